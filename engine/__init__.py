@@ -1,0 +1,17 @@
+"""NormScope's computation engine: pure torch, no UI.  See ../DESIGN.md for the API."""
+
+from engine.backend import describe_backend, resolve_backend
+from engine.config import DepthSpec, NormSpec
+from engine.norms import normalize
+from engine.reference import NormResult
+
+__all__ = ["DepthSpec", "NormResult", "NormSpec", "describe_backend", "normalize", "resolve_backend"]
+
+
+def __getattr__(name: str):
+    # simulate_depth lives in engine/depth.py, imported on first use (it is heavier).
+    if name == "simulate_depth":
+        from engine.depth import simulate_depth
+
+        return simulate_depth
+    raise AttributeError(f"module 'engine' has no attribute {name!r}")

@@ -1,0 +1,74 @@
+"""Which backend computes: Triton kernels on a CUDA GPU, or the PyTorch path on the CPU.
+
+``resolve_backend`` turns a request ("auto", "torch", "triton") into the backend that will
+actually run for a given tensor; ``describe_backend`` gives the label the sidebar shows.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import os
+from dataclasses import dataclass
+
+import torch
+
+BACKENDS = ("auto", "torch", "triton")
+
+
+@dataclass(frozen=True)
+class BackendInfo:
+    """What computes in this process, for display."""
+
+    name: str  # "triton" or "torch"
+    device: str  # "NVIDIA H200", "CPU", ...
+    triton_version: str | None
+
+    @property
+    def label(self) -> str:
+        engine_name = "Triton" if self.name == "triton" else "PyTorch"
+        return f"{engine_name} · {self.device}"
+
+
+@functools.cache
+def triton_installed() -> bool:
+    return importlib.util.find_spec("triton") is not None
+
+
+def triton_interpreter_enabled() -> bool:
+    """True when TRITON_INTERPRET=1: Triton kernels run on the CPU, interpreted."""
+    return os.environ.get("TRITON_INTERPRET", "0") == "1"
+
+
+def resolve_backend(x: torch.Tensor, backend: str = "auto") -> str:
+    """The backend that will run for ``x``: "triton" or "torch".
+
+    "auto" picks Triton when ``x`` lives on a CUDA device and Triton is installed; else the
+    torch path.  "triton" on a CPU tensor needs ``TRITON_INTERPRET=1``.
+    """
+    if backend not in BACKENDS:
+        raise ValueError(f"unknown backend {backend!r}; expected one of {BACKENDS}")
+    if backend == "torch":
+        return "torch"
+    if backend == "auto":
+        return "triton" if x.is_cuda and triton_installed() else "torch"
+    if not triton_installed():
+        raise RuntimeError("backend='triton' requested but Triton is not installed")
+    if not x.is_cuda and not triton_interpreter_enabled():
+        raise RuntimeError(
+            "backend='triton' on a CPU tensor needs TRITON_INTERPRET=1 (the Triton interpreter)"
+        )
+    return "triton"
+
+
+@functools.cache
+def describe_backend() -> BackendInfo:
+    """The backend ``backend="auto"`` uses for tensors on this machine's default device."""
+    version = None
+    if triton_installed():
+        import triton
+
+        version = triton.__version__
+    if torch.cuda.is_available() and triton_installed():
+        return BackendInfo("triton", torch.cuda.get_device_name(0), version)
+    return BackendInfo("torch", "CPU", version)

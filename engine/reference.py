@@ -1,0 +1,259 @@
+"""Plain-torch normalization formulas: the readable oracle for everything else.
+
+Every kernel, fast path and page in NormScope is checked against these functions; the
+Vector Lab quotes them.  They are written for clarity, not speed, and are differentiable
+with torch autograd (the kernels' backward passes are checked against that).
+
+Precision model.  ``compute_dtype`` is the dtype the statistics are computed in.  Means are
+written as *sum, then divide* (``_mean_last``): the sum is rounded to ``compute_dtype``
+before the division, exactly as a naive kernel that accumulates in that dtype would.  In
+float16 a 4096-wide row of 100s has a sum of squares of 4.1e7, far above float16's maximum
+65504, so the statistic becomes ``inf`` — the overflow the Vector Lab shows.  HF's
+``LlamaRMSNorm`` avoids it by upcasting to float32 first (``compute_dtype="float32"``).
+
+Layout: ``x`` is ``[..., T, d]`` (channels last, positions second-to-last, batch before).
+
+References:
+- Ba, Kiros, Hinton 2016, "Layer Normalization", arXiv:1607.06450
+- Zhang, Sennrich 2019, "Root Mean Square Layer Normalization", arXiv:1910.07467
+- Ioffe, Szegedy 2015, "Batch Normalization", arXiv:1502.03167
+- Ulyanov, Vedaldi, Lempitsky 2016, "Instance Normalization", arXiv:1607.08022
+- Wu, He 2018, "Group Normalization", arXiv:1803.08494
+- Zhu, Chen, He, LeCun, Liu 2025, "Transformers without Normalization" (DyT), arXiv:2503.10622
+- Gemma team 2024, Gemma RMSNorm scales by (1 + weight), arXiv:2403.08295
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+
+@dataclass(frozen=True)
+class NormResult:
+    """Output of one normalization and the statistics it used.
+
+    ``y`` has the shape and dtype of the input.  The statistics are float32 and have one
+    entry per group of cells that share them: ``x.shape[:-1]`` for LayerNorm/RMSNorm/DyT
+    (one per token), ``[d]`` for BatchNorm (one per channel), ``[*batch, d]`` for
+    InstanceNorm, ``[*batch, groups]`` for GroupNorm.
+
+    ``mean`` is the centre that was subtracted (zeros for RMSNorm), ``var`` the mean square
+    about that centre (so for RMSNorm ``var`` is the mean square), ``rms`` the root mean
+    square of the input, and ``rstd = 1/sqrt(var + eps)``.  For LayerNorm-like kinds
+    ``rms**2 == var + mean**2``.  DyT uses no statistic: its ``rstd`` is NaN and ``mean``,
+    ``var``, ``rms`` describe the input row.
+    """
+
+    y: torch.Tensor
+    mean: torch.Tensor
+    var: torch.Tensor
+    rms: torch.Tensor
+    rstd: torch.Tensor
+    backend: str = "reference"
+
+
+def _mean_last(t: torch.Tensor) -> torch.Tensor:
+    """Mean over the last axis as sum-then-divide, the sum rounded to ``t.dtype``."""
+    return t.sum(dim=-1, keepdim=True) / t.shape[-1]
+
+
+def _affine(
+    x_hat: torch.Tensor,
+    weight: torch.Tensor | None,
+    bias: torch.Tensor | None,
+    offset: float,
+) -> torch.Tensor:
+    """y = x_hat * (offset + weight) + bias, in x_hat's (compute) dtype."""
+    if weight is not None:
+        x_hat = x_hat * (offset + weight.to(x_hat.dtype))
+    if bias is not None:
+        x_hat = x_hat + bias.to(x_hat.dtype)
+    return x_hat
+
+
+def _as_btd(x: torch.Tensor) -> torch.Tensor:
+    """View ``[..., T, d]`` as ``[B, T, d]``: 1-D is one token, 2-D one sequence."""
+    if x.dim() == 1:
+        return x.reshape(1, 1, -1)
+    if x.dim() == 2:
+        return x.unsqueeze(0)
+    return x.reshape(-1, x.shape[-2], x.shape[-1])
+
+
+def _batch_shape(x: torch.Tensor) -> tuple[int, ...]:
+    """The leading batch shape of ``[..., T, d]`` (empty for 1-D and 2-D inputs)."""
+    return tuple(x.shape[:-2])
+
+
+def _result(y, mean, var, rms, rstd, input_dtype) -> NormResult:
+    f32 = torch.float32
+    return NormResult(
+        y=y.to(input_dtype),
+        mean=mean.to(f32),
+        var=var.to(f32),
+        rms=rms.to(f32),
+        rstd=rstd.to(f32),
+    )
+
+
+def layer_norm(
+    x: torch.Tensor,
+    eps: float = 1e-5,
+    weight: torch.Tensor | None = None,
+    bias: torch.Tensor | None = None,
+    offset: float = 0.0,
+    compute_dtype: torch.dtype = torch.float32,
+) -> NormResult:
+    """LayerNorm over the last axis: y = (x - mu) / sqrt(sigma^2 + eps) * w + b.
+
+    mu = (1/d) sum_i x_i;  sigma^2 = (1/d) sum_i (x_i - mu)^2  (biased, two-pass).
+    """
+    xc = x.to(compute_dtype)  # [..., d]
+    mean = _mean_last(xc)  # [..., 1]
+    centered = xc - mean  # [..., d]
+    var = _mean_last(centered * centered)  # [..., 1]
+    rstd = torch.rsqrt(var + eps)  # [..., 1]
+    y = _affine(centered * rstd, weight, bias, offset)  # [..., d]
+    rms = torch.sqrt(_mean_last(xc * xc))  # [..., 1]
+    return _result(y, mean[..., 0], var[..., 0], rms[..., 0], rstd[..., 0], x.dtype)
+
+
+def rms_norm(
+    x: torch.Tensor,
+    eps: float = 1e-5,
+    weight: torch.Tensor | None = None,
+    bias: torch.Tensor | None = None,
+    offset: float = 0.0,
+    compute_dtype: torch.dtype = torch.float32,
+) -> NormResult:
+    """RMSNorm over the last axis: y = x / sqrt(mean(x^2) + eps) * (offset + w) + b.
+
+    No centring: the output keeps x's direction.  RMS^2 = sigma^2 + mu^2, so RMS >= sigma.
+    """
+    xc = x.to(compute_dtype)  # [..., d]
+    mean_square = _mean_last(xc * xc)  # [..., 1]
+    rstd = torch.rsqrt(mean_square + eps)  # [..., 1]
+    y = _affine(xc * rstd, weight, bias, offset)  # [..., d]
+    zeros = torch.zeros_like(mean_square[..., 0])
+    rms = torch.sqrt(mean_square[..., 0])
+    return _result(y, zeros, mean_square[..., 0], rms, rstd[..., 0], x.dtype)
+
+
+def batch_norm(
+    x: torch.Tensor,
+    eps: float = 1e-5,
+    weight: torch.Tensor | None = None,
+    bias: torch.Tensor | None = None,
+    offset: float = 0.0,
+    compute_dtype: torch.dtype = torch.float32,
+    running_mean: torch.Tensor | None = None,
+    running_var: torch.Tensor | None = None,
+) -> NormResult:
+    """BatchNorm: one (mean, var) per channel, pooled over every row (all of B and T).
+
+    Training mode uses the biased batch variance.  With ``running_mean``/``running_var``
+    given, it is inference mode: those stored statistics are used instead.
+    """
+    d = x.shape[-1]
+    xc = x.to(compute_dtype)
+    rows = xc.reshape(-1, d)  # [B*T, d]
+    n = rows.shape[0]
+    if running_mean is None or running_var is None:
+        mean = rows.sum(dim=0) / n  # [d]
+        centered = rows - mean  # [B*T, d]
+        var = (centered * centered).sum(dim=0) / n  # [d]
+    else:
+        mean = running_mean.to(compute_dtype)  # [d]
+        var = running_var.to(compute_dtype)  # [d]
+        centered = rows - mean
+    rstd = torch.rsqrt(var + eps)  # [d]
+    y = _affine(centered * rstd, weight, bias, offset).reshape(x.shape)
+    rms = torch.sqrt((rows * rows).sum(dim=0) / n)  # [d]
+    return _result(y, mean, var, rms, rstd, x.dtype)
+
+
+def instance_norm(
+    x: torch.Tensor,
+    eps: float = 1e-5,
+    weight: torch.Tensor | None = None,
+    bias: torch.Tensor | None = None,
+    offset: float = 0.0,
+    compute_dtype: torch.dtype = torch.float32,
+) -> NormResult:
+    """InstanceNorm: one (mean, var) per (sequence, channel), pooled over the T positions."""
+    xc = _as_btd(x.to(compute_dtype))  # [B, T, d]
+    t = xc.shape[1]
+    mean = xc.sum(dim=1, keepdim=True) / t  # [B, 1, d]
+    centered = xc - mean  # [B, T, d]
+    var = (centered * centered).sum(dim=1, keepdim=True) / t  # [B, 1, d]
+    rstd = torch.rsqrt(var + eps)  # [B, 1, d]
+    y = _affine(centered * rstd, weight, bias, offset).reshape(x.shape)
+    rms = torch.sqrt((xc * xc).sum(dim=1) / t)  # [B, d]
+    stat_shape = (*_batch_shape(x), x.shape[-1])
+    return _result(
+        y,
+        mean[:, 0].reshape(stat_shape),
+        var[:, 0].reshape(stat_shape),
+        rms.reshape(stat_shape),
+        rstd[:, 0].reshape(stat_shape),
+        x.dtype,
+    )
+
+
+def group_norm(
+    x: torch.Tensor,
+    groups: int,
+    eps: float = 1e-5,
+    weight: torch.Tensor | None = None,
+    bias: torch.Tensor | None = None,
+    offset: float = 0.0,
+    compute_dtype: torch.dtype = torch.float32,
+) -> NormResult:
+    """GroupNorm: one (mean, var) per (sequence, group of d/G channels), over all T."""
+    d = x.shape[-1]
+    if d % groups:
+        raise ValueError(f"groups={groups} must divide d={d}")
+    xc = _as_btd(x.to(compute_dtype))  # [B, T, d]
+    b, t = xc.shape[:2]
+    grouped = xc.reshape(b, t, groups, d // groups).transpose(1, 2)  # [B, G, T, d/G]
+    cells = grouped.reshape(b, groups, -1)  # [B, G, T*d/G]
+    mean = _mean_last(cells)  # [B, G, 1]
+    centered = cells - mean  # [B, G, T*d/G]
+    var = _mean_last(centered * centered)  # [B, G, 1]
+    rstd = torch.rsqrt(var + eps)  # [B, G, 1]
+    x_hat = (centered * rstd).reshape(b, groups, t, d // groups).transpose(1, 2)
+    y = _affine(x_hat.reshape(b, t, d), weight, bias, offset).reshape(x.shape)
+    rms = torch.sqrt(_mean_last(cells * cells))  # [B, G, 1]
+    stat_shape = (*_batch_shape(x), groups)
+    return _result(
+        y,
+        mean.reshape(stat_shape),
+        var.reshape(stat_shape),
+        rms.reshape(stat_shape),
+        rstd.reshape(stat_shape),
+        x.dtype,
+    )
+
+
+def dyt(
+    x: torch.Tensor,
+    alpha: float = 0.5,
+    weight: torch.Tensor | None = None,
+    bias: torch.Tensor | None = None,
+    offset: float = 0.0,
+    compute_dtype: torch.dtype = torch.float32,
+) -> NormResult:
+    """Dynamic Tanh: y = weight * tanh(alpha * x) + bias; no statistics at all.
+
+    The returned mean/var/rms describe each input row (for display); rstd is NaN.
+    """
+    xc = x.to(compute_dtype)  # [..., d]
+    y = _affine(torch.tanh(alpha * xc), weight, bias, offset)
+    mean = _mean_last(xc)
+    centered = xc - mean
+    var = _mean_last(centered * centered)
+    rms = torch.sqrt(_mean_last(xc * xc))
+    rstd = torch.full_like(var, float("nan"))
+    return _result(y, mean[..., 0], var[..., 0], rms[..., 0], rstd[..., 0], x.dtype)
