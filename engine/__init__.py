@@ -5,7 +5,15 @@ from engine.config import DepthSpec, NormSpec
 from engine.norms import normalize
 from engine.reference import NormResult
 
-__all__ = ["DepthSpec", "NormResult", "NormSpec", "describe_backend", "normalize", "resolve_backend"]
+__all__ = [
+    "DepthSpec",
+    "NormResult",
+    "NormSpec",
+    "describe_backend",
+    "normalize",
+    "resolve_backend",
+    "simulate_depth",
+]
 
 
 def __getattr__(name: str):

@@ -54,9 +54,12 @@ def normalize(
     _check_inputs(x, spec, weight, bias)
     chosen = resolve_backend(x, backend)
     if chosen == "triton":
-        from engine.kernels import triton_normalize
+        from engine.kernels import supports, triton_normalize
 
-        return triton_normalize(x, spec, weight, bias)
+        # "auto" leaves what the kernels do not cover (other kinds, reduced-precision
+        # statistics) to the torch path; a forced "triton" raises NotImplementedError.
+        if backend == "triton" or supports(spec, x.dtype):
+            return triton_normalize(x, spec, weight, bias)
     compute_dtype = spec.torch_compute_dtype(x.dtype)
     if spec.kind in _ROW_KINDS and x.dtype == torch.float32 and compute_dtype == torch.float32:
         return _native_row_norm(x, spec, weight, bias)
@@ -91,7 +94,9 @@ def _native_row_norm(x, spec: NormSpec, weight, bias) -> NormResult:
     with the reference formula so no digit is lost.
     """
     d = x.shape[-1]
-    scale = weight if weight is None or spec.offset == 0.0 else spec.offset + weight
+    scale = weight if weight is None or spec.offset == 0.0 else spec.offset + weight.double()
+    scale = None if scale is None else scale.to(x.dtype)
+    bias = None if bias is None else bias.to(x.dtype)
     if spec.kind == "layernorm":
         y, mean, rstd = torch.native_layer_norm(x, [d], scale, bias, spec.eps)
     else:

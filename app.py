@@ -1,0 +1,44 @@
+"""NormScope: the entry point.  Page config, navigation, the shared sidebar; nothing else."""
+
+import streamlit as st
+
+from engine import describe_backend
+from ui.i18n import LANGUAGES, t
+from ui.share import initial_language, keep_language_in_url, share_box
+
+st.set_page_config(page_title="NormScope", page_icon=":material/functions:", layout="wide")
+
+if "lang" not in st.session_state:
+    st.session_state["lang"] = initial_language()
+
+with st.sidebar:
+    st.selectbox(
+        t("app.language"),
+        list(LANGUAGES),
+        format_func=LANGUAGES.get,
+        key="lang",
+        label_visibility="collapsed",
+    )
+    backend = describe_backend()
+    st.badge(
+        f"{t('app.backend')}: {backend.label}",
+        icon=":material/memory:",
+        color="green" if backend.name == "triton" else "blue",
+        help=t("app.backend_help"),
+    )
+keep_language_in_url(st.session_state["lang"])
+
+pages = {
+    t("app.nav.learn"): [
+        st.Page(
+            "pages/vector_lab.py",
+            title=t("app.nav.vector_lab"),
+            icon=":material/calculate:",
+            url_path="vector-lab",
+            default=True,
+        ),
+    ],
+}
+page = st.navigation(pages)
+share_box()
+page.run()

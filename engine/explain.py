@@ -1,0 +1,164 @@
+"""Worked examples for the Vector Lab: every number a person would write by hand.
+
+``explain_vectors`` normalizes a few typed vectors with the chosen spec and collects, for
+one row, the intermediate values (mu, sigma^2, sigma, RMS, rstd), the LayerNorm vs RMSNorm
+comparison, and the precision story: the same statistics in float64 as ground truth, and
+which step first left the compute dtype's finite range.
+
+All formulas come from ``engine/reference.py`` through ``engine.normalize``; this module only
+arranges their results for display.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+
+from engine import reference
+from engine.config import DTYPES, NormSpec
+from engine.geometry import cosine, l2_norm, ones_component
+from engine.norms import normalize
+
+ROW_KINDS = ("layernorm", "rmsnorm", "dyt")  # kinds whose statistics belong to one row
+
+
+@dataclass(frozen=True)
+class RowStatistics:
+    """Descriptive statistics of one row, as computed in one dtype."""
+
+    mean: float  # mu
+    var: float  # sigma^2 (biased)
+    std: float  # sigma
+    mean_square: float  # RMS^2 = sigma^2 + mu^2
+    rms: float
+
+
+@dataclass(frozen=True)
+class Overflow:
+    """Where the compute dtype's range was exceeded, with the exact float64 value."""
+
+    quantity: str  # "sum", "sum_of_squares" or "square"
+    exact_value: float  # the value float64 computes
+    dtype_max: float  # the largest finite number of the compute dtype
+
+
+@dataclass(frozen=True)
+class NormComparison:
+    """LayerNorm vs RMSNorm on the same row, gamma = 1, beta = 0."""
+
+    layernorm: tuple[float, ...]
+    rmsnorm: tuple[float, ...]
+    layernorm_l2: float
+    rmsnorm_l2: float
+    sqrt_d: float
+    layernorm_ones: float  # <LN(x), 1>, zero up to rounding
+    rmsnorm_ones: float
+    rmsnorm_cos_input: float  # cos(x, RMSNorm(x)) = 1: the direction is kept
+    layernorm_cos_input: float
+
+
+@dataclass(frozen=True)
+class VectorExplanation:
+    """Everything the Vector Lab shows for one configuration."""
+
+    spec: NormSpec
+    input_dtype: str
+    rows: tuple[tuple[float, ...], ...]  # inputs as stored in input_dtype
+    outputs: tuple[tuple[float, ...], ...]  # the chosen norm's outputs, in input_dtype
+    statistics_mean: tuple[float, ...]  # NormResult.mean, flattened
+    statistics_var: tuple[float, ...]
+    statistics_rstd: tuple[float, ...]
+    row_index: int  # the row worked step by step
+    row_stats: RowStatistics  # in the compute dtype
+    row_stats_exact: RowStatistics  # in float64
+    row_rstd: float  # the chosen norm's rstd for that row (NaN for DyT and pooled kinds)
+    comparison: NormComparison
+    overflow: Overflow | None
+    nonfinite_outputs: int  # count of inf/NaN in ``outputs``
+
+
+def _row_statistics(row: torch.Tensor, spec: NormSpec, compute_dtype: str) -> RowStatistics:
+    # The readable oracle itself, not a fast path: these are the numbers a person checks.
+    dtype = NormSpec(compute_dtype=compute_dtype).torch_compute_dtype(row.dtype)
+    layer = reference.layer_norm(row, spec.eps, compute_dtype=dtype)
+    mean_square = reference.rms_norm(row, spec.eps, compute_dtype=dtype).var
+    mean, var = float(layer.mean), float(layer.var)
+    std = math.sqrt(var) if var >= 0 else math.nan
+    return RowStatistics(mean, var, std, float(mean_square), float(layer.rms))
+
+
+def _find_overflow(row: torch.Tensor, compute_dtype: torch.dtype) -> Overflow | None:
+    """The first accumulation that exceeds ``compute_dtype``'s range, if any."""
+    dtype_max = torch.finfo(compute_dtype).max
+    exact = row.double()
+    checks = (
+        ("square", float(exact.abs().max()) ** 2),
+        ("sum_of_squares", float((exact * exact).sum())),
+        ("sum", float(exact.sum().abs())),
+    )
+    for quantity, value in checks:
+        if value > dtype_max:
+            return Overflow(quantity, value, dtype_max)
+    return None
+
+
+def _compare_norms(row: torch.Tensor, spec: NormSpec) -> NormComparison:
+    common = dict(eps=spec.eps, compute_dtype=spec.compute_dtype)
+    ln = normalize(row, NormSpec("layernorm", **common)).y
+    rms = normalize(row, NormSpec("rmsnorm", **common)).y
+    return NormComparison(
+        layernorm=tuple(ln.double().tolist()),
+        rmsnorm=tuple(rms.double().tolist()),
+        layernorm_l2=float(l2_norm(ln)),
+        rmsnorm_l2=float(l2_norm(rms)),
+        sqrt_d=math.sqrt(row.shape[-1]),
+        layernorm_ones=float(ones_component(ln)),
+        rmsnorm_ones=float(ones_component(rms)),
+        rmsnorm_cos_input=float(cosine(row, rms)),
+        layernorm_cos_input=float(cosine(row, ln)),
+    )
+
+
+def _param(values: tuple[float, ...] | None, d: int) -> torch.Tensor | None:
+    """A gamma/beta given as None, one scalar (broadcast) or d values."""
+    if values is None:
+        return None
+    if len(values) == 1:
+        return torch.full((d,), float(values[0]), dtype=torch.float64)
+    return torch.tensor(values, dtype=torch.float64)
+
+
+def explain_vectors(
+    rows: tuple[tuple[float, ...], ...],
+    spec: NormSpec,
+    input_dtype: str = "float32",
+    weight: tuple[float, ...] | None = None,
+    bias: tuple[float, ...] | None = None,
+    row_index: int = 0,
+) -> VectorExplanation:
+    """Normalize ``rows`` ([T, d], one sequence) stored in ``input_dtype`` and explain row
+    ``row_index`` step by step."""
+    x = torch.tensor(rows, dtype=torch.float64).to(DTYPES[input_dtype])  # [T, d]
+    d = x.shape[-1]
+    result = normalize(x, spec, _param(weight, d), _param(bias, d))
+    row = x[row_index]  # [d]
+    compute_dtype = spec.torch_compute_dtype(x.dtype)
+    row_rstd = float(result.rstd[row_index]) if spec.kind in ROW_KINDS else math.nan
+    return VectorExplanation(
+        spec=spec,
+        input_dtype=input_dtype,
+        rows=tuple(tuple(r) for r in x.double().tolist()),
+        outputs=tuple(tuple(r) for r in result.y.double().tolist()),
+        statistics_mean=tuple(result.mean.reshape(-1).tolist()),
+        statistics_var=tuple(result.var.reshape(-1).tolist()),
+        statistics_rstd=tuple(result.rstd.reshape(-1).tolist()),
+        row_index=row_index,
+        row_stats=_row_statistics(row, spec, spec.compute_dtype),
+        row_stats_exact=_row_statistics(row, spec, "float64"),
+        row_rstd=row_rstd,
+        comparison=_compare_norms(row, spec),
+        overflow=_find_overflow(row, compute_dtype),
+        nonfinite_outputs=int((~torch.isfinite(result.y)).sum()),
+    )

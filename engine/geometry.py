@@ -1,0 +1,35 @@
+"""Output geometry of normalization: norms, the all-ones direction, angles.
+
+With eps = 0 and gamma = 1, RMSNorm puts every output on the sphere of radius sqrt(d)
+(||y||^2 = sum x_i^2 / mean(x^2) = d).  LayerNorm first removes the component along the
+all-ones vector 1 (x - mu 1 is orthogonal to 1), then rescales onto the same sphere, so its
+outputs lie on a (d-2)-sphere inside the hyperplane <y, 1> = 0.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+
+def l2_norm(y: torch.Tensor) -> torch.Tensor:
+    """||y||_2 over the last axis, in float64."""
+    return torch.linalg.vector_norm(y.double(), dim=-1)
+
+
+def ones_component(y: torch.Tensor) -> torch.Tensor:
+    """<y, 1> = sum_i y_i over the last axis, in float64 (0 for LayerNorm outputs)."""
+    return y.double().sum(dim=-1)
+
+
+def cosine(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """cos(a, b) over the last axis, in float64 (NaN where either vector is zero)."""
+    a, b = a.double(), b.double()
+    denominator = l2_norm(a) * l2_norm(b)
+    return (a * b).sum(dim=-1) / denominator
+
+
+def sphere_radius(d: int) -> float:
+    """Radius sqrt(d) of the sphere that eps = 0, gamma = 1 norms map onto."""
+    return math.sqrt(d)

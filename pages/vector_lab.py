@@ -1,0 +1,33 @@
+"""Vector Lab: type a vector, pick a norm, see every step in the precision it runs in."""
+
+import streamlit as st
+
+from ui import cache
+from ui.i18n import t
+from ui.views import vector_lab as view
+from ui.widgets.vector_lab import vector_lab_inputs
+
+st.title(t("vector_lab.title"))
+st.caption(t("vector_lab.intro"))
+
+inputs_column, results_column = st.columns([1, 2], gap="large")
+with inputs_column:
+    inputs = vector_lab_inputs()
+
+with results_column:
+    for message in inputs.errors:
+        st.error(message, icon=":material/error:")
+    if inputs.config is None:
+        st.info(t("vector_lab.fix_input"), icon=":material/edit:")
+    else:
+        explanation = cache.vector_explanation(inputs.config)
+        needs_fix = explanation.overflow is not None or explanation.nonfinite_outputs > 0
+        fixed = None
+        if needs_fix and inputs.config.spec.compute_dtype != "float32":
+            fixed = cache.vector_explanation(inputs.config, "float32")
+        view.steps(explanation)
+        view.chart(explanation)
+        view.precision(explanation, inputs.config.rows, fixed)
+        view.comparison(explanation)
+        view.outputs_table(explanation)
+        view.formula(explanation)

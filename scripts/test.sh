@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Run the whole test suite (creates .venv, installs test dependencies and, as root,
+# Debian's chromium for the browser tests).  Extra arguments go to pytest.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+bash scripts/setup_env.sh requirements-test.txt
+if [ ! -x /usr/bin/chromium ] && [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null; then
+  echo "Installing Debian's chromium for the browser tests"
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+fi
+.venv/bin/ruff check .
+exec .venv/bin/python -m pytest "$@"

@@ -1,0 +1,57 @@
+"""Vector Lab in a real browser: type, read the result, switch language, reopen a share link."""
+
+import re
+
+import pytest
+
+from tests.e2e.conftest import wait_idle
+
+pytestmark = pytest.mark.e2e
+
+
+def _math_text(page) -> str:
+    return " ".join(page.locator(".katex-html").all_inner_texts())
+
+
+def _type_vector(page, label: str, text: str) -> None:
+    box = page.get_by_role("textbox", name=label, exact=True)
+    box.fill(text)
+    box.press("Control+Enter")
+    wait_idle(page)
+
+
+def test_type_a_vector_switch_language_and_share(page, server_url, artifacts):
+    page.goto(server_url)
+    wait_idle(page)
+    assert page.get_by_role("heading", name="Vector Lab").is_visible()
+    assert "2.5" in _math_text(page)
+
+    _type_vector(page, "Vectors (one per line)", "2, 4, 6, 8")
+    math = _math_text(page)
+    assert "5" in math and "=5" in math.replace(" ", "")  # mean of 2, 4, 6, 8
+    assert re.search(r"1\.3416", math)  # LayerNorm is scale-invariant: same output as 1..4
+    assert page.locator(".stPlotlyChart").count() >= 1
+    page.screenshot(path=str(artifacts / "vector_lab_en.png"), full_page=True)
+
+    page.locator("[data-testid='stSidebar'] [data-testid='stSelectbox']").first.click()
+    page.get_by_role("option", name="简体中文").click()
+    wait_idle(page)
+    assert page.get_by_role("heading", name="向量实验室").is_visible()
+    assert "lang=zh" in page.url and "vl_text=" in page.url
+    page.screenshot(path=str(artifacts / "vector_lab_zh.png"), full_page=True)
+
+    shared = page.context.new_page()
+    shared.goto(page.url)
+    wait_idle(shared)
+    assert shared.get_by_role("heading", name="向量实验室").is_visible()
+    assert shared.get_by_role("textbox", name="向量（每行一个）", exact=True).input_value() == "2, 4, 6, 8"
+    assert "=5" in _math_text(shared).replace(" ", "")
+
+
+def test_bad_input_shows_a_message_in_the_browser(page, server_url):
+    page.goto(server_url + "/?lang=en")
+    wait_idle(page)
+    _type_vector(page, "Vectors (one per line)", "1, 2, oops")
+    alert = page.locator("[data-testid='stAlert']").first
+    assert "is not a number" in alert.inner_text()
+    assert page.locator("[data-testid='stException']").count() == 0

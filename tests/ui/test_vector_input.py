@@ -1,0 +1,84 @@
+import pytest
+
+from ui.vector_input import (
+    MAX_ROWS,
+    MAX_WIDTH,
+    VectorInputError,
+    parse_eps,
+    parse_parameter,
+    parse_vectors,
+)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["1, 2, 3, 4", "1 2 3 4", "[1, 2, 3, 4]", "1;2;3;4", " 1,\t2 , 3 ,4 ", "1e0, 2.0, +3, 4."],
+)
+def test_accepted_spellings_of_one_vector(text):
+    assert parse_vectors(text) == ((1.0, 2.0, 3.0, 4.0),)
+
+
+def test_several_rows_and_blank_lines():
+    assert parse_vectors("1 2\n\n3 4\n") == ((1.0, 2.0), (3.0, 4.0))
+
+
+@pytest.mark.parametrize(
+    "text, key, params",
+    [
+        ("", "empty", {}),
+        ("  \n ", "empty", {}),
+        ("1, two, 3", "not_a_number", {"token": "two", "row": 1, "column": 2}),
+        ("1 2\n3", "ragged", {"first": 2, "row": 2, "other": 1}),
+        ("1 nan", "non_finite", {"token": "nan", "row": 1, "column": 2}),
+        ("inf 1", "non_finite", {"token": "inf", "row": 1, "column": 1}),
+        ("1 1e400", "beyond_float", {"token": "1e400", "row": 1, "column": 2}),
+    ],
+)
+def test_bad_input_names_the_problem(text, key, params):
+    with pytest.raises(VectorInputError) as caught:
+        parse_vectors(text)
+    assert caught.value.key == key
+    assert caught.value.params == params
+
+
+def test_values_beyond_the_storage_dtype_are_refused():
+    with pytest.raises(VectorInputError) as caught:
+        parse_vectors("1 70000", "float16")
+    assert caught.value.key == "beyond_dtype"
+    assert caught.value.params["limit"] == "65504"
+    assert parse_vectors("1 70000", "float32") == ((1.0, 70000.0),)
+    with pytest.raises(VectorInputError):
+        parse_vectors("1e39", "float32")
+
+
+def test_size_limits():
+    with pytest.raises(VectorInputError) as caught:
+        parse_vectors("\n".join(["1"] * (MAX_ROWS + 1)))
+    assert caught.value.key == "too_many_rows"
+    with pytest.raises(VectorInputError) as caught:
+        parse_vectors(" ".join(["1"] * (MAX_WIDTH + 1)))
+    assert caught.value.key == "too_wide"
+    with pytest.raises(VectorInputError) as caught:
+        parse_vectors("\n".join([" ".join(["1"] * 2048)] * 40))
+    assert caught.value.key == "too_many_cells"
+
+
+def test_parameters_are_one_value_or_d_values():
+    assert parse_parameter("2", 4, "γ") == (2.0,)
+    assert parse_parameter("[1, 2, 3, 4]", 4, "γ") == (1.0, 2.0, 3.0, 4.0)
+    with pytest.raises(VectorInputError) as caught:
+        parse_parameter("1 2", 4, "γ")
+    assert caught.value.params == {"name": "γ", "count": 2, "d": 4}
+    with pytest.raises(VectorInputError):
+        parse_parameter("", 4, "β")
+
+
+@pytest.mark.parametrize("text, value", [("1e-5", 1e-5), ("0", 0.0), (" 0.01 ", 0.01)])
+def test_eps_accepted(text, value):
+    assert parse_eps(text) == value
+
+
+@pytest.mark.parametrize("text", ["-1e-5", "abc", "2", "nan", ""])
+def test_eps_refused(text):
+    with pytest.raises(VectorInputError):
+        parse_eps(text)

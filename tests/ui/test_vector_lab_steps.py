@@ -1,0 +1,46 @@
+from engine import NormSpec
+from engine.explain import explain_vectors
+from ui.views.vector_lab_steps import worked_steps
+
+
+def _latex(kind: str, eps: float = 0.0, **spec) -> str:
+    explanation = explain_vectors(((1.0, 2.0, 3.0, 4.0),), NormSpec(kind, eps=eps, **spec))
+    return "\n".join(step.latex for step in worked_steps(explanation, "en"))
+
+
+def test_layernorm_textbook_steps():
+    latex = _latex("layernorm")
+    assert r"\frac{1 + 2 + 3 + 4}{4} = 2.5" in latex
+    assert r"\frac{(-1.5)^2 + (-0.5)^2 + 0.5^2 + 1.5^2}{4} = 1.25" in latex
+    assert r"\sqrt{1.25} = 1.1180" in latex
+    assert r"\sqrt{7.5} = 2.7386" in latex
+    assert "7.5 = 1.25 + 2.5^2" in latex
+    assert "= 0.8944" in latex
+    assert r"\left[-1.3416, -0.4472, 0.4472, 1.3416\right]" in latex
+
+
+def test_rmsnorm_textbook_steps():
+    latex = _latex("rmsnorm")
+    assert r"\frac{1^2 + 2^2 + 3^2 + 4^2}{4}" in latex
+    assert "= 0.3651" in latex  # rstd = 1/sqrt(7.5)
+    assert r"\left[0.3651, 0.7303, 1.0954, 1.4606\right]" in latex
+
+
+def test_eps_is_written_as_a_power_of_ten():
+    assert r"1.25 + 10^{-5}" in _latex("layernorm", eps=1e-5)
+
+
+def test_gemma_offset_appears_in_the_output_formula():
+    assert r"(1 + \gamma_i)" in _latex("rmsnorm", offset=1.0)
+
+
+def test_pooled_kinds_show_their_shared_statistics_formula():
+    assert r"\mu_{c}" in _latex("batchnorm", eps=1e-5)
+    assert r"\mu_{b,g}" in _latex("groupnorm", eps=1e-5, groups=2)
+
+
+def test_captions_follow_the_language():
+    explanation = explain_vectors(((1.0, 2.0),), NormSpec("layernorm"))
+    english = [step.caption for step in worked_steps(explanation, "en")]
+    chinese = [step.caption for step in worked_steps(explanation, "zh")]
+    assert "Mean" in english and "均值" in chinese

@@ -1,0 +1,29 @@
+"""How numbers are written on the pages: short when exact, 4 decimals otherwise."""
+
+from __future__ import annotations
+
+import math
+
+
+def format_number(value: float, decimals: int = 4) -> str:
+    """2.5 -> "2.5", 1.118034 -> "1.1180", 4.096e7 -> "4.096e+07", inf -> "∞"."""
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "∞" if value > 0 else "−∞"
+    if value != 0 and (abs(value) >= 1e5 or abs(value) < 10 ** (-decimals)):
+        return f"{value:.{decimals}g}"
+    rounded = round(value, decimals)
+    if rounded == value:
+        text = f"{value:.{decimals}f}".rstrip("0").rstrip(".")
+    else:
+        text = f"{value:.{decimals}f}"
+    return "0" if text in ("-0", "") else text
+
+
+def format_vector(values, decimals: int = 4, head: int = 6, tail: int = 2) -> str:
+    """[1, 2, 3, 4] as "[1, 2, 3, 4]"; long vectors elided in the middle."""
+    items = [format_number(v, decimals) for v in values]
+    if len(items) > head + tail + 1:
+        items = items[:head] + ["…"] + items[-tail:]
+    return "[" + ", ".join(items) + "]"

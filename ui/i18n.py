@@ -1,0 +1,66 @@
+"""Every user-visible string, in English and 简体中文.
+
+Strings live in ``ui/locales/<lang>/<namespace>.toml``; a key is ``"<namespace>.<name>"``
+(nested tables add more dots).  ``translate`` is pure and unit-tested; ``t`` reads the
+current language from the Streamlit session.  Both languages must have the same keys
+(tests/ui/test_i18n.py checks it).
+"""
+
+from __future__ import annotations
+
+import functools
+import tomllib
+from pathlib import Path
+
+LANGUAGES = {"en": "English", "zh": "简体中文"}
+DEFAULT_LANGUAGE = "en"
+_LOCALES = Path(__file__).parent / "locales"
+
+
+def _flatten(table: dict, prefix: str) -> dict[str, str]:
+    flat: dict[str, str] = {}
+    for name, value in table.items():
+        key = f"{prefix}.{name}"
+        if isinstance(value, dict):
+            flat.update(_flatten(value, key))
+        else:
+            flat[key] = str(value)
+    return flat
+
+
+@functools.cache
+def catalog(lang: str) -> dict[str, str]:
+    """All strings of one language, keyed ``namespace.name``."""
+    strings: dict[str, str] = {}
+    for path in sorted((_LOCALES / lang).glob("*.toml")):
+        with path.open("rb") as handle:
+            strings.update(_flatten(tomllib.load(handle), path.stem))
+    return strings
+
+
+def translate(key: str, lang: str, **params: object) -> str:
+    """The string ``key`` in ``lang`` with ``{params}`` filled in.
+
+    Falls back to English, then to the key itself, so a missing string never crashes a page.
+    """
+    text = catalog(lang).get(key) or catalog(DEFAULT_LANGUAGE).get(key) or key
+    return text.format(**params) if params else text
+
+
+def language_from_locale(locale: str | None) -> str:
+    """Map a browser locale ("zh-CN", "en-US", None) to a supported language."""
+    if locale and locale.lower().startswith("zh"):
+        return "zh"
+    return DEFAULT_LANGUAGE
+
+
+def current_language() -> str:
+    import streamlit as st
+
+    lang = st.session_state.get("lang", DEFAULT_LANGUAGE)
+    return lang if lang in LANGUAGES else DEFAULT_LANGUAGE
+
+
+def t(key: str, **params: object) -> str:
+    """``translate`` in the session's current language."""
+    return translate(key, current_language(), **params)

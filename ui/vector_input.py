@@ -1,0 +1,129 @@
+"""Turn what a person types into vectors, or say precisely what is wrong with it.
+
+Accepted: one vector per line; numbers separated by commas, spaces, tabs or semicolons;
+optional surrounding brackets (``[1, 2, 3, 4]``); Python float syntax (``-1.5e-3``).
+Errors are ``VectorInputError`` with a message key in the ``input`` locale namespace and
+the parameters the message needs, so the page can say it in the user's language.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+
+MAX_ROWS = 64
+MAX_WIDTH = 8192
+MAX_CELLS = 65536
+MAX_TEXT_CHARS = 400_000
+
+_SEPARATORS = re.compile(r"[,;\s]+")
+_BRACKETS = "[](){}"
+_DTYPE_MAX = {
+    "float32": 3.4028234663852886e38,
+    "float16": 65504.0,
+    "bfloat16": 3.3895313892515355e38,
+}
+
+
+@dataclass
+class VectorInputError(Exception):
+    """Bad input: ``key`` names the message (``input.<key>``), ``params`` fill it in."""
+
+    key: str
+    params: dict = field(default_factory=dict)
+
+    def __str__(self) -> str:
+        return f"{self.key}: {self.params}"
+
+
+def _parse_number(token: str, row: int, column: int) -> float:
+    try:
+        value = float(token)
+    except ValueError:
+        raise VectorInputError(
+            "not_a_number", {"token": token[:40], "row": row, "column": column}
+        ) from None
+    if math.isnan(value) or (
+        math.isinf(value) and token.lower().lstrip("+-") in ("inf", "infinity")
+    ):
+        raise VectorInputError("non_finite", {"token": token, "row": row, "column": column})
+    if math.isinf(value):  # e.g. 1e400: a number, but beyond float64
+        raise VectorInputError("beyond_float", {"token": token[:40], "row": row, "column": column})
+    return value
+
+
+def parse_vectors(text: str, dtype: str = "float32") -> tuple[tuple[float, ...], ...]:
+    """Parse ``text`` into rows of equal length, each value finite in ``dtype``."""
+    if len(text) > MAX_TEXT_CHARS:
+        raise VectorInputError("too_long", {"chars": len(text), "limit": MAX_TEXT_CHARS})
+    lines = [line.strip().strip(_BRACKETS).strip() for line in text.splitlines()]
+    lines = [line for line in lines if line]
+    if not lines:
+        raise VectorInputError("empty")
+    if len(lines) > MAX_ROWS:
+        raise VectorInputError("too_many_rows", {"rows": len(lines), "limit": MAX_ROWS})
+    rows = []
+    for row_number, line in enumerate(lines, start=1):
+        tokens = [tok.strip(_BRACKETS) for tok in _SEPARATORS.split(line)]
+        tokens = [tok for tok in tokens if tok]
+        if len(tokens) > MAX_WIDTH:
+            raise VectorInputError(
+                "too_wide", {"row": row_number, "d": len(tokens), "limit": MAX_WIDTH}
+            )
+        rows.append(
+            tuple(_parse_number(tok, row_number, col) for col, tok in enumerate(tokens, start=1))
+        )
+    widths = [len(row) for row in rows]
+    for row_number, width in enumerate(widths, start=1):
+        if width != widths[0]:
+            raise VectorInputError(
+                "ragged", {"first": widths[0], "row": row_number, "other": width}
+            )
+    if widths[0] * len(rows) > MAX_CELLS:
+        raise VectorInputError(
+            "too_many_cells", {"cells": widths[0] * len(rows), "limit": MAX_CELLS}
+        )
+    check_representable(rows, dtype)
+    return tuple(rows)
+
+
+def check_representable(rows, dtype: str) -> None:
+    """Refuse values that overflow to inf when stored in ``dtype`` (say which and where)."""
+    limit = _DTYPE_MAX[dtype]
+    for row_number, row in enumerate(rows, start=1):
+        for column, value in enumerate(row, start=1):
+            if abs(value) > limit:
+                raise VectorInputError(
+                    "beyond_dtype",
+                    {
+                        "value": f"{value:g}",
+                        "row": row_number,
+                        "column": column,
+                        "dtype": dtype,
+                        "limit": f"{limit:g}",
+                    },
+                )
+
+
+def parse_parameter(text: str, d: int, name: str) -> tuple[float, ...]:
+    """gamma/beta as typed: one number (used for every channel) or exactly ``d`` numbers."""
+    tokens = [tok.strip(_BRACKETS) for tok in _SEPARATORS.split(text.strip().strip(_BRACKETS))]
+    tokens = [tok for tok in tokens if tok]
+    if not tokens:
+        raise VectorInputError("parameter_empty", {"name": name})
+    values = tuple(_parse_number(tok, 1, col) for col, tok in enumerate(tokens, start=1))
+    if len(values) not in (1, d):
+        raise VectorInputError("parameter_length", {"name": name, "count": len(values), "d": d})
+    return values
+
+
+def parse_eps(text: str) -> float:
+    """ε as typed: a finite number in [0, 1]."""
+    try:
+        value = float(text.strip())
+    except ValueError:
+        raise VectorInputError("eps_invalid", {"token": text.strip()[:40]}) from None
+    if not (0.0 <= value <= 1.0):
+        raise VectorInputError("eps_invalid", {"token": text.strip()[:40]})
+    return value

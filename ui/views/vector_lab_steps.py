@@ -1,0 +1,150 @@
+"""The Vector Lab's worked example as (caption, LaTeX) steps: pure, unit-tested.
+
+Numbers come from ``engine.explain.VectorExplanation`` (computed by the reference formulas in
+the chosen precision); this module only writes them the way a person would by hand.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from engine.explain import ROW_KINDS, VectorExplanation
+from ui.formatting import format_number, format_vector
+from ui.i18n import translate
+
+_SHOW_TERMS_UP_TO = 8  # write every term of a sum when d is at most this
+
+
+@dataclass(frozen=True)
+class Step:
+    caption: str
+    latex: str
+
+
+def _n(value: float) -> str:
+    """A number as LaTeX: 1e-05 -> 1\\times10^{-5}, inf -> \\infty."""
+    text = format_number(value)
+    if "e" in text:
+        mantissa, exponent = text.split("e")
+        power = rf"10^{{{int(exponent)}}}"
+        return power if mantissa == "1" else rf"{mantissa}\times {power}"
+    return text.replace("∞", r"\infty").replace("−", "-").replace("NaN", r"\text{NaN}")
+
+
+def _vec(values) -> str:
+    text = format_vector(values).replace("…", r"\ldots").replace("∞", r"\infty")
+    return (
+        text.replace("−", "-")
+        .replace("NaN", r"\text{NaN}")
+        .replace("[", r"\left[")
+        .replace("]", r"\right]")
+    )
+
+
+def _square(value: float) -> str:
+    text = _n(value)
+    return f"({text})^2" if value < 0 else f"{text}^2"
+
+
+def _sum_terms(values, term) -> str:
+    return " + ".join(term(v) for v in values)
+
+
+def worked_steps(ex: VectorExplanation, lang: str) -> list[Step]:
+    """The steps for the row ``ex.row_index``, captions in ``lang``."""
+
+    def tr(key: str, **params) -> str:
+        return translate(f"vector_lab.steps.{key}", lang, **params)
+
+    row = ex.rows[ex.row_index]
+    d = len(row)
+    stats = ex.row_stats
+    spec = ex.spec
+    short = d <= _SHOW_TERMS_UP_TO
+    steps = [Step(tr("input", row=ex.row_index + 1, d=d), rf"x = {_vec(row)},\quad d = {d}")]
+
+    total = stats.mean * d
+    sum_text = _sum_terms(row, _n) if short else _n(total)
+    steps.append(
+        Step(
+            tr("mean"),
+            rf"\mu = \frac{{1}}{{d}}\sum_{{i=1}}^{{d}} x_i = "
+            rf"\frac{{{sum_text}}}{{{d}}} = {_n(stats.mean)}",
+        )
+    )
+    if short:
+        deviations = _sum_terms(row, lambda v: _square(v - stats.mean))
+        var_middle = rf"\frac{{{deviations}}}{{{d}}} = "
+    else:
+        var_middle = ""
+    steps.append(
+        Step(
+            tr("variance"),
+            rf"\sigma^2 = \frac{{1}}{{d}}\sum_{{i=1}}^{{d}}(x_i-\mu)^2 = "
+            rf"{var_middle}{_n(stats.var)}",
+        )
+    )
+    steps.append(
+        Step(tr("std"), rf"\sigma = \sqrt{{\sigma^2}} = \sqrt{{{_n(stats.var)}}} = {_n(stats.std)}")
+    )
+    squares = rf"\frac{{{_sum_terms(row, _square)}}}{{{d}}}" if short else ""
+    rms_middle = rf"\sqrt{{{squares}}} = " if short else ""
+    steps.append(
+        Step(
+            tr("rms"),
+            rf"\mathrm{{RMS}} = \sqrt{{\frac{{1}}{{d}}\sum_{{i=1}}^{{d}} x_i^2}}"
+            rf" = {rms_middle}\sqrt{{{_n(stats.mean_square)}}} = {_n(stats.rms)}",
+        )
+    )
+    steps.append(
+        Step(
+            tr("identity"),
+            rf"\mathrm{{RMS}}^2 = \sigma^2 + \mu^2:\quad "
+            rf"{_n(stats.mean_square)} = {_n(stats.var)} + "
+            rf"{_square(stats.mean)}",
+        )
+    )
+    out = _vec(ex.outputs[ex.row_index])
+    eps = _n(spec.eps)
+    scale = r"\gamma_i" if spec.offset == 0 else rf"({_n(spec.offset)} + \gamma_i)"
+    if spec.kind == "layernorm":
+        steps.append(
+            Step(
+                tr("rstd_layernorm"),
+                rf"\mathrm{{rstd}} = \frac{{1}}{{\sqrt{{\sigma^2+\epsilon}}}}"
+                rf" = \frac{{1}}{{\sqrt{{{_n(stats.var)} + {eps}}}}}"
+                rf" = {_n(ex.row_rstd)}",
+            )
+        )
+        formula = rf"y_i = (x_i - \mu)\cdot\mathrm{{rstd}}\cdot {scale} + \beta_i"
+    elif spec.kind == "rmsnorm":
+        steps.append(
+            Step(
+                tr("rstd_rmsnorm"),
+                rf"\mathrm{{rstd}} = \frac{{1}}{{\sqrt{{\mathrm{{RMS}}^2+\epsilon}}}}"
+                rf" = \frac{{1}}{{\sqrt{{{_n(stats.mean_square)} + {eps}}}}}"
+                rf" = {_n(ex.row_rstd)}",
+            )
+        )
+        formula = rf"y_i = x_i\cdot\mathrm{{rstd}}\cdot {scale} + \beta_i"
+    elif spec.kind == "dyt":
+        formula = rf"y_i = {scale}\,\tanh(\alpha x_i) + \beta_i,\quad \alpha = {_n(spec.alpha)}"
+    else:
+        formula = _pooled_formula(spec.kind, scale)
+        steps.append(Step(tr(f"pooled_{spec.kind}"), formula))
+        return steps + [Step(tr("output"), rf"y = {out}")]
+    steps.append(Step(tr("output_formula"), formula))
+    return steps + [Step(tr("output"), rf"y = {out}")]
+
+
+def _pooled_formula(kind: str, scale: str) -> str:
+    """Kinds whose statistics are shared by more than one row."""
+    index = {"batchnorm": "c", "instancenorm": "b,c", "groupnorm": "b,g"}[kind]
+    return (
+        rf"y_{{t,c}} = \frac{{x_{{t,c}} - \mu_{{{index}}}}}{{\sqrt{{\sigma^2_{{{index}}}"
+        rf" + \epsilon}}}}\cdot {scale.replace('_i', '_c')} + \beta_c"
+    )
+
+
+def is_row_kind(kind: str) -> bool:
+    return kind in ROW_KINDS

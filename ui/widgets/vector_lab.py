@@ -1,0 +1,266 @@
+"""Vector Lab inputs: the vectors, the norm and its constants, the precision."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import streamlit as st
+
+from engine.config import NormSpec
+from engine.inputs import DISTRIBUTIONS, random_vectors
+from ui.i18n import t
+from ui.vector_input import (
+    MAX_ROWS,
+    MAX_WIDTH,
+    VectorInputError,
+    check_representable,
+    parse_eps,
+    parse_parameter,
+    parse_vectors,
+)
+
+NORM_LABELS = {
+    "layernorm": "LayerNorm",
+    "rmsnorm": "RMSNorm",
+    "batchnorm": "BatchNorm",
+    "instancenorm": "InstanceNorm",
+    "groupnorm": "GroupNorm",
+    "dyt": "DyT",
+}
+PRECISIONS = ("float32", "float16", "bfloat16")
+BIND = "query-params"
+
+# Presets fill the widgets through session state (which also rewrites the URL).
+PRESETS = {
+    "textbook": {
+        "vl_source": "text",
+        "vl_text": "1, 2, 3, 4",
+        "vl_norm": "layernorm",
+        "vl_eps": "0",
+        "vl_dtype": "float32",
+        "vl_compute": "float32",
+    },
+    "tokens": {
+        "vl_source": "text",
+        "vl_text": "1, 2, 3, 4\n-3, -1, 1, 3\n10, 10, 10, 10.5",
+        "vl_norm": "layernorm",
+        "vl_eps": "1e-5",
+        "vl_dtype": "float32",
+        "vl_compute": "float32",
+    },
+    "mean_shift": {
+        "vl_source": "text",
+        "vl_text": "101, 102, 103, 104",
+        "vl_norm": "rmsnorm",
+        "vl_eps": "1e-5",
+        "vl_dtype": "float32",
+        "vl_compute": "float32",
+    },
+    "fp16_overflow": {
+        "vl_source": "random",
+        "vl_d": 4096,
+        "vl_dist": "constant",
+        "vl_shift": 100.0,
+        "vl_scale": 1.0,
+        "vl_rows": 1,
+        "vl_norm": "rmsnorm",
+        "vl_eps": "1e-5",
+        "vl_dtype": "float16",
+        "vl_compute": "float16",
+    },
+    "bf16_rounding": {
+        "vl_source": "text",
+        "vl_text": "1000, 1000.5, 1001, 1001.5",
+        "vl_norm": "layernorm",
+        "vl_eps": "1e-5",
+        "vl_dtype": "bfloat16",
+        "vl_compute": "float32",
+    },
+}
+
+
+@dataclass(frozen=True)
+class VectorLabConfig:
+    """Everything the Vector Lab computes from: hashable, so results are cached on it."""
+
+    rows: tuple[tuple[float, ...], ...]  # [T, d]
+    spec: NormSpec
+    input_dtype: str
+    weight: tuple[float, ...] | None  # one value (broadcast) or d values
+    bias: tuple[float, ...] | None
+    row_index: int
+
+
+@dataclass(frozen=True)
+class VectorLabInputs:
+    config: VectorLabConfig | None
+    errors: tuple[str, ...]  # translated messages; config is None when non-empty
+
+
+def _apply_preset() -> None:
+    preset = st.session_state.get("vl_preset")
+    for key, value in PRESETS.get(preset, {}).items():
+        st.session_state[key] = value
+
+
+def _error_text(error: VectorInputError) -> str:
+    return t(f"input.{error.key}", **error.params)
+
+
+def _vectors(source: str, dtype: str) -> tuple[tuple[float, ...], ...]:
+    if source == "text":
+        text = st.text_area(
+            t("vector_lab.vectors"),
+            value="1, 2, 3, 4",
+            height=110,
+            key="vl_text",
+            bind=BIND,
+            help=t("vector_lab.vectors_help", rows=MAX_ROWS, width=MAX_WIDTH),
+        )
+        return parse_vectors(text, dtype)
+    c1, c2 = st.columns(2)
+    d = c1.number_input("d", 1, MAX_WIDTH, 8, key="vl_d", bind=BIND)
+    rows = c2.number_input(t("vector_lab.rows"), 1, MAX_ROWS, 1, key="vl_rows", bind=BIND)
+    dist = c1.selectbox(
+        t("vector_lab.distribution"),
+        DISTRIBUTIONS,
+        key="vl_dist",
+        bind=BIND,
+        format_func=lambda name: t(f"vector_lab.dist.{name}"),
+    )
+    seed = c2.number_input(t("vector_lab.seed"), 0, 2**31 - 1, 0, key="vl_seed", bind=BIND)
+    shift = c1.number_input(t("vector_lab.shift"), -1e6, 1e6, 0.0, key="vl_shift", bind=BIND)
+    scale = c2.number_input(t("vector_lab.scale"), 0.0, 1e6, 1.0, key="vl_scale", bind=BIND)
+    values = random_vectors(int(rows), int(d), dist, shift, scale, int(seed)).tolist()
+    check_representable(values, dtype)
+    return tuple(tuple(row) for row in values)
+
+
+def vector_lab_inputs() -> VectorLabInputs:
+    """Draw the Vector Lab's input widgets and return the config they describe."""
+    errors: list[str] = []
+    st.selectbox(
+        t("vector_lab.preset"),
+        list(PRESETS),
+        index=None,
+        key="vl_preset",
+        placeholder=t("vector_lab.preset_placeholder"),
+        on_change=_apply_preset,
+        format_func=lambda name: t(f"vector_lab.presets.{name}"),
+    )
+    source = (
+        st.segmented_control(
+            t("vector_lab.source"),
+            ("text", "random"),
+            default="text",
+            key="vl_source",
+            bind=BIND,
+            format_func=lambda s: t(f"vector_lab.source_{s}"),
+        )
+        or "text"
+    )
+    c1, c2 = st.columns(2)
+    dtype = c1.selectbox(
+        t("vector_lab.stored_as"),
+        PRECISIONS,
+        key="vl_dtype",
+        bind=BIND,
+        help=t("vector_lab.stored_as_help"),
+    )
+    compute = c2.selectbox(
+        t("vector_lab.computed_in"),
+        PRECISIONS,
+        key="vl_compute",
+        bind=BIND,
+        help=t("vector_lab.computed_in_help"),
+    )
+    rows: tuple[tuple[float, ...], ...] = ()
+    try:
+        rows = _vectors(source, dtype)
+    except VectorInputError as error:
+        errors.append(_error_text(error))
+
+    st.divider()
+    kind = st.selectbox(
+        t("vector_lab.norm"),
+        list(NORM_LABELS),
+        key="vl_norm",
+        bind=BIND,
+        format_func=NORM_LABELS.get,
+    )
+    c1, c2 = st.columns(2)
+    eps_text = c1.text_input(
+        "ε", value="1e-5", key="vl_eps", bind=BIND, help=t("vector_lab.eps_help")
+    )
+    offset = c2.number_input(
+        t("vector_lab.offset"),
+        -10.0,
+        10.0,
+        0.0,
+        step=1.0,
+        key="vl_offset",
+        bind=BIND,
+        help=t("vector_lab.offset_help"),
+    )
+    gamma_text = c1.text_input(
+        "γ", value="1", key="vl_gamma", bind=BIND, help=t("vector_lab.gamma_help")
+    )
+    beta_text = c2.text_input(
+        "β", value="0", key="vl_beta", bind=BIND, help=t("vector_lab.beta_help")
+    )
+    groups, alpha = 1, 0.5
+    if kind == "groupnorm":
+        groups = int(
+            st.number_input(t("vector_lab.groups"), 1, MAX_WIDTH, 2, key="vl_groups", bind=BIND)
+        )
+    if kind == "dyt":
+        alpha = st.number_input(
+            "α",
+            0.0,
+            100.0,
+            0.5,
+            step=0.1,
+            key="vl_alpha",
+            bind=BIND,
+            help=t("vector_lab.alpha_help"),
+        )
+    d = len(rows[0]) if rows else 0
+    eps, weight, bias = 0.0, None, None
+    try:
+        eps = parse_eps(eps_text)
+    except VectorInputError as error:
+        errors.append(_error_text(error))
+    if d:
+        for name, text in (("γ", gamma_text), ("β", beta_text)):
+            try:
+                values = parse_parameter(text, d, name)
+            except VectorInputError as error:
+                errors.append(_error_text(error))
+                continue
+            if name == "γ":
+                weight = values
+            else:
+                bias = values
+        if kind == "groupnorm" and d % groups:
+            divisors = ", ".join(str(k) for k in range(1, d + 1) if d % k == 0)
+            errors.append(t("input.groups_invalid", groups=groups, d=d, divisors=divisors))
+    row_index = 0
+    if len(rows) > 1:
+        row_index = (
+            int(
+                st.number_input(t("vector_lab.row_shown"), 1, len(rows), 1, key="vl_row", bind=BIND)
+            )
+            - 1
+        )
+    if errors or not rows:
+        return VectorLabInputs(None, tuple(errors))
+    spec = NormSpec(
+        kind=kind,
+        eps=eps,
+        offset=float(offset),
+        groups=groups,
+        alpha=float(alpha),
+        compute_dtype=compute,
+    )
+    config = VectorLabConfig(rows, spec, dtype, weight, bias, min(row_index, len(rows) - 1))
+    return VectorLabInputs(config, ())
