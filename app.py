@@ -8,15 +8,24 @@ from ui.share import initial_language, keep_language_in_url, share_box
 
 st.set_page_config(page_title="NormScope", page_icon=":material/functions:", layout="wide")
 
-if "lang" not in st.session_state:
-    st.session_state["lang"] = initial_language()
+if "language" not in st.session_state:
+    st.session_state["language"] = initial_language()
+
+
+def _remember_language() -> None:
+    st.session_state["language"] = st.session_state["language_select"]
+
 
 with st.sidebar:
+    st.markdown(f"### :material/functions: {t('app.title')}")
+    st.caption(t("app.tagline"))
     st.selectbox(
         t("app.language"),
         list(LANGUAGES),
+        index=list(LANGUAGES).index(st.session_state["language"]),
         format_func=LANGUAGES.get,
-        key="lang",
+        key="language_select",
+        on_change=_remember_language,
         label_visibility="collapsed",
     )
     backend = describe_backend()
@@ -26,7 +35,7 @@ with st.sidebar:
         color="green" if backend.name == "triton" else "blue",
         help=t("app.backend_help"),
     )
-keep_language_in_url(st.session_state["lang"])
+keep_language_in_url(st.session_state["language"])
 
 pages = {
     t("app.nav.learn"): [
@@ -34,7 +43,6 @@ pages = {
             "pages/vector_lab.py",
             title=t("app.nav.vector_lab"),
             icon=":material/calculate:",
-            url_path="vector-lab",
             default=True,
         ),
     ],

@@ -4,9 +4,12 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 bash scripts/setup_env.sh requirements-test.txt
-if [ ! -x /usr/bin/chromium ] && [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null; then
-  echo "Installing Debian's chromium for the browser tests"
-  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+# Debian's chromium drives the browser tests; Noto CJK renders the 简体中文 pages in screenshots.
+if { [ ! -x /usr/bin/chromium ] || [ ! -d /usr/share/fonts/opentype/noto ]; } \
+   && [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null; then
+  echo "Installing Debian's chromium and CJK fonts for the browser tests"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-noto-cjk >/dev/null
 fi
 .venv/bin/ruff check .
 exec .venv/bin/python -m pytest "$@"

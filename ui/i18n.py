@@ -57,7 +57,7 @@ def language_from_locale(locale: str | None) -> str:
 def current_language() -> str:
     import streamlit as st
 
-    lang = st.session_state.get("lang", DEFAULT_LANGUAGE)
+    lang = st.session_state.get("language", DEFAULT_LANGUAGE)
     return lang if lang in LANGUAGES else DEFAULT_LANGUAGE
 
 

@@ -118,7 +118,7 @@ def test_random_vectors(app):
 
 
 def test_language_switch_changes_labels(app):
-    app.selectbox(key="lang").select("zh").run()
+    app.selectbox(key="language_select").select("zh").run()
     assert not app.exception
     assert app.title[0].value == "向量实验室"
     assert app.text_area(key="vl_text").label == "向量（每行一个）"

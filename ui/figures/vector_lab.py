@@ -78,7 +78,12 @@ def input_output_figure(
                     y=[0.0] * len(bad),
                     mode="markers",
                     name=f"{name}: {labels.nonfinite}",
-                    marker=dict(symbol="x", size=11, color=NONFINITE_COLOR, line=dict(width=2)),
+                    marker=dict(
+                        symbol="x",
+                        size=11 if len(bad) <= BAR_LIMIT else 4,
+                        color=NONFINITE_COLOR,
+                        line=dict(width=2),
+                    ),
                     hovertext=[str(v) for _, v in bad],
                     hoverinfo="text+name",
                 ),
