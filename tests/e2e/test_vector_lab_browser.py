@@ -55,3 +55,15 @@ def test_bad_input_shows_a_message_in_the_browser(page, server_url):
     alert = page.locator("[data-testid='stAlert']").first
     assert "is not a number" in alert.inner_text()
     assert page.locator("[data-testid='stException']").count() == 0
+
+
+def test_language_defaults_to_the_browser_locale(browser, server_url):
+    context = browser.new_context(viewport={"width": 1400, "height": 1200}, locale="zh-CN")
+    try:
+        page = context.new_page()
+        page.goto(server_url)
+        wait_idle(page)
+        assert page.get_by_role("heading", name="向量实验室").is_visible()
+        assert "lang=zh" in page.url
+    finally:
+        context.close()
