@@ -1,0 +1,269 @@
+"""Timing LayerNorm against RMSNorm on this machine, and reading benchmarks/RESULTS.md.
+
+Two pure functions for the Kernels page (and anyone with a Python prompt):
+
+- ``time_norms`` times LayerNorm and RMSNorm forward, and forward+backward, at chosen
+  shapes and dtype, on this machine, and returns plain rows (dicts).  It tests a claim
+  people repeat — the RMSNorm paper reports 7-64 % less running time end to end, one of our
+  source texts says RMSNorm takes 0.67x the time of LayerNorm on LLaMA-7B — by measuring
+  instead of quoting.  Norms are memory-bound (a few FLOPs per value against a full read
+  and write of ``[B, T, d]``), so on a GPU the two should cost nearly the same; on a CPU the
+  numbers say something about that CPU only.
+- ``parse_results_markdown`` turns the Markdown tables of ``benchmarks/RESULTS.md`` into
+  rows (dicts), tagged with the headings they sit under.
+
+Bytes counted per call, as in ``benchmarks/bench_kernels.py``: forward reads x and writes y
+(2·M·N·elem bytes); backward reads x and dy and writes dx (3·M·N·elem bytes); the weight,
+bias and per-row statistics are negligible.
+
+References:
+- Zhang, Sennrich 2019, "Root Mean Square Layer Normalization", arXiv:1910.07467 (the
+  7-64 % claim, Table 1-2)
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+
+from engine.config import DTYPES
+
+KINDS = ("layernorm", "rmsnorm")
+PASSES = ("forward", "forward+backward")
+PROVIDERS = ("auto", "torch", "triton")
+BYTES_PER_ELEMENT_PASS = {"forward": 2, "forward+backward": 5}  # reads + writes of M·N
+RESULTS_PATH = Path(__file__).resolve().parents[1] / "benchmarks" / "RESULTS.md"
+
+
+def _resolve_provider(provider: str, device: torch.device) -> str:
+    if provider not in PROVIDERS:
+        raise ValueError(f"unknown provider {provider!r}; expected one of {PROVIDERS}")
+    if provider == "auto":
+        return "triton" if device.type == "cuda" else "torch"
+    if provider == "triton" and device.type != "cuda":
+        raise ValueError("provider='triton' needs a CUDA device (the interpreter is not timed)")
+    return provider
+
+
+def _norm_fn(kind: str, provider: str, weight, bias) -> Callable[[torch.Tensor], torch.Tensor]:
+    """y = norm(x): PyTorch's fused ops, or our Triton kernels (CUDA only)."""
+    if provider == "triton":
+        from engine.kernels import row_norm
+
+        is_rms = kind == "rmsnorm"
+        return lambda x: row_norm(x, None, weight, bias, 1e-5, 0.0, is_rms)[0]
+    d = weight.shape[0]
+    if kind == "layernorm":
+        return lambda x: F.layer_norm(x, (d,), weight, bias, 1e-5)
+    return lambda x: F.rms_norm(x, (d,), weight, 1e-5)
+
+
+def _calls_per_sample(fn: Callable[[], object], min_sample_s: float) -> int:
+    """Warm ``fn`` up and return how many calls make one sample last ``min_sample_s``."""
+    fn()  # warm-up: allocations, first-call dispatch
+    start = time.perf_counter()
+    fn()
+    once = max(time.perf_counter() - start, 1e-7)
+    return max(1, int(min_sample_s / once))
+
+
+def _cpu_sample(fn: Callable[[], object], calls: int) -> float:
+    """Seconds per call, averaged over ``calls`` back-to-back calls."""
+    start = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    return (time.perf_counter() - start) / calls
+
+
+def _cuda_seconds(fn: Callable[[], object]) -> float:
+    import triton.testing
+
+    return triton.testing.do_bench(fn, warmup=10, rep=50, return_mode="median") * 1e-3
+
+
+def time_norms(
+    rows: int = 1024,
+    widths: Iterable[int] = (256, 512, 1024, 2048, 4096),
+    dtype: str = "float32",
+    passes: Iterable[str] = PASSES,
+    device: str | torch.device | None = None,
+    provider: str = "auto",
+    min_sample_s: float = 0.005,
+    repeats: int = 5,
+    seed: int = 0,
+) -> list[dict]:
+    """Median time per call of LayerNorm and RMSNorm at ``[rows, width]`` for each width.
+
+    LayerNorm carries a weight and a bias, RMSNorm a weight only, as in real models.  On a
+    CPU, PyTorch's fused ``layer_norm`` / ``rms_norm`` are timed (the two kinds interleaved
+    sample by sample, so background load hits both alike); on CUDA, ``provider="auto"``
+    times our Triton kernels with ``triton.testing.do_bench``.
+
+    Returns one dict per (width, pass, kind): ``kind, pass, rows, width, dtype, device,
+    provider, median_us, min_us, gbps`` (GB/s by the byte counts in the module docstring).
+    """
+    if dtype not in DTYPES:
+        raise ValueError(f"unknown dtype {dtype!r}; expected one of {tuple(DTYPES)}")
+    passes = tuple(passes)
+    for p in passes:
+        if p not in PASSES:
+            raise ValueError(f"unknown pass {p!r}; expected one of {PASSES}")
+    if rows < 1:
+        raise ValueError(f"rows must be >= 1, got {rows}")
+    dev = torch.device(device) if device is not None else torch.device("cpu")
+    chosen = _resolve_provider(provider, dev)
+    torch_dtype = DTYPES[dtype]
+    gen = torch.Generator(device="cpu").manual_seed(seed)
+    device_name = torch.cuda.get_device_name(dev) if dev.type == "cuda" else "CPU"
+    out = []
+    for width in widths:
+        if width < 1:
+            raise ValueError(f"widths must be >= 1, got {width}")
+        x = torch.randn(rows, width, generator=gen).to(dev, torch_dtype)  # [M, N]
+        dy = torch.randn(rows, width, generator=gen).to(dev, torch_dtype)  # [M, N]
+        weight = (1.0 + 0.1 * torch.randn(width, generator=gen)).to(dev, torch_dtype)  # [N]
+        bias = (0.1 * torch.randn(width, generator=gen)).to(dev, torch_dtype)  # [N]
+        for pass_ in passes:
+            calls = {}
+            for kind in KINDS:
+                b = bias if kind == "layernorm" else None
+                if pass_ == "forward":
+                    norm = _norm_fn(kind, chosen, weight, b)
+                    calls[kind] = lambda norm=norm, x=x: norm(x)
+                else:
+                    leaves = [t.detach().clone().requires_grad_() for t in (x, weight)]
+                    if b is not None:
+                        leaves.append(b.detach().clone().requires_grad_())
+                    norm = _norm_fn(kind, chosen, leaves[1], leaves[2] if b is not None else None)
+
+                    def call(norm=norm, leaves=leaves, dy=dy):
+                        return torch.autograd.grad(norm(leaves[0]), leaves, dy)
+
+                    calls[kind] = call
+            samples = {kind: [] for kind in KINDS}
+            if dev.type == "cuda":
+                for kind in KINDS:
+                    samples[kind] = [_cuda_seconds(calls[kind])]
+            else:
+                per_sample = {k: _calls_per_sample(calls[k], min_sample_s) for k in KINDS}
+                for _ in range(repeats):  # interleave the kinds, one sample at a time
+                    for kind in KINDS:
+                        samples[kind].append(_cpu_sample(calls[kind], per_sample[kind]))
+            elem = torch.empty(0, dtype=torch_dtype).element_size()
+            nbytes = BYTES_PER_ELEMENT_PASS[pass_] * rows * width * elem
+            for kind in KINDS:
+                median_s = statistics.median(samples[kind])
+                out.append(
+                    {
+                        "kind": kind,
+                        "pass": pass_,
+                        "rows": rows,
+                        "width": width,
+                        "dtype": dtype,
+                        "device": device_name,
+                        "provider": chosen,
+                        "median_us": median_s * 1e6,
+                        "min_us": min(samples[kind]) * 1e6,
+                        "gbps": nbytes / median_s / 1e9,
+                    }
+                )
+    return out
+
+
+def rms_over_ln(timings: Iterable[dict]) -> list[dict]:
+    """RMSNorm time / LayerNorm time per (width, pass): ``width, pass, ratio`` rows.
+
+    A ratio of 0.67 is what one source text claims for LLaMA-7B; 1.0 means no difference.
+    """
+    by_key: dict[tuple, dict[str, float]] = {}
+    for row in timings:
+        by_key.setdefault((row["rows"], row["width"], row["pass"]), {})[row["kind"]] = row[
+            "median_us"
+        ]
+    return [
+        {"rows": r, "width": w, "pass": p, "ratio": t["rmsnorm"] / t["layernorm"]}
+        for (r, w, p), t in by_key.items()
+        if "rmsnorm" in t and "layernorm" in t and t["layernorm"] > 0
+    ]
+
+
+_NUMBER = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")
+_EMPTY = {"", "-", "—", "–", "n/a", "N/A"}
+
+
+def _cell(text: str):
+    """A table cell as a number when it is one (``1,234``, ``85 %``, ``1.3x`` too)."""
+    text = text.strip().strip("`*").strip()
+    if text in _EMPTY:
+        return None
+    number = text.replace(",", "").replace("\u202f", "").rstrip("%x× ").strip()
+    if _NUMBER.match(number):
+        return float(number)
+    return text
+
+
+def _split_row(line: str) -> list[str]:
+    line = line.strip()
+    if line.startswith("|"):
+        line = line[1:]
+    if line.endswith("|"):
+        line = line[:-1]
+    return [c.strip() for c in line.split("|")]
+
+
+def _is_separator(cells: list[str]) -> bool:
+    return bool(cells) and all(re.fullmatch(r":?-{1,}:?", c.replace(" ", "")) for c in cells)
+
+
+def parse_results_markdown(text: str) -> list[dict]:
+    """Every row of every Markdown table in ``text`` as a dict keyed by its header.
+
+    Numbers become floats (thousands separators, a trailing ``%`` or ``x`` dropped); empty
+    cells and dashes become None.  Each row also gets ``section``: the headings above its
+    table joined with " / " (e.g. ``"Kernels / NVIDIA H200 · 2026-11-29"``), and ``table``:
+    the table's index in the document.  A table with a header but no rows yields nothing.
+    """
+    rows: list[dict] = []
+    headings: list[tuple[int, str]] = []
+    header: list[str] | None = None
+    table_index = -1
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        stripped = line.strip()
+        heading = re.match(r"^(#{1,6})\s+(.*?)\s*#*$", stripped)
+        if heading:
+            level = len(heading.group(1))
+            headings = [h for h in headings if h[0] < level] + [(level, heading.group(2))]
+            header = None
+            continue
+        if not stripped.startswith("|"):
+            header = None
+            continue
+        cells = _split_row(stripped)
+        if header is None:
+            following = lines[i + 1].strip() if i + 1 < len(lines) else ""
+            if following.startswith("|") and _is_separator(_split_row(following)):
+                header = cells
+                table_index += 1
+            continue
+        if _is_separator(cells):
+            continue
+        row = {name: _cell(cells[j]) if j < len(cells) else None for j, name in enumerate(header)}
+        row["section"] = " / ".join(h[1] for h in headings)
+        row["table"] = table_index
+        rows.append(row)
+    return rows
+
+
+def read_results(path: str | Path = RESULTS_PATH) -> list[dict]:
+    """``parse_results_markdown`` of ``benchmarks/RESULTS.md`` ([] when it is missing)."""
+    path = Path(path)
+    if not path.is_file():
+        return []
+    return parse_results_markdown(path.read_text(encoding="utf-8"))
