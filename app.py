@@ -1,4 +1,10 @@
-"""NormScope: the entry point.  Page config, navigation, the shared sidebar; nothing else."""
+"""NormScope: the entry point.  Page config, navigation, the shared sidebar; nothing else.
+
+The page scripts live in ``app_pages/``, not ``pages/``: Streamlit treats a ``pages/`` folder
+beside the entry point as a v1 multipage app until ``st.navigation`` first runs, so the first
+request of a fresh server to a deep link (``/kernels?...``) would run that page alone,
+without this file's sidebar, language or navigation.
+"""
 
 import streamlit as st
 
@@ -40,11 +46,14 @@ keep_language_in_url(st.session_state["language"])
 pages = {
     t("app.nav.learn"): [
         st.Page(
-            "pages/vector_lab.py",
+            "app_pages/vector_lab.py",
             title=t("app.nav.vector_lab"),
             icon=":material/calculate:",
             default=True,
         ),
+    ],
+    t("app.nav.engine"): [
+        st.Page("app_pages/kernels.py", title=t("app.nav.kernels"), icon=":material/memory:"),
     ],
 }
 page = st.navigation(pages)

@@ -1,0 +1,82 @@
+"""Why normalization is memory-bound: bytes moved vs FLOPs, against a GPU's roofline.
+
+A norm over ``[M, d]`` (M = B·T tokens) reads every element once and writes it once, while
+doing a handful of arithmetic operations per element: about 8 for LayerNorm (sum, subtract
+the mean, square, sum, scale by rstd, times gamma, plus beta) and 5 for RMSNorm (square,
+sum, scale, times gamma).  Its arithmetic intensity (FLOPs per byte) is therefore ~1-2,
+far below a GPU's ridge point (peak FLOP/s / peak bytes/s), so its time is set by memory
+bandwidth alone; the parameters (gamma, beta: 2d numbers) are negligible next to the
+activations (M·d).  Fusing the residual add into the norm saves one full round trip.
+
+Hardware figures (NVIDIA H200 SXM datasheet): HBM3e 4.8 TB/s; FP32 on CUDA cores (what a
+norm's arithmetic uses) 67 TFLOP/s.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+FLOPS_PER_ELEMENT = {"layernorm": 8, "rmsnorm": 5}
+H200_BANDWIDTH = 4.8e12  # bytes/s, HBM3e
+H200_FP32_FLOPS = 67e12  # FLOP/s on CUDA cores (no tensor cores for a norm)
+
+
+@dataclass(frozen=True)
+class NormTraffic:
+    """Cost model of one norm call over ``[tokens, d]``."""
+
+    tokens: int
+    d: int
+    bytes_per_element: int
+    kind: str
+    bytes_moved: int  # read x + write y
+    flops: int
+    intensity: float  # FLOP / byte
+    ridge: float  # FLOP / byte where the roofline bends
+    parameters: int  # gamma (+ beta)
+    memory_time_s: float  # bytes / bandwidth
+    compute_time_s: float  # flops / peak
+    unfused_add_norm_bytes: int  # h = x + r (read 2, write 1), then y = norm(h) (read 1, write 1)
+    fused_add_norm_bytes: int  # read x and r once, write h and y
+
+    @property
+    def memory_bound(self) -> bool:
+        return self.intensity < self.ridge
+
+    @property
+    def fusion_saving(self) -> float:
+        """Unfused bytes / fused bytes: the speed-up fusion allows when memory-bound."""
+        return self.unfused_add_norm_bytes / self.fused_add_norm_bytes
+
+
+def norm_traffic(
+    tokens: int,
+    d: int,
+    bytes_per_element: int = 2,
+    kind: str = "layernorm",
+    bandwidth: float = H200_BANDWIDTH,
+    peak_flops: float = H200_FP32_FLOPS,
+) -> NormTraffic:
+    """The roofline arithmetic for one ``kind`` norm over ``[tokens, d]``."""
+    if tokens < 1 or d < 1 or bytes_per_element < 1:
+        raise ValueError("tokens, d and bytes_per_element must be >= 1")
+    if kind not in FLOPS_PER_ELEMENT:
+        raise ValueError(f"unknown kind {kind!r}; expected one of {tuple(FLOPS_PER_ELEMENT)}")
+    elements = tokens * d
+    bytes_moved = 2 * elements * bytes_per_element
+    flops = FLOPS_PER_ELEMENT[kind] * elements
+    return NormTraffic(
+        tokens=tokens,
+        d=d,
+        bytes_per_element=bytes_per_element,
+        kind=kind,
+        bytes_moved=bytes_moved,
+        flops=flops,
+        intensity=flops / bytes_moved,
+        ridge=peak_flops / bandwidth,
+        parameters=d if kind == "rmsnorm" else 2 * d,
+        memory_time_s=bytes_moved / bandwidth,
+        compute_time_s=flops / peak_flops,
+        unfused_add_norm_bytes=5 * elements * bytes_per_element,
+        fused_add_norm_bytes=4 * elements * bytes_per_element,
+    )

@@ -1,0 +1,55 @@
+from ui.figures.kernels import TimingLabels, recorded_bandwidth_figure, timing_figure
+
+LABELS = TimingLabels(
+    "d",
+    "µs",
+    {"layernorm": "LayerNorm", "rmsnorm": "RMSNorm"},
+    {"forward": "fwd", "forward+backward": "fwd+bwd"},
+)
+
+
+def _row(kind, pass_, width, us):
+    return {"kind": kind, "pass": pass_, "width": width, "median_us": us, "gbps": 1.0}
+
+
+def test_timing_figure_has_one_sorted_line_per_kind_and_pass():
+    timings = [
+        _row("layernorm", "forward", 1024, 20.0),
+        _row("layernorm", "forward", 256, 5.0),
+        _row("rmsnorm", "forward", 256, 4.0),
+        _row("rmsnorm", "forward", 1024, 15.0),
+        _row("rmsnorm", "forward+backward", 256, 9.0),
+    ]
+    figure = timing_figure(timings, LABELS)
+    names = [trace.name for trace in figure.data]
+    assert names == ["LayerNorm · fwd", "RMSNorm · fwd", "RMSNorm · fwd+bwd"]
+    assert list(figure.data[0].x) == [256, 1024] and list(figure.data[0].y) == [5.0, 20.0]
+    assert figure.data[2].line.dash == "dash"
+    assert figure.layout.xaxis.type == "log"
+
+
+def test_recorded_bandwidth_groups_by_provider():
+    rows = [
+        {
+            "op": "rmsnorm",
+            "pass": "fwd",
+            "dtype": "bf16",
+            "M": 4096.0,
+            "N": 4096.0,
+            "provider": "ours",
+            "GB/s": 4100.0,
+        },
+        {
+            "op": "rmsnorm",
+            "pass": "fwd",
+            "dtype": "bf16",
+            "M": 4096.0,
+            "N": 4096.0,
+            "provider": "torch",
+            "GB/s": 2000.0,
+        },
+    ]
+    figure = recorded_bandwidth_figure(rows, "GB/s")
+    assert [trace.name for trace in figure.data] == ["ours", "torch"]
+    assert list(figure.data[0].y) == [4100.0]
+    assert figure.data[0].x[0] == "rmsnorm · fwd · bf16 · 4096×4096"

@@ -1,0 +1,76 @@
+"""Kernels page charts: LayerNorm vs RMSNorm timings here, recorded GPU bandwidth."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import plotly.graph_objects as go
+
+KIND_COLORS = {"layernorm": "#1f77b4", "rmsnorm": "#ff7f0e"}
+PASS_DASH = {"forward": "solid", "forward+backward": "dash"}
+PROVIDER_COLORS = ("#1f77b4", "#7f7f7f", "#2ca02c", "#d62728", "#9467bd")
+
+
+@dataclass(frozen=True)
+class TimingLabels:
+    width: str
+    time: str
+    kinds: dict  # kind -> display name
+    passes: dict  # pass -> display name
+
+
+def timing_figure(timings: Sequence[dict], labels: TimingLabels) -> go.Figure:
+    """Median µs per call vs row width, one line per (kind, pass); log-log axes."""
+    figure = go.Figure()
+    series: dict[tuple[str, str], list[dict]] = {}
+    for row in timings:
+        series.setdefault((row["kind"], row["pass"]), []).append(row)
+    for (kind, pass_), rows in series.items():
+        rows = sorted(rows, key=lambda r: r["width"])
+        figure.add_trace(
+            go.Scatter(
+                x=[r["width"] for r in rows],
+                y=[r["median_us"] for r in rows],
+                mode="lines+markers",
+                name=f"{labels.kinds[kind]} · {labels.passes[pass_]}",
+                line=dict(color=KIND_COLORS[kind], dash=PASS_DASH[pass_]),
+                customdata=[r["gbps"] for r in rows],
+                hovertemplate=(
+                "%{x}: %{y:.1f} µs (%{customdata:.1f} GB/s)<extra>%{fullData.name}</extra>"
+            ),
+            )
+        )
+    figure.update_xaxes(type="log", title_text=labels.width, dtick=0.30103)
+    figure.update_yaxes(type="log", title_text=labels.time)
+    figure.update_layout(
+        height=380, margin=dict(l=10, r=10, t=10, b=10), legend=dict(orientation="h", y=-0.25)
+    )
+    return figure
+
+
+def recorded_bandwidth_figure(rows: Sequence[dict], axis_title: str) -> go.Figure:
+    """Recorded GPU GB/s per case (op · pass · dtype · M×N), one bar per provider."""
+    figure = go.Figure()
+    providers = list(dict.fromkeys(r["provider"] for r in rows))
+    for provider, color in zip(providers, PROVIDER_COLORS * 4):
+        mine = [r for r in rows if r["provider"] == provider]
+        figure.add_trace(
+            go.Bar(
+                x=[
+                    f"{r['op']} · {r['pass']} · {r['dtype']} · {int(r['M'])}×{int(r['N'])}"
+                    for r in mine
+                ],
+                y=[r["GB/s"] for r in mine],
+                name=str(provider),
+                marker_color=color,
+            )
+        )
+    figure.update_layout(
+        barmode="group",
+        height=420,
+        margin=dict(l=10, r=10, t=10, b=10),
+        yaxis_title=axis_title,
+        legend=dict(orientation="h", y=1.08),
+    )
+    return figure

@@ -1,0 +1,131 @@
+"""Kernels page sections (Streamlit): backend, timings, recorded results, roofline."""
+
+from __future__ import annotations
+
+import platform
+
+import pandas as pd
+import streamlit as st
+import torch
+
+from engine.backend import BackendInfo, triton_interpreter_enabled
+from engine.bench import rms_over_ln
+from engine.roofline import NormTraffic
+from ui.figures.kernels import TimingLabels, recorded_bandwidth_figure, timing_figure
+from ui.formatting import format_number
+from ui.i18n import t
+from ui.widgets.kernels import _pass_label
+
+_OPS = ("row_forward", "row_backward", "fused", "channel", "other")
+_KIND_NAMES = {"layernorm": "LayerNorm", "rmsnorm": "RMSNorm"}
+
+
+def backend(info: BackendInfo) -> None:
+    st.subheader(t("kernels.backend_title"))
+    c1, c2, c3 = st.columns(3)
+    c1.metric(t("kernels.backend_engine"), info.label.split(" · ")[0])
+    c2.metric(t("kernels.backend_device"), info.device)
+    c3.metric(
+        t("kernels.backend_versions"),
+        f"torch {torch.__version__.split('+')[0]}",
+        delta=f"Triton {info.triton_version or '—'} · Python {platform.python_version()}",
+        delta_color="off",
+    )
+    interpreter = t("kernels.on") if triton_interpreter_enabled() else t("kernels.off")
+    st.caption(f"{t('kernels.backend_interpreter')}: {interpreter}")
+    st.markdown(f"**{t('kernels.where_title')}**")
+    frame = pd.DataFrame(
+        {
+            t("kernels.where_gpu"): [t(f"kernels.gpu_{op}") for op in _OPS],
+            t("kernels.where_cpu"): [t(f"kernels.cpu_{op}") for op in _OPS],
+        },
+        index=[t(f"kernels.op_{op}") for op in _OPS],
+    )
+    frame.index.name = t("kernels.where_op")
+    st.table(frame)
+
+
+def timings(rows: list[dict], measured_at: str) -> None:
+    first = rows[0]
+    st.caption(
+        t(
+            "kernels.measured_at",
+            time=measured_at,
+            device=first["device"],
+            provider=first["provider"],
+        )
+    )
+    labels = TimingLabels(
+        t("kernels.axis_width"),
+        t("kernels.axis_time"),
+        _KIND_NAMES,
+        {p: _pass_label(p) for p in ("forward", "forward+backward")},
+    )
+    st.plotly_chart(timing_figure(rows, labels), width="stretch", key="kn_timing_chart")
+    st.markdown(f"**{t('kernels.ratio_title')}**")
+    ratios = pd.DataFrame(rms_over_ln(rows))
+    table = ratios.pivot(index="width", columns="pass", values="ratio")
+    table.columns = [_pass_label(p) for p in table.columns]
+    st.dataframe(table.map(lambda v: format_number(v, 2)), width="stretch")
+    st.caption(t("kernels.ratio_note"))
+
+
+def recorded(rows: list[dict]) -> None:
+    st.subheader(t("kernels.recorded_title"))
+    gpu_rows = [r for r in rows if {"op", "provider", "GB/s"} <= r.keys()]
+    if not gpu_rows:
+        st.info(t("kernels.recorded_none"), icon=":material/info:")
+        return
+    st.plotly_chart(
+        recorded_bandwidth_figure(gpu_rows, t("kernels.recorded_axis")),
+        width="stretch",
+        key="kn_recorded_chart",
+    )
+    columns = [c for c in gpu_rows[0] if c not in ("section", "table")]
+    st.dataframe(pd.DataFrame(gpu_rows)[columns], width="stretch", hide_index=True)
+
+
+def _bytes(n: int) -> str:
+    for unit, size in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n >= size:
+            return f"{n / size:.1f} {unit}"
+    return f"{n} B"
+
+
+def roofline(ln: NormTraffic, rms: NormTraffic) -> None:
+    c1, c2, c3 = st.columns(3)
+    c1.metric(t("kernels.memory_bytes"), _bytes(ln.bytes_moved))
+    c2.metric(
+        t("kernels.memory_intensity"),
+        f"{ln.intensity:.1f} / {rms.intensity:.1f}",
+        delta="LayerNorm / RMSNorm, FLOP/byte",
+        delta_color="off",
+    )
+    c3.metric(t("kernels.memory_ridge"), f"{ln.ridge:.1f} FLOP/byte")
+    st.markdown(
+        t(
+            "kernels.memory_verdict",
+            intensity=f"{ln.intensity:.1f}",
+            factor=f"{ln.ridge / ln.intensity:.0f}",
+            ridge=f"{ln.ridge:.1f}",
+            memory_us=format_number(ln.memory_time_s * 1e6, 1),
+            compute_us=format_number(ln.compute_time_s * 1e6, 1),
+        )
+    )
+    elements = ln.tokens * ln.d
+    st.markdown(
+        t(
+            "kernels.memory_params_note",
+            params=f"{ln.parameters:,}",
+            elements=f"{elements:,}",
+            ratio=format_number(100 * ln.parameters / (2 * elements + ln.parameters), 3),
+        )
+    )
+    st.markdown(
+        t(
+            "kernels.memory_fusion",
+            unfused=_bytes(ln.unfused_add_norm_bytes),
+            fused=_bytes(ln.fused_add_norm_bytes),
+            saving=f"{ln.fusion_saving:.2f}",
+        )
+    )
