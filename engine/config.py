@@ -55,16 +55,95 @@ class NormSpec:
         return DTYPES[self.compute_dtype]
 
 
+DEPTH_PLACEMENTS = ("post", "pre", "peri", "olmo2", "deepnorm", "pre_scaled", "none")
+DEPTH_NORMS = ("layernorm", "rmsnorm", "dyt")
+DEPTH_SUBLAYERS = ("linear", "mlp", "attention", "transformer")
+ACTIVATIONS = ("gelu", "relu")
+
+
 @dataclass(frozen=True)
 class DepthSpec:
-    """A residual stack at initialisation, for ``engine.simulate_depth``."""
+    """A residual stack at initialisation, for ``engine.simulate_depth``.
 
-    placement: str = "pre"  # post, pre, peri, olmo2, deepnorm, pre_scaled, none
-    norm: str = "layernorm"  # layernorm, rmsnorm, dyt
-    layers: int = 48
-    d: int = 256
-    tokens: int = 64
-    sublayer: str = "linear"  # linear, mlp, attention
-    init_std: float | None = 0.0625  # None means 1/sqrt(d)
+    Only the vocabulary is checked here; the size limits (``engine.depth.check_limits``)
+    depend on the device and are enforced by the simulator.
+    """
+
+    placement: str = "pre"  # one of DEPTH_PLACEMENTS
+    norm: str = "layernorm"  # one of DEPTH_NORMS
+    layers: int = 48  # L
+    d: int = 256  # width of the residual stream
+    tokens: int = 64  # T positions of one sequence (B = 1)
+    # linear: F(h) = h W;  mlp: d -> 4d -> d;  attention: causal uniform mixer over T;
+    # transformer: attention then mlp, two residual branches per layer (GPT-2, Llama)
+    sublayer: str = "linear"
+    init_std: float | None = 0.0625  # std of every weight; None means 1/sqrt(fan_in)
+    residual_scaling: bool = False  # GPT-2: output projections' std / sqrt(2L) (see depth.py)
     final_norm: bool = True  # Pre-Norm's ln_f / model.norm at the top
+    activation: str = "gelu"  # MLP nonlinearity; "relu" is Xiong et al.'s assumption
+    dyt_alpha: float = 0.5  # DyT: tanh(alpha * x)
+    eps: float = 1e-5  # LayerNorm / RMSNorm epsilon
     seed: int = 0
+
+    def __post_init__(self) -> None:
+        for name, allowed in (
+            ("placement", DEPTH_PLACEMENTS),
+            ("norm", DEPTH_NORMS),
+            ("sublayer", DEPTH_SUBLAYERS),
+            ("activation", ACTIVATIONS),
+        ):
+            if getattr(self, name) not in allowed:
+                raise ValueError(
+                    f"unknown {name} {getattr(self, name)!r}; expected one of {allowed}"
+                )
+        for name in ("layers", "d", "tokens"):
+            if int(getattr(self, name)) < 1:
+                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        if self.init_std is not None and not self.init_std > 0.0:
+            raise ValueError(f"init_std must be > 0 or None, got {self.init_std}")
+        if not self.dyt_alpha > 0.0:
+            raise ValueError(f"dyt_alpha must be > 0, got {self.dyt_alpha}")
+        if not self.eps >= 0.0:
+            raise ValueError(f"eps must be >= 0, got {self.eps}")
+
+
+TRAIN_TASKS = ("copy", "reverse", "modadd")
+
+
+@dataclass(frozen=True)
+class TrainSpec:
+    """One run of the training lab (``engine.training.train``): a tiny GPT on a toy task.
+
+    The defaults were measured (engine/training.py, "Defaults") to show the lesson: at this
+    learning rate Pre-LN trains with or without warm-up, Post-LN without warm-up does not.
+    """
+
+    task: str = "reverse"  # one of TRAIN_TASKS
+    placement: str = "post"  # "pre" or "post"
+    layers: int = 6  # 2..8
+    d: int = 64  # 64..128, residual width
+    heads: int = 4
+    lr: float = 3e-3  # peak learning rate of Adam
+    warmup: bool = False  # linear warm-up over warmup_steps, then constant
+    warmup_steps: int = 100
+    steps: int = 300
+    batch: int = 32
+    length: int = 8  # copy/reverse: symbols per sequence
+    symbols: int = 10  # copy/reverse: alphabet size
+    modulus: int = 23  # modadd: (a + b) mod p
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if self.task not in TRAIN_TASKS:
+            raise ValueError(f"unknown task {self.task!r}; expected one of {TRAIN_TASKS}")
+        if self.placement not in ("pre", "post"):
+            raise ValueError(f"placement must be 'pre' or 'post', got {self.placement!r}")
+        for name in ("layers", "d", "heads", "steps", "batch", "length", "warmup_steps"):
+            if int(getattr(self, name)) < 1:
+                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        if self.symbols < 2 or self.modulus < 2:
+            raise ValueError("symbols and modulus must be >= 2")
+        if self.d % self.heads:
+            raise ValueError(f"heads={self.heads} must divide d={self.d}")
+        if not self.lr > 0.0:
+            raise ValueError(f"lr must be > 0, got {self.lr}")

@@ -1,0 +1,419 @@
+"""Residual-stack simulator: a random stack at initialisation, forward and backward.
+
+One sequence x_0 ~ N(0, 1) of shape [B=1, T, d] runs through L layers; each layer is one
+residual branch F (``linear``, ``mlp``, ``attention``) or two (``transformer``: attention then
+MLP, as in GPT-2 and Llama).  The placement decides where the norm sits around each branch:
+
+    post        x <- Norm(x + F(x))                      original Transformer, BERT
+    pre         x <- x + F(Norm(x))                      GPT-2, Llama (+ final norm)
+    pre_scaled  x <- x + F(Norm(x) / sqrt(l))            LayerNorm scaling, layer l >= 1
+    peri        x <- x + Norm(F(Norm(x)))                Gemma 2/3 "sandwich"
+    olmo2       x <- x + Norm(F(x))                      OLMo 2
+    deepnorm    x <- Norm(alpha x + F(x)), F's init * beta
+    none        x <- x + F(x)
+
+The sublayers: ``linear`` F(h) = h W; ``mlp`` F(h) = act(h W_in) W_out (d -> 4d -> d);
+``attention`` F(h) = A (h W_V) W_O with A the causal uniform average over positions — softmax
+attention with W_Q = W_K = 0, Xiong et al.'s assumption and close to what random small Q, K
+give.  W_O, W_out and the linear W are "output projections" (GPT-2's residual scaling).
+
+The loss is a fixed random read-out of the top, loss = sum(y * g) / sqrt(T), g ~ N(0, 1):
+at initialisation it stands for a cross-entropy gradient pointing in a random direction.
+y is the final norm of x_L for the pre-like placements when ``final_norm`` is on, else x_L.
+
+Memory and speed.  Each layer runs as its own small autograd graph from a detached input,
+and the backward pass walks down the layers with one ``torch.autograd.grad`` per layer, so
+the loop can report progress and stop between layers.  While the stack's weights fit in
+``KEEP_GRAPH_ELEMENTS`` the graphs are kept from the forward pass; beyond that only the
+stream x_0..x_L is kept (O(L T d)) and the backward pass regenerates each layer's weights
+from its own seed and re-runs the layer.  Each layer's weights come from a seed of
+(seed, layer, branch, matrix), so every placement sees the same draws.  Norms go through
+``engine.normalize``: the formulas live in ``engine/reference.py`` only.
+
+References:
+- Vaswani et al. 2017, "Attention Is All You Need" (Post-LN), arXiv:1706.03762
+- Xiong et al. 2020, "On Layer Normalization in the Transformer Architecture", arXiv:2002.04745
+- Wang et al. 2022, "DeepNet: Scaling Transformers to 1,000 Layers", arXiv:2203.00555
+- Team Gemma 2024, "Gemma 2: Improving Open Language Models at a Practical Size",
+  arXiv:2408.00118 (sandwich norms)
+- Kim et al. 2025, "Peri-LN: Revisiting Normalization Layer in the Transformer
+  Architecture", arXiv:2502.02732
+- Team OLMo 2024, "2 OLMo 2 Furious", arXiv:2501.00656
+- Sun et al. 2025, "The Curse of Depth in Large Language Models", arXiv:2502.05795
+- Zhu et al. 2025, "Transformers without Normalization" (DyT), arXiv:2503.10622
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from engine.config import DepthSpec, NormSpec
+from engine.depth_theory import (
+    PRE_LIKE,
+    branches_per_layer,
+    fit_loglog_slope,
+    identity_and_init_scales,
+    residual_scale,
+    weight_std,
+)
+from engine.norms import normalize
+from engine.threads import torch_threads
+
+MAX_LAYERS = 1000
+MAX_WIDTH = {"cpu": 4096, "cuda": 16384}
+MAX_TOKENS = 1024
+MAX_STREAM_ELEMENTS = 2**28  # (L+1) * T * d floats kept for the backward pass: 1 GiB
+KEEP_GRAPH_ELEMENTS = 2**26  # graphs up to ~256 MiB of float32 are kept: no re-run
+SWEEP_LAYERS = (6, 12, 24, 48, 96)
+
+Progress = Callable[[float], None]
+StopCheck = Callable[[], bool]
+
+
+class DepthCancelled(Exception):
+    """Raised inside ``simulate_depth`` when ``should_stop()`` returns True."""
+
+
+@dataclass(frozen=True, eq=False)
+class DepthResult:
+    """What ``simulate_depth`` measured; arrays are float64 numpy, indexed by layer.
+
+    Index 0 of an [L+1] array is the input x_0; entry l of an [L] array is layer l+1.
+    """
+
+    spec: DepthSpec
+    residual_ms: np.ndarray  # [L+1] E||x_l||^2 / d, before the final norm
+    grad_norm: np.ndarray  # [L] ||d loss / d W||_F over all of layer l's weights
+    update_ratio: np.ndarray  # [L] ||branch|| / ||identity-path term||, mean over branches
+    cosine: np.ndarray  # [L] cos(x_{l-1}, x_l), mean over tokens
+    x0_weight: np.ndarray  # [L+1] product of identity-path gains: 1 except post/deepnorm
+    pre_norm_ms: np.ndarray  # [L] ms of alpha x + F entering the layer's last norm; NaN if none
+    stream_grad_norm: np.ndarray  # [L+1] ||d loss / d x_l||_F
+    output_ms: float  # mean square of what the loss reads (after the final norm if any)
+    alpha: float  # identity-path multiplier (DeepNorm), else 1
+    beta: float  # init multiplier on branch weights (DeepNorm), else 1
+    residual_scale: float  # GPT-2 factor on output projections, 1 when off
+    branches_per_layer: int
+    seconds: float  # wall time of the simulation
+
+
+def check_limits(spec: DepthSpec, device: str = "cpu") -> None:
+    """Raise ValueError, with the limit in the message, when ``spec`` is too big to simulate."""
+    kind = torch.device(device).type
+    max_width = MAX_WIDTH.get(kind, MAX_WIDTH["cpu"])
+    if spec.layers > MAX_LAYERS:
+        raise ValueError(f"layers={spec.layers} is over the limit of {MAX_LAYERS} layers")
+    if spec.d > max_width:
+        raise ValueError(f"d={spec.d} is over the limit of d <= {max_width} on {kind.upper()}")
+    if spec.tokens > MAX_TOKENS:
+        raise ValueError(f"tokens={spec.tokens} is over the limit of {MAX_TOKENS} tokens")
+    stream = (spec.layers + 1) * spec.tokens * spec.d
+    if stream > MAX_STREAM_ELEMENTS:
+        raise ValueError(
+            f"(layers+1) * tokens * d = {stream:,} values is over the limit of "
+            f"{MAX_STREAM_ELEMENTS:,} (1 GiB of float32 kept for the backward pass); "
+            "lower layers, tokens or d"
+        )
+
+
+def _seed(spec: DepthSpec, *path: int) -> int:
+    """An independent 63-bit seed for (spec.seed, *path): same draws for every placement.
+
+    SplitMix64 (Steele, Lea, Flood 2014) folded over the path: a few integer operations.
+    """
+    mask, state = (1 << 64) - 1, 0x9E3779B97F4A7C15
+    for value in (spec.seed, *path):
+        z = (state + (value & mask) + 0x9E3779B97F4A7C15) & mask
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & mask
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & mask
+        state = z ^ (z >> 31)
+    return state >> 1
+
+
+def _randn(shape, seed: int, device) -> torch.Tensor:
+    gen = torch.Generator(device="cpu").manual_seed(seed)
+    return torch.randn(shape, generator=gen, dtype=torch.float32).to(device)
+
+
+def _parts(spec: DepthSpec) -> tuple[str, ...]:
+    return ("attention", "mlp") if spec.sublayer == "transformer" else (spec.sublayer,)
+
+
+def layer_weights(spec: DepthSpec, layer: int, device="cpu") -> list[dict[str, torch.Tensor]]:
+    """The weights of layer ``layer`` (1-based), one dict per residual branch.
+
+    linear: {"w": [d, d]}; mlp: {"w_in": [d, 4d], "w_out": [4d, d]}; attention:
+    {"w_v": [d, d], "w_o": [d, d]}.  std = init_std (or 1/sqrt(fan_in)), times DeepNorm's
+    beta, and GPT-2's residual scale on the output projection (w, w_out, w_o).
+    """
+    d = spec.d
+    _, beta = identity_and_init_scales(spec)
+    out = residual_scale(spec)
+    shapes = {
+        "linear": (("w", d, d, out),),
+        "mlp": (("w_in", d, 4 * d, 1.0), ("w_out", 4 * d, d, out)),
+        "attention": (("w_v", d, d, 1.0), ("w_o", d, d, out)),
+    }
+    branches = []
+    for p, part in enumerate(_parts(spec)):
+        weights = {}
+        for m, (name, fan_in, fan_out, scale) in enumerate(shapes[part]):
+            std = weight_std(spec, fan_in) * beta * scale
+            weights[name] = _randn((fan_in, fan_out), _seed(spec, 1, layer, p, m), device) * std
+        branches.append(weights)
+    return branches
+
+
+def stack_input(spec: DepthSpec, device="cpu") -> torch.Tensor:
+    """x_0 ~ N(0, 1), shape [B=1, T, d]."""
+    return _randn((1, spec.tokens, spec.d), _seed(spec, 0), device)
+
+
+def readout(spec: DepthSpec, device="cpu") -> torch.Tensor:
+    """g of the loss sum(y * g) / sqrt(T), shape [B=1, T, d]."""
+    return _randn((1, spec.tokens, spec.d), _seed(spec, 2), device)
+
+
+def causal_mean(v: torch.Tensor) -> torch.Tensor:
+    """Position t averages positions 0..t: uniform causal attention.  [B, T, d] -> [B, T, d]."""
+    counts = torch.arange(1, v.shape[-2] + 1, device=v.device, dtype=v.dtype)  # [T]
+    return v.cumsum(dim=-2) / counts[:, None]  # [B, T, d]
+
+
+class _Stack:
+    """The pieces of one simulation that do not change from layer to layer."""
+
+    def __init__(self, spec: DepthSpec):
+        self.spec = spec
+        self.norm_spec = NormSpec(kind=spec.norm, eps=spec.eps, alpha=spec.dyt_alpha)
+        self.alpha, self.beta = identity_and_init_scales(spec)
+        self.parts = _parts(spec)
+        self.act = F.relu if spec.activation == "relu" else F.gelu
+
+    def norm(self, x: torch.Tensor):
+        """Norm(x) [B, T, d] and its identity-path gain per token [B, T]."""
+        r = normalize(x, self.norm_spec, backend="torch")
+        if self.spec.norm == "dyt":  # no statistic: the gain is the ratio of norms
+            gain = r.y.detach().norm(dim=-1) / x.detach().norm(dim=-1).clamp_min(1e-30)
+        else:
+            gain = r.rstd.detach()  # LayerNorm passes x - mean, RMSNorm x, times rstd
+        return r.y, gain
+
+    def branch(self, part: str, h: torch.Tensor, w: dict[str, torch.Tensor]) -> torch.Tensor:
+        """F(h) for one branch: [B, T, d] -> [B, T, d]."""
+        if part == "linear":
+            return h @ w["w"]  # [B, T, d]
+        if part == "mlp":
+            return self.act(h @ w["w_in"]) @ w["w_out"]  # [B, T, 4d] -> [B, T, d]
+        return causal_mean(h @ w["w_v"]) @ w["w_o"]  # [B, T, d]
+
+    def layer(self, x: torch.Tensor, weights, layer: int, stats: dict | None = None):
+        """Run layer ``layer`` (1-based) on x [B, T, d]; fill ``stats`` when given."""
+        placement = self.spec.placement
+        ratios, gain, pre_norm_ms = [], None, float("nan")
+        for part, w in zip(self.parts, weights):
+            identity = x
+            if placement in ("post", "deepnorm"):
+                identity = self.alpha * x if placement == "deepnorm" else x
+                write = self.branch(part, x, w)  # [B, T, d]
+                s = identity + write  # [B, T, d]
+                x, g = self.norm(s)
+                g = g * self.alpha
+                gain = g if gain is None else gain * g
+                if stats is not None:
+                    pre_norm_ms = float(s.detach().pow(2).mean())
+            else:
+                if placement == "none" or placement == "olmo2":
+                    h = x
+                else:
+                    h = self.norm(x)[0]  # [B, T, d]
+                    if placement == "pre_scaled":
+                        h = h / math.sqrt(layer)
+                write = self.branch(part, h, w)  # [B, T, d]
+                if placement in ("peri", "olmo2"):
+                    write = self.norm(write)[0]
+                x = x + write  # [B, T, d]
+            if stats is not None:
+                ratios.append(
+                    float(write.detach().norm() / identity.detach().norm().clamp_min(1e-30))
+                )
+        if stats is not None:
+            stats["update_ratio"] = float(np.mean(ratios))
+            stats["gain"] = gain  # [B, T] or None (identity path untouched)
+            stats["pre_norm_ms"] = pre_norm_ms
+        return x
+
+    def top(self, x: torch.Tensor) -> torch.Tensor:
+        """What the loss reads: the final norm of x_L (pre-like placements) or x_L."""
+        if self.spec.final_norm and self.spec.placement in PRE_LIKE:
+            return self.norm(x)[0]
+        return x
+
+
+def simulate_depth(
+    spec: DepthSpec,
+    progress: Progress | None = None,
+    should_stop: StopCheck | None = None,
+    device: str = "cpu",
+    threads: int | None = None,
+) -> DepthResult:
+    """Simulate ``spec``'s stack forward and backward; see ``DepthResult`` for the fields.
+
+    ``progress(fraction)`` is called as layers finish (at most about 100 times);
+    ``should_stop()`` is checked between layers and raises ``DepthCancelled`` when True.
+    ``threads`` sets torch's intra-op threads for this call only (``engine.threads``; 1 is
+    the fast choice on a busy 2-core machine); None leaves them alone.
+    Raises ValueError for sizes over ``check_limits``.
+    """
+    check_limits(spec, device)
+    with torch_threads(threads):
+        return _simulate(spec, progress, should_stop, device)
+
+
+def graph_elements(spec: DepthSpec) -> int:
+    """About how many float32 values all layers' autograd graphs hold: weights + activations."""
+    weights = {"linear": 1, "mlp": 8, "attention": 2}  # d*d matrices per branch
+    saved = {"linear": 4, "mlp": 12, "attention": 6}  # [T, d]-sized tensors saved per branch
+    parts = _parts(spec)
+    per_layer = spec.d * (
+        spec.d * sum(weights[p] for p in parts) + spec.tokens * sum(saved[p] for p in parts)
+    )
+    return spec.layers * per_layer
+
+
+def _layer_graph(stack: _Stack, x: torch.Tensor, layer: int, device, stats=None):
+    """(x_in, weight leaves, output) of layer ``layer`` run with autograd from x [B, T, d]."""
+    weights = layer_weights(stack.spec, layer, device)
+    leaves = [w.requires_grad_(True) for branch in weights for w in branch.values()]
+    x_in = x.detach().requires_grad_(True)  # [B, T, d]
+    with torch.enable_grad():
+        out = stack.layer(x_in, weights, layer, stats)  # [B, T, d]
+    return x_in, leaves, out
+
+
+def _simulate(spec, progress, should_stop, device) -> DepthResult:
+    start = time.perf_counter()
+    stack, L = _Stack(spec), spec.layers
+    total, last_pct = 2 * L + 1, [-1]
+
+    def tick(done: int) -> None:
+        if should_stop is not None and should_stop():
+            raise DepthCancelled(f"stopped after {done} of {total} steps")
+        pct = int(100 * done / total)
+        if progress is not None and pct != last_pct[0]:
+            last_pct[0] = pct
+            progress(done / total)
+
+    x = stack_input(spec, device)  # [B, T, d]
+    stream = torch.empty((L + 1, *x.shape), device=device)  # [L+1, B, T, d]
+    stream[0] = x
+    path_gain = torch.ones(x.shape[:-1], device=device)  # [B, T]
+    x0_weight, update_ratio = np.ones(L + 1), np.empty(L)
+    pre_norm_ms = np.full(L, np.nan)
+    # Small stacks keep every layer's autograd graph; big ones re-run layers going down.
+    keep = graph_elements(spec) <= KEEP_GRAPH_ELEMENTS
+    graphs: list = [None] * (L + 1)
+    for layer in range(1, L + 1):
+        tick(layer - 1)
+        stats: dict = {}
+        if keep:
+            graphs[layer] = _layer_graph(stack, x, layer, device, stats)
+            x = graphs[layer][2].detach()
+        else:
+            with torch.no_grad():
+                x = stack.layer(x, layer_weights(spec, layer, device), layer, stats)
+        stream[layer] = x
+        if stats["gain"] is not None:
+            path_gain = path_gain * stats["gain"]
+        x0_weight[layer] = float(path_gain.mean())
+        update_ratio[layer - 1] = stats["update_ratio"]
+        pre_norm_ms[layer - 1] = stats["pre_norm_ms"]
+
+    # Backward: d loss / d x_L through the final norm, then down the layers.
+    x_top = stream[L].clone().requires_grad_(True)
+    y = stack.top(x_top)  # [B, T, d]
+    upstream = readout(spec, device) / math.sqrt(spec.tokens)  # [B, T, d] = d loss / d y
+    (delta,) = torch.autograd.grad(y, x_top, upstream)  # [B, T, d]
+    output_ms = float(y.detach().pow(2).mean())
+    grad_norm, stream_grad = np.empty(L), np.empty(L + 1)
+    stream_grad[L] = float(delta.norm())
+    for layer in range(L, 0, -1):
+        tick(2 * L + 1 - layer)
+        x_in, leaves, out = graphs[layer] or _layer_graph(stack, stream[layer - 1], layer, device)
+        graphs[layer] = None  # free this layer's graph as soon as it is used
+        delta, *w_grads = torch.autograd.grad(out, [x_in, *leaves], delta)
+        grad_norm[layer - 1] = math.sqrt(sum(float(g.pow(2).sum()) for g in w_grads))
+        stream_grad[layer - 1] = float(delta.norm())
+    tick(total)
+
+    flat = stream.reshape(L + 1, -1, spec.d)  # [L+1, B*T, d]
+    residual_ms = flat.pow(2).mean(dim=(1, 2)).double().cpu().numpy()
+    cosine = F.cosine_similarity(flat[:-1], flat[1:], dim=-1).mean(dim=-1)  # [L]
+    return DepthResult(
+        spec=spec,
+        residual_ms=residual_ms,
+        grad_norm=grad_norm,
+        update_ratio=update_ratio,
+        cosine=cosine.double().cpu().numpy(),
+        x0_weight=x0_weight,
+        pre_norm_ms=pre_norm_ms,
+        stream_grad_norm=stream_grad,
+        output_ms=output_ms,
+        alpha=stack.alpha,
+        beta=stack.beta,
+        residual_scale=residual_scale(spec),
+        branches_per_layer=branches_per_layer(spec),
+        seconds=time.perf_counter() - start,
+    )
+
+
+@dataclass(frozen=True, eq=False)
+class SweepResult:
+    """The last layer's weight-gradient norm against depth, with its log-log fit."""
+
+    spec: DepthSpec  # the template; ``layers`` is replaced by each entry of ``layers``
+    layers: np.ndarray  # [n]
+    last_grad_norm: np.ndarray  # [n] mean over seeds
+    slope: float  # d log(grad) / d log(L): about 0 for Post-LN, about -1/2 for Pre-LN
+    intercept: float  # natural-log intercept of the fit
+    seconds: float
+
+
+def sweep_last_layer_grad(
+    spec: DepthSpec,
+    layers=SWEEP_LAYERS,
+    seeds: int = 1,
+    progress: Progress | None = None,
+    should_stop: StopCheck | None = None,
+    threads: int | None = None,
+) -> SweepResult:
+    """Run ``spec`` at each depth in ``layers`` (seeds spec.seed .. +seeds-1) and fit a slope.
+
+    Xiong et al. Theorem 1 predicts slope 0 (Post-LN) and -1/2 (Pre-LN with its final norm).
+    """
+    start = time.perf_counter()
+    depths = np.array(sorted(int(n) for n in layers))
+    runs = [(n, spec.seed + s) for n in depths for s in range(seeds)]
+    cost = np.array([n for n, _ in runs], dtype=np.float64)
+    done, values = 0.0, []
+    for (n, seed), work in zip(runs, cost):
+        sub = dataclasses.replace(spec, layers=int(n), seed=seed)
+
+        def part_progress(f: float, base=done, work=work) -> None:
+            if progress is not None:
+                progress((base + f * work) / cost.sum())
+
+        result = simulate_depth(sub, part_progress, should_stop, threads=threads)
+        values.append(result.grad_norm[-1])
+        done += work
+    last = np.array(values).reshape(len(depths), seeds).mean(axis=1)
+    slope, intercept = fit_loglog_slope(depths, last)
+    return SweepResult(spec, depths, last, slope, intercept, time.perf_counter() - start)

@@ -1,0 +1,38 @@
+"""``torch_threads``: run a computation with a given number of intra-op threads, then restore.
+
+Why it exists: on a small shared CPU (2 cores, other processes busy) OpenMP's worker threads
+spin-wait for each other and a 2-thread run of the depth simulator measured 15-25x slower than
+a 1-thread run (benchmarks/RESULTS.md).  Callers that know they share the machine pass
+``threads=1``; ``None`` leaves torch's setting alone.
+
+The setting is process-wide for new threads and per-thread for OpenMP, so the manager saves
+and restores the calling thread's value under a lock; it never changes anything permanently.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import torch
+
+_LOCK = threading.Lock()
+
+
+@contextmanager
+def torch_threads(threads: int | None) -> Iterator[None]:
+    """Within the block torch uses ``threads`` intra-op threads (None: unchanged)."""
+    if threads is None:
+        yield
+        return
+    if threads < 1:
+        raise ValueError(f"threads must be >= 1 or None, got {threads}")
+    with _LOCK:
+        saved = torch.get_num_threads()
+        torch.set_num_threads(threads)
+    try:
+        yield
+    finally:
+        with _LOCK:
+            torch.set_num_threads(saved)

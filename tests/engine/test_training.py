@@ -1,0 +1,113 @@
+"""engine.training: the live training lab (tiny GPT, toy tasks, Pre-LN vs Post-LN)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+import torch
+
+from engine.config import TrainSpec
+from engine.threads import torch_threads
+from engine.training import (
+    chance_loss,
+    classify_outcome,
+    iter_training,
+    learning_rate,
+    make_batch,
+    summarize,
+    train,
+)
+
+TINY = TrainSpec(
+    task="copy", placement="pre", layers=2, d=64, lr=3e-3, steps=80, batch=16, length=4
+)
+
+
+def test_loss_decreases_on_tiny_settings():
+    result = train(TINY, threads=1)
+    assert len(result.loss) == 80
+    assert result.loss[-10:].mean() < 0.6 * result.loss[:5].mean()
+    assert result.loss[0] == pytest.approx(chance_loss(TINY), rel=0.15)
+
+
+def test_same_seed_same_losses_other_seed_other_losses():
+    short = dataclasses.replace(TINY, steps=10)
+    a, b = train(short, threads=1), train(short, threads=1)
+    np.testing.assert_array_equal(a.loss, b.loss)
+    c = train(dataclasses.replace(short, seed=1), threads=1)
+    assert not np.array_equal(a.loss, c.loss)
+
+
+def test_training_leaves_global_rng_and_threads_alone():
+    before_rng, before_threads = torch.get_rng_state(), torch.get_num_threads()
+    train(dataclasses.replace(TINY, steps=3), threads=1)
+    assert torch.equal(torch.get_rng_state(), before_rng)
+    assert torch.get_num_threads() == before_threads
+
+
+def test_iter_training_streams_every_step_and_can_be_stopped():
+    steps = list(iter_training(dataclasses.replace(TINY, steps=5)))
+    assert [s.step for s in steps] == [1, 2, 3, 4, 5]
+    assert all(np.isfinite(s.loss) and s.grad_norm > 0 for s in steps)
+    checks = []
+
+    def stop_after_two_steps() -> bool:
+        checks.append(1)
+        return len(checks) > 2
+
+    stopped = list(iter_training(TINY, should_stop=stop_after_two_steps))
+    assert len(stopped) == 2
+    partial = summarize(TINY, stopped)
+    assert list(partial.steps) == [1, 2]
+
+
+def test_warmup_ramps_linearly_then_holds():
+    spec = dataclasses.replace(TINY, warmup=True, warmup_steps=10, lr=1e-3)
+    assert learning_rate(spec, 1) == pytest.approx(1e-4)
+    assert learning_rate(spec, 10) == pytest.approx(1e-3)
+    assert learning_rate(spec, 50) == pytest.approx(1e-3)
+    assert learning_rate(dataclasses.replace(spec, warmup=False), 1) == pytest.approx(1e-3)
+
+
+@pytest.mark.parametrize("task", ["copy", "reverse", "modadd"])
+def test_batches_pose_the_task_and_mask_everything_but_the_answer(task):
+    spec = dataclasses.replace(TINY, task=task, batch=5)
+    inputs, targets = make_batch(spec, torch.Generator().manual_seed(0))
+    assert inputs.shape == targets.shape
+    full = torch.cat([inputs, targets[:, -1:]], dim=1)  # the whole sequence, BOS first
+    answers = targets[targets != -100].view(5, -1)
+    if task == "modadd":
+        a, b = inputs[:, 1], inputs[:, 3]
+        assert torch.equal(answers[:, 0], (a + b) % spec.modulus)
+    else:
+        n = spec.length
+        given = full[:, 1 : n + 1]
+        expected = given if task == "copy" else given.flip(1)
+        assert torch.equal(answers, expected)
+        assert answers.shape == (5, n)
+
+
+def test_outcomes_are_classified():
+    chance = 2.3
+    assert classify_outcome(np.array([2.3, 1.0, 0.1]), chance, False) == "trained"
+    assert classify_outcome(np.array([2.3, 2.3, 2.29]), chance, False) == "stalled"
+    assert classify_outcome(np.array([2.3, np.nan]), chance, True) == "diverged"
+
+
+def test_sizes_over_the_lab_limits_are_refused():
+    with pytest.raises(ValueError, match="limit of 8"):
+        next(iter_training(dataclasses.replace(TINY, layers=9)))
+    with pytest.raises(ValueError, match="heads"):
+        TrainSpec(d=64, heads=5)
+
+
+def test_defaults_show_the_lesson_post_ln_without_warmup_fails_where_pre_ln_trains():
+    """The measured defaults (see engine/training.py): same lr, same seed, same data."""
+    with torch_threads(1):
+        post = train(TrainSpec())
+        pre = train(dataclasses.replace(TrainSpec(), placement="pre"))
+    assert TrainSpec().placement == "post" and not TrainSpec().warmup
+    assert pre.outcome == "trained", pre.loss[-10:]
+    assert post.outcome in ("stalled", "diverged"), post.loss[-10:]

@@ -1,0 +1,140 @@
+"""ui.figures.depth and depth_wiring: each chart holds the engine's numbers and the translated words."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from engine import DepthSpec, simulate_depth
+from engine.config import TrainSpec
+from engine.depth import SweepResult
+from engine.depth_theory import pre_ln_band
+from engine.training import TrainStep, summarize
+from ui.figures.depth import (
+    PLACEMENT_COLORS,
+    AxisLabels,
+    cosine_figure,
+    grad_norm_figure,
+    residual_figure,
+    sweep_figure,
+    training_loss_figure,
+    update_ratio_figure,
+    x0_weight_figure,
+)
+from ui.figures.depth_wiring import MODULE_NAMES, WiringLabels, norm_count, wiring_figure
+
+AXES = AxisLabels("标题", "层 l", "值")
+WIRING = WiringLabels(
+    "接线", "归一化", "注意力", "前馈", "x_l", "x_{l+1}", "恒等路径", "最后一层之后"
+)
+
+
+@pytest.fixture(scope="module")
+def series():
+    small = dict(layers=6, d=32, tokens=8)
+    return [
+        ("Pre", simulate_depth(DepthSpec(placement="pre", **small))),
+        ("Post", simulate_depth(DepthSpec(placement="post", **small))),
+        ("Pre RMS", simulate_depth(DepthSpec(placement="pre", norm="rmsnorm", **small))),
+    ]
+
+
+def test_residual_figure_holds_each_series_and_the_lemma2_band(series):
+    figure = residual_figure(series, AXES, band_label="引理 2", before_norm_label="归一化之前")
+    by_name = {trace.name: trace for trace in figure.data}
+    np.testing.assert_allclose(by_name["Pre"].y, series[0][1].residual_ms)
+    assert list(by_name["Pre"].x) == list(range(7))
+    lo, hi = pre_ln_band(np.arange(7))
+    band = [t for t in figure.data if t.name == "引理 2"]
+    assert len(band) == 2 and band[1].fill == "tonexty"
+    np.testing.assert_allclose(band[0].y, hi) and np.testing.assert_allclose(band[1].y, lo)
+    np.testing.assert_allclose(by_name["Post: 归一化之前"].y, series[1][1].pre_norm_ms)
+    assert by_name["Pre"].line.color == PLACEMENT_COLORS["pre"]
+    assert by_name["Pre RMS"].line.dash == "dash"  # same placement again: next dash
+    assert figure.layout.title.text == "标题" and figure.layout.yaxis.type == "log"
+
+
+def test_band_and_before_norm_traces_are_optional(series):
+    figure = residual_figure(series, AXES)
+    assert [t.name for t in figure.data] == ["Pre", "Post", "Pre RMS"]
+
+
+def test_gradient_update_and_x0_figures_hold_per_layer_values(series):
+    grad = grad_norm_figure(series, AXES)
+    np.testing.assert_allclose(grad.data[1].y, series[1][1].grad_norm)
+    assert list(grad.data[1].x) == [1, 2, 3, 4, 5, 6]
+    update = update_ratio_figure(series, AXES)
+    np.testing.assert_allclose(update.data[0].y, series[0][1].update_ratio)
+    cosine = cosine_figure(series, AXES)
+    np.testing.assert_allclose(cosine.data[2].y, series[2][1].cosine)
+    x0 = x0_weight_figure(series, AXES, reference_label="2^(-l/2)")
+    np.testing.assert_allclose(x0.data[1].y, series[1][1].x0_weight)
+    np.testing.assert_allclose(x0.data[-1].y, 2.0 ** (-np.arange(7) / 2))
+
+
+def test_nonfinite_values_become_gaps():
+    result = simulate_depth(DepthSpec(layers=3, d=8, tokens=2))
+    broken = type(result)(**{**result.__dict__, "grad_norm": np.array([1.0, np.inf, np.nan])})
+    figure = grad_norm_figure([("x", broken)], AXES)
+    assert list(figure.data[0].y) == [1.0, None, None]
+
+
+def test_sweep_figure_prints_fitted_slopes_in_the_title():
+    layers = np.array([6, 12, 24, 48, 96])
+    pre = SweepResult(
+        DepthSpec(placement="pre"), layers, 100 / np.sqrt(layers), -0.5, np.log(100), 0.0
+    )
+    post = SweepResult(DepthSpec(placement="post"), layers, np.full(5, 50.0), 0.0, np.log(50), 0.0)
+    figure = sweep_figure([("Pre-LN", pre), ("Post-LN", post)], AXES, "斜率", theory_label="定理 1")
+    assert figure.layout.title.text == "标题 — Pre-LN 斜率 -0.50, Post-LN 斜率 +0.00"
+    assert figure.layout.xaxis.type == "log" and figure.layout.yaxis.type == "log"
+    markers = [t for t in figure.data if t.mode == "markers"]
+    np.testing.assert_allclose(markers[0].y, 100 / np.sqrt(layers))
+    fit = figure.data[1]
+    np.testing.assert_allclose(fit.y, 100 * layers**-0.5)
+    assert any(t.name == "Pre-LN: 定理 1 -0.5" for t in figure.data)
+
+
+def test_training_figure_compares_runs_and_marks_chance():
+    spec = TrainSpec()
+    steps = [TrainStep(i, 2.3 / i, 0.1, 1e-3, 1.0) for i in range(1, 6)]
+    runs = [("Pre-LN", summarize(spec, steps)), ("Post-LN", summarize(spec, steps[:3]))]
+    figure = training_loss_figure(runs, AXES, chance_label="随机猜测")
+    assert [t.name for t in figure.data] == ["Pre-LN", "Post-LN", "随机猜测"]
+    np.testing.assert_allclose(figure.data[0].y, [2.3 / i for i in range(1, 6)])
+    assert list(figure.data[1].x) == [1, 2, 3]
+    assert figure.data[2].y[0] == pytest.approx(np.log(10))
+
+
+def _texts(figure) -> str:
+    return " ".join(a.text for a in figure.layout.annotations)
+
+
+@pytest.mark.parametrize("placement", list(MODULE_NAMES))
+def test_wiring_draws_one_box_per_norm_and_names_real_modules(placement):
+    figure = wiring_figure(placement, WIRING)
+    texts = _texts(figure)
+    assert texts.count("归一化") == norm_count(placement)
+    family, attn, mlp, final = MODULE_NAMES[placement]
+    for name in (*attn, *mlp, final):
+        if name is not None:
+            assert name in texts
+    identity = [t for t in figure.data if t.name == "恒等路径"]
+    assert len(identity) == 1 and identity[0].line.width >= 6
+    assert figure.layout.title.text == f"接线 — {family}"
+
+
+def test_wiring_names_llama_and_gemma_modules_correctly():
+    llama = _texts(wiring_figure("pre", WIRING))
+    assert "ln_2 / post_attention_layernorm" in llama  # Llama's is the MLP's Pre-Norm
+    assert "ln_f / model.norm" in llama and "ln_1 / input_layernorm" in llama
+    gemma = _texts(wiring_figure("peri", WIRING))
+    for name in (
+        "input_layernorm",
+        "post_attention_layernorm",
+        "pre_feedforward_layernorm",
+        "post_feedforward_layernorm",
+    ):
+        assert name in gemma
+    assert norm_count("peri") == 5 and norm_count("post") == 2 and norm_count("none") == 0
+    assert _texts(wiring_figure("pre", WIRING, final_norm=False)).count("归一化") == 2

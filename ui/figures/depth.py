@@ -1,0 +1,272 @@
+"""Depth page charts: residual stream, gradients, updates, x_0's weight, the L-sweep and the
+training lab's losses (the wiring diagrams are in ``ui.figures.depth_wiring``).
+
+Pure functions: engine results in, ``go.Figure`` out; no Streamlit import.  Every word a
+reader sees arrives translated, in a ``*Labels`` dataclass or a ``names`` argument; numbers
+and code identifiers (``ln_1``, ``model.norm``) are the only text made here.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import plotly.graph_objects as go
+
+from engine.depth import DepthResult, SweepResult
+from engine.depth_theory import pre_ln_band, x0_weight_expected
+from engine.training import TrainResult
+
+PLACEMENT_COLORS = {
+    "post": "#d62728",
+    "pre": "#1f77b4",
+    "peri": "#2ca02c",
+    "olmo2": "#9467bd",
+    "deepnorm": "#ff7f0e",
+    "pre_scaled": "#17becf",
+    "none": "#7f7f7f",
+}
+DASHES = ("solid", "dash", "dot", "dashdot", "longdash")
+THEORY_COLOR = "#555555"
+BAND_FILL = "rgba(31, 119, 180, 0.12)"
+RUN_COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e")
+
+Series = tuple[str, DepthResult]  # (translated name, result)
+
+
+@dataclass(frozen=True)
+class AxisLabels:
+    """Title and axis titles of one chart, already translated."""
+
+    title: str
+    x: str
+    y: str
+
+
+def _styles(series: Sequence[Series]) -> list[dict]:
+    """Colour by placement; a placement seen again gets the next dash style."""
+    seen: dict[str, int] = {}
+    styles = []
+    for _, result in series:
+        p = result.spec.placement
+        styles.append(dict(color=PLACEMENT_COLORS[p], dash=DASHES[seen.get(p, 0) % len(DASHES)]))
+        seen[p] = seen.get(p, 0) + 1
+    return styles
+
+
+def _finite(values) -> list[float | None]:
+    return [float(v) if math.isfinite(v) else None for v in np.asarray(values, dtype=float)]
+
+
+def _layout(figure: go.Figure, labels: AxisLabels, log_y: bool, log_x: bool = False) -> go.Figure:
+    figure.update_layout(
+        title=labels.title,
+        xaxis_title=labels.x,
+        yaxis_title=labels.y,
+        height=420,
+        margin=dict(l=10, r=10, t=50, b=10),
+        legend=dict(orientation="h", y=-0.18),
+        hovermode="x unified",
+    )
+    figure.update_yaxes(type="log" if log_y else "linear")
+    figure.update_xaxes(type="log" if log_x else "linear")
+    return figure
+
+
+def _per_layer_figure(series, field, labels, log_y, first_layer) -> go.Figure:
+    figure = go.Figure()
+    for (name, result), style in zip(series, _styles(series)):
+        values = getattr(result, field)
+        layers = np.arange(first_layer, first_layer + len(values))
+        figure.add_trace(
+            go.Scatter(x=layers, y=_finite(values), name=name, mode="lines", line=style)
+        )
+    return _layout(figure, labels, log_y)
+
+
+def residual_figure(
+    series: Sequence[Series],
+    labels: AxisLabels,
+    band_label: str | None = None,
+    before_norm_label: str | None = None,
+    log_y: bool = True,
+) -> go.Figure:
+    """E||x_l||^2/d against l for each result, with Xiong's Lemma-2 Pre-LN band shaded.
+
+    ``band_label`` None hides the band.  For post/deepnorm results ``before_norm_label``
+    adds a dotted trace of the mean square entering each layer's last norm (Lemma 2's 3d/2
+    level for Post-LN) and a line at 3/2.
+    """
+    figure = _per_layer_figure(series, "residual_ms", labels, log_y, first_layer=0)
+    depth = max((r.spec.layers for _, r in series), default=0)
+    if band_label is not None and depth:
+        ell = np.arange(depth + 1)
+        lo, hi = pre_ln_band(ell)
+        figure.add_trace(
+            go.Scatter(
+                x=ell,
+                y=hi,
+                mode="lines",
+                line=dict(width=0),
+                showlegend=False,
+                hoverinfo="skip",
+                name=band_label,
+            )
+        )
+        figure.add_trace(
+            go.Scatter(
+                x=ell,
+                y=lo,
+                mode="lines",
+                line=dict(width=0),
+                fill="tonexty",
+                fillcolor=BAND_FILL,
+                name=band_label,
+            )
+        )
+    if before_norm_label is not None:
+        posts = [(n, r) for n, r in series if r.spec.placement in ("post", "deepnorm")]
+        for (name, result), style in zip(posts, _styles(posts)):
+            layers = np.arange(1, result.spec.layers + 1)
+            figure.add_trace(
+                go.Scatter(
+                    x=layers,
+                    y=_finite(result.pre_norm_ms),
+                    mode="lines",
+                    name=f"{name}: {before_norm_label}",
+                    line={**style, "dash": "dot"},
+                )
+            )
+        if posts and depth:  # a trace, not add_hline: hline labels misplace on log axes
+            figure.add_trace(
+                go.Scatter(
+                    x=[1, depth],
+                    y=[1.5, 1.5],
+                    mode="lines",
+                    name="3/2",
+                    line=dict(color=THEORY_COLOR, dash="dot", width=1),
+                )
+            )
+    return figure
+
+
+def grad_norm_figure(series: Sequence[Series], labels: AxisLabels, log_y: bool = True):
+    """||d loss / d W_l|| against layer l (1..L) for each result."""
+    return _per_layer_figure(series, "grad_norm", labels, log_y, first_layer=1)
+
+
+def update_ratio_figure(series: Sequence[Series], labels: AxisLabels, log_y: bool = True):
+    """||F_l|| / ||x_{l-1}|| against layer l: how much each layer changes the stream."""
+    return _per_layer_figure(series, "update_ratio", labels, log_y, first_layer=1)
+
+
+def cosine_figure(series: Sequence[Series], labels: AxisLabels):
+    """cos(x_{l-1}, x_l) against layer l."""
+    return _per_layer_figure(series, "cosine", labels, False, first_layer=1)
+
+
+def x0_weight_figure(
+    series: Sequence[Series], labels: AxisLabels, reference_label: str | None = None
+) -> go.Figure:
+    """The identity path's weight on x_0 against l, with 2^(-l/2) dashed when labelled."""
+    figure = _per_layer_figure(series, "x0_weight", labels, True, first_layer=0)
+    depth = max((r.spec.layers for _, r in series), default=0)
+    if reference_label is not None and depth:
+        ell = np.arange(depth + 1)
+        figure.add_trace(
+            go.Scatter(
+                x=ell,
+                y=x0_weight_expected(ell),
+                mode="lines",
+                name=reference_label,
+                line=dict(color=THEORY_COLOR, dash="dash", width=1),
+            )
+        )
+    return figure
+
+
+def sweep_figure(
+    sweeps: Sequence[tuple[str, SweepResult]],
+    labels: AxisLabels,
+    slope_label: str,
+    theory_label: str | None = None,
+) -> go.Figure:
+    """Last layer's gradient norm against L on log-log axes, one fitted line per sweep.
+
+    The title reads "<title> — <name> <slope_label> -0.48, ..." so the fitted slopes are on
+    the chart.  ``theory_label`` adds Theorem 1's slopes (0 for post, -1/2 for pre) as
+    dashed lines through each sweep's first point.
+    """
+    figure = go.Figure()
+    slopes = []
+    for name, sweep in sweeps:
+        color = PLACEMENT_COLORS[sweep.spec.placement]
+        x = sweep.layers.astype(float)
+        figure.add_trace(
+            go.Scatter(
+                x=x,
+                y=_finite(sweep.last_grad_norm),
+                mode="markers",
+                name=name,
+                marker=dict(color=color, size=9),
+            )
+        )
+        fit = np.exp(sweep.intercept) * x**sweep.slope
+        figure.add_trace(
+            go.Scatter(
+                x=x,
+                y=fit,
+                mode="lines",
+                showlegend=False,
+                name=f"{name} {slope_label} {sweep.slope:+.2f}",
+                line=dict(color=color),
+            )
+        )
+        theory = {"post": 0.0, "pre": -0.5}.get(sweep.spec.placement)
+        if theory_label is not None and theory is not None:
+            y0 = float(sweep.last_grad_norm[0])
+            figure.add_trace(
+                go.Scatter(
+                    x=x,
+                    y=y0 * (x / x[0]) ** theory,
+                    mode="lines",
+                    name=f"{name}: {theory_label} {theory:+.1f}",
+                    line=dict(color=color, dash="dash", width=1),
+                )
+            )
+        slopes.append(f"{name} {slope_label} {sweep.slope:+.2f}")
+    title = AxisLabels(f"{labels.title} — " + ", ".join(slopes), labels.x, labels.y)
+    figure = _layout(figure, title, log_y=True, log_x=True)
+    figure.update_layout(hovermode="closest")
+    return figure
+
+
+def training_loss_figure(
+    runs: Sequence[tuple[str, TrainResult]],
+    labels: AxisLabels,
+    chance_label: str | None = None,
+    log_y: bool = True,
+) -> go.Figure:
+    """Per-step loss of each run (streamed or finished) with the chance loss dashed."""
+    figure = go.Figure()
+    for (name, run), color in zip(runs, RUN_COLORS * 4):
+        figure.add_trace(
+            go.Scatter(
+                x=run.steps, y=_finite(run.loss), mode="lines", name=name, line=dict(color=color)
+            )
+        )
+    last = max((int(run.steps[-1]) for _, run in runs if len(run.steps)), default=0)
+    if chance_label is not None and last:
+        chance = runs[0][1].chance_loss
+        figure.add_trace(
+            go.Scatter(
+                x=[1, last],
+                y=[chance, chance],
+                mode="lines",
+                name=chance_label,
+                line=dict(color=THEORY_COLOR, dash="dash", width=1),
+            )
+        )
+    return _layout(figure, labels, log_y)
