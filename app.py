@@ -51,6 +51,9 @@ pages = {
             icon=":material/calculate:",
             default=True,
         ),
+        st.Page(
+            "app_pages/depth.py", title=t("app.nav.depth"), icon=":material/stacked_line_chart:"
+        ),
     ],
     t("app.nav.engine"): [
         st.Page("app_pages/kernels.py", title=t("app.nav.kernels"), icon=":material/memory:"),

@@ -71,6 +71,8 @@ MAX_LAYERS = 1000
 MAX_WIDTH = {"cpu": 4096, "cuda": 16384}
 MAX_TOKENS = 1024
 MAX_STREAM_ELEMENTS = 2**28  # (L+1) * T * d floats kept for the backward pass: 1 GiB
+MAX_WEIGHT_ELEMENTS = 2**28  # weights drawn over all layers: 1 GiB, ~10 s on a 2-core CPU
+WEIGHTS_PER_D2 = {"linear": 1, "mlp": 8, "attention": 2, "transformer": 10}  # per layer / d^2
 KEEP_GRAPH_ELEMENTS = 2**26  # graphs up to ~256 MiB of float32 are kept: no re-run
 SWEEP_LAYERS = (6, 12, 24, 48, 96)
 
@@ -115,6 +117,12 @@ def check_limits(spec: DepthSpec, device: str = "cpu") -> None:
         raise ValueError(f"d={spec.d} is over the limit of d <= {max_width} on {kind.upper()}")
     if spec.tokens > MAX_TOKENS:
         raise ValueError(f"tokens={spec.tokens} is over the limit of {MAX_TOKENS} tokens")
+    weights = weight_elements(spec)
+    if weights > MAX_WEIGHT_ELEMENTS:
+        raise ValueError(
+            f"L * d^2 * {WEIGHTS_PER_D2[spec.sublayer]} = {weights:,} weights is over the limit "
+            f"of {MAX_WEIGHT_ELEMENTS:,} drawn per simulation; lower layers or d"
+        )
     stream = (spec.layers + 1) * spec.tokens * spec.d
     if stream > MAX_STREAM_ELEMENTS:
         raise ValueError(
@@ -122,6 +130,11 @@ def check_limits(spec: DepthSpec, device: str = "cpu") -> None:
             f"{MAX_STREAM_ELEMENTS:,} (1 GiB of float32 kept for the backward pass); "
             "lower layers, tokens or d"
         )
+
+
+def weight_elements(spec: DepthSpec) -> int:
+    """How many weights the stack draws (see ``layer_weights``): the simulation's main cost."""
+    return spec.layers * spec.d * spec.d * WEIGHTS_PER_D2[spec.sublayer]
 
 
 def _seed(spec: DepthSpec, *path: int) -> int:

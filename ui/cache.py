@@ -5,10 +5,14 @@ Both Streamlit caches are process-global: tests clear them between cases.
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from dataclasses import replace
 
 import streamlit as st
 
+from engine.config import DepthSpec
+from engine.depth import sweep_last_layer_grad
 from engine.explain import VectorExplanation, explain_vectors
 
 
@@ -22,3 +26,44 @@ def vector_explanation(config, compute_dtype: str | None = None) -> VectorExplan
     return explain_vectors(
         config.rows, spec, config.input_dtype, config.weight, config.bias, config.row_index
     )
+
+
+class ResultStore:
+    """A bounded, thread-safe, process-wide map from a frozen spec to a finished result.
+
+    For computations that report progress while they run (the depth simulator, the training
+    lab): ``st.cache_data`` would replay their progress bars, so the page checks the store,
+    computes with its own progress callback on a miss, and puts the result back.  Shared by
+    every session, so a workshop's thirty identical clicks compute once.
+    """
+
+    def __init__(self, max_entries: int) -> None:
+        self._entries: OrderedDict = OrderedDict()
+        self._lock = threading.Lock()
+        self._max_entries = max_entries
+
+    def get(self, key):
+        with self._lock:
+            if key in self._entries:
+                self._entries.move_to_end(key)
+                return self._entries[key]
+            return None
+
+    def put(self, key, value) -> None:
+        with self._lock:
+            self._entries[key] = value
+            self._entries.move_to_end(key)
+            while len(self._entries) > self._max_entries:
+                self._entries.popitem(last=False)
+
+
+@st.cache_resource
+def result_store(name: str, max_entries: int = 64) -> ResultStore:
+    """The process-wide ``ResultStore`` called ``name``."""
+    return ResultStore(max_entries)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def depth_sweep(spec: DepthSpec):
+    """``engine.depth.sweep_last_layer_grad`` for L = 6..96, one thread (see engine/threads)."""
+    return sweep_last_layer_grad(spec, threads=1)

@@ -239,7 +239,8 @@ def test_theory_helpers():
         (dict(layers=1001), "limit of 1000 layers"),
         (dict(d=4097), "d <= 4096 on CPU"),
         (dict(tokens=1025), "limit of 1024 tokens"),
-        (dict(layers=1000, d=4096, tokens=128), "1 GiB"),
+        (dict(layers=1000, d=264, tokens=1024), "1 GiB"),
+        (dict(layers=100, d=2048), "weights is over the limit"),
     ],
 )
 def test_inputs_over_the_limits_are_refused_with_the_reason(changes, message):

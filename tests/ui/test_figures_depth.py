@@ -86,7 +86,7 @@ def test_sweep_figure_prints_fitted_slopes_in_the_title():
     )
     post = SweepResult(DepthSpec(placement="post"), layers, np.full(5, 50.0), 0.0, np.log(50), 0.0)
     figure = sweep_figure([("Pre-LN", pre), ("Post-LN", post)], AXES, "斜率", theory_label="定理 1")
-    assert figure.layout.title.text == "标题 — Pre-LN 斜率 -0.50, Post-LN 斜率 +0.00"
+    assert figure.layout.title.text == "标题<br><sup>Pre-LN 斜率 -0.50, Post-LN 斜率 +0.00</sup>"
     assert figure.layout.xaxis.type == "log" and figure.layout.yaxis.type == "log"
     markers = [t for t in figure.data if t.mode == "markers"]
     np.testing.assert_allclose(markers[0].y, 100 / np.sqrt(layers))

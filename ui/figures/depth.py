@@ -237,7 +237,7 @@ def sweep_figure(
                 )
             )
         slopes.append(f"{name} {slope_label} {sweep.slope:+.2f}")
-    title = AxisLabels(f"{labels.title} — " + ", ".join(slopes), labels.x, labels.y)
+    title = AxisLabels(f"{labels.title}<br><sup>{', '.join(slopes)}</sup>", labels.x, labels.y)
     figure = _layout(figure, title, log_y=True, log_x=True)
     figure.update_layout(hovermode="closest")
     return figure

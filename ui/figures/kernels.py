@@ -37,8 +37,8 @@ def timing_figure(timings: Sequence[dict], labels: TimingLabels) -> go.Figure:
                 line=dict(color=KIND_COLORS[kind], dash=PASS_DASH[pass_]),
                 customdata=[r["gbps"] for r in rows],
                 hovertemplate=(
-                "%{x}: %{y:.1f} µs (%{customdata:.1f} GB/s)<extra>%{fullData.name}</extra>"
-            ),
+                    "%{x}: %{y:.1f} µs (%{customdata:.1f} GB/s)<extra>%{fullData.name}</extra>"
+                ),
             )
         )
     figure.update_xaxes(type="log", title_text=labels.width, dtick=0.30103)

@@ -1,0 +1,79 @@
+"""The Depth page through AppTest: simulate, check theory captions, limits, training lab."""
+
+import json
+
+
+def _open(app):
+    app.switch_page("app_pages/depth.py").run()
+    assert not app.exception
+    return app
+
+
+def _chart_names(app, key: str) -> list[str]:
+    for chart in app.get("plotly_chart"):
+        spec = json.loads(chart.proto.spec)
+        names = [trace.get("name") for trace in spec["data"]]
+        if chart.proto.id and key in chart.proto.id:
+            return names
+    raise AssertionError(f"no chart with key {key}")
+
+
+def test_default_compares_post_and_pre_with_the_lemma2_band(app):
+    _open(app)
+    assert app.title[0].value == "Depth"
+    names = _chart_names(app, "dp_residual")
+    assert "Post-Norm" in names and "Pre-Norm" in names
+    assert any("Lemma 2" in (name or "") for name in names)
+    assert any("Weight left on x₀" in json.loads(c.proto.spec)["layout"]["title"]["text"]
+               for c in app.get("plotly_chart"))
+
+
+def test_assumptions_caption_follows_the_configuration(app):
+    _open(app)
+    assert any("leaves Lemma 2's assumptions" in c.value for c in app.caption)
+    app.selectbox(key="dp_sublayer").select("transformer").run()
+    app.selectbox(key="dp_activation").select("relu").run()
+    assert any("Lemma 2's assumptions hold" in c.value for c in app.caption)
+
+
+def test_deepnorm_constants_are_shown(app):
+    _open(app)
+    app.multiselect(key="dp_placements").set_value(["deepnorm"]).run()
+    assert not app.exception
+    info = " ".join(i.value for i in app.info)
+    # 48 single-branch layers: alpha = 48^(1/4) = 2.6321, beta = (4 * 48)^(-1/4) = 0.2686
+    assert "α = 2.6321" in info and "β = 0.2686" in info
+
+
+def test_limits_are_refused_with_the_reason(app):
+    _open(app)
+    app.number_input(key="dp_tokens").set_value(1024).run()
+    app.selectbox(key="dp_d").select(4096).run()  # 49 * 1024 * 4096 stream values: refused
+    assert not app.exception
+    assert "over the limit of 268,435,456" in app.error[0].value
+    app.number_input(key="dp_tokens").set_value(8).run()  # stream fits; 48 * 4096^2 weights do not
+    assert "weights (L · d² · weights per layer), over the limit" in app.error[0].value
+
+
+def test_no_placement_asks_for_one(app):
+    _open(app)
+    app.multiselect(key="dp_placements").set_value([]).run()
+    assert "Pick at least one placement" in app.error[0].value
+
+
+def test_training_lab_trains_two_runs_and_reports_outcomes(app):
+    _open(app)
+    app.number_input(key="tl_steps").set_value(50).run()
+    app.button(key="tl_train").click().run(timeout=120)
+    assert not app.exception
+    lines = " ".join(m.value for m in app.markdown)
+    assert "Run A: Pre-Norm:" in lines and "Run B: Post-Norm:" in lines
+    assert "final loss" in lines
+    names = _chart_names(app, "tl_loss")
+    assert names[:2] == ["Run A: Pre-Norm", "Run B: Post-Norm"]
+
+
+def test_depth_page_in_chinese(app):
+    app.selectbox(key="language_select").select("zh").run()
+    _open(app)
+    assert app.title[0].value == "深度"

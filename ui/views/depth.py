@@ -1,0 +1,189 @@
+"""Depth page sections (Streamlit): the simulated stack, the L-sweep, wiring, training lab."""
+
+from __future__ import annotations
+
+import time
+
+import streamlit as st
+
+from engine.config import DepthSpec
+from engine.depth import DepthResult, simulate_depth
+from engine.depth_theory import lemma2_violations
+from engine.training import iter_training, summarize
+from ui import cache
+from ui.figures.depth import (
+    AxisLabels,
+    cosine_figure,
+    grad_norm_figure,
+    residual_figure,
+    sweep_figure,
+    training_loss_figure,
+    update_ratio_figure,
+    x0_weight_figure,
+)
+from ui.figures.depth_wiring import WiringLabels, wiring_figure
+from ui.formatting import format_number
+from ui.i18n import t
+from ui.widgets.depth import placement_label
+
+_STREAM_EVERY = 25  # redraw the live loss chart every this many steps (each redraw costs)
+DEFAULT_TRAINING_SECONDS = 20  # both default runs, measured (benchmarks/RESULTS.md)
+
+
+def _labels(prefix: str, x_key: str = "depth.residual_x") -> AxisLabels:
+    return AxisLabels(t(f"depth.{prefix}_title"), t(x_key), t(f"depth.{prefix}_y"))
+
+
+def simulate(specs: tuple[DepthSpec, ...]) -> list[tuple[str, DepthResult]]:
+    """Each spec's result from the shared store, or simulated now with a progress bar."""
+    store = cache.result_store("depth")
+    series = []
+    for spec in specs:
+        result = store.get(spec)
+        if result is None:
+            name = placement_label(spec.placement)
+            bar = st.progress(0.0, text=t("depth.simulating", name=name, layers=spec.layers))
+            result = simulate_depth(
+                spec, progress=lambda f, bar=bar: bar.progress(min(f, 1.0)), threads=1
+            )
+            bar.empty()
+            store.put(spec, result)
+        series.append((placement_label(spec.placement), result))
+    return series
+
+
+def stack(series: list[tuple[str, DepthResult]]) -> None:
+    specs = [result.spec for _, result in series]
+    for result in (r for _, r in series if r.spec.placement == "deepnorm"):
+        st.info(
+            t(
+                "depth.deepnorm_constants",
+                branches=result.spec.layers * result.branches_per_layer,
+                alpha=format_number(result.alpha),
+                beta=format_number(result.beta),
+            ),
+            icon=":material/tune:",
+        )
+    broken = [key for key in lemma2_violations(specs[0]) if key != "placement"]
+    if broken:
+        st.caption(
+            t(
+                "depth.assumptions_broken",
+                broken=", ".join(t(f"depth.violation.{key}") for key in broken),
+            )
+        )
+    else:
+        st.caption(t("depth.assumptions_hold"))
+    st.plotly_chart(
+        residual_figure(series, _labels("residual"), t("depth.band"), t("depth.before_norm")),
+        width="stretch",
+        key="dp_residual",
+    )
+    st.caption(t("depth.residual_note"))
+    left, right = st.columns(2)
+    left.plotly_chart(grad_norm_figure(series, _labels("grad")), width="stretch", key="dp_grad")
+    right.plotly_chart(
+        update_ratio_figure(series, _labels("update")), width="stretch", key="dp_update"
+    )
+    right.caption(t("depth.update_note"))
+    left, right = st.columns(2)
+    post_like = [(n, r) for n, r in series if r.spec.placement in ("post", "deepnorm")]
+    if post_like:
+        left.plotly_chart(
+            x0_weight_figure(post_like, _labels("x0"), t("depth.x0_reference")),
+            width="stretch",
+            key="dp_x0",
+        )
+        left.caption(t("depth.x0_note"))
+    right.plotly_chart(cosine_figure(series, _labels("cosine")), width="stretch", key="dp_cos")
+    seconds = sum(r.seconds for _, r in series)
+    st.caption(t("depth.timing", count=len(series), seconds=format_number(seconds, 2)))
+
+
+def sweep(specs: tuple[DepthSpec, ...]) -> None:
+    st.markdown(t("depth.sweep_intro"))
+    sweeps = []
+    for spec in specs:
+        with st.spinner(t("depth.sweep_running", name=placement_label(spec.placement))):
+            sweeps.append((placement_label(spec.placement), cache.depth_sweep(spec)))
+    labels = AxisLabels(t("depth.sweep_title"), t("depth.sweep_x"), t("depth.sweep_y"))
+    st.plotly_chart(
+        sweep_figure(sweeps, labels, t("depth.slope"), t("depth.theory_slope")),
+        width="stretch",
+        key="dp_sweep",
+    )
+
+
+def wiring(specs: tuple[DepthSpec, ...]) -> None:
+    st.markdown(t("depth.wiring_intro"))
+    for spec in specs:
+        labels = WiringLabels(
+            placement_label(spec.placement),
+            t("depth.wiring_norm"),
+            t("depth.wiring_attention"),
+            t("depth.wiring_mlp"),
+            "x_l",
+            "x_{l+1}",
+            t("depth.wiring_identity"),
+            t("depth.wiring_final"),
+        )
+        st.plotly_chart(
+            wiring_figure(spec.placement, labels, spec.final_norm),
+            width="stretch",
+            key=f"dp_wiring_{spec.placement}",
+        )
+
+
+def training(runs, start: bool) -> None:
+    """Show stored runs; when ``start``, train the missing ones live, streaming the losses."""
+    store = cache.result_store("training", max_entries=32)
+    results = [(name, store.get(spec)) for name, spec in runs]
+    labels = AxisLabels(t("depth.loss_title"), t("depth.loss_x"), t("depth.loss_y"))
+    chart = st.empty()
+    if start and any(result is None for _, result in results):
+        bar = st.progress(0.0)
+        done = [(name, r) for name, r in results if r is not None]
+        for name, spec in runs:
+            if store.get(spec) is not None:
+                continue
+            records, started = [], time.perf_counter()
+            for record in iter_training(spec, threads=1):
+                records.append(record)
+                bar.progress(
+                    record.step / spec.steps,
+                    text=t("depth.training", name=name, step=record.step, steps=spec.steps),
+                )
+                if record.step % _STREAM_EVERY == 0:
+                    live = [*done, (name, summarize(spec, records))]
+                    chart.plotly_chart(
+                        training_loss_figure(live, labels, t("depth.chance")),
+                        width="stretch",
+                        key=f"tl_live_{name}_{record.step}",
+                    )
+            result = summarize(spec, records, time.perf_counter() - started)
+            store.put(spec, result)
+            done.append((name, result))
+        bar.empty()
+        results = [(name, store.get(spec)) for name, spec in runs]
+    finished = [(name, r) for name, r in results if r is not None]
+    if not finished:
+        st.info(
+            t("depth.train_hint", seconds=DEFAULT_TRAINING_SECONDS), icon=":material/play_circle:"
+        )
+        return
+    chart.plotly_chart(
+        training_loss_figure(finished, labels, t("depth.chance")), width="stretch", key="tl_loss"
+    )
+    for name, result in finished:
+        tail = result.loss[-30:]
+        st.markdown(
+            "- "
+            + t(
+                "depth.outcome_line",
+                name=name,
+                outcome=t(f"depth.outcome_{result.outcome}"),
+                loss=format_number(float(tail.mean()), 3),
+                accuracy=format_number(100 * float(result.accuracy[-30:].mean()), 1),
+                seconds=format_number(result.seconds, 1),
+            )
+        )
