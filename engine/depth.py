@@ -56,6 +56,17 @@ import torch
 import torch.nn.functional as F
 
 from engine.config import DepthSpec, NormSpec
+from engine.depth_limits import (  # noqa: F401  (re-exported: the simulator's public limits)
+    MAX_LAYERS,
+    MAX_STREAM_ELEMENTS,
+    MAX_TOKENS,
+    MAX_WEIGHT_ELEMENTS,
+    MAX_WIDTH,
+    SWEEP_LAYERS,
+    check_limits,
+    sweep_depths,
+    weight_elements,
+)
 from engine.depth_theory import (
     PRE_LIKE,
     branches_per_layer,
@@ -67,14 +78,7 @@ from engine.depth_theory import (
 from engine.norms import normalize
 from engine.threads import torch_threads
 
-MAX_LAYERS = 1000
-MAX_WIDTH = {"cpu": 4096, "cuda": 16384}
-MAX_TOKENS = 1024
-MAX_STREAM_ELEMENTS = 2**28  # (L+1) * T * d floats kept for the backward pass: 1 GiB
-MAX_WEIGHT_ELEMENTS = 2**28  # weights drawn over all layers: 1 GiB, ~10 s on a 2-core CPU
-WEIGHTS_PER_D2 = {"linear": 1, "mlp": 8, "attention": 2, "transformer": 10}  # per layer / d^2
 KEEP_GRAPH_ELEMENTS = 2**26  # graphs up to ~256 MiB of float32 are kept: no re-run
-SWEEP_LAYERS = (6, 12, 24, 48, 96)
 
 Progress = Callable[[float], None]
 StopCheck = Callable[[], bool]
@@ -105,36 +109,6 @@ class DepthResult:
     residual_scale: float  # GPT-2 factor on output projections, 1 when off
     branches_per_layer: int
     seconds: float  # wall time of the simulation
-
-
-def check_limits(spec: DepthSpec, device: str = "cpu") -> None:
-    """Raise ValueError, with the limit in the message, when ``spec`` is too big to simulate."""
-    kind = torch.device(device).type
-    max_width = MAX_WIDTH.get(kind, MAX_WIDTH["cpu"])
-    if spec.layers > MAX_LAYERS:
-        raise ValueError(f"layers={spec.layers} is over the limit of {MAX_LAYERS} layers")
-    if spec.d > max_width:
-        raise ValueError(f"d={spec.d} is over the limit of d <= {max_width} on {kind.upper()}")
-    if spec.tokens > MAX_TOKENS:
-        raise ValueError(f"tokens={spec.tokens} is over the limit of {MAX_TOKENS} tokens")
-    weights = weight_elements(spec)
-    if weights > MAX_WEIGHT_ELEMENTS:
-        raise ValueError(
-            f"L * d^2 * {WEIGHTS_PER_D2[spec.sublayer]} = {weights:,} weights is over the limit "
-            f"of {MAX_WEIGHT_ELEMENTS:,} drawn per simulation; lower layers or d"
-        )
-    stream = (spec.layers + 1) * spec.tokens * spec.d
-    if stream > MAX_STREAM_ELEMENTS:
-        raise ValueError(
-            f"(layers+1) * tokens * d = {stream:,} values is over the limit of "
-            f"{MAX_STREAM_ELEMENTS:,} (1 GiB of float32 kept for the backward pass); "
-            "lower layers, tokens or d"
-        )
-
-
-def weight_elements(spec: DepthSpec) -> int:
-    """How many weights the stack draws (see ``layer_weights``): the simulation's main cost."""
-    return spec.layers * spec.d * spec.d * WEIGHTS_PER_D2[spec.sublayer]
 
 
 def _seed(spec: DepthSpec, *path: int) -> int:

@@ -11,8 +11,6 @@ from dataclasses import replace
 
 import streamlit as st
 
-from engine.config import DepthSpec
-from engine.depth import sweep_last_layer_grad
 from engine.explain import VectorExplanation, explain_vectors
 
 
@@ -61,9 +59,3 @@ class ResultStore:
 def result_store(name: str, max_entries: int = 64) -> ResultStore:
     """The process-wide ``ResultStore`` called ``name``."""
     return ResultStore(max_entries)
-
-
-@st.cache_data(max_entries=64, show_spinner=False)
-def depth_sweep(spec: DepthSpec):
-    """``engine.depth.sweep_last_layer_grad`` for L = 6..96, one thread (see engine/threads)."""
-    return sweep_last_layer_grad(spec, threads=1)

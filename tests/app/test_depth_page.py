@@ -77,3 +77,13 @@ def test_depth_page_in_chinese(app):
     app.selectbox(key="language_select").select("zh").run()
     _open(app)
     assert app.title[0].value == "深度"
+
+
+def test_wide_stacks_clip_the_sweep_instead_of_crashing(app):
+    _open(app)
+    app.number_input(key="dp_layers").set_value(12).run()
+    app.selectbox(key="dp_d").select(2048).run()  # 12 * 2048^2 = 50M weights: allowed
+    assert not app.exception and not app.error
+    captions = " ".join(c.value for c in app.caption)
+    assert "the sweep uses L = 6, 12, 24, 48" in captions
+    assert any("Run the sweep" in b.label for b in app.button)

@@ -3,11 +3,19 @@
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 import streamlit as st
 
 from engine.config import DepthSpec
-from engine.depth import DepthResult, simulate_depth
+from engine.depth import (
+    SWEEP_LAYERS,
+    DepthResult,
+    simulate_depth,
+    sweep_depths,
+    sweep_last_layer_grad,
+    weight_elements,
+)
 from engine.depth_theory import lemma2_violations
 from engine.training import iter_training, summarize
 from ui import cache
@@ -28,6 +36,7 @@ from ui.widgets.depth import placement_label
 
 _STREAM_EVERY = 25  # redraw the live loss chart every this many steps (each redraw costs)
 DEFAULT_TRAINING_SECONDS = 20  # both default runs, measured (benchmarks/RESULTS.md)
+SWEEP_AUTO_WEIGHTS = 2**26  # sweeps drawing more weights than this (~3 s) wait for a click
 
 
 def _labels(prefix: str, x_key: str = "depth.residual_x") -> AxisLabels:
@@ -100,12 +109,34 @@ def stack(series: list[tuple[str, DepthResult]]) -> None:
     st.caption(t("depth.timing", count=len(series), seconds=format_number(seconds, 2)))
 
 
+def _sweep_one(spec: DepthSpec, depths: tuple[int, ...]):
+    store = cache.result_store("sweep")
+    key = (spec, depths)
+    result = store.get(key)
+    if result is None:
+        name = placement_label(spec.placement)
+        bar = st.progress(0.0, text=t("depth.sweep_running", name=name))
+        result = sweep_last_layer_grad(
+            spec, layers=depths, threads=1, progress=lambda f, bar=bar: bar.progress(min(f, 1.0))
+        )
+        bar.empty()
+        store.put(key, result)
+    return result
+
+
 def sweep(specs: tuple[DepthSpec, ...]) -> None:
     st.markdown(t("depth.sweep_intro"))
-    sweeps = []
-    for spec in specs:
-        with st.spinner(t("depth.sweep_running", name=placement_label(spec.placement))):
-            sweeps.append((placement_label(spec.placement), cache.depth_sweep(spec)))
+    depths = sweep_depths(specs[0])
+    if len(depths) < 2:
+        st.warning(t("depth.sweep_too_big", depths=", ".join(map(str, SWEEP_LAYERS))))
+        return
+    if depths != SWEEP_LAYERS:
+        st.caption(t("depth.sweep_clipped", depths=", ".join(map(str, depths))))
+    cost = len(specs) * sum(weight_elements(replace(specs[0], layers=n)) for n in depths)
+    if cost > SWEEP_AUTO_WEIGHTS and not st.button(t("depth.sweep_run"), key="dp_sweep_run"):
+        st.info(t("depth.sweep_on_request"), icon=":material/play_circle:")
+        return
+    sweeps = [(placement_label(spec.placement), _sweep_one(spec, depths)) for spec in specs]
     labels = AxisLabels(t("depth.sweep_title"), t("depth.sweep_x"), t("depth.sweep_y"))
     st.plotly_chart(
         sweep_figure(sweeps, labels, t("depth.slope"), t("depth.theory_slope")),
