@@ -39,7 +39,7 @@ class RowStatistics:
 class Overflow:
     """Where the compute dtype's range was exceeded, with the exact float64 value."""
 
-    quantity: str  # "sum", "sum_of_squares" or "square"
+    quantity: str  # "sum", "square", "sum_of_squares" or "sum_of_squared_deviations"
     exact_value: float  # the value float64 computes
     dtype_max: float  # the largest finite number of the compute dtype
 
@@ -77,6 +77,7 @@ class VectorExplanation:
     comparison: NormComparison
     overflow: Overflow | None
     nonfinite_outputs: int  # count of inf/NaN in ``outputs``
+    zero_variance: bool  # eps = 0 and the row's sigma^2 (RMSNorm: mean square) is 0: 0/0
 
 
 def _row_statistics(row: torch.Tensor, spec: NormSpec, compute_dtype: str) -> RowStatistics:
@@ -89,15 +90,30 @@ def _row_statistics(row: torch.Tensor, spec: NormSpec, compute_dtype: str) -> Ro
     return RowStatistics(mean, var, std, float(mean_square), float(layer.rms))
 
 
-def _find_overflow(row: torch.Tensor, compute_dtype: torch.dtype) -> Overflow | None:
-    """The first accumulation that exceeds ``compute_dtype``'s range, if any."""
+def _find_overflow(row: torch.Tensor, kind: str, compute_dtype: torch.dtype) -> Overflow | None:
+    """The first accumulation of ``kind``'s statistics that exceeds ``compute_dtype``'s range.
+
+    Only the sums the kind's reference formula really forms are checked: RMSNorm squares and
+    sums x; LayerNorm sums x, then squares and sums the deviations x - mu (two passes, no
+    sum of x^2).  DyT forms no statistic, and the pooled kinds (BatchNorm, InstanceNorm,
+    GroupNorm) sum over other axes than the row: both return None.
+    """
     dtype_max = torch.finfo(compute_dtype).max
-    exact = row.double()
-    checks = (
-        ("square", float(exact.abs().max()) ** 2),
-        ("sum_of_squares", float((exact * exact).sum())),
-        ("sum", float(exact.sum().abs())),
-    )
+    exact = row.double()  # [d]
+    if kind == "rmsnorm":
+        checks = (
+            ("square", float(exact.abs().max()) ** 2),
+            ("sum_of_squares", float((exact * exact).sum())),
+        )
+    elif kind == "layernorm":
+        deviations = exact - exact.mean()
+        checks = (
+            ("sum", float(exact.sum().abs())),
+            ("square", float(deviations.abs().max()) ** 2),
+            ("sum_of_squared_deviations", float((deviations * deviations).sum())),
+        )
+    else:
+        return None
     for quantity, value in checks:
         if value > dtype_max:
             return Overflow(quantity, value, dtype_max)
@@ -146,6 +162,8 @@ def explain_vectors(
     row = x[row_index]  # [d]
     compute_dtype = spec.torch_compute_dtype(x.dtype)
     row_rstd = float(result.rstd[row_index]) if spec.kind in ROW_KINDS else math.nan
+    centre = row.double().mean() if spec.kind == "layernorm" else 0.0
+    row_zero = bool(((row.double() - centre) == 0).all())  # sigma^2 (or RMS^2) is exactly 0
     return VectorExplanation(
         spec=spec,
         input_dtype=input_dtype,
@@ -159,6 +177,7 @@ def explain_vectors(
         row_stats_exact=_row_statistics(row, spec, "float64"),
         row_rstd=row_rstd,
         comparison=_compare_norms(row, spec),
-        overflow=_find_overflow(row, compute_dtype),
+        overflow=_find_overflow(row, spec.kind, compute_dtype),
+        zero_variance=spec.eps == 0 and spec.kind in ("layernorm", "rmsnorm") and row_zero,
         nonfinite_outputs=int((~torch.isfinite(result.y)).sum()),
     )

@@ -138,3 +138,30 @@ def test_share_link_query_restores_state():
     assert at.title[0].value == "向量实验室"
     assert at.selectbox(key="vl_norm").value == "rmsnorm"
     assert "d = 3" in _latex(at)
+
+
+def test_layernorm_in_float16_overflows_only_where_its_formula_does(app):
+    # 300..303: x^2 would overflow float16, but LayerNorm never forms x^2: it is finite.
+    app.text_area(key="vl_text").input("300, 301, 302, 303").run()
+    app.selectbox(key="vl_dtype").select("float16").run()
+    app.selectbox(key="vl_compute").select("float16").run()
+    assert not app.exception and not app.error
+    assert any("No overflow" in s.value for s in app.success)
+    app.selectbox(key="vl_norm").select("rmsnorm").run()  # RMSNorm does square: overflow
+    assert "squaring the largest entry gives 91809" in app.error[0].value
+
+
+def test_zero_variance_with_eps_zero_is_explained_not_blamed_on_precision(app):
+    app.text_area(key="vl_text").input("5, 5, 5").run()
+    app.text_input(key="vl_eps").input("0").run()
+    assert not app.exception
+    assert any("0 · ∞ = NaN" in w.value for w in app.warning)
+    assert not any("float32: y =" in block.value for block in app.code)
+
+
+def test_pooled_norms_do_not_show_the_rows_own_statistics(app):
+    app.selectbox(key="vl_preset").select("tokens").run()
+    app.selectbox(key="vl_norm").select("batchnorm").run()
+    latex = _latex(app)
+    assert r"\mu_{c}" in latex and r"\sigma^2 = \frac{1}{d}" not in latex
+    assert app.dataframe  # the per-channel statistics table

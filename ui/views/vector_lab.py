@@ -161,6 +161,9 @@ def precision(ex: VectorExplanation, typed_rows, fixed: VectorExplanation | None
                 stored=repr(changed[0][1]),
             )
         )
+    if ex.zero_variance:
+        st.warning(t("vector_lab.zero_variance"), icon=":material/warning:")
+        return
     if ex.overflow is None and ex.nonfinite_outputs == 0:
         st.success(t("vector_lab.all_finite", compute=compute))
         return
@@ -180,7 +183,7 @@ def precision(ex: VectorExplanation, typed_rows, fixed: VectorExplanation | None
         )
     if ex.nonfinite_outputs:
         st.warning(t("vector_lab.nonfinite_outputs", count=ex.nonfinite_outputs))
-    if fixed is not None:
+    if fixed is not None and fixed.nonfinite_outputs == 0:
         st.markdown(t("vector_lab.overflow_fix"))
         st.code(
             f"{compute}: y = {format_vector(ex.outputs[ex.row_index])}\n"

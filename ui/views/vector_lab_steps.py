@@ -62,6 +62,12 @@ def worked_steps(ex: VectorExplanation, lang: str) -> list[Step]:
     spec = ex.spec
     short = d <= _SHOW_TERMS_UP_TO
     steps = [Step(tr("input", row=ex.row_index + 1, d=d), rf"x = {_vec(row)},\quad d = {d}")]
+    out = _vec(ex.outputs[ex.row_index])
+    scale = r"\gamma_i" if spec.offset == 0 else rf"({_n(spec.offset)} + \gamma_i)"
+    if not is_row_kind(spec.kind):
+        # Pooled statistics: this row's own mu and sigma^2 are not what the norm uses.
+        pooled = Step(tr(f"pooled_{spec.kind}"), _pooled_formula(spec.kind, scale))
+        return [*steps, pooled, Step(tr("output"), rf"y = {out}")]
 
     total = stats.mean * d
     sum_text = _sum_terms(row, _n) if short else _n(total)
@@ -104,9 +110,7 @@ def worked_steps(ex: VectorExplanation, lang: str) -> list[Step]:
             rf"{_square(stats.mean)}",
         )
     )
-    out = _vec(ex.outputs[ex.row_index])
     eps = _n(spec.eps)
-    scale = r"\gamma_i" if spec.offset == 0 else rf"({_n(spec.offset)} + \gamma_i)"
     if spec.kind == "layernorm":
         steps.append(
             Step(
@@ -127,12 +131,8 @@ def worked_steps(ex: VectorExplanation, lang: str) -> list[Step]:
             )
         )
         formula = rf"y_i = x_i\cdot\mathrm{{rstd}}\cdot {scale} + \beta_i"
-    elif spec.kind == "dyt":
+    else:  # DyT
         formula = rf"y_i = {scale}\,\tanh(\alpha x_i) + \beta_i,\quad \alpha = {_n(spec.alpha)}"
-    else:
-        formula = _pooled_formula(spec.kind, scale)
-        steps.append(Step(tr(f"pooled_{spec.kind}"), formula))
-        return steps + [Step(tr("output"), rf"y = {out}")]
     steps.append(Step(tr("output_formula"), formula))
     return steps + [Step(tr("output"), rf"y = {out}")]
 
