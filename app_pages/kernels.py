@@ -5,6 +5,7 @@ import time
 import streamlit as st
 
 from engine import describe_backend
+from engine.backend import compute_device
 from engine.bench import read_results, time_norms
 from engine.roofline import norm_traffic
 from ui.i18n import t
@@ -25,7 +26,9 @@ if not config.widths or not config.passes:
     st.warning(t("kernels.need_widths"))
 elif st.button(t("kernels.measure"), type="primary", icon=":material/timer:", key="kn_measure"):
     with st.spinner(t("kernels.measuring", n=len(config.widths) * len(config.passes))):
-        rows = time_norms(config.rows, config.widths, config.dtype, config.passes, repeats=5)
+        rows = time_norms(
+            config.rows, config.widths, config.dtype, config.passes, compute_device(), repeats=5
+        )
     st.session_state["kn_timings"] = (config, rows, time.strftime("%H:%M:%S"))
 measured = st.session_state.get("kn_timings")
 if measured and measured[0] == config:

@@ -61,6 +61,11 @@ def resolve_backend(x: torch.Tensor, backend: str = "auto") -> str:
     return "triton"
 
 
+def compute_device() -> str:
+    """Where the app's normalizations run: "cuda" when a CUDA GPU is present, else "cpu"."""
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
 @functools.cache
 def describe_backend() -> BackendInfo:
     """The backend ``backend="auto"`` uses for tensors on this machine's default device."""

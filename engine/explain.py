@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import torch
 
 from engine import reference
+from engine.backend import compute_device
 from engine.config import DTYPES, NormSpec
 from engine.geometry import cosine, l2_norm, ones_component
 from engine.norms import normalize
@@ -78,6 +79,7 @@ class VectorExplanation:
     overflow: Overflow | None
     nonfinite_outputs: int  # count of inf/NaN in ``outputs``
     zero_variance: bool  # eps = 0 and the row's sigma^2 (RMSNorm: mean square) is 0: 0/0
+    backend: str  # the path that computed ``outputs``: "torch" or "triton"
 
 
 def _row_statistics(row: torch.Tensor, spec: NormSpec, compute_dtype: str) -> RowStatistics:
@@ -153,12 +155,15 @@ def explain_vectors(
     weight: tuple[float, ...] | None = None,
     bias: tuple[float, ...] | None = None,
     row_index: int = 0,
+    device: str | None = None,
 ) -> VectorExplanation:
     """Normalize ``rows`` ([T, d], one sequence) stored in ``input_dtype`` and explain row
     ``row_index`` step by step."""
     x = torch.tensor(rows, dtype=torch.float64).to(DTYPES[input_dtype])  # [T, d]
     d = x.shape[-1]
-    result = normalize(x, spec, _param(weight, d), _param(bias, d))
+    device = device or compute_device()  # on a GPU server the kernels compute the output
+    params = [None if p is None else p.to(device) for p in (_param(weight, d), _param(bias, d))]
+    result = normalize(x.to(device), spec, *params)
     row = x[row_index]  # [d]
     compute_dtype = spec.torch_compute_dtype(x.dtype)
     row_rstd = float(result.rstd[row_index]) if spec.kind in ROW_KINDS else math.nan
@@ -180,4 +185,5 @@ def explain_vectors(
         overflow=_find_overflow(row, spec.kind, compute_dtype),
         zero_variance=spec.eps == 0 and spec.kind in ("layernorm", "rmsnorm") and row_zero,
         nonfinite_outputs=int((~torch.isfinite(result.y)).sum()),
+        backend=result.backend,
     )

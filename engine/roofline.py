@@ -1,9 +1,10 @@
 """Why normalization is memory-bound: bytes moved vs FLOPs, against a GPU's roofline.
 
 A norm over ``[M, d]`` (M = B·T tokens) reads every element once and writes it once, while
-doing a handful of arithmetic operations per element: about 8 for LayerNorm (sum, subtract
-the mean, square, sum, scale by rstd, times gamma, plus beta) and 5 for RMSNorm (square,
-sum, scale, times gamma).  Its arithmetic intensity (FLOPs per byte) is therefore ~1-2,
+doing a handful of arithmetic operations per element: 7 for LayerNorm (add to the sum,
+subtract the mean, square, add to the sum, times rstd, times gamma, plus beta) and 4 for
+RMSNorm (square, add to the sum, times rstd, times gamma); the per-row rsqrt is negligible.
+Its arithmetic intensity (FLOPs per byte) is therefore ~1-2,
 far below a GPU's ridge point (peak FLOP/s / peak bytes/s), so its time is set by memory
 bandwidth alone; the parameters (gamma, beta: 2d numbers) are negligible next to the
 activations (M·d).  Fusing the residual add into the norm saves one full round trip.
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-FLOPS_PER_ELEMENT = {"layernorm": 8, "rmsnorm": 5}
+FLOPS_PER_ELEMENT = {"layernorm": 7, "rmsnorm": 4}
 H200_BANDWIDTH = 4.8e12  # bytes/s, HBM3e
 H200_FP32_FLOPS = 67e12  # FLOP/s on CUDA cores (no tensor cores for a norm)
 

@@ -18,21 +18,33 @@ from contextlib import contextmanager
 import torch
 
 _LOCK = threading.Lock()
+_active = 0  # blocks currently inside torch_threads, across every thread of the process
+_saved = 0  # torch's thread count before the first of them entered
 
 
 @contextmanager
 def torch_threads(threads: int | None) -> Iterator[None]:
-    """Within the block torch uses ``threads`` intra-op threads (None: unchanged)."""
+    """Within the block torch uses ``threads`` intra-op threads (None: unchanged).
+
+    torch's setting is process-wide, and Streamlit runs sessions in threads, so blocks may
+    overlap: the first block to enter saves the setting and the last to leave restores it
+    (a reference count under a lock), whatever order they finish in.
+    """
+    global _active, _saved
     if threads is None:
         yield
         return
     if threads < 1:
         raise ValueError(f"threads must be >= 1 or None, got {threads}")
     with _LOCK:
-        saved = torch.get_num_threads()
+        if _active == 0:
+            _saved = torch.get_num_threads()
+        _active += 1
         torch.set_num_threads(threads)
     try:
         yield
     finally:
         with _LOCK:
-            torch.set_num_threads(saved)
+            _active -= 1
+            if _active == 0:
+                torch.set_num_threads(_saved)

@@ -24,8 +24,10 @@ def test_default_compares_post_and_pre_with_the_lemma2_band(app):
     names = _chart_names(app, "dp_residual")
     assert "Post-Norm" in names and "Pre-Norm" in names
     assert any("Lemma 2" in (name or "") for name in names)
-    assert any("Weight left on x₀" in json.loads(c.proto.spec)["layout"]["title"]["text"]
-               for c in app.get("plotly_chart"))
+    assert any(
+        "Weight left on x₀" in json.loads(c.proto.spec)["layout"]["title"]["text"]
+        for c in app.get("plotly_chart")
+    )
 
 
 def test_assumptions_caption_follows_the_configuration(app):
@@ -42,7 +44,8 @@ def test_deepnorm_constants_are_shown(app):
     assert not app.exception
     info = " ".join(i.value for i in app.info)
     # 48 single-branch layers: alpha = 48^(1/4) = 2.6321, beta = (4 * 48)^(-1/4) = 0.2686
-    assert "α = 2.6321" in info and "β = 0.2686" in info
+    assert "N = 24 Transformer layers" in info
+    assert "= 2.6321 (identity path)" in info and "= 0.2686 (init" in info
 
 
 def test_limits_are_refused_with_the_reason(app):

@@ -1,6 +1,7 @@
 """Every page through the sidebar navigation in a real browser: it renders, no exception."""
 
 import pytest
+from playwright.sync_api import expect
 
 from tests.e2e.conftest import wait_idle
 
@@ -16,7 +17,7 @@ def test_page_renders_from_the_navigation(page, server_url, artifacts, link, hea
     wait_idle(page)
     page.locator("[data-testid='stSidebarNavLink']").filter(has_text=link).click()
     wait_idle(page)
-    assert page.get_by_role("heading", name=heading, exact=True).is_visible()
+    expect(page.get_by_role("heading", name=heading, exact=True)).to_be_visible()
     assert page.locator("[data-testid='stException']").count() == 0
     assert page.locator(".stPlotlyChart").count() >= chart_count
     assert "lang=en" in page.url
@@ -27,6 +28,6 @@ def test_deep_link_to_a_page_keeps_the_app_shell(page, server_url):
     """A shared link to a page (not the default one) gets the sidebar and the language."""
     page.goto(server_url + "/depth?lang=zh&dp_layers=12")
     wait_idle(page)
-    assert page.get_by_role("heading", name="深度", exact=True).is_visible()
-    assert page.locator("[data-testid='stSidebar']").get_by_text("NormScope").is_visible()
-    assert page.get_by_role("spinbutton", name="层数 L").input_value() == "12"
+    expect(page.get_by_role("heading", name="深度", exact=True)).to_be_visible()
+    expect(page.locator("[data-testid='stSidebar']").get_by_text("NormScope")).to_be_visible()
+    expect(page.get_by_role("spinbutton", name="层数 L")).to_have_value("12")

@@ -1,8 +1,10 @@
 """Vector Lab in a real browser: type, read the result, switch language, reopen a share link."""
 
 import re
+import time
 
 import pytest
+from playwright.sync_api import expect
 
 from tests.e2e.conftest import wait_idle
 
@@ -10,7 +12,18 @@ pytestmark = pytest.mark.e2e
 
 
 def _math_text(page) -> str:
-    return " ".join(page.locator(".katex-html").all_inner_texts())
+    """The rendered maths with KaTeX's layout whitespace removed ("μ = 2.5" -> "μ=2.5")."""
+    return re.sub(r"[\s\u200b]+", "", "".join(page.locator(".katex-html").all_inner_texts()))
+
+
+def _wait_for_math(page, fragment: str, timeout_s: float = 30.0) -> str:
+    """The rendered maths once it contains ``fragment`` (layout whitespace removed), polling."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        math = _math_text(page)
+        if fragment in math or time.monotonic() > deadline:
+            return math
+        page.wait_for_timeout(200)
 
 
 def _type_vector(page, label: str, text: str) -> None:
@@ -23,12 +36,12 @@ def _type_vector(page, label: str, text: str) -> None:
 def test_type_a_vector_switch_language_and_share(page, server_url, artifacts):
     page.goto(server_url)
     wait_idle(page)
-    assert page.get_by_role("heading", name="Vector Lab").is_visible()
-    assert "2.5" in _math_text(page)
+    expect(page.get_by_role("heading", name="Vector Lab")).to_be_visible()
+    assert "2.5" in _wait_for_math(page, "2.5")
 
     _type_vector(page, "Vectors (one per line)", "2, 4, 6, 8")
-    math = _math_text(page)
-    assert "5" in math and "=5" in math.replace(" ", "")  # mean of 2, 4, 6, 8
+    math = _wait_for_math(page, "2+4+6+8")  # mean of 2, 4, 6, 8: (2+4+6+8)/4 = 5
+    assert "2+4+6+8" in math and "=5σ" in math
     assert re.search(r"1\.3416", math)  # LayerNorm is scale-invariant: same output as 1..4
     assert page.locator(".stPlotlyChart").count() >= 1
     page.screenshot(path=str(artifacts / "vector_lab_en.png"), full_page=True)
@@ -36,16 +49,18 @@ def test_type_a_vector_switch_language_and_share(page, server_url, artifacts):
     page.locator("[data-testid='stSidebar'] [data-testid='stSelectbox']").first.click()
     page.get_by_role("option", name="简体中文").click()
     wait_idle(page)
-    assert page.get_by_role("heading", name="向量实验室").is_visible()
+    expect(page.get_by_role("heading", name="向量实验室")).to_be_visible()
     assert "lang=zh" in page.url and "vl_text=" in page.url
     page.screenshot(path=str(artifacts / "vector_lab_zh.png"), full_page=True)
 
     shared = page.context.new_page()
     shared.goto(page.url)
     wait_idle(shared)
-    assert shared.get_by_role("heading", name="向量实验室").is_visible()
-    assert shared.get_by_role("textbox", name="向量（每行一个）", exact=True).input_value() == "2, 4, 6, 8"
-    assert "=5" in _math_text(shared).replace(" ", "")
+    expect(shared.get_by_role("heading", name="向量实验室")).to_be_visible()
+    expect(shared.get_by_role("textbox", name="向量（每行一个）", exact=True)).to_have_value(
+        "2, 4, 6, 8"
+    )
+    assert "=5σ" in _wait_for_math(shared, "2+4+6+8")
 
 
 def test_bad_input_shows_a_message_in_the_browser(page, server_url):

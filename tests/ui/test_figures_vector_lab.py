@@ -16,7 +16,9 @@ def test_figure_holds_input_and_each_output_series():
 
 def test_nonfinite_outputs_are_marked_not_dropped_silently():
     figure = input_output_figure([1, 2, 3], [("RMSNorm", [0.5, math.nan, math.inf])], LABELS)
-    markers = [trace for trace in figure.data if trace.type == "scatter" and trace.mode == "markers"]
+    markers = [
+        trace for trace in figure.data if trace.type == "scatter" and trace.mode == "markers"
+    ]
     assert len(markers) == 1
     assert list(markers[0].x) == [2, 3]
     assert list(markers[0].hovertext) == ["nan", "inf"]

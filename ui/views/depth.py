@@ -16,7 +16,7 @@ from engine.depth import (
     sweep_last_layer_grad,
     weight_elements,
 )
-from engine.depth_theory import lemma2_violations
+from engine.depth_theory import deepnorm_layers, lemma2_violations
 from engine.training import iter_training, summarize
 from ui import cache
 from ui.figures.depth import (
@@ -68,6 +68,7 @@ def stack(series: list[tuple[str, DepthResult]]) -> None:
             t(
                 "depth.deepnorm_constants",
                 branches=result.spec.layers * result.branches_per_layer,
+                n=format_number(deepnorm_layers(result.spec)),
                 alpha=format_number(result.alpha),
                 beta=format_number(result.beta),
             ),

@@ -9,7 +9,7 @@ import pandas as pd
 import streamlit as st
 import torch
 
-from engine import reference
+from engine import describe_backend, reference
 from engine.config import DTYPES
 from engine.explain import VectorExplanation
 from ui.figures.vector_lab import ChartLabels, input_output_figure
@@ -30,6 +30,8 @@ _REFERENCE_FUNCTIONS = {
 
 def steps(ex: VectorExplanation) -> None:
     st.subheader(t("vector_lab.steps_title"))
+    engine_name = f"Triton · {describe_backend().device}" if ex.backend == "triton" else "PyTorch"
+    st.caption(t("vector_lab.computed_by", backend=engine_name))
     for step in worked_steps(ex, current_language()):
         st.caption(step.caption)
         st.latex(step.latex)

@@ -26,6 +26,7 @@ from ui.i18n import t
 
 BIND = "query-params"
 WIDTHS = (64, 128, 256, 512, 1024, 2048, 4096)
+TRAIN_WIDTHS = (64, 96, 128)  # the training lab's d; 4 heads divide each
 LEARNING_RATES = (3e-4, 1e-3, 2e-3, 3e-3, 5e-3, 1e-2)
 NORM_LABELS = {"layernorm": "LayerNorm", "rmsnorm": "RMSNorm", "dyt": "DyT"}
 
@@ -163,7 +164,7 @@ def _run_inputs(column, name: str, prefix: str, placement: str, warmup: bool) ->
 
 
 def training_inputs() -> TrainingInputs:
-    c1, c2, c3 = st.columns(3)
+    c1, c2, c3, c4, c5 = st.columns([3, 3, 2, 2, 2])
     task = c1.selectbox(
         t("depth.task"),
         TRAIN_TASKS,
@@ -183,6 +184,10 @@ def training_inputs() -> TrainingInputs:
     steps = c3.number_input(
         t("depth.steps"), 50, 1000, TrainSpec().steps, step=50, key="tl_steps", bind=BIND
     )
+    layers = c4.number_input(
+        t("depth.train_layers"), 2, 8, TrainSpec().layers, key="tl_layers", bind=BIND
+    )
+    width = c5.selectbox(t("depth.train_width"), TRAIN_WIDTHS, key="tl_d", bind=BIND)
     a, b = st.columns(2)
     runs = []
     for column, name, prefix, placement in (
@@ -190,7 +195,15 @@ def training_inputs() -> TrainingInputs:
         (b, t("depth.run_b"), "tlb", "post"),
     ):
         chosen, warm = _run_inputs(column, name, prefix, placement, False)
-        spec = TrainSpec(task=task, placement=chosen, lr=float(lr), warmup=warm, steps=int(steps))
+        spec = TrainSpec(
+            task=task,
+            placement=chosen,
+            layers=int(layers),
+            d=int(width),
+            lr=float(lr),
+            warmup=warm,
+            steps=int(steps),
+        )
         label = f"{name}: {placement_label(chosen)}" + (t("depth.with_warmup") if warm else "")
         runs.append((label, spec))
     return TrainingInputs(tuple(runs))

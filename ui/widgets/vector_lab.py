@@ -10,6 +10,7 @@ from engine.config import NormSpec
 from engine.inputs import DISTRIBUTIONS, random_vectors
 from ui.i18n import t
 from ui.vector_input import (
+    MAX_CELLS,
     MAX_ROWS,
     MAX_WIDTH,
     VectorInputError,
@@ -131,6 +132,8 @@ def _vectors(source: str, dtype: str) -> tuple[tuple[float, ...], ...]:
     seed = c2.number_input(t("vector_lab.seed"), 0, 2**31 - 1, 0, key="vl_seed", bind=BIND)
     shift = c1.number_input(t("vector_lab.shift"), -1e6, 1e6, 0.0, key="vl_shift", bind=BIND)
     scale = c2.number_input(t("vector_lab.scale"), 0.0, 1e6, 1.0, key="vl_scale", bind=BIND)
+    if int(rows) * int(d) > MAX_CELLS:
+        raise VectorInputError("too_many_cells", {"cells": int(rows) * int(d), "limit": MAX_CELLS})
     values = random_vectors(int(rows), int(d), dist, shift, scale, int(seed)).tolist()
     check_representable(values, dtype)
     return tuple(tuple(row) for row in values)
