@@ -112,7 +112,7 @@ def stack(series: list[tuple[str, DepthResult]]) -> None:
 
 def _sweep_one(spec: DepthSpec, depths: tuple[int, ...]):
     store = cache.result_store("sweep")
-    key = (spec, depths)
+    key = (replace(spec, layers=1), depths)  # the sweep sets L itself: any L shares it
     result = store.get(key)
     if result is None:
         name = placement_label(spec.placement)
