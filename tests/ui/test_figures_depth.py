@@ -70,6 +70,8 @@ def test_gradient_update_and_x0_figures_hold_per_layer_values(series):
     x0 = x0_weight_figure(series, AXES, reference_label="2^(-l/2)")
     np.testing.assert_allclose(x0.data[1].y, series[1][1].x0_weight)
     np.testing.assert_allclose(x0.data[-1].y, 2.0 ** (-np.arange(7) / 2))
+    small_branch = x0_weight_figure(series, AXES, reference_label="g = 0.1024", gain=0.1024)
+    np.testing.assert_allclose(small_branch.data[-1].y, 1.1024 ** (-np.arange(7) / 2))
 
 
 def test_nonfinite_values_become_gaps():

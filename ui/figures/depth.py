@@ -168,9 +168,13 @@ def cosine_figure(series: Sequence[Series], labels: AxisLabels):
 
 
 def x0_weight_figure(
-    series: Sequence[Series], labels: AxisLabels, reference_label: str | None = None
+    series: Sequence[Series],
+    labels: AxisLabels,
+    reference_label: str | None = None,
+    gain: float = 1.0,
 ) -> go.Figure:
-    """The identity path's weight on x_0 against l, with 2^(-l/2) dashed when labelled."""
+    """The identity path's weight on x_0 against l, with (1 + gain)^(-l/2) dashed when labelled
+    (2^(-l/2) for a branch as large as the stream, gain = 1)."""
     figure = _per_layer_figure(series, "x0_weight", labels, True, first_layer=0)
     depth = max((r.spec.layers for _, r in series), default=0)
     if reference_label is not None and depth:
@@ -178,7 +182,7 @@ def x0_weight_figure(
         figure.add_trace(
             go.Scatter(
                 x=ell,
-                y=x0_weight_expected(ell),
+                y=x0_weight_expected(ell, gain),
                 mode="lines",
                 name=reference_label,
                 line=dict(color=THEORY_COLOR, dash="dash", width=1),

@@ -16,7 +16,7 @@ from engine.depth import (
     sweep_last_layer_grad,
     weight_elements,
 )
-from engine.depth_theory import deepnorm_layers, lemma2_violations
+from engine.depth_theory import branch_gain, deepnorm_layers, lemma2_violations
 from engine.training import iter_training, summarize
 from ui import cache
 from ui.figures.depth import (
@@ -98,9 +98,12 @@ def stack(series: list[tuple[str, DepthResult]]) -> None:
     right.caption(t("depth.update_note"))
     left, right = st.columns(2)
     post_like = [(n, r) for n, r in series if r.spec.placement in ("post", "deepnorm")]
+    post = next((r.spec for _, r in series if r.spec.placement == "post"), None)
+    gain = branch_gain(post) if post is not None else None  # E||F||^2 / E||x||^2 at init
+    reference = None if gain is None else t("depth.x0_reference", gain=format_number(gain, 3))
     if post_like:
         left.plotly_chart(
-            x0_weight_figure(post_like, _labels("x0"), t("depth.x0_reference")),
+            x0_weight_figure(post_like, _labels("x0"), reference, gain or 1.0),
             width="stretch",
             key="dp_x0",
         )
