@@ -59,7 +59,7 @@ def _mean_last(t: torch.Tensor) -> torch.Tensor:
     return t.sum(dim=-1, keepdim=True) / t.shape[-1]
 
 
-def _affine(
+def affine(
     x_hat: torch.Tensor,
     weight: torch.Tensor | None,
     bias: torch.Tensor | None,
@@ -115,7 +115,7 @@ def layer_norm(
     centered = xc - mean  # [..., d]
     var = _mean_last(centered * centered)  # [..., 1]
     rstd = torch.rsqrt(var + eps)  # [..., 1]
-    y = _affine(centered * rstd, weight, bias, offset)  # [..., d]
+    y = affine(centered * rstd, weight, bias, offset)  # [..., d]
     rms = torch.sqrt(_mean_last(xc * xc))  # [..., 1]
     return _result(y, mean[..., 0], var[..., 0], rms[..., 0], rstd[..., 0], x.dtype)
 
@@ -135,7 +135,7 @@ def rms_norm(
     xc = x.to(compute_dtype)  # [..., d]
     mean_square = _mean_last(xc * xc)  # [..., 1]
     rstd = torch.rsqrt(mean_square + eps)  # [..., 1]
-    y = _affine(xc * rstd, weight, bias, offset)  # [..., d]
+    y = affine(xc * rstd, weight, bias, offset)  # [..., d]
     zeros = torch.zeros_like(mean_square[..., 0])
     rms = torch.sqrt(mean_square[..., 0])
     return _result(y, zeros, mean_square[..., 0], rms, rstd[..., 0], x.dtype)
@@ -169,7 +169,7 @@ def batch_norm(
         var = running_var.to(compute_dtype)  # [d]
         centered = rows - mean
     rstd = torch.rsqrt(var + eps)  # [d]
-    y = _affine(centered * rstd, weight, bias, offset).reshape(x.shape)
+    y = affine(centered * rstd, weight, bias, offset).reshape(x.shape)
     rms = torch.sqrt((rows * rows).sum(dim=0) / n)  # [d]
     return _result(y, mean, var, rms, rstd, x.dtype)
 
@@ -189,7 +189,7 @@ def instance_norm(
     centered = xc - mean  # [B, T, d]
     var = (centered * centered).sum(dim=1, keepdim=True) / t  # [B, 1, d]
     rstd = torch.rsqrt(var + eps)  # [B, 1, d]
-    y = _affine(centered * rstd, weight, bias, offset).reshape(x.shape)
+    y = affine(centered * rstd, weight, bias, offset).reshape(x.shape)
     rms = torch.sqrt((xc * xc).sum(dim=1) / t)  # [B, d]
     stat_shape = (*_batch_shape(x), x.shape[-1])
     return _result(
@@ -224,7 +224,7 @@ def group_norm(
     var = _mean_last(centered * centered)  # [B, G, 1]
     rstd = torch.rsqrt(var + eps)  # [B, G, 1]
     x_hat = (centered * rstd).reshape(b, groups, t, d // groups).transpose(1, 2)
-    y = _affine(x_hat.reshape(b, t, d), weight, bias, offset).reshape(x.shape)
+    y = affine(x_hat.reshape(b, t, d), weight, bias, offset).reshape(x.shape)
     rms = torch.sqrt(_mean_last(cells * cells))  # [B, G, 1]
     stat_shape = (*_batch_shape(x), groups)
     return _result(
@@ -250,7 +250,7 @@ def dyt(
     The returned mean/var/rms describe each input row (for display); rstd is NaN.
     """
     xc = x.to(compute_dtype)  # [..., d]
-    y = _affine(torch.tanh(alpha * xc), weight, bias, offset)
+    y = affine(torch.tanh(alpha * xc), weight, bias, offset)
     mean = _mean_last(xc)
     centered = xc - mean
     var = _mean_last(centered * centered)

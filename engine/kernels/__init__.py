@@ -25,7 +25,7 @@ from engine.kernels import row_norm_backward, row_norm_forward  # noqa: F401  (r
 from engine.kernels._launch import launch_counts
 from engine.kernels.channel_stats import channel_stats_autograd
 from engine.kernels.row_norm_function import RowNormFunction, row_norm
-from engine.reference import NormResult, _affine
+from engine.reference import NormResult, affine
 
 __all__ = [
     "KERNEL_KINDS",
@@ -83,7 +83,7 @@ def _batch_norm(x, spec: NormSpec, weight, bias) -> NormResult:
     count, mean, m2 = channel_stats_autograd(x)  # [d] each, float32
     var = m2 / count  # [d], biased
     rstd = torch.rsqrt(var + spec.eps)  # [d]
-    y = _affine((x.float() - mean) * rstd, weight, bias, spec.offset)  # [..., d]
+    y = affine((x.float() - mean) * rstd, weight, bias, spec.offset)  # [..., d]
     rms = torch.sqrt(var + mean * mean).detach()
     return NormResult(
         y=y.to(x.dtype),

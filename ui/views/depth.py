@@ -142,8 +142,10 @@ def sweep(specs: tuple[DepthSpec, ...]) -> None:
         return
     sweeps = [(placement_label(spec.placement), _sweep_one(spec, depths)) for spec in specs]
     labels = AxisLabels(t("depth.sweep_title"), t("depth.sweep_x"), t("depth.sweep_y"))
+    # Theorem 1's slopes assume Pre-LN's final norm: without it they are not the theory.
+    theory = t("depth.theory_slope") if specs[0].final_norm else None
     st.plotly_chart(
-        sweep_figure(sweeps, labels, t("depth.slope"), t("depth.theory_slope")),
+        sweep_figure(sweeps, labels, t("depth.slope"), theory),
         width="stretch",
         key="dp_sweep",
     )

@@ -14,7 +14,7 @@ from engine.roofline import NormTraffic
 from ui.figures.kernels import TimingLabels, recorded_bandwidth_figure, timing_figure
 from ui.formatting import format_number
 from ui.i18n import t
-from ui.widgets.kernels import _pass_label
+from ui.widgets.kernels import pass_label
 
 _OPS = ("row_forward", "row_backward", "fused", "channel", "other")
 _KIND_NAMES = {"layernorm": "LayerNorm", "rmsnorm": "RMSNorm"}
@@ -59,13 +59,13 @@ def timings(rows: list[dict], measured_at: str) -> None:
         t("kernels.axis_width"),
         t("kernels.axis_time"),
         _KIND_NAMES,
-        {p: _pass_label(p) for p in ("forward", "forward+backward")},
+        {p: pass_label(p) for p in ("forward", "forward+backward")},
     )
     st.plotly_chart(timing_figure(rows, labels), width="stretch", key="kn_timing_chart")
     st.markdown(f"**{t('kernels.ratio_title')}**")
     ratios = pd.DataFrame(rms_over_ln(rows))
     table = ratios.pivot(index="width", columns="pass", values="ratio")
-    table.columns = [_pass_label(p) for p in table.columns]
+    table.columns = [pass_label(p) for p in table.columns]
     st.dataframe(table.map(lambda v: format_number(v, 2)), width="stretch")
     st.caption(t("kernels.ratio_note"))
 

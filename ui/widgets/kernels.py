@@ -31,7 +31,7 @@ class RooflineConfig:
     dtype: str
 
 
-def _pass_label(name: str) -> str:
+def pass_label(name: str) -> str:
     return t(f"kernels.pass_{name.replace('+', '_')}")
 
 
@@ -49,7 +49,7 @@ def timing_inputs() -> TimingConfig:
         default=list(PASSES),
         key="kn_passes",
         bind=BIND,
-        format_func=_pass_label,
+        format_func=pass_label,
     )
     return TimingConfig(int(rows), tuple(sorted(widths)), dtype, tuple(passes or ()))
 
