@@ -30,6 +30,9 @@ from its own seed and re-runs the layer.  Each layer's weights come from a seed 
 (seed, layer, branch, matrix), so every placement sees the same draws.  Norms go through
 ``engine.normalize``: the formulas live in ``engine/reference.py`` only.
 
+The sweep over depth (``sweep_last_layer_grad``, ``SweepResult``) lives in
+``engine/depth_sweep.py`` and is re-exported here.
+
 References:
 - Vaswani et al. 2017, "Attention Is All You Need" (Post-LN), arXiv:1706.03762
 - Xiong et al. 2020, "On Layer Normalization in the Transformer Architecture", arXiv:2002.04745
@@ -45,7 +48,6 @@ References:
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import time
 from collections.abc import Callable
@@ -67,10 +69,13 @@ from engine.depth_limits import (  # noqa: F401  (re-exported: the simulator's p
     sweep_depths,
     weight_elements,
 )
+from engine.depth_sweep import (  # noqa: F401  (re-exported: the L-sweep built on this)
+    SweepResult,
+    sweep_last_layer_grad,
+)
 from engine.depth_theory import (
     PRE_LIKE,
     branches_per_layer,
-    fit_loglog_slope,
     identity_and_init_scales,
     residual_scale,
     weight_std,
@@ -360,47 +365,3 @@ def _simulate(spec, progress, should_stop, device) -> DepthResult:
         branches_per_layer=branches_per_layer(spec),
         seconds=time.perf_counter() - start,
     )
-
-
-@dataclass(frozen=True, eq=False)
-class SweepResult:
-    """The last layer's weight-gradient norm against depth, with its log-log fit."""
-
-    spec: DepthSpec  # the template; ``layers`` is replaced by each entry of ``layers``
-    layers: np.ndarray  # [n]
-    last_grad_norm: np.ndarray  # [n] mean over seeds
-    slope: float  # d log(grad) / d log(L): about 0 for Post-LN, about -1/2 for Pre-LN
-    intercept: float  # natural-log intercept of the fit
-    seconds: float
-
-
-def sweep_last_layer_grad(
-    spec: DepthSpec,
-    layers=SWEEP_LAYERS,
-    seeds: int = 1,
-    progress: Progress | None = None,
-    should_stop: StopCheck | None = None,
-    threads: int | None = None,
-) -> SweepResult:
-    """Run ``spec`` at each depth in ``layers`` (seeds spec.seed .. +seeds-1) and fit a slope.
-
-    Xiong et al. Theorem 1 predicts slope 0 (Post-LN) and -1/2 (Pre-LN with its final norm).
-    """
-    start = time.perf_counter()
-    depths = np.array(sorted(int(n) for n in layers))
-    runs = [(n, spec.seed + s) for n in depths for s in range(seeds)]
-    cost = np.array([n for n, _ in runs], dtype=np.float64)
-    done, values = 0.0, []
-    for (n, seed), work in zip(runs, cost):
-        sub = dataclasses.replace(spec, layers=int(n), seed=seed)
-
-        def part_progress(f: float, base=done, work=work) -> None:
-            if progress is not None:
-                progress((base + f * work) / cost.sum())
-
-        result = simulate_depth(sub, part_progress, should_stop, threads=threads)
-        values.append(result.grad_norm[-1])
-        done += work
-    last = np.array(values).reshape(len(depths), seeds).mean(axis=1)
-    slope, intercept = fit_loglog_slope(depths, last)
-    return SweepResult(spec, depths, last, slope, intercept, time.perf_counter() - start)

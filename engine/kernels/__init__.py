@@ -2,6 +2,7 @@
 
 - ``row_norm_forward.py``  LayerNorm / RMSNorm forward (+ fused residual add), row stats
 - ``row_norm_backward.py`` dx, d-residual, dW, dB (deterministic partials, no atomics)
+- ``column_sum.py``        the fixed-order sum of those partials (dW, dB)
 - ``row_norm_function.py`` the autograd.Function tying the two together
 - ``channel_stats.py``     per-channel count / mean / M2 with a padding mask (BatchNorm)
 - ``_launch.py``           launch counter, interpreter check, block-size heuristics

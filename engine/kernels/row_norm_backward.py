@@ -14,10 +14,10 @@ from the forward's saved mean and rstd, never stored.
 
 Determinism.  dW and dB are sums over all M rows.  A persistent grid of P programs each owns
 rows p, p + P, p + 2P, ... and accumulates its rows into float32 registers, then writes one
-partial row of a ``[P, N]`` buffer; a second kernel sums the P partials per column in a fixed
-order.  No atomics or locks: the result does not depend on scheduling, two runs give
-bit-identical dW, and the interpreter (which runs programs one after another) executes the
-very same code path.
+partial row of a ``[P, N]`` buffer; a second kernel (``column_sum.py``) sums the P partials
+per column in a fixed order.  No atomics or locks: the result does not depend on scheduling,
+two runs give bit-identical dW, and the interpreter (which runs programs one after another)
+executes the very same code path.
 
 Layouts.  Rows up to ``MAX_FUSED_N`` values are tiled ``[BLOCK_M, BLOCK_N]`` with the whole
 row in registers (several narrow rows per tile).  Wider rows first get their two row means
@@ -43,11 +43,10 @@ from engine.kernels._launch import (
     rows_per_program,
     warps_for,
 )
+from engine.kernels.column_sum import column_sum
 
 MAX_FUSED_N = 16384  # widest row kept whole in registers (x, dy and two accumulators)
 CHUNK_N = 4096  # column block of the wide-row path
-COLUMN_SUM_BLOCK_N = 256  # columns per program of the partial-sum kernel
-COLUMN_SUM_BLOCK_P = 16  # partial rows summed per step of the partial-sum kernel
 
 
 @triton.jit
@@ -150,7 +149,7 @@ def _row_norm_backward_kernel(
         if NEED_DB:
             db_acc += tl.sum(dy, axis=0)
 
-    # One partial row per row-program; summed in a fixed order by _column_sum_kernel.
+    # One partial row per row-program; summed in a fixed order by column_sum.
     partial_offsets = pid_m.to(tl.int64) * n_cols + cols
     if NEED_DW:
         tl.store(DW_ptr + partial_offsets, dw_acc, mask=col_mask)
@@ -200,47 +199,6 @@ def _row_norm_backward_row_sums_kernel(
         acc2 += g
     tl.store(C1_ptr + row, tl.sum(acc1, axis=0) / n_cols)
     tl.store(C2_ptr + row, tl.sum(acc2, axis=0) / n_cols)
-
-
-@triton.jit
-def _column_sum_kernel(
-    Out_ptr,  # pointer to output column sums, shape (n_cols,), float32
-    Partial_ptr,  # pointer to partials, shape (n_partials, n_cols), float32, contiguous
-    n_partials,  # number of partial rows P
-    n_cols,  # number of columns N
-    BLOCK_P: tl.constexpr,  # partial rows added per step
-    BLOCK_N: tl.constexpr,  # columns per program
-):
-    # Each program sums one column block over all P partial rows, always in the same order.
-    cols = tl.program_id(0) * BLOCK_N + tl.arange(0, BLOCK_N)
-    col_mask = cols < n_cols
-    acc = tl.zeros([BLOCK_P, BLOCK_N], dtype=tl.float32)
-    for start in range(0, n_partials, BLOCK_P):
-        p = start + tl.arange(0, BLOCK_P)  # [BLOCK_P]
-        mask = (p[:, None] < n_partials) & col_mask[None, :]
-        offsets = p.to(tl.int64)[:, None] * n_cols + cols[None, :]
-        acc += tl.load(Partial_ptr + offsets, mask=mask, other=0.0)
-    tl.store(Out_ptr + cols, tl.sum(acc, axis=0), mask=col_mask)
-
-
-def column_sum(partials: torch.Tensor) -> torch.Tensor:
-    """Deterministic sum over axis 0 of a contiguous float32 ``[P, N]`` buffer -> ``[N]``."""
-    n_partials, n_cols = partials.shape
-    out = torch.zeros(n_cols, dtype=torch.float32, device=partials.device)
-    if n_partials == 0 or n_cols == 0:
-        return out
-    grid = (triton.cdiv(n_cols, COLUMN_SUM_BLOCK_N),)
-    record_launch(_column_sum_kernel)
-    _column_sum_kernel[grid](
-        out,
-        partials,
-        n_partials,
-        n_cols,
-        BLOCK_P=COLUMN_SUM_BLOCK_P,
-        BLOCK_N=COLUMN_SUM_BLOCK_N,
-        num_warps=4,
-    )
-    return out
 
 
 def _nothing(device: torch.device) -> torch.Tensor:

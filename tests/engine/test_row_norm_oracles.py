@@ -1,11 +1,11 @@
-"""``engine.normalize`` (backend="torch") against independent oracles.
+"""``engine.normalize`` (backend="torch") for the per-token norms against independent oracles.
 
-Nothing here calls ``engine/reference.py``: every expected value comes from PyTorch's own
-functional ops and modules (``F.layer_norm``, ``F.rms_norm``, ``F.group_norm``,
-``F.instance_norm``, ``nn.BatchNorm1d``, ``torch.native_layer_norm``), from HF
-transformers' ``LlamaRMSNorm`` / ``Gemma2RMSNorm``, from float64 arithmetic, or from numbers
-worked by hand.  Layout: ours is channels-last ``[B, T, d]``; torch's GroupNorm/InstanceNorm
-want ``[B, C, L]``, so the oracles transpose.
+LayerNorm, RMSNorm and DyT normalise each token on its own.  Nothing here calls
+``engine/reference.py``: every expected value comes from PyTorch's own functional ops
+(``F.layer_norm``, ``F.rms_norm``, ``torch.native_layer_norm``), from HF transformers'
+``LlamaRMSNorm`` / ``Gemma2RMSNorm``, from float64 arithmetic, or from numbers worked by
+hand.  The norms that pool over positions or rows are in ``test_pooled_norm_oracles.py``;
+the tolerances and random inputs both files use are in ``norm_oracle_inputs.py``.
 
 Tolerances are ``(dtype, atol, rtol)`` tuples sized to the *output* dtype: about two units
 in its last place, because the oracle and the engine may each round once at a different
@@ -15,6 +15,7 @@ References:
 - Ba, Kiros, Hinton 2016, "Layer Normalization", arXiv:1607.06450
 - Zhang, Sennrich 2019, "Root Mean Square Layer Normalization", arXiv:1910.07467
 - Gemma team 2024, arXiv:2403.08295 (RMSNorm scale is 1 + weight)
+- Zhu et al. 2025, "Transformers without Normalization" (DyT), arXiv:2503.10622
 """
 
 from __future__ import annotations
@@ -27,13 +28,7 @@ import torch.nn.functional as F
 from torch.testing import assert_close
 
 from engine import NormSpec, normalize
-
-# (dtype, atol, rtol): about two ulps of the output dtype (fp16 eps 9.8e-4, bf16 eps 7.8e-3)
-DTYPE_TOLERANCES = [
-    pytest.param(torch.float32, 1e-5, 1e-5, id="fp32"),
-    pytest.param(torch.float16, 2e-3, 2e-3, id="fp16"),
-    pytest.param(torch.bfloat16, 2e-2, 2e-2, id="bf16"),
-]
+from tests.engine.norm_oracle_inputs import DTYPE_TOLERANCES, affine_params, randn
 
 # [..., T, d]: 1-D is one token, 2-D one sequence, 3-D a batch; widths 1, 3, 7, 1023
 ROW_SHAPES = [
@@ -46,33 +41,6 @@ ROW_SHAPES = [
     pytest.param((2, 2, 3, 7), id="4d-d7"),
 ]
 
-# [B, T, d] for the norms that pool over positions; T >= 2 so torch's oracles accept them
-SEQUENCE_SHAPES = [
-    pytest.param((2, 5), id="2d-T2-d5"),
-    pytest.param((3, 7), id="2d-T3-d7"),
-    pytest.param((2, 4, 6), id="3d-d6"),
-    pytest.param((2, 3, 1023), id="3d-d1023"),
-]
-
-
-def _randn(shape, dtype=torch.float32, seed=0, shift=0.0, scale=1.0) -> torch.Tensor:
-    gen = torch.Generator().manual_seed(seed)
-    return (shift + scale * torch.randn(shape, generator=gen, dtype=torch.float64)).to(dtype)
-
-
-def _affine_params(d: int, dtype: torch.dtype, seed: int = 1):
-    """gamma ~ 1 + 0.1 N(0,1), beta ~ 0.1 N(0,1), held in the model's dtype as HF does."""
-    return _randn((d,), dtype, seed, shift=1.0, scale=0.1), _randn((d,), dtype, seed + 1, scale=0.1)
-
-
-def _as_btd(x: torch.Tensor) -> torch.Tensor:
-    """1-D is one token, 2-D one sequence; deeper inputs flatten their leading batch axes."""
-    if x.dim() == 1:
-        return x.reshape(1, 1, -1)
-    if x.dim() == 2:
-        return x.unsqueeze(0)
-    return x.reshape(-1, *x.shape[-2:])
-
 
 # --- LayerNorm / RMSNorm against torch.nn.functional -------------------------------------
 
@@ -80,9 +48,9 @@ def _as_btd(x: torch.Tensor) -> torch.Tensor:
 @pytest.mark.parametrize("dtype, atol, rtol", DTYPE_TOLERANCES)
 @pytest.mark.parametrize("shape", ROW_SHAPES)
 def test_layernorm_matches_torch_layer_norm(shape, dtype, atol, rtol):
-    x = _randn(shape, dtype, shift=0.5)
+    x = randn(shape, dtype, shift=0.5)
     d = shape[-1]
-    weight, bias = _affine_params(d, dtype)
+    weight, bias = affine_params(d, dtype)
     r = normalize(x, NormSpec(kind="layernorm", eps=1e-5), weight, bias, backend="torch")
     expected = F.layer_norm(x, [d], weight, bias, eps=1e-5)
     assert r.backend == "torch"
@@ -94,9 +62,9 @@ def test_layernorm_matches_torch_layer_norm(shape, dtype, atol, rtol):
 @pytest.mark.parametrize("dtype, atol, rtol", DTYPE_TOLERANCES)
 @pytest.mark.parametrize("shape", ROW_SHAPES)
 def test_rmsnorm_matches_torch_rms_norm(shape, dtype, atol, rtol):
-    x = _randn(shape, dtype, shift=0.5)
+    x = randn(shape, dtype, shift=0.5)
     d = shape[-1]
-    weight, bias = _affine_params(d, dtype)
+    weight, bias = affine_params(d, dtype)
     r = normalize(x, NormSpec(kind="rmsnorm", eps=1e-6), weight, bias, backend="torch")
     expected = F.rms_norm(x.float(), [d], weight.float(), eps=1e-6) + bias.float()
     assert_close(r.y, expected.to(dtype), atol=atol, rtol=rtol)
@@ -108,8 +76,8 @@ def test_rmsnorm_matches_torch_rms_norm(shape, dtype, atol, rtol):
 @pytest.mark.parametrize("dtype, atol, rtol", DTYPE_TOLERANCES)
 def test_offset_scales_by_offset_plus_weight(kind, dtype, atol, rtol):
     d = 7
-    x = _randn((3, d), dtype, shift=1.0)
-    weight = _randn((d,), dtype, seed=5, scale=0.2)  # Gemma stores weight near 0
+    x = randn((3, d), dtype, shift=1.0)
+    weight = randn((d,), dtype, seed=5, scale=0.2)  # Gemma stores weight near 0
     r = normalize(x, NormSpec(kind=kind, eps=1e-6, offset=1.0), weight, backend="torch")
     scale = 1.0 + weight.float()
     if kind == "layernorm":
@@ -126,7 +94,7 @@ def test_offset_scales_by_offset_plus_weight(kind, dtype, atol, rtol):
 def test_eps_range_matches_float64_oracle(kind, dtype, atol, rtol, scale, eps):
     # scale 0.03 makes the mean square ~1e-3, comparable to eps: then eps visibly matters
     d = 7
-    x = _randn((4, 3, d), dtype, scale=scale, shift=0.5 * scale)
+    x = randn((4, 3, d), dtype, scale=scale, shift=0.5 * scale)
     x64 = x.double()  # the oracle sees exactly the values the dtype holds
     r = normalize(x, NormSpec(kind=kind, eps=eps), backend="torch")
     if kind == "layernorm":
@@ -144,105 +112,12 @@ def test_eps_range_matches_float64_oracle(kind, dtype, atol, rtol, scale, eps):
     assert_close(r.rstd.double(), (var64 + eps).rsqrt(), atol=0.0, rtol=1e-5)
 
 
-# --- GroupNorm / InstanceNorm / BatchNorm: channels-last against torch's [B, C, L] ---------
-
-
-@pytest.mark.parametrize("dtype, atol, rtol", DTYPE_TOLERANCES)
-@pytest.mark.parametrize(
-    "shape, groups",
-    [
-        pytest.param((3, 7), 7, id="2d-d7-G7"),
-        pytest.param((2, 1), 1, id="2d-d1-G1"),
-        pytest.param((2, 4, 6), 1, id="d6-G1"),
-        pytest.param((2, 4, 6), 3, id="d6-G3"),
-        pytest.param((2, 4, 6), 6, id="d6-G6"),
-        pytest.param((2, 3, 1023), 11, id="d1023-G11"),
-        pytest.param((2, 3, 1023), 31, id="d1023-G31"),
-    ],
-)
-def test_groupnorm_matches_torch_group_norm(shape, groups, dtype, atol, rtol):
-    x = _randn(shape, dtype, shift=0.3)
-    d = shape[-1]
-    weight, bias = _affine_params(d, dtype)
-    r = normalize(x, NormSpec(kind="groupnorm", groups=groups), weight, bias, backend="torch")
-    x_bcl = _as_btd(x).transpose(1, 2)  # [B, d, T]
-    expected = F.group_norm(x_bcl, groups, weight, bias, eps=1e-5).transpose(1, 2)  # [B, T, d]
-    assert_close(r.y, expected.reshape(shape), atol=atol, rtol=rtol)
-    assert r.mean.shape == (*shape[:-2], groups)
-    # statistics: one per (sequence, group), pooled over T and the group's d/G channels
-    cells = _as_btd(x).double().reshape(x_bcl.shape[0], -1, groups, d // groups)
-    cells = cells.transpose(1, 2).reshape(x_bcl.shape[0], groups, -1)  # [B, G, T*d/G]
-    mean64, var64 = cells.mean(-1), cells.var(-1, correction=0)
-    assert_close(r.mean.double().reshape(mean64.shape), mean64, atol=1e-6, rtol=1e-5)
-    assert_close(r.var.double().reshape(var64.shape), var64, atol=1e-6, rtol=1e-5)
-
-
-@pytest.mark.parametrize("dtype, atol, rtol", DTYPE_TOLERANCES)
-@pytest.mark.parametrize("shape", SEQUENCE_SHAPES)
-def test_instancenorm_matches_torch_instance_norm(shape, dtype, atol, rtol):
-    x = _randn(shape, dtype, shift=0.3)
-    d = shape[-1]
-    weight, bias = _affine_params(d, dtype)
-    r = normalize(x, NormSpec(kind="instancenorm"), weight, bias, backend="torch")
-    # oracle in float32, then rounded once: torch's own half-precision instance_norm keeps
-    # half intermediates and errs by ~6e-3 against float64 at d=1023, 10x the output's ulp
-    x_bcl = _as_btd(x).float().transpose(1, 2)  # [B, d, T]
-    expected = F.instance_norm(x_bcl, weight=weight.float(), bias=bias.float(), eps=1e-5)
-    expected = expected.transpose(1, 2).reshape(shape).to(dtype)  # [..., T, d]
-    assert_close(r.y, expected, atol=atol, rtol=rtol)
-    # statistics: one per (sequence, channel), pooled over the T positions
-    assert r.mean.shape == (*shape[:-2], d)
-    x64 = _as_btd(x).double()
-    assert_close(r.mean.double().reshape(-1, d), x64.mean(1), atol=1e-6, rtol=1e-5)
-    assert_close(r.var.double().reshape(-1, d), x64.var(1, correction=0), atol=1e-6, rtol=1e-5)
-
-
-@pytest.mark.parametrize("dtype, atol, rtol", DTYPE_TOLERANCES)
-@pytest.mark.parametrize("shape", [*SEQUENCE_SHAPES, pytest.param((3, 2, 3, 7), id="4d-d7")])
-def test_batchnorm_matches_batchnorm1d_in_training_mode(shape, dtype, atol, rtol):
-    x = _randn(shape, dtype, shift=0.3)
-    d = shape[-1]
-    weight, bias = _affine_params(d, dtype)
-    r = normalize(x, NormSpec(kind="batchnorm", eps=1e-5), weight, bias, backend="torch")
-    # momentum=1: the running statistics become exactly this batch's (variance unbiased)
-    bn = torch.nn.BatchNorm1d(d, eps=1e-5, momentum=1.0).to(dtype).train()
-    with torch.no_grad():
-        bn.weight.copy_(weight)
-        bn.bias.copy_(bias)
-        expected = bn(x.reshape(-1, d)).reshape(shape)  # [N, d], N = every row
-    assert_close(r.y, expected, atol=atol, rtol=rtol)
-    n = x.numel() // d
-    assert r.mean.shape == r.var.shape == (d,)
-    assert_close(r.mean.double(), bn.running_mean.double(), atol=atol, rtol=rtol)
-    assert_close(r.var.double() * n / (n - 1), bn.running_var.double(), atol=atol, rtol=rtol)
-
-
-@pytest.mark.parametrize("kind", ["batchnorm", "instancenorm"])
-def test_single_row_pooling_norms_give_bias_not_nan(kind):
-    # One token: BatchNorm pools over one row and InstanceNorm over one position, so the
-    # variance is 0; with eps > 0 the output is beta, not a division by zero (torch refuses
-    # this input in training mode, so the oracle is the arithmetic itself).
-    x = torch.tensor([3.0, -1.0, 2.0])
-    bias = torch.tensor([0.5, -0.25, 2.0])
-    r = normalize(x, NormSpec(kind=kind, eps=1e-5), bias=bias, backend="torch")
-    assert_close(r.y, bias)
-    assert torch.all(r.var == 0)
-
-
-@pytest.mark.parametrize("d, groups", [(7, 1), (1023, 1), (6, 2)])
-def test_groupnorm_of_one_token_matches_layer_norm_of_its_groups(d, groups):
-    # torch's group_norm refuses a single position; one token's groups are then just
-    # LayerNorm over each group's d/G channels
-    x = _randn((d,), shift=0.3)
-    r = normalize(x, NormSpec(kind="groupnorm", groups=groups), backend="torch")
-    expected = F.layer_norm(x.reshape(groups, d // groups), [d // groups], eps=1e-5)
-    assert_close(r.y, expected.reshape(d))
-    assert r.mean.shape == (groups,)
+# --- DyT: tanh instead of statistics -----------------------------------------------------
 
 
 def test_dyt_matches_tanh_formula():
-    x = _randn((2, 3, 7), shift=0.2, scale=3.0)
-    weight, bias = _affine_params(7, torch.float32)
+    x = randn((2, 3, 7), shift=0.2, scale=3.0)
+    weight, bias = affine_params(7, torch.float32)
     r = normalize(x, NormSpec(kind="dyt", alpha=0.7), weight, bias, backend="torch")
     expected = weight.double() * torch.tanh(0.7 * x.double()) + bias.double()
     assert_close(r.y.double(), expected, atol=1e-6, rtol=1e-6)
@@ -257,9 +132,9 @@ def test_rmsnorm_matches_hf_llama_rmsnorm(shape, dtype, atol, rtol):
     from transformers.models.llama.modeling_llama import LlamaRMSNorm
 
     d = shape[-1]
-    x = _randn(shape, dtype, shift=0.5)
+    x = randn(shape, dtype, shift=0.5)
     module = LlamaRMSNorm(d, eps=1e-5)
-    weight, _ = _affine_params(d, dtype)
+    weight, _ = affine_params(d, dtype)
     with torch.no_grad():
         module.weight.copy_(weight)
         expected = module.to(dtype)(x)
@@ -275,10 +150,10 @@ def test_rmsnorm_with_offset_one_matches_hf_gemma2_rmsnorm(shape, dtype, atol, r
     from transformers.models.gemma2.modeling_gemma2 import Gemma2RMSNorm
 
     d = shape[-1]
-    x = _randn(shape, dtype, shift=0.5)
+    x = randn(shape, dtype, shift=0.5)
     module = Gemma2RMSNorm(d, eps=1e-6)
     with torch.no_grad():
-        module.weight.copy_(_randn((d,), seed=7, scale=0.2))  # zero-init; scale is 1 + weight
+        module.weight.copy_(randn((d,), seed=7, scale=0.2))  # zero-init; scale is 1 + weight
         expected = module.to(dtype)(x)
     spec = NormSpec(kind="rmsnorm", eps=1e-6, offset=1.0, compute_dtype="float32")
     r = normalize(x, spec, module.weight.detach(), backend="torch")
@@ -291,7 +166,7 @@ def test_rmsnorm_with_offset_one_matches_hf_gemma2_rmsnorm(shape, dtype, atol, r
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16], ids=str)
 @pytest.mark.parametrize("shape", [(7,), (5, 3), (2, 3, 1023)], ids=str)
 def test_layernorm_statistics_match_native_layer_norm_and_float64(shape, dtype):
-    x = _randn(shape, dtype, shift=3.0)  # a visible mean, so rms != sigma
+    x = randn(shape, dtype, shift=3.0)  # a visible mean, so rms != sigma
     d = shape[-1]
     r = normalize(x, NormSpec(kind="layernorm", eps=1e-5), backend="torch")
     _, native_mean, native_rstd = torch.native_layer_norm(x.float(), [d], None, None, 1e-5)
@@ -309,7 +184,7 @@ def test_layernorm_statistics_match_native_layer_norm_and_float64(shape, dtype):
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16], ids=str)
 @pytest.mark.parametrize("shape", [(7,), (5, 3), (2, 3, 1023)], ids=str)
 def test_rmsnorm_statistics_are_mean_of_squares(shape, dtype):
-    x = _randn(shape, dtype, shift=3.0)
+    x = randn(shape, dtype, shift=3.0)
     r = normalize(x, NormSpec(kind="rmsnorm", eps=1e-6), backend="torch")
     mean_square64 = x.double().pow(2).mean(-1)
     assert torch.all(r.mean == 0)
@@ -328,7 +203,7 @@ def test_constant_rows(kind, shape, dtype, atol, rtol, value):
     x = torch.full(shape, value, dtype=dtype)
     c = x.flatten()[0].item()  # the constant as the dtype holds it (3.7 is not exact)
     d = shape[-1]
-    _, bias = _affine_params(d, dtype)
+    _, bias = affine_params(d, dtype)
     r = normalize(x, NormSpec(kind=kind, eps=1e-5), bias=bias, backend="torch")
     if kind == "layernorm":
         expected = bias.expand(shape)
@@ -347,7 +222,7 @@ def test_layernorm_survives_mean_cancellation(d):
     # x = 1e4 + N(0,1) in fp32: the one-pass E[x^2] - E[x]^2 cancels 1e8 - 1e8 with an
     # error ~ulp(1e8) = 8 >> sigma^2 = 1.  A stable algorithm (two-pass or Welford) errs by
     # ~eps32 * |mu| / sigma in relative terms; the fp32 mean itself is good to ~ulp(1e4).
-    x = _randn((8, d), shift=1e4)  # fp32
+    x = randn((8, d), shift=1e4)  # fp32
     x64 = x.double()
     r = normalize(x, NormSpec(kind="layernorm", eps=1e-5), backend="torch")
     expected = F.layer_norm(x64, [d], eps=1e-5)
@@ -362,22 +237,6 @@ def test_layernorm_survives_mean_cancellation(d):
     r64 = normalize(x, NormSpec(kind="layernorm", compute_dtype="float64"), backend="torch")
     assert_close(r64.y.double(), expected, atol=1e-6, rtol=1e-6)
     assert_close(r64.var.double(), var64, atol=0, rtol=1e-6)
-
-
-@pytest.mark.parametrize("kind", ["batchnorm", "instancenorm", "groupnorm"])
-def test_pooling_norms_survive_mean_cancellation(kind):
-    # the same 1e4 + N(0,1) trap for the norms that pool over positions / rows
-    x = _randn((4, 16, 8), shift=1e4)  # fp32 [B, T, d]
-    x_bcl = x.double().transpose(1, 2)  # [B, d, T]
-    if kind == "batchnorm":
-        expected = F.batch_norm(x.double().reshape(-1, 8), None, None, training=True)
-    elif kind == "instancenorm":
-        expected = F.instance_norm(x_bcl).transpose(1, 2)
-    else:
-        expected = F.group_norm(x_bcl, 2).transpose(1, 2)
-    r = normalize(x, NormSpec(kind=kind, groups=2), backend="torch")
-    # pooled variance ~1, so the output may err by a few ulp(1e4) ~ 1e-3, not by O(1)
-    assert_close(r.y.double(), expected.reshape(x.shape), atol=5e-3, rtol=0)
 
 
 # --- hand-computed textbook example and precision ------------------------------------------
@@ -426,63 +285,3 @@ def test_wide_range_compute_fixes_the_float16_overflow(compute_dtype):
     assert torch.all(r.y == 1.0)
     assert r.y.dtype == torch.float16
     assert r.rms.item() == pytest.approx(100.0, rel=1e-2)
-
-
-# --- input validation ---------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    "x, spec, kwargs, error, match",
-    [
-        pytest.param(
-            torch.ones(2, 4), NormSpec(), {"weight": torch.ones(5)}, ValueError,
-            r"weight must have shape \(4,\)", id="weight-shape",
-        ),
-        pytest.param(
-            torch.ones(2, 4), NormSpec(), {"bias": torch.ones(1, 4)}, ValueError,
-            r"bias must have shape \(4,\)", id="bias-shape",
-        ),
-        pytest.param(
-            torch.ones(2, 8), NormSpec(kind="groupnorm", groups=3), {}, ValueError,
-            "groups=3 must divide d=8", id="groups-not-dividing",
-        ),
-        pytest.param(
-            torch.arange(4), NormSpec(), {}, TypeError, "floating-point", id="integer-tensor",
-        ),
-        pytest.param(
-            torch.ones(4, dtype=torch.bool), NormSpec(), {}, TypeError, "floating-point",
-            id="bool-tensor",
-        ),
-        pytest.param(
-            torch.empty(3, 0), NormSpec(), {}, ValueError, "non-empty last axis",
-            id="empty-last-axis",
-        ),
-        pytest.param(
-            torch.tensor(1.0), NormSpec(), {}, ValueError, "non-empty last axis", id="scalar",
-        ),
-        pytest.param([1.0, 2.0], NormSpec(), {}, TypeError, "torch.Tensor", id="list"),
-        pytest.param(
-            torch.ones(4), NormSpec(), {"backend": "cuda"}, ValueError, "unknown backend",
-            id="backend",
-        ),
-    ],
-)  # fmt: skip
-def test_bad_inputs_raise_clear_errors(x, spec, kwargs, error, match):
-    with pytest.raises(error, match=match):
-        normalize(x, spec, **kwargs)
-
-
-@pytest.mark.parametrize(
-    "kwargs, match",
-    [
-        ({"kind": "batch_norm"}, "unknown norm kind"),
-        ({"eps": -1e-5}, "eps must be >= 0"),
-        ({"eps": float("nan")}, "eps must be >= 0"),
-        ({"groups": 0}, "groups must be >= 1"),
-        ({"compute_dtype": "int8"}, "unknown compute_dtype"),
-    ],
-    ids=["kind", "negative-eps", "nan-eps", "groups", "compute-dtype"],
-)
-def test_bad_specs_raise_clear_errors(kwargs, match):
-    with pytest.raises(ValueError, match=match):
-        NormSpec(**kwargs)

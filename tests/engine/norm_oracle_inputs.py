@@ -1,0 +1,32 @@
+"""Inputs shared by the norm oracle tests: dtype tolerances and seeded random tensors.
+
+Used by ``test_row_norm_oracles.py`` (LayerNorm, RMSNorm, DyT) and
+``test_pooled_norm_oracles.py`` (GroupNorm, InstanceNorm, BatchNorm).
+
+Tolerances are ``(dtype, atol, rtol)`` tuples sized to the *output* dtype: about two units
+in its last place, because the oracle and the engine may each round once at a different
+step (Llama, for one, casts to the input dtype *before* multiplying by the weight).
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+# (dtype, atol, rtol): about two ulps of the output dtype (fp16 eps 9.8e-4, bf16 eps 7.8e-3)
+DTYPE_TOLERANCES = [
+    pytest.param(torch.float32, 1e-5, 1e-5, id="fp32"),
+    pytest.param(torch.float16, 2e-3, 2e-3, id="fp16"),
+    pytest.param(torch.bfloat16, 2e-2, 2e-2, id="bf16"),
+]
+
+
+def randn(shape, dtype=torch.float32, seed=0, shift=0.0, scale=1.0) -> torch.Tensor:
+    """Seeded N(shift, scale^2) draws made in float64, then rounded once to ``dtype``."""
+    gen = torch.Generator().manual_seed(seed)
+    return (shift + scale * torch.randn(shape, generator=gen, dtype=torch.float64)).to(dtype)
+
+
+def affine_params(d: int, dtype: torch.dtype, seed: int = 1):
+    """gamma ~ 1 + 0.1 N(0,1), beta ~ 0.1 N(0,1), held in the model's dtype as HF does."""
+    return randn((d,), dtype, seed, shift=1.0, scale=0.1), randn((d,), dtype, seed + 1, scale=0.1)
