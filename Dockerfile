@@ -6,4 +6,4 @@ COPY . .
 EXPOSE 8501
 HEALTHCHECK --interval=30s --timeout=5s --start-period=30s \
   CMD python -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:8501/_stcore/health')"
-CMD ["python", "-m", "streamlit", "run", "app.py", "--server.address=0.0.0.0", "--server.port=8501"]
+CMD ["python", "scripts/serve.py", "--server.address=0.0.0.0", "--server.port=8501"]

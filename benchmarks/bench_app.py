@@ -1,11 +1,12 @@
 """Benchmark: NormScope's latency as a user sees it, in a real headless Chromium.
 
 1. First render: the clock starts when the server process is started (exactly as a user
-   starts it: ``python -m streamlit run app.py``); it stops when the Vector Lab shows its
-   first result — the LaTeX step with the mean 2.5 of the default vector ``1, 2, 3, 4``
-   and the plotly chart drawn.  Chromium is launched *before* the clock starts: the
-   browser's own start-up is not the app's latency.  Two intermediate marks show where
-   the time goes: the server answering its health check, and the frontend mounted.
+   starts it: ``scripts/serve.py``, which ``scripts/run.sh`` runs); it stops when the
+   Vector Lab shows its first result — the LaTeX step with the mean 2.5 of the default
+   vector ``1, 2, 3, 4`` and the plotly chart drawn.  Chromium is launched *before* the
+   clock starts: the browser's own start-up is not the app's latency.  Two intermediate
+   marks show where the time goes: the server answering its health check, and the
+   frontend mounted.
 2. Widget change: type a new vector into "Vectors (one per line)" (key ``vl_text``) and
    commit it with Ctrl+Enter; the clock stops when the chart holds the new input (read
    from plotly's graph div).  The time until the whole rerun finished (Streamlit's
@@ -75,10 +76,7 @@ def start_server(port: int, log) -> subprocess.Popen:
     """Start the app the way a user does (README), headless, on ``port``."""
     command = [
         str(ROOT / ".venv" / "bin" / "python"),
-        "-m",
-        "streamlit",
-        "run",
-        "app.py",
+        "scripts/serve.py",  # what scripts/run.sh (the README's command) executes
         "--server.headless=true",
         f"--server.port={port}",
         "--server.address=127.0.0.1",

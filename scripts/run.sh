@@ -3,4 +3,4 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 bash scripts/setup_env.sh requirements.txt
-exec .venv/bin/python -m streamlit run app.py "$@"
+exec .venv/bin/python scripts/serve.py "$@"

@@ -41,10 +41,7 @@ def server_url():
     port = _free_port()
     command = [
         sys.executable,
-        "-m",
-        "streamlit",
-        "run",
-        "app.py",
+        "scripts/serve.py",  # the launcher scripts/run.sh uses
         "--server.headless=true",
         f"--server.port={port}",
         "--server.address=127.0.0.1",
