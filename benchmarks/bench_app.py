@@ -25,29 +25,25 @@ from __future__ import annotations
 import argparse
 import math
 import os
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--disable-dev-shm-usage",
-]
-IDLE = "[data-testid='stApp'][data-test-script-state='notRunning']"
+sys.path.insert(0, str(ROOT))  # run as a script: make the project's scripts/ importable
+
+from scripts.local_app import (  # noqa: E402
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    IDLE,
+    free_port,
+    start_server,
+    wait_healthy,
+)
+
 VECTORS_LABEL = "Vectors (one per line)"
 FIRST_RENDER_TARGET_S = 5.0
 CHANGE_TARGET_MS = 300.0
@@ -64,39 +60,6 @@ CHART_SHOWS_JS = """
     && graph.querySelector('.main-svg') !== null;
 }
 """
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def start_server(port: int, log) -> subprocess.Popen:
-    """Start the app the way a user does (README), headless, on ``port``."""
-    command = [
-        str(ROOT / ".venv" / "bin" / "python"),
-        "scripts/serve.py",  # what scripts/run.sh (the README's command) executes
-        "--server.headless=true",
-        f"--server.port={port}",
-        "--server.address=127.0.0.1",
-    ]
-    return subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
-
-
-def wait_healthy(url: str, process: subprocess.Popen, deadline: float) -> None:
-    """Poll /_stcore/health every 50 ms until it answers "ok" (bounded by ``deadline``)."""
-    while time.perf_counter() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"the server exited with code {process.returncode}")
-        try:
-            with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as response:
-                if response.read() == b"ok":
-                    return
-        except OSError:
-            pass
-        time.sleep(0.05)
-    raise TimeoutError(f"the server was not healthy within {SERVER_DEADLINE_S:.0f} s")
 
 
 def wait_first_render(page) -> None:
@@ -148,8 +111,8 @@ def main() -> int:
             page = context.new_page()
 
             start = time.perf_counter()
-            process = start_server(port, log)
-            wait_healthy(url, process, start + SERVER_DEADLINE_S)
+            process = start_server(port, log, str(ROOT / ".venv" / "bin" / "python"))
+            wait_healthy(url, process, SERVER_DEADLINE_S)
             healthy_s = time.perf_counter() - start
             page.goto(url, wait_until="domcontentloaded")
             page.locator("[data-testid='stApp']").wait_for(

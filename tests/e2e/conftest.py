@@ -3,64 +3,25 @@
 from __future__ import annotations
 
 import os
-import shutil
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-ARTIFACTS = ROOT / "artifacts" / "e2e"
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--disable-dev-shm-usage",
-]
-IDLE = "[data-testid='stApp'][data-test-script-state='notRunning']"
+from scripts.local_app import CHROMIUM, CHROMIUM_ARGS, IDLE, free_port, start_server, wait_healthy
 
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts" / "e2e"
 
 
 @pytest.fixture(scope="session")
 def server_url():
-    port = _free_port()
-    command = [
-        sys.executable,
-        "scripts/serve.py",  # the launcher scripts/run.sh uses
-        "--server.headless=true",
-        f"--server.port={port}",
-        "--server.address=127.0.0.1",
-        "--browser.gatherUsageStats=false",
-    ]
-    process = subprocess.Popen(
-        command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
+    port = free_port()
+    process = start_server(port)
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            try:
-                if urllib.request.urlopen(url + "/_stcore/health", timeout=2).read() == b"ok":
-                    break
-            except OSError:
-                time.sleep(0.3)
-        else:
-            pytest.fail("the NormScope server did not become healthy within 60 s")
+        try:
+            wait_healthy(url, process)
+        except (RuntimeError, TimeoutError) as error:
+            pytest.fail(f"the NormScope server did not start: {error}")
         yield url
     finally:
         process.terminate()
@@ -99,7 +60,3 @@ def wait_idle(page, timeout: float = 60_000) -> None:
     page.wait_for_timeout(300)
     page.locator(IDLE).wait_for(state="attached", timeout=timeout)
     page.wait_for_timeout(200)
-
-
-def have_chromium() -> bool:
-    return os.path.exists(CHROMIUM) or shutil.which("chromium") is not None

@@ -1,0 +1,65 @@
+"""A local NormScope server and Debian's headless Chromium, for browser tests and benchmarks.
+
+Shared by ``tests/e2e`` and ``benchmarks/bench_app.py`` so both start the app exactly the
+way ``scripts/run.sh`` does (through ``scripts/serve.py``) and drive the same browser.
+"""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = "/usr/bin/chromium"  # Debian's package; never `playwright install`
+# Without the background-networking flags Chromium keeps dialling out of a closed network.
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+]
+IDLE = "[data-testid='stApp'][data-test-script-state='notRunning']"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_server(port: int, stdout=subprocess.DEVNULL, python: str = sys.executable):
+    """Start the app as ``scripts/run.sh`` does, headless, on 127.0.0.1:``port``."""
+    command = [
+        python,
+        "scripts/serve.py",
+        "--server.headless=true",
+        f"--server.port={port}",
+        "--server.address=127.0.0.1",
+        "--browser.gatherUsageStats=false",
+    ]
+    return subprocess.Popen(command, cwd=ROOT, stdout=stdout, stderr=subprocess.STDOUT)
+
+
+def wait_healthy(url: str, process: subprocess.Popen, timeout_s: float = 60.0) -> None:
+    """Poll /_stcore/health every 50 ms until it answers "ok"; raise if it never does."""
+    deadline = time.perf_counter() + timeout_s
+    while time.perf_counter() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"the server exited with code {process.returncode}")
+        try:
+            with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as response:
+                if response.read() == b"ok":
+                    return
+        except OSError:
+            pass
+        time.sleep(0.05)
+    raise TimeoutError(f"the server was not healthy within {timeout_s:.0f} s")
