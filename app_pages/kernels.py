@@ -6,9 +6,10 @@ import streamlit as st
 
 from engine import describe_backend
 from engine.backend import compute_device
-from engine.bench import read_results, time_norms
-from engine.roofline import norm_traffic
+from engine.perf.roofline import norm_traffic
+from engine.perf.timing import time_norms
 from ui.i18n import t
+from ui.recorded_results import read_results
 from ui.views import kernels as view
 from ui.widgets.kernels import BYTES, roofline_inputs, timing_inputs
 

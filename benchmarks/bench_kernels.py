@@ -17,7 +17,7 @@ eager; backward >= 70 % of peak; fused add+norm >= 1.5x the unfused pair.  The s
 each target as met or missed; it does not invent figures it could not measure.
 
 Without CUDA it says so, times PyTorch's CPU ops at a small shape, and runs an interpreter
-correctness smoke of every kernel (TRITON_INTERPRET=1) against engine/reference.py.
+correctness smoke of every kernel (TRITON_INTERPRET=1) against engine/norms/reference.py.
 
 Run (GPU):  python3 benchmarks/bench_kernels.py [--quick] [--budget-s 300] [--out DIR]
 Run (CPU):  .venv/bin/python benchmarks/bench_kernels.py
@@ -266,14 +266,16 @@ def write_outputs(args, header, rows, verdicts) -> None:
 
 
 def interpreter_smoke() -> int:
-    """Every kernel once under TRITON_INTERPRET=1, checked against engine/reference.py."""
+    """Every kernel once under TRITON_INTERPRET=1, checked against engine/norms/reference.py."""
     if "triton" in sys.modules and os.environ.get("TRITON_INTERPRET") != "1":
         print("interpreter smoke skipped: triton was imported before TRITON_INTERPRET=1")
         return 1
     os.environ["TRITON_INTERPRET"] = "1"  # before triton is first imported
-    from engine import NormSpec, normalize, reference
-    from engine.kernels import fused_add_norm, launch_counts
+    from engine import NormSpec, normalize
+    from engine.kernels import launch_counts
     from engine.kernels.channel_stats import channel_stats
+    from engine.norms import reference
+    from engine.norms.dispatch import fused_add_norm
 
     torch.manual_seed(0)
     x = -2.3 + 0.5 * torch.randn(3, 7, 760)
@@ -316,7 +318,7 @@ def run_cpu(args) -> int:
         "No CUDA device: the GPU figures are not measured here (benchmarks/RESULTS.md keeps "
         "them open). Timing PyTorch's CPU ops instead, then an interpreter correctness smoke."
     )
-    from engine.bench import time_norms
+    from engine.perf.timing import time_norms
 
     rows = time_norms(rows=args.cpu_rows, widths=(args.cpu_width,), dtype="float32")
     print()

@@ -2,8 +2,8 @@
 
 from engine.backend import describe_backend, resolve_backend
 from engine.config import DepthSpec, NormSpec
-from engine.norms import normalize
-from engine.reference import NormResult
+from engine.norms.dispatch import normalize
+from engine.norms.reference import NormResult
 
 __all__ = [
     "DepthSpec",
@@ -17,9 +17,9 @@ __all__ = [
 
 
 def __getattr__(name: str):
-    # simulate_depth lives in engine/depth.py, imported on first use (it is heavier).
+    # simulate_depth lives in engine/depth/simulator.py, imported on first use (it is heavier).
     if name == "simulate_depth":
-        from engine.depth import simulate_depth
+        from engine.depth.simulator import simulate_depth
 
         return simulate_depth
     raise AttributeError(f"module 'engine' has no attribute {name!r}")

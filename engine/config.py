@@ -114,7 +114,7 @@ TRAIN_TASKS = ("copy", "reverse", "modadd")
 class TrainSpec:
     """One run of the training lab (``engine.training.train``): a tiny GPT on a toy task.
 
-    The defaults were measured (engine/training.py, "Defaults") to show the lesson: at this
+    The defaults were measured (engine/training/loop.py, "Defaults") to show the lesson: at this
     learning rate Pre-LN trains with or without warm-up, Post-LN without warm-up does not.
     """
 

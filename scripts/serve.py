@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def _import_engine() -> None:
     sys.path.insert(0, str(ROOT))
-    import engine.explain  # noqa: F401  (torch, triton and the Vector Lab's engine path)
+    import engine.norms.worked  # noqa: F401  (torch, triton and the Vector Lab's engine path)
 
 
 if __name__ == "__main__":

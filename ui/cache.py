@@ -11,12 +11,12 @@ from dataclasses import replace
 
 import streamlit as st
 
-from engine.explain import VectorExplanation, explain_vectors
+from engine.norms.worked import VectorExplanation, explain_vectors
 
 
 @st.cache_data(max_entries=256, show_spinner=False)
 def vector_explanation(config, compute_dtype: str | None = None) -> VectorExplanation:
-    """``engine.explain.explain_vectors`` for a ``VectorLabConfig`` (optionally another
+    """``engine.norms.worked.explain_vectors`` for a ``VectorLabConfig`` (optionally another
     compute precision, for the "what float32 would give" comparison)."""
     spec = (
         config.spec if compute_dtype is None else replace(config.spec, compute_dtype=compute_dtype)

@@ -1,4 +1,4 @@
-"""engine.depth: the residual-stack simulator against theory and against plain autograd."""
+"""engine.depth.simulator: the residual-stack simulator against theory and against plain autograd."""
 
 from __future__ import annotations
 
@@ -11,15 +11,9 @@ import torch
 import torch.nn.functional as F
 
 from engine import DepthSpec, simulate_depth
-from engine.depth import (
-    DepthCancelled,
-    check_limits,
-    layer_weights,
-    readout,
-    stack_input,
-    sweep_last_layer_grad,
-)
-from engine.depth_theory import (
+from engine.depth import DepthCancelled, check_limits, sweep_last_layer_grad
+from engine.depth.simulator import layer_weights, readout, stack_input
+from engine.depth.theory import (
     branch_gain,
     deepnorm_constants,
     fit_loglog_slope,
@@ -29,7 +23,7 @@ from engine.depth_theory import (
     theorem1_scale,
     x0_weight_expected,
 )
-from engine.threads import torch_threads
+from engine.jobs import torch_threads
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -287,7 +281,7 @@ def test_same_seed_same_numbers_and_default_shapes():
 def test_rerunning_layers_gives_the_numbers_of_kept_graphs(monkeypatch, placement):
     spec = DepthSpec(placement=placement, layers=6, d=32, tokens=5, sublayer="transformer")
     kept = simulate_depth(spec)
-    monkeypatch.setattr("engine.depth.KEEP_GRAPH_ELEMENTS", 0)  # force the low-memory path
+    monkeypatch.setattr("engine.depth.simulator.KEEP_GRAPH_ELEMENTS", 0)  # force the low-memory path
     rerun = simulate_depth(spec)
     np.testing.assert_allclose(rerun.grad_norm, kept.grad_norm, rtol=1e-6)
     np.testing.assert_allclose(rerun.stream_grad_norm, kept.stream_grad_norm, rtol=1e-6)

@@ -2,7 +2,7 @@
 
 GroupNorm, InstanceNorm and BatchNorm pool their statistics over positions or rows; this
 file also holds ``normalize``'s and ``NormSpec``'s input checks.  Nothing here calls
-``engine/reference.py``: every expected value comes from PyTorch's own functional ops and
+``engine/norms/reference.py``: every expected value comes from PyTorch's own functional ops and
 modules (``F.group_norm``, ``F.instance_norm``, ``F.batch_norm``, ``nn.BatchNorm1d``), from
 float64 arithmetic, or from the arithmetic itself.  Layout: ours is channels-last
 ``[B, T, d]``; torch's GroupNorm/InstanceNorm want ``[B, C, L]``, so the oracles transpose.

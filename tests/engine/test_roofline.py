@@ -1,6 +1,6 @@
 import pytest
 
-from engine.roofline import norm_traffic
+from engine.perf.roofline import norm_traffic
 
 
 def test_layernorm_bf16_4096_squared_is_memory_bound_by_hand():

@@ -1,7 +1,7 @@
 """``engine.normalize`` (backend="torch") for the per-token norms against independent oracles.
 
 LayerNorm, RMSNorm and DyT normalise each token on its own.  Nothing here calls
-``engine/reference.py``: every expected value comes from PyTorch's own functional ops
+``engine/norms/reference.py``: every expected value comes from PyTorch's own functional ops
 (``F.layer_norm``, ``F.rms_norm``, ``torch.native_layer_norm``), from HF transformers'
 ``LlamaRMSNorm`` / ``Gemma2RMSNorm``, from float64 arithmetic, or from numbers worked by
 hand.  The norms that pool over positions or rows are in ``test_pooled_norm_oracles.py``;

@@ -1,4 +1,4 @@
-"""engine.training: the live training lab (tiny GPT, toy tasks, Pre-LN vs Post-LN)."""
+"""engine.training.loop: the live training lab (tiny GPT, toy tasks, Pre-LN vs Post-LN)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import pytest
 import torch
 
 from engine.config import TrainSpec
-from engine.threads import torch_threads
-from engine.training import (
+from engine.jobs import torch_threads
+from engine.training.loop import (
     chance_loss,
     classify_outcome,
     iter_training,
@@ -104,7 +104,7 @@ def test_sizes_over_the_lab_limits_are_refused():
 
 
 def test_defaults_show_the_lesson_post_ln_without_warmup_fails_where_pre_ln_trains():
-    """The measured defaults (see engine/training.py): same lr, same seed, same data."""
+    """The measured defaults (see engine/training/loop.py): same lr, same seed, same data."""
     with torch_threads(1):
         post = train(TrainSpec())
         pre = train(dataclasses.replace(TrainSpec(), placement="pre"))

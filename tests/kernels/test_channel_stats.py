@@ -1,12 +1,13 @@
-"""Per-channel statistics kernel vs engine.reference.batch_norm and a masked oracle."""
+"""Per-channel statistics kernel vs engine.norms.reference.batch_norm and a masked oracle."""
 
 from __future__ import annotations
 
 import pytest
 import torch
 
-from engine import NormSpec, normalize, reference
+from engine import NormSpec, normalize
 from engine.kernels.channel_stats import channel_stats
+from engine.norms import reference
 
 PARTIAL, MERGE = "_channel_stats_partial_kernel", "_channel_stats_merge_kernel"
 

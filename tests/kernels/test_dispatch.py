@@ -7,9 +7,11 @@ import pytest
 import torch
 from torch._dynamo.backends.registry import lookup_backend
 
-import engine.norms
-from engine import NormSpec, normalize, reference
-from engine.kernels import _launch, fused_add_norm, row_norm, supports
+import engine.norms.dispatch
+from engine import NormSpec, normalize
+from engine.kernels import _launch, row_norm
+from engine.norms import reference
+from engine.norms.dispatch import fused_add_norm, supports
 
 FWD, BWD = "_row_norm_forward_kernel", "_row_norm_backward_kernel"
 
@@ -21,8 +23,8 @@ def test_forced_triton_backend_runs_the_kernels_not_a_fallback(kind, launches, m
 
     for name in ("layer_norm", "rms_norm", "batch_norm"):
         monkeypatch.setattr(reference, name, no_fallback)
-    monkeypatch.setattr(engine.norms, "_native_row_norm", no_fallback)
-    monkeypatch.setattr(engine.norms, "_reference_norm", no_fallback)
+    monkeypatch.setattr(engine.norms.dispatch, "_native_row_norm", no_fallback)
+    monkeypatch.setattr(engine.norms.dispatch, "_reference_norm", no_fallback)
     x = -2.3 + 0.5 * torch.randn(2, 5, 41)
     r = normalize(x, NormSpec(kind=kind, offset=1.0), torch.randn(41), torch.randn(41), "triton")
     assert r.backend == "triton"
@@ -59,7 +61,7 @@ def test_reduced_precision_statistics_are_not_claimed_by_the_kernels():
 
 def test_auto_leaves_unsupported_specs_to_torch(monkeypatch, launches):
     # Pretend the tensor lives on a GPU: "auto" resolves to Triton.
-    monkeypatch.setattr(engine.norms, "resolve_backend", lambda x, backend: "triton")
+    monkeypatch.setattr(engine.norms.dispatch, "resolve_backend", lambda x, backend: "triton")
     r = normalize(torch.randn(2, 4, 8), NormSpec(kind="groupnorm", groups=2), backend="auto")
     assert r.backend == "torch"
     r = normalize(torch.randn(2, 4, 8), NormSpec(kind="rmsnorm"), backend="auto")

@@ -11,8 +11,9 @@ import pytest
 import torch
 
 from engine import NormSpec, normalize
-from engine.kernels import fused_add_norm, launch_counts, row_norm
+from engine.kernels import launch_counts, row_norm
 from engine.kernels.channel_stats import channel_stats
+from engine.norms.dispatch import fused_add_norm
 
 pytestmark = pytest.mark.gpu
 

@@ -1,4 +1,4 @@
-"""Row-norm kernels (forward, backward, fused residual) vs engine/reference.py and autograd.
+"""Row-norm kernels (forward, backward, fused residual) vs engine/norms/reference.py and autograd.
 
 Outputs and statistics are compared with the reference at the kernel's own precision
 (float32 statistics); gradients with torch autograd through the reference in float64.
@@ -12,10 +12,10 @@ import itertools
 import pytest
 import torch
 
-from engine import reference
 from engine.kernels import row_norm
 from engine.kernels.row_norm_backward import row_norm_backward
 from engine.kernels.row_norm_forward import row_norm_forward
+from engine.norms.dispatch import reference
 
 WIDTHS = (1, 41, 123, 760, 1023, 1024, 1128, 3000)
 ROWS = (0, 1, 7, 199)
@@ -31,14 +31,14 @@ def cancelling(*shape, dtype=torch.float32) -> torch.Tensor:
 
 
 def reference_forward(x, residual, weight, bias, offset, is_rms) -> reference.NormResult:
-    """engine.reference on the unfused pair, at the kernel's float32 statistics."""
+    """engine.norms.reference on the unfused pair, at the kernel's float32 statistics."""
     h = x if residual is None else x + residual
     norm = reference.rms_norm if is_rms else reference.layer_norm
     return norm(h, EPS, weight, bias, offset=offset, compute_dtype=torch.float32)
 
 
 def float64_gradients(x, residual, weight, bias, offset, is_rms, dy, dh):
-    """d(sum(y * dy) + sum(h * dh)) through engine.reference in float64, for every input."""
+    """d(sum(y * dy) + sum(h * dh)) through engine.norms.reference in float64, for every input."""
     leaves = [
         t.detach().double().requires_grad_() if t is not None else None
         for t in (x, residual, weight, bias)

@@ -8,8 +8,8 @@ import pytest
 from engine import DepthSpec, simulate_depth
 from engine.config import TrainSpec
 from engine.depth import SweepResult
-from engine.depth_theory import pre_ln_band
-from engine.training import TrainStep, summarize
+from engine.depth.theory import pre_ln_band
+from engine.training.loop import TrainStep, summarize
 from ui.figures.depth import (
     PLACEMENT_COLORS,
     AxisLabels,

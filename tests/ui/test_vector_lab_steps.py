@@ -1,5 +1,5 @@
 from engine import NormSpec
-from engine.explain import explain_vectors
+from engine.norms.worked import explain_vectors
 from ui.views.vector_lab_steps import worked_steps
 
 

@@ -16,8 +16,8 @@ import numpy as np
 import plotly.graph_objects as go
 
 from engine.depth import DepthResult, SweepResult
-from engine.depth_theory import pre_ln_band, x0_weight_expected
-from engine.training import TrainResult
+from engine.depth.theory import pre_ln_band, x0_weight_expected
+from engine.training.loop import TrainResult
 
 PLACEMENT_COLORS = {
     "post": "#d62728",

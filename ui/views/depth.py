@@ -16,8 +16,8 @@ from engine.depth import (
     sweep_last_layer_grad,
     weight_elements,
 )
-from engine.depth_theory import branch_gain, deepnorm_layers, lemma2_violations
-from engine.training import iter_training, summarize
+from engine.depth.theory import branch_gain, deepnorm_layers, lemma2_violations
+from engine.training.loop import iter_training, summarize
 from ui import cache
 from ui.figures.depth import (
     AxisLabels,

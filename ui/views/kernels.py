@@ -9,8 +9,8 @@ import streamlit as st
 import torch
 
 from engine.backend import BackendInfo, triton_interpreter_enabled
-from engine.bench import rms_over_ln
-from engine.roofline import NormTraffic
+from engine.perf.roofline import NormTraffic
+from engine.perf.timing import rms_over_ln
 from ui.figures.kernels import TimingLabels, recorded_bandwidth_figure, timing_figure
 from ui.formatting import format_number
 from ui.i18n import t

@@ -9,9 +9,10 @@ import pandas as pd
 import streamlit as st
 import torch
 
-from engine import describe_backend, reference
+from engine import describe_backend
 from engine.config import DTYPES
-from engine.explain import VectorExplanation
+from engine.norms import reference
+from engine.norms.worked import VectorExplanation
 from ui.figures.vector_lab import ChartLabels, input_output_figure
 from ui.formatting import format_number, format_vector
 from ui.i18n import current_language, t

@@ -1,6 +1,6 @@
 """The Vector Lab's worked example as (caption, LaTeX) steps: pure, unit-tested.
 
-Numbers come from ``engine.explain.VectorExplanation`` (computed by the reference formulas in
+Numbers come from ``engine.norms.worked.VectorExplanation`` (computed by the reference formulas in
 the chosen precision); this module only writes them the way a person would by hand.
 """
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from engine.explain import ROW_KINDS, VectorExplanation
+from engine.norms.worked import ROW_KINDS, VectorExplanation
 from ui.formatting import format_number, format_vector
 from ui.i18n import translate
 

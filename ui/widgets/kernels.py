@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from engine.bench import PASSES
+from engine.perf.timing import PASSES
 from ui.i18n import t
 
 BIND = "query-params"

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import streamlit as st
 
 from engine.config import NormSpec
-from engine.inputs import DISTRIBUTIONS, random_vectors
+from engine.norms.random_inputs import DISTRIBUTIONS, random_vectors
 from ui.i18n import t
 from ui.vector_input import (
     MAX_CELLS,

@@ -20,7 +20,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from engine.config import NormSpec
-from engine.norms import normalize
+from engine.norms.dispatch import normalize
 
 INIT_STD = 0.02  # GPT-2
 _LAYERNORM = NormSpec(kind="layernorm", eps=1e-5)

@@ -28,10 +28,10 @@ the loop can report progress and stop between layers.  While the stack's weights
 stream x_0..x_L is kept (O(L T d)) and the backward pass regenerates each layer's weights
 from its own seed and re-runs the layer.  Each layer's weights come from a seed of
 (seed, layer, branch, matrix), so every placement sees the same draws.  Norms go through
-``engine.normalize``: the formulas live in ``engine/reference.py`` only.
+``engine.normalize``: the formulas live in ``engine/norms/reference.py`` only.
 
 The sweep over depth (``sweep_last_layer_grad``, ``SweepResult``) lives in
-``engine/depth_sweep.py`` and is re-exported here.
+``engine/depth/sweep.py``.
 
 References:
 - Vaswani et al. 2017, "Attention Is All You Need" (Post-LN), arXiv:1706.03762
@@ -58,30 +58,16 @@ import torch
 import torch.nn.functional as F
 
 from engine.config import DepthSpec, NormSpec
-from engine.depth_limits import (  # noqa: F401  (re-exported: the simulator's public limits)
-    MAX_LAYERS,
-    MAX_STREAM_ELEMENTS,
-    MAX_TOKENS,
-    MAX_WEIGHT_ELEMENTS,
-    MAX_WIDTH,
-    SWEEP_LAYERS,
-    check_limits,
-    sweep_depths,
-    weight_elements,
-)
-from engine.depth_sweep import (  # noqa: F401  (re-exported: the L-sweep built on this)
-    SweepResult,
-    sweep_last_layer_grad,
-)
-from engine.depth_theory import (
+from engine.depth.limits import check_limits
+from engine.depth.theory import (
     PRE_LIKE,
     branches_per_layer,
     identity_and_init_scales,
     residual_scale,
     weight_std,
 )
-from engine.norms import normalize
-from engine.threads import torch_threads
+from engine.jobs import torch_threads
+from engine.norms.dispatch import normalize
 
 KEEP_GRAPH_ELEMENTS = 2**26  # graphs up to ~256 MiB of float32 are kept: no re-run
 
@@ -261,7 +247,7 @@ def simulate_depth(
 
     ``progress(fraction)`` is called as layers finish (at most about 100 times);
     ``should_stop()`` is checked between layers and raises ``DepthCancelled`` when True.
-    ``threads`` sets torch's intra-op threads for this call only (``engine.threads``; 1 is
+    ``threads`` sets torch's intra-op threads for this call only (``engine.jobs``; 1 is
     the fast choice on a busy 2-core machine); None leaves them alone.
     Raises ValueError for sizes over ``check_limits``.
     """

@@ -48,8 +48,8 @@ import torch
 import torch.nn.functional as F
 
 from engine.config import TrainSpec
-from engine.threads import torch_threads
-from engine.training_model import TinyGPT
+from engine.jobs import torch_threads
+from engine.training.model import TinyGPT
 
 MAX_LAYERS, MAX_WIDTH, MAX_STEPS, MAX_BATCH, MAX_LENGTH = 8, 256, 5000, 256, 32
 DIVERGED_LOSS = 1e3  # a loss above this (or not finite) ends the run as diverged
@@ -163,7 +163,7 @@ def iter_training(
     Stops after ``spec.steps`` steps, when the loss diverges (that step is yielded first),
     or when ``should_stop()`` returns True.  Deterministic for a given seed and thread count;
     uses private generators and leaves the global RNG alone.  ``threads`` applies to each
-    step's computation only (``engine.threads``) and is restored before every ``yield``.
+    step's computation only (``engine.jobs``) and is restored before every ``yield``.
     """
     check_limits(spec)
     with torch_threads(threads):

@@ -1,6 +1,6 @@
-"""Timing LayerNorm against RMSNorm on this machine, and reading benchmarks/RESULTS.md.
+"""Timing LayerNorm against RMSNorm on this machine.
 
-Two pure functions for the Kernels page (and anyone with a Python prompt):
+For the Kernels page (and anyone with a Python prompt):
 
 - ``time_norms`` times LayerNorm and RMSNorm forward, and forward+backward, at chosen
   shapes and dtype, on this machine, and returns plain rows (dicts).  It tests a claim
@@ -9,8 +9,6 @@ Two pure functions for the Kernels page (and anyone with a Python prompt):
   instead of quoting.  Norms are memory-bound (a few FLOPs per value against a full read
   and write of ``[B, T, d]``), so on a GPU the two should cost nearly the same; on a CPU the
   numbers say something about that CPU only.
-- ``parse_results_markdown`` turns the Markdown tables of ``benchmarks/RESULTS.md`` into
-  rows (dicts), tagged with the headings they sit under.
 
 Bytes counted per call, as in ``benchmarks/bench_kernels.py``: forward reads x and writes y
 (2·M·N·elem bytes); backward reads x and dy and writes dx (3·M·N·elem bytes); the weight,
@@ -23,11 +21,9 @@ References:
 
 from __future__ import annotations
 
-import re
 import statistics
 import time
 from collections.abc import Callable, Iterable
-from pathlib import Path
 
 import torch
 import torch.nn.functional as F
@@ -38,7 +34,6 @@ KINDS = ("layernorm", "rmsnorm")
 PASSES = ("forward", "forward+backward")
 PROVIDERS = ("auto", "torch", "triton")
 BYTES_PER_ELEMENT_PASS = {"forward": 2, "forward+backward": 5}  # reads + writes of M·N
-RESULTS_PATH = Path(__file__).resolve().parents[1] / "benchmarks" / "RESULTS.md"
 
 
 def _resolve_provider(provider: str, device: torch.device) -> str:
@@ -191,79 +186,3 @@ def rms_over_ln(timings: Iterable[dict]) -> list[dict]:
         for (r, w, p), t in by_key.items()
         if "rmsnorm" in t and "layernorm" in t and t["layernorm"] > 0
     ]
-
-
-_NUMBER = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")
-_EMPTY = {"", "-", "—", "–", "n/a", "N/A"}
-
-
-def _cell(text: str):
-    """A table cell as a number when it is one (``1,234``, ``85 %``, ``1.3x`` too)."""
-    text = text.strip().strip("`*").strip()
-    if text in _EMPTY:
-        return None
-    number = text.replace(",", "").replace("\u202f", "").rstrip("%x× ").strip()
-    if _NUMBER.match(number):
-        return float(number)
-    return text
-
-
-def _split_row(line: str) -> list[str]:
-    line = line.strip()
-    if line.startswith("|"):
-        line = line[1:]
-    if line.endswith("|"):
-        line = line[:-1]
-    return [c.strip() for c in line.split("|")]
-
-
-def _is_separator(cells: list[str]) -> bool:
-    return bool(cells) and all(re.fullmatch(r":?-{1,}:?", c.replace(" ", "")) for c in cells)
-
-
-def parse_results_markdown(text: str) -> list[dict]:
-    """Every row of every Markdown table in ``text`` as a dict keyed by its header.
-
-    Numbers become floats (thousands separators, a trailing ``%`` or ``x`` dropped); empty
-    cells and dashes become None.  Each row also gets ``section``: the headings above its
-    table joined with " / " (e.g. ``"Kernels / NVIDIA H200 · 2026-11-29"``), and ``table``:
-    the table's index in the document.  A table with a header but no rows yields nothing.
-    """
-    rows: list[dict] = []
-    headings: list[tuple[int, str]] = []
-    header: list[str] | None = None
-    table_index = -1
-    lines = text.splitlines()
-    for i, line in enumerate(lines):
-        stripped = line.strip()
-        heading = re.match(r"^(#{1,6})\s+(.*?)\s*#*$", stripped)
-        if heading:
-            level = len(heading.group(1))
-            headings = [h for h in headings if h[0] < level] + [(level, heading.group(2))]
-            header = None
-            continue
-        if not stripped.startswith("|"):
-            header = None
-            continue
-        cells = _split_row(stripped)
-        if header is None:
-            following = lines[i + 1].strip() if i + 1 < len(lines) else ""
-            if following.startswith("|") and _is_separator(_split_row(following)):
-                header = cells
-                table_index += 1
-            continue
-        if _is_separator(cells):
-            continue
-        row = {name: _cell(cells[j]) if j < len(cells) else None for j, name in enumerate(header)}
-        row["section"] = " / ".join(h[1] for h in headings)
-        row["table"] = table_index
-        rows.append(row)
-    return rows
-
-
-def read_results(path: str | Path = RESULTS_PATH) -> list[dict]:
-    """``parse_results_markdown`` of ``benchmarks/RESULTS.md`` ([] when it is missing)."""
-    path = Path(path)
-    if not path.is_file():
-        return []
-    return parse_results_markdown(path.read_text(encoding="utf-8"))

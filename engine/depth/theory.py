@@ -1,7 +1,7 @@
 """Closed-form predictions for a residual stack at initialisation, to overlay on the simulator.
 
 Every function here is pure (numbers in, numbers out) and states the assumptions under
-which its formula holds; ``engine.depth`` measures what happens when they do not.
+which its formula holds; ``engine.depth.simulator`` measures what happens when they do not.
 
 Xiong et al. 2020, Lemma 2 — the assumptions (their Section 3.2, restated):
   (a) one layer is an attention sub-block then an FFN sub-block (``sublayer="transformer"``);

@@ -1,8 +1,8 @@
 """The L-sweep: the last layer's weight-gradient norm against depth, with its log-log slope.
 
-Runs ``engine.depth.simulate_depth`` at each depth of a list (several seeds each, averaged)
-and fits log(grad) = slope * log(L) + intercept.  Xiong et al. Theorem 1 predicts slope 0
-for Post-LN and -1/2 for Pre-LN with its final norm.  ``engine.depth`` re-exports both names.
+Runs ``simulate_depth`` at each depth of a list (several seeds each, averaged) and fits
+log(grad) = slope * log(L) + intercept.  Xiong et al. Theorem 1 predicts slope 0
+for Post-LN and -1/2 for Pre-LN with its final norm.
 
 References:
 - Xiong et al. 2020, "On Layer Normalization in the Transformer Architecture", arXiv:2002.04745
@@ -13,16 +13,13 @@ from __future__ import annotations
 import dataclasses
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from engine.config import DepthSpec
-from engine.depth_limits import SWEEP_LAYERS
-from engine.depth_theory import fit_loglog_slope
-
-if TYPE_CHECKING:
-    from engine.depth import Progress, StopCheck
+from engine.depth.limits import SWEEP_LAYERS
+from engine.depth.simulator import Progress, StopCheck, simulate_depth
+from engine.depth.theory import fit_loglog_slope
 
 
 @dataclass(frozen=True, eq=False)
@@ -49,9 +46,6 @@ def sweep_last_layer_grad(
 
     Xiong et al. Theorem 1 predicts slope 0 (Post-LN) and -1/2 (Pre-LN with its final norm).
     """
-    # Imported here, not at the top: engine.depth imports this module to re-export it.
-    from engine.depth import simulate_depth
-
     start = time.perf_counter()
     depths = np.array(sorted(int(n) for n in layers))
     runs = [(n, spec.seed + s) for n in depths for s in range(seeds)]

@@ -5,7 +5,7 @@ one row, the intermediate values (mu, sigma^2, sigma, RMS, rstd), the LayerNorm 
 comparison, and the precision story: the same statistics in float64 as ground truth, and
 which step first left the compute dtype's finite range.
 
-All formulas come from ``engine/reference.py`` through ``engine.normalize``; this module only
+All formulas come from ``engine/norms/reference.py`` through ``engine.normalize``; this module only
 arranges their results for display.
 """
 
@@ -16,11 +16,10 @@ from dataclasses import dataclass
 
 import torch
 
-from engine import reference
 from engine.backend import compute_device
 from engine.config import DTYPES, NormSpec
-from engine.geometry import cosine, l2_norm, ones_component
-from engine.norms import normalize
+from engine.geometry.measures import cosine, l2_norm, ones_component
+from engine.norms.dispatch import normalize, reference
 
 ROW_KINDS = ("layernorm", "rmsnorm", "dyt")  # kinds whose statistics belong to one row
 

@@ -1,0 +1,229 @@
+"""``normalize`` and ``fused_add_norm``: the entry points for every normalization in NormScope.
+
+They validate their inputs, pick a backend (``engine.backend``), and return the output with
+the statistics it used (``engine.norms.reference.NormResult``).  The formulas themselves live
+in ``engine/norms/reference.py``; this module only dispatches:
+
+- "triton": the kernels in ``engine/kernels/`` (CUDA, or the interpreter on CPU).  This module
+  is their only importer, and imports them lazily: Triton costs ~1 s to import;
+- "torch":  for float32 LayerNorm/RMSNorm computed in float32, PyTorch's fused native ops
+  (``aten.native_layer_norm``, ``aten._fused_rms_norm``), which return the output and the
+  per-row statistics from one pass; everything else runs the reference formulas.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import torch
+
+from engine.backend import resolve_backend
+from engine.config import NormSpec
+from engine.norms import reference
+from engine.norms.reference import NormResult, affine
+
+_ROW_KINDS = ("layernorm", "rmsnorm")
+KERNEL_KINDS = (*_ROW_KINDS, "batchnorm")  # batchnorm: statistics by channel_stats
+KERNEL_DTYPES = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
+
+
+def _check_inputs(x, spec: NormSpec, weight, bias) -> None:
+    if not isinstance(x, torch.Tensor):
+        raise TypeError(f"x must be a torch.Tensor, got {type(x).__name__}")
+    if not x.is_floating_point():
+        raise TypeError(f"x must be a floating-point tensor, got {x.dtype}")
+    if x.dim() == 0 or x.shape[-1] == 0:
+        raise ValueError(f"x must have a non-empty last axis (d >= 1), got shape {tuple(x.shape)}")
+    d = x.shape[-1]
+    for name, param in (("weight", weight), ("bias", bias)):
+        if param is not None and tuple(param.shape) != (d,):
+            raise ValueError(f"{name} must have shape ({d},), got {tuple(param.shape)}")
+    if spec.kind == "groupnorm" and d % spec.groups:
+        raise ValueError(f"groups={spec.groups} must divide d={d}")
+
+
+def normalize(
+    x: torch.Tensor,
+    spec: NormSpec,
+    weight: torch.Tensor | None = None,
+    bias: torch.Tensor | None = None,
+    backend: str = "auto",
+) -> NormResult:
+    """Normalize ``x`` ([..., T, d]) as ``spec`` says; see ``NormResult`` for the fields.
+
+    ``backend`` is "auto" (Triton for CUDA tensors, else torch), "torch" or "triton";
+    ``result.backend`` names the path that actually ran.
+    """
+    _check_inputs(x, spec, weight, bias)
+    chosen = resolve_backend(x, backend)
+    if chosen == "triton":
+        # "auto" leaves what the kernels do not cover (other kinds, reduced-precision
+        # statistics) to the torch path; a forced "triton" raises NotImplementedError.
+        if backend == "triton" or supports(spec, x.dtype):
+            return triton_normalize(x, spec, weight, bias)
+    compute_dtype = spec.torch_compute_dtype(x.dtype)
+    if spec.kind in _ROW_KINDS and x.dtype == torch.float32 and compute_dtype == torch.float32:
+        return _native_row_norm(x, spec, weight, bias)
+    return replace(_reference_norm(x, spec, weight, bias, compute_dtype), backend="torch")
+
+
+def _reference_norm(x, spec: NormSpec, weight, bias, compute_dtype) -> NormResult:
+    common = dict(weight=weight, bias=bias, offset=spec.offset, compute_dtype=compute_dtype)
+    if spec.kind == "layernorm":
+        return reference.layer_norm(x, spec.eps, **common)
+    if spec.kind == "rmsnorm":
+        return reference.rms_norm(x, spec.eps, **common)
+    if spec.kind == "batchnorm":
+        return reference.batch_norm(x, spec.eps, **common)
+    if spec.kind == "instancenorm":
+        return reference.instance_norm(x, spec.eps, **common)
+    if spec.kind == "groupnorm":
+        return reference.group_norm(x, spec.groups, spec.eps, **common)
+    return reference.dyt(x, spec.alpha, **common)
+
+
+def _variance_from_rstd(rstd: torch.Tensor, eps: float) -> torch.Tensor:
+    """Recover var (or the mean square) from rstd = 1/sqrt(var + eps), in float64."""
+    return (rstd.double().pow(-2) - eps).clamp_min(0.0)
+
+
+def _native_row_norm(x, spec: NormSpec, weight, bias) -> NormResult:
+    """float32 LayerNorm/RMSNorm through PyTorch's fused CPU/GPU ops.
+
+    The native ops return rstd but not var; var = rstd^-2 - eps is exact to ~1e-7 relative
+    while var >= 10 eps.  Rows below that (constant rows, tiny variances) are recomputed
+    with the reference formula so no digit is lost.
+    """
+    d = x.shape[-1]
+    scale = weight if weight is None or spec.offset == 0.0 else spec.offset + weight.double()
+    scale = None if scale is None else scale.to(x.dtype)
+    bias = None if bias is None else bias.to(x.dtype)
+    if spec.kind == "layernorm":
+        y, mean, rstd = torch.native_layer_norm(x, [d], scale, bias, spec.eps)
+    else:
+        y, rstd = torch.ops.aten._fused_rms_norm(x, [d], scale, spec.eps)
+        if bias is not None:
+            y = y + bias
+        mean = torch.zeros_like(rstd)
+    mean, rstd = mean[..., 0].float(), rstd[..., 0].float()  # [...]
+    var = _variance_from_rstd(rstd, spec.eps)
+    imprecise = var < 10 * spec.eps
+    if imprecise.any():
+        rows = x[imprecise]  # [k, d]
+        exact = (reference.layer_norm if spec.kind == "layernorm" else reference.rms_norm)(
+            rows, spec.eps
+        )
+        var[imprecise] = exact.var.double()
+    rms = torch.sqrt(var + mean.double() ** 2)
+    return NormResult(y=y, mean=mean, var=var.float(), rms=rms.float(), rstd=rstd, backend="torch")
+
+
+# --- the Triton path -------------------------------------------------------------------------
+
+
+def supports(spec: NormSpec, dtype: torch.dtype) -> bool:
+    """Whether the kernels compute ``spec`` for inputs of ``dtype`` exactly as the reference.
+
+    The kernels always take statistics in float32, so a spec whose ``compute_dtype``
+    resolves to anything else (e.g. float16, to show overflow) is left to the torch path.
+    """
+    return (
+        spec.kind in KERNEL_KINDS
+        and dtype in KERNEL_DTYPES
+        and spec.torch_compute_dtype(dtype) == torch.float32
+    )
+
+
+def _check_supported(spec: NormSpec, dtype: torch.dtype) -> None:
+    if spec.kind not in KERNEL_KINDS:
+        raise NotImplementedError(
+            f"the Triton kernels do not implement kind={spec.kind!r} (they cover "
+            f"{', '.join(KERNEL_KINDS)}); use backend='torch' or 'auto'"
+        )
+    if dtype not in KERNEL_DTYPES:
+        raise NotImplementedError(f"the Triton kernels do not take {dtype} inputs")
+    compute = spec.torch_compute_dtype(dtype)
+    if compute != torch.float32:
+        raise NotImplementedError(
+            f"the Triton kernels take statistics in float32, not compute_dtype={compute}; "
+            "use backend='torch' to see reduced-precision statistics"
+        )
+
+
+def _row_result(y, mean, var, rstd, is_rms: bool) -> NormResult:
+    rms = torch.sqrt(var) if is_rms else torch.sqrt(var + mean * mean)  # rms^2 = var + mu^2
+    return NormResult(y=y, mean=mean, var=var, rms=rms, rstd=rstd, backend="triton")
+
+
+def _triton_batch_norm(x, spec: NormSpec, weight, bias) -> NormResult:
+    """BatchNorm (training mode): statistics from the channel-stats kernel, then the
+    elementwise normalize in torch (differentiable through ``ChannelStatsFunction``)."""
+    from engine.kernels import channel_stats_autograd
+
+    count, mean, m2 = channel_stats_autograd(x)  # [d] each, float32
+    var = m2 / count  # [d], biased
+    rstd = torch.rsqrt(var + spec.eps)  # [d]
+    y = affine((x.float() - mean) * rstd, weight, bias, spec.offset)  # [..., d]
+    rms = torch.sqrt(var + mean * mean).detach()
+    return NormResult(
+        y=y.to(x.dtype),
+        mean=mean.detach(),
+        var=var.detach(),
+        rms=rms,
+        rstd=rstd.detach(),
+        backend="triton",
+    )
+
+
+def triton_normalize(
+    x: torch.Tensor,
+    spec: NormSpec,
+    weight: torch.Tensor | None = None,
+    bias: torch.Tensor | None = None,
+) -> NormResult:
+    """``normalize`` on the Triton kernels; ``result.backend == "triton"``.
+
+    LayerNorm and RMSNorm run entirely in the row kernels; BatchNorm takes its per-channel
+    statistics from the channel-stats kernel.  Other kinds, and ``compute_dtype`` other than
+    float32, raise ``NotImplementedError``.
+    """
+    _check_supported(spec, x.dtype)
+    if spec.kind == "batchnorm":
+        return _triton_batch_norm(x, spec, weight, bias)
+    from engine.kernels import row_norm
+
+    is_rms = spec.kind == "rmsnorm"
+    y, _h, mean, var, rstd = row_norm(x, None, weight, bias, spec.eps, spec.offset, is_rms)
+    return _row_result(y, mean, var, rstd, is_rms)
+
+
+def fused_add_norm(
+    x: torch.Tensor,
+    residual: torch.Tensor,
+    spec: NormSpec,
+    weight: torch.Tensor | None = None,
+    bias: torch.Tensor | None = None,
+    backend: str = "auto",
+) -> tuple[NormResult, torch.Tensor]:
+    """``h = x + residual`` and ``normalize(h)`` in one pass: returns ``(result, h)``.
+
+    On the Triton backend (CUDA tensors, or ``backend="triton"`` under the interpreter) a
+    LayerNorm/RMSNorm spec runs the fused kernel: one read of x and residual, one write of
+    h and y.  Otherwise it is the unfused pair ``h = x + residual; normalize(h)`` — the
+    same numbers, and ``result.backend`` says which path ran.  Differentiable in x,
+    residual, weight and bias; h carries its own gradient (it is the next residual).
+    """
+    if residual.shape != x.shape:
+        raise ValueError(f"residual shape {tuple(residual.shape)} != x shape {tuple(x.shape)}")
+    dtype = torch.promote_types(x.dtype, residual.dtype)
+    chosen = resolve_backend(x, backend)
+    fused = spec.kind in _ROW_KINDS and (backend == "triton" or supports(spec, dtype))
+    if chosen == "triton" and fused:
+        from engine.kernels import row_norm
+
+        _check_supported(spec, dtype)
+        is_rms = spec.kind == "rmsnorm"
+        y, h, mean, var, rstd = row_norm(x, residual, weight, bias, spec.eps, spec.offset, is_rms)
+        return _row_result(y, mean, var, rstd, is_rms), h
+    h = x + residual  # [..., d]
+    return normalize(h, spec, weight, bias, backend=backend), h
