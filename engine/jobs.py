@@ -1,5 +1,10 @@
-"""``torch_threads``: run a computation with a given number of intra-op threads, then restore.
+"""What every long engine computation shares: progress and stop callbacks, and thread caps.
 
+``Progress`` is called with the fraction done (0..1); ``StopCheck`` is polled between units of
+work, and a computation that sees it return True raises ``Cancelled``.  ``ui/compute.py``
+passes both, so a page can show progress and cancel work nobody waits for any more.
+
+``torch_threads`` runs a computation with a given number of intra-op threads, then restores.
 Why it exists: on a small shared CPU (2 cores, other processes busy) OpenMP's worker threads
 spin-wait for each other and a 2-thread run of the depth simulator measured 15-25x slower than
 a 1-thread run (benchmarks/RESULTS.md).  Callers that know they share the machine pass
@@ -12,10 +17,18 @@ and restores the calling thread's value under a lock; it never changes anything 
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 import torch
+
+Progress = Callable[[float], None]
+StopCheck = Callable[[], bool]
+
+
+class Cancelled(Exception):
+    """Raised inside a computation when its ``StopCheck`` returned True."""
+
 
 _LOCK = threading.Lock()
 _active = 0  # blocks currently inside torch_threads, across every thread of the process

@@ -50,7 +50,6 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -66,16 +65,13 @@ from engine.depth.theory import (
     residual_scale,
     weight_std,
 )
-from engine.jobs import torch_threads
+from engine.jobs import Cancelled, Progress, StopCheck, torch_threads
 from engine.norms.dispatch import normalize
 
 KEEP_GRAPH_ELEMENTS = 2**26  # graphs up to ~256 MiB of float32 are kept: no re-run
 
-Progress = Callable[[float], None]
-StopCheck = Callable[[], bool]
 
-
-class DepthCancelled(Exception):
+class DepthCancelled(Cancelled):
     """Raised inside ``simulate_depth`` when ``should_stop()`` returns True."""
 
 

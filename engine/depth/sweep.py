@@ -18,8 +18,9 @@ import numpy as np
 
 from engine.config import DepthSpec
 from engine.depth.limits import SWEEP_LAYERS
-from engine.depth.simulator import Progress, StopCheck, simulate_depth
+from engine.depth.simulator import simulate_depth
 from engine.depth.theory import fit_loglog_slope
+from engine.jobs import Progress, StopCheck
 
 
 @dataclass(frozen=True, eq=False)

@@ -1,0 +1,17 @@
+"""``EngineError``: every refusal of the engine, in a form a page can translate.
+
+``key`` names the message (``errors.<key>`` in ``ui/locales/<lang>/errors.toml``) and
+``params`` fill it in; ``str(error)`` is a plain English sentence for Python and CLI users.
+It is a ``ValueError``, so callers that only know "bad value" can catch it as one.
+"""
+
+from __future__ import annotations
+
+
+class EngineError(ValueError):
+    """A value the engine refuses: what was wrong and what is accepted."""
+
+    def __init__(self, key: str, params: dict | None = None, message: str | None = None):
+        self.key = key
+        self.params = dict(params or {})
+        super().__init__(message or f"{key}: {self.params}")
