@@ -10,6 +10,9 @@ from dataclasses import dataclass
 
 import torch
 
+from engine.depth.placements import PLACEMENT_IDS
+from engine.errors import EngineError
+
 NORM_KINDS = ("layernorm", "rmsnorm", "batchnorm", "instancenorm", "groupnorm", "dyt")
 COMPUTE_DTYPES = ("float32", "float16", "bfloat16", "float64", "input")
 DTYPES = {
@@ -18,6 +21,33 @@ DTYPES = {
     "bfloat16": torch.bfloat16,
     "float64": torch.float64,
 }
+_DTYPE_NAMES = {dtype: name for name, dtype in DTYPES.items()}
+
+
+def _refuse(name: str, value, allowed) -> None:
+    raise EngineError(
+        "config.unknown_value",
+        {"name": name, "value": str(value), "allowed": ", ".join(map(str, allowed))},
+        f"unknown {name} {value!r}; expected one of {tuple(allowed)}",
+    )
+
+
+def _at_least(name: str, value, minimum) -> None:
+    if not value >= minimum:  # also refuses NaN
+        raise EngineError(
+            "config.below_minimum",
+            {"name": name, "value": value, "minimum": minimum},
+            f"{name} must be >= {minimum}, got {value}",
+        )
+
+
+def _above_zero(name: str, value) -> None:
+    if not value > 0.0:
+        raise EngineError(
+            "config.not_positive",
+            {"name": name, "value": value},
+            f"{name} must be > 0, got {value}",
+        )
 
 
 @dataclass(frozen=True)
@@ -34,19 +64,21 @@ class NormSpec:
     offset: float = 0.0  # scale is (offset + weight); Gemma's RMSNorm uses offset=1
     groups: int = 1  # GroupNorm: number of channel groups, must divide d
     alpha: float = 0.5  # DyT: y = weight * tanh(alpha * x) + bias (Zhu et al. 2025 init)
-    compute_dtype: str = "float32"  # precision of the statistics; "input" = x's own dtype
+    # precision of the statistics; "input" = x's own dtype; a torch.dtype is stored as its name
+    compute_dtype: str = "float32"
 
     def __post_init__(self) -> None:
+        if isinstance(self.compute_dtype, torch.dtype):  # what a Python user writes
+            name = _DTYPE_NAMES.get(self.compute_dtype)
+            if name is None:
+                _refuse("compute_dtype", str(self.compute_dtype), COMPUTE_DTYPES)
+            object.__setattr__(self, "compute_dtype", name)
         if self.kind not in NORM_KINDS:
-            raise ValueError(f"unknown norm kind {self.kind!r}; expected one of {NORM_KINDS}")
+            _refuse("kind", self.kind, NORM_KINDS)
         if self.compute_dtype not in COMPUTE_DTYPES:
-            raise ValueError(
-                f"unknown compute_dtype {self.compute_dtype!r}; expected one of {COMPUTE_DTYPES}"
-            )
-        if not self.eps >= 0.0:
-            raise ValueError(f"eps must be >= 0, got {self.eps}")
-        if self.groups < 1:
-            raise ValueError(f"groups must be >= 1, got {self.groups}")
+            _refuse("compute_dtype", self.compute_dtype, COMPUTE_DTYPES)
+        _at_least("eps", self.eps, 0.0)
+        _at_least("groups", self.groups, 1)
 
     def torch_compute_dtype(self, input_dtype: torch.dtype) -> torch.dtype:
         """The dtype the statistics are computed in for an input of ``input_dtype``."""
@@ -55,7 +87,7 @@ class NormSpec:
         return DTYPES[self.compute_dtype]
 
 
-DEPTH_PLACEMENTS = ("post", "pre", "peri", "olmo2", "deepnorm", "pre_scaled", "none")
+DEPTH_PLACEMENTS = PLACEMENT_IDS  # what each one is: engine/depth/placements.py
 DEPTH_NORMS = ("layernorm", "rmsnorm", "dyt")
 DEPTH_SUBLAYERS = ("linear", "mlp", "attention", "transformer")
 ACTIVATIONS = ("gelu", "relu")
@@ -93,21 +125,17 @@ class DepthSpec:
             ("activation", ACTIVATIONS),
         ):
             if getattr(self, name) not in allowed:
-                raise ValueError(
-                    f"unknown {name} {getattr(self, name)!r}; expected one of {allowed}"
-                )
+                _refuse(name, getattr(self, name), allowed)
         for name in ("layers", "d", "tokens"):
-            if int(getattr(self, name)) < 1:
-                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
-        if self.init_std is not None and not self.init_std > 0.0:
-            raise ValueError(f"init_std must be > 0 or None, got {self.init_std}")
-        if not self.dyt_alpha > 0.0:
-            raise ValueError(f"dyt_alpha must be > 0, got {self.dyt_alpha}")
-        if not self.eps >= 0.0:
-            raise ValueError(f"eps must be >= 0, got {self.eps}")
+            _at_least(name, getattr(self, name), 1)
+        if self.init_std is not None:
+            _above_zero("init_std", self.init_std)
+        _above_zero("dyt_alpha", self.dyt_alpha)
+        _at_least("eps", self.eps, 0.0)
 
 
 TRAIN_TASKS = ("copy", "reverse", "modadd")
+TRAIN_PLACEMENTS = ("pre", "post")  # the tiny GPT is built either way (engine/training/model.py)
 
 
 @dataclass(frozen=True)
@@ -135,15 +163,17 @@ class TrainSpec:
 
     def __post_init__(self) -> None:
         if self.task not in TRAIN_TASKS:
-            raise ValueError(f"unknown task {self.task!r}; expected one of {TRAIN_TASKS}")
-        if self.placement not in ("pre", "post"):
-            raise ValueError(f"placement must be 'pre' or 'post', got {self.placement!r}")
+            _refuse("task", self.task, TRAIN_TASKS)
+        if self.placement not in TRAIN_PLACEMENTS:
+            _refuse("placement", self.placement, TRAIN_PLACEMENTS)
         for name in ("layers", "d", "heads", "steps", "batch", "length", "warmup_steps"):
-            if int(getattr(self, name)) < 1:
-                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
-        if self.symbols < 2 or self.modulus < 2:
-            raise ValueError("symbols and modulus must be >= 2")
+            _at_least(name, getattr(self, name), 1)
+        _at_least("symbols", self.symbols, 2)
+        _at_least("modulus", self.modulus, 2)
         if self.d % self.heads:
-            raise ValueError(f"heads={self.heads} must divide d={self.d}")
-        if not self.lr > 0.0:
-            raise ValueError(f"lr must be > 0, got {self.lr}")
+            raise EngineError(
+                "config.heads_not_dividing",
+                {"heads": self.heads, "d": self.d},
+                f"heads={self.heads} must divide d={self.d}",
+            )
+        _above_zero("lr", self.lr)

@@ -1,38 +1,39 @@
 """A residual stack at initialisation: where the norm sits, and what depth does to it.
 
-- ``simulator.py`` forward and backward through L layers (``simulate_depth``)
-- ``sweep.py``     the last layer's gradient against depth (``sweep_last_layer_grad``)
-- ``theory.py``    closed-form predictions (Xiong et al. Lemma 2 / Theorem 1, DeepNorm)
-- ``limits.py``    what the simulator refuses, before any work is done
+- ``placements.py`` ONE table: what each placement does, its theory, real module names
+- ``simulator.py``  forward and backward through L layers (``simulate_depth``)
+- ``sweep.py``      the last layer's gradient against depth (``sweep_last_layer_grad``)
+- ``theory.py``     closed-form predictions (Xiong et al. Lemma 2 / Theorem 1, DeepNorm)
+- ``limits.py``     what the simulator refuses, before any work is done
+
+The names below are loaded on first use: ``engine.config`` reads ``placements`` (pure data)
+while this package's simulator needs ``engine.config``, so importing this package must not
+import the simulator.
 """
 
-from engine.depth.limits import (
-    MAX_LAYERS,
-    MAX_STREAM_ELEMENTS,
-    MAX_TOKENS,
-    MAX_WEIGHT_ELEMENTS,
-    MAX_WIDTH,
-    SWEEP_LAYERS,
-    check_limits,
-    sweep_depths,
-    weight_elements,
-)
-from engine.depth.simulator import DepthCancelled, DepthResult, simulate_depth
-from engine.depth.sweep import SweepResult, sweep_last_layer_grad
+import importlib
 
-__all__ = [
-    "MAX_LAYERS",
-    "MAX_STREAM_ELEMENTS",
-    "MAX_TOKENS",
-    "MAX_WEIGHT_ELEMENTS",
-    "MAX_WIDTH",
-    "SWEEP_LAYERS",
-    "DepthCancelled",
-    "DepthResult",
-    "SweepResult",
-    "check_limits",
-    "simulate_depth",
-    "sweep_depths",
-    "sweep_last_layer_grad",
-    "weight_elements",
-]
+_EXPORTS = {
+    "MAX_LAYERS": "limits",
+    "MAX_STREAM_ELEMENTS": "limits",
+    "MAX_TOKENS": "limits",
+    "MAX_WEIGHT_ELEMENTS": "limits",
+    "MAX_DEPTH_WIDTH": "limits",
+    "SWEEP_LAYERS": "limits",
+    "check_limits": "limits",
+    "sweep_depths": "limits",
+    "weight_elements": "limits",
+    "DepthCancelled": "simulator",
+    "DepthResult": "simulator",
+    "simulate_depth": "simulator",
+    "SweepResult": "sweep",
+    "sweep_last_layer_grad": "sweep",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(f"engine.depth.{_EXPORTS[name]}"), name)
+    raise AttributeError(f"module 'engine.depth' has no attribute {name!r}")

@@ -2,15 +2,9 @@
 
 One sequence x_0 ~ N(0, 1) of shape [B=1, T, d] runs through L layers; each layer is one
 residual branch F (``linear``, ``mlp``, ``attention``) or two (``transformer``: attention then
-MLP, as in GPT-2 and Llama).  The placement decides where the norm sits around each branch:
-
-    post        x <- Norm(x + F(x))                      original Transformer, BERT
-    pre         x <- x + F(Norm(x))                      GPT-2, Llama (+ final norm)
-    pre_scaled  x <- x + F(Norm(x) / sqrt(l))            LayerNorm scaling, layer l >= 1
-    peri        x <- x + Norm(F(Norm(x)))                Gemma 2/3 "sandwich"
-    olmo2       x <- x + Norm(F(x))                      OLMo 2
-    deepnorm    x <- Norm(alpha x + F(x)), F's init * beta
-    none        x <- x + F(x)
+MLP, as in GPT-2 and Llama).  The placement decides where the norm sits around each branch;
+what each placement is (post, pre, pre_scaled, peri, olmo2, deepnorm, none) is read from the
+one table in ``engine/depth/placements.py``.
 
 The sublayers: ``linear`` F(h) = h W; ``mlp`` F(h) = act(h W_in) W_out (d -> 4d -> d);
 ``attention`` F(h) = A (h W_V) W_O with A the causal uniform average over positions — softmax
@@ -58,8 +52,8 @@ import torch.nn.functional as F
 
 from engine.config import DepthSpec, NormSpec
 from engine.depth.limits import check_limits
+from engine.depth.placements import PLACEMENTS
 from engine.depth.theory import (
-    PRE_LIKE,
     branches_per_layer,
     identity_and_init_scales,
     residual_scale,
@@ -69,6 +63,15 @@ from engine.jobs import Cancelled, Progress, StopCheck, torch_threads
 from engine.norms.dispatch import normalize
 
 KEEP_GRAPH_ELEMENTS = 2**26  # graphs up to ~256 MiB of float32 are kept: no re-run
+
+
+@dataclass(frozen=True)
+class LayerStats:
+    """What one layer's forward pass measured."""
+
+    update_ratio: float  # ||branch|| / ||identity-path term||, mean over branches
+    gain: torch.Tensor | None  # [B, T] identity-path gain of the layer's norms; None if untouched
+    pre_norm_ms: float  # mean square entering the layer's last stream norm; NaN if none
 
 
 class DepthCancelled(Cancelled):
@@ -167,6 +170,7 @@ class _Stack:
 
     def __init__(self, spec: DepthSpec):
         self.spec = spec
+        self.placement = PLACEMENTS[spec.placement]
         self.norm_spec = NormSpec(kind=spec.norm, eps=spec.eps, alpha=spec.dyt_alpha)
         self.alpha, self.beta = identity_and_init_scales(spec)
         self.parts = _parts(spec)
@@ -189,45 +193,34 @@ class _Stack:
             return self.act(h @ w["w_in"]) @ w["w_out"]  # [B, T, 4d] -> [B, T, d]
         return causal_mean(h @ w["w_v"]) @ w["w_o"]  # [B, T, d]
 
-    def layer(self, x: torch.Tensor, weights, layer: int, stats: dict | None = None):
-        """Run layer ``layer`` (1-based) on x [B, T, d]; fill ``stats`` when given."""
-        placement = self.spec.placement
+    def layer(self, x: torch.Tensor, weights, layer: int) -> tuple[torch.Tensor, LayerStats]:
+        """Run layer ``layer`` (1-based) on x [B, T, d]: (x_out [B, T, d], its statistics)."""
+        norms = self.placement.norms
         ratios, gain, pre_norm_ms = [], None, float("nan")
         for part, w in zip(self.parts, weights):
             identity = x
-            if placement in ("post", "deepnorm"):
-                identity = self.alpha * x if placement == "deepnorm" else x
+            if norms.on_stream:  # post, deepnorm: the sum is normed
+                identity = self.alpha * x
                 write = self.branch(part, x, w)  # [B, T, d]
                 s = identity + write  # [B, T, d]
                 x, g = self.norm(s)
                 g = g * self.alpha
                 gain = g if gain is None else gain * g
-                if stats is not None:
-                    pre_norm_ms = float(s.detach().pow(2).mean())
+                pre_norm_ms = float(s.detach().pow(2).mean())
             else:
-                if placement == "none" or placement == "olmo2":
-                    h = x
-                else:
-                    h = self.norm(x)[0]  # [B, T, d]
-                    if placement == "pre_scaled":
-                        h = h / math.sqrt(layer)
+                h = self.norm(x)[0] if norms.before else x  # [B, T, d]
+                if self.placement.scale_branch_input:
+                    h = h / math.sqrt(layer)
                 write = self.branch(part, h, w)  # [B, T, d]
-                if placement in ("peri", "olmo2"):
+                if norms.after:
                     write = self.norm(write)[0]
                 x = x + write  # [B, T, d]
-            if stats is not None:
-                ratios.append(
-                    float(write.detach().norm() / identity.detach().norm().clamp_min(1e-30))
-                )
-        if stats is not None:
-            stats["update_ratio"] = float(np.mean(ratios))
-            stats["gain"] = gain  # [B, T] or None (identity path untouched)
-            stats["pre_norm_ms"] = pre_norm_ms
-        return x
+            ratios.append(float(write.detach().norm() / identity.detach().norm().clamp_min(1e-30)))
+        return x, LayerStats(float(np.mean(ratios)), gain, pre_norm_ms)
 
     def top(self, x: torch.Tensor) -> torch.Tensor:
         """What the loss reads: the final norm of x_L (pre-like placements) or x_L."""
-        if self.spec.final_norm and self.spec.placement in PRE_LIKE:
+        if self.spec.final_norm and self.placement.final_norm:
             return self.norm(x)[0]
         return x
 
@@ -263,14 +256,14 @@ def graph_elements(spec: DepthSpec) -> int:
     return spec.layers * per_layer
 
 
-def _layer_graph(stack: _Stack, x: torch.Tensor, layer: int, device, stats=None):
-    """(x_in, weight leaves, output) of layer ``layer`` run with autograd from x [B, T, d]."""
+def _layer_graph(stack: _Stack, x: torch.Tensor, layer: int, device):
+    """(x_in, weight leaves, output, stats) of layer ``layer`` run with autograd from x."""
     weights = layer_weights(stack.spec, layer, device)
     leaves = [w.requires_grad_(True) for branch in weights for w in branch.values()]
     x_in = x.detach().requires_grad_(True)  # [B, T, d]
     with torch.enable_grad():
-        out = stack.layer(x_in, weights, layer, stats)  # [B, T, d]
-    return x_in, leaves, out
+        out, stats = stack.layer(x_in, weights, layer)  # [B, T, d]
+    return x_in, leaves, out, stats
 
 
 def _simulate(spec, progress, should_stop, device) -> DepthResult:
@@ -297,19 +290,18 @@ def _simulate(spec, progress, should_stop, device) -> DepthResult:
     graphs: list = [None] * (L + 1)
     for layer in range(1, L + 1):
         tick(layer - 1)
-        stats: dict = {}
         if keep:
-            graphs[layer] = _layer_graph(stack, x, layer, device, stats)
-            x = graphs[layer][2].detach()
+            graphs[layer] = _layer_graph(stack, x, layer, device)
+            x, stats = graphs[layer][2].detach(), graphs[layer][3]
         else:
             with torch.no_grad():
-                x = stack.layer(x, layer_weights(spec, layer, device), layer, stats)
+                x, stats = stack.layer(x, layer_weights(spec, layer, device), layer)
         stream[layer] = x
-        if stats["gain"] is not None:
-            path_gain = path_gain * stats["gain"]
+        if stats.gain is not None:
+            path_gain = path_gain * stats.gain
         x0_weight[layer] = float(path_gain.mean())
-        update_ratio[layer - 1] = stats["update_ratio"]
-        pre_norm_ms[layer - 1] = stats["pre_norm_ms"]
+        update_ratio[layer - 1] = stats.update_ratio
+        pre_norm_ms[layer - 1] = stats.pre_norm_ms
 
     # Backward: d loss / d x_L through the final norm, then down the layers.
     x_top = stream[L].clone().requires_grad_(True)
@@ -321,7 +313,9 @@ def _simulate(spec, progress, should_stop, device) -> DepthResult:
     stream_grad[L] = float(delta.norm())
     for layer in range(L, 0, -1):
         tick(2 * L + 1 - layer)
-        x_in, leaves, out = graphs[layer] or _layer_graph(stack, stream[layer - 1], layer, device)
+        x_in, leaves, out, _ = graphs[layer] or _layer_graph(
+            stack, stream[layer - 1], layer, device
+        )
         graphs[layer] = None  # free this layer's graph as soon as it is used
         delta, *w_grads = torch.autograd.grad(out, [x_in, *leaves], delta)
         grad_norm[layer - 1] = math.sqrt(sum(float(g.pow(2).sum()) for g in w_grads))

@@ -34,10 +34,9 @@ import math
 import numpy as np
 
 from engine.config import DepthSpec
+from engine.depth.placements import PLACEMENTS
 
-POST_LN_SUM_MS = 1.5  # Xiong Lemma 2: E||x^{post,5}||^2 / d = 3/2
-PRE_LIKE = ("pre", "pre_scaled", "peri", "olmo2")  # placements whose stream is never normed
-POST_LIKE = ("post", "deepnorm")  # placements that normalise the stream itself
+POST_LN_LEVEL = 1.5  # Xiong Lemma 2: E||x^{post,5}||^2 / d = 3/2, entering each layer's last LN
 
 
 def branches_per_layer(spec: DepthSpec) -> int:
@@ -59,11 +58,12 @@ def lemma2_violations(spec: DepthSpec) -> tuple[str, ...]:
     """Which of Lemma 2's assumptions ``spec`` breaks, as short keys for the UI to translate.
 
     Empty means the band (Pre-LN) or the 3/2 level (Post-LN) applies.  Keys: "placement"
-    (not pre/post), "norm" (not LayerNorm), "sublayer" (not attention + FFN), "activation"
+    (one Lemma 2 does not describe, per ``engine/depth/placements.py``), "norm" (not
+    LayerNorm), "sublayer" (not attention + FFN), "activation"
     (not ReLU), "init" (not N(0, 1/fan_in)), "residual_scaling" (extra 1/sqrt(2L)).
     """
     broken = []
-    if spec.placement not in ("pre", "post"):
+    if PLACEMENTS[spec.placement].lemma2 is None:
         broken.append("placement")
     if spec.norm != "layernorm":
         broken.append("norm")
@@ -76,21 +76,6 @@ def lemma2_violations(spec: DepthSpec) -> tuple[str, ...]:
     if spec.residual_scaling:
         broken.append("residual_scaling")
     return tuple(broken)
-
-
-def theorem1_scale(d: int, layers, placement: str) -> np.ndarray:
-    """Xiong Theorem 1's order of the last FFN weight's gradient norm, constant set to 1.
-
-    Post-LN: d sqrt(ln d) for every L; Pre-LN: d sqrt(ln d / L).  An upper bound up to a
-    constant: compare slopes on a log-log plot (0 and -1/2), not values.
-    """
-    ell = np.asarray(layers, dtype=np.float64)
-    base = d * math.sqrt(math.log(d))
-    if placement == "post":
-        return np.full_like(ell, base)
-    if placement == "pre":
-        return base / np.sqrt(ell)
-    raise ValueError(f"Theorem 1 covers placement 'pre' or 'post', got {placement!r}")
 
 
 def deepnorm_constants(n_layers: float) -> tuple[float, float]:

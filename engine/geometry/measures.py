@@ -8,8 +8,6 @@ outputs lie on a (d-2)-sphere inside the hyperplane <y, 1> = 0.
 
 from __future__ import annotations
 
-import math
-
 import torch
 
 
@@ -28,8 +26,3 @@ def cosine(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     a, b = a.double(), b.double()
     denominator = l2_norm(a) * l2_norm(b)
     return (a * b).sum(dim=-1) / denominator
-
-
-def sphere_radius(d: int) -> float:
-    """Radius sqrt(d) of the sphere that eps = 0, gamma = 1 norms map onto."""
-    return math.sqrt(d)

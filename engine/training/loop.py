@@ -49,9 +49,9 @@ import torch.nn.functional as F
 
 from engine.config import TrainSpec
 from engine.jobs import torch_threads
+from engine.training.limits import check_limits
 from engine.training.model import TinyGPT
 
-MAX_LAYERS, MAX_WIDTH, MAX_STEPS, MAX_BATCH, MAX_LENGTH = 8, 256, 5000, 256, 32
 DIVERGED_LOSS = 1e3  # a loss above this (or not finite) ends the run as diverged
 
 
@@ -79,19 +79,6 @@ class TrainResult:
     chance_loss: float  # ln(number of possible answers): a model that learnt nothing
     outcome: str  # "trained", "stalled" or "diverged" (see ``classify_outcome``)
     seconds: float
-
-
-def check_limits(spec: TrainSpec) -> None:
-    """Raise ValueError, naming the limit, when ``spec`` is too big for a live CPU run."""
-    for name, value, limit in (
-        ("layers", spec.layers, MAX_LAYERS),
-        ("d", spec.d, MAX_WIDTH),
-        ("steps", spec.steps, MAX_STEPS),
-        ("batch", spec.batch, MAX_BATCH),
-        ("length", spec.length, MAX_LENGTH),
-    ):
-        if value > limit:
-            raise ValueError(f"{name}={value} is over the training lab's limit of {limit}")
 
 
 def vocabulary(spec: TrainSpec) -> int:

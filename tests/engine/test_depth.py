@@ -20,7 +20,6 @@ from engine.depth.theory import (
     lemma2_violations,
     pre_ln_band,
     pre_norm_ms_expected,
-    theorem1_scale,
     x0_weight_expected,
 )
 from engine.jobs import torch_threads
@@ -218,9 +217,8 @@ def test_sweep_slope_is_flat_for_post_ln_and_minus_half_for_pre_ln():
 def test_theory_helpers():
     lo, hi = pre_ln_band([0, 2, 10])
     np.testing.assert_allclose(lo, [1, 2, 6]) and np.testing.assert_allclose(hi, [1, 4, 16])
-    slope, _ = fit_loglog_slope([6, 96], theorem1_scale(256, [6, 96], "pre"))
-    assert slope == pytest.approx(-0.5)
-    assert fit_loglog_slope([6, 96], theorem1_scale(256, [6, 96], "post"))[0] == pytest.approx(0)
+    slope, intercept = fit_loglog_slope([6, 96], [3.0 / np.sqrt(6), 3.0 / np.sqrt(96)])
+    assert slope == pytest.approx(-0.5) and intercept == pytest.approx(np.log(3.0))
     assert branch_gain(
         DepthSpec(sublayer="mlp", activation="relu", init_std=None)
     ) == pytest.approx(0.5)
@@ -230,9 +228,9 @@ def test_theory_helpers():
 @pytest.mark.parametrize(
     "changes,message",
     [
-        (dict(layers=1001), "limit of 1000 layers"),
-        (dict(d=4097), "d <= 4096 on CPU"),
-        (dict(tokens=1025), "limit of 1024 tokens"),
+        (dict(layers=1001), "limit of 1000 on CPU"),
+        (dict(d=4097), "d=4097 is over the limit of 4096 on CPU"),
+        (dict(tokens=1025), "limit of 1024 on CPU"),
         (dict(layers=1000, d=264, tokens=1024), "1 GiB"),
         (dict(layers=100, d=2048), "weights is over the limit"),
     ],

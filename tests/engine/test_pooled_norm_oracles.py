@@ -205,7 +205,7 @@ def test_bad_inputs_raise_clear_errors(x, spec, kwargs, error, match):
 @pytest.mark.parametrize(
     "kwargs, match",
     [
-        ({"kind": "batch_norm"}, "unknown norm kind"),
+        ({"kind": "batch_norm"}, "unknown kind"),
         ({"eps": -1e-5}, "eps must be >= 0"),
         ({"eps": float("nan")}, "eps must be >= 0"),
         ({"groups": 0}, "groups must be >= 1"),

@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from engine.config import TrainSpec
+from engine.errors import EngineError
 from engine.jobs import torch_threads
 from engine.training.loop import (
     chance_loss,
@@ -97,8 +98,10 @@ def test_outcomes_are_classified():
 
 
 def test_sizes_over_the_lab_limits_are_refused():
-    with pytest.raises(ValueError, match="limit of 8"):
+    with pytest.raises(EngineError, match="range 1..8") as refused:
         next(iter_training(dataclasses.replace(TINY, layers=9)))
+    assert refused.value.key == "training.out_of_range"
+    assert refused.value.params == {"name": "layers", "value": 9, "low": 1, "high": 8}
     with pytest.raises(ValueError, match="heads"):
         TrainSpec(d=64, heads=5)
 

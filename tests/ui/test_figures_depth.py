@@ -7,7 +7,8 @@ import pytest
 
 from engine import DepthSpec, simulate_depth
 from engine.config import TrainSpec
-from engine.depth import SweepResult
+from engine.depth import SweepResult, simulator
+from engine.depth.placements import PLACEMENT_IDS, PLACEMENTS
 from engine.depth.theory import pre_ln_band
 from engine.training.loop import TrainStep, summarize
 from ui.figures.depth import (
@@ -21,7 +22,7 @@ from ui.figures.depth import (
     update_ratio_figure,
     x0_weight_figure,
 )
-from ui.figures.depth_wiring import MODULE_NAMES, WiringLabels, norm_count, wiring_figure
+from ui.figures.depth_wiring import WiringLabels, wiring_figure
 
 AXES = AxisLabels("标题", "层 l", "值")
 WIRING = WiringLabels(
@@ -112,18 +113,37 @@ def _texts(figure) -> str:
     return " ".join(a.text for a in figure.layout.annotations)
 
 
-@pytest.mark.parametrize("placement", list(MODULE_NAMES))
-def test_wiring_draws_one_box_per_norm_and_names_real_modules(placement):
+@pytest.mark.parametrize("final_norm", [True, False])
+@pytest.mark.parametrize("placement", PLACEMENT_IDS)
+def test_wiring_draws_exactly_the_norms_the_simulator_applies(placement, final_norm, monkeypatch):
+    """The diagram and the simulator read one table: count the simulator's norm calls."""
+    calls = []
+    real_norm = simulator._Stack.norm
+
+    def counted(self, x):
+        calls.append(x.shape)
+        return real_norm(self, x)
+
+    monkeypatch.setattr(simulator._Stack, "norm", counted)
+    spec = DepthSpec(
+        placement=placement, sublayer="transformer", layers=1, d=8, tokens=4, final_norm=final_norm
+    )
+    simulate_depth(spec)  # one layer of attention + MLP, graphs kept: no layer is re-run
+    figure = wiring_figure(placement, WIRING, final_norm)
+    assert _texts(figure).count("归一化") == len(calls)
+
+
+@pytest.mark.parametrize("placement", PLACEMENT_IDS)
+def test_wiring_names_the_real_modules_of_each_placement(placement):
     figure = wiring_figure(placement, WIRING)
     texts = _texts(figure)
-    assert texts.count("归一化") == norm_count(placement)
-    family, attn, mlp, final = MODULE_NAMES[placement]
-    for name in (*attn, *mlp, final):
+    names = PLACEMENTS[placement].module_names
+    for name in (*names.attention, *names.mlp, names.final):
         if name is not None:
             assert name in texts
     identity = [t for t in figure.data if t.name == "恒等路径"]
     assert len(identity) == 1 and identity[0].line.width >= 6
-    assert figure.layout.title.text == f"接线 — {family}"
+    assert figure.layout.title.text == f"接线 — {names.family}"
 
 
 def test_wiring_names_llama_and_gemma_modules_correctly():
@@ -138,5 +158,6 @@ def test_wiring_names_llama_and_gemma_modules_correctly():
         "post_feedforward_layernorm",
     ):
         assert name in gemma
-    assert norm_count("peri") == 5 and norm_count("post") == 2 and norm_count("none") == 0
+    assert _texts(gemma_figure := wiring_figure("peri", WIRING)).count("归一化") == 5
+    assert gemma_figure.layout.title.text.endswith("Gemma 2")
     assert _texts(wiring_figure("pre", WIRING, final_norm=False)).count("归一化") == 2

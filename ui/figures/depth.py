@@ -16,7 +16,8 @@ import numpy as np
 import plotly.graph_objects as go
 
 from engine.depth import DepthResult, SweepResult
-from engine.depth.theory import pre_ln_band, x0_weight_expected
+from engine.depth.placements import PLACEMENTS
+from engine.depth.theory import POST_LN_LEVEL, pre_ln_band, x0_weight_expected
 from engine.training.loop import TrainResult
 
 PLACEMENT_COLORS = {
@@ -95,13 +96,16 @@ def residual_figure(
 ) -> go.Figure:
     """E||x_l||^2/d against l for each result, with Xiong's Lemma-2 Pre-LN band shaded.
 
-    ``band_label`` None hides the band.  For post/deepnorm results ``before_norm_label``
-    adds a dotted trace of the mean square entering each layer's last norm (Lemma 2's 3d/2
-    level for Post-LN) and a line at 3/2.
+    Each overlay is drawn only when a result of the placement it describes is shown
+    (``engine/depth/placements.py``, ``lemma2``): the band for Pre-LN; for results whose
+    stream is normed (post, deepnorm), ``before_norm_label`` adds a dotted trace of the mean
+    square entering each layer's last norm, and Post-LN adds Lemma 2's 3/2 level.
+    ``band_label`` None hides the band.
     """
     figure = _per_layer_figure(series, "residual_ms", labels, log_y, first_layer=0)
     depth = max((r.spec.layers for _, r in series), default=0)
-    if band_label is not None and depth:
+    band = any(PLACEMENTS[r.spec.placement].lemma2 == "pre_band" for _, r in series)
+    if band_label is not None and depth and band:
         ell = np.arange(depth + 1)
         lo, hi = pre_ln_band(ell)
         figure.add_trace(
@@ -127,7 +131,7 @@ def residual_figure(
             )
         )
     if before_norm_label is not None:
-        posts = [(n, r) for n, r in series if r.spec.placement in ("post", "deepnorm")]
+        posts = [(n, r) for n, r in series if PLACEMENTS[r.spec.placement].norms.on_stream]
         for (name, result), style in zip(posts, _styles(posts)):
             layers = np.arange(1, result.spec.layers + 1)
             figure.add_trace(
@@ -139,11 +143,12 @@ def residual_figure(
                     line={**style, "dash": "dot"},
                 )
             )
-        if posts and depth:  # a trace, not add_hline: hline labels misplace on log axes
+        described = any(PLACEMENTS[r.spec.placement].lemma2 == "post_level" for _, r in posts)
+        if described and depth:  # a trace, not add_hline: hline labels misplace on log axes
             figure.add_trace(
                 go.Scatter(
                     x=[1, depth],
-                    y=[1.5, 1.5],
+                    y=[POST_LN_LEVEL, POST_LN_LEVEL],
                     mode="lines",
                     name="3/2",
                     line=dict(color=THEORY_COLOR, dash="dot", width=1),
@@ -228,7 +233,7 @@ def sweep_figure(
                 line=dict(color=color),
             )
         )
-        theory = {"post": 0.0, "pre": -0.5}.get(sweep.spec.placement)
+        theory = PLACEMENTS[sweep.spec.placement].theorem1_slope
         if theory_label is not None and theory is not None:
             y0 = float(sweep.last_grad_norm[0])
             figure.add_trace(

@@ -1,6 +1,9 @@
 """Depth page wiring diagrams: one attention + MLP layer per placement, drawn with plotly
 shapes, the identity path highlighted, each norm named as a real model's module.
 
+Where the norms sit and what models call them is read from ``engine/depth/placements.py``,
+the same table the simulator runs, so a diagram cannot disagree with the simulation.
+
 Pure functions, no Streamlit import; the words arrive translated in ``WiringLabels``; only
 code identifiers (``ln_1``, ``model.norm``) and symbols (α, β, 1/√l) are written here.
 """
@@ -10,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import plotly.graph_objects as go
+
+from engine.depth.placements import PLACEMENTS
 
 IDENTITY_COLOR = "#f2a900"  # the highlighted identity path
 NORM_FILL, BRANCH_FILL, INK = "#fde0c5", "#d9e8f5", "#444444"
@@ -27,68 +32,6 @@ class WiringLabels:
     x_out: str  # "x_{l+1}"
     identity: str  # legend entry of the highlighted identity path
     final_norm: str  # "after the last layer"
-
-
-# Where the norms sit around one branch: (before F, after F, on the stream after the add).
-WIRING = {
-    "post": (False, False, True),
-    "pre": (True, False, False),
-    "pre_scaled": (True, False, False),
-    "peri": (True, True, False),
-    "olmo2": (False, True, False),
-    "deepnorm": (False, False, True),
-    "none": (False, False, False),
-}
-FINAL_NORM = {"pre", "pre_scaled", "peri", "olmo2"}
-
-# Module names real models give these norms: attention branch (before, after, stream),
-# MLP branch (before, after, stream), final.  The Llama-family "post_attention_layernorm" is
-# the MLP's Pre-Norm in Llama but the attention output's norm in Gemma 2 and OLMo 2.
-MODULE_NAMES = {
-    "post": (
-        "BERT",
-        (None, None, "attention.output.LayerNorm"),
-        (None, None, "output.LayerNorm"),
-        None,
-    ),
-    "pre": (
-        "GPT-2 / Llama",
-        ("ln_1 / input_layernorm", None, None),
-        ("ln_2 / post_attention_layernorm", None, None),
-        "ln_f / model.norm",
-    ),
-    "pre_scaled": (
-        "LayerNorm scaling, Llama names",
-        ("input_layernorm", None, None),
-        ("post_attention_layernorm", None, None),
-        "model.norm",
-    ),
-    "peri": (
-        "Gemma 2",
-        ("input_layernorm", "post_attention_layernorm", None),
-        ("pre_feedforward_layernorm", "post_feedforward_layernorm", None),
-        "model.norm",
-    ),
-    "olmo2": (
-        "OLMo 2",
-        (None, "post_attention_layernorm", None),
-        (None, "post_feedforward_layernorm", None),
-        "model.norm",
-    ),
-    "deepnorm": (
-        "DeepNet (torchscale)",
-        (None, None, "self_attn_layer_norm"),
-        (None, None, "final_layer_norm"),
-        None,
-    ),
-    "none": ("—", (None, None, None), (None, None, None), None),
-}
-
-
-def norm_count(placement: str, final_norm: bool = True) -> int:
-    """Norm modules in one attention + MLP layer, plus the final norm where there is one."""
-    per_branch = sum(WIRING[placement])
-    return 2 * per_branch + int(final_norm and placement in FINAL_NORM)
 
 
 def _box_width(text: str, name: str | None) -> float:
@@ -133,20 +76,21 @@ def _arrow(figure, x0, y0, x1, y1, color=INK, width=1.5):
 
 def wiring_figure(placement: str, labels: WiringLabels, final_norm: bool = True) -> go.Figure:
     """One attention + MLP layer wired for ``placement``, left to right, identity path
-    highlighted, each norm box named as the model family in ``MODULE_NAMES`` names it."""
-    before, after, on_stream = WIRING[placement]
-    family, attn_names, mlp_names, final_name = MODULE_NAMES[placement]
+    highlighted, each norm box named as the placement table's model family names it."""
+    entry = PLACEMENTS[placement]
+    before, after, on_stream = entry.norms.before, entry.norms.after, entry.norms.on_stream
+    modules = entry.module_names
     figure = go.Figure()
     y_main, y_branch, gap = 0.0, 1.2, 0.45
     adds = []
     x = 0.6
     figure.add_annotation(x=0.1, y=y_main, text=labels.x_in, showarrow=False, font=dict(size=14))
-    for text, names in ((labels.attention, attn_names), (labels.mlp, mlp_names)):
+    for text, names in ((labels.attention, modules.attention), (labels.mlp, modules.mlp)):
         start = x
         slots = [(labels.norm, names[0], NORM_FILL)] * before
-        if placement == "pre_scaled":
+        if entry.scale_branch_input:
             slots.append(("× 1/√l", None, NORM_FILL))
-        slots.append((text + (" (init × β)" if placement == "deepnorm" else ""), None, BRANCH_FILL))
+        slots.append((text + (" (init × β)" if entry.deepnorm else ""), None, BRANCH_FILL))
         slots += [(labels.norm, names[1], NORM_FILL)] * after
         figure.add_shape(
             type="line", x0=start, x1=start, y0=y_main, y1=y_branch, line=dict(color=INK, width=1.5)
@@ -167,7 +111,7 @@ def wiring_figure(placement: str, labels: WiringLabels, final_norm: bool = True)
             line=dict(color=INK, width=1.5),
         )
         _arrow(figure, add_x, y_branch, add_x, y_main + 0.2)
-        if placement == "deepnorm":  # alpha scales the identity path before the add
+        if entry.deepnorm:  # alpha scales the identity path before the add
             _box(figure, (start + add_x) / 2 - 0.5, y_main, "× α", None, NORM_FILL)
         adds.append(add_x)
         x = add_x + 0.35
@@ -175,8 +119,8 @@ def wiring_figure(placement: str, labels: WiringLabels, final_norm: bool = True)
             x = _box(figure, x, y_main, labels.norm, names[2], NORM_FILL) + 0.35
         x += 0.3
     end = x
-    if final_norm and placement in FINAL_NORM:
-        right = _box(figure, end, y_main, labels.norm, final_name, NORM_FILL)
+    if final_norm and entry.final_norm:
+        right = _box(figure, end, y_main, labels.norm, modules.final, NORM_FILL)
         figure.add_annotation(
             x=(end + right) / 2,
             y=y_main - 0.55,
@@ -212,7 +156,7 @@ def wiring_figure(placement: str, labels: WiringLabels, final_norm: bool = True)
         )
     )
     figure.update_layout(
-        title=f"{labels.title} — {family}",
+        title=f"{labels.title} — {modules.family}",
         height=260,
         margin=dict(l=10, r=10, t=45, b=10),
         showlegend=True,

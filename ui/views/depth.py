@@ -16,6 +16,7 @@ from engine.depth import (
     sweep_last_layer_grad,
     weight_elements,
 )
+from engine.depth.placements import PLACEMENTS
 from engine.depth.theory import branch_gain, deepnorm_layers, lemma2_violations
 from engine.training.loop import iter_training, summarize
 from ui import cache
@@ -63,7 +64,7 @@ def simulate(specs: tuple[DepthSpec, ...]) -> list[tuple[str, DepthResult]]:
 
 def stack(series: list[tuple[str, DepthResult]]) -> None:
     specs = [result.spec for _, result in series]
-    for result in (r for _, r in series if r.spec.placement == "deepnorm"):
+    for result in (r for _, r in series if PLACEMENTS[r.spec.placement].deepnorm):
         st.info(
             t(
                 "depth.deepnorm_constants",
@@ -97,8 +98,8 @@ def stack(series: list[tuple[str, DepthResult]]) -> None:
     )
     right.caption(t("depth.update_note"))
     left, right = st.columns(2)
-    post_like = [(n, r) for n, r in series if r.spec.placement in ("post", "deepnorm")]
-    post = next((r.spec for _, r in series if r.spec.placement == "post"), None)
+    post_like = [(n, r) for n, r in series if PLACEMENTS[r.spec.placement].norms.on_stream]
+    post = next((r.spec for _, r in post_like if not PLACEMENTS[r.spec.placement].deepnorm), None)
     gain = branch_gain(post) if post is not None else None  # E||F||^2 / E||x||^2 at init
     reference = None if gain is None else t("depth.x0_reference", gain=format_number(gain, 3))
     if post_like:

@@ -15,11 +15,11 @@ from engine.config import (
     TrainSpec,
 )
 from engine.depth import (
+    MAX_DEPTH_WIDTH,
     MAX_LAYERS,
     MAX_STREAM_ELEMENTS,
     MAX_TOKENS,
     MAX_WEIGHT_ELEMENTS,
-    MAX_WIDTH,
     weight_elements,
 )
 from ui.i18n import t
@@ -122,7 +122,7 @@ def depth_inputs() -> DepthInputs:
         seed=int(seed),
     )
     stream = (base.layers + 1) * base.tokens * base.d
-    if stream > MAX_STREAM_ELEMENTS or base.d > MAX_WIDTH["cpu"]:
+    if stream > MAX_STREAM_ELEMENTS or base.d > MAX_DEPTH_WIDTH["cpu"]:
         message = t("depth.limit_stream", values=f"{stream:,}", limit=f"{MAX_STREAM_ELEMENTS:,}")
         return DepthInputs((), (message,))
     if weight_elements(base) > MAX_WEIGHT_ELEMENTS:
