@@ -1,21 +1,25 @@
-"""NormScope: the entry point.  Page config, navigation, the shared sidebar; nothing else.
+"""NormScope: the entry point.  Page config, navigation, the shared sidebar, the URL state.
 
 The page scripts live in ``app_pages/``, not ``pages/``: Streamlit treats a ``pages/`` folder
 beside the entry point as a v1 multipage app until ``st.navigation`` first runs, so the first
 request of a fresh server to a deep link (``/kernels?...``) would run that page alone,
 without this file's sidebar, language or navigation.
+
+Around every page run: ``seed`` copies the page's share-link parameters (``ui/share.py``)
+into widget state, the page draws, ``publish`` writes them back to the address bar.
 """
 
 import streamlit as st
 
 from engine import describe_backend
+from ui import url_state
 from ui.i18n import LANGUAGES, t
-from ui.share import initial_language, keep_language_in_url, share_box
+from ui.share import PAGES
 
 st.set_page_config(page_title="NormScope", page_icon=":material/functions:", layout="wide")
 
 if "language" not in st.session_state:
-    st.session_state["language"] = initial_language()
+    st.session_state["language"] = url_state.initial_language()
 
 
 def _remember_language() -> None:
@@ -41,24 +45,31 @@ with st.sidebar:
         color="green" if backend.name == "triton" else "blue",
         help=t("app.backend_help"),
     )
-keep_language_in_url(st.session_state["language"])
 
-pages = {
-    t("app.nav.learn"): [
-        st.Page(
-            "app_pages/vector_lab.py",
-            title=t("app.nav.vector_lab"),
-            icon=":material/calculate:",
-            default=True,
-        ),
-        st.Page(
-            "app_pages/depth.py", title=t("app.nav.depth"), icon=":material/stacked_line_chart:"
-        ),
-    ],
-    t("app.nav.engine"): [
-        st.Page("app_pages/kernels.py", title=t("app.nav.kernels"), icon=":material/memory:"),
-    ],
-}
-page = st.navigation(pages)
-share_box()
-page.run()
+
+def _page(name: str, icon: str, default: bool = False) -> st.Page:
+    return st.Page(
+        f"app_pages/{name}.py",
+        title=t(f"app.nav.{name}"),
+        icon=icon,
+        url_path=name,
+        default=default,
+    )
+
+
+navigation = st.navigation(
+    {
+        t("app.nav.learn"): [
+            _page("vector_lab", ":material/calculate:", default=True),
+            _page("depth", ":material/stacked_line_chart:"),
+        ],
+        t("app.nav.engine"): [_page("kernels", ":material/memory:")],
+    }
+)
+params = PAGES.get(navigation.url_path or "vector_lab")
+url_state.seed(params)
+url_state.show_notices()
+navigation.run()
+language = st.session_state["language"]
+left_out = url_state.publish(params, language)
+url_state.share_box(params, language, left_out)

@@ -2,6 +2,9 @@
 
 import streamlit as st
 
+from engine.depth import sweep_depths
+from ui import jobs
+from ui.compute import cached, run_on_request
 from ui.i18n import t
 from ui.views import depth as view
 from ui.widgets.depth import depth_inputs, training_inputs
@@ -18,15 +21,31 @@ stack_tab, sweep_tab, wiring_tab, training_tab = st.tabs(
 )
 if inputs.specs:
     with stack_tab:
-        view.stack(view.simulate(inputs.specs))
+        simulations = [jobs.depth_simulation(spec) for spec in inputs.specs]
+        results = run_on_request(simulations, t("depth.simulate"), "dp_simulate")
+        if results:
+            view.stack(results)
     with sweep_tab:
-        view.sweep(inputs.specs)
+        depths = sweep_depths(inputs.specs[0])
+        if view.sweep_depths_note(depths):
+            sweeps = [jobs.depth_sweep(spec, depths) for spec in inputs.specs]
+            results = run_on_request(sweeps, t("depth.sweep_run"), "dp_sweep_run")
+            if results:
+                view.sweep(inputs.specs, results)
     with wiring_tab:
         view.wiring(inputs.specs)
 with training_tab:
     st.markdown(t("depth.training_intro"))
-    runs = training_inputs()
-    start = st.button(
-        t("depth.train"), type="primary", icon=":material/play_arrow:", key="tl_train"
-    )
-    view.training(runs.runs, start)
+    runs = training_inputs().runs
+    trainings = [jobs.training_run(name, spec) for name, spec in runs]
+    live = st.empty()
+
+    def draw_live(index, partial):
+        done = [(name, cached(job)) for (name, _), job in zip(runs[:index], trainings)]
+        view.training_chart([*done, (runs[index][0], partial)], live, live=True)
+
+    results = run_on_request(trainings, t("depth.train"), "dp_train", draw_live, always_ask=True)
+    if results:
+        finished = [(name, result) for (name, _), result in zip(runs, results)]
+        view.training_chart(finished, live)
+        view.training_outcomes(finished)

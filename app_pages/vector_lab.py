@@ -2,7 +2,8 @@
 
 import streamlit as st
 
-from ui import cache
+from ui import jobs
+from ui.compute import compute
 from ui.i18n import t
 from ui.views import vector_lab as view
 from ui.widgets.vector_lab import vector_lab_inputs
@@ -20,11 +21,11 @@ with results_column:
     if inputs.config is None:
         st.info(t("vector_lab.fix_input"), icon=":material/edit:")
     else:
-        explanation = cache.vector_explanation(inputs.config)
+        explanation = compute(jobs.vector_explanation(inputs.config))
         needs_fix = explanation.overflow is not None or explanation.nonfinite_outputs > 0
         fixed = None
         if needs_fix and inputs.config.spec.compute_dtype != "float32":
-            fixed = cache.vector_explanation(inputs.config, "float32")
+            fixed = compute(jobs.vector_explanation(inputs.config, "float32"))
         view.steps(explanation)
         view.chart(explanation)
         view.precision(explanation, inputs.config.rows, fixed)

@@ -25,9 +25,13 @@ class BackendInfo:
     triton_version: str | None
 
     @property
+    def engine(self) -> str:
+        """The software that computes: "Triton" or "PyTorch"."""
+        return "Triton" if self.name == "triton" else "PyTorch"
+
+    @property
     def label(self) -> str:
-        engine_name = "Triton" if self.name == "triton" else "PyTorch"
-        return f"{engine_name} · {self.device}"
+        return f"{self.engine} · {self.device}"
 
 
 @functools.cache

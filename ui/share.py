@@ -1,40 +1,321 @@
-"""Share links.  Page widgets are bound to the URL query (``bind="query-params"``); this module
-adds the pieces that are not widgets: the language parameter and the link box."""
+"""The URL contract: every page's query parameters, in one place.
+
+A share link is a public API: workshops are prepared days ahead from links, so each page's
+parameters are listed here with their meaning, and ``tests/ui/test_share.py`` pins them.
+Values are stable ids (``rmsnorm``, ``attention``), never display names, so a link made in
+one language opens the same view in the other.  Links written before this contract (which
+carried display names such as ``vl_norm=RMSNorm`` or ``dp_sublayer=类注意力混合器``, and the
+Depth page's ``tl_*`` keys) still open their view.
+
+The page pattern: ``seed(PAGE)`` before the widgets copies the URL into widget state (each
+widget's ``key`` is its parameter's ``key``) and returns a message for every value it
+refused; ``publish(PAGE)`` after the widgets writes the current values back, omitting
+defaults.  The URL is untrusted input: a value out of range, unknown or malformed is
+refused with a message naming the parameter and what is accepted; nothing is clamped or
+dropped silently.  Pure parsing (``parse``/``serialize``) is separate from the Streamlit
+glue so it is unit-tested without a session.
+"""
 
 from __future__ import annotations
 
-from urllib.parse import urlencode
+import math
+from dataclasses import dataclass, field
+from typing import Any
 
-import streamlit as st
-
-from ui.i18n import LANGUAGES, language_from_locale, t
+from engine.config import (
+    ACTIVATIONS,
+    COMPUTE_DTYPES,
+    DEPTH_NORMS,
+    DEPTH_PLACEMENTS,
+    DEPTH_SUBLAYERS,
+    NORM_KINDS,
+    TRAIN_PLACEMENTS,
+    TRAIN_TASKS,
+    DepthSpec,
+    TrainSpec,
+)
+from engine.depth.limits import MAX_LAYERS, MAX_TOKENS
+from engine.norms.random_inputs import DISTRIBUTIONS
+from engine.perf.timing import PASSES
+from engine.training.limits import LEARNING_RATES, TRAIN_RANGES, TRAIN_WIDTHS
+from ui.labels import every_label
+from ui.vector_input import MAX_ROWS, MAX_TEXT_CHARS, MAX_VECTOR_WIDTH
 
 LANGUAGE_PARAM = "lang"
+MAX_URL_CHARS = 60_000  # longer links are refused by servers and chat tools: see ``publish``
+STORAGE_DTYPES = ("float32", "float16", "bfloat16")  # what the Vector Lab stores and computes in
+DEPTH_WIDTHS = (64, 128, 256, 512, 1024, 2048, 4096)
+TIMING_ROWS = (256, 1024, 4096)
+TIMING_WIDTHS = (256, 512, 1024, 2048, 4096, 8192)
+TIMING_DTYPES = ("float32", "bfloat16", "float16")
 
 
-def initial_language() -> str:
-    """The URL's ``lang`` if valid, else the browser's locale, else English."""
-    requested = st.query_params.get(LANGUAGE_PARAM)
-    if requested in LANGUAGES:
-        return requested
-    return language_from_locale(st.context.locale)
+@dataclass(frozen=True)
+class Param:
+    """One query parameter: its key (= the widget's key), type, default and accepted values.
+
+    kind: "choice" (one of ``choices``), "choices" (a subset, repeated keys in the URL),
+    "int" / "float" (a number in [low, high]), "bool" ("true"/"false"), "text".
+    ``vocabulary`` names the ``ui.labels`` vocabulary whose display names older links wrote.
+    """
+
+    key: str
+    kind: str
+    default: Any
+    choices: tuple = ()
+    low: float | None = None
+    high: float | None = None
+    vocabulary: str | None = None
+    old_keys: tuple[str, ...] = ()
+    max_chars: int = 200
+
+    def accepted(self) -> str:
+        """What this parameter accepts, for messages."""
+        if self.kind in ("choice", "choices"):
+            return ", ".join(serialize_one(self, c) for c in self.choices)
+        if self.kind in ("int", "float"):
+            return f"{_number_text(self.low)} … {_number_text(self.high)}"
+        if self.kind == "bool":
+            return "true, false"
+        return f"text of at most {self.max_chars:,} characters"
 
 
-def keep_language_in_url(lang: str) -> None:
-    st.query_params[LANGUAGE_PARAM] = lang
+@dataclass(frozen=True)
+class PageParams:
+    """A page's parameters; every key starts with ``prefix + "_"``."""
+
+    page: str
+    prefix: str
+    params: tuple[Param, ...]
+    by_key: dict = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "by_key", {p.key: p for p in self.params})
+        for p in self.params:
+            if not p.key.startswith(self.prefix + "_"):
+                raise ValueError(f"{p.key} lacks the page prefix {self.prefix}_")
+
+    def __getitem__(self, key: str) -> Param:
+        return self.by_key[key]
 
 
-def share_url(base: str | None, params: dict[str, str]) -> str:
-    """The page's address with its query: what an instructor copies."""
-    query = urlencode(params, doseq=False)
-    base = base or ""
-    return f"{base}?{query}" if query else base
+@dataclass(frozen=True)
+class Refusal:
+    """A URL value that was not accepted: ``key`` names the message (``share.<key>``)."""
+
+    key: str
+    params: dict
 
 
-def share_box() -> None:
-    """A sidebar expander with the current page's link, ready to copy."""
-    with st.sidebar.expander(t("app.share"), icon=":material/link:"):
-        st.caption(t("app.share_help"))
-        st.code(
-            share_url(st.context.url, st.query_params.to_dict()), language=None, wrap_lines=True
-        )
+# --- pure parsing -----------------------------------------------------------------------------
+
+
+def _number_text(value: float | None) -> str:
+    if value is None:
+        return ""
+    return str(int(value)) if float(value).is_integer() else repr(float(value))
+
+
+def serialize_one(param: Param, value) -> str:
+    """One value as the URL writes it."""
+    if param.kind == "bool" or isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return _number_text(value)
+    return str(value)
+
+
+def serialize(param: Param, value) -> list[str]:
+    """``value`` as URL strings (one per repeated key for "choices")."""
+    if param.kind == "choices":
+        return [serialize_one(param, v) for v in value]
+    return [serialize_one(param, value)]
+
+
+def _as_choice(param: Param, raw: str):
+    """The choice ``raw`` names: its id, an older display name, or (numbers) its value."""
+    for choice in param.choices:
+        if raw == serialize_one(param, choice):
+            return choice
+    if param.vocabulary is not None:
+        for choice in param.choices:
+            if raw.casefold() in {
+                name.casefold() for name in every_label(param.vocabulary, choice)
+            }:
+                return choice
+    if param.choices and isinstance(param.choices[0], int | float):
+        try:
+            number = float(raw)
+        except ValueError:
+            return None
+        for choice in param.choices:
+            if number == choice:
+                return choice
+    return None
+
+
+def _refuse(param: Param, raw: str, why: str = "not_accepted") -> Refusal:
+    shown = raw if len(raw) <= 40 else raw[:40] + "…"
+    return Refusal(why, {"param": param.key, "value": shown, "accepted": param.accepted()})
+
+
+def parse(param: Param, raw: list[str]) -> tuple[Any, Refusal | None]:
+    """The value ``raw`` (the URL's strings for ``param``) means, or a refusal."""
+    if param.kind == "choices":
+        values, seen = [], set()
+        for item in (part for r in raw for part in r.split(",")):
+            choice = _as_choice(param, item.strip())
+            if choice is None:
+                return None, _refuse(param, item)
+            if choice not in seen:
+                seen.add(choice)
+                values.append(choice)
+        return values, None
+    text = raw[-1] if raw else ""
+    if param.kind == "choice":
+        choice = _as_choice(param, text)
+        return (choice, None) if choice is not None else (None, _refuse(param, text))
+    if param.kind == "bool":
+        if text.lower() in ("true", "false"):
+            return text.lower() == "true", None
+        return None, _refuse(param, text)
+    if param.kind == "text":
+        if len(text) > param.max_chars:
+            return None, _refuse(param, text, "too_long")
+        return text, None
+    try:
+        number = float(text.strip())
+    except ValueError:
+        return None, _refuse(param, text)
+    if not math.isfinite(number) or not (param.low <= number <= param.high):
+        return None, _refuse(param, text)
+    if param.kind == "int":
+        if not number.is_integer():
+            return None, _refuse(param, text)
+        return int(number), None
+    return number, None
+
+
+def query_string(page: PageParams, values: dict[str, Any], lang: str | None = None) -> str:
+    """The query a page's current ``values`` make (defaults omitted), e.g. for a lesson link."""
+    from urllib.parse import urlencode
+
+    pairs = [] if lang is None else [(LANGUAGE_PARAM, lang)]
+    for param in page.params:
+        if param.key in values and values[param.key] != param.default:
+            pairs += [(param.key, s) for s in serialize(param, values[param.key])]
+    return urlencode(pairs)
+
+
+# --- the pages' parameters --------------------------------------------------------------------
+
+VECTOR_LAB = PageParams(
+    "vector_lab",
+    "vl",
+    (
+        Param("vl_source", "choice", "text", ("text", "random"), vocabulary="source"),
+        Param("vl_text", "text", "1, 2, 3, 4", max_chars=MAX_TEXT_CHARS),
+        Param("vl_d", "int", 8, low=1, high=MAX_VECTOR_WIDTH),
+        Param("vl_rows", "int", 1, low=1, high=MAX_ROWS),
+        Param("vl_dist", "choice", "normal", DISTRIBUTIONS, vocabulary="distribution"),
+        Param("vl_seed", "int", 0, low=0, high=2**31 - 1),
+        Param("vl_shift", "float", 0.0, low=-1e6, high=1e6),
+        Param("vl_scale", "float", 1.0, low=0.0, high=1e6),
+        Param("vl_dtype", "choice", "float32", STORAGE_DTYPES),
+        Param("vl_compute", "choice", "float32", STORAGE_DTYPES),
+        Param("vl_norm", "choice", "layernorm", NORM_KINDS, vocabulary="norm"),
+        Param("vl_eps", "text", "1e-5", max_chars=40),
+        Param("vl_offset", "float", 0.0, low=-10.0, high=10.0),
+        Param("vl_gamma", "text", "1", max_chars=MAX_TEXT_CHARS // 4),
+        Param("vl_beta", "text", "0", max_chars=MAX_TEXT_CHARS // 4),
+        Param("vl_groups", "int", 2, low=1, high=MAX_VECTOR_WIDTH),
+        Param("vl_alpha", "float", 0.5, low=0.0, high=100.0),
+        Param("vl_row", "int", 1, low=1, high=MAX_ROWS),
+    ),
+)
+
+_DEPTH = DepthSpec()
+_TRAIN = TrainSpec()
+DEPTH = PageParams(
+    "depth",
+    "dp",
+    (
+        Param(
+            "dp_placements",
+            "choices",
+            ["post", "pre"],
+            DEPTH_PLACEMENTS,
+            vocabulary="placement",
+        ),
+        Param("dp_layers", "int", _DEPTH.layers, low=1, high=MAX_LAYERS),
+        Param("dp_d", "choice", _DEPTH.d, DEPTH_WIDTHS),
+        Param("dp_tokens", "int", _DEPTH.tokens, low=1, high=MAX_TOKENS),
+        Param("dp_seed", "int", 0, low=0, high=2**31 - 1),
+        Param("dp_sublayer", "choice", _DEPTH.sublayer, DEPTH_SUBLAYERS, vocabulary="sublayer"),
+        Param("dp_norm", "choice", _DEPTH.norm, DEPTH_NORMS, vocabulary="norm"),
+        # 1/sqrt(fan-in): Xiong et al.'s assumption, so the theory overlays apply by default
+        Param("dp_init", "choice", "fan_in", ("fixed", "fan_in"), vocabulary="init"),
+        Param("dp_activation", "choice", _DEPTH.activation, ACTIVATIONS, vocabulary="activation"),
+        Param("dp_scaling", "bool", False),
+        Param("dp_final", "bool", True),
+        Param("dp_alpha", "float", _DEPTH.dyt_alpha, low=0.01, high=10.0),
+        # the training lab
+        Param(
+            "dp_task", "choice", _TRAIN.task, TRAIN_TASKS, vocabulary="task", old_keys=("tl_task",)
+        ),
+        Param("dp_lr", "choice", _TRAIN.lr, LEARNING_RATES, old_keys=("tl_lr",)),
+        Param(
+            "dp_steps",
+            "int",
+            _TRAIN.steps,
+            low=50,
+            high=TRAIN_RANGES["steps"][1],
+            old_keys=("tl_steps",),
+        ),
+        Param(
+            "dp_train_layers",
+            "int",
+            _TRAIN.layers,
+            low=2,
+            high=TRAIN_RANGES["layers"][1],
+            old_keys=("tl_layers",),
+        ),
+        Param("dp_train_d", "choice", _TRAIN.d, TRAIN_WIDTHS, old_keys=("tl_d",)),
+        Param(
+            "dp_run_a",
+            "choice",
+            "pre",
+            TRAIN_PLACEMENTS,
+            vocabulary="placement",
+            old_keys=("tla_placement",),
+        ),
+        Param("dp_warmup_a", "bool", False, old_keys=("tla_warmup",)),
+        Param(
+            "dp_run_b",
+            "choice",
+            "post",
+            TRAIN_PLACEMENTS,
+            vocabulary="placement",
+            old_keys=("tlb_placement",),
+        ),
+        Param("dp_warmup_b", "bool", False, old_keys=("tlb_warmup",)),
+    ),
+)
+
+KERNELS = PageParams(
+    "kernels",
+    "kn",
+    (
+        Param("kn_rows", "choice", 1024, TIMING_ROWS),
+        Param("kn_widths", "choices", [256, 1024, 4096], TIMING_WIDTHS),
+        Param("kn_dtype", "choice", "float32", TIMING_DTYPES),
+        Param("kn_passes", "choices", list(PASSES), PASSES, vocabulary="pass"),
+        Param("kn_tokens", "int", 4096, low=1, high=1 << 24),
+        Param("kn_d", "int", 4096, low=1, high=1 << 18),
+        Param("kn_rdtype", "choice", "bfloat16", TIMING_DTYPES),
+    ),
+)
+
+PAGES = {p.page: p for p in (VECTOR_LAB, DEPTH, KERNELS)}
+PREFIXES = {p.prefix for p in PAGES.values()} | {"tl", "tla", "tlb"}  # with the old Depth ones
+assert set(COMPUTE_DTYPES) >= set(STORAGE_DTYPES)

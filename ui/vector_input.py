@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 
 MAX_ROWS = 64
-MAX_WIDTH = 8192
+MAX_VECTOR_WIDTH = 8192
 MAX_CELLS = 65536
 MAX_TEXT_CHARS = 400_000
 
@@ -67,9 +67,9 @@ def parse_vectors(text: str, dtype: str = "float32") -> tuple[tuple[float, ...],
     for row_number, line in enumerate(lines, start=1):
         tokens = [tok.strip(_BRACKETS) for tok in _SEPARATORS.split(line)]
         tokens = [tok for tok in tokens if tok]
-        if len(tokens) > MAX_WIDTH:
+        if len(tokens) > MAX_VECTOR_WIDTH:
             raise VectorInputError(
-                "too_wide", {"row": row_number, "d": len(tokens), "limit": MAX_WIDTH}
+                "too_wide", {"row": row_number, "d": len(tokens), "limit": MAX_VECTOR_WIDTH}
             )
         rows.append(
             tuple(_parse_number(tok, row_number, col) for col, tok in enumerate(tokens, start=1))

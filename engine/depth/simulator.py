@@ -322,15 +322,20 @@ def _simulate(spec, progress, should_stop, device) -> DepthResult:
         stream_grad[layer - 1] = float(delta.norm())
     tick(total)
 
-    flat = stream.reshape(L + 1, -1, spec.d)  # [L+1, B*T, d]
-    residual_ms = flat.pow(2).mean(dim=(1, 2)).double().cpu().numpy()
-    cosine = F.cosine_similarity(flat[:-1], flat[1:], dim=-1).mean(dim=-1)  # [L]
+    # One layer at a time: a whole-stream expression would allocate several stream-sized
+    # temporaries (the stream alone may be 1 GiB).
+    residual_ms, cosine = np.empty(L + 1), np.empty(L)
+    for layer in range(L + 1):
+        residual_ms[layer] = float(stream[layer].double().pow(2).mean())
+        if layer:
+            cos = F.cosine_similarity(stream[layer - 1], stream[layer], dim=-1)  # [B, T]
+            cosine[layer - 1] = float(cos.double().mean())
     return DepthResult(
         spec=spec,
         residual_ms=residual_ms,
         grad_norm=grad_norm,
         update_ratio=update_ratio,
-        cosine=cosine.double().cpu().numpy(),
+        cosine=cosine,
         x0_weight=x0_weight,
         pre_norm_ms=pre_norm_ms,
         stream_grad_norm=stream_grad,

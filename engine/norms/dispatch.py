@@ -68,18 +68,18 @@ def normalize(
 
 
 def _reference_norm(x, spec: NormSpec, weight, bias, compute_dtype) -> NormResult:
-    common = dict(weight=weight, bias=bias, offset=spec.offset, compute_dtype=compute_dtype)
-    if spec.kind == "layernorm":
-        return reference.layer_norm(x, spec.eps, **common)
-    if spec.kind == "rmsnorm":
-        return reference.rms_norm(x, spec.eps, **common)
-    if spec.kind == "batchnorm":
-        return reference.batch_norm(x, spec.eps, **common)
-    if spec.kind == "instancenorm":
-        return reference.instance_norm(x, spec.eps, **common)
-    if spec.kind == "groupnorm":
-        return reference.group_norm(x, spec.groups, spec.eps, **common)
-    return reference.dyt(x, spec.alpha, **common)
+    constants = {
+        "groupnorm": {"groups": spec.groups, "eps": spec.eps},
+        "dyt": {"alpha": spec.alpha},
+    }
+    return reference.FORMULAS[spec.kind](
+        x,
+        **constants.get(spec.kind, {"eps": spec.eps}),
+        weight=weight,
+        bias=bias,
+        offset=spec.offset,
+        compute_dtype=compute_dtype,
+    )
 
 
 def _variance_from_rstd(rstd: torch.Tensor, eps: float) -> torch.Tensor:

@@ -257,3 +257,14 @@ def dyt(
     rms = torch.sqrt(_mean_last(xc * xc))
     rstd = torch.full_like(var, float("nan"))
     return _result(y, mean[..., 0], var[..., 0], rms[..., 0], rstd[..., 0], x.dtype)
+
+
+# kind -> its formula; the one table ``engine.normalize`` and the pages look formulas up in.
+FORMULAS = {
+    "layernorm": layer_norm,
+    "rmsnorm": rms_norm,
+    "batchnorm": batch_norm,
+    "instancenorm": instance_norm,
+    "groupnorm": group_norm,
+    "dyt": dyt,
+}

@@ -186,3 +186,26 @@ def rms_over_ln(timings: Iterable[dict]) -> list[dict]:
         for (r, w, p), t in by_key.items()
         if "rmsnorm" in t and "layernorm" in t and t["layernorm"] > 0
     ]
+
+
+# Predicted cost of ``time_norms`` on a CPU: warm-up and calibration (2 calls) then ``repeats``
+# samples of at least ``min_sample_s``, for both kinds, per (width, pass).  One call touches
+# rows x width values; these per-value times were measured for PyTorch's fused CPU ops
+# (float32, one thread; benchmarks/bench_cost.py).
+CPU_SECONDS_PER_VALUE = {"forward": 1.5e-9, "forward+backward": 6e-9}
+
+
+def timing_seconds(
+    rows: int,
+    widths: Iterable[int],
+    passes: Iterable[str] = PASSES,
+    repeats: int = 5,
+    min_sample_s: float = 0.005,
+) -> float:
+    """Predicted wall time of ``time_norms`` with these arguments on this machine's CPU."""
+    total = 0.0
+    for width in widths:
+        for pass_ in passes:
+            call = rows * width * CPU_SECONDS_PER_VALUE[pass_]
+            total += len(KINDS) * (2 * call + repeats * max(min_sample_s, call))
+    return total

@@ -86,6 +86,11 @@ def vocabulary(spec: TrainSpec) -> int:
     return spec.modulus + 3 if spec.task == "modadd" else spec.symbols + 2
 
 
+def sequence_length(spec: TrainSpec) -> int:
+    """T, the model's input length: a whole example minus its last token."""
+    return 5 if spec.task == "modadd" else 2 * spec.length + 1
+
+
 def chance_loss(spec: TrainSpec) -> float:
     """Cross-entropy of guessing uniformly among the possible answers."""
     return math.log(spec.modulus if spec.task == "modadd" else spec.symbols)
@@ -167,7 +172,7 @@ def iter_training(
 
 def _setup(spec: TrainSpec):
     """The model, its Adam optimiser and the data generator, all from ``spec.seed``."""
-    seq_len = 6 if spec.task == "modadd" else 2 * spec.length + 2
+    seq_len = sequence_length(spec) + 1
     model = TinyGPT(
         vocabulary(spec), seq_len, spec.layers, spec.d, spec.heads, spec.placement, spec.seed
     )

@@ -55,7 +55,7 @@ def test_limits_are_refused_with_the_reason(app):
     assert not app.exception
     assert "over the limit of 268,435,456" in app.error[0].value
     app.number_input(key="dp_tokens").set_value(8).run()  # stream fits; 48 * 4096^2 weights do not
-    assert "weights (L · d² · weights per layer), over the limit" in app.error[0].value
+    assert "weights (L · d² · 1 per layer), over the limit" in app.error[0].value
 
 
 def test_no_placement_asks_for_one(app):
@@ -66,13 +66,13 @@ def test_no_placement_asks_for_one(app):
 
 def test_training_lab_trains_two_runs_and_reports_outcomes(app):
     _open(app)
-    app.number_input(key="tl_steps").set_value(50).run()
-    app.button(key="tl_train").click().run(timeout=120)
+    app.number_input(key="dp_steps").set_value(50).run()
+    app.button(key="dp_train").click().run(timeout=120)
     assert not app.exception
     lines = " ".join(m.value for m in app.markdown)
     assert "Run A: Pre-Norm:" in lines and "Run B: Post-Norm:" in lines
     assert "final loss" in lines
-    names = _chart_names(app, "tl_loss")
+    names = _chart_names(app, "dp_loss")
     assert names[:2] == ["Run A: Pre-Norm", "Run B: Post-Norm"]
 
 

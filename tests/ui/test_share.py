@@ -1,11 +1,176 @@
-from ui.share import share_url
+"""ui.share: the URL contract.  Renaming a parameter or changing its meaning breaks a test here,
+not an instructor's saved link."""
+
+from __future__ import annotations
+
+import pytest
+
+from ui.share import DEPTH, KERNELS, PAGES, VECTOR_LAB, Param, parse, query_string, serialize
+
+# Every page's parameters as links written today rely on them: key -> (kind, default, domain)
+PINNED = {
+    "vector_lab": {
+        "vl_source": ("choice", "text", ("text", "random")),
+        "vl_text": ("text", "1, 2, 3, 4", None),
+        "vl_d": ("int", 8, (1, 8192)),
+        "vl_rows": ("int", 1, (1, 64)),
+        "vl_dist": ("choice", "normal", ("normal", "uniform", "constant")),
+        "vl_seed": ("int", 0, (0, 2**31 - 1)),
+        "vl_shift": ("float", 0.0, (-1e6, 1e6)),
+        "vl_scale": ("float", 1.0, (0.0, 1e6)),
+        "vl_dtype": ("choice", "float32", ("float32", "float16", "bfloat16")),
+        "vl_compute": ("choice", "float32", ("float32", "float16", "bfloat16")),
+        "vl_norm": (
+            "choice",
+            "layernorm",
+            ("layernorm", "rmsnorm", "batchnorm", "instancenorm", "groupnorm", "dyt"),
+        ),
+        "vl_eps": ("text", "1e-5", None),
+        "vl_offset": ("float", 0.0, (-10.0, 10.0)),
+        "vl_gamma": ("text", "1", None),
+        "vl_beta": ("text", "0", None),
+        "vl_groups": ("int", 2, (1, 8192)),
+        "vl_alpha": ("float", 0.5, (0.0, 100.0)),
+        "vl_row": ("int", 1, (1, 64)),
+    },
+    "depth": {
+        "dp_placements": (
+            "choices",
+            ["post", "pre"],
+            ("post", "pre", "peri", "olmo2", "deepnorm", "pre_scaled", "none"),
+        ),
+        "dp_layers": ("int", 48, (1, 1000)),
+        "dp_d": ("choice", 256, (64, 128, 256, 512, 1024, 2048, 4096)),
+        "dp_tokens": ("int", 64, (1, 1024)),
+        "dp_seed": ("int", 0, (0, 2**31 - 1)),
+        "dp_sublayer": ("choice", "linear", ("linear", "mlp", "attention", "transformer")),
+        "dp_norm": ("choice", "layernorm", ("layernorm", "rmsnorm", "dyt")),
+        "dp_init": ("choice", "fan_in", ("fixed", "fan_in")),
+        "dp_activation": ("choice", "gelu", ("gelu", "relu")),
+        "dp_scaling": ("bool", False, None),
+        "dp_final": ("bool", True, None),
+        "dp_alpha": ("float", 0.5, (0.01, 10.0)),
+        "dp_task": ("choice", "reverse", ("copy", "reverse", "modadd")),
+        "dp_lr": ("choice", 3e-3, (3e-4, 1e-3, 2e-3, 3e-3, 5e-3, 1e-2)),
+        "dp_steps": ("int", 300, (50, 1000)),
+        "dp_train_layers": ("int", 6, (2, 8)),
+        "dp_train_d": ("choice", 64, (64, 96, 128)),
+        "dp_run_a": ("choice", "pre", ("pre", "post")),
+        "dp_warmup_a": ("bool", False, None),
+        "dp_run_b": ("choice", "post", ("pre", "post")),
+        "dp_warmup_b": ("bool", False, None),
+    },
+    "kernels": {
+        "kn_rows": ("choice", 1024, (256, 1024, 4096)),
+        "kn_widths": ("choices", [256, 1024, 4096], (256, 512, 1024, 2048, 4096, 8192)),
+        "kn_dtype": ("choice", "float32", ("float32", "bfloat16", "float16")),
+        "kn_passes": ("choices", ["forward", "forward+backward"], ("forward", "forward+backward")),
+        "kn_tokens": ("int", 4096, (1, 1 << 24)),
+        "kn_d": ("int", 4096, (1, 1 << 18)),
+        "kn_rdtype": ("choice", "bfloat16", ("float32", "bfloat16", "float16")),
+    },
+}
 
 
-def test_share_url_encodes_the_page_state():
-    url = share_url("http://127.0.0.1:8501/", {"lang": "zh", "vl_text": "1, 2\n3, 4"})
-    assert url == "http://127.0.0.1:8501/?lang=zh&vl_text=1%2C+2%0A3%2C+4"
+def _domain(param: Param):
+    if param.kind in ("choice", "choices"):
+        return tuple(param.choices)
+    if param.kind in ("int", "float"):
+        return (param.low, param.high)
+    return None
 
 
-def test_share_url_without_state_is_the_bare_address():
-    assert share_url("http://host/", {}) == "http://host/"
-    assert share_url(None, {"lang": "en"}) == "?lang=en"
+@pytest.mark.parametrize("page", sorted(PINNED))
+def test_each_page_keeps_its_parameters_and_their_meaning(page):
+    params = PAGES[page]
+    actual = {p.key: (p.kind, p.default, _domain(p)) for p in params.params}
+    assert actual == PINNED[page]
+
+
+def test_one_prefix_per_page():
+    assert {p.prefix for p in PAGES.values()} == {"vl", "dp", "kn"}
+    for page in PAGES.values():
+        assert all(p.key.startswith(page.prefix + "_") for p in page.params)
+
+
+@pytest.mark.parametrize("page", list(PAGES.values()), ids=list(PAGES))
+def test_every_default_survives_a_round_trip(page):
+    for param in page.params:
+        value, refusal = parse(param, serialize(param, param.default))
+        assert refusal is None and value == param.default, param.key
+
+
+@pytest.mark.parametrize(
+    "key, raw, expected",
+    [
+        ("vl_norm", ["RMSNorm"], "rmsnorm"),  # older links wrote the display name
+        ("vl_norm", ["rmsnorm"], "rmsnorm"),
+        ("vl_dist", ["均匀 U(−√3, √3)"], "uniform"),  # a name written by the Chinese page
+        ("vl_source", ["Random"], "random"),
+        ("vl_source", ["随机生成"], "random"),
+        ("vl_shift", ["100.0"], 100.0),
+        ("vl_d", ["4096"], 4096),
+    ],
+)
+def test_vector_lab_values_and_older_display_names_parse_to_ids(key, raw, expected):
+    assert parse(VECTOR_LAB[key], raw) == (expected, None)
+
+
+@pytest.mark.parametrize(
+    "key, raw, expected",
+    [
+        ("dp_sublayer", ["类注意力混合器"], "attention"),  # made in Chinese, opened in English
+        ("dp_sublayer", ["attention-like mixer"], "attention"),
+        ("dp_placements", ["Post-Norm", "Peri-Norm（三明治）"], ["post", "peri"]),
+        ("dp_placements", ["post,pre,post"], ["post", "pre"]),
+        ("dp_activation", ["RELU"], "relu"),  # str.upper labels of older links
+        ("dp_lr", ["0.003"], 3e-3),
+        ("dp_d", ["1024"], 1024),
+        ("dp_final", ["false"], False),
+        ("dp_run_b", ["Pre-Norm"], "pre"),
+    ],
+)
+def test_depth_values_and_older_display_names_parse_to_ids(key, raw, expected):
+    assert parse(DEPTH[key], raw) == (expected, None)
+
+
+def test_kernels_passes_parse_from_ids_and_names():
+    assert parse(KERNELS["kn_passes"], ["forward"]) == (["forward"], None)
+    assert parse(KERNELS["kn_passes"], ["前向 + 反向"]) == (["forward+backward"], None)
+
+
+@pytest.mark.parametrize(
+    "key, raw",
+    [
+        ("dp_layers", ["100000"]),  # out of range: refused, never clamped
+        ("dp_layers", ["-3"]),
+        ("dp_layers", ["4.5"]),
+        ("dp_layers", ["nan"]),
+        ("dp_layers", ["1e400"]),
+        ("dp_sublayer", ["conv"]),
+        ("dp_placements", ["post", "sideways"]),
+        ("dp_final", ["yes"]),
+        ("vl_norm", ["<script>"]),
+        ("vl_eps", ["1" * 41]),
+        ("kn_d", [""]),
+    ],
+)
+def test_bad_values_are_refused_with_the_parameter_and_what_is_accepted(key, raw):
+    page = {"dp": DEPTH, "vl": VECTOR_LAB, "kn": KERNELS}[key.split("_")[0]]
+    value, refusal = parse(page[key], raw)
+    assert value is None and refusal is not None
+    assert refusal.params["param"] == key
+    assert refusal.params["accepted"] == page[key].accepted()
+
+
+def test_refusals_say_what_is_accepted_in_words():
+    assert DEPTH["dp_layers"].accepted() == "1 … 1000"
+    assert DEPTH["dp_sublayer"].accepted() == "linear, mlp, attention, transformer"
+    assert DEPTH["dp_final"].accepted() == "true, false"
+
+
+def test_query_string_writes_ids_and_leaves_defaults_out():
+    query = query_string(
+        DEPTH, {"dp_placements": ["pre", "peri"], "dp_layers": 48, "dp_sublayer": "attention"}, "zh"
+    )
+    assert query == "lang=zh&dp_placements=pre&dp_placements=peri&dp_sublayer=attention"

@@ -2,7 +2,7 @@ import pytest
 
 from ui.vector_input import (
     MAX_ROWS,
-    MAX_WIDTH,
+    MAX_VECTOR_WIDTH,
     VectorInputError,
     parse_eps,
     parse_parameter,
@@ -56,7 +56,7 @@ def test_size_limits():
         parse_vectors("\n".join(["1"] * (MAX_ROWS + 1)))
     assert caught.value.key == "too_many_rows"
     with pytest.raises(VectorInputError) as caught:
-        parse_vectors(" ".join(["1"] * (MAX_WIDTH + 1)))
+        parse_vectors(" ".join(["1"] * (MAX_VECTOR_WIDTH + 1)))
     assert caught.value.key == "too_wide"
     with pytest.raises(VectorInputError) as caught:
         parse_vectors("\n".join([" ".join(["1"] * 2048)] * 40))

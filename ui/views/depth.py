@@ -1,25 +1,18 @@
-"""Depth page sections (Streamlit): the simulated stack, the L-sweep, wiring, training lab."""
+"""Depth page sections (Streamlit): the simulated stack, the L-sweep, wiring, training lab.
+
+Views draw results they are given; the page computes them through ``ui.compute``.
+"""
 
 from __future__ import annotations
-
-import time
-from dataclasses import replace
 
 import streamlit as st
 
 from engine.config import DepthSpec
-from engine.depth import (
-    SWEEP_LAYERS,
-    DepthResult,
-    simulate_depth,
-    sweep_depths,
-    sweep_last_layer_grad,
-    weight_elements,
-)
+from engine.depth import DepthResult, SweepResult
+from engine.depth.limits import SWEEP_LAYERS
 from engine.depth.placements import PLACEMENTS
 from engine.depth.theory import branch_gain, deepnorm_layers, lemma2_violations
-from engine.training.loop import iter_training, summarize
-from ui import cache
+from engine.training.loop import TrainResult
 from ui.figures.depth import (
     AxisLabels,
     cosine_figure,
@@ -33,37 +26,16 @@ from ui.figures.depth import (
 from ui.figures.depth_wiring import WiringLabels, wiring_figure
 from ui.formatting import format_number
 from ui.i18n import t
-from ui.widgets.depth import placement_label
-
-_STREAM_EVERY = 25  # redraw the live loss chart every this many steps (each redraw costs)
-DEFAULT_TRAINING_SECONDS = 20  # both default runs, measured (benchmarks/RESULTS.md)
-SWEEP_AUTO_WEIGHTS = 2**26  # sweeps drawing more weights than this (~3 s) wait for a click
+from ui.labels import placement_label
 
 
 def _labels(prefix: str, x_key: str = "depth.residual_x") -> AxisLabels:
     return AxisLabels(t(f"depth.{prefix}_title"), t(x_key), t(f"depth.{prefix}_y"))
 
 
-def simulate(specs: tuple[DepthSpec, ...]) -> list[tuple[str, DepthResult]]:
-    """Each spec's result from the shared store, or simulated now with a progress bar."""
-    store = cache.result_store("depth")
-    series = []
-    for spec in specs:
-        result = store.get(spec)
-        if result is None:
-            name = placement_label(spec.placement)
-            bar = st.progress(0.0, text=t("depth.simulating", name=name, layers=spec.layers))
-            result = simulate_depth(
-                spec, progress=lambda f, bar=bar: bar.progress(min(f, 1.0)), threads=1
-            )
-            bar.empty()
-            store.put(spec, result)
-        series.append((placement_label(spec.placement), result))
-    return series
-
-
-def stack(series: list[tuple[str, DepthResult]]) -> None:
-    specs = [result.spec for _, result in series]
+def stack(results: list[DepthResult]) -> None:
+    series = [(placement_label(r.spec.placement), r) for r in results]
+    specs = [result.spec for result in results]
     for result in (r for _, r in series if PLACEMENTS[r.spec.placement].deepnorm):
         st.info(
             t(
@@ -75,16 +47,14 @@ def stack(series: list[tuple[str, DepthResult]]) -> None:
             ),
             icon=":material/tune:",
         )
-    broken = [key for key in lemma2_violations(specs[0]) if key != "placement"]
-    if broken:
-        st.caption(
-            t(
-                "depth.assumptions_broken",
-                broken=", ".join(t(f"depth.violation.{key}") for key in broken),
-            )
-        )
-    else:
-        st.caption(t("depth.assumptions_hold"))
+    described = [s for s in specs if PLACEMENTS[s.placement].lemma2 is not None]
+    if described:  # Lemma 2 speaks of Pre-LN and Post-LN only
+        broken = [key for key in lemma2_violations(described[0]) if key != "placement"]
+        if broken:
+            names = ", ".join(t(f"depth.violation.{key}") for key in broken)
+            st.caption(t("depth.assumptions_broken", broken=names))
+        else:
+            st.caption(t("depth.assumptions_hold"))
     st.plotly_chart(
         residual_figure(series, _labels("residual"), t("depth.band"), t("depth.before_norm")),
         width="stretch",
@@ -114,42 +84,28 @@ def stack(series: list[tuple[str, DepthResult]]) -> None:
     st.caption(t("depth.timing", count=len(series), seconds=format_number(seconds, 2)))
 
 
-def _sweep_one(spec: DepthSpec, depths: tuple[int, ...]):
-    store = cache.result_store("sweep")
-    key = (replace(spec, layers=1), depths)  # the sweep sets L itself: any L shares it
-    result = store.get(key)
-    if result is None:
-        name = placement_label(spec.placement)
-        bar = st.progress(0.0, text=t("depth.sweep_running", name=name))
-        result = sweep_last_layer_grad(
-            spec, layers=depths, threads=1, progress=lambda f, bar=bar: bar.progress(min(f, 1.0))
-        )
-        bar.empty()
-        store.put(key, result)
-    return result
-
-
-def sweep(specs: tuple[DepthSpec, ...]) -> None:
+def sweep_depths_note(depths: tuple[int, ...]) -> bool:
+    """Say which depths the sweep uses; False when too few are within the limits."""
     st.markdown(t("depth.sweep_intro"))
-    depths = sweep_depths(specs[0])
     if len(depths) < 2:
         st.warning(t("depth.sweep_too_big", depths=", ".join(map(str, SWEEP_LAYERS))))
-        return
+        return False
     if depths != SWEEP_LAYERS:
         st.caption(t("depth.sweep_clipped", depths=", ".join(map(str, depths))))
-    cost = len(specs) * sum(weight_elements(replace(specs[0], layers=n)) for n in depths)
-    if cost > SWEEP_AUTO_WEIGHTS and not st.button(t("depth.sweep_run"), key="dp_sweep_run"):
-        st.info(t("depth.sweep_on_request"), icon=":material/play_circle:")
-        return
-    sweeps = [(placement_label(spec.placement), _sweep_one(spec, depths)) for spec in specs]
+    return True
+
+
+def sweep(specs: tuple[DepthSpec, ...], sweeps: list[SweepResult]) -> None:
+    named = [(placement_label(spec.placement), result) for spec, result in zip(specs, sweeps)]
     labels = AxisLabels(t("depth.sweep_title"), t("depth.sweep_x"), t("depth.sweep_y"))
     # Theorem 1's slopes assume Pre-LN's final norm: without it they are not the theory.
     theory = t("depth.theory_slope") if specs[0].final_norm else None
     st.plotly_chart(
-        sweep_figure(sweeps, labels, t("depth.slope"), theory),
+        sweep_figure(named, labels, t("depth.slope"), theory),
         width="stretch",
         key="dp_sweep",
     )
+    st.caption(t("depth.sweep_gradient_note"))
 
 
 def wiring(specs: tuple[DepthSpec, ...]) -> None:
@@ -172,47 +128,15 @@ def wiring(specs: tuple[DepthSpec, ...]) -> None:
         )
 
 
-def training(runs, start: bool) -> None:
-    """Show stored runs; when ``start``, train the missing ones live, streaming the losses."""
-    store = cache.result_store("training", max_entries=32)
-    results = [(name, store.get(spec)) for name, spec in runs]
+def training_chart(runs: list[tuple[str, TrainResult]], slot, live: bool = False) -> None:
+    """The runs' losses drawn into ``slot``: so far (``live``, redrawn) or finished."""
     labels = AxisLabels(t("depth.loss_title"), t("depth.loss_x"), t("depth.loss_y"))
-    chart = st.empty()
-    if start and any(result is None for _, result in results):
-        bar = st.progress(0.0)
-        done = [(name, r) for name, r in results if r is not None]
-        for name, spec in runs:
-            if store.get(spec) is not None:
-                continue
-            records, started = [], time.perf_counter()
-            for record in iter_training(spec, threads=1):
-                records.append(record)
-                bar.progress(
-                    record.step / spec.steps,
-                    text=t("depth.training", name=name, step=record.step, steps=spec.steps),
-                )
-                if record.step % _STREAM_EVERY == 0:
-                    live = [*done, (name, summarize(spec, records))]
-                    chart.plotly_chart(
-                        training_loss_figure(live, labels, t("depth.chance")),
-                        width="stretch",
-                        key=f"tl_live_{name}_{record.step}",
-                    )
-            result = summarize(spec, records, time.perf_counter() - started)
-            store.put(spec, result)
-            done.append((name, result))
-        bar.empty()
-        results = [(name, store.get(spec)) for name, spec in runs]
-    finished = [(name, r) for name, r in results if r is not None]
-    if not finished:
-        st.info(
-            t("depth.train_hint", seconds=DEFAULT_TRAINING_SECONDS), icon=":material/play_circle:"
-        )
-        return
-    chart.plotly_chart(
-        training_loss_figure(finished, labels, t("depth.chance")), width="stretch", key="tl_loss"
-    )
-    for name, result in finished:
+    figure = training_loss_figure(runs, labels, t("depth.chance"))
+    slot.plotly_chart(figure, width="stretch", key=None if live else "dp_loss")
+
+
+def training_outcomes(runs: list[tuple[str, TrainResult]]) -> None:
+    for name, result in runs:
         tail = result.loss[-30:]
         st.markdown(
             "- "

@@ -14,16 +14,15 @@ from engine.perf.timing import rms_over_ln
 from ui.figures.kernels import TimingLabels, recorded_bandwidth_figure, timing_figure
 from ui.formatting import format_number
 from ui.i18n import t
-from ui.widgets.kernels import pass_label
+from ui.labels import NORM_NAMES, label
 
 _OPS = ("row_forward", "row_backward", "fused", "channel", "other")
-_KIND_NAMES = {"layernorm": "LayerNorm", "rmsnorm": "RMSNorm"}
 
 
 def backend(info: BackendInfo) -> None:
     st.subheader(t("kernels.backend_title"))
     c1, c2, c3 = st.columns(3)
-    c1.metric(t("kernels.backend_engine"), info.label.split(" · ")[0])
+    c1.metric(t("kernels.backend_engine"), info.engine)
     c2.metric(t("kernels.backend_device"), info.device)
     c3.metric(
         t("kernels.backend_versions"),
@@ -58,14 +57,14 @@ def timings(rows: list[dict], measured_at: str) -> None:
     labels = TimingLabels(
         t("kernels.axis_width"),
         t("kernels.axis_time"),
-        _KIND_NAMES,
-        {p: pass_label(p) for p in ("forward", "forward+backward")},
+        NORM_NAMES,
+        {p: label("pass", p) for p in ("forward", "forward+backward")},
     )
     st.plotly_chart(timing_figure(rows, labels), width="stretch", key="kn_timing_chart")
     st.markdown(f"**{t('kernels.ratio_title')}**")
     ratios = pd.DataFrame(rms_over_ln(rows))
     table = ratios.pivot(index="width", columns="pass", values="ratio")
-    table.columns = [pass_label(p) for p in table.columns]
+    table.columns = [label("pass", p) for p in table.columns]
     st.dataframe(table.map(lambda v: format_number(v, 2)), width="stretch")
     st.caption(t("kernels.ratio_note"))
 

@@ -16,17 +16,8 @@ from engine.norms.worked import VectorExplanation
 from ui.figures.vector_lab import ChartLabels, input_output_figure
 from ui.formatting import format_number, format_vector
 from ui.i18n import current_language, t
+from ui.labels import norm_label
 from ui.views.vector_lab_steps import is_row_kind, worked_steps
-from ui.widgets.vector_lab import NORM_LABELS
-
-_REFERENCE_FUNCTIONS = {
-    "layernorm": reference.layer_norm,
-    "rmsnorm": reference.rms_norm,
-    "batchnorm": reference.batch_norm,
-    "instancenorm": reference.instance_norm,
-    "groupnorm": reference.group_norm,
-    "dyt": reference.dyt,
-}
 
 
 def steps(ex: VectorExplanation) -> None:
@@ -51,7 +42,7 @@ def _statistics_table(ex: VectorExplanation) -> None:
 def chart(ex: VectorExplanation) -> None:
     st.subheader(t("vector_lab.chart_title"))
     row = ex.row_index
-    series = [(NORM_LABELS[ex.spec.kind], ex.outputs[row])]
+    series = [(norm_label(ex.spec.kind), ex.outputs[row])]
     if ex.spec.kind != "layernorm":
         series.append(("LayerNorm (γ=1, β=0)", ex.comparison.layernorm))
     if ex.spec.kind != "rmsnorm":
@@ -206,4 +197,4 @@ def outputs_table(ex: VectorExplanation) -> None:
 
 def formula(ex: VectorExplanation) -> None:
     with st.expander(t("vector_lab.formula_title"), icon=":material/code:"):
-        st.code(inspect.getsource(_REFERENCE_FUNCTIONS[ex.spec.kind]), language="python")
+        st.code(inspect.getsource(reference.FORMULAS[ex.spec.kind]), language="python")

@@ -7,29 +7,20 @@ from dataclasses import dataclass
 import streamlit as st
 
 from engine.config import NormSpec
-from engine.norms.random_inputs import DISTRIBUTIONS, random_vectors
+from engine.norms.random_inputs import random_vectors
 from ui.i18n import t
+from ui.share import VECTOR_LAB as P
 from ui.vector_input import (
     MAX_CELLS,
     MAX_ROWS,
-    MAX_WIDTH,
+    MAX_VECTOR_WIDTH,
     VectorInputError,
     check_representable,
     parse_eps,
     parse_parameter,
     parse_vectors,
 )
-
-NORM_LABELS = {
-    "layernorm": "LayerNorm",
-    "rmsnorm": "RMSNorm",
-    "batchnorm": "BatchNorm",
-    "instancenorm": "InstanceNorm",
-    "groupnorm": "GroupNorm",
-    "dyt": "DyT",
-}
-PRECISIONS = ("float32", "float16", "bfloat16")
-BIND = "query-params"
+from ui.widgets import bound
 
 # Presets fill the widgets through session state (which also rewrites the URL).
 PRESETS = {
@@ -110,28 +101,20 @@ def _error_text(error: VectorInputError) -> str:
 
 def _vectors(source: str, dtype: str) -> tuple[tuple[float, ...], ...]:
     if source == "text":
-        text = st.text_area(
+        text = bound.text_area(
+            P["vl_text"],
             t("vector_lab.vectors"),
-            value="1, 2, 3, 4",
             height=110,
-            key="vl_text",
-            bind=BIND,
-            help=t("vector_lab.vectors_help", rows=MAX_ROWS, width=MAX_WIDTH),
+            help=t("vector_lab.vectors_help", rows=MAX_ROWS, width=MAX_VECTOR_WIDTH),
         )
         return parse_vectors(text, dtype)
     c1, c2 = st.columns(2)
-    d = c1.number_input("d", 1, MAX_WIDTH, 8, key="vl_d", bind=BIND)
-    rows = c2.number_input(t("vector_lab.rows"), 1, MAX_ROWS, 1, key="vl_rows", bind=BIND)
-    dist = c1.selectbox(
-        t("vector_lab.distribution"),
-        DISTRIBUTIONS,
-        key="vl_dist",
-        bind=BIND,
-        format_func=lambda name: t(f"vector_lab.dist.{name}"),
-    )
-    seed = c2.number_input(t("vector_lab.seed"), 0, 2**31 - 1, 0, key="vl_seed", bind=BIND)
-    shift = c1.number_input(t("vector_lab.shift"), -1e6, 1e6, 0.0, key="vl_shift", bind=BIND)
-    scale = c2.number_input(t("vector_lab.scale"), 0.0, 1e6, 1.0, key="vl_scale", bind=BIND)
+    d = bound.number(P["vl_d"], "d", c1)
+    rows = bound.number(P["vl_rows"], t("vector_lab.rows"), c2)
+    dist = bound.selectbox(P["vl_dist"], t("vector_lab.distribution"), c1)
+    seed = bound.number(P["vl_seed"], t("vector_lab.seed"), c2)
+    shift = bound.number(P["vl_shift"], t("vector_lab.shift"), c1)
+    scale = bound.number(P["vl_scale"], t("vector_lab.scale"), c2)
     if int(rows) * int(d) > MAX_CELLS:
         raise VectorInputError("too_many_cells", {"cells": int(rows) * int(d), "limit": MAX_CELLS})
     values = random_vectors(int(rows), int(d), dist, shift, scale, int(seed)).tolist()
@@ -151,31 +134,13 @@ def vector_lab_inputs() -> VectorLabInputs:
         on_change=_apply_preset,
         format_func=lambda name: t(f"vector_lab.presets.{name}"),
     )
-    source = (
-        st.segmented_control(
-            t("vector_lab.source"),
-            ("text", "random"),
-            default="text",
-            key="vl_source",
-            bind=BIND,
-            format_func=lambda s: t(f"vector_lab.source_{s}"),
-        )
-        or "text"
-    )
+    source = bound.segmented(P["vl_source"], t("vector_lab.source"))
     c1, c2 = st.columns(2)
-    dtype = c1.selectbox(
-        t("vector_lab.stored_as"),
-        PRECISIONS,
-        key="vl_dtype",
-        bind=BIND,
-        help=t("vector_lab.stored_as_help"),
+    dtype = bound.selectbox(
+        P["vl_dtype"], t("vector_lab.stored_as"), c1, help=t("vector_lab.stored_as_help")
     )
-    compute = c2.selectbox(
-        t("vector_lab.computed_in"),
-        PRECISIONS,
-        key="vl_compute",
-        bind=BIND,
-        help=t("vector_lab.computed_in_help"),
+    compute = bound.selectbox(
+        P["vl_compute"], t("vector_lab.computed_in"), c2, help=t("vector_lab.computed_in_help")
     )
     rows: tuple[tuple[float, ...], ...] = ()
     try:
@@ -184,49 +149,19 @@ def vector_lab_inputs() -> VectorLabInputs:
         errors.append(_error_text(error))
 
     st.divider()
-    kind = st.selectbox(
-        t("vector_lab.norm"),
-        list(NORM_LABELS),
-        key="vl_norm",
-        bind=BIND,
-        format_func=NORM_LABELS.get,
-    )
+    kind = bound.selectbox(P["vl_norm"], t("vector_lab.norm"))
     c1, c2 = st.columns(2)
-    eps_text = c1.text_input(
-        "ε", value="1e-5", key="vl_eps", bind=BIND, help=t("vector_lab.eps_help")
+    eps_text = bound.text_input(P["vl_eps"], "ε", c1, help=t("vector_lab.eps_help"))
+    offset = bound.number(
+        P["vl_offset"], t("vector_lab.offset"), c2, step=1.0, help=t("vector_lab.offset_help")
     )
-    offset = c2.number_input(
-        t("vector_lab.offset"),
-        -10.0,
-        10.0,
-        0.0,
-        step=1.0,
-        key="vl_offset",
-        bind=BIND,
-        help=t("vector_lab.offset_help"),
-    )
-    gamma_text = c1.text_input(
-        "γ", value="1", key="vl_gamma", bind=BIND, help=t("vector_lab.gamma_help")
-    )
-    beta_text = c2.text_input(
-        "β", value="0", key="vl_beta", bind=BIND, help=t("vector_lab.beta_help")
-    )
+    gamma_text = bound.text_input(P["vl_gamma"], "γ", c1, help=t("vector_lab.gamma_help"))
+    beta_text = bound.text_input(P["vl_beta"], "β", c2, help=t("vector_lab.beta_help"))
     groups, alpha = 1, 0.5
     if kind == "groupnorm":
-        groups = int(
-            st.number_input(t("vector_lab.groups"), 1, MAX_WIDTH, 2, key="vl_groups", bind=BIND)
-        )
+        groups = int(bound.number(P["vl_groups"], t("vector_lab.groups")))
     if kind == "dyt":
-        alpha = st.number_input(
-            "α",
-            0.0,
-            100.0,
-            0.5,
-            step=0.1,
-            key="vl_alpha",
-            bind=BIND,
-            help=t("vector_lab.alpha_help"),
-        )
+        alpha = bound.number(P["vl_alpha"], "α", step=0.1, help=t("vector_lab.alpha_help"))
     d = len(rows[0]) if rows else 0
     eps, weight, bias = 0.0, None, None
     try:
@@ -249,12 +184,7 @@ def vector_lab_inputs() -> VectorLabInputs:
             errors.append(t("input.groups_invalid", groups=groups, d=d, divisors=divisors))
     row_index = 0
     if len(rows) > 1:
-        row_index = (
-            int(
-                st.number_input(t("vector_lab.row_shown"), 1, len(rows), 1, key="vl_row", bind=BIND)
-            )
-            - 1
-        )
+        row_index = int(bound.number(P["vl_row"], t("vector_lab.row_shown"), high=len(rows))) - 1
     if errors or not rows:
         return VectorLabInputs(None, tuple(errors))
     spec = NormSpec(

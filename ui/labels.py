@@ -1,0 +1,50 @@
+"""Display names of the engine's ids: one table, looked up everywhere.
+
+The engine and the URL speak in stable ids (``rmsnorm``, ``attention``, ``pre``); people read
+names.  Proper names of norms are the same in every language (``NORM_NAMES``); everything
+else is translated from ``ui/locales/<lang>/labels.toml``.  ``label(kind, value, lang)``
+is pure (``lang`` given) so share links can map names written by older links back to ids.
+"""
+
+from __future__ import annotations
+
+from ui.i18n import LANGUAGES, current_language, translate
+
+NORM_NAMES = {
+    "layernorm": "LayerNorm",
+    "rmsnorm": "RMSNorm",
+    "batchnorm": "BatchNorm",
+    "instancenorm": "InstanceNorm",
+    "groupnorm": "GroupNorm",
+    "dyt": "DyT",
+}
+ACTIVATION_NAMES = {"gelu": "GELU", "relu": "ReLU"}
+
+# Vocabularies whose names are translated: labels.<vocabulary>.<id>
+TRANSLATED = ("placement", "sublayer", "init", "task", "distribution", "source", "pass")
+
+
+def label(vocabulary: str, value, lang: str | None = None) -> str:
+    """The name people read for ``value`` of ``vocabulary`` ("norm", "placement", ...)."""
+    if vocabulary == "norm":
+        return NORM_NAMES[value]
+    if vocabulary == "activation":
+        return ACTIVATION_NAMES[value]
+    if vocabulary == "dtype":
+        return str(value)  # float16, bfloat16: the names PyTorch prints
+    if vocabulary not in TRANSLATED:
+        raise KeyError(f"no display names for {vocabulary!r}")
+    return translate(f"labels.{vocabulary}.{value}", lang or current_language())
+
+
+def every_label(vocabulary: str, value) -> set[str]:
+    """``value``'s name in every language: what older share links wrote instead of the id."""
+    return {label(vocabulary, value, lang) for lang in LANGUAGES}
+
+
+def norm_label(kind: str) -> str:
+    return NORM_NAMES[kind]
+
+
+def placement_label(placement: str) -> str:
+    return label("placement", placement)

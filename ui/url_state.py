@@ -1,0 +1,130 @@
+"""The address bar as the page's state: ``ui/share.py``'s contract applied to a session.
+
+``app.py`` calls, around every page run: ``seed`` (URL -> widget state, before the widgets
+exist), ``show_notices`` (what the URL asked for that was refused), the page, then
+``publish`` (widget state -> URL, stable ids, defaults omitted) and ``share_box``.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from ui.i18n import LANGUAGES, language_from_locale, t
+from ui.share import (
+    LANGUAGE_PARAM,
+    MAX_URL_CHARS,
+    PREFIXES,
+    PageParams,
+    Refusal,
+    parse,
+    serialize,
+)
+
+_NOTICES = "_url_notices"  # (page, refusals) of the page being shown
+
+
+def initial_language() -> str:
+    """The URL's ``lang`` if valid, else the browser's locale, else English."""
+    requested = st.query_params.get(LANGUAGE_PARAM)
+    if requested in LANGUAGES:
+        return requested
+    return language_from_locale(st.context.locale)
+
+
+def seed(page: PageParams | None) -> None:
+    """Copy the URL's values for ``page`` into widget state; remember what was refused.
+
+    A widget that already exists in this session holds the live value, so only parameters
+    whose widget has no state yet are read (a fresh link, a page opened from a lesson).
+    """
+    url = st.query_params
+    present = list(url.keys())
+    refusals: list[Refusal] = []
+    requested_lang = url.get(LANGUAGE_PARAM)
+    if requested_lang is not None and requested_lang not in LANGUAGES:
+        accepted = ", ".join(LANGUAGES)
+        refusals.append(
+            Refusal(
+                "not_accepted",
+                {"param": LANGUAGE_PARAM, "value": requested_lang[:40], "accepted": accepted},
+            )
+        )
+    known = {LANGUAGE_PARAM}
+    if page is not None:
+        for param in page.params:
+            known.update((param.key, *param.old_keys))
+            key = next((k for k in (param.key, *param.old_keys) if k in present), None)
+            if key is None or param.key in st.session_state:
+                continue
+            value, refusal = parse(param, url.get_all(key))
+            if refusal is not None:
+                refusals.append(refusal)
+            else:
+                st.session_state[param.key] = value
+    for key in present:
+        if key in known or key.split("_")[0] in PREFIXES:  # another page's: not ours to judge
+            continue
+        refusals.append(Refusal("unknown_param", {"param": key[:40]}))
+    name = page.page if page is not None else ""
+    previous = st.session_state.get(_NOTICES)
+    if refusals or previous is None or previous[0] != name:
+        st.session_state[_NOTICES] = (name, tuple(refusals))
+
+
+def show_notices() -> None:
+    """Warn about every URL value that was refused, naming it and what is accepted."""
+    _, refusals = st.session_state.get(_NOTICES, ("", ()))
+    for refusal in refusals:
+        st.warning(t(f"share.{refusal.key}", **refusal.params), icon=":material/link_off:")
+
+
+def _wanted(page: PageParams | None, lang: str) -> tuple[dict[str, list[str]], tuple[str, ...]]:
+    """The query this page's state makes, and the text parameters left out for length."""
+    wanted: dict[str, list[str]] = {LANGUAGE_PARAM: [lang]}
+    if page is None:
+        return wanted, ()
+    for param in page.params:
+        if param.key in st.session_state:
+            value = st.session_state[param.key]
+            if value is not None and value != param.default:
+                wanted[param.key] = serialize(param, value)
+    left_out = []
+    texts = sorted(
+        (k for k in wanted if page.by_key.get(k) is not None and page[k].kind == "text"),
+        key=lambda k: -len(wanted[k][0]),
+    )
+    for key in texts:  # a link past the limit would be refused: leave the longest text out
+        if sum(len(k) + len(v) + 2 for k, vs in wanted.items() for v in vs) <= MAX_URL_CHARS:
+            break
+        del wanted[key]
+        left_out.append(key)
+    return wanted, tuple(left_out)
+
+
+def publish(page: PageParams | None, lang: str) -> tuple[str, ...]:
+    """Write the page's state to the URL; return the keys left out because of length."""
+    wanted, left_out = _wanted(page, lang)
+    url = st.query_params
+    current = {key: url.get_all(key) for key in url.keys()}
+    if current != wanted:
+        url.from_dict(wanted)
+    return left_out
+
+
+def share_link(page: PageParams | None, lang: str) -> str:
+    """The address an instructor copies: this page with its settings."""
+    from urllib.parse import urlencode
+
+    wanted, _ = _wanted(page, lang)
+    query = urlencode([(k, v) for k, vs in wanted.items() for v in vs])
+    base = st.context.url or ""
+    return f"{base}?{query}" if query else base
+
+
+def share_box(page: PageParams | None, lang: str, left_out: tuple[str, ...]) -> None:
+    """A sidebar expander with the current page's link, ready to copy."""
+    with st.sidebar.expander(t("app.share"), icon=":material/link:"):
+        st.caption(t("app.share_help"))
+        st.code(share_link(page, lang), language=None, wrap_lines=True)
+        for key in left_out:
+            st.caption(t("share.left_out", param=key, limit=f"{MAX_URL_CHARS:,}"))

@@ -1,0 +1,98 @@
+"""Widgets drawn from a ``ui/share.py`` parameter: key, default, choices and range in one place.
+
+Every page input that belongs in a share link is made here, so its URL key, accepted values
+and default cannot drift from the contract (``ui/share.py``), and display names come from
+``ui/labels.py`` (``vocabulary``), never from the page.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from ui.labels import label
+from ui.share import Param
+
+
+def _names(param: Param):
+    if param.vocabulary is None:
+        return str
+    return lambda value: label(param.vocabulary, value)
+
+
+def selectbox(param: Param, text: str, target=st, **kwargs):
+    return target.selectbox(
+        text,
+        param.choices,
+        index=param.choices.index(param.default),
+        key=param.key,
+        format_func=kwargs.pop("format_func", _names(param)),
+        **kwargs,
+    )
+
+
+def multiselect(param: Param, text: str, target=st, **kwargs):
+    return target.multiselect(
+        text,
+        param.choices,
+        default=list(param.default),
+        key=param.key,
+        format_func=kwargs.pop("format_func", _names(param)),
+        **kwargs,
+    )
+
+
+def pills(param: Param, text: str, target=st, **kwargs):
+    return target.pills(
+        text,
+        param.choices,
+        selection_mode="multi",
+        default=list(param.default),
+        key=param.key,
+        format_func=_names(param),
+        **kwargs,
+    )
+
+
+def segmented(param: Param, text: str, target=st, **kwargs):
+    chosen = target.segmented_control(
+        text,
+        param.choices,
+        default=param.default,
+        key=param.key,
+        format_func=_names(param),
+        **kwargs,
+    )
+    return param.default if chosen is None else chosen
+
+
+def select_slider(param: Param, text: str, target=st, **kwargs):
+    return target.select_slider(text, param.choices, value=param.default, key=param.key, **kwargs)
+
+
+def number(param: Param, text: str, target=st, high=None, **kwargs):
+    """An int or float input over the parameter's range (``high`` narrows it, e.g. rows)."""
+    cast = int if param.kind == "int" else float
+    top = param.high if high is None else min(param.high, high)
+    if param.key in st.session_state and st.session_state[param.key] is not None:
+        if st.session_state[param.key] > top:  # the range shrank under a stored value
+            st.session_state[param.key] = cast(top)
+    return target.number_input(
+        text,
+        min_value=cast(param.low),
+        max_value=cast(top),
+        value=min(cast(param.default), cast(top)),
+        key=param.key,
+        **kwargs,
+    )
+
+
+def toggle(param: Param, text: str, target=st, **kwargs):
+    return target.toggle(text, value=param.default, key=param.key, **kwargs)
+
+
+def text_input(param: Param, text: str, target=st, **kwargs):
+    return target.text_input(text, value=param.default, key=param.key, **kwargs)
+
+
+def text_area(param: Param, text: str, target=st, **kwargs):
+    return target.text_area(text, value=param.default, key=param.key, **kwargs)
