@@ -217,7 +217,8 @@ def test_sweep_slope_is_flat_for_post_ln_and_minus_half_for_pre_ln():
 
 def test_theory_helpers():
     lo, hi = pre_ln_band([0, 2, 10])
-    np.testing.assert_allclose(lo, [1, 2, 6]) and np.testing.assert_allclose(hi, [1, 4, 16])
+    np.testing.assert_allclose(lo, [1, 2, 6])
+    np.testing.assert_allclose(hi, [1, 4, 16])
     slope, _ = fit_loglog_slope([6, 96], theorem1_scale(256, [6, 96], "pre"))
     assert slope == pytest.approx(-0.5)
     assert fit_loglog_slope([6, 96], theorem1_scale(256, [6, 96], "post"))[0] == pytest.approx(0)
