@@ -302,7 +302,7 @@ def test_layernorm_survives_mean_cancellation(d):
 @pytest.mark.parametrize("compute_dtype", ["float32", "float64"])
 def test_textbook_example_1_2_3_4(compute_dtype):
     # mu = 2.5, sigma^2 = (2.25 + 0.25 + 0.25 + 2.25) / 4 = 1.25, RMS^2 = 30 / 4 = 7.5
-    # LayerNorm: (x - 2.5) / sqrt(1.25) = [-1.5, -0.5, 0.5, 1.5] * 2/sqrt(5) = [-3, -1, 1, 3]/sqrt(5)
+    # LayerNorm: (x - 2.5) / sqrt(5/4) = [-3, -1, 1, 3] / sqrt(5) = [-1.3416, -0.4472, ...]
     # RMSNorm:   x / sqrt(7.5) = [1, 2, 3, 4] / sqrt(7.5)
     x = torch.tensor([1.0, 2.0, 3.0, 4.0])
     ln = normalize(x, NormSpec("layernorm", eps=0.0, compute_dtype=compute_dtype), backend="torch")
