@@ -2,6 +2,8 @@
 
 import json
 
+import pytest
+
 
 def _open(app):
     app.switch_page("app_pages/depth.py").run()
@@ -48,6 +50,7 @@ def test_deepnorm_constants_are_shown(app):
     assert "= 2.6321 (identity path)" in info and "= 0.2686 (init" in info
 
 
+@pytest.mark.slow  # 5.1 s measured (4 page runs, one simulating T = 1024)
 def test_limits_are_refused_with_the_reason(app):
     _open(app)
     app.number_input(key="dp_tokens").set_value(1024).run()

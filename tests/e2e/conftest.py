@@ -1,4 +1,7 @@
-"""A real NormScope server and a real Chromium (Debian's), as a user would have them."""
+"""A real NormScope server and a real Chromium (Debian's), as a user would have them.
+
+Fixtures only; the helpers the tests call (``wait_idle``, ...) are in ``browser.py``.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from scripts.local_app import CHROMIUM, CHROMIUM_ARGS, IDLE, free_port, start_server, wait_healthy
+from scripts.local_app import CHROMIUM, CHROMIUM_ARGS, free_port, start_server, wait_healthy
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts" / "e2e"
 
@@ -53,10 +56,3 @@ def page(browser):
 def artifacts() -> Path:
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     return ARTIFACTS
-
-
-def wait_idle(page, timeout: float = 60_000) -> None:
-    """Wait until Streamlit has finished the current script run."""
-    page.wait_for_timeout(300)
-    page.locator(IDLE).wait_for(state="attached", timeout=timeout)
-    page.wait_for_timeout(200)

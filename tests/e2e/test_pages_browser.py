@@ -3,7 +3,7 @@
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.conftest import wait_idle
+from tests.e2e.browser import wait_idle
 
 pytestmark = pytest.mark.e2e
 

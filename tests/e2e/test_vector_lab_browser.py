@@ -1,29 +1,13 @@
 """Vector Lab in a real browser: type, read the result, switch language, reopen a share link."""
 
 import re
-import time
 
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.conftest import wait_idle
+from tests.e2e.browser import wait_for_math, wait_idle
 
 pytestmark = pytest.mark.e2e
-
-
-def _math_text(page) -> str:
-    """The rendered maths with KaTeX's layout whitespace removed ("μ = 2.5" -> "μ=2.5")."""
-    return re.sub(r"[\s\u200b]+", "", "".join(page.locator(".katex-html").all_inner_texts()))
-
-
-def _wait_for_math(page, fragment: str, timeout_s: float = 30.0) -> str:
-    """The rendered maths once it contains ``fragment`` (layout whitespace removed), polling."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        math = _math_text(page)
-        if fragment in math or time.monotonic() > deadline:
-            return math
-        page.wait_for_timeout(200)
 
 
 def _type_vector(page, label: str, text: str) -> None:
@@ -37,10 +21,10 @@ def test_type_a_vector_switch_language_and_share(page, server_url, artifacts):
     page.goto(server_url)
     wait_idle(page)
     expect(page.get_by_role("heading", name="Vector Lab")).to_be_visible()
-    assert "2.5" in _wait_for_math(page, "2.5")
+    assert "2.5" in wait_for_math(page, "2.5")
 
     _type_vector(page, "Vectors (one per line)", "2, 4, 6, 8")
-    math = _wait_for_math(page, "2+4+6+8")  # mean of 2, 4, 6, 8: (2+4+6+8)/4 = 5
+    math = wait_for_math(page, "2+4+6+8")  # mean of 2, 4, 6, 8: (2+4+6+8)/4 = 5
     assert "2+4+6+8" in math and "=5σ" in math
     assert re.search(r"1\.3416", math)  # LayerNorm is scale-invariant: same output as 1..4
     assert page.locator(".stPlotlyChart").count() >= 1
@@ -60,7 +44,7 @@ def test_type_a_vector_switch_language_and_share(page, server_url, artifacts):
     expect(shared.get_by_role("textbox", name="向量（每行一个）", exact=True)).to_have_value(
         "2, 4, 6, 8"
     )
-    assert "=5σ" in _wait_for_math(shared, "2+4+6+8")
+    assert "=5σ" in wait_for_math(shared, "2+4+6+8")
 
 
 def test_bad_input_shows_a_message_in_the_browser(page, server_url):

@@ -216,9 +216,11 @@ def test_sweep_slope_is_flat_for_post_ln_and_minus_half_for_pre_ln():
 
 def test_theory_helpers():
     lo, hi = pre_ln_band([0, 2, 10])
-    np.testing.assert_allclose(lo, [1, 2, 6]) and np.testing.assert_allclose(hi, [1, 4, 16])
+    np.testing.assert_allclose(lo, [1, 2, 6])
+    np.testing.assert_allclose(hi, [1, 4, 16])
     slope, intercept = fit_loglog_slope([6, 96], [3.0 / np.sqrt(6), 3.0 / np.sqrt(96)])
-    assert slope == pytest.approx(-0.5) and intercept == pytest.approx(np.log(3.0))
+    assert slope == pytest.approx(-0.5)
+    assert intercept == pytest.approx(np.log(3.0))
     assert branch_gain(
         DepthSpec(sublayer="mlp", activation="relu", init_std=None)
     ) == pytest.approx(0.5)

@@ -106,6 +106,7 @@ def test_sizes_over_the_lab_limits_are_refused():
         TrainSpec(d=64, heads=5)
 
 
+@pytest.mark.slow  # 14.3 s measured: two full default training runs
 def test_defaults_show_the_lesson_post_ln_without_warmup_fails_where_pre_ln_trains():
     """The measured defaults (see engine/training/loop.py): same lr, same seed, same data."""
     with torch_threads(1):

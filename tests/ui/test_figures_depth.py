@@ -48,7 +48,8 @@ def test_residual_figure_holds_each_series_and_the_lemma2_band(series):
     lo, hi = pre_ln_band(np.arange(7))
     band = [t for t in figure.data if t.name == "引理 2"]
     assert len(band) == 2 and band[1].fill == "tonexty"
-    np.testing.assert_allclose(band[0].y, hi) and np.testing.assert_allclose(band[1].y, lo)
+    np.testing.assert_allclose(band[0].y, hi)
+    np.testing.assert_allclose(band[1].y, lo)
     np.testing.assert_allclose(by_name["Post: 归一化之前"].y, series[1][1].pre_norm_ms)
     assert by_name["Pre"].line.color == PLACEMENT_COLORS["pre"]
     assert by_name["Pre RMS"].line.dash == "dash"  # same placement again: next dash

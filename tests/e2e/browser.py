@@ -1,0 +1,34 @@
+"""Helpers for driving a Streamlit page in Playwright: wait for a rerun, read the maths.
+
+Plain functions, imported by the browser tests; the fixtures (server, browser, page) stay
+in ``conftest.py``, which nothing imports.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+
+from scripts.local_app import IDLE
+
+
+def wait_idle(page, timeout: float = 60_000) -> None:
+    """Wait until Streamlit has finished the current script run."""
+    page.wait_for_timeout(300)
+    page.locator(IDLE).wait_for(state="attached", timeout=timeout)
+    page.wait_for_timeout(200)
+
+
+def math_text(page) -> str:
+    """The rendered maths with KaTeX's layout whitespace removed ("μ = 2.5" -> "μ=2.5")."""
+    return re.sub(r"[\s\u200b]+", "", "".join(page.locator(".katex-html").all_inner_texts()))
+
+
+def wait_for_math(page, fragment: str, timeout_s: float = 30.0) -> str:
+    """The rendered maths once it contains ``fragment`` (layout whitespace removed), polling."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        math = math_text(page)
+        if fragment in math or time.monotonic() > deadline:
+            return math
+        page.wait_for_timeout(200)
