@@ -4,6 +4,9 @@
 - ``dispatch.py``   ``normalize`` / ``fused_add_norm``: picks torch or the Triton kernels
 - ``worked.py``     the Vector Lab's step-by-step example of one row
 - ``random_inputs.py`` reproducible example inputs
+- ``precision.py``  the float16/bfloat16 story: every real way to compute a row norm in half
+  precision (``precision_paths.py``), where each breaks, presets (``precision_presets.py``)
+  and the format facts a page states (``precision_facts.py``)
 """
 
 from engine.norms.dispatch import fused_add_norm, normalize

@@ -4,12 +4,17 @@ Every kernel, fast path and page in NormScope is checked against these functions
 Vector Lab quotes them.  They are written for clarity, not speed, and are differentiable
 with torch autograd (the kernels' backward passes are checked against that).
 
-Precision model.  ``compute_dtype`` is the dtype the statistics are computed in.  Means are
-written as *sum, then divide* (``_mean_last``): the sum is rounded to ``compute_dtype``
-before the division, exactly as a naive kernel that accumulates in that dtype would.  In
-float16 a 4096-wide row of 100s has a sum of squares of 4.1e7, far above float16's maximum
-65504, so the statistic becomes ``inf`` — the overflow the Vector Lab shows.  HF's
-``LlamaRMSNorm`` avoids it by upcasting to float32 first (``compute_dtype="float32"``).
+Precision model.  ``compute_dtype`` is the dtype the statistics are stored in.  Means are
+written as *sum, then divide* (``_mean_last``): ``t.sum(-1)``, then ``/ d``.  On a float16 or
+bfloat16 tensor ``torch.sum`` (CPU, PyTorch 2.13, measured) accumulates in float32 and rounds
+the total once to the tensor's dtype: [60000, 60000, -60000] in float16 sums to 60000 although
+120000 is beyond float16's range, and [60000, 0.001, -60000] sums to 0, not 0.001.  So the sum
+overflows only when it is stored: a 4096-wide row of 100s has a sum of squares of 4.1e7, far
+above float16's maximum 65504, and it is stored as ``inf``.  That is neither what PyTorch's
+half ops do (``x.pow(2).mean(-1)`` stores the *mean*, 10000, not the sum) nor what a kernel
+that accumulates in half does (it rounds every partial sum: a running float16 sum of ones
+stalls at 2048); ``engine/norms/precision.py`` runs each of those paths for real.  HF's
+``LlamaRMSNorm`` computes its statistics in float32 (``compute_dtype="float32"``).
 
 Layout: ``x`` is ``[..., T, d]`` (channels last, positions second-to-last, batch before).
 
@@ -55,7 +60,10 @@ class NormResult:
 
 
 def _mean_last(t: torch.Tensor) -> torch.Tensor:
-    """Mean over the last axis as sum-then-divide, the sum rounded to ``t.dtype``."""
+    """Mean over the last axis as sum-then-divide: the sum stored in ``t.dtype``, then / d.
+
+    For half-precision ``t``, ``torch.sum`` accumulates in float32 and rounds the total once.
+    """
     return t.sum(dim=-1, keepdim=True) / t.shape[-1]
 
 

@@ -2,8 +2,18 @@
 
 ``explain_vectors`` normalizes a few typed vectors with the chosen spec and collects, for
 one row, the intermediate values (mu, sigma^2, sigma, RMS, rstd), the LayerNorm vs RMSNorm
-comparison, and the precision story: the same statistics in float64 as ground truth, and
-which step first left the compute dtype's finite range.
+comparison, and the precision story.
+
+Precision.  With ``compute_dtype`` float16 or bfloat16 the spec runs the reference formulas
+*sum, then divide* with the sum stored in that dtype (``torch.sum`` of a half tensor
+accumulates in float32 and rounds the total once); that is one of several ways real code
+computes a norm in half precision, and not the one PyTorch's half ops or a hand-written
+half-accumulating kernel use.  ``precision`` (a ``PrecisionStory`` from
+``engine.norms.precision``) runs every one of them for real — float32 upcast, PyTorch half
+ops, the fused ``F.layer_norm``/``F.rms_norm``, sum-then-divide in half, a running half sum —
+and says for each which quantity first overflowed or stalled.  ``overflow`` is the older,
+coarser check kept for the current page: the sums the sum-then-divide formula forms,
+judged by their float64 values against the compute dtype's maximum.
 
 All formulas come from ``engine/norms/reference.py`` through ``engine.normalize``; this module only
 arranges their results for display.
@@ -17,9 +27,11 @@ from dataclasses import dataclass
 import torch
 
 from engine.backend import compute_device
-from engine.config import DTYPES, NormSpec
+from engine.config import DTYPES, HALF_DTYPES, PRECISION_KINDS, NormSpec, PrecisionSpec
+from engine.errors import EngineError
 from engine.geometry.measures import cosine, l2_norm, ones_component
 from engine.norms.dispatch import normalize, reference
+from engine.norms.precision import PrecisionStory, precision_story
 
 ROW_KINDS = ("layernorm", "rmsnorm", "dyt")  # kinds whose statistics belong to one row
 
@@ -37,7 +49,8 @@ class RowStatistics:
 
 @dataclass(frozen=True)
 class Overflow:
-    """Where the compute dtype's range was exceeded, with the exact float64 value."""
+    """Which sum of the sum-then-divide formula exceeds the compute dtype's range, judged by
+    its float64 value (``engine.norms.precision`` diagnoses each real path instead)."""
 
     quantity: str  # "sum", "square", "sum_of_squares" or "sum_of_squared_deviations"
     exact_value: float  # the value float64 computes
@@ -79,6 +92,9 @@ class VectorExplanation:
     nonfinite_outputs: int  # count of inf/NaN in ``outputs``
     zero_variance: bool  # eps = 0 and the row's sigma^2 (RMSNorm: mean square) is 0: 0/0
     backend: str  # the path that computed ``outputs``: "torch" or "triton"
+    # every real half-precision path on these rows (float16/bfloat16 input or statistics,
+    # LayerNorm or RMSNorm; None otherwise or when the rows do not fit the half dtype)
+    precision: PrecisionStory | None = None
 
 
 def _row_statistics(row: torch.Tensor, spec: NormSpec, compute_dtype: str) -> RowStatistics:
@@ -119,6 +135,22 @@ def _find_overflow(row: torch.Tensor, kind: str, compute_dtype: torch.dtype) -> 
         if value > dtype_max:
             return Overflow(quantity, value, dtype_max)
     return None
+
+
+def _precision(rows, spec: NormSpec, input_dtype: str) -> PrecisionStory | None:
+    """The precision story in the half dtype this configuration uses, if any."""
+    if spec.kind not in PRECISION_KINDS:
+        return None
+    if input_dtype in HALF_DTYPES:
+        dtype = input_dtype
+    elif spec.compute_dtype in HALF_DTYPES:
+        dtype = spec.compute_dtype
+    else:
+        return None
+    try:
+        return precision_story(rows, PrecisionSpec(spec.kind, spec.eps, dtype))
+    except EngineError:  # e.g. a float32 entry beyond float16's range: no half story to tell
+        return None
 
 
 def _compare_norms(row: torch.Tensor, spec: NormSpec) -> NormComparison:
@@ -185,4 +217,5 @@ def explain_vectors(
         zero_variance=spec.eps == 0 and spec.kind in ("layernorm", "rmsnorm") and row_zero,
         nonfinite_outputs=int((~torch.isfinite(result.y)).sum()),
         backend=result.backend,
+        precision=_precision(x.double().tolist(), spec, input_dtype),
     )

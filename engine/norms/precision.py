@@ -1,0 +1,329 @@
+"""The precision story of one LayerNorm / RMSNorm: every real way to compute it in half
+precision, what each returns, and which quantity first overflowed or stalled.
+
+``precision_story(rows, PrecisionSpec(kind, eps, dtype))`` stores ``rows`` in float16 (or
+bfloat16), runs each path of ``engine.norms.precision_paths`` (``upcast``, ``torch_half``,
+``fused_half``, ``sum_then_divide_half``, ``naive_running_half``) for real, and compares
+every intermediate with the same quantity in float64 computed from the same stored
+inputs.  For each row of each path it reports:
+
+- the *diagnosis*: the first intermediate, in the order the code forms them, that
+  overflowed (stored as inf while the float64 value is finite), stalled (a running sum that
+  a nonzero term left unchanged: the term was lost entirely), or left a zero denominator
+  (var + eps = 0 as computed, so rstd = 1/sqrt(0) = inf and 0 * inf = NaN); with the value
+  the path stored, the float64 value, the dtype's largest finite number, and where
+  (entry or summation step, 0-based);
+- the *outcome* of the outputs against the float64 outputs: ``nonfinite`` (some inf or NaN),
+  ``silent_zero`` (every output 0 although the float64 outputs are not: no NaN warns),
+  ``wrong`` (finite but off by more than 1 % of max(1, max |y_exact|)), or ``ok``.
+
+What each failure does (the page states these; tests pin them):
+
+- LayerNorm, Sum x overflows (4096 entries of 100: 409600 > 65504): mu = inf, x - mu = -inf,
+  and the outputs are NaN.
+- LayerNorm, the squared *deviations* overflow (|x - mu| >= 256, e.g. [-300, 300, -300, 300]):
+  var = inf, rstd = 1/sqrt(inf) = 0, and every output is silently 0.  The entry that is
+  squared is the deviation x - mu, not x.
+- RMSNorm, one square overflows (|x| >= 256) or the sum of squares does: mean square = inf,
+  rstd = 0, every output silently 0.
+- A running half sum that stalls (4096 ones stop at 2048) gives a finite but wrong mean or
+  mean square, and outputs off by ~41 % (RMSNorm of ones: 1.414 instead of 1).
+
+References:
+- Ba, Kiros, Hinton 2016, "Layer Normalization", arXiv:1607.06450
+- Zhang, Sennrich 2019, "Root Mean Square Layer Normalization", arXiv:1910.07467
+- Micikevicius et al. 2018, "Mixed Precision Training", arXiv:1710.03740
+- Sun, Chen, Liu, Liu 2024, "Massive Activations in Large Language Models",
+  arXiv:2402.17762 (single entries in the thousands, whose squares overflow float16)
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from engine.config import DTYPES, PrecisionSpec
+from engine.errors import EngineError
+from engine.norms import reference
+from engine.norms.precision_facts import Resolution, resolution, spacing
+from engine.norms.precision_paths import PATH_CODE, PATHS, PathTrace, Step, run_path
+
+MAX_WIDTH = 16384  # d: the naive path adds one column at a time (~20 ms per 8192)
+MAX_ENTRIES = 1 << 20  # T * d
+WRONG_TOLERANCE = 0.01  # "wrong": max |y - y_exact| > 1 % of max(1, max |y_exact|)
+OUTCOMES = ("ok", "wrong", "silent_zero", "nonfinite")
+FAILURES = ("overflow", "stall", "zero_variance")
+
+
+@dataclass(frozen=True)
+class PrecisionEvent:
+    """The first intermediate of one row that overflowed, stalled or hit a zero variance."""
+
+    quantity: str  # "sum", "square", "deviation", "squared_deviation", "sum_of_squares", ...
+    failure: str  # one of FAILURES
+    computed: float  # what the path stored: inf, the stalled running sum, or 0 (var + eps)
+    exact: float  # the same quantity in float64 from the same stored inputs
+    dtype: str  # the dtype the quantity was stored in
+    dtype_max: float  # that dtype's largest finite number
+    index: int | None  # entry or summation step (0-based); None for a whole-row value
+    term: float | None = None  # stall: the term that was lost (1.0 for a row of ones)
+    spacing: float | None = None  # stall: the gap above the running sum (2.0 at 2048)
+
+
+@dataclass(frozen=True)
+class RowPrecision:
+    """One row of one path: its diagnosis and what happened to its outputs."""
+
+    diagnosis: PrecisionEvent | None  # None: nothing overflowed, stalled or hit 0
+    outcome: str  # one of OUTCOMES
+    max_abs_error: float  # max |y - y_exact| (inf or NaN when an output is)
+    nonfinite_outputs: int
+
+
+@dataclass(frozen=True)
+class PathResult:
+    """One path on every row: outputs and statistics as computed, and each row's story."""
+
+    path: str  # one of PATHS
+    kind: str
+    dtype: str  # storage dtype of x and y
+    statistics_dtype: str  # where the sums accumulate ("float32" inside PyTorch reductions)
+    code: str  # the PyTorch line this path runs
+    y: np.ndarray  # [T, d] the outputs as stored (as float64 numbers)
+    mean: np.ndarray | None  # [T] LayerNorm's mu as stored; None for RMSNorm
+    var: np.ndarray  # [T] variance (LayerNorm) or mean square (RMSNorm)
+    rstd: np.ndarray  # [T]
+    rows: tuple[RowPrecision, ...]
+
+
+@dataclass(frozen=True)
+class ExactResult:
+    """The same norm in float64 on the same stored inputs: the ground truth."""
+
+    y: np.ndarray  # [T, d]
+    mean: np.ndarray | None  # [T]; None for RMSNorm
+    var: np.ndarray  # [T] variance or mean square
+    rstd: np.ndarray  # [T]
+
+
+@dataclass(frozen=True)
+class PrecisionStory:
+    """Every path of ``spec`` on ``x``, the float64 truth, and the dtype's resolution."""
+
+    spec: PrecisionSpec
+    x: np.ndarray  # [T, d] the inputs as stored in spec.dtype
+    exact: ExactResult
+    paths: tuple[PathResult, ...]  # in PATHS order
+    resolution: Resolution
+
+    def path(self, name: str) -> PathResult:
+        """The result of path ``name`` (one of PATHS)."""
+        return self.paths[PATHS.index(name)]
+
+
+def _stored_rows(rows, spec: PrecisionSpec) -> torch.Tensor:
+    """``rows`` as a [T, d] tensor in ``spec.dtype``, or the EngineError that says why not."""
+    try:
+        typed = torch.as_tensor(np.asarray(rows, dtype=np.float64))  # [T, d]
+    except ValueError as error:  # ragged nested sequences
+        raise EngineError(
+            "precision.ragged_rows", {}, "every row must have the same number of entries"
+        ) from error
+    if typed.dim() == 1:
+        typed = typed.unsqueeze(0)  # one row
+    if typed.dim() != 2 or typed.numel() == 0:
+        raise EngineError(
+            "precision.empty_rows", {}, "give at least one row of at least one number"
+        )
+    t, d = typed.shape
+    if d > MAX_WIDTH:
+        raise EngineError(
+            "precision.row_too_wide",
+            {"d": d, "limit": MAX_WIDTH},
+            f"rows of {d} entries are wider than the {MAX_WIDTH} the precision story takes",
+        )
+    if t * d > MAX_ENTRIES:
+        raise EngineError(
+            "precision.too_many_entries",
+            {"entries": t * d, "limit": MAX_ENTRIES},
+            f"{t * d} entries are more than the {MAX_ENTRIES} the precision story takes",
+        )
+    stored = typed.to(DTYPES[spec.dtype])  # [T, d]
+    bad = ~torch.isfinite(stored)
+    if bad.any():
+        row, index = (int(i) for i in torch.nonzero(bad)[0])
+        value = float(typed[row, index])
+        params = {"row": row, "index": index, "value": value, "dtype": spec.dtype,
+                  "max": torch.finfo(stored.dtype).max}  # fmt: skip
+        if math.isfinite(value):
+            raise EngineError(
+                "precision.input_overflow",
+                params,
+                f"entry {index} of row {row} ({value:g}) is beyond {spec.dtype}'s largest "
+                f"finite number {params['max']:g}",
+            )
+        raise EngineError(
+            "precision.nonfinite_input",
+            params,
+            f"entry {index} of row {row} is {value}: the inputs must be finite numbers",
+        )
+    return stored
+
+
+@dataclass(frozen=True)
+class _Exact:
+    """Every intermediate any path forms, in float64 from the stored inputs, by name."""
+
+    row: dict  # quantity -> [T]
+    entry: dict  # quantity -> [T, d]
+    running: dict  # quantity -> [T, d] partial sums
+    denominator: dict  # quantity -> [T]
+
+
+def _exact_intermediates(x64: np.ndarray, eps: float) -> _Exact:
+    d = x64.shape[-1]
+    mean = x64.sum(-1) / d  # [T]
+    deviation = x64 - mean[:, None]  # [T, d]
+    squared_deviation = deviation * deviation  # [T, d]
+    square = x64 * x64  # [T, d]
+    variance = squared_deviation.sum(-1) / d  # [T]
+    mean_square = square.sum(-1) / d  # [T]
+    return _Exact(
+        row={
+            "sum": x64.sum(-1),
+            "mean": mean,
+            "sum_of_squared_deviations": squared_deviation.sum(-1),
+            "variance": variance,
+            "sum_of_squares": square.sum(-1),
+            "mean_square": mean_square,
+        },
+        entry={"deviation": deviation, "squared_deviation": squared_deviation, "square": square},
+        running={
+            "sum": np.cumsum(x64, -1),
+            "sum_of_squares": np.cumsum(square, -1),
+            "sum_of_squared_deviations": np.cumsum(squared_deviation, -1),
+        },
+        denominator={"variance": variance + eps, "mean_square": mean_square + eps},
+    )
+
+
+def _first_event(step: Step, row: int, exact: _Exact) -> PrecisionEvent | None:
+    """The first failure of ``step`` in row ``row``, or None."""
+    computed = step.computed[row].double().numpy()  # [d] or scalar
+    dtype = step.stored_dtype or step.computed.dtype
+    common = {
+        "quantity": step.quantity,
+        "dtype": str(dtype).removeprefix("torch."),
+        "dtype_max": float(torch.finfo(dtype).max),
+    }
+    if step.layout == "row":
+        if math.isfinite(computed):
+            return None
+        value = float(exact.row[step.quantity][row])
+        return PrecisionEvent(failure="overflow", computed=float(computed), exact=value,
+                              index=None, **common)  # fmt: skip
+    if step.layout == "denominator":
+        if computed != 0.0:
+            return None
+        value = float(exact.denominator[step.quantity][row])
+        return PrecisionEvent(failure="zero_variance", computed=0.0, exact=value, index=None,
+                              **common)  # fmt: skip
+    if step.layout == "entry":
+        bad = np.flatnonzero(~np.isfinite(computed))
+        if not len(bad):
+            return None
+        i = int(bad[0])
+        value = float(exact.entry[step.quantity][row, i])
+        return PrecisionEvent(failure="overflow", computed=float(computed[i]), exact=value,
+                              index=i, **common)  # fmt: skip
+    terms = step.terms[row].double().numpy()  # [d]
+    previous = np.concatenate([[0.0], computed[:-1]])  # [d]
+    overflow = ~np.isfinite(computed)
+    stall = (terms != 0) & (computed == previous)
+    bad = np.flatnonzero(overflow | stall)
+    if not len(bad):
+        return None
+    i = int(bad[0])
+    value = float(exact.running[step.quantity][row, i])
+    if overflow[i]:
+        return PrecisionEvent(failure="overflow", computed=float(computed[i]), exact=value,
+                              index=i, **common)  # fmt: skip
+    return PrecisionEvent(
+        failure="stall",
+        computed=float(computed[i]),
+        exact=value,
+        index=i,
+        term=float(terms[i]),
+        spacing=spacing(float(computed[i]), common["dtype"]),
+        **common,
+    )
+
+
+def _outcome(y: np.ndarray, y_exact: np.ndarray) -> tuple[str, float, int]:
+    """(outcome, max |y - y_exact|, count of non-finite outputs) of one row."""
+    nonfinite = int((~np.isfinite(y)).sum())
+    error = float(np.max(np.abs(y - y_exact)))
+    if nonfinite:
+        return "nonfinite", error, nonfinite
+    if not np.isfinite(y_exact).all():
+        return "wrong", error, 0  # 0/0 in float64, yet this path returned numbers
+    scale = float(np.max(np.abs(y_exact)))
+    if not y.any() and scale >= WRONG_TOLERANCE:
+        return "silent_zero", error, 0
+    if error > WRONG_TOLERANCE * max(1.0, scale):
+        return "wrong", error, 0
+    return "ok", error, 0
+
+
+def _path_result(name: str, trace: PathTrace, spec: PrecisionSpec, exact_y, exact) -> PathResult:
+    y = trace.y.double().numpy()  # [T, d]
+    rows = []
+    for row in range(y.shape[0]):
+        events = (_first_event(step, row, exact) for step in trace.steps)
+        diagnosis = next((event for event in events if event is not None), None)
+        outcome, error, nonfinite = _outcome(y[row], exact_y[row])
+        rows.append(RowPrecision(diagnosis, outcome, error, nonfinite))
+    return PathResult(
+        path=name,
+        kind=spec.kind,
+        dtype=spec.dtype,
+        statistics_dtype=str(trace.statistics_dtype).removeprefix("torch."),
+        code=PATH_CODE[name, spec.kind],
+        y=y,
+        mean=None if trace.mean is None else trace.mean.double().numpy(),
+        var=trace.var.double().numpy(),
+        rstd=trace.rstd.double().numpy(),
+        rows=tuple(rows),
+    )
+
+
+def precision_story(rows, spec: PrecisionSpec) -> PrecisionStory:
+    """Store ``rows`` ([T, d] numbers, or one row of d) in ``spec.dtype`` and run every path.
+
+    Raises ``EngineError`` ("precision.*") for empty or ragged rows, rows wider than
+    MAX_WIDTH or with more than MAX_ENTRIES entries, and entries that are not finite once
+    stored in ``spec.dtype``.  Runs on the CPU: the numbers are those of PyTorch's CPU ops.
+    """
+    x = _stored_rows(rows, spec)  # [T, d]
+    x64 = x.double()  # [T, d], exact copies of the stored values
+    formula = reference.layer_norm if spec.kind == "layernorm" else reference.rms_norm
+    y_exact = formula(x64, spec.eps, compute_dtype=torch.float64).y.numpy()  # [T, d]
+    exact = _exact_intermediates(x64.numpy(), spec.eps)
+    # reference's statistics are float32 (NormResult); the float64 ones come from _Exact
+    statistic = "variance" if spec.kind == "layernorm" else "mean_square"
+    with np.errstate(divide="ignore"):  # var + eps = 0 (eps = 0, constant row): rstd = inf
+        rstd = 1.0 / np.sqrt(exact.denominator[statistic])  # [T]
+    exact_result = ExactResult(
+        y=y_exact,
+        mean=exact.row["mean"] if spec.kind == "layernorm" else None,
+        var=exact.row[statistic],
+        rstd=rstd,
+    )
+    paths = tuple(
+        _path_result(name, run_path(name, x, spec.kind, spec.eps), spec, y_exact, exact)
+        for name in PATHS
+    )
+    return PrecisionStory(spec, x64.numpy(), exact_result, paths, resolution(spec.dtype))

@@ -1,0 +1,246 @@
+"""Facts about floating-point formats and PyTorch's defaults that the precision story states.
+
+Every number here is computed from ``torch.finfo``, from PyTorch's own ops, or read from the
+real signatures (``inspect.signature``), so a sentence on a page can quote it and a test can
+check it against torch.
+
+Resolution.  A binary format with a p-bit significand (the stored mantissa bits plus the
+implicit leading 1) has machine epsilon eps = 2^(1-p): the gap between 1 and the next number,
+and the *relative spacing* of numbers everywhere in the normal range (within a factor of 2).
+We state precision as ``significant_digits = log10(2^p) = p * log10(2)``: a p-bit significand
+distinguishes as many values per factor of ten as log10(2^p) decimal digits do.  This is the
+figure IEEE 754 tables quote (binary16 3.31, binary32 7.22, binary64 15.95); for bfloat16
+(p = 8) it is 2.41.  It equals log10(2 / eps) = -log10(eps) + 0.30, so it is not
+``-log10(eps)`` (3.01 for float16), and not ``int(-log10(eps)) + 1`` (the old page's 4, which
+claimed a resolution of 1e-4 for float16, ten times finer than the real ~1e-3).
+
+References:
+- IEEE Std 754-2019, "IEEE Standard for Floating-Point Arithmetic", table 3.5
+- Higham 2002, "Accuracy and Stability of Numerical Algorithms", 2nd ed., section 2.1
+- Kalamkar et al. 2019, "A Study of BFLOAT16 for Deep Learning Training", arXiv:1905.12322
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+
+import torch
+import torch.nn.functional as F
+
+from engine.config import DTYPES
+from engine.norms.precision_paths import running_sum
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """How finely and how far a floating-point dtype represents numbers."""
+
+    dtype: str
+    bits: int  # storage width
+    significand_bits: int  # p, including the implicit leading bit
+    eps: float  # 2^(1-p): spacing just above 1, the relative spacing of the format
+    unit_roundoff: float  # eps / 2: the largest relative error of one rounding
+    significant_digits: float  # log10(2^p), see the module docstring
+    max: float  # largest finite number
+    smallest_normal: float  # below it numbers are subnormal (fewer significant bits)
+    torch_resolution: float  # torch.finfo(...).resolution = 10^-floor(-log10(eps))
+
+
+def resolution(dtype: str) -> Resolution:
+    """The resolution facts of ``dtype`` ("float16", "bfloat16", "float32", "float64")."""
+    info = torch.finfo(DTYPES[dtype])
+    significand_bits = 1 - round(math.log2(info.eps))
+    return Resolution(
+        dtype=dtype,
+        bits=info.bits,
+        significand_bits=significand_bits,
+        eps=info.eps,
+        unit_roundoff=info.eps / 2,
+        significant_digits=significand_bits * math.log10(2.0),
+        max=info.max,
+        smallest_normal=info.smallest_normal,
+        torch_resolution=info.resolution,
+    )
+
+
+def spacing(value: float, dtype: str) -> float:
+    """The gap from ``value`` (as stored in ``dtype``) to the next larger number of ``dtype``.
+
+    2.0 at 2048 in float16: a running float16 sum at 2048 cannot take +1.
+    """
+    stored = torch.tensor(value, dtype=DTYPES[dtype])
+    above = torch.nextafter(stored, torch.tensor(math.inf, dtype=stored.dtype))
+    return float(above.double() - stored.double())
+
+
+def square_overflow_threshold(dtype: str) -> float:
+    """The smallest positive number of ``dtype`` whose square, stored in ``dtype``, is inf.
+
+    256 for float16: 255.875^2 = 65472 is finite, 256^2 = 65536 rounds past 65504 to inf.
+    """
+    torch_dtype = DTYPES[dtype]
+    candidate = torch.tensor(math.sqrt(torch.finfo(torch_dtype).max), dtype=torch_dtype)
+    below = torch.nextafter(candidate, torch.tensor(0.0, dtype=torch_dtype))
+    while torch.isinf(below * below):  # step down while the square still overflows
+        candidate, below = below, torch.nextafter(below, torch.tensor(0.0, dtype=torch_dtype))
+    while torch.isfinite(candidate * candidate):  # step up until it overflows
+        candidate = torch.nextafter(candidate, torch.tensor(math.inf, dtype=torch_dtype))
+    return float(candidate)
+
+
+@dataclass(frozen=True)
+class RunningSumLimit:
+    """Where a running sum of one repeated term, kept in ``dtype``, stops growing."""
+
+    dtype: str
+    term: float
+    value: float  # the running sum that adding ``term`` no longer changes (2048 for 1.0)
+    terms_absorbed: int  # how many terms reached it (2048: the 2049th is lost)
+    spacing: float  # the gap above ``value``: at least 2 * term, so the term rounds away
+
+
+def running_sum_limit(term: float = 1.0, dtype: str = "float16") -> RunningSumLimit:
+    """Add ``term`` again and again in ``dtype`` until the sum stops changing (or is inf).
+
+    Runs the naive path's own ``running_sum`` on 2^(p+1) copies of the term, enough for
+    any term: the sum stops by n * term = 2^p * term (2048 * 1 in float16, 256 in bfloat16).
+    """
+    torch_dtype = DTYPES[dtype]
+    count = 2 ** (resolution(dtype).significand_bits + 1)
+    terms = torch.full((1, count), term, dtype=torch_dtype)  # [1, n]
+    partial = running_sum(terms)[0].double()  # [n]
+    previous = torch.cat([partial.new_zeros(1), partial[:-1]])  # [n]
+    stalled = torch.nonzero(partial == previous)
+    index = int(stalled[0]) if len(stalled) else count - 1
+    value = float(partial[index])
+    return RunningSumLimit(dtype, float(terms[0, 0]), value, index, spacing(value, dtype))
+
+
+# --- default epsilons, read from the real signatures ---------------------------------------
+
+
+@dataclass(frozen=True)
+class DefaultEps:
+    """The epsilon an API uses when the caller passes none."""
+
+    api: str  # e.g. "torch.nn.RMSNorm"
+    kind: str  # norm kind id (engine.config.NORM_KINDS)
+    declared: float | None  # the default in the signature; None means "derived at run time"
+    effective: float  # the value used for inputs of the table's dtype
+    rule: str  # "literal", "opmath_eps" (see OPMATH) or "config_default"
+
+
+# eps=None in nn.RMSNorm / F.rms_norm means torch.finfo(opmath).eps, the machine epsilon of
+# the type the op computes in (torch 2.13 docstring of nn.RMSNorm; tests check the outputs):
+# float32 for float16, bfloat16 and float32 inputs, so 1.19e-7 -- not float16's 9.8e-4.
+OPMATH = {"float16": "float32", "bfloat16": "float32", "float32": "float32", "float64": "float64"}
+
+
+_TORCH_APIS = (
+    ("torch.nn.LayerNorm", "layernorm", torch.nn.LayerNorm.__init__),
+    ("torch.nn.functional.layer_norm", "layernorm", F.layer_norm),
+    ("torch.nn.RMSNorm", "rmsnorm", torch.nn.RMSNorm.__init__),
+    ("torch.nn.functional.rms_norm", "rmsnorm", F.rms_norm),
+    ("torch.nn.BatchNorm1d", "batchnorm", torch.nn.BatchNorm1d.__init__),
+    ("torch.nn.functional.batch_norm", "batchnorm", F.batch_norm),
+    ("torch.nn.GroupNorm", "groupnorm", torch.nn.GroupNorm.__init__),
+    ("torch.nn.functional.group_norm", "groupnorm", F.group_norm),
+    ("torch.nn.InstanceNorm1d", "instancenorm", torch.nn.InstanceNorm1d.__init__),
+    ("torch.nn.functional.instance_norm", "instancenorm", F.instance_norm),
+)
+
+
+def _declared_eps(function) -> float | None:
+    return inspect.signature(function).parameters["eps"].default
+
+
+def torch_default_eps(dtype: str = "float32") -> tuple[DefaultEps, ...]:
+    """PyTorch's default eps per API for inputs of ``dtype``; see OPMATH for ``eps=None``."""
+    rows = []
+    for api, kind, function in _TORCH_APIS:
+        declared = _declared_eps(function)
+        if declared is None:
+            effective = torch.finfo(DTYPES[OPMATH[dtype]]).eps
+            rows.append(DefaultEps(api, kind, None, effective, "opmath_eps"))
+        else:
+            rows.append(DefaultEps(api, kind, float(declared), float(declared), "literal"))
+    return tuple(rows)
+
+
+def transformers_default_eps() -> tuple[DefaultEps, ...]:
+    """Hugging Face's defaults for Llama: the module's and the config's ``rms_norm_eps``.
+
+    A checkpoint's ``config.json`` sets its own value (Llama 2 and SmolLM2 use 1e-5), which
+    is what the model runs with; these are only the values used when nothing is set.
+    Imports transformers (about 1-2 s the first time).
+    """
+    from transformers import LlamaConfig
+    from transformers.models.llama.modeling_llama import LlamaRMSNorm
+
+    module = float(_declared_eps(LlamaRMSNorm.__init__))
+    config = float(LlamaConfig().rms_norm_eps)
+    return (
+        DefaultEps("transformers LlamaRMSNorm", "rmsnorm", module, module, "literal"),
+        DefaultEps("transformers LlamaConfig.rms_norm_eps", "rmsnorm", config, config,
+                   "config_default"),
+    )  # fmt: skip
+
+
+def default_eps_table(
+    dtype: str = "float32", include_transformers: bool = True
+) -> tuple[DefaultEps, ...]:
+    """``torch_default_eps(dtype)``, then (optionally) ``transformers_default_eps()``."""
+    rows = torch_default_eps(dtype)
+    return rows + transformers_default_eps() if include_transformers else rows
+
+
+# --- F.layer_norm on a constant row ----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ConstantRowFact:
+    """What ``F.layer_norm`` returns for a constant row: exactly 0 in real arithmetic.
+
+    Measured on this machine's CPU for ``dtype`` input, next to float32 input.  The
+    residue matches, bit for bit in every case we tried, the rounding error of the float32
+    product mu * rstd, i.e. an output formed as fma(x, rstd, -fl(mu * rstd)) with
+    rstd = fl32(1/sqrt(eps)): ``fma_prediction`` is that value rounded to ``dtype``.
+    """
+
+    value: float  # the constant, as stored in dtype
+    d: int
+    dtype: str
+    eps: float
+    output: float  # F.layer_norm(x in dtype)[0] (every entry is the same)
+    all_entries_equal: bool
+    float32_output: float  # F.layer_norm(x in float32)[0]
+    fma_prediction: float
+    holds: bool  # output != 0: the residue exists here
+
+
+def constant_row_layer_norm(
+    value: float = 100.0, d: int = 4096, dtype: str = "float16", eps: float = 1e-5
+) -> ConstantRowFact:
+    """Run F.layer_norm on ``d`` copies of ``value`` stored in ``dtype``; see ConstantRowFact."""
+    x = torch.full((d,), value, dtype=DTYPES[dtype])  # [d]
+    y = F.layer_norm(x, (d,), eps=eps)  # [d]
+    y32 = F.layer_norm(x.float(), (d,), eps=eps)  # [d]
+    stored = float(x[0])
+    rstd = float(torch.rsqrt(torch.tensor(eps, dtype=torch.float32)))  # the op's rstd (var 0)
+    product = float(torch.tensor(stored, dtype=torch.float32) * torch.tensor(rstd))  # fl32
+    residue = Fraction(stored) * Fraction(rstd) - Fraction(product)  # exact rounding error
+    prediction = float(torch.tensor(float(residue), dtype=torch.float64).to(x.dtype))
+    return ConstantRowFact(
+        value=stored,
+        d=d,
+        dtype=dtype,
+        eps=eps,
+        output=float(y[0]),
+        all_entries_equal=bool((y == y[0]).all()),
+        float32_output=float(y32[0]),
+        fma_prediction=prediction,
+        holds=float(y[0]) != 0.0,
+    )
