@@ -1,12 +1,14 @@
 """Every normalization kind: the reference formulas, the dispatch to a backend, worked examples.
 
 - ``reference.py``  the readable formulas every other path is checked against
-- ``dispatch.py``   ``normalize`` / ``fused_add_norm``: picks torch or the Triton kernels
+- ``dispatch.py``   ``normalize`` / ``fused_add_norm`` / ``masked_batch_norm``: picks torch or
+  the Triton kernels
+- ``kinds.py``      which axes of [B, T, d] each kind pools (one table, ``KIND_AXES``)
 - ``worked.py``     the Vector Lab's step-by-step example of one row
 - ``random_inputs.py`` reproducible example inputs
 """
 
-from engine.norms.dispatch import fused_add_norm, normalize
+from engine.norms.dispatch import fused_add_norm, masked_batch_norm, normalize
 from engine.norms.reference import NormResult
 
-__all__ = ["NormResult", "fused_add_norm", "normalize"]
+__all__ = ["NormResult", "fused_add_norm", "masked_batch_norm", "normalize"]
