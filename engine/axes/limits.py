@@ -26,7 +26,7 @@ MAX_SEED = 2**31 - 1
 # --- the BatchNorm experiments -------------------------------------------------------------
 MAX_DRAWS = 2000  # small batches: batches drawn per batch size
 MAX_BATCH_SIZES = 12  # small batches: how many batch sizes are compared
-MAX_SAMPLED_VALUES = 2**24  # small batches: draws * sum(batch sizes) * T * d values drawn
+MAX_SAMPLED_VALUES = 2**24  # small batches: draws * sum(batch sizes) * T * min(d, 8) values drawn
 MAX_TRAIN_STEPS = 1000  # train vs eval: training batches that update the running statistics
 MAX_SHIFT = 10.0  # train vs eval: |distribution shift| in units of each channel's std
 

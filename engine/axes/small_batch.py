@@ -30,6 +30,7 @@ import torch
 from engine.axes import limits
 from engine.axes.sources import ChannelProfile, channel_profile, draw_tokens
 from engine.config import AxesSpec, NormSpec
+from engine.jobs import torch_threads
 from engine.norms.dispatch import normalize
 
 DEFAULT_BATCH_SIZES = (1, 2, 4, 8, 16, 32)
@@ -58,9 +59,13 @@ class SmallBatchNoise:
 
 
 def small_batch_noise(
-    spec: AxesSpec, batch_sizes=DEFAULT_BATCH_SIZES, draws: int = DEFAULT_DRAWS
+    spec: AxesSpec,
+    batch_sizes=DEFAULT_BATCH_SIZES,
+    draws: int = DEFAULT_DRAWS,
+    threads: int | None = None,
 ) -> SmallBatchNoise:
-    """Draw ``draws`` batches of each size b (``[b, T, d]`` from ``spec``'s channel profile)."""
+    """Draw ``draws`` batches of each size b (``[b, T, c]`` from ``spec``'s channel profile,
+    its first ``c = min(d, CHANNELS)`` channels).  ``threads``: see ``engine.jobs``."""
     sizes = _checked_batch_sizes(batch_sizes)
     draws = limits.checked_int("draws", draws, 2, limits.MAX_DRAWS)
     sampled = draws * sum(sizes) * spec.tokens * min(spec.d, CHANNELS)
@@ -72,22 +77,23 @@ def small_batch_noise(
             values=sampled,
             limit=limits.MAX_SAMPLED_VALUES,
         )
-    generator = torch.Generator().manual_seed(spec.seed)
-    profile = channel_profile(spec.preset, spec.d, generator)
-    channels = min(spec.d, CHANNELS)
-    profile = ChannelProfile(profile.offset[:channels], profile.scale[:channels], None)
-    offset, scale = profile.offset, profile.scale  # [c] each
-    spec_norm = NormSpec(kind="instancenorm", eps=spec.eps, compute_dtype="float64")
-    mean_spread, var_spread, examples = [], [], []
-    for b in sizes:
-        shape = (draws, b * spec.tokens, channels)
-        x = draw_tokens(profile, shape, generator, torch.float32)  # [draws, b*T, c]
-        stats = normalize(x, spec_norm, backend="torch")  # one batch's BN statistics per draw
-        means = (stats.mean.double().numpy() - offset) / scale  # [draws, c], units of σ
-        variances = stats.var.double().numpy() / scale**2  # [draws, c], units of σ²
-        mean_spread.append(means.std(axis=0, ddof=1).mean())
-        var_spread.append(variances.std(axis=0, ddof=1).mean())
-        examples.append(means[:, 0])
+    with torch_threads(threads):
+        generator = torch.Generator().manual_seed(spec.seed)
+        profile = channel_profile(spec.preset, spec.d, generator)
+        channels = min(spec.d, CHANNELS)
+        profile = ChannelProfile(profile.offset[:channels], profile.scale[:channels], None)
+        offset, scale = profile.offset, profile.scale  # [c] each
+        spec_norm = NormSpec(kind="instancenorm", eps=spec.eps, compute_dtype="float64")
+        mean_spread, var_spread, examples = [], [], []
+        for b in sizes:
+            shape = (draws, b * spec.tokens, channels)
+            x = draw_tokens(profile, shape, generator, torch.float32)  # [draws, b*T, c]
+            stats = normalize(x, spec_norm, backend="torch")  # one batch's BN statistics per draw
+            means = (stats.mean.double().numpy() - offset) / scale  # [draws, c], units of σ
+            variances = stats.var.double().numpy() / scale**2  # [draws, c], units of σ²
+            mean_spread.append(means.std(axis=0, ddof=1).mean())
+            var_spread.append(variances.std(axis=0, ddof=1).mean())
+            examples.append(means[:, 0])
     sizes_array = np.array(sizes)
     n = sizes_array * spec.tokens
     return SmallBatchNoise(

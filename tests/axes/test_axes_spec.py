@@ -58,6 +58,13 @@ def test_sizes_outside_their_range_are_refused(fields, match):
     assert_refused("out_of_range", match, **fields)
 
 
+def test_a_list_of_lengths_is_stored_as_a_hashable_tuple():
+    spec = AxesSpec(source="padded", lengths=[16, 12, 8, 4])
+    assert spec.lengths == (16, 12, 8, 4) and hash(spec) == hash(
+        AxesSpec(source="padded", lengths=(16, 12, 8, 4))
+    )
+
+
 def test_numpy_integers_are_accepted_and_stored_as_int():
     spec = AxesSpec(batch=np.int64(2), lengths=(np.int32(3), 16))
     assert type(spec.batch) is int and spec.lengths == (3, 16)
