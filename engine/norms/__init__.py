@@ -1,7 +1,9 @@
 """Every normalization kind: the reference formulas, the dispatch to a backend, worked examples.
 
 - ``reference.py``  the readable formulas every other path is checked against
-- ``dispatch.py``   ``normalize`` / ``fused_add_norm``: picks torch or the Triton kernels
+- ``dispatch.py``   ``normalize`` / ``fused_add_norm`` / ``masked_batch_norm``: picks torch or
+  the Triton kernels
+- ``kinds.py``      which axes of [B, T, d] each kind pools (one table, ``KIND_AXES``)
 - ``worked.py``     the Vector Lab's step-by-step example of one row
 - ``random_inputs.py`` reproducible example inputs
 - ``precision.py``  the float16/bfloat16 story: every real way to compute a row norm in half
@@ -9,7 +11,7 @@
   and the format facts a page states (``precision_facts.py``)
 """
 
-from engine.norms.dispatch import fused_add_norm, normalize
+from engine.norms.dispatch import fused_add_norm, masked_batch_norm, normalize
 from engine.norms.reference import NormResult
 
-__all__ = ["NormResult", "fused_add_norm", "normalize"]
+__all__ = ["NormResult", "fused_add_norm", "masked_batch_norm", "normalize"]

@@ -155,12 +155,13 @@ def _row_result(y, mean, var, rstd, is_rms: bool) -> NormResult:
     return NormResult(y=y, mean=mean, var=var, rms=rms, rstd=rstd, backend="triton")
 
 
-def _triton_batch_norm(x, spec: NormSpec, weight, bias) -> NormResult:
+def _triton_batch_norm(x, spec: NormSpec, weight, bias, mask=None) -> NormResult:
     """BatchNorm (training mode): statistics from the channel-stats kernel, then the
-    elementwise normalize in torch (differentiable through ``ChannelStatsFunction``)."""
+    elementwise normalize in torch (differentiable through ``ChannelStatsFunction``).
+    ``mask`` (bool ``x.shape[:-1]``) leaves the False positions out of the statistics."""
     from engine.kernels import channel_stats_autograd
 
-    count, mean, m2 = channel_stats_autograd(x)  # [d] each, float32
+    count, mean, m2 = channel_stats_autograd(x, mask)  # [d] each, float32
     var = m2 / count  # [d], biased
     rstd = torch.rsqrt(var + spec.eps)  # [d]
     y = affine((x.float() - mean) * rstd, weight, bias, spec.offset)  # [..., d]
@@ -195,6 +196,42 @@ def triton_normalize(
     is_rms = spec.kind == "rmsnorm"
     y, _h, mean, var, rstd = row_norm(x, None, weight, bias, spec.eps, spec.offset, is_rms)
     return _row_result(y, mean, var, rstd, is_rms)
+
+
+def masked_batch_norm(
+    x: torch.Tensor,
+    spec: NormSpec,
+    mask: torch.Tensor | None = None,
+    weight: torch.Tensor | None = None,
+    bias: torch.Tensor | None = None,
+    backend: str = "auto",
+) -> NormResult:
+    """BatchNorm (training mode) whose per-channel statistics count only the real tokens.
+
+    ``mask`` is bool ``x.shape[:-1]`` (``[B, T]`` for ``[B, T, d]``), True for a real token;
+    padding positions are left out of mean, var and rms, and are still normalized with
+    them.  ``mask=None`` is ``normalize(x, spec)``.  On the Triton backend the statistics
+    come from the ``channel_stats`` kernel, which takes the mask; on torch from
+    ``reference.batch_norm(..., mask=mask)``.
+    """
+    if spec.kind != "batchnorm":
+        raise ValueError(f"masked_batch_norm needs kind='batchnorm', got {spec.kind!r}")
+    _check_inputs(x, spec, weight, bias)
+    if mask is not None:
+        if mask.dtype != torch.bool or tuple(mask.shape) != tuple(x.shape[:-1]):
+            raise ValueError(
+                f"mask must be bool of shape {tuple(x.shape[:-1])}, got {mask.dtype} "
+                f"{tuple(mask.shape)}"
+            )
+        mask = mask.to(x.device)
+    chosen = resolve_backend(x, backend)
+    if chosen == "triton" and (backend == "triton" or supports(spec, x.dtype)):
+        _check_supported(spec, x.dtype)
+        return _triton_batch_norm(x, spec, weight, bias, mask)
+    compute_dtype = spec.torch_compute_dtype(x.dtype)
+    common = dict(weight=weight, bias=bias, offset=spec.offset, compute_dtype=compute_dtype)
+    result = reference.batch_norm(x, spec.eps, mask=mask, **common)
+    return replace(result, backend="torch")
 
 
 def fused_add_norm(

@@ -51,7 +51,7 @@ from engine.norms import reference
 from engine.norms.precision_facts import Resolution, resolution, spacing
 from engine.norms.precision_paths import PATH_CODE, PATHS, PathTrace, Step, run_path
 
-MAX_WIDTH = 16384  # d: the naive path adds one column at a time (~20 ms per 8192)
+MAX_ROW_WIDTH = 16384  # d: the naive path adds one column at a time (~20 ms per 8192)
 MAX_ENTRIES = 1 << 20  # T * d
 WRONG_TOLERANCE = 0.01  # "wrong": max |y - y_exact| > 1 % of max(1, max |y_exact|)
 OUTCOMES = ("ok", "wrong", "silent_zero", "nonfinite")
@@ -139,11 +139,11 @@ def _stored_rows(rows, spec: PrecisionSpec) -> torch.Tensor:
             "precision.empty_rows", {}, "give at least one row of at least one number"
         )
     t, d = typed.shape
-    if d > MAX_WIDTH:
+    if d > MAX_ROW_WIDTH:
         raise EngineError(
             "precision.row_too_wide",
-            {"d": d, "limit": MAX_WIDTH},
-            f"rows of {d} entries are wider than the {MAX_WIDTH} the precision story takes",
+            {"d": d, "limit": MAX_ROW_WIDTH},
+            f"rows of {d} entries are wider than the {MAX_ROW_WIDTH} the precision story takes",
         )
     if t * d > MAX_ENTRIES:
         raise EngineError(
@@ -304,7 +304,7 @@ def precision_story(rows, spec: PrecisionSpec) -> PrecisionStory:
     """Store ``rows`` ([T, d] numbers, or one row of d) in ``spec.dtype`` and run every path.
 
     Raises ``EngineError`` ("precision.*") for empty or ragged rows, rows wider than
-    MAX_WIDTH or with more than MAX_ENTRIES entries, and entries that are not finite once
+    MAX_ROW_WIDTH or with more than MAX_ENTRIES entries, and entries that are not finite once
     stored in ``spec.dtype``.  Runs on the CPU: the numbers are those of PyTorch's CPU ops.
     """
     x = _stored_rows(rows, spec)  # [T, d]

@@ -158,28 +158,56 @@ def batch_norm(
     compute_dtype: torch.dtype = torch.float32,
     running_mean: torch.Tensor | None = None,
     running_var: torch.Tensor | None = None,
+    mask: torch.Tensor | None = None,
 ) -> NormResult:
     """BatchNorm: one (mean, var) per channel, pooled over every row (all of B and T).
 
     Training mode uses the biased batch variance.  With ``running_mean``/``running_var``
     given, it is inference mode: those stored statistics are used instead.
+
+    ``mask`` (bool, ``x.shape[:-1]``; True = a real token) restricts the statistics to the
+    counted rows: padding is left out of mean, var and rms but still normalized with them.
+    With no counted row the statistics are 0/0 = NaN.
     """
     d = x.shape[-1]
     xc = x.to(compute_dtype)
     rows = xc.reshape(-1, d)  # [B*T, d]
-    n = rows.shape[0]
+    counted = rows if mask is None else rows[mask.reshape(-1)]  # [n, d]
+    n = counted.shape[0]
     if running_mean is None or running_var is None:
-        mean = rows.sum(dim=0) / n  # [d]
-        centered = rows - mean  # [B*T, d]
-        var = (centered * centered).sum(dim=0) / n  # [d]
+        mean = counted.sum(dim=0) / n  # [d]
+        deviation = counted - mean  # [n, d]
+        var = (deviation * deviation).sum(dim=0) / n  # [d]
     else:
         mean = running_mean.to(compute_dtype)  # [d]
         var = running_var.to(compute_dtype)  # [d]
-        centered = rows - mean
+    centered = rows - mean  # [B*T, d]
     rstd = torch.rsqrt(var + eps)  # [d]
     y = affine(centered * rstd, weight, bias, offset).reshape(x.shape)
-    rms = torch.sqrt((rows * rows).sum(dim=0) / n)  # [d]
+    rms = torch.sqrt((counted * counted).sum(dim=0) / n)  # [d]
     return _result(y, mean, var, rms, rstd, x.dtype)
+
+
+def batch_norm_running_update(
+    running_mean: torch.Tensor,
+    running_var: torch.Tensor,
+    batch_mean: torch.Tensor,
+    batch_var: torch.Tensor,
+    count: int,
+    momentum: float = 0.1,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """One training step's update of BatchNorm's running statistics (``[d]`` each).
+
+    running = (1 - momentum) * running + momentum * batch, as ``nn.BatchNorm1d`` does
+    (Keras' ``momentum`` is the other weight, 1 - this one).  ``batch_var`` is the biased
+    variance the step normalized with; the running variance stores the unbiased one,
+    ``batch_var * count / (count - 1)``, the estimate Ioffe & Szegedy use at inference
+    (with count = 1 that is 0/0 = NaN; ``nn.BatchNorm1d`` refuses such a batch).
+    """
+    unbiased = batch_var * count / (count - 1) if count > 1 else batch_var * float("nan")
+    new_mean = (1.0 - momentum) * running_mean + momentum * batch_mean  # [d]
+    new_var = (1.0 - momentum) * running_var + momentum * unbiased  # [d]
+    return new_mean, new_var
 
 
 def instance_norm(

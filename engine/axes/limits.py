@@ -1,0 +1,75 @@
+"""What the Axes page's engine refuses or summarises, in one place, each limit named once.
+
+The page draws a ``[B, T, d]`` tensor cell by cell and recomputes it on every click, for
+thirty browsers on a 2-core server: the sizes are capped so that any accepted configuration
+computes in milliseconds (each experiment measured ~0.1 s at most at the defaults, see
+``engine/axes/__init__.py``).  ``AxesSpec.__post_init__`` and the experiments read these
+constants; pages never re-check them.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+from engine.errors import EngineError
+
+# --- the tensor --------------------------------------------------------------------------
+MAX_BATCH = 64  # B: sequences in the batch
+MAX_TOKENS = 512  # T: positions per sequence
+MAX_CHANNELS = 1024  # d: channels
+MAX_CELLS = 2**16  # B*T*d computed for the page (65,536 cells; 8 x 64 x 128, say)
+MAX_DRAWN_CELLS = 2**13  # above this many cells a page summarises instead of drawing each
+MAX_EPS = 1.0  # epsilon is accepted in [0, MAX_EPS]; 0 shows the 0/0 of a constant channel
+MAX_ABS_PAD_VALUE = 1e4  # |value written into PAD cells|
+MAX_SEED = 2**31 - 1
+
+# --- the BatchNorm experiments -------------------------------------------------------------
+MAX_DRAWS = 2000  # small batches: batches drawn per batch size
+MAX_BATCH_SIZES = 12  # small batches: how many batch sizes are compared
+MAX_SAMPLED_VALUES = 2**24  # small batches: draws * sum(batch sizes) * T * min(d, 8) values drawn
+MAX_TRAIN_STEPS = 1000  # train vs eval: training batches that update the running statistics
+MAX_SHIFT = 10.0  # train vs eval: |distribution shift| in units of each channel's std
+
+
+# --- refusals ------------------------------------------------------------------------------
+
+
+def refusal(key: str, message: str, **params) -> EngineError:
+    """The ``EngineError`` ``axes.<key>`` (translated from ``ui/locales/*/errors.toml``)."""
+    return EngineError(f"axes.{key}", params, message)
+
+
+def is_real(value) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def is_whole(value) -> bool:
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
+def checked_int(name: str, value, low: int, high: int) -> int:
+    """``value`` as an int (numpy integers accepted) when it is a whole number in [low, high]."""
+    if not is_whole(value) or not low <= value <= high:
+        raise refusal(
+            "out_of_range",
+            f"{name} = {value!r} is not accepted; expected a whole number from {low} to {high}",
+            name=name,
+            value=str(value),
+            low=low,
+            high=high,
+        )
+    return int(value)
+
+
+def checked_real(name: str, value, low: float, high: float) -> float:
+    """``value`` as a float when it is a finite number in [low, high] (NaN refused)."""
+    if not is_real(value) or not low <= value <= high:
+        raise refusal(
+            "real_out_of_range",
+            f"{name} = {value!r} is not accepted; expected a number from {low:g} to {high:g}",
+            name=name,
+            value=str(value),
+            low=low,
+            high=high,
+        )
+    return float(value)

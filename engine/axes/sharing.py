@@ -1,0 +1,204 @@
+"""Which cells of ``[B, T, d]`` share statistics, and the statistics themselves.
+
+A click on cell ``(b, t, c)`` selects the statistic that normalizes it; the *pooled* cells are
+those whose values enter that statistic, the *shared* cells those normalized with it.  They
+are the same set except under BatchNorm with a padding mask, where PAD cells are normalized
+with their channel's statistic but do not enter it.  The axes come from the table in
+``engine/norms/kinds.py``; the numbers from ``engine.normalize`` (or ``masked_batch_norm``),
+i.e. from the formulas in ``engine/norms/reference.py``.
+
+Every cell gets a *label*: the flat index of its statistic in the kind's statistics array
+(``[B, T]`` for LayerNorm, ``[d]`` for BatchNorm, ``[B, d]`` for InstanceNorm, ``[B, G]`` for
+GroupNorm), or -1 under DyT, which shares nothing.  ``labels == labels[b, t, c]`` is the
+shared set; a page can also colour all sets at once by label.
+
+References:
+- Wu, He 2018, "Group Normalization", arXiv:1803.08494 (Figure 2: the four pooling shapes)
+- Ioffe, Szegedy 2015, "Batch Normalization", arXiv:1502.03167
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from engine.axes.limits import MAX_DRAWN_CELLS, is_whole, refusal
+from engine.axes.sources import make_tensor
+from engine.config import AxesSpec, NormSpec
+from engine.norms.dispatch import masked_batch_norm, normalize
+from engine.norms.kinds import axis_sizes, kind_axes, statistics_count, statistics_shape
+
+
+def statistic_labels(kind: str, batch: int, tokens: int, d: int, groups: int = 1) -> np.ndarray:
+    """``[B, T, d]`` int64: the flat index of the statistic each cell is normalized with."""
+    axes = kind_axes(kind)
+    if not axes.indexed:
+        return np.full((batch, tokens, d), -1, dtype=np.int64)
+    sizes = axis_sizes(batch, tokens, d, groups)
+    channel = np.arange(d)[None, None, :]  # [1, 1, d]
+    coordinate = {
+        "B": np.arange(batch)[:, None, None],  # [B, 1, 1]
+        "T": np.arange(tokens)[None, :, None],  # [1, T, 1]
+        "d": channel,
+        "G": channel // sizes["d/G"],  # [1, 1, d]: the group of each channel
+    }
+    label = np.zeros((1, 1, 1), dtype=np.int64)
+    for axis in axes.indexed:  # row-major over the indexed axes, as the stat arrays are laid out
+        label = label * sizes[axis] + coordinate[axis]
+    return np.broadcast_to(label, (batch, tokens, d)).copy()  # [B, T, d]
+
+
+def _check_cell(cell, shape) -> tuple[int, int, int]:
+    cell = tuple(cell)
+    if len(cell) != 3 or not all(is_whole(i) and 0 <= i < n for i, n in zip(cell, shape)):
+        raise refusal(
+            "cell_out_of_range",
+            f"cell {cell} is not in a tensor of shape {tuple(shape)}; each index must be "
+            "from 0 to its axis' size minus one",
+            cell=str(cell),
+            shape=str(tuple(shape)),
+        )
+    return tuple(int(i) for i in cell)
+
+
+def pooled_mask(
+    kind: str,
+    shape: tuple[int, int, int],
+    cell: tuple[int, int, int],
+    groups: int = 1,
+    counted: np.ndarray | None = None,
+) -> np.ndarray:
+    """``[B, T, d]`` bool: the cells whose values enter the statistic that normalizes ``cell``.
+
+    ``counted`` (``[B, T]`` bool, BatchNorm only) is the padding mask of masked statistics:
+    PAD positions are left out.  Under DyT the one cell itself is all its output depends on.
+    """
+    cell = _check_cell(cell, shape)
+    labels = statistic_labels(kind, *shape, groups)
+    if labels[cell] < 0:
+        mask = np.zeros(shape, dtype=bool)
+        mask[cell] = True
+        return mask
+    mask = labels == labels[cell]  # [B, T, d]
+    if counted is not None:
+        if kind != "batchnorm":
+            raise ValueError(f"a padding mask applies to batchnorm statistics, not {kind!r}")
+        mask &= np.asarray(counted, dtype=bool)[:, :, None]
+    return mask
+
+
+@dataclass(frozen=True)
+class AxesStatistics:
+    """One kind applied to one tensor: everything the heatmap, the legend and the box draw."""
+
+    spec: AxesSpec
+    x: np.ndarray  # [B, T, d] float64: the input (PAD cells hold spec.pad_value)
+    real: np.ndarray  # [B, T] bool: True = real token
+    y: np.ndarray  # [B, T, d] float64: the normalized tensor (gamma = 1, beta = 0)
+    labels: np.ndarray  # [B, T, d] int64: flat index of each cell's statistic (-1: none)
+    counted: np.ndarray  # [B, T, d] bool: cells that enter their statistic
+    pooled_axes: tuple[str, ...]  # e.g. ("B", "T") for BatchNorm (engine/norms/kinds.py)
+    indexed_axes: tuple[str, ...]  # e.g. ("d",) for BatchNorm
+    n_statistics: int  # how many (mean, var) pairs (mean squares for RMSNorm); 0 for DyT
+    count_formula: str  # "B·T", "d", "B·d", "B·G", "0"
+    stat_shape: tuple[int, ...]  # shape of mean/var/rstd/count, e.g. (B, T)
+    param_shape: tuple[int, ...]  # shape of gamma and of beta: (d,)
+    # statistics as NormResult holds them (float32 values, widened), y in spec.dtype
+    mean: np.ndarray  # stat_shape: the centre subtracted (zeros for RMSNorm)
+    var: np.ndarray  # stat_shape: variance about it (RMSNorm: the mean square)
+    rstd: np.ndarray  # stat_shape: 1 / sqrt(var + eps)
+    count: np.ndarray  # stat_shape int64: cells pooled into each statistic
+    masked: bool  # BatchNorm statistics with PAD left out
+    drawn_cell_by_cell: bool  # B*T*d <= MAX_DRAWN_CELLS; else a page summarises
+    backend: str  # "torch" or "triton"
+
+
+@dataclass(frozen=True)
+class CellSelection:
+    """A clicked cell, the cells it shares statistics with, and that statistic."""
+
+    cell: tuple[int, int, int]  # (b, t, c)
+    label: int  # flat index into the statistics arrays; -1 under DyT
+    pooled: np.ndarray  # [B, T, d] bool: cells whose values enter the statistic
+    shared: np.ndarray  # [B, T, d] bool: cells normalized with the statistic
+    count: int  # number of pooled cells
+    mean: float  # NaN under DyT
+    var: float
+    rstd: float
+    x: float  # the cell's input value
+    y: float  # the cell's output value
+
+
+def axes_statistics(spec: AxesSpec, device: str = "cpu") -> AxesStatistics:
+    """Normalize ``spec``'s tensor with ``spec.kind`` and label every cell by its statistic.
+
+    ``device="cuda"`` runs there (BatchNorm's statistics on the Triton ``channel_stats``
+    kernel); the statistics are computed in ``spec.dtype``.
+    """
+    tensor = make_tensor(spec)
+    b, t, d = tensor.x.shape
+    groups = spec.groups if spec.kind == "groupnorm" else 1
+    norm = NormSpec(kind=spec.kind, eps=spec.eps, groups=groups, compute_dtype="input")
+    x = tensor.x.to(device)  # [B, T, d]
+    masked = spec.kind == "batchnorm" and spec.mask_padding
+    if spec.kind == "batchnorm":
+        result = masked_batch_norm(x, norm, tensor.real if masked else None)
+    else:
+        result = normalize(x, norm)
+    axes = kind_axes(spec.kind)
+    stat_shape = statistics_shape(spec.kind, b, t, d, groups)
+    labels = statistic_labels(spec.kind, b, t, d, groups)
+    counted = labels >= 0
+    if masked:
+        counted &= tensor.real.numpy()[:, :, None]
+
+    def stat(values: torch.Tensor) -> np.ndarray:
+        if not stat_shape:  # DyT: its row statistics describe the input, they normalize nothing
+            return np.zeros(0)
+        return values.detach().double().cpu().numpy().reshape(stat_shape)
+
+    n_statistics = statistics_count(spec.kind, b, t, d, groups)
+    per_statistic = np.bincount(labels[counted], minlength=n_statistics)  # [n_statistics]
+    return AxesStatistics(
+        spec=spec,
+        x=tensor.x.double().numpy(),
+        real=tensor.real.numpy(),
+        y=result.y.detach().double().cpu().numpy(),
+        labels=labels,
+        counted=counted,
+        pooled_axes=axes.pooled,
+        indexed_axes=axes.indexed,
+        n_statistics=n_statistics,
+        count_formula=axes.count_formula,
+        stat_shape=stat_shape,
+        param_shape=(d,),
+        mean=stat(result.mean),
+        var=stat(result.var),
+        rstd=stat(result.rstd),
+        count=per_statistic.reshape(stat_shape) if stat_shape else np.zeros(0, dtype=np.int64),
+        masked=masked,
+        drawn_cell_by_cell=b * t * d <= MAX_DRAWN_CELLS,
+        backend=result.backend,
+    )
+
+
+def select_cell(stats: AxesStatistics, cell: tuple[int, int, int]) -> CellSelection:
+    """The cells ``cell`` shares its statistic with, and that statistic's numbers."""
+    cell = _check_cell(cell, stats.x.shape)
+    label = int(stats.labels[cell])
+    if label < 0:
+        alone = np.zeros(stats.x.shape, dtype=bool)
+        alone[cell] = True
+        nan = float("nan")
+        return CellSelection(cell, -1, alone, alone, 1, nan, nan, nan, *_values(stats, cell))
+    shared = stats.labels == label  # [B, T, d]
+    pooled = shared & stats.counted  # [B, T, d]
+    mean, var, rstd = (float(a.reshape(-1)[label]) for a in (stats.mean, stats.var, stats.rstd))
+    count = int(pooled.sum())
+    return CellSelection(cell, label, pooled, shared, count, mean, var, rstd, *_values(stats, cell))
+
+
+def _values(stats: AxesStatistics, cell) -> tuple[float, float]:
+    return float(stats.x[cell]), float(stats.y[cell])

@@ -1,0 +1,97 @@
+"""Which axes of a ``[B, T, d]`` tensor each normalization kind pools: one table, by kind.
+
+A statistic (a mean and a variance, or RMSNorm's mean square) is computed over the cells of
+its *pooled* axes; the kind computes one statistic for every index of its *indexed* axes,
+so ``statistics_count`` is the product of those axes' sizes.  Every kind carries a gain γ and
+a bias β of shape ``[d]`` (one per channel); DyT adds its scalar α.
+
+The table states what ``engine/norms/reference.py`` computes, which is what PyTorch computes
+on the channels-first ``[B, d, T]`` layout: ``nn.BatchNorm1d`` pools B and T per channel,
+``F.instance_norm`` pools T per (sequence, channel), ``F.group_norm`` pools T and the d/G
+channels of a group per (sequence, group) — B·G statistics, not one per token and group.
+
+References:
+- Ba, Kiros, Hinton 2016, "Layer Normalization", arXiv:1607.06450
+- Zhang, Sennrich 2019, "Root Mean Square Layer Normalization", arXiv:1910.07467
+- Ioffe, Szegedy 2015, "Batch Normalization", arXiv:1502.03167
+- Ulyanov, Vedaldi, Lempitsky 2016, "Instance Normalization", arXiv:1607.08022
+- Wu, He 2018, "Group Normalization", arXiv:1803.08494 (Figure 2 draws these axes)
+- Zhu, Chen, He, LeCun, Liu 2025, "Transformers without Normalization", arXiv:2503.10622
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+AXES = ("B", "T", "d", "G")  # sample, position, channel, channel group (GroupNorm)
+
+
+@dataclass(frozen=True)
+class KindAxes:
+    """How one kind shares statistics across the cells of ``[B, T, d]``."""
+
+    pooled: tuple[str, ...]  # axes one statistic pools over; "d/G": the channels of a group
+    indexed: tuple[str, ...]  # axes indexing the statistics, in the engine's stat layout
+    statistics: tuple[str, ...]  # what each statistic holds
+    params: tuple[str, ...] = ("gamma", "beta")  # per-channel parameters, shape [d] each
+    scalars: tuple[str, ...] = ()  # learned scalars besides them
+
+    @property
+    def count_formula(self) -> str:
+        """``"B·T"``, ``"d"``, ...: the number of statistics as a product of axis names."""
+        return "·".join(self.indexed) if self.indexed else "0"
+
+    @property
+    def shares_statistics(self) -> bool:
+        return bool(self.indexed)
+
+    @property
+    def mixes_positions(self) -> bool:
+        """True when one position's output depends on other positions (pools over T)."""
+        return "T" in self.pooled
+
+
+KIND_AXES: dict[str, KindAxes] = {
+    "layernorm": KindAxes(pooled=("d",), indexed=("B", "T"), statistics=("mean", "var")),
+    "rmsnorm": KindAxes(pooled=("d",), indexed=("B", "T"), statistics=("mean_square",)),
+    "batchnorm": KindAxes(pooled=("B", "T"), indexed=("d",), statistics=("mean", "var")),
+    "instancenorm": KindAxes(pooled=("T",), indexed=("B", "d"), statistics=("mean", "var")),
+    "groupnorm": KindAxes(pooled=("T", "d/G"), indexed=("B", "G"), statistics=("mean", "var")),
+    "dyt": KindAxes(pooled=(), indexed=(), statistics=(), scalars=("alpha",)),
+}
+
+
+def kind_axes(kind: str) -> KindAxes:
+    """The table row of ``kind``; ValueError for an unknown kind."""
+    try:
+        return KIND_AXES[kind]
+    except KeyError:
+        raise ValueError(
+            f"unknown norm kind {kind!r}; expected one of {tuple(KIND_AXES)}"
+        ) from None
+
+
+def axis_sizes(batch: int, tokens: int, d: int, groups: int = 1) -> dict[str, int]:
+    """Sizes of the named axes for a ``[batch, tokens, d]`` tensor and ``groups`` groups."""
+    return {"B": batch, "T": tokens, "d": d, "G": groups, "d/G": d // groups}
+
+
+def statistics_shape(kind: str, batch: int, tokens: int, d: int, groups: int = 1):
+    """Shape of the kind's statistics array, e.g. ``(B, T)`` for LayerNorm, ``(d,)`` for BN."""
+    sizes = axis_sizes(batch, tokens, d, groups)
+    return tuple(sizes[axis] for axis in kind_axes(kind).indexed)
+
+
+def statistics_count(kind: str, batch: int, tokens: int, d: int, groups: int = 1) -> int:
+    """How many statistics (μ, σ² pairs; mean squares for RMSNorm) the kind computes."""
+    shape = statistics_shape(kind, batch, tokens, d, groups)
+    count = 1
+    for size in shape:
+        count *= size
+    return count if shape else 0
+
+
+def param_shape(kind: str, d: int) -> tuple[int, ...]:
+    """Shape of γ and of β: one per channel for every kind."""
+    kind_axes(kind)
+    return (d,)

@@ -1,0 +1,111 @@
+"""``engine/norms/kinds.py`` against what PyTorch's own ops compute.
+
+The count of statistics of each kind is read off the statistics tensors PyTorch's native ops
+return (``native_layer_norm``, ``_fused_rms_norm``, ``native_batch_norm``,
+``native_group_norm``), on torch's channels-first layout ``[B, d, T]`` where it has one.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from engine import NormSpec, normalize
+from engine.config import NORM_KINDS
+from engine.norms.kinds import (
+    KIND_AXES,
+    kind_axes,
+    param_shape,
+    statistics_count,
+    statistics_shape,
+)
+
+B, T, D, G = 3, 5, 12, 4
+
+
+def _torch_statistics_count(kind: str) -> int:
+    """How many statistics PyTorch's op computes on a [B, T, d] activation (d channels)."""
+    x = torch.randn(B, T, D)  # channels last, as a Transformer holds it
+    x_bdt = x.transpose(1, 2).contiguous()  # [B, d, T], torch's layout for BN/IN/GN
+    if kind == "layernorm":
+        return torch.native_layer_norm(x, [D], None, None, 1e-5)[1].numel()
+    if kind == "rmsnorm":
+        return torch.ops.aten._fused_rms_norm(x, [D], None, 1e-5)[1].numel()
+    if kind == "batchnorm":
+        _, mean, _ = torch.native_batch_norm(x_bdt, None, None, None, None, True, 0.1, 1e-5)
+        return mean.numel()
+    if kind == "instancenorm":
+        # F.instance_norm is batch_norm over [1, B*d, T]: one statistic per (sequence, channel)
+        folded = x_bdt.reshape(1, B * D, T)
+        _, mean, _ = torch.native_batch_norm(folded, None, None, None, None, True, 0.1, 1e-5)
+        return mean.numel()
+    if kind == "groupnorm":
+        _, mean, _ = torch.native_group_norm(x_bdt, None, None, B, D, T, G, 1e-5)
+        return mean.numel()
+    return 0  # DyT: no statistic
+
+
+def test_the_table_covers_every_norm_kind():
+    assert tuple(KIND_AXES) == NORM_KINDS
+
+
+@pytest.mark.parametrize("kind", NORM_KINDS)
+def test_statistics_count_matches_pytorch(kind):
+    assert statistics_count(kind, B, T, D, G) == _torch_statistics_count(kind)
+
+
+@pytest.mark.parametrize(
+    "kind, formula, count",
+    [
+        ("layernorm", "B·T", B * T),
+        ("rmsnorm", "B·T", B * T),
+        ("batchnorm", "d", D),
+        ("instancenorm", "B·d", B * D),
+        ("groupnorm", "B·G", B * G),  # not B·T·G: torch and the engine pool T as well
+        ("dyt", "0", 0),
+    ],
+)
+def test_count_formulas_by_hand(kind, formula, count):
+    assert kind_axes(kind).count_formula == formula
+    assert statistics_count(kind, B, T, D, G) == count
+
+
+def test_groupnorm_is_not_one_statistic_per_token_and_group():
+    # the issue text says B·T·G; torch's F.group_norm on [B, d, T] computes B·G
+    assert _torch_statistics_count("groupnorm") == B * G != B * T * G
+
+
+@pytest.mark.parametrize("kind", NORM_KINDS)
+def test_statistics_shape_is_the_engines_statistics_shape(kind):
+    x = torch.randn(B, T, D)
+    result = normalize(x, NormSpec(kind=kind, groups=G if kind == "groupnorm" else 1))
+    if kind == "dyt":
+        assert statistics_shape(kind, B, T, D, G) == ()
+    else:
+        assert tuple(result.mean.shape) == statistics_shape(kind, B, T, D, G)
+
+
+@pytest.mark.parametrize("kind", NORM_KINDS)
+def test_gamma_and_beta_are_per_channel_as_in_torch_modules(kind):
+    modules = {
+        "layernorm": torch.nn.LayerNorm(D),
+        "rmsnorm": torch.nn.RMSNorm(D),
+        "batchnorm": torch.nn.BatchNorm1d(D),
+        "instancenorm": torch.nn.InstanceNorm1d(D, affine=True),
+        "groupnorm": torch.nn.GroupNorm(G, D),
+    }
+    assert param_shape(kind, D) == (D,)
+    if kind in modules:
+        assert tuple(modules[kind].weight.shape) == param_shape(kind, D)
+
+
+def test_mixes_positions_exactly_for_the_kinds_pooling_t():
+    mixing = {kind for kind, axes in KIND_AXES.items() if axes.mixes_positions}
+    assert mixing == {"batchnorm", "instancenorm", "groupnorm"}
+    assert not KIND_AXES["dyt"].shares_statistics
+    assert KIND_AXES["rmsnorm"].statistics == ("mean_square",)
+
+
+def test_unknown_kind_is_refused():
+    with pytest.raises(ValueError, match="unknown norm kind 'powernorm'"):
+        kind_axes("powernorm")
