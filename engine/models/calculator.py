@@ -1,0 +1,259 @@
+"""How many parameters a model's norms hold, and what they cost per token.
+
+Parameters.  Each norm over width w holds w gains, plus w biases for LayerNorm with bias
+(GPT-2, BERT); nGPT's L2 normalization holds none.  A layer holds the norms its placement
+puts on each residual branch (``engine/depth/placements.py``) plus the family's extras
+(QK-norm, MLA's latent norms), and a model adds its final and embedding norms.  GPT-3 175B
+(Brown et al. 2020, arXiv:2005.14165, Table 2.1: d = 12,288, L = 96), Pre-LN with bias:
+2 norms x 2d x 96 + 2d = 4,743,168 norm parameters.
+
+All parameters, for the two architectures most configs are (``total_formula`` in
+catalog.toml), counted as ``sum(p.numel() for p in model.parameters())`` of the HF causal LM
+counts them (a tied LM head once):
+- ``gpt2``: token and position embeddings V·d + P·d; per layer the fused qkv projection
+  d·3d + 3d, the output projection d·d + d, the MLP d·I + I + I·d + d; the norms.
+- ``llama``: token embeddings V·d (twice when the LM head is not tied); per layer q and o
+  d·H·h_d each, k and v d·KV·h_d each (biases where the config or the family says), the
+  gated MLP 3·d·I (+ 2I + d with mlp_bias); the norms.
+
+Cost.  A norm reads its [tokens, d] input once and writes it once (``engine/perf/roofline``);
+where it reads a residual sum just formed (x + F(x)), fusing the add into the norm saves one
+of the five passes over [tokens, d] (read x, r; write h; read h; write y -> read x, r; write
+h, y).  Norms over head_dim or latent widths are left out of the cost: they are small.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from engine.config import DTYPES, ModelShape
+from engine.errors import EngineError
+from engine.models.families import POSITIONS, Family, Stack
+from engine.models.loader import catalog
+from engine.perf.roofline import FLOPS_PER_ELEMENT, NormTraffic, norm_traffic
+
+
+@dataclass(frozen=True)
+class NormGroup:
+    """Norm modules of one kind in a model: one row of the budget table."""
+
+    stack: str  # "decoder" / "encoder"
+    role: str  # "<branch>.<position>", "qk_norm", "latent_norm", "final" or "embedding"
+    module: str | None  # HF name, "{i}" standing for the layer; None where not known
+    width: int
+    count: int  # modules
+    parameters_each: int
+
+    @property
+    def parameters(self) -> int:
+        return self.count * self.parameters_each
+
+
+@dataclass(frozen=True)
+class NormBudget:
+    """The norm parameters of one model and their share of all its parameters."""
+
+    family: str
+    norm_kind: str
+    bias: bool
+    groups: tuple[NormGroup, ...]
+    norm_modules: int
+    norm_parameters: int
+    total_parameters: int | None  # None where the family's total is not estimated
+    share: float | None  # norm_parameters / total_parameters (a fraction, not a percentage)
+
+
+@dataclass(frozen=True)
+class NormCost:
+    """Bytes and FLOPs of a model's residual-width norms for ``tokens`` tokens."""
+
+    family: str
+    dtype: str
+    bytes_per_element: int
+    tokens: int
+    per_call: NormTraffic  # one norm over [tokens, d]
+    calls: int  # residual-width norms in one forward pass
+    bytes_moved: int  # all those calls
+    flops: int
+    add_norm_pairs: int  # norms that read a residual sum just formed
+    unfused_add_norm_bytes: int  # those adds and norms as separate kernels
+    fused_add_norm_bytes: int  # ... fused
+
+    @property
+    def fused_bytes_saved(self) -> int:
+        return self.unfused_add_norm_bytes - self.fused_add_norm_bytes
+
+    @property
+    def memory_time_s(self) -> float:
+        return self.calls * self.per_call.memory_time_s
+
+
+def _family(shape: ModelShape) -> Family:
+    return catalog().family(shape.family)
+
+
+def _unknown(family: Family, field: str) -> EngineError:
+    return EngineError(
+        "models.unknown_fact",
+        {"family": family.name, "field": field},
+        f"the catalog does not know {family.name}'s {field}, which this needs",
+    )
+
+
+def _width(shape: ModelShape, width: str) -> int | None:
+    heads, kv_heads, head_dim = shape.heads, shape.kv_heads, shape.head_dim
+    return {
+        "hidden": shape.hidden,
+        "head_dim": head_dim,
+        "q_projection": None if heads is None or head_dim is None else heads * head_dim,
+        "kv_projection": None if kv_heads is None or head_dim is None else kv_heads * head_dim,
+        "q_lora_rank": shape.q_lora_rank,
+        "kv_lora_rank": shape.kv_lora_rank,
+    }[width]
+
+
+def _layers(shape: ModelShape, stack: Stack) -> int:
+    return shape.decoder_layers if stack.count == "decoder_layers" else shape.layers
+
+
+def norm_groups(shape: ModelShape) -> tuple[NormGroup, ...]:
+    """Every norm module of the model ``shape`` describes, grouped by role and stack."""
+    family = _family(shape)
+    if family.bias is None:
+        raise _unknown(family, "bias")
+    per_width = 0 if family.weight_init == "none" else (2 if family.bias else 1)
+    placement = family.placement_entry.norms
+    groups = []
+
+    def add(stack: Stack, role: str, module: str | None, width: int, count: int) -> None:
+        groups.append(NormGroup(stack.name, role, module, width, count, per_width * width))
+
+    if family.embedding_norm:
+        add(family.stacks[0], "embedding", family.embedding_norm, shape.hidden, 1)
+    for stack in family.stacks:
+        layers = _layers(shape, stack)
+        prefix = f"{stack.layers_path}.{{i}}." if stack.layers_path else ""
+        for branch in stack.branches:
+            for position in POSITIONS:
+                if getattr(placement, position):
+                    name = branch.at(position)
+                    module = prefix + name if name else None
+                    add(stack, f"{branch.branch}.{position}", module, shape.hidden, layers)
+        for extra in stack.extra:
+            width = _width(shape, extra.width)
+            if width is None:  # e.g. DeepSeek with q_lora_rank null: no q_a_layernorm
+                continue
+            add(stack, extra.role, prefix + extra.module, width, layers)
+        if stack.final_norm:
+            add(stack, "final", stack.final, shape.hidden, 1)
+    return tuple(groups)
+
+
+def _other_parameters(shape: ModelShape, family: Family) -> int | None:
+    """Every parameter that is not a norm's, for the families with a total formula."""
+    d, layers, vocab = shape.hidden, shape.layers, shape.vocab
+    embeddings = vocab * d * (1 if shape.tied_embeddings else 2)
+    if family.total_formula == "gpt2":
+        inner = shape.intermediate
+        attention = (d * 3 * d + 3 * d) + (d * d + d)
+        mlp = (d * inner + inner) + (inner * d + d)
+        return embeddings + shape.positions * d + layers * (attention + mlp)
+    if family.total_formula == "llama":
+        q_width = shape.heads * shape.head_dim
+        kv_width = shape.kv_heads * shape.head_dim
+        attention = 2 * d * q_width + 2 * d * kv_width
+        if shape.attention_bias:
+            attention += q_width + 2 * kv_width + d
+        elif family.qkv_bias:
+            attention += q_width + 2 * kv_width
+        mlp = 3 * d * shape.intermediate
+        if shape.mlp_bias:
+            mlp += 2 * shape.intermediate + d
+        return embeddings + layers * (attention + mlp)
+    return None
+
+
+def norm_budget(shape: ModelShape) -> NormBudget:
+    """Norm parameters of the model ``shape`` describes, and their share of all parameters."""
+    family = _family(shape)
+    groups = norm_groups(shape)
+    norm_parameters = sum(g.parameters for g in groups)
+    others = _other_parameters(shape, family)
+    total = None if others is None else others + norm_parameters
+    return NormBudget(
+        family=family.id,
+        norm_kind=family.norm_kind,
+        bias=bool(family.bias),
+        groups=groups,
+        norm_modules=sum(g.count for g in groups),
+        norm_parameters=norm_parameters,
+        total_parameters=total,
+        share=None if not total else norm_parameters / total,
+    )
+
+
+def _add_norm_pairs(shape: ModelShape, family: Family) -> int:
+    """Norms that read a residual sum just formed, so the add can be fused into them.
+
+    Norm(x + F) on the stream (Post-LN) always does; a branch's input norm does except the
+    model's very first (it reads the embeddings); a norm on a branch's output is applied
+    before its add; a final norm reads the last layer's sum.
+    """
+    placement = family.placement_entry.norms
+    pairs = 0
+    for stack in family.stacks:
+        layers = _layers(shape, stack)
+        branches = len(stack.branches)
+        if placement.on_stream:
+            pairs += layers * branches
+        if placement.before:
+            pairs += layers * branches - 1
+        if stack.final_norm:
+            pairs += 1
+    return pairs
+
+
+def norm_cost(shape: ModelShape, dtype: str | None = None, tokens: int = 1) -> NormCost:
+    """Bytes moved and FLOPs of the residual-width norms, in ``dtype`` (default: the config's,
+    else bfloat16), and what fusing the residual adds into them saves."""
+    family = _family(shape)
+    if family.norm_kind not in FLOPS_PER_ELEMENT:
+        raise EngineError(
+            "models.no_cost_model",
+            {"kind": family.norm_kind, "allowed": ", ".join(FLOPS_PER_ELEMENT)},
+            f"the roofline model covers {tuple(FLOPS_PER_ELEMENT)}, not {family.norm_kind!r}",
+        )
+    dtype = dtype or shape.dtype or "bfloat16"
+    if dtype not in DTYPES:
+        raise EngineError(
+            "models.unknown_dtype",
+            {"dtype": dtype, "allowed": ", ".join(DTYPES)},
+            f"unknown dtype {dtype!r}; expected one of {tuple(DTYPES)}",
+        )
+    if isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 1:
+        raise EngineError(
+            "models.bad_tokens",
+            {"tokens": tokens},
+            f"tokens must be a whole number >= 1, got {tokens!r}",
+        )
+    bytes_per_element = DTYPES[dtype].itemsize
+    per_call = norm_traffic(tokens, shape.hidden, bytes_per_element, family.norm_kind)
+    calls = sum(g.count for g in norm_groups(shape) if _residual(g))
+    pairs = _add_norm_pairs(shape, family)
+    return NormCost(
+        family=family.id,
+        dtype=dtype,
+        bytes_per_element=bytes_per_element,
+        tokens=tokens,
+        per_call=per_call,
+        calls=calls,
+        bytes_moved=calls * per_call.bytes_moved,
+        flops=calls * per_call.flops,
+        add_norm_pairs=pairs,
+        unfused_add_norm_bytes=pairs * per_call.unfused_add_norm_bytes,
+        fused_add_norm_bytes=pairs * per_call.fused_add_norm_bytes,
+    )
+
+
+def _residual(group: NormGroup) -> bool:
+    return group.role not in ("qk_norm", "latent_norm")

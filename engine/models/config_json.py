@@ -1,0 +1,210 @@
+"""A pasted config.json -> ``ModelShape``: the numbers the norm calculator needs.
+
+Hugging Face configs name one quantity differently per family (GPT-2's ``n_embd`` is
+Llama's ``hidden_size`` and T5's ``d_model``); ``FIELD_ALIASES`` is the one table that maps
+them.  ``model_type`` picks the catalog family, which says which fields are needed: a field
+the family's class fills in by default (``config_defaults`` in catalog.toml) may be left
+out; a needed field that is missing is refused with an ``EngineError`` naming it.  A
+multimodal config (Gemma 3) is read from its ``text_config``: the language model alone.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+from engine.config import DTYPES, ModelShape
+from engine.errors import EngineError
+from engine.models.families import Family
+from engine.models.loader import catalog
+
+# our field -> the names Hugging Face configs give it, in the order they are looked up
+FIELD_ALIASES: dict[str, tuple[str, ...]] = {
+    "hidden": ("hidden_size", "n_embd", "d_model"),
+    "layers": ("num_hidden_layers", "n_layer", "num_layers"),
+    "decoder_layers": ("num_decoder_layers",),
+    "heads": ("num_attention_heads", "n_head", "num_heads"),
+    "kv_heads": ("num_key_value_heads",),
+    "head_dim": ("head_dim", "d_kv"),
+    "intermediate": ("intermediate_size", "n_inner", "d_ff"),
+    "vocab": ("vocab_size",),
+    "positions": ("n_positions", "max_position_embeddings"),
+    "tied_embeddings": ("tie_word_embeddings",),
+    "attention_bias": ("attention_bias",),
+    "mlp_bias": ("mlp_bias",),
+    "q_lora_rank": ("q_lora_rank",),
+    "kv_lora_rank": ("kv_lora_rank",),
+    "eps": ("rms_norm_eps", "layer_norm_eps", "layer_norm_epsilon"),
+    "dtype": ("torch_dtype", "dtype"),
+}
+_ABSENT = object()
+
+
+def _decode(text: str) -> dict:
+    try:
+        config = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise EngineError(
+            "models.bad_json",
+            {"line": error.lineno, "column": error.colno, "error": error.msg},
+            f"the config is not valid JSON: {error.msg} at line {error.lineno}, "
+            f"column {error.colno}",
+        ) from error
+    return config
+
+
+def _lookup(config: dict, field: str) -> tuple[str, object]:
+    """(the HF name found, its value), or (the first alias, _ABSENT)."""
+    for alias in FIELD_ALIASES[field]:
+        if alias in config:
+            return alias, config[alias]
+    return FIELD_ALIASES[field][0], _ABSENT
+
+
+def _missing(field: str) -> EngineError:
+    aliases = FIELD_ALIASES.get(field, (field,))
+    return EngineError(
+        "models.missing_field",
+        {"field": aliases[0], "aliases": " / ".join(aliases)},
+        f"the config has no {' / '.join(aliases)}, which the calculator needs",
+    )
+
+
+def _bad(alias: str, value, expected: str) -> EngineError:
+    return EngineError(
+        "models.bad_field",
+        {"field": alias, "value": json.dumps(value), "expected": expected},
+        f"config field {alias} is {json.dumps(value)}; expected {expected}",
+    )
+
+
+def _count(alias: str, value) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise _bad(alias, value, "a whole number >= 1")
+    return value
+
+
+def _flag(alias: str, value) -> bool:
+    if not isinstance(value, bool):
+        raise _bad(alias, value, "true or false")
+    return value
+
+
+class _Reader:
+    """Reads one config for one family: the value, else the class default, else a rule."""
+
+    def __init__(self, config: dict, family: Family):
+        self.config = config
+        self.family = family
+
+    def raw(self, field: str) -> tuple[str, object]:
+        alias, value = _lookup(self.config, field)
+        if value is _ABSENT:
+            for name in FIELD_ALIASES[field]:
+                default = self.family.config_default(name)
+                if default is not None:
+                    return name, default
+        return alias, value
+
+    def count(self, field: str, required: bool) -> int | None:
+        alias, value = self.raw(field)
+        if value is _ABSENT or value is None:
+            if required:
+                raise _missing(field)
+            return None
+        return _count(alias, value)
+
+    def flag(self, field: str) -> bool:
+        alias, value = self.raw(field)
+        return False if value is _ABSENT or value is None else _flag(alias, value)
+
+    def eps(self) -> float | None:
+        names = ((self.family.eps_field,) if self.family.eps_field else ()) + FIELD_ALIASES["eps"]
+        for alias in names:
+            if alias in self.config and self.config[alias] is not None:
+                value = self.config[alias]
+                number = isinstance(value, int | float) and not isinstance(value, bool)
+                if not number or not math.isfinite(value) or value < 0:
+                    raise _bad(alias, value, "a number >= 0")
+                return float(value)
+        return self.family.eps_default
+
+    def dtype(self) -> str | None:
+        _, value = self.raw("dtype")
+        return value if isinstance(value, str) and value in DTYPES else None
+
+
+def _widths_needed(family: Family) -> set[str]:
+    return {extra.width for stack in family.stacks for extra in stack.extra}
+
+
+def shape_from_config(config: dict, family: Family) -> ModelShape:
+    """The ``ModelShape`` of ``config`` (a parsed config.json) read as ``family``."""
+    read = _Reader(config, family)
+    widths = _widths_needed(family)
+    formula = family.total_formula
+    hidden = read.count("hidden", required=True)
+    layers = read.count("layers", required=True)
+    decoder_layers = 0
+    if any(stack.count == "decoder_layers" for stack in family.stacks):
+        decoder_layers = read.count("decoder_layers", required=False) or layers
+    needs_heads = formula is not None or widths & {"head_dim", "q_projection", "kv_projection"}
+    heads = read.count("heads", required=bool(needs_heads))
+    kv_heads = read.count("kv_heads", required=False) or heads
+    head_dim = read.count("head_dim", required=False)
+    if head_dim is None and heads is not None:
+        head_dim = hidden // heads  # what HF does when head_dim is left out
+    mla = "kv_lora_rank" in widths  # DeepSeek's latent attention
+    intermediate = read.count("intermediate", required=formula == "llama")
+    if intermediate is None and formula == "gpt2":
+        intermediate = 4 * hidden  # GPT2MLP's width when n_inner is null
+    return ModelShape(
+        family=family.id,
+        hidden=hidden,
+        layers=layers,
+        decoder_layers=decoder_layers,
+        heads=heads,
+        kv_heads=kv_heads,
+        head_dim=head_dim,
+        intermediate=intermediate,
+        vocab=read.count("vocab", required=formula is not None),
+        positions=read.count("positions", required=formula == "gpt2"),
+        tied_embeddings=read.flag("tied_embeddings"),
+        attention_bias=read.flag("attention_bias"),
+        mlp_bias=read.flag("mlp_bias"),
+        q_lora_rank=read.count("q_lora_rank", required=False) if mla else None,
+        kv_lora_rank=read.count("kv_lora_rank", required=True) if mla else None,
+        eps=read.eps(),
+        dtype=read.dtype(),
+    )
+
+
+def parse_config(source: str | dict, family: str | None = None) -> ModelShape:
+    """A config.json (its text, or already parsed) -> ``ModelShape``.
+
+    ``family`` (a catalog id) overrides the config's ``model_type``: use it for a config of
+    a family that has no Hugging Face model type (GPT-3 is written as a ``gpt2`` config).
+    """
+    config = _decode(source) if isinstance(source, str) else source
+    if not isinstance(config, dict):
+        raise EngineError(
+            "models.not_an_object",
+            {"type": type(config).__name__},
+            f"a config.json is a JSON object {{...}}, not a {type(config).__name__}",
+        )
+    text_config = config.get("text_config")
+    if isinstance(text_config, dict) and _lookup(config, "hidden")[1] is _ABSENT:
+        # the language model: text_config, with the top level's plain fields (model_type,
+        # tie_word_embeddings) where text_config does not set them
+        top = {key: value for key, value in config.items() if not isinstance(value, dict)}
+        config = {**top, **text_config}
+    if family is not None:
+        chosen = catalog().family(family)
+    else:
+        model_type = config.get("model_type")
+        if model_type is None:
+            raise _missing("model_type")
+        if not isinstance(model_type, str):
+            raise _bad("model_type", model_type, 'text such as "llama"')
+        chosen = catalog().for_model_type(model_type)
+    return shape_from_config(config, chosen)

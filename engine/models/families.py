@@ -1,0 +1,238 @@
+"""What one model family's normalization is, as frozen dataclasses read from catalog.toml.
+
+A family names its placement by an id of ``engine/depth/placements.py`` (the same table the
+Depth page's simulator and wiring diagrams read) and records, as data, where it departs from
+it: norms on queries and keys (QK-norm), on MLA's latent vectors, on the embeddings, and a
+``1 + weight`` gain.  A field the catalog leaves empty is ``None``: unknown, not false.
+
+References: see the ``source`` of each family in catalog.toml.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from engine.config import DEPTH_NORMS
+from engine.depth.placements import PLACEMENTS, ModuleNames, Placement
+from engine.errors import EngineError
+
+BRANCHES = ("attention", "cross_attention", "mlp")  # residual branches of one layer, in order
+POSITIONS = ("before", "after", "on_stream")  # as placements.BranchNorms
+# the widths a norm can have, resolved from a model's config by engine/models/calculator.py
+WIDTHS = ("hidden", "head_dim", "q_projection", "kv_projection", "q_lora_rank", "kv_lora_rank")
+EXTRA_ROLES = ("qk_norm", "latent_norm")
+
+
+@dataclass(frozen=True)
+class BranchModules:
+    """The HF module names of one branch's norms (relative to a layer), None where absent."""
+
+    branch: str  # one of BRANCHES
+    before: str | None
+    after: str | None
+    on_stream: str | None
+
+    def at(self, position: str) -> str | None:
+        return getattr(self, position)
+
+
+@dataclass(frozen=True)
+class ExtraNorm:
+    """A norm in every layer that the placement does not describe (QK-norm, latent norms)."""
+
+    module: str  # relative to one layer
+    width: str  # one of WIDTHS
+    role: str  # one of EXTRA_ROLES
+    eps: float | None  # a fixed ε where the module ignores the family's eps_field
+
+
+@dataclass(frozen=True)
+class Stack:
+    """One tower of layers: a decoder-only model has one, T5 an encoder and a decoder."""
+
+    name: str  # "decoder" or "encoder"
+    layers_path: str | None  # the layers' ModuleList inside the base model, e.g. "model.layers"
+    count: str  # the layer count it has in a ModelShape: "layers" or "decoder_layers"
+    branches: tuple[BranchModules, ...]  # in order; names None where not known
+    final: str | None  # the final norm's module name
+    final_norm: bool | None  # there is a final norm (None: unknown)
+    extra: tuple[ExtraNorm, ...]
+
+    def norm_modules(self) -> tuple[str, ...]:
+        """Every named norm module of one layer, relative to the layer, in branch order."""
+        names = [b.at(p) for b in self.branches for p in POSITIONS if b.at(p) is not None]
+        return tuple(names) + tuple(e.module for e in self.extra)
+
+
+@dataclass(frozen=True)
+class Example:
+    """A config.json that fills the calculator, with where its numbers come from."""
+
+    label: str  # display text (English; model names are not translated)
+    source: str
+    config_json: str  # JSON text, so the dataclass stays hashable
+
+    @property
+    def config(self) -> dict:
+        return json.loads(self.config_json)
+
+
+@dataclass(frozen=True)
+class Family:
+    """One model family's normalization.  None means the catalog does not know."""
+
+    id: str
+    name: str
+    model_types: tuple[str, ...]  # HF config `model_type` values that mean this family
+    config_class: str | None
+    model_class: str | None  # the base model; module names are relative to it
+    norm_kind: str  # engine.config.NORM_KINDS or "l2"
+    norm_class: str | None
+    eps_field: str | None  # the config field that sets ε
+    eps_default: float | None  # the config class's default
+    eps_released: float | None  # the flagship checkpoint's value
+    eps_released_source: str | None
+    placement: str  # an id of PLACEMENTS
+    qk_norm: bool | None
+    bias: bool | None
+    weight_init: str | None  # "ones", "zeros" or "none" (no learnable gain)
+    weight_offset: float | None  # the gain is (weight_offset + weight)
+    total_formula: str | None  # "gpt2" / "llama": how all parameters are counted
+    qkv_bias: bool  # q, k, v projections always carry a bias (Qwen 2)
+    embedding_norm: str | None  # a norm on the embeddings (module name)
+    config_defaults: tuple[tuple[str, object], ...]  # (HF field, class default)
+    stacks: tuple[Stack, ...]
+    source: tuple[str, ...]
+    note: str | None  # where the family departs from its placement (English)
+    note_zh: str | None  # the same in Simplified Chinese
+    example: Example | None
+
+    @property
+    def placement_entry(self) -> Placement:
+        return PLACEMENTS[self.placement]
+
+    @property
+    def final_norm(self) -> bool | None:
+        known = [s.final_norm for s in self.stacks]
+        if any(known):
+            return True
+        return None if None in known else False
+
+    @property
+    def depth_norm(self) -> str | None:
+        """The Depth page's norm for "simulate this"; None where it has none (nGPT's L2)."""
+        return self.norm_kind if self.norm_kind in DEPTH_NORMS else None
+
+    @property
+    def module_names(self) -> ModuleNames:
+        """The first stack's names in the shape the Depth page's wiring diagram labels."""
+        stack = self.stacks[0]
+        by_branch = {b.branch: b for b in stack.branches}
+
+        def names(branch: str) -> tuple[str | None, str | None, str | None]:
+            modules = by_branch.get(branch)
+            if modules is None:
+                return (None, None, None)
+            return (modules.before, modules.after, modules.on_stream)
+
+        return ModuleNames(self.name, names("attention"), names("mlp"), stack.final)
+
+    def norms_per_layer(self) -> tuple[int, ...]:
+        """Norm modules in one layer of each stack: the placement's, plus the extras."""
+        per_branch = self.placement_entry.norms.count
+        return tuple(len(s.branches) * per_branch + len(s.extra) for s in self.stacks)
+
+    def config_default(self, field: str):
+        """The config class's default for ``field`` where the catalog records it, else None."""
+        return dict(self.config_defaults).get(field)
+
+
+@dataclass(frozen=True)
+class CatalogRow:
+    """One family as plain values, for a table (None = unknown)."""
+
+    id: str
+    name: str
+    norm_kind: str
+    norm_class: str | None
+    eps_field: str | None
+    eps_default: float | None
+    eps_released: float | None
+    placement: str
+    norms_per_layer: tuple[int, ...]  # per stack (T5: encoder, decoder)
+    layer_modules: tuple[str, ...]  # first stack's per-layer norm modules
+    final_module: str | None
+    final_norm: bool | None
+    qk_norm: bool | None
+    bias: bool | None
+    weight_init: str | None
+    weight_offset: float | None
+    source: str  # the sources joined with "; "
+
+
+def catalog_row(family: Family) -> CatalogRow:
+    stack = family.stacks[0]
+    return CatalogRow(
+        id=family.id,
+        name=family.name,
+        norm_kind=family.norm_kind,
+        norm_class=family.norm_class,
+        eps_field=family.eps_field,
+        eps_default=family.eps_default,
+        eps_released=family.eps_released,
+        placement=family.placement,
+        norms_per_layer=family.norms_per_layer(),
+        layer_modules=stack.norm_modules(),
+        final_module=stack.final,
+        final_norm=family.final_norm,
+        qk_norm=family.qk_norm,
+        bias=family.bias,
+        weight_init=family.weight_init,
+        weight_offset=family.weight_offset,
+        source="; ".join(family.source),
+    )
+
+
+@dataclass(frozen=True)
+class Catalog:
+    """Every family of catalog.toml, in the file's order."""
+
+    families: tuple[Family, ...]
+
+    @property
+    def ids(self) -> tuple[str, ...]:
+        return tuple(f.id for f in self.families)
+
+    def family(self, family_id: str) -> Family:
+        for family in self.families:
+            if family.id == family_id:
+                return family
+        raise EngineError(
+            "models.unknown_family",
+            {"family": family_id, "allowed": ", ".join(self.ids)},
+            f"there is no model family {family_id!r} in the catalog; expected one of {self.ids}",
+        )
+
+    def for_model_type(self, model_type: str) -> Family:
+        """The first family (in file order) whose configs carry this ``model_type``.
+
+        Several families may share one (Llama 2, Llama 3 and SmolLM2 are all ``llama``); their
+        norms are built the same way, so any of them describes the config.
+        """
+        for family in self.families:
+            if model_type in family.model_types:
+                return family
+        known = sorted({t for f in self.families for t in f.model_types})
+        raise EngineError(
+            "models.unknown_model_type",
+            {"model_type": model_type, "allowed": ", ".join(known)},
+            f"model_type {model_type!r} is not in the catalog; known: {', '.join(known)}",
+        )
+
+    def sharing_model_type(self, model_type: str) -> tuple[Family, ...]:
+        """Every family whose configs carry ``model_type`` (``llama``: LLaMA ... SmolLM2)."""
+        return tuple(f for f in self.families if model_type in f.model_types)
+
+    def rows(self) -> tuple[CatalogRow, ...]:
+        return tuple(catalog_row(f) for f in self.families)

@@ -1,0 +1,227 @@
+"""The catalog file validates, and the loader refuses malformed rows with a keyed error."""
+
+import dataclasses
+import re
+
+import pytest
+
+from engine.config import DEPTH_NORMS, NORM_KINDS
+from engine.depth.placements import PLACEMENTS
+from engine.errors import EngineError
+from engine.models import catalog, parse_catalog, parse_config
+from engine.models.loader import CATALOG_PATH
+
+ISSUE_FAMILIES = {
+    "GPT-2",
+    "BERT",
+    "T5",
+    "Llama 2",
+    "Llama 3",
+    "Mistral",
+    "Qwen 2",
+    "Qwen 3",
+    "Gemma 2",
+    "Gemma 3",
+    "OLMo 2",
+    "DeepSeek-V3",
+    "nGPT",
+    "SmolLM2",
+}
+ARXIV = re.compile(r"arXiv:\d{4}\.\d{4,5}")
+
+
+def test_the_issue_families_are_all_there():
+    assert ISSUE_FAMILIES <= {f.name for f in catalog().families}
+
+
+@pytest.mark.parametrize("family", catalog().families, ids=catalog().ids)
+def test_every_row_has_a_source_a_known_placement_and_kind(family):
+    assert family.source and all(s.strip() for s in family.source)
+    assert family.placement in PLACEMENTS
+    assert family.norm_kind in NORM_KINDS + ("l2",)
+    if family.eps_released is not None:
+        assert family.eps_released_source
+
+
+def test_every_paper_family_cites_an_arxiv_id_except_gpt2():
+    # GPT-2's report has no arXiv id; every other family's paper has one
+    for family in catalog().families:
+        cited = any(ARXIV.search(s) for s in family.source)
+        assert cited or family.id == "gpt2", family.id
+
+
+def test_facts_the_brief_names():
+    c = catalog()
+    assert (c.family("llama2").eps_field, c.family("llama2").eps_released) == ("rms_norm_eps", 1e-5)
+    assert c.family("llama1").eps_released == 1e-6
+    assert (c.family("bert").eps_field, c.family("bert").eps_default) == ("layer_norm_eps", 1e-12)
+    assert (c.family("gpt2").eps_field, c.family("gpt2").eps_default) == (
+        "layer_norm_epsilon",
+        1e-5,
+    )
+    t5 = c.family("t5")
+    assert (t5.eps_field, t5.eps_default, t5.norm_kind, t5.bias) == (
+        "layer_norm_epsilon",
+        1e-6,
+        "rmsnorm",
+        False,
+    )
+    for gemma in ("gemma2", "gemma3"):
+        assert (c.family(gemma).weight_init, c.family(gemma).weight_offset) == ("zeros", 1.0)
+        assert c.family(gemma).norms_per_layer()[0] >= 4
+    assert c.family("olmo2").placement == "olmo2"
+    assert [f.qk_norm for f in (c.family("qwen3"), c.family("gemma3"), c.family("qwen2"))] == [
+        True,
+        True,
+        False,
+    ]
+
+
+def test_unknown_facts_are_none_not_guesses():
+    gpt3 = catalog().family("gpt3")
+    assert gpt3.eps_default is None and gpt3.eps_field is None and gpt3.norm_class is None
+    assert catalog().family("olmo2").eps_released is None
+
+
+def test_module_names_feed_the_wiring_diagram_and_simulate_link():
+    gemma2 = catalog().family("gemma2")
+    names = gemma2.module_names
+    assert names.attention == ("input_layernorm", "post_attention_layernorm", None)
+    assert names.mlp == ("pre_feedforward_layernorm", "post_feedforward_layernorm", None)
+    assert (gemma2.placement, gemma2.depth_norm) == ("peri", "rmsnorm")
+    assert catalog().family("ngpt").depth_norm is None
+    for family in catalog().families:
+        assert family.depth_norm in DEPTH_NORMS + (None,)
+
+
+@pytest.mark.parametrize("family", catalog().families, ids=catalog().ids)
+def test_examples_parse_as_their_family(family):
+    if family.example is None:
+        pytest.skip("no example config")
+    shape = parse_config(family.example.config, family=family.id)
+    assert shape.family == family.id
+
+
+def test_rows_are_plain_values():
+    rows = catalog().rows()
+    assert [r.id for r in rows] == list(catalog().ids)
+    for row in rows:
+        for value in dataclasses.asdict(row).values():
+            assert value is None or isinstance(value, str | int | float | bool | tuple)
+        hash(row)
+
+
+# ---- refusals ------------------------------------------------------------------------------
+
+GOOD = """
+schema = 1
+[families.x]
+name = "X"
+model_types = ["x"]
+norm_kind = "rmsnorm"
+placement = "pre"
+source = ["a paper, arXiv:0000.00000"]
+[[families.x.stacks]]
+name = "decoder"
+layers = "layers"
+count = "layers"
+attention = { before = "input_layernorm" }
+mlp = { before = "post_attention_layernorm" }
+final = "norm"
+"""
+
+
+def test_the_minimal_row_loads():
+    family = parse_catalog(GOOD).family("x")
+    assert family.eps_default is None and family.bias is None and family.final_norm is True
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "key", "field"),
+    [
+        (
+            'source = ["a paper, arXiv:0000.00000"]',
+            "source = []",
+            "catalog_missing_field",
+            "source",
+        ),
+        ('source = ["a paper, arXiv:0000.00000"]', "", "catalog_missing_field", "source"),
+        ('placement = "pre"', 'placement = "middle"', "catalog_field", "placement"),
+        ('norm_kind = "rmsnorm"', 'norm_kind = "scalenorm"', "catalog_field", "norm_kind"),
+        ('norm_kind = "rmsnorm"', "norm_kind = 3", "catalog_field", "norm_kind"),
+        ('name = "X"', 'name = "X"\neps_default = "1e-5"', "catalog_field", "eps_default"),
+        ('name = "X"', 'name = "X"\nbias = "no"', "catalog_field", "bias"),
+        ('name = "X"', 'name = "X"\nepsilon = 1e-5', "catalog_unknown_field", "epsilon"),
+        (
+            'name = "X"',
+            'name = "X"\neps_released = 1e-5',
+            "catalog_missing_field",
+            "eps_released_source",
+        ),
+        ('name = "X"', 'name = "X"\nnote = "departs"', "catalog_missing_field", "note_zh"),
+        (
+            'attention = { before = "input_layernorm" }',
+            'attention = { after = "o" }',
+            "catalog_mismatch",
+            None,
+        ),
+        ('count = "layers"', 'count = "blocks"', "catalog_field", "stacks[0].count"),
+    ],
+)
+def test_malformed_rows_are_refused_with_a_keyed_error(old, new, key, field):
+    assert old in GOOD
+    with pytest.raises(EngineError) as caught:
+        parse_catalog(GOOD.replace(old, new))
+    assert caught.value.key == f"models.{key}"
+    assert caught.value.params["family"] == "x"
+    if field is not None:
+        assert caught.value.params["field"] == field
+
+
+def test_a_qk_norm_module_needs_qk_norm_true():
+    text = GOOD.replace(
+        'final = "norm"',
+        'final = "norm"\nextra = [{ module = "q_norm", width = "head_dim", role = "qk_norm" }]',
+    )
+    with pytest.raises(EngineError, match="qk_norm"):
+        parse_catalog(text)
+    parse_catalog(text.replace('name = "X"', 'name = "X"\nqk_norm = true'))
+
+
+def test_invalid_toml_and_wrong_schema_are_refused():
+    with pytest.raises(EngineError) as caught:
+        parse_catalog("schema = ")
+    assert caught.value.key == "models.catalog_unreadable"
+    with pytest.raises(EngineError) as caught:
+        parse_catalog(GOOD.replace("schema = 1", "schema = 2"))
+    assert caught.value.key == "models.catalog_field"
+
+
+def test_the_shipped_file_is_the_one_loaded():
+    assert CATALOG_PATH.name == "catalog.toml" and CATALOG_PATH.exists()
+    assert parse_catalog(CATALOG_PATH.read_text(encoding="utf-8")) == catalog()
+
+
+def test_unknown_family_and_model_type_are_keyed_errors():
+    with pytest.raises(EngineError) as caught:
+        catalog().family("gpt5")
+    assert caught.value.key == "models.unknown_family"
+    with pytest.raises(EngineError) as caught:
+        catalog().for_model_type("mamba")
+    assert caught.value.key == "models.unknown_model_type"
+    assert "llama" in caught.value.params["allowed"]
+
+
+def test_every_models_error_key_has_english_and_chinese_messages():
+    import tomllib
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    raised = set()
+    for path in (root / "engine" / "models").glob("*.py"):
+        raised |= set(re.findall(r'"models\.([a-z_]+)"', path.read_text(encoding="utf-8")))
+    assert {"missing_field", "bad_json", "catalog_field", "unknown_model_type"} <= raised
+    for lang in ("en", "zh"):
+        with (root / "ui" / "locales" / lang / "errors.toml").open("rb") as handle:
+            messages = tomllib.load(handle)["models"]
+        assert raised == set(messages), lang

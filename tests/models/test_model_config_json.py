@@ -1,0 +1,176 @@
+"""Reading a pasted config.json: HF's aliases, class defaults, and refusals naming the field."""
+
+import json
+
+import pytest
+
+from engine.errors import EngineError
+from engine.models import FIELD_ALIASES, parse_config
+
+LLAMA = {
+    "model_type": "llama",
+    "hidden_size": 576,
+    "num_hidden_layers": 30,
+    "num_attention_heads": 9,
+    "num_key_value_heads": 3,
+    "intermediate_size": 1536,
+    "vocab_size": 49152,
+    "rms_norm_eps": 1e-5,
+    "tie_word_embeddings": True,
+    "torch_dtype": "bfloat16",
+}
+
+
+def test_llama_config_text_reads_every_field():
+    shape = parse_config(json.dumps(LLAMA))
+    assert (shape.family, shape.hidden, shape.layers) == ("llama1", 576, 30)
+    assert (shape.heads, shape.kv_heads, shape.head_dim) == (9, 3, 64)
+    assert (shape.intermediate, shape.vocab, shape.tied_embeddings) == (1536, 49152, True)
+    assert (shape.eps, shape.dtype) == (1e-5, "bfloat16")
+
+
+def test_aliases_of_gpt2_and_t5():
+    gpt2 = parse_config(
+        {
+            "model_type": "gpt2",
+            "n_embd": 64,
+            "n_layer": 3,
+            "n_head": 4,
+            "n_positions": 32,
+            "vocab_size": 101,
+            "n_inner": None,
+        }
+    )
+    assert (gpt2.hidden, gpt2.layers, gpt2.heads, gpt2.intermediate) == (64, 3, 4, 256)
+    assert gpt2.tied_embeddings is True  # GPT2Config's default, from the catalog
+    assert gpt2.eps == 1e-5  # layer_norm_epsilon left out: the class default
+    t5 = parse_config(
+        {"model_type": "t5", "d_model": 512, "num_layers": 6, "layer_norm_epsilon": 1e-6}
+    )
+    assert (t5.hidden, t5.layers, t5.decoder_layers) == (512, 6, 6)  # decoder defaults to encoder
+
+
+def test_every_alias_table_entry_is_a_distinct_hf_name():
+    names = [alias for aliases in FIELD_ALIASES.values() for alias in aliases]
+    assert len(names) == len(set(names))
+
+
+def test_eps_falls_back_to_the_config_class_default_not_the_released_value():
+    without = {k: v for k, v in LLAMA.items() if k != "rms_norm_eps"}
+    assert parse_config(without).eps == 1e-6  # LlamaConfig's default, as HF would build it
+
+
+def test_gemma3_multimodal_config_is_read_from_its_text_config():
+    config = {
+        "model_type": "gemma3",
+        "tie_word_embeddings": True,
+        "text_config": {
+            "model_type": "gemma3_text",
+            "hidden_size": 2560,
+            "num_hidden_layers": 34,
+            "num_attention_heads": 8,
+            "num_key_value_heads": 4,
+            "intermediate_size": 10240,
+            "vocab_size": 262208,
+        },
+        "vision_config": {"hidden_size": 1152},
+    }
+    shape = parse_config(config)
+    assert (shape.family, shape.hidden, shape.layers, shape.head_dim) == ("gemma3", 2560, 34, 256)
+    assert shape.tied_embeddings is True
+
+
+def test_deepseek_q_lora_rank_null_means_no_query_latent():
+    config = {
+        "model_type": "deepseek_v3",
+        "hidden_size": 64,
+        "num_hidden_layers": 2,
+        "q_lora_rank": None,
+        "kv_lora_rank": 16,
+    }
+    shape = parse_config(config)
+    assert (shape.q_lora_rank, shape.kv_lora_rank) == (None, 16)
+    defaulted = parse_config({k: v for k, v in config.items() if k != "q_lora_rank"})
+    assert defaulted.q_lora_rank == 1536  # DeepseekV3Config's default
+
+
+@pytest.mark.parametrize(
+    ("text", "key", "params"),
+    [
+        ('{"model_type": "llama", "hidden_size": 64,', "models.bad_json", {"line": 1}),
+        ('{"model_type": "llama"\n "hidden_size": 64}', "models.bad_json", {"line": 2}),
+        ("[1, 2]", "models.not_an_object", {"type": "list"}),
+        ('{"hidden_size": 64}', "models.missing_field", {"field": "model_type"}),
+        ('{"model_type": "mamba"}', "models.unknown_model_type", {"model_type": "mamba"}),
+        ('{"model_type": 7}', "models.bad_field", {"field": "model_type"}),
+        (
+            '{"model_type": "llama", "num_hidden_layers": 2}',
+            "models.missing_field",
+            {"field": "hidden_size"},
+        ),
+        (
+            '{"model_type": "gpt2", "n_embd": 64}',
+            "models.missing_field",
+            {"field": "num_hidden_layers"},
+        ),
+        (
+            '{"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,'
+            ' "vocab_size": 10}',
+            "models.missing_field",
+            {"field": "intermediate_size"},
+        ),
+        (
+            '{"model_type": "llama", "hidden_size": "64", "num_hidden_layers": 2}',
+            "models.bad_field",
+            {"field": "hidden_size", "value": '"64"'},
+        ),
+        (
+            '{"model_type": "llama", "hidden_size": 0, "num_hidden_layers": 2}',
+            "models.bad_field",
+            {"field": "hidden_size"},
+        ),
+        (
+            '{"model_type": "llama", "hidden_size": true, "num_hidden_layers": 2}',
+            "models.bad_field",
+            {"field": "hidden_size"},
+        ),
+        (
+            '{"model_type": "llama", "hidden_size": 8, "num_hidden_layers": 2, "rms_norm_eps": -1,'
+            ' "num_attention_heads": 2, "intermediate_size": 8, "vocab_size": 8}',
+            "models.bad_field",
+            {"field": "rms_norm_eps"},
+        ),
+    ],
+)
+def test_malformed_or_unfamiliar_configs_name_what_is_wrong(text, key, params):
+    with pytest.raises(EngineError) as caught:
+        parse_config(text)
+    assert caught.value.key == key
+    for name, value in params.items():
+        assert caught.value.params[name] == value
+    assert str(caught.value)  # a plain English sentence for Python users
+
+
+def test_the_missing_field_message_lists_the_aliases():
+    with pytest.raises(EngineError) as caught:
+        parse_config({"model_type": "bert", "num_hidden_layers": 2})
+    assert caught.value.params["aliases"] == "hidden_size / n_embd / d_model"
+    assert "hidden_size / n_embd / d_model" in str(caught.value)
+
+
+def test_family_overrides_model_type():
+    shape = parse_config(
+        {
+            "model_type": "gpt2",
+            "n_embd": 8,
+            "n_layer": 1,
+            "n_head": 2,
+            "n_positions": 4,
+            "vocab_size": 5,
+        },
+        family="gpt3",
+    )
+    assert shape.family == "gpt3"
+    with pytest.raises(EngineError) as caught:
+        parse_config({"n_embd": 8}, family="gpt5")
+    assert caught.value.key == "models.unknown_family"
