@@ -114,7 +114,7 @@ def _native_row_norm(x, spec: NormSpec, weight, bias) -> NormResult:
             rows, spec.eps
         )
         var[imprecise] = exact.var.double()
-    rms = torch.sqrt(var + mean.double() ** 2)
+    rms = reference.rms_from_moments(var, mean.double())
     return NormResult(y=y, mean=mean, var=var.float(), rms=rms.float(), rstd=rstd, backend="torch")
 
 
@@ -151,7 +151,7 @@ def _check_supported(spec: NormSpec, dtype: torch.dtype) -> None:
 
 
 def _row_result(y, mean, var, rstd, is_rms: bool) -> NormResult:
-    rms = torch.sqrt(var) if is_rms else torch.sqrt(var + mean * mean)  # rms^2 = var + mu^2
+    rms = torch.sqrt(var) if is_rms else reference.rms_from_moments(var, mean)
     return NormResult(y=y, mean=mean, var=var, rms=rms, rstd=rstd, backend="triton")
 
 
@@ -165,7 +165,7 @@ def _triton_batch_norm(x, spec: NormSpec, weight, bias, mask=None) -> NormResult
     var = m2 / count  # [d], biased
     rstd = torch.rsqrt(var + spec.eps)  # [d]
     y = affine((x.float() - mean) * rstd, weight, bias, spec.offset)  # [..., d]
-    rms = torch.sqrt(var + mean * mean).detach()
+    rms = reference.rms_from_moments(var, mean).detach()
     return NormResult(
         y=y.to(x.dtype),
         mean=mean.detach(),
@@ -232,6 +232,13 @@ def masked_batch_norm(
     common = dict(weight=weight, bias=bias, offset=spec.offset, compute_dtype=compute_dtype)
     result = reference.batch_norm(x, spec.eps, mask=mask, **common)
     return replace(result, backend="torch")
+
+
+def triton_row_norm(x, weight, bias, eps: float, rms: bool) -> torch.Tensor:
+    """y of the Triton row-norm kernels alone (no statistics kept): what timing measures."""
+    from engine.kernels import row_norm
+
+    return row_norm(x, None, weight, bias, eps, 0.0, rms)[0]
 
 
 def fused_add_norm(

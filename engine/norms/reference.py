@@ -59,6 +59,11 @@ class NormResult:
     backend: str = "reference"
 
 
+def rms_from_moments(var: torch.Tensor, mean: torch.Tensor) -> torch.Tensor:
+    """RMS = sqrt(sigma^2 + mu^2): the identity RMS^2 = var + mean^2, in their dtype."""
+    return torch.sqrt(var + mean * mean)
+
+
 def _mean_last(t: torch.Tensor) -> torch.Tensor:
     """Mean over the last axis as sum-then-divide: the sum stored in ``t.dtype``, then / d.
 

@@ -49,10 +49,10 @@ def _resolve_provider(provider: str, device: torch.device) -> str:
 def _norm_fn(kind: str, provider: str, weight, bias) -> Callable[[torch.Tensor], torch.Tensor]:
     """y = norm(x): PyTorch's fused ops, or our Triton kernels (CUDA only)."""
     if provider == "triton":
-        from engine.kernels import row_norm
+        from engine.norms.dispatch import triton_row_norm
 
         is_rms = kind == "rmsnorm"
-        return lambda x: row_norm(x, None, weight, bias, 1e-5, 0.0, is_rms)[0]
+        return lambda x: triton_row_norm(x, weight, bias, 1e-5, is_rms)
     d = weight.shape[0]
     if kind == "layernorm":
         return lambda x: F.layer_norm(x, (d,), weight, bias, 1e-5)

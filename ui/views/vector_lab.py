@@ -17,7 +17,7 @@ from ui.figures.vector_lab import ChartLabels, input_output_figure
 from ui.formatting import format_number, format_vector
 from ui.i18n import current_language, t
 from ui.labels import norm_label
-from ui.views.vector_lab_steps import is_row_kind, worked_steps
+from ui.text.vector_lab_steps import is_row_kind, worked_steps
 
 
 def steps(ex: VectorExplanation) -> None:

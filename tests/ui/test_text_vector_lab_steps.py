@@ -1,6 +1,6 @@
 from engine import NormSpec
 from engine.norms.worked import explain_vectors
-from ui.views.vector_lab_steps import worked_steps
+from ui.text.vector_lab_steps import worked_steps
 
 
 def _latex(kind: str, eps: float = 0.0, **spec) -> str:

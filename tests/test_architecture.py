@@ -1,0 +1,150 @@
+"""The layers of DESIGN.md, read from the import graph of the source files.
+
+Data flows down only: app.py -> app_pages/ -> ui/ -> engine/.  Every ``import`` statement of
+every module (top level or inside a function) is an edge; the test fails on a cycle between
+modules, on an import up the layers, on ``engine`` importing streamlit or plotly, on
+``ui/figures`` or ``ui/text`` importing streamlit, on a view importing widgets, and on any
+module but ``engine/norms/dispatch.py`` importing the Triton kernels.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("engine", "ui", "app_pages")
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _sources() -> dict[str, Path]:
+    files = {_module_name(ROOT / "app.py"): ROOT / "app.py"}
+    for package in PACKAGES:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            files[_module_name(path)] = path
+    return files
+
+
+SOURCES = _sources()
+
+
+def _imports(path: Path) -> set[str]:
+    """Every module named by an import statement in ``path`` (absolute names)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module)
+            names.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return names
+
+
+def _internal(name: str) -> str | None:
+    """The project module an imported name refers to (a module, or the package holding it)."""
+    while name:
+        if name in SOURCES:
+            return name
+        name = name.rpartition(".")[0]
+    return None
+
+
+GRAPH = {
+    module: {
+        target
+        for name in _imports(path)
+        if (target := _internal(name)) is not None and target != module
+    }
+    for module, path in SOURCES.items()
+}
+EXTERNAL = {module: _imports(path) for module, path in SOURCES.items()}
+
+
+def _layer(module: str) -> int:
+    """0 = engine, 1 = ui, 2 = app_pages, 3 = app."""
+    return {"engine": 0, "ui": 1, "app_pages": 2, "app": 3}[module.split(".")[0]]
+
+
+def _is_package_of(package: str, module: str) -> bool:
+    return module.startswith(package + ".")
+
+
+def test_the_graph_covers_the_project():
+    assert "engine.norms.dispatch" in GRAPH and "ui.compute" in GRAPH and "app" in GRAPH
+    assert "engine.kernels" in GRAPH["engine.norms.dispatch"]
+
+
+def test_no_import_cycle():
+    # A package importing its own submodules (an __init__ re-exporting) is not a cycle.
+    edges = {m: {t for t in targets if not _is_package_of(m, t)} for m, targets in GRAPH.items()}
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(node: str) -> None:
+        state[node] = 1
+        stack.append(node)
+        for target in sorted(edges[node]):
+            if state.get(target) == 1:
+                cycle = stack[stack.index(target) :] + [target]
+                pytest.fail("import cycle: " + " -> ".join(cycle))
+            if target not in state:
+                visit(target)
+        stack.pop()
+        state[node] = 2
+
+    for module in sorted(edges):
+        if module not in state:
+            visit(module)
+
+
+def test_no_import_goes_up_the_layers():
+    upward = [
+        f"{m} -> {t}" for m, targets in GRAPH.items() for t in targets if _layer(t) > _layer(m)
+    ]
+    assert not upward
+
+
+@pytest.mark.parametrize("module", sorted(m for m in SOURCES if m.startswith("engine")))
+def test_engine_never_imports_the_ui_libraries(module):
+    banned = {n for n in EXTERNAL[module] if n.split(".")[0] in ("streamlit", "plotly")}
+    assert not banned
+
+
+@pytest.mark.parametrize(
+    "module", sorted(m for m in SOURCES if m.startswith(("ui.figures", "ui.text")))
+)
+def test_figures_and_text_builders_never_import_streamlit(module):
+    assert not {n for n in EXTERNAL[module] if n.split(".")[0] == "streamlit"}
+    assert not {t for t in GRAPH[module] if not t.startswith(("engine", "ui.figures", "ui.text"))}
+
+
+@pytest.mark.parametrize("module", sorted(m for m in SOURCES if m.startswith("ui.views")))
+def test_views_never_import_widgets(module):
+    assert not {t for t in GRAPH[module] if t.startswith("ui.widgets")}
+
+
+def test_only_the_dispatch_module_imports_the_kernels():
+    importers = {
+        m
+        for m, targets in GRAPH.items()
+        if not m.startswith("engine.kernels")
+        and any(t.startswith("engine.kernels") for t in targets)
+    }
+    assert importers == {"engine.norms.dispatch"}
+
+
+def test_pages_compute_only_through_ui_compute():
+    """A page script reaches engine work through ui.compute jobs, never a cache of its own."""
+    for module in (m for m in SOURCES if m.startswith("app_pages.")):
+        source = SOURCES[module].read_text(encoding="utf-8")
+        assert "st.cache_data" not in source and "st.cache_resource" not in source, module
+        assert "session_state" not in source, module

@@ -1,0 +1,1 @@
+"""Pure text and LaTeX builders: results in, strings out; no Streamlit import."""
