@@ -18,6 +18,8 @@ with inputs_column:
 with results_column:
     for message in inputs.errors:
         st.error(message, icon=":material/error:")
+    for note in inputs.notes:
+        st.info(note, icon=":material/info:")
     if inputs.config is None:
         st.info(t("vector_lab.fix_input"), icon=":material/edit:")
     else:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 
 
 def format_number(value: float, decimals: int = 4) -> str:
@@ -27,3 +28,17 @@ def format_vector(values, decimals: int = 4, head: int = 6, tail: int = 2) -> st
     if len(items) > head + tail + 1:
         items = items[:head] + ["…"] + items[-tail:]
     return "[" + ", ".join(items) + "]"
+
+
+def literal(text: str) -> str:
+    """User text as a Markdown code span: shown exactly as typed, never as a link or markup.
+
+    Whatever a person typed or a URL carried reaches pages inside messages rendered as
+    Markdown; a code span turns off every inline construct (links, emphasis, HTML), and a
+    fence longer than any run of backticks in the text keeps it closed.
+    """
+    text = str(text).replace("\n", " ")
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") or not text.strip() else ""
+    return f"{fence}{pad}{text}{pad}{fence}"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from ui.errors import shown
 from ui.i18n import LANGUAGES, language_from_locale, t
 from ui.share import (
     LANGUAGE_PARAM,
@@ -75,7 +76,8 @@ def show_notices() -> None:
     """Warn about every URL value that was refused, naming it and what is accepted."""
     _, refusals = st.session_state.get(_NOTICES, ("", ()))
     for refusal in refusals:
-        st.warning(t(f"share.{refusal.key}", **refusal.params), icon=":material/link_off:")
+        message = t(f"share.{refusal.key}", **shown(refusal.params))
+        st.warning(message, icon=":material/link_off:")
 
 
 def _wanted(page: PageParams | None, lang: str) -> tuple[dict[str, list[str]], tuple[str, ...]]:

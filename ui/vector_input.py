@@ -1,7 +1,10 @@
 """Turn what a person types into vectors, or say precisely what is wrong with it.
 
 Accepted: one vector per line; numbers separated by commas, spaces, tabs or semicolons;
-optional surrounding brackets (``[1, 2, 3, 4]``); Python float syntax (``-1.5e-3``).
+optional surrounding brackets (``[1, 2, 3, 4]``); Python float syntax (``-1.5e-3``).  What a
+Chinese or Japanese keyboard types is read the same way: full-width digits, commas,
+semicolons and spaces (``１，２；３``), the ideographic comma (``、``), and the Unicode
+minus sign (``−1``, U+2212).
 Errors are ``VectorInputError`` with a message key in the ``input`` locale namespace and
 the parameters the message needs, so the page can say it in the user's language.
 """
@@ -10,7 +13,10 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
 from dataclasses import dataclass, field
+
+import torch
 
 MAX_ROWS = 64
 MAX_VECTOR_WIDTH = 8192
@@ -19,11 +25,14 @@ MAX_TEXT_CHARS = 400_000
 
 _SEPARATORS = re.compile(r"[,;\s]+")
 _BRACKETS = "[](){}"
-_DTYPE_MAX = {
-    "float32": 3.4028234663852886e38,
-    "float16": 65504.0,
-    "bfloat16": 3.3895313892515355e38,
-}
+_STORAGE = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
+# NFKC maps full-width forms to ASCII; these it leaves alone.
+_TO_ASCII = str.maketrans({"\u2212": "-", "\u3001": ","})
+
+
+def _ascii(text: str) -> str:
+    """Full-width digits and punctuation, the ideographic comma and U+2212 as ASCII."""
+    return unicodedata.normalize("NFKC", text).translate(_TO_ASCII)
 
 
 @dataclass
@@ -57,7 +66,7 @@ def parse_vectors(text: str, dtype: str = "float32") -> tuple[tuple[float, ...],
     """Parse ``text`` into rows of equal length, each value finite in ``dtype``."""
     if len(text) > MAX_TEXT_CHARS:
         raise VectorInputError("too_long", {"chars": len(text), "limit": MAX_TEXT_CHARS})
-    lines = [line.strip().strip(_BRACKETS).strip() for line in text.splitlines()]
+    lines = [line.strip().strip(_BRACKETS).strip() for line in _ascii(text).splitlines()]
     lines = [line for line in lines if line]
     if not lines:
         raise VectorInputError("empty")
@@ -88,26 +97,45 @@ def parse_vectors(text: str, dtype: str = "float32") -> tuple[tuple[float, ...],
     return tuple(rows)
 
 
+def _stored(rows, dtype: str) -> torch.Tensor:
+    return torch.tensor(rows, dtype=torch.float64).to(_STORAGE[dtype])
+
+
 def check_representable(rows, dtype: str) -> None:
     """Refuse values that overflow to inf when stored in ``dtype`` (say which and where)."""
-    limit = _DTYPE_MAX[dtype]
-    for row_number, row in enumerate(rows, start=1):
-        for column, value in enumerate(row, start=1):
-            if abs(value) > limit:
-                raise VectorInputError(
-                    "beyond_dtype",
-                    {
-                        "value": f"{value:g}",
-                        "row": row_number,
-                        "column": column,
-                        "dtype": dtype,
-                        "limit": f"{limit:g}",
-                    },
-                )
+    stored = _stored(rows, dtype)
+    overflow = torch.isinf(stored).nonzero()
+    if len(overflow):
+        row, column = (int(i) for i in overflow[0])
+        largest = torch.finfo(_STORAGE[dtype]).max
+        raise VectorInputError(
+            "beyond_dtype" if dtype == "float32" else "beyond_half",
+            {
+                "value": f"{rows[row][column]:g}",
+                "row": row + 1,
+                "column": column + 1,
+                "dtype": dtype,
+                "limit": f"{largest:g}",
+            },
+        )
+
+
+def smallest_positive(dtype: str) -> float:
+    """The smallest positive number ``dtype`` stores (a subnormal)."""
+    zero = torch.zeros((), dtype=_STORAGE[dtype])
+    return float(torch.nextafter(zero, torch.ones((), dtype=_STORAGE[dtype])))
+
+
+def underflows(rows, dtype: str) -> tuple[tuple[int, int, float], ...]:
+    """(row, column, value), 1-based, of the nonzero values that become 0 when stored."""
+    values = torch.tensor(rows, dtype=torch.float64)
+    lost = ((values != 0) & (_stored(rows, dtype) == 0)).nonzero()
+    return tuple((int(r) + 1, int(c) + 1, float(values[r, c])) for r, c in lost)
 
 
 def parse_parameter(text: str, d: int, name: str) -> tuple[float, ...]:
     """gamma/beta as typed: one number (used for every channel) or exactly ``d`` numbers."""
+    text = _ascii(text)
     tokens = [tok.strip(_BRACKETS) for tok in _SEPARATORS.split(text.strip().strip(_BRACKETS))]
     tokens = [tok for tok in tokens if tok]
     if not tokens:
@@ -120,6 +148,7 @@ def parse_parameter(text: str, d: int, name: str) -> tuple[float, ...]:
 
 def parse_eps(text: str) -> float:
     """ε as typed: a finite number in [0, 1]."""
+    text = _ascii(text)
     try:
         value = float(text.strip())
     except ValueError:

@@ -65,6 +65,24 @@ from engine.norms.dispatch import normalize
 KEEP_GRAPH_ELEMENTS = 2**26  # graphs up to ~256 MiB of float32 are kept: no re-run
 
 
+FLOAT32_MAX = float(torch.finfo(torch.float32).max)
+
+
+@dataclass(frozen=True)
+class NonFinite:
+    """Where a simulation left float32's range: values from there on are undefined.
+
+    ``quantity`` is "residual" (the stream x_l of the forward pass) or "gradient" (the
+    backward pass into layer ``layer``); ``largest`` is the largest magnitude seen just
+    before (an entry of x_{l-1}, or the norm of the gradient above the layer).
+    """
+
+    quantity: str
+    layer: int
+    limit: float
+    largest: float
+
+
 @dataclass(frozen=True)
 class LayerStats:
     """What one layer's forward pass measured."""
@@ -99,6 +117,7 @@ class DepthResult:
     residual_scale: float  # GPT-2 factor on output projections, 1 when off
     branches_per_layer: int
     seconds: float  # wall time of the simulation
+    nonfinite: NonFinite | None = None  # where float32 overflowed; arrays are NaN from there
 
 
 def _seed(spec: DepthSpec, *path: int) -> int:
@@ -282,12 +301,15 @@ def _simulate(spec, progress, should_stop, device) -> DepthResult:
     x = stack_input(spec, device)  # [B, T, d]
     stream = torch.empty((L + 1, *x.shape), device=device)  # [L+1, B, T, d]
     stream[0] = x
-    path_gain = torch.ones(x.shape[:-1], device=device)  # [B, T]
-    x0_weight, update_ratio = np.ones(L + 1), np.empty(L)
+    path_gain = torch.ones(x.shape[:-1], device=device, dtype=torch.float64)  # [B, T]
+    x0_weight, update_ratio = np.full(L + 1, np.nan), np.full(L, np.nan)
+    x0_weight[0] = 1.0
     pre_norm_ms = np.full(L, np.nan)
+    nonfinite = None
     # Small stacks keep every layer's autograd graph; big ones re-run layers going down.
     keep = graph_elements(spec) <= KEEP_GRAPH_ELEMENTS
     graphs: list = [None] * (L + 1)
+    finite_layers = L  # x_0 .. x_{finite_layers} are finite float32
     for layer in range(1, L + 1):
         tick(layer - 1)
         if keep:
@@ -296,36 +318,50 @@ def _simulate(spec, progress, should_stop, device) -> DepthResult:
         else:
             with torch.no_grad():
                 x, stats = stack.layer(x, layer_weights(spec, layer, device), layer)
+        if not bool(torch.isfinite(x).all()):
+            # float32 overflowed: every later value is undefined, so the run stops here.
+            largest = float(stream[layer - 1].abs().max())
+            nonfinite = NonFinite("residual", layer, FLOAT32_MAX, largest)
+            finite_layers = layer - 1
+            break
         stream[layer] = x
         if stats.gain is not None:
-            path_gain = path_gain * stats.gain
+            path_gain = path_gain * stats.gain.double()
         x0_weight[layer] = float(path_gain.mean())
         update_ratio[layer - 1] = stats.update_ratio
         pre_norm_ms[layer - 1] = stats.pre_norm_ms
 
-    # Backward: d loss / d x_L through the final norm, then down the layers.
-    x_top = stream[L].clone().requires_grad_(True)
-    y = stack.top(x_top)  # [B, T, d]
-    upstream = readout(spec, device) / math.sqrt(spec.tokens)  # [B, T, d] = d loss / d y
-    (delta,) = torch.autograd.grad(y, x_top, upstream)  # [B, T, d]
-    output_ms = float(y.detach().pow(2).mean())
-    grad_norm, stream_grad = np.empty(L), np.empty(L + 1)
-    stream_grad[L] = float(delta.norm())
-    for layer in range(L, 0, -1):
-        tick(2 * L + 1 - layer)
-        x_in, leaves, out, _ = graphs[layer] or _layer_graph(
-            stack, stream[layer - 1], layer, device
-        )
-        graphs[layer] = None  # free this layer's graph as soon as it is used
-        delta, *w_grads = torch.autograd.grad(out, [x_in, *leaves], delta)
-        grad_norm[layer - 1] = math.sqrt(sum(float(g.pow(2).sum()) for g in w_grads))
-        stream_grad[layer - 1] = float(delta.norm())
+    grad_norm, stream_grad = np.full(L, np.nan), np.full(L + 1, np.nan)
+    output_ms = math.nan
+    if nonfinite is None:
+        # Backward: d loss / d x_L through the final norm, then down the layers.
+        x_top = stream[L].clone().requires_grad_(True)
+        y = stack.top(x_top)  # [B, T, d]
+        upstream = readout(spec, device) / math.sqrt(spec.tokens)  # [B, T, d] = d loss / d y
+        (delta,) = torch.autograd.grad(y, x_top, upstream)  # [B, T, d]
+        output_ms = float(y.detach().double().pow(2).mean())
+        stream_grad[L] = float(delta.double().norm())
+        for layer in range(L, 0, -1):
+            tick(2 * L + 1 - layer)
+            x_in, leaves, out, _ = graphs[layer] or _layer_graph(
+                stack, stream[layer - 1], layer, device
+            )
+            graphs[layer] = None  # free this layer's graph as soon as it is used
+            delta, *w_grads = torch.autograd.grad(out, [x_in, *leaves], delta)
+            grads_finite = all(bool(torch.isfinite(g).all()) for g in (delta, *w_grads))
+            if not grads_finite:
+                largest = stream_grad[layer]
+                nonfinite = NonFinite("gradient", layer, FLOAT32_MAX, largest)
+                break
+            grad_norm[layer - 1] = math.sqrt(sum(float(g.double().pow(2).sum()) for g in w_grads))
+            stream_grad[layer - 1] = float(delta.double().norm())
+    graphs.clear()
     tick(total)
 
     # One layer at a time: a whole-stream expression would allocate several stream-sized
     # temporaries (the stream alone may be 1 GiB).
-    residual_ms, cosine = np.empty(L + 1), np.empty(L)
-    for layer in range(L + 1):
+    residual_ms, cosine = np.full(L + 1, np.nan), np.full(L, np.nan)
+    for layer in range(finite_layers + 1):
         residual_ms[layer] = float(stream[layer].double().pow(2).mean())
         if layer:
             cos = F.cosine_similarity(stream[layer - 1], stream[layer], dim=-1)  # [B, T]
@@ -345,4 +381,5 @@ def _simulate(spec, progress, should_stop, device) -> DepthResult:
         residual_scale=residual_scale(spec),
         branches_per_layer=branches_per_layer(spec),
         seconds=time.perf_counter() - start,
+        nonfinite=nonfinite,
     )

@@ -46,7 +46,7 @@ def test_deepnorm_constants_are_shown(app):
     assert not app.exception
     info = " ".join(i.value for i in app.info)
     # 48 single-branch layers: alpha = 48^(1/4) = 2.6321, beta = (4 * 48)^(-1/4) = 0.2686
-    assert "N = 24 Transformer layers" in info
+    assert "has 48 in all, so N = 24" in info
     assert "= 2.6321 (identity path)" in info and "= 0.2686 (init" in info
 
 

@@ -40,7 +40,7 @@ def test_chart_holds_the_input_and_output(app):
 @pytest.mark.parametrize(
     "text, fragment",
     [
-        ("1, 2, x", "“x” (row 1, position 3) is not a number"),
+        ("1, 2, x", "`x` (row 1, position 3) is not a number"),
         ("", "The input is empty"),
         ("1 2 3\n4 5", "Rows have different lengths"),
         ("1 nan 3", "not a finite number"),
@@ -68,7 +68,7 @@ def test_value_beyond_float16_is_refused_when_stored_as_float16(app):
 
 def test_bad_eps_gamma_and_groups_are_explained(app):
     app.text_input(key="vl_eps").input("-1").run()
-    assert "ε = “-1” is not accepted" in app.error[0].value
+    assert "ε = `-1` is not accepted" in app.error[0].value
     app.text_input(key="vl_eps").input("1e-5").run()
     app.text_input(key="vl_gamma").input("1 2").run()
     assert "γ has 2 values but d = 4" in app.error[0].value

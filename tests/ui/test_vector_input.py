@@ -7,6 +7,8 @@ from ui.vector_input import (
     parse_eps,
     parse_parameter,
     parse_vectors,
+    smallest_positive,
+    underflows,
 )
 
 
@@ -44,11 +46,48 @@ def test_bad_input_names_the_problem(text, key, params):
 def test_values_beyond_the_storage_dtype_are_refused():
     with pytest.raises(VectorInputError) as caught:
         parse_vectors("1 70000", "float16")
-    assert caught.value.key == "beyond_dtype"
+    assert caught.value.key == "beyond_half"  # advice: store it in float32
     assert caught.value.params["limit"] == "65504"
     assert parse_vectors("1 70000", "float32") == ((1.0, 70000.0),)
-    with pytest.raises(VectorInputError):
+    with pytest.raises(VectorInputError) as caught:
         parse_vectors("1e39", "float32")
+    assert caught.value.key == "beyond_dtype"  # already float32: no advice to store it so
+
+
+def test_the_overflow_threshold_is_where_storing_rounds_to_inf():
+    # 65519 rounds down to 65504 (finite); 65520 rounds to inf in float16.
+    assert parse_vectors("65519", "float16") == ((65519.0,),)
+    with pytest.raises(VectorInputError):
+        parse_vectors("65520", "float16")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "1，2，3，4",  # full-width commas, as a Chinese keyboard types them
+        "1、2、3、4",  # ideographic commas
+        "１ ２ ３ ４",  # full-width digits
+        "1；2；3；4",
+        "1\u30002\u30003\u30004",  # ideographic spaces
+        "[1，2，3，4]",
+    ],
+)
+def test_full_width_input_reads_as_ascii(text):
+    assert parse_vectors(text) == ((1.0, 2.0, 3.0, 4.0),)
+
+
+def test_unicode_minus_signs_are_minus_signs():
+    assert parse_vectors("\u22121, \uff0d2, 3") == ((-1.0, -2.0, 3.0),)
+    assert parse_eps("１e−5") == 1e-5
+    assert parse_parameter("−1，2", 2, "γ") == (-1.0, 2.0)
+
+
+def test_values_that_underflow_to_zero_are_reported_with_the_smallest_number():
+    rows = parse_vectors("1e-320, 1, 1e-8", "float32")
+    assert underflows(rows, "float32") == ((1, 1, 1e-320),)
+    assert underflows(rows, "float16") == ((1, 1, 1e-320), (1, 3, 1e-8))
+    assert smallest_positive("float16") == 2.0**-24
+    assert smallest_positive("float32") == 2.0**-149
 
 
 def test_size_limits():

@@ -33,9 +33,28 @@ def _labels(prefix: str, x_key: str = "depth.residual_x") -> AxisLabels:
     return AxisLabels(t(f"depth.{prefix}_title"), t(x_key), t(f"depth.{prefix}_y"))
 
 
+def _nonfinite_warnings(series: list[tuple[str, DepthResult]]) -> None:
+    """Say where a run left float32's range; its charts stop there (nothing drawn as 0)."""
+    for name, result in series:
+        where = result.nonfinite
+        if where is None:
+            continue
+        st.warning(
+            t(
+                f"depth.nonfinite_{where.quantity}",
+                name=name,
+                layer=where.layer,
+                limit=format_number(where.limit),
+                largest=format_number(where.largest),
+            ),
+            icon=":material/warning:",
+        )
+
+
 def stack(results: list[DepthResult]) -> None:
     series = [(placement_label(r.spec.placement), r) for r in results]
     specs = [result.spec for result in results]
+    _nonfinite_warnings(series)
     for result in (r for _, r in series if PLACEMENTS[r.spec.placement].deepnorm):
         st.info(
             t(

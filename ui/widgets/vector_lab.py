@@ -8,6 +8,7 @@ import streamlit as st
 
 from engine.config import NormSpec
 from engine.norms.random_inputs import random_vectors
+from ui.errors import input_error_text
 from ui.i18n import t
 from ui.share import VECTOR_LAB as P
 from ui.vector_input import (
@@ -19,6 +20,8 @@ from ui.vector_input import (
     parse_eps,
     parse_parameter,
     parse_vectors,
+    smallest_positive,
+    underflows,
 )
 from ui.widgets import bound
 
@@ -87,6 +90,25 @@ class VectorLabConfig:
 class VectorLabInputs:
     config: VectorLabConfig | None
     errors: tuple[str, ...]  # translated messages; config is None when non-empty
+    notes: tuple[str, ...] = ()  # translated remarks on the input (values stored as 0)
+
+
+def _underflow_notes(rows, dtype: str) -> tuple[str, ...]:
+    lost = underflows(rows, dtype)
+    if not lost:
+        return ()
+    row, column, value = lost[0]
+    tiny = f"{smallest_positive(dtype):.3g}"
+    note = t(
+        "input.underflow",
+        count=len(lost),
+        dtype=dtype,
+        value=f"{value:g}",
+        row=row,
+        column=column,
+        tiny=tiny,
+    )
+    return (note,)
 
 
 def _apply_preset() -> None:
@@ -96,7 +118,7 @@ def _apply_preset() -> None:
 
 
 def _error_text(error: VectorInputError) -> str:
-    return t(f"input.{error.key}", **error.params)
+    return input_error_text(error)
 
 
 def _vectors(source: str, dtype: str) -> tuple[tuple[float, ...], ...]:
@@ -196,4 +218,4 @@ def vector_lab_inputs() -> VectorLabInputs:
         compute_dtype=compute,
     )
     config = VectorLabConfig(rows, spec, dtype, weight, bias, min(row_index, len(rows) - 1))
-    return VectorLabInputs(config, ())
+    return VectorLabInputs(config, (), _underflow_notes(rows, dtype))
