@@ -17,6 +17,9 @@ A workshop is thirty browsers on one server.  Every engine call a page makes goe
 
 ``run_on_request`` adds the rule for heavy work: anything predicted above ``AUTO_START_S``
 never starts from a link or a rerun alone; the page shows the estimate and a button.
+Predictions come from the engine's cost models (calibrated on a quiet machine), scaled by
+how fast this server has recently run each kind of job (``expected_seconds``): a busy
+workshop server shows busy-server estimates.
 
 Engine code never sees Streamlit: a job's ``run(report, should_stop)`` gets two callbacks.
 """
@@ -83,6 +86,7 @@ class _Flight:
 
 
 _LOCK = threading.Lock()
+_SLOWDOWN: dict[str, float] = {}  # per job name: measured / predicted time, smoothed
 _STORE: dict[str, OrderedDict] = {}
 _FLIGHTS: dict[tuple, _Flight] = {}
 _ORDER = itertools.count()
@@ -131,12 +135,29 @@ def clear() -> None:
         _STORE.clear()
 
 
+def expected_seconds(job: Job) -> float:
+    """The job's predicted time on this server now: the cost model times recent slowdown."""
+    return job.seconds * _SLOWDOWN.get(job.name, 1.0)
+
+
+def _timed_run(job: Job, report, should_stop):
+    start = time.perf_counter()
+    value = job.run(report, should_stop)
+    elapsed = time.perf_counter() - start
+    if job.seconds > 0.05:  # learn from runs long enough to time
+        ratio = min(max(elapsed / job.seconds, 0.2), 20.0)
+        with _LOCK:
+            previous = _SLOWDOWN.get(job.name, ratio)
+            _SLOWDOWN[job.name] = 0.7 * previous + 0.3 * ratio
+    return value
+
+
 def _work(flight: _Flight, session_results: dict | None):
     flight.started.set()
     try:
         if flight.cancel.is_set():
             raise Cancelled("nobody waited for this job any more")
-        value = flight.job.run(flight.report, flight.cancel.is_set)
+        value = _timed_run(flight.job, flight.report, flight.cancel.is_set)
         _keep(flight.job, value, session_results)
         return value
     finally:
@@ -193,8 +214,8 @@ def compute(job: Job, on_partial: Callable[[Any], None] | None = None):
     value = cached(job)
     if value is not None:
         return value
-    if job.seconds < INLINE_S:
-        value = job.run(lambda *_: None, lambda: False)
+    if expected_seconds(job) < INLINE_S:
+        value = _timed_run(job, lambda *_: None, lambda: False)
         session = None if job.share else st.session_state.setdefault("_compute_results", {})
         _keep(job, value, session)
         return value
@@ -248,7 +269,7 @@ def run_on_request(
     for the click.  ``on_partial(index, partial)`` draws a running job's partial result.
     """
     missing = [job for job in jobs if cached(job) is None]
-    seconds = sum(job.seconds for job in missing)
+    seconds = sum(expected_seconds(job) for job in missing)
     requested = st.session_state.setdefault("_compute_requested", set())
     marker = tuple((job.name, job.key) for job in missing)
     cancel_slot = st.empty()

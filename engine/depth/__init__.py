@@ -5,6 +5,7 @@
 - ``sweep.py``      the last layer's gradient against depth (``sweep_last_layer_grad``)
 - ``theory.py``     closed-form predictions (Xiong et al. Lemma 2 / Theorem 1, DeepNorm)
 - ``limits.py``     what the simulator refuses, before any work is done
+- ``cost.py``       its predicted time and peak memory, from the spec
 
 The names below are loaded on first use: ``engine.config`` reads ``placements`` (pure data)
 while this package's simulator needs ``engine.config``, so importing this package must not
@@ -22,7 +23,8 @@ _EXPORTS = {
     "SWEEP_LAYERS": "limits",
     "check_limits": "limits",
     "sweep_depths": "limits",
-    "weight_elements": "limits",
+    "weight_elements": "cost",
+    "simulation_cost": "cost",
     "DepthCancelled": "simulator",
     "DepthResult": "simulator",
     "simulate_depth": "simulator",

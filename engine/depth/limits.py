@@ -2,26 +2,32 @@
 
 The simulator's cost is dominated by drawing every layer's weights (L·d²·k numbers) and by
 keeping the residual stream of every layer for the backward pass ((L+1)·T·d numbers); both
-are capped so that no configuration a page accepts can tie up a 2-core server for long.
-Every refusal is an ``EngineError`` whose key names the limit (``depth.<limit>``).
+are capped, and so is the predicted peak memory of the whole run (``engine/depth/cost.py``)
+against a per-job budget, so that no configuration a page accepts can exhaust a shared
+server.  Every refusal is an ``EngineError`` whose key names the limit (``depth.<limit>``).
+
+The budget is ``JOB_MEMORY_BYTES``: 1.5 GiB unless the environment variable
+``NORMSCOPE_JOB_MEMORY_MB`` says otherwise (a server with more memory per core may raise it).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import os
 
 import torch
 
 from engine.config import DepthSpec
+from engine.depth.cost import WEIGHTS_PER_D2, simulation_cost, weight_elements
 from engine.errors import EngineError
 
 MAX_LAYERS = 1000
 MAX_DEPTH_WIDTH = {"cpu": 4096, "cuda": 16384}  # the widest residual stream d, per device
 MAX_TOKENS = 1024
 MAX_STREAM_ELEMENTS = 2**28  # (L+1) * T * d floats kept for the backward pass: 1 GiB
-MAX_WEIGHT_ELEMENTS = 2**28  # weights drawn over all layers: 1 GiB, ~10 s on a 2-core CPU
-WEIGHTS_PER_D2 = {"linear": 1, "mlp": 8, "attention": 2, "transformer": 10}  # per layer / d^2
+MAX_WEIGHT_ELEMENTS = 2**28  # weights drawn over all layers: 1 GiB of normal numbers
 SWEEP_LAYERS = (6, 12, 24, 48, 96)  # depths of the last-layer gradient sweep
+JOB_MEMORY_BYTES = int(float(os.environ.get("NORMSCOPE_JOB_MEMORY_MB", 1536)) * 2**20)
 
 
 def max_width(device: str = "cpu") -> int:
@@ -66,11 +72,15 @@ def check_limits(spec: DepthSpec, device: str = "cpu") -> None:
             f"{MAX_STREAM_ELEMENTS:,} (1 GiB of float32 kept for the backward pass); "
             "lower layers, tokens or d",
         )
-
-
-def weight_elements(spec: DepthSpec) -> int:
-    """How many weights the stack draws (see ``layer_weights``): the simulation's main cost."""
-    return spec.layers * spec.d * spec.d * WEIGHTS_PER_D2[spec.sublayer]
+    peak = simulation_cost(spec).peak_bytes
+    if peak > JOB_MEMORY_BYTES:
+        raise EngineError(
+            "depth.over_memory_budget",
+            {"peak": f"{peak / 2**30:.2f}", "budget": f"{JOB_MEMORY_BYTES / 2**30:.2f}"},
+            f"this simulation would hold about {peak / 2**30:.2f} GiB at its peak, over the "
+            f"budget of {JOB_MEMORY_BYTES / 2**30:.2f} GiB per computation; lower layers, d "
+            "or tokens",
+        )
 
 
 def sweep_depths(spec: DepthSpec, layers=SWEEP_LAYERS, device: str = "cpu") -> tuple[int, ...]:

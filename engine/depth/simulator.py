@@ -17,8 +17,8 @@ y is the final norm of x_L for the pre-like placements when ``final_norm`` is on
 
 Memory and speed.  Each layer runs as its own small autograd graph from a detached input,
 and the backward pass walks down the layers with one ``torch.autograd.grad`` per layer, so
-the loop can report progress and stop between layers.  While the stack's weights fit in
-``KEEP_GRAPH_ELEMENTS`` the graphs are kept from the forward pass; beyond that only the
+the loop can report progress and stop between layers.  While the graphs fit in
+``engine.depth.cost.KEEP_GRAPH_ELEMENTS`` they are kept from the forward pass; beyond that only the
 stream x_0..x_L is kept (O(L T d)) and the backward pass regenerates each layer's weights
 from its own seed and re-runs the layer.  Each layer's weights come from a seed of
 (seed, layer, branch, matrix), so every placement sees the same draws.  Norms go through
@@ -51,6 +51,7 @@ import torch
 import torch.nn.functional as F
 
 from engine.config import DepthSpec, NormSpec
+from engine.depth.cost import keeps_graphs
 from engine.depth.limits import check_limits
 from engine.depth.placements import PLACEMENTS
 from engine.depth.theory import (
@@ -61,9 +62,6 @@ from engine.depth.theory import (
 )
 from engine.jobs import Cancelled, Progress, StopCheck, torch_threads
 from engine.norms.dispatch import normalize
-
-KEEP_GRAPH_ELEMENTS = 2**26  # graphs up to ~256 MiB of float32 are kept: no re-run
-
 
 FLOAT32_MAX = float(torch.finfo(torch.float32).max)
 
@@ -264,17 +262,6 @@ def simulate_depth(
         return _simulate(spec, progress, should_stop, device)
 
 
-def graph_elements(spec: DepthSpec) -> int:
-    """About how many float32 values all layers' autograd graphs hold: weights + activations."""
-    weights = {"linear": 1, "mlp": 8, "attention": 2}  # d*d matrices per branch
-    saved = {"linear": 4, "mlp": 12, "attention": 6}  # [T, d]-sized tensors saved per branch
-    parts = _parts(spec)
-    per_layer = spec.d * (
-        spec.d * sum(weights[p] for p in parts) + spec.tokens * sum(saved[p] for p in parts)
-    )
-    return spec.layers * per_layer
-
-
 def _layer_graph(stack: _Stack, x: torch.Tensor, layer: int, device):
     """(x_in, weight leaves, output, stats) of layer ``layer`` run with autograd from x."""
     weights = layer_weights(stack.spec, layer, device)
@@ -307,7 +294,7 @@ def _simulate(spec, progress, should_stop, device) -> DepthResult:
     pre_norm_ms = np.full(L, np.nan)
     nonfinite = None
     # Small stacks keep every layer's autograd graph; big ones re-run layers going down.
-    keep = graph_elements(spec) <= KEEP_GRAPH_ELEMENTS
+    keep = keeps_graphs(spec)
     graphs: list = [None] * (L + 1)
     finite_layers = L  # x_0 .. x_{finite_layers} are finite float32
     for layer in range(1, L + 1):
