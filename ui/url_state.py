@@ -7,6 +7,8 @@ exist), ``show_notices`` (what the URL asked for that was refused), the page, th
 
 from __future__ import annotations
 
+from urllib.parse import urlencode
+
 import streamlit as st
 
 from ui.errors import shown
@@ -80,6 +82,10 @@ def show_notices() -> None:
         st.warning(message, icon=":material/link_off:")
 
 
+def _encoded(wanted: dict[str, list[str]]) -> str:
+    return urlencode([(key, value) for key, values in wanted.items() for value in values])
+
+
 def _wanted(page: PageParams | None, lang: str) -> tuple[dict[str, list[str]], tuple[str, ...]]:
     """The query this page's state makes, and the text parameters left out for length."""
     wanted: dict[str, list[str]] = {LANGUAGE_PARAM: [lang]}
@@ -96,7 +102,7 @@ def _wanted(page: PageParams | None, lang: str) -> tuple[dict[str, list[str]], t
         key=lambda k: -len(wanted[k][0]),
     )
     for key in texts:  # a link past the limit would be refused: leave the longest text out
-        if sum(len(k) + len(v) + 2 for k, vs in wanted.items() for v in vs) <= MAX_URL_CHARS:
+        if len(_encoded(wanted)) <= MAX_URL_CHARS:
             break
         del wanted[key]
         left_out.append(key)
@@ -115,10 +121,8 @@ def publish(page: PageParams | None, lang: str) -> tuple[str, ...]:
 
 def share_link(page: PageParams | None, lang: str) -> str:
     """The address an instructor copies: this page with its settings."""
-    from urllib.parse import urlencode
-
     wanted, _ = _wanted(page, lang)
-    query = urlencode([(k, v) for k, vs in wanted.items() for v in vs])
+    query = _encoded(wanted)
     base = st.context.url or ""
     return f"{base}?{query}" if query else base
 

@@ -102,3 +102,12 @@ def test_the_heaviest_accepted_depth_link_waits_for_a_click_with_an_estimate():
     assert not at.get("plotly_chart") or all(
         chart.proto.id != "dp_residual" for chart in at.get("plotly_chart")
     )
+
+
+def test_a_typed_input_too_long_for_a_link_is_left_out_with_a_note():
+    text = "\n".join(", ".join(f"{r}.{c}" for c in range(1024)) for r in range(48))  # ~290 KB
+    at = _open({"lang": "en"})
+    at.text_area(key="vl_text").input(text).run()
+    assert not at.exception and not at.error
+    assert "vl_text" not in at.query_params  # the link would be refused by the server
+    assert any("too long for a link" in caption.value for caption in at.caption)
