@@ -1,0 +1,133 @@
+"""Hostile input, generated: no link and no typed text can raise, and every refusal is named.
+
+``hypothesis`` writes the links: random keys and values for every page, repeated keys, huge
+and tiny numbers, unicode, markup; and random text for the vector parser.  Each link is
+opened fresh (AppTest); no exception may escape, and every parameter the page refused must
+be named in a visible message.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from streamlit.testing.v1 import AppTest
+
+from ui import compute
+from ui.share import PAGES, parse
+from ui.vector_input import VectorInputError, parse_eps, parse_parameter, parse_vectors
+
+APP = str(Path(__file__).resolve().parents[2] / "app.py")
+
+NASTY_TEXT = st.sampled_from(
+    [
+        "",
+        "-1",
+        "1e400",
+        "1e-400",
+        "nan",
+        "inf",
+        "-0",
+        "9" * 50,
+        "0x10",
+        "１２",
+        "−3",
+        "<script>alert(1)</script>",
+        "**bold** [link](https://evil.example)",
+        "https://evil.example/login",
+        "$\\frac{1}{0}$",
+        "true",
+        "TRUE",
+        "RMSNorm",
+        "post,pre,post",
+        "a" * 500,
+        "\u202e\u0000",
+        "类注意力混合器",
+    ]
+)
+VALUES = st.one_of(
+    NASTY_TEXT,
+    st.text(max_size=30),
+    st.integers(min_value=-(10**12), max_value=10**12).map(str),
+    st.floats(allow_nan=True, allow_infinity=True).map(repr),
+)
+
+
+def _page_links(page):
+    keys = st.sampled_from([p.key for p in page.params] + ["lang", "zz_unknown", "dp_x"])
+    return st.dictionaries(keys, st.lists(VALUES, min_size=1, max_size=3), max_size=4)
+
+
+def _open(page_name, link) -> AppTest:
+    compute.clear()
+    at = AppTest.from_file(APP, default_timeout=60)
+    for key, values in link.items():
+        at.query_params[key] = values if len(values) > 1 else values[0]
+    at.switch_page(f"app_pages/{page_name}.py")
+    return at.run()
+
+
+def _refused(page, link) -> set[str]:
+    refused = set()
+    for key, values in link.items():
+        if key == "lang":
+            if values[-1] not in ("en", "zh"):
+                refused.add(key)
+            continue
+        param = page.by_key.get(key)
+        if param is None:
+            if key.split("_")[0] not in ("vl", "dp", "kn", "tl", "tla", "tlb"):
+                refused.add(key)
+            continue
+        if parse(param, list(values))[1] is not None:
+            refused.add(key)
+    return refused
+
+
+def _check(page_name, link):
+    page = PAGES[page_name]
+    at = _open(page_name, link)
+    assert not at.exception, at.exception
+    shown = " ".join(w.value for w in at.warning)
+    for key in _refused(page, link):
+        assert key in shown, (key, shown)
+
+
+SETTINGS = settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@SETTINGS
+@given(link=_page_links(PAGES["vector_lab"]))
+def test_vector_lab_links_never_raise_and_name_what_they_refuse(link):
+    _check("vector_lab", link)
+
+
+@SETTINGS
+@given(link=_page_links(PAGES["depth"]))
+def test_depth_links_never_raise_and_name_what_they_refuse(link):
+    # Expensive links only show a button (nothing over 2 s starts from a link).
+    _check("depth", link)
+
+
+@SETTINGS
+@given(link=_page_links(PAGES["kernels"]))
+def test_kernels_links_never_raise_and_name_what_they_refuse(link):
+    _check("kernels", link)
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.one_of(st.text(max_size=200), NASTY_TEXT, st.lists(VALUES).map(", ".join)))
+def test_the_vector_parser_accepts_or_refuses_with_a_named_message(text):
+    for dtype in ("float32", "float16", "bfloat16"):
+        try:
+            rows = parse_vectors(text, dtype)
+        except VectorInputError as error:
+            assert error.key  # a message key the page translates
+        else:
+            assert rows and all(len(row) == len(rows[0]) for row in rows)
+    for parse_one in (parse_eps, lambda t: parse_parameter(t, 4, "γ")):
+        try:
+            parse_one(text)
+        except VectorInputError as error:
+            assert error.key
