@@ -1,0 +1,204 @@
+"""One pass over a window of rows, a chunk at a time, into a ``LayerPartial``.
+
+A chunk is copied once into a float32 buffer (float64 for float64 data) small enough to stay
+in the CPU cache; the per-row sums and sums of squares, the per-row and per-channel maxima,
+the chunk's per-channel mean and M2 (two-pass within the chunk, merged by Chan's formula
+across chunks), the top-k entries and the magnitude histogram are all taken from that
+buffer and one scratch buffer of the same size.  NaN and inf are rare, so a chunk is first
+reduced as if finite; only when a row's sum of squares is not finite (a NaN, an inf, or a
+float32 value whose square overflows) is the chunk redone in float64 with masks.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from engine.dumps.limits import CHUNK_VALUES
+from engine.dumps.partials import (
+    HIST_BINS,
+    LARGE_CAP,
+    NONFINITE_CAP,
+    Entries,
+    LayerPartial,
+    RowBlock,
+)
+
+_BF16_MAX = float(torch.finfo(torch.bfloat16).max)
+
+
+def grid_of(dtype: torch.dtype) -> str:
+    """Float16 data are histogrammed by their own bits; everything else on bfloat16's grid
+    (float32's range, 8 significant bits: a median to within 0.4 %)."""
+    return "float16" if dtype == torch.float16 else "bfloat16"
+
+
+def _bits(x: torch.Tensor) -> torch.Tensor:
+    """15-bit magnitude patterns of ``x`` ([n, d] → [n*d] int16, non-negative)."""
+    if x.dtype in (torch.float16, torch.bfloat16):
+        raw = x.contiguous().view(torch.int16)  # [n, d]
+    else:
+        raw = x.abs().clamp_(max=_BF16_MAX).to(torch.bfloat16).view(torch.int16)  # [n, d]
+    return (raw & 0x7FFF).flatten()  # [n*d]
+
+
+class _Accumulator:
+    """Running statistics of one window (private, mutable; frozen into a partial at the end)."""
+
+    def __init__(self, rows: int, d: int, dtype: torch.dtype, massive_abs: float, top_k: int):
+        self.first_row = 0  # where the window starts within its layer
+        self.work = torch.float64 if dtype == torch.float64 else torch.float32
+        self.grid = grid_of(dtype)
+        self.massive_abs = massive_abs
+        self.top_k = top_k
+        self.sums = np.zeros(rows)
+        self.sumsq = np.zeros(rows)
+        self.maxabs = np.zeros(rows)
+        self.finite = np.full(rows, d, dtype=np.int64)
+        self.count = np.zeros(d, dtype=np.int64)
+        self.mean = np.zeros(d)
+        self.m2 = np.zeros(d)
+        self.channel_maxsq = torch.zeros(d, dtype=torch.float64)
+        self.hist = torch.zeros(HIST_BINS, dtype=torch.int64)
+        self.top = Entries.empty()
+        self.large = Entries.empty()
+        self.large_total = 0
+        self.nonfinite = [0, 0, 0]  # nan, +inf, -inf
+        self.nonfinite_rows: list[int] = []
+
+    def add_channels(self, count: np.ndarray, mean: np.ndarray, m2: np.ndarray) -> None:
+        """Chan's merge of a chunk's per-channel (count, mean, M2) into the running ones."""
+        total = self.count + count
+        safe = np.maximum(total, 1)
+        delta = mean - self.mean
+        self.mean = np.where(total > 0, self.mean + delta * (count / safe), 0.0)
+        self.m2 = self.m2 + m2 + delta**2 * (self.count * (count / safe))
+        self.count = total
+
+    def add_entries(self, x: torch.Tensor, rows: torch.Tensor, at: int) -> None:
+        """Top-k entries among ``rows`` (indices into the chunk ``x`` [n, d] at row ``at``)."""
+        candidates = x[rows].abs()  # [r, d]
+        k = min(self.top_k, candidates.numel())
+        values, flat = candidates.flatten().topk(k)  # [k]
+        local_rows = rows[flat // x.shape[1]]
+        signed = x[local_rows, flat % x.shape[1]].double().numpy()
+        layer_rows = local_rows.numpy() + (self.first_row + at)
+        chunk_top = Entries(signed, layer_rows, (flat % x.shape[1]).numpy())
+        self.top = self.top.merged(chunk_top, self.top_k)
+
+    def add_large(self, x: torch.Tensor, row_maxabs: torch.Tensor, at: int) -> None:
+        """Entries with |a| > massive_abs, found only in the rows whose maximum exceeds it."""
+        rows = torch.nonzero(row_maxabs > self.massive_abs).flatten()  # rows holding any
+        if rows.numel() == 0:
+            return
+        local, channel = torch.nonzero(x[rows].abs() > self.massive_abs, as_tuple=True)
+        self.large_total += int(local.numel())
+        found = Entries(
+            x[rows[local], channel].double().numpy(),
+            (rows[local] + (self.first_row + at)).numpy(),
+            channel.numpy(),
+        )
+        self.large = self.large.merged(found, LARGE_CAP)
+
+    def partial(self, layer: int) -> LayerPartial:
+        return LayerPartial(
+            layer=layer,
+            blocks=(RowBlock(self.first_row, self.sums, self.sumsq, self.maxabs, self.finite),),
+            count=self.count,
+            mean=self.mean,
+            m2=self.m2,
+            channel_maxabs=self.channel_maxsq.sqrt().numpy(),
+            hist=self.hist.numpy(),
+            grid=self.grid,
+            top=self.top,
+            large=self.large,
+            large_total=self.large_total,
+            nan=self.nonfinite[0],
+            posinf=self.nonfinite[1],
+            neginf=self.nonfinite[2],
+            nonfinite_rows=np.asarray(self.nonfinite_rows[:NONFINITE_CAP], dtype=np.int64),
+            top_k=self.top_k,
+        )
+
+
+def _finite_chunk(acc: _Accumulator, x, buf, scratch, at: int) -> bool:
+    """Reduce chunk ``x`` [n, d] assuming finite values; False (nothing added) if not."""
+    n = x.shape[0]
+    work = x if x.dtype == acc.work else buf[:n].copy_(x)  # [n, d]
+    squares = torch.mul(work, work, out=scratch[:n])  # [n, d]
+    row_sumsq = squares.sum(-1)  # [n]
+    if not torch.isfinite(row_sumsq).all():
+        return False
+    row_maxsq = squares.amax(-1)  # [n]
+    torch.maximum(acc.channel_maxsq, squares.amax(0).double(), out=acc.channel_maxsq)
+    column_sums = work.sum(0)  # [d]
+    chunk_mean = column_sums / n  # [d]
+    centered = torch.sub(work, chunk_mean, out=scratch[:n])  # [n, d]
+    m2 = centered.mul_(centered).sum(0)  # [d]
+    acc.sums[at : at + n] = work.sum(-1).double().numpy()
+    acc.sumsq[at : at + n] = row_sumsq.double().numpy()
+    row_maxabs = row_maxsq.double().sqrt()  # [n]
+    acc.maxabs[at : at + n] = row_maxabs.numpy()
+    counts = np.full(x.shape[1], n, dtype=np.int64)
+    acc.add_channels(counts, chunk_mean.double().numpy(), m2.double().numpy())
+    acc.add_entries(work, row_maxsq.topk(min(acc.top_k, n)).indices, at)
+    acc.add_large(work, row_maxabs, at)
+    return True
+
+
+def _masked_chunk(acc: _Accumulator, x: torch.Tensor, at: int) -> None:
+    """Reduce a chunk holding NaN/inf (or float32 squares that overflow) in float64."""
+    values = x.double()  # [n, d]
+    finite = torch.isfinite(values)  # [n, d]
+    acc.nonfinite[0] += int(torch.isnan(values).sum())
+    acc.nonfinite[1] += int((values == float("inf")).sum())
+    acc.nonfinite[2] += int((values == float("-inf")).sum())
+    bad_rows = torch.nonzero(~finite.all(-1)).flatten() + (acc.first_row + at)
+    acc.nonfinite_rows.extend(bad_rows[: NONFINITE_CAP - len(acc.nonfinite_rows)].tolist())
+    clean = torch.where(finite, values, 0.0)  # [n, d]
+    n = x.shape[0]
+    acc.sums[at : at + n] = clean.sum(-1).numpy()
+    acc.sumsq[at : at + n] = (clean * clean).sum(-1).numpy()
+    magnitude = clean.abs()  # [n, d]
+    row_maxabs = magnitude.amax(-1)  # [n]
+    acc.maxabs[at : at + n] = row_maxabs.numpy()
+    acc.finite[at : at + n] = finite.sum(-1).numpy()
+    torch.maximum(acc.channel_maxsq, magnitude.amax(0) ** 2, out=acc.channel_maxsq)
+    count = finite.sum(0)  # [d]
+    chunk_mean = clean.sum(0) / count.clamp_min(1)  # [d]
+    centered = torch.where(finite, clean - chunk_mean, 0.0)  # [n, d]
+    m2 = (centered * centered).sum(0)  # [d]
+    acc.add_channels(count.numpy(), chunk_mean.numpy(), m2.numpy())
+    acc.add_entries(clean, row_maxabs.topk(min(acc.top_k, n)).indices, at)
+    acc.add_large(clean, row_maxabs, at)
+
+
+def reduce_rows(
+    read,
+    rows: int,
+    d: int,
+    dtype: torch.dtype,
+    layer: int,
+    first_row: int,
+    massive_abs: float,
+    top_k: int,
+    between_chunks=None,
+) -> LayerPartial:
+    """The partial of ``rows`` rows that ``read(start, stop)`` returns as [n, d] tensors.
+
+    ``first_row`` is where these rows start within their layer; ``between_chunks(done)`` is
+    called after each chunk with the rows done so far (progress, cancellation).
+    """
+    acc = _Accumulator(rows, d, dtype, massive_abs, top_k)
+    acc.first_row = first_row
+    step = max(1, CHUNK_VALUES // d)
+    buf = torch.empty(min(step, rows), d, dtype=acc.work)  # [chunk, d]
+    scratch = torch.empty_like(buf)  # [chunk, d]
+    for start in range(0, rows, step):
+        x = read(start, min(start + step, rows))  # [n, d]
+        torch.add(acc.hist, torch.bincount(_bits(x), minlength=HIST_BINS), out=acc.hist)
+        if not _finite_chunk(acc, x, buf, scratch, start):
+            _masked_chunk(acc, x, start)
+        if between_chunks is not None:
+            between_chunks(min(start + step, rows))
+    return acc.partial(layer)
