@@ -75,31 +75,6 @@ class _Accumulator:
         self.m2 = self.m2 + m2 + delta**2 * (self.count * (count / safe))
         self.count = total
 
-    def add_entries(self, x: torch.Tensor, rows: torch.Tensor, at: int) -> None:
-        """Top-k entries among ``rows`` (indices into the chunk ``x`` [n, d] at row ``at``)."""
-        candidates = x[rows].abs()  # [r, d]
-        k = min(self.top_k, candidates.numel())
-        values, flat = candidates.flatten().topk(k)  # [k]
-        local_rows = rows[flat // x.shape[1]]
-        signed = x[local_rows, flat % x.shape[1]].double().numpy()
-        layer_rows = local_rows.numpy() + (self.first_row + at)
-        chunk_top = Entries(signed, layer_rows, (flat % x.shape[1]).numpy())
-        self.top = self.top.merged(chunk_top, self.top_k)
-
-    def add_large(self, x: torch.Tensor, row_maxabs: torch.Tensor, at: int) -> None:
-        """Entries with |a| > massive_abs, found only in the rows whose maximum exceeds it."""
-        rows = torch.nonzero(row_maxabs > self.massive_abs).flatten()  # rows holding any
-        if rows.numel() == 0:
-            return
-        local, channel = torch.nonzero(x[rows].abs() > self.massive_abs, as_tuple=True)
-        self.large_total += int(local.numel())
-        found = Entries(
-            x[rows[local], channel].double().numpy(),
-            (rows[local] + (self.first_row + at)).numpy(),
-            channel.numpy(),
-        )
-        self.large = self.large.merged(found, LARGE_CAP)
-
     def partial(self, layer: int) -> LayerPartial:
         return LayerPartial(
             layer=layer,
@@ -141,8 +116,6 @@ def _finite_chunk(acc: _Accumulator, x, buf, scratch, at: int) -> bool:
     acc.maxabs[at : at + n] = row_maxabs.numpy()
     counts = np.full(x.shape[1], n, dtype=np.int64)
     acc.add_channels(counts, chunk_mean.double().numpy(), m2.double().numpy())
-    acc.add_entries(work, row_maxsq.topk(min(acc.top_k, n)).indices, at)
-    acc.add_large(work, row_maxabs, at)
     return True
 
 
@@ -169,36 +142,82 @@ def _masked_chunk(acc: _Accumulator, x: torch.Tensor, at: int) -> None:
     centered = torch.where(finite, clean - chunk_mean, 0.0)  # [n, d]
     m2 = (centered * centered).sum(0)  # [d]
     acc.add_channels(count.numpy(), chunk_mean.numpy(), m2.numpy())
-    acc.add_entries(clean, row_maxabs.topk(min(acc.top_k, n)).indices, at)
-    acc.add_large(clean, row_maxabs, at)
 
 
-def reduce_rows(
-    read,
-    rows: int,
-    d: int,
-    dtype: torch.dtype,
+def _clean_rows(window: torch.Tensor, rows: np.ndarray) -> torch.Tensor:
+    """Rows of the window in float64, NaN and inf read as 0 (as in the row maxima)."""
+    picked = window[torch.from_numpy(rows)].double()  # [r, d]
+    return torch.nan_to_num(picked, nan=0.0, posinf=0.0, neginf=0.0)
+
+
+def _top_entries(window: torch.Tensor, maxabs: np.ndarray, top_k: int, first_row: int):
+    """The ``top_k`` largest |a| of the window, ties broken by (row, channel).
+
+    They lie in the ``top_k`` rows that come first by (largest row maximum, row): an entry
+    of any other row is preceded by the maxima of ``top_k`` rows that are at least as large
+    and, when equal, earlier.  So only those rows are read again.
+    """
+    rows = np.lexsort((np.arange(maxabs.shape[0]), -maxabs))[:top_k]
+    values = _clean_rows(window, rows)  # [k, d]
+    magnitude = values.abs().flatten()  # [k*d]
+    k = min(top_k, magnitude.numel())
+    kth = magnitude.topk(k).values[-1]
+    candidates = torch.nonzero(magnitude >= kth).flatten().numpy()  # ties included
+    row_of, channel = candidates // window.shape[1], candidates % window.shape[1]
+    order = np.lexsort((channel, rows[row_of], -magnitude.numpy()[candidates]))[:k]
+    picked = candidates[order]
+    return Entries(
+        values.flatten().numpy()[picked],
+        rows[row_of[order]].astype(np.int64) + first_row,
+        channel[order].astype(np.int64),
+    )
+
+
+def _large_entries(window, maxabs: np.ndarray, massive_abs: float, first_row: int, step: int):
+    """Entries with |a| > massive_abs (up to LARGE_CAP kept) and their exact count."""
+    found, total = Entries.empty(), 0
+    rows = np.nonzero(maxabs > massive_abs)[0]  # only rows whose maximum exceeds it
+    for start in range(0, rows.shape[0], step):
+        group = rows[start : start + step]
+        values = _clean_rows(window, group)  # [r, d]
+        local, channel = torch.nonzero(values.abs() > massive_abs, as_tuple=True)
+        total += int(local.numel())
+        more = Entries(
+            values[local, channel].numpy(),
+            group[local.numpy()].astype(np.int64) + first_row,
+            channel.numpy().astype(np.int64),
+        )
+        found = found.merged(more, LARGE_CAP)
+    return found, total
+
+
+def reduce_window(
+    window: torch.Tensor,
     layer: int,
     first_row: int,
     massive_abs: float,
     top_k: int,
     between_chunks=None,
 ) -> LayerPartial:
-    """The partial of ``rows`` rows that ``read(start, stop)`` returns as [n, d] tensors.
+    """The partial of the rows of ``window`` ([rows, d], any accepted dtype, may be a view
+    of a mapped file), which start at row ``first_row`` of layer ``layer``.
 
-    ``first_row`` is where these rows start within their layer; ``between_chunks(done)`` is
-    called after each chunk with the rows done so far (progress, cancellation).
+    ``between_chunks(done)`` is called after each chunk with the rows done so far
+    (progress, cancellation).
     """
-    acc = _Accumulator(rows, d, dtype, massive_abs, top_k)
+    rows, d = window.shape
+    acc = _Accumulator(rows, d, window.dtype, massive_abs, top_k)
     acc.first_row = first_row
     step = max(1, CHUNK_VALUES // d)
     buf = torch.empty(min(step, rows), d, dtype=acc.work)  # [chunk, d]
     scratch = torch.empty_like(buf)  # [chunk, d]
     for start in range(0, rows, step):
-        x = read(start, min(start + step, rows))  # [n, d]
+        x = window[start : start + step]  # [n, d]
         torch.add(acc.hist, torch.bincount(_bits(x), minlength=HIST_BINS), out=acc.hist)
         if not _finite_chunk(acc, x, buf, scratch, start):
             _masked_chunk(acc, x, start)
         if between_chunks is not None:
             between_chunks(min(start + step, rows))
+    acc.top = _top_entries(window, acc.maxabs, top_k, first_row)
+    acc.large, acc.large_total = _large_entries(window, acc.maxabs, massive_abs, first_row, step)
     return acc.partial(layer)

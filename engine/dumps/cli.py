@@ -26,8 +26,8 @@ PRINTED_ROWS = 20  # rows of each table printed; --json / --csv hold them all
 class ProgressBar:
     """A one-line bar on a text stream, redrawn at most every 0.1 s."""
 
-    def __init__(self, stream=sys.stderr, width: int = 40, enabled: bool = True):
-        self.stream, self.width, self.enabled = stream, width, enabled
+    def __init__(self, stream=None, width: int = 40, enabled: bool = True):
+        self.stream, self.width, self.enabled = stream or sys.stderr, width, enabled
         self._last = 0.0
         self._start = time.perf_counter()
 
@@ -65,6 +65,7 @@ def _add_report_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _print_table(title: str, table: pd.DataFrame, rows: int, out) -> None:
+    """A titled table, its first ``rows`` rows, numbers to 4 significant digits."""
     shown = table.head(rows)
     more = f" (first {rows} of {len(table)})" if len(table) > rows else ""
     out.write(f"\n{title}{more}\n")
@@ -74,8 +75,9 @@ def _print_table(title: str, table: pd.DataFrame, rows: int, out) -> None:
     out.write(shown.to_string(index=False, float_format=lambda v: f"{v:.4g}") + "\n")
 
 
-def print_report(rep, rows: int = PRINTED_ROWS, out=sys.stdout) -> None:
-    """The report as text: the layout read, then the page's tables."""
+def print_report(rep, rows: int = PRINTED_ROWS, out=None) -> None:
+    """The report as text (on ``out``, default stdout): the layout read, then the tables."""
+    out = out or sys.stdout
     from engine.dumps.tables import report_tables
 
     lay = rep.layout

@@ -22,6 +22,8 @@ from engine.dumps.refusals import refuse
 from engine.errors import EngineError
 from engine.jobs import Cancelled, Progress, StopCheck
 
+CONNECT_TIMEOUT_S = 10  # a scheduler that does not answer within this is refused
+
 
 def _import_distributed():
     try:
@@ -51,7 +53,7 @@ def connect(address: str):
             )
             client = distributed.Client(cluster)
         else:
-            client = distributed.Client(address, timeout="10s")
+            client = distributed.Client(address, timeout=f"{CONNECT_TIMEOUT_S}s")
     except Exception as exc:  # OSError, TimeoutError from the scheduler connection
         raise refuse("dask_failed", address=address, detail=str(exc)[:200]) from None
     try:

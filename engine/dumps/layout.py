@@ -84,7 +84,7 @@ def _named_entries(scans: tuple[FileScan, ...]) -> dict[str, list[EntryInfo]]:
     if bare and len(scans) > 1:
         template, _ = names.split_index(scans[0].entries[0].name)
         if names.is_shard_template(template) or len(scans[0].entries[0].shape) == 4:
-            shard_name = template
+            shard_name = template.replace("{i}", "*")  # one array, its shards numbered
     grouped: dict[str, list[EntryInfo]] = defaultdict(list)
     for scan in scans:
         for entry in scan.entries:

@@ -9,19 +9,21 @@ Dask cluster.  Both merge with ``partials.merge``, so they agree to rounding.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import torch
 
 from engine.config import DumpSpec
-from engine.dumps.chunks import reduce_rows
+from engine.dumps.chunks import reduce_window
 from engine.dumps.formats import open_reader
 from engine.dumps.formats.safetensors_file import TORCH_DTYPES
 from engine.dumps.layout import Layout, Piece
 from engine.dumps.limits import WINDOW_BYTES
-from engine.dumps.partials import LayerPartial, merge_all
-from engine.jobs import Cancelled, Progress, StopCheck
+from engine.dumps.partials import LayerPartial, merge, merge_all
+from engine.jobs import Cancelled, Progress, StopCheck, torch_threads
 
 
 @dataclass(frozen=True)
@@ -40,8 +42,9 @@ class Unit:
         return self.stop - self.start
 
 
-def make_units(layout: Layout, window_bytes: int = WINDOW_BYTES) -> tuple[Unit, ...]:
+def make_units(layout: Layout, window_bytes: int | None = None) -> tuple[Unit, ...]:
     """Every unit of the stream, layer by layer, file order within a layer."""
+    window_bytes = window_bytes or WINDOW_BYTES
     units = []
     for layer, slot in enumerate(layout.layers):
         layer_row = 0
@@ -55,28 +58,41 @@ def make_units(layout: Layout, window_bytes: int = WINDOW_BYTES) -> tuple[Unit, 
     return tuple(units)
 
 
-def reduce_unit(unit: Unit, spec: DumpSpec, reader=None, between_chunks=None) -> LayerPartial:
-    """The partial of one unit; opens (and closes) its own reader unless given one."""
+def reduce_unit(
+    unit: Unit, spec: DumpSpec, reader=None, between_chunks=None, workers: int = 1
+) -> LayerPartial:
+    """The partial of one unit; opens (and closes) its own reader unless given one.
+
+    ``workers`` > 1 splits the window's rows between that many threads (each running torch
+    with one thread: on a busy machine OpenMP's own workers wait for each other, see
+    engine/jobs.py) and merges their partials.
+    """
     own = reader is None
     reader = open_reader(unit.piece.entry.file) if own else reader
     entry, offset = unit.piece.entry, unit.piece.row_start + unit.start
     try:
         window = reader.rows(entry, offset, offset + unit.rows)  # [rows, d], mapped
+        if workers <= 1 or unit.rows < 2 * workers:
+            return reduce_window(
+                window, unit.layer, unit.layer_row, spec.massive_abs, spec.top_k, between_chunks
+            )
+        bounds = [unit.rows * part // workers for part in range(workers + 1)]
 
-        def read(start: int, stop: int) -> torch.Tensor:
-            return window[start:stop]  # [n, d]
+        def part(index: int) -> LayerPartial:
+            start, stop = bounds[index], bounds[index + 1]
+            progress = between_chunks if index == 0 else None
+            return reduce_window(
+                window[start:stop],
+                unit.layer,
+                unit.layer_row + start,
+                spec.massive_abs,
+                spec.top_k,
+                None if progress is None else (lambda done: progress(done * workers)),
+            )
 
-        return reduce_rows(
-            read,
-            rows=unit.rows,
-            d=entry.d,
-            dtype=TORCH_DTYPES[entry.dtype],
-            layer=unit.layer,
-            first_row=unit.layer_row,
-            massive_abs=spec.massive_abs,
-            top_k=spec.top_k,
-            between_chunks=between_chunks,
-        )
+        with ThreadPoolExecutor(workers) as pool:
+            partials = list(pool.map(part, range(workers)))
+        return functools.reduce(merge, partials)
     finally:
         if own:
             reader.close()
@@ -94,26 +110,29 @@ def reduce_stream(
     spec: DumpSpec,
     progress: Progress | None = None,
     should_stop: StopCheck | None = None,
+    workers: int = 1,
 ) -> dict[int, LayerPartial]:
-    """{layer: partial} over every row of the stream, in this process."""
+    """{layer: partial} over every row of the stream, in this process (``workers`` threads
+    per window, torch itself held to one thread)."""
     units = make_units(layout)
     total_rows = sum(unit.rows for unit in units) or 1
     done_rows = 0
     merged: dict[int, LayerPartial] = {}
-    for file, file_units in _by_file(units).items():
-        reader = open_reader(file)  # an upload's .pt is unpickled once here
-        try:
-            for unit in file_units:
+    with torch_threads(1):
+        for file, file_units in _by_file(units).items():
+            reader = open_reader(file)  # an upload's .pt is unpickled once here
+            try:
+                for unit in file_units:
 
-                def between_chunks(rows_done: int, base: int = done_rows) -> None:
-                    if should_stop is not None and should_stop():
-                        raise Cancelled()
-                    if progress is not None:
-                        progress(min(1.0, (base + rows_done) / total_rows))
+                    def between_chunks(rows_done: int, base: int = done_rows) -> None:
+                        if should_stop is not None and should_stop():
+                            raise Cancelled()
+                        if progress is not None:
+                            progress(min(1.0, (base + rows_done) / total_rows))
 
-                partial = reduce_unit(unit, spec, reader, between_chunks)
-                merged = merge_all(merged, {unit.layer: partial})
-                done_rows += unit.rows
-        finally:
-            reader.close()
+                    partial = reduce_unit(unit, spec, reader, between_chunks, workers)
+                    merged = merge_all(merged, {unit.layer: partial})
+                    done_rows += unit.rows
+            finally:
+                reader.close()
     return merged

@@ -14,6 +14,7 @@ from __future__ import annotations
 import io
 import pickle
 import pickletools
+import warnings
 import zipfile
 
 import torch
@@ -66,9 +67,10 @@ def _load(file: DumpFile) -> object:
     if isinstance(source, io.BytesIO):
         source.seek(0)
     try:
-        return torch.load(
-            source, map_location="cpu", weights_only=True, mmap=file.data is None
-        )  # a payload makes the restricted unpickler raise before anything is called
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # e.g. "unusual pickle protocol": we refuse or read
+            # A payload makes the restricted unpickler raise before anything is called.
+            return torch.load(source, map_location="cpu", weights_only=True, mmap=file.data is None)
     except pickle.UnpicklingError as exc:
         raise refuse("unsafe_pickle", file=file.name, detail=_first_line(exc)) from None
     except Exception as exc:  # RuntimeError from the zip reader, EOFError, ...
