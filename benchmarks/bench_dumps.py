@@ -13,7 +13,7 @@ the wall time and ``ru_maxrss``.  The two children alternate, ``--reps`` times e
 figures are medians.  ``--cold`` also drops the file's pages from the page cache before each
 child (``posix_fadvise(DONTNEED)`` on this file only), so both read from disk.
 
-Run:  .venv/bin/python benchmarks/bench_dumps.py [--gib 1] [--reps 3] [--cold] [--dir DIR]
+Run:  .venv/bin/python benchmarks/bench_dumps.py [--gib 1] [--reps 3] [--cold] [--workers N]
 """
 
 from __future__ import annotations
@@ -66,7 +66,7 @@ def _rss_mib() -> float:
         return int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
-def child(mode: str, path: str) -> None:
+def child(mode: str, path: str, workers: int = 1) -> None:
     """Run one measurement and print it as JSON (called in a fresh interpreter)."""
     import resource
 
@@ -84,7 +84,7 @@ def child(mode: str, path: str) -> None:
         total = float(torch.sum(x))
         del x
     else:
-        rep = report(path)
+        rep = report(path, workers=workers)
         total = float(rep.residual.rms_layer[-1])
     seconds = time.perf_counter() - start
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB → MiB
@@ -99,11 +99,11 @@ def _drop_cache(path: Path) -> None:
         os.close(fd)
 
 
-def _run_child(mode: str, path: Path, cold: bool) -> dict:
+def _run_child(mode: str, path: Path, cold: bool, workers: int) -> dict:
     if cold:
         _drop_cache(path)
     out = subprocess.run(
-        [sys.executable, __file__, "--child", mode, str(path)],
+        [sys.executable, __file__, "--child", mode, str(path), "--workers", str(workers)],
         check=True,
         capture_output=True,
         text=True,
@@ -112,12 +112,12 @@ def _run_child(mode: str, path: Path, cold: bool) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def measure(path: Path, reps: int, cold: bool) -> dict[str, list[dict]]:
+def measure(path: Path, reps: int, cold: bool, workers: int) -> dict[str, list[dict]]:
     runs: dict[str, list[dict]] = {"sum": [], "report": []}
     for rep in range(reps):
         order = ("sum", "report") if rep % 2 == 0 else ("report", "sum")
         for mode in order:
-            runs[mode].append(_run_child(mode, path, cold))
+            runs[mode].append(_run_child(mode, path, cold, workers))
     return runs
 
 
@@ -141,10 +141,11 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--cold", action="store_true", help="also measure from a cold cache")
     parser.add_argument("--dir", default=None, help="where to write the temporary dump")
+    parser.add_argument("--workers", type=int, default=1, help="report(..., workers=N)")
     parser.add_argument("--child", nargs=2, metavar=("MODE", "PATH"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        child(*args.child)
+        child(*args.child, workers=args.workers)
         return
     import torch
 
@@ -155,15 +156,16 @@ def main() -> None:
         shape = write_dump(path, args.gib)
         written = time.perf_counter() - start
         size = path.stat().st_size / 2**30
-        rows = [_row("page cache warm", measure(path, args.reps, cold=False))]
+        rows = [_row("page cache warm", measure(path, args.reps, False, args.workers))]
         if args.cold:
-            rows.append(_row("page cache dropped", measure(path, args.reps, cold=True)))
+            rows.append(_row("page cache dropped", measure(path, args.reps, True, args.workers)))
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     load = os.getloadavg()[0]
     print(
-        f"`benchmarks/bench_dumps.py --gib {args.gib:g} --reps {args.reps}"
-        f"{' --cold' if args.cold else ''}` · {time.strftime('%Y-%m-%d')} · "
+        f"`benchmarks/bench_dumps.py --gib {args.gib:g} --reps {args.reps} "
+        f"--workers {args.workers}{' --cold' if args.cold else ''}` · "
+        f"{time.strftime('%Y-%m-%d')} · "
         f"{os.cpu_count()}-core {platform.machine()} CPU · torch {torch.__version__} "
         f"({torch.get_num_threads()} threads) · 1-minute load average {load:.1f} at the end.\n"
         f"Dump: float16 `hidden_states` {list(shape)} ({size:.2f} GiB, written in {written:.1f} s, "

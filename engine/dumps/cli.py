@@ -53,6 +53,9 @@ def _add_report_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="ADDRESS",
         help="reduce the shards on a Dask cluster (a scheduler address, or 'local')",
     )
+    parser.add_argument(
+        "--workers", type=int, default=1, help="threads reducing each window (default 1)"
+    )
     parser.add_argument("--axes", default="auto", choices=DUMP_AXES)
     parser.add_argument("--stream", default="auto", help="template of the stream's entries")
     parser.add_argument("--layer-order", default="names", choices=DUMP_LAYER_ORDERS)
@@ -133,7 +136,7 @@ def _run_report(args: argparse.Namespace) -> int:
         top_k=args.top_k,
     )
     bar = ProgressBar(enabled=not args.no_progress)
-    rep = report(args.source, spec, progress=bar, dask=args.dask)
+    rep = report(args.source, spec, progress=bar, dask=args.dask, workers=max(1, args.workers))
     print_report(rep, rows=args.rows)
     if args.json:
         sys.stdout.write(f"Wrote {write_json(rep, args.json)}\n")

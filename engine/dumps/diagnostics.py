@@ -19,6 +19,8 @@ Dask run show the same numbers.
 
 from __future__ import annotations
 
+import warnings
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
@@ -91,6 +93,15 @@ class ChannelDiagnostics:
     outlier_channel: np.ndarray  # [m]
 
 
+@contextmanager
+def _quiet():
+    """A layer (or token) of NaN/inf only has no mean: NaN is the answer, not a warning
+    (the report counts the values that were not finite)."""
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        yield
+
+
 def _fit_growth(values: np.ndarray, basis: str) -> GrowthFit:
     layers = np.arange(values.shape[0], dtype=np.float64)
     ok = np.isfinite(values) & (values > 0)
@@ -108,11 +119,13 @@ def residual(stats: StreamStats, spec: DumpSpec) -> ResidualDiagnostics:
     rms = np.sqrt(stats.row_ms)  # [L, B, T]
     layers = rms.shape[0]
     flat = rms.reshape(layers, -1)  # [L, B*T]
-    with np.errstate(all="ignore"):
+    with _quiet():
         rms_layer = np.sqrt(np.nanmean(stats.row_ms.reshape(layers, -1), axis=1))
         median = np.nanmedian(flat, axis=1)  # [L]
         ratio = rms / median[:, None, None]  # [L, B, T]
         step = np.concatenate([[np.nan], rms_layer[1:] / rms_layer[:-1]])
+        first_token = np.nanmedian(rms[:, :, 0], axis=1)  # [L]
+        max_token = np.nanmax(flat, axis=1)  # [L]
     flagged = np.nan_to_num(ratio, nan=0.0) > spec.outlier_ratio  # [L, B, T]
     any_layer = flagged.any(axis=0)  # [B, T]
     batch, token = np.nonzero(any_layer)
@@ -122,8 +135,8 @@ def residual(stats: StreamStats, spec: DumpSpec) -> ResidualDiagnostics:
         rms=rms,
         rms_layer=rms_layer,
         rms_median_token=median,
-        rms_first_token=np.nanmedian(rms[:, :, 0], axis=1),
-        rms_max_token=np.nanmax(flat, axis=1),
+        rms_first_token=first_token,
+        rms_max_token=max_token,
         step_ratio=step,
         growth=(_fit_growth(rms_layer, "all_tokens"), _fit_growth(median, "median_token")),
         token_ratio=ratio,
@@ -145,7 +158,7 @@ def massive(stats: StreamStats, spec: DumpSpec) -> MassiveDiagnostics:
     median = stats.median_abs  # [L]
     threshold = np.maximum(spec.massive_abs, spec.massive_ratio * np.nan_to_num(median))
     top3 = np.abs(stats.top_values[:, :3])  # [L, 3]
-    with np.errstate(all="ignore"):
+    with _quiet():
         top3_ratio = top3 / median[:, None]
     count = np.array(
         [
@@ -174,7 +187,7 @@ def massive(stats: StreamStats, spec: DumpSpec) -> MassiveDiagnostics:
 def centering(stats: StreamStats) -> CenteringDiagnostics:
     layers = stats.row_ms.shape[0]
     mu2 = stats.row_mean**2  # [L, B, T]
-    with np.errstate(all="ignore"):
+    with _quiet():
         share = np.nansum(mu2.reshape(layers, -1), axis=1) / np.nansum(
             stats.row_ms.reshape(layers, -1), axis=1
         )
@@ -191,7 +204,7 @@ def centering(stats: StreamStats) -> CenteringDiagnostics:
 def channels(stats: StreamStats, spec: DumpSpec) -> ChannelDiagnostics:
     std = np.sqrt(stats.channel_var)  # [L, d]
     rms = np.sqrt(stats.channel_mean**2 + stats.channel_var)  # [L, d]
-    with np.errstate(all="ignore"):
+    with _quiet():
         ratio = rms / np.median(rms, axis=1, keepdims=True)  # [L, d]
     layer, channel = np.nonzero(np.nan_to_num(ratio, nan=0.0) > spec.outlier_ratio)
     order = np.argsort(-ratio[layer, channel], kind="stable")[:MAX_LISTED]

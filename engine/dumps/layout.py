@@ -94,9 +94,18 @@ def _named_entries(scans: tuple[FileScan, ...]) -> dict[str, list[EntryInfo]]:
 
 def _candidates(grouped: dict[str, list[EntryInfo]]) -> dict[str, dict]:
     """template → {index or None: [entries]} for every possible stream."""
+    split = {name: names.split_index(name) for name in grouped}
+    glued: dict[str, list[str]] = defaultdict(list)  # "h{i}" → ["h0", "h1", ...]
+    for name, (_, index) in split.items():
+        if index is None and (parts := names.split_glued(name)) is not None:
+            glued[parts[0]].append(name)
+    for members in glued.values():
+        if len(members) > 1:
+            for name in members:
+                split[name] = names.split_glued(name)
     templates: dict[str, dict] = defaultdict(dict)
     for name, entries in grouped.items():
-        template, index = names.split_index(name)
+        template, index = split[name]
         if names.is_auxiliary(template) or len(entries[0].shape) not in ACCEPTED_RANKS:
             continue
         templates[template][index] = entries

@@ -37,6 +37,19 @@ def split_index(name: str) -> tuple[str, int | None]:
     return name[: match.start()] + "{i}" + name[match.end() :], int(match.group(1))
 
 
+_GLUED = re.compile(r"^(?P<head>.*[A-Za-z])(?P<index>\d+)$")
+
+
+def split_glued(name: str) -> tuple[str, int] | None:
+    """``"h12"`` → ``("h{i}", 12)``: trailing digits glued to a word.  Read as a layer
+    number only when several names share the word (``layout`` checks), since ``ln1`` or
+    ``fc2`` alone name a module."""
+    match = _GLUED.match(name)
+    if match is None:
+        return None
+    return match.group("head") + "{i}", int(match.group("index"))
+
+
 def fill(template: str, index: int | None) -> str:
     """The name a template gives to layer ``index``."""
     return template if index is None else template.replace("{i}", str(index), 1)

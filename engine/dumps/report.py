@@ -102,12 +102,13 @@ def report(
     progress: Progress | None = None,
     should_stop: StopCheck | None = None,
     dask: str | None = None,
+    workers: int = 1,
 ) -> DumpReport:
     """Every diagnostic of the dump at ``source`` (a path, directory, glob or ``Upload``).
 
     ``dask`` is a scheduler address, or "local" for an in-process cluster; None reduces in
-    this process.  ``progress`` gets the fraction done; ``should_stop`` is polled between
-    chunks and raises ``engine.jobs.Cancelled``.
+    this process, with ``workers`` threads.  ``progress`` gets the fraction done;
+    ``should_stop`` is polled between chunks and raises ``engine.jobs.Cancelled``.
     """
     spec = spec or DumpSpec()
     dump = open_dump(source, spec)
@@ -117,7 +118,7 @@ def report(
             progress(_REDUCTION_SHARE * fraction)
 
     if dask is None:
-        partials = reduce_stream(dump.layout, spec, reduction_progress, should_stop)
+        partials = reduce_stream(dump.layout, spec, reduction_progress, should_stop, workers)
     else:
         from engine.dumps.cluster import reduce_on_dask
 

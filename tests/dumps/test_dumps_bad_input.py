@@ -236,3 +236,26 @@ def test_open_dump_reads_no_data(tmp_path, monkeypatch):
 
     monkeypatch.setattr("engine.dumps.formats.open_reader", fail)
     assert len(open_dump(path).layout.layers) == 5
+
+
+@pytest.mark.parametrize(
+    "name, x",
+    [
+        ("all_nan", torch.full((3, 2, 4, 8), float("nan"))),
+        ("zeros", torch.zeros(4, 1, 3, 5)),
+        ("one_value", torch.ones(1, 1, 1, 1)),
+        ("d_is_one", torch.randn(3, 5, 1)),
+        ("near_float32_max", torch.full((2, 1, 2, 4), 3e38)),
+    ],
+)
+def test_degenerate_dumps_report_without_warnings(tmp_path, name, x):
+    import warnings
+
+    from engine.dumps import report_tables
+
+    path = files.write_safetensors(tmp_path / f"{name}.safetensors", {"h": x})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        rep = report(path)
+        report_tables(rep)
+    assert rep.nonfinite[:, 0].sum() == torch.isnan(x).sum().item()

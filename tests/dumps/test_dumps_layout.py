@@ -115,3 +115,11 @@ def test_a_broken_candidate_is_skipped_for_a_good_one(tmp_path):
     tensors |= {"hidden_states_extra.1": torch.zeros(7, 9)}  # mixed: never chosen
     layout = open_dump(files.write_pt(tmp_path / "hs.pt", tensors)).layout
     assert layout.stream == "hidden_states.{i}"
+
+
+def test_digits_glued_to_a_shared_word_are_layers(tmp_path):
+    x = files.stream()
+    arrays = {f"h{i}": x[i].numpy() for i in range(5)} | {"ln1": x[0].numpy()}
+    layout = open_dump(files.write_npz(tmp_path / "h.npz", arrays)).layout
+    assert layout.stream == "h{i}" and len(layout.layers) == 5
+    assert "ln1" in layout.streams  # alone, a module name stays a name
