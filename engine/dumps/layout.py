@@ -302,11 +302,12 @@ def _tl_input(module: str, indices: dict[str, list]) -> str | None:
     return None
 
 
-def _tl_final_point(template: str, grouped: dict) -> LayerSlot | None:
-    """TransformerLens' resid_pre stops before the last block: add its resid_post."""
-    if not template.endswith("hook_resid_pre"):
+def _final_point(template: str, grouped: dict) -> LayerSlot | None:
+    """A stream of block inputs stops before the last block: add that block's output
+    (TransformerLens ``hook_resid_post``, a hook's ``layers.{L-1}.output``)."""
+    post = names.final_output(template)
+    if post is None:
         return None
-    post = template.replace("hook_resid_pre", "hook_resid_post")
     numbered = [names.split_index(n) for n in grouped]
     last = max((i for t, i in numbered if t == post and i is not None), default=None)
     if last is None:
@@ -339,7 +340,7 @@ def infer_layout(scans: tuple[FileScan, ...], spec: DumpSpec | None = None) -> L
     per_layer = "{i}" in stream
     axes, axes_reason = _axes(stream, shape, per_layer, spec)
     slots = _layer_slots(stream, members, axes, spec)
-    final = _tl_final_point(stream, grouped)
+    final = _final_point(stream, grouped)
     if final is not None and final.pieces[0].entry.shape[-2:] == shape[-2:]:
         slots.append(final)
     tokens, d = shape[-2], shape[-1]

@@ -23,6 +23,7 @@ _NORM_MODULE = re.compile(r"(norm|^ln(_?\d+|_?f|_?final)?$|^ln_)", re.IGNORECASE
 _IO_SUFFIX = re.compile(r"^(?P<module>.+)\.(?P<io>input|output|inputs|outputs)(\.0)?$")
 _TL_NORMALIZED = re.compile(r"^(?P<module>.+)\.hook_normalized$")
 _BLOCK_OUTPUT = re.compile(r"(^|\.)(layers|h|blocks|block|layer)\.\{i\}(\.output(\.0)?)?$")
+_BLOCK_INPUT = re.compile(r"(^|\.)(layers|h|blocks|block|layer)\.\{i\}\.input(\.0)?$")
 _SHARD_WORDS = re.compile(r"(shard|part|rank|batch|chunk|split|of)", re.IGNORECASE)
 STACK_WORDS = re.compile(r"(hidden|resid|layers|stack|stream)", re.IGNORECASE)
 BATCH_WORDS = re.compile(r"(batch)", re.IGNORECASE)
@@ -85,6 +86,17 @@ def norm_param(template: str) -> tuple[str, str] | None:
     return None
 
 
+def final_output(template: str) -> str | None:
+    """For a stream of block inputs (TransformerLens ``hook_resid_pre``, a hook's
+    ``layers.{i}.input``), the template whose last layer is the stream's last point."""
+    if template.endswith("hook_resid_pre"):
+        return template.replace("hook_resid_pre", "hook_resid_post")
+    match = _BLOCK_INPUT.search(template)
+    if match:
+        return template[: match.start()] + match.group(0).replace(".input", ".output")
+    return None
+
+
 def is_auxiliary(template: str) -> bool:
     """Entries that are never a stream: TransformerLens' per-token scales and norm params."""
     return template.endswith(("hook_scale", ".weight", ".bias"))
@@ -92,7 +104,7 @@ def is_auxiliary(template: str) -> bool:
 
 def stream_priority(template: str) -> int:
     """Lower is a better guess for the residual stream."""
-    if template.endswith("hook_resid_pre"):
+    if template.endswith("hook_resid_pre") or _BLOCK_INPUT.search(template):
         return 0
     if "hidden_states" in template:
         return 1

@@ -7,7 +7,9 @@
   when the dump holds the weight and bias) against the input, and the DyT curve
   y = γ·tanh(α·x) fitted to it by least squares.  Zhu et al. observed that LayerNorm's
   input-output map in trained Transformers looks like such an S-curve, and replaced it with
-  DyT; α is the fitted steepness.
+  DyT; α is the fitted steepness.  A dump's ``<norm>.weight`` (and ``.bias``) must be what
+  the output was multiplied by (and shifted by): y = weight·n + bias.  For Gemma's RMSNorm,
+  which scales by (1 + weight), a capture stores 1 + weight.
 
 References:
 - Zhu, Chen, He, LeCun, Liu 2025, "Transformers without Normalization", arXiv:2503.10622

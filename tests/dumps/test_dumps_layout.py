@@ -123,3 +123,23 @@ def test_digits_glued_to_a_shared_word_are_layers(tmp_path):
     layout = open_dump(files.write_npz(tmp_path / "h.npz", arrays)).layout
     assert layout.stream == "h{i}" and len(layout.layers) == 5
     assert "ln1" in layout.streams  # alone, a module name stays a name
+
+
+def test_block_inputs_and_the_last_output_form_the_stream(tmp_path):
+    """Hooks on each decoder layer's input and output (what a capture saves): the stream is
+    every block's input plus the last block's output, L+1 points like hidden_states."""
+    x = files.stream()  # 5 points: 4 blocks
+    tensors = {}
+    for i in range(4):
+        tensors[f"model.layers.{i}.input"] = x[i]
+        tensors[f"model.layers.{i}.output"] = x[i + 1]
+    tensors["model.norm.input"] = x[4]
+    tensors["model.norm.output"] = torch.nn.functional.rms_norm(x[4], (16,))
+    tensors["model.norm.weight"] = torch.ones(16)
+    layout = open_dump(files.write_safetensors(tmp_path / "cap.safetensors", tensors)).layout
+    assert layout.stream == "model.layers.{i}.input"
+    assert [s.label for s in layout.layers] == [f"model.layers.{i}.input" for i in range(4)] + [
+        "model.layers.3.output"
+    ]
+    assert [p.label for p in layout.norm_pairs] == ["model.norm"]
+    assert layout.norm_pairs[0].weight is not None
