@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from engine.dumps.formats.entries import TORCH_DTYPES
 from engine.dumps.limits import CHUNK_VALUES
 from engine.dumps.partials import (
     HIST_BINS,
@@ -24,31 +25,31 @@ from engine.dumps.partials import (
     RowBlock,
 )
 
-_BF16_MAX = float(torch.finfo(torch.bfloat16).max)
+
+def grid_of(dtypes) -> str:
+    """The histogram grid of a stream stored in ``dtypes`` (names): float16 data are
+    histogrammed by their own bits (an exact median); anything else, or a mix, on
+    bfloat16's grid (float32's range, 8 significant bits: a median to within 0.4 %)."""
+    return "float16" if set(dtypes) == {"float16"} else "bfloat16"
 
 
-def grid_of(dtype: torch.dtype) -> str:
-    """Float16 data are histogrammed by their own bits; everything else on bfloat16's grid
-    (float32's range, 8 significant bits: a median to within 0.4 %)."""
-    return "float16" if dtype == torch.float16 else "bfloat16"
-
-
-def _bits(x: torch.Tensor) -> torch.Tensor:
-    """15-bit magnitude patterns of ``x`` ([n, d] → [n*d] int16, non-negative)."""
-    if x.dtype in (torch.float16, torch.bfloat16):
+def _bits(x: torch.Tensor, grid: str) -> torch.Tensor:
+    """15-bit magnitude patterns of ``x`` on ``grid`` ([n, d] → [n*d] int16, >= 0)."""
+    if x.dtype == TORCH_DTYPES[grid]:
         raw = x.contiguous().view(torch.int16)  # [n, d]
     else:
-        raw = x.abs().clamp_(max=_BF16_MAX).to(torch.bfloat16).view(torch.int16)  # [n, d]
+        magnitude = x.abs().clamp_(max=float(torch.finfo(TORCH_DTYPES[grid]).max))  # [n, d]
+        raw = magnitude.to(TORCH_DTYPES[grid]).view(torch.int16)  # [n, d]
     return (raw & 0x7FFF).flatten()  # [n*d]
 
 
 class _Accumulator:
     """Running statistics of one window (private, mutable; frozen into a partial at the end)."""
 
-    def __init__(self, rows: int, d: int, dtype: torch.dtype, massive_abs: float, top_k: int):
+    def __init__(self, rows: int, d: int, dtype: torch.dtype, grid: str, massive_abs, top_k):
         self.first_row = 0  # where the window starts within its layer
         self.work = torch.float64 if dtype == torch.float64 else torch.float32
-        self.grid = grid_of(dtype)
+        self.grid = grid
         self.massive_abs = massive_abs
         self.top_k = top_k
         self.sums = np.zeros(rows)
@@ -197,23 +198,25 @@ def reduce_window(
     first_row: int,
     massive_abs: float,
     top_k: int,
+    grid: str,
     between_chunks=None,
 ) -> LayerPartial:
     """The partial of the rows of ``window`` ([rows, d], any accepted dtype, may be a view
-    of a mapped file), which start at row ``first_row`` of layer ``layer``.
+    of a mapped file), which start at row ``first_row`` of layer ``layer``; its magnitude
+    histogram on ``grid`` (the same for every window of a stream, see ``grid_of``).
 
     ``between_chunks(done)`` is called after each chunk with the rows done so far
     (progress, cancellation).
     """
     rows, d = window.shape
-    acc = _Accumulator(rows, d, window.dtype, massive_abs, top_k)
+    acc = _Accumulator(rows, d, window.dtype, grid, massive_abs, top_k)
     acc.first_row = first_row
     step = max(1, CHUNK_VALUES // d)
     buf = torch.empty(min(step, rows), d, dtype=acc.work)  # [chunk, d]
     scratch = torch.empty_like(buf)  # [chunk, d]
     for start in range(0, rows, step):
         x = window[start : start + step]  # [n, d]
-        torch.add(acc.hist, torch.bincount(_bits(x), minlength=HIST_BINS), out=acc.hist)
+        torch.add(acc.hist, torch.bincount(_bits(x, grid), minlength=HIST_BINS), out=acc.hist)
         if not _finite_chunk(acc, x, buf, scratch, start):
             _masked_chunk(acc, x, start)
         if between_chunks is not None:

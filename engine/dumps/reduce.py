@@ -17,9 +17,9 @@ from dataclasses import dataclass
 import torch
 
 from engine.config import DumpSpec
-from engine.dumps.chunks import reduce_window
+from engine.dumps.chunks import grid_of, reduce_window
 from engine.dumps.formats import open_reader
-from engine.dumps.formats.safetensors_file import TORCH_DTYPES
+from engine.dumps.formats.entries import TORCH_DTYPES
 from engine.dumps.layout import Layout, Piece
 from engine.dumps.limits import WINDOW_BYTES
 from engine.dumps.partials import LayerPartial, merge, merge_all
@@ -36,6 +36,7 @@ class Unit:
     start: int
     stop: int
     layer_row: int
+    grid: str  # the stream's histogram grid (chunks.grid_of)
 
     @property
     def rows(self) -> int:
@@ -45,6 +46,7 @@ class Unit:
 def make_units(layout: Layout, window_bytes: int | None = None) -> tuple[Unit, ...]:
     """Every unit of the stream, layer by layer, file order within a layer."""
     window_bytes = window_bytes or WINDOW_BYTES
+    grid = grid_of(p.entry.dtype for slot in layout.layers for p in slot.pieces)
     units = []
     for layer, slot in enumerate(layout.layers):
         layer_row = 0
@@ -53,7 +55,7 @@ def make_units(layout: Layout, window_bytes: int | None = None) -> tuple[Unit, .
             step = max(1, window_bytes // (piece.entry.d * itemsize))
             for start in range(0, piece.rows, step):
                 stop = min(start + step, piece.rows)
-                units.append(Unit(layer, piece, start, stop, layer_row + start))
+                units.append(Unit(layer, piece, start, stop, layer_row + start, grid))
             layer_row += piece.rows
     return tuple(units)
 
@@ -74,21 +76,29 @@ def reduce_unit(
         window = reader.rows(entry, offset, offset + unit.rows)  # [rows, d], mapped
         if workers <= 1 or unit.rows < 2 * workers:
             return reduce_window(
-                window, unit.layer, unit.layer_row, spec.massive_abs, spec.top_k, between_chunks
+                window,
+                unit.layer,
+                unit.layer_row,
+                spec.massive_abs,
+                spec.top_k,
+                unit.grid,
+                between_chunks,
             )
         bounds = [unit.rows * part // workers for part in range(workers + 1)]
 
         def part(index: int) -> LayerPartial:
             start, stop = bounds[index], bounds[index + 1]
             progress = between_chunks if index == 0 else None
-            return reduce_window(
-                window[start:stop],
-                unit.layer,
-                unit.layer_row + start,
-                spec.massive_abs,
-                spec.top_k,
-                None if progress is None else (lambda done: progress(done * workers)),
-            )
+            with torch_threads(1):  # OpenMP's setting is per thread
+                return reduce_window(
+                    window[start:stop],
+                    unit.layer,
+                    unit.layer_row + start,
+                    spec.massive_abs,
+                    spec.top_k,
+                    unit.grid,
+                    None if progress is None else (lambda done: progress(done * workers)),
+                )
 
         with ThreadPoolExecutor(workers) as pool:
             partials = list(pool.map(part, range(workers)))

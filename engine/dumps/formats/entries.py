@@ -5,8 +5,17 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import torch
+
 from engine.dumps.refusals import refuse
 from engine.dumps.sources import DumpFile
+
+TORCH_DTYPES = {  # the accepted dtypes (limits.ACCEPTED_DTYPES) by name
+    "float16": torch.float16,
+    "bfloat16": torch.bfloat16,
+    "float32": torch.float32,
+    "float64": torch.float64,
+}
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,13 @@ import warnings
 
 import torch
 
-from engine.dumps.formats.entries import EntryInfo, FileScan, check_claimed_bytes, corrupt
+from engine.dumps.formats.entries import (
+    TORCH_DTYPES,
+    EntryInfo,
+    FileScan,
+    check_claimed_bytes,
+    corrupt,
+)
 from engine.dumps.limits import MAX_SAFETENSORS_HEADER_BYTES
 from engine.dumps.refusals import refuse
 from engine.dumps.sources import DumpFile
@@ -33,12 +39,6 @@ _ITEMSIZE = {
     "BOOL": 1, "U8": 1, "I8": 1, "F8_E5M2": 1, "F8_E4M3": 1, "I16": 2, "U16": 2, "F16": 2,
     "BF16": 2, "I32": 4, "U32": 4, "F32": 4, "I64": 8, "U64": 8, "F64": 8, "C64": 8,
 }  # fmt: skip
-TORCH_DTYPES = {
-    "float16": torch.float16,
-    "bfloat16": torch.bfloat16,
-    "float32": torch.float32,
-    "float64": torch.float64,
-}
 
 
 def _head(file: DumpFile, size: int) -> bytes:
