@@ -38,7 +38,9 @@ def _bits(x: torch.Tensor, grid: str) -> torch.Tensor:
     if x.dtype == TORCH_DTYPES[grid]:
         raw = x.contiguous().view(torch.int16)  # [n, d]
     else:
-        magnitude = x.abs().clamp_(max=float(torch.finfo(TORCH_DTYPES[grid]).max))  # [n, d]
+        magnitude = x.abs()  # [n, d]
+        if torch.finfo(x.dtype).max > torch.finfo(TORCH_DTYPES[grid]).max:
+            magnitude.clamp_(max=torch.finfo(TORCH_DTYPES[grid]).max)  # keep finite ones finite
         raw = magnitude.to(TORCH_DTYPES[grid]).view(torch.int16)  # [n, d]
     return (raw & 0x7FFF).flatten()  # [n*d]
 
