@@ -62,3 +62,10 @@ def test_engine_error_survives_pickling():
     error = EngineError("dumps.corrupt", {"file": "a"}, "a is damaged")
     again = pickle.loads(pickle.dumps(error))
     assert (again.key, again.params, str(again)) == ("dumps.corrupt", {"file": "a"}, "a is damaged")
+
+
+def test_streamlit_upload_limit_is_the_engine_limit():
+    from engine.dumps import UPLOAD_LIMIT_MB
+
+    with open(ROOT / ".streamlit" / "config.toml", "rb") as handle:
+        assert tomllib.load(handle)["server"]["maxUploadSize"] == UPLOAD_LIMIT_MB
