@@ -1,12 +1,14 @@
 """One pass over a window of rows, a chunk at a time, into a ``LayerPartial``.
 
 A chunk is copied once into a float32 buffer (float64 for float64 data) small enough to stay
-in the CPU cache; the per-row sums and sums of squares, the per-row and per-channel maxima,
-the chunk's per-channel mean and M2 (two-pass within the chunk, merged by Chan's formula
-across chunks), the top-k entries and the magnitude histogram are all taken from that
-buffer and one scratch buffer of the same size.  NaN and inf are rare, so a chunk is first
+in the CPU cache; the per-row sums and sums of squares, the per-row and per-channel maxima
+and the chunk's per-channel mean and M2 (two-pass within the chunk, merged by Chan's formula
+across chunks) are taken from that buffer and one scratch buffer of the same size, the
+magnitude histogram from the chunk's own bits.  NaN and inf are rare, so a chunk is first
 reduced as if finite; only when a row's sum of squares is not finite (a NaN, an inf, or a
-float32 value whose square overflows) is the chunk redone in float64 with masks.
+float32 value whose square overflows) is the chunk redone in float64 with masks.  After the
+last chunk, the rows whose maxima can hold the window's top-k entries, or an entry above
+``massive_abs``, are read again (few rows: the row maxima say which).
 """
 
 from __future__ import annotations
@@ -48,11 +50,10 @@ def _bits(x: torch.Tensor, grid: str) -> torch.Tensor:
 class _Accumulator:
     """Running statistics of one window (private, mutable; frozen into a partial at the end)."""
 
-    def __init__(self, rows: int, d: int, dtype: torch.dtype, grid: str, massive_abs, top_k):
-        self.first_row = 0  # where the window starts within its layer
+    def __init__(self, rows: int, d: int, dtype: torch.dtype, grid: str, first_row: int, top_k):
+        self.first_row = first_row  # where the window starts within its layer
         self.work = torch.float64 if dtype == torch.float64 else torch.float32
         self.grid = grid
-        self.massive_abs = massive_abs
         self.top_k = top_k
         self.sums = np.zeros(rows)
         self.sumsq = np.zeros(rows)
@@ -211,8 +212,7 @@ def reduce_window(
     (progress, cancellation).
     """
     rows, d = window.shape
-    acc = _Accumulator(rows, d, window.dtype, grid, massive_abs, top_k)
-    acc.first_row = first_row
+    acc = _Accumulator(rows, d, window.dtype, grid, first_row, top_k)
     step = max(1, CHUNK_VALUES // d)
     buf = torch.empty(min(step, rows), d, dtype=acc.work)  # [chunk, d]
     scratch = torch.empty_like(buf)  # [chunk, d]
