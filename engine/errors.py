@@ -15,3 +15,8 @@ class EngineError(ValueError):
         self.key = key
         self.params = dict(params or {})
         super().__init__(message or f"{key}: {self.params}")
+
+    def __reduce__(self):
+        # Rebuilt with key and params when pickled (a Dask worker's refusal reaches the
+        # client whole); the default would pass only the message back as the key.
+        return (type(self), (self.key, self.params, str(self)))

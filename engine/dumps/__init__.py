@@ -1,0 +1,66 @@
+"""Activation dumps: safe loaders, layout inference, streaming statistics, diagnostics.
+
+    from engine.dumps import report, Upload
+    rep = report("dump.safetensors")              # or a directory / glob of shards
+    rep = report(Upload(name, data))              # an uploaded file's bytes, kept in memory
+    rep.residual.rms          # [L, B, T] every token's RMS
+    rep.massive.top3_ratio    # [L, 3] top-1/2/3 |a| over the layer's median (Sun et al.)
+
+Modules, in the order data flows:
+- ``sources``   files on disk or an upload's bytes; the upload size limit (``limits``)
+- ``formats/``  .safetensors, .npy/.npz, .pt/.pth: headers checked before anything is read,
+                pickles never run, every failure an ``EngineError`` (``refusals``)
+- ``layout``    which entries are the residual stream, its axes and layer order, norm pairs
+- ``dump``      ``open_dump``: the three above, no data read; ``read_tokens``
+- ``chunks``, ``partials``, ``reduce``, ``cluster``: one streaming pass of associative
+                partials, in this process or on Dask; ``stats`` merges them into arrays
+- ``diagnostics``, ``norm_views``: what those arrays say; ``report`` puts it together
+- ``tables``    the report as DataFrames, JSON and CSV; ``cli`` the command line
+"""
+
+from engine.dumps.diagnostics import (
+    CenteringDiagnostics,
+    ChannelDiagnostics,
+    GrowthFit,
+    MassiveDiagnostics,
+    ResidualDiagnostics,
+)
+from engine.dumps.dump import Dump, open_dump, read_tokens
+from engine.dumps.layout import LayerSlot, Layout, NormPair, Piece
+from engine.dumps.limits import ACCEPTED_SUFFIXES, UPLOAD_LIMIT_MB
+from engine.dumps.norm_views import DyTFit, TokenNorms, compare_norms, fit_tanh
+from engine.dumps.report import DumpReport, NormComparison, report
+from engine.dumps.sources import DumpFile, Upload
+from engine.dumps.stats import StreamStats
+from engine.dumps.tables import report_json, report_tables, write_csv, write_json
+
+__all__ = [
+    "ACCEPTED_SUFFIXES",
+    "UPLOAD_LIMIT_MB",
+    "CenteringDiagnostics",
+    "ChannelDiagnostics",
+    "Dump",
+    "DumpFile",
+    "DumpReport",
+    "DyTFit",
+    "GrowthFit",
+    "LayerSlot",
+    "Layout",
+    "MassiveDiagnostics",
+    "NormComparison",
+    "NormPair",
+    "Piece",
+    "ResidualDiagnostics",
+    "StreamStats",
+    "TokenNorms",
+    "Upload",
+    "compare_norms",
+    "fit_tanh",
+    "open_dump",
+    "read_tokens",
+    "report",
+    "report_json",
+    "report_tables",
+    "write_csv",
+    "write_json",
+]

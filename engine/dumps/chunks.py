@@ -1,0 +1,228 @@
+"""One pass over a window of rows, a chunk at a time, into a ``LayerPartial``.
+
+A chunk is copied once into a float32 buffer (float64 for float64 data) small enough to stay
+in the CPU cache; the per-row sums and sums of squares, the per-row and per-channel maxima
+and the chunk's per-channel mean and M2 (two-pass within the chunk, merged by Chan's formula
+across chunks) are taken from that buffer and one scratch buffer of the same size, the
+magnitude histogram from the chunk's own bits.  NaN and inf are rare, so a chunk is first
+reduced as if finite; only when a row's sum of squares is not finite (a NaN, an inf, or a
+float32 value whose square overflows) is the chunk redone in float64 with masks.  After the
+last chunk, the rows whose maxima can hold the window's top-k entries, or an entry above
+``massive_abs``, are read again (few rows: the row maxima say which).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from engine.dumps.formats.entries import TORCH_DTYPES
+from engine.dumps.limits import CHUNK_VALUES
+from engine.dumps.partials import (
+    HIST_BINS,
+    LARGE_CAP,
+    NONFINITE_CAP,
+    Entries,
+    LayerPartial,
+    RowBlock,
+)
+
+
+def grid_of(dtypes) -> str:
+    """The histogram grid of a stream stored in ``dtypes`` (names): float16 data are
+    histogrammed by their own bits (an exact median); anything else, or a mix, on
+    bfloat16's grid (float32's range, 8 significant bits: a median to within 0.4 %)."""
+    return "float16" if set(dtypes) == {"float16"} else "bfloat16"
+
+
+def _bits(x: torch.Tensor, grid: str) -> torch.Tensor:
+    """15-bit magnitude patterns of ``x`` on ``grid`` ([n, d] → [n*d] int16, >= 0)."""
+    if x.dtype == TORCH_DTYPES[grid]:
+        raw = x.contiguous().view(torch.int16)  # [n, d]
+    else:
+        magnitude = x.abs()  # [n, d]
+        if torch.finfo(x.dtype).max > torch.finfo(TORCH_DTYPES[grid]).max:
+            magnitude.clamp_(max=torch.finfo(TORCH_DTYPES[grid]).max)  # keep finite ones finite
+        raw = magnitude.to(TORCH_DTYPES[grid]).view(torch.int16)  # [n, d]
+    return (raw & 0x7FFF).flatten()  # [n*d]
+
+
+class _Accumulator:
+    """Running statistics of one window (private, mutable; frozen into a partial at the end)."""
+
+    def __init__(self, rows: int, d: int, dtype: torch.dtype, grid: str, first_row: int, top_k):
+        self.first_row = first_row  # where the window starts within its layer
+        self.work = torch.float64 if dtype == torch.float64 else torch.float32
+        self.grid = grid
+        self.top_k = top_k
+        self.sums = np.zeros(rows)
+        self.sumsq = np.zeros(rows)
+        self.maxabs = np.zeros(rows)
+        self.finite = np.full(rows, d, dtype=np.int64)
+        self.count = np.zeros(d, dtype=np.int64)
+        self.mean = np.zeros(d)
+        self.m2 = np.zeros(d)
+        self.channel_maxsq = torch.zeros(d, dtype=torch.float64)
+        self.hist = torch.zeros(HIST_BINS, dtype=torch.int64)
+        self.top = Entries.empty()
+        self.large = Entries.empty()
+        self.large_total = 0
+        self.nonfinite = [0, 0, 0]  # nan, +inf, -inf
+        self.nonfinite_rows: list[int] = []
+
+    def add_channels(self, count: np.ndarray, mean: np.ndarray, m2: np.ndarray) -> None:
+        """Chan's merge of a chunk's per-channel (count, mean, M2) into the running ones."""
+        total = self.count + count
+        safe = np.maximum(total, 1)
+        delta = mean - self.mean
+        self.mean = np.where(total > 0, self.mean + delta * (count / safe), 0.0)
+        self.m2 = self.m2 + m2 + delta**2 * (self.count * (count / safe))
+        self.count = total
+
+    def partial(self, layer: int) -> LayerPartial:
+        return LayerPartial(
+            layer=layer,
+            blocks=(RowBlock(self.first_row, self.sums, self.sumsq, self.maxabs, self.finite),),
+            count=self.count,
+            mean=self.mean,
+            m2=self.m2,
+            channel_maxabs=self.channel_maxsq.sqrt().numpy(),
+            hist=self.hist.numpy(),
+            grid=self.grid,
+            top=self.top,
+            large=self.large,
+            large_total=self.large_total,
+            nan=self.nonfinite[0],
+            posinf=self.nonfinite[1],
+            neginf=self.nonfinite[2],
+            nonfinite_rows=np.asarray(self.nonfinite_rows[:NONFINITE_CAP], dtype=np.int64),
+            top_k=self.top_k,
+        )
+
+
+def _finite_chunk(acc: _Accumulator, x, buf, scratch, at: int) -> bool:
+    """Reduce chunk ``x`` [n, d] assuming finite values; False (nothing added) if not."""
+    n = x.shape[0]
+    work = x if x.dtype == acc.work else buf[:n].copy_(x)  # [n, d]
+    squares = torch.mul(work, work, out=scratch[:n])  # [n, d]
+    row_sumsq = squares.sum(-1)  # [n]
+    if not torch.isfinite(row_sumsq).all():
+        return False
+    row_maxsq = squares.amax(-1)  # [n]
+    torch.maximum(acc.channel_maxsq, squares.amax(0).double(), out=acc.channel_maxsq)
+    column_sums = work.sum(0)  # [d]
+    chunk_mean = column_sums / n  # [d]
+    centered = torch.sub(work, chunk_mean, out=scratch[:n])  # [n, d]
+    m2 = centered.mul_(centered).sum(0)  # [d]
+    acc.sums[at : at + n] = work.sum(-1).double().numpy()
+    acc.sumsq[at : at + n] = row_sumsq.double().numpy()
+    row_maxabs = row_maxsq.double().sqrt()  # [n]
+    acc.maxabs[at : at + n] = row_maxabs.numpy()
+    counts = np.full(x.shape[1], n, dtype=np.int64)
+    acc.add_channels(counts, chunk_mean.double().numpy(), m2.double().numpy())
+    return True
+
+
+def _masked_chunk(acc: _Accumulator, x: torch.Tensor, at: int) -> None:
+    """Reduce a chunk holding NaN/inf (or float32 squares that overflow) in float64."""
+    values = x.double()  # [n, d]
+    finite = torch.isfinite(values)  # [n, d]
+    acc.nonfinite[0] += int(torch.isnan(values).sum())
+    acc.nonfinite[1] += int((values == float("inf")).sum())
+    acc.nonfinite[2] += int((values == float("-inf")).sum())
+    bad_rows = torch.nonzero(~finite.all(-1)).flatten() + (acc.first_row + at)
+    acc.nonfinite_rows.extend(bad_rows[: NONFINITE_CAP - len(acc.nonfinite_rows)].tolist())
+    clean = torch.where(finite, values, 0.0)  # [n, d]
+    n = x.shape[0]
+    acc.sums[at : at + n] = clean.sum(-1).numpy()
+    acc.sumsq[at : at + n] = (clean * clean).sum(-1).numpy()
+    magnitude = clean.abs()  # [n, d]
+    row_maxabs = magnitude.amax(-1)  # [n]
+    acc.maxabs[at : at + n] = row_maxabs.numpy()
+    acc.finite[at : at + n] = finite.sum(-1).numpy()
+    torch.maximum(acc.channel_maxsq, magnitude.amax(0) ** 2, out=acc.channel_maxsq)
+    count = finite.sum(0)  # [d]
+    chunk_mean = clean.sum(0) / count.clamp_min(1)  # [d]
+    centered = torch.where(finite, clean - chunk_mean, 0.0)  # [n, d]
+    m2 = (centered * centered).sum(0)  # [d]
+    acc.add_channels(count.numpy(), chunk_mean.numpy(), m2.numpy())
+
+
+def _clean_rows(window: torch.Tensor, rows: np.ndarray) -> torch.Tensor:
+    """Rows of the window in float64, NaN and inf read as 0 (as in the row maxima)."""
+    picked = window[torch.from_numpy(rows)].double()  # [r, d]
+    return torch.nan_to_num(picked, nan=0.0, posinf=0.0, neginf=0.0)
+
+
+def _top_entries(window: torch.Tensor, maxabs: np.ndarray, top_k: int, first_row: int):
+    """The ``top_k`` largest |a| of the window, ties broken by (row, channel).
+
+    They lie in the ``top_k`` rows that come first by (largest row maximum, row): an entry
+    of any other row is preceded by the maxima of ``top_k`` rows that are at least as large
+    and, when equal, earlier.  So only those rows are read again.
+    """
+    rows = np.lexsort((np.arange(maxabs.shape[0]), -maxabs))[:top_k]
+    values = _clean_rows(window, rows)  # [k, d]
+    magnitude = values.abs().flatten()  # [k*d]
+    k = min(top_k, magnitude.numel())
+    kth = magnitude.topk(k).values[-1]
+    candidates = torch.nonzero(magnitude >= kth).flatten().numpy()  # ties included
+    row_of, channel = candidates // window.shape[1], candidates % window.shape[1]
+    order = np.lexsort((channel, rows[row_of], -magnitude.numpy()[candidates]))[:k]
+    picked = candidates[order]
+    return Entries(
+        values.flatten().numpy()[picked],
+        rows[row_of[order]].astype(np.int64) + first_row,
+        channel[order].astype(np.int64),
+    )
+
+
+def _large_entries(window, maxabs: np.ndarray, massive_abs: float, first_row: int, step: int):
+    """Entries with |a| > massive_abs (up to LARGE_CAP kept) and their exact count."""
+    found, total = Entries.empty(), 0
+    rows = np.nonzero(maxabs > massive_abs)[0]  # only rows whose maximum exceeds it
+    for start in range(0, rows.shape[0], step):
+        group = rows[start : start + step]
+        values = _clean_rows(window, group)  # [r, d]
+        local, channel = torch.nonzero(values.abs() > massive_abs, as_tuple=True)
+        total += int(local.numel())
+        more = Entries(
+            values[local, channel].numpy(),
+            group[local.numpy()].astype(np.int64) + first_row,
+            channel.numpy().astype(np.int64),
+        )
+        found = found.merged(more, LARGE_CAP)
+    return found, total
+
+
+def reduce_window(
+    window: torch.Tensor,
+    layer: int,
+    first_row: int,
+    massive_abs: float,
+    top_k: int,
+    grid: str,
+    between_chunks=None,
+) -> LayerPartial:
+    """The partial of the rows of ``window`` ([rows, d], any accepted dtype, may be a view
+    of a mapped file), which start at row ``first_row`` of layer ``layer``; its magnitude
+    histogram on ``grid`` (the same for every window of a stream, see ``grid_of``).
+
+    ``between_chunks(done)`` is called after each chunk with the rows done so far
+    (progress, cancellation).
+    """
+    rows, d = window.shape
+    acc = _Accumulator(rows, d, window.dtype, grid, first_row, top_k)
+    step = max(1, CHUNK_VALUES // d)
+    buf = torch.empty(min(step, rows), d, dtype=acc.work)  # [chunk, d]
+    scratch = torch.empty_like(buf)  # [chunk, d]
+    for start in range(0, rows, step):
+        x = window[start : start + step]  # [n, d]
+        torch.add(acc.hist, torch.bincount(_bits(x, grid), minlength=HIST_BINS), out=acc.hist)
+        if not _finite_chunk(acc, x, buf, scratch, start):
+            _masked_chunk(acc, x, start)
+        if between_chunks is not None:
+            between_chunks(min(start + step, rows))
+    acc.top = _top_entries(window, acc.maxabs, top_k, first_row)
+    acc.large, acc.large_total = _large_entries(window, acc.maxabs, massive_abs, first_row, step)
+    return acc.partial(layer)

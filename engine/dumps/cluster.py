@@ -1,0 +1,102 @@
+"""Reduce a dump's units on a Dask cluster (optional: ``requirements-scale.txt``).
+
+Each unit (a window of one shard's rows, see ``reduce.make_units``) is one task that opens
+its file on the worker, so the workers must see the same paths as this process (a shared
+filesystem, or ``address="local"`` for a ``distributed.LocalCluster`` on this machine).
+The partials are merged on the cluster in a binary tree of ``partials.merge_all`` tasks;
+since the merge is associative, the result equals a local run's to rounding.
+
+Reference: Rocklin 2015, "Dask: Parallel Computation with Blocked algorithms and Task
+Scheduling", Proc. SciPy.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+
+from engine.config import DumpSpec
+from engine.dumps.layout import Layout
+from engine.dumps.partials import LayerPartial, merge_all
+from engine.dumps.reduce import Unit, make_units, reduce_unit
+from engine.dumps.refusals import refuse
+from engine.errors import EngineError
+from engine.jobs import Cancelled, Progress, StopCheck
+
+CONNECT_TIMEOUT_S = 10  # a scheduler that does not answer within this is refused
+
+
+def _import_distributed():
+    try:
+        import distributed
+    except ImportError:
+        raise refuse("dask_missing") from None
+    return distributed
+
+
+def dask_available() -> bool:
+    try:
+        _import_distributed()
+    except EngineError:
+        return False
+    return True
+
+
+@contextmanager
+def connect(address: str):
+    """A ``distributed.Client`` for ``address``; "local" starts an in-process cluster."""
+    distributed = _import_distributed()
+    cluster = None
+    try:
+        if address == "local":
+            cluster = distributed.LocalCluster(
+                n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None
+            )
+            client = distributed.Client(cluster)
+        else:
+            client = distributed.Client(address, timeout=f"{CONNECT_TIMEOUT_S}s")
+    except Exception as exc:  # OSError, TimeoutError from the scheduler connection
+        raise refuse("dask_failed", address=address, detail=str(exc)[:200]) from None
+    try:
+        yield client
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+
+
+def _reduce_task(unit: Unit, spec: DumpSpec) -> dict[int, LayerPartial]:
+    return {unit.layer: reduce_unit(unit, spec)}
+
+
+def reduce_on_dask(
+    layout: Layout,
+    spec: DumpSpec,
+    address: str,
+    progress: Progress | None = None,
+    should_stop: StopCheck | None = None,
+) -> dict[int, LayerPartial]:
+    """{layer: partial} over every row of the stream, reduced on the cluster at ``address``."""
+    for slot in layout.layers:
+        if any(piece.entry.file.data is not None for piece in slot.pieces):
+            raise refuse("dask_uploads")
+    distributed = _import_distributed()
+    units = make_units(layout)
+    with connect(address) as client:
+        try:
+            futures = client.map(_reduce_task, units, spec=spec, pure=False)
+            for done, _ in enumerate(distributed.as_completed(futures), start=1):
+                if should_stop is not None and should_stop():
+                    client.cancel(futures)
+                    raise Cancelled()
+                if progress is not None:
+                    progress(done / len(futures))
+            level = list(futures)
+            while len(level) > 1:  # a binary tree of merges, on the cluster
+                pairs = zip(level[0::2], level[1::2])
+                merged = [client.submit(merge_all, a, b, pure=False) for a, b in pairs]
+                level = merged + ([level[-1]] if len(level) % 2 else [])
+            return level[0].result()
+        except (EngineError, Cancelled):
+            raise
+        except Exception as exc:
+            raise refuse("dask_failed", address=address, detail=str(exc)[:200]) from None

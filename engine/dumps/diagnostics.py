@@ -1,0 +1,219 @@
+"""What a reduced stream says about a model's normalization: residual growth, outlier
+tokens, massive activations, how much centering matters, and the channel view.
+
+Everything here is computed from ``StreamStats`` (no data read), so the CLI, the page and a
+Dask run show the same numbers.
+
+- Residual RMS per layer and token: RMS² = σ² + μ² of each token's d values; its growth
+  with depth is fitted as RMS_l ≈ c·g^l (least squares on log RMS); Xiong et al. 2020
+  (arXiv:2002.04745) show why a Pre-LN stream grows with depth.
+- Massive activations (Sun, Chen, Kolter, Liu 2024, arXiv:2402.17762): entries whose
+  magnitude exceeds 100 and about 1,000× the median magnitude of their layer; they sit in
+  few fixed channels, mostly on the first token, and act as biases.
+- Centering: a token's LayerNorm and RMSNorm differ only by μ (Zhang & Sennrich 2019,
+  arXiv:1910.07467); the share μ²/RMS² says how much of a token's scale is its mean.
+- Channel view: per-channel mean and spread over all tokens, the statistics BatchNorm
+  would pool (Ioffe & Szegedy 2015, arXiv:1502.03167); outlier channels (Dettmers et al.
+  2022, arXiv:2208.07339) stand out by their RMS.
+"""
+
+from __future__ import annotations
+
+import warnings
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import numpy as np
+
+from engine.config import DumpSpec
+from engine.dumps.partials import finite_bins, grid_values
+from engine.dumps.stats import StreamStats
+
+MAX_LISTED = 200  # rows of the outlier-token and outlier-channel tables
+
+
+@dataclass(frozen=True)
+class GrowthFit:
+    """RMS_l ≈ intercept · rate^l over the layers, fitted on log RMS."""
+
+    basis: str  # "all_tokens" (RMS over every token) or "median_token"
+    rate: float  # growth factor per layer
+    intercept: float  # fitted RMS at layer 0
+    r2: float  # of the fit in log space
+
+
+@dataclass(frozen=True)
+class ResidualDiagnostics:
+    rms: np.ndarray  # [L, B, T] each token's RMS
+    rms_layer: np.ndarray  # [L] sqrt(mean over tokens of RMS²)
+    rms_median_token: np.ndarray  # [L]
+    rms_first_token: np.ndarray  # [L] token 0 (median over the batch)
+    rms_max_token: np.ndarray  # [L]
+    step_ratio: np.ndarray  # [L] rms_layer[l] / rms_layer[l-1] (NaN at 0)
+    growth: tuple[GrowthFit, ...]
+    token_ratio: np.ndarray  # [L, B, T] RMS / the layer's median token RMS
+    outlier_batch: np.ndarray  # [m] tokens above outlier_ratio at some layer, worst first
+    outlier_token: np.ndarray  # [m]
+    outlier_layers: np.ndarray  # [m] how many layers flag it
+    outlier_first_layer: np.ndarray  # [m]
+    outlier_max_ratio: np.ndarray  # [m]
+    outlier_max_layer: np.ndarray  # [m]
+
+
+@dataclass(frozen=True)
+class MassiveDiagnostics:
+    median_abs: np.ndarray  # [L] median |a| of the layer
+    threshold: np.ndarray  # [L] max(massive_abs, massive_ratio · median)
+    top3: np.ndarray  # [L, 3] the three largest |a|
+    top3_ratio: np.ndarray  # [L, 3] top3 / median
+    count: np.ndarray  # [L] entries above the threshold (histogram; exact for float16 data)
+    layer: np.ndarray  # [m] the listed massive activations, largest first within a layer
+    batch: np.ndarray  # [m]
+    token: np.ndarray  # [m]
+    channel: np.ndarray  # [m]
+    value: np.ndarray  # [m] signed
+
+
+@dataclass(frozen=True)
+class CenteringDiagnostics:
+    mu2_share: np.ndarray  # [L] Σμ² / ΣRMS² over the layer's tokens
+    token_share: np.ndarray  # [L, B, T] μ²/RMS² of each token
+    token_mean: np.ndarray  # [L, B, T] μ
+    token_std: np.ndarray  # [L, B, T] σ
+
+
+@dataclass(frozen=True)
+class ChannelDiagnostics:
+    mean: np.ndarray  # [L, d] over every token of the layer
+    std: np.ndarray  # [L, d]
+    rms: np.ndarray  # [L, d] sqrt(mean² + std²)
+    maxabs: np.ndarray  # [L, d]
+    ratio: np.ndarray  # [L, d] rms / the layer's median channel rms
+    outlier_layer: np.ndarray  # [m] channels above outlier_ratio, worst first
+    outlier_channel: np.ndarray  # [m]
+
+
+@contextmanager
+def _quiet():
+    """A layer (or token) of NaN/inf only has no mean: NaN is the answer, not a warning
+    (the report counts the values that were not finite)."""
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        yield
+
+
+def _fit_growth(values: np.ndarray, basis: str) -> GrowthFit:
+    layers = np.arange(values.shape[0], dtype=np.float64)
+    ok = np.isfinite(values) & (values > 0)
+    if ok.sum() < 2:
+        return GrowthFit(basis, float("nan"), float("nan"), float("nan"))
+    logs = np.log(values[ok])
+    slope, intercept = np.polyfit(layers[ok], logs, 1)
+    residual = logs - (intercept + slope * layers[ok])
+    spread = ((logs - logs.mean()) ** 2).sum()
+    r2 = 1.0 - (residual**2).sum() / spread if spread > 0 else 1.0
+    return GrowthFit(basis, float(np.exp(slope)), float(np.exp(intercept)), float(r2))
+
+
+def residual(stats: StreamStats, spec: DumpSpec) -> ResidualDiagnostics:
+    rms = np.sqrt(stats.row_ms)  # [L, B, T]
+    layers = rms.shape[0]
+    flat = rms.reshape(layers, -1)  # [L, B*T]
+    with _quiet():
+        rms_layer = np.sqrt(np.nanmean(stats.row_ms.reshape(layers, -1), axis=1))
+        median = np.nanmedian(flat, axis=1)  # [L]
+        ratio = rms / median[:, None, None]  # [L, B, T]
+        step = np.concatenate([[np.nan], rms_layer[1:] / rms_layer[:-1]])
+        first_token = np.nanmedian(rms[:, :, 0], axis=1)  # [L]
+        max_token = np.nanmax(flat, axis=1)  # [L]
+    flagged = np.nan_to_num(ratio, nan=0.0) > spec.outlier_ratio  # [L, B, T]
+    any_layer = flagged.any(axis=0)  # [B, T]
+    batch, token = np.nonzero(any_layer)
+    worst = np.nan_to_num(ratio, nan=0.0)[:, batch, token]  # [L, m]
+    order = np.argsort(-worst.max(axis=0), kind="stable")[:MAX_LISTED]
+    return ResidualDiagnostics(
+        rms=rms,
+        rms_layer=rms_layer,
+        rms_median_token=median,
+        rms_first_token=first_token,
+        rms_max_token=max_token,
+        step_ratio=step,
+        growth=(_fit_growth(rms_layer, "all_tokens"), _fit_growth(median, "median_token")),
+        token_ratio=ratio,
+        outlier_batch=batch[order],
+        outlier_token=token[order],
+        outlier_layers=flagged[:, batch, token].sum(axis=0)[order],
+        outlier_first_layer=flagged[:, batch, token].argmax(axis=0)[order],
+        outlier_max_ratio=worst.max(axis=0)[order],
+        outlier_max_layer=worst.argmax(axis=0)[order],
+    )
+
+
+def _count_above(hist: np.ndarray, grid: str, threshold: float) -> int:
+    finite = finite_bins(grid)
+    return int(hist[:finite][grid_values(grid)[:finite] > threshold].sum())
+
+
+def massive(stats: StreamStats, spec: DumpSpec) -> MassiveDiagnostics:
+    median = stats.median_abs  # [L]
+    threshold = np.maximum(spec.massive_abs, spec.massive_ratio * np.nan_to_num(median))
+    top3 = np.abs(stats.top_values[:, :3])  # [L, 3]
+    with _quiet():
+        top3_ratio = top3 / median[:, None]
+    count = np.array(
+        [
+            _count_above(stats.hist[layer], stats.grids[layer], threshold[layer])
+            for layer in range(median.shape[0])
+        ],
+        dtype=np.int64,
+    )
+    keep = np.abs(stats.large_values) > threshold[stats.large_layer]
+    tokens = max(1, stats.row_ms.shape[2])
+    rows = stats.large_rows[keep]
+    return MassiveDiagnostics(
+        median_abs=median,
+        threshold=threshold,
+        top3=top3,
+        top3_ratio=top3_ratio,
+        count=count,
+        layer=stats.large_layer[keep],
+        batch=rows // tokens,
+        token=rows % tokens,
+        channel=stats.large_channels[keep],
+        value=stats.large_values[keep],
+    )
+
+
+def centering(stats: StreamStats) -> CenteringDiagnostics:
+    layers = stats.row_ms.shape[0]
+    mu2 = stats.row_mean**2  # [L, B, T]
+    with _quiet():
+        share = np.nansum(mu2.reshape(layers, -1), axis=1) / np.nansum(
+            stats.row_ms.reshape(layers, -1), axis=1
+        )
+        token_share = mu2 / stats.row_ms
+    variance = np.clip(stats.row_ms - mu2, 0.0, None)  # σ² = RMS² − μ² ≥ 0 up to rounding
+    return CenteringDiagnostics(
+        mu2_share=share,
+        token_share=token_share,
+        token_mean=stats.row_mean,
+        token_std=np.sqrt(variance),
+    )
+
+
+def channels(stats: StreamStats, spec: DumpSpec) -> ChannelDiagnostics:
+    std = np.sqrt(stats.channel_var)  # [L, d]
+    rms = np.sqrt(stats.channel_mean**2 + stats.channel_var)  # [L, d]
+    with _quiet():
+        ratio = rms / np.median(rms, axis=1, keepdims=True)  # [L, d]
+    layer, channel = np.nonzero(np.nan_to_num(ratio, nan=0.0) > spec.outlier_ratio)
+    order = np.argsort(-ratio[layer, channel], kind="stable")[:MAX_LISTED]
+    return ChannelDiagnostics(
+        mean=stats.channel_mean,
+        std=std,
+        rms=rms,
+        maxabs=stats.channel_maxabs,
+        ratio=ratio,
+        outlier_layer=layer[order],
+        outlier_channel=channel[order],
+    )

@@ -1,0 +1,97 @@
+"""Open a dump: resolve its files, scan their headers, infer its layout.  No data is read."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import torch
+
+from engine.config import DumpSpec
+from engine.dumps.formats import FileScan, open_reader, scan_file
+from engine.dumps.layout import Layout, Piece, infer_layout
+from engine.dumps.refusals import refuse
+from engine.dumps.sources import DumpFile, Upload, resolve_files
+
+
+@dataclass(frozen=True)
+class Dump:
+    """A dump's files, what their headers hold, and how it is read (``layout``)."""
+
+    files: tuple[DumpFile, ...]
+    scans: tuple[FileScan, ...]
+    layout: Layout
+    spec: DumpSpec
+
+    @property
+    def metadata(self) -> dict[str, str]:
+        """The files' string metadata (safetensors ``__metadata__``), first file first."""
+        merged: dict[str, str] = {}
+        for scan in reversed(self.scans):
+            merged.update(scan.metadata)
+        return merged
+
+    @property
+    def nbytes(self) -> int:
+        return sum(file.size for file in self.files)
+
+
+def open_dump(
+    source: str | os.PathLike | Upload | DumpFile | Dump, spec: DumpSpec | None = None
+) -> Dump:
+    """Resolve, scan and lay out ``source``: a path, a directory or glob of shards, or an
+    ``Upload`` (an uploaded file's name and bytes).  Every refusal is an ``EngineError``."""
+    spec = spec or DumpSpec()
+    if isinstance(source, Dump):
+        if source.spec == spec:
+            return source
+        return Dump(source.files, source.scans, infer_layout(source.scans, spec), spec)
+    files = resolve_files(source)
+    scans = tuple(scan_file(file) for file in files)
+    return Dump(files, scans, infer_layout(scans, spec), spec)
+
+
+def _locate(layout: Layout, layer: int, row: int) -> tuple[Piece, int]:
+    """The piece of layer ``layer`` holding its row ``row`` (b*T + t), and the row in it."""
+    for piece in layout.layers[layer].pieces:
+        if row < piece.rows:
+            return piece, piece.row_start + row
+        row -= piece.rows
+    raise IndexError(row)
+
+
+def read_tokens(dump: Dump, layers: list[int], rows: list[int]) -> torch.Tensor:
+    """The residual-stream vectors of ``rows`` (b*T + t) at each of ``layers``:
+    [len(layers), k, d], float32, read with one reader per file."""
+    layout = dump.layout
+    located = []
+    for layer in layers:
+        if not 0 <= layer < len(layout.layers):
+            raise refuse("layer_out_of_range", layer=layer, last=len(layout.layers) - 1)
+        for row in rows:
+            if not 0 <= row < layout.batch * layout.tokens:
+                raise refuse(
+                    "row_out_of_range",
+                    batch=row // layout.tokens,
+                    token=row % layout.tokens,
+                    last_batch=layout.batch - 1,
+                    last_token=layout.tokens - 1,
+                )
+            located.append(_locate(layout, layer, row))
+    return read_piece_rows(located).reshape(len(layers), len(rows), layout.d)
+
+
+def read_piece_rows(located: list[tuple[Piece, int]]) -> torch.Tensor:
+    """Entry row ``at`` of each ``(piece, at)``, as float32 [k, d] (one reader per file)."""
+    readers: dict[DumpFile, object] = {}
+    try:
+        out = []
+        for piece, at in located:
+            file = piece.entry.file
+            if file not in readers:
+                readers[file] = open_reader(file)
+            out.append(readers[file].rows(piece.entry, at, at + 1).float())  # [1, d]
+        return torch.cat(out) if out else torch.empty(0, 0)  # [k, d]
+    finally:
+        for reader in readers.values():
+            reader.close()

@@ -1,0 +1,178 @@
+""".npy and .npz: headers read with numpy's own parser, data never unpickled.
+
+``.npy`` on disk is opened with ``np.load(mmap_mode="r", allow_pickle=False)``; an upload is
+viewed in place with ``np.frombuffer``.  An ``.npz`` is a zip of ``.npy`` members, possibly
+compressed, so it cannot be mapped: its members are streamed through ``zipfile`` a window
+of rows at a time (seeking a compressed member decompresses from its start, which is slow
+but bounded in memory).  An array of Python objects would need pickle and is refused.
+
+Reference: numpy's NEP 1, "A simple file format for NumPy arrays".
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import warnings
+import zipfile
+
+import numpy as np
+import torch
+
+from engine.dumps.formats.entries import EntryInfo, FileScan, check_claimed_bytes, corrupt
+from engine.dumps.limits import MAX_EXPANDED_UPLOAD_MB, MAX_NPY_HEADER_BYTES
+from engine.dumps.refusals import refuse
+from engine.dumps.sources import DumpFile
+
+_ACCEPTED_NPY = "a .npy file written by np.save"
+_ACCEPTED_NPZ = "a .npz file written by np.savez or np.savez_compressed"
+_FLOAT_NAMES = {2: "float16", 4: "float32", 8: "float64"}
+
+
+def _read_header(file: DumpFile, key: str, stream, fmt: str) -> tuple[tuple, np.dtype, int]:
+    """(shape, dtype, bytes of header) of the .npy at ``stream``'s position; checked."""
+    accepted = _ACCEPTED_NPY if fmt == "npy" else _ACCEPTED_NPZ
+    try:
+        version = np.lib.format.read_magic(stream)
+        if version == (1, 0):
+            header = np.lib.format.read_array_header_1_0(stream, MAX_NPY_HEADER_BYTES)
+        elif version == (2, 0):
+            header = np.lib.format.read_array_header_2_0(stream, MAX_NPY_HEADER_BYTES)
+        else:
+            raise ValueError(f"format version {version} is not 1.0 or 2.0")
+    except Exception as exc:  # numpy raises ValueError, OSError, SyntaxError, ...
+        raise corrupt(file, key, fmt, str(exc).splitlines()[0][:200], accepted) from None
+    shape, fortran_order, dtype = header
+    if dtype.hasobject:
+        raise refuse("object_array", file=file.name, entry=key or "(file)")
+    if dtype.kind != "f" or dtype.itemsize not in _FLOAT_NAMES:
+        raise refuse(
+            "unsupported_dtype",
+            file=file.name,
+            entry=key or "(file)",
+            dtype=str(dtype),
+            accepted="float16, float32, float64 (numpy has no bfloat16: save it as "
+            ".safetensors or .pt)",
+        )
+    if fortran_order and len(shape) > 1:
+        raise corrupt(
+            file, key, fmt, "stored in Fortran order", "C order: np.save(np.ascontiguousarray(a))"
+        )
+    return tuple(int(n) for n in shape), dtype, stream.tell()
+
+
+def _entry(file: DumpFile, key: str, shape: tuple, dtype: np.dtype) -> EntryInfo:
+    return EntryInfo(file=file, key=key, shape=shape, dtype=_FLOAT_NAMES[dtype.itemsize])
+
+
+def scan_npy(file: DumpFile) -> FileScan:
+    stream = io.BytesIO(file.data) if file.data is not None else open(file.path, "rb")
+    with stream:
+        shape, dtype, start = _read_header(file, "", stream, "npy")
+    check_claimed_bytes(file, "", math.prod(shape) * dtype.itemsize, file.size - start)
+    return FileScan(file, (_entry(file, "", shape, dtype),), ())
+
+
+def _open_zip(file: DumpFile) -> zipfile.ZipFile:
+    try:
+        source = io.BytesIO(file.data) if file.data is not None else file.path
+        return zipfile.ZipFile(source)
+    except Exception as exc:  # BadZipFile, OSError, ValueError, ...
+        raise corrupt(file, "", "npz", str(exc)[:200], _ACCEPTED_NPZ) from None
+
+
+def scan_npz(file: DumpFile) -> FileScan:
+    found, skipped = [], []
+    with _open_zip(file) as archive:
+        try:
+            members = archive.infolist()
+        except Exception as exc:
+            raise corrupt(file, "", "npz", str(exc)[:200], _ACCEPTED_NPZ) from None
+        for info in members:
+            if not info.filename.endswith(".npy"):
+                skipped.append((info.filename, "not a .npy member"))
+                continue
+            key = info.filename[: -len(".npy")]
+            if file.data is not None and info.file_size > MAX_EXPANDED_UPLOAD_MB * 2**20:
+                raise refuse(
+                    "expands_too_far",
+                    file=file.name,
+                    entry=key,
+                    size_mb=round(info.file_size / 2**20),
+                    limit_mb=MAX_EXPANDED_UPLOAD_MB,
+                )
+            try:
+                with archive.open(info) as member:
+                    shape, dtype, start = _read_header(file, key, member, "npz")
+            except zipfile.BadZipFile as exc:
+                raise corrupt(file, key, "npz", str(exc)[:200], _ACCEPTED_NPZ) from None
+            claimed = math.prod(shape) * dtype.itemsize
+            check_claimed_bytes(file, key, claimed, info.file_size - start)
+            found.append(_entry(file, key, shape, dtype))
+    return FileScan(file, tuple(found), tuple(skipped))
+
+
+def _to_torch(array: np.ndarray) -> torch.Tensor:
+    """A tensor over ``array`` (a read-only map or buffer: the reducer never writes to it)."""
+    if not array.dtype.isnative:
+        array = array.astype(array.dtype.newbyteorder("="))  # big-endian file: copy
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # "non-writable tensors": never written
+        return torch.from_numpy(array)
+
+
+class NpyReader:
+    """Rows of a .npy: a fresh memory map per call (dropped with the returned tensor)."""
+
+    def __init__(self, file: DumpFile):
+        self.file = file
+
+    def rows(self, entry: EntryInfo, start: int, stop: int) -> torch.Tensor:
+        if self.file.data is not None:
+            stream = io.BytesIO(self.file.data)
+            _, dtype, offset = _read_header(self.file, "", stream, "npy")
+            count = math.prod(entry.shape)
+            whole = np.frombuffer(self.file.data, dtype=dtype, count=count, offset=offset)
+            return _to_torch(whole.reshape(-1, entry.d)[start:stop])  # [n, d]
+        whole = np.load(self.file.path, mmap_mode="r", allow_pickle=False)
+        return _to_torch(whole.reshape(-1, entry.d)[start:stop])  # [n, d], the mapped pages
+
+    def close(self) -> None:
+        """Nothing held between calls."""
+
+
+def _read_fully(stream, into: memoryview) -> int:
+    """Fill ``into`` from ``stream``; the number of bytes read (fewer only at its end)."""
+    got = 0
+    while got < len(into):
+        step = stream.readinto(into[got:])
+        if not step:
+            break
+        got += step
+    return got
+
+
+class NpzReader:
+    """Rows of a .npz member, read through zipfile into a buffer of exactly those rows."""
+
+    def __init__(self, file: DumpFile):
+        self.file = file
+
+    def rows(self, entry: EntryInfo, start: int, stop: int) -> torch.Tensor:
+        with _open_zip(self.file) as archive:
+            try:
+                with archive.open(entry.key + ".npy") as member:
+                    _, dtype, _ = _read_header(self.file, entry.key, member, "npz")
+                    row_bytes = entry.d * dtype.itemsize
+                    member.seek(start * row_bytes, io.SEEK_CUR)
+                    wanted = (stop - start) * row_bytes
+                    data = bytearray(wanted)
+                    got = _read_fully(member, memoryview(data))
+            except zipfile.BadZipFile as exc:
+                raise corrupt(self.file, entry.key, "npz", str(exc)[:200], _ACCEPTED_NPZ) from None
+        check_claimed_bytes(self.file, entry.key, wanted, got)
+        rows = np.frombuffer(data, dtype=dtype).reshape(stop - start, entry.d)
+        return _to_torch(rows)  # [n, d]
+
+    def close(self) -> None:
+        """Nothing held between calls."""

@@ -1,0 +1,167 @@
+"""Norms applied to, or read from, real tokens of a dump.
+
+- ``compare_norms``: LayerNorm and RMSNorm (through ``engine.normalize``, no affine) of
+  chosen tokens at one layer: the two outputs and how far apart they are.  They differ only
+  by the token's mean μ: with μ = 0 they are equal.
+- ``fit_dyt``: where a dump holds a norm's input and output, the output (affine removed
+  when the dump holds the weight and bias) against the input, and the DyT curve
+  y = γ·tanh(α·x) fitted to it by least squares.  Zhu et al. observed that LayerNorm's
+  input-output map in trained Transformers looks like such an S-curve, and replaced it with
+  DyT; α is the fitted steepness.  A dump's ``<norm>.weight`` (and ``.bias``) must be what
+  the output was multiplied by (and shifted by): y = weight·n + bias.  For Gemma's RMSNorm,
+  which scales by (1 + weight), a capture stores 1 + weight.
+
+References:
+- Zhu, Chen, He, LeCun, Liu 2025, "Transformers without Normalization", arXiv:2503.10622
+- Zhang, Sennrich 2019, "Root Mean Square Layer Normalization", arXiv:1910.07467
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from engine.config import NormSpec
+from engine.dumps.dump import Dump, read_piece_rows, read_tokens
+from engine.dumps.layout import NormPair, Piece
+from engine.norms.dispatch import normalize
+
+SAMPLE_ROWS = 64  # tokens read from each norm pair for the DyT fit
+SAMPLE_POINTS = 16384  # (input, output) points fitted
+SCATTER_POINTS = 2000  # points returned for drawing
+_ALPHAS = np.logspace(-4, 3, 141)  # the grid α is first searched on
+
+
+@dataclass(frozen=True)
+class TokenNorms:
+    """LayerNorm and RMSNorm of chosen tokens at one layer (no affine)."""
+
+    layer: int
+    rows: np.ndarray  # [k] b*T + t
+    x: np.ndarray  # [k, d] the tokens
+    layernorm: np.ndarray  # [k, d]
+    rmsnorm: np.ndarray  # [k, d]
+    mean: np.ndarray  # [k] μ
+    rms: np.ndarray  # [k]
+    difference_rms: np.ndarray  # [k] sqrt(mean((LN − RMSNorm)²)) over d
+    cosine: np.ndarray  # [k] cosine of the angle between the two outputs
+
+
+@dataclass(frozen=True)
+class DyTFit:
+    """One norm's output against its input, and the fitted γ·tanh(α·x)."""
+
+    label: str
+    layer: int | None
+    alpha: float
+    gamma: float
+    r2: float  # share of the output's variance the curve explains
+    points: int  # how many (x, y) points were fitted
+    affine_removed: bool  # the output was divided back by the dump's weight (and bias)
+    x: np.ndarray  # [<= SCATTER_POINTS] inputs, for a scatter plot
+    y: np.ndarray  # [<= SCATTER_POINTS] outputs
+
+
+def compare_norms(dump: Dump, layer: int, rows: list[int], eps: float = 1e-5) -> TokenNorms:
+    """LayerNorm vs RMSNorm of the tokens ``rows`` (b*T + t) at ``layer``."""
+    return token_norms(read_tokens(dump, [layer], rows)[0], layer, rows, eps)
+
+
+def token_norms(x: torch.Tensor, layer: int, rows: list[int], eps: float) -> TokenNorms:
+    """LayerNorm vs RMSNorm of the tokens ``x`` ([k, d]), computed in float64."""
+    x = x.double()  # [k, d]
+    ln = normalize(x, NormSpec(kind="layernorm", eps=eps, compute_dtype="float64"))
+    rms = normalize(x, NormSpec(kind="rmsnorm", eps=eps, compute_dtype="float64"))
+    gap = ln.y - rms.y  # [k, d]
+    cosine = torch.nn.functional.cosine_similarity(ln.y, rms.y, dim=-1)  # [k]
+    return TokenNorms(
+        layer=layer,
+        rows=np.asarray(rows, dtype=np.int64),
+        x=x.numpy(),
+        layernorm=ln.y.numpy(),
+        rmsnorm=rms.y.numpy(),
+        mean=ln.mean.double().numpy(),
+        rms=ln.rms.double().numpy(),
+        difference_rms=gap.pow(2).mean(-1).sqrt().numpy(),
+        cosine=cosine.numpy(),
+    )
+
+
+def _sample_rows(pieces: tuple[Piece, ...], count: int) -> list[tuple[Piece, int]]:
+    """Up to ``count`` evenly spaced rows of the pieces, as (piece, entry row)."""
+    total = sum(p.rows for p in pieces)
+    picked = np.unique(np.linspace(0, total - 1, min(count, total)).round().astype(np.int64))
+    located = []
+    for row in picked.tolist():
+        for piece in pieces:
+            if row < piece.rows:
+                located.append((piece, piece.row_start + row))
+                break
+            row -= piece.rows
+    return located
+
+
+def _sse(alpha: float, x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
+    """(sum of squared errors, γ) of the best γ for this α: γ = Σ y·t / Σ t², t = tanh(αx)."""
+    t = np.tanh(alpha * x)
+    denominator = float(t @ t)
+    gamma = float(y @ t) / denominator if denominator > 0 else 0.0
+    residual = y - gamma * t
+    return float(residual @ residual), gamma
+
+
+def fit_tanh(x: np.ndarray, y: np.ndarray) -> tuple[float, float, float]:
+    """(α, γ, r²) minimising Σ(y − γ·tanh(αx))²: a grid over log α, then golden section."""
+    errors = [_sse(alpha, x, y)[0] for alpha in _ALPHAS]
+    best = int(np.argmin(errors))
+    low = np.log(_ALPHAS[max(best - 1, 0)])
+    high = np.log(_ALPHAS[min(best + 1, len(_ALPHAS) - 1)])
+    ratio = (np.sqrt(5.0) - 1.0) / 2.0
+    for _ in range(40):
+        a, b = high - ratio * (high - low), low + ratio * (high - low)
+        if _sse(np.exp(a), x, y)[0] < _sse(np.exp(b), x, y)[0]:
+            high = b
+        else:
+            low = a
+    alpha = float(np.exp((low + high) / 2.0))
+    sse, gamma = _sse(alpha, x, y)
+    spread = float(((y - y.mean()) ** 2).sum())
+    return alpha, gamma, 1.0 - sse / spread if spread > 0 else float("nan")
+
+
+def fit_dyt(pair: NormPair) -> DyTFit:
+    """Read a sample of the pair's tokens and fit γ·tanh(α·x) to output vs input."""
+    located_in = _sample_rows(pair.inputs, SAMPLE_ROWS)
+    located_out = _sample_rows(pair.outputs, SAMPLE_ROWS)
+    x = read_piece_rows(located_in).double()  # [k, d]
+    y = read_piece_rows(located_out).double()  # [k, d]
+    removed = pair.weight is not None
+    if removed:
+        bias = (
+            read_piece_rows([(Piece(pair.bias, 0, 1), 0)]).double()  # [1, d]
+            if pair.bias is not None
+            else torch.zeros(1, x.shape[1], dtype=torch.float64)
+        )
+        weight = read_piece_rows([(Piece(pair.weight, 0, 1), 0)]).double()  # [1, d]
+        usable = weight.abs()[0] > 1e-6  # [d] a zero weight erases its channel
+        x, y = x[:, usable], ((y - bias) / weight)[:, usable]  # [k, d']
+    x_flat, y_flat = x.flatten().numpy(), y.flatten().numpy()
+    finite = np.isfinite(x_flat) & np.isfinite(y_flat)
+    x_flat, y_flat = x_flat[finite], y_flat[finite]
+    step = max(1, x_flat.shape[0] // SAMPLE_POINTS)
+    x_fit, y_fit = x_flat[::step], y_flat[::step]
+    alpha, gamma, r2 = fit_tanh(x_fit, y_fit) if x_fit.size else (np.nan, np.nan, np.nan)
+    scatter = max(1, x_fit.shape[0] // SCATTER_POINTS)
+    return DyTFit(
+        label=pair.label,
+        layer=pair.layer,
+        alpha=alpha,
+        gamma=gamma,
+        r2=r2,
+        points=int(x_fit.shape[0]),
+        affine_removed=removed,
+        x=x_fit[::scatter][:SCATTER_POINTS],
+        y=y_fit[::scatter][:SCATTER_POINTS],
+    )

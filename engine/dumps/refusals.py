@@ -1,0 +1,92 @@
+"""Every refusal of the dumps package: one table of keys and English messages.
+
+``refuse(name, **params)`` builds the ``EngineError`` with key ``"dumps.<name>"``; pages
+translate it from ``ui/locales/<lang>/errors.toml`` (table ``[dumps]``), whose English text
+is this table's (tests/dumps/test_refusals.py keeps the two equal).  Each message names the
+file, the entry where there is one, and what is accepted.
+"""
+
+from __future__ import annotations
+
+from engine.errors import EngineError
+
+MESSAGES = {
+    "not_found": "{file}: no such file or directory.",
+    "no_files": (
+        "{source} matched no dump file. Accepted: a file, a directory or a glob of "
+        "{accepted} files."
+    ),
+    "too_many_files": "{source} matched {count} files; at most {limit} shards are accepted.",
+    "unsupported_suffix": (
+        "{file}: the extension “{suffix}” is not a dump format. Accepted: {accepted}."
+    ),
+    "upload_too_large": (
+        "{file} is {size_mb} MB; uploads are limited to {limit_mb} MB. For larger dumps run "
+        "python -m engine.dumps report on the file."
+    ),
+    "expands_too_far": (
+        "{file}, entry “{entry}”: it expands to {size_mb} MB when decompressed; at most "
+        "{limit_mb} MB are accepted from an upload."
+    ),
+    "corrupt": (
+        "{file}, entry “{entry}”: the file is damaged or not a {format} file ({detail}). "
+        "Accepted: {accepted}."
+    ),
+    "truncated": (
+        "{file}, entry “{entry}”: its header claims {claimed} bytes of data but the file "
+        "holds {available}. The file is truncated or its header is wrong."
+    ),
+    "header_too_large": (
+        "{file}: the safetensors header claims {size} bytes; the format allows at most {limit}."
+    ),
+    "unsafe_pickle": (
+        "{file}: refused without running it: the file would run code when loaded ({detail}). "
+        "Accepted: .pt/.pth files that torch.load(weights_only=True) reads — a tensor, a "
+        "list or tuple of tensors, or a dict of them."
+    ),
+    "object_array": (
+        "{file}, entry “{entry}”: an array of Python objects needs pickle, which is never "
+        "allowed. Accepted: float16, float32 or float64 arrays."
+    ),
+    "unsupported_dtype": (
+        "{file}, entry “{entry}”: dtype {dtype} is not accepted. Accepted: {accepted}."
+    ),
+    "pt_content": (
+        "{file}, entry “{entry}”: holds a {kind}. Accepted: a tensor, a list or tuple of "
+        "tensors, or a dict of them."
+    ),
+    "empty": "{file}: holds no arrays. Accepted: at least one float array of shape [.., T, d].",
+    "no_usable_entries": (
+        "{file}: none of its {count} entries is a float array of 2 to 4 axes ({examples}). "
+        "Accepted: {accepted} arrays shaped [T, d], [B, T, d], [L, T, d] or [L, B, T, d]."
+    ),
+    "empty_array": (
+        "{file}, entry “{entry}”: shape {shape} has an empty axis. Accepted: every axis >= 1."
+    ),
+    "mixed_shapes": (
+        "Entry “{entry}” has shape {shape} but “{other}” has {other_shape}: the layers of one "
+        "stream must share T and d. Pick another stream, or dump the layers with equal shapes."
+    ),
+    "unknown_stream": "Stream “{stream}” is not in this dump. Accepted: {accepted}.",
+    "axes_mismatch": (
+        "Axes “{axes}” do not fit entry “{entry}” of shape {shape}. Accepted for this shape: "
+        "{accepted}."
+    ),
+    "bad_spec": "{name} = {value} is not accepted. Accepted: {accepted}.",
+    "layer_out_of_range": "Layer {layer} is not in this dump. Accepted: 0 to {last}.",
+    "row_out_of_range": (
+        "Token (batch {batch}, position {token}) is not in this dump. Accepted: batch 0 to "
+        "{last_batch}, position 0 to {last_token}."
+    ),
+    "dask_missing": (
+        "--dask needs the optional packages dask and distributed. Install them with: "
+        "pip install -r requirements-scale.txt"
+    ),
+    "dask_failed": "The Dask cluster at {address} could not run the reduction ({detail}).",
+    "dask_uploads": "An uploaded dump is reduced in this process; --dask takes files on disk.",
+}
+
+
+def refuse(name: str, **params: object) -> EngineError:
+    """The ``EngineError`` for refusal ``name`` with ``params`` filled into its message."""
+    return EngineError(f"dumps.{name}", params, MESSAGES[name].format(**params))

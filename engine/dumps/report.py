@@ -1,0 +1,156 @@
+"""``report``: open a dump, reduce its residual stream in one streaming pass, and derive
+every diagnostic the page and the CLI show (``DumpReport``).
+
+The pass reads each value once (``reduce.reduce_stream``, or ``cluster.reduce_on_dask``);
+afterwards a few tokens per layer are read again for the LayerNorm/RMSNorm comparison and
+a sample of each norm pair for the DyT fit.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import numpy as np
+
+from engine.config import DumpSpec
+from engine.dumps import diagnostics
+from engine.dumps.dump import Dump, open_dump, read_tokens
+from engine.dumps.layout import Layout
+from engine.dumps.norm_views import DyTFit, fit_dyt, token_norms
+from engine.dumps.reduce import reduce_stream
+from engine.dumps.sources import DumpFile, Upload
+from engine.dumps.stats import StreamStats, finalize
+from engine.jobs import Cancelled, Progress, StopCheck
+
+_REDUCTION_SHARE = 0.9  # of the progress bar: the streaming pass; the rest: re-reads
+
+
+@dataclass(frozen=True)
+class NormComparison:
+    """LayerNorm vs RMSNorm on a few chosen tokens at every layer."""
+
+    rows: np.ndarray  # [k] b*T + t
+    batch: np.ndarray  # [k]
+    token: np.ndarray  # [k]
+    reasons: tuple[str, ...]  # [k] "first_token" | "largest_outlier" | "median_token"
+    difference_rms: np.ndarray  # [L, k] sqrt(mean over d of (LN − RMSNorm)²)
+    cosine: np.ndarray  # [L, k]
+    mu2_share: np.ndarray  # [L, k] μ²/RMS² of the token
+
+
+@dataclass(frozen=True)
+class DumpReport:
+    """Everything the dumps page and ``python -m engine.dumps report`` show."""
+
+    files: tuple[str, ...]
+    nbytes: int
+    metadata: tuple[tuple[str, str], ...]
+    spec: DumpSpec
+    layout: Layout
+    labels: tuple[str, ...]  # [L] each layer's entry name
+    stats: StreamStats
+    residual: diagnostics.ResidualDiagnostics
+    massive: diagnostics.MassiveDiagnostics
+    centering: diagnostics.CenteringDiagnostics
+    comparison: NormComparison
+    channels: diagnostics.ChannelDiagnostics
+    dyt: tuple[DyTFit, ...]
+    nonfinite: np.ndarray  # [L, 3] NaN, +inf, -inf
+    backend: str  # "local" or "dask"
+
+
+def chosen_rows(residual: diagnostics.ResidualDiagnostics) -> tuple[list[int], list[str]]:
+    """The first token, the worst outlier token, and the median token of the middle layer."""
+    layers, _, tokens = residual.rms.shape
+    rows, reasons = [0], ["first_token"]
+    if residual.outlier_batch.size:
+        worst = int(residual.outlier_batch[0]) * tokens + int(residual.outlier_token[0])
+        if worst not in rows:
+            rows.append(worst)
+            reasons.append("largest_outlier")
+    middle = residual.rms[layers // 2].reshape(-1)  # [B*T]
+    finite = np.where(np.isfinite(middle), middle, np.inf)
+    order = np.argsort(finite, kind="stable")
+    median = int(order[(np.isfinite(middle).sum() - 1) // 2]) if np.isfinite(middle).any() else 0
+    if median not in rows:
+        rows.append(median)
+        reasons.append("median_token")
+    return rows, reasons
+
+
+def _comparison(dump: Dump, residual, centering, spec: DumpSpec) -> NormComparison:
+    rows, reasons = chosen_rows(residual)
+    layers, _, tokens = residual.rms.shape
+    x = read_tokens(dump, list(range(layers)), rows)  # [L, k, d]
+    per_layer = [token_norms(x[layer], layer, rows, spec.norm_eps) for layer in range(layers)]
+    index = np.asarray(rows, dtype=np.int64)
+    return NormComparison(
+        rows=index,
+        batch=index // tokens,
+        token=index % tokens,
+        reasons=tuple(reasons),
+        difference_rms=np.stack([norms.difference_rms for norms in per_layer]),
+        cosine=np.stack([norms.cosine for norms in per_layer]),
+        mu2_share=centering.token_share.reshape(layers, -1)[:, index],
+    )
+
+
+def report(
+    source: str | os.PathLike | Upload | DumpFile | Dump,
+    spec: DumpSpec | None = None,
+    progress: Progress | None = None,
+    should_stop: StopCheck | None = None,
+    dask: str | None = None,
+    workers: int = 1,
+) -> DumpReport:
+    """Every diagnostic of the dump at ``source`` (a path, directory, glob or ``Upload``).
+
+    ``dask`` is a scheduler address, or "local" for an in-process cluster; None reduces in
+    this process, with ``workers`` threads.  ``progress`` gets the fraction done;
+    ``should_stop`` is polled between chunks and raises ``engine.jobs.Cancelled``.
+    """
+    spec = spec or DumpSpec()
+    dump = open_dump(source, spec)
+
+    def reduction_progress(fraction: float) -> None:
+        if progress is not None:
+            progress(_REDUCTION_SHARE * fraction)
+
+    if dask is None:
+        partials = reduce_stream(dump.layout, spec, reduction_progress, should_stop, workers)
+    else:
+        from engine.dumps.cluster import reduce_on_dask
+
+        partials = reduce_on_dask(dump.layout, spec, dask, reduction_progress, should_stop)
+    stats = finalize(dump.layout, partials)
+    residual = diagnostics.residual(stats, spec)
+    centering = diagnostics.centering(stats)
+    comparison = _comparison(dump, residual, centering, spec)
+    fits = []
+    for done, pair in enumerate(dump.layout.norm_pairs):
+        if should_stop is not None and should_stop():
+            raise Cancelled()
+        fits.append(fit_dyt(pair))
+        if progress is not None:
+            share = (done + 1) / len(dump.layout.norm_pairs)
+            progress(_REDUCTION_SHARE + (1 - _REDUCTION_SHARE) * share)
+    if progress is not None:
+        progress(1.0)
+    return DumpReport(
+        files=tuple(file.path for file in dump.files),
+        nbytes=dump.nbytes,
+        metadata=tuple(sorted(dump.metadata.items())),
+        spec=spec,
+        layout=dump.layout,
+        labels=tuple(slot.label for slot in dump.layout.layers),
+        stats=stats,
+        residual=residual,
+        massive=diagnostics.massive(stats, spec),
+        centering=centering,
+        comparison=comparison,
+        channels=diagnostics.channels(stats, spec),
+        dyt=tuple(fits),
+        nonfinite=stats.nonfinite,
+        backend="local" if dask is None else "dask",
+    )

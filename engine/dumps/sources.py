@@ -1,0 +1,105 @@
+"""Where a dump's bytes are: files on disk (one, a directory, or a glob of shards) or the
+bytes of one uploaded file, held in memory for its browser session only.
+
+``DumpFile`` names one file; ``resolve_files`` turns what a user typed or uploaded into
+the files to read, refusing unknown extensions and uploads over the size limit before any
+byte is parsed.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from engine.dumps.limits import ACCEPTED_SUFFIXES, MAX_FILES, UPLOAD_LIMIT_MB
+from engine.dumps.refusals import refuse
+
+
+@dataclass(frozen=True)
+class DumpFile:
+    """One file of a dump: a path on disk, or an upload's name and bytes.
+
+    ``data`` is excluded from equality and hashing (comparing hundreds of megabytes to
+    look up a cache entry would cost more than the lookup saves); an upload is keyed by
+    its session in the UI, never shared.
+    """
+
+    path: str  # the path on disk, or the uploaded file's name
+    data: bytes | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def name(self) -> str:
+        return Path(self.path).name
+
+    @property
+    def suffix(self) -> str:
+        return Path(self.path).suffix.lower()
+
+    @property
+    def stem(self) -> str:
+        return Path(self.path).stem
+
+    @property
+    def size(self) -> int:
+        return len(self.data) if self.data is not None else os.path.getsize(self.path)
+
+
+@dataclass(frozen=True)
+class Upload:
+    """The bytes of one uploaded file and the name it was uploaded under."""
+
+    name: str
+    data: bytes = field(repr=False, compare=False)
+
+
+def _check_suffix(path: str) -> None:
+    suffix = Path(path).suffix.lower()
+    if suffix not in ACCEPTED_SUFFIXES:
+        raise refuse(
+            "unsupported_suffix",
+            file=Path(path).name,
+            suffix=suffix or "(none)",
+            accepted=", ".join(ACCEPTED_SUFFIXES),
+        )
+
+
+def upload_file(upload: Upload) -> DumpFile:
+    """The ``DumpFile`` of an upload, refused if its name or size is not accepted."""
+    _check_suffix(upload.name)
+    size_mb = len(upload.data) / 2**20
+    if size_mb > UPLOAD_LIMIT_MB:
+        size = round(size_mb, 1)
+        raise refuse("upload_too_large", file=upload.name, size_mb=size, limit_mb=UPLOAD_LIMIT_MB)
+    return DumpFile(path=upload.name, data=bytes(upload.data))
+
+
+def resolve_files(source: str | os.PathLike | Upload | DumpFile) -> tuple[DumpFile, ...]:
+    """The files of a dump: a file, every dump file in a directory, or a glob's matches.
+
+    Shards are returned in sorted name order, which is the order their rows are joined in
+    when several files hold the same entry.
+    """
+    if isinstance(source, DumpFile):
+        return (source,)
+    if isinstance(source, Upload):
+        return (upload_file(source),)
+    text = os.fspath(source)
+    if os.path.isdir(text):
+        paths = [str(p) for p in sorted(Path(text).iterdir()) if p.is_file()]
+        paths = [p for p in paths if Path(p).suffix.lower() in ACCEPTED_SUFFIXES]
+    elif os.path.isfile(text):
+        _check_suffix(text)
+        return (DumpFile(path=text),)
+    elif glob.has_magic(text):
+        paths = sorted(p for p in glob.glob(text) if os.path.isfile(p))
+        for path in paths:
+            _check_suffix(path)
+    else:
+        raise refuse("not_found", file=text)
+    if not paths:
+        raise refuse("no_files", source=text, accepted=", ".join(ACCEPTED_SUFFIXES))
+    if len(paths) > MAX_FILES:
+        raise refuse("too_many_files", source=text, count=len(paths), limit=MAX_FILES)
+    return tuple(DumpFile(path=p) for p in paths)

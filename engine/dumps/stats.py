@@ -1,0 +1,96 @@
+"""Merged partials → one array per statistic, indexed [layer, batch, token] or [layer, d]."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from engine.dumps.layout import Layout
+from engine.dumps.partials import LayerPartial, hist_median
+
+
+@dataclass(frozen=True)
+class StreamStats:
+    """The reduced residual stream: every diagnostic is computed from these arrays.
+
+    Means over a row or a channel count finite values only; how many were not finite is in
+    ``nonfinite`` (NaN, +inf, -inf per layer), never dropped silently.
+    """
+
+    row_mean: np.ndarray  # [L, B, T] mean over d (μ of each token)
+    row_ms: np.ndarray  # [L, B, T] mean square over d (RMS² = σ² + μ²)
+    row_maxabs: np.ndarray  # [L, B, T] largest |a| of each token
+    row_finite: np.ndarray  # [L, B, T] finite values of each token (d when clean)
+    channel_count: np.ndarray  # [L, d] finite values per channel over all B*T tokens
+    channel_mean: np.ndarray  # [L, d]
+    channel_var: np.ndarray  # [L, d] biased variance over tokens (what BatchNorm pools)
+    channel_maxabs: np.ndarray  # [L, d]
+    median_abs: np.ndarray  # [L] median |a| over the layer's finite values
+    hist: np.ndarray  # [L, HIST_BINS] counts of |a| by bit pattern on each layer's grid
+    grids: tuple[str, ...]  # [L] "float16" or "bfloat16" (see chunks.grid_of)
+    top_values: np.ndarray  # [L, k] signed, by |a| descending (NaN where fewer)
+    top_rows: np.ndarray  # [L, k] row b*T + t (-1 where fewer)
+    top_channels: np.ndarray  # [L, k]
+    large_layer: np.ndarray  # [m] entries with |a| > massive_abs (up to LARGE_CAP per layer)
+    large_values: np.ndarray  # [m]
+    large_rows: np.ndarray  # [m]
+    large_channels: np.ndarray  # [m]
+    large_total: np.ndarray  # [L] exact count of |a| > massive_abs
+    nonfinite: np.ndarray  # [L, 3] NaN, +inf, -inf counts
+    nonfinite_rows: tuple[tuple[int, int], ...]  # (layer, row) of the first few
+
+
+def _rows(partial: LayerPartial, name: str, rows: int) -> np.ndarray:
+    values = np.concatenate([getattr(block, name) for block in partial.blocks])
+    if values.shape[0] != rows:
+        raise ValueError(f"layer {partial.layer}: {values.shape[0]} rows reduced, {rows} expected")
+    return values
+
+
+def finalize(layout: Layout, partials: dict[int, LayerPartial]) -> StreamStats:
+    """One ``StreamStats`` from every layer's merged partial."""
+    shape = (len(layout.layers), layout.batch, layout.tokens)
+    rows = layout.batch * layout.tokens
+    ordered = [partials[layer] for layer in range(len(layout.layers))]
+    k = ordered[0].top_k
+    sums = np.stack([_rows(p, "sums", rows) for p in ordered]).reshape(shape)
+    sumsq = np.stack([_rows(p, "sumsq", rows) for p in ordered]).reshape(shape)
+    finite = np.stack([_rows(p, "finite", rows) for p in ordered]).reshape(shape)
+    safe = np.maximum(finite, 1)
+    top_values = np.full((len(ordered), k), np.nan)
+    top_rows = np.full((len(ordered), k), -1, dtype=np.int64)
+    top_channels = np.full((len(ordered), k), -1, dtype=np.int64)
+    for layer, partial in enumerate(ordered):
+        found = partial.top.values.shape[0]
+        top_values[layer, :found] = partial.top.values
+        top_rows[layer, :found] = partial.top.rows
+        top_channels[layer, :found] = partial.top.channels
+    count = np.stack([p.count for p in ordered])
+    return StreamStats(
+        row_mean=np.where(finite > 0, sums / safe, np.nan),
+        row_ms=np.where(finite > 0, sumsq / safe, np.nan),
+        row_maxabs=np.stack([_rows(p, "maxabs", rows) for p in ordered]).reshape(shape),
+        row_finite=finite,
+        channel_count=count,
+        channel_mean=np.stack([p.mean for p in ordered]),
+        channel_var=np.stack([p.m2 for p in ordered]) / np.maximum(count, 1),
+        channel_maxabs=np.stack([p.channel_maxabs for p in ordered]),
+        median_abs=np.array([hist_median(p.hist, p.grid) for p in ordered]),
+        hist=np.stack([p.hist for p in ordered]),
+        grids=tuple(p.grid for p in ordered),
+        top_values=top_values,
+        top_rows=top_rows,
+        top_channels=top_channels,
+        large_layer=np.concatenate(
+            [np.full(p.large.values.shape[0], p.layer, dtype=np.int64) for p in ordered]
+        ),
+        large_values=np.concatenate([p.large.values for p in ordered]),
+        large_rows=np.concatenate([p.large.rows for p in ordered]),
+        large_channels=np.concatenate([p.large.channels for p in ordered]),
+        large_total=np.array([p.large_total for p in ordered], dtype=np.int64),
+        nonfinite=np.array([[p.nan, p.posinf, p.neginf] for p in ordered], dtype=np.int64),
+        nonfinite_rows=tuple(
+            (p.layer, int(row)) for p in ordered for row in p.nonfinite_rows.tolist()
+        ),
+    )

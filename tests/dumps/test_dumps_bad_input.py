@@ -1,0 +1,261 @@
+"""Every bad input ends in an EngineError that names the file (and entry) and says what is
+accepted; a pickle payload is refused without running; nothing huge is allocated."""
+
+from __future__ import annotations
+
+import io
+import pickle
+import resource
+import zipfile
+
+import numpy as np
+import pytest
+import torch
+
+from engine.dumps import Upload, open_dump, report
+from engine.dumps.formats import numpy_file
+from engine.errors import EngineError
+from tests.dumps import dump_files as files
+
+
+def _refusal(source, key: str) -> EngineError:
+    with pytest.raises(EngineError) as caught:
+        report(source)
+    assert caught.value.key == f"dumps.{key}", str(caught.value)
+    return caught.value
+
+
+class _Payload:
+    """Unpickling this writes ``marker``: what a malicious checkpoint would do."""
+
+    def __init__(self, marker):
+        self.marker = str(marker)
+
+    def __reduce__(self):
+        return (exec, (f"open({self.marker!r}, 'w').write('ran')",))
+
+
+def test_the_payload_is_real(tmp_path):
+    marker = tmp_path / "ran.txt"
+    pickle.loads(pickle.dumps(_Payload(marker)))  # an unsafe loader would run it
+    assert marker.read_text() == "ran"
+
+
+def test_pt_with_a_payload_is_refused_and_never_runs(tmp_path):
+    marker = tmp_path / "ran.txt"
+    path = files.write_pt(tmp_path / "evil.pt", {"h": torch.zeros(3, 4), "x": _Payload(marker)})
+    error = _refusal(path, "unsafe_pickle")
+    assert not marker.exists()
+    assert "evil.pt" in str(error) and "weights_only=True" in str(error)
+
+
+def test_plain_pickle_named_pt_is_refused_and_never_runs(tmp_path):
+    marker = tmp_path / "ran.txt"
+    path = tmp_path / "evil.pth"
+    path.write_bytes(pickle.dumps(_Payload(marker)))
+    error = _refusal(path, "unsafe_pickle")
+    assert not marker.exists() and "evil.pth" in str(error)
+
+
+def test_upload_with_a_payload_is_refused_and_never_runs(tmp_path):
+    marker = tmp_path / "ran.txt"
+    buffer = io.BytesIO()
+    torch.save([torch.zeros(2, 3), _Payload(marker)], buffer)
+    _refusal(Upload("up.pt", buffer.getvalue()), "unsafe_pickle")
+    assert not marker.exists()
+
+
+def test_npy_of_objects_is_refused_before_unpickling(tmp_path):
+    marker = tmp_path / "ran.txt"
+    path = tmp_path / "evil.npy"
+    np.save(path, np.array([_Payload(marker)], dtype=object), allow_pickle=True)
+    error = _refusal(path, "object_array")
+    assert not marker.exists() and "evil.npy" in str(error)
+
+
+def test_npz_with_an_object_member_is_refused(tmp_path):
+    marker = tmp_path / "ran.txt"
+    path = tmp_path / "evil.npz"
+    np.savez(path, h=np.zeros((3, 4)), x=np.array([_Payload(marker)], dtype=object))
+    error = _refusal(path, "object_array")
+    assert not marker.exists() and "“x”" in str(error)
+
+
+def test_legacy_torch_format_is_refused_with_what_is_accepted(tmp_path):
+    path = tmp_path / "old.pt"
+    torch.save(torch.zeros(3, 4), path, _use_new_zipfile_serialization=False)
+    error = _refusal(path, "corrupt")
+    assert "zip format" in str(error)
+
+
+def _peak_rss_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def test_safetensors_header_claiming_a_huge_tensor_is_refused_without_allocating(tmp_path):
+    shape = [1 << 30, 4096]  # 8 TiB of float16
+    header = {"h": {"dtype": "F16", "shape": shape, "data_offsets": [0, 2 * (1 << 42)]}}
+    path = files.raw_safetensors(tmp_path / "huge.safetensors", header, b"\0" * 64)
+    before = _peak_rss_mib()
+    error = _refusal(path, "truncated")
+    assert _peak_rss_mib() - before < 100
+    assert "huge.safetensors" in str(error) and "“h”" in str(error)
+
+
+def test_npy_header_claiming_a_huge_array_is_refused(tmp_path):
+    path = tmp_path / "huge.npy"
+    with open(path, "wb") as handle:
+        np.lib.format.write_array_header_1_0(
+            handle, {"descr": "<f2", "fortran_order": False, "shape": (1 << 30, 4096)}
+        )
+        handle.write(b"\0" * 64)
+    _refusal(path, "truncated")
+
+
+def test_safetensors_offsets_that_disagree_with_the_shape(tmp_path):
+    header = {"h": {"dtype": "F32", "shape": [2, 4], "data_offsets": [0, 16]}}
+    path = files.raw_safetensors(tmp_path / "bad.safetensors", header, b"\0" * 16)
+    assert "needs 32 bytes" in str(_refusal(path, "corrupt"))
+
+
+def test_safetensors_header_length_beyond_the_format_limit(tmp_path):
+    path = tmp_path / "big.safetensors"
+    path.write_bytes((10**12).to_bytes(8, "little") + b"{}")
+    _refusal(path, "header_too_large")
+
+
+@pytest.mark.parametrize(
+    "suffix, write, key",
+    [
+        (".safetensors", lambda p, x: files.write_safetensors(p, {"h": x}), "truncated"),
+        (".npy", lambda p, x: files.write_npy(p, x.numpy()), "truncated"),
+        (".npz", lambda p, x: files.write_npz(p, {"h": x.numpy()}), "corrupt"),
+        (".pt", lambda p, x: files.write_pt(p, {"h": x}), "corrupt"),
+    ],
+)
+def test_truncated_files_are_refused(tmp_path, suffix, write, key):
+    path = write(tmp_path / f"cut{suffix}", files.stream())
+    path.write_bytes(path.read_bytes()[: path.stat().st_size * 2 // 3])
+    assert "cut" in str(_refusal(path, key))
+
+
+def test_wrong_extension_is_refused_by_name(tmp_path):
+    path = tmp_path / "acts.txt"
+    path.write_text("1 2 3")
+    error = _refusal(path, "unsupported_suffix")
+    assert ".safetensors" in str(error) and "acts.txt" in str(error)
+
+
+@pytest.mark.parametrize(
+    "name, write",
+    [
+        ("renamed.npy", lambda p: files.write_safetensors(p, {"h": files.stream()})),
+        ("renamed.safetensors", lambda p: files.write_npy(p, files.stream().numpy())),
+        ("renamed.pt", lambda p: files.write_npy(p, files.stream().numpy())),
+        ("renamed.npz", lambda p: files.write_pt(p, files.stream())),
+    ],
+)
+def test_content_that_does_not_match_its_extension(tmp_path, name, write):
+    path = write(tmp_path / name)
+    with pytest.raises(EngineError) as caught:
+        report(path)
+    assert name in str(caught.value)
+
+
+def test_npz_whose_member_is_not_npy_data_is_corrupt(tmp_path):
+    path = tmp_path / "odd.npz"
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("h.npy", b"not an array")
+    assert "“h”" in str(_refusal(path, "corrupt"))
+
+
+@pytest.mark.parametrize(
+    "name, write",
+    [
+        ("empty.pt", lambda p: files.write_pt(p, {})),
+        ("empty.safetensors", lambda p: files.write_safetensors(p, {})),
+        ("empty.npz", lambda p: files.write_npz(p, {})),
+    ],
+)
+def test_empty_containers(tmp_path, name, write):
+    assert name in str(_refusal(write(tmp_path / name), "empty"))
+
+
+def test_only_integer_and_vector_entries(tmp_path):
+    path = files.write_pt(tmp_path / "ids.pt", {"ids": torch.arange(6), "w": torch.ones(4)})
+    error = _refusal(path, "no_usable_entries")
+    assert "ids" in str(error) and "[T, d]" in str(error)
+
+
+def test_pt_holding_a_plain_number(tmp_path):
+    assert "int" in str(_refusal(files.write_pt(tmp_path / "n.pt", 3), "pt_content"))
+
+
+def test_zero_length_axis(tmp_path):
+    path = files.write_pt(tmp_path / "z.pt", {"h": torch.zeros(5, 0, 16)})
+    assert "[5, 0, 16]" in str(_refusal(path, "empty_array"))
+
+
+def test_npy_of_integers_names_the_dtype(tmp_path):
+    error = _refusal(
+        files.write_npy(tmp_path / "i.npy", np.arange(12).reshape(3, 4)), "unsupported_dtype"
+    )
+    assert "int64" in str(error) and "float16" in str(error)
+
+
+def test_fortran_order_npy(tmp_path):
+    path = files.write_npy(tmp_path / "f.npy", np.asfortranarray(np.ones((3, 4, 5))))
+    assert "np.ascontiguousarray" in str(_refusal(path, "corrupt"))
+
+
+def test_missing_path_and_empty_directory(tmp_path):
+    _refusal(tmp_path / "nope.safetensors", "not_found")
+    (tmp_path / "notes.txt").write_text("x")
+    assert ".safetensors" in str(_refusal(tmp_path, "no_files"))
+
+
+def test_upload_over_the_limit(monkeypatch):
+    monkeypatch.setattr("engine.dumps.sources.UPLOAD_LIMIT_MB", 1)
+    error = _refusal(Upload("big.npy", b"\0" * (2 * 2**20)), "upload_too_large")
+    assert "1 MB" in str(error)
+
+
+def test_compressed_upload_that_expands_too_far(tmp_path, monkeypatch):
+    monkeypatch.setattr(numpy_file, "MAX_EXPANDED_UPLOAD_MB", 1)
+    path = files.write_npz(tmp_path / "z.npz", {"h": np.zeros((64, 64, 64))}, compressed=True)
+    assert path.stat().st_size < 2**20
+    _refusal(Upload("z.npz", path.read_bytes()), "expands_too_far")
+
+
+def test_open_dump_reads_no_data(tmp_path, monkeypatch):
+    """Opening only parses headers: a reader is never created."""
+    path = files.write_safetensors(tmp_path / "d.safetensors", {"h": files.stream()})
+
+    def fail(*args):
+        raise AssertionError("data read while opening")
+
+    monkeypatch.setattr("engine.dumps.formats.open_reader", fail)
+    assert len(open_dump(path).layout.layers) == 5
+
+
+@pytest.mark.parametrize(
+    "name, x",
+    [
+        ("all_nan", torch.full((3, 2, 4, 8), float("nan"))),
+        ("zeros", torch.zeros(4, 1, 3, 5)),
+        ("one_value", torch.ones(1, 1, 1, 1)),
+        ("d_is_one", torch.randn(3, 5, 1)),
+        ("near_float32_max", torch.full((2, 1, 2, 4), 3e38)),
+    ],
+)
+def test_degenerate_dumps_report_without_warnings(tmp_path, name, x):
+    import warnings
+
+    from engine.dumps import report_tables
+
+    path = files.write_safetensors(tmp_path / f"{name}.safetensors", {"h": x})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        rep = report(path)
+        report_tables(rep)
+    assert rep.nonfinite[:, 0].sum() == torch.isnan(x).sum().item()

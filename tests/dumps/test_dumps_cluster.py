@@ -1,0 +1,81 @@
+"""--dask: the shards of a directory reduced on a distributed.LocalCluster give the local
+result (to float32 precision); without dask the flag says how to install it."""
+
+from __future__ import annotations
+
+import builtins
+
+import numpy as np
+import pytest
+import torch
+
+from engine.dumps import Upload, report
+from engine.errors import EngineError
+from tests.dumps import dump_files as files
+
+
+def test_dask_local_cluster_equals_the_local_reduction(tmp_path, monkeypatch):
+    monkeypatch.setattr("engine.dumps.reduce.WINDOW_BYTES", 16 * 4 * 5)  # many tasks
+    x = files.stream(layers=4, batch=4, tokens=9, d=16)
+    x[2, 3, 4, 5] = float("nan")
+    for part in range(2):
+        tensors = files.hf_names(x[:, 2 * part : 2 * part + 2])
+        files.write_safetensors(tmp_path / f"part-{part}.safetensors", tensors)
+    on_dask = report(tmp_path, dask="local")
+    local = report(tmp_path)
+    assert on_dask.backend == "dask" and local.backend == "local"
+    for name in ("row_mean", "row_ms", "row_maxabs", "channel_mean", "channel_var", "median_abs"):
+        np.testing.assert_allclose(
+            getattr(on_dask.stats, name), getattr(local.stats, name), rtol=1e-6, err_msg=name
+        )
+    np.testing.assert_array_equal(on_dask.stats.hist, local.stats.hist)
+    np.testing.assert_array_equal(on_dask.stats.top_values, local.stats.top_values)
+    np.testing.assert_array_equal(on_dask.stats.nonfinite, local.stats.nonfinite)
+    np.testing.assert_array_equal(on_dask.massive.layer, local.massive.layer)
+
+
+def test_a_refusal_on_a_worker_reaches_the_caller_whole(tmp_path, monkeypatch):
+    path = files.write_safetensors(tmp_path / "d.safetensors", {"h": files.stream()})
+
+    def broken(*args, **kwargs):
+        from engine.dumps.refusals import refuse
+
+        raise refuse(
+            "corrupt", file="d.safetensors", entry="h", format="x", detail="y", accepted="z"
+        )
+
+    monkeypatch.setattr("engine.dumps.cluster.reduce_unit", broken)
+    with pytest.raises(EngineError) as caught:
+        report(path, dask="local")
+    assert caught.value.key == "dumps.corrupt" and caught.value.params["entry"] == "h"
+
+
+def test_uploads_are_not_sent_to_a_cluster(tmp_path):
+    path = files.write_npy(tmp_path / "d.npy", files.stream().numpy())
+    with pytest.raises(EngineError) as caught:
+        report(Upload("d.npy", path.read_bytes()), dask="local")
+    assert caught.value.key == "dumps.dask_uploads"
+
+
+def test_without_dask_the_flag_says_how_to_install_it(tmp_path, monkeypatch):
+    real_import = builtins.__import__
+
+    def no_distributed(name, *args, **kwargs):
+        if name == "distributed" or name.startswith("distributed."):
+            raise ImportError(name)
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_distributed)
+    path = files.write_npy(tmp_path / "d.npy", torch.zeros(2, 3, 4).numpy())
+    with pytest.raises(EngineError) as caught:
+        report(path, dask="local")
+    assert caught.value.key == "dumps.dask_missing"
+    assert "pip install -r requirements-scale.txt" in str(caught.value)
+
+
+def test_unreachable_scheduler_is_a_refusal(tmp_path, monkeypatch):
+    monkeypatch.setattr("engine.dumps.cluster.CONNECT_TIMEOUT_S", 1)
+    path = files.write_npy(tmp_path / "d.npy", files.stream().numpy())
+    with pytest.raises(EngineError) as caught:
+        report(path, dask="tcp://127.0.0.1:9")
+    assert caught.value.key == "dumps.dask_failed" and "127.0.0.1:9" in str(caught.value)

@@ -1,0 +1,174 @@
+"""Diagnostics against independent computations: numpy in float64 for the statistics,
+torch's F.layer_norm / F.rms_norm for the norm comparison, known curves for the fits."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+
+from engine.config import DumpSpec
+from engine.dumps import compare_norms, fit_tanh, open_dump, report
+from tests.dumps import dump_files as files
+
+
+@pytest.fixture
+def stream_report(tmp_path):
+    x = files.stream(layers=5, batch=2, tokens=7, d=16)
+    path = files.write_safetensors(tmp_path / "d.safetensors", {"hidden_states": x})
+    return x.numpy(), report(path)
+
+
+def test_massive_activations_follow_sun_et_al(stream_report):
+    x, rep = stream_report
+    magnitude = np.abs(x.reshape(5, -1))
+    median = np.median(magnitude, axis=1)
+    threshold = np.maximum(100.0, 1000.0 * median)
+    np.testing.assert_allclose(rep.massive.median_abs, median, rtol=2.0**-8)
+    found = set(zip(rep.massive.layer, rep.massive.batch, rep.massive.token, rep.massive.channel))
+    layer, batch, token, channel = np.nonzero(np.abs(x) > threshold[:, None, None, None])
+    assert found == set(zip(layer, batch, token, channel))
+    assert found == {(layer, b, 0, 3) for layer in range(2, 5) for b in range(2)}
+    np.testing.assert_array_equal(rep.massive.count, [0, 0, 2, 2, 2])
+    top3 = -np.sort(-magnitude, axis=1)[:, :3]
+    np.testing.assert_allclose(rep.massive.top3, top3, rtol=1e-7)
+    np.testing.assert_allclose(rep.massive.top3_ratio, top3 / rep.massive.median_abs[:, None])
+
+
+def test_residual_rms_per_token_and_layer(stream_report):
+    x, rep = stream_report
+    rms = np.sqrt((x**2).mean(-1))  # [L, B, T]
+    np.testing.assert_allclose(rep.residual.rms, rms, rtol=1e-6)
+    np.testing.assert_allclose(
+        rep.residual.rms_layer, np.sqrt((x**2).mean(axis=(1, 2, 3))), rtol=1e-6
+    )
+    np.testing.assert_allclose(
+        rep.residual.rms_median_token, np.median(rms.reshape(5, -1), 1), rtol=1e-6
+    )
+    np.testing.assert_allclose(rep.residual.rms_first_token, np.median(rms[:, :, 0], 1), rtol=1e-6)
+
+
+def test_first_token_is_the_outlier(stream_report):
+    _, rep = stream_report
+    res = rep.residual
+    assert set(zip(res.outlier_batch, res.outlier_token)) == {(0, 0), (1, 0)}
+    assert set(res.outlier_first_layer) == {2}
+    assert set(res.outlier_layers) == {3}
+
+
+def test_growth_fit_recovers_a_geometric_stream(tmp_path):
+    generator = torch.Generator().manual_seed(3)
+    z = torch.randn(1, 9, 32, generator=generator, dtype=torch.float64)
+    x = torch.stack([1.3**layer * z for layer in range(8)])  # [L, B, T, d]
+    rep = report(files.write_npy(tmp_path / "g.npy", x.numpy()))
+    for fit in rep.residual.growth:
+        assert fit.rate == pytest.approx(1.3, rel=1e-9) and fit.r2 == pytest.approx(1.0)
+    np.testing.assert_allclose(rep.residual.step_ratio[1:], 1.3, rtol=1e-9)
+
+
+def test_centering_share_is_mu_squared_over_rms_squared(stream_report):
+    x, rep = stream_report
+    mean, ms = x.mean(-1), (x**2).mean(-1)
+    want = (mean**2).reshape(5, -1).sum(1) / ms.reshape(5, -1).sum(1)
+    np.testing.assert_allclose(rep.centering.mu2_share, want, rtol=1e-6)
+    np.testing.assert_allclose(rep.centering.token_std, x.std(-1), rtol=1e-5)
+
+
+def test_layernorm_vs_rmsnorm_on_chosen_tokens_match_torch(stream_report):
+    x, rep = stream_report
+    com = rep.comparison
+    assert com.reasons[0] == "first_token" and com.rows[0] == 0
+    for layer in range(5):
+        tokens = torch.from_numpy(x[layer].reshape(-1, 16)[com.rows]).double()  # [k, d]
+        ln = F.layer_norm(tokens, (16,), eps=1e-5)
+        rms = F.rms_norm(tokens, (16,), eps=1e-5)
+        want = (ln - rms).pow(2).mean(-1).sqrt().numpy()
+        np.testing.assert_allclose(com.difference_rms[layer], want, rtol=1e-6, atol=1e-9)
+        np.testing.assert_allclose(
+            com.cosine[layer], F.cosine_similarity(ln, rms).numpy(), rtol=1e-9
+        )
+
+
+def test_compare_norms_returns_both_outputs(tmp_path):
+    x = files.stream()
+    dump = open_dump(files.write_pt(tmp_path / "d.pt", list(x.unbind(0))))
+    norms = compare_norms(dump, layer=3, rows=[0, 9], eps=1e-6)
+    tokens = x[3].reshape(-1, 16)[[0, 9]].double()
+    np.testing.assert_allclose(norms.layernorm, F.layer_norm(tokens, (16,), eps=1e-6), rtol=1e-9)
+    np.testing.assert_allclose(norms.rmsnorm, F.rms_norm(tokens, (16,), eps=1e-6), rtol=1e-9)
+
+
+def test_channel_view_flags_the_massive_channel(stream_report):
+    x, rep = stream_report
+    flat = x.reshape(5, -1, 16)
+    np.testing.assert_allclose(rep.channels.mean, flat.mean(1), rtol=1e-6, atol=1e-6)  # fp32 sums
+    np.testing.assert_allclose(rep.channels.std, flat.std(1), rtol=1e-6)
+    assert set(zip(rep.channels.outlier_layer, rep.channels.outlier_channel)) == {
+        (layer, 3) for layer in range(2, 5)
+    }
+
+
+def test_fit_tanh_recovers_alpha_and_gamma():
+    x = np.linspace(-20, 20, 4001)
+    y = 1.7 * np.tanh(0.3 * x) + 0.001 * np.sin(37 * x)
+    alpha, gamma, r2 = fit_tanh(x, y)
+    assert alpha == pytest.approx(0.3, rel=1e-3) and gamma == pytest.approx(1.7, rel=1e-3)
+    assert r2 > 0.9999
+
+
+def test_dyt_fit_through_a_dump_removes_the_weight(tmp_path):
+    """A norm whose output is weight · 2·tanh(0.5·x): the fit divides the weight back out."""
+    x = files.stream(layers=3) * 3
+    weight = torch.linspace(0.5, 1.5, 16, dtype=torch.float32)
+    tensors = {}
+    for i in range(3):
+        tensors[f"model.layers.{i}.input_layernorm.input"] = x[i]
+        tensors[f"model.layers.{i}.input_layernorm.output"] = weight * 2.0 * torch.tanh(0.5 * x[i])
+        tensors[f"model.layers.{i}.input_layernorm.weight"] = weight
+    rep = report(files.write_safetensors(tmp_path / "dyt.safetensors", tensors))
+    assert [fit.label for fit in rep.dyt] == [f"model.layers.{i}.input_layernorm" for i in range(3)]
+    for fit in rep.dyt:
+        assert fit.affine_removed
+        assert fit.alpha == pytest.approx(0.5, rel=1e-4) and fit.gamma == pytest.approx(
+            2.0, rel=1e-4
+        )
+        assert fit.x.shape == fit.y.shape and 0 < fit.x.shape[0] <= 2000
+
+
+def test_transformer_lens_norm_pairs_are_fitted(tmp_path):
+    x = files.stream()
+    rep = report(files.write_safetensors(tmp_path / "tl.safetensors", files.tl_names(x)))
+    assert len(rep.dyt) == 9 and not any(fit.affine_removed for fit in rep.dyt)
+    assert all(np.isfinite(fit.alpha) and fit.points > 0 for fit in rep.dyt)
+    assert len(rep.labels) == 5
+
+
+def test_nonfinite_values_are_reported_not_dropped(tmp_path):
+    x = files.stream()
+    x[1, 0, 2, 4] = float("nan")
+    x[4, 1, 6, :2] = float("-inf")
+    rep = report(files.write_safetensors(tmp_path / "d.safetensors", {"h": x}))
+    np.testing.assert_array_equal(rep.nonfinite.sum(axis=0), [1, 0, 2])
+    assert rep.stats.row_finite[1, 0, 2] == 15 and rep.stats.row_finite[4, 1, 6] == 14
+    clean = x[1, 0, 2].double().numpy()
+    clean = clean[np.isfinite(clean)]
+    assert rep.residual.rms[1, 0, 2] == pytest.approx(np.sqrt((clean**2).mean()), rel=1e-6)
+
+
+def test_thresholds_come_from_the_spec(tmp_path):
+    x = files.stream()
+    path = files.write_safetensors(tmp_path / "d.safetensors", {"h": x})
+    rep = report(path, DumpSpec(massive_abs=5000.0))
+    assert rep.massive.layer.size == 0 and rep.massive.count.sum() == 0
+
+
+def test_progress_reaches_one_and_cancel_stops(tmp_path):
+    from engine.jobs import Cancelled
+
+    path = files.write_safetensors(tmp_path / "d.safetensors", {"h": files.stream()})
+    seen = []
+    report(path, progress=seen.append)
+    assert seen[-1] == 1.0 and seen == sorted(seen)
+    with pytest.raises(Cancelled):
+        report(path, should_stop=lambda: True)

@@ -1,0 +1,183 @@
+"""The streaming pass against numpy in float64 on the whole array.
+
+Chunks and windows are shrunk so that a small dump crosses many of both (rows split across
+windows, layers split across shards), which is where a merge would go wrong.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+import torch
+
+from engine.config import DumpSpec
+from engine.dumps import open_dump
+from engine.dumps.partials import LARGE_CAP, merge
+from engine.dumps.reduce import make_units, reduce_stream, reduce_unit
+from engine.dumps.stats import finalize
+from tests.dumps import dump_files as files
+
+
+@pytest.fixture(autouse=True)
+def small_chunks(monkeypatch):
+    monkeypatch.setattr("engine.dumps.chunks.CHUNK_VALUES", 100)  # 4 rows of d=24
+    monkeypatch.setattr("engine.dumps.reduce.WINDOW_BYTES", 24 * 4 * 11)  # 11 float32 rows
+
+
+def _dirty_stream(dtype) -> torch.Tensor:
+    x = files.stream(layers=4, batch=3, tokens=37, d=24, dtype=torch.float64)
+    x[1, 2, 5, 7] = float("nan")
+    x[1, 0, 36, :3] = float("inf")
+    x[3, 1, 2, 0] = float("-inf")
+    x[2, 1, 9, 11] = -4000.0
+    return x.to(dtype)
+
+
+def _oracle(x: np.ndarray) -> dict:
+    """Per-layer statistics of [L, B, T, d] in float64, NaN/inf left out."""
+    finite = np.isfinite(x)
+    clean = np.where(finite, x, 0.0)
+    count = finite.sum(axis=-1)
+    L, d = x.shape[0], x.shape[-1]
+    flat = clean.reshape(L, -1, d)
+    fin = finite.reshape(L, -1, d)
+    ch_count = fin.sum(axis=1)
+    ch_mean = flat.sum(axis=1) / ch_count
+    ch_var = (np.where(fin, flat - ch_mean[:, None], 0.0) ** 2).sum(axis=1) / ch_count
+    return {
+        "row_mean": clean.sum(-1) / count,
+        "row_ms": (clean**2).sum(-1) / count,
+        "row_maxabs": np.abs(clean).max(-1),
+        "channel_mean": ch_mean,
+        "channel_var": ch_var,
+        "channel_maxabs": np.abs(flat).max(axis=1),
+        "median_abs": np.array([np.median(np.abs(x[i][finite[i]])) for i in range(L)]),
+        "nonfinite": np.stack(
+            [
+                np.isnan(x).reshape(L, -1).sum(1),
+                (x == np.inf).reshape(L, -1).sum(1),
+                (x == -np.inf).reshape(L, -1).sum(1),
+            ],
+            axis=1,
+        ),
+        "abs_sorted": -np.sort(-np.abs(flat).reshape(L, -1), axis=1),
+    }
+
+
+@pytest.mark.parametrize(
+    "dtype, rtol",
+    [(torch.float16, 1e-5), (torch.bfloat16, 1e-5), (torch.float32, 1e-5), (torch.float64, 1e-12)],
+)
+def test_streaming_statistics_equal_numpy_float64(tmp_path, dtype, rtol):
+    x = _dirty_stream(dtype)
+    path = files.write_safetensors(tmp_path / "d.safetensors", {"hidden_states": x})
+    dump = open_dump(path)
+    assert len(make_units(dump.layout)) > 3 * 4  # several windows per layer
+    stats = finalize(dump.layout, reduce_stream(dump.layout, DumpSpec(top_k=5)))
+    want = _oracle(x.double().numpy())
+    for name in ("row_mean", "row_ms", "row_maxabs", "channel_mean", "channel_var"):
+        np.testing.assert_allclose(
+            getattr(stats, name), want[name], rtol=rtol, atol=1e-9, err_msg=name
+        )
+    np.testing.assert_allclose(stats.channel_maxabs, want["channel_maxabs"], rtol=1e-7)
+    np.testing.assert_array_equal(stats.nonfinite, want["nonfinite"])
+    assert stats.row_finite.sum() == np.isfinite(x.double().numpy()).sum()
+    np.testing.assert_allclose(np.abs(stats.top_values), want["abs_sorted"][:, :5], rtol=1e-7)
+    # float16 is histogrammed by its own bits: the median is exact; others on bfloat16's grid
+    median_rtol = 0.0 if dtype == torch.float16 else 2.0**-8
+    np.testing.assert_allclose(stats.median_abs, want["median_abs"], rtol=median_rtol)
+
+
+def test_top_entries_carry_their_position(tmp_path):
+    x = _dirty_stream(torch.float32)
+    path = files.write_safetensors(tmp_path / "d.safetensors", {"h": x})
+    dump = open_dump(path)
+    stats = finalize(dump.layout, reduce_stream(dump.layout, DumpSpec(top_k=4)))
+    tokens = 37
+    for layer in range(4):
+        for value, row, channel in zip(
+            stats.top_values[layer], stats.top_rows[layer], stats.top_channels[layer]
+        ):
+            assert x[layer, row // tokens, row % tokens, channel].item() == value
+    assert (stats.top_values[2, 0], stats.top_rows[2, 0], stats.top_channels[2, 0]) == (
+        -4000.0,
+        1 * tokens + 9,
+        11,
+    )
+
+
+def test_large_entries_are_counted_exactly_and_listed(tmp_path):
+    x = files.stream(layers=3, batch=2, tokens=9, d=24)
+    x[1, :, :, 5] = 300.0  # every token of layer 1 in channel 5: 18 entries
+    path = files.write_npy(tmp_path / "d.npy", x.numpy())
+    dump = open_dump(path)
+    stats = finalize(dump.layout, reduce_stream(dump.layout, DumpSpec()))
+    want = (np.abs(x.numpy()) > 100).reshape(3, -1).sum(1)
+    np.testing.assert_array_equal(stats.large_total, want)
+    listed = stats.large_layer == 1
+    assert listed.sum() == min(want[1], LARGE_CAP)
+    assert set(stats.large_channels[listed].tolist()) <= {3, 5}
+
+
+def test_nonfinite_tokens_are_named(tmp_path):
+    x = _dirty_stream(torch.float32)
+    dump = open_dump(files.write_pt(tmp_path / "d.pt", {"h": x}))
+    stats = finalize(dump.layout, reduce_stream(dump.layout, DumpSpec()))
+    assert set(stats.nonfinite_rows) == {(1, 2 * 37 + 5), (1, 0 * 37 + 36), (3, 1 * 37 + 2)}
+
+
+def test_merge_is_associative_and_order_free(tmp_path):
+    """Partials of the same rows merged in any grouping and order give one answer."""
+    x = _dirty_stream(torch.float32)
+    dump = open_dump(files.write_safetensors(tmp_path / "d.safetensors", {"h": x}))
+    spec = DumpSpec(top_k=6)
+    units = [u for u in make_units(dump.layout) if u.layer == 1]
+    partials = [reduce_unit(unit, spec) for unit in units]
+    assert len(partials) >= 4
+    results = []
+    for order in itertools.islice(itertools.permutations(range(len(partials))), 0, 24, 5):
+        left = partials[order[0]]
+        for index in order[1:]:
+            left = merge(left, partials[index])
+        results.append(left)
+    tree = merge(merge(partials[0], partials[1]), merge(partials[2], _fold(partials[3:])))
+    results.append(tree)
+    first = results[0]
+    for other in results[1:]:
+        np.testing.assert_allclose(other.mean, first.mean, rtol=1e-12)
+        np.testing.assert_allclose(other.m2, first.m2, rtol=1e-12)
+        np.testing.assert_array_equal(other.hist, first.hist)
+        np.testing.assert_array_equal(other.top.values, first.top.values)
+        np.testing.assert_array_equal(other.top.rows, first.top.rows)
+        assert [b.start for b in other.blocks] == sorted(b.start for b in first.blocks)
+
+
+def _fold(partials):
+    result = partials[0]
+    for partial in partials[1:]:
+        result = merge(result, partial)
+    return result
+
+
+def test_chan_merge_keeps_a_large_mean_accurate(tmp_path):
+    """Channels with mean 1e4 and spread 1e-2: Σx² − n·mean² would lose every digit in
+    float32; the chunked two-pass + Chan merge keeps the variance."""
+    generator = torch.Generator().manual_seed(1)
+    x = 1e4 + 1e-2 * torch.randn(2, 1, 64, 24, generator=generator, dtype=torch.float64)
+    dump = open_dump(files.write_npy(tmp_path / "m.npy", x.numpy()))
+    stats = finalize(dump.layout, reduce_stream(dump.layout, DumpSpec()))
+    want = x.reshape(2, -1, 24).var(dim=1, unbiased=False).numpy()
+    np.testing.assert_allclose(stats.channel_var, want, rtol=1e-9)
+
+
+def test_workers_split_windows_to_the_same_result(tmp_path):
+    x = _dirty_stream(torch.float16)
+    dump = open_dump(files.write_safetensors(tmp_path / "d.safetensors", {"h": x}))
+    one = finalize(dump.layout, reduce_stream(dump.layout, DumpSpec()))
+    two = finalize(dump.layout, reduce_stream(dump.layout, DumpSpec(), workers=2))
+    np.testing.assert_allclose(two.channel_var, one.channel_var, rtol=1e-6)
+    np.testing.assert_allclose(two.row_ms, one.row_ms, rtol=1e-6)
+    np.testing.assert_array_equal(two.hist, one.hist)
+    np.testing.assert_array_equal(two.top_values, one.top_values)
