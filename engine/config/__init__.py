@@ -1,0 +1,44 @@
+"""Frozen configuration dataclasses shared by the engine, the pages and share links.
+
+Every config is ``frozen=True``: hashable (so results can be keyed on it) and made of plain
+scalars (so ``ui/share.py`` can write it to a URL and read it back).  Each domain's spec lives
+in its own module here; this package is the one place to import them from.
+"""
+
+from engine.config.axes import (  # noqa: F401
+    AXES_DTYPES,
+    AXES_PRESETS,
+    AXES_SOURCES,
+    AxesSpec,
+)
+from engine.config.depth import (  # noqa: F401
+    ACTIVATIONS,
+    DEPTH_NORMS,
+    DEPTH_PLACEMENTS,
+    DEPTH_SUBLAYERS,
+    DepthSpec,
+)
+from engine.config.dumps import (  # noqa: F401
+    DUMP_AXES,
+    DUMP_LAYER_ORDERS,
+    DumpSpec,
+)
+from engine.config.models import (  # noqa: F401
+    ModelShape,
+)
+from engine.config.norms import (  # noqa: F401
+    COMPUTE_DTYPES,
+    DTYPES,
+    NORM_KINDS,
+    NormSpec,
+)
+from engine.config.precision import (  # noqa: F401
+    HALF_DTYPES,
+    PRECISION_KINDS,
+    PrecisionSpec,
+)
+from engine.config.training import (  # noqa: F401
+    TRAIN_PLACEMENTS,
+    TRAIN_TASKS,
+    TrainSpec,
+)
