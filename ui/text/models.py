@@ -118,7 +118,8 @@ def family_facts(family: Family, lang: str) -> list[tuple[str, str]]:
         stacks = " / ".join(label("stack", s.name, lang) for s in family.stacks)
         per_layer += f" ({stacks})"
     final = code(stack.final) if stack.final else yes_no(family.final_norm, lang)
-    classes = " / ".join(code(c) for c in (family.config_class, family.model_class))
+    known_classes = [c for c in (family.config_class, family.model_class) if c]
+    classes = " / ".join(code(c) for c in known_classes) or unknown(lang)
     types = ", ".join(f"`{m}`" for m in family.model_types)
     return [
         fact("norm", norm),

@@ -78,7 +78,9 @@ def calculator_inputs() -> CalculatorInputs:
     with config_column:
         text, family_id, pasted = _config_text()
     with cost_column:
-        dtype = bound.selectbox(P["md_dtype"], t("models.dtype"), format_func=_dtype_name)
+        dtype = bound.selectbox(
+            P["md_dtype"], t("models.dtype"), format_func=_dtype_name, help=t("models.dtype_help")
+        )
         tokens = bound.number(P["md_tokens"], t("models.tokens"), help=t("models.tokens_help"))
     dtype = None if dtype == "config" else dtype
     if not text.strip():
