@@ -17,11 +17,23 @@ NORM_NAMES = {
     "instancenorm": "InstanceNorm",
     "groupnorm": "GroupNorm",
     "dyt": "DyT",
+    "l2": "L2 (x / ‖x‖)",  # nGPT's projection onto the unit sphere (model catalog only)
 }
 ACTIVATION_NAMES = {"gelu": "GELU", "relu": "ReLU"}
 
 # Vocabularies whose names are translated: labels.<vocabulary>.<id>
-TRANSLATED = ("placement", "sublayer", "init", "task", "distribution", "source", "pass")
+TRANSLATED = (
+    "placement",
+    "sublayer",
+    "init",
+    "task",
+    "distribution",
+    "source",
+    "pass",
+    "config_input",  # the model calculator's input: a catalog example or a pasted config
+    "norm_role",  # engine.models.NormGroup.role: where a norm module sits
+    "stack",  # a model's tower of layers: decoder, encoder
+)
 
 
 def label(vocabulary: str, value, lang: str | None = None) -> str:

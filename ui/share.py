@@ -35,6 +35,7 @@ from engine.config import (
     TrainSpec,
 )
 from engine.depth.limits import MAX_LAYERS, MAX_TOKENS
+from engine.models import catalog
 from engine.norms.random_inputs import DISTRIBUTIONS
 from engine.perf.timing import PASSES
 from engine.training.limits import LEARNING_RATES, TRAIN_RANGES, TRAIN_WIDTHS
@@ -318,6 +319,24 @@ KERNELS = PageParams(
     ),
 )
 
-PAGES = {p.page: p for p in (VECTOR_LAB, DEPTH, KERNELS)}
+# The model catalog.  A pasted config.json is user data: it stays in the browser session and is
+# never written to the URL (``md_input=paste`` opens an empty box to paste into).
+_CATALOG = catalog()
+MODEL_EXAMPLES = tuple(f.id for f in _CATALOG.families if f.example is not None)
+MODEL_DTYPES = ("config", "bfloat16", "float16", "float32")  # "config": its torch_dtype
+MODELS = PageParams(
+    "models",
+    "md",
+    (
+        Param("md_family", "choice", "llama3", _CATALOG.ids),
+        Param("md_input", "choice", "example", ("example", "paste"), vocabulary="config_input"),
+        # GPT-3 175B by default: seed 000's 4,743,168 norm parameters, 0.0027 % of all
+        Param("md_example", "choice", "gpt3", MODEL_EXAMPLES),
+        Param("md_dtype", "choice", "config", MODEL_DTYPES),
+        Param("md_tokens", "int", 1, low=1, high=1 << 24),
+    ),
+)
+
+PAGES = {p.page: p for p in (VECTOR_LAB, DEPTH, KERNELS, MODELS)}
 PREFIXES = {p.prefix for p in PAGES.values()} | {"tl", "tla", "tlb"}  # with the old Depth ones
 assert set(COMPUTE_DTYPES) >= set(STORAGE_DTYPES)

@@ -5,7 +5,17 @@ from __future__ import annotations
 
 import pytest
 
-from ui.share import DEPTH, KERNELS, PAGES, VECTOR_LAB, Param, parse, query_string, serialize
+from ui.share import (
+    DEPTH,
+    KERNELS,
+    MODELS,
+    PAGES,
+    VECTOR_LAB,
+    Param,
+    parse,
+    query_string,
+    serialize,
+)
 
 # Every page's parameters as links written today rely on them: key -> (kind, default, domain)
 PINNED = {
@@ -69,6 +79,53 @@ PINNED = {
         "kn_d": ("int", 4096, (1, 1 << 18)),
         "kn_rdtype": ("choice", "bfloat16", ("float32", "bfloat16", "float16")),
     },
+    "models": {
+        "md_family": (
+            "choice",
+            "llama3",
+            (
+                "gpt2",
+                "gpt3",
+                "bert",
+                "t5",
+                "llama1",
+                "llama2",
+                "llama3",
+                "mistral",
+                "qwen2",
+                "qwen3",
+                "gemma2",
+                "gemma3",
+                "olmo2",
+                "deepseek_v3",
+                "ngpt",
+                "smollm2",
+            ),
+        ),
+        "md_input": ("choice", "example", ("example", "paste")),
+        "md_example": (
+            "choice",
+            "gpt3",
+            (
+                "gpt2",
+                "gpt3",
+                "bert",
+                "t5",
+                "llama2",
+                "llama3",
+                "mistral",
+                "qwen2",
+                "qwen3",
+                "gemma2",
+                "gemma3",
+                "olmo2",
+                "deepseek_v3",
+                "smollm2",
+            ),
+        ),
+        "md_dtype": ("choice", "config", ("config", "bfloat16", "float16", "float32")),
+        "md_tokens": ("int", 1, (1, 1 << 24)),
+    },
 }
 
 
@@ -88,7 +145,7 @@ def test_each_page_keeps_its_parameters_and_their_meaning(page):
 
 
 def test_one_prefix_per_page():
-    assert {p.prefix for p in PAGES.values()} == {"vl", "dp", "kn"}
+    assert {p.prefix for p in PAGES.values()} == {"vl", "dp", "kn", "md"}
     for page in PAGES.values():
         assert all(p.key.startswith(page.prefix + "_") for p in page.params)
 
@@ -134,6 +191,13 @@ def test_depth_values_and_older_display_names_parse_to_ids(key, raw, expected):
     assert parse(DEPTH[key], raw) == (expected, None)
 
 
+def test_models_values_parse_to_ids_and_older_input_names():
+    assert parse(MODELS["md_family"], ["gemma2"]) == ("gemma2", None)
+    assert parse(MODELS["md_input"], ["Paste a config.json"]) == ("paste", None)
+    assert parse(MODELS["md_input"], ["粘贴 config.json"]) == ("paste", None)
+    assert parse(MODELS["md_family"], ["Gemma 2"])[1] is not None  # ids only, never names
+
+
 def test_kernels_passes_parse_from_ids_and_names():
     assert parse(KERNELS["kn_passes"], ["forward"]) == (["forward"], None)
     assert parse(KERNELS["kn_passes"], ["前向 + 反向"]) == (["forward+backward"], None)
@@ -153,10 +217,13 @@ def test_kernels_passes_parse_from_ids_and_names():
         ("vl_norm", ["<script>"]),
         ("vl_eps", ["1" * 41]),
         ("kn_d", [""]),
+        ("md_family", ["<script>"]),
+        ("md_tokens", ["0"]),
+        ("md_example", ["ngpt"]),  # a family without an example config
     ],
 )
 def test_bad_values_are_refused_with_the_parameter_and_what_is_accepted(key, raw):
-    page = {"dp": DEPTH, "vl": VECTOR_LAB, "kn": KERNELS}[key.split("_")[0]]
+    page = {"dp": DEPTH, "vl": VECTOR_LAB, "kn": KERNELS, "md": MODELS}[key.split("_")[0]]
     value, refusal = parse(page[key], raw)
     assert value is None and refusal is not None
     assert refusal.params["param"] == key

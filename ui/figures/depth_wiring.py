@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import plotly.graph_objects as go
 
-from engine.depth.placements import PLACEMENTS
+from engine.depth.placements import PLACEMENTS, ModuleNames
 
 IDENTITY_COLOR = "#f2a900"  # the highlighted identity path
 NORM_FILL, BRANCH_FILL, INK = "#fde0c5", "#d9e8f5", "#444444"
@@ -74,12 +74,18 @@ def _arrow(figure, x0, y0, x1, y1, color=INK, width=1.5):
     )
 
 
-def wiring_figure(placement: str, labels: WiringLabels, final_norm: bool = True) -> go.Figure:
+def wiring_figure(
+    placement: str,
+    labels: WiringLabels,
+    final_norm: bool = True,
+    modules: ModuleNames | None = None,
+) -> go.Figure:
     """One attention + MLP layer wired for ``placement``, left to right, identity path
-    highlighted, each norm box named as the placement table's model family names it."""
+    highlighted, each norm box named as the placement table's model family names it, or as
+    ``modules`` does (the model catalog's family, ``engine.models.Family.module_names``)."""
     entry = PLACEMENTS[placement]
     before, after, on_stream = entry.norms.before, entry.norms.after, entry.norms.on_stream
-    modules = entry.module_names
+    modules = entry.module_names if modules is None else modules
     figure = go.Figure()
     y_main, y_branch, gap = 0.0, 1.2, 0.45
     adds = []

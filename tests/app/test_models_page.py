@@ -1,0 +1,190 @@
+"""The Model catalog page through AppTest: the table, a family's detail and its Depth link, the
+calculator on a catalog example and on pasted configs (good, malformed, unfamiliar)."""
+
+from __future__ import annotations
+
+import json
+from urllib.parse import parse_qs
+
+from streamlit.testing.v1 import AppTest
+
+from engine.models import catalog
+from tests.app.conftest import APP
+from ui import compute
+
+SMOLLM2 = {  # HuggingFaceTB/SmolLM2-135M's shape, as in the catalog's example
+    "model_type": "llama",
+    "hidden_size": 576,
+    "num_hidden_layers": 30,
+    "num_attention_heads": 9,
+    "num_key_value_heads": 3,
+    "intermediate_size": 1536,
+    "vocab_size": 49152,
+    "rms_norm_eps": 1e-5,
+    "tie_word_embeddings": True,
+    "torch_dtype": "float32",
+}
+
+
+def _open(app):
+    app.switch_page("app_pages/models.py").run()
+    assert not app.exception
+    return app
+
+
+def _metrics(app) -> dict[str, str]:
+    return {m.label: m.value for m in app.metric}
+
+
+def _paste(app, text: str):
+    app.segmented_control(key="md_input").set_value("paste").run()
+    app.text_area(key="md_config_text").input(text).run()
+    assert not app.exception
+    return app
+
+
+def _link(app):
+    links = app.get("page_link")
+    assert len(links) == 1
+    return links[0].proto
+
+
+def test_table_lists_every_family_and_writes_unknown_facts_as_unknown(app):
+    _open(app)
+    assert app.title[0].value == "Model catalog"
+    table = app.dataframe[0].value
+    assert list(table["family"]) == [f.name for f in catalog().families]
+    assert (table != "").all().all() and not table.isna().any().any()
+    gpt3 = table.set_index("family").loc["GPT-3"]
+    assert gpt3["eps_released"] == "unknown" and gpt3["eps_field"] == "unknown"
+    gemma2 = table.set_index("family").loc["Gemma 2"]
+    assert gemma2["placement"] == "Peri-Norm (sandwich)" and gemma2["per_layer"] == "4"
+    assert gemma2["gain"] == "(1 + γ), γ initialised to 0"
+    assert table.set_index("family").loc["T5", "per_layer"] == "2 / 3"  # encoder / decoder
+
+
+def test_default_example_is_gpt3_with_seed_000s_count_and_share(app):
+    _open(app)
+    metrics = _metrics(app)
+    # 2 x 2 x 12,288 x 96 + 2 x 12,288 (Brown et al. 2020, Table 2.1; seed 000)
+    assert metrics["Norm parameters"] == "4,743,168"
+    assert metrics["Share of all parameters"] == "0.0027 %"
+    assert metrics["Norm modules"] == "193"
+    assert any(
+        "96 × 24,576 + 96 × 24,576 + 1 × 24,576 = 4,743,168" in m.value for m in app.markdown
+    )
+
+
+def test_malformed_json_is_refused_with_where_it_broke(app):
+    _paste(_open(app), '{"model_type": "llama", "hidden_size": 4096,,}')
+    assert "not valid JSON" in app.error[0].value and "line 1" in app.error[0].value
+    assert "Norm parameters" not in _metrics(app)
+
+
+def test_missing_field_is_named_with_its_aliases(app):
+    _paste(_open(app), json.dumps({"model_type": "llama", "num_hidden_layers": 2}))
+    assert app.error[0].value == (
+        "The config has no hidden_size / n_embd / d_model, which the calculator needs."
+    )
+
+
+def test_unfamiliar_model_type_lists_the_known_ones(app):
+    _paste(_open(app), json.dumps({"model_type": "mamba", "hidden_size": 8}))
+    assert "model_type “mamba” is not in the catalog" in app.error[0].value
+    assert "gemma2" in app.error[0].value
+
+
+def test_empty_paste_box_asks_for_a_config(app):
+    _open(app).segmented_control(key="md_input").set_value("paste").run()
+    assert not app.error
+    assert "Paste a model's config.json" in app.info[0].value
+
+
+def test_pasted_llama_config_is_counted_and_the_shared_model_type_said(app):
+    _paste(_open(app), json.dumps(SMOLLM2))
+    assert not app.error
+    metrics = _metrics(app)
+    # 30 layers x 2 RMSNorms x 576 + the final 576, no bias
+    assert metrics["Norm parameters"] == f"{(2 * 30 + 1) * 576:,}"
+    captions = " ".join(c.value for c in app.caption)
+    assert "Read as **LLaMA**" in captions and "SmolLM2" in captions
+    bytes_each = 2 * 576 * 4  # read and write [1, 576] in float32, the config's torch_dtype
+    assert metrics["Bytes, one norm"] == f"{bytes_each:,} B"
+    assert any("float32 (the config's torch_dtype" in m.value for m in app.markdown)
+
+
+def test_pasted_config_stays_out_of_the_url_and_the_shared_cache(app):
+    _paste(_open(app), json.dumps(SMOLLM2))
+    assert "SmolLM2" not in json.dumps(dict(app.query_params)) and "576" not in str(
+        app.query_params
+    )
+    assert not any(name.startswith("models.") for name in compute._STORE)
+
+
+def test_simulate_link_opens_depth_with_the_family_placement_and_norm(app):
+    _open(app)
+    app.selectbox(key="md_family").select("gemma2").run()
+    link = _link(app)
+    assert link.page == "depth" and not link.disabled
+    assert parse_qs(link.query_string) == {
+        "lang": ["en"],
+        "dp_placements": ["peri"],
+        "dp_norm": ["rmsnorm"],
+    }
+    app.selectbox(key="md_family").select("bert").run()  # LayerNorm is the Depth default
+    assert parse_qs(_link(app).query_string) == {
+        "lang": ["en"],
+        "dp_placements": ["post"],
+        "dp_final": ["false"],
+    }
+
+
+def test_ngpt_cannot_be_simulated_and_says_why(app):
+    _open(app)
+    app.selectbox(key="md_family").select("ngpt").run()
+    assert not app.exception
+    assert _link(app).disabled
+    assert any("L2 (x / ‖x‖) is none of them" in c.value for c in app.caption)
+
+
+def test_every_family_detail_renders_its_wiring(app):
+    _open(app)
+    for family in catalog().families:
+        app.selectbox(key="md_family").select(family.id).run()
+        assert not app.exception and not app.error, family.id
+        chart = json.loads(app.get("plotly_chart")[0].proto.spec)
+        assert family.name in chart["layout"]["title"]["text"]
+
+
+def test_every_catalog_example_is_counted_without_a_refusal(app):
+    _open(app)
+    for family in (f for f in catalog().families if f.example is not None):
+        app.selectbox(key="md_example").select(family.id).run()
+        assert not app.exception and not app.error, family.id
+        assert _metrics(app)["Norm parameters"] != "", family.id
+
+
+def test_share_link_opens_the_family_and_example_in_chinese():
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params.update(
+        {"lang": "zh", "md_family": "olmo2", "md_example": "llama3", "md_dtype": "float16"}
+    )
+    at.switch_page("app_pages/models.py").run()
+    assert not at.exception
+    assert at.title[0].value == "模型目录"
+    assert at.selectbox(key="md_family").value == "olmo2"
+    assert at.selectbox(key="md_example").value == "llama3"
+    assert "未知" in set(at.dataframe[0].value["eps_released"])  # OLMo 2's released ε
+    assert any("float16" in m.value for m in at.markdown)
+
+
+def test_hostile_url_values_are_refused_with_a_message():
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params.update(
+        {"lang": "en", "md_family": "<script>", "md_tokens": "1e400", "md_input": "upload"}
+    )
+    at.switch_page("app_pages/models.py").run()
+    assert not at.exception
+    warnings = " ".join(w.value for w in at.warning)
+    assert "md_family" in warnings and "md_tokens" in warnings and "md_input" in warnings
+    assert at.selectbox(key="md_family").value == "llama3"  # the default, not the script

@@ -1,0 +1,75 @@
+"""The Model catalog in a real browser: the table and GPT-3's count, a pasted config (bad, then
+good), and "Simulate this" opening the Depth page with the family's placement and norm."""
+
+import json
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.e2e.browser import wait_idle
+
+pytestmark = pytest.mark.e2e
+
+SMOLLM2 = {
+    "model_type": "llama",
+    "hidden_size": 576,
+    "num_hidden_layers": 30,
+    "num_attention_heads": 9,
+    "num_key_value_heads": 3,
+    "intermediate_size": 1536,
+    "vocab_size": 49152,
+    "tie_word_embeddings": True,
+}
+
+
+def _metric(page, label: str) -> str:
+    metric = page.locator("[data-testid='stMetric']").filter(has_text=label).first
+    return metric.locator("[data-testid='stMetricValue']").inner_text()
+
+
+def _paste(page, text: str) -> None:
+    box = page.get_by_role("textbox", name="config.json", exact=True)
+    box.fill(text)
+    box.press("Control+Enter")
+    wait_idle(page)
+
+
+def test_catalog_table_and_gpt3_count(page, server_url, artifacts):
+    page.goto(server_url + "/models?lang=en")
+    wait_idle(page)
+    expect(page.get_by_role("heading", name="Model catalog", exact=True)).to_be_visible()
+    # the catalog and the norm groups (grids load lazily: wait for them)
+    expect(page.locator("[data-testid='stDataFrame']")).to_have_count(2, timeout=20_000)
+    assert _metric(page, "Norm parameters") == "4,743,168"
+    assert _metric(page, "Share of all parameters") == "0.0027 %"
+    expect(page.locator(".stPlotlyChart")).to_have_count(1)
+    assert page.locator("[data-testid='stException']").count() == 0
+    page.screenshot(path=str(artifacts / "models_en.png"), full_page=True)
+
+
+def test_pasted_config_bad_then_good(page, server_url):
+    page.goto(server_url + "/models?lang=en&md_input=paste")
+    wait_idle(page)
+    _paste(page, '{"model_type": "llama", "hidden_size": 576')
+    alert = page.locator("[data-testid='stAlert']").filter(has_text="not valid JSON")
+    expect(alert).to_be_visible()
+    _paste(page, json.dumps({"model_type": "llama", "hidden_size": 576}))
+    expect(page.get_by_text("num_hidden_layers / n_layer / num_layers")).to_be_visible()
+    _paste(page, json.dumps(SMOLLM2))
+    assert _metric(page, "Norm parameters") == f"{(2 * 30 + 1) * 576:,}"
+    assert "576" not in page.url.split("?")[1]  # the pasted config is not in the link
+    assert page.locator("[data-testid='stException']").count() == 0
+
+
+def test_simulate_this_opens_the_depth_page_with_the_placement_and_norm(page, server_url):
+    page.goto(server_url + "/models?lang=zh&md_family=gemma2")
+    wait_idle(page)
+    page.get_by_role("link", name="在深度页中模拟这种放置方式").click()
+    wait_idle(page)
+    expect(page.get_by_role("heading", name="深度", exact=True)).to_be_visible()
+    assert "/depth" in page.url and "dp_placements=peri" in page.url
+    assert "dp_norm=rmsnorm" in page.url and "lang=zh" in page.url
+    placements = page.locator("[data-testid='stMultiSelect']").first
+    expect(placements).to_contain_text("Peri-Norm（三明治）")
+    expect(placements).not_to_contain_text("Post-Norm")
+    assert page.locator("[data-testid='stException']").count() == 0

@@ -1,0 +1,113 @@
+"""ui.text.models: the catalog's facts in words, unknown facts as "unknown", the calculator's
+numbers written as people read them (checked against hand arithmetic)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from engine.models import catalog, norm_budget, parse_config
+from ui.text import models as text
+
+LANGS = ("en", "zh")
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_every_cell_of_every_family_is_filled_in_both_languages(lang):
+    for family in catalog().families:
+        cells = text.catalog_cells(family, lang)
+        assert list(cells) == list(text.COLUMNS)
+        assert all(isinstance(v, str) and v.strip() for v in cells.values()), family.id
+
+
+def test_unknown_facts_are_written_unknown_never_guessed():
+    gpt3 = catalog().family("gpt3")  # no released config: ε, its field and modules unknown
+    cells = text.catalog_cells(gpt3, "en")
+    assert cells["eps_released"] == cells["eps_default"] == cells["eps_field"] == "unknown"
+    assert cells["modules"] == "unknown"
+    assert cells["final"] == "yes"  # Sec. 2.1: GPT-2's final norm, though unnamed
+    blank = replace(gpt3, qk_norm=None, bias=None, weight_init=None)
+    zh = text.catalog_cells(blank, "zh")
+    assert zh["qk_norm"] == zh["bias"] == zh["gain"] == "未知"
+
+
+def test_eps_is_written_short():
+    assert text.eps_text(1e-5, "en") == "1e-5"
+    assert text.eps_text(1e-12, "en") == "1e-12"
+    assert text.eps_text(0.0, "en") == "0"
+    assert text.eps_text(0.001, "en") == "0.001"
+    assert text.eps_text(None, "zh") == "未知"
+
+
+def test_gain_text_follows_init_and_offset():
+    families = {f.id: f for f in catalog().families}
+    assert text.gain_text(families["llama3"], "en") == "γ, initialised to 1"
+    assert text.gain_text(families["gemma2"], "en") == "(1 + γ), γ initialised to 0"
+    assert text.gain_text(families["ngpt"], "en") == "none (no learnable gain)"
+
+
+def test_released_eps_carries_the_from_memory_mark_only_where_known():
+    facts = dict(text.family_facts(catalog().family("llama2"), "en"))
+    assert facts["ε, released checkpoint"] == "1e-5 †"
+    assert facts["ε, config class default"] == "1e-6"
+    facts = dict(text.family_facts(catalog().family("olmo2"), "en"))
+    assert facts["ε, released checkpoint"] == "unknown"
+
+
+def test_extra_norms_name_the_modules_the_diagram_does_not_draw():
+    deepseek = " ".join(text.extra_norms(catalog().family("deepseek_v3"), "en"))
+    assert "self_attn.q_a_layernorm" in deepseek and "self_attn.kv_a_layernorm" in deepseek
+    assert "kv_lora_rank" in deepseek
+    bert = text.extra_norms(catalog().family("bert"), "en")
+    assert bert == [
+        "Embedding norm: `embeddings.LayerNorm`, on the embeddings before the first layer"
+    ]
+    t5 = " ".join(text.extra_norms(catalog().family("t5"), "zh"))
+    assert "3 条残差分支" in t5 and "交叉注意力" in t5
+    assert text.extra_norms(catalog().family("llama3"), "en") == []
+
+
+def test_gpt3_budget_is_written_as_seed_000s_sum():
+    shape = parse_config(catalog().family("gpt3").example.config_json, family="gpt3")
+    budget = norm_budget(shape)
+    d, layers = 12_288, 96
+    assert budget.norm_parameters == 2 * 2 * d * layers + 2 * d == 4_743_168
+    assert text.budget_sum(budget) == "96 × 24,576 + 96 × 24,576 + 1 × 24,576 = 4,743,168"
+    assert text.percent(budget.share) == "0.0027 %"
+
+
+@pytest.mark.parametrize(
+    "fraction, expected",
+    [(4_743_168 / 174_604_259_328, "0.0027 %"), (0.5, "50 %"), (0.0123, "1.2 %"), (0, "0 %")],
+)
+def test_percent_keeps_two_significant_digits(fraction, expected):
+    assert text.percent(fraction) == expected
+
+
+@pytest.mark.parametrize(
+    "n, lang, expected",
+    [
+        (174_604_259_328, "en", "174.6 billion"),
+        (174_604_259_328, "zh", "1746 亿"),
+        (124_439_808, "en", "124.4 million"),
+        (38_400, "zh", "3.84 万"),
+        (999, "en", "999"),
+    ],
+)
+def test_short_count(n, lang, expected):
+    assert text.short_count(n, lang) == expected
+
+
+@pytest.mark.parametrize(
+    "n, expected",
+    [(3_072, "3,072 B"), (49_152, "49.2 kB"), (9_486_336, "9.49 MB"), (2 * 10**9, "2 GB")],
+)
+def test_bytes_text(n, expected):
+    assert text.bytes_text(n) == expected
+
+
+def test_seconds_text():
+    assert text.seconds_text(1.024e-8) == "10.2 ns"
+    assert text.seconds_text(1.98e-6) == "1.98 µs"
+    assert text.seconds_text(2.5) == "2.5 s"

@@ -1,0 +1,234 @@
+"""The model catalog page's words: table cells, a family's facts, the calculator's sums.
+
+Pure: every function takes the language and returns strings; ``engine.models`` supplies the
+facts.  A fact the catalog leaves empty (None) is written "unknown" in the reader's language,
+never left blank and never guessed.  Family and example names are proper nouns (English).
+
+References: the ``source`` of each family in ``engine/models/catalog.toml``; GPT-3's count
+(Brown et al. 2020, arXiv:2005.14165, Table 2.1) as in ``engine/models/calculator.py``.
+"""
+
+from __future__ import annotations
+
+import math
+
+from engine.models import Family, NormBudget
+from engine.models.families import catalog_row
+from ui.i18n import translate
+from ui.labels import NORM_NAMES, label
+
+# the catalog table's columns, in order (headers: models.col.<id>)
+COLUMNS = (
+    "family",
+    "norm",
+    "eps_released",
+    "eps_default",
+    "eps_field",
+    "placement",
+    "per_layer",
+    "modules",
+    "final",
+    "qk_norm",
+    "gain",
+    "bias",
+    "source",
+)
+
+
+def unknown(lang: str) -> str:
+    return translate("models.unknown", lang)
+
+
+def yes_no(value: bool | None, lang: str) -> str:
+    """yes / no / unknown."""
+    if value is None:
+        return unknown(lang)
+    return translate("models.yes" if value else "models.no", lang)
+
+
+def eps_text(value: float | None, lang: str) -> str:
+    """1e-05 as "1e-5", 0.0 as "0", None as "unknown"."""
+    if value is None:
+        return unknown(lang)
+    if value == 0:
+        return "0"
+    mantissa, _, exponent = f"{value:g}".partition("e")
+    return mantissa if not exponent else f"{mantissa}e{int(exponent)}"
+
+
+def gain_text(family: Family, lang: str) -> str:
+    """How the norm's gain is parameterised and initialised."""
+    if family.weight_init is None:
+        return unknown(lang)
+    if family.weight_init == "none":
+        return translate("models.gain_none", lang)
+    offset = family.weight_offset
+    if offset:  # Gemma: (1 + w), w initialised to zero
+        init = "0" if family.weight_init == "zeros" else "1"
+        return translate("models.gain_offset", lang, offset=eps_text(offset, lang), init=init)
+    init = "0" if family.weight_init == "zeros" else "1"
+    return translate("models.gain_plain", lang, init=init)
+
+
+def norm_text(family: Family) -> str:
+    return NORM_NAMES[family.norm_kind]
+
+
+def catalog_cells(family: Family, lang: str) -> dict[str, str]:
+    """One row of the catalog table, keyed by ``COLUMNS``."""
+    row = catalog_row(family)
+    names = ", ".join(row.layer_modules) if row.layer_modules else unknown(lang)
+    final = row.final_module or yes_no(row.final_norm, lang)
+    return {
+        "family": row.name,
+        "norm": norm_text(family),
+        "eps_released": eps_text(row.eps_released, lang),
+        "eps_default": eps_text(row.eps_default, lang),
+        "eps_field": row.eps_field or unknown(lang),
+        "placement": label("placement", row.placement, lang),
+        "per_layer": " / ".join(str(n) for n in row.norms_per_layer),
+        "modules": names,
+        "final": final,
+        "qk_norm": yes_no(row.qk_norm, lang),
+        "gain": gain_text(family, lang),
+        "bias": yes_no(row.bias, lang),
+        "source": row.source,
+    }
+
+
+def family_facts(family: Family, lang: str) -> list[tuple[str, str]]:
+    """(what, value) pairs of one family, for its detail view (Markdown in the values)."""
+
+    def code(text: str | None) -> str:
+        return f"`{text}`" if text else unknown(lang)
+
+    def fact(key: str, value: str) -> tuple[str, str]:
+        return translate(f"models.fact.{key}", lang), value
+
+    placement = label("placement", family.placement, lang)
+    kind = norm_text(family)
+    norm = kind if family.norm_class is None else f"{kind} (`{family.norm_class}`)"
+    released = eps_text(family.eps_released, lang)
+    if family.eps_released is not None:
+        released += " " + translate("models.recalled_mark", lang)
+    stack = family.stacks[0]
+    modules = ", ".join(f"`{m}`" for m in stack.norm_modules()) or unknown(lang)
+    per_layer = " / ".join(str(n) for n in family.norms_per_layer())
+    if len(family.stacks) > 1:
+        stacks = " / ".join(label("stack", s.name, lang) for s in family.stacks)
+        per_layer += f" ({stacks})"
+    final = code(stack.final) if stack.final else yes_no(family.final_norm, lang)
+    known_classes = [c for c in (family.config_class, family.model_class) if c]
+    classes = " / ".join(code(c) for c in known_classes) or unknown(lang)
+    types = ", ".join(f"`{m}`" for m in family.model_types)
+    return [
+        fact("norm", norm),
+        fact("eps_field", code(family.eps_field)),
+        fact("eps_default", eps_text(family.eps_default, lang)),
+        fact("eps_released", released),
+        fact("placement", f"{placement}: `{family.placement_entry.update}`"),
+        fact("per_layer", per_layer),
+        fact("modules", modules),
+        fact("final", final),
+        fact("qk_norm", yes_no(family.qk_norm, lang)),
+        fact("gain", gain_text(family, lang)),
+        fact("bias", yes_no(family.bias, lang)),
+        fact("classes", classes),
+        fact("model_types", types or translate("models.no_model_type", lang)),
+    ]
+
+
+def _width_text(width: str, lang: str) -> str:
+    return translate(f"models.width.{width}", lang)
+
+
+def extra_norms(family: Family, lang: str) -> list[str]:
+    """The norms the placement does not draw: embedding, QK-norm, latent, a second stack."""
+    lines = []
+    if family.embedding_norm:
+        lines.append(translate("models.extra_embedding", lang, module=family.embedding_norm))
+    for stack in family.stacks:
+        for extra in stack.extra:
+            lines.append(
+                translate(
+                    "models.extra_module",
+                    lang,
+                    role=label("norm_role", extra.role, lang),
+                    module=extra.module,
+                    width=_width_text(extra.width, lang),
+                )
+            )
+        if len(stack.branches) > 2:  # T5's decoder: a cross-attention branch
+            names = [label("norm_role", f"{b.branch}.before", lang) for b in stack.branches]
+            lines.append(
+                translate(
+                    "models.extra_branches",
+                    lang,
+                    stack=label("stack", stack.name, lang),
+                    count=len(stack.branches),
+                    branches="; ".join(names),
+                )
+            )
+    if len(family.stacks) > 1:
+        lines.append(
+            translate(
+                "models.extra_stacks",
+                lang,
+                stacks=" + ".join(label("stack", s.name, lang) for s in family.stacks),
+            )
+        )
+    return lines
+
+
+def note(family: Family, lang: str) -> str | None:
+    """The catalog's note on where the family departs from its placement."""
+    return family.note_zh if lang == "zh" else family.note
+
+
+def percent(fraction: float) -> str:
+    """A share as a percentage with two significant digits: 2.7165e-5 -> "0.0027 %"."""
+    value = 100 * fraction
+    if value == 0:
+        return "0 %"
+    decimals = max(0, 1 - math.floor(math.log10(abs(value))))
+    return f"{value:.{decimals}f} %"
+
+
+def count(n: int) -> str:
+    return f"{n:,}"
+
+
+def short_count(n: int, lang: str) -> str:
+    """A large count in words: 174,604,259,328 -> "174.6 billion" / "1746 亿"."""
+    if lang == "zh":
+        scales = ((1e8, " 亿"), (1e4, " 万"))
+    else:
+        scales = ((1e12, " trillion"), (1e9, " billion"), (1e6, " million"))
+    for size, unit in scales:
+        if n >= size:
+            return f"{n / size:.4g}{unit}"
+    return count(n)
+
+
+def budget_sum(budget: NormBudget) -> str:
+    """The count as a sum over groups: "96 × 24,576 + 96 × 24,576 + 1 × 24,576 = 4,743,168"."""
+    terms = [f"{count(g.count)} × {count(g.parameters_each)}" for g in budget.groups]
+    return " + ".join(terms) + f" = {count(budget.norm_parameters)}"
+
+
+def bytes_text(n: int) -> str:
+    """Bytes as people read them: 3,072 B, 49.2 kB, 9.49 MB."""
+    if n < 10_000:
+        return f"{n:,} B"
+    for unit, size in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n >= size:
+            return f"{n / size:.3g} {unit}"
+    return f"{n:,} B"  # unreachable: n >= 10,000 is at least a kB
+
+
+def seconds_text(seconds: float) -> str:
+    """A short duration: 10.2 ns, 3.41 µs, 1.2 ms, 2.5 s."""
+    for unit, size in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
+        if seconds >= size:
+            return f"{seconds / size:.3g} {unit}"
+    return f"{seconds / 1e-9:.3g} ns"

@@ -1,0 +1,277 @@
+"""Model catalog sections (Streamlit): the table, one family in detail, the calculator.
+
+The family's block is drawn by the Depth page's wiring diagram from the same placement table
+(``engine/depth/placements.py``), labelled with the family's own module names.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import parse_qsl
+
+import pandas as pd
+import streamlit as st
+
+from engine.config import ModelShape
+from engine.models import Family, NormBudget, NormCost, catalog
+from ui.figures.depth_wiring import WiringLabels, wiring_figure
+from ui.formatting import format_number
+from ui.i18n import current_language, t
+from ui.labels import label, placement_label
+from ui.share import DEPTH, query_string
+from ui.text import models as text
+
+DEPTH_PAGE = "app_pages/depth.py"
+# pixels: wide enough for the longest cell of the shipped catalog (the sources scroll)
+_COLUMN_WIDTHS = {
+    "family": 105,
+    "norm": 105,
+    "eps_released": 85,
+    "eps_default": 80,
+    "eps_field": 150,
+    "placement": 165,
+    "per_layer": 95,
+    "modules": 420,
+    "final": 190,
+    "qk_norm": 75,
+    "gain": 220,
+    "bias": 55,
+    "source": 600,
+}
+
+
+def catalog_table(families: tuple[Family, ...]) -> None:
+    lang = current_language()
+    frame = pd.DataFrame([text.catalog_cells(f, lang) for f in families], columns=text.COLUMNS)
+    config = {
+        column: st.column_config.TextColumn(
+            t(f"models.col.{column}"),
+            help=t(f"models.col_help.{column}"),
+            width=_COLUMN_WIDTHS[column],
+            pinned=column == "family",
+        )
+        for column in text.COLUMNS
+    }
+    st.dataframe(
+        frame,
+        column_config=config,
+        hide_index=True,
+        width="stretch",
+        height=36 + 35 * len(families),
+        key="md_table",
+    )
+    st.caption(t("models.table_note"))
+
+
+def _wiring_labels(family: Family) -> WiringLabels:
+    attention = t("depth.wiring_attention")
+    if family.qk_norm:
+        attention += " + QK-norm"
+    latent = sum(e.role == "latent_norm" for s in family.stacks for e in s.extra)
+    if latent:
+        attention = t("models.mla_attention", n=latent)
+    return WiringLabels(
+        placement_label(family.placement),
+        text.norm_text(family),
+        attention,
+        t("depth.wiring_mlp"),
+        "x_l",
+        "x_{l+1}",
+        t("depth.wiring_identity"),
+        t("depth.wiring_final"),
+    )
+
+
+def depth_query(family: Family, lang: str) -> list[tuple[str, str]]:
+    """The Depth page's parameters that simulate this family's placement and norm."""
+    values = {"dp_placements": [family.placement], "dp_norm": family.depth_norm}
+    if family.final_norm is not None:
+        values["dp_final"] = family.final_norm
+    return parse_qsl(query_string(DEPTH, values, lang))
+
+
+def simulate_link(family: Family) -> None:
+    if family.depth_norm is None:
+        st.page_link(
+            DEPTH_PAGE,
+            label=t("models.simulate"),
+            icon=":material/stacked_line_chart:",
+            disabled=True,
+        )
+        st.caption(t("models.simulate_disabled", norm=text.norm_text(family)))
+        return
+    st.page_link(
+        DEPTH_PAGE,
+        label=t("models.simulate"),
+        icon=":material/stacked_line_chart:",
+        query_params=depth_query(family, current_language()),
+        help=t(
+            "models.simulate_help",
+            placement=placement_label(family.placement),
+            norm=text.norm_text(family),
+        ),
+    )
+
+
+def _shared_model_type(family: Family) -> None:
+    for model_type in family.model_types:
+        sharing = catalog().sharing_model_type(model_type)
+        if len(sharing) > 1:
+            st.caption(
+                t(
+                    "models.shares_model_type",
+                    model_type=model_type,
+                    names=", ".join(f.name for f in sharing),
+                    first=sharing[0].name,
+                )
+            )
+
+
+def family_detail(family: Family) -> None:
+    lang = current_language()
+    facts, story = st.columns([5, 4], gap="large")
+    with facts:
+        rows = [f"| {t('models.fact_what')} | {t('models.fact_value')} |", "|---|---|"]
+        rows += [f"| {what} | {value} |" for what, value in text.family_facts(family, lang)]
+        st.markdown("\n".join(rows))
+        if family.eps_released is not None:
+            st.caption(
+                t(
+                    "models.recalled_note",
+                    mark=t("models.recalled_mark"),
+                    source=family.eps_released_source,
+                )
+            )
+    with story:
+        note = text.note(family, lang)
+        st.markdown(f"**{t('models.departures')}**")
+        st.markdown(note or t("models.no_departures"))
+        extras = text.extra_norms(family, lang)
+        if extras:
+            st.markdown(f"**{t('models.extra_title')}**")
+            st.markdown("\n".join(f"- {line}" for line in extras))
+        _shared_model_type(family)
+        st.markdown(f"**{t('models.sources')}**")
+        st.markdown("\n".join(f"- {source}" for source in family.source))
+    st.plotly_chart(
+        wiring_figure(
+            family.placement,
+            _wiring_labels(family),
+            final_norm=bool(family.final_norm),
+            modules=family.module_names,
+        ),
+        width="stretch",
+        key="md_wiring",
+    )
+    stack = family.stacks[0]
+    st.caption(t("models.wiring_note", stack=label("stack", stack.name)))
+
+
+def read_as(shape: ModelShape, family: Family, shared_with: tuple[Family, ...]) -> None:
+    """Which family the config was read as, and the numbers read from it."""
+    facts = t(
+        "models.read_as",
+        family=family.name,
+        hidden=text.count(shape.hidden),
+        layers=text.count(shape.layers),
+        eps=text.eps_text(shape.eps, current_language()),
+    )
+    if shape.decoder_layers:
+        facts += " " + t("models.read_decoder", layers=text.count(shape.decoder_layers))
+    st.caption(facts)
+    if shared_with:
+        names = ", ".join(f.name for f in shared_with)
+        st.caption(t("models.read_as_shared", family=family.name, names=names))
+
+
+def budget(result: NormBudget) -> None:
+    lang = current_language()
+    c1, c2, c3, c4 = st.columns(4)
+    c1.metric(t("models.norm_parameters"), text.count(result.norm_parameters))
+    share = text.unknown(lang) if result.share is None else text.percent(result.share)
+    c2.metric(t("models.share"), share, help=t("models.share_help"))
+    if result.total_parameters is None:
+        c3.metric(t("models.total_parameters"), text.unknown(lang), help=t("models.no_total_help"))
+    else:
+        c3.metric(
+            t("models.total_parameters"),
+            text.short_count(result.total_parameters, lang),
+            help=t("models.total_help", exact=text.count(result.total_parameters)),
+        )
+    c4.metric(t("models.norm_modules"), text.count(result.norm_modules))
+    st.markdown(t("models.budget_sum", sum=text.budget_sum(result)))
+    if result.total_parameters is None:
+        st.caption(t("models.no_total", family=catalog().family(result.family).name))
+    frame = pd.DataFrame(
+        {
+            t("models.group.role"): [
+                f"{label('norm_role', g.role)} · {label('stack', g.stack)}"
+                if len({g.stack for g in result.groups}) > 1
+                else label("norm_role", g.role)
+                for g in result.groups
+            ],
+            t("models.group.module"): [g.module or text.unknown(lang) for g in result.groups],
+            t("models.group.width"): [g.width for g in result.groups],
+            t("models.group.count"): [g.count for g in result.groups],
+            t("models.group.each"): [g.parameters_each for g in result.groups],
+            t("models.group.total"): [g.parameters for g in result.groups],
+        }
+    )
+    numbers = st.column_config.NumberColumn(format="localized")
+    config = {t(f"models.group.{c}"): numbers for c in ("width", "count", "each", "total")}
+    st.dataframe(frame, column_config=config, hide_index=True, width="stretch", key="md_groups")
+    bias = t("models.with_bias") if result.bias else t("models.without_bias")
+    st.caption(t("models.group_note", bias=bias))
+
+
+def _dtype_origin(chosen: str | None, config_dtype: str | None) -> str:
+    if chosen is not None:
+        return t("models.dtype_chosen")
+    return t("models.dtype_from_config") if config_dtype else t("models.dtype_assumed")
+
+
+def cost(result: NormCost, chosen: str | None, config_dtype: str | None) -> None:
+    """``chosen``: the dtype picked on the page (None: the config's); ``config_dtype``: the
+    config's torch_dtype (None: it names none)."""
+    call = result.per_call
+    saved = result.fused_bytes_saved
+    c1, c2, c3, c4 = st.columns(4)
+    c1.metric(
+        t("models.bytes_per_call"),
+        text.bytes_text(call.bytes_moved),
+        help=t("models.bytes_per_call_help"),
+    )
+    c2.metric(t("models.flops_per_call"), text.count(call.flops))
+    c3.metric(
+        t("models.intensity"),
+        f"{format_number(call.intensity, 2)} FLOP/B",
+        delta=t("models.ridge", ridge=f"{call.ridge:.1f}"),
+        delta_color="off",
+        delta_arrow="off",
+    )
+    c4.metric(
+        t("models.fused_saves"),
+        text.bytes_text(saved),
+        delta=text.percent(saved / result.unfused_add_norm_bytes) if saved else None,
+        delta_color="off",
+        delta_arrow="off",
+        help=t("models.fused_help"),
+    )
+    st.markdown(
+        t(
+            "models.cost_text",
+            tokens=text.count(result.tokens),
+            dtype=result.dtype,
+            origin=_dtype_origin(chosen, config_dtype),
+            size=result.bytes_per_element,
+            d=text.count(call.d),
+            calls=text.count(result.calls),
+            bytes=text.bytes_text(result.bytes_moved),
+            flops=text.count(result.flops),
+            time=text.seconds_text(result.memory_time_s),
+            pairs=text.count(result.add_norm_pairs),
+            unfused=text.bytes_text(result.unfused_add_norm_bytes),
+            fused=text.bytes_text(result.fused_add_norm_bytes),
+            saved=text.bytes_text(saved),
+        )
+    )
+    st.caption(t("models.cost_note"))
