@@ -64,8 +64,10 @@ def seed(page: PageParams | None) -> None:
                 refusals.append(refusal)
             else:
                 st.session_state[param.key] = value
+    own = page.prefix if page is not None else None
     for key in present:
-        if key in known or key.split("_")[0] in PREFIXES:  # another page's: not ours to judge
+        prefix = key.split("_")[0]
+        if key in known or (prefix in PREFIXES and prefix != own):  # another page's
             continue
         refusals.append(Refusal("unknown_param", {"param": key[:40]}))
     name = page.page if page is not None else ""

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from streamlit.testing.v1 import AppTest
 
 from ui import compute
-from ui.share import PAGES, parse
+from ui.share import PAGES, PREFIXES, parse
 from ui.vector_input import VectorInputError, parse_eps, parse_parameter, parse_vectors
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
@@ -55,7 +55,9 @@ VALUES = st.one_of(
 
 
 def _page_links(page):
-    keys = st.sampled_from([p.key for p in page.params] + ["lang", "zz_unknown", "dp_x"])
+    keys = st.sampled_from(
+        [p.key for p in page.params] + ["lang", "zz_unknown", "dp_x", f"{page.prefix}_nope"]
+    )
     return st.dictionaries(keys, st.lists(VALUES, min_size=1, max_size=3), max_size=4)
 
 
@@ -77,7 +79,8 @@ def _refused(page, link) -> set[str]:
             continue
         param = page.by_key.get(key)
         if param is None:
-            if key.split("_")[0] not in ("vl", "dp", "kn", "tl", "tla", "tlb"):
+            prefix = key.split("_")[0]
+            if prefix == page.prefix or prefix not in PREFIXES:  # ours, or nobody's
                 refused.add(key)
             continue
         if parse(param, list(values))[1] is not None:
