@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from streamlit.testing.v1 import AppTest
@@ -100,23 +101,12 @@ def _check(page_name, link):
 SETTINGS = settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
+@pytest.mark.parametrize("page_name", sorted(PAGES))
 @SETTINGS
-@given(link=_page_links(PAGES["vector_lab"]))
-def test_vector_lab_links_never_raise_and_name_what_they_refuse(link):
-    _check("vector_lab", link)
-
-
-@SETTINGS
-@given(link=_page_links(PAGES["depth"]))
-def test_depth_links_never_raise_and_name_what_they_refuse(link):
-    # Expensive links only show a button (nothing over 2 s starts from a link).
-    _check("depth", link)
-
-
-@SETTINGS
-@given(link=_page_links(PAGES["kernels"]))
-def test_kernels_links_never_raise_and_name_what_they_refuse(link):
-    _check("kernels", link)
+@given(data=st.data())
+def test_links_never_raise_and_name_what_they_refuse(page_name, data):
+    # Expensive work only shows a button: nothing over 2 s starts from a link.
+    _check(page_name, data.draw(_page_links(PAGES[page_name])))
 
 
 @settings(max_examples=300, deadline=None)
