@@ -283,6 +283,7 @@ def run_on_request(
         if clicked:
             requested.add(marker)
         if marker not in requested:
+            st.caption(t("compute.on_request", estimate=estimate_text(seconds)))
             return None
         cancel_slot.button(
             t("compute.cancel"),

@@ -16,7 +16,8 @@ ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts" / "e2e"
 
 
 @pytest.fixture(scope="session")
-def server_url():
+def server():
+    """The running server: (url, process)."""
     port = free_port()
     process = start_server(port)
     url = f"http://127.0.0.1:{port}"
@@ -25,10 +26,15 @@ def server_url():
             wait_healthy(url, process)
         except (RuntimeError, TimeoutError) as error:
             pytest.fail(f"the NormScope server did not start: {error}")
-        yield url
+        yield url, process
     finally:
         process.terminate()
         process.wait(10)
+
+
+@pytest.fixture(scope="session")
+def server_url(server):
+    return server[0]
 
 
 @pytest.fixture(scope="session")
