@@ -283,7 +283,8 @@ def run_on_request(
         if clicked:
             requested.add(marker)
         if marker not in requested:
-            st.caption(t("compute.on_request", estimate=estimate_text(seconds)))
+            if seconds > AUTO_START_S:  # say why it waits; a lab's own button needs no reason
+                st.caption(t("compute.on_request", estimate=estimate_text(seconds)))
             return None
         cancel_slot.button(
             t("compute.cancel"),
