@@ -86,7 +86,12 @@ def depth_sweep(spec, depths: tuple[int, ...]) -> Job:
             template, layers=depths, progress=report, should_stop=should_stop, threads=1
         )
 
-    label = t("depth.sweep_running", name=placement_label(spec.placement))
+    label = t(
+        "depth.sweep_running",
+        name=placement_label(spec.placement),
+        low=depths[0],
+        high=depths[-1],
+    )
     return Job("depth.sweep", (template, depths), run, label, sweep_cost(spec, depths).seconds)
 
 

@@ -136,7 +136,7 @@ def overview(story: PrecisionStory, row: int, lang: str, marked: str | None) -> 
             _n(exact.mean[row]) if exact.mean is not None else "—",
             _n(exact.var[row]),
             _n(exact.rstd[row]),
-            format_vector(exact.y[row]),
+            format_vector(exact.y[row], head=3, tail=1),
             "",
         )
     ]
@@ -152,7 +152,7 @@ def overview(story: PrecisionStory, row: int, lang: str, marked: str | None) -> 
                 _n(result.mean[row]) if kind == "layernorm" else "—",
                 _n(result.var[row]),
                 _n(result.rstd[row]),
-                format_vector(result.y[row]),
+                format_vector(result.y[row], head=3, tail=1),
                 _tr(lang, f"outcome.{result.rows[row].outcome}"),
             )
         )

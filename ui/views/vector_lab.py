@@ -165,18 +165,20 @@ def _story(ex: VectorExplanation, story: PrecisionStory, facts: DtypeFacts, lang
         )
     )
     lines = overview(story, row, lang, steps_path(ex))
-    columns = {t("vector_lab.precision.col_accumulate"): [line.accumulate for line in lines]}
+    columns = {
+        t("vector_lab.precision.col_result"): [line.outcome for line in lines],
+        t("vector_lab.precision.col_accumulate"): [line.accumulate for line in lines],
+    }
     if kind == "layernorm":
         columns["μ"] = [line.mean for line in lines]
     columns[t(f"vector_lab.precision.col_var_{kind}")] = [line.statistic for line in lines]
     columns["rstd"] = [line.rstd for line in lines]
     columns["y"] = [line.y for line in lines]
-    columns[t("vector_lab.precision.col_result")] = [line.outcome for line in lines]
     st.dataframe(pd.DataFrame(columns, index=[line.name for line in lines]), width="stretch")
     for message in path_messages(story, row, lang):
         expanded = message.level != "ok" and not ex.zero_variance
         with st.expander(message.title, expanded=expanded):
-            st.code(message.code, language="python")
+            st.code(message.code, language="python", wrap_lines=True)
             if ex.zero_variance:
                 continue  # the warning above says it once for every path
             show = {"ok": st.success, "warning": st.warning, "error": st.error}[message.level]

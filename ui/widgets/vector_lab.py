@@ -186,7 +186,7 @@ def vector_lab_inputs(default_eps: dict[str, tuple[DefaultEps, ...]]) -> VectorL
     compute = bound.selectbox(
         P["vl_compute"], t("vector_lab.computed_in"), c2, help=t("vector_lab.computed_in_help")
     )
-    c2.caption(label("compute", compute))  # the code the worked steps run, named
+    st.caption(t("vector_lab.computed_in_caption", compute=label("compute", compute)))
     rows: tuple[tuple[float, ...], ...] = ()
     try:
         rows = _vectors(source, dtype)
