@@ -166,7 +166,7 @@ def test_running_half_sum_of_ones_stalls_at_2048(app):
     assert "RMS² = 0.5 instead of 1" in text
     assert all(_path(app, name)[0] == "right" for name in ("sum, then divide, in half",))
     captions = " ".join(c.value for c in app.caption)
-    assert "A running float16 sum of 1s stops at 2048" in captions
+    assert "Adding 1 again and again to a running float16 sum stops at 2048" in captions
     assert "magnitude 256 or more squares to ∞" in captions
 
 

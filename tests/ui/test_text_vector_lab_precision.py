@@ -153,3 +153,14 @@ def test_healthy_rows_keep_their_geometric_notes():
     constant = explain_vectors(((5.0, 5.0, 5.0),), NormSpec("layernorm"))
     assert broken_statistic(constant, "layernorm") == "constant_row"
     assert "RMSNorm only rescales: cos(x, y) = 1" in " ".join(comparison_notes(constant, "en"))
+
+
+def test_rounding_without_overflow_is_called_rounding():
+    x = torch.tensor([300.0, 301.0, 302.0, 303.0], dtype=torch.bfloat16)
+    assert float(x.sum() / 4) != float(x.double().mean())  # the oracle: the mean rounds
+    story = precision_story(x.double().tolist(), PrecisionSpec("layernorm", 1e-5, "bfloat16"))
+    result = story.path("sum_then_divide_half")
+    assert result.rows[0].outcome == "wrong" and result.rows[0].diagnosis is None
+    text = next(m.text for m in path_messages(story, 0, "en") if m.path == result.path)
+    assert "Nothing overflowed or stalled: bfloat16 keeps only about 2.4 significant" in text
+    assert "So μ = 302 and σ² = 3 instead of 301.5 and 2.75" in text

@@ -45,7 +45,7 @@ def residual_notes(results: list[DepthResult], lang: str) -> list[str]:
                 layers=measured.size,
                 level=post_level_text(),
             )
-            + " "
+            + ("" if lang == "zh" else " ")
             + translate(
                 "depth.residual_note_post_broken" if broken else "depth.residual_note_post_holds",
                 lang,

@@ -15,6 +15,7 @@ import numpy as np
 from engine.norms.worked import VectorExplanation
 from ui.formatting import format_number
 from ui.i18n import translate
+from ui.text.vector_lab_precision import sentence_joiner
 
 COMPARED = ("layernorm", "rmsnorm")
 NAMES = {"layernorm": "LayerNorm", "rmsnorm": "RMSNorm"}
@@ -71,7 +72,7 @@ def _undefined_note(ex: VectorExplanation, kind: str, why: str, lang: str) -> st
         ),
     )
     if why in OVERFLOWS:
-        note += " " + translate("vector_lab.compare_see_precision", lang)
+        note += sentence_joiner(lang) + translate("vector_lab.compare_see_precision", lang)
     return note
 
 

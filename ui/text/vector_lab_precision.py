@@ -92,6 +92,11 @@ def subscript(index: int) -> str:
     return str(index + 1).translate(_SUBSCRIPTS)
 
 
+def sentence_joiner(lang: str) -> str:
+    """What goes between two sentences: a space in English, nothing after a Chinese "。"."""
+    return "" if lang == "zh" else " "
+
+
 def path_name(path: str, lang: str) -> str:
     """The display name of a precision path (``labels.path.<id>``)."""
     return translate(f"labels.path.{path}", lang)
@@ -136,7 +141,7 @@ def overview(story: PrecisionStory, row: int, lang: str, marked: str | None) -> 
             _n(exact.mean[row]) if exact.mean is not None else "—",
             _n(exact.var[row]),
             _n(exact.rstd[row]),
-            format_vector(exact.y[row], head=3, tail=1),
+            format_vector(exact.y[row], head=2, tail=1),
             "",
         )
     ]
@@ -152,7 +157,7 @@ def overview(story: PrecisionStory, row: int, lang: str, marked: str | None) -> 
                 _n(result.mean[row]) if kind == "layernorm" else "—",
                 _n(result.var[row]),
                 _n(result.rstd[row]),
-                format_vector(result.y[row], head=3, tail=1),
+                format_vector(result.y[row], head=2, tail=1),
                 _tr(lang, f"outcome.{result.rows[row].outcome}"),
             )
         )
@@ -224,7 +229,12 @@ def _consequence(story: PrecisionStory, result: PathResult, row: int, lang: str)
             )
         return _tr(lang, "consequence.silent_zero")
     exact = story.exact
-    return _tr(
+    rounding = ""
+    if state.diagnosis is None:  # no overflow or stall: the statistics were rounded
+        digits = format_number(story.resolution.significant_digits, 1)
+        rounding = _tr(lang, "consequence.rounding", dtype=story.spec.dtype, digits=digits)
+        rounding += sentence_joiner(lang)
+    return rounding + _tr(
         lang,
         f"consequence.wrong_{kind}",
         mean=_n(mean),
@@ -262,7 +272,7 @@ def path_messages(story: PrecisionStory, row: int, lang: str) -> list[PathMessag
             name=path_name(result.path, lang),
             outcome=_tr(lang, f"outcome.{state.outcome}"),
         )
-        text = " ".join(part for part in parts if part)
+        text = sentence_joiner(lang).join(part for part in parts if part)
         messages.append(PathMessage(result.path, title, result.code, text, _LEVELS[state.outcome]))
     return messages
 
@@ -327,7 +337,7 @@ def default_eps_sentence(table: tuple[DefaultEps, ...], kind: str, dtype: str, l
     hf = [row for row in table if row.kind == kind and row.api.startswith("transformers")]
     module = next((row for row in hf if row.rule == "literal"), None)
     if module is not None:
-        text += " " + translate("vector_lab.default_eps.transformers", lang,
+        text += sentence_joiner(lang) + translate("vector_lab.default_eps.transformers", lang,
                                 api=module.api.removeprefix("transformers "),
                                 eps=format_eps(module.effective))  # fmt: skip
     return text

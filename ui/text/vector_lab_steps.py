@@ -103,7 +103,7 @@ def worked_steps(ex: VectorExplanation, lang: str) -> list[Step]:
             rf" = {rms_middle}\sqrt{{{_n(stats.mean_square)}}} = {_n(stats.rms)}",
         )
     )
-    steps.append(_identity_step(stats, spec.compute_dtype, tr))
+    steps.append(_identity_step(stats, spec.compute_dtype, tr, lang))
     eps = _n(spec.eps)
     if spec.kind == "layernorm":
         steps.append(
@@ -131,15 +131,14 @@ def worked_steps(ex: VectorExplanation, lang: str) -> list[Step]:
     return steps + [Step(tr("output"), rf"y = {out}")]
 
 
-def _identity_step(stats, compute_dtype: str, tr) -> Step:
+def _identity_step(stats, compute_dtype: str, tr, lang: str) -> Step:
     """RMS^2 = sigma^2 + mu^2 with the row's numbers, unless one of them is not finite."""
     identity = r"\mathrm{RMS}^2 = \sigma^2 + \mu^2"
     values = {"RMS²": stats.mean_square, "σ²": stats.var, "μ": stats.mean}
     broken = [symbol for symbol, value in values.items() if not math.isfinite(value)]
     if broken:  # "inf = inf + 0" would read as a fact: say what overflowed instead
-        return Step(
-            tr("identity_undefined", which=", ".join(broken), dtype=compute_dtype), identity
-        )
+        which = ("、" if lang == "zh" else ", ").join(broken)
+        return Step(tr("identity_undefined", which=which, dtype=compute_dtype), identity)
     numbers = rf"{_n(stats.mean_square)} = {_n(stats.var)} + {_square(stats.mean)}"
     return Step(tr("identity"), rf"{identity}:\quad {numbers}")
 
