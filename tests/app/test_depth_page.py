@@ -99,7 +99,7 @@ def test_post_norm_level_is_measured_next_to_the_theory(app):
     _open(app)
     notes = " ".join(c.value for c in app.caption)
     # defaults (linear sublayer, GELU, std 0.0625) leave Lemma 2: the level is not near 3/2
-    assert "measures 2.00 here, averaged over 48 layers" in notes and "Lemma 2 gives 1.5" in notes
+    assert "measures 2.00 here, averaged over 48 layers" in notes and "Lemma 2 gives 3/2" in notes
     assert "here it is a reference, not a prediction" in notes
     app.selectbox(key="dp_sublayer").select("transformer").run()
     app.selectbox(key="dp_activation").select("relu").run()

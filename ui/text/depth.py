@@ -9,6 +9,8 @@ instead of printing 3/2 unconditionally.
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import numpy as np
 
 from engine.depth import DepthResult
@@ -19,8 +21,11 @@ from ui.i18n import translate
 
 
 def post_level_text() -> str:
-    """Lemma 2's Post-LN level as people write it (3/2)."""
-    return format_number(POST_LN_LEVEL)
+    """Lemma 2's Post-LN level as the lemma writes it: 3/2."""
+    level = Fraction(POST_LN_LEVEL).limit_denominator(16)
+    return (
+        str(level.numerator) if level.denominator == 1 else f"{level.numerator}/{level.denominator}"
+    )
 
 
 def residual_notes(results: list[DepthResult], lang: str) -> list[str]:
