@@ -18,7 +18,7 @@ info = describe_backend()
 view.backend(info)
 
 st.subheader(t("kernels.timing_title"))
-st.markdown(t("kernels.timing_intro"))
+view.timing_intro()
 st.caption(t("kernels.timing_caveat", device=info.device))
 config = timing_inputs()
 if not config.widths or not config.passes:
@@ -33,7 +33,7 @@ else:
 view.recorded(read_results())
 
 st.subheader(t("kernels.memory_title"))
-st.markdown(t("kernels.memory_intro"))
+view.memory_intro()
 shape = roofline_inputs()
 view.roofline(
     norm_traffic(shape.tokens, shape.d, shape.bytes_per_element, "layernorm"),

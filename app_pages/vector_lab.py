@@ -11,9 +11,10 @@ from ui.widgets.vector_lab import vector_lab_inputs
 st.title(t("vector_lab.title"))
 st.caption(t("vector_lab.intro"))
 
+default_eps = compute(jobs.default_eps())
 inputs_column, results_column = st.columns([1, 2], gap="large")
 with inputs_column:
-    inputs = vector_lab_inputs()
+    inputs = vector_lab_inputs(default_eps)
 
 with results_column:
     for message in inputs.errors:
@@ -24,13 +25,13 @@ with results_column:
         st.info(t("vector_lab.fix_input"), icon=":material/edit:")
     else:
         explanation = compute(jobs.vector_explanation(inputs.config))
-        needs_fix = explanation.overflow is not None or explanation.nonfinite_outputs > 0
-        fixed = None
-        if needs_fix and inputs.config.spec.compute_dtype != "float32":
-            fixed = compute(jobs.vector_explanation(inputs.config, "float32"))
+        story = explanation.precision
+        facts = compute(
+            jobs.precision_facts(story.spec.dtype if story else inputs.config.input_dtype)
+        )
         view.steps(explanation)
         view.chart(explanation)
-        view.precision(explanation, inputs.config.rows, fixed)
+        view.precision(explanation, inputs.config.rows, facts, default_eps)
         view.comparison(explanation)
         view.outputs_table(explanation)
         view.formula(explanation)

@@ -47,6 +47,7 @@ INLINE_S = 0.25  # jobs predicted faster than this run in the page's own thread
 AUTO_START_S = 2.0  # jobs predicted slower than this wait for a click
 GRACE_S = 1.0  # a job nobody waits for is cancelled after this long
 POLL_S = 0.1  # how often a waiting page redraws its progress
+LEARN_FROM_S = 0.5  # jobs predicted at least this long teach the estimates this server's speed
 WORKERS = max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1)
 
 Report = Callable[..., None]  # report(fraction, partial=None)
@@ -130,9 +131,10 @@ def _keep(job: Job, value, session_results: dict | None) -> None:
 
 
 def clear() -> None:
-    """Forget every stored result (tests; a server keeps them)."""
+    """Forget every stored result and learned slowdown (tests; a server keeps them)."""
     with _LOCK:
         _STORE.clear()
+        _SLOWDOWN.clear()
 
 
 def expected_seconds(job: Job) -> float:
@@ -144,8 +146,8 @@ def _timed_run(job: Job, report, should_stop):
     start = time.perf_counter()
     value = job.run(report, should_stop)
     elapsed = time.perf_counter() - start
-    if job.seconds > 0.05:  # learn from runs long enough to time
-        ratio = min(max(elapsed / job.seconds, 0.2), 20.0)
+    if job.seconds >= LEARN_FROM_S:  # short runs measure fixed overheads, not the machine
+        ratio = min(max(elapsed / job.seconds, 0.5), 5.0)
         with _LOCK:
             previous = _SLOWDOWN.get(job.name, ratio)
             _SLOWDOWN[job.name] = 0.7 * previous + 0.3 * ratio

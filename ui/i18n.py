@@ -42,9 +42,11 @@ def translate(key: str, lang: str, **params: object) -> str:
     """The string ``key`` in ``lang`` with ``{params}`` filled in.
 
     Falls back to English, then to the key itself, so a missing string never crashes a page.
+    A missing parameter raises ``KeyError`` rather than showing "{name}" to a reader;
+    tests/ui/test_i18n.py checks every call against the placeholders of its text.
     """
     text = catalog(lang).get(key) or catalog(DEFAULT_LANGUAGE).get(key) or key
-    return text.format(**params) if params else text
+    return text.format(**params)
 
 
 def language_from_locale(locale: str | None) -> str:

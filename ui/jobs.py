@@ -31,6 +31,37 @@ def vector_explanation(config, compute_dtype: str | None = None) -> Job:
     return Job("vector_lab.explain", (config, spec), run, max_entries=256)
 
 
+def default_eps() -> Job:
+    """Each API's real default epsilon, per storage dtype (engine.norms.precision_facts)."""
+    from engine.norms.precision_facts import default_eps_table
+    from ui.share import STORAGE_DTYPES
+
+    def run(report, should_stop):
+        return {dtype: default_eps_table(dtype) for dtype in STORAGE_DTYPES}
+
+    return Job("vector_lab.default_eps", (), run, max_entries=1)
+
+
+def precision_facts(dtype: str) -> Job:
+    """Resolution of ``dtype``; for half dtypes also where a square and a running sum break."""
+    from engine.config import HALF_DTYPES
+    from engine.norms.precision_facts import (
+        resolution,
+        running_sum_limit,
+        square_overflow_threshold,
+    )
+    from ui.text.vector_lab_precision import DtypeFacts
+
+    def run(report, should_stop):
+        if dtype not in HALF_DTYPES:  # a float32 running sum takes 2^25 terms to stall
+            return DtypeFacts(resolution(dtype), None, None)
+        return DtypeFacts(
+            resolution(dtype), square_overflow_threshold(dtype), running_sum_limit(1.0, dtype)
+        )
+
+    return Job("vector_lab.precision_facts", dtype, run, max_entries=8)
+
+
 def depth_simulation(spec) -> Job:
     """One placement's stack, forward and backward."""
     from engine.depth import simulate_depth
@@ -55,7 +86,12 @@ def depth_sweep(spec, depths: tuple[int, ...]) -> Job:
             template, layers=depths, progress=report, should_stop=should_stop, threads=1
         )
 
-    label = t("depth.sweep_running", name=placement_label(spec.placement))
+    label = t(
+        "depth.sweep_running",
+        name=placement_label(spec.placement),
+        low=depths[0],
+        high=depths[-1],
+    )
     return Job("depth.sweep", (template, depths), run, label, sweep_cost(spec, depths).seconds)
 
 

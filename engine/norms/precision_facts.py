@@ -22,10 +22,13 @@ References:
 
 from __future__ import annotations
 
+import ast
+import importlib.util
 import inspect
 import math
 from dataclasses import dataclass
 from fractions import Fraction
+from pathlib import Path
 
 import torch
 import torch.nn.functional as F
@@ -170,18 +173,39 @@ def torch_default_eps(dtype: str = "float32") -> tuple[DefaultEps, ...]:
     return tuple(rows)
 
 
+def _source_default(relative_path: str, owner: str, name: str) -> float:
+    """The literal default of ``name`` in class ``owner`` of a transformers source file.
+
+    Read with ``ast`` rather than by importing: importing the Llama modules takes seconds
+    (the whole of transformers' modelling stack), and the Vector Lab quotes these values on
+    its first screen.  tests/norms/test_precision_facts.py checks them against the imported
+    classes.
+    """
+    spec = importlib.util.find_spec("transformers")
+    source = Path(spec.submodule_search_locations[0], relative_path).read_text(encoding="utf-8")
+    for node in ast.walk(ast.parse(source)):
+        if not (isinstance(node, ast.ClassDef) and node.name == owner):
+            continue
+        for item in ast.walk(node):
+            if isinstance(item, ast.AnnAssign) and getattr(item.target, "id", None) == name:
+                return float(ast.literal_eval(item.value))  # a dataclass-style field
+            if isinstance(item, ast.FunctionDef) and item.name == "__init__":
+                arguments = item.args.args[len(item.args.args) - len(item.args.defaults) :]
+                for argument, default in zip(arguments, item.args.defaults):
+                    if argument.arg == name:
+                        return float(ast.literal_eval(default))
+    raise LookupError(f"no default for {owner}.{name} in transformers/{relative_path}")
+
+
 def transformers_default_eps() -> tuple[DefaultEps, ...]:
     """Hugging Face's defaults for Llama: the module's and the config's ``rms_norm_eps``.
 
     A checkpoint's ``config.json`` sets its own value (Llama 2 and SmolLM2 use 1e-5), which
     is what the model runs with; these are only the values used when nothing is set.
-    Imports transformers (about 1-2 s the first time).
+    Read from the installed transformers' source (see ``_source_default``).
     """
-    from transformers import LlamaConfig
-    from transformers.models.llama.modeling_llama import LlamaRMSNorm
-
-    module = float(_declared_eps(LlamaRMSNorm.__init__))
-    config = float(LlamaConfig().rms_norm_eps)
+    module = _source_default("models/llama/modeling_llama.py", "LlamaRMSNorm", "eps")
+    config = _source_default("models/llama/configuration_llama.py", "LlamaConfig", "rms_norm_eps")
     return (
         DefaultEps("transformers LlamaRMSNorm", "rmsnorm", module, module, "literal"),
         DefaultEps("transformers LlamaConfig.rms_norm_eps", "rmsnorm", config, config,

@@ -278,9 +278,17 @@ def group_norm(
     )
 
 
+# DyT's alpha_0: the paper's default for non-LLM models (Zhu et al. 2025, section 7); for its
+# LLaMA runs it tunes alpha_0 per model width instead (smaller for wider models).
+DYT_ALPHA0 = 0.5
+DYT_SOURCE = (
+    "Zhu, Chen, He, LeCun, Liu 2025, “Transformers without Normalization”, arXiv:2503.10622"
+)
+
+
 def dyt(
     x: torch.Tensor,
-    alpha: float = 0.5,
+    alpha: float = DYT_ALPHA0,
     weight: torch.Tensor | None = None,
     bias: torch.Tensor | None = None,
     offset: float = 0.0,

@@ -11,9 +11,7 @@ computes a norm in half precision, and not the one PyTorch's half ops or a hand-
 half-accumulating kernel use.  ``precision`` (a ``PrecisionStory`` from
 ``engine.norms.precision``) runs every one of them for real — float32 upcast, PyTorch half
 ops, the fused ``F.layer_norm``/``F.rms_norm``, sum-then-divide in half, a running half sum —
-and says for each which quantity first overflowed or stalled.  ``overflow`` is the older,
-coarser check kept for the current page: the sums the sum-then-divide formula forms,
-judged by their float64 values against the compute dtype's maximum.
+and says for each which quantity first overflowed or stalled.
 
 All formulas come from ``engine/norms/reference.py`` through ``engine.normalize``; this module only
 arranges their results for display.
@@ -48,16 +46,6 @@ class RowStatistics:
 
 
 @dataclass(frozen=True)
-class Overflow:
-    """Which sum of the sum-then-divide formula exceeds the compute dtype's range, judged by
-    its float64 value (``engine.norms.precision`` diagnoses each real path instead)."""
-
-    quantity: str  # "sum", "square", "sum_of_squares" or "sum_of_squared_deviations"
-    exact_value: float  # the value float64 computes
-    dtype_max: float  # the largest finite number of the compute dtype
-
-
-@dataclass(frozen=True)
 class NormComparison:
     """LayerNorm vs RMSNorm on the same row, gamma = 1, beta = 0."""
 
@@ -88,7 +76,6 @@ class VectorExplanation:
     row_stats_exact: RowStatistics  # in float64
     row_rstd: float  # the chosen norm's rstd for that row (NaN for DyT and pooled kinds)
     comparison: NormComparison
-    overflow: Overflow | None
     nonfinite_outputs: int  # count of inf/NaN in ``outputs``
     zero_variance: bool  # eps = 0 and the row's sigma^2 (RMSNorm: mean square) is 0: 0/0
     backend: str  # the path that computed ``outputs``: "torch" or "triton"
@@ -105,36 +92,6 @@ def _row_statistics(row: torch.Tensor, spec: NormSpec, compute_dtype: str) -> Ro
     mean, var = float(layer.mean), float(layer.var)
     std = math.sqrt(var) if var >= 0 else math.nan
     return RowStatistics(mean, var, std, float(mean_square), float(layer.rms))
-
-
-def _find_overflow(row: torch.Tensor, kind: str, compute_dtype: torch.dtype) -> Overflow | None:
-    """The first accumulation of ``kind``'s statistics that exceeds ``compute_dtype``'s range.
-
-    Only the sums the kind's reference formula really forms are checked: RMSNorm squares and
-    sums x; LayerNorm sums x, then squares and sums the deviations x - mu (two passes, no
-    sum of x^2).  DyT forms no statistic, and the pooled kinds (BatchNorm, InstanceNorm,
-    GroupNorm) sum over other axes than the row: both return None.
-    """
-    dtype_max = torch.finfo(compute_dtype).max
-    exact = row.double()  # [d]
-    if kind == "rmsnorm":
-        checks = (
-            ("square", float(exact.abs().max()) ** 2),
-            ("sum_of_squares", float((exact * exact).sum())),
-        )
-    elif kind == "layernorm":
-        deviations = exact - exact.mean()
-        checks = (
-            ("sum", float(exact.sum().abs())),
-            ("square", float(deviations.abs().max()) ** 2),
-            ("sum_of_squared_deviations", float((deviations * deviations).sum())),
-        )
-    else:
-        return None
-    for quantity, value in checks:
-        if value > dtype_max:
-            return Overflow(quantity, value, dtype_max)
-    return None
 
 
 def _precision(rows, spec: NormSpec, input_dtype: str) -> PrecisionStory | None:
@@ -196,7 +153,6 @@ def explain_vectors(
     params = [None if p is None else p.to(device) for p in (_param(weight, d), _param(bias, d))]
     result = normalize(x.to(device), spec, *params)
     row = x[row_index]  # [d]
-    compute_dtype = spec.torch_compute_dtype(x.dtype)
     row_rstd = float(result.rstd[row_index]) if spec.kind in ROW_KINDS else math.nan
     centre = row.double().mean() if spec.kind == "layernorm" else 0.0
     row_zero = bool(((row.double() - centre) == 0).all())  # sigma^2 (or RMS^2) is exactly 0
@@ -213,7 +169,6 @@ def explain_vectors(
         row_stats_exact=_row_statistics(row, spec, "float64"),
         row_rstd=row_rstd,
         comparison=_compare_norms(row, spec),
-        overflow=_find_overflow(row, spec.kind, compute_dtype),
         zero_variance=spec.eps == 0 and spec.kind in ("layernorm", "rmsnorm") and row_zero,
         nonfinite_outputs=int((~torch.isfinite(result.y)).sum()),
         backend=result.backend,

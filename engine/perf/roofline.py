@@ -7,7 +7,13 @@ RMSNorm (square, add to the sum, times rstd, times gamma); the per-row rsqrt is 
 Its arithmetic intensity (FLOPs per byte) is therefore ~1-2,
 far below a GPU's ridge point (peak FLOP/s / peak bytes/s), so its time is set by memory
 bandwidth alone; the parameters (gamma, beta: 2d numbers) are negligible next to the
-activations (M·d).  Fusing the residual add into the norm saves one full round trip.
+activations (M·d).
+
+Fusing the residual add into the norm.  A Pre-Norm block computes h = x + r, then y = norm(h).
+As two ops that is five passes over [M, d]: the add reads x and r and writes h, the norm
+reads h back and writes y.  One fused kernel reads x and r once and writes h and y: four
+passes.  Fusion saves exactly one read of h (1/5 of the traffic, a 1.25x bound on the
+speed-up of a memory-bound add + norm), not a full round trip.
 
 Hardware figures (NVIDIA H200 SXM datasheet): HBM3e 4.8 TB/s; FP32 on CUDA cores (what a
 norm's arithmetic uses) 67 TFLOP/s.
@@ -18,6 +24,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 FLOPS_PER_ELEMENT = {"layernorm": 7, "rmsnorm": 4}
+GPU_NAME = "H200"  # the GPU whose datasheet figures follow
+# (reads, writes) of [M, d] tensors: the add reads x and r and writes h; the norm reads h, writes y
+UNFUSED_ADD_NORM_PASSES = {"add": (2, 1), "norm": (1, 1)}
+FUSED_ADD_NORM_PASSES = (2, 2)  # one kernel: reads x and r, writes h and y
 H200_BANDWIDTH = 4.8e12  # bytes/s, HBM3e
 H200_FP32_FLOPS = 67e12  # FLOP/s on CUDA cores (no tensor cores for a norm)
 
@@ -45,9 +55,23 @@ class NormTraffic:
         return self.intensity < self.ridge
 
     @property
+    def unfused_add_norm_passes(self) -> int:
+        """Reads + writes of [tokens, d] by the add, then the norm."""
+        return _unfused_passes()
+
+    @property
+    def fused_add_norm_passes(self) -> int:
+        """Reads + writes of [tokens, d] by one fused add + norm kernel."""
+        return sum(FUSED_ADD_NORM_PASSES)
+
+    @property
     def fusion_saving(self) -> float:
         """Unfused bytes / fused bytes: the speed-up fusion allows when memory-bound."""
         return self.unfused_add_norm_bytes / self.fused_add_norm_bytes
+
+
+def _unfused_passes() -> int:
+    return sum(reads + writes for reads, writes in UNFUSED_ADD_NORM_PASSES.values())
 
 
 def norm_traffic(
@@ -78,6 +102,6 @@ def norm_traffic(
         parameters=d if kind == "rmsnorm" else 2 * d,
         memory_time_s=bytes_moved / bandwidth,
         compute_time_s=flops / peak_flops,
-        unfused_add_norm_bytes=5 * elements * bytes_per_element,
-        fused_add_norm_bytes=4 * elements * bytes_per_element,
+        unfused_add_norm_bytes=_unfused_passes() * elements * bytes_per_element,
+        fused_add_norm_bytes=sum(FUSED_ADD_NORM_PASSES) * elements * bytes_per_element,
     )

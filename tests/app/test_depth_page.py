@@ -93,3 +93,28 @@ def test_wide_stacks_clip_the_sweep_instead_of_crashing(app):
     captions = " ".join(c.value for c in app.caption)
     assert "the sweep uses L = 6, 12, 24, 48" in captions
     assert any("Run the sweep" in b.label for b in app.button)
+
+
+def test_post_norm_level_is_measured_next_to_the_theory(app):
+    _open(app)
+    notes = " ".join(c.value for c in app.caption)
+    # defaults (linear sublayer, GELU, std 0.0625) leave Lemma 2: the level is not near 3/2
+    assert "measures 2.00 here, averaged over 48 layers" in notes and "Lemma 2 gives 3/2" in notes
+    assert "here it is a reference, not a prediction" in notes
+    app.selectbox(key="dp_sublayer").select("transformer").run()
+    app.selectbox(key="dp_activation").select("relu").run()
+    notes = " ".join(c.value for c in app.caption)
+    assert "measures 1.50 here" in notes and "Its assumptions hold for this stack" in notes
+
+
+def test_lemma2_overlays_only_with_the_placements_they_describe(app):
+    _open(app)
+    app.multiselect(key="dp_placements").set_value(["deepnorm", "peri", "olmo2"]).run()
+    assert not app.exception
+    names = _chart_names(app, "dp_residual")
+    assert not any("Lemma 2" in (name or "") for name in names) and "3/2" not in names
+    notes = " ".join(c.value for c in app.caption)
+    assert "Lemma 2" not in notes
+    app.multiselect(key="dp_placements").set_value(["post"]).run()
+    names = _chart_names(app, "dp_residual")
+    assert "3/2" in names and not any("Lemma 2" in (name or "") for name in names)  # no band

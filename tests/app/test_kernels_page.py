@@ -1,6 +1,7 @@
 """The Kernels page through AppTest: backend, a real timing run, the roofline arithmetic."""
 
 import json
+import re
 
 
 def _open(app):
@@ -45,7 +46,12 @@ def test_no_widths_asks_for_one(app):
 
 def test_recorded_results_say_when_there_are_none(app):
     _open(app)
-    assert any("No GPU figures are recorded yet" in info.value for info in app.info)
+    infos = [info.value for info in app.info]
+    assert any(
+        v == "No GPU figures recorded yet; `bash benchmarks/gpu_check.sh` on a CUDA machine "
+        "records them."
+        for v in infos
+    ), infos
 
 
 def test_roofline_numbers_for_the_default_shape(app):
@@ -54,10 +60,28 @@ def test_roofline_numbers_for_the_default_shape(app):
     assert metrics["Bytes moved (read x, write y)"] == "67.1 MB"
     assert metrics["H200 ridge point"] == "14.0 FLOP/byte"
     text = " ".join(m.value for m in app.markdown)
-    assert "8× below the H200's ridge" in text and "1.25× less" in text
+    assert "8× below the H200's ridge" in text
+    # fusion saves one read of h: 5 passes of [T, d] become 4 (bfloat16, 4096 x 4096)
+    assert "5 passes over [B, T, d], 167.8 MB" in text and "4 passes, 134.2 MB" in text
+    assert "exactly one read of h — 33.6 MB, 20 % of the traffic" in text
+    assert "at most 1.25× faster" in text and "every fast Transformer" not in text
 
 
 def test_kernels_page_in_chinese(app):
     app.selectbox(key="language_select").select("zh").run()
     _open(app)
     assert app.title[0].value == "内核"
+    text = " ".join(m.value for m in app.markdown)
+    # "低 N 倍" / "少 N 倍" read both ways in Chinese: ratios are written as fractions
+    assert not re.search(r"[少低]\s*[\d.]+\s*倍", text)
+    assert "流量减少到原来的 4/5（即 1/1.25）" in text
+
+
+def test_claims_are_stated_with_where_they_hold(app):
+    _open(app)
+    text = " ".join(m.value for m in app.markdown)
+    assert "7–64 % less running time" in text and "0.67× the time of LayerNorm on LLaMA-7B" in text
+    assert "On the CPU each width is timed with both norms interleaved" in text
+    assert "on a CUDA GPU each norm is timed by its own" in text
+    table = app.table[0].value
+    assert "for float32 input and statistics" in " ".join(table.iloc[0].tolist())

@@ -79,22 +79,150 @@ def test_bad_eps_gamma_and_groups_are_explained(app):
     assert not app.exception
 
 
-def test_fp16_overflow_preset_explains_and_fixes(app):
-    app.selectbox(key="vl_preset").select("fp16_overflow").run()
+def _expanders(app) -> dict[str, str]:
+    """Each precision path's expander label -> the text inside it."""
+    out = {}
+    for expander in app.expander:
+        texts = [e.value for kind in ("error", "warning", "success") for e in expander.get(kind)]
+        out[expander.label] = " ".join(texts)
+    return out
+
+
+def _path(app, name: str) -> tuple[str, str]:
+    """(outcome, text) of the path whose label starts with ``name``."""
+    label, text = next((k, v) for k, v in _expanders(app).items() if k.startswith(name + ":"))
+    return label.split(": ")[-1], text
+
+
+def test_textbook_preset_overflows_only_where_the_sum_is_stored_in_half(app):
+    app.selectbox(key="vl_preset").select("textbook_4096x100").run()
     assert not app.exception
-    errors = " ".join(error.value for error in app.error)
-    assert "sum of squares Σxᵢ² = 4.096e+07" in errors and "625.3×" in errors
-    assert "every output is 0" in errors
-    code = " ".join(block.value for block in app.code)
-    assert "float32: y = [1, 1, 1" in code
+    assert _path(app, "float32 statistics (upcast)")[0] == "right"
+    assert _path(app, "PyTorch half ops, no upcast")[0] == "right"  # mean of squares: 10000
+    assert _path(app, "fused PyTorch op on the half tensor")[0] == "right"
+    outcome, text = _path(app, "sum, then divide, in half")
+    assert outcome == "silently 0"
+    assert "Σxᵢ² is stored in float16: 4.096e+07 is beyond float16's largest finite" in text
+    assert "So RMS² = ∞ and rstd = 1/√∞ = 0: every output xᵢ · 0 is 0" in text
+    outcome, text = _path(app, "naive kernel: a running half-precision sum")
+    assert (
+        outcome == "silently 0"
+        and "passes float16's largest finite number 65504 at term 7: 70000" in text
+    )
+    assert "x = [1, 1, 1" not in text  # the chart shows the steps' (sum-then-divide) zeros
 
 
-def test_layernorm_fp16_overflow_marks_nan_in_the_chart(app):
-    app.selectbox(key="vl_preset").select("fp16_overflow").run()
+def test_layernorm_sum_overflow_gives_mu_infinite_and_nan(app):
+    app.selectbox(key="vl_preset").select("textbook_4096x100").run()
     app.selectbox(key="vl_norm").select("layernorm").run()
-    assert any("inf or NaN" in warning.value for warning in app.warning)
+    assert not app.exception
+    outcome, text = _path(app, "sum, then divide, in half")
+    assert outcome == "inf / NaN"
+    assert "Σxᵢ is stored in float16: the sum 4.096e+05 is beyond float16's largest finite" in text
+    assert "So μ = ∞: every xᵢ − μ is infinite, and the outputs are NaN (4096 of 4096)" in text
+    outcome, text = _path(app, "naive kernel: a running half-precision sum")
+    assert "The running sum Σxᵢ" in text and "at term 679: 67900 is stored as ∞" in text
     names = [trace.get("name") for trace in _chart(app)["data"]]
     assert "LayerNorm: inf / NaN" in names
+    # a constant row: F.layer_norm leaves a residue where the exact output is 0
+    notes = " ".join(info.value for info in app.info)
+    assert "F.layer_norm returns 0.000977 for every entry" in notes
+
+
+def test_squared_deviations_overflow_silently_for_layernorm(app):
+    app.selectbox(key="vl_preset").select("plus_minus_300").run()
+    assert not app.exception
+    outcome, text = _path(app, "sum, then divide, in half")
+    assert outcome == "silently 0"
+    assert "(x₁ − μ)² = (-300)² = 90000 is beyond float16's largest finite number 65504" in text
+    assert "The number squared is the deviation x₁ − μ (μ = 0), not the entry" in text
+    assert "So σ² = ∞ and rstd = 1/√∞ = 0: every output (xᵢ − μ) · 0 is 0" in text
+    assert "are NaN" not in text  # the old page claimed NaN for every LayerNorm overflow
+    outcome, text = _path(app, "PyTorch half ops, no upcast")
+    assert outcome == "silently 0"
+    assert "σ² = 90000 is summed in float32 but stored in float16" in text
+    assert _path(app, "fused PyTorch op on the half tensor")[0] == "right"
+
+
+def test_massive_activation_squares_the_deviation_not_the_entry(app):
+    app.selectbox(key="vl_preset").select("massive_activation").run()
+    assert not app.exception
+    outcome, text = _path(app, "PyTorch half ops, no upcast")
+    assert outcome == "silently 0"
+    assert "x₁² = (1000)² = 1e+06 is beyond float16's largest finite number 65504" in text
+    app.selectbox(key="vl_norm").select("layernorm").run()
+    assert _path(app, "PyTorch half ops, no upcast")[0] == "right"  # x.var accumulates in float32
+    outcome, text = _path(app, "sum, then divide, in half")
+    assert "(x₁ − μ)² = (999.7561)² = 9.995e+05" in text and "not the entry x₁ = 1000" in text
+
+
+def test_running_half_sum_of_ones_stalls_at_2048(app):
+    app.selectbox(key="vl_preset").select("ones_4096").run()
+    assert not app.exception
+    outcome, text = _path(app, "naive kernel: a running half-precision sum")
+    assert outcome == "wrong"
+    assert "stalls at 2048: adding term 2049 (1) should give 2049" in text
+    assert "the next float16 number above 2048 is 2048 + 2" in text
+    assert "RMS² = 0.5 instead of 1" in text
+    assert all(_path(app, name)[0] == "right" for name in ("sum, then divide, in half",))
+    captions = " ".join(c.value for c in app.caption)
+    assert "Adding 1 again and again to a running float16 sum stops at 2048" in captions
+    assert "magnitude 256 or more squares to ∞" in captions
+
+
+def test_zero_variance_preset_says_it_once_for_every_path(app):
+    app.selectbox(key="vl_preset").select("zero_variance").run()
+    assert not app.exception
+    warnings = [w.value for w in app.warning]
+    assert any("0 · ∞ = NaN — in any precision" in w for w in warnings)
+    assert any("nn.LayerNorm / nn.functional.layer_norm use ε = 1e-5" in w for w in warnings)
+    assert set(_expanders(app)) >= {"sum, then divide, in half: inf / NaN"}
+
+
+@pytest.mark.parametrize(
+    "dtype, digits, eps",
+    [("float16", "3.3", "2⁻¹⁰ ≈ 1 + 0.000977"), ("bfloat16", "2.4", "2⁻⁷ ≈ 1 + 0.00781")],
+)
+def test_resolution_is_significant_decimal_digits(app, dtype, digits, eps):
+    app.selectbox(key="vl_dtype").select(dtype).run()
+    assert not app.exception
+    text = " ".join(m.value for m in app.markdown)
+    assert f"about {digits} significant decimal digits" in text
+    assert f"the next {dtype} number after 1 is 1 + {eps}" in text
+    assert "10^−" not in text
+
+
+def test_float32_resolution_and_no_half_story(app):
+    text = " ".join(m.value for m in app.markdown)
+    assert "**float32**: largest finite number 3.403e+38; 24 significand bits, about 7.2" in text
+    assert not app.expander or all(": right" not in e.label for e in app.expander)
+
+
+def test_all_zero_outputs_make_no_claim_about_direction(app):
+    app.selectbox(key="vl_preset").select("plus_minus_300").run()
+    notes = " ".join(m.value for m in app.markdown if m.value.startswith("- "))
+    assert "cos(x, y) = NaN" not in notes and "∞ = ∞" not in notes
+    assert "LayerNorm's output on this row is all 0: σ² = ∞ in float16" in notes
+    assert "has no direction" in notes
+    assert app.table[0].value.loc["cos(x, y)", "LayerNorm"] == "—"
+    latex_captions = " ".join(c.value for c in app.caption)
+    assert "not checkable on this row: RMS², σ² overflowed to ∞ in float16" in latex_captions
+
+
+def test_each_kind_states_its_own_default_eps(app):
+    app.selectbox(key="vl_norm").select("rmsnorm").run()
+    help_text = app.text_input(key="vl_eps").help
+    assert "eps=None" in help_text and "ε = 1.19e-7 for float32 inputs" in help_text
+    assert "LlamaRMSNorm defaults to 1e-6" in help_text
+    app.selectbox(key="vl_norm").select("layernorm").run()
+    assert "use ε = 1e-5" in app.text_input(key="vl_eps").help
+
+
+def test_dyt_alpha_help_says_whose_default_it_is(app):
+    app.selectbox(key="vl_norm").select("dyt").run()
+    help_text = app.number_input(key="vl_alpha").help
+    assert "α₀ = 0.5 is the paper's default for non-LLM models" in help_text
+    assert "tunes α₀ per model width" in help_text and "arXiv:2503.10622" in help_text
 
 
 def test_bfloat16_storage_rounding_is_reported(app):
@@ -141,14 +269,16 @@ def test_share_link_query_restores_state():
 
 
 def test_layernorm_in_float16_overflows_only_where_its_formula_does(app):
-    # 300..303: x^2 would overflow float16, but LayerNorm never forms x^2: it is finite.
+    # 300..303: x^2 would overflow float16, but LayerNorm squares x - mu, which is small.
     app.text_area(key="vl_text").input("300, 301, 302, 303").run()
     app.selectbox(key="vl_dtype").select("float16").run()
     app.selectbox(key="vl_compute").select("float16").run()
     assert not app.exception and not app.error
-    assert any("No overflow" in s.value for s in app.success)
-    app.selectbox(key="vl_norm").select("rmsnorm").run()  # RMSNorm does square: overflow
-    assert "squaring the largest entry gives 91809" in app.error[0].value
+    paths = [label for label in _expanders(app) if label.startswith(("float32 ", "sum,", "naive"))]
+    assert len(paths) == 3 and all(label.endswith(": right") for label in paths)
+    app.selectbox(key="vl_norm").select("rmsnorm").run()  # RMSNorm does square x: overflow
+    outcome, text = _path(app, "sum, then divide, in half")
+    assert outcome == "silently 0" and "x₁² = (300)² = 90000 is beyond" in text
 
 
 def test_zero_variance_with_eps_zero_is_explained_not_blamed_on_precision(app):

@@ -20,6 +20,8 @@ def test_fusing_the_residual_add_saves_a_fifth_of_the_traffic():
     assert traffic.unfused_add_norm_bytes == 5 * 1024 * 768 * 4
     assert traffic.fused_add_norm_bytes == 4 * 1024 * 768 * 4
     assert traffic.fusion_saving == pytest.approx(1.25)
+    # add: read x, r, write h; norm: read h, write y -> 5 passes; fused: read x, r, write h, y
+    assert (traffic.unfused_add_norm_passes, traffic.fused_add_norm_passes) == (5, 4)
     assert traffic.parameters == 768
 
 

@@ -135,7 +135,7 @@ def test_cheap_jobs_run_inline_and_are_kept():
 
 def test_estimates_learn_how_fast_this_server_runs_each_kind_of_job():
     calls = []
-    job = _slow_job("test.slow", ("a",), calls, seconds=0.1, steps=10, step_s=0.03)
-    assert compute.expected_seconds(job) == pytest.approx(0.1)
-    compute.compute(job)  # takes ~0.3 s: three times the prediction
-    assert compute.expected_seconds(job) > 0.2
+    job = _slow_job("test.slow", ("a",), calls, seconds=0.5, steps=30, step_s=0.05)
+    assert compute.expected_seconds(job) == pytest.approx(0.5)
+    compute.compute(job)  # takes ~1.5 s: three times the prediction
+    assert compute.expected_seconds(job) > 1.0

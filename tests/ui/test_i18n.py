@@ -1,9 +1,13 @@
+import ast
 import re
 import string
+import tomllib
+from pathlib import Path
 
 import pytest
 
 from ui.i18n import LANGUAGES, catalog, language_from_locale, translate
+from ui.i18n import _flatten as _flatten_table
 
 
 def _placeholders(text: str) -> set[str]:
@@ -41,3 +45,196 @@ def test_translate_fills_parameters_and_falls_back():
 )
 def test_language_from_browser_locale(locale, expected):
     assert language_from_locale(locale) == expected
+
+
+# --- every text renders, and every call passes what its text needs ---------------------------
+
+ROOT = Path(__file__).resolve().parents[2]
+# Plausible values by placeholder name (anything else gets a number): the texts must read as
+# sentences with them, in both languages.
+PLAUSIBLE = {
+    "dtype": "float16",
+    "compute": "float16 (sum, then divide)",
+    "norm": "RMSNorm",
+    "name": "Pre-Norm",
+    "api": "LlamaRMSNorm",
+    "apis": "nn.RMSNorm / nn.functional.rms_norm",
+    "opmath": "float32",
+    "module": "nn.LayerNorm",
+    "default": "Default when none is given: nn.LayerNorm uses ε = 1e-5.",
+    "source": "Zhu et al. 2025",
+    "source_model": "LLaMA-7B",
+    "gpu": "H200",
+    "device": "CPU",
+    "provider": "torch",
+    "backend": "PyTorch",
+    "sub": "₁",
+    "power": "2⁻¹⁰",
+    "symbol": "σ²",
+    "status": "all 0",
+    "why": "σ² = ∞ in float16",
+    "which": "RMS², σ²",
+    "outcome": "silently 0",
+    "accumulate": "float32",
+    "broken": "norm other than LayerNorm",
+}
+
+
+def _plausible(name: str) -> object:
+    return PLAUSIBLE.get(name, 7)
+
+
+@pytest.mark.parametrize("lang", list(LANGUAGES))
+def test_every_key_renders_with_plausible_parameters(lang):
+    """Every text of every locale file, filled with the parameters its English text names."""
+    keys = set(catalog("en")) | set(catalog("zh"))
+    for key in sorted(keys):
+        assert key in catalog(lang), f"{key} is missing in {lang}"
+        params = {name: _plausible(name) for name in _placeholders(catalog("en")[key])}
+        text = translate(key, lang, **params)  # KeyError: the text needs a parameter en lacks
+        escaped = re.findall(r"\{\{\w+\}\}", catalog(lang)[key])  # {{i}} on purpose: shows {i}
+        assert text.strip(), key
+        assert len(re.findall(r"\{\w+\}", text)) == len(escaped), (key, text)
+
+
+def test_a_missing_parameter_fails_instead_of_showing_braces():
+    with pytest.raises(KeyError):
+        translate("vector_lab.precision.summary", "en", dtype="float16")
+
+
+# Helpers that translate with a fixed key prefix: name -> (index of the key argument, prefix)
+HELPERS = {
+    "t": (0, ""),
+    "translate": (0, ""),
+    "tr": (0, "vector_lab.steps."),  # ui/text/vector_lab_steps.py
+    "_tr": (1, "vector_lab.precision."),  # ui/text/vector_lab_precision.py
+}
+
+
+def _key_pattern(node: ast.expr, prefix: str) -> re.Pattern | None:
+    """The keys a literal or f-string key argument can name, as a regex."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return re.compile(re.escape(prefix + node.value))
+    if isinstance(node, ast.JoinedStr):
+        parts = [
+            re.escape(part.value) if isinstance(part, ast.Constant) else r"[\w.+\-]+"
+            for part in node.values
+        ]
+        return re.compile(re.escape(prefix) + "".join(parts))
+    return None
+
+
+def _dict_keys(function: ast.AST) -> dict[str, set[str]]:
+    """Local ``name = {"k": ...}`` assignments of a function: what ``**name`` passes."""
+    found = {}
+    for node in ast.walk(function):
+        if (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and isinstance(node.value, ast.Dict)
+            and all(isinstance(k, ast.Constant) for k in node.value.keys)
+        ):
+            found[node.targets[0].id] = {k.value for k in node.value.keys}
+    return found
+
+
+def _translation_calls():
+    """(file:line, key pattern, passed parameter names or None when unknown) of every call.
+
+    A literal key is checked against the parameters passed (keywords, and ``**name`` of a
+    local dict literal); an f-string key only for existence: which text it names is decided
+    at run time, where ``translate`` raises KeyError on a missing parameter and the page and
+    text-builder tests render every case.
+    """
+    files = [ROOT / "app.py", *(ROOT / "ui").rglob("*.py"), *(ROOT / "app_pages").rglob("*.py")]
+    for path in files:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        functions = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)]
+        for node in ast.walk(tree):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
+                continue
+            if node.func.id not in HELPERS or path.name == "i18n.py":
+                continue
+            index, prefix = HELPERS[node.func.id]
+            if len(node.args) <= index:
+                continue
+            pattern = _key_pattern(node.args[index], prefix)
+            if pattern is None:
+                continue
+            passed: set[str] | None = set()
+            for keyword in node.keywords:
+                if keyword.arg is not None:
+                    passed.add(keyword.arg)
+                    continue
+                enclosing = [f for f in functions if f.lineno <= node.lineno <= f.end_lineno]
+                local = _dict_keys(enclosing[-1]) if enclosing else {}
+                name = keyword.value.id if isinstance(keyword.value, ast.Name) else None
+                if name in local:
+                    passed |= local[name]
+                else:
+                    passed = None  # **something we cannot read statically
+                    break
+            if not isinstance(node.args[index], ast.Constant):
+                passed = None  # an f-string key: which text it names is known at run time only
+            yield f"{path.relative_to(ROOT)}:{node.lineno}", pattern, passed
+
+
+CALLS = list(_translation_calls())
+
+
+def test_the_scan_finds_the_calls():
+    literal = [c for c in CALLS if c[2] is not None]
+    assert len(CALLS) > 150 and len(literal) > 100
+    assert any(p.fullmatch("vector_lab.precision.overflow.squared_deviation") for _, p, _ in CALLS)
+    assert any(p.pattern == r"vector_lab\.precision\.summary" for _, p, _ in literal)
+
+
+@pytest.mark.parametrize("where, pattern, passed", CALLS, ids=[c[0] for c in CALLS])
+def test_every_call_names_existing_keys_and_passes_their_parameters(where, pattern, passed):
+    keys = [key for key in catalog("en") if pattern.fullmatch(key)]
+    assert keys, f"{where}: no text matches {pattern.pattern}"
+    if passed is None:
+        return
+    for key in keys:
+        for lang in LANGUAGES:
+            missing = _placeholders(catalog(lang)[key]) - passed
+            assert not missing, f"{where}: {key} ({lang}) needs {sorted(missing)}"
+
+
+# --- no fact is a literal in a translation --------------------------------------------------
+
+# What may carry digits in a sentence: dtype names, numbered theorems, model and variable names,
+# a citation's year, and formula notation (exponents, l/2, 2L, ...).  Any other number a page
+# states (an epsilon, a limit, a measured value, 3/2, 65504, 0.67) comes in as a parameter
+# from the engine, so it cannot drift from what the engine computes.
+NAMES = (
+    r"b?float(16|32|64)|Lemma 2|Theorem 1|引理 2|定理 1|GPT-2|OLMo-2|TRITON_INTERPRET=1"
+    r"|et al\. 20\d\d|等（20\d\d）"
+)
+FORMULAS = ("1/√(2L)", "(2N)^¼", "(8N)^−¼", "3l/2", "l/2", "2^(−l/2)", "(−l/2)", "W^(2,L)")
+SENTENCE_PAGES = ("vector_lab", "depth", "kernels")
+
+
+def _stated_numbers(text: str) -> list[str]:
+    """Digit runs left once placeholders, names, formulas and the numbers 0 and 1 are gone."""
+    text = re.sub(r"\{\w+\}", "", text)
+    text = re.sub(NAMES, "", text)
+    for formula in sorted(FORMULAS, key=len, reverse=True):  # "2^(−l/2)" before "l/2"
+        text = text.replace(formula, "")
+    text = re.sub(r"(?<![\w.])[01](?![\w]|\.\d)", "", text)  # zero, one: ε = 0, ⟨y, 1⟩, 1/√0
+    return re.findall(r"\d[\d.,]*", text)
+
+
+def test_the_number_check_finds_literal_facts():
+    assert _stated_numbers("PyTorch's default is 1e-5; the level is 3/2.") == ["1", "5", "3", "2."]
+    assert _stated_numbers("{count} outputs, ε = 0, orthogonal to 1, GPT-2 in float16.") == []
+
+
+@pytest.mark.parametrize("lang", list(LANGUAGES))
+@pytest.mark.parametrize("page", SENTENCE_PAGES)
+def test_translations_state_no_number_literally(lang, page):
+    with (ROOT / "ui" / "locales" / lang / f"{page}.toml").open("rb") as handle:
+        strings = _flatten_table(tomllib.load(handle), page)
+    stated = {key: _stated_numbers(text) for key, text in strings.items()}
+    assert not {key: found for key, found in stated.items() if found}

@@ -19,6 +19,7 @@ from engine.depth import DepthResult, SweepResult
 from engine.depth.placements import PLACEMENTS
 from engine.depth.theory import POST_LN_LEVEL, pre_ln_band, x0_weight_expected
 from engine.training.loop import TrainResult
+from ui.text.depth import post_level_text
 
 PLACEMENT_COLORS = {
     "post": "#d62728",
@@ -150,7 +151,7 @@ def residual_figure(
                     x=[1, depth],
                     y=[POST_LN_LEVEL, POST_LN_LEVEL],
                     mode="lines",
-                    name="3/2",
+                    name=post_level_text(),
                     line=dict(color=THEORY_COLOR, dash="dot", width=1),
                 )
             )

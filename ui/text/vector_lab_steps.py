@@ -6,6 +6,7 @@ the chosen precision); this module only writes them the way a person would by ha
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from engine.norms.worked import ROW_KINDS, VectorExplanation
@@ -102,14 +103,7 @@ def worked_steps(ex: VectorExplanation, lang: str) -> list[Step]:
             rf" = {rms_middle}\sqrt{{{_n(stats.mean_square)}}} = {_n(stats.rms)}",
         )
     )
-    steps.append(
-        Step(
-            tr("identity"),
-            rf"\mathrm{{RMS}}^2 = \sigma^2 + \mu^2:\quad "
-            rf"{_n(stats.mean_square)} = {_n(stats.var)} + "
-            rf"{_square(stats.mean)}",
-        )
-    )
+    steps.append(_identity_step(stats, spec.compute_dtype, tr, lang))
     eps = _n(spec.eps)
     if spec.kind == "layernorm":
         steps.append(
@@ -135,6 +129,18 @@ def worked_steps(ex: VectorExplanation, lang: str) -> list[Step]:
         formula = rf"y_i = {scale}\,\tanh(\alpha x_i) + \beta_i,\quad \alpha = {_n(spec.alpha)}"
     steps.append(Step(tr("output_formula"), formula))
     return steps + [Step(tr("output"), rf"y = {out}")]
+
+
+def _identity_step(stats, compute_dtype: str, tr, lang: str) -> Step:
+    """RMS^2 = sigma^2 + mu^2 with the row's numbers, unless one of them is not finite."""
+    identity = r"\mathrm{RMS}^2 = \sigma^2 + \mu^2"
+    values = {"RMS²": stats.mean_square, "σ²": stats.var, "μ": stats.mean}
+    broken = [symbol for symbol, value in values.items() if not math.isfinite(value)]
+    if broken:  # "inf = inf + 0" would read as a fact: say what overflowed instead
+        which = ("、" if lang == "zh" else ", ").join(broken)
+        return Step(tr("identity_undefined", which=which, dtype=compute_dtype), identity)
+    numbers = rf"{_n(stats.mean_square)} = {_n(stats.var)} + {_square(stats.mean)}"
+    return Step(tr("identity"), rf"{identity}:\quad {numbers}")
 
 
 def _pooled_formula(kind: str, scale: str) -> str:

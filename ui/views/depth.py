@@ -25,8 +25,9 @@ from ui.figures.depth import (
 )
 from ui.figures.depth_wiring import WiringLabels, wiring_figure
 from ui.formatting import format_number
-from ui.i18n import t
+from ui.i18n import current_language, t
 from ui.labels import placement_label
+from ui.text.depth import post_level_text, residual_notes
 
 
 def _labels(prefix: str, x_key: str = "depth.residual_x") -> AxisLabels:
@@ -71,15 +72,16 @@ def stack(results: list[DepthResult]) -> None:
         broken = [key for key in lemma2_violations(described[0]) if key != "placement"]
         if broken:
             names = ", ".join(t(f"depth.violation.{key}") for key in broken)
-            st.caption(t("depth.assumptions_broken", broken=names))
+            st.caption(t("depth.assumptions_broken", broken=names, level=post_level_text()))
         else:
-            st.caption(t("depth.assumptions_hold"))
+            st.caption(t("depth.assumptions_hold", level=post_level_text()))
     st.plotly_chart(
         residual_figure(series, _labels("residual"), t("depth.band"), t("depth.before_norm")),
         width="stretch",
         key="dp_residual",
     )
-    st.caption(t("depth.residual_note"))
+    for note in residual_notes(results, current_language()):
+        st.caption(note)
     left, right = st.columns(2)
     left.plotly_chart(grad_norm_figure(series, _labels("grad")), width="stretch", key="dp_grad")
     right.plotly_chart(
@@ -105,7 +107,15 @@ def stack(results: list[DepthResult]) -> None:
 
 def sweep_depths_note(depths: tuple[int, ...]) -> bool:
     """Say which depths the sweep uses; False when too few are within the limits."""
-    st.markdown(t("depth.sweep_intro"))
+    st.markdown(
+        t(
+            "depth.sweep_intro",
+            low=SWEEP_LAYERS[0],
+            high=SWEEP_LAYERS[-1],
+            pre_slope=format_number(PLACEMENTS["pre"].theorem1_slope),
+            post_slope=format_number(PLACEMENTS["post"].theorem1_slope),
+        )
+    )
     if len(depths) < 2:
         st.warning(t("depth.sweep_too_big", depths=", ".join(map(str, SWEEP_LAYERS))))
         return False

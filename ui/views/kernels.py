@@ -9,8 +9,13 @@ import streamlit as st
 import torch
 
 from engine.backend import BackendInfo, triton_interpreter_enabled
-from engine.perf.roofline import NormTraffic
-from engine.perf.timing import rms_over_ln
+from engine.perf.roofline import (
+    FLOPS_PER_ELEMENT,
+    GPU_NAME,
+    UNFUSED_ADD_NORM_PASSES,
+    NormTraffic,
+)
+from engine.perf.timing import PAPER_CLAIM, SOURCE_CLAIM_MODEL, SOURCE_CLAIM_RATIO, rms_over_ln
 from ui.figures.kernels import TimingLabels, recorded_bandwidth_figure, timing_figure
 from ui.formatting import format_number
 from ui.i18n import t
@@ -44,6 +49,33 @@ def backend(info: BackendInfo) -> None:
     st.table(frame)
 
 
+def _claims() -> dict:
+    """The claims the timing tests, from engine/perf/timing.py."""
+    low, high = PAPER_CLAIM
+    return {
+        "paper_low": format_number(round(100 * low, 6)),
+        "paper_high": format_number(round(100 * high, 6)),
+        "source_ratio": format_number(SOURCE_CLAIM_RATIO),
+        "source_model": SOURCE_CLAIM_MODEL,
+        "ratio_low": format_number(round(1 - high, 6)),  # "64 % less time": a ratio of 0.36
+        "ratio_high": format_number(round(1 - low, 6)),
+    }
+
+
+def timing_intro() -> None:
+    st.markdown(t("kernels.timing_intro", **_claims()))
+
+
+def memory_intro() -> None:
+    st.markdown(
+        t(
+            "kernels.memory_intro",
+            ln_flops=FLOPS_PER_ELEMENT["layernorm"],
+            rms_flops=FLOPS_PER_ELEMENT["rmsnorm"],
+        )
+    )
+
+
 def timings(rows: list[dict], measured_at: str) -> None:
     first = rows[0]
     st.caption(
@@ -66,7 +98,7 @@ def timings(rows: list[dict], measured_at: str) -> None:
     table = ratios.pivot(index="width", columns="pass", values="ratio")
     table.columns = [label("pass", p) for p in table.columns]
     st.dataframe(table.map(lambda v: format_number(v, 2)), width="stretch")
-    st.caption(t("kernels.ratio_note"))
+    st.caption(t("kernels.ratio_note", **_claims()))
 
 
 def recorded(rows: list[dict]) -> None:
@@ -100,10 +132,11 @@ def roofline(ln: NormTraffic, rms: NormTraffic) -> None:
         delta="LayerNorm / RMSNorm, FLOP/byte",
         delta_color="off",
     )
-    c3.metric(t("kernels.memory_ridge"), f"{ln.ridge:.1f} FLOP/byte")
+    c3.metric(t("kernels.memory_ridge", gpu=GPU_NAME), f"{ln.ridge:.1f} FLOP/byte")
     st.markdown(
         t(
             "kernels.memory_verdict",
+            gpu=GPU_NAME,
             intensity=f"{ln.intensity:.1f}",
             factor=f"{ln.ridge / ln.intensity:.0f}",
             ridge=f"{ln.ridge:.1f}",
@@ -120,11 +153,24 @@ def roofline(ln: NormTraffic, rms: NormTraffic) -> None:
             ratio=format_number(100 * ln.parameters / (2 * elements + ln.parameters), 3),
         )
     )
+    (add_reads, add_writes), (norm_reads, norm_writes) = (
+        UNFUSED_ADD_NORM_PASSES["add"],
+        UNFUSED_ADD_NORM_PASSES["norm"],
+    )
+    saved = ln.unfused_add_norm_bytes - ln.fused_add_norm_bytes
     st.markdown(
         t(
             "kernels.memory_fusion",
+            unfused_passes=ln.unfused_add_norm_passes,
+            fused_passes=ln.fused_add_norm_passes,
             unfused=_bytes(ln.unfused_add_norm_bytes),
             fused=_bytes(ln.fused_add_norm_bytes),
-            saving=f"{ln.fusion_saving:.2f}",
+            saved=_bytes(saved),
+            percent=format_number(100 * saved / ln.unfused_add_norm_bytes, 1),
+            add_reads=add_reads,
+            add_writes=add_writes,
+            norm_reads=norm_reads,
+            norm_writes=norm_writes,
+            saving=format_number(ln.fusion_saving, 2),
         )
     )

@@ -1,22 +1,33 @@
-"""The Vector Lab's result sections (Streamlit); text comes from ``vector_lab_steps``."""
+"""The Vector Lab's result sections (Streamlit); text comes from ``ui/text/vector_lab_*``."""
 
 from __future__ import annotations
 
 import inspect
-import math
 
 import pandas as pd
 import streamlit as st
-import torch
 
 from engine import describe_backend
-from engine.config import DTYPES
+from engine.config import HALF_DTYPES, PRECISION_KINDS
 from engine.norms import reference
+from engine.norms.precision import PrecisionStory
+from engine.norms.precision_facts import DefaultEps
 from engine.norms.worked import VectorExplanation
 from ui.figures.vector_lab import ChartLabels, input_output_figure
 from ui.formatting import format_number, format_vector
 from ui.i18n import current_language, t
-from ui.labels import norm_label
+from ui.labels import label, norm_label
+from ui.text.vector_lab_compare import comparison_notes, ratios, undefined_cell
+from ui.text.vector_lab_precision import (
+    DtypeFacts,
+    constant_row_note,
+    default_eps_sentence,
+    dtype_facts,
+    overview,
+    path_messages,
+    steps_path,
+    summary,
+)
 from ui.text.vector_lab_steps import is_row_kind, worked_steps
 
 
@@ -62,23 +73,20 @@ def comparison(ex: VectorExplanation) -> None:
     st.subheader(t("vector_lab.compare_title"))
     st.caption(t("vector_lab.compare_caption"))
     c = ex.comparison
+    columns = {}
+    for kind, values, l2, ones, cos in (
+        ("layernorm", c.layernorm, c.layernorm_l2, c.layernorm_ones, c.layernorm_cos_input),
+        ("rmsnorm", c.rmsnorm, c.rmsnorm_l2, c.rmsnorm_ones, c.rmsnorm_cos_input),
+    ):
+        columns[norm_label(kind)] = [
+            format_vector(values),
+            format_number(l2),
+            format_number(ones),
+            undefined_cell(ex, kind, format_number(cos)),  # no direction: no cosine
+            ratios(values),
+        ]
     frame = pd.DataFrame(
-        {
-            "LayerNorm": [
-                format_vector(c.layernorm),
-                format_number(c.layernorm_l2),
-                format_number(c.layernorm_ones),
-                format_number(c.layernorm_cos_input),
-                _ratios(c.layernorm),
-            ],
-            "RMSNorm": [
-                format_vector(c.rmsnorm),
-                format_number(c.rmsnorm_l2),
-                format_number(c.rmsnorm_ones),
-                format_number(c.rmsnorm_cos_input),
-                _ratios(c.rmsnorm),
-            ],
-        },
+        columns,
         index=[
             "y",
             t("vector_lab.compare_l2", sqrt_d=format_number(c.sqrt_d)),
@@ -88,57 +96,22 @@ def comparison(ex: VectorExplanation) -> None:
         ],
     )
     st.table(frame)
-    notes = [
-        t("vector_lab.compare_l2_note", sqrt_d=format_number(c.sqrt_d)),
-        t(
-            "vector_lab.compare_ones_note",
-            ln_ones=format_number(c.layernorm_ones),
-            rms_ones=format_number(c.rmsnorm_ones),
-        ),
-        t(
-            "vector_lab.compare_direction_note",
-            rms_cos=format_number(c.rmsnorm_cos_input),
-            ln_cos=format_number(c.layernorm_cos_input),
-        ),
-        _rms_note(ex.row_stats),
-    ]
+    notes = comparison_notes(ex, current_language())
     st.markdown("\n".join(f"- {note}" for note in notes))
 
 
-def _ratios(values) -> str:
-    pivot = next((v for v in values if math.isfinite(v) and v != 0), None)
-    if pivot is None or len(values) > 8:
-        return "—"
-    return " : ".join(f"{v / pivot:.2f}".rstrip("0").rstrip(".") for v in values)
-
-
-def _rms_note(stats) -> str:
-    if stats.mean == 0:
-        return t("vector_lab.compare_equal_note")
-    ratio = stats.rms / stats.std if stats.std > 0 else math.inf
-    return t(
-        "vector_lab.compare_rms_note",
-        rms=format_number(stats.rms),
-        std=format_number(stats.std),
-        mean=format_number(stats.mean),
-        ratio=format_number(ratio, 2),
-    )
-
-
-def precision(ex: VectorExplanation, typed_rows, fixed: VectorExplanation | None) -> None:
-    """The precision story: storage rounding, overflow, and the float32 fix."""
+def precision(
+    ex: VectorExplanation,
+    typed_rows,
+    facts: DtypeFacts,
+    default_eps: dict[str, tuple[DefaultEps, ...]],
+) -> None:
+    """The precision story: storage rounding, then every real half-precision path."""
+    lang = current_language()
     st.subheader(t("vector_lab.precision_title"))
-    info = torch.finfo(DTYPES[ex.input_dtype])
-    compute = ex.spec.compute_dtype
-    st.markdown(
-        t(
-            "vector_lab.precision_summary",
-            dtype=ex.input_dtype,
-            max=format_number(info.max),
-            digits=int(-math.log10(info.eps)) + 1,
-            compute=compute,
-        )
-    )
+    st.markdown(summary(ex, facts, lang))
+    compute = label("compute", ex.spec.compute_dtype)
+    st.caption(t("vector_lab.precision.steps_path", compute=compute))
     changed = [
         (a, b)
         for typed, stored in zip(typed_rows, ex.rows)
@@ -156,34 +129,66 @@ def precision(ex: VectorExplanation, typed_rows, fixed: VectorExplanation | None
             )
         )
     if ex.zero_variance:
-        st.warning(t("vector_lab.zero_variance"), icon=":material/warning:")
-        return
-    if ex.overflow is None and ex.nonfinite_outputs == 0:
-        st.success(t("vector_lab.all_finite", compute=compute))
-        return
-    if ex.overflow is not None:
-        o = ex.overflow
-        kind = ex.spec.kind if ex.spec.kind in ("rmsnorm", "layernorm") else "other"
-        st.error(
-            t(
-                f"vector_lab.overflow_{o.quantity}",
-                dtype=compute,
-                value=format_number(o.exact_value),
-                max=format_number(o.dtype_max),
-                ratio=format_number(o.exact_value / o.dtype_max, 1),
-            )
-            + " "
-            + t(f"vector_lab.overflow_consequence_{kind}")
+        dtype = ex.input_dtype
+        default = default_eps_sentence(default_eps[dtype], ex.spec.kind, dtype, lang)
+        kind = "rmsnorm" if ex.spec.kind == "rmsnorm" else "layernorm"
+        st.warning(
+            t(f"vector_lab.zero_variance_{kind}", default=default), icon=":material/warning:"
         )
-    if ex.nonfinite_outputs:
+    if ex.precision is None:
+        _no_story(ex)
+    else:
+        _story(ex, ex.precision, facts, lang)
+
+
+def _no_story(ex: VectorExplanation) -> None:
+    if ex.nonfinite_outputs and not ex.zero_variance:
         st.warning(t("vector_lab.nonfinite_outputs", count=ex.nonfinite_outputs))
-    if fixed is not None and fixed.nonfinite_outputs == 0:
-        st.markdown(t("vector_lab.overflow_fix"))
-        st.code(
-            f"{compute}: y = {format_vector(ex.outputs[ex.row_index])}\n"
-            f"float32: y = {format_vector(fixed.outputs[fixed.row_index])}",
-            language=None,
+    half = ex.input_dtype in HALF_DTYPES or ex.spec.compute_dtype in HALF_DTYPES
+    if half and ex.spec.kind not in PRECISION_KINDS:
+        st.caption(t("vector_lab.precision.not_covered", norm=norm_label(ex.spec.kind)))
+    elif not half and ex.spec.kind in PRECISION_KINDS:
+        st.caption(t("vector_lab.precision.float32_only", norm=norm_label(ex.spec.kind)))
+
+
+def _story(ex: VectorExplanation, story: PrecisionStory, facts: DtypeFacts, lang: str) -> None:
+    """Every real path on the worked row: an overview table, then each path's code and story."""
+    row = ex.row_index
+    kind = story.spec.kind
+    st.markdown(
+        t(
+            "vector_lab.precision.story_intro",
+            count=len(story.paths),
+            norm=norm_label(kind),
+            dtype=story.spec.dtype,
+            row=row + 1,
         )
+    )
+    lines = overview(story, row, lang, steps_path(ex))
+    columns = {
+        t("vector_lab.precision.col_result"): [line.outcome for line in lines],
+        t("vector_lab.precision.col_accumulate"): [line.accumulate for line in lines],
+    }
+    if kind == "layernorm":
+        columns["μ"] = [line.mean for line in lines]
+    columns[t(f"vector_lab.precision.col_var_{kind}")] = [line.statistic for line in lines]
+    columns["rstd"] = [line.rstd for line in lines]
+    columns["y"] = [line.y for line in lines]
+    st.dataframe(pd.DataFrame(columns, index=[line.name for line in lines]), width="stretch")
+    for message in path_messages(story, row, lang):
+        expanded = message.level != "ok" and not ex.zero_variance
+        with st.expander(message.title, expanded=expanded):
+            st.code(message.code, language="python", wrap_lines=True)
+            if ex.zero_variance:
+                continue  # the warning above says it once for every path
+            show = {"ok": st.success, "warning": st.warning, "error": st.error}[message.level]
+            show(message.text)
+    note = constant_row_note(story, row, lang)
+    if note is not None:
+        st.info(note, icon=":material/info:")
+    facts_text = dtype_facts(facts, lang)
+    if facts_text is not None:
+        st.caption(facts_text)
 
 
 def outputs_table(ex: VectorExplanation) -> None:

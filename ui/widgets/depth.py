@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 import streamlit as st
 
 from engine.config import DepthSpec, TrainSpec
-from engine.depth.limits import check_limits
+from engine.depth.limits import check_limits, max_width
 from engine.errors import EngineError
 from ui.errors import error_text
 from ui.i18n import t
@@ -26,8 +26,10 @@ def depth_inputs() -> DepthInputs:
     """The shared stack settings; one DepthSpec per chosen placement."""
     placements = bound.multiselect(P["dp_placements"], t("depth.placements"))
     c1, c2, c3, c4 = st.columns(4)
-    layers = bound.number(P["dp_layers"], t("depth.layers"), c1, help=t("depth.layers_help"))
-    d = bound.selectbox(P["dp_d"], t("depth.width"), c2, help=t("depth.width_help"))
+    layers_help = t("depth.layers_help", low=int(P["dp_layers"].low), high=int(P["dp_layers"].high))
+    layers = bound.number(P["dp_layers"], t("depth.layers"), c1, help=layers_help)
+    width_help = t("depth.width_help", width=max_width("cpu"))
+    d = bound.selectbox(P["dp_d"], t("depth.width"), c2, help=width_help)
     tokens = bound.number(P["dp_tokens"], t("depth.tokens"), c3)
     seed = bound.number(P["dp_seed"], t("depth.seed"), c4)
     c1, c2, c3, c4 = st.columns(4)

@@ -7,10 +7,18 @@ from dataclasses import dataclass
 import streamlit as st
 
 from engine.config import NormSpec
+from engine.norms.precision_facts import DefaultEps
+from engine.norms.precision_presets import PRESET_NAMES, PrecisionPreset
+from engine.norms.precision_presets import PRESETS as PRECISION_PRESETS
+from engine.norms.precision_presets import preset as precision_preset
 from engine.norms.random_inputs import random_vectors
+from engine.norms.reference import DYT_ALPHA0, DYT_SOURCE
 from ui.errors import input_error_text
-from ui.i18n import t
+from ui.formatting import format_number
+from ui.i18n import current_language, t
+from ui.labels import label
 from ui.share import VECTOR_LAB as P
+from ui.text.vector_lab_precision import default_eps_sentence
 from ui.vector_input import (
     MAX_CELLS,
     MAX_ROWS,
@@ -51,18 +59,6 @@ PRESETS = {
         "vl_dtype": "float32",
         "vl_compute": "float32",
     },
-    "fp16_overflow": {
-        "vl_source": "random",
-        "vl_d": 4096,
-        "vl_dist": "constant",
-        "vl_shift": 100.0,
-        "vl_scale": 1.0,
-        "vl_rows": 1,
-        "vl_norm": "rmsnorm",
-        "vl_eps": "1e-5",
-        "vl_dtype": "float16",
-        "vl_compute": "float16",
-    },
     "bf16_rounding": {
         "vl_source": "text",
         "vl_text": "1000, 1000.5, 1001, 1001.5",
@@ -72,6 +68,50 @@ PRESETS = {
         "vl_compute": "float32",
     },
 }
+SHORT_ROW = 8  # a preset row up to this wide is written out in its label
+
+
+def _number_text(value: float) -> str:
+    """1000.0 -> "1000", 1e-05 -> "1e-5": numbers as a person types them."""
+    text = f"{value:g}"
+    return text.replace("e-0", "e-").replace("e+0", "e+")
+
+
+def _precision_preset_state(preset: PrecisionPreset) -> dict:
+    """The widget values that type ``preset``'s row (engine/norms/precision_presets.py)."""
+    row = preset.rows()[0]
+    state = {
+        "vl_norm": preset.kind,
+        "vl_eps": _number_text(preset.eps),
+        "vl_dtype": preset.dtype,
+        "vl_compute": preset.dtype,  # the worked steps: sum, then divide, in half
+    }
+    if len(set(row)) == 1 and preset.d > SHORT_ROW:  # a constant row: short link, no text
+        return {"vl_source": "random", "vl_dist": "constant", "vl_shift": row[0],
+                "vl_scale": 1.0, "vl_d": preset.d, "vl_rows": 1, **state}  # fmt: skip
+    return {"vl_source": "text", "vl_text": ", ".join(map(_number_text, row)), **state}
+
+
+PRESETS.update({p.name: _precision_preset_state(p) for p in PRECISION_PRESETS})
+
+
+def preset_label_params(name: str) -> dict:
+    """The numbers a preset's label quotes, read from the preset itself."""
+    if name in PRESET_NAMES:
+        p = precision_preset(name)
+        row = p.rows()[0]
+        special = p.overrides[0][1] if p.overrides else row[0]
+        return {
+            "d": p.d,
+            "value": _number_text(special),
+            "base": _number_text(abs(p.pattern[0])),
+            "row": ", ".join(map(_number_text, row)) if p.d <= SHORT_ROW else "",
+            "eps": _number_text(p.eps),
+            "dtype": p.dtype,
+        }
+    state = PRESETS[name]
+    rows = state["vl_text"].split("\n")
+    return {"row": rows[0], "rows": len(rows), "eps": state["vl_eps"], "dtype": state["vl_dtype"]}
 
 
 @dataclass(frozen=True)
@@ -144,8 +184,12 @@ def _vectors(source: str, dtype: str) -> tuple[tuple[float, ...], ...]:
     return tuple(tuple(row) for row in values)
 
 
-def vector_lab_inputs() -> VectorLabInputs:
-    """Draw the Vector Lab's input widgets and return the config they describe."""
+def vector_lab_inputs(default_eps: dict[str, tuple[DefaultEps, ...]]) -> VectorLabInputs:
+    """Draw the Vector Lab's input widgets and return the config they describe.
+
+    ``default_eps``: ``engine.norms.precision_facts.default_eps_table`` for each storage dtype,
+    quoted in the ε help (each kind's real default).
+    """
     errors: list[str] = []
     st.selectbox(
         t("vector_lab.preset"),
@@ -154,7 +198,7 @@ def vector_lab_inputs() -> VectorLabInputs:
         key="vl_preset",
         placeholder=t("vector_lab.preset_placeholder"),
         on_change=_apply_preset,
-        format_func=lambda name: t(f"vector_lab.presets.{name}"),
+        format_func=lambda name: t(f"vector_lab.presets.{name}", **preset_label_params(name)),
     )
     source = bound.segmented(P["vl_source"], t("vector_lab.source"))
     c1, c2 = st.columns(2)
@@ -164,6 +208,7 @@ def vector_lab_inputs() -> VectorLabInputs:
     compute = bound.selectbox(
         P["vl_compute"], t("vector_lab.computed_in"), c2, help=t("vector_lab.computed_in_help")
     )
+    st.caption(t("vector_lab.computed_in_caption", compute=label("compute", compute)))
     rows: tuple[tuple[float, ...], ...] = ()
     try:
         rows = _vectors(source, dtype)
@@ -173,7 +218,10 @@ def vector_lab_inputs() -> VectorLabInputs:
     st.divider()
     kind = bound.selectbox(P["vl_norm"], t("vector_lab.norm"))
     c1, c2 = st.columns(2)
-    eps_text = bound.text_input(P["vl_eps"], "ε", c1, help=t("vector_lab.eps_help"))
+    eps_default = default_eps_sentence(default_eps[dtype], kind, dtype, current_language())
+    eps_text = bound.text_input(
+        P["vl_eps"], "ε", c1, help=t("vector_lab.eps_help", default=eps_default)
+    )
     offset = bound.number(
         P["vl_offset"], t("vector_lab.offset"), c2, step=1.0, help=t("vector_lab.offset_help")
     )
@@ -183,7 +231,8 @@ def vector_lab_inputs() -> VectorLabInputs:
     if kind == "groupnorm":
         groups = int(bound.number(P["vl_groups"], t("vector_lab.groups")))
     if kind == "dyt":
-        alpha = bound.number(P["vl_alpha"], "α", step=0.1, help=t("vector_lab.alpha_help"))
+        alpha_help = t("vector_lab.alpha_help", alpha0=format_number(DYT_ALPHA0), source=DYT_SOURCE)
+        alpha = bound.number(P["vl_alpha"], "α", step=0.1, help=alpha_help)
     d = len(rows[0]) if rows else 0
     eps, weight, bias = 0.0, None, None
     try:

@@ -1,0 +1,166 @@
+"""ui.text.vector_lab_precision and vector_lab_compare: the precision section's sentences.
+
+Every preset of engine/norms/precision_presets.py is rendered for both kinds in both languages
+(a missing parameter raises KeyError in ``translate``); the quoted numbers are checked against
+PyTorch and IEEE 754 directly, not against the engine that computed them.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from engine import NormSpec
+from engine.config import PrecisionSpec
+from engine.norms.precision import precision_story
+from engine.norms.precision_facts import default_eps_table, resolution
+from engine.norms.precision_presets import PRESETS, preset
+from engine.norms.worked import explain_vectors
+from ui.text.vector_lab_compare import broken_statistic, comparison_notes
+from ui.text.vector_lab_precision import (
+    DtypeFacts,
+    constant_row_note,
+    default_eps_sentence,
+    format_eps,
+    overview,
+    path_messages,
+    summary,
+)
+
+
+def _story(name: str, kind: str):
+    p = preset(name)
+    return precision_story(p.rows(), PrecisionSpec(kind, p.eps, p.dtype))
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("kind", ["rmsnorm", "layernorm"])
+@pytest.mark.parametrize("name", [p.name for p in PRESETS])
+def test_every_preset_renders_a_message_for_every_path(name, kind, lang):
+    story = _story(name, kind)
+    messages = path_messages(story, 0, lang)
+    assert [m.path for m in messages] == [p.path for p in story.paths]
+    for message, result in zip(messages, story.paths):
+        assert message.text and "{" not in message.text and message.code == result.code
+        expected = {"ok": "ok", "wrong": "warning"}.get(result.rows[0].outcome, "error")
+        assert message.level == expected
+    lines = overview(story, 0, lang, "upcast")
+    assert len(lines) == len(story.paths) + 1 and "←" in lines[1].name
+
+
+def _text(name: str, kind: str, path: str) -> str:
+    story = _story(name, kind)
+    return next(m.text for m in path_messages(story, 0, "en") if m.path == path)
+
+
+def test_layernorm_sum_overflow_says_mu_is_infinite_and_outputs_nan():
+    x = torch.full((4096,), 100.0, dtype=torch.float16)
+    assert torch.isinf(x.sum())  # the oracle: the sum stored in half is inf
+    text = _text("textbook_4096x100", "layernorm", "sum_then_divide_half")
+    assert "Σxᵢ is stored in float16: the sum 4.096e+05" in text
+    assert "So μ = ∞: every xᵢ − μ is infinite, and the outputs are NaN (4096 of 4096)" in text
+
+
+def test_squared_deviation_overflow_is_silent_and_names_the_deviation():
+    x = torch.tensor([-300.0, 300.0, -300.0, 300.0], dtype=torch.float16)
+    xc = x - x.sum() / 4
+    assert torch.isinf(xc * xc).all()  # the oracle: (x - mu)^2 stored in half
+    text = _text("plus_minus_300", "layernorm", "sum_then_divide_half")
+    assert "(x₁ − μ)² = (-300)² = 90000" in text and "the deviation x₁ − μ (μ = 0)" in text
+    assert "every output (xᵢ − μ) · 0 is 0" in text and "are NaN" not in text
+
+
+def test_pytorch_half_ops_survive_the_textbook_and_fail_on_one_large_entry():
+    x = torch.full((1, 4096), 100.0, dtype=torch.float16)
+    assert float(x.pow(2).mean(-1)) == 10000.0  # float32 accumulation, rounded once
+    assert "Nothing overflowed or stalled" in _text("textbook_4096x100", "rmsnorm", "torch_half")
+    spike = torch.tensor([[1000.0, -1.0, 1.0, -1.0]], dtype=torch.float16)
+    assert torch.isinf(spike.pow(2)[0, 0])
+    text = _text("massive_activation", "rmsnorm", "torch_half")
+    assert "x₁² = (1000)² = 1e+06 is beyond float16's largest finite number 65504" in text
+
+
+def test_running_sum_of_ones_stalls_where_float16_spacing_is_two():
+    assert float(torch.tensor(2048.0, dtype=torch.float16) + 1) == 2048.0  # the oracle
+    text = _text("ones_4096", "rmsnorm", "naive_running_half")
+    assert "stalls at 2048: adding term 2049 (1) should give 2049" in text
+    assert "is 2048 + 2" in text and "RMS² = 0.5 instead of 1" in text
+
+
+@pytest.mark.parametrize(
+    "dtype, digits, power", [("float16", "3.3", "2⁻¹⁰"), ("bfloat16", "2.4", "2⁻⁷")]
+)
+def test_resolution_is_stated_in_significant_decimal_digits(dtype, digits, power):
+    info = torch.finfo(getattr(torch, dtype))
+    significand_bits = 1 - int(math.log2(info.eps))  # IEEE 754: eps = 2^(1 - p)
+    assert f"{significand_bits * math.log10(2):.1f}" == digits  # 3.31 and 2.41 (IEEE table)
+    ex = explain_vectors(((1.0, 2.0),), NormSpec("rmsnorm"), input_dtype=dtype)
+    text = summary(ex, DtypeFacts(resolution(dtype), None, None), "en")
+    assert f"{significand_bits} significand bits, about {digits} significant decimal" in text
+    assert f"1 + {power} ≈ 1 + {format_eps(info.eps)}" in text
+    assert "10^" not in text
+
+
+def test_constant_row_note_quotes_f_layer_norm():
+    y = torch.nn.functional.layer_norm(torch.full((4096,), 100.0, dtype=torch.float16), (4096,))
+    note = constant_row_note(_story("textbook_4096x100", "layernorm"), 0, "en")
+    if float(y[0]) == 0.0:  # the residue is a property of this CPU's kernel
+        assert note is None
+    else:
+        assert f"F.layer_norm returns {float(y[0]):.6f}".rstrip("0") in note
+    assert constant_row_note(_story("plus_minus_300", "layernorm"), 0, "en") is None
+
+
+def test_default_eps_is_each_kinds_own():
+    table = default_eps_table("float16")
+    rms = default_eps_sentence(table, "rmsnorm", "float16", "en")
+    assert torch.nn.RMSNorm(4).eps is None
+    assert f"ε = {format_eps(torch.finfo(torch.float32).eps)} for float16 inputs" in rms
+    assert "LlamaRMSNorm defaults to 1e-6" in rms
+    layer = default_eps_sentence(table, "layernorm", "float16", "zh")
+    assert f"ε = {format_eps(torch.nn.LayerNorm(4).eps)}" in layer
+    assert "DyT" in default_eps_sentence(table, "dyt", "float16", "en")
+
+
+def test_all_zero_outputs_get_no_direction_claims():
+    rows = ((-300.0, 300.0, -300.0, 300.0),)
+    ex = explain_vectors(rows, NormSpec("layernorm", compute_dtype="float16"), "float16")
+    assert not np.any(ex.comparison.layernorm) and math.isnan(ex.comparison.layernorm_cos_input)
+    assert broken_statistic(ex, "layernorm") == "variance"
+    assert broken_statistic(ex, "rmsnorm") == "mean_square"
+    for lang in ("en", "zh"):
+        notes = " ".join(comparison_notes(ex, lang))
+        assert "NaN" not in notes.replace("零或 NaN", "").replace("zeros or NaN", "")
+        assert "∞ = ∞" not in notes
+    notes = comparison_notes(ex, "en")
+    assert notes[0].startswith("LayerNorm's output on this row is all 0: σ² = ∞ in float16")
+
+
+def test_sum_overflow_in_the_comparison_names_mu():
+    rows = ((100.0,) * 4096,)
+    ex = explain_vectors(rows, NormSpec("layernorm", compute_dtype="float16"), "float16")
+    assert broken_statistic(ex, "layernorm") == "mean"
+    assert "output on this row is NaN: μ = ∞ in float16" in comparison_notes(ex, "en")[0]
+
+
+def test_healthy_rows_keep_their_geometric_notes():
+    ex = explain_vectors(((1.0, 2.0, 3.0, 4.0),), NormSpec("layernorm", eps=0.0))
+    notes = comparison_notes(ex, "en")
+    assert len(notes) == 4 and "cos(x, y) = 1" in notes[2]
+    constant = explain_vectors(((5.0, 5.0, 5.0),), NormSpec("layernorm"))
+    assert broken_statistic(constant, "layernorm") == "constant_row"
+    assert "RMSNorm only rescales: cos(x, y) = 1" in " ".join(comparison_notes(constant, "en"))
+
+
+def test_rounding_without_overflow_is_called_rounding():
+    x = torch.tensor([300.0, 301.0, 302.0, 303.0], dtype=torch.bfloat16)
+    assert float(x.sum() / 4) != float(x.double().mean())  # the oracle: the mean rounds
+    story = precision_story(x.double().tolist(), PrecisionSpec("layernorm", 1e-5, "bfloat16"))
+    result = story.path("sum_then_divide_half")
+    assert result.rows[0].outcome == "wrong" and result.rows[0].diagnosis is None
+    text = next(m.text for m in path_messages(story, 0, "en") if m.path == result.path)
+    assert "Nothing overflowed or stalled: bfloat16 keeps only about 2.4 significant" in text
+    assert "So μ = 302 and σ² = 3 instead of 301.5 and 2.75" in text

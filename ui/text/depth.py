@@ -1,0 +1,60 @@
+"""The Depth page's notes under the residual chart: pure, unit-tested.
+
+Lemma 2 (Xiong et al. 2020, arXiv:2002.04745) gives Post-LN's mean square entering each
+layer's *last* LayerNorm as 3/2 (its 3d/2 for E||x||^2) under its assumptions: attention and
+a ReLU FFN, LayerNorm, N(0, 1/fan-in) weights, no extra residual scaling.  The note prints the
+value the simulation measured next to that theory, and says when the theory does not apply,
+instead of printing 3/2 unconditionally.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+
+from engine.depth import DepthResult
+from engine.depth.placements import PLACEMENTS
+from engine.depth.theory import POST_LN_LEVEL, lemma2_violations
+from ui.formatting import format_number
+from ui.i18n import translate
+
+
+def post_level_text() -> str:
+    """Lemma 2's Post-LN level as the lemma writes it: 3/2."""
+    level = Fraction(POST_LN_LEVEL).limit_denominator(16)
+    return (
+        str(level.numerator) if level.denominator == 1 else f"{level.numerator}/{level.denominator}"
+    )
+
+
+def residual_notes(results: list[DepthResult], lang: str) -> list[str]:
+    """One note per kind of placement shown: Pre-Norm's growth, Post-Norm's measured level."""
+    notes = []
+    if any(PLACEMENTS[r.spec.placement].lemma2 == "pre_band" for r in results):
+        notes.append(translate("depth.residual_note_pre", lang))
+    for result in results:
+        if PLACEMENTS[result.spec.placement].lemma2 != "post_level":
+            continue
+        measured = result.pre_norm_ms[np.isfinite(result.pre_norm_ms)]
+        if not measured.size:
+            continue
+        broken = [key for key in lemma2_violations(result.spec) if key != "placement"]
+        notes.append(
+            translate(
+                "depth.residual_note_post",
+                lang,
+                measured=format_number(float(measured.mean()), 2),
+                low=format_number(float(measured.min()), 2),
+                high=format_number(float(measured.max()), 2),
+                layers=measured.size,
+                level=post_level_text(),
+            )
+            + ("" if lang == "zh" else " ")
+            + translate(
+                "depth.residual_note_post_broken" if broken else "depth.residual_note_post_holds",
+                lang,
+                level=post_level_text(),
+            )
+        )
+    return notes

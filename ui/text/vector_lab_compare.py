@@ -1,0 +1,136 @@
+"""The Vector Lab's LayerNorm-vs-RMSNorm notes: pure, unit-tested.
+
+A note states a geometric fact (the output lies on the sphere of radius sqrt(d), is orthogonal
+to 1, keeps x's direction) only when the output has a direction.  When a statistic overflowed
+(every output 0, or NaN) the note says so and names the statistic instead of printing
+"cos(x, y) = NaN" or "inf = inf + 0" as if they were facts.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from engine.norms.worked import VectorExplanation
+from ui.formatting import format_number
+from ui.i18n import translate
+from ui.text.vector_lab_precision import sentence_joiner
+
+COMPARED = ("layernorm", "rmsnorm")
+NAMES = {"layernorm": "LayerNorm", "rmsnorm": "RMSNorm"}
+OVERFLOWS = ("mean", "variance", "mean_square")  # reasons a wider compute dtype removes
+
+
+def _outputs(ex: VectorExplanation, kind: str) -> np.ndarray:
+    c = ex.comparison
+    return np.asarray(c.layernorm if kind == "layernorm" else c.rmsnorm, dtype=np.float64)
+
+
+def broken_statistic(ex: VectorExplanation, kind: str) -> str | None:
+    """Why ``kind``'s comparison output has no direction, or None when it has one.
+
+    "mean" (mu = inf: the sum overflowed), "variance" / "mean_square" (inf: rstd = 0, every
+    output 0), "zero_variance" (var + eps = 0: NaN), "zero_input" (x = 0), "constant_row"
+    (LayerNorm of equal entries: 0 exactly), "nonfinite" (other).
+    The statistics are those of the worked steps, computed in the chosen compute dtype, as
+    the comparison's outputs are.
+    """
+    y = _outputs(ex, kind)
+    x = np.asarray(ex.rows[ex.row_index], dtype=np.float64)
+    stats = ex.row_stats
+    if kind == "layernorm" and not math.isfinite(stats.mean):
+        return "mean"
+    statistic = stats.var if kind == "layernorm" else stats.mean_square
+    if not math.isfinite(statistic):
+        return "variance" if kind == "layernorm" else "mean_square"
+    if not np.isfinite(y).all():
+        return "zero_variance" if statistic == 0 and ex.spec.eps == 0 else "nonfinite"
+    if not x.any():
+        return "zero_input"
+    if kind == "layernorm" and statistic == 0:
+        return "constant_row"  # x - mu = 0: the exact output is the zero vector
+    return None
+
+
+def undefined_cell(ex: VectorExplanation, kind: str, text: str) -> str:
+    """``text``, or "—" where ``kind``'s output has no direction to measure."""
+    return "—" if broken_statistic(ex, kind) is not None else text
+
+
+def _undefined_note(ex: VectorExplanation, kind: str, why: str, lang: str) -> str:
+    y = _outputs(ex, kind)
+    status = "nan" if not np.isfinite(y).all() else "zero"
+    symbol = "σ²" if kind == "layernorm" else "RMS²"
+    note = translate(
+        "vector_lab.compare_undefined",
+        lang,
+        norm=NAMES[kind],
+        status=translate(f"vector_lab.compare_status.{status}", lang),
+        why=translate(
+            f"vector_lab.compare_why.{why}", lang, dtype=ex.spec.compute_dtype, symbol=symbol
+        ),
+    )
+    if why in OVERFLOWS:
+        note += sentence_joiner(lang) + translate("vector_lab.compare_see_precision", lang)
+    return note
+
+
+def _rms_note(ex: VectorExplanation, lang: str) -> str:
+    stats = ex.row_stats
+    if stats.mean == 0:
+        return translate("vector_lab.compare_equal_note", lang)
+    ratio = stats.rms / stats.std if stats.std > 0 else math.inf
+    return translate(
+        "vector_lab.compare_rms_note",
+        lang,
+        rms=format_number(stats.rms),
+        std=format_number(stats.std),
+        mean=format_number(stats.mean),
+        ratio=format_number(ratio, 2),
+    )
+
+
+def comparison_notes(ex: VectorExplanation, lang: str) -> list[str]:
+    """The notes under the comparison table, in ``lang``."""
+    broken = {kind: broken_statistic(ex, kind) for kind in COMPARED}
+    c = ex.comparison
+    if any(broken.values()):
+        notes = [
+            _undefined_note(ex, kind, why, lang) for kind, why in broken.items() if why is not None
+        ]
+        for kind in (kind for kind, why in broken.items() if why is None):  # the healthy one
+            notes.append(
+                translate(
+                    f"vector_lab.compare_direction_{kind}_only",
+                    lang,
+                    rms_cos=format_number(c.rmsnorm_cos_input),
+                    ln_cos=format_number(c.layernorm_cos_input),
+                    ln_ones=format_number(c.layernorm_ones),
+                )
+            )
+        return notes
+    return [
+        translate("vector_lab.compare_l2_note", lang, sqrt_d=format_number(c.sqrt_d)),
+        translate(
+            "vector_lab.compare_ones_note",
+            lang,
+            ln_ones=format_number(c.layernorm_ones),
+            rms_ones=format_number(c.rmsnorm_ones),
+        ),
+        translate(
+            "vector_lab.compare_direction_note",
+            lang,
+            rms_cos=format_number(c.rmsnorm_cos_input),
+            ln_cos=format_number(c.layernorm_cos_input),
+        ),
+        _rms_note(ex, lang),
+    ]
+
+
+def ratios(values) -> str:
+    """y1 : y2 : ... relative to the first finite nonzero entry (short rows only)."""
+    pivot = next((v for v in values if math.isfinite(v) and v != 0), None)
+    if pivot is None or len(values) > 8:
+        return "—"
+    return " : ".join(f"{v / pivot:.2f}".rstrip("0").rstrip(".") for v in values)

@@ -1,0 +1,343 @@
+"""The Vector Lab's precision section as sentences: pure, unit-tested.
+
+Every number comes from the engine: the paths' outputs, statistics and diagnoses from
+``engine.norms.precision.precision_story``; resolution, overflow threshold and the running-sum
+limit from ``engine.norms.precision_facts``; default epsilons from ``default_eps_table``.
+This module only chooses the sentence and writes the numbers the way a person reads them.
+
+What the sentences say (``engine/norms/precision.py`` pins each case):
+- LayerNorm, Sum x overflowing: mu = inf, every x - mu is infinite, the outputs are NaN.
+- LayerNorm, the squared deviations (x - mu)^2 overflowing: var = inf, rstd = 0, every output
+  silently 0; the number squared is the deviation x - mu, not the entry.
+- RMSNorm, a square x^2 or the sum of squares overflowing: mean square = inf, rstd = 0, every
+  output silently 0.
+- A running half sum that stalls: the statistic is finite but wrong, and so are the outputs.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from engine.norms.precision import WRONG_TOLERANCE, PathResult, PrecisionStory
+from engine.norms.precision_facts import OPMATH, DefaultEps, Resolution, RunningSumLimit
+from engine.norms.worked import VectorExplanation
+from ui.formatting import format_number, format_vector
+from ui.i18n import translate
+
+_SUBSCRIPTS = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
+_SUPERSCRIPTS = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+# quantities formed one entry at a time; the rest are sums (running or whole-row) or statistics
+_ENTRY_QUANTITIES = ("square", "deviation", "squared_deviation")
+_SUMS = ("sum", "sum_of_squares", "sum_of_squared_deviations")
+
+
+@dataclass(frozen=True)
+class DtypeFacts:
+    """What the section states about a dtype (``ui/jobs.py`` computes it with the engine)."""
+
+    resolution: Resolution
+    square_threshold: float | None  # smallest |x| whose square is inf; None for float32/64
+    running_limit: RunningSumLimit | None  # where a running sum of ones stops; None likewise
+
+
+@dataclass(frozen=True)
+class PathRow:
+    """One line of the overview table: a path's statistics and outcome, as text."""
+
+    path: str  # engine id, "exact" for the float64 line
+    name: str
+    accumulate: str
+    mean: str
+    statistic: str  # sigma^2 (LayerNorm) or mean square (RMSNorm)
+    rstd: str
+    y: str
+    outcome: str
+
+
+@dataclass(frozen=True)
+class PathMessage:
+    """What happened on one path, as one paragraph, and how loudly to say it."""
+
+    path: str
+    title: str  # "<path name>: <outcome>"
+    code: str
+    text: str
+    level: str  # "ok", "warning" (finite but wrong), "error" (silent zero, inf/NaN)
+
+
+def _tr(lang: str, key: str, **params) -> str:
+    return translate(f"vector_lab.precision.{key}", lang, **params)
+
+
+def _n(value: float) -> str:
+    return format_number(float(value))
+
+
+def format_eps(value: float) -> str:
+    """An epsilon as people write it: 1e-05 -> "1e-5", 1.1920929e-07 -> "1.19e-7"."""
+    return re.sub(r"e([+-])0*(\d)", r"e\1\2", f"{value:.3g}").replace("e+", "e")
+
+
+def superscript(exponent: int) -> str:
+    """-10 -> "⁻¹⁰"."""
+    return str(exponent).translate(_SUPERSCRIPTS)
+
+
+def subscript(index: int) -> str:
+    """0-based ``index`` as the 1-based subscript people write: 0 -> "₁"."""
+    return str(index + 1).translate(_SUBSCRIPTS)
+
+
+def sentence_joiner(lang: str) -> str:
+    """What goes between two sentences: a space in English, nothing after a Chinese "。"."""
+    return "" if lang == "zh" else " "
+
+
+def path_name(path: str, lang: str) -> str:
+    """The display name of a precision path (``labels.path.<id>``)."""
+    return translate(f"labels.path.{path}", lang)
+
+
+def steps_path(ex: VectorExplanation) -> str | None:
+    """The path the worked steps compute (reference formulas in the spec's compute dtype)."""
+    story = ex.precision
+    if story is None:
+        return None
+    if ex.spec.compute_dtype == story.spec.dtype:
+        return "sum_then_divide_half"  # the reference formulas, every result stored in half
+    if ex.spec.compute_dtype == "float32" and ex.input_dtype == story.spec.dtype:
+        return "upcast"
+    return None
+
+
+def summary(ex: VectorExplanation, facts: DtypeFacts, lang: str) -> str:
+    """Storage dtype, its range and its resolution in significant decimal digits."""
+    r = facts.resolution
+    return translate(
+        "vector_lab.precision.summary",
+        lang,
+        dtype=r.dtype,
+        max=_n(r.max),
+        digits=format_number(r.significant_digits, 1),
+        bits=r.significand_bits,
+        power=f"2{superscript(1 - r.significand_bits)}",  # eps = 2^(1-p)
+        eps=format_eps(r.eps),
+    )
+
+
+def overview(story: PrecisionStory, row: int, lang: str, marked: str | None) -> list[PathRow]:
+    """The float64 line, then one line per path, for row ``row``."""
+    kind = story.spec.kind
+    exact = story.exact
+    lines = [
+        PathRow(
+            "exact",
+            _tr(lang, "exact"),
+            "float64",
+            _n(exact.mean[row]) if exact.mean is not None else "—",
+            _n(exact.var[row]),
+            _n(exact.rstd[row]),
+            format_vector(exact.y[row], head=2, tail=1),
+            "",
+        )
+    ]
+    for result in story.paths:
+        name = path_name(result.path, lang)
+        if result.path == marked:
+            name = _tr(lang, "steps_marker", name=name)
+        lines.append(
+            PathRow(
+                result.path,
+                name,
+                result.statistics_dtype,
+                _n(result.mean[row]) if kind == "layernorm" else "—",
+                _n(result.var[row]),
+                _n(result.rstd[row]),
+                format_vector(result.y[row], head=2, tail=1),
+                _tr(lang, f"outcome.{result.rows[row].outcome}"),
+            )
+        )
+    return lines
+
+
+def _diagnosis(story: PrecisionStory, result: PathResult, row: int, lang: str) -> str:
+    """The first intermediate that overflowed, stalled or left var + eps = 0, as a sentence."""
+    event = result.rows[row].diagnosis
+    x = story.x[row]
+    common = {
+        "dtype": event.dtype,
+        "max": _n(event.dtype_max),
+        "exact": _n(event.exact),
+        "computed": _n(event.computed),
+        "accumulate": result.statistics_dtype,
+    }
+    if event.failure == "zero_variance":
+        return ""  # said once for the whole section (zero_variance_*)
+    if event.failure == "stall":
+        return _tr(
+            lang,
+            f"stall.{event.quantity}",
+            step=event.index + 1,
+            term=_n(event.term),
+            spacing=_n(event.spacing),
+            **common,
+        )
+    if event.quantity in _ENTRY_QUANTITIES:
+        mean = result.mean[row] if result.mean is not None else 0.0
+        return _tr(
+            lang,
+            f"overflow.{event.quantity}",
+            sub=subscript(event.index),
+            entry=_n(x[event.index]),
+            deviation=_n(x[event.index] - mean),
+            mean=_n(mean),
+            **common,
+        )
+    if event.quantity in _SUMS and event.index is not None:
+        return _tr(lang, f"overflow.{event.quantity}_running", step=event.index + 1, **common)
+    return _tr(lang, f"overflow.{event.quantity}", **common)
+
+
+def _consequence(story: PrecisionStory, result: PathResult, row: int, lang: str) -> str:
+    """What the failure did to the statistics and the outputs of this path."""
+    kind = story.spec.kind
+    state = result.rows[row]
+    d = result.y.shape[-1]
+    tolerance = format_number(100 * WRONG_TOLERANCE)
+    error = _n(state.max_abs_error)
+    mean = result.mean[row] if result.mean is not None else 0.0
+    if state.outcome == "ok":
+        key = "ok_despite" if state.diagnosis is not None else "ok"
+        return _tr(lang, f"consequence.{key}", tolerance=tolerance, error=error)
+    if state.outcome == "nonfinite":
+        if kind == "layernorm" and not math.isfinite(mean):
+            return _tr(
+                lang, "consequence.mean_inf", mean=_n(mean), count=state.nonfinite_outputs, d=d
+            )
+        return _tr(lang, "consequence.nonfinite", count=state.nonfinite_outputs, d=d)
+    if state.outcome == "silent_zero":
+        if result.rstd[row] == 0:
+            return _tr(
+                lang,
+                f"consequence.rstd_zero_{kind}",
+                var=_n(result.var[row]),
+                rstd=_n(result.rstd[row]),
+            )
+        return _tr(lang, "consequence.silent_zero")
+    exact = story.exact
+    rounding = ""
+    if state.diagnosis is None:  # no overflow or stall: the statistics were rounded
+        digits = format_number(story.resolution.significant_digits, 1)
+        rounding = _tr(lang, "consequence.rounding", dtype=story.spec.dtype, digits=digits)
+        rounding += sentence_joiner(lang)
+    return rounding + _tr(
+        lang,
+        f"consequence.wrong_{kind}",
+        mean=_n(mean),
+        var=_n(result.var[row]),
+        mean_exact=_n(exact.mean[row]) if exact.mean is not None else "—",
+        var_exact=_n(exact.var[row]),
+        error=error,
+        y=_n(result.y[row, 0]),
+        y_exact=_n(exact.y[row, 0]),
+    )
+
+
+def _who(path: str, kind: str, dtype: str, lang: str) -> str:
+    """Which real code computes this way."""
+    key = f"{path}_{kind}" if path in ("upcast", "fused_half") else path
+    module = "nn.LayerNorm" if kind == "layernorm" else "nn.RMSNorm"
+    return _tr(lang, f"who.{key}", module=module, dtype=dtype)
+
+
+_LEVELS = {"ok": "ok", "wrong": "warning", "silent_zero": "error", "nonfinite": "error"}
+
+
+def path_messages(story: PrecisionStory, row: int, lang: str) -> list[PathMessage]:
+    """For every path: its code line and what happened on row ``row``, in order."""
+    messages = []
+    for result in story.paths:
+        state = result.rows[row]
+        parts = [_who(result.path, story.spec.kind, story.spec.dtype, lang)]
+        if state.diagnosis is not None:
+            parts.append(_diagnosis(story, result, row, lang))
+        parts.append(_consequence(story, result, row, lang))
+        title = _tr(
+            lang,
+            "expander",
+            name=path_name(result.path, lang),
+            outcome=_tr(lang, f"outcome.{state.outcome}"),
+        )
+        text = sentence_joiner(lang).join(part for part in parts if part)
+        messages.append(PathMessage(result.path, title, result.code, text, _LEVELS[state.outcome]))
+    return messages
+
+
+def dtype_facts(facts: DtypeFacts, lang: str) -> str | None:
+    """Where this half dtype breaks: the square threshold and the running sum of ones."""
+    if facts.square_threshold is None or facts.running_limit is None:
+        return None
+    limit = facts.running_limit
+    return _tr(
+        lang,
+        "facts",
+        dtype=facts.resolution.dtype,
+        threshold=_n(facts.square_threshold),
+        max=_n(facts.resolution.max),
+        limit=_n(limit.value),
+        spacing=_n(limit.spacing),
+        term=_n(limit.term),
+    )
+
+
+def constant_row_note(story: PrecisionStory, row: int, lang: str) -> str | None:
+    """F.layer_norm's residue on a constant row (exactly 0 in real arithmetic), if any."""
+    if story.spec.kind != "layernorm":
+        return None
+    exact_y = story.exact.y[row]
+    fused = story.path("fused_half").y[row]
+    if not np.isfinite(exact_y).all() or exact_y.any() or not fused.any():
+        return None
+    if not np.isfinite(fused).all():
+        return None
+    return _tr(
+        lang,
+        "constant_row",
+        dtype=story.spec.dtype,
+        value=format_number(float(np.max(np.abs(fused))), 6),
+        tolerance=format_number(100 * WRONG_TOLERANCE),
+    )
+
+
+def default_eps_sentence(table: tuple[DefaultEps, ...], kind: str, dtype: str, lang: str) -> str:
+    """What PyTorch (and, for RMSNorm, Hugging Face) use as epsilon when none is given."""
+    rows = [row for row in table if row.kind == kind and row.api.startswith("torch.")]
+    if not rows:
+        return translate("vector_lab.default_eps.none", lang)
+    apis = " / ".join(row.api.removeprefix("torch.") for row in rows)
+    first = rows[0]
+    if first.rule == "opmath_eps":
+        # eps=None: the machine epsilon of the type the op computes in (float32 for half input)
+        text = translate(
+            "vector_lab.default_eps.opmath",
+            lang,
+            apis=apis,
+            opmath=OPMATH[dtype],
+            dtype=dtype,
+            eps=format_eps(first.effective),
+        )
+    else:
+        text = translate(
+            "vector_lab.default_eps.literal", lang, apis=apis, eps=format_eps(first.effective)
+        )
+    hf = [row for row in table if row.kind == kind and row.api.startswith("transformers")]
+    module = next((row for row in hf if row.rule == "literal"), None)
+    if module is not None:
+        text += sentence_joiner(lang) + translate("vector_lab.default_eps.transformers", lang,
+                                api=module.api.removeprefix("transformers "),
+                                eps=format_eps(module.effective))  # fmt: skip
+    return text
