@@ -27,6 +27,7 @@ from engine.config import GeometrySpec
 from engine.errors import EngineError
 from engine.geometry.arrays import readonly
 from engine.geometry.cloud import CLOUD_KINDS, bounded_rows, input_vectors, norm_spec
+from engine.geometry.measures import split_along_ones
 from engine.jobs import torch_threads
 from engine.norms.dispatch import normalize
 
@@ -47,7 +48,8 @@ def principal_directions(data: torch.Tensor, count: int, seed: int = 0) -> torch
     block = torch.randn(d, width, generator=generator, dtype=torch.float64)  # [d, k]
     block, _ = torch.linalg.qr(block)
     for _ in range(POWER_ITERATIONS):
-        block, _ = torch.linalg.qr(centered.T @ (centered @ block))  # [d, k]
+        # C^T (C Q) written as ((C Q)^T C)^T: row-major friendly, 2-3x faster at d = 8192
+        block, _ = torch.linalg.qr(((centered @ block).T @ centered).T)  # [d, k]
     _, singular, vh = torch.linalg.svd(centered @ block, full_matrices=False)  # [k], [k, k]
     directions = (block @ vh.T).T  # [k, d], ordered by singular value
     directions[singular <= singular.max().clamp_min(1e-300) * 1e-12] = 0.0  # no variance
@@ -58,13 +60,16 @@ def principal_directions(data: torch.Tensor, count: int, seed: int = 0) -> torch
 
 
 def _basis(x: torch.Tensor, method: str, axes: tuple[int, int], seed: int) -> torch.Tensor:
+    """The two unit directions ``[2, d]`` of a view of the float64 inputs ``x``."""
     d = x.shape[-1]
     if method == "pca":
         return principal_directions(x, 2, seed)  # [2, d]
     if method == "axes":
-        return torch.eye(d, dtype=torch.float64)[list(axes)]  # [2, d]
+        basis = torch.zeros(2, d, dtype=torch.float64)  # [2, d] (not eye(d): 512 MiB at 8192)
+        basis[0, axes[0]] = basis[1, axes[1]] = 1.0
+        return basis
     ones = torch.full((d,), 1.0 / math.sqrt(d), dtype=torch.float64)  # [d]
-    in_plane = x.double() - x.double().mean(dim=-1, keepdim=True)  # [N, d] x - mu 1
+    _, in_plane = split_along_ones(x)  # [N, d] x - mu 1
     direction = principal_directions(in_plane, 1, seed)[0]  # [d]
     direction = direction - (direction @ ones) * ones  # exactly in the plane, not ~1e-16 off
     length = torch.linalg.vector_norm(direction)
@@ -110,11 +115,12 @@ def plane_view(
         )
     with torch_threads(threads):
         x = input_vectors(spec, bounded_rows(spec))  # [N, d]
-        basis = _basis(x, method, axes, spec.seed)  # [2, d]
-        spread = x.double() - x.double().mean(dim=0)  # [N, d]
+        x64 = x.double()  # [N, d]
+        basis = _basis(x64, method, axes, spec.seed)  # [2, d]
+        spread = x64 - x64.mean(dim=0)  # [N, d]
         total = float((spread * spread).sum())
         along = ((spread @ basis.T) ** 2).sum(dim=0)  # [2]
-        explained = along / total if total > 0 else torch.zeros(2, dtype=torch.float64)
+        explained = along / total if total > 0 else torch.zeros(2, dtype=torch.float64)  # [2]
         projected = {
             kind: normalize(x, norm_spec(kind, spec)).y.double() @ basis.T  # [N, 2]
             for kind in CLOUD_KINDS
@@ -126,6 +132,6 @@ def plane_view(
             rows=x.shape[0],
             basis=readonly(basis),
             explained=readonly(explained),
-            inputs=readonly(x.double() @ basis.T),
+            inputs=readonly(x64 @ basis.T),
             **{kind: readonly(points) for kind, points in projected.items()},
         )
