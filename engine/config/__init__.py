@@ -23,6 +23,18 @@ from engine.config.dumps import (  # noqa: F401
     DUMP_LAYER_ORDERS,
     DumpSpec,
 )
+from engine.config.geometry import (  # noqa: F401
+    GEOMETRY_AXES,
+    GEOMETRY_DISTRIBUTIONS,
+    GEOMETRY_MAX_AFFINE,
+    GEOMETRY_MAX_ALPHA,
+    GEOMETRY_MAX_COUNT,
+    GEOMETRY_MAX_D,
+    GEOMETRY_MAX_EPS,
+    GEOMETRY_MAX_SPREAD,
+    GEOMETRY_SCENE_MAX_D,
+    GeometrySpec,
+)
 from engine.config.models import (  # noqa: F401
     ModelShape,
 )

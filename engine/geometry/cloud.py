@@ -1,0 +1,173 @@
+"""A cloud of input vectors and where LayerNorm, RMSNorm and DyT send it (d <= 3).
+
+Every input is split along the all-ones vector 1:
+
+    x = mu * 1 + (x - mu * 1),    mu = <x, 1> / d,
+
+where ``mu * 1`` is x's projection onto the all-ones axis and ``x - mu * 1`` its projection
+onto the plane <v, 1> = 0.  LayerNorm keeps only the second part and rescales it to length
+sqrt(d) * sigma / sqrt(sigma^2 + eps); RMSNorm rescales the whole of x to length
+sqrt(d) * rms / sqrt(rms^2 + eps) and keeps its direction; DyT (gamma * tanh(alpha * x) +
+beta) squashes each entry on its own and lands on no sphere.  Every output here comes from
+``engine.normalize``; this module only arranges the results for drawing.
+
+References:
+- Ba, Kiros, Hinton 2016, "Layer Normalization", arXiv:1607.06450
+- Zhang, Sennrich 2019, "Root Mean Square Layer Normalization", arXiv:1910.07467
+- Zhu, Chen, He, LeCun, Liu 2025, "Transformers without Normalization", arXiv:2503.10622
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from engine.config import GEOMETRY_SCENE_MAX_D, GeometrySpec, NormSpec
+from engine.errors import EngineError
+from engine.geometry.arrays import readonly, readonly_mask
+from engine.geometry.degenerate import degeneracy_flags
+from engine.geometry.measures import cosine, l2_norm, ones_component, split_along_ones
+from engine.jobs import torch_threads
+from engine.norms.dispatch import normalize
+from engine.norms.random_inputs import random_vectors
+
+CLOUD_KINDS = ("layernorm", "rmsnorm", "dyt")
+# Cells (rows x d) one call draws at most: 2**22 float32 cells are 16 MiB per array, so at
+# d = 8192 a computation sees 512 random inputs, at d <= 2048 all 2,000 the spec allows.
+MAX_CELLS = 2**22
+
+
+def require_scene_dimension(d: int) -> None:
+    """Refuse d > 3: the scene, its meshes and the per-axis gamma/beta are 1-, 2- or 3-D."""
+    if d > GEOMETRY_SCENE_MAX_D:
+        raise EngineError(
+            "geometry.scene_dimension",
+            {"d": d, "limit": GEOMETRY_SCENE_MAX_D},
+            f"d = {d} cannot be drawn as a scene: it takes d = 1, 2 or 3; "
+            "use the high-dimension histograms for wider vectors",
+        )
+
+
+def affine_parameters(spec: GeometrySpec, d: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """(gamma, beta) for vectors of width d: the spec's first d axes when d <= 3, else
+    gamma = 1, beta = 0 (the per-axis settings exist only for the drawable axes).
+
+    float64, exactly the spec's numbers; ``normalize`` rounds them to the input's dtype.
+    """
+    f64 = torch.float64
+    if d > GEOMETRY_SCENE_MAX_D:
+        return torch.ones(d, dtype=f64), torch.zeros(d, dtype=f64)  # [d], [d]
+    gamma = torch.tensor((spec.gamma_x, spec.gamma_y, spec.gamma_z)[:d], dtype=f64)  # [d]
+    beta = torch.tensor((spec.beta_x, spec.beta_y, spec.beta_z)[:d], dtype=f64)  # [d]
+    return gamma, beta
+
+
+def norm_spec(kind: str, spec: GeometrySpec, eps: float | None = None) -> NormSpec:
+    """The ``NormSpec`` of one cloud kind under ``spec`` (``eps`` overrides the spec's)."""
+    return NormSpec(kind=kind, eps=spec.eps if eps is None else eps, alpha=spec.dyt_alpha)
+
+
+def input_vectors(spec: GeometrySpec, rows: int | None = None) -> torch.Tensor:
+    """The spec's inputs as float32, ``[rows, d]`` (default ``spec.count`` rows).
+
+    Drawn in float64 by ``engine.norms.random_inputs`` and rounded once to float32, the
+    dtype the norms compute in.  The first k rows do not depend on ``rows``.
+    """
+    n = spec.count if rows is None else rows
+    x = random_vectors(n, spec.d, spec.distribution, spec.shift, spec.spread, spec.seed)
+    return x.float()  # [N, d]
+
+
+def bounded_rows(spec: GeometrySpec, copies: int = 1) -> int:
+    """How many of the spec's inputs fit ``copies`` times in ``MAX_CELLS`` (at least 1)."""
+    return max(1, min(spec.count, MAX_CELLS // (spec.d * copies)))
+
+
+@dataclass(frozen=True)
+class NormedCloud:
+    """One norm's outputs for every input of the cloud."""
+
+    kind: str  # "layernorm", "rmsnorm" or "dyt"
+    y: np.ndarray  # [N, d] gamma = 1, beta = 0: on the sqrt(d) sphere (up to eps)
+    y_affine: np.ndarray  # [N, d] with the spec's gamma and beta: on the ellipsoid
+    norm: np.ndarray  # [N] ||y||
+    ones: np.ndarray  # [N] <y, 1>
+    cos_input: np.ndarray  # [N] cos(x, y); NaN where x or y is the zero vector
+
+
+@dataclass(frozen=True)
+class Cloud:
+    """Inputs, their split along 1, and the three norms' outputs (d <= 3)."""
+
+    inputs: np.ndarray  # [N, d] the float32 values the norms saw
+    mean: np.ndarray  # [N] mu = <x, 1> / d
+    along_ones: np.ndarray  # [N, d] mu * 1, the projection onto the all-ones axis
+    centered: np.ndarray  # [N, d] x - mu * 1, the projection onto the plane <v, 1> = 0
+    sigma: np.ndarray  # [N] standard deviation of each input (biased)
+    rms: np.ndarray  # [N] root mean square of each input
+    layernorm: NormedCloud
+    rmsnorm: NormedCloud
+    dyt: NormedCloud
+    gamma: np.ndarray  # [d]
+    beta: np.ndarray  # [d]
+    sqrt_d: float  # the radius outputs reach at eps = 0
+    eps: float
+    dyt_alpha: float
+    constant_rows: np.ndarray  # [N] bool: every entry equal (LayerNorm gives beta)
+    zero_rows: np.ndarray  # [N] bool: the zero vector (RMSNorm gives beta)
+    flags: tuple[str, ...]  # keys of engine.geometry.degenerate.EXPLANATIONS
+
+
+def normed(x: torch.Tensor, kind: str, spec: GeometrySpec) -> NormedCloud:
+    """``x`` ([N, d]) through one norm, with and without the spec's gamma and beta."""
+    gamma, beta = affine_parameters(spec, x.shape[-1])
+    plain = normalize(x, norm_spec(kind, spec)).y  # [N, d]
+    scaled = normalize(x, norm_spec(kind, spec), weight=gamma, bias=beta).y  # [N, d]
+    return NormedCloud(
+        kind=kind,
+        y=readonly(plain),
+        y_affine=readonly(scaled),
+        norm=readonly(l2_norm(plain)),
+        ones=readonly(ones_component(plain)),
+        cos_input=readonly(cosine(x, plain)),
+    )
+
+
+def normalized_cloud(spec: GeometrySpec, threads: int | None = 1) -> Cloud:
+    """The spec's cloud of inputs and its LayerNorm, RMSNorm and DyT outputs (d <= 3).
+
+    ``threads`` caps torch's intra-op threads for this call (``engine.jobs``): arrays of a
+    few thousand numbers gain nothing from threads, and on a busy CPU OpenMP's spin-waiting
+    made a 2,000 x 3 LayerNorm 100x slower (0.07 ms -> 8-10 ms measured).
+    """
+    require_scene_dimension(spec.d)
+    with torch_threads(threads):
+        x = input_vectors(spec)  # [N, d]
+        layer = normalize(x, norm_spec("layernorm", spec))
+        mean, centered = split_along_ones(x)  # [N], [N, d] float64: mu and x - mu 1
+        along_ones = mean[:, None].expand_as(centered)  # [N, d] mu 1
+        gamma, beta = affine_parameters(spec, spec.d)
+        constant = x.amax(dim=-1) == x.amin(dim=-1)  # [N]
+        zero = (x == 0).all(dim=-1)  # [N]
+        return Cloud(
+            inputs=readonly(x),
+            mean=readonly(mean),
+            along_ones=readonly(along_ones),
+            centered=readonly(centered),
+            sigma=readonly(layer.var.double().sqrt()),
+            rms=readonly(layer.rms),
+            layernorm=normed(x, "layernorm", spec),
+            rmsnorm=normed(x, "rmsnorm", spec),
+            dyt=normed(x, "dyt", spec),
+            gamma=readonly(gamma),
+            beta=readonly(beta),
+            sqrt_d=math.sqrt(spec.d),
+            eps=spec.eps,
+            dyt_alpha=spec.dyt_alpha,
+            constant_rows=readonly_mask(constant),
+            zero_rows=readonly_mask(zero),
+            flags=degeneracy_flags(x, spec.eps),
+        )

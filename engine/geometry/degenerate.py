@@ -1,0 +1,74 @@
+"""Where the geometry collapses: d = 1, d = 2, constant vectors and zero vectors.
+
+LayerNorm keeps only x - mu * 1, which lives in a (d-1)-dimensional plane, and rescales it
+onto a sphere of that plane.  So:
+
+- d = 1: the plane is the point 0, and LayerNorm returns beta for every input;
+  RMSNorm returns x / sqrt(x^2 + eps), i.e. the sign of x at eps = 0.
+- d = 2: the plane is the line spanned by (1, -1): x - mu * 1 = ((x1 - x2) / 2) * (1, -1),
+  so LayerNorm has only two outputs, +(1, -1) and -(1, -1) (times gamma, plus beta), and
+  beta for a constant vector; eps > 0 pulls them in along that line.
+- A constant vector (every entry equal) has x - mu * 1 = 0: LayerNorm returns beta
+  (0 / sqrt(0 + eps)), or 0/0 = NaN at eps = 0.  The zero vector does the same to RMSNorm.
+
+Results carry these cases as *flags*: stable keys of ``EXPLANATIONS`` that the UI translates
+(the English sentences here are for Python users and tests).  Nothing here crashes.
+
+References:
+- Ba, Kiros, Hinton 2016, "Layer Normalization", arXiv:1607.06450
+- Zhang, Sennrich 2019, "Root Mean Square Layer Normalization", arXiv:1910.07467
+"""
+
+from __future__ import annotations
+
+import torch
+
+EXPLANATIONS = {
+    "d1_layernorm_is_beta": (
+        "With d = 1 the mean is the entry itself, so x - mu*1 = 0 and LayerNorm returns beta "
+        "for every input."
+    ),
+    "d1_rmsnorm_is_sign": (
+        "With d = 1 RMSNorm returns x / sqrt(x^2 + eps): the sign of x (+1 or -1, times "
+        "gamma, plus beta) when eps = 0, a little less than 1 in size when eps > 0."
+    ),
+    "d2_layernorm_two_points": (
+        "With d = 2, x - mu*1 = ((x1 - x2)/2) * (1, -1), so LayerNorm has only two outputs, "
+        "+(1, -1) and -(1, -1) (times gamma, plus beta), and beta for a constant vector."
+    ),
+    "layernorm_constant_is_beta": (
+        "Some inputs are constant vectors: x - mu*1 = 0, so LayerNorm returns "
+        "0 / sqrt(0 + eps) * gamma + beta = beta."
+    ),
+    "layernorm_constant_undefined": (
+        "Some inputs are constant vectors and eps = 0: LayerNorm computes 0/0 and returns "
+        "NaN for them (not drawn); any eps > 0 makes the output beta."
+    ),
+    "rmsnorm_zero_is_beta": (
+        "Some inputs are the zero vector: RMSNorm returns 0 / sqrt(0 + eps) * gamma + beta "
+        "= beta, and cos(x, y) is undefined for them."
+    ),
+    "rmsnorm_zero_undefined": (
+        "Some inputs are the zero vector and eps = 0: RMSNorm computes 0/0 and returns NaN "
+        "for them (not drawn); any eps > 0 makes the output beta."
+    ),
+}
+
+
+def degeneracy_flags(x: torch.Tensor, eps: float) -> tuple[str, ...]:
+    """The ``EXPLANATIONS`` keys that apply to inputs ``x`` ([N, d]) at this eps, in the
+    table's order.  "Constant" means every entry exactly equal, as the norm sees it."""
+    d = x.shape[-1]
+    constant = bool((x.amax(dim=-1) == x.amin(dim=-1)).any())
+    zero = bool((x == 0).all(dim=-1).any())
+    applies = {
+        "d1_layernorm_is_beta": d == 1,
+        "d1_rmsnorm_is_sign": d == 1,
+        "d2_layernorm_two_points": d == 2,
+        # with d = 1 every row is constant: the d1 flag already says it
+        "layernorm_constant_is_beta": constant and d > 1 and eps > 0,
+        "layernorm_constant_undefined": constant and eps == 0,
+        "rmsnorm_zero_is_beta": zero and eps > 0,
+        "rmsnorm_zero_undefined": zero and eps == 0,
+    }
+    return tuple(key for key in EXPLANATIONS if applies[key])

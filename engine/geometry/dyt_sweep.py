@@ -1,0 +1,90 @@
+"""Where DyT sends the cloud as alpha changes: on no sphere, inside the cube.
+
+DyT(x) = gamma * tanh(alpha * x) + beta acts on each entry alone, with no statistic of the
+vector.  With gamma = 1, beta = 0 its outputs lie inside the cube (-1, 1)^d:
+
+- small alpha: tanh(alpha x) ~ alpha x, a shrunken copy of the inputs (norms ~ alpha ||x||);
+- large alpha: tanh(alpha x) -> sign(x), the cube's corners, which do lie on the sqrt(d)
+  sphere; in between, lengths depend on the input, unlike LayerNorm/RMSNorm.
+
+References:
+- Zhu, Chen, He, LeCun, Liu 2025, "Transformers without Normalization", arXiv:2503.10622
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+import numpy as np
+import torch
+
+from engine.config import GEOMETRY_MAX_ALPHA, GeometrySpec
+from engine.errors import EngineError
+from engine.geometry.arrays import readonly
+from engine.geometry.cloud import (
+    affine_parameters,
+    input_vectors,
+    norm_spec,
+    require_scene_dimension,
+)
+from engine.geometry.measures import l2_norm
+from engine.jobs import torch_threads
+from engine.norms.dispatch import normalize
+
+DEFAULT_ALPHAS = tuple(float(a) for a in np.geomspace(0.05, 20.0, 17))  # 1/20 .. 20
+SATURATED = 0.99  # |tanh(alpha x)| above this: the entry sits at the cube's face
+MAX_ALPHAS = 64
+
+
+@dataclass(frozen=True)
+class DytSweep:
+    """DyT outputs of the spec's cloud for each alpha (d <= 3)."""
+
+    alphas: np.ndarray  # [A], ascending
+    outputs: np.ndarray  # [A, N, d] gamma * tanh(alpha x) + beta, with the spec's gamma, beta
+    plain: np.ndarray  # [A, N, d] tanh(alpha x): gamma = 1, beta = 0
+    norm: np.ndarray  # [A, N] ||tanh(alpha x)||
+    saturated_fraction: np.ndarray  # [A] share of entries with |tanh(alpha x)| > SATURATED
+    sqrt_d: float  # the sphere the corners sign(x) lie on
+
+
+def _check_alphas(alphas) -> tuple[float, ...]:
+    values = tuple(sorted(float(a) for a in alphas))
+    valid = 1 <= len(values) <= MAX_ALPHAS and all(
+        math.isfinite(a) and 0 < a <= GEOMETRY_MAX_ALPHA for a in values
+    )
+    if not valid:
+        raise EngineError(
+            "geometry.alphas_invalid",
+            {"count": len(values), "limit": MAX_ALPHAS, "high": GEOMETRY_MAX_ALPHA},
+            f"{len(values)} alpha values are not accepted: give 1 to {MAX_ALPHAS} finite "
+            f"values in (0, {GEOMETRY_MAX_ALPHA:g}]",
+        )
+    return values
+
+
+def dyt_sweep(
+    spec: GeometrySpec, alphas: tuple[float, ...] = DEFAULT_ALPHAS, threads: int | None = 1
+) -> DytSweep:
+    """The spec's cloud through DyT at each alpha (``spec.dyt_alpha`` is not used)."""
+    require_scene_dimension(spec.d)
+    values = _check_alphas(alphas)
+    with torch_threads(threads):
+        x = input_vectors(spec)  # [N, d]
+        gamma, beta = affine_parameters(spec, spec.d)  # [d], [d]
+        plain, scaled = [], []
+        for alpha in values:
+            at_alpha = norm_spec("dyt", replace(spec, dyt_alpha=alpha))
+            plain.append(normalize(x, at_alpha).y)  # [N, d]
+            scaled.append(normalize(x, at_alpha, weight=gamma, bias=beta).y)  # [N, d]
+        plain_outputs = torch.stack(plain)  # [A, N, d]
+        saturated = (plain_outputs.abs() > SATURATED).double().mean(dim=(1, 2))  # [A]
+        return DytSweep(
+            alphas=readonly(values),
+            outputs=readonly(torch.stack(scaled)),
+            plain=readonly(plain_outputs),
+            norm=readonly(l2_norm(plain_outputs)),
+            saturated_fraction=readonly(saturated),
+            sqrt_d=math.sqrt(spec.d),
+        )

@@ -1,0 +1,284 @@
+"""The geometry in high dimension (d up to 8192): histograms over many random inputs.
+
+Three measures of each output y, over the spec's random inputs x:
+
+- ||y||: a spike at sqrt(d) for LayerNorm and RMSNorm (eps pulls it in, see eps_curve.py);
+- <y, 1>: zero for LayerNorm (it removed the all-ones component), mu-dependent for RMSNorm;
+- cos(x, y): exactly 1 for RMSNorm (it keeps the direction), below 1 for LayerNorm unless
+  mu = 0: cos(x, LN(x)) = sigma / rms.
+
+``eps_spread`` repeats them over a range of eps; ``identity_check`` measures
+LayerNorm(x) - RMSNorm(x - mu 1), zero up to rounding because centring then taking the
+root mean square *is* LayerNorm (the RMS of x - mu 1 is sigma).
+
+Size: a call sees ``bounded_rows(spec)`` inputs, at most ``MAX_CELLS`` = 2**22 numbers
+(512 inputs at d = 8192, all 2,000 at d <= 2048).
+
+References:
+- Ba, Kiros, Hinton 2016, "Layer Normalization", arXiv:1607.06450
+- Zhang, Sennrich 2019, "Root Mean Square Layer Normalization", arXiv:1910.07467
+- Zhu, Chen, He, LeCun, Liu 2025, "Transformers without Normalization", arXiv:2503.10622
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from engine.config import GEOMETRY_MAX_EPS, GeometrySpec, NormSpec
+from engine.errors import EngineError
+from engine.geometry.arrays import readonly
+from engine.geometry.cloud import CLOUD_KINDS, bounded_rows, input_vectors, norm_spec
+from engine.geometry.degenerate import degeneracy_flags
+from engine.geometry.measures import cosine, l2_norm, ones_component, split_along_ones
+from engine.jobs import Cancelled, Progress, StopCheck, torch_threads
+from engine.norms.dispatch import normalize
+
+DEFAULT_EPS_VALUES = (0.0, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1.0)
+MAX_EPS_VALUES = 16
+SPREAD_KINDS = ("layernorm", "rmsnorm")  # DyT has no eps
+
+
+@dataclass(frozen=True)
+class Measures:
+    """||y||, <y, 1> and cos(x, y) of one norm's outputs, one entry per input."""
+
+    kind: str  # "layernorm", "rmsnorm", "dyt" or "input" (y = x itself)
+    norm: np.ndarray  # [N] ||y||
+    ones: np.ndarray  # [N] <y, 1>
+    cos_input: np.ndarray  # [N] cos(x, y); NaN for a zero vector
+
+
+def _measures(kind: str, x64: torch.Tensor, y: torch.Tensor) -> Measures:
+    y64 = y.double()  # [N, d] measured in float64: the rounding shown is the norm's
+    return Measures(
+        kind=kind,
+        norm=readonly(l2_norm(y64)),
+        ones=readonly(ones_component(y64)),
+        cos_input=readonly(cosine(x64, y64)),
+    )
+
+
+@dataclass(frozen=True)
+class Histograms:
+    """The three measures for the inputs and each norm, at the spec's eps and alpha."""
+
+    d: int
+    rows: int  # inputs drawn: min(spec.count, MAX_CELLS // d)
+    eps: float
+    sqrt_d: float
+    inputs: Measures  # ||x||, <x, 1> (= d mu), cos(x, x) = 1
+    layernorm: Measures
+    rmsnorm: Measures
+    dyt: Measures
+    flags: tuple[str, ...]
+
+
+def _histograms(x: torch.Tensor, spec: GeometrySpec) -> Histograms:
+    x64 = x.double()  # [N, d]
+    outputs = {kind: normalize(x, norm_spec(kind, spec)).y for kind in CLOUD_KINDS}  # [N, d]
+    return Histograms(
+        d=spec.d,
+        rows=x.shape[0],
+        eps=spec.eps,
+        sqrt_d=math.sqrt(spec.d),
+        inputs=_measures("input", x64, x),
+        **{kind: _measures(kind, x64, y) for kind, y in outputs.items()},
+        flags=degeneracy_flags(x, spec.eps),
+    )
+
+
+def histograms(spec: GeometrySpec, threads: int | None = None) -> Histograms:
+    """||y||, <y, 1>, cos(x, y) over the spec's random inputs, for any d <= 8192."""
+    with torch_threads(threads):
+        return _histograms(input_vectors(spec, bounded_rows(spec)), spec)
+
+
+@dataclass(frozen=True)
+class Spread:
+    """One norm's measures at each eps: raw values and their summary."""
+
+    kind: str
+    norm: np.ndarray  # [E, N] ||y||
+    ones: np.ndarray  # [E, N] <y, 1>
+    cos_input: np.ndarray  # [E, N] cos(x, y)
+    norm_mean: np.ndarray  # [E] mean ||y|| (NaN-free rows only)
+    norm_std: np.ndarray  # [E] standard deviation of ||y|| across inputs
+    ones_max_abs: np.ndarray  # [E] max |<y, 1>|
+    cos_mean: np.ndarray  # [E]
+    cos_std: np.ndarray  # [E]
+
+
+@dataclass(frozen=True)
+class EpsSpread:
+    """How the histograms widen as eps grows (gamma = 1, beta = 0)."""
+
+    d: int
+    rows: int
+    sqrt_d: float
+    eps_values: np.ndarray  # [E], ascending
+    layernorm: Spread
+    rmsnorm: Spread
+
+
+def _check_eps_values(eps_values) -> tuple[float, ...]:
+    values = tuple(sorted(float(e) for e in eps_values))
+    valid = 1 <= len(values) <= MAX_EPS_VALUES and all(0.0 <= e <= GEOMETRY_MAX_EPS for e in values)
+    if not valid:
+        raise EngineError(
+            "geometry.eps_values_invalid",
+            {"count": len(values), "limit": MAX_EPS_VALUES, "high": GEOMETRY_MAX_EPS},
+            f"{len(values)} eps values are not accepted: give 1 to {MAX_EPS_VALUES} values "
+            f"from 0 to {GEOMETRY_MAX_EPS:g}",
+        )
+    return values
+
+
+def _spread(kind: str, rows: list[Measures]) -> Spread:
+    norm = np.stack([m.norm for m in rows])  # [E, N]
+    ones = np.stack([m.ones for m in rows])  # [E, N]
+    cos = np.stack([m.cos_input for m in rows])  # [E, N]
+    with warnings.catch_warnings():
+        # every input degenerate at eps = 0 (all NaN): NaN summaries, not warnings
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return Spread(
+            kind=kind,
+            norm=readonly(norm),
+            ones=readonly(ones),
+            cos_input=readonly(cos),
+            norm_mean=readonly(np.nanmean(norm, axis=1)),
+            norm_std=readonly(np.nanstd(norm, axis=1)),
+            ones_max_abs=readonly(np.nanmax(np.abs(ones), axis=1)),
+            cos_mean=readonly(np.nanmean(cos, axis=1)),
+            cos_std=readonly(np.nanstd(cos, axis=1)),
+        )
+
+
+def _eps_spread(
+    x: torch.Tensor,
+    spec: GeometrySpec,
+    eps_values: tuple[float, ...],
+    progress: Progress | None,
+    should_stop: StopCheck | None,
+) -> EpsSpread:
+    x64 = x.double()  # [N, d]
+    rows: dict[str, list[Measures]] = {kind: [] for kind in SPREAD_KINDS}
+    for done, eps in enumerate(eps_values):
+        if should_stop is not None and should_stop():
+            raise Cancelled()
+        for kind in SPREAD_KINDS:
+            y = normalize(x, norm_spec(kind, spec, eps=eps)).y  # [N, d]
+            rows[kind].append(_measures(kind, x64, y))
+        if progress is not None:
+            progress((done + 1) / len(eps_values))
+    return EpsSpread(
+        d=spec.d,
+        rows=x.shape[0],
+        sqrt_d=math.sqrt(spec.d),
+        eps_values=readonly(eps_values),
+        **{kind: _spread(kind, measured) for kind, measured in rows.items()},
+    )
+
+
+def eps_spread(
+    spec: GeometrySpec,
+    eps_values: tuple[float, ...] = DEFAULT_EPS_VALUES,
+    progress: Progress | None = None,
+    should_stop: StopCheck | None = None,
+    threads: int | None = None,
+) -> EpsSpread:
+    """The measures of LayerNorm and RMSNorm at each eps (``spec.eps`` is not used)."""
+    values = _check_eps_values(eps_values)
+    with torch_threads(threads):
+        x = input_vectors(spec, bounded_rows(spec))  # [N, d]
+        return _eps_spread(x, spec, values, progress, should_stop)
+
+
+@dataclass(frozen=True)
+class IdentityCheck:
+    """LayerNorm(x) against RMSNorm(x - mu 1), entry by entry, over the spec's inputs."""
+
+    d: int
+    rows: int
+    eps: float
+    max_abs_difference: float  # float32, as the app computes: rounding only
+    max_abs_difference_float64: float  # the same inputs in float64: <= ~1e-15, often 0
+    max_abs_output: float  # the size of the outputs compared, for scale
+
+
+def _identity_difference(x: torch.Tensor, eps: float, compute_dtype: str) -> tuple[float, float]:
+    """max |LN(x) - RMSNorm(x - mu 1)| and max |LN(x)|, both norms computed in
+    ``compute_dtype`` on ``x``'s dtype; x - mu 1 is exact in float64, then rounded to it."""
+    layer = normalize(x, NormSpec(kind="layernorm", eps=eps, compute_dtype=compute_dtype))
+    _, centered = split_along_ones(x)  # [N, d] float64
+    rms = normalize(
+        centered.to(x.dtype), NormSpec(kind="rmsnorm", eps=eps, compute_dtype=compute_dtype)
+    )
+    # nearly equal floats subtract exactly (Sterbenz), so the tiny differences measured here
+    # are not rounded away in x's dtype; constant rows at eps = 0 are NaN on both sides
+    difference = (layer.y - rms.y).abs().nan_to_num(nan=0.0)  # [N, d]
+    return float(difference.max()), float(layer.y.abs().nan_to_num(nan=0.0).max())
+
+
+def _identity(x: torch.Tensor, spec: GeometrySpec) -> IdentityCheck:
+    single, biggest = _identity_difference(x, spec.eps, "float32")
+    double, _ = _identity_difference(x.double(), spec.eps, "float64")
+    return IdentityCheck(
+        d=spec.d,
+        rows=x.shape[0],
+        eps=spec.eps,
+        max_abs_difference=single,
+        max_abs_difference_float64=double,
+        max_abs_output=biggest,
+    )
+
+
+def identity_check(spec: GeometrySpec, threads: int | None = None) -> IdentityCheck:
+    """max |LayerNorm(x) - RMSNorm(x - mu 1)| in float32 and in float64 (gamma = 1).
+
+    Mathematically zero: the RMS of x - mu 1 is sigma.  In float64 both sides run the same
+    reference sums (the difference is 0 or ~1e-15); in float32 PyTorch's fused LayerNorm
+    and RMSNorm sum in different orders and leave a few float32 ulps of |y_i|.
+    """
+    with torch_threads(threads):
+        return _identity(input_vectors(spec, bounded_rows(spec)), spec)
+
+
+@dataclass(frozen=True)
+class HighDimensionReport:
+    """Histograms, their spread over eps and the identity check, from one set of inputs."""
+
+    histograms: Histograms
+    spread: EpsSpread
+    identity: IdentityCheck
+
+
+def high_dimension_report(
+    spec: GeometrySpec,
+    eps_values: tuple[float, ...] = DEFAULT_EPS_VALUES,
+    progress: Progress | None = None,
+    should_stop: StopCheck | None = None,
+    threads: int | None = None,
+) -> HighDimensionReport:
+    """``histograms``, ``eps_spread`` and ``identity_check`` drawing the inputs once (at
+    d = 8192 drawing them takes about as long as everything else together)."""
+    values = _check_eps_values(eps_values)
+
+    def spread_progress(fraction: float) -> None:
+        if progress is not None:
+            progress(0.2 + 0.7 * fraction)
+
+    with torch_threads(threads):
+        x = input_vectors(spec, bounded_rows(spec))  # [N, d]
+        found = _histograms(x, spec)
+        if progress is not None:
+            progress(0.2)
+        spread = _eps_spread(x, spec, values, spread_progress, should_stop)
+        identity = _identity(x, spec)
+    if progress is not None:
+        progress(1.0)
+    return HighDimensionReport(histograms=found, spread=spread, identity=identity)

@@ -1,0 +1,114 @@
+"""One vector followed step by step: x, its drop onto the plane <v, 1> = 0, the result.
+
+LayerNorm in three steps:
+
+    x  ->  x - mu * 1            (the projection along 1 onto the plane; mu = <x, 1> / d)
+       ->  (x - mu * 1) / sqrt(sigma^2 + eps)        (rescaled onto the sqrt(d) sphere)
+       ->  gamma * (...) + beta                       (stretched and moved: the ellipsoid)
+
+RMSNorm skips the first step.  The vector comes from the caller (the Vector Lab links a
+typed vector here), so its width is its own: ``spec.d`` and the cloud settings are not used;
+``spec.eps``, ``spec.dyt_alpha`` and (for widths <= 3) the per-axis gamma/beta are.
+
+References:
+- Ba, Kiros, Hinton 2016, "Layer Normalization", arXiv:1607.06450
+- Zhang, Sennrich 2019, "Root Mean Square Layer Normalization", arXiv:1910.07467
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from engine.config import GEOMETRY_MAX_D, GeometrySpec
+from engine.errors import EngineError
+from engine.geometry.arrays import readonly
+from engine.geometry.cloud import affine_parameters, norm_spec
+from engine.geometry.degenerate import degeneracy_flags
+from engine.geometry.measures import cosine, l2_norm, ones_component, split_along_ones
+from engine.jobs import torch_threads
+from engine.norms.dispatch import normalize
+
+MAX_ENTRY = 1e15  # |x_i|: d * x_i^2 stays below float32's maximum 3.4e38 for d <= 8192
+
+
+@dataclass(frozen=True)
+class VectorPath:
+    """Every point of one vector's way through LayerNorm, RMSNorm and DyT."""
+
+    x: np.ndarray  # [d] the input, as float32 saw it
+    mean: float  # mu = <x, 1> / d
+    along_ones: np.ndarray  # [d] mu * 1: the part LayerNorm removes
+    centered: np.ndarray  # [d] x - mu * 1: the drop onto the plane <v, 1> = 0
+    sigma: float  # |x - mu 1| / sqrt(d), the biased standard deviation
+    rms: float  # |x| / sqrt(d)
+    layernorm: np.ndarray  # [d] (x - mu 1) / sqrt(sigma^2 + eps): on the sphere in the plane
+    layernorm_affine: np.ndarray  # [d] gamma * layernorm + beta
+    rmsnorm: np.ndarray  # [d] x / sqrt(rms^2 + eps): on the sphere, x's direction
+    rmsnorm_affine: np.ndarray  # [d]
+    dyt: np.ndarray  # [d] tanh(alpha * x)
+    dyt_affine: np.ndarray  # [d] gamma * tanh(alpha * x) + beta
+    sqrt_d: float
+    layernorm_norm: float  # ||layernorm||, sqrt(d) * sigma / sqrt(sigma^2 + eps)
+    rmsnorm_norm: float  # ||rmsnorm||, sqrt(d) * rms / sqrt(rms^2 + eps)
+    centered_ones: float  # <x - mu 1, 1>: 0 up to rounding
+    rmsnorm_cos_input: float  # cos(x, rmsnorm) = 1 (NaN for the zero vector)
+    layernorm_cos_input: float  # cos(x, layernorm) < 1 unless mu = 0
+    flags: tuple[str, ...]
+
+
+def _check_vector(vector) -> tuple[float, ...]:
+    values = tuple(vector)
+    if not 1 <= len(values) <= GEOMETRY_MAX_D:
+        raise EngineError(
+            "geometry.vector_length",
+            {"d": len(values), "limit": GEOMETRY_MAX_D},
+            f"a vector of {len(values)} numbers is not accepted: give 1 to {GEOMETRY_MAX_D}",
+        )
+    for position, value in enumerate(values, start=1):
+        finite = isinstance(value, numbers.Real) and math.isfinite(value)
+        if not finite or abs(value) > MAX_ENTRY:
+            raise EngineError(
+                "geometry.vector_entry",
+                {"position": position, "value": str(value), "limit": MAX_ENTRY},
+                f"entry {position} = {value!r} is not accepted: give finite numbers no larger "
+                f"than {MAX_ENTRY:g} in size",
+            )
+    return tuple(float(value) for value in values)
+
+
+def vector_path(
+    vector: tuple[float, ...], spec: GeometrySpec, threads: int | None = 1
+) -> VectorPath:
+    """The steps of ``vector`` (d numbers) through the three norms under ``spec``."""
+    values = _check_vector(vector)
+    with torch_threads(threads):
+        x = torch.tensor(values, dtype=torch.float32)[None, :]  # [1, d]
+        gamma, beta = affine_parameters(spec, x.shape[-1])  # [d], [d]
+        layer = normalize(x, norm_spec("layernorm", spec))
+        mean, centered = split_along_ones(x)  # [1], [1, d] float64
+        outputs = {}
+        for kind in ("layernorm", "rmsnorm", "dyt"):
+            outputs[kind] = normalize(x, norm_spec(kind, spec)).y  # [1, d]
+            scaled = normalize(x, norm_spec(kind, spec), weight=gamma, bias=beta).y  # [1, d]
+            outputs[f"{kind}_affine"] = scaled
+    return VectorPath(
+        x=readonly(x[0]),
+        mean=float(mean[0]),
+        along_ones=readonly(mean[:, None].expand_as(centered)[0]),
+        centered=readonly(centered[0]),
+        sigma=math.sqrt(float(layer.var[0])),
+        rms=float(layer.rms[0]),
+        **{name: readonly(y[0]) for name, y in outputs.items()},
+        sqrt_d=math.sqrt(x.shape[-1]),
+        layernorm_norm=float(l2_norm(outputs["layernorm"])[0]),
+        rmsnorm_norm=float(l2_norm(outputs["rmsnorm"])[0]),
+        centered_ones=float(ones_component(centered)[0]),
+        rmsnorm_cos_input=float(cosine(x, outputs["rmsnorm"])[0]),
+        layernorm_cos_input=float(cosine(x, outputs["layernorm"])[0]),
+        flags=degeneracy_flags(x, spec.eps),
+    )

@@ -1,0 +1,79 @@
+"""LayerNorm at d = 2: only two outputs, +(1, -1) and -(1, -1), shown numerically.
+
+At d = 2 the plane <v, 1> = 0 is the line spanned by (1, -1), and
+
+    x - mu * 1 = ((x1 - x2) / 2) * (1, -1),    sigma = |x1 - x2| / 2,
+
+so LayerNorm(x) = sign(x1 - x2) * (1, -1) at eps = 0 for every non-constant input, and
+beta for a constant one (0/0, NaN, at eps = 0).  It surprises: a 2-D LayerNorm throws away
+everything but one bit, which entry is larger.
+
+References:
+- Ba, Kiros, Hinton 2016, "Layer Normalization", arXiv:1607.06450
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+import torch
+
+from engine.config import GeometrySpec
+from engine.geometry.arrays import readonly
+from engine.geometry.cloud import affine_parameters, input_vectors, norm_spec
+from engine.geometry.degenerate import degeneracy_flags
+from engine.jobs import torch_threads
+from engine.norms.dispatch import normalize
+
+# float32 rounding of x - mu 1 moves outputs of nearly equal entries (x1 - x2 ~ 1e-3) by
+# up to ~2e-4 off (1, -1): three decimals group them with the point they belong to.
+DECIMALS = 3
+
+
+@dataclass(frozen=True)
+class TwoDimensionalLayerNorm:
+    """LayerNorm at d = 2, shown numerically: every output is beta + t * gamma * (1, -1).
+
+    At eps = 0, t is +1 or -1 for every non-constant input (two points, whatever the
+    cloud); eps > 0 gives |t| = |a| / sqrt(a^2 + eps) with a = (x1 - x2) / 2, still on the
+    same line; a constant input gives t = 0 (beta), or NaN at eps = 0.
+    """
+
+    inputs: np.ndarray  # [N, 2]
+    outputs: np.ndarray  # [N, 2] LayerNorm with the spec's gamma, beta and eps
+    coefficient: np.ndarray  # [N] t: outputs = beta + t * gamma * (1, -1)
+    off_line: float  # max |y1 + y2| of the gamma = 1, beta = 0 outputs (rounding only)
+    endpoints: np.ndarray  # [2, 2] beta + gamma * (1, -1) and beta - gamma * (1, -1)
+    centre: np.ndarray  # [2] beta: the output of a constant vector
+    distinct_outputs: np.ndarray  # [K, 2] the different outputs, rounded to DECIMALS
+    distinct_counts: np.ndarray  # [K] how many inputs gave each
+    flags: tuple[str, ...]
+
+
+def two_dimensional_layernorm(
+    spec: GeometrySpec, threads: int | None = 1
+) -> TwoDimensionalLayerNorm:
+    """The spec's cloud drawn at d = 2 (whatever ``spec.d``) through LayerNorm."""
+    flat = replace(spec, d=2)
+    with torch_threads(threads):
+        x = input_vectors(flat)  # [N, 2]
+        gamma, beta = affine_parameters(flat, 2)  # [2], [2]
+        plain = normalize(x, norm_spec("layernorm", flat)).y  # [N, 2]
+        scaled = normalize(x, norm_spec("layernorm", flat), weight=gamma, bias=beta).y
+        coefficient = (plain[:, 0].double() - plain[:, 1].double()) / 2  # [N]
+        off_line = (plain[:, 0].double() + plain[:, 1].double()).abs()  # [N]
+    direction = gamma * torch.tensor([1.0, -1.0])  # [2]
+    finite = scaled[torch.isfinite(scaled).all(dim=-1)].double().numpy()  # [M, 2]
+    distinct, counts = np.unique(np.round(finite, DECIMALS), axis=0, return_counts=True)
+    return TwoDimensionalLayerNorm(
+        inputs=readonly(x),
+        outputs=readonly(scaled),
+        coefficient=readonly(coefficient),
+        off_line=float(np.nan_to_num(off_line.numpy(), nan=0.0).max(initial=0.0)),
+        endpoints=readonly(torch.stack([beta + direction, beta - direction])),
+        centre=readonly(beta),
+        distinct_outputs=readonly(distinct.reshape(-1, 2)),
+        distinct_counts=readonly(counts),
+        flags=degeneracy_flags(x, flat.eps),
+    )
