@@ -33,6 +33,9 @@ TRANSLATED = (
     "config_input",  # the model calculator's input: a catalog example or a pasted config
     "norm_role",  # engine.models.NormGroup.role: where a norm module sits
     "stack",  # a model's tower of layers: decoder, encoder
+    "dump_source",  # the dumps page: an upload, the built-in example, the live model
+    "layer_order",  # engine.config.DumpSpec.layer_order
+    "chosen_as",  # engine.dumps.NormComparison.reasons
 )
 
 
