@@ -176,7 +176,7 @@ def _truncated() -> bytes:
 
 
 BAD_FILES = [
-    ("evil.pt", "payload", "refused without running it"),
+    ("evil.pt", "payload", "the file would run code when loaded (`it calls exec`)"),
     ("cut.safetensors", _truncated(), "The file is truncated or its header is wrong"),
     ("acts.txt", b"1 2 3", "is not a dump format"),
     ("empty.safetensors", _safetensors({}), "holds no arrays"),
@@ -201,6 +201,7 @@ def test_bad_files_get_the_engine_message_naming_the_file(
     assert message in error and f"`{name}" in error  # the file's name, shown literally
     assert _subheaders(app) == ["What was read"]  # no diagnostics of a file that was refused
     assert not marker.exists()  # the pickle's payload never ran
+    assert "weights_only=False" not in error and "\x1b" not in error  # no unsafe advice
 
 
 def test_a_file_name_with_markup_is_shown_literally(app, upload):
