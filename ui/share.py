@@ -354,8 +354,8 @@ DUMPS = PageParams(
         Param("du_source", "choice", "upload", DUMP_SOURCES, vocabulary="dump_source"),
         Param("du_axes", "choice", _DUMP.axes, DUMP_AXES),
         Param("du_order", "choice", _DUMP.layer_order, DUMP_LAYER_ORDERS, vocabulary="layer_order"),
-        Param("du_massive_abs", "float", _DUMP.massive_abs, low=1e-3, high=1e12),
-        Param("du_massive_ratio", "float", _DUMP.massive_ratio, low=1.0, high=1e12),
+        Param("du_massive_abs", "float", _DUMP.massive_abs, low=1e-3, high=1e9),
+        Param("du_massive_ratio", "float", _DUMP.massive_ratio, low=1.0, high=1e9),
         Param("du_outlier", "float", _DUMP.outlier_ratio, low=1.0, high=1e6),
         Param("du_eps", "choice", _DUMP.norm_eps, DUMP_EPS),
         Param("du_log", "bool", True),  # the RMS heatmap's colours on a log scale

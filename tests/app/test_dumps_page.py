@@ -292,3 +292,39 @@ def test_the_page_in_chinese(app, upload):
     assert app.title[0].value == "激活转储"
     assert _subheaders(app)[0] == "读到了什么" and "巨量激活" in _subheaders(app)
     assert "What was read" not in _text(app)
+
+
+EXTREMES = {  # every value the URL contract accepts at its edge, on a 5-layer, 7-token dump
+    "du_token_layer": "1048576",
+    "du_channel_layer": "1048576",
+    "du_batch": "1048576",
+    "du_token": "16777216",
+    "du_pair": "1048576",
+    "du_massive_abs": "0.001",
+    "du_massive_ratio": "1000000000",
+    "du_outlier": "1",
+    "du_eps": "0",
+    "du_log": "false",
+    "du_order": "file",
+}
+
+
+def test_a_link_at_every_edge_opens_with_each_clamp_said(app, upload):
+    upload("hooks.safetensors", _safetensors(files.module_names(files.stream(tokens=7))))
+    for key, value in EXTREMES.items():
+        app.query_params[key] = value
+    _open(app)
+    warning = " ".join(w.value for w in app.warning)
+    for key in ("du_token_layer", "du_channel_layer", "du_batch", "du_token", "du_pair"):
+        assert f"`{key}`" in warning, key
+    assert not app.error and "Downloads" in _subheaders(app)
+    assert "by the layer number" not in _text(app) and "as stored in the file" in _text(app)
+
+
+def test_axes_that_do_not_fit_the_file_are_refused_by_the_engine_not_a_traceback(app, upload):
+    upload("hidden.safetensors", _safetensors(files.hf_names(files.stream())))
+    app.query_params["du_axes"] = "LBTd"
+    _open(app)
+    assert "Axes “LBTd” do not fit entry “`hidden_states.0`”" in app.error[0].value
+    app.selectbox(key="du_axes").select("auto").run()  # the override stays reachable
+    assert not app.error and "Downloads" in _subheaders(app)

@@ -146,6 +146,14 @@ def rms_heatmap(
     return figure
 
 
+def _layer_lines(figure: go.Figure, lines, log_y: bool) -> go.Figure:
+    """One trace per (values [L], name, line style), against the layer index."""
+    for values, name, line in lines:
+        y = _positive(values) if log_y else _finite(values)
+        figure.add_trace(go.Scatter(x=np.arange(len(values)), y=y, name=name, line=line))
+    return figure
+
+
 def rms_lines(
     residual: ResidualDiagnostics,
     batch: int,
@@ -161,22 +169,24 @@ def rms_lines(
     rms = residual.rms  # [L, B, T]
     layers = np.arange(rms.shape[0])
     flat = rms.reshape(rms.shape[0], -1).astype(np.float64)  # [L, B*T]
+    flat = np.where(np.isfinite(flat), flat, np.nan)
     with np.errstate(all="ignore"):
-        low = np.nanpercentile(np.where(np.isfinite(flat), flat, np.nan), 10, axis=1)
-        high = np.nanpercentile(np.where(np.isfinite(flat), flat, np.nan), 90, axis=1)
+        low, high = np.nanpercentile(flat, 10, axis=1), np.nanpercentile(flat, 90, axis=1)
     figure = go.Figure()
-    figure.add_trace(
-        go.Scatter(
-            x=layers, y=_positive(high), mode="lines", line=dict(width=0), showlegend=False,
-            hoverinfo="skip",
+    for bound, fill in ((high, None), (low, "tonexty")):  # the band: fill down to the 10 %
+        figure.add_trace(
+            go.Scatter(
+                x=layers,
+                y=_positive(bound),
+                mode="lines",
+                line=dict(width=0),
+                fill=fill,
+                fillcolor=BAND_FILL,
+                name=names["band"],
+                showlegend=fill is not None,
+                hoverinfo="skip",
+            )
         )
-    )  # fmt: skip
-    figure.add_trace(
-        go.Scatter(
-            x=layers, y=_positive(low), mode="lines", line=dict(width=0), fill="tonexty",
-            fillcolor=BAND_FILL, name=names["band"], hoverinfo="skip",
-        )
-    )  # fmt: skip
     lines = [
         (residual.rms_layer, names["all"], dict(color=ALL_COLOR, width=2)),
         (residual.rms_median_token, names["median"], dict(color=MEDIAN_COLOR, width=2)),
@@ -184,27 +194,13 @@ def rms_lines(
         (rms[:, batch, 0], names["first"], dict(color=FIRST_COLOR, width=2)),
     ]
     for token in [t for t in outlier_tokens if t != 0][:MAX_OUTLIER_LINES]:
-        lines.append(
-            (
-                rms[:, batch, token],
-                names["token"].format(token=token),
-                dict(color=OUTLIER_COLOR, width=1),
-            )
-        )
-    for values, name, line in lines:
-        figure.add_trace(go.Scatter(x=layers, y=_positive(values), name=name, line=line))
+        name = names["token"].format(token=token)
+        lines.append((rms[:, batch, token], name, dict(color=OUTLIER_COLOR, width=1)))
     fit = next((g for g in residual.growth if g.basis == "all_tokens"), None)
     if fit is not None and math.isfinite(fit.rate):
-        fitted = fit.intercept * fit.rate ** layers.astype(np.float64)
-        figure.add_trace(
-            go.Scatter(
-                x=layers,
-                y=_positive(fitted),
-                name=names["fit"],
-                line=dict(color=ALL_COLOR, width=1, dash="dash"),
-            )
-        )
-    return _layout(figure, labels, log_y=True, height=440)
+        fitted = fit.intercept * fit.rate ** layers.astype(np.float64)  # c·g^l
+        lines.append((fitted, names["fit"], dict(color=ALL_COLOR, width=1, dash="dash")))
+    return _layout(_layer_lines(figure, lines, log_y=True), labels, log_y=True, height=440)
 
 
 def massive_figure(
@@ -213,30 +209,28 @@ def massive_figure(
     """Top-1/2/3 |a| over the layer's median |a|, per layer (Sun et al. 2024, Fig. 1), with
     the massive threshold on the same scale.  ``names``: "top" (with ``{rank}``), "threshold".
     """
-    layers = np.arange(massive.top3.shape[0])
-    figure = go.Figure()
-    for rank in range(3):
-        figure.add_trace(
-            go.Scatter(
-                x=layers,
-                y=_positive(massive.top3_ratio[:, rank]),
-                name=names["top"].format(rank=rank + 1),
-                mode="lines+markers",
-                line=dict(color=TOP_COLORS[rank], width=2 if rank == 0 else 1),
-                marker=dict(size=5),
-            )
-        )
     with np.errstate(all="ignore"):
-        threshold = massive.threshold / massive.median_abs
-    figure.add_trace(
-        go.Scatter(
-            x=layers,
-            y=_positive(threshold),
-            name=names["threshold"],
-            line=dict(color=MUTED, dash="dash"),
+        threshold = massive.threshold / massive.median_abs  # [L]
+    lines = [
+        (
+            massive.top3_ratio[:, rank],
+            names["top"].format(rank=rank + 1),
+            dict(color=TOP_COLORS[rank], width=2 if rank == 0 else 1),
         )
-    )
+        for rank in range(3)
+    ]
+    lines.append((threshold, names["threshold"], dict(color=MUTED, dash="dash")))
+    figure = _layer_lines(go.Figure(), lines, log_y=True)
+    figure.update_traces(mode="lines+markers", marker=dict(size=5))
+    figure.data[-1].mode = "lines"  # the threshold
     return _layout(figure, labels, log_y=True)
+
+
+def _token_styles(token_names: Sequence[str], width: float) -> list[dict]:
+    return [
+        dict(color=TOKEN_COLORS[i % len(TOKEN_COLORS)], width=width)
+        for i in range(len(token_names))
+    ]
 
 
 def centering_figure(
@@ -248,44 +242,19 @@ def centering_figure(
 ) -> go.Figure:
     """μ²/RMS² per layer: over all tokens, and for each chosen token (log scale: the share
     is often a fraction of a percent)."""
-    layers = np.arange(centering.mu2_share.shape[0])
-    figure = go.Figure()
-    figure.add_trace(
-        go.Scatter(
-            x=layers,
-            y=_positive(centering.mu2_share),
-            name=all_name,
-            line=dict(color=ALL_COLOR, width=3),
-        )
-    )
-    for index, name in enumerate(token_names):
-        figure.add_trace(
-            go.Scatter(
-                x=layers,
-                y=_positive(comparison.mu2_share[:, index]),
-                name=name,
-                line=dict(color=TOKEN_COLORS[index % len(TOKEN_COLORS)], width=1),
-            )
-        )
-    return _layout(figure, labels, log_y=True)
+    lines = [(centering.mu2_share, all_name, dict(color=ALL_COLOR, width=3))]
+    styles = _token_styles(token_names, 1)
+    lines += [(comparison.mu2_share[:, i], n, styles[i]) for i, n in enumerate(token_names)]
+    return _layout(_layer_lines(go.Figure(), lines, log_y=True), labels, log_y=True)
 
 
 def difference_figure(
     comparison: NormComparison, token_names: Sequence[str], labels: AxisLabels
 ) -> go.Figure:
     """RMS over d of LayerNorm(x) − RMSNorm(x) per layer, for each chosen token."""
-    layers = np.arange(comparison.difference_rms.shape[0])
-    figure = go.Figure()
-    for index, name in enumerate(token_names):
-        figure.add_trace(
-            go.Scatter(
-                x=layers,
-                y=_finite(comparison.difference_rms[:, index]),
-                name=name,
-                line=dict(color=TOKEN_COLORS[index % len(TOKEN_COLORS)]),
-            )
-        )
-    return _layout(figure, labels, log_y=False)
+    styles = _token_styles(token_names, 2)
+    lines = [(comparison.difference_rms[:, i], n, styles[i]) for i, n in enumerate(token_names)]
+    return _layout(_layer_lines(go.Figure(), lines, log_y=False), labels, log_y=False)
 
 
 def token_norms_figure(norms: TokenNorms, labels: AxisLabels, names: dict[str, str]) -> go.Figure:
