@@ -328,3 +328,25 @@ def test_axes_that_do_not_fit_the_file_are_refused_by_the_engine_not_a_traceback
     assert "Axes “LBTd” do not fit entry “`hidden_states.0`”" in app.error[0].value
     app.selectbox(key="du_axes").select("auto").run()  # the override stays reachable
     assert not app.error and "Downloads" in _subheaders(app)
+
+
+def test_nothing_keeps_the_uploaded_bytes_once_the_session_is_gone(upload):
+    import gc
+    import sys
+
+    from streamlit.testing.v1 import AppTest
+
+    from tests.app.conftest import APP
+
+    data = _safetensors(files.module_names(files.stream()))
+    alone = sys.getrefcount(data)
+    upload("hooks.safetensors", data)
+    session = AppTest.from_file(APP, default_timeout=60)
+    session.query_params["lang"] = "en"
+    session.run()
+    _open(session)
+    assert "Downloads" in _subheaders(session) and sys.getrefcount(data) > alone
+    upload(None)  # the file is removed from the uploader ...
+    del session  # ... and the browser session ends
+    gc.collect()
+    assert sys.getrefcount(data) == alone  # no cache, flight or download writer holds it
