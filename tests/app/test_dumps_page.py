@@ -350,3 +350,37 @@ def test_nothing_keeps_the_uploaded_bytes_once_the_session_is_gone(upload):
     del session  # ... and the browser session ends
     gc.collect()
     assert sys.getrefcount(data) == alone  # no cache, flight or download writer holds it
+
+
+def _pt(obj) -> bytes:
+    buffer = io.BytesIO()
+    torch.save(obj, buffer)
+    return buffer.getvalue()
+
+
+def _npy(array: np.ndarray) -> bytes:
+    buffer = io.BytesIO()
+    np.save(buffer, array)
+    return buffer.getvalue()
+
+
+def _npz(arrays: dict) -> bytes:
+    buffer = io.BytesIO()
+    np.savez_compressed(buffer, **arrays)
+    return buffer.getvalue()
+
+
+@pytest.mark.parametrize(
+    "name, make, stream",
+    [
+        ("hidden.pt", lambda x: _pt(tuple(x[i].clone() for i in range(5))), "{i}"),
+        ("acts.npz", lambda x: _npz({f"layer_{i}": x[i].numpy() for i in range(5)}), "layer_{i}"),
+        ("stack.npy", lambda x: _npy(x.numpy()), "stack"),  # one [L, B, T, d] array
+    ],
+)
+def test_torch_and_numpy_uploads_are_read_too(app, upload, name, make, stream):
+    x = files.stream(layers=5, batch=2, tokens=7, d=16)
+    upload(name, make(x))
+    _open(app)
+    text = _text(app)
+    assert f"`{stream}`" in text and "B = 2, T = 7, d = 16" in text and not app.error
