@@ -151,6 +151,8 @@ def _layer_lines(figure: go.Figure, lines, log_y: bool) -> go.Figure:
     for values, name, line in lines:
         y = _positive(values) if log_y else _finite(values)
         figure.add_trace(go.Scatter(x=np.arange(len(values)), y=y, name=name, line=line))
+    if lines and len(lines[0][0]) <= 12:  # a few layers: one tick each, never "1.5"
+        figure.update_xaxes(dtick=1)
     return figure
 
 
