@@ -63,7 +63,10 @@ navigation = st.navigation(
             _page("vector_lab", ":material/calculate:", default=True),
             _page("depth", ":material/stacked_line_chart:"),
         ],
-        t("app.nav.real_models"): [_page("models", ":material/table_view:")],
+        t("app.nav.real_models"): [
+            _page("models", ":material/table_view:"),
+            _page("dumps", ":material/upload_file:"),
+        ],
         t("app.nav.engine"): [_page("kernels", ":material/memory:")],
     }
 )

@@ -117,10 +117,24 @@ def cached(job: Job):
         return entries[job.key]
 
 
-def _keep(job: Job, value, session_results: dict | None) -> None:
+def _keep_private(job: Job, value, session_results: dict, key: tuple) -> None:
+    """Keep a ``share=False`` result in its session, at most ``job.max_entries`` per name.
+
+    The bound matters for uploads: a result may hold the uploaded bytes (a dump's report
+    reads from them), so a session that uploads file after file keeps only its last few.
+    ``key`` is ``_store_key(job)``, taken in the page's thread (a worker has no session).
+    """
+    session_results.pop(key, None)
+    session_results[key] = value  # the newest last: dicts keep insertion order
+    same_name = [k for k in list(session_results) if k[0] == job.name]
+    for old in same_name[: -job.max_entries]:
+        session_results.pop(old, None)
+
+
+def _keep(job: Job, value, session_results: dict | None, key: tuple) -> None:
     if not job.share:
         if session_results is not None:
-            session_results[_store_key(job)] = value
+            _keep_private(job, value, session_results, key)
         return
     with _LOCK:
         entries = _STORE.setdefault(job.name, OrderedDict())
@@ -160,7 +174,7 @@ def _work(flight: _Flight, session_results: dict | None):
         if flight.cancel.is_set():
             raise Cancelled("nobody waited for this job any more")
         value = _timed_run(flight.job, flight.report, flight.cancel.is_set)
-        _keep(flight.job, value, session_results)
+        _keep(flight.job, value, session_results, flight.store_key)
         return value
     finally:
         with _LOCK:
@@ -219,7 +233,7 @@ def compute(job: Job, on_partial: Callable[[Any], None] | None = None):
     if expected_seconds(job) < INLINE_S:
         value = _timed_run(job, lambda *_: None, lambda: False)
         session = None if job.share else st.session_state.setdefault("_compute_results", {})
-        _keep(job, value, session)
+        _keep(job, value, session, _store_key(job))
         return value
     for _attempt in range(3):  # a flight cancelled just as we joined it is started afresh
         try:

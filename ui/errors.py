@@ -13,21 +13,45 @@ from ui.formatting import literal
 from ui.i18n import t
 
 # Parameters that may hold text from outside: typed tokens, values from a URL, file and
-# entry names of uploads.
-USER_TEXT = frozenset({"token", "value", "file", "entry", "key", "path", "param", "field"})
+# entry names of uploads, and what a dump's parser said about its bytes (``detail``, the
+# entry names in ``examples``, ``other`` and ``other_shape``, a stream template).
+USER_TEXT = frozenset(
+    {
+        "token",
+        "value",
+        "file",
+        "entry",
+        "key",
+        "path",
+        "param",
+        "field",
+        "source",
+        "stream",
+        "other",
+        "other_shape",
+        "shape",
+        "suffix",
+        "detail",
+        "examples",
+    }
+)
+# Refusals whose ``accepted`` lists names read from a file (elsewhere it is our own words).
+USER_ACCEPTED = frozenset({"dumps.unknown_stream"})
 
 
-def shown(params: dict) -> dict:
+def shown(params: dict, extra: frozenset = frozenset()) -> dict:
     """``params`` with every outside text as a literal; numbers and our own words as they are."""
+    outside = USER_TEXT | extra
     return {
-        name: literal(value) if name in USER_TEXT and isinstance(value, str) else value
+        name: literal(value) if name in outside and isinstance(value, str) else value
         for name, value in params.items()
     }
 
 
 def error_text(error: EngineError) -> str:
     """The translated message for an engine refusal."""
-    return t(f"errors.{error.key}", **shown(error.params))
+    extra = frozenset({"accepted"}) if error.key in USER_ACCEPTED else frozenset()
+    return t(f"errors.{error.key}", **shown(error.params, extra))
 
 
 def input_error_text(error) -> str:

@@ -11,6 +11,7 @@ import time
 from dataclasses import replace
 
 from ui.compute import Job
+from ui.formatting import literal
 from ui.i18n import t
 from ui.labels import placement_label
 
@@ -155,3 +156,52 @@ def model_norm_cost(shape, dtype: str | None, tokens: int) -> Job:
         return norm_cost(shape, dtype, tokens)
 
     return Job("models.cost", (shape, dtype, tokens), run, share=False, max_entries=16)
+
+
+# Activation dumps.  An upload is the user's own data: every job below is ``share=False``
+# (kept in this browser session's state, never in the process-wide store, dropped with the
+# session) and keyed by the upload's id, never by its bytes.
+
+
+def dump_open(uploaded, spec) -> Job:
+    """The uploaded file's headers scanned and its layout inferred (no data read: inline)."""
+    from engine.dumps import open_dump
+
+    def run(report, should_stop):
+        return open_dump(uploaded.upload, spec)
+
+    return Job("dumps.open", (uploaded.key, spec), run, share=False, max_entries=2)
+
+
+def dump_report(uploaded, dump, spec) -> Job:
+    """Every diagnostic of the dump: one streaming pass, with a progress bar when it is long."""
+    from engine.dumps import report
+    from engine.dumps.cost import report_seconds
+
+    def run(progress, should_stop):
+        return report(dump, spec, progress=progress, should_stop=should_stop)
+
+    label = t("dumps.reducing", file=literal(uploaded.upload.name))
+    seconds = report_seconds(dump.layout)
+    return Job("dumps.report", (uploaded.key, spec), run, label, seconds, False, max_entries=3)
+
+
+def dump_tables(uploaded, rep) -> Job:
+    """The report's tables, for the page's tables and downloads (milliseconds: inline)."""
+    from engine.dumps import report_tables
+
+    def run(report, should_stop):
+        return report_tables(rep)
+
+    return Job("dumps.tables", (uploaded.key, rep.spec), run, share=False, max_entries=2)
+
+
+def dump_token_norms(uploaded, dump, spec, layer: int, row: int) -> Job:
+    """LayerNorm and RMSNorm of one token of the dump (one row read: inline)."""
+    from engine.dumps import compare_norms, open_dump
+
+    def run(report, should_stop):  # ``dump`` re-laid out with the override, not re-scanned
+        return compare_norms(open_dump(dump, spec), layer, [row], spec.norm_eps)
+
+    key = (uploaded.key, spec, layer, row)
+    return Job("dumps.token", key, run, share=False, max_entries=16)

@@ -35,6 +35,9 @@ TRANSLATED = (
     "stack",  # a model's tower of layers: decoder, encoder
     "compute",
     "path",
+    "dump_source",  # the dumps page: an upload, the built-in example, the live model
+    "layer_order",  # engine.config.DumpSpec.layer_order
+    "chosen_as",  # engine.dumps.NormComparison.reasons
 )
 
 

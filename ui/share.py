@@ -28,10 +28,13 @@ from engine.config import (
     DEPTH_NORMS,
     DEPTH_PLACEMENTS,
     DEPTH_SUBLAYERS,
+    DUMP_AXES,
+    DUMP_LAYER_ORDERS,
     NORM_KINDS,
     TRAIN_PLACEMENTS,
     TRAIN_TASKS,
     DepthSpec,
+    DumpSpec,
     TrainSpec,
 )
 from engine.depth.limits import MAX_LAYERS, MAX_TOKENS
@@ -337,6 +340,34 @@ MODELS = PageParams(
     ),
 )
 
-PAGES = {p.page: p for p in (VECTOR_LAB, DEPTH, KERNELS, MODELS)}
+# Activation dumps.  The uploaded file is user data: it stays in the browser session and is
+# never named in the URL; these are the settings of how it is read and shown, so a link
+# opens the same view of whatever dump its reader uploads.  The stream override names an
+# entry of the file, so it stays out of the link too.
+DUMP_SOURCES = ("upload", "example", "live")  # "example", "live": the SmolLM2 step (issue 14)
+DUMP_EPS = (0.0, 1e-12, 1e-8, 1e-6, 1e-5, 1e-3)  # ε of the LayerNorm/RMSNorm comparison
+_DUMP = DumpSpec()
+DUMPS = PageParams(
+    "dumps",
+    "du",
+    (
+        Param("du_source", "choice", "upload", DUMP_SOURCES, vocabulary="dump_source"),
+        Param("du_axes", "choice", _DUMP.axes, DUMP_AXES),
+        Param("du_order", "choice", _DUMP.layer_order, DUMP_LAYER_ORDERS, vocabulary="layer_order"),
+        Param("du_massive_abs", "float", _DUMP.massive_abs, low=1e-3, high=1e9),
+        Param("du_massive_ratio", "float", _DUMP.massive_ratio, low=1.0, high=1e9),
+        Param("du_outlier", "float", _DUMP.outlier_ratio, low=1.0, high=1e6),
+        Param("du_eps", "choice", _DUMP.norm_eps, DUMP_EPS),
+        Param("du_log", "bool", True),  # the RMS heatmap's colours on a log scale
+        Param("du_batch", "int", 0, low=0, high=1 << 20),  # the sequence shown, when B > 1
+        # -1: the middle layer (the dump's depth is not known before it is read)
+        Param("du_token_layer", "int", -1, low=-1, high=1 << 20),
+        Param("du_token", "int", 0, low=0, high=1 << 24),
+        Param("du_channel_layer", "int", -1, low=-1, high=1 << 20),
+        Param("du_pair", "int", 0, low=0, high=1 << 20),  # the norm pair of the DyT fit
+    ),
+)
+
+PAGES = {p.page: p for p in (VECTOR_LAB, DEPTH, KERNELS, MODELS, DUMPS)}
 PREFIXES = {p.prefix for p in PAGES.values()} | {"tl", "tla", "tlb"}  # with the old Depth ones
 assert set(COMPUTE_DTYPES) >= set(STORAGE_DTYPES)

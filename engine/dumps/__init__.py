@@ -32,7 +32,7 @@ from engine.dumps.norm_views import DyTFit, TokenNorms, compare_norms, fit_tanh
 from engine.dumps.report import DumpReport, NormComparison, report
 from engine.dumps.sources import DumpFile, Upload
 from engine.dumps.stats import StreamStats
-from engine.dumps.tables import report_json, report_tables, write_csv, write_json
+from engine.dumps.tables import report_json, report_tables, tables_json, write_csv, write_json
 
 __all__ = [
     "ACCEPTED_SUFFIXES",
@@ -61,6 +61,7 @@ __all__ = [
     "report",
     "report_json",
     "report_tables",
+    "tables_json",
     "write_csv",
     "write_json",
 ]

@@ -228,10 +228,19 @@ def _plain(value):
     return value
 
 
+def tables_json(tables: dict[str, pd.DataFrame]) -> dict:
+    """Tables as plain JSON-serialisable records (what ``report_json`` puts under "tables").
+
+    Apart from the report, so a page can write its summary from the tables alone, without
+    keeping the report (and the dump it reads from) for a download made later.
+    """
+    return _plain({name: table.to_dict(orient="records") for name, table in tables.items()})
+
+
 def report_json(rep: DumpReport, tables: dict[str, pd.DataFrame] | None = None) -> dict:
     """The summary and every table, as plain JSON-serialisable data."""
     tables = tables if tables is not None else report_tables(rep)
-    return _plain(
+    summary = _plain(
         {
             "files": list(rep.files),
             "bytes": rep.nbytes,
@@ -239,9 +248,9 @@ def report_json(rep: DumpReport, tables: dict[str, pd.DataFrame] | None = None) 
             "spec": asdict(rep.spec),
             "layout": layout_summary(rep),
             "backend": rep.backend,
-            "tables": {name: table.to_dict(orient="records") for name, table in tables.items()},
         }
     )
+    return {**summary, "tables": tables_json(tables)}
 
 
 def write_json(rep: DumpReport, path: str | Path) -> Path:

@@ -139,3 +139,26 @@ def test_estimates_learn_how_fast_this_server_runs_each_kind_of_job():
     assert compute.expected_seconds(job) == pytest.approx(0.5)
     compute.compute(job)  # takes ~1.5 s: three times the prediction
     assert compute.expected_seconds(job) > 1.0
+
+
+def test_private_jobs_stay_out_of_the_shared_store_even_on_the_pool():
+    import streamlit as st
+
+    calls = []
+    job = _slow_job("test.private", ("upload-1",), calls, seconds=1.0)  # runs on a worker
+    job = Job(job.name, job.key, job.run, job.label, job.seconds, share=False)
+    assert compute.compute(job) == 42 and compute.compute(job) == 42
+    assert len(calls) == 1 and calls[0] != threading.get_ident()
+    assert "test.private" not in compute._STORE
+    kept = [key[:2] for key in st.session_state["_compute_results"] if key[0] == job.name]
+    assert kept == [(job.name, job.key)]  # in this session's state, keyed by the job's spec
+
+
+def test_a_session_keeps_at_most_max_entries_private_results_per_name():
+    import streamlit as st
+
+    for index in range(5):
+        job = Job("test.uploads", index, lambda r, s, i=index: i, share=False, max_entries=2)
+        assert compute.compute(job) == index
+    kept = [key[1] for key in st.session_state["_compute_results"] if key[0] == "test.uploads"]
+    assert kept == [3, 4]  # the oldest dropped: an upload's bytes are not kept for ever

@@ -102,13 +102,31 @@ def test_a_missing_parameter_fails_instead_of_showing_braces():
         translate("vector_lab.precision.summary", "en", dtype="float16")
 
 
-# Helpers that translate with a fixed key prefix: name -> (index of the key argument, prefix)
-HELPERS = {
-    "t": (0, ""),
-    "translate": (0, ""),
-    "tr": (0, "vector_lab.steps."),  # ui/text/vector_lab_steps.py
-    "_tr": (1, "vector_lab.precision."),  # ui/text/vector_lab_precision.py
-}
+# Helpers that translate: name -> (index of the key argument, key prefix).  A module's own
+# wrapper (``def tr(key, ...): return translate(f"dumps.{key}", ...)``) is read from its
+# definition, so each module may prefix keys its own way.
+HELPERS = {"t": (0, ""), "translate": (0, "")}
+
+
+def _local_helpers(tree: ast.AST) -> dict[str, tuple[int, str]]:
+    """Wrappers defined in a module that call translate(f"<prefix>{key}", ...)."""
+    found = {}
+    for function in (n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)):
+        arguments = [a.arg for a in function.args.args]
+        for call in ast.walk(function):
+            if not (isinstance(call, ast.Call) and getattr(call.func, "id", None) in HELPERS):
+                continue
+            key = call.args[0] if call.args else None
+            if isinstance(key, ast.JoinedStr) and len(key.values) == 2:
+                prefix, name = key.values
+                if (
+                    isinstance(prefix, ast.Constant)
+                    and isinstance(name, ast.FormattedValue)
+                    and isinstance(name.value, ast.Name)
+                    and name.value.id in arguments
+                ):
+                    found[function.name] = (arguments.index(name.value.id), prefix.value)
+    return found
 
 
 def _key_pattern(node: ast.expr, prefix: str) -> re.Pattern | None:
@@ -151,12 +169,13 @@ def _translation_calls():
     for path in files:
         tree = ast.parse(path.read_text(encoding="utf-8"))
         functions = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)]
+        helpers = {**HELPERS, **_local_helpers(tree)}
         for node in ast.walk(tree):
             if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
                 continue
-            if node.func.id not in HELPERS or path.name == "i18n.py":
+            if node.func.id not in helpers or path.name == "i18n.py":
                 continue
-            index, prefix = HELPERS[node.func.id]
+            index, prefix = helpers[node.func.id]
             if len(node.args) <= index:
                 continue
             pattern = _key_pattern(node.args[index], prefix)

@@ -7,6 +7,7 @@ import pytest
 
 from ui.share import (
     DEPTH,
+    DUMPS,
     KERNELS,
     MODELS,
     PAGES,
@@ -126,6 +127,21 @@ PINNED = {
         "md_dtype": ("choice", "config", ("config", "bfloat16", "float16", "float32")),
         "md_tokens": ("int", 1, (1, 1 << 24)),
     },
+    "dumps": {
+        "du_source": ("choice", "upload", ("upload", "example", "live")),
+        "du_axes": ("choice", "auto", ("auto", "Td", "BTd", "LTd", "LBTd")),
+        "du_order": ("choice", "names", ("names", "file")),
+        "du_massive_abs": ("float", 100.0, (1e-3, 1e9)),
+        "du_massive_ratio": ("float", 1000.0, (1.0, 1e9)),
+        "du_outlier": ("float", 5.0, (1.0, 1e6)),
+        "du_eps": ("choice", 1e-5, (0.0, 1e-12, 1e-8, 1e-6, 1e-5, 1e-3)),
+        "du_log": ("bool", True, None),
+        "du_batch": ("int", 0, (0, 1 << 20)),
+        "du_token_layer": ("int", -1, (-1, 1 << 20)),
+        "du_token": ("int", 0, (0, 1 << 24)),
+        "du_channel_layer": ("int", -1, (-1, 1 << 20)),
+        "du_pair": ("int", 0, (0, 1 << 20)),
+    },
 }
 
 
@@ -145,7 +161,7 @@ def test_each_page_keeps_its_parameters_and_their_meaning(page):
 
 
 def test_one_prefix_per_page():
-    assert {p.prefix for p in PAGES.values()} == {"vl", "dp", "kn", "md"}
+    assert {p.prefix for p in PAGES.values()} == {"vl", "dp", "kn", "md", "du"}
     for page in PAGES.values():
         assert all(p.key.startswith(page.prefix + "_") for p in page.params)
 
@@ -198,6 +214,14 @@ def test_models_values_parse_to_ids_and_older_input_names():
     assert parse(MODELS["md_family"], ["Gemma 2"])[1] is not None  # ids only, never names
 
 
+def test_dumps_values_parse_to_ids_and_the_eps_in_any_spelling():
+    assert parse(DUMPS["du_source"], ["Upload a file"]) == ("upload", None)
+    assert parse(DUMPS["du_source"], ["上传文件"]) == ("upload", None)
+    assert parse(DUMPS["du_eps"], ["1e-5"]) == (1e-5, None)
+    assert parse(DUMPS["du_eps"], ["0.00001"]) == (1e-5, None)
+    assert query_string(DUMPS, {"du_eps": 1e-6, "du_axes": "BTd"}) == "du_axes=BTd&du_eps=1e-06"
+
+
 def test_kernels_passes_parse_from_ids_and_names():
     assert parse(KERNELS["kn_passes"], ["forward"]) == (["forward"], None)
     assert parse(KERNELS["kn_passes"], ["前向 + 反向"]) == (["forward+backward"], None)
@@ -220,10 +244,16 @@ def test_kernels_passes_parse_from_ids_and_names():
         ("md_family", ["<script>"]),
         ("md_tokens", ["0"]),
         ("md_example", ["ngpt"]),  # a family without an example config
+        ("du_massive_abs", ["0"]),  # the engine refuses a threshold <= 0
+        ("du_token_layer", ["-2"]),  # -1 is "the middle layer"; nothing below
+        ("du_eps", ["1e-7"]),
+        ("du_source", ["file"]),
     ],
 )
 def test_bad_values_are_refused_with_the_parameter_and_what_is_accepted(key, raw):
-    page = {"dp": DEPTH, "vl": VECTOR_LAB, "kn": KERNELS, "md": MODELS}[key.split("_")[0]]
+    page = {"dp": DEPTH, "vl": VECTOR_LAB, "kn": KERNELS, "md": MODELS, "du": DUMPS}[
+        key.split("_")[0]
+    ]
     value, refusal = parse(page[key], raw)
     assert value is None and refusal is not None
     assert refusal.params["param"] == key

@@ -14,6 +14,7 @@ from __future__ import annotations
 import io
 import pickle
 import pickletools
+import re
 import warnings
 import zipfile
 
@@ -34,9 +35,21 @@ _FLOATS = {
 _CALLS = {"GLOBAL", "STACK_GLOBAL", "REDUCE", "INST", "OBJ", "NEWOBJ", "NEWOBJ_EX"}
 
 
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")  # torch bolds part of its message for terminals
+# The line of torch's refusal that names what the pickle would call; its first lines explain
+# how to load the file unsafely, which is no advice to show a person who uploaded it.
+_UNSUPPORTED = re.compile(r"Unsupported global: GLOBAL ([^\s]+)")
+
+
 def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
+    text = _ANSI.sub("", str(exc)).strip().splitlines()
     return (text[0] if text else type(exc).__name__)[:200]
+
+
+def _unpickling_detail(exc: BaseException) -> str:
+    """What the pickle would have called, e.g. "it calls builtins.exec", or its first line."""
+    found = _UNSUPPORTED.search(str(exc))
+    return f"it calls {found.group(1)}" if found else _first_line(exc)
 
 
 def _refuse_legacy(file: DumpFile, head: bytes):
@@ -72,7 +85,7 @@ def _load(file: DumpFile) -> object:
             # A payload makes the restricted unpickler raise before anything is called.
             return torch.load(source, map_location="cpu", weights_only=True, mmap=file.data is None)
     except pickle.UnpicklingError as exc:
-        raise refuse("unsafe_pickle", file=file.name, detail=_first_line(exc)) from None
+        raise refuse("unsafe_pickle", file=file.name, detail=_unpickling_detail(exc)) from None
     except Exception as exc:  # RuntimeError from the zip reader, EOFError, ...
         raise corrupt(file, "", "torch", _first_line(exc), _ACCEPTED) from None
 

@@ -1,0 +1,102 @@
+"""The Activation dumps page in a real browser: upload a dump made here, see its diagnostics;
+upload a bad file, see the message naming it; a second browser session sees none of it."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+import torch
+from playwright.sync_api import expect
+from safetensors.torch import save_file
+
+from tests.dumps import dump_files as files
+from tests.e2e.browser import wait_idle
+
+pytestmark = pytest.mark.e2e
+
+UPLOADER = "[data-testid='stFileUploaderDropzoneInput']"
+
+
+def _dump(tmp_path):
+    x = files.stream(layers=6, batch=1, tokens=12, d=32)  # 2500 on token 0, channel 3
+    tensors = {name: value.clone() for name, value in files.module_names(x).items()}
+    path = tmp_path / "tiny_dump.safetensors"
+    save_file(tensors, str(path))
+    return path
+
+
+def _upload(page, path) -> None:
+    page.locator(UPLOADER).set_input_files(str(path))
+    wait_idle(page)
+    page.locator("h2, h3").filter(has_text="What was read").wait_for(timeout=60_000)
+    wait_idle(page)
+
+
+def _alert(page, text: str):
+    return page.locator("[data-testid='stAlert']").filter(has_text=text)
+
+
+def test_upload_see_the_diagnostics_then_a_bad_file_and_a_second_session(
+    browser, page, server_url, artifacts, tmp_path
+):
+    page.goto(server_url + "/dumps?lang=en")
+    wait_idle(page)
+    expect(page.get_by_text("Up to 200 MB per file")).to_be_visible()
+    _upload(page, _dump(tmp_path))
+    for heading in ("Residual stream: RMS per layer and token", "Massive activations", "Downloads"):
+        expect(page.get_by_role("heading", name=heading)).to_be_visible()
+    expect(page.get_by_text("4 massive activations", exact=False)).to_be_visible(timeout=20_000)
+    expect(page.locator(".stPlotlyChart")).to_have_count(9, timeout=30_000)
+    assert page.locator("[data-testid='stException']").count() == 0
+    assert "tiny_dump" not in page.url  # the file is not in the link
+    page.screenshot(path=str(artifacts / "dumps_en.png"), full_page=True)
+    # the downloads are written when clicked: the JSON summary and one table as CSV
+    with page.expect_download() as download:
+        page.get_by_role("button", name="Summary and every table (JSON)").click()
+    summary = json.loads(Path(download.value.path()).read_text())
+    assert download.value.suggested_filename == "tiny_dump_report.json"
+    assert summary["layout"]["stream"] == "model.layers.{i}"
+    assert len(summary["tables"]["massive_activations"]) == 4
+    with page.expect_download() as download:
+        page.get_by_role("button", name="layers (6 rows)").click()
+    lines = Path(download.value.path()).read_text().splitlines()
+    assert lines[0].startswith("layer,entry,rms,") and len(lines) == 7
+
+    # a pickle that would run code, under the same uploader: refused, named, never run
+    marker = tmp_path / "ran.txt"
+    buffer = io.BytesIO()
+    torch.save({"h": torch.zeros(2, 3), "x": _Payload(marker)}, buffer)
+    bad = tmp_path / "evil.pt"
+    bad.write_bytes(buffer.getvalue())
+    page.locator(UPLOADER).set_input_files(str(bad))
+    wait_idle(page)
+    expect(_alert(page, "refused without running it")).to_be_visible(timeout=30_000)
+    expect(_alert(page, "evil.pt")).to_be_visible()
+    assert not marker.exists()
+    expect(page.get_by_role("heading", name="Massive activations")).to_have_count(0)
+
+    # another browser session, even from the same link, sees an empty uploader
+    other_context = browser.new_context(viewport={"width": 1400, "height": 2400}, locale="zh-CN")
+    try:
+        other = other_context.new_page()
+        other.goto(page.url)
+        wait_idle(other)
+        expect(other.get_by_role("heading", name="Activation dumps")).to_be_visible()
+        assert other.locator("[data-testid='stFileUploaderFile']").count() == 0
+        assert "evil.pt" not in other.content() and "tiny_dump" not in other.content()
+        expect(other.get_by_role("heading", name="What was read")).to_have_count(0)
+    finally:
+        other_context.close()
+
+
+class _Payload:
+    """Unpickling this writes ``marker``: what a malicious checkpoint would do."""
+
+    def __init__(self, marker):
+        self.marker = str(marker)
+
+    def __reduce__(self):
+        return (exec, (f"open({self.marker!r}, 'w').write('ran')",))

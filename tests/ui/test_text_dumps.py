@@ -1,0 +1,80 @@
+"""ui.text.dumps: what was read, said in both languages, with the file's own names shown
+literally; the growth fit, the non-finite counts and safe download names."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from safetensors.torch import save
+
+from engine.dumps import GrowthFit, Upload, report
+from tests.dumps import dump_files as files
+from ui.text import dumps as text
+
+
+@pytest.fixture(scope="module")
+def rep():
+    x = files.stream(layers=4, batch=2, tokens=5, d=8)
+    tensors = {f"a|b.{i}": x[i].clone() for i in range(4)}  # a pipe in the names
+    return report(Upload("my dump.safetensors", save(tensors, metadata={"model": "**tiny**"})))
+
+
+def test_layout_facts_name_the_stream_shape_and_order(rep):
+    rows = dict(text.layout_facts(rep, "en"))
+    assert rows["File"].startswith("`my dump.safetensors` · ")
+    assert rows["Residual stream"] == "`a|b.{i}` — inferred: the only candidate"
+    assert rows["Shape"] == (
+        "L = 4 points of the stream, B = 2, T = 5, d = 8, float32 (320 values)"
+    )
+    assert rows["Layer order"] == ("by the layer number in the names: `a|b.0` first, `a|b.3` last")
+    assert rows["Metadata in the file"] == "`model` = `**tiny**`"  # never bold
+    zh = dict(text.layout_facts(rep, "zh"))
+    assert zh["形状"].startswith("L = 4 个残差流位置")
+
+
+def test_facts_table_escapes_pipes_so_a_name_stays_in_its_cell(rep):
+    table = text.facts_table(text.layout_facts(rep, "en"), ("What", "Read as"))
+    stream_row = next(line for line in table.splitlines() if line.startswith("| Residual"))
+    assert "`a\\|b.{i}`" in stream_row
+    assert stream_row.replace("\\|", "").count("|") == 3  # two cells, three borders
+
+
+@pytest.mark.parametrize(
+    "nbytes, expected",
+    [(512, "512 B"), (76_144, "74.4 kB"), (6_860_944, "6.5 MB"), (200 * 2**20, "200 MB")],
+)
+def test_sizes_in_the_units_of_the_upload_limit(nbytes, expected):
+    assert text.size_text(nbytes) == expected
+
+
+def test_growth_text_writes_the_fit_or_why_there_is_none():
+    fits = (
+        GrowthFit("all_tokens", 1.165, 4.207, 0.448),
+        GrowthFit("median_token", float("nan"), float("nan"), float("nan")),
+    )
+    sentence = text.growth_text(fits, "en")
+    assert "grows ×1.165 per layer (fitted RMS ≈ 4.207 · 1.165ˡ, r² = 0.45" in sentence
+    assert "Too few positive, finite layers to fit the median token's growth." in sentence
+
+
+def test_nonfinite_summary_counts_each_kind_over_the_layers():
+    counts = np.array([[0, 0, 0], [2, 1, 0], [0, 0, 3]])
+    found, sentence = text.nonfinite_summary(counts, 1200, "en")
+    assert found and "2 NaN, 1 +inf and 3 −inf among 1,200 values, on 2 layers" in sentence
+    assert text.nonfinite_summary(np.zeros((2, 3), int), 10, "en") == (
+        False,
+        "All 10 values are finite: no NaN or ±inf.",
+    )
+
+
+@pytest.mark.parametrize(
+    "name, expected",
+    [
+        ("smollm2.safetensors", "smollm2_layers.csv"),
+        ("my dump (1).pt", "my_dump_1_layers.csv"),
+        ("../../etc/passwd.npy", "passwd_layers.csv"),
+        ("激活.npz", "dump_layers.csv"),
+    ],
+)
+def test_download_names_keep_only_safe_characters(name, expected):
+    assert text.download_name(name, "layers", "csv") == expected

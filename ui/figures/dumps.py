@@ -1,0 +1,405 @@
+"""Activation-dump charts: residual RMS per layer and token, massive activations, how much
+centering matters (LayerNorm vs RMSNorm), the channel view and the DyT fit.
+
+Pure functions: the engine's report in, ``go.Figure`` out; no Streamlit import.  Every word
+a reader sees arrives translated (``AxisLabels`` and ``names`` arguments); numbers and the
+dump's own entry names are the only text made here.
+
+References: Sun et al. 2024, "Massive Activations in Large Language Models",
+arXiv:2402.17762 (top-1/2/3 over the median, per layer); Zhang & Sennrich 2019, RMSNorm,
+arXiv:1910.07467 (RMS² = σ² + μ²); Zhu et al. 2025, "Transformers without Normalization",
+arXiv:2503.10622 (γ·tanh(αx)).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from engine.dumps import (
+    CenteringDiagnostics,
+    ChannelDiagnostics,
+    DyTFit,
+    MassiveDiagnostics,
+    NormComparison,
+    ResidualDiagnostics,
+    TokenNorms,
+)
+from ui.figures.depth import AxisLabels
+
+FIRST_COLOR = "#d62728"  # the first token, wherever it is drawn
+OUTLIER_COLOR = "#ff7f0e"
+ALL_COLOR = "#1f77b4"
+MEDIAN_COLOR = "#2ca02c"
+MUTED = "#7f7f7f"
+BAND_FILL = "rgba(31, 119, 180, 0.15)"
+TOP_COLORS = ("#d62728", "#ff7f0e", "#9467bd")
+TOKEN_COLORS = ("#d62728", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b")
+MAX_OUTLIER_LINES = 4  # outlier tokens drawn as lines of their own
+
+
+def _finite(values) -> list[float | None]:
+    return [float(v) if math.isfinite(v) else None for v in np.asarray(values, dtype=float)]
+
+
+def _positive(values) -> list[float | None]:
+    """For log axes: non-positive and non-finite values are gaps, never drawn as 0."""
+    return [v if v is not None and v > 0 else None for v in _finite(values)]
+
+
+def _layout(figure: go.Figure, labels: AxisLabels, log_y: bool, height: int = 400) -> go.Figure:
+    figure.update_layout(
+        title=labels.title,
+        xaxis_title=labels.x,
+        yaxis_title=labels.y,
+        height=height,
+        margin=dict(l=10, r=10, t=50, b=10),
+        legend=dict(orientation="h", y=-0.2),
+        hovermode="x unified",
+    )
+    # powers of ten ("10⁻³"), not SI prefixes ("1m", "100µ"), which read as units
+    figure.update_yaxes(type="log" if log_y else "linear", exponentformat="power")
+    return figure
+
+
+def _decade_ticks(low: float, high: float) -> tuple[list[float], list[str]]:
+    """Colour-bar ticks at powers of ten between log10 values ``low`` and ``high``."""
+    if not (math.isfinite(low) and math.isfinite(high)):
+        return [], []
+    powers = list(range(math.floor(low), math.ceil(high) + 1))
+    return [float(p) for p in powers], [f"{10.0**p:g}" for p in powers]
+
+
+def _log10(values: np.ndarray) -> np.ndarray:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.log10(values.astype(np.float64))
+    out[~np.isfinite(out)] = np.nan
+    return out
+
+
+def rms_heatmap(
+    rms: np.ndarray,
+    layer_names: Sequence[str],
+    labels: AxisLabels,
+    names: dict[str, str],
+    log: bool = True,
+    outliers: Sequence[tuple[int, int]] = (),
+) -> go.Figure:
+    """Each token's RMS at each layer of one sequence, ``rms`` [L, T]; the first token and
+    the ``outliers`` ((token, layer of its largest ratio)) marked.
+
+    ``names``: "colorbar", "first", "outlier", "hover_layer", "hover_token".
+    """
+    layers, tokens = rms.shape
+    values = rms.astype(np.float64)
+    z = _log10(values) if log else np.where(np.isfinite(values), values, np.nan)
+    hover = (
+        f"{names['hover_layer']} %{{y}} · %{{customdata[0]}}<br>"
+        f"{names['hover_token']} %{{x}}<br>RMS %{{customdata[1]:.4g}}<extra></extra>"
+    )
+    custom = np.dstack(
+        [np.repeat(np.asarray(layer_names, dtype=object)[:, None], tokens, axis=1), values]
+    )
+    colorbar = dict(title=names["colorbar"])
+    if log:
+        finite = z[np.isfinite(z)]
+        low, high = (finite.min(), finite.max()) if finite.size else (math.nan, math.nan)
+        colorbar["tickvals"], colorbar["ticktext"] = _decade_ticks(low, high)
+    figure = go.Figure(
+        go.Heatmap(
+            z=z,
+            x=np.arange(tokens),
+            y=np.arange(layers),
+            customdata=custom,
+            hovertemplate=hover,
+            colorscale="Viridis",
+            colorbar=colorbar,
+        )
+    )
+    figure.add_trace(
+        go.Scatter(
+            x=[0] * layers,
+            y=np.arange(layers),
+            mode="lines",
+            line=dict(color=FIRST_COLOR, width=2, dash="dot"),
+            name=names["first"],
+            hoverinfo="skip",
+        )
+    )
+    if outliers:
+        figure.add_trace(
+            go.Scatter(
+                x=[token for token, _ in outliers],
+                y=[layer for _, layer in outliers],
+                mode="markers",
+                marker=dict(symbol="circle-open", size=12, color=OUTLIER_COLOR, line=dict(width=2)),
+                name=names["outlier"],
+                hoverinfo="skip",
+            )
+        )
+    _layout(figure, labels, log_y=False, height=min(720, 260 + 12 * layers))
+    figure.update_layout(hovermode="closest", legend=dict(orientation="h", y=-0.25))
+    return figure
+
+
+def _layer_lines(figure: go.Figure, lines, log_y: bool) -> go.Figure:
+    """One trace per (values [L], name, line style), against the layer index."""
+    for values, name, line in lines:
+        y = _positive(values) if log_y else _finite(values)
+        figure.add_trace(go.Scatter(x=np.arange(len(values)), y=y, name=name, line=line))
+    if lines and len(lines[0][0]) <= 12:  # a few layers: one tick each, never "1.5"
+        figure.update_xaxes(dtick=1)
+    return figure
+
+
+def rms_lines(
+    residual: ResidualDiagnostics,
+    batch: int,
+    labels: AxisLabels,
+    names: dict[str, str],
+    outlier_tokens: Sequence[int] = (),
+) -> go.Figure:
+    """RMS against layer: every token's 10-90 % band, the median token, all tokens together,
+    the first token and a few outlier tokens of sequence ``batch``, and the fitted growth.
+
+    ``names``: "band", "median", "all", "first", "max", "fit", "token" (with ``{token}``).
+    """
+    rms = residual.rms  # [L, B, T]
+    layers = np.arange(rms.shape[0])
+    flat = rms.reshape(rms.shape[0], -1).astype(np.float64)  # [L, B*T]
+    flat = np.where(np.isfinite(flat), flat, np.nan)
+    with np.errstate(all="ignore"):
+        low, high = np.nanpercentile(flat, 10, axis=1), np.nanpercentile(flat, 90, axis=1)
+    figure = go.Figure()
+    for bound, fill in ((high, None), (low, "tonexty")):  # the band: fill down to the 10 %
+        figure.add_trace(
+            go.Scatter(
+                x=layers,
+                y=_positive(bound),
+                mode="lines",
+                line=dict(width=0),
+                fill=fill,
+                fillcolor=BAND_FILL,
+                name=names["band"],
+                showlegend=fill is not None,
+                hoverinfo="skip",
+            )
+        )
+    lines = [
+        (residual.rms_layer, names["all"], dict(color=ALL_COLOR, width=2)),
+        (residual.rms_median_token, names["median"], dict(color=MEDIAN_COLOR, width=2)),
+        (residual.rms_max_token, names["max"], dict(color=MUTED, width=1, dash="dot")),
+        (rms[:, batch, 0], names["first"], dict(color=FIRST_COLOR, width=2)),
+    ]
+    for token in [t for t in outlier_tokens if t != 0][:MAX_OUTLIER_LINES]:
+        name = names["token"].format(token=token)
+        lines.append((rms[:, batch, token], name, dict(color=OUTLIER_COLOR, width=1)))
+    fit = next((g for g in residual.growth if g.basis == "all_tokens"), None)
+    if fit is not None and math.isfinite(fit.rate):
+        fitted = fit.intercept * fit.rate ** layers.astype(np.float64)  # c·g^l
+        lines.append((fitted, names["fit"], dict(color=ALL_COLOR, width=1, dash="dash")))
+    return _layout(_layer_lines(figure, lines, log_y=True), labels, log_y=True, height=440)
+
+
+def massive_figure(
+    massive: MassiveDiagnostics, labels: AxisLabels, names: dict[str, str]
+) -> go.Figure:
+    """Top-1/2/3 |a| over the layer's median |a|, per layer (Sun et al. 2024, Fig. 1), with
+    the massive threshold on the same scale.  ``names``: "top" (with ``{rank}``), "threshold".
+    """
+    with np.errstate(all="ignore"):
+        threshold = massive.threshold / massive.median_abs  # [L]
+    lines = [
+        (
+            massive.top3_ratio[:, rank],
+            names["top"].format(rank=rank + 1),
+            dict(color=TOP_COLORS[rank], width=2 if rank == 0 else 1),
+        )
+        for rank in range(3)
+    ]
+    lines.append((threshold, names["threshold"], dict(color=MUTED, dash="dash")))
+    figure = _layer_lines(go.Figure(), lines, log_y=True)
+    figure.update_traces(mode="lines+markers", marker=dict(size=5))
+    figure.data[-1].mode = "lines"  # the threshold
+    return _layout(figure, labels, log_y=True)
+
+
+def _token_styles(token_names: Sequence[str], width: float) -> list[dict]:
+    return [
+        dict(color=TOKEN_COLORS[i % len(TOKEN_COLORS)], width=width)
+        for i in range(len(token_names))
+    ]
+
+
+def centering_figure(
+    centering: CenteringDiagnostics,
+    comparison: NormComparison,
+    token_names: Sequence[str],
+    labels: AxisLabels,
+    all_name: str,
+) -> go.Figure:
+    """μ²/RMS² per layer: over all tokens, and for each chosen token (log scale: the share
+    is often a fraction of a percent)."""
+    lines = [(centering.mu2_share, all_name, dict(color=ALL_COLOR, width=3))]
+    styles = _token_styles(token_names, 1)
+    lines += [(comparison.mu2_share[:, i], n, styles[i]) for i, n in enumerate(token_names)]
+    return _layout(_layer_lines(go.Figure(), lines, log_y=True), labels, log_y=True)
+
+
+def difference_figure(
+    comparison: NormComparison, token_names: Sequence[str], labels: AxisLabels
+) -> go.Figure:
+    """RMS over d of LayerNorm(x) − RMSNorm(x) per layer, for each chosen token."""
+    styles = _token_styles(token_names, 2)
+    lines = [(comparison.difference_rms[:, i], n, styles[i]) for i, n in enumerate(token_names)]
+    return _layout(_layer_lines(go.Figure(), lines, log_y=False), labels, log_y=False)
+
+
+def token_norms_figure(norms: TokenNorms, labels: AxisLabels, names: dict[str, str]) -> go.Figure:
+    """One token's LayerNorm and RMSNorm outputs channel by channel (top) and their
+    difference on its own scale (bottom: it is often a hundredth of the outputs).
+    ``names``: "layernorm", "rmsnorm", "difference"."""
+    channels = np.arange(norms.layernorm.shape[1])
+    ln, rms = norms.layernorm[0], norms.rmsnorm[0]
+    figure = make_subplots(rows=2, cols=1, shared_xaxes=True, row_heights=[0.65, 0.35])
+    figure.add_trace(
+        go.Scatter(x=channels, y=_finite(ln), name=names["layernorm"], line=dict(color=ALL_COLOR)),
+        row=1,
+        col=1,
+    )
+    figure.add_trace(
+        go.Scatter(
+            x=channels,
+            y=_finite(rms),
+            name=names["rmsnorm"],
+            line=dict(color=FIRST_COLOR, dash="dot"),
+        ),
+        row=1,
+        col=1,
+    )
+    figure.add_trace(
+        go.Scatter(
+            x=channels, y=_finite(ln - rms), name=names["difference"], line=dict(color=MUTED)
+        ),
+        row=2,
+        col=1,
+    )
+    _layout(figure, labels, log_y=False, height=480)
+    figure.update_layout(xaxis_title=None, xaxis2_title=labels.x, yaxis2_title=names["difference"])
+    return figure
+
+
+def channel_heatmap(
+    ratio: np.ndarray, layer_names: Sequence[str], labels: AxisLabels, names: dict[str, str]
+) -> go.Figure:
+    """Each channel's RMS over tokens divided by its layer's median channel, ``ratio``
+    [L, d], on a log colour scale centred on 1 (the typical channel).
+    ``names``: "colorbar", "hover_layer", "hover_channel"."""
+    layers, channels = ratio.shape
+    z = _log10(ratio)  # [L, d]
+    finite = z[np.isfinite(z)]
+    reach = float(np.abs(finite).max()) if finite.size else 1.0
+    tickvals, ticktext = _decade_ticks(-reach, reach)
+    hover = (
+        f"{names['hover_layer']} %{{y}}<br>{names['hover_channel']} %{{x}}<br>"
+        "× %{customdata:.4g}<extra></extra>"
+    )
+    figure = go.Figure(
+        go.Heatmap(
+            z=z,
+            x=np.arange(channels),
+            y=np.arange(layers),
+            customdata=ratio.astype(np.float64),
+            hovertemplate=hover,
+            colorscale="RdBu_r",
+            zmid=0.0,
+            zmin=-reach,
+            zmax=reach,
+            colorbar=dict(title=names["colorbar"], tickvals=tickvals, ticktext=ticktext),
+        )
+    )
+    _layout(figure, labels, log_y=False, height=min(720, 260 + 12 * layers))
+    figure.update_layout(hovermode="closest")
+    return figure
+
+
+def channel_detail(
+    channels: ChannelDiagnostics, layer: int, labels: AxisLabels, names: dict[str, str]
+) -> go.Figure:
+    """One layer's per-channel mean (top) and standard deviation (bottom, log scale) over all
+    tokens — what BatchNorm would pool — with its outlier channels in their own colour.
+    ``names``: "mean", "std", "outlier"."""
+    index = np.arange(channels.mean.shape[1])
+    picked = channels.outlier_channel[channels.outlier_layer == layer]
+    usual = np.setdiff1d(index, picked)
+    figure = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08)
+    for row, values, name in ((1, channels.mean[layer], "mean"), (2, channels.std[layer], "std")):
+        clean = _finite(values) if row == 1 else _positive(values)
+        figure.add_trace(
+            go.Scatter(
+                x=usual,
+                y=[clean[i] for i in usual],
+                name=names[name],
+                mode="markers",
+                marker=dict(color=ALL_COLOR if row == 1 else MEDIAN_COLOR, size=4),
+            ),
+            row=row,
+            col=1,
+        )
+        if picked.size:
+            figure.add_trace(
+                go.Scatter(
+                    x=picked,
+                    y=[clean[i] for i in picked],
+                    name=names["outlier"],
+                    mode="markers",
+                    marker=dict(color=OUTLIER_COLOR, size=9, symbol="diamond"),
+                    showlegend=row == 1,
+                    legendgroup="outlier",
+                ),
+                row=row,
+                col=1,
+            )
+    _layout(figure, labels, log_y=False, height=520)
+    figure.update_layout(
+        hovermode="closest",
+        xaxis_title=None,
+        xaxis2_title=labels.x,
+        yaxis_title=names["mean"],
+        yaxis2_title=names["std"],
+    )
+    figure.update_yaxes(type="log", row=2, col=1)
+    return figure
+
+
+def dyt_figure(fit: DyTFit, labels: AxisLabels, names: dict[str, str]) -> go.Figure:
+    """A norm's output against its input, and the fitted γ·tanh(αx) (Zhu et al. 2025).
+    ``names``: "points", "curve"."""
+    figure = go.Figure()
+    figure.add_trace(
+        go.Scattergl(
+            x=fit.x,
+            y=fit.y,
+            mode="markers",
+            name=names["points"],
+            marker=dict(color=ALL_COLOR, size=3, opacity=0.35),
+        )
+    )
+    if fit.x.size and math.isfinite(fit.alpha) and math.isfinite(fit.gamma):
+        x = np.linspace(float(fit.x.min()), float(fit.x.max()), 400)
+        figure.add_trace(
+            go.Scatter(
+                x=x,
+                y=fit.gamma * np.tanh(fit.alpha * x),
+                mode="lines",
+                name=names["curve"],
+                line=dict(color=FIRST_COLOR, width=2),
+            )
+        )
+    _layout(figure, labels, log_y=False)
+    figure.update_layout(hovermode="closest")
+    return figure

@@ -1,0 +1,156 @@
+"""The activation-dump page's words: what was inferred about a file, the growth fit, the
+non-finite counts, download names.
+
+Pure: every function takes the language and returns strings.  Names that come from the
+file (entry names, metadata, the file's name) are shown literally (``literal``: a code span,
+never a link or markup), whatever they contain.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import PurePath
+
+import numpy as np
+
+from engine.dumps import DumpReport, GrowthFit
+from ui.formatting import format_number, literal
+from ui.i18n import translate
+from ui.labels import label
+
+MAX_NAMED = 6  # names listed inline before "and N more"
+_CELL_PIPE = "\\|"  # GFM reads an escaped pipe as text inside a table cell, code spans too
+
+
+def size_text(nbytes: int) -> str:
+    """Bytes as people read them: 76 kB, 6.5 MB (powers of 1024, as the upload limit)."""
+    for unit, scale in (("GB", 2**30), ("MB", 2**20), ("kB", 2**10)):
+        if nbytes >= scale:
+            return f"{format_number(nbytes / scale, 1)} {unit}"
+    return f"{nbytes} B"
+
+
+def count(value: int) -> str:
+    return f"{int(value):,}"
+
+
+def axes_text(axes: str) -> str:
+    """ "LBTd" as "[L, B, T, d]"."""
+    return "[" + ", ".join(axes) + "]"
+
+
+def names_text(names, lang: str, limit: int = MAX_NAMED) -> str:
+    """A few names as code spans, then how many more."""
+    names = list(names)
+    shown = ", ".join(literal(name) for name in names[:limit])
+    if len(names) > limit:
+        shown += " " + translate("dumps.and_more", lang, count=len(names) - limit)
+    return shown
+
+
+def layout_facts(rep: DumpReport, lang: str) -> list[tuple[str, str]]:
+    """(what, Markdown value) rows: the file, the stream chosen and why, its axes, shape,
+    layer order, norm pairs and skipped entries."""
+    lay = rep.layout
+
+    def tr(key: str, **params) -> str:
+        return translate(f"dumps.{key}", lang, **params)
+
+    files = names_text([PurePath(f).name for f in rep.files], lang)
+    size = translate("dumps.size_value", lang, size=size_text(rep.nbytes), bytes=count(rep.nbytes))
+    others = [s for s in lay.streams if s != lay.stream]
+    rows = [
+        (tr("fact_file"), f"{files} · {size}"),
+        (
+            tr("fact_stream"),
+            f"{literal(lay.stream)} — {tr(f'stream_reason.{lay.stream_reason}')}",
+        ),
+        (tr("fact_candidates"), names_text(others, lang) if others else tr("none")),
+        (tr("fact_axes"), f"{axes_text(lay.axes)} — {tr(f'axes_reason.{lay.axes_reason}')}"),
+        (
+            tr("fact_shape"),
+            tr(
+                "shape_value",
+                layers=len(rep.labels),
+                batch=lay.batch,
+                tokens=lay.tokens,
+                d=lay.d,
+                dtype=lay.dtype,
+                values=count(len(rep.labels) * lay.batch * lay.tokens * lay.d),
+            ),
+        ),
+        (
+            tr("fact_order"),
+            tr(
+                "order_value",
+                order=label("layer_order", lay.layer_order, lang),
+                first=literal(rep.labels[0]),
+                last=literal(rep.labels[-1]),
+            ),
+        ),
+        (
+            tr("fact_pairs"),
+            names_text([p.label for p in lay.norm_pairs], lang, 3)
+            if lay.norm_pairs
+            else tr("no_pairs_short"),
+        ),
+    ]
+    if lay.skipped:
+        rows.append((tr("fact_skipped"), tr("skipped_value", count=len(lay.skipped))))
+    if rep.metadata:
+        pairs = [f"{literal(key)} = {literal(value[:80])}" for key, value in rep.metadata[:8]]
+        rows.append((tr("fact_metadata"), "; ".join(pairs)))
+    return rows
+
+
+def facts_table(rows: list[tuple[str, str]], header: tuple[str, str]) -> str:
+    """Rows as a two-column Markdown table (cells already escaped or literal)."""
+    lines = [f"| {header[0]} | {header[1]} |", "|---|---|"]
+    lines += [f"| {what} | {value.replace('|', _CELL_PIPE)} |" for what, value in rows]
+    return "\n".join(lines)
+
+
+def growth_text(fits: tuple[GrowthFit, ...], lang: str) -> str:
+    """The fitted RMS_l ≈ c·g^l, over all tokens and for the median token."""
+    parts = []
+    for fit in fits:
+        if not math.isfinite(fit.rate):
+            parts.append(translate(f"dumps.growth_none.{fit.basis}", lang))
+            continue
+        parts.append(
+            translate(
+                f"dumps.growth.{fit.basis}",
+                lang,
+                rate=format_number(fit.rate, 3),
+                intercept=format_number(fit.intercept, 3),
+                r2=format_number(fit.r2, 2),
+            )
+        )
+    return " ".join(parts)
+
+
+def nonfinite_summary(nonfinite: np.ndarray, values: int, lang: str) -> tuple[bool, str]:
+    """(any found, the sentence): NaN, +inf and −inf counted over the whole stream."""
+    nan, pos, neg = (int(n) for n in nonfinite.sum(axis=0))
+    if nan + pos + neg == 0:
+        return False, translate("dumps.nonfinite_none", lang, values=count(values))
+    layers = int((nonfinite.sum(axis=1) > 0).sum())
+    return True, translate(
+        "dumps.nonfinite_found",
+        lang,
+        nan=count(nan),
+        posinf=count(pos),
+        neginf=count(neg),
+        values=count(values),
+        layers=layers,
+    )
+
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def download_name(file_name: str, table: str, suffix: str) -> str:
+    """``smollm2_layers.csv`` from the uploaded file's name: only safe characters kept."""
+    stem = _UNSAFE.sub("_", PurePath(file_name).stem).strip("._") or "dump"
+    return f"{stem[:60]}_{table}.{suffix}"

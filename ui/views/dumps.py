@@ -1,0 +1,329 @@
+"""Activation-dump sections (Streamlit): what was inferred, non-finite values, the residual
+stream, massive activations, LayerNorm vs RMSNorm, channels, DyT, downloads.
+
+Views draw the report they are given; the page computes it through ``ui.compute``.  The
+tables shown are the engine's own (``engine.dumps.report_tables``) with translated headers,
+so the page, the downloads and ``python -m engine.dumps report`` show the same numbers.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from engine.dumps import DumpReport, TokenNorms, report_json, tables_json
+from ui.figures import dumps as figures
+from ui.figures.depth import AxisLabels
+from ui.formatting import format_number, literal
+from ui.i18n import current_language, t
+from ui.labels import label
+from ui.text import dumps as text
+
+TABLE_ROWS = 12  # rows visible before a table scrolls
+
+
+def _labels(prefix: str) -> AxisLabels:
+    return AxisLabels(t(f"dumps.{prefix}_title"), t(f"dumps.{prefix}_x"), t(f"dumps.{prefix}_y"))
+
+
+def _table(frame: pd.DataFrame, key: str) -> None:
+    """An engine table with its headers translated (the ids stay in the downloads)."""
+    shown = frame.rename(columns={c: t(f"dumps.col.{c}") for c in frame.columns})
+    numbers = st.column_config.NumberColumn(format="%.4g")
+    floats = {t(f"dumps.col.{c}"): numbers for c in frame.columns if frame[c].dtype.kind == "f"}
+    st.dataframe(
+        shown,
+        column_config=floats,
+        hide_index=True,
+        width="stretch",
+        height=36 + 35 * min(max(len(frame), 1), TABLE_ROWS),
+        key=key,
+    )
+
+
+def _token_names(rep: DumpReport) -> list[str]:
+    com = rep.comparison
+    lang = current_language()
+    return [
+        t(
+            "dumps.token_name",
+            reason=label("chosen_as", reason, lang),
+            batch=int(b),
+            token=int(tok),
+        )
+        for reason, b, tok in zip(com.reasons, com.batch, com.token)
+    ]
+
+
+def inferred(rep: DumpReport) -> None:
+    lang = current_language()
+    rows = text.layout_facts(rep, lang)
+    st.markdown(text.facts_table(rows, (t("dumps.fact_what"), t("dumps.fact_value"))))
+    if rep.layout.skipped:
+        with st.expander(t("dumps.skipped_title", count=len(rep.layout.skipped))):
+            frame = pd.DataFrame(rep.layout.skipped, columns=["entry", "why"])
+            _table(frame, "dumps_skipped")
+
+
+def nonfinite(rep: DumpReport, tables: dict[str, pd.DataFrame]) -> None:
+    lay = rep.layout
+    values = len(rep.labels) * lay.batch * lay.tokens * lay.d
+    found, sentence = text.nonfinite_summary(rep.nonfinite, values, current_language())
+    if not found:
+        st.caption(sentence)
+        return
+    st.warning(sentence, icon=":material/warning:")
+    per_layer = tables["layers"][["layer", "entry", "nan", "posinf", "neginf"]]
+    per_layer = per_layer[(per_layer[["nan", "posinf", "neginf"]] > 0).any(axis=1)]
+    _table(per_layer, "dumps_nonfinite")
+
+
+def residual_intro() -> None:
+    st.subheader(t("dumps.residual_title"))
+    st.markdown(t("dumps.residual_intro"))
+
+
+def residual(rep: DumpReport, tables: dict[str, pd.DataFrame], batch: int, log: bool) -> None:
+    res = rep.residual
+    marks = [
+        (int(tok), int(layer))
+        for b, tok, layer in zip(res.outlier_batch, res.outlier_token, res.outlier_max_layer)
+        if b == batch
+    ]
+    names = {
+        "colorbar": "RMS",
+        "first": t("dumps.first_token"),
+        "outlier": t("dumps.outlier_token"),
+        "hover_layer": t("dumps.layer_word"),
+        "hover_token": t("dumps.token_word"),
+    }
+    heatmap = figures.rms_heatmap(
+        res.rms[:, batch, :], rep.labels, _labels("heatmap"), names, log, marks
+    )
+    st.plotly_chart(heatmap, width="stretch", key="dumps_heatmap")
+    line_names = {
+        "band": t("dumps.band"),
+        "median": t("dumps.median_token"),
+        "all": t("dumps.all_tokens"),
+        "first": t("dumps.first_token"),
+        "max": t("dumps.max_token"),
+        "fit": t("dumps.fit"),
+        "token": t("dumps.token_n", token="{token}"),  # a pattern the figure fills
+    }
+    outliers = [tok for tok, _ in marks]
+    lines = figures.rms_lines(res, batch, _labels("lines"), line_names, outliers)
+    st.plotly_chart(lines, width="stretch", key="dumps_lines")
+    if rep.layout.stream.startswith("hidden_states"):
+        st.caption(t("dumps.hidden_states_note"))
+    st.markdown(text.growth_text(res.growth, current_language()))
+    st.markdown(f"**{t('dumps.outliers_title', ratio=format_number(rep.spec.outlier_ratio))}**")
+    if len(tables["outlier_tokens"]):
+        _table(tables["outlier_tokens"], "dumps_outlier_tokens")
+    else:
+        st.caption(t("dumps.no_outliers", ratio=format_number(rep.spec.outlier_ratio)))
+
+
+def massive(rep: DumpReport, tables: dict[str, pd.DataFrame]) -> None:
+    mas = rep.massive
+    st.subheader(t("dumps.massive_title"))
+    st.markdown(
+        t(
+            "dumps.massive_intro",
+            abs=format_number(rep.spec.massive_abs),
+            ratio=format_number(rep.spec.massive_ratio),
+        )
+    )
+    names = {"top": t("dumps.top_rank", rank="{rank}"), "threshold": t("dumps.threshold")}
+    st.plotly_chart(
+        figures.massive_figure(mas, _labels("massive_chart"), names),
+        width="stretch",
+        key="dumps_massive",
+    )
+    total = int(mas.count.sum())
+    if total == 0:
+        st.caption(t("dumps.no_massive"))
+        return
+    layers = np.unique(mas.layer)
+    channels = np.unique(mas.channel)
+    st.markdown(
+        t(
+            "dumps.massive_found",
+            count=text.count(total),
+            layers=len(layers),
+            channels=", ".join(str(int(c)) for c in channels[:8]),
+            largest=format_number(float(np.abs(mas.value).max()), 1) if mas.value.size else "—",
+        )
+    )
+    _table(tables["massive_activations"], "dumps_massive_table")
+    if total > len(mas.value):
+        st.caption(t("dumps.massive_listed", listed=len(mas.value), total=text.count(total)))
+
+
+def centering(rep: DumpReport) -> None:
+    st.subheader(t("dumps.centering_title"))
+    st.markdown(t("dumps.centering_intro"))
+    token_names = _token_names(rep)
+    left, right = st.columns(2)
+    left.plotly_chart(
+        figures.centering_figure(
+            rep.centering, rep.comparison, token_names, _labels("share"), t("dumps.all_tokens")
+        ),
+        width="stretch",
+        key="dumps_share",
+    )
+    right.plotly_chart(
+        figures.difference_figure(rep.comparison, token_names, _labels("difference")),
+        width="stretch",
+        key="dumps_difference",
+    )
+    share = rep.centering.mu2_share
+    worst = int(np.nanargmax(share)) if np.isfinite(share).any() else 0
+    st.caption(
+        t(
+            "dumps.centering_note",
+            share=format_number(100 * float(np.nanmax(share)), 2)
+            if np.isfinite(share).any()
+            else "—",
+            layer=worst,
+        )
+    )
+
+
+def token_detail(norms: TokenNorms, rep: DumpReport) -> None:
+    """One token's LayerNorm and RMSNorm outputs (``engine.dumps.compare_norms``)."""
+    batch, token = divmod(int(norms.rows[0]), rep.layout.tokens)
+    st.markdown(
+        t(
+            "dumps.token_detail",
+            layer=norms.layer,
+            batch=batch,
+            token=token,
+            mean=format_number(float(norms.mean[0]), 4),
+            rms=format_number(float(norms.rms[0]), 4),
+            difference=format_number(float(norms.difference_rms[0]), 4),
+            cosine=format_number(float(norms.cosine[0]), 6),
+        )
+    )
+    names = {
+        "layernorm": "LayerNorm(x)",
+        "rmsnorm": "RMSNorm(x)",
+        "difference": t("dumps.ln_minus_rms"),
+    }
+    st.plotly_chart(
+        figures.token_norms_figure(norms, _labels("token"), names),
+        width="stretch",
+        key="dumps_token",
+    )
+
+
+def channels(rep: DumpReport) -> None:
+    st.subheader(t("dumps.channels_title"))
+    st.markdown(t("dumps.channels_intro", ratio=format_number(rep.spec.outlier_ratio)))
+    names = {
+        "colorbar": t("dumps.channel_colorbar"),
+        "hover_layer": t("dumps.layer_word"),
+        "hover_channel": t("dumps.channel_word"),
+    }
+    st.plotly_chart(
+        figures.channel_heatmap(rep.channels.ratio, rep.labels, _labels("channels_chart"), names),
+        width="stretch",
+        key="dumps_channels",
+    )
+
+
+def channel_detail(rep: DumpReport, tables: dict[str, pd.DataFrame], layer: int) -> None:
+    detail = {
+        "mean": t("dumps.channel_mean"),
+        "std": t("dumps.channel_std"),
+        "outlier": t("dumps.outlier_channel"),
+    }
+    labels = AxisLabels(
+        t("dumps.detail_title", layer=layer, entry=rep.labels[layer]),
+        t("dumps.detail_x"),
+        t("dumps.detail_y"),
+    )
+    st.plotly_chart(
+        figures.channel_detail(rep.channels, layer, labels, detail),
+        width="stretch",
+        key="dumps_channel_detail",
+    )
+    st.markdown(f"**{t('dumps.outlier_channels_title')}**")
+    if len(tables["outlier_channels"]):
+        _table(tables["outlier_channels"], "dumps_outlier_channels")
+    else:
+        st.caption(t("dumps.no_outlier_channels", ratio=format_number(rep.spec.outlier_ratio)))
+
+
+def dyt_intro(rep: DumpReport) -> bool:
+    """Say what the DyT section shows; False when the dump holds no norm input/output pair."""
+    st.subheader(t("dumps.dyt_title_section"))
+    if not rep.dyt:
+        st.info(t("dumps.no_pairs"), icon=":material/info:")
+        return False
+    st.markdown(t("dumps.dyt_intro", count=len(rep.dyt)))
+    return True
+
+
+def dyt(rep: DumpReport, tables: dict[str, pd.DataFrame], index: int) -> None:
+    fit = rep.dyt[index]
+    labels = AxisLabels(
+        t(
+            "dumps.dyt_title",
+            alpha=format_number(fit.alpha, 4),
+            gamma=format_number(fit.gamma, 4),
+            r2=format_number(fit.r2, 3),
+        ),
+        t("dumps.dyt_x"),
+        t("dumps.dyt_y_affine") if fit.affine_removed else t("dumps.dyt_y"),
+    )
+    names = {"points": t("dumps.dyt_points", count=fit.points), "curve": "γ·tanh(αx)"}
+    st.plotly_chart(figures.dyt_figure(fit, labels, names), width="stretch", key="dumps_dyt")
+    st.caption(
+        t(
+            "dumps.dyt_note",
+            norm=literal(fit.label),
+            shown=len(fit.x),
+            points=text.count(fit.points),
+        )
+    )
+    _table(tables["dyt_fits"], "dumps_dyt_table")
+
+
+def downloads(rep: DumpReport, tables: dict[str, pd.DataFrame], file_name: str) -> None:
+    """Every table as CSV and the summary as JSON, written when clicked (not on every rerun).
+
+    The deferred writers hold the tables only, never the report: the report reads from the
+    uploaded bytes, and Streamlit keeps a download's writer until it sweeps orphaned ones.
+    """
+    st.subheader(t("dumps.downloads_title"))
+    st.caption(t("dumps.downloads_note"))
+    columns = st.columns(4)
+    for index, (name, frame) in enumerate(tables.items()):
+        columns[index % 4].download_button(
+            t("dumps.download_table", table=t(f"dumps.table.{name}"), rows=text.count(len(frame))),
+            data=lambda frame=frame: frame.to_csv(index=False),
+            file_name=text.download_name(file_name, name, "csv"),
+            mime="text/csv",
+            key=f"dumps_download_{name}",
+            on_click="ignore",
+            icon=":material/download:",
+        )
+    head = {key: value for key, value in report_json(rep, {}).items() if key != "tables"}
+
+    def summary() -> str:
+        full = {**head, "tables": tables_json(tables)}
+        return json.dumps(full, indent=1, ensure_ascii=False, allow_nan=False)
+
+    st.download_button(
+        t("dumps.download_json"),
+        data=summary,
+        file_name=text.download_name(file_name, "report", "json"),
+        mime="application/json",
+        key="dumps_download_json",
+        on_click="ignore",
+        icon=":material/data_object:",
+        type="primary",
+    )
