@@ -21,7 +21,17 @@ NORM_NAMES = {
 ACTIVATION_NAMES = {"gelu": "GELU", "relu": "ReLU"}
 
 # Vocabularies whose names are translated: labels.<vocabulary>.<id>
-TRANSLATED = ("placement", "sublayer", "init", "task", "distribution", "source", "pass")
+TRANSLATED = (
+    "placement",
+    "sublayer",
+    "init",
+    "task",
+    "distribution",
+    "source",
+    "pass",
+    "axes_source",
+    "axes_preset",
+)
 
 
 def label(vocabulary: str, value, lang: str | None = None) -> str:

@@ -1,0 +1,473 @@
+"""Axes page pictures: the ``B·T × d`` heatmap with the shared cells lit, and the ``[B, T, d]``
+box with the pooled slab shaded (the way Wu & He's Figure 2 draws the four norms).
+
+Pure functions: engine results in, ``go.Figure`` out; no Streamlit import.  Every word a
+reader sees arrives translated in a ``*Labels`` dataclass; the figures add only numbers.
+
+Rows of the heatmap are ``(sample b, position t)`` flattened as ``b·T + t``; columns are the
+channels.  Above ``MAX_DRAWN_CELLS`` cells the heatmap is *summarised*: each drawn brick is
+the mean of a block of cells (``drawn_grid``), and a click lands on the block's centre cell.
+
+References:
+- Wu, He 2018, "Group Normalization", arXiv:1803.08494 (Figure 2)
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from engine.axes.limits import MAX_DRAWN_CELLS
+from engine.axes.sharing import AxesStatistics, CellSelection
+
+# One colour per norm kind, the Kernels page's LayerNorm blue and RMSNorm orange included.
+NORM_COLORS = {
+    "layernorm": "#1f77b4",
+    "rmsnorm": "#ff7f0e",
+    "batchnorm": "#d62728",
+    "instancenorm": "#2ca02c",
+    "groupnorm": "#9467bd",
+    "dyt": "#7f7f7f",
+}
+COLORSCALE = "RdBu_r"  # diverging, 0 = white: a PAD row of zeros reads as blank
+OUTLINE_COLOR = "#111111"  # the shared set's outline on the heatmap
+CLICKED_COLOR = "#f2a900"  # the clicked cell (the app's highlight amber, see depth_wiring)
+PAD_FILL = "rgba(96, 96, 96, 0.42)"
+BOX_PAD_FILL = "rgba(96, 96, 96, 0.16)"  # PAD blocks in the box overlap: lighter
+DIM_MAX = 0.62  # white veil over cells that do not share the statistic
+HALF_DIM = 0.3  # veil over cells normalized with it but not pooled into it (PAD under mask)
+COLOR_PERCENTILE = 99.0
+MAX_DRAWN_COLUMNS = 64  # a summarised heatmap keeps at most this many channel blocks
+MAX_LABELLED_SAMPLES = 16  # more sequences than this: label every k-th
+
+
+@dataclass(frozen=True)
+class HeatmapLabels:
+    """Words of the heatmap, translated."""
+
+    input: str  # "Input x"
+    output: str  # "Normalized y"
+    channel: str  # x-axis title
+    rows: str  # y-axis title
+    sequence: str  # "seq" (tick labels "seq 0") and hover
+    position: str  # "t" in hover
+    pad: str  # "PAD"
+    block: str  # hover prefix of a summarised brick: "mean of rows … channels …"
+
+
+@dataclass(frozen=True)
+class BoxLabels:
+    """Words of the box picture, translated; ``{n}`` is the axis size."""
+
+    batch: str  # "B = {n} sequences"
+    tokens: str  # "T = {n} positions"
+    channels: str  # "d = {n} channels"
+    pooled: str  # legend: the pooled cells
+    clicked: str  # legend: the clicked cell
+    pad: str  # legend: PAD positions
+
+
+@dataclass(frozen=True)
+class DrawnGrid:
+    """Which cells each drawn brick covers: blocks starting at ``row_starts`` x ``col_starts``."""
+
+    rows: int  # B·T
+    cols: int  # d
+    row_starts: np.ndarray  # [R] int
+    col_starts: np.ndarray  # [C] int
+
+    @property
+    def cell_by_cell(self) -> bool:
+        return len(self.row_starts) == self.rows and len(self.col_starts) == self.cols
+
+    @property
+    def block(self) -> tuple[int, int]:
+        """(rows, channels) per brick (the last brick of an axis may be smaller)."""
+        row = int(self.row_starts[1]) if len(self.row_starts) > 1 else self.rows
+        col = int(self.col_starts[1]) if len(self.col_starts) > 1 else self.cols
+        return row, col
+
+    def centres(self) -> tuple[np.ndarray, np.ndarray]:
+        """Brick centres in cell units: (x over channels, y over rows)."""
+        x = (self.col_starts + np.append(self.col_starts[1:], self.cols) - 1) / 2  # [C]
+        y = (self.row_starts + np.append(self.row_starts[1:], self.rows) - 1) / 2  # [R]
+        return x, y
+
+
+def drawn_grid(batch: int, tokens: int, d: int, max_cells: int = MAX_DRAWN_CELLS) -> DrawnGrid:
+    """One brick per cell when ``B·T·d <= max_cells``; else blocks of cells.
+
+    Channels are grouped first (to at most ``MAX_DRAWN_COLUMNS`` blocks), then rows; a row
+    block is a divisor of T or a whole number of sequences, so no brick mixes two sequences'
+    positions unless it covers both whole.
+    """
+    rows = batch * tokens
+    if rows * d <= max_cells:
+        return DrawnGrid(rows, d, np.arange(rows), np.arange(d))
+    col_block = math.ceil(d / MAX_DRAWN_COLUMNS)
+    n_cols = math.ceil(d / col_block)
+    row_block = math.ceil(rows / max(1, max_cells // n_cols))
+    if row_block <= tokens:
+        row_block = min(k for k in range(row_block, tokens + 1) if tokens % k == 0)
+    else:
+        row_block = tokens * math.ceil(row_block / tokens)
+    return DrawnGrid(rows, d, np.arange(0, rows, row_block), np.arange(0, d, col_block))
+
+
+def block_mean(values: np.ndarray, grid: DrawnGrid) -> np.ndarray:
+    """``[B·T, d]`` values averaged over each brick: ``[R, C]``."""
+    values = np.asarray(values, dtype=np.float64)
+    if grid.cell_by_cell:
+        return values
+    sums = np.add.reduceat(np.add.reduceat(values, grid.row_starts, 0), grid.col_starts, 1)
+    row_sizes = np.diff(np.append(grid.row_starts, grid.rows))  # [R]
+    col_sizes = np.diff(np.append(grid.col_starts, grid.cols))  # [C]
+    return sums / (row_sizes[:, None] * col_sizes[None, :])
+
+
+def cell_at(x: float, y: float, shape: tuple[int, int, int]) -> tuple[int, int, int]:
+    """The cell ``(b, t, c)`` under a click at heatmap coordinates ``(x, y)`` (cell units)."""
+    batch, tokens, d = shape
+    row = min(max(int(round(float(y))), 0), batch * tokens - 1)
+    channel = min(max(int(round(float(x))), 0), d - 1)
+    return row // tokens, row % tokens, channel
+
+
+def _bounding_box(mask2d: np.ndarray) -> tuple[int, int, int, int] | None:
+    """(row0, row1, col0, col1), inclusive, of the True cells of a ``[rows, cols]`` mask."""
+    rows = np.flatnonzero(mask2d.any(axis=1))
+    cols = np.flatnonzero(mask2d.any(axis=0))
+    if not len(rows):
+        return None
+    return int(rows[0]), int(rows[-1]), int(cols[0]), int(cols[-1])
+
+
+def _rect(row0, row1, col0, col1, **style) -> dict:
+    return dict(type="rect", x0=col0 - 0.5, x1=col1 + 0.5, y0=row0 - 0.5, y1=row1 + 0.5, **style)
+
+
+def _row_ticks(real: np.ndarray, labels: HeatmapLabels) -> tuple[list[float], list[str]]:
+    """A tick at the middle of each sequence's real rows ("seq b") and of its PAD rows."""
+    batch, tokens = real.shape
+    every = math.ceil(batch / MAX_LABELLED_SAMPLES)
+    values, texts = [], []
+    for b in range(0, batch, every):
+        length = int(real[b].sum())
+        values.append(b * tokens + (length - 1) / 2)
+        texts.append(f"{labels.sequence} {b}")
+        if length < tokens and every == 1:
+            values.append(b * tokens + (length + tokens - 1) / 2)
+            texts.append(labels.pad)
+    return values, texts
+
+
+def _veil(selection: CellSelection, grid: DrawnGrid, rows: int, d: int) -> np.ndarray:
+    """``[R, C]`` opacity of the white veil: 0 over pooled cells, HALF_DIM over cells only
+    normalized with the statistic, DIM_MAX over the rest (blocks: their cells' mean)."""
+    pooled = selection.pooled.reshape(rows, d).astype(np.float64)
+    shared = selection.shared.reshape(rows, d).astype(np.float64)
+    veil = DIM_MAX * (1.0 - shared) + HALF_DIM * (shared - pooled)  # [B·T, d]
+    return block_mean(veil, grid)
+
+
+def _symmetric_range(values: np.ndarray) -> float:
+    """The colour scale's half-width: the 99th percentile of |value|, so that a few large
+    cells (an outlier channel) saturate instead of washing every other cell out."""
+    finite = np.abs(values[np.isfinite(values)])
+    if not finite.size:
+        return 1.0
+    limit = float(np.percentile(finite, COLOR_PERCENTILE))
+    return limit if limit > 0 else (float(finite.max()) or 1.0)
+
+
+def cells_figure(
+    stats: AxesStatistics, selection: CellSelection, labels: HeatmapLabels
+) -> go.Figure:
+    """Input and normalized tensor side by side, ``B·T`` rows by ``d`` channels.
+
+    The cells sharing the clicked cell's statistic keep their colour and are outlined; the
+    others are veiled.  PAD rows are greyed and labelled on the row axis.
+    """
+    batch, tokens, d = stats.x.shape
+    rows = batch * tokens
+    grid = drawn_grid(batch, tokens, d)
+    x_centres, y_centres = grid.centres()
+    pad_rows = ~stats.real.reshape(rows)  # [B·T]
+    veil = _veil(selection, grid, rows, d)  # [R, C]
+    figure = make_subplots(
+        rows=1,
+        cols=2,
+        shared_yaxes=True,
+        horizontal_spacing=0.04,
+        subplot_titles=(labels.input, f"{labels.output} (γ = 1, β = 0)"),
+    )
+    if grid.cell_by_cell:
+        sample = np.repeat(np.arange(batch), tokens)  # [B·T]
+        position = np.tile(np.arange(tokens), batch)  # [B·T]
+        custom = np.stack(
+            [
+                np.broadcast_to(sample[:, None], (rows, d)),
+                np.broadcast_to(position[:, None], (rows, d)),
+            ],
+            axis=-1,
+        )  # [B·T, d, 2]
+        text = np.where(np.broadcast_to(pad_rows[:, None], (rows, d)), labels.pad, "")  # [B·T, d]
+        where = (
+            f"{labels.sequence} %{{customdata[0]}} · {labels.position} %{{customdata[1]}}"
+            f" · {labels.channel} %{{x}}"
+        )
+    else:
+        row_block, col_block = grid.block
+        custom, text = None, None
+        where = f"{labels.block} %{{y}} · {labels.channel} %{{x}} ({row_block}×{col_block})"
+    for column, (values, axis) in enumerate(((stats.x, "coloraxis"), (stats.y, "coloraxis2")), 1):
+        drawn = block_mean(values.reshape(rows, d), grid)  # [R, C]
+        figure.add_trace(
+            go.Heatmap(
+                z=drawn,
+                x=x_centres,
+                y=y_centres,
+                coloraxis=axis,
+                customdata=custom,
+                text=text,
+                hovertemplate=f"{where}<br>%{{z:.4g}} %{{text}}<extra></extra>",
+                name=labels.input if column == 1 else labels.output,
+            ),
+            row=1,
+            col=column,
+        )
+        figure.add_trace(
+            go.Heatmap(
+                z=veil,
+                x=x_centres,
+                y=y_centres,
+                zmin=0.0,
+                zmax=1.0,
+                colorscale=[[0.0, "rgba(255,255,255,0)"], [1.0, "rgba(255,255,255,1)"]],
+                showscale=False,
+                hoverinfo="skip",
+            ),
+            row=1,
+            col=column,
+        )
+        _shapes(figure, stats, selection, column, rows, d)
+    ticks, tick_text = _row_ticks(stats.real, labels)
+    limit_x, limit_y = _symmetric_range(stats.x), _symmetric_range(stats.y)
+    height = int(min(max(150 + 6 * len(y_centres), 380), 560))
+    below_title = -62 / (height - 40 - 96)  # paper units: 62 px under the plot, past the x title
+    bar = dict(orientation="h", thickness=10, y=below_title, yanchor="top", len=0.4, ypad=0)
+    figure.update_layout(
+        coloraxis=dict(
+            colorscale=COLORSCALE, cmin=-limit_x, cmax=limit_x, colorbar={**bar, "x": 0.24}
+        ),
+        coloraxis2=dict(
+            colorscale=COLORSCALE, cmin=-limit_y, cmax=limit_y, colorbar={**bar, "x": 0.76}
+        ),
+        height=height,
+        margin=dict(l=10, r=10, t=40, b=96),
+        dragmode=False,
+        clickmode="event+select",
+    )
+    figure.update_yaxes(
+        autorange="reversed", tickvals=ticks, ticktext=tick_text, showgrid=False, zeroline=False
+    )
+    figure.update_yaxes(title_text=labels.rows, row=1, col=1)
+    figure.update_xaxes(title_text=labels.channel, showgrid=False, zeroline=False)
+    return figure
+
+
+def _shapes(figure, stats, selection, column: int, rows: int, d: int) -> None:
+    """PAD rows, sequence separators, the shared set's outline and the clicked cell."""
+    batch, tokens = stats.real.shape
+    place = dict(row=1, col=column)
+    for b in range(batch):
+        length = int(stats.real[b].sum())
+        if length < tokens:
+            pad = _rect(b * tokens + length, (b + 1) * tokens - 1, 0, d - 1)
+            figure.add_shape(**pad, fillcolor=PAD_FILL, line_width=0, **place)
+        if b and batch <= 2 * MAX_LABELLED_SAMPLES:
+            figure.add_shape(
+                type="line",
+                x0=-0.5,
+                x1=d - 0.5,
+                y0=b * tokens - 0.5,
+                y1=b * tokens - 0.5,
+                line=dict(color="#9a9a9a", width=1),
+                **place,
+            )
+    box = _bounding_box(selection.shared.reshape(rows, d))
+    if box is not None:
+        figure.add_shape(**_rect(*box), line=dict(color=OUTLINE_COLOR, width=2.5), **place)
+    b, t, c = selection.cell
+    clicked = _rect(b * tokens + t, b * tokens + t, c, c)
+    figure.add_shape(**clicked, line=dict(color=CLICKED_COLOR, width=3), **place)
+
+
+# --- the [B, T, d] box -----------------------------------------------------------------------
+
+_DEPTH_ANGLE = math.radians(35)  # the B axis is drawn up and to the right
+_DEPTH_SCALE = 0.55  # and shorter than the others, as in an oblique drawing
+
+
+def _lengths(batch: int, tokens: int, d: int) -> tuple[float, float, float]:
+    """Drawn lengths of the d, T and B edges: proportional, each at least a third of the
+    longest so that B = 1 or d = 2 is still a box."""
+    biggest = max(batch, tokens, d)
+    return tuple(min(max(n / biggest, 0.34), 1.0) for n in (d, tokens, batch))
+
+
+def _project(u, v, w, lengths) -> tuple[float, float]:
+    """Fractions along (channels u, positions v, samples w) to drawing coordinates."""
+    length_d, length_t, length_b = lengths
+    depth = _DEPTH_SCALE * length_b * w
+    return u * length_d + depth * math.cos(_DEPTH_ANGLE), -v * length_t + depth * math.sin(
+        _DEPTH_ANGLE
+    )
+
+
+def _faces(box, shape, lengths) -> list[list[tuple[float, float]]]:
+    """The three visible faces (front, top, right) of cells ``box = (b0, b1, t0, t1, c0, c1)``
+    (half-open), as polygons."""
+    batch, tokens, d = shape
+    b0, b1, t0, t1, c0, c1 = box
+    u0, u1, v0, v1, w0, w1 = c0 / d, c1 / d, t0 / tokens, t1 / tokens, b0 / batch, b1 / batch
+
+    def p(u, v, w):
+        return _project(u, v, w, lengths)
+
+    front = [p(u0, v0, w0), p(u1, v0, w0), p(u1, v1, w0), p(u0, v1, w0)]
+    top = [p(u0, v0, w0), p(u0, v0, w1), p(u1, v0, w1), p(u1, v0, w0)]
+    right = [p(u1, v0, w0), p(u1, v0, w1), p(u1, v1, w1), p(u1, v1, w0)]
+    return [front, top, right]
+
+
+def _polygon(points, fill: str, line: str, name: str | None = None, legend: bool = False):
+    xs = [x for x, _ in points] + [points[0][0]]
+    ys = [y for _, y in points] + [points[0][1]]
+    return go.Scatter(
+        x=xs,
+        y=ys,
+        mode="lines",
+        fill="toself",
+        fillcolor=fill,
+        line=dict(color=line, width=1),
+        hoverinfo="skip",
+        name=name,
+        showlegend=legend,
+        legendgroup=name,
+    )
+
+
+def _rgba(hex_color: str, alpha: float, lighten: float = 0.0) -> str:
+    red, green, blue = (int(hex_color[i : i + 2], 16) for i in (1, 3, 5))
+    red, green, blue = (round(c + (255 - c) * lighten) for c in (red, green, blue))
+    return f"rgba({red}, {green}, {blue}, {alpha})"
+
+
+def _boxes(mask: np.ndarray) -> list[tuple[int, int, int, int, int, int]]:
+    """``mask`` [B, T, d] as cuboids (b0, b1, t0, t1, c0, c1), half-open: one per run of
+    samples whose (positions × channels) bounding boxes agree."""
+    runs: list[list[int]] = []
+    for b in range(mask.shape[0]):
+        box = _bounding_box(mask[b])
+        if box is None:
+            continue
+        t0, t1, c0, c1 = box
+        if runs and runs[-1][1] == b and runs[-1][2:] == [t0, t1 + 1, c0, c1 + 1]:
+            runs[-1][1] = b + 1
+        else:
+            runs.append([b, b + 1, t0, t1 + 1, c0, c1 + 1])
+    return [tuple(run) for run in runs]
+
+
+def box_figure(
+    real: np.ndarray, selection: CellSelection, kind: str, labels: BoxLabels
+) -> go.Figure:
+    """The ``[B, T, d]`` tensor as a box; the cells pooled into the clicked cell's statistic
+    as a shaded slab, PAD positions greyed, the clicked cell in amber."""
+    shape = selection.pooled.shape
+    batch, tokens, d = shape
+    lengths = _lengths(batch, tokens, d)
+    color = NORM_COLORS[kind]
+    figure = go.Figure()
+    outline = "rgba(60, 60, 60, 0.9)"
+    for face, alpha in zip(_faces((0, batch, 0, tokens, 0, d), shape, lengths), (0.05, 0.1, 0.14)):
+        figure.add_trace(_polygon(face, f"rgba(120, 120, 120, {alpha})", outline))
+    pad_legend = True
+    for b in reversed(range(batch)):  # back to front: nearer PAD blocks drawn over farther
+        length = int(real[b].sum())
+        if length < tokens:
+            for face in _faces((b, b + 1, length, tokens, 0, d), shape, lengths):
+                trace = _polygon(face, BOX_PAD_FILL, "rgba(80,80,80,0.4)", labels.pad, pad_legend)
+                figure.add_trace(trace)
+                pad_legend = False
+    pooled_legend = True
+    for box in reversed(_boxes(selection.pooled)):
+        for face, (alpha, lighten) in zip(
+            _faces(box, shape, lengths), ((0.85, 0.0), (0.85, 0.35), (0.85, -0.0))
+        ):
+            fill = _rgba(color, alpha, lighten)
+            figure.add_trace(_polygon(face, fill, color, labels.pooled, pooled_legend))
+            pooled_legend = False
+    b, t, c = selection.cell
+    for index, face in enumerate(_faces((b, b + 1, t, t + 1, c, c + 1), shape, lengths)):
+        figure.add_trace(_polygon(face, CLICKED_COLOR, "#7a5500", labels.clicked, index == 0))
+    _hidden_edges(figure, shape, lengths)
+    _axis_names(figure, shape, lengths, labels)
+    figure.update_layout(
+        height=330,
+        margin=dict(l=10, r=10, t=10, b=10),
+        legend=dict(orientation="h", y=0.0, yanchor="top", x=0.0),
+        plot_bgcolor="rgba(0,0,0,0)",
+    )
+    figure.update_xaxes(visible=False)
+    figure.update_yaxes(visible=False, scaleanchor="x", scaleratio=1)
+    return figure
+
+
+def _hidden_edges(figure: go.Figure, shape, lengths) -> None:
+    """The three edges behind the box, dashed."""
+    corner = _project(0, 1, 1, lengths)
+    for end in (_project(1, 1, 1, lengths), _project(0, 0, 1, lengths), _project(0, 1, 0, lengths)):
+        figure.add_trace(
+            go.Scatter(
+                x=[corner[0], end[0]],
+                y=[corner[1], end[1]],
+                mode="lines",
+                line=dict(color="rgba(60,60,60,0.6)", width=1, dash="dot"),
+                hoverinfo="skip",
+                showlegend=False,
+            )
+        )
+
+
+def _axis_names(figure: go.Figure, shape, lengths, labels: BoxLabels) -> None:
+    batch, tokens, d = shape
+    bottom = _project(0.5, 1, 0, lengths)
+    left = _project(0, 0.5, 0, lengths)
+    depth = _project(0, 0, 0.5, lengths)
+    style = dict(showarrow=False, font=dict(size=13))
+    figure.add_annotation(
+        x=bottom[0], y=bottom[1], text=labels.channels.format(n=d), yshift=-12, **style
+    )
+    figure.add_annotation(
+        x=left[0],
+        y=left[1],
+        text=labels.tokens.format(n=tokens),
+        textangle=-90,
+        xshift=-12,
+        **style,
+    )
+    figure.add_annotation(
+        x=depth[0],
+        y=depth[1],
+        text=labels.batch.format(n=batch),
+        textangle=-math.degrees(_DEPTH_ANGLE),
+        xshift=-10,
+        yshift=8,
+        **style,
+    )
