@@ -40,8 +40,10 @@ PAD_FILL = "rgba(96, 96, 96, 0.42)"
 BOX_PAD_FILL = "rgba(96, 96, 96, 0.16)"  # PAD blocks in the box overlap: lighter
 DIM_MAX = 0.62  # white veil over cells that do not share the statistic
 HALF_DIM = 0.3  # veil over cells normalized with it but not pooled into it (PAD under mask)
-COLOR_PERCENTILE = 99.0
+COLOR_PERCENTILE = 95.0  # of |value|; times COLOR_HEADROOM is the colour scale's half-width
+COLOR_HEADROOM = 1.25
 MAX_DRAWN_COLUMNS = 64  # a summarised heatmap keeps at most this many channel blocks
+CLICK_MARKER_PX = 6  # hit area of a click-layer marker; the nearest marker wins anyway
 MAX_LABELLED_SAMPLES = 16  # more sequences than this: label every k-th
 
 
@@ -175,12 +177,13 @@ def _veil(selection: CellSelection, grid: DrawnGrid, rows: int, d: int) -> np.nd
 
 
 def _symmetric_range(values: np.ndarray) -> float:
-    """The colour scale's half-width: the 99th percentile of |value|, so that a few large
-    cells (an outlier channel) saturate instead of washing every other cell out."""
+    """The colour scale's half-width: a little above the 95th percentile of |value|, so that
+    a few large cells (an outlier channel, a shifted token) saturate instead of washing every
+    other cell out; the hover shows their values."""
     finite = np.abs(values[np.isfinite(values)])
     if not finite.size:
         return 1.0
-    limit = float(np.percentile(finite, COLOR_PERCENTILE))
+    limit = COLOR_HEADROOM * float(np.percentile(finite, COLOR_PERCENTILE))
     return limit if limit > 0 else (float(finite.max()) or 1.0)
 
 
@@ -205,36 +208,17 @@ def cells_figure(
         horizontal_spacing=0.04,
         subplot_titles=(labels.input, f"{labels.output} (γ = 1, β = 0)"),
     )
-    if grid.cell_by_cell:
-        sample = np.repeat(np.arange(batch), tokens)  # [B·T]
-        position = np.tile(np.arange(tokens), batch)  # [B·T]
-        custom = np.stack(
-            [
-                np.broadcast_to(sample[:, None], (rows, d)),
-                np.broadcast_to(position[:, None], (rows, d)),
-            ],
-            axis=-1,
-        )  # [B·T, d, 2]
-        text = np.where(np.broadcast_to(pad_rows[:, None], (rows, d)), labels.pad, "")  # [B·T, d]
-        where = (
-            f"{labels.sequence} %{{customdata[0]}} · {labels.position} %{{customdata[1]}}"
-            f" · {labels.channel} %{{x}}"
-        )
-    else:
-        row_block, col_block = grid.block
-        custom, text = None, None
-        where = f"{labels.block} %{{y}} · {labels.channel} %{{x}} ({row_block}×{col_block})"
-    for column, (values, axis) in enumerate(((stats.x, "coloraxis"), (stats.y, "coloraxis2")), 1):
-        drawn = block_mean(values.reshape(rows, d), grid)  # [R, C]
+    drawn = [block_mean(v.reshape(rows, d), grid) for v in (stats.x, stats.y)]  # [R, C] each
+    for column, (values, axis) in enumerate(zip(drawn, ("coloraxis", "coloraxis2")), 1):
         figure.add_trace(
             go.Heatmap(
-                z=drawn,
+                z=values,
                 x=x_centres,
                 y=y_centres,
                 coloraxis=axis,
-                customdata=custom,
-                text=text,
-                hovertemplate=f"{where}<br>%{{z:.4g}} %{{text}}<extra></extra>",
+                # on the input, the click layer below carries the hover
+                hoverinfo="skip" if column == 1 else None,
+                hovertemplate=f"{labels.channel} %{{x}}<br>y = %{{z:.4g}}<extra></extra>",
                 name=labels.input if column == 1 else labels.output,
             ),
             row=1,
@@ -255,6 +239,7 @@ def cells_figure(
             col=column,
         )
         _shapes(figure, stats, selection, column, rows, d)
+    figure.add_trace(_click_layer(grid, drawn, pad_rows, tokens, labels), row=1, col=1)
     ticks, tick_text = _row_ticks(stats.real, labels)
     limit_x, limit_y = _symmetric_range(stats.x), _symmetric_range(stats.y)
     height = int(min(max(150 + 6 * len(y_centres), 380), 560))
@@ -278,6 +263,41 @@ def cells_figure(
     figure.update_yaxes(title_text=labels.rows, row=1, col=1)
     figure.update_xaxes(title_text=labels.channel, showgrid=False, zeroline=False)
     return figure
+
+
+def _click_layer(grid: DrawnGrid, drawn, pad_rows, tokens: int, labels: HeatmapLabels):
+    """Invisible square markers on the input heatmap's bricks: plotly heatmaps cannot be
+    selected, so a click selects the marker under it (Streamlit returns its x and y)."""
+    x_centres, y_centres = grid.centres()
+    x, y = np.meshgrid(x_centres, y_centres)  # [R, C] each
+    values = np.stack([drawn[0], drawn[1]], axis=-1).reshape(-1, 2)  # [R·C, 2]: x, y
+    if grid.cell_by_cell:
+        rows = np.rint(y).astype(int).reshape(-1)  # [R·C]
+        pad = np.where(pad_rows[rows], f" · {labels.pad}", "")
+        where = [
+            f"{labels.sequence} {r // tokens} · {labels.position} {r % tokens}{p}"
+            for r, p in zip(rows, pad)
+        ]
+    else:
+        row_block, col_block = grid.block
+        where = [f"{labels.block} {r:g} ({row_block}×{col_block})" for r in y.reshape(-1)]
+    invisible = dict(color="rgba(0,0,0,0)", size=1)
+    return go.Scatter(
+        x=x.reshape(-1),
+        y=y.reshape(-1),
+        mode="markers",
+        marker=dict(symbol="square", color="rgba(0,0,0,0)", size=CLICK_MARKER_PX),
+        selected=dict(marker=invisible),
+        unselected=dict(marker=invisible),
+        customdata=values,
+        text=where,
+        hovertemplate=(
+            f"%{{text}} · {labels.channel} %{{x}}<br>x = %{{customdata[0]:.4g}}"
+            f" → y = %{{customdata[1]:.4g}}<extra></extra>"
+        ),
+        showlegend=False,
+        name="cells",
+    )
 
 
 def _shapes(figure, stats, selection, column: int, rows: int, d: int) -> None:
@@ -406,7 +426,8 @@ def box_figure(
                 figure.add_trace(trace)
                 pad_legend = False
     pooled_legend = True
-    for box in reversed(_boxes(selection.pooled)):
+    pooled = selection.pooled if selection.label >= 0 else np.zeros(shape, dtype=bool)  # DyT
+    for box in reversed(_boxes(pooled)):
         for face, (alpha, lighten) in zip(
             _faces(box, shape, lengths), ((0.85, 0.0), (0.85, 0.35), (0.85, -0.0))
         ):
