@@ -19,7 +19,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
 from engine.axes.limits import MAX_DRAWN_CELLS
 from engine.axes.sharing import AxesStatistics, CellSelection
@@ -193,38 +192,34 @@ def cells_figure(
     """Input and normalized tensor side by side, ``B·T`` rows by ``d`` channels.
 
     The cells sharing the clicked cell's statistic keep their colour and are outlined; the
-    others are veiled.  PAD rows are greyed and labelled on the row axis.
+    others are veiled.  PAD rows are greyed and labelled on the row axis.  The layout is
+    written as one dict (two x axes sharing one y axis): plotly's ``make_subplots`` and
+    ``add_shape`` parse their arguments one by one and cost ~0.2 s here, on every click.
     """
     batch, tokens, d = stats.x.shape
     rows = batch * tokens
     grid = drawn_grid(batch, tokens, d)
-    x_centres, y_centres = grid.centres()
+    x_centres, y_centres = (c.astype(np.float32) for c in grid.centres())
     pad_rows = ~stats.real.reshape(rows)  # [B·T]
-    veil = _veil(selection, grid, rows, d)  # [R, C]
-    figure = make_subplots(
-        rows=1,
-        cols=2,
-        shared_yaxes=True,
-        horizontal_spacing=0.04,
-        subplot_titles=(labels.input, f"{labels.output} (γ = 1, β = 0)"),
-    )
+    veil = _veil(selection, grid, rows, d).astype(np.float32)  # [R, C]
     drawn = [block_mean(v.reshape(rows, d), grid) for v in (stats.x, stats.y)]  # [R, C] each
-    for column, (values, axis) in enumerate(zip(drawn, ("coloraxis", "coloraxis2")), 1):
-        figure.add_trace(
+    traces = []
+    for column, values in enumerate(drawn, 1):
+        axes = dict(xaxis="x" if column == 1 else "x2", yaxis="y")
+        traces.append(
             go.Heatmap(
-                z=values,
+                z=values.astype(np.float32),
                 x=x_centres,
                 y=y_centres,
-                coloraxis=axis,
-                # on the input, the click layer below carries the hover
+                coloraxis="coloraxis" if column == 1 else "coloraxis2",
+                # on the input, the click layer carries the hover
                 hoverinfo="skip" if column == 1 else None,
                 hovertemplate=f"{labels.channel} %{{x}}<br>y = %{{z:.4g}}<extra></extra>",
                 name=labels.input if column == 1 else labels.output,
-            ),
-            row=1,
-            col=column,
+                **axes,
+            )
         )
-        figure.add_trace(
+        traces.append(
             go.Heatmap(
                 z=veil,
                 x=x_centres,
@@ -234,35 +229,70 @@ def cells_figure(
                 colorscale=[[0.0, "rgba(255,255,255,0)"], [1.0, "rgba(255,255,255,1)"]],
                 showscale=False,
                 hoverinfo="skip",
-            ),
-            row=1,
-            col=column,
+                **axes,
+            )
         )
-        _shapes(figure, stats, selection, column, rows, d)
-    figure.add_trace(_click_layer(grid, drawn, pad_rows, tokens, labels), row=1, col=1)
+    traces.append(_click_layer(grid, drawn, pad_rows, tokens, labels))
+    shapes = _shapes(stats, selection, "x", rows, d) + _shapes(stats, selection, "x2", rows, d)
+    return go.Figure(data=traces, layout=_cells_layout(stats, labels, len(y_centres), shapes))
+
+
+PANEL_GAP = 0.04  # between the input and the normalized panel, in paper units
+
+
+def _cells_layout(stats: AxesStatistics, labels: HeatmapLabels, drawn_rows: int, shapes):
     ticks, tick_text = _row_ticks(stats.real, labels)
     limit_x, limit_y = _symmetric_range(stats.x), _symmetric_range(stats.y)
-    height = int(min(max(150 + 6 * len(y_centres), 380), 560))
+    height = int(min(max(150 + 6 * drawn_rows, 380), 560))
     below_title = -62 / (height - 40 - 96)  # paper units: 62 px under the plot, past the x title
     bar = dict(orientation="h", thickness=10, y=below_title, yanchor="top", len=0.4, ypad=0)
-    figure.update_layout(
+    half = (1 - PANEL_GAP) / 2
+    x_axis = dict(title=dict(text=labels.channel), showgrid=False, zeroline=False, anchor="y")
+    titles = [
+        dict(
+            text=text,
+            x=x,
+            y=1.0,
+            xref="paper",
+            yref="paper",
+            xanchor="center",
+            yanchor="bottom",
+            showarrow=False,
+            font=dict(size=16),
+        )
+        for text, x in (
+            (labels.input, half / 2),
+            (f"{labels.output} (γ = 1, β = 0)", 1 - half / 2),
+        )
+    ]
+    return dict(
+        xaxis=dict(domain=[0, half], **x_axis),
+        xaxis2=dict(domain=[1 - half, 1], **x_axis),
+        yaxis=dict(
+            autorange="reversed",
+            tickvals=ticks,
+            ticktext=tick_text,
+            showgrid=False,
+            zeroline=False,
+            title=dict(text=labels.rows),
+        ),
         coloraxis=dict(
-            colorscale=COLORSCALE, cmin=-limit_x, cmax=limit_x, colorbar={**bar, "x": 0.24}
+            colorscale=COLORSCALE, cmin=-limit_x, cmax=limit_x, colorbar={**bar, "x": half / 2}
         ),
         coloraxis2=dict(
-            colorscale=COLORSCALE, cmin=-limit_y, cmax=limit_y, colorbar={**bar, "x": 0.76}
+            colorscale=COLORSCALE,
+            cmin=-limit_y,
+            cmax=limit_y,
+            colorbar={**bar, "x": 1 - half / 2},
         ),
+        annotations=titles,
+        shapes=shapes,
         height=height,
         margin=dict(l=10, r=10, t=40, b=96),
         dragmode=False,
         clickmode="event+select",
+        showlegend=False,
     )
-    figure.update_yaxes(
-        autorange="reversed", tickvals=ticks, ticktext=tick_text, showgrid=False, zeroline=False
-    )
-    figure.update_yaxes(title_text=labels.rows, row=1, col=1)
-    figure.update_xaxes(title_text=labels.channel, showgrid=False, zeroline=False)
-    return figure
 
 
 def _click_layer(grid: DrawnGrid, drawn, pad_rows, tokens: int, labels: HeatmapLabels):
@@ -272,59 +302,62 @@ def _click_layer(grid: DrawnGrid, drawn, pad_rows, tokens: int, labels: HeatmapL
     x, y = np.meshgrid(x_centres, y_centres)  # [R, C] each
     values = np.stack([drawn[0], drawn[1]], axis=-1).reshape(-1, 2)  # [R·C, 2]: x, y
     if grid.cell_by_cell:
-        rows = np.rint(y).astype(int).reshape(-1)  # [R·C]
-        pad = np.where(pad_rows[rows], f" · {labels.pad}", "")
-        where = [
-            f"{labels.sequence} {r // tokens} · {labels.position} {r % tokens}{p}"
-            for r, p in zip(rows, pad)
-        ]
+        rows = np.rint(y).astype(np.int32).reshape(-1)  # [R·C]
+        # sequence, position, x, y of each cell; PAD named in the text (empty elsewhere)
+        custom = np.column_stack([rows // tokens, rows % tokens, values]).astype(np.float32)
+        where = f"{labels.sequence} %{{customdata[0]}} · {labels.position} %{{customdata[1]}}"
+        text = np.where(pad_rows[rows], f" · {labels.pad}", "").tolist()
+        first = 2
     else:
         row_block, col_block = grid.block
-        where = [f"{labels.block} {r:g} ({row_block}×{col_block})" for r in y.reshape(-1)]
+        custom, text, first = values.astype(np.float32), None, 0
+        where = f"{labels.block} %{{y}} ({row_block}×{col_block})"
     invisible = dict(color="rgba(0,0,0,0)", size=1)
     return go.Scatter(
-        x=x.reshape(-1),
-        y=y.reshape(-1),
+        x=x.reshape(-1).astype(np.float32),
+        y=y.reshape(-1).astype(np.float32),
+        xaxis="x",
+        yaxis="y",
         mode="markers",
         marker=dict(symbol="square", color="rgba(0,0,0,0)", size=CLICK_MARKER_PX),
         selected=dict(marker=invisible),
         unselected=dict(marker=invisible),
-        customdata=values,
-        text=where,
+        customdata=custom,
+        text=text,
         hovertemplate=(
-            f"%{{text}} · {labels.channel} %{{x}}<br>x = %{{customdata[0]:.4g}}"
-            f" → y = %{{customdata[1]:.4g}}<extra></extra>"
+            f"{where}{'%{text}' if text is not None else ''} · {labels.channel} %{{x}}"
+            f"<br>x = %{{customdata[{first}]:.4g}} → y = %{{customdata[{first + 1}]:.4g}}"
+            "<extra></extra>"
         ),
         showlegend=False,
         name="cells",
     )
 
 
-def _shapes(figure, stats, selection, column: int, rows: int, d: int) -> None:
+def _shapes(stats, selection, x_axis: str, rows: int, d: int) -> list[dict]:
     """PAD rows, sequence separators, the shared set's outline and the clicked cell."""
     batch, tokens = stats.real.shape
-    place = dict(row=1, col=column)
+    place = dict(xref=x_axis, yref="y")
+    shapes = []
     for b in range(batch):
         length = int(stats.real[b].sum())
         if length < tokens:
             pad = _rect(b * tokens + length, (b + 1) * tokens - 1, 0, d - 1)
-            figure.add_shape(**pad, fillcolor=PAD_FILL, line_width=0, **place)
+            shapes.append(dict(**pad, fillcolor=PAD_FILL, line=dict(width=0), **place))
         if b and batch <= 2 * MAX_LABELLED_SAMPLES:
-            figure.add_shape(
-                type="line",
-                x0=-0.5,
-                x1=d - 0.5,
-                y0=b * tokens - 0.5,
-                y1=b * tokens - 0.5,
-                line=dict(color="#9a9a9a", width=1),
-                **place,
+            separator = b * tokens - 0.5
+            line = dict(color="#9a9a9a", width=1)
+            shapes.append(
+                dict(type="line", x0=-0.5, x1=d - 0.5, y0=separator, y1=separator, line=line)
+                | place
             )
     box = _bounding_box(selection.shared.reshape(rows, d))
     if box is not None:
-        figure.add_shape(**_rect(*box), line=dict(color=OUTLINE_COLOR, width=2.5), **place)
+        shapes.append(dict(**_rect(*box), line=dict(color=OUTLINE_COLOR, width=2.5), **place))
     b, t, c = selection.cell
     clicked = _rect(b * tokens + t, b * tokens + t, c, c)
-    figure.add_shape(**clicked, line=dict(color=CLICKED_COLOR, width=3), **place)
+    shapes.append(dict(**clicked, line=dict(color=CLICKED_COLOR, width=3), **place))
+    return shapes
 
 
 # --- the [B, T, d] box -----------------------------------------------------------------------
@@ -413,17 +446,17 @@ def box_figure(
     batch, tokens, d = shape
     lengths = _lengths(batch, tokens, d)
     color = NORM_COLORS[kind]
-    figure = go.Figure()
+    traces = []
     outline = "rgba(60, 60, 60, 0.9)"
     for face, alpha in zip(_faces((0, batch, 0, tokens, 0, d), shape, lengths), (0.05, 0.1, 0.14)):
-        figure.add_trace(_polygon(face, f"rgba(120, 120, 120, {alpha})", outline))
+        traces.append(_polygon(face, f"rgba(120, 120, 120, {alpha})", outline))
     pad_legend = True
     for b in reversed(range(batch)):  # back to front: nearer PAD blocks drawn over farther
         length = int(real[b].sum())
         if length < tokens:
             for face in _faces((b, b + 1, length, tokens, 0, d), shape, lengths):
                 trace = _polygon(face, BOX_PAD_FILL, "rgba(80,80,80,0.4)", labels.pad, pad_legend)
-                figure.add_trace(trace)
+                traces.append(trace)
                 pad_legend = False
     pooled_legend = True
     pooled = selection.pooled if selection.label >= 0 else np.zeros(shape, dtype=bool)  # DyT
@@ -432,63 +465,64 @@ def box_figure(
             _faces(box, shape, lengths), ((0.85, 0.0), (0.85, 0.35), (0.85, -0.0))
         ):
             fill = _rgba(color, alpha, lighten)
-            figure.add_trace(_polygon(face, fill, color, labels.pooled, pooled_legend))
+            traces.append(_polygon(face, fill, color, labels.pooled, pooled_legend))
             pooled_legend = False
     b, t, c = selection.cell
     for index, face in enumerate(_faces((b, b + 1, t, t + 1, c, c + 1), shape, lengths)):
-        figure.add_trace(_polygon(face, CLICKED_COLOR, "#7a5500", labels.clicked, index == 0))
-    _hidden_edges(figure, shape, lengths)
-    _axis_names(figure, shape, lengths, labels)
-    figure.update_layout(
+        traces.append(_polygon(face, CLICKED_COLOR, "#7a5500", labels.clicked, index == 0))
+    traces += _hidden_edges(lengths)
+    layout = dict(
+        annotations=_axis_names(shape, lengths, labels),
         height=330,
         margin=dict(l=10, r=10, t=10, b=10),
         legend=dict(orientation="h", y=0.0, yanchor="top", x=0.0),
         plot_bgcolor="rgba(0,0,0,0)",
+        xaxis=dict(visible=False),
+        yaxis=dict(visible=False, scaleanchor="x", scaleratio=1),
     )
-    figure.update_xaxes(visible=False)
-    figure.update_yaxes(visible=False, scaleanchor="x", scaleratio=1)
-    return figure
+    return go.Figure(data=traces, layout=layout)
 
 
-def _hidden_edges(figure: go.Figure, shape, lengths) -> None:
+def _hidden_edges(lengths) -> list[go.Scatter]:
     """The three edges behind the box, dashed."""
     corner = _project(0, 1, 1, lengths)
-    for end in (_project(1, 1, 1, lengths), _project(0, 0, 1, lengths), _project(0, 1, 0, lengths)):
-        figure.add_trace(
-            go.Scatter(
-                x=[corner[0], end[0]],
-                y=[corner[1], end[1]],
-                mode="lines",
-                line=dict(color="rgba(60,60,60,0.6)", width=1, dash="dot"),
-                hoverinfo="skip",
-                showlegend=False,
-            )
+    ends = (_project(1, 1, 1, lengths), _project(0, 0, 1, lengths), _project(0, 1, 0, lengths))
+    return [
+        go.Scatter(
+            x=[corner[0], end[0]],
+            y=[corner[1], end[1]],
+            mode="lines",
+            line=dict(color="rgba(60,60,60,0.6)", width=1, dash="dot"),
+            hoverinfo="skip",
+            showlegend=False,
         )
+        for end in ends
+    ]
 
 
-def _axis_names(figure: go.Figure, shape, lengths, labels: BoxLabels) -> None:
+def _axis_names(shape, lengths, labels: BoxLabels) -> list[dict]:
     batch, tokens, d = shape
     bottom = _project(0.5, 1, 0, lengths)
     left = _project(0, 0.5, 0, lengths)
     depth = _project(0, 0, 0.5, lengths)
     style = dict(showarrow=False, font=dict(size=13))
-    figure.add_annotation(
-        x=bottom[0], y=bottom[1], text=labels.channels.format(n=d), yshift=-12, **style
-    )
-    figure.add_annotation(
-        x=left[0],
-        y=left[1],
-        text=labels.tokens.format(n=tokens),
-        textangle=-90,
-        xshift=-12,
-        **style,
-    )
-    figure.add_annotation(
-        x=depth[0],
-        y=depth[1],
-        text=labels.batch.format(n=batch),
-        textangle=-math.degrees(_DEPTH_ANGLE),
-        xshift=-10,
-        yshift=8,
-        **style,
-    )
+    return [
+        dict(x=bottom[0], y=bottom[1], text=labels.channels.format(n=d), yshift=-12, **style),
+        dict(
+            x=left[0],
+            y=left[1],
+            text=labels.tokens.format(n=tokens),
+            textangle=-90,
+            xshift=-12,
+            **style,
+        ),
+        dict(
+            x=depth[0],
+            y=depth[1],
+            text=labels.batch.format(n=batch),
+            textangle=-math.degrees(_DEPTH_ANGLE),
+            xshift=-10,
+            yshift=8,
+            **style,
+        ),
+    ]
