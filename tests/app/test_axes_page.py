@@ -27,6 +27,7 @@ def _open(app, **settings):
 
 def _set(app, key: str, value):
     kinds = ("number_input", "selectbox", "segmented_control", "text_input", "toggle", "slider")
+    kinds += ("select_slider",)
     for kind in kinds:
         widgets = [w for w in app.get(kind) if getattr(w, "key", None) == key]
         if widgets:
@@ -220,3 +221,19 @@ def test_chinese_page_opened_from_a_link(section):
     else:
         assert any("这个说法不成立" in s.value for s in app.success)
         assert len(app.success) == 5
+
+
+def test_one_token_tensor_explains_what_needs_more(app):
+    """B = T = 1: the experiments that need two values say so; nothing crashes."""
+    _open(app, ax_batch=1, ax_tokens=1, ax_section="batchnorm")
+    errors = " ".join(e.value for e in app.error)
+    assert "B·T = 1·1 = 1: a running variance needs at least two values" in errors
+    assert "T = 1: a later token needs an earlier one" in errors
+    assert any("The claim does not hold" in s.value for s in app.success)
+
+
+def test_zero_epsilon_on_a_pad_row_shows_nan_not_a_traceback(app):
+    _open(app, ax_source="padded", ax_eps=0.0, ax_cell_b=3, ax_cell_t=10)
+    assert "a PAD position" in _text(app)
+    assert _metrics(app)["σ²"] == "0"  # a row of PAD zeros has no spread
+    assert any("NaN" in latex.value for latex in app.latex)  # (0 - 0) / sqrt(0 + 0)

@@ -277,7 +277,9 @@ def causal_figure(
     result: CausalLeak, left: Panel, right: Panel, kind_names: Names, changed: str
 ) -> go.Figure:
     """|Δy| at each position after token ``result.position`` of sequence 0 was replaced:
-    in that sequence (left) and in the other sequences (right), one line per kind."""
+    in that sequence (left) and in the other sequences (right), one line per kind.  The
+    replaced token's own change (large under every kind) is left out of the left panel, so
+    the scale shows what leaks into the other positions."""
     figure = _two_panels(left, right)
     positions = np.arange(result.same_sample.shape[1])
     dashes = {"layernorm": "solid", "rmsnorm": "dash", "dyt": "dot"}

@@ -200,8 +200,9 @@ def causal_lesson(result: CausalLeak, names: Names, lang: str) -> str:
     earlier = dict(zip(result.kinds, result.earlier_max))
     leaking = [kind for kind, leaks in zip(result.kinds, result.leaks_future) if leaks]
     sealed = [kind for kind in result.kinds if kind not in leaking]
-    moved = ", ".join(f"{names[k]} {_n(earlier[k], 3)}" for k in leaking)
-    same = ", ".join(names[k] for k in sealed)
+    separator = translate("axes.causal.separator", lang)
+    moved = separator.join(f"{names[k]} {_n(earlier[k], 3)}" for k in leaking)
+    same = separator.join(names[k] for k in sealed)
     zero = max((earlier[k] for k in sealed), default=math.nan)
     return translate(
         "axes.causal.lesson",
