@@ -229,6 +229,7 @@ def test_one_token_tensor_explains_what_needs_more(app):
     errors = " ".join(e.value for e in app.error)
     assert "B·T = 1·1 = 1: a running variance needs at least two values" in errors
     assert "T = 1: a later token needs an earlier one" in errors
+    assert any("This batch has no PAD position" in s.value for s in app.success)
     assert any("The claim does not hold" in s.value for s in app.success)
 
 

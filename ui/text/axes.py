@@ -122,6 +122,8 @@ def cell_arithmetic(stats: AxesStatistics, selection: CellSelection) -> str:
 
 
 def padding_lesson(result: PaddingPollution, lang: str) -> str:
+    if result.pad_fraction == 0:  # one sentence, or every length T: nothing to pollute
+        return translate("axes.padding.no_pad", lang, ln=_n(result.ln_real_token_max_diff))
     return translate(
         "axes.padding.lesson",
         lang,
