@@ -116,7 +116,8 @@ def test_pad_rows_clicked_cell_and_outline_are_drawn_on_both_panels():
 def test_the_click_layer_covers_every_cell_with_its_values():
     stats, _, figure = _figure()
     layer = figure.data[-1]
-    assert layer.type == "scattergl" and len(layer.x) == 64 * 32
+    assert layer.type == "scatter" and len(layer.x) == 64 * 32
+    assert layer.marker.maxdisplayed == 1  # one SVG node, every point still clickable
     index = (2 * 16 + 7) * 32 + 20
     assert (layer.x[index], layer.y[index]) == (20, 39)
     sequence, position, x, y = layer.customdata[index]  # as the hover writes them
