@@ -1,4 +1,4 @@
-"""ui.figures.axes and ui.figures.axes_batchnorm: pure builders, checked on engine results and
+"""ui.figures.axes, axes_box and axes_batchnorm: pure builders, checked on engine results and
 hand-made masks; ui.text.axes: the sentences carry the engine's numbers."""
 
 from __future__ import annotations
@@ -22,15 +22,13 @@ from ui.figures.axes import (
     CLICKED_COLOR,
     DIM_MAX,
     HALF_DIM,
-    BoxLabels,
     HeatmapLabels,
-    _boxes,
     block_mean,
-    box_figure,
     cell_at,
     cells_figure,
     drawn_grid,
 )
+from ui.figures.axes_box import BoxLabels, box_figure, cuboids
 from ui.i18n import catalog
 from ui.labels import NORM_NAMES
 from ui.text import axes as text
@@ -146,7 +144,7 @@ def test_boxes_split_a_mask_into_cuboids():
     mask = np.zeros((3, 4, 5), dtype=bool)
     mask[0, :4, 2] = mask[1, :4, 2] = True  # two samples, same run: one cuboid
     mask[2, :2, 2] = True  # a shorter run: a second cuboid
-    assert _boxes(mask) == [(0, 2, 0, 4, 2, 3), (2, 3, 0, 2, 2, 3)]
+    assert cuboids(mask) == [(0, 2, 0, 4, 2, 3), (2, 3, 0, 2, 2, 3)]
 
 
 def test_box_shades_the_pooled_slab_and_the_clicked_cell():

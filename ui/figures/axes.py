@@ -1,5 +1,5 @@
-"""Axes page pictures: the ``B·T × d`` heatmap with the shared cells lit, and the ``[B, T, d]``
-box with the pooled slab shaded (the way Wu & He's Figure 2 draws the four norms).
+"""Axes page heatmap: the ``B·T × d`` tensor, input and normalized, with the cells that share
+the clicked cell's statistic lit (the ``[B, T, d]`` box is ``ui.figures.axes_box``).
 
 Pure functions: engine results in, ``go.Figure`` out; no Streamlit import.  Every word a
 reader sees arrives translated in a ``*Labels`` dataclass; the figures add only numbers.
@@ -9,7 +9,7 @@ channels.  Above ``MAX_DRAWN_CELLS`` cells the heatmap is *summarised*: each dra
 the mean of a block of cells (``drawn_grid``), and a click lands on the block's centre cell.
 
 References:
-- Wu, He 2018, "Group Normalization", arXiv:1803.08494 (Figure 2)
+- Wu, He 2018, "Group Normalization", arXiv:1803.08494 (Figure 2: the sets drawn here)
 """
 
 from __future__ import annotations
@@ -36,7 +36,6 @@ COLORSCALE = "RdBu_r"  # diverging, 0 = white: a PAD row of zeros reads as blank
 OUTLINE_COLOR = "#111111"  # the shared set's outline on the heatmap
 CLICKED_COLOR = "#f2a900"  # the clicked cell (the app's highlight amber, see depth_wiring)
 PAD_FILL = "rgba(96, 96, 96, 0.42)"
-BOX_PAD_FILL = "rgba(96, 96, 96, 0.16)"  # PAD blocks in the box overlap: lighter
 DIM_MAX = 0.62  # white veil over cells that do not share the statistic
 HALF_DIM = 0.3  # veil over cells normalized with it but not pooled into it (PAD under mask)
 COLOR_PERCENTILE = 95.0  # of |value|; times COLOR_HEADROOM is the colour scale's half-width
@@ -57,19 +56,7 @@ class HeatmapLabels:
     sequence: str  # "seq" (tick labels "seq 0") and hover
     position: str  # "t" in hover
     pad: str  # "PAD"
-    block: str  # hover prefix of a summarised brick: "mean of rows … channels …"
-
-
-@dataclass(frozen=True)
-class BoxLabels:
-    """Words of the box picture, translated; ``{n}`` is the axis size."""
-
-    batch: str  # "B = {n} sequences"
-    tokens: str  # "T = {n} positions"
-    channels: str  # "d = {n} channels"
-    pooled: str  # legend: the pooled cells
-    clicked: str  # legend: the clicked cell
-    pad: str  # legend: PAD positions
+    block: str  # hover prefix of a summarised brick: "brick centre: row"
 
 
 @dataclass(frozen=True)
@@ -138,7 +125,7 @@ def cell_at(x: float, y: float, shape: tuple[int, int, int]) -> tuple[int, int, 
     return row // tokens, row % tokens, channel
 
 
-def _bounding_box(mask2d: np.ndarray) -> tuple[int, int, int, int] | None:
+def bounding_box(mask2d: np.ndarray) -> tuple[int, int, int, int] | None:
     """(row0, row1, col0, col1), inclusive, of the True cells of a ``[rows, cols]`` mask."""
     rows = np.flatnonzero(mask2d.any(axis=1))
     cols = np.flatnonzero(mask2d.any(axis=0))
@@ -357,178 +344,10 @@ def _shapes(stats, selection, x_axis: str, rows: int, d: int) -> list[dict]:
                 dict(type="line", x0=-0.5, x1=d - 0.5, y0=separator, y1=separator, line=line)
                 | place
             )
-    box = _bounding_box(selection.shared.reshape(rows, d))
+    box = bounding_box(selection.shared.reshape(rows, d))
     if box is not None:
         shapes.append(dict(**_rect(*box), line=dict(color=OUTLINE_COLOR, width=2.5), **place))
     b, t, c = selection.cell
     clicked = _rect(b * tokens + t, b * tokens + t, c, c)
     shapes.append(dict(**clicked, line=dict(color=CLICKED_COLOR, width=3), **place))
     return shapes
-
-
-# --- the [B, T, d] box -----------------------------------------------------------------------
-
-_DEPTH_ANGLE = math.radians(35)  # the B axis is drawn up and to the right
-_DEPTH_SCALE = 0.55  # and shorter than the others, as in an oblique drawing
-
-
-def _lengths(batch: int, tokens: int, d: int) -> tuple[float, float, float]:
-    """Drawn lengths of the d, T and B edges: proportional, each at least a third of the
-    longest so that B = 1 or d = 2 is still a box."""
-    biggest = max(batch, tokens, d)
-    return tuple(min(max(n / biggest, 0.34), 1.0) for n in (d, tokens, batch))
-
-
-def _project(u, v, w, lengths) -> tuple[float, float]:
-    """Fractions along (channels u, positions v, samples w) to drawing coordinates."""
-    length_d, length_t, length_b = lengths
-    depth = _DEPTH_SCALE * length_b * w
-    return u * length_d + depth * math.cos(_DEPTH_ANGLE), -v * length_t + depth * math.sin(
-        _DEPTH_ANGLE
-    )
-
-
-def _faces(box, shape, lengths) -> list[list[tuple[float, float]]]:
-    """The three visible faces (front, top, right) of cells ``box = (b0, b1, t0, t1, c0, c1)``
-    (half-open), as polygons."""
-    batch, tokens, d = shape
-    b0, b1, t0, t1, c0, c1 = box
-    u0, u1, v0, v1, w0, w1 = c0 / d, c1 / d, t0 / tokens, t1 / tokens, b0 / batch, b1 / batch
-
-    def p(u, v, w):
-        return _project(u, v, w, lengths)
-
-    front = [p(u0, v0, w0), p(u1, v0, w0), p(u1, v1, w0), p(u0, v1, w0)]
-    top = [p(u0, v0, w0), p(u0, v0, w1), p(u1, v0, w1), p(u1, v0, w0)]
-    right = [p(u1, v0, w0), p(u1, v0, w1), p(u1, v1, w1), p(u1, v1, w0)]
-    return [front, top, right]
-
-
-def _polygon(points, fill: str, line: str, name: str | None = None, legend: bool = False):
-    xs = [x for x, _ in points] + [points[0][0]]
-    ys = [y for _, y in points] + [points[0][1]]
-    return go.Scatter(
-        x=xs,
-        y=ys,
-        mode="lines",
-        fill="toself",
-        fillcolor=fill,
-        line=dict(color=line, width=1),
-        hoverinfo="skip",
-        name=name,
-        showlegend=legend,
-        legendgroup=name,
-    )
-
-
-def _rgba(hex_color: str, alpha: float, lighten: float = 0.0) -> str:
-    red, green, blue = (int(hex_color[i : i + 2], 16) for i in (1, 3, 5))
-    red, green, blue = (round(c + (255 - c) * lighten) for c in (red, green, blue))
-    return f"rgba({red}, {green}, {blue}, {alpha})"
-
-
-def _boxes(mask: np.ndarray) -> list[tuple[int, int, int, int, int, int]]:
-    """``mask`` [B, T, d] as cuboids (b0, b1, t0, t1, c0, c1), half-open: one per run of
-    samples whose (positions × channels) bounding boxes agree."""
-    runs: list[list[int]] = []
-    for b in range(mask.shape[0]):
-        box = _bounding_box(mask[b])
-        if box is None:
-            continue
-        t0, t1, c0, c1 = box
-        if runs and runs[-1][1] == b and runs[-1][2:] == [t0, t1 + 1, c0, c1 + 1]:
-            runs[-1][1] = b + 1
-        else:
-            runs.append([b, b + 1, t0, t1 + 1, c0, c1 + 1])
-    return [tuple(run) for run in runs]
-
-
-def box_figure(
-    real: np.ndarray, selection: CellSelection, kind: str, labels: BoxLabels
-) -> go.Figure:
-    """The ``[B, T, d]`` tensor as a box; the cells pooled into the clicked cell's statistic
-    as a shaded slab, PAD positions greyed, the clicked cell in amber."""
-    shape = selection.pooled.shape
-    batch, tokens, d = shape
-    lengths = _lengths(batch, tokens, d)
-    color = NORM_COLORS[kind]
-    traces = []
-    outline = "rgba(60, 60, 60, 0.9)"
-    for face, alpha in zip(_faces((0, batch, 0, tokens, 0, d), shape, lengths), (0.05, 0.1, 0.14)):
-        traces.append(_polygon(face, f"rgba(120, 120, 120, {alpha})", outline))
-    pad_legend = True
-    for b in reversed(range(batch)):  # back to front: nearer PAD blocks drawn over farther
-        length = int(real[b].sum())
-        if length < tokens:
-            for face in _faces((b, b + 1, length, tokens, 0, d), shape, lengths):
-                trace = _polygon(face, BOX_PAD_FILL, "rgba(80,80,80,0.4)", labels.pad, pad_legend)
-                traces.append(trace)
-                pad_legend = False
-    pooled_legend = True
-    pooled = selection.pooled if selection.label >= 0 else np.zeros(shape, dtype=bool)  # DyT
-    for box in reversed(_boxes(pooled)):
-        for face, (alpha, lighten) in zip(
-            _faces(box, shape, lengths), ((0.85, 0.0), (0.85, 0.35), (0.85, -0.0))
-        ):
-            fill = _rgba(color, alpha, lighten)
-            traces.append(_polygon(face, fill, color, labels.pooled, pooled_legend))
-            pooled_legend = False
-    b, t, c = selection.cell
-    for index, face in enumerate(_faces((b, b + 1, t, t + 1, c, c + 1), shape, lengths)):
-        traces.append(_polygon(face, CLICKED_COLOR, "#7a5500", labels.clicked, index == 0))
-    traces += _hidden_edges(lengths)
-    layout = dict(
-        annotations=_axis_names(shape, lengths, labels),
-        height=330,
-        margin=dict(l=10, r=10, t=10, b=10),
-        legend=dict(orientation="h", y=0.0, yanchor="top", x=0.0),
-        plot_bgcolor="rgba(0,0,0,0)",
-        xaxis=dict(visible=False),
-        yaxis=dict(visible=False, scaleanchor="x", scaleratio=1),
-    )
-    return go.Figure(data=traces, layout=layout)
-
-
-def _hidden_edges(lengths) -> list[go.Scatter]:
-    """The three edges behind the box, dashed."""
-    corner = _project(0, 1, 1, lengths)
-    ends = (_project(1, 1, 1, lengths), _project(0, 0, 1, lengths), _project(0, 1, 0, lengths))
-    return [
-        go.Scatter(
-            x=[corner[0], end[0]],
-            y=[corner[1], end[1]],
-            mode="lines",
-            line=dict(color="rgba(60,60,60,0.6)", width=1, dash="dot"),
-            hoverinfo="skip",
-            showlegend=False,
-        )
-        for end in ends
-    ]
-
-
-def _axis_names(shape, lengths, labels: BoxLabels) -> list[dict]:
-    batch, tokens, d = shape
-    bottom = _project(0.5, 1, 0, lengths)
-    left = _project(0, 0.5, 0, lengths)
-    depth = _project(0, 0, 0.5, lengths)
-    style = dict(showarrow=False, font=dict(size=13))
-    return [
-        dict(x=bottom[0], y=bottom[1], text=labels.channels.format(n=d), yshift=-12, **style),
-        dict(
-            x=left[0],
-            y=left[1],
-            text=labels.tokens.format(n=tokens),
-            textangle=-90,
-            xshift=-12,
-            **style,
-        ),
-        dict(
-            x=depth[0],
-            y=depth[1],
-            text=labels.batch.format(n=batch),
-            textangle=-math.degrees(_DEPTH_ANGLE),
-            xshift=-10,
-            yshift=8,
-            **style,
-        ),
-    ]

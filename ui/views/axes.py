@@ -19,7 +19,8 @@ from engine.axes.train_eval import TrainEvalGap
 from engine.errors import EngineError
 from ui.errors import error_text
 from ui.figures import axes_batchnorm as charts
-from ui.figures.axes import BoxLabels, HeatmapLabels, box_figure, cells_figure, drawn_grid
+from ui.figures.axes import HeatmapLabels, cells_figure, drawn_grid
+from ui.figures.axes_box import BoxLabels, box_figure
 from ui.formatting import format_number
 from ui.i18n import current_language, t
 from ui.labels import NORM_NAMES
