@@ -38,6 +38,8 @@ TRANSLATED = (
     "dump_source",  # the dumps page: an upload, the built-in example, the live model
     "layer_order",  # engine.config.DumpSpec.layer_order
     "chosen_as",  # engine.dumps.NormComparison.reasons
+    "axes_source",
+    "axes_preset",
 )
 
 

@@ -22,8 +22,14 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from engine.axes import limits as axes_limits
+from engine.axes.small_batch import DEFAULT_BATCH_SIZES, DEFAULT_DRAWS
+from engine.axes.train_eval import DEFAULT_MOMENTUM, DEFAULT_SHIFT, DEFAULT_STEPS
 from engine.config import (
     ACTIVATIONS,
+    AXES_DTYPES,
+    AXES_PRESETS,
+    AXES_SOURCES,
     COMPUTE_DTYPES,
     DEPTH_NORMS,
     DEPTH_PLACEMENTS,
@@ -33,6 +39,7 @@ from engine.config import (
     NORM_KINDS,
     TRAIN_PLACEMENTS,
     TRAIN_TASKS,
+    AxesSpec,
     DepthSpec,
     DumpSpec,
     TrainSpec,
@@ -368,6 +375,58 @@ DUMPS = PageParams(
     ),
 )
 
-PAGES = {p.page: p for p in (VECTOR_LAB, DEPTH, KERNELS, MODELS, DUMPS)}
+_AXES = AxesSpec()
+AXES_SECTIONS = ("cells", "batchnorm")  # which cells share statistics | BatchNorm's failures
+AXES_EPS = (0.0, 1e-8, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 0.1, 1.0)
+AXES_BATCH_SIZES = (1, 2, 4, 8, 16, 32, 64)  # the small-batch experiment's choices
+MAX_LENGTHS_CHARS = 4 * axes_limits.MAX_BATCH  # "512," per sequence
+AXES = PageParams(
+    "axes",
+    "ax",
+    (
+        Param("ax_section", "choice", "cells", AXES_SECTIONS),
+        # the tensor
+        Param("ax_source", "choice", _AXES.source, AXES_SOURCES, vocabulary="axes_source"),
+        Param("ax_preset", "choice", _AXES.preset, AXES_PRESETS, vocabulary="axes_preset"),
+        Param("ax_batch", "int", _AXES.batch, low=1, high=axes_limits.MAX_BATCH),
+        Param("ax_tokens", "int", _AXES.tokens, low=1, high=axes_limits.MAX_TOKENS),
+        Param("ax_d", "int", _AXES.d, low=1, high=axes_limits.MAX_CHANNELS),
+        Param("ax_seed", "int", _AXES.seed, low=0, high=axes_limits.MAX_SEED),
+        # "16,12,8,4": one length per sequence; empty = the engine's staircase
+        Param("ax_lengths", "text", "", max_chars=MAX_LENGTHS_CHARS),
+        Param(
+            "ax_pad",
+            "float",
+            _AXES.pad_value,
+            low=-axes_limits.MAX_ABS_PAD_VALUE,
+            high=axes_limits.MAX_ABS_PAD_VALUE,
+        ),
+        # the norm
+        Param("ax_norm", "choice", _AXES.kind, NORM_KINDS, vocabulary="norm"),
+        Param("ax_groups", "int", _AXES.groups, low=1, high=axes_limits.MAX_CHANNELS),
+        Param("ax_eps", "choice", _AXES.eps, AXES_EPS),
+        Param("ax_mask", "bool", _AXES.mask_padding),
+        Param("ax_dtype", "choice", _AXES.dtype, AXES_DTYPES),
+        # the clicked cell (b, t, c)
+        Param("ax_cell_b", "int", 1, low=0, high=axes_limits.MAX_BATCH - 1),
+        Param("ax_cell_t", "int", 4, low=0, high=axes_limits.MAX_TOKENS - 1),
+        Param("ax_cell_c", "int", 10, low=0, high=axes_limits.MAX_CHANNELS - 1),
+        # BatchNorm's failures
+        Param("ax_sizes", "choices", list(DEFAULT_BATCH_SIZES), AXES_BATCH_SIZES),
+        Param("ax_draws", "int", DEFAULT_DRAWS, low=2, high=axes_limits.MAX_DRAWS),
+        Param(
+            "ax_shift",
+            "float",
+            DEFAULT_SHIFT,
+            low=-axes_limits.MAX_SHIFT,
+            high=axes_limits.MAX_SHIFT,
+        ),
+        Param("ax_momentum", "float", DEFAULT_MOMENTUM, low=0.0, high=1.0),
+        Param("ax_steps", "int", DEFAULT_STEPS, low=1, high=axes_limits.MAX_TRAIN_STEPS),
+        Param("ax_position", "int", _AXES.tokens - 1, low=1, high=axes_limits.MAX_TOKENS - 1),
+    ),
+)
+
+PAGES = {p.page: p for p in (VECTOR_LAB, AXES, DEPTH, KERNELS, MODELS, DUMPS)}
 PREFIXES = {p.prefix for p in PAGES.values()} | {"tl", "tla", "tlb"}  # with the old Depth ones
 assert set(COMPUTE_DTYPES) >= set(STORAGE_DTYPES)

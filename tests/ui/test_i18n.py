@@ -108,25 +108,49 @@ def test_a_missing_parameter_fails_instead_of_showing_braces():
 HELPERS = {"t": (0, ""), "translate": (0, "")}
 
 
-def _local_helpers(tree: ast.AST) -> dict[str, tuple[int, str]]:
-    """Wrappers defined in a module that call translate(f"<prefix>{key}", ...)."""
-    found = {}
-    for function in (n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)):
+def _local_helpers(tree: ast.AST) -> list[tuple[str, int, str, int, int]]:
+    """Wrappers defined in a module that call translate(f"<prefix>{key}", ...).
+
+    (name, index of the key argument, prefix, first line, last line of the scope the
+    wrapper is visible in): a module may define several ``tr`` with different prefixes,
+    each inside the function that uses it.
+    """
+    found = []
+    scopes = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)]
+    for function in scopes:
         arguments = [a.arg for a in function.args.args]
         for call in ast.walk(function):
             if not (isinstance(call, ast.Call) and getattr(call.func, "id", None) in HELPERS):
                 continue
             key = call.args[0] if call.args else None
-            if isinstance(key, ast.JoinedStr) and len(key.values) == 2:
-                prefix, name = key.values
-                if (
-                    isinstance(prefix, ast.Constant)
-                    and isinstance(name, ast.FormattedValue)
-                    and isinstance(name.value, ast.Name)
-                    and name.value.id in arguments
-                ):
-                    found[function.name] = (arguments.index(name.value.id), prefix.value)
+            if not (isinstance(key, ast.JoinedStr) and len(key.values) == 2):
+                continue
+            prefix, name = key.values
+            if (
+                isinstance(prefix, ast.Constant)
+                and isinstance(name, ast.FormattedValue)
+                and isinstance(name.value, ast.Name)
+                and name.value.id in arguments
+            ):
+                parents = [
+                    f
+                    for f in scopes
+                    if f is not function and f.lineno <= function.lineno <= f.end_lineno
+                ]
+                scope = parents[-1] if parents else tree
+                first, last = getattr(scope, "lineno", 0), getattr(scope, "end_lineno", 10**9)
+                index = arguments.index(name.value.id)
+                found.append((function.name, index, prefix.value, first, last))
     return found
+
+
+def _helper_for(name: str, line: int, local) -> tuple[int, str] | None:
+    """The wrapper a call to ``name`` at ``line`` means: the innermost visible definition."""
+    visible = [h for h in local if h[0] == name and h[3] <= line <= h[4]]
+    if visible:
+        innermost = max(visible, key=lambda h: h[3])
+        return innermost[1], innermost[2]
+    return HELPERS.get(name)
 
 
 def _key_pattern(node: ast.expr, prefix: str) -> re.Pattern | None:
@@ -169,13 +193,14 @@ def _translation_calls():
     for path in files:
         tree = ast.parse(path.read_text(encoding="utf-8"))
         functions = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)]
-        helpers = {**HELPERS, **_local_helpers(tree)}
+        local = _local_helpers(tree)
         for node in ast.walk(tree):
             if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
                 continue
-            if node.func.id not in helpers or path.name == "i18n.py":
+            helper = _helper_for(node.func.id, node.lineno, local)
+            if helper is None or path.name == "i18n.py":
                 continue
-            index, prefix = helpers[node.func.id]
+            index, prefix = helper
             if len(node.args) <= index:
                 continue
             pattern = _key_pattern(node.args[index], prefix)

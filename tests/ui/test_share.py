@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from ui.share import (
+    AXES,
     DEPTH,
     DUMPS,
     KERNELS,
@@ -142,6 +143,39 @@ PINNED = {
         "du_channel_layer": ("int", -1, (-1, 1 << 20)),
         "du_pair": ("int", 0, (0, 1 << 20)),
     },
+    "axes": {
+        "ax_section": ("choice", "cells", ("cells", "batchnorm")),
+        "ax_source": ("choice", "synthetic", ("synthetic", "padded")),
+        "ax_preset": (
+            "choice",
+            "gaussian",
+            ("gaussian", "channel_offsets", "outlier_channel", "shifted_token"),
+        ),
+        "ax_batch": ("int", 4, (1, 64)),
+        "ax_tokens": ("int", 16, (1, 512)),
+        "ax_d": ("int", 32, (1, 1024)),
+        "ax_seed": ("int", 0, (0, 2**31 - 1)),
+        "ax_lengths": ("text", "", None),
+        "ax_pad": ("float", 0.0, (-1e4, 1e4)),
+        "ax_norm": (
+            "choice",
+            "layernorm",
+            ("layernorm", "rmsnorm", "batchnorm", "instancenorm", "groupnorm", "dyt"),
+        ),
+        "ax_groups": ("int", 4, (1, 1024)),
+        "ax_eps": ("choice", 1e-5, (0.0, 1e-8, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 0.1, 1.0)),
+        "ax_mask": ("bool", False, None),
+        "ax_dtype": ("choice", "float32", ("float32", "float64")),
+        "ax_cell_b": ("int", 1, (0, 63)),
+        "ax_cell_t": ("int", 4, (0, 511)),
+        "ax_cell_c": ("int", 10, (0, 1023)),
+        "ax_sizes": ("choices", [1, 2, 4, 8, 16, 32], (1, 2, 4, 8, 16, 32, 64)),
+        "ax_draws": ("int", 200, (2, 2000)),
+        "ax_shift": ("float", 1.0, (-10.0, 10.0)),
+        "ax_momentum": ("float", 0.1, (0.0, 1.0)),
+        "ax_steps": ("int", 100, (1, 1000)),
+        "ax_position": ("int", 15, (1, 511)),
+    },
 }
 
 
@@ -161,7 +195,7 @@ def test_each_page_keeps_its_parameters_and_their_meaning(page):
 
 
 def test_one_prefix_per_page():
-    assert {p.prefix for p in PAGES.values()} == {"vl", "dp", "kn", "md", "du"}
+    assert {p.prefix for p in PAGES.values()} == {"vl", "ax", "dp", "kn", "md", "du"}
     for page in PAGES.values():
         assert all(p.key.startswith(page.prefix + "_") for p in page.params)
 
@@ -220,6 +254,40 @@ def test_dumps_values_parse_to_ids_and_the_eps_in_any_spelling():
     assert parse(DUMPS["du_eps"], ["1e-5"]) == (1e-5, None)
     assert parse(DUMPS["du_eps"], ["0.00001"]) == (1e-5, None)
     assert query_string(DUMPS, {"du_eps": 1e-6, "du_axes": "BTd"}) == "du_axes=BTd&du_eps=1e-06"
+
+
+@pytest.mark.parametrize(
+    "key, raw, expected",
+    [
+        ("ax_norm", ["GroupNorm"], "groupnorm"),  # a display name, as older links write them
+        ("ax_source", ["带填充的句子"], "padded"),  # made in Chinese, opened in English
+        ("ax_preset", ["One outlier channel"], "outlier_channel"),
+        ("ax_eps", ["0.00001"], 1e-5),
+        ("ax_eps", ["0"], 0.0),
+        ("ax_lengths", ["16,12,8,4"], "16,12,8,4"),  # parsed and checked by the page
+        ("ax_sizes", ["1,4,16"], [1, 4, 16]),
+        ("ax_shift", ["-2.5"], -2.5),
+    ],
+)
+def test_axes_values_parse_to_ids(key, raw, expected):
+    assert parse(AXES[key], raw) == (expected, None)
+
+
+@pytest.mark.parametrize(
+    "key, raw",
+    [
+        ("ax_d", ["0"]),  # d = 0: refused with what is accepted
+        ("ax_batch", ["65"]),
+        ("ax_eps", ["0.5"]),  # not one of the offered ε
+        ("ax_norm", ["layer"]),
+        ("ax_sizes", ["3"]),
+        ("ax_lengths", ["1," * 200]),
+        ("ax_momentum", ["1.5"]),
+    ],
+)
+def test_axes_bad_values_are_refused(key, raw):
+    value, refusal = parse(AXES[key], raw)
+    assert value is None and refusal.params["param"] == key
 
 
 def test_kernels_passes_parse_from_ids_and_names():

@@ -59,7 +59,7 @@ def segmented(param: Param, text: str, target=st, **kwargs):
         param.choices,
         default=param.default,
         key=param.key,
-        format_func=_names(param),
+        format_func=kwargs.pop("format_func", _names(param)),
         **kwargs,
     )
     return param.default if chosen is None else chosen
@@ -96,3 +96,16 @@ def text_input(param: Param, text: str, target=st, **kwargs):
 
 def text_area(param: Param, text: str, target=st, **kwargs):
     return target.text_area(text, value=param.default, key=param.key, **kwargs)
+
+
+def slider(param: Param, text: str, target=st, **kwargs):
+    """A slider over the parameter's whole range."""
+    cast = int if param.kind == "int" else float
+    return target.slider(
+        text,
+        min_value=cast(param.low),
+        max_value=cast(param.high),
+        value=cast(param.default),
+        key=param.key,
+        **kwargs,
+    )

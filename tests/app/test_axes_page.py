@@ -1,0 +1,240 @@
+"""The Axes page through AppTest: each section, each norm's shared set, each experiment, refusals.
+
+Numbers on the page are checked against independent computations (numpy on the tensor the
+page draws, nn.BatchNorm1d's own error), never against the page's engine calls.
+"""
+
+import base64
+import json
+
+import numpy as np
+import pytest
+import torch
+from streamlit.testing.v1 import AppTest
+
+from engine.axes.sources import make_tensor
+from engine.config import AxesSpec
+from tests.app.conftest import APP
+
+
+def _open(app, **settings):
+    app.switch_page("app_pages/axes.py").run()
+    for key, value in settings.items():
+        _set(app, key, value)
+    assert not app.exception
+    return app
+
+
+def _set(app, key: str, value):
+    kinds = ("number_input", "selectbox", "segmented_control", "text_input", "toggle", "slider")
+    kinds += ("select_slider",)
+    for kind in kinds:
+        widgets = [w for w in app.get(kind) if getattr(w, "key", None) == key]
+        if widgets:
+            widgets[0].set_value(value).run()
+            assert not app.exception
+            return
+    raise AssertionError(f"no widget {key}")
+
+
+def _text(app) -> str:
+    parts = [m.value for m in app.markdown] + [c.value for c in app.caption]
+    parts += [e.value for kind in ("success", "info", "warning", "error") for e in app.get(kind)]
+    return "\n".join(parts)
+
+
+def _metrics(app) -> dict[str, str]:
+    return {m.label: m.value for m in app.metric}
+
+
+def _array(data) -> np.ndarray:
+    if isinstance(data, dict) and "bdata" in data:
+        flat = np.frombuffer(base64.b64decode(data["bdata"]), dtype=np.dtype(data["dtype"]))
+        shape = data.get("shape")
+        if isinstance(shape, str):
+            shape = [int(n) for n in shape.split(",")]
+        return flat.reshape(shape) if shape else flat
+    return np.asarray(data, dtype=float)
+
+
+def _chart(app, key: str) -> dict:
+    for chart in app.get("plotly_chart"):
+        if chart.proto.id and key in chart.proto.id:
+            return json.loads(chart.proto.spec)
+    raise AssertionError(f"no chart {key}")
+
+
+def _lit(app) -> set[tuple[int, int]]:
+    """(row, channel) of the input panel's unveiled cells (veil opacity 0)."""
+    veil = _array(_chart(app, "ax_heatmap")["data"][1]["z"])
+    return {(int(r), int(c)) for r, c in zip(*np.nonzero(veil == 0))}
+
+
+def test_default_layernorm_lights_the_clicked_row_and_states_its_statistics(app):
+    _open(app)
+    assert app.title[0].value == "Axes"
+    text = _text(app)
+    assert "computes **B·T = 4·16 = 64** (μ, σ) pairs" in text
+    assert "γ and β: shape [32] each" in text
+    assert "A third source, a slice of an activation dump" in text  # said honestly
+    assert _lit(app) == {(1 * 16 + 4, c) for c in range(32)}  # default cell (1, 4, 10)
+    row = make_tensor(AxesSpec()).x[1, 4].double().numpy()  # the tensor the page draws
+    metrics = _metrics(app)
+    assert float(metrics["μ"]) == pytest.approx(row.mean(), abs=1e-4)
+    assert float(metrics["σ²"]) == pytest.approx(row.var(), abs=1e-4)
+    assert metrics["cells pooled"] == "32"
+
+
+def test_picking_a_cell_moves_the_shared_set(app):
+    _open(app, ax_cell_b=2, ax_cell_t=7, ax_cell_c=20)
+    assert _lit(app) == {(2 * 16 + 7, c) for c in range(32)}
+    assert "Cell (b = 2, t = 7, c = 20)" in _text(app)
+
+
+@pytest.mark.parametrize(
+    "kind, expected_count, lit",
+    [
+        ("batchnorm", "**d = 32** (μ, σ) pairs", {(r, 10) for r in range(64)}),
+        ("instancenorm", "**B·d = 4·32 = 128** (μ, σ) pairs", {(16 + t, 10) for t in range(16)}),
+        (
+            "groupnorm",
+            "**B·G = 4·4 = 16** (μ, σ) pairs",
+            {(16 + t, c) for t in range(16) for c in range(8, 16)},
+        ),
+        ("rmsnorm", "**B·T = 4·16 = 64** mean squares", {(20, c) for c in range(32)}),
+        ("dyt", "computes no statistic", {(20, 10)}),
+    ],
+)
+def test_each_norm_lights_its_own_set(app, kind, expected_count, lit):
+    _open(app, ax_norm=kind)
+    assert expected_count in _text(app)
+    assert _lit(app) == lit
+
+
+def test_groupnorm_states_the_correction_and_the_leak(app):
+    _open(app, ax_norm="groupnorm")
+    text = _text(app)
+    assert "often said to compute B·T·G statistics (256 here)" in text
+    assert "giving B·G = 16 statistics" in text
+    assert "GroupNorm pools over T" in text and "leaks the future" in text
+    # pooled cells: one sequence's group of d/G = 8 channels over all T = 16 positions
+    assert _metrics(app)["cells pooled"] == "128"
+
+
+def test_masked_batchnorm_pools_only_real_tokens(app):
+    _open(app, ax_source="padded", ax_norm="batchnorm", ax_mask=True)
+    real = sum((16, 12, 8, 4))  # the staircase of lengths: PAD left out of the channel
+    assert _metrics(app)["cells pooled"] == str(real)
+    spec = AxesSpec(source="padded")
+    x, mask = make_tensor(spec).x.double().numpy(), make_tensor(spec).real.numpy()
+    channel = x[:, :, 10][mask]  # default cell's channel, real positions only
+    assert float(_metrics(app)["μ"]) == pytest.approx(channel.mean(), abs=1e-4)
+
+
+def test_bad_settings_are_refused_with_a_message(app):
+    _open(app, ax_norm="groupnorm", ax_groups=5)
+    assert "5 does not divide 32. Divisors of d: 1, 2, 4, 8, 16, 32" in app.error[0].value
+    _set(app, "ax_groups", 4)  # back to a divisor
+    assert not app.error
+    _set(app, "ax_source", "padded")
+    _set(app, "ax_lengths", "16, 12, oops")
+    assert "“oops” is not a whole number" in app.error[0].value
+    _set(app, "ax_lengths", "16, 12")
+    assert "2 sentence lengths were given for B = 4" in app.error[0].value
+    _set(app, "ax_lengths", "16, 12, 8, 40")
+    assert "has length 40, but every length must be from 1 to T = 16" in app.error[0].value
+
+
+def test_the_cell_limit_is_refused_and_large_tensors_are_summarised(app):
+    _open(app, ax_batch=8, ax_tokens=64, ax_d=128)
+    assert "65,536 cells is more than this page draws cell by cell" in _text(app)
+    assert "4 rows × 2 channels" in _text(app)
+    _set(app, "ax_d", 256)
+    assert "cells is more than the 65536 this page computes" in app.error[0].value
+
+
+def _failures(app, **settings):
+    _open(app, ax_section="batchnorm", **settings)
+    return _text(app)
+
+
+def test_every_experiment_draws_its_chart_and_lesson(app):
+    text = _failures(app)
+    for key in ("ax_padding", "ax_small", "ax_train_eval", "ax_one", "ax_causal"):
+        assert _chart(app, key)["data"]
+    assert len(app.success) == 5  # one lesson per experiment
+    for number in range(1, 6):
+        assert any(s.value.startswith(f"{number}. ") for s in app.subheader)
+    # padding: 40 real tokens of 64 positions (lengths 16, 12, 8, 4) -> 37.5 % PAD
+    assert "With 37.5 % of the positions PAD" in text
+    assert "LayerNorm's outputs of the real tokens move by 0:" in text
+    # small batches: b = 1 pools T = 16 values per channel
+    assert "With b = 1 (n = 16 values per channel)" in text
+
+
+def test_batch_of_one_quotes_the_claim_and_shows_what_pytorch_does(app):
+    text = _failures(app)
+    assert "batch size=1时方差为零导致除零错误" in text  # quoted as a claim
+    bn = torch.nn.BatchNorm1d(32).train()
+    with pytest.raises(ValueError) as raised:
+        bn(torch.zeros(1, 32))
+    assert f"raises ValueError before computing anything, on purpose: “{raised.value}”" in text
+    assert "The claim does not hold: nothing divides by zero." in text
+    assert "collapses every output to β (max |y − β| = 0)" in text
+
+
+def test_causal_leak_names_the_leaking_norms(app):
+    text = _failures(app)
+    lesson = next(s.value for s in app.success if s.value.startswith("Replacing token"))
+    assert "Replacing token t = 15" in lesson
+    for name in ("BatchNorm", "InstanceNorm", "GroupNorm"):
+        assert name in lesson.split("Under")[0]
+    assert "Under LayerNorm, RMSNorm, DyT: by exactly 0." in lesson
+    assert "A norm that pools over T" in text
+
+
+def test_train_eval_shift_and_momentum(app):
+    _failures(app, ax_shift=0.0)
+    lesson = next(s.value for s in app.success if s.value.startswith("After 100 steps"))
+    assert "shifted by 0σ" in lesson
+    _set(app, "ax_momentum", 0.0)
+    assert any("Momentum 0 is not accepted" in e.value for e in app.error)
+
+
+def test_small_batch_refuses_too_many_draws(app):
+    _failures(app, ax_tokens=512, ax_d=8, ax_draws=2000)
+    assert any("more than the 16777216 accepted" in e.value for e in app.error)
+
+
+@pytest.mark.parametrize("section", ["cells", "batchnorm"])
+def test_chinese_page_opened_from_a_link(section):
+    """A link in Chinese opens each section in Chinese (AppTest formats widget labels outside
+    the session, so the page is opened from the link, not switched to Chinese in place)."""
+    app = AppTest.from_file(APP, default_timeout=60)
+    app.query_params["lang"] = "zh"
+    app.run()
+    app.session_state["ax_section"] = section  # as ui.url_state.seed puts ?ax_section=...
+    _open(app)
+    assert app.title[0].value == "轴与统计量"
+    if section == "cells":
+        assert "计算 **B·T = 4·16 = 64** 组 (μ, σ)" in _text(app)
+    else:
+        assert any("这个说法不成立" in s.value for s in app.success)
+        assert len(app.success) == 5
+
+
+def test_one_token_tensor_explains_what_needs_more(app):
+    """B = T = 1: the experiments that need two values say so; nothing crashes."""
+    _open(app, ax_batch=1, ax_tokens=1, ax_section="batchnorm")
+    errors = " ".join(e.value for e in app.error)
+    assert "B·T = 1·1 = 1: a running variance needs at least two values" in errors
+    assert "T = 1: a later token needs an earlier one" in errors
+    assert any("This batch has no PAD position" in s.value for s in app.success)
+    assert any("The claim does not hold" in s.value for s in app.success)
+
+
+def test_zero_epsilon_on_a_pad_row_shows_nan_not_a_traceback(app):
+    _open(app, ax_source="padded", ax_eps=0.0, ax_cell_b=3, ax_cell_t=10)
+    assert "a PAD position" in _text(app)
+    assert _metrics(app)["σ²"] == "0"  # a row of PAD zeros has no spread
+    assert any("NaN" in latex.value for latex in app.latex)  # (0 - 0) / sqrt(0 + 0)

@@ -1,0 +1,97 @@
+"""The Axes page in a real browser: click a heatmap cell, see the cells sharing its statistic
+change with the chosen norm; the experiments section renders; a hostile link is refused."""
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.e2e.browser import wait_idle
+
+pytestmark = pytest.mark.e2e
+
+HEATMAP = ".st-key-ax_heatmap .js-plotly-plot"
+
+# Page coordinates of heatmap cell (channel x, row y) on the input panel (plotly's own axes)
+CELL_POSITION_JS = """([x, y]) => {
+  const gd = document.querySelector('.st-key-ax_heatmap .js-plotly-plot');
+  const xa = gd._fullLayout.xaxis, ya = gd._fullLayout.yaxis;
+  const box = gd.getBoundingClientRect();
+  return [box.left + xa._offset + xa.l2p(x), box.top + ya._offset + ya.l2p(y)];
+}"""
+
+# The unveiled cells of the input panel (veil opacity 0), as [row, channel] pairs
+LIT_CELLS_JS = """() => {
+  const gd = document.querySelector('.st-key-ax_heatmap .js-plotly-plot');
+  const z = gd._fullData[1].z, lit = [];
+  for (let r = 0; r < z.length; r++) for (let c = 0; c < z[r].length; c++)
+    if (z[r][c] === 0) lit.push([r, c]);
+  return lit;
+}"""
+
+
+def _open(page, url: str) -> None:
+    page.goto(url)
+    wait_idle(page)
+    page.locator(HEATMAP).locator(".main-svg").first.wait_for(state="visible", timeout=30_000)
+    page.locator(".st-key-ax_norm [role='radio']").first.wait_for(state="visible")
+
+
+def _click_cell(page, channel: int, row: int) -> None:
+    x, y = page.evaluate(CELL_POSITION_JS, [channel, row])
+    page.mouse.move(x, y)
+    page.mouse.click(x, y)
+    wait_idle(page)
+    page.locator(HEATMAP).locator(".main-svg").first.wait_for(state="visible")
+
+
+def _lit(page) -> set[tuple[int, int]]:
+    return {tuple(cell) for cell in page.evaluate(LIT_CELLS_JS)}
+
+
+def test_click_a_cell_and_the_shared_set_follows_the_norm(page, server_url, artifacts):
+    _open(page, server_url + "/axes?lang=en")
+    expect(page.get_by_role("heading", name="Axes", exact=True)).to_be_visible()
+    b, t, c, tokens, d = 2, 7, 20, 16, 32  # the defaults: B = 4, T = 16, d = 32
+    row = b * tokens + t
+    _click_cell(page, c, row)
+    assert "ax_cell_b=2" in page.url and "ax_cell_t=7" in page.url and "ax_cell_c=20" in page.url
+    assert page.get_by_text("Cell (b = 2, t = 7, c = 20)").is_visible()
+    # LayerNorm: the clicked cell's row, all d channels
+    assert _lit(page) == {(row, channel) for channel in range(d)}
+
+    page.get_by_role("radio", name="BatchNorm", exact=True).click()
+    wait_idle(page)
+    # BatchNorm: the clicked cell's channel over all B·T rows
+    assert _lit(page) == {(r, c) for r in range(4 * tokens)}
+
+    page.get_by_role("radio", name="InstanceNorm", exact=True).click()
+    wait_idle(page)
+    assert _lit(page) == {(b * tokens + p, c) for p in range(tokens)}  # its sequence's positions
+
+    page.get_by_role("radio", name="GroupNorm", exact=True).click()
+    wait_idle(page)
+    group = range(16, 24)  # G = 4 groups of 8 channels: channel 20 is in the third
+    assert _lit(page) == {(b * tokens + p, ch) for p in range(tokens) for ch in group}
+    assert page.locator("[data-testid='stException']").count() == 0
+    page.screenshot(path=str(artifacts / "axes_groupnorm_en.png"), full_page=True)
+
+    _click_cell(page, 3, 5)  # another click under GroupNorm: sequence 0, first group
+    assert _lit(page) == {(p, ch) for p in range(tokens) for ch in range(8)}
+
+
+def test_batchnorm_failures_render_in_chinese(page, server_url, artifacts):
+    page.goto(server_url + "/axes?lang=zh&ax_section=batchnorm")
+    wait_idle(page)
+    expect(page.get_by_role("heading", name="5. BatchNorm 泄露未来信息")).to_be_visible()
+    expect(page.locator(".stPlotlyChart")).to_have_count(5, timeout=30_000)
+    assert page.locator("[data-testid='stException']").count() == 0
+    assert page.get_by_text("batch size=1时方差为零导致除零错误").is_visible()
+    page.screenshot(path=str(artifacts / "axes_batchnorm_zh.png"), full_page=True)
+
+
+def test_a_hostile_link_is_refused_with_messages(page, server_url):
+    page.goto(server_url + "/axes?lang=en&ax_d=0&ax_groups=5&ax_norm=groupnorm&ax_lengths=x")
+    wait_idle(page)
+    alerts = " ".join(page.locator("[data-testid='stAlert']").all_inner_texts())
+    assert "ax_d" in alerts and "1 … 1024" in alerts  # d = 0 refused, the default shown
+    assert "5 does not divide 32" in alerts  # the engine's refusal, translated
+    assert page.locator("[data-testid='stException']").count() == 0

@@ -1,0 +1,245 @@
+"""ui.figures.axes, axes_box and axes_batchnorm: pure builders, checked on engine results and
+hand-made masks; ui.text.axes: the sentences carry the engine's numbers."""
+
+from __future__ import annotations
+
+import math
+import re
+
+import numpy as np
+import pytest
+
+from engine.axes.batch_of_one import batch_of_one
+from engine.axes.causal_leak import causal_leak
+from engine.axes.limits import MAX_DRAWN_CELLS
+from engine.axes.padding import padding_pollution
+from engine.axes.sharing import axes_statistics, select_cell
+from engine.axes.small_batch import small_batch_noise
+from engine.axes.train_eval import train_eval_gap
+from engine.config import AxesSpec
+from ui.figures import axes_batchnorm as charts
+from ui.figures.axes import (
+    CLICKED_COLOR,
+    DIM_MAX,
+    HALF_DIM,
+    HeatmapLabels,
+    block_mean,
+    cell_at,
+    cells_figure,
+    drawn_grid,
+)
+from ui.figures.axes_box import BoxLabels, box_figure, cuboids
+from ui.i18n import catalog
+from ui.labels import NORM_NAMES
+from ui.text import axes as text
+
+LABELS = HeatmapLabels("in", "out", "channel", "rows", "seq", "t", "PAD", "block")
+BOX = BoxLabels("B={n}", "T={n}", "d={n}", "pooled", "clicked", "PAD")
+
+
+def _figure(cell=(1, 4, 10), **spec):
+    stats = axes_statistics(AxesSpec(**spec))
+    selection = select_cell(stats, cell)
+    return stats, selection, cells_figure(stats, selection, LABELS)
+
+
+# --- the drawn grid ----------------------------------------------------------------------
+
+
+def test_small_tensors_are_drawn_cell_by_cell():
+    grid = drawn_grid(4, 16, 32)
+    assert grid.cell_by_cell and grid.block == (1, 1)
+    x, y = grid.centres()
+    assert np.array_equal(x, np.arange(32)) and np.array_equal(y, np.arange(64))
+
+
+@pytest.mark.parametrize("shape", [(8, 64, 128), (64, 32, 32), (1, 512, 128), (64, 512, 2)])
+def test_large_tensors_are_summarised_in_blocks_that_keep_sequences_apart(shape):
+    batch, tokens, d = shape
+    grid = drawn_grid(batch, tokens, d)
+    assert not grid.cell_by_cell
+    assert len(grid.row_starts) * len(grid.col_starts) <= MAX_DRAWN_CELLS
+    rows, _ = grid.block
+    assert tokens % rows == 0 or rows % tokens == 0  # no block straddles two sequences
+    assert grid.row_starts[0] == 0 and grid.row_starts[-1] < batch * tokens
+
+
+def test_block_mean_matches_a_hand_computation_with_a_ragged_last_block():
+    grid = drawn_grid(2, 6, 130, max_cells=100)  # 130 channels: blocks of 3, the last of 1
+    values = np.arange(12 * 130, dtype=float).reshape(12, 130)
+    means = block_mean(values, grid)
+    rows, cols = grid.block
+    assert means[0, 0] == pytest.approx(values[:rows, :cols].mean())
+    assert means[-1, -1] == pytest.approx(values[-rows:, 129:].mean())
+
+
+def test_a_click_maps_back_to_its_cell():
+    grid = drawn_grid(4, 16, 32)
+    x, y = grid.centres()
+    assert cell_at(x[20], y[2 * 16 + 7], (4, 16, 32)) == (2, 7, 20)
+    assert cell_at(-3.0, 999.0, (4, 16, 32)) == (3, 15, 0)  # clamped into the tensor
+
+
+# --- the heatmap ---------------------------------------------------------------------------
+
+
+def test_the_veil_uncovers_exactly_the_shared_cells():
+    stats, selection, figure = _figure(kind="groupnorm")
+    veil = np.asarray(figure.data[1].z)
+    shared = selection.shared.reshape(64, 32)
+    assert np.array_equal(veil == 0, shared)
+    # GroupNorm: sequence 1's 16 positions x the 8 channels of channel 10's group
+    assert np.array_equal(np.argwhere(shared)[[0, -1]], [[16, 8], [31, 15]])
+    assert np.allclose(veil[~shared], DIM_MAX)
+
+
+def test_masked_batchnorm_half_veils_the_pad_cells_of_the_channel():
+    stats, selection, figure = _figure(source="padded", kind="batchnorm", mask_padding=True)
+    veil = np.asarray(figure.data[1].z)
+    column = veil[:, 10]
+    real = stats.real.reshape(-1)
+    assert np.all(column[real] == 0) and np.allclose(column[~real], HALF_DIM)
+
+
+def test_pad_rows_clicked_cell_and_outline_are_drawn_on_both_panels():
+    stats, selection, figure = _figure(cell=(2, 3, 5), source="padded")
+    shapes = figure.layout.shapes
+    pad = [s for s in shapes if s.fillcolor and "96" in s.fillcolor]
+    assert len(pad) == 2 * 3  # lengths 16, 12, 8, 4: three sequences have PAD, two panels
+    clicked = [s for s in shapes if s.line.color == CLICKED_COLOR]
+    assert len(clicked) == 2
+    assert (clicked[0].x0, clicked[0].y0) == (4.5, 2 * 16 + 3 - 0.5)
+
+
+def test_the_click_layer_covers_every_cell_with_its_values():
+    stats, _, figure = _figure()
+    layer = figure.data[-1]
+    assert layer.type == "scatter" and len(layer.x) == 64 * 32
+    assert layer.marker.maxdisplayed == 1  # one SVG node, every point still clickable
+    index = (2 * 16 + 7) * 32 + 20
+    assert (layer.x[index], layer.y[index]) == (20, 39)
+    sequence, position, x, y = layer.customdata[index]  # as the hover writes them
+    assert (sequence, position) == (2, 7)
+    assert x == pytest.approx(stats.x[2, 7, 20], rel=1e-6)
+    assert y == pytest.approx(stats.y[2, 7, 20], rel=1e-6)
+    assert layer.text[index] == ""  # a real token: the hover names PAD only
+
+
+def test_the_click_layer_names_pad_cells():
+    stats, _, figure = _figure(source="padded")
+    layer = figure.data[-1]
+    assert layer.text[(1 * 16 + 13) * 32] == " · PAD"  # sequence 1 has 12 real tokens
+
+
+def test_summarised_heatmap_draws_blocks():
+    stats, _, figure = _figure(batch=8, tokens=64, d=128)
+    assert np.asarray(figure.data[0].z).shape == (128, 64)  # blocks of 4 rows x 2 channels
+    assert np.asarray(figure.data[0].z)[0, 0] == pytest.approx(stats.x[0, :4, :2].mean())
+
+
+# --- the box -------------------------------------------------------------------------------
+
+
+def test_boxes_split_a_mask_into_cuboids():
+    mask = np.zeros((3, 4, 5), dtype=bool)
+    mask[0, :4, 2] = mask[1, :4, 2] = True  # two samples, same run: one cuboid
+    mask[2, :2, 2] = True  # a shorter run: a second cuboid
+    assert cuboids(mask) == [(0, 2, 0, 4, 2, 3), (2, 3, 0, 2, 2, 3)]
+
+
+def test_box_shades_the_pooled_slab_and_the_clicked_cell():
+    stats, selection, _ = _figure(source="padded", kind="batchnorm", mask_padding=True)
+    figure = box_figure(stats.real, selection, "batchnorm", BOX)
+    names = [trace.name for trace in figure.data]
+    assert names.count("pooled") == 3 * 4  # 4 lengths -> 4 cuboids, 3 visible faces each
+    assert names.count("clicked") == 3
+    assert "PAD" in names
+
+
+def test_box_shades_nothing_for_dyt():
+    stats, selection, _ = _figure(kind="dyt")
+    names = [trace.name for trace in box_figure(stats.real, selection, "dyt", BOX).data]
+    assert "pooled" not in names and names.count("clicked") == 3
+
+
+# --- the experiments' charts ---------------------------------------------------------------
+
+PANEL = charts.Panel("title", "x", "y")
+
+
+def test_padding_chart_draws_both_statistics():
+    result = padding_pollution(AxesSpec())
+    names = {"real": "real", "with_pad": "pad"}
+    figure = charts.padding_figure(result, PANEL, PANEL, names)
+    by_name = [(t.name, list(t.y)) for t in figure.data]
+    assert ("pad", list(result.mean_with_pad)) in by_name
+    assert ("real", list(result.std_real)) in by_name
+
+
+def test_small_batch_chart_is_log_log_with_the_theory_line():
+    result = small_batch_noise(AxesSpec(), draws=20)
+    keys = ("draws", "mean_spread", "mean_spread_theory", "var_spread", "var_spread_theory")
+    figure = charts.small_batch_figure(result, PANEL, PANEL, {k: k for k in keys})
+    theory = next(t for t in figure.data if t.name == "mean_spread_theory")
+    assert np.allclose(theory.y, 1 / np.sqrt(result.batch_sizes * 16))
+    assert figure.layout.xaxis2.type == "log" and figure.layout.yaxis2.type == "log"
+
+
+def test_train_eval_chart_marks_the_chosen_shift():
+    result = train_eval_gap(AxesSpec(preset="channel_offsets"), shift=2.0, steps=20)
+    keys = ("batch_mean", "running_mean", "population", "eval_mean", "gap", "chosen")
+    figure = charts.train_eval_figure(result, PANEL, PANEL, {k: k for k in keys})
+    chosen = next(t for t in figure.data if t.name == "chosen")
+    assert (chosen.x[0], chosen.y[0]) == (2.0, result.gap_mean)
+    channel = int(np.argmax(np.abs(result.population_mean)))
+    assert figure.layout.annotations[0].text.endswith(f"c = {channel}")
+
+
+def test_batch_of_one_chart_marks_every_nan():
+    result = batch_of_one(AxesSpec())
+    keys = ("x", "beta", "y", "y_eps0")
+    figure = charts.batch_of_one_figure(result, PANEL, {k: k for k in keys})
+    nan = next(t for t in figure.data if t.name == "y_eps0")
+    assert len(nan.x) == result.nan_count_eps0 == 32
+
+
+def test_causal_chart_leaves_the_replaced_token_out():
+    result = causal_leak(AxesSpec(), position=9)
+    figure = charts.causal_figure(result, PANEL, PANEL, NORM_NAMES, "changed")
+    batchnorm = next(t for t in figure.data if t.name == "BatchNorm")
+    assert batchnorm.y[9] is None and batchnorm.y[3] == pytest.approx(result.same_sample[2, 3])
+
+
+# --- sentences -----------------------------------------------------------------------------
+
+
+def test_legend_writes_the_count_from_the_kinds_table():
+    stats = axes_statistics(AxesSpec(kind="instancenorm"))
+    lines = text.legend(stats, NORM_NAMES, "en")
+    assert lines[0] == "**InstanceNorm** computes **B·d = 4·32 = 128** (μ, σ) pairs."
+    stats = axes_statistics(AxesSpec(kind="batchnorm"))
+    assert text.legend(stats, NORM_NAMES, "en")[0].startswith("**BatchNorm** computes **d = 32**")
+
+
+def test_groupnorm_correction_counts_both_ways():
+    stats = axes_statistics(AxesSpec(kind="groupnorm", groups=8))
+    sentence = text.groupnorm_correction(stats, "en")
+    assert "(512 here)" in sentence and "B·G = 32 statistics" in sentence  # 4·16·8 vs 4·8
+    assert text.groupnorm_correction(axes_statistics(AxesSpec()), "en") is None
+
+
+def test_cell_arithmetic_reproduces_the_output():
+    stats = axes_statistics(AxesSpec(dtype="float64"))
+    selection = select_cell(stats, (0, 0, 0))
+    latex = text.cell_arithmetic(stats, selection)
+    expected = (selection.x - selection.mean) / math.sqrt(selection.var + 1e-5)
+    assert latex.endswith(f"= {expected:.4f}")
+
+
+def test_lessons_hold_no_number_of_their_own():
+    """Every number in a lesson comes from the engine: the locale strings hold none."""
+    allowed = re.compile(r"BatchNorm1d|1/√|√\(2\(n−1\)\)/n|seed 001|种子 001")
+    for lang in ("en", "zh"):
+        for key, sentence in catalog(lang).items():
+            if key.startswith("axes.") and key.endswith(("lesson", "verdict", "collapses")):
+                assert not re.search(r"\d", allowed.sub("", sentence)), (lang, key)

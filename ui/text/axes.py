@@ -1,0 +1,217 @@
+"""Axes page sentences: the legend of a norm's statistics, the clicked cell's arithmetic, and
+the one-line lessons of BatchNorm's five failures.  Pure and unit-tested.
+
+Every number here comes from an engine result (``engine.axes``) or its spec; the locale files
+(``ui/locales/*/axes.toml``) hold the words around them and no number of their own.  Which axes
+a kind pools is ``engine/norms/kinds.py``'s table, read through the result.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+from engine.axes.batch_of_one import BatchOfOne
+from engine.axes.causal_leak import CausalLeak
+from engine.axes.padding import PaddingPollution
+from engine.axes.sharing import AxesStatistics, CellSelection
+from engine.axes.small_batch import SmallBatchNoise
+from engine.axes.train_eval import TrainEvalGap
+from engine.config import NormSpec
+from engine.norms.kinds import kind_axes
+from ui.formatting import format_number
+from ui.i18n import translate
+
+Names = Mapping[str, str]  # kind id -> display name (ui/labels.py's NORM_NAMES)
+
+
+def _n(value: float, decimals: int = 4) -> str:
+    return format_number(float(value), decimals)
+
+
+def _percent(fraction: float) -> str:
+    return f"{format_number(100 * fraction, 1)} %"
+
+
+def _shape(sizes) -> str:
+    return "[" + ", ".join(str(n) for n in sizes) + "]"
+
+
+def legend(stats: AxesStatistics, names: Names, lang: str) -> list[str]:
+    """Markdown lines: how many statistics the kind computes, what one pools, γ and β."""
+    spec = stats.spec
+    batch, tokens, d = stats.x.shape
+    kind = spec.kind
+
+    def tr(key: str, **params) -> str:
+        return translate(f"axes.legend.{key}", lang, **params)
+
+    sizes = dict(B=batch, T=tokens, d=d, G=spec.groups, per_group=d // spec.groups)
+    params = tr("params", shape=_shape(stats.param_shape))
+    if not stats.n_statistics:
+        return [tr("none", name=names[kind]), params + " " + tr("alpha")]
+    expression = f"{stats.count_formula} = "
+    if len(stats.stat_shape) > 1:  # "B·T = 4·16 = 64"; a single axis needs no product
+        expression += "·".join(str(n) for n in stats.stat_shape) + " = "
+    expression += f"{stats.n_statistics:,}"
+    what = tr("mean_squares" if kind == "rmsnorm" else "pairs")
+    count = tr("count", name=names[kind], expression=expression, what=what)
+    pooled_cells = int(stats.count.max()) if stats.count.size else 0
+    pooled = tr(f"pooled_{kind}", cells=f"{pooled_cells:,}", **sizes)
+    lines = [count, pooled, params]
+    if stats.masked:
+        lines.append(tr("masked"))
+    return lines
+
+
+def groupnorm_correction(stats: AxesStatistics, lang: str) -> str | None:
+    """GroupNorm on a sequence computes B·G statistics, not the B·T·G often written."""
+    if stats.spec.kind != "groupnorm":
+        return None
+    batch, tokens, _ = stats.x.shape
+    groups = stats.spec.groups
+    return translate(
+        "axes.legend.groupnorm_correction",
+        lang,
+        count=f"{stats.n_statistics:,}",
+        wrong=f"{batch * tokens * groups:,}",
+        tokens=tokens,
+    )
+
+
+def leak_note(kind: str, names: Names, lang: str) -> str | None:
+    """Kinds whose statistics pool over T let a later token change earlier outputs."""
+    if not kind_axes(kind).mixes_positions:
+        return None
+    return translate("axes.legend.leaks", lang, name=names[kind])
+
+
+def _tex(value: float) -> str:
+    text = _n(value)
+    if "e" in text:
+        mantissa, exponent = text.split("e")
+        return rf"{mantissa}\times 10^{{{int(exponent)}}}"
+    return text.replace("NaN", r"\text{NaN}").replace("∞", r"\infty").replace("−", "-")
+
+
+def _signed(value: float) -> str:
+    return f"({_tex(value)})" if value < 0 else _tex(value)
+
+
+def cell_arithmetic(stats: AxesStatistics, selection: CellSelection) -> str:
+    """LaTeX: the clicked cell normalized with its statistic (γ = 1, β = 0), as computed."""
+    kind = stats.spec.kind
+    x, y = selection.x, selection.y
+    if kind == "dyt":
+        alpha = NormSpec(kind="dyt").alpha
+        return rf"y = \tanh(\alpha x) = \tanh({_tex(alpha)}\times{_signed(x)}) = {_tex(y)}"
+    eps = _tex(stats.spec.eps)
+    if kind == "rmsnorm":
+        return (
+            rf"y = \frac{{x}}{{\sqrt{{\overline{{x^2}} + \varepsilon}}}}"
+            rf" = \frac{{{_tex(x)}}}{{\sqrt{{{_tex(selection.var)} + {eps}}}}} = {_tex(y)}"
+        )
+    return (
+        rf"y = \frac{{x - \mu}}{{\sqrt{{\sigma^2 + \varepsilon}}}}"
+        rf" = \frac{{{_tex(x)} - {_signed(selection.mean)}}}"
+        rf"{{\sqrt{{{_tex(selection.var)} + {eps}}}}} = {_tex(y)}"
+    )
+
+
+# --- BatchNorm's five failures: one lesson each ---------------------------------------------
+
+
+def padding_lesson(result: PaddingPollution, lang: str) -> str:
+    if result.pad_fraction == 0:  # one sentence, or every length T: nothing to pollute
+        return translate("axes.padding.no_pad", lang, ln=_n(result.ln_real_token_max_diff))
+    return translate(
+        "axes.padding.lesson",
+        lang,
+        pad=_percent(result.pad_fraction),
+        shift=_n(result.max_mean_shift, 3),
+        low=_n(result.std_ratio_min, 3),
+        high=_n(result.std_ratio_max, 3),
+        bn=_n(result.bn_real_token_max_diff, 3),
+        ln=_n(result.ln_real_token_max_diff),
+    )
+
+
+def small_batch_lesson(result: SmallBatchNoise, lang: str) -> str:
+    ratio = result.spread_ratio
+    return translate(
+        "axes.small.lesson",
+        lang,
+        b_small=int(result.batch_sizes[0]),
+        n_small=int(result.values_per_channel[0]),
+        spread_small=_n(result.mean_spread[0], 3),
+        b_large=int(result.batch_sizes[-1]),
+        spread_large=_n(result.mean_spread[-1], 3),
+        low=_n(float(ratio.min()), 2),
+        high=_n(float(ratio.max()), 2),
+    )
+
+
+def train_eval_lesson(result: TrainEvalGap, lang: str) -> str:
+    return translate(
+        "axes.train_eval.lesson",
+        lang,
+        steps=result.steps,
+        momentum=_n(result.momentum),
+        error=_n(result.running_mean_error, 3),
+        shift=_n(result.shift, 2),
+        gap=_n(result.gap_mean, 3),
+        gap_max=_n(result.gap_max, 3),
+    )
+
+
+def batch_of_one_facts(result: BatchOfOne, lang: str) -> list[str]:
+    """What happens with one value per channel, each fact with its measured number."""
+
+    def tr(key: str, **params) -> str:
+        return translate(f"axes.one.{key}", lang, **params)
+
+    d = len(result.x)
+    facts = [
+        tr("variance", var=_n(float(abs(result.variance).max()))),
+        tr("collapses", eps=_n(result.eps), diff=_n(result.max_abs_y_minus_beta)),
+        tr(
+            "eps_zero",
+            nan=result.nan_count_eps0,
+            d=d,
+            native=_n(result.native_eps0_max_abs_minus_beta),
+        ),
+    ]
+    if result.torch_train_error_type:
+        facts.append(
+            tr("torch_raises", type=result.torch_train_error_type, message=result.torch_train_error)
+        )
+    else:
+        facts.append(tr("torch_runs"))
+    facts.append(tr("torch_eval_finite" if result.torch_eval_finite else "torch_eval_nonfinite"))
+    trains = "sequence_trains" if result.torch_sequence_trains else "sequence_refused"
+    facts.append(tr(trains, tokens=result.sequence_tokens, var=_n(result.sequence_min_var, 3)))
+    return facts
+
+
+def batch_of_one_lesson(result: BatchOfOne, lang: str) -> str:
+    key = "verdict_holds" if result.claim_holds else "verdict"
+    return translate(f"axes.one.{key}", lang, diff=_n(result.max_abs_y_minus_beta))
+
+
+def causal_lesson(result: CausalLeak, names: Names, lang: str) -> str:
+    earlier = dict(zip(result.kinds, result.earlier_max))
+    leaking = [kind for kind, leaks in zip(result.kinds, result.leaks_future) if leaks]
+    sealed = [kind for kind in result.kinds if kind not in leaking]
+    separator = translate("axes.causal.separator", lang)
+    moved = separator.join(f"{names[k]} {_n(earlier[k], 3)}" for k in leaking)
+    same = separator.join(names[k] for k in sealed)
+    zero = max((earlier[k] for k in sealed), default=math.nan)
+    return translate(
+        "axes.causal.lesson",
+        lang,
+        position=result.position,
+        moved=moved or "—",
+        sealed=same or "—",
+        zero=_n(zero),
+        groups=result.groups,
+    )

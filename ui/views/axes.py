@@ -1,0 +1,214 @@
+"""Axes page sections (Streamlit): the shared cells of a clicked cell, and BatchNorm's failures.
+
+Views draw results they are given; the page computes them through ``ui.compute``.  Words come
+from ``ui/locales/*/axes.toml``, sentences with numbers from ``ui.text.axes``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+import streamlit as st
+
+from engine.axes.batch_of_one import BatchOfOne
+from engine.axes.causal_leak import CausalLeak
+from engine.axes.padding import PaddingPollution
+from engine.axes.sharing import AxesStatistics, CellSelection
+from engine.axes.small_batch import SmallBatchNoise
+from engine.axes.train_eval import TrainEvalGap
+from engine.errors import EngineError
+from ui.errors import error_text
+from ui.figures import axes_batchnorm as charts
+from ui.figures.axes import HeatmapLabels, cells_figure, drawn_grid
+from ui.figures.axes_box import BoxLabels, box_figure
+from ui.formatting import format_number
+from ui.i18n import current_language, t
+from ui.labels import NORM_NAMES
+from ui.text import axes as text
+
+
+def _heatmap_labels() -> HeatmapLabels:
+    return HeatmapLabels(
+        t("axes.heatmap.input"),
+        t("axes.heatmap.output"),
+        t("axes.heatmap.channel"),
+        t("axes.heatmap.rows"),
+        t("axes.heatmap.sequence"),
+        t("axes.heatmap.position"),
+        t("axes.heatmap.pad"),
+        t("axes.heatmap.block"),
+    )
+
+
+def _box_labels() -> BoxLabels:
+    return BoxLabels(
+        t("axes.box.batch", n="{n}"),  # patterns the figure fills with the sizes
+        t("axes.box.tokens", n="{n}"),
+        t("axes.box.channels", n="{n}"),
+        t("axes.box.pooled"),
+        t("axes.box.clicked"),
+        t("axes.heatmap.pad"),
+    )
+
+
+def summary_note(stats: AxesStatistics) -> None:
+    """Above the display limit the heatmap draws blocks of cells: say so, with the block."""
+    if stats.drawn_cell_by_cell:
+        return
+    batch, tokens, d = stats.x.shape
+    rows, cols = drawn_grid(batch, tokens, d).block
+    st.info(
+        t("axes.summarised", cells=f"{batch * tokens * d:,}", rows=rows, cols=cols),
+        icon=":material/grid_view:",
+    )
+
+
+def cells(stats: AxesStatistics, selection: CellSelection, on_click) -> None:
+    """The heatmap (input | normalized) with the shared cells lit; beside it the box and the
+    legend of the norm's statistics.  ``on_click()`` takes the clicked cell (a callback)."""
+    lang = current_language()
+    left, right = st.columns([3, 2], gap="medium")
+    with left:
+        st.plotly_chart(
+            cells_figure(stats, selection, _heatmap_labels()),
+            key="ax_heatmap",
+            on_select=on_click,
+            selection_mode="points",
+            config={"displayModeBar": False},
+        )
+        st.caption(t("axes.heatmap.note"))
+    with right:
+        st.plotly_chart(
+            box_figure(stats.real, selection, stats.spec.kind, _box_labels()),
+            key="ax_box",
+            config={"displayModeBar": False, "staticPlot": True},
+        )
+        for line in text.legend(stats, NORM_NAMES, lang):
+            st.markdown(line)
+    correction = text.groupnorm_correction(stats, lang)
+    if correction:
+        st.warning(correction, icon=":material/rule:")
+    leak = text.leak_note(stats.spec.kind, NORM_NAMES, lang)
+    if leak:
+        st.caption(leak)
+
+
+def selection_statistics(stats: AxesStatistics, selection: CellSelection) -> None:
+    """The clicked cell's statistic: what it pools, its numbers, the cell's own arithmetic."""
+    st.subheader(t("axes.stats.title"))
+    b, position, c = selection.cell
+    is_pad = not bool(stats.real[b, position])
+    where = t("axes.stats.cell", b=b, t=position, c=c)
+    st.markdown(where + (" · " + t("axes.stats.pad") if is_pad else ""))
+    kind = stats.spec.kind
+    if kind == "dyt":
+        st.caption(t("axes.stats.dyt"))
+    columns = st.columns(4)
+    mean_label = t("axes.stats.mean_rms") if kind == "rmsnorm" else "μ"
+    var_label = t("axes.stats.mean_square") if kind == "rmsnorm" else "σ²"
+    values = (
+        (t("axes.stats.count"), f"{selection.count:,}"),
+        (mean_label, "—" if kind == "rmsnorm" else format_number(selection.mean)),
+        (var_label, format_number(selection.var)),
+        ("1/√(σ²+ε)" if kind != "rmsnorm" else "1/√(ms+ε)", format_number(selection.rstd)),
+    )
+    if kind == "dyt":
+        values = ((t("axes.stats.count"), "1"), ("x", format_number(selection.x)))
+    for column, (label, value) in zip(columns, values):
+        column.metric(label, value)
+    st.latex(text.cell_arithmetic(stats, selection))
+    engine = "Triton" if stats.backend == "triton" else "PyTorch"
+    st.caption(t("axes.stats.computed", engine=engine, dtype=stats.spec.dtype))
+
+
+# --- BatchNorm's five failures -----------------------------------------------------------
+
+
+def failures_intro() -> None:
+    st.markdown(t("axes.failures_intro"))
+
+
+@contextlib.contextmanager
+def experiment(number: int):
+    """One experiment's bordered block, headed; a refusal inside shows its message."""
+    with st.container(border=True):
+        st.subheader(f"{number}. {t(f'axes.experiment_{number}')}")
+        try:
+            yield
+        except EngineError as error:
+            st.error(error_text(error), icon=":material/error:")
+
+
+def _panel(key: str) -> charts.Panel:
+    return charts.Panel(t(f"{key}_title"), t(f"{key}_x"), t(f"{key}_y"))
+
+
+def _names(prefix: str, keys: tuple[str, ...]) -> dict[str, str]:
+    return {key: t(f"{prefix}.{key}") for key in keys}
+
+
+def _lesson(sentence: str) -> None:
+    st.success(sentence, icon=":material/lightbulb:")
+
+
+def padding(result: PaddingPollution) -> None:
+    lengths = ", ".join(str(n) for n in result.lengths)
+    st.caption(t("axes.padding.setup", lengths=lengths, pad=format_number(result.pad_value)))
+    figure = charts.padding_figure(
+        result,
+        _panel("axes.padding.mean"),
+        _panel("axes.padding.std"),
+        _names("axes.padding", ("real", "with_pad")),
+    )
+    st.plotly_chart(figure, key="ax_padding")
+    _lesson(text.padding_lesson(result, current_language()))
+
+
+def small_batch(result: SmallBatchNoise) -> None:
+    keys = ("draws", "mean_spread", "mean_spread_theory", "var_spread", "var_spread_theory")
+    figure = charts.small_batch_figure(
+        result,
+        _panel("axes.small.draws_panel"),
+        _panel("axes.small.spread"),
+        _names("axes.small", keys),
+    )
+    st.plotly_chart(figure, key="ax_small")
+    _lesson(text.small_batch_lesson(result, current_language()))
+
+
+def train_eval(result: TrainEvalGap) -> None:
+    keys = ("batch_mean", "running_mean", "population", "eval_mean", "gap", "chosen")
+    figure = charts.train_eval_figure(
+        result,
+        _panel("axes.train_eval.history"),
+        _panel("axes.train_eval.gap_panel"),
+        _names("axes.train_eval", keys),
+    )
+    st.plotly_chart(figure, key="ax_train_eval")
+    _lesson(text.train_eval_lesson(result, current_language()))
+
+
+def batch_of_one(result: BatchOfOne) -> None:
+    lang = current_language()
+    st.markdown(t("axes.one.claim_intro"))
+    st.markdown(f"> “{result.claim}”  \n> — {result.claim_source}")
+    st.caption(t("axes.one.claim_translation"))
+    st.markdown(t("axes.one.what_happens"))
+    st.markdown("\n".join(f"- {fact}" for fact in text.batch_of_one_facts(result, lang)))
+    figure = charts.batch_of_one_figure(
+        result, _panel("axes.one.chart"), _names("axes.one", ("x", "beta", "y", "y_eps0"))
+    )
+    st.plotly_chart(figure, key="ax_one")
+    _lesson(text.batch_of_one_lesson(result, lang))
+
+
+def causal(result: CausalLeak) -> None:
+    figure = charts.causal_figure(
+        result,
+        _panel("axes.causal.same"),
+        _panel("axes.causal.other"),
+        NORM_NAMES,
+        t("axes.causal.changed", position=result.position),
+    )
+    st.plotly_chart(figure, key="ax_causal")
+    _lesson(text.causal_lesson(result, NORM_NAMES, current_language()))

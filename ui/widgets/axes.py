@@ -1,0 +1,174 @@
+"""Axes page inputs: the tensor and the norm (one ``AxesSpec``), the clicked cell, the section,
+and the settings of BatchNorm's experiments.  No engine call: ``AxesSpec`` refuses what the
+engine does not accept, and its ``EngineError`` is translated here.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import streamlit as st
+
+from engine.config import AxesSpec
+from engine.errors import EngineError
+from ui.errors import error_text
+from ui.figures.axes import cell_at
+from ui.i18n import t
+from ui.share import AXES as P
+from ui.widgets import bound
+
+HEATMAP_KEY = "ax_heatmap"  # the heatmap chart's selection state (not a share-link setting)
+
+
+@dataclass(frozen=True)
+class AxesInputs:
+    spec: AxesSpec | None  # None when a setting was refused
+    errors: tuple[str, ...]  # translated refusals
+
+
+def keep_settings() -> None:
+    """Keep every setting of this page while its widget is not drawn (the other section, a
+    norm without groups): Streamlit forgets the state of a widget skipped in a run."""
+    for param in P.params:
+        if param.key in st.session_state:
+            st.session_state[param.key] = st.session_state[param.key]
+
+
+def section() -> str:
+    return bound.segmented(
+        P["ax_section"],
+        t("axes.section"),
+        format_func=lambda key: t(f"axes.section_{key}"),
+        label_visibility="collapsed",
+        width="stretch",
+    )
+
+
+def parse_lengths(text: str) -> tuple[tuple[int, ...], str | None]:
+    """ "16, 12, 8, 4" -> (16, 12, 8, 4); empty -> () (the engine's staircase); else a message."""
+    parts = [part for part in re.split(r"[\s,;]+", text.strip()) if part]
+    lengths = []
+    for part in parts:
+        if not re.fullmatch(r"[+-]?\d+", part):
+            return (), t("axes.lengths_not_whole", value=part[:20])
+        lengths.append(int(part))
+    return tuple(lengths), None
+
+
+def axes_inputs() -> AxesInputs:
+    """The tensor (source, preset, sizes, padding) and the norm applied to it."""
+    with st.container(border=True):
+        top = st.columns([3, 2])
+        source = bound.segmented(P["ax_source"], t("axes.source"), top[0])
+        preset = bound.selectbox(P["ax_preset"], t("axes.preset"), top[1])
+        st.caption(t("axes.dump_coming"))
+        c1, c2, c3, c4, c5 = st.columns(5)
+        batch = bound.number(P["ax_batch"], t("axes.batch"), c1)
+        tokens = bound.number(P["ax_tokens"], t("axes.tokens"), c2)
+        d = bound.number(P["ax_d"], t("axes.d"), c3)
+        seed = bound.number(P["ax_seed"], t("axes.seed"), c4)
+        dtype = bound.selectbox(P["ax_dtype"], t("axes.dtype"), c5)
+        lengths, pad_value, errors = (), P["ax_pad"].default, []
+        if source == "padded":
+            left, right = st.columns([3, 1])
+            text = bound.text_input(
+                P["ax_lengths"],
+                t("axes.lengths"),
+                left,
+                placeholder=t("axes.lengths_placeholder"),
+                help=t("axes.lengths_help"),
+            )
+            pad_value = bound.number(P["ax_pad"], t("axes.pad_value"), right, step=1.0)
+            lengths, error = parse_lengths(text)
+            errors += [error] if error else []
+    with st.container(border=True):
+        kind = bound.segmented(P["ax_norm"], t("axes.norm"), width="stretch")
+        c1, c2, c3 = st.columns([2, 1, 1], vertical_alignment="bottom")
+        eps = bound.select_slider(
+            P["ax_eps"], t("axes.eps"), c1, format_func=lambda v: f"{v:g}", help=t("axes.eps_help")
+        )
+        groups, mask = P["ax_groups"].default, P["ax_mask"].default
+        if kind == "groupnorm":
+            groups = bound.number(P["ax_groups"], t("axes.groups"), c2, help=t("axes.groups_help"))
+        if kind == "batchnorm" and source == "padded":
+            mask = bound.toggle(P["ax_mask"], t("axes.mask"), c2, help=t("axes.mask_help"))
+    if errors:
+        return AxesInputs(None, tuple(errors))
+    try:
+        spec = AxesSpec(
+            source=source,
+            preset=preset,
+            batch=int(batch),
+            tokens=int(tokens),
+            d=int(d),
+            seed=int(seed),
+            lengths=lengths,
+            pad_value=float(pad_value),
+            kind=kind,
+            groups=int(groups),
+            eps=float(eps),
+            mask_padding=bool(mask),
+            dtype=dtype,
+        )
+    except EngineError as error:
+        return AxesInputs(None, (error_text(error),))
+    return AxesInputs(spec, ())
+
+
+def cell_inputs(shape: tuple[int, int, int]) -> tuple[int, int, int]:
+    """The clicked cell (b, t, c); a click on the heatmap sets these three inputs."""
+    batch, tokens, d = shape
+    hint, c1, c2, c3 = st.columns([4, 1, 1, 1], vertical_alignment="bottom")
+    hint.markdown(t("axes.cell_hint"))
+    b = bound.number(P["ax_cell_b"], t("axes.cell_b"), c1, high=batch - 1)
+    position = bound.number(P["ax_cell_t"], t("axes.cell_t"), c2, high=tokens - 1)
+    c = bound.number(P["ax_cell_c"], t("axes.cell_c"), c3, high=d - 1)
+    return int(b), int(position), int(c)
+
+
+def take_clicked_cell(shape: tuple[int, int, int]) -> None:
+    """``on_select`` callback of the heatmap: the clicked point becomes the chosen cell."""
+    state = st.session_state.get(HEATMAP_KEY)
+    points = state.selection.points if state else []
+    if not points:  # a click that cleared the selection keeps the cell
+        return
+    point = points[0]
+    cell = cell_at(point["x"], point["y"], shape)
+    for key, value in zip(("ax_cell_b", "ax_cell_t", "ax_cell_c"), cell):
+        st.session_state[key] = value
+
+
+@dataclass(frozen=True)
+class SmallBatchInputs:
+    batch_sizes: tuple[int, ...]
+    draws: int
+
+
+def small_batch_inputs() -> SmallBatchInputs:
+    left, right = st.columns([3, 1])
+    sizes = bound.pills(P["ax_sizes"], t("axes.small.sizes"), left)
+    draws = bound.number(P["ax_draws"], t("axes.small.draws_count"), right, step=50)
+    return SmallBatchInputs(tuple(sorted(sizes)), int(draws))
+
+
+@dataclass(frozen=True)
+class TrainEvalInputs:
+    shift: float
+    momentum: float
+    steps: int
+
+
+def train_eval_inputs() -> TrainEvalInputs:
+    c1, c2, c3 = st.columns([2, 1, 1])
+    shift = bound.slider(P["ax_shift"], t("axes.train_eval.shift"), c1, step=0.25)
+    momentum = bound.number(P["ax_momentum"], t("axes.train_eval.momentum"), c2, step=0.05)
+    steps = bound.number(P["ax_steps"], t("axes.train_eval.steps"), c3, step=50)
+    return TrainEvalInputs(float(shift), float(momentum), int(steps))
+
+
+def causal_inputs(tokens: int) -> int:
+    """The position of the replaced token (1 … T-1)."""
+    column, _ = st.columns([1, 3])
+    high = max(1, tokens - 1)
+    return int(bound.number(P["ax_position"], t("axes.causal.position"), column, high=high))
