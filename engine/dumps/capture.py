@@ -30,6 +30,7 @@ References:
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import sys
 from collections.abc import Iterable, Mapping, Sequence
@@ -245,10 +246,11 @@ def capture(
     input_ids = torch.tensor([row + [pad] * (width - len(row)) for row in rows])  # [B, T]
     attention_mask = torch.tensor([[1] * n + [0] * (width - n) for n in lengths])  # [B, T]
     inputs = {"input_ids": input_ids, "attention_mask": attention_mask}
-    if arch.head == "causal":
+    accepted = inspect.signature(model.forward).parameters
+    if "use_cache" in accepted:
         inputs["use_cache"] = False
-        if keep_logits == "last":
-            inputs["logits_to_keep"] = 1
+    if keep_logits == "last" and "logits_to_keep" in accepted:
+        inputs["logits_to_keep"] = 1  # the LM head on the last position only
     norms = _chosen_norms(paths, norm_layers)
     layer_of = dict(zip(paths.norms, paths.norm_layers))
     output, recorded = run_with_capture(model, paths, norms, **inputs)
