@@ -28,17 +28,17 @@ def _start(page, server_url):
     page.goto(server_url + HEAVY)
     wait_idle(page)
     button = page.get_by_role("button", name="Simulate (about")
-    expect(button).to_be_visible()
+    expect(button).to_be_visible(timeout=30_000)
     assert page.locator(".st-key-dp_residual").count() == 0  # nothing computed from a link
     button.click()
-    expect(page.get_by_test_id("stProgress")).to_be_visible(timeout=10_000)
+    expect(page.get_by_test_id("stProgress")).to_be_visible(timeout=30_000)
 
 
 def test_cancel_stops_the_work_and_offers_the_button_again(page, server_url):
     _start(page, server_url)
     page.get_by_role("button", name="Cancel").click()
     wait_idle(page)
-    expect(page.get_by_role("button", name="Simulate (about")).to_be_visible()
+    expect(page.get_by_role("button", name="Simulate (about")).to_be_visible(timeout=30_000)
     assert page.get_by_test_id("stProgress").count() == 0
     assert page.locator(".st-key-dp_residual").count() == 0
 
