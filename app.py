@@ -9,6 +9,11 @@ Around every page run: ``seed`` copies the page's share-link parameters (``ui/sh
 into widget state, the page draws, ``publish`` writes them back to the address bar.
 """
 
+# pandas, whole, before any page runs: plotly takes pandas from ``sys.modules`` without an
+# import, so a figure built while another session's thread is still importing pandas fails
+# ("partially initialized module 'pandas' has no attribute 'Series'": 9 of 10 sessions
+# opening a fresh server at once, benchmarks/bench_load.py).  An import statement waits.
+import pandas  # noqa: F401
 import streamlit as st
 
 from engine import describe_backend

@@ -131,7 +131,15 @@ def share_link(page: PageParams | None, lang: str) -> str:
 
 def share_box(page: PageParams | None, lang: str, left_out: tuple[str, ...]) -> None:
     """A sidebar expander with the current page's link, ready to copy."""
-    with st.sidebar.expander(t("app.share"), icon=":material/link:"):
+    # Filled only once opened (a rerun), unless it has a note to give: its code block would
+    # make a first view fetch and run the browser's syntax highlighter (1.5 MB of
+    # JavaScript) for a closed box.
+    box = st.sidebar.expander(
+        t("app.share"), icon=":material/link:", key="share_open", on_change="rerun"
+    )
+    if not box.open and not left_out:
+        return
+    with box:
         st.caption(t("app.share_help"))
         st.code(share_link(page, lang), language=None, wrap_lines=True)
         for key in left_out:

@@ -201,5 +201,10 @@ def outputs_table(ex: VectorExplanation) -> None:
 
 
 def formula(ex: VectorExplanation) -> None:
-    with st.expander(t("vector_lab.formula_title"), icon=":material/code:"):
-        st.code(inspect.getsource(reference.FORMULAS[ex.spec.kind]), language="python")
+    # Filled only once opened (a rerun): a code block makes the browser fetch and run the
+    # syntax highlighter (1.5 MB of JavaScript), which a first view of the page does not need.
+    box = st.expander(
+        t("vector_lab.formula_title"), icon=":material/code:", key="formula_open", on_change="rerun"
+    )
+    if box.open:
+        box.code(inspect.getsource(reference.FORMULAS[ex.spec.kind]), language="python")
