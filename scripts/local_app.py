@@ -6,6 +6,7 @@ way ``scripts/run.sh`` does (through ``scripts/serve.py``) and drive the same br
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import sys
@@ -36,17 +37,29 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(port: int, stdout=subprocess.DEVNULL, python: str = sys.executable):
-    """Start the app as ``scripts/run.sh`` does, headless, on 127.0.0.1:``port``."""
+def start_server(
+    port: int,
+    stdout=subprocess.DEVNULL,
+    python: str = sys.executable,
+    script: str | None = None,
+    cwd: Path = ROOT,
+):
+    """Start the app as ``scripts/run.sh`` does, headless, on 127.0.0.1:``port``.
+
+    ``script``: another Streamlit script to serve the same way instead (``streamlit run``
+    with the same options and working directory; benchmarks use it for a bare app).
+    ``cwd``: the checkout to serve (benchmarks compare an earlier one).
+    """
+    launcher = ["scripts/serve.py"] if script is None else ["-m", "streamlit", "run", script]
     command = [
         python,
-        "scripts/serve.py",
+        *launcher,
         "--server.headless=true",
         f"--server.port={port}",
         "--server.address=127.0.0.1",
         "--browser.gatherUsageStats=false",
     ]
-    return subprocess.Popen(command, cwd=ROOT, stdout=stdout, stderr=subprocess.STDOUT)
+    return subprocess.Popen(command, cwd=cwd, stdout=stdout, stderr=subprocess.STDOUT)
 
 
 def wait_healthy(url: str, process: subprocess.Popen, timeout_s: float = 60.0) -> None:
@@ -63,3 +76,9 @@ def wait_healthy(url: str, process: subprocess.Popen, timeout_s: float = 60.0) -
             pass
         time.sleep(0.05)
     raise TimeoutError(f"the server was not healthy within {timeout_s:.0f} s")
+
+
+def process_cpu_s(pid: int) -> float:
+    """User + system CPU seconds process ``pid`` has used so far, all threads (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
