@@ -142,16 +142,16 @@ def wiring(specs: tuple[DepthSpec, ...]) -> None:
             t("depth.wiring_identity"),
             t("depth.wiring_final"),
         )
-        show_chart(
-            wiring_figure(spec.placement, labels, spec.final_norm), f"dp_wiring_{spec.placement}"
-        )
+        figure = wiring_figure(spec.placement, labels, spec.final_norm)
+        show_chart(figure, f"dp_wiring_{spec.placement}", table=False)
 
 
 def training_chart(runs: list[tuple[str, TrainResult]], slot, live: bool = False) -> None:
     """The runs' losses drawn into ``slot``: so far (``live``, redrawn) or finished."""
     labels = AxisLabels(t("depth.loss_title"), t("depth.loss_x"), t("depth.loss_y"))
     figure = training_loss_figure(runs, labels, t("depth.chance"))
-    show_chart(figure, None if live else "dp_loss", slot)
+    with slot.container():  # an st.empty holds one element: the chart and its downloads
+        show_chart(figure, None if live else "dp_loss")
 
 
 def training_outcomes(runs: list[tuple[str, TrainResult]]) -> None:

@@ -161,6 +161,7 @@ def family_detail(family: Family) -> None:
             modules=family.module_names,
         ),
         "md_wiring",
+        table=False,
     )
     stack = family.stacks[0]
     st.caption(t("models.wiring_note", stack=label("stack", stack.name)))
