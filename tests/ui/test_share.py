@@ -12,6 +12,7 @@ from ui.share import (
     KERNELS,
     MODELS,
     PAGES,
+    PRESENT,
     VECTOR_LAB,
     Param,
     parse,
@@ -339,3 +340,10 @@ def test_query_string_writes_ids_and_leaves_defaults_out():
         DEPTH, {"dp_placements": ["pre", "peri"], "dp_layers": 48, "dp_sublayer": "attention"}, "zh"
     )
     assert query == "lang=zh&dp_placements=pre&dp_placements=peri&dp_sublayer=attention"
+
+
+def test_presentation_mode_is_an_app_wide_parameter_without_a_prefix():
+    pinned = ("present", "choice", "off", ("off", "on", "results"))
+    assert (PRESENT.key, PRESENT.kind, PRESENT.default, PRESENT.choices) == pinned
+    assert query_string(DEPTH, {"dp_layers": 12}, "en", "on") == "lang=en&present=on&dp_layers=12"
+    assert query_string(DEPTH, {"dp_layers": 12}, "en", "off") == "lang=en&dp_layers=12"

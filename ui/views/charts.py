@@ -23,6 +23,7 @@ from ui.figures.export import (
     image_export_available,
 )
 from ui.i18n import t
+from ui.presenting import for_screen
 
 PNG_SCALE = 2  # the modebar's PNG: twice the drawn size, sharp on a projector or a slide
 DOWNLOADS_KEY = "chart_downloads_"  # keyed containers; presentation mode hides them (CSS)
@@ -87,9 +88,10 @@ def show_chart(
     target = st if target is None else target
     kwargs.setdefault("width", "stretch")
     name = key or "chart"
+    shown = for_screen(figure)  # larger fonts while presenting
     event = target.plotly_chart(
-        figure, key=key, config=chart_config(name, **(config or {})), **kwargs
+        shown, key=key, config=chart_config(name, **(config or {})), **kwargs
     )
     if downloads and key is not None:
-        _downloads(figure, key, target, table)
+        _downloads(shown, key, target, table)
     return event
