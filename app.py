@@ -64,6 +64,7 @@ def _page(name: str, icon: str) -> st.Page:
 navigation = st.navigation(
     {
         t("app.nav.learn"): [
+            _page("lessons", ":material/school:"),
             _page("vector_lab", ":material/calculate:"),
             _page("axes", ":material/view_in_ar:"),
             _page("depth", ":material/stacked_line_chart:"),

@@ -50,6 +50,7 @@ from engine.norms.random_inputs import DISTRIBUTIONS
 from engine.perf.timing import PASSES
 from engine.training.limits import LEARNING_RATES, TRAIN_RANGES, TRAIN_WIDTHS
 from ui.labels import every_label
+from ui.lessons.catalog import ANSWER_IDS, LESSON_IDS
 from ui.vector_input import MAX_ROWS, MAX_TEXT_CHARS, MAX_VECTOR_WIDTH
 
 LANGUAGE_PARAM = "lang"
@@ -439,9 +440,22 @@ AXES = PageParams(
     ),
 )
 
+# Lessons (ui/lessons/): where a learner is and what they answered ("<lesson>.<option>"), so a
+# link resumes the course; "sheet" is the instructor's printable list of every lesson's link.
+LESSON_VIEWS = ("lesson", "sheet")
+LESSONS = PageParams(
+    "lessons",
+    "ls",
+    (
+        Param("ls_lesson", "choice", LESSON_IDS[0], LESSON_IDS),
+        Param("ls_answers", "choices", [], ANSWER_IDS),
+        Param("ls_view", "choice", "lesson", LESSON_VIEWS),
+    ),
+)
+
 PRESENT = Param(PRESENT_PARAM, "choice", "off", PRESENT_MODES)
 APP_PARAMS = (LANGUAGE_PARAM, PRESENT_PARAM)  # every page's, without a prefix
 
-PAGES = {p.page: p for p in (VECTOR_LAB, AXES, DEPTH, KERNELS, MODELS, DUMPS)}
+PAGES = {p.page: p for p in (LESSONS, VECTOR_LAB, AXES, DEPTH, KERNELS, MODELS, DUMPS)}
 PREFIXES = {p.prefix for p in PAGES.values()} | {"tl", "tla", "tlb"}  # with the old Depth ones
 assert set(COMPUTE_DTYPES) >= set(STORAGE_DTYPES)
