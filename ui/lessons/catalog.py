@@ -61,8 +61,9 @@ LESSONS: tuple[Lesson, ...] = (
         "why_normalize",
         (
             r"x_{l+1} = x_l + F_l(x_l)",
-            r"\mathbb{E}\,\|x_{l+1}\|^2 = \mathbb{E}\,\|x_l\|^2 + \mathbb{E}\,\|F_l(x_l)\|^2"
-            r"\;\approx\; 2\,\mathbb{E}\,\|x_l\|^2",
+            r"\begin{aligned} \mathbb{E}\,\|x_{l+1}\|^2"
+            r" &= \mathbb{E}\,\|x_l\|^2 + \mathbb{E}\,\|F_l(x_l)\|^2 \\"
+            r" &\approx 2\,\mathbb{E}\,\|x_l\|^2 \end{aligned}",
         ),
         answer="b",
         facts=_facts(layers=(48, "48"), none_final=(2.5e14, "2.5·10¹⁴"), pre_final=(48, "48")),
@@ -70,10 +71,8 @@ LESSONS: tuple[Lesson, ...] = (
     Lesson(
         "which_axis",
         (
-            r"\text{LayerNorm: } \mu_{b,t} = \frac{1}{d}\sum_{c=1}^{d} x_{b,t,c}"
-            r"\qquad (B \cdot T \text{ pairs } (\mu, \sigma))",
-            r"\text{BatchNorm: } \mu_{c} = \frac{1}{B\,T}\sum_{b=1}^{B}\sum_{t=1}^{T} x_{b,t,c}"
-            r"\qquad (d \text{ pairs})",
+            r"\text{LayerNorm: } \mu_{b,t} = \frac{1}{d}\sum_{c=1}^{d} x_{b,t,c}",
+            r"\text{BatchNorm: } \mu_{c} = \frac{1}{B\,T}\sum_{b=1}^{B}\sum_{t=1}^{T} x_{b,t,c}",
         ),
         answer="a",
         facts=_facts(
@@ -88,8 +87,9 @@ LESSONS: tuple[Lesson, ...] = (
     Lesson(
         "worked_example",
         (
-            r"\mu = \tfrac{1}{4}(1 + 2 + 3 + 4) = 2.5, \qquad"
-            r"\sigma^2 = \tfrac{1}{4}\left[(-1.5)^2 + (-0.5)^2 + 0.5^2 + 1.5^2\right] = 1.25",
+            r"\begin{aligned} \mu &= \tfrac{1}{4}(1 + 2 + 3 + 4) = 2.5 \\"
+            r" \sigma^2 &= \tfrac{1}{4}\left[(-1.5)^2 + (-0.5)^2 + 0.5^2 + 1.5^2\right]"
+            r" = 1.25 \end{aligned}",
             r"y_i = \gamma_i\,\frac{x_i - \mu}{\sqrt{\sigma^2 + \varepsilon}} + \beta_i",
         ),
         answer="b",
@@ -146,9 +146,9 @@ LESSONS: tuple[Lesson, ...] = (
         (
             r"\text{Post-Norm: } x_{l+1} = \mathrm{LN}\big(x_l + F_l(x_l)\big)",
             r"\text{Pre-Norm: } x_{l+1} = x_l + F_l\big(\mathrm{LN}(x_l)\big)",
-            r"\|\partial \mathcal{L} / \partial W^{\text{last}}\|:\quad"
-            r"\text{Post-LN } O\big(d\sqrt{\ln d}\big), \qquad"
-            r"\text{Pre-LN } O\big(d\sqrt{\ln d / L}\big)",
+            r"\|\partial \mathcal{L} / \partial W^{\text{last}}\|: \quad"
+            r"\begin{aligned} &\text{Post-LN: } O\big(d\sqrt{\ln d}\big) \\"
+            r" &\text{Pre-LN: } O\big(d\sqrt{\ln d / L}\big) \end{aligned}",
         ),
         answer="b",
         facts=_facts(
@@ -166,13 +166,15 @@ LESSONS: tuple[Lesson, ...] = (
             r"\text{OLMo 2: } x_{l+1} = x_l + \mathrm{LN}\big(F_l(x_l)\big)",
         ),
         answer="b",
-        facts=_facts(layers=(48, "48"), pre_final=(98, "98"), peri_final=(50, "50"), gain=(2, "2")),
+        facts=_facts(
+            layers=(48, "48"), pre_final=(5.7, "5.7"), peri_final=(48, "48"), gain=(0.1024, "0.1")
+        ),
     ),
     Lesson(
         "deepnorm",
         (
-            r"x_{l+1} = \mathrm{LN}\big(\alpha\, x_l + G_l(x_l)\big), \qquad"
-            r"\alpha = (2N)^{1/4}, \quad W_{\text{init}} \leftarrow \beta\, W_{\text{init}},"
+            r"x_{l+1} = \mathrm{LN}\big(\alpha\, x_l + G_l(x_l)\big)",
+            r"\alpha = (2N)^{1/4}, \qquad W_{\text{init}} \leftarrow \beta\, W_{\text{init}},"
             r"\ \ \beta = (8N)^{-1/4}",
         ),
         answer="b",
@@ -187,8 +189,8 @@ LESSONS: tuple[Lesson, ...] = (
     Lesson(
         "precision",
         (
-            r"\sigma^2 = \frac{1}{d}\sum_i (x_i - \mu)^2, \qquad (-300 - 0)^2 = 90\,000"
-            r" > 65\,504 = \max_{\text{float16}}",
+            r"\sigma^2 = \frac{1}{d}\sum_i (x_i - \mu)^2",
+            r"(-300 - 0)^2 = 90\,000 > 65\,504 = \max_{\text{float16}}",
             r"\sigma^2 = \infty \;\Rightarrow\; \frac{1}{\sqrt{\sigma^2 + \varepsilon}} = 0"
             r"\;\Rightarrow\; y = 0",
         ),
@@ -207,10 +209,10 @@ LESSONS: tuple[Lesson, ...] = (
     Lesson(
         "cost",
         (
-            r"\text{intensity} = \frac{\text{FLOPs}}{\text{bytes}} = "
-            r"\frac{7\,M d}{(1 + 1) \cdot 2\,M d} = 1.75 \ \text{(LayerNorm, bfloat16)}",
+            r"\frac{\text{FLOPs}}{\text{bytes}} = "
+            r"\frac{7\,M d}{(1 + 1) \cdot 2\,M d} = 1.75",
             r"\underbrace{(2 + 1)}_{h = x + r} + \underbrace{(1 + 1)}_{y = \mathrm{norm}(h)} = 5"
-            r"\ \text{passes} \;\longrightarrow\; 2 + 2 = 4 \ \text{passes fused}",
+            r" \;\longrightarrow\; 2 + 2 = 4",
         ),
         answer="b",
         facts=_facts(
@@ -225,7 +227,7 @@ LESSONS: tuple[Lesson, ...] = (
     ),
     Lesson(
         "real_models",
-        (r"\mathrm{RMS}_l(t) = \sqrt{\frac{1}{d}\sum_{i=1}^{d} x_{l,t,i}^2}, \qquad d = 576",),
+        (r"\mathrm{RMS}_l(t) = \sqrt{\frac{1}{d}\sum_{i=1}^{d} x_{l,t,i}^2} \quad (d = 576)",),
         answer="c",
         facts=_facts(
             before_jump=(5.48, "5.5"),

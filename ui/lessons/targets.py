@@ -50,8 +50,7 @@ TARGETS: dict[str, Target] = {
     "batchnorm_sequences": Target("axes", (("ax_section", "batchnorm"),)),
     "pre_post": Target("depth", (("dp_placements", ("post", "pre")),)),
     "peri_olmo2": Target(
-        "depth",
-        (("dp_placements", ("pre", "peri", "olmo2")), ("dp_d", 512), ("dp_init", "fixed")),
+        "depth", (("dp_placements", ("pre", "peri", "olmo2")), ("dp_init", "fixed"))
     ),
     "deepnorm": Target("depth", (("dp_placements", ("post", "deepnorm")),)),
     "precision": Target(

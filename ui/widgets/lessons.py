@@ -47,7 +47,7 @@ def lesson_choice() -> Lesson:
     index = LESSON_IDS.index(current)
     st.session_state[PICKER] = current  # a fresh link or a returning learner: follow ls_lesson
     titles = {i: f"{n}. {t(f'lessons.{i}.title')}" for n, i in enumerate(LESSON_IDS, 1)}
-    picker, back, forward = st.columns([6, 1, 1], vertical_alignment="bottom")
+    picker, back, forward = st.columns([2, 1, 1], vertical_alignment="bottom")
     picker.selectbox(
         t("lessons.choose"),
         LESSON_IDS,
