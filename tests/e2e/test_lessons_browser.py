@@ -8,6 +8,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.e2e.browser import wait_idle
+from ui.figures.export import image_export_available
 from ui.i18n import translate
 from ui.lessons.catalog import LESSON_IDS
 
@@ -95,7 +96,7 @@ def test_presentation_results_mode_shows_only_what_is_taught(browser, server_url
     context.close()
 
 
-def test_a_chart_downloads_its_data_as_csv(page, server_url):
+def test_a_chart_downloads_its_data_as_csv_and_itself_as_svg(page, server_url):
     _open(page, server_url, "", "lang=en")
     page.locator(".st-key-chart_downloads_vl_chart").get_by_role("button").first.click()
     with page.expect_download() as download:
@@ -104,6 +105,11 @@ def test_a_chart_downloads_its_data_as_csv(page, server_url):
     with open(path, encoding="utf-8") as handle:
         header = handle.readline().strip()
     assert header.startswith("trace,x,y") and download.value.suggested_filename == "vl_chart.csv"
+    if image_export_available():  # kaleido drives the server's Chromium, offline
+        with page.expect_download(timeout=120_000) as download:
+            page.get_by_role("button", name="Chart as SVG (vector)").click()
+        with open(download.value.path(), encoding="utf-8") as handle:
+            assert handle.read(200).lstrip().startswith("<svg")
 
 
 def test_log_axes_label_decades_not_minor_digits(page, server_url):
