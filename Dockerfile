@@ -1,5 +1,8 @@
 FROM python:3.11-slim
 WORKDIR /app
+# Chromium for kaleido's SVG/PNG chart export (ui/figures/export.py); the app works without it
+RUN apt-get update && apt-get install -y --no-install-recommends chromium \
+    && rm -rf /var/lib/apt/lists/*
 COPY requirements.txt .
 RUN pip install --no-cache-dir -r requirements.txt
 # The live model's weights (never in requirements.txt: see scripts/setup_env.sh)

@@ -17,14 +17,17 @@ import pandas  # noqa: F401
 import streamlit as st
 
 from engine import describe_backend
-from ui import url_state
+from ui import presenting, url_state
 from ui.i18n import LANGUAGES, t
-from ui.share import PAGES
+from ui.share import DEFAULT_PAGE, PAGES
 
 st.set_page_config(page_title="NormScope", page_icon=":material/functions:", layout="wide")
 
 if "language" not in st.session_state:
     st.session_state["language"] = url_state.initial_language()
+if presenting.STATE_KEY not in st.session_state:
+    st.session_state[presenting.STATE_KEY] = url_state.initial_present()
+presenting.apply()
 
 
 def _remember_language() -> None:
@@ -43,6 +46,7 @@ with st.sidebar:
         on_change=_remember_language,
         label_visibility="collapsed",
     )
+    presenting.chooser()
     backend = describe_backend()
     st.badge(
         f"{t('app.backend')}: {backend.label}",
@@ -52,20 +56,21 @@ with st.sidebar:
     )
 
 
-def _page(name: str, icon: str, default: bool = False) -> st.Page:
+def _page(name: str, icon: str) -> st.Page:
     return st.Page(
         f"app_pages/{name}.py",
         title=t(f"app.nav.{name}"),
         icon=icon,
         url_path=name,
-        default=default,
+        default=name == DEFAULT_PAGE,
     )
 
 
 navigation = st.navigation(
     {
         t("app.nav.learn"): [
-            _page("vector_lab", ":material/calculate:", default=True),
+            _page("lessons", ":material/school:"),
+            _page("vector_lab", ":material/calculate:"),
             _page("axes", ":material/view_in_ar:"),
             _page("depth", ":material/stacked_line_chart:"),
         ],
@@ -76,10 +81,11 @@ navigation = st.navigation(
         t("app.nav.engine"): [_page("kernels", ":material/memory:")],
     }
 )
-params = PAGES.get(navigation.url_path or "vector_lab")
+params = PAGES.get(navigation.url_path or DEFAULT_PAGE)
 url_state.seed(params)
 url_state.show_notices()
+presenting.exit_button()
 navigation.run()
-language = st.session_state["language"]
-left_out = url_state.publish(params, language)
-url_state.share_box(params, language, left_out)
+language, present = st.session_state["language"], presenting.mode()
+left_out = url_state.publish(params, language, present)
+url_state.share_box(params, language, left_out, present)

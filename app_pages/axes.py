@@ -4,7 +4,7 @@ from functools import partial
 
 import streamlit as st
 
-from ui import jobs
+from ui import jobs, presenting
 from ui.compute import compute
 from ui.i18n import t
 from ui.views import axes as view
@@ -14,8 +14,9 @@ st.title(t("axes.title"))
 st.caption(t("axes.intro"))
 
 widgets.keep_settings()
-inputs = widgets.axes_inputs()
-section = widgets.section()
+with presenting.controls("ax"):
+    inputs = widgets.axes_inputs()
+    section = widgets.section()
 for message in inputs.errors:
     st.error(message, icon=":material/error:")
 

@@ -3,7 +3,7 @@
 import streamlit as st
 
 from engine.depth import sweep_depths
-from ui import jobs
+from ui import jobs, presenting
 from ui.compute import cached, run_on_request
 from ui.i18n import t
 from ui.views import depth as view
@@ -12,7 +12,8 @@ from ui.widgets.depth import depth_inputs, training_inputs
 st.title(t("depth.title"))
 st.caption(t("depth.intro"))
 
-inputs = depth_inputs()
+with presenting.controls("dp"):
+    inputs = depth_inputs()
 for message in inputs.errors:
     st.error(message, icon=":material/error:")
 
@@ -36,7 +37,8 @@ if inputs.specs:
         view.wiring(inputs.specs)
 with training_tab:
     st.markdown(t("depth.training_intro"))
-    runs = training_inputs().runs
+    with presenting.controls("dp_training"):
+        runs = training_inputs().runs
     trainings = [jobs.training_run(name, spec) for name, spec in runs]
     live = st.empty()
 

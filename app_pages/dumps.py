@@ -3,7 +3,7 @@
 import streamlit as st
 
 from engine.errors import EngineError
-from ui import jobs
+from ui import jobs, presenting
 from ui.compute import compute
 from ui.errors import error_text
 from ui.i18n import t
@@ -13,7 +13,8 @@ from ui.widgets import dumps as widgets
 
 st.title(t("dumps.title"))
 st.caption(t("dumps.intro"))
-uploaded = widgets.dump_source()
+with presenting.controls("du"):
+    uploaded = widgets.dump_source()
 rep = None
 if uploaded is not None:
     st.subheader(t("dumps.inferred_title"))

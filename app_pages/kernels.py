@@ -4,7 +4,7 @@ import streamlit as st
 
 from engine import describe_backend
 from engine.perf.roofline import norm_traffic
-from ui import jobs
+from ui import jobs, presenting
 from ui.compute import run_on_request
 from ui.i18n import t
 from ui.recorded_results import read_results
@@ -20,7 +20,8 @@ view.backend(info)
 st.subheader(t("kernels.timing_title"))
 view.timing_intro()
 st.caption(t("kernels.timing_caveat", device=info.device))
-config = timing_inputs()
+with presenting.controls("kn_timing"):
+    config = timing_inputs()
 if not config.widths or not config.passes:
     st.warning(t("kernels.need_widths"))
 else:
@@ -34,7 +35,8 @@ view.recorded(read_results())
 
 st.subheader(t("kernels.memory_title"))
 view.memory_intro()
-shape = roofline_inputs()
+with presenting.controls("kn_roofline"):
+    shape = roofline_inputs()
 view.roofline(
     norm_traffic(shape.tokens, shape.d, shape.bytes_per_element, "layernorm"),
     norm_traffic(shape.tokens, shape.d, shape.bytes_per_element, "rmsnorm"),

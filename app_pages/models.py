@@ -4,7 +4,7 @@ import streamlit as st
 
 from engine.errors import EngineError
 from engine.models import catalog
-from ui import jobs
+from ui import jobs, presenting
 from ui.compute import compute
 from ui.errors import error_text
 from ui.i18n import t
@@ -27,7 +27,8 @@ view.family_detail(family)
 
 st.subheader(t("models.calculator_title"))
 st.markdown(t("models.calculator_intro"))
-inputs = calculator_inputs()
+with presenting.controls("md"):
+    inputs = calculator_inputs()
 for message in inputs.errors:
     st.error(message, icon=":material/error:")
 if inputs.shape is None and not inputs.errors:

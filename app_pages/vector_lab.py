@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from ui import jobs
+from ui import jobs, presenting
 from ui.compute import compute
 from ui.i18n import t
 from ui.views import vector_lab as view
@@ -12,8 +12,9 @@ st.title(t("vector_lab.title"))
 st.caption(t("vector_lab.intro"))
 
 default_eps = compute(jobs.default_eps())
-inputs_column, results_column = st.columns([1, 2], gap="large")
-with inputs_column:
+layout = st.container(key="vl_layout")  # stacks on narrow screens (ui/styles/base.css)
+inputs_column, results_column = layout.columns([1, 2], gap="large")
+with inputs_column, presenting.controls("vl"):
     inputs = vector_lab_inputs(default_eps)
 
 with results_column:

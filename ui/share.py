@@ -50,9 +50,17 @@ from engine.norms.random_inputs import DISTRIBUTIONS
 from engine.perf.timing import PASSES
 from engine.training.limits import LEARNING_RATES, TRAIN_RANGES, TRAIN_WIDTHS
 from ui.labels import every_label
+from ui.lessons.catalog import ANSWER_IDS, LESSON_IDS
 from ui.vector_input import MAX_ROWS, MAX_TEXT_CHARS, MAX_VECTOR_WIDTH
 
 LANGUAGE_PARAM = "lang"
+# app.py's default page: served at the app's root address, not at /vector_lab
+DEFAULT_PAGE = "vector_lab"
+# Presentation mode, app-wide like ``lang`` (no page prefix): "on" enlarges text and charts and
+# hides the sidebar, toolbar and download menus; "results" also hides the page's controls,
+# so a projected page shows only what is being taught.  ``ui/presenting.py`` applies it.
+PRESENT_PARAM = "present"
+PRESENT_MODES = ("off", "on", "results")
 # The server answers HTTP 400 once a request's line and headers pass 128 KiB (measured: a
 # query of 127,841 characters opened, 127,857 did not); keep links well under that.
 MAX_URL_CHARS = 96_000
@@ -209,11 +217,16 @@ def parse(param: Param, raw: list[str]) -> tuple[Any, Refusal | None]:
     return number, None
 
 
-def query_string(page: PageParams, values: dict[str, Any], lang: str | None = None) -> str:
-    """The query a page's current ``values`` make (defaults omitted), e.g. for a lesson link."""
+def query_string(
+    page: PageParams, values: dict[str, Any], lang: str | None = None, present: str = "off"
+) -> str:
+    """The query a page's current ``values`` make (defaults omitted), e.g. for a lesson link;
+    ``lang`` and ``present`` (when not "off") are the app-wide parameters."""
     from urllib.parse import urlencode
 
     pairs = [] if lang is None else [(LANGUAGE_PARAM, lang)]
+    if present != "off":
+        pairs.append((PRESENT_PARAM, present))
     for param in page.params:
         if param.key in values and values[param.key] != param.default:
             pairs += [(param.key, s) for s in serialize(param, values[param.key])]
@@ -427,6 +440,22 @@ AXES = PageParams(
     ),
 )
 
-PAGES = {p.page: p for p in (VECTOR_LAB, AXES, DEPTH, KERNELS, MODELS, DUMPS)}
+# Lessons (ui/lessons/): where a learner is and what they answered ("<lesson>.<option>"), so a
+# link resumes the course; "sheet" is the instructor's printable list of every lesson's link.
+LESSON_VIEWS = ("lesson", "sheet")
+LESSONS = PageParams(
+    "lessons",
+    "ls",
+    (
+        Param("ls_lesson", "choice", LESSON_IDS[0], LESSON_IDS),
+        Param("ls_answers", "choices", [], ANSWER_IDS),
+        Param("ls_view", "choice", "lesson", LESSON_VIEWS),
+    ),
+)
+
+PRESENT = Param(PRESENT_PARAM, "choice", "off", PRESENT_MODES)
+APP_PARAMS = (LANGUAGE_PARAM, PRESENT_PARAM)  # every page's, without a prefix
+
+PAGES = {p.page: p for p in (LESSONS, VECTOR_LAB, AXES, DEPTH, KERNELS, MODELS, DUMPS)}
 PREFIXES = {p.prefix for p in PAGES.values()} | {"tl", "tla", "tlb"}  # with the old Depth ones
 assert set(COMPUTE_DTYPES) >= set(STORAGE_DTYPES)

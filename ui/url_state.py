@@ -17,6 +17,8 @@ from ui.share import (
     LANGUAGE_PARAM,
     MAX_URL_CHARS,
     PREFIXES,
+    PRESENT,
+    PRESENT_PARAM,
     PageParams,
     Refusal,
     parse,
@@ -32,6 +34,13 @@ def initial_language() -> str:
     if requested in LANGUAGES:
         return requested
     return language_from_locale(st.context.locale)
+
+
+def initial_present() -> str:
+    """The URL's presentation mode if valid (a projector link), else "off"."""
+    raw = st.query_params.get_all(PRESENT_PARAM)
+    value, refusal = parse(PRESENT, raw) if raw else (PRESENT.default, None)
+    return PRESENT.default if refusal is not None else value
 
 
 def seed(page: PageParams | None) -> None:
@@ -52,7 +61,12 @@ def seed(page: PageParams | None) -> None:
                 {"param": LANGUAGE_PARAM, "value": requested_lang[:40], "accepted": accepted},
             )
         )
-    known = {LANGUAGE_PARAM}
+    requested_present = url.get_all(PRESENT_PARAM)
+    if requested_present:
+        refusal = parse(PRESENT, requested_present)[1]
+        if refusal is not None:
+            refusals.append(refusal)
+    known = {LANGUAGE_PARAM, PRESENT_PARAM}
     if page is not None:
         for param in page.params:
             known.update((param.key, *param.old_keys))
@@ -88,9 +102,13 @@ def _encoded(wanted: dict[str, list[str]]) -> str:
     return urlencode([(key, value) for key, values in wanted.items() for value in values])
 
 
-def _wanted(page: PageParams | None, lang: str) -> tuple[dict[str, list[str]], tuple[str, ...]]:
+def _wanted(
+    page: PageParams | None, lang: str, present: str = "off"
+) -> tuple[dict[str, list[str]], tuple[str, ...]]:
     """The query this page's state makes, and the text parameters left out for length."""
     wanted: dict[str, list[str]] = {LANGUAGE_PARAM: [lang]}
+    if present != PRESENT.default:
+        wanted[PRESENT_PARAM] = [present]
     if page is None:
         return wanted, ()
     for param in page.params:
@@ -111,9 +129,9 @@ def _wanted(page: PageParams | None, lang: str) -> tuple[dict[str, list[str]], t
     return wanted, tuple(left_out)
 
 
-def publish(page: PageParams | None, lang: str) -> tuple[str, ...]:
+def publish(page: PageParams | None, lang: str, present: str = "off") -> tuple[str, ...]:
     """Write the page's state to the URL; return the keys left out because of length."""
-    wanted, left_out = _wanted(page, lang)
+    wanted, left_out = _wanted(page, lang, present)
     url = st.query_params
     current = {key: url.get_all(key) for key in url.keys()}
     if current != wanted:
@@ -121,15 +139,18 @@ def publish(page: PageParams | None, lang: str) -> tuple[str, ...]:
     return left_out
 
 
-def share_link(page: PageParams | None, lang: str) -> str:
-    """The address an instructor copies: this page with its settings."""
-    wanted, _ = _wanted(page, lang)
+def share_link(page: PageParams | None, lang: str, present: str = "off") -> str:
+    """The address an instructor copies: this page with its settings (and presentation mode,
+    so a link prepared for the projector opens presenting)."""
+    wanted, _ = _wanted(page, lang, present)
     query = _encoded(wanted)
     base = st.context.url or ""
     return f"{base}?{query}" if query else base
 
 
-def share_box(page: PageParams | None, lang: str, left_out: tuple[str, ...]) -> None:
+def share_box(
+    page: PageParams | None, lang: str, left_out: tuple[str, ...], present: str = "off"
+) -> None:
     """A sidebar expander with the current page's link, ready to copy."""
     # Filled only once opened (a rerun), unless it has a note to give: its code block would
     # make a first view fetch and run the browser's syntax highlighter (1.5 MB of
@@ -141,6 +162,6 @@ def share_box(page: PageParams | None, lang: str, left_out: tuple[str, ...]) -> 
         return
     with box:
         st.caption(t("app.share_help"))
-        st.code(share_link(page, lang), language=None, wrap_lines=True)
+        st.code(share_link(page, lang, present), language=None, wrap_lines=True)
         for key in left_out:
             st.caption(t("share.left_out", param=key, limit=f"{MAX_URL_CHARS:,}"))

@@ -12,6 +12,7 @@ from ui.share import (
     KERNELS,
     MODELS,
     PAGES,
+    PRESENT,
     VECTOR_LAB,
     Param,
     parse,
@@ -20,7 +21,31 @@ from ui.share import (
 )
 
 # Every page's parameters as links written today rely on them: key -> (kind, default, domain)
+LESSON_IDS = (
+    "why_normalize",
+    "which_axis",
+    "worked_example",
+    "rmsnorm",
+    "geometry",
+    "batchnorm_sequences",
+    "pre_post",
+    "peri_olmo2",
+    "deepnorm",
+    "precision",
+    "gemma_offset",
+    "cost",
+    "real_models",
+)
 PINNED = {
+    "lessons": {
+        "ls_lesson": ("choice", "why_normalize", LESSON_IDS),
+        "ls_answers": (
+            "choices",
+            [],
+            tuple(f"{lesson}.{option}" for lesson in LESSON_IDS for option in "abcd"),
+        ),
+        "ls_view": ("choice", "lesson", ("lesson", "sheet")),
+    },
     "vector_lab": {
         "vl_source": ("choice", "text", ("text", "random")),
         "vl_text": ("text", "1, 2, 3, 4", None),
@@ -195,7 +220,7 @@ def test_each_page_keeps_its_parameters_and_their_meaning(page):
 
 
 def test_one_prefix_per_page():
-    assert {p.prefix for p in PAGES.values()} == {"vl", "ax", "dp", "kn", "md", "du"}
+    assert {p.prefix for p in PAGES.values()} == {"ls", "vl", "ax", "dp", "kn", "md", "du"}
     for page in PAGES.values():
         assert all(p.key.startswith(page.prefix + "_") for p in page.params)
 
@@ -339,3 +364,21 @@ def test_query_string_writes_ids_and_leaves_defaults_out():
         DEPTH, {"dp_placements": ["pre", "peri"], "dp_layers": 48, "dp_sublayer": "attention"}, "zh"
     )
     assert query == "lang=zh&dp_placements=pre&dp_placements=peri&dp_sublayer=attention"
+
+
+def test_presentation_mode_is_an_app_wide_parameter_without_a_prefix():
+    pinned = ("present", "choice", "off", ("off", "on", "results"))
+    assert (PRESENT.key, PRESENT.kind, PRESENT.default, PRESENT.choices) == pinned
+    assert query_string(DEPTH, {"dp_layers": 12}, "en", "on") == "lang=en&present=on&dp_layers=12"
+    assert query_string(DEPTH, {"dp_layers": 12}, "en", "off") == "lang=en&dp_layers=12"
+
+
+def test_lesson_progress_parses_from_a_link_and_refuses_unknown_answers():
+    from ui.share import LESSONS
+
+    answers = ["worked_example.b", "rmsnorm.c"]
+    assert parse(LESSONS["ls_answers"], answers) == (answers, None)
+    assert parse(LESSONS["ls_answers"], ["worked_example.b,rmsnorm.c"]) == (answers, None)
+    assert parse(LESSONS["ls_answers"], ["worked_example.e"])[1] is not None
+    assert parse(LESSONS["ls_lesson"], ["precision"]) == ("precision", None)
+    assert parse(LESSONS["ls_lesson"], ["<script>"])[1] is not None

@@ -21,6 +21,7 @@ from engine.axes.padding import PaddingPollution
 from engine.axes.small_batch import SmallBatchNoise
 from engine.axes.train_eval import TrainEvalGap
 from ui.figures.axes import CLICKED_COLOR, NORM_COLORS
+from ui.figures.style import log_axis
 
 REAL_COLOR = "#1f77b4"  # statistics of the real tokens / what should happen
 POLLUTED_COLOR = NORM_COLORS["batchnorm"]  # BatchNorm's statistics as it computes them
@@ -149,9 +150,8 @@ def small_batch_figure(result: SmallBatchNoise, left: Panel, right: Panel, names
             row=1,
             col=2,
         )
-    ticks = dict(type="log", tickformat=".2~g", dtick="D2", row=1, col=2)
-    figure.update_xaxes(tickvals=[int(b) for b in sizes], **{**ticks, "dtick": None})
-    figure.update_yaxes(**ticks)
+    log_axis(figure, "x", sampled=[int(b) for b in sizes], row=1, col=2)  # each batch size
+    log_axis(figure, "y", row=1, col=2)
     return _finish(figure, 400)
 
 

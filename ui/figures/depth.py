@@ -19,6 +19,7 @@ from engine.depth import DepthResult, SweepResult
 from engine.depth.placements import PLACEMENTS
 from engine.depth.theory import POST_LN_LEVEL, pre_ln_band, x0_weight_expected
 from engine.training.loop import TrainResult
+from ui.figures.style import linear_axis, log_axis
 from ui.text.depth import post_level_text
 
 PLACEMENT_COLORS = {
@@ -62,6 +63,13 @@ def _finite(values) -> list[float | None]:
     return [float(v) if math.isfinite(v) else None for v in np.asarray(values, dtype=float)]
 
 
+def _scales(figure: go.Figure, log_y: bool, log_x: bool = False, sampled_x=None) -> go.Figure:
+    """Log or linear axes, the log ones ticked for a projector (``ui.figures.style``); call it
+    after the last trace is added, since the ticks are read from the traces."""
+    (log_axis if log_y else linear_axis)(figure, "y")
+    return log_axis(figure, "x", sampled=sampled_x) if log_x else linear_axis(figure, "x")
+
+
 def _layout(figure: go.Figure, labels: AxisLabels, log_y: bool, log_x: bool = False) -> go.Figure:
     figure.update_layout(
         title=labels.title,
@@ -72,9 +80,7 @@ def _layout(figure: go.Figure, labels: AxisLabels, log_y: bool, log_x: bool = Fa
         legend=dict(orientation="h", y=-0.18),
         hovermode="x unified",
     )
-    figure.update_yaxes(type="log" if log_y else "linear")
-    figure.update_xaxes(type="log" if log_x else "linear")
-    return figure
+    return _scales(figure, log_y, log_x)
 
 
 def _per_layer_figure(series, field, labels, log_y, first_layer) -> go.Figure:
@@ -155,7 +161,7 @@ def residual_figure(
                     line=dict(color=THEORY_COLOR, dash="dot", width=1),
                 )
             )
-    return figure
+    return _scales(figure, log_y)
 
 
 def grad_norm_figure(series: Sequence[Series], labels: AxisLabels, log_y: bool = True):
@@ -194,7 +200,7 @@ def x0_weight_figure(
                 line=dict(color=THEORY_COLOR, dash="dash", width=1),
             )
         )
-    return figure
+    return _scales(figure, log_y=True)
 
 
 def sweep_figure(
@@ -248,7 +254,9 @@ def sweep_figure(
             )
         slopes.append(f"{name} {slope_label} {sweep.slope:+.2f}")
     title = AxisLabels(f"{labels.title}<br><sup>{', '.join(slopes)}</sup>", labels.x, labels.y)
-    figure = _layout(figure, title, log_y=True, log_x=True)
+    figure = _layout(figure, title, log_y=True)
+    depths = sorted({int(d) for _, sweep in sweeps for d in sweep.layers})
+    _scales(figure, log_y=True, log_x=True, sampled_x=depths)  # each simulated depth labelled
     figure.update_layout(hovermode="closest")
     return figure
 

@@ -30,6 +30,7 @@ from engine.dumps import (
     TokenNorms,
 )
 from ui.figures.depth import AxisLabels
+from ui.figures.style import linear_axis, log_axis
 
 FIRST_COLOR = "#d62728"  # the first token, wherever it is drawn
 OUTLIER_COLOR = "#ff7f0e"
@@ -62,8 +63,9 @@ def _layout(figure: go.Figure, labels: AxisLabels, log_y: bool, height: int = 40
         hovermode="x unified",
     )
     # powers of ten ("10⁻³"), not SI prefixes ("1m", "100µ"), which read as units
-    figure.update_yaxes(type="log" if log_y else "linear", exponentformat="power")
-    return figure
+    if log_y:
+        return log_axis(figure, "y", exponentformat="power")
+    return linear_axis(figure, "y", exponentformat="power")
 
 
 def _decade_ticks(low: float, high: float) -> tuple[list[float], list[str]]:
@@ -372,7 +374,7 @@ def channel_detail(
         yaxis_title=names["mean"],
         yaxis2_title=names["std"],
     )
-    figure.update_yaxes(type="log", row=2, col=1)
+    log_axis(figure, "y", row=2, col=1)
     return figure
 
 

@@ -7,6 +7,8 @@ from dataclasses import dataclass
 
 import plotly.graph_objects as go
 
+from ui.figures.style import log_axis
+
 KIND_COLORS = {"layernorm": "#1f77b4", "rmsnorm": "#ff7f0e"}
 PASS_DASH = {"forward": "solid", "forward+backward": "dash"}
 PROVIDER_COLORS = ("#1f77b4", "#7f7f7f", "#2ca02c", "#d62728", "#9467bd")
@@ -41,8 +43,9 @@ def timing_figure(timings: Sequence[dict], labels: TimingLabels) -> go.Figure:
                 ),
             )
         )
-    figure.update_xaxes(type="log", title_text=labels.width, dtick=0.30103)
-    figure.update_yaxes(type="log", title_text=labels.time)
+    widths = sorted({row["width"] for row in timings})
+    log_axis(figure, "x", sampled=widths, title_text=labels.width)  # each timed width labelled
+    log_axis(figure, "y", title_text=labels.time)
     figure.update_layout(
         height=380, margin=dict(l=10, r=10, t=10, b=10), legend=dict(orientation="h", y=-0.25)
     )

@@ -25,6 +25,7 @@ from ui.formatting import format_number
 from ui.i18n import current_language, t
 from ui.labels import NORM_NAMES
 from ui.text import axes as text
+from ui.views.charts import show_chart
 
 
 def _heatmap_labels() -> HeatmapLabels:
@@ -69,18 +70,18 @@ def cells(stats: AxesStatistics, selection: CellSelection, on_click) -> None:
     lang = current_language()
     left, right = st.columns([3, 2], gap="medium")
     with left:
-        st.plotly_chart(
+        show_chart(
             cells_figure(stats, selection, _heatmap_labels()),
-            key="ax_heatmap",
+            "ax_heatmap",
             on_select=on_click,
             selection_mode="points",
             config={"displayModeBar": False},
         )
         st.caption(t("axes.heatmap.note"))
     with right:
-        st.plotly_chart(
+        show_chart(
             box_figure(stats.real, selection, stats.spec.kind, _box_labels()),
-            key="ax_box",
+            "ax_box",
             config={"displayModeBar": False, "staticPlot": True},
         )
         for line in text.legend(stats, NORM_NAMES, lang):
@@ -160,7 +161,7 @@ def padding(result: PaddingPollution) -> None:
         _panel("axes.padding.std"),
         _names("axes.padding", ("real", "with_pad")),
     )
-    st.plotly_chart(figure, key="ax_padding")
+    show_chart(figure, "ax_padding")
     _lesson(text.padding_lesson(result, current_language()))
 
 
@@ -172,7 +173,7 @@ def small_batch(result: SmallBatchNoise) -> None:
         _panel("axes.small.spread"),
         _names("axes.small", keys),
     )
-    st.plotly_chart(figure, key="ax_small")
+    show_chart(figure, "ax_small")
     _lesson(text.small_batch_lesson(result, current_language()))
 
 
@@ -184,7 +185,7 @@ def train_eval(result: TrainEvalGap) -> None:
         _panel("axes.train_eval.gap_panel"),
         _names("axes.train_eval", keys),
     )
-    st.plotly_chart(figure, key="ax_train_eval")
+    show_chart(figure, "ax_train_eval")
     _lesson(text.train_eval_lesson(result, current_language()))
 
 
@@ -198,7 +199,7 @@ def batch_of_one(result: BatchOfOne) -> None:
     figure = charts.batch_of_one_figure(
         result, _panel("axes.one.chart"), _names("axes.one", ("x", "beta", "y", "y_eps0"))
     )
-    st.plotly_chart(figure, key="ax_one")
+    show_chart(figure, "ax_one")
     _lesson(text.batch_of_one_lesson(result, lang))
 
 
@@ -210,5 +211,5 @@ def causal(result: CausalLeak) -> None:
         NORM_NAMES,
         t("axes.causal.changed", position=result.position),
     )
-    st.plotly_chart(figure, key="ax_causal")
+    show_chart(figure, "ax_causal")
     _lesson(text.causal_lesson(result, NORM_NAMES, current_language()))

@@ -28,6 +28,7 @@ from ui.formatting import format_number
 from ui.i18n import current_language, t
 from ui.labels import placement_label
 from ui.text.depth import post_level_text, residual_notes
+from ui.views.charts import show_chart
 
 
 def _labels(prefix: str, x_key: str = "depth.residual_x") -> AxisLabels:
@@ -75,18 +76,15 @@ def stack(results: list[DepthResult]) -> None:
             st.caption(t("depth.assumptions_broken", broken=names, level=post_level_text()))
         else:
             st.caption(t("depth.assumptions_hold", level=post_level_text()))
-    st.plotly_chart(
+    show_chart(
         residual_figure(series, _labels("residual"), t("depth.band"), t("depth.before_norm")),
-        width="stretch",
-        key="dp_residual",
+        "dp_residual",
     )
     for note in residual_notes(results, current_language()):
         st.caption(note)
     left, right = st.columns(2)
-    left.plotly_chart(grad_norm_figure(series, _labels("grad")), width="stretch", key="dp_grad")
-    right.plotly_chart(
-        update_ratio_figure(series, _labels("update")), width="stretch", key="dp_update"
-    )
+    show_chart(grad_norm_figure(series, _labels("grad")), "dp_grad", left)
+    show_chart(update_ratio_figure(series, _labels("update")), "dp_update", right)
     right.caption(t("depth.update_note"))
     left, right = st.columns(2)
     post_like = [(n, r) for n, r in series if PLACEMENTS[r.spec.placement].norms.on_stream]
@@ -94,13 +92,11 @@ def stack(results: list[DepthResult]) -> None:
     gain = branch_gain(post) if post is not None else None  # E||F||^2 / E||x||^2 at init
     reference = None if gain is None else t("depth.x0_reference", gain=format_number(gain, 3))
     if post_like:
-        left.plotly_chart(
-            x0_weight_figure(post_like, _labels("x0"), reference, gain or 1.0),
-            width="stretch",
-            key="dp_x0",
+        show_chart(
+            x0_weight_figure(post_like, _labels("x0"), reference, gain or 1.0), "dp_x0", left
         )
         left.caption(t("depth.x0_note"))
-    right.plotly_chart(cosine_figure(series, _labels("cosine")), width="stretch", key="dp_cos")
+    show_chart(cosine_figure(series, _labels("cosine")), "dp_cos", right)
     seconds = sum(r.seconds for _, r in series)
     st.caption(t("depth.timing", count=len(series), seconds=format_number(seconds, 2)))
 
@@ -129,11 +125,7 @@ def sweep(specs: tuple[DepthSpec, ...], sweeps: list[SweepResult]) -> None:
     labels = AxisLabels(t("depth.sweep_title"), t("depth.sweep_x"), t("depth.sweep_y"))
     # Theorem 1's slopes assume Pre-LN's final norm: without it they are not the theory.
     theory = t("depth.theory_slope") if specs[0].final_norm else None
-    st.plotly_chart(
-        sweep_figure(named, labels, t("depth.slope"), theory),
-        width="stretch",
-        key="dp_sweep",
-    )
+    show_chart(sweep_figure(named, labels, t("depth.slope"), theory), "dp_sweep")
     st.caption(t("depth.sweep_gradient_note"))
 
 
@@ -150,18 +142,16 @@ def wiring(specs: tuple[DepthSpec, ...]) -> None:
             t("depth.wiring_identity"),
             t("depth.wiring_final"),
         )
-        st.plotly_chart(
-            wiring_figure(spec.placement, labels, spec.final_norm),
-            width="stretch",
-            key=f"dp_wiring_{spec.placement}",
-        )
+        figure = wiring_figure(spec.placement, labels, spec.final_norm)
+        show_chart(figure, f"dp_wiring_{spec.placement}", table=False)
 
 
 def training_chart(runs: list[tuple[str, TrainResult]], slot, live: bool = False) -> None:
     """The runs' losses drawn into ``slot``: so far (``live``, redrawn) or finished."""
     labels = AxisLabels(t("depth.loss_title"), t("depth.loss_x"), t("depth.loss_y"))
     figure = training_loss_figure(runs, labels, t("depth.chance"))
-    slot.plotly_chart(figure, width="stretch", key=None if live else "dp_loss")
+    with slot.container():  # an st.empty holds one element: the chart and its downloads
+        show_chart(figure, None if live else "dp_loss")
 
 
 def training_outcomes(runs: list[tuple[str, TrainResult]]) -> None:

@@ -21,6 +21,7 @@ from ui.formatting import format_number, literal
 from ui.i18n import current_language, t
 from ui.labels import label
 from ui.text import dumps as text
+from ui.views.charts import show_chart
 
 TABLE_ROWS = 12  # rows visible before a table scrolls
 
@@ -103,7 +104,7 @@ def residual(rep: DumpReport, tables: dict[str, pd.DataFrame], batch: int, log: 
     heatmap = figures.rms_heatmap(
         res.rms[:, batch, :], rep.labels, _labels("heatmap"), names, log, marks
     )
-    st.plotly_chart(heatmap, width="stretch", key="dumps_heatmap")
+    show_chart(heatmap, "dumps_heatmap")
     line_names = {
         "band": t("dumps.band"),
         "median": t("dumps.median_token"),
@@ -115,7 +116,7 @@ def residual(rep: DumpReport, tables: dict[str, pd.DataFrame], batch: int, log: 
     }
     outliers = [tok for tok, _ in marks]
     lines = figures.rms_lines(res, batch, _labels("lines"), line_names, outliers)
-    st.plotly_chart(lines, width="stretch", key="dumps_lines")
+    show_chart(lines, "dumps_lines")
     if rep.layout.stream.startswith("hidden_states"):
         st.caption(t("dumps.hidden_states_note"))
     st.markdown(text.growth_text(res.growth, current_language()))
@@ -137,11 +138,7 @@ def massive(rep: DumpReport, tables: dict[str, pd.DataFrame]) -> None:
         )
     )
     names = {"top": t("dumps.top_rank", rank="{rank}"), "threshold": t("dumps.threshold")}
-    st.plotly_chart(
-        figures.massive_figure(mas, _labels("massive_chart"), names),
-        width="stretch",
-        key="dumps_massive",
-    )
+    show_chart(figures.massive_figure(mas, _labels("massive_chart"), names), "dumps_massive")
     total = int(mas.count.sum())
     if total == 0:
         st.caption(t("dumps.no_massive"))
@@ -167,17 +164,17 @@ def centering(rep: DumpReport) -> None:
     st.markdown(t("dumps.centering_intro"))
     token_names = _token_names(rep)
     left, right = st.columns(2)
-    left.plotly_chart(
+    show_chart(
         figures.centering_figure(
             rep.centering, rep.comparison, token_names, _labels("share"), t("dumps.all_tokens")
         ),
-        width="stretch",
-        key="dumps_share",
+        "dumps_share",
+        left,
     )
-    right.plotly_chart(
+    show_chart(
         figures.difference_figure(rep.comparison, token_names, _labels("difference")),
-        width="stretch",
-        key="dumps_difference",
+        "dumps_difference",
+        right,
     )
     share = rep.centering.mu2_share
     worst = int(np.nanargmax(share)) if np.isfinite(share).any() else 0
@@ -212,11 +209,7 @@ def token_detail(norms: TokenNorms, rep: DumpReport) -> None:
         "rmsnorm": "RMSNorm(x)",
         "difference": t("dumps.ln_minus_rms"),
     }
-    st.plotly_chart(
-        figures.token_norms_figure(norms, _labels("token"), names),
-        width="stretch",
-        key="dumps_token",
-    )
+    show_chart(figures.token_norms_figure(norms, _labels("token"), names), "dumps_token")
 
 
 def channels(rep: DumpReport) -> None:
@@ -227,10 +220,9 @@ def channels(rep: DumpReport) -> None:
         "hover_layer": t("dumps.layer_word"),
         "hover_channel": t("dumps.channel_word"),
     }
-    st.plotly_chart(
+    show_chart(
         figures.channel_heatmap(rep.channels.ratio, rep.labels, _labels("channels_chart"), names),
-        width="stretch",
-        key="dumps_channels",
+        "dumps_channels",
     )
 
 
@@ -245,11 +237,7 @@ def channel_detail(rep: DumpReport, tables: dict[str, pd.DataFrame], layer: int)
         t("dumps.detail_x"),
         t("dumps.detail_y"),
     )
-    st.plotly_chart(
-        figures.channel_detail(rep.channels, layer, labels, detail),
-        width="stretch",
-        key="dumps_channel_detail",
-    )
+    show_chart(figures.channel_detail(rep.channels, layer, labels, detail), "dumps_channel_detail")
     st.markdown(f"**{t('dumps.outlier_channels_title')}**")
     if len(tables["outlier_channels"]):
         _table(tables["outlier_channels"], "dumps_outlier_channels")
@@ -280,7 +268,7 @@ def dyt(rep: DumpReport, tables: dict[str, pd.DataFrame], index: int) -> None:
         t("dumps.dyt_y_affine") if fit.affine_removed else t("dumps.dyt_y"),
     )
     names = {"points": t("dumps.dyt_points", count=fit.points), "curve": "γ·tanh(αx)"}
-    st.plotly_chart(figures.dyt_figure(fit, labels, names), width="stretch", key="dumps_dyt")
+    show_chart(figures.dyt_figure(fit, labels, names), "dumps_dyt")
     st.caption(
         t(
             "dumps.dyt_note",

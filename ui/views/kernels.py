@@ -20,6 +20,7 @@ from ui.figures.kernels import TimingLabels, recorded_bandwidth_figure, timing_f
 from ui.formatting import format_number
 from ui.i18n import t
 from ui.labels import NORM_NAMES, label
+from ui.views.charts import show_chart
 
 _OPS = ("row_forward", "row_backward", "fused", "channel", "other")
 
@@ -92,7 +93,7 @@ def timings(rows: list[dict], measured_at: str) -> None:
         NORM_NAMES,
         {p: label("pass", p) for p in ("forward", "forward+backward")},
     )
-    st.plotly_chart(timing_figure(rows, labels), width="stretch", key="kn_timing_chart")
+    show_chart(timing_figure(rows, labels), "kn_timing_chart")
     st.markdown(f"**{t('kernels.ratio_title')}**")
     ratios = pd.DataFrame(rms_over_ln(rows))
     table = ratios.pivot(index="width", columns="pass", values="ratio")
@@ -107,11 +108,7 @@ def recorded(rows: list[dict]) -> None:
     if not gpu_rows:
         st.info(t("kernels.recorded_none"), icon=":material/info:")
         return
-    st.plotly_chart(
-        recorded_bandwidth_figure(gpu_rows, t("kernels.recorded_axis")),
-        width="stretch",
-        key="kn_recorded_chart",
-    )
+    show_chart(recorded_bandwidth_figure(gpu_rows, t("kernels.recorded_axis")), "kn_recorded_chart")
     columns = [c for c in gpu_rows[0] if c not in ("section", "table")]
     st.dataframe(pd.DataFrame(gpu_rows)[columns], width="stretch", hide_index=True)
 

@@ -19,6 +19,7 @@ from ui.i18n import current_language, t
 from ui.labels import label, placement_label
 from ui.share import DEPTH, query_string
 from ui.text import models as text
+from ui.views.charts import show_chart
 
 DEPTH_PAGE = "app_pages/depth.py"
 # pixels: wide enough for the longest cell of the shipped catalog (the sources scroll)
@@ -152,15 +153,15 @@ def family_detail(family: Family) -> None:
         _shared_model_type(family)
         st.markdown(f"**{t('models.sources')}**")
         st.markdown("\n".join(f"- {source}" for source in family.source))
-    st.plotly_chart(
+    show_chart(
         wiring_figure(
             family.placement,
             _wiring_labels(family),
             final_norm=bool(family.final_norm),
             modules=family.module_names,
         ),
-        width="stretch",
-        key="md_wiring",
+        "md_wiring",
+        table=False,
     )
     stack = family.stacks[0]
     st.caption(t("models.wiring_note", stack=label("stack", stack.name)))

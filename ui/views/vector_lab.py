@@ -29,6 +29,7 @@ from ui.text.vector_lab_precision import (
     summary,
 )
 from ui.text.vector_lab_steps import is_row_kind, worked_steps
+from ui.views.charts import show_chart
 
 
 def steps(ex: VectorExplanation) -> None:
@@ -64,9 +65,7 @@ def chart(ex: VectorExplanation) -> None:
         t("vector_lab.chart_nonfinite"),
         t("vector_lab.chart_index"),
     )
-    st.plotly_chart(
-        input_output_figure(ex.rows[row], series, labels), width="stretch", key="vl_chart"
-    )
+    show_chart(input_output_figure(ex.rows[row], series, labels), "vl_chart")
 
 
 def comparison(ex: VectorExplanation) -> None:

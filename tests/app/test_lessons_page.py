@@ -1,0 +1,250 @@
+"""The Lessons page through AppTest: predict and commit, progress in the URL, and every
+lesson's link opening its page in the intended state, showing the fact the lesson is about."""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+from urllib.parse import parse_qs
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from ui import compute
+from ui.lessons.catalog import LESSON_IDS, LESSONS, lesson
+from ui.lessons.targets import TARGETS, target_ready
+from ui.share import DEFAULT_PAGE, PAGES
+
+APP = str(Path(__file__).resolve().parents[2] / "app.py")
+READY = [i for i in LESSON_IDS if target_ready(TARGETS[i], PAGES)]
+PENDING = [i for i in LESSON_IDS if i not in READY]
+
+
+def _open(query: dict, page: str = "lessons") -> AppTest:
+    compute.clear()
+    at = AppTest.from_file(APP, default_timeout=180)
+    at.query_params.update(query)
+    at.switch_page(f"app_pages/{page}.py")
+    return at.run()
+
+
+def _texts(at) -> str:
+    parts = [
+        e.value
+        for kind in ("markdown", "caption", "info", "success", "error")
+        for e in at.get(kind)
+    ]
+    parts += [e.value for e in at.latex] + [str(m.value) for m in at.metric]
+    return "\n".join(parts)
+
+
+def _all(at, key: str) -> list[str]:
+    value = at.query_params[key]
+    return list(value) if isinstance(value, list | tuple) else [value]
+
+
+def _link(at):
+    links = at.get("page_link")
+    assert len(links) == 1
+    return links[0].proto
+
+
+def _array(value) -> np.ndarray:
+    """A plotly array as AppTest gives it: a list, or base64 {"dtype", "bdata"}."""
+    if isinstance(value, dict):
+        return np.frombuffer(base64.b64decode(value["bdata"]), dtype=value["dtype"])
+    return np.asarray([np.nan if v is None else v for v in value], dtype=float)
+
+
+def _last_values(at, chart_key: str) -> dict[str, float]:
+    """The last point of every named trace of a chart: {trace name: y}."""
+    chart = next(c for c in at.get("plotly_chart") if chart_key in c.proto.id)
+    data = json.loads(chart.proto.spec)["data"]
+    return {t["name"]: float(_array(t["y"])[-1]) for t in data if t.get("name") and "y" in t}
+
+
+# --- predict, commit, see the verdict; progress in the URL ------------------------------------
+
+
+def test_a_committed_right_answer_is_confirmed_and_kept_in_the_url():
+    at = _open({"lang": "en"})
+    assert not at.exception
+    assert at.title[0].value == "Lessons" and at.header[0].value == "1. Why normalize at all"
+    assert not at.success and not at.error  # nothing revealed before committing
+    assert at.button(key="ls_commit_why_normalize").disabled  # nothing picked yet
+    at.radio(key="ls_pick_why_normalize").set_value("b").run()
+    at.button(key="ls_commit_why_normalize").click().run()
+    assert not at.exception
+    assert at.success[0].value.startswith("Right: (b)")
+    assert "2.5·10¹⁴" in _texts(at)  # the reveal, with the engine's number
+    assert _all(at, "ls_answers") == ["why_normalize.b"]
+    assert at.radio(key="ls_pick_why_normalize").disabled
+
+
+def test_a_wrong_answer_names_the_engines_answer_and_can_be_retaken():
+    at = _open({"lang": "en", "ls_lesson": "worked_example"})
+    at.radio(key="ls_pick_worked_example").set_value("a").run()
+    at.button(key="ls_commit_worked_example").click().run()
+    message = at.error[0].value
+    assert "You chose (a) −1.5" in message and "the engine says (b) −1.3416" in message
+    at.button(key="ls_again_worked_example").click().run()
+    assert not at.error and "ls_answers" not in at.query_params
+    assert at.radio(key="ls_pick_worked_example").value is None
+
+
+def test_a_link_resumes_where_the_learner_was_with_their_answers():
+    query = {"lang": "zh", "ls_lesson": "precision", "ls_answers": ["precision.c", "rmsnorm.a"]}
+    at = _open(query)
+    assert not at.exception and not at.warning
+    assert at.header[0].value.startswith("10. ")
+    assert at.success and "答对了" in at.success[0].value
+    progress = at.get("progress")[0].proto.text
+    assert "第 10 课" in progress and "已作答 2 题，答对 1 题" in progress
+    at.button(key="ls_next").click().run()
+    assert at.query_params["ls_lesson"] == "gemma_offset"
+    assert _all(at, "ls_answers") == ["precision.c", "rmsnorm.a"]
+
+
+def test_hostile_progress_values_are_named_not_obeyed():
+    at = _open({"lang": "en", "ls_lesson": "<script>", "ls_answers": "rmsnorm.z"})
+    assert not at.exception
+    warning = " ".join(w.value for w in at.warning)
+    assert "ls_lesson" in warning and "ls_answers" in warning
+    assert at.header[0].value.startswith("1. ")
+
+
+def test_the_lesson_picker_and_previous_next_move_through_the_course():
+    at = _open({"lang": "en"})
+    assert at.button(key="ls_previous").disabled
+    at.selectbox(key="ls_choose").select("cost").run()
+    assert (
+        at.header[0].value
+        == f"{LESSON_IDS.index('cost') + 1}. Cost: memory-bound, and fused add + norm"
+    )
+    at.button(key="ls_previous").click().run()
+    assert at.query_params["ls_lesson"] == "gemma_offset"
+    at.selectbox(key="ls_choose").select("real_models").run()
+    assert at.button(key="ls_next").disabled
+
+
+@pytest.mark.parametrize("lesson_id", PENDING)
+def test_a_lesson_whose_page_is_not_built_says_so_instead_of_linking_nowhere(lesson_id):
+    at = _open({"lang": "en", "ls_lesson": lesson_id})
+    assert not at.exception
+    assert not at.get("page_link")
+    assert "comes with" in " ".join(i.value for i in at.info)
+
+
+def test_the_instructor_sheet_lists_every_lesson_link_in_order():
+    at = _open({"lang": "en", "ls_view": "sheet", "present": "on"})
+    assert not at.exception
+    text = _texts(at)
+    positions = [text.index(f"{n}. {lesson_title}") for n, lesson_title in _titles(at)]
+    assert positions == sorted(positions)
+    for lesson_id in READY:
+        target = TARGETS[lesson_id]
+        path = "/" if target.page == "vector_lab" else f"/{target.page}?"
+        assert path in text, lesson_id
+    assert text.count("present=on") == 2 * len(READY)  # each link, and its address written out
+    assert text.count("not linked yet") == len(PENDING)
+
+
+def _titles(at):
+    from ui.i18n import translate
+
+    return [(n, translate(f"lessons.{i}.title", "en")) for n, i in enumerate(LESSON_IDS, 1)]
+
+
+# --- every link opens its page in the intended state, showing the lesson's fact --------------
+
+
+def _follow(lesson_id: str, lang: str = "en") -> AppTest:
+    """Open the lesson, read its link, and open that link fresh, as a click does."""
+    at = _open({"lang": lang, "ls_lesson": lesson_id})
+    link = _link(at)
+    target = TARGETS[lesson_id]
+    assert link.page == ("" if target.page == DEFAULT_PAGE else target.page)
+    query = parse_qs(link.query_string)
+    assert query["lang"] == [lang]
+    page = _open({k: v if len(v) > 1 else v[0] for k, v in query.items()}, target.page)
+    assert not page.exception, page.exception
+    assert not page.warning  # nothing in the link was refused
+    for key, value in target.as_dict().items():
+        assert page.session_state[key] == value, key
+    return page
+
+
+FACTS = {
+    "which_axis": lambda at: "**BatchNorm** computes **d = 32** (μ, σ) pairs." in _texts(at),
+    "worked_example": lambda at: "-1.3416, -0.4472, 0.4472, 1.3416" in _texts(at),
+    "rmsnorm": lambda at: "0.3651, 0.7303, 1.0954, 1.4606" in _texts(at),
+    "batchnorm_sequences": lambda at: (
+        "y = γ·(x − μ)/√(σ² + ε) + β = β in every channel" in _texts(at)
+    ),
+    "precision": lambda at: (
+        "(x₁ − μ)² = (-300)² = 90000 is beyond float16's largest finite number 65504" in _texts(at)
+    ),
+    "gemma_offset": lambda at: "0.3651, 0.7303, 1.0954, 1.4606" in _texts(at),
+    "cost": lambda at: "5 passes" in _texts(at) and "1.25" in _texts(at),
+}
+DEPTH_FACTS = {  # lesson -> (chart, {trace: (value, relative tolerance)})
+    "why_normalize": ("dp_residual", {"No norm": (2.5e14, 0.1), "Pre-Norm": (48, 0.1)}),
+    "pre_post": ("dp_residual", {"Post-Norm": (1.0, 0.05), "Pre-Norm": (48, 0.1)}),
+    "peri_olmo2": (
+        "dp_residual",
+        {"Pre-Norm": (5.7, 0.05), "Peri-Norm (sandwich)": (48, 0.05), "OLMo-2": (48, 0.05)},
+    ),
+    "deepnorm": ("dp_update", {"Post-Norm": (0.99, 0.03), "DeepNorm": (0.102, 0.1)}),
+}
+
+
+@pytest.mark.parametrize("lesson_id", sorted(FACTS))
+def test_the_link_opens_its_page_configured_and_showing_the_fact(lesson_id):
+    page = _follow(lesson_id)
+    assert FACTS[lesson_id](page), lesson_id
+
+
+@pytest.mark.slow  # each runs the Depth page's simulations (2-3 stacks of 48 layers)
+@pytest.mark.parametrize("lesson_id", sorted(DEPTH_FACTS))
+def test_the_depth_links_open_simulations_that_show_the_lessons_numbers(lesson_id):
+    page = _follow(lesson_id)
+    chart, expected = DEPTH_FACTS[lesson_id]
+    last = _last_values(page, chart)
+    for trace, (value, tolerance) in expected.items():
+        assert last[trace] == pytest.approx(value, rel=tolerance), (trace, last)
+    facts = lesson(lesson_id).facts
+    assert any(
+        abs(f.value - value) <= tolerance * value
+        for f in facts.values()
+        for value, tolerance in expected.values()
+    )
+
+
+def test_every_built_lesson_has_a_fact_check_here():
+    assert set(READY) == set(FACTS) | set(DEPTH_FACTS)
+
+
+def test_a_link_wins_over_settings_changed_earlier_in_the_session():
+    """A learner changes the Vector Lab, goes back to the lessons and follows a link there."""
+    at = _open({"lang": "en"}, "vector_lab")
+    at.selectbox(key="vl_norm").select("batchnorm").run()
+    at.switch_page("app_pages/lessons.py").run()
+    at.selectbox(key="ls_choose").select("worked_example").run()
+    link = _link(at)
+    at.query_params.clear()
+    at.query_params.update({k: v[0] for k, v in parse_qs(link.query_string).items()})
+    at.switch_page("app_pages/vector_lab.py").run()
+    assert not at.exception
+    assert at.selectbox(key="vl_norm").value == "layernorm"
+    assert at.session_state["vl_eps"] == "0"
+
+
+def test_the_lessons_open_in_chinese_with_chinese_links():
+    at = _open({"lang": "zh", "ls_lesson": "rmsnorm"})
+    assert not at.exception
+    assert at.header[0].value == "4. RMSNorm 省掉了什么"
+    link = _link(at)
+    assert parse_qs(link.query_string)["lang"] == ["zh"] and "打开向量实验室" in link.label
+    assert len(LESSONS) == 13

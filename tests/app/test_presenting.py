@@ -1,0 +1,78 @@
+"""Presentation mode through AppTest: a link turns it on, it travels with links, it enlarges
+charts, the Exit button leaves it, and a bad value is named."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+from ui import compute
+
+APP = str(Path(__file__).resolve().parents[2] / "app.py")
+STYLES = Path(__file__).resolve().parents[2] / "ui" / "styles"
+
+
+def _open(query: dict, page: str | None = None) -> AppTest:
+    compute.clear()
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params.update(query)
+    if page is not None:
+        at.switch_page(f"app_pages/{page}.py")
+    return at.run()
+
+
+def _styles(at) -> str:
+    return " ".join(h.proto.body for h in at.get("html"))
+
+
+def _chart_font(at, key: str) -> float | None:
+    chart = next(c for c in at.get("plotly_chart") if key in c.proto.id)
+    return json.loads(chart.proto.spec)["layout"].get("font", {}).get("size")
+
+
+def test_a_present_link_enlarges_text_and_charts_and_keeps_the_mode_in_the_url():
+    at = _open({"lang": "en", "present": "on"})
+    assert not at.exception and not at.warning
+    styles = _styles(at)
+    assert "font-size: 20px" in styles  # present.css
+    assert "st-key-controls_" not in styles  # results.css only with present=results
+    assert at.button(key="present_exit") is not None
+    assert at.query_params["present"] == "on"
+    assert _chart_font(at, "vl_chart") == 18
+
+
+def test_results_mode_also_hides_the_marked_controls():
+    at = _open({"lang": "en", "present": "results"}, "depth")
+    assert not at.exception
+    assert '[class*="st-key-controls_"]' in _styles(at)
+    assert at.query_params["present"] == "results"
+
+
+def test_the_exit_button_leaves_presentation_mode_and_the_url_forgets_it():
+    at = _open({"lang": "en", "present": "on"})
+    at.button(key="present_exit").click().run()
+    assert not at.exception
+    assert "present" not in at.query_params
+    assert "font-size: 20px" not in _styles(at)
+    assert _chart_font(at, "vl_chart") is None  # plotly's own default again
+
+
+def test_an_unknown_mode_is_named_with_what_is_accepted():
+    at = _open({"lang": "en", "present": "loud"})
+    assert not at.exception
+    warning = " ".join(w.value for w in at.warning)
+    assert "present" in warning and "loud" in warning and "off, on, results" in warning
+    assert "present" not in at.query_params
+
+
+def test_every_page_marks_its_controls_and_the_styles_are_our_own_static_files():
+    pages = Path(APP).parent / "app_pages"
+    for page in ("vector_lab", "axes", "depth", "kernels", "models", "dumps"):
+        assert "presenting.controls(" in (pages / f"{page}.py").read_text(), page
+    for sheet in STYLES.glob("*.css"):
+        css = sheet.read_text()
+        assert "{" in css and "url(" not in css  # nothing fetched from anywhere
+        # the browser's sanitizer drops a whole <style> whose text holds "<": even a comment
+        assert "<" not in css, sheet.name

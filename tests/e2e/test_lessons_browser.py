@@ -1,0 +1,139 @@
+"""Workshop mode in a real browser: a walk through every lesson in both languages (screenshots
+in artifacts/e2e/lessons/), a prediction followed to its page, presentation mode, chart
+downloads, readable log axes, and no truncated control on a projector or a phone."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.e2e.browser import wait_idle
+from ui.figures.export import image_export_available
+from ui.i18n import translate
+from ui.lessons.catalog import LESSON_IDS
+
+pytestmark = pytest.mark.e2e
+
+SIZES = {"projector": (1024, 768), "wide_projector": (1280, 720), "phone": (390, 844)}
+PAGES = ("lessons", "", "axes", "depth", "models", "dumps", "kernels")  # "": the Vector Lab
+
+# Text a control cuts with "…" or hides in a scroll: scrollWidth beyond clientWidth in an
+# element that clips (the select's input, a label, a button group), in the visible page.
+TRUNCATED = """() => {
+  const skip = '.js-plotly-plot, [data-testid="stDataFrame"], [data-testid="stCode"], '
+    + '.katex-display, .katex, [data-testid="stTable"], [data-testid="stSidebarNav"]';
+  const frames = ['stMain', 'stAppViewContainer', 'stSidebarContent', 'stSidebar',
+    'stMainBlockContainer', 'stSkipToContent'];
+  const out = [];
+  for (const el of document.querySelectorAll('[data-testid="stAppViewContainer"] *')) {
+    const s = getComputedStyle(el);
+    if (s.display === 'none' || s.visibility === 'hidden' || el.clientWidth === 0) continue;
+    if (s.overflowX === 'visible' && s.textOverflow !== 'ellipsis') continue;
+    if (el.scrollWidth <= el.clientWidth + 1) continue;
+    if (el.closest(skip) !== null || frames.includes(el.getAttribute('data-testid'))) continue;
+    const box = el.getBoundingClientRect();
+    if (box.right <= 0 || box.left >= window.innerWidth) continue;  // a collapsed sidebar
+    const text = ((el.value || el.innerText || '') + '').trim();
+    if (text) out.push(text.slice(0, 60));
+  }
+  return [...new Set(out)];
+}"""
+
+
+def _open(page, server_url: str, path: str, query: str) -> None:
+    page.goto(f"{server_url}/{path}?{query}")
+    wait_idle(page, 120_000)
+    page.wait_for_timeout(1500)  # charts and fonts settle
+    assert page.locator("[data-testid='stException']").count() == 0
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_walk_through_every_lesson(page, server_url, artifacts, lang):
+    folder = artifacts / "lessons"
+    folder.mkdir(exist_ok=True)
+    for number, lesson_id in enumerate(LESSON_IDS, 1):
+        _open(page, server_url, "lessons", f"lang={lang}&ls_lesson={lesson_id}")
+        title = translate(f"lessons.{lesson_id}.title", lang)
+        expect(page.get_by_role("heading", name=f"{number}. {title}")).to_be_visible()
+        assert page.locator(".katex-display").count() >= 1
+        page.screenshot(path=str(folder / f"{number:02d}_{lesson_id}_{lang}.png"), full_page=True)
+
+
+def test_predict_commit_and_follow_the_link_to_the_configured_page(page, server_url, artifacts):
+    _open(page, server_url, "lessons", "lang=en&ls_lesson=worked_example")
+    page.get_by_text("(b) −1.3416").click()
+    wait_idle(page)
+    page.get_by_role("button", name="Commit").click()
+    wait_idle(page)
+    expect(page.get_by_text("Right: (b) −1.3416")).to_be_visible()
+    assert "ls_answers=worked_example.b" in page.url
+    page.get_by_text("Open the Vector Lab with [1, 2, 3, 4] and LayerNorm").click()
+    wait_idle(page, 120_000)
+    expect(page.get_by_role("heading", name="Vector Lab", exact=True)).to_be_visible()
+    assert "vl_eps=0" in page.url
+    expect(page.locator(".katex-html").filter(has_text="1.3416").first).to_be_visible()
+    page.screenshot(path=str(artifacts / "lessons" / "followed_worked_example.png"))
+    page.locator("[data-testid='stSidebarNavLink']").filter(has_text="Lessons").click()
+    wait_idle(page)
+    expect(page.get_by_text("Right: (b) −1.3416")).to_be_visible()  # the learner's place kept
+    assert "ls_lesson=worked_example" in page.url and "ls_answers=worked_example.b" in page.url
+
+
+def test_presentation_results_mode_shows_only_what_is_taught(browser, server_url, artifacts):
+    context = browser.new_context(viewport={"width": 1280, "height": 720})
+    page = context.new_page()
+    _open(page, server_url, "", "lang=en&present=results")
+    expect(page.locator("[data-testid='stSidebar']")).to_be_hidden()
+    expect(page.locator(".st-key-controls_vl")).to_be_hidden()
+    expect(page.get_by_role("button", name="Exit presentation")).to_be_visible()
+    size = page.evaluate("parseFloat(getComputedStyle(document.documentElement).fontSize)")
+    assert size >= 20
+    page.screenshot(path=str(artifacts / "lessons" / "present_results_vector_lab.png"))
+    page.get_by_role("button", name="Exit presentation").click()
+    wait_idle(page)
+    expect(page.locator(".st-key-controls_vl")).to_be_visible()
+    assert "present=" not in page.url
+    context.close()
+
+
+def test_a_chart_downloads_its_data_as_csv_and_itself_as_svg(page, server_url):
+    _open(page, server_url, "", "lang=en")
+    page.locator(".st-key-chart_downloads_vl_chart").get_by_role("button").first.click()
+    with page.expect_download() as download:
+        page.get_by_role("button", name="Data as CSV").click()
+    path = download.value.path()
+    with open(path, encoding="utf-8") as handle:
+        header = handle.readline().strip()
+    assert header.startswith("trace,x,y") and download.value.suggested_filename == "vl_chart.csv"
+    if image_export_available():  # kaleido drives the server's Chromium, offline
+        with page.expect_download(timeout=120_000) as download:
+            page.get_by_role("button", name="Chart as SVG (vector)").click()
+        with open(download.value.path(), encoding="utf-8") as handle:
+            assert handle.read(200).lstrip().startswith("<svg")
+
+
+def test_log_axes_label_decades_not_minor_digits(page, server_url):
+    _open(page, server_url, "depth", "lang=en")
+    labels = page.locator(".stPlotlyChart").first.locator(".ytick text").all_inner_texts()
+    assert labels and not set(labels) & {"3", "4", "6", "7", "8", "9"}, labels
+
+
+@pytest.mark.parametrize("size", list(SIZES))
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_no_control_is_truncated_on_a_projector_or_a_phone(
+    browser, server_url, artifacts, size, lang
+):
+    width, height = SIZES[size]
+    context = browser.new_context(viewport={"width": width, "height": height})
+    page = context.new_page()
+    cut = {}
+    for path in PAGES:
+        _open(page, server_url, path, f"lang={lang}")
+        found = page.evaluate(TRUNCATED)
+        if found:
+            cut[path or "vector_lab"] = found
+        page.screenshot(
+            path=str(artifacts / "lessons" / f"{path or 'vector_lab'}_{size}_{lang}.png")
+        )
+    context.close()
+    assert not cut

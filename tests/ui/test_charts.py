@@ -1,0 +1,88 @@
+"""Every chart is drawn through ui/views/charts.py, so every chart downloads the same way."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+import pytest
+from plotly.subplots import make_subplots
+
+from ui.figures.export import figure_csv, figure_image, figure_table, image_export_available
+from ui.views.charts import PNG_SCALE, chart_config
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_no_module_but_the_chart_helper_calls_plotly_chart():
+    callers = [
+        path.relative_to(ROOT).as_posix()
+        for folder in ("ui", "app_pages")
+        for path in (ROOT / folder).rglob("*.py")
+        if ".plotly_chart(" in path.read_text(encoding="utf-8")
+    ]
+    assert callers == ["ui/views/charts.py"]
+
+
+def test_the_modebar_saves_a_named_png_at_twice_the_drawn_size():
+    config = chart_config("dp_residual")
+    assert config["toImageButtonOptions"] == {
+        "format": "png",
+        "filename": "dp_residual",
+        "scale": PNG_SCALE,
+    }
+    assert PNG_SCALE >= 2 and config["displaylogo"] is False
+    assert chart_config("ax_box", staticPlot=True)["staticPlot"] is True
+
+
+# --- the chart's data as CSV, and the chart as an image ---------------------------------------
+
+
+def test_the_csv_holds_every_drawn_point_of_every_trace():
+    figure = go.Figure()
+    figure.add_trace(go.Scatter(x=[1, 2, 3], y=[10.0, 20.0, 30.0], name="Pre-Norm"))
+    figure.add_trace(go.Scatter(y=[5.0, 6.0], name="no x"))  # plotly draws y against its index
+    table = pd.read_csv(io.StringIO(figure_csv(figure)))
+    assert list(table.columns) == ["trace", "x", "y"]
+    assert table[table.trace == "Pre-Norm"][["x", "y"]].values.tolist() == [
+        [1, 10],
+        [2, 20],
+        [3, 30],
+    ]
+    assert table[table.trace == "no x"][["x", "y"]].values.tolist() == [[0, 5], [1, 6]]
+
+
+def test_a_heatmap_becomes_one_row_per_cell_with_its_axis_labels():
+    z = np.arange(6, dtype=float).reshape(2, 3)  # 2 rows (y), 3 columns (x)
+    figure = go.Figure(go.Heatmap(z=z, x=["a", "b", "c"], y=[10, 20], name="rms"))
+    table = figure_table(figure)
+    assert len(table) == 6
+    cell = table[(table.x == "c") & (table.y == 20)]
+    assert cell.z.tolist() == [5.0]  # z[1, 2]
+
+
+def test_subplots_and_unnamed_traces_keep_their_points_apart():
+    figure = make_subplots(rows=1, cols=2)
+    figure.add_trace(go.Bar(x=["LN", "RMS"], y=[7, 4]), row=1, col=1)
+    figure.add_trace(go.Scatter(x=[0.5], y=[2.0], mode="markers"), row=1, col=2)
+    table = figure_table(figure)
+    assert table.trace.tolist() == ["bar 1", "bar 1", "scatter 2"]
+    assert table.y.tolist() == [7, 4, 2.0]
+
+
+def test_a_figure_without_data_gives_an_empty_table_not_an_error():
+    assert figure_table(go.Figure()).empty
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not image_export_available(), reason="kaleido or a local Chromium missing")
+def test_kaleido_renders_the_chart_as_svg_and_png_offline():
+    figure = go.Figure(go.Scatter(x=[1, 2], y=[3, 4]), layout=dict(title="residual RMS"))
+    svg = figure_image(figure, "svg")
+    assert svg.lstrip().startswith(b"<svg") and b"residual RMS" in svg
+    assert figure_image(figure, "png").startswith(b"\x89PNG")
+    with pytest.raises(ValueError):
+        figure_image(figure, "pdf")

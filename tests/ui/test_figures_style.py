@@ -1,0 +1,79 @@
+"""Log axes that read from the back of a room: decades and sampled values, never minor digits."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import plotly.graph_objects as go
+import pytest
+from plotly.subplots import make_subplots
+
+from engine import DepthSpec, simulate_depth
+from ui.figures.depth import AxisLabels, grad_norm_figure, residual_figure
+from ui.figures.style import log_axis, log_ticks, tick_text, tick_texts
+
+LABELS = AxisLabels("t", "x", "y")
+
+
+def _is_round(value: float) -> bool:
+    """1, 2, 5 (or 3) times a power of ten."""
+    mantissa = value / 10.0 ** math.floor(math.log10(value) + 1e-9)
+    return any(math.isclose(mantissa, m, rel_tol=1e-9) for m in (1, 2, 3, 5, 10))
+
+
+@pytest.mark.parametrize(
+    "low, high, expected",
+    [
+        (1.0, 1e6, [1, 10, 100, 1e3, 1e4, 1e5, 1e6]),  # decades only
+        (1.0, 50.0, [1, 2, 5, 10, 20, 50]),  # under two decades: 1-2-5
+        (0.15, 1.1, [0.2, 0.5, 1]),
+        (180.0, 240.0, [180, 200, 220, 240]),  # narrower than 2x: round linear steps
+    ],
+)
+def test_ticks_are_decades_then_one_two_five_then_round_linear_values(low, high, expected):
+    ticks = log_ticks(np.geomspace(low, high, 50))
+    assert ticks == pytest.approx(expected)
+
+
+def test_a_range_of_many_decades_keeps_at_most_eight_ticks():
+    ticks = log_ticks([1e-30, 1e30])
+    assert 2 <= len(ticks) <= 8 and all(_is_round(v) for v in ticks)
+
+
+def test_a_sweep_labels_exactly_its_sampled_depths():
+    ticks = log_ticks([6, 200], sampled=[6, 12, 24, 48, 96, 192])
+    assert ticks == [6, 12, 24, 48, 96, 192]
+
+
+def test_labels_use_one_notation_per_axis():
+    assert tick_texts([0.01, 0.1, 1, 10, 1000]) == ["0.01", "0.1", "1", "10", "1,000"]
+    assert tick_texts([1e-7, 1e-4, 0.1]) == ["10⁻⁷", "10⁻⁴", "10⁻¹"]
+    assert tick_text(2e-5) == "2·10⁻⁵" and tick_text(1e6) == "10⁶"
+
+
+def test_the_depth_charts_have_no_minor_digit_ticks():
+    results = [
+        simulate_depth(DepthSpec(placement=p, layers=24, d=64, tokens=8)) for p in ("post", "pre")
+    ]
+    series = [(p, r) for p, r in zip(("Post", "Pre"), results)]
+    for figure in (
+        residual_figure(series, LABELS, "band", "before"),
+        grad_norm_figure(series, LABELS),
+    ):
+        axis = figure.layout.yaxis
+        assert axis.type == "log" and axis.tickmode == "array"
+        assert 2 <= len(axis.tickvals) <= 8
+        assert all(_is_round(v) or len(axis.tickvals) <= 5 for v in axis.tickvals)
+        ys = [np.asarray(tr.y, dtype=object).ravel() for tr in figure.data if tr.y is not None]
+        drawn = [float(v) for y in ys for v in y if v is not None and v > 0]
+        assert min(axis.tickvals) >= min(drawn) * 0.999 and max(axis.tickvals) <= max(drawn) * 1.001
+
+
+def test_a_subplot_axis_reads_only_its_own_traces():
+    figure = make_subplots(rows=1, cols=2)
+    figure.add_trace(go.Scatter(x=[1, 2], y=[1e-6, 1e6]), row=1, col=1)
+    figure.add_trace(go.Scatter(x=[1, 2], y=[1.0, 50.0]), row=1, col=2)
+    log_axis(figure, "y", row=1, col=2)
+    assert list(figure.layout.yaxis2.tickvals) == [1, 2, 5, 10, 20, 50]
+    assert figure.layout.yaxis.type != "log"

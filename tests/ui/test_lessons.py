@@ -1,0 +1,146 @@
+"""The lessons' data and link logic, without a browser: every lesson complete in both
+languages, targets checked against the URL contract, pending pages said to be pending."""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import parse_qs
+
+import pytest
+
+from ui.i18n import LANGUAGES, catalog, translate
+from ui.lessons.catalog import (
+    ANSWER_IDS,
+    LESSON_IDS,
+    LESSONS,
+    OPTIONS,
+    answers_by_lesson,
+    lesson,
+    score,
+)
+from ui.lessons.targets import TARGETS, Target, query_text, target_query, target_ready
+from ui.share import DEPTH, PAGES, PageParams, Param
+from ui.text.lessons import app_root, option_label, page_address
+
+PARTS = ("title", "idea", "question", "reveal", "next", "link")
+
+
+def test_the_course_covers_the_issue_in_teaching_order():
+    assert LESSON_IDS == (
+        "why_normalize",
+        "which_axis",
+        "worked_example",
+        "rmsnorm",
+        "geometry",
+        "batchnorm_sequences",
+        "pre_post",
+        "peri_olmo2",
+        "deepnorm",
+        "precision",
+        "gemma_offset",
+        "cost",
+        "real_models",
+    )
+    assert len(ANSWER_IDS) == 4 * len(LESSONS)
+
+
+@pytest.mark.parametrize("lang", list(LANGUAGES))
+@pytest.mark.parametrize("item", LESSONS, ids=LESSON_IDS)
+def test_every_lesson_reads_in_both_languages_with_its_numbers_filled(item, lang):
+    for part in PARTS + tuple(f"options.{o}" for o in OPTIONS):
+        key = f"lessons.{item.id}.{part}"
+        assert key in catalog(lang), key
+        text = translate(key, lang, **item.texts())
+        assert text.strip() and not re.search(r"\{\w+\}", text), key
+    assert item.answer in OPTIONS
+    used = set().union(
+        *(
+            re.findall(r"\{(\w+)\}", catalog(lang)[f"lessons.{item.id}.{part}"])
+            for part in PARTS + tuple(f"options.{o}" for o in OPTIONS)
+        )
+    )
+    assert used <= set(item.facts), used - set(item.facts)  # every number comes from a fact
+
+
+def test_the_chinese_text_is_a_translation_not_a_copy():
+    han = re.compile(r"[\u4e00-\u9fff]")
+    for item in LESSONS:
+        for part in ("title", "idea", "question", "reveal", "next", "link"):
+            assert han.search(catalog("zh")[f"lessons.{item.id}.{part}"]), (item.id, part)
+
+
+def test_each_question_has_four_different_options():
+    for item in LESSONS:
+        for lang in LANGUAGES:
+            texts = [
+                translate(f"lessons.{item.id}.options.{o}", lang, **item.texts()) for o in OPTIONS
+            ]
+            assert len(set(texts)) == 4, (item.id, lang, texts)
+
+
+def test_every_lesson_has_a_target_and_the_built_pages_accept_theirs():
+    assert set(TARGETS) == set(LESSON_IDS)
+    ready = {lesson_id for lesson_id, target in TARGETS.items() if target_ready(target, PAGES)}
+    assert ready == set(LESSON_IDS) - {"geometry", "real_models"}  # those wait for pages
+
+
+def test_a_pending_target_says_what_it_waits_for_in_both_languages():
+    for lesson_id in ("geometry", "real_models"):
+        target = TARGETS[lesson_id]
+        assert target.coming
+        for lang in LANGUAGES:
+            assert translate(f"lessons.coming.{target.coming}", lang).strip()
+
+
+def test_the_geometry_lesson_links_once_a_geometry_page_accepts_its_values():
+    target = TARGETS["geometry"]
+    geometry = PageParams("geometry", "ge", (Param("ge_d", "int", 3, low=1, high=8192),))
+    assert target_ready(target, {**PAGES, "geometry": geometry})
+    narrower = PageParams("geometry", "ge", (Param("ge_d", "int", 2, low=2, high=2),))
+    assert not target_ready(target, {**PAGES, "geometry": narrower})  # refuses d = 3
+
+
+def test_the_real_model_lesson_waits_for_the_example_and_live_parameters():
+    target = TARGETS["real_models"]
+    assert not target_ready(target, PAGES)  # du_source=example parses, du_prompt is missing
+    dumps = PAGES["dumps"]
+    landed = PageParams("dumps", "du", (*dumps.params, Param("du_prompt", "text", "")))
+    assert target_ready(target, {**PAGES, "dumps": landed})
+
+
+def test_a_target_with_an_unknown_parameter_or_value_is_not_ready():
+    assert not target_ready(Target("depth", (("dp_nothing", 1),)), PAGES)
+    assert not target_ready(Target("depth", (("dp_placements", ("sideways",)),)), PAGES)
+    assert not target_ready(Target("nowhere"), PAGES)
+
+
+def test_a_lesson_link_writes_every_value_even_defaults_with_language_and_mode():
+    query = target_query(TARGETS["worked_example"], PAGES["vector_lab"], "zh", "on")
+    assert query == {
+        "lang": ["zh"],
+        "present": ["on"],
+        "vl_text": ["1, 2, 3, 4"],  # the page's default, written anyway
+        "vl_norm": ["layernorm"],
+        "vl_eps": ["0"],
+    }
+    off = target_query(TARGETS["why_normalize"], DEPTH, "en")
+    assert off == {"lang": ["en"], "dp_placements": ["none", "pre"]}
+    assert parse_qs(query_text(off)) == off
+
+
+def test_answers_keep_the_last_choice_per_lesson_and_count_the_right_ones():
+    answers = answers_by_lesson(["worked_example.a", "worked_example.b", "rmsnorm.a", "bogus.b"])
+    assert answers == {"worked_example": "b", "rmsnorm": "a"}
+    assert score(answers) == (2, 1)
+    assert lesson("worked_example").answer == "b"
+
+
+def test_addresses_for_the_printed_sheet():
+    assert app_root("http://host:8501/lessons", "lessons") == "http://host:8501"
+    assert app_root("https://example.org/normscope/lessons", "lessons") == (
+        "https://example.org/normscope"
+    )
+    assert app_root("http://host:8501/", "lessons") == "http://host:8501"
+    assert page_address("http://h", "depth", "lang=en") == "http://h/depth?lang=en"
+    assert page_address("http://h", "", "lang=en") == "http://h/?lang=en"  # the default page
+    assert option_label("b", "−1.3416") == "(b) −1.3416"

@@ -1,0 +1,151 @@
+"""Chart styling shared by every figure module: log axes that read from the back of a room.
+
+plotly's own log axis labels every minor tick once a range spans less than a few decades
+("6 7 8 9 10 2 3 4 5 6 7 8 9 100"), and stacks "9 8 7 6 5 4 3 2" between decades.
+``log_axis`` writes the ticks itself: the sampled values where an axis shows a few sampled
+points (the depths of a sweep, the widths timed), else powers of ten, else 1-2-5 steps, else
+(a range narrower than 2×) a few round linear values — always at least two labelled ticks,
+never more than about eight, in plain numbers ("0.01", "1,000") or, when one of them would
+be too small or large for that, all in powers ("10⁻⁶", "2·10⁻⁵").
+
+Pure: no Streamlit import.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+import numpy as np
+import plotly.graph_objects as go
+
+MAX_SAMPLED_TICKS = 12  # more sampled points than this: decades instead
+MAX_TICKS = 8
+PLAIN_RANGE = (1e-3, 1e5)  # labels inside it are written as plain numbers
+_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def tick_text(value: float, plain: bool | None = None) -> str:
+    """A log axis' tick label: "0.02", "1,000" (``plain``), or "10⁻⁶", "2·10⁷".
+
+    ``plain`` None: plain when the value lies in ``PLAIN_RANGE``.
+    """
+    if value == 0 or not math.isfinite(value):
+        return f"{value:g}"
+    if plain is None:
+        plain = PLAIN_RANGE[0] <= abs(value) < PLAIN_RANGE[1]
+    if plain:
+        return f"{value:,.6g}" if abs(value) >= 1 else f"{value:.6g}"
+    exponent = math.floor(math.log10(abs(value)) + 1e-9)
+    mantissa = value / 10.0**exponent
+    power = "10" + str(exponent).translate(_SUPERSCRIPT)
+    return power if math.isclose(mantissa, 1.0) else f"{mantissa:.3g}·{power}"
+
+
+def tick_texts(ticks: Iterable[float]) -> list[str]:
+    """One axis' labels in one notation: all plain when every tick is, else all powers."""
+    ticks = list(ticks)
+    plain = all(PLAIN_RANGE[0] <= abs(v) < PLAIN_RANGE[1] for v in ticks)
+    return [tick_text(v, plain) for v in ticks]
+
+
+def _inside(candidates: Iterable[float], low: float, high: float) -> list[float]:
+    slack = 1e-9 * max(abs(low), abs(high))
+    return sorted({c for c in candidates if low - slack <= c <= high + slack})
+
+
+def _decade_ticks(low: float, high: float, mantissas: tuple[float, ...]) -> list[float]:
+    first, last = math.floor(math.log10(low)), math.ceil(math.log10(high))
+    step = max(1, math.ceil((last - first) / MAX_TICKS)) if mantissas == (1,) else 1
+    values = [m * 10.0**e for e in range(first, last + 1, step) for m in mantissas]
+    return _inside(values, low, high)
+
+
+def _linear_ticks(low: float, high: float) -> list[float]:
+    """Round values across a narrow range (about 4 of them): 180, 200, 220, 240."""
+    raw = (high - low) / 4
+    magnitude = 10.0 ** math.floor(math.log10(raw))
+    step = next(m * magnitude for m in (1, 2, 2.5, 5, 10) if m * magnitude >= raw)
+    start = math.ceil(low / step) * step
+    values = [round(start + i * step, 12) for i in range(int((high - start) / step) + 1)]
+    return _inside([v for v in values if v > 0], low, high)
+
+
+def log_ticks(values: Iterable[float], sampled: Iterable[float] | None = None) -> list[float]:
+    """Where a log axis over ``values`` puts its labelled ticks (see the module docstring)."""
+    if sampled is not None:
+        points = sorted({float(v) for v in sampled if v > 0 and math.isfinite(v)})
+        if 2 <= len(points) <= MAX_SAMPLED_TICKS:
+            return points
+    data = np.asarray([v for v in values if v is not None], dtype=float)
+    data = data[np.isfinite(data) & (data > 0)]
+    if data.size == 0:
+        return []
+    low, high = float(data.min()), float(data.max())
+    if high / low < 2:  # under a factor of 2: decades and 1-2-5 steps give one tick at most
+        ticks = _linear_ticks(low, high) if high > low else [low]
+        return ticks if len(ticks) >= 2 else sorted({low, high})
+    for mantissas in ((1,), (1, 2, 5), (1, 2, 3, 5)):
+        ticks = _decade_ticks(low, high, mantissas)
+        if len(ticks) >= 3 or (mantissas == (1, 2, 3, 5) and ticks):
+            return ticks[:: max(1, math.ceil(len(ticks) / MAX_TICKS))]
+    return sorted({low, high})
+
+
+def _axis_values(figure: go.Figure, axis: str, anchor: str) -> list[float]:
+    """Every value drawn against one axis (``anchor``: "x", "y2", ...) by the figure's traces."""
+    values: list[float] = []
+    for trace in figure.data:
+        if (getattr(trace, f"{axis}axis", None) or axis) != anchor:
+            continue
+        data = getattr(trace, axis, None)
+        if data is None:
+            continue
+        array = np.asarray(data, dtype=object).ravel()
+        values += [float(v) for v in array if isinstance(v, int | float | np.number)]
+    return values
+
+
+def log_axis(
+    figure: go.Figure,
+    axis: str = "y",
+    *,
+    values: Iterable[float] | None = None,
+    sampled: Iterable[float] | None = None,
+    row: int | None = None,
+    col: int | None = None,
+    **settings,
+) -> go.Figure:
+    """Make the figure's ``axis`` ("x" or "y") logarithmic with readable ticks; returns it.
+
+    ``values``: what the axis shows (default: read from the traces drawn on it, so call this
+    after adding them); ``sampled``: the points sampled along it (a sweep's depths), labelled
+    one by one when there are few; ``row``/``col`` pick a subplot; ``settings`` go to plotly.
+    """
+    anchor = axis
+    if row is not None and col is not None:
+        subplot = figure.get_subplot(row, col)
+        anchor = getattr(subplot, f"{axis}axis").plotly_name.replace("axis", "")
+    if values is None:
+        values = _axis_values(figure, axis, anchor)
+    ticks = log_ticks(values, sampled)
+    update = figure.update_xaxes if axis == "x" else figure.update_yaxes
+    update(
+        type="log",
+        tickmode="array" if ticks else "auto",
+        tickvals=ticks or None,
+        ticktext=tick_texts(ticks) or None,
+        row=row,
+        col=col,
+        **settings,
+    )
+    return figure
+
+
+def linear_axis(figure: go.Figure, axis: str = "y", row=None, col=None, **settings) -> go.Figure:
+    """Undo ``log_axis`` (a figure whose log toggle is off): plotly's own linear ticks."""
+    update = figure.update_xaxes if axis == "x" else figure.update_yaxes
+    update(type="linear", tickmode="auto", tickvals=None, ticktext=None, row=row, col=col)
+    if settings:
+        update(row=row, col=col, **settings)
+    return figure

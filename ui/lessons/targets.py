@@ -1,0 +1,126 @@
+"""Which page, in which state, each lesson opens: one table, checked against the URL contract.
+
+A target names a page of ``ui.share.PAGES`` and the values of its parameters (stable ids, as
+a share link writes them).  ``target_ready`` checks at run time that the page exists, that
+every parameter exists and accepts its value, and that the ``requires`` parameters exist too
+(a mode a page gains later: the dumps page's built-in example arrives with its live-model
+parameters).  A lesson whose target is not ready says which page it comes with instead of
+linking nowhere.
+
+Waiting for pages being built (switch on by landing them; check the names below then):
+- ``geometry``: the Geometry page (``ge_`` parameters, url_path "geometry").
+- ``real_models``: the dumps page's built-in SmolLM2 example (``du_source=example``, which
+  arrives with ``du_prompt`` and the live model).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlencode
+
+from ui.lessons.catalog import LESSON_IDS
+from ui.share import LANGUAGE_PARAM, PRESENT, PRESENT_PARAM, PageParams, parse, serialize
+
+
+@dataclass(frozen=True)
+class Target:
+    """A page and the parameter values that show a lesson's fact there."""
+
+    page: str  # a key of ui.share.PAGES (the page's url_path)
+    values: tuple[tuple[str, Any], ...] = ()  # (parameter key, value); lists as tuples
+    requires: tuple[str, ...] = ()  # parameters that must exist besides those in values
+    coming: str = ""  # what the lesson waits for, when not ready: lessons.coming.<coming>
+
+    def as_dict(self) -> dict[str, Any]:
+        """The values as a page's state: tuples become the lists "choices" parameters hold."""
+        return {key: list(v) if isinstance(v, tuple) else v for key, v in self.values}
+
+
+TARGETS: dict[str, Target] = {
+    "why_normalize": Target("depth", (("dp_placements", ("none", "pre")),)),
+    "which_axis": Target("axes", (("ax_norm", "batchnorm"),)),
+    "worked_example": Target(
+        "vector_lab",
+        (("vl_text", "1, 2, 3, 4"), ("vl_norm", "layernorm"), ("vl_eps", "0")),
+    ),
+    "rmsnorm": Target(
+        "vector_lab", (("vl_text", "1, 2, 3, 4"), ("vl_norm", "rmsnorm"), ("vl_eps", "0"))
+    ),
+    "batchnorm_sequences": Target("axes", (("ax_section", "batchnorm"),)),
+    "pre_post": Target("depth", (("dp_placements", ("post", "pre")),)),
+    "peri_olmo2": Target(
+        "depth", (("dp_placements", ("pre", "peri", "olmo2")), ("dp_init", "fixed"))
+    ),
+    "deepnorm": Target("depth", (("dp_placements", ("post", "deepnorm")),)),
+    "precision": Target(
+        "vector_lab",
+        (
+            ("vl_text", "-300, 300, -300, 300"),
+            ("vl_norm", "layernorm"),
+            ("vl_dtype", "float16"),
+            ("vl_compute", "float16"),
+        ),
+    ),
+    "gemma_offset": Target(
+        "vector_lab",
+        (
+            ("vl_text", "1, 2, 3, 4"),
+            ("vl_norm", "rmsnorm"),
+            ("vl_eps", "0"),
+            ("vl_offset", 1.0),
+            ("vl_gamma", "0"),
+        ),
+    ),
+    "cost": Target("kernels", (("kn_tokens", 4096), ("kn_d", 4096), ("kn_rdtype", "bfloat16"))),
+    # --- waiting for pages being built (see the module docstring) ---------------------------
+    "geometry": Target("geometry", (("ge_d", 3),), coming="geometry"),
+    "real_models": Target(
+        "dumps",
+        (("du_source", "example"),),
+        requires=("du_prompt",),
+        coming="dumps_example",
+    ),
+}
+assert set(TARGETS) == set(LESSON_IDS), "every lesson opens a page, and only lessons do"
+
+
+def _accepts(page: PageParams, key: str, value) -> bool:
+    if key not in page.by_key:
+        return False
+    param = page[key]
+    parsed, refusal = parse(
+        param, serialize(param, list(value) if isinstance(value, tuple) else value)
+    )
+    return refusal is None and parsed == (list(value) if isinstance(value, tuple) else value)
+
+
+def target_ready(target: Target, pages: dict[str, PageParams]) -> bool:
+    """True when ``pages`` has the target's page, every parameter, and accepts every value."""
+    page = pages.get(target.page)
+    if page is None:
+        return False
+    if not all(key in page.by_key for key in target.requires):
+        return False
+    return all(_accepts(page, key, value) for key, value in target.as_dict().items())
+
+
+def target_query(
+    target: Target, page: PageParams, lang: str, present: str = PRESENT.default
+) -> dict[str, list[str]]:
+    """The link's query: language, presentation mode, and every value of the target.
+
+    Unlike a share link, a lesson link writes defaults too, so the page opens in the
+    lesson's state even if this session had moved one of its settings.
+    """
+    query: dict[str, list[str]] = {LANGUAGE_PARAM: [lang]}
+    if present != PRESENT.default:
+        query[PRESENT_PARAM] = [present]
+    for key, value in target.as_dict().items():
+        query[key] = serialize(page[key], value)
+    return query
+
+
+def query_text(query: dict[str, list[str]]) -> str:
+    """``target_query`` as the text after "?" in an address."""
+    return urlencode([(key, value) for key, values in query.items() for value in values])

@@ -1,0 +1,100 @@
+"""Presentation mode and the app's own stylesheet.
+
+``present`` is an app-wide URL parameter like ``lang`` (``ui/share.py``): "off"; "on" (text
+for the back of a room, larger chart fonts, no sidebar, toolbar or download menus; a small
+"Exit" button top right); "results" (also the page's controls hidden, so a projected page
+shows only what is being taught).  Pages mark their controls with ``controls(name)``.
+
+The styles are our own static CSS files in ``ui/styles/`` (never user text); ``apply``
+injects them on every run.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import plotly.graph_objects as go
+import streamlit as st
+
+from ui.i18n import t
+from ui.share import PRESENT
+
+STATE_KEY = "present"  # the session's mode (not a widget key: it outlives page switches)
+_STYLES = Path(__file__).parent / "styles"
+CHART_FONT = 18  # px, presenting: plotly's default 12 px is unreadable from the back
+CHART_TITLE = 24
+
+
+def mode() -> str:
+    """The session's presentation mode: one of ``ui.share.PRESENT_MODES``."""
+    value = st.session_state.get(STATE_KEY, PRESENT.default)
+    return value if value in PRESENT.choices else PRESENT.default
+
+
+def presenting() -> bool:
+    return mode() != "off"
+
+
+def stylesheet(present: str) -> str:
+    """Our static CSS for a presentation mode: base, plus present.css and results.css."""
+    names = ["base.css"]
+    if present != PRESENT.default:
+        names.append("present.css")
+    if present == "results":
+        names.append("results.css")
+    return "\n".join((_STYLES / name).read_text(encoding="utf-8") for name in names)
+
+
+def apply() -> None:
+    """Inject this run's stylesheet: one <style> element (the browser kept only the first two
+    of three separate ones), sent where it takes no space on the page."""
+    st.html(f"<style>\n{stylesheet(mode())}\n</style>")
+
+
+def _set(value: str | None) -> None:
+    value = value if value in PRESENT.choices else PRESENT.default  # None: a deselected choice
+    st.session_state[STATE_KEY] = value
+    st.session_state["present_select"] = value  # the sidebar's control follows the exit button
+
+
+def exit_button() -> None:
+    """While presenting, a small fixed button that leaves presentation mode."""
+    if presenting():
+        st.button(
+            t("app.present.exit"),
+            key="present_exit",
+            icon=":material/close_fullscreen:",
+            on_click=_set,
+            args=(PRESENT.default,),
+        )
+
+
+def _remember_choice() -> None:
+    _set(st.session_state["present_select"])
+
+
+def chooser() -> None:
+    """The sidebar's presentation control (the sidebar is hidden while presenting)."""
+    st.segmented_control(
+        t("app.present.label"),
+        PRESENT.choices,
+        default=mode(),
+        format_func=lambda value: t(f"app.present.{value}"),
+        key="present_select",
+        on_change=_remember_choice,
+        help=t("app.present.help"),
+    )
+
+
+def controls(name: str):
+    """A container for a page's controls; ``present=results`` hides it (``results.css``)."""
+    return st.container(key=f"controls_{name}")
+
+
+def for_screen(figure: go.Figure) -> go.Figure:
+    """The figure as this session shows it: larger fonts while presenting (a copy)."""
+    if not presenting():
+        return figure
+    shown = go.Figure(figure)
+    shown.update_layout(font=dict(size=CHART_FONT), title_font=dict(size=CHART_TITLE))
+    return shown

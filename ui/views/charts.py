@@ -1,0 +1,97 @@
+"""Every chart a page draws goes through ``show_chart``: one place for how charts behave.
+
+plotly's modebar camera saves the chart as a PNG from the browser (twice the screen's pixels,
+sharp on a slide), named after the chart.  Under each chart a small "Download" menu offers the
+chart as SVG and PNG (rendered on the server by kaleido, where a Chromium is installed) and
+its data as CSV; each file is made only when its button is clicked (deferred data), so a page
+with twenty charts costs nothing until someone downloads one.  Views call
+``show_chart(figure, key)`` (or with a column as ``target``) instead of ``st.plotly_chart``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import plotly.graph_objects as go
+import streamlit as st
+
+from ui.figures.export import (
+    IMAGE_FORMATS,
+    IMAGE_MIME,
+    figure_csv,
+    figure_image,
+    image_export_available,
+)
+from ui.i18n import t
+from ui.presenting import for_screen
+
+PNG_SCALE = 2  # the modebar's PNG: twice the drawn size, sharp on a projector or a slide
+DOWNLOADS_KEY = "chart_downloads_"  # keyed containers; presentation mode hides them (CSS)
+
+
+def chart_config(key: str, **overrides: Any) -> dict[str, Any]:
+    """plotly.js config of a chart: the camera button's PNG is named after the chart."""
+    config: dict[str, Any] = {
+        "displaylogo": False,
+        "toImageButtonOptions": {"format": "png", "filename": key, "scale": PNG_SCALE},
+    }
+    config.update(overrides)
+    return config
+
+
+def _downloads(figure: go.Figure, key: str, target, table: bool) -> None:
+    """A compact "Download" menu: SVG / PNG when kaleido can render here, the data as CSV."""
+    with target.container(key=f"{DOWNLOADS_KEY}{key}"):
+        with st.popover(t("app.chart.download"), icon=":material/download:", type="tertiary"):
+            if image_export_available():
+                for image_format in IMAGE_FORMATS:
+                    st.download_button(
+                        t(f"app.chart.{image_format}"),
+                        data=lambda f=image_format: figure_image(figure, f),
+                        file_name=f"{key}.{image_format}",
+                        mime=IMAGE_MIME[image_format],
+                        on_click="ignore",
+                        key=f"{key}_{image_format}",
+                        icon=":material/image:",
+                    )
+            else:
+                st.caption(t("app.chart.no_images"))
+            if table:
+                st.download_button(
+                    t("app.chart.csv"),
+                    data=lambda: figure_csv(figure),
+                    file_name=f"{key}.csv",
+                    mime="text/csv",
+                    on_click="ignore",
+                    key=f"{key}_csv",
+                    icon=":material/table_view:",
+                )
+
+
+def show_chart(
+    figure: go.Figure,
+    key: str | None,
+    target=None,
+    *,
+    config: dict | None = None,
+    downloads: bool = True,
+    table: bool = True,
+    **kwargs,
+):
+    """Draw ``figure`` into ``target`` (``st`` or a column); returns plotly_chart's result.
+
+    ``key`` names the chart (its widget key and its files); ``config`` adds plotly.js options
+    (e.g. ``displayModeBar``); ``downloads`` False leaves the menu out (a chart redrawn live
+    many times a second); ``table`` False leaves the CSV out (a diagram has no data).  Other
+    keyword arguments go to ``st.plotly_chart``.
+    """
+    target = st if target is None else target
+    kwargs.setdefault("width", "stretch")
+    name = key or "chart"
+    shown = for_screen(figure)  # larger fonts while presenting
+    event = target.plotly_chart(
+        shown, key=key, config=chart_config(name, **(config or {})), **kwargs
+    )
+    if downloads and key is not None:
+        _downloads(shown, key, target, table)
+    return event

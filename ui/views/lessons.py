@@ -1,0 +1,109 @@
+"""Lessons page sections (Streamlit): a lesson's idea, the verdict on a prediction, the link
+that opens its page, and the instructor's printable sheet.
+
+Views draw what they are given; which lesson and which answer come from ``ui.widgets``.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from ui.formatting import literal
+from ui.i18n import t
+from ui.lessons.catalog import LESSONS, Lesson, score
+from ui.lessons.targets import TARGETS, query_text, target_query, target_ready
+from ui.share import DEFAULT_PAGE, PAGES
+from ui.text.lessons import app_root, option_label, page_address
+
+PAGE_ICONS = {
+    "vector_lab": ":material/calculate:",
+    "axes": ":material/view_in_ar:",
+    "depth": ":material/stacked_line_chart:",
+    "kernels": ":material/memory:",
+    "dumps": ":material/upload_file:",
+    "geometry": ":material/language:",
+}
+
+
+def _tr(item: Lesson, part: str) -> str:
+    return t(f"lessons.{item.id}.{part}", **item.texts())
+
+
+def header(item: Lesson, answers: dict[str, str]) -> None:
+    number = [lesson.id for lesson in LESSONS].index(item.id) + 1
+    answered, right = score(answers)
+    st.progress(
+        number / len(LESSONS),
+        text=t(
+            "lessons.progress", number=number, total=len(LESSONS), answered=answered, right=right
+        ),
+    )
+    st.header(f"{number}. {_tr(item, 'title')}", anchor=False)
+
+
+def idea(item: Lesson) -> None:
+    st.markdown(_tr(item, "idea"))
+    for block in item.maths:
+        st.latex(block)
+
+
+def question(item: Lesson) -> None:
+    st.subheader(t("lessons.predict"), anchor=False)
+    st.caption(t("lessons.predict_help"))
+    st.markdown(f"**{_tr(item, 'question')}**")
+
+
+def verdict(item: Lesson, chosen: str) -> None:
+    """Whether the committed ``chosen`` option is the engine's answer, and why."""
+    answer = option_label(item.answer, _tr(item, f"options.{item.answer}"))
+    if chosen == item.answer:
+        st.success(t("lessons.right", option=answer), icon=":material/check_circle:")
+    else:
+        picked = option_label(chosen, _tr(item, f"options.{chosen}"))
+        st.error(t("lessons.wrong", chosen=picked, option=answer), icon=":material/cancel:")
+    st.markdown(_tr(item, "reveal"))
+
+
+def link(item: Lesson, lang: str, present: str) -> None:
+    """The button that opens the lesson's page already configured, or why there is none yet."""
+    target = TARGETS[item.id]
+    if not target_ready(target, PAGES):
+        st.info(t(f"lessons.coming.{target.coming}"), icon=":material/construction:")
+        return
+    st.page_link(
+        f"app_pages/{target.page}.py",
+        label=_tr(item, "link"),
+        icon=PAGE_ICONS.get(target.page, ":material/open_in_new:"),
+        query_params=target_query(target, PAGES[target.page], lang, present),
+    )
+
+
+def try_next(item: Lesson) -> None:
+    st.markdown(f"**{t('lessons.try_next')}** {_tr(item, 'next')}")
+
+
+def sheet(lang: str, present: str, page_url: str) -> None:
+    """Every lesson's link, question and answer, in order: a page to print."""
+    root = app_root(page_url, "lessons")
+    with st.container(key="ls_sheet"):
+        st.header(t("lessons.sheet_title"), anchor=False)
+        st.caption(t("lessons.sheet_intro"))
+        if present != "off":
+            st.caption(t("lessons.sheet_present", mode=t(f"app.present.{present}")))
+        for number, item in enumerate(LESSONS, 1):
+            target = TARGETS[item.id]
+            st.markdown(f"**{number}. {_tr(item, 'title')}**")
+            answer = option_label(item.answer, _tr(item, f"options.{item.answer}"))
+            lines = [
+                f"{t('lessons.sheet_question')}: {_tr(item, 'question')}",
+                f"{t('lessons.sheet_answer')}: {answer}",
+            ]
+            if target_ready(target, PAGES):
+                query = query_text(target_query(target, PAGES[target.page], lang, present))
+                path = "" if target.page == DEFAULT_PAGE else target.page
+                address = page_address(root, path, query)
+                lines.append(f"[{_tr(item, 'link')}]({address})  \n{literal(address)}")
+            else:
+                why = t(f"lessons.coming.{target.coming}")
+                lines.append(f"{_tr(item, 'link')} {t('lessons.sheet_coming', why=why)}")
+            st.markdown("\n\n".join(lines))

@@ -1,0 +1,133 @@
+"""Lessons page inputs: which view, which lesson, and the learner's committed predictions.
+
+Progress lives in two URL parameters (``ui/share.py`` LESSONS) kept as plain session values,
+not widget state, so they outlive a visit to the page a lesson opens (Streamlit forgets the
+state of widgets that a run does not draw): ``ls_lesson`` (where the learner is) and
+``ls_answers`` (each committed prediction, "<lesson>.<option>").  The lesson picker and the
+answer radios are widgets of their own that only write into those values.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from ui.i18n import t
+from ui.lessons.catalog import LESSON_IDS, OPTIONS, Lesson, answers_by_lesson, lesson
+from ui.share import LESSONS as P
+from ui.widgets import bound
+
+PICKER = "ls_choose"  # the lesson selectbox; ls_lesson is the value that lasts
+
+
+def view_choice() -> str:
+    return bound.segmented(
+        P["ls_view"],
+        t("lessons.view"),
+        format_func=lambda view: t(f"lessons.view_{view}"),
+        label_visibility="collapsed",
+    )
+
+
+def current_lesson() -> Lesson:
+    return lesson(st.session_state.get("ls_lesson", P["ls_lesson"].default))
+
+
+def _go(lesson_id: str) -> None:
+    st.session_state["ls_lesson"] = lesson_id
+    st.session_state[PICKER] = lesson_id
+
+
+def _picked() -> None:
+    st.session_state["ls_lesson"] = st.session_state[PICKER]
+
+
+def lesson_choice() -> Lesson:
+    """A table-of-contents selectbox with Previous / Next; returns the current lesson."""
+    current = current_lesson().id
+    index = LESSON_IDS.index(current)
+    st.session_state[PICKER] = current  # a fresh link or a returning learner: follow ls_lesson
+    titles = {i: f"{n}. {t(f'lessons.{i}.title')}" for n, i in enumerate(LESSON_IDS, 1)}
+    picker, back, forward = st.columns([2, 1, 1], vertical_alignment="bottom")
+    picker.selectbox(
+        t("lessons.choose"),
+        LESSON_IDS,
+        key=PICKER,
+        format_func=titles.get,
+        on_change=_picked,
+    )
+    back.button(
+        t("lessons.previous"),
+        key="ls_previous",
+        icon=":material/arrow_back:",
+        disabled=index == 0,
+        on_click=_go,
+        args=(LESSON_IDS[max(index - 1, 0)],),
+        width="stretch",
+    )
+    forward.button(
+        t("lessons.next_lesson"),
+        key="ls_next",
+        icon=":material/arrow_forward:",
+        disabled=index == len(LESSON_IDS) - 1,
+        on_click=_go,
+        args=(LESSON_IDS[min(index + 1, len(LESSON_IDS) - 1)],),
+        width="stretch",
+    )
+    return lesson(current)
+
+
+def answers() -> dict[str, str]:
+    """The learner's committed predictions: ``{lesson id: option}``."""
+    return answers_by_lesson(st.session_state.get("ls_answers", P["ls_answers"].default))
+
+
+def _others(lesson_id: str) -> list[str]:
+    """The committed answers of every lesson but ``lesson_id``."""
+    committed = st.session_state.get("ls_answers", P["ls_answers"].default)
+    return [a for a in committed if a.rpartition(".")[0] != lesson_id]
+
+
+def _commit(lesson_id: str) -> None:
+    option = st.session_state.get(f"ls_pick_{lesson_id}")
+    if option in OPTIONS:  # a new list: publish compares it with the URL
+        st.session_state["ls_answers"] = [*_others(lesson_id), f"{lesson_id}.{option}"]
+
+
+def _forget(lesson_id: str) -> None:
+    st.session_state["ls_answers"] = _others(lesson_id)
+    st.session_state.pop(f"ls_pick_{lesson_id}", None)
+
+
+def prediction(item: Lesson) -> str | None:
+    """The learner's committed option for ``item``; draws the radio and Commit until then."""
+    chosen = answers().get(item.id)
+    texts = item.texts()
+    labels = {o: f"({o}) {t(f'lessons.{item.id}.options.{o}', **texts)}" for o in OPTIONS}
+    picked = st.radio(
+        t("lessons.answer_label"),
+        OPTIONS,
+        index=None if chosen is None else OPTIONS.index(chosen),
+        key=f"ls_pick_{item.id}",
+        format_func=labels.get,
+        disabled=chosen is not None,
+    )
+    if chosen is None:
+        st.button(
+            t("lessons.commit"),
+            key=f"ls_commit_{item.id}",
+            type="primary",
+            icon=":material/lock:",
+            disabled=picked is None,
+            help=t("lessons.commit_help"),
+            on_click=_commit,
+            args=(item.id,),
+        )
+    else:
+        st.button(
+            t("lessons.try_again"),
+            key=f"ls_again_{item.id}",
+            icon=":material/replay:",
+            on_click=_forget,
+            args=(item.id,),
+        )
+    return chosen
