@@ -62,6 +62,7 @@ navigation = st.navigation(
         t("app.nav.learn"): [
             _page("vector_lab", ":material/calculate:", default=True),
             _page("axes", ":material/view_in_ar:"),
+            _page("geometry", ":material/public:"),
             _page("depth", ":material/stacked_line_chart:"),
         ],
         t("app.nav.real_models"): [
