@@ -4,7 +4,7 @@ gamma/beta ellipsoid in both parameterisations, DyT's box, and one vector step b
 
 Pure functions: engine results in, ``go.Figure`` out; no Streamlit import.  Every word a
 reader sees arrives translated in ``SceneLabels``; numbers are the only text made here.  Each
-trace carries a stable ``uid`` ("sphere", "plane", "layernorm", ...) that tests and the
+trace carries a stable ``meta`` tag ("sphere", "plane", "layernorm", ...) that tests and the
 browser read whatever the language.  The charts of the other sections (the eps curve, DyT's
 norms, the high-dimension histograms) are in ``ui.figures.geometry_charts``.
 """
@@ -81,7 +81,7 @@ def _scatter(d: int, **kwargs):
     return go.Scatter3d(**kwargs) if d == 3 else go.Scatter(**kwargs)
 
 
-def _markers(points, d, name, uid, color, size, lane=0.0, opacity=1.0, symbol=None):
+def _markers(points, d, name, tag, color, size, lane=0.0, opacity=1.0, symbol=None):
     marker = dict(size=size, color=color, opacity=opacity)
     if symbol is not None:
         marker["symbol"] = symbol
@@ -91,21 +91,21 @@ def _markers(points, d, name, uid, color, size, lane=0.0, opacity=1.0, symbol=No
         mode="markers",
         marker=marker,
         name=name,
-        uid=uid,
+        meta=tag,
         hovertemplate="%{x:.3f}, %{y:.3f}" + (", %{z:.3f}" if d == 3 else "") + "<extra></extra>"
         if d > 1
         else "%{x:.4f}<extra></extra>",
     )
 
 
-def _polyline(points, d, name, uid, color, width=2, dash=None, lane=0.0, legend=True):
+def _polyline(points, d, name, tag, color, width=2, dash=None, lane=0.0, legend=True):
     return _scatter(
         d,
         **_coordinates(points, lane),
         mode="lines",
         line=dict(color=color, width=width, dash=dash),
         name=name,
-        uid=uid,
+        meta=tag,
         hoverinfo="skip",
         showlegend=legend,
     )
@@ -122,7 +122,7 @@ def _segments(starts: np.ndarray, ends: np.ndarray, lanes=(0.0, 0.0)) -> np.ndar
     return np.stack([starts, ends, gaps], axis=1).reshape(-1, starts.shape[-1])
 
 
-def _surface(mesh: Mesh, name: str, uid: str, color: str, opacity: float) -> go.Surface:
+def _surface(mesh: Mesh, name: str, tag: str, color: str, opacity: float) -> go.Surface:
     points = mesh.points
     return go.Surface(
         x=points[..., 0],
@@ -132,23 +132,23 @@ def _surface(mesh: Mesh, name: str, uid: str, color: str, opacity: float) -> go.
         showscale=False,
         opacity=opacity,
         name=name,
-        uid=uid,
+        meta=tag,
         showlegend=True,
         hoverinfo="skip",
     )
 
 
-def _shape(mesh: Mesh, d: int, name: str, uid: str, color: str, opacity: float, dash=None):
+def _shape(mesh: Mesh, d: int, name: str, tag: str, color: str, opacity: float, dash=None):
     """A mesh drawn as what it is at this d: a surface, a curve, or a few points."""
     if d == 3 and mesh.is_surface:
-        return _surface(mesh, name, uid, color, opacity)
+        return _surface(mesh, name, tag, color, opacity)
     points = mesh.points.reshape(-1, d)
-    if d == 1 or points.shape[0] <= 2 and uid in ("layernorm_set", "layernorm_ellipse"):
-        return _markers(points, d, name, uid, color, 11, symbol="diamond")
-    return _polyline(points, d, name, uid, color, width=3, dash=dash)
+    if d == 1 or points.shape[0] <= 2 and tag in ("layernorm_set", "layernorm_ellipse"):
+        return _markers(points, d, name, tag, color, 11, symbol="diamond")
+    return _polyline(points, d, name, tag, color, width=3, dash=dash)
 
 
-def _strip_shape(points: np.ndarray, name: str, uid: str, color: str, dash=None):
+def _strip_shape(points: np.ndarray, name: str, tag: str, color: str, dash=None):
     """d = 1: a set of values drawn as vertical lines across every lane."""
     low, high = min(LANES.values()) - 0.4, max(LANES.values()) + 0.4
     xs, ys = [], []
@@ -161,7 +161,7 @@ def _strip_shape(points: np.ndarray, name: str, uid: str, color: str, dash=None)
         mode="lines",
         line=dict(color=color, width=2, dash=dash),
         name=name,
-        uid=uid,
+        meta=tag,
         hoverinfo="skip",
     )
 
@@ -251,7 +251,7 @@ def scene_figure(
                     line=dict(color=COLORS[kind], width=1),
                     opacity=0.25,
                     name=f"{labels.lines} · {labels.outputs[kind]}",
-                    uid=f"lines_{kind}",
+                    meta=f"lines_{kind}",
                     hoverinfo="skip",
                 )
             )
@@ -399,7 +399,7 @@ def path_figure(path: VectorPath, meshes: SceneMeshes, labels: SceneLabels) -> g
         ),
         ("scale_rmsnorm", x, rms, COLORS["rmsnorm"], "dot", LANES["input"], LANES["rmsnorm"]),
     )
-    for uid, start, end, color, dash, lane_a, lane_b in steps:
+    for tag, start, end, color, dash, lane_a, lane_b in steps:
         joined = _segments(start[None], end[None], (lane_a, lane_b))
         coordinates = _coordinates(joined) if d > 1 else dict(x=joined[:, 0], y=joined[:, 1])
         traces.append(
@@ -408,8 +408,8 @@ def path_figure(path: VectorPath, meshes: SceneMeshes, labels: SceneLabels) -> g
                 **coordinates,
                 mode="lines",
                 line=dict(color=color, width=4, dash=dash),
-                name=names[uid],
-                uid=uid,
+                name=names[tag],
+                meta=tag,
                 hoverinfo="skip",
             )
         )
@@ -420,9 +420,9 @@ def path_figure(path: VectorPath, meshes: SceneMeshes, labels: SceneLabels) -> g
         ("layernorm", layer, COLORS["layernorm"], LANES["layernorm"]),
         ("rmsnorm", rms, COLORS["rmsnorm"], LANES["rmsnorm"]),
     )
-    for uid, point, color, lane in points:
+    for tag, point, color, lane in points:
         traces.append(
-            _markers(point[None], d, names[uid], f"point_{uid}", color, 7 if d == 3 else 11, lane)
+            _markers(point[None], d, names[tag], f"point_{tag}", color, 7 if d == 3 else 11, lane)
         )
     figure = go.Figure(traces)
     reach = max(_reach([x, layer, rms, centered]), meshes.radius * 1.25)

@@ -3,7 +3,8 @@ high-dimension histograms and their spread over eps, a 2-D view of a wide cloud.
 
 Pure functions: engine results in, ``go.Figure`` out; no Streamlit import.  Words arrive
 translated (``ChartLabels`` and ``names`` arguments); numbers are the only text made here.
-Log axes label decades only (``dtick=1``).  Traces carry stable ``uid`` values.
+Log axes label decades only (``dtick=1``).  Traces carry a stable ``meta`` tag (plotly
+drops ``uid`` from its JSON).
 """
 
 from __future__ import annotations
@@ -62,13 +63,13 @@ def eps_curve_figure(curve: EpsCurve, labels: ChartLabels, names: dict) -> go.Fi
         ("sweep_layernorm", curve.sweep_layernorm_sigma, curve.sweep_layernorm_norm, "layernorm"),
         ("sweep_rmsnorm", curve.sweep_rmsnorm_rms, curve.sweep_rmsnorm_norm, "rmsnorm"),
     )
-    for uid, scale, norm, kind in sweeps:
+    for tag, scale, norm, kind in sweeps:
         figure.add_scatter(
             x=scale.reshape(-1),
             y=norm.reshape(-1),
             mode="markers",
-            name=names[uid],
-            uid=uid,
+            name=names[tag],
+            meta=tag,
             marker=dict(color=COLORS[kind], size=4, opacity=0.25, symbol="circle-open"),
         )
     clouds = (
@@ -81,7 +82,7 @@ def eps_curve_figure(curve: EpsCurve, labels: ChartLabels, names: dict) -> go.Fi
             y=norm,
             mode="markers",
             name=names[kind],
-            uid=kind,
+            meta=kind,
             marker=dict(color=COLORS[kind], size=6, opacity=0.8),
         )
     figure.add_scatter(  # last: the formula drawn over the measured points it predicts
@@ -89,7 +90,7 @@ def eps_curve_figure(curve: EpsCurve, labels: ChartLabels, names: dict) -> go.Fi
         y=curve.predicted,
         mode="lines",
         name=names["formula"],
-        uid="formula",
+        meta="formula",
         line=dict(color="#111111", width=1.5, dash="dash"),
     )
     figure.add_hline(
@@ -123,7 +124,7 @@ def dyt_norms_figure(sweep: DytSweep, alpha: float, labels: ChartLabels, names: 
         y=high,
         mode="lines",
         line=dict(width=0),
-        uid="band_high",
+        meta="band_high",
         showlegend=False,
         hoverinfo="skip",
     )
@@ -135,7 +136,7 @@ def dyt_norms_figure(sweep: DytSweep, alpha: float, labels: ChartLabels, names: 
         fill="tonexty",
         fillcolor="rgba(44, 160, 44, 0.2)",
         name=names["band"],
-        uid="band",
+        meta="band",
         hoverinfo="skip",
     )
     figure.add_scatter(
@@ -143,7 +144,7 @@ def dyt_norms_figure(sweep: DytSweep, alpha: float, labels: ChartLabels, names: 
         y=median,
         mode="lines+markers",
         name=names["median"],
-        uid="median",
+        meta="median",
         line=dict(color=COLORS["dyt"], width=2),
     )
     figure.add_scatter(
@@ -151,7 +152,7 @@ def dyt_norms_figure(sweep: DytSweep, alpha: float, labels: ChartLabels, names: 
         y=sweep.saturated_fraction,
         mode="lines",
         name=names["saturated"],
-        uid="saturated",
+        meta="saturated",
         line=dict(color="#555555", dash="dot"),
         secondary_y=True,
     )
@@ -193,6 +194,7 @@ def shared_bins(arrays: list[np.ndarray], scale: float | None, bins: int = HISTO
     if high - low < floor:
         middle = (low + high) / 2
         low, high = middle - floor / 2, middle + floor / 2
+        bins += 1 - bins % 2  # odd: the values sit mid-bin, not on the middle edge
     return np.linspace(low, high, bins + 1)
 
 
@@ -207,7 +209,7 @@ def histograms_figure(
     """Histograms side by side of ||y||, <y, 1>, cos(x, y) (as many as ``titles``), every
     series binned alike and overlaid.
 
-    ``series``: (translated name, colour key and uid, measures); ``scales``: each panel's
+    ``series``: (translated name, colour key and tag, measures); ``scales``: each panel's
     natural size (see ``shared_bins``; None: the values' own).  ``log_first`` bins the first
     panel in log10 (lengths spanning decades: a real model's massive activations) and labels
     its decades only.
@@ -224,17 +226,17 @@ def histograms_figure(
         if edges is None:
             continue
         centres, width = (edges[:-1] + edges[1:]) / 2, edges[1] - edges[0]
-        for (name, uid, _), data in zip(series, values):
+        for (name, tag, _), data in zip(series, values):
             counts, _ = np.histogram(data[np.isfinite(data)], bins=edges)
             figure.add_bar(
                 x=centres,
                 y=counts,
                 width=width,
                 name=name,
-                uid=f"{uid}_{column}",
-                legendgroup=uid,
+                meta=f"{tag}_{column}",
+                legendgroup=tag,
                 showlegend=column == 1,
-                marker=dict(color=COLORS.get(uid, "#7f7f7f"), line=dict(width=0)),
+                marker=dict(color=COLORS.get(tag, "#7f7f7f"), line=dict(width=0)),
                 opacity=0.6,
                 row=1,
                 col=column,
@@ -283,7 +285,7 @@ def spread_figure(spread: EpsSpread, names: dict, titles: tuple[str, str]) -> go
                 error_y=dict(type="data", array=std, visible=True),
                 mode="lines+markers",
                 name=names[kind],
-                uid=f"{kind}_{column}",
+                meta=f"{kind}_{column}",
                 legendgroup=kind,
                 showlegend=column == 1,
                 line=dict(color=COLORS[kind]),
@@ -305,13 +307,13 @@ def plane_view_figure(
     series = [("inputs", view.inputs, "input")] + [
         (kind, getattr(view, kind), kind) for kind in shown
     ]
-    for uid, points, color in series:
+    for tag, points, color in series:
         figure.add_scattergl(
             x=points[:, 0],
             y=points[:, 1],
             mode="markers",
-            name=names[uid],
-            uid=uid,
+            name=names[tag],
+            meta=tag,
             marker=dict(color=COLORS[color], size=4, opacity=0.55),
         )
     figure.update_yaxes(scaleanchor="x")
