@@ -77,16 +77,21 @@ def _coordinates(points: np.ndarray, lane: float = 0.0) -> dict:
     return {name: points[:, i] for i, name in enumerate(names)}
 
 
-def _scatter(d: int, **kwargs):
-    return go.Scatter3d(**kwargs) if d == 3 else go.Scatter(**kwargs)
+def _scatter(d: int, cloud: bool = False, **kwargs):
+    """A 3-D trace at d = 3; flat ones drawn by WebGL when they carry the cloud (2,000 SVG
+    points and 4,000 SVG line segments take seconds to redraw), by SVG otherwise."""
+    if d == 3:
+        return go.Scatter3d(**kwargs)
+    return go.Scattergl(**kwargs) if cloud else go.Scatter(**kwargs)
 
 
-def _markers(points, d, name, tag, color, size, lane=0.0, opacity=1.0, symbol=None):
+def _markers(points, d, name, tag, color, size, lane=0.0, opacity=1.0, symbol=None, cloud=False):
     marker = dict(size=size, color=color, opacity=opacity)
     if symbol is not None:
         marker["symbol"] = symbol
     return _scatter(
         d,
+        cloud,
         **_coordinates(_finite_rows(points), lane),
         mode="markers",
         marker=marker,
@@ -238,6 +243,7 @@ def scene_figure(
                 COLORS["input"],
                 2.5 if d == 3 else 5,
                 opacity=0.55,
+                cloud=True,
             )
         )
     for kind, y in outputs.items():
@@ -246,6 +252,7 @@ def scene_figure(
             traces.append(
                 _scatter(
                     d,
+                    True,
                     **_coordinates(joined) if d > 1 else dict(x=joined[:, 0], y=joined[:, 1]),
                     mode="lines",
                     line=dict(color=COLORS[kind], width=1),
@@ -258,7 +265,16 @@ def scene_figure(
     for kind in sorted(outputs, key=DRAW_ORDER.index):  # LayerNorm's few points on top
         size = MARKER_SIZES[d][kind]
         traces.append(
-            _markers(outputs[kind], d, labels.outputs[kind], kind, COLORS[kind], size, LANES[kind])
+            _markers(
+                outputs[kind],
+                d,
+                labels.outputs[kind],
+                kind,
+                COLORS[kind],
+                size,
+                LANES[kind],
+                cloud=True,
+            )
         )
     figure = go.Figure(traces)
     drawn = [cloud.inputs if inputs else np.zeros((1, d)), *outputs.values()]
