@@ -211,3 +211,14 @@ def test_plane_view_projects_every_kind_with_equal_scales():
     np.testing.assert_allclose(traces["layernorm"].x, view.layernorm[:, 0])
     np.testing.assert_allclose(traces["layernorm"].x, 0.0, atol=1e-5)  # orthogonal to 1
     assert figure.layout.yaxis.scaleanchor == "x" and "dyt" not in traces
+
+
+def test_lengths_within_a_decade_stay_on_a_linear_axis():
+    norms = np.array([2.0, 2.5, 3.0, 3.9])
+    measures = Measures("input", norms, np.zeros(4), np.ones(4))
+    figure = charts.histograms_figure(
+        [("x", "input", measures)], ("‖x‖", "⟨x, 1⟩"), (None, None), log_first=True
+    )
+    bars = _by_tag(figure)["input_1"]
+    assert bars.x[0] >= 2.0 - 1e-9 and bars.x[-1] <= 3.9
+    assert figure.layout.xaxis.ticktext is None

@@ -194,7 +194,7 @@ def _layout(figure: go.Figure, d: int, reach: float, labels: SceneLabels) -> go.
                 yaxis=dict(axis, title="x₂"),
                 zaxis=dict(axis, title="x₃"),
                 aspectmode="cube",
-                camera=dict(eye=dict(x=1.4, y=-1.25, z=0.8)),
+                camera=dict(eye=dict(x=1.5, y=-1.35, z=0.85)),
             ),
         )
     elif d == 2:

@@ -198,6 +198,12 @@ def shared_bins(arrays: list[np.ndarray], scale: float | None, bins: int = HISTO
     return np.linspace(low, high, bins + 1)
 
 
+def _decades_spanned(arrays: list[np.ndarray]) -> float:
+    """log10(largest / smallest) of the positive finite values (0 when there are none)."""
+    positive = np.concatenate([a[np.isfinite(a) & (a > 0)] for a in arrays])
+    return float(np.log10(positive.max() / positive.min())) if positive.size else 0.0
+
+
 def histograms_figure(
     series: list[tuple[str, str, Measures]],
     titles: tuple[str, ...],
@@ -211,18 +217,19 @@ def histograms_figure(
 
     ``series``: (translated name, colour key and tag, measures); ``scales``: each panel's
     natural size (see ``shared_bins``; None: the values' own).  ``log_first`` bins the first
-    panel in log10 (lengths spanning decades: a real model's massive activations) and labels
-    its decades only.
+    panel in log10 when its values span a decade or more (a real model's massive
+    activations) and labels its decades only.
     """
     columns = len(titles)
     figure = make_subplots(rows=1, cols=columns, subplot_titles=titles, horizontal_spacing=0.06)
     for column in range(1, columns + 1):
         field = ("norm", "ones", "cos_input")[column - 1]
         values = [np.asarray(getattr(m, field), dtype=float) for _, _, m in series]
-        if column == 1 and log_first:
+        logged = column == 1 and log_first and _decades_spanned(values) >= 1
+        if logged:
             with np.errstate(divide="ignore", invalid="ignore"):
                 values = [np.where(v > 0, np.log10(v), np.nan) for v in values]
-        edges = shared_bins(values, None if column == 1 and log_first else scales[column - 1])
+        edges = shared_bins(values, None if logged else scales[column - 1])
         if edges is None:
             continue
         centres, width = (edges[:-1] + edges[1:]) / 2, edges[1] - edges[0]
@@ -241,7 +248,7 @@ def histograms_figure(
                 row=1,
                 col=column,
             )
-        if column == 1 and log_first:
+        if logged:
             decades = np.arange(np.floor(edges[0]), np.ceil(edges[-1]) + 1)
             figure.update_xaxes(
                 tickvals=decades, ticktext=[f"10<sup>{int(k)}</sup>" for k in decades], row=1, col=1

@@ -115,7 +115,8 @@ def _summary(cloud: Cloud, shown: tuple[str, ...]) -> None:
 
 
 def vector_path(path: VectorPath, meshes: SceneMeshes | None, eps: float, alpha: float) -> None:
-    """The vector's picture (d <= 3) beside its steps in numbers."""
+    """The vector's picture (d <= 3) beside its steps in numbers; degenerate cases first."""
+    degenerate(path.flags)
     if meshes is None:
         limit = GEOMETRY_SCENE_MAX_D
         st.info(t("geometry.path.too_wide", d=len(path.x), limit=limit), icon=":material/info:")
@@ -129,7 +130,6 @@ def vector_path(path: VectorPath, meshes: SceneMeshes | None, eps: float, alpha:
         for step in text.path_steps(path, eps, alpha, current_language()):
             st.caption(step.caption)
             st.latex(step.latex)
-    degenerate(path.flags)
 
 
 def eps_section(curve: EpsCurve, result: Scene) -> None:
