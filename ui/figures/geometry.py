@@ -78,11 +78,12 @@ def _coordinates(points: np.ndarray, lane: float = 0.0) -> dict:
 
 
 def _scatter(d: int, cloud: bool = False, **kwargs):
-    """A 3-D trace at d = 3; flat ones drawn by WebGL when they carry the cloud (2,000 SVG
-    points and 4,000 SVG line segments take seconds to redraw), by SVG otherwise."""
+    """A 3-D trace at d = 3; at d = 2 drawn by WebGL when it carries the cloud (2,000 SVG
+    points and 4,000 SVG line segments take seconds to redraw), by SVG otherwise.  The d = 1
+    strip stays SVG: WebGL drew its lines' gaps wrongly on the reversed lane axis."""
     if d == 3:
         return go.Scatter3d(**kwargs)
-    return go.Scattergl(**kwargs) if cloud else go.Scatter(**kwargs)
+    return go.Scattergl(**kwargs) if cloud and d == 2 else go.Scatter(**kwargs)
 
 
 def _markers(points, d, name, tag, color, size, lane=0.0, opacity=1.0, symbol=None, cloud=False):
@@ -178,7 +179,7 @@ def _reach(arrays) -> float:
 
 
 def _layout(figure: go.Figure, d: int, reach: float, labels: SceneLabels) -> go.Figure:
-    below = -0.02 if d == 3 else -0.14  # under the flat charts' tick labels
+    below = {3: -0.02, 2: -0.14, 1: -0.3}[d]  # under the flat charts' axis titles
     legend = dict(orientation="h", y=below, yanchor="top", x=0, itemsizing="constant")
     figure.update_layout(
         margin=dict(l=0, r=0, t=10, b=10),
