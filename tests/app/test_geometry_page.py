@@ -37,10 +37,15 @@ def _array(value) -> np.ndarray:
 
 
 def _traces(at: AppTest, key: str) -> dict[str, dict]:
-    """The traces of the chart whose key contains ``key``, by their meta tag."""
+    """The traces of the chart whose key contains ``key``, by their meta tag: an
+    ``st.plotly_chart`` or a scene drawn by ``ui.plotly_frame`` (its figure in the args)."""
     for chart in at.get("plotly_chart"):
         if chart.proto.id and key in chart.proto.id:
             return {trace.get("meta"): trace for trace in json.loads(chart.proto.spec)["data"]}
+    for frame in at.get("component_instance"):
+        if key in frame.proto.id:
+            figure = json.loads(json.loads(frame.proto.json_args)["spec"])
+            return {trace.get("meta"): trace for trace in figure["data"]}
     raise AssertionError(f"no chart with key {key}")
 
 

@@ -173,7 +173,11 @@ def dyt_norms_figure(sweep: DytSweep, alpha: float, labels: ChartLabels, names: 
     figure.update_xaxes(**DECADES, range=[ends[0] - 0.05, ends[1] + 0.05])  # log10 units
     figure.update_yaxes(range=[0, 1.1 * sweep.sqrt_d], secondary_y=False)
     figure.update_yaxes(
-        range=[0, 1.05], tickformat=".0%", secondary_y=True, title=names["saturated"]
+        range=[0, 1.05],
+        tickvals=[0, 0.25, 0.5, 0.75, 1.0],
+        tickformat=".0%",
+        secondary_y=True,
+        title=names["saturated"],
     )
     return figure
 

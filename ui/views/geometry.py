@@ -26,6 +26,7 @@ from ui.figures.geometry import SceneLabels, path_figure, scene_figure
 from ui.formatting import format_number
 from ui.i18n import current_language, t
 from ui.labels import NORM_NAMES
+from ui.plotly_frame import plotly_frame
 from ui.text import geometry as text
 from ui.text import geometry_high as text_high
 
@@ -79,6 +80,12 @@ def _chart(figure, key: str) -> None:
     st.plotly_chart(figure, key=key, config=PLOT_CONFIG)
 
 
+def _scene_chart(figure, key: str) -> None:
+    """A scene: updated in place on every rerun, so the camera stays where a reader put it
+    and no WebGL context is made anew (``ui.plotly_frame``)."""
+    plotly_frame(figure, key)
+
+
 def degenerate(flags: tuple[str, ...]) -> None:
     for note in text.degenerate_notes(flags, current_language()):
         st.info(note, icon=":material/info:")
@@ -97,7 +104,7 @@ def scene(
     left, right = st.columns([3, 2], gap="medium")
     with left:
         figure = scene_figure(result, shown, _labels(cloud.sqrt_d), inputs, lines)
-        _chart(figure, "ge_chart_scene")
+        _scene_chart(figure, "ge_chart_scene")
         st.caption(t(f"geometry.scene_caption_d{d}"))
     with right:
         if two is not None:
@@ -124,7 +131,7 @@ def vector_path(path: VectorPath, meshes: SceneMeshes | None, eps: float, alpha:
     else:
         left, steps = st.columns([1, 1], gap="medium")
         with left:
-            _chart(path_figure(path, meshes, _labels(path.sqrt_d)), "ge_chart_path")
+            _scene_chart(path_figure(path, meshes, _labels(path.sqrt_d)), "ge_chart_path")
             st.caption(t("geometry.path.caption"))
     with steps:
         for step in text.path_steps(path, eps, alpha, current_language()):
@@ -152,7 +159,7 @@ def eps_section(curve: EpsCurve, result: Scene) -> None:
     figure = scene_figure(
         result, ("layernorm", "rmsnorm"), _labels(result.cloud.sqrt_d), True, False
     )
-    _chart(figure, "ge_chart_eps_scene")
+    _scene_chart(figure, "ge_chart_eps_scene")
     degenerate(result.cloud.flags)
 
 
@@ -162,7 +169,7 @@ def affine(result: Scene) -> None:
     left, right = st.columns([3, 2], gap="medium")
     with left:
         labels = _labels(result.cloud.sqrt_d, affine=True)
-        _chart(
+        _scene_chart(
             scene_figure(result, ("layernorm",), labels, False, False, "affine"),
             "ge_chart_affine",
         )
@@ -180,7 +187,7 @@ def dyt(result: Scene, sweep: DytSweep) -> None:
     left, right = st.columns([3, 2], gap="medium")
     with left:
         figure = scene_figure(result, ("dyt",), _labels(result.cloud.sqrt_d), True, True, "dyt")
-        _chart(figure, "ge_chart_dyt_scene")
+        _scene_chart(figure, "ge_chart_dyt_scene")
     with right:
         st.markdown(t("geometry.dyt.intro"))
         st.markdown(text.dyt_summary(result.cloud, lang))
