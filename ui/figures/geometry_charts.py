@@ -19,7 +19,7 @@ from engine.geometry.dyt_sweep import DytSweep
 from engine.geometry.eps_curve import EpsCurve
 from engine.geometry.high_dimension import EpsSpread, Measures
 from engine.geometry.views import PlaneView
-from ui.figures.geometry import COLORS
+from ui.figures.geometry_traces import COLORS
 
 DECADES = dict(type="log", dtick=1, exponentformat="power")
 HISTOGRAM_BINS = 60
