@@ -72,6 +72,7 @@ navigation = st.navigation(
             _page("lessons", ":material/school:"),
             _page("vector_lab", ":material/calculate:"),
             _page("axes", ":material/view_in_ar:"),
+            _page("geometry", ":material/public:"),
             _page("depth", ":material/stacked_line_chart:"),
         ],
         t("app.nav.real_models"): [

@@ -36,6 +36,9 @@ from engine.config import (
     DEPTH_SUBLAYERS,
     DUMP_AXES,
     DUMP_LAYER_ORDERS,
+    GEOMETRY_DISTRIBUTIONS,
+    GEOMETRY_MAX_COUNT,
+    GEOMETRY_MAX_D,
     NORM_KINDS,
     TRAIN_PLACEMENTS,
     TRAIN_TASKS,
@@ -456,6 +459,54 @@ LESSONS = PageParams(
 PRESENT = Param(PRESENT_PARAM, "choice", "off", PRESENT_MODES)
 APP_PARAMS = (LANGUAGE_PARAM, PRESENT_PARAM)  # every page's, without a prefix
 
-PAGES = {p.page: p for p in (LESSONS, VECTOR_LAB, AXES, DEPTH, KERNELS, MODELS, DUMPS)}
+# Geometry.  The scene takes d = 1, 2 or 3; the high-dimension section its own width.  Input
+# scale and eps are offered on log-spaced steps: what eps does shows near sqrt(eps).
+GEOMETRY_SECTIONS = ("scene", "vector", "eps", "affine", "dyt", "high", "real")
+GEOMETRY_SCENE_D = (1, 2, 3)
+GEOMETRY_WIDE_D = (4, 16, 64, 256, 768, 2048, 4096, GEOMETRY_MAX_D)
+GEOMETRY_SPREADS = (0.0, 1e-3, 3e-3, 1e-2, 3e-2, 0.1, 0.3, 1.0, 3.0, 10.0, 100.0)
+GEOMETRY_EPS = (0.0, 1e-8, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 0.1, 1.0)
+GEOMETRY_ALPHAS = (0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0)
+GEOMETRY_SHOWN = ("layernorm", "rmsnorm", "dyt")
+GEOMETRY_VIEWS = ("pca", "axes", "ones")
+GEOMETRY_AFFINE = 3.0  # |gamma|, |beta| offered by the sliders (the engine takes up to 100)
+GEOMETRY_SHIFT = 10.0
+GEOMETRY = PageParams(
+    "geometry",
+    "ge",
+    (
+        Param("ge_section", "choice", "scene", GEOMETRY_SECTIONS),
+        # the cloud of inputs
+        Param("ge_d", "choice", 3, GEOMETRY_SCENE_D),
+        Param("ge_dist", "choice", "normal", GEOMETRY_DISTRIBUTIONS, vocabulary="distribution"),
+        Param("ge_count", "int", 500, low=1, high=GEOMETRY_MAX_COUNT),
+        Param("ge_spread", "choice", 1.0, GEOMETRY_SPREADS),
+        Param("ge_shift", "float", 0.0, low=-GEOMETRY_SHIFT, high=GEOMETRY_SHIFT),
+        Param("ge_seed", "int", 0, low=0, high=2**31 - 1),
+        Param("ge_eps", "choice", 1e-5, GEOMETRY_EPS),
+        # what the scene draws
+        Param("ge_show", "choices", ["layernorm", "rmsnorm"], GEOMETRY_SHOWN, vocabulary="norm"),
+        Param("ge_inputs", "bool", True),
+        Param("ge_lines", "bool", True),
+        # one vector step by step ("1, 2, 6": mu = 3, off the all-ones axis)
+        Param("ge_vector", "text", "1, 2, 6", max_chars=MAX_TEXT_CHARS),
+        # gamma and beta per axis (the ellipsoid), DyT's alpha
+        *(
+            Param(f"ge_{name}_{axis}", "float", default, low=-GEOMETRY_AFFINE, high=GEOMETRY_AFFINE)
+            for name, default in (("gamma", 1.0), ("beta", 0.0))
+            for axis in ("x", "y", "z")
+        ),
+        Param("ge_alpha", "choice", 0.5, GEOMETRY_ALPHAS),
+        # high dimension
+        Param("ge_wide_d", "choice", 768, GEOMETRY_WIDE_D),
+        Param("ge_view", "choice", "pca", GEOMETRY_VIEWS),
+        Param("ge_axis_a", "int", 0, low=0, high=GEOMETRY_MAX_D - 1),
+        Param("ge_axis_b", "int", 1, low=0, high=GEOMETRY_MAX_D - 1),
+        # real activations: which norm pair of the shipped dump (in the dump's order)
+        Param("ge_pair", "int", 0, low=0, high=1 << 10),
+    ),
+)
+
+PAGES = {p.page: p for p in (LESSONS, VECTOR_LAB, AXES, GEOMETRY, DEPTH, KERNELS, MODELS, DUMPS)}
 PREFIXES = {p.prefix for p in PAGES.values()} | {"tl", "tla", "tlb"}  # with the old Depth ones
 assert set(COMPUTE_DTYPES) >= set(STORAGE_DTYPES)

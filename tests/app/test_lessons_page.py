@@ -188,6 +188,11 @@ FACTS = {
     ),
     "gemma_offset": lambda at: "0.3651, 0.7303, 1.0954, 1.4606" in _texts(at),
     "cost": lambda at: "5 passes" in _texts(at) and "1.25" in _texts(at),
+    "geometry": lambda at: (
+        "LayerNorm: ‖y‖ from" in _texts(at)
+        and "(√d = 1.7321)" in _texts(at)
+        and "⟨y, 1⟩ of LayerNorm is 0 in exact arithmetic" in _texts(at)
+    ),
 }
 DEPTH_FACTS = {  # lesson -> (chart, {trace: (value, relative tolerance)})
     "why_normalize": ("dp_residual", {"No norm": (2.5e14, 0.1), "Pre-Norm": (48, 0.1)}),

@@ -9,6 +9,7 @@ from ui.share import (
     AXES,
     DEPTH,
     DUMPS,
+    GEOMETRY,
     KERNELS,
     MODELS,
     PAGES,
@@ -201,6 +202,40 @@ PINNED = {
         "ax_steps": ("int", 100, (1, 1000)),
         "ax_position": ("int", 15, (1, 511)),
     },
+    "geometry": {
+        "ge_section": (
+            "choice",
+            "scene",
+            ("scene", "vector", "eps", "affine", "dyt", "high", "real"),
+        ),
+        "ge_d": ("choice", 3, (1, 2, 3)),
+        "ge_dist": ("choice", "normal", ("normal", "uniform", "constant")),
+        "ge_count": ("int", 500, (1, 2000)),
+        "ge_spread": (
+            "choice",
+            1.0,
+            (0.0, 1e-3, 3e-3, 1e-2, 3e-2, 0.1, 0.3, 1.0, 3.0, 10.0, 100.0),
+        ),
+        "ge_shift": ("float", 0.0, (-10.0, 10.0)),
+        "ge_seed": ("int", 0, (0, 2**31 - 1)),
+        "ge_eps": ("choice", 1e-5, (0.0, 1e-8, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 0.1, 1.0)),
+        "ge_show": ("choices", ["layernorm", "rmsnorm"], ("layernorm", "rmsnorm", "dyt")),
+        "ge_inputs": ("bool", True, None),
+        "ge_lines": ("bool", True, None),
+        "ge_vector": ("text", "1, 2, 6", None),
+        "ge_gamma_x": ("float", 1.0, (-3.0, 3.0)),
+        "ge_gamma_y": ("float", 1.0, (-3.0, 3.0)),
+        "ge_gamma_z": ("float", 1.0, (-3.0, 3.0)),
+        "ge_beta_x": ("float", 0.0, (-3.0, 3.0)),
+        "ge_beta_y": ("float", 0.0, (-3.0, 3.0)),
+        "ge_beta_z": ("float", 0.0, (-3.0, 3.0)),
+        "ge_alpha": ("choice", 0.5, (0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0)),
+        "ge_wide_d": ("choice", 768, (4, 16, 64, 256, 768, 2048, 4096, 8192)),
+        "ge_view": ("choice", "pca", ("pca", "axes", "ones")),
+        "ge_axis_a": ("int", 0, (0, 8191)),
+        "ge_axis_b": ("int", 1, (0, 8191)),
+        "ge_pair": ("int", 0, (0, 1 << 10)),
+    },
 }
 
 
@@ -220,7 +255,7 @@ def test_each_page_keeps_its_parameters_and_their_meaning(page):
 
 
 def test_one_prefix_per_page():
-    assert {p.prefix for p in PAGES.values()} == {"ls", "vl", "ax", "dp", "kn", "md", "du"}
+    assert {p.prefix for p in PAGES.values()} == {"ls", "vl", "ax", "ge", "dp", "kn", "md", "du"}
     for page in PAGES.values():
         assert all(p.key.startswith(page.prefix + "_") for p in page.params)
 
@@ -382,3 +417,41 @@ def test_lesson_progress_parses_from_a_link_and_refuses_unknown_answers():
     assert parse(LESSONS["ls_answers"], ["worked_example.e"])[1] is not None
     assert parse(LESSONS["ls_lesson"], ["precision"]) == ("precision", None)
     assert parse(LESSONS["ls_lesson"], ["<script>"])[1] is not None
+
+
+@pytest.mark.parametrize(
+    "key, raw, expected",
+    [
+        ("ge_eps", ["0.00001"], 1e-5),  # any spelling of an offered eps
+        ("ge_spread", ["1e-3"], 1e-3),
+        ("ge_d", ["2"], 2),
+        ("ge_show", ["dyt,layernorm"], ["dyt", "layernorm"]),
+        ("ge_show", ["RMSNorm"], ["rmsnorm"]),  # the display name, as other pages' links
+        ("ge_dist", ["均匀 U(−√3, √3)"], "uniform"),
+        ("ge_vector", ["1, 2"], "1, 2"),  # parsed and checked by the page
+    ],
+)
+def test_geometry_values_parse_to_ids(key, raw, expected):
+    assert parse(GEOMETRY[key], raw) == (expected, None)
+
+
+@pytest.mark.parametrize(
+    "key, raw",
+    [
+        ("ge_d", ["4"]),  # the scene draws d <= 3; wider vectors have ge_wide_d
+        ("ge_wide_d", ["100"]),
+        ("ge_eps", ["2e-5"]),
+        ("ge_count", ["2001"]),
+        ("ge_gamma_x", ["nan"]),
+        ("ge_section", ["<script>"]),
+        ("ge_axis_a", ["8192"]),
+    ],
+)
+def test_geometry_bad_values_are_refused(key, raw):
+    value, refusal = parse(GEOMETRY[key], raw)
+    assert value is None and refusal.params["param"] == key
+
+
+def test_a_geometry_link_for_a_vector_lab_row_leaves_defaults_out():
+    query = query_string(GEOMETRY, {"ge_section": "vector", "ge_vector": "3, 1", "ge_eps": 1e-5})
+    assert query == "ge_section=vector&ge_vector=3%2C+1"

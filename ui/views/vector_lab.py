@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import inspect
+from urllib.parse import parse_qsl
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -17,6 +19,7 @@ from ui.figures.vector_lab import ChartLabels, input_output_figure
 from ui.formatting import format_number, format_vector
 from ui.i18n import current_language, t
 from ui.labels import label, norm_label
+from ui.share import GEOMETRY, GEOMETRY_EPS, query_string
 from ui.text.vector_lab_compare import comparison_notes, ratios, undefined_cell
 from ui.text.vector_lab_precision import (
     DtypeFacts,
@@ -97,6 +100,30 @@ def comparison(ex: VectorExplanation) -> None:
     st.table(frame)
     notes = comparison_notes(ex, current_language())
     st.markdown("\n".join(f"- {note}" for note in notes))
+    _geometry_link(ex)
+
+
+GEOMETRY_WIDTHS = (2, 3)  # rows the Geometry page draws as a picture
+
+
+def _geometry_link(ex: VectorExplanation) -> None:
+    """A row of 2 or 3 numbers opens on the Geometry page, followed step by step."""
+    row = ex.rows[ex.row_index]
+    if len(row) not in GEOMETRY_WIDTHS:
+        return
+    # float32's shortest repr: the Geometry page reads it back as the same float32 numbers
+    text = ", ".join(str(np.float32(value)).removesuffix(".0") for value in row)
+    values = {"ge_section": "vector", "ge_vector": text}
+    eps = ex.spec.eps if ex.spec.eps in GEOMETRY_EPS else GEOMETRY["ge_eps"].default
+    values["ge_eps"] = eps
+    query = query_string(GEOMETRY, values, current_language())
+    st.page_link(
+        "app_pages/geometry.py",
+        label=t("vector_lab.geometry_link"),
+        icon=":material/public:",
+        help=t("vector_lab.geometry_link_help", eps=format_number(eps)),
+        query_params=parse_qsl(query),
+    )
 
 
 def precision(

@@ -1,0 +1,228 @@
+"""The Geometry page through AppTest: every section renders, the scene holds what it should,
+degenerate inputs are explained, bad input is refused with a message, the Vector Lab links here.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import math
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from tests.app.conftest import APP
+from ui import compute
+
+
+def _open(query: dict) -> AppTest:
+    """A fresh session opening /geometry with ``query`` (English unless it says otherwise)."""
+    compute.clear()
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.query_params.update({"lang": "en", **query})
+    at.switch_page("app_pages/geometry.py")
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _array(value) -> np.ndarray:
+    """A plotly JSON array: a list, or {"dtype", "bdata"} (base64 typed array)."""
+    if isinstance(value, dict) and "bdata" in value:
+        raw = base64.b64decode(value["bdata"])
+        data = np.frombuffer(raw, dtype=np.dtype(value["dtype"]))
+        return data.reshape(value["shape"]) if "shape" in value else data
+    return np.asarray(value, dtype=float)
+
+
+def _traces(at: AppTest, key: str) -> dict[str, dict]:
+    """The traces of the chart whose key contains ``key``, by their meta tag: an
+    ``st.plotly_chart`` or a scene drawn by ``ui.plotly_frame`` (its figure in the args)."""
+    for chart in at.get("plotly_chart"):
+        if chart.proto.id and key in chart.proto.id:
+            return {trace.get("meta"): trace for trace in json.loads(chart.proto.spec)["data"]}
+    for frame in at.get("component_instance"):
+        if key in frame.proto.id:
+            figure = json.loads(json.loads(frame.proto.json_args)["spec"])
+            return {trace.get("meta"): trace for trace in figure["data"]}
+    raise AssertionError(f"no chart with key {key}")
+
+
+def _points(trace: dict) -> np.ndarray:
+    names = [n for n in ("x", "y", "z") if n in trace]
+    return np.column_stack([_array(trace[n]) for n in names])
+
+
+def _text(at: AppTest) -> str:
+    parts = [m.value for m in at.markdown] + [c.value for c in at.caption]
+    parts += [w.value for w in at.warning] + [i.value for i in at.info]
+    return " ".join(parts)
+
+
+def test_the_scene_holds_the_sphere_the_plane_the_axis_and_both_norms():
+    at = _open({})
+    assert at.title[0].value == "Geometry"
+    traces = _traces(at, "ge_chart_scene")
+    assert {"sphere", "plane", "ones_axis", "layernorm_set", "inputs"} <= set(traces)
+    assert {"layernorm", "rmsnorm", "lines_layernorm", "lines_rmsnorm"} <= set(traces)
+    assert traces["sphere"]["type"] == "surface" and traces["plane"]["type"] == "surface"
+    x = _points(traces["inputs"])
+    layer, rms = _points(traces["layernorm"]), _points(traces["rmsnorm"])
+    assert x.shape == layer.shape == rms.shape == (500, 3)
+    # float64 oracles on the drawn points: LayerNorm's on the plane x + y + z = 0 at length
+    # sqrt(3) sigma / sqrt(sigma^2 + eps); RMSNorm's along x at sqrt(3) rms / sqrt(rms^2 + eps)
+    np.testing.assert_allclose(layer.sum(axis=1), 0.0, atol=1e-5)
+    sigma, root = x.std(axis=1), np.sqrt(np.mean(x**2, axis=1))
+    expected = math.sqrt(3) * sigma / np.sqrt(sigma**2 + 1e-5)
+    np.testing.assert_allclose(np.linalg.norm(layer, axis=1), expected, rtol=1e-5)
+    np.testing.assert_allclose(rms, x / np.sqrt(root**2 + 1e-5)[:, None], rtol=1e-5, atol=1e-6)
+    assert "cover the sphere" in _text(at) and "on the circle" in _text(at)
+
+
+def test_the_lines_and_the_outputs_shown_follow_the_toggles():
+    at = _open({})
+    at.toggle(key="ge_lines").set_value(False).run()
+    at.pills(key="ge_show").set_value(["dyt"]).run()
+    assert not at.exception
+    traces = _traces(at, "ge_chart_scene")
+    assert "dyt" in traces and "layernorm" not in traces and "rmsnorm" not in traces
+    assert not any(uid.startswith("lines_") for uid in traces)
+    assert at.query_params["ge_show"] == "dyt" and at.query_params["ge_lines"] == "false"
+
+
+def test_d2_says_layernorm_has_two_outputs_and_counts_them():
+    at = _open({"ge_d": "2", "ge_eps": "0"})
+    warning = " ".join(w.value for w in at.warning)
+    assert "only two possible outputs" in warning
+    traces = _traces(at, "ge_chart_scene")
+    layer = _points(traces["layernorm"])
+    assert layer.shape == (500, 2)
+    # at eps = 0 every output is +-(1, -1) up to float32 rounding of x1 - x2
+    np.testing.assert_allclose(np.abs(layer), 1.0, atol=1e-3)
+    np.testing.assert_allclose(layer.sum(axis=1), 0.0, atol=1e-3)
+    plus = int(np.sum(layer[:, 0] > 0))
+    assert f"{plus} landed on [1, -1] and {500 - plus} on [-1, 1]" in warning
+    assert "0 were 0/0" in warning
+
+
+def test_d1_and_constant_vectors_are_explained():
+    at = _open({"ge_d": "1"})
+    text = _text(at)
+    assert "LayerNorm returns β for every input" in text
+    assert "the sign of x" in text
+    at = _open({"ge_dist": "constant", "ge_shift": "2", "ge_eps": "0"})
+    assert "LayerNorm computes 0/0" in _text(at)
+    assert "layernorm" in _traces(at, "ge_chart_scene")  # NaN outputs are left out, no crash
+
+
+def test_one_vector_step_by_step():
+    at = _open({"ge_section": "vector"})
+    latex = " ".join(block.value for block in at.get("latex"))
+    assert r"\mu = \frac{\langle x, \mathbf{1}\rangle}{d} = 3" in latex
+    assert r"x - \mu\mathbf{1} = \left[-2, -1, 3\right]" in latex
+    traces = _traces(at, "ge_chart_path")
+    assert {"drop", "point_centered", "point_layernorm", "point_rmsnorm"} <= set(traces)
+    centered = _points(traces["point_centered"])[0]
+    np.testing.assert_allclose(centered, [-2.0, -1.0, 3.0])
+    rms = _points(traces["point_rmsnorm"])[0]
+    x = np.array([1.0, 2.0, 6.0])
+    np.testing.assert_allclose(rms, x / np.sqrt(np.mean(x**2) + 1e-5), rtol=1e-6)
+
+
+@pytest.mark.parametrize(
+    "typed, expected",
+    [
+        ("0, 0, 0", "Some inputs are the zero vector"),
+        ("1, 2, 3, 4, 5", "This vector has 5 numbers"),
+        ("1, zz", "zz"),
+        ("1, 2\n3, 4", "Give one vector here (2 rows were typed)"),
+        ("1e16, 1", "Entry 1 = `1e+16` is not accepted"),  # the typed text as a literal
+    ],
+)
+def test_typed_vectors_are_explained_or_refused(typed, expected):
+    at = _open({"ge_section": "vector", "ge_vector": typed})
+    shown = _text(at) + " ".join(e.value for e in at.error)
+    assert expected in shown
+
+
+def test_eps_section_draws_the_formula_with_the_measured_norms():
+    at = _open({"ge_section": "eps", "ge_spread": "0.003"})
+    traces = _traces(at, "ge_chart_eps_curve")
+    assert {"formula", "layernorm", "rmsnorm", "sweep_layernorm", "sweep_rmsnorm"} <= set(traces)
+    # independent check of the closed form: sqrt(3) s / sqrt(s^2 + 1e-5)
+    s, y = _array(traces["formula"]["x"]), _array(traces["formula"]["y"])
+    np.testing.assert_allclose(y, math.sqrt(3) * s / np.sqrt(s**2 + 1e-5), rtol=1e-12)
+    assert "agree with the formula" in _text(at)
+
+
+def test_affine_section_shows_both_parameterisations_as_one_shape():
+    at = _open({"ge_section": "affine", "ge_gamma_x": "2", "ge_beta_y": "0.5"})
+    table = at.table[0].value
+    assert list(table["γ"]) == ["2", "1", "1"] and list(table["w = γ − 1"]) == ["1", "0", "0"]
+    assert "— one shape" in _text(at)
+    traces = _traces(at, "ge_chart_affine")
+    assert {"ellipsoid", "gemma", "layernorm_ellipse", "layernorm"} <= set(traces)
+
+
+def test_dyt_section_draws_the_box_and_the_norms_against_alpha():
+    at = _open({"ge_section": "dyt", "ge_alpha": "20"})
+    assert "cube" in _traces(at, "ge_chart_dyt_scene")
+    assert {"median", "band", "saturated"} <= set(_traces(at, "ge_chart_dyt_norms"))
+    assert "of the entries are saturated" in _text(at)
+
+
+def test_high_dimension_histograms_and_the_identity_check():
+    at = _open({"ge_section": "high", "ge_wide_d": "64", "ge_shift": "1"})
+    histograms = _traces(at, "ge_chart_histograms")
+    assert {"layernorm_1", "rmsnorm_2", "dyt_3"} <= set(histograms)
+    labels = [m.label for m in at.metric]
+    assert "max difference, float32" in labels and "max difference, float64" in labels
+    assert "is float32 rounding" in _text(at) or "That is float32 rounding" in _text(at)
+    assert "ge_chart_plane_view" in " ".join(c.proto.id for c in at.get("plotly_chart"))
+
+
+def test_an_axis_beyond_d_is_refused_by_the_engine_with_a_message():
+    at = _open({"ge_section": "high", "ge_wide_d": "4", "ge_view": "axes", "ge_axis_b": "9"})
+    assert "give two axes from 0 to 3" in " ".join(e.value for e in at.error)
+
+
+def test_real_activations_from_the_shipped_dump():
+    at = _open({"ge_section": "real", "ge_pair": "1"})
+    text = _text(at)
+    assert "SmolLM2-135M-Instruct.Q4_1.gguf" in text and "dequantized" in text
+    assert "massive activations" in text  # block 12: one token far out
+    traces = _traces(at, "ge_chart_real_outputs")
+    assert {"stored_1", "rmsnorm_1", "layernorm_2"} <= set(traces)
+
+
+def test_a_norm_beyond_the_dump_is_said_and_the_last_is_shown():
+    at = _open({"ge_section": "real", "ge_pair": "40"})
+    assert "showing the last" in " ".join(w.value for w in at.warning)
+    assert at.selectbox(key="ge_pair").value == 4
+
+
+def test_hostile_values_in_the_link_are_refused_by_name():
+    at = _open({"ge_d": "7", "ge_eps": "banana", "ge_count": "-1"})
+    warnings = " ".join(w.value for w in at.warning)
+    for key in ("ge_d", "ge_eps", "ge_count"):
+        assert key in warnings
+    assert _traces(at, "ge_chart_scene")  # the page still draws its defaults
+
+
+def test_the_chinese_page_is_translated():
+    at = _open({"lang": "zh", "ge_d": "2"})
+    assert at.title[0].value == "几何"
+    assert "只有两个可能的输出" in " ".join(w.value for w in at.warning)
+
+
+def test_the_vector_lab_links_a_row_of_three_numbers_here():
+    compute.clear()
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.query_params.update({"lang": "en", "vl_text": "3, 1, 2"})
+    at.run()
+    links = at.get("page_link")
+    assert len(links) == 1 and links[0].proto.page == "geometry"
+    assert links[0].proto.query_string == "lang=en&ge_section=vector&ge_vector=3%2C+1%2C+2"
+    at.text_area(key="vl_text").input("1, 2, 3, 4").run()
+    assert not at.get("page_link")  # four numbers: no picture to open

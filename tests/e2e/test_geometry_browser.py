@@ -1,0 +1,125 @@
+"""The Geometry page in a real browser: the 3-D scene holds the sphere, the plane, the axis and
+both norms' outputs (read from plotly's own graph); a toggle removes the lines; a row typed in
+the Vector Lab opens here through its link; the Chinese page says LayerNorm's two outputs."""
+
+import json
+import math
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.e2e.browser import wait_idle
+
+pytestmark = pytest.mark.e2e
+
+SCENE = ".st-key-ge_chart_scene"
+PATH = ".st-key-ge_chart_path"
+
+# The plotly graph of a scene, inside its ui.plotly_frame (same origin)
+GRAPH = """((selector) => {
+  const frame = document.querySelector(selector + ' iframe');
+  const doc = frame && frame.contentDocument;
+  return doc ? doc.querySelector('.js-plotly-plot') : null;
+})"""
+# The meta tag of every trace plotly drew, in order
+TAGS_JS = f"""(selector) => {{
+  const gd = {GRAPH}(selector);
+  return gd && gd._fullData && gd.querySelector('canvas') ? gd._fullData.map(t => t.meta) : null;
+}}"""
+# The points of the trace tagged ``tag``, as [[x, y, z], ...]
+POINTS_JS = f"""([selector, tag]) => {{
+  const trace = {GRAPH}(selector)._fullData.find(t => t.meta === tag);
+  const xs = Array.from(trace.x), ys = Array.from(trace.y);
+  const zs = trace.z ? Array.from(trace.z) : null;
+  return xs.map((x, i) => zs ? [x, ys[i], zs[i]] : [x, ys[i]]);
+}}"""
+
+
+def _wait_chart(page, selector: str) -> None:
+    page.locator(f"{selector} iframe").first.wait_for(state="visible", timeout=60_000)
+    page.wait_for_function(f"() => ({TAGS_JS})({selector!r}) !== null", timeout=60_000)
+
+
+def test_the_scene_holds_the_expected_traces(page, server_url, artifacts):
+    page.goto(server_url + "/geometry?lang=en")
+    wait_idle(page)
+    _wait_chart(page, SCENE)
+    expect(page.get_by_role("heading", name="Geometry", exact=True)).to_be_visible()
+    tags = page.evaluate(TAGS_JS, SCENE)
+    expected = {"sphere", "plane", "ones_axis", "layernorm_set", "inputs", "layernorm", "rmsnorm"}
+    assert expected <= set(tags)
+    assert {"lines_layernorm", "lines_rmsnorm"} <= set(tags)
+    canvases = page.frame_locator(f"{SCENE} iframe").locator("canvas")
+    assert canvases.count() > 0  # drawn by WebGL: a rotatable scene
+    layer = page.evaluate(POINTS_JS, [SCENE, "layernorm"])
+    assert len(layer) == 500
+    for x, y, z in layer[:50]:  # on the plane, inside the sqrt(3) sphere by eps only
+        assert abs(x + y + z) < 1e-4
+        assert math.sqrt(x * x + y * y + z * z) <= math.sqrt(3) + 1e-4
+    assert page.locator("[data-testid='stException']").count() == 0
+    page.screenshot(path=str(artifacts / "geometry_scene_en.png"), full_page=True)
+
+    page.get_by_text("Input → output lines", exact=True).click()
+    wait_idle(page)
+    page.wait_for_function(
+        f"() => !({TAGS_JS})({SCENE!r}).includes('lines_layernorm')", timeout=30_000
+    )
+    assert "ge_lines=false" in page.url
+
+
+def test_a_vector_lab_row_opens_here_through_the_link(page, server_url):
+    page.goto(server_url + "/?lang=en&vl_text=3%2C+1%2C+2")
+    wait_idle(page)
+    link = page.get_by_role("link", name="See this vector on the sphere (Geometry page)")
+    link.scroll_into_view_if_needed()
+    link.click()
+    wait_idle(page)
+    page.wait_for_url("**/geometry?**", timeout=30_000)
+    assert "ge_section=vector" in page.url and "ge_vector=3" in page.url
+    _wait_chart(page, PATH)
+    x = page.evaluate(POINTS_JS, [PATH, "point_x"])
+    assert x == [[3, 1, 2]]
+    assert page.locator("[data-testid='stException']").count() == 0
+
+
+def test_the_chinese_page_says_layernorm_has_two_outputs(page, server_url, artifacts):
+    page.goto(server_url + "/geometry?lang=zh&ge_d=2")
+    wait_idle(page)
+    _wait_chart(page, SCENE)
+    expect(page.get_by_role("heading", name="几何", exact=True)).to_be_visible()
+    expect(page.get_by_text("d = 2 时 LayerNorm 只有两个可能的输出。")).to_be_visible()
+    tags = page.evaluate(TAGS_JS, SCENE)
+    assert "layernorm" in tags and "rmsnorm" in tags
+    page.screenshot(path=str(artifacts / "geometry_d2_zh.png"), full_page=True)
+
+
+EYE_JS = f"""(selector) => {{
+  const eye = {GRAPH}(selector)._fullLayout.scene.camera.eye;
+  return [eye.x, eye.y, eye.z];
+}}"""
+
+
+def test_a_turned_camera_stays_when_a_slider_moves(page, server_url):
+    page.goto(server_url + "/geometry?lang=en&ge_count=200")
+    wait_idle(page)
+    _wait_chart(page, SCENE)
+    start = page.evaluate(EYE_JS, SCENE)
+    box = page.locator(f"{SCENE} iframe").bounding_box()
+    x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 3
+    page.mouse.move(x, y)
+    page.mouse.down()
+    page.mouse.move(x + 120, y + 40, steps=8)  # a reader turns the scene
+    page.mouse.up()
+    page.wait_for_timeout(300)
+    turned = page.evaluate(EYE_JS, SCENE)
+    assert turned != pytest.approx(start)
+    before = page.evaluate(POINTS_JS, [SCENE, "rmsnorm"])
+    page.locator(".st-key-ge_shift input[type='range']").press("ArrowRight")
+    wait_idle(page)
+    page.wait_for_function(
+        f"([s, old]) => JSON.stringify(({POINTS_JS})([s, 'rmsnorm'])) !== old",
+        arg=[SCENE, json.dumps(before)],
+        timeout=30_000,
+    )
+    # the scene was updated in place (Plotly.react, layout.uirevision): the camera is kept
+    assert page.evaluate(EYE_JS, SCENE) == pytest.approx(turned)

@@ -1,0 +1,225 @@
+"""ui.figures.geometry and geometry_charts: each figure holds the engine's numbers, the shapes
+are where the algebra puts them, words arrive translated, log axes label decades only."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from engine.config import GeometrySpec
+from engine.geometry.dyt_sweep import dyt_sweep
+from engine.geometry.eps_curve import eps_curve
+from engine.geometry.high_dimension import Measures, high_dimension_report
+from engine.geometry.meshes import scene_meshes
+from engine.geometry.path import vector_path
+from engine.geometry.scene import build_scene
+from engine.geometry.views import plane_view
+from ui.figures import geometry_charts as charts
+from ui.figures.geometry import SceneLabels, _box_edges, scene_figure
+from ui.figures.geometry_path import path_figure
+
+LABELS = SceneLabels(
+    inputs="输入",
+    outputs={"layernorm": "LN", "rmsnorm": "RMS", "dyt": "DyT"},
+    sphere="球面",
+    plane="平面",
+    axis="全 1 轴",
+    layernorm_set="圆",
+    lines="连线",
+    ellipsoid="椭球",
+    gemma="Gemma",
+    layernorm_ellipse="椭圆",
+    cube="盒子",
+    lane_names={"input": "x", "layernorm": "LN", "rmsnorm": "RMS", "dyt": "DyT"},
+    path_names={
+        k: f"步骤 {k}"
+        for k in (
+            "arrow_x",
+            "drop",
+            "scale_layernorm",
+            "scale_rmsnorm",
+            "x",
+            "mean",
+            "centered",
+            "layernorm",
+            "rmsnorm",
+        )
+    },
+)
+CHART = charts.ChartLabels("标题", "横轴", "纵轴")
+
+
+def _by_tag(figure) -> dict:
+    return {trace.meta: trace for trace in figure.data}
+
+
+def _xyz(trace) -> np.ndarray:
+    parts = [
+        np.asarray(getattr(trace, n), dtype=float)
+        for n in ("x", "y", "z")
+        if hasattr(trace, n) and getattr(trace, n) is not None
+    ]
+    return np.column_stack(parts)
+
+
+@pytest.mark.parametrize("d", [1, 2, 3])
+def test_the_scene_draws_each_output_as_the_engine_computed_it(d):
+    scene = build_scene(GeometrySpec(d=d, count=50, shift=0.5))
+    figure = scene_figure(scene, ("layernorm", "rmsnorm", "dyt"), LABELS)
+    traces = _by_tag(figure)
+    assert {"inputs", "layernorm", "rmsnorm", "dyt", "sphere"} <= set(traces)
+    assert traces["rmsnorm"].name == "RMS" and traces["sphere"].name == "球面"
+    if d > 1:
+        np.testing.assert_allclose(_xyz(traces["rmsnorm"]), scene.cloud.rmsnorm.y)
+        np.testing.assert_allclose(_xyz(traces["inputs"]), scene.cloud.inputs)
+    else:  # the strip: values on x, one lane per norm
+        np.testing.assert_allclose(traces["rmsnorm"].x, scene.cloud.rmsnorm.y[:, 0])
+        assert set(np.asarray(traces["rmsnorm"].y)) == {2.0}
+        assert list(figure.layout.yaxis.ticktext) == ["x", "LN", "RMS", "DyT"]
+    # LayerNorm's few points drawn last, over RMSNorm's
+    order = [trace.meta for trace in figure.data]
+    assert order.index("layernorm") > order.index("rmsnorm")
+
+
+def test_the_d3_scene_is_a_rotatable_cube_with_surfaces_and_gaps_between_lines():
+    scene = build_scene(GeometrySpec(d=3, count=20))
+    figure = scene_figure(scene, ("layernorm",), LABELS, inputs=True, lines=True)
+    traces = _by_tag(figure)
+    assert traces["sphere"].type == "surface" and traces["plane"].type == "surface"
+    assert figure.layout.scene.aspectmode == "cube" and figure.layout.uirevision == "geometry"
+    lines = _xyz(traces["lines_layernorm"])  # start, end, gap for each of 20 inputs
+    assert lines.shape == (60, 3) and np.isnan(lines[2::3]).all()
+    np.testing.assert_allclose(lines[0::3], scene.cloud.inputs)
+    np.testing.assert_allclose(lines[1::3], scene.cloud.layernorm.y)
+
+
+def test_toggles_leave_out_inputs_and_lines():
+    scene = build_scene(GeometrySpec(d=3, count=20))
+    tags = set(_by_tag(scene_figure(scene, ("rmsnorm",), LABELS, inputs=False, lines=True)))
+    assert "inputs" not in tags and "lines_rmsnorm" not in tags and "rmsnorm" in tags
+
+
+def test_the_gemma_points_sit_on_the_standard_ellipsoid():
+    spec = GeometrySpec(d=3, count=20, gamma_x=2.0, gamma_y=-0.5, beta_z=1.0)
+    scene = build_scene(spec)
+    traces = _by_tag(scene_figure(scene, ("layernorm",), LABELS, False, False, "affine"))
+    gemma = _xyz(traces["gemma"])
+    gamma, beta = np.array([2.0, -0.5, 1.0]), np.array([0.0, 0.0, 1.0])
+    # the ellipsoid sum(((p - beta) / gamma)^2) = d, written independently of the meshes
+    np.testing.assert_allclose((((gemma - beta) / gamma) ** 2).sum(axis=1), 3.0, rtol=1e-9)
+    assert traces["ellipsoid"].type == "surface" and "sphere" not in traces
+
+
+@pytest.mark.parametrize("d, edges", [(2, 4), (3, 12)])
+def test_dyts_box_has_the_edges_of_a_square_or_a_cube(d, edges):
+    points = _box_edges(d)
+    assert points.shape == (3 * edges, d)
+    corners = points[~np.isnan(points).any(axis=1)]
+    assert set(np.abs(corners).ravel()) == {1.0}
+    starts, ends = points[0::3], points[1::3]
+    assert (np.sum(starts != ends, axis=1) == 1).all()  # each edge changes one coordinate
+
+
+@pytest.mark.parametrize("vector", [(1.0, 2.0, 6.0), (3.0, 1.0), (2.0,)])
+def test_the_path_shows_x_its_drop_and_both_results(vector):
+    spec = GeometrySpec()
+    path = vector_path(vector, spec)
+    d = len(vector)
+    figure = path_figure(path, scene_meshes(d, 8.0), LABELS)
+    traces = _by_tag(figure)
+    assert {"drop", "point_x", "point_centered", "point_layernorm", "point_rmsnorm"} <= set(traces)
+    assert traces["drop"].name == "步骤 drop"
+    if d > 1:
+        np.testing.assert_allclose(_xyz(traces["point_centered"])[0], path.centered)
+        drop = _xyz(traces["drop"])
+        np.testing.assert_allclose(drop[0], path.x)
+        np.testing.assert_allclose(drop[1], path.centered)
+        # the drop is parallel to the all-ones axis
+        step = drop[1] - drop[0]
+        np.testing.assert_allclose(step, np.full(d, step[0]))
+
+
+def test_eps_curve_has_log_decades_and_the_formula_over_the_points():
+    curve = eps_curve(GeometrySpec(d=3, count=100, spread=0.003, eps=1e-5))
+    names = {k: k for k in ("formula", "layernorm", "rmsnorm", "sweep_layernorm", "sweep_rmsnorm")}
+    names.update(sqrt_d="√d", sqrt_eps="√ε")
+    figure = charts.eps_curve_figure(curve, CHART, names)
+    assert figure.layout.xaxis.type == "log" and figure.layout.xaxis.dtick == 1
+    assert figure.data[-1].meta == "formula"
+    np.testing.assert_allclose(figure.data[-1].y, curve.predicted)
+    vline = [s for s in figure.layout.shapes if s.x0 == s.x1]
+    assert vline and vline[0].x0 == pytest.approx(math.sqrt(1e-5))  # data units on a log axis
+    assert figure.layout.title.text == "标题"
+
+
+def test_dyt_norms_mark_the_chosen_alpha_and_label_decades():
+    sweep = dyt_sweep(GeometrySpec(d=3, count=50))
+    names = {k: k for k in ("median", "band", "saturated", "chosen", "sqrt_d")}
+    figure = charts.dyt_norms_figure(sweep, 2.0, CHART, names)
+    assert figure.layout.xaxis.dtick == 1 and figure.layout.xaxis.type == "log"
+    assert any(s.x0 == 2.0 for s in figure.layout.shapes)
+    low, high = figure.layout.xaxis.range
+    assert low < math.log10(sweep.alphas[0]) and high > math.log10(sweep.alphas[-1])
+    median = _by_tag(figure)["median"]
+    np.testing.assert_allclose(median.y, np.median(sweep.norm, axis=1))
+    assert figure.layout.yaxis2.title.text == "saturated"
+
+
+def test_shared_bins_keep_a_spike_in_one_bin():
+    jitter = 27.7128 + np.random.default_rng(0).normal(0, 1e-6, 500)
+    edges = charts.shared_bins([jitter], scale=27.7)
+    counts, _ = np.histogram(jitter, bins=edges)
+    assert counts.max() == 500  # float32 jitter does not split the spike
+    assert edges[-1] - edges[0] == pytest.approx(charts.MIN_RANGE_SHARE * 27.7)
+    assert charts.shared_bins([np.array([np.nan])], scale=1.0) is None
+
+
+def test_histograms_count_every_finite_value_of_every_series():
+    report = high_dimension_report(GeometrySpec(d=64, count=300, shift=1.0), threads=1)
+    found = report.histograms
+    series = [(k, k, getattr(found, k)) for k in ("layernorm", "rmsnorm", "dyt")]
+    figure = charts.histograms_figure(series, ("a", "b", "c"), (found.sqrt_d, 64.0, 1.0), 8.0, "√d")
+    traces = _by_tag(figure)
+    for kind in ("layernorm", "rmsnorm", "dyt"):
+        for column in (1, 2, 3):
+            assert sum(traces[f"{kind}_{column}"].y) == 300
+    assert max(traces["layernorm_1"].y) == 300  # the spike at sqrt(d)
+
+
+def test_input_lengths_spanning_decades_are_binned_in_log10():
+    norms = np.array([100.0, 150.0, 200.0, 26000.0])
+    measures = Measures("input", norms, np.zeros(4), np.ones(4))
+    figure = charts.histograms_figure(
+        [("x", "input", measures)], ("‖x‖", "⟨x, 1⟩"), (None, None), log_first=True
+    )
+    bars = _by_tag(figure)["input_1"]
+    assert bars.x[0] < 2.1 and bars.x[-1] > 4.3  # log10 of the lengths
+    assert list(figure.layout.xaxis.ticktext) == [
+        "10<sup>2</sup>",
+        "10<sup>3</sup>",
+        "10<sup>4</sup>",
+        "10<sup>5</sup>",
+    ]
+
+
+def test_plane_view_projects_every_kind_with_equal_scales():
+    view = plane_view(GeometrySpec(d=16, count=100, shift=2.0), "ones", threads=1)
+    names = {"inputs": "输入", "layernorm": "LN", "rmsnorm": "RMS", "dyt": "DyT"}
+    figure = charts.plane_view_figure(view, CHART, names, ("layernorm", "rmsnorm"))
+    traces = _by_tag(figure)
+    np.testing.assert_allclose(traces["layernorm"].x, view.layernorm[:, 0])
+    np.testing.assert_allclose(traces["layernorm"].x, 0.0, atol=1e-5)  # orthogonal to 1
+    assert figure.layout.yaxis.scaleanchor == "x" and "dyt" not in traces
+
+
+def test_lengths_within_a_decade_stay_on_a_linear_axis():
+    norms = np.array([2.0, 2.5, 3.0, 3.9])
+    measures = Measures("input", norms, np.zeros(4), np.ones(4))
+    figure = charts.histograms_figure(
+        [("x", "input", measures)], ("‖x‖", "⟨x, 1⟩"), (None, None), log_first=True
+    )
+    bars = _by_tag(figure)["input_1"]
+    assert bars.x[0] >= 2.0 - 1e-9 and bars.x[-1] <= 3.9
+    assert figure.layout.xaxis.ticktext is None

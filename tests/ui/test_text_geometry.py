@@ -1,0 +1,136 @@
+"""ui.text.geometry and geometry_high: the sentences carry the engine's numbers, checked against
+float64 hand computations, in both languages; every degeneracy flag has a translation."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from engine.config import GeometrySpec
+from engine.geometry.cloud import normalized_cloud
+from engine.geometry.degenerate import EXPLANATIONS
+from engine.geometry.eps_curve import eps_curve
+from engine.geometry.high_dimension import high_dimension_report
+from engine.geometry.meshes import ellipsoids
+from engine.geometry.path import vector_path
+from engine.geometry.real_activations import real_activations
+from engine.geometry.two_dimensions import two_dimensional_layernorm
+from ui.formatting import format_number
+from ui.i18n import LANGUAGES, catalog
+from ui.text import geometry as text
+from ui.text import geometry_high as text_high
+
+
+def test_path_steps_write_the_mean_the_drop_and_the_cosines():
+    x = np.array([1.0, 2.0, 6.0])
+    steps = text.path_steps(vector_path(tuple(x), GeometrySpec(eps=0.0)), 0.0, 0.5, "en")
+    latex = " ".join(step.latex for step in steps)
+    assert r"\mu = \frac{\langle x, \mathbf{1}\rangle}{d} = 3" in latex
+    assert r"x - \mu\mathbf{1} = \left[-2, -1, 3\right]" in latex
+    sigma, rms = x.std(), math.sqrt(np.mean(x**2))  # float64 by hand
+    assert rf"\sigma/\mathrm{{rms}} = {format_number(sigma / rms)}" in latex
+    assert rf"\cos(x, \mathrm{{LN}}(x)) = {format_number(sigma / rms)}" in latex
+    assert r"\cos(x, \mathrm{RMSNorm}(x)) = 1" in latex
+    assert steps[0].caption.startswith("The input, d = 3")
+    assert all(step.latex.startswith(r"\begin{gathered}") for step in steps)
+
+
+def test_a_zero_vector_writes_nan_instead_of_failing():
+    steps = text.path_steps(vector_path((0.0, 0.0), GeometrySpec(eps=0.0)), 0.0, 0.5, "zh")
+    assert r"\text{NaN}" in " ".join(step.latex for step in steps)
+
+
+def test_cloud_summary_reports_lengths_and_layernorms_rounding():
+    cloud = normalized_cloud(GeometrySpec(d=3, count=200, shift=1.0))
+    names = {"layernorm": "LayerNorm", "rmsnorm": "RMSNorm", "dyt": "DyT"}
+    lines = text.cloud_summary(cloud, ("layernorm", "rmsnorm", "dyt"), names, "en")
+    joined = " ".join(lines)
+    assert f"√d = {format_number(math.sqrt(3))}" in joined
+    largest = np.abs(cloud.layernorm.ones).max()
+    assert f"the largest measured is {format_number(largest)}" in joined
+    assert "DyT at α = 0.5" in joined
+
+
+def test_ones_rounding_is_the_cosine_with_ones_and_the_magnification():
+    ones = np.array([1e-6, -3e-6])
+    norm = np.array([2.0, 2.0])
+    cos_input = np.array([0.5, 0.25])
+    found = text.ones_rounding(ones, norm, cos_input, d=4)
+    assert found["ones"] == format_number(3e-6)
+    assert found["cos_ones"] == format_number(3e-6 / (2.0 * 2.0))
+    assert found["ratio"] == "4"  # 1 / cos(x, y): rms / sigma
+
+
+@pytest.mark.parametrize("eps", [0.0, 1e-5])
+def test_two_dimensions_counts_add_up(eps):
+    two = two_dimensional_layernorm(GeometrySpec(d=2, count=400, eps=eps))
+    sentence = text.two_dimensions_summary(two, "en")
+    t = np.asarray(two.coefficient)
+    plus, minus = int(np.sum(t >= 1 - 1e-3)), int(np.sum(t <= -(1 - 1e-3)))
+    assert f"{plus} landed on [1, -1] and {minus} on [-1, 1]" in sentence
+    inside = 400 - plus - minus
+    assert f"; {inside} were pulled in" in sentence
+    if eps == 0:
+        assert inside == 0  # no eps, no pull: only the two points
+
+
+def test_eps_summary_names_the_knee_at_sqrt_d_over_2():
+    curve = eps_curve(GeometrySpec(d=3, count=100, eps=1e-4))
+    sentence = text.eps_summary(curve, "en")
+    assert f"√(d/2) = {format_number(math.sqrt(3 / 2))}" in sentence
+    assert f"√ε = {format_number(0.01)}" in sentence
+    zero = text.eps_summary(eps_curve(GeometrySpec(d=3, count=100, eps=0.0)), "zh")
+    assert "ε = 0" in zero
+
+
+def test_affine_table_and_summary_write_gamma_as_gemma_stores_it():
+    e = ellipsoids(GeometrySpec(d=3, gamma_x=2.0, gamma_y=0.5, beta_z=1.0))
+    table = text.affine_table(e)
+    assert table["γ"] == ["2", "0.5", "1"] and table["w = γ − 1"] == ["1", "-0.5", "0"]
+    summary = text.affine_summary(e, 3, "en")
+    axes = [2 * math.sqrt(3), 0.5 * math.sqrt(3), math.sqrt(3)]
+    assert "[" + ", ".join(format_number(a) for a in axes) + "]" in summary
+    assert "one shape" in summary
+
+
+def test_dyt_summary_counts_saturated_entries():
+    cloud = normalized_cloud(GeometrySpec(d=3, count=200, dyt_alpha=20.0))
+    share = np.mean(np.abs(np.tanh(20.0 * cloud.inputs)) > 0.99)  # float64 by hand
+    assert f"{100 * share:.0f} % of the entries" in text.dyt_summary(cloud, "en")
+
+
+@pytest.mark.parametrize("lang", list(LANGUAGES))
+def test_every_degeneracy_flag_is_translated(lang):
+    notes = text.degenerate_notes(tuple(EXPLANATIONS), lang)
+    assert len(notes) == len(EXPLANATIONS)
+    assert not any(note.startswith("geometry.") for note in notes)
+    assert all(f"geometry.degenerate.{key}" in catalog(lang) for key in EXPLANATIONS)
+
+
+def test_high_dimension_lines_and_the_identity_in_both_languages():
+    report = high_dimension_report(GeometrySpec(d=256, count=100, shift=1.0), threads=1)
+    for lang in LANGUAGES:
+        lines = text_high.measure_lines(report, lang)
+        assert len(lines) == 4 and all("{" not in line for line in lines)
+    english = " ".join(text_high.identity_lines(report.identity, "en"))
+    assert format_number(report.identity.max_abs_difference) in english
+    note = text_high.sample_note(report, 100, "en")
+    assert note == "100 random inputs of width d = 256."
+
+
+def test_a_bounded_sample_says_how_many_were_drawn():
+    report = high_dimension_report(GeometrySpec(d=8192, count=2000), (0.0,), threads=1)
+    note = text_high.sample_note(report, 2000, "en")
+    assert "512 random inputs" in note and "2,000 were asked for" in note
+
+
+def test_real_activation_lines_say_far_out_only_where_a_token_is():
+    real = real_activations()
+    block0, block12 = real.pairs[0], real.pairs[1]
+    assert block12.label == "model.layers.12.input_layernorm"
+    assert "massive activations" in text_high.pair_lines(block12, "en")[0]
+    assert "massive activations" not in text_high.pair_lines(block0, "en")[0]
+    intro = text_high.real_intro(real, "zh")
+    assert "SmolLM2-135M-Instruct.Q4_1.gguf" in intro and "反量化" in intro

@@ -1,0 +1,184 @@
+"""Geometry page scenes: the cloud and its outputs with the sqrt(d) sphere, the plane <v, 1> = 0,
+the all-ones axis and LayerNorm's circle (d = 3 rotatable, d = 2 flat, d = 1 on a line), the
+gamma/beta ellipsoid in both parameterisations, and DyT's box.
+
+Pure functions: engine results in, ``go.Figure`` out; no Streamlit import.  Every word a
+reader sees arrives translated in ``SceneLabels``; numbers are the only text made here.  The
+trace builders are in ``ui.figures.geometry_traces``, one vector step by step in
+``ui.figures.geometry_path``, the other sections' charts in ``ui.figures.geometry_charts``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+
+from engine.geometry.scene import Scene
+from ui.figures.geometry_traces import (
+    COLORS,
+    DRAW_ORDER,
+    LANES,
+    MARKER_SIZES,
+    SceneLabels,
+    coordinates,
+    markers,
+    polyline,
+    reach_of,
+    scatter,
+    scene_layout,
+    segments,
+    shape,
+    strip_shape,
+)
+
+
+def scene_figure(
+    scene: Scene,
+    shown: tuple[str, ...],
+    labels: SceneLabels,
+    inputs: bool = True,
+    lines: bool = True,
+    mode: str = "plain",
+) -> go.Figure:
+    """The cloud and the chosen norms' outputs with the fixed shapes (d = 1, 2 or 3).
+
+    ``mode``: "plain" (gamma = 1, beta = 0: the sqrt(d) sphere, the plane, the all-ones axis,
+    LayerNorm's circle), "affine" (the spec's gamma and beta: the ellipsoid drawn both ways,
+    gamma x_hat + beta and Gemma's (1 + w) x_hat + beta) or "dyt" (the sphere and DyT's box).
+    """
+    cloud, meshes, d = scene.cloud, scene.meshes, scene.cloud.inputs.shape[-1]
+    outputs = {
+        kind: getattr(cloud, kind).y_affine if mode == "affine" else getattr(cloud, kind).y
+        for kind in shown
+    }
+    traces = _fixed_shapes(scene, labels, mode)
+    if inputs:
+        traces.append(
+            markers(
+                cloud.inputs,
+                d,
+                labels.inputs,
+                "inputs",
+                COLORS["input"],
+                2.5 if d == 3 else 5,
+                opacity=0.55,
+                cloud=True,
+            )
+        )
+    for kind, y in outputs.items():
+        if lines and inputs:
+            joined = segments(cloud.inputs, y, (LANES["input"], LANES[kind]))
+            traces.append(
+                scatter(
+                    d,
+                    True,
+                    **coordinates(joined) if d > 1 else dict(x=joined[:, 0], y=joined[:, 1]),
+                    mode="lines",
+                    line=dict(color=COLORS[kind], width=1),
+                    opacity=0.25,
+                    name=f"{labels.lines} · {labels.outputs[kind]}",
+                    meta=f"lines_{kind}",
+                    hoverinfo="skip",
+                )
+            )
+    for kind in sorted(outputs, key=DRAW_ORDER.index):  # LayerNorm's few points on top
+        size = MARKER_SIZES[d][kind]
+        traces.append(
+            markers(
+                outputs[kind],
+                d,
+                labels.outputs[kind],
+                kind,
+                COLORS[kind],
+                size,
+                LANES[kind],
+                cloud=True,
+            )
+        )
+    figure = go.Figure(traces)
+    drawn = [cloud.inputs if inputs else np.zeros((1, d)), *outputs.values()]
+    if mode == "affine":
+        drawn += [scene.ellipsoids.standard.points, scene.ellipsoids.gemma.points]
+    reach = max(reach_of(drawn), meshes.radius * 1.25)
+    return scene_layout(figure, d, reach, labels)
+
+
+def _fixed_shapes(scene: Scene, labels: SceneLabels, mode: str) -> list:
+    meshes, d = scene.meshes, scene.meshes.d
+    if d == 1:
+        return _strip_shapes(scene, labels, mode)
+    shapes = []
+    if mode == "affine":
+        e = scene.ellipsoids
+        shapes.append(shape(e.standard, d, labels.ellipsoid, "ellipsoid", COLORS["sphere"], 0.25))
+        gemma = e.gemma.points[::2, ::2] if d == 3 else e.gemma.points
+        shapes.append(
+            markers(
+                gemma.reshape(-1, d), d, labels.gemma, "gemma", COLORS["gemma"], 2 if d == 3 else 4
+            )
+        )
+        shapes.append(
+            shape(
+                e.layernorm_standard,
+                d,
+                labels.layernorm_ellipse,
+                "layernorm_ellipse",
+                COLORS["layernorm_set"],
+                1.0,
+            )
+        )
+        return shapes
+    shapes.append(shape(meshes.sphere, d, labels.sphere, "sphere", COLORS["sphere"], 0.18))
+    if mode == "dyt":
+        shapes.append(polyline(_box_edges(d), d, labels.cube, "cube", COLORS["cube"], width=4))
+    else:
+        shapes.append(shape(meshes.ones_plane, d, labels.plane, "plane", COLORS["plane"], 0.3))
+    shapes.append(
+        polyline(
+            meshes.ones_axis.points.reshape(-1, d),
+            d,
+            labels.axis,
+            "ones_axis",
+            COLORS["axis"],
+            dash="dash",
+        )
+    )
+    if mode == "plain":
+        shapes.append(
+            shape(
+                meshes.layernorm_set,
+                d,
+                labels.layernorm_set,
+                "layernorm_set",
+                COLORS["layernorm_set"],
+                1.0,
+            )
+        )
+    return shapes
+
+
+def _strip_shapes(scene: Scene, labels: SceneLabels, mode: str) -> list:
+    """d = 1: the 'sphere' is the two points +-1 (gamma +- ... in the affine mode)."""
+    if mode == "affine":
+        points = scene.ellipsoids.standard.points
+        return [strip_shape(points, labels.ellipsoid, "ellipsoid", COLORS["gemma"])]
+    shapes = [strip_shape(scene.meshes.sphere.points, labels.sphere, "sphere", COLORS["sphere"])]
+    if mode == "dyt":
+        shapes.append(
+            strip_shape(np.array([-1.0, 1.0]), labels.cube, "cube", COLORS["cube"], "dot")
+        )
+    return shapes
+
+
+def _box_edges(d: int) -> np.ndarray:
+    """The edges of the box [-1, 1]^d (d = 2, 3) as one polyline with gaps: DyT's outputs
+    (gamma = 1, beta = 0) lie inside it, its corners on the sqrt(d) sphere."""
+    corners = np.array(np.meshgrid(*[[-1.0, 1.0]] * d, indexing="ij")).reshape(d, -1).T
+    edges = [
+        (a, b)
+        for a in range(len(corners))
+        for b in range(a + 1, len(corners))
+        if np.sum(corners[a] != corners[b]) == 1
+    ]
+    gap = np.full(d, np.nan)
+    return np.array([p for a, b in edges for p in (corners[a], corners[b], gap)])

@@ -1,0 +1,331 @@
+"""Geometry page charts: ||y|| against input scale at one eps, DyT's norms against alpha, the
+high-dimension histograms and their spread over eps, a 2-D view of a wide cloud.
+
+Pure functions: engine results in, ``go.Figure`` out; no Streamlit import.  Words arrive
+translated (``ChartLabels`` and ``names`` arguments); numbers are the only text made here.
+Log axes label decades only (``dtick=1``).  Traces carry a stable ``meta`` tag (plotly
+drops ``uid`` from its JSON).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from engine.geometry.dyt_sweep import DytSweep
+from engine.geometry.eps_curve import EpsCurve
+from engine.geometry.high_dimension import EpsSpread, Measures
+from engine.geometry.views import PlaneView
+from ui.figures.geometry_traces import COLORS
+
+DECADES = dict(type="log", dtick=1, exponentformat="power")
+HISTOGRAM_BINS = 60
+MIN_RANGE_SHARE = 0.1  # a panel spans at least this share of its quantity's natural size
+
+
+@dataclass(frozen=True)
+class ChartLabels:
+    """Title and axis titles of one chart, already translated."""
+
+    title: str
+    x: str
+    y: str
+
+
+def _finite(values: np.ndarray) -> np.ndarray:
+    values = np.asarray(values, dtype=float)
+    return values[np.isfinite(values)]
+
+
+def _base(figure: go.Figure, labels: ChartLabels, height: int = 420) -> go.Figure:
+    figure.update_layout(
+        title=labels.title,
+        height=height,
+        margin=dict(l=10, r=10, t=50, b=10),
+        legend=dict(orientation="h", y=-0.2),
+    )
+    figure.update_xaxes(title=labels.x)
+    figure.update_yaxes(title=labels.y)
+    return figure
+
+
+def eps_curve_figure(curve: EpsCurve, labels: ChartLabels, names: dict) -> go.Figure:
+    """sqrt(d) s / sqrt(s^2 + eps) against s (log), with the cloud's and the sweep's norms.
+
+    ``names``: "formula", "sqrt_d", "sqrt_eps", "layernorm", "rmsnorm", "sweep_layernorm",
+    "sweep_rmsnorm".
+    """
+    figure = go.Figure()
+    sweeps = (
+        ("sweep_layernorm", curve.sweep_layernorm_sigma, curve.sweep_layernorm_norm, "layernorm"),
+        ("sweep_rmsnorm", curve.sweep_rmsnorm_rms, curve.sweep_rmsnorm_norm, "rmsnorm"),
+    )
+    for tag, scale, norm, kind in sweeps:
+        figure.add_scatter(
+            x=scale.reshape(-1),
+            y=norm.reshape(-1),
+            mode="markers",
+            name=names[tag],
+            meta=tag,
+            marker=dict(color=COLORS[kind], size=4, opacity=0.25, symbol="circle-open"),
+        )
+    clouds = (
+        ("layernorm", curve.layernorm_sigma, curve.layernorm_norm),
+        ("rmsnorm", curve.rmsnorm_rms, curve.rmsnorm_norm),
+    )
+    for kind, scale, norm in clouds:
+        figure.add_scatter(
+            x=scale,
+            y=norm,
+            mode="markers",
+            name=names[kind],
+            meta=kind,
+            marker=dict(color=COLORS[kind], size=6, opacity=0.8),
+        )
+    figure.add_scatter(  # last: the formula drawn over the measured points it predicts
+        x=curve.scale_grid,
+        y=curve.predicted,
+        mode="lines",
+        name=names["formula"],
+        meta="formula",
+        line=dict(color="#111111", width=1.5, dash="dash"),
+    )
+    figure.add_hline(
+        y=curve.sqrt_d,
+        line=dict(color="#888888", dash="dash"),
+        annotation_text=names["sqrt_d"],
+        annotation_position="bottom right",
+    )
+    if curve.eps > 0:
+        figure.add_vline(
+            x=float(np.sqrt(curve.eps)),  # data units: plotly places it on the log axis
+            line=dict(color="#888888", dash="dot"),
+            annotation_text=names["sqrt_eps"],
+            annotation_position="top left",
+        )
+    figure.update_xaxes(**DECADES)
+    figure.update_yaxes(range=[0, 1.1 * curve.sqrt_d])
+    return _base(figure, labels)
+
+
+def dyt_norms_figure(sweep: DytSweep, alpha: float, labels: ChartLabels, names: dict) -> go.Figure:
+    """||tanh(alpha x)|| over the cloud against alpha: median and 5-95 % band, sqrt(d) for
+    reference, and the share of saturated entries on a second axis.
+
+    ``names``: "median", "band", "sqrt_d", "saturated", "chosen".
+    """
+    figure = make_subplots(specs=[[{"secondary_y": True}]])
+    low, median, high = np.nanpercentile(sweep.norm, [5, 50, 95], axis=1)
+    figure.add_scatter(
+        x=sweep.alphas,
+        y=high,
+        mode="lines",
+        line=dict(width=0),
+        meta="band_high",
+        showlegend=False,
+        hoverinfo="skip",
+    )
+    figure.add_scatter(
+        x=sweep.alphas,
+        y=low,
+        mode="lines",
+        line=dict(width=0),
+        fill="tonexty",
+        fillcolor="rgba(44, 160, 44, 0.2)",
+        name=names["band"],
+        meta="band",
+        hoverinfo="skip",
+    )
+    figure.add_scatter(
+        x=sweep.alphas,
+        y=median,
+        mode="lines+markers",
+        name=names["median"],
+        meta="median",
+        line=dict(color=COLORS["dyt"], width=2),
+    )
+    figure.add_scatter(
+        x=sweep.alphas,
+        y=sweep.saturated_fraction,
+        mode="lines",
+        name=names["saturated"],
+        meta="saturated",
+        line=dict(color="#555555", dash="dot"),
+        secondary_y=True,
+    )
+    figure.add_hline(
+        y=sweep.sqrt_d,
+        line=dict(color="#888888", dash="dash"),
+        annotation_text=names["sqrt_d"],
+        annotation_position="bottom right",
+    )
+    figure.add_vline(
+        x=float(alpha),
+        line=dict(color=COLORS["dyt"], dash="dot"),
+        annotation_text=names["chosen"],
+        annotation_position="top left",
+    )
+    _base(figure, labels)
+    ends = np.log10([sweep.alphas[0], sweep.alphas[-1]])
+    figure.update_xaxes(**DECADES, range=[ends[0] - 0.05, ends[1] + 0.05])  # log10 units
+    figure.update_yaxes(range=[0, 1.1 * sweep.sqrt_d], secondary_y=False)
+    figure.update_yaxes(
+        range=[0, 1.05],
+        tickvals=[0, 0.25, 0.5, 0.75, 1.0],
+        tickformat=".0%",
+        secondary_y=True,
+        title=names["saturated"],
+    )
+    return figure
+
+
+def shared_bins(arrays: list[np.ndarray], scale: float | None, bins: int = HISTOGRAM_BINS):
+    """Bin edges common to every series of a panel, or None when nothing is finite.
+
+    Common bins make a spike a spike: LayerNorm's lengths, equal to sqrt(d) up to float32
+    jitter (~1e-6), fill one bin whose width is set by the panel, not by the jitter.  The
+    range is at least ``MIN_RANGE_SHARE * scale`` wide (the quantity's natural size: sqrt(d)
+    for ||y||, d for <y, 1>, 1 for a cosine) around the values.
+    """
+    finite = np.concatenate([a[np.isfinite(a)] for a in arrays]) if arrays else np.array([])
+    if not finite.size:
+        return None
+    low, high = float(finite.min()), float(finite.max())
+    floor = MIN_RANGE_SHARE * (scale if scale else max(abs(low), abs(high), 1e-12))
+    if high - low < floor:
+        middle = (low + high) / 2
+        low, high = middle - floor / 2, middle + floor / 2
+        bins += 1 - bins % 2  # odd: the values sit mid-bin, not on the middle edge
+    return np.linspace(low, high, bins + 1)
+
+
+def _decades_spanned(arrays: list[np.ndarray]) -> float:
+    """log10(largest / smallest) of the positive finite values (0 when there are none)."""
+    positive = np.concatenate([a[np.isfinite(a) & (a > 0)] for a in arrays])
+    return float(np.log10(positive.max() / positive.min())) if positive.size else 0.0
+
+
+def histograms_figure(
+    series: list[tuple[str, str, Measures]],
+    titles: tuple[str, ...],
+    scales: tuple[float | None, ...],
+    sqrt_d: float | None = None,
+    sqrt_d_name: str = "",
+    log_first: bool = False,
+) -> go.Figure:
+    """Histograms side by side of ||y||, <y, 1>, cos(x, y) (as many as ``titles``), every
+    series binned alike and overlaid.
+
+    ``series``: (translated name, colour key and tag, measures); ``scales``: each panel's
+    natural size (see ``shared_bins``; None: the values' own).  ``log_first`` bins the first
+    panel in log10 when its values span a decade or more (a real model's massive
+    activations) and labels its decades only.
+    """
+    columns = len(titles)
+    figure = make_subplots(rows=1, cols=columns, subplot_titles=titles, horizontal_spacing=0.06)
+    for column in range(1, columns + 1):
+        field = ("norm", "ones", "cos_input")[column - 1]
+        values = [np.asarray(getattr(m, field), dtype=float) for _, _, m in series]
+        logged = column == 1 and log_first and _decades_spanned(values) >= 1
+        if logged:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                values = [np.where(v > 0, np.log10(v), np.nan) for v in values]
+        edges = shared_bins(values, None if logged else scales[column - 1])
+        if edges is None:
+            continue
+        centres, width = (edges[:-1] + edges[1:]) / 2, edges[1] - edges[0]
+        for (name, tag, _), data in zip(series, values):
+            counts, _ = np.histogram(data[np.isfinite(data)], bins=edges)
+            figure.add_bar(
+                x=centres,
+                y=counts,
+                width=width,
+                name=name,
+                meta=f"{tag}_{column}",
+                legendgroup=tag,
+                showlegend=column == 1,
+                marker=dict(color=COLORS.get(tag, "#7f7f7f"), line=dict(width=0)),
+                opacity=0.6,
+                row=1,
+                col=column,
+            )
+        if logged:
+            decades = np.arange(np.floor(edges[0]), np.ceil(edges[-1]) + 1)
+            figure.update_xaxes(
+                tickvals=decades, ticktext=[f"10<sup>{int(k)}</sup>" for k in decades], row=1, col=1
+            )
+    if sqrt_d is not None:
+        figure.add_vline(
+            x=sqrt_d,
+            line=dict(color="#444444", dash="dash", width=1),
+            row=1,
+            col=1,
+            annotation_text=sqrt_d_name,
+            annotation_position="top left",
+        )
+    figure.update_layout(
+        barmode="overlay",
+        bargap=0,
+        height=360,
+        margin=dict(l=10, r=10, t=40, b=10),
+        legend=dict(orientation="h", y=-0.15),
+    )
+    return figure
+
+
+def spread_figure(spread: EpsSpread, names: dict, titles: tuple[str, str]) -> go.Figure:
+    """Mean ||y|| / sqrt(d) and mean cos(x, y), +- one standard deviation, at each eps.
+
+    eps is a category axis ("0" cannot sit on a log axis).  ``names``: "layernorm", "rmsnorm".
+    """
+    figure = make_subplots(rows=1, cols=2, subplot_titles=titles, horizontal_spacing=0.08)
+    eps_text = [f"{e:g}" for e in spread.eps_values]
+    for kind in ("layernorm", "rmsnorm"):
+        measured = getattr(spread, kind)
+        panels = (
+            (measured.norm_mean / spread.sqrt_d, measured.norm_std / spread.sqrt_d, 1),
+            (measured.cos_mean, measured.cos_std, 2),
+        )
+        for mean, std, column in panels:
+            figure.add_scatter(
+                x=eps_text,
+                y=mean,
+                error_y=dict(type="data", array=std, visible=True),
+                mode="lines+markers",
+                name=names[kind],
+                meta=f"{kind}_{column}",
+                legendgroup=kind,
+                showlegend=column == 1,
+                line=dict(color=COLORS[kind]),
+                row=1,
+                col=column,
+            )
+    figure.update_xaxes(type="category", title="ε")
+    figure.update_layout(
+        height=340, margin=dict(l=10, r=10, t=40, b=10), legend=dict(orientation="h", y=-0.25)
+    )
+    return figure
+
+
+def plane_view_figure(
+    view: PlaneView, labels: ChartLabels, names: dict, shown: tuple[str, ...]
+) -> go.Figure:
+    """Inputs and the chosen norms' outputs on the view's two directions (equal scales)."""
+    figure = go.Figure()
+    series = [("inputs", view.inputs, "input")] + [
+        (kind, getattr(view, kind), kind) for kind in shown
+    ]
+    for tag, points, color in series:
+        figure.add_scattergl(
+            x=points[:, 0],
+            y=points[:, 1],
+            mode="markers",
+            name=names[tag],
+            meta=tag,
+            marker=dict(color=COLORS[color], size=4, opacity=0.55),
+        )
+    figure.update_yaxes(scaleanchor="x")
+    return _base(figure, labels, height=520)

@@ -1,0 +1,210 @@
+"""Geometry page: the trace builders the scenes share (``ui.figures.geometry`` draws the
+cloud, ``ui.figures.geometry_path`` one vector): colours, the d = 1 strip's lanes, the
+translated names, and points, lines, surfaces and layout at d = 1, 2 or 3.
+
+Pure functions; no Streamlit import.  Each trace carries a stable ``meta`` tag ("sphere",
+"plane", "layernorm", ...) that tests and the browser read whatever the language (plotly
+drops ``uid`` from its JSON).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import plotly.graph_objects as go
+
+from engine.geometry.meshes import Mesh
+
+COLORS = {
+    "input": "#7f7f7f",
+    "layernorm": "#1f77b4",
+    "rmsnorm": "#d62728",
+    "dyt": "#2ca02c",
+    "sphere": "#9ecae1",
+    "plane": "#fdae6b",
+    "axis": "#444444",
+    "layernorm_set": "#08519c",
+    "gemma": "#6a3d9a",
+    "cube": "#006d2c",
+    "stored": "#ff7f0e",  # a dump's own output (the model's gamma applied)
+}
+LANES = {"input": 0, "layernorm": 1, "rmsnorm": 2, "dyt": 3}  # rows of the d = 1 strip
+DRAW_ORDER = ("rmsnorm", "dyt", "layernorm")
+# At d = 2 LayerNorm's outputs are two points: drawn larger, on top of RMSNorm's circle
+MARKER_SIZES = {
+    1: {"layernorm": 9, "rmsnorm": 9, "dyt": 7},
+    2: {"layernorm": 11, "rmsnorm": 6, "dyt": 6},
+    3: {"layernorm": 3.5, "rmsnorm": 3, "dyt": 3},
+}
+SCENE_HEIGHT = 640
+FLAT_HEIGHT = 560
+
+
+@dataclass(frozen=True)
+class SceneLabels:
+    """Every name the scenes show, already translated (``outputs`` by norm kind)."""
+
+    inputs: str
+    outputs: dict  # kind -> "LayerNorm(x)"; the affine scene's names say gamma and beta
+    sphere: str  # the sqrt(d) sphere, its radius filled in
+    plane: str
+    axis: str
+    layernorm_set: str
+    lines: str  # "input -> output"
+    ellipsoid: str  # gamma x_hat + beta
+    gemma: str  # (1 + w) x_hat + beta
+    layernorm_ellipse: str
+    cube: str  # DyT's box (-1, 1)^d
+    lane_names: dict  # d = 1: lane id -> name
+    path_names: dict  # the vector's steps: "x", "mean", "centered", "drop", ...
+
+
+def finite_rows(points: np.ndarray) -> np.ndarray:
+    return points[np.isfinite(points).all(axis=-1)]
+
+
+def coordinates(points: np.ndarray, lane: float = 0.0) -> dict:
+    """x/y(/z) of ``[N, d]`` points; d = 1 puts them on the horizontal line y = lane."""
+    d = points.shape[-1]
+    if d == 1:
+        return dict(x=points[:, 0], y=np.full(points.shape[0], float(lane)))
+    names = ("x", "y", "z")[:d]
+    return {name: points[:, i] for i, name in enumerate(names)}
+
+
+def scatter(d: int, cloud: bool = False, **kwargs):
+    """A 3-D trace at d = 3; at d = 2 drawn by WebGL when it carries the cloud (2,000 SVG
+    points and 4,000 SVG line segments take seconds to redraw), by SVG otherwise.  The d = 1
+    strip stays SVG: WebGL drew its lines' gaps wrongly on the reversed lane axis."""
+    if d == 3:
+        return go.Scatter3d(**kwargs)
+    return go.Scattergl(**kwargs) if cloud and d == 2 else go.Scatter(**kwargs)
+
+
+def markers(points, d, name, tag, color, size, lane=0.0, opacity=1.0, symbol=None, cloud=False):
+    marker = dict(size=size, color=color, opacity=opacity)
+    if symbol is not None:
+        marker["symbol"] = symbol
+    return scatter(
+        d,
+        cloud,
+        **coordinates(finite_rows(points), lane),
+        mode="markers",
+        marker=marker,
+        name=name,
+        meta=tag,
+        hovertemplate="%{x:.3f}, %{y:.3f}" + (", %{z:.3f}" if d == 3 else "") + "<extra></extra>"
+        if d > 1
+        else "%{x:.4f}<extra></extra>",
+    )
+
+
+def polyline(points, d, name, tag, color, width=2, dash=None, lane=0.0, legend=True):
+    return scatter(
+        d,
+        **coordinates(points, lane),
+        mode="lines",
+        line=dict(color=color, width=width, dash=dash),
+        name=name,
+        meta=tag,
+        hoverinfo="skip",
+        showlegend=legend,
+    )
+
+
+def segments(starts: np.ndarray, ends: np.ndarray, lanes=(0.0, 0.0)) -> np.ndarray:
+    """Points ``[3K, d]`` start, end, NaN (a gap) for each finite pair: one trace, K lines."""
+    keep = np.isfinite(starts).all(axis=-1) & np.isfinite(ends).all(axis=-1)
+    starts, ends = starts[keep], ends[keep]
+    if starts.shape[-1] == 1:  # on the d = 1 strip the lane is the second coordinate
+        starts = np.column_stack([starts[:, 0], np.full(len(starts), lanes[0])])
+        ends = np.column_stack([ends[:, 0], np.full(len(ends), lanes[1])])
+    gaps = np.full_like(starts, np.nan)
+    return np.stack([starts, ends, gaps], axis=1).reshape(-1, starts.shape[-1])
+
+
+def surface(mesh: Mesh, name: str, tag: str, color: str, opacity: float) -> go.Surface:
+    points = mesh.points
+    return go.Surface(
+        x=points[..., 0],
+        y=points[..., 1],
+        z=points[..., 2],
+        colorscale=[[0, color], [1, color]],
+        showscale=False,
+        opacity=opacity,
+        name=name,
+        meta=tag,
+        showlegend=True,
+        hoverinfo="skip",
+    )
+
+
+def shape(mesh: Mesh, d: int, name: str, tag: str, color: str, opacity: float, dash=None):
+    """A mesh drawn as what it is at this d: a surface, a curve, or a few points."""
+    if d == 3 and mesh.is_surface:
+        return surface(mesh, name, tag, color, opacity)
+    points = mesh.points.reshape(-1, d)
+    if d == 1 or points.shape[0] <= 2 and tag in ("layernorm_set", "layernorm_ellipse"):
+        return markers(points, d, name, tag, color, 11, symbol="diamond")
+    return polyline(points, d, name, tag, color, width=3, dash=dash)
+
+
+def strip_shape(points: np.ndarray, name: str, tag: str, color: str, dash=None):
+    """d = 1: a set of values drawn as vertical lines across every lane."""
+    low, high = min(LANES.values()) - 0.4, max(LANES.values()) + 0.4
+    xs, ys = [], []
+    for value in points.reshape(-1):
+        xs += [value, value, None]
+        ys += [low, high, None]
+    return go.Scatter(
+        x=xs,
+        y=ys,
+        mode="lines",
+        line=dict(color=color, width=2, dash=dash),
+        name=name,
+        meta=tag,
+        hoverinfo="skip",
+    )
+
+
+def reach_of(arrays) -> float:
+    values = [np.abs(a[np.isfinite(a)]) for a in arrays]
+    largest = max((float(v.max()) for v in values if v.size), default=1.0)
+    return 1.08 * max(largest, 1e-6)
+
+
+def scene_layout(figure: go.Figure, d: int, reach: float, labels: SceneLabels) -> go.Figure:
+    below = {3: -0.02, 2: -0.14, 1: -0.3}[d]  # under the flat charts' axis titles
+    legend = dict(orientation="h", y=below, yanchor="top", x=0, itemsizing="constant")
+    figure.update_layout(
+        margin=dict(l=0, r=0, t=10, b=10),
+        legend=legend,
+        uirevision="geometry",  # keep the camera and zoom across reruns
+    )
+    if d == 3:
+        axis = dict(range=[-reach, reach], zeroline=False)
+        figure.update_layout(
+            height=SCENE_HEIGHT,
+            scene=dict(
+                xaxis=dict(axis, title="x₁"),
+                yaxis=dict(axis, title="x₂"),
+                zaxis=dict(axis, title="x₃"),
+                aspectmode="cube",
+                camera=dict(eye=dict(x=1.5, y=-1.35, z=0.85)),
+            ),
+        )
+    elif d == 2:
+        figure.update_layout(height=FLAT_HEIGHT)
+        figure.update_xaxes(range=[-reach, reach], title="x₁", zeroline=True)
+        figure.update_yaxes(range=[-reach, reach], title="x₂", scaleanchor="x", zeroline=True)
+    else:
+        names = labels.lane_names
+        figure.update_layout(height=FLAT_HEIGHT // 2 + 60)
+        figure.update_xaxes(range=[-reach, reach], title="x", zeroline=True)
+        figure.update_yaxes(
+            tickvals=list(LANES.values()),
+            ticktext=[names.get(lane, lane) for lane in LANES],
+            range=[max(LANES.values()) + 0.6, -0.6],
+        )
+    return figure

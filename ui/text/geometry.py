@@ -1,0 +1,271 @@
+"""The Geometry page's sentences and worked steps (d <= 3 and one vector): pure, unit-tested.
+
+Numbers come from ``engine.geometry`` results; this module writes them the way a person
+would.  Where float32 leaves a trace (<y, 1> of LayerNorm is not exactly 0; at d = 2 nearly
+equal entries land a little off +-(1, -1)) the sentence says how large rounding may be, so
+a reader can see the measured number is that and nothing else.  The high-dimension and
+real-activation sentences are in ``ui.text.geometry_high``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from engine.geometry.cloud import Cloud, NormedCloud
+from engine.geometry.dyt_sweep import SATURATED
+from engine.geometry.eps_curve import EpsCurve, predicted_norm
+from engine.geometry.meshes import Ellipsoids
+from engine.geometry.path import VectorPath
+from engine.geometry.two_dimensions import DECIMALS, TwoDimensionalLayerNorm
+from ui.formatting import format_number, format_vector
+from ui.i18n import translate
+
+
+@dataclass(frozen=True)
+class Step:
+    caption: str
+    latex: str
+
+
+def latex_number(value: float) -> str:
+    """A number as LaTeX: 1e-05 -> 10^{-5}, 2.5e-06 -> 2.5\\times10^{-6}, NaN -> \\text{NaN}."""
+    text = format_number(value)
+    if "e" in text:
+        mantissa, exponent = text.split("e")
+        power = rf"10^{{{int(exponent)}}}"
+        return power if mantissa == "1" else rf"{mantissa}\times {power}"
+    return text.replace("∞", r"\infty").replace("−", "-").replace("NaN", r"\text{NaN}")
+
+
+def latex_vector(values) -> str:
+    text = format_vector(values).replace("…", r"\ldots").replace("∞", r"\infty")
+    text = text.replace("−", "-").replace("NaN", r"\text{NaN}")
+    return text.replace("[", r"\left[").replace("]", r"\right]")
+
+
+def ones_rounding(ones: np.ndarray, norm: np.ndarray, cos_input: np.ndarray, d: int) -> dict:
+    """What LayerNorm's measured <y, 1> (0 in exact arithmetic) amounts to, as parameters of
+    the sentence ``geometry.rounding``: the largest |<y, 1>|, the largest |cos(y, 1)| (the
+    scale-free size: <y, 1> / (||y|| sqrt(d))), and the largest rms/sigma = 1/cos(x, y) of
+    the inputs, which is how much float32's rounding of mu and of x - mu 1 is magnified."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        cos_ones = np.abs(ones) / (norm * np.sqrt(d))
+        magnification = 1.0 / np.abs(cos_input)
+    return dict(
+        ones=format_number(_largest(ones)),
+        cos_ones=format_number(_largest(cos_ones)),
+        ratio=format_number(_largest(magnification), 1),
+    )
+
+
+def _range(values: np.ndarray) -> tuple[str, str]:
+    finite = values[np.isfinite(values)]
+    if not finite.size:
+        return "NaN", "NaN"
+    return format_number(float(finite.min())), format_number(float(finite.max()))
+
+
+def _largest(values: np.ndarray) -> float:
+    finite = np.abs(values[np.isfinite(values)])
+    return float(finite.max()) if finite.size else float("nan")
+
+
+# --- one vector, step by step ------------------------------------------------------------------
+
+
+def gathered(*lines: str) -> str:
+    """Equations one under the other (a narrow column has no room for them side by side)."""
+    return r"\begin{gathered}" + r" \\ ".join(lines) + r"\end{gathered}"
+
+
+def path_steps(path: VectorPath, eps: float, alpha: float, lang: str) -> list[Step]:
+    """x, its mean, the drop onto the plane, LayerNorm, RMSNorm, the cosines, DyT."""
+
+    def tr(key: str, **params) -> str:
+        return translate(f"geometry.path.{key}", lang, **params)
+
+    d, n, v = len(path.x), latex_number, latex_vector
+    one = r"\mathbf{1}"
+    dyt_norm = float(np.linalg.norm(path.dyt))
+    sigma_over_rms = path.sigma / path.rms if path.rms > 0 else float("nan")
+    predicted = float(predicted_norm(path.sigma, eps, d))
+    return [
+        Step(
+            tr("input", d=d),
+            gathered(
+                rf"x = {v(path.x)}",
+                rf"\mu = \frac{{\langle x, {one}\rangle}}{{d}} = {n(path.mean)}",
+            ),
+        ),
+        Step(
+            tr("drop"),
+            gathered(
+                rf"x - \mu{one} = {v(path.centered)}",
+                rf"\langle x - \mu{one}, {one}\rangle = {n(path.centered_ones)}",
+            ),
+        ),
+        Step(
+            tr("layernorm"),
+            gathered(
+                rf"\sigma = \frac{{\lVert x - \mu{one}\rVert}}{{\sqrt{{d}}}} = {n(path.sigma)}",
+                rf"\mathrm{{LN}}(x) = \frac{{x - \mu{one}}}{{\sqrt{{\sigma^2 + \varepsilon}}}} "
+                rf"= {v(path.layernorm)}",
+            ),
+        ),
+        Step(
+            tr("layernorm_norm", eps=format_number(eps)),
+            gathered(
+                rf"\lVert\mathrm{{LN}}(x)\rVert = {n(path.layernorm_norm)}",
+                rf"\sqrt{{d}}\,\frac{{\sigma}}{{\sqrt{{\sigma^2+\varepsilon}}}} = {n(predicted)}"
+                rf",\quad \sqrt{{d}} = {n(path.sqrt_d)}",
+            ),
+        ),
+        Step(
+            tr("rmsnorm"),
+            gathered(
+                rf"\mathrm{{rms}} = \frac{{\lVert x\rVert}}{{\sqrt{{d}}}} = {n(path.rms)}",
+                rf"\mathrm{{RMSNorm}}(x) = \frac{{x}}{{\sqrt{{\mathrm{{rms}}^2 + \varepsilon}}}} = "
+                rf"{v(path.rmsnorm)}",
+                rf"\lVert\mathrm{{RMSNorm}}(x)\rVert = {n(path.rmsnorm_norm)}",
+            ),
+        ),
+        Step(
+            tr("cosines"),
+            gathered(
+                rf"\cos(x, \mathrm{{RMSNorm}}(x)) = {n(path.rmsnorm_cos_input)}",
+                rf"\cos(x, \mathrm{{LN}}(x)) = {n(path.layernorm_cos_input)},\quad "
+                rf"\sigma/\mathrm{{rms}} = {n(sigma_over_rms)}",
+            ),
+        ),
+        Step(
+            tr("dyt", alpha=format_number(alpha)),
+            gathered(
+                rf"\tanh(\alpha x) = {v(path.dyt)}",
+                rf"\lVert\tanh(\alpha x)\rVert = {n(dyt_norm)}",
+            ),
+        ),
+    ]
+
+
+# --- the cloud ---------------------------------------------------------------------------------
+
+
+def _norm_line(name: str, normed: NormedCloud, sqrt_d: float, lang: str) -> str:
+    low, high = _range(normed.norm)
+    return translate(
+        "geometry.summary.norm_range",
+        lang,
+        norm=name,
+        low=low,
+        high=high,
+        sqrt_d=format_number(sqrt_d),
+    )
+
+
+def cloud_summary(cloud: Cloud, shown: tuple[str, ...], names: dict, lang: str) -> list[str]:
+    """What the scene shows, measured: lengths against sqrt(d), <y, 1>, the cosines."""
+    d = cloud.inputs.shape[-1]
+    lines = []
+    for kind in shown:
+        normed = getattr(cloud, kind)
+        lines.append(_norm_line(names[kind], normed, cloud.sqrt_d, lang))
+        if kind == "layernorm" and d > 1:
+            rounding = ones_rounding(normed.ones, normed.norm, normed.cos_input, d)
+            lines.append(translate("geometry.rounding", lang, **rounding))
+            low, high = _range(normed.cos_input)
+            lines.append(translate("geometry.summary.layernorm_cos", lang, low=low, high=high))
+        if kind == "rmsnorm":
+            low, high = _range(normed.cos_input)
+            lines.append(translate("geometry.summary.rmsnorm_cos", lang, low=low, high=high))
+        if kind == "dyt":
+            lines.append(
+                translate("geometry.summary.dyt", lang, alpha=format_number(cloud.dyt_alpha))
+            )
+    return lines
+
+
+def two_dimensions_summary(two: TwoDimensionalLayerNorm, lang: str) -> str:
+    """How many inputs landed on +gamma(1, -1) + beta, on -..., inside (eps), or at beta."""
+    t = two.coefficient
+    finite = np.isfinite(t)
+    tolerance = 10.0**-DECIMALS
+    plus = int(np.sum(finite & (t >= 1 - tolerance)))
+    minus = int(np.sum(finite & (t <= -(1 - tolerance))))
+    centre = int(np.sum(finite & (np.abs(t) <= tolerance)))
+    inside = int(np.sum(finite)) - plus - minus - centre
+    return translate(
+        "geometry.two_d.summary",
+        lang,
+        count=len(t),
+        plus=plus,
+        minus=minus,
+        inside=inside,
+        centre=centre,
+        undefined=int(np.sum(~finite)),
+        first=format_vector(two.endpoints[0]),
+        second=format_vector(two.endpoints[1]),
+        off_line=format_number(two.off_line),
+        tolerance=format_number(tolerance),
+    )
+
+
+def eps_summary(curve: EpsCurve, lang: str) -> str:
+    """The formula against the measured norms, and where the knee sits."""
+    params = dict(
+        error=format_number(curve.max_relative_error),
+        sqrt_d=format_number(curve.sqrt_d),
+        eps=format_number(curve.eps),
+    )
+    if curve.eps == 0:
+        return translate("geometry.eps_curve.summary_zero", lang, **params)
+    half = float(predicted_norm(np.sqrt(curve.eps), curve.eps, curve.d))  # sqrt(d / 2)
+    return translate(
+        "geometry.eps_curve.summary",
+        lang,
+        sqrt_eps=format_number(float(np.sqrt(curve.eps))),
+        half=format_number(half),
+        **params,
+    )
+
+
+def affine_table(ellipsoids: Ellipsoids) -> dict[str, list[str]]:
+    """Per drawn axis: gamma, Gemma's stored w = gamma - 1, and beta (columns of a table)."""
+    return {
+        "γ": [format_number(g) for g in ellipsoids.gamma],
+        "w = γ − 1": [format_number(w) for w in ellipsoids.gemma_weight],
+        "β": [format_number(b) for b in ellipsoids.beta],
+    }
+
+
+def affine_summary(ellipsoids: Ellipsoids, d: int, lang: str) -> str:
+    semi_axes = np.abs(ellipsoids.gamma) * np.sqrt(d)
+    return translate(
+        "geometry.affine.summary",
+        lang,
+        axes=format_vector(semi_axes),
+        centre=format_vector(ellipsoids.beta),
+        difference=format_number(ellipsoids.max_abs_difference),
+    )
+
+
+def dyt_summary(cloud: Cloud, lang: str) -> str:
+    """DyT at the chosen alpha: the spread of lengths against sqrt(d), the saturated share."""
+    low, high = _range(cloud.dyt.norm)
+    saturated = float(np.mean(np.abs(cloud.dyt.y) > SATURATED))
+    return translate(
+        "geometry.dyt.summary",
+        lang,
+        alpha=format_number(cloud.dyt_alpha),
+        low=low,
+        high=high,
+        sqrt_d=format_number(cloud.sqrt_d),
+        saturated=f"{100 * saturated:.0f} %",
+        level=format_number(SATURATED),
+    )
+
+
+def degenerate_notes(flags: tuple[str, ...], lang: str) -> list[str]:
+    """The engine's degeneracy flags (``engine.geometry.degenerate``) in ``lang``."""
+    return [translate(f"geometry.degenerate.{flag}", lang) for flag in flags]

@@ -1,0 +1,164 @@
+"""The Geometry page's sentences in high dimension and on real activations: pure, unit-tested.
+
+The identity LayerNorm(x) = RMSNorm(x - mu 1) is reported as measured in float32 (PyTorch's
+two fused kernels sum in different orders: a few ulps) and in float64 (0 or ~1e-16), next
+to the size of the outputs, so "1e-6" reads as rounding and not as a broken identity.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from engine.geometry.high_dimension import HighDimensionReport, IdentityCheck, Measures
+from engine.geometry.real_activations import PairMeasures, RealActivations
+from ui.formatting import format_number
+from ui.i18n import translate
+from ui.text.geometry import ones_rounding
+
+# The longest token this many times the median one: said to be far out (Sun et al. 2024
+# report massive activations thousands of times the median; the random cloud stays below 2).
+FAR_OUT_RATIO = 10.0
+
+
+def _stats(values: np.ndarray) -> tuple[str, str, str]:
+    """(min, median, max) of the finite values, formatted."""
+    finite = values[np.isfinite(values)]
+    if not finite.size:
+        return "NaN", "NaN", "NaN"
+    low, median, high = np.percentile(finite, [0, 50, 100])
+    return format_number(float(low)), format_number(float(median)), format_number(float(high))
+
+
+def _largest(values: np.ndarray) -> float:
+    finite = np.abs(values[np.isfinite(values)])
+    return float(finite.max()) if finite.size else float("nan")
+
+
+def sample_note(report: HighDimensionReport, count: int, lang: str) -> str:
+    """How many inputs the histograms saw (fewer than asked at large d: a memory bound)."""
+    rows, d = report.histograms.rows, report.histograms.d
+    key = "geometry.high.sample" if rows == count else "geometry.high.sample_bounded"
+    return translate(
+        key, lang, rows=f"{rows:,}", d=f"{d:,}", count=f"{count:,}", cells=f"{rows * d:,}"
+    )
+
+
+def measure_lines(report: HighDimensionReport, lang: str) -> list[str]:
+    """One sentence per norm: ||y|| against sqrt(d), <y, 1> against rounding, cos(x, y)."""
+    found = report.histograms
+    lines = []
+    for kind in ("layernorm", "rmsnorm", "dyt"):
+        measures: Measures = getattr(found, kind)
+        low, median, high = _stats(measures.norm)
+        cos_low, cos_median, cos_high = _stats(measures.cos_input)
+        lines.append(
+            translate(
+                f"geometry.high.{kind}",
+                lang,
+                low=low,
+                median=median,
+                high=high,
+                sqrt_d=format_number(found.sqrt_d),
+                ones=format_number(_largest(measures.ones)),
+                cos_low=cos_low,
+                cos_median=cos_median,
+                cos_high=cos_high,
+            )
+        )
+    layer = found.layernorm
+    rounding = ones_rounding(layer.ones, layer.norm, layer.cos_input, found.d)
+    lines.append(translate("geometry.rounding", lang, **rounding))
+    return lines
+
+
+def identity_lines(identity: IdentityCheck, lang: str) -> list[str]:
+    return [
+        translate(
+            "geometry.identity.measured",
+            lang,
+            rows=f"{identity.rows:,}",
+            d=f"{identity.d:,}",
+            eps=format_number(identity.eps),
+            float32=format_number(identity.max_abs_difference),
+            float64=format_number(identity.max_abs_difference_float64),
+            largest=format_number(identity.max_abs_output),
+            relative=format_number(
+                identity.max_abs_difference / identity.max_abs_output
+                if identity.max_abs_output > 0
+                else float("nan")
+            ),
+        ),
+        translate("geometry.identity.why", lang),
+    ]
+
+
+# --- real activations ---------------------------------------------------------------------------
+
+
+def real_intro(real: RealActivations, lang: str) -> str:
+    return translate(
+        "geometry.real.intro",
+        lang,
+        model=real.model or "?",
+        tokens=real.tokens,
+        pairs=len(real.pairs),
+        storage=real.storage_dtype,
+    )
+
+
+def pair_lines(pair: PairMeasures, lang: str) -> list[str]:
+    """The chosen norm's inputs, its stored output, and the recomputed outputs at gamma = 1."""
+
+    def tr(key: str, **params) -> str:
+        return translate(f"geometry.real.{key}", lang, **params)
+
+    low, median, high = _stats(pair.inputs.norm)
+    norms = pair.inputs.norm[np.isfinite(pair.inputs.norm)]
+    ratio = float(norms.max() / np.median(norms)) if norms.size and np.median(norms) > 0 else 0.0
+    stored = _stats(pair.stored.norm)
+    stored_cos = _stats(pair.stored.cos_input)
+    rms, layer = pair.recomputed["rmsnorm"], pair.recomputed["layernorm"]
+    rms_norm, layer_norm = _stats(rms.norm), _stats(layer.norm)
+    weight = pair.weight
+    inputs = tr(
+        "inputs",
+        rows=pair.rows,
+        d=pair.d,
+        low=low,
+        median=median,
+        high=high,
+        ratio=format_number(ratio, 1),
+    )
+    if ratio >= FAR_OUT_RATIO:
+        inputs += " " + tr("far_out")
+    return [
+        inputs,
+        tr(
+            "stored",
+            low=stored[0],
+            high=stored[2],
+            sqrt_d=format_number(pair.sqrt_d),
+            gamma_low=format_number(float(weight.min())),
+            gamma_mean=format_number(float(weight.mean())),
+            gamma_high=format_number(float(weight.max())),
+            cos_low=stored_cos[0],
+            cos_high=stored_cos[2],
+        ),
+        tr(
+            "recomputed",
+            eps=format_number(pair.eps),
+            rms_low=rms_norm[0],
+            rms_high=rms_norm[2],
+            ln_low=layer_norm[0],
+            ln_high=layer_norm[2],
+            sqrt_d=format_number(pair.sqrt_d),
+            rms_cos=_stats(rms.cos_input)[0],
+            ln_ones=format_number(_largest(layer.ones)),
+            rms_ones=format_number(_largest(rms.ones)),
+        ),
+        tr(
+            "check",
+            difference=format_number(pair.recomputed_max_abs_difference),
+            largest=format_number(pair.stored_max_abs),
+        ),
+    ]

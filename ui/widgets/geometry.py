@@ -1,0 +1,187 @@
+"""Geometry page inputs: the section, the cloud of inputs (one ``GeometrySpec``), what the
+scene draws, the vector followed step by step, the 2-D view and the dump's norm.  No engine
+call: ``GeometrySpec`` refuses what the engine does not accept, and its ``EngineError`` is
+translated here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import streamlit as st
+
+from engine.config import GeometrySpec
+from engine.errors import EngineError
+from ui.errors import error_text, input_error_text
+from ui.formatting import literal
+from ui.i18n import t
+from ui.share import GEOMETRY as P
+from ui.vector_input import VectorInputError, parse_vectors
+from ui.widgets import bound
+
+SCENE_SECTIONS = ("scene", "eps", "affine", "dyt")  # the sections drawn at d = 1, 2 or 3
+
+
+def _number(value: float) -> str:
+    return f"{value:g}"
+
+
+@dataclass(frozen=True)
+class CloudInputs:
+    spec: GeometrySpec | None  # None when a setting was refused
+    errors: tuple[str, ...]  # translated refusals
+
+
+def keep_settings() -> None:
+    """Keep every setting of this page while its widget is not drawn (another section):
+    Streamlit forgets the state of a widget skipped in a run."""
+    for param in P.params:
+        if param.key in st.session_state:
+            st.session_state[param.key] = st.session_state[param.key]
+
+
+def section() -> str:
+    return bound.segmented(
+        P["ge_section"],
+        t("geometry.section"),
+        format_func=lambda key: t(f"geometry.section_{key}"),
+        label_visibility="collapsed",
+        width="stretch",
+    )
+
+
+def _affine_inputs() -> dict[str, float]:
+    """gamma and beta of each drawn axis (the ellipsoid)."""
+    values = {}
+    for name in ("gamma", "beta"):
+        columns = st.columns(3)
+        for column, axis in zip(columns, ("x", "y", "z")):
+            key = f"ge_{name}_{axis}"
+            text = t(f"geometry.{name}_axis", axis=axis)
+            values[f"{name}_{axis}"] = float(bound.slider(P[key], text, column, step=0.05))
+    return values
+
+
+def cloud_inputs(section: str) -> CloudInputs:
+    """The random inputs and the norms' settings; the section decides which are offered."""
+    affine, alpha = {}, P["ge_alpha"].default
+    with st.container(border=True):
+        c1, c2, c3, c4 = st.columns([2, 2, 1, 1])
+        if section in SCENE_SECTIONS:
+            d = bound.segmented(P["ge_d"], t("geometry.d"), c1, help=t("geometry.d_help"))
+        else:
+            d = bound.selectbox(P["ge_wide_d"], t("geometry.wide_d"), c1)
+        distribution = bound.selectbox(P["ge_dist"], t("geometry.distribution"), c2)
+        count = bound.number(P["ge_count"], t("geometry.count"), c3, step=100)
+        seed = bound.number(P["ge_seed"], t("geometry.seed"), c4)
+        c1, c2, c3 = st.columns(3)
+        spread = bound.select_slider(
+            P["ge_spread"],
+            t("geometry.spread"),
+            c1,
+            format_func=_number,
+            help=t("geometry.spread_help"),
+        )
+        shift = bound.slider(
+            P["ge_shift"], t("geometry.shift"), c2, step=0.1, help=t("geometry.shift_help")
+        )
+        eps = bound.select_slider(P["ge_eps"], t("geometry.eps"), c3, format_func=_number)
+        if section == "affine":
+            affine = _affine_inputs()
+        if section == "dyt":
+            alpha = bound.select_slider(P["ge_alpha"], t("geometry.alpha"), format_func=_number)
+    try:
+        spec = GeometrySpec(
+            distribution=distribution,
+            spread=float(spread),
+            shift=float(shift),
+            count=int(count),
+            d=int(d),
+            seed=int(seed),
+            eps=float(eps),
+            dyt_alpha=float(alpha),
+            **affine,
+        )
+    except EngineError as error:
+        return CloudInputs(None, (error_text(error),))
+    return CloudInputs(spec, ())
+
+
+@dataclass(frozen=True)
+class SceneOptions:
+    shown: tuple[str, ...]  # which norms' outputs the scene draws
+    inputs: bool  # draw the inputs
+    lines: bool  # join each input to its output
+
+
+def scene_options() -> SceneOptions:
+    c1, c2, c3 = st.columns([3, 1, 1], vertical_alignment="bottom")
+    shown = bound.pills(P["ge_show"], t("geometry.show"), c1)
+    inputs = bound.toggle(P["ge_inputs"], t("geometry.show_inputs"), c2)
+    lines = bound.toggle(P["ge_lines"], t("geometry.show_lines"), c3)
+    return SceneOptions(tuple(shown), bool(inputs), bool(lines))
+
+
+@dataclass(frozen=True)
+class VectorInputs:
+    vector: tuple[float, ...] | None  # None when the text was refused
+    spec: GeometrySpec  # eps (the vector's own width replaces d)
+    errors: tuple[str, ...]
+
+
+def vector_inputs() -> VectorInputs:
+    """One vector (any width the engine takes) and the eps it is normalized with."""
+    left, right = st.columns([3, 1])
+    text = bound.text_input(
+        P["ge_vector"], t("geometry.vector"), left, help=t("geometry.vector_help")
+    )
+    eps = bound.select_slider(P["ge_eps"], t("geometry.eps"), right, format_func=_number)
+    spec = GeometrySpec(eps=float(eps))
+    try:
+        rows = parse_vectors(text, "float32")
+    except VectorInputError as error:
+        return VectorInputs(None, spec, (input_error_text(error),))
+    if len(rows) != 1:
+        return VectorInputs(None, spec, (t("geometry.one_vector", rows=len(rows)),))
+    return VectorInputs(rows[0], spec, ())
+
+
+@dataclass(frozen=True)
+class ViewInputs:
+    method: str  # "pca", "axes" or "ones"
+    axes: tuple[int, int]
+
+
+def view_inputs() -> ViewInputs:
+    method = bound.segmented(
+        P["ge_view"], t("geometry.view"), format_func=lambda key: t(f"geometry.view_{key}")
+    )
+    axes = (P["ge_axis_a"].default, P["ge_axis_b"].default)
+    if method == "axes":
+        c1, c2, _ = st.columns([1, 1, 2])
+        first = bound.number(P["ge_axis_a"], t("geometry.axis_a"), c1)
+        second = bound.number(P["ge_axis_b"], t("geometry.axis_b"), c2)
+        axes = (int(first), int(second))
+    return ViewInputs(method, axes)
+
+
+def pair_input(labels: tuple[str, ...]) -> int:
+    """Which norm of the dump (an index into its norm pairs, in the dump's order)."""
+    param, last = P["ge_pair"], len(labels) - 1
+    value = st.session_state.get(param.key)
+    if value is not None and value > last:  # a link written for another dump
+        st.warning(
+            t("geometry.real.clamped", param=literal(param.key), value=value, last=last),
+            icon=":material/link_off:",
+        )
+        st.session_state[param.key] = last
+    column, _ = st.columns([2, 3])
+    return int(
+        column.selectbox(
+            t("geometry.real.pair"),
+            list(range(len(labels))),
+            index=0,
+            key=param.key,
+            format_func=lambda index: labels[index],
+        )
+    )
