@@ -86,7 +86,7 @@ if rep is not None:
         left, right = st.columns(2)
         pairs = rep.layout.norm_pairs
         pair = pairs[widgets.pair_choice(rep, story.largest_pair or 0, left)]
-        io_token = widgets.io_token_choice(rep, names, right)
+        io_token = widgets.io_token_choice(rep, right)
         step = compute(jobs.dump_norm_step(source, rep, pair.label, batch, io_token))
         real.norm_io(step, names, storage_dtype(rep), pair.label)
         fits = {fit.label: fit for fit in rep.dyt}

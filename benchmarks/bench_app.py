@@ -17,7 +17,10 @@ Targets (issue 2, 2-core machine): first render <= 5 s, widget change <= 300 ms 
 Needs Debian's chromium at /usr/bin/chromium and the Python ``playwright`` package (never
 ``playwright install``).
 
-Run:  .venv/bin/python benchmarks/bench_app.py [--changes 20]
+The server starts as ``scripts/run.sh`` starts it, loading SmolLM2 in the background (issue
+14); ``--no-preload`` measures without that load, to see what it costs the first render.
+
+Run:  .venv/bin/python benchmarks/bench_app.py [--changes 20] [--no-preload]
 """
 
 from __future__ import annotations
@@ -92,6 +95,12 @@ def nearest_rank(samples: list[float], q: float) -> float:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--changes", type=int, default=20, help="widget changes to time")
+    parser.add_argument(
+        "--no-preload",
+        action="store_true",
+        help="start the server without its background load of SmolLM2 (on by default, as "
+        "scripts/run.sh starts it: the first render must not wait for it)",
+    )
     args = parser.parse_args()
     if not os.path.exists(CHROMIUM):
         print(f"{CHROMIUM} is missing: apt-get install -y chromium", file=sys.stderr)
@@ -111,7 +120,8 @@ def main() -> int:
             page = context.new_page()
 
             start = time.perf_counter()
-            process = start_server(port, log, str(ROOT / ".venv" / "bin" / "python"))
+            python = str(ROOT / ".venv" / "bin" / "python")
+            process = start_server(port, log, python, preload=not args.no_preload)
             wait_healthy(url, process, SERVER_DEADLINE_S)
             healthy_s = time.perf_counter() - start
             page.goto(url, wait_until="domcontentloaded")

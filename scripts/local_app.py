@@ -6,6 +6,7 @@ way ``scripts/run.sh`` does (through ``scripts/serve.py``) and drive the same br
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import sys
@@ -36,8 +37,13 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(port: int, stdout=subprocess.DEVNULL, python: str = sys.executable):
-    """Start the app as ``scripts/run.sh`` does, headless, on 127.0.0.1:``port``."""
+def start_server(
+    port: int, stdout=subprocess.DEVNULL, python: str = sys.executable, preload: bool = False
+):
+    """Start the app as ``scripts/run.sh`` does, headless, on 127.0.0.1:``port``.
+
+    ``preload=False`` (tests) skips ``scripts/serve.py``'s background load of SmolLM2: a
+    minute of CPU and ~600 MB that no test but the live model's own needs."""
     command = [
         python,
         "scripts/serve.py",
@@ -46,7 +52,10 @@ def start_server(port: int, stdout=subprocess.DEVNULL, python: str = sys.executa
         "--server.address=127.0.0.1",
         "--browser.gatherUsageStats=false",
     ]
-    return subprocess.Popen(command, cwd=ROOT, stdout=stdout, stderr=subprocess.STDOUT)
+    environment = {**os.environ, "NORMSCOPE_PRELOAD_MODEL": "1" if preload else "0"}
+    return subprocess.Popen(
+        command, cwd=ROOT, stdout=stdout, stderr=subprocess.STDOUT, env=environment
+    )
 
 
 def wait_healthy(url: str, process: subprocess.Popen, timeout_s: float = 60.0) -> None:

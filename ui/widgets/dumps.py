@@ -31,7 +31,6 @@ from ui.formatting import literal
 from ui.i18n import t
 from ui.share import DUMPS as P
 from ui.share import LIVE_PROMPTS, MAX_PROMPT_CHARS, Param
-from ui.text.dumps import token_text
 from ui.widgets import bound
 
 
@@ -281,22 +280,11 @@ def pair_choice(rep: DumpReport, auto: int, target=st) -> int:
     return auto if chosen == -1 else int(chosen)
 
 
-def io_token_choice(rep: DumpReport, tokens: tuple[str, ...] | None, target=st) -> int:
-    """The token whose input and output are shown (named by its text when the dump says)."""
+def io_token_choice(rep: DumpReport, target=st) -> int:
+    """The token whose input and output are shown (its text is in the sentence below).
+
+    A number, not a list of the tokens' texts: a select box keeps the text of the option
+    chosen, which no longer names an option once a new prompt brings new tokens."""
     last = rep.layout.tokens - 1
     _within(P["du_io_token"], last, t("dumps.what_token"))
-
-    def name(position: int) -> str:
-        if tokens is None or position >= len(tokens):
-            return str(position)
-        return f"{position} · {token_text(tokens[position])}"
-
-    return int(
-        target.selectbox(
-            t("dumps.io_token"),
-            list(range(last + 1)),
-            index=0,
-            key=P["du_io_token"].key,
-            format_func=name,
-        )
-    )
+    return int(bound.number(P["du_io_token"], t("dumps.io_token"), target, high=last))
