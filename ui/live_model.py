@@ -24,7 +24,9 @@ import streamlit as st
 
 from engine.errors import EngineError
 
-LOAD_NICENESS = 10  # added to the loading thread's nice value (Linux: per thread)
+LOAD_NICENESS = 5  # added to the loading thread's nice value (Linux: per thread): a page
+#   render gets ~3x its share of a contended core (10 measured too much: at a load average of
+#   25 on a shared 2-core machine the load had not finished after 400 s)
 
 
 class ModelLoad:

@@ -246,3 +246,21 @@ def test_without_smollm2_the_live_mode_says_how_to_install_it(monkeypatch):
     assert at.button(key="dumps_live_retry")
     at.segmented_control(key="du_source").set_value("example").run()
     assert not at.exception and "What this stream shows" in _subheaders(at)
+
+
+def test_a_prompt_with_markup_is_shown_literally_everywhere(tiny):
+    prompt = "[a](e.x) <b>`y`"  # a link, a tag and a backtick, 15 characters
+    at = _live({"du_prompt": prompt})
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    tokens = next(m.value for m in at.markdown if m.value.startswith("**The prompt's"))
+    assert "`[` `a` `]` `(` `e` `.` `x` `)` `␣` `<` `b` `>` `` ` `` `y` `` ` ``" in tokens
+    import json
+
+    heatmap = next(
+        json.loads(chart.proto.spec)
+        for chart in at.get("plotly_chart")
+        if "ticktext" in json.loads(chart.proto.spec)["layout"].get("xaxis", {})
+    )
+    ticks = heatmap["layout"]["xaxis"]["ticktext"]
+    assert "10 &lt;" in ticks and "12 &gt;" in ticks  # plotly would read <b> as bold
+    assert at.query_params["du_prompt"] == prompt

@@ -21,6 +21,7 @@ from ui.i18n import translate
 from ui.labels import label
 
 MAX_NAMED = 6  # names listed inline before "and N more"
+MAX_PROMPT_SHOWN = 300  # characters of a capture's prompt shown in the facts table
 _CELL_PIPE = "\\|"  # GFM reads an escaped pipe as text inside a table cell, code spans too
 
 
@@ -114,7 +115,7 @@ def capture_facts(info: CaptureInfo, lang: str) -> list[tuple[str, str]]:
     def tr(key: str, **params) -> str:
         return translate(f"dumps.{key}", lang, **params)
 
-    prompts = [f"{literal(prompt[:120])}" for prompt in info.prompts[:MAX_NAMED]]
+    prompts = [literal(prompt[:MAX_PROMPT_SHOWN]) for prompt in info.prompts[:MAX_NAMED]]
     if len(info.prompts) > MAX_NAMED:
         prompts.append(tr("and_more", count=len(info.prompts) - MAX_NAMED))
     return [

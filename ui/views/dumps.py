@@ -16,6 +16,7 @@ import pandas as pd
 import streamlit as st
 
 from engine.dumps import DumpReport, DyTFit, TokenNorms, report_json, tables_json
+from engine.dumps.capture import PARTIAL_CHARACTER
 from ui.figures import dumps as figures
 from ui.figures.depth import AxisLabels
 from ui.formatting import format_number, literal
@@ -128,6 +129,8 @@ def residual(
     st.plotly_chart(lines, width="stretch", key="dumps_lines")
     if rep.layout.stream.startswith("hidden_states"):
         st.caption(t("dumps.hidden_states_note"))
+    if tokens is not None and PARTIAL_CHARACTER in tokens:
+        st.caption(t("dumps.partial_tokens", mark=PARTIAL_CHARACTER))
     st.markdown(text.growth_text(res.growth, current_language()))
     st.markdown(f"**{t('dumps.outliers_title', ratio=format_number(rep.spec.outlier_ratio))}**")
     if len(tables["outlier_tokens"]):
