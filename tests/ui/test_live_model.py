@@ -64,10 +64,25 @@ def test_a_broken_install_is_a_failure_in_one_line_not_a_crash(monkeypatch):
 @pytest.mark.parametrize("value, wanted", [(None, True), ("1", True), ("0", False), ("no", False)])
 def test_the_server_preloads_unless_told_not_to(monkeypatch, value, wanted):
     started = []
-    monkeypatch.setattr(live_model, "start_loading", lambda: started.append(True))
+    monkeypatch.setattr(live_model, "start_loading_after_first_page", lambda: started.append(True))
     if value is None:
         monkeypatch.delenv(serve.PRELOAD_VARIABLE, raising=False)
     else:
         monkeypatch.setenv(serve.PRELOAD_VARIABLE, value)
     serve._warm_up()
     assert started == ([True] if wanted else [])
+
+
+def test_the_servers_load_waits_for_the_first_page(monkeypatch):
+    started = []
+    monkeypatch.setattr(live_model, "start_loading", lambda: started.append(True))
+    monkeypatch.setattr(live_model, "_PAGE_SERVED", threading.Event())
+    waiting = threading.Thread(target=live_model.start_loading_after_first_page, args=(30.0,))
+    waiting.start()
+    waiting.join(0.3)
+    assert waiting.is_alive() and not started  # no page yet: the load has not started
+    live_model.page_served()
+    waiting.join(5)
+    assert started == [True]
+    live_model.start_loading_after_first_page(0.0)  # a page already served: at once
+    assert started == [True, True]
