@@ -125,7 +125,8 @@ def massive_tokens_sentence(
         )
     more = len(ranked) - MAX_TOKENS_LISTED
     listed = "; ".join(parts) + (" " + _tr("and_more", lang, count=more) if more > 0 else "")
-    return _tr("carriers", lang, count=len(ranked), tokens=listed)
+    key = "carriers" if len(ranked) > 1 else "carrier_alone"
+    return _tr(key, lang, count=len(ranked), tokens=listed)
 
 
 def norm_step_sentence(
