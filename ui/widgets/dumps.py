@@ -3,8 +3,8 @@
 Three sources (``ChosenDump``): the shipped SmolLM2 example (the default: real activations
 with no upload), an uploaded file, and the live model (a prompt typed or picked).  The
 example's results are shared by every session; so are a given prompt's.  A typed prompt is
-the user's text: kept in the link (``du_prompt``, they chose to share it), but its results
-stay in their session.
+the user's text: it is kept in the link (``du_prompt``, so a link reopens it), but its
+results stay in their session.
 
 An uploaded file is user data.  Its bytes enter the page through ``uploaded_dump`` alone
 (tests feed that function; AppTest cannot drive a file uploader), and its results are keyed
