@@ -23,6 +23,7 @@ for message in inputs.errors:
 if inputs.spec is not None and section == "cells":
     stats = compute(jobs.axes_statistics(inputs.spec))
     view.summary_note(stats)
+    view.example_note(stats)
     cell = widgets.cell_inputs(stats.x.shape)
     selection = compute(jobs.axes_selection(stats, cell))
     view.cells(stats, selection, on_click=partial(widgets.take_clicked_cell, stats.x.shape))
@@ -30,7 +31,7 @@ if inputs.spec is not None and section == "cells":
 
 if inputs.spec is not None and section == "batchnorm":
     spec = inputs.spec
-    view.failures_intro()
+    view.failures_intro(spec.source)
     with view.experiment(1):
         view.padding(compute(jobs.padding_pollution(spec)))
     with view.experiment(2):

@@ -26,6 +26,7 @@ Needs Debian's chromium at /usr/bin/chromium and the Python ``playwright`` packa
 ``playwright install``).
 
 Run:  .venv/bin/python benchmarks/bench_app.py [--reps 5] [--changes 20] [--baseline DIR]
+      [--preload]
 """
 
 from __future__ import annotations
@@ -142,7 +143,7 @@ class Target:
     script: str | None = None
 
 
-def cold_start(browser, cdp, log, target: Target) -> Served:
+def cold_start(browser, cdp, log, target: Target, preload: bool = False) -> Served:
     """Start ``target``'s server and time its first render in a fresh browser context."""
     context = browser.new_context(viewport={"width": 1400, "height": 2400}, locale="en-US")
     page = context.new_page()
@@ -151,7 +152,7 @@ def cold_start(browser, cdp, log, target: Target) -> Served:
     python = str(target.root / ".venv" / "bin" / "python")
     cpu_before = browser_cpu(cdp)
     start = time.perf_counter()
-    process = start_server(port, log, python, target.script, cwd=target.root)
+    process = start_server(port, log, python, target.script, cwd=target.root, preload=preload)
     try:
         wait_healthy(url, process, SERVER_DEADLINE_S)
         healthy_s = time.perf_counter() - start
@@ -261,6 +262,12 @@ def main() -> int:
         help="another NormScope checkout (e.g. a `git worktree` of an earlier commit, with "
         "its .venv) to cold-start the same way, alternating: before/after in one run",
     )
+    parser.add_argument(
+        "--preload",
+        action="store_true",
+        help="let NormScope's server load SmolLM2 in the background, as scripts/run.sh does "
+        "(it starts after the first page is served, so the first render must not wait for it)",
+    )
     args = parser.parse_args()
     if not os.path.exists(CHROMIUM):
         print(f"{CHROMIUM} is missing: apt-get install -y chromium", file=sys.stderr)
@@ -283,7 +290,7 @@ def main() -> int:
             for rep in range(args.reps):
                 # alternate the order, so a drift in the machine's load hits every target
                 for target in targets if rep % 2 == 0 else targets[::-1]:
-                    served = cold_start(browser, cdp, log, target)
+                    served = cold_start(browser, cdp, log, target, args.preload)
                     if rep == args.reps - 1 and target is targets[1] and args.changes:
                         chart_ms, idle_ms = time_changes(served.page, args.changes)
                     served.close()

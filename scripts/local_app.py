@@ -43,12 +43,15 @@ def start_server(
     python: str = sys.executable,
     script: str | None = None,
     cwd: Path = ROOT,
+    preload: bool = False,
 ):
     """Start the app as ``scripts/run.sh`` does, headless, on 127.0.0.1:``port``.
 
     ``script``: another Streamlit script to serve the same way instead (``streamlit run``
     with the same options and working directory; benchmarks use it for a bare app).
     ``cwd``: the checkout to serve (benchmarks compare an earlier one).
+    ``preload=False`` (tests) skips ``scripts/serve.py``'s background load of SmolLM2: a
+    minute of CPU and ~600 MB that no test but the live model's own needs.
     """
     launcher = ["scripts/serve.py"] if script is None else ["-m", "streamlit", "run", script]
     command = [
@@ -59,7 +62,10 @@ def start_server(
         "--server.address=127.0.0.1",
         "--browser.gatherUsageStats=false",
     ]
-    return subprocess.Popen(command, cwd=cwd, stdout=stdout, stderr=subprocess.STDOUT)
+    environment = {**os.environ, "NORMSCOPE_PRELOAD_MODEL": "1" if preload else "0"}
+    return subprocess.Popen(
+        command, cwd=cwd, stdout=stdout, stderr=subprocess.STDOUT, env=environment
+    )
 
 
 def wait_healthy(url: str, process: subprocess.Popen, timeout_s: float = 60.0) -> None:

@@ -366,15 +366,28 @@ MODELS = PageParams(
 # Activation dumps.  The uploaded file is user data: it stays in the browser session and is
 # never named in the URL; these are the settings of how it is read and shown, so a link
 # opens the same view of whatever dump its reader uploads.  The stream override names an
-# entry of the file, so it stays out of the link too.
-DUMP_SOURCES = ("upload", "example", "live")  # "example", "live": the SmolLM2 step (issue 14)
+# entry of the file, so it stays out of the link too.  The page opens on the built-in
+# example (real SmolLM2 activations, no upload); links written before it existed carry no
+# du_source and open on it too, with their settings.
+DUMP_SOURCES = ("upload", "example", "live")
 DUMP_EPS = (0.0, 1e-12, 1e-8, 1e-6, 1e-5, 1e-3)  # ε of the LayerNorm/RMSNorm comparison
+# The live model's given prompts (two English, two Chinese; the last three are also in the
+# built-in example): results of these are shared between sessions; a prompt someone typed
+# is theirs, and its results stay in their session.
+LIVE_PROMPTS = (
+    "The capital of France is Paris, and the capital of Japan is",
+    "Normalization layers keep the residual stream of a deep Transformer from growing without "
+    "bound as new layers are added on top.",
+    "我喜欢周末读书和喝茶。",
+    "为什么每一层都要先做归一化？",
+)
+MAX_PROMPT_CHARS = 1000  # a prompt in the link; the model's own cap is 256 tokens
 _DUMP = DumpSpec()
 DUMPS = PageParams(
     "dumps",
     "du",
     (
-        Param("du_source", "choice", "upload", DUMP_SOURCES, vocabulary="dump_source"),
+        Param("du_source", "choice", "example", DUMP_SOURCES, vocabulary="dump_source"),
         Param("du_axes", "choice", _DUMP.axes, DUMP_AXES),
         Param("du_order", "choice", _DUMP.layer_order, DUMP_LAYER_ORDERS, vocabulary="layer_order"),
         Param("du_massive_abs", "float", _DUMP.massive_abs, low=1e-3, high=1e9),
@@ -387,7 +400,11 @@ DUMPS = PageParams(
         Param("du_token_layer", "int", -1, low=-1, high=1 << 20),
         Param("du_token", "int", 0, low=0, high=1 << 24),
         Param("du_channel_layer", "int", -1, low=-1, high=1 << 20),
-        Param("du_pair", "int", 0, low=0, high=1 << 20),  # the norm pair of the DyT fit
+        # the norm pair looked at (input vs output, DyT fit); -1: the norm that reads the
+        # dump's largest entry (links before it existed meant pair 0 by leaving it out)
+        Param("du_pair", "int", -1, low=-1, high=1 << 20),
+        Param("du_io_token", "int", 0, low=0, high=1 << 24),  # its token (in du_batch)
+        Param("du_prompt", "text", LIVE_PROMPTS[0], max_chars=MAX_PROMPT_CHARS),  # live model
     ),
 )
 
@@ -440,6 +457,8 @@ AXES = PageParams(
         Param("ax_momentum", "float", DEFAULT_MOMENTUM, low=0.0, high=1.0),
         Param("ax_steps", "int", DEFAULT_STEPS, low=1, high=axes_limits.MAX_TRAIN_STEPS),
         Param("ax_position", "int", _AXES.tokens - 1, low=1, high=axes_limits.MAX_TOKENS - 1),
+        # the example source: the point of SmolLM2's stream sliced
+        Param("ax_layer", "int", _AXES.layer, low=0, high=axes_limits.EXAMPLE_POINTS - 1),
     ),
 )
 

@@ -23,6 +23,10 @@ MAX_EPS = 1.0  # epsilon is accepted in [0, MAX_EPS]; 0 shows the 0/0 of a const
 MAX_ABS_PAD_VALUE = 1e4  # |value written into PAD cells|
 MAX_SEED = 2**31 - 1
 
+# --- the example source: the shipped SmolLM2 dump's [L, B, T, d] (engine/dumps/example.py
+# EXAMPLE_SHAPE; kept here as numbers so that engine.config imports no engine.dumps)
+EXAMPLE_POINTS, EXAMPLE_BATCH, EXAMPLE_TOKENS, EXAMPLE_CHANNELS = 31, 4, 24, 576
+
 # --- the BatchNorm experiments -------------------------------------------------------------
 MAX_DRAWS = 2000  # small batches: batches drawn per batch size
 MAX_BATCH_SIZES = 12  # small batches: how many batch sizes are compared

@@ -113,6 +113,7 @@ class AxesStatistics:
     masked: bool  # BatchNorm statistics with PAD left out
     drawn_cell_by_cell: bool  # B*T*d <= MAX_DRAWN_CELLS; else a page summarises
     backend: str  # "torch" or "triton"
+    channels: tuple[int, ...] | None = None  # example source: the dump's channel of each column
 
 
 @dataclass(frozen=True)
@@ -181,6 +182,7 @@ def axes_statistics(spec: AxesSpec, device: str = "cpu") -> AxesStatistics:
         masked=masked,
         drawn_cell_by_cell=b * t * d <= MAX_DRAWN_CELLS,
         backend=result.backend,
+        channels=tensor.channels,
     )
 
 

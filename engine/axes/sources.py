@@ -6,7 +6,11 @@ four presets of the per-channel profile — plain Gaussian; per-channel offsets 
 outlier channel (the "massive activations" of large models, Sun et al. 2024); a mean-shifted
 token (one token whose every channel sits ``TOKEN_SHIFT`` higher, as a first/sink token
 does).  *Sentences with padding*: the same real tokens, each sequence its own length, the
-positions past it PAD cells holding ``pad_value`` (zeros or a constant).
+positions past it PAD cells holding ``pad_value`` (zeros or a constant).  *Example*: a
+``[B, T, d]`` slice of a real model's residual stream, the shipped SmolLM2 dump
+(``engine/dumps/example.py``) at point ``spec.layer``: its first B prompts, first T tokens,
+and the d channels of largest RMS there, in channel order (all 576 when d = 576), so a
+narrow slice still holds the massive-activation channel.
 
 Every random number comes from one ``torch.Generator`` seeded with ``spec.seed``, in a fixed
 order (the channel profile first, then the cells), so changing the preset keeps the same
@@ -54,6 +58,7 @@ class AxesTensor:
     lengths: tuple[int, ...]  # real tokens per sequence (T each for the synthetic source)
     profile: ChannelProfile  # the real tokens' population
     shifted_token: tuple[int, int] | None  # (sample, position) of the shifted token, if any
+    channels: tuple[int, ...] | None = None  # example: the dump's channel of each column
 
     @property
     def pad_count(self) -> int:
@@ -96,8 +101,25 @@ def draw_tokens(
     return offset + torch.from_numpy(profile.scale).to(dtype) * z  # [..., d]
 
 
+def example_tensor(spec: AxesSpec) -> AxesTensor:
+    """The example dump's slice ``spec`` names (``spec.layer``, B, T, d; no padding)."""
+    from engine.dumps.example import example_slice, largest_channels
+
+    channels = largest_channels(spec.layer, spec.batch, spec.tokens, spec.d)
+    x = example_slice(spec.layer, spec.batch, spec.tokens, channels)  # [B, T, d] float64
+    real = torch.ones(spec.batch, spec.tokens, dtype=torch.bool)  # [B, T]
+    spread = x.reshape(-1, spec.d)  # [B*T, d]
+    profile = ChannelProfile(
+        spread.mean(0).numpy(), spread.std(0, correction=0).numpy(), outlier_channel=None
+    )
+    lengths = (spec.tokens,) * spec.batch
+    return AxesTensor(x.to(DTYPES[spec.dtype]), real, lengths, profile, None, tuple(channels))
+
+
 def make_tensor(spec: AxesSpec) -> AxesTensor:
     """The tensor ``spec`` describes (its source, preset, sizes, seed, padding, dtype)."""
+    if spec.source == "example":
+        return example_tensor(spec)
     generator = torch.Generator().manual_seed(spec.seed)
     profile = channel_profile(spec.preset, spec.d, generator)
     shape = (spec.batch, spec.tokens, spec.d)

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from engine.axes import limits as axes_limits
 from engine.config.norms import NORM_KINDS
 
-AXES_SOURCES = ("synthetic", "padded")  # padded: "sentences with padding"
+AXES_SOURCES = ("synthetic", "padded", "example")  # padded: "sentences with padding";
+#   example: a slice of the shipped SmolLM2 dump (engine/dumps/example.py)
 AXES_PRESETS = ("gaussian", "channel_offsets", "outlier_channel", "shifted_token")
 AXES_DTYPES = ("float32", "float64")
 
@@ -35,6 +36,8 @@ class AxesSpec:
     eps: float = 1e-5
     mask_padding: bool = False  # BatchNorm: leave PAD positions out of the statistics
     dtype: str = "float32"  # one of AXES_DTYPES; the statistics are computed in it
+    layer: int = 12  # example: the point of the stream sliced (12: where the first token's
+    #   massive activation appears); checked for every source, used by the example only
 
     def __post_init__(self) -> None:
         for name, allowed in (
@@ -74,6 +77,11 @@ class AxesSpec:
                 tokens=self.tokens,
                 d=self.d,
             )
+        last_point = axes_limits.EXAMPLE_POINTS - 1
+        layer = axes_limits.checked_int("layer", self.layer, 0, last_point)
+        object.__setattr__(self, "layer", layer)
+        if self.source == "example":
+            _check_example_slice(self.batch, self.tokens, self.d)
         object.__setattr__(self, "lengths", _checked_lengths(self.lengths, self.batch, self.tokens))
         if self.kind == "groupnorm":
             object.__setattr__(
@@ -95,6 +103,28 @@ class AxesSpec:
         limit = axes_limits.MAX_ABS_PAD_VALUE
         pad_value = axes_limits.checked_real("pad_value", self.pad_value, -limit, limit)
         object.__setattr__(self, "pad_value", pad_value)
+
+
+def _check_example_slice(batch: int, tokens: int, d: int) -> None:
+    """The example dump holds EXAMPLE_BATCH prompts of EXAMPLE_TOKENS tokens, d = 576."""
+    for name, value, high in (
+        ("batch", batch, axes_limits.EXAMPLE_BATCH),
+        ("tokens", tokens, axes_limits.EXAMPLE_TOKENS),
+        ("d", d, axes_limits.EXAMPLE_CHANNELS),
+    ):
+        if value > high:
+            raise axes_limits.refusal(
+                "example_too_large",
+                f"{name} = {value} is more than the example dump holds ({high}); its slices "
+                f"are at most B = {axes_limits.EXAMPLE_BATCH}, T = {axes_limits.EXAMPLE_TOKENS}, "
+                f"d = {axes_limits.EXAMPLE_CHANNELS}",
+                name=name,
+                value=value,
+                high=high,
+                max_batch=axes_limits.EXAMPLE_BATCH,
+                max_tokens=axes_limits.EXAMPLE_TOKENS,
+                max_d=axes_limits.EXAMPLE_CHANNELS,
+            )
 
 
 def _checked_lengths(lengths, batch: int, tokens: int) -> tuple[int, ...]:

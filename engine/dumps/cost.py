@@ -22,7 +22,35 @@ VALUE_S = 1.5e-8  # seconds per value of the stream (between the float32 and .np
 PAIR_S = 7e-3  # seconds per norm pair's DyT fit
 
 
-def report_seconds(layout: Layout) -> float:
+def report_seconds(layout: Layout, fit_norms: bool = True) -> float:
     """Predicted wall time of ``report`` on a dump with this layout, in this process."""
     values = len(layout.layers) * layout.batch * layout.tokens * layout.d
-    return BASE_S + VALUE_S * values + PAIR_S * len(layout.norm_pairs)
+    fits = len(layout.norm_pairs) if fit_norms else 0
+    return BASE_S + VALUE_S * values + PAIR_S * fits
+
+
+# The live model (``engine.dumps.live``, one intra-op thread), from benchmarks/RESULTS.md: a
+# 32-token capture 0.135 s and its report 0.035 s; ``compare_precisions`` 3.7-4.8 s on 24
+# tokens (three passes, the bfloat16/float16 copies made on the first call, 61 precision
+# stories).  A prompt is not tokenized before the estimate: its tokens are guessed from its
+# characters (English ~4 characters a token, Chinese ~1-2 tokens a character).
+LIVE_BASE_S = 0.03  # tokenizing, hooks, serialising the capture
+LIVE_TOKEN_S = 0.005  # per token: the forward pass and the report
+PRECISION_BASE_S = 1.5  # three passes' fixed cost, the half copies of the weights
+PRECISION_TOKEN_S = 0.13  # per token: three passes and a precision story per norm
+CHARACTERS_PER_TOKEN = 2.0  # a cautious guess between English and Chinese
+
+
+def prompt_tokens(characters: int, limit: int = 256) -> int:
+    """A guess of a prompt's tokens from its length in characters (at most ``limit``)."""
+    return min(limit, max(1, round(characters / CHARACTERS_PER_TOKEN)))
+
+
+def live_seconds(characters: int) -> float:
+    """Predicted wall time of a live capture and its report for a prompt this long."""
+    return LIVE_BASE_S + LIVE_TOKEN_S * prompt_tokens(characters)
+
+
+def precision_seconds(characters: int) -> float:
+    """Predicted wall time of ``compare_precisions`` on a prompt this long."""
+    return PRECISION_BASE_S + PRECISION_TOKEN_S * prompt_tokens(characters)

@@ -35,6 +35,7 @@ from engine.dumps.dump import read_piece_rows
 from engine.dumps.layout import Piece
 from engine.dumps.model_files import LoadedModel, load_model, smollm2_gguf
 from engine.dumps.report import DumpReport, report
+from engine.dumps.sources import DumpFile
 from engine.jobs import Cancelled, Progress, StopCheck, torch_threads
 
 LIVE_MAX_TOKENS = 256  # a live prompt's cap: a 256-token pass stays within a few seconds
@@ -97,6 +98,32 @@ def capture_prompt(
 
 
 @dataclass(frozen=True)
+class LiveCapture:
+    """One typed prompt captured: the in-memory dump file a report reads, and what it holds."""
+
+    spec: LiveSpec
+    info: CaptureInfo  # model, weights' origin, tokens (info.tokens[0]: the prompt's)
+    file: DumpFile  # "live.safetensors" in memory: every block's input, every norm's input,
+    #   output and weight (``engine.dumps.report`` and ``open_dump`` accept it)
+    next_token: str  # the model's most likely next token, decoded
+    seconds: float  # tokenizing, the forward pass with hooks, serialising
+
+
+def capture_live(live: LiveModel, spec: LiveSpec, threads: int | None = 1) -> LiveCapture:
+    """``spec.prompt`` through the live model in ``spec.dtype``, as an in-memory dump file."""
+    start = time.perf_counter()
+    result = capture_prompt(live, spec.prompt, spec.dtype, threads=threads)
+    next_id = int(result.logits[0, -1].argmax()) if result.logits is not None else None
+    return LiveCapture(
+        spec=spec,
+        info=capture_info(result.metadata),
+        file=result.dump_file(),
+        next_token="" if next_id is None else live.loaded.tokenizer.decode([next_id]),
+        seconds=time.perf_counter() - start,
+    )
+
+
+@dataclass(frozen=True)
 class LiveReport:
     """The dumps page's report of one typed prompt, and how long each step took."""
 
@@ -104,8 +131,8 @@ class LiveReport:
     info: CaptureInfo  # model, weights' origin, tokens (info.tokens[0]: the prompt's)
     report: DumpReport  # report.files == ("live.safetensors",): an in-memory dump
     next_token: str  # the model's most likely next token, decoded
-    capture_seconds: float  # tokenizing and the forward pass with hooks
-    report_seconds: float  # serialising and every diagnostic
+    capture_seconds: float  # tokenizing, the forward pass with hooks, serialising
+    report_seconds: float  # every diagnostic
 
 
 def live_report(
@@ -124,9 +151,7 @@ def live_report(
     SmolLM2's 61 norms takes seconds, so a page fits the one a user picks
     (``engine.dumps.norm_views.fit_dyt(pair)``, ~0.1 s).
     """
-    start = time.perf_counter()
-    result = capture_prompt(live, spec.prompt, spec.dtype, threads=threads)
-    captured = time.perf_counter()
+    captured = capture_live(live, spec, threads)
     if should_stop is not None and should_stop():
         raise Cancelled()
     if progress is not None:
@@ -136,18 +161,16 @@ def live_report(
         if progress is not None:
             progress(_CAPTURE_SHARE + (1 - _CAPTURE_SHARE) * fraction)
 
-    source = result.dump_file()
+    start = time.perf_counter()
     with torch_threads(threads):
-        rep = report(source, dump_spec, report_progress, should_stop, fit_norms=fit_norms)
-    next_id = int(result.logits[0, -1].argmax()) if result.logits is not None else None
-    tokenizer = live.loaded.tokenizer
+        rep = report(captured.file, dump_spec, report_progress, should_stop, fit_norms=fit_norms)
     return LiveReport(
         spec=spec,
-        info=capture_info(result.metadata),
+        info=captured.info,
         report=rep,
-        next_token="" if next_id is None else tokenizer.decode([next_id]),
-        capture_seconds=captured - start,
-        report_seconds=time.perf_counter() - captured,
+        next_token=captured.next_token,
+        capture_seconds=captured.seconds,
+        report_seconds=time.perf_counter() - start,
     )
 
 

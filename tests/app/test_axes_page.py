@@ -76,7 +76,6 @@ def test_default_layernorm_lights_the_clicked_row_and_states_its_statistics(app)
     text = _text(app)
     assert "computes **B·T = 4·16 = 64** (μ, σ) pairs" in text
     assert "γ and β: shape [32] each" in text
-    assert "A third source, a slice of an activation dump" in text  # said honestly
     assert _lit(app) == {(1 * 16 + 4, c) for c in range(32)}  # default cell (1, 4, 10)
     row = make_tensor(AxesSpec()).x[1, 4].double().numpy()  # the tensor the page draws
     metrics = _metrics(app)
@@ -238,3 +237,53 @@ def test_zero_epsilon_on_a_pad_row_shows_nan_not_a_traceback(app):
     assert "a PAD position" in _text(app)
     assert _metrics(app)["σ²"] == "0"  # a row of PAD zeros has no spread
     assert any("NaN" in latex.value for latex in app.latex)  # (0 - 0) / sqrt(0 + 0)
+
+
+def _example_stream(point: int) -> torch.Tensor:
+    """[B, T, d] float64: stream point ``point`` of the shipped dump, read with safetensors."""
+    from safetensors import safe_open
+
+    from engine.dumps.example import EXAMPLE_DUMP
+
+    with safe_open(EXAMPLE_DUMP, framework="pt") as handle:
+        return handle.get_tensor(f"model.layers.{point}.input").double()
+
+
+def test_the_example_source_is_a_slice_of_smollm2s_real_stream(app):
+    link = {"ax_source": "example", "ax_layer": "12", "ax_tokens": "24", "ax_norm": "rmsnorm"}
+    link.update({"ax_cell_b": "2", "ax_cell_t": "0", "ax_cell_c": "5"})
+    for key, value in link.items():
+        app.query_params[key] = value
+    _open(app)
+    assert not app.error and not app.warning
+    x = _example_stream(12)  # [4, 24, 576]
+    channels = sorted(x.pow(2).mean(dim=(0, 1)).sqrt().topk(32).indices.tolist())  # [32]
+    assert 507 in channels  # the massive-activation channel is among the 32 largest
+    text = _text(app)
+    assert ", ".join(str(c) for c in channels[:12]) in text
+    assert f"is in column {channels.index(507)} (channel 507)" in text
+    token = x[2, 0, channels].numpy()  # the clicked cell's row: sequence 2, the first token
+    metrics = _metrics(app)  # shown to 4 significant digits
+    assert float(metrics["mean square"]) == pytest.approx(float((token**2).mean()), rel=1e-3)
+    assert metrics["cells pooled"] == "32"
+    assert "**B·T = 4·24 = 96** mean squares" in text
+
+
+def test_the_example_source_says_when_a_link_asks_for_more_than_it_holds(app):
+    for key, value in {"ax_source": "example", "ax_batch": "9", "ax_d": "1000"}.items():
+        app.query_params[key] = value
+    _open(app)
+    warnings = " ".join(w.value for w in app.warning)
+    assert "`ax_batch` = 9 is more than the example dump holds: showing 4" in warnings
+    assert "`ax_d` = 1000 is more than the example dump holds: showing 576" in warnings
+    assert "All 576 channels of the dump at layer 12" in _text(app)
+    assert "B·T·d = 36,864 cells is more than this page draws cell by cell" in _text(app)
+    _set(app, "ax_layer", 30)  # the last block's output
+    assert "All 576 channels of the dump at layer 30" in _text(app) and not app.exception
+
+
+def test_the_batchnorm_experiments_say_they_are_synthetic_on_the_example(app):
+    app.query_params["ax_source"] = "example"
+    _open(app, ax_section="batchnorm")
+    assert "BatchNorm's five experiments draw synthetic tensors" in _text(app)
+    assert not app.exception

@@ -40,7 +40,10 @@ def upload(monkeypatch):
     return put
 
 
-def _open(app):
+def _open(app, source: str = "upload"):
+    """Open the page on ``source`` (these tests read uploads; the page opens on the example)."""
+    if source != "example":
+        app.query_params.setdefault("du_source", source)
     app.switch_page(PAGE).run()
     assert not app.exception, app.exception
     return app
@@ -92,15 +95,6 @@ def test_without_a_file_the_page_states_the_limit_and_that_the_file_stays_privat
     assert _subheaders(app) == [] and not app.error
 
 
-@pytest.mark.parametrize("source", ["example", "live"])
-def test_example_and_live_model_say_honestly_that_they_are_still_to_come(app, upload, source):
-    upload("hidden.safetensors", _safetensors(files.hf_names(files.stream())))
-    _open(app)
-    app.segmented_control(key="du_source").set_value(source).run()
-    assert "is not here yet" in app.info[0].value and "upload a file" in app.info[0].value
-    assert _subheaders(app) == []  # the uploaded file is not read while another source is chosen
-
-
 def test_an_uploaded_dump_shows_every_section_with_numbers_torch_agrees_with(app, upload):
     x = files.stream(layers=5, batch=2, tokens=7, d=16)  # [L, B, T, d], 2500 at token 0, ch 3
     upload("hidden.safetensors", _safetensors(files.hf_names(x)))
@@ -108,10 +102,11 @@ def test_an_uploaded_dump_shows_every_section_with_numbers_torch_agrees_with(app
     assert _subheaders(app) == [
         "What was read",
         "Residual stream: RMS per layer and token",
+        "What this stream shows",
         "Massive activations",
         "LayerNorm vs RMSNorm on this model",
         "Channels: what BatchNorm would pool",
-        "A norm's input against its output: the DyT curve",
+        "A norm's input against its output: one token, then the DyT curve",
         "Downloads",
     ]
     text = _text(app)

@@ -188,6 +188,10 @@ FACTS = {
     ),
     "gemma_offset": lambda at: "0.3651, 0.7303, 1.0954, 1.4606" in _texts(at),
     "cost": lambda at: "5 passes" in _texts(at) and "1.25" in _texts(at),
+    "real_models": lambda at: (
+        "has RMS 5.481 at layer 11 and 946.678 at layer 12" in _texts(at)
+        and "The largest |a| in the dump is 26464" in _texts(at)
+    ),
     "geometry": lambda at: (
         "LayerNorm: ‖y‖ from" in _texts(at)
         and "(√d = 1.7321)" in _texts(at)

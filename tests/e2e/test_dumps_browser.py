@@ -42,14 +42,14 @@ def _alert(page, text: str):
 def test_upload_see_the_diagnostics_then_a_bad_file_and_a_second_session(
     browser, page, server_url, artifacts, tmp_path
 ):
-    page.goto(server_url + "/dumps?lang=en")
+    page.goto(server_url + "/dumps?lang=en&du_source=upload")  # the page opens on the example
     wait_idle(page)
     expect(page.get_by_text("Up to 200 MB per file")).to_be_visible()
     _upload(page, _dump(tmp_path))
     for heading in ("Residual stream: RMS per layer and token", "Massive activations", "Downloads"):
         expect(page.get_by_role("heading", name=heading)).to_be_visible()
     expect(page.get_by_text("4 massive activations", exact=False)).to_be_visible(timeout=20_000)
-    expect(page.locator(".stPlotlyChart")).to_have_count(9, timeout=30_000)
+    expect(page.locator(".stPlotlyChart")).to_have_count(10, timeout=30_000)
     assert page.locator("[data-testid='stException']").count() == 0
     assert "tiny_dump" not in page.url  # the file is not in the link
     page.screenshot(path=str(artifacts / "dumps_en.png"), full_page=True)

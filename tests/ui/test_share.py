@@ -155,7 +155,8 @@ PINNED = {
         "md_tokens": ("int", 1, (1, 1 << 24)),
     },
     "dumps": {
-        "du_source": ("choice", "upload", ("upload", "example", "live")),
+        # the page opens on the built-in example (issue 14): real activations, no upload
+        "du_source": ("choice", "example", ("upload", "example", "live")),
         "du_axes": ("choice", "auto", ("auto", "Td", "BTd", "LTd", "LBTd")),
         "du_order": ("choice", "names", ("names", "file")),
         "du_massive_abs": ("float", 100.0, (1e-3, 1e9)),
@@ -167,11 +168,13 @@ PINNED = {
         "du_token_layer": ("int", -1, (-1, 1 << 20)),
         "du_token": ("int", 0, (0, 1 << 24)),
         "du_channel_layer": ("int", -1, (-1, 1 << 20)),
-        "du_pair": ("int", 0, (0, 1 << 20)),
+        "du_pair": ("int", -1, (-1, 1 << 20)),  # -1: the norm reading the largest entry
+        "du_io_token": ("int", 0, (0, 1 << 24)),
+        "du_prompt": ("text", "The capital of France is Paris, and the capital of Japan is", None),
     },
     "axes": {
         "ax_section": ("choice", "cells", ("cells", "batchnorm")),
-        "ax_source": ("choice", "synthetic", ("synthetic", "padded")),
+        "ax_source": ("choice", "synthetic", ("synthetic", "padded", "example")),
         "ax_preset": (
             "choice",
             "gaussian",
@@ -201,6 +204,7 @@ PINNED = {
         "ax_momentum": ("float", 0.1, (0.0, 1.0)),
         "ax_steps": ("int", 100, (1, 1000)),
         "ax_position": ("int", 15, (1, 511)),
+        "ax_layer": ("int", 12, (0, 30)),
     },
     "geometry": {
         "ge_section": (

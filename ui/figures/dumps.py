@@ -41,6 +41,7 @@ BAND_FILL = "rgba(31, 119, 180, 0.15)"
 TOP_COLORS = ("#d62728", "#ff7f0e", "#9467bd")
 TOKEN_COLORS = ("#d62728", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b")
 MAX_OUTLIER_LINES = 4  # outlier tokens drawn as lines of their own
+MAX_NAMED_TOKENS = 64  # beyond this many tokens the axis shows positions, not texts
 
 
 def _finite(values) -> list[float | None]:
@@ -90,9 +91,11 @@ def rms_heatmap(
     names: dict[str, str],
     log: bool = True,
     outliers: Sequence[tuple[int, int]] = (),
+    token_names: Sequence[str] | None = None,
 ) -> go.Figure:
     """Each token's RMS at each layer of one sequence, ``rms`` [L, T]; the first token and
-    the ``outliers`` ((token, layer of its largest ratio)) marked.
+    the ``outliers`` ((token, layer of its largest ratio)) marked; ``token_names`` [T] (safe
+    for plotly) label the token axis when the dump names its tokens.
 
     ``names``: "colorbar", "first", "outlier", "hover_layer", "hover_token".
     """
@@ -145,6 +148,9 @@ def rms_heatmap(
         )
     _layout(figure, labels, log_y=False, height=min(720, 260 + 12 * layers))
     figure.update_layout(hovermode="closest", legend=dict(orientation="h", y=-0.25))
+    if token_names is not None and len(token_names) == tokens <= MAX_NAMED_TOKENS:
+        ticks = [f"{i} {name}" for i, name in enumerate(token_names)]
+        figure.update_xaxes(tickvals=np.arange(tokens), ticktext=ticks, tickangle=-60)
     return figure
 
 

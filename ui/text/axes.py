@@ -13,6 +13,7 @@ from collections.abc import Mapping
 
 from engine.axes.batch_of_one import BatchOfOne
 from engine.axes.causal_leak import CausalLeak
+from engine.axes.limits import EXAMPLE_CHANNELS
 from engine.axes.padding import PaddingPollution
 from engine.axes.sharing import AxesStatistics, CellSelection
 from engine.axes.small_batch import SmallBatchNoise
@@ -214,4 +215,32 @@ def causal_lesson(result: CausalLeak, names: Names, lang: str) -> str:
         sealed=same or "—",
         zero=_n(zero),
         groups=result.groups,
+    )
+
+
+MAX_LISTED_CHANNELS = 12  # the example slice's channels listed before "…"
+
+
+def example_channels(stats: AxesStatistics, lang: str) -> str | None:
+    """Which of the dump's channels the example slice's columns are (None: not an example)."""
+    channels = stats.channels
+    if channels is None:
+        return None
+    d, layer = len(channels), stats.spec.layer
+    x = stats.x.reshape(-1, d)  # [B*T, d]
+    peak = int(abs(x).max(axis=0).argmax())  # the column holding the largest |x|
+    listed = ", ".join(str(c) for c in channels[:MAX_LISTED_CHANNELS])
+    if d > MAX_LISTED_CHANNELS:
+        listed += ", …"
+    key = "axes.example_all_channels" if d == EXAMPLE_CHANNELS else "axes.example_channels"
+    return translate(
+        key,
+        lang,
+        d=d,
+        last=d - 1,
+        layer=layer,
+        channels=listed,
+        peak_column=peak,
+        peak_channel=channels[peak],
+        peak=_n(float(abs(x).max()), 1),
     )

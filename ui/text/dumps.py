@@ -15,11 +15,13 @@ from pathlib import PurePath
 import numpy as np
 
 from engine.dumps import DumpReport, GrowthFit
+from engine.dumps.capture import CaptureInfo, capture_info
 from ui.formatting import format_number, literal
 from ui.i18n import translate
 from ui.labels import label
 
 MAX_NAMED = 6  # names listed inline before "and N more"
+MAX_PROMPT_SHOWN = 300  # characters of a capture's prompt shown in the facts table
 _CELL_PIPE = "\\|"  # GFM reads an escaped pipe as text inside a table cell, code spans too
 
 
@@ -98,10 +100,33 @@ def layout_facts(rep: DumpReport, lang: str) -> list[tuple[str, str]]:
     ]
     if lay.skipped:
         rows.append((tr("fact_skipped"), tr("skipped_value", count=len(lay.skipped))))
-    if rep.metadata:
+    info = capture_info(rep.metadata)
+    if info is not None:
+        rows += capture_facts(info, lang)
+    elif rep.metadata:
         pairs = [f"{literal(key)} = {literal(value[:80])}" for key, value in rep.metadata[:8]]
         rows.append((tr("fact_metadata"), "; ".join(pairs)))
     return rows
+
+
+def capture_facts(info: CaptureInfo, lang: str) -> list[tuple[str, str]]:
+    """(what, Markdown value) rows of a dump made by ``python -m engine.dumps capture``."""
+
+    def tr(key: str, **params) -> str:
+        return translate(f"dumps.{key}", lang, **params)
+
+    prompts = [literal(prompt[:MAX_PROMPT_SHOWN]) for prompt in info.prompts[:MAX_NAMED]]
+    if len(info.prompts) > MAX_NAMED:
+        prompts.append(tr("and_more", count=len(info.prompts) - MAX_NAMED))
+    return [
+        (tr("fact_model"), f"{literal(info.model)} ({literal(info.architecture)})"),
+        (tr("fact_weights"), literal(info.weights)),
+        (
+            tr("fact_precision"),
+            tr("precision_value", compute=info.compute_dtype, storage=info.storage_dtype),
+        ),
+        (tr("fact_prompts", count=len(info.prompts)), " · ".join(prompts)),
+    ]
 
 
 def facts_table(rows: list[tuple[str, str]], header: tuple[str, str]) -> str:
@@ -154,3 +179,45 @@ def download_name(file_name: str, table: str, suffix: str) -> str:
     """``smollm2_layers.csv`` from the uploaded file's name: only safe characters kept."""
     stem = _UNSAFE.sub("_", PurePath(file_name).stem).strip("._") or "dump"
     return f"{stem[:60]}_{table}.{suffix}"
+
+
+_SHOWN_WHITESPACE = str.maketrans({" ": "␣", "\n": "⏎", "\t": "⇥", "\r": "⏎"})
+MAX_TOKEN_CHARS = 16  # a token's text in a label, before it is cut
+
+
+def token_text(text: str) -> str:
+    """A token's text as a label: spaces and line breaks made visible, long tokens cut.
+    Plain text: put it in ``literal`` for Markdown, ``plot_text`` for a chart."""
+    shown = text.translate(_SHOWN_WHITESPACE) or "∅"
+    return shown if len(shown) <= MAX_TOKEN_CHARS else shown[: MAX_TOKEN_CHARS - 1] + "…"
+
+
+def plot_text(text: str) -> str:
+    """Text for a plotly label: plotly reads a few HTML tags in labels, so escape them."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def dump_tokens(rep: DumpReport) -> tuple[tuple[str, ...], ...] | None:
+    """[B][T] each token's text, when a capture made the dump (its metadata says)."""
+    info = capture_info(rep.metadata)
+    if info is None or len(info.tokens) != rep.layout.batch:
+        return None
+    if any(len(row) != rep.layout.tokens for row in info.tokens):
+        return None
+    return info.tokens
+
+
+def dump_norm(rep: DumpReport) -> tuple[str, float | None]:
+    """(kind, ε) of the dump's norms as its metadata says ("" and None when it does not)."""
+    metadata = dict(rep.metadata)
+    eps = metadata.get("norm_eps", "")
+    try:
+        return metadata.get("norm_kind", ""), float(eps) if eps else None
+    except ValueError:
+        return metadata.get("norm_kind", ""), None
+
+
+def storage_dtype(rep: DumpReport) -> str:
+    """The dtype the dump stores its activations in."""
+    info = capture_info(rep.metadata)
+    return info.storage_dtype if info is not None else str(rep.layout.dtype)

@@ -125,8 +125,17 @@ def selection_statistics(stats: AxesStatistics, selection: CellSelection) -> Non
 # --- BatchNorm's five failures -----------------------------------------------------------
 
 
-def failures_intro() -> None:
+def failures_intro(source: str) -> None:
     st.markdown(t("axes.failures_intro"))
+    if source == "example":  # the experiments draw their own tensors
+        st.info(t("axes.example_experiments"), icon=":material/info:")
+
+
+def example_note(stats: AxesStatistics) -> None:
+    """Which of the dump's channels the columns are, when the tensor is the example slice."""
+    note = text.example_channels(stats, current_language())
+    if note is not None:
+        st.caption(note)
 
 
 @contextlib.contextmanager

@@ -9,18 +9,22 @@ so the page, the downloads and ``python -m engine.dumps report`` show the same n
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
 import streamlit as st
 
-from engine.dumps import DumpReport, TokenNorms, report_json, tables_json
+from engine.dumps import DumpReport, DyTFit, TokenNorms, report_json, tables_json
+from engine.dumps.capture import PARTIAL_CHARACTER
 from ui.figures import dumps as figures
 from ui.figures.depth import AxisLabels
 from ui.formatting import format_number, literal
 from ui.i18n import current_language, t
 from ui.labels import label
 from ui.text import dumps as text
+from ui.text import dumps_story as story_text
+from ui.text.dumps import plot_text, token_text
 from ui.views.charts import show_chart
 
 TABLE_ROWS = 12  # rows visible before a table scrolls
@@ -87,7 +91,13 @@ def residual_intro() -> None:
     st.markdown(t("dumps.residual_intro"))
 
 
-def residual(rep: DumpReport, tables: dict[str, pd.DataFrame], batch: int, log: bool) -> None:
+def residual(
+    rep: DumpReport,
+    tables: dict[str, pd.DataFrame],
+    batch: int,
+    log: bool,
+    tokens: Sequence[str] | None = None,
+) -> None:
     res = rep.residual
     marks = [
         (int(tok), int(layer))
@@ -101,8 +111,9 @@ def residual(rep: DumpReport, tables: dict[str, pd.DataFrame], batch: int, log: 
         "hover_layer": t("dumps.layer_word"),
         "hover_token": t("dumps.token_word"),
     }
+    token_names = None if tokens is None else [plot_text(token_text(tok)) for tok in tokens]
     heatmap = figures.rms_heatmap(
-        res.rms[:, batch, :], rep.labels, _labels("heatmap"), names, log, marks
+        res.rms[:, batch, :], rep.labels, _labels("heatmap"), names, log, marks, token_names
     )
     show_chart(heatmap, "dumps_heatmap")
     line_names = {
@@ -119,6 +130,8 @@ def residual(rep: DumpReport, tables: dict[str, pd.DataFrame], batch: int, log: 
     show_chart(lines, "dumps_lines")
     if rep.layout.stream.startswith("hidden_states"):
         st.caption(t("dumps.hidden_states_note"))
+    if tokens is not None and PARTIAL_CHARACTER in tokens:
+        st.caption(t("dumps.partial_tokens", mark=PARTIAL_CHARACTER))
     st.markdown(text.growth_text(res.growth, current_language()))
     st.markdown(f"**{t('dumps.outliers_title', ratio=format_number(rep.spec.outlier_ratio))}**")
     if len(tables["outlier_tokens"]):
@@ -127,7 +140,11 @@ def residual(rep: DumpReport, tables: dict[str, pd.DataFrame], batch: int, log: 
         st.caption(t("dumps.no_outliers", ratio=format_number(rep.spec.outlier_ratio)))
 
 
-def massive(rep: DumpReport, tables: dict[str, pd.DataFrame]) -> None:
+def massive(
+    rep: DumpReport,
+    tables: dict[str, pd.DataFrame],
+    tokens: Sequence[Sequence[str]] | None = None,
+) -> None:
     mas = rep.massive
     st.subheader(t("dumps.massive_title"))
     st.markdown(
@@ -154,6 +171,9 @@ def massive(rep: DumpReport, tables: dict[str, pd.DataFrame]) -> None:
             largest=format_number(float(np.abs(mas.value).max()), 1) if mas.value.size else "—",
         )
     )
+    carriers = story_text.massive_tokens_sentence(rep, tokens, current_language())
+    if carriers is not None:
+        st.markdown(carriers)
     _table(tables["massive_activations"], "dumps_massive_table")
     if total > len(mas.value):
         st.caption(t("dumps.massive_listed", listed=len(mas.value), total=text.count(total)))
@@ -246,17 +266,18 @@ def channel_detail(rep: DumpReport, tables: dict[str, pd.DataFrame], layer: int)
 
 
 def dyt_intro(rep: DumpReport) -> bool:
-    """Say what the DyT section shows; False when the dump holds no norm input/output pair."""
+    """Say what the norm section shows; False when the dump holds no norm input/output pair."""
     st.subheader(t("dumps.dyt_title_section"))
-    if not rep.dyt:
+    if not rep.layout.norm_pairs:
         st.info(t("dumps.no_pairs"), icon=":material/info:")
         return False
-    st.markdown(t("dumps.dyt_intro", count=len(rep.dyt)))
+    st.markdown(t("dumps.dyt_intro", count=len(rep.layout.norm_pairs)))
     return True
 
 
-def dyt(rep: DumpReport, tables: dict[str, pd.DataFrame], index: int) -> None:
-    fit = rep.dyt[index]
+def dyt(fit: DyTFit, tables: dict[str, pd.DataFrame]) -> None:
+    """The DyT curve of the chosen norm; the table of every fit when the report made them."""
+    st.markdown(f"**{t('dumps.dyt_heading', norm=literal(fit.label))}**")
     labels = AxisLabels(
         t(
             "dumps.dyt_title",
@@ -277,7 +298,10 @@ def dyt(rep: DumpReport, tables: dict[str, pd.DataFrame], index: int) -> None:
             points=text.count(fit.points),
         )
     )
-    _table(tables["dyt_fits"], "dumps_dyt_table")
+    if len(tables["dyt_fits"]):
+        _table(tables["dyt_fits"], "dumps_dyt_table")
+    else:
+        st.caption(t("dumps.dyt_one_at_a_time"))
 
 
 def downloads(rep: DumpReport, tables: dict[str, pd.DataFrame], file_name: str) -> None:

@@ -10,10 +10,12 @@ from dataclasses import dataclass
 
 import streamlit as st
 
+from engine.axes.limits import EXAMPLE_BATCH, EXAMPLE_CHANNELS, EXAMPLE_TOKENS
 from engine.config import AxesSpec
 from engine.errors import EngineError
 from ui.errors import error_text
 from ui.figures.axes import cell_at
+from ui.formatting import literal
 from ui.i18n import t
 from ui.share import AXES as P
 from ui.widgets import bound
@@ -45,6 +47,17 @@ def section() -> str:
     )
 
 
+def _say_clamped(keys: tuple[str, ...], limits: tuple[int, ...]) -> None:
+    """A size past the example dump's is said before its input shows the largest slice."""
+    for key, limit in zip(keys, limits):
+        value = st.session_state.get(key)
+        if value is not None and value > limit:
+            st.warning(
+                t("axes.example_clamped", param=literal(key), value=value, last=limit),
+                icon=":material/link_off:",
+            )
+
+
 def parse_lengths(text: str) -> tuple[tuple[int, ...], str | None]:
     """ "16, 12, 8, 4" -> (16, 12, 8, 4); empty -> () (the engine's staircase); else a message."""
     parts = [part for part in re.split(r"[\s,;]+", text.strip()) if part]
@@ -61,13 +74,24 @@ def axes_inputs() -> AxesInputs:
     with st.container(border=True):
         top = st.columns([3, 2])
         source = bound.segmented(P["ax_source"], t("axes.source"), top[0])
-        preset = bound.selectbox(P["ax_preset"], t("axes.preset"), top[1])
-        st.caption(t("axes.dump_coming"))
+        example = source == "example"
+        preset, seed, layer = P["ax_preset"].default, P["ax_seed"].default, P["ax_layer"].default
+        if example:  # a real model's activations: no preset, no seed, a layer instead
+            layer = bound.number(P["ax_layer"], t("axes.layer"), top[1], help=t("axes.layer_help"))
+            st.caption(t("axes.example_note"))
+        else:
+            preset = bound.selectbox(P["ax_preset"], t("axes.preset"), top[1])
         c1, c2, c3, c4, c5 = st.columns(5)
-        batch = bound.number(P["ax_batch"], t("axes.batch"), c1)
-        tokens = bound.number(P["ax_tokens"], t("axes.tokens"), c2)
-        d = bound.number(P["ax_d"], t("axes.d"), c3)
-        seed = bound.number(P["ax_seed"], t("axes.seed"), c4)
+        # the example's sizes: at most its B, T and d (AxesSpec refuses more; the inputs
+        # stop there so a switch from a larger synthetic tensor lands on the largest slice)
+        size = (EXAMPLE_BATCH, EXAMPLE_TOKENS, EXAMPLE_CHANNELS) if example else (None,) * 3
+        if example:
+            _say_clamped(("ax_batch", "ax_tokens", "ax_d"), size)
+        batch = bound.number(P["ax_batch"], t("axes.batch"), c1, high=size[0])
+        tokens = bound.number(P["ax_tokens"], t("axes.tokens"), c2, high=size[1])
+        d = bound.number(P["ax_d"], t("axes.d"), c3, high=size[2])
+        if not example:
+            seed = bound.number(P["ax_seed"], t("axes.seed"), c4)
         dtype = bound.selectbox(P["ax_dtype"], t("axes.dtype"), c5)
         lengths, pad_value, errors = (), P["ax_pad"].default, []
         if source == "padded":
@@ -110,6 +134,7 @@ def axes_inputs() -> AxesInputs:
             eps=float(eps),
             mask_padding=bool(mask),
             dtype=dtype,
+            layer=int(layer),
         )
     except EngineError as error:
         return AxesInputs(None, (error_text(error),))

@@ -1,5 +1,11 @@
 """Activation-dump inputs: where the dump comes from, how it is read, what is looked at.
 
+Three sources (``ChosenDump``): the shipped SmolLM2 example (the default: real activations
+with no upload), an uploaded file, and the live model (a prompt typed or picked).  The
+example's results are shared by every session; so are a given prompt's.  A typed prompt is
+the user's text: it is kept in the link (``du_prompt``, so a link reopens it), but its
+results stay in their session.
+
 An uploaded file is user data.  Its bytes enter the page through ``uploaded_dump`` alone
 (tests feed that function; AppTest cannot drive a file uploader), and its results are keyed
 by this browser session (``ui/jobs.py``: ``share=False``): never in the URL, never in a
@@ -10,19 +16,35 @@ of the file.
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from dataclasses import dataclass, replace
 
 import streamlit as st
 
-from engine.config import DumpSpec
+from engine.config import DumpSpec, LiveSpec
 from engine.dumps import ACCEPTED_SUFFIXES, UPLOAD_LIMIT_MB, DumpReport, Layout, Upload
+from engine.dumps.example import EXAMPLE_DUMP
+from engine.dumps.live import LIVE_MAX_TOKENS
 from engine.errors import EngineError
 from ui.errors import error_text
-from ui.formatting import format_number, literal
+from ui.formatting import literal
 from ui.i18n import t
 from ui.share import DUMPS as P
-from ui.share import Param
+from ui.share import LIVE_PROMPTS, MAX_PROMPT_CHARS, Param
 from ui.widgets import bound
+
+
+@dataclass(frozen=True)
+class ChosenDump:
+    """The dump the page reads, and how its results are kept (``ui/jobs.py``)."""
+
+    kind: str  # "upload" | "example" | "live" (ui/share.py DUMP_SOURCES)
+    id: str  # names its widgets' state: an upload's id, "example", "live"
+    key: Hashable  # what its results are keyed by, with the settings (never the bytes)
+    name: str  # the file's name: shown, and the stem of the downloads
+    opened: object  # what ``engine.dumps.open_dump`` reads: an Upload, a path, a DumpFile
+    share: bool  # results shared between sessions: never an upload's or a typed prompt's
+    fit_norms: bool = True  # DyT fits in the report (the live model's 61 norms: on request)
 
 
 @dataclass(frozen=True)
@@ -36,6 +58,11 @@ class UploadedDump:
     def key(self) -> tuple[str, str, int]:
         """What results computed from this file are keyed by (the bytes are not hashed)."""
         return (self.file_id, self.upload.name, len(self.upload.data))
+
+    def chosen(self) -> ChosenDump:
+        return ChosenDump(
+            "upload", self.file_id, self.key, self.upload.name, self.upload, share=False
+        )
 
 
 def uploaded_dump() -> UploadedDump | None:
@@ -52,15 +79,68 @@ def uploaded_dump() -> UploadedDump | None:
     return UploadedDump(file.file_id, Upload(file.name, file.getvalue()))
 
 
-def dump_source() -> UploadedDump | None:
-    """The source chosen (an upload now; the built-in example and live model to come)."""
-    source = bound.segmented(P["du_source"], t("dumps.source"))
-    if source != "upload":
-        st.info(t(f"dumps.coming_{source}"), icon=":material/construction:")
-        return None
+def example_dump() -> ChosenDump:
+    """The shipped SmolLM2 dump: no user data, so its results are shared by every session."""
+    name = EXAMPLE_DUMP.name
+    return ChosenDump("example", "example", ("example", name), name, str(EXAMPLE_DUMP), True)
+
+
+def source_choice() -> str:
+    """Where the activations come from: "example" (the default), "upload" or "live"."""
+    return bound.segmented(P["du_source"], t("dumps.source"))
+
+
+def uploaded_source() -> ChosenDump | None:
     uploaded = uploaded_dump()
     st.caption(t("dumps.privacy", limit=UPLOAD_LIMIT_MB))
-    return uploaded
+    return None if uploaded is None else uploaded.chosen()
+
+
+@dataclass(frozen=True)
+class LivePrompt:
+    spec: LiveSpec | None  # None when the prompt is refused (``errors`` says why)
+    errors: tuple[str, ...]
+    given: bool  # one of LIVE_PROMPTS: its results may be shared between sessions
+
+
+def _take_given_prompt() -> None:
+    chosen = st.session_state.get("dumps_given_prompt")
+    if chosen is not None:
+        st.session_state[P["du_prompt"].key] = LIVE_PROMPTS[chosen]
+
+
+def live_prompt() -> LivePrompt:
+    """The prompt typed (kept in the link as ``du_prompt``), or one of the given ones."""
+    current = st.session_state.get(P["du_prompt"].key, P["du_prompt"].default)
+    given = LIVE_PROMPTS.index(current) if current in LIVE_PROMPTS else None
+    st.session_state["dumps_given_prompt"] = given  # the pill lit for a given prompt only
+    st.pills(
+        t("dumps.given_prompts"),
+        list(range(len(LIVE_PROMPTS))),
+        selection_mode="single",
+        key="dumps_given_prompt",
+        format_func=lambda index: LIVE_PROMPTS[index],
+        on_change=_take_given_prompt,
+    )
+    text = bound.text_area(
+        P["du_prompt"],
+        t("dumps.prompt"),
+        max_chars=MAX_PROMPT_CHARS,
+        height=80,
+        help=t("dumps.prompt_help", limit=LIVE_MAX_TOKENS),
+    )
+    try:
+        spec = LiveSpec(text)
+    except EngineError as error:
+        return LivePrompt(None, (error_text(error),), False)
+    return LivePrompt(spec, (), text in LIVE_PROMPTS)
+
+
+def live_source(capture) -> ChosenDump:
+    """A live capture (``engine.dumps.live.LiveCapture``) as the dump the page reads."""
+    shared = capture.spec.prompt in LIVE_PROMPTS
+    key = ("live", capture.info.model, capture.spec)
+    return ChosenDump("live", "live", key, capture.file.name, capture.file, shared, False)
 
 
 @dataclass(frozen=True)
@@ -112,7 +192,7 @@ def dump_settings() -> DumpSettings:
     return DumpSettings(spec, (), stream_column)
 
 
-def stream_override(uploaded: UploadedDump, layout: Layout, settings: DumpSettings) -> DumpSpec:
+def stream_override(source: ChosenDump, layout: Layout, settings: DumpSettings) -> DumpSpec:
     """The spec with the stream chosen among the entries this file holds ("auto": inferred).
 
     Kept per file (the widget's key holds the upload's id): a new file starts inferred.
@@ -122,7 +202,7 @@ def stream_override(uploaded: UploadedDump, layout: Layout, settings: DumpSettin
         stream = st.selectbox(
             t("dumps.stream"),
             choices,
-            key=f"dumps_stream_{uploaded.file_id}",
+            key=f"dumps_stream_{source.id}",
             format_func=lambda s: (
                 t("dumps.stream_auto", stream=layout.streams[0]) if s == "auto" else s
             ),
@@ -182,17 +262,29 @@ def token_choice(rep: DumpReport, target=st) -> int:
     return int(bound.number(P["du_token"], t("dumps.token"), target, high=tokens - 1))
 
 
-def pair_choice(rep: DumpReport, target=st) -> int:
-    """The norm pair whose DyT fit is drawn (index into ``rep.dyt``)."""
-    fits = rep.dyt
-    _within(P["du_pair"], len(fits) - 1, t("dumps.what_pair"))
+def pair_choice(rep: DumpReport, auto: int, target=st) -> int:
+    """The norm pair looked at (index into ``rep.layout.norm_pairs``); the parameter's -1
+    means ``auto``, the norm that reads the dump's largest entry."""
+    pairs = rep.layout.norm_pairs
+    _within(P["du_pair"], len(pairs) - 1, t("dumps.what_pair"))
 
     def name(index: int) -> str:
-        fit = fits[index]
-        return f"{fit.label} · α = {format_number(fit.alpha, 3)}"
+        if index == -1:
+            return t("dumps.auto_pair", norm=pairs[auto].label)
+        return pairs[index].label
 
-    return int(
-        target.selectbox(
-            t("dumps.pair"), list(range(len(fits))), index=0, key=P["du_pair"].key, format_func=name
-        )
+    choices = list(range(-1, len(pairs)))
+    chosen = target.selectbox(
+        t("dumps.pair"), choices, index=0, key=P["du_pair"].key, format_func=name
     )
+    return auto if chosen == -1 else int(chosen)
+
+
+def io_token_choice(rep: DumpReport, target=st) -> int:
+    """The token whose input and output are shown (its text is in the sentence below).
+
+    A number, not a list of the tokens' texts: a select box keeps the text of the option
+    chosen, which no longer names an option once a new prompt brings new tokens."""
+    last = rep.layout.tokens - 1
+    _within(P["du_io_token"], last, t("dumps.what_token"))
+    return int(bound.number(P["du_io_token"], t("dumps.io_token"), target, high=last))

@@ -1,0 +1,122 @@
+"""What a dump's residual stream says in three sentences, read from its report: the first
+token's jump, the ordinary tokens' gradual growth, and the largest entry against float16.
+
+- *The first token's jump* (Sun et al. 2024's massive activations): at each point of the
+  stream the first token's RMS step (RMS_l / RMS_{l-1}) is compared with the step of the
+  median of the other tokens; the jump is the point where the first token outgrows the
+  others most.  Measured against the others, the first block's lift of the tiny
+  embeddings (every token ×20 in SmolLM2) is not mistaken for it.
+- *Ordinary tokens*: the median RMS of the other tokens, from the first block's output to
+  the last point, and its largest step between neighbouring points.
+- *The largest entry*: the largest |a| of the stream, where it is, and whether it and its
+  square fit float16 (largest finite 65,504): a value above 256 fits, its square does not,
+  which is why RMSNorm computes its mean square in float32 (Micikevicius et al. 2018).
+
+References:
+- Sun, Chen, Kolter, Liu 2024, "Massive Activations in Large Language Models", arXiv:2402.17762
+- Micikevicius et al. 2018, "Mixed Precision Training", arXiv:1710.03740
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from engine.dumps.report import DumpReport
+
+FLOAT16_MAX = float(torch.finfo(torch.float16).max)  # 65504
+
+
+@dataclass(frozen=True)
+class StreamStory:
+    """One sequence's first token against its others, and the dump's largest entry."""
+
+    batch: int  # the sequence the token numbers describe
+    jump_point: int | None  # where the first token outgrows the others most (None: T = 1
+    #   or fewer than two points)
+    jump_before: float  # the first token's RMS at jump_point - 1
+    jump_after: float  # ... and at jump_point
+    others_step: float  # the other tokens' median RMS step at jump_point
+    others_start: float  # the other tokens' median RMS at point 1 (after the first block)
+    others_end: float  # ... at the last point
+    others_max_step: float  # their largest step between neighbouring points (from point 1)
+    largest: float  # the largest |a| of the whole stream (every sequence)
+    largest_at: tuple[int, int, int, int] | None  # (point, batch, token, channel), when the
+    #   report lists it among the massive activations
+    largest_pair: int | None = None  # the norm pair (index into layout.norm_pairs) of the
+    #   block whose input holds the largest entry, when the dump has one
+
+    @property
+    def jump_ratio(self) -> float:
+        return self.jump_after / self.jump_before if self.jump_before > 0 else float("nan")
+
+    @property
+    def fits_float16(self) -> bool:
+        return self.largest <= FLOAT16_MAX
+
+    @property
+    def square_overflows_float16(self) -> bool:
+        return self.largest * self.largest > FLOAT16_MAX
+
+
+def _largest(rep: DumpReport) -> tuple[float, tuple[int, int, int, int] | None]:
+    top = rep.massive.top3[:, 0]  # [L]
+    if not np.isfinite(top).any():
+        return float("nan"), None
+    point = int(np.nanargmax(top))
+    largest = float(top[point])
+    mas = rep.massive
+    listed = np.nonzero((mas.layer == point) & (np.abs(mas.value) == largest))[0]
+    if not listed.size:
+        return largest, None
+    i = int(listed[0])
+    return largest, (point, int(mas.batch[i]), int(mas.token[i]), int(mas.channel[i]))
+
+
+def _reading_pair(rep: DumpReport, largest_at) -> int | None:
+    """The norm that reads stream point ``p`` is a norm of block ``p`` (point p is block p's
+    input, in a capture's and in output_hidden_states' numbering); of several (the
+    attention's and the MLP's), the first by name: Llama's input_layernorm."""
+    if largest_at is None:
+        return None
+    pairs = rep.layout.norm_pairs
+    candidates = [i for i, pair in enumerate(pairs) if pair.layer == largest_at[0]]
+    return min(candidates, key=lambda i: pairs[i].label) if candidates else None
+
+
+def stream_story(rep: DumpReport, batch: int = 0) -> StreamStory:
+    """The story of sequence ``batch`` of ``rep`` (module docstring)."""
+    rms = rep.residual.rms[:, batch, :].astype(np.float64)  # [L, T]
+    points, tokens = rms.shape
+    largest, largest_at = _largest(rep)
+    pair = _reading_pair(rep, largest_at)
+    nan = float("nan")
+    if tokens < 2 or points < 2:
+        return StreamStory(batch, None, nan, nan, nan, nan, nan, nan, largest, largest_at, pair)
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a point of NaN only: no median
+        first = rms[:, 0]  # [L]
+        others = np.nanmedian(rms[:, 1:], axis=1)  # [L]
+        first_step = first[1:] / first[:-1]  # [L - 1]
+        others_step = others[1:] / others[:-1]  # [L - 1]
+        outgrow = np.where(np.isfinite(first_step / others_step), first_step / others_step, -1)
+        jump = int(np.argmax(outgrow)) + 1
+        start = 1 if points > 2 else 0  # after the first block's lift of the embeddings
+        steps = others_step[start:]
+        max_step = float(np.nanmax(steps)) if np.isfinite(steps).any() else nan
+    return StreamStory(
+        batch=batch,
+        jump_point=jump,
+        jump_before=float(first[jump - 1]),
+        jump_after=float(first[jump]),
+        others_step=float(others_step[jump - 1]),
+        others_start=float(others[start]),
+        others_end=float(others[-1]),
+        others_max_step=max_step,
+        largest=largest,
+        largest_at=largest_at,
+        largest_pair=pair,
+    )

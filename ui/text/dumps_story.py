@@ -1,0 +1,256 @@
+"""The activation-dump page's sentences about real activations: what a dump's stream shows
+(the first token's jump, ordinary tokens' growth, the largest entry against float16), which
+tokens carry massive activations, one norm worked on one token, and the live model's
+float32 / bfloat16 / float16 comparison.
+
+Pure: every number comes from the engine's results (``engine.dumps.story``,
+``engine.dumps.norm_step``, ``engine.dumps.live_precision``); nothing here is a literal
+about SmolLM2.  Token texts and entry names are shown with ``literal``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from engine.dumps import DumpReport
+from engine.dumps.live_precision import PrecisionComparison
+from engine.dumps.norm_step import NormStep
+from engine.dumps.story import FLOAT16_MAX, StreamStory
+from ui.formatting import format_number, literal
+from ui.i18n import translate
+from ui.text.dumps import token_text
+
+JUMP_FACTOR = 10.0  # the first token "jumps" where its step is this many times the others'
+MAX_TOKENS_LISTED = 6  # tokens named in a sentence before "and N more"
+
+
+def _tr(key: str, lang: str, **params) -> str:
+    return translate(f"dumps.{key}", lang, **params)
+
+
+def _token(tokens: Sequence[str] | None, position: int) -> str:
+    """ "0 `The`" when the dump names its tokens, else "0"."""
+    if tokens is None or position >= len(tokens):
+        return str(position)
+    return f"{position} {literal(token_text(tokens[position]))}"
+
+
+def _times(value: float) -> str:
+    return "×" + format_number(value, 3 if value < 10 else 0)
+
+
+def story_sentences(story: StreamStory, tokens: Sequence[str] | None, lang: str) -> list[str]:
+    """Three Markdown sentences: the first token's jump (or that there is none), ordinary
+    tokens' growth, and the largest entry against float16's range."""
+    sentences = []
+    if story.jump_point is not None:
+        outgrow = story.jump_ratio / story.others_step if story.others_step > 0 else math.nan
+        jumped = math.isfinite(outgrow) and outgrow >= JUMP_FACTOR
+        sentences.append(
+            _tr(
+                "story_jump" if jumped else "story_no_jump",
+                lang,
+                batch=story.batch,
+                token=_token(tokens, 0),
+                before=format_number(story.jump_before, 3),
+                after=format_number(story.jump_after, 3),
+                previous=story.jump_point - 1,
+                layer=story.jump_point,
+                ratio=_times(story.jump_ratio),
+                others=_times(story.others_step),
+                factor=_times(JUMP_FACTOR),
+            )
+        )
+        sentences.append(
+            _tr(
+                "story_ordinary",
+                lang,
+                start=format_number(story.others_start, 3),
+                end=format_number(story.others_end, 3),
+                step=_times(story.others_max_step),
+            )
+        )
+    if math.isfinite(story.largest):
+        where = ""
+        if story.largest_at is not None:
+            layer, batch, token, channel = story.largest_at
+            where = _tr("story_where", lang, layer=layer, batch=batch, token=token, channel=channel)
+        if not story.fits_float16:
+            verdict = "story_over_float16"
+        elif story.square_overflows_float16:
+            verdict = "story_square_overflows"
+        else:
+            verdict = "story_square_fits"
+        sentences.append(
+            _tr(
+                verdict,
+                lang,
+                value=format_number(story.largest, 1),
+                where=where,
+                square=format_number(story.largest**2, 4),
+                max=f"{FLOAT16_MAX:,.0f}",
+            )
+        )
+    return sentences
+
+
+def massive_tokens_sentence(
+    rep: DumpReport, tokens: Sequence[Sequence[str]] | None, lang: str
+) -> str | None:
+    """Which tokens carry the listed massive activations (None when there are none)."""
+    mas = rep.massive
+    if not mas.value.size:
+        return None
+    carriers: dict[tuple[int, int], tuple[set, float]] = {}
+    for layer, batch, token, value in zip(mas.layer, mas.batch, mas.token, mas.value):
+        layers, peak = carriers.get((int(batch), int(token)), (set(), 0.0))
+        layers.add(int(layer))
+        carriers[(int(batch), int(token))] = (layers, max(peak, abs(float(value))))
+    ranked = sorted(carriers.items(), key=lambda item: -item[1][1])
+    parts = []
+    for (batch, token), (layers, peak) in ranked[:MAX_TOKENS_LISTED]:
+        names = tokens[batch] if tokens is not None and batch < len(tokens) else None
+        parts.append(
+            _tr(
+                "carrier",
+                lang,
+                token=_token(names, token),
+                batch=batch,
+                layers=len(layers),
+                peak=format_number(peak, 1),
+            )
+        )
+    more = len(ranked) - MAX_TOKENS_LISTED
+    listed = "; ".join(parts) + (" " + _tr("and_more", lang, count=more) if more > 0 else "")
+    key = "carriers" if len(ranked) > 1 else "carrier_alone"
+    return _tr(key, lang, count=len(ranked), tokens=listed)
+
+
+def norm_step_sentence(
+    step: NormStep, tokens: Sequence[str] | None, storage: str | None, lang: str
+) -> str:
+    """The worked statistics of one token through one captured norm, and the check against
+    the reference formula."""
+    io = step.io
+    statistics = _tr(
+        "io_statistics",
+        lang,
+        norm=literal(io.label),
+        batch=io.batch,
+        token=_token(tokens, io.token),
+        mean=format_number(step.mean, 4),
+        ms=format_number(step.mean_square, 4),
+        rms=format_number(step.rms, 4),
+        peak=format_number(step.peak, 4),
+        channel=step.peak_channel,
+        output=format_number(float(io.y[step.peak_channel]), 4),
+    )
+    if step.recomputed is None:
+        return statistics + " " + _tr("io_unknown_kind", lang)
+    check = _tr(
+        "io_check",
+        lang,
+        kind=io.kind,
+        eps=f"{io.eps:.3g}" if io.eps is not None else "—",
+        rstd=format_number(step.rstd, 6),
+        difference=format_number(step.max_difference, 3),
+        largest=format_number(float(np.abs(io.y).max()), 4),
+        storage=storage or "—",
+    )
+    return statistics + " " + check
+
+
+def precision_sentences(comparison: PrecisionComparison, lang: str) -> list[str]:
+    """Where each half dtype parts from float32, and which norms would overflow in float16
+    without upcasting."""
+    sentences = []
+    for run in comparison.runs:
+        if run.dtype == "float32":
+            continue
+        worst = float(np.nanmax(np.where(np.isfinite(run.relative_error), run.relative_error, 1e9)))
+        params = dict(
+            dtype=run.dtype,
+            worst=format_number(100 * worst, 2) if worst < 1e9 else "∞",
+            next=literal(token_text(run.next_token)),
+            reference=literal(token_text(comparison.run("float32").next_token)),
+        )
+        if run.diverges_at is None:
+            sentences.append(_tr("precision_close", lang, **params))
+        else:
+            sentences.append(_tr("precision_diverges", lang, layer=run.diverges_at, **params))
+    failing = [norm for norm in comparison.norms if norm.failing_tokens]
+    if not failing:
+        largest = max((norm.max_abs for norm in comparison.norms), default=0.0)
+        sentences.append(
+            _tr(
+                "overflow_none",
+                lang,
+                largest=format_number(largest, 4),
+                square=format_number(largest**2, 4),
+            )
+        )
+    else:
+        layers = comparison.overflowing_layers
+        tokens = sorted({t for norm in failing for t in norm.failing_tokens})
+        sentences.append(
+            _tr(
+                "overflow_found",
+                lang,
+                norms=len(failing),
+                total=len(comparison.norms),
+                layers=_ranges(layers) if layers else "—",
+                tokens=", ".join(_token(comparison.tokens, t) for t in tokens[:MAX_TOKENS_LISTED])
+                + (" " + _tr("and_more", lang, count=len(tokens) - MAX_TOKENS_LISTED)
+                   if len(tokens) > MAX_TOKENS_LISTED else ""),
+                upcast=_tr("upcast_ok" if all(n.upcast_ok for n in failing) else "upcast_not_ok",
+                           lang),
+            )
+        )  # fmt: skip
+    return sentences
+
+
+def _ranges(values: Sequence[int]) -> str:
+    """(3, 4, 5, 9, 12, 13) -> "3–5, 9, 12–13"."""
+    parts, start, previous = [], None, None
+    for value in list(values) + [None]:
+        if start is not None and value == previous + 1:
+            previous = value
+            continue
+        if start is not None:
+            parts.append(str(start) if start == previous else f"{start}–{previous}")
+        start = previous = value
+    return ", ".join(parts)
+
+
+def overflow_rows(comparison: PrecisionComparison, lang: str) -> list[dict]:
+    """One row per norm that overflows in float16 without upcasting, for a table."""
+    rows = []
+    for norm in comparison.norms:
+        if not norm.failing_tokens:
+            continue
+        shown = norm.failing_tokens[:MAX_TOKENS_LISTED]
+        named = [f"{t} {token_text(comparison.tokens[t])}" for t in shown]
+        if len(norm.failing_tokens) > MAX_TOKENS_LISTED:
+            named.append(_tr("and_more", lang, count=len(norm.failing_tokens) - MAX_TOKENS_LISTED))
+        rows.append(
+            {
+                "norm": norm.label,
+                "block": norm.layer if norm.layer is not None else "—",
+                "max_abs": norm.max_abs,
+                "tokens": ", ".join(named),
+                "first": quantity_text(norm.first_failure, lang),
+                "upcast": "✓" if norm.upcast_ok else "✗",
+            }
+        )
+    return rows
+
+
+QUANTITIES = ("square", "sum_of_squares", "mean_square", "variance", "input", "sum")
+
+
+def quantity_text(quantity: str, lang: str) -> str:
+    """The quantity that overflowed first, in words (an id the page does not know: as is)."""
+    return _tr(f"quantity.{quantity}", lang) if quantity in QUANTITIES else quantity or "—"

@@ -1,0 +1,203 @@
+"""Dumps page sections about real activations (Streamlit): what the stream shows with a link
+into the Vector Lab, the live model's state and capture, one norm on one token, and the
+float32 / bfloat16 / float16 comparison.
+
+The Vector Lab links carry a token's d numbers exactly as the dump stores them (``repr`` of
+each stored value: a float16 value is a short exact decimal), so the lab computes on the
+same numbers the model produced.  576 numbers with the norm's weight stay well under the
+share-link limit (``ui/share.py`` MAX_URL_CHARS).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from urllib.parse import parse_qsl
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from engine.dumps.live_precision import PrecisionComparison
+from engine.dumps.norm_step import NormStep
+from engine.dumps.story import StreamStory
+from ui.errors import error_text
+from ui.figures import dumps_real as figures
+from ui.figures.depth import AxisLabels
+from ui.formatting import format_number, literal
+from ui.i18n import current_language, t
+from ui.share import MAX_URL_CHARS, STORAGE_DTYPES, VECTOR_LAB, query_string
+from ui.text import dumps_story as text
+from ui.text.dumps import plot_text, token_text
+from ui.views.charts import show_chart
+
+VECTOR_LAB_PAGE = "app_pages/vector_lab.py"
+
+
+def numbers_text(values: np.ndarray) -> str:
+    """Numbers as the Vector Lab reads them, each the stored value exactly."""
+    return ", ".join(repr(float(v)) for v in np.asarray(values, dtype=np.float64))
+
+
+def vector_lab_query(
+    x: np.ndarray,
+    kind: str,
+    eps: float | None,
+    dtype: str,
+    compute: str,
+    weight: np.ndarray | None = None,
+) -> list[tuple[str, str]] | None:
+    """The Vector Lab's parameters that open it on ``x``; None if the link would be too long."""
+    values = {
+        "vl_source": "text",
+        "vl_text": numbers_text(x),
+        "vl_norm": kind if kind in ("layernorm", "rmsnorm") else "rmsnorm",
+        "vl_eps": f"{eps if eps is not None else 1e-5:g}",
+        "vl_dtype": dtype if dtype in STORAGE_DTYPES else "float32",
+        "vl_compute": compute,
+    }
+    if weight is not None:
+        values["vl_gamma"] = numbers_text(weight)
+    query = query_string(VECTOR_LAB, values, current_language())
+    return parse_qsl(query) if len(query) <= MAX_URL_CHARS else None
+
+
+def _lab_link(query: list[tuple[str, str]] | None, label: str, help_text: str) -> None:
+    if query is None:
+        st.caption(t("dumps.link_too_long", limit=f"{MAX_URL_CHARS:,}"))
+        return
+    st.page_link(
+        VECTOR_LAB_PAGE,
+        label=label,
+        icon=":material/calculate:",
+        query_params=query,
+        help=help_text,
+    )
+
+
+def story(
+    found: StreamStory,
+    tokens: Sequence[str] | None,
+    row: np.ndarray | None,
+    kind: str,
+    eps: float | None,
+) -> None:
+    """What the stream shows, and the largest entry's token opened in the Vector Lab in
+    float16 (where its square overflows)."""
+    st.subheader(t("dumps.story_title"))
+    for sentence in text.story_sentences(found, tokens, current_language()):
+        st.markdown(f"- {sentence}")
+    if row is None or found.largest_at is None:
+        return
+    layer, batch, token, _ = found.largest_at
+    query = vector_lab_query(row, kind, eps, "float16", "float16")
+    _lab_link(
+        query,
+        t("dumps.story_link", d=row.shape[0], batch=batch, token=token, layer=layer),
+        t("dumps.story_link_help"),
+    )
+
+
+def live_status(load, retry: Callable[[], None]):
+    """The live model's state: loaded (returned), loading (progress), or not available."""
+    state = load.state
+    if state == "ready":
+        st.caption(
+            t("dumps.live_ready", model=literal(load.live.name), seconds=round(load.elapsed))
+        )
+        return load.live
+    if state == "loading":
+        _loading(load)
+        return None
+    if state == "missing":
+        st.warning(error_text(load.error), icon=":material/download:")
+    else:
+        detail = error_text(load.error) if load.error is not None else literal(load.failure)
+        st.error(t("dumps.live_failed", detail=detail), icon=":material/error:")
+    st.caption(t("dumps.live_elsewhere"))
+    st.button(
+        t("dumps.live_retry"), key="dumps_live_retry", on_click=retry, icon=":material/refresh:"
+    )
+    return None
+
+
+@st.fragment(run_every=1.0)
+def _loading(load) -> None:
+    """Redrawn every second until the load ends, then the whole page runs again."""
+    if load.state != "loading":
+        st.rerun()
+    st.progress(load.fraction, text=t("dumps.live_loading", seconds=round(load.elapsed)))
+    st.caption(t("dumps.live_loading_note"))
+
+
+def live_summary(capture) -> None:
+    """The prompt's tokens, the next token the model predicts, and the capture's time."""
+    tokens = capture.info.tokens[0]
+    chips = " ".join(literal(token_text(tok)) for tok in tokens)
+    st.markdown(t("dumps.live_tokens", count=len(tokens), tokens=chips))
+    st.markdown(
+        t(
+            "dumps.live_next",
+            token=literal(token_text(capture.next_token)),
+            seconds=format_number(capture.seconds, 2),
+        )
+    )
+
+
+def norm_io(
+    step: NormStep, tokens: Sequence[str] | None, storage: str | None, layer_name: str
+) -> None:
+    """One token through one captured norm: the numbers, the chart, the Vector Lab link."""
+    io = step.io
+    lang = current_language()
+    st.markdown(text.norm_step_sentence(step, tokens, storage, lang))
+    names = {
+        "input": t("dumps.io_input"),
+        "output": t("dumps.io_output"),
+        "recomputed": t("dumps.io_recomputed"),
+        "peak": t("dumps.io_peak"),
+        "input_axis": t("dumps.io_input_axis"),
+        "output_axis": t("dumps.io_output_axis"),
+        "hover_channel": t("dumps.channel_word"),
+    }
+    token = token_text(tokens[io.token]) if tokens is not None else str(io.token)
+    labels = AxisLabels(
+        t("dumps.io_title", norm=plot_text(layer_name), token=plot_text(token)),
+        t("dumps.detail_x"),
+        "",
+    )
+    show_chart(figures.norm_io_figure(step, labels, names), "dumps_io")
+    query = vector_lab_query(io.x, io.kind, io.eps, storage or "float32", "float32", io.weight)
+    _lab_link(query, t("dumps.io_link", d=io.x.shape[0]), t("dumps.io_link_help"))
+
+
+def precision_intro() -> None:
+    st.subheader(t("dumps.precision_title"))
+    st.markdown(t("dumps.precision_intro"))
+
+
+def precision(comparison: PrecisionComparison) -> None:
+    lang = current_language()
+    for sentence in text.precision_sentences(comparison, lang):
+        st.markdown(f"- {sentence}")
+    labels = AxisLabels(
+        t("dumps.precision_chart_title"), t("dumps.lines_x"), t("dumps.precision_chart_y")
+    )
+    names = {"threshold": t("dumps.precision_threshold"), "hover_layer": t("dumps.layer_word")}
+    figure = figures.precision_figure(comparison, labels, names)
+    show_chart(figure, "dumps_precision_chart")
+    rows = text.overflow_rows(comparison, lang)
+    if not rows:
+        return
+    st.markdown(f"**{t('dumps.overflow_table_title')}**")
+    frame = pd.DataFrame(rows)
+    shown = frame.rename(columns={c: t(f"dumps.overflow_col.{c}") for c in frame.columns})
+    st.dataframe(
+        shown,
+        hide_index=True,
+        width="stretch",
+        height=36 + 35 * min(len(frame), 12),
+        key="dumps_overflow",
+        column_config={
+            t("dumps.overflow_col.max_abs"): st.column_config.NumberColumn(format="%.4g")
+        },
+    )
