@@ -312,9 +312,9 @@ def downloads(rep: DumpReport, tables: dict[str, pd.DataFrame], file_name: str) 
     """
     st.subheader(t("dumps.downloads_title"))
     st.caption(t("dumps.downloads_note"))
-    columns = st.columns(4)
-    for index, (name, frame) in enumerate(tables.items()):
-        columns[index % 4].download_button(
+    row = st.container(horizontal=True, wrap=True)  # buttons as wide as their labels, wrapped
+    for name, frame in tables.items():
+        row.download_button(
             t("dumps.download_table", table=t(f"dumps.table.{name}"), rows=text.count(len(frame))),
             data=lambda frame=frame: frame.to_csv(index=False),
             file_name=text.download_name(file_name, name, "csv"),

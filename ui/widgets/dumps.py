@@ -164,7 +164,8 @@ def dump_settings() -> DumpSettings:
     """How the dump is read and judged (inferred unless overridden): one DumpSpec."""
     with st.expander(t("dumps.overrides"), icon=":material/tune:"):
         st.caption(t("dumps.overrides_help"))
-        stream_column, axes_column, order_column = st.columns(3)
+        stream_column = st.container()  # its options are entry names: the full width
+        axes_column, order_column = st.columns(2)
         axes = bound.selectbox(P["du_axes"], t("dumps.axes"), axes_column, format_func=_axes_name)
         order = bound.selectbox(P["du_order"], t("dumps.layer_order"), order_column)
         c1, c2, c3, c4 = st.columns(4)
@@ -275,7 +276,12 @@ def pair_choice(rep: DumpReport, auto: int, target=st) -> int:
 
     choices = list(range(-1, len(pairs)))
     chosen = target.selectbox(
-        t("dumps.pair"), choices, index=0, key=P["du_pair"].key, format_func=name
+        t("dumps.pair"),
+        choices,
+        index=0,
+        key=P["du_pair"].key,
+        format_func=name,
+        help=t("dumps.pair_help"),
     )
     return auto if chosen == -1 else int(chosen)
 
