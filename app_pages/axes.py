@@ -7,13 +7,15 @@ import streamlit as st
 from ui import jobs, presenting
 from ui.compute import compute
 from ui.i18n import t
+from ui.share import AXES as P
 from ui.views import axes as view
 from ui.widgets import axes as widgets
+from ui.widgets import bound
 
 st.title(t("axes.title"))
 st.caption(t("axes.intro"))
 
-widgets.keep_settings()
+bound.keep_settings(P)
 with presenting.controls("ax"):
     inputs = widgets.axes_inputs()
     section = widgets.section()

@@ -9,8 +9,6 @@ real-activation sentences are in ``ui.text.geometry_high``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from engine.geometry.cloud import Cloud, NormedCloud
@@ -21,28 +19,7 @@ from engine.geometry.path import VectorPath
 from engine.geometry.two_dimensions import DECIMALS, TwoDimensionalLayerNorm
 from ui.formatting import format_number, format_vector
 from ui.i18n import translate
-
-
-@dataclass(frozen=True)
-class Step:
-    caption: str
-    latex: str
-
-
-def latex_number(value: float) -> str:
-    """A number as LaTeX: 1e-05 -> 10^{-5}, 2.5e-06 -> 2.5\\times10^{-6}, NaN -> \\text{NaN}."""
-    text = format_number(value)
-    if "e" in text:
-        mantissa, exponent = text.split("e")
-        power = rf"10^{{{int(exponent)}}}"
-        return power if mantissa == "1" else rf"{mantissa}\times {power}"
-    return text.replace("∞", r"\infty").replace("−", "-").replace("NaN", r"\text{NaN}")
-
-
-def latex_vector(values) -> str:
-    text = format_vector(values).replace("…", r"\ldots").replace("∞", r"\infty")
-    text = text.replace("−", "-").replace("NaN", r"\text{NaN}")
-    return text.replace("[", r"\left[").replace("]", r"\right]")
+from ui.text.latex import Step, latex_number, latex_vector
 
 
 def ones_rounding(ones: np.ndarray, norm: np.ndarray, cos_input: np.ndarray, d: int) -> dict:

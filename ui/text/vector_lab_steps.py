@@ -7,39 +7,14 @@ the chosen precision); this module only writes them the way a person would by ha
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 from engine.norms.worked import ROW_KINDS, VectorExplanation
-from ui.formatting import format_number, format_vector
 from ui.i18n import translate
+from ui.text.latex import Step
+from ui.text.latex import latex_number as _n
+from ui.text.latex import latex_vector as _vec
 
 _SHOW_TERMS_UP_TO = 8  # write every term of a sum when d is at most this
-
-
-@dataclass(frozen=True)
-class Step:
-    caption: str
-    latex: str
-
-
-def _n(value: float) -> str:
-    """A number as LaTeX: 1e-05 -> 1\\times10^{-5}, inf -> \\infty."""
-    text = format_number(value)
-    if "e" in text:
-        mantissa, exponent = text.split("e")
-        power = rf"10^{{{int(exponent)}}}"
-        return power if mantissa == "1" else rf"{mantissa}\times {power}"
-    return text.replace("∞", r"\infty").replace("−", "-").replace("NaN", r"\text{NaN}")
-
-
-def _vec(values) -> str:
-    text = format_vector(values).replace("…", r"\ldots").replace("∞", r"\infty")
-    return (
-        text.replace("−", "-")
-        .replace("NaN", r"\text{NaN}")
-        .replace("[", r"\left[")
-        .replace("]", r"\right]")
-    )
 
 
 def _square(value: float) -> str:

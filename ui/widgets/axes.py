@@ -29,14 +29,6 @@ class AxesInputs:
     errors: tuple[str, ...]  # translated refusals
 
 
-def keep_settings() -> None:
-    """Keep every setting of this page while its widget is not drawn (the other section, a
-    norm without groups): Streamlit forgets the state of a widget skipped in a run."""
-    for param in P.params:
-        if param.key in st.session_state:
-            st.session_state[param.key] = st.session_state[param.key]
-
-
 def section() -> str:
     return bound.segmented(
         P["ax_section"],

@@ -10,13 +10,21 @@ from __future__ import annotations
 import streamlit as st
 
 from ui.labels import label
-from ui.share import Param
+from ui.share import PageParams, Param
 
 
 def _names(param: Param):
     if param.vocabulary is None:
         return str
     return lambda value: label(param.vocabulary, value)
+
+
+def keep_settings(page: PageParams) -> None:
+    """Keep every setting of a page while its widget is not drawn (another section, a norm
+    without groups): Streamlit forgets the state of a widget skipped in a run."""
+    for param in page.params:
+        if param.key in st.session_state:
+            st.session_state[param.key] = st.session_state[param.key]
 
 
 def selectbox(param: Param, text: str, target=st, **kwargs):

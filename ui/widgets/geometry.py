@@ -32,14 +32,6 @@ class CloudInputs:
     errors: tuple[str, ...]  # translated refusals
 
 
-def keep_settings() -> None:
-    """Keep every setting of this page while its widget is not drawn (another section):
-    Streamlit forgets the state of a widget skipped in a run."""
-    for param in P.params:
-        if param.key in st.session_state:
-            st.session_state[param.key] = st.session_state[param.key]
-
-
 def section() -> str:
     return bound.segmented(
         P["ge_section"],
