@@ -71,7 +71,8 @@ def padding_pollution(spec: AxesSpec) -> PaddingPollution:
         return t.double().numpy()
 
     std_with_pad, std_real = np.sqrt(numpy(with_pad.var)), np.sqrt(numpy(masked.var))
-    ratio = std_with_pad / std_real
+    with np.errstate(divide="ignore", invalid="ignore"):  # one real token: σ = 0, ratio NaN
+        ratio = std_with_pad / std_real
     mean_with_pad, mean_real = numpy(with_pad.mean), numpy(masked.mean)
     return PaddingPollution(
         lengths=tensor.lengths,
