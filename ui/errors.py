@@ -33,8 +33,10 @@ USER_TEXT = frozenset(
         "suffix",
         "detail",
         "examples",
+        "model_type",
     }
 )
+SHOWN_IN_MESSAGE = 60  # characters of one outside text a message repeats (then "…")
 # Refusals whose ``accepted`` lists names read from a file (elsewhere it is our own words).
 USER_ACCEPTED = frozenset({"dumps.unknown_stream"})
 
@@ -43,7 +45,9 @@ def shown(params: dict, extra: frozenset = frozenset()) -> dict:
     """``params`` with every outside text as a literal; numbers and our own words as they are."""
     outside = USER_TEXT | extra
     return {
-        name: literal(value) if name in outside and isinstance(value, str) else value
+        name: literal(value, SHOWN_IN_MESSAGE)
+        if name in outside and isinstance(value, str)
+        else value
         for name, value in params.items()
     }
 

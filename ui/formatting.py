@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
 
 
 def format_number(value: float, decimals: int = 4) -> str:
@@ -30,15 +31,35 @@ def format_vector(values, decimals: int = 4, head: int = 6, tail: int = 2) -> st
     return "[" + ", ".join(items) + "]"
 
 
-def literal(text: str) -> str:
+SHOWN_CHARS = 400  # the most characters of one outside text a page repeats
+
+
+def _visible(char: str) -> str:
+    """A control, format (zero-width, bidi) or line-separator character as its escape."""
+    if char == " " or unicodedata.category(char) not in {"Cc", "Cf", "Zl", "Zp", "Zs", "Cs"}:
+        return char
+    return f"\\u{ord(char):04x}" if ord(char) <= 0xFFFF else f"\\U{ord(char):08x}"
+
+
+def literal(text: str, limit: int = SHOWN_CHARS) -> str:
     """User text as a Markdown code span: shown exactly as typed, never as a link or markup.
 
     Whatever a person typed or a URL carried reaches pages inside messages rendered as
     Markdown; a code span turns off every inline construct (links, emphasis, HTML), and a
-    fence longer than any run of backticks in the text keeps it closed.
+    fence longer than any run of backticks in the text keeps it closed.  Characters that
+    cannot be seen or that reorder a line (zero-width spaces, bidi overrides, tabs, line
+    breaks) are written as escapes such as ``\\u200b``, so the culprit in "`1\\u200b` is
+    not a number" is visible; an empty text is written ``""``; past ``limit`` characters
+    the text is cut and "…" says so.
     """
-    text = str(text).replace("\n", " ")
+    text = str(text)
+    cut = len(text) > limit
+    text = "".join(_visible(char) for char in text[:limit])
+    if not text.strip():
+        text = f'"{text}"'  # empty, or only spaces: quoted so there is something to see
+    if cut:
+        text += "…"
     longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
     fence = "`" * (longest + 1)
-    pad = " " if text.startswith("`") or text.endswith("`") or not text.strip() else ""
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
     return f"{fence}{pad}{text}{pad}{fence}"

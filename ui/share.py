@@ -101,7 +101,7 @@ class Param:
             return f"{_number_text(self.low)} … {_number_text(self.high)}"
         if self.kind == "bool":
             return "true, false"
-        return f"text of at most {self.max_chars:,} characters"
+        return f"≤ {self.max_chars:,}"  # a text's length; messages say "characters" themselves
 
 
 @dataclass(frozen=True)
@@ -179,22 +179,35 @@ def _as_choice(param: Param, raw: str):
 
 
 def _refuse(param: Param, raw: str, why: str = "not_accepted") -> Refusal:
-    shown = raw if len(raw) <= 40 else raw[:40] + "…"
-    return Refusal(why, {"param": param.key, "value": shown, "accepted": param.accepted()})
+    """What was refused, for the page's warning (the value is cut there when long)."""
+    return Refusal(
+        why,
+        {
+            "param": param.key,
+            "value": raw,
+            "accepted": param.accepted(),
+            "limit": param.max_chars,
+            "chars": len(raw),
+        },
+    )
 
 
 def parse(param: Param, raw: list[str]) -> tuple[Any, Refusal | None]:
-    """The value ``raw`` (the URL's strings for ``param``) means, or a refusal."""
-    if param.kind == "choices":
-        values, seen = [], set()
+    """The value ``raw`` (the URL's strings for ``param``) means, or a refusal, or both: a list
+    keeps its known items when some are unknown (a stale lesson answer must not wipe the
+    others), and the refusal names the unknown ones."""
+    if param.kind == "choices":  # the known items are kept, the unknown ones named
+        values, unknown = [], []
         for item in (part for r in raw for part in r.split(",")):
             choice = _as_choice(param, item.strip())
             if choice is None:
-                return None, _refuse(param, item)
-            if choice not in seen:
-                seen.add(choice)
+                unknown.append(item)
+            elif choice not in values:
                 values.append(choice)
-        return values, None
+        if not unknown:
+            return values, None
+        refusal = _refuse(param, ",".join(unknown), "partly_accepted" if values else "not_accepted")
+        return (values or None), refusal
     text = raw[-1] if raw else ""
     if param.kind == "choice":
         choice = _as_choice(param, text)

@@ -76,7 +76,7 @@ def seed(page: PageParams | None) -> None:
             value, refusal = parse(param, url.get_all(key))
             if refusal is not None:
                 refusals.append(refusal)
-            else:
+            if value is not None:  # a list's known items, even beside a refusal
                 st.session_state[param.key] = value
     own = page.prefix if page is not None else None
     for key in present:

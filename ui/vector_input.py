@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 
 import torch
 
+from ui.i18n import t
+
 MAX_ROWS = 64
 MAX_VECTOR_WIDTH = 8192
 MAX_CELLS = 65536
@@ -51,14 +53,14 @@ def _parse_number(token: str, row: int, column: int) -> float:
         value = float(token)
     except ValueError:
         raise VectorInputError(
-            "not_a_number", {"token": token[:40], "row": row, "column": column}
+            "not_a_number", {"token": token, "row": row, "column": column}
         ) from None
     if math.isnan(value) or (
         math.isinf(value) and token.lower().lstrip("+-") in ("inf", "infinity")
     ):
         raise VectorInputError("non_finite", {"token": token, "row": row, "column": column})
     if math.isinf(value):  # e.g. 1e400: a number, but beyond float64
-        raise VectorInputError("beyond_float", {"token": token[:40], "row": row, "column": column})
+        raise VectorInputError("beyond_float", {"token": token, "row": row, "column": column})
     return value
 
 
@@ -152,7 +154,26 @@ def parse_eps(text: str) -> float:
     try:
         value = float(text.strip())
     except ValueError:
-        raise VectorInputError("eps_invalid", {"token": text.strip()[:40]}) from None
+        raise VectorInputError("eps_invalid", {"token": text.strip()}) from None
     if not (0.0 <= value <= 1.0):
-        raise VectorInputError("eps_invalid", {"token": text.strip()[:40]})
+        raise VectorInputError("eps_invalid", {"token": text.strip()})
     return value
+
+
+def underflow_notes(rows, dtype: str) -> tuple[str, ...]:
+    """A translated note when typed values are too small for ``dtype`` and are stored as 0."""
+    lost = underflows(rows, dtype)
+    if not lost:
+        return ()
+    row, column, value = lost[0]
+    tiny = f"{smallest_positive(dtype):.3g}"
+    note = t(
+        "input.underflow",
+        count=len(lost),
+        dtype=dtype,
+        value=f"{value:g}",
+        row=row,
+        column=column,
+        tiny=tiny,
+    )
+    return (note,)

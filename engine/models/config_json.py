@@ -11,7 +11,6 @@ multimodal config (Gemma 3) is read from its ``text_config``: the language model
 from __future__ import annotations
 
 import json
-import math
 
 from engine.config import DTYPES, ModelShape
 from engine.errors import EngineError
@@ -40,7 +39,49 @@ FIELD_ALIASES: dict[str, tuple[str, ...]] = {
 _ABSENT = object()
 
 
+MAX_COUNT = 2**24  # above every real size (context lengths reach ~10M); products stay exact
+MAX_NESTING = 64  # real configs nest 2-3 levels (text_config, rope_scaling)
+SHOWN_CHARS = 60  # of a value repeated in a message
+
+
+def _shown(value) -> str:
+    """A config value as JSON, cut for a message (a pasted 200 KB list is not repeated)."""
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= SHOWN_CHARS else text[:SHOWN_CHARS] + "…"
+
+
+def _nesting(text: str) -> int:
+    """The deepest bracket nesting in ``text`` outside strings (before json builds it)."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for char in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "]}":
+            depth -= 1
+    return deepest
+
+
 def _decode(text: str) -> dict:
+    """The parsed config; refused when it is not JSON, nests too deep, holds a number too
+    long to convert, or a string that is not valid Unicode (a lone surrogate escape)."""
+    if _nesting(text) > MAX_NESTING:
+        raise EngineError(
+            "models.too_deep",
+            {"limit": MAX_NESTING},
+            f"the config nests brackets more than {MAX_NESTING} levels deep; "
+            "a config.json holds a few",
+        )
     try:
         config = json.loads(text)
     except json.JSONDecodeError as error:
@@ -49,6 +90,21 @@ def _decode(text: str) -> dict:
             {"line": error.lineno, "column": error.colno, "error": error.msg},
             f"the config is not valid JSON: {error.msg} at line {error.lineno}, "
             f"column {error.colno}",
+        ) from error
+    except ValueError as error:  # an integer of more digits than Python converts
+        raise EngineError(
+            "models.number_too_long",
+            {},
+            "the config holds a number with thousands of digits; sizes are whole numbers "
+            f"up to {MAX_COUNT:,}",
+        ) from error
+    try:
+        json.dumps(config, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError as error:
+        raise EngineError(
+            "models.bad_unicode",
+            {},
+            "the config holds a string that is not valid Unicode (a lone \\ud800-\\udfff escape)",
         ) from error
     return config
 
@@ -70,23 +126,34 @@ def _missing(field: str) -> EngineError:
     )
 
 
-def _bad(alias: str, value, expected: str) -> EngineError:
+# each rule a field can break: (its error key, what the English message says is expected)
+_RULES = {
+    "count": ("models.bad_count", f"a whole number from 1 to {MAX_COUNT:,}"),
+    "flag": ("models.bad_flag", "true or false"),
+    "eps": ("models.bad_eps", "a number from 0 to 1"),
+    "text": ("models.bad_text", 'text such as "llama"'),
+}
+
+
+def _bad(alias: str, value, rule: str) -> EngineError:
+    """A field whose value breaks ``rule`` (a key of ``_RULES``)."""
+    key, expected = _RULES[rule]
     return EngineError(
-        "models.bad_field",
-        {"field": alias, "value": json.dumps(value), "expected": expected},
-        f"config field {alias} is {json.dumps(value)}; expected {expected}",
+        key,
+        {"field": alias, "value": _shown(value), "high": MAX_COUNT},
+        f"config field {alias} is {_shown(value)}; expected {expected}",
     )
 
 
 def _count(alias: str, value) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise _bad(alias, value, "a whole number >= 1")
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_COUNT:
+        raise _bad(alias, value, "count")
     return value
 
 
 def _flag(alias: str, value) -> bool:
     if not isinstance(value, bool):
-        raise _bad(alias, value, "true or false")
+        raise _bad(alias, value, "flag")
     return value
 
 
@@ -124,8 +191,8 @@ class _Reader:
             if alias in self.config and self.config[alias] is not None:
                 value = self.config[alias]
                 number = isinstance(value, int | float) and not isinstance(value, bool)
-                if not number or not math.isfinite(value) or value < 0:
-                    raise _bad(alias, value, "a number >= 0")
+                if not number or not 0 <= value <= 1:  # NaN, ∞ and 10**400 fail too
+                    raise _bad(alias, value, "eps")
                 return float(value)
         return self.family.eps_default
 
@@ -205,6 +272,6 @@ def parse_config(source: str | dict, family: str | None = None) -> ModelShape:
         if model_type is None:
             raise _missing("model_type")
         if not isinstance(model_type, str):
-            raise _bad("model_type", model_type, 'text such as "llama"')
+            raise _bad("model_type", model_type, "text")
         chosen = catalog().for_model_type(model_type)
     return shape_from_config(config, chosen)

@@ -227,7 +227,7 @@ class Catalog:
         raise EngineError(
             "models.unknown_model_type",
             {"model_type": model_type, "allowed": ", ".join(known)},
-            f"model_type {model_type!r} is not in the catalog; known: {', '.join(known)}",
+            f"model_type {model_type[:60]!r} is not in the catalog; known: {', '.join(known)}",
         )
 
     def sharing_model_type(self, model_type: str) -> tuple[Family, ...]:

@@ -137,7 +137,7 @@ def test_bad_settings_are_refused_with_a_message(app):
     assert not app.error
     _set(app, "ax_source", "padded")
     _set(app, "ax_lengths", "16, 12, oops")
-    assert "“oops” is not a whole number" in app.error[0].value
+    assert "`oops` is not a whole number" in app.error[0].value
     _set(app, "ax_lengths", "16, 12")
     assert "2 sentence lengths were given for B = 4" in app.error[0].value
     _set(app, "ax_lengths", "16, 12, 8, 40")

@@ -90,7 +90,7 @@ def test_missing_field_is_named_with_its_aliases(app):
 
 def test_unfamiliar_model_type_lists_the_known_ones(app):
     _paste(_open(app), json.dumps({"model_type": "mamba", "hidden_size": 8}))
-    assert "model_type “mamba” is not in the catalog" in app.error[0].value
+    assert "model_type `mamba` is not in the catalog" in app.error[0].value
     assert "gemma2" in app.error[0].value
 
 
@@ -119,6 +119,28 @@ def test_pasted_config_stays_out_of_the_url_and_the_shared_cache(app):
         app.query_params
     )
     assert not any(name.startswith("models.") for name in compute._STORE)
+
+
+def test_a_paste_survives_a_look_at_the_example_and_back(app):
+    _paste(_open(app), json.dumps(SMOLLM2))
+    app.segmented_control(key="md_input").set_value("example").run()
+    app.segmented_control(key="md_input").set_value("paste").run()
+    assert app.text_area(key="md_config_text").value == json.dumps(SMOLLM2)
+    assert _metrics(app)["Norm parameters"] == f"{(2 * 30 + 1) * 576:,}"
+
+
+def test_hostile_pastes_are_refused_with_a_message_never_a_traceback(app):
+    _open(app)
+    for text in (
+        "[" * 10_000 + "]" * 10_000,
+        '{"model_type": "llama", "hidden_size": 1' + "0" * 5000 + "}",
+        '{"model_type": "\\ud800"}',
+        json.dumps({**SMOLLM2, "hidden_size": 2**62, "vocab_size": 2**62}),
+        json.dumps({"model_type": "[evil](//e.io) **x**"}),
+    ):
+        _paste(app, text)
+        assert app.error, text[:40]
+    assert "`[evil](//e.io) **x**`" in app.error[0].value  # the pasted text shown literally
 
 
 def test_simulate_link_opens_depth_with_the_family_placement_and_norm(app):

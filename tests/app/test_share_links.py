@@ -111,3 +111,13 @@ def test_a_typed_input_too_long_for_a_link_is_left_out_with_a_note():
     assert not at.exception and not at.error
     assert "vl_text" not in at.query_params  # the link would be refused by the server
     assert any("too long for a link" in caption.value for caption in at.caption)
+
+
+def test_a_stale_lesson_answer_is_named_and_the_others_are_kept():
+    at = _open({"lang": "en", "ls_answers": "why_normalize.a,bogus.z,which_axis.b"}, "lessons")
+    assert not at.exception
+    assert "`bogus.z`" in _warnings(at)
+    kept = at.query_params["ls_answers"]  # the learner's two real answers, still in the link
+    assert (
+        "why_normalize.a" in str(kept) and "which_axis.b" in str(kept) and "bogus" not in str(kept)
+    )

@@ -187,6 +187,15 @@ def test_only_integer_and_vector_entries(tmp_path):
     assert "ids" in str(error) and "[T, d]" in str(error)
 
 
+def test_meta_and_sparse_tensors_are_skipped_not_read(tmp_path):
+    """A meta tensor has no values and a sparse one no rows: both are named, never reduced."""
+    meta = torch.empty(3, 4, 8, device="meta")
+    sparse = torch.eye(8).to_sparse()
+    path = files.write_pt(tmp_path / "meta.pt", {"hidden_states": meta, "s": sparse})
+    error = _refusal(path, "no_usable_entries")
+    assert "hidden_states" in str(error) and "meta" in str(error)
+
+
 def test_pt_holding_a_plain_number(tmp_path):
     assert "int" in str(_refusal(files.write_pt(tmp_path / "n.pt", 3), "pt_content"))
 

@@ -102,7 +102,24 @@ def test_deepseek_q_lora_rank_null_means_no_query_latent():
         ("[1, 2]", "models.not_an_object", {"type": "list"}),
         ('{"hidden_size": 64}', "models.missing_field", {"field": "model_type"}),
         ('{"model_type": "mamba"}', "models.unknown_model_type", {"model_type": "mamba"}),
-        ('{"model_type": 7}', "models.bad_field", {"field": "model_type"}),
+        ('{"model_type": 7}', "models.bad_text", {"field": "model_type"}),
+        ("[" * 10_000 + "]" * 10_000, "models.too_deep", {"limit": 64}),
+        (
+            '{"model_type": "llama", "hidden_size": 1' + "0" * 5000 + "}",
+            "models.number_too_long",
+            {},
+        ),
+        ('{"model_type": "\\ud800"}', "models.bad_unicode", {}),
+        (
+            '{"model_type": "llama", "hidden_size": ' + str(10**400) + ', "num_hidden_layers": 2}',
+            "models.bad_count",
+            {"field": "hidden_size"},
+        ),
+        (
+            '{"model_type": "llama", "hidden_size": 16777217, "num_hidden_layers": 2}',
+            "models.bad_count",
+            {"field": "hidden_size", "high": 2**24},
+        ),
         (
             '{"model_type": "llama", "num_hidden_layers": 2}',
             "models.missing_field",
@@ -121,23 +138,23 @@ def test_deepseek_q_lora_rank_null_means_no_query_latent():
         ),
         (
             '{"model_type": "llama", "hidden_size": "64", "num_hidden_layers": 2}',
-            "models.bad_field",
+            "models.bad_count",
             {"field": "hidden_size", "value": '"64"'},
         ),
         (
             '{"model_type": "llama", "hidden_size": 0, "num_hidden_layers": 2}',
-            "models.bad_field",
+            "models.bad_count",
             {"field": "hidden_size"},
         ),
         (
             '{"model_type": "llama", "hidden_size": true, "num_hidden_layers": 2}',
-            "models.bad_field",
+            "models.bad_count",
             {"field": "hidden_size"},
         ),
         (
             '{"model_type": "llama", "hidden_size": 8, "num_hidden_layers": 2, "rms_norm_eps": -1,'
             ' "num_attention_heads": 2, "intermediate_size": 8, "vocab_size": 8}',
-            "models.bad_field",
+            "models.bad_eps",
             {"field": "rms_norm_eps"},
         ),
     ],
@@ -174,3 +191,24 @@ def test_family_overrides_model_type():
     with pytest.raises(EngineError) as caught:
         parse_config({"n_embd": 8}, family="gpt5")
     assert caught.value.key == "models.unknown_family"
+
+
+def test_huge_values_are_refused_and_not_repeated_whole():
+    config = {"model_type": "llama", "hidden_size": list(range(30_000)), "num_hidden_layers": 2}
+    with pytest.raises(EngineError) as caught:
+        parse_config(config)
+    assert caught.value.key == "models.bad_count"
+    assert len(caught.value.params["value"]) <= 61 and caught.value.params["value"].endswith("…")
+    with pytest.raises(EngineError) as caught:
+        parse_config(
+            {
+                "model_type": "llama",
+                "hidden_size": 8,
+                "num_hidden_layers": 2,
+                "rms_norm_eps": 10**400,
+                "num_attention_heads": 2,
+                "intermediate_size": 8,
+                "vocab_size": 8,
+            }
+        )
+    assert caught.value.key == "models.bad_eps"

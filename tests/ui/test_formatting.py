@@ -30,3 +30,15 @@ def test_long_vectors_are_elided():
     assert format_vector([1, 2, 3, 4]) == "[1, 2, 3, 4]"
     text = format_vector(list(range(100)))
     assert text.startswith("[0, 1, 2, 3, 4, 5, …") and text.endswith("98, 99]")
+
+
+def test_literal_shows_outside_text_as_a_code_span_with_the_invisible_made_visible():
+    from ui.formatting import literal
+
+    assert literal("[login](//evil.io)") == "`[login](//evil.io)`"
+    assert literal("a `b` c") == "``a `b` c``"
+    assert literal("1\u200b") == "`1\\u200b`"  # the zero-width space that made "1" no number
+    assert literal("a\u202eb") == "`a\\u202eb`"  # a bidi override cannot reorder the line
+    assert literal("") == '`""`' and literal("  ") == '`"  "`'
+    assert literal("x" * 500, limit=10) == "`xxxxxxxxxx…`"
+    assert literal("中文 é") == "`中文 é`"

@@ -368,7 +368,7 @@ def test_kernels_passes_parse_from_ids_and_names():
         ("dp_layers", ["nan"]),
         ("dp_layers", ["1e400"]),
         ("dp_sublayer", ["conv"]),
-        ("dp_placements", ["post", "sideways"]),
+        ("dp_placements", ["sideways"]),
         ("dp_final", ["yes"]),
         ("vl_norm", ["<script>"]),
         ("vl_eps", ["1" * 41]),
@@ -419,6 +419,17 @@ def test_lesson_progress_parses_from_a_link_and_refuses_unknown_answers():
     assert parse(LESSONS["ls_answers"], answers) == (answers, None)
     assert parse(LESSONS["ls_answers"], ["worked_example.b,rmsnorm.c"]) == (answers, None)
     assert parse(LESSONS["ls_answers"], ["worked_example.e"])[1] is not None
+
+
+def test_a_list_keeps_its_known_items_and_names_the_unknown_ones():
+    """A stale lesson answer in a learner's link must not wipe the answers beside it."""
+    from ui.share import LESSONS
+
+    value, refusal = parse(LESSONS["ls_answers"], ["worked_example.b,bogus.z,rmsnorm.c"])
+    assert value == ["worked_example.b", "rmsnorm.c"]
+    assert refusal.key == "partly_accepted" and refusal.params["value"] == "bogus.z"
+    value, refusal = parse(DEPTH["dp_placements"], ["post", "sideways"])
+    assert value == ["post"] and refusal.params["value"] == "sideways"
     assert parse(LESSONS["ls_lesson"], ["precision"]) == ("precision", None)
     assert parse(LESSONS["ls_lesson"], ["<script>"])[1] is not None
 

@@ -78,3 +78,19 @@ def test_nonfinite_summary_counts_each_kind_over_the_layers():
 )
 def test_download_names_keep_only_safe_characters(name, expected):
     assert text.download_name(name, "layers", "csv") == expected
+
+
+@pytest.mark.filterwarnings("ignore:overflow:RuntimeWarning", "ignore:invalid:RuntimeWarning")
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_story_of_a_stream_past_float64s_square_says_infinity(lang):
+    import torch
+
+    from engine.dumps.story import stream_story
+    from ui.text.dumps_story import story_sentences
+
+    tensors = {
+        f"hidden_states.{i}": torch.full((1, 4, 8), 1e200, dtype=torch.float64) for i in range(3)
+    }
+    rep = report(Upload("huge.safetensors", save(tensors)))
+    sentences = story_sentences(stream_story(rep), None, lang)
+    assert any("∞" in sentence for sentence in sentences)  # 1e200² is past float64: said, no crash

@@ -90,7 +90,7 @@ def story_sentences(story: StreamStory, tokens: Sequence[str] | None, lang: str)
                 lang,
                 value=format_number(story.largest, 1),
                 where=where,
-                square=format_number(story.largest**2, 4),
+                square=format_number(story.largest * story.largest, 4),  # ∞ past float64
                 max=f"{FLOAT16_MAX:,.0f}",
             )
         )
@@ -189,7 +189,7 @@ def precision_sentences(comparison: PrecisionComparison, lang: str) -> list[str]
                 "overflow_none",
                 lang,
                 largest=format_number(largest, 4),
-                square=format_number(largest**2, 4),
+                square=format_number(largest * largest, 4),
             )
         )
     else:

@@ -56,7 +56,7 @@ def parse_lengths(text: str) -> tuple[tuple[int, ...], str | None]:
     lengths = []
     for part in parts:
         if not re.fullmatch(r"[+-]?\d+", part):
-            return (), t("axes.lengths_not_whole", value=part[:20])
+            return (), t("axes.lengths_not_whole", value=literal(part, 20))
         lengths.append(int(part))
     return tuple(lengths), None
 

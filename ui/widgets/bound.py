@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import streamlit as st
 
+from ui.formatting import literal
+from ui.i18n import t
 from ui.labels import label
 from ui.share import PageParams, Param
 
@@ -19,12 +21,13 @@ def _names(param: Param):
     return lambda value: label(param.vocabulary, value)
 
 
-def keep_settings(page: PageParams) -> None:
-    """Keep every setting of a page while its widget is not drawn (another section, a norm
-    without groups): Streamlit forgets the state of a widget skipped in a run."""
-    for param in page.params:
-        if param.key in st.session_state:
-            st.session_state[param.key] = st.session_state[param.key]
+def keep_settings(page: PageParams, *other_keys: str) -> None:
+    """Keep every setting of a page (and the widgets ``other_keys`` names, such as a pasted
+    text kept out of the link) while its widget is not drawn (another section, another
+    input mode): Streamlit forgets the state of a widget skipped in a run."""
+    for key in (*(param.key for param in page.params), *other_keys):
+        if key in st.session_state:
+            st.session_state[key] = st.session_state[key]
 
 
 def selectbox(param: Param, text: str, target=st, **kwargs):
@@ -82,7 +85,12 @@ def number(param: Param, text: str, target=st, high=None, **kwargs):
     cast = int if param.kind == "int" else float
     top = param.high if high is None else min(param.high, high)
     if param.key in st.session_state and st.session_state[param.key] is not None:
-        if st.session_state[param.key] > top:  # the range shrank under a stored value
+        stored = st.session_state[param.key]
+        if stored > top:  # a link's value past this view's end, or the range shrank under it
+            st.warning(
+                t("share.clamped", param=literal(param.key), value=stored, last=cast(top)),
+                icon=":material/link_off:",
+            )
             st.session_state[param.key] = cast(top)
     return target.number_input(
         text,
@@ -99,10 +107,13 @@ def toggle(param: Param, text: str, target=st, **kwargs):
 
 
 def text_input(param: Param, text: str, target=st, **kwargs):
+    """A text box that takes no more than its link accepts (so every typed value can be shared)."""
+    kwargs.setdefault("max_chars", param.max_chars)
     return target.text_input(text, value=param.default, key=param.key, **kwargs)
 
 
 def text_area(param: Param, text: str, target=st, **kwargs):
+    kwargs.setdefault("max_chars", param.max_chars)
     return target.text_area(text, value=param.default, key=param.key, **kwargs)
 
 

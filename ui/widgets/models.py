@@ -51,6 +51,9 @@ def _dtype_name(dtype: str) -> str:
     return t("models.dtype_config") if dtype == "config" else dtype
 
 
+PASTE_KEY = "md_config_text"  # the pasted config: this session's only, never in the link
+
+
 def _config_text() -> tuple[str, str | None, bool]:
     """(config.json text, the family it is read as or None for its model_type, pasted)."""
     mode = bound.segmented(P["md_input"], t("models.input"))
@@ -63,7 +66,7 @@ def _config_text() -> tuple[str, str | None, bool]:
         return example.config_json, family_id, False
     text = st.text_area(
         t("models.paste"),
-        key="md_config_text",
+        key=PASTE_KEY,
         height=200,
         max_chars=MAX_CONFIG_CHARS,
         placeholder='{"model_type": "llama", "hidden_size": 4096, ...}',

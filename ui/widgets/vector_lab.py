@@ -28,8 +28,7 @@ from ui.vector_input import (
     parse_eps,
     parse_parameter,
     parse_vectors,
-    smallest_positive,
-    underflows,
+    underflow_notes,
 )
 from ui.widgets import bound
 
@@ -131,24 +130,6 @@ class VectorLabInputs:
     config: VectorLabConfig | None
     errors: tuple[str, ...]  # translated messages; config is None when non-empty
     notes: tuple[str, ...] = ()  # translated remarks on the input (values stored as 0)
-
-
-def _underflow_notes(rows, dtype: str) -> tuple[str, ...]:
-    lost = underflows(rows, dtype)
-    if not lost:
-        return ()
-    row, column, value = lost[0]
-    tiny = f"{smallest_positive(dtype):.3g}"
-    note = t(
-        "input.underflow",
-        count=len(lost),
-        dtype=dtype,
-        value=f"{value:g}",
-        row=row,
-        column=column,
-        tiny=tiny,
-    )
-    return (note,)
 
 
 def _apply_preset() -> None:
@@ -267,4 +248,4 @@ def vector_lab_inputs(default_eps: dict[str, tuple[DefaultEps, ...]]) -> VectorL
         compute_dtype=compute,
     )
     config = VectorLabConfig(rows, spec, dtype, weight, bias, min(row_index, len(rows) - 1))
-    return VectorLabInputs(config, (), _underflow_notes(rows, dtype))
+    return VectorLabInputs(config, (), underflow_notes(rows, dtype))

@@ -116,7 +116,10 @@ def scan(file: DumpFile) -> FileScan:
     found, skipped = _tensors(file)
     entries = []
     for key, tensor in found.items():
-        if tensor.dtype in _FLOATS and tensor.dim() >= 1:
+        if tensor.device.type != "cpu" or tensor.layout != torch.strided:
+            # a meta tensor holds no values, a sparse one is not rows of a stream
+            skipped.append((key, f"a {tensor.layout} tensor on {tensor.device.type}"))
+        elif tensor.dtype in _FLOATS and tensor.dim() >= 1:
             shape = tuple(tensor.shape)
             entries.append(EntryInfo(file=file, key=key, shape=shape, dtype=_FLOATS[tensor.dtype]))
         else:
