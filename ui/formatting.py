@@ -23,6 +23,15 @@ def format_number(value: float, decimals: int = 4) -> str:
     return "0" if text in ("-0", "") else text
 
 
+def format_cosine(value: float) -> str:
+    """A cosine to 4 decimals, except one that rounds to ±1 without being it: 0.99999994 is
+    written "1 − 5.96e-08", never "1.0000" (which, after "≥", would claim more than 1)."""
+    if math.isfinite(value) and abs(value) != 1 and round(abs(value), 4) == 1:
+        gap = f"1 − {format_number(1 - abs(value), 2)}"
+        return gap if value > 0 else f"−({gap})"
+    return format_number(value)
+
+
 def format_vector(values, decimals: int = 4, head: int = 6, tail: int = 2) -> str:
     """[1, 2, 3, 4] as "[1, 2, 3, 4]"; long vectors elided in the middle."""
     items = [format_number(v, decimals) for v in values]

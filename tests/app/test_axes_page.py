@@ -173,7 +173,7 @@ def test_every_experiment_draws_its_chart_and_lesson(app):
 
 def test_batch_of_one_quotes_the_claim_and_shows_what_pytorch_does(app):
     text = _failures(app)
-    assert "batch size=1时方差为零导致除零错误" in text  # quoted as a claim
+    assert "With a batch of size one the variance is zero" in text  # stated as a claim
     bn = torch.nn.BatchNorm1d(32).train()
     with pytest.raises(ValueError) as raised:
         bn(torch.zeros(1, 32))

@@ -181,12 +181,15 @@ def download_name(file_name: str, table: str, suffix: str) -> str:
     return f"{stem[:60]}_{table}.{suffix}"
 
 
-_SHOWN_WHITESPACE = str.maketrans({" ": "␣", "\n": "⏎", "\t": "⇥", "\r": "⏎"})
+# U+FFFD: a byte-level token holding part of a multi-byte character (a Chinese character is
+# 3 bytes in UTF-8, often split over tokens), which decodes to no character on its own
+_SHOWN_WHITESPACE = str.maketrans({" ": "␣", "\n": "⏎", "\t": "⇥", "\r": "⏎", "\ufffd": "⟨byte⟩"})
 MAX_TOKEN_CHARS = 16  # a token's text in a label, before it is cut
 
 
 def token_text(text: str) -> str:
-    """A token's text as a label: spaces and line breaks made visible, long tokens cut.
+    """A token's text as a label: spaces, line breaks and partial characters made visible,
+    long tokens cut.
     Plain text: put it in ``literal`` for Markdown, ``plot_text`` for a chart."""
     shown = text.translate(_SHOWN_WHITESPACE) or "∅"
     return shown if len(shown) <= MAX_TOKEN_CHARS else shown[: MAX_TOKEN_CHARS - 1] + "…"

@@ -17,7 +17,7 @@ from engine.geometry.eps_curve import EpsCurve, predicted_norm
 from engine.geometry.meshes import Ellipsoids
 from engine.geometry.path import VectorPath
 from engine.geometry.two_dimensions import DECIMALS, TwoDimensionalLayerNorm
-from ui.formatting import format_number, format_vector
+from ui.formatting import format_cosine, format_number, format_vector
 from ui.i18n import translate
 from ui.text.latex import Step, latex_number, latex_vector
 
@@ -37,11 +37,11 @@ def ones_rounding(ones: np.ndarray, norm: np.ndarray, cos_input: np.ndarray, d: 
     )
 
 
-def _range(values: np.ndarray) -> tuple[str, str]:
+def _range(values: np.ndarray, write=format_number) -> tuple[str, str]:
     finite = values[np.isfinite(values)]
     if not finite.size:
         return "NaN", "NaN"
-    return format_number(float(finite.min())), format_number(float(finite.max()))
+    return write(float(finite.min())), write(float(finite.max()))
 
 
 def _largest(values: np.ndarray) -> float:
@@ -151,10 +151,10 @@ def cloud_summary(cloud: Cloud, shown: tuple[str, ...], names: dict, lang: str) 
         if kind == "layernorm" and d > 1:
             rounding = ones_rounding(normed.ones, normed.norm, normed.cos_input, d)
             lines.append(translate("geometry.rounding", lang, **rounding))
-            low, high = _range(normed.cos_input)
+            low, high = _range(normed.cos_input, format_cosine)
             lines.append(translate("geometry.summary.layernorm_cos", lang, low=low, high=high))
         if kind == "rmsnorm":
-            low, high = _range(normed.cos_input)
+            low, high = _range(normed.cos_input, format_cosine)
             lines.append(translate("geometry.summary.rmsnorm_cos", lang, low=low, high=high))
         if kind == "dyt":
             lines.append(

@@ -11,7 +11,7 @@ import numpy as np
 
 from engine.geometry.high_dimension import HighDimensionReport, IdentityCheck, Measures
 from engine.geometry.real_activations import PairMeasures, RealActivations
-from ui.formatting import format_number
+from ui.formatting import format_cosine, format_number
 from ui.i18n import translate
 from ui.text.geometry import ones_rounding
 
@@ -27,6 +27,14 @@ def _stats(values: np.ndarray) -> tuple[str, str, str]:
         return "NaN", "NaN", "NaN"
     low, median, high = np.percentile(finite, [0, 50, 100])
     return format_number(float(low)), format_number(float(median)), format_number(float(high))
+
+
+def _cos_stats(values: np.ndarray) -> tuple[str, str, str]:
+    """(min, median, max) of the finite cosines, written with ``format_cosine``."""
+    finite = values[np.isfinite(values)]
+    if not finite.size:
+        return "NaN", "NaN", "NaN"
+    return tuple(format_cosine(float(v)) for v in np.percentile(finite, [0, 50, 100]))
 
 
 def _largest(values: np.ndarray) -> float:
@@ -50,7 +58,7 @@ def measure_lines(report: HighDimensionReport, lang: str) -> list[str]:
     for kind in ("layernorm", "rmsnorm", "dyt"):
         measures: Measures = getattr(found, kind)
         low, median, high = _stats(measures.norm)
-        cos_low, cos_median, cos_high = _stats(measures.cos_input)
+        cos_low, cos_median, cos_high = _cos_stats(measures.cos_input)
         lines.append(
             translate(
                 f"geometry.high.{kind}",
@@ -116,7 +124,7 @@ def pair_lines(pair: PairMeasures, lang: str) -> list[str]:
     norms = pair.inputs.norm[np.isfinite(pair.inputs.norm)]
     ratio = float(norms.max() / np.median(norms)) if norms.size and np.median(norms) > 0 else 0.0
     stored = _stats(pair.stored.norm)
-    stored_cos = _stats(pair.stored.cos_input)
+    stored_cos = _cos_stats(pair.stored.cos_input)
     rms, layer = pair.recomputed["rmsnorm"], pair.recomputed["layernorm"]
     rms_norm, layer_norm = _stats(rms.norm), _stats(layer.norm)
     weight = pair.weight
@@ -152,7 +160,7 @@ def pair_lines(pair: PairMeasures, lang: str) -> list[str]:
             ln_low=layer_norm[0],
             ln_high=layer_norm[2],
             sqrt_d=format_number(pair.sqrt_d),
-            rms_cos=_stats(rms.cos_input)[0],
+            rms_cos=_cos_stats(rms.cos_input)[0],
             ln_ones=format_number(_largest(layer.ones)),
             rms_ones=format_number(_largest(rms.ones)),
         ),

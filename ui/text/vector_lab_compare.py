@@ -13,7 +13,7 @@ import math
 import numpy as np
 
 from engine.norms.worked import VectorExplanation
-from ui.formatting import format_number
+from ui.formatting import format_cosine, format_number
 from ui.i18n import translate
 from ui.text.vector_lab_precision import sentence_joiner
 
@@ -104,8 +104,8 @@ def comparison_notes(ex: VectorExplanation, lang: str) -> list[str]:
                 translate(
                     f"vector_lab.compare_direction_{kind}_only",
                     lang,
-                    rms_cos=format_number(c.rmsnorm_cos_input),
-                    ln_cos=format_number(c.layernorm_cos_input),
+                    rms_cos=format_cosine(c.rmsnorm_cos_input),
+                    ln_cos=format_cosine(c.layernorm_cos_input),
                     ln_ones=format_number(c.layernorm_ones),
                 )
             )
@@ -121,8 +121,8 @@ def comparison_notes(ex: VectorExplanation, lang: str) -> list[str]:
         translate(
             "vector_lab.compare_direction_note",
             lang,
-            rms_cos=format_number(c.rmsnorm_cos_input),
-            ln_cos=format_number(c.layernorm_cos_input),
+            rms_cos=format_cosine(c.rmsnorm_cos_input),
+            ln_cos=format_cosine(c.layernorm_cos_input),
         ),
         _rms_note(ex, lang),
     ]

@@ -23,7 +23,16 @@ def _square(value: float) -> str:
 
 
 def _sum_terms(values, term) -> str:
+    """Terms joined by + (squares are never negative)."""
     return " + ".join(term(v) for v in values)
+
+
+def _signed_sum(values) -> str:
+    """1 + (−2) + 3 written as a person would: 1 - 2 + 3."""
+    text = _n(values[0]) if len(values) else ""
+    for value in values[1:]:
+        text += f" - {_n(-value)}" if value < 0 else f" + {_n(value)}"
+    return text
 
 
 def worked_steps(ex: VectorExplanation, lang: str) -> list[Step]:
@@ -46,7 +55,7 @@ def worked_steps(ex: VectorExplanation, lang: str) -> list[Step]:
         return [*steps, pooled, Step(tr("output"), rf"y = {out}")]
 
     total = stats.mean * d
-    sum_text = _sum_terms(row, _n) if short else _n(total)
+    sum_text = _signed_sum(row) if short else _n(total)
     steps.append(
         Step(
             tr("mean"),

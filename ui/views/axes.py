@@ -201,7 +201,7 @@ def train_eval(result: TrainEvalGap) -> None:
 def batch_of_one(result: BatchOfOne) -> None:
     lang = current_language()
     st.markdown(t("axes.one.claim_intro"))
-    st.markdown(f"> “{result.claim}”  \n> — {result.claim_source}")
+    st.markdown(f"> {t('axes.one.claim')}")
     st.caption(t("axes.one.claim_translation"))
     st.markdown(t("axes.one.what_happens"))
     st.markdown("\n".join(f"- {fact}" for fact in text.batch_of_one_facts(result, lang)))

@@ -37,7 +37,9 @@ def _labels(prefix: str) -> AxisLabels:
 def _table(frame: pd.DataFrame, key: str) -> None:
     """An engine table with its headers translated (the ids stay in the downloads)."""
     shown = frame.rename(columns={c: t(f"dumps.col.{c}") for c in frame.columns})
-    numbers = st.column_config.NumberColumn(format="%.4g")
+    for column in shown.select_dtypes(include="object").columns:  # e.g. the final norm: no layer
+        shown[column] = shown[column].map(lambda value: "—" if value is None else value)
+    numbers = st.column_config.NumberColumn(format="%.6g")
     floats = {t(f"dumps.col.{c}"): numbers for c in frame.columns if frame[c].dtype.kind == "f"}
     st.dataframe(
         shown,

@@ -198,6 +198,6 @@ def precision(comparison: PrecisionComparison) -> None:
         height=36 + 35 * min(len(frame), 12),
         key="dumps_overflow",
         column_config={
-            t("dumps.overflow_col.max_abs"): st.column_config.NumberColumn(format="%.4g")
+            t("dumps.overflow_col.max_abs"): st.column_config.NumberColumn(format="%.6g")
         },
     )

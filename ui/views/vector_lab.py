@@ -201,6 +201,7 @@ def _story(ex: VectorExplanation, story: PrecisionStory, facts: DtypeFacts, lang
     columns["rstd"] = [line.rstd for line in lines]
     columns["y"] = [line.y for line in lines]
     st.dataframe(pd.DataFrame(columns, index=[line.name for line in lines]), width="stretch")
+    st.caption(t("vector_lab.precision.from_rstd"))
     for message in path_messages(story, row, lang):
         expanded = message.level != "ok" and not ex.zero_variance
         with st.expander(message.title, expanded=expanded):
