@@ -34,6 +34,7 @@ USER_TEXT = frozenset(
         "detail",
         "examples",
         "model_type",
+        "error",  # a parser's own words (json, tomllib), in English whatever the page's language
     }
 )
 SHOWN_IN_MESSAGE = 60  # characters of one outside text a message repeats (then "…")

@@ -204,8 +204,12 @@ def causal_lesson(result: CausalLeak, names: Names, lang: str) -> str:
     leaking = [kind for kind, leaks in zip(result.kinds, result.leaks_future) if leaks]
     sealed = [kind for kind in result.kinds if kind not in leaking]
     separator = translate("axes.causal.separator", lang)
-    moved = separator.join(f"{names[k]} {_n(earlier[k], 3)}" for k in leaking)
-    same = separator.join(names[k] for k in sealed)
+
+    def name(kind: str) -> str:  # GroupNorm with its G, where the result is read
+        return f"{names[kind]} (G = {result.groups})" if kind == "groupnorm" else names[kind]
+
+    moved = separator.join(f"{name(k)} {_n(earlier[k], 3)}" for k in leaking)
+    same = separator.join(name(k) for k in sealed)
     zero = max((earlier[k] for k in sealed), default=math.nan)
     return translate(
         "axes.causal.lesson",
@@ -214,7 +218,6 @@ def causal_lesson(result: CausalLeak, names: Names, lang: str) -> str:
         moved=moved or "—",
         sealed=same or "—",
         zero=_n(zero),
-        groups=result.groups,
     )
 
 

@@ -124,7 +124,8 @@ def massive_tokens_sentence(
             )
         )
     more = len(ranked) - MAX_TOKENS_LISTED
-    listed = "; ".join(parts) + (" " + _tr("and_more", lang, count=more) if more > 0 else "")
+    listed = _tr("list_separator", lang).join(parts)
+    listed += " " + _tr("and_more", lang, count=more) if more > 0 else ""
     key = "carriers" if len(ranked) > 1 else "carrier_alone"
     return _tr(key, lang, count=len(ranked), tokens=listed)
 

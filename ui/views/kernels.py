@@ -35,6 +35,7 @@ def backend(info: BackendInfo) -> None:
         f"torch {torch.__version__.split('+')[0]}",
         delta=f"Triton {info.triton_version or '—'} · Python {platform.python_version()}",
         delta_color="off",
+        delta_arrow="off",  # a second line of versions, not a change
     )
     interpreter = t("kernels.on") if triton_interpreter_enabled() else t("kernels.off")
     st.caption(f"{t('kernels.backend_interpreter')}: {interpreter}")
@@ -126,10 +127,14 @@ def roofline(ln: NormTraffic, rms: NormTraffic) -> None:
     c2.metric(
         t("kernels.memory_intensity"),
         f"{ln.intensity:.1f} / {rms.intensity:.1f}",
-        delta="LayerNorm / RMSNorm, FLOP/byte",
+        delta=t("kernels.intensity_delta"),
         delta_color="off",
+        delta_arrow="off",
     )
-    c3.metric(t("kernels.memory_ridge", gpu=GPU_NAME), f"{ln.ridge:.1f} FLOP/byte")
+    c3.metric(
+        t("kernels.memory_ridge", gpu=GPU_NAME),
+        t("kernels.intensity_value", value=f"{ln.ridge:.1f}"),
+    )
     st.markdown(
         t(
             "kernels.memory_verdict",

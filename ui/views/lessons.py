@@ -95,8 +95,8 @@ def sheet(lang: str, present: str, page_url: str) -> None:
             st.markdown(f"**{number}. {_tr(item, 'title')}**")
             answer = option_label(item.answer, _tr(item, f"options.{item.answer}"))
             lines = [
-                f"{t('lessons.sheet_question')}: {_tr(item, 'question')}",
-                f"{t('lessons.sheet_answer')}: {answer}",
+                t("lessons.sheet_question", text=_tr(item, "question")),
+                t("lessons.sheet_answer", text=answer),
             ]
             if target_ready(target, PAGES):
                 query = query_text(target_query(target, PAGES[target.page], lang, present))

@@ -47,9 +47,9 @@ def _affine_inputs() -> dict[str, float]:
     values = {}
     for name in ("gamma", "beta"):
         columns = st.columns(3)
-        for column, axis in zip(columns, ("x", "y", "z")):
+        for column, axis, drawn in zip(columns, ("x", "y", "z"), ("x₁", "x₂", "x₃")):
             key = f"ge_{name}_{axis}"
-            text = t(f"geometry.{name}_axis", axis=axis)
+            text = t(f"geometry.{name}_axis", axis=drawn)  # the scene's axes (y is the output)
             values[f"{name}_{axis}"] = float(bound.slider(P[key], text, column, step=0.05))
     return values
 
