@@ -64,10 +64,12 @@ def test_lines_draw_the_first_token_and_the_fitted_growth(rep):
     figure = figures.rms_lines(rep.residual, 0, AXES, names, outlier_tokens=[0, 5])
     first = X[:, 0, 0].double().pow(2).mean(-1).sqrt().numpy()  # [L]
     np.testing.assert_allclose(_trace(figure, "首").y, first, rtol=1e-6)
-    fit = rep.residual.growth[0]
+    fit = next(g for g in rep.residual.growth if g.basis == "median_token")  # it follows a curve
     np.testing.assert_allclose(
         _trace(figure, "拟合").y, fit.intercept * fit.rate ** np.arange(5), rtol=1e-9
     )
+    outliers = [t.line.color for t in figure.data if t.name and t.name.startswith("t")]
+    assert len(set(outliers)) == len(outliers)  # each tracked token its own colour
     assert _trace(figure, "t5") and not any(t.name == "t0" for t in figure.data)  # 0 is "first"
     assert figure.layout.yaxis.type == "log"
 

@@ -40,6 +40,8 @@ MUTED = "#7f7f7f"
 BAND_FILL = "rgba(31, 119, 180, 0.15)"
 TOP_COLORS = ("#d62728", "#ff7f0e", "#9467bd")
 TOKEN_COLORS = ("#d62728", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b")
+# outlier tokens' lines: none is the first token's red, the median's green or all tokens' blue
+OUTLIER_LINE_COLORS = ("#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#bcbd22", "#17becf")
 MAX_OUTLIER_LINES = 4  # outlier tokens drawn as lines of their own
 MAX_NAMED_TOKENS = 64  # beyond this many tokens the axis shows positions, not texts
 
@@ -203,13 +205,16 @@ def rms_lines(
         (residual.rms_max_token, names["max"], dict(color=MUTED, width=1, dash="dot")),
         (rms[:, batch, 0], names["first"], dict(color=FIRST_COLOR, width=2)),
     ]
-    for token in [t for t in outlier_tokens if t != 0][:MAX_OUTLIER_LINES]:
+    for index, token in enumerate([t for t in outlier_tokens if t != 0][:MAX_OUTLIER_LINES]):
         name = names["token"].format(token=token)
-        lines.append((rms[:, batch, token], name, dict(color=OUTLIER_COLOR, width=1)))
-    fit = next((g for g in residual.growth if g.basis == "all_tokens"), None)
+        color = OUTLIER_LINE_COLORS[index % len(OUTLIER_LINE_COLORS)]
+        lines.append((rms[:, batch, token], name, dict(color=color, width=1)))
+    # the median token's fit: the all-token RMS is the first token's once it jumps, so a
+    # single c·g^l through it follows no curve drawn here
+    fit = next((g for g in residual.growth if g.basis == "median_token"), None)
     if fit is not None and math.isfinite(fit.rate):
         fitted = fit.intercept * fit.rate ** layers.astype(np.float64)  # c·g^l
-        lines.append((fitted, names["fit"], dict(color=ALL_COLOR, width=1, dash="dash")))
+        lines.append((fitted, names["fit"], dict(color=MEDIAN_COLOR, width=1, dash="dash")))
     return _layout(_layer_lines(figure, lines, log_y=True), labels, log_y=True, height=440)
 
 
