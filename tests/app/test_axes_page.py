@@ -159,8 +159,9 @@ def _failures(app, **settings):
 
 def test_every_experiment_draws_its_chart_and_lesson(app):
     text = _failures(app)
-    for key in ("ax_padding", "ax_small", "ax_train_eval", "ax_one", "ax_causal"):
-        assert _chart(app, key)["data"]
+    for key in ("ax_padding", "ax_small", "ax_train_eval", "ax_causal"):  # two panels each
+        assert _chart(app, key)["data"] and _chart(app, f"{key}_2")["data"]
+    assert _chart(app, "ax_one")["data"]
     assert len(app.success) == 5  # one lesson per experiment
     for number in range(1, 6):
         assert any(s.value.startswith(f"{number}. ") for s in app.subheader)

@@ -170,43 +170,45 @@ PANEL = charts.Panel("title", "x", "y")
 def test_padding_chart_draws_both_statistics():
     result = padding_pollution(AxesSpec())
     names = {"real": "real", "with_pad": "pad"}
-    figure = charts.padding_figure(result, PANEL, PANEL, names)
-    by_name = [(t.name, list(t.y)) for t in figure.data]
-    assert ("pad", list(result.mean_with_pad)) in by_name
-    assert ("real", list(result.std_real)) in by_name
+    mean, std = charts.padding_figure(result, PANEL, PANEL, names)  # two figures: they stack
+    assert ("pad", list(result.mean_with_pad)) in [(t.name, list(t.y)) for t in mean.data]
+    assert ("real", list(result.std_real)) in [(t.name, list(t.y)) for t in std.data]
 
 
 def test_small_batch_chart_is_log_log_with_the_theory_line():
     result = small_batch_noise(AxesSpec(), draws=20)
     keys = ("draws", "mean_spread", "mean_spread_theory", "var_spread", "var_spread_theory")
-    figure = charts.small_batch_figure(result, PANEL, PANEL, {k: k for k in keys})
-    theory = next(t for t in figure.data if t.name == "mean_spread_theory")
+    _, spread = charts.small_batch_figure(result, PANEL, PANEL, {k: k for k in keys})
+    theory = next(t for t in spread.data if t.name == "mean_spread_theory")
     assert np.allclose(theory.y, 1 / np.sqrt(result.batch_sizes * 16))
-    assert figure.layout.xaxis2.type == "log" and figure.layout.yaxis2.type == "log"
+    assert spread.layout.xaxis.type == "log" and spread.layout.yaxis.type == "log"
 
 
 def test_train_eval_chart_marks_the_chosen_shift():
     result = train_eval_gap(AxesSpec(preset="channel_offsets"), shift=2.0, steps=20)
     keys = ("batch_mean", "running_mean", "population", "eval_mean", "gap", "chosen")
-    figure = charts.train_eval_figure(result, PANEL, PANEL, {k: k for k in keys})
-    chosen = next(t for t in figure.data if t.name == "chosen")
+    history, gap = charts.train_eval_figure(result, PANEL, PANEL, {k: k for k in keys})
+    chosen = next(t for t in gap.data if t.name == "chosen")
     assert (chosen.x[0], chosen.y[0]) == (2.0, result.gap_mean)
     channel = int(np.argmax(np.abs(result.population_mean)))
-    assert figure.layout.annotations[0].text.endswith(f"c = {channel}")
+    assert history.layout.title.text.endswith(f"c = {channel}")
 
 
 def test_batch_of_one_chart_marks_every_nan():
     result = batch_of_one(AxesSpec())
-    keys = ("x", "beta", "y", "y_eps0")
+    keys = ("x", "beta", "y", "y_eps0", "nan_strip")
     figure = charts.batch_of_one_figure(result, PANEL, {k: k for k in keys})
     nan = next(t for t in figure.data if t.name == "y_eps0")
     assert len(nan.x) == result.nan_count_eps0 == 32
+    # NaN is no value: its markers sit in their own labelled strip, not at y = 0 of the chart
+    assert nan.yaxis == "y2" and figure.layout.yaxis2.ticktext == ("nan_strip",)
+    assert all(t.yaxis in (None, "y") for t in figure.data if t.name != "y_eps0")
 
 
 def test_causal_chart_leaves_the_replaced_token_out():
     result = causal_leak(AxesSpec(), position=9)
-    figure = charts.causal_figure(result, PANEL, PANEL, NORM_NAMES, "changed")
-    batchnorm = next(t for t in figure.data if t.name == "BatchNorm")
+    same, _ = charts.causal_figure(result, PANEL, PANEL, NORM_NAMES, "changed")
+    batchnorm = next(t for t in same.data if t.name == "BatchNorm")
     assert batchnorm.y[9] is None and batchnorm.y[3] == pytest.approx(result.same_sample[2, 3])
 
 
@@ -233,7 +235,7 @@ def test_cell_arithmetic_reproduces_the_output():
     selection = select_cell(stats, (0, 0, 0))
     latex = text.cell_arithmetic(stats, selection)
     expected = (selection.x - selection.mean) / math.sqrt(selection.var + 1e-5)
-    assert latex.endswith(f"= {expected:.4f}")
+    assert latex.endswith(rf"\\ &= {expected:.4f}\end{{aligned}}")  # the result on its own line
 
 
 def test_lessons_hold_no_number_of_their_own():

@@ -151,6 +151,9 @@ def test_eps_curve_has_log_decades_and_the_formula_over_the_points():
     np.testing.assert_allclose(figure.data[-1].y, curve.predicted)
     vline = [s for s in figure.layout.shapes if s.x0 == s.x1]
     assert vline and vline[0].x0 == pytest.approx(math.sqrt(1e-5))  # data units on a log axis
+    # its label sits at the line: annotations on a log axis take log10 units
+    label = next(a for a in figure.layout.annotations if a.text == "√ε")
+    assert label.x == pytest.approx(math.log10(math.sqrt(1e-5))) and label.yref == "paper"
     assert figure.layout.title.text == "标题"
 
 
@@ -165,6 +168,9 @@ def test_dyt_norms_mark_the_chosen_alpha_and_label_decades():
     median = _by_tag(figure)["median"]
     np.testing.assert_allclose(median.y, np.median(sweep.norm, axis=1))
     assert figure.layout.yaxis2.title.text == "saturated"
+    assert figure.layout.yaxis2.showgrid is False  # one set of gridlines, not two misaligned
+    chosen = next(a for a in figure.layout.annotations if a.text == "chosen")
+    assert chosen.x == pytest.approx(math.log10(2.0))
 
 
 def test_shared_bins_keep_a_spike_in_one_bin():

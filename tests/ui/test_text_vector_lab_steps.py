@@ -10,12 +10,13 @@ def _latex(kind: str, eps: float = 0.0, **spec) -> str:
 
 def test_layernorm_textbook_steps():
     latex = _latex("layernorm")
-    assert r"\frac{1 + 2 + 3 + 4}{4} = 2.5" in latex
-    assert r"\frac{(-1.5)^2 + (-0.5)^2 + 0.5^2 + 1.5^2}{4} = 1.25" in latex
+    # a chain of equalities: one side per line ("\\ &="), the result on a line of its own
+    assert r"\frac{1 + 2 + 3 + 4}{4} \\ &= 2.5\end{aligned}" in latex
+    assert r"\frac{(-1.5)^2 + (-0.5)^2 + 0.5^2 + 1.5^2}{4} \\ &= 1.25\end{aligned}" in latex
     assert r"\sqrt{1.25} = 1.1180" in latex
-    assert r"\sqrt{7.5} = 2.7386" in latex
+    assert r"\sqrt{7.5} \\ &= 2.7386\end{aligned}" in latex
     assert "7.5 = 1.25 + 2.5^2" in latex
-    assert "= 0.8944" in latex
+    assert r"&= 0.8944\end{aligned}" in latex
     assert r"\left[-1.3416, -0.4472, 0.4472, 1.3416\right]" in latex
 
 

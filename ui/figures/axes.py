@@ -230,9 +230,21 @@ PANEL_GAP = 0.04  # between the input and the normalized panel, in paper units
 def _cells_layout(stats: AxesStatistics, labels: HeatmapLabels, drawn_rows: int, shapes):
     ticks, tick_text = _row_ticks(stats.real, labels)
     limit_x, limit_y = _symmetric_range(stats.x), _symmetric_range(stats.y)
-    height = int(min(max(150 + 6 * drawn_rows, 380), 560))
-    below_title = -62 / (height - 40 - 96)  # paper units: 62 px under the plot, past the x title
-    bar = dict(orientation="h", thickness=10, y=below_title, yanchor="top", len=0.4, ypad=0)
+    height = int(min(max(182 + 6 * drawn_rows, 412), 592))  # margins: 168 px
+    # The colour bars sit at the figure's bottom edge (container units), not a fixed distance
+    # under the plot: presentation mode's larger x title would otherwise run into them.  Three
+    # ticks fit a bar 60 px long (a phone) without plotly turning them on their side.
+    bar = dict(
+        orientation="h",
+        thickness=10,
+        yref="container",
+        y=4 / height,
+        yanchor="bottom",
+        len=0.4,
+        ypad=0,
+        nticks=3,
+        tickangle=0,
+    )
     half = (1 - PANEL_GAP) / 2
     x_axis = dict(title=dict(text=labels.channel), showgrid=False, zeroline=False, anchor="y")
     titles = [
@@ -245,11 +257,15 @@ def _cells_layout(stats: AxesStatistics, labels: HeatmapLabels, drawn_rows: int,
             xanchor="center",
             yanchor="bottom",
             showarrow=False,
-            font=dict(size=16),
+            font=dict(size=15),
         )
         for text, x in (
             (labels.input, half / 2),
-            (f"{labels.output} (γ = 1, β = 0)", 1 - half / 2),
+            # two lines: one line does not fit half a phone's width
+            (
+                f"{labels.output}<br><span style='font-size:11px'>(γ = 1, β = 0)</span>",
+                1 - half / 2,
+            ),
         )
     ]
     return dict(
@@ -275,7 +291,7 @@ def _cells_layout(stats: AxesStatistics, labels: HeatmapLabels, drawn_rows: int,
         annotations=titles,
         shapes=shapes,
         height=height,
-        margin=dict(l=10, r=10, t=40, b=96),
+        margin=dict(l=10, r=10, t=56, b=112),
         dragmode=False,
         clickmode="event+select",
         showlegend=False,

@@ -3,6 +3,10 @@
 Pure functions: an experiment's result in, ``go.Figure`` out; no Streamlit import.  Titles,
 axis titles and trace names arrive translated (``Panel`` and a ``names`` mapping); each chart
 draws only the result's numbers.
+
+A two-panel experiment returns its panels as two figures (a ``Pair``): the page draws them in
+two columns, side by side on a wide screen and one under the other on a phone, where one
+figure of two subplots would squeeze both and run their titles into each other.
 """
 
 from __future__ import annotations
@@ -40,16 +44,21 @@ class Panel:
 
 
 Names = Mapping[str, str]  # trace id -> translated name
+Pair = tuple[go.Figure, go.Figure]  # the left panel's figure, the right panel's
 
 
-def _two_panels(left: Panel, right: Panel, spacing: float = 0.1) -> go.Figure:
-    figure = make_subplots(
-        rows=1, cols=2, subplot_titles=(left.title, right.title), horizontal_spacing=spacing
+def _panel_figure(panel: Panel) -> go.Figure:
+    figure = go.Figure()
+    figure.update_layout(
+        title=dict(text=panel.title, x=0.5, xanchor="center", font=dict(size=14)),
+        xaxis_title=panel.x,
+        yaxis_title=panel.y,
     )
-    for column, panel in ((1, left), (2, right)):
-        figure.update_xaxes(title_text=panel.x, row=1, col=column)
-        figure.update_yaxes(title_text=panel.y, row=1, col=column)
     return figure
+
+
+def _two_panels(left: Panel, right: Panel) -> Pair:
+    return _panel_figure(left), _panel_figure(right)
 
 
 def _finish(figure: go.Figure, height: int = 380) -> go.Figure:
@@ -62,16 +71,20 @@ def _finish(figure: go.Figure, height: int = 380) -> go.Figure:
     return figure
 
 
+def _finish_pair(pair: Pair, height: int = 380) -> Pair:
+    return _finish(pair[0], height), _finish(pair[1], height)
+
+
 def _finite(values) -> list[float | None]:
     return [float(v) if math.isfinite(v) else None for v in np.asarray(values, dtype=float)]
 
 
-def padding_figure(result: PaddingPollution, left: Panel, right: Panel, names: Names):
+def padding_figure(result: PaddingPollution, left: Panel, right: Panel, names: Names) -> Pair:
     """Per-channel mean and std, PAD counted (what BatchNorm computes) vs left out."""
-    figure = _two_panels(left, right)
+    pair = _two_panels(left, right)
     channels = np.arange(len(result.mean_real))
-    for column, (polluted, real) in enumerate(
-        ((result.mean_with_pad, result.mean_real), (result.std_with_pad, result.std_real)), 1
+    for figure, (polluted, real) in zip(
+        pair, ((result.mean_with_pad, result.mean_real), (result.std_with_pad, result.std_real))
     ):
         for key, values, color, symbol in (
             ("real", real, REAL_COLOR, "circle-open"),
@@ -85,20 +98,16 @@ def padding_figure(result: PaddingPollution, left: Panel, right: Panel, names: N
                     line=dict(color=color, width=1),
                     marker=dict(color=color, symbol=symbol, size=7),
                     name=names[key],
-                    legendgroup=key,
-                    showlegend=column == 1,
-                ),
-                row=1,
-                col=column,
+                )
             )
-    figure.add_hline(y=result.pad_value, line=dict(color=MUTED_COLOR, dash="dot"), row=1, col=1)
-    return _finish(figure)
+    pair[0].add_hline(y=result.pad_value, line=dict(color=MUTED_COLOR, dash="dot"))
+    return _finish_pair(pair)
 
 
-def small_batch_figure(result: SmallBatchNoise, left: Panel, right: Panel, names: Names):
+def small_batch_figure(result: SmallBatchNoise, left: Panel, right: Panel, names: Names) -> Pair:
     """Left: channel 0's batch mean in every draw, by b.  Right: its spread against b, log-log,
     with the 1/√(b·T) line (and the batch variance's spread with its line)."""
-    figure = _two_panels(left, right)
+    figure, spread = _two_panels(left, right)
     generator = np.random.default_rng(0)  # horizontal jitter only: the draws are the engine's
     for index, b in enumerate(result.batch_sizes):
         means = result.example_means[index]
@@ -113,54 +122,46 @@ def small_batch_figure(result: SmallBatchNoise, left: Panel, right: Panel, names
                 legendgroup="draws",
                 showlegend=index == 0,
                 hovertemplate="b = " + str(int(b)) + "<br>%{y:.3f} σ<extra></extra>",
-            ),
-            row=1,
-            col=1,
+            )
         )
     figure.update_xaxes(
         tickvals=list(range(len(result.batch_sizes))),
         ticktext=[str(int(b)) for b in result.batch_sizes],
-        row=1,
-        col=1,
     )
     sizes = result.batch_sizes
     for key, measured, theory, color in (
         ("mean_spread", result.mean_spread, result.mean_spread_theory, POLLUTED_COLOR),
         ("var_spread", result.var_spread, result.var_spread_theory, SECOND_COLOR),
     ):
-        figure.add_trace(
+        spread.add_trace(
             go.Scatter(
                 x=sizes,
                 y=_finite(measured),
                 mode="markers",
                 marker=dict(color=color, size=9),
                 name=names[key],
-            ),
-            row=1,
-            col=2,
+            )
         )
-        figure.add_trace(
+        spread.add_trace(
             go.Scatter(
                 x=sizes,
                 y=_finite(theory),
                 mode="lines",
                 line=dict(color=color, dash="dash", width=1.5),
                 name=names[f"{key}_theory"],
-            ),
-            row=1,
-            col=2,
+            )
         )
-    log_axis(figure, "x", sampled=[int(b) for b in sizes], row=1, col=2)  # each batch size
-    log_axis(figure, "y", row=1, col=2)
-    return _finish(figure, 400)
+    log_axis(spread, "x", sampled=[int(b) for b in sizes])  # each batch size
+    log_axis(spread, "y")
+    return _finish_pair((figure, spread), 400)
 
 
-def train_eval_figure(result: TrainEvalGap, left: Panel, right: Panel, names: Names):
+def train_eval_figure(result: TrainEvalGap, left: Panel, right: Panel, names: Names) -> Pair:
     """Left: channel 0's batch means and running mean over training steps, the population
     mean, and the shifted inference batch's mean.  Right: the train/eval gap against shift."""
     channel = int(np.argmax(np.abs(result.population_mean)))  # the most offset channel (else 0)
     left = Panel(f"{left.title} · c = {channel}", left.x, left.y)
-    figure = _two_panels(left, right)
+    figure, gap = _two_panels(left, right)
     steps = np.arange(1, result.steps + 1)
     figure.add_trace(
         go.Scatter(
@@ -169,9 +170,7 @@ def train_eval_figure(result: TrainEvalGap, left: Panel, right: Panel, names: Na
             mode="markers",
             marker=dict(color=MUTED_COLOR, size=4),
             name=names["batch_mean"],
-        ),
-        row=1,
-        col=1,
+        )
     )
     figure.add_trace(
         go.Scatter(
@@ -180,9 +179,7 @@ def train_eval_figure(result: TrainEvalGap, left: Panel, right: Panel, names: Na
             mode="lines",
             line=dict(color=POLLUTED_COLOR, width=2),
             name=names["running_mean"],
-        ),
-        row=1,
-        col=1,
+        )
     )
     population = float(result.population_mean[channel])
     figure.add_trace(
@@ -192,9 +189,7 @@ def train_eval_figure(result: TrainEvalGap, left: Panel, right: Panel, names: Na
             mode="lines",
             line=dict(color=THEORY_COLOR, dash="dash", width=1),
             name=names["population"],
-        ),
-        row=1,
-        col=1,
+        )
     )
     figure.add_trace(
         go.Scatter(
@@ -203,11 +198,9 @@ def train_eval_figure(result: TrainEvalGap, left: Panel, right: Panel, names: Na
             mode="markers",
             marker=dict(color=CLICKED_COLOR, size=12, symbol="diamond", line=dict(width=1)),
             name=names["eval_mean"],
-        ),
-        row=1,
-        col=1,
+        )
     )
-    figure.add_trace(
+    gap.add_trace(
         go.Scatter(
             x=result.shift_grid,
             y=result.gap_by_shift,
@@ -215,28 +208,30 @@ def train_eval_figure(result: TrainEvalGap, left: Panel, right: Panel, names: Na
             line=dict(color=POLLUTED_COLOR),
             marker=dict(size=5),
             name=names["gap"],
-        ),
-        row=1,
-        col=2,
+        )
     )
-    figure.add_trace(
+    gap.add_trace(
         go.Scatter(
             x=[result.shift],
             y=[result.gap_mean],
             mode="markers",
             marker=dict(color=CLICKED_COLOR, size=13, symbol="diamond", line=dict(width=1)),
             name=names["chosen"],
-        ),
-        row=1,
-        col=2,
+        )
     )
-    return _finish(figure, 400)
+    return _finish_pair((figure, gap), 400)
 
 
-def batch_of_one_figure(result: BatchOfOne, panel: Panel, names: Names):
-    """The one token's channels: its input, β, the output with ε > 0 (on β), and ε = 0 (NaN)."""
+def batch_of_one_figure(result: BatchOfOne, panel: Panel, names: Names) -> go.Figure:
+    """The one token's channels: its input, β, the output with ε > 0 (on β), and ε = 0 (NaN).
+
+    NaN has no height: its × markers sit in a strip of their own under the chart, labelled
+    ``names["nan_strip"]``, so that no one reads them as outputs equal to 0.
+    """
     channels = np.arange(len(result.x))
-    figure = make_subplots(rows=1, cols=1, subplot_titles=(panel.title,))
+    figure = make_subplots(
+        rows=2, cols=1, shared_xaxes=True, row_heights=(0.86, 0.14), vertical_spacing=0.04
+    )
     figure.add_trace(
         go.Bar(x=channels, y=result.x, marker_color=MUTED_COLOR, opacity=0.55, name=names["x"])
     )
@@ -263,24 +258,39 @@ def batch_of_one_figure(result: BatchOfOne, panel: Panel, names: Names):
         figure.add_trace(
             go.Scatter(
                 x=nan,
-                y=[0.0] * len(nan),
+                y=[0.0] * len(nan),  # a place in the NaN strip, not a value
                 mode="markers",
                 marker=dict(symbol="x", size=8, color=POLLUTED_COLOR, line=dict(width=1)),
                 name=names["y_eps0"],
-            )
+                hovertemplate="c = %{x}: NaN<extra></extra>",
+            ),
+            row=2,
+            col=1,
         )
-    figure.update_layout(xaxis_title=panel.x, yaxis_title=panel.y)
-    return _finish(figure, 360)
+    figure.update_yaxes(
+        range=(-1, 1),
+        tickvals=[0],
+        ticktext=[names["nan_strip"]],
+        showgrid=False,
+        zeroline=False,
+        fixedrange=True,
+        row=2,
+        col=1,
+    )
+    figure.update_xaxes(title_text=panel.x, row=2, col=1)
+    figure.update_yaxes(title_text=panel.y, row=1, col=1)
+    figure.update_layout(title=dict(text=panel.title, x=0.5, xanchor="center", font=dict(size=14)))
+    return _finish(figure, 380)
 
 
 def causal_figure(
     result: CausalLeak, left: Panel, right: Panel, kind_names: Names, changed: str
-) -> go.Figure:
+) -> Pair:
     """|Δy| at each position after token ``result.position`` of sequence 0 was replaced:
     in that sequence (left) and in the other sequences (right), one line per kind.  The
     replaced token's own change (large under every kind) is left out of the left panel, so
     the scale shows what leaks into the other positions."""
-    figure = _two_panels(left, right)
+    pair = _two_panels(left, right)
     positions = np.arange(result.same_sample.shape[1])
     dashes = {"layernorm": "solid", "rmsnorm": "dash", "dyt": "dot"}
     for index, kind in enumerate(result.kinds):
@@ -289,7 +299,7 @@ def causal_figure(
             None if t == result.position else float(v)
             for t, v in enumerate(result.same_sample[index])
         ]
-        for column, values in ((1, same), (2, result.other_samples[index])):
+        for figure, values in zip(pair, (same, result.other_samples[index])):
             figure.add_trace(
                 go.Scatter(
                     x=positions,
@@ -298,17 +308,11 @@ def causal_figure(
                     line=dict(color=NORM_COLORS[kind], dash=dashes.get(kind, "solid"), width=2),
                     marker=dict(size=5),
                     name=kind_names[kind],
-                    legendgroup=kind,
-                    showlegend=column == 1,
-                ),
-                row=1,
-                col=column,
+                )
             )
-    for column in (1, 2):
-        figure.add_vline(
-            x=result.position, line=dict(color=CLICKED_COLOR, width=2), row=1, col=column
-        )
-    figure.add_annotation(
+    for figure in pair:
+        figure.add_vline(x=result.position, line=dict(color=CLICKED_COLOR, width=2))
+    pair[0].add_annotation(
         x=result.position,
         y=1.0,
         yref="y domain",
@@ -317,7 +321,5 @@ def causal_figure(
         xanchor="right",
         xshift=-4,
         font=dict(color="#7a5500"),
-        row=1,
-        col=1,
     )
-    return _finish(figure, 400)
+    return _finish_pair(pair, 400)

@@ -44,12 +44,41 @@ def _base(figure: go.Figure, labels: ChartLabels, height: int = 420) -> go.Figur
     figure.update_layout(
         title=labels.title,
         height=height,
-        margin=dict(l=10, r=10, t=50, b=10),
-        legend=dict(orientation="h", y=-0.2),
+        margin=dict(l=10, r=10, t=60, b=10),
+        # at the figure's bottom edge, not a share of the plot's height under it: below the x
+        # title however many rows the legend takes (plotly makes room for it)
+        legend=dict(orientation="h", yref="container", y=0, yanchor="bottom"),
     )
     figure.update_xaxes(title=labels.x)
     figure.update_yaxes(title=labels.y)
     return figure
+
+
+def _mark_level(figure: go.Figure, y: float, text: str) -> None:
+    """A dashed horizontal reference line, labelled above its left end (the empty corner: every
+    curve here starts low and rises towards the line on the right)."""
+    figure.add_hline(
+        y=y,
+        line=dict(color="#888888", dash="dash"),
+        annotation_text=text,
+        annotation_position="top left",
+    )
+
+
+def _mark_position(figure: go.Figure, x: float, text: str, color: str) -> None:
+    """A dotted vertical line on the log x axis, labelled just above the plot, centred on it:
+    out of the way of the curves and of the horizontal line's label inside the plot."""
+    figure.add_vline(x=x, line=dict(color=color, dash="dot"))  # data units on a log axis
+    figure.add_annotation(
+        x=float(np.log10(x)),  # an annotation on a log axis takes log10 units (add_vline's own
+        xref="x",  # annotation does not, and lands at 10**x: the far right)
+        y=1.0,
+        yref="paper",
+        yanchor="bottom",
+        text=text,
+        showarrow=False,
+        font=dict(color=color),
+    )
 
 
 def eps_curve_figure(curve: EpsCurve, labels: ChartLabels, names: dict) -> go.Figure:
@@ -93,19 +122,9 @@ def eps_curve_figure(curve: EpsCurve, labels: ChartLabels, names: dict) -> go.Fi
         meta="formula",
         line=dict(color="#111111", width=1.5, dash="dash"),
     )
-    figure.add_hline(
-        y=curve.sqrt_d,
-        line=dict(color="#888888", dash="dash"),
-        annotation_text=names["sqrt_d"],
-        annotation_position="bottom right",
-    )
+    _mark_level(figure, curve.sqrt_d, names["sqrt_d"])
     if curve.eps > 0:
-        figure.add_vline(
-            x=float(np.sqrt(curve.eps)),  # data units: plotly places it on the log axis
-            line=dict(color="#888888", dash="dot"),
-            annotation_text=names["sqrt_eps"],
-            annotation_position="top left",
-        )
+        _mark_position(figure, float(np.sqrt(curve.eps)), names["sqrt_eps"], "#666666")
     figure.update_xaxes(**DECADES)
     figure.update_yaxes(range=[0, 1.1 * curve.sqrt_d])
     return _base(figure, labels)
@@ -156,18 +175,8 @@ def dyt_norms_figure(sweep: DytSweep, alpha: float, labels: ChartLabels, names: 
         line=dict(color="#555555", dash="dot"),
         secondary_y=True,
     )
-    figure.add_hline(
-        y=sweep.sqrt_d,
-        line=dict(color="#888888", dash="dash"),
-        annotation_text=names["sqrt_d"],
-        annotation_position="bottom right",
-    )
-    figure.add_vline(
-        x=float(alpha),
-        line=dict(color=COLORS["dyt"], dash="dot"),
-        annotation_text=names["chosen"],
-        annotation_position="top left",
-    )
+    _mark_level(figure, sweep.sqrt_d, names["sqrt_d"])
+    _mark_position(figure, float(alpha), names["chosen"], COLORS["dyt"])
     _base(figure, labels)
     ends = np.log10([sweep.alphas[0], sweep.alphas[-1]])
     figure.update_xaxes(**DECADES, range=[ends[0] - 0.05, ends[1] + 0.05])  # log10 units
@@ -178,6 +187,7 @@ def dyt_norms_figure(sweep: DytSweep, alpha: float, labels: ChartLabels, names: 
         tickformat=".0%",
         secondary_y=True,
         title=names["saturated"],
+        showgrid=False,  # one set of gridlines: the right axis's would not line up with them
     )
     return figure
 

@@ -22,6 +22,7 @@ from engine.config import NormSpec
 from engine.norms.kinds import kind_axes
 from ui.formatting import format_number
 from ui.i18n import translate
+from ui.text.latex import chain
 
 Names = Mapping[str, str]  # kind id -> display name (ui/labels.py's NORM_NAMES)
 
@@ -105,17 +106,21 @@ def cell_arithmetic(stats: AxesStatistics, selection: CellSelection) -> str:
     x, y = selection.x, selection.y
     if kind == "dyt":
         alpha = NormSpec(kind="dyt").alpha
-        return rf"y = \tanh(\alpha x) = \tanh({_tex(alpha)}\times{_signed(x)}) = {_tex(y)}"
+        return chain("y", r"\tanh(\alpha x)", rf"\tanh({_tex(alpha)}\times{_signed(x)})", _tex(y))
     eps = _tex(stats.spec.eps)
     if kind == "rmsnorm":
-        return (
-            rf"y = \frac{{x}}{{\sqrt{{\overline{{x^2}} + \varepsilon}}}}"
-            rf" = \frac{{{_tex(x)}}}{{\sqrt{{{_tex(selection.var)} + {eps}}}}} = {_tex(y)}"
+        return chain(
+            "y",
+            r"\frac{x}{\sqrt{\overline{x^2} + \varepsilon}}",
+            rf"\frac{{{_tex(x)}}}{{\sqrt{{{_tex(selection.var)} + {eps}}}}}",
+            _tex(y),
         )
-    return (
-        rf"y = \frac{{x - \mu}}{{\sqrt{{\sigma^2 + \varepsilon}}}}"
-        rf" = \frac{{{_tex(x)} - {_signed(selection.mean)}}}"
-        rf"{{\sqrt{{{_tex(selection.var)} + {eps}}}}} = {_tex(y)}"
+    return chain(
+        "y",
+        r"\frac{x - \mu}{\sqrt{\sigma^2 + \varepsilon}}",
+        rf"\frac{{{_tex(x)} - {_signed(selection.mean)}}}"
+        rf"{{\sqrt{{{_tex(selection.var)} + {eps}}}}}",
+        _tex(y),
     )
 
 

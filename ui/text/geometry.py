@@ -19,7 +19,7 @@ from engine.geometry.path import VectorPath
 from engine.geometry.two_dimensions import DECIMALS, TwoDimensionalLayerNorm
 from ui.formatting import format_cosine, format_number, format_vector
 from ui.i18n import translate
-from ui.text.latex import Step, latex_number, latex_vector
+from ui.text.latex import Step, chain, latex_number, latex_vector
 
 
 def ones_rounding(ones: np.ndarray, norm: np.ndarray, cos_input: np.ndarray, d: int) -> dict:
@@ -87,8 +87,11 @@ def path_steps(path: VectorPath, eps: float, alpha: float, lang: str) -> list[St
             tr("layernorm"),
             gathered(
                 rf"\sigma = \frac{{\lVert x - \mu{one}\rVert}}{{\sqrt{{d}}}} = {n(path.sigma)}",
-                rf"\mathrm{{LN}}(x) = \frac{{x - \mu{one}}}{{\sqrt{{\sigma^2 + \varepsilon}}}} "
-                rf"= {v(path.layernorm)}",
+                chain(
+                    r"\mathrm{LN}(x)",
+                    rf"\frac{{x - \mu{one}}}{{\sqrt{{\sigma^2 + \varepsilon}}}}",
+                    v(path.layernorm),
+                ),
             ),
         ),
         Step(
@@ -103,8 +106,11 @@ def path_steps(path: VectorPath, eps: float, alpha: float, lang: str) -> list[St
             tr("rmsnorm"),
             gathered(
                 rf"\mathrm{{rms}} = \frac{{\lVert x\rVert}}{{\sqrt{{d}}}} = {n(path.rms)}",
-                rf"\mathrm{{RMSNorm}}(x) = \frac{{x}}{{\sqrt{{\mathrm{{rms}}^2 + \varepsilon}}}} = "
-                rf"{v(path.rmsnorm)}",
+                chain(
+                    r"\mathrm{RMSNorm}(x)",
+                    r"\frac{x}{\sqrt{\mathrm{rms}^2 + \varepsilon}}",
+                    v(path.rmsnorm),
+                ),
                 rf"\lVert\mathrm{{RMSNorm}}(x)\rVert = {n(path.rmsnorm_norm)}",
             ),
         ),

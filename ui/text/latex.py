@@ -13,6 +13,17 @@ class Step:
     latex: str
 
 
+def chain(left: str, *sides: str) -> str:
+    """``left = a = b = ...`` with every right-hand side on its own line (aligned at "=").
+
+    A chain of equalities on one line ends with its result, the very part a narrow column (a
+    phone) cuts off; one side per line keeps the result readable at any width.
+    """
+    first, *rest = sides
+    lines = [rf"{left} &= {first}", *(rf"&= {side}" for side in rest)]
+    return r"\begin{aligned}" + r" \\ ".join(lines) + r"\end{aligned}"
+
+
 def latex_number(value: float) -> str:
     """A number as LaTeX: 1e-05 -> 10^{-5}, 2.5e-06 -> 2.5\\times10^{-6}, inf -> \\infty."""
     text = format_number(value)

@@ -10,7 +10,7 @@ import math
 
 from engine.norms.worked import ROW_KINDS, VectorExplanation
 from ui.i18n import translate
-from ui.text.latex import Step
+from ui.text.latex import Step, chain
 from ui.text.latex import latex_number as _n
 from ui.text.latex import latex_vector as _vec
 
@@ -59,32 +59,37 @@ def worked_steps(ex: VectorExplanation, lang: str) -> list[Step]:
     steps.append(
         Step(
             tr("mean"),
-            rf"\mu = \frac{{1}}{{d}}\sum_{{i=1}}^{{d}} x_i = "
-            rf"\frac{{{sum_text}}}{{{d}}} = {_n(stats.mean)}",
+            chain(
+                r"\mu",
+                r"\frac{1}{d}\sum_{i=1}^{d} x_i",
+                *([rf"\frac{{{sum_text}}}{{{d}}}"] if short else []),
+                _n(stats.mean),
+            ),
         )
     )
-    if short:
-        deviations = _sum_terms(row, lambda v: _square(v - stats.mean))
-        var_middle = rf"\frac{{{deviations}}}{{{d}}} = "
-    else:
-        var_middle = ""
+    deviations = _sum_terms(row, lambda v: _square(v - stats.mean))
+    var_middle = [rf"\frac{{{deviations}}}{{{d}}}"] if short else []
     steps.append(
         Step(
             tr("variance"),
-            rf"\sigma^2 = \frac{{1}}{{d}}\sum_{{i=1}}^{{d}}(x_i-\mu)^2 = "
-            rf"{var_middle}{_n(stats.var)}",
+            chain(r"\sigma^2", r"\frac{1}{d}\sum_{i=1}^{d}(x_i-\mu)^2", *var_middle, _n(stats.var)),
         )
     )
     steps.append(
         Step(tr("std"), rf"\sigma = \sqrt{{\sigma^2}} = \sqrt{{{_n(stats.var)}}} = {_n(stats.std)}")
     )
-    squares = rf"\frac{{{_sum_terms(row, _square)}}}{{{d}}}" if short else ""
-    rms_middle = rf"\sqrt{{{squares}}} = " if short else ""
+    squares = rf"\frac{{{_sum_terms(row, _square)}}}{{{d}}}"
+    rms_middle = [rf"\sqrt{{{squares}}}"] if short else []
     steps.append(
         Step(
             tr("rms"),
-            rf"\mathrm{{RMS}} = \sqrt{{\frac{{1}}{{d}}\sum_{{i=1}}^{{d}} x_i^2}}"
-            rf" = {rms_middle}\sqrt{{{_n(stats.mean_square)}}} = {_n(stats.rms)}",
+            chain(
+                r"\mathrm{RMS}",
+                r"\sqrt{\frac{1}{d}\sum_{i=1}^{d} x_i^2}",
+                *rms_middle,
+                rf"\sqrt{{{_n(stats.mean_square)}}}",
+                _n(stats.rms),
+            ),
         )
     )
     steps.append(_identity_step(stats, spec.compute_dtype, tr, lang))
@@ -93,9 +98,12 @@ def worked_steps(ex: VectorExplanation, lang: str) -> list[Step]:
         steps.append(
             Step(
                 tr("rstd_layernorm"),
-                rf"\mathrm{{rstd}} = \frac{{1}}{{\sqrt{{\sigma^2+\epsilon}}}}"
-                rf" = \frac{{1}}{{\sqrt{{{_n(stats.var)} + {eps}}}}}"
-                rf" = {_n(ex.row_rstd)}",
+                chain(
+                    r"\mathrm{rstd}",
+                    r"\frac{1}{\sqrt{\sigma^2+\epsilon}}",
+                    rf"\frac{{1}}{{\sqrt{{{_n(stats.var)} + {eps}}}}}",
+                    _n(ex.row_rstd),
+                ),
             )
         )
         formula = rf"y_i = (x_i - \mu)\cdot\mathrm{{rstd}}\cdot {scale} + \beta_i"
@@ -103,9 +111,12 @@ def worked_steps(ex: VectorExplanation, lang: str) -> list[Step]:
         steps.append(
             Step(
                 tr("rstd_rmsnorm"),
-                rf"\mathrm{{rstd}} = \frac{{1}}{{\sqrt{{\mathrm{{RMS}}^2+\epsilon}}}}"
-                rf" = \frac{{1}}{{\sqrt{{{_n(stats.mean_square)} + {eps}}}}}"
-                rf" = {_n(ex.row_rstd)}",
+                chain(
+                    r"\mathrm{rstd}",
+                    r"\frac{1}{\sqrt{\mathrm{RMS}^2+\epsilon}}",
+                    rf"\frac{{1}}{{\sqrt{{{_n(stats.mean_square)} + {eps}}}}}",
+                    _n(ex.row_rstd),
+                ),
             )
         )
         formula = rf"y_i = x_i\cdot\mathrm{{rstd}}\cdot {scale} + \beta_i"

@@ -157,6 +157,13 @@ def _names(prefix: str, keys: tuple[str, ...]) -> dict[str, str]:
     return {key: t(f"{prefix}.{key}") for key in keys}
 
 
+def _show_pair(pair: charts.Pair, key: str) -> None:
+    """An experiment's two panels in two columns: side by side, stacked on a phone."""
+    left, right = st.columns(2, gap="medium")
+    show_chart(pair[0], key, left)
+    show_chart(pair[1], f"{key}_2", right)
+
+
 def _lesson(sentence: str) -> None:
     st.success(sentence, icon=":material/lightbulb:")
 
@@ -164,37 +171,37 @@ def _lesson(sentence: str) -> None:
 def padding(result: PaddingPollution) -> None:
     lengths = ", ".join(str(n) for n in result.lengths)
     st.caption(t("axes.padding.setup", lengths=lengths, pad=format_number(result.pad_value)))
-    figure = charts.padding_figure(
+    pair = charts.padding_figure(
         result,
         _panel("axes.padding.mean"),
         _panel("axes.padding.std"),
         _names("axes.padding", ("real", "with_pad")),
     )
-    show_chart(figure, "ax_padding")
+    _show_pair(pair, "ax_padding")
     _lesson(text.padding_lesson(result, current_language()))
 
 
 def small_batch(result: SmallBatchNoise) -> None:
     keys = ("draws", "mean_spread", "mean_spread_theory", "var_spread", "var_spread_theory")
-    figure = charts.small_batch_figure(
+    pair = charts.small_batch_figure(
         result,
         _panel("axes.small.draws_panel"),
         _panel("axes.small.spread"),
         _names("axes.small", keys),
     )
-    show_chart(figure, "ax_small")
+    _show_pair(pair, "ax_small")
     _lesson(text.small_batch_lesson(result, current_language()))
 
 
 def train_eval(result: TrainEvalGap) -> None:
     keys = ("batch_mean", "running_mean", "population", "eval_mean", "gap", "chosen")
-    figure = charts.train_eval_figure(
+    pair = charts.train_eval_figure(
         result,
         _panel("axes.train_eval.history"),
         _panel("axes.train_eval.gap_panel"),
         _names("axes.train_eval", keys),
     )
-    show_chart(figure, "ax_train_eval")
+    _show_pair(pair, "ax_train_eval")
     _lesson(text.train_eval_lesson(result, current_language()))
 
 
@@ -205,20 +212,20 @@ def batch_of_one(result: BatchOfOne) -> None:
     st.caption(t("axes.one.claim_translation"))
     st.markdown(t("axes.one.what_happens"))
     st.markdown("\n".join(f"- {fact}" for fact in text.batch_of_one_facts(result, lang)))
-    figure = charts.batch_of_one_figure(
-        result, _panel("axes.one.chart"), _names("axes.one", ("x", "beta", "y", "y_eps0"))
-    )
+    names = _names("axes.one", ("x", "beta", "y", "y_eps0"))
+    names["nan_strip"] = t("axes.layout.nan_strip")
+    figure = charts.batch_of_one_figure(result, _panel("axes.one.chart"), names)
     show_chart(figure, "ax_one")
     _lesson(text.batch_of_one_lesson(result, lang))
 
 
 def causal(result: CausalLeak) -> None:
-    figure = charts.causal_figure(
+    pair = charts.causal_figure(
         result,
         _panel("axes.causal.same"),
         _panel("axes.causal.other"),
         NORM_NAMES,
         t("axes.causal.changed", position=result.position),
     )
-    show_chart(figure, "ax_causal")
+    _show_pair(pair, "ax_causal")
     _lesson(text.causal_lesson(result, NORM_NAMES, current_language()))
