@@ -6,39 +6,45 @@ from engine.depth import sweep_depths
 from ui import jobs, presenting
 from ui.compute import cached, run_on_request
 from ui.i18n import t
+from ui.share import DEPTH as P
 from ui.views import depth as view
-from ui.widgets.depth import depth_inputs, training_inputs
+from ui.widgets import bound
+from ui.widgets import depth as widgets
 
 st.title(t("depth.title"))
 st.caption(t("depth.intro"))
 
-with presenting.controls("dp"):
-    inputs = depth_inputs()
-for message in inputs.errors:
-    st.error(message, icon=":material/error:")
+bound.keep_settings(P)  # a hidden section's settings survive (and stay in the share link)
+with presenting.controls("dp_section"):
+    section = widgets.section()
 
-stack_tab, sweep_tab, wiring_tab, training_tab = st.tabs(
-    [t("depth.tab_stack"), t("depth.tab_sweep"), t("depth.tab_wiring"), t("depth.tab_training")]
-)
-if inputs.specs:
-    with stack_tab:
-        simulations = [jobs.depth_simulation(spec) for spec in inputs.specs]
-        results = run_on_request(simulations, t("depth.simulate"), "dp_simulate")
+if section != "training":  # the stack's settings: the training lab has its own
+    with presenting.controls("dp"):
+        inputs = widgets.depth_inputs()
+    for message in inputs.errors:
+        st.error(message, icon=":material/error:")
+
+if section == "stack" and inputs.specs:
+    simulations = [jobs.depth_simulation(spec) for spec in inputs.specs]
+    results = run_on_request(simulations, t("depth.simulate"), "dp_simulate")
+    if results:
+        view.stack(results)
+
+if section == "sweep" and inputs.specs:
+    depths = sweep_depths(inputs.specs[0])
+    if view.sweep_depths_note(depths):
+        sweeps = [jobs.depth_sweep(spec, depths) for spec in inputs.specs]
+        results = run_on_request(sweeps, t("depth.sweep_run"), "dp_sweep_run")
         if results:
-            view.stack(results)
-    with sweep_tab:
-        depths = sweep_depths(inputs.specs[0])
-        if view.sweep_depths_note(depths):
-            sweeps = [jobs.depth_sweep(spec, depths) for spec in inputs.specs]
-            results = run_on_request(sweeps, t("depth.sweep_run"), "dp_sweep_run")
-            if results:
-                view.sweep(inputs.specs, results)
-    with wiring_tab:
-        view.wiring(inputs.specs)
-with training_tab:
+            view.sweep(inputs.specs, results)
+
+if section == "wiring" and inputs.specs:
+    view.wiring(inputs.specs)
+
+if section == "training":
     st.markdown(t("depth.training_intro"))
     with presenting.controls("dp_training"):
-        runs = training_inputs().runs
+        runs = widgets.training_inputs().runs
     trainings = [jobs.training_run(name, spec) for name, spec in runs]
     live = st.empty()
 

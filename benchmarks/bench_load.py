@@ -151,9 +151,7 @@ class Session:
         return await self.page.locator("[data-testid='stException']").count()
 
     async def open_training(self, lr: float, steps: int = TRAIN_STEPS) -> None:
-        await self.open(f"/depth?lang=en&dp_steps={steps}&dp_lr={lr:g}")
-        tab = self.page.get_by_role("tab", name="Training lab")
-        await tab.click(timeout=PAGE_TIMEOUT_MS)
+        await self.open(f"/depth?lang=en&dp_section=training&dp_steps={steps}&dp_lr={lr:g}")
         await self.page.locator(".st-key-dp_train button").wait_for(
             state="visible", timeout=PAGE_TIMEOUT_MS
         )

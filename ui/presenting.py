@@ -97,4 +97,18 @@ def for_screen(figure: go.Figure) -> go.Figure:
         return figure
     shown = go.Figure(figure)
     shown.update_layout(font=dict(size=CHART_FONT), title_font=dict(size=CHART_TITLE))
+    _lower_legend(shown)
     return shown
+
+
+def _lower_legend(figure: go.Figure) -> None:
+    """A legend under the plot, placed for 12 px text, lowered by what the larger tick labels
+    and x-axis title take, so it does not cover the title."""
+    legend = figure.layout.legend
+    if legend.orientation != "h" or legend.y is None or legend.y >= 0:
+        return
+    margin = figure.layout.margin
+    height = figure.layout.height or 450  # plotly's defaults: 450 px high, margins 100 and 80
+    plot = height - (100 if margin.t is None else margin.t) - (80 if margin.b is None else margin.b)
+    extra = 2.5 * (CHART_FONT - 12)  # px: a line of tick labels and one of title, larger
+    figure.update_layout(legend_y=legend.y - extra / max(plot, 100))

@@ -278,10 +278,13 @@ VECTOR_LAB = PageParams(
 
 _DEPTH = DepthSpec()
 _TRAIN = TrainSpec()
+# the stack simulated layer by layer | the L-sweep | wiring diagrams | the training lab
+DEPTH_SECTIONS = ("stack", "sweep", "wiring", "training")
 DEPTH = PageParams(
     "depth",
     "dp",
     (
+        Param("dp_section", "choice", "stack", DEPTH_SECTIONS),
         Param(
             "dp_placements",
             "choices",

@@ -5,7 +5,9 @@ import json
 import pytest
 
 
-def _open(app):
+def _open(app, section: str | None = None):
+    if section is not None:
+        app.session_state["dp_section"] = section  # as ui.url_state.seed puts ?dp_section=...
     app.switch_page("app_pages/depth.py").run()
     assert not app.exception
     return app
@@ -68,7 +70,7 @@ def test_no_placement_asks_for_one(app):
 
 
 def test_training_lab_trains_two_runs_and_reports_outcomes(app):
-    _open(app)
+    _open(app, "training")
     app.number_input(key="dp_steps").set_value(50).run()
     app.button(key="dp_train").click().run(timeout=120)
     assert not app.exception
@@ -86,7 +88,7 @@ def test_depth_page_in_chinese(app):
 
 
 def test_wide_stacks_clip_the_sweep_instead_of_crashing(app):
-    _open(app)
+    _open(app, "sweep")
     app.number_input(key="dp_layers").set_value(12).run()
     app.selectbox(key="dp_d").select(2048).run()  # 12 * 2048^2 = 50M weights: allowed
     assert not app.exception and not app.error
@@ -118,3 +120,37 @@ def test_lemma2_overlays_only_with_the_placements_they_describe(app):
     app.multiselect(key="dp_placements").set_value(["post"]).run()
     names = _chart_names(app, "dp_residual")
     assert "3/2" in names and not any("Lemma 2" in (name or "") for name in names)  # no band
+
+
+def test_only_the_chosen_section_is_drawn(app):
+    _open(app)
+    assert app.session_state["dp_section"] == "stack"
+    assert {"dp_layers", "dp_d"} <= {n.key for n in app.number_input} | {
+        s.key for s in app.selectbox
+    }
+    assert not [b for b in app.button if b.key == "dp_train"]  # the training lab is not drawn
+    assert not any("Run the sweep" in b.label for b in app.button)
+
+
+def test_training_lab_shows_its_own_settings_not_the_stacks(app):
+    _open(app)
+    app.number_input(key="dp_layers").set_value(12).run()
+    _open(app, "training")
+    keys = {w.key for w in (*app.number_input, *app.selectbox, *app.multiselect)}
+    assert {"dp_steps", "dp_train_layers", "dp_task"} <= keys
+    assert not keys & {"dp_layers", "dp_d", "dp_sublayer", "dp_norm", "dp_placements"}
+    assert [b for b in app.button if b.key == "dp_train"]
+    app.session_state["dp_section"] = "stack"
+    app.run()
+    assert app.number_input(key="dp_layers").value == 12  # kept while hidden
+
+
+def test_wiring_labels_the_stream_with_subscripts_and_the_output(app):
+    _open(app, "wiring")
+    texts = []
+    for chart in app.get("plotly_chart"):
+        layout = json.loads(chart.proto.spec)["layout"]
+        texts += [a.get("text", "") for a in layout.get("annotations", [])]
+    assert "xₗ" in texts and "xₗ₊₁" in texts  # Post-Norm's diagram ends on the next layer
+    assert not any("{" in text or "x_" in text for text in texts)
+    assert "output" in texts  # Pre-Norm's ends on its final norm: the model's output

@@ -25,9 +25,7 @@ from ui.figures.depth import (
 from ui.figures.depth_wiring import WiringLabels, wiring_figure
 
 AXES = AxisLabels("标题", "层 l", "值")
-WIRING = WiringLabels(
-    "接线", "归一化", "注意力", "前馈", "x_l", "x_{l+1}", "恒等路径", "最后一层之后"
-)
+WIRING = WiringLabels("接线", "归一化", "注意力", "前馈", "恒等路径", "最后一层之后", "输出")
 
 
 @pytest.fixture(scope="module")
@@ -162,3 +160,17 @@ def test_wiring_names_llama_and_gemma_modules_correctly():
     assert _texts(gemma_figure := wiring_figure("peri", WIRING)).count("归一化") == 5
     assert gemma_figure.layout.title.text.endswith("Gemma 2")
     assert _texts(wiring_figure("pre", WIRING, final_norm=False)).count("归一化") == 2
+
+
+@pytest.mark.parametrize(
+    "placement, final_norm, last",
+    [("post", True, "xₗ₊₁"), ("pre", True, "输出"), ("pre", False, "xₗ₊₁")],
+)
+def test_wiring_ends_on_the_next_layer_or_after_the_final_norm_on_the_output(
+    placement, final_norm, last
+):
+    figure = wiring_figure(placement, WIRING, final_norm)
+    texts = [a.text for a in figure.layout.annotations if a.text]
+    assert "xₗ" in texts and last in texts
+    assert ("xₗ₊₁" in texts) != ("输出" in texts)  # the model's output is no x_{l+1}
+    assert not any("_" in text or "{" in text for text in texts if "<i>" not in text)

@@ -13,9 +13,7 @@ import torch
 from engine.models import catalog
 from ui.figures.depth_wiring import WiringLabels, wiring_figure
 
-LABELS = WiringLabels(
-    "接线", "归一化", "注意力", "前馈", "x_l", "x_{l+1}", "恒等路径", "最后一层之后"
-)
+LABELS = WiringLabels("接线", "归一化", "注意力", "前馈", "恒等路径", "最后一层之后", "输出")
 HF_FAMILIES = [f for f in catalog().families if f.model_class is not None]
 
 

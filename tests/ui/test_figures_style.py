@@ -11,7 +11,7 @@ from plotly.subplots import make_subplots
 
 from engine import DepthSpec, simulate_depth
 from ui.figures.depth import AxisLabels, grad_norm_figure, residual_figure
-from ui.figures.style import log_axis, log_ticks, tick_text, tick_texts
+from ui.figures.style import MAX_TICKS, log_axis, log_ticks, tick_text, tick_texts
 
 LABELS = AxisLabels("t", "x", "y")
 
@@ -27,7 +27,9 @@ def _is_round(value: float) -> bool:
     [
         (1.0, 1e6, [1, 10, 100, 1e3, 1e4, 1e5, 1e6]),  # decades only
         (1.0, 50.0, [1, 2, 5, 10, 20, 50]),  # under two decades: 1-2-5
-        (0.15, 1.1, [0.2, 0.5, 1]),
+        (0.15, 1.1, [0.1, 0.2, 0.5, 1, 2]),  # and one past each end the data overrun
+        (25.0, 220.0, [20, 50, 100, 200, 500]),  # a sweep's gradients: 220 no longer unlabelled
+        (0.0017, 2.5, [1e-3, 1e-2, 0.1, 1, 10]),  # a loss from chance (2.3) down to 0.002
         (180.0, 240.0, [180, 200, 220, 240]),  # narrower than 2x: round linear steps
     ],
 )
@@ -67,7 +69,25 @@ def test_the_depth_charts_have_no_minor_digit_ticks():
         assert all(_is_round(v) or len(axis.tickvals) <= 5 for v in axis.tickvals)
         ys = [np.asarray(tr.y, dtype=object).ravel() for tr in figure.data if tr.y is not None]
         drawn = [float(v) for y in ys for v in y if v is not None and v > 0]
-        assert min(axis.tickvals) >= min(drawn) * 0.999 and max(axis.tickvals) <= max(drawn) * 1.001
+        # every value drawn lies between two labelled ticks, and the axis reaches both
+        assert min(axis.tickvals) <= min(drawn) and max(axis.tickvals) >= max(drawn)
+        low, high = axis.range if axis.range is not None else (-math.inf, math.inf)
+        assert low <= math.log10(min(axis.tickvals)) and high >= math.log10(max(axis.tickvals))
+
+
+@pytest.mark.parametrize("low, high", [(1e-30, 1e30), (3e-7, 0.7), (2.0, 3.0), (0.9, 1e4)])
+def test_the_ticks_enclose_every_value(low, high):
+    ticks = log_ticks(np.geomspace(low, high, 50))
+    assert ticks[0] <= low and ticks[-1] >= high
+    assert 2 <= len(ticks) <= MAX_TICKS + 2
+
+
+def test_the_axis_range_reaches_a_tick_past_the_data():
+    figure = go.Figure(go.Scatter(x=[0, 300], y=[2.3, 0.0017]))
+    log_axis(figure, "y")
+    axis = figure.layout.yaxis
+    assert list(axis.tickvals) == pytest.approx([1e-3, 1e-2, 0.1, 1, 10])
+    assert axis.range[0] <= -3 and axis.range[1] >= 1  # log10 of the end ticks
 
 
 def test_a_subplot_axis_reads_only_its_own_traces():

@@ -256,7 +256,10 @@ NAMES = (
     r"b?float(16|32|64)|Lemma 2|Theorem 1|引理 2|定理 1|GPT-2|OLMo-2|TRITON_INTERPRET=1"
     r"|et al\. 20\d\d|等（20\d\d）"
 )
-FORMULAS = ("1/√(2L)", "(2N)^¼", "(8N)^−¼", "3l/2", "l/2", "2^(−l/2)", "(−l/2)", "W^(2,L)")
+FORMULAS = (
+    *("1/√(2L)", "(2N)^{{1/4}}", "(8N)^{{-1/4}}", "3l/2", "l/2", "2^{{-l/2}}", "−l/2"),
+    *("W^{{(2,L)}}", "xₗ₋₁", "xₗ₊₁"),
+)
 SENTENCE_PAGES = ("vector_lab", "depth", "kernels")
 
 

@@ -72,6 +72,8 @@ PINNED = {
         "vl_row": ("int", 1, (1, 64)),
     },
     "depth": {
+        # which section shows (and computes): a share link opens on the one it was taken on
+        "dp_section": ("choice", "stack", ("stack", "sweep", "wiring", "training")),
         "dp_placements": (
             "choices",
             ["post", "pre"],

@@ -5,7 +5,7 @@ Where the norms sit and what models call them is read from ``engine/depth/placem
 the same table the simulator runs, so a diagram cannot disagree with the simulation.
 
 Pure functions, no Streamlit import; the words arrive translated in ``WiringLabels``; only
-code identifiers (``ln_1``, ``model.norm``) and symbols (α, β, 1/√l) are written here.
+code identifiers (``ln_1``, ``model.norm``) and symbols (α, β, 1/√l, xₗ) are written here.
 """
 
 from __future__ import annotations
@@ -18,6 +18,16 @@ from engine.depth.placements import PLACEMENTS, ModuleNames
 
 IDENTITY_COLOR = "#f2a900"  # the highlighted identity path
 NORM_FILL, BRANCH_FILL, INK = "#fde0c5", "#d9e8f5", "#444444"
+# the stream entering and leaving the layer, subscripts in Unicode like the page's x₀ (plotly
+# would draw "x_{l+1}" literally)
+STREAM_IN, STREAM_OUT = "xₗ", "xₗ₊₁"
+PX_PER_UNIT = 42  # the boxes are sized for 12 px text at about this many px per x unit
+
+
+def legible_width(figure: go.Figure) -> int:
+    """The narrowest width (px) at which the diagram's labels stay inside their boxes."""
+    low, high = figure.layout.xaxis.range
+    return int(PX_PER_UNIT * (high - low)) + 20  # + the figure's margins
 
 
 @dataclass(frozen=True)
@@ -28,10 +38,9 @@ class WiringLabels:
     norm: str  # "Norm"
     attention: str
     mlp: str
-    x_in: str  # "x_l"
-    x_out: str  # "x_{l+1}"
     identity: str  # legend entry of the highlighted identity path
     final_norm: str  # "after the last layer"
+    output: str  # what leaves the final norm: the model's output, not the next layer's input
 
 
 def _box_width(text: str, name: str | None) -> float:
@@ -90,7 +99,7 @@ def wiring_figure(
     y_main, y_branch, gap = 0.0, 1.2, 0.45
     adds = []
     x = 0.6
-    figure.add_annotation(x=0.1, y=y_main, text=labels.x_in, showarrow=False, font=dict(size=14))
+    figure.add_annotation(x=0.1, y=y_main, text=STREAM_IN, showarrow=False, font=dict(size=14))
     for text, names in ((labels.attention, modules.attention), (labels.mlp, modules.mlp)):
         start = x
         slots = [(labels.norm, names[0], NORM_FILL)] * before
@@ -124,7 +133,7 @@ def wiring_figure(
         if on_stream:
             x = _box(figure, x, y_main, labels.norm, names[2], NORM_FILL) + 0.35
         x += 0.3
-    end = x
+    end, stream_out = x, STREAM_OUT
     if final_norm and entry.final_norm:
         right = _box(figure, end, y_main, labels.norm, modules.final, NORM_FILL)
         figure.add_annotation(
@@ -134,9 +143,14 @@ def wiring_figure(
             showarrow=False,
             font=dict(size=11),
         )
-        end = right + 0.3
+        end, stream_out = right + 0.3, labels.output
     figure.add_annotation(
-        x=end + 0.45, y=y_main, text=labels.x_out, showarrow=False, font=dict(size=14)
+        x=end + 0.1,
+        y=y_main,
+        text=stream_out,
+        xanchor="left",
+        showarrow=False,
+        font=dict(size=14),
     )
     # identity path: a thick highlighted line under the boxes, as a trace for the legend
     figure.add_trace(

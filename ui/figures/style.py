@@ -5,8 +5,10 @@ plotly's own log axis labels every minor tick once a range spans less than a few
 ``log_axis`` writes the ticks itself: the sampled values where an axis shows a few sampled
 points (the depths of a sweep, the widths timed), else powers of ten, else 1-2-5 steps, else
 (a range narrower than 2×) a few round linear values — always at least two labelled ticks,
-never more than about eight, in plain numbers ("0.01", "1,000") or, when one of them would
-be too small or large for that, all in powers ("10⁻⁶", "2·10⁻⁵").
+never more than about eight, and one more past each end the data overrun (the axis' range
+reaches it), so every value drawn lies between two labelled ticks and can be read off; in
+plain numbers ("0.01", "1,000") or, when one of them would be too small or large for that,
+all in powers ("10⁻⁶", "2·10⁻⁵").
 
 Pure: no Streamlit import.
 """
@@ -54,11 +56,30 @@ def _inside(candidates: Iterable[float], low: float, high: float) -> list[float]
     return sorted({c for c in candidates if low - slack <= c <= high + slack})
 
 
+def _covering(ticks: list[float], low: float, high: float, grid: list[float]) -> list[float]:
+    """``ticks`` and, past each end the data overrun, the nearest value of ``grid`` beyond it."""
+    slack = 1e-9 * max(abs(low), abs(high))
+    below = [g for g in grid if 0 < g <= low + slack]
+    above = [g for g in grid if g >= high - slack]
+    if ticks and ticks[0] > low + slack and below:
+        ticks = [below[-1], *ticks]
+    if ticks and ticks[-1] < high - slack and above:
+        ticks = [*ticks, above[0]]
+    return ticks
+
+
 def _decade_ticks(low: float, high: float, mantissas: tuple[float, ...]) -> list[float]:
     first, last = math.floor(math.log10(low)), math.ceil(math.log10(high))
     step = max(1, math.ceil((last - first) / MAX_TICKS)) if mantissas == (1,) else 1
-    values = [m * 10.0**e for e in range(first, last + 1, step) for m in mantissas]
-    return _inside(values, low, high)
+    values = [m * 10.0**e for e in range(first - step, last + 2 * step, step) for m in mantissas]
+    ticks = _inside(values, low, high)
+    thinned = ticks[:: max(1, math.ceil(len(ticks) / MAX_TICKS))]
+    if len(thinned) < len(ticks):  # every n-th value: the next one out is n steps away
+        n = len(ticks) // len(thinned) + (len(ticks) % len(thinned) > 0)
+        grid = [thinned[0] * (ticks[1] / ticks[0]) ** k for k in range(-n, 0)]
+        grid += [thinned[-1] * (ticks[1] / ticks[0]) ** k for k in range(1, n + 1)]
+        return _covering(thinned, low, high, sorted([*grid, *thinned]))
+    return _covering(ticks, low, high, sorted(values))
 
 
 def _linear_ticks(low: float, high: float) -> list[float]:
@@ -66,9 +87,10 @@ def _linear_ticks(low: float, high: float) -> list[float]:
     raw = (high - low) / 4
     magnitude = 10.0 ** math.floor(math.log10(raw))
     step = next(m * magnitude for m in (1, 2, 2.5, 5, 10) if m * magnitude >= raw)
-    start = math.ceil(low / step) * step
-    values = [round(start + i * step, 12) for i in range(int((high - start) / step) + 1)]
-    return _inside([v for v in values if v > 0], low, high)
+    start = math.ceil(low / step) * step - step
+    values = [round(start + i * step, 12) for i in range(int((high - start) / step) + 2)]
+    values = [v for v in values if v > 0]
+    return _covering(_inside(values, low, high), low, high, values)
 
 
 def log_ticks(values: Iterable[float], sampled: Iterable[float] | None = None) -> list[float]:
@@ -87,8 +109,9 @@ def log_ticks(values: Iterable[float], sampled: Iterable[float] | None = None) -
         return ticks if len(ticks) >= 2 else sorted({low, high})
     for mantissas in ((1,), (1, 2, 5), (1, 2, 3, 5)):
         ticks = _decade_ticks(low, high, mantissas)
-        if len(ticks) >= 3 or (mantissas == (1, 2, 3, 5) and ticks):
-            return ticks[:: max(1, math.ceil(len(ticks) / MAX_TICKS))]
+        inside = _inside(ticks, low, high)
+        if len(inside) >= 3 or (mantissas == (1, 2, 3, 5) and inside):
+            return ticks
     return sorted({low, high})
 
 
@@ -128,6 +151,7 @@ def log_axis(
         anchor = getattr(subplot, f"{axis}axis").plotly_name.replace("axis", "")
     if values is None:
         values = _axis_values(figure, axis, anchor)
+    values = [v for v in values if v is not None and math.isfinite(v) and v > 0]
     ticks = log_ticks(values, sampled)
     update = figure.update_xaxes if axis == "x" else figure.update_yaxes
     update(
@@ -137,8 +161,14 @@ def log_axis(
         ticktext=tick_texts(ticks) or None,
         row=row,
         col=col,
-        **settings,
     )
+    if ticks and values and (ticks[0] < min(values) or ticks[-1] > max(values)):
+        # a tick past the data: plotly's autorange would stop short of it, so reach it
+        low, high = math.log10(min(ticks[0], *values)), math.log10(max(ticks[-1], *values))
+        pad = 0.03 * (high - low or 1.0)
+        update(range=[low - pad, high + pad], autorange=False, row=row, col=col)
+    if settings:
+        update(row=row, col=col, **settings)
     return figure
 
 

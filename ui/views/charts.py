@@ -95,3 +95,19 @@ def show_chart(
     if downloads and key is not None:
         _downloads(shown, key, target, table)
     return event
+
+
+def show_wide_chart(figure: go.Figure, key: str, min_width: int, **kwargs):
+    """``show_chart`` for a diagram that cannot shrink below ``min_width`` px and stay legible
+    (its labels would spill out of their boxes): on a narrower screen it keeps that width and
+    scrolls sideways inside its own box; on a wider one it stretches as any chart does.  The
+    minimum is set on the chart's element container, the width Streamlit measures and gives
+    plotly (a minimum on the chart alone would widen its box, not its drawing)."""
+    box = f"wide_{key}"
+    st.html(
+        f"<style>.st-key-{box} {{ overflow-x: auto; }}"
+        f" .st-key-{box} .stElementContainer:has(.stPlotlyChart)"
+        f" {{ min-width: {int(min_width)}px; }}</style>"
+    )
+    with st.container(key=box):
+        return show_chart(figure, key, **kwargs)

@@ -23,12 +23,12 @@ from ui.figures.depth import (
     update_ratio_figure,
     x0_weight_figure,
 )
-from ui.figures.depth_wiring import WiringLabels, wiring_figure
+from ui.figures.depth_wiring import WiringLabels, legible_width, wiring_figure
 from ui.formatting import format_number
 from ui.i18n import current_language, t
 from ui.labels import placement_label
 from ui.text.depth import post_level_text, residual_notes
-from ui.views.charts import show_chart
+from ui.views.charts import show_chart, show_wide_chart
 
 
 def _labels(prefix: str, x_key: str = "depth.residual_x") -> AxisLabels:
@@ -137,13 +137,12 @@ def wiring(specs: tuple[DepthSpec, ...]) -> None:
             t("depth.wiring_norm"),
             t("depth.wiring_attention"),
             t("depth.wiring_mlp"),
-            "x_l",
-            "x_{l+1}",
             t("depth.wiring_identity"),
             t("depth.wiring_final"),
+            t("depth.wiring_output"),
         )
         figure = wiring_figure(spec.placement, labels, spec.final_norm)
-        show_chart(figure, f"dp_wiring_{spec.placement}", table=False)
+        show_wide_chart(figure, f"dp_wiring_{spec.placement}", legible_width(figure), table=False)
 
 
 def training_chart(runs: list[tuple[str, TrainResult]], slot, live: bool = False) -> None:

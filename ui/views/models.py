@@ -13,13 +13,13 @@ import streamlit as st
 
 from engine.config import ModelShape
 from engine.models import Family, NormBudget, NormCost, catalog
-from ui.figures.depth_wiring import WiringLabels, wiring_figure
+from ui.figures.depth_wiring import WiringLabels, legible_width, wiring_figure
 from ui.formatting import format_number
 from ui.i18n import current_language, t
 from ui.labels import label, placement_label
 from ui.share import DEPTH, query_string
 from ui.text import models as text
-from ui.views.charts import show_chart
+from ui.views.charts import show_wide_chart
 
 DEPTH_PAGE = "app_pages/depth.py"
 # pixels: wide enough for the longest cell of the shipped catalog (the sources scroll)
@@ -75,10 +75,9 @@ def _wiring_labels(family: Family) -> WiringLabels:
         text.norm_text(family),
         attention,
         t("depth.wiring_mlp"),
-        "x_l",
-        "x_{l+1}",
         t("depth.wiring_identity"),
         t("depth.wiring_final"),
+        t("depth.wiring_output"),
     )
 
 
@@ -153,16 +152,13 @@ def family_detail(family: Family) -> None:
         _shared_model_type(family)
         st.markdown(f"**{t('models.sources')}**")
         st.markdown("\n".join(f"- {source}" for source in family.source))
-    show_chart(
-        wiring_figure(
-            family.placement,
-            _wiring_labels(family),
-            final_norm=bool(family.final_norm),
-            modules=family.module_names,
-        ),
-        "md_wiring",
-        table=False,
+    figure = wiring_figure(
+        family.placement,
+        _wiring_labels(family),
+        final_norm=bool(family.final_norm),
+        modules=family.module_names,
     )
+    show_wide_chart(figure, "md_wiring", legible_width(figure), table=False)
     stack = family.stacks[0]
     st.caption(t("models.wiring_note", stack=label("stack", stack.name)))
 

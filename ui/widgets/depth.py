@@ -1,4 +1,4 @@
-"""Depth page inputs: the stack to simulate and the two training-lab runs."""
+"""Depth page inputs: the section shown, the stack to simulate and the two training-lab runs."""
 
 from __future__ import annotations
 
@@ -20,6 +20,17 @@ from ui.widgets import bound
 class DepthInputs:
     specs: tuple[DepthSpec, ...]  # one per chosen placement, in the order chosen
     errors: tuple[str, ...]
+
+
+def section() -> str:
+    """Which section the page shows (and computes): the stack, the sweep, wiring or training."""
+    return bound.segmented(
+        P["dp_section"],
+        t("depth.section"),
+        format_func=lambda key: t(f"depth.tab_{key}"),
+        label_visibility="collapsed",
+        width="stretch",
+    )
 
 
 def depth_inputs() -> DepthInputs:
