@@ -37,6 +37,7 @@ def test_a_depth_link_made_in_chinese_opens_the_same_view_in_english():
     at = _open(query, "depth")
     assert not at.exception and not at.warning
     assert at.selectbox(key="dp_sublayer").value == "attention"
+    at.segmented_control(key="dp_section").set_value("training").run()
     assert at.number_input(key="dp_steps").value == 100  # the old tl_ key still works
     assert at.query_params["dp_sublayer"] == "attention"
     assert "tl_steps" not in at.query_params and at.query_params["dp_steps"] == "100"
