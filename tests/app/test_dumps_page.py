@@ -321,7 +321,7 @@ def test_axes_that_do_not_fit_the_file_are_refused_by_the_engine_not_a_traceback
     upload("hidden.safetensors", _safetensors(files.hf_names(files.stream())))
     app.query_params["du_axes"] = "LBTd"
     _open(app)
-    assert "Axes “LBTd” do not fit entry `hidden_states.0`" in app.error[0].value
+    assert "Axes “LBTd” do not fit entry “`hidden_states.0`”" in app.error[0].value
     app.selectbox(key="du_axes").select("auto").run()  # the override stays reachable
     assert not app.error and "Downloads" in _subheaders(app)
 

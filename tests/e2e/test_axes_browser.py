@@ -82,7 +82,9 @@ def test_batchnorm_failures_render_in_chinese(page, server_url, artifacts):
     page.goto(server_url + "/axes?lang=zh&ax_section=batchnorm")
     wait_idle(page)
     expect(page.get_by_role("heading", name="5. BatchNorm 泄露未来信息")).to_be_visible()
-    expect(page.locator(".stPlotlyChart")).to_have_count(5, timeout=30_000)
+    expect(page.locator(".stPlotlyChart")).to_have_count(
+        9, timeout=30_000
+    )  # four pairs of panels and one chart
     assert page.locator("[data-testid='stException']").count() == 0
     assert page.get_by_text("batch size=1时方差为零导致除零错误").is_visible()
     page.screenshot(path=str(artifacts / "axes_batchnorm_zh.png"), full_page=True)

@@ -58,7 +58,7 @@ def test_type_a_prompt_see_its_norms_compare_precisions_open_the_lab(
         wait_idle(page)
         expect(page.get_by_text(re.compile(r"The prompt's \d+ tokens"))).to_be_visible()
         expect(page.get_by_text("The model's most likely next token")).to_be_visible()
-        assert "du_prompt=" in page.url  # the typed prompt is in the link
+        expect(page).to_have_url(re.compile("du_prompt="), timeout=30_000)  # in the link
         for heading in ("What this stream shows", "Massive activations", "Downloads"):
             expect(page.get_by_role("heading", name=heading)).to_be_visible()
         assert page.locator("[data-testid='stException']").count() == 0

@@ -21,7 +21,8 @@ PAGES = ("lessons", "", "axes", "depth", "models", "dumps", "kernels")  # "": th
 # element that clips (the select's input, a label, a button group), in the visible page.
 TRUNCATED = """() => {
   const skip = '.js-plotly-plot, [data-testid="stDataFrame"], [data-testid="stCode"], '
-    + '.katex-display, .katex, [data-testid="stTable"], [data-testid="stSidebarNav"]';
+    + '.katex-display, .katex, [data-testid="stTable"], [data-testid="stSidebarNav"], '
+    + '[class*="st-key-wide_"]';  // a diagram that scrolls sideways rather than shrink
   const frames = ['stMain', 'stAppViewContainer', 'stSidebarContent', 'stSidebar',
     'stMainBlockContainer', 'stSkipToContent'];
   const out = [];
