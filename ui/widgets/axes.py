@@ -30,13 +30,7 @@ class AxesInputs:
 
 
 def section() -> str:
-    return bound.segmented(
-        P["ax_section"],
-        t("axes.section"),
-        format_func=lambda key: t(f"axes.section_{key}"),
-        label_visibility="collapsed",
-        width="stretch",
-    )
+    return bound.section(P["ax_section"], t("axes.section"), "axes.section_")
 
 
 def _say_clamped(keys: tuple[str, ...], limits: tuple[int, ...]) -> None:

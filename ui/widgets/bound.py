@@ -76,6 +76,19 @@ def segmented(param: Param, text: str, target=st, **kwargs):
     return param.default if chosen is None else chosen
 
 
+def section(param: Param, text: str, names: str, **kwargs) -> str:
+    """A page's switcher between its sections: the choices named by the keys ``names + id``
+    (e.g. "axes.section_" + "batchnorm"), its label read by screen readers only."""
+    kwargs.setdefault("width", "stretch")
+    return segmented(
+        param,
+        text,
+        format_func=lambda key: t(f"{names}{key}"),
+        label_visibility="collapsed",
+        **kwargs,
+    )
+
+
 def select_slider(param: Param, text: str, target=st, **kwargs):
     return target.select_slider(text, param.choices, value=param.default, key=param.key, **kwargs)
 

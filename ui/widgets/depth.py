@@ -24,13 +24,7 @@ class DepthInputs:
 
 def section() -> str:
     """Which section the page shows (and computes): the stack, the sweep, wiring or training."""
-    return bound.segmented(
-        P["dp_section"],
-        t("depth.section"),
-        format_func=lambda key: t(f"depth.tab_{key}"),
-        label_visibility="collapsed",
-        width="stretch",
-    )
+    return bound.section(P["dp_section"], t("depth.section"), "depth.tab_")
 
 
 def depth_inputs() -> DepthInputs:

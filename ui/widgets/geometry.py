@@ -33,13 +33,7 @@ class CloudInputs:
 
 
 def section() -> str:
-    return bound.segmented(
-        P["ge_section"],
-        t("geometry.section"),
-        format_func=lambda key: t(f"geometry.section_{key}"),
-        label_visibility="collapsed",
-        width="stretch",
-    )
+    return bound.section(P["ge_section"], t("geometry.section"), "geometry.section_")
 
 
 def _affine_inputs() -> dict[str, float]:

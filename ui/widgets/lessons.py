@@ -20,12 +20,7 @@ PICKER = "ls_choose"  # the lesson selectbox; ls_lesson is the value that lasts
 
 
 def view_choice() -> str:
-    return bound.segmented(
-        P["ls_view"],
-        t("lessons.view"),
-        format_func=lambda view: t(f"lessons.view_{view}"),
-        label_visibility="collapsed",
-    )
+    return bound.section(P["ls_view"], t("lessons.view"), "lessons.view_", width="content")
 
 
 def current_lesson() -> Lesson:
