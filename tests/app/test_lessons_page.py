@@ -89,6 +89,9 @@ def test_a_wrong_answer_names_the_engines_answer_and_can_be_retaken():
     at.button(key="ls_commit_worked_example").click().run()
     message = at.error[0].value
     assert "You chose (a) −1.5" in message and "the engine says (b) −1.3416" in message
+    options = at.radio(key="ls_pick_worked_example").options  # the list marks both, too
+    assert [o for o in options if o.endswith("✓")] == ["(b) −1.3416 ✓"]
+    assert [o for o in options if o.endswith("✗")] == ["(a) −1.5 ✗"]
     at.button(key="ls_again_worked_example").click().run()
     assert not at.error and "ls_answers" not in at.query_params
     assert at.radio(key="ls_pick_worked_example").value is None

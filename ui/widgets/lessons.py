@@ -98,6 +98,10 @@ def prediction(item: Lesson) -> str | None:
     chosen = answers().get(item.id)
     texts = item.texts()
     labels = {o: f"({o}) {t(f'lessons.{item.id}.options.{o}', **texts)}" for o in OPTIONS}
+    if chosen is not None:  # once committed, the list itself shows the answer
+        labels[item.answer] += " ✓"
+        if chosen != item.answer:
+            labels[chosen] += " ✗"
     picked = st.radio(
         t("lessons.answer_label"),
         OPTIONS,
