@@ -135,6 +135,13 @@ def test_the_norm_link_carries_the_input_weight_and_epsilon():
     np.testing.assert_array_equal(gamma, weight)
 
 
+def test_the_final_norms_missing_layer_is_a_dash_not_none():
+    at = _deep_link({})
+    fits = next(d.value for d in at.dataframe if "α" in d.value.columns)
+    layers = dict(zip(fits["norm"], fits["layer"]))
+    assert layers["model.norm"] == "—" and layers["model.layers.12.input_layernorm"] == "12"
+
+
 def test_the_examples_results_are_shared_by_every_session():
     first = _deep_link({})
     assert not first.exception

@@ -34,13 +34,26 @@ def _labels(prefix: str) -> AxisLabels:
     return AxisLabels(t(f"dumps.{prefix}_title"), t(f"dumps.{prefix}_x"), t(f"dumps.{prefix}_y"))
 
 
+def _whole_with_gaps(values: pd.Series) -> bool:
+    """A column of whole numbers with gaps (the final norm has no layer), stored as floats."""
+    present = values.dropna()
+    return values.dtype.kind == "f" and values.isna().any() and bool((present % 1 == 0).all())
+
+
 def _table(frame: pd.DataFrame, key: str) -> None:
     """An engine table with its headers translated (the ids stay in the downloads)."""
     shown = frame.rename(columns={c: t(f"dumps.col.{c}") for c in frame.columns})
-    for column in shown.select_dtypes(include="object").columns:  # e.g. the final norm: no layer
-        shown[column] = shown[column].map(lambda value: "—" if value is None else value)
+    gaps = [c for c in frame.columns if _whole_with_gaps(frame[c])]
+    for column in gaps:  # "12" and "—", not "12.0" and "None"
+        shown[t(f"dumps.col.{column}")] = [
+            "—" if pd.isna(v) else str(int(v)) for v in frame[column]
+        ]
     numbers = st.column_config.NumberColumn(format="%.6g")
-    floats = {t(f"dumps.col.{c}"): numbers for c in frame.columns if frame[c].dtype.kind == "f"}
+    floats = {
+        t(f"dumps.col.{c}"): numbers
+        for c in frame.columns
+        if frame[c].dtype.kind == "f" and c not in gaps
+    }
     st.dataframe(
         shown,
         column_config=floats,
