@@ -17,7 +17,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from ui.i18n import t
-from ui.share import PRESENT
+from ui.url_contract import PRESENT
 
 STATE_KEY = "present"  # the session's mode (not a widget key: it outlives page switches)
 _STYLES = Path(__file__).parent / "styles"
@@ -26,7 +26,7 @@ CHART_TITLE = 24
 
 
 def mode() -> str:
-    """The session's presentation mode: one of ``ui.share.PRESENT_MODES``."""
+    """The session's presentation mode: one of ``ui.url_contract.PRESENT_MODES``."""
     value = st.session_state.get(STATE_KEY, PRESENT.default)
     return value if value in PRESENT.choices else PRESENT.default
 

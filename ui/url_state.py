@@ -13,10 +13,10 @@ import streamlit as st
 
 from ui.errors import shown
 from ui.i18n import LANGUAGES, language_from_locale, t
-from ui.share import (
+from ui.share import PREFIXES
+from ui.url_contract import (
     LANGUAGE_PARAM,
     MAX_URL_CHARS,
-    PREFIXES,
     PRESENT,
     PRESENT_PARAM,
     PageParams,

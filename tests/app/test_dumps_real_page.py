@@ -21,7 +21,8 @@ from engine.dumps.example import EXAMPLE_DUMP
 from tests.app.conftest import APP
 from tests.dumps import tiny_models
 from ui import compute, live_model
-from ui.share import LIVE_PROMPTS, VECTOR_LAB, parse
+from ui.share import LIVE_PROMPTS, VECTOR_LAB
+from ui.url_contract import parse
 from ui.vector_input import parse_vectors
 
 PAGE = "app_pages/dumps.py"

@@ -5,21 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from ui.share import (
-    AXES,
-    DEPTH,
-    DUMPS,
-    GEOMETRY,
-    KERNELS,
-    MODELS,
-    PAGES,
-    PRESENT,
-    VECTOR_LAB,
-    Param,
-    parse,
-    query_string,
-    serialize,
-)
+from ui.share import AXES, DEPTH, DUMPS, GEOMETRY, KERNELS, MODELS, PAGES, VECTOR_LAB
+from ui.url_contract import PRESENT, Param, parse, query_string, serialize
 
 # Every page's parameters as links written today rely on them: key -> (kind, default, domain)
 LESSON_IDS = (

@@ -20,7 +20,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from ui.lessons.catalog import LESSON_IDS
-from ui.share import LANGUAGE_PARAM, PRESENT, PRESENT_PARAM, PageParams, parse, serialize
+from ui.url_contract import LANGUAGE_PARAM, PRESENT, PRESENT_PARAM, PageParams, parse, serialize
 
 
 @dataclass(frozen=True)

@@ -25,9 +25,10 @@ from ui.figures import dumps_real as figures
 from ui.figures.depth import AxisLabels
 from ui.formatting import format_number, literal
 from ui.i18n import current_language, t
-from ui.share import MAX_URL_CHARS, STORAGE_DTYPES, VECTOR_LAB, query_string
+from ui.share import STORAGE_DTYPES, VECTOR_LAB
 from ui.text import dumps_story as text
 from ui.text.dumps import plot_text, token_text
+from ui.url_contract import MAX_URL_CHARS, query_string
 from ui.views.charts import show_chart
 
 VECTOR_LAB_PAGE = "app_pages/vector_lab.py"

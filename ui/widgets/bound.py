@@ -12,7 +12,7 @@ import streamlit as st
 from ui.formatting import literal
 from ui.i18n import t
 from ui.labels import label
-from ui.share import PageParams, Param
+from ui.url_contract import PageParams, Param
 
 
 def _names(param: Param):

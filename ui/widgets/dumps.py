@@ -30,7 +30,8 @@ from ui.errors import error_text
 from ui.formatting import literal
 from ui.i18n import t
 from ui.share import DUMPS as P
-from ui.share import LIVE_PROMPTS, MAX_PROMPT_CHARS, Param
+from ui.share import LIVE_PROMPTS, MAX_PROMPT_CHARS
+from ui.url_contract import Param
 from ui.widgets import bound
 
 

@@ -1,0 +1,204 @@
+"""The URL contract's mechanics: what a query parameter is, how a value is read from a link
+and written back, and what a refusal says.  Pure (no Streamlit), so every rule is unit-tested
+without a session; the pages' own parameters are listed in ``ui/share.py``.
+
+A value out of range, unknown or malformed is refused with a message naming the parameter
+and what is accepted; a list keeps its known items; nothing is clamped or dropped silently.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from ui.labels import every_label
+
+LANGUAGE_PARAM = "lang"
+# Presentation mode, app-wide like ``lang`` (no page prefix): "on" enlarges text and charts and
+# hides the sidebar, toolbar and download menus; "results" also hides the page's controls,
+# so a projected page shows only what is being taught.  ``ui/presenting.py`` applies it.
+PRESENT_PARAM = "present"
+PRESENT_MODES = ("off", "on", "results")
+# The server answers HTTP 400 once a request's line and headers pass 128 KiB (measured: a
+# query of 127,841 characters opened, 127,857 did not); keep links well under that.
+MAX_URL_CHARS = 96_000
+
+
+@dataclass(frozen=True)
+class Param:
+    """One query parameter: its key (= the widget's key), type, default and accepted values.
+
+    kind: "choice" (one of ``choices``), "choices" (a subset, repeated keys in the URL),
+    "int" / "float" (a number in [low, high]), "bool" ("true"/"false"), "text".
+    ``vocabulary`` names the ``ui.labels`` vocabulary whose display names older links wrote.
+    """
+
+    key: str
+    kind: str
+    default: Any
+    choices: tuple = ()
+    low: float | None = None
+    high: float | None = None
+    vocabulary: str | None = None
+    old_keys: tuple[str, ...] = ()
+    max_chars: int = 200
+
+    def accepted(self) -> str:
+        """What this parameter accepts, for messages."""
+        if self.kind in ("choice", "choices"):
+            return ", ".join(serialize_one(self, c) for c in self.choices)
+        if self.kind in ("int", "float"):
+            return f"{_number_text(self.low)} … {_number_text(self.high)}"
+        if self.kind == "bool":
+            return "true, false"
+        return f"≤ {self.max_chars:,}"  # a text's length; messages say "characters" themselves
+
+
+@dataclass(frozen=True)
+class PageParams:
+    """A page's parameters; every key starts with ``prefix + "_"``."""
+
+    page: str
+    prefix: str
+    params: tuple[Param, ...]
+    by_key: dict = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "by_key", {p.key: p for p in self.params})
+        for p in self.params:
+            if not p.key.startswith(self.prefix + "_"):
+                raise ValueError(f"{p.key} lacks the page prefix {self.prefix}_")
+
+    def __getitem__(self, key: str) -> Param:
+        return self.by_key[key]
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """A URL value that was not accepted: ``key`` names the message (``share.<key>``)."""
+
+    key: str
+    params: dict
+
+
+# --- pure parsing -----------------------------------------------------------------------------
+
+
+def _number_text(value: float | None) -> str:
+    if value is None:
+        return ""
+    return str(int(value)) if float(value).is_integer() else repr(float(value))
+
+
+def serialize_one(param: Param, value) -> str:
+    """One value as the URL writes it."""
+    if param.kind == "bool" or isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return _number_text(value)
+    return str(value)
+
+
+def serialize(param: Param, value) -> list[str]:
+    """``value`` as URL strings (one per repeated key for "choices")."""
+    if param.kind == "choices":
+        return [serialize_one(param, v) for v in value]
+    return [serialize_one(param, value)]
+
+
+def _as_choice(param: Param, raw: str):
+    """The choice ``raw`` names: its id, an older display name, or (numbers) its value."""
+    for choice in param.choices:
+        if raw == serialize_one(param, choice):
+            return choice
+    if param.vocabulary is not None:
+        for choice in param.choices:
+            if raw.casefold() in {
+                name.casefold() for name in every_label(param.vocabulary, choice)
+            }:
+                return choice
+    if param.choices and isinstance(param.choices[0], int | float):
+        try:
+            number = float(raw)
+        except ValueError:
+            return None
+        for choice in param.choices:
+            if number == choice:
+                return choice
+    return None
+
+
+def _refuse(param: Param, raw: str, why: str = "not_accepted") -> Refusal:
+    """What was refused, for the page's warning (the value is cut there when long)."""
+    return Refusal(
+        why,
+        {
+            "param": param.key,
+            "value": raw,
+            "accepted": param.accepted(),
+            "limit": param.max_chars,
+            "chars": len(raw),
+        },
+    )
+
+
+def parse(param: Param, raw: list[str]) -> tuple[Any, Refusal | None]:
+    """The value ``raw`` (the URL's strings for ``param``) means, or a refusal, or both: a list
+    keeps its known items when some are unknown (a stale lesson answer must not wipe the
+    others), and the refusal names the unknown ones."""
+    if param.kind == "choices":  # the known items are kept, the unknown ones named
+        values, unknown = [], []
+        for item in (part for r in raw for part in r.split(",")):
+            choice = _as_choice(param, item.strip())
+            if choice is None:
+                unknown.append(item)
+            elif choice not in values:
+                values.append(choice)
+        if not unknown:
+            return values, None
+        refusal = _refuse(param, ",".join(unknown), "partly_accepted" if values else "not_accepted")
+        return (values or None), refusal
+    text = raw[-1] if raw else ""
+    if param.kind == "choice":
+        choice = _as_choice(param, text)
+        return (choice, None) if choice is not None else (None, _refuse(param, text))
+    if param.kind == "bool":
+        if text.lower() in ("true", "false"):
+            return text.lower() == "true", None
+        return None, _refuse(param, text)
+    if param.kind == "text":
+        if len(text) > param.max_chars:
+            return None, _refuse(param, text, "too_long")
+        return text, None
+    try:
+        number = float(text.strip())
+    except ValueError:
+        return None, _refuse(param, text)
+    if not math.isfinite(number) or not (param.low <= number <= param.high):
+        return None, _refuse(param, text)
+    if param.kind == "int":
+        if not number.is_integer():
+            return None, _refuse(param, text)
+        return int(number), None
+    return number, None
+
+
+def query_string(
+    page: PageParams, values: dict[str, Any], lang: str | None = None, present: str = "off"
+) -> str:
+    """The query a page's current ``values`` make (defaults omitted), e.g. for a lesson link;
+    ``lang`` and ``present`` (when not "off") are the app-wide parameters."""
+    from urllib.parse import urlencode
+
+    pairs = [] if lang is None else [(LANGUAGE_PARAM, lang)]
+    if present != "off":
+        pairs.append((PRESENT_PARAM, present))
+    for param in page.params:
+        if param.key in values and values[param.key] != param.default:
+            pairs += [(param.key, s) for s in serialize(param, values[param.key])]
+    return urlencode(pairs)
+
+
+PRESENT = Param(PRESENT_PARAM, "choice", "off", PRESENT_MODES)
+APP_PARAMS = (LANGUAGE_PARAM, PRESENT_PARAM)  # every page's, without a prefix
