@@ -37,7 +37,7 @@ _SUMS = ("sum", "sum_of_squares", "sum_of_squared_deviations")
 
 @dataclass(frozen=True)
 class DtypeFacts:
-    """What the section states about a dtype (``ui/jobs.py`` computes it with the engine)."""
+    """What the section states about a dtype (``ui/jobs/vector_lab.py`` computes it)."""
 
     resolution: Resolution
     square_threshold: float | None  # smallest |x| whose square is inf; None for float32/64
