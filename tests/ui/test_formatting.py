@@ -2,7 +2,7 @@ import math
 
 import pytest
 
-from ui.formatting import format_number, format_vector
+from ui.formatting import format_cosine, format_number, format_vector
 
 
 @pytest.mark.parametrize(
@@ -42,3 +42,18 @@ def test_literal_shows_outside_text_as_a_code_span_with_the_invisible_made_visib
     assert literal("") == '`""`' and literal("  ") == '`"  "`'
     assert literal("x" * 500, limit=10) == "`xxxxxxxxxx…`"
     assert literal("中文 é") == "`中文 é`"
+
+
+@pytest.mark.parametrize(
+    "value, text",
+    [
+        (0.5, "0.5"),
+        (1.0, "1"),
+        (1 - 2**-24, "1 − 6e-08"),  # just below 1: the gap, never "1.0000"
+        (1 + 2**-52, "1 + 2.2e-16"),  # a rounding above 1: "+", never "1 − -2.2e-16"
+        (-(1 + 2**-52), "−(1 + 2.2e-16)"),
+        (-(1 - 2**-24), "−(1 − 6e-08)"),
+    ],
+)
+def test_cosines_near_one_write_the_gap_with_its_sign(value, text):
+    assert format_cosine(value) == text
