@@ -2,8 +2,10 @@
 
 A statistic (a mean and a variance, or RMSNorm's mean square) is computed over the cells of
 its *pooled* axes; the kind computes one statistic for every index of its *indexed* axes,
-so ``statistics_count`` is the product of those axes' sizes.  Every kind carries a gain γ and
-a bias β of shape ``[d]`` (one per channel); DyT adds its scalar α.
+so ``statistics_count`` is the product of those axes' sizes.  Every kind carries a gain γ of
+shape ``[d]`` (one per channel) and all but RMSNorm a bias β of that shape: RMSNorm re-scales
+without re-centring, and neither the paper nor ``nn.RMSNorm`` gives it a β.  DyT adds its
+scalar α.
 
 The table states what ``engine/norms/reference.py`` computes, which is what PyTorch computes
 on the channels-first ``[B, d, T]`` layout: ``nn.BatchNorm1d`` pools B and T per channel,
@@ -53,7 +55,9 @@ class KindAxes:
 
 KIND_AXES: dict[str, KindAxes] = {
     "layernorm": KindAxes(pooled=("d",), indexed=("B", "T"), statistics=("mean", "var")),
-    "rmsnorm": KindAxes(pooled=("d",), indexed=("B", "T"), statistics=("mean_square",)),
+    "rmsnorm": KindAxes(
+        pooled=("d",), indexed=("B", "T"), statistics=("mean_square",), params=("gamma",)
+    ),
     "batchnorm": KindAxes(pooled=("B", "T"), indexed=("d",), statistics=("mean", "var")),
     "instancenorm": KindAxes(pooled=("T",), indexed=("B", "d"), statistics=("mean", "var")),
     "groupnorm": KindAxes(pooled=("T", "d/G"), indexed=("B", "G"), statistics=("mean", "var")),

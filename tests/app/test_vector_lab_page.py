@@ -31,6 +31,19 @@ def test_rmsnorm_shows_its_output_and_the_comparison(app):
     assert "1 : 2 : 3 : 4" == table.loc["Ratios y₁ : y₂ : …", "RMSNorm"]
 
 
+def test_beta_field_only_for_norms_that_have_a_beta(app):
+    keys = lambda: {box.key for box in app.text_input}  # noqa: E731
+    assert "vl_beta" in keys()  # LayerNorm: γ and β
+    app.text_input(key="vl_beta").input("0.5").run()
+    app.selectbox(key="vl_norm").select("rmsnorm").run()
+    assert not app.exception and "vl_beta" not in keys() and "vl_gamma" in keys()
+    assert any("RMSNorm has no β" in caption.value for caption in app.caption)
+    assert r"eta" not in _latex(app)
+    assert r"\left[0.3651, 0.7303, 1.0954, 1.4606\right]" in _latex(app)  # β = 0.5 not added
+    app.selectbox(key="vl_norm").select("layernorm").run()
+    assert app.text_input(key="vl_beta").value == "0.5"  # kept while RMSNorm was shown
+
+
 def test_chart_holds_the_input_and_output(app):
     spec = _chart(app)
     names = [trace.get("name") for trace in spec["data"]]

@@ -97,6 +97,8 @@ def test_gamma_and_beta_are_per_channel_as_in_torch_modules(kind):
     assert param_shape(kind, D) == (D,)
     if kind in modules:
         assert tuple(modules[kind].weight.shape) == param_shape(kind, D)
+        has_bias = getattr(modules[kind], "bias", None) is not None
+        assert ("beta" in kind_axes(kind).params) == has_bias  # nn.RMSNorm: weight only
 
 
 def test_mixes_positions_exactly_for_the_kinds_pooling_t():

@@ -27,6 +27,12 @@ def test_rmsnorm_textbook_steps():
     assert r"\left[0.3651, 0.7303, 1.0954, 1.4606\right]" in latex
 
 
+def test_only_norms_with_a_beta_add_one_in_their_output_formula():
+    assert r"+ \beta_i" not in _latex("rmsnorm")  # RMSNorm has no β (Zhang & Sennrich)
+    assert r"+ \beta_i" not in _latex("rmsnorm", offset=1.0)
+    assert r"+ \beta_i" in _latex("layernorm") and r"+ \beta_i" in _latex("dyt")
+
+
 def test_eps_is_written_as_a_power_of_ten():
     assert r"1.25 + 10^{-5}" in _latex("layernorm", eps=1e-5)
 

@@ -49,7 +49,8 @@ def legend(stats: AxesStatistics, names: Names, lang: str) -> list[str]:
         return translate(f"axes.legend.{key}", lang, **params)
 
     sizes = dict(B=batch, T=tokens, d=d, G=spec.groups, per_group=d // spec.groups)
-    params = tr("params", shape=_shape(stats.param_shape))
+    with_beta = "beta" in kind_axes(kind).params
+    params = tr("params" if with_beta else "params_gamma", shape=_shape(stats.param_shape))
     if not stats.n_statistics:
         return [tr("none", name=names[kind]), params + " " + tr("alpha")]
     expression = f"{stats.count_formula} = "

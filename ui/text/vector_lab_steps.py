@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 
+from engine.norms.kinds import kind_axes
 from engine.norms.worked import ROW_KINDS, VectorExplanation
 from ui.i18n import translate
 from ui.text.latex import Step, chain
@@ -49,6 +50,7 @@ def worked_steps(ex: VectorExplanation, lang: str) -> list[Step]:
     steps = [Step(tr("input", row=ex.row_index + 1, d=d), rf"x = {_vec(row)},\quad d = {d}")]
     out = _vec(ex.outputs[ex.row_index])
     scale = r"\gamma_i" if spec.offset == 0 else rf"({_n(spec.offset)} + \gamma_i)"
+    shift = r" + \beta_i" if "beta" in kind_axes(spec.kind).params else ""  # RMSNorm has none
     if not is_row_kind(spec.kind):
         # Pooled statistics: this row's own mu and sigma^2 are not what the norm uses.
         pooled = Step(tr(f"pooled_{spec.kind}"), _pooled_formula(spec.kind, scale))
@@ -106,7 +108,7 @@ def worked_steps(ex: VectorExplanation, lang: str) -> list[Step]:
                 ),
             )
         )
-        formula = rf"y_i = (x_i - \mu)\cdot\mathrm{{rstd}}\cdot {scale} + \beta_i"
+        formula = rf"y_i = (x_i - \mu)\cdot\mathrm{{rstd}}\cdot {scale}{shift}"
     elif spec.kind == "rmsnorm":
         steps.append(
             Step(
@@ -119,9 +121,9 @@ def worked_steps(ex: VectorExplanation, lang: str) -> list[Step]:
                 ),
             )
         )
-        formula = rf"y_i = x_i\cdot\mathrm{{rstd}}\cdot {scale} + \beta_i"
+        formula = rf"y_i = x_i\cdot\mathrm{{rstd}}\cdot {scale}{shift}"
     else:  # DyT
-        formula = rf"y_i = {scale}\,\tanh(\alpha x_i) + \beta_i,\quad \alpha = {_n(spec.alpha)}"
+        formula = rf"y_i = {scale}\,\tanh(\alpha x_i){shift},\quad \alpha = {_n(spec.alpha)}"
     steps.append(Step(tr("output_formula"), formula))
     return steps + [Step(tr("output"), rf"y = {out}")]
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import streamlit as st
 
 from engine.config import NormSpec
+from engine.norms.kinds import kind_axes
 from engine.norms.precision_facts import DefaultEps
 from engine.norms.precision_presets import PRESET_NAMES, PrecisionPreset
 from engine.norms.precision_presets import PRESETS as PRECISION_PRESETS
@@ -207,7 +208,13 @@ def vector_lab_inputs(default_eps: dict[str, tuple[DefaultEps, ...]]) -> VectorL
         P["vl_offset"], t("vector_lab.offset"), c2, step=1.0, help=t("vector_lab.offset_help")
     )
     gamma_text = bound.text_input(P["vl_gamma"], "γ", c1, help=t("vector_lab.gamma_help"))
-    beta_text = bound.text_input(P["vl_beta"], "β", c2, help=t("vector_lab.beta_help"))
+    beta_text = None  # RMSNorm has no β: no field, no "+ βᵢ"
+    if "beta" in kind_axes(kind).params:
+        beta_text = bound.text_input(P["vl_beta"], "β", c2, help=t("vector_lab.beta_help"))
+    else:
+        c2.caption(t("vector_lab.no_beta", norm=label("norm", kind)))
+        if P["vl_beta"].key in st.session_state:  # kept for the next norm that has a β
+            st.session_state[P["vl_beta"].key] = st.session_state[P["vl_beta"].key]
     groups, alpha = 1, 0.5
     if kind == "groupnorm":
         groups = int(bound.number(P["vl_groups"], t("vector_lab.groups")))
@@ -222,6 +229,8 @@ def vector_lab_inputs(default_eps: dict[str, tuple[DefaultEps, ...]]) -> VectorL
         errors.append(_error_text(error))
     if d:
         for name, text in (("γ", gamma_text), ("β", beta_text)):
+            if text is None:
+                continue
             try:
                 values = parse_parameter(text, d, name)
             except VectorInputError as error:
