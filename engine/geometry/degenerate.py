@@ -6,8 +6,9 @@ onto a sphere of that plane.  So:
 - d = 1: the plane is the point 0, and LayerNorm returns beta for every input;
   RMSNorm returns x / sqrt(x^2 + eps), i.e. the sign of x at eps = 0.
 - d = 2: the plane is the line spanned by (1, -1): x - mu * 1 = ((x1 - x2) / 2) * (1, -1),
-  so LayerNorm has only two outputs, +(1, -1) and -(1, -1) (times gamma, plus beta), and
-  beta for a constant vector; eps > 0 pulls them in along that line.
+  so at eps = 0 LayerNorm has only two outputs, +(1, -1) and -(1, -1) (times gamma, plus
+  beta); eps > 0 pulls them in along that line, |a| / sqrt(a^2 + eps) with a = (x1 - x2) / 2,
+  so near-equal pairs land between the two points and a constant vector at beta.
 - A constant vector (every entry equal) has x - mu * 1 = 0: LayerNorm returns beta
   (0 / sqrt(0 + eps)), or 0/0 = NaN at eps = 0.  The zero vector does the same to RMSNorm.
 
@@ -33,8 +34,14 @@ EXPLANATIONS = {
         "gamma, plus beta) when eps = 0, a little less than 1 in size when eps > 0."
     ),
     "d2_layernorm_two_points": (
-        "With d = 2, x - mu*1 = ((x1 - x2)/2) * (1, -1), so LayerNorm has only two outputs, "
-        "+(1, -1) and -(1, -1) (times gamma, plus beta), and beta for a constant vector."
+        "With d = 2 and eps = 0, x - mu*1 = ((x1 - x2)/2) * (1, -1), so LayerNorm has only two "
+        "outputs, +(1, -1) and -(1, -1) (times gamma, plus beta)."
+    ),
+    "d2_layernorm_segment": (
+        "With d = 2, x - mu*1 = ((x1 - x2)/2) * (1, -1), so every LayerNorm output lies on one "
+        "line; with eps > 0, inputs whose entries differ by far more than sqrt(eps) land next "
+        "to +(1, -1) or -(1, -1) (times gamma, plus beta), near-equal pairs between them, and "
+        "a constant vector at beta."
     ),
     "layernorm_constant_is_beta": (
         "Some inputs are constant vectors: x - mu*1 = 0, so LayerNorm returns "
@@ -64,7 +71,8 @@ def degeneracy_flags(x: torch.Tensor, eps: float) -> tuple[str, ...]:
     applies = {
         "d1_layernorm_is_beta": d == 1,
         "d1_rmsnorm_is_sign": d == 1,
-        "d2_layernorm_two_points": d == 2,
+        "d2_layernorm_two_points": d == 2 and eps == 0,
+        "d2_layernorm_segment": d == 2 and eps > 0,
         # with d = 1 every row is constant: the d1 flag already says it
         "layernorm_constant_is_beta": constant and d > 1 and eps > 0,
         "layernorm_constant_undefined": constant and eps == 0,

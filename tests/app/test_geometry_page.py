@@ -94,7 +94,9 @@ def test_the_lines_and_the_outputs_shown_follow_the_toggles():
 def test_d2_says_layernorm_has_two_outputs_and_counts_them():
     at = _open({"ge_d": "2", "ge_eps": "0"})
     warning = " ".join(w.value for w in at.warning)
-    assert "only two possible outputs" in warning
+    assert "at ε = 0 onto just two points of it" in warning
+    notes = " ".join(i.value for i in at.info)
+    assert "With d = 2 and ε = 0" in notes and "has only two outputs" in notes
     traces = _traces(at, "ge_chart_scene")
     layer = _points(traces["layernorm"])
     assert layer.shape == (500, 2)
@@ -213,7 +215,19 @@ def test_hostile_values_in_the_link_are_refused_by_name():
 def test_the_chinese_page_is_translated():
     at = _open({"lang": "zh", "ge_d": "2"})
     assert at.title[0].value == "几何"
-    assert "只有两个可能的输出" in " ".join(w.value for w in at.warning)
+    assert "ε = 0 时只送到其上的两个点" in " ".join(w.value for w in at.warning)
+
+
+@pytest.mark.parametrize("lang, said", [("en", "With ε > 0 the outputs are not just two points"),
+                                        ("zh", "ε > 0 时输出不止两个点")])  # fmt: skip
+def test_d2_with_eps_says_near_equal_pairs_land_between_the_two_points(lang, said):
+    at = _open({"lang": lang, "ge_d": "2", "ge_eps": "0.1", "ge_spread": "0.3"})
+    notes = " ".join(i.value for i in at.info)
+    assert said in notes
+    assert "has only two outputs" not in notes and "只有两个输出" not in notes
+    layer = _points(_traces(at, "ge_chart_scene")["layernorm"])
+    inside = np.abs(layer[:, 0]) < 0.9  # drawn between the two points, as the note says
+    assert inside.any()
 
 
 def test_the_vector_lab_links_a_row_of_three_numbers_here():

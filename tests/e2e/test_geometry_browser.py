@@ -87,7 +87,11 @@ def test_the_chinese_page_says_layernorm_has_two_outputs(page, server_url, artif
     wait_idle(page)
     _wait_chart(page, SCENE)
     expect(page.get_by_role("heading", name="几何", exact=True)).to_be_visible()
-    expect(page.get_by_text("d = 2 时 LayerNorm 只有两个可能的输出。")).to_be_visible()
+    expect(
+        page.get_by_text(
+            "d = 2 时 LayerNorm 把每个输入送到同一条直线上，ε = 0 时只送到其上的两个点。"
+        )
+    ).to_be_visible()
     tags = page.evaluate(TAGS_JS, SCENE)
     assert "layernorm" in tags and "rmsnorm" in tags
     page.screenshot(path=str(artifacts / "geometry_d2_zh.png"), full_page=True)

@@ -92,6 +92,8 @@ def test_d2_layernorm_has_only_two_outputs_at_eps_zero():
 def test_d2_with_eps_stays_on_the_line_and_shrinks_towards_beta():
     found = two_dimensional_layernorm(GeometrySpec(count=500, eps=0.5, spread=0.5))
     assert (np.abs(found.coefficient) < 1).all()
+    assert found.flags == ("d2_layernorm_segment",)  # not "only two outputs": that is eps = 0
+    assert (np.abs(found.coefficient) < 0.5).any()  # near-equal pairs land well inside
     assert found.off_line < 1e-6
     a = (found.inputs[:, 0] - found.inputs[:, 1]) / 2
     np.testing.assert_allclose(
@@ -131,7 +133,7 @@ def test_vector_path_of_zero_and_constant_vectors_is_flagged():
     assert math.isnan(zero.rmsnorm_cos_input)
     constant = vector_path((4.0, 4.0), GeometrySpec(eps=1e-5, beta_x=1.0))
     assert constant.layernorm_affine.tolist() == [1.0, 0.0]
-    assert constant.flags == ("d2_layernorm_two_points", "layernorm_constant_is_beta")
+    assert constant.flags == ("d2_layernorm_segment", "layernorm_constant_is_beta")
 
 
 def test_every_flag_has_an_english_explanation():

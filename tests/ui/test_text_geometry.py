@@ -134,3 +134,18 @@ def test_real_activation_lines_say_far_out_only_where_a_token_is():
     assert "massive activations" not in text_high.pair_lines(block0, "en")[0]
     intro = text_high.real_intro(real, "zh")
     assert "SmolLM2-135M-Instruct.Q4_1.gguf" in intro and "反量化" in intro
+
+
+def test_the_intro_puts_layernorms_outputs_on_a_sphere_of_radius_sqrt_d_not_a_smaller_one():
+    """The plane <y, 1> = 0 passes through the centre: it cuts the √d sphere in a great
+    (d − 2)-sphere, as large as the sphere itself, one dimension lower."""
+    cloud = normalized_cloud(GeometrySpec(d=3, count=400, eps=0.0))
+    layer, rms = cloud.layernorm, cloud.rmsnorm
+    np.testing.assert_allclose(layer.norm, cloud.sqrt_d, rtol=1e-5)  # the same radius ...
+    np.testing.assert_allclose(rms.norm, cloud.sqrt_d, rtol=1e-5)
+    np.testing.assert_allclose(layer.ones, 0.0, atol=1e-4)  # ... on the plane through 0
+    assert np.linalg.matrix_rank(layer.y, tol=1e-3) == 2  # one dimension lower: a circle
+    for lang in LANGUAGES:
+        intro = catalog(lang)["geometry.intro"]
+        assert "√d" in intro, lang
+        assert "smaller sphere" not in intro and "更小的球面" not in intro, lang
