@@ -23,6 +23,7 @@ References:
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 AXES = ("B", "T", "d", "G")  # sample, position, channel, channel group (GroupNorm)
@@ -93,6 +94,24 @@ def statistics_count(kind: str, batch: int, tokens: int, d: int, groups: int = 1
     for size in shape:
         count *= size
     return count if shape else 0
+
+
+# GroupNorm applied to each token on its own: ``nn.GroupNorm(G, d)`` on the ``[B·T, d]`` rows,
+# as the per-head GroupNorm of RetNet-style models does.  A group then pools only its d/G
+# channels, one statistic per (token, group), where ``F.group_norm`` on ``[B, d, T]`` (the
+# table's row) also pools T.  Neither is the error: the count depends on the layout.
+GROUPNORM_PER_TOKEN = KindAxes(pooled=("d/G",), indexed=("B", "T", "G"), statistics=("mean", "var"))
+
+
+def groupnorm_layouts(batch: int, tokens: int, d: int, groups: int) -> dict[str, tuple[str, int]]:
+    """GroupNorm's statistics on a ``[batch, tokens, d]`` sequence in each layout:
+    ``{"sequence": ("B·G", count), "per_token": ("B·T·G", count)}``."""
+    sizes = axis_sizes(batch, tokens, d, groups)
+    layouts = {"sequence": KIND_AXES["groupnorm"], "per_token": GROUPNORM_PER_TOKEN}
+    return {
+        name: (axes.count_formula, math.prod(sizes[axis] for axis in axes.indexed))
+        for name, axes in layouts.items()
+    }
 
 
 def param_shape(kind: str, d: int) -> tuple[int, ...]:

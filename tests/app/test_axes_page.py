@@ -110,11 +110,11 @@ def test_each_norm_lights_its_own_set(app, kind, expected_count, lit):
     assert _lit(app) == lit
 
 
-def test_groupnorm_states_the_correction_and_the_leak(app):
+def test_groupnorm_states_both_layouts_and_the_leak(app):
     _open(app, ax_norm="groupnorm")
     text = _text(app)
-    assert "often said to compute B·T·G statistics (256 here)" in text
-    assert "giving B·G = 16 statistics" in text
+    assert "B·G = 16 statistics" in text and "B·T·G = 256 statistics" in text
+    assert "Correction" not in text
     assert "GroupNorm pools over T" in text and "leaks the future" in text
     # pooled cells: one sequence's group of d/G = 8 channels over all T = 16 positions
     assert _metrics(app)["cells pooled"] == "128"

@@ -14,6 +14,7 @@ from engine import NormSpec, normalize
 from engine.config import NORM_KINDS
 from engine.norms.kinds import (
     KIND_AXES,
+    groupnorm_layouts,
     kind_axes,
     param_shape,
     statistics_count,
@@ -70,9 +71,20 @@ def test_count_formulas_by_hand(kind, formula, count):
     assert statistics_count(kind, B, T, D, G) == count
 
 
-def test_groupnorm_is_not_one_statistic_per_token_and_group():
-    # the issue text says B·T·G; torch's F.group_norm on [B, d, T] computes B·G
-    assert _torch_statistics_count("groupnorm") == B * G != B * T * G
+def test_groupnorm_counts_depend_on_the_layout_as_in_torch():
+    """F.group_norm on [B, d, T] pools T as well: B·G; nn.GroupNorm on each token's [d]
+    (the [B·T, d] rows, per-head GroupNorm in RetNet-style models): B·T·G."""
+    layouts = groupnorm_layouts(B, T, D, G)
+    x = torch.randn(B, T, D)
+    rows = x.reshape(B * T, D)  # [B·T, d]: each token a sample of d channels
+    _, mean, _ = torch.native_group_norm(rows, None, None, B * T, D, 1, G, 1e-5)
+    assert layouts["per_token"] == ("B·T·G", mean.numel()) == ("B·T·G", B * T * G)
+    assert layouts["sequence"] == ("B·G", _torch_statistics_count("groupnorm"))
+    per_token = torch.nn.GroupNorm(G, D, affine=False)(rows).reshape(B, T, D)
+    by_hand = (x.reshape(B, T, G, D // G) - x.reshape(B, T, G, D // G).mean(-1, keepdim=True)) / (
+        x.reshape(B, T, G, D // G).var(-1, unbiased=False, keepdim=True) + 1e-5
+    ).sqrt()
+    torch.testing.assert_close(per_token, by_hand.reshape(B, T, D))  # one (μ, σ) per token, group
 
 
 @pytest.mark.parametrize("kind", NORM_KINDS)

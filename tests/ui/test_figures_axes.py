@@ -223,11 +223,14 @@ def test_legend_writes_the_count_from_the_kinds_table():
     assert text.legend(stats, NORM_NAMES, "en")[0].startswith("**BatchNorm** computes **d = 32**")
 
 
-def test_groupnorm_correction_counts_both_ways():
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_groupnorm_states_both_layouts_counts_and_neither_as_an_error(lang):
     stats = axes_statistics(AxesSpec(kind="groupnorm", groups=8))
-    sentence = text.groupnorm_correction(stats, "en")
-    assert "(512 here)" in sentence and "B·G = 32 statistics" in sentence  # 4·16·8 vs 4·8
-    assert text.groupnorm_correction(axes_statistics(AxesSpec()), "en") is None
+    sentence = text.groupnorm_layouts(stats, lang)
+    assert "B·G = 32" in sentence and "B·T·G = 512" in sentence  # 4·8 and 4·16·8
+    assert "nn.GroupNorm" in sentence and "F.group_norm" in sentence
+    assert "Correction" not in sentence and "更正" not in sentence
+    assert text.groupnorm_layouts(axes_statistics(AxesSpec()), lang) is None
 
 
 def test_cell_arithmetic_reproduces_the_output():

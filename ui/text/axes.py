@@ -19,6 +19,7 @@ from engine.axes.sharing import AxesStatistics, CellSelection
 from engine.axes.small_batch import SmallBatchNoise
 from engine.axes.train_eval import TrainEvalGap
 from engine.config import NormSpec
+from engine.norms import kinds
 from engine.norms.kinds import kind_axes
 from ui.formatting import format_number
 from ui.i18n import translate
@@ -67,17 +68,23 @@ def legend(stats: AxesStatistics, names: Names, lang: str) -> list[str]:
     return lines
 
 
-def groupnorm_correction(stats: AxesStatistics, lang: str) -> str | None:
-    """GroupNorm on a sequence computes B·G statistics, not the B·T·G often written."""
+def groupnorm_layouts(stats: AxesStatistics, lang: str) -> str | None:
+    """GroupNorm's two counts on a sequence: B·G on [B, d, T] (this page), B·T·G per token."""
     if stats.spec.kind != "groupnorm":
         return None
-    batch, tokens, _ = stats.x.shape
-    groups = stats.spec.groups
+    batch, tokens, d = stats.x.shape
+    layouts = kinds.groupnorm_layouts(batch, tokens, d, stats.spec.groups)
+    (sequence_formula, sequence), (token_formula, per_token) = (
+        layouts["sequence"],
+        layouts["per_token"],
+    )
     return translate(
-        "axes.legend.groupnorm_correction",
+        "axes.legend.groupnorm_layouts",
         lang,
-        count=f"{stats.n_statistics:,}",
-        wrong=f"{batch * tokens * groups:,}",
+        sequence_formula=sequence_formula,
+        sequence=f"{sequence:,}",
+        token_formula=token_formula,
+        per_token=f"{per_token:,}",
         tokens=tokens,
     )
 

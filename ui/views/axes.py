@@ -86,9 +86,9 @@ def cells(stats: AxesStatistics, selection: CellSelection, on_click) -> None:
         )
         for line in text.legend(stats, NORM_NAMES, lang):
             st.markdown(line)
-    correction = text.groupnorm_correction(stats, lang)
-    if correction:
-        st.warning(correction, icon=":material/rule:")
+    layouts = text.groupnorm_layouts(stats, lang)
+    if layouts:
+        st.info(layouts, icon=":material/view_column:")
     leak = text.leak_note(stats.spec.kind, NORM_NAMES, lang)
     if leak:
         st.caption(leak)
