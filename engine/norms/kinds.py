@@ -10,7 +10,8 @@ scalar α.
 The table states what ``engine/norms/reference.py`` computes, which is what PyTorch computes
 on the channels-first ``[B, d, T]`` layout: ``nn.BatchNorm1d`` pools B and T per channel,
 ``F.instance_norm`` pools T per (sequence, channel), ``F.group_norm`` pools T and the d/G
-channels of a group per (sequence, group) — B·G statistics, not one per token and group.
+channels of a group per (sequence, group) — B·G statistics.  GroupNorm applied to each token
+on its own (``nn.GroupNorm`` on ``[B·T, d]``) computes B·T·G instead: ``groupnorm_layouts``.
 
 References:
 - Ba, Kiros, Hinton 2016, "Layer Normalization", arXiv:1607.06450
