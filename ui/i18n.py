@@ -49,6 +49,12 @@ def translate(key: str, lang: str, **params: object) -> str:
     return text.format(**params)
 
 
+def join(items, lang: str) -> str:
+    """Names listed in a sentence: "a, b, c" in English, "a、b、c" in Chinese (an enumeration
+    comma, never a half-width comma between Chinese words)."""
+    return translate("app.list_separator", lang).join(str(item) for item in items)
+
+
 def language_from_locale(locale: str | None) -> str:
     """Map a browser locale ("zh-CN", "en-US", None) to a supported language."""
     if locale and locale.lower().startswith("zh"):

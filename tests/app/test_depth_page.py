@@ -154,3 +154,23 @@ def test_wiring_labels_the_stream_with_subscripts_and_the_output(app):
     assert "xₗ" in texts and "xₗ₊₁" in texts  # Post-Norm's diagram ends on the next layer
     assert not any("{" in text or "x_" in text for text in texts)
     assert "output" in texts  # Pre-Norm's ends on its final norm: the model's output
+
+
+@pytest.mark.parametrize(
+    "lang, said",
+    [("en", "draw one line here"), ("zh", "在这里画成同一条线")],
+)
+def test_traces_that_coincide_are_named_with_the_reason(app, lang, said):
+    """The Peri-Norm / OLMo 2 lesson's state: three runs, two visible lines."""
+    if lang == "zh":
+        app.selectbox(key="language_select").select("zh").run()
+    app.session_state["dp_placements"] = ["pre", "peri", "olmo2"]  # as the lesson's link does
+    app.session_state["dp_init"] = "fixed"
+    _open(app)
+    notes = [i.value for i in app.info if said in i.value]
+    assert len(notes) == 1, [i.value for i in app.info]
+    names = notes[0].split(" draw")[0].split(" 在这里")[0]
+    assert "Peri-Norm" in names and "OLMo-2" in names and "Pre-Norm" not in names
+    assert ("norm on the branch output" in notes[0]) or ("分支输出上做归一化" in notes[0])
+    if lang == "zh":
+        assert "、OLMo-2" in names  # an enumeration comma, not ", "

@@ -12,7 +12,7 @@ import torch.nn.functional as F
 
 from engine import DepthSpec, simulate_depth
 from engine.depth import DepthCancelled, check_limits, sweep_last_layer_grad
-from engine.depth.simulator import layer_weights, readout, stack_input
+from engine.depth.simulator import coinciding, layer_weights, readout, stack_input
 from engine.depth.theory import (
     branch_gain,
     deepnorm_constants,
@@ -286,3 +286,26 @@ def test_rerunning_layers_gives_the_numbers_of_kept_graphs(monkeypatch, placemen
     np.testing.assert_allclose(rerun.grad_norm, kept.grad_norm, rtol=1e-6)
     np.testing.assert_allclose(rerun.stream_grad_norm, kept.stream_grad_norm, rtol=1e-6)
     np.testing.assert_array_equal(rerun.residual_ms, kept.residual_ms)
+
+
+def _run(placement: str, residual_ms) -> object:
+    """What ``coinciding`` reads of a result: its placement and one per-layer trace."""
+    spec = dataclasses.replace(DepthSpec(), placement=placement)
+    return type("Run", (), {"spec": spec, "residual_ms": np.asarray(residual_ms, float)})()
+
+
+def test_coinciding_groups_runs_within_a_percent_at_every_layer_and_says_why():
+    pre = _run("pre", [1.0, 1.1, 1.2, 1.3])
+    peri = _run("peri", [1.0, 2.0, 3.0, 4.0])
+    olmo2 = _run("olmo2", [1.0, 2.01, 2.99, 4.02])  # within 0.5 % of Peri-Norm everywhere
+    found = coinciding([pre, peri, olmo2])
+    assert [g.placements for g in found] == [("peri", "olmo2")]
+    assert found[0].largest_difference == pytest.approx(0.02 / 4.02)
+    assert found[0].all_branch_outputs_normed  # both norm F's output
+    apart = _run("olmo2", [1.0, 2.0, 3.0, 4.1])  # 2.4 % apart at the last layer
+    assert coinciding([pre, peri, apart]) == ()
+    assert not coinciding([pre, _run("post", [1.0, 1.1, 1.2, 1.3])])[0].all_branch_outputs_normed
+    shorter = _run("olmo2", [1.0, 2.0, 3.0])
+    assert coinciding([peri, shorter]) == ()  # different depths never coincide
+    broken = _run("olmo2", [1.0, 2.0, math.inf, math.nan])
+    assert coinciding([peri, broken]) == ()

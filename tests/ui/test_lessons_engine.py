@@ -8,6 +8,7 @@ by hand), it is used too.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from pathlib import Path
 
@@ -18,13 +19,16 @@ import torch
 from engine import DepthSpec, NormSpec, normalize, simulate_depth
 from engine.axes.batch_of_one import batch_of_one
 from engine.axes.sharing import axes_statistics
-from engine.config import AxesSpec, DumpSpec, PrecisionSpec
+from engine.config import DTYPES, AxesSpec, DumpSpec, PrecisionSpec
+from engine.depth.simulator import coinciding, layer_weights
 from engine.depth.theory import deepnorm_constants, deepnorm_layers
 from engine.norms.kinds import statistics_count
 from engine.norms.precision import precision_story
 from engine.perf.roofline import GPU_NAME, norm_traffic
+from ui.i18n import catalog
 from ui.lessons.catalog import LESSONS, lesson
 from ui.lessons.targets import TARGETS
+from ui.share import KERNELS
 
 X = torch.tensor([[1.0, 2.0, 3.0, 4.0]], dtype=torch.float64)  # [T=1, d=4]
 EXAMPLE = (
@@ -184,6 +188,9 @@ def test_peri_and_olmo2_fix_the_size_of_each_write_whatever_the_init():
     gain = pre.spec.d * 0.02**2  # E||F||^2 / E||x||^2 of a linear branch: d * std^2
     assert gain == pytest.approx(_fact("peri_olmo2", "gain"))
     assert lesson("peri_olmo2").answer == "b"
+    # the reveal says the page shows two lines, not three: Peri-Norm's and OLMo 2's coincide
+    (group,) = coinciding([pre, peri, olmo2])
+    assert group.placements == ("peri", "olmo2") and group.all_branch_outputs_normed
 
 
 @pytest.mark.slow  # two 48-layer simulations
@@ -199,6 +206,47 @@ def test_deepnorm_updates_are_a_tenth_of_the_stream():
     assert alpha == pytest.approx(_fact("deepnorm", "alpha"), abs=5e-5)
     assert beta == pytest.approx(_fact("deepnorm", "beta"), abs=5e-5)
     assert lesson("deepnorm").answer == "b"
+
+
+def test_deepnorm_states_the_n_its_constants_use_and_which_weights_beta_scales():
+    """α and β are DeepNet's for N blocks of two branches; the Depth page's 48 layers are
+    single branches, so N = 24 (the lesson says so, and what N = 48 would give)."""
+    spec = DepthSpec(placement="deepnorm")  # the Depth page's default stack, as linked
+    assert spec.layers == _fact("deepnorm", "layers")
+    assert deepnorm_layers(spec) == _fact("deepnorm", "blocks") == spec.layers / 2
+    alpha, beta = deepnorm_constants(_fact("deepnorm", "blocks"))
+    assert (alpha, beta) == (pytest.approx(_fact("deepnorm", "alpha"), abs=5e-5),
+                             pytest.approx(_fact("deepnorm", "beta"), abs=5e-5))  # fmt: skip
+    alpha48, beta48 = deepnorm_constants(spec.layers)  # a learner's N = 48
+    assert alpha48 == pytest.approx(_fact("deepnorm", "alpha_layers"), abs=5e-5)
+    assert beta48 == pytest.approx(_fact("deepnorm", "beta_layers"), abs=5e-5)
+    for lang in ("en", "zh"):
+        reveal = catalog(lang)["lessons.deepnorm.reveal"]
+        assert "{blocks}" in reveal and "{alpha_layers}" in reveal, lang
+    # β scales the FFN and the value and output projections; q and k are not scaled (the
+    # engine's attention has none: W_Q = W_K = 0, a uniform causal mixer)
+    block = dataclasses.replace(spec, sublayer="transformer", init_std=0.02)
+    names = {name for branch in layer_weights(block, 1) for name in branch}
+    assert names == {"w_v", "w_o", "w_in", "w_out"}
+    attention, mlp = layer_weights(block, 1)
+    _, beta_block = deepnorm_constants(deepnorm_layers(block))
+    for weight in (*attention.values(), mlp["w_in"]):
+        assert weight.std().item() == pytest.approx(0.02 * beta_block, rel=0.05)
+    assert "query and key" in catalog("en")["lessons.deepnorm.idea"]
+    assert "查询投影和键投影" in catalog("zh")["lessons.deepnorm.idea"]
+
+
+def test_cost_the_dtype_changes_the_flops_per_byte_and_d_does_not():
+    values = TARGETS["cost"].as_dict()
+    tokens, d = values["kn_tokens"], values["kn_d"]
+    bf16 = norm_traffic(tokens, d, DTYPES["bfloat16"].itemsize, "layernorm")
+    f32 = norm_traffic(tokens, d, DTYPES["float32"].itemsize, "layernorm")
+    assert "float32" in KERNELS["kn_rdtype"].choices  # the page's own dtype selector
+    assert bf16.intensity == _fact("cost", "ln_intensity")
+    assert f32.intensity == _fact("cost", "ln_intensity_float32") != bf16.intensity
+    assert norm_traffic(tokens, 4 * d, 2).intensity == bf16.intensity  # d: no change
+    for lang in ("en", "zh"):
+        assert "{ln_intensity_float32}" in catalog(lang)["lessons.cost.next"], lang
 
 
 def test_precision_the_squared_deviation_overflows_and_float32_statistics_fix_it():
@@ -267,6 +315,18 @@ def test_real_models_the_first_token_jumps_at_block_12():
     assert others[-1] == pytest.approx(_fact("real_models", "typical_last"), abs=0.5)
     biggest = float(np.nanmax(np.abs(rep.massive.top3)))
     assert biggest == _fact("real_models", "max_entry")
+    # the idea's counts: every massive activation, the channels they sit in, the runner-up
+    assert len(labels) - 1 == _fact("real_models", "blocks")  # block inputs + the last output
+    massive = rep.massive
+    assert len(massive.value) == _fact("real_models", "massive_count")
+    channels = np.unique(massive.channel)
+    assert len(channels) == _fact("real_models", "massive_channels")
+    assert channels[0] == _fact("real_models", "channel")
+    assert set(massive.token.tolist()) == {0}  # the first token ...
+    assert set(massive.batch.tolist()) == set(range(rms.shape[1]))  # ... of every prompt
+    per_channel = np.nanmax(rep.channels.maxabs, axis=0)  # [d] largest |a| of each channel
+    assert per_channel.shape[0] == _fact("real_models", "width")
+    assert float(np.sort(per_channel)[-2]) == _fact("real_models", "next_channel")
     f16_max = torch.finfo(torch.float16).max
     assert biggest < f16_max == _fact("real_models", "f16_max") < biggest**2  # fits; square doesn't
     assert lesson("real_models").answer == "c"

@@ -176,14 +176,18 @@ LESSONS: tuple[Lesson, ...] = (
             r"x_{l+1} = \mathrm{LN}\big(\alpha\, x_l + G_l(x_l)\big)",
             r"\alpha = (2N)^{1/4}, \qquad W_{\text{init}} \leftarrow \beta\, W_{\text{init}},"
             r"\ \ \beta = (8N)^{-1/4}",
+            r"W \in \{W_{\text{FFN}},\ W_V,\ W_O\}, \quad \text{not } W_Q,\ W_K",
         ),
         answer="b",
         facts=_facts(
             layers=(48, "48"),
+            blocks=(24, "24"),  # N: 48 single-branch layers are 24 blocks of two branches
             post_update=(0.99, "0.99"),
             deep_update=(0.102, "0.10"),
             alpha=(2.6321, "2.6321"),
             beta=(0.2686, "0.2686"),
+            alpha_layers=(3.1302, "3.1302"),  # what N = 48 would give
+            beta_layers=(0.2259, "0.2259"),
         ),
     ),
     Lesson(
@@ -219,6 +223,7 @@ LESSONS: tuple[Lesson, ...] = (
             ln_flops=(7, "7"),
             rms_flops=(4, "4"),
             ln_intensity=(1.75, "1.75"),
+            ln_intensity_float32=(0.875, "0.875"),
             ridge=(13.96, "14"),
             unfused=(5, "5"),
             fused=(4, "4"),
@@ -230,6 +235,12 @@ LESSONS: tuple[Lesson, ...] = (
         (r"\mathrm{RMS}_l(t) = \sqrt{\frac{1}{d}\sum_{i=1}^{d} x_{l,t,i}^2} \quad (d = 576)",),
         answer="c",
         facts=_facts(
+            blocks=(30, "30"),
+            massive_count=(69, "69"),  # every massive activation of the dump (Sun et al.)
+            massive_channels=(1, "1"),  # the channels they sit in
+            width=(576, "576"),
+            channel=(507, "507"),
+            next_channel=(2532, "2,532"),  # the largest |a| of any other channel
             before_jump=(5.48, "5.5"),
             twice=(11, "11"),
             after_jump=(946.7, "947"),

@@ -15,9 +15,11 @@ import numpy as np
 
 from engine.depth import DepthResult
 from engine.depth.placements import PLACEMENTS
+from engine.depth.simulator import coinciding
 from engine.depth.theory import POST_LN_LEVEL, lemma2_violations
 from ui.formatting import format_number
-from ui.i18n import translate
+from ui.i18n import join, translate
+from ui.labels import label
 
 
 def post_level_text() -> str:
@@ -26,6 +28,21 @@ def post_level_text() -> str:
     return (
         str(level.numerator) if level.denominator == 1 else f"{level.numerator}/{level.denominator}"
     )
+
+
+def coincidence_notes(results: list[DepthResult], lang: str) -> list[str]:
+    """Where two or more runs draw one line on the residual chart, and why."""
+    notes = []
+    for group in coinciding(results):
+        names = join((label("placement", p, lang) for p in group.placements), lang)
+        why = "coincide_after" if group.all_branch_outputs_normed else "coincide_other"
+        difference = f"{format_number(100 * group.largest_difference, 2)} %"
+        notes.append(
+            translate("depth.coincide", lang, names=names, difference=difference)
+            + ("" if lang == "zh" else " ")
+            + translate(f"depth.{why}", lang)
+        )
+    return notes
 
 
 def residual_notes(results: list[DepthResult], lang: str) -> list[str]:

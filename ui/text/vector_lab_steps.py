@@ -10,7 +10,7 @@ import math
 
 from engine.norms.kinds import kind_axes
 from engine.norms.worked import ROW_KINDS, VectorExplanation
-from ui.i18n import translate
+from ui.i18n import join, translate
 from ui.text.latex import Step, chain
 from ui.text.latex import latex_number as _n
 from ui.text.latex import latex_vector as _vec
@@ -134,7 +134,7 @@ def _identity_step(stats, compute_dtype: str, tr, lang: str) -> Step:
     values = {"RMS²": stats.mean_square, "σ²": stats.var, "μ": stats.mean}
     broken = [symbol for symbol, value in values.items() if not math.isfinite(value)]
     if broken:  # "inf = inf + 0" would read as a fact: say what overflowed instead
-        which = ("、" if lang == "zh" else ", ").join(broken)
+        which = join(broken, lang)
         return Step(tr("identity_undefined", which=which, dtype=compute_dtype), identity)
     numbers = rf"{_n(stats.mean_square)} = {_n(stats.var)} + {_square(stats.mean)}"
     return Step(tr("identity"), rf"{identity}:\quad {numbers}")

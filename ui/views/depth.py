@@ -25,9 +25,9 @@ from ui.figures.depth import (
 )
 from ui.figures.depth_wiring import WiringLabels, legible_width, wiring_figure
 from ui.formatting import format_number
-from ui.i18n import current_language, t
+from ui.i18n import current_language, join, t
 from ui.labels import placement_label
-from ui.text.depth import post_level_text, residual_notes
+from ui.text.depth import coincidence_notes, post_level_text, residual_notes
 from ui.views.charts import show_chart, show_wide_chart
 
 
@@ -72,7 +72,7 @@ def stack(results: list[DepthResult]) -> None:
     if described:  # Lemma 2 speaks of Pre-LN and Post-LN only
         broken = [key for key in lemma2_violations(described[0]) if key != "placement"]
         if broken:
-            names = ", ".join(t(f"depth.violation.{key}") for key in broken)
+            names = join((t(f"depth.violation.{key}") for key in broken), current_language())
             st.caption(t("depth.assumptions_broken", broken=names, level=post_level_text()))
         else:
             st.caption(t("depth.assumptions_hold", level=post_level_text()))
@@ -80,6 +80,8 @@ def stack(results: list[DepthResult]) -> None:
         residual_figure(series, _labels("residual"), t("depth.band"), t("depth.before_norm")),
         "dp_residual",
     )
+    for note in coincidence_notes(results, current_language()):
+        st.info(note, icon=":material/layers:")
     for note in residual_notes(results, current_language()):
         st.caption(note)
     left, right = st.columns(2)
