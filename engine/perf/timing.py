@@ -14,6 +14,11 @@ Bytes counted per call, as in ``benchmarks/bench_kernels.py``: forward reads x a
 (2·M·N·elem bytes); backward reads x and dy and writes dx (3·M·N·elem bytes); the weight,
 bias and per-row statistics are negligible.
 
+Each timing carries its spread, the interquartile range of its samples, and
+``rms_over_ln`` only ranks the two norms where the measurements allow it (the rule is in its
+docstring): a busy machine gives a wide spread, or a forward + backward pass that measures
+faster than the forward pass inside it, and then the honest answer is "too busy to tell".
+
 References:
 - Zhang, Sennrich 2019, "Root Mean Square Layer Normalization", arXiv:1910.07467 (the
   7-64 % claim, Table 1-2)
@@ -81,10 +86,20 @@ def _cpu_sample(fn: Callable[[], object], calls: int) -> float:
     return (time.perf_counter() - start) / calls
 
 
-def _cuda_seconds(fn: Callable[[], object]) -> float:
+def _cuda_seconds(fn: Callable[[], object]) -> list[float]:
+    """(first quartile, median, third quartile) of do_bench's runs, in seconds."""
     import triton.testing
 
-    return triton.testing.do_bench(fn, warmup=10, rep=50, return_mode="median") * 1e-3
+    quartiles = triton.testing.do_bench(fn, warmup=10, rep=50, quantiles=[0.25, 0.5, 0.75])
+    return [q * 1e-3 for q in quartiles]
+
+
+def _quartiles(samples: list[float]) -> tuple[float, float, float]:
+    """(first quartile, median, third quartile) of the samples (linear interpolation)."""
+    if len(samples) == 1:
+        return samples[0], samples[0], samples[0]
+    q1, median, q3 = statistics.quantiles(samples, n=4, method="inclusive")
+    return q1, median, q3
 
 
 def time_norms(
@@ -106,7 +121,9 @@ def time_norms(
     times our Triton kernels with ``triton.testing.do_bench``.
 
     Returns one dict per (width, pass, kind): ``kind, pass, rows, width, dtype, device,
-    provider, median_us, min_us, gbps`` (GB/s by the byte counts in the module docstring).
+    provider, median_us, q1_us, q3_us, min_us, gbps`` (q1 and q3: the quartiles of the
+    samples, or of ``do_bench``'s runs on CUDA; GB/s by the byte counts in the module
+    docstring).
     """
     if dtype not in DTYPES:
         raise ValueError(f"unknown dtype {dtype!r}; expected one of {tuple(DTYPES)}")
@@ -149,7 +166,7 @@ def time_norms(
             samples = {kind: [] for kind in KINDS}
             if dev.type == "cuda":
                 for kind in KINDS:
-                    samples[kind] = [_cuda_seconds(calls[kind])]
+                    samples[kind] = _cuda_seconds(calls[kind])  # its quartiles stand for it
             else:
                 per_sample = {k: _calls_per_sample(calls[k], min_sample_s) for k in KINDS}
                 for _ in range(repeats):  # interleave the kinds, one sample at a time
@@ -158,7 +175,7 @@ def time_norms(
             elem = torch.empty(0, dtype=torch_dtype).element_size()
             nbytes = BYTES_PER_ELEMENT_PASS[pass_] * rows * width * elem
             for kind in KINDS:
-                median_s = statistics.median(samples[kind])
+                q1_s, median_s, q3_s = _quartiles(samples[kind])
                 out.append(
                     {
                         "kind": kind,
@@ -169,6 +186,8 @@ def time_norms(
                         "device": device_name,
                         "provider": chosen,
                         "median_us": median_s * 1e6,
+                        "q1_us": q1_s * 1e6,
+                        "q3_us": q3_s * 1e6,
                         "min_us": min(samples[kind]) * 1e6,
                         "gbps": nbytes / median_s / 1e9,
                     }
@@ -176,21 +195,65 @@ def time_norms(
     return out
 
 
-def rms_over_ln(timings: Iterable[dict]) -> list[dict]:
-    """RMSNorm time / LayerNorm time per (width, pass): ``width, pass, ratio`` rows.
+MAX_SPREAD = 0.2  # a timing whose quartiles lie further apart than this share of its median
+VERDICTS = ("ranked", "tie", "busy")
+
+
+def spread(row: dict) -> float:
+    """A timing's interquartile range as a share of its median (0 for a single sample)."""
+    return (row["q3_us"] - row["q1_us"]) / row["median_us"]
+
+
+def rms_over_ln(timings: Iterable[dict], max_spread: float = MAX_SPREAD) -> list[dict]:
+    """RMSNorm time / LayerNorm time per (width, pass): ``rows, width, pass, ratio, verdict``.
+
+    The verdict says whether the ratio may be read, by a stated rule:
+
+    - ``busy``: a spread (``spread``) is over ``max_spread``, or, at this width, a norm's
+      forward + backward median is below its forward median (a sum measured faster than its
+      part).  The machine was too busy to tell; the ratio means nothing.
+    - ``tie``: the spreads are narrow but the two norms' interquartile ranges overlap: no
+      difference this machine can measure.
+    - ``ranked``: narrow spreads that do not overlap: the ratio says which norm is faster.
 
     A ratio of 0.67 is what one source text claims for LLaMA-7B; 1.0 means no difference.
     """
-    by_key: dict[tuple, dict[str, float]] = {}
+    by_key: dict[tuple, dict[str, dict]] = {}
     for row in timings:
-        by_key.setdefault((row["rows"], row["width"], row["pass"]), {})[row["kind"]] = row[
-            "median_us"
-        ]
-    return [
-        {"rows": r, "width": w, "pass": p, "ratio": t["rmsnorm"] / t["layernorm"]}
-        for (r, w, p), t in by_key.items()
-        if "rmsnorm" in t and "layernorm" in t and t["layernorm"] > 0
-    ]
+        by_key.setdefault((row["rows"], row["width"], row["pass"]), {})[row["kind"]] = row
+    out = []
+    for (r, w, p), pair in by_key.items():
+        if set(pair) != set(KINDS) or pair["layernorm"]["median_us"] <= 0:
+            continue
+        ln, rms = pair["layernorm"], pair["rmsnorm"]
+        out.append(
+            {
+                "rows": r,
+                "width": w,
+                "pass": p,
+                "ratio": rms["median_us"] / ln["median_us"],
+                "verdict": _verdict(ln, rms, _sum_faster_than_part(by_key, r, w), max_spread),
+            }
+        )
+    return out
+
+
+def _sum_faster_than_part(by_key: dict, rows: int, width: int) -> bool:
+    """Whether a norm's forward + backward measured faster than its forward, at this width."""
+    forward = by_key.get((rows, width, "forward"), {})
+    both = by_key.get((rows, width, "forward+backward"), {})
+    return any(
+        both[kind]["median_us"] < forward[kind]["median_us"]
+        for kind in KINDS
+        if kind in forward and kind in both
+    )
+
+
+def _verdict(ln: dict, rms: dict, inconsistent: bool, max_spread: float) -> str:
+    if inconsistent or max(spread(ln), spread(rms)) > max_spread:
+        return "busy"
+    apart = rms["q3_us"] < ln["q1_us"] or ln["q3_us"] < rms["q1_us"]
+    return "ranked" if apart else "tie"
 
 
 # Predicted cost of ``time_norms`` on a CPU: warm-up and calibration (2 calls) then ``repeats``

@@ -8,8 +8,9 @@ LABELS = TimingLabels(
 )
 
 
-def _row(kind, pass_, width, us):
-    return {"kind": kind, "pass": pass_, "width": width, "median_us": us, "gbps": 1.0}
+def _row(kind, pass_, width, us, q1=None, q3=None):
+    return {"kind": kind, "pass": pass_, "width": width, "median_us": us, "gbps": 1.0,
+            "q1_us": us if q1 is None else q1, "q3_us": us if q3 is None else q3}  # fmt: skip
 
 
 def test_timing_figure_has_one_sorted_line_per_kind_and_pass():
@@ -26,6 +27,16 @@ def test_timing_figure_has_one_sorted_line_per_kind_and_pass():
     assert list(figure.data[0].x) == [256, 1024] and list(figure.data[0].y) == [5.0, 20.0]
     assert figure.data[2].line.dash == "dash"
     assert figure.layout.xaxis.type == "log"
+
+
+def test_each_timing_draws_its_spread_from_the_first_to_the_third_quartile():
+    timings = [
+        _row("layernorm", "forward", 256, 5.0, 4.0, 8.0),
+        _row("layernorm", "forward", 1024, 20.0),
+    ]
+    (trace,) = timing_figure(timings, LABELS).data
+    assert list(trace.error_y.array) == [3.0, 0.0] and list(trace.error_y.arrayminus) == [1.0, 0.0]
+    assert not trace.error_y.symmetric
 
 
 def test_recorded_bandwidth_groups_by_provider():

@@ -23,7 +23,8 @@ class TimingLabels:
 
 
 def timing_figure(timings: Sequence[dict], labels: TimingLabels) -> go.Figure:
-    """Median µs per call vs row width, one line per (kind, pass); log-log axes."""
+    """Median µs per call vs row width, one line per (kind, pass); log-log axes; error bars
+    from the first to the third quartile of each timing's samples (its spread)."""
     figure = go.Figure()
     series: dict[tuple[str, str], list[dict]] = {}
     for row in timings:
@@ -34,12 +35,21 @@ def timing_figure(timings: Sequence[dict], labels: TimingLabels) -> go.Figure:
             go.Scatter(
                 x=[r["width"] for r in rows],
                 y=[r["median_us"] for r in rows],
+                error_y=dict(
+                    type="data",
+                    symmetric=False,
+                    array=[r["q3_us"] - r["median_us"] for r in rows],
+                    arrayminus=[r["median_us"] - r["q1_us"] for r in rows],
+                    color=KIND_COLORS[kind],
+                    thickness=1,
+                ),
                 mode="lines+markers",
                 name=f"{labels.kinds[kind]} · {labels.passes[pass_]}",
                 line=dict(color=KIND_COLORS[kind], dash=PASS_DASH[pass_]),
-                customdata=[r["gbps"] for r in rows],
+                customdata=[(r["gbps"], r["q1_us"], r["q3_us"]) for r in rows],
                 hovertemplate=(
-                    "%{x}: %{y:.1f} µs (%{customdata:.1f} GB/s)<extra>%{fullData.name}</extra>"
+                    "%{x}: %{y:.1f} µs [%{customdata[1]:.1f}, %{customdata[2]:.1f}] "
+                    "(%{customdata[0]:.1f} GB/s)<extra>%{fullData.name}</extra>"
                 ),
             )
         )

@@ -15,10 +15,16 @@ from engine.perf.roofline import (
     UNFUSED_ADD_NORM_PASSES,
     NormTraffic,
 )
-from engine.perf.timing import PAPER_CLAIM, SOURCE_CLAIM_MODEL, SOURCE_CLAIM_RATIO, rms_over_ln
+from engine.perf.timing import (
+    MAX_SPREAD,
+    PAPER_CLAIM,
+    SOURCE_CLAIM_MODEL,
+    SOURCE_CLAIM_RATIO,
+    rms_over_ln,
+)
 from ui.figures.kernels import TimingLabels, recorded_bandwidth_figure, timing_figure
 from ui.formatting import format_number
-from ui.i18n import t
+from ui.i18n import current_language, join, t
 from ui.labels import NORM_NAMES, label
 from ui.views.charts import show_chart
 
@@ -52,15 +58,14 @@ def backend(info: BackendInfo) -> None:
 
 
 def _claims() -> dict:
-    """The claims the timing tests, from engine/perf/timing.py."""
+    """The claims the timing tests, from engine/perf/timing.py.  The paper's percentages are
+    whole-model running time: they are quoted, never turned into a ratio of the norm op."""
     low, high = PAPER_CLAIM
     return {
         "paper_low": format_number(round(100 * low, 6)),
         "paper_high": format_number(round(100 * high, 6)),
         "source_ratio": format_number(SOURCE_CLAIM_RATIO),
         "source_model": SOURCE_CLAIM_MODEL,
-        "ratio_low": format_number(round(1 - high, 6)),  # "64 % less time": a ratio of 0.36
-        "ratio_high": format_number(round(1 - low, 6)),
     }
 
 
@@ -97,9 +102,18 @@ def timings(rows: list[dict], measured_at: str) -> None:
     show_chart(timing_figure(rows, labels), "kn_timing_chart")
     st.markdown(f"**{t('kernels.ratio_title')}**")
     ratios = pd.DataFrame(rms_over_ln(rows))
-    table = ratios.pivot(index="width", columns="pass", values="ratio")
+    ratios["shown"] = [
+        format_number(r.ratio, 2) if r.verdict == "ranked" else t(f"kernels.verdict_{r.verdict}")
+        for r in ratios.itertuples()
+    ]
+    busy = sorted({int(r.width) for r in ratios.itertuples() if r.verdict == "busy"})
+    if busy:
+        widths = join((f"d = {w}" for w in busy), current_language())
+        st.warning(t("kernels.busy_warning", widths=widths), icon=":material/hourglass_top:")
+    table = ratios.pivot(index="width", columns="pass", values="shown")
     table.columns = [label("pass", p) for p in table.columns]
-    st.dataframe(table.map(lambda v: format_number(v, 2)), width="stretch")
+    st.dataframe(table, width="stretch")
+    st.caption(t("kernels.ratio_rule", max_spread=format_number(100 * MAX_SPREAD)))
     st.caption(t("kernels.ratio_note", **_claims()))
 
 
@@ -126,7 +140,7 @@ def roofline(ln: NormTraffic, rms: NormTraffic) -> None:
     c1.metric(t("kernels.memory_bytes"), _bytes(ln.bytes_moved))
     c2.metric(
         t("kernels.memory_intensity"),
-        f"{ln.intensity:.1f} / {rms.intensity:.1f}",
+        f"{format_number(ln.intensity, 3)} / {format_number(rms.intensity, 3)}",
         delta=t("kernels.intensity_delta"),
         delta_color="off",
         delta_arrow="off",
@@ -139,7 +153,7 @@ def roofline(ln: NormTraffic, rms: NormTraffic) -> None:
         t(
             "kernels.memory_verdict",
             gpu=GPU_NAME,
-            intensity=f"{ln.intensity:.1f}",
+            intensity=format_number(ln.intensity, 3),
             factor=f"{ln.ridge / ln.intensity:.0f}",
             ridge=f"{ln.ridge:.1f}",
             memory_us=format_number(ln.memory_time_s * 1e6, 1),
