@@ -4,8 +4,8 @@ A norm over ``[M, d]`` (M = B·T tokens) reads every element once and writes it 
 doing a handful of arithmetic operations per element: 7 for LayerNorm (add to the sum,
 subtract the mean, square, add to the sum, times rstd, times gamma, plus beta) and 4 for
 RMSNorm (square, add to the sum, times rstd, times gamma); the per-row rsqrt is negligible.
-Its arithmetic intensity (FLOPs per byte) is therefore ~1-2,
-far below a GPU's ridge point (peak FLOP/s / peak bytes/s), so its time is set by memory
+Its arithmetic intensity (FLOPs per byte) is therefore ~1-2 for 16-bit data (half that in
+float32), far below a GPU's ridge point (peak FLOP/s / peak bytes/s), so its time is set by memory
 bandwidth alone; the parameters (gamma, beta: 2d numbers) are negligible next to the
 activations (M·d).
 

@@ -83,6 +83,19 @@ def test_unknown_facts_are_none_not_guesses():
     assert catalog().family("olmo2").eps_released is None
 
 
+def test_gpt3_context_length_is_cited_from_section_2_1_not_table_2_1():
+    """Brown et al. 2020's Table 2.1 lists n_layers, d_model, n_heads and d_head; the context
+    window, n_ctx = 2048, is in the text of Sec. 2.1."""
+    gpt3 = catalog().family("gpt3")
+    cited = [*gpt3.source, gpt3.example.source]
+    for source in cited:
+        for part in source.split(";"):
+            if "Table 2.1" in part:
+                assert "n_ctx" not in part, part
+    assert any("Sec. 2.1" in s and "n_ctx" in s and "2048" in s for s in cited)
+    assert gpt3.example.config["n_positions"] == 2048
+
+
 def test_module_names_feed_the_wiring_diagram_and_simulate_link():
     gemma2 = catalog().family("gemma2")
     names = gemma2.module_names

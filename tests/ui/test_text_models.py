@@ -111,3 +111,15 @@ def test_seconds_text():
     assert text.seconds_text(1.024e-8) == "10.2 ns"
     assert text.seconds_text(1.98e-6) == "1.98 µs"
     assert text.seconds_text(2.5) == "2.5 s"
+
+
+@pytest.mark.parametrize(
+    "dtype, size, rms, ln", [("bfloat16", 2, "1", "1.75"), ("float32", 4, "0.5", "0.875")]
+)
+def test_cost_note_states_the_flops_per_byte_of_the_chosen_dtype(dtype, size, rms, ln):
+    """4 and 7 FLOPs per element over a read and a write of ``size`` bytes each."""
+    assert 4 / (2 * size) == float(rms) and 7 / (2 * size) == float(ln)
+    note = text.cost_note(dtype, size, "en")
+    assert f"In {dtype} a norm does {rms} (RMSNorm) to {ln} (LayerNorm) FLOPs per byte" in note
+    assert "14.0 FLOPs per byte an H200" in note and "1 to 2" not in note
+    assert f"{rms}（RMSNorm）到 {ln}（LayerNorm）" in text.cost_note(dtype, size, "zh")

@@ -14,6 +14,8 @@ import math
 
 from engine.models import Family, NormBudget
 from engine.models.families import catalog_row
+from engine.perf.roofline import GPU_NAME, H200_BANDWIDTH, H200_FP32_FLOPS, norm_traffic
+from ui.formatting import format_number
 from ui.i18n import translate
 from ui.labels import NORM_NAMES, label
 
@@ -183,6 +185,23 @@ def extra_norms(family: Family, lang: str) -> list[str]:
 def note(family: Family, lang: str) -> str | None:
     """The catalog's note on where the family departs from its placement."""
     return family.note_zh if lang == "zh" else family.note
+
+
+def cost_note(dtype: str, bytes_per_element: int, lang: str) -> str:
+    """Why a norm is memory-bound, with the FLOPs per byte of the chosen ``dtype``."""
+    rms = norm_traffic(1, 1, bytes_per_element, "rmsnorm")
+    ln = norm_traffic(1, 1, bytes_per_element, "layernorm")
+    return translate(
+        "models.cost_note",
+        lang,
+        dtype=dtype,
+        rms=format_number(rms.intensity, 3),
+        ln=format_number(ln.intensity, 3),
+        ridge=format_number(ln.ridge, 1),
+        gpu=GPU_NAME,
+        bandwidth=format_number(H200_BANDWIDTH / 1e12, 1),
+        peak=format_number(H200_FP32_FLOPS / 1e12, 1),
+    )
 
 
 def percent(fraction: float) -> str:

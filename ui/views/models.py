@@ -272,4 +272,4 @@ def cost(result: NormCost, chosen: str | None, config_dtype: str | None) -> None
             saved=text.bytes_text(saved),
         )
     )
-    st.caption(t("models.cost_note"))
+    st.caption(text.cost_note(result.dtype, result.bytes_per_element, current_language()))
