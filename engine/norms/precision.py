@@ -71,6 +71,17 @@ class PrecisionEvent:
     index: int | None  # entry or summation step (0-based); None for a whole-row value
     term: float | None = None  # stall: the term that was lost (1.0 for a row of ones)
     spacing: float | None = None  # stall: the gap above the running sum (2.0 at 2048)
+    exact_before: float | None = None  # stall: the exact partial sum before that term
+
+    @property
+    def intended(self) -> float | None:
+        """Stall: what adding the term to the stored sum should give, computed + term."""
+        return None if self.term is None else self.computed + self.term
+
+    @property
+    def drifted(self) -> bool:
+        """Stall: earlier roundings had already moved the stored sum off the exact one."""
+        return self.exact_before is not None and self.exact_before != self.computed
 
 
 @dataclass(frozen=True)
@@ -258,6 +269,7 @@ def _first_event(step: Step, row: int, exact: _Exact) -> PrecisionEvent | None:
         index=i,
         term=float(terms[i]),
         spacing=spacing(float(computed[i]), common["dtype"]),
+        exact_before=float(exact.running[step.quantity][row, i - 1]) if i else 0.0,
         **common,
     )
 

@@ -86,8 +86,29 @@ def test_pytorch_half_ops_survive_the_textbook_and_fail_on_one_large_entry():
 def test_running_sum_of_ones_stalls_where_float16_spacing_is_two():
     assert float(torch.tensor(2048.0, dtype=torch.float16) + 1) == 2048.0  # the oracle
     text = _text("ones_4096", "rmsnorm", "naive_running_half")
-    assert "stalls at 2048: adding term 2049 (1) should give 2049" in text
+    assert "stalls at 2048: adding term 2049 (1) to the stored 2048 should give 2049" in text
     assert "is 2048 + 2" in text and "RMS² = 0.5 instead of 1" in text
+    assert "already off" not in text  # every partial sum up to 2048 was exact
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_stall_after_earlier_roundings_states_the_stored_and_the_exact_sum(lang):
+    """A bfloat16 running sum of 100s: roundings carry it to 32768 by term 278, whose exact
+    partial sum is only 27800; the sentence must not read "stalls at 32768: ... should give
+    27800" (27800 < 32768), but say what was stored and what the exact sum was."""
+    sums = [torch.tensor(0.0, dtype=torch.bfloat16)]  # the oracle: bfloat16 additions
+    for _ in range(278):
+        sums.append(sums[-1] + torch.tensor(100.0, dtype=torch.bfloat16))
+    assert float(sums[276]) < float(sums[277]) == float(sums[278]) == 32768.0  # term 278 lost
+    story = precision_story([[100.0] * 1024], PrecisionSpec("layernorm", 1e-5, "bfloat16"))
+    text = next(m.text for m in path_messages(story, 0, lang) if m.path == "naive_running_half")
+    if lang == "en":
+        assert "adding term 278 (100) to the stored 32768 should give 32868" in text
+        assert "is 32768 + 256" in text
+        assert "exact partial sum, 27700 before term 278 and 27800 with it" in text
+    else:
+        assert "把第 278 项（100）加到已存的 32768 上本应得到 32868" in text
+        assert "第 278 项之前是 27700，加上该项后是 27800" in text
 
 
 @pytest.mark.parametrize(

@@ -178,14 +178,18 @@ def _diagnosis(story: PrecisionStory, result: PathResult, row: int, lang: str) -
     if event.failure == "zero_variance":
         return ""  # said once for the whole section (zero_variance_*)
     if event.failure == "stall":
-        return _tr(
+        stall = {"step": event.index + 1, "term": _n(event.term), **common}
+        sentence = _tr(
             lang,
             f"stall.{event.quantity}",
-            step=event.index + 1,
-            term=_n(event.term),
             spacing=_n(event.spacing),
-            **common,
+            intended=_n(event.intended),
+            **stall,
         )
+        if event.drifted:  # the stored sum was not the exact one: say both
+            drift = _tr(lang, "stall.drift", exact_before=_n(event.exact_before), **stall)
+            sentence += sentence_joiner(lang) + drift
+        return sentence
     if event.quantity in _ENTRY_QUANTITIES:
         mean = result.mean[row] if result.mean is not None else 0.0
         return _tr(
