@@ -49,7 +49,7 @@ with st.sidebar:
     presenting.chooser()
     backend = describe_backend()
     st.badge(
-        f"{t('app.backend')}: {backend.label}",
+        t("app.labelled", label=t("app.backend"), value=backend.label),
         icon=":material/memory:",
         color="green" if backend.name == "triton" else "blue",
         help=t("app.backend_help"),

@@ -71,6 +71,7 @@ class Example:
 
     label: str  # display text (English; model names are not translated)
     source: str
+    source_zh: str  # the same in Simplified Chinese (citations, names and numbers unchanged)
     config_json: str  # JSON text, so the dataclass stays hashable
 
     @property
@@ -93,6 +94,7 @@ class Family:
     eps_default: float | None  # the config class's default
     eps_released: float | None  # the flagship checkpoint's value
     eps_released_source: str | None
+    eps_released_source_zh: str | None
     placement: str  # an id of PLACEMENTS
     qk_norm: bool | None
     bias: bool | None
@@ -104,6 +106,7 @@ class Family:
     config_defaults: tuple[tuple[str, object], ...]  # (HF field, class default)
     stacks: tuple[Stack, ...]
     source: tuple[str, ...]
+    source_zh: tuple[str, ...]  # the same in Simplified Chinese, one per source
     note: str | None  # where the family departs from its placement (English)
     note_zh: str | None  # the same in Simplified Chinese
     example: Example | None

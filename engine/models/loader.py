@@ -56,6 +56,7 @@ _FAMILY_FIELDS = {
     "eps_default": _FLOAT,
     "eps_released": _FLOAT,
     "eps_released_source": _STR,
+    "eps_released_source_zh": _STR,
     "placement": _STR,
     "qk_norm": _BOOL,
     "bias": _BOOL,
@@ -66,12 +67,13 @@ _FAMILY_FIELDS = {
     "embedding_norm": _STR,
     "config_defaults": "table",
     "source": _STR_LIST,
+    "source_zh": _STR_LIST,
     "note": _STR,
     "note_zh": _STR,
     "stacks": "list of stacks",
     "example": "table",
 }
-_REQUIRED = ("name", "model_types", "norm_kind", "placement", "source", "stacks")
+_REQUIRED = ("name", "model_types", "norm_kind", "placement", "source", "source_zh", "stacks")
 _STACK_FIELDS = {
     "name": _STR,
     "layers": _STR,
@@ -205,11 +207,13 @@ def _missing(family: str, field: str) -> EngineError:
 
 
 def _example(family_id: str, table: dict) -> Example:
-    _check_fields(family_id, "example.", table, {"label": _STR, "source": _STR, "config": "table"})
-    for field in ("label", "source", "config"):
+    fields = {"label": _STR, "source": _STR, "source_zh": _STR, "config": "table"}
+    _check_fields(family_id, "example.", table, fields)
+    for field in fields:
         if field not in table:
             raise _missing(family_id, f"example.{field}")
-    return Example(table["label"], table["source"], json.dumps(table["config"], sort_keys=True))
+    config = json.dumps(table["config"], sort_keys=True)
+    return Example(table["label"], table["source"], table["source_zh"], config)
 
 
 def _family(family_id: str, table: dict) -> Family:
@@ -232,6 +236,10 @@ def _family(family_id: str, table: dict) -> Family:
             raise _wrong(family_id, field, "a number >= 0", table[field])
     if "eps_released" in table and "eps_released_source" not in table:
         raise _missing(family_id, "eps_released_source")
+    if ("eps_released_source" in table) != ("eps_released_source_zh" in table):
+        raise _missing(family_id, "eps_released_source_zh")
+    if len(table["source_zh"]) != len(table["source"]):
+        raise _wrong(family_id, "source_zh", "one translation per source", table["source_zh"])
     if ("note" in table) != ("note_zh" in table):
         raise _missing(family_id, "note_zh" if "note" in table else "note")
     if "norm_class" in table and "model_class" not in table:
@@ -257,6 +265,7 @@ def _family(family_id: str, table: dict) -> Family:
         eps_default=_float_or_none(table.get("eps_default")),
         eps_released=_float_or_none(table.get("eps_released")),
         eps_released_source=table.get("eps_released_source"),
+        eps_released_source_zh=table.get("eps_released_source_zh"),
         placement=table["placement"],
         qk_norm=table.get("qk_norm"),
         bias=table.get("bias"),
@@ -268,6 +277,7 @@ def _family(family_id: str, table: dict) -> Family:
         config_defaults=tuple(sorted(defaults.items())),
         stacks=stacks,
         source=tuple(table["source"]),
+        source_zh=tuple(table["source_zh"]),
         note=table.get("note"),
         note_zh=table.get("note_zh"),
         example=_example(family_id, table["example"]) if "example" in table else None,

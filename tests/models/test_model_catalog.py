@@ -135,6 +135,7 @@ model_types = ["x"]
 norm_kind = "rmsnorm"
 placement = "pre"
 source = ["a paper, arXiv:0000.00000"]
+source_zh = ["一篇论文，arXiv:0000.00000"]
 [[families.x.stacks]]
 name = "decoder"
 layers = "layers"
@@ -173,6 +174,19 @@ def test_the_minimal_row_loads():
             "eps_released_source",
         ),
         ('name = "X"', 'name = "X"\nnote = "departs"', "catalog_missing_field", "note_zh"),
+        ('source_zh = ["一篇论文，arXiv:0000.00000"]', "", "catalog_missing_field", "source_zh"),
+        (
+            'source_zh = ["一篇论文，arXiv:0000.00000"]',
+            'source_zh = ["a", "b"]',
+            "catalog_field",
+            "source_zh",
+        ),  # fmt: skip
+        (
+            'name = "X"',
+            'name = "X"\neps_released = 1e-5\neps_released_source = "config.json of x"',
+            "catalog_missing_field",
+            "eps_released_source_zh",
+        ),
         (
             'attention = { before = "input_layernorm" }',
             'attention = { after = "o" }',
@@ -239,3 +253,30 @@ def test_every_models_error_key_has_english_and_chinese_messages():
         with (root / "ui" / "locales" / lang / "errors.toml").open("rb") as handle:
             messages = tomllib.load(handle)["models"]
         assert raised == set(messages), lang
+
+
+def _cited(text: str) -> list[str]:
+    """What a source cites, whatever the language it is glossed in: arXiv ids, quoted titles,
+    code (names with _ . () or inner capitals, paths) and numbers, in order."""
+    pattern = (
+        r"arXiv:\d{4}\.\d{5}|'[^']*'"
+        r"|[\w-]+/[\w.-]*[\d-][\w.-]*"  # a hub repository: openai-community/gpt2
+        r"|\w+(?:\.\w+)+(?:\(\))?|\w*_\w*|\w+\(\)|[A-Z][a-z0-9]+[A-Z]\w*"
+        r"|\d+(?:,\d{3})*(?:\.\d+)?"
+    )
+    return sorted(re.findall(pattern, text))
+
+
+def test_chinese_sources_cite_exactly_what_the_english_ones_cite():
+    """source_zh translates the glosses; every citation, name and number stays the same."""
+    pairs = []
+    for family in catalog().families:
+        pairs += list(zip(family.source, family.source_zh, strict=True))
+        if family.eps_released_source is not None:
+            pairs.append((family.eps_released_source, family.eps_released_source_zh))
+        if family.example is not None:
+            pairs.append((family.example.source, family.example.source_zh))
+    assert len(pairs) > 40
+    for english, chinese in pairs:
+        assert _cited(chinese) == _cited(english), (english, chinese)
+        assert re.search(r"[\u4e00-\u9fff]", chinese), chinese  # translated, not copied

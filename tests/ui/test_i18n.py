@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from ui.i18n import LANGUAGES, catalog, language_from_locale, translate
+from tests.untranslated import english_runs, halfwidth_punctuation, problems
+from ui.i18n import LANGUAGES, catalog, join, language_from_locale, translate
 from ui.i18n import _flatten as _flatten_table
 
 
@@ -285,3 +286,50 @@ def test_translations_state_no_number_literally(lang, page):
         strings = _flatten_table(tomllib.load(handle), page)
     stated = {key: _stated_numbers(text) for key, text in strings.items()}
     assert not {key: found for key, found in stated.items() if found}
+
+
+# --- Chinese texts are Chinese -----------------------------------------------------------------
+
+# The plausible parameters a Chinese sentence receives from its own builders, in Chinese.
+PLAUSIBLE_ZH = {
+    "compute": "float16（先求和再相除）",
+    "default": "未指定时的默认值：nn.LayerNorm 用 ε = 1e-5。",
+    "broken": "非 LayerNorm 的归一化",
+    "why": "float16 下 σ² = ∞",
+    "status": "全为 0",
+    "outcome": "静默为 0",
+}
+
+
+def test_the_untranslated_check_finds_english_and_lets_names_pass():
+    assert english_runs("vocab_size 50257 是 GPT-2's byte-level BPE vocabulary, assumed here")
+    assert english_runs("第 3.2 节：a standard dense Transformer, little changed from Llama 2")
+    assert halfwidth_punctuation("子层, 非 ReLU 的激活函数")
+    assert halfwidth_punctuation("均方相差至多 2 %; 只看得见一条")
+    allowed = (
+        "transformers 的 LlamaDecoderLayer（input_layernorm, post_attention_layernorm）、"
+        "nn.LayerNorm；GPT-2 small (124M)、SmolLM2-135M-Instruct、Llama 3 8B；12.5 µs，4.8 GB/s；"
+        "Sun et al. 2024，'Layer Normalization'，`x.pow(2).mean(-1)`，$\\sqrt{d}$，"
+        "Hugging Face Hub，:material/grid_on: 单元格"
+    )
+    assert problems(allowed) == []
+
+
+def test_chinese_texts_hold_no_english_sentence():
+    """Every Chinese text, filled with Chinese-plausible parameters, reads as Chinese."""
+    found = {}
+    for key in catalog("zh"):
+        params = {
+            name: PLAUSIBLE_ZH.get(name, _plausible(name))
+            for name in _placeholders(catalog("en")[key])
+        }
+        wrong = problems(translate(key, "zh", **params))
+        if wrong:
+            found[key] = wrong
+    assert not found
+
+
+def test_lists_in_a_sentence_use_the_languages_separator():
+    assert join(["子层", "非 ReLU 的激活函数"], "zh") == "子层、非 ReLU 的激活函数"
+    assert join(["sublayer", "activation"], "en") == "sublayer, activation"
+    assert not problems(join(["子层", "非 ReLU 的激活函数"], "zh"))

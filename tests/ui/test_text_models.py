@@ -8,6 +8,7 @@ from dataclasses import replace
 import pytest
 
 from engine.models import catalog, norm_budget, parse_config
+from tests.untranslated import problems
 from ui.text import models as text
 
 LANGS = ("en", "zh")
@@ -123,3 +124,27 @@ def test_cost_note_states_the_flops_per_byte_of_the_chosen_dtype(dtype, size, rm
     assert f"In {dtype} a norm does {rms} (RMSNorm) to {ln} (LayerNorm) FLOPs per byte" in note
     assert "14.0 FLOPs per byte an H200" in note and "1 to 2" not in note
     assert f"{rms}（RMSNorm）到 {ln}（LayerNorm）" in text.cost_note(dtype, size, "zh")
+
+
+def test_the_chinese_catalog_holds_no_english_sentence():
+    """Every family's cells, facts, notes and sources, and every example's source, in zh:
+    citations, code and model names stay; the glosses around them are Chinese."""
+    found = {}
+    for family in catalog().families:
+        shown = [
+            *text.catalog_cells(family, "zh").values(),
+            *(value for pair in text.family_facts(family, "zh") for value in pair),
+            *text.extra_norms(family, "zh"),
+            text.note(family, "zh") or "",
+            *text.sources(family, "zh"),
+            text.eps_source(family, "zh") or "",
+        ]
+        if family.example is not None:
+            shown.append(text.example_source(family.example, "zh"))
+        wrong = [problem for part in shown for problem in problems(part)]
+        if wrong:
+            found[family.id] = wrong
+    assert not found
+    gpt3 = catalog().family("gpt3")
+    assert "assumed here" in gpt3.example.source  # the English stays for English readers
+    assert "assumed here" not in text.example_source(gpt3.example, "zh")

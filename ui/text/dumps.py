@@ -17,7 +17,7 @@ import numpy as np
 from engine.dumps import DumpReport, GrowthFit
 from engine.dumps.capture import CaptureInfo, capture_info
 from ui.formatting import format_number, literal
-from ui.i18n import translate
+from ui.i18n import join, translate
 from ui.labels import label
 
 MAX_NAMED = 6  # names listed inline before "and N more"
@@ -45,7 +45,7 @@ def axes_text(axes: str) -> str:
 def names_text(names, lang: str, limit: int = MAX_NAMED) -> str:
     """A few names as code spans, then how many more."""
     names = list(names)
-    shown = ", ".join(literal(name) for name in names[:limit])
+    shown = join((literal(name) for name in names[:limit]), lang)
     if len(names) > limit:
         shown += " " + translate("dumps.and_more", lang, count=len(names) - limit)
     return shown

@@ -13,10 +13,10 @@ from __future__ import annotations
 import math
 
 from engine.models import Family, NormBudget
-from engine.models.families import catalog_row
+from engine.models.families import Example, catalog_row
 from engine.perf.roofline import GPU_NAME, H200_BANDWIDTH, H200_FP32_FLOPS, norm_traffic
 from ui.formatting import format_number
-from ui.i18n import translate
+from ui.i18n import join, translate
 from ui.labels import NORM_NAMES, label
 
 # the catalog table's columns, in order (headers: models.col.<id>)
@@ -94,7 +94,7 @@ def catalog_cells(family: Family, lang: str) -> dict[str, str]:
         "qk_norm": yes_no(row.qk_norm, lang),
         "gain": gain_text(family, lang),
         "bias": yes_no(row.bias, lang),
-        "source": row.source,
+        "source": ("；" if lang == "zh" else "; ").join(sources(family, lang)),
     }
 
 
@@ -168,7 +168,7 @@ def extra_norms(family: Family, lang: str) -> list[str]:
                     lang,
                     stack=label("stack", stack.name, lang),
                     count=len(stack.branches),
-                    branches="; ".join(names),
+                    branches=join(names, lang),
                 )
             )
     if len(family.stacks) > 1:
@@ -180,6 +180,21 @@ def extra_norms(family: Family, lang: str) -> list[str]:
             )
         )
     return lines
+
+
+def sources(family: Family, lang: str) -> tuple[str, ...]:
+    """Where the family's facts come from, glossed in ``lang`` (citations as published)."""
+    return family.source_zh if lang == "zh" else family.source
+
+
+def eps_source(family: Family, lang: str) -> str | None:
+    """Where the released checkpoint's ε was read."""
+    return family.eps_released_source_zh if lang == "zh" else family.eps_released_source
+
+
+def example_source(example: Example, lang: str) -> str:
+    """Where the example config's numbers come from."""
+    return example.source_zh if lang == "zh" else example.source
 
 
 def note(family: Family, lang: str) -> str | None:

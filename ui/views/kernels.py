@@ -44,7 +44,7 @@ def backend(info: BackendInfo) -> None:
         delta_arrow="off",  # a second line of versions, not a change
     )
     interpreter = t("kernels.on") if triton_interpreter_enabled() else t("kernels.off")
-    st.caption(f"{t('kernels.backend_interpreter')}: {interpreter}")
+    st.caption(t("app.labelled", label=t("kernels.backend_interpreter"), value=interpreter))
     st.markdown(f"**{t('kernels.where_title')}**")
     frame = pd.DataFrame(
         {

@@ -139,7 +139,7 @@ def family_detail(family: Family) -> None:
                 t(
                     "models.recalled_note",
                     mark=t("models.recalled_mark"),
-                    source=family.eps_released_source,
+                    source=text.eps_source(family, lang),
                 )
             )
     with story:
@@ -152,7 +152,7 @@ def family_detail(family: Family) -> None:
             st.markdown("\n".join(f"- {line}" for line in extras))
         _shared_model_type(family)
         st.markdown(f"**{t('models.sources')}**")
-        st.markdown("\n".join(f"- {source}" for source in family.source))
+        st.markdown("\n".join(f"- {source}" for source in text.sources(family, lang)))
     figure = wiring_figure(
         family.placement,
         _wiring_labels(family),

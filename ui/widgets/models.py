@@ -15,8 +15,9 @@ from engine.config import ModelShape
 from engine.errors import EngineError
 from engine.models import Family, catalog, parse_config
 from ui.errors import error_text
-from ui.i18n import t
+from ui.i18n import current_language, t
 from ui.share import MODELS as P
+from ui.text.models import example_source
 from ui.widgets import bound
 
 MAX_CONFIG_CHARS = 200_000  # a config.json is a few kB; a multimodal one with label maps, ~100 kB
@@ -60,7 +61,8 @@ def _config_text() -> tuple[str, str | None, bool]:
     if mode == "example":
         family_id = bound.selectbox(P["md_example"], t("models.example"), format_func=_example_name)
         example = catalog().family(family_id).example
-        st.caption(t("models.example_source", source=example.source))
+        source = example_source(example, current_language())
+        st.caption(t("models.example_source", source=source))
         with st.expander(t("models.example_json")):
             st.json(example.config, expanded=True)
         return example.config_json, family_id, False
