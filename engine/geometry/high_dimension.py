@@ -209,6 +209,12 @@ class IdentityCheck:
     max_abs_difference_float64: float  # the same inputs in float64: <= ~1e-15, often 0
     max_abs_output: float  # the size of the outputs compared, for scale
 
+    @property
+    def float32_ulps(self) -> float:
+        """The float32 difference in units in the last place of the largest output."""
+        ulp = float(np.spacing(np.float32(self.max_abs_output)))
+        return self.max_abs_difference / ulp if ulp > 0 else float("nan")
+
 
 def _identity_difference(x: torch.Tensor, eps: float, compute_dtype: str) -> tuple[float, float]:
     """max |LN(x) - RMSNorm(x - mu 1)| and max |LN(x)|, both norms computed in

@@ -333,3 +333,61 @@ def test_lists_in_a_sentence_use_the_languages_separator():
     assert join(["子层", "非 ReLU 的激活函数"], "zh") == "子层、非 ReLU 的激活函数"
     assert join(["sublayer", "activation"], "en") == "sublayer, activation"
     assert not problems(join(["子层", "非 ReLU 的激活函数"], "zh"))
+
+
+# --- no vague count where the engine has the count ----------------------------------------------
+
+# "a few channels take values in the tens of thousands" told a reader less than the dump knew
+# (one channel, 26,464).  A vague count is followed, in its sentence, by the count itself (a
+# placeholder: "a few operations per element: {flops} FLOPs"), or its text is listed here with
+# why no engine count applies.
+VAGUE = re.compile(
+    r"\b(?:a few|several|a handful|dozens|tens of|hundreds of|thousands of|millions of"
+    r"|a couple of)\b|少数|几个|几十|数十|上万|数万|成千上万|若干|好几|寥寥",
+    re.IGNORECASE,
+)
+VAGUE_ALLOWED = {
+    "dumps.massive_intro": "what Sun et al. report for LLMs in general, not this dump",
+    "dumps.centering_intro": "the chosen tokens are named right after: first, outlier, median",
+    "errors.models.number_too_long": "describes the refused input; the limit is stated",
+    "lessons.batchnorm_sequences.reveal": "a hypothetical sentence, not an engine result",
+    "axes.example_note": "the first prompts and tokens: B and T are the page's own inputs",
+    "errors.models.too_deep": "what config.json files do in general; the limit is stated",
+}
+_SENTENCES = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])")
+
+
+def _vague_without_count(text: str) -> list[str]:
+    """Sentences of ``text`` with a vague count that no placeholder after it states."""
+    return [
+        sentence
+        for sentence in _SENTENCES.split(text)
+        if any(
+            not re.search(r"\{\w+\}", sentence[match.end() :]) for match in VAGUE.finditer(sentence)
+        )
+    ]
+
+
+def test_the_vague_count_check_finds_the_sentence_that_hid_the_count():
+    old = (
+        "most tokens' residual RMS grows gradually through the {blocks} blocks, but the first "
+        "token of every prompt jumps: a few channels take values in the tens of thousands."
+    )
+    assert _vague_without_count(old) == [old]
+    assert _vague_without_count("每个提示的第一个 token 会突然跃升：少数几个通道取到上万的值。")
+    assert not _vague_without_count("Only a few operations per element: {flops} FLOPs.")
+
+
+@pytest.mark.parametrize("lang", list(LANGUAGES))
+def test_no_vague_count_where_a_count_is_available(lang):
+    found = {
+        key: vague
+        for key, text in catalog(lang).items()
+        if (vague := _vague_without_count(text)) and key not in VAGUE_ALLOWED
+    }
+    assert not found
+
+
+def test_every_allowed_vague_count_is_still_there():
+    for key in VAGUE_ALLOWED:
+        assert any(_vague_without_count(catalog(lang)[key]) for lang in LANGUAGES), key

@@ -116,6 +116,10 @@ def test_high_dimension_lines_and_the_identity_in_both_languages():
         assert len(lines) == 4 and all("{" not in line for line in lines)
     english = " ".join(text_high.identity_lines(report.identity, "en"))
     assert format_number(report.identity.max_abs_difference) in english
+    # "a few units in the last place" is counted: the difference over float32's spacing there
+    ulp = np.spacing(np.float32(report.identity.max_abs_output))
+    ulps = report.identity.max_abs_difference / float(ulp)
+    assert f"is {format_number(ulps, 1)} units in the last place of the largest output" in english
     note = text_high.sample_note(report, 100, "en")
     assert note == "100 random inputs of width d = 256."
 

@@ -96,7 +96,7 @@ def identity_lines(identity: IdentityCheck, lang: str) -> list[str]:
                 else float("nan")
             ),
         ),
-        translate("geometry.identity.why", lang),
+        translate("geometry.identity.why", lang, ulps=format_number(identity.float32_ulps, 1)),
     ]
 
 

@@ -16,7 +16,7 @@ from ui.errors import error_text, input_error_text
 from ui.formatting import literal
 from ui.i18n import t
 from ui.share import GEOMETRY as P
-from ui.vector_input import VectorInputError, parse_vectors, underflow_notes
+from ui.vector_input import MAX_ROWS, VectorInputError, parse_vectors, underflow_notes
 from ui.widgets import bound
 
 SCENE_SECTIONS = ("scene", "eps", "affine", "dyt")  # the sections drawn at d = 1, 2 or 3
@@ -128,7 +128,7 @@ def vector_inputs() -> VectorInputs:
     except VectorInputError as error:
         return VectorInputs(None, spec, (input_error_text(error),))
     if len(rows) != 1:
-        return VectorInputs(None, spec, (t("geometry.one_vector", rows=len(rows)),))
+        return VectorInputs(None, spec, (t("geometry.one_vector", rows=len(rows), limit=MAX_ROWS),))
     for note in underflow_notes(rows, "float32"):  # e.g. 1e-50 is stored, and drawn, as 0
         st.info(note, icon=":material/info:")
     return VectorInputs(rows[0], spec, ())
