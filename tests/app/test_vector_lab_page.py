@@ -174,7 +174,7 @@ def test_running_half_sum_of_ones_stalls_at_2048(app):
     assert not app.exception
     outcome, text = _path(app, "naive kernel: a running half-precision sum")
     assert outcome == "wrong"
-    assert "stalls at 2048: adding term 2049 (1) should give 2049" in text
+    assert "stalls at 2048: adding term 2049 (1) to the stored 2048 should give 2049" in text
     assert "the next float16 number above 2048 is 2048 + 2" in text
     assert "RMS² = 0.5 instead of 1" in text
     assert all(_path(app, name)[0] == "right" for name in ("sum, then divide, in half",))
