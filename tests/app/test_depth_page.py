@@ -158,7 +158,7 @@ def test_wiring_labels_the_stream_with_subscripts_and_the_output(app):
 
 @pytest.mark.parametrize(
     "lang, said",
-    [("en", "draw one line here"), ("zh", "在这里画成同一条线")],
+    [("en", "One line here is several runs"), ("zh", "这里的一条线其实是几次运行")],
 )
 def test_traces_that_coincide_are_named_with_the_reason(app, lang, said):
     """The Peri-Norm / OLMo 2 lesson's state: three runs, two visible lines."""
@@ -169,8 +169,9 @@ def test_traces_that_coincide_are_named_with_the_reason(app, lang, said):
     _open(app)
     notes = [i.value for i in app.info if said in i.value]
     assert len(notes) == 1, [i.value for i in app.info]
-    names = notes[0].split(" draw")[0].split(" 在这里")[0]
+    names = notes[0].split("runs: ")[-1].split("运行：")[-1].split("。")[0].split(". ")[0]
     assert "Peri-Norm" in names and "OLMo-2" in names and "Pre-Norm" not in names
     assert ("norm on the branch output" in notes[0]) or ("分支输出上做归一化" in notes[0])
+    assert ("curves below coincide too" in notes[0]) or ("也同样重合" in notes[0])
     if lang == "zh":
         assert "、OLMo-2" in names  # an enumeration comma, not ", "

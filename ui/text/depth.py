@@ -33,15 +33,21 @@ def post_level_text() -> str:
 def coincidence_notes(results: list[DepthResult], lang: str) -> list[str]:
     """Where two or more runs draw one line on the residual chart, and why."""
     notes = []
+    below = [
+        {g.placements for g in coinciding(results, field)}
+        for field in ("grad_norm", "update_ratio")
+    ]
     for group in coinciding(results):
         names = join((label("placement", p, lang) for p in group.placements), lang)
         why = "coincide_after" if group.all_branch_outputs_normed else "coincide_other"
         difference = f"{format_number(100 * group.largest_difference, 2)} %"
-        notes.append(
-            translate("depth.coincide", lang, names=names, difference=difference)
-            + ("" if lang == "zh" else " ")
-            + translate(f"depth.{why}", lang)
-        )
+        sentences = [
+            translate("depth.coincide", lang, names=names, difference=difference),
+            translate(f"depth.{why}", lang),
+        ]
+        if all(group.placements in found for found in below):
+            sentences.append(translate("depth.coincide_below", lang))
+        notes.append(("" if lang == "zh" else " ").join(sentences))
     return notes
 
 
