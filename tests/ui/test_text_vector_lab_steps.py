@@ -31,6 +31,9 @@ def test_only_norms_with_a_beta_add_one_in_their_output_formula():
     assert r"+ \beta_i" not in _latex("rmsnorm")  # RMSNorm has no β (Zhang & Sennrich)
     assert r"+ \beta_i" not in _latex("rmsnorm", offset=1.0)
     assert r"+ \beta_i" in _latex("layernorm") and r"+ \beta_i" in _latex("dyt")
+    explanation = explain_vectors(((1.0, 2.0, 3.0, 4.0),), NormSpec("rmsnorm", eps=0.0))
+    captions = [step.caption for step in worked_steps(explanation, "en")]
+    assert "Normalize, then scale" in captions and "Normalize, then scale and shift" not in captions
 
 
 def test_eps_is_written_as_a_power_of_ten():

@@ -124,7 +124,7 @@ def worked_steps(ex: VectorExplanation, lang: str) -> list[Step]:
         formula = rf"y_i = x_i\cdot\mathrm{{rstd}}\cdot {scale}{shift}"
     else:  # DyT
         formula = rf"y_i = {scale}\,\tanh(\alpha x_i){shift},\quad \alpha = {_n(spec.alpha)}"
-    steps.append(Step(tr("output_formula"), formula))
+    steps.append(Step(tr("output_formula" if shift else "output_formula_scale"), formula))
     return steps + [Step(tr("output"), rf"y = {out}")]
 
 
