@@ -7,11 +7,13 @@ exist), ``show_notices`` (what the URL asked for that was refused), the page, th
 
 from __future__ import annotations
 
-from urllib.parse import urlencode
+from urllib.parse import parse_qsl, urlencode
 
 import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from ui.errors import shown
+from ui.formatting import literal
 from ui.i18n import LANGUAGES, language_from_locale, t
 from ui.share import PREFIXES
 from ui.url_contract import (
@@ -21,16 +23,33 @@ from ui.url_contract import (
     PRESENT_PARAM,
     PageParams,
     Refusal,
+    link_refusal,
     parse,
     serialize,
 )
 
 _NOTICES = "_url_notices"  # (page, refusals) of the page being shown
+NAMED_UNKNOWN = 8  # unknown parameters a notice names (the rest are counted)
+# Kept in the address bar by Streamlit whatever the page writes there (``st.query_params``
+# hides them, ``from_dict`` keeps them): they count towards the length of the link it writes.
+_STREAMLIT_KEEPS = ("embed", "embed_options")
+
+
+def _query_string() -> str:
+    """The query string as the browser sent it.  ``st.query_params`` holds it parsed, or
+    nothing at all when Streamlit dropped it for its number of pairs; the raw text is the
+    script run's (Streamlit has no public accessor for it)."""
+    ctx = get_script_run_ctx()
+    return getattr(ctx, "query_string", "") or ""
+
+
+def _link_refused() -> bool:
+    return link_refusal(_query_string()) is not None
 
 
 def initial_language() -> str:
     """The URL's ``lang`` if valid, else the browser's locale, else English."""
-    requested = st.query_params.get(LANGUAGE_PARAM)
+    requested = None if _link_refused() else st.query_params.get(LANGUAGE_PARAM)
     if requested in LANGUAGES:
         return requested
     return language_from_locale(st.context.locale)
@@ -38,7 +57,7 @@ def initial_language() -> str:
 
 def initial_present() -> str:
     """The URL's presentation mode if valid (a projector link), else "off"."""
-    raw = st.query_params.get_all(PRESENT_PARAM)
+    raw = [] if _link_refused() else st.query_params.get_all(PRESENT_PARAM)
     value, refusal = parse(PRESENT, raw) if raw else (PRESENT.default, None)
     return PRESENT.default if refusal is not None else value
 
@@ -48,7 +67,13 @@ def seed(page: PageParams | None) -> None:
 
     A widget that already exists in this session holds the live value, so only parameters
     whose widget has no state yet are read (a fresh link, a page opened from a lesson).
+    A link too long or of too many pairs is refused whole, before any value is read.
     """
+    name = page.page if page is not None else ""
+    whole = link_refusal(_query_string())
+    if whole is not None:
+        st.session_state[_NOTICES] = (name, (whole,))
+        return
     url = st.query_params
     present = list(url.keys())
     refusals: list[Refusal] = []
@@ -79,12 +104,18 @@ def seed(page: PageParams | None) -> None:
             if value is not None:  # a list's known items, even beside a refusal
                 st.session_state[param.key] = value
     own = page.prefix if page is not None else None
-    for key in present:
-        prefix = key.split("_")[0]
-        if key in known or (prefix in PREFIXES and prefix != own):  # another page's
-            continue
-        refusals.append(Refusal("unknown_param", {"param": key[:40]}))
-    name = page.page if page is not None else ""
+    unknown = [
+        key
+        for key in present
+        if key not in known and (key.split("_")[0] not in PREFIXES or key.split("_")[0] == own)
+    ]  # skipped: another page's parameters
+    if len(unknown) == 1:
+        refusals.append(Refusal("unknown_param", {"param": unknown[0][:40]}))
+    elif unknown:
+        names = ", ".join(literal(key, 40) for key in unknown[:NAMED_UNKNOWN])
+        more = len(unknown) - NAMED_UNKNOWN
+        key = "unknown_params_more" if more > 0 else "unknown_params"
+        refusals.append(Refusal(key, {"count": len(unknown), "names": names, "more": more}))
     previous = st.session_state.get(_NOTICES)
     if refusals or previous is None or previous[0] != name:
         st.session_state[_NOTICES] = (name, tuple(refusals))
@@ -100,6 +131,16 @@ def show_notices() -> None:
 
 def _encoded(wanted: dict[str, list[str]]) -> str:
     return urlencode([(key, value) for key, values in wanted.items() for value in values])
+
+
+def _kept_by_streamlit() -> int:
+    """The characters of the link that Streamlit keeps whatever the page writes (``embed``,
+    ``embed_options``), with their "&"."""
+    query = _query_string()
+    if "embed" not in query.lower():
+        return 0
+    kept = [(k, v) for k, v in parse_qsl(query) if k.lower() in _STREAMLIT_KEEPS]
+    return len(urlencode(kept)) + 1 if kept else 0
 
 
 def _wanted(
@@ -121,8 +162,9 @@ def _wanted(
         (k for k in wanted if page.by_key.get(k) is not None and page[k].kind == "text"),
         key=lambda k: -len(wanted[k][0]),
     )
+    extra = _kept_by_streamlit()
     for key in texts:  # a link past the limit would be refused: leave the longest text out
-        if len(_encoded(wanted)) <= MAX_URL_CHARS:
+        if len(_encoded(wanted)) + extra <= MAX_URL_CHARS:
             break
         del wanted[key]
         left_out.append(key)
