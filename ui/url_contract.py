@@ -24,8 +24,9 @@ PRESENT_MODES = ("off", "on", "results")
 # query of 127,841 characters opened, 127,857 did not); keep links well under that.  No link
 # this app writes is longer, so a longer one is refused whole, before any value is read.
 MAX_URL_CHARS = 96_000
-# Streamlit reads no link of more ``key=value`` pairs than this (it drops the whole query,
-# saying nothing to the page); refused whole here too, so the page can say why.
+# Streamlit's server drops a query string of more ``key=value`` pairs than this before the
+# page runs, saying nothing: only the browser still knows, so it says so
+# (``url_state.show_notices``).
 MAX_URL_PAIRS = 1_000
 
 
@@ -200,12 +201,8 @@ def parse(param: Param, raw: list[str]) -> tuple[Any, Refusal | None]:
 
 
 def link_refusal(query: str) -> Refusal | None:
-    """The whole link refused, before any of its values is read, or None: more pairs than
-    Streamlit reads, or longer than any link this app writes.  ``query``: the raw query
-    string, as the browser sent it."""
-    pairs = query.count("&") + 1 if query else 0  # how Streamlit counts them
-    if pairs > MAX_URL_PAIRS:
-        return Refusal("too_many_pairs", {"pairs": f"{pairs:,}", "limit": f"{MAX_URL_PAIRS:,}"})
+    """The whole link refused, before any of its values is read, or None: longer than any
+    link this app writes.  ``query``: the raw query string, as the browser sent it."""
     if len(query) > MAX_URL_CHARS:
         return Refusal("link_too_long", {"chars": f"{len(query):,}", "limit": f"{MAX_URL_CHARS:,}"})
     return None

@@ -7,6 +7,7 @@ exist), ``show_notices`` (what the URL asked for that was refused), the page, th
 
 from __future__ import annotations
 
+import html
 from urllib.parse import parse_qsl, urlencode
 
 import streamlit as st
@@ -19,6 +20,7 @@ from ui.share import PREFIXES
 from ui.url_contract import (
     LANGUAGE_PARAM,
     MAX_URL_CHARS,
+    MAX_URL_PAIRS,
     PRESENT,
     PRESENT_PARAM,
     PageParams,
@@ -29,6 +31,7 @@ from ui.url_contract import (
 )
 
 _NOTICES = "_url_notices"  # (page, refusals) of the page being shown
+_FIRST_RUN = "_url_first_run"  # (page, whether its link reached the page empty)
 NAMED_UNKNOWN = 8  # unknown parameters a notice names (the rest are counted)
 # Kept in the address bar by Streamlit whatever the page writes there (``st.query_params``
 # hides them, ``from_dict`` keeps them): they count towards the length of the link it writes.
@@ -36,9 +39,8 @@ _STREAMLIT_KEEPS = ("embed", "embed_options")
 
 
 def _query_string() -> str:
-    """The query string as the browser sent it.  ``st.query_params`` holds it parsed, or
-    nothing at all when Streamlit dropped it for its number of pairs; the raw text is the
-    script run's (Streamlit has no public accessor for it)."""
+    """The query string as the browser sent it (Streamlit has no public accessor for the
+    raw text; ``st.query_params`` holds it parsed)."""
     ctx = get_script_run_ctx()
     return getattr(ctx, "query_string", "") or ""
 
@@ -67,9 +69,12 @@ def seed(page: PageParams | None) -> None:
 
     A widget that already exists in this session holds the live value, so only parameters
     whose widget has no state yet are read (a fresh link, a page opened from a lesson).
-    A link too long or of too many pairs is refused whole, before any value is read.
+    A link too long is refused whole, before any value is read.
     """
     name = page.page if page is not None else ""
+    if _FIRST_RUN not in st.session_state:  # the session's first page, and whether its link
+        #   reached the page empty (as Streamlit passes on a link of too many pairs)
+        st.session_state[_FIRST_RUN] = (name, not st.query_params)
     whole = link_refusal(_query_string())
     if whole is not None:
         st.session_state[_NOTICES] = (name, (whole,))
@@ -121,12 +126,45 @@ def seed(page: PageParams | None) -> None:
         st.session_state[_NOTICES] = (name, tuple(refusals))
 
 
+# Streamlit's server drops a query of more than MAX_URL_PAIRS pairs before the page runs, and
+# the address bar is rewritten after it: only the document's own navigation entry still holds
+# the link that was opened.  The notice is ours, shown by the browser when that link held
+# too many pairs (counted as Streamlit counts them).
+_DROPPED_LINK = """<div id="ns-dropped-link" class="ns-link-notice" hidden>{message}</div>
+<script>
+(() => {{
+  const entry = performance.getEntriesByType("navigation")[0];
+  const query = new URL(entry ? entry.name : window.location.href).search.slice(1);
+  const pairs = query ? query.split("&").length : 0;
+  const notice = document.getElementById("ns-dropped-link");
+  if (notice && pairs > {limit}) {{
+    notice.querySelector("[data-pairs]").textContent = pairs.toLocaleString("en");
+    notice.hidden = false;
+  }}
+}})();
+</script>"""
+
+
+def _dropped_link_notice() -> None:
+    """The browser's notice for a link Streamlit dropped for its number of pairs."""
+    slot = "\x00"  # where the browser writes the link's number of pairs
+    text = t("share.too_many_pairs", pairs=slot, limit=f"{MAX_URL_PAIRS:,}")
+    message = html.escape(text).replace(slot, "<span data-pairs></span>")
+    st.html(
+        _DROPPED_LINK.format(message=message, limit=MAX_URL_PAIRS), unsafe_allow_javascript=True
+    )
+
+
 def show_notices() -> None:
-    """Warn about every URL value that was refused, naming it and what is accepted."""
-    _, refusals = st.session_state.get(_NOTICES, ("", ()))
+    """Warn about every URL value that was refused, naming it and what is accepted; on the
+    first page of a session whose link reached it empty, let the browser say whether
+    Streamlit dropped it for its number of pairs."""
+    name, refusals = st.session_state.get(_NOTICES, ("", ()))
     for refusal in refusals:
         message = t(f"share.{refusal.key}", **shown(refusal.params))
         st.warning(message, icon=":material/link_off:")
+    if st.session_state.get(_FIRST_RUN) == (name, True):
+        _dropped_link_notice()
 
 
 def _encoded(wanted: dict[str, list[str]]) -> str:

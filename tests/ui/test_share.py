@@ -471,15 +471,6 @@ def test_a_link_longer_than_any_the_app_writes_is_refused_whole():
     assert refusal.params == {"chars": f"{MAX_URL_CHARS + 1:,}", "limit": f"{MAX_URL_CHARS:,}"}
 
 
-def test_a_link_of_more_pairs_than_streamlit_reads_is_refused_whole():
-    from ui.url_contract import MAX_URL_PAIRS, link_refusal
-
-    assert link_refusal("&".join(["vl_d=8"] * MAX_URL_PAIRS)) is None
-    refusal = link_refusal("&".join(["vl_d=8"] * (MAX_URL_PAIRS + 1)))
-    assert refusal.key == "too_many_pairs"
-    assert refusal.params == {"pairs": "1,001", "limit": "1,000"}
-
-
 def test_a_list_longer_than_twice_its_choices_is_refused_before_its_items_are_read():
     param = DEPTH["dp_placements"]  # seven placements
     assert parse(param, ["post,pre,post,pre"]) == (["post", "pre"], None)  # repeats are kept
