@@ -5,7 +5,7 @@ from functools import partial
 import streamlit as st
 
 from ui import jobs, presenting
-from ui.compute import compute
+from ui.compute import compute, run_on_request
 from ui.i18n import t
 from ui.share import AXES as P
 from ui.views import axes as view
@@ -39,11 +39,12 @@ if inputs.spec is not None and section == "batchnorm":
     with view.experiment(2):
         small = widgets.small_batch_inputs()
         view.small_batch(compute(jobs.small_batch_noise(spec, small.batch_sizes, small.draws)))
-    with view.experiment(3):
+    with view.experiment(3):  # steps x cells: up to seconds, so from a link only on a click
         drift = widgets.train_eval_inputs()
-        view.train_eval(
-            compute(jobs.train_eval_gap(spec, drift.shift, drift.momentum, drift.steps))
-        )
+        gap = jobs.train_eval_gap(spec, drift.shift, drift.momentum, drift.steps)
+        found = run_on_request([gap], t("axes.experiment_run", number=3), "ax_train_eval_run")
+        if found:
+            view.train_eval(found[0])
     with view.experiment(4):
         view.batch_of_one(compute(jobs.batch_of_one(spec)))
     with view.experiment(5):

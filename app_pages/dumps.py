@@ -22,12 +22,15 @@ def live_source():
         st.error(message, icon=":material/error:")
     if live is None or prompt.spec is None:
         return None, None, None
-    try:
-        capture = compute(jobs.live_capture(live, prompt.spec, prompt.given))
+    job = jobs.live_capture(live, prompt.spec, prompt.given)
+    try:  # a long prompt takes about a second: from a link, only on a click
+        found = run_on_request([job], t("dumps.live_run"), "dumps_live_run")
     except EngineError as error:  # e.g. a prompt over the model's token cap
         st.error(error_text(error), icon=":material/error:")
         return None, None, None
-    return widgets.live_source(capture), capture, live
+    if found is None:
+        return None, None, None
+    return widgets.live_source(found[0]), found[0], live
 
 
 st.title(t("dumps.title"))

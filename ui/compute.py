@@ -15,8 +15,9 @@ A workshop is thirty browsers on one server.  Every engine call a page makes goe
   Cancel pressed, a new setting chosen) is told to stop within ``GRACE_S`` seconds, through
   the engine's ``StopCheck`` (``engine.jobs``).
 
-``run_on_request`` adds the rule for heavy work: anything predicted above ``AUTO_START_S``
-never starts from a link or a rerun alone; the page shows the estimate and a button.
+``run_on_request`` adds the rule for heavy work: a page run (a link opened, a setting changed)
+starts at most ``AUTO_START_S`` of predicted work through it without a click, all its
+requests together; past that the page shows the estimate and a button.
 Predictions come from the engine's cost models (calibrated on a quiet machine), scaled by
 how fast this server has recently run each kind of job (``expected_seconds``): a busy
 workshop server shows busy-server estimates.
@@ -44,13 +45,14 @@ from ui.formatting import format_number
 from ui.i18n import t
 
 INLINE_S = 0.25  # jobs predicted faster than this run in the page's own thread
-AUTO_START_S = 2.0  # jobs predicted slower than this wait for a click
+AUTO_START_S = 1.0  # what one page run starts without a click, all its requests together
 GRACE_S = 1.0  # a job nobody waits for is cancelled after this long
 POLL_S = 0.1  # how often a waiting page redraws its progress
 LEARN_FROM_S = 0.5  # jobs predicted at least this long teach the estimates this server's speed
 WORKERS = max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1)
 
 Report = Callable[..., None]  # report(fraction, partial=None)
+_UNCLICKED = "_compute_unclicked_s"  # predicted seconds this page run started without a click
 
 
 @dataclass(frozen=True, eq=False)
@@ -266,6 +268,12 @@ def _wait(job: Job, flight: _Flight, on_partial):
         status.empty()
 
 
+def new_page_run() -> None:
+    """Called by ``app.py`` before each page run: the run may again start ``AUTO_START_S``
+    of work without a click."""
+    st.session_state[_UNCLICKED] = 0.0
+
+
 def estimate_text(seconds: float) -> str:
     """A predicted duration as the pages write it."""
     if seconds < 1.0:
@@ -278,18 +286,22 @@ def run_on_request(
 ):
     """The jobs' results if stored or cheap together; else a button with the estimate.
 
-    Heavy work (over ``AUTO_START_S`` for all the jobs not yet stored, or any work with
-    ``always_ask``) never starts from a link or a rerun alone: it needs a click in this
-    session, remembered for these jobs only, so a changed setting asks again.  While it
-    runs, a Cancel button stops it.  Returns the results in order, or None while waiting
-    for the click.  ``on_partial(index, partial)`` draws a running job's partial result.
+    Heavy work (the jobs not yet stored, with what this page run already started without a
+    click, over ``AUTO_START_S``; or any work with ``always_ask``) never starts from a link
+    or a rerun alone: it needs a click in this session, remembered for these jobs only, so a
+    changed setting asks again.  While it runs, a Cancel button stops it.  Returns the
+    results in order, or None while waiting for the click.  ``on_partial(index, partial)``
+    draws a running job's partial result.
     """
     missing = [job for job in jobs if cached(job) is None]
     seconds = sum(expected_seconds(job) for job in missing)
     requested = st.session_state.setdefault("_compute_requested", set())
     marker = tuple((job.name, job.key) for job in missing)
+    started = st.session_state.get(_UNCLICKED, 0.0)  # by this page run, without a click
     cancel_slot = st.empty()
-    if missing and (always_ask or seconds > AUTO_START_S):
+    if missing and not always_ask and started + seconds <= AUTO_START_S:
+        st.session_state[_UNCLICKED] = started + seconds
+    elif missing:
         clicked = st.button(
             f"{start_label} ({estimate_text(seconds)})",
             key=widget_key,
@@ -299,8 +311,9 @@ def run_on_request(
         if clicked:
             requested.add(marker)
         if marker not in requested:
-            if seconds > AUTO_START_S:  # say why it waits; a lab's own button needs no reason
-                st.caption(t("compute.on_request", estimate=estimate_text(seconds)))
+            if started + seconds > AUTO_START_S:  # why it waits; a lab's button needs no reason
+                estimate, limit = estimate_text(seconds), f"{AUTO_START_S:g}"
+                st.caption(t("compute.on_request", estimate=estimate, limit=limit))
             return None
         cancel_slot.button(
             t("compute.cancel"),

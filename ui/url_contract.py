@@ -21,8 +21,13 @@ LANGUAGE_PARAM = "lang"
 PRESENT_PARAM = "present"
 PRESENT_MODES = ("off", "on", "results")
 # The server answers HTTP 400 once a request's line and headers pass 128 KiB (measured: a
-# query of 127,841 characters opened, 127,857 did not); keep links well under that.
+# query of 127,841 characters opened, 127,857 did not); keep links well under that.  No link
+# this app writes is longer, so a longer one is refused whole, before any value is read.
 MAX_URL_CHARS = 96_000
+# Streamlit's server drops a query string of more ``key=value`` pairs than this before the
+# page runs, saying nothing: only the browser still knows, so it says so
+# (``url_state.show_notices``).
+MAX_URL_PAIRS = 1_000
 
 
 @dataclass(frozen=True)
@@ -43,6 +48,12 @@ class Param:
     vocabulary: str | None = None
     old_keys: tuple[str, ...] = ()
     max_chars: int = 200
+
+    @property
+    def max_items(self) -> int:
+        """The most items a "choices" list may name (each choice twice, in older hand-written
+        links); a longer list is refused before its items are read."""
+        return 2 * len(self.choices)
 
     def accepted(self) -> str:
         """What this parameter accepts, for messages."""
@@ -148,8 +159,13 @@ def parse(param: Param, raw: list[str]) -> tuple[Any, Refusal | None]:
     keeps its known items when some are unknown (a stale lesson answer must not wipe the
     others), and the refusal names the unknown ones."""
     if param.kind == "choices":  # the known items are kept, the unknown ones named
+        items = [part for r in raw for part in r.split(",")]
+        if len(items) > param.max_items:  # refused before any item is looked up
+            refusal = _refuse(param, ",".join(items[: param.max_items]), "too_many_items")
+            counted = {"items": f"{len(items):,}", "limit": param.max_items}
+            return None, Refusal(refusal.key, {**refusal.params, **counted})
         values, unknown = [], []
-        for item in (part for r in raw for part in r.split(",")):
+        for item in items:
             choice = _as_choice(param, item.strip())
             if choice is None:
                 unknown.append(item)
@@ -182,6 +198,14 @@ def parse(param: Param, raw: list[str]) -> tuple[Any, Refusal | None]:
             return None, _refuse(param, text)
         return int(number), None
     return number, None
+
+
+def link_refusal(query: str) -> Refusal | None:
+    """The whole link refused, before any of its values is read, or None: longer than any
+    link this app writes.  ``query``: the raw query string, as the browser sent it."""
+    if len(query) > MAX_URL_CHARS:
+        return Refusal("link_too_long", {"chars": f"{len(query):,}", "limit": f"{MAX_URL_CHARS:,}"})
+    return None
 
 
 def query_string(

@@ -32,8 +32,10 @@ def report_seconds(layout: Layout, fit_norms: bool = True) -> float:
 # The live model (``engine.dumps.live``, one intra-op thread), from benchmarks/RESULTS.md: a
 # 32-token capture 0.135 s and its report 0.035 s; ``compare_precisions`` 3.7-4.8 s on 24
 # tokens (three passes, the bfloat16/float16 copies made on the first call, 61 precision
-# stories).  A prompt is not tokenized before the estimate: its tokens are guessed from its
-# characters (English ~4 characters a token, Chinese ~1-2 tokens a character).
+# stories).  A capture's estimate counts the prompt's tokens with the model's tokenizer
+# (milliseconds; ``LiveModel.prompt_tokens``): a guess from characters is 4x off either way
+# (English ~4 characters a token, Chinese ~2 tokens a character, digits 1 a character).  The
+# precision comparison, always on request, guesses them from its characters.
 LIVE_BASE_S = 0.03  # tokenizing, hooks, serialising the capture
 LIVE_TOKEN_S = 0.005  # per token: the forward pass and the report
 PRECISION_BASE_S = 1.5  # three passes' fixed cost, the half copies of the weights
@@ -46,9 +48,10 @@ def prompt_tokens(characters: int, limit: int = 256) -> int:
     return min(limit, max(1, round(characters / CHARACTERS_PER_TOKEN)))
 
 
-def live_seconds(characters: int) -> float:
-    """Predicted wall time of a live capture and its report for a prompt this long."""
-    return LIVE_BASE_S + LIVE_TOKEN_S * prompt_tokens(characters)
+def live_seconds(tokens: int) -> float:
+    """Predicted wall time of a live capture and its report for a prompt of ``tokens`` tokens
+    (``LiveModel.prompt_tokens``: 0 for a prompt refused before the forward pass)."""
+    return LIVE_BASE_S + LIVE_TOKEN_S * tokens
 
 
 def precision_seconds(characters: int) -> float:

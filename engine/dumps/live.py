@@ -62,6 +62,15 @@ class LiveModel:
             self._copies[dtype] = replace(self.loaded, model=model, dtype=dtype)
         return self._copies[dtype]
 
+    def prompt_tokens(self, prompt: str, limit: int = LIVE_MAX_TOKENS) -> int:
+        """The tokens ``capture_prompt`` would run ``prompt`` through, counted as it counts
+        them (milliseconds, no lock: encoding leaves the tokenizer as it is); 0 when it
+        would refuse the prompt before the forward pass (empty, past ``limit`` or past the
+        model's context)."""
+        tokens = len(self.loaded.tokenizer(prompt, add_special_tokens=True)["input_ids"])
+        context = self.loaded.context if self.loaded.context is not None else tokens
+        return tokens if tokens <= min(limit, context) else 0
+
     def capture(
         self, prompts: list[str], dtype: str = "float32", threads: int | None = 1, **options
     ) -> Capture:

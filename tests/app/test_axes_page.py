@@ -288,3 +288,26 @@ def test_the_batchnorm_experiments_say_they_are_synthetic_on_the_example(app):
     _open(app, ax_section="batchnorm")
     assert "BatchNorm's five experiments draw synthetic tensors" in _text(app)
     assert not app.exception
+
+
+def test_the_heaviest_train_eval_link_waits_for_a_click_and_the_rest_is_drawn():
+    """ax_steps at its maximum on the largest tensor: seconds of training, so a link shows
+    the estimate and a button for experiment 3; the cheap experiments draw at once."""
+    from ui import compute
+
+    compute.clear()
+    app = AppTest.from_file(APP, default_timeout=90)
+    link = {"ax_section": "batchnorm", "ax_batch": "8", "ax_tokens": "64", "ax_d": "128"}
+    app.query_params.update({"lang": "en", **link, "ax_steps": "1000"})
+    app.switch_page("app_pages/axes.py").run()
+    assert not app.exception
+    button = app.button(key="ax_train_eval_run")
+    assert button.label.startswith("Run experiment 3 (about ")
+    assert "starts only when you press the button" in _text(app)
+    with pytest.raises(AssertionError):
+        _chart(app, "ax_train_eval")
+    for key in ("ax_padding", "ax_small", "ax_one", "ax_causal"):
+        assert _chart(app, key)["data"]
+    button.click().run()
+    assert _chart(app, "ax_train_eval")["data"]
+    assert any(s.value.startswith("After 1000 steps") for s in app.success)

@@ -227,6 +227,21 @@ def test_a_typed_prompt_stays_in_its_session_and_the_comparison_runs_on_request(
     assert set(table["first to overflow"]) == {"an entry's square x²"}
 
 
+def test_a_typed_prompt_predicted_over_a_second_waits_for_a_click(tiny, monkeypatch):
+    """The capture's estimate counts the prompt's tokens; past the second a page run may
+    start on its own, a link (or Ctrl+Enter) shows the estimate and a button."""
+    monkeypatch.setattr("engine.dumps.cost.LIVE_TOKEN_S", 0.1)  # as if a token took 0.1 s
+    at = _live({"du_prompt": "hi there, hi"})  # 13 tokens: 1.3 s
+    assert not at.exception and not at.error
+    button = at.button(key="dumps_live_run")
+    assert button.label == "Run the model on this prompt (about 1.3 s)"
+    assert "What this stream shows" not in _subheaders(at)
+    button.click().run()
+    assert not at.exception and "What this stream shows" in _subheaders(at)
+    at.text_area(key="du_prompt").input("hi").run()  # 3 tokens: at once
+    assert "What this stream shows" in _subheaders(at) and "`h` `i`" in _text(at)
+
+
 def test_a_prompt_the_model_cannot_take_is_refused_with_the_engines_message(tiny):
     at = _live({"du_prompt": "a prompt far longer than the tiny context"})
     assert not at.exception

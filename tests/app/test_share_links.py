@@ -122,3 +122,68 @@ def test_a_stale_lesson_answer_is_named_and_the_others_are_kept():
     assert (
         "why_normalize.a" in str(kept) and "which_axis.b" in str(kept) and "bogus" not in str(kept)
     )
+
+
+def _unknown_keys(prefix: str, count: int, width: int) -> dict:
+    return {f"{prefix}{i:04d}_" + "x" * width: "1" for i in range(count)}
+
+
+def test_a_link_longer_than_the_app_writes_opens_at_the_defaults_and_says_why():
+    query = {"lang": "zh", "ge_count": "7", **_unknown_keys("zz", 990, 145)}  # ~150 KB
+    at = _open(query, "geometry")
+    assert not at.exception and not at.error
+    assert len(at.warning) == 1  # one notice, not one per key
+    warning = _warnings(at)
+    assert "153,468 characters long" in warning and "at most 96,000 characters" in warning
+    assert at.number_input(key="ge_count").value == 500  # not the link's 7: nothing was read
+    # not even lang=zh: the page speaks the browser's language, and the link it writes is its own
+    assert "zz0000" not in str(at.query_params) and at.query_params.get("lang") == "en"
+    assert at.get("component_instance")  # the scene at its defaults, drawn
+    at.number_input(key="ge_count").set_value(9).run()  # and usable; the notice stays
+    assert at.query_params["ge_count"] == "9" and "characters long" in _warnings(at)
+
+
+def test_many_unknown_parameters_are_named_in_one_notice():
+    at = _open({"lang": "en", **_unknown_keys("zz", 30, 3), "vl_norm": "rmsnorm"})
+    assert not at.exception and len(at.warning) == 1
+    warning = _warnings(at)
+    assert "30 settings this page does not know" in warning and "22 more" in warning
+    assert "`zz0000_xxx`" in warning and "`zz0007_xxx`" in warning
+    assert at.selectbox(key="vl_norm").value == "rmsnorm"  # the known ones are read
+
+
+def test_the_link_a_page_writes_beside_streamlits_embed_options_stays_acceptable():
+    """Streamlit keeps ``embed`` and ``embed_options`` in the address bar whatever the page
+    writes: the text left out for length counts them, so the next run reads the link."""
+    from urllib.parse import urlencode
+
+    from ui.url_contract import MAX_URL_CHARS
+
+    at = _open({"lang": "en", "embed": "true", "embed_options": "x" * 10_000})
+    at.text_area(key="vl_text").input("1 " * 44_000).run()  # 88,000 characters in a link
+    assert not at.exception
+    written = urlencode(at.query_params, doseq=True)
+    assert "embed_options" in written and len(written) <= MAX_URL_CHARS
+    assert "vl_text" not in at.query_params
+    assert any("too long for a link" in caption.value for caption in at.caption)
+    at.run()
+    assert "characters long" not in _warnings(at)
+
+
+def _dropped_link_checks(at) -> list:
+    return [h for h in at.get("html") if "ns-dropped-link" in h.proto.body]
+
+
+def test_a_session_whose_link_reached_it_empty_lets_the_browser_check_for_a_dropped_link():
+    """Streamlit's server passes on a link of more than 1,000 pairs as no link at all: on the
+    first page of such a session the browser is asked to say so (tests/e2e/test_links_browser
+    sees it do so); the notice is hidden until it does, so it is no warning here."""
+    at = _open({}, "depth")
+    checks = _dropped_link_checks(at)
+    assert len(checks) == 1 and "a link may hold at most 1,000" in checks[0].proto.body
+    assert not at.warning
+    at.number_input(key="dp_layers").set_value(12).run()
+    assert _dropped_link_checks(at)  # it stays with the page
+    at.switch_page("app_pages/vector_lab.py").run()
+    assert not _dropped_link_checks(at)  # not on another page
+    assert not _dropped_link_checks(_open({"lang": "en"}, "depth"))  # a link that arrived

@@ -65,6 +65,13 @@ def test_live_prompts_over_the_cap_are_refused(live):
     assert caught.value.key == "capture.live_prompt_too_long"
 
 
+def test_prompt_tokens_counts_what_the_capture_runs_and_zero_for_what_it_refuses(live):
+    for prompt in ("hello", "今天天气", "1 2 3"):
+        assert live.prompt_tokens(prompt) == capture_prompt(live, prompt).lengths[0]
+    assert live.prompt_tokens("abcdef", limit=4) == 0  # refused before the pass
+    assert live.prompt_tokens("x" * 40) == 0  # past the tiny model's context of 24
+
+
 def test_concurrent_captures_each_get_their_own_activations(live):
     prompts = ["hello", "abc", "今天天气", "xyz xyz"]
     alone = {p: capture_prompt(live, p) for p in prompts}

@@ -121,5 +121,6 @@ def test_report_and_view_cost_follow_the_cells_they_touch(d, count):
     assert report_passes(8) == 23  # 3 histograms + 2 x 8 eps + 4 identity calls
     assert report_seconds(spec, 8) == pytest.approx(BASE_S + S_PER_CELL_PASS * cells * 23)
     assert view_seconds(spec) == pytest.approx(BASE_S + VIEW_S_PER_CELL * cells)
-    # the widest case stays under the page's 2 s auto-start (ui/compute.AUTO_START_S)
-    assert report_seconds(spec, 8) + view_seconds(spec) < 2.0
+    # the widest report alone starts from a link (ui/compute.AUTO_START_S, 1 s a page run);
+    # its view then waits for a click (tests/app/test_geometry_page.py)
+    assert report_seconds(spec, 8) < 1.0

@@ -459,3 +459,71 @@ def test_geometry_bad_values_are_refused(key, raw):
 def test_a_geometry_link_for_a_vector_lab_row_leaves_defaults_out():
     query = query_string(GEOMETRY, {"ge_section": "vector", "ge_vector": "3, 1", "ge_eps": 1e-5})
     assert query == "ge_section=vector&ge_vector=3%2C+1"
+
+
+def test_a_link_longer_than_any_the_app_writes_is_refused_whole():
+    from ui.url_contract import MAX_URL_CHARS, link_refusal
+
+    longest = "vl_text=" + "1" * (MAX_URL_CHARS - len("vl_text="))
+    assert link_refusal(longest) is None and link_refusal("") is None
+    refusal = link_refusal(longest + "1")
+    assert refusal.key == "link_too_long"
+    assert refusal.params == {"chars": f"{MAX_URL_CHARS + 1:,}", "limit": f"{MAX_URL_CHARS:,}"}
+
+
+def test_a_list_longer_than_twice_its_choices_is_refused_before_its_items_are_read():
+    param = DEPTH["dp_placements"]  # seven placements
+    assert parse(param, ["post,pre,post,pre"]) == (["post", "pre"], None)  # repeats are kept
+    value, refusal = parse(param, [",".join(["sideways"] * 48_000)])
+    assert value is None and refusal.key == "too_many_items"
+    assert refusal.params["items"] == "48,000" and refusal.params["limit"] == 14
+    assert len(refusal.params["value"]) < 200  # what the notice repeats, not the whole list
+    value, refusal = parse(param, ["post"] * 15)  # as repeated keys, the same
+    assert value is None and refusal.key == "too_many_items"
+
+
+def _longest_serialization(param):
+    """The value of ``param`` whose link text is longest (a page can hold any accepted one)."""
+    if param.kind == "choices":
+        return list(param.choices)
+    if param.kind == "text":
+        return "中" * param.max_chars  # 9 characters in a link each
+    if param.kind in ("int", "float"):
+        candidates = [param.low, param.high]
+        if param.kind == "float":
+            candidates.append(param.low + (param.high - param.low) / 3)  # a long repr
+        else:
+            candidates = [int(c) for c in candidates]
+    elif param.kind == "bool":
+        candidates = [True, False]
+    else:
+        candidates = list(param.choices)
+    return max(candidates, key=lambda value: len(",".join(serialize(param, value))))
+
+
+@pytest.mark.parametrize("page", list(PAGES.values()), ids=list(PAGES))
+def test_every_value_a_page_can_hold_comes_back_from_its_link(page):
+    """What a page writes into its link, it reads back unchanged and unrefused: each
+    parameter at either end of its range, every choice, every list whole, texts at their
+    longest."""
+    for param in page.params:
+        values = [_longest_serialization(param)]
+        if param.kind in ("int", "float"):
+            values += [param.low, param.high]
+        if param.kind == "choice":
+            values += list(param.choices)
+        for value in values:
+            back, refusal = parse(param, serialize(param, value))
+            assert refusal is None and back == value, param.key
+
+
+@pytest.mark.parametrize("page", list(PAGES.values()), ids=list(PAGES))
+def test_the_longest_link_a_page_can_write_is_not_refused_whole(page):
+    """Every parameter at its longest, the texts left out (``url_state.publish`` leaves out
+    any text that would take the link past the limit): fewer pairs than Streamlit reads."""
+    from ui.url_contract import link_refusal
+
+    values = {p.key: _longest_serialization(p) for p in page.params if p.kind != "text"}
+    query = query_string(page, values, "zh", "results")
+    assert link_refusal(query) is None
+    assert query.count("&") + 1 < 100  # far from MAX_URL_PAIRS: room for any text

@@ -117,7 +117,7 @@ def live_capture(live, spec, shared: bool) -> Job:
         return capture_live(live, spec, threads=1)
 
     label = t("dumps.live_running", model=live.name)
-    seconds = live_seconds(len(spec.prompt))
+    seconds = live_seconds(live.prompt_tokens(spec.prompt))
     kept = 16 if shared else 2  # a capture holds its activations: a session keeps two
     return Job("dumps.live", (live.name, spec), run, label, seconds, shared, kept)
 

@@ -1,0 +1,35 @@
+"""Links a browser opens that the server never sees whole: Streamlit's server drops a query of
+more than 1,000 pairs before the page runs, so the page says so from the browser."""
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.e2e.browser import wait_idle
+
+pytestmark = pytest.mark.e2e
+
+
+def test_a_link_of_more_than_a_thousand_pairs_says_none_of_its_settings_was_read(page, server_url):
+    pairs = "&".join(f"dp_layers={n}" for n in range(1, 1002))
+    page.goto(f"{server_url}/depth?lang=zh&{pairs}")
+    wait_idle(page)
+    notice = page.locator("#ns-dropped-link")
+    expect(notice).to_be_visible()
+    expect(notice).to_have_text(
+        "This link holds 1,002 settings; a link may hold at most 1,000, so none of them were "
+        "read and the page shows its defaults."
+    )  # in the browser's language: not even lang=zh was read
+    expect(page.get_by_role("spinbutton", name="Layers L")).to_have_value("48")
+    page.get_by_role("spinbutton", name="Layers L").fill("12")
+    page.keyboard.press("Enter")
+    wait_idle(page)
+    expect(notice).to_be_visible()  # the page stays usable, the notice stays on it
+    assert "dp_layers=12" in page.url
+
+
+def test_a_link_of_a_thousand_pairs_or_none_shows_no_notice(page, server_url):
+    for query in ("", "?" + "&".join(f"zz{n}=1" for n in range(999)) + "&lang=en"):
+        page.goto(f"{server_url}/depth{query}")
+        wait_idle(page)
+        expect(page.get_by_role("heading", name="Depth", exact=True)).to_be_visible()
+        expect(page.locator("#ns-dropped-link")).to_be_hidden()
