@@ -1,6 +1,6 @@
 """``EngineError``: every refusal of the engine, in a form a page can translate.
 
-``key`` names the message (``errors.<key>`` in ``ui/locales/<lang>/errors.toml``) and
+``key`` names the message (``errors.<key>`` in ``locales/<lang>/errors.toml``) and
 ``params`` fill it in; ``str(error)`` is a plain English sentence for Python and CLI users.
 It is a ``ValueError``, so callers that only know "bad value" can catch it as one.
 """

@@ -1,6 +1,6 @@
 """Every user-visible string, in English and 简体中文.
 
-Strings live in ``ui/locales/<lang>/<namespace>.toml``; a key is ``"<namespace>.<name>"``
+Strings live in ``locales/<lang>/<namespace>.toml``; a key is ``"<namespace>.<name>"``
 (nested tables add more dots).  ``translate`` is pure and unit-tested; ``t`` reads the
 current language from the Streamlit session.  Both languages must have the same keys
 (tests/ui/test_i18n.py checks it).
@@ -14,7 +14,7 @@ from pathlib import Path
 
 LANGUAGES = {"en": "English", "zh": "简体中文"}
 DEFAULT_LANGUAGE = "en"
-_LOCALES = Path(__file__).parent / "locales"
+_LOCALES = Path(__file__).resolve().parents[1] / "locales"
 
 
 def _flatten(table: dict, prefix: str) -> dict[str, str]:

@@ -2,7 +2,7 @@
 
 The engine and the URL speak in stable ids (``rmsnorm``, ``attention``, ``pre``); people read
 names.  Proper names of norms are the same in every language (``NORM_NAMES``); everything
-else is translated from ``ui/locales/<lang>/labels.toml``.  ``label(kind, value, lang)``
+else is translated from ``locales/<lang>/labels.toml``.  ``label(kind, value, lang)``
 is pure (``lang`` given) so share links can map names written by older links back to ids.
 """
 

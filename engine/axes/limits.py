@@ -39,7 +39,7 @@ MAX_SHIFT = 10.0  # train vs eval: |distribution shift| in units of each channel
 
 
 def refusal(key: str, message: str, **params) -> EngineError:
-    """The ``EngineError`` ``axes.<key>`` (translated from ``ui/locales/*/errors.toml``)."""
+    """The ``EngineError`` ``axes.<key>`` (translated from ``locales/*/errors.toml``)."""
     return EngineError(f"axes.{key}", params, message)
 
 

@@ -2,7 +2,7 @@
 table of keys and English messages.
 
 ``capture_error(refusal, **params)`` builds the ``EngineError`` with key ``"capture.<name>"``;
-pages translate it from ``ui/locales/<lang>/errors.toml`` (table ``[capture]``), whose
+pages translate it from ``locales/<lang>/errors.toml`` (table ``[capture]``), whose
 English text is this table's (tests/dumps/test_capture_refusals.py keeps the two equal).
 """
 

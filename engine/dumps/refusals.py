@@ -1,7 +1,7 @@
 """Every refusal of the dumps package: one table of keys and English messages.
 
 ``refuse(name, **params)`` builds the ``EngineError`` with key ``"dumps.<name>"``; pages
-translate it from ``ui/locales/<lang>/errors.toml`` (table ``[dumps]``), whose English text
+translate it from ``locales/<lang>/errors.toml`` (table ``[dumps]``), whose English text
 is this table's (tests/dumps/test_refusals.py keeps the two equal).  Each message names the
 file, the entry where there is one, and what is accepted.
 """

@@ -1,7 +1,7 @@
 """``AxesSpec`` refuses bad values with a keyed ``EngineError`` whose message names them.
 
 Every key raised here must exist, with the same placeholders, in both
-``ui/locales/{en,zh}/errors.toml``, and its params must fill the message.
+``locales/{en,zh}/errors.toml``, and its params must fill the message.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _locale(lang: str) -> dict[str, str]:
-    with open(ROOT / "ui" / "locales" / lang / "errors.toml", "rb") as handle:
+    with open(ROOT / "locales" / lang / "errors.toml", "rb") as handle:
         return tomllib.load(handle)["capture"]
 
 

@@ -250,7 +250,7 @@ def test_every_models_error_key_has_english_and_chinese_messages():
         raised |= set(re.findall(r'"models\.([a-z_]+)"', path.read_text(encoding="utf-8")))
     assert {"missing_field", "bad_json", "catalog_field", "unknown_model_type"} <= raised
     for lang in ("en", "zh"):
-        with (root / "ui" / "locales" / lang / "errors.toml").open("rb") as handle:
+        with (root / "locales" / lang / "errors.toml").open("rb") as handle:
             messages = tomllib.load(handle)["models"]
         assert raised == set(messages), lang
 

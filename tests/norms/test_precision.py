@@ -288,7 +288,7 @@ def test_refusals_are_keyed_and_translated(make, key):
     with pytest.raises(EngineError) as caught:
         make()
     assert caught.value.key == key
-    root = Path(__file__).resolve().parents[2] / "ui" / "locales"
+    root = Path(__file__).resolve().parents[2] / "locales"
     for lang in ("en", "zh"):
         table = tomllib.loads((root / lang / "errors.toml").read_text())
         text = table[key.split(".")[0]][key.split(".")[1]]

@@ -282,7 +282,7 @@ def test_the_number_check_finds_literal_facts():
 @pytest.mark.parametrize("lang", list(LANGUAGES))
 @pytest.mark.parametrize("page", SENTENCE_PAGES)
 def test_translations_state_no_number_literally(lang, page):
-    with (ROOT / "ui" / "locales" / lang / f"{page}.toml").open("rb") as handle:
+    with (ROOT / "locales" / lang / f"{page}.toml").open("rb") as handle:
         strings = _flatten_table(tomllib.load(handle), page)
     stated = {key: _stated_numbers(text) for key, text in strings.items()}
     assert not {key: found for key, found in stated.items() if found}

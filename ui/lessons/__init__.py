@@ -1,3 +1,3 @@
 """Guided lessons: what each lesson asks and shows (catalog), and which page state it opens
 (targets).  Pure data and logic: no Streamlit import; the words are in
-``ui/locales/<lang>/lessons.toml``."""
+``locales/<lang>/lessons.toml``."""

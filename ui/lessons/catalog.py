@@ -1,7 +1,7 @@
 """The lessons, in teaching order: their maths, their "predict, then look" question, and the
 numbers their texts quote.
 
-Words live in ``ui/locales/<lang>/lessons.toml`` under the lesson's id (title, idea, question,
+Words live in ``locales/<lang>/lessons.toml`` under the lesson's id (title, idea, question,
 options, reveal, next, link); maths (LaTeX, the same in every language) and numbers live here.
 Every number a lesson's text states is a ``Fact``: the value the engine computes and the text
 the page shows, filled into both languages' sentences through ``{placeholders}``.

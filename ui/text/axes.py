@@ -2,7 +2,7 @@
 the one-line lessons of BatchNorm's five failures.  Pure and unit-tested.
 
 Every number here comes from an engine result (``engine.axes``) or its spec; the locale files
-(``ui/locales/*/axes.toml``) hold the words around them and no number of their own.  Which axes
+(``locales/*/axes.toml``) hold the words around them and no number of their own.  Which axes
 a kind pools is ``engine/norms/kinds.py``'s table, read through the result.
 """
 

@@ -1,7 +1,7 @@
 """Axes page sections (Streamlit): the shared cells of a clicked cell, and BatchNorm's failures.
 
 Views draw results they are given; the page computes them through ``ui.compute``.  Words come
-from ``ui/locales/*/axes.toml``, sentences with numbers from ``ui.text.axes``.
+from ``locales/*/axes.toml``, sentences with numbers from ``ui.text.axes``.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 dimension, real activations.
 
 Views draw results they are given; the page computes them through ``ui.compute``.  Words come
-from ``ui/locales/*/geometry.toml``, sentences with numbers from ``ui.text.geometry*``.
+from ``locales/*/geometry.toml``, sentences with numbers from ``ui.text.geometry*``.
 """
 
 from __future__ import annotations
