@@ -22,7 +22,7 @@ from engine.axes.sharing import axes_statistics, select_cell
 from engine.axes.small_batch import small_batch_noise
 from engine.axes.train_eval import train_eval_gap
 from engine.config import AxesSpec
-from engine.jobs import torch_threads
+from engine.threads import torch_threads
 
 BUDGET_S = 0.1
 SPEC = AxesSpec(source="padded", preset="channel_offsets", kind="batchnorm", mask_padding=True)

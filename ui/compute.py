@@ -13,7 +13,7 @@ A workshop is thirty browsers on one server.  Every engine call a page makes goe
   the machine has cores; the rest wait in its queue, shown as "queued";
 - a waiting page shows a progress bar; a worker whose last waiter has gone (tab closed,
   Cancel pressed, a new setting chosen) is told to stop within ``GRACE_S`` seconds, through
-  the engine's ``StopCheck`` (``engine.jobs``).
+  the engine's ``StopCheck`` (``engine.threads``).
 
 ``run_on_request`` adds the rule for heavy work: a page run (a link opened, a setting changed)
 starts at most ``AUTO_START_S`` of predicted work through it without a click, all its
@@ -40,7 +40,7 @@ from typing import Any
 
 import streamlit as st
 
-from engine.jobs import Cancelled
+from engine.threads import Cancelled
 from ui.formatting import format_number
 from ui.i18n import t
 

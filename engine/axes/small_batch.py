@@ -30,8 +30,8 @@ import torch
 from engine.axes import limits
 from engine.axes.sources import ChannelProfile, channel_profile, draw_tokens
 from engine.config import AxesSpec, NormSpec
-from engine.jobs import torch_threads
 from engine.norms.dispatch import normalize
+from engine.threads import torch_threads
 
 DEFAULT_BATCH_SIZES = (1, 2, 4, 8, 16, 32)
 DEFAULT_DRAWS = 200
@@ -65,7 +65,7 @@ def small_batch_noise(
     threads: int | None = None,
 ) -> SmallBatchNoise:
     """Draw ``draws`` batches of each size b (``[b, T, c]`` from ``spec``'s channel profile,
-    its first ``c = min(d, CHANNELS)`` channels).  ``threads``: see ``engine.jobs``."""
+    its first ``c = min(d, CHANNELS)`` channels).  ``threads``: see ``engine.threads``."""
     sizes = _checked_batch_sizes(batch_sizes)
     draws = limits.checked_int("draws", draws, 2, limits.MAX_DRAWS)
     sampled = draws * sum(sizes) * spec.tokens * min(spec.d, CHANNELS)

@@ -31,9 +31,9 @@ import torch
 from engine.axes import limits
 from engine.axes.sources import channel_profile, draw_tokens
 from engine.config import DTYPES, AxesSpec, NormSpec
-from engine.jobs import torch_threads
 from engine.norms import reference
 from engine.norms.dispatch import normalize
+from engine.threads import torch_threads
 
 DEFAULT_STEPS = 100
 DEFAULT_MOMENTUM = 0.1  # PyTorch's default; Keras writes the same rule with 0.9 (1 - this)

@@ -60,8 +60,8 @@ from engine.depth.theory import (
     residual_scale,
     weight_std,
 )
-from engine.jobs import Cancelled, Progress, StopCheck, torch_threads
 from engine.norms.dispatch import normalize
+from engine.threads import Cancelled, Progress, StopCheck, torch_threads
 
 FLOAT32_MAX = float(torch.finfo(torch.float32).max)
 
@@ -253,7 +253,7 @@ def simulate_depth(
 
     ``progress(fraction)`` is called as layers finish (at most about 100 times);
     ``should_stop()`` is checked between layers and raises ``DepthCancelled`` when True.
-    ``threads`` sets torch's intra-op threads for this call only (``engine.jobs``; 1 is
+    ``threads`` sets torch's intra-op threads for this call only (``engine.threads``; 1 is
     the fast choice on a busy 2-core machine); None leaves them alone.
     Raises ValueError for sizes over ``check_limits``.
     """

@@ -20,7 +20,7 @@ from engine.config import DepthSpec
 from engine.depth.limits import SWEEP_LAYERS
 from engine.depth.simulator import simulate_depth
 from engine.depth.theory import fit_loglog_slope
-from engine.jobs import Progress, StopCheck
+from engine.threads import Progress, StopCheck
 
 
 @dataclass(frozen=True, eq=False)

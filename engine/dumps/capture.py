@@ -45,7 +45,7 @@ from engine.dumps.capture_refusals import capture_error
 from engine.dumps.hooks import run_with_capture
 from engine.dumps.model_files import LoadedModel, load_model, smollm2_gguf
 from engine.dumps.sources import DumpFile
-from engine.jobs import Progress
+from engine.threads import Progress
 
 FORMAT = "normscope.capture/1"  # metadata["format"] of a capture
 STORE_CHOICES = ("same",) + CAPTURE_DTYPES

@@ -20,7 +20,7 @@ from engine.dumps.partials import LayerPartial, merge_all
 from engine.dumps.reduce import Unit, make_units, reduce_unit
 from engine.dumps.refusals import refuse
 from engine.errors import EngineError
-from engine.jobs import Cancelled, Progress, StopCheck
+from engine.threads import Cancelled, Progress, StopCheck
 
 CONNECT_TIMEOUT_S = 10  # a scheduler that does not answer within this is refused
 

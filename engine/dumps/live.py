@@ -36,7 +36,7 @@ from engine.dumps.layout import Piece
 from engine.dumps.model_files import LoadedModel, load_model, smollm2_gguf
 from engine.dumps.report import DumpReport, report
 from engine.dumps.sources import DumpFile
-from engine.jobs import Cancelled, Progress, StopCheck, torch_threads
+from engine.threads import Cancelled, Progress, StopCheck, torch_threads
 
 LIVE_MAX_TOKENS = 256  # a live prompt's cap: a 256-token pass stays within a few seconds
 _CAPTURE_SHARE = 0.3  # of live_report's progress bar: the forward pass; the rest: the report
@@ -75,7 +75,7 @@ class LiveModel:
         self, prompts: list[str], dtype: str = "float32", threads: int | None = 1, **options
     ) -> Capture:
         """``engine.dumps.capture.capture`` on the model in ``dtype``, under the lock, with
-        ``threads`` intra-op threads (``engine.jobs.torch_threads``; None: torch's setting).
+        ``threads`` intra-op threads (``engine.threads.torch_threads``; None: torch's setting).
 
         One thread by default: on this 2-core machine shared with other processes, a
         32-token SmolLM2 pass took 0.40 s with one thread and 13.8 s with two, whose OpenMP

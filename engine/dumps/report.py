@@ -21,7 +21,7 @@ from engine.dumps.norm_views import DyTFit, fit_dyt, token_norms
 from engine.dumps.reduce import reduce_stream
 from engine.dumps.sources import DumpFile, Upload
 from engine.dumps.stats import StreamStats, finalize
-from engine.jobs import Cancelled, Progress, StopCheck
+from engine.threads import Cancelled, Progress, StopCheck
 
 _REDUCTION_SHARE = 0.9  # of the progress bar: the streaming pass; the rest: re-reads
 
@@ -109,7 +109,7 @@ def report(
 
     ``dask`` is a scheduler address, or "local" for an in-process cluster; None reduces in
     this process, with ``workers`` threads.  ``progress`` gets the fraction done;
-    ``should_stop`` is polled between chunks and raises ``engine.jobs.Cancelled``.
+    ``should_stop`` is polled between chunks and raises ``engine.threads.Cancelled``.
     ``fit_norms=False`` leaves ``dyt`` empty: a live model's 61 norm pairs would take
     seconds to fit, so the live page fits the one a user picks (``norm_views.fit_dyt``).
     """

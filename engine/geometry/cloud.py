@@ -30,9 +30,9 @@ from engine.errors import EngineError
 from engine.geometry.arrays import readonly, readonly_mask
 from engine.geometry.degenerate import degeneracy_flags
 from engine.geometry.measures import cosine, l2_norm, ones_component, split_along_ones
-from engine.jobs import torch_threads
 from engine.norms.dispatch import normalize
 from engine.norms.random_inputs import random_vectors
+from engine.threads import torch_threads
 
 CLOUD_KINDS = ("layernorm", "rmsnorm", "dyt")
 # Cells (rows x d) one call draws at most: 2**22 float32 cells are 16 MiB per array, so at
@@ -139,7 +139,7 @@ def normed(x: torch.Tensor, kind: str, spec: GeometrySpec) -> NormedCloud:
 def normalized_cloud(spec: GeometrySpec, threads: int | None = 1) -> Cloud:
     """The spec's cloud of inputs and its LayerNorm, RMSNorm and DyT outputs (d <= 3).
 
-    ``threads`` caps torch's intra-op threads for this call (``engine.jobs``): arrays of a
+    ``threads`` caps torch's intra-op threads for this call (``engine.threads``): arrays of a
     few thousand numbers gain nothing from threads, and on a busy CPU OpenMP's spin-waiting
     made a 2,000 x 3 LayerNorm 100x slower (0.07 ms -> 8-10 ms measured).
     """

@@ -29,8 +29,8 @@ from engine.geometry.cloud import (
     require_scene_dimension,
 )
 from engine.geometry.measures import l2_norm
-from engine.jobs import torch_threads
 from engine.norms.dispatch import normalize
+from engine.threads import torch_threads
 
 DEFAULT_ALPHAS = tuple(float(a) for a in np.geomspace(0.05, 20.0, 17))  # 1/20 .. 20
 SATURATED = 0.99  # |tanh(alpha x)| above this: the entry sits at the cube's face

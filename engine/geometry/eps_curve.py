@@ -28,8 +28,8 @@ from engine.config import GeometrySpec
 from engine.geometry.arrays import readonly
 from engine.geometry.cloud import bounded_rows, input_vectors, norm_spec
 from engine.geometry.measures import l2_norm
-from engine.jobs import torch_threads
 from engine.norms.dispatch import normalize
+from engine.threads import torch_threads
 
 SWEEP_SCALES = 17  # input scales of the sweep, from 1/100 to 100 times sqrt(eps)
 SWEEP_ROWS = 64  # random inputs per scale (fewer for wide d: see bounded_rows)

@@ -35,8 +35,8 @@ from engine.geometry.arrays import readonly
 from engine.geometry.cloud import CLOUD_KINDS, bounded_rows, input_vectors, norm_spec
 from engine.geometry.degenerate import degeneracy_flags
 from engine.geometry.measures import cosine, l2_norm, ones_component, split_along_ones
-from engine.jobs import Cancelled, Progress, StopCheck, torch_threads
 from engine.norms.dispatch import normalize
+from engine.threads import Cancelled, Progress, StopCheck, torch_threads
 
 DEFAULT_EPS_VALUES = (0.0, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1.0)
 MAX_EPS_VALUES = 16

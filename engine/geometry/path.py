@@ -30,8 +30,8 @@ from engine.geometry.arrays import readonly
 from engine.geometry.cloud import affine_parameters, norm_spec
 from engine.geometry.degenerate import degeneracy_flags
 from engine.geometry.measures import cosine, l2_norm, ones_component, split_along_ones
-from engine.jobs import torch_threads
 from engine.norms.dispatch import normalize
+from engine.threads import torch_threads
 
 MAX_ENTRY = 1e15  # |x_i|: d * x_i^2 stays below float32's maximum 3.4e38 for d <= 8192
 

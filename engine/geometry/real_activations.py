@@ -41,8 +41,8 @@ from engine.dumps.layout import NormPair, Piece
 from engine.geometry.arrays import readonly
 from engine.geometry.high_dimension import Measures
 from engine.geometry.measures import cosine, l2_norm, ones_component
-from engine.jobs import torch_threads
 from engine.norms.dispatch import normalize
+from engine.threads import torch_threads
 
 EXAMPLE_DUMP = (
     Path(__file__).resolve().parents[1] / "dumps" / "examples" / "smollm2_prompts.safetensors"

@@ -23,8 +23,8 @@ from engine.config import GeometrySpec
 from engine.geometry.arrays import readonly
 from engine.geometry.cloud import affine_parameters, input_vectors, norm_spec
 from engine.geometry.degenerate import degeneracy_flags
-from engine.jobs import torch_threads
 from engine.norms.dispatch import normalize
+from engine.threads import torch_threads
 
 # float32 rounding of x - mu 1 moves outputs of nearly equal entries (x1 - x2 ~ 1e-3) by
 # up to ~2e-4 off (1, -1): three decimals group them with the point they belong to.

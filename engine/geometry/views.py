@@ -28,8 +28,8 @@ from engine.errors import EngineError
 from engine.geometry.arrays import readonly
 from engine.geometry.cloud import CLOUD_KINDS, bounded_rows, input_vectors, norm_spec
 from engine.geometry.measures import split_along_ones
-from engine.jobs import torch_threads
 from engine.norms.dispatch import normalize
+from engine.threads import torch_threads
 
 VIEW_METHODS = ("pca", "axes", "ones")
 OVERSAMPLE = 8  # extra block columns: the top two directions converge in a few iterations

@@ -48,7 +48,7 @@ import torch
 import torch.nn.functional as F
 
 from engine.config import TrainSpec
-from engine.jobs import torch_threads
+from engine.threads import torch_threads
 from engine.training.limits import check_limits
 from engine.training.model import TinyGPT
 
@@ -155,7 +155,7 @@ def iter_training(
     Stops after ``spec.steps`` steps, when the loss diverges (that step is yielded first),
     or when ``should_stop()`` returns True.  Deterministic for a given seed and thread count;
     uses private generators and leaves the global RNG alone.  ``threads`` applies to each
-    step's computation only (``engine.jobs``) and is restored before every ``yield``.
+    step's computation only (``engine.threads``) and is restored before every ``yield``.
     """
     check_limits(spec)
     with torch_threads(threads):

@@ -164,7 +164,7 @@ def test_thresholds_come_from_the_spec(tmp_path):
 
 
 def test_progress_reaches_one_and_cancel_stops(tmp_path):
-    from engine.jobs import Cancelled
+    from engine.threads import Cancelled
 
     path = files.write_safetensors(tmp_path / "d.safetensors", {"h": files.stream()})
     seen = []

@@ -22,7 +22,7 @@ from engine.depth.theory import (
     pre_norm_ms_expected,
     x0_weight_expected,
 )
-from engine.jobs import torch_threads
+from engine.threads import torch_threads
 
 
 @pytest.fixture(autouse=True, scope="module")

@@ -10,7 +10,7 @@ import torch
 
 from engine.config import TrainSpec
 from engine.errors import EngineError
-from engine.jobs import torch_threads
+from engine.threads import torch_threads
 from engine.training.loop import (
     chance_loss,
     classify_outcome,

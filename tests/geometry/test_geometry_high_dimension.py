@@ -18,7 +18,7 @@ from engine.geometry.high_dimension import (
     identity_check,
 )
 from engine.geometry.views import plane_view, principal_directions
-from engine.jobs import Cancelled
+from engine.threads import Cancelled
 
 
 @pytest.mark.parametrize("d, rows", [(8192, 512), (4096, 1024), (2048, 2000), (3, 2000)])

@@ -12,7 +12,7 @@ import time
 import pytest
 
 from engine.errors import EngineError
-from engine.jobs import Cancelled
+from engine.threads import Cancelled
 from ui import compute
 from ui.compute import Job
 

@@ -48,7 +48,7 @@ TRAINING_REDRAW_STEPS = 25  # the live loss chart is redrawn every this many ste
 
 def training_run(name: str, spec) -> Job:
     """One training-lab run; reports the run so far every ``TRAINING_REDRAW_STEPS`` steps."""
-    from engine.jobs import Cancelled
+    from engine.threads import Cancelled
     from engine.training.cost import training_seconds
     from engine.training.loop import iter_training, summarize
 
