@@ -6,9 +6,10 @@ from dataclasses import dataclass
 
 from engine.config.checks import above_zero, at_least, refuse_choice
 from engine.depth.placements import PLACEMENT_IDS
+from engine.norms.kinds import PER_TOKEN_KINDS
 
 DEPTH_PLACEMENTS = PLACEMENT_IDS  # what each one is: engine/depth/placements.py
-DEPTH_NORMS = ("layernorm", "rmsnorm", "dyt")
+DEPTH_NORMS = PER_TOKEN_KINDS  # one sequence (B = 1) at a time: no statistic over B or T
 DEPTH_SUBLAYERS = ("linear", "mlp", "attention", "transformer")
 ACTIVATIONS = ("gelu", "relu")
 

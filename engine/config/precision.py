@@ -5,8 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from engine.errors import EngineError
+from engine.norms.kinds import ROW_KINDS
 
-PRECISION_KINDS = ("layernorm", "rmsnorm")
+PRECISION_KINDS = ROW_KINDS  # the story is about one row's statistic
 HALF_DTYPES = ("float16", "bfloat16")
 
 

@@ -22,8 +22,7 @@ import torch
 from engine.config import NormSpec
 from engine.dumps.live import NormIO
 from engine.norms.dispatch import normalize
-
-RECOMPUTED_KINDS = ("layernorm", "rmsnorm")  # what a capture's metadata can name
+from engine.norms.kinds import ROW_KINDS
 
 
 @dataclass(frozen=True)
@@ -51,7 +50,7 @@ def norm_step(io: NormIO) -> NormStep:
     mean_square = float(x.pow(2).mean())
     nan = float("nan")
     recomputed, difference, rstd = None, nan, nan
-    if io.kind in RECOMPUTED_KINDS:
+    if io.kind in ROW_KINDS:  # the kinds a capture's metadata can name
         eps = io.eps if io.eps is not None else NormSpec(kind=io.kind).eps
         spec = NormSpec(kind=io.kind, eps=eps, compute_dtype="float64")
         weight = None if io.weight is None else torch.from_numpy(io.weight).double()  # [d]

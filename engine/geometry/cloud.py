@@ -34,7 +34,6 @@ from engine.norms.dispatch import normalize
 from engine.norms.random_inputs import random_vectors
 from engine.threads import torch_threads
 
-CLOUD_KINDS = ("layernorm", "rmsnorm", "dyt")
 # Cells (rows x d) one call draws at most: 2**22 float32 cells are 16 MiB per array, so at
 # d = 8192 a computation sees 512 random inputs, at d <= 2048 all 2,000 the spec allows.
 MAX_CELLS = 2**22

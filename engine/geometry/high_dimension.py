@@ -32,15 +32,15 @@ import torch
 from engine.config import GEOMETRY_MAX_EPS, GeometrySpec, NormSpec
 from engine.errors import EngineError
 from engine.geometry.arrays import readonly
-from engine.geometry.cloud import CLOUD_KINDS, bounded_rows, input_vectors, norm_spec
+from engine.geometry.cloud import bounded_rows, input_vectors, norm_spec
 from engine.geometry.degenerate import degeneracy_flags
 from engine.geometry.measures import cosine, l2_norm, ones_component, split_along_ones
 from engine.norms.dispatch import normalize
+from engine.norms.kinds import PER_TOKEN_KINDS, ROW_KINDS
 from engine.threads import Cancelled, Progress, StopCheck, torch_threads
 
 DEFAULT_EPS_VALUES = (0.0, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1.0)
 MAX_EPS_VALUES = 16
-SPREAD_KINDS = ("layernorm", "rmsnorm")  # DyT has no eps
 
 
 @dataclass(frozen=True)
@@ -80,7 +80,7 @@ class Histograms:
 
 def _histograms(x: torch.Tensor, spec: GeometrySpec) -> Histograms:
     x64 = x.double()  # [N, d]
-    outputs = {kind: normalize(x, norm_spec(kind, spec)).y for kind in CLOUD_KINDS}  # [N, d]
+    outputs = {kind: normalize(x, norm_spec(kind, spec)).y for kind in PER_TOKEN_KINDS}  # [N, d]
     return Histograms(
         d=spec.d,
         rows=x.shape[0],
@@ -166,11 +166,11 @@ def _eps_spread(
     should_stop: StopCheck | None,
 ) -> EpsSpread:
     x64 = x.double()  # [N, d]
-    rows: dict[str, list[Measures]] = {kind: [] for kind in SPREAD_KINDS}
+    rows: dict[str, list[Measures]] = {kind: [] for kind in ROW_KINDS}  # DyT has no eps
     for done, eps in enumerate(eps_values):
         if should_stop is not None and should_stop():
             raise Cancelled()
-        for kind in SPREAD_KINDS:
+        for kind in ROW_KINDS:
             y = normalize(x, norm_spec(kind, spec, eps=eps)).y  # [N, d]
             rows[kind].append(_measures(kind, x64, y))
         if progress is not None:

@@ -31,6 +31,7 @@ from engine.geometry.cloud import affine_parameters, norm_spec
 from engine.geometry.degenerate import degeneracy_flags
 from engine.geometry.measures import cosine, l2_norm, ones_component, split_along_ones
 from engine.norms.dispatch import normalize
+from engine.norms.kinds import PER_TOKEN_KINDS
 from engine.threads import torch_threads
 
 MAX_ENTRY = 1e15  # |x_i|: d * x_i^2 stays below float32's maximum 3.4e38 for d <= 8192
@@ -92,7 +93,7 @@ def vector_path(
         layer = normalize(x, norm_spec("layernorm", spec))
         mean, centered = split_along_ones(x)  # [1], [1, d] float64
         outputs = {}
-        for kind in ("layernorm", "rmsnorm", "dyt"):
+        for kind in PER_TOKEN_KINDS:
             outputs[kind] = normalize(x, norm_spec(kind, spec)).y  # [1, d]
             scaled = normalize(x, norm_spec(kind, spec), weight=gamma, bias=beta).y  # [1, d]
             outputs[f"{kind}_affine"] = scaled

@@ -42,12 +42,12 @@ from engine.geometry.arrays import readonly
 from engine.geometry.high_dimension import Measures
 from engine.geometry.measures import cosine, l2_norm, ones_component
 from engine.norms.dispatch import normalize
+from engine.norms.kinds import ROW_KINDS
 from engine.threads import torch_threads
 
 EXAMPLE_DUMP = (
     Path(__file__).resolve().parents[1] / "dumps" / "examples" / "smollm2_prompts.safetensors"
 )
-RECOMPUTED_KINDS = ("layernorm", "rmsnorm")
 
 
 def _measured(kind: str, x: torch.Tensor, y: torch.Tensor) -> Measures:
@@ -117,7 +117,7 @@ def _pair_measures(pair: NormPair, kind: str, eps: float) -> PairMeasures:
     x = x64.float()  # [N, d] the model computed in float32
     recomputed = {
         name: _measured(name, x64, normalize(x, NormSpec(kind=name, eps=eps)).y)
-        for name in RECOMPUTED_KINDS
+        for name in ROW_KINDS
     }
     again = normalize(x, NormSpec(kind=kind, eps=eps), weight=weight.float()).y  # [N, d]
     return PairMeasures(
@@ -143,7 +143,7 @@ def real_activations(source: str | Path = EXAMPLE_DUMP, threads: int | None = 1)
     dump = open_dump(source)
     metadata = dump.metadata
     kind = metadata.get("norm_kind") or "rmsnorm"
-    kind = kind if kind in RECOMPUTED_KINDS else "rmsnorm"
+    kind = kind if kind in ROW_KINDS else "rmsnorm"
     eps = float(metadata.get("norm_eps") or 1e-5)
     layout = dump.layout
     with torch_threads(threads):

@@ -26,9 +26,10 @@ import torch
 from engine.config import GeometrySpec
 from engine.errors import EngineError
 from engine.geometry.arrays import readonly
-from engine.geometry.cloud import CLOUD_KINDS, bounded_rows, input_vectors, norm_spec
+from engine.geometry.cloud import bounded_rows, input_vectors, norm_spec
 from engine.geometry.measures import split_along_ones
 from engine.norms.dispatch import normalize
+from engine.norms.kinds import PER_TOKEN_KINDS
 from engine.threads import torch_threads
 
 VIEW_METHODS = ("pca", "axes", "ones")
@@ -123,7 +124,7 @@ def plane_view(
         explained = along / total if total > 0 else torch.zeros(2, dtype=torch.float64)  # [2]
         projected = {
             kind: normalize(x, norm_spec(kind, spec)).y.double() @ basis.T  # [N, 2]
-            for kind in CLOUD_KINDS
+            for kind in PER_TOKEN_KINDS
         }
         return PlaneView(
             method=method,

@@ -9,9 +9,7 @@
 - ``precision.py``  the float16/bfloat16 story: every real way to compute a row norm in half
   precision (``precision_paths.py``), where each breaks, presets (``precision_presets.py``)
   and the format facts a page states (``precision_facts.py``)
+
+Importing the package imports none of them: ``engine.config`` reads ``kinds`` (pure data)
+while ``dispatch`` needs ``engine.config``.  ``normalize`` is re-exported by ``engine``.
 """
-
-from engine.norms.dispatch import fused_add_norm, masked_batch_norm, normalize
-from engine.norms.reference import NormResult
-
-__all__ = ["NormResult", "fused_add_norm", "masked_batch_norm", "normalize"]

@@ -20,10 +20,10 @@ import torch
 from engine.backend import resolve_backend
 from engine.config import NormSpec
 from engine.norms import reference
+from engine.norms.kinds import ROW_KINDS
 from engine.norms.reference import NormResult, affine
 
-_ROW_KINDS = ("layernorm", "rmsnorm")
-KERNEL_KINDS = (*_ROW_KINDS, "batchnorm")  # batchnorm: statistics by channel_stats
+KERNEL_KINDS = (*ROW_KINDS, "batchnorm")  # batchnorm: statistics by channel_stats
 KERNEL_DTYPES = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
 
 
@@ -62,7 +62,7 @@ def normalize(
         if backend == "triton" or supports(spec, x.dtype):
             return triton_normalize(x, spec, weight, bias)
     compute_dtype = spec.torch_compute_dtype(x.dtype)
-    if spec.kind in _ROW_KINDS and x.dtype == torch.float32 and compute_dtype == torch.float32:
+    if spec.kind in ROW_KINDS and x.dtype == torch.float32 and compute_dtype == torch.float32:
         return _native_row_norm(x, spec, weight, bias)
     return replace(_reference_norm(x, spec, weight, bias, compute_dtype), backend="torch")
 
@@ -261,7 +261,7 @@ def fused_add_norm(
         raise ValueError(f"residual shape {tuple(residual.shape)} != x shape {tuple(x.shape)}")
     dtype = torch.promote_types(x.dtype, residual.dtype)
     chosen = resolve_backend(x, backend)
-    fused = spec.kind in _ROW_KINDS and (backend == "triton" or supports(spec, dtype))
+    fused = spec.kind in ROW_KINDS and (backend == "triton" or supports(spec, dtype))
     if chosen == "triton" and fused:
         from engine.kernels import row_norm
 

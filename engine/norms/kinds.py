@@ -67,6 +67,15 @@ KIND_AXES: dict[str, KindAxes] = {
 }
 
 
+# Kinds whose statistic pools only a token's own channels: one statistic per row of [B·T, d].
+ROW_KINDS = tuple(kind for kind, axes in KIND_AXES.items() if axes.pooled == ("d",))
+# Kinds with no statistic over B or T: a token's output depends on that token alone (the row
+# kinds and DyT, which has no statistic at all).
+PER_TOKEN_KINDS = tuple(
+    kind for kind, axes in KIND_AXES.items() if not {"B", "T"} & set(axes.pooled)
+)
+
+
 def kind_axes(kind: str) -> KindAxes:
     """The table row of ``kind``; ValueError for an unknown kind."""
     try:

@@ -29,9 +29,8 @@ from engine.config import DTYPES, HALF_DTYPES, PRECISION_KINDS, NormSpec, Precis
 from engine.errors import EngineError
 from engine.geometry.measures import cosine, l2_norm, ones_component
 from engine.norms.dispatch import normalize, reference
+from engine.norms.kinds import PER_TOKEN_KINDS, ROW_KINDS
 from engine.norms.precision import PrecisionStory, precision_story
-
-ROW_KINDS = ("layernorm", "rmsnorm", "dyt")  # kinds whose statistics belong to one row
 
 
 @dataclass(frozen=True)
@@ -153,7 +152,7 @@ def explain_vectors(
     params = [None if p is None else p.to(device) for p in (_param(weight, d), _param(bias, d))]
     result = normalize(x.to(device), spec, *params)
     row = x[row_index]  # [d]
-    row_rstd = float(result.rstd[row_index]) if spec.kind in ROW_KINDS else math.nan
+    row_rstd = float(result.rstd[row_index]) if spec.kind in PER_TOKEN_KINDS else math.nan
     centre = row.double().mean() if spec.kind == "layernorm" else 0.0
     row_zero = bool(((row.double() - centre) == 0).all())  # sigma^2 (or RMS^2) is exactly 0
     return VectorExplanation(
@@ -169,7 +168,7 @@ def explain_vectors(
         row_stats_exact=_row_statistics(row, spec, "float64"),
         row_rstd=row_rstd,
         comparison=_compare_norms(row, spec),
-        zero_variance=spec.eps == 0 and spec.kind in ("layernorm", "rmsnorm") and row_zero,
+        zero_variance=spec.eps == 0 and spec.kind in ROW_KINDS and row_zero,
         nonfinite_outputs=int((~torch.isfinite(result.y)).sum()),
         backend=result.backend,
         precision=_precision(x.double().tolist(), spec, input_dtype),

@@ -34,13 +34,13 @@ import torch
 import torch.nn.functional as F
 
 from engine.config import DTYPES
+from engine.norms.kinds import ROW_KINDS
 
 # Claims the Kernels page tests by measuring (quoted, never endorsed):
 PAPER_CLAIM = (0.07, 0.64)  # Zhang & Sennrich 2019, Tables 1-2: running time cut by 7-64 %
 SOURCE_CLAIM_RATIO = 0.67  # one source text: RMSNorm time / LayerNorm time on SOURCE_CLAIM_MODEL
 SOURCE_CLAIM_MODEL = "LLaMA-7B"
 
-KINDS = ("layernorm", "rmsnorm")
 PASSES = ("forward", "forward+backward")
 PROVIDERS = ("auto", "torch", "triton")
 BYTES_PER_ELEMENT_PASS = {"forward": 2, "forward+backward": 5}  # reads + writes of M·N
@@ -148,7 +148,7 @@ def time_norms(
         bias = (0.1 * torch.randn(width, generator=gen)).to(dev, torch_dtype)  # [N]
         for pass_ in passes:
             calls = {}
-            for kind in KINDS:
+            for kind in ROW_KINDS:
                 b = bias if kind == "layernorm" else None
                 if pass_ == "forward":
                     norm = _norm_fn(kind, chosen, weight, b)
@@ -163,18 +163,18 @@ def time_norms(
                         return torch.autograd.grad(norm(leaves[0]), leaves, dy)
 
                     calls[kind] = call
-            samples = {kind: [] for kind in KINDS}
+            samples = {kind: [] for kind in ROW_KINDS}
             if dev.type == "cuda":
-                for kind in KINDS:
+                for kind in ROW_KINDS:
                     samples[kind] = _cuda_seconds(calls[kind])  # its quartiles stand for it
             else:
-                per_sample = {k: _calls_per_sample(calls[k], min_sample_s) for k in KINDS}
+                per_sample = {k: _calls_per_sample(calls[k], min_sample_s) for k in ROW_KINDS}
                 for _ in range(repeats):  # interleave the kinds, one sample at a time
-                    for kind in KINDS:
+                    for kind in ROW_KINDS:
                         samples[kind].append(_cpu_sample(calls[kind], per_sample[kind]))
             elem = torch.empty(0, dtype=torch_dtype).element_size()
             nbytes = BYTES_PER_ELEMENT_PASS[pass_] * rows * width * elem
-            for kind in KINDS:
+            for kind in ROW_KINDS:
                 q1_s, median_s, q3_s = _quartiles(samples[kind])
                 out.append(
                     {
@@ -223,7 +223,7 @@ def rms_over_ln(timings: Iterable[dict], max_spread: float = MAX_SPREAD) -> list
         by_key.setdefault((row["rows"], row["width"], row["pass"]), {})[row["kind"]] = row
     out = []
     for (r, w, p), pair in by_key.items():
-        if set(pair) != set(KINDS) or pair["layernorm"]["median_us"] <= 0:
+        if set(pair) != set(ROW_KINDS) or pair["layernorm"]["median_us"] <= 0:
             continue
         ln, rms = pair["layernorm"], pair["rmsnorm"]
         out.append(
@@ -244,7 +244,7 @@ def _sum_faster_than_part(by_key: dict, rows: int, width: int) -> bool:
     both = by_key.get((rows, width, "forward+backward"), {})
     return any(
         both[kind]["median_us"] < forward[kind]["median_us"]
-        for kind in KINDS
+        for kind in ROW_KINDS
         if kind in forward and kind in both
     )
 
@@ -275,5 +275,5 @@ def timing_seconds(
     for width in widths:
         for pass_ in passes:
             call = rows * width * CPU_SECONDS_PER_VALUE[pass_]
-            total += len(KINDS) * (2 * call + repeats * max(min_sample_s, call))
+            total += len(ROW_KINDS) * (2 * call + repeats * max(min_sample_s, call))
     return total

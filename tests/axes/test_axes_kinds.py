@@ -14,6 +14,8 @@ from engine import NormSpec, normalize
 from engine.config import NORM_KINDS
 from engine.norms.kinds import (
     KIND_AXES,
+    PER_TOKEN_KINDS,
+    ROW_KINDS,
     groupnorm_layouts,
     kind_axes,
     param_shape,
@@ -118,6 +120,24 @@ def test_mixes_positions_exactly_for_the_kinds_pooling_t():
     assert mixing == {"batchnorm", "instancenorm", "groupnorm"}
     assert not KIND_AXES["dyt"].shares_statistics
     assert KIND_AXES["rmsnorm"].statistics == ("mean_square",)
+
+
+def test_derived_kind_sets_are_the_ones_the_engine_listed_by_hand():
+    assert ROW_KINDS == ("layernorm", "rmsnorm")
+    assert PER_TOKEN_KINDS == ("layernorm", "rmsnorm", "dyt")
+    assert ROW_KINDS == tuple(k for k in PER_TOKEN_KINDS if KIND_AXES[k].shares_statistics)
+
+
+@pytest.mark.parametrize("kind", NORM_KINDS)
+def test_a_tokens_output_depends_on_that_token_alone_exactly_for_the_per_token_kinds(kind):
+    torch.manual_seed(0)
+    x = torch.randn(B, T, D)
+    noise = torch.randn(B, T, D)
+    noise[0, 0] = 0  # every token changes but sequence 0's first
+    other = x + noise
+    spec = NormSpec(kind=kind, groups=G) if kind == "groupnorm" else NormSpec(kind=kind)
+    same = torch.equal(normalize(x, spec).y[0, 0], normalize(other, spec).y[0, 0])
+    assert same == (kind in PER_TOKEN_KINDS)
 
 
 def test_unknown_kind_is_refused():

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import math
 
-from engine.norms.kinds import kind_axes
-from engine.norms.worked import ROW_KINDS, VectorExplanation
+from engine.norms.kinds import PER_TOKEN_KINDS, kind_axes
+from engine.norms.worked import VectorExplanation
 from ui.i18n import join, translate
 from ui.text.latex import Step, chain
 from ui.text.latex import latex_number as _n
@@ -150,4 +150,4 @@ def _pooled_formula(kind: str, scale: str) -> str:
 
 
 def is_row_kind(kind: str) -> bool:
-    return kind in ROW_KINDS
+    return kind in PER_TOKEN_KINDS
