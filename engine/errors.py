@@ -1,22 +1,58 @@
 """``EngineError``: every refusal of the engine, in a form a page can translate.
 
-``key`` names the message (``errors.<key>`` in ``locales/<lang>/errors.toml``) and
-``params`` fill it in; ``str(error)`` is a plain English sentence for Python and CLI users.
+``key`` names the message (``errors.<key>`` in ``locales/<lang>/errors.toml``) and ``params``
+fill it in.  ``str(error)`` is the English message, read from ``locales/en/errors.toml`` as
+data (the engine imports nothing from ``ui/``), so the engine's English lives in that file
+only: Python and CLI users read the same sentence a page shows in English.
 It is a ``ValueError``, so callers that only know "bad value" can catch it as one.
 """
 
 from __future__ import annotations
+
+import functools
+import tomllib
+from pathlib import Path
+
+MESSAGES_FILE = Path(__file__).resolve().parents[1] / "locales" / "en" / "errors.toml"
+
+
+def _flatten(table: dict, prefix: str = "") -> dict[str, str]:
+    flat: dict[str, str] = {}
+    for name, value in table.items():
+        key = f"{prefix}{name}"
+        if isinstance(value, dict):
+            flat.update(_flatten(value, f"{key}."))
+        else:
+            flat[key] = str(value)
+    return flat
+
+
+@functools.cache
+def messages() -> dict[str, str]:
+    """Every English refusal message, keyed as ``EngineError.key`` (``"dumps.corrupt"``)."""
+    with MESSAGES_FILE.open("rb") as handle:
+        return _flatten(tomllib.load(handle))
+
+
+class _Unfilled(dict):
+    def __missing__(self, name: str) -> str:
+        return "{" + name + "}"  # shown as written: a message never fails to print
 
 
 class EngineError(ValueError):
     """A value the engine refuses: what was wrong and what is accepted."""
 
     def __init__(self, key: str, params: dict | None = None, message: str | None = None):
+        del message  # TEMPORARY: ignored, the English is errors.toml's; callers drop it next
         self.key = key
         self.params = dict(params or {})
-        super().__init__(message or f"{key}: {self.params}")
+        super().__init__(key, self.params)
 
-    def __reduce__(self):
-        # Rebuilt with key and params when pickled (a Dask worker's refusal reaches the
-        # client whole); the default would pass only the message back as the key.
-        return (type(self), (self.key, self.params, str(self)))
+    def __str__(self) -> str:
+        template = messages().get(self.key)
+        if template is None:
+            return f"{self.key}: {self.params}"
+        try:
+            return template.format_map(_Unfilled(self.params))
+        except (ValueError, IndexError):  # a format spec ("{limit:g}") on a missing value
+            return f"{template} {self.params}"

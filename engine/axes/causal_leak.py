@@ -52,7 +52,6 @@ def causal_leak(spec: AxesSpec, position: int | None = None) -> CausalLeak:
     if tokens < 2:
         raise limits.refusal(
             "needs_two_positions",
-            f"T = {tokens}: a later token needs an earlier one; use T >= 2",
             tokens=tokens,
         )
     position = (

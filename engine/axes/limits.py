@@ -38,9 +38,9 @@ MAX_SHIFT = 10.0  # train vs eval: |distribution shift| in units of each channel
 # --- refusals ------------------------------------------------------------------------------
 
 
-def refusal(key: str, message: str, **params) -> EngineError:
+def refusal(key: str, **params) -> EngineError:
     """The ``EngineError`` ``axes.<key>`` (translated from ``locales/*/errors.toml``)."""
-    return EngineError(f"axes.{key}", params, message)
+    return EngineError(f"axes.{key}", params)
 
 
 def is_real(value) -> bool:
@@ -56,7 +56,6 @@ def checked_int(name: str, value, low: int, high: int) -> int:
     if not is_whole(value) or not low <= value <= high:
         raise refusal(
             "out_of_range",
-            f"{name} = {value!r} is not accepted; expected a whole number from {low} to {high}",
             name=name,
             value=str(value),
             low=low,
@@ -70,7 +69,6 @@ def checked_real(name: str, value, low: float, high: float) -> float:
     if not is_real(value) or not low <= value <= high:
         raise refusal(
             "real_out_of_range",
-            f"{name} = {value!r} is not accepted; expected a number from {low:g} to {high:g}",
             name=name,
             value=str(value),
             low=low,

@@ -55,8 +55,6 @@ def _check_cell(cell, shape) -> tuple[int, int, int]:
     if len(cell) != 3 or not all(is_whole(i) and 0 <= i < n for i, n in zip(cell, shape)):
         raise refusal(
             "cell_out_of_range",
-            f"cell {cell} is not in a tensor of shape {tuple(shape)}; each index must be "
-            "from 0 to its axis' size minus one",
             cell=str(cell),
             shape=str(tuple(shape)),
         )

@@ -72,8 +72,6 @@ def small_batch_noise(
     if sampled > limits.MAX_SAMPLED_VALUES:
         raise limits.refusal(
             "too_many_samples",
-            f"draws * sum(batch sizes) * T * channels = {sampled:,} values is more than the "
-            f"{limits.MAX_SAMPLED_VALUES:,} accepted; fewer draws, smaller batches or a smaller T",
             values=sampled,
             limit=limits.MAX_SAMPLED_VALUES,
         )
@@ -114,7 +112,6 @@ def _checked_batch_sizes(batch_sizes) -> tuple[int, ...]:
     if not 1 <= len(sizes) <= limits.MAX_BATCH_SIZES:
         raise limits.refusal(
             "batch_sizes_count",
-            f"{len(sizes)} batch sizes were given; give from 1 to {limits.MAX_BATCH_SIZES}",
             count=len(sizes),
             limit=limits.MAX_BATCH_SIZES,
         )

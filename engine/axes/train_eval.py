@@ -96,16 +96,12 @@ def train_eval_gap(
     if momentum == 0.0:  # nothing would ever be learned: the running stats stay 0 and 1
         raise limits.refusal(
             "momentum_zero",
-            "momentum = 0 is not accepted: the running statistics would never move; "
-            "expected a number above 0 and at most 1",
         )
     shift = limits.checked_real("shift", shift, -limits.MAX_SHIFT, limits.MAX_SHIFT)
     count = spec.batch * spec.tokens
     if count < 2:
         raise limits.refusal(
             "one_value_per_channel",
-            "B*T = 1: the running variance needs at least 2 values per channel "
-            "(see the batch-of-one experiment)",
             batch=spec.batch,
             tokens=spec.tokens,
         )

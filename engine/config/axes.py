@@ -50,7 +50,6 @@ class AxesSpec:
             if value not in allowed:
                 raise axes_limits.refusal(
                     "unknown_choice",
-                    f"{name} = {value!r} is not accepted; expected one of {', '.join(allowed)}",
                     name=name,
                     value=str(value),
                     allowed=", ".join(allowed),
@@ -69,8 +68,6 @@ class AxesSpec:
         if cells > axes_limits.MAX_CELLS:
             raise axes_limits.refusal(
                 "too_many_cells",
-                f"B*T*d = {self.batch}*{self.tokens}*{self.d} = {cells:,} cells is more than "
-                f"the {axes_limits.MAX_CELLS:,} accepted; lower B, T or d",
                 cells=cells,
                 limit=axes_limits.MAX_CELLS,
                 batch=self.batch,
@@ -91,8 +88,6 @@ class AxesSpec:
                 divisors = ", ".join(str(k) for k in range(1, self.d + 1) if self.d % k == 0)
                 raise axes_limits.refusal(
                     "groups_not_dividing",
-                    f"GroupNorm needs the number of groups to divide d: {self.groups} does "
-                    f"not divide {self.d}; accepted: {divisors}",
                     groups=self.groups,
                     d=self.d,
                     divisors=divisors,
@@ -115,9 +110,6 @@ def _check_example_slice(batch: int, tokens: int, d: int) -> None:
         if value > high:
             raise axes_limits.refusal(
                 "example_too_large",
-                f"{name} = {value} is more than the example dump holds ({high}); its slices "
-                f"are at most B = {axes_limits.EXAMPLE_BATCH}, T = {axes_limits.EXAMPLE_TOKENS}, "
-                f"d = {axes_limits.EXAMPLE_CHANNELS}",
                 name=name,
                 value=value,
                 high=high,
@@ -135,7 +127,6 @@ def _checked_lengths(lengths, batch: int, tokens: int) -> tuple[int, ...]:
     if len(lengths) != batch:
         raise axes_limits.refusal(
             "lengths_count",
-            f"{len(lengths)} lengths were given for B = {batch} sequences; give one per sequence",
             count=len(lengths),
             batch=batch,
         )
@@ -143,8 +134,6 @@ def _checked_lengths(lengths, batch: int, tokens: int) -> tuple[int, ...]:
         if not axes_limits.is_whole(length) or not 1 <= length <= tokens:
             raise axes_limits.refusal(
                 "length_out_of_range",
-                f"sequence {sample} has length {length!r}; each length must be from 1 to "
-                f"T = {tokens}",
                 sample=sample,
                 length=str(length),
                 tokens=tokens,

@@ -29,12 +29,10 @@ class LiveSpec:
             raise EngineError(
                 "capture.bad_value",
                 {"name": "prompt", "value": repr(self.prompt), "accepted": "a non-empty text"},
-                f"prompt = {self.prompt!r} is not accepted. Accepted: a non-empty text.",
             )
         if len(self.prompt) > LIVE_MAX_CHARACTERS:
             accepted = f"at most {LIVE_MAX_CHARACTERS} characters"
             raise EngineError(
                 "capture.bad_value",
                 {"name": "prompt", "value": f"{len(self.prompt)} characters", "accepted": accepted},
-                f"prompt = {len(self.prompt)} characters is not accepted. Accepted: {accepted}.",
             )

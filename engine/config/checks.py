@@ -9,7 +9,6 @@ def refuse_choice(name: str, value, allowed) -> None:
     raise EngineError(
         "config.unknown_value",
         {"name": name, "value": str(value), "allowed": ", ".join(map(str, allowed))},
-        f"unknown {name} {value!r}; expected one of {tuple(allowed)}",
     )
 
 
@@ -18,7 +17,6 @@ def at_least(name: str, value, minimum) -> None:
         raise EngineError(
             "config.below_minimum",
             {"name": name, "value": value, "minimum": minimum},
-            f"{name} must be >= {minimum}, got {value}",
         )
 
 
@@ -27,5 +25,4 @@ def above_zero(name: str, value) -> None:
         raise EngineError(
             "config.not_positive",
             {"name": name, "value": value},
-            f"{name} must be > 0, got {value}",
         )

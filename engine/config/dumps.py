@@ -38,7 +38,6 @@ class DumpSpec:
             return EngineError(
                 "dumps.bad_spec",
                 params,
-                "{name} = {value} is not accepted. Accepted: {accepted}.".format(**params),
             )
 
         if self.axes not in DUMP_AXES:

@@ -19,8 +19,8 @@ GEOMETRY_MAX_ALPHA = 100.0  # DyT alpha in (0, 100]
 GEOMETRY_AXES = ("x", "y", "z")
 
 
-def _refuse_geometry(key: str, message: str, **params) -> None:
-    raise EngineError(f"geometry.{key}", params, message)
+def _refuse_geometry(key: str, **params) -> None:
+    raise EngineError(f"geometry.{key}", params)
 
 
 def _is_int(value) -> bool:
@@ -62,7 +62,6 @@ class GeometrySpec:
         if self.distribution not in GEOMETRY_DISTRIBUTIONS:
             _refuse_geometry(
                 "unknown_distribution",
-                f"distribution {self.distribution!r} is not one of {GEOMETRY_DISTRIBUTIONS}",
                 value=str(self.distribution),
                 accepted=", ".join(GEOMETRY_DISTRIBUTIONS),
             )
@@ -71,14 +70,12 @@ class GeometrySpec:
             if not _is_int(value) or not 1 <= value <= limit:
                 _refuse_geometry(
                     f"{name}_out_of_range",
-                    f"{name} = {value!r} is not accepted: give a whole number from 1 to {limit}",
                     value=str(value),
                     limit=limit,
                 )
         if not _is_int(self.seed) or self.seed < 0:
             _refuse_geometry(
                 "seed_invalid",
-                f"seed = {self.seed!r} is not accepted: give a whole number >= 0",
                 value=str(self.seed),
             )
         self._check_range("spread", 0.0, GEOMETRY_MAX_SPREAD)
@@ -91,8 +88,6 @@ class GeometrySpec:
         if self.dyt_alpha == 0.0:
             _refuse_geometry(
                 "alpha_zero",
-                "dyt_alpha = 0 is not accepted: tanh(0 * x) = 0 for every input; give a value "
-                f"in (0, {GEOMETRY_MAX_ALPHA:g}]",
                 limit=GEOMETRY_MAX_ALPHA,
             )
 
@@ -101,8 +96,6 @@ class GeometrySpec:
         if not _is_real(value) or not low <= value <= high:
             _refuse_geometry(
                 "value_out_of_range",
-                f"{name} = {value!r} is not accepted: give a finite number from {low:g} to "
-                f"{high:g}",
                 name=name,
                 value=str(value),
                 low=low,

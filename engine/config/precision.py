@@ -28,17 +28,14 @@ class PrecisionSpec:
             raise EngineError(
                 "precision.unknown_kind",
                 {"kind": self.kind, "allowed": ", ".join(PRECISION_KINDS)},
-                f"the precision story covers {', '.join(PRECISION_KINDS)}, not {self.kind!r}",
             )
         if self.dtype not in HALF_DTYPES:
             raise EngineError(
                 "precision.unknown_dtype",
                 {"dtype": self.dtype, "allowed": ", ".join(HALF_DTYPES)},
-                f"the precision story stores x in {' or '.join(HALF_DTYPES)}, not {self.dtype!r}",
             )
         if not (self.eps >= 0.0 and self.eps < float("inf")):
             raise EngineError(
                 "precision.bad_eps",
                 {"eps": self.eps},
-                f"eps must be a finite number >= 0, got {self.eps}",
             )

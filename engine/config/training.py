@@ -47,6 +47,5 @@ class TrainSpec:
             raise EngineError(
                 "config.heads_not_dividing",
                 {"heads": self.heads, "d": self.d},
-                f"heads={self.heads} must divide d={self.d}",
             )
         above_zero("lr", self.lr)

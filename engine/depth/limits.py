@@ -49,7 +49,6 @@ def check_limits(spec: DepthSpec, device: str = "cpu") -> None:
             raise EngineError(
                 f"depth.too_large_{name}",
                 {"value": value, "limit": limit, "device": kind.upper()},
-                f"{name}={value} is over the limit of {limit} on {kind.upper()}",
             )
     weights = weight_elements(spec)
     if weights > MAX_WEIGHT_ELEMENTS:
@@ -60,26 +59,18 @@ def check_limits(spec: DepthSpec, device: str = "cpu") -> None:
                 "limit": f"{MAX_WEIGHT_ELEMENTS:,}",
                 "per_layer": WEIGHTS_PER_D2[spec.sublayer],
             },
-            f"L * d^2 * {WEIGHTS_PER_D2[spec.sublayer]} = {weights:,} weights is over the limit "
-            f"of {MAX_WEIGHT_ELEMENTS:,} drawn per simulation; lower layers or d",
         )
     stream = (spec.layers + 1) * spec.tokens * spec.d
     if stream > MAX_STREAM_ELEMENTS:
         raise EngineError(
             "depth.stream_too_large",
             {"values": f"{stream:,}", "limit": f"{MAX_STREAM_ELEMENTS:,}"},
-            f"(layers+1) * tokens * d = {stream:,} values is over the limit of "
-            f"{MAX_STREAM_ELEMENTS:,} (1 GiB of float32 kept for the backward pass); "
-            "lower layers, tokens or d",
         )
     peak = simulation_cost(spec).peak_bytes
     if peak > JOB_MEMORY_BYTES:
         raise EngineError(
             "depth.over_memory_budget",
             {"peak": f"{peak / 2**30:.2f}", "budget": f"{JOB_MEMORY_BYTES / 2**30:.2f}"},
-            f"this simulation would hold about {peak / 2**30:.2f} GiB at its peak, over the "
-            f"budget of {JOB_MEMORY_BYTES / 2**30:.2f} GiB per computation; lower layers, d "
-            "or tokens",
         )
 
 

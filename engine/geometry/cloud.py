@@ -45,8 +45,6 @@ def require_scene_dimension(d: int) -> None:
         raise EngineError(
             "geometry.scene_dimension",
             {"d": d, "limit": GEOMETRY_SCENE_MAX_D},
-            f"d = {d} cannot be drawn as a scene: it takes d = 1, 2 or 3; "
-            "use the high-dimension histograms for wider vectors",
         )
 
 

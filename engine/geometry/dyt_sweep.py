@@ -58,8 +58,6 @@ def _check_alphas(alphas) -> tuple[float, ...]:
         raise EngineError(
             "geometry.alphas_invalid",
             {"count": len(values), "limit": MAX_ALPHAS, "high": GEOMETRY_MAX_ALPHA},
-            f"{len(values)} alpha values are not accepted: give 1 to {MAX_ALPHAS} finite "
-            f"values in (0, {GEOMETRY_MAX_ALPHA:g}]",
         )
     return values
 

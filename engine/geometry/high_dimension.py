@@ -132,8 +132,6 @@ def _check_eps_values(eps_values) -> tuple[float, ...]:
         raise EngineError(
             "geometry.eps_values_invalid",
             {"count": len(values), "limit": MAX_EPS_VALUES, "high": GEOMETRY_MAX_EPS},
-            f"{len(values)} eps values are not accepted: give 1 to {MAX_EPS_VALUES} values "
-            f"from 0 to {GEOMETRY_MAX_EPS:g}",
         )
     return values
 

@@ -68,7 +68,6 @@ def _check_vector(vector) -> tuple[float, ...]:
         raise EngineError(
             "geometry.vector_length",
             {"d": len(values), "limit": GEOMETRY_MAX_D},
-            f"a vector of {len(values)} numbers is not accepted: give 1 to {GEOMETRY_MAX_D}",
         )
     for position, value in enumerate(values, start=1):
         finite = isinstance(value, numbers.Real) and math.isfinite(value)
@@ -76,8 +75,6 @@ def _check_vector(vector) -> tuple[float, ...]:
             raise EngineError(
                 "geometry.vector_entry",
                 {"position": position, "value": str(value), "limit": MAX_ENTRY},
-                f"entry {position} = {value!r} is not accepted: give finite numbers no larger "
-                f"than {MAX_ENTRY:g} in size",
             )
     return tuple(float(value) for value in values)
 

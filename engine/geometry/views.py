@@ -105,14 +105,12 @@ def plane_view(
         raise EngineError(
             "geometry.view_method",
             {"value": str(method), "accepted": ", ".join(VIEW_METHODS)},
-            f"view {method!r} is not one of {VIEW_METHODS}",
         )
     axes = tuple(int(a) for a in axes)
     if method == "axes" and (len(axes) != 2 or not all(0 <= a < spec.d for a in axes)):
         raise EngineError(
             "geometry.view_axes",
             {"axes": ", ".join(str(a) for a in axes), "d": spec.d, "last": spec.d - 1},
-            f"axes {axes} are not accepted: give two axes from 0 to {spec.d - 1}",
         )
     with torch_threads(threads):
         x = input_vectors(spec, bounded_rows(spec))  # [N, d]

@@ -96,7 +96,6 @@ def _unknown(family: Family, field: str) -> EngineError:
     return EngineError(
         "models.unknown_fact",
         {"family": family.name, "field": field},
-        f"the catalog does not know {family.name}'s {field}, which this needs",
     )
 
 
@@ -221,20 +220,17 @@ def norm_cost(shape: ModelShape, dtype: str | None = None, tokens: int = 1) -> N
         raise EngineError(
             "models.no_cost_model",
             {"kind": family.norm_kind, "allowed": ", ".join(FLOPS_PER_ELEMENT)},
-            f"the roofline model covers {tuple(FLOPS_PER_ELEMENT)}, not {family.norm_kind!r}",
         )
     dtype = dtype or shape.dtype or "bfloat16"
     if dtype not in DTYPES:
         raise EngineError(
             "models.unknown_dtype",
             {"dtype": dtype, "allowed": ", ".join(DTYPES)},
-            f"unknown dtype {dtype!r}; expected one of {tuple(DTYPES)}",
         )
     if isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 1:
         raise EngineError(
             "models.bad_tokens",
             {"tokens": tokens},
-            f"tokens must be a whole number >= 1, got {tokens!r}",
         )
     bytes_per_element = DTYPES[dtype].itemsize
     per_call = norm_traffic(tokens, shape.hidden, bytes_per_element, family.norm_kind)

@@ -214,7 +214,6 @@ class Catalog:
         raise EngineError(
             "models.unknown_family",
             {"family": family_id, "allowed": ", ".join(self.ids)},
-            f"there is no model family {family_id!r} in the catalog; expected one of {self.ids}",
         )
 
     def for_model_type(self, model_type: str) -> Family:
@@ -230,7 +229,6 @@ class Catalog:
         raise EngineError(
             "models.unknown_model_type",
             {"model_type": model_type, "allowed": ", ".join(known)},
-            f"model_type {model_type[:60]!r} is not in the catalog; known: {', '.join(known)}",
         )
 
     def sharing_model_type(self, model_type: str) -> tuple[Family, ...]:

@@ -90,7 +90,6 @@ def _wrong(family: str, field: str, expected: str, value) -> EngineError:
     return EngineError(
         "models.catalog_field",
         {"family": family, "field": field, "expected": expected, "value": repr(value)},
-        f"catalog family {family!r}: {field} must be {expected}, got {value!r}",
     )
 
 
@@ -116,7 +115,6 @@ def _check_fields(family: str, where: str, table: dict, allowed: dict) -> None:
             raise EngineError(
                 "models.catalog_unknown_field",
                 {"family": family, "field": f"{where}{field}"},
-                f"catalog family {family!r}: unknown field {where}{field!r}",
             )
         _check_type(family, f"{where}{field}", value, allowed[field])
 
@@ -143,8 +141,6 @@ def _branch(family_id: str, where: str, branch: str, names: dict, placement: str
                 "placement": placement,
                 "expected": ", ".join(sorted(wanted)) or "none",
             },
-            f"catalog family {family_id!r}: the {branch} norms are named at {sorted(names)}, "
-            f"but placement {placement!r} puts norms at {sorted(wanted)}",
         )
     return BranchModules(branch, names.get("before"), names.get("after"), names.get("on_stream"))
 
@@ -202,7 +198,6 @@ def _missing(family: str, field: str) -> EngineError:
     return EngineError(
         "models.catalog_missing_field",
         {"family": family, "field": field},
-        f"catalog family {family!r} has no {field}",
     )
 
 
@@ -296,7 +291,6 @@ def parse_catalog(text: str) -> Catalog:
         raise EngineError(
             "models.catalog_unreadable",
             {"error": str(error)},
-            f"the model catalog is not valid TOML: {error}",
         ) from error
     if data.get("schema") != SCHEMA:
         raise _wrong("(file)", "schema", str(SCHEMA), data.get("schema"))

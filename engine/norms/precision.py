@@ -140,27 +140,21 @@ def _stored_rows(rows, spec: PrecisionSpec) -> torch.Tensor:
     try:
         typed = torch.as_tensor(np.asarray(rows, dtype=np.float64))  # [T, d]
     except ValueError as error:  # ragged nested sequences
-        raise EngineError(
-            "precision.ragged_rows", {}, "every row must have the same number of entries"
-        ) from error
+        raise EngineError("precision.ragged_rows", {}) from error
     if typed.dim() == 1:
         typed = typed.unsqueeze(0)  # one row
     if typed.dim() != 2 or typed.numel() == 0:
-        raise EngineError(
-            "precision.empty_rows", {}, "give at least one row of at least one number"
-        )
+        raise EngineError("precision.empty_rows", {})
     t, d = typed.shape
     if d > MAX_ROW_WIDTH:
         raise EngineError(
             "precision.row_too_wide",
             {"d": d, "limit": MAX_ROW_WIDTH},
-            f"rows of {d} entries are wider than the {MAX_ROW_WIDTH} the precision story takes",
         )
     if t * d > MAX_ENTRIES:
         raise EngineError(
             "precision.too_many_entries",
             {"entries": t * d, "limit": MAX_ENTRIES},
-            f"{t * d} entries are more than the {MAX_ENTRIES} the precision story takes",
         )
     stored = typed.to(DTYPES[spec.dtype])  # [T, d]
     bad = ~torch.isfinite(stored)
@@ -173,13 +167,10 @@ def _stored_rows(rows, spec: PrecisionSpec) -> torch.Tensor:
             raise EngineError(
                 "precision.input_overflow",
                 params,
-                f"entry {index} of row {row} ({value:g}) is beyond {spec.dtype}'s largest "
-                f"finite number {params['max']:g}",
             )
         raise EngineError(
             "precision.nonfinite_input",
             params,
-            f"entry {index} of row {row} is {value}: the inputs must be finite numbers",
         )
     return stored
 

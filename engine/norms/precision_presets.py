@@ -193,5 +193,4 @@ def preset(name: str) -> PrecisionPreset:
     raise EngineError(
         "precision.unknown_preset",
         {"name": name, "allowed": ", ".join(PRESET_NAMES)},
-        f"no precision preset {name!r}; expected one of {', '.join(PRESET_NAMES)}",
     )

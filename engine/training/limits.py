@@ -28,5 +28,4 @@ def check_limits(spec: TrainSpec) -> None:
             raise EngineError(
                 "training.out_of_range",
                 {"name": name, "value": value, "low": low, "high": high},
-                f"{name}={value} is outside the training lab's range {low}..{high}",
             )

@@ -72,7 +72,7 @@ def test_numpy_integers_are_accepted_and_stored_as_int():
 
 
 def test_too_many_cells_names_the_product_and_the_limit():
-    error = assert_refused("too_many_cells", r"B\*T\*d = 64\*512\*32", batch=64, tokens=512, d=32)
+    error = assert_refused("too_many_cells", "B·T·d = 64·512·32", batch=64, tokens=512, d=32)
     assert error.params["cells"] == 64 * 512 * 32 > limits.MAX_CELLS
     assert error.params["limit"] == limits.MAX_CELLS
 
@@ -85,7 +85,7 @@ def test_the_largest_accepted_tensor_is_accepted():
 def test_a_length_longer_than_t_is_refused():
     error = assert_refused(
         "length_out_of_range",
-        r"sequence 2 has length 17; each length must be from 1 to T = 16",
+        "Sentence 2 has length 17, but every length must be from 1 to T = 16",
         source="padded",
         lengths=(16, 12, 17, 4),
     )
@@ -93,11 +93,11 @@ def test_a_length_longer_than_t_is_refused():
 
 
 def test_a_zero_length_is_refused():
-    assert_refused("length_out_of_range", "sequence 0 has length 0", lengths=(0, 1, 1, 1))
+    assert_refused("length_out_of_range", "Sentence 0 has length 0", lengths=(0, 1, 1, 1))
 
 
 def test_one_length_per_sequence_is_required():
-    assert_refused("lengths_count", "3 lengths were given for B = 4", lengths=(5, 5, 5))
+    assert_refused("lengths_count", "3 sentence lengths were given for B = 4", lengths=(5, 5, 5))
 
 
 def test_groups_not_dividing_d_lists_the_divisors():
@@ -115,7 +115,7 @@ def test_groups_are_only_checked_for_groupnorm():
 
 @pytest.mark.parametrize("name", ["source", "preset", "kind", "dtype"])
 def test_unknown_choices_are_refused_with_the_accepted_ones(name):
-    error = assert_refused("unknown_choice", f"{name} = 'nope' is not accepted", **{name: "nope"})
+    error = assert_refused("unknown_choice", f"{name} = nope is not accepted", **{name: "nope"})
     assert error.params["name"] == name and error.params["allowed"]
 
 

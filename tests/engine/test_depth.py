@@ -230,11 +230,11 @@ def test_theory_helpers():
 @pytest.mark.parametrize(
     "changes,message",
     [
-        (dict(layers=1001), "limit of 1000 on CPU"),
-        (dict(d=4097), "d=4097 is over the limit of 4096 on CPU"),
-        (dict(tokens=1025), "limit of 1024 on CPU"),
+        (dict(layers=1001), "limit of 1000 on the CPU"),
+        (dict(d=4097), "d = 4097 is over the limit of 4096 on the CPU"),
+        (dict(tokens=1025), "limit of 1024 on the CPU"),
         (dict(layers=1000, d=264, tokens=1024), "1 GiB"),
-        (dict(layers=100, d=2048), "weights is over the limit"),
+        (dict(layers=100, d=2048), "weights .* over the limit of 268,435,456 per simulation"),
     ],
 )
 def test_inputs_over_the_limits_are_refused_with_the_reason(changes, message):

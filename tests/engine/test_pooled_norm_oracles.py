@@ -205,11 +205,11 @@ def test_bad_inputs_raise_clear_errors(x, spec, kwargs, error, match):
 @pytest.mark.parametrize(
     "kwargs, match",
     [
-        ({"kind": "batch_norm"}, "unknown kind"),
-        ({"eps": -1e-5}, "eps must be >= 0"),
-        ({"eps": float("nan")}, "eps must be >= 0"),
-        ({"groups": 0}, "groups must be >= 1"),
-        ({"compute_dtype": "int8"}, "unknown compute_dtype"),
+        ({"kind": "batch_norm"}, "kind = batch_norm is not accepted"),
+        ({"eps": -1e-5}, "eps = -1e-05 is too small: it must be at least 0"),
+        ({"eps": float("nan")}, "eps = nan is too small: it must be at least 0"),
+        ({"groups": 0}, "groups = 0 is too small: it must be at least 1"),
+        ({"compute_dtype": "int8"}, "compute_dtype = int8 is not accepted"),
     ],
     ids=["kind", "negative-eps", "nan-eps", "groups", "compute-dtype"],
 )

@@ -98,7 +98,7 @@ def test_outcomes_are_classified():
 
 
 def test_sizes_over_the_lab_limits_are_refused():
-    with pytest.raises(EngineError, match="range 1..8") as refused:
+    with pytest.raises(EngineError, match="range 1 … 8") as refused:
         next(iter_training(dataclasses.replace(TINY, layers=9)))
     assert refused.value.key == "training.out_of_range"
     assert refused.value.params == {"name": "layers", "value": 9, "low": 1, "high": 8}
