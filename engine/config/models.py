@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from engine.config.checks import at_least, refuse_choice
+from engine.config.fields import check_fields, param
 from engine.config.norms import DTYPES
 
 
@@ -18,40 +18,22 @@ class ModelShape:
     """
 
     family: str  # a catalog id (engine/models/catalog.toml)
-    hidden: int  # width of the residual stream d
-    layers: int  # layers of the (first) stack; T5: encoder layers
-    decoder_layers: int = 0  # T5: decoder layers; 0 where there is one stack
-    heads: int | None = None
-    kv_heads: int | None = None
-    head_dim: int | None = None
-    intermediate: int | None = None  # MLP width
-    vocab: int | None = None
-    positions: int | None = None  # learned position embeddings (GPT-2)
+    hidden: int = param(low=1)  # width of the residual stream d
+    layers: int = param(low=1)  # layers of the (first) stack; T5: encoder layers
+    decoder_layers: int = param(0, low=0)  # T5: decoder layers; 0 where there is one stack
+    heads: int | None = param(None, low=1)
+    kv_heads: int | None = param(None, low=1)
+    head_dim: int | None = param(None, low=1)
+    intermediate: int | None = param(None, low=1)  # MLP width
+    vocab: int | None = param(None, low=1)
+    positions: int | None = param(None, low=1)  # learned position embeddings (GPT-2)
     tied_embeddings: bool = False  # the LM head reuses the token embedding
     attention_bias: bool = False  # q, k, v, o projections have biases
     mlp_bias: bool = False
-    q_lora_rank: int | None = None  # DeepSeek MLA: compressed query width
-    kv_lora_rank: int | None = None  # DeepSeek MLA: compressed key-value width
-    eps: float | None = None  # the norms' ε as the config sets it
-    dtype: str | None = None  # the config's torch_dtype, where it names one of DTYPES
+    q_lora_rank: int | None = param(None, low=1)  # DeepSeek MLA: compressed query width
+    kv_lora_rank: int | None = param(None, low=1)  # DeepSeek MLA: compressed key-value width
+    eps: float | None = param(None, low=0.0)  # the norms' ε as the config sets it
+    dtype: str | None = param(None, choices=DTYPES)  # the config's torch_dtype, if one of DTYPES
 
     def __post_init__(self) -> None:
-        at_least("hidden", self.hidden, 1)
-        at_least("layers", self.layers, 1)
-        at_least("decoder_layers", self.decoder_layers, 0)
-        for name in (
-            "heads",
-            "kv_heads",
-            "head_dim",
-            "intermediate",
-            "vocab",
-            "positions",
-            "q_lora_rank",
-            "kv_lora_rank",
-        ):
-            if getattr(self, name) is not None:
-                at_least(name, getattr(self, name), 1)
-        if self.eps is not None:
-            at_least("eps", self.eps, 0.0)
-        if self.dtype is not None and self.dtype not in DTYPES:
-            refuse_choice("dtype", self.dtype, tuple(DTYPES))
+        check_fields(self)

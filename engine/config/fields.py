@@ -1,0 +1,118 @@
+"""What each field of a spec accepts, written once as field metadata, and the one check of it.
+
+``param(default, low=, high=, choices=, offered=, positive=)`` is a ``dataclasses.field``
+whose metadata (an ``Accepts``) says which values the field takes.  A spec's
+``__post_init__`` calls ``check_fields(self)``, which refuses the first field outside its
+``Accepts`` with an ``EngineError``; pages read the same metadata (``accepts(Spec)``) for
+their ranges, defaults and menus, so no range is written twice.
+
+Whether a field holds a whole number or a number is its annotation (``int``, ``float``);
+``| None`` accepts None.  A whole number is stored as an ``int`` and a number as a
+``float`` (a numpy integer becomes an ``int``).  ``offered`` is only what a page lists in its
+menu (the field may accept more); ``choices`` is what the field accepts at all.
+
+The refusal keys are those the specs already use, so their messages stay
+(``locales/*/errors.toml``): ``[axes]`` holds the only range messages with both bounds.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import numbers
+import types
+import typing
+from dataclasses import dataclass
+
+from engine.errors import EngineError
+
+_KEY = "accepts"  # the metadata entry param() writes
+
+
+@dataclass(frozen=True)
+class Accepts:
+    """The values one field accepts: bounds (inclusive), or a tuple of choices."""
+
+    low: float | None = None
+    high: float | None = None
+    choices: tuple | None = None
+    offered: tuple | None = None  # the page's menu, when it lists fewer than it accepts
+    positive: bool = False  # > 0 (and low = 0 for the range message)
+
+
+def param(
+    default=dataclasses.MISSING,
+    *,
+    low=None,
+    high=None,
+    choices=None,
+    offered=None,
+    positive: bool = False,
+):
+    """A spec field with ``default`` (none: the field is required) and what it accepts."""
+    if high is not None and low is None and not positive:
+        raise TypeError("param(): a high bound needs a low one (or positive=True)")
+    rule = Accepts(
+        low=low,
+        high=high,
+        choices=None if choices is None else tuple(choices),
+        offered=None if offered is None else tuple(offered),
+        positive=positive,
+    )
+    return dataclasses.field(default=default, metadata={_KEY: rule})
+
+
+def accepts(spec) -> dict[str, Accepts]:
+    """What each ``param`` field of ``spec`` (a spec class or instance) accepts, by name."""
+    return {f.name: f.metadata[_KEY] for f in dataclasses.fields(spec) if _KEY in f.metadata}
+
+
+@functools.cache
+def _annotations(cls: type) -> dict[str, tuple[type | None, bool]]:
+    """Per field: ``int``, ``float`` or None (not a number), and whether None is accepted."""
+    kinds = {}
+    for name, hint in typing.get_type_hints(cls).items():
+        union = isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union
+        members = typing.get_args(hint) if union else (hint,)
+        number = next((m for m in members if m in (int, float)), None)
+        kinds[name] = (number, type(None) in members)
+    return kinds
+
+
+def check_fields(spec) -> None:
+    """Refuse the first ``param`` field of ``spec`` outside what it accepts; store numbers
+    as ``int`` / ``float``.  Rules between fields (groups divide d) stay in the spec."""
+    kinds = _annotations(type(spec))
+    for name, rule in accepts(spec).items():
+        value = getattr(spec, name)
+        number, optional = kinds[name]
+        if value is None and optional:
+            continue
+        if rule.choices is not None:
+            if value not in rule.choices:
+                allowed = ", ".join(map(str, rule.choices))
+                raise EngineError(
+                    "config.unknown_value", {"name": name, "value": str(value), "allowed": allowed}
+                )
+        elif number is not None:
+            object.__setattr__(spec, name, _checked(name, value, number is int, rule))
+
+
+def _checked(name: str, value, whole: bool, rule: Accepts):
+    kind = numbers.Integral if whole else numbers.Real
+    typed = isinstance(value, kind) and not isinstance(value, bool)
+    low = 0 if rule.low is None else rule.low
+    if rule.high is not None and (not typed or not low <= value <= rule.high):
+        key = "axes.out_of_range" if whole else "axes.real_out_of_range"
+        params = {"name": name, "value": str(value), "low": low, "high": rule.high}
+        raise EngineError(key, params)
+    if not typed:
+        key = "config.not_whole" if whole else "config.not_a_number"
+        raise EngineError(key, {"name": name, "value": str(value)})
+    if rule.positive and not value > 0:
+        raise EngineError("config.not_positive", {"name": name, "value": value})
+    if rule.low is not None and not value >= rule.low:  # also refuses NaN
+        raise EngineError(
+            "config.below_minimum", {"name": name, "value": value, "minimum": rule.low}
+        )
+    return int(value) if whole else float(value)
