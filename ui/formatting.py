@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import math
+import numbers
 import re
 import unicodedata
+
+import numpy as np
 
 
 def format_number(value: float, decimals: int = 4) -> str:
@@ -40,6 +43,36 @@ def format_vector(values, decimals: int = 4, head: int = 6, tail: int = 2) -> st
     if len(items) > head + tail + 1:
         items = items[:head] + ["…"] + items[-tail:]
     return "[" + ", ".join(items) + "]"
+
+
+def number_text(value: float | None) -> str:
+    """A number as a person types it into a box or a link, read back as the same number:
+    1000.0 -> "1000", 1e-05 -> "1e-5", 0.1 -> "0.1", 2**60 -> "1152921504606846976",
+    None -> ""."""
+    if value is None:
+        return ""
+    if isinstance(value, numbers.Integral):
+        return str(int(value))
+    text = repr(float(value))  # the shortest text float() reads back exactly
+    text = text.removesuffix(".0")
+    return text.replace("e-0", "e-").replace("e+0", "e+")
+
+
+_SUPERSCRIPTS = str.maketrans("-+0123456789", "⁻⁺⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def superscript(value: int | str) -> str:
+    """An exponent as superscript digits: -6 -> "⁻⁶" (for "10⁻⁶" or "2⁻²⁴")."""
+    return str(value).translate(_SUPERSCRIPTS)
+
+
+def finite_or_none(values) -> list:
+    """Numbers for a chart, NaN and ±inf as None (plotly leaves a gap, never a point at 0);
+    nested rows (a heatmap's z) stay nested."""
+    array = np.asarray(values, dtype=float)
+    if array.ndim > 1:
+        return [finite_or_none(row) for row in array]
+    return [float(v) if math.isfinite(v) else None for v in array.reshape(-1)]
 
 
 SHOWN_CHARS = 400  # the most characters of one outside text a page repeats

@@ -1,8 +1,16 @@
 import math
 
+import numpy as np
 import pytest
 
-from ui.formatting import format_cosine, format_number, format_vector
+from ui.formatting import (
+    finite_or_none,
+    format_cosine,
+    format_number,
+    format_vector,
+    number_text,
+    superscript,
+)
 
 
 @pytest.mark.parametrize(
@@ -57,3 +65,38 @@ def test_literal_shows_outside_text_as_a_code_span_with_the_invisible_made_visib
 )
 def test_cosines_near_one_write_the_gap_with_its_sign(value, text):
     assert format_cosine(value) == text
+
+
+@pytest.mark.parametrize(
+    "value, text",
+    [
+        (1000.0, "1000"),
+        (1e-05, "1e-5"),
+        (1.5e-07, "1.5e-7"),
+        (0.1, "0.1"),
+        (-2.5, "-2.5"),
+        (1e16, "1e+16"),
+        (2.5e20, "2.5e+20"),
+        (123456789.0, "123456789"),
+        (0.30000000000000004, "0.30000000000000004"),
+        (2**60, "1152921504606846976"),
+        (np.int64(7), "7"),
+        (np.float32(0.5), "0.5"),
+        (None, ""),
+    ],
+)
+def test_number_text_is_short_and_reads_back_as_the_same_number(value, text):
+    assert number_text(value) == text
+    if value is not None:
+        assert float(text) == float(value)
+
+
+def test_superscript_writes_signed_exponents():
+    assert superscript(-6) == "⁻⁶" and superscript(24) == "²⁴" and superscript("+3") == "⁺³"
+
+
+def test_finite_or_none_leaves_gaps_for_values_a_chart_cannot_draw():
+    assert finite_or_none([1, math.nan, -math.inf, 2.5]) == [1.0, None, None, 2.5]
+    assert finite_or_none(np.array([[0.0, np.inf], [np.nan, 3.0]])) == [[0.0, None], [None, 3.0]]
+    assert all(type(v) is float for v in finite_or_none(np.float32([1, 2])))
+    assert finite_or_none([]) == []
