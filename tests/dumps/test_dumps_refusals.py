@@ -56,16 +56,6 @@ def test_dump_spec_refuses_bad_values_with_a_translatable_key(field, value):
     assert caught.value.params["name"] == field
 
 
-def test_engine_error_survives_pickling():
-    import pickle
-
-    params = {"file": "a", "entry": "x", "format": "npz", "detail": "bad zip"}
-    error = EngineError("dumps.corrupt", params)
-    again = pickle.loads(pickle.dumps(error))
-    assert (again.key, again.params, str(again)) == ("dumps.corrupt", params, str(error))
-    assert str(again).startswith("a, entry “x”: the file is damaged")
-
-
 def test_streamlit_upload_limit_is_the_engine_limit():
     from engine.dumps import UPLOAD_LIMIT_MB
 

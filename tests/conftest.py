@@ -1,0 +1,43 @@
+"""What every test checks: each refusal the engine made during it has an English message whose
+placeholders its parameters fill.
+
+``EngineError`` records every refusal it builds while the suite runs; after each test the
+records are checked against ``locales/en/errors.toml`` (``tests/ui/test_i18n.py`` keeps the
+other languages' keys and placeholders equal to English).  So every key the suite raises,
+even one a caller catches and turns into something else, is checked by raising it.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from engine.errors import EngineError, messages
+
+_RAISED: list[EngineError] = []
+_build = EngineError.__init__
+
+
+def _recorded(self, *args, **kwargs):
+    _build(self, *args, **kwargs)
+    _RAISED.append(self)
+
+
+EngineError.__init__ = _recorded
+
+
+@pytest.fixture(autouse=True)
+def _every_refusal_has_its_message(request):
+    _RAISED.clear()
+    yield
+    if request.node.get_closest_marker("unfilled_refusals"):
+        return  # the test builds refusals without a message on purpose
+    for error in _RAISED:
+        template = messages().get(error.key)
+        assert template is not None, f"{error.key} has no message in locales/en/errors.toml"
+        try:
+            template.format(**error.params)
+        except (KeyError, IndexError, ValueError) as failure:
+            pytest.fail(
+                f"{error.key}: its parameters {error.params} do not fill its message ({failure!r})"
+            )
+    _RAISED.clear()
