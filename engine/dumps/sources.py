@@ -45,6 +45,14 @@ class DumpFile:
     def size(self) -> int:
         return len(self.data) if self.data is not None else os.path.getsize(self.path)
 
+    def read(self, offset: int, count: int) -> bytes:
+        """Up to ``count`` bytes from ``offset`` (fewer at the end of the file)."""
+        if self.data is not None:
+            return bytes(self.data[offset : offset + count])
+        with open(self.path, "rb") as handle:
+            handle.seek(offset)
+            return handle.read(count)
+
 
 @dataclass(frozen=True)
 class Upload:
