@@ -37,7 +37,14 @@ from engine.dumps.norm_views import DyTFit, TokenNorms, compare_norms, fit_tanh
 from engine.dumps.report import DumpReport, NormComparison, report
 from engine.dumps.sources import DumpFile, Upload
 from engine.dumps.stats import StreamStats
-from engine.dumps.tables import report_json, report_tables, tables_json, write_csv, write_json
+from engine.dumps.tables import (
+    json_text,
+    report_json,
+    report_summary,
+    report_tables,
+    write_csv,
+    write_json,
+)
 
 __all__ = [
     "ACCEPTED_SUFFIXES",
@@ -64,9 +71,10 @@ __all__ = [
     "open_dump",
     "read_tokens",
     "report",
+    "json_text",
     "report_json",
+    "report_summary",
     "report_tables",
-    "tables_json",
     "write_csv",
     "write_json",
 ]

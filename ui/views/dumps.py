@@ -8,14 +8,13 @@ so the page, the downloads and ``python -m engine.dumps report`` show the same n
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
 import streamlit as st
 
-from engine.dumps import DumpReport, DyTFit, TokenNorms, report_json, tables_json
+from engine.dumps import DumpReport, DyTFit, TokenNorms, json_text, report_summary
 from engine.dumps.capture import PARTIAL_CHARACTER
 from ui.figures import dumps as figures
 from ui.figures.depth import AxisLabels
@@ -338,11 +337,10 @@ def downloads(rep: DumpReport, tables: dict[str, pd.DataFrame], file_name: str) 
             on_click="ignore",
             icon=":material/download:",
         )
-    head = {key: value for key, value in report_json(rep, {}).items() if key != "tables"}
+    head = report_summary(rep)
 
     def summary() -> str:
-        full = {**head, "tables": tables_json(tables)}
-        return json.dumps(full, indent=1, ensure_ascii=False, allow_nan=False)
+        return json_text(head, tables)
 
     st.download_button(
         t("dumps.download_json"),
