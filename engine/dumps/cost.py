@@ -62,8 +62,10 @@ def check_memory(layout: Layout, fit_norms: bool = True) -> None:
     """Refuse a dump whose report would take more than ``MEMORY_BUDGET_BYTES``."""
     need = report_bytes(layout, fit_norms)
     if need > MEMORY_BUDGET_BYTES:
+        files = {piece.entry.file.name for slot in layout.layers for piece in slot.pieces}
         raise refuse(
             "too_much_memory",
+            file=", ".join(sorted(files)[:3]) + (" …" if len(files) > 3 else ""),
             need=round(need / 2**30, 1),
             layers=len(layout.layers),
             rows=layout.batch * layout.tokens,

@@ -17,12 +17,13 @@ from dataclasses import dataclass
 import torch
 
 from engine.config import DumpSpec
-from engine.dumps.chunks import grid_of, reduce_window
+from engine.dumps.chunks import SQUARE_LIMIT, SquareOverflow, grid_of, reduce_window
 from engine.dumps.formats import open_reader
 from engine.dumps.formats.entries import TORCH_DTYPES
 from engine.dumps.layout import Layout, Piece
 from engine.dumps.limits import WINDOW_BYTES
 from engine.dumps.partials import LayerPartial, merge, merge_all
+from engine.dumps.refusals import refuse
 from engine.jobs import Cancelled, Progress, StopCheck, torch_threads
 
 
@@ -73,37 +74,50 @@ def reduce_unit(
     reader = open_reader(unit.piece.entry.file) if own else reader
     entry, offset = unit.piece.entry, unit.piece.row_start + unit.start
     try:
-        window = reader.rows(entry, offset, offset + unit.rows)  # [rows, d], mapped
-        if workers <= 1 or unit.rows < 2 * workers:
-            return reduce_window(
-                window,
-                unit.layer,
-                unit.layer_row,
-                spec.top_k,
-                unit.grid,
-                between_chunks,
-            )
-        bounds = [unit.rows * part // workers for part in range(workers + 1)]
-
-        def part(index: int) -> LayerPartial:
-            start, stop = bounds[index], bounds[index + 1]
-            progress = between_chunks if index == 0 else None
-            with torch_threads(1):  # OpenMP's setting is per thread
-                return reduce_window(
-                    window[start:stop],
-                    unit.layer,
-                    unit.layer_row + start,
-                    spec.top_k,
-                    unit.grid,
-                    None if progress is None else (lambda done: progress(done * workers)),
-                )
-
-        with ThreadPoolExecutor(workers) as pool:
-            partials = list(pool.map(part, range(workers)))
-        return functools.reduce(merge, partials)
+        return _reduce_rows(unit, spec, reader, entry, offset, between_chunks, workers)
+    except SquareOverflow as overflow:
+        raise refuse(
+            "square_overflow",
+            file=entry.file.name,
+            entry=entry.key or "(file)",
+            value=float(f"{overflow.largest:.3g}"),
+            limit=float(f"{SQUARE_LIMIT:.3g}"),
+        ) from None
     finally:
         if own:
             reader.close()
+
+
+def _reduce_rows(unit, spec, reader, entry, offset, between_chunks, workers) -> LayerPartial:
+    """``reduce_unit``'s work on an open reader."""
+    window = reader.rows(entry, offset, offset + unit.rows)  # [rows, d], mapped
+    if workers <= 1 or unit.rows < 2 * workers:
+        return reduce_window(
+            window,
+            unit.layer,
+            unit.layer_row,
+            spec.top_k,
+            unit.grid,
+            between_chunks,
+        )
+    bounds = [unit.rows * part // workers for part in range(workers + 1)]
+
+    def part(index: int) -> LayerPartial:
+        start, stop = bounds[index], bounds[index + 1]
+        progress = between_chunks if index == 0 else None
+        with torch_threads(1):  # OpenMP's setting is per thread
+            return reduce_window(
+                window[start:stop],
+                unit.layer,
+                unit.layer_row + start,
+                spec.top_k,
+                unit.grid,
+                None if progress is None else (lambda done: progress(done * workers)),
+            )
+
+    with ThreadPoolExecutor(workers) as pool:
+        partials = list(pool.map(part, range(workers)))
+    return functools.reduce(merge, partials)
 
 
 def _by_file(units: Iterable[Unit]) -> dict:

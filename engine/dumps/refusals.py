@@ -80,9 +80,13 @@ MESSAGES = {
         "{file}: it holds the input and output of {count} norms; at most {limit} are accepted."
     ),
     "too_much_memory": (
-        "Reading this dump would take about {need} GiB of memory at its peak ({layers} "
+        "{file}: reading it would take about {need} GiB of memory at its peak ({layers} "
         "layers × {rows} tokens, d = {d}); one read may take at most {limit} GiB. Choose a "
         "stream or axes with fewer tokens, or dump fewer tokens."
+    ),
+    "square_overflow": (
+        "{file}, entry “{entry}”: it holds {value}, whose square a float64 sum of squares "
+        "cannot hold: its RMS has no float64 value. Accepted: magnitudes up to {limit}."
     ),
     "unsafe_pickle": (
         "{file}: refused without running it: the file would run code when loaded ({detail}). "

@@ -270,6 +270,59 @@ def test_link_values_past_the_dump_are_said_and_thresholds_apply(app, upload):
     assert "No activation passes the threshold" in _text(app)  # 2500 < 3000
 
 
+def test_a_new_threshold_is_applied_without_reading_the_dump_again(app, upload, monkeypatch):
+    import engine.dumps
+
+    reads = []
+    real_report = engine.dumps.report
+    monkeypatch.setattr(
+        engine.dumps, "report", lambda *a, **k: reads.append(1) or real_report(*a, **k)
+    )
+    upload("hidden.safetensors", _safetensors(files.hf_names(files.stream(tokens=7))))
+    _open(app)
+    assert len(reads) == 1 and "6 massive activations" in _text(app)  # 2500 > 100
+    for key, value in (("du_massive_abs", 3000.0), ("du_massive_ratio", 10.0), ("du_outlier", 2.0)):
+        app.number_input(key=key).set_value(value).run()
+        assert not app.exception
+    assert len(reads) == 1 and "No activation passes the threshold" in _text(app)
+
+
+def _odd_files() -> dict[str, bytes]:
+    x = files.stream(layers=4, batch=1, tokens=5, d=8)
+    layers = {f"h.{i}": x[i] for i in range(4)}
+    extreme = np.full((5, 8), 1.7e308)
+    extreme[:, ::2] *= -1
+    scalars = {**{k: v[0].numpy() for k, v in layers.items()}, "ln.input": np.float32(1.0)}
+    return {
+        "grad.pt": _pt({k: v.clone().requires_grad_() for k, v in layers.items()}),
+        "param.pt": _pt({k: torch.nn.Parameter(v.clone()) for k, v in layers.items()}),
+        "extreme.npz": _npz({f"h.{i}": extreme for i in range(4)}),
+        "scalars.npz": _npz({**scalars, "ln.output": np.float32(2.0)}),
+    }
+
+
+@pytest.mark.parametrize("name", ["grad.pt", "param.pt", "scalars.npz"])
+def test_odd_tensors_are_read_whole_page_without_an_exception(app, upload, name):
+    upload(name, _odd_files()[name])
+    _open(app)
+    assert not app.exception and not app.error, [e.value for e in app.error]
+    assert "Downloads" in _subheaders(app)
+
+
+def test_float64_values_whose_squares_overflow_are_refused_with_a_message(app, upload):
+    upload("extreme.npz", _odd_files()["extreme.npz"])
+    _open(app)
+    assert not app.exception
+    assert "it holds 1.7e+308, whose square a float64 sum of squares" in app.error[0].value
+
+
+def test_a_dump_of_integers_only_is_refused_naming_the_dtype(app, upload):
+    upload("ids.npz", _npz({f"h.{i}": np.arange(40).reshape(5, 8) for i in range(4)}))
+    _open(app)
+    assert "none of its 4 entries is a float array" in app.error[0].value
+    assert "dtype int64" in app.error[0].value
+
+
 def test_non_finite_values_are_counted_never_dropped_silently(app, upload):
     x = files.stream(layers=4, batch=1, tokens=5, d=8)
     x[1, 0, 2, 5] = float("nan")

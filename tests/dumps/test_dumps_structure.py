@@ -79,6 +79,14 @@ def test_the_most_layers_accepted_read_in_little_memory(probe, tmp_path):
         assert result["outcome"] == "report" and result["peak"] < 256 * 2**20, result
 
 
+def test_a_small_file_whose_report_would_exceed_the_memory_budget_is_refused(probe, tmp_path):
+    """500 layers of 8,000 tokens of one channel: 16 MB on disk, 4 million token rows in the
+    report and its tables (~700 bytes each): refused before any data is read."""
+    path = files.write_safetensors(tmp_path / "tall.safetensors", {"h": torch.ones(500, 8000, 1)})
+    message = _refused(probe, path, "too_much_memory")
+    assert "(500 layers × 8000 tokens, d = 1); one read may take at most 1.5 GiB" in message
+
+
 @pytest.mark.parametrize(
     "make",
     [
@@ -229,11 +237,18 @@ def test_tensors_that_require_grad_are_read_detached(probe, tmp_path, wrap):
     _read(probe, path)
 
 
-def test_float64_extremes_are_read(probe, tmp_path):
+def test_float64_extremes_are_refused_naming_the_value_whose_square_overflows(probe, tmp_path):
     extreme = np.full((4, 5, 8), 1.7e308)
     extreme[:, :, ::2] *= -1
     path = files.write_npz(tmp_path / "big.npz", {f"h.{i}": extreme[i] for i in range(4)})
-    _read(probe, path)
+    message = _refused(probe, path, "square_overflow")
+    assert "entry “h.0”: it holds 1.7e+308, whose square" in message
+
+
+def test_large_float64_values_whose_squares_fit_are_read(probe, tmp_path):
+    large = np.full((4, 5, 8), 1e100)
+    large[:, :, ::2] *= -1
+    _read(probe, files.write_npz(tmp_path / "large.npz", {f"h.{i}": large[i] for i in range(4)}))
 
 
 def test_zero_d_entries_named_as_a_norms_input_and_output_are_skipped(probe, tmp_path):
