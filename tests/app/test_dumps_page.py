@@ -323,6 +323,18 @@ def test_a_dump_of_integers_only_is_refused_naming_the_dtype(app, upload):
     assert "dtype int64" in app.error[0].value
 
 
+@pytest.mark.parametrize("key", ["du_pair", "du_token_layer", "du_channel_layer"])
+def test_a_select_box_holding_the_label_of_a_gone_option_falls_back_not_a_crash(app, upload, key):
+    """Streamlit keeps a select box's label when its options change (a new prompt brings a
+    new automatic norm); the page read it as a number: TypeError, in every later run."""
+    upload("hooks.safetensors", _safetensors(files.module_names(files.stream(tokens=7))))
+    app.session_state[key] = "★ model.layers.3.input_layernorm"  # a label, not an index
+    _open(app)
+    assert app.selectbox(key=key).value == -1 and "Downloads" in _subheaders(app)
+    app.run()  # and the run after it
+    assert not app.exception and app.selectbox(key=key).value == -1
+
+
 def test_non_finite_values_are_counted_never_dropped_silently(app, upload):
     x = files.stream(layers=4, batch=1, tokens=5, d=8)
     x[1, 0, 2, 5] = float("nan")
