@@ -206,6 +206,32 @@ def test_a_file_name_with_markup_is_shown_literally(app, upload):
     assert "`[click](evil.example) **bold**.txt`" in app.error[0].value
 
 
+def _strings(value):
+    """Every string in a chart's JSON (titles, labels, hover data, tick texts)."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
+
+
+def test_entry_names_with_markup_reach_every_chart_as_text(app, upload):
+    markup = '<b>bold</b><a href="https://example.com">L</a>'
+    x = files.stream(layers=5, batch=1, tokens=7, d=16)
+    upload("marked.safetensors", _safetensors({f"{markup}.{i}": x[i] for i in range(5)}))
+    app.query_params["du_channel_layer"] = "2"
+    _open(app)
+    charts = [json.loads(chart.proto.spec) for chart in app.get("plotly_chart")]
+    texts = [text for chart in charts for text in _strings(chart)]
+    assert len(charts) >= 8 and not any("<b>" in t or "<a " in t for t in texts)
+    escaped = "&lt;b&gt;bold&lt;/b&gt;&lt;a href"
+    assert any(t.startswith("Layer 2 (" + escaped) for t in texts)  # the channel detail's title
+    assert any(t.startswith(escaped) for t in texts)  # the heatmap's hover names
+
+
 def test_an_upload_stays_in_its_own_session(app, upload):
     upload("hidden.safetensors", _safetensors(files.hf_names(files.stream())), "mine")
     _open(app)

@@ -195,11 +195,6 @@ def token_text(text: str) -> str:
     return shown if len(shown) <= MAX_TOKEN_CHARS else shown[: MAX_TOKEN_CHARS - 1] + "…"
 
 
-def plot_text(text: str) -> str:
-    """Text for a plotly label: plotly reads a few HTML tags in labels, so escape them."""
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
-
 def dump_tokens(rep: DumpReport) -> tuple[tuple[str, ...], ...] | None:
     """[B][T] each token's text, when a capture made the dump (its metadata says)."""
     info = capture_info(rep.metadata)

@@ -18,12 +18,12 @@ from engine.dumps import DumpReport, DyTFit, TokenNorms, json_text, report_summa
 from engine.dumps.capture import PARTIAL_CHARACTER
 from ui.figures import dumps as figures
 from ui.figures.depth import AxisLabels
-from ui.formatting import format_number, literal
+from ui.formatting import format_number, literal, plot_text
 from ui.i18n import current_language, t
 from ui.labels import label
 from ui.text import dumps as text
 from ui.text import dumps_story as story_text
-from ui.text.dumps import plot_text, token_text
+from ui.text.dumps import token_text
 from ui.views.charts import show_chart
 
 TABLE_ROWS = 12  # rows visible before a table scrolls
@@ -267,7 +267,7 @@ def channel_detail(rep: DumpReport, tables: dict[str, pd.DataFrame], layer: int)
         "outlier": t("dumps.outlier_channel"),
     }
     labels = AxisLabels(
-        t("dumps.detail_title", layer=layer, entry=rep.labels[layer]),
+        t("dumps.detail_title", layer=layer, entry=plot_text(rep.labels[layer])),
         t("dumps.detail_x"),
         t("dumps.detail_y"),
     )
