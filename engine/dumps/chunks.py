@@ -120,26 +120,10 @@ def _finite_chunk(acc: _Accumulator, x, buf, scratch, at: int) -> bool:
     return True
 
 
-# The largest |a| whose square a row's float64 sum of squares holds, with room for d terms:
-# float64 data beyond it (finite values up to 1.8e308) have no mean square to report.
-SQUARE_LIMIT = float(np.sqrt(np.finfo(np.float64).max)) / 2**32
-
-
-class SquareOverflow(ArithmeticError):
-    """A float64 chunk's finite values square past float64: ``largest`` is its largest |a|."""
-
-    def __init__(self, largest: float):
-        super().__init__(largest)
-        self.largest = largest
-
-
 def _masked_chunk(acc: _Accumulator, x: torch.Tensor, at: int) -> None:
     """Reduce a chunk holding NaN/inf (or float32 squares that overflow) in float64."""
     values = x.double()  # [n, d]
     finite = torch.isfinite(values)  # [n, d]
-    largest = float(torch.where(finite, values.abs(), 0.0).max()) if values.numel() else 0.0
-    if largest > SQUARE_LIMIT:
-        raise SquareOverflow(largest)
     acc.nonfinite[0] += int(torch.isnan(values).sum())
     acc.nonfinite[1] += int((values == float("inf")).sum())
     acc.nonfinite[2] += int((values == float("-inf")).sum())

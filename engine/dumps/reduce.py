@@ -17,13 +17,12 @@ from dataclasses import dataclass
 import torch
 
 from engine.config import DumpSpec
-from engine.dumps.chunks import SQUARE_LIMIT, SquareOverflow, grid_of, reduce_window
+from engine.dumps.chunks import grid_of, reduce_window
 from engine.dumps.formats import open_reader
 from engine.dumps.formats.entries import TORCH_DTYPES
 from engine.dumps.layout import Layout, Piece
 from engine.dumps.limits import WINDOW_BYTES
 from engine.dumps.partials import LayerPartial, merge, merge_all
-from engine.dumps.refusals import refuse
 from engine.jobs import Cancelled, Progress, StopCheck, torch_threads
 
 
@@ -75,14 +74,6 @@ def reduce_unit(
     entry, offset = unit.piece.entry, unit.piece.row_start + unit.start
     try:
         return _reduce_rows(unit, spec, reader, entry, offset, between_chunks, workers)
-    except SquareOverflow as overflow:
-        raise refuse(
-            "square_overflow",
-            file=entry.file.name,
-            entry=entry.key or "(file)",
-            value=float(f"{overflow.largest:.3g}"),
-            limit=float(f"{SQUARE_LIMIT:.3g}"),
-        ) from None
     finally:
         if own:
             reader.close()

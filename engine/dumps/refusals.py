@@ -84,10 +84,6 @@ MESSAGES = {
         "layers × {rows} tokens, d = {d}); one read may take at most {limit} GiB. Choose a "
         "stream or axes with fewer tokens, or dump fewer tokens."
     ),
-    "square_overflow": (
-        "{file}, entry “{entry}”: it holds {value}, whose square a float64 sum of squares "
-        "cannot hold: its RMS has no float64 value. Accepted: magnitudes up to {limit}."
-    ),
     "unsafe_pickle": (
         "{file}: refused without running it: the file would run code when loaded ({detail}). "
         "Accepted: .pt/.pth files that torch.load(weights_only=True) reads — a tensor, a "
