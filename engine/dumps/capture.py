@@ -349,7 +349,7 @@ def run(args: argparse.Namespace, progress: Progress | None = None) -> int:
         f"{loaded.load_seconds:.1f} s\n"
         f"Prompts: {len(result.lengths)}, tokens {list(result.lengths)}"
         + (" (padded on the right; see metadata 'lengths')" if len(set(result.lengths)) > 1 else "")
-        + f"\nWrote {written} ({written.stat().st_size / 2**20:.2f} MiB, "
+        + f"\nWrote {written} ({written.stat().st_size / 10**6:.2f} MB, "
         f"{len(result.tensors)} entries: {blocks} blocks, {len(result.norms)} norms)\n"
         f"Read it with: python -m engine.dumps report {written}\n"
     )

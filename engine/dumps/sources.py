@@ -13,7 +13,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from engine.dumps.limits import ACCEPTED_SUFFIXES, MAX_FILES, UPLOAD_LIMIT_MB
+from engine.dumps.limits import ACCEPTED_SUFFIXES, MAX_FILES, MB, UPLOAD_LIMIT_MB
 from engine.dumps.refusals import refuse
 
 
@@ -76,9 +76,8 @@ def _check_suffix(path: str) -> None:
 def upload_file(upload: Upload) -> DumpFile:
     """The ``DumpFile`` of an upload, refused if its name or size is not accepted."""
     _check_suffix(upload.name)
-    size_mb = len(upload.data) / 2**20
-    if size_mb > UPLOAD_LIMIT_MB:
-        size = round(size_mb, 1)
+    if len(upload.data) > UPLOAD_LIMIT_MB * MB:  # MB = 10**6 bytes, as the browser counts
+        size = round(len(upload.data) / MB, 1)
         raise refuse("upload_too_large", file=upload.name, size_mb=size, limit_mb=UPLOAD_LIMIT_MB)
     return DumpFile(path=upload.name, data=bytes(upload.data))
 

@@ -223,10 +223,15 @@ def test_missing_path_and_empty_directory(tmp_path):
     assert ".safetensors" in str(_refusal(tmp_path, "no_files"))
 
 
-def test_upload_over_the_limit(monkeypatch):
+def test_upload_over_the_limit_counts_megabytes_of_a_million_bytes_as_the_browser_does(
+    monkeypatch,
+):
     monkeypatch.setattr("engine.dumps.sources.UPLOAD_LIMIT_MB", 1)
-    error = _refusal(Upload("big.npy", b"\0" * (2 * 2**20)), "upload_too_large")
-    assert "1 MB" in str(error)
+    error = _refusal(Upload("big.npy", b"\0" * (10**6 + 1)), "upload_too_large")
+    assert "big.npy is 1.0 MB; uploads are limited to 1 MB" in str(error)
+    with pytest.raises(EngineError) as caught:  # exactly the limit: read, then found corrupt
+        report(Upload("big.npy", b"\0" * 10**6))
+    assert caught.value.key == "dumps.corrupt"
 
 
 def test_compressed_upload_that_expands_too_far(tmp_path, monkeypatch):

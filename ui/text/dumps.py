@@ -26,8 +26,8 @@ _CELL_PIPE = "\\|"  # GFM reads an escaped pipe as text inside a table cell, cod
 
 
 def size_text(nbytes: int) -> str:
-    """Bytes as people read them: 76 kB, 6.5 MB (powers of 1024, as the upload limit)."""
-    for unit, scale in (("GB", 2**30), ("MB", 2**20), ("kB", 2**10)):
+    """Bytes as people read them: 76 kB, 6.5 MB (powers of 1000, as the upload limit)."""
+    for unit, scale in (("GB", 10**9), ("MB", 10**6), ("kB", 10**3)):
         if nbytes >= scale:
             return f"{format_number(nbytes / scale, 1)} {unit}"
     return f"{nbytes} B"
