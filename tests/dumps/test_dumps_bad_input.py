@@ -49,6 +49,29 @@ def test_pt_with_a_payload_is_refused_and_never_runs(tmp_path):
     assert "evil.pt" in str(error) and "weights_only=True" in str(error)
 
 
+class _System:
+    """Unpickling this would call os.system (torch names it "posix.system" on Linux)."""
+
+    def __reduce__(self):
+        import os
+
+        return (os.system, ("true",))
+
+
+@pytest.mark.parametrize("payload, called", [(_System(), "posix.system"), (None, "exec")])
+def test_a_refused_pickle_names_what_it_calls_and_never_suggests_weights_only_false(
+    tmp_path, payload, called
+):
+    payload = payload if payload is not None else _Payload(tmp_path / "ran.txt")
+    buffer = io.BytesIO()
+    torch.save([torch.zeros(2, 3), payload], buffer)
+    for source in (Upload("evil.pt", buffer.getvalue()), tmp_path / "evil.pt"):
+        (tmp_path / "evil.pt").write_bytes(buffer.getvalue())
+        message = str(_refusal(source, "unsafe_pickle"))
+        assert f"({'it calls ' + called})" in message
+        assert "weights_only=False" not in message and "Re-running" not in message
+
+
 def test_plain_pickle_named_pt_is_refused_and_never_runs(tmp_path):
     marker = tmp_path / "ran.txt"
     path = tmp_path / "evil.pth"

@@ -58,10 +58,10 @@ _CALLS = {"GLOBAL", "STACK_GLOBAL", "REDUCE", "INST", "OBJ", "NEWOBJ", "NEWOBJ_E
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")  # torch bolds part of its message for terminals
 # What torch's refusal names as the global the pickle would call, in its wordings so far
-# ("Unsupported global: GLOBAL builtins.exec was not ...", "Trying to load unsupported
+# ("Unsupported global: GLOBAL exec was not ...", "Trying to load unsupported
 # GLOBAL posix.system whose module posix is blocked").  Nothing else of that text is shown:
 # it explains how to load the file unsafely, no advice for someone who uploaded it.
-_UNSUPPORTED = re.compile(r"unsupported global:? GLOBAL ([^\s]+)", re.IGNORECASE)
+_UNSUPPORTED = re.compile(r"unsupported (?:global: )?GLOBAL ([^\s]+)", re.IGNORECASE)
 # Records a torch.save zip may list: one per storage, and data.pkl, version, byteorder, ...
 # Loose: the pickle's own count of storages (``_check_pickle``) is the exact bound.
 _MOST_RECORDS = 2 * MAX_ENTRIES
