@@ -93,9 +93,15 @@ def resolve_files(source: str | os.PathLike | Upload | DumpFile) -> tuple[DumpFi
     if isinstance(source, Upload):
         return (upload_file(source),)
     text = os.fspath(source)
-    if os.path.isdir(text):
-        paths = [str(p) for p in sorted(Path(text).iterdir()) if p.is_file()]
-        paths = [p for p in paths if Path(p).suffix.lower() in ACCEPTED_SUFFIXES]
+    if os.path.isdir(text):  # by name first: a folder of 100,000 files is refused unread
+        paths = sorted(
+            os.path.join(text, name)
+            for name in os.listdir(text)
+            if Path(name).suffix.lower() in ACCEPTED_SUFFIXES
+        )
+        if len(paths) > MAX_FILES:
+            raise refuse("too_many_files", source=text, count=len(paths), limit=MAX_FILES)
+        paths = [p for p in paths if os.path.isfile(p)]  # a link that loops is no file
     elif os.path.isfile(text):
         _check_suffix(text)
         return (DumpFile(path=text),)
