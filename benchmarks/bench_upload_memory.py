@@ -7,7 +7,8 @@ server's resident size (``/proc/<pid>/status`` VmRSS) is sampled before the uplo
 report is drawn, and every ``--every`` seconds after the tab closed, for ``--minutes``.
 Streamlit keeps a disconnected session for ``server.disconnectedSessionTTL`` (120 s) so a
 reconnecting tab finds it; what the session held should be gone soon after.  At the end
-the server is sent SIGTERM and the time until it exits is printed.
+the server is sent SIGTERM and the time until it exits is printed; ``--stop-while-reading``
+sends it while the report is being computed instead (the job is cancelled, not awaited).
 
 Dumps: ``--case big`` a 195 MB float32 safetensors [31, 1, 1536, 1024] (the largest round
 shape under the 200 MB limit); ``--case layers`` a 2 KB one of [512, 1, 1, 1] (the most
@@ -72,6 +73,11 @@ def main() -> int:
     parser.add_argument("--minutes", type=float, default=5.0)
     parser.add_argument("--every", type=float, default=15.0)
     parser.add_argument("--cwd", type=Path, default=ROOT, help="the checkout to serve")
+    parser.add_argument(
+        "--stop-while-reading",
+        action="store_true",
+        help="send SIGTERM while the report's progress bar shows, and time the exit",
+    )
     args = parser.parse_args()
     from playwright.sync_api import sync_playwright
 
@@ -96,6 +102,10 @@ def main() -> int:
             print(f"  before the upload: {resident_mib(process.pid):7.0f} MiB")
             start = time.perf_counter()
             page.locator(UPLOADER).set_input_files(str(dump))
+            if args.stop_while_reading:
+                page.locator("[data-testid='stProgress']").first.wait_for(timeout=300_000)
+                print(f"  reading: {page.locator('[data-testid=stProgress]').first.inner_text()!r}")
+                return 0  # the finally block stops the server mid-read
             done = page.get_by_role("heading", name="Downloads").or_(
                 page.locator("[data-testid='stAlert']")
             )
