@@ -183,3 +183,37 @@ def test_workers_split_windows_to_the_same_result(tmp_path):
     for mine, theirs in zip(two.magnitudes, one.magnitudes):
         np.testing.assert_array_equal(mine.dense(), theirs.dense())
     np.testing.assert_array_equal(two.top_values, one.top_values)
+
+
+def test_a_layers_histogram_keeps_only_its_occupied_bins_and_answers_as_the_dense_one():
+    """A layer's 32,768 int64 counts (256 KiB) were kept for every layer; a million float32
+    values occupy a few thousand bins of the bfloat16 grid, and the median and the count
+    above a threshold read from those bins alone."""
+    from engine.dumps.chunks import reduce_window
+    from engine.dumps.partials import HIST_BINS, grid_values
+
+    generator = torch.Generator().manual_seed(0)
+    window = torch.randn(1024, 1024, generator=generator) * 3.0  # [rows, d]
+    magnitudes = reduce_window(window, 0, 0, 16, "bfloat16").magnitudes
+    assert magnitudes.bins.size < 4000 and magnitudes.counts.sum() == window.numel()
+    dense = magnitudes.dense()
+    assert dense.shape == (HIST_BINS,) and dense.sum() == window.numel()
+    values = grid_values("bfloat16")
+    want_above = int(dense[:0x7F80][values[:0x7F80] > 5.0].sum())
+    assert magnitudes.count_above(5.0) == want_above
+    exact = float(window.abs().median())
+    assert magnitudes.median() == pytest.approx(exact, rel=4e-3)  # 8 significant bits
+
+
+def test_opening_shards_stops_between_files_when_asked(tmp_path):
+    from engine.jobs import Cancelled
+
+    x = files.stream(layers=3, batch=2, tokens=4, d=8)
+    for part in range(2):
+        files.write_safetensors(
+            tmp_path / f"part-{part}.safetensors", files.hf_names(x[:, part : part + 1])
+        )
+    asked = []
+    with pytest.raises(Cancelled):
+        open_dump(tmp_path, should_stop=lambda: asked.append(1) or len(asked) > 1)
+    assert len(asked) == 2  # the first file scanned, then stopped before the second
