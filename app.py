@@ -17,7 +17,7 @@ import pandas  # noqa: F401
 import streamlit as st
 
 from engine import describe_backend
-from ui import compute, live_model, presenting, url_state
+from ui import compute, live_model, presenting, sessions, url_state
 from ui.i18n import LANGUAGES, t
 from ui.share import DEFAULT_PAGE, PAGES
 
@@ -92,3 +92,4 @@ language, present = st.session_state["language"], presenting.mode()
 left_out = url_state.publish(params, language, present)
 url_state.share_box(params, language, left_out, present)
 live_model.page_served()  # releases the server's background load of SmolLM2 (scripts/serve.py)
+sessions.tidy()  # ends the sessions of tabs closed for good (their uploads with them)

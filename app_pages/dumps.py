@@ -56,7 +56,8 @@ if source is not None:
         if settings.spec is not None:
             dump = compute(jobs.dump_open(source, settings.spec))
             spec = widgets.stream_override(source, dump.layout, settings)
-            rep = compute(jobs.dump_report(source, dump, spec))
+            read = compute(jobs.dump_report(source, dump, spec))  # no thresholds: see below
+            rep = compute(jobs.dump_judged(source, read, spec))  # thresholds: no data read
     except EngineError as error:  # a bad file, or an override that does not fit it
         facts.error(error_text(error), icon=":material/error:")
 if rep is not None:

@@ -107,3 +107,10 @@ def literal(text: str, limit: int = SHOWN_CHARS) -> str:
     fence = "`" * (longest + 1)
     pad = " " if text.startswith("`") or text.endswith("`") else ""
     return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def plot_text(text: str) -> str:
+    """Outside text (an entry's name, a token) for a plotly title, label or hover text:
+    plotly reads a few HTML tags there (``<b>``, ``<a href>`` makes a link), so ``&``, ``<``
+    and ``>`` are written as entities and show as typed."""
+    return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

@@ -8,13 +8,16 @@
 
 Modules, in the order data flows:
 - ``sources``   files on disk or an upload's bytes; the upload size limit (``limits``)
-- ``formats/``  .safetensors, .npy/.npz, .pt/.pth: headers checked before anything is read,
-                pickles never run, every failure an ``EngineError`` (``refusals``)
+- ``formats/``  .safetensors, .npy/.npz, .pt/.pth: headers checked and the structure bounded
+                (``limits``) before anything is read, pickles never run, every failure an
+                ``EngineError`` (``refusals``)
 - ``layout``    which entries are the residual stream, its axes and layer order, norm pairs
 - ``dump``      ``open_dump``: the three above, no data read; ``read_tokens``
 - ``chunks``, ``partials``, ``reduce``, ``cluster``: one streaming pass of associative
                 partials, in this process or on Dask; ``stats`` merges them into arrays
-- ``diagnostics``, ``norm_views``: what those arrays say; ``report`` puts it together
+- ``diagnostics``, ``norm_views``: what those arrays say; ``report`` puts it together, after
+                ``cost.check_memory`` (a read's peak memory, predicted from the layout);
+                ``report.judged`` applies new thresholds without reading again
 - ``tables``    the report as DataFrames, JSON and CSV; ``cli`` the command line
 - ``capture``   a real model's stream and norms on prompts, as a dump (``architectures``:
                 which modules; ``hooks``: hooks that return what they record;
@@ -37,7 +40,14 @@ from engine.dumps.norm_views import DyTFit, TokenNorms, compare_norms, fit_tanh
 from engine.dumps.report import DumpReport, NormComparison, report
 from engine.dumps.sources import DumpFile, Upload
 from engine.dumps.stats import StreamStats
-from engine.dumps.tables import report_json, report_tables, tables_json, write_csv, write_json
+from engine.dumps.tables import (
+    json_text,
+    report_json,
+    report_summary,
+    report_tables,
+    write_csv,
+    write_json,
+)
 
 __all__ = [
     "ACCEPTED_SUFFIXES",
@@ -64,9 +74,10 @@ __all__ = [
     "open_dump",
     "read_tokens",
     "report",
+    "json_text",
     "report_json",
+    "report_summary",
     "report_tables",
-    "tables_json",
     "write_csv",
     "write_json",
 ]

@@ -32,6 +32,8 @@ from __future__ import annotations
 import argparse
 import inspect
 import json
+import os
+import shutil
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -99,13 +101,45 @@ class Capture:
         return DumpFile(path=name, data=self.to_bytes(dtype))
 
     def save(self, path: str | Path, dtype: str = "same") -> Path:
+        """Write the capture to ``path`` (through a temporary file beside it, renamed when
+        whole: a failed write leaves no damaged file)."""
         path = Path(path)
-        if path.suffix.lower() != ".safetensors":
-            raise capture_error("bad_out", path=str(path))
+        check_out(path)
         data = self.to_bytes(dtype)
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(data)
+        free = shutil.disk_usage(path.parent).free
+        if free < len(data):
+            raise capture_error(
+                "out_no_space",
+                path=str(path),
+                need_mb=round(len(data) / 10**6, 1),
+                free_mb=round(free / 10**6, 1),
+            )
+        partial = path.with_name(path.name + ".partial")
+        try:
+            partial.write_bytes(data)
+            os.replace(partial, path)
+        except OSError as exc:  # ENOSPC after all, a quota, a vanished directory
+            partial.unlink(missing_ok=True)
+            detail = exc.strerror or type(exc).__name__
+            raise capture_error("out_write_failed", path=str(path), detail=detail) from None
         return path
+
+
+def check_out(path: Path) -> None:
+    """Refuse a capture's ``--out`` that cannot be written, before any model is loaded."""
+    if path.suffix.lower() != ".safetensors":
+        raise capture_error("bad_out", path=str(path))
+    if path.is_dir():
+        raise capture_error("out_is_directory", path=str(path))
+    existing = path.parent.absolute()
+    while not existing.exists():  # the folders save() would make
+        existing = existing.parent
+    if not existing.is_dir():
+        raise capture_error("out_parent_is_file", path=str(path), parent=str(existing))
+    writable = path if path.exists() else existing
+    if not os.access(writable, os.W_OK) or not os.access(existing, os.W_OK | os.X_OK):
+        raise capture_error("out_not_writable", path=str(path), directory=str(existing))
 
 
 @dataclass(frozen=True)
@@ -327,8 +361,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace, progress: Progress | None = None) -> int:
     """The ``capture`` subcommand (``engine.dumps.cli`` passes its progress bar)."""
     out = Path(args.out)
-    if out.suffix.lower() != ".safetensors":
-        raise capture_error("bad_out", path=str(out))
+    check_out(out)  # before the model loads (minutes), not after
     if args.store not in STORE_CHOICES:
         raise capture_error(
             "bad_value", name="--store", value=args.store, accepted=", ".join(STORE_CHOICES)
@@ -349,7 +382,7 @@ def run(args: argparse.Namespace, progress: Progress | None = None) -> int:
         f"{loaded.load_seconds:.1f} s\n"
         f"Prompts: {len(result.lengths)}, tokens {list(result.lengths)}"
         + (" (padded on the right; see metadata 'lengths')" if len(set(result.lengths)) > 1 else "")
-        + f"\nWrote {written} ({written.stat().st_size / 2**20:.2f} MiB, "
+        + f"\nWrote {written} ({written.stat().st_size / 10**6:.2f} MB, "
         f"{len(result.tensors)} entries: {blocks} blocks, {len(result.norms)} norms)\n"
         f"Read it with: python -m engine.dumps report {written}\n"
     )

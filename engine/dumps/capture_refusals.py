@@ -52,6 +52,23 @@ MESSAGES = {
     "bad_value": "{name} = {value} is not accepted. Accepted: {accepted}.",
     "bad_out": "{path}: a capture is written as a .safetensors file. Accepted: a path ending "
     "in .safetensors.",
+    "out_is_directory": (
+        "{path} is a directory. Accepted: a path ending in .safetensors, for a new file or one "
+        "to replace."
+    ),
+    "out_parent_is_file": (
+        "{path} cannot be written: {parent} is a file, not a directory. Accepted: a path "
+        "whose folders are folders."
+    ),
+    "out_not_writable": (
+        "{path} cannot be written: you may not write in {directory}. Accepted: a path in a "
+        "directory you can write to."
+    ),
+    "out_no_space": (
+        "{path} cannot be written: the capture needs {need_mb} MB and {free_mb} MB are free "
+        "there. Free some space, capture fewer prompts or --norm-layers, or write elsewhere."
+    ),
+    "out_write_failed": "{path} could not be written ({detail}). Nothing was left behind.",
     "bad_norm_layers": (
         "--norm-layers {value} is not accepted. Accepted: all, none, or block numbers from "
         "0 to {last} separated by commas."

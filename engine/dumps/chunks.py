@@ -7,8 +7,9 @@ across chunks) are taken from that buffer and one scratch buffer of the same siz
 magnitude histogram from the chunk's own bits.  NaN and inf are rare, so a chunk is first
 reduced as if finite; only when a row's sum of squares is not finite (a NaN, an inf, or a
 float32 value whose square overflows) is the chunk redone in float64 with masks.  After the
-last chunk, the rows whose maxima can hold the window's top-k entries, or an entry above
-``massive_abs``, are read again (few rows: the row maxima say which).
+last chunk, the rows whose maxima can hold the window's largest entries are read again (few
+rows: the row maxima say which).  No threshold of the report enters the reduction, so a new
+threshold is applied to these statistics without reading the data again.
 """
 
 from __future__ import annotations
@@ -20,11 +21,12 @@ from engine.dumps.formats.entries import TORCH_DTYPES
 from engine.dumps.limits import CHUNK_VALUES
 from engine.dumps.partials import (
     HIST_BINS,
-    LARGE_CAP,
     NONFINITE_CAP,
     Entries,
     LayerPartial,
+    Magnitudes,
     RowBlock,
+    kept_entries,
 )
 
 
@@ -63,10 +65,8 @@ class _Accumulator:
         self.mean = np.zeros(d)
         self.m2 = np.zeros(d)
         self.channel_maxsq = torch.zeros(d, dtype=torch.float64)
-        self.hist = torch.zeros(HIST_BINS, dtype=torch.int64)
+        self.hist = torch.zeros(HIST_BINS, dtype=torch.int64)  # dense while counting
         self.top = Entries.empty()
-        self.large = Entries.empty()
-        self.large_total = 0
         self.nonfinite = [0, 0, 0]  # nan, +inf, -inf
         self.nonfinite_rows: list[int] = []
 
@@ -87,11 +87,8 @@ class _Accumulator:
             mean=self.mean,
             m2=self.m2,
             channel_maxabs=self.channel_maxsq.sqrt().numpy(),
-            hist=self.hist.numpy(),
-            grid=self.grid,
+            magnitudes=Magnitudes.of(self.hist.numpy(), self.grid),
             top=self.top,
-            large=self.large,
-            large_total=self.large_total,
             nan=self.nonfinite[0],
             posinf=self.nonfinite[1],
             neginf=self.nonfinite[2],
@@ -177,29 +174,10 @@ def _top_entries(window: torch.Tensor, maxabs: np.ndarray, top_k: int, first_row
     )
 
 
-def _large_entries(window, maxabs: np.ndarray, massive_abs: float, first_row: int, step: int):
-    """Entries with |a| > massive_abs (up to LARGE_CAP kept) and their exact count."""
-    found, total = Entries.empty(), 0
-    rows = np.nonzero(maxabs > massive_abs)[0]  # only rows whose maximum exceeds it
-    for start in range(0, rows.shape[0], step):
-        group = rows[start : start + step]
-        values = _clean_rows(window, group)  # [r, d]
-        local, channel = torch.nonzero(values.abs() > massive_abs, as_tuple=True)
-        total += int(local.numel())
-        more = Entries(
-            values[local, channel].numpy(),
-            group[local.numpy()].astype(np.int64) + first_row,
-            channel.numpy().astype(np.int64),
-        )
-        found = found.merged(more, LARGE_CAP)
-    return found, total
-
-
 def reduce_window(
     window: torch.Tensor,
     layer: int,
     first_row: int,
-    massive_abs: float,
     top_k: int,
     grid: str,
     between_chunks=None,
@@ -223,6 +201,5 @@ def reduce_window(
             _masked_chunk(acc, x, start)
         if between_chunks is not None:
             between_chunks(min(start + step, rows))
-    acc.top = _top_entries(window, acc.maxabs, top_k, first_row)
-    acc.large, acc.large_total = _large_entries(window, acc.maxabs, massive_abs, first_row, step)
+    acc.top = _top_entries(window, acc.maxabs, kept_entries(top_k), first_row)
     return acc.partial(layer)

@@ -87,7 +87,7 @@ def print_report(rep, rows: int = PRINTED_ROWS, out=None) -> None:
 
     lay = rep.layout
     out.write(
-        f"Dump: {', '.join(rep.files)} ({rep.nbytes / 2**20:.1f} MiB, {lay.dtype})\n"
+        f"Dump: {', '.join(rep.files)} ({rep.nbytes / 10**6:.1f} MB, {lay.dtype})\n"
         f"Stream: {lay.stream} ({lay.stream_reason}); axes {lay.axes} ({lay.axes_reason}); "
         f"L={len(lay.layers)} B={lay.batch} T={lay.tokens} d={lay.d}; order by {lay.layer_order}\n"
     )

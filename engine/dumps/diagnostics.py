@@ -26,7 +26,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from engine.config import DumpSpec
-from engine.dumps.partials import finite_bins, grid_values
 from engine.dumps.stats import StreamStats
 
 MAX_LISTED = 200  # rows of the outlier-token and outlier-channel tables
@@ -126,11 +125,6 @@ def residual(stats: StreamStats, spec: DumpSpec) -> ResidualDiagnostics:
         step = np.concatenate([[np.nan], rms_layer[1:] / rms_layer[:-1]])
         first_token = np.nanmedian(rms[:, :, 0], axis=1)  # [L]
         max_token = np.nanmax(flat, axis=1)  # [L]
-    flagged = np.nan_to_num(ratio, nan=0.0) > spec.outlier_ratio  # [L, B, T]
-    any_layer = flagged.any(axis=0)  # [B, T]
-    batch, token = np.nonzero(any_layer)
-    worst = np.nan_to_num(ratio, nan=0.0)[:, batch, token]  # [L, m]
-    order = np.argsort(-worst.max(axis=0), kind="stable")[:MAX_LISTED]
     return ResidualDiagnostics(
         rms=rms,
         rms_layer=rms_layer,
@@ -140,6 +134,19 @@ def residual(stats: StreamStats, spec: DumpSpec) -> ResidualDiagnostics:
         step_ratio=step,
         growth=(_fit_growth(rms_layer, "all_tokens"), _fit_growth(median, "median_token")),
         token_ratio=ratio,
+        **outlier_tokens(ratio, spec.outlier_ratio),
+    )
+
+
+def outlier_tokens(ratio: np.ndarray, threshold: float) -> dict[str, np.ndarray]:
+    """The ``outlier_*`` fields of ``ResidualDiagnostics``: tokens whose RMS ``ratio``
+    [L, B, T] to their layer's median token exceeds ``threshold`` at some layer."""
+    flagged = np.nan_to_num(ratio, nan=0.0) > threshold  # [L, B, T]
+    any_layer = flagged.any(axis=0)  # [B, T]
+    batch, token = np.nonzero(any_layer)
+    worst = np.nan_to_num(ratio, nan=0.0)[:, batch, token]  # [L, m]
+    order = np.argsort(-worst.max(axis=0), kind="stable")[:MAX_LISTED]
+    return dict(
         outlier_batch=batch[order],
         outlier_token=token[order],
         outlier_layers=flagged[:, batch, token].sum(axis=0)[order],
@@ -149,11 +156,6 @@ def residual(stats: StreamStats, spec: DumpSpec) -> ResidualDiagnostics:
     )
 
 
-def _count_above(hist: np.ndarray, grid: str, threshold: float) -> int:
-    finite = finite_bins(grid)
-    return int(hist[:finite][grid_values(grid)[:finite] > threshold].sum())
-
-
 def massive(stats: StreamStats, spec: DumpSpec) -> MassiveDiagnostics:
     median = stats.median_abs  # [L]
     threshold = np.maximum(spec.massive_abs, spec.massive_ratio * np.nan_to_num(median))
@@ -161,10 +163,7 @@ def massive(stats: StreamStats, spec: DumpSpec) -> MassiveDiagnostics:
     with _quiet():
         top3_ratio = top3 / median[:, None]
     count = np.array(
-        [
-            _count_above(stats.hist[layer], stats.grids[layer], threshold[layer])
-            for layer in range(median.shape[0])
-        ],
+        [found.count_above(limit) for found, limit in zip(stats.magnitudes, threshold)],
         dtype=np.int64,
     )
     keep = np.abs(stats.large_values) > threshold[stats.large_layer]
@@ -206,14 +205,19 @@ def channels(stats: StreamStats, spec: DumpSpec) -> ChannelDiagnostics:
     rms = np.sqrt(stats.channel_mean**2 + stats.channel_var)  # [L, d]
     with _quiet():
         ratio = rms / np.median(rms, axis=1, keepdims=True)  # [L, d]
-    layer, channel = np.nonzero(np.nan_to_num(ratio, nan=0.0) > spec.outlier_ratio)
-    order = np.argsort(-ratio[layer, channel], kind="stable")[:MAX_LISTED]
     return ChannelDiagnostics(
         mean=stats.channel_mean,
         std=std,
         rms=rms,
         maxabs=stats.channel_maxabs,
         ratio=ratio,
-        outlier_layer=layer[order],
-        outlier_channel=channel[order],
+        **outlier_channels(ratio, spec.outlier_ratio),
     )
+
+
+def outlier_channels(ratio: np.ndarray, threshold: float) -> dict[str, np.ndarray]:
+    """The ``outlier_*`` fields of ``ChannelDiagnostics``: channels whose RMS ``ratio`` [L, d]
+    to their layer's median channel exceeds ``threshold``, worst first."""
+    layer, channel = np.nonzero(np.nan_to_num(ratio, nan=0.0) > threshold)
+    order = np.argsort(-ratio[layer, channel], kind="stable")[:MAX_LISTED]
+    return dict(outlier_layer=layer[order], outlier_channel=channel[order])

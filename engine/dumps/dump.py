@@ -10,8 +10,10 @@ import torch
 from engine.config import DumpSpec
 from engine.dumps.formats import FileScan, open_reader, scan_file
 from engine.dumps.layout import Layout, Piece, infer_layout
+from engine.dumps.limits import MAX_ENTRIES
 from engine.dumps.refusals import refuse
 from engine.dumps.sources import DumpFile, Upload, resolve_files
+from engine.threads import Cancelled, StopCheck
 
 
 @dataclass(frozen=True)
@@ -37,18 +39,29 @@ class Dump:
 
 
 def open_dump(
-    source: str | os.PathLike | Upload | DumpFile | Dump, spec: DumpSpec | None = None
+    source: str | os.PathLike | Upload | DumpFile | Dump,
+    spec: DumpSpec | None = None,
+    should_stop: StopCheck | None = None,
 ) -> Dump:
     """Resolve, scan and lay out ``source``: a path, a directory or glob of shards, or an
-    ``Upload`` (an uploaded file's name and bytes).  Every refusal is an ``EngineError``."""
+    ``Upload`` (an uploaded file's name and bytes).  Every refusal is an ``EngineError``;
+    ``should_stop`` is polled between files (``engine.threads.Cancelled``)."""
     spec = spec or DumpSpec()
     if isinstance(source, Dump):
         if source.spec == spec:
             return source
         return Dump(source.files, source.scans, infer_layout(source.scans, spec), spec)
     files = resolve_files(source)
-    scans = tuple(scan_file(file) for file in files)
-    return Dump(files, scans, infer_layout(scans, spec), spec)
+    scans, entries = [], 0
+    for file in files:
+        if should_stop is not None and should_stop():
+            raise Cancelled()
+        scans.append(scan_file(file))
+        entries += len(scans[-1].entries) + len(scans[-1].skipped)
+        if entries > MAX_ENTRIES:  # shards together: refused before the next is scanned
+            names = f"{files[0].name} … {file.name}"
+            raise refuse("too_many_entries", file=names, count=entries, limit=MAX_ENTRIES)
+    return Dump(files, tuple(scans), infer_layout(tuple(scans), spec), spec)
 
 
 def _locate(layout: Layout, layer: int, row: int) -> tuple[Piece, int]:

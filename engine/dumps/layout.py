@@ -24,7 +24,14 @@ from dataclasses import dataclass
 from engine.config import DumpSpec
 from engine.dumps import names
 from engine.dumps.formats.entries import EntryInfo, FileScan
-from engine.dumps.limits import ACCEPTED_DTYPES, ACCEPTED_RANKS, AXES_BY_RANK
+from engine.dumps.limits import (
+    ACCEPTED_DTYPES,
+    ACCEPTED_RANKS,
+    AXES_BY_RANK,
+    MAX_LAYERS,
+    MAX_NORM_PAIRS,
+    MAX_STREAMS,
+)
 from engine.dumps.refusals import refuse
 from engine.errors import EngineError
 
@@ -183,7 +190,13 @@ def _axes(template: str, shape: tuple[int, ...], per_layer: bool, spec: DumpSpec
     return allowed[0], "rank"
 
 
+def _check_layers(template: str, axes: str, count: int) -> None:
+    if count > MAX_LAYERS:
+        raise refuse("too_many_layers", stream=template, axes=axes, count=count, limit=MAX_LAYERS)
+
+
 def _layer_slots(template: str, members: dict, axes: str, spec: DumpSpec) -> list[LayerSlot]:
+    _check_layers(template, axes, len(members))
     if "L" not in axes:
         order = list(members)  # insertion order = file order
         if spec.layer_order == "names":
@@ -197,6 +210,7 @@ def _layer_slots(template: str, members: dict, axes: str, spec: DumpSpec) -> lis
         ]
     entries = members[None] if None in members else next(iter(members.values()))
     layers = entries[0].shape[0]
+    _check_layers(template, axes, layers)
     for entry in entries:
         if entry.shape[0] != layers:
             raise refuse(
@@ -233,6 +247,25 @@ def _check_equal_rows(slots: list[LayerSlot]) -> int:
 
 def _pieces(entries: list[EntryInfo]) -> tuple[Piece, ...]:
     return tuple(Piece(e, 0, e.rows) for e in entries)
+
+
+def _usable_pairs(pairs: tuple[NormPair, ...], rows: int, files: str) -> tuple[list, list]:
+    """The pairs read row for row with the stream (``rows`` = B·T, d >= 1), and (entry, why)
+    for the others: their rows could not be matched to the stream's tokens."""
+    usable, skipped = [], []
+    for pair in pairs:
+        first = pair.outputs[0].entry
+        held = sum(piece.rows for piece in pair.outputs)
+        if held == rows and first.d >= 1:
+            usable.append(pair)
+        else:
+            why = (
+                f"a norm's input and output of shape {list(first.shape)}: not {rows} rows of d >= 1"
+            )
+            skipped.extend((piece.entry.key, why) for piece in pair.inputs + pair.outputs)
+    if len(usable) > MAX_NORM_PAIRS:
+        raise refuse("too_many_norm_pairs", file=files, count=len(usable), limit=MAX_NORM_PAIRS)
+    return usable, skipped
 
 
 def _param(grouped: dict, template: str | None, index: int | None, d: int) -> EntryInfo | None:
@@ -334,6 +367,9 @@ def infer_layout(scans: tuple[FileScan, ...], spec: DumpSpec | None = None) -> L
             examples="; ".join(examples),
             accepted=", ".join(ACCEPTED_DTYPES),
         )
+    if len(templates) > MAX_STREAMS:
+        files = ", ".join(s.file.name for s in scans)
+        raise refuse("too_many_streams", file=files, count=len(templates), limit=MAX_STREAMS)
     stream, stream_reason, ranked = _choose_stream(templates, spec)
     members = templates[stream]
     shape = _check_same_rows(members)
@@ -346,6 +382,8 @@ def infer_layout(scans: tuple[FileScan, ...], spec: DumpSpec | None = None) -> L
     tokens, d = shape[-2], shape[-1]
     rows = _check_equal_rows(slots)
     dtype = slots[0].pieces[0].entry.dtype
+    files = ", ".join(s.file.name for s in scans)
+    pairs, unpaired = _usable_pairs(find_norm_pairs(grouped), rows, files)
     return Layout(
         stream=stream,
         stream_reason=stream_reason,
@@ -358,6 +396,6 @@ def infer_layout(scans: tuple[FileScan, ...], spec: DumpSpec | None = None) -> L
         tokens=tokens,
         d=d,
         dtype=dtype,
-        norm_pairs=find_norm_pairs(grouped),
-        skipped=skipped,
+        norm_pairs=tuple(pairs),
+        skipped=skipped + tuple(unpaired),
     )

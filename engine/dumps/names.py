@@ -16,9 +16,11 @@ from __future__ import annotations
 
 import re
 
+MAX_INDEX_DIGITS = 6  # a longer number (a step, a hash, a 5,000-digit name) is no layer
 # An integer that is a whole path component: "h.3", "layer_03", "hidden_states/3" — not
-# "ln1" or "fc2", which name a module.
-_INDEX = re.compile(r"(?:^|(?<=[._/:\[\-]))(\d+)(?=$|[._/:\]\-])")
+# "ln1" or "fc2", which name a module, nor a number of more than MAX_INDEX_DIGITS digits.
+_DIGITS = rf"\d{{1,{MAX_INDEX_DIGITS}}}"
+_INDEX = re.compile(rf"(?:^|(?<=[._/:\[\-]))({_DIGITS})(?=$|[._/:\]\-])")
 _NORM_MODULE = re.compile(r"(norm|^ln(_?\d+|_?f|_?final)?$|^ln_)", re.IGNORECASE)
 _IO_SUFFIX = re.compile(r"^(?P<module>.+)\.(?P<io>input|output|inputs|outputs)(\.0)?$")
 _TL_NORMALIZED = re.compile(r"^(?P<module>.+)\.hook_normalized$")
@@ -38,7 +40,7 @@ def split_index(name: str) -> tuple[str, int | None]:
     return name[: match.start()] + "{i}" + name[match.end() :], int(match.group(1))
 
 
-_GLUED = re.compile(r"^(?P<head>.*[A-Za-z])(?P<index>\d+)$")
+_GLUED = re.compile(rf"^(?P<head>.*[A-Za-z])(?P<index>{_DIGITS})$")
 
 
 def split_glued(name: str) -> tuple[str, int] | None:

@@ -21,11 +21,14 @@ References:
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
 
-LARGE_CAP = 256  # entries above massive_abs kept per layer (the count above it is exact)
+LARGE_CAP = 256  # the largest |a| kept per layer with their positions, whatever the
+#   thresholds (a massive activation is one of them above the threshold; the histogram
+#   counts every one above it)
 NONFINITE_CAP = 16  # rows with NaN/inf kept per layer, to name them in the report
 HIST_BINS = 1 << 15  # |a| by its 15-bit float16 / bfloat16 pattern (sign dropped)
 
@@ -62,6 +65,66 @@ class Entries:
 
 
 @dataclass(frozen=True)
+class Magnitudes:
+    """A histogram of |a| by bit pattern on a grid, its occupied bins only.
+
+    Dense, a layer's histogram is 32,768 int64 counts (256 KiB); a layer's values occupy a
+    few thousand bins of the bfloat16 grid (8 significant bits: 128 bins per octave) and at
+    most as many bins as it has values, so a report of many small layers stays small.
+    """
+
+    grid: str  # "float16" or "bfloat16": whose bit patterns ``bins`` are
+    bins: np.ndarray  # [k] int64, ascending bit patterns (< HIST_BINS) holding values
+    counts: np.ndarray  # [k] int64, > 0
+
+    @staticmethod
+    def of(dense: np.ndarray, grid: str) -> Magnitudes:
+        """From a dense [HIST_BINS] histogram."""
+        bins = np.flatnonzero(dense)
+        return Magnitudes(grid, bins.astype(np.int64), dense[bins].astype(np.int64))
+
+    def dense(self) -> np.ndarray:
+        """[HIST_BINS] int64 counts."""
+        out = np.zeros(HIST_BINS, dtype=np.int64)
+        out[self.bins] = self.counts
+        return out
+
+    def merged(self, other: Magnitudes) -> Magnitudes:
+        if self.grid != other.grid:
+            raise ValueError(f"cannot merge histograms on {self.grid} and {other.grid}")
+        dense = self.dense()
+        dense[other.bins] += other.counts
+        return Magnitudes.of(dense, self.grid)
+
+    def median(self) -> float:
+        """The median |a| of the finite values counted (numpy's convention: the mean of the
+        two middle values when their number is even); NaN when there are none."""
+        finite = self.bins < finite_bins(self.grid)
+        bins, counts = self.bins[finite], self.counts[finite]
+        total = int(counts.sum())
+        if total == 0:
+            return float("nan")
+        cumulative = np.cumsum(counts)
+        values = grid_values(self.grid)[bins]
+        lower = values[np.searchsorted(cumulative, (total - 1) // 2, side="right")]
+        upper = values[np.searchsorted(cumulative, total // 2, side="right")]
+        return float((lower + upper) / 2)
+
+    def count_above(self, threshold: float) -> int:
+        """How many finite values counted lie above ``threshold`` (on the grid's values: exact
+        for float16 data, to 8 significant bits for anything else)."""
+        finite = self.bins < finite_bins(self.grid)
+        above = grid_values(self.grid)[self.bins[finite]] > threshold
+        return int(self.counts[finite][above].sum())
+
+
+def kept_entries(top_k: int) -> int:
+    """How many of a layer's largest |a| a partial keeps: ``top_k`` for the report's top
+    list, ``LARGE_CAP`` to list the massive activations of any threshold."""
+    return max(top_k, LARGE_CAP)
+
+
+@dataclass(frozen=True)
 class LayerPartial:
     """Everything one layer's diagnostics need, from some of its rows."""
 
@@ -71,11 +134,8 @@ class LayerPartial:
     mean: np.ndarray  # [d] float64
     m2: np.ndarray  # [d] float64, sum of squared deviations from the mean
     channel_maxabs: np.ndarray  # [d] float64
-    hist: np.ndarray  # [HIST_BINS] int64
-    grid: str  # "float16" or "bfloat16": whose bit patterns index ``hist``
-    top: Entries  # the top_k largest |a|
-    large: Entries  # up to LARGE_CAP entries with |a| > massive_abs
-    large_total: int  # how many entries have |a| > massive_abs (exact)
+    magnitudes: Magnitudes  # |a| by bit pattern
+    top: Entries  # the kept_entries(top_k) largest |a|
     nan: int
     posinf: int
     neginf: int
@@ -94,8 +154,8 @@ def _chan(a: LayerPartial, b: LayerPartial) -> tuple[np.ndarray, np.ndarray, np.
 
 def merge(a: LayerPartial, b: LayerPartial) -> LayerPartial:
     """The partial of both ``a``'s and ``b``'s rows (same layer, disjoint rows)."""
-    if a.layer != b.layer or a.grid != b.grid:
-        raise ValueError(f"cannot merge layer {a.layer} ({a.grid}) with {b.layer} ({b.grid})")
+    if a.layer != b.layer:
+        raise ValueError(f"cannot merge layer {a.layer} with layer {b.layer}")
     count, mean, m2 = _chan(a, b)
     nonfinite = np.union1d(a.nonfinite_rows, b.nonfinite_rows)[:NONFINITE_CAP]
     return LayerPartial(
@@ -105,11 +165,8 @@ def merge(a: LayerPartial, b: LayerPartial) -> LayerPartial:
         mean=mean,
         m2=m2,
         channel_maxabs=np.maximum(a.channel_maxabs, b.channel_maxabs),
-        hist=a.hist + b.hist,
-        grid=a.grid,
-        top=a.top.merged(b.top, a.top_k),
-        large=a.large.merged(b.large, LARGE_CAP),
-        large_total=a.large_total + b.large_total,
+        magnitudes=a.magnitudes.merged(b.magnitudes),
+        top=a.top.merged(b.top, kept_entries(a.top_k)),
         nan=a.nan + b.nan,
         posinf=a.posinf + b.posinf,
         neginf=a.neginf + b.neginf,
@@ -126,29 +183,19 @@ def merge_all(partials: dict[int, LayerPartial], more: dict[int, LayerPartial]):
     return merged
 
 
+@functools.cache
 def grid_values(grid: str) -> np.ndarray:
-    """The |a| each histogram bin stands for: bit pattern → float64 ([HIST_BINS])."""
+    """The |a| each histogram bin stands for: bit pattern → float64 ([HIST_BINS], read-only)."""
     bits = np.arange(HIST_BINS, dtype=np.uint32)
     with np.errstate(invalid="ignore"):  # the NaN patterns at the top: never read as values
         if grid == "float16":
-            return bits.astype(np.uint16).view(np.float16).astype(np.float64)
-        return (bits << 16).view(np.float32).astype(np.float64)
+            values = bits.astype(np.uint16).view(np.float16).astype(np.float64)
+        else:
+            values = (bits << 16).view(np.float32).astype(np.float64)
+    values.flags.writeable = False
+    return values
 
 
 def finite_bins(grid: str) -> int:
     """Bins below this index hold finite values (the next is +inf, then NaNs)."""
     return 0x7C00 if grid == "float16" else 0x7F80
-
-
-def hist_median(hist: np.ndarray, grid: str) -> float:
-    """The median |a| of the finite values counted in ``hist`` (numpy's convention: the
-    mean of the two middle values when their number is even); NaN when there are none."""
-    finite = hist[: finite_bins(grid)]
-    total = int(finite.sum())
-    if total == 0:
-        return float("nan")
-    cumulative = np.cumsum(finite)
-    values = grid_values(grid)[: finite_bins(grid)]
-    lower = values[np.searchsorted(cumulative, (total - 1) // 2, side="right")]
-    upper = values[np.searchsorted(cumulative, total // 2, side="right")]
-    return float((lower + upper) / 2)

@@ -73,39 +73,42 @@ def reduce_unit(
     reader = open_reader(unit.piece.entry.file) if own else reader
     entry, offset = unit.piece.entry, unit.piece.row_start + unit.start
     try:
-        window = reader.rows(entry, offset, offset + unit.rows)  # [rows, d], mapped
-        if workers <= 1 or unit.rows < 2 * workers:
-            return reduce_window(
-                window,
-                unit.layer,
-                unit.layer_row,
-                spec.massive_abs,
-                spec.top_k,
-                unit.grid,
-                between_chunks,
-            )
-        bounds = [unit.rows * part // workers for part in range(workers + 1)]
-
-        def part(index: int) -> LayerPartial:
-            start, stop = bounds[index], bounds[index + 1]
-            progress = between_chunks if index == 0 else None
-            with torch_threads(1):  # OpenMP's setting is per thread
-                return reduce_window(
-                    window[start:stop],
-                    unit.layer,
-                    unit.layer_row + start,
-                    spec.massive_abs,
-                    spec.top_k,
-                    unit.grid,
-                    None if progress is None else (lambda done: progress(done * workers)),
-                )
-
-        with ThreadPoolExecutor(workers) as pool:
-            partials = list(pool.map(part, range(workers)))
-        return functools.reduce(merge, partials)
+        return _reduce_rows(unit, spec, reader, entry, offset, between_chunks, workers)
     finally:
         if own:
             reader.close()
+
+
+def _reduce_rows(unit, spec, reader, entry, offset, between_chunks, workers) -> LayerPartial:
+    """``reduce_unit``'s work on an open reader."""
+    window = reader.rows(entry, offset, offset + unit.rows)  # [rows, d], mapped
+    if workers <= 1 or unit.rows < 2 * workers:
+        return reduce_window(
+            window,
+            unit.layer,
+            unit.layer_row,
+            spec.top_k,
+            unit.grid,
+            between_chunks,
+        )
+    bounds = [unit.rows * part // workers for part in range(workers + 1)]
+
+    def part(index: int) -> LayerPartial:
+        start, stop = bounds[index], bounds[index + 1]
+        progress = between_chunks if index == 0 else None
+        with torch_threads(1):  # OpenMP's setting is per thread
+            return reduce_window(
+                window[start:stop],
+                unit.layer,
+                unit.layer_row + start,
+                spec.top_k,
+                unit.grid,
+                None if progress is None else (lambda done: progress(done * workers)),
+            )
+
+    with ThreadPoolExecutor(workers) as pool:
+        partials = list(pool.map(part, range(workers)))
+    return functools.reduce(merge, partials)
 
 
 def _by_file(units: Iterable[Unit]) -> dict:

@@ -25,8 +25,8 @@ MESSAGES = {
         "python -m engine.dumps report on the file."
     ),
     "expands_too_far": (
-        "{file}, entry “{entry}”: it expands to {size_mb} MB when decompressed; at most "
-        "{limit_mb} MB are accepted from an upload."
+        "{file}: its members expand to {size_mb} MB when decompressed; at most {limit_mb} MB "
+        "together are accepted from an upload."
     ),
     "corrupt": (
         "{file}, entry “{entry}”: the file is damaged or not a {format} file ({detail}). "
@@ -37,7 +37,52 @@ MESSAGES = {
         "holds {available}. The file is truncated or its header is wrong."
     ),
     "header_too_large": (
-        "{file}: the safetensors header claims {size} bytes; the format allows at most {limit}."
+        "{file}: the safetensors header claims {size} bytes; at most {limit} are accepted, "
+        "enough for {entries} entries with long names."
+    ),
+    "directory_too_large": (
+        "{file}: its zip directory lists {count} members in {size} bytes; at most {limit} "
+        "bytes are accepted, enough for {entries} arrays."
+    ),
+    "pickle_too_large": (
+        "{file}: its pickle (the structure around the tensors) is {size} bytes; at most "
+        "{limit} are accepted, far more than {entries} tensors need."
+    ),
+    "pickle_too_complex": (
+        "{file}: its pickle takes more than {limit} steps to unpickle; {entries} tensors in "
+        "lists and dicts take far fewer. Accepted: a tensor, a list or tuple of tensors, or "
+        "a dict of them."
+    ),
+    "too_many_entries": (
+        "{file} holds {count} arrays (every reference to a tensor counted); at most {limit} "
+        "are accepted. Save only the arrays to look at: the residual stream and the norms' "
+        "inputs and outputs."
+    ),
+    "too_many_references": (
+        "{file}: walking its lists and dicts reaches more than {limit} objects (a list shared "
+        "by reference counts each time it is reached); at most {limit} are accepted, for "
+        "{entries} arrays."
+    ),
+    "name_too_long": (
+        "{file}: an entry's name is {length} characters long (“{name}…”); at most {limit} "
+        "are accepted."
+    ),
+    "too_many_layers": (
+        "Stream “{stream}” read with axes {axes} has {count} layers; at most {limit} are "
+        "accepted. Choose other axes or another stream, or dump fewer layers."
+    ),
+    "too_many_streams": (
+        "{file}: its entries make {count} candidate streams; at most {limit} are accepted. "
+        "Save only the arrays to look at: the residual stream and the norms' inputs and "
+        "outputs."
+    ),
+    "too_many_norm_pairs": (
+        "{file}: it holds the input and output of {count} norms; at most {limit} are accepted."
+    ),
+    "too_much_memory": (
+        "{file}: reading it would take about {need} GiB of memory at its peak ({layers} "
+        "layers × {rows} tokens, d = {d}); one read may take at most {limit} GiB. Choose a "
+        "stream or axes with fewer tokens, or dump fewer tokens."
     ),
     "unsafe_pickle": (
         "{file}: refused without running it: the file would run code when loaded ({detail}). "
@@ -87,6 +132,6 @@ MESSAGES = {
 }
 
 
-def refuse(name: str, **params: object) -> EngineError:
+def refuse(name: str, /, **params: object) -> EngineError:
     """The ``EngineError`` for refusal ``name`` with ``params`` filled into its message."""
     return EngineError(f"dumps.{name}", params, MESSAGES[name].format(**params))

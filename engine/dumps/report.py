@@ -9,12 +9,13 @@ a sample of each norm pair for the DyT fit.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from engine.config import DumpSpec
 from engine.dumps import diagnostics
+from engine.dumps.cost import check_memory
 from engine.dumps.dump import Dump, open_dump, read_tokens
 from engine.dumps.layout import Layout
 from engine.dumps.norm_views import DyTFit, fit_dyt, token_norms
@@ -60,15 +61,24 @@ class DumpReport:
     backend: str  # "local" or "dask"
 
 
+THRESHOLDS = ("massive_abs", "massive_ratio", "outlier_ratio")  # of DumpSpec: judged after
+
+
+def reading_spec(spec: DumpSpec) -> DumpSpec:
+    """``spec`` without its thresholds: what the data are read and reduced with."""
+    return replace(spec, **{name: getattr(DumpSpec, name) for name in THRESHOLDS})
+
+
 def chosen_rows(residual: diagnostics.ResidualDiagnostics) -> tuple[list[int], list[str]]:
-    """The first token, the worst outlier token, and the median token of the middle layer."""
+    """The first token, the token furthest above its layer's median RMS (the largest
+    outlier, whatever the threshold), and the median token of the middle layer."""
     layers, _, tokens = residual.rms.shape
     rows, reasons = [0], ["first_token"]
-    if residual.outlier_batch.size:
-        worst = int(residual.outlier_batch[0]) * tokens + int(residual.outlier_token[0])
-        if worst not in rows:
-            rows.append(worst)
-            reasons.append("largest_outlier")
+    ratio = np.nan_to_num(residual.token_ratio, nan=0.0).max(axis=0).reshape(-1)  # [B*T]
+    worst = int(np.argmax(ratio))
+    if ratio[worst] > 1.0 and worst not in rows:
+        rows.append(worst)
+        reasons.append("largest_outlier")
     middle = residual.rms[layers // 2].reshape(-1)  # [B*T]
     finite = np.where(np.isfinite(middle), middle, np.inf)
     order = np.argsort(finite, kind="stable")
@@ -114,7 +124,8 @@ def report(
     seconds to fit, so the live page fits the one a user picks (``norm_views.fit_dyt``).
     """
     spec = spec or DumpSpec()
-    dump = open_dump(source, spec)
+    dump = open_dump(source, reading_spec(spec))
+    check_memory(dump.layout, fit_norms)
 
     def reduction_progress(fraction: float) -> None:
         if progress is not None:
@@ -127,7 +138,7 @@ def report(
 
         partials = reduce_on_dask(dump.layout, spec, dask, reduction_progress, should_stop)
     stats = finalize(dump.layout, partials)
-    residual = diagnostics.residual(stats, spec)
+    residual = diagnostics.residual(stats, dump.spec)
     centering = diagnostics.centering(stats)
     comparison = _comparison(dump, residual, centering, spec)
     fits = []
@@ -140,20 +151,40 @@ def report(
             progress(_REDUCTION_SHARE + (1 - _REDUCTION_SHARE) * share)
     if progress is not None:
         progress(1.0)
-    return DumpReport(
+    read = DumpReport(
         files=tuple(file.path for file in dump.files),
         nbytes=dump.nbytes,
         metadata=tuple(sorted(dump.metadata.items())),
-        spec=spec,
+        spec=dump.spec,
         layout=dump.layout,
         labels=tuple(slot.label for slot in dump.layout.layers),
         stats=stats,
         residual=residual,
-        massive=diagnostics.massive(stats, spec),
+        massive=diagnostics.massive(stats, dump.spec),
         centering=centering,
         comparison=comparison,
-        channels=diagnostics.channels(stats, spec),
+        channels=diagnostics.channels(stats, dump.spec),
         dyt=tuple(fits),
         nonfinite=stats.nonfinite,
         backend="local" if dask is None else "dask",
+    )
+    return judged(read, spec)
+
+
+def judged(rep: DumpReport, spec: DumpSpec) -> DumpReport:
+    """``rep`` with the thresholds of ``spec`` (``THRESHOLDS``) applied to its statistics: the
+    outlier tokens and channels and the massive activations.  No data is read, and the
+    arrays that do not depend on a threshold are shared with ``rep``."""
+    if reading_spec(spec) != reading_spec(rep.spec):
+        raise ValueError("judged() changes thresholds only; read the dump again for the rest")
+    if spec == rep.spec:
+        return rep
+    residual = diagnostics.outlier_tokens(rep.residual.token_ratio, spec.outlier_ratio)
+    channels = diagnostics.outlier_channels(rep.channels.ratio, spec.outlier_ratio)
+    return replace(
+        rep,
+        spec=spec,
+        residual=replace(rep.residual, **residual),
+        massive=diagnostics.massive(rep.stats, spec),
+        channels=replace(rep.channels, **channels),
     )

@@ -13,7 +13,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from engine.dumps.limits import ACCEPTED_SUFFIXES, MAX_FILES, UPLOAD_LIMIT_MB
+from engine.dumps.limits import ACCEPTED_SUFFIXES, MAX_FILES, MB, UPLOAD_LIMIT_MB
 from engine.dumps.refusals import refuse
 
 
@@ -45,6 +45,14 @@ class DumpFile:
     def size(self) -> int:
         return len(self.data) if self.data is not None else os.path.getsize(self.path)
 
+    def read(self, offset: int, count: int) -> bytes:
+        """Up to ``count`` bytes from ``offset`` (fewer at the end of the file)."""
+        if self.data is not None:
+            return bytes(self.data[offset : offset + count])
+        with open(self.path, "rb") as handle:
+            handle.seek(offset)
+            return handle.read(count)
+
 
 @dataclass(frozen=True)
 class Upload:
@@ -68,9 +76,8 @@ def _check_suffix(path: str) -> None:
 def upload_file(upload: Upload) -> DumpFile:
     """The ``DumpFile`` of an upload, refused if its name or size is not accepted."""
     _check_suffix(upload.name)
-    size_mb = len(upload.data) / 2**20
-    if size_mb > UPLOAD_LIMIT_MB:
-        size = round(size_mb, 1)
+    if len(upload.data) > UPLOAD_LIMIT_MB * MB:  # MB = 10**6 bytes, as the browser counts
+        size = round(len(upload.data) / MB, 1)
         raise refuse("upload_too_large", file=upload.name, size_mb=size, limit_mb=UPLOAD_LIMIT_MB)
     return DumpFile(path=upload.name, data=bytes(upload.data))
 
@@ -86,9 +93,15 @@ def resolve_files(source: str | os.PathLike | Upload | DumpFile) -> tuple[DumpFi
     if isinstance(source, Upload):
         return (upload_file(source),)
     text = os.fspath(source)
-    if os.path.isdir(text):
-        paths = [str(p) for p in sorted(Path(text).iterdir()) if p.is_file()]
-        paths = [p for p in paths if Path(p).suffix.lower() in ACCEPTED_SUFFIXES]
+    if os.path.isdir(text):  # by name first: a folder of 100,000 files is refused unread
+        paths = sorted(
+            os.path.join(text, name)
+            for name in os.listdir(text)
+            if Path(name).suffix.lower() in ACCEPTED_SUFFIXES
+        )
+        if len(paths) > MAX_FILES:
+            raise refuse("too_many_files", source=text, count=len(paths), limit=MAX_FILES)
+        paths = [p for p in paths if os.path.isfile(p)]  # a link that loops is no file
     elif os.path.isfile(text):
         _check_suffix(text)
         return (DumpFile(path=text),)

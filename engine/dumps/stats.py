@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from engine.dumps.layout import Layout
-from engine.dumps.partials import LayerPartial, hist_median
+from engine.dumps.partials import LayerPartial, Magnitudes
 
 
 @dataclass(frozen=True)
@@ -27,16 +27,14 @@ class StreamStats:
     channel_var: np.ndarray  # [L, d] biased variance over tokens (what BatchNorm pools)
     channel_maxabs: np.ndarray  # [L, d]
     median_abs: np.ndarray  # [L] median |a| over the layer's finite values
-    hist: np.ndarray  # [L, HIST_BINS] counts of |a| by bit pattern on each layer's grid
-    grids: tuple[str, ...]  # [L] "float16" or "bfloat16" (see chunks.grid_of)
+    magnitudes: tuple[Magnitudes, ...]  # [L] |a| by bit pattern (grid: chunks.grid_of)
     top_values: np.ndarray  # [L, k] signed, by |a| descending (NaN where fewer)
     top_rows: np.ndarray  # [L, k] row b*T + t (-1 where fewer)
     top_channels: np.ndarray  # [L, k]
-    large_layer: np.ndarray  # [m] entries with |a| > massive_abs (up to LARGE_CAP per layer)
+    large_layer: np.ndarray  # [m] the LARGE_CAP largest |a| of each layer, largest first
     large_values: np.ndarray  # [m]
     large_rows: np.ndarray  # [m]
     large_channels: np.ndarray  # [m]
-    large_total: np.ndarray  # [L] exact count of |a| > massive_abs
     nonfinite: np.ndarray  # [L, 3] NaN, +inf, -inf counts
     nonfinite_rows: tuple[tuple[int, int], ...]  # (layer, row) of the first few
 
@@ -62,10 +60,10 @@ def finalize(layout: Layout, partials: dict[int, LayerPartial]) -> StreamStats:
     top_rows = np.full((len(ordered), k), -1, dtype=np.int64)
     top_channels = np.full((len(ordered), k), -1, dtype=np.int64)
     for layer, partial in enumerate(ordered):
-        found = partial.top.values.shape[0]
-        top_values[layer, :found] = partial.top.values
-        top_rows[layer, :found] = partial.top.rows
-        top_channels[layer, :found] = partial.top.channels
+        found = min(k, partial.top.values.shape[0])
+        top_values[layer, :found] = partial.top.values[:found]
+        top_rows[layer, :found] = partial.top.rows[:found]
+        top_channels[layer, :found] = partial.top.channels[:found]
     count = np.stack([p.count for p in ordered])
     return StreamStats(
         row_mean=np.where(finite > 0, sums / safe, np.nan),
@@ -76,19 +74,17 @@ def finalize(layout: Layout, partials: dict[int, LayerPartial]) -> StreamStats:
         channel_mean=np.stack([p.mean for p in ordered]),
         channel_var=np.stack([p.m2 for p in ordered]) / np.maximum(count, 1),
         channel_maxabs=np.stack([p.channel_maxabs for p in ordered]),
-        median_abs=np.array([hist_median(p.hist, p.grid) for p in ordered]),
-        hist=np.stack([p.hist for p in ordered]),
-        grids=tuple(p.grid for p in ordered),
+        median_abs=np.array([p.magnitudes.median() for p in ordered]),
+        magnitudes=tuple(p.magnitudes for p in ordered),
         top_values=top_values,
         top_rows=top_rows,
         top_channels=top_channels,
         large_layer=np.concatenate(
-            [np.full(p.large.values.shape[0], p.layer, dtype=np.int64) for p in ordered]
+            [np.full(p.top.values.shape[0], p.layer, dtype=np.int64) for p in ordered]
         ),
-        large_values=np.concatenate([p.large.values for p in ordered]),
-        large_rows=np.concatenate([p.large.rows for p in ordered]),
-        large_channels=np.concatenate([p.large.channels for p in ordered]),
-        large_total=np.array([p.large_total for p in ordered], dtype=np.int64),
+        large_values=np.concatenate([p.top.values for p in ordered]),
+        large_rows=np.concatenate([p.top.rows for p in ordered]),
+        large_channels=np.concatenate([p.top.channels for p in ordered]),
         nonfinite=np.array([[p.nan, p.posinf, p.neginf] for p in ordered], dtype=np.int64),
         nonfinite_rows=tuple(
             (p.layer, int(row)) for p in ordered for row in p.nonfinite_rows.tolist()

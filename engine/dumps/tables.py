@@ -228,19 +228,9 @@ def _plain(value):
     return value
 
 
-def tables_json(tables: dict[str, pd.DataFrame]) -> dict:
-    """Tables as plain JSON-serialisable records (what ``report_json`` puts under "tables").
-
-    Apart from the report, so a page can write its summary from the tables alone, without
-    keeping the report (and the dump it reads from) for a download made later.
-    """
-    return _plain({name: table.to_dict(orient="records") for name, table in tables.items()})
-
-
-def report_json(rep: DumpReport, tables: dict[str, pd.DataFrame] | None = None) -> dict:
-    """The summary and every table, as plain JSON-serialisable data."""
-    tables = tables if tables is not None else report_tables(rep)
-    summary = _plain(
+def report_summary(rep: DumpReport) -> dict:
+    """What the report read and how: files, size, metadata, spec, layout (plain data)."""
+    return _plain(
         {
             "files": list(rep.files),
             "bytes": rep.nbytes,
@@ -250,12 +240,35 @@ def report_json(rep: DumpReport, tables: dict[str, pd.DataFrame] | None = None) 
             "backend": rep.backend,
         }
     )
-    return {**summary, "tables": tables_json(tables)}
+
+
+def json_text(summary: dict, tables: dict[str, pd.DataFrame]) -> str:
+    """``summary`` (plain data) with every table under "tables", as JSON text.
+
+    Each table is written by pandas (records; NaN and inf as null; 15 significant digits):
+    as Python dicts a table of a million tokens would take ~12x its text at the peak (1.4 GB
+    for 150 MB of JSON, benchmarks/RESULTS.md), written this way ~2x.  Apart from the
+    report, so a page can write its summary from the tables alone, without keeping the
+    report (and the dump it reads from) for a download made later.
+    """
+    records = (
+        f"{json.dumps(name)}: "
+        + frame.to_json(orient="records", double_precision=15, force_ascii=False)
+        for name, frame in tables.items()
+    )
+    head = json.dumps(summary, ensure_ascii=False, allow_nan=False)[:-1]
+    return head + (", " if summary else "") + '"tables": {' + ", ".join(records) + "}}"
+
+
+def report_json(rep: DumpReport, tables: dict[str, pd.DataFrame] | None = None) -> dict:
+    """The summary and every table, as plain JSON data (``json_text`` read back)."""
+    tables = tables if tables is not None else report_tables(rep)
+    return json.loads(json_text(report_summary(rep), tables))
 
 
 def write_json(rep: DumpReport, path: str | Path) -> Path:
     path = Path(path)
-    path.write_text(json.dumps(report_json(rep), indent=1, ensure_ascii=False))
+    path.write_text(json_text(report_summary(rep), report_tables(rep)), encoding="utf-8")
     return path
 
 

@@ -206,6 +206,32 @@ def test_a_file_name_with_markup_is_shown_literally(app, upload):
     assert "`[click](evil.example) **bold**.txt`" in app.error[0].value
 
 
+def _strings(value):
+    """Every string in a chart's JSON (titles, labels, hover data, tick texts)."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
+
+
+def test_entry_names_with_markup_reach_every_chart_as_text(app, upload):
+    markup = '<b>bold</b><a href="https://example.com">L</a>'
+    x = files.stream(layers=5, batch=1, tokens=7, d=16)
+    upload("marked.safetensors", _safetensors({f"{markup}.{i}": x[i] for i in range(5)}))
+    app.query_params["du_channel_layer"] = "2"
+    _open(app)
+    charts = [json.loads(chart.proto.spec) for chart in app.get("plotly_chart")]
+    texts = [text for chart in charts for text in _strings(chart)]
+    assert len(charts) >= 8 and not any("<b>" in t or "<a " in t for t in texts)
+    escaped = "&lt;b&gt;bold&lt;/b&gt;&lt;a href"
+    assert any(t.startswith("Layer 2 (" + escaped) for t in texts)  # the channel detail's title
+    assert any(t.startswith(escaped) for t in texts)  # the heatmap's hover names
+
+
 def test_an_upload_stays_in_its_own_session(app, upload):
     upload("hidden.safetensors", _safetensors(files.hf_names(files.stream())), "mine")
     _open(app)
@@ -268,6 +294,65 @@ def test_link_values_past_the_dump_are_said_and_thresholds_apply(app, upload):
     assert "`du_token`" in warning and "showing 6" in warning
     assert app.number_input(key="du_token").value == 6
     assert "No activation passes the threshold" in _text(app)  # 2500 < 3000
+
+
+def test_a_new_threshold_is_applied_without_reading_the_dump_again(app, upload, monkeypatch):
+    import engine.dumps
+
+    reads = []
+    real_report = engine.dumps.report
+    monkeypatch.setattr(
+        engine.dumps, "report", lambda *a, **k: reads.append(1) or real_report(*a, **k)
+    )
+    upload("hidden.safetensors", _safetensors(files.hf_names(files.stream(tokens=7))))
+    _open(app)
+    assert len(reads) == 1 and "6 massive activations" in _text(app)  # 2500 > 100
+    for key, value in (("du_massive_abs", 3000.0), ("du_massive_ratio", 10.0), ("du_outlier", 2.0)):
+        app.number_input(key=key).set_value(value).run()
+        assert not app.exception
+    assert len(reads) == 1 and "No activation passes the threshold" in _text(app)
+
+
+def _odd_files() -> dict[str, bytes]:
+    x = files.stream(layers=4, batch=1, tokens=5, d=8)
+    layers = {f"h.{i}": x[i] for i in range(4)}
+    extreme = np.full((5, 8), 1.7e308)
+    extreme[:, ::2] *= -1
+    scalars = {**{k: v[0].numpy() for k, v in layers.items()}, "ln.input": np.float32(1.0)}
+    return {
+        "grad.pt": _pt({k: v.clone().requires_grad_() for k, v in layers.items()}),
+        "param.pt": _pt({k: torch.nn.Parameter(v.clone()) for k, v in layers.items()}),
+        "extreme.npz": _npz({f"h.{i}": extreme for i in range(4)}),
+        "scalars.npz": _npz({**scalars, "ln.output": np.float32(2.0)}),
+    }
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # ±1.7e308: squares past float64
+@pytest.mark.parametrize("name", ["grad.pt", "param.pt", "extreme.npz", "scalars.npz"])
+def test_odd_tensors_are_read_whole_page_without_an_exception(app, upload, name):
+    upload(name, _odd_files()[name])
+    _open(app)
+    assert not app.exception and not app.error, [e.value for e in app.error]
+    assert "Downloads" in _subheaders(app)
+
+
+def test_a_dump_of_integers_only_is_refused_naming_the_dtype(app, upload):
+    upload("ids.npz", _npz({f"h.{i}": np.arange(40).reshape(5, 8) for i in range(4)}))
+    _open(app)
+    assert "none of its 4 entries is a float array" in app.error[0].value
+    assert "dtype int64" in app.error[0].value
+
+
+@pytest.mark.parametrize("key", ["du_pair", "du_token_layer", "du_channel_layer"])
+def test_a_select_box_holding_the_label_of_a_gone_option_falls_back_not_a_crash(app, upload, key):
+    """Streamlit keeps a select box's label when its options change (a new prompt brings a
+    new automatic norm); the page read it as a number: TypeError, in every later run."""
+    upload("hooks.safetensors", _safetensors(files.module_names(files.stream(tokens=7))))
+    app.session_state[key] = "★ model.layers.3.input_layernorm"  # a label, not an index
+    _open(app)
+    assert app.selectbox(key=key).value == -1 and "Downloads" in _subheaders(app)
+    app.run()  # and the run after it
+    assert not app.exception and app.selectbox(key=key).value == -1
 
 
 def test_non_finite_values_are_counted_never_dropped_silently(app, upload):

@@ -287,3 +287,21 @@ def test_a_prompt_with_markup_is_shown_literally_everywhere(tiny):
     ticks = heatmap["layout"]["xaxis"]["ticktext"]
     assert "10 &lt;" in ticks and "12 &gt;" in ticks  # plotly would read <b> as bold
     assert at.query_params["du_prompt"] == prompt
+
+
+def test_a_prompt_of_emoji_is_taken_as_characters_and_a_longer_one_refused_with_a_message(tiny):
+    """The browser counts an emoji as 2 and silently dropped a prompt of 501 emoji: the box
+    admits 2 units per character, and the page refuses past the link's characters itself."""
+    from ui.share import MAX_PROMPT_CHARS
+
+    at = _live({"du_prompt": "hi"})
+    box = at.text_area(key="du_prompt")
+    assert box.proto.max_chars == 2 * MAX_PROMPT_CHARS  # 1,000 emoji fit the browser's count
+    box.input("😀" * 501).run()
+    assert not at.exception
+    errors = " ".join(e.value for e in at.error)
+    assert "tokens long; the model's context holds 24" in errors  # taken, then refused by size
+    at.text_area(key="du_prompt").input("😀" * (MAX_PROMPT_CHARS + 1)).run()
+    assert not at.exception
+    errors = " ".join(e.value for e in at.error)
+    assert f"The prompt has 1,001 characters; at most {MAX_PROMPT_CHARS:,} are accepted" in errors

@@ -4,14 +4,16 @@ whose message names the value and what is accepted; the CLI exits 2 with that me
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 import torch
 
 from engine.config import LiveSpec
 from engine.dumps.capture import Capture, capture, parse_norm_layers
-from engine.dumps.cli import main
+from engine.dumps.cli import build_parser, main
 from engine.dumps.model_files import load_model
 from engine.errors import EngineError
 from tests.dumps import tiny_models
@@ -151,3 +153,61 @@ def test_cli_writes_a_capture_the_report_reads(tmp_path, capsys):
         assert "transformer.h.1.ln_1.input" not in handle.keys()  # --norm-layers 0
     assert json.loads(meta["prompts"]) == ["hello", "今天"]
     assert json.loads(meta["lengths"]) == [6, 3] and meta["storage_dtype"] == "float16"
+
+
+def _capture_out(tmp_path, out, monkeypatch) -> str:
+    """``capture --out OUT``'s refusal, which must come before the model is loaded."""
+    import engine.dumps.capture as capture
+
+    def never(*args, **kwargs):
+        raise AssertionError("the model was loaded before --out was checked")
+
+    monkeypatch.setattr(capture, "load_model", never)
+    args = ["capture", "--model", str(tmp_path), "--prompt", "a", "--out", str(out)]
+    with pytest.raises(EngineError) as caught:
+        capture.run(build_parser().parse_args(args))
+    return caught.value.key
+
+
+def test_an_out_that_cannot_be_written_is_refused_before_the_model_loads(tmp_path, monkeypatch):
+    folder = tmp_path / "x.safetensors"
+    folder.mkdir()
+    assert _capture_out(tmp_path, folder, monkeypatch) == "capture.out_is_directory"
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    under_a_file = blocker / "sub" / "c.safetensors"
+    assert _capture_out(tmp_path, under_a_file, monkeypatch) == "capture.out_parent_is_file"
+    monkeypatch.setattr(os, "access", lambda *args: False)  # a directory not ours (even as root)
+    key = _capture_out(tmp_path, tmp_path / "new" / "c.safetensors", monkeypatch)
+    assert key == "capture.out_not_writable"
+
+
+def test_a_full_disk_is_refused_with_the_sizes_and_a_failed_write_leaves_nothing(
+    tmp_path, monkeypatch
+):
+    import errno
+    import shutil
+    from collections import namedtuple
+
+    import engine.dumps.capture as capture
+
+    tensors = {"h.input": torch.zeros(2, 3)}
+    meta = {"compute_dtype": "float32"}
+    result = capture.Capture(tensors, meta, ("h.input",), (), (), (("a",),), (1,), None)
+    usage = namedtuple("usage", "total used free")
+    monkeypatch.setattr(shutil, "disk_usage", lambda path: usage(10**9, 10**9 - 10, 10))
+    out = tmp_path / "c.safetensors"
+    with pytest.raises(EngineError) as caught:
+        result.save(out)
+    assert caught.value.key == "capture.out_no_space" and caught.value.params["free_mb"] == 0.0
+    monkeypatch.undo()
+
+    def full(self, data):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(Path, "write_bytes", full)
+    with pytest.raises(EngineError) as caught:
+        result.save(out)
+    assert caught.value.key == "capture.out_write_failed"
+    assert "No space left on device" in str(caught.value)
+    assert not out.exists() and not list(tmp_path.iterdir())

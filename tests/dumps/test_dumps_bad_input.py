@@ -49,6 +49,29 @@ def test_pt_with_a_payload_is_refused_and_never_runs(tmp_path):
     assert "evil.pt" in str(error) and "weights_only=True" in str(error)
 
 
+class _System:
+    """Unpickling this would call os.system (torch names it "posix.system" on Linux)."""
+
+    def __reduce__(self):
+        import os
+
+        return (os.system, ("true",))
+
+
+@pytest.mark.parametrize("payload, called", [(_System(), "posix.system"), (None, "exec")])
+def test_a_refused_pickle_names_what_it_calls_and_never_suggests_weights_only_false(
+    tmp_path, payload, called
+):
+    payload = payload if payload is not None else _Payload(tmp_path / "ran.txt")
+    buffer = io.BytesIO()
+    torch.save([torch.zeros(2, 3), payload], buffer)
+    for source in (Upload("evil.pt", buffer.getvalue()), tmp_path / "evil.pt"):
+        (tmp_path / "evil.pt").write_bytes(buffer.getvalue())
+        message = str(_refusal(source, "unsafe_pickle"))
+        assert f"({'it calls ' + called})" in message
+        assert "weights_only=False" not in message and "Re-running" not in message
+
+
 def test_plain_pickle_named_pt_is_refused_and_never_runs(tmp_path):
     marker = tmp_path / "ran.txt"
     path = tmp_path / "evil.pth"
@@ -223,10 +246,15 @@ def test_missing_path_and_empty_directory(tmp_path):
     assert ".safetensors" in str(_refusal(tmp_path, "no_files"))
 
 
-def test_upload_over_the_limit(monkeypatch):
+def test_upload_over_the_limit_counts_megabytes_of_a_million_bytes_as_the_browser_does(
+    monkeypatch,
+):
     monkeypatch.setattr("engine.dumps.sources.UPLOAD_LIMIT_MB", 1)
-    error = _refusal(Upload("big.npy", b"\0" * (2 * 2**20)), "upload_too_large")
-    assert "1 MB" in str(error)
+    error = _refusal(Upload("big.npy", b"\0" * (10**6 + 1)), "upload_too_large")
+    assert "big.npy is 1.0 MB; uploads are limited to 1 MB" in str(error)
+    with pytest.raises(EngineError) as caught:  # exactly the limit: read, then found corrupt
+        report(Upload("big.npy", b"\0" * 10**6))
+    assert caught.value.key == "dumps.corrupt"
 
 
 def test_compressed_upload_that_expands_too_far(tmp_path, monkeypatch):

@@ -82,3 +82,38 @@ def test_module_entry_point_runs(dump_path):
     )
     assert done.returncode == 0, done.stderr
     assert "first 3 of" in done.stdout
+
+
+def test_a_directory_of_thousands_of_files_is_refused_from_its_listing(tmp_path, capsys):
+    from engine.dumps.limits import MAX_FILES
+
+    for index in range(MAX_FILES + 1):
+        (tmp_path / f"part-{index:05d}.npy").write_bytes(b"")
+    assert main(["report", str(tmp_path), "--no-progress"]) == 2
+    assert f"matched {MAX_FILES + 1} files; at most {MAX_FILES} shards" in capsys.readouterr().err
+
+
+def test_shards_holding_more_arrays_than_accepted_are_refused_while_scanning(tmp_path, capsys):
+    from engine.dumps.limits import MAX_ENTRIES
+
+    layer = files.stream(layers=1, batch=1, tokens=2, d=4)[0, 0].numpy()
+    for shard in range(3):
+        arrays = {f"h.{shard * 2000 + i}": layer for i in range(2000)}
+        files.write_npz(tmp_path / f"s{shard}.npz", arrays)
+    assert main(["report", str(tmp_path), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert "s0.npz … s2.npz holds 6000 arrays" in err and f"at most {MAX_ENTRIES}" in err
+
+
+def test_symlink_loops_are_skipped_in_a_directory_and_named_as_a_source(tmp_path, capsys):
+    x = files.stream(layers=3, batch=1, tokens=4, d=8)
+    files.write_safetensors(tmp_path / "good.safetensors", files.hf_names(x))
+    (tmp_path / "loop.safetensors").symlink_to(tmp_path / "loop.safetensors")
+    (tmp_path / "a.npy").symlink_to(tmp_path / "b.npy")
+    (tmp_path / "b.npy").symlink_to(tmp_path / "a.npy")
+    assert main(["report", str(tmp_path), "--no-progress"]) == 0
+    assert "good.safetensors" in capsys.readouterr().out
+    assert main(["report", str(tmp_path / "loop.safetensors"), "--no-progress"]) == 2
+    assert "loop.safetensors: no such file or directory" in capsys.readouterr().err
+    (tmp_path / "sub").symlink_to(tmp_path)  # a directory that contains itself
+    assert main(["report", str(tmp_path / "sub" / "sub" / "sub"), "--no-progress"]) == 0

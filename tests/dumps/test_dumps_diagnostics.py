@@ -3,6 +3,8 @@ torch's F.layer_norm / F.rms_norm for the norm comparison, known curves for the 
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 import torch
@@ -10,6 +12,7 @@ import torch.nn.functional as F
 
 from engine.config import DumpSpec
 from engine.dumps import compare_norms, fit_tanh, open_dump, report
+from engine.dumps.report import judged
 from tests.dumps import dump_files as files
 
 
@@ -161,6 +164,28 @@ def test_thresholds_come_from_the_spec(tmp_path):
     path = files.write_safetensors(tmp_path / "d.safetensors", {"h": x})
     rep = report(path, DumpSpec(massive_abs=5000.0))
     assert rep.massive.layer.size == 0 and rep.massive.count.sum() == 0
+
+
+def test_thresholds_judged_on_a_read_report_equal_a_report_read_with_them(tmp_path):
+    x = files.stream(layers=5, batch=2, tokens=9, d=16)
+    x[3, 1, 4] *= 8.0  # an outlier token at layer 3
+    path = files.write_safetensors(tmp_path / "d.safetensors", {"h": x})
+    strict = DumpSpec(massive_abs=20.0, massive_ratio=2.0, outlier_ratio=1.1)
+    read_once = report(path)
+    judged_later = judged(read_once, strict)
+    direct = report(path, strict)
+    assert judged_later.spec == strict and judged_later.stats is read_once.stats
+    for part in ("residual", "massive", "channels"):
+        for field in dataclasses.fields(getattr(direct, part)):
+            want, got = (
+                getattr(getattr(direct, part), field.name),
+                getattr(getattr(judged_later, part), field.name),
+            )
+            np.testing.assert_array_equal(np.asarray(got), np.asarray(want), err_msg=field.name)
+    assert judged_later.massive.layer.size > read_once.massive.layer.size
+    assert judged_later.residual.outlier_token.size > read_once.residual.outlier_token.size
+    with pytest.raises(ValueError):
+        judged(read_once, DumpSpec(axes="LBTd"))  # not a threshold: read again
 
 
 def test_progress_reaches_one_and_cancel_stops(tmp_path):

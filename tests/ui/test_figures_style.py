@@ -97,3 +97,11 @@ def test_a_subplot_axis_reads_only_its_own_traces():
     log_axis(figure, "y", row=1, col=2)
     assert list(figure.layout.yaxis2.tickvals) == [1, 2, 5, 10, 20, 50]
     assert figure.layout.yaxis.type != "log"
+
+
+def test_log_ticks_at_the_ends_of_float64_stay_finite():
+    """A dump of ±1.7e308 (float64's largest decade) drew 10.0**309, an OverflowError."""
+    top = log_ticks([1e300, 1.7e308])
+    assert top and all(math.isfinite(t) and t > 0 for t in top) and max(top) <= 1.7e308
+    bottom = log_ticks([5e-324, 1e-300])
+    assert bottom and all(math.isfinite(t) and t > 0 for t in bottom)

@@ -41,7 +41,7 @@ def test_facts_table_escapes_pipes_so_a_name_stays_in_its_cell(rep):
 
 @pytest.mark.parametrize(
     "nbytes, expected",
-    [(512, "512 B"), (76_144, "74.4 kB"), (6_860_944, "6.5 MB"), (200 * 2**20, "200 MB")],
+    [(512, "512 B"), (76_144, "76.1 kB"), (6_860_944, "6.9 MB"), (200 * 10**6, "200 MB")],
 )
 def test_sizes_in_the_units_of_the_upload_limit(nbytes, expected):
     assert text.size_text(nbytes) == expected

@@ -3,7 +3,8 @@ centering matters (LayerNorm vs RMSNorm), the channel view and the DyT fit.
 
 Pure functions: the engine's report in, ``go.Figure`` out; no Streamlit import.  Every word
 a reader sees arrives translated (``AxisLabels`` and ``names`` arguments); numbers and the
-dump's own entry names are the only text made here.
+dump's own entry names are the only text made here, and the names go through
+``ui.formatting.plot_text`` (plotly would read ``<b>`` or ``<a href>`` in them as markup).
 
 References: Sun et al. 2024, "Massive Activations in Large Language Models",
 arXiv:2402.17762 (top-1/2/3 over the median, per layer); Zhang & Sennrich 2019, RMSNorm,
@@ -31,6 +32,7 @@ from engine.dumps import (
 )
 from ui.figures.depth import AxisLabels
 from ui.figures.style import linear_axis, log_axis
+from ui.formatting import plot_text
 
 FIRST_COLOR = "#d62728"  # the first token, wherever it is drawn
 OUTLIER_COLOR = "#ff7f0e"
@@ -108,9 +110,8 @@ def rms_heatmap(
         f"{names['hover_layer']} %{{y}} · %{{customdata[0]}}<br>"
         f"{names['hover_token']} %{{x}}<br>RMS %{{customdata[1]:.4g}}<extra></extra>"
     )
-    custom = np.dstack(
-        [np.repeat(np.asarray(layer_names, dtype=object)[:, None], tokens, axis=1), values]
-    )
+    shown = np.asarray([plot_text(name) for name in layer_names], dtype=object)  # [L]
+    custom = np.dstack([np.repeat(shown[:, None], tokens, axis=1), values])
     colorbar = dict(title=names["colorbar"])
     if log:
         finite = z[np.isfinite(z)]

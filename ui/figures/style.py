@@ -68,10 +68,15 @@ def _covering(ticks: list[float], low: float, high: float, grid: list[float]) ->
     return ticks
 
 
+_EXPONENTS = (-323, 308)  # the powers of ten a float64 holds (10.0**309 overflows)
+
+
 def _decade_ticks(low: float, high: float, mantissas: tuple[float, ...]) -> list[float]:
     first, last = math.floor(math.log10(low)), math.ceil(math.log10(high))
     step = max(1, math.ceil((last - first) / MAX_TICKS)) if mantissas == (1,) else 1
-    values = [m * 10.0**e for e in range(first - step, last + 2 * step, step) for m in mantissas]
+    exponents = range(max(first - step, _EXPONENTS[0]), min(last + 2 * step, _EXPONENTS[1] + 1))
+    values = [m * 10.0**e for e in exponents[::step] for m in mantissas]
+    values = [v for v in values if math.isfinite(v) and v > 0]
     ticks = _inside(values, low, high)
     thinned = ticks[:: max(1, math.ceil(len(ticks) / MAX_TICKS))]
     if len(thinned) < len(ticks):  # every n-th value: the next one out is n steps away

@@ -22,6 +22,7 @@ from ui.jobs.depth import (  # noqa: F401
 )
 from ui.jobs.dumps import (  # noqa: F401
     dump_dyt_fit,
+    dump_judged,
     dump_norm_step,
     dump_open,
     dump_report,

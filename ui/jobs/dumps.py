@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from ui.compute import Job
 from ui.formatting import literal
 from ui.i18n import t
@@ -19,26 +21,61 @@ def _dump_job(name: str, source, key, run, label="", seconds=0.0, max_entries=2)
 
 
 def dump_open(source, spec) -> Job:
-    """The dump's headers scanned and its layout inferred (no data read: inline)."""
+    """The dump's headers scanned and its layout inferred (no data read; an uploaded .pt is
+    unpickled, on the pool with a progress bar when that may take a while).  Keyed without
+    the thresholds (``reading_spec``): a new threshold reopens nothing."""
     from engine.dumps import open_dump
+    from engine.dumps.cost import open_seconds
+    from engine.dumps.report import reading_spec
+
+    reading = reading_spec(spec)
 
     def run(report, should_stop):
-        return open_dump(source.opened, spec)
+        return open_dump(source.opened, reading, should_stop)
 
-    return _dump_job("dumps.open", source, spec, run)
+    label = t("dumps.opening", file=literal(source.name))
+    seconds = open_seconds(*_size(source.opened))
+    return _dump_job("dumps.open", source, reading, run, label, seconds)
+
+
+def _size(opened) -> tuple[str, int, bool]:
+    """(suffix, bytes, held in memory) of what a ``ChosenDump`` opens."""
+    from engine.dumps import DumpFile, Upload
+
+    if isinstance(opened, Upload):
+        return Path(opened.name).suffix.lower(), len(opened.data), True
+    if isinstance(opened, DumpFile):
+        return opened.suffix, opened.size, opened.data is not None
+    path = Path(opened)
+    return path.suffix.lower(), path.stat().st_size if path.is_file() else 0, False
 
 
 def dump_report(source, dump, spec) -> Job:
-    """Every diagnostic of the dump: one streaming pass, with a progress bar when it is long."""
+    """Every statistic of the dump: one streaming pass, with a progress bar when it is long.
+    Keyed and computed without the thresholds (``dump_judged`` applies them)."""
     from engine.dumps import report
     from engine.dumps.cost import report_seconds
+    from engine.dumps.report import reading_spec
+
+    reading = reading_spec(spec)
 
     def run(progress, should_stop):
-        return report(dump, spec, progress, should_stop, fit_norms=source.fit_norms)
+        return report(dump, reading, progress, should_stop, fit_norms=source.fit_norms)
 
     label = t("dumps.reducing", file=literal(source.name))
     seconds = report_seconds(dump.layout, source.fit_norms)
-    return _dump_job("dumps.report", source, spec, run, label, seconds, max_entries=3)
+    return _dump_job("dumps.report", source, reading, run, label, seconds, max_entries=3)
+
+
+def dump_judged(source, rep, spec) -> Job:
+    """The report with the thresholds of ``spec``: outliers and massive activations picked
+    from the computed statistics, no data read (inline)."""
+    from engine.dumps.report import judged
+
+    def run(report, should_stop):
+        return judged(rep, spec)
+
+    return _dump_job("dumps.judged", source, spec, run, max_entries=3)
 
 
 def dump_tables(source, rep) -> Job:
@@ -54,11 +91,14 @@ def dump_tables(source, rep) -> Job:
 def dump_token_norms(source, dump, spec, layer: int, row: int) -> Job:
     """LayerNorm and RMSNorm of one token of the dump (one row read: inline)."""
     from engine.dumps import compare_norms, open_dump
+    from engine.dumps.report import reading_spec
+
+    reading = reading_spec(spec)
 
     def run(report, should_stop):  # ``dump`` re-laid out with the override, not re-scanned
-        return compare_norms(open_dump(dump, spec), layer, [row], spec.norm_eps)
+        return compare_norms(open_dump(dump, reading), layer, [row], spec.norm_eps)
 
-    return _dump_job("dumps.token", source, (spec, layer, row), run, max_entries=16)
+    return _dump_job("dumps.token", source, (reading, layer, row), run, max_entries=16)
 
 
 def dump_row(source, dump, layer: int, batch: int, token: int) -> Job:

@@ -26,8 +26,8 @@ _CELL_PIPE = "\\|"  # GFM reads an escaped pipe as text inside a table cell, cod
 
 
 def size_text(nbytes: int) -> str:
-    """Bytes as people read them: 76 kB, 6.5 MB (powers of 1024, as the upload limit)."""
-    for unit, scale in (("GB", 2**30), ("MB", 2**20), ("kB", 2**10)):
+    """Bytes as people read them: 76 kB, 6.5 MB (powers of 1000, as the upload limit)."""
+    for unit, scale in (("GB", 10**9), ("MB", 10**6), ("kB", 10**3)):
         if nbytes >= scale:
             return f"{format_number(nbytes / scale, 1)} {unit}"
     return f"{nbytes} B"
@@ -193,11 +193,6 @@ def token_text(text: str) -> str:
     Plain text: put it in ``literal`` for Markdown, ``plot_text`` for a chart."""
     shown = text.translate(_SHOWN_WHITESPACE) or "∅"
     return shown if len(shown) <= MAX_TOKEN_CHARS else shown[: MAX_TOKEN_CHARS - 1] + "…"
-
-
-def plot_text(text: str) -> str:
-    """Text for a plotly label: plotly reads a few HTML tags in labels, so escape them."""
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def dump_tokens(rep: DumpReport) -> tuple[tuple[str, ...], ...] | None:

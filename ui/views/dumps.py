@@ -8,23 +8,22 @@ so the page, the downloads and ``python -m engine.dumps report`` show the same n
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
 import streamlit as st
 
-from engine.dumps import DumpReport, DyTFit, TokenNorms, report_json, tables_json
+from engine.dumps import DumpReport, DyTFit, TokenNorms, json_text, report_summary
 from engine.dumps.capture import PARTIAL_CHARACTER
 from ui.figures import dumps as figures
 from ui.figures.depth import AxisLabels
-from ui.formatting import format_number, literal
+from ui.formatting import format_number, literal, plot_text
 from ui.i18n import current_language, t
 from ui.labels import label
 from ui.text import dumps as text
 from ui.text import dumps_story as story_text
-from ui.text.dumps import plot_text, token_text
+from ui.text.dumps import token_text
 from ui.views.charts import show_chart
 
 TABLE_ROWS = 12  # rows visible before a table scrolls
@@ -268,7 +267,7 @@ def channel_detail(rep: DumpReport, tables: dict[str, pd.DataFrame], layer: int)
         "outlier": t("dumps.outlier_channel"),
     }
     labels = AxisLabels(
-        t("dumps.detail_title", layer=layer, entry=rep.labels[layer]),
+        t("dumps.detail_title", layer=layer, entry=plot_text(rep.labels[layer])),
         t("dumps.detail_x"),
         t("dumps.detail_y"),
     )
@@ -338,11 +337,10 @@ def downloads(rep: DumpReport, tables: dict[str, pd.DataFrame], file_name: str) 
             on_click="ignore",
             icon=":material/download:",
         )
-    head = {key: value for key, value in report_json(rep, {}).items() if key != "tables"}
+    head = report_summary(rep)
 
     def summary() -> str:
-        full = {**head, "tables": tables_json(tables)}
-        return json.dumps(full, indent=1, ensure_ascii=False, allow_nan=False)
+        return json_text(head, tables)
 
     st.download_button(
         t("dumps.download_json"),

@@ -23,11 +23,11 @@ from engine.dumps.story import StreamStory
 from ui.errors import error_text
 from ui.figures import dumps_real as figures
 from ui.figures.depth import AxisLabels
-from ui.formatting import format_number, literal
+from ui.formatting import format_number, literal, plot_text
 from ui.i18n import current_language, t
 from ui.share import STORAGE_DTYPES, VECTOR_LAB
 from ui.text import dumps_story as text
-from ui.text.dumps import plot_text, token_text
+from ui.text.dumps import token_text
 from ui.url_contract import MAX_URL_CHARS, query_string
 from ui.views.charts import show_chart
 

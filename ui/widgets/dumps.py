@@ -97,6 +97,13 @@ def uploaded_source() -> ChosenDump | None:
     return None if uploaded is None else uploaded.chosen()
 
 
+# The browser counts a text box's length in UTF-16 code units, where an emoji or a rare
+# Chinese character takes 2, and silently drops an edit past ``max_chars``: a prompt of 501
+# emoji reverted to the previous one.  The box admits twice the characters the link
+# carries, and a longer prompt is refused here with a message.
+BROWSER_UNITS_PER_CHARACTER = 2
+
+
 @dataclass(frozen=True)
 class LivePrompt:
     spec: LiveSpec | None  # None when the prompt is refused (``errors`` says why)
@@ -126,10 +133,13 @@ def live_prompt() -> LivePrompt:
     text = bound.text_area(
         P["du_prompt"],
         t("dumps.prompt"),
-        max_chars=MAX_PROMPT_CHARS,
+        max_chars=BROWSER_UNITS_PER_CHARACTER * MAX_PROMPT_CHARS,
         height=80,
         help=t("dumps.prompt_help", limit=LIVE_MAX_TOKENS),
     )
+    if len(text) > MAX_PROMPT_CHARS:
+        message = t("dumps.prompt_too_long", chars=f"{len(text):,}", limit=f"{MAX_PROMPT_CHARS:,}")
+        return LivePrompt(None, (message,), False)
     try:
         spec = LiveSpec(text)
     except EngineError as error:
@@ -214,9 +224,12 @@ def stream_override(source: ChosenDump, layout: Layout, settings: DumpSettings) 
 
 
 def _within(param: Param, last: int, what: str) -> None:
-    """A URL value past this dump's end is said, then shown as the last one."""
+    """A URL value past this dump's end is said, then shown as the last one.
+
+    A select box's state may hold the label of an option that is gone (Streamlit keeps the
+    label when a new prompt or file changes the options): the widget itself resets it."""
     value = st.session_state.get(param.key)
-    if value is not None and value > last:
+    if isinstance(value, int) and not isinstance(value, bool) and value > last:
         st.warning(
             t("dumps.clamped", param=literal(param.key), value=value, what=what, last=last),
             icon=":material/link_off:",

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import math
+import struct
 from dataclasses import dataclass
 
 import torch
 
+from engine.dumps.limits import MAX_ENTRIES, MAX_NAME_CHARS, MAX_ZIP_DIRECTORY_BYTES
 from engine.dumps.refusals import refuse
 from engine.dumps.sources import DumpFile
 
@@ -81,4 +83,64 @@ def check_claimed_bytes(file: DumpFile, entry: str, claimed: int, available: int
             entry=entry or "(file)",
             claimed=claimed,
             available=max(available, 0),
+        )
+
+
+def check_entry_count(file: DumpFile, count: int | str) -> None:
+    """Refuse a file holding more than ``MAX_ENTRIES`` arrays (``count`` may say "more
+    than N" when counting stopped at the bound)."""
+    if isinstance(count, str) or count > MAX_ENTRIES:
+        raise refuse("too_many_entries", file=file.name, count=count, limit=MAX_ENTRIES)
+
+
+def check_name(file: DumpFile, name: str) -> None:
+    """Refuse an entry name longer than ``MAX_NAME_CHARS`` (shown cut, in the message)."""
+    if len(name) > MAX_NAME_CHARS:
+        raise refuse(
+            "name_too_long", file=file.name, length=len(name), name=name[:40], limit=MAX_NAME_CHARS
+        )
+
+
+# A zip's end-of-central-directory record (APPNOTE.TXT 4.3.16) and its zip64 forms (4.3.14-15)
+_END = struct.Struct("<4s4H2LH")  # signature, disks, members here, members, size, offset, note
+_END64_LOCATOR = struct.Struct("<4sLQL")  # signature, disk, offset of the zip64 record, disks
+_END64 = struct.Struct("<4sQ2H2L4Q")  # signature, size, versions, disks, members, size, offset
+
+
+def zip_directory(file: DumpFile) -> tuple[int, int] | None:
+    """(members, bytes) of a zip's central directory, from its end record alone; None when
+    the file has no end record (zipfile and torch then refuse it themselves)."""
+    tail_bytes = min(file.size, _END.size + 0xFFFF + _END64_LOCATOR.size)
+    tail = file.read(file.size - tail_bytes, tail_bytes)
+    at = tail.rfind(b"PK\x05\x06")
+    if at < 0 or at + _END.size > len(tail):
+        return None
+    members, size = _END.unpack_from(tail, at)[4:6]
+    locator = at - _END64_LOCATOR.size
+    if (members == 0xFFFF or size == 0xFFFFFFFF) and locator >= 0:
+        signature, _, offset, _ = _END64_LOCATOR.unpack_from(tail, locator)
+        record = file.read(offset, _END64.size) if signature == b"PK\x06\x07" else b""
+        if len(record) == _END64.size and record[:4] == b"PK\x06\x06":
+            members, size = _END64.unpack(record)[7:9]
+    return members, size
+
+
+def check_zip_directory(file: DumpFile, most_members: int = MAX_ENTRIES) -> None:
+    """Refuse a zip whose directory lists more than ``most_members`` members or takes more
+    than ``MAX_ZIP_DIRECTORY_BYTES``, before it is parsed: zipfile and torch read the whole
+    directory on opening."""
+    found = zip_directory(file)
+    if found is None:
+        return
+    members, size = found
+    if members > most_members:
+        raise refuse("too_many_entries", file=file.name, count=members, limit=MAX_ENTRIES)
+    if size > MAX_ZIP_DIRECTORY_BYTES:
+        raise refuse(
+            "directory_too_large",
+            file=file.name,
+            count=members,
+            size=size,
+            limit=MAX_ZIP_DIRECTORY_BYTES,
+            entries=MAX_ENTRIES,
         )

@@ -19,8 +19,16 @@ import zipfile
 import numpy as np
 import torch
 
-from engine.dumps.formats.entries import EntryInfo, FileScan, check_claimed_bytes, corrupt
-from engine.dumps.limits import MAX_EXPANDED_UPLOAD_MB, MAX_NPY_HEADER_BYTES
+from engine.dumps.formats.entries import (
+    EntryInfo,
+    FileScan,
+    check_claimed_bytes,
+    check_entry_count,
+    check_name,
+    check_zip_directory,
+    corrupt,
+)
+from engine.dumps.limits import MAX_EXPANDED_UPLOAD_MB, MAX_NPY_HEADER_BYTES, MB
 from engine.dumps.refusals import refuse
 from engine.dumps.sources import DumpFile
 
@@ -45,15 +53,6 @@ def _read_header(file: DumpFile, key: str, stream, fmt: str) -> tuple[tuple, np.
     shape, fortran_order, dtype = header
     if dtype.hasobject:
         raise refuse("object_array", file=file.name, entry=key or "(file)")
-    if dtype.kind != "f" or dtype.itemsize not in _FLOAT_NAMES:
-        raise refuse(
-            "unsupported_dtype",
-            file=file.name,
-            entry=key or "(file)",
-            dtype=str(dtype),
-            accepted="float16, float32, float64 (numpy has no bfloat16: save it as "
-            ".safetensors or .pt)",
-        )
     if fortran_order and len(shape) > 1:
         raise corrupt(
             file, key, fmt, "stored in Fortran order", "C order: np.save(np.ascontiguousarray(a))"
@@ -61,15 +60,37 @@ def _read_header(file: DumpFile, key: str, stream, fmt: str) -> tuple[tuple, np.
     return tuple(int(n) for n in shape), dtype, stream.tell()
 
 
+def _is_float(dtype: np.dtype) -> bool:
+    return dtype.kind == "f" and dtype.itemsize in _FLOAT_NAMES
+
+
 def _entry(file: DumpFile, key: str, shape: tuple, dtype: np.dtype) -> EntryInfo:
     return EntryInfo(file=file, key=key, shape=shape, dtype=_FLOAT_NAMES[dtype.itemsize])
+
+
+def _not_used(shape: tuple, dtype: np.dtype) -> str | None:
+    """Why an array is skipped (not a float, or a scalar), or None when it is read."""
+    if not _is_float(dtype):
+        return f"dtype {dtype}"
+    return "a scalar (shape [])" if not shape else None
 
 
 def scan_npy(file: DumpFile) -> FileScan:
     stream = io.BytesIO(file.data) if file.data is not None else open(file.path, "rb")
     with stream:
         shape, dtype, start = _read_header(file, "", stream, "npy")
+    if not _is_float(dtype):
+        raise refuse(
+            "unsupported_dtype",
+            file=file.name,
+            entry="(file)",
+            dtype=str(dtype),
+            accepted="float16, float32, float64 (numpy has no bfloat16: save it as "
+            ".safetensors or .pt)",
+        )
     check_claimed_bytes(file, "", math.prod(shape) * dtype.itemsize, file.size - start)
+    if not shape:
+        return FileScan(file, (), (("(file)", "a scalar (shape [])"),))
     return FileScan(file, (_entry(file, "", shape, dtype),), ())
 
 
@@ -81,26 +102,37 @@ def _open_zip(file: DumpFile) -> zipfile.ZipFile:
         raise corrupt(file, "", "npz", str(exc)[:200], _ACCEPTED_NPZ) from None
 
 
+def _check_expanded(file: DumpFile, members: list[zipfile.ZipInfo]) -> None:
+    """An upload's members together may expand to ``MAX_EXPANDED_UPLOAD_MB`` at most, as the
+    zip directory states their sizes (a member that holds more than it states is refused
+    when read: ``check_claimed_bytes``)."""
+    total = sum(info.file_size for info in members)
+    if file.data is not None and total > MAX_EXPANDED_UPLOAD_MB * MB:
+        raise refuse(
+            "expands_too_far",
+            file=file.name,
+            size_mb=round(total / MB),
+            limit_mb=MAX_EXPANDED_UPLOAD_MB,
+        )
+
+
 def scan_npz(file: DumpFile) -> FileScan:
+    check_zip_directory(file)
     found, skipped = [], []
     with _open_zip(file) as archive:
         try:
             members = archive.infolist()
         except Exception as exc:
             raise corrupt(file, "", "npz", str(exc)[:200], _ACCEPTED_NPZ) from None
+        check_entry_count(file, len(members))
+        _check_expanded(file, members)
         for info in members:
             if not info.filename.endswith(".npy"):
+                check_name(file, info.filename)
                 skipped.append((info.filename, "not a .npy member"))
                 continue
             key = info.filename[: -len(".npy")]
-            if file.data is not None and info.file_size > MAX_EXPANDED_UPLOAD_MB * 2**20:
-                raise refuse(
-                    "expands_too_far",
-                    file=file.name,
-                    entry=key,
-                    size_mb=round(info.file_size / 2**20),
-                    limit_mb=MAX_EXPANDED_UPLOAD_MB,
-                )
+            check_name(file, key)
             try:
                 with archive.open(info) as member:
                     shape, dtype, start = _read_header(file, key, member, "npz")
@@ -108,7 +140,11 @@ def scan_npz(file: DumpFile) -> FileScan:
                 raise corrupt(file, key, "npz", str(exc)[:200], _ACCEPTED_NPZ) from None
             claimed = math.prod(shape) * dtype.itemsize
             check_claimed_bytes(file, key, claimed, info.file_size - start)
-            found.append(_entry(file, key, shape, dtype))
+            why = _not_used(shape, dtype)
+            if why is None:
+                found.append(_entry(file, key, shape, dtype))
+            else:
+                skipped.append((key, why))
     return FileScan(file, tuple(found), tuple(skipped))
 
 

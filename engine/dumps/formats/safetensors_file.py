@@ -6,6 +6,9 @@ Format (github.com/huggingface/safetensors): 8 bytes little-endian header length
 "__metadata__": {str: str}}``, then the data; offsets count from the end of the header.
 Every claimed shape is checked against the bytes the file holds before anything is mapped,
 so a header claiming a terabyte tensor in a kilobyte file is refused without allocating.
+The header's size, its entries and their names are bounded (``limits``) before it is parsed
+or read; the entries must tile the data exactly, from its first byte to its last, which is
+the rule ``safe_open`` enforces, so an upload and a file on disk are refused alike.
 """
 
 from __future__ import annotations
@@ -21,9 +24,11 @@ from engine.dumps.formats.entries import (
     EntryInfo,
     FileScan,
     check_claimed_bytes,
+    check_entry_count,
+    check_name,
     corrupt,
 )
-from engine.dumps.limits import MAX_SAFETENSORS_HEADER_BYTES
+from engine.dumps.limits import MAX_ENTRIES, MAX_SAFETENSORS_HEADER_BYTES
 from engine.dumps.refusals import refuse
 from engine.dumps.sources import DumpFile
 
@@ -41,27 +46,24 @@ _ITEMSIZE = {
 }  # fmt: skip
 
 
-def _head(file: DumpFile, size: int) -> bytes:
-    if file.data is not None:
-        return file.data[:size]
-    with open(file.path, "rb") as handle:
-        return handle.read(size)
-
-
 def _parse_header(file: DumpFile) -> tuple[int, dict]:
     """(data start, header dict), every field checked; refuses before reading any data."""
     total = file.size
-    prefix = _head(file, 8)
+    prefix = file.read(0, 8)
     if len(prefix) < 8:
         raise corrupt(file, "", FORMAT, "shorter than the 8-byte header length", _ACCEPTED)
     length = int.from_bytes(prefix, "little")
     if length > MAX_SAFETENSORS_HEADER_BYTES:
         raise refuse(
-            "header_too_large", file=file.name, size=length, limit=MAX_SAFETENSORS_HEADER_BYTES
+            "header_too_large",
+            file=file.name,
+            size=length,
+            limit=MAX_SAFETENSORS_HEADER_BYTES,
+            entries=MAX_ENTRIES,
         )
     check_claimed_bytes(file, "(header)", 8 + length, total)
     try:
-        header = json.loads(_head(file, 8 + length)[8:].decode("utf-8"))
+        header = json.loads(file.read(8, length).decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
         raise corrupt(file, "", FORMAT, f"header is not JSON: {exc}", _ACCEPTED) from None
     if not isinstance(header, dict):
@@ -105,17 +107,37 @@ def scan(file: DumpFile) -> FileScan:
         isinstance(k, str) and isinstance(v, str) for k, v in metadata.items()
     ):
         raise corrupt(file, "__metadata__", FORMAT, "metadata is not {str: str}", _ACCEPTED)
-    found, skipped = [], []
+    check_entry_count(file, len(header))
+    found, skipped, spans = [], [], []
     for key, info in header.items():
+        check_name(file, key)
         dtype, shape, begin = _check_entry(file, key, info, file.size - start)
-        if dtype in _FLOATS:
-            found.append((begin, EntryInfo(file=file, key=key, shape=shape, dtype=_FLOATS[dtype])))
-        else:
+        spans.append((begin, begin + math.prod(shape) * _ITEMSIZE[dtype], key))
+        if dtype not in _FLOATS:
             skipped.append((key, f"dtype {dtype}"))
+        elif not shape:
+            skipped.append((key, "a scalar (shape [])"))
+        else:
+            found.append((begin, EntryInfo(file=file, key=key, shape=shape, dtype=_FLOATS[dtype])))
+    _check_tiling(file, spans, file.size - start)
     if file.data is None:
         _validate_with_library(file)
     entries = tuple(entry for _, entry in sorted(found, key=lambda pair: pair[0]))
     return FileScan(file, entries, tuple(skipped), tuple(sorted(metadata.items())))
+
+
+def _check_tiling(file: DumpFile, spans: list, data_bytes: int) -> None:
+    """The entries' data must follow each other from byte 0 to the file's end, with no gap
+    and no overlap (what ``safe_open`` requires; an upload is never passed to it)."""
+    at = 0
+    for begin, end, key in sorted(spans):
+        if begin != at:
+            detail = f"its data starts at byte {begin}, not {at}: entries overlap or leave a gap"
+            raise corrupt(file, key, FORMAT, detail, _ACCEPTED)
+        at = end
+    if at != data_bytes:
+        detail = f"the entries cover {at} bytes of data but the file holds {data_bytes}"
+        raise corrupt(file, "", FORMAT, detail, _ACCEPTED)
 
 
 def _validate_with_library(file: DumpFile) -> None:

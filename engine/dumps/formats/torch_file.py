@@ -7,6 +7,13 @@ the tensors view the file instead of being read into memory.  The legacy (pre-1.
 format is refused: its storages are read whole, with sizes taken from the pickle.  Before
 refusing it, the stream's opcodes are listed (``pickletools.genops`` parses, never runs), so
 a plain pickle that would call functions is named as such.
+
+Before anything is unpickled, the structure is bounded: the zip directory's size, the
+pickle's size and its opcodes (each makes at most one object), and the tensors it stores.
+After unpickling and before anything is walked, the objects reached through the lists and
+dicts are counted with each container's count computed once (``_references``): eight lines
+of ``x = [x, x]`` make a 2 KB file whose walk would reach 2⁴⁰ tensors; it is refused by
+that count in microseconds.
 """
 
 from __future__ import annotations
@@ -20,8 +27,22 @@ import zipfile
 
 import torch
 
-from engine.dumps.formats.entries import EntryInfo, FileScan, corrupt
-from engine.dumps.limits import WINDOW_BYTES
+from engine.dumps.formats.entries import (
+    EntryInfo,
+    FileScan,
+    check_entry_count,
+    check_name,
+    check_zip_directory,
+    corrupt,
+)
+from engine.dumps.limits import (
+    MAX_ENTRIES,
+    MAX_NAME_CHARS,
+    MAX_PICKLE_BYTES,
+    MAX_PICKLE_OPCODES,
+    MAX_REFERENCES,
+    WINDOW_BYTES,
+)
 from engine.dumps.refusals import refuse
 from engine.dumps.sources import DumpFile
 
@@ -36,9 +57,15 @@ _CALLS = {"GLOBAL", "STACK_GLOBAL", "REDUCE", "INST", "OBJ", "NEWOBJ", "NEWOBJ_E
 
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")  # torch bolds part of its message for terminals
-# The line of torch's refusal that names what the pickle would call; its first lines explain
-# how to load the file unsafely, which is no advice to show a person who uploaded it.
-_UNSUPPORTED = re.compile(r"Unsupported global: GLOBAL ([^\s]+)")
+# What torch's refusal names as the global the pickle would call, in its wordings so far
+# ("Unsupported global: GLOBAL exec was not ...", "Trying to load unsupported
+# GLOBAL posix.system whose module posix is blocked").  Nothing else of that text is shown:
+# it explains how to load the file unsafely, no advice for someone who uploaded it.
+_UNSUPPORTED = re.compile(r"unsupported (?:global: )?GLOBAL ([^\s]+)", re.IGNORECASE)
+# Records a torch.save zip may list: one per storage, and data.pkl, version, byteorder, ...
+# Loose: the pickle's own count of storages (``_check_pickle``) is the exact bound.
+_MOST_RECORDS = 2 * MAX_ENTRIES
+_PERSISTENT_IDS = {"PERSID", "BINPERSID"}  # one per storage the pickle refers to
 
 
 def _first_line(exc: BaseException) -> str:
@@ -47,9 +74,9 @@ def _first_line(exc: BaseException) -> str:
 
 
 def _unpickling_detail(exc: BaseException) -> str:
-    """What the pickle would have called, e.g. "it calls builtins.exec", or its first line."""
-    found = _UNSUPPORTED.search(str(exc))
-    return f"it calls {found.group(1)}" if found else _first_line(exc)
+    """What the pickle would have called, e.g. "it calls builtins.exec"."""
+    found = _UNSUPPORTED.search(_ANSI.sub("", str(exc)))
+    return f"it calls {found.group(1)}" if found else "it calls a function torch does not allow"
 
 
 def _refuse_legacy(file: DumpFile, head: bytes):
@@ -64,6 +91,37 @@ def _refuse_legacy(file: DumpFile, head: bytes):
     return corrupt(file, "", "torch", "not a zip archive", _ACCEPTED)
 
 
+def _check_pickle(file: DumpFile, source) -> None:
+    """Bound the pickle before torch unpickles it: its size, its opcodes (listed, never run)
+    and the storages it refers to."""
+    with zipfile.ZipFile(source) as archive:
+        pickles = [info for info in archive.infolist() if info.filename.endswith("data.pkl")]
+        if not pickles:
+            return  # torch.load refuses it with its own message
+        if pickles[0].file_size > MAX_PICKLE_BYTES:
+            raise refuse(
+                "pickle_too_large",
+                file=file.name,
+                size=pickles[0].file_size,
+                limit=MAX_PICKLE_BYTES,
+                entries=MAX_ENTRIES,
+            )
+        data = archive.read(pickles[0])
+    storages, count = 0, 0
+    try:
+        for count, (opcode, _, _) in enumerate(pickletools.genops(data), start=1):
+            if count > MAX_PICKLE_OPCODES:
+                break
+            storages += opcode.name in _PERSISTENT_IDS
+    except ValueError as exc:  # not a pickle: an unknown opcode, a truncated argument
+        raise corrupt(file, "data.pkl", "torch", _first_line(exc), _ACCEPTED) from None
+    if count > MAX_PICKLE_OPCODES:
+        raise refuse(
+            "pickle_too_complex", file=file.name, limit=MAX_PICKLE_OPCODES, entries=MAX_ENTRIES
+        )
+    check_entry_count(file, storages)
+
+
 def _load(file: DumpFile) -> object:
     source = io.BytesIO(file.data) if file.data is not None else file.path
     try:
@@ -71,12 +129,14 @@ def _load(file: DumpFile) -> object:
     except Exception as exc:
         raise corrupt(file, "", "torch", _first_line(exc), _ACCEPTED) from None
     if not is_zip:
-        if file.data is not None:
-            head = file.data[: 1 << 20]
-        else:
-            with open(file.path, "rb") as handle:
-                head = handle.read(1 << 20)
-        raise _refuse_legacy(file, head)
+        raise _refuse_legacy(file, file.read(0, 1 << 20))
+    check_zip_directory(file, _MOST_RECORDS)
+    if isinstance(source, io.BytesIO):
+        source.seek(0)
+    try:
+        _check_pickle(file, source)
+    except (zipfile.BadZipFile, OSError, EOFError) as exc:
+        raise corrupt(file, "", "torch", _first_line(exc), _ACCEPTED) from None
     if isinstance(source, io.BytesIO):
         source.seek(0)
     try:
@@ -90,14 +150,59 @@ def _load(file: DumpFile) -> object:
         raise corrupt(file, "", "torch", _first_line(exc), _ACCEPTED) from None
 
 
+def _items(obj: object):
+    """(key, item) of a list, tuple or dict; None for anything else."""
+    if isinstance(obj, (list, tuple)):
+        return enumerate(obj)
+    if isinstance(obj, dict):
+        return obj.items()
+    return None
+
+
+def _references(file: DumpFile, root: object) -> int:
+    """How many objects a walk of ``root``'s lists and dicts reaches (a shared container is
+    reached, and counted, once per reference), computed with one visit per container: its
+    count is kept by ``id``.  Refused past ``MAX_REFERENCES``, and for a container that holds
+    itself or nests deeper than a name can be long."""
+    counted: dict[int, int] = {}
+    open_now: set[int] = set()
+
+    def count(obj: object, depth: int) -> int:
+        items = _items(obj)
+        if items is None:
+            return 1
+        key = id(obj)
+        if key in counted:
+            return counted[key]
+        if key in open_now:
+            raise corrupt(file, "", "torch", "a list or dict holds itself", _ACCEPTED)
+        if depth > MAX_NAME_CHARS // 2:  # every level adds at least 2 characters to a name
+            length, name = 2 * depth - 1, ".".join(["0"] * 20)
+            raise refuse(
+                "name_too_long", file=file.name, length=length, name=name, limit=MAX_NAME_CHARS
+            )
+        open_now.add(key)
+        total = 1
+        for _, item in items:
+            total = min(total + count(item, depth + 1), MAX_REFERENCES + 1)
+        open_now.discard(key)
+        counted[key] = total
+        return total
+
+    total = count(root, 0)
+    if total > MAX_REFERENCES:
+        raise refuse(
+            "too_many_references", file=file.name, limit=MAX_REFERENCES, entries=MAX_ENTRIES
+        )
+    return total
+
+
 def _flatten(obj: object, prefix: str, found: dict, skipped: list, file: DumpFile) -> None:
+    check_name(file, prefix)
     if isinstance(obj, torch.Tensor):
-        found[prefix] = obj
-    elif isinstance(obj, (list, tuple)):
-        for index, item in enumerate(obj):
-            _flatten(item, f"{prefix}.{index}" if prefix else str(index), found, skipped, file)
-    elif isinstance(obj, dict):
-        for key, item in obj.items():
+        found[prefix] = obj.detach()  # a Parameter, or a tensor that requires grad: its values
+    elif (items := _items(obj)) is not None:
+        for key, item in items:
             _flatten(item, f"{prefix}.{key}" if prefix else str(key), found, skipped, file)
     elif prefix:
         skipped.append((prefix, type(obj).__name__))
@@ -108,7 +213,10 @@ def _flatten(obj: object, prefix: str, found: dict, skipped: list, file: DumpFil
 def _tensors(file: DumpFile) -> tuple[dict[str, torch.Tensor], list[tuple[str, str]]]:
     found: dict[str, torch.Tensor] = {}
     skipped: list[tuple[str, str]] = []
-    _flatten(_load(file), "", found, skipped, file)
+    loaded = _load(file)
+    _references(file, loaded)  # before the walk: refuses what the walk could not finish
+    _flatten(loaded, "", found, skipped, file)
+    check_entry_count(file, len(found) + len(skipped))
     return found, skipped
 
 
