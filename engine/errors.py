@@ -42,8 +42,7 @@ class _Unfilled(dict):
 class EngineError(ValueError):
     """A value the engine refuses: what was wrong and what is accepted."""
 
-    def __init__(self, key: str, params: dict | None = None, message: str | None = None):
-        del message  # TEMPORARY: ignored, the English is errors.toml's; callers drop it next
+    def __init__(self, key: str, params: dict | None = None):
         self.key = key
         self.params = dict(params or {})
         super().__init__(key, self.params)

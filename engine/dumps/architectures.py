@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import torch
 
-from engine.dumps.capture_refusals import capture_error
+from engine.dumps.refusals import capture_error
 
 
 @dataclass(frozen=True)

