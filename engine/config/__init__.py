@@ -50,6 +50,7 @@ from engine.config.norms import (  # noqa: F401
     NormSpec,
 )
 from engine.config.precision import (  # noqa: F401
+    HALF_DIVERGENCE,
     HALF_DTYPES,
     PRECISION_KINDS,
     PrecisionSpec,
