@@ -28,6 +28,25 @@ from engine.config.dumps import (  # noqa: F401
     DUMP_LAYER_ORDERS,
     DumpSpec,
 )
+from engine.config.experiments import (  # noqa: F401
+    EXPERIMENT_MAX_CHARACTERS,
+    EXPERIMENT_MAX_TOKENS,
+    EXPERIMENT_TEXTS,
+    LENS_DEFAULT_POSITIONS,
+    LENS_MAX_POSITIONS,
+    LENS_MAX_TOP_K,
+    LENS_VARIANTS,
+    MASSIVE_MAX_WINDOW,
+    MASSIVE_SETTINGS,
+    FoldSpec,
+    FreezeSpec,
+    FreezeSweepSpec,
+    HalfSpec,
+    LensSpec,
+    MassiveSpec,
+    SwapSpec,
+    TextSpec,
+)
 from engine.config.geometry import (  # noqa: F401
     GEOMETRY_AXES,
     GEOMETRY_DISTRIBUTIONS,
