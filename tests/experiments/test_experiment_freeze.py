@@ -1,0 +1,133 @@
+"""Freezing the scale against an independent model: a copy whose chosen norms divide every
+token by one constant computed here from the norms' inputs, and the sweep's progress and
+cancel."""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pytest
+import torch
+
+from engine.config import FreezeSpec, FreezeSweepSpec
+from engine.dumps.architectures import module_paths
+from engine.experiments.freeze import freeze_scale, freeze_sweep
+from engine.jobs import Cancelled
+from tests.experiments.conftest import CAUSAL, nll_of, plain_logits
+
+
+def _eps(module) -> float:
+    eps = getattr(module, "eps", None)
+    return eps if isinstance(eps, float) else module.variance_epsilon
+
+
+def _scales(model, paths: set[str], ids, kind: str, skip_first: bool) -> dict[str, float]:
+    """Mean over the tokens of 1/sqrt(mean square + eps) (LayerNorm: variance) of each
+    norm's input, in float64, from hooks on a plain pass."""
+    inputs, handles = {}, []
+    for path in paths:
+        module = model.get_submodule(path)
+        hook = module.register_forward_hook(lambda m, a, o, path=path: inputs.update({path: a[0]}))
+        handles.append(hook)
+    plain_logits(model, ids)
+    for handle in handles:
+        handle.remove()
+    scales = {}
+    for path, x in inputs.items():
+        x = x[0].double()[1 if skip_first else 0 :]  # [T, d]
+        statistic = x.var(-1, correction=0) if kind == "layernorm" else x.pow(2).mean(-1)
+        scales[path] = float((statistic + _eps(model.get_submodule(path))).rsqrt().mean())
+    return scales
+
+
+class FrozenNorm(torch.nn.Module):
+    def __init__(self, module, kind, offset, scale, own_first):
+        super().__init__()
+        self.module, self.kind, self.offset = module, kind, offset
+        self.scale, self.own_first = scale, own_first
+
+    def forward(self, x):
+        xc = x.float()
+        if self.kind == "layernorm":
+            xc = xc - xc.mean(-1, keepdim=True)
+        y = xc * self.scale * (self.offset + self.module.weight.float())
+        if getattr(self.module, "bias", None) is not None:
+            y = y + self.module.bias.float()
+        if self.own_first:
+            y[:, :1] = self.module(x[:, :1]).float()  # the module's own code on token 0
+        return y.to(x.dtype)
+
+
+def frozen_copy(live, chosen: set[str], ids, own_first: bool) -> torch.nn.Module:
+    model = copy.deepcopy(live.loaded.model)
+    arch = live.loaded.architecture
+    scales = _scales(model, chosen, ids, arch.norm_kind, own_first)
+    for path in chosen:
+        parent, _, name = path.rpartition(".")
+        owner = model.get_submodule(parent)
+        frozen = FrozenNorm(getattr(owner, name), arch.norm_kind, arch.weight_offset,
+                            scales[path], own_first)  # fmt: skip
+        setattr(owner, name, frozen)
+    return model
+
+
+@pytest.mark.parametrize("name", CAUSAL)
+@pytest.mark.parametrize(
+    "spec",
+    [FreezeSpec((1,)), FreezeSpec((0, 2), final=True), FreezeSpec((1,), own_first=True)],
+)
+def test_a_frozen_scale_is_the_mean_of_the_tokens_own(tiny, tiny_reference, name, spec):
+    live, ref = tiny(name), tiny_reference(name)
+    result = freeze_scale(live, ref, spec)
+    paths = module_paths(live.loaded.model, live.loaded.architecture)
+    chosen = {
+        p
+        for p, layer in zip(paths.norms, paths.norm_layers)
+        if layer in spec.layers or (layer is None and spec.final)
+    }
+    assert set(result.norms) == chosen
+    model = frozen_copy(live, chosen, ref.tokens.ids, spec.own_first)
+    logits = plain_logits(model, ref.tokens.ids)
+    np.testing.assert_allclose(
+        result.effect.nll, nll_of(logits, ref.tokens.ids), rtol=1e-5, atol=1e-5
+    )
+    assert result.effect.mean_kl > 1e-4 and (result.variation > 0).all()
+
+
+def test_with_its_own_scale_the_first_token_predicts_as_before(tiny, tiny_reference):
+    """Position 0 attends only to itself: with token 0 normalised by its own RMS in every
+    block, its next-token distribution is the unmodified one."""
+    live, ref = tiny("llama"), tiny_reference("llama")
+    result = freeze_scale(live, ref, FreezeSpec(None, final=True, own_first=True))
+    assert result.effect.kl[0] < 1e-9 and result.effect.top1[0]
+    assert result.effect.kl[1:].mean() > 1e-3
+
+
+def test_the_sweep_is_each_block_frozen_alone(tiny, tiny_reference):
+    live, ref = tiny("qwen2"), tiny_reference("qwen2")
+    seen = []
+    sweep = freeze_sweep(live, ref, FreezeSweepSpec(tolerance=0.01), progress=seen.append)
+    assert sweep.layers == (0, 1, 2, None)
+    assert seen == sorted(seen) and seen[-1] == pytest.approx(1.0) and len(seen) == 4
+    for layer, result in zip(sweep.layers, sweep.results):
+        alone = FreezeSpec(() if layer is None else (layer,), final=layer is None)
+        np.testing.assert_array_equal(result.effect.nll, freeze_scale(live, ref, alone).effect.nll)
+    np.testing.assert_array_equal(sweep.tolerated, sweep.perplexity_ratio <= 1.01)
+    assert sweep.mean_kl.shape == sweep.top1_agreement.shape == (4,)
+
+
+def test_the_sweep_stops_when_asked_and_leaves_the_model_as_it_was(tiny, tiny_reference):
+    live, ref = tiny("gpt2"), tiny_reference("gpt2")
+    model = live.loaded.model
+    calls = []
+
+    def should_stop() -> bool:  # polled before each run and each block: stop mid-pass
+        calls.append(1)
+        return len(calls) > 6
+
+    with pytest.raises(Cancelled):
+        freeze_sweep(live, ref, FreezeSweepSpec(), should_stop=should_stop)
+    assert all(not m._forward_hooks and not m._forward_pre_hooks for m in model.modules())
+    assert all("forward" not in m.__dict__ for m in model.modules())
+    assert torch.equal(plain_logits(model, ref.tokens.ids), ref.logits)
