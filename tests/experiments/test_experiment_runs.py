@@ -28,7 +28,7 @@ from engine.experiments.freeze import freeze_scale, freeze_sweep
 from engine.experiments.half import float16_run
 from engine.experiments.lens import logit_lens
 from engine.experiments.massive import massive_activations
-from engine.experiments.runs import edited, measure, modified_logits, reference
+from engine.experiments.runs import edited, kl_divergence, measure, modified_logits, reference
 from engine.experiments.swap import swap_norms
 from tests.dumps import tiny_models
 from tests.experiments.conftest import CAUSAL, kl_of, nll_of, plain_logits
@@ -102,16 +102,26 @@ def test_each_norms_scale_is_what_torchs_own_norm_divides_by(tiny, tiny_referenc
         torch.testing.assert_close(ref.norm_rstd[index].double(), expected, rtol=2e-5, atol=0)
 
 
-def test_measure_against_torchs_kl_div_and_cross_entropy(tiny_reference):
+@pytest.mark.parametrize(
+    "noise, shift",
+    # a shift leaves every distribution as it is, but makes Σ p e^(−Δ) = e^-20: the
+    # precise form of kl_divergence loses it to cancellation and must not be used
+    [(1e-3, 0.0), (0.7, 0.0), (30.0, 0.0), (0.7, -20.0)],
+)
+def test_measure_against_torchs_kl_div_and_cross_entropy(tiny_reference, noise, shift):
     ref = tiny_reference("llama")
     generator = torch.Generator().manual_seed(0)
-    logits = ref.logits + 0.7 * torch.randn(ref.logits.shape, generator=generator)
+    logits = ref.logits + noise * torch.randn(ref.logits.shape, generator=generator) + shift
     effect = measure(ref, logits)
-    np.testing.assert_allclose(effect.kl, kl_of(ref.logits, logits).numpy(), rtol=1e-4, atol=1e-6)
+    expected = kl_of(ref.logits, logits).numpy()
+    np.testing.assert_allclose(effect.kl, expected, rtol=1e-4, atol=1e-9)
     np.testing.assert_allclose(effect.nll, nll_of(logits, ref.tokens.ids).numpy(), rtol=1e-5)
     agree = (ref.logits.argmax(-1) == logits.argmax(-1)).numpy()
     np.testing.assert_array_equal(effect.top1, agree)
-    assert 0 < effect.top1_agreement < 1 and effect.perplexity_ratio > 1
+    assert effect.top1_agreement == agree.mean()
+    assert effect.perplexity_ratio == pytest.approx(
+        math.exp(nll_of(logits, ref.tokens.ids).mean()) / ref.perplexity, rel=1e-5
+    )
 
 
 def test_equal_logits_measure_exactly_zero_and_a_nan_row_infinite(tiny_reference):
@@ -123,6 +133,18 @@ def test_equal_logits_measure_exactly_zero_and_a_nan_row_infinite(tiny_reference
     effect = measure(ref, broken)
     assert math.isinf(effect.kl[5]) and not effect.top1[5] and math.isinf(effect.perplexity)
     assert np.isfinite(np.delete(effect.kl, 5)).all()
+
+
+def test_kl_stays_right_where_p_underflows_but_q_does_not():
+    """q puts its mass on a token whose p is 0 in float32 (e^-200): the precise form cannot
+    see it there, and the plain form takes over."""
+    z_p = torch.tensor([[0.0, -200.0, 1.0, 0.5], [0.0, 0.1, 0.2, 0.3]])
+    z_q = torch.tensor([[0.0, 8.0, 1.0, 0.5], [0.0, 0.1, 0.2, 0.3 + 1e-4]])
+    p, lse_p, lse_q = z_p.softmax(-1), z_p.logsumexp(-1), z_q.logsumexp(-1)
+    assert p[0, 1] == 0
+    got = kl_divergence(p, z_p, lse_p, z_q.clone(), lse_q)
+    torch.testing.assert_close(got.double(), kl_of(z_p, z_q), rtol=1e-5, atol=1e-9)
+    assert 0 < got[1] < 1e-8  # the precise form: a difference of 1e-4 in one logit
 
 
 @pytest.mark.parametrize("name", CAUSAL)
