@@ -19,6 +19,9 @@ EXPERIMENT_TEXTS = ("en", "zh")  # the held-out texts: engine/experiments/texts/
 EXPERIMENT_MAX_CHARACTERS = 8000  # a caller's own text
 EXPERIMENT_MAX_TOKENS = 1024  # tokens an experiment reads (a 1024-token pass: a few seconds)
 MASSIVE_SETTINGS = ("keep", "zero", "mean")
+# Tokens a frozen scale leaves alone (engine/experiments/freeze.py): none, the first token,
+# or every token carrying a massive activation somewhere in the stream.
+FREEZE_EXEMPT = ("none", "first", "massive")
 MASSIVE_MAX_WINDOW = 512
 LENS_VARIANTS = ("own_scale", "final_scale", "no_norm")  # see engine/experiments/lens.py
 LENS_DEFAULT_POSITIONS = 16  # positions the logit lens decodes when none are named
@@ -117,11 +120,13 @@ class FreezeSpec:
 
     layers: tuple[int, ...] | None = None  # blocks whose norms are frozen; None: every block
     final: bool = False  # also the norm after the last block
-    own_first: bool = False  # the first token keeps its own scale (and is left out of the mean)
+    exempt: str = "none"  # one of FREEZE_EXEMPT: tokens that keep their own scale
 
     def __post_init__(self) -> None:
         _numbers(self, "layers", 10**4)
-        _flags(self, "final", "own_first")
+        _flags(self, "final")
+        if self.exempt not in FREEZE_EXEMPT:
+            refuse_choice("exempt", self.exempt, FREEZE_EXEMPT)
         if self.layers == () and not self.final:
             raise experiment_error("nothing_chosen")
 
@@ -131,11 +136,13 @@ class FreezeSweepSpec:
     """One block at a time frozen (and the final norm alone), for every block."""
 
     final: bool = True  # also the final norm alone, as the sweep's last item
-    own_first: bool = False  # as in FreezeSpec
+    exempt: str = "none"  # as in FreezeSpec
     tolerance: float = 0.05  # a block tolerates a frozen scale when perplexity rises <= 5 %
 
     def __post_init__(self) -> None:
-        _flags(self, "final", "own_first")
+        _flags(self, "final")
+        if self.exempt not in FREEZE_EXEMPT:
+            refuse_choice("exempt", self.exempt, FREEZE_EXEMPT)
         above_zero("tolerance", self.tolerance)
 
 

@@ -4,16 +4,18 @@ A norm does two things to a token: it divides by the token's own RMS (σ for Lay
 after subtracting the mean), and it multiplies by γ.  Freezing the scale keeps γ (and
 LayerNorm's centring and β) but divides every token by the same number, the average of
 1/RMS over the text's tokens at that norm: the norm becomes a fixed linear map.  Heimersheim
-(2024) removed GPT-2's LayerNorms this way, one at a time with fine-tuning in between; here
-nothing is fine-tuned, so the sweep asks which blocks of the trained model tolerate losing
-their per-token scale as it is.
+(2024) removed GPT-2's LayerNorms by replacing each token's σ with a fixed number and
+fine-tuning the model to cope; here nothing is fine-tuned, so the sweep asks which blocks of
+the trained model tolerate losing their per-token scale as it is.
 
 Why a block might: where the tokens' RMS barely varies over the text the constant is close
 to every token's own scale (``variation``, the spread of 1/RMS over the tokens relative to
-its mean, says how close).  Why it might not: a token whose RMS is far from the others'
-(the first token, carrying the massive activations) is divided by the wrong number.
-``own_first`` leaves the first token its own scale (and out of the average), which
-separates what the massive activations' token needs from what the other tokens need.
+its mean, says how close).  Why it might not: a token whose RMS is far from the others' (in
+SmolLM2 the first token, which carries the massive activations) is divided by the wrong
+number.
+``exempt`` leaves some tokens their own scale (and out of the average): the first token,
+or every token that carries a massive activation somewhere in the stream (found as on the
+dumps page); this separates what those few tokens need from what the others need.
 
 References:
 - Heimersheim 2024, "You can remove GPT2's LayerNorm by fine-tuning", arXiv:2409.13710
@@ -32,6 +34,7 @@ import torch
 from engine.config import FreezeSpec, FreezeSweepSpec
 from engine.dumps.live import LiveModel
 from engine.experiments import norm_maps
+from engine.experiments.massive import massive_tokens
 from engine.experiments.runs import Effect, Reference, chosen_norms, measure, modified_logits
 from engine.jobs import Cancelled, Progress, StopCheck
 
@@ -40,8 +43,9 @@ from engine.jobs import Cancelled, Progress, StopCheck
 class FreezeResult:
     spec: FreezeSpec
     norms: tuple[str, ...]  # [n] the frozen norms' module paths
-    scale: np.ndarray  # [n] the constant each was given: mean over the tokens of 1/RMS
-    variation: np.ndarray  # [n] std / mean of 1/RMS over the tokens (0: every token alike)
+    exempt: tuple[int, ...]  # positions that kept their own scale
+    scale: np.ndarray  # [n] the constant each was given: mean of 1/RMS over the frozen tokens
+    variation: np.ndarray  # [n] std / mean of 1/RMS over them (0: every token alike)
     effect: Effect
     seconds: float
 
@@ -56,8 +60,10 @@ def freeze_scale(
     """The model with the norms ``spec`` chooses dividing every token by one constant."""
     start = time.perf_counter()
     chosen, first = chosen_norms(ref, spec.layers, spec.final)
-    skip = 1 if spec.own_first else 0
-    rstd = ref.norm_rstd[list(chosen), skip:].double()  # [n, T] (T - 1: own_first)
+    exempt = {"none": (), "first": (0,), "massive": None}[spec.exempt]
+    exempt = massive_tokens(ref) if exempt is None else exempt
+    kept = [t for t in range(len(ref.tokens.ids)) if t not in set(exempt)]
+    rstd = ref.norm_rstd[list(chosen)][:, kept].double()  # [n, T'] the tokens frozen
     scale = rstd.mean(-1)  # [n]
     variation = rstd.std(-1, correction=0) / scale  # [n]
     scales = {ref.norms[i]: float(value) for i, value in zip(chosen, scale)}
@@ -70,14 +76,15 @@ def freeze_scale(
 
     def frozen(norm: norm_maps.NormModule, x: torch.Tensor) -> torch.Tensor:
         y = norm_maps.frozen(norm, x, scales[norm.path])  # [B, T, d']
-        if spec.own_first:
-            y[:, :1] = norm_maps.computed(norm, x[:, :1], norm.kind)
+        if exempt:
+            y[:, exempt] = norm_maps.computed(norm, x[:, exempt], norm.kind)
         return y
 
     logits = modified_logits(live, ref, edit, first, threads, should_stop)
     return FreezeResult(
         spec=spec,
         norms=tuple(ref.norms[i] for i in chosen),
+        exempt=tuple(exempt),
         scale=scale.numpy(),
         variation=variation.numpy(),
         effect=measure(ref, logits),
@@ -135,7 +142,7 @@ def freeze_sweep(
         choice = FreezeSpec(
             layers=() if layer is None else (layer,),
             final=layer is None,
-            own_first=spec.own_first,
+            exempt=spec.exempt,
         )
         results.append(freeze_scale(live, ref, choice, threads, should_stop))
         done += share

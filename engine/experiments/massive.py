@@ -70,6 +70,26 @@ class MassiveResult:
     seconds: float
 
 
+def find_massive(
+    stream: torch.Tensor,
+    massive_abs: float = DumpSpec.massive_abs,
+    massive_ratio: float = DumpSpec.massive_ratio,
+) -> tuple[np.ndarray, np.ndarray, torch.Tensor]:
+    """(median |a| [P], threshold [P], massive [P, T, d] bool) of a stream [P, T, d], with the
+    dumps page's threshold (``massive_threshold``) and the median in numpy's convention."""
+    median = np.median(stream.abs().flatten(1).numpy(), axis=1).astype(np.float64)  # [P]
+    thresholds = DumpSpec(massive_abs=massive_abs, massive_ratio=massive_ratio)
+    threshold = massive_threshold(median, thresholds)  # [P]
+    above = stream.abs() > torch.from_numpy(threshold).float()[:, None, None]  # [P, T, d]
+    return median, threshold, above
+
+
+def massive_tokens(ref: Reference) -> tuple[int, ...]:
+    """The positions holding a massive entry at some stream point (default thresholds)."""
+    _, _, above = find_massive(ref.stream)
+    return tuple(int(t) for t in above.any(-1).any(0).nonzero().flatten())
+
+
 def _hidden(args: tuple, kwargs: dict, new: torch.Tensor) -> tuple[tuple, dict]:
     """(args, kwargs) with the hidden states (``first_tensor``) replaced by ``new``."""
     for index, value in enumerate(args):
@@ -145,20 +165,29 @@ def massive_activations(
     start = time.perf_counter()
     same_model(live, ref)
     stream = ref.stream  # [P, T, d], P = L + 1
-    median = np.median(stream.abs().flatten(1).numpy(), axis=1).astype(np.float64)  # [P]
-    thresholds = DumpSpec(massive_abs=spec.massive_abs, massive_ratio=spec.massive_ratio)
-    threshold = massive_threshold(median, thresholds)  # [P]
-    above = stream.abs() > torch.from_numpy(threshold).float()[:, None, None]  # [P, T, d]
+    median, threshold, above = find_massive(stream, spec.massive_abs, spec.massive_ratio)
     count = above.flatten(1).sum(-1).numpy()  # [P]
     if spec.point is not None and not 0 <= spec.point <= ref.layers:
         raise experiment_error("bad_point", value=spec.point, last=ref.layers)
     holding = np.nonzero(count)[0]
     point = spec.point if spec.point is not None else (int(holding[0]) if holding.size else None)
-    empty = np.zeros(0)
     if point is None or count[point] == 0:
-        return MassiveResult(spec, median, threshold, count, point, empty.astype(int),
-                             empty.astype(int), empty, empty, np.zeros((0, 0)),
-                             empty.astype(int), None, time.perf_counter() - start)  # fmt: skip
+        none = np.zeros(0, dtype=np.int64)
+        return MassiveResult(
+            spec=spec,
+            median_abs=median,
+            threshold=threshold,
+            count=count,
+            point=point,
+            token=none,
+            channel=none,
+            value=np.zeros(0),
+            replacement=np.zeros(0),
+            window_values=np.zeros((0, 0)),
+            windows=none,
+            effect=None,
+            seconds=time.perf_counter() - start,
+        )
     token, channel = (i.numpy() for i in above[point].nonzero(as_tuple=True))  # [m] each
     value = stream[point, token, channel].double().numpy()  # [m]
     window_values = np.zeros((0, len(token)))
@@ -171,7 +200,8 @@ def massive_activations(
         window_values = np.full((hidden.shape[0], len(token)), np.nan)
         window_values[:, reach] = hidden[:, token[reach], channel[reach]].double().numpy()
         windows = np.where(reach, hidden.shape[0], 0)
-        replacement = np.where(reach, np.nanmean(np.where(reach, window_values, 0.0), 0), value)
+        means = np.where(reach, window_values, 0.0).mean(0)  # [m]
+        replacement = np.where(reach, means, value)
     else:  # "keep": the same numbers written back; the pass must reproduce the reference
         replacement = value.copy()
     new = torch.from_numpy(replacement)

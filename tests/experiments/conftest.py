@@ -55,6 +55,19 @@ def tiny_reference(tiny):
     return get
 
 
+PLANTED = "e"  # this character's embedding is made huge: |x| >= 256 squares to inf in float16
+
+
+@pytest.fixture(scope="session")
+def planted(tmp_path_factory):
+    """A tiny Llama whose embedding of PLANTED is 3000 times the others'."""
+    live = sharpened_live(tiny_models.save_tiny("llama", tmp_path_factory.mktemp("planted")))
+    token = live.loaded.tokenizer.convert_tokens_to_ids(PLANTED)
+    with torch.no_grad():
+        live.loaded.model.model.embed_tokens.weight[token] *= 3000.0
+    return live, reference(live, TextSpec())
+
+
 @pytest.fixture(scope="session")
 def smollm2() -> LiveModel:
     path = smollm2_gguf()

@@ -14,7 +14,7 @@ from engine.config import FreezeSpec, FreezeSweepSpec
 from engine.dumps.architectures import module_paths
 from engine.experiments.freeze import freeze_scale, freeze_sweep
 from engine.jobs import Cancelled
-from tests.experiments.conftest import CAUSAL, nll_of, plain_logits
+from tests.experiments.conftest import CAUSAL, PLANTED, nll_of, plain_logits
 
 
 def _eps(module) -> float:
@@ -22,9 +22,9 @@ def _eps(module) -> float:
     return eps if isinstance(eps, float) else module.variance_epsilon
 
 
-def _scales(model, paths: set[str], ids, kind: str, skip_first: bool) -> dict[str, float]:
-    """Mean over the tokens of 1/sqrt(mean square + eps) (LayerNorm: variance) of each
-    norm's input, in float64, from hooks on a plain pass."""
+def _scales(model, paths: set[str], ids, kind: str, exempt: tuple) -> dict[str, float]:
+    """Mean over the tokens (but the exempt ones) of 1/sqrt(mean square + eps) (LayerNorm:
+    variance) of each norm's input, in float64, from hooks on a plain pass."""
     inputs, handles = {}, []
     for path in paths:
         module = model.get_submodule(path)
@@ -35,17 +35,18 @@ def _scales(model, paths: set[str], ids, kind: str, skip_first: bool) -> dict[st
         handle.remove()
     scales = {}
     for path, x in inputs.items():
-        x = x[0].double()[1 if skip_first else 0 :]  # [T, d]
+        x = x[0].double()  # [T, d]
+        x = x[[t for t in range(x.shape[0]) if t not in exempt]]  # [T', d]
         statistic = x.var(-1, correction=0) if kind == "layernorm" else x.pow(2).mean(-1)
         scales[path] = float((statistic + _eps(model.get_submodule(path))).rsqrt().mean())
     return scales
 
 
 class FrozenNorm(torch.nn.Module):
-    def __init__(self, module, kind, offset, scale, own_first):
+    def __init__(self, module, kind, offset, scale, exempt):
         super().__init__()
         self.module, self.kind, self.offset = module, kind, offset
-        self.scale, self.own_first = scale, own_first
+        self.scale, self.exempt = scale, list(exempt)
 
     def forward(self, x):
         xc = x.float()
@@ -54,20 +55,20 @@ class FrozenNorm(torch.nn.Module):
         y = xc * self.scale * (self.offset + self.module.weight.float())
         if getattr(self.module, "bias", None) is not None:
             y = y + self.module.bias.float()
-        if self.own_first:
-            y[:, :1] = self.module(x[:, :1]).float()  # the module's own code on token 0
+        if self.exempt:  # the module's own code on the exempt tokens
+            y[:, self.exempt] = self.module(x[:, self.exempt]).float()
         return y.to(x.dtype)
 
 
-def frozen_copy(live, chosen: set[str], ids, own_first: bool) -> torch.nn.Module:
+def frozen_copy(live, chosen: set[str], ids, exempt: tuple) -> torch.nn.Module:
     model = copy.deepcopy(live.loaded.model)
     arch = live.loaded.architecture
-    scales = _scales(model, chosen, ids, arch.norm_kind, own_first)
+    scales = _scales(model, chosen, ids, arch.norm_kind, exempt)
     for path in chosen:
         parent, _, name = path.rpartition(".")
         owner = model.get_submodule(parent)
         frozen = FrozenNorm(getattr(owner, name), arch.norm_kind, arch.weight_offset,
-                            scales[path], own_first)  # fmt: skip
+                            scales[path], exempt)  # fmt: skip
         setattr(owner, name, frozen)
     return model
 
@@ -75,7 +76,7 @@ def frozen_copy(live, chosen: set[str], ids, own_first: bool) -> torch.nn.Module
 @pytest.mark.parametrize("name", CAUSAL)
 @pytest.mark.parametrize(
     "spec",
-    [FreezeSpec((1,)), FreezeSpec((0, 2), final=True), FreezeSpec((1,), own_first=True)],
+    [FreezeSpec((1,)), FreezeSpec((0, 2), final=True), FreezeSpec((1,), exempt="first")],
 )
 def test_a_frozen_scale_is_the_mean_of_the_tokens_own(tiny, tiny_reference, name, spec):
     live, ref = tiny(name), tiny_reference(name)
@@ -87,7 +88,8 @@ def test_a_frozen_scale_is_the_mean_of_the_tokens_own(tiny, tiny_reference, name
         if layer in spec.layers or (layer is None and spec.final)
     }
     assert set(result.norms) == chosen
-    model = frozen_copy(live, chosen, ref.tokens.ids, spec.own_first)
+    assert result.exempt == ((0,) if spec.exempt == "first" else ())
+    model = frozen_copy(live, chosen, ref.tokens.ids, result.exempt)
     logits = plain_logits(model, ref.tokens.ids)
     np.testing.assert_allclose(
         result.effect.nll, nll_of(logits, ref.tokens.ids), rtol=1e-5, atol=1e-5
@@ -99,9 +101,23 @@ def test_with_its_own_scale_the_first_token_predicts_as_before(tiny, tiny_refere
     """Position 0 attends only to itself: with token 0 normalised by its own RMS in every
     block, its next-token distribution is the unmodified one."""
     live, ref = tiny("llama"), tiny_reference("llama")
-    result = freeze_scale(live, ref, FreezeSpec(None, final=True, own_first=True))
+    result = freeze_scale(live, ref, FreezeSpec(None, final=True, exempt="first"))
     assert result.effect.kl[0] < 1e-9 and result.effect.top1[0]
     assert result.effect.kl[1:].mean() > 1e-3
+
+
+def test_exempting_massive_tokens_exempts_those_the_massive_experiment_finds(planted):
+    """A tiny Llama with one character's embedding made huge: every position of that
+    character carries massive activations, and only those positions keep their scale."""
+    live, ref = planted
+    result = freeze_scale(live, ref, FreezeSpec((1,), exempt="massive"))
+    expected = tuple(t for t, text in enumerate(ref.tokens.texts) if text == PLANTED)
+    assert result.exempt == expected and len(expected) >= 2
+    model = frozen_copy(live, set(result.norms), ref.tokens.ids, expected)
+    logits = plain_logits(model, ref.tokens.ids)
+    np.testing.assert_allclose(
+        result.effect.nll, nll_of(logits, ref.tokens.ids), rtol=1e-5, atol=1e-5
+    )
 
 
 def test_the_sweep_is_each_block_frozen_alone(tiny, tiny_reference):

@@ -6,26 +6,11 @@ from __future__ import annotations
 import copy
 
 import numpy as np
-import pytest
 import torch
 
-from engine.config import HalfSpec, TextSpec
+from engine.config import HalfSpec
 from engine.experiments.half import float16_run
-from engine.experiments.runs import reference
-from tests.dumps import tiny_models
-from tests.experiments.conftest import nll_of, plain_logits, sharpened_live
-
-PLANTED = "h"  # this character's embedding is made huge: |x| >= 256 squares to inf in float16
-
-
-@pytest.fixture(scope="module")
-def planted(tmp_path_factory):
-    """A tiny Llama whose embedding of PLANTED is 3000 times the others'."""
-    live = sharpened_live(tiny_models.save_tiny("llama", tmp_path_factory.mktemp("planted")))
-    token = live.loaded.tokenizer.convert_tokens_to_ids(PLANTED)
-    with torch.no_grad():
-        live.loaded.model.model.embed_tokens.weight[token] *= 3000.0
-    return live, reference(live, TextSpec())
+from tests.experiments.conftest import PLANTED, nll_of, plain_logits
 
 
 def _native_half_norm_inputs(live, ids) -> dict[str, torch.Tensor]:
