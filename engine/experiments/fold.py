@@ -25,8 +25,7 @@ embedding) needs its own folded copy, ``parameters_added``; a map without a bias
 when β is folded into it.
 
 References:
-- Graef, Wasielewski, Clapp 2024, "FlashNorm: fast normalization for LLMs",
-  arXiv:2407.09577
+- Graef et al. 2024, "FlashNorm: fast normalization for LLMs", arXiv:2407.09577
 - Nanda, Bloom et al., TransformerLens ``fold_ln`` (HookedTransformer.fold_layer_norm)
 """
 
@@ -128,16 +127,17 @@ def _shared(model: torch.nn.Module) -> set[int]:
 def _fold_into(edits: Edits, module: torch.nn.Module, gain, bias) -> int:
     """Fold ``gain`` [d'] and ``bias`` [d'] (or None) into ``module``; returns the new bias
     entries it had to create (0 when it had one)."""
-    weight = module.weight.detach().double()  # Linear [out, in]; Conv1D [in, out]
+    weight = module.weight.detach()  # Linear [out, in]; Conv1D [in, out]
     column = (slice(None), None) if isinstance(module, Conv1D) else (None, slice(None))
-    folded = weight * gain.double()[column]
-    edits.parameter(module, "weight", folded.to(module.weight.dtype))
+    # One product per weight, rounded once: the same in float32 as in float64 then rounded.
+    edits.parameter(module, "weight", weight * gain.to(weight.dtype)[column])
     if bias is None:
         return 0
-    shift = bias.double() @ weight if isinstance(module, Conv1D) else weight @ bias.double()
+    wide = weight.double()
+    shift = bias.double() @ wide if isinstance(module, Conv1D) else wide @ bias.double()  # [out]
     old = module.bias
     new = shift if old is None else old.detach().double() + shift  # [out]
-    edits.parameter(module, "bias", new.to(module.weight.dtype))
+    edits.parameter(module, "bias", new.to(weight.dtype))
     return shift.numel() if old is None else 0
 
 

@@ -20,11 +20,12 @@ It reports
 - the effect on perplexity, KL and top-1 against the float32 model.
 
 Matrix products.  A float16 GEMM multiplies float16 operands, accumulates in float32 and
-rounds the result to float16 (tensor cores, cuBLAS; torch's CPU kernel too).  On this CPU
-that kernel is ~4x slower than float32's, so the run computes each ``nn.Linear`` as the
-float32 product of its float16 operands, rounded to float16: the same arithmetic, summed in
-another order (it differs from torch's CPU float16 kernel by one unit in the last place in
-a few entries per thousand; tests/experiments compare the two on small models).
+rounds the result to float16 (tensor cores, cuBLAS; torch's CPU kernel too).  On a CPU
+without float16 arithmetic that kernel is several times slower than float32's
+(benchmarks/RESULTS.md), so the run computes each ``nn.Linear`` as the float32 product of
+its float16 operands, rounded to float16: the same arithmetic, summed in another order (the
+two differ by one unit in the last place in a few entries per thousand; tests/experiments
+compare whole passes on small models).
 
 References:
 - Micikevicius et al. 2018, "Mixed Precision Training", arXiv:1710.03740
