@@ -118,9 +118,26 @@ def test_float16_without_the_upcast_first_fails_on_the_first_token_in_block_3(sm
     assert upcast.first_failure is None and upcast.effect.top1_agreement > 0.95
 
 
-def test_freezing_one_blocks_scale_keeps_the_model_finite(smollm2, ref):
-    result = freeze_scale(smollm2, ref, FreezeSpec((29,)))
-    assert math.isfinite(result.effect.perplexity) and result.scale.shape == (2,)
+def test_a_late_blocks_frozen_scale_breaks_only_through_the_massive_token(smollm2, ref):
+    """Block 20 with one constant scale for every token: the first token (RMS ~900 among
+    tokens of ~30) is divided by the wrong number and the model breaks; with that token
+    exempt it barely notices."""
+    frozen = freeze_scale(smollm2, ref, FreezeSpec((20,)))
+    assert frozen.scale.shape == (2,) and frozen.effect.perplexity_ratio > 100
+    exempt = freeze_scale(smollm2, ref, FreezeSpec((20,), exempt="massive"))
+    assert exempt.exempt == (0,) and exempt.effect.perplexity_ratio < 1.05
+
+
+def test_on_the_chinese_text_a_second_massive_entry_depends_on_the_context(smollm2):
+    """The Chinese text's second token also carries a massive entry (channel 507), which
+    other windows of the text do not have at that position: its mean over windows is far
+    from it, and setting it there changes the model (unlike the first token's)."""
+    zh = reference(smollm2, TextSpec("zh", max_tokens=512))
+    mean = massive_activations(smollm2, zh, MassiveSpec("mean"))
+    assert set(zip(mean.token.tolist(), mean.channel.tolist())) == {(0, 507), (1, 507)}
+    second = list(mean.token).index(1)
+    assert mean.value[second] > 1000 and np.abs(mean.window_values[1:, second]).max() < 500
+    assert mean.effect.perplexity_ratio > 2
 
 
 def test_after_every_experiment_the_model_is_unchanged(smollm2, ref):
