@@ -8,6 +8,9 @@ from engine.errors import EngineError
 
 PRECISION_KINDS = ("layernorm", "rmsnorm")
 HALF_DTYPES = ("float16", "bfloat16")
+# A token of a half-precision run has diverged where its residual's relative distance to the
+# float32 run, ‖x_half − x_float32‖ / ‖x_float32‖, exceeds this.
+HALF_DIVERGENCE = 0.1
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,8 @@ from __future__ import annotations
 import copy
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -71,17 +73,26 @@ class LiveModel:
         context = self.loaded.context if self.loaded.context is not None else tokens
         return tokens if tokens <= min(limit, context) else 0
 
-    def capture(
-        self, prompts: list[str], dtype: str = "float32", threads: int | None = 1, **options
-    ) -> Capture:
-        """``engine.dumps.capture.capture`` on the model in ``dtype``, under the lock, with
-        ``threads`` intra-op threads (``engine.jobs.torch_threads``; None: torch's setting).
+    @contextmanager
+    def exclusive(self, dtype: str = "float32", threads: int | None = 1) -> Iterator[LoadedModel]:
+        """The model in ``dtype``, held for the block: no other capture or experiment runs on
+        it meanwhile, so hooks or swapped weights put on it inside the block are seen by this
+        caller only (and must be gone when the block ends).  ``threads`` intra-op threads
+        (``engine.jobs.torch_threads``; None: torch's setting).
 
         One thread by default: on this 2-core machine shared with other processes, a
         32-token SmolLM2 pass took 0.40 s with one thread and 13.8 s with two, whose OpenMP
         workers spin-wait for each other (benchmarks/RESULTS.md)."""
         with self._lock, torch_threads(threads):
-            return capture(self._in_dtype(dtype), prompts, **options)
+            yield self._in_dtype(dtype)
+
+    def capture(
+        self, prompts: list[str], dtype: str = "float32", threads: int | None = 1, **options
+    ) -> Capture:
+        """``engine.dumps.capture.capture`` on the model in ``dtype``, held exclusively
+        (``exclusive``) with ``threads`` intra-op threads."""
+        with self.exclusive(dtype, threads) as loaded:
+            return capture(loaded, prompts, **options)
 
 
 def load_live_model(path: str | Path | None = None, progress: Progress | None = None):
