@@ -9,7 +9,7 @@ import threading
 
 import pytest
 
-from classroom import rules
+from classroom import db, rules
 from classroom.db import Database
 from classroom.store import MIGRATIONS, ClassStore, open_store
 from ui.lessons.catalog import ANSWER_IDS, LESSON_IDS, OPTIONS
@@ -464,3 +464,39 @@ def test_a_database_url_selects_postgresql(postgres_url, monkeypatch):
     assert store.database.dialect.name == "postgresql"
     store.create_class(INSTRUCTOR)
     store.database.close()
+
+
+def test_stores_opening_at_once_migrate_the_schema_once(database, clock):
+    # as app processes starting together would: each with its own connections
+    opened, errors = [], []
+
+    def open_one() -> None:
+        try:
+            opened.append(ClassStore(Database(database.target), ANSWER_IDS, clock))
+        except Exception as error:  # noqa: BLE001  (reported below)
+            errors.append(error)
+
+    threads = [threading.Thread(target=open_one) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == [] and len(opened) == 4
+    with database.transaction() as tx:
+        assert tx.rows("SELECT version FROM schema_version") == [(len(MIGRATIONS),)]
+        assert len(tx.rows("SELECT value FROM meta WHERE name = 'salt'")) == 1
+    for store in opened:
+        store.database.close()
+
+
+def test_a_thread_waiting_too_long_for_a_connection_is_refused(
+    database, clock, refused, monkeypatch
+):
+    monkeypatch.setattr(db, "POOL_WAIT_S", 0.1)
+    single = Database(database.target, pool_size=1)
+    store = ClassStore(single, ANSWER_IDS, clock)
+    with single.transaction():
+        with refused("classroom.busy"):
+            store.create_class(INSTRUCTOR)
+    store.create_class(INSTRUCTOR)  # the connection is back
+    single.close()
