@@ -9,8 +9,8 @@ enough that sixty of them run beside the server on two cores.  One point of the 
 2. warm-up: one session opens each page of the scenario once (imports, first computations);
    the server's memory after it is the baseline;
 3. the N sessions open their pages, spread over ``--ramp`` seconds (session i takes page
-   i mod pages), then wait for the window to open; the memory then, less the baseline, over
-   N is the memory a session costs;
+   i mod pages), then wait for the window to open; the memory then (every session open,
+   none clicking yet), less the baseline, over N is the memory a session costs;
 4. the window (``--minutes``): each session thinks 2-5 s, then interacts — changes one of its
    page's widgets (a new value each time: another option, cell, token, lesson), or one time
    in ten opens the scenario's next page — and waits until the server's run has finished.
@@ -145,6 +145,16 @@ def rss_mb(pids: list[int]) -> float:
     return total / 1024
 
 
+async def settled_rss_mb(pids: list[int]) -> float:
+    """The median of five samples a second apart, after a second's pause: the server frees
+    some of a page run's memory late, which a single sample would count or not by chance."""
+    samples = []
+    for _ in range(6):
+        await asyncio.sleep(1.0)
+        samples.append(rss_mb(pids))
+    return statistics.median(samples[1:])
+
+
 @dataclass
 class Sample:
     page: str
@@ -247,14 +257,15 @@ async def drive_protocol(args, url: str, pids: list[int], sessions: int, point: 
     for page in pages:
         await warm.open(page, QUERY)
     await warm.close()
-    point.rss_baseline_mb = rss_mb(pids)
-    clock = Clock(time.monotonic() + args.ramp + 5.0, 60.0 * args.minutes)
+    point.rss_baseline_mb = await settled_rss_mb(pids)
+    clock = Clock(time.monotonic() + args.ramp + 10.0, 60.0 * args.minutes)
     users = [
         asyncio.create_task(protocol_user(i, url, pages, clock, args.ramp, point))
         for i in range(sessions)
     ]
+    await asyncio.sleep(max(0.0, clock.start - 6.5 - time.monotonic()))
+    point.rss_open_mb = await settled_rss_mb(pids)  # every session open, none clicking yet
     await clock.wait_open()
-    point.rss_open_mb = rss_mb(pids)
     await measure_window(users, pids, point, driver_cpu=time.process_time)
 
 
@@ -299,8 +310,8 @@ async def drive_browser(args, url: str, pids: list[int], sessions: int, point: P
         warm = await new_session(-1)
         await warm.open_vector_lab()
         await warm.page.context.close()
-        point.rss_baseline_mb = rss_mb(pids)
-        clock = Clock(time.monotonic() + args.ramp + 5.0, 60.0 * args.minutes)
+        point.rss_baseline_mb = await settled_rss_mb(pids)
+        clock = Clock(time.monotonic() + args.ramp + 10.0, 60.0 * args.minutes)
 
         async def user(index: int) -> None:
             session = await new_session(index)
@@ -331,8 +342,9 @@ async def drive_browser(args, url: str, pids: list[int], sessions: int, point: P
             return sum((await browser_cpu(cdp)).values())
 
         users = [asyncio.create_task(user(i)) for i in range(sessions)]
+        await asyncio.sleep(max(0.0, clock.start - 6.5 - time.monotonic()))
+        point.rss_open_mb = await settled_rss_mb(pids)
         await clock.wait_open()
-        point.rss_open_mb = rss_mb(pids)
         await measure_window(users, pids, point, driver_cpu=chromium_cpu)
         await browser.close()
 
