@@ -10,7 +10,8 @@ enough that sixty of them run beside the server on two cores.  One point of the 
    the server's memory after it is the baseline;
 3. the N sessions open their pages, spread over ``--ramp`` seconds (session i takes page
    i mod pages), then wait for the window to open; the memory then (every session open,
-   none clicking yet), less the baseline, over N is the memory a session costs;
+   none clicking yet) is read, and across points its slope is the memory a session costs
+   (within one point it is smaller than what the warm-up's page runs free late);
 4. the window (``--minutes``): each session thinks 2-5 s, then interacts — changes one of its
    page's widgets (a new value each time: another option, cell, token, lesson), or one time
    in ten opens the scenario's next page — and waits until the server's run has finished.
@@ -392,22 +393,27 @@ def report(args, points: list[Point]) -> None:
     print(
         "| sessions | processes | interactions | per s | p50 ms | p95 ms | errors "
         "| server CPU per interaction ms | server cores busy | RSS baseline MB "
-        "| RSS with sessions MB | RSS peak MB | MB per session | driver CPU s | load avg |"
+        "| RSS with sessions MB | RSS peak MB | driver CPU s | load avg |"
     )
-    print("|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|")
+    print("|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|")
     for p in points:
         latencies = [s.seconds for s in p.samples]
         n = len(latencies)
-        per_session = (p.rss_open_mb - p.rss_baseline_mb) / p.sessions
         print(
             f"| {p.sessions} | {p.processes} | {n} | {n / p.window_s:.2f} | "
             f"{ms(statistics.median(latencies) if latencies else math.nan)} | "
             f"{ms(nearest_rank(latencies, 0.95))} | {len(p.errors)} | "
             f"{1e3 * p.server_cpu_s / max(n, 1):.0f} | {p.server_cpu_s / p.window_s:.2f} | "
             f"{p.rss_baseline_mb:.0f} | {p.rss_open_mb:.0f} | {p.rss_peak_mb:.0f} | "
-            f"{per_session:.1f} | {p.driver_cpu_s:.1f} | "
-            f"{p.load[0]:.1f} → {p.load[1]:.1f} |"
+            f"{p.driver_cpu_s:.1f} | {p.load[0]:.1f} → {p.load[1]:.1f} |"
         )
+    if len({p.sessions for p in points}) > 1:
+        # one session costs less than the memory a warm-up frees late (tens of MB): read it
+        # as the slope of the servers' memory, all sessions open, against their number
+        slope = statistics.linear_regression(
+            [p.sessions for p in points], [p.rss_open_mb for p in points]
+        ).slope
+        print(f"\nMemory per open session (slope across the points): {slope:.2f} MB")
     print()
     print("| sessions | processes | page | kind | n | p50 ms | p95 ms |")
     print("|--:|--:|---|---|--:|--:|--:|")
