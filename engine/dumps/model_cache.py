@@ -2,8 +2,9 @@
 config and tokenizer, so that a restart loads in seconds what dequantizing takes a minute.
 
     entry = cache_entry(Path("SmolLM2-135M-Instruct.Q4_1.gguf"), "float32")
-    with entry.lock():                     # one process at a time per entry
-        cached = entry.load()              # None: absent, stale or damaged (then removed)
+    cached = entry.load()                  # None: absent, stale or damaged
+    with entry.lock():                     # else one process at a time builds it:
+        cached = entry.load(repair=True)   # written meanwhile? (a damaged one is removed)
         ...                                # else load from the GGUF file, then
         entry.store(model, tokenizer, head="causal")
 
@@ -142,15 +143,17 @@ class CacheEntry:
             finally:
                 fcntl.flock(handle, fcntl.LOCK_UN)
 
-    def load(self, progress: Progress | None = None) -> CachedModel | None:
-        """The cached model, or None if there is no entry or it fails its checks (a damaged
-        or foreign entry is removed, so the caller's load rebuilds it).  ``progress`` gets
-        0.5 once the files are checked, 0.7 once config and tokenizer are read, then 1.0."""
+    def load(self, progress: Progress | None = None, repair: bool = False) -> CachedModel | None:
+        """The cached model, or None if there is no entry or it fails its checks; with
+        ``repair`` (under ``lock``) a damaged or foreign entry is removed, for the caller to
+        rebuild.  ``progress`` gets 0.5 once the files are checked, 0.7 once config and
+        tokenizer are read, then 1.0."""
         if not self.exists():
             return None
         manifest = self._intact()
         if manifest is None:
-            shutil.rmtree(self.folder, ignore_errors=True)
+            if repair:
+                shutil.rmtree(self.folder, ignore_errors=True)
             return None
         if progress is not None:
             progress(0.5)
@@ -168,7 +171,8 @@ class CacheEntry:
         model.tie_weights()  # tied weights (an LM head sharing the embedding) were saved once
         still_empty = [n for n, t in _tensors(model) if t.is_meta]
         if unexpected or still_empty:
-            shutil.rmtree(self.folder, ignore_errors=True)
+            if repair:
+                shutil.rmtree(self.folder, ignore_errors=True)
             return None
         del missing  # every one of them tied again above, or still_empty says otherwise
         os.utime(self.folder / MANIFEST)  # last used: the eviction's order

@@ -120,12 +120,14 @@ def load_model(
     entry = model_cache.cache_entry(path, dtype) if gguf else None
     if entry is None:
         return _load(path, folder, gguf, dtype, progress, start)
-    with entry.lock():  # processes starting together: the first loads, the others wait
-        cached = entry.load(progress)
-        if cached is None:
-            loaded = _load(path, folder, gguf, dtype, progress, start)
-            entry.store(loaded.model, loaded.tokenizer, loaded.architecture.head)
-            return loaded
+    cached = entry.load(progress)  # no lock: an entry is renamed into place whole
+    if cached is None:
+        with entry.lock():  # processes starting together: the first builds, the others wait
+            cached = entry.load(progress, repair=True)
+            if cached is None:
+                loaded = _load(path, folder, gguf, dtype, progress, start)
+                entry.store(loaded.model, loaded.tokenizer, loaded.architecture.head)
+                return loaded
     arch = architecture_for(getattr(cached.config, "model_type", "") or "(none)")
     return _loaded(cached.model, cached.tokenizer, arch, cached.config, folder, gguf, dtype, start)
 
