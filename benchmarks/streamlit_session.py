@@ -93,6 +93,7 @@ class Run:
     bytes: int = 0
     references: int = 0  # elements sent as a reference to the session's message cache
     exceptions: list[str] = field(default_factory=list)  # st.exception elements drawn
+    texts: list[tuple[float, str]] = field(default_factory=list)  # (seconds, Markdown text)
 
 
 class AppSession:
@@ -165,7 +166,7 @@ class AppSession:
         run = Run(seconds=0.0)
         try:
             async with asyncio.timeout(self.timeout_s):
-                while not await self._receive(run):
+                while not await self._receive(run, start):
                     pass
         except TimeoutError:
             raise ProtocolError(f"no script_finished within {self.timeout_s:.0f} s") from None
@@ -174,7 +175,7 @@ class AppSession:
         run.seconds = time.perf_counter() - start
         return run
 
-    async def _receive(self, run: Run) -> bool:
+    async def _receive(self, run: Run, start: float) -> bool:
         """Read one ForwardMsg into ``run``; True once the run (and any st.rerun) ended."""
         data = await self._socket.recv()
         run.messages += 1
@@ -192,7 +193,7 @@ class AppSession:
         elif message.metadata.cacheable:
             self._cache[message.hash] = (message, self._runs)
         if kind == "delta":
-            self._read_delta(message.delta, run)
+            self._read_delta(message.delta, run, time.perf_counter() - start)
         elif kind == "new_session":
             self._max_age = message.new_session.config.max_cached_message_age or self._max_age
         elif kind == "page_info_changed":
@@ -206,13 +207,16 @@ class AppSession:
             return True
         return False
 
-    def _read_delta(self, delta, run: Run) -> None:
+    def _read_delta(self, delta, run: Run, seconds: float) -> None:
         if delta.WhichOneof("type") != "new_element":
             return
         element = delta.new_element
         kind = element.WhichOneof("type")
         if kind == "exception":
             run.exceptions.append(f"{element.exception.type}: {element.exception.message}")
+            return
+        if kind == "markdown":  # st.markdown, st.caption, st.write of text
+            run.texts.append((seconds, element.markdown.body))
             return
         body = getattr(element, kind)
         widget_id = getattr(body, "id", "") if kind in VALUE_FIELD else ""
