@@ -21,7 +21,8 @@ run's ``script_finished``) p50 / p95 by nearest rank, errors (an exception drawn
 120 s, a widget missing, a closed connection: each is counted, the session reconnects and
 goes on), the server's CPU time per interaction (user + system of every app process from
 ``/proc``, over the window), its resident memory (baseline, with the sessions open, peak)
-and the load generator's own CPU.
+the load generator's own CPU, HAProxy's, and how busy the machine's cores were over the
+window (every process: here other workloads share the two cores).
 
 Scenarios: ``class`` — Lessons, Vector Lab, Axes, the dumps page's example and Depth, mixed;
 ``vector-text`` — the Vector Lab only, a new vector typed each time (every change computes).
@@ -136,6 +137,13 @@ def nearest_rank(samples: list[float], q: float) -> float:
     return ordered[max(0, math.ceil(q * len(ordered)) - 1)] if ordered else math.nan
 
 
+def machine_busy_s() -> float:
+    """CPU seconds every process of the machine has used so far, all cores (/proc/stat)."""
+    fields = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    user, nice, system, _idle, _iowait, irq, softirq, steal = fields[:8]
+    return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
+
+
 def rss_mb(pids: list[int]) -> float:
     """Resident memory of processes ``pids`` together, MB (VmRSS: file pages counted)."""
     total = 0
@@ -176,6 +184,9 @@ class Point:
     window_s: float = 0.0
     server_cpu_s: float = 0.0
     driver_cpu_s: float = 0.0  # the load generator (protocol) or Chromium (browser)
+    balancer_pid: int | None = None  # HAProxy, with more than one process
+    balancer_cpu_s: float = math.nan
+    machine_busy: float = 0.0  # cores busy over the window, every process of the machine
     chart_ms: list[float] = field(default_factory=list)  # browser: to the chart redrawn
     rss_baseline_mb: float = 0.0
     rss_open_mb: float = 0.0
@@ -273,6 +284,8 @@ async def drive_protocol(args, url: str, pids: list[int], sessions: int, point: 
 async def measure_window(users, pids: list[int], point: Point, driver_cpu) -> None:
     """The window: server CPU, the driver's CPU and memory from now until every user ends."""
     cpu0, driver0, start = sum(process_cpu_s(p) for p in pids), driver_cpu(), time.monotonic()
+    machine0 = machine_busy_s()
+    balancer0 = process_cpu_s(point.balancer_pid) if point.balancer_pid else math.nan
     if asyncio.iscoroutine(driver0):
         driver0 = await driver0
     peak = point.rss_open_mb
@@ -283,6 +296,9 @@ async def measure_window(users, pids: list[int], point: Point, driver_cpu) -> No
     await waiting
     point.window_s = time.monotonic() - start
     point.server_cpu_s = sum(process_cpu_s(p) for p in pids) - cpu0
+    point.machine_busy = (machine_busy_s() - machine0) / point.window_s
+    if point.balancer_pid:
+        point.balancer_cpu_s = process_cpu_s(point.balancer_pid) - balancer0
     driver1 = driver_cpu()
     if asyncio.iscoroutine(driver1):
         driver1 = await driver1
@@ -368,6 +384,7 @@ def run_point(args, sessions: int) -> Point:
     else:
         server = start_class(args.processes, stdout=log, python=python)
         url, pids, stop = server.url, [a.pid for a in server.apps], server.close
+        point.balancer_pid = server.balancer.pid
     driver = drive_browser if args.driver == "browser" else drive_protocol
     try:
         asyncio.run(driver(args, url, pids, sessions, point))
@@ -384,6 +401,10 @@ def ms(seconds: float) -> str:
     return "" if math.isnan(seconds) else f"{1e3 * seconds:.0f}"
 
 
+def one_decimal(value: float) -> str:
+    return "" if math.isnan(value) else f"{value:.1f}"
+
+
 def report(args, points: list[Point]) -> None:
     print(
         f"{os.cpu_count()} CPUs; scenario {args.scenario}, driver {args.driver}, "
@@ -393,9 +414,10 @@ def report(args, points: list[Point]) -> None:
     print(
         "| sessions | processes | interactions | per s | p50 ms | p95 ms | errors "
         "| server CPU per interaction ms | server cores busy | RSS baseline MB "
-        "| RSS with sessions MB | RSS peak MB | driver CPU s | load avg |"
+        "| RSS with sessions MB | RSS peak MB | driver CPU s | balancer CPU s "
+        "| machine cores busy | load avg |"
     )
-    print("|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|")
+    print("|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|")
     for p in points:
         latencies = [s.seconds for s in p.samples]
         n = len(latencies)
@@ -405,7 +427,8 @@ def report(args, points: list[Point]) -> None:
             f"{ms(nearest_rank(latencies, 0.95))} | {len(p.errors)} | "
             f"{1e3 * p.server_cpu_s / max(n, 1):.0f} | {p.server_cpu_s / p.window_s:.2f} | "
             f"{p.rss_baseline_mb:.0f} | {p.rss_open_mb:.0f} | {p.rss_peak_mb:.0f} | "
-            f"{p.driver_cpu_s:.1f} | {p.load[0]:.1f} → {p.load[1]:.1f} |"
+            f"{p.driver_cpu_s:.1f} | {one_decimal(p.balancer_cpu_s)} | "
+            f"{p.machine_busy:.2f} | {p.load[0]:.1f} → {p.load[1]:.1f} |"
         )
     if len({p.sessions for p in points}) > 1:
         # one session costs less than the memory a warm-up frees late (tens of MB): read it
