@@ -43,10 +43,9 @@ HAPROXY_INSTALL = "apt-get install -y haproxy  (as root, after apt-get update)"
 
 
 def haproxy_binary() -> str | None:
-    """Debian's haproxy, where installed."""
-    return shutil.which("haproxy") or next(
-        (p for p in ("/usr/sbin/haproxy",) if os.access(p, os.X_OK)), None
-    )
+    """Debian's haproxy, where installed (/usr/sbin is not on every user's PATH)."""
+    found = shutil.which("haproxy") or "/usr/sbin/haproxy"
+    return found if os.access(found, os.X_OK) else None
 
 
 @dataclass
