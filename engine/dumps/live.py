@@ -31,6 +31,7 @@ import numpy as np
 import torch
 
 from engine.config import DumpSpec, LiveSpec
+from engine.dumps import model_cache
 from engine.dumps.capture import Capture, CaptureInfo, capture, capture_info
 from engine.dumps.capture_refusals import capture_error
 from engine.dumps.dump import read_piece_rows
@@ -40,6 +41,7 @@ from engine.dumps.report import DumpReport, report
 from engine.dumps.sources import DumpFile
 from engine.jobs import Cancelled, Progress, StopCheck, torch_threads
 
+LIVE_DTYPE = "float32"  # the loaded model's; other dtypes are copies made on demand
 LIVE_MAX_TOKENS = 256  # a live prompt's cap: a 256-token pass stays within a few seconds
 _CAPTURE_SHARE = 0.3  # of live_report's progress bar: the forward pass; the rest: the report
 
@@ -102,7 +104,14 @@ def load_live_model(path: str | Path | None = None, progress: Progress | None = 
         path = smollm2_gguf()
         if path is None:
             raise capture_error("smollm2_missing")
-    return LiveModel(load_model(path, "float32", progress))
+    return LiveModel(load_model(path, LIVE_DTYPE, progress))
+
+
+def live_model_cached(path: str | Path | None = None) -> bool:
+    """Whether ``load_live_model(path)`` will map a cached model (seconds) instead of
+    dequantizing the GGUF file (a minute): ``engine.dumps.model_cache``."""
+    path = path or smollm2_gguf()
+    return path is not None and model_cache.cached(Path(path), LIVE_DTYPE)
 
 
 def capture_prompt(
