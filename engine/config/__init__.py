@@ -28,6 +28,26 @@ from engine.config.dumps import (  # noqa: F401
     DUMP_LAYER_ORDERS,
     DumpSpec,
 )
+from engine.config.experiments import (  # noqa: F401
+    EXPERIMENT_MAX_CHARACTERS,
+    EXPERIMENT_MAX_TOKENS,
+    EXPERIMENT_TEXTS,
+    FREEZE_EXEMPT,
+    LENS_DEFAULT_POSITIONS,
+    LENS_MAX_POSITIONS,
+    LENS_MAX_TOP_K,
+    LENS_VARIANTS,
+    MASSIVE_MAX_WINDOW,
+    MASSIVE_SETTINGS,
+    FoldSpec,
+    FreezeSpec,
+    FreezeSweepSpec,
+    HalfSpec,
+    LensSpec,
+    MassiveSpec,
+    SwapSpec,
+    TextSpec,
+)
 from engine.config.geometry import (  # noqa: F401
     GEOMETRY_AXES,
     GEOMETRY_DISTRIBUTIONS,
@@ -50,6 +70,7 @@ from engine.config.norms import (  # noqa: F401
     NormSpec,
 )
 from engine.config.precision import (  # noqa: F401
+    HALF_DIVERGENCE,
     HALF_DTYPES,
     PRECISION_KINDS,
     PrecisionSpec,

@@ -9,6 +9,9 @@ from engine.norms.kinds import ROW_KINDS
 
 PRECISION_KINDS = ROW_KINDS  # the story is about one row's statistic
 HALF_DTYPES = ("float16", "bfloat16")
+# A token of a half-precision run has diverged where its residual's relative distance to the
+# float32 run, ‖x_half − x_float32‖ / ‖x_float32‖, exceeds this.
+HALF_DIVERGENCE = 0.1
 
 
 @dataclass(frozen=True)

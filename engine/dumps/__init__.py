@@ -21,7 +21,8 @@ Modules, in the order data flows:
 - ``tables``    the report as DataFrames, JSON and CSV; ``cli`` the command line
 - ``capture``   a real model's stream and norms on prompts, as a dump (``architectures``:
                 which modules; ``hooks``: hooks that return what they record;
-                ``model_files``: offline loading, GGUF, SmolLM2); ``live`` and
+                ``model_files``: offline loading, GGUF, SmolLM2; ``model_cache``: a
+                GGUF file's model kept dequantized, mapped by every process); ``live`` and
                 ``live_precision``: the dumps page's live model.  Imported on their own
                 (they need transformers); the shipped example is in ``examples/``.
 """

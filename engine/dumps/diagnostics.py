@@ -156,9 +156,16 @@ def outlier_tokens(ratio: np.ndarray, threshold: float) -> dict[str, np.ndarray]
     )
 
 
+def massive_threshold(median_abs: np.ndarray, spec: DumpSpec) -> np.ndarray:
+    """[L] the magnitude above which an entry of each layer is massive (Sun et al. 2024):
+    ``max(massive_abs, massive_ratio · the layer's median |a|)``; a layer with no median
+    (no finite value) gets ``massive_abs``."""
+    return np.maximum(spec.massive_abs, spec.massive_ratio * np.nan_to_num(median_abs))
+
+
 def massive(stats: StreamStats, spec: DumpSpec) -> MassiveDiagnostics:
     median = stats.median_abs  # [L]
-    threshold = np.maximum(spec.massive_abs, spec.massive_ratio * np.nan_to_num(median))
+    threshold = massive_threshold(median, spec)
     top3 = np.abs(stats.top_values[:, :3])  # [L, 3]
     with _quiet():
         top3_ratio = top3 / median[:, None]

@@ -27,7 +27,7 @@ import torch
 from engine.dumps.architectures import ModulePaths
 
 
-def _first_tensor(args: tuple, kwargs: dict | None = None) -> torch.Tensor:
+def first_tensor(args: tuple, kwargs: dict | None = None) -> torch.Tensor:
     """The hidden states a module was called with: its first positional tensor argument,
     else ``hidden_states=`` (decoder layers are called either way)."""
     for value in args:
@@ -39,7 +39,7 @@ def _first_tensor(args: tuple, kwargs: dict | None = None) -> torch.Tensor:
     return next(v for v in kwargs.values() if isinstance(v, torch.Tensor))
 
 
-def _output_tensor(output) -> torch.Tensor:
+def output_tensor(output) -> torch.Tensor:
     return output[0] if isinstance(output, (tuple, list)) else output
 
 
@@ -64,20 +64,20 @@ def run_with_capture(
 
     def block_input(name: str):
         def hook(module, args, kwargs):
-            _keep(recorded, f"{name}.input", _first_tensor(args, kwargs))
+            _keep(recorded, f"{name}.input", first_tensor(args, kwargs))
 
         return hook
 
     def block_output(name: str):
         def hook(module, args, output):
-            _keep(recorded, f"{name}.output", _output_tensor(output))
+            _keep(recorded, f"{name}.output", output_tensor(output))
 
         return hook
 
     def norm_io(name: str):
         def hook(module, args, kwargs, output):
-            _keep(recorded, f"{name}.input", _first_tensor(args, kwargs))
-            _keep(recorded, f"{name}.output", _output_tensor(output))
+            _keep(recorded, f"{name}.input", first_tensor(args, kwargs))
+            _keep(recorded, f"{name}.output", output_tensor(output))
 
         return hook
 

@@ -22,6 +22,8 @@ from __future__ import annotations
 import copy
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -29,6 +31,7 @@ import numpy as np
 import torch
 
 from engine.config import DumpSpec, LiveSpec
+from engine.dumps import model_cache
 from engine.dumps.capture import Capture, CaptureInfo, capture, capture_info
 from engine.dumps.dump import read_piece_rows
 from engine.dumps.layout import Piece
@@ -38,6 +41,7 @@ from engine.dumps.report import DumpReport, report
 from engine.dumps.sources import DumpFile
 from engine.threads import Cancelled, Progress, StopCheck, torch_threads
 
+LIVE_DTYPE = "float32"  # the loaded model's; other dtypes are copies made on demand
 LIVE_MAX_TOKENS = 256  # a live prompt's cap: a 256-token pass stays within a few seconds
 _CAPTURE_SHARE = 0.3  # of live_report's progress bar: the forward pass; the rest: the report
 
@@ -71,17 +75,26 @@ class LiveModel:
         context = self.loaded.context if self.loaded.context is not None else tokens
         return tokens if tokens <= min(limit, context) else 0
 
-    def capture(
-        self, prompts: list[str], dtype: str = "float32", threads: int | None = 1, **options
-    ) -> Capture:
-        """``engine.dumps.capture.capture`` on the model in ``dtype``, under the lock, with
-        ``threads`` intra-op threads (``engine.threads.torch_threads``; None: torch's setting).
+    @contextmanager
+    def exclusive(self, dtype: str = "float32", threads: int | None = 1) -> Iterator[LoadedModel]:
+        """The model in ``dtype``, held for the block: no other capture or experiment runs on
+        it meanwhile, so hooks or swapped weights put on it inside the block are seen by this
+        caller only (and must be gone when the block ends).  ``threads`` intra-op threads
+        (``engine.threads.torch_threads``; None: torch's setting).
 
         One thread by default: on this 2-core machine shared with other processes, a
         32-token SmolLM2 pass took 0.40 s with one thread and 13.8 s with two, whose OpenMP
         workers spin-wait for each other (benchmarks/RESULTS.md)."""
         with self._lock, torch_threads(threads):
-            return capture(self._in_dtype(dtype), prompts, **options)
+            yield self._in_dtype(dtype)
+
+    def capture(
+        self, prompts: list[str], dtype: str = "float32", threads: int | None = 1, **options
+    ) -> Capture:
+        """``engine.dumps.capture.capture`` on the model in ``dtype``, held exclusively
+        (``exclusive``) with ``threads`` intra-op threads."""
+        with self.exclusive(dtype, threads) as loaded:
+            return capture(loaded, prompts, **options)
 
 
 def load_live_model(path: str | Path | None = None, progress: Progress | None = None):
@@ -91,7 +104,14 @@ def load_live_model(path: str | Path | None = None, progress: Progress | None = 
         path = smollm2_gguf()
         if path is None:
             raise capture_error("smollm2_missing")
-    return LiveModel(load_model(path, "float32", progress))
+    return LiveModel(load_model(path, LIVE_DTYPE, progress))
+
+
+def live_model_cached(path: str | Path | None = None) -> bool:
+    """Whether ``load_live_model(path)`` will map a cached model (seconds) instead of
+    dequantizing the GGUF file (a minute): ``engine.dumps.model_cache``."""
+    path = path or smollm2_gguf()
+    return path is not None and model_cache.cached(Path(path), LIVE_DTYPE)
 
 
 def capture_prompt(

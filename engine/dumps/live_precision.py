@@ -26,13 +26,13 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from engine.config import CAPTURE_DTYPES, LiveSpec, PrecisionSpec
+from engine.config import CAPTURE_DTYPES, HALF_DIVERGENCE, LiveSpec, PrecisionSpec
 from engine.dumps.capture import Capture
 from engine.dumps.live import LIVE_MAX_TOKENS, LiveModel
 from engine.norms.precision import precision_story
 from engine.threads import Cancelled, Progress, StopCheck
 
-DIVERGENCE = 0.1  # a token is "off" when its relative distance to float32 exceeds this
+DIVERGENCE = HALF_DIVERGENCE  # a token is "off" when its relative distance to float32 exceeds this
 FLOAT16_MAX = float(torch.finfo(torch.float16).max)  # 65504
 
 

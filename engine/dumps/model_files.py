@@ -25,6 +25,7 @@ from pathlib import Path
 import torch
 
 from engine.config import CAPTURE_DTYPES
+from engine.dumps import model_cache
 from engine.dumps.architectures import Architecture, architecture_for
 from engine.dumps.refusals import capture_error
 from engine.threads import Progress
@@ -104,7 +105,37 @@ def load_model(
     ``progress`` gets 0.05 once the config is read and the architecture accepted, 0.3
     once the tokenizer is loaded, and 1.0 at the end (a GGUF's dequantization is most of
     the time).  Every refusal is an ``EngineError`` ("capture.*").
+
+    A GGUF file's model is kept in ``engine.dumps.model_cache`` once loaded (written after
+    the 1.0): later loads, in any process, map its dequantized weights instead of
+    dequantizing again and read no GGUF at all (``progress``: 0.5 once the entry's files
+    are checked, 0.7, 1.0); a stale or damaged entry is rebuilt.
     """
+    start = time.perf_counter()
+    _dtype(dtype)
+    path = Path(path)
+    folder, gguf = _locate(path)
+    if gguf:
+        _check_gguf_packages(path)
+    entry = model_cache.cache_entry(path, dtype) if gguf else None
+    if entry is None:
+        return _load(path, folder, gguf, dtype, progress, start)
+    cached = entry.load(progress)  # no lock: an entry is renamed into place whole
+    if cached is None:
+        with entry.lock():  # processes starting together: the first builds, the others wait
+            cached = entry.load(progress, repair=True)
+            if cached is None:
+                loaded = _load(path, folder, gguf, dtype, progress, start)
+                entry.store(loaded.model, loaded.tokenizer, loaded.architecture.head)
+                return loaded
+    arch = architecture_for(getattr(cached.config, "model_type", "") or "(none)")
+    return _loaded(cached.model, cached.tokenizer, arch, cached.config, folder, gguf, dtype, start)
+
+
+def _load(
+    path: Path, folder: Path, gguf: str | None, dtype: str, progress: Progress | None, start
+) -> LoadedModel:
+    """``load_model`` from the files themselves (a GGUF file dequantized)."""
     from transformers import (
         AutoConfig,
         AutoModelForCausalLM,
@@ -112,13 +143,8 @@ def load_model(
         AutoTokenizer,
     )
 
-    start = time.perf_counter()
     torch_dtype = _dtype(dtype)
-    path = Path(path)
-    folder, gguf = _locate(path)
     extra = {"gguf_file": gguf} if gguf else {}
-    if gguf:
-        _check_gguf_packages(path)
     try:
         config = AutoConfig.from_pretrained(folder, local_files_only=True, **extra)
     except Exception as exc:  # OSError, ValueError, KeyError from a broken config
@@ -141,6 +167,10 @@ def load_model(
         raise capture_error("not_a_model", path=str(path), detail=_first_line(exc)) from None
     if progress is not None:
         progress(1.0)
+    return _loaded(model, tokenizer, arch, config, folder, gguf, dtype, start)
+
+
+def _loaded(model, tokenizer, arch, config, folder, gguf, dtype, start) -> LoadedModel:
     weights = (
         f"GGUF file {gguf}, dequantized to {dtype} by transformers"
         if gguf

@@ -2,7 +2,8 @@
 built from configs (nothing downloaded), and a character-level tokenizer for them.
 
 ``save_tiny(name, folder)`` writes a ``save_pretrained`` directory (config, weights and
-tokenizer) that ``engine.dumps.model_files.load_model`` loads like any real model.
+tokenizer) that ``engine.dumps.model_files.load_model`` loads like any real model;
+``save_tiny_gguf(path)`` a GGUF file it loads the way it loads SmolLM2's.
 """
 
 from __future__ import annotations
@@ -100,3 +101,57 @@ def save_tiny(name: str, folder: Path, seed: int = 0) -> Path:
     model.save_pretrained(folder)
     tokenizer().save_pretrained(folder)
     return folder
+
+
+def save_tiny_gguf(path: Path, tied: bool = True, seed: int = 0) -> Path:
+    """Write a tiny Llama as a GGUF file (float32 tensors, a byte-level BPE vocabulary of
+    single letters), the way llama.cpp lays one out, so ``load_model`` reads it through
+    transformers' GGUF path like SmolLM2's.  ``tied``: no ``output.weight`` (the LM head is
+    the embedding, as in SmolLM2)."""
+    import gguf
+    import numpy as np
+
+    vocab, d, hidden, layers, heads, kv_heads = 40, 16, 32, 2, 2, 1
+    head_dim = d // heads
+    writer = gguf.GGUFWriter(str(path), "llama")
+    writer.add_block_count(layers)
+    writer.add_context_length(CONTEXT)
+    writer.add_embedding_length(d)
+    writer.add_feed_forward_length(hidden)
+    writer.add_head_count(heads)
+    writer.add_head_count_kv(kv_heads)
+    writer.add_layer_norm_rms_eps(1e-5)
+    writer.add_rope_freq_base(10000.0)
+    tokens = ["<pad>", "<s>", "</s>"] + [chr(c) for c in range(ord("a"), ord("a") + vocab - 3)]
+    writer.add_tokenizer_model("gpt2")
+    writer.add_token_list(tokens)
+    writer.add_token_scores([0.0] * vocab)
+    writer.add_token_types([3, 3, 3] + [1] * (vocab - 3))  # 3: control tokens
+    writer.add_token_merges([])
+    writer.add_bos_token_id(1)
+    writer.add_eos_token_id(2)
+    writer.add_pad_token_id(0)
+    rng = np.random.default_rng(seed)
+
+    def tensor(name: str, *shape: int) -> None:
+        writer.add_tensor(name, (0.2 * rng.standard_normal(shape)).astype(np.float32))
+
+    tensor("token_embd.weight", vocab, d)
+    tensor("output_norm.weight", d)
+    if not tied:
+        tensor("output.weight", vocab, d)
+    for i in range(layers):
+        tensor(f"blk.{i}.attn_norm.weight", d)
+        tensor(f"blk.{i}.attn_q.weight", d, d)
+        tensor(f"blk.{i}.attn_k.weight", head_dim * kv_heads, d)
+        tensor(f"blk.{i}.attn_v.weight", head_dim * kv_heads, d)
+        tensor(f"blk.{i}.attn_output.weight", d, d)
+        tensor(f"blk.{i}.ffn_norm.weight", d)
+        tensor(f"blk.{i}.ffn_gate.weight", hidden, d)
+        tensor(f"blk.{i}.ffn_up.weight", hidden, d)
+        tensor(f"blk.{i}.ffn_down.weight", d, hidden)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    return path

@@ -1,6 +1,7 @@
 """The live model's process-wide load (ui/live_model.py) and the server's warm-up that starts
 it (scripts/serve.py): one load per process whoever asks, in a thread of lower priority,
-the engine's refusal kept when SmolLM2 is missing, and no load when the server is told not to.
+the engine's refusal kept when SmolLM2 is missing, no load when the server is told not to,
+and a first load waiting for the first page unless the model is cached.
 """
 
 from __future__ import annotations
@@ -75,6 +76,7 @@ def test_the_server_preloads_unless_told_not_to(monkeypatch, value, wanted):
 
 def test_the_servers_load_waits_for_the_first_page(monkeypatch):
     started = []
+    monkeypatch.setattr("engine.dumps.live.live_model_cached", lambda: False)
     monkeypatch.setattr(live_model, "start_loading", lambda: started.append(True))
     monkeypatch.setattr(live_model, "_PAGE_SERVED", threading.Event())
     waiting = threading.Thread(target=live_model.start_loading_after_first_page, args=(30.0,))
@@ -86,3 +88,15 @@ def test_the_servers_load_waits_for_the_first_page(monkeypatch):
     assert started == [True]
     live_model.start_loading_after_first_page(0.0)  # a page already served: at once
     assert started == [True, True]
+
+
+def test_a_cached_model_loads_at_once_without_waiting_for_a_page(monkeypatch):
+    """From the model cache the load is seconds of work: ready soon after a restart."""
+    started = []
+    monkeypatch.setattr("engine.dumps.live.live_model_cached", lambda: True)
+    monkeypatch.setattr(live_model, "start_loading", lambda: started.append(True))
+    monkeypatch.setattr(live_model, "_PAGE_SERVED", threading.Event())
+    waiting = threading.Thread(target=live_model.start_loading_after_first_page, args=(30.0,))
+    waiting.start()
+    waiting.join(5)
+    assert not waiting.is_alive() and started == [True]

@@ -1,0 +1,495 @@
+"""Every read and write of the class mode: the schema and its migrations, and each rule enforced.
+
+A refusal is an ``EngineError("classroom.<name>", params)`` (messages in
+``locales/<lang>/errors.toml``) raised inside the transaction, which is then rolled back:
+nothing changes.  The one exception is a wrong join code, which is counted against the
+client's guesses (that count is what makes guessing slow) and then refused.
+
+Who may do what is decided by what they hold: the instructor's key (``NewClass``) for every
+instructor action; a learner's token (from ``join``) for their own votes and view.  Nothing
+returned to either side names a learner: the instructor gets counts, a learner only their
+own votes.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+import time
+from collections.abc import Callable, Iterable
+from contextlib import contextmanager
+from pathlib import Path
+
+from classroom import rules
+from classroom.db import Database, Transaction
+from classroom.rules import LearnerView, LessonState, NewClass, Room
+from engine.errors import EngineError
+
+DATABASE_URL_VARIABLE = "NORMSCOPE_DATABASE_URL"  # postgresql://...: several processes share it
+DATA_DIR_VARIABLE = "NORMSCOPE_DATA_DIR"  # else the SQLite file lives here
+DEFAULT_DATA_DIR = Path(__file__).resolve().parents[1] / "data"
+SQLITE_FILE = "classroom.sqlite3"
+_EVERY_CLIENT = "join:*"  # the rate_limits row counting every client's wrong codes together
+
+# MIGRATIONS[i]: the statements from schema version i to i + 1.  Never edit one that has been
+# released; add the next.  Times are seconds since the epoch; flags are 0/1 integers (the same
+# in both dialects).  Learners and the join limits' clients appear only as SHA-256 digests.
+MIGRATIONS: tuple[tuple[str, ...], ...] = (
+    (
+        "CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)",
+        """CREATE TABLE classes (
+            code TEXT PRIMARY KEY,
+            instructor_digest TEXT NOT NULL,
+            created_at DOUBLE PRECISION NOT NULL,
+            expires_at DOUBLE PRECISION NOT NULL,
+            paced INTEGER NOT NULL,
+            lesson TEXT,
+            moves INTEGER NOT NULL DEFAULT 0)""",
+        "CREATE INDEX classes_by_expiry ON classes (expires_at)",
+        """CREATE TABLE lessons (
+            code TEXT NOT NULL,
+            lesson TEXT NOT NULL,
+            round INTEGER NOT NULL DEFAULT 1,
+            closed INTEGER NOT NULL DEFAULT 0,
+            revealed INTEGER NOT NULL DEFAULT 0,
+            PRIMARY KEY (code, lesson))""",
+        """CREATE TABLE learners (
+            code TEXT NOT NULL,
+            learner TEXT NOT NULL,
+            joined_at DOUBLE PRECISION NOT NULL,
+            window_start DOUBLE PRECISION NOT NULL,
+            window_votes INTEGER NOT NULL DEFAULT 0,
+            PRIMARY KEY (code, learner))""",
+        """CREATE TABLE votes (
+            code TEXT NOT NULL,
+            lesson TEXT NOT NULL,
+            round INTEGER NOT NULL,
+            learner TEXT NOT NULL,
+            option TEXT NOT NULL,
+            voted_at DOUBLE PRECISION NOT NULL,
+            PRIMARY KEY (code, lesson, round, learner))""",
+        """CREATE TABLE rate_limits (
+            subject TEXT PRIMARY KEY,
+            window_start DOUBLE PRECISION NOT NULL,
+            events INTEGER NOT NULL)""",
+    ),
+)
+_CLASS_TABLES = ("votes", "learners", "lessons", "classes")  # deleted in this order
+
+
+def _refuse(key: str, **params) -> EngineError:
+    return EngineError(f"classroom.{key}", params)
+
+
+class ClassStore:
+    """The class mode's data: classes, learners, votes, and the rules they follow.
+
+    ``answer_ids`` are the lessons' answers as ``"<lesson>.<option>"`` (the lessons page's
+    ``ANSWER_IDS``), in teaching order: the only lessons and options a class accepts.
+    ``clock`` gives seconds since the epoch (tests move it forward).
+    """
+
+    def __init__(
+        self,
+        database: Database,
+        answer_ids: Iterable[str],
+        clock: Callable[[], float] = time.time,
+    ):
+        self.database = database
+        self.clock = clock
+        self.options: dict[str, tuple[str, ...]] = {}  # lesson -> its options, in order
+        for answer_id in answer_ids:
+            lesson, _, option = answer_id.rpartition(".")
+            self.options[lesson] = (*self.options.get(lesson, ()), option)
+        database.migrate(MIGRATIONS)
+        with database.transaction(write=True) as tx:
+            tx.run(
+                "INSERT INTO meta (name, value) VALUES ('salt', ?) ON CONFLICT (name) DO NOTHING",
+                (rules.new_secret(256),),
+            )
+            self._salt = tx.one("SELECT value FROM meta WHERE name = 'salt'")[0]
+
+    # --- the instructor ----------------------------------------------------------------------
+
+    def create_class(self, client: str, paced: bool = True) -> NewClass:
+        """A new class with a fresh code and instructor key; purges expired classes first.
+
+        ``client`` (the instructor's address) is counted against ``rules.CREATE_LIMIT``.
+        """
+        self.purge_expired()
+        now = self.clock()
+        key = rules.new_secret(256)
+        with self.database.transaction(write=True) as tx:
+            limit = rules.CREATE_LIMIT
+            if self._count(tx, self._client("create", client), now, limit) > limit.count:
+                raise _refuse(
+                    "too_many_classes",
+                    limit=limit.count,
+                    minutes=round(limit.window_s / 60),
+                )
+            (open_classes,) = tx.one("SELECT COUNT(*) FROM classes")
+            if open_classes >= rules.MAX_OPEN_CLASSES:
+                raise _refuse("server_full", limit=rules.MAX_OPEN_CLASSES)
+            while True:  # a collision is ~1 in a million per open class: try another code
+                code = rules.new_code()
+                created = tx.run(
+                    "INSERT INTO classes (code, instructor_digest, created_at, expires_at, paced)"
+                    " VALUES (?, ?, ?, ?, ?) ON CONFLICT (code) DO NOTHING",
+                    (code, rules.digest(key), now, now + rules.CLASS_LIFETIME_S, int(paced)),
+                )
+                if created:
+                    break
+        return NewClass(code, key, now + rules.CLASS_LIFETIME_S)
+
+    def room(self, code: str, key: str, lesson: str) -> Room:
+        """The instructor's live view of ``lesson``: state, joined count and both rounds' counts.
+
+        Two indexed queries (the class with its lesson's state and its joined count; the
+        lesson's votes grouped by round and option): what the instructor's view polls.
+        """
+        self._check_lesson(lesson)
+        with self.database.transaction() as tx:
+            found = tx.one(
+                "SELECT c.instructor_digest, c.paced, l.round, l.closed, l.revealed,"
+                " (SELECT COUNT(*) FROM learners WHERE code = c.code)"
+                " FROM classes c LEFT JOIN lessons l ON l.code = c.code AND l.lesson = ?"
+                " WHERE c.code = ? AND c.expires_at > ?",
+                (lesson, self._code(code), self.clock()),
+            )
+            self._check_instructor(found, code, key)
+            counted = tx.rows(
+                "SELECT round, option, COUNT(*) FROM votes WHERE code = ? AND lesson = ?"
+                " GROUP BY round, option",
+                (self._code(code), lesson),
+            )
+        _, paced, *state, joined = found
+        state = _state(*state)
+        counts = tuple({option: 0 for option in self.options[lesson]} for _ in range(state.round))
+        for round_, option, votes in counted:
+            counts[round_ - 1][option] = votes
+        return Room(lesson, state, joined, counts, bool(paced))
+
+    def set_voting(self, code: str, key: str, lesson: str, open_: bool) -> LessonState:
+        """Close voting on ``lesson`` (or open it again, unless the answer is revealed)."""
+        with self._lesson_for_instructor(code, key, lesson) as (tx, state):
+            if state.revealed and open_:
+                raise _refuse("revealed")
+            tx.run(
+                "UPDATE lessons SET closed = ? WHERE code = ? AND lesson = ?",
+                (int(not open_), self._code(code), lesson),
+            )
+        return LessonState(state.round, open_, state.revealed)
+
+    def second_round(self, code: str, key: str, lesson: str) -> LessonState:
+        """Open round 2 of ``lesson``: everyone votes again; round 1's votes are kept."""
+        with self._lesson_for_instructor(code, key, lesson) as (tx, state):
+            if state.round >= rules.ROUNDS or state.revealed:
+                raise _refuse(
+                    "no_more_rounds",
+                )
+            tx.run(
+                "UPDATE lessons SET round = round + 1, closed = 0 WHERE code = ? AND lesson = ?",
+                (self._code(code), lesson),
+            )
+        return LessonState(state.round + 1, True, False)
+
+    def reveal(self, code: str, key: str, lesson: str) -> LessonState:
+        """Show ``lesson``'s answer to every learner (paced mode waits for this); closes voting."""
+        with self._lesson_for_instructor(code, key, lesson) as (tx, state):
+            tx.run(
+                "UPDATE lessons SET revealed = 1, closed = 1 WHERE code = ? AND lesson = ?",
+                (self._code(code), lesson),
+            )
+        return LessonState(state.round, False, True)
+
+    def move_everyone(self, code: str, key: str, lesson: str) -> None:
+        """Send learners who follow the class to ``lesson`` ("everyone to lesson N")."""
+        self._check_lesson(lesson)
+        with self.database.transaction(write=True) as tx:
+            self._check_instructor(self._class_row(tx, code), code, key)
+            tx.run(
+                "UPDATE classes SET lesson = ?, moves = moves + 1 WHERE code = ?",
+                (lesson, self._code(code)),
+            )
+
+    def set_paced(self, code: str, key: str, paced: bool) -> None:
+        """Paced: learners see an answer only when it is revealed; else once they commit."""
+        with self.database.transaction(write=True) as tx:
+            self._check_instructor(self._class_row(tx, code), code, key)
+            tx.run("UPDATE classes SET paced = ? WHERE code = ?", (int(paced), self._code(code)))
+
+    def export_csv(self, code: str, key: str) -> str:
+        """Every lesson with votes or a state, per round and option: ``lesson,round,option,votes``.
+
+        Counts only, like the chart (no learner appears in it), in teaching order.
+        """
+        with self.database.transaction() as tx:
+            self._check_instructor(self._class_row(tx, code), code, key)
+            rounds = dict(
+                tx.rows("SELECT lesson, round FROM lessons WHERE code = ?", (self._code(code),))
+            )
+            counted = tx.rows(
+                "SELECT lesson, round, option, COUNT(*) FROM votes WHERE code = ?"
+                " GROUP BY lesson, round, option",
+                (self._code(code),),
+            )
+        votes = {(lesson, round_, option): n for lesson, round_, option, n in counted}
+        for lesson, round_, _ in votes:
+            rounds[lesson] = max(rounds.get(lesson, 1), round_)
+        out = io.StringIO()
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(["lesson", "round", "option", "votes"])
+        for lesson, options in self.options.items():
+            for round_ in range(1, rounds.get(lesson, 0) + 1):
+                for option in options:
+                    writer.writerow(
+                        [lesson, round_, option, votes.get((lesson, round_, option), 0)]
+                    )
+        return out.getvalue()
+
+    def end_class(self, code: str, key: str) -> None:
+        """Delete the class and everything recorded in it now, not at its expiry."""
+        with self.database.transaction(write=True) as tx:
+            self._check_instructor(self._class_row(tx, code), code, key)
+            for table in _CLASS_TABLES:
+                tx.run(f"DELETE FROM {table} WHERE code = ?", (self._code(code),))
+
+    # --- a learner -------------------------------------------------------------------------
+
+    def join(self, code: object, client: str, token: str | None = None) -> str:
+        """A learner's token for the class ``code`` (``token`` itself if it is already in it).
+
+        ``client`` identifies where the attempt comes from (the browser's address), stored
+        only as a salted digest, for ``rules.JOIN_LIMITS``: wrong codes are counted per
+        client and for the whole server, and past the limits an attempt is refused before
+        its code is looked at.
+        """
+        typed = code
+        code = rules.normalize_code(code)
+        if code is None:
+            raise _refuse(
+                "malformed_code",
+                value=str(typed)[:100],
+                length=rules.CODE_LENGTH,
+            )
+        self.purge_expired()
+        now = self.clock()
+        with self.database.transaction(write=True) as tx:
+            if token is not None and self._learner_row(tx, code, token) is not None:
+                return token
+            client_key = self._client("join", client)
+            mine = self._count(tx, client_key, now, rules.JOIN_LIMITS["client"])
+            everyone = self._count(tx, _EVERY_CLIENT, now, rules.JOIN_LIMITS["server"])
+            limits = rules.JOIN_LIMITS
+            if mine > limits["client"].count or (everyone > limits["server"].count and mine > 1):
+                raise _refuse(
+                    "too_many_attempts",
+                    minutes=round(limits["client"].window_s / 60),
+                )
+            wrong = self._class_row(tx, code) is None
+            if not wrong:  # a right code is no guess: give back what was counted
+                tx.run(
+                    "UPDATE rate_limits SET events = events - 1 WHERE subject IN (?, ?)",
+                    (client_key, _EVERY_CLIENT),
+                )
+                (learners,) = tx.one("SELECT COUNT(*) FROM learners WHERE code = ?", (code,))
+                if learners >= rules.MAX_LEARNERS:
+                    raise _refuse("class_full", limit=rules.MAX_LEARNERS)
+                token = rules.new_secret(128)
+                tx.run(
+                    "INSERT INTO learners (code, learner, joined_at, window_start)"
+                    " VALUES (?, ?, ?, ?)",
+                    (code, rules.digest(token), now, now),
+                )
+        if wrong:  # after the commit: the failure stays counted
+            raise self._no_class(code)
+        return token
+
+    def vote(self, code: str, token: str, answer_id: str) -> None:
+        """Record ``answer_id`` (``"<lesson>.<option>"``) as this learner's vote in the lesson's
+        current round, replacing their earlier vote in that round."""
+        lesson, _, option = str(answer_id).rpartition(".")
+        self._check_lesson(lesson)
+        if option not in self.options[lesson]:
+            raise _refuse(
+                "unknown_option",
+                value=str(answer_id)[:100],
+                allowed=", ".join(self.options[lesson]),
+            )
+        now = self.clock()
+        with self.database.transaction(write=True) as tx:
+            learner = self._learner_key(tx, code, token)
+            state = self._lesson_state(tx, code, lesson)
+            if not state.voting_open:
+                raise _refuse("voting_closed")
+            limit = rules.VOTE_LIMIT
+            (recent,) = tx.one(
+                "UPDATE learners SET"
+                " window_votes = CASE WHEN window_start <= ? THEN 1 ELSE window_votes + 1 END,"
+                " window_start = CASE WHEN window_start <= ? THEN ? ELSE window_start END"
+                " WHERE code = ? AND learner = ? RETURNING window_votes",
+                (now - limit.window_s, now - limit.window_s, now, self._code(code), learner),
+            )
+            if recent > limit.count:
+                raise _refuse(
+                    "too_many_votes",
+                    limit=limit.count,
+                    seconds=round(limit.window_s),
+                )
+            tx.run(
+                "INSERT INTO votes (code, lesson, round, learner, option, voted_at)"
+                " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (code, lesson, round, learner)"
+                " DO UPDATE SET option = excluded.option, voted_at = excluded.voted_at",
+                (self._code(code), lesson, state.round, learner, option, now),
+            )
+
+    def learner_view(self, code: str, token: str, lesson: str) -> LearnerView:
+        """What this learner sees of ``lesson`` in the class: its state and their own votes."""
+        self._check_lesson(lesson)
+        with self.database.transaction() as tx:
+            learner = self._learner_key(tx, code, token)
+            paced, class_lesson, moves = tx.one(
+                "SELECT paced, lesson, moves FROM classes WHERE code = ?", (self._code(code),)
+            )
+            state = self._lesson_state(tx, code, lesson)
+            mine = dict(
+                tx.rows(
+                    "SELECT round, option FROM votes WHERE code = ? AND lesson = ? AND learner = ?",
+                    (self._code(code), lesson, learner),
+                )
+            )
+        votes = tuple(mine.get(r) for r in range(1, state.round + 1))
+        return LearnerView(lesson, state, votes, bool(paced), class_lesson, moves)
+
+    # --- housekeeping ----------------------------------------------------------------------
+
+    def purge_expired(self) -> int:
+        """Delete every expired class with all it recorded, and ended join-limit windows.
+
+        Run on every ``create_class`` and ``join``; an expired class is refused everywhere
+        even before it is purged.  Returns the number of classes deleted.
+        """
+        now = self.clock()
+        window = max(limit.window_s for limit in (*rules.JOIN_LIMITS.values(), rules.CREATE_LIMIT))
+        with self.database.transaction(write=True) as tx:
+            for table in _CLASS_TABLES[:-1]:
+                tx.run(
+                    f"DELETE FROM {table} WHERE code IN"
+                    " (SELECT code FROM classes WHERE expires_at <= ?)",
+                    (now,),
+                )
+            purged = tx.run("DELETE FROM classes WHERE expires_at <= ?", (now,))
+            tx.run("DELETE FROM rate_limits WHERE window_start <= ?", (now - window,))
+        return purged
+
+    # --- checks shared by the actions above ------------------------------------------------
+
+    def _code(self, code: object) -> str:
+        """A code as stored, or "" (which matches no class) for one that cannot be a code."""
+        return rules.normalize_code(code) or ""
+
+    def _no_class(self, code: object) -> EngineError:
+        return _refuse(
+            "no_class",
+            value=str(code)[:100],
+            hours=round(rules.CLASS_LIFETIME_S / 3600),
+        )
+
+    def _check_lesson(self, lesson: str) -> None:
+        if lesson not in self.options:
+            raise _refuse(
+                "unknown_lesson",
+                value=str(lesson)[:100],
+                allowed=", ".join(self.options),
+            )
+
+    def _class_row(self, tx: Transaction, code: object) -> tuple | None:
+        """(instructor digest,) of the open class ``code``, or None (none, or expired)."""
+        return tx.one(
+            "SELECT instructor_digest FROM classes WHERE code = ? AND expires_at > ?",
+            (self._code(code), self.clock()),
+        )
+
+    def _check_instructor(self, row: tuple | None, code: object, key: str) -> None:
+        if row is None:
+            raise self._no_class(code)
+        if not rules.matches(key, row[0]):
+            raise _refuse("not_instructor", value=code)
+
+    def _learner_row(self, tx: Transaction, code: str, token: object) -> tuple | None:
+        if not isinstance(token, str) or not token or len(token) > rules.TOKEN_CHARS:
+            return None
+        return tx.one(
+            "SELECT l.learner FROM learners l JOIN classes c ON c.code = l.code"
+            " WHERE l.code = ? AND l.learner = ? AND c.expires_at > ?",
+            (code, rules.digest(token), self.clock()),
+        )
+
+    def _learner_key(self, tx: Transaction, code: object, token: object) -> str:
+        """The stored digest of this learner, or a refusal (no such class, or not joined)."""
+        row = self._learner_row(tx, self._code(code), token)
+        if row is None:
+            if self._class_row(tx, code) is None:
+                raise self._no_class(code)
+            raise _refuse("not_joined", value=code)
+        return row[0]
+
+    def _lesson_state(self, tx: Transaction, code: object, lesson: str) -> LessonState:
+        found = tx.one(
+            "SELECT round, closed, revealed FROM lessons WHERE code = ? AND lesson = ?",
+            (self._code(code), lesson),
+        )
+        return _state(*found) if found else LessonState()
+
+    @contextmanager
+    def _lesson_for_instructor(self, code: str, key: str, lesson: str):
+        """A writing transaction in which the instructor is checked and the lesson has a row."""
+        self._check_lesson(lesson)
+        with self.database.transaction(write=True) as tx:
+            self._check_instructor(self._class_row(tx, code), code, key)
+            tx.run(
+                "INSERT INTO lessons (code, lesson) VALUES (?, ?)"
+                " ON CONFLICT (code, lesson) DO NOTHING",
+                (self._code(code), lesson),
+            )
+            yield tx, self._lesson_state(tx, code, lesson)
+
+    def _client(self, action: str, client: str) -> str:
+        """The rate_limits subject of ``client`` (an address) doing ``action``: salted digest."""
+        return f"{action}:{rules.digest(self._salt + str(client))}"
+
+    def _count(self, tx: Transaction, subject: str, now: float, limit: rules.Limit) -> int:
+        """Count one more event of ``subject`` in its window; the count, this one included.
+
+        One statement, so two processes counting at once both count (a row lock in
+        PostgreSQL, the write lock in SQLite); a window older than ``limit`` starts anew.
+        """
+        (events,) = tx.one(
+            "INSERT INTO rate_limits (subject, window_start, events) VALUES (?, ?, 1)"
+            " ON CONFLICT (subject) DO UPDATE SET"
+            " events = CASE WHEN rate_limits.window_start <= ? THEN 1"
+            " ELSE rate_limits.events + 1 END,"
+            " window_start = CASE WHEN rate_limits.window_start <= ? THEN ?"
+            " ELSE rate_limits.window_start END"
+            " RETURNING events",
+            (subject, now, now - limit.window_s, now - limit.window_s, now),
+        )
+        return events
+
+
+def _state(round_: int | None, closed: int | None, revealed: int | None) -> LessonState:
+    """A lesson's state from its row's columns (all None: no row yet, the defaults)."""
+    if round_ is None:
+        return LessonState()
+    return LessonState(round_, not closed, bool(revealed))
+
+
+def open_store(answer_ids: Iterable[str], target: str | Path | None = None) -> ClassStore:
+    """The app's class store: ``target``, else ``$NORMSCOPE_DATABASE_URL`` (PostgreSQL), else
+    a SQLite file in ``$NORMSCOPE_DATA_DIR`` (default ``data/`` in the repository)."""
+    if target is None:
+        target = os.environ.get(DATABASE_URL_VARIABLE) or (
+            Path(os.environ.get(DATA_DIR_VARIABLE) or DEFAULT_DATA_DIR) / SQLITE_FILE
+        )
+    return ClassStore(Database(target), answer_ids)
