@@ -151,33 +151,38 @@ class CacheEntry:
         if not self.exists():
             return None
         manifest = self._intact()
-        if manifest is None:
+        cached = None if manifest is None else self._read(manifest, progress)
+        if cached is None:
             if repair:
                 shutil.rmtree(self.folder, ignore_errors=True)
             return None
+        with contextlib.suppress(OSError):  # a read-only cache is still used
+            os.utime(self.folder / MANIFEST)  # last used: the eviction's order
         if progress is not None:
-            progress(0.5)
+            progress(1.0)
+        return cached
+
+    def _read(self, manifest: dict, progress: Progress | None) -> CachedModel | None:
+        """The model from the entry's checked files; None if they do not make one."""
         from safetensors.torch import load_file
         from transformers import AutoConfig, AutoTokenizer
 
-        config = AutoConfig.from_pretrained(self.folder, local_files_only=True)
-        tokenizer = AutoTokenizer.from_pretrained(self.folder, local_files_only=True)
         if progress is not None:
-            progress(0.7)
-        dtype = getattr(torch, self.identity["dtype"])
-        model = _model_from_config(config, manifest.get("head", "causal"), dtype)
-        weights = load_file(self.folder / WEIGHTS)  # mapped, not read: shared between processes
-        missing, unexpected = model.load_state_dict(weights, strict=False, assign=True)
-        model.tie_weights()  # tied weights (an LM head sharing the embedding) were saved once
-        still_empty = [n for n, t in _tensors(model) if t.is_meta]
-        if unexpected or still_empty:
-            if repair:
-                shutil.rmtree(self.folder, ignore_errors=True)
+            progress(0.5)
+        try:
+            config = AutoConfig.from_pretrained(self.folder, local_files_only=True)
+            tokenizer = AutoTokenizer.from_pretrained(self.folder, local_files_only=True)
+            if progress is not None:
+                progress(0.7)
+            dtype = getattr(torch, self.identity["dtype"])
+            model = _model_from_config(config, manifest.get("head", "causal"), dtype)
+            weights = load_file(self.folder / WEIGHTS)  # mapped, not read: shared
+            _, unexpected = model.load_state_dict(weights, strict=False, assign=True)
+            model.tie_weights()  # a tied LM head was saved once, as the embedding
+        except Exception:  # noqa: BLE001 (whatever the files do not make: rebuilt)
             return None
-        del missing  # every one of them tied again above, or still_empty says otherwise
-        os.utime(self.folder / MANIFEST)  # last used: the eviction's order
-        if progress is not None:
-            progress(1.0)
+        if unexpected or any(t.is_meta for _, t in _tensors(model)):  # a weight missing
+            return None
         return CachedModel(config=config, tokenizer=tokenizer, model=model.eval())
 
     def _intact(self) -> dict | None:

@@ -133,6 +133,29 @@ def test_a_damaged_entry_is_rebuilt_from_the_gguf(tmp_path, cache, gguf_reads, d
     assert gguf_reads == [], "and the rebuilt entry is used next time"
 
 
+def test_an_entry_missing_a_weight_is_rebuilt(tmp_path, cache, gguf_reads):
+    """Files that match their manifest but do not make the whole model (written by another
+    version, say) are not used either: no parameter is left empty."""
+    from safetensors.torch import load_file, save_file
+
+    source = tiny_models.save_tiny_gguf(tmp_path / "tiny.gguf")
+    expected = logits(load_model(source))
+    folder = entry_folder(cache)
+    weights = load_file(folder / model_cache.WEIGHTS)
+    del weights["model.norm.weight"]
+    save_file(weights, folder / model_cache.WEIGHTS)
+    manifest = json.loads((folder / model_cache.MANIFEST).read_text())
+    written = folder / model_cache.WEIGHTS
+    manifest["files"][model_cache.WEIGHTS] = {
+        "size": written.stat().st_size,
+        "sha256": model_cache.file_sha256(written),
+    }
+    (folder / model_cache.MANIFEST).write_text(json.dumps(manifest))
+    gguf_reads.clear()
+    assert torch.equal(logits(load_model(source)), expected)
+    assert gguf_reads
+
+
 def test_an_entry_of_a_changed_source_is_not_used(tmp_path, cache, gguf_reads):
     source = tiny_models.save_tiny_gguf(tmp_path / "tiny.gguf", seed=0)
     before = logits(load_model(source))
