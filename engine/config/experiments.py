@@ -72,7 +72,10 @@ class TextSpec:
             refuse_choice("prompt", type(self.prompt).__name__, ("a text",))
         if len(self.prompt) > EXPERIMENT_MAX_CHARACTERS:
             raise experiment_error(
-                "prompt_too_long", characters=len(self.prompt), limit=EXPERIMENT_MAX_CHARACTERS
+                "prompt_too_long",
+                characters=len(self.prompt),
+                limit=EXPERIMENT_MAX_CHARACTERS,
+                tokens=EXPERIMENT_MAX_TOKENS,
             )
         _whole("max_tokens", self.max_tokens, 2, EXPERIMENT_MAX_TOKENS)
 
