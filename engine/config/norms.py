@@ -16,7 +16,7 @@ DTYPES = {
     "bfloat16": torch.bfloat16,
     "float64": torch.float64,
 }
-_DTYPE_NAMES = {dtype: name for name, dtype in DTYPES.items()}
+DTYPE_NAMES = {dtype: name for name, dtype in DTYPES.items()}
 
 
 @dataclass(frozen=True)
@@ -38,7 +38,7 @@ class NormSpec:
 
     def __post_init__(self) -> None:
         if isinstance(self.compute_dtype, torch.dtype):  # what a Python user writes
-            name = _DTYPE_NAMES.get(self.compute_dtype)
+            name = DTYPE_NAMES.get(self.compute_dtype)
             if name is None:
                 refuse_choice("compute_dtype", str(self.compute_dtype), COMPUTE_DTYPES)
             object.__setattr__(self, "compute_dtype", name)

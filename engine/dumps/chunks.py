@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from engine.dumps.formats.entries import TORCH_DTYPES
+from engine.config.norms import DTYPES
 from engine.dumps.limits import CHUNK_VALUES
 from engine.dumps.partials import (
     HIST_BINS,
@@ -39,13 +39,13 @@ def grid_of(dtypes) -> str:
 
 def _bits(x: torch.Tensor, grid: str) -> torch.Tensor:
     """15-bit magnitude patterns of ``x`` on ``grid`` ([n, d] → [n*d] int16, >= 0)."""
-    if x.dtype == TORCH_DTYPES[grid]:
+    if x.dtype == DTYPES[grid]:
         raw = x.contiguous().view(torch.int16)  # [n, d]
     else:
         magnitude = x.abs()  # [n, d]
-        if torch.finfo(x.dtype).max > torch.finfo(TORCH_DTYPES[grid]).max:
-            magnitude.clamp_(max=torch.finfo(TORCH_DTYPES[grid]).max)  # keep finite ones finite
-        raw = magnitude.to(TORCH_DTYPES[grid]).view(torch.int16)  # [n, d]
+        if torch.finfo(x.dtype).max > torch.finfo(DTYPES[grid]).max:
+            magnitude.clamp_(max=torch.finfo(DTYPES[grid]).max)  # keep finite ones finite
+        raw = magnitude.to(DTYPES[grid]).view(torch.int16)  # [n, d]
     return (raw & 0x7FFF).flatten()  # [n*d]
 
 

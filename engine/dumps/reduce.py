@@ -14,12 +14,10 @@ from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-import torch
-
 from engine.config import DumpSpec
+from engine.config.norms import DTYPES
 from engine.dumps.chunks import grid_of, reduce_window
 from engine.dumps.formats import open_reader
-from engine.dumps.formats.entries import TORCH_DTYPES
 from engine.dumps.layout import Layout, Piece
 from engine.dumps.limits import WINDOW_BYTES
 from engine.dumps.partials import LayerPartial, merge, merge_all
@@ -51,7 +49,7 @@ def make_units(layout: Layout, window_bytes: int | None = None) -> tuple[Unit, .
     for layer, slot in enumerate(layout.layers):
         layer_row = 0
         for piece in slot.pieces:
-            itemsize = torch.empty((), dtype=TORCH_DTYPES[piece.entry.dtype]).element_size()
+            itemsize = DTYPES[piece.entry.dtype].itemsize
             step = max(1, window_bytes // (piece.entry.d * itemsize))
             for start in range(0, piece.rows, step):
                 stop = min(start + step, piece.rows)

@@ -6,18 +6,9 @@ import math
 import struct
 from dataclasses import dataclass
 
-import torch
-
 from engine.dumps.limits import MAX_ENTRIES, MAX_NAME_CHARS, MAX_ZIP_DIRECTORY_BYTES
 from engine.dumps.refusals import refuse
 from engine.dumps.sources import DumpFile
-
-TORCH_DTYPES = {  # the accepted dtypes (limits.ACCEPTED_DTYPES) by name
-    "float16": torch.float16,
-    "bfloat16": torch.bfloat16,
-    "float32": torch.float32,
-    "float64": torch.float64,
-}
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,7 @@ import zipfile
 
 import torch
 
+from engine.config.norms import DTYPE_NAMES
 from engine.dumps.formats.entries import (
     EntryInfo,
     FileScan,
@@ -47,12 +48,6 @@ from engine.dumps.refusals import refuse
 from engine.dumps.sources import DumpFile
 
 _ACCEPTED = "a file written by torch.save (zip format, PyTorch >= 1.6)"
-_FLOATS = {
-    torch.float16: "float16",
-    torch.bfloat16: "bfloat16",
-    torch.float32: "float32",
-    torch.float64: "float64",
-}
 _CALLS = {"GLOBAL", "STACK_GLOBAL", "REDUCE", "INST", "OBJ", "NEWOBJ", "NEWOBJ_EX"}
 
 
@@ -227,9 +222,9 @@ def scan(file: DumpFile) -> FileScan:
         if tensor.device.type != "cpu" or tensor.layout != torch.strided:
             # a meta tensor holds no values, a sparse one is not rows of a stream
             skipped.append((key, f"a {tensor.layout} tensor on {tensor.device.type}"))
-        elif tensor.dtype in _FLOATS and tensor.dim() >= 1:
-            shape = tuple(tensor.shape)
-            entries.append(EntryInfo(file=file, key=key, shape=shape, dtype=_FLOATS[tensor.dtype]))
+        elif tensor.dtype in DTYPE_NAMES and tensor.dim() >= 1:
+            dtype = DTYPE_NAMES[tensor.dtype]
+            entries.append(EntryInfo(file=file, key=key, shape=tuple(tensor.shape), dtype=dtype))
         else:
             skipped.append((key, f"{tensor.dtype} of shape {list(tensor.shape)}"))
     return FileScan(file, tuple(entries), tuple(skipped))
