@@ -143,12 +143,14 @@ class LayerPartial:
     top_k: int
 
 
-def _chan(a: LayerPartial, b: LayerPartial) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    count = a.count + b.count
+def chan_merge(count_a, mean_a, m2_a, count_b, mean_b, m2_b):
+    """Per-channel (count, mean, M2) of two disjoint sets of rows, by Chan et al.'s formula
+    (module docstring); a channel with no values in either has mean and M2 0."""
+    count = count_a + count_b
     safe = np.maximum(count, 1)
-    delta = b.mean - a.mean
-    mean = np.where(count > 0, a.mean + delta * (b.count / safe), 0.0)
-    m2 = a.m2 + b.m2 + delta**2 * (a.count * (b.count / safe))
+    delta = mean_b - mean_a
+    mean = np.where(count > 0, mean_a + delta * (count_b / safe), 0.0)
+    m2 = m2_a + m2_b + delta**2 * (count_a * (count_b / safe))
     return count, mean, np.where(count > 0, m2, 0.0)
 
 
@@ -156,7 +158,7 @@ def merge(a: LayerPartial, b: LayerPartial) -> LayerPartial:
     """The partial of both ``a``'s and ``b``'s rows (same layer, disjoint rows)."""
     if a.layer != b.layer:
         raise ValueError(f"cannot merge layer {a.layer} with layer {b.layer}")
-    count, mean, m2 = _chan(a, b)
+    count, mean, m2 = chan_merge(a.count, a.mean, a.m2, b.count, b.mean, b.m2)
     nonfinite = np.union1d(a.nonfinite_rows, b.nonfinite_rows)[:NONFINITE_CAP]
     return LayerPartial(
         layer=a.layer,
