@@ -110,6 +110,7 @@ class Family:
     note: str | None  # where the family departs from its placement (English)
     note_zh: str | None  # the same in Simplified Chinese
     example: Example | None
+    capture: str | None = None  # "causal" / "masked": the head engine/dumps' capture loads
 
     @property
     def placement_entry(self) -> Placement:

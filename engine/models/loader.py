@@ -38,6 +38,7 @@ EXTRA_KINDS = ("l2",)
 CATALOG_KINDS = NORM_KINDS + EXTRA_KINDS
 WEIGHT_INITS = ("ones", "zeros", "none")
 TOTAL_FORMULAS = ("gpt2", "llama")
+CAPTURE_HEADS = ("causal", "masked")
 STACK_NAMES = ("decoder", "encoder")
 LAYER_COUNTS = ("layers", "decoder_layers")
 
@@ -65,6 +66,7 @@ _FAMILY_FIELDS = {
     "total_formula": _STR,
     "qkv_bias": _BOOL,
     "embedding_norm": _STR,
+    "capture": _STR,
     "config_defaults": "table",
     "source": _STR_LIST,
     "source_zh": _STR_LIST,
@@ -226,6 +228,7 @@ def _family(family_id: str, table: dict) -> Family:
     _one_of(family_id, "placement", table["placement"], tuple(PLACEMENTS))
     _one_of(family_id, "weight_init", table.get("weight_init"), WEIGHT_INITS)
     _one_of(family_id, "total_formula", table.get("total_formula"), TOTAL_FORMULAS)
+    _one_of(family_id, "capture", table.get("capture"), CAPTURE_HEADS)
     for field in ("eps_default", "eps_released"):
         if field in table and table[field] < 0:
             raise _wrong(family_id, field, "a number >= 0", table[field])
@@ -276,6 +279,7 @@ def _family(family_id: str, table: dict) -> Family:
         note=table.get("note"),
         note_zh=table.get("note_zh"),
         example=_example(family_id, table["example"]) if "example" in table else None,
+        capture=table.get("capture"),
     )
 
 

@@ -50,6 +50,7 @@ TINY: dict[str, dict] = {
     "MistralConfig": _LLAMA_LIKE,
     "Qwen2Config": _LLAMA_LIKE,
     "Qwen3Config": {**_LLAMA_LIKE, "head_dim": 16},
+    "GemmaConfig": {**_LLAMA_LIKE, "head_dim": 16},
     "Gemma2Config": {**_LLAMA_LIKE, "head_dim": 16, "query_pre_attn_scalar": 16},
     "Gemma3TextConfig": {**_LLAMA_LIKE, "head_dim": 16, "query_pre_attn_scalar": 16},
     "Olmo2Config": {**_LLAMA_LIKE, "eos_token_id": None, "pad_token_id": None},

@@ -14,7 +14,7 @@ from tests.models.hf_tiny import module_eps, norm_modules, tiny_config, transfor
 HF_FAMILIES = [f for f in catalog().families if f.model_class is not None]
 IDS = [f.id for f in HF_FAMILIES]
 REQUIRED = {"gpt2", "bert", "t5", "llama2", "llama3", "mistral", "qwen2", "qwen3", "gemma2"}
-REQUIRED |= {"gemma3", "olmo2", "deepseek_v3", "smollm2"}
+REQUIRED |= {"gemma", "gemma3", "olmo2", "deepseek_v3", "smollm2"}
 
 
 def test_every_family_with_a_transformers_implementation_is_checked_here():
