@@ -1,26 +1,16 @@
-"""Which modules of a Hugging Face model hold the residual stream and its norms: one table.
+"""Which modules of a Hugging Face model hold the residual stream and its norms, read from the
+model catalog (``engine/models/catalog.toml``): the families whose row sets ``capture``.
 
 A capture hooks three kinds of module, found by their paths in ``model.named_modules()``:
-- the *blocks* (``model.layers``, ``transformer.h``, ``encoder.layer``): the residual stream
-  is each block's input, and the last block's output;
-- each block's *norms*, by their path inside the block (``input_layernorm``, ``ln_1``,
-  ``attention.output.LayerNorm``);
-- the norms outside the blocks (``norm`` after the last block, BERT's embedding norm).
+- the *blocks* (the first stack's ``layers``: ``layers``, ``h``, ``encoder.layer``): the
+  residual stream is each block's input, and the last block's output;
+- each block's *norms*, by their path inside the block (the branches' module names and the
+  extra norms: ``input_layernorm``, ``ln_1``, ``self_attn.q_norm``);
+- the norms outside the blocks (the embedding norm, the final norm).
 
 Paths are relative to the base model (``model.base_model``: ``model`` in
 ``LlamaForCausalLM``, ``transformer`` in ``GPT2LMHeadModel``, ``bert`` in
-``BertForMaskedLM``), so the same row serves every head class of an architecture.
-
-To support another architecture, add a row to ``ARCHITECTURES`` naming its
-``config.model_type`` values, its blocks, its norms and their kind; then add its tiny config
-to ``tests/dumps/tiny_models.py`` so the capture tests run on it.
-
-References:
-- Xiong et al. 2020, "On Layer Normalization in the Transformer Architecture" (Pre-LN vs
-  Post-LN), arXiv:2002.04745
-- Gemma team 2024, Gemma's RMSNorm scales by (1 + weight), arXiv:2403.08295
-- OLMo team 2024, "2 OLMo 2 Furious" (norms on the sublayer outputs, QK-norm),
-  arXiv:2501.00656
+``BertForMaskedLM``), as the catalog writes them, so one row serves every head class.
 """
 
 from __future__ import annotations
@@ -30,79 +20,60 @@ from dataclasses import dataclass
 import torch
 
 from engine.dumps.refusals import capture_error
+from engine.models.families import POSITIONS, Family
+from engine.models.loader import catalog
 
 
 @dataclass(frozen=True)
 class Architecture:
-    """Where one family of models keeps its blocks and norms (paths from the base model)."""
+    """What the capture reads from a catalog family (paths from the base model)."""
 
-    name: str  # the family, as messages and metadata name it
-    model_types: tuple[str, ...]  # the config.model_type values it covers
+    name: str  # the config's model_type, as messages and a capture's metadata name it
     blocks: str  # the ModuleList of blocks
-    block_norms: tuple[str, ...]  # each block's norms, by their path inside the block
-    outer_norms: tuple[str, ...]  # norms outside the blocks (final norm, embedding norm)
+    block_norms: tuple[str, ...]  # each block's norms, by their path inside it, forward order
+    embedding_norm: str | None
+    final_norm: str | None
     norm_kind: str  # "rmsnorm" | "layernorm": what the norms compute
-    placement: str  # how the norms sit: "pre", "post", "peri", "olmo2" (engine/depth names)
-    weight_offset: float = 0.0  # Gemma multiplies by (1 + weight): a capture stores 1 + weight
-    head: str = "causal"  # "causal": AutoModelForCausalLM; "masked": AutoModelForMaskedLM
+    placement: str  # how the norms sit: an id of engine/depth/placements.py
+    weight_offset: float  # Gemma multiplies by (1 + weight): a capture stores 1 + weight
+    head: str  # "causal": AutoModelForCausalLM; "masked": AutoModelForMaskedLM
 
 
-_LLAMA_NORMS = ("input_layernorm", "post_attention_layernorm")
-
-ARCHITECTURES: tuple[Architecture, ...] = (
-    Architecture(
-        "llama", ("llama", "mistral"), "layers", _LLAMA_NORMS, ("norm",), "rmsnorm", "pre"
-    ),
-    Architecture("qwen2", ("qwen2",), "layers", _LLAMA_NORMS, ("norm",), "rmsnorm", "pre"),
-    Architecture("gemma", ("gemma",), "layers", _LLAMA_NORMS, ("norm",), "rmsnorm", "pre", 1.0),
-    Architecture(
-        "gemma2",
-        ("gemma2",),
-        "layers",
-        _LLAMA_NORMS + ("pre_feedforward_layernorm", "post_feedforward_layernorm"),
-        ("norm",),
-        "rmsnorm",
-        "peri",  # a norm before and after each sublayer ("sandwich")
-        1.0,
-    ),
-    Architecture(
-        "olmo2",
-        ("olmo2",),
-        "layers",
-        # q_norm / k_norm normalise the whole projected query / key row of a token
-        ("self_attn.q_norm", "self_attn.k_norm", "post_attention_layernorm")
-        + ("post_feedforward_layernorm",),
-        ("norm",),
-        "rmsnorm",
-        "olmo2",
-    ),
-    Architecture("gpt2", ("gpt2",), "h", ("ln_1", "ln_2"), ("ln_f",), "layernorm", "pre"),
-    Architecture(
-        "bert",
-        ("bert",),
-        "encoder.layer",
-        ("attention.output.LayerNorm", "output.LayerNorm"),
-        ("embeddings.LayerNorm",),
-        "layernorm",
-        "post",
-        head="masked",
-    ),
-)
+def _captured(model_type: str | None = None) -> tuple[Family, ...]:
+    families = catalog().families
+    return tuple(f for f in families if f.capture and model_type in (None, *f.model_types))
 
 
 def supported_model_types() -> tuple[str, ...]:
-    return tuple(t for arch in ARCHITECTURES for t in arch.model_types)
+    return tuple(dict.fromkeys(t for family in _captured() for t in family.model_types))
 
 
 def architecture_for(model_type: str) -> Architecture:
-    """The row covering ``config.model_type``, or the refusal listing the supported ones."""
-    for arch in ARCHITECTURES:
-        if model_type in arch.model_types:
-            return arch
-    raise capture_error(
-        "unknown_architecture",
-        model_type=model_type,
-        supported=", ".join(supported_model_types()),
+    """The capture's reading of ``config.model_type``, or the refusal listing the supported
+    ones.  Families that share a model type (Llama 1-3, SmolLM2) name the same modules."""
+    families = _captured(model_type)
+    if not families:
+        raise capture_error(
+            "unknown_architecture",
+            model_type=model_type,
+            supported=", ".join(supported_model_types()),
+        )
+    family, stack = families[0], families[0].stacks[0]
+    norms = []
+    for branch in stack.branches:  # the extra norms (QK-norm) run inside attention
+        extra = [e.module for e in stack.extra] if branch.branch == "attention" else []
+        before, *after = [branch.at(p) for p in POSITIONS]
+        norms += [name for name in (before, *extra, *after) if name is not None]
+    return Architecture(
+        name=model_type,
+        blocks=stack.layers_path,
+        block_norms=tuple(norms),
+        embedding_norm=family.embedding_norm,
+        final_norm=stack.final,
+        norm_kind=family.norm_kind,
+        placement=family.placement,
+        weight_offset=family.weight_offset or 0.0,
+        head=family.capture,
     )
 
 
@@ -131,26 +102,17 @@ def module_paths(model: torch.nn.Module, arch: Architecture) -> ModulePaths:
             "modules_not_found", architecture=arch.name, path=blocks_path, kind="ModuleList"
         )
     block_paths = tuple(f"{blocks_path}.{i}" for i in range(len(blocks)))
-    norms: list[str] = []
-    layers: list[int | None] = []
-    outer_first = [n for n in arch.outer_norms if n.startswith("embeddings")]
-    for name in outer_first:
-        norms.append(_join(base, name))
-        layers.append(None)
-    for i, block in enumerate(block_paths):
-        for name in arch.block_norms:
-            norms.append(f"{block}.{name}")
-            layers.append(i)
-    for name in arch.outer_norms:
-        if name not in outer_first:
-            norms.append(_join(base, name))
-            layers.append(None)
-    for path in norms:
+    named = [(_join(base, arch.embedding_norm), None)] if arch.embedding_norm else []
+    named += [
+        (f"{block}.{name}", i) for i, block in enumerate(block_paths) for name in arch.block_norms
+    ]
+    named += [(_join(base, arch.final_norm), None)] if arch.final_norm else []
+    for path, _ in named:
         if path not in modules:
             raise capture_error(
-                "modules_not_found", architecture=arch.name, path=path, kind="norm module"
+                "modules_not_found", architecture=arch.name, path=path, kind="Module"
             )
-    return ModulePaths(block_paths, tuple(norms), tuple(layers))
+    return ModulePaths(block_paths, tuple(p for p, _ in named), tuple(i for _, i in named))
 
 
 def norm_eps(module: torch.nn.Module) -> float | None:

@@ -12,10 +12,12 @@ import pytest
 import torch
 
 from engine.config import LiveSpec
+from engine.dumps.architectures import architecture_for, module_paths, supported_model_types
 from engine.dumps.capture import Capture, capture, parse_norm_layers
 from engine.dumps.cli import build_parser, main
 from engine.dumps.model_files import load_model
 from engine.errors import EngineError
+from engine.models.loader import catalog
 from tests.dumps import tiny_models
 
 
@@ -68,7 +70,33 @@ def test_an_unknown_architecture_lists_the_supported_ones_and_how_to_add_one(tmp
     assert error.params["model_type"] == "t5"
     for supported in ("llama", "qwen2", "gemma2", "olmo2", "gpt2", "bert"):
         assert supported in error.params["supported"]
-    assert "ARCHITECTURES in engine/dumps/architectures.py" in str(error)
+    assert "engine/models/catalog.toml" in str(error)
+
+
+def test_a_model_whose_modules_differ_from_its_catalog_row_is_refused(llama):
+    model = llama.model
+    elsewhere = replace(llama.architecture, blocks="decoder.layers")
+    error = _refused("capture.modules_not_found", module_paths, model, elsewhere)
+    assert error.params["path"] == "model.decoder.layers"
+    norm = model.model.layers[1].input_layernorm
+    model.model.layers[1].input_layernorm = None  # no such module any more
+    try:
+        error = _refused("capture.modules_not_found", capture, llama, ["ok"])
+    finally:
+        model.model.layers[1].input_layernorm = norm
+    assert error.params["path"] == "model.layers.1.input_layernorm"
+    assert "engine/models/catalog.toml" in str(error)
+
+
+def test_every_model_type_the_capture_covers_names_its_blocks_and_every_norm_of_a_layer():
+    for model_type in supported_model_types():
+        arch = architecture_for(model_type)
+        stack = next(f for f in catalog().families if model_type in f.model_types).stacks[0]
+        assert arch.blocks == stack.layers_path and arch.head in ("causal", "masked")
+        assert sorted(arch.block_norms) == sorted(stack.norm_modules()), model_type
+    assert {"llama", "mistral", "qwen2", "gemma", "gemma2", "olmo2", "gpt2", "bert"} <= set(
+        supported_model_types()
+    )
 
 
 def test_a_prompt_longer_than_the_context_is_refused(llama):

@@ -65,9 +65,9 @@ def _configs() -> dict:
     }
 
 
-ARCHITECTURE_OF = {  # tiny model → the row of engine.dumps.architectures that covers it
+ARCHITECTURE_OF = {  # tiny model → the model type engine.dumps.architectures names it by
     "llama": "llama",
-    "mistral": "llama",
+    "mistral": "mistral",
     "qwen2": "qwen2",
     "gemma": "gemma",
     "gemma2": "gemma2",
