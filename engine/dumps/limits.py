@@ -74,4 +74,3 @@ ACCEPTED_RANKS = (2, 3, 4)  # [T, d], [B, T, d] or [L, T, d], [L, B, T, d]
 
 # Axes of the residual-stream entries: the last is always d (channels), the one before T.
 AXES_BY_RANK = {2: ("Td",), 3: ("LTd", "BTd"), 4: ("LBTd",)}
-AXES_CHOICES = ("auto", "Td", "BTd", "LTd", "LBTd")
