@@ -163,24 +163,16 @@ def _axes(template: str, shape: tuple[int, ...], per_layer: bool, spec: DumpSpec
     rank = len(shape)
     allowed = ("Td", "BTd") if per_layer else AXES_BY_RANK[rank]
     allowed = tuple(a for a in allowed if len(a) == rank)
+    entry = names.fill(template, 0) if per_layer else template
+    if not allowed:  # a layer of more than 3 axes
+        raise refuse("per_layer_axes", entry=entry, shape=list(shape))
     if spec.axes != "auto":
         if spec.axes not in allowed:
+            accepted = ", ".join(allowed)
             raise refuse(
-                "axes_mismatch",
-                axes=spec.axes,
-                entry=names.fill(template, 0) if per_layer else template,
-                shape=list(shape),
-                accepted=", ".join(allowed) or "none (per-layer entries need 2 or 3 axes)",
+                "axes_mismatch", axes=spec.axes, entry=entry, shape=list(shape), accepted=accepted
             )
         return spec.axes, "override"
-    if not allowed:
-        raise refuse(
-            "axes_mismatch",
-            axes="auto",
-            entry=names.fill(template, 0),
-            shape=list(shape),
-            accepted="Td, BTd (one entry per layer)",
-        )
     if per_layer:
         return allowed[0], "per_layer"
     if rank == 3:
@@ -234,13 +226,8 @@ def _check_equal_rows(slots: list[LayerSlot]) -> int:
     rows = [sum(p.rows for p in slot.pieces) for slot in slots]
     for slot, count in zip(slots, rows):
         if count != rows[0]:
-            first, other = slots[0].pieces[0].entry, slot.pieces[0].entry
             raise refuse(
-                "mixed_shapes",
-                entry=slot.label,
-                shape=f"{count} rows",
-                other=slots[0].label,
-                other_shape=f"{rows[0]} rows ({first.label}, {other.label})",
+                "mixed_rows", entry=slot.label, rows=count, other=slots[0].label, other_rows=rows[0]
             )
     return rows[0]
 

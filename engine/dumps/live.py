@@ -36,7 +36,7 @@ from engine.dumps.capture import Capture, CaptureInfo, capture, capture_info
 from engine.dumps.dump import read_piece_rows
 from engine.dumps.layout import Piece
 from engine.dumps.model_files import LoadedModel, load_model, smollm2_gguf
-from engine.dumps.refusals import capture_error
+from engine.dumps.refusals import capture_error, refuse
 from engine.dumps.report import DumpReport, report
 from engine.dumps.sources import DumpFile
 from engine.threads import Cancelled, Progress, StopCheck, torch_threads
@@ -225,15 +225,17 @@ def read_norm_io(rep: DumpReport, label: str, batch: int, token: int) -> NormIO:
     pairs = {pair.label: pair for pair in rep.layout.norm_pairs}
     if label not in pairs:
         raise capture_error(
-            "bad_value", name="norm", value=label, accepted=", ".join(sorted(pairs)) or "none"
+            "bad_value", name="norm", value=label, accepted=", ".join(sorted(pairs))
         )
     layout = rep.layout
     if not (0 <= batch < layout.batch and 0 <= token < layout.tokens):
-        raise capture_error(
-            "bad_value",
-            name="token",
-            value=f"batch {batch}, position {token}",
-            accepted=f"batch 0 to {layout.batch - 1}, position 0 to {layout.tokens - 1}",
+        last_batch, last_token = layout.batch - 1, layout.tokens - 1
+        raise refuse(
+            "row_out_of_range",
+            batch=batch,
+            token=token,
+            last_batch=last_batch,
+            last_token=last_token,
         )
     pair = pairs[label]
     row = batch * layout.tokens + token

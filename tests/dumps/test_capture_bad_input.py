@@ -56,6 +56,24 @@ def test_a_damaged_config_is_refused(tmp_path):
     assert str(tmp_path) in str(error)
 
 
+def test_a_model_without_a_tokenizer_is_refused(tmp_path):
+    tiny_models.build("llama").save_pretrained(tmp_path)
+    error = _refused("capture.no_tokenizer", load_model, tmp_path)
+    assert str(tmp_path) in str(error)
+
+
+def test_a_gguf_without_the_packages_that_read_it_names_the_one_to_install(tmp_path, monkeypatch):
+    import importlib.util
+
+    found = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "gguf" else found(name, *a)
+    )
+    path = tiny_models.save_tiny_gguf(tmp_path / "tiny.gguf")
+    error = _refused("capture.missing_package", load_model, path)
+    assert error.params["package"] == "gguf" and "pip install gguf" in str(error)
+
+
 def test_a_broken_gguf_is_refused(tmp_path):
     path = tmp_path / "model.gguf"
     path.write_bytes(b"GGUF" + b"\x00" * 60)

@@ -55,8 +55,9 @@ def test_read_norm_io_is_the_captured_token(live):
     with pytest.raises(EngineError) as caught:
         read_norm_io(result.report, "model.layers.9.input_layernorm", 0, 0)
     assert caught.value.key == "capture.bad_value"
-    with pytest.raises(EngineError):
+    with pytest.raises(EngineError) as caught:
         read_norm_io(result.report, name, 0, 99)
+    assert caught.value.key == "dumps.row_out_of_range" and caught.value.params["token"] == 99
 
 
 def test_live_prompts_over_the_cap_are_refused(live):

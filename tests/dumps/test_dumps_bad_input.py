@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import torch
 
-from engine.dumps import Upload, open_dump, report
+from engine.dumps import Upload, open_dump, read_tokens, report
 from engine.dumps.formats import numpy_file
 from engine.errors import EngineError
 from tests.dumps import dump_files as files
@@ -107,8 +107,8 @@ def test_npz_with_an_object_member_is_refused(tmp_path):
 def test_legacy_torch_format_is_refused_with_what_is_accepted(tmp_path):
     path = tmp_path / "old.pt"
     torch.save(torch.zeros(3, 4), path, _use_new_zipfile_serialization=False)
-    error = _refusal(path, "corrupt")
-    assert "zip format" in str(error)
+    error = _refusal(path, "not_zip")
+    assert "old.pt is not a zip archive" in str(error) and "PyTorch 1.6" in str(error)
 
 
 def _peak_rss_mib() -> float:
@@ -153,7 +153,7 @@ def test_safetensors_header_length_beyond_the_format_limit(tmp_path):
         (".safetensors", lambda p, x: files.write_safetensors(p, {"h": x}), "corrupt"),
         (".npy", lambda p, x: files.write_npy(p, x.numpy()), "truncated"),
         (".npz", lambda p, x: files.write_npz(p, {"h": x.numpy()}), "corrupt"),
-        (".pt", lambda p, x: files.write_pt(p, {"h": x}), "corrupt"),
+        (".pt", lambda p, x: files.write_pt(p, {"h": x}), "not_zip"),
     ],
 )
 def test_truncated_files_are_refused(tmp_path, suffix, write, key):
@@ -237,7 +237,7 @@ def test_npy_of_integers_names_the_dtype(tmp_path):
 
 def test_fortran_order_npy(tmp_path):
     path = files.write_npy(tmp_path / "f.npy", np.asfortranarray(np.ones((3, 4, 5))))
-    assert "np.ascontiguousarray" in str(_refusal(path, "corrupt"))
+    assert "np.ascontiguousarray" in str(_refusal(path, "fortran_order"))
 
 
 def test_missing_path_and_empty_directory(tmp_path):
@@ -296,3 +296,45 @@ def test_degenerate_dumps_report_without_warnings(tmp_path, name, x):
         rep = report(path)
         report_tables(rep)
     assert rep.nonfinite[:, 0].sum() == torch.isnan(x).sum().item()
+
+
+def test_a_layer_or_token_not_in_the_dump_is_refused_with_the_range(tmp_path):
+    dump = open_dump(files.write_safetensors(tmp_path / "d.safetensors", {"h": files.stream()}))
+    with pytest.raises(EngineError) as caught:
+        read_tokens(dump, [5], [0])
+    assert caught.value.key == "dumps.layer_out_of_range" and caught.value.params["last"] == 4
+    with pytest.raises(EngineError) as caught:
+        read_tokens(dump, [0], [14])  # B = 2, T = 7: rows 0 to 13
+    assert caught.value.key == "dumps.row_out_of_range"
+    assert caught.value.params == {"batch": 2, "token": 0, "last_batch": 1, "last_token": 6}
+
+
+def test_a_pt_file_rewritten_between_opening_and_reading_is_refused(tmp_path):
+    path = files.write_pt(tmp_path / "hs.pt", files.hf_names(files.stream()))
+    dump = open_dump(path)
+    files.write_pt(path, files.hf_names(files.stream(tokens=5)))
+    with pytest.raises(EngineError) as caught:
+        read_tokens(dump, [0], [0])
+    assert caught.value.key == "dumps.changed" and caught.value.params["file"] == "hs.pt"
+
+
+def test_a_folder_of_more_shards_than_accepted_is_refused_by_their_names(tmp_path, monkeypatch):
+    monkeypatch.setattr("engine.dumps.sources.MAX_FILES", 3)
+    for i in range(4):
+        (tmp_path / f"part{i}.npy").write_bytes(b"never read")
+    error = _refusal(tmp_path, "too_many_files")
+    assert error.params["count"] == 4 and error.params["limit"] == 3
+
+
+def test_a_zip_directory_past_its_bound_is_refused_before_it_is_parsed(tmp_path, monkeypatch):
+    monkeypatch.setattr("engine.dumps.formats.entries.MAX_ZIP_DIRECTORY_BYTES", 100)
+    path = files.write_npz(tmp_path / "d.npz", {f"h.{i}": np.zeros((2, 3)) for i in range(4)})
+    error = _refusal(path, "directory_too_large")
+    assert error.params["count"] == 4 and error.params["size"] > 100
+
+
+def test_a_pickle_past_its_bound_is_refused_before_it_is_read(tmp_path, monkeypatch):
+    monkeypatch.setattr("engine.dumps.formats.torch_file.MAX_PICKLE_BYTES", 100)
+    path = files.write_pt(tmp_path / "hs.pt", files.hf_names(files.stream()))
+    error = _refusal(path, "pickle_too_large")
+    assert error.params["size"] > 100

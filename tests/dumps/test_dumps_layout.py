@@ -143,3 +143,44 @@ def test_block_inputs_and_the_last_output_form_the_stream(tmp_path):
     ]
     assert [p.label for p in layout.norm_pairs] == ["model.norm"]
     assert layout.norm_pairs[0].weight is not None
+
+
+def test_per_layer_entries_of_four_axes_are_refused_with_the_shapes_a_layer_takes(tmp_path):
+    x = files.stream()
+    tensors = {f"hidden_states.{i}": x[i][None] for i in range(5)}  # [1, B, T, d] each
+    with pytest.raises(EngineError) as caught:
+        open_dump(files.write_safetensors(tmp_path / "d.safetensors", tensors))
+    assert caught.value.key == "dumps.per_layer_axes"
+    assert "“hidden_states.0” of shape [1, 2, 7, 16]" in str(caught.value)
+
+
+def test_a_last_block_output_of_another_batch_is_refused_by_its_rows(tmp_path):
+    x = files.stream()  # B = 2
+    tensors = {f"model.layers.{i}.input": x[i] for i in range(4)}
+    tensors["model.layers.3.output"] = torch.zeros(3, 7, 16)  # B = 3
+    with pytest.raises(EngineError) as caught:
+        open_dump(files.write_safetensors(tmp_path / "d.safetensors", tensors))
+    assert caught.value.key == "dumps.mixed_rows"
+    assert caught.value.params == {
+        "entry": "model.layers.3.output",
+        "rows": 21,
+        "other": "model.layers.0.input",
+        "other_rows": 14,
+    }
+
+
+def test_more_candidate_streams_than_offered_are_refused(tmp_path, monkeypatch):
+    monkeypatch.setattr("engine.dumps.layout.MAX_STREAMS", 2)
+    x = files.stream()
+    tensors = {f"{name}.{i}": x[i] for name in ("a", "b", "c") for i in range(2)}
+    with pytest.raises(EngineError) as caught:
+        open_dump(files.write_safetensors(tmp_path / "d.safetensors", tensors))
+    assert caught.value.key == "dumps.too_many_streams" and caught.value.params["count"] == 3
+
+
+def test_more_norm_pairs_than_accepted_are_refused(tmp_path, monkeypatch):
+    monkeypatch.setattr("engine.dumps.layout.MAX_NORM_PAIRS", 3)
+    path = files.write_safetensors(tmp_path / "d.safetensors", files.module_names(files.stream()))
+    with pytest.raises(EngineError) as caught:
+        open_dump(path)
+    assert caught.value.key == "dumps.too_many_norm_pairs" and caught.value.params["count"] == 5

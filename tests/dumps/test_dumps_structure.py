@@ -125,7 +125,7 @@ def test_a_pt_of_50000_tensors_is_refused_from_its_zip_directory(probe, tmp_path
 def test_a_list_that_holds_itself_is_refused(probe, tmp_path):
     loop = [torch.zeros(2, 3)]
     loop.append(loop)
-    message = _refused(probe, _pt(tmp_path / "loop.pt", loop), "corrupt")
+    message = _refused(probe, _pt(tmp_path / "loop.pt", loop), "self_reference")
     assert "holds itself" in message
 
 

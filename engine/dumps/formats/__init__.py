@@ -38,7 +38,7 @@ __all__ = ["EntryInfo", "FileScan", "open_reader", "scan_file"]
 def _unexpected(file: DumpFile, entry: str, exc: Exception) -> EngineError:
     detail = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
     fmt = _FORMATS.get(file.suffix, "torch")
-    return corrupt(file, entry, fmt, f"{type(exc).__name__}: {detail}", f"a valid {fmt} file")
+    return corrupt(file, entry, fmt, f"{type(exc).__name__}: {detail}")
 
 
 def scan_file(file: DumpFile) -> FileScan:

@@ -53,15 +53,23 @@ class FileScan:
     metadata: tuple[tuple[str, str], ...] = ()
 
 
-def corrupt(file: DumpFile, entry: str, fmt: str, detail: str, accepted: str):
-    """The refusal for a file that cannot be parsed as ``fmt``."""
+WRITERS = {  # what writes each format (what a "corrupt" refusal accepts)
+    "safetensors": "safetensors.torch.save_file",
+    "npy": "np.save",
+    "npz": "np.savez, np.savez_compressed",
+    "torch": "torch.save",
+}
+
+
+def corrupt(file: DumpFile, entry: str, fmt: str, detail: str):
+    """The refusal for a file that cannot be parsed as ``fmt`` (``detail``: the parser's words)."""
     return refuse(
         "corrupt",
         file=file.name,
         entry=entry or "(file)",
         format=fmt,
         detail=detail,
-        accepted=accepted,
+        writer=WRITERS[fmt],
     )
 
 

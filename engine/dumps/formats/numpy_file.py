@@ -32,14 +32,11 @@ from engine.dumps.limits import MAX_EXPANDED_UPLOAD_MB, MAX_NPY_HEADER_BYTES, MB
 from engine.dumps.refusals import refuse
 from engine.dumps.sources import DumpFile
 
-_ACCEPTED_NPY = "a .npy file written by np.save"
-_ACCEPTED_NPZ = "a .npz file written by np.savez or np.savez_compressed"
 _FLOAT_NAMES = {2: "float16", 4: "float32", 8: "float64"}
 
 
 def _read_header(file: DumpFile, key: str, stream, fmt: str) -> tuple[tuple, np.dtype, int]:
     """(shape, dtype, bytes of header) of the .npy at ``stream``'s position; checked."""
-    accepted = _ACCEPTED_NPY if fmt == "npy" else _ACCEPTED_NPZ
     try:
         version = np.lib.format.read_magic(stream)
         if version == (1, 0):
@@ -49,14 +46,12 @@ def _read_header(file: DumpFile, key: str, stream, fmt: str) -> tuple[tuple, np.
         else:
             raise ValueError(f"format version {version} is not 1.0 or 2.0")
     except Exception as exc:  # numpy raises ValueError, OSError, SyntaxError, ...
-        raise corrupt(file, key, fmt, str(exc).splitlines()[0][:200], accepted) from None
+        raise corrupt(file, key, fmt, str(exc).splitlines()[0][:200]) from None
     shape, fortran_order, dtype = header
     if dtype.hasobject:
         raise refuse("object_array", file=file.name, entry=key or "(file)")
     if fortran_order and len(shape) > 1:
-        raise corrupt(
-            file, key, fmt, "stored in Fortran order", "C order: np.save(np.ascontiguousarray(a))"
-        )
+        raise refuse("fortran_order", file=file.name, entry=key or "(file)")
     return tuple(int(n) for n in shape), dtype, stream.tell()
 
 
@@ -85,8 +80,6 @@ def scan_npy(file: DumpFile) -> FileScan:
             file=file.name,
             entry="(file)",
             dtype=str(dtype),
-            accepted="float16, float32, float64 (numpy has no bfloat16: save it as "
-            ".safetensors or .pt)",
         )
     check_claimed_bytes(file, "", math.prod(shape) * dtype.itemsize, file.size - start)
     if not shape:
@@ -99,7 +92,7 @@ def _open_zip(file: DumpFile) -> zipfile.ZipFile:
         source = io.BytesIO(file.data) if file.data is not None else file.path
         return zipfile.ZipFile(source)
     except Exception as exc:  # BadZipFile, OSError, ValueError, ...
-        raise corrupt(file, "", "npz", str(exc)[:200], _ACCEPTED_NPZ) from None
+        raise corrupt(file, "", "npz", str(exc)[:200]) from None
 
 
 def _check_expanded(file: DumpFile, members: list[zipfile.ZipInfo]) -> None:
@@ -123,7 +116,7 @@ def scan_npz(file: DumpFile) -> FileScan:
         try:
             members = archive.infolist()
         except Exception as exc:
-            raise corrupt(file, "", "npz", str(exc)[:200], _ACCEPTED_NPZ) from None
+            raise corrupt(file, "", "npz", str(exc)[:200]) from None
         check_entry_count(file, len(members))
         _check_expanded(file, members)
         for info in members:
@@ -137,7 +130,7 @@ def scan_npz(file: DumpFile) -> FileScan:
                 with archive.open(info) as member:
                     shape, dtype, start = _read_header(file, key, member, "npz")
             except zipfile.BadZipFile as exc:
-                raise corrupt(file, key, "npz", str(exc)[:200], _ACCEPTED_NPZ) from None
+                raise corrupt(file, key, "npz", str(exc)[:200]) from None
             claimed = math.prod(shape) * dtype.itemsize
             check_claimed_bytes(file, key, claimed, info.file_size - start)
             why = _not_used(shape, dtype)
@@ -205,7 +198,7 @@ class NpzReader:
                     data = bytearray(wanted)
                     got = _read_fully(member, memoryview(data))
             except zipfile.BadZipFile as exc:
-                raise corrupt(self.file, entry.key, "npz", str(exc)[:200], _ACCEPTED_NPZ) from None
+                raise corrupt(self.file, entry.key, "npz", str(exc)[:200]) from None
         check_claimed_bytes(self.file, entry.key, wanted, got)
         rows = np.frombuffer(data, dtype=dtype).reshape(stop - start, entry.d)
         return _to_torch(rows)  # [n, d]

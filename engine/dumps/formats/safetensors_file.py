@@ -37,7 +37,6 @@ from engine.dumps.refusals import refuse
 from engine.dumps.sources import DumpFile
 
 FORMAT = "safetensors"
-_ACCEPTED = "a safetensors file as written by safetensors.torch.save_file"
 _FLOATS = {"F16": "float16", "BF16": "bfloat16", "F32": "float32", "F64": "float64"}
 
 
@@ -86,7 +85,7 @@ def scan(file: DumpFile) -> FileScan:
         metadata, described = _described(file, start)
     except (safetensors.SafetensorError, OSError) as exc:
         detail = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
-        raise corrupt(file, "", FORMAT, detail, _ACCEPTED) from None
+        raise corrupt(file, "", FORMAT, detail) from None
     found, skipped = [], []
     for key, code, shape in described:
         if code not in _FLOATS:

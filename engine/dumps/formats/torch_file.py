@@ -47,7 +47,6 @@ from engine.dumps.limits import (
 from engine.dumps.refusals import refuse
 from engine.dumps.sources import DumpFile
 
-_ACCEPTED = "a file written by torch.save (zip format, PyTorch >= 1.6)"
 _CALLS = {"GLOBAL", "STACK_GLOBAL", "REDUCE", "INST", "OBJ", "NEWOBJ", "NEWOBJ_EX"}
 
 
@@ -83,7 +82,7 @@ def _refuse_legacy(file: DumpFile, head: bytes):
                 return refuse("unsafe_pickle", file=file.name, detail=detail)
     except Exception:  # not a pickle at all
         pass
-    return corrupt(file, "", "torch", "not a zip archive", _ACCEPTED)
+    return refuse("not_zip", file=file.name)
 
 
 def _check_pickle(file: DumpFile, source) -> None:
@@ -109,7 +108,7 @@ def _check_pickle(file: DumpFile, source) -> None:
                 break
             storages += opcode.name in _PERSISTENT_IDS
     except ValueError as exc:  # not a pickle: an unknown opcode, a truncated argument
-        raise corrupt(file, "data.pkl", "torch", _first_line(exc), _ACCEPTED) from None
+        raise corrupt(file, "data.pkl", "torch", _first_line(exc)) from None
     if count > MAX_PICKLE_OPCODES:
         raise refuse(
             "pickle_too_complex", file=file.name, limit=MAX_PICKLE_OPCODES, entries=MAX_ENTRIES
@@ -122,7 +121,7 @@ def _load(file: DumpFile) -> object:
     try:
         is_zip = zipfile.is_zipfile(source)
     except Exception as exc:
-        raise corrupt(file, "", "torch", _first_line(exc), _ACCEPTED) from None
+        raise corrupt(file, "", "torch", _first_line(exc)) from None
     if not is_zip:
         raise _refuse_legacy(file, file.read(0, 1 << 20))
     check_zip_directory(file, _MOST_RECORDS)
@@ -131,7 +130,7 @@ def _load(file: DumpFile) -> object:
     try:
         _check_pickle(file, source)
     except (zipfile.BadZipFile, OSError, EOFError) as exc:
-        raise corrupt(file, "", "torch", _first_line(exc), _ACCEPTED) from None
+        raise corrupt(file, "", "torch", _first_line(exc)) from None
     if isinstance(source, io.BytesIO):
         source.seek(0)
     try:
@@ -142,7 +141,7 @@ def _load(file: DumpFile) -> object:
     except pickle.UnpicklingError as exc:
         raise refuse("unsafe_pickle", file=file.name, detail=_unpickling_detail(exc)) from None
     except Exception as exc:  # RuntimeError from the zip reader, EOFError, ...
-        raise corrupt(file, "", "torch", _first_line(exc), _ACCEPTED) from None
+        raise corrupt(file, "", "torch", _first_line(exc)) from None
 
 
 def _items(obj: object):
@@ -170,7 +169,7 @@ def _references(file: DumpFile, root: object) -> int:
         if key in counted:
             return counted[key]
         if key in open_now:
-            raise corrupt(file, "", "torch", "a list or dict holds itself", _ACCEPTED)
+            raise refuse("self_reference", file=file.name)
         if depth > MAX_NAME_CHARS // 2:  # every level adds at least 2 characters to a name
             length, name = 2 * depth - 1, ".".join(["0"] * 20)
             raise refuse(
@@ -249,7 +248,7 @@ class Reader:
             self._held, self._served = _tensors(self.file)[0], 0
         tensor = self._held.get(entry.key)
         if tensor is None or tuple(tensor.shape) != entry.shape:
-            raise corrupt(self.file, entry.key, "torch", "changed since it was scanned", _ACCEPTED)
+            raise refuse("changed", file=self.file.name, entry=entry.key)
         rows = tensor.reshape(-1, entry.d)[start:stop]  # [n, d]
         self._served += rows.numel() * rows.element_size()
         return rows
