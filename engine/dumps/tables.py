@@ -246,8 +246,8 @@ def json_text(summary: dict, tables: dict[str, pd.DataFrame]) -> str:
     """``summary`` (plain data) with every table under "tables", as JSON text.
 
     Each table is written by pandas (records; NaN and inf as null; 15 significant digits):
-    as Python dicts a table of a million tokens would take ~12x its text at the peak (1.4 GB
-    for 150 MB of JSON, benchmarks/RESULTS.md), written this way ~2x.  Apart from the
+    turned into Python dicts first, a table of a million tokens took several times the
+    memory (benchmarks/RESULTS.md).  Apart from the
     report, so a page can write its summary from the tables alone, without keeping the
     report (and the dump it reads from) for a download made later.
     """
