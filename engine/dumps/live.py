@@ -67,7 +67,7 @@ class LiveModel:
         return self._copies[dtype]
 
     def prompt_tokens(self, prompt: str, limit: int = LIVE_MAX_TOKENS) -> int:
-        """The tokens ``capture_prompt`` would run ``prompt`` through, counted as it counts
+        """The tokens ``capture`` would run ``prompt`` through, counted as it counts
         them (milliseconds, no lock: encoding leaves the tokenizer as it is); 0 when it
         would refuse the prompt before the forward pass (empty, past ``limit`` or past the
         model's context)."""
@@ -88,12 +88,19 @@ class LiveModel:
             yield self._in_dtype(dtype)
 
     def capture(
-        self, prompts: list[str], dtype: str = "float32", threads: int | None = 1, **options
+        self,
+        prompts: list[str],
+        dtype: str = "float32",
+        threads: int | None = 1,
+        limit: int = LIVE_MAX_TOKENS,
+        **options,
     ) -> Capture:
         """``engine.dumps.capture.capture`` on the model in ``dtype``, held exclusively
-        (``exclusive``) with ``threads`` intra-op threads."""
+        (``exclusive``) with ``threads`` intra-op threads: every block and every norm
+        recorded.  Refuses a prompt of more than ``limit`` tokens
+        ("capture.live_prompt_too_long")."""
         with self.exclusive(dtype, threads) as loaded:
-            return capture(loaded, prompts, **options)
+            return capture(loaded, prompts, limit=limit, **options)
 
 
 def load_live_model(path: str | Path | None = None, progress: Progress | None = None):
@@ -113,18 +120,6 @@ def live_model_cached(path: str | Path | None = None) -> bool:
     return path is not None and model_cache.cached(Path(path), LIVE_DTYPE)
 
 
-def capture_prompt(
-    live: LiveModel,
-    prompt: str,
-    dtype: str = "float32",
-    limit: int = LIVE_MAX_TOKENS,
-    threads: int | None = 1,
-) -> Capture:
-    """One prompt through the live model in ``dtype``: every block and every norm recorded.
-    Refuses a prompt of more than ``limit`` tokens ("capture.live_prompt_too_long")."""
-    return live.capture([prompt], dtype, threads, limit=limit)
-
-
 @dataclass(frozen=True)
 class LiveCapture:
     """One typed prompt captured: the in-memory dump file a report reads, and what it holds."""
@@ -140,7 +135,7 @@ class LiveCapture:
 def capture_live(live: LiveModel, spec: LiveSpec, threads: int | None = 1) -> LiveCapture:
     """``spec.prompt`` through the live model in ``spec.dtype``, as an in-memory dump file."""
     start = time.perf_counter()
-    result = capture_prompt(live, spec.prompt, spec.dtype, threads=threads)
+    result = live.capture([spec.prompt], spec.dtype, threads)
     next_id = int(result.logits[0, -1].argmax()) if result.logits is not None else None
     return LiveCapture(
         spec=spec,

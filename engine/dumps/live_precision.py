@@ -28,7 +28,7 @@ import torch
 
 from engine.config import CAPTURE_DTYPES, HALF_DIVERGENCE, LiveSpec, PrecisionSpec
 from engine.dumps.capture import Capture
-from engine.dumps.live import LIVE_MAX_TOKENS, LiveModel
+from engine.dumps.live import LiveModel
 from engine.norms.precision import precision_story
 from engine.threads import Cancelled, Progress, StopCheck
 
@@ -133,9 +133,7 @@ def compare_precisions(
             raise Cancelled()
         start = time.perf_counter()
         norm_layers = None if dtype == "float32" else ()  # norms: from the float32 run only
-        results[dtype] = live.capture(
-            [prompt], dtype, threads, norm_layers=norm_layers, limit=LIVE_MAX_TOKENS
-        )
+        results[dtype] = live.capture([prompt], dtype, threads, norm_layers=norm_layers)
         seconds[dtype] = time.perf_counter() - start
         if progress is not None:
             progress(0.6 * (done + 1) / len(CAPTURE_DTYPES))

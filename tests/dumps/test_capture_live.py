@@ -14,7 +14,6 @@ import torch
 from engine.config import LiveSpec
 from engine.dumps.live import (
     LiveModel,
-    capture_prompt,
     live_report,
     load_live_model,
     read_norm_io,
@@ -37,7 +36,7 @@ def test_live_report_is_the_dump_report_of_the_prompt(live):
     assert (rep.layout.batch, rep.layout.tokens, len(rep.labels)) == (1, 12, 4)
     assert result.info.tokens[0][:3] == ("[BOS]", "h", "e")
     assert result.info.prompts == ("hello world",)
-    direct = capture_prompt(live, "hello world")
+    direct = live.capture(["hello world"])
     x = direct.tensors["model.layers.1.input"][0].double()  # [T, d]
     np.testing.assert_allclose(rep.residual.rms[1, 0], x.pow(2).mean(-1).sqrt().numpy(), rtol=1e-5)
     assert isinstance(result.next_token, str) and result.capture_seconds > 0
@@ -46,7 +45,7 @@ def test_live_report_is_the_dump_report_of_the_prompt(live):
 def test_read_norm_io_is_the_captured_token(live):
     result = live_report(live, LiveSpec("hello"))
     io = read_norm_io(result.report, "model.layers.2.post_attention_layernorm", 0, 3)
-    direct = capture_prompt(live, "hello")
+    direct = live.capture(["hello"])
     name = "model.layers.2.post_attention_layernorm"
     np.testing.assert_array_equal(io.x, direct.tensors[f"{name}.input"][0, 3].double().numpy())
     np.testing.assert_array_equal(io.y, direct.tensors[f"{name}.output"][0, 3].double().numpy())
@@ -62,25 +61,25 @@ def test_read_norm_io_is_the_captured_token(live):
 
 def test_live_prompts_over_the_cap_are_refused(live):
     with pytest.raises(EngineError) as caught:
-        capture_prompt(live, "abcdef", limit=4)
+        live.capture(["abcdef"], limit=4)
     assert caught.value.key == "capture.live_prompt_too_long"
 
 
 def test_prompt_tokens_counts_what_the_capture_runs_and_zero_for_what_it_refuses(live):
     for prompt in ("hello", "今天天气", "1 2 3"):
-        assert live.prompt_tokens(prompt) == capture_prompt(live, prompt).lengths[0]
+        assert live.prompt_tokens(prompt) == live.capture([prompt]).lengths[0]
     assert live.prompt_tokens("abcdef", limit=4) == 0  # refused before the pass
     assert live.prompt_tokens("x" * 40) == 0  # past the tiny model's context of 24
 
 
 def test_concurrent_captures_each_get_their_own_activations(live):
     prompts = ["hello", "abc", "今天天气", "xyz xyz"]
-    alone = {p: capture_prompt(live, p) for p in prompts}
+    alone = {p: live.capture([p]) for p in prompts}
     results, errors = {}, []
 
     def run(prompt: str) -> None:
         try:
-            results[prompt] = capture_prompt(live, prompt)
+            results[prompt] = live.capture([prompt])
         except Exception as exc:  # surfaced below
             errors.append(exc)
 
@@ -114,7 +113,7 @@ def test_precision_comparison_finds_the_float16_overflow(massive):
     bf16 = result.run("bfloat16").relative_error
     assert np.all((bf16 > 0) & (bf16 < 0.1))  # 8 significant bits: off, but not diverged
     # The oracle: float16 squares of the float32 run's norm inputs, token by token.
-    captured = capture_prompt(massive, "hello")
+    captured = massive.capture(["hello"])
     for norm in result.norms:
         x = captured.tensors[f"{norm.label}.input"][0]  # [T, d]
         overflows = torch.isinf(x.half().pow(2)).any(-1)  # [T]
