@@ -64,9 +64,9 @@ def open_dump(
     return Dump(files, tuple(scans), infer_layout(tuple(scans), spec), spec)
 
 
-def _locate(layout: Layout, layer: int, row: int) -> tuple[Piece, int]:
-    """The piece of layer ``layer`` holding its row ``row`` (b*T + t), and the row in it."""
-    for piece in layout.layers[layer].pieces:
+def locate(pieces: tuple[Piece, ...], row: int) -> tuple[Piece, int]:
+    """The piece holding row ``row`` (b*T + t) of ``pieces`` joined, and the row in its entry."""
+    for piece in pieces:
         if row < piece.rows:
             return piece, piece.row_start + row
         row -= piece.rows
@@ -90,7 +90,7 @@ def read_tokens(dump: Dump, layers: list[int], rows: list[int]) -> torch.Tensor:
                     last_batch=layout.batch - 1,
                     last_token=layout.tokens - 1,
                 )
-            located.append(_locate(layout, layer, row))
+            located.append(locate(layout.layers[layer].pieces, row))
     return read_piece_rows(located).reshape(len(layers), len(rows), layout.d)
 
 

@@ -33,7 +33,7 @@ import torch
 from engine.config import DumpSpec, LiveSpec
 from engine.dumps import model_cache
 from engine.dumps.capture import Capture, CaptureInfo, capture, capture_info
-from engine.dumps.dump import read_piece_rows
+from engine.dumps.dump import locate, read_piece_rows
 from engine.dumps.layout import Piece
 from engine.dumps.model_files import LoadedModel, load_model, smollm2_gguf
 from engine.dumps.refusals import capture_error, refuse
@@ -235,13 +235,7 @@ def read_norm_io(rep: DumpReport, label: str, batch: int, token: int) -> NormIO:
     row = batch * layout.tokens + token
 
     def at(pieces: tuple[Piece, ...]) -> np.ndarray:
-        offset = row
-        for piece in pieces:
-            if offset < piece.rows:
-                located = [(piece, piece.row_start + offset)]
-                return read_piece_rows(located)[0].double().numpy()  # [d]
-            offset -= piece.rows
-        raise IndexError(row)
+        return read_piece_rows([locate(pieces, row)])[0].double().numpy()  # [d]
 
     def param(entry) -> np.ndarray | None:
         if entry is None:

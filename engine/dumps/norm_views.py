@@ -24,7 +24,7 @@ import numpy as np
 import torch
 
 from engine.config import NormSpec
-from engine.dumps.dump import Dump, read_piece_rows, read_tokens
+from engine.dumps.dump import Dump, locate, read_piece_rows, read_tokens
 from engine.dumps.layout import NormPair, Piece
 from engine.norms.dispatch import normalize
 
@@ -93,14 +93,7 @@ def _sample_rows(pieces: tuple[Piece, ...], count: int) -> list[tuple[Piece, int
     """Up to ``count`` evenly spaced rows of the pieces, as (piece, entry row)."""
     total = sum(p.rows for p in pieces)
     picked = np.unique(np.linspace(0, total - 1, min(count, total)).round().astype(np.int64))
-    located = []
-    for row in picked.tolist():
-        for piece in pieces:
-            if row < piece.rows:
-                located.append((piece, piece.row_start + row))
-                break
-            row -= piece.rows
-    return located
+    return [locate(pieces, row) for row in picked.tolist()]
 
 
 def _sse(alpha: float, x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
