@@ -16,35 +16,26 @@ from engine.dumps.formats.entries import EntryInfo, FileScan, corrupt
 from engine.dumps.sources import DumpFile
 from engine.errors import EngineError
 
-_SCANNERS = {
-    ".safetensors": safetensors_file.scan,
-    ".npy": numpy_file.scan_npy,
-    ".npz": numpy_file.scan_npz,
-    ".pt": torch_file.scan,
-    ".pth": torch_file.scan,
+_FORMATS = {  # suffix: (format, scan, reader)
+    ".safetensors": ("safetensors", safetensors_file.scan, safetensors_file.Reader),
+    ".npy": ("npy", numpy_file.scan_npy, numpy_file.NpyReader),
+    ".npz": ("npz", numpy_file.scan_npz, numpy_file.NpzReader),
+    ".pt": ("torch", torch_file.scan, torch_file.Reader),
+    ".pth": ("torch", torch_file.scan, torch_file.Reader),
 }
-_READERS = {
-    ".safetensors": safetensors_file.Reader,
-    ".npy": numpy_file.NpyReader,
-    ".npz": numpy_file.NpzReader,
-    ".pt": torch_file.Reader,
-    ".pth": torch_file.Reader,
-}
-_FORMATS = {".safetensors": "safetensors", ".npy": "npy", ".npz": "npz", ".pt": "torch"}
 
 __all__ = ["EntryInfo", "FileScan", "open_reader", "scan_file"]
 
 
 def _unexpected(file: DumpFile, entry: str, exc: Exception) -> EngineError:
     detail = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
-    fmt = _FORMATS.get(file.suffix, "torch")
-    return corrupt(file, entry, fmt, f"{type(exc).__name__}: {detail}")
+    return corrupt(file, entry, _FORMATS[file.suffix][0], f"{type(exc).__name__}: {detail}")
 
 
 def scan_file(file: DumpFile) -> FileScan:
     """The float entries of ``file`` (suffix already checked by ``sources``)."""
     try:
-        return _SCANNERS[file.suffix](file)
+        return _FORMATS[file.suffix][1](file)
     except EngineError:
         raise
     except Exception as exc:  # anything a parser raises on bytes it does not expect
@@ -56,7 +47,7 @@ class _SafeReader:
 
     def __init__(self, file: DumpFile):
         self.file = file
-        self._reader = _READERS[file.suffix](file)
+        self._reader = _FORMATS[file.suffix][2](file)
 
     def rows(self, entry: EntryInfo, start: int, stop: int):
         try:
