@@ -173,7 +173,7 @@ def _truncated() -> bytes:
 
 BAD_FILES = [
     ("evil.pt", "payload", "the file would run code when loaded (`it calls exec`)"),
-    ("cut.safetensors", _truncated(), "The file is truncated or its header is wrong"),
+    ("cut.safetensors", _truncated(), "the file is damaged or not a safetensors file"),
     ("acts.txt", b"1 2 3", "is not a dump format"),
     ("empty.safetensors", _safetensors({}), "holds no arrays"),
     (
@@ -181,7 +181,7 @@ BAD_FILES = [
         _safetensors({"hidden_states.0": torch.zeros(4, 8), "hidden_states.1": torch.zeros(5, 8)}),
         "the layers of one stream must share T and d",
     ),
-    ("not_zip.pt", pickle.dumps([1, 2]), "not a torch file"),
+    ("not_zip.pt", pickle.dumps([1, 2]), "is not a zip archive"),
 ]
 
 

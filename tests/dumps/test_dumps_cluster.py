@@ -42,7 +42,7 @@ def test_a_refusal_on_a_worker_reaches_the_caller_whole(tmp_path, monkeypatch):
         from engine.dumps.refusals import refuse
 
         raise refuse(
-            "corrupt", file="d.safetensors", entry="h", format="x", detail="y", accepted="z"
+            "corrupt", file="d.safetensors", entry="h", format="x", detail="y", writer="z"
         )
 
     monkeypatch.setattr("engine.dumps.cluster.reduce_unit", broken)
