@@ -58,7 +58,7 @@ def _data_start(file: DumpFile) -> int:
 
 def _described(file: DumpFile, start: int) -> tuple[dict, list[tuple[str, str, list]]]:
     """(metadata, [(key, dtype code, shape)] in the order the data is stored), once the
-    library has accepted the file; the entries are counted and their names bounded first."""
+    library has accepted the file and the entries' count and names are within bounds."""
     if file.data is not None:
         safetensors.deserialize(file.data)  # every check; the copies it makes are dropped
         header = json.loads(file.read(8, start - 8))
