@@ -46,7 +46,10 @@ def status(key):
 
 import torch
 from safetensors.torch import save
-from engine.dumps import Upload, json_text, open_dump, report, report_summary, report_tables
+from engine.dumps.dump import open_dump
+from engine.dumps.report import report
+from engine.dumps.sources import Upload
+from engine.dumps.tables import json_text, report_summary, report_tables
 from engine.dumps.cost import report_bytes
 
 layers, batch, tokens, d, dtype = {shape!r}

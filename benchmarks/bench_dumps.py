@@ -73,7 +73,7 @@ def child(mode: str, path: str, workers: int = 1) -> None:
     import torch
     from safetensors import safe_open
 
-    from engine.dumps import report
+    from engine.dumps.report import report
 
     torch.set_num_threads(torch.get_num_threads())
     before = _rss_mib()

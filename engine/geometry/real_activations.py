@@ -35,7 +35,7 @@ import numpy as np
 import torch
 
 from engine.config import NormSpec
-from engine.dumps import open_dump
+from engine.dumps.dump import open_dump
 from engine.dumps.formats import open_reader
 from engine.dumps.layout import NormPair, Piece
 from engine.geometry.arrays import readonly

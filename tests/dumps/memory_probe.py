@@ -23,7 +23,9 @@ DATA_LIMIT_BYTES = 6 * 2**30  # the child's private memory at most (RLIMIT_DATA)
 _CHILD = r"""
 import json, re, resource, sys, traceback
 sys.path.insert(0, sys.argv[1])
-from engine.dumps import Upload, report, report_tables
+from engine.dumps.report import report
+from engine.dumps.sources import Upload
+from engine.dumps.tables import report_tables
 from engine.errors import EngineError
 
 # A runaway read fails with MemoryError here instead of taking the test machine down.

@@ -9,10 +9,10 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from engine.dumps import report
 from engine.dumps.architectures import module_paths
 from engine.dumps.capture import capture, capture_info
 from engine.dumps.model_files import load_model
+from engine.dumps.report import report
 from tests.dumps import tiny_models
 
 PROMPTS = ["hello world", "abc"]

@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from engine.dumps import report
 from engine.dumps.capture import capture_info
+from engine.dumps.report import report
 
 EXAMPLE = (
     Path(__file__).resolve().parents[2]

@@ -12,8 +12,10 @@ import numpy as np
 import pytest
 import torch
 
-from engine.dumps import Upload, open_dump, read_tokens, report
+from engine.dumps.dump import open_dump, read_tokens
 from engine.dumps.formats import numpy_file
+from engine.dumps.report import report
+from engine.dumps.sources import Upload
 from engine.errors import EngineError
 from tests.dumps import dump_files as files
 
@@ -288,7 +290,7 @@ def test_open_dump_reads_no_data(tmp_path, monkeypatch):
 def test_degenerate_dumps_report_without_warnings(tmp_path, name, x):
     import warnings
 
-    from engine.dumps import report_tables
+    from engine.dumps.tables import report_tables
 
     path = files.write_safetensors(tmp_path / f"{name}.safetensors", {"h": x})
     with warnings.catch_warnings():

@@ -12,9 +12,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from engine.dumps import report, report_tables
 from engine.dumps.cli import main
-from engine.dumps.tables import TABLES
+from engine.dumps.report import report
+from engine.dumps.tables import TABLES, report_tables
 from tests.dumps import dump_files as files
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 import torch
 
-from engine.dumps import Upload, report
+from engine.dumps.report import report
+from engine.dumps.sources import Upload
 from engine.errors import EngineError
 from tests.dumps import dump_files as files
 
@@ -41,9 +42,7 @@ def test_a_refusal_on_a_worker_reaches_the_caller_whole(tmp_path, monkeypatch):
     def broken(*args, **kwargs):
         from engine.dumps.refusals import refuse
 
-        raise refuse(
-            "corrupt", file="d.safetensors", entry="h", format="x", detail="y", writer="z"
-        )
+        raise refuse("corrupt", file="d.safetensors", entry="h", format="x", detail="y", writer="z")
 
     monkeypatch.setattr("engine.dumps.cluster.reduce_unit", broken)
     with pytest.raises(EngineError) as caught:

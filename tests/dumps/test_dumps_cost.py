@@ -7,8 +7,10 @@ import time
 
 from safetensors.torch import save
 
-from engine.dumps import Upload, open_dump, report
 from engine.dumps.cost import BASE_S, PAIR_S, VALUE_S, report_seconds
+from engine.dumps.dump import open_dump
+from engine.dumps.report import report
+from engine.dumps.sources import Upload
 from tests.dumps import dump_files as files
 
 

@@ -11,8 +11,9 @@ import torch
 import torch.nn.functional as F
 
 from engine.config import DumpSpec
-from engine.dumps import compare_norms, fit_tanh, open_dump, report
-from engine.dumps.report import judged
+from engine.dumps.dump import open_dump
+from engine.dumps.norm_views import compare_norms, fit_tanh
+from engine.dumps.report import judged, report
 from tests.dumps import dump_files as files
 
 

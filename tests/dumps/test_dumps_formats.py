@@ -10,7 +10,8 @@ import pytest
 import torch
 
 from engine.config import DumpSpec
-from engine.dumps import Upload, open_dump, read_tokens
+from engine.dumps.dump import open_dump, read_tokens
+from engine.dumps.sources import Upload
 from tests.dumps import dump_files as files
 
 DTYPES = [torch.float16, torch.bfloat16, torch.float32, torch.float64]
@@ -166,7 +167,7 @@ def test_metadata_of_safetensors_is_kept(tmp_path):
 
 
 def test_shards_in_different_dtypes_reduce_together(tmp_path):
-    from engine.dumps import report
+    from engine.dumps.report import report
 
     x = files.stream(batch=2)
     files.write_safetensors(tmp_path / "part-0.safetensors", files.hf_names(x[:, :1].half()))

@@ -16,7 +16,8 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine.dumps import Upload, report
+from engine.dumps.report import report
+from engine.dumps.sources import Upload
 from engine.errors import EngineError
 from tests.dumps import dump_files as files
 

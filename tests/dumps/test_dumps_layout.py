@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from engine.config import DumpSpec
-from engine.dumps import open_dump
+from engine.dumps.dump import open_dump
 from engine.dumps.names import split_index
 from engine.errors import EngineError
 from tests.dumps import dump_files as files

@@ -35,7 +35,7 @@ def test_dump_spec_refuses_bad_values_with_a_translatable_key(field, value):
 
 
 def test_streamlit_upload_limit_is_the_engine_limit():
-    from engine.dumps import UPLOAD_LIMIT_MB
+    from engine.dumps.limits import UPLOAD_LIMIT_MB
 
     with open(ROOT / ".streamlit" / "config.toml", "rb") as handle:
         assert tomllib.load(handle)["server"]["maxUploadSize"] == UPLOAD_LIMIT_MB

@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from engine.config import DumpSpec
-from engine.dumps import open_dump
+from engine.dumps.dump import open_dump
 from engine.dumps.partials import LARGE_CAP, merge
 from engine.dumps.reduce import make_units, reduce_stream, reduce_unit
 from engine.dumps.stats import finalize

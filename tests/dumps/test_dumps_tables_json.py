@@ -10,7 +10,9 @@ import math
 import numpy as np
 from safetensors.torch import save
 
-from engine.dumps import Upload, json_text, report, report_json, report_summary, report_tables
+from engine.dumps.report import report
+from engine.dumps.sources import Upload
+from engine.dumps.tables import json_text, report_json, report_summary, report_tables
 from tests.dumps import dump_files as files
 
 

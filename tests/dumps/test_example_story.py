@@ -13,10 +13,11 @@ from safetensors.torch import save
 
 from engine.axes import limits as axes_limits
 from engine.config import AxesSpec
-from engine.dumps import Upload, report
 from engine.dumps.example import EXAMPLE_DUMP, EXAMPLE_SHAPE, example_slice, stream_entry
 from engine.dumps.live import read_norm_io
 from engine.dumps.norm_step import norm_step
+from engine.dumps.report import report
+from engine.dumps.sources import Upload
 from engine.dumps.story import stream_story
 from engine.errors import EngineError
 from tests.dumps import dump_files as files

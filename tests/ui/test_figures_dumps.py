@@ -10,7 +10,10 @@ import pytest
 import torch
 from safetensors.torch import save
 
-from engine.dumps import Upload, compare_norms, open_dump, report
+from engine.dumps.dump import open_dump
+from engine.dumps.norm_views import compare_norms
+from engine.dumps.report import report
+from engine.dumps.sources import Upload
 from tests.dumps import dump_files as files
 from ui.figures import dumps as figures
 from ui.figures.depth import AxisLabels

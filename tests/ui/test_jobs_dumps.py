@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from engine.config import DumpSpec
-from engine.dumps import Upload
+from engine.dumps.sources import Upload
 from engine.threads import Cancelled
 from ui import compute, jobs
 from ui.widgets.dumps import UploadedDump

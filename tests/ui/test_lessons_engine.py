@@ -299,7 +299,7 @@ def test_cost_fusion_saves_one_pass_of_five():
 
 @pytest.mark.skipif(not EXAMPLE.exists(), reason="the shipped example dump is missing")
 def test_real_models_the_first_token_jumps_at_block_12():
-    from engine.dumps import report
+    from engine.dumps.report import report
 
     rep = report(EXAMPLE, DumpSpec(), fit_norms=False)
     rms = rep.residual.rms  # [L, B, T]

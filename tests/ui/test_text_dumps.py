@@ -7,7 +7,9 @@ import numpy as np
 import pytest
 from safetensors.torch import save
 
-from engine.dumps import GrowthFit, Upload, report
+from engine.dumps.diagnostics import GrowthFit
+from engine.dumps.report import report
+from engine.dumps.sources import Upload
 from tests.dumps import dump_files as files
 from ui.text import dumps as text
 

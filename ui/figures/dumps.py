@@ -21,15 +21,14 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from engine.dumps import (
+from engine.dumps.diagnostics import (
     CenteringDiagnostics,
     ChannelDiagnostics,
-    DyTFit,
     MassiveDiagnostics,
-    NormComparison,
     ResidualDiagnostics,
-    TokenNorms,
 )
+from engine.dumps.norm_views import DyTFit, TokenNorms
+from engine.dumps.report import NormComparison
 from ui.figures.depth import AxisLabels
 from ui.figures.style import linear_axis, log_axis
 from ui.formatting import plot_text

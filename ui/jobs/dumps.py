@@ -24,8 +24,8 @@ def dump_open(source, spec) -> Job:
     """The dump's headers scanned and its layout inferred (no data read; an uploaded .pt is
     unpickled, on the pool with a progress bar when that may take a while).  Keyed without
     the thresholds (``reading_spec``): a new threshold reopens nothing."""
-    from engine.dumps import open_dump
     from engine.dumps.cost import open_seconds
+    from engine.dumps.dump import open_dump
     from engine.dumps.report import reading_spec
 
     reading = reading_spec(spec)
@@ -40,7 +40,7 @@ def dump_open(source, spec) -> Job:
 
 def _size(opened) -> tuple[str, int, bool]:
     """(suffix, bytes, held in memory) of what a ``ChosenDump`` opens."""
-    from engine.dumps import DumpFile, Upload
+    from engine.dumps.sources import DumpFile, Upload
 
     if isinstance(opened, Upload):
         return Path(opened.name).suffix.lower(), len(opened.data), True
@@ -53,9 +53,8 @@ def _size(opened) -> tuple[str, int, bool]:
 def dump_report(source, dump, spec) -> Job:
     """Every statistic of the dump: one streaming pass, with a progress bar when it is long.
     Keyed and computed without the thresholds (``dump_judged`` applies them)."""
-    from engine.dumps import report
     from engine.dumps.cost import report_seconds
-    from engine.dumps.report import reading_spec
+    from engine.dumps.report import reading_spec, report
 
     reading = reading_spec(spec)
 
@@ -80,7 +79,7 @@ def dump_judged(source, rep, spec) -> Job:
 
 def dump_tables(source, rep) -> Job:
     """The report's tables, for the page's tables and downloads (milliseconds: inline)."""
-    from engine.dumps import report_tables
+    from engine.dumps.tables import report_tables
 
     def run(report, should_stop):
         return report_tables(rep)
@@ -90,7 +89,8 @@ def dump_tables(source, rep) -> Job:
 
 def dump_token_norms(source, dump, spec, layer: int, row: int) -> Job:
     """LayerNorm and RMSNorm of one token of the dump (one row read: inline)."""
-    from engine.dumps import compare_norms, open_dump
+    from engine.dumps.dump import open_dump
+    from engine.dumps.norm_views import compare_norms
     from engine.dumps.report import reading_spec
 
     reading = reading_spec(spec)
@@ -103,7 +103,7 @@ def dump_token_norms(source, dump, spec, layer: int, row: int) -> Job:
 
 def dump_row(source, dump, layer: int, batch: int, token: int) -> Job:
     """One token's d numbers at one point of the stream (for a Vector Lab link: inline)."""
-    from engine.dumps import read_tokens
+    from engine.dumps.dump import read_tokens
 
     row = batch * dump.layout.tokens + token
 

@@ -14,8 +14,9 @@ from pathlib import PurePath
 
 import numpy as np
 
-from engine.dumps import DumpReport, GrowthFit
 from engine.dumps.capture import CaptureInfo, capture_info
+from engine.dumps.diagnostics import GrowthFit
+from engine.dumps.report import DumpReport
 from ui.formatting import format_number, literal
 from ui.i18n import join, translate
 from ui.labels import label

@@ -15,9 +15,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from engine.dumps import DumpReport
 from engine.dumps.live_precision import PrecisionComparison
 from engine.dumps.norm_step import NormStep
+from engine.dumps.report import DumpReport
 from engine.dumps.story import FLOAT16_MAX, StreamStory
 from ui.formatting import format_number, literal
 from ui.i18n import translate

@@ -14,8 +14,10 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from engine.dumps import DumpReport, DyTFit, TokenNorms, json_text, report_summary
 from engine.dumps.capture import PARTIAL_CHARACTER
+from engine.dumps.norm_views import DyTFit, TokenNorms
+from engine.dumps.report import DumpReport
+from engine.dumps.tables import json_text, report_summary
 from ui.figures import dumps as figures
 from ui.figures.depth import AxisLabels
 from ui.formatting import format_number, literal, plot_text

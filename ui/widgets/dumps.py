@@ -22,9 +22,12 @@ from dataclasses import dataclass, replace
 import streamlit as st
 
 from engine.config import DumpSpec, LiveSpec
-from engine.dumps import ACCEPTED_SUFFIXES, UPLOAD_LIMIT_MB, DumpReport, Layout, Upload
 from engine.dumps.example import EXAMPLE_DUMP
+from engine.dumps.layout import Layout
+from engine.dumps.limits import ACCEPTED_SUFFIXES, UPLOAD_LIMIT_MB
 from engine.dumps.live import LIVE_MAX_TOKENS
+from engine.dumps.report import DumpReport
+from engine.dumps.sources import Upload
 from engine.errors import EngineError
 from ui.errors import error_text
 from ui.formatting import literal
