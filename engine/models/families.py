@@ -14,7 +14,7 @@ import json
 from dataclasses import dataclass
 
 from engine.config import DEPTH_NORMS
-from engine.depth.placements import PLACEMENTS, ModuleNames, Placement
+from engine.depth.placements import PLACEMENTS, Placement
 from engine.errors import EngineError
 
 BRANCHES = ("attention", "cross_attention", "mlp")  # residual branches of one layer, in order
@@ -22,6 +22,7 @@ POSITIONS = ("before", "after", "on_stream")  # as placements.BranchNorms
 # the widths a norm can have, resolved from a model's config by engine/models/calculator.py
 WIDTHS = ("hidden", "head_dim", "q_projection", "kv_projection", "q_lora_rank", "kv_lora_rank")
 EXTRA_ROLES = ("qk_norm", "latent_norm")
+_UNNAMED = (None, None, None)
 
 
 @dataclass(frozen=True)
@@ -63,6 +64,21 @@ class Stack:
         """Every named norm module of one layer, relative to the layer, in branch order."""
         names = [b.at(p) for b in self.branches for p in POSITIONS if b.at(p) is not None]
         return tuple(names) + tuple(e.module for e in self.extra)
+
+
+@dataclass(frozen=True)
+class ModuleNames:
+    """One layer's norm names in the shape a wiring diagram labels them.
+
+    ``attention`` and ``mlp`` are (before, after, on_stream) for that branch, None where the
+    placement has no norm.  The Llama-family ``post_attention_layernorm`` is the MLP's
+    pre-norm in Llama but the attention output's norm in Gemma 2 and OLMo 2.
+    """
+
+    family: str
+    attention: tuple[str | None, str | None, str | None]
+    mlp: tuple[str | None, str | None, str | None]
+    final: str | None  # the norm after the last layer, where the family has one
 
 
 @dataclass(frozen=True)
@@ -136,7 +152,7 @@ class Family:
         def names(branch: str) -> tuple[str | None, str | None, str | None]:
             modules = by_branch.get(branch)
             if modules is None:
-                return (None, None, None)
+                return _UNNAMED
             return (modules.before, modules.after, modules.on_stream)
 
         return ModuleNames(self.name, names("attention"), names("mlp"), stack.final)
@@ -237,3 +253,22 @@ class Catalog:
 
     def rows(self) -> tuple[CatalogRow, ...]:
         return tuple(catalog_row(f) for f in self.families)
+
+    def placement_names(self, placement: str) -> ModuleNames:
+        """The names of the placement's example families, joined: ``pre`` is GPT-2's
+        ``ln_1`` / Llama 3's ``input_layernorm``; "—" and no names where it has none."""
+        entry = PLACEMENTS[placement]
+        names = [self.family(f).module_names for f in entry.examples]
+
+        def joined(*parts: str | None) -> str | None:
+            return " / ".join(p for p in parts if p is not None) or None
+
+        family = joined(*(n.family for n in names)) or "—"
+        if entry.scale_branch_input:  # LayerNorm scaling applied to a Llama, not Llama's own
+            family += " + 1/√l"
+        return ModuleNames(
+            family,
+            tuple(joined(*slot) for slot in zip(*(n.attention for n in names))) or _UNNAMED,
+            tuple(joined(*slot) for slot in zip(*(n.mlp for n in names))) or _UNNAMED,
+            joined(*(n.final for n in names)),
+        )

@@ -107,6 +107,31 @@ def test_module_names_feed_the_wiring_diagram_and_simulate_link():
         assert family.depth_norm in DEPTH_NORMS + (None,)
 
 
+@pytest.mark.parametrize("placement", PLACEMENTS.values(), ids=list(PLACEMENTS))
+def test_a_placements_example_families_name_every_norm_it_places(placement):
+    """The Depth page labels each placement's diagram with its example families' modules."""
+    positions = [p for p in ("before", "after", "on_stream") if getattr(placement.norms, p)]
+    for family in (catalog().family(f) for f in placement.examples):
+        assert family.placement_entry.norms == placement.norms, family.id
+        assert family.final_norm == placement.final_norm, family.id
+        by_branch = {b.branch: b for b in family.stacks[0].branches}
+        for branch in ("attention", "mlp"):
+            assert all(by_branch[branch].at(p) for p in positions), (family.id, branch)
+    assert bool(placement.examples) == (placement.id != "none")
+
+
+def test_deepnet_names_the_torchscale_decoders_post_norms():
+    deepnet = catalog().family("deepnet")
+    names = catalog().placement_names("deepnorm")
+    assert (names.attention[2], names.mlp[2], names.final) == (
+        "self_attn_layer_norm",
+        "final_layer_norm",  # the MLP's norm on the stream, not a norm after the last layer
+        None,
+    )
+    assert any("torchscale" in s and "decoder.py" in s for s in deepnet.source)
+    assert catalog().placement_names("pre").final == "ln_f / norm"
+
+
 WITH_EXAMPLE = [family for family in catalog().families if family.example is not None]
 
 
