@@ -5,7 +5,7 @@ the statistics it used (``engine.norms.reference.NormResult``).  The formulas th
 in ``engine/norms/reference.py``; this module only dispatches:
 
 - "triton": the kernels in ``engine/kernels/`` (CUDA, or the interpreter on CPU).  This module
-  is their only importer, and imports them lazily: Triton costs ~1 s to import;
+  is their only importer, and imports them lazily, because importing Triton is slow;
 - "torch":  for float32 LayerNorm/RMSNorm computed in float32, PyTorch's fused native ops
   (``aten.native_layer_norm``, ``aten._fused_rms_norm``), which return the output and the
   per-row statistics from one pass; everything else runs the reference formulas.
