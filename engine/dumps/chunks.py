@@ -105,7 +105,7 @@ def _finite_chunk(acc: _Accumulator, x, buf, scratch, at: int) -> bool:
     row_maxsq = squares.amax(-1)  # [n]
     torch.maximum(acc.channel_maxsq, squares.amax(0).double(), out=acc.channel_maxsq)
     # Two passes over the cached chunk: torch.var_mean(work, 0) agrees to rounding, but its
-    # column-wise Welford in float64 is over ten times slower on these shapes.
+    # column-wise Welford in float64 is far slower (docs/architecture.md).
     chunk_mean = work.sum(0) / n  # [d]
     centered = torch.sub(work, chunk_mean, out=scratch[:n])  # [n, d]
     m2 = centered.mul_(centered).sum(0)  # [d]
