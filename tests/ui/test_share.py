@@ -111,6 +111,7 @@ PINNED = {
                 "mistral",
                 "qwen2",
                 "qwen3",
+                "gemma",
                 "gemma2",
                 "gemma3",
                 "olmo2",
