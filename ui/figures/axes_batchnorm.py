@@ -26,6 +26,7 @@ from engine.axes.small_batch import SmallBatchNoise
 from engine.axes.train_eval import TrainEvalGap
 from ui.figures.axes import CLICKED_COLOR, NORM_COLORS
 from ui.figures.style import log_axis
+from ui.formatting import finite_or_none
 
 REAL_COLOR = "#1f77b4"  # statistics of the real tokens / what should happen
 POLLUTED_COLOR = NORM_COLORS["batchnorm"]  # BatchNorm's statistics as it computes them
@@ -75,10 +76,6 @@ def _finish_pair(pair: Pair, height: int = 380) -> Pair:
     return _finish(pair[0], height), _finish(pair[1], height)
 
 
-def _finite(values) -> list[float | None]:
-    return [float(v) if math.isfinite(v) else None for v in np.asarray(values, dtype=float)]
-
-
 def padding_figure(result: PaddingPollution, left: Panel, right: Panel, names: Names) -> Pair:
     """Per-channel mean and std, PAD counted (what BatchNorm computes) vs left out."""
     pair = _two_panels(left, right)
@@ -93,7 +90,7 @@ def padding_figure(result: PaddingPollution, left: Panel, right: Panel, names: N
             figure.add_trace(
                 go.Scatter(
                     x=channels,
-                    y=_finite(values),
+                    y=finite_or_none(values),
                     mode="markers+lines",
                     line=dict(color=color, width=1),
                     marker=dict(color=color, symbol=symbol, size=7),
@@ -136,7 +133,7 @@ def small_batch_figure(result: SmallBatchNoise, left: Panel, right: Panel, names
         spread.add_trace(
             go.Scatter(
                 x=sizes,
-                y=_finite(measured),
+                y=finite_or_none(measured),
                 mode="markers",
                 marker=dict(color=color, size=9),
                 name=names[key],
@@ -145,7 +142,7 @@ def small_batch_figure(result: SmallBatchNoise, left: Panel, right: Panel, names
         spread.add_trace(
             go.Scatter(
                 x=sizes,
-                y=_finite(theory),
+                y=finite_or_none(theory),
                 mode="lines",
                 line=dict(color=color, dash="dash", width=1.5),
                 name=names[f"{key}_theory"],
@@ -247,7 +244,7 @@ def batch_of_one_figure(result: BatchOfOne, panel: Panel, names: Names) -> go.Fi
     figure.add_trace(
         go.Scatter(
             x=channels,
-            y=_finite(result.y),
+            y=finite_or_none(result.y),
             mode="markers",
             marker=dict(size=6, color=POLLUTED_COLOR),
             name=names["y"],

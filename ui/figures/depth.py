@@ -8,7 +8,6 @@ and code identifiers (``ln_1``, ``model.norm``) are the only text made here.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -20,6 +19,7 @@ from engine.depth.placements import PLACEMENTS
 from engine.depth.theory import POST_LN_LEVEL, pre_ln_band, x0_weight_expected
 from engine.training.loop import TrainResult
 from ui.figures.style import linear_axis, log_axis
+from ui.formatting import finite_or_none
 from ui.text.depth import post_level_text
 
 PLACEMENT_COLORS = {
@@ -59,10 +59,6 @@ def _styles(series: Sequence[Series]) -> list[dict]:
     return styles
 
 
-def _finite(values) -> list[float | None]:
-    return [float(v) if math.isfinite(v) else None for v in np.asarray(values, dtype=float)]
-
-
 def _scales(figure: go.Figure, log_y: bool, log_x: bool = False, sampled_x=None) -> go.Figure:
     """Log or linear axes, the log ones ticked for a projector (``ui.figures.style``); call it
     after the last trace is added, since the ticks are read from the traces."""
@@ -89,7 +85,7 @@ def _per_layer_figure(series, field, labels, log_y, first_layer) -> go.Figure:
         values = getattr(result, field)
         layers = np.arange(first_layer, first_layer + len(values))
         figure.add_trace(
-            go.Scatter(x=layers, y=_finite(values), name=name, mode="lines", line=style)
+            go.Scatter(x=layers, y=finite_or_none(values), name=name, mode="lines", line=style)
         )
     return _layout(figure, labels, log_y)
 
@@ -144,7 +140,7 @@ def residual_figure(
             figure.add_trace(
                 go.Scatter(
                     x=layers,
-                    y=_finite(result.pre_norm_ms),
+                    y=finite_or_none(result.pre_norm_ms),
                     mode="lines",
                     name=f"{name}: {before_norm_label}",
                     line={**style, "dash": "dot"},
@@ -223,7 +219,7 @@ def sweep_figure(
         figure.add_trace(
             go.Scatter(
                 x=x,
-                y=_finite(sweep.last_grad_norm),
+                y=finite_or_none(sweep.last_grad_norm),
                 mode="markers",
                 name=name,
                 marker=dict(color=color, size=9),
@@ -272,7 +268,11 @@ def training_loss_figure(
     for (name, run), color in zip(runs, RUN_COLORS * 4):
         figure.add_trace(
             go.Scatter(
-                x=run.steps, y=_finite(run.loss), mode="lines", name=name, line=dict(color=color)
+                x=run.steps,
+                y=finite_or_none(run.loss),
+                mode="lines",
+                name=name,
+                line=dict(color=color),
             )
         )
     last = max((int(run.steps[-1]) for _, run in runs if len(run.steps)), default=0)

@@ -32,7 +32,7 @@ from engine.dumps import (
 )
 from ui.figures.depth import AxisLabels
 from ui.figures.style import linear_axis, log_axis
-from ui.formatting import plot_text
+from ui.formatting import finite_or_none, plot_text
 
 FIRST_COLOR = "#d62728"  # the first token, wherever it is drawn
 OUTLIER_COLOR = "#ff7f0e"
@@ -48,13 +48,9 @@ MAX_OUTLIER_LINES = 4  # outlier tokens drawn as lines of their own
 MAX_NAMED_TOKENS = 64  # beyond this many tokens the axis shows positions, not texts
 
 
-def _finite(values) -> list[float | None]:
-    return [float(v) if math.isfinite(v) else None for v in np.asarray(values, dtype=float)]
-
-
 def _positive(values) -> list[float | None]:
     """For log axes: non-positive and non-finite values are gaps, never drawn as 0."""
-    return [v if v is not None and v > 0 else None for v in _finite(values)]
+    return [v if v is not None and v > 0 else None for v in finite_or_none(values)]
 
 
 def _layout(figure: go.Figure, labels: AxisLabels, log_y: bool, height: int = 400) -> go.Figure:
@@ -160,7 +156,7 @@ def rms_heatmap(
 def _layer_lines(figure: go.Figure, lines, log_y: bool) -> go.Figure:
     """One trace per (values [L], name, line style), against the layer index."""
     for values, name, line in lines:
-        y = _positive(values) if log_y else _finite(values)
+        y = _positive(values) if log_y else finite_or_none(values)
         figure.add_trace(go.Scatter(x=np.arange(len(values)), y=y, name=name, line=line))
     if lines and len(lines[0][0]) <= 12:  # a few layers: one tick each, never "1.5"
         figure.update_xaxes(dtick=1)
@@ -281,14 +277,16 @@ def token_norms_figure(norms: TokenNorms, labels: AxisLabels, names: dict[str, s
     ln, rms = norms.layernorm[0], norms.rmsnorm[0]
     figure = make_subplots(rows=2, cols=1, shared_xaxes=True, row_heights=[0.65, 0.35])
     figure.add_trace(
-        go.Scatter(x=channels, y=_finite(ln), name=names["layernorm"], line=dict(color=ALL_COLOR)),
+        go.Scatter(
+            x=channels, y=finite_or_none(ln), name=names["layernorm"], line=dict(color=ALL_COLOR)
+        ),
         row=1,
         col=1,
     )
     figure.add_trace(
         go.Scatter(
             x=channels,
-            y=_finite(rms),
+            y=finite_or_none(rms),
             name=names["rmsnorm"],
             line=dict(color=FIRST_COLOR, dash="dot"),
         ),
@@ -297,7 +295,7 @@ def token_norms_figure(norms: TokenNorms, labels: AxisLabels, names: dict[str, s
     )
     figure.add_trace(
         go.Scatter(
-            x=channels, y=_finite(ln - rms), name=names["difference"], line=dict(color=MUTED)
+            x=channels, y=finite_or_none(ln - rms), name=names["difference"], line=dict(color=MUTED)
         ),
         row=2,
         col=1,
@@ -352,7 +350,7 @@ def channel_detail(
     usual = np.setdiff1d(index, picked)
     figure = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08)
     for row, values, name in ((1, channels.mean[layer], "mean"), (2, channels.std[layer], "std")):
-        clean = _finite(values) if row == 1 else _positive(values)
+        clean = finite_or_none(values) if row == 1 else _positive(values)
         figure.add_trace(
             go.Scatter(
                 x=usual,

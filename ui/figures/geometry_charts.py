@@ -35,11 +35,6 @@ class ChartLabels:
     y: str
 
 
-def _finite(values: np.ndarray) -> np.ndarray:
-    values = np.asarray(values, dtype=float)
-    return values[np.isfinite(values)]
-
-
 def _base(figure: go.Figure, labels: ChartLabels, height: int = 420) -> go.Figure:
     figure.update_layout(
         title=labels.title,

@@ -9,6 +9,8 @@ from dataclasses import dataclass
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from ui.formatting import finite_or_none
+
 INPUT_COLOR = "#8c8c8c"
 SERIES_COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd")
 NONFINITE_COLOR = "#d62728"
@@ -21,10 +23,6 @@ class ChartLabels:
     output: str
     nonfinite: str
     index: str
-
-
-def _finite_or_none(values: Sequence[float]) -> list[float | None]:
-    return [v if math.isfinite(v) else None for v in values]
 
 
 def input_output_figure(
@@ -53,7 +51,7 @@ def input_output_figure(
     figure.add_trace(
         trace(
             x=channels,
-            y=_finite_or_none(x),
+            y=finite_or_none(x),
             name=labels.input,
             marker_color=INPUT_COLOR,
             showlegend=False,
@@ -65,7 +63,7 @@ def input_output_figure(
     for (name, values), color in zip(outputs, SERIES_COLORS):
         figure.add_trace(
             trace(
-                x=channels, y=_finite_or_none(values), name=name, marker_color=color, **line_style
+                x=channels, y=finite_or_none(values), name=name, marker_color=color, **line_style
             ),
             row=2,
             col=1,

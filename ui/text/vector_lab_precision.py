@@ -25,11 +25,10 @@ import numpy as np
 from engine.norms.precision import WRONG_TOLERANCE, PathResult, PrecisionStory
 from engine.norms.precision_facts import OPMATH, DefaultEps, Resolution, RunningSumLimit
 from engine.norms.worked import VectorExplanation
-from ui.formatting import format_number, format_vector
+from ui.formatting import format_number, format_vector, superscript
 from ui.i18n import translate
 
 _SUBSCRIPTS = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
-_SUPERSCRIPTS = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 # quantities formed one entry at a time; the rest are sums (running or whole-row) or statistics
 _ENTRY_QUANTITIES = ("square", "deviation", "squared_deviation")
 _SUMS = ("sum", "sum_of_squares", "sum_of_squared_deviations")
@@ -80,11 +79,6 @@ def _n(value: float) -> str:
 def format_eps(value: float) -> str:
     """An epsilon as people write it: 1e-05 -> "1e-5", 1.1920929e-07 -> "1.19e-7"."""
     return re.sub(r"e([+-])0*(\d)", r"e\1\2", f"{value:.3g}").replace("e+", "e")
-
-
-def superscript(exponent: int) -> str:
-    """-10 -> "⁻¹⁰"."""
-    return str(exponent).translate(_SUPERSCRIPTS)
 
 
 def subscript(index: int) -> str:
