@@ -11,7 +11,6 @@ from engine.config import DepthSpec
 from engine.depth import DepthResult, SweepResult
 from engine.depth.limits import SWEEP_LAYERS
 from engine.depth.placements import PLACEMENTS
-from engine.depth.theory import branch_gain, deepnorm_layers, lemma2_violations
 from engine.training.loop import TrainResult
 from ui.figures.depth import (
     AxisLabels,
@@ -55,22 +54,21 @@ def _nonfinite_warnings(series: list[tuple[str, DepthResult]]) -> None:
 
 def stack(results: list[DepthResult]) -> None:
     series = [(placement_label(r.spec.placement), r) for r in results]
-    specs = [result.spec for result in results]
     _nonfinite_warnings(series)
     for result in (r for _, r in series if PLACEMENTS[r.spec.placement].deepnorm):
         st.info(
             t(
                 "depth.deepnorm_constants",
                 branches=result.spec.layers * result.branches_per_layer,
-                n=format_number(deepnorm_layers(result.spec)),
+                n=format_number(result.deepnorm_layers),
                 alpha=format_number(result.alpha),
                 beta=format_number(result.beta),
             ),
             icon=":material/tune:",
         )
-    described = [s for s in specs if PLACEMENTS[s.placement].lemma2 is not None]
+    described = [r for r in results if PLACEMENTS[r.spec.placement].lemma2 is not None]
     if described:  # Lemma 2 speaks of Pre-LN and Post-LN only
-        broken = [key for key in lemma2_violations(described[0]) if key != "placement"]
+        broken = [key for key in described[0].lemma2_broken if key != "placement"]
         if broken:
             names = join((t(f"depth.violation.{key}") for key in broken), current_language())
             st.caption(t("depth.assumptions_broken", broken=names, level=post_level_text()))
@@ -90,8 +88,8 @@ def stack(results: list[DepthResult]) -> None:
     right.caption(t("depth.update_note"))
     left, right = st.columns(2)
     post_like = [(n, r) for n, r in series if PLACEMENTS[r.spec.placement].norms.on_stream]
-    post = next((r.spec for _, r in post_like if not PLACEMENTS[r.spec.placement].deepnorm), None)
-    gain = branch_gain(post) if post is not None else None  # E||F||^2 / E||x||^2 at init
+    post = next((r for _, r in post_like if not PLACEMENTS[r.spec.placement].deepnorm), None)
+    gain = post.branch_gain if post is not None else None  # E||F||^2 / E||x||^2 at init
     reference = None if gain is None else t("depth.x0_reference", gain=format_number(gain, 3))
     if post_like:
         show_chart(
