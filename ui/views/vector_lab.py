@@ -9,7 +9,6 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from engine import describe_backend
 from engine.config import HALF_DTYPES, PRECISION_KINDS
 from engine.norms import reference
 from engine.norms.precision import PrecisionStory
@@ -38,7 +37,7 @@ from ui.views.charts import show_chart
 
 def steps(ex: VectorExplanation) -> None:
     st.subheader(t("vector_lab.steps_title"))
-    engine_name = f"Triton · {describe_backend().device}" if ex.backend == "triton" else "PyTorch"
+    engine_name = f"Triton · {ex.device}" if ex.backend == "triton" else "PyTorch"
     st.caption(t("vector_lab.computed_by", backend=engine_name))
     for step in worked_steps(ex, current_language()):
         st.caption(step.caption)
