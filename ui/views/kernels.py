@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import platform
+from pathlib import Path
 
 import pandas as pd
 import streamlit as st
@@ -20,7 +21,7 @@ from engine.perf.timing import (
     PAPER_CLAIM,
     SOURCE_CLAIM_MODEL,
     SOURCE_CLAIM_RATIO,
-    rms_over_ln,
+    NormTimings,
 )
 from ui.figures.kernels import TimingLabels, recorded_bandwidth_figure, timing_figure
 from ui.formatting import format_number
@@ -29,6 +30,8 @@ from ui.labels import NORM_NAMES, label
 from ui.views.charts import show_chart
 
 _OPS = ("row_forward", "row_backward", "fused", "channel", "other")
+# what ``benchmarks/bench_kernels.py --out benchmarks/results`` writes on a GPU machine
+RECORDED = Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "bench_kernels.csv"
 
 
 def backend(info: BackendInfo) -> None:
@@ -83,8 +86,8 @@ def memory_intro() -> None:
     )
 
 
-def timings(rows: list[dict], measured_at: str) -> None:
-    first = rows[0]
+def timings(timed: NormTimings, measured_at: str) -> None:
+    first = timed.rows[0]
     st.caption(
         t(
             "kernels.measured_at",
@@ -99,9 +102,9 @@ def timings(rows: list[dict], measured_at: str) -> None:
         NORM_NAMES,
         {p: label("pass", p) for p in ("forward", "forward+backward")},
     )
-    show_chart(timing_figure(rows, labels), "kn_timing_chart")
+    show_chart(timing_figure(timed.rows, labels), "kn_timing_chart")
     st.markdown(f"**{t('kernels.ratio_title')}**")
-    ratios = pd.DataFrame(rms_over_ln(rows))
+    ratios = pd.DataFrame(timed.ratios)
     ratios["shown"] = [
         format_number(r.ratio, 2) if r.verdict == "ranked" else t(f"kernels.verdict_{r.verdict}")
         for r in ratios.itertuples()
@@ -117,15 +120,15 @@ def timings(rows: list[dict], measured_at: str) -> None:
     st.caption(t("kernels.ratio_note", **_claims()))
 
 
-def recorded(rows: list[dict]) -> None:
+def recorded() -> None:
+    """The GPU figures ``benchmarks/bench_kernels.py`` recorded, when a GPU run left them."""
     st.subheader(t("kernels.recorded_title"))
-    gpu_rows = [r for r in rows if {"op", "provider", "GB/s"} <= r.keys()]
-    if not gpu_rows:
+    rows = pd.read_csv(RECORDED).to_dict("records") if RECORDED.is_file() else []
+    if not rows:
         st.info(t("kernels.recorded_none"), icon=":material/info:")
         return
-    show_chart(recorded_bandwidth_figure(gpu_rows, t("kernels.recorded_axis")), "kn_recorded_chart")
-    columns = [c for c in gpu_rows[0] if c not in ("section", "table")]
-    st.dataframe(pd.DataFrame(gpu_rows)[columns], width="stretch", hide_index=True)
+    show_chart(recorded_bandwidth_figure(rows, t("kernels.recorded_axis")), "kn_recorded_chart")
+    st.dataframe(pd.DataFrame(rows), width="stretch", hide_index=True)
 
 
 def _bytes(n: int) -> str:
