@@ -23,10 +23,10 @@ from engine.perf.timing import (
     SOURCE_CLAIM_RATIO,
     NormTimings,
 )
-from ui.figures.kernels import TimingLabels, recorded_bandwidth_figure, timing_figure
+from ui.figures.kernels import recorded_bandwidth_figure, timing_figure
 from ui.formatting import format_number
 from ui.i18n import current_language, join, t
-from ui.labels import NORM_NAMES, label
+from ui.labels import label
 from ui.views.charts import show_chart
 
 _OPS = ("row_forward", "row_backward", "fused", "channel", "other")
@@ -96,13 +96,7 @@ def timings(timed: NormTimings, measured_at: str) -> None:
             provider=first["provider"],
         )
     )
-    labels = TimingLabels(
-        t("kernels.axis_width"),
-        t("kernels.axis_time"),
-        NORM_NAMES,
-        {p: label("pass", p) for p in ("forward", "forward+backward")},
-    )
-    show_chart(timing_figure(timed.rows, labels), "kn_timing_chart")
+    show_chart(timing_figure(timed.rows, current_language()), "kn_timing_chart")
     st.markdown(f"**{t('kernels.ratio_title')}**")
     ratios = pd.DataFrame(timed.ratios)
     ratios["shown"] = [
@@ -127,7 +121,7 @@ def recorded() -> None:
     if not rows:
         st.info(t("kernels.recorded_none"), icon=":material/info:")
         return
-    show_chart(recorded_bandwidth_figure(rows, t("kernels.recorded_axis")), "kn_recorded_chart")
+    show_chart(recorded_bandwidth_figure(rows, current_language()), "kn_recorded_chart")
     st.dataframe(pd.DataFrame(rows), width="stretch", hide_index=True)
 
 

@@ -14,7 +14,7 @@ from engine.norms import reference
 from engine.norms.precision import PrecisionStory
 from engine.norms.precision_facts import DefaultEps
 from engine.norms.worked import VectorExplanation
-from ui.figures.vector_lab import ChartLabels, input_output_figure
+from ui.figures.vector_lab import input_output_figure
 from ui.formatting import format_number, format_vector
 from ui.i18n import current_language, t
 from ui.labels import label, norm_label
@@ -62,13 +62,7 @@ def chart(ex: VectorExplanation) -> None:
         series.append(("LayerNorm (γ=1, β=0)", ex.comparison.layernorm))
     if ex.spec.kind != "rmsnorm":
         series.append(("RMSNorm (γ=1, β=0)", ex.comparison.rmsnorm))
-    labels = ChartLabels(
-        t("vector_lab.chart_input"),
-        t("vector_lab.chart_output"),
-        t("vector_lab.chart_nonfinite"),
-        t("vector_lab.chart_index"),
-    )
-    show_chart(input_output_figure(ex.rows[row], series, labels), "vl_chart")
+    show_chart(input_output_figure(ex.rows[row], series, current_language()), "vl_chart")
 
 
 def comparison(ex: VectorExplanation) -> None:
