@@ -17,8 +17,7 @@ from engine.geometry.path import vector_path
 from engine.geometry.scene import build_scene
 from engine.geometry.views import plane_view
 from ui.figures import geometry_charts as charts
-from ui.figures.geometry import SceneLabels, _box_edges, scene_figure
-from ui.figures.geometry_path import path_figure
+from ui.figures.geometry import SceneLabels, _box_edges, path_figure, scene_figure
 
 LABELS = SceneLabels(
     inputs="输入",

@@ -1,5 +1,5 @@
 """Geometry page: the trace builders the scenes share (``ui.figures.geometry`` draws the
-cloud, ``ui.figures.geometry_path`` one vector): colours, the d = 1 strip's lanes, the
+cloud and one vector): colours, the d = 1 strip's lanes, the
 translated names, and points, lines, surfaces and layout at d = 1, 2 or 3.
 
 Pure functions; no Streamlit import.  Each trace carries a stable ``meta`` tag ("sphere",

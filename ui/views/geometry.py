@@ -22,8 +22,7 @@ from engine.geometry.scene import Scene
 from engine.geometry.two_dimensions import TwoDimensionalLayerNorm
 from engine.geometry.views import PlaneView
 from ui.figures import geometry_charts as charts
-from ui.figures.geometry import SceneLabels, scene_figure
-from ui.figures.geometry_path import path_figure
+from ui.figures.geometry import SceneLabels, path_figure, scene_figure
 from ui.formatting import format_number
 from ui.i18n import current_language, t
 from ui.labels import NORM_NAMES
