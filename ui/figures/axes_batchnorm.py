@@ -96,9 +96,6 @@ def small_batch_figure(result: SmallBatchNoise, lang: str) -> Pair:
     """Left: channel 0's batch mean in every draw, by b.  Right: its spread against b, log-log,
     with the 1/√(b·T) line (and the batch variance's spread with its line)."""
 
-    def name(key: str) -> str:
-        return translate(f"axes.small.{key}", lang)
-
     figure, spread = _two_panels("axes.small.draws_panel", "axes.small.spread", lang)
     generator = np.random.default_rng(0)  # horizontal jitter only: the draws are the engine's
     for index, b in enumerate(result.batch_sizes):
@@ -110,7 +107,7 @@ def small_batch_figure(result: SmallBatchNoise, lang: str) -> Pair:
                 y=means,
                 mode="markers",
                 marker=dict(color=POLLUTED_COLOR, size=4, opacity=0.45),
-                name=name("draws"),
+                name=translate("axes.small.draws", lang),
                 legendgroup="draws",
                 showlegend=index == 0,
                 hovertemplate="b = " + str(int(b)) + "<br>%{y:.3f} σ<extra></extra>",
@@ -131,7 +128,7 @@ def small_batch_figure(result: SmallBatchNoise, lang: str) -> Pair:
                 y=finite_or_none(measured),
                 mode="markers",
                 marker=dict(color=color, size=9),
-                name=name(key),
+                name=translate(f"axes.small.{key}", lang),
             )
         )
         spread.add_trace(
@@ -140,7 +137,7 @@ def small_batch_figure(result: SmallBatchNoise, lang: str) -> Pair:
                 y=finite_or_none(theory),
                 mode="lines",
                 line=dict(color=color, dash="dash", width=1.5),
-                name=name(f"{key}_theory"),
+                name=translate(f"axes.small.{key}_theory", lang),
             )
         )
     log_axis(spread, "x", sampled=[int(b) for b in sizes])  # each batch size
@@ -152,9 +149,6 @@ def train_eval_figure(result: TrainEvalGap, lang: str) -> Pair:
     """Left: channel 0's batch means and running mean over training steps, the population
     mean, and the shifted inference batch's mean.  Right: the train/eval gap against shift."""
 
-    def name(key: str) -> str:
-        return translate(f"axes.train_eval.{key}", lang)
-
     channel = int(np.argmax(np.abs(result.population_mean)))  # the most offset channel (else 0)
     figure = _titles(go.Figure(), "axes.train_eval.history", lang, f" · c = {channel}")
     gap = _titles(go.Figure(), "axes.train_eval.gap_panel", lang)
@@ -165,7 +159,7 @@ def train_eval_figure(result: TrainEvalGap, lang: str) -> Pair:
             y=result.batch_mean_history[:, channel],
             mode="markers",
             marker=dict(color=MUTED_COLOR, size=4),
-            name=name("batch_mean"),
+            name=translate("axes.train_eval.batch_mean", lang),
         )
     )
     figure.add_trace(
@@ -174,7 +168,7 @@ def train_eval_figure(result: TrainEvalGap, lang: str) -> Pair:
             y=result.running_mean_history[:, channel],
             mode="lines",
             line=dict(color=POLLUTED_COLOR, width=2),
-            name=name("running_mean"),
+            name=translate("axes.train_eval.running_mean", lang),
         )
     )
     population = float(result.population_mean[channel])
@@ -184,7 +178,7 @@ def train_eval_figure(result: TrainEvalGap, lang: str) -> Pair:
             y=[population, population],
             mode="lines",
             line=dict(color=THEORY_COLOR, dash="dash", width=1),
-            name=name("population"),
+            name=translate("axes.train_eval.population", lang),
         )
     )
     figure.add_trace(
@@ -193,7 +187,7 @@ def train_eval_figure(result: TrainEvalGap, lang: str) -> Pair:
             y=[float(result.eval_batch_mean[channel])],
             mode="markers",
             marker=dict(color=CLICKED_COLOR, size=12, symbol="diamond", line=dict(width=1)),
-            name=name("eval_mean"),
+            name=translate("axes.train_eval.eval_mean", lang),
         )
     )
     gap.add_trace(
@@ -203,7 +197,7 @@ def train_eval_figure(result: TrainEvalGap, lang: str) -> Pair:
             mode="lines+markers",
             line=dict(color=POLLUTED_COLOR),
             marker=dict(size=5),
-            name=name("gap"),
+            name=translate("axes.train_eval.gap", lang),
         )
     )
     gap.add_trace(
@@ -212,7 +206,7 @@ def train_eval_figure(result: TrainEvalGap, lang: str) -> Pair:
             y=[result.gap_mean],
             mode="markers",
             marker=dict(color=CLICKED_COLOR, size=13, symbol="diamond", line=dict(width=1)),
-            name=name("chosen"),
+            name=translate("axes.train_eval.chosen", lang),
         )
     )
     return _finish_pair((figure, gap), 400)
@@ -225,15 +219,18 @@ def batch_of_one_figure(result: BatchOfOne, lang: str) -> go.Figure:
     as such, so that no one reads them as outputs equal to 0.
     """
 
-    def name(key: str) -> str:
-        return translate(f"axes.one.{key}", lang)
-
     channels = np.arange(len(result.x))
     figure = make_subplots(
         rows=2, cols=1, shared_xaxes=True, row_heights=(0.86, 0.14), vertical_spacing=0.04
     )
     figure.add_trace(
-        go.Bar(x=channels, y=result.x, marker_color=MUTED_COLOR, opacity=0.55, name=name("x"))
+        go.Bar(
+            x=channels,
+            y=result.x,
+            marker_color=MUTED_COLOR,
+            opacity=0.55,
+            name=translate("axes.one.x", lang),
+        )
     )
     figure.add_trace(
         go.Scatter(
@@ -241,7 +238,7 @@ def batch_of_one_figure(result: BatchOfOne, lang: str) -> go.Figure:
             y=result.beta,
             mode="markers",
             marker=dict(symbol="circle-open", size=13, color="#111111", line=dict(width=2)),
-            name=name("beta"),
+            name=translate("axes.one.beta", lang),
         )
     )
     figure.add_trace(
@@ -250,7 +247,7 @@ def batch_of_one_figure(result: BatchOfOne, lang: str) -> go.Figure:
             y=finite_or_none(result.y),
             mode="markers",
             marker=dict(size=6, color=POLLUTED_COLOR),
-            name=name("y"),
+            name=translate("axes.one.y", lang),
         )
     )
     nan = [c for c, v in zip(channels, result.y_eps0) if not math.isfinite(v)]
@@ -261,7 +258,7 @@ def batch_of_one_figure(result: BatchOfOne, lang: str) -> go.Figure:
                 y=[0.0] * len(nan),  # a place in the NaN strip, not a value
                 mode="markers",
                 marker=dict(symbol="x", size=8, color=POLLUTED_COLOR, line=dict(width=1)),
-                name=name("y_eps0"),
+                name=translate("axes.one.y_eps0", lang),
                 hovertemplate="c = %{x}: NaN<extra></extra>",
             ),
             row=2,

@@ -170,9 +170,6 @@ def rms_lines(
     """RMS against layer: every token's 10-90 % band, the median token, all tokens together,
     the first token and a few outlier tokens of sequence ``batch``, and the fitted growth."""
 
-    def name(key: str, **params) -> str:
-        return translate(f"dumps.{key}", lang, **params)
-
     rms = residual.rms  # [L, B, T]
     layers = np.arange(rms.shape[0])
     flat = rms.reshape(rms.shape[0], -1).astype(np.float64)  # [L, B*T]
@@ -189,28 +186,42 @@ def rms_lines(
                 line=dict(width=0),
                 fill=fill,
                 fillcolor=BAND_FILL,
-                name=name("band"),
+                name=translate("dumps.band", lang),
                 showlegend=fill is not None,
                 hoverinfo="skip",
             )
         )
     lines = [
-        (residual.rms_layer, name("all_tokens"), dict(color=ALL_COLOR, width=2)),
-        (residual.rms_median_token, name("median_token"), dict(color=MEDIAN_COLOR, width=2)),
-        (residual.rms_max_token, name("max_token"), dict(color=MUTED, width=1, dash="dot")),
-        (rms[:, batch, 0], name("first_token"), dict(color=FIRST_COLOR, width=2)),
+        (residual.rms_layer, translate("dumps.all_tokens", lang), dict(color=ALL_COLOR, width=2)),
+        (
+            residual.rms_median_token,
+            translate("dumps.median_token", lang),
+            dict(color=MEDIAN_COLOR, width=2),
+        ),
+        (
+            residual.rms_max_token,
+            translate("dumps.max_token", lang),
+            dict(color=MUTED, width=1, dash="dot"),
+        ),
+        (rms[:, batch, 0], translate("dumps.first_token", lang), dict(color=FIRST_COLOR, width=2)),
     ]
     for index, token in enumerate([t for t in outlier_tokens if t != 0][:MAX_OUTLIER_LINES]):
         color = OUTLIER_LINE_COLORS[index % len(OUTLIER_LINE_COLORS)]
         lines.append(
-            (rms[:, batch, token], name("token_n", token=token), dict(color=color, width=1))
+            (
+                rms[:, batch, token],
+                translate("dumps.token_n", lang, token=token),
+                dict(color=color, width=1),
+            )
         )
     # the median token's fit: the all-token RMS is the first token's once it jumps, so a
     # single c·g^l through it follows no curve drawn here
     fit = next((g for g in residual.growth if g.basis == "median_token"), None)
     if fit is not None and math.isfinite(fit.rate):
         fitted = fit.intercept * fit.rate ** layers.astype(np.float64)  # c·g^l
-        lines.append((fitted, name("fit"), dict(color=MEDIAN_COLOR, width=1, dash="dash")))
+        lines.append(
+            (fitted, translate("dumps.fit", lang), dict(color=MEDIAN_COLOR, width=1, dash="dash"))
+        )
     return _layout(_layer_lines(figure, lines, log_y=True), "lines", lang, True, height=440)
 
 

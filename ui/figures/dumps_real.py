@@ -32,9 +32,6 @@ def norm_io_figure(step: NormStep, norm: str, token: str, lang: str) -> go.Figur
     formula's recomputation as dots), channel by channel; the largest input's channel marked.
     ``norm`` and ``token`` (the dump's own texts) name them in the title."""
 
-    def name(key: str) -> str:
-        return translate(f"dumps.io_{key}", lang)
-
     channel = translate("dumps.channel_word", lang)
     io = step.io
     channels = np.arange(io.x.shape[0])
@@ -46,7 +43,7 @@ def norm_io_figure(step: NormStep, norm: str, token: str, lang: str) -> go.Figur
             y=io.x,
             hovertemplate=hover_in,
             mode="lines",
-            name=name("input"),
+            name=translate("dumps.io_input", lang),
             line=dict(color=ALL_COLOR, width=1),
         ),
         row=1,
@@ -59,7 +56,7 @@ def norm_io_figure(step: NormStep, norm: str, token: str, lang: str) -> go.Figur
             y=io.y,
             hovertemplate=hover_out,
             mode="lines",
-            name=name("output"),
+            name=translate("dumps.io_output", lang),
             line=dict(color=FIRST_COLOR, width=1),
         ),
         row=2,
@@ -72,7 +69,7 @@ def norm_io_figure(step: NormStep, norm: str, token: str, lang: str) -> go.Figur
                 y=step.recomputed,
                 hovertemplate=hover_out,
                 mode="markers",
-                name=name("recomputed"),
+                name=translate("dumps.io_recomputed", lang),
                 marker=dict(color=MUTED, size=3),
             ),
             row=2,
@@ -85,14 +82,14 @@ def norm_io_figure(step: NormStep, norm: str, token: str, lang: str) -> go.Figur
             y=[float(io.x[peak])],
             hovertemplate=hover_in,
             mode="markers",
-            name=name("peak"),
+            name=translate("dumps.io_peak", lang),
             marker=dict(color=OUTLIER_COLOR, size=10, symbol="diamond"),
         ),
         row=1,
         col=1,
     )
-    figure.update_yaxes(title=name("input_axis"), row=1)
-    figure.update_yaxes(title=name("output_axis"), row=2)
+    figure.update_yaxes(title=translate("dumps.io_input_axis", lang), row=1)
+    figure.update_yaxes(title=translate("dumps.io_output_axis", lang), row=2)
     figure.update_xaxes(title=translate("dumps.detail_x", lang), row=2)
     figure.update_xaxes(range=[-0.5, channels.shape[0] - 0.5])
     figure.update_layout(

@@ -71,9 +71,6 @@ def _mark_position(figure: go.Figure, x: float, text: str, color: str) -> None:
 def eps_curve_figure(curve: EpsCurve, lang: str) -> go.Figure:
     """sqrt(d) s / sqrt(s^2 + eps) against s (log), with the cloud's and the sweep's norms."""
 
-    def name(key: str) -> str:
-        return translate(f"geometry.eps_curve.{key}", lang)
-
     figure = go.Figure()
     sweeps = (
         ("sweep_layernorm", curve.sweep_layernorm_sigma, curve.sweep_layernorm_norm, "layernorm"),
@@ -84,7 +81,7 @@ def eps_curve_figure(curve: EpsCurve, lang: str) -> go.Figure:
             x=scale.reshape(-1),
             y=norm.reshape(-1),
             mode="markers",
-            name=name(tag),
+            name=translate(f"geometry.eps_curve.{tag}", lang),
             meta=tag,
             marker=dict(color=COLORS[kind], size=4, opacity=0.25, symbol="circle-open"),
         )
@@ -97,7 +94,7 @@ def eps_curve_figure(curve: EpsCurve, lang: str) -> go.Figure:
             x=scale,
             y=norm,
             mode="markers",
-            name=name(kind),
+            name=translate(f"geometry.eps_curve.{kind}", lang),
             meta=kind,
             marker=dict(color=COLORS[kind], size=6, opacity=0.8),
         )
@@ -105,7 +102,7 @@ def eps_curve_figure(curve: EpsCurve, lang: str) -> go.Figure:
         x=curve.scale_grid,
         y=curve.predicted,
         mode="lines",
-        name=name("formula"),
+        name=translate("geometry.eps_curve.formula", lang),
         meta="formula",
         line=dict(color="#111111", width=1.5, dash="dash"),
     )
@@ -115,15 +112,17 @@ def eps_curve_figure(curve: EpsCurve, lang: str) -> go.Figure:
         _mark_position(figure, sqrt_eps, f"√ε = {format_number(curve.eps**0.5)}", "#666666")
     figure.update_xaxes(**DECADES)
     figure.update_yaxes(range=[0, 1.1 * curve.sqrt_d])
-    return _base(figure, name("title"), name("x"), "‖y‖")
+    return _base(
+        figure,
+        translate("geometry.eps_curve.title", lang),
+        translate("geometry.eps_curve.x", lang),
+        "‖y‖",
+    )
 
 
 def dyt_norms_figure(sweep: DytSweep, alpha: float, lang: str) -> go.Figure:
     """||tanh(alpha x)|| over the cloud against alpha: median and 5-95 % band, sqrt(d) for
     reference, and the share of saturated entries on a second axis."""
-
-    def name(key: str) -> str:
-        return translate(f"geometry.dyt.{key}", lang)
 
     figure = make_subplots(specs=[[{"secondary_y": True}]])
     low, median, high = np.nanpercentile(sweep.norm, [5, 50, 95], axis=1)
@@ -143,7 +142,7 @@ def dyt_norms_figure(sweep: DytSweep, alpha: float, lang: str) -> go.Figure:
         line=dict(width=0),
         fill="tonexty",
         fillcolor="rgba(44, 160, 44, 0.2)",
-        name=name("band"),
+        name=translate("geometry.dyt.band", lang),
         meta="band",
         hoverinfo="skip",
     )
@@ -151,7 +150,7 @@ def dyt_norms_figure(sweep: DytSweep, alpha: float, lang: str) -> go.Figure:
         x=sweep.alphas,
         y=median,
         mode="lines+markers",
-        name=name("median"),
+        name=translate("geometry.dyt.median", lang),
         meta="median",
         line=dict(color=COLORS["dyt"], width=2),
     )
@@ -159,14 +158,14 @@ def dyt_norms_figure(sweep: DytSweep, alpha: float, lang: str) -> go.Figure:
         x=sweep.alphas,
         y=sweep.saturated_fraction,
         mode="lines",
-        name=name("saturated"),
+        name=translate("geometry.dyt.saturated", lang),
         meta="saturated",
         line=dict(color="#555555", dash="dot"),
         secondary_y=True,
     )
     _mark_level(figure, sweep.sqrt_d, f"√d = {format_number(sweep.sqrt_d)}")
-    _mark_position(figure, float(alpha), name("chosen"), COLORS["dyt"])
-    _base(figure, name("title"), "α", "‖tanh(αx)‖")
+    _mark_position(figure, float(alpha), translate("geometry.dyt.chosen", lang), COLORS["dyt"])
+    _base(figure, translate("geometry.dyt.title", lang), "α", "‖tanh(αx)‖")
     ends = np.log10([sweep.alphas[0], sweep.alphas[-1]])
     figure.update_xaxes(**DECADES, range=[ends[0] - 0.05, ends[1] + 0.05])  # log10 units
     figure.update_yaxes(range=[0, 1.1 * sweep.sqrt_d], secondary_y=False)
@@ -175,7 +174,7 @@ def dyt_norms_figure(sweep: DytSweep, alpha: float, lang: str) -> go.Figure:
         tickvals=[0, 0.25, 0.5, 0.75, 1.0],
         tickformat=".0%",
         secondary_y=True,
-        title=name("saturated"),
+        title=translate("geometry.dyt.saturated", lang),
         showgrid=False,  # one set of gridlines: the right axis's would not line up with them
     )
     return figure

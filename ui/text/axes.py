@@ -46,25 +46,26 @@ def legend(stats: AxesStatistics, names: Names, lang: str) -> list[str]:
     batch, tokens, d = stats.x.shape
     kind = spec.kind
 
-    def tr(key: str, **params) -> str:
-        return translate(f"axes.legend.{key}", lang, **params)
-
     sizes = dict(B=batch, T=tokens, d=d, G=spec.groups, per_group=d // spec.groups)
     with_beta = "beta" in kind_axes(kind).params
-    params = tr("params" if with_beta else "params_gamma", shape=_shape(stats.param_shape))
+    params_key = "axes.legend.params" if with_beta else "axes.legend.params_gamma"
+    params = translate(params_key, lang, shape=_shape(stats.param_shape))
     if not stats.n_statistics:
-        return [tr("none", name=names[kind]), params + " " + tr("alpha")]
+        return [
+            translate("axes.legend.none", lang, name=names[kind]),
+            params + " " + translate("axes.legend.alpha", lang),
+        ]
     expression = f"{stats.count_formula} = "
     if len(stats.stat_shape) > 1:  # "B·T = 4·16 = 64"; a single axis needs no product
         expression += "·".join(str(n) for n in stats.stat_shape) + " = "
     expression += f"{stats.n_statistics:,}"
-    what = tr("mean_squares" if kind == "rmsnorm" else "pairs")
-    count = tr("count", name=names[kind], expression=expression, what=what)
+    what = translate("axes.legend.mean_squares" if kind == "rmsnorm" else "axes.legend.pairs", lang)
+    count = translate("axes.legend.count", lang, name=names[kind], expression=expression, what=what)
     pooled_cells = int(stats.count.max()) if stats.count.size else 0
-    pooled = tr(f"pooled_{kind}", cells=f"{pooled_cells:,}", **sizes)
+    pooled = translate(f"axes.legend.pooled_{kind}", lang, cells=f"{pooled_cells:,}", **sizes)
     lines = [count, pooled, params]
     if stats.masked:
-        lines.append(tr("masked"))
+        lines.append(translate("axes.legend.masked", lang))
     return lines
 
 
@@ -181,15 +182,15 @@ def train_eval_lesson(result: TrainEvalGap, lang: str) -> str:
 def batch_of_one_facts(result: BatchOfOne, lang: str) -> list[str]:
     """What happens with one value per channel, each fact with its measured number."""
 
-    def tr(key: str, **params) -> str:
-        return translate(f"axes.one.{key}", lang, **params)
-
     d = len(result.x)
     facts = [
-        tr("variance", var=_n(float(abs(result.variance).max()))),
-        tr("collapses", eps=_n(result.eps), diff=_n(result.max_abs_y_minus_beta)),
-        tr(
-            "eps_zero",
+        translate("axes.one.variance", lang, var=_n(float(abs(result.variance).max()))),
+        translate(
+            "axes.one.collapses", lang, eps=_n(result.eps), diff=_n(result.max_abs_y_minus_beta)
+        ),
+        translate(
+            "axes.one.eps_zero",
+            lang,
             nan=result.nan_count_eps0,
             d=d,
             native=_n(result.native_eps0_max_abs_minus_beta),
@@ -197,13 +198,21 @@ def batch_of_one_facts(result: BatchOfOne, lang: str) -> list[str]:
     ]
     if result.torch_train_error_type:
         facts.append(
-            tr("torch_raises", type=result.torch_train_error_type, message=result.torch_train_error)
+            translate(
+                "axes.one.torch_raises",
+                lang,
+                type=result.torch_train_error_type,
+                message=result.torch_train_error,
+            )
         )
     else:
-        facts.append(tr("torch_runs"))
-    facts.append(tr("torch_eval_finite" if result.torch_eval_finite else "torch_eval_nonfinite"))
-    trains = "sequence_trains" if result.torch_sequence_trains else "sequence_refused"
-    facts.append(tr(trains, tokens=result.sequence_tokens, var=_n(result.sequence_min_var, 3)))
+        facts.append(translate("axes.one.torch_runs", lang))
+    finite = "finite" if result.torch_eval_finite else "nonfinite"
+    facts.append(translate(f"axes.one.torch_eval_{finite}", lang))
+    trains = "trains" if result.torch_sequence_trains else "refused"
+    var = _n(result.sequence_min_var, 3)
+    tokens = result.sequence_tokens
+    facts.append(translate(f"axes.one.sequence_{trains}", lang, tokens=tokens, var=var))
     return facts
 
 

@@ -60,9 +60,6 @@ def gathered(*lines: str) -> str:
 def path_steps(path: VectorPath, eps: float, alpha: float, lang: str) -> list[Step]:
     """x, its mean, the drop onto the plane, LayerNorm, RMSNorm, the cosines, DyT."""
 
-    def tr(key: str, **params) -> str:
-        return translate(f"geometry.path.{key}", lang, **params)
-
     d, n, v = len(path.x), latex_number, latex_vector
     one = r"\mathbf{1}"
     dyt_norm = float(np.linalg.norm(path.dyt))
@@ -70,21 +67,21 @@ def path_steps(path: VectorPath, eps: float, alpha: float, lang: str) -> list[St
     predicted = float(predicted_norm(path.sigma, eps, d))
     return [
         Step(
-            tr("input", d=d),
+            translate("geometry.path.input", lang, d=d),
             gathered(
                 rf"x = {v(path.x)}",
                 rf"\mu = \frac{{\langle x, {one}\rangle}}{{d}} = {n(path.mean)}",
             ),
         ),
         Step(
-            tr("drop"),
+            translate("geometry.path.drop", lang),
             gathered(
                 rf"x - \mu{one} = {v(path.centered)}",
                 rf"\langle x - \mu{one}, {one}\rangle = {n(path.centered_ones)}",
             ),
         ),
         Step(
-            tr("layernorm"),
+            translate("geometry.path.layernorm", lang),
             gathered(
                 rf"\sigma = \frac{{\lVert x - \mu{one}\rVert}}{{\sqrt{{d}}}} = {n(path.sigma)}",
                 chain(
@@ -95,7 +92,7 @@ def path_steps(path: VectorPath, eps: float, alpha: float, lang: str) -> list[St
             ),
         ),
         Step(
-            tr("layernorm_norm", eps=format_number(eps)),
+            translate("geometry.path.layernorm_norm", lang, eps=format_number(eps)),
             gathered(
                 rf"\lVert\mathrm{{LN}}(x)\rVert = {n(path.layernorm_norm)}",
                 rf"\sqrt{{d}}\,\frac{{\sigma}}{{\sqrt{{\sigma^2+\varepsilon}}}} = {n(predicted)}"
@@ -103,7 +100,7 @@ def path_steps(path: VectorPath, eps: float, alpha: float, lang: str) -> list[St
             ),
         ),
         Step(
-            tr("rmsnorm"),
+            translate("geometry.path.rmsnorm", lang),
             gathered(
                 rf"\mathrm{{rms}} = \frac{{\lVert x\rVert}}{{\sqrt{{d}}}} = {n(path.rms)}",
                 chain(
@@ -115,7 +112,7 @@ def path_steps(path: VectorPath, eps: float, alpha: float, lang: str) -> list[St
             ),
         ),
         Step(
-            tr("cosines"),
+            translate("geometry.path.cosines", lang),
             gathered(
                 rf"\cos(x, \mathrm{{RMSNorm}}(x)) = {n(path.rmsnorm_cos_input)}",
                 rf"\cos(x, \mathrm{{LN}}(x)) = {n(path.layernorm_cos_input)},\quad "
@@ -123,7 +120,7 @@ def path_steps(path: VectorPath, eps: float, alpha: float, lang: str) -> list[St
             ),
         ),
         Step(
-            tr("dyt", alpha=format_number(alpha)),
+            translate("geometry.path.dyt", lang, alpha=format_number(alpha)),
             gathered(
                 rf"\tanh(\alpha x) = {v(path.dyt)}",
                 rf"\lVert\tanh(\alpha x)\rVert = {n(dyt_norm)}",
