@@ -29,7 +29,6 @@ from ui.figures.axes import (
 )
 from ui.figures.axes_box import box_figure, cuboids
 from ui.i18n import catalog
-from ui.labels import NORM_NAMES
 from ui.text import axes as text
 
 ZH = catalog("zh")
@@ -223,10 +222,10 @@ def test_causal_chart_leaves_the_replaced_token_out():
 
 def test_legend_writes_the_count_from_the_kinds_table():
     stats = axes_statistics(AxesSpec(kind="instancenorm"))
-    lines = text.legend(stats, NORM_NAMES, "en")
+    lines = text.legend(stats, "en")
     assert lines[0] == "**InstanceNorm** computes **B·d = 4·32 = 128** (μ, σ) pairs."
     stats = axes_statistics(AxesSpec(kind="batchnorm"))
-    assert text.legend(stats, NORM_NAMES, "en")[0].startswith("**BatchNorm** computes **d = 32**")
+    assert text.legend(stats, "en")[0].startswith("**BatchNorm** computes **d = 32**")
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])

@@ -9,7 +9,6 @@ a kind pools is ``engine/norms/kinds.py``'s table, read through the result.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 
 from engine.axes.batch_of_one import BatchOfOne
 from engine.axes.causal_leak import CausalLeak
@@ -23,9 +22,8 @@ from engine.norms import kinds
 from engine.norms.kinds import kind_axes
 from ui.formatting import format_number
 from ui.i18n import translate
+from ui.labels import NORM_NAMES
 from ui.text.latex import chain
-
-Names = Mapping[str, str]  # kind id -> display name (ui/labels.py's NORM_NAMES)
 
 
 def _n(value: float, decimals: int = 4) -> str:
@@ -40,7 +38,7 @@ def _shape(sizes) -> str:
     return "[" + ", ".join(str(n) for n in sizes) + "]"
 
 
-def legend(stats: AxesStatistics, names: Names, lang: str) -> list[str]:
+def legend(stats: AxesStatistics, lang: str) -> list[str]:
     """Markdown lines: how many statistics the kind computes, what one pools, γ and β."""
     spec = stats.spec
     batch, tokens, d = stats.x.shape
@@ -52,7 +50,7 @@ def legend(stats: AxesStatistics, names: Names, lang: str) -> list[str]:
     params = translate(params_key, lang, shape=_shape(stats.param_shape))
     if not stats.n_statistics:
         return [
-            translate("axes.legend.none", lang, name=names[kind]),
+            translate("axes.legend.none", lang, name=NORM_NAMES[kind]),
             params + " " + translate("axes.legend.alpha", lang),
         ]
     expression = f"{stats.count_formula} = "
@@ -60,7 +58,9 @@ def legend(stats: AxesStatistics, names: Names, lang: str) -> list[str]:
         expression += "·".join(str(n) for n in stats.stat_shape) + " = "
     expression += f"{stats.n_statistics:,}"
     what = translate("axes.legend.mean_squares" if kind == "rmsnorm" else "axes.legend.pairs", lang)
-    count = translate("axes.legend.count", lang, name=names[kind], expression=expression, what=what)
+    count = translate(
+        "axes.legend.count", lang, name=NORM_NAMES[kind], expression=expression, what=what
+    )
     pooled_cells = int(stats.count.max()) if stats.count.size else 0
     pooled = translate(f"axes.legend.pooled_{kind}", lang, cells=f"{pooled_cells:,}", **sizes)
     lines = [count, pooled, params]
@@ -90,11 +90,11 @@ def groupnorm_layouts(stats: AxesStatistics, lang: str) -> str | None:
     )
 
 
-def leak_note(kind: str, names: Names, lang: str) -> str | None:
+def leak_note(kind: str, lang: str) -> str | None:
     """Kinds whose statistics pool over T let a later token change earlier outputs."""
     if not kind_axes(kind).mixes_positions:
         return None
-    return translate("axes.legend.leaks", lang, name=names[kind])
+    return translate("axes.legend.leaks", lang, name=NORM_NAMES[kind])
 
 
 def _tex(value: float) -> str:
@@ -221,14 +221,16 @@ def batch_of_one_lesson(result: BatchOfOne, lang: str) -> str:
     return translate(f"axes.one.{key}", lang, diff=_n(result.max_abs_y_minus_beta))
 
 
-def causal_lesson(result: CausalLeak, names: Names, lang: str) -> str:
+def causal_lesson(result: CausalLeak, lang: str) -> str:
     earlier = dict(zip(result.kinds, result.earlier_max))
     leaking = [kind for kind, leaks in zip(result.kinds, result.leaks_future) if leaks]
     sealed = [kind for kind in result.kinds if kind not in leaking]
     separator = translate("axes.causal.separator", lang)
 
     def name(kind: str) -> str:  # GroupNorm with its G, where the result is read
-        return f"{names[kind]} (G = {result.groups})" if kind == "groupnorm" else names[kind]
+        return (
+            f"{NORM_NAMES[kind]} (G = {result.groups})" if kind == "groupnorm" else NORM_NAMES[kind]
+        )
 
     moved = separator.join(f"{name(k)} {_n(earlier[k], 3)}" for k in leaking)
     same = separator.join(name(k) for k in sealed)

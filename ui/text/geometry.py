@@ -19,6 +19,7 @@ from engine.geometry.path import VectorPath
 from engine.geometry.two_dimensions import DECIMALS, TwoDimensionalLayerNorm
 from ui.formatting import format_cosine, format_number, format_vector
 from ui.i18n import translate
+from ui.labels import NORM_NAMES
 from ui.text.latex import Step, chain, latex_number, latex_vector
 
 
@@ -144,13 +145,13 @@ def _norm_line(name: str, normed: NormedCloud, sqrt_d: float, lang: str) -> str:
     )
 
 
-def cloud_summary(cloud: Cloud, shown: tuple[str, ...], names: dict, lang: str) -> list[str]:
+def cloud_summary(cloud: Cloud, shown: tuple[str, ...], lang: str) -> list[str]:
     """What the scene shows, measured: lengths against sqrt(d), <y, 1>, the cosines."""
     d = cloud.inputs.shape[-1]
     lines = []
     for kind in shown:
         normed = getattr(cloud, kind)
-        lines.append(_norm_line(names[kind], normed, cloud.sqrt_d, lang))
+        lines.append(_norm_line(NORM_NAMES[kind], normed, cloud.sqrt_d, lang))
         if kind == "layernorm" and d > 1:
             rounding = ones_rounding(normed.ones, normed.norm, normed.cos_input, d)
             lines.append(translate("geometry.rounding", lang, **rounding))

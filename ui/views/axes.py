@@ -23,7 +23,6 @@ from ui.figures.axes import cells_figure, drawn_grid
 from ui.figures.axes_box import box_figure
 from ui.formatting import format_number
 from ui.i18n import current_language, t
-from ui.labels import NORM_NAMES
 from ui.text import axes as text
 from ui.views.charts import show_chart
 
@@ -60,12 +59,12 @@ def cells(stats: AxesStatistics, selection: CellSelection, on_click) -> None:
             "ax_box",
             config={"displayModeBar": False, "staticPlot": True},
         )
-        for line in text.legend(stats, NORM_NAMES, lang):
+        for line in text.legend(stats, lang):
             st.markdown(line)
     layouts = text.groupnorm_layouts(stats, lang)
     if layouts:
         st.info(layouts, icon=":material/view_column:")
-    leak = text.leak_note(stats.spec.kind, NORM_NAMES, lang)
+    leak = text.leak_note(stats.spec.kind, lang)
     if leak:
         st.caption(leak)
 
@@ -166,4 +165,4 @@ def batch_of_one(result: BatchOfOne) -> None:
 
 def causal(result: CausalLeak) -> None:
     _show_pair(charts.causal_figure(result, current_language()), "ax_causal")
-    _lesson(text.causal_lesson(result, NORM_NAMES, current_language()))
+    _lesson(text.causal_lesson(result, current_language()))

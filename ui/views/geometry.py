@@ -11,7 +11,6 @@ import pandas as pd
 import streamlit as st
 
 from engine.config import GEOMETRY_SCENE_MAX_D
-from engine.geometry.cloud import Cloud
 from engine.geometry.dyt_sweep import DytSweep
 from engine.geometry.eps_curve import EpsCurve
 from engine.geometry.high_dimension import HighDimensionReport
@@ -73,14 +72,9 @@ def scene(
             summary = text.two_dimensions_summary(two, current_language())
             st.warning(summary, icon=":material/lightbulb:")
         st.markdown(t(f"geometry.scene_intro_d{d}"))
-        _summary(cloud, shown)
+        for line in text.cloud_summary(cloud, shown, current_language()):
+            st.markdown(f"- {line}")
     degenerate(cloud.flags)
-
-
-def _summary(cloud: Cloud, shown: tuple[str, ...]) -> None:
-    names = {kind: NORM_NAMES[kind] for kind in shown}
-    for line in text.cloud_summary(cloud, shown, names, current_language()):
-        st.markdown(f"- {line}")
 
 
 def vector_path(path: VectorPath, meshes: SceneMeshes | None, eps: float, alpha: float) -> None:
