@@ -30,10 +30,6 @@ def _n(value: float, decimals: int = 4) -> str:
     return format_number(float(value), decimals)
 
 
-def _percent(fraction: float) -> str:
-    return f"{format_number(100 * fraction, 1)} %"
-
-
 def _shape(sizes) -> str:
     return "[" + ", ".join(str(n) for n in sizes) + "]"
 
@@ -142,7 +138,7 @@ def padding_lesson(result: PaddingPollution, lang: str) -> str:
     return translate(
         "axes.padding.lesson",
         lang,
-        pad=_percent(result.pad_fraction),
+        pad=f"{format_number(100 * result.pad_fraction, 1)} %",
         shift=_n(result.max_mean_shift, 3),
         low=_n(result.std_ratio_min, 3),
         high=_n(result.std_ratio_max, 3),

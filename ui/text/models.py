@@ -140,10 +140,6 @@ def family_facts(family: Family, lang: str) -> list[tuple[str, str]]:
     ]
 
 
-def _width_text(width: str, lang: str) -> str:
-    return translate(f"models.width.{width}", lang)
-
-
 def extra_norms(family: Family, lang: str) -> list[str]:
     """The norms the placement does not draw: embedding, QK-norm, latent, a second stack."""
     lines = []
@@ -157,7 +153,7 @@ def extra_norms(family: Family, lang: str) -> list[str]:
                     lang,
                     role=label("norm_role", extra.role, lang),
                     module=extra.module,
-                    width=_width_text(extra.width, lang),
+                    width=translate(f"models.width.{extra.width}", lang),
                 )
             )
         if len(stack.branches) > 2:  # T5's decoder: a cross-attention branch

@@ -27,6 +27,7 @@ from engine.norms.precision_facts import OPMATH, DefaultEps, Resolution, Running
 from engine.norms.worked import VectorExplanation
 from ui.formatting import format_number, format_vector, superscript
 from ui.i18n import translate
+from ui.labels import label
 
 _SUBSCRIPTS = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
 # quantities formed one entry at a time; the rest are sums (running or whole-row) or statistics
@@ -87,11 +88,6 @@ def sentence_joiner(lang: str) -> str:
     return "" if lang == "zh" else " "
 
 
-def path_name(path: str, lang: str) -> str:
-    """The display name of a precision path (``labels.path.<id>``)."""
-    return translate(f"labels.path.{path}", lang)
-
-
 def steps_path(ex: VectorExplanation) -> str | None:
     """The path the worked steps compute (reference formulas in the spec's compute dtype)."""
     story = ex.precision
@@ -136,7 +132,7 @@ def overview(story: PrecisionStory, row: int, lang: str, marked: str | None) -> 
         )
     ]
     for result in story.paths:
-        name = path_name(result.path, lang)
+        name = label("path", result.path, lang)
         if result.path == marked:
             name = translate("vector_lab.precision.steps_marker", lang, name=name)
         lines.append(
@@ -283,7 +279,7 @@ def path_messages(story: PrecisionStory, row: int, lang: str) -> list[PathMessag
         title = translate(
             "vector_lab.precision.expander",
             lang,
-            name=path_name(result.path, lang),
+            name=label("path", result.path, lang),
             outcome=translate(f"vector_lab.precision.outcome.{state.outcome}", lang),
         )
         text = sentence_joiner(lang).join(part for part in parts if part)

@@ -30,21 +30,10 @@ from ui.text import geometry as text
 from ui.text import geometry_high as text_high
 from ui.views.charts import show_chart
 
-PLOT_CONFIG = {"displaylogo": False}
 AFFINE_LATEX = (
     r"\begin{gathered}y = \gamma\odot\hat{x} + \beta = (1 + w)\odot\hat{x} + \beta"
     r" \\ w = \gamma - 1\end{gathered}"
 )
-
-
-def _chart(figure, key: str) -> None:
-    show_chart(figure, key, config=PLOT_CONFIG)
-
-
-def _scene_chart(figure, key: str) -> None:
-    """A scene: updated in place on every rerun, so the camera stays where a reader put it
-    and no WebGL context is made anew (``ui.plotly_frame``)."""
-    plotly_frame(figure, key)
 
 
 def degenerate(flags: tuple[str, ...]) -> None:
@@ -65,7 +54,7 @@ def scene(
     left, right = st.columns([3, 2], gap="medium")
     with left:
         figure = scene_figure(result, shown, current_language(), inputs, lines)
-        _scene_chart(figure, "ge_chart_scene")
+        plotly_frame(figure, "ge_chart_scene")
         st.caption(t(f"geometry.scene_caption_d{d}"))
     with right:
         if two is not None:
@@ -87,7 +76,7 @@ def vector_path(path: VectorPath, meshes: SceneMeshes | None, eps: float, alpha:
     else:
         left, steps = st.columns([1, 1], gap="medium")
         with left:
-            _scene_chart(path_figure(path, meshes, current_language()), "ge_chart_path")
+            plotly_frame(path_figure(path, meshes, current_language()), "ge_chart_path")
             st.caption(t("geometry.path.caption"))
     with steps:
         for step in text.path_steps(path, eps, alpha, current_language()):
@@ -99,14 +88,14 @@ def eps_section(curve: EpsCurve, result: Scene) -> None:
     lang = current_language()
     left, right = st.columns([3, 2], gap="medium")
     with left:
-        _chart(charts.eps_curve_figure(curve, lang), "ge_chart_eps_curve")
+        show_chart(charts.eps_curve_figure(curve, lang), "ge_chart_eps_curve")
     with right:
         st.markdown(t("geometry.eps_curve.intro"))
         st.latex(r"\lVert y\rVert = \sqrt{d}\,\frac{s}{\sqrt{s^2+\varepsilon}}")
         st.markdown(text.eps_summary(curve, lang))
     st.markdown(t("geometry.eps_curve.scene"))
     figure = scene_figure(result, ("layernorm", "rmsnorm"), lang, True, False)
-    _scene_chart(figure, "ge_chart_eps_scene")
+    plotly_frame(figure, "ge_chart_eps_scene")
     degenerate(result.cloud.flags)
 
 
@@ -116,7 +105,7 @@ def affine(result: Scene) -> None:
     left, right = st.columns([3, 2], gap="medium")
     with left:
         figure = scene_figure(result, ("layernorm",), lang, False, False, "affine")
-        _scene_chart(figure, "ge_chart_affine")
+        plotly_frame(figure, "ge_chart_affine")
     with right:
         st.markdown(t("geometry.affine.intro"))
         st.latex(AFFINE_LATEX)
@@ -131,12 +120,12 @@ def dyt(result: Scene, sweep: DytSweep) -> None:
     left, right = st.columns([3, 2], gap="medium")
     with left:
         figure = scene_figure(result, ("dyt",), lang, True, True, "dyt")
-        _scene_chart(figure, "ge_chart_dyt_scene")
+        plotly_frame(figure, "ge_chart_dyt_scene")
     with right:
         st.markdown(t("geometry.dyt.intro"))
         st.markdown(text.dyt_summary(result.cloud, lang))
         figure = charts.dyt_norms_figure(sweep, result.cloud.dyt_alpha, lang)
-        _chart(figure, "ge_chart_dyt_norms")
+        show_chart(figure, "ge_chart_dyt_norms")
 
 
 def high_dimension(report: HighDimensionReport, count: int) -> None:
@@ -149,13 +138,13 @@ def high_dimension(report: HighDimensionReport, count: int) -> None:
     ]
     scales = (found.sqrt_d, float(found.d), 1.0)
     figure = charts.histograms_figure(series, titles, scales, found.sqrt_d)
-    _chart(figure, "ge_chart_histograms")
+    show_chart(figure, "ge_chart_histograms")
     for line in text_high.measure_lines(report, lang):
         st.markdown(f"- {line}")
     degenerate(found.flags)
     st.subheader(t("geometry.high.spread_title"))
     st.caption(t("geometry.high.spread_intro"))
-    _chart(charts.spread_figure(report.spread, lang), "ge_chart_spread")
+    show_chart(charts.spread_figure(report.spread, lang), "ge_chart_spread")
     st.subheader(t("geometry.identity.title"))
     st.latex(r"\mathrm{LayerNorm}(x) = \mathrm{RMSNorm}(x - \mu\mathbf{1})")
     identity = report.identity
@@ -170,7 +159,7 @@ def high_dimension(report: HighDimensionReport, count: int) -> None:
 def plane_view(view: PlaneView) -> None:
     shown = ("layernorm", "rmsnorm", "dyt")
     figure = charts.plane_view_figure(view, current_language(), shown)
-    _chart(figure, "ge_chart_plane_view")
+    show_chart(figure, "ge_chart_plane_view")
     st.caption(t(f"geometry.view_note_{view.method}"))
 
 
@@ -188,9 +177,9 @@ def real_activations(real: RealActivations, index: int) -> None:
     st.markdown(lines[0])
     inputs = [(t("geometry.real.inputs_name"), "input", pair.inputs)]
     figure = charts.histograms_figure(inputs, ("‖x‖", "⟨x, 1⟩"), (None, None), log_first=True)
-    _chart(figure, "ge_chart_real_inputs")
+    show_chart(figure, "ge_chart_real_inputs")
     for line in lines[1:]:
         st.markdown(f"- {line}")
     scales = (pair.sqrt_d, float(pair.d), 1.0)
     figure = charts.histograms_figure(series, titles, scales, pair.sqrt_d)
-    _chart(figure, "ge_chart_real_outputs")
+    show_chart(figure, "ge_chart_real_outputs")

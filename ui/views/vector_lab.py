@@ -17,7 +17,7 @@ from engine.norms.worked import VectorExplanation
 from ui.figures.vector_lab import input_output_figure
 from ui.formatting import format_number, format_vector
 from ui.i18n import current_language, t
-from ui.labels import label, norm_label
+from ui.labels import NORM_NAMES, label
 from ui.share import GEOMETRY, GEOMETRY_EPS
 from ui.text.vector_lab_compare import comparison_notes, ratios, undefined_cell
 from ui.text.vector_lab_precision import (
@@ -57,7 +57,7 @@ def _statistics_table(ex: VectorExplanation) -> None:
 def chart(ex: VectorExplanation) -> None:
     st.subheader(t("vector_lab.chart_title"))
     row = ex.row_index
-    series = [(norm_label(ex.spec.kind), ex.outputs[row])]
+    series = [(NORM_NAMES[ex.spec.kind], ex.outputs[row])]
     if ex.spec.kind != "layernorm":
         series.append(("LayerNorm (γ=1, β=0)", ex.comparison.layernorm))
     if ex.spec.kind != "rmsnorm":
@@ -74,7 +74,7 @@ def comparison(ex: VectorExplanation) -> None:
         ("layernorm", c.layernorm, c.layernorm_l2, c.layernorm_ones, c.layernorm_cos_input),
         ("rmsnorm", c.rmsnorm, c.rmsnorm_l2, c.rmsnorm_ones, c.rmsnorm_cos_input),
     ):
-        columns[norm_label(kind)] = [
+        columns[NORM_NAMES[kind]] = [
             format_vector(values),
             format_number(l2),
             format_number(ones),
@@ -166,9 +166,9 @@ def _no_story(ex: VectorExplanation) -> None:
         st.warning(t("vector_lab.nonfinite_outputs", count=ex.nonfinite_outputs))
     half = ex.input_dtype in HALF_DTYPES or ex.spec.compute_dtype in HALF_DTYPES
     if half and ex.spec.kind not in PRECISION_KINDS:
-        st.caption(t("vector_lab.precision.not_covered", norm=norm_label(ex.spec.kind)))
+        st.caption(t("vector_lab.precision.not_covered", norm=NORM_NAMES[ex.spec.kind]))
     elif not half and ex.spec.kind in PRECISION_KINDS:
-        st.caption(t("vector_lab.precision.float32_only", norm=norm_label(ex.spec.kind)))
+        st.caption(t("vector_lab.precision.float32_only", norm=NORM_NAMES[ex.spec.kind]))
 
 
 def _story(ex: VectorExplanation, story: PrecisionStory, facts: DtypeFacts, lang: str) -> None:
@@ -179,7 +179,7 @@ def _story(ex: VectorExplanation, story: PrecisionStory, facts: DtypeFacts, lang
         t(
             "vector_lab.precision.story_intro",
             count=len(story.paths),
-            norm=norm_label(kind),
+            norm=NORM_NAMES[kind],
             dtype=story.spec.dtype,
             row=row + 1,
         )
