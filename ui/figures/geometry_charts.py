@@ -70,7 +70,6 @@ def _mark_position(figure: go.Figure, x: float, text: str, color: str) -> None:
 
 def eps_curve_figure(curve: EpsCurve, lang: str) -> go.Figure:
     """sqrt(d) s / sqrt(s^2 + eps) against s (log), with the cloud's and the sweep's norms."""
-
     figure = go.Figure()
     sweeps = (
         ("sweep_layernorm", curve.sweep_layernorm_sigma, curve.sweep_layernorm_norm, "layernorm"),

@@ -1,6 +1,6 @@
 """Geometry page: the trace builders the scenes share (``ui.figures.geometry`` draws the
-cloud and one vector): colours, the d = 1 strip's lanes, the
-translated names, and points, lines, surfaces and layout at d = 1, 2 or 3.
+cloud and one vector): colours, the d = 1 strip's lanes, and points, lines, surfaces and
+layout at d = 1, 2 or 3.
 
 Pure functions; no Streamlit import.  Each trace carries a stable ``meta`` tag ("sphere",
 "plane", "layernorm", ...) that tests and the browser read whatever the language (plotly

@@ -177,7 +177,6 @@ def train_eval_lesson(result: TrainEvalGap, lang: str) -> str:
 
 def batch_of_one_facts(result: BatchOfOne, lang: str) -> list[str]:
     """What happens with one value per channel, each fact with its measured number."""
-
     d = len(result.x)
     facts = [
         translate("axes.one.variance", lang, var=_n(float(abs(result.variance).max()))),

@@ -118,7 +118,6 @@ def layout_facts(rep: DumpReport, lang: str) -> list[tuple[str, str]]:
 
 def capture_facts(info: CaptureInfo, lang: str) -> list[tuple[str, str]]:
     """(what, Markdown value) rows of a dump made by ``python -m engine.dumps capture``."""
-
     prompts = [literal(prompt[:MAX_PROMPT_SHOWN]) for prompt in info.prompts[:MAX_NAMED]]
     if len(info.prompts) > MAX_NAMED:
         prompts.append(translate("dumps.and_more", lang, count=len(info.prompts) - MAX_NAMED))
@@ -228,6 +227,5 @@ def dump_norm(rep: DumpReport) -> tuple[str, float | None]:
 
 
 def storage_dtype(rep: DumpReport) -> str:
-    """The dtype the dump stores its activations in."""
     info = capture_info(rep.metadata)
     return info.storage_dtype if info is not None else str(rep.layout.dtype)

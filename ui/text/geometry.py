@@ -60,7 +60,6 @@ def gathered(*lines: str) -> str:
 
 def path_steps(path: VectorPath, eps: float, alpha: float, lang: str) -> list[Step]:
     """x, its mean, the drop onto the plane, LayerNorm, RMSNorm, the cosines, DyT."""
-
     d, n, v = len(path.x), latex_number, latex_vector
     one = r"\mathbf{1}"
     dyt_norm = float(np.linalg.norm(path.dyt))
@@ -248,5 +247,4 @@ def dyt_summary(cloud: Cloud, lang: str) -> str:
 
 
 def degenerate_notes(flags: tuple[str, ...], lang: str) -> list[str]:
-    """The engine's degeneracy flags (``engine.geometry.degenerate``) in ``lang``."""
     return [translate(f"geometry.degenerate.{flag}", lang) for flag in flags]

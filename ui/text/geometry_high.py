@@ -116,7 +116,6 @@ def real_intro(real: RealActivations, lang: str) -> str:
 
 def pair_lines(pair: PairMeasures, lang: str) -> list[str]:
     """The chosen norm's inputs, its stored output, and the recomputed outputs at gamma = 1."""
-
     low, median, high = _stats(pair.inputs.norm)
     norms = pair.inputs.norm[np.isfinite(pair.inputs.norm)]
     ratio = float(norms.max() / np.median(norms)) if norms.size and np.median(norms) > 0 else 0.0

@@ -258,7 +258,6 @@ def _consequence(story: PrecisionStory, result: PathResult, row: int, lang: str)
 
 
 def _who(path: str, kind: str, dtype: str, lang: str) -> str:
-    """Which real code computes this way."""
     key = f"{path}_{kind}" if path in ("upcast", "fused_half") else path
     module = "nn.LayerNorm" if kind == "layernorm" else "nn.RMSNorm"
     return translate(f"vector_lab.precision.who.{key}", lang, module=module, dtype=dtype)

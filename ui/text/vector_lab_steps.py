@@ -37,8 +37,6 @@ def _signed_sum(values) -> str:
 
 
 def worked_steps(ex: VectorExplanation, lang: str) -> list[Step]:
-    """The steps for the row ``ex.row_index``, captions in ``lang``."""
-
     row = ex.rows[ex.row_index]
     d = len(row)
     stats = ex.row_stats
