@@ -36,7 +36,7 @@ def test_measure_times_both_norms_and_shows_the_ratio(app):
         "RMSNorm · forward + backward",
     ]
     ratios = app.dataframe[0].value
-    assert list(ratios.index) == [256, 512]
+    assert list(ratios.index) == [256, 512] and ratios.index.name == "width d"
     verdicts = {"too busy to tell", "no measurable difference"}  # this machine may be busy
     assert all(v in verdicts or float(v) > 0 for v in ratios.to_numpy().ravel())
     text = " ".join(c.value for c in app.caption)

@@ -109,6 +109,7 @@ def timings(timed: NormTimings, measured_at: str) -> None:
         st.warning(t("kernels.busy_warning", widths=widths), icon=":material/hourglass_top:")
     table = ratios.pivot(index="width", columns="pass", values="shown")
     table.columns = [label("pass", p) for p in table.columns]
+    table.index.name = t("kernels.axis_width")  # not the column id "width"
     st.dataframe(table, width="stretch")
     st.caption(t("kernels.ratio_rule", max_spread=format_number(100 * MAX_SPREAD)))
     st.caption(t("kernels.ratio_note", **_claims()))
