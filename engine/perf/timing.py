@@ -263,8 +263,9 @@ def _verdict(ln: dict, rms: dict, inconsistent: bool, max_spread: float) -> str:
     return "ranked" if apart else "tie"
 
 
-# Predicted cost of ``time_norms`` on a CPU: warm-up and calibration (2 calls) then ``repeats``
-# samples of at least ``min_sample_s``, for both kinds, per (width, pass).  One call touches
+# Predicted cost of ``time_norms`` on a CPU: calibration (3 calls) then ``repeats`` samples of
+# at least ``min_sample_s``, each after Timer's two warm-up calls, for both kinds, per (width,
+# pass) (the warm-up of a sample of n calls is n // 100 when that is more).  One call touches
 # rows x width values; these per-value times were measured for PyTorch's fused CPU ops
 # (float32, one thread; benchmarks/bench_cost.py).
 CPU_SECONDS_PER_VALUE = {"forward": 3e-9, "forward+backward": 1e-8}
@@ -282,5 +283,5 @@ def timing_seconds(
     for width in widths:
         for pass_ in passes:
             call = rows * width * CPU_SECONDS_PER_VALUE[pass_]
-            total += len(ROW_KINDS) * (2 * call + repeats * max(min_sample_s, call))
+            total += len(ROW_KINDS) * (3 * call + repeats * (max(min_sample_s, call) + 2 * call))
     return total
