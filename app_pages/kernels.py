@@ -7,7 +7,6 @@ from engine.perf.roofline import norm_traffic
 from ui import jobs, presenting
 from ui.compute import run_on_request
 from ui.i18n import t
-from ui.recorded_results import read_results
 from ui.views import kernels as view
 from ui.widgets.kernels import roofline_inputs, timing_inputs
 
@@ -31,7 +30,7 @@ else:
     if timed:
         view.timings(*timed[0])
 
-view.recorded(read_results())
+view.recorded()
 
 st.subheader(t("kernels.memory_title"))
 view.memory_intro()

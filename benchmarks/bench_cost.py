@@ -97,7 +97,7 @@ def timing_rows(repeats: int):
         for pass_ in timing.PASSES:
             measured = timing.time_norms(
                 rows=1024, widths=(width,), passes=(pass_,), repeats=repeats
-            )
+            ).rows
             per_value = min(r["median_us"] for r in measured) * 1e-6 / (1024 * width)
             rows.append((width, pass_, per_value))
     return rows

@@ -320,7 +320,7 @@ def run_cpu(args) -> int:
     )
     from engine.perf.timing import time_norms
 
-    rows = time_norms(rows=args.cpu_rows, widths=(args.cpu_width,), dtype="float32")
+    rows = time_norms(rows=args.cpu_rows, widths=(args.cpu_width,), dtype="float32").rows
     print()
     print("| op | pass | dtype | M | N | provider | device | µs | GB/s |")
     print("|---|---|---|--:|--:|---|---|--:|--:|")

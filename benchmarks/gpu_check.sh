@@ -7,7 +7,8 @@
 #   gpu_tests.log         pytest -m gpu tests/kernels/test_gpu.py (+ slowest durations)
 #   bench.log             the benchmark's console output
 #   bench_kernels.md      the results table + targets, ready for benchmarks/RESULTS.md
-#   bench_kernels.csv     the same rows as CSV (bench_kernels_partial.csv: row by row)
+#   bench_kernels.csv     the same rows as CSV (bench_kernels_partial.csv: row by row); the
+#                         Kernels page draws it from benchmarks/results/bench_kernels.csv
 # Liger-Kernel is benchmarked only if it imports there (carry its wheel to include it).
 # Run from the repository root:  bash benchmarks/gpu_check.sh
 set -uo pipefail

@@ -61,9 +61,5 @@ def every_label(vocabulary: str, value) -> set[str]:
     return {label(vocabulary, value, lang) for lang in LANGUAGES}
 
 
-def norm_label(kind: str) -> str:
-    return NORM_NAMES[kind]
-
-
 def placement_label(placement: str) -> str:
     return label("placement", placement)

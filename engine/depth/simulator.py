@@ -55,8 +55,11 @@ from engine.depth.cost import keeps_graphs
 from engine.depth.limits import check_limits
 from engine.depth.placements import PLACEMENTS
 from engine.depth.theory import (
+    branch_gain,
     branches_per_layer,
+    deepnorm_layers,
     identity_and_init_scales,
+    lemma2_violations,
     residual_scale,
     weight_std,
 )
@@ -115,6 +118,10 @@ class DepthResult:
     residual_scale: float  # GPT-2 factor on output projections, 1 when off
     branches_per_layer: int
     seconds: float  # wall time of the simulation
+    # What theory (``engine/depth/theory.py``) says of this spec, for the page to read:
+    lemma2_broken: tuple[str, ...]  # Lemma 2's assumptions it breaks (``lemma2_violations``)
+    deepnorm_layers: float  # DeepNorm's N: residual branches / 2
+    branch_gain: float | None  # E||F(h)||^2 / d at init for unit-mean-square h; None: unknown
     nonfinite: NonFinite | None = None  # where float32 overflowed; arrays are NaN from there
 
 
@@ -368,6 +375,9 @@ def _simulate(spec, progress, should_stop, device) -> DepthResult:
         residual_scale=residual_scale(spec),
         branches_per_layer=branches_per_layer(spec),
         seconds=time.perf_counter() - start,
+        lemma2_broken=lemma2_violations(spec),
+        deepnorm_layers=deepnorm_layers(spec),
+        branch_gain=branch_gain(spec),
         nonfinite=nonfinite,
     )
 

@@ -78,6 +78,7 @@ class VectorExplanation:
     nonfinite_outputs: int  # count of inf/NaN in ``outputs``
     zero_variance: bool  # eps = 0 and the row's sigma^2 (RMSNorm: mean square) is 0: 0/0
     backend: str  # the path that computed ``outputs``: "torch" or "triton"
+    device: str  # where: "CPU" or the GPU's name
     # every real half-precision path on these rows (float16/bfloat16 input or statistics,
     # LayerNorm or RMSNorm; None otherwise or when the rows do not fit the half dtype)
     precision: PrecisionStory | None = None
@@ -171,5 +172,6 @@ def explain_vectors(
         zero_variance=spec.eps == 0 and spec.kind in ROW_KINDS and row_zero,
         nonfinite_outputs=int((~torch.isfinite(result.y)).sum()),
         backend=result.backend,
+        device=torch.cuda.get_device_name(device) if torch.device(device).type == "cuda" else "CPU",
         precision=_precision(x.double().tolist(), spec, input_dtype),
     )

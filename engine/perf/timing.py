@@ -3,7 +3,8 @@
 For the Kernels page (and anyone with a Python prompt):
 
 - ``time_norms`` times LayerNorm and RMSNorm forward, and forward+backward, at chosen
-  shapes and dtype, on this machine, and returns plain rows (dicts).  It tests a claim
+  shapes and dtype, on this machine, and returns plain rows (dicts) and the ratios of the
+  two norms (``NormTimings``).  It tests a claim
   people repeat — the RMSNorm paper reports 7-64 % less running time end to end, one of our
   source texts says RMSNorm takes 0.67x the time of LayerNorm on LLaMA-7B — by measuring
   instead of quoting.  Norms are memory-bound (a few FLOPs per value against a full read
@@ -27,11 +28,12 @@ References:
 from __future__ import annotations
 
 import statistics
-import time
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
+from torch.utils.benchmark import Timer
 
 from engine.config import DTYPES
 from engine.norms.kinds import ROW_KINDS
@@ -69,21 +71,18 @@ def _norm_fn(kind: str, provider: str, weight, bias) -> Callable[[torch.Tensor],
     return lambda x: F.rms_norm(x, (d,), weight, 1e-5)
 
 
-def _calls_per_sample(fn: Callable[[], object], min_sample_s: float) -> int:
-    """Warm ``fn`` up and return how many calls make one sample last ``min_sample_s``."""
-    fn()  # warm-up: allocations, first-call dispatch
-    start = time.perf_counter()
-    fn()
-    once = max(time.perf_counter() - start, 1e-7)
-    return max(1, int(min_sample_s / once))
-
-
-def _cpu_sample(fn: Callable[[], object], calls: int) -> float:
-    """Seconds per call, averaged over ``calls`` back-to-back calls."""
-    start = time.perf_counter()
-    for _ in range(calls):
-        fn()
-    return (time.perf_counter() - start) / calls
+def _cpu_seconds(calls: dict[str, Callable[[], object]], min_sample_s: float, repeats: int):
+    """``repeats`` samples of seconds per call for each of ``calls``, the kinds interleaved
+    sample by sample so that background load hits both alike; each sample is one
+    ``Timer.timeit`` (which warms up first) of enough calls to last ``min_sample_s``."""
+    threads = torch.get_num_threads()  # Timer's default is one thread: time what runs here
+    timers = {k: Timer("f()", globals={"f": f}, num_threads=threads) for k, f in calls.items()}
+    number = {k: max(1, int(min_sample_s / t.timeit(1).median)) for k, t in timers.items()}
+    samples: dict[str, list[float]] = {kind: [] for kind in calls}
+    for _ in range(repeats):
+        for kind, timer in timers.items():
+            samples[kind].append(timer.timeit(number[kind]).median)
+    return samples
 
 
 def _cuda_seconds(fn: Callable[[], object]) -> list[float]:
@@ -102,6 +101,18 @@ def _quartiles(samples: list[float]) -> tuple[float, float, float]:
     return q1, median, q3
 
 
+@dataclass(frozen=True)
+class NormTimings:
+    """What ``time_norms`` measured: one row per (width, pass, kind)."""
+
+    rows: tuple[dict, ...]
+
+    @property
+    def ratios(self) -> list[dict]:
+        """RMSNorm time over LayerNorm time per (width, pass), with its verdict."""
+        return rms_over_ln(self.rows)
+
+
 def time_norms(
     rows: int = 1024,
     widths: Iterable[int] = (256, 512, 1024, 2048, 4096),
@@ -112,15 +123,16 @@ def time_norms(
     min_sample_s: float = 0.005,
     repeats: int = 5,
     seed: int = 0,
-) -> list[dict]:
+) -> NormTimings:
     """Median time per call of LayerNorm and RMSNorm at ``[rows, width]`` for each width.
 
     LayerNorm carries a weight and a bias, RMSNorm a weight only, as in real models.  On a
-    CPU, PyTorch's fused ``layer_norm`` / ``rms_norm`` are timed (the two kinds interleaved
-    sample by sample, so background load hits both alike); on CUDA, ``provider="auto"``
-    times our Triton kernels with ``triton.testing.do_bench``.
+    CPU, PyTorch's fused ``layer_norm`` / ``rms_norm`` are timed with
+    ``torch.utils.benchmark.Timer`` (the two kinds interleaved sample by sample, so
+    background load hits both alike); on CUDA, ``provider="auto"`` times our Triton kernels
+    with ``triton.testing.do_bench``.
 
-    Returns one dict per (width, pass, kind): ``kind, pass, rows, width, dtype, device,
+    Its rows are one dict per (width, pass, kind): ``kind, pass, rows, width, dtype, device,
     provider, median_us, q1_us, q3_us, min_us, gbps`` (q1 and q3: the quartiles of the
     samples, or of ``do_bench``'s runs on CUDA; GB/s by the byte counts in the module
     docstring).
@@ -163,15 +175,10 @@ def time_norms(
                         return torch.autograd.grad(norm(leaves[0]), leaves, dy)
 
                     calls[kind] = call
-            samples = {kind: [] for kind in ROW_KINDS}
-            if dev.type == "cuda":
-                for kind in ROW_KINDS:
-                    samples[kind] = _cuda_seconds(calls[kind])  # its quartiles stand for it
+            if dev.type == "cuda":  # do_bench's quartiles stand for each kind's samples
+                samples = {kind: _cuda_seconds(call) for kind, call in calls.items()}
             else:
-                per_sample = {k: _calls_per_sample(calls[k], min_sample_s) for k in ROW_KINDS}
-                for _ in range(repeats):  # interleave the kinds, one sample at a time
-                    for kind in ROW_KINDS:
-                        samples[kind].append(_cpu_sample(calls[kind], per_sample[kind]))
+                samples = _cpu_seconds(calls, min_sample_s, repeats)
             elem = torch.empty(0, dtype=torch_dtype).element_size()
             nbytes = BYTES_PER_ELEMENT_PASS[pass_] * rows * width * elem
             for kind in ROW_KINDS:
@@ -192,7 +199,7 @@ def time_norms(
                         "gbps": nbytes / median_s / 1e9,
                     }
                 )
-    return out
+    return NormTimings(tuple(out))
 
 
 MAX_SPREAD = 0.2  # a timing whose quartiles lie further apart than this share of its median
@@ -256,8 +263,9 @@ def _verdict(ln: dict, rms: dict, inconsistent: bool, max_spread: float) -> str:
     return "ranked" if apart else "tie"
 
 
-# Predicted cost of ``time_norms`` on a CPU: warm-up and calibration (2 calls) then ``repeats``
-# samples of at least ``min_sample_s``, for both kinds, per (width, pass).  One call touches
+# Predicted cost of ``time_norms`` on a CPU: calibration (3 calls) then ``repeats`` samples of
+# at least ``min_sample_s``, each after Timer's two warm-up calls, for both kinds, per (width,
+# pass) (the warm-up of a sample of n calls is n // 100 when that is more).  One call touches
 # rows x width values; these per-value times were measured for PyTorch's fused CPU ops
 # (float32, one thread; benchmarks/bench_cost.py).
 CPU_SECONDS_PER_VALUE = {"forward": 3e-9, "forward+backward": 1e-8}
@@ -275,5 +283,5 @@ def timing_seconds(
     for width in widths:
         for pass_ in passes:
             call = rows * width * CPU_SECONDS_PER_VALUE[pass_]
-            total += len(ROW_KINDS) * (2 * call + repeats * max(min_sample_s, call))
+            total += len(ROW_KINDS) * (3 * call + repeats * (max(min_sample_s, call) + 2 * call))
     return total

@@ -3,6 +3,8 @@
 import json
 import re
 
+from engine.perf.timing import NormTimings
+
 
 def _open(app):
     app.switch_page("app_pages/kernels.py").run()
@@ -34,7 +36,7 @@ def test_measure_times_both_norms_and_shows_the_ratio(app):
         "RMSNorm · forward + backward",
     ]
     ratios = app.dataframe[0].value
-    assert list(ratios.index) == [256, 512]
+    assert list(ratios.index) == [256, 512] and ratios.index.name == "width d"
     verdicts = {"too busy to tell", "no measurable difference"}  # this machine may be busy
     assert all(v in verdicts or float(v) > 0 for v in ratios.to_numpy().ravel())
     text = " ".join(c.value for c in app.caption)
@@ -51,12 +53,14 @@ def _busy_rows(*args, **kwargs):
                 "device": "CPU", "provider": "torch", "median_us": median, "q1_us": q1,
                 "q3_us": q3, "min_us": q1, "gbps": 1.0}  # fmt: skip
 
-    return [
-        row("layernorm", "forward", 100.0, 99.0, 101.0),
-        row("rmsnorm", "forward", 60.0, 59.0, 61.0),
-        row("layernorm", "forward+backward", 80.0, 79.0, 81.0),  # faster than its forward
-        row("rmsnorm", "forward+backward", 980.0, 300.0, 1200.0),  # 12.25x, a wide spread
-    ]
+    return NormTimings(
+        (
+            row("layernorm", "forward", 100.0, 99.0, 101.0),
+            row("rmsnorm", "forward", 60.0, 59.0, 61.0),
+            row("layernorm", "forward+backward", 80.0, 79.0, 81.0),  # faster than its forward
+            row("rmsnorm", "forward+backward", 980.0, 300.0, 1200.0),  # 12.25x, a wide spread
+        )
+    )
 
 
 def test_a_busy_machine_says_it_is_too_busy_to_tell_instead_of_a_ratio(app, monkeypatch):
@@ -83,6 +87,22 @@ def test_recorded_results_say_when_there_are_none(app):
         "records them."
         for v in infos
     ), infos
+
+
+def test_recorded_gpu_figures_are_drawn_from_the_benchmarks_csv(app, monkeypatch, tmp_path):
+    recorded = tmp_path / "bench_kernels.csv"
+    recorded.write_text(
+        "op,pass,dtype,M,N,provider,us,GB/s,% of peak,rel err vs torch,note\n"
+        "rmsnorm,forward,bfloat16,4096,4096,ours,21.5,3120.4,65.0,1.2e-03,\n"
+        "rmsnorm,forward,bfloat16,4096,4096,torch,40.1,1673.1,34.9,,\n"
+    )
+    monkeypatch.setattr("ui.views.kernels.RECORDED", recorded)
+    _open(app)
+    chart = json.loads(app.get("plotly_chart")[-1].proto.spec)
+    assert [trace["name"] for trace in chart["data"]] == ["ours", "torch"]
+    assert chart["data"][0]["x"] == ["rmsnorm · forward · bfloat16 · 4096×4096"]
+    table = app.dataframe[-1].value
+    assert table["GB/s"].tolist() == [3120.4, 1673.1]
 
 
 def test_roofline_numbers_for_the_default_shape(app):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from ui import compute
@@ -67,10 +68,32 @@ def test_an_unknown_mode_is_named_with_what_is_accepted():
     assert "present" not in at.query_params
 
 
-def test_every_page_marks_its_controls_and_the_styles_are_our_own_static_files():
-    pages = Path(APP).parent / "app_pages"
-    for page in ("vector_lab", "axes", "depth", "kernels", "models", "dumps"):
-        assert "presenting.controls(" in (pages / f"{page}.py").read_text(), page
+def _controls(node) -> list:
+    """The blocks keyed ``controls_*`` under ``node``: what results mode hides."""
+    found = []
+    for child in getattr(node, "children", {}).values():
+        if "-controls_" in (getattr(getattr(child, "proto", None), "id", "") or ""):
+            found.append(child)
+        found += _controls(child)
+    return found
+
+
+def _widgets(node) -> int:
+    inputs = ("Selectbox", "Multiselect", "Slider", "SelectSlider", "NumberInput", "ButtonGroup")
+    return sum(
+        (type(child).__name__ in inputs) + _widgets(child)
+        for child in getattr(node, "children", {}).values()
+    )
+
+
+@pytest.mark.parametrize("page", ["vector_lab", "axes", "depth", "kernels", "models", "dumps"])
+def test_every_page_marks_its_inputs_as_controls_results_mode_hides(page):
+    at = _open({"lang": "en", "present": "results"}, page)
+    assert not at.exception
+    assert sum(_widgets(block) for block in _controls(at.main)) >= 1
+
+
+def test_the_styles_are_our_own_static_files():
     for sheet in STYLES.glob("*.css"):
         css = sheet.read_text()
         assert "{" in css and "url(" not in css  # nothing fetched from anywhere

@@ -145,7 +145,12 @@ def test_simulation_leaving_the_assumptions_leaves_the_band():
     spec = DepthSpec(placement="pre", layers=24, d=256, tokens=16, sublayer="mlp", init_std=0.02)
     assert set(lemma2_violations(spec)) == {"sublayer", "activation", "init"}
     lo, _ = pre_ln_band(24)
-    assert simulate_depth(spec).residual_ms[-1] < lo
+    result = simulate_depth(spec)
+    assert result.residual_ms[-1] < lo
+    # the result carries what theory says of its spec, for the page to read
+    assert result.lemma2_broken == lemma2_violations(spec)
+    assert result.branch_gain == pytest.approx(branch_gain(spec))
+    assert result.deepnorm_layers == 12.0  # 24 single branches count as 12 Transformer layers
 
 
 @pytest.mark.parametrize(

@@ -7,8 +7,10 @@ import pytest
 from engine.perf.timing import MAX_SPREAD, VERDICTS, rms_over_ln, spread, time_norms
 
 
-def test_time_norms_returns_one_plain_row_per_kind_pass_and_width():
-    rows = time_norms(rows=8, widths=(16, 48), dtype="float32", min_sample_s=0.0, repeats=2)
+def test_time_norms_returns_one_plain_row_per_kind_pass_and_width_and_the_ratios():
+    timed = time_norms(rows=8, widths=(16, 48), dtype="float32", min_sample_s=0.0, repeats=2)
+    rows = timed.rows
+    assert timed.ratios == rms_over_ln(rows) and len(timed.ratios) == 2 * 2  # widths x passes
     assert len(rows) == 2 * 2 * 2  # widths x passes x kinds
     keys = {
         "kind",
@@ -42,7 +44,7 @@ def test_time_norms_returns_one_plain_row_per_kind_pass_and_width():
 def test_time_norms_takes_half_precision_and_a_single_pass():
     rows = time_norms(
         rows=4, widths=(32,), dtype="bfloat16", passes=("forward",), repeats=1, min_sample_s=0.0
-    )
+    ).rows
     assert [r["kind"] for r in rows] == ["layernorm", "rmsnorm"]
     assert all(r["dtype"] == "bfloat16" and r["pass"] == "forward" for r in rows)
 

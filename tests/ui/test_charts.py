@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import io
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -13,18 +12,6 @@ from plotly.subplots import make_subplots
 
 from ui.figures.export import figure_csv, figure_image, figure_table, image_export_available
 from ui.views.charts import PNG_SCALE, chart_config
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def test_no_module_but_the_chart_helper_calls_plotly_chart():
-    callers = [
-        path.relative_to(ROOT).as_posix()
-        for folder in ("ui", "app_pages")
-        for path in (ROOT / folder).rglob("*.py")
-        if ".plotly_chart(" in path.read_text(encoding="utf-8")
-    ]
-    assert callers == ["ui/views/charts.py"]
 
 
 def test_the_modebar_saves_a_named_png_at_twice_the_drawn_size():

@@ -1,5 +1,6 @@
 """ui.figures.axes, axes_box and axes_batchnorm: pure builders, checked on engine results and
-hand-made masks; ui.text.axes: the sentences carry the engine's numbers."""
+hand-made masks, their words those of the language they are built in (Chinese here, compared
+with the catalog); ui.text.axes: the sentences carry the engine's numbers."""
 
 from __future__ import annotations
 
@@ -19,28 +20,25 @@ from engine.axes.train_eval import train_eval_gap
 from engine.config import AxesSpec
 from ui.figures import axes_batchnorm as charts
 from ui.figures.axes import (
-    CLICKED_COLOR,
     DIM_MAX,
     HALF_DIM,
-    HeatmapLabels,
     block_mean,
     cell_at,
     cells_figure,
     drawn_grid,
 )
-from ui.figures.axes_box import BoxLabels, box_figure, cuboids
+from ui.figures.axes_box import box_figure, cuboids
 from ui.i18n import catalog
-from ui.labels import NORM_NAMES
 from ui.text import axes as text
 
-LABELS = HeatmapLabels("in", "out", "channel", "rows", "seq", "t", "PAD", "block")
-BOX = BoxLabels("B={n}", "T={n}", "d={n}", "pooled", "clicked", "PAD")
+ZH = catalog("zh")
+PAD, POOLED, CLICKED = (ZH[f"axes.{key}"] for key in ("heatmap.pad", "box.pooled", "box.clicked"))
 
 
 def _figure(cell=(1, 4, 10), **spec):
     stats = axes_statistics(AxesSpec(**spec))
     selection = select_cell(stats, cell)
-    return stats, selection, cells_figure(stats, selection, LABELS)
+    return stats, selection, cells_figure(stats, selection, "zh")
 
 
 # --- the drawn grid ----------------------------------------------------------------------
@@ -104,11 +102,13 @@ def test_masked_batchnorm_half_veils_the_pad_cells_of_the_channel():
 def test_pad_rows_clicked_cell_and_outline_are_drawn_on_both_panels():
     stats, selection, figure = _figure(cell=(2, 3, 5), source="padded")
     shapes = figure.layout.shapes
-    pad = [s for s in shapes if s.fillcolor and "96" in s.fillcolor]
+    pad = [s for s in shapes if s.fillcolor]  # only the PAD rows are filled
     assert len(pad) == 2 * 3  # lengths 16, 12, 8, 4: three sequences have PAD, two panels
-    clicked = [s for s in shapes if s.line.color == CLICKED_COLOR]
-    assert len(clicked) == 2
-    assert (clicked[0].x0, clicked[0].y0) == (4.5, 2 * 16 + 3 - 0.5)
+    at_cell = [i for i, s in enumerate(shapes) if (s.x0, s.y0) == (4.5, 2 * 16 + 3 - 0.5)]
+    assert len(at_cell) == 2  # the clicked cell, outlined on each panel in a colour of its own
+    clicked = shapes[at_cell[0]].line.color
+    assert shapes[at_cell[1]].line.color == clicked
+    assert all(s.line.color != clicked for i, s in enumerate(shapes) if i not in at_cell)
 
 
 def test_the_click_layer_covers_every_cell_with_its_values():
@@ -128,7 +128,8 @@ def test_the_click_layer_covers_every_cell_with_its_values():
 def test_the_click_layer_names_pad_cells():
     stats, _, figure = _figure(source="padded")
     layer = figure.data[-1]
-    assert layer.text[(1 * 16 + 13) * 32] == " · PAD"  # sequence 1 has 12 real tokens
+    assert layer.text[(1 * 16 + 13) * 32] == f" · {PAD}"  # sequence 1 has 12 real tokens
+    assert figure.layout.xaxis.title.text == ZH["axes.heatmap.channel"]
 
 
 def test_summarised_heatmap_draws_blocks():
@@ -149,67 +150,71 @@ def test_boxes_split_a_mask_into_cuboids():
 
 def test_box_shades_the_pooled_slab_and_the_clicked_cell():
     stats, selection, _ = _figure(source="padded", kind="batchnorm", mask_padding=True)
-    figure = box_figure(stats.real, selection, "batchnorm", BOX)
+    figure = box_figure(stats.real, selection, "batchnorm", "zh")
     names = [trace.name for trace in figure.data]
-    assert names.count("pooled") == 3 * 4  # 4 lengths -> 4 cuboids, 3 visible faces each
-    assert names.count("clicked") == 3
-    assert "PAD" in names
+    assert names.count(POOLED) == 3 * 4  # 4 lengths -> 4 cuboids, 3 visible faces each
+    assert names.count(CLICKED) == 3
+    assert PAD in names
+    axes = [a.text for a in figure.layout.annotations]
+    assert ZH["axes.box.channels"].format(n=32) in axes  # each edge named with its size
 
 
 def test_box_shades_nothing_for_dyt():
     stats, selection, _ = _figure(kind="dyt")
-    names = [trace.name for trace in box_figure(stats.real, selection, "dyt", BOX).data]
-    assert "pooled" not in names and names.count("clicked") == 3
+    names = [trace.name for trace in box_figure(stats.real, selection, "dyt", "zh").data]
+    assert POOLED not in names and names.count(CLICKED) == 3
 
 
 # --- the experiments' charts ---------------------------------------------------------------
 
-PANEL = charts.Panel("title", "x", "y")
-
 
 def test_padding_chart_draws_both_statistics():
     result = padding_pollution(AxesSpec())
-    names = {"real": "real", "with_pad": "pad"}
-    mean, std = charts.padding_figure(result, PANEL, PANEL, names)  # two figures: they stack
-    assert ("pad", list(result.mean_with_pad)) in [(t.name, list(t.y)) for t in mean.data]
-    assert ("real", list(result.std_real)) in [(t.name, list(t.y)) for t in std.data]
+    mean, std = charts.padding_figure(result, "zh")  # two figures: they stack
+    with_pad, real = ZH["axes.padding.with_pad"], ZH["axes.padding.real"]
+    assert (with_pad, list(result.mean_with_pad)) in [(t.name, list(t.y)) for t in mean.data]
+    assert (real, list(result.std_real)) in [(t.name, list(t.y)) for t in std.data]
+    assert mean.layout.title.text == ZH["axes.padding.mean_title"]
+    assert std.layout.yaxis.title.text == ZH["axes.padding.std_y"]
 
 
 def test_small_batch_chart_is_log_log_with_the_theory_line():
     result = small_batch_noise(AxesSpec(), draws=20)
-    keys = ("draws", "mean_spread", "mean_spread_theory", "var_spread", "var_spread_theory")
-    _, spread = charts.small_batch_figure(result, PANEL, PANEL, {k: k for k in keys})
-    theory = next(t for t in spread.data if t.name == "mean_spread_theory")
+    _, spread = charts.small_batch_figure(result, "zh")
+    theory = next(t for t in spread.data if t.name == ZH["axes.small.mean_spread_theory"])
     assert np.allclose(theory.y, 1 / np.sqrt(result.batch_sizes * 16))
     assert spread.layout.xaxis.type == "log" and spread.layout.yaxis.type == "log"
 
 
 def test_train_eval_chart_marks_the_chosen_shift():
     result = train_eval_gap(AxesSpec(preset="channel_offsets"), shift=2.0, steps=20)
-    keys = ("batch_mean", "running_mean", "population", "eval_mean", "gap", "chosen")
-    history, gap = charts.train_eval_figure(result, PANEL, PANEL, {k: k for k in keys})
-    chosen = next(t for t in gap.data if t.name == "chosen")
+    history, gap = charts.train_eval_figure(result, "zh")
+    chosen = next(t for t in gap.data if t.name == ZH["axes.train_eval.chosen"])
     assert (chosen.x[0], chosen.y[0]) == (2.0, result.gap_mean)
     channel = int(np.argmax(np.abs(result.population_mean)))
-    assert history.layout.title.text.endswith(f"c = {channel}")
+    title = f"{ZH['axes.train_eval.history_title']} · c = {channel}"
+    assert history.layout.title.text == title
 
 
 def test_batch_of_one_chart_marks_every_nan():
     result = batch_of_one(AxesSpec())
-    keys = ("x", "beta", "y", "y_eps0", "nan_strip")
-    figure = charts.batch_of_one_figure(result, PANEL, {k: k for k in keys})
-    nan = next(t for t in figure.data if t.name == "y_eps0")
+    figure = charts.batch_of_one_figure(result, "zh")
+    nan = next(t for t in figure.data if t.name == ZH["axes.one.y_eps0"])
     assert len(nan.x) == result.nan_count_eps0 == 32
     # NaN is no value: its markers sit in their own labelled strip, not at y = 0 of the chart
-    assert nan.yaxis == "y2" and figure.layout.yaxis2.ticktext == ("nan_strip",)
-    assert all(t.yaxis in (None, "y") for t in figure.data if t.name != "y_eps0")
+    assert nan.yaxis == "y2" and figure.layout.yaxis2.ticktext == (ZH["axes.layout.nan_strip"],)
+    assert all(t.yaxis in (None, "y") for t in figure.data if t is not nan)
+    assert figure.layout.xaxis2.title.text == ZH["axes.one.chart_x"]
+    assert figure.layout.xaxis.title.text is None  # the shared axis is named once, below
 
 
 def test_causal_chart_leaves_the_replaced_token_out():
     result = causal_leak(AxesSpec(), position=9)
-    same, _ = charts.causal_figure(result, PANEL, PANEL, NORM_NAMES, "changed")
+    same, _ = charts.causal_figure(result, "zh")
     batchnorm = next(t for t in same.data if t.name == "BatchNorm")
     assert batchnorm.y[9] is None and batchnorm.y[3] == pytest.approx(result.same_sample[2, 3])
+    changed = ZH["axes.causal.changed"].format(position=9)
+    assert [a.text for a in same.layout.annotations] == [changed]
 
 
 # --- sentences -----------------------------------------------------------------------------
@@ -217,10 +222,10 @@ def test_causal_chart_leaves_the_replaced_token_out():
 
 def test_legend_writes_the_count_from_the_kinds_table():
     stats = axes_statistics(AxesSpec(kind="instancenorm"))
-    lines = text.legend(stats, NORM_NAMES, "en")
+    lines = text.legend(stats, "en")
     assert lines[0] == "**InstanceNorm** computes **B·d = 4·32 = 128** (μ, σ) pairs."
     stats = axes_statistics(AxesSpec(kind="batchnorm"))
-    assert text.legend(stats, NORM_NAMES, "en")[0].startswith("**BatchNorm** computes **d = 32**")
+    assert text.legend(stats, "en")[0].startswith("**BatchNorm** computes **d = 32**")
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])

@@ -1,4 +1,5 @@
-"""ui.figures.depth and depth_wiring: each chart holds the engine's numbers and the translated words."""
+"""ui.figures.depth and depth_wiring: each chart holds the engine's numbers and the words of
+the language it is built in (Chinese here, compared with the catalog)."""
 
 from __future__ import annotations
 
@@ -13,20 +14,18 @@ from engine.depth.theory import pre_ln_band
 from engine.models.loader import catalog
 from engine.training.loop import TrainStep, summarize
 from ui.figures.depth import (
-    PLACEMENT_COLORS,
-    AxisLabels,
-    cosine_figure,
-    grad_norm_figure,
+    per_layer_figure,
     residual_figure,
     sweep_figure,
     training_loss_figure,
-    update_ratio_figure,
     x0_weight_figure,
 )
-from ui.figures.depth_wiring import WiringLabels, wiring_figure
+from ui.figures.depth_wiring import wiring_figure
+from ui.i18n import catalog
+from ui.labels import label
 
-AXES = AxisLabels("标题", "层 l", "值")
-WIRING = WiringLabels("接线", "归一化", "注意力", "前馈", "恒等路径", "最后一层之后", "输出")
+ZH = catalog("zh")
+NORM = ZH["depth.wiring_norm"]
 
 
 @pytest.fixture(scope="module")
@@ -40,45 +39,53 @@ def series():
 
 
 def test_residual_figure_holds_each_series_and_the_lemma2_band(series):
-    figure = residual_figure(series, AXES, band_label="引理 2", before_norm_label="归一化之前")
+    figure = residual_figure(series, "zh")
     by_name = {trace.name: trace for trace in figure.data}
     np.testing.assert_allclose(by_name["Pre"].y, series[0][1].residual_ms)
     assert list(by_name["Pre"].x) == list(range(7))
     lo, hi = pre_ln_band(np.arange(7))
-    band = [t for t in figure.data if t.name == "引理 2"]
+    band = [t for t in figure.data if t.name == ZH["depth.band"]]
     assert len(band) == 2 and band[1].fill == "tonexty"
     np.testing.assert_allclose(band[0].y, hi)
     np.testing.assert_allclose(band[1].y, lo)
-    np.testing.assert_allclose(by_name["Post: 归一化之前"].y, series[1][1].pre_norm_ms)
-    assert by_name["Pre"].line.color == PLACEMENT_COLORS["pre"]
+    before = by_name[f"Post: {ZH['depth.before_norm']}"]
+    np.testing.assert_allclose(before.y, series[1][1].pre_norm_ms)
+    assert by_name["Pre"].line.color != by_name["Post"].line.color  # a colour per placement
+    assert by_name["Pre RMS"].line.color == by_name["Pre"].line.color
     assert by_name["Pre RMS"].line.dash == "dash"  # same placement again: next dash
-    assert figure.layout.title.text == "标题" and figure.layout.yaxis.type == "log"
+    assert figure.layout.title.text == ZH["depth.residual_title"]
+    assert figure.layout.xaxis.title.text == ZH["depth.residual_x"]
+    assert figure.layout.yaxis.type == "log"
 
 
-def test_band_and_before_norm_traces_are_optional(series):
-    figure = residual_figure(series, AXES)
-    assert [t.name for t in figure.data] == ["Pre", "Post", "Pre RMS"]
+def test_the_band_and_the_before_norm_traces_come_only_with_their_placements(series):
+    figure = residual_figure(series[2:], "en")  # Pre-Norm alone: the band, no stream norm
+    assert [t.name for t in figure.data] == ["Pre RMS", *[catalog("en")["depth.band"]] * 2]
 
 
 def test_gradient_update_and_x0_figures_hold_per_layer_values(series):
-    grad = grad_norm_figure(series, AXES)
+    grad = per_layer_figure(series, "grad", "zh")
     np.testing.assert_allclose(grad.data[1].y, series[1][1].grad_norm)
     assert list(grad.data[1].x) == [1, 2, 3, 4, 5, 6]
-    update = update_ratio_figure(series, AXES)
+    assert grad.layout.title.text == ZH["depth.grad_title"]
+    update = per_layer_figure(series, "update", "zh")
     np.testing.assert_allclose(update.data[0].y, series[0][1].update_ratio)
-    cosine = cosine_figure(series, AXES)
+    cosine = per_layer_figure(series, "cosine", "zh")
     np.testing.assert_allclose(cosine.data[2].y, series[2][1].cosine)
-    x0 = x0_weight_figure(series, AXES, reference_label="2^(-l/2)")
+    assert cosine.layout.yaxis.type == "linear" and update.layout.yaxis.type == "log"
+    x0 = x0_weight_figure(series, "zh", gain=1.0)
     np.testing.assert_allclose(x0.data[1].y, series[1][1].x0_weight)
     np.testing.assert_allclose(x0.data[-1].y, 2.0 ** (-np.arange(7) / 2))
-    small_branch = x0_weight_figure(series, AXES, reference_label="g = 0.1024", gain=0.1024)
+    assert x0.data[-1].name == ZH["depth.x0_reference"].format(gain="1")
+    small_branch = x0_weight_figure(series, "zh", gain=0.1024)
     np.testing.assert_allclose(small_branch.data[-1].y, 1.1024 ** (-np.arange(7) / 2))
+    assert len(x0_weight_figure(series, "zh").data) == len(series)  # no gain: no reference
 
 
 def test_nonfinite_values_become_gaps():
     result = simulate_depth(DepthSpec(layers=3, d=8, tokens=2))
     broken = type(result)(**{**result.__dict__, "grad_norm": np.array([1.0, np.inf, np.nan])})
-    figure = grad_norm_figure([("x", broken)], AXES)
+    figure = per_layer_figure([("x", broken)], "grad", "zh")
     assert list(figure.data[0].y) == [1.0, None, None]
 
 
@@ -88,22 +95,27 @@ def test_sweep_figure_prints_fitted_slopes_in_the_title():
         DepthSpec(placement="pre"), layers, 100 / np.sqrt(layers), -0.5, np.log(100), 0.0
     )
     post = SweepResult(DepthSpec(placement="post"), layers, np.full(5, 50.0), 0.0, np.log(50), 0.0)
-    figure = sweep_figure([("Pre-LN", pre), ("Post-LN", post)], AXES, "斜率", theory_label="定理 1")
-    assert figure.layout.title.text == "标题<br><sup>Pre-LN 斜率 -0.50, Post-LN 斜率 +0.00</sup>"
+    figure = sweep_figure([("Pre-LN", pre), ("Post-LN", post)], "zh")
+    slope = ZH["depth.slope"]
+    assert figure.layout.title.text == (
+        f"{ZH['depth.sweep_title']}<br><sup>Pre-LN {slope} -0.50, Post-LN {slope} +0.00</sup>"
+    )
     assert figure.layout.xaxis.type == "log" and figure.layout.yaxis.type == "log"
     markers = [t for t in figure.data if t.mode == "markers"]
     np.testing.assert_allclose(markers[0].y, 100 / np.sqrt(layers))
     fit = figure.data[1]
     np.testing.assert_allclose(fit.y, 100 * layers**-0.5)
-    assert any(t.name == "Pre-LN: 定理 1 -0.5" for t in figure.data)
+    assert any(t.name == f"Pre-LN: {ZH['depth.theory_slope']} -0.5" for t in figure.data)
+    untheorised = sweep_figure([("Pre-LN", pre)], "zh", theory=False)
+    assert len(untheorised.data) == 2  # the points and their fit
 
 
 def test_training_figure_compares_runs_and_marks_chance():
     spec = TrainSpec()
     steps = [TrainStep(i, 2.3 / i, 0.1, 1e-3, 1.0) for i in range(1, 6)]
     runs = [("Pre-LN", summarize(spec, steps)), ("Post-LN", summarize(spec, steps[:3]))]
-    figure = training_loss_figure(runs, AXES, chance_label="随机猜测")
-    assert [t.name for t in figure.data] == ["Pre-LN", "Post-LN", "随机猜测"]
+    figure = training_loss_figure(runs, "zh")
+    assert [t.name for t in figure.data] == ["Pre-LN", "Post-LN", ZH["depth.chance"]]
     np.testing.assert_allclose(figure.data[0].y, [2.3 / i for i in range(1, 6)])
     assert list(figure.data[1].x) == [1, 2, 3]
     assert figure.data[2].y[0] == pytest.approx(np.log(10))
@@ -129,28 +141,28 @@ def test_wiring_draws_exactly_the_norms_the_simulator_applies(placement, final_n
         placement=placement, sublayer="transformer", layers=1, d=8, tokens=4, final_norm=final_norm
     )
     simulate_depth(spec)  # one layer of attention + MLP, graphs kept: no layer is re-run
-    figure = wiring_figure(placement, WIRING, final_norm)
-    assert _texts(figure).count("归一化") == len(calls)
+    figure = wiring_figure(placement, "zh", final_norm)
+    assert _texts(figure).count(NORM) == len(calls)
 
 
 @pytest.mark.parametrize("placement", PLACEMENT_IDS)
 def test_wiring_names_the_real_modules_of_each_placement(placement):
-    figure = wiring_figure(placement, WIRING)
+    figure = wiring_figure(placement, "zh")
     texts = _texts(figure)
     names = catalog().placement_names(placement)
     for name in (*names.attention, *names.mlp, names.final):
         if name is not None:
             assert name in texts
-    identity = [t for t in figure.data if t.name == "恒等路径"]
+    identity = [t for t in figure.data if t.name == ZH["depth.wiring_identity"]]
     assert len(identity) == 1 and identity[0].line.width >= 6
-    assert figure.layout.title.text == f"接线 — {names.family}"
+    assert figure.layout.title.text == f"{label('placement', placement, 'zh')} — {names.family}"
 
 
 def test_wiring_names_llama_and_gemma_modules_correctly():
-    llama = _texts(wiring_figure("pre", WIRING))
+    llama = _texts(wiring_figure("pre", "zh"))
     assert "ln_2 / post_attention_layernorm" in llama  # Llama's is the MLP's Pre-Norm
     assert "ln_f / norm" in llama and "ln_1 / input_layernorm" in llama
-    gemma = _texts(wiring_figure("peri", WIRING))
+    gemma = _texts(wiring_figure("peri", "zh"))
     for name in (
         "input_layernorm",
         "post_attention_layernorm",
@@ -158,20 +170,21 @@ def test_wiring_names_llama_and_gemma_modules_correctly():
         "post_feedforward_layernorm",
     ):
         assert name in gemma
-    assert _texts(gemma_figure := wiring_figure("peri", WIRING)).count("归一化") == 5
+    assert _texts(gemma_figure := wiring_figure("peri", "zh")).count(NORM) == 5
     assert gemma_figure.layout.title.text.endswith("Gemma 2")
-    assert _texts(wiring_figure("pre", WIRING, final_norm=False)).count("归一化") == 2
+    assert _texts(wiring_figure("pre", "zh", final_norm=False)).count(NORM) == 2
 
 
 @pytest.mark.parametrize(
     "placement, final_norm, last",
-    [("post", True, "xₗ₊₁"), ("pre", True, "输出"), ("pre", False, "xₗ₊₁")],
+    [("post", True, "xₗ₊₁"), ("pre", True, ZH["depth.wiring_output"]), ("pre", False, "xₗ₊₁")],
 )
 def test_wiring_ends_on_the_next_layer_or_after_the_final_norm_on_the_output(
     placement, final_norm, last
 ):
-    figure = wiring_figure(placement, WIRING, final_norm)
+    figure = wiring_figure(placement, "zh", final_norm)
     texts = [a.text for a in figure.layout.annotations if a.text]
     assert "xₗ" in texts and last in texts
-    assert ("xₗ₊₁" in texts) != ("输出" in texts)  # the model's output is no x_{l+1}
+    # the model's output is no x_{l+1}
+    assert ("xₗ₊₁" in texts) != (ZH["depth.wiring_output"] in texts)
     assert not any("_" in text or "{" in text for text in texts if "<i>" not in text)

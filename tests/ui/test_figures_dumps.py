@@ -16,9 +16,9 @@ from engine.dumps.report import report
 from engine.dumps.sources import Upload
 from tests.dumps import dump_files as files
 from ui.figures import dumps as figures
-from ui.figures.depth import AxisLabels
+from ui.i18n import catalog
 
-AXES = AxisLabels("标题", "层", "值")
+ZH = catalog("zh")
 X = files.stream(layers=5, batch=2, tokens=7, d=16)  # 2500 on token 0, channel 3, layers 2+
 
 
@@ -41,77 +41,77 @@ def _trace(figure, name):
 
 
 def test_heatmap_is_log10_of_each_tokens_rms_and_marks_the_first_and_outlier_tokens(rep):
-    names = dict(colorbar="RMS", first="首", outlier="离群", hover_layer="层", hover_token="词")
-    figure = figures.rms_heatmap(rep.residual.rms[:, 1], rep.labels, AXES, names, True, [(4, 2)])
+    figure = figures.rms_heatmap(rep.residual.rms[:, 1], rep.labels, "zh", True, [(4, 2)])
     expected = X[:, 1].double().pow(2).mean(-1).sqrt().numpy()  # [L, T]
     np.testing.assert_allclose(10 ** figure.data[0].z, expected, rtol=1e-6)
-    assert list(_trace(figure, "首").x) == [0] * 5
-    assert list(_trace(figure, "离群").x) == [4] and list(_trace(figure, "离群").y) == [2]
+    assert list(_trace(figure, ZH["dumps.first_token"]).x) == [0] * 5
+    outlier = _trace(figure, ZH["dumps.outlier_token"])
+    assert list(outlier.x) == [4] and list(outlier.y) == [2]
+    assert figure.layout.title.text == ZH["dumps.heatmap_title"]
     ticks = figure.data[0].colorbar.ticktext
     assert all(float(tick) == 10 ** round(math.log10(float(tick))) for tick in ticks)
-    linear = figures.rms_heatmap(rep.residual.rms[:, 1], rep.labels, AXES, names, log=False)
+    linear = figures.rms_heatmap(rep.residual.rms[:, 1], rep.labels, "zh", log=False)
     np.testing.assert_allclose(linear.data[0].z, expected, rtol=1e-6)
 
 
 def test_heatmap_leaves_non_finite_and_zero_rms_as_gaps():
     rms = np.array([[0.0, 1.0], [np.inf, 100.0]])
-    names = dict(colorbar="", first="", outlier="", hover_layer="", hover_token="")
-    z = figures.rms_heatmap(rms, ["a", "b"], AXES, names).data[0].z
+    z = figures.rms_heatmap(rms, ["a", "b"], "zh").data[0].z
     assert np.isnan(z[0, 0]) and np.isnan(z[1, 0]) and z[1, 1] == pytest.approx(2.0)
 
 
 def test_lines_draw_the_first_token_and_the_fitted_growth(rep):
-    names = dict(
-        band="带", median="中位", all="全部", first="首", max="最大", fit="拟合", token="t{token}"
-    )
-    figure = figures.rms_lines(rep.residual, 0, AXES, names, outlier_tokens=[0, 5])
+    figure = figures.rms_lines(rep.residual, 0, "zh", outlier_tokens=[0, 5, 6])
     first = X[:, 0, 0].double().pow(2).mean(-1).sqrt().numpy()  # [L]
-    np.testing.assert_allclose(_trace(figure, "首").y, first, rtol=1e-6)
+    np.testing.assert_allclose(_trace(figure, ZH["dumps.first_token"]).y, first, rtol=1e-6)
     fit = next(g for g in rep.residual.growth if g.basis == "median_token")  # it follows a curve
     np.testing.assert_allclose(
-        _trace(figure, "拟合").y, fit.intercept * fit.rate ** np.arange(5), rtol=1e-9
+        _trace(figure, ZH["dumps.fit"]).y, fit.intercept * fit.rate ** np.arange(5), rtol=1e-9
     )
-    outliers = [t.line.color for t in figure.data if t.name and t.name.startswith("t")]
-    assert len(set(outliers)) == len(outliers)  # each tracked token its own colour
-    assert _trace(figure, "t5") and not any(t.name == "t0" for t in figure.data)  # 0 is "first"
+    tracked = [ZH["dumps.token_n"].format(token=token) for token in (5, 6)]
+    outliers = [t.line.color for t in figure.data if t.name in tracked]
+    assert len(set(outliers)) == len(outliers) == 2  # each tracked token its own colour
+    token_0 = ZH["dumps.token_n"].format(token=0)
+    assert not any(t.name == token_0 for t in figure.data)  # token 0 is drawn as the first
     assert figure.layout.yaxis.type == "log"
 
 
 def test_massive_figure_puts_the_threshold_on_the_ratio_scale(rep):
     mas = rep.massive
-    figure = figures.massive_figure(mas, AXES, {"top": "第{rank}", "threshold": "阈"})
-    np.testing.assert_allclose(_trace(figure, "第1").y, mas.top3[:, 0] / mas.median_abs)
-    np.testing.assert_allclose(_trace(figure, "阈").y, mas.threshold / mas.median_abs)
-    assert max(_trace(figure, "第1").y[2:]) == pytest.approx(2500 / mas.median_abs[2:].min())
+    figure = figures.massive_figure(mas, "zh")
+    top = _trace(figure, ZH["dumps.top_rank"].format(rank=1))
+    np.testing.assert_allclose(top.y, mas.top3[:, 0] / mas.median_abs)
+    threshold = _trace(figure, ZH["dumps.threshold"])
+    np.testing.assert_allclose(threshold.y, mas.threshold / mas.median_abs)
+    assert max(top.y[2:]) == pytest.approx(2500 / mas.median_abs[2:].min())
 
 
 def test_token_norms_figure_draws_both_outputs_and_their_difference(rep):
     dump = open_dump(_upload(files.hf_names(X)))
     norms = compare_norms(dump, 3, [7], eps=1e-5)  # sequence 1, token 0
-    names = {"layernorm": "LN", "rmsnorm": "RMS", "difference": "差"}
-    figure = figures.token_norms_figure(norms, AXES, names)
+    figure = figures.token_norms_figure(norms, "zh")
     token = X[3, 1, 0].double()
     ln = torch.nn.functional.layer_norm(token, (16,), eps=1e-5)
     rms = torch.nn.functional.rms_norm(token, (16,), eps=1e-5)
-    np.testing.assert_allclose(_trace(figure, "LN").y, ln.numpy(), rtol=1e-5, atol=1e-6)
-    np.testing.assert_allclose(_trace(figure, "RMS").y, rms.numpy(), rtol=1e-5, atol=1e-6)
-    np.testing.assert_allclose(_trace(figure, "差").y, (ln - rms).numpy(), atol=1e-5)
+    np.testing.assert_allclose(_trace(figure, "LayerNorm(x)").y, ln.numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(_trace(figure, "RMSNorm(x)").y, rms.numpy(), rtol=1e-5, atol=1e-6)
+    difference = _trace(figure, ZH["dumps.ln_minus_rms"])
+    np.testing.assert_allclose(difference.y, (ln - rms).numpy(), atol=1e-5)
 
 
 def test_channel_figures_show_each_channels_statistics_and_outliers(rep):
     ratio = rep.channels.ratio
-    names = dict(colorbar="×", hover_layer="层", hover_channel="通道")
-    heatmap = figures.channel_heatmap(ratio, rep.labels, AXES, names)
+    heatmap = figures.channel_heatmap(ratio, "zh")
     np.testing.assert_allclose(heatmap.data[0].z, np.log10(ratio), rtol=1e-9)
     assert heatmap.data[0].zmid == 0.0  # 1x the median channel sits at the middle colour
-    detail = figures.channel_detail(
-        rep.channels, 3, AXES, {"mean": "均", "std": "标", "outlier": "离"}
-    )
+    detail = figures.channel_detail(rep.channels, 3, "a <b>", "zh")
+    title = ZH["dumps.detail_title"].format(layer=3, entry="a &lt;b&gt;")  # the name as typed
+    assert detail.layout.title.text == title
     values = X[3].double().reshape(-1, 16)  # [B*T, d]
-    outliers = [t for t in detail.data if t.name == "离"]
+    outliers = [t for t in detail.data if t.name == ZH["dumps.outlier_channel"]]
     assert list(outliers[0].x) == [3]  # the massive channel, and only it
     np.testing.assert_allclose(outliers[0].y, [values[:, 3].mean().item()], rtol=1e-6)
-    usual = _trace(detail, "标")
+    usual = _trace(detail, ZH["dumps.channel_std"])
     assert 3 not in list(usual.x)
     np.testing.assert_allclose(
         usual.y, values.std(dim=0, unbiased=False).numpy()[list(usual.x)], rtol=1e-5
@@ -120,9 +120,10 @@ def test_channel_figures_show_each_channels_statistics_and_outliers(rep):
 
 def test_dyt_figure_draws_the_fitted_tanh(pairs_rep):
     fit = pairs_rep.dyt[1]
-    figure = figures.dyt_figure(fit, AXES, {"points": "点", "curve": "曲线"})
-    np.testing.assert_array_equal(_trace(figure, "点").x, fit.x)
-    curve = _trace(figure, "曲线")
+    figure = figures.dyt_figure(fit, "zh")
+    points = _trace(figure, ZH["dumps.dyt_points"].format(count=fit.points))
+    np.testing.assert_array_equal(points.x, fit.x)
+    curve = _trace(figure, "γ·tanh(αx)")
     expected = fit.gamma * torch.tanh(fit.alpha * torch.tensor(curve.x, dtype=torch.float64))
     np.testing.assert_allclose(curve.y, expected.numpy(), rtol=1e-12)
     assert curve.x[0] == fit.x.min() and curve.x[-1] == fit.x.max()

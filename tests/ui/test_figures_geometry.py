@@ -1,5 +1,6 @@
 """ui.figures.geometry and geometry_charts: each figure holds the engine's numbers, the shapes
-are where the algebra puts them, words arrive translated, log axes label decades only."""
+are where the algebra puts them, words are the language's (Chinese here, compared with the
+catalog), log axes label decades only."""
 
 from __future__ import annotations
 
@@ -17,38 +18,11 @@ from engine.geometry.path import vector_path
 from engine.geometry.scene import build_scene
 from engine.geometry.views import plane_view
 from ui.figures import geometry_charts as charts
-from ui.figures.geometry import SceneLabels, _box_edges, scene_figure
-from ui.figures.geometry_path import path_figure
+from ui.figures.geometry import _box_edges, path_figure, scene_figure
+from ui.formatting import format_number
+from ui.i18n import catalog
 
-LABELS = SceneLabels(
-    inputs="输入",
-    outputs={"layernorm": "LN", "rmsnorm": "RMS", "dyt": "DyT"},
-    sphere="球面",
-    plane="平面",
-    axis="全 1 轴",
-    layernorm_set="圆",
-    lines="连线",
-    ellipsoid="椭球",
-    gemma="Gemma",
-    layernorm_ellipse="椭圆",
-    cube="盒子",
-    lane_names={"input": "x", "layernorm": "LN", "rmsnorm": "RMS", "dyt": "DyT"},
-    path_names={
-        k: f"步骤 {k}"
-        for k in (
-            "arrow_x",
-            "drop",
-            "scale_layernorm",
-            "scale_rmsnorm",
-            "x",
-            "mean",
-            "centered",
-            "layernorm",
-            "rmsnorm",
-        )
-    },
-)
-CHART = charts.ChartLabels("标题", "横轴", "纵轴")
+ZH = catalog("zh")
 
 
 def _by_tag(figure) -> dict:
@@ -67,17 +41,18 @@ def _xyz(trace) -> np.ndarray:
 @pytest.mark.parametrize("d", [1, 2, 3])
 def test_the_scene_draws_each_output_as_the_engine_computed_it(d):
     scene = build_scene(GeometrySpec(d=d, count=50, shift=0.5))
-    figure = scene_figure(scene, ("layernorm", "rmsnorm", "dyt"), LABELS)
+    figure = scene_figure(scene, ("layernorm", "rmsnorm", "dyt"), "zh")
     traces = _by_tag(figure)
     assert {"inputs", "layernorm", "rmsnorm", "dyt", "sphere"} <= set(traces)
-    assert traces["rmsnorm"].name == "RMS" and traces["sphere"].name == "球面"
+    sphere = ZH["geometry.trace.sphere"].format(radius=format_number(math.sqrt(d)))
+    assert traces["rmsnorm"].name == "RMSNorm(x)" and traces["sphere"].name == sphere
     if d > 1:
         np.testing.assert_allclose(_xyz(traces["rmsnorm"]), scene.cloud.rmsnorm.y)
         np.testing.assert_allclose(_xyz(traces["inputs"]), scene.cloud.inputs)
     else:  # the strip: values on x, one lane per norm
         np.testing.assert_allclose(traces["rmsnorm"].x, scene.cloud.rmsnorm.y[:, 0])
         assert set(np.asarray(traces["rmsnorm"].y)) == {2.0}
-        assert list(figure.layout.yaxis.ticktext) == ["x", "LN", "RMS", "DyT"]
+        assert list(figure.layout.yaxis.ticktext) == ["x", "LayerNorm", "RMSNorm", "DyT"]
     # LayerNorm's few points drawn last, over RMSNorm's
     order = [trace.meta for trace in figure.data]
     assert order.index("layernorm") > order.index("rmsnorm")
@@ -85,7 +60,7 @@ def test_the_scene_draws_each_output_as_the_engine_computed_it(d):
 
 def test_the_d3_scene_is_a_rotatable_cube_with_surfaces_and_gaps_between_lines():
     scene = build_scene(GeometrySpec(d=3, count=20))
-    figure = scene_figure(scene, ("layernorm",), LABELS, inputs=True, lines=True)
+    figure = scene_figure(scene, ("layernorm",), "zh", inputs=True, lines=True)
     traces = _by_tag(figure)
     assert traces["sphere"].type == "surface" and traces["plane"].type == "surface"
     assert figure.layout.scene.aspectmode == "cube" and figure.layout.uirevision == "geometry"
@@ -97,14 +72,15 @@ def test_the_d3_scene_is_a_rotatable_cube_with_surfaces_and_gaps_between_lines()
 
 def test_toggles_leave_out_inputs_and_lines():
     scene = build_scene(GeometrySpec(d=3, count=20))
-    tags = set(_by_tag(scene_figure(scene, ("rmsnorm",), LABELS, inputs=False, lines=True)))
+    tags = set(_by_tag(scene_figure(scene, ("rmsnorm",), "zh", inputs=False, lines=True)))
     assert "inputs" not in tags and "lines_rmsnorm" not in tags and "rmsnorm" in tags
 
 
 def test_the_gemma_points_sit_on_the_standard_ellipsoid():
     spec = GeometrySpec(d=3, count=20, gamma_x=2.0, gamma_y=-0.5, beta_z=1.0)
     scene = build_scene(spec)
-    traces = _by_tag(scene_figure(scene, ("layernorm",), LABELS, False, False, "affine"))
+    traces = _by_tag(scene_figure(scene, ("layernorm",), "zh", False, False, "affine"))
+    assert traces["layernorm"].name == "LayerNorm(x) · γ, β"  # the spec's γ and β applied
     gemma = _xyz(traces["gemma"])
     gamma, beta = np.array([2.0, -0.5, 1.0]), np.array([0.0, 0.0, 1.0])
     # the ellipsoid sum(((p - beta) / gamma)^2) = d, written independently of the meshes
@@ -127,10 +103,10 @@ def test_the_path_shows_x_its_drop_and_both_results(vector):
     spec = GeometrySpec()
     path = vector_path(vector, spec)
     d = len(vector)
-    figure = path_figure(path, scene_meshes(d, 8.0), LABELS)
+    figure = path_figure(path, scene_meshes(d, 8.0), "zh")
     traces = _by_tag(figure)
     assert {"drop", "point_x", "point_centered", "point_layernorm", "point_rmsnorm"} <= set(traces)
-    assert traces["drop"].name == "步骤 drop"
+    assert traces["drop"].name == ZH["geometry.path_trace.drop"]
     if d > 1:
         np.testing.assert_allclose(_xyz(traces["point_centered"])[0], path.centered)
         drop = _xyz(traces["drop"])
@@ -143,33 +119,31 @@ def test_the_path_shows_x_its_drop_and_both_results(vector):
 
 def test_eps_curve_has_log_decades_and_the_formula_over_the_points():
     curve = eps_curve(GeometrySpec(d=3, count=100, spread=0.003, eps=1e-5))
-    names = {k: k for k in ("formula", "layernorm", "rmsnorm", "sweep_layernorm", "sweep_rmsnorm")}
-    names.update(sqrt_d="√d", sqrt_eps="√ε")
-    figure = charts.eps_curve_figure(curve, CHART, names)
+    figure = charts.eps_curve_figure(curve, "zh")
     assert figure.layout.xaxis.type == "log" and figure.layout.xaxis.dtick == 1
     assert figure.data[-1].meta == "formula"
     np.testing.assert_allclose(figure.data[-1].y, curve.predicted)
     vline = [s for s in figure.layout.shapes if s.x0 == s.x1]
     assert vline and vline[0].x0 == pytest.approx(math.sqrt(1e-5))  # data units on a log axis
     # its label sits at the line: annotations on a log axis take log10 units
-    label = next(a for a in figure.layout.annotations if a.text == "√ε")
+    label = next(a for a in figure.layout.annotations if a.text == "√ε = 0.0032")
     assert label.x == pytest.approx(math.log10(math.sqrt(1e-5))) and label.yref == "paper"
-    assert figure.layout.title.text == "标题"
+    assert figure.layout.title.text == ZH["geometry.eps_curve.title"]
+    assert figure.data[-1].name == ZH["geometry.eps_curve.formula"]
 
 
 def test_dyt_norms_mark_the_chosen_alpha_and_label_decades():
     sweep = dyt_sweep(GeometrySpec(d=3, count=50))
-    names = {k: k for k in ("median", "band", "saturated", "chosen", "sqrt_d")}
-    figure = charts.dyt_norms_figure(sweep, 2.0, CHART, names)
+    figure = charts.dyt_norms_figure(sweep, 2.0, "zh")
     assert figure.layout.xaxis.dtick == 1 and figure.layout.xaxis.type == "log"
     assert any(s.x0 == 2.0 for s in figure.layout.shapes)
     low, high = figure.layout.xaxis.range
     assert low < math.log10(sweep.alphas[0]) and high > math.log10(sweep.alphas[-1])
     median = _by_tag(figure)["median"]
     np.testing.assert_allclose(median.y, np.median(sweep.norm, axis=1))
-    assert figure.layout.yaxis2.title.text == "saturated"
+    assert figure.layout.yaxis2.title.text == ZH["geometry.dyt.saturated"]
     assert figure.layout.yaxis2.showgrid is False  # one set of gridlines, not two misaligned
-    chosen = next(a for a in figure.layout.annotations if a.text == "chosen")
+    chosen = next(a for a in figure.layout.annotations if a.text == ZH["geometry.dyt.chosen"])
     assert chosen.x == pytest.approx(math.log10(2.0))
 
 
@@ -186,12 +160,13 @@ def test_histograms_count_every_finite_value_of_every_series():
     report = high_dimension_report(GeometrySpec(d=64, count=300, shift=1.0), threads=1)
     found = report.histograms
     series = [(k, k, getattr(found, k)) for k in ("layernorm", "rmsnorm", "dyt")]
-    figure = charts.histograms_figure(series, ("a", "b", "c"), (found.sqrt_d, 64.0, 1.0), 8.0, "√d")
+    figure = charts.histograms_figure(series, ("a", "b", "c"), (found.sqrt_d, 64.0, 1.0), 8.0)
     traces = _by_tag(figure)
     for kind in ("layernorm", "rmsnorm", "dyt"):
         for column in (1, 2, 3):
             assert sum(traces[f"{kind}_{column}"].y) == 300
     assert max(traces["layernorm_1"].y) == 300  # the spike at sqrt(d)
+    assert [a.text for a in figure.layout.annotations][-1] == "√d = 8"
 
 
 def test_input_lengths_spanning_decades_are_binned_in_log10():
@@ -212,9 +187,10 @@ def test_input_lengths_spanning_decades_are_binned_in_log10():
 
 def test_plane_view_projects_every_kind_with_equal_scales():
     view = plane_view(GeometrySpec(d=16, count=100, shift=2.0), "ones", threads=1)
-    names = {"inputs": "输入", "layernorm": "LN", "rmsnorm": "RMS", "dyt": "DyT"}
-    figure = charts.plane_view_figure(view, CHART, names, ("layernorm", "rmsnorm"))
+    figure = charts.plane_view_figure(view, "zh", ("layernorm", "rmsnorm"))
     traces = _by_tag(figure)
+    assert traces["inputs"].name == ZH["geometry.trace.inputs"]
+    assert figure.layout.title.text == ZH["geometry.view_title"].format(rows=100, d=16)
     np.testing.assert_allclose(traces["layernorm"].x, view.layernorm[:, 0])
     np.testing.assert_allclose(traces["layernorm"].x, 0.0, atol=1e-5)  # orthogonal to 1
     assert figure.layout.yaxis.scaleanchor == "x" and "dyt" not in traces

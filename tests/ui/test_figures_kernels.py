@@ -1,11 +1,8 @@
-from ui.figures.kernels import TimingLabels, recorded_bandwidth_figure, timing_figure
+from ui.figures.kernels import recorded_bandwidth_figure, timing_figure
+from ui.i18n import catalog
+from ui.labels import label
 
-LABELS = TimingLabels(
-    "d",
-    "µs",
-    {"layernorm": "LayerNorm", "rmsnorm": "RMSNorm"},
-    {"forward": "fwd", "forward+backward": "fwd+bwd"},
-)
+ZH = catalog("zh")
 
 
 def _row(kind, pass_, width, us, q1=None, q3=None):
@@ -21,12 +18,14 @@ def test_timing_figure_has_one_sorted_line_per_kind_and_pass():
         _row("rmsnorm", "forward", 1024, 15.0),
         _row("rmsnorm", "forward+backward", 256, 9.0),
     ]
-    figure = timing_figure(timings, LABELS)
+    figure = timing_figure(timings, "zh")
     names = [trace.name for trace in figure.data]
-    assert names == ["LayerNorm · fwd", "RMSNorm · fwd", "RMSNorm · fwd+bwd"]
+    forward, both = (label("pass", p, "zh") for p in ("forward", "forward+backward"))
+    assert names == [f"LayerNorm · {forward}", f"RMSNorm · {forward}", f"RMSNorm · {both}"]
     assert list(figure.data[0].x) == [256, 1024] and list(figure.data[0].y) == [5.0, 20.0]
     assert figure.data[2].line.dash == "dash"
     assert figure.layout.xaxis.type == "log"
+    assert figure.layout.xaxis.title.text == ZH["kernels.axis_width"]
 
 
 def test_each_timing_draws_its_spread_from_the_first_to_the_third_quartile():
@@ -34,7 +33,7 @@ def test_each_timing_draws_its_spread_from_the_first_to_the_third_quartile():
         _row("layernorm", "forward", 256, 5.0, 4.0, 8.0),
         _row("layernorm", "forward", 1024, 20.0),
     ]
-    (trace,) = timing_figure(timings, LABELS).data
+    (trace,) = timing_figure(timings, "zh").data
     assert list(trace.error_y.array) == [3.0, 0.0] and list(trace.error_y.arrayminus) == [1.0, 0.0]
     assert not trace.error_y.symmetric
 
@@ -60,7 +59,8 @@ def test_recorded_bandwidth_groups_by_provider():
             "GB/s": 2000.0,
         },
     ]
-    figure = recorded_bandwidth_figure(rows, "GB/s")
+    figure = recorded_bandwidth_figure(rows, "zh")
+    assert figure.layout.yaxis.title.text == ZH["kernels.recorded_axis"]
     assert [trace.name for trace in figure.data] == ["ours", "torch"]
     assert list(figure.data[0].y) == [4100.0]
     assert figure.data[0].x[0] == "rmsnorm · fwd · bf16 · 4096×4096"

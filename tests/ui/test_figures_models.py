@@ -11,9 +11,9 @@ import pytest
 import torch
 
 from engine.models import catalog
-from ui.figures.depth_wiring import WiringLabels, wiring_figure
+from ui.figures.depth_wiring import wiring_figure
+from ui.text.models import norm_text
 
-LABELS = WiringLabels("接线", "归一化", "注意力", "前馈", "恒等路径", "最后一层之后", "输出")
 HF_FAMILIES = [f for f in catalog().families if f.model_class is not None]
 
 
@@ -26,8 +26,19 @@ def _drawn_names(figure) -> list[str]:
     ]
 
 
-def _norm_boxes(figure) -> int:
-    return sum((a.text or "").startswith(LABELS.norm) for a in figure.layout.annotations)
+def _norm_boxes(figure, family) -> int:
+    return sum((a.text or "").startswith(norm_text(family)) for a in figure.layout.annotations)
+
+
+def _wiring(family):
+    """The family's diagram as the model catalog draws it: its norm named in every box."""
+    return wiring_figure(
+        family.placement,
+        "zh",
+        bool(family.final_norm),
+        modules=family.module_names,
+        norm=norm_text(family),
+    )
 
 
 @pytest.mark.parametrize("family", HF_FAMILIES, ids=[f.id for f in HF_FAMILIES])
@@ -43,31 +54,27 @@ def test_family_wiring_draws_the_models_own_norm_modules(family):
     besides_placement = {extra.module for extra in stack.extra}  # QK-norm, MLA latents
     assert len(stack.branches) == 2  # the diagram draws attention + MLP (T5: its encoder)
     in_branches = in_layer - besides_placement
-    figure = wiring_figure(
-        family.placement, LABELS, bool(family.final_norm), modules=family.module_names
-    )
+    figure = _wiring(family)
     drawn = _drawn_names(figure)
     final = [stack.final] if stack.final else []
     assert sorted(drawn) == sorted(in_branches | set(final))
     assert set(final) <= norms
-    assert _norm_boxes(figure) == len(drawn)
+    assert _norm_boxes(figure, family) == len(drawn)
     assert figure.layout.title.text.endswith(family.name)
 
 
 @pytest.mark.parametrize("family_id", ["gpt3", "ngpt"])
 def test_families_without_module_names_draw_their_placements_norms_unnamed(family_id):
     family = catalog().family(family_id)
-    figure = wiring_figure(
-        family.placement, LABELS, bool(family.final_norm), modules=family.module_names
-    )
+    figure = _wiring(family)
     assert _drawn_names(figure) == []
     norms = family.placement_entry.norms.count * 2 + int(
         bool(family.final_norm) and family.placement_entry.final_norm
     )
-    assert _norm_boxes(figure) == norms  # GPT-3: 2 pre-norms + final; nGPT: 2 on the stream
+    assert _norm_boxes(figure, family) == norms  # GPT-3: 2 pre-norms + final; nGPT: 2 on the stream
 
 
 def test_without_modules_the_placement_tables_names_are_drawn():
-    figure = wiring_figure("peri", LABELS)
+    figure = wiring_figure("peri", "zh")
     assert "pre_feedforward_layernorm" in _drawn_names(figure)
     assert figure.layout.title.text.endswith("Gemma 2")

@@ -10,10 +10,8 @@ import pytest
 from plotly.subplots import make_subplots
 
 from engine import DepthSpec, simulate_depth
-from ui.figures.depth import AxisLabels, grad_norm_figure, residual_figure
+from ui.figures.depth import per_layer_figure, residual_figure
 from ui.figures.style import MAX_TICKS, log_axis, log_ticks, tick_text, tick_texts
-
-LABELS = AxisLabels("t", "x", "y")
 
 
 def _is_round(value: float) -> bool:
@@ -60,8 +58,8 @@ def test_the_depth_charts_have_no_minor_digit_ticks():
     ]
     series = [(p, r) for p, r in zip(("Post", "Pre"), results)]
     for figure in (
-        residual_figure(series, LABELS, "band", "before"),
-        grad_norm_figure(series, LABELS),
+        residual_figure(series, "en"),
+        per_layer_figure(series, "grad", "en"),
     ):
         axis = figure.layout.yaxis
         assert axis.type == "log" and axis.tickmode == "array"

@@ -103,67 +103,21 @@ def test_a_missing_parameter_fails_instead_of_showing_braces():
         translate("vector_lab.precision.summary", "en", dtype="float16")
 
 
-# Helpers that translate: name -> (index of the key argument, key prefix).  A module's own
-# wrapper (``def tr(key, ...): return translate(f"dumps.{key}", ...)``) is read from its
-# definition, so each module may prefix keys its own way.
-HELPERS = {"t": (0, ""), "translate": (0, "")}
+# Texts are read with ``t(key, ...)`` where Streamlit is and ``translate(key, lang, ...)`` in
+# pure builders: the key is the first argument of both.
+TRANSLATING = ("t", "translate")
 
 
-def _local_helpers(tree: ast.AST) -> list[tuple[str, int, str, int, int]]:
-    """Wrappers defined in a module that call translate(f"<prefix>{key}", ...).
-
-    (name, index of the key argument, prefix, first line, last line of the scope the
-    wrapper is visible in): a module may define several ``tr`` with different prefixes,
-    each inside the function that uses it.
-    """
-    found = []
-    scopes = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)]
-    for function in scopes:
-        arguments = [a.arg for a in function.args.args]
-        for call in ast.walk(function):
-            if not (isinstance(call, ast.Call) and getattr(call.func, "id", None) in HELPERS):
-                continue
-            key = call.args[0] if call.args else None
-            if not (isinstance(key, ast.JoinedStr) and len(key.values) == 2):
-                continue
-            prefix, name = key.values
-            if (
-                isinstance(prefix, ast.Constant)
-                and isinstance(name, ast.FormattedValue)
-                and isinstance(name.value, ast.Name)
-                and name.value.id in arguments
-            ):
-                parents = [
-                    f
-                    for f in scopes
-                    if f is not function and f.lineno <= function.lineno <= f.end_lineno
-                ]
-                scope = parents[-1] if parents else tree
-                first, last = getattr(scope, "lineno", 0), getattr(scope, "end_lineno", 10**9)
-                index = arguments.index(name.value.id)
-                found.append((function.name, index, prefix.value, first, last))
-    return found
-
-
-def _helper_for(name: str, line: int, local) -> tuple[int, str] | None:
-    """The wrapper a call to ``name`` at ``line`` means: the innermost visible definition."""
-    visible = [h for h in local if h[0] == name and h[3] <= line <= h[4]]
-    if visible:
-        innermost = max(visible, key=lambda h: h[3])
-        return innermost[1], innermost[2]
-    return HELPERS.get(name)
-
-
-def _key_pattern(node: ast.expr, prefix: str) -> re.Pattern | None:
+def _key_pattern(node: ast.expr) -> re.Pattern | None:
     """The keys a literal or f-string key argument can name, as a regex."""
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        return re.compile(re.escape(prefix + node.value))
+        return re.compile(re.escape(node.value))
     if isinstance(node, ast.JoinedStr):
         parts = [
             re.escape(part.value) if isinstance(part, ast.Constant) else r"[\w.+\-]+"
             for part in node.values
         ]
-        return re.compile(re.escape(prefix) + "".join(parts))
+        return re.compile("".join(parts))
     return None
 
 
@@ -194,17 +148,12 @@ def _translation_calls():
     for path in files:
         tree = ast.parse(path.read_text(encoding="utf-8"))
         functions = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)]
-        local = _local_helpers(tree)
         for node in ast.walk(tree):
-            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
+            if not (isinstance(node, ast.Call) and getattr(node.func, "id", None) in TRANSLATING):
                 continue
-            helper = _helper_for(node.func.id, node.lineno, local)
-            if helper is None or path.name == "i18n.py":
+            if path.name == "i18n.py" or not node.args:
                 continue
-            index, prefix = helper
-            if len(node.args) <= index:
-                continue
-            pattern = _key_pattern(node.args[index], prefix)
+            pattern = _key_pattern(node.args[0])
             if pattern is None:
                 continue
             passed: set[str] | None = set()
@@ -220,7 +169,7 @@ def _translation_calls():
                 else:
                     passed = None  # **something we cannot read statically
                     break
-            if not isinstance(node.args[index], ast.Constant):
+            if not isinstance(node.args[0], ast.Constant):
                 passed = None  # an f-string key: which text it names is known at run time only
             yield f"{path.relative_to(ROOT)}:{node.lineno}", pattern, passed
 

@@ -44,8 +44,7 @@ def test_a_zero_vector_writes_nan_instead_of_failing():
 
 def test_cloud_summary_reports_lengths_and_layernorms_rounding():
     cloud = normalized_cloud(GeometrySpec(d=3, count=200, shift=1.0))
-    names = {"layernorm": "LayerNorm", "rmsnorm": "RMSNorm", "dyt": "DyT"}
-    lines = text.cloud_summary(cloud, ("layernorm", "rmsnorm", "dyt"), names, "en")
+    lines = text.cloud_summary(cloud, ("layernorm", "rmsnorm", "dyt"), "en")
     joined = " ".join(lines)
     assert f"√d = {format_number(math.sqrt(3))}" in joined
     largest = np.abs(cloud.layernorm.ones).max()

@@ -1,4 +1,3 @@
-"""Plotly figure builders, one module per page: engine results in, ``go.Figure`` out.
-
-Pure functions: no Streamlit import; every label arrives already translated.
+"""Plotly figure builders, one module per page: engine results and a language in,
+``go.Figure`` out.  Pure functions: no Streamlit import; words from ``locales/``.
 """

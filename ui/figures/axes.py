@@ -1,8 +1,8 @@
 """Axes page heatmap: the ``B·T × d`` tensor, input and normalized, with the cells that share
 the clicked cell's statistic lit (the ``[B, T, d]`` box is ``ui.figures.axes_box``).
 
-Pure functions: engine results in, ``go.Figure`` out; no Streamlit import.  Every word a
-reader sees arrives translated in a ``*Labels`` dataclass; the figures add only numbers.
+Pure functions: engine results and a language in, ``go.Figure`` out; no Streamlit import.
+Words come from ``locales/*/axes.toml`` (``axes.heatmap.*``).
 
 Rows of the heatmap are ``(sample b, position t)`` flattened as ``b·T + t``; columns are the
 channels.  Above ``MAX_DRAWN_CELLS`` cells the heatmap is *summarised*: each drawn brick is
@@ -15,6 +15,7 @@ References:
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -22,6 +23,7 @@ import plotly.graph_objects as go
 
 from engine.axes.limits import MAX_DRAWN_CELLS
 from engine.axes.sharing import AxesStatistics, CellSelection
+from ui.i18n import translate
 
 # One colour per norm kind, the Kernels page's LayerNorm blue and RMSNorm orange included.
 NORM_COLORS = {
@@ -45,18 +47,8 @@ CLICK_MARKER_PX = 6  # hit area of a click-layer marker; the nearest marker wins
 MAX_LABELLED_SAMPLES = 16  # more sequences than this: label every k-th
 
 
-@dataclass(frozen=True)
-class HeatmapLabels:
-    """Words of the heatmap, translated."""
-
-    input: str  # "Input x"
-    output: str  # "Normalized y"
-    channel: str  # x-axis title
-    rows: str  # y-axis title
-    sequence: str  # "seq" (tick labels "seq 0") and hover
-    position: str  # "t" in hover
-    pad: str  # "PAD"
-    block: str  # hover prefix of a summarised brick: "brick centre: row"
+WORDS = ("input", "output", "channel", "rows", "sequence", "position", "pad", "block")
+Words = Mapping[str, str]  # axes.heatmap.<word> in one language
 
 
 @dataclass(frozen=True)
@@ -138,7 +130,7 @@ def _rect(row0, row1, col0, col1, **style) -> dict:
     return dict(type="rect", x0=col0 - 0.5, x1=col1 + 0.5, y0=row0 - 0.5, y1=row1 + 0.5, **style)
 
 
-def _row_ticks(real: np.ndarray, labels: HeatmapLabels) -> tuple[list[float], list[str]]:
+def _row_ticks(real: np.ndarray, words: Words) -> tuple[list[float], list[str]]:
     """A tick at the middle of each sequence's real rows ("seq b") and of its PAD rows."""
     batch, tokens = real.shape
     every = math.ceil(batch / MAX_LABELLED_SAMPLES)
@@ -146,10 +138,10 @@ def _row_ticks(real: np.ndarray, labels: HeatmapLabels) -> tuple[list[float], li
     for b in range(0, batch, every):
         length = int(real[b].sum())
         values.append(b * tokens + (length - 1) / 2)
-        texts.append(f"{labels.sequence} {b}")
+        texts.append(f"{words['sequence']} {b}")
         if length < tokens and every == 1:
             values.append(b * tokens + (length + tokens - 1) / 2)
-            texts.append(labels.pad)
+            texts.append(words["pad"])
     return values, texts
 
 
@@ -173,9 +165,7 @@ def _symmetric_range(values: np.ndarray) -> float:
     return limit if limit > 0 else (float(finite.max()) or 1.0)
 
 
-def cells_figure(
-    stats: AxesStatistics, selection: CellSelection, labels: HeatmapLabels
-) -> go.Figure:
+def cells_figure(stats: AxesStatistics, selection: CellSelection, lang: str) -> go.Figure:
     """Input and normalized tensor side by side, ``B·T`` rows by ``d`` channels.
 
     The cells sharing the clicked cell's statistic keep their colour and are outlined; the
@@ -183,6 +173,7 @@ def cells_figure(
     written as one dict (two x axes sharing one y axis): plotly's ``make_subplots`` and
     ``add_shape`` parse their arguments one by one and cost ~0.2 s here, on every click.
     """
+    words = {word: translate(f"axes.heatmap.{word}", lang) for word in WORDS}
     batch, tokens, d = stats.x.shape
     rows = batch * tokens
     grid = drawn_grid(batch, tokens, d)
@@ -201,8 +192,8 @@ def cells_figure(
                 coloraxis="coloraxis" if column == 1 else "coloraxis2",
                 # on the input, the click layer carries the hover
                 hoverinfo="skip" if column == 1 else None,
-                hovertemplate=f"{labels.channel} %{{x}}<br>y = %{{z:.4g}}<extra></extra>",
-                name=labels.input if column == 1 else labels.output,
+                hovertemplate=f"{words['channel']} %{{x}}<br>y = %{{z:.4g}}<extra></extra>",
+                name=words["input"] if column == 1 else words["output"],
                 **axes,
             )
         )
@@ -219,16 +210,16 @@ def cells_figure(
                 **axes,
             )
         )
-    traces.append(_click_layer(grid, drawn, pad_rows, tokens, labels))
+    traces.append(_click_layer(grid, drawn, pad_rows, tokens, words))
     shapes = _shapes(stats, selection, "x", rows, d) + _shapes(stats, selection, "x2", rows, d)
-    return go.Figure(data=traces, layout=_cells_layout(stats, labels, len(y_centres), shapes))
+    return go.Figure(data=traces, layout=_cells_layout(stats, words, len(y_centres), shapes))
 
 
 PANEL_GAP = 0.04  # between the input and the normalized panel, in paper units
 
 
-def _cells_layout(stats: AxesStatistics, labels: HeatmapLabels, drawn_rows: int, shapes):
-    ticks, tick_text = _row_ticks(stats.real, labels)
+def _cells_layout(stats: AxesStatistics, words: Words, drawn_rows: int, shapes):
+    ticks, tick_text = _row_ticks(stats.real, words)
     limit_x, limit_y = _symmetric_range(stats.x), _symmetric_range(stats.y)
     height = int(min(max(182 + 6 * drawn_rows, 412), 592))  # margins: 168 px
     # The colour bars sit at the figure's bottom edge (container units), not a fixed distance
@@ -246,7 +237,7 @@ def _cells_layout(stats: AxesStatistics, labels: HeatmapLabels, drawn_rows: int,
         tickangle=0,
     )
     half = (1 - PANEL_GAP) / 2
-    x_axis = dict(title=dict(text=labels.channel), showgrid=False, zeroline=False, anchor="y")
+    x_axis = dict(title=dict(text=words["channel"]), showgrid=False, zeroline=False, anchor="y")
     titles = [
         dict(
             text=text,
@@ -260,10 +251,10 @@ def _cells_layout(stats: AxesStatistics, labels: HeatmapLabels, drawn_rows: int,
             font=dict(size=15),
         )
         for text, x in (
-            (labels.input, half / 2),
+            (words["input"], half / 2),
             # two lines: one line does not fit half a phone's width
             (
-                f"{labels.output}<br><span style='font-size:11px'>(γ = 1, β = 0)</span>",
+                f"{words['output']}<br><span style='font-size:11px'>(γ = 1, β = 0)</span>",
                 1 - half / 2,
             ),
         )
@@ -277,7 +268,7 @@ def _cells_layout(stats: AxesStatistics, labels: HeatmapLabels, drawn_rows: int,
             ticktext=tick_text,
             showgrid=False,
             zeroline=False,
-            title=dict(text=labels.rows),
+            title=dict(text=words["rows"]),
         ),
         coloraxis=dict(
             colorscale=COLORSCALE, cmin=-limit_x, cmax=limit_x, colorbar={**bar, "x": half / 2}
@@ -298,7 +289,7 @@ def _cells_layout(stats: AxesStatistics, labels: HeatmapLabels, drawn_rows: int,
     )
 
 
-def _click_layer(grid: DrawnGrid, drawn, pad_rows, tokens: int, labels: HeatmapLabels):
+def _click_layer(grid: DrawnGrid, drawn, pad_rows, tokens: int, words: Words):
     """Invisible square markers on the input heatmap's bricks: plotly heatmaps cannot be
     selected, so a click selects the marker under it (Streamlit returns its x and y).
 
@@ -314,13 +305,13 @@ def _click_layer(grid: DrawnGrid, drawn, pad_rows, tokens: int, labels: HeatmapL
         rows = np.rint(y).astype(np.int32).reshape(-1)  # [R·C]
         # sequence, position, x, y of each cell; PAD named in the text (empty elsewhere)
         custom = np.column_stack([rows // tokens, rows % tokens, values]).astype(np.float32)
-        where = f"{labels.sequence} %{{customdata[0]}} · {labels.position} %{{customdata[1]}}"
-        text = np.where(pad_rows[rows], f" · {labels.pad}", "").tolist()
+        where = f"{words['sequence']} %{{customdata[0]}} · {words['position']} %{{customdata[1]}}"
+        text = np.where(pad_rows[rows], f" · {words['pad']}", "").tolist()
         first = 2
     else:
         row_block, col_block = grid.block
         custom, text, first = values.astype(np.float32), None, 0
-        where = f"{labels.block} %{{y}} ({row_block}×{col_block})"
+        where = f"{words['block']} %{{y}} ({row_block}×{col_block})"
     invisible = dict(color="rgba(0,0,0,0)", size=1)
     return go.Scatter(
         x=x.reshape(-1).astype(np.float32),
@@ -334,7 +325,7 @@ def _click_layer(grid: DrawnGrid, drawn, pad_rows, tokens: int, labels: HeatmapL
         customdata=custom,
         text=text,
         hovertemplate=(
-            f"{where}{'%{text}' if text is not None else ''} · {labels.channel} %{{x}}"
+            f"{where}{'%{text}' if text is not None else ''} · {words['channel']} %{{x}}"
             f"<br>x = %{{customdata[{first}]:.4g}} → y = %{{customdata[{first + 1}]:.4g}}"
             "<extra></extra>"
         ),

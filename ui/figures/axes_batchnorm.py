@@ -1,8 +1,8 @@
 """Axes page: one chart per BatchNorm failure (``engine.axes`` experiments 1-5).
 
-Pure functions: an experiment's result in, ``go.Figure`` out; no Streamlit import.  Titles,
-axis titles and trace names arrive translated (``Panel`` and a ``names`` mapping); each chart
-draws only the result's numbers.
+Pure functions: an experiment's result and a language in, ``go.Figure`` out; no Streamlit
+import.  A panel's titles are ``<panel>_title``, ``_x`` and ``_y`` in ``locales/*/axes.toml``,
+its traces' names the experiment's own keys.
 
 A two-panel experiment returns its panels as two figures (a ``Pair``): the page draws them in
 two columns, side by side on a wide screen and one under the other on a phone, where one
@@ -12,8 +12,6 @@ figure of two subplots would squeeze both and run their titles into each other.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
-from dataclasses import dataclass
 
 import numpy as np
 import plotly.graph_objects as go
@@ -26,6 +24,9 @@ from engine.axes.small_batch import SmallBatchNoise
 from engine.axes.train_eval import TrainEvalGap
 from ui.figures.axes import CLICKED_COLOR, NORM_COLORS
 from ui.figures.style import log_axis
+from ui.formatting import finite_or_none
+from ui.i18n import translate
+from ui.labels import NORM_NAMES
 
 REAL_COLOR = "#1f77b4"  # statistics of the real tokens / what should happen
 POLLUTED_COLOR = NORM_COLORS["batchnorm"]  # BatchNorm's statistics as it computes them
@@ -34,31 +35,22 @@ MUTED_COLOR = "#8c8c8c"  # inputs and raw draws (ui/figures/vector_lab.py's inpu
 SECOND_COLOR = "#2ca02c"
 
 
-@dataclass(frozen=True)
-class Panel:
-    """One panel's title and axis titles, translated."""
-
-    title: str
-    x: str
-    y: str
-
-
-Names = Mapping[str, str]  # trace id -> translated name
 Pair = tuple[go.Figure, go.Figure]  # the left panel's figure, the right panel's
 
 
-def _panel_figure(panel: Panel) -> go.Figure:
-    figure = go.Figure()
+def _titles(figure: go.Figure, panel: str, lang: str, suffix: str = "") -> go.Figure:
+    """The panel's title (``suffix`` appended) and axis titles, from ``<panel>_title/_x/_y``."""
+    title = translate(f"{panel}_title", lang) + suffix
     figure.update_layout(
-        title=dict(text=panel.title, x=0.5, xanchor="center", font=dict(size=14)),
-        xaxis_title=panel.x,
-        yaxis_title=panel.y,
+        title=dict(text=title, x=0.5, xanchor="center", font=dict(size=14)),
+        xaxis_title=translate(f"{panel}_x", lang),
+        yaxis_title=translate(f"{panel}_y", lang),
     )
     return figure
 
 
-def _two_panels(left: Panel, right: Panel) -> Pair:
-    return _panel_figure(left), _panel_figure(right)
+def _two_panels(left: str, right: str, lang: str) -> Pair:
+    return _titles(go.Figure(), left, lang), _titles(go.Figure(), right, lang)
 
 
 def _finish(figure: go.Figure, height: int = 380) -> go.Figure:
@@ -75,13 +67,9 @@ def _finish_pair(pair: Pair, height: int = 380) -> Pair:
     return _finish(pair[0], height), _finish(pair[1], height)
 
 
-def _finite(values) -> list[float | None]:
-    return [float(v) if math.isfinite(v) else None for v in np.asarray(values, dtype=float)]
-
-
-def padding_figure(result: PaddingPollution, left: Panel, right: Panel, names: Names) -> Pair:
+def padding_figure(result: PaddingPollution, lang: str) -> Pair:
     """Per-channel mean and std, PAD counted (what BatchNorm computes) vs left out."""
-    pair = _two_panels(left, right)
+    pair = _two_panels("axes.padding.mean", "axes.padding.std", lang)
     channels = np.arange(len(result.mean_real))
     for figure, (polluted, real) in zip(
         pair, ((result.mean_with_pad, result.mean_real), (result.std_with_pad, result.std_real))
@@ -93,21 +81,22 @@ def padding_figure(result: PaddingPollution, left: Panel, right: Panel, names: N
             figure.add_trace(
                 go.Scatter(
                     x=channels,
-                    y=_finite(values),
+                    y=finite_or_none(values),
                     mode="markers+lines",
                     line=dict(color=color, width=1),
                     marker=dict(color=color, symbol=symbol, size=7),
-                    name=names[key],
+                    name=translate(f"axes.padding.{key}", lang),
                 )
             )
     pair[0].add_hline(y=result.pad_value, line=dict(color=MUTED_COLOR, dash="dot"))
     return _finish_pair(pair)
 
 
-def small_batch_figure(result: SmallBatchNoise, left: Panel, right: Panel, names: Names) -> Pair:
+def small_batch_figure(result: SmallBatchNoise, lang: str) -> Pair:
     """Left: channel 0's batch mean in every draw, by b.  Right: its spread against b, log-log,
     with the 1/√(b·T) line (and the batch variance's spread with its line)."""
-    figure, spread = _two_panels(left, right)
+
+    figure, spread = _two_panels("axes.small.draws_panel", "axes.small.spread", lang)
     generator = np.random.default_rng(0)  # horizontal jitter only: the draws are the engine's
     for index, b in enumerate(result.batch_sizes):
         means = result.example_means[index]
@@ -118,7 +107,7 @@ def small_batch_figure(result: SmallBatchNoise, left: Panel, right: Panel, names
                 y=means,
                 mode="markers",
                 marker=dict(color=POLLUTED_COLOR, size=4, opacity=0.45),
-                name=names["draws"],
+                name=translate("axes.small.draws", lang),
                 legendgroup="draws",
                 showlegend=index == 0,
                 hovertemplate="b = " + str(int(b)) + "<br>%{y:.3f} σ<extra></extra>",
@@ -136,19 +125,19 @@ def small_batch_figure(result: SmallBatchNoise, left: Panel, right: Panel, names
         spread.add_trace(
             go.Scatter(
                 x=sizes,
-                y=_finite(measured),
+                y=finite_or_none(measured),
                 mode="markers",
                 marker=dict(color=color, size=9),
-                name=names[key],
+                name=translate(f"axes.small.{key}", lang),
             )
         )
         spread.add_trace(
             go.Scatter(
                 x=sizes,
-                y=_finite(theory),
+                y=finite_or_none(theory),
                 mode="lines",
                 line=dict(color=color, dash="dash", width=1.5),
-                name=names[f"{key}_theory"],
+                name=translate(f"axes.small.{key}_theory", lang),
             )
         )
     log_axis(spread, "x", sampled=[int(b) for b in sizes])  # each batch size
@@ -156,12 +145,13 @@ def small_batch_figure(result: SmallBatchNoise, left: Panel, right: Panel, names
     return _finish_pair((figure, spread), 400)
 
 
-def train_eval_figure(result: TrainEvalGap, left: Panel, right: Panel, names: Names) -> Pair:
+def train_eval_figure(result: TrainEvalGap, lang: str) -> Pair:
     """Left: channel 0's batch means and running mean over training steps, the population
     mean, and the shifted inference batch's mean.  Right: the train/eval gap against shift."""
+
     channel = int(np.argmax(np.abs(result.population_mean)))  # the most offset channel (else 0)
-    left = Panel(f"{left.title} · c = {channel}", left.x, left.y)
-    figure, gap = _two_panels(left, right)
+    figure = _titles(go.Figure(), "axes.train_eval.history", lang, f" · c = {channel}")
+    gap = _titles(go.Figure(), "axes.train_eval.gap_panel", lang)
     steps = np.arange(1, result.steps + 1)
     figure.add_trace(
         go.Scatter(
@@ -169,7 +159,7 @@ def train_eval_figure(result: TrainEvalGap, left: Panel, right: Panel, names: Na
             y=result.batch_mean_history[:, channel],
             mode="markers",
             marker=dict(color=MUTED_COLOR, size=4),
-            name=names["batch_mean"],
+            name=translate("axes.train_eval.batch_mean", lang),
         )
     )
     figure.add_trace(
@@ -178,7 +168,7 @@ def train_eval_figure(result: TrainEvalGap, left: Panel, right: Panel, names: Na
             y=result.running_mean_history[:, channel],
             mode="lines",
             line=dict(color=POLLUTED_COLOR, width=2),
-            name=names["running_mean"],
+            name=translate("axes.train_eval.running_mean", lang),
         )
     )
     population = float(result.population_mean[channel])
@@ -188,7 +178,7 @@ def train_eval_figure(result: TrainEvalGap, left: Panel, right: Panel, names: Na
             y=[population, population],
             mode="lines",
             line=dict(color=THEORY_COLOR, dash="dash", width=1),
-            name=names["population"],
+            name=translate("axes.train_eval.population", lang),
         )
     )
     figure.add_trace(
@@ -197,7 +187,7 @@ def train_eval_figure(result: TrainEvalGap, left: Panel, right: Panel, names: Na
             y=[float(result.eval_batch_mean[channel])],
             mode="markers",
             marker=dict(color=CLICKED_COLOR, size=12, symbol="diamond", line=dict(width=1)),
-            name=names["eval_mean"],
+            name=translate("axes.train_eval.eval_mean", lang),
         )
     )
     gap.add_trace(
@@ -207,7 +197,7 @@ def train_eval_figure(result: TrainEvalGap, left: Panel, right: Panel, names: Na
             mode="lines+markers",
             line=dict(color=POLLUTED_COLOR),
             marker=dict(size=5),
-            name=names["gap"],
+            name=translate("axes.train_eval.gap", lang),
         )
     )
     gap.add_trace(
@@ -216,24 +206,31 @@ def train_eval_figure(result: TrainEvalGap, left: Panel, right: Panel, names: Na
             y=[result.gap_mean],
             mode="markers",
             marker=dict(color=CLICKED_COLOR, size=13, symbol="diamond", line=dict(width=1)),
-            name=names["chosen"],
+            name=translate("axes.train_eval.chosen", lang),
         )
     )
     return _finish_pair((figure, gap), 400)
 
 
-def batch_of_one_figure(result: BatchOfOne, panel: Panel, names: Names) -> go.Figure:
+def batch_of_one_figure(result: BatchOfOne, lang: str) -> go.Figure:
     """The one token's channels: its input, β, the output with ε > 0 (on β), and ε = 0 (NaN).
 
     NaN has no height: its × markers sit in a strip of their own under the chart, labelled
-    ``names["nan_strip"]``, so that no one reads them as outputs equal to 0.
+    as such, so that no one reads them as outputs equal to 0.
     """
+
     channels = np.arange(len(result.x))
     figure = make_subplots(
         rows=2, cols=1, shared_xaxes=True, row_heights=(0.86, 0.14), vertical_spacing=0.04
     )
     figure.add_trace(
-        go.Bar(x=channels, y=result.x, marker_color=MUTED_COLOR, opacity=0.55, name=names["x"])
+        go.Bar(
+            x=channels,
+            y=result.x,
+            marker_color=MUTED_COLOR,
+            opacity=0.55,
+            name=translate("axes.one.x", lang),
+        )
     )
     figure.add_trace(
         go.Scatter(
@@ -241,16 +238,16 @@ def batch_of_one_figure(result: BatchOfOne, panel: Panel, names: Names) -> go.Fi
             y=result.beta,
             mode="markers",
             marker=dict(symbol="circle-open", size=13, color="#111111", line=dict(width=2)),
-            name=names["beta"],
+            name=translate("axes.one.beta", lang),
         )
     )
     figure.add_trace(
         go.Scatter(
             x=channels,
-            y=_finite(result.y),
+            y=finite_or_none(result.y),
             mode="markers",
             marker=dict(size=6, color=POLLUTED_COLOR),
-            name=names["y"],
+            name=translate("axes.one.y", lang),
         )
     )
     nan = [c for c, v in zip(channels, result.y_eps0) if not math.isfinite(v)]
@@ -261,7 +258,7 @@ def batch_of_one_figure(result: BatchOfOne, panel: Panel, names: Names) -> go.Fi
                 y=[0.0] * len(nan),  # a place in the NaN strip, not a value
                 mode="markers",
                 marker=dict(symbol="x", size=8, color=POLLUTED_COLOR, line=dict(width=1)),
-                name=names["y_eps0"],
+                name=translate("axes.one.y_eps0", lang),
                 hovertemplate="c = %{x}: NaN<extra></extra>",
             ),
             row=2,
@@ -270,27 +267,26 @@ def batch_of_one_figure(result: BatchOfOne, panel: Panel, names: Names) -> go.Fi
     figure.update_yaxes(
         range=(-1, 1),
         tickvals=[0],
-        ticktext=[names["nan_strip"]],
+        ticktext=[translate("axes.layout.nan_strip", lang)],
         showgrid=False,
         zeroline=False,
         fixedrange=True,
         row=2,
         col=1,
     )
-    figure.update_xaxes(title_text=panel.x, row=2, col=1)
-    figure.update_yaxes(title_text=panel.y, row=1, col=1)
-    figure.update_layout(title=dict(text=panel.title, x=0.5, xanchor="center", font=dict(size=14)))
+    figure.update_xaxes(title_text=translate("axes.one.chart_x", lang), row=2, col=1)
+    figure.update_yaxes(title_text=translate("axes.one.chart_y", lang), row=1, col=1)
+    title = translate("axes.one.chart_title", lang)
+    figure.update_layout(title=dict(text=title, x=0.5, xanchor="center", font=dict(size=14)))
     return _finish(figure, 380)
 
 
-def causal_figure(
-    result: CausalLeak, left: Panel, right: Panel, kind_names: Names, changed: str
-) -> Pair:
+def causal_figure(result: CausalLeak, lang: str) -> Pair:
     """|Δy| at each position after token ``result.position`` of sequence 0 was replaced:
     in that sequence (left) and in the other sequences (right), one line per kind.  The
     replaced token's own change (large under every kind) is left out of the left panel, so
     the scale shows what leaks into the other positions."""
-    pair = _two_panels(left, right)
+    pair = _two_panels("axes.causal.same", "axes.causal.other", lang)
     positions = np.arange(result.same_sample.shape[1])
     dashes = {"layernorm": "solid", "rmsnorm": "dash", "dyt": "dot"}
     for index, kind in enumerate(result.kinds):
@@ -307,7 +303,7 @@ def causal_figure(
                     mode="lines+markers",
                     line=dict(color=NORM_COLORS[kind], dash=dashes.get(kind, "solid"), width=2),
                     marker=dict(size=5),
-                    name=kind_names[kind],
+                    name=NORM_NAMES[kind],
                 )
             )
     for figure in pair:
@@ -316,7 +312,7 @@ def causal_figure(
         x=result.position,
         y=1.0,
         yref="y domain",
-        text=changed,
+        text=translate("axes.causal.changed", lang, position=result.position),
         showarrow=False,
         xanchor="right",
         xshift=-4,

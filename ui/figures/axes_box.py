@@ -2,7 +2,7 @@
 statistic shaded as a slab, the way Wu & He's Figure 2 draws the four norms.
 
 A pure plotly builder (no Streamlit): an oblique drawing in 2-D (filled polygons), which
-renders in every browser without WebGL.  Words arrive translated in ``BoxLabels``.
+renders in every browser without WebGL.  Words come from ``locales/*/axes.toml``.
 
 References:
 - Wu, He 2018, "Group Normalization", arXiv:1803.08494 (Figure 2)
@@ -11,27 +11,15 @@ References:
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
 import plotly.graph_objects as go
 
 from engine.axes.sharing import CellSelection
 from ui.figures.axes import CLICKED_COLOR, NORM_COLORS, bounding_box
+from ui.i18n import translate
 
 BOX_PAD_FILL = "rgba(96, 96, 96, 0.16)"  # PAD blocks in the box overlap: lighter than the map's
-
-
-@dataclass(frozen=True)
-class BoxLabels:
-    """Words of the box picture, translated; ``{n}`` is the axis size."""
-
-    batch: str  # "B = {n} sequences"
-    tokens: str  # "T = {n} positions"
-    channels: str  # "d = {n} channels"
-    pooled: str  # legend: the pooled cells
-    clicked: str  # legend: the clicked cell
-    pad: str  # legend: PAD positions
 
 
 _DEPTH_ANGLE = math.radians(35)  # the B axis is drawn up and to the right
@@ -109,11 +97,12 @@ def cuboids(mask: np.ndarray) -> list[tuple[int, int, int, int, int, int]]:
     return [tuple(run) for run in runs]
 
 
-def box_figure(
-    real: np.ndarray, selection: CellSelection, kind: str, labels: BoxLabels
-) -> go.Figure:
+def box_figure(real: np.ndarray, selection: CellSelection, kind: str, lang: str) -> go.Figure:
     """The ``[B, T, d]`` tensor as a box; the cells pooled into the clicked cell's statistic
     as a shaded slab, PAD positions greyed, the clicked cell in amber."""
+    pad = translate("axes.heatmap.pad", lang)
+    pooled_name = translate("axes.box.pooled", lang)
+    clicked = translate("axes.box.clicked", lang)
     shape = selection.pooled.shape
     batch, tokens, d = shape
     lengths = _lengths(batch, tokens, d)
@@ -127,7 +116,7 @@ def box_figure(
         length = int(real[b].sum())
         if length < tokens:
             for face in _faces((b, b + 1, length, tokens, 0, d), shape, lengths):
-                trace = _polygon(face, BOX_PAD_FILL, "rgba(80,80,80,0.4)", labels.pad, pad_legend)
+                trace = _polygon(face, BOX_PAD_FILL, "rgba(80,80,80,0.4)", pad, pad_legend)
                 traces.append(trace)
                 pad_legend = False
     pooled_legend = True
@@ -137,14 +126,14 @@ def box_figure(
             _faces(box, shape, lengths), ((0.85, 0.0), (0.85, 0.35), (0.85, -0.0))
         ):
             fill = _rgba(color, alpha, lighten)
-            traces.append(_polygon(face, fill, color, labels.pooled, pooled_legend))
+            traces.append(_polygon(face, fill, color, pooled_name, pooled_legend))
             pooled_legend = False
     b, t, c = selection.cell
     for index, face in enumerate(_faces((b, b + 1, t, t + 1, c, c + 1), shape, lengths)):
-        traces.append(_polygon(face, CLICKED_COLOR, "#7a5500", labels.clicked, index == 0))
+        traces.append(_polygon(face, CLICKED_COLOR, "#7a5500", clicked, index == 0))
     traces += _hidden_edges(lengths)
     layout = dict(
-        annotations=_axis_names(shape, lengths, labels),
+        annotations=_axis_names(shape, lengths, lang),
         height=330,
         margin=dict(l=10, r=10, t=10, b=10),
         legend=dict(orientation="h", y=0.0, yanchor="top", x=0.0),
@@ -172,18 +161,24 @@ def _hidden_edges(lengths) -> list[go.Scatter]:
     ]
 
 
-def _axis_names(shape, lengths, labels: BoxLabels) -> list[dict]:
+def _axis_names(shape, lengths, lang: str) -> list[dict]:
     batch, tokens, d = shape
     bottom = _project(0.5, 1, 0, lengths)
     left = _project(0, 0.5, 0, lengths)
     depth = _project(0, 0, 0.5, lengths)
     style = dict(showarrow=False, font=dict(size=13))
     return [
-        dict(x=bottom[0], y=bottom[1], text=labels.channels.format(n=d), yshift=-12, **style),
+        dict(
+            x=bottom[0],
+            y=bottom[1],
+            text=translate("axes.box.channels", lang, n=d),
+            yshift=-12,
+            **style,
+        ),
         dict(
             x=left[0],
             y=left[1],
-            text=labels.tokens.format(n=tokens),
+            text=translate("axes.box.tokens", lang, n=tokens),
             textangle=-90,
             xshift=-12,
             **style,
@@ -191,7 +186,7 @@ def _axis_names(shape, lengths, labels: BoxLabels) -> list[dict]:
         dict(
             x=depth[0],
             y=depth[1],
-            text=labels.batch.format(n=batch),
+            text=translate("axes.box.batch", lang, n=batch),
             textangle=-math.degrees(_DEPTH_ANGLE),
             xshift=-10,
             yshift=8,

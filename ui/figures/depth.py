@@ -1,16 +1,14 @@
 """Depth page charts: residual stream, gradients, updates, x_0's weight, the L-sweep and the
 training lab's losses (the wiring diagrams are in ``ui.figures.depth_wiring``).
 
-Pure functions: engine results in, ``go.Figure`` out; no Streamlit import.  Every word a
-reader sees arrives translated, in a ``*Labels`` dataclass or a ``names`` argument; numbers
-and code identifiers (``ln_1``, ``model.norm``) are the only text made here.
+Pure functions: engine results and a language in, ``go.Figure`` out; no Streamlit import.
+Words come from ``locales/*/depth.toml`` (``depth.<chart>_title``, ``_x``, ``_y``); series
+arrive named.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 import plotly.graph_objects as go
@@ -20,6 +18,8 @@ from engine.depth.placements import PLACEMENTS
 from engine.depth.theory import POST_LN_LEVEL, pre_ln_band, x0_weight_expected
 from engine.training.loop import TrainResult
 from ui.figures.style import linear_axis, log_axis
+from ui.formatting import finite_or_none, format_number
+from ui.i18n import translate
 from ui.text.depth import post_level_text
 
 PLACEMENT_COLORS = {
@@ -39,15 +39,6 @@ RUN_COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e")
 Series = tuple[str, DepthResult]  # (translated name, result)
 
 
-@dataclass(frozen=True)
-class AxisLabels:
-    """Title and axis titles of one chart, already translated."""
-
-    title: str
-    x: str
-    y: str
-
-
 def _styles(series: Sequence[Series]) -> list[dict]:
     """Colour by placement; a placement seen again gets the next dash style."""
     seen: dict[str, int] = {}
@@ -59,10 +50,6 @@ def _styles(series: Sequence[Series]) -> list[dict]:
     return styles
 
 
-def _finite(values) -> list[float | None]:
-    return [float(v) if math.isfinite(v) else None for v in np.asarray(values, dtype=float)]
-
-
 def _scales(figure: go.Figure, log_y: bool, log_x: bool = False, sampled_x=None) -> go.Figure:
     """Log or linear axes, the log ones ticked for a projector (``ui.figures.style``); call it
     after the last trace is added, since the ticks are read from the traces."""
@@ -70,49 +57,46 @@ def _scales(figure: go.Figure, log_y: bool, log_x: bool = False, sampled_x=None)
     return log_axis(figure, "x", sampled=sampled_x) if log_x else linear_axis(figure, "x")
 
 
-def _layout(figure: go.Figure, labels: AxisLabels, log_y: bool, log_x: bool = False) -> go.Figure:
+def _layout(
+    figure: go.Figure, chart: str, lang: str, log_y: bool, x: str = "residual", title=None
+) -> go.Figure:
+    """Titles from ``depth.<chart>_title`` and ``_y``, the x axis' from ``depth.<x>_x``."""
     figure.update_layout(
-        title=labels.title,
-        xaxis_title=labels.x,
-        yaxis_title=labels.y,
+        title=title or translate(f"depth.{chart}_title", lang),
+        xaxis_title=translate(f"depth.{x}_x", lang),
+        yaxis_title=translate(f"depth.{chart}_y", lang),
         height=420,
         margin=dict(l=10, r=10, t=50, b=10),
         legend=dict(orientation="h", y=-0.18),
         hovermode="x unified",
     )
-    return _scales(figure, log_y, log_x)
+    return _scales(figure, log_y)
 
 
-def _per_layer_figure(series, field, labels, log_y, first_layer) -> go.Figure:
+def _per_layer_figure(series, field, chart, lang, log_y, first_layer) -> go.Figure:
     figure = go.Figure()
     for (name, result), style in zip(series, _styles(series)):
         values = getattr(result, field)
         layers = np.arange(first_layer, first_layer + len(values))
         figure.add_trace(
-            go.Scatter(x=layers, y=_finite(values), name=name, mode="lines", line=style)
+            go.Scatter(x=layers, y=finite_or_none(values), name=name, mode="lines", line=style)
         )
-    return _layout(figure, labels, log_y)
+    return _layout(figure, chart, lang, log_y)
 
 
-def residual_figure(
-    series: Sequence[Series],
-    labels: AxisLabels,
-    band_label: str | None = None,
-    before_norm_label: str | None = None,
-    log_y: bool = True,
-) -> go.Figure:
+def residual_figure(series: Sequence[Series], lang: str, log_y: bool = True) -> go.Figure:
     """E||x_l||^2/d against l for each result, with Xiong's Lemma-2 Pre-LN band shaded.
 
     Each overlay is drawn only when a result of the placement it describes is shown
     (``engine/depth/placements.py``, ``lemma2``): the band for Pre-LN; for results whose
-    stream is normed (post, deepnorm), ``before_norm_label`` adds a dotted trace of the mean
-    square entering each layer's last norm, and Post-LN adds Lemma 2's 3/2 level.
-    ``band_label`` None hides the band.
+    stream is normed (post, deepnorm), a dotted trace of the mean square entering each
+    layer's last norm, and Post-LN adds Lemma 2's 3/2 level.
     """
-    figure = _per_layer_figure(series, "residual_ms", labels, log_y, first_layer=0)
+    figure = _per_layer_figure(series, "residual_ms", "residual", lang, log_y, first_layer=0)
     depth = max((r.spec.layers for _, r in series), default=0)
     band = any(PLACEMENTS[r.spec.placement].lemma2 == "pre_band" for _, r in series)
-    if band_label is not None and depth and band:
+    band_label = translate("depth.band", lang)
+    if depth and band:
         ell = np.arange(depth + 1)
         lo, hi = pre_ln_band(ell)
         figure.add_trace(
@@ -137,66 +121,54 @@ def residual_figure(
                 name=band_label,
             )
         )
-    if before_norm_label is not None:
-        posts = [(n, r) for n, r in series if PLACEMENTS[r.spec.placement].norms.on_stream]
-        for (name, result), style in zip(posts, _styles(posts)):
-            layers = np.arange(1, result.spec.layers + 1)
-            figure.add_trace(
-                go.Scatter(
-                    x=layers,
-                    y=_finite(result.pre_norm_ms),
-                    mode="lines",
-                    name=f"{name}: {before_norm_label}",
-                    line={**style, "dash": "dot"},
-                )
+    before_norm = translate("depth.before_norm", lang)
+    posts = [(n, r) for n, r in series if PLACEMENTS[r.spec.placement].norms.on_stream]
+    for (name, result), style in zip(posts, _styles(posts)):
+        layers = np.arange(1, result.spec.layers + 1)
+        figure.add_trace(
+            go.Scatter(
+                x=layers,
+                y=finite_or_none(result.pre_norm_ms),
+                mode="lines",
+                name=f"{name}: {before_norm}",
+                line={**style, "dash": "dot"},
             )
-        described = any(PLACEMENTS[r.spec.placement].lemma2 == "post_level" for _, r in posts)
-        if described and depth:  # a trace, not add_hline: hline labels misplace on log axes
-            figure.add_trace(
-                go.Scatter(
-                    x=[1, depth],
-                    y=[POST_LN_LEVEL, POST_LN_LEVEL],
-                    mode="lines",
-                    name=post_level_text(),
-                    line=dict(color=THEORY_COLOR, dash="dot", width=1),
-                )
+        )
+    described = any(PLACEMENTS[r.spec.placement].lemma2 == "post_level" for _, r in posts)
+    if described and depth:  # a trace, not add_hline: hline labels misplace on log axes
+        figure.add_trace(
+            go.Scatter(
+                x=[1, depth],
+                y=[POST_LN_LEVEL, POST_LN_LEVEL],
+                mode="lines",
+                name=post_level_text(),
+                line=dict(color=THEORY_COLOR, dash="dot", width=1),
             )
+        )
     return _scales(figure, log_y)
 
 
-def grad_norm_figure(series: Sequence[Series], labels: AxisLabels, log_y: bool = True):
-    """||d loss / d W_l|| against layer l (1..L) for each result."""
-    return _per_layer_figure(series, "grad_norm", labels, log_y, first_layer=1)
+def per_layer_figure(series: Sequence[Series], chart: str, lang: str) -> go.Figure:
+    """One value per layer l (1..L) against l for each result, ``chart`` "grad" (the
+    weights' gradient norm), "update" (||F_l|| / ||x_{l-1}||) or "cosine" (of x_{l-1}
+    and x_l; linear axis)."""
+    field = {"grad": "grad_norm", "update": "update_ratio", "cosine": "cosine"}[chart]
+    return _per_layer_figure(series, field, chart, lang, chart != "cosine", first_layer=1)
 
 
-def update_ratio_figure(series: Sequence[Series], labels: AxisLabels, log_y: bool = True):
-    """||F_l|| / ||x_{l-1}|| against layer l: how much each layer changes the stream."""
-    return _per_layer_figure(series, "update_ratio", labels, log_y, first_layer=1)
-
-
-def cosine_figure(series: Sequence[Series], labels: AxisLabels):
-    """cos(x_{l-1}, x_l) against layer l."""
-    return _per_layer_figure(series, "cosine", labels, False, first_layer=1)
-
-
-def x0_weight_figure(
-    series: Sequence[Series],
-    labels: AxisLabels,
-    reference_label: str | None = None,
-    gain: float = 1.0,
-) -> go.Figure:
-    """The identity path's weight on x_0 against l, with (1 + gain)^(-l/2) dashed when labelled
-    (2^(-l/2) for a branch as large as the stream, gain = 1)."""
-    figure = _per_layer_figure(series, "x0_weight", labels, True, first_layer=0)
+def x0_weight_figure(series: Sequence[Series], lang: str, gain: float | None = None) -> go.Figure:
+    """The identity path's weight on x_0 against l, with (1 + gain)^(-l/2) dashed when the
+    branch gain is known (2^(-l/2) for a branch as large as the stream, gain = 1)."""
+    figure = _per_layer_figure(series, "x0_weight", "x0", lang, True, first_layer=0)
     depth = max((r.spec.layers for _, r in series), default=0)
-    if reference_label is not None and depth:
+    if gain is not None and depth:
         ell = np.arange(depth + 1)
         figure.add_trace(
             go.Scatter(
                 x=ell,
                 y=x0_weight_expected(ell, gain),
                 mode="lines",
-                name=reference_label,
+                name=translate("depth.x0_reference", lang, gain=format_number(gain, 3)),
                 line=dict(color=THEORY_COLOR, dash="dash", width=1),
             )
         )
@@ -204,17 +176,18 @@ def x0_weight_figure(
 
 
 def sweep_figure(
-    sweeps: Sequence[tuple[str, SweepResult]],
-    labels: AxisLabels,
-    slope_label: str,
-    theory_label: str | None = None,
+    sweeps: Sequence[tuple[str, SweepResult]], lang: str, theory: bool = True
 ) -> go.Figure:
     """Last layer's gradient norm against L on log-log axes, one fitted line per sweep.
 
-    The title reads "<title> — <name> <slope_label> -0.48, ..." so the fitted slopes are on
-    the chart.  ``theory_label`` adds Theorem 1's slopes (0 for post, -1/2 for pre) as
-    dashed lines through each sweep's first point.
+    The title reads "<title> — <name> slope -0.48, ..." so the fitted slopes are on the
+    chart.  ``theory`` adds Theorem 1's slopes (0 for post, -1/2 for pre) as dashed lines
+    through each sweep's first point.
     """
+    slope_label, theory_label = (
+        translate("depth.slope", lang),
+        translate("depth.theory_slope", lang),
+    )
     figure = go.Figure()
     slopes = []
     for name, sweep in sweeps:
@@ -223,7 +196,7 @@ def sweep_figure(
         figure.add_trace(
             go.Scatter(
                 x=x,
-                y=_finite(sweep.last_grad_norm),
+                y=finite_or_none(sweep.last_grad_norm),
                 mode="markers",
                 name=name,
                 marker=dict(color=color, size=9),
@@ -240,21 +213,21 @@ def sweep_figure(
                 line=dict(color=color),
             )
         )
-        theory = PLACEMENTS[sweep.spec.placement].theorem1_slope
-        if theory_label is not None and theory is not None:
+        slope = PLACEMENTS[sweep.spec.placement].theorem1_slope
+        if theory and slope is not None:
             y0 = float(sweep.last_grad_norm[0])
             figure.add_trace(
                 go.Scatter(
                     x=x,
-                    y=y0 * (x / x[0]) ** theory,
+                    y=y0 * (x / x[0]) ** slope,
                     mode="lines",
-                    name=f"{name}: {theory_label} {theory:+.1f}",
+                    name=f"{name}: {theory_label} {slope:+.1f}",
                     line=dict(color=color, dash="dash", width=1),
                 )
             )
         slopes.append(f"{name} {slope_label} {sweep.slope:+.2f}")
-    title = AxisLabels(f"{labels.title}<br><sup>{', '.join(slopes)}</sup>", labels.x, labels.y)
-    figure = _layout(figure, title, log_y=True)
+    title = f"{translate('depth.sweep_title', lang)}<br><sup>{', '.join(slopes)}</sup>"
+    figure = _layout(figure, "sweep", lang, log_y=True, x="sweep", title=title)
     depths = sorted({int(d) for _, sweep in sweeps for d in sweep.layers})
     _scales(figure, log_y=True, log_x=True, sampled_x=depths)  # each simulated depth labelled
     figure.update_layout(hovermode="closest")
@@ -262,29 +235,30 @@ def sweep_figure(
 
 
 def training_loss_figure(
-    runs: Sequence[tuple[str, TrainResult]],
-    labels: AxisLabels,
-    chance_label: str | None = None,
-    log_y: bool = True,
+    runs: Sequence[tuple[str, TrainResult]], lang: str, log_y: bool = True
 ) -> go.Figure:
     """Per-step loss of each run (streamed or finished) with the chance loss dashed."""
     figure = go.Figure()
     for (name, run), color in zip(runs, RUN_COLORS * 4):
         figure.add_trace(
             go.Scatter(
-                x=run.steps, y=_finite(run.loss), mode="lines", name=name, line=dict(color=color)
+                x=run.steps,
+                y=finite_or_none(run.loss),
+                mode="lines",
+                name=name,
+                line=dict(color=color),
             )
         )
     last = max((int(run.steps[-1]) for _, run in runs if len(run.steps)), default=0)
-    if chance_label is not None and last:
+    if last:
         chance = runs[0][1].chance_loss
         figure.add_trace(
             go.Scatter(
                 x=[1, last],
                 y=[chance, chance],
                 mode="lines",
-                name=chance_label,
+                name=translate("depth.chance", lang),
                 line=dict(color=THEORY_COLOR, dash="dash", width=1),
             )
         )
-    return _layout(figure, labels, log_y)
+    return _layout(figure, "loss", lang, log_y, x="loss")

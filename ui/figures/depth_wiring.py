@@ -5,19 +5,20 @@ Where the norms sit is read from ``engine/depth/placements.py``, the same table 
 runs, so a diagram cannot disagree with the simulation; what models call them is read from
 the model catalog (``engine/models/catalog.toml``).
 
-Pure functions, no Streamlit import; the words arrive translated in ``WiringLabels``; only
-code identifiers (``ln_1``, ``model.norm``) and symbols (α, β, 1/√l, xₗ) are written here.
+Pure functions, no Streamlit import; the words come from ``locales/*/depth.toml``
+(``depth.wiring_*``); only code identifiers (``ln_1``, ``model.norm``) and symbols (α, β,
+1/√l, xₗ) are written here.
 """
 
 from __future__ import annotations
-
-from dataclasses import dataclass
 
 import plotly.graph_objects as go
 
 from engine.depth.placements import PLACEMENTS
 from engine.models.families import ModuleNames
 from engine.models.loader import catalog
+from ui.i18n import translate
+from ui.labels import label
 
 IDENTITY_COLOR = "#f2a900"  # the highlighted identity path
 NORM_FILL, BRANCH_FILL, INK = "#fde0c5", "#d9e8f5", "#444444"
@@ -31,19 +32,6 @@ def legible_width(figure: go.Figure) -> int:
     """The narrowest width (px) at which the diagram's labels stay inside their boxes."""
     low, high = figure.layout.xaxis.range
     return int(PX_PER_UNIT * (high - low)) + 20  # + the figure's margins
-
-
-@dataclass(frozen=True)
-class WiringLabels:
-    """Words in a wiring diagram, already translated."""
-
-    title: str
-    norm: str  # "Norm"
-    attention: str
-    mlp: str
-    identity: str  # legend entry of the highlighted identity path
-    final_norm: str  # "after the last layer"
-    output: str  # what leaves the final norm: the model's output, not the next layer's input
 
 
 def _box_width(text: str, name: str | None) -> float:
@@ -88,13 +76,18 @@ def _arrow(figure, x0, y0, x1, y1, color=INK, width=1.5):
 
 def wiring_figure(
     placement: str,
-    labels: WiringLabels,
+    lang: str,
     final_norm: bool = True,
     modules: ModuleNames | None = None,
+    norm: str | None = None,
+    attention: str | None = None,
 ) -> go.Figure:
     """One attention + MLP layer wired for ``placement``, left to right, identity path
     highlighted, each norm box named as the placement's example families name it, or as
-    ``modules`` does (one catalog family's ``Family.module_names``)."""
+    ``modules`` does (one catalog family's ``Family.module_names``). ``norm`` and
+    ``attention`` replace the boxes' generic words (a family's own norm)."""
+    norm = norm or translate("depth.wiring_norm", lang)
+    attention = attention or translate("depth.wiring_attention", lang)
     entry = PLACEMENTS[placement]
     before, after, on_stream = entry.norms.before, entry.norms.after, entry.norms.on_stream
     modules = catalog().placement_names(placement) if modules is None else modules
@@ -103,13 +96,14 @@ def wiring_figure(
     adds = []
     x = 0.6
     figure.add_annotation(x=0.1, y=y_main, text=STREAM_IN, showarrow=False, font=dict(size=14))
-    for text, names in ((labels.attention, modules.attention), (labels.mlp, modules.mlp)):
+    mlp = translate("depth.wiring_mlp", lang)
+    for text, names in ((attention, modules.attention), (mlp, modules.mlp)):
         start = x
-        slots = [(labels.norm, names[0], NORM_FILL)] * before
+        slots = [(norm, names[0], NORM_FILL)] * before
         if entry.scale_branch_input:
             slots.append(("× 1/√l", None, NORM_FILL))
         slots.append((text + (" (init × β)" if entry.deepnorm else ""), None, BRANCH_FILL))
-        slots += [(labels.norm, names[1], NORM_FILL)] * after
+        slots += [(norm, names[1], NORM_FILL)] * after
         figure.add_shape(
             type="line", x0=start, x1=start, y0=y_main, y1=y_branch, line=dict(color=INK, width=1.5)
         )
@@ -134,19 +128,19 @@ def wiring_figure(
         adds.append(add_x)
         x = add_x + 0.35
         if on_stream:
-            x = _box(figure, x, y_main, labels.norm, names[2], NORM_FILL) + 0.35
+            x = _box(figure, x, y_main, norm, names[2], NORM_FILL) + 0.35
         x += 0.3
     end, stream_out = x, STREAM_OUT
     if final_norm and entry.final_norm:
-        right = _box(figure, end, y_main, labels.norm, modules.final, NORM_FILL)
+        right = _box(figure, end, y_main, norm, modules.final, NORM_FILL)
         figure.add_annotation(
             x=(end + right) / 2,
             y=y_main - 0.55,
-            text=labels.final_norm,
+            text=translate("depth.wiring_final", lang),
             showarrow=False,
             font=dict(size=11),
         )
-        end, stream_out = right + 0.3, labels.output
+        end, stream_out = right + 0.3, translate("depth.wiring_output", lang)
     figure.add_annotation(
         x=end + 0.1,
         y=y_main,
@@ -161,7 +155,7 @@ def wiring_figure(
             x=[0.3, end],
             y=[y_main, y_main],
             mode="lines",
-            name=labels.identity,
+            name=translate("depth.wiring_identity", lang),
             hoverinfo="skip",
             line=dict(color=IDENTITY_COLOR, width=8),
         )
@@ -179,7 +173,7 @@ def wiring_figure(
         )
     )
     figure.update_layout(
-        title=f"{labels.title} — {modules.family}",
+        title=f"{label('placement', placement, lang)} — {modules.family}",
         height=260,
         margin=dict(l=10, r=10, t=45, b=10),
         showlegend=True,

@@ -1,10 +1,10 @@
 """Activation-dump charts: residual RMS per layer and token, massive activations, how much
 centering matters (LayerNorm vs RMSNorm), the channel view and the DyT fit.
 
-Pure functions: the engine's report in, ``go.Figure`` out; no Streamlit import.  Every word
-a reader sees arrives translated (``AxisLabels`` and ``names`` arguments); numbers and the
-dump's own entry names are the only text made here, and the names go through
-``ui.formatting.plot_text`` (plotly would read ``<b>`` or ``<a href>`` in them as markup).
+Pure functions: the engine's report and a language in, ``go.Figure`` out; no Streamlit
+import.  Words come from ``locales/*/dumps.toml`` (``dumps.<chart>_title``, ``_x``, ``_y``);
+the dump's own entry names go through ``ui.formatting.plot_text`` (plotly would read ``<b>``
+or ``<a href>`` in them as markup).
 
 References: Sun et al. 2024, "Massive Activations in Large Language Models",
 arXiv:2402.17762 (top-1/2/3 over the median, per layer); Zhang & Sennrich 2019, RMSNorm,
@@ -29,9 +29,10 @@ from engine.dumps.diagnostics import (
 )
 from engine.dumps.norm_views import DyTFit, TokenNorms
 from engine.dumps.report import NormComparison
-from ui.figures.depth import AxisLabels
 from ui.figures.style import linear_axis, log_axis
-from ui.formatting import plot_text
+from ui.formatting import finite_or_none, format_number, plot_text
+from ui.i18n import translate
+from ui.labels import label
 
 FIRST_COLOR = "#d62728"  # the first token, wherever it is drawn
 OUTLIER_COLOR = "#ff7f0e"
@@ -47,20 +48,19 @@ MAX_OUTLIER_LINES = 4  # outlier tokens drawn as lines of their own
 MAX_NAMED_TOKENS = 64  # beyond this many tokens the axis shows positions, not texts
 
 
-def _finite(values) -> list[float | None]:
-    return [float(v) if math.isfinite(v) else None for v in np.asarray(values, dtype=float)]
-
-
 def _positive(values) -> list[float | None]:
     """For log axes: non-positive and non-finite values are gaps, never drawn as 0."""
-    return [v if v is not None and v > 0 else None for v in _finite(values)]
+    return [v if v is not None and v > 0 else None for v in finite_or_none(values)]
 
 
-def _layout(figure: go.Figure, labels: AxisLabels, log_y: bool, height: int = 400) -> go.Figure:
+def _layout(
+    figure: go.Figure, chart: str, lang: str, log_y: bool, height: int = 400, **titles
+) -> go.Figure:
+    """Titles from ``dumps.<chart>_title``, ``_x`` and ``_y`` (``titles`` replace them)."""
     figure.update_layout(
-        title=labels.title,
-        xaxis_title=labels.x,
-        yaxis_title=labels.y,
+        title=titles.get("title") or translate(f"dumps.{chart}_title", lang),
+        xaxis_title=translate(f"dumps.{chart}_x", lang),
+        yaxis_title=titles.get("y") or translate(f"dumps.{chart}_y", lang),
         height=height,
         margin=dict(l=10, r=10, t=50, b=10),
         legend=dict(orientation="h", y=-0.2),
@@ -90,28 +90,25 @@ def _log10(values: np.ndarray) -> np.ndarray:
 def rms_heatmap(
     rms: np.ndarray,
     layer_names: Sequence[str],
-    labels: AxisLabels,
-    names: dict[str, str],
+    lang: str,
     log: bool = True,
     outliers: Sequence[tuple[int, int]] = (),
     token_names: Sequence[str] | None = None,
 ) -> go.Figure:
     """Each token's RMS at each layer of one sequence, ``rms`` [L, T]; the first token and
     the ``outliers`` ((token, layer of its largest ratio)) marked; ``token_names`` [T] (safe
-    for plotly) label the token axis when the dump names its tokens.
-
-    ``names``: "colorbar", "first", "outlier", "hover_layer", "hover_token".
-    """
+    for plotly) label the token axis when the dump names its tokens."""
     layers, tokens = rms.shape
     values = rms.astype(np.float64)
     z = _log10(values) if log else np.where(np.isfinite(values), values, np.nan)
     hover = (
-        f"{names['hover_layer']} %{{y}} · %{{customdata[0]}}<br>"
-        f"{names['hover_token']} %{{x}}<br>RMS %{{customdata[1]:.4g}}<extra></extra>"
+        f"{translate('dumps.layer_word', lang)} %{{y}} · %{{customdata[0]}}<br>"
+        f"{translate('dumps.token_word', lang)} %{{x}}<br>RMS %{{customdata[1]:.4g}}"
+        "<extra></extra>"
     )
     shown = np.asarray([plot_text(name) for name in layer_names], dtype=object)  # [L]
     custom = np.dstack([np.repeat(shown[:, None], tokens, axis=1), values])
-    colorbar = dict(title=names["colorbar"])
+    colorbar = dict(title="RMS")
     if log:
         finite = z[np.isfinite(z)]
         low, high = (finite.min(), finite.max()) if finite.size else (math.nan, math.nan)
@@ -133,7 +130,7 @@ def rms_heatmap(
             y=np.arange(layers),
             mode="lines",
             line=dict(color=FIRST_COLOR, width=2, dash="dot"),
-            name=names["first"],
+            name=translate("dumps.first_token", lang),
             hoverinfo="skip",
         )
     )
@@ -144,11 +141,11 @@ def rms_heatmap(
                 y=[layer for _, layer in outliers],
                 mode="markers",
                 marker=dict(symbol="circle-open", size=12, color=OUTLIER_COLOR, line=dict(width=2)),
-                name=names["outlier"],
+                name=translate("dumps.outlier_token", lang),
                 hoverinfo="skip",
             )
         )
-    _layout(figure, labels, log_y=False, height=min(720, 260 + 12 * layers))
+    _layout(figure, "heatmap", lang, log_y=False, height=min(720, 260 + 12 * layers))
     figure.update_layout(hovermode="closest", legend=dict(orientation="h", y=-0.25))
     if token_names is not None and len(token_names) == tokens <= MAX_NAMED_TOKENS:
         ticks = [f"{i} {name}" for i, name in enumerate(token_names)]
@@ -159,7 +156,7 @@ def rms_heatmap(
 def _layer_lines(figure: go.Figure, lines, log_y: bool) -> go.Figure:
     """One trace per (values [L], name, line style), against the layer index."""
     for values, name, line in lines:
-        y = _positive(values) if log_y else _finite(values)
+        y = _positive(values) if log_y else finite_or_none(values)
         figure.add_trace(go.Scatter(x=np.arange(len(values)), y=y, name=name, line=line))
     if lines and len(lines[0][0]) <= 12:  # a few layers: one tick each, never "1.5"
         figure.update_xaxes(dtick=1)
@@ -167,17 +164,11 @@ def _layer_lines(figure: go.Figure, lines, log_y: bool) -> go.Figure:
 
 
 def rms_lines(
-    residual: ResidualDiagnostics,
-    batch: int,
-    labels: AxisLabels,
-    names: dict[str, str],
-    outlier_tokens: Sequence[int] = (),
+    residual: ResidualDiagnostics, batch: int, lang: str, outlier_tokens: Sequence[int] = ()
 ) -> go.Figure:
     """RMS against layer: every token's 10-90 % band, the median token, all tokens together,
-    the first token and a few outlier tokens of sequence ``batch``, and the fitted growth.
+    the first token and a few outlier tokens of sequence ``batch``, and the fitted growth."""
 
-    ``names``: "band", "median", "all", "first", "max", "fit", "token" (with ``{token}``).
-    """
     rms = residual.rms  # [L, B, T]
     layers = np.arange(rms.shape[0])
     flat = rms.reshape(rms.shape[0], -1).astype(np.float64)  # [L, B*T]
@@ -194,51 +185,77 @@ def rms_lines(
                 line=dict(width=0),
                 fill=fill,
                 fillcolor=BAND_FILL,
-                name=names["band"],
+                name=translate("dumps.band", lang),
                 showlegend=fill is not None,
                 hoverinfo="skip",
             )
         )
     lines = [
-        (residual.rms_layer, names["all"], dict(color=ALL_COLOR, width=2)),
-        (residual.rms_median_token, names["median"], dict(color=MEDIAN_COLOR, width=2)),
-        (residual.rms_max_token, names["max"], dict(color=MUTED, width=1, dash="dot")),
-        (rms[:, batch, 0], names["first"], dict(color=FIRST_COLOR, width=2)),
+        (residual.rms_layer, translate("dumps.all_tokens", lang), dict(color=ALL_COLOR, width=2)),
+        (
+            residual.rms_median_token,
+            translate("dumps.median_token", lang),
+            dict(color=MEDIAN_COLOR, width=2),
+        ),
+        (
+            residual.rms_max_token,
+            translate("dumps.max_token", lang),
+            dict(color=MUTED, width=1, dash="dot"),
+        ),
+        (rms[:, batch, 0], translate("dumps.first_token", lang), dict(color=FIRST_COLOR, width=2)),
     ]
     for index, token in enumerate([t for t in outlier_tokens if t != 0][:MAX_OUTLIER_LINES]):
-        name = names["token"].format(token=token)
         color = OUTLIER_LINE_COLORS[index % len(OUTLIER_LINE_COLORS)]
-        lines.append((rms[:, batch, token], name, dict(color=color, width=1)))
+        lines.append(
+            (
+                rms[:, batch, token],
+                translate("dumps.token_n", lang, token=token),
+                dict(color=color, width=1),
+            )
+        )
     # the median token's fit: the all-token RMS is the first token's once it jumps, so a
     # single c·g^l through it follows no curve drawn here
     fit = next((g for g in residual.growth if g.basis == "median_token"), None)
     if fit is not None and math.isfinite(fit.rate):
         fitted = fit.intercept * fit.rate ** layers.astype(np.float64)  # c·g^l
-        lines.append((fitted, names["fit"], dict(color=MEDIAN_COLOR, width=1, dash="dash")))
-    return _layout(_layer_lines(figure, lines, log_y=True), labels, log_y=True, height=440)
+        lines.append(
+            (fitted, translate("dumps.fit", lang), dict(color=MEDIAN_COLOR, width=1, dash="dash"))
+        )
+    return _layout(_layer_lines(figure, lines, log_y=True), "lines", lang, True, height=440)
 
 
-def massive_figure(
-    massive: MassiveDiagnostics, labels: AxisLabels, names: dict[str, str]
-) -> go.Figure:
+def massive_figure(massive: MassiveDiagnostics, lang: str) -> go.Figure:
     """Top-1/2/3 |a| over the layer's median |a|, per layer (Sun et al. 2024, Fig. 1), with
-    the massive threshold on the same scale.  ``names``: "top" (with ``{rank}``), "threshold".
-    """
+    the massive threshold on the same scale."""
     with np.errstate(all="ignore"):
         threshold = massive.threshold / massive.median_abs  # [L]
     lines = [
         (
             massive.top3_ratio[:, rank],
-            names["top"].format(rank=rank + 1),
+            translate("dumps.top_rank", lang, rank=rank + 1),
             dict(color=TOP_COLORS[rank], width=2 if rank == 0 else 1),
         )
         for rank in range(3)
     ]
-    lines.append((threshold, names["threshold"], dict(color=MUTED, dash="dash")))
+    lines.append((threshold, translate("dumps.threshold", lang), dict(color=MUTED, dash="dash")))
     figure = _layer_lines(go.Figure(), lines, log_y=True)
     figure.update_traces(mode="lines+markers", marker=dict(size=5))
     figure.data[-1].mode = "lines"  # the threshold
-    return _layout(figure, labels, log_y=True)
+    return _layout(figure, "massive_chart", lang, log_y=True)
+
+
+def _token_names(comparison: NormComparison, lang: str) -> list[str]:
+    """The tokens the report chose to compare, each named with why it was chosen."""
+    return [
+        translate(
+            "dumps.token_name",
+            lang,
+            reason=label("chosen_as", reason, lang),
+            batch=int(b),
+            token=int(token),
+        )
+        for reason, b, token in zip(comparison.reasons, comparison.batch, comparison.token)
+    ]
 
 
 def _token_styles(token_names: Sequence[str], width: float) -> list[dict]:
@@ -249,76 +266,72 @@ def _token_styles(token_names: Sequence[str], width: float) -> list[dict]:
 
 
 def centering_figure(
-    centering: CenteringDiagnostics,
-    comparison: NormComparison,
-    token_names: Sequence[str],
-    labels: AxisLabels,
-    all_name: str,
+    centering: CenteringDiagnostics, comparison: NormComparison, lang: str
 ) -> go.Figure:
     """μ²/RMS² per layer: over all tokens, and for each chosen token (log scale: the share
     is often a fraction of a percent)."""
-    lines = [(centering.mu2_share, all_name, dict(color=ALL_COLOR, width=3))]
+    all_tokens = translate("dumps.all_tokens", lang)
+    lines = [(centering.mu2_share, all_tokens, dict(color=ALL_COLOR, width=3))]
+    token_names = _token_names(comparison, lang)
     styles = _token_styles(token_names, 1)
     lines += [(comparison.mu2_share[:, i], n, styles[i]) for i, n in enumerate(token_names)]
-    return _layout(_layer_lines(go.Figure(), lines, log_y=True), labels, log_y=True)
+    return _layout(_layer_lines(go.Figure(), lines, log_y=True), "share", lang, log_y=True)
 
 
-def difference_figure(
-    comparison: NormComparison, token_names: Sequence[str], labels: AxisLabels
-) -> go.Figure:
+def difference_figure(comparison: NormComparison, lang: str) -> go.Figure:
     """RMS over d of LayerNorm(x) − RMSNorm(x) per layer, for each chosen token."""
+    token_names = _token_names(comparison, lang)
     styles = _token_styles(token_names, 2)
     lines = [(comparison.difference_rms[:, i], n, styles[i]) for i, n in enumerate(token_names)]
-    return _layout(_layer_lines(go.Figure(), lines, log_y=False), labels, log_y=False)
+    return _layout(_layer_lines(go.Figure(), lines, log_y=False), "difference", lang, False)
 
 
-def token_norms_figure(norms: TokenNorms, labels: AxisLabels, names: dict[str, str]) -> go.Figure:
+def token_norms_figure(norms: TokenNorms, lang: str) -> go.Figure:
     """One token's LayerNorm and RMSNorm outputs channel by channel (top) and their
-    difference on its own scale (bottom: it is often a hundredth of the outputs).
-    ``names``: "layernorm", "rmsnorm", "difference"."""
+    difference on its own scale (bottom: it is often a hundredth of the outputs)."""
+    difference = translate("dumps.ln_minus_rms", lang)
     channels = np.arange(norms.layernorm.shape[1])
     ln, rms = norms.layernorm[0], norms.rmsnorm[0]
     figure = make_subplots(rows=2, cols=1, shared_xaxes=True, row_heights=[0.65, 0.35])
     figure.add_trace(
-        go.Scatter(x=channels, y=_finite(ln), name=names["layernorm"], line=dict(color=ALL_COLOR)),
+        go.Scatter(
+            x=channels, y=finite_or_none(ln), name="LayerNorm(x)", line=dict(color=ALL_COLOR)
+        ),
         row=1,
         col=1,
     )
     figure.add_trace(
         go.Scatter(
             x=channels,
-            y=_finite(rms),
-            name=names["rmsnorm"],
+            y=finite_or_none(rms),
+            name="RMSNorm(x)",
             line=dict(color=FIRST_COLOR, dash="dot"),
         ),
         row=1,
         col=1,
     )
     figure.add_trace(
-        go.Scatter(
-            x=channels, y=_finite(ln - rms), name=names["difference"], line=dict(color=MUTED)
-        ),
+        go.Scatter(x=channels, y=finite_or_none(ln - rms), name=difference, line=dict(color=MUTED)),
         row=2,
         col=1,
     )
-    _layout(figure, labels, log_y=False, height=480)
-    figure.update_layout(xaxis_title=None, xaxis2_title=labels.x, yaxis2_title=names["difference"])
+    _layout(figure, "token", lang, log_y=False, height=480)
+    x_title = translate("dumps.token_x", lang)
+    figure.update_layout(xaxis_title=None, xaxis2_title=x_title, yaxis2_title=difference)
     return figure
 
 
-def channel_heatmap(
-    ratio: np.ndarray, layer_names: Sequence[str], labels: AxisLabels, names: dict[str, str]
-) -> go.Figure:
+def channel_heatmap(ratio: np.ndarray, lang: str) -> go.Figure:
     """Each channel's RMS over tokens divided by its layer's median channel, ``ratio``
-    [L, d], on a log colour scale centred on 1 (the typical channel).
-    ``names``: "colorbar", "hover_layer", "hover_channel"."""
+    [L, d], on a log colour scale centred on 1 (the typical channel)."""
     layers, channels = ratio.shape
     z = _log10(ratio)  # [L, d]
     finite = z[np.isfinite(z)]
     reach = float(np.abs(finite).max()) if finite.size else 1.0
     tickvals, ticktext = _decade_ticks(-reach, reach)
     hover = (
-        f"{names['hover_layer']} %{{y}}<br>{names['hover_channel']} %{{x}}<br>"
+        f"{translate('dumps.layer_word', lang)} %{{y}}<br>"
+        f"{translate('dumps.channel_word', lang)} %{{x}}<br>"
         "× %{customdata:.4g}<extra></extra>"
     )
     figure = go.Figure(
@@ -332,26 +345,30 @@ def channel_heatmap(
             zmid=0.0,
             zmin=-reach,
             zmax=reach,
-            colorbar=dict(title=names["colorbar"], tickvals=tickvals, ticktext=ticktext),
+            colorbar=dict(
+                title=translate("dumps.channel_colorbar", lang),
+                tickvals=tickvals,
+                ticktext=ticktext,
+            ),
         )
     )
-    _layout(figure, labels, log_y=False, height=min(720, 260 + 12 * layers))
+    _layout(figure, "channels_chart", lang, log_y=False, height=min(720, 260 + 12 * layers))
     figure.update_layout(hovermode="closest")
     return figure
 
 
 def channel_detail(
-    channels: ChannelDiagnostics, layer: int, labels: AxisLabels, names: dict[str, str]
+    channels: ChannelDiagnostics, layer: int, layer_name: str, lang: str
 ) -> go.Figure:
     """One layer's per-channel mean (top) and standard deviation (bottom, log scale) over all
-    tokens — what BatchNorm would pool — with its outlier channels in their own colour.
-    ``names``: "mean", "std", "outlier"."""
+    tokens — what BatchNorm would pool — with its outlier channels in their own colour."""
+    names = {key: translate(f"dumps.channel_{key}", lang) for key in ("mean", "std")}
     index = np.arange(channels.mean.shape[1])
     picked = channels.outlier_channel[channels.outlier_layer == layer]
     usual = np.setdiff1d(index, picked)
     figure = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08)
     for row, values, name in ((1, channels.mean[layer], "mean"), (2, channels.std[layer], "std")):
-        clean = _finite(values) if row == 1 else _positive(values)
+        clean = finite_or_none(values) if row == 1 else _positive(values)
         figure.add_trace(
             go.Scatter(
                 x=usual,
@@ -368,7 +385,7 @@ def channel_detail(
                 go.Scatter(
                     x=picked,
                     y=[clean[i] for i in picked],
-                    name=names["outlier"],
+                    name=translate("dumps.outlier_channel", lang),
                     mode="markers",
                     marker=dict(color=OUTLIER_COLOR, size=9, symbol="diamond"),
                     showlegend=row == 1,
@@ -377,11 +394,12 @@ def channel_detail(
                 row=row,
                 col=1,
             )
-    _layout(figure, labels, log_y=False, height=520)
+    title = translate("dumps.detail_title", lang, layer=layer, entry=plot_text(layer_name))
+    _layout(figure, "detail", lang, log_y=False, height=520, title=title)
     figure.update_layout(
         hovermode="closest",
         xaxis_title=None,
-        xaxis2_title=labels.x,
+        xaxis2_title=translate("dumps.detail_x", lang),
         yaxis_title=names["mean"],
         yaxis2_title=names["std"],
     )
@@ -389,16 +407,15 @@ def channel_detail(
     return figure
 
 
-def dyt_figure(fit: DyTFit, labels: AxisLabels, names: dict[str, str]) -> go.Figure:
-    """A norm's output against its input, and the fitted γ·tanh(αx) (Zhu et al. 2025).
-    ``names``: "points", "curve"."""
+def dyt_figure(fit: DyTFit, lang: str) -> go.Figure:
+    """A norm's output against its input, and the fitted γ·tanh(αx) (Zhu et al. 2025)."""
     figure = go.Figure()
     figure.add_trace(
         go.Scattergl(
             x=fit.x,
             y=fit.y,
             mode="markers",
-            name=names["points"],
+            name=translate("dumps.dyt_points", lang, count=fit.points),
             marker=dict(color=ALL_COLOR, size=3, opacity=0.35),
         )
     )
@@ -409,10 +426,18 @@ def dyt_figure(fit: DyTFit, labels: AxisLabels, names: dict[str, str]) -> go.Fig
                 x=x,
                 y=fit.gamma * np.tanh(fit.alpha * x),
                 mode="lines",
-                name=names["curve"],
+                name="γ·tanh(αx)",
                 line=dict(color=FIRST_COLOR, width=2),
             )
         )
-    _layout(figure, labels, log_y=False)
+    title = translate(
+        "dumps.dyt_title",
+        lang,
+        alpha=format_number(fit.alpha, 4),
+        gamma=format_number(fit.gamma, 4),
+        r2=format_number(fit.r2, 3),
+    )
+    y = translate("dumps.dyt_y_affine" if fit.affine_removed else "dumps.dyt_y", lang)
+    _layout(figure, "dyt", lang, log_y=False, title=title, y=y)
     figure.update_layout(hovermode="closest")
     return figure

@@ -1,8 +1,8 @@
 """Charts of real activations: one norm's input and output on one token, and the live
 model's float32 / bfloat16 / float16 comparison.
 
-Pure functions: engine results in, ``go.Figure`` out; every word a reader sees arrives
-translated (``AxisLabels`` and ``names``).  A norm's input is drawn on a linear scale on
+Pure functions: engine results and a language in, ``go.Figure`` out; words from
+``locales/*/dumps.toml``.  A norm's input is drawn on a linear scale on
 purpose: on a token with a massive activation one channel (~20,000) dwarfs the rest (~1-50),
 and that one channel is most of the token's RMS, which is what the reader should see.
 
@@ -20,41 +20,43 @@ from plotly.subplots import make_subplots
 
 from engine.dumps.live_precision import DIVERGENCE, PrecisionComparison
 from engine.dumps.norm_step import NormStep
-from ui.figures.depth import AxisLabels
 from ui.figures.dumps import ALL_COLOR, FIRST_COLOR, MUTED, OUTLIER_COLOR
+from ui.formatting import plot_text
+from ui.i18n import translate
 
 DTYPE_COLORS = {"float32": MUTED, "bfloat16": OUTLIER_COLOR, "float16": FIRST_COLOR}
 
 
-def norm_io_figure(step: NormStep, labels: AxisLabels, names: dict[str, str]) -> go.Figure:
-    """The token's d inputs (top) and the norm's outputs (bottom:
-    captured, and the reference formula's recomputation as dots), channel by channel; the
-    largest input's channel marked.  ``names``: "input", "output", "recomputed", "peak",
-    "input_axis", "output_axis", "hover_channel"."""
+def norm_io_figure(step: NormStep, norm: str, token: str, lang: str) -> go.Figure:
+    """The token's d inputs (top) and the norm's outputs (bottom: captured, and the reference
+    formula's recomputation as dots), channel by channel; the largest input's channel marked.
+    ``norm`` and ``token`` (the dump's own texts) name them in the title."""
+
+    channel = translate("dumps.channel_word", lang)
     io = step.io
     channels = np.arange(io.x.shape[0])
     figure = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08)
-    hover_in = f"{names['hover_channel']} %{{x}}<br>x = %{{y:.6g}}<extra></extra>"
+    hover_in = f"{channel} %{{x}}<br>x = %{{y:.6g}}<extra></extra>"
     figure.add_trace(
         go.Scatter(
             x=channels,
             y=io.x,
             hovertemplate=hover_in,
             mode="lines",
-            name=names["input"],
+            name=translate("dumps.io_input", lang),
             line=dict(color=ALL_COLOR, width=1),
         ),
         row=1,
         col=1,
     )
-    hover_out = f"{names['hover_channel']} %{{x}}<br>y = %{{y:.6g}}<extra></extra>"
+    hover_out = f"{channel} %{{x}}<br>y = %{{y:.6g}}<extra></extra>"
     figure.add_trace(
         go.Scatter(
             x=channels,
             y=io.y,
             hovertemplate=hover_out,
             mode="lines",
-            name=names["output"],
+            name=translate("dumps.io_output", lang),
             line=dict(color=FIRST_COLOR, width=1),
         ),
         row=2,
@@ -67,7 +69,7 @@ def norm_io_figure(step: NormStep, labels: AxisLabels, names: dict[str, str]) ->
                 y=step.recomputed,
                 hovertemplate=hover_out,
                 mode="markers",
-                name=names["recomputed"],
+                name=translate("dumps.io_recomputed", lang),
                 marker=dict(color=MUTED, size=3),
             ),
             row=2,
@@ -80,18 +82,18 @@ def norm_io_figure(step: NormStep, labels: AxisLabels, names: dict[str, str]) ->
             y=[float(io.x[peak])],
             hovertemplate=hover_in,
             mode="markers",
-            name=names["peak"],
+            name=translate("dumps.io_peak", lang),
             marker=dict(color=OUTLIER_COLOR, size=10, symbol="diamond"),
         ),
         row=1,
         col=1,
     )
-    figure.update_yaxes(title=names["input_axis"], row=1)
-    figure.update_yaxes(title=names["output_axis"], row=2)
-    figure.update_xaxes(title=labels.x, row=2)
+    figure.update_yaxes(title=translate("dumps.io_input_axis", lang), row=1)
+    figure.update_yaxes(title=translate("dumps.io_output_axis", lang), row=2)
+    figure.update_xaxes(title=translate("dumps.detail_x", lang), row=2)
     figure.update_xaxes(range=[-0.5, channels.shape[0] - 0.5])
     figure.update_layout(
-        title=labels.title,
+        title=translate("dumps.io_title", lang, norm=plot_text(norm), token=plot_text(token)),
         height=460,
         margin=dict(l=10, r=10, t=50, b=10),
         legend=dict(orientation="h", y=-0.18),
@@ -100,15 +102,13 @@ def norm_io_figure(step: NormStep, labels: AxisLabels, names: dict[str, str]) ->
     return figure
 
 
-def precision_figure(
-    comparison: PrecisionComparison, labels: AxisLabels, names: dict[str, str]
-) -> go.Figure:
+def precision_figure(comparison: PrecisionComparison, lang: str) -> go.Figure:
     """Each half dtype's largest relative distance to float32 over the prompt's tokens, at
-    every point of the stream (log scale), with the divergence threshold.  ``names``:
-    "threshold", "hover_layer"."""
+    every point of the stream (log scale), with the divergence threshold."""
     figure = go.Figure()
     points = np.arange(len(comparison.labels))
-    hover = f"{names['hover_layer']} %{{x}}<br>%{{y:.3g}}<extra>%{{fullData.name}}</extra>"
+    layer = translate("dumps.layer_word", lang)
+    hover = f"{layer} %{{x}}<br>%{{y:.3g}}<extra>%{{fullData.name}}</extra>"
     for run in comparison.runs:
         if run.dtype == "float32":
             continue
@@ -128,13 +128,13 @@ def precision_figure(
     figure.add_hline(
         y=DIVERGENCE,
         line=dict(color=MUTED, dash="dash"),
-        annotation_text=names["threshold"],
+        annotation_text=translate("dumps.precision_threshold", lang),
         annotation_position="top left",
     )
     figure.update_layout(
-        title=labels.title,
-        xaxis_title=labels.x,
-        yaxis_title=labels.y,
+        title=translate("dumps.precision_chart_title", lang),
+        xaxis_title=translate("dumps.lines_x", lang),
+        yaxis_title=translate("dumps.precision_chart_y", lang),
         height=380,
         margin=dict(l=10, r=10, t=50, b=10),
         legend=dict(orientation="h", y=-0.25),

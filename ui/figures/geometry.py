@@ -1,11 +1,13 @@
 """Geometry page scenes: the cloud and its outputs with the sqrt(d) sphere, the plane <v, 1> = 0,
 the all-ones axis and LayerNorm's circle (d = 3 rotatable, d = 2 flat, d = 1 on a line), the
-gamma/beta ellipsoid in both parameterisations, and DyT's box.
+gamma/beta ellipsoid in both parameterisations, and DyT's box; and one vector step by step:
+x, its drop along 1 onto the plane <v, 1> = 0 (x - mu 1), LayerNorm's rescaling onto the circle
+and RMSNorm's along x's own ray onto the sphere.
 
-Pure functions: engine results in, ``go.Figure`` out; no Streamlit import.  Every word a
-reader sees arrives translated in ``SceneLabels``; numbers are the only text made here.  The
-trace builders are in ``ui.figures.geometry_traces``, one vector step by step in
-``ui.figures.geometry_path``, the other sections' charts in ``ui.figures.geometry_charts``.
+Pure functions: engine results and a language in, ``go.Figure`` out; no Streamlit import.
+Words come from ``locales/*/geometry.toml`` (``geometry.trace.*``, ``geometry.path_trace.*``).
+The trace builders are in ``ui.figures.geometry_traces``, the other sections' charts in
+``ui.figures.geometry_charts``.
 """
 
 from __future__ import annotations
@@ -13,13 +15,14 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
+from engine.geometry.meshes import SceneMeshes
+from engine.geometry.path import VectorPath
 from engine.geometry.scene import Scene
 from ui.figures.geometry_traces import (
     COLORS,
     DRAW_ORDER,
     LANES,
     MARKER_SIZES,
-    SceneLabels,
     coordinates,
     markers,
     polyline,
@@ -30,12 +33,26 @@ from ui.figures.geometry_traces import (
     shape,
     strip_shape,
 )
+from ui.formatting import format_number
+from ui.i18n import translate
+from ui.labels import NORM_NAMES
+
+# the traces named in geometry.trace.* (and the sphere, named with its radius)
+SHAPES = "inputs plane axis layernorm_set lines ellipsoid gemma layernorm_ellipse cube".split()
+
+
+def _names(meshes: SceneMeshes, lang: str) -> dict[str, str]:
+    """The traces' names (``geometry.trace.*``), the sphere's with its radius."""
+    names = {key: translate(f"geometry.trace.{key}", lang) for key in SHAPES}
+    radius = format_number(meshes.radius)
+    names["sphere"] = translate("geometry.trace.sphere", lang, radius=radius)
+    return names
 
 
 def scene_figure(
     scene: Scene,
     shown: tuple[str, ...],
-    labels: SceneLabels,
+    lang: str,
     inputs: bool = True,
     lines: bool = True,
     mode: str = "plain",
@@ -47,17 +64,20 @@ def scene_figure(
     gamma x_hat + beta and Gemma's (1 + w) x_hat + beta) or "dyt" (the sphere and DyT's box).
     """
     cloud, meshes, d = scene.cloud, scene.meshes, scene.cloud.inputs.shape[-1]
+    names = _names(meshes, lang)
+    affine = " · γ, β" if mode == "affine" else ""  # the outputs with the spec's γ and β
+    output_names = {kind: f"{NORM_NAMES[kind]}(x){affine}" for kind in shown}
     outputs = {
         kind: getattr(cloud, kind).y_affine if mode == "affine" else getattr(cloud, kind).y
         for kind in shown
     }
-    traces = _fixed_shapes(scene, labels, mode)
+    traces = _fixed_shapes(scene, names, mode)
     if inputs:
         traces.append(
             markers(
                 cloud.inputs,
                 d,
-                labels.inputs,
+                names["inputs"],
                 "inputs",
                 COLORS["input"],
                 2.5 if d == 3 else 5,
@@ -76,7 +96,7 @@ def scene_figure(
                     mode="lines",
                     line=dict(color=COLORS[kind], width=1),
                     opacity=0.25,
-                    name=f"{labels.lines} · {labels.outputs[kind]}",
+                    name=f"{names['lines']} · {output_names[kind]}",
                     meta=f"lines_{kind}",
                     hoverinfo="skip",
                 )
@@ -87,7 +107,7 @@ def scene_figure(
             markers(
                 outputs[kind],
                 d,
-                labels.outputs[kind],
+                output_names[kind],
                 kind,
                 COLORS[kind],
                 size,
@@ -100,44 +120,49 @@ def scene_figure(
     if mode == "affine":
         drawn += [scene.ellipsoids.standard.points, scene.ellipsoids.gemma.points]
     reach = max(reach_of(drawn), meshes.radius * 1.25)
-    return scene_layout(figure, d, reach, labels)
+    return scene_layout(figure, d, reach)
 
 
-def _fixed_shapes(scene: Scene, labels: SceneLabels, mode: str) -> list:
+def _fixed_shapes(scene: Scene, names: dict[str, str], mode: str) -> list:
     meshes, d = scene.meshes, scene.meshes.d
     if d == 1:
-        return _strip_shapes(scene, labels, mode)
+        return _strip_shapes(scene, names, mode)
     shapes = []
     if mode == "affine":
         e = scene.ellipsoids
-        shapes.append(shape(e.standard, d, labels.ellipsoid, "ellipsoid", COLORS["sphere"], 0.25))
+        shapes.append(shape(e.standard, d, names["ellipsoid"], "ellipsoid", COLORS["sphere"], 0.25))
         gemma = e.gemma.points[::2, ::2] if d == 3 else e.gemma.points
         shapes.append(
             markers(
-                gemma.reshape(-1, d), d, labels.gemma, "gemma", COLORS["gemma"], 2 if d == 3 else 4
+                gemma.reshape(-1, d),
+                d,
+                names["gemma"],
+                "gemma",
+                COLORS["gemma"],
+                2 if d == 3 else 4,
             )
         )
         shapes.append(
             shape(
                 e.layernorm_standard,
                 d,
-                labels.layernorm_ellipse,
+                names["layernorm_ellipse"],
                 "layernorm_ellipse",
                 COLORS["layernorm_set"],
                 1.0,
             )
         )
         return shapes
-    shapes.append(shape(meshes.sphere, d, labels.sphere, "sphere", COLORS["sphere"], 0.18))
+    shapes.append(shape(meshes.sphere, d, names["sphere"], "sphere", COLORS["sphere"], 0.18))
     if mode == "dyt":
-        shapes.append(polyline(_box_edges(d), d, labels.cube, "cube", COLORS["cube"], width=4))
+        shapes.append(polyline(_box_edges(d), d, names["cube"], "cube", COLORS["cube"], width=4))
     else:
-        shapes.append(shape(meshes.ones_plane, d, labels.plane, "plane", COLORS["plane"], 0.3))
+        shapes.append(shape(meshes.ones_plane, d, names["plane"], "plane", COLORS["plane"], 0.3))
     shapes.append(
         polyline(
             meshes.ones_axis.points.reshape(-1, d),
             d,
-            labels.axis,
+            names["axis"],
             "ones_axis",
             COLORS["axis"],
             dash="dash",
@@ -148,7 +173,7 @@ def _fixed_shapes(scene: Scene, labels: SceneLabels, mode: str) -> list:
             shape(
                 meshes.layernorm_set,
                 d,
-                labels.layernorm_set,
+                names["layernorm_set"],
                 "layernorm_set",
                 COLORS["layernorm_set"],
                 1.0,
@@ -157,15 +182,15 @@ def _fixed_shapes(scene: Scene, labels: SceneLabels, mode: str) -> list:
     return shapes
 
 
-def _strip_shapes(scene: Scene, labels: SceneLabels, mode: str) -> list:
+def _strip_shapes(scene: Scene, names: dict[str, str], mode: str) -> list:
     """d = 1: the 'sphere' is the two points +-1 (gamma +- ... in the affine mode)."""
     if mode == "affine":
         points = scene.ellipsoids.standard.points
-        return [strip_shape(points, labels.ellipsoid, "ellipsoid", COLORS["gemma"])]
-    shapes = [strip_shape(scene.meshes.sphere.points, labels.sphere, "sphere", COLORS["sphere"])]
+        return [strip_shape(points, names["ellipsoid"], "ellipsoid", COLORS["gemma"])]
+    shapes = [strip_shape(scene.meshes.sphere.points, names["sphere"], "sphere", COLORS["sphere"])]
     if mode == "dyt":
         shapes.append(
-            strip_shape(np.array([-1.0, 1.0]), labels.cube, "cube", COLORS["cube"], "dot")
+            strip_shape(np.array([-1.0, 1.0]), names["cube"], "cube", COLORS["cube"], "dot")
         )
     return shapes
 
@@ -182,3 +207,90 @@ def _box_edges(d: int) -> np.ndarray:
     ]
     gap = np.full(d, np.nan)
     return np.array([p for a, b in edges for p in (corners[a], corners[b], gap)])
+
+
+def path_figure(path: VectorPath, meshes: SceneMeshes, lang: str) -> go.Figure:
+    """x, its drop along 1 onto the plane (x - mu 1), LayerNorm's rescaling onto the circle,
+    and RMSNorm's along x's own ray onto the sphere (d = 1, 2 or 3)."""
+    d, names = meshes.d, _names(meshes, lang)
+    origin = np.zeros(d)
+    x, centered = path.x, path.centered
+    layer, rms = path.layernorm, path.rmsnorm
+    traces = (
+        []
+        if d == 1
+        else [
+            shape(meshes.sphere, d, names["sphere"], "sphere", COLORS["sphere"], 0.15),
+            shape(meshes.ones_plane, d, names["plane"], "plane", COLORS["plane"], 0.25),
+            polyline(
+                meshes.ones_axis.points.reshape(-1, d),
+                d,
+                names["axis"],
+                "ones_axis",
+                COLORS["axis"],
+                dash="dash",
+            ),
+            shape(
+                meshes.layernorm_set,
+                d,
+                names["layernorm_set"],
+                "layernorm_set",
+                COLORS["layernorm_set"],
+                1.0,
+            ),
+        ]
+    )
+    if d == 1:
+        traces.append(
+            strip_shape(meshes.sphere.points, names["sphere"], "sphere", COLORS["sphere"])
+        )
+    steps = (
+        ("arrow_x", origin, x, COLORS["input"], "solid", LANES["input"], LANES["input"]),
+        ("drop", x, centered, COLORS["plane"], "dash", LANES["input"], LANES["layernorm"]),
+        (
+            "scale_layernorm",
+            centered,
+            layer,
+            COLORS["layernorm"],
+            "dot",
+            LANES["layernorm"],
+            LANES["layernorm"],
+        ),
+        ("scale_rmsnorm", x, rms, COLORS["rmsnorm"], "dot", LANES["input"], LANES["rmsnorm"]),
+    )
+    for tag, start, end, color, dash, lane_a, lane_b in steps:
+        joined = segments(start[None], end[None], (lane_a, lane_b))
+        xyz = coordinates(joined) if d > 1 else dict(x=joined[:, 0], y=joined[:, 1])
+        traces.append(
+            scatter(
+                d,
+                **xyz,
+                mode="lines",
+                line=dict(color=color, width=4, dash=dash),
+                name=translate(f"geometry.path_trace.{tag}", lang),
+                meta=tag,
+                hoverinfo="skip",
+            )
+        )
+    points = (
+        ("x", x, COLORS["input"], LANES["input"]),
+        ("mean", path.along_ones, COLORS["axis"], LANES["input"]),
+        ("centered", centered, COLORS["plane"], LANES["layernorm"]),
+        ("layernorm", layer, COLORS["layernorm"], LANES["layernorm"]),
+        ("rmsnorm", rms, COLORS["rmsnorm"], LANES["rmsnorm"]),
+    )
+    for tag, point, color, lane in points:
+        traces.append(
+            markers(
+                point[None],
+                d,
+                translate(f"geometry.path_trace.{tag}", lang),
+                f"point_{tag}",
+                color,
+                7 if d == 3 else 11,
+                lane,
+            )
+        )
+    figure = go.Figure(traces)
+    reach = max(reach_of([x, layer, rms, centered]), meshes.radius * 1.25)
+    return scene_layout(figure, d, reach)

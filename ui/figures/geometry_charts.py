@@ -1,15 +1,13 @@
 """Geometry page charts: ||y|| against input scale at one eps, DyT's norms against alpha, the
 high-dimension histograms and their spread over eps, a 2-D view of a wide cloud.
 
-Pure functions: engine results in, ``go.Figure`` out; no Streamlit import.  Words arrive
-translated (``ChartLabels`` and ``names`` arguments); numbers are the only text made here.
+Pure functions: engine results and a language in, ``go.Figure`` out; no Streamlit import.
+Words come from ``locales/*/geometry.toml``; the histograms' series arrive named.
 Log axes label decades only (``dtick=1``).  Traces carry a stable ``meta`` tag (plotly
 drops ``uid`` from its JSON).
 """
 
 from __future__ import annotations
-
-from dataclasses import dataclass
 
 import numpy as np
 import plotly.graph_objects as go
@@ -20,37 +18,26 @@ from engine.geometry.eps_curve import EpsCurve
 from engine.geometry.high_dimension import EpsSpread, Measures
 from engine.geometry.views import PlaneView
 from ui.figures.geometry_traces import COLORS
+from ui.formatting import format_number
+from ui.i18n import translate
+from ui.labels import NORM_NAMES
 
 DECADES = dict(type="log", dtick=1, exponentformat="power")
 HISTOGRAM_BINS = 60
 MIN_RANGE_SHARE = 0.1  # a panel spans at least this share of its quantity's natural size
 
 
-@dataclass(frozen=True)
-class ChartLabels:
-    """Title and axis titles of one chart, already translated."""
-
-    title: str
-    x: str
-    y: str
-
-
-def _finite(values: np.ndarray) -> np.ndarray:
-    values = np.asarray(values, dtype=float)
-    return values[np.isfinite(values)]
-
-
-def _base(figure: go.Figure, labels: ChartLabels, height: int = 420) -> go.Figure:
+def _base(figure: go.Figure, title: str, x: str, y: str, height: int = 420) -> go.Figure:
     figure.update_layout(
-        title=labels.title,
+        title=title,
         height=height,
         margin=dict(l=10, r=10, t=60, b=10),
         # at the figure's bottom edge, not a share of the plot's height under it: below the x
         # title however many rows the legend takes (plotly makes room for it)
         legend=dict(orientation="h", yref="container", y=0, yanchor="bottom"),
     )
-    figure.update_xaxes(title=labels.x)
-    figure.update_yaxes(title=labels.y)
+    figure.update_xaxes(title=x)
+    figure.update_yaxes(title=y)
     return figure
 
 
@@ -81,12 +68,8 @@ def _mark_position(figure: go.Figure, x: float, text: str, color: str) -> None:
     )
 
 
-def eps_curve_figure(curve: EpsCurve, labels: ChartLabels, names: dict) -> go.Figure:
-    """sqrt(d) s / sqrt(s^2 + eps) against s (log), with the cloud's and the sweep's norms.
-
-    ``names``: "formula", "sqrt_d", "sqrt_eps", "layernorm", "rmsnorm", "sweep_layernorm",
-    "sweep_rmsnorm".
-    """
+def eps_curve_figure(curve: EpsCurve, lang: str) -> go.Figure:
+    """sqrt(d) s / sqrt(s^2 + eps) against s (log), with the cloud's and the sweep's norms."""
     figure = go.Figure()
     sweeps = (
         ("sweep_layernorm", curve.sweep_layernorm_sigma, curve.sweep_layernorm_norm, "layernorm"),
@@ -97,7 +80,7 @@ def eps_curve_figure(curve: EpsCurve, labels: ChartLabels, names: dict) -> go.Fi
             x=scale.reshape(-1),
             y=norm.reshape(-1),
             mode="markers",
-            name=names[tag],
+            name=translate(f"geometry.eps_curve.{tag}", lang),
             meta=tag,
             marker=dict(color=COLORS[kind], size=4, opacity=0.25, symbol="circle-open"),
         )
@@ -110,7 +93,7 @@ def eps_curve_figure(curve: EpsCurve, labels: ChartLabels, names: dict) -> go.Fi
             x=scale,
             y=norm,
             mode="markers",
-            name=names[kind],
+            name=translate(f"geometry.eps_curve.{kind}", lang),
             meta=kind,
             marker=dict(color=COLORS[kind], size=6, opacity=0.8),
         )
@@ -118,24 +101,28 @@ def eps_curve_figure(curve: EpsCurve, labels: ChartLabels, names: dict) -> go.Fi
         x=curve.scale_grid,
         y=curve.predicted,
         mode="lines",
-        name=names["formula"],
+        name=translate("geometry.eps_curve.formula", lang),
         meta="formula",
         line=dict(color="#111111", width=1.5, dash="dash"),
     )
-    _mark_level(figure, curve.sqrt_d, names["sqrt_d"])
+    _mark_level(figure, curve.sqrt_d, f"√d = {format_number(curve.sqrt_d)}")
     if curve.eps > 0:
-        _mark_position(figure, float(np.sqrt(curve.eps)), names["sqrt_eps"], "#666666")
+        sqrt_eps = float(np.sqrt(curve.eps))
+        _mark_position(figure, sqrt_eps, f"√ε = {format_number(curve.eps**0.5)}", "#666666")
     figure.update_xaxes(**DECADES)
     figure.update_yaxes(range=[0, 1.1 * curve.sqrt_d])
-    return _base(figure, labels)
+    return _base(
+        figure,
+        translate("geometry.eps_curve.title", lang),
+        translate("geometry.eps_curve.x", lang),
+        "‖y‖",
+    )
 
 
-def dyt_norms_figure(sweep: DytSweep, alpha: float, labels: ChartLabels, names: dict) -> go.Figure:
+def dyt_norms_figure(sweep: DytSweep, alpha: float, lang: str) -> go.Figure:
     """||tanh(alpha x)|| over the cloud against alpha: median and 5-95 % band, sqrt(d) for
-    reference, and the share of saturated entries on a second axis.
+    reference, and the share of saturated entries on a second axis."""
 
-    ``names``: "median", "band", "sqrt_d", "saturated", "chosen".
-    """
     figure = make_subplots(specs=[[{"secondary_y": True}]])
     low, median, high = np.nanpercentile(sweep.norm, [5, 50, 95], axis=1)
     figure.add_scatter(
@@ -154,7 +141,7 @@ def dyt_norms_figure(sweep: DytSweep, alpha: float, labels: ChartLabels, names: 
         line=dict(width=0),
         fill="tonexty",
         fillcolor="rgba(44, 160, 44, 0.2)",
-        name=names["band"],
+        name=translate("geometry.dyt.band", lang),
         meta="band",
         hoverinfo="skip",
     )
@@ -162,7 +149,7 @@ def dyt_norms_figure(sweep: DytSweep, alpha: float, labels: ChartLabels, names: 
         x=sweep.alphas,
         y=median,
         mode="lines+markers",
-        name=names["median"],
+        name=translate("geometry.dyt.median", lang),
         meta="median",
         line=dict(color=COLORS["dyt"], width=2),
     )
@@ -170,14 +157,14 @@ def dyt_norms_figure(sweep: DytSweep, alpha: float, labels: ChartLabels, names: 
         x=sweep.alphas,
         y=sweep.saturated_fraction,
         mode="lines",
-        name=names["saturated"],
+        name=translate("geometry.dyt.saturated", lang),
         meta="saturated",
         line=dict(color="#555555", dash="dot"),
         secondary_y=True,
     )
-    _mark_level(figure, sweep.sqrt_d, names["sqrt_d"])
-    _mark_position(figure, float(alpha), names["chosen"], COLORS["dyt"])
-    _base(figure, labels)
+    _mark_level(figure, sweep.sqrt_d, f"√d = {format_number(sweep.sqrt_d)}")
+    _mark_position(figure, float(alpha), translate("geometry.dyt.chosen", lang), COLORS["dyt"])
+    _base(figure, translate("geometry.dyt.title", lang), "α", "‖tanh(αx)‖")
     ends = np.log10([sweep.alphas[0], sweep.alphas[-1]])
     figure.update_xaxes(**DECADES, range=[ends[0] - 0.05, ends[1] + 0.05])  # log10 units
     figure.update_yaxes(range=[0, 1.1 * sweep.sqrt_d], secondary_y=False)
@@ -186,7 +173,7 @@ def dyt_norms_figure(sweep: DytSweep, alpha: float, labels: ChartLabels, names: 
         tickvals=[0, 0.25, 0.5, 0.75, 1.0],
         tickformat=".0%",
         secondary_y=True,
-        title=names["saturated"],
+        title=translate("geometry.dyt.saturated", lang),
         showgrid=False,  # one set of gridlines: the right axis's would not line up with them
     )
     return figure
@@ -223,7 +210,6 @@ def histograms_figure(
     titles: tuple[str, ...],
     scales: tuple[float | None, ...],
     sqrt_d: float | None = None,
-    sqrt_d_name: str = "",
     log_first: bool = False,
 ) -> go.Figure:
     """Histograms side by side of ||y||, <y, 1>, cos(x, y) (as many as ``titles``), every
@@ -273,7 +259,7 @@ def histograms_figure(
             line=dict(color="#444444", dash="dash", width=1),
             row=1,
             col=1,
-            annotation_text=sqrt_d_name,
+            annotation_text=f"√d = {format_number(sqrt_d)}",
             annotation_position="top left",
         )
     figure.update_layout(
@@ -286,11 +272,12 @@ def histograms_figure(
     return figure
 
 
-def spread_figure(spread: EpsSpread, names: dict, titles: tuple[str, str]) -> go.Figure:
+def spread_figure(spread: EpsSpread, lang: str) -> go.Figure:
     """Mean ||y|| / sqrt(d) and mean cos(x, y), +- one standard deviation, at each eps.
 
-    eps is a category axis ("0" cannot sit on a log axis).  ``names``: "layernorm", "rmsnorm".
+    eps is a category axis ("0" cannot sit on a log axis).
     """
+    titles = [translate(f"geometry.high.spread_{panel}", lang) for panel in ("norm", "cos")]
     figure = make_subplots(rows=1, cols=2, subplot_titles=titles, horizontal_spacing=0.08)
     eps_text = [f"{e:g}" for e in spread.eps_values]
     for kind in ("layernorm", "rmsnorm"):
@@ -305,7 +292,7 @@ def spread_figure(spread: EpsSpread, names: dict, titles: tuple[str, str]) -> go
                 y=mean,
                 error_y=dict(type="data", array=std, visible=True),
                 mode="lines+markers",
-                name=names[kind],
+                name=NORM_NAMES[kind],
                 meta=f"{kind}_{column}",
                 legendgroup=kind,
                 showlegend=column == 1,
@@ -320,10 +307,17 @@ def spread_figure(spread: EpsSpread, names: dict, titles: tuple[str, str]) -> go
     return figure
 
 
-def plane_view_figure(
-    view: PlaneView, labels: ChartLabels, names: dict, shown: tuple[str, ...]
-) -> go.Figure:
+def plane_view_figure(view: PlaneView, lang: str, shown: tuple[str, ...]) -> go.Figure:
     """Inputs and the chosen norms' outputs on the view's two directions (equal scales)."""
+    names = {"inputs": translate("geometry.trace.inputs", lang), **NORM_NAMES}
+    if view.method == "axes":
+        x, y = (translate("geometry.view_axis_title", lang, axis=a) for a in view.axes)
+    else:
+        x, y = (
+            translate(f"geometry.view_{view.method}_{i}", lang, share=f"{100 * share:.1f} %")
+            for i, share in enumerate(view.explained, 1)
+        )
+    title = translate("geometry.view_title", lang, rows=f"{view.rows:,}", d=f"{view.d:,}")
     figure = go.Figure()
     series = [("inputs", view.inputs, "input")] + [
         (kind, getattr(view, kind), kind) for kind in shown
@@ -338,4 +332,4 @@ def plane_view_figure(
             marker=dict(color=COLORS[color], size=4, opacity=0.55),
         )
     figure.update_yaxes(scaleanchor="x")
-    return _base(figure, labels, height=520)
+    return _base(figure, title, x, y, height=520)

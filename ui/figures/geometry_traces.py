@@ -1,6 +1,6 @@
 """Geometry page: the trace builders the scenes share (``ui.figures.geometry`` draws the
-cloud, ``ui.figures.geometry_path`` one vector): colours, the d = 1 strip's lanes, the
-translated names, and points, lines, surfaces and layout at d = 1, 2 or 3.
+cloud and one vector): colours, the d = 1 strip's lanes, and points, lines, surfaces and
+layout at d = 1, 2 or 3.
 
 Pure functions; no Streamlit import.  Each trace carries a stable ``meta`` tag ("sphere",
 "plane", "layernorm", ...) that tests and the browser read whatever the language (plotly
@@ -9,12 +9,11 @@ drops ``uid`` from its JSON).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 import plotly.graph_objects as go
 
 from engine.geometry.meshes import Mesh
+from ui.labels import NORM_NAMES
 
 COLORS = {
     "input": "#7f7f7f",
@@ -39,25 +38,6 @@ MARKER_SIZES = {
 }
 SCENE_HEIGHT = 640
 FLAT_HEIGHT = 560
-
-
-@dataclass(frozen=True)
-class SceneLabels:
-    """Every name the scenes show, already translated (``outputs`` by norm kind)."""
-
-    inputs: str
-    outputs: dict  # kind -> "LayerNorm(x)"; the affine scene's names say gamma and beta
-    sphere: str  # the sqrt(d) sphere, its radius filled in
-    plane: str
-    axis: str
-    layernorm_set: str
-    lines: str  # "input -> output"
-    ellipsoid: str  # gamma x_hat + beta
-    gemma: str  # (1 + w) x_hat + beta
-    layernorm_ellipse: str
-    cube: str  # DyT's box (-1, 1)^d
-    lane_names: dict  # d = 1: lane id -> name
-    path_names: dict  # the vector's steps: "x", "mean", "centered", "drop", ...
 
 
 def finite_rows(points: np.ndarray) -> np.ndarray:
@@ -174,7 +154,7 @@ def reach_of(arrays) -> float:
     return 1.08 * max(largest, 1e-6)
 
 
-def scene_layout(figure: go.Figure, d: int, reach: float, labels: SceneLabels) -> go.Figure:
+def scene_layout(figure: go.Figure, d: int, reach: float) -> go.Figure:
     below = {3: -0.02, 2: -0.14, 1: -0.3}[d]  # under the flat charts' axis titles
     legend = dict(orientation="h", y=below, yanchor="top", x=0, itemsizing="constant")
     figure.update_layout(
@@ -199,7 +179,7 @@ def scene_layout(figure: go.Figure, d: int, reach: float, labels: SceneLabels) -
         figure.update_xaxes(range=[-reach, reach], title="x₁", zeroline=True)
         figure.update_yaxes(range=[-reach, reach], title="x₂", scaleanchor="x", zeroline=True)
     else:
-        names = labels.lane_names
+        names = {"input": "x", **NORM_NAMES}
         figure.update_layout(height=FLAT_HEIGHT // 2 + 60)
         figure.update_xaxes(range=[-reach, reach], title="x", zeroline=True)
         figure.update_yaxes(

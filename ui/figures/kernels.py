@@ -3,26 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import plotly.graph_objects as go
 
 from ui.figures.style import log_axis
+from ui.i18n import translate
+from ui.labels import NORM_NAMES, label
 
 KIND_COLORS = {"layernorm": "#1f77b4", "rmsnorm": "#ff7f0e"}
 PASS_DASH = {"forward": "solid", "forward+backward": "dash"}
 PROVIDER_COLORS = ("#1f77b4", "#7f7f7f", "#2ca02c", "#d62728", "#9467bd")
 
 
-@dataclass(frozen=True)
-class TimingLabels:
-    width: str
-    time: str
-    kinds: dict  # kind -> display name
-    passes: dict  # pass -> display name
-
-
-def timing_figure(timings: Sequence[dict], labels: TimingLabels) -> go.Figure:
+def timing_figure(timings: Sequence[dict], lang: str) -> go.Figure:
     """Median µs per call vs row width, one line per (kind, pass); log-log axes; error bars
     from the first to the third quartile of each timing's samples (its spread)."""
     figure = go.Figure()
@@ -44,7 +37,7 @@ def timing_figure(timings: Sequence[dict], labels: TimingLabels) -> go.Figure:
                     thickness=1,
                 ),
                 mode="lines+markers",
-                name=f"{labels.kinds[kind]} · {labels.passes[pass_]}",
+                name=f"{NORM_NAMES[kind]} · {label('pass', pass_, lang)}",
                 line=dict(color=KIND_COLORS[kind], dash=PASS_DASH[pass_]),
                 customdata=[(r["gbps"], r["q1_us"], r["q3_us"]) for r in rows],
                 hovertemplate=(
@@ -54,15 +47,16 @@ def timing_figure(timings: Sequence[dict], labels: TimingLabels) -> go.Figure:
             )
         )
     widths = sorted({row["width"] for row in timings})
-    log_axis(figure, "x", sampled=widths, title_text=labels.width)  # each timed width labelled
-    log_axis(figure, "y", title_text=labels.time)
+    width = translate("kernels.axis_width", lang)
+    log_axis(figure, "x", sampled=widths, title_text=width)  # each timed width labelled
+    log_axis(figure, "y", title_text=translate("kernels.axis_time", lang))
     figure.update_layout(
         height=380, margin=dict(l=10, r=10, t=10, b=10), legend=dict(orientation="h", y=-0.25)
     )
     return figure
 
 
-def recorded_bandwidth_figure(rows: Sequence[dict], axis_title: str) -> go.Figure:
+def recorded_bandwidth_figure(rows: Sequence[dict], lang: str) -> go.Figure:
     """Recorded GPU GB/s per case (op · pass · dtype · M×N), one bar per provider."""
     figure = go.Figure()
     providers = list(dict.fromkeys(r["provider"] for r in rows))
@@ -83,7 +77,7 @@ def recorded_bandwidth_figure(rows: Sequence[dict], axis_title: str) -> go.Figur
         barmode="group",
         height=420,
         margin=dict(l=10, r=10, t=10, b=10),
-        yaxis_title=axis_title,
+        yaxis_title=translate("kernels.recorded_axis", lang),
         legend=dict(orientation="h", y=1.08),
     )
     return figure

@@ -21,10 +21,11 @@ from collections.abc import Iterable
 import numpy as np
 import plotly.graph_objects as go
 
+from ui.formatting import superscript
+
 MAX_SAMPLED_TICKS = 12  # more sampled points than this: decades instead
 MAX_TICKS = 8
 PLAIN_RANGE = (1e-3, 1e5)  # labels inside it are written as plain numbers
-_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 
 
 def tick_text(value: float, plain: bool | None = None) -> str:
@@ -40,7 +41,7 @@ def tick_text(value: float, plain: bool | None = None) -> str:
         return f"{value:,.6g}" if abs(value) >= 1 else f"{value:.6g}"
     exponent = math.floor(math.log10(abs(value)) + 1e-9)
     mantissa = value / 10.0**exponent
-    power = "10" + str(exponent).translate(_SUPERSCRIPT)
+    power = "10" + superscript(exponent)
     return power if math.isclose(mantissa, 1.0) else f"{mantissa:.3g}·{power}"
 
 

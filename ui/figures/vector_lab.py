@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
+
+from ui.formatting import finite_or_none
+from ui.i18n import translate
 
 INPUT_COLOR = "#8c8c8c"
 SERIES_COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd")
@@ -15,28 +17,18 @@ NONFINITE_COLOR = "#d62728"
 BAR_LIMIT = 64  # up to this many channels, draw bars; beyond, lines
 
 
-@dataclass(frozen=True)
-class ChartLabels:
-    input: str
-    output: str
-    nonfinite: str
-    index: str
-
-
-def _finite_or_none(values: Sequence[float]) -> list[float | None]:
-    return [v if math.isfinite(v) else None for v in values]
-
-
 def input_output_figure(
     x: Sequence[float],
     outputs: Sequence[tuple[str, Sequence[float]]],
-    labels: ChartLabels,
+    lang: str,
 ) -> go.Figure:
     """Two stacked panels sharing the channel axis: ``x`` on top, each output series below.
 
     Non-finite outputs cannot be drawn as bars; each is marked with a red ✕ at y = 0 whose
     hover text says whether it is +inf, -inf or NaN.
     """
+    input_name = translate("vector_lab.chart_input", lang)
+    output_name = translate("vector_lab.chart_output", lang)
     d = len(x)
     channels = list(range(1, d + 1))
     figure = make_subplots(
@@ -45,7 +37,7 @@ def input_output_figure(
         shared_xaxes=True,
         vertical_spacing=0.08,
         row_heights=[0.4, 0.6],
-        subplot_titles=(labels.input, labels.output),
+        subplot_titles=(input_name, output_name),
     )
     as_bars = d <= BAR_LIMIT
     trace = go.Bar if as_bars else go.Scatter
@@ -53,8 +45,8 @@ def input_output_figure(
     figure.add_trace(
         trace(
             x=channels,
-            y=_finite_or_none(x),
-            name=labels.input,
+            y=finite_or_none(x),
+            name=input_name,
             marker_color=INPUT_COLOR,
             showlegend=False,
             **line_style,
@@ -65,7 +57,7 @@ def input_output_figure(
     for (name, values), color in zip(outputs, SERIES_COLORS):
         figure.add_trace(
             trace(
-                x=channels, y=_finite_or_none(values), name=name, marker_color=color, **line_style
+                x=channels, y=finite_or_none(values), name=name, marker_color=color, **line_style
             ),
             row=2,
             col=1,
@@ -77,7 +69,7 @@ def input_output_figure(
                     x=[i for i, _ in bad],
                     y=[0.0] * len(bad),
                     mode="markers",
-                    name=f"{name}: {labels.nonfinite}",
+                    name=f"{name}: {translate('vector_lab.chart_nonfinite', lang)}",
                     marker=dict(
                         symbol="x",
                         size=11 if len(bad) <= BAR_LIMIT else 4,
@@ -97,7 +89,7 @@ def input_output_figure(
         legend=dict(orientation="h", y=-0.12),
         hovermode="x unified",
     )
-    figure.update_xaxes(title_text=labels.index, row=2, col=1)
+    figure.update_xaxes(title_text=translate("vector_lab.chart_index", lang), row=2, col=1)
     if d <= 16:
         figure.update_xaxes(dtick=1)
     return figure

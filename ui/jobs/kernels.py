@@ -14,10 +14,10 @@ def norm_timings(config) -> Job:
     from engine.perf.timing import time_norms, timing_seconds
 
     def run(report, should_stop):
-        rows = time_norms(
+        timed = time_norms(
             config.rows, config.widths, config.dtype, config.passes, compute_device(), repeats=5
         )
-        return rows, time.strftime("%H:%M:%S")
+        return timed, time.strftime("%H:%M:%S")
 
     seconds = timing_seconds(config.rows, config.widths, config.passes)
     label = t("kernels.measuring", n=len(config.widths) * len(config.passes))

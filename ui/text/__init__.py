@@ -1,1 +1,1 @@
-"""Pure text and LaTeX builders: results in, strings out; no Streamlit import."""
+"""Pure text and LaTeX builders: results and a language in, strings out; no Streamlit import."""

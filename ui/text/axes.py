@@ -9,7 +9,6 @@ a kind pools is ``engine/norms/kinds.py``'s table, read through the result.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 
 from engine.axes.batch_of_one import BatchOfOne
 from engine.axes.causal_leak import CausalLeak
@@ -23,48 +22,46 @@ from engine.norms import kinds
 from engine.norms.kinds import kind_axes
 from ui.formatting import format_number
 from ui.i18n import translate
+from ui.labels import NORM_NAMES
 from ui.text.latex import chain
-
-Names = Mapping[str, str]  # kind id -> display name (ui/labels.py's NORM_NAMES)
 
 
 def _n(value: float, decimals: int = 4) -> str:
     return format_number(float(value), decimals)
 
 
-def _percent(fraction: float) -> str:
-    return f"{format_number(100 * fraction, 1)} %"
-
-
 def _shape(sizes) -> str:
     return "[" + ", ".join(str(n) for n in sizes) + "]"
 
 
-def legend(stats: AxesStatistics, names: Names, lang: str) -> list[str]:
+def legend(stats: AxesStatistics, lang: str) -> list[str]:
     """Markdown lines: how many statistics the kind computes, what one pools, γ and β."""
     spec = stats.spec
     batch, tokens, d = stats.x.shape
     kind = spec.kind
 
-    def tr(key: str, **params) -> str:
-        return translate(f"axes.legend.{key}", lang, **params)
-
     sizes = dict(B=batch, T=tokens, d=d, G=spec.groups, per_group=d // spec.groups)
     with_beta = "beta" in kind_axes(kind).params
-    params = tr("params" if with_beta else "params_gamma", shape=_shape(stats.param_shape))
+    params_key = "axes.legend.params" if with_beta else "axes.legend.params_gamma"
+    params = translate(params_key, lang, shape=_shape(stats.param_shape))
     if not stats.n_statistics:
-        return [tr("none", name=names[kind]), params + " " + tr("alpha")]
+        return [
+            translate("axes.legend.none", lang, name=NORM_NAMES[kind]),
+            params + " " + translate("axes.legend.alpha", lang),
+        ]
     expression = f"{stats.count_formula} = "
     if len(stats.stat_shape) > 1:  # "B·T = 4·16 = 64"; a single axis needs no product
         expression += "·".join(str(n) for n in stats.stat_shape) + " = "
     expression += f"{stats.n_statistics:,}"
-    what = tr("mean_squares" if kind == "rmsnorm" else "pairs")
-    count = tr("count", name=names[kind], expression=expression, what=what)
+    what = translate("axes.legend.mean_squares" if kind == "rmsnorm" else "axes.legend.pairs", lang)
+    count = translate(
+        "axes.legend.count", lang, name=NORM_NAMES[kind], expression=expression, what=what
+    )
     pooled_cells = int(stats.count.max()) if stats.count.size else 0
-    pooled = tr(f"pooled_{kind}", cells=f"{pooled_cells:,}", **sizes)
+    pooled = translate(f"axes.legend.pooled_{kind}", lang, cells=f"{pooled_cells:,}", **sizes)
     lines = [count, pooled, params]
     if stats.masked:
-        lines.append(tr("masked"))
+        lines.append(translate("axes.legend.masked", lang))
     return lines
 
 
@@ -89,11 +86,11 @@ def groupnorm_layouts(stats: AxesStatistics, lang: str) -> str | None:
     )
 
 
-def leak_note(kind: str, names: Names, lang: str) -> str | None:
+def leak_note(kind: str, lang: str) -> str | None:
     """Kinds whose statistics pool over T let a later token change earlier outputs."""
     if not kind_axes(kind).mixes_positions:
         return None
-    return translate("axes.legend.leaks", lang, name=names[kind])
+    return translate("axes.legend.leaks", lang, name=NORM_NAMES[kind])
 
 
 def _tex(value: float) -> str:
@@ -141,7 +138,7 @@ def padding_lesson(result: PaddingPollution, lang: str) -> str:
     return translate(
         "axes.padding.lesson",
         lang,
-        pad=_percent(result.pad_fraction),
+        pad=f"{format_number(100 * result.pad_fraction, 1)} %",
         shift=_n(result.max_mean_shift, 3),
         low=_n(result.std_ratio_min, 3),
         high=_n(result.std_ratio_max, 3),
@@ -180,16 +177,15 @@ def train_eval_lesson(result: TrainEvalGap, lang: str) -> str:
 
 def batch_of_one_facts(result: BatchOfOne, lang: str) -> list[str]:
     """What happens with one value per channel, each fact with its measured number."""
-
-    def tr(key: str, **params) -> str:
-        return translate(f"axes.one.{key}", lang, **params)
-
     d = len(result.x)
     facts = [
-        tr("variance", var=_n(float(abs(result.variance).max()))),
-        tr("collapses", eps=_n(result.eps), diff=_n(result.max_abs_y_minus_beta)),
-        tr(
-            "eps_zero",
+        translate("axes.one.variance", lang, var=_n(float(abs(result.variance).max()))),
+        translate(
+            "axes.one.collapses", lang, eps=_n(result.eps), diff=_n(result.max_abs_y_minus_beta)
+        ),
+        translate(
+            "axes.one.eps_zero",
+            lang,
             nan=result.nan_count_eps0,
             d=d,
             native=_n(result.native_eps0_max_abs_minus_beta),
@@ -197,13 +193,21 @@ def batch_of_one_facts(result: BatchOfOne, lang: str) -> list[str]:
     ]
     if result.torch_train_error_type:
         facts.append(
-            tr("torch_raises", type=result.torch_train_error_type, message=result.torch_train_error)
+            translate(
+                "axes.one.torch_raises",
+                lang,
+                type=result.torch_train_error_type,
+                message=result.torch_train_error,
+            )
         )
     else:
-        facts.append(tr("torch_runs"))
-    facts.append(tr("torch_eval_finite" if result.torch_eval_finite else "torch_eval_nonfinite"))
-    trains = "sequence_trains" if result.torch_sequence_trains else "sequence_refused"
-    facts.append(tr(trains, tokens=result.sequence_tokens, var=_n(result.sequence_min_var, 3)))
+        facts.append(translate("axes.one.torch_runs", lang))
+    finite = "finite" if result.torch_eval_finite else "nonfinite"
+    facts.append(translate(f"axes.one.torch_eval_{finite}", lang))
+    trains = "trains" if result.torch_sequence_trains else "refused"
+    var = _n(result.sequence_min_var, 3)
+    tokens = result.sequence_tokens
+    facts.append(translate(f"axes.one.sequence_{trains}", lang, tokens=tokens, var=var))
     return facts
 
 
@@ -212,14 +216,16 @@ def batch_of_one_lesson(result: BatchOfOne, lang: str) -> str:
     return translate(f"axes.one.{key}", lang, diff=_n(result.max_abs_y_minus_beta))
 
 
-def causal_lesson(result: CausalLeak, names: Names, lang: str) -> str:
+def causal_lesson(result: CausalLeak, lang: str) -> str:
     earlier = dict(zip(result.kinds, result.earlier_max))
     leaking = [kind for kind, leaks in zip(result.kinds, result.leaks_future) if leaks]
     sealed = [kind for kind in result.kinds if kind not in leaking]
     separator = translate("axes.causal.separator", lang)
 
     def name(kind: str) -> str:  # GroupNorm with its G, where the result is read
-        return f"{names[kind]} (G = {result.groups})" if kind == "groupnorm" else names[kind]
+        return (
+            f"{NORM_NAMES[kind]} (G = {result.groups})" if kind == "groupnorm" else NORM_NAMES[kind]
+        )
 
     moved = separator.join(f"{name(k)} {_n(earlier[k], 3)}" for k in leaking)
     same = separator.join(name(k) for k in sealed)

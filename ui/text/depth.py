@@ -16,7 +16,7 @@ import numpy as np
 from engine.depth import DepthResult
 from engine.depth.placements import PLACEMENTS
 from engine.depth.simulator import coinciding
-from engine.depth.theory import POST_LN_LEVEL, lemma2_violations
+from engine.depth.theory import POST_LN_LEVEL
 from ui.formatting import format_number
 from ui.i18n import join, translate
 from ui.labels import label
@@ -62,7 +62,7 @@ def residual_notes(results: list[DepthResult], lang: str) -> list[str]:
         measured = result.pre_norm_ms[np.isfinite(result.pre_norm_ms)]
         if not measured.size:
             continue
-        broken = [key for key in lemma2_violations(result.spec) if key != "placement"]
+        broken = [key for key in result.lemma2_broken if key != "placement"]
         notes.append(
             translate(
                 "depth.residual_note_post",

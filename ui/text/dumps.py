@@ -56,25 +56,26 @@ def layout_facts(rep: DumpReport, lang: str) -> list[tuple[str, str]]:
     """(what, Markdown value) rows: the file, the stream chosen and why, its axes, shape,
     layer order, norm pairs and skipped entries."""
     lay = rep.layout
-
-    def tr(key: str, **params) -> str:
-        return translate(f"dumps.{key}", lang, **params)
-
     files = names_text([PurePath(f).name for f in rep.files], lang)
     size = translate("dumps.size_value", lang, size=size_text(rep.nbytes), bytes=count(rep.nbytes))
     others = [s for s in lay.streams if s != lay.stream]
+    reason = translate(f"dumps.stream_reason.{lay.stream_reason}", lang)
     rows = [
-        (tr("fact_file"), f"{files} · {size}"),
+        (translate("dumps.fact_file", lang), f"{files} · {size}"),
+        (translate("dumps.fact_stream", lang), f"{literal(lay.stream)} — {reason}"),
         (
-            tr("fact_stream"),
-            f"{literal(lay.stream)} — {tr(f'stream_reason.{lay.stream_reason}')}",
+            translate("dumps.fact_candidates", lang),
+            names_text(others, lang) if others else translate("dumps.none", lang),
         ),
-        (tr("fact_candidates"), names_text(others, lang) if others else tr("none")),
-        (tr("fact_axes"), f"{axes_text(lay.axes)} — {tr(f'axes_reason.{lay.axes_reason}')}"),
         (
-            tr("fact_shape"),
-            tr(
-                "shape_value",
+            translate("dumps.fact_axes", lang),
+            f"{axes_text(lay.axes)} — {translate(f'dumps.axes_reason.{lay.axes_reason}', lang)}",
+        ),
+        (
+            translate("dumps.fact_shape", lang),
+            translate(
+                "dumps.shape_value",
+                lang,
                 layers=len(rep.labels),
                 batch=lay.batch,
                 tokens=lay.tokens,
@@ -84,49 +85,59 @@ def layout_facts(rep: DumpReport, lang: str) -> list[tuple[str, str]]:
             ),
         ),
         (
-            tr("fact_order"),
-            tr(
-                "order_value",
+            translate("dumps.fact_order", lang),
+            translate(
+                "dumps.order_value",
+                lang,
                 order=label("layer_order", lay.layer_order, lang),
                 first=literal(rep.labels[0]),
                 last=literal(rep.labels[-1]),
             ),
         ),
         (
-            tr("fact_pairs"),
+            translate("dumps.fact_pairs", lang),
             names_text([p.label for p in lay.norm_pairs], lang, 3)
             if lay.norm_pairs
-            else tr("no_pairs_short"),
+            else translate("dumps.no_pairs_short", lang),
         ),
     ]
     if lay.skipped:
-        rows.append((tr("fact_skipped"), tr("skipped_value", count=len(lay.skipped))))
+        rows.append(
+            (
+                translate("dumps.fact_skipped", lang),
+                translate("dumps.skipped_value", lang, count=len(lay.skipped)),
+            )
+        )
     info = capture_info(rep.metadata)
     if info is not None:
         rows += capture_facts(info, lang)
     elif rep.metadata:
         pairs = [f"{literal(key)} = {literal(value[:80])}" for key, value in rep.metadata[:8]]
-        rows.append((tr("fact_metadata"), "; ".join(pairs)))
+        rows.append((translate("dumps.fact_metadata", lang), "; ".join(pairs)))
     return rows
 
 
 def capture_facts(info: CaptureInfo, lang: str) -> list[tuple[str, str]]:
     """(what, Markdown value) rows of a dump made by ``python -m engine.dumps capture``."""
-
-    def tr(key: str, **params) -> str:
-        return translate(f"dumps.{key}", lang, **params)
-
     prompts = [literal(prompt[:MAX_PROMPT_SHOWN]) for prompt in info.prompts[:MAX_NAMED]]
     if len(info.prompts) > MAX_NAMED:
-        prompts.append(tr("and_more", count=len(info.prompts) - MAX_NAMED))
+        prompts.append(translate("dumps.and_more", lang, count=len(info.prompts) - MAX_NAMED))
     return [
-        (tr("fact_model"), f"{literal(info.model)} ({literal(info.architecture)})"),
-        (tr("fact_weights"), literal(info.weights)),
         (
-            tr("fact_precision"),
-            tr("precision_value", compute=info.compute_dtype, storage=info.storage_dtype),
+            translate("dumps.fact_model", lang),
+            f"{literal(info.model)} ({literal(info.architecture)})",
         ),
-        (tr("fact_prompts", count=len(info.prompts)), " · ".join(prompts)),
+        (translate("dumps.fact_weights", lang), literal(info.weights)),
+        (
+            translate("dumps.fact_precision", lang),
+            translate(
+                "dumps.precision_value",
+                lang,
+                compute=info.compute_dtype,
+                storage=info.storage_dtype,
+            ),
+        ),
+        (translate("dumps.fact_prompts", lang, count=len(info.prompts)), " · ".join(prompts)),
     ]
 
 
@@ -217,6 +228,5 @@ def dump_norm(rep: DumpReport) -> tuple[str, float | None]:
 
 
 def storage_dtype(rep: DumpReport) -> str:
-    """The dtype the dump stores its activations in."""
     info = capture_info(rep.metadata)
     return info.storage_dtype if info is not None else str(rep.layout.dtype)

@@ -27,10 +27,6 @@ JUMP_FACTOR = 10.0  # the first token "jumps" where its step is this many times 
 MAX_TOKENS_LISTED = 6  # tokens named in a sentence before "and N more"
 
 
-def _tr(key: str, lang: str, **params) -> str:
-    return translate(f"dumps.{key}", lang, **params)
-
-
 def _token(tokens: Sequence[str] | None, position: int) -> str:
     """ "0 `The`" when the dump names its tokens, else "0"."""
     if tokens is None or position >= len(tokens):
@@ -50,8 +46,8 @@ def story_sentences(story: StreamStory, tokens: Sequence[str] | None, lang: str)
         outgrow = story.jump_ratio / story.others_step if story.others_step > 0 else math.nan
         jumped = math.isfinite(outgrow) and outgrow >= JUMP_FACTOR
         sentences.append(
-            _tr(
-                "story_jump" if jumped else "story_no_jump",
+            translate(
+                "dumps.story_jump" if jumped else "dumps.story_no_jump",
                 lang,
                 batch=story.batch,
                 token=_token(tokens, 0),
@@ -65,8 +61,8 @@ def story_sentences(story: StreamStory, tokens: Sequence[str] | None, lang: str)
             )
         )
         sentences.append(
-            _tr(
-                "story_ordinary",
+            translate(
+                "dumps.story_ordinary",
                 lang,
                 start=format_number(story.others_start, 3),
                 end=format_number(story.others_end, 3),
@@ -77,7 +73,9 @@ def story_sentences(story: StreamStory, tokens: Sequence[str] | None, lang: str)
         where = ""
         if story.largest_at is not None:
             layer, batch, token, channel = story.largest_at
-            where = _tr("story_where", lang, layer=layer, batch=batch, token=token, channel=channel)
+            where = translate(
+                "dumps.story_where", lang, layer=layer, batch=batch, token=token, channel=channel
+            )
         if not story.fits_float16:
             verdict = "story_over_float16"
         elif story.square_overflows_float16:
@@ -85,12 +83,12 @@ def story_sentences(story: StreamStory, tokens: Sequence[str] | None, lang: str)
         else:
             verdict = "story_square_fits"
         sentences.append(
-            _tr(
-                verdict,
+            translate(
+                f"dumps.{verdict}",
                 lang,
                 value=format_number(story.largest, 1),
                 where=where,
-                square=format_number(story.largest * story.largest, 4),  # ∞ past float64
+                square=format_number(story.largest * story.largest, 4),
                 max=f"{FLOAT16_MAX:,.0f}",
             )
         )
@@ -114,8 +112,8 @@ def massive_tokens_sentence(
     for (batch, token), (layers, peak) in ranked[:MAX_TOKENS_LISTED]:
         names = tokens[batch] if tokens is not None and batch < len(tokens) else None
         parts.append(
-            _tr(
-                "carrier",
+            translate(
+                "dumps.carrier",
                 lang,
                 token=_token(names, token),
                 batch=batch,
@@ -124,10 +122,10 @@ def massive_tokens_sentence(
             )
         )
     more = len(ranked) - MAX_TOKENS_LISTED
-    listed = _tr("list_separator", lang).join(parts)
-    listed += " " + _tr("and_more", lang, count=more) if more > 0 else ""
+    listed = translate("dumps.list_separator", lang).join(parts)
+    listed += " " + translate("dumps.and_more", lang, count=more) if more > 0 else ""
     key = "carriers" if len(ranked) > 1 else "carrier_alone"
-    return _tr(key, lang, count=len(ranked), tokens=listed)
+    return translate(f"dumps.{key}", lang, count=len(ranked), tokens=listed)
 
 
 def norm_step_sentence(
@@ -136,8 +134,8 @@ def norm_step_sentence(
     """The worked statistics of one token through one captured norm, and the check against
     the reference formula."""
     io = step.io
-    statistics = _tr(
-        "io_statistics",
+    statistics = translate(
+        "dumps.io_statistics",
         lang,
         norm=literal(io.label),
         batch=io.batch,
@@ -150,9 +148,9 @@ def norm_step_sentence(
         output=format_number(float(io.y[step.peak_channel]), 4),
     )
     if step.recomputed is None:
-        return statistics + " " + _tr("io_unknown_kind", lang)
-    check = _tr(
-        "io_check",
+        return statistics + " " + translate("dumps.io_unknown_kind", lang)
+    check = translate(
+        "dumps.io_check",
         lang,
         kind=io.kind,
         eps=f"{io.eps:.3g}" if io.eps is not None else "—",
@@ -179,15 +177,17 @@ def precision_sentences(comparison: PrecisionComparison, lang: str) -> list[str]
             reference=literal(token_text(comparison.run("float32").next_token)),
         )
         if run.diverges_at is None:
-            sentences.append(_tr("precision_close", lang, **params))
+            sentences.append(translate("dumps.precision_close", lang, **params))
         else:
-            sentences.append(_tr("precision_diverges", lang, layer=run.diverges_at, **params))
+            sentences.append(
+                translate("dumps.precision_diverges", lang, layer=run.diverges_at, **params)
+            )
     failing = [norm for norm in comparison.norms if norm.failing_tokens]
     if not failing:
         largest = max((norm.max_abs for norm in comparison.norms), default=0.0)
         sentences.append(
-            _tr(
-                "overflow_none",
+            translate(
+                "dumps.overflow_none",
                 lang,
                 largest=format_number(largest, 4),
                 square=format_number(largest * largest, 4),
@@ -196,20 +196,22 @@ def precision_sentences(comparison: PrecisionComparison, lang: str) -> list[str]
     else:
         layers = comparison.overflowing_layers
         tokens = sorted({t for norm in failing for t in norm.failing_tokens})
+        listed = ", ".join(_token(comparison.tokens, t) for t in tokens[:MAX_TOKENS_LISTED])
+        if len(tokens) > MAX_TOKENS_LISTED:
+            more = len(tokens) - MAX_TOKENS_LISTED
+            listed += " " + translate("dumps.and_more", lang, count=more)
+        upcast = "ok" if all(n.upcast_ok for n in failing) else "not_ok"
         sentences.append(
-            _tr(
-                "overflow_found",
+            translate(
+                "dumps.overflow_found",
                 lang,
                 norms=len(failing),
                 total=len(comparison.norms),
                 layers=_ranges(layers) if layers else "—",
-                tokens=", ".join(_token(comparison.tokens, t) for t in tokens[:MAX_TOKENS_LISTED])
-                + (" " + _tr("and_more", lang, count=len(tokens) - MAX_TOKENS_LISTED)
-                   if len(tokens) > MAX_TOKENS_LISTED else ""),
-                upcast=_tr("upcast_ok" if all(n.upcast_ok for n in failing) else "upcast_not_ok",
-                           lang),
+                tokens=listed,
+                upcast=translate(f"dumps.upcast_{upcast}", lang),
             )
-        )  # fmt: skip
+        )
     return sentences
 
 
@@ -235,7 +237,11 @@ def overflow_rows(comparison: PrecisionComparison, lang: str) -> list[dict]:
         shown = norm.failing_tokens[:MAX_TOKENS_LISTED]
         named = [f"{t} {token_text(comparison.tokens[t])}" for t in shown]
         if len(norm.failing_tokens) > MAX_TOKENS_LISTED:
-            named.append(_tr("and_more", lang, count=len(norm.failing_tokens) - MAX_TOKENS_LISTED))
+            named.append(
+                translate(
+                    "dumps.and_more", lang, count=len(norm.failing_tokens) - MAX_TOKENS_LISTED
+                )
+            )
         rows.append(
             {
                 "norm": norm.label,
@@ -254,4 +260,6 @@ QUANTITIES = ("square", "sum_of_squares", "mean_square", "variance", "input", "s
 
 def quantity_text(quantity: str, lang: str) -> str:
     """The quantity that overflowed first, in words (an id the page does not know: as is)."""
-    return _tr(f"quantity.{quantity}", lang) if quantity in QUANTITIES else quantity or "—"
+    return (
+        translate(f"dumps.quantity.{quantity}", lang) if quantity in QUANTITIES else quantity or "—"
+    )

@@ -19,6 +19,7 @@ from engine.geometry.path import VectorPath
 from engine.geometry.two_dimensions import DECIMALS, TwoDimensionalLayerNorm
 from ui.formatting import format_cosine, format_number, format_vector
 from ui.i18n import translate
+from ui.labels import NORM_NAMES
 from ui.text.latex import Step, chain, latex_number, latex_vector
 
 
@@ -59,10 +60,6 @@ def gathered(*lines: str) -> str:
 
 def path_steps(path: VectorPath, eps: float, alpha: float, lang: str) -> list[Step]:
     """x, its mean, the drop onto the plane, LayerNorm, RMSNorm, the cosines, DyT."""
-
-    def tr(key: str, **params) -> str:
-        return translate(f"geometry.path.{key}", lang, **params)
-
     d, n, v = len(path.x), latex_number, latex_vector
     one = r"\mathbf{1}"
     dyt_norm = float(np.linalg.norm(path.dyt))
@@ -70,21 +67,21 @@ def path_steps(path: VectorPath, eps: float, alpha: float, lang: str) -> list[St
     predicted = float(predicted_norm(path.sigma, eps, d))
     return [
         Step(
-            tr("input", d=d),
+            translate("geometry.path.input", lang, d=d),
             gathered(
                 rf"x = {v(path.x)}",
                 rf"\mu = \frac{{\langle x, {one}\rangle}}{{d}} = {n(path.mean)}",
             ),
         ),
         Step(
-            tr("drop"),
+            translate("geometry.path.drop", lang),
             gathered(
                 rf"x - \mu{one} = {v(path.centered)}",
                 rf"\langle x - \mu{one}, {one}\rangle = {n(path.centered_ones)}",
             ),
         ),
         Step(
-            tr("layernorm"),
+            translate("geometry.path.layernorm", lang),
             gathered(
                 rf"\sigma = \frac{{\lVert x - \mu{one}\rVert}}{{\sqrt{{d}}}} = {n(path.sigma)}",
                 chain(
@@ -95,7 +92,7 @@ def path_steps(path: VectorPath, eps: float, alpha: float, lang: str) -> list[St
             ),
         ),
         Step(
-            tr("layernorm_norm", eps=format_number(eps)),
+            translate("geometry.path.layernorm_norm", lang, eps=format_number(eps)),
             gathered(
                 rf"\lVert\mathrm{{LN}}(x)\rVert = {n(path.layernorm_norm)}",
                 rf"\sqrt{{d}}\,\frac{{\sigma}}{{\sqrt{{\sigma^2+\varepsilon}}}} = {n(predicted)}"
@@ -103,7 +100,7 @@ def path_steps(path: VectorPath, eps: float, alpha: float, lang: str) -> list[St
             ),
         ),
         Step(
-            tr("rmsnorm"),
+            translate("geometry.path.rmsnorm", lang),
             gathered(
                 rf"\mathrm{{rms}} = \frac{{\lVert x\rVert}}{{\sqrt{{d}}}} = {n(path.rms)}",
                 chain(
@@ -115,7 +112,7 @@ def path_steps(path: VectorPath, eps: float, alpha: float, lang: str) -> list[St
             ),
         ),
         Step(
-            tr("cosines"),
+            translate("geometry.path.cosines", lang),
             gathered(
                 rf"\cos(x, \mathrm{{RMSNorm}}(x)) = {n(path.rmsnorm_cos_input)}",
                 rf"\cos(x, \mathrm{{LN}}(x)) = {n(path.layernorm_cos_input)},\quad "
@@ -123,7 +120,7 @@ def path_steps(path: VectorPath, eps: float, alpha: float, lang: str) -> list[St
             ),
         ),
         Step(
-            tr("dyt", alpha=format_number(alpha)),
+            translate("geometry.path.dyt", lang, alpha=format_number(alpha)),
             gathered(
                 rf"\tanh(\alpha x) = {v(path.dyt)}",
                 rf"\lVert\tanh(\alpha x)\rVert = {n(dyt_norm)}",
@@ -147,13 +144,13 @@ def _norm_line(name: str, normed: NormedCloud, sqrt_d: float, lang: str) -> str:
     )
 
 
-def cloud_summary(cloud: Cloud, shown: tuple[str, ...], names: dict, lang: str) -> list[str]:
+def cloud_summary(cloud: Cloud, shown: tuple[str, ...], lang: str) -> list[str]:
     """What the scene shows, measured: lengths against sqrt(d), <y, 1>, the cosines."""
     d = cloud.inputs.shape[-1]
     lines = []
     for kind in shown:
         normed = getattr(cloud, kind)
-        lines.append(_norm_line(names[kind], normed, cloud.sqrt_d, lang))
+        lines.append(_norm_line(NORM_NAMES[kind], normed, cloud.sqrt_d, lang))
         if kind == "layernorm" and d > 1:
             rounding = ones_rounding(normed.ones, normed.norm, normed.cos_input, d)
             lines.append(translate("geometry.rounding", lang, **rounding))
@@ -250,5 +247,4 @@ def dyt_summary(cloud: Cloud, lang: str) -> str:
 
 
 def degenerate_notes(flags: tuple[str, ...], lang: str) -> list[str]:
-    """The engine's degeneracy flags (``engine.geometry.degenerate``) in ``lang``."""
     return [translate(f"geometry.degenerate.{flag}", lang) for flag in flags]

@@ -116,10 +116,6 @@ def real_intro(real: RealActivations, lang: str) -> str:
 
 def pair_lines(pair: PairMeasures, lang: str) -> list[str]:
     """The chosen norm's inputs, its stored output, and the recomputed outputs at gamma = 1."""
-
-    def tr(key: str, **params) -> str:
-        return translate(f"geometry.real.{key}", lang, **params)
-
     low, median, high = _stats(pair.inputs.norm)
     norms = pair.inputs.norm[np.isfinite(pair.inputs.norm)]
     ratio = float(norms.max() / np.median(norms)) if norms.size and np.median(norms) > 0 else 0.0
@@ -128,8 +124,9 @@ def pair_lines(pair: PairMeasures, lang: str) -> list[str]:
     rms, layer = pair.recomputed["rmsnorm"], pair.recomputed["layernorm"]
     rms_norm, layer_norm = _stats(rms.norm), _stats(layer.norm)
     weight = pair.weight
-    inputs = tr(
-        "inputs",
+    inputs = translate(
+        "geometry.real.inputs",
+        lang,
         rows=pair.rows,
         d=pair.d,
         low=low,
@@ -138,11 +135,12 @@ def pair_lines(pair: PairMeasures, lang: str) -> list[str]:
         ratio=format_number(ratio, 1),
     )
     if ratio >= FAR_OUT_RATIO:
-        inputs += " " + tr("far_out")
+        inputs += " " + translate("geometry.real.far_out", lang)
     return [
         inputs,
-        tr(
-            "stored",
+        translate(
+            "geometry.real.stored",
+            lang,
             low=stored[0],
             high=stored[2],
             sqrt_d=format_number(pair.sqrt_d),
@@ -152,8 +150,9 @@ def pair_lines(pair: PairMeasures, lang: str) -> list[str]:
             cos_low=stored_cos[0],
             cos_high=stored_cos[2],
         ),
-        tr(
-            "recomputed",
+        translate(
+            "geometry.real.recomputed",
+            lang,
             eps=format_number(pair.eps),
             rms_low=rms_norm[0],
             rms_high=rms_norm[2],
@@ -164,8 +163,9 @@ def pair_lines(pair: PairMeasures, lang: str) -> list[str]:
             ln_ones=format_number(_largest(layer.ones)),
             rms_ones=format_number(_largest(rms.ones)),
         ),
-        tr(
-            "check",
+        translate(
+            "geometry.real.check",
+            lang,
             difference=format_number(pair.recomputed_max_abs_difference),
             largest=format_number(pair.stored_max_abs),
         ),

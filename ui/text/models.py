@@ -42,7 +42,6 @@ def unknown(lang: str) -> str:
 
 
 def yes_no(value: bool | None, lang: str) -> str:
-    """yes / no / unknown."""
     if value is None:
         return unknown(lang)
     return translate("models.yes" if value else "models.no", lang)
@@ -140,10 +139,6 @@ def family_facts(family: Family, lang: str) -> list[tuple[str, str]]:
     ]
 
 
-def _width_text(width: str, lang: str) -> str:
-    return translate(f"models.width.{width}", lang)
-
-
 def extra_norms(family: Family, lang: str) -> list[str]:
     """The norms the placement does not draw: embedding, QK-norm, latent, a second stack."""
     lines = []
@@ -157,7 +152,7 @@ def extra_norms(family: Family, lang: str) -> list[str]:
                     lang,
                     role=label("norm_role", extra.role, lang),
                     module=extra.module,
-                    width=_width_text(extra.width, lang),
+                    width=translate(f"models.width.{extra.width}", lang),
                 )
             )
         if len(stack.branches) > 2:  # T5's decoder: a cross-attention branch
@@ -188,17 +183,14 @@ def sources(family: Family, lang: str) -> tuple[str, ...]:
 
 
 def eps_source(family: Family, lang: str) -> str | None:
-    """Where the released checkpoint's ε was read."""
     return family.eps_released_source_zh if lang == "zh" else family.eps_released_source
 
 
 def example_source(example: Example, lang: str) -> str:
-    """Where the example config's numbers come from."""
     return example.source_zh if lang == "zh" else example.source
 
 
 def note(family: Family, lang: str) -> str | None:
-    """The catalog's note on where the family departs from its placement."""
     return family.note_zh if lang == "zh" else family.note
 
 

@@ -92,7 +92,6 @@ def _rms_note(ex: VectorExplanation, lang: str) -> str:
 
 
 def comparison_notes(ex: VectorExplanation, lang: str) -> list[str]:
-    """The notes under the comparison table, in ``lang``."""
     broken = {kind: broken_statistic(ex, kind) for kind in COMPARED}
     c = ex.comparison
     if any(broken.values()):

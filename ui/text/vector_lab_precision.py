@@ -25,11 +25,11 @@ import numpy as np
 from engine.norms.precision import WRONG_TOLERANCE, PathResult, PrecisionStory
 from engine.norms.precision_facts import OPMATH, DefaultEps, Resolution, RunningSumLimit
 from engine.norms.worked import VectorExplanation
-from ui.formatting import format_number, format_vector
+from ui.formatting import format_number, format_vector, superscript
 from ui.i18n import translate
+from ui.labels import label
 
 _SUBSCRIPTS = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
-_SUPERSCRIPTS = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 # quantities formed one entry at a time; the rest are sums (running or whole-row) or statistics
 _ENTRY_QUANTITIES = ("square", "deviation", "squared_deviation")
 _SUMS = ("sum", "sum_of_squares", "sum_of_squared_deviations")
@@ -69,10 +69,6 @@ class PathMessage:
     level: str  # "ok", "warning" (finite but wrong), "error" (silent zero, inf/NaN)
 
 
-def _tr(lang: str, key: str, **params) -> str:
-    return translate(f"vector_lab.precision.{key}", lang, **params)
-
-
 def _n(value: float) -> str:
     return format_number(float(value))
 
@@ -80,11 +76,6 @@ def _n(value: float) -> str:
 def format_eps(value: float) -> str:
     """An epsilon as people write it: 1e-05 -> "1e-5", 1.1920929e-07 -> "1.19e-7"."""
     return re.sub(r"e([+-])0*(\d)", r"e\1\2", f"{value:.3g}").replace("e+", "e")
-
-
-def superscript(exponent: int) -> str:
-    """-10 -> "⁻¹⁰"."""
-    return str(exponent).translate(_SUPERSCRIPTS)
 
 
 def subscript(index: int) -> str:
@@ -95,11 +86,6 @@ def subscript(index: int) -> str:
 def sentence_joiner(lang: str) -> str:
     """What goes between two sentences: a space in English, nothing after a Chinese "。"."""
     return "" if lang == "zh" else " "
-
-
-def path_name(path: str, lang: str) -> str:
-    """The display name of a precision path (``labels.path.<id>``)."""
-    return translate(f"labels.path.{path}", lang)
 
 
 def steps_path(ex: VectorExplanation) -> str | None:
@@ -136,7 +122,7 @@ def overview(story: PrecisionStory, row: int, lang: str, marked: str | None) -> 
     lines = [
         PathRow(
             "exact",
-            _tr(lang, "exact"),
+            translate("vector_lab.precision.exact", lang),
             "float64",
             _n(exact.mean[row]) if exact.mean is not None else "—",
             _n(exact.var[row]),
@@ -146,9 +132,9 @@ def overview(story: PrecisionStory, row: int, lang: str, marked: str | None) -> 
         )
     ]
     for result in story.paths:
-        name = path_name(result.path, lang)
+        name = label("path", result.path, lang)
         if result.path == marked:
-            name = _tr(lang, "steps_marker", name=name)
+            name = translate("vector_lab.precision.steps_marker", lang, name=name)
         lines.append(
             PathRow(
                 result.path,
@@ -158,7 +144,7 @@ def overview(story: PrecisionStory, row: int, lang: str, marked: str | None) -> 
                 _n(result.var[row]),
                 _n(result.rstd[row]),
                 format_vector(result.y[row], head=2, tail=1),
-                _tr(lang, f"outcome.{result.rows[row].outcome}"),
+                translate(f"vector_lab.precision.outcome.{result.rows[row].outcome}", lang),
             )
         )
     return lines
@@ -179,22 +165,27 @@ def _diagnosis(story: PrecisionStory, result: PathResult, row: int, lang: str) -
         return ""  # said once for the whole section (zero_variance_*)
     if event.failure == "stall":
         stall = {"step": event.index + 1, "term": _n(event.term), **common}
-        sentence = _tr(
+        sentence = translate(
+            f"vector_lab.precision.stall.{event.quantity}",
             lang,
-            f"stall.{event.quantity}",
             spacing=_n(event.spacing),
             intended=_n(event.intended),
             **stall,
         )
         if event.drifted:  # the stored sum was not the exact one: say both
-            drift = _tr(lang, "stall.drift", exact_before=_n(event.exact_before), **stall)
+            drift = translate(
+                "vector_lab.precision.stall.drift",
+                lang,
+                exact_before=_n(event.exact_before),
+                **stall,
+            )
             sentence += sentence_joiner(lang) + drift
         return sentence
     if event.quantity in _ENTRY_QUANTITIES:
         mean = result.mean[row] if result.mean is not None else 0.0
-        return _tr(
+        return translate(
+            f"vector_lab.precision.overflow.{event.quantity}",
             lang,
-            f"overflow.{event.quantity}",
             sub=subscript(event.index),
             entry=_n(x[event.index]),
             deviation=_n(x[event.index] - mean),
@@ -202,8 +193,13 @@ def _diagnosis(story: PrecisionStory, result: PathResult, row: int, lang: str) -
             **common,
         )
     if event.quantity in _SUMS and event.index is not None:
-        return _tr(lang, f"overflow.{event.quantity}_running", step=event.index + 1, **common)
-    return _tr(lang, f"overflow.{event.quantity}", **common)
+        return translate(
+            f"vector_lab.precision.overflow.{event.quantity}_running",
+            lang,
+            step=event.index + 1,
+            **common,
+        )
+    return translate(f"vector_lab.precision.overflow.{event.quantity}", lang, **common)
 
 
 def _consequence(story: PrecisionStory, result: PathResult, row: int, lang: str) -> str:
@@ -216,31 +212,41 @@ def _consequence(story: PrecisionStory, result: PathResult, row: int, lang: str)
     mean = result.mean[row] if result.mean is not None else 0.0
     if state.outcome == "ok":
         key = "ok_despite" if state.diagnosis is not None else "ok"
-        return _tr(lang, f"consequence.{key}", tolerance=tolerance, error=error)
+        return translate(
+            f"vector_lab.precision.consequence.{key}", lang, tolerance=tolerance, error=error
+        )
     if state.outcome == "nonfinite":
         if kind == "layernorm" and not math.isfinite(mean):
-            return _tr(
-                lang, "consequence.mean_inf", mean=_n(mean), count=state.nonfinite_outputs, d=d
+            return translate(
+                "vector_lab.precision.consequence.mean_inf",
+                lang,
+                mean=_n(mean),
+                count=state.nonfinite_outputs,
+                d=d,
             )
-        return _tr(lang, "consequence.nonfinite", count=state.nonfinite_outputs, d=d)
+        return translate(
+            "vector_lab.precision.consequence.nonfinite", lang, count=state.nonfinite_outputs, d=d
+        )
     if state.outcome == "silent_zero":
         if result.rstd[row] == 0:
-            return _tr(
+            return translate(
+                f"vector_lab.precision.consequence.rstd_zero_{kind}",
                 lang,
-                f"consequence.rstd_zero_{kind}",
                 var=_n(result.var[row]),
                 rstd=_n(result.rstd[row]),
             )
-        return _tr(lang, "consequence.silent_zero")
+        return translate("vector_lab.precision.consequence.silent_zero", lang)
     exact = story.exact
     rounding = ""
     if state.diagnosis is None:  # no overflow or stall: the statistics were rounded
         digits = format_number(story.resolution.significant_digits, 1)
-        rounding = _tr(lang, "consequence.rounding", dtype=story.spec.dtype, digits=digits)
+        rounding = translate(
+            "vector_lab.precision.consequence.rounding", lang, dtype=story.spec.dtype, digits=digits
+        )
         rounding += sentence_joiner(lang)
-    return rounding + _tr(
+    return rounding + translate(
+        f"vector_lab.precision.consequence.wrong_{kind}",
         lang,
-        f"consequence.wrong_{kind}",
         mean=_n(mean),
         var=_n(result.var[row]),
         mean_exact=_n(exact.mean[row]) if exact.mean is not None else "—",
@@ -252,10 +258,9 @@ def _consequence(story: PrecisionStory, result: PathResult, row: int, lang: str)
 
 
 def _who(path: str, kind: str, dtype: str, lang: str) -> str:
-    """Which real code computes this way."""
     key = f"{path}_{kind}" if path in ("upcast", "fused_half") else path
     module = "nn.LayerNorm" if kind == "layernorm" else "nn.RMSNorm"
-    return _tr(lang, f"who.{key}", module=module, dtype=dtype)
+    return translate(f"vector_lab.precision.who.{key}", lang, module=module, dtype=dtype)
 
 
 _LEVELS = {"ok": "ok", "wrong": "warning", "silent_zero": "error", "nonfinite": "error"}
@@ -270,11 +275,11 @@ def path_messages(story: PrecisionStory, row: int, lang: str) -> list[PathMessag
         if state.diagnosis is not None:
             parts.append(_diagnosis(story, result, row, lang))
         parts.append(_consequence(story, result, row, lang))
-        title = _tr(
+        title = translate(
+            "vector_lab.precision.expander",
             lang,
-            "expander",
-            name=path_name(result.path, lang),
-            outcome=_tr(lang, f"outcome.{state.outcome}"),
+            name=label("path", result.path, lang),
+            outcome=translate(f"vector_lab.precision.outcome.{state.outcome}", lang),
         )
         text = sentence_joiner(lang).join(part for part in parts if part)
         messages.append(PathMessage(result.path, title, result.code, text, _LEVELS[state.outcome]))
@@ -286,9 +291,9 @@ def dtype_facts(facts: DtypeFacts, lang: str) -> str | None:
     if facts.square_threshold is None or facts.running_limit is None:
         return None
     limit = facts.running_limit
-    return _tr(
+    return translate(
+        "vector_lab.precision.facts",
         lang,
-        "facts",
         dtype=facts.resolution.dtype,
         threshold=_n(facts.square_threshold),
         max=_n(facts.resolution.max),
@@ -308,9 +313,9 @@ def constant_row_note(story: PrecisionStory, row: int, lang: str) -> str | None:
         return None
     if not np.isfinite(fused).all():
         return None
-    return _tr(
+    return translate(
+        "vector_lab.precision.constant_row",
         lang,
-        "constant_row",
         dtype=story.spec.dtype,
         value=format_number(float(np.max(np.abs(fused))), 6),
         tolerance=format_number(100 * WRONG_TOLERANCE),

@@ -37,30 +37,33 @@ def _signed_sum(values) -> str:
 
 
 def worked_steps(ex: VectorExplanation, lang: str) -> list[Step]:
-    """The steps for the row ``ex.row_index``, captions in ``lang``."""
-
-    def tr(key: str, **params) -> str:
-        return translate(f"vector_lab.steps.{key}", lang, **params)
-
     row = ex.rows[ex.row_index]
     d = len(row)
     stats = ex.row_stats
     spec = ex.spec
     short = d <= _SHOW_TERMS_UP_TO
-    steps = [Step(tr("input", row=ex.row_index + 1, d=d), rf"x = {_vec(row)},\quad d = {d}")]
+    steps = [
+        Step(
+            translate("vector_lab.steps.input", lang, row=ex.row_index + 1, d=d),
+            rf"x = {_vec(row)},\quad d = {d}",
+        )
+    ]
     out = _vec(ex.outputs[ex.row_index])
     scale = r"\gamma_i" if spec.offset == 0 else rf"({_n(spec.offset)} + \gamma_i)"
     shift = r" + \beta_i" if "beta" in kind_axes(spec.kind).params else ""  # RMSNorm has none
     if not is_row_kind(spec.kind):
         # Pooled statistics: this row's own mu and sigma^2 are not what the norm uses.
-        pooled = Step(tr(f"pooled_{spec.kind}"), _pooled_formula(spec.kind, scale))
-        return [*steps, pooled, Step(tr("output"), rf"y = {out}")]
+        pooled = Step(
+            translate(f"vector_lab.steps.pooled_{spec.kind}", lang),
+            _pooled_formula(spec.kind, scale),
+        )
+        return [*steps, pooled, Step(translate("vector_lab.steps.output", lang), rf"y = {out}")]
 
     total = stats.mean * d
     sum_text = _signed_sum(row) if short else _n(total)
     steps.append(
         Step(
-            tr("mean"),
+            translate("vector_lab.steps.mean", lang),
             chain(
                 r"\mu",
                 r"\frac{1}{d}\sum_{i=1}^{d} x_i",
@@ -73,18 +76,21 @@ def worked_steps(ex: VectorExplanation, lang: str) -> list[Step]:
     var_middle = [rf"\frac{{{deviations}}}{{{d}}}"] if short else []
     steps.append(
         Step(
-            tr("variance"),
+            translate("vector_lab.steps.variance", lang),
             chain(r"\sigma^2", r"\frac{1}{d}\sum_{i=1}^{d}(x_i-\mu)^2", *var_middle, _n(stats.var)),
         )
     )
     steps.append(
-        Step(tr("std"), rf"\sigma = \sqrt{{\sigma^2}} = \sqrt{{{_n(stats.var)}}} = {_n(stats.std)}")
+        Step(
+            translate("vector_lab.steps.std", lang),
+            rf"\sigma = \sqrt{{\sigma^2}} = \sqrt{{{_n(stats.var)}}} = {_n(stats.std)}",
+        )
     )
     squares = rf"\frac{{{_sum_terms(row, _square)}}}{{{d}}}"
     rms_middle = [rf"\sqrt{{{squares}}}"] if short else []
     steps.append(
         Step(
-            tr("rms"),
+            translate("vector_lab.steps.rms", lang),
             chain(
                 r"\mathrm{RMS}",
                 r"\sqrt{\frac{1}{d}\sum_{i=1}^{d} x_i^2}",
@@ -94,12 +100,12 @@ def worked_steps(ex: VectorExplanation, lang: str) -> list[Step]:
             ),
         )
     )
-    steps.append(_identity_step(stats, spec.compute_dtype, tr, lang))
+    steps.append(_identity_step(stats, spec.compute_dtype, lang))
     eps = _n(spec.eps)
     if spec.kind == "layernorm":
         steps.append(
             Step(
-                tr("rstd_layernorm"),
+                translate("vector_lab.steps.rstd_layernorm", lang),
                 chain(
                     r"\mathrm{rstd}",
                     r"\frac{1}{\sqrt{\sigma^2+\epsilon}}",
@@ -112,7 +118,7 @@ def worked_steps(ex: VectorExplanation, lang: str) -> list[Step]:
     elif spec.kind == "rmsnorm":
         steps.append(
             Step(
-                tr("rstd_rmsnorm"),
+                translate("vector_lab.steps.rstd_rmsnorm", lang),
                 chain(
                     r"\mathrm{rstd}",
                     r"\frac{1}{\sqrt{\mathrm{RMS}^2+\epsilon}}",
@@ -124,20 +130,33 @@ def worked_steps(ex: VectorExplanation, lang: str) -> list[Step]:
         formula = rf"y_i = x_i\cdot\mathrm{{rstd}}\cdot {scale}{shift}"
     else:  # DyT
         formula = rf"y_i = {scale}\,\tanh(\alpha x_i){shift},\quad \alpha = {_n(spec.alpha)}"
-    steps.append(Step(tr("output_formula" if shift else "output_formula_scale"), formula))
-    return steps + [Step(tr("output"), rf"y = {out}")]
+    steps.append(
+        Step(
+            translate(
+                "vector_lab.steps.output_formula"
+                if shift
+                else "vector_lab.steps.output_formula_scale",
+                lang,
+            ),
+            formula,
+        )
+    )
+    return steps + [Step(translate("vector_lab.steps.output", lang), rf"y = {out}")]
 
 
-def _identity_step(stats, compute_dtype: str, tr, lang: str) -> Step:
+def _identity_step(stats, compute_dtype: str, lang: str) -> Step:
     """RMS^2 = sigma^2 + mu^2 with the row's numbers, unless one of them is not finite."""
     identity = r"\mathrm{RMS}^2 = \sigma^2 + \mu^2"
     values = {"RMS²": stats.mean_square, "σ²": stats.var, "μ": stats.mean}
     broken = [symbol for symbol, value in values.items() if not math.isfinite(value)]
     if broken:  # "inf = inf + 0" would read as a fact: say what overflowed instead
         which = join(broken, lang)
-        return Step(tr("identity_undefined", which=which, dtype=compute_dtype), identity)
+        undefined = translate(
+            "vector_lab.steps.identity_undefined", lang, which=which, dtype=compute_dtype
+        )
+        return Step(undefined, identity)
     numbers = rf"{_n(stats.mean_square)} = {_n(stats.var)} + {_square(stats.mean)}"
-    return Step(tr("identity"), rf"{identity}:\quad {numbers}")
+    return Step(translate("vector_lab.steps.identity", lang), rf"{identity}:\quad {numbers}")
 
 
 def _pooled_formula(kind: str, scale: str) -> str:

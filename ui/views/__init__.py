@@ -1,1 +1,1 @@
-"""Page sections: pure text builders (``*_steps.py``) and the Streamlit code that shows them."""
+"""Page sections: the Streamlit code that shows what the engine computed."""

@@ -19,37 +19,12 @@ from engine.axes.train_eval import TrainEvalGap
 from engine.errors import EngineError
 from ui.errors import error_text
 from ui.figures import axes_batchnorm as charts
-from ui.figures.axes import HeatmapLabels, cells_figure, drawn_grid
-from ui.figures.axes_box import BoxLabels, box_figure
+from ui.figures.axes import cells_figure, drawn_grid
+from ui.figures.axes_box import box_figure
 from ui.formatting import format_number
 from ui.i18n import current_language, t
-from ui.labels import NORM_NAMES
 from ui.text import axes as text
 from ui.views.charts import show_chart
-
-
-def _heatmap_labels() -> HeatmapLabels:
-    return HeatmapLabels(
-        t("axes.heatmap.input"),
-        t("axes.heatmap.output"),
-        t("axes.heatmap.channel"),
-        t("axes.heatmap.rows"),
-        t("axes.heatmap.sequence"),
-        t("axes.heatmap.position"),
-        t("axes.heatmap.pad"),
-        t("axes.heatmap.block"),
-    )
-
-
-def _box_labels() -> BoxLabels:
-    return BoxLabels(
-        t("axes.box.batch", n="{n}"),  # patterns the figure fills with the sizes
-        t("axes.box.tokens", n="{n}"),
-        t("axes.box.channels", n="{n}"),
-        t("axes.box.pooled"),
-        t("axes.box.clicked"),
-        t("axes.heatmap.pad"),
-    )
 
 
 def summary_note(stats: AxesStatistics) -> None:
@@ -71,7 +46,7 @@ def cells(stats: AxesStatistics, selection: CellSelection, on_click) -> None:
     left, right = st.columns([3, 2], gap="medium")
     with left:
         show_chart(
-            cells_figure(stats, selection, _heatmap_labels()),
+            cells_figure(stats, selection, lang),
             "ax_heatmap",
             on_select=on_click,
             selection_mode="points",
@@ -80,16 +55,16 @@ def cells(stats: AxesStatistics, selection: CellSelection, on_click) -> None:
         st.caption(t("axes.heatmap.note"))
     with right:
         show_chart(
-            box_figure(stats.real, selection, stats.spec.kind, _box_labels()),
+            box_figure(stats.real, selection, stats.spec.kind, lang),
             "ax_box",
             config={"displayModeBar": False, "staticPlot": True},
         )
-        for line in text.legend(stats, NORM_NAMES, lang):
+        for line in text.legend(stats, lang):
             st.markdown(line)
     layouts = text.groupnorm_layouts(stats, lang)
     if layouts:
         st.info(layouts, icon=":material/view_column:")
-    leak = text.leak_note(stats.spec.kind, NORM_NAMES, lang)
+    leak = text.leak_note(stats.spec.kind, lang)
     if leak:
         st.caption(leak)
 
@@ -149,14 +124,6 @@ def experiment(number: int):
             st.error(error_text(error), icon=":material/error:")
 
 
-def _panel(key: str) -> charts.Panel:
-    return charts.Panel(t(f"{key}_title"), t(f"{key}_x"), t(f"{key}_y"))
-
-
-def _names(prefix: str, keys: tuple[str, ...]) -> dict[str, str]:
-    return {key: t(f"{prefix}.{key}") for key in keys}
-
-
 def _show_pair(pair: charts.Pair, key: str) -> None:
     """An experiment's two panels in two columns: side by side, stacked on a phone."""
     left, right = st.columns(2, gap="medium")
@@ -171,37 +138,17 @@ def _lesson(sentence: str) -> None:
 def padding(result: PaddingPollution) -> None:
     lengths = ", ".join(str(n) for n in result.lengths)
     st.caption(t("axes.padding.setup", lengths=lengths, pad=format_number(result.pad_value)))
-    pair = charts.padding_figure(
-        result,
-        _panel("axes.padding.mean"),
-        _panel("axes.padding.std"),
-        _names("axes.padding", ("real", "with_pad")),
-    )
-    _show_pair(pair, "ax_padding")
+    _show_pair(charts.padding_figure(result, current_language()), "ax_padding")
     _lesson(text.padding_lesson(result, current_language()))
 
 
 def small_batch(result: SmallBatchNoise) -> None:
-    keys = ("draws", "mean_spread", "mean_spread_theory", "var_spread", "var_spread_theory")
-    pair = charts.small_batch_figure(
-        result,
-        _panel("axes.small.draws_panel"),
-        _panel("axes.small.spread"),
-        _names("axes.small", keys),
-    )
-    _show_pair(pair, "ax_small")
+    _show_pair(charts.small_batch_figure(result, current_language()), "ax_small")
     _lesson(text.small_batch_lesson(result, current_language()))
 
 
 def train_eval(result: TrainEvalGap) -> None:
-    keys = ("batch_mean", "running_mean", "population", "eval_mean", "gap", "chosen")
-    pair = charts.train_eval_figure(
-        result,
-        _panel("axes.train_eval.history"),
-        _panel("axes.train_eval.gap_panel"),
-        _names("axes.train_eval", keys),
-    )
-    _show_pair(pair, "ax_train_eval")
+    _show_pair(charts.train_eval_figure(result, current_language()), "ax_train_eval")
     _lesson(text.train_eval_lesson(result, current_language()))
 
 
@@ -212,20 +159,10 @@ def batch_of_one(result: BatchOfOne) -> None:
     st.caption(t("axes.one.claim_translation"))
     st.markdown(t("axes.one.what_happens"))
     st.markdown("\n".join(f"- {fact}" for fact in text.batch_of_one_facts(result, lang)))
-    names = _names("axes.one", ("x", "beta", "y", "y_eps0"))
-    names["nan_strip"] = t("axes.layout.nan_strip")
-    figure = charts.batch_of_one_figure(result, _panel("axes.one.chart"), names)
-    show_chart(figure, "ax_one")
+    show_chart(charts.batch_of_one_figure(result, lang), "ax_one")
     _lesson(text.batch_of_one_lesson(result, lang))
 
 
 def causal(result: CausalLeak) -> None:
-    pair = charts.causal_figure(
-        result,
-        _panel("axes.causal.same"),
-        _panel("axes.causal.other"),
-        NORM_NAMES,
-        t("axes.causal.changed", position=result.position),
-    )
-    _show_pair(pair, "ax_causal")
-    _lesson(text.causal_lesson(result, NORM_NAMES, current_language()))
+    _show_pair(charts.causal_figure(result, current_language()), "ax_causal")
+    _lesson(text.causal_lesson(result, current_language()))

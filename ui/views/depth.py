@@ -11,28 +11,20 @@ from engine.config import DepthSpec
 from engine.depth import DepthResult, SweepResult
 from engine.depth.limits import SWEEP_LAYERS
 from engine.depth.placements import PLACEMENTS
-from engine.depth.theory import branch_gain, deepnorm_layers, lemma2_violations
 from engine.training.loop import TrainResult
 from ui.figures.depth import (
-    AxisLabels,
-    cosine_figure,
-    grad_norm_figure,
+    per_layer_figure,
     residual_figure,
     sweep_figure,
     training_loss_figure,
-    update_ratio_figure,
     x0_weight_figure,
 )
-from ui.figures.depth_wiring import WiringLabels, legible_width, wiring_figure
+from ui.figures.depth_wiring import legible_width, wiring_figure
 from ui.formatting import format_number
 from ui.i18n import current_language, join, t
 from ui.labels import placement_label
 from ui.text.depth import coincidence_notes, post_level_text, residual_notes
 from ui.views.charts import show_chart, show_wide_chart
-
-
-def _labels(prefix: str, x_key: str = "depth.residual_x") -> AxisLabels:
-    return AxisLabels(t(f"depth.{prefix}_title"), t(x_key), t(f"depth.{prefix}_y"))
 
 
 def _nonfinite_warnings(series: list[tuple[str, DepthResult]]) -> None:
@@ -54,51 +46,45 @@ def _nonfinite_warnings(series: list[tuple[str, DepthResult]]) -> None:
 
 
 def stack(results: list[DepthResult]) -> None:
+    lang = current_language()
     series = [(placement_label(r.spec.placement), r) for r in results]
-    specs = [result.spec for result in results]
     _nonfinite_warnings(series)
     for result in (r for _, r in series if PLACEMENTS[r.spec.placement].deepnorm):
         st.info(
             t(
                 "depth.deepnorm_constants",
                 branches=result.spec.layers * result.branches_per_layer,
-                n=format_number(deepnorm_layers(result.spec)),
+                n=format_number(result.deepnorm_layers),
                 alpha=format_number(result.alpha),
                 beta=format_number(result.beta),
             ),
             icon=":material/tune:",
         )
-    described = [s for s in specs if PLACEMENTS[s.placement].lemma2 is not None]
+    described = [r for r in results if PLACEMENTS[r.spec.placement].lemma2 is not None]
     if described:  # Lemma 2 speaks of Pre-LN and Post-LN only
-        broken = [key for key in lemma2_violations(described[0]) if key != "placement"]
+        broken = [key for key in described[0].lemma2_broken if key != "placement"]
         if broken:
-            names = join((t(f"depth.violation.{key}") for key in broken), current_language())
+            names = join((t(f"depth.violation.{key}") for key in broken), lang)
             st.caption(t("depth.assumptions_broken", broken=names, level=post_level_text()))
         else:
             st.caption(t("depth.assumptions_hold", level=post_level_text()))
-    show_chart(
-        residual_figure(series, _labels("residual"), t("depth.band"), t("depth.before_norm")),
-        "dp_residual",
-    )
-    for note in coincidence_notes(results, current_language()):
+    show_chart(residual_figure(series, lang), "dp_residual")
+    for note in coincidence_notes(results, lang):
         st.info(note, icon=":material/layers:")
-    for note in residual_notes(results, current_language()):
+    for note in residual_notes(results, lang):
         st.caption(note)
     left, right = st.columns(2)
-    show_chart(grad_norm_figure(series, _labels("grad")), "dp_grad", left)
-    show_chart(update_ratio_figure(series, _labels("update")), "dp_update", right)
+    show_chart(per_layer_figure(series, "grad", lang), "dp_grad", left)
+    show_chart(per_layer_figure(series, "update", lang), "dp_update", right)
     right.caption(t("depth.update_note"))
     left, right = st.columns(2)
     post_like = [(n, r) for n, r in series if PLACEMENTS[r.spec.placement].norms.on_stream]
-    post = next((r.spec for _, r in post_like if not PLACEMENTS[r.spec.placement].deepnorm), None)
-    gain = branch_gain(post) if post is not None else None  # E||F||^2 / E||x||^2 at init
-    reference = None if gain is None else t("depth.x0_reference", gain=format_number(gain, 3))
+    post = next((r for _, r in post_like if not PLACEMENTS[r.spec.placement].deepnorm), None)
+    gain = post.branch_gain if post is not None else None  # E||F||^2 / E||x||^2 at init
     if post_like:
-        show_chart(
-            x0_weight_figure(post_like, _labels("x0"), reference, gain or 1.0), "dp_x0", left
-        )
+        show_chart(x0_weight_figure(post_like, lang, gain), "dp_x0", left)
         left.caption(t("depth.x0_note"))
-    show_chart(cosine_figure(series, _labels("cosine")), "dp_cos", right)
+    show_chart(per_layer_figure(series, "cosine", lang), "dp_cos", right)
     seconds = sum(r.seconds for _, r in series)
     st.caption(t("depth.timing", count=len(series), seconds=format_number(seconds, 2)))
 
@@ -124,33 +110,22 @@ def sweep_depths_note(depths: tuple[int, ...]) -> bool:
 
 def sweep(specs: tuple[DepthSpec, ...], sweeps: list[SweepResult]) -> None:
     named = [(placement_label(spec.placement), result) for spec, result in zip(specs, sweeps)]
-    labels = AxisLabels(t("depth.sweep_title"), t("depth.sweep_x"), t("depth.sweep_y"))
     # Theorem 1's slopes assume Pre-LN's final norm: without it they are not the theory.
-    theory = t("depth.theory_slope") if specs[0].final_norm else None
-    show_chart(sweep_figure(named, labels, t("depth.slope"), theory), "dp_sweep")
+    figure = sweep_figure(named, current_language(), theory=specs[0].final_norm)
+    show_chart(figure, "dp_sweep")
     st.caption(t("depth.sweep_gradient_note"))
 
 
 def wiring(specs: tuple[DepthSpec, ...]) -> None:
     st.markdown(t("depth.wiring_intro"))
     for spec in specs:
-        labels = WiringLabels(
-            placement_label(spec.placement),
-            t("depth.wiring_norm"),
-            t("depth.wiring_attention"),
-            t("depth.wiring_mlp"),
-            t("depth.wiring_identity"),
-            t("depth.wiring_final"),
-            t("depth.wiring_output"),
-        )
-        figure = wiring_figure(spec.placement, labels, spec.final_norm)
+        figure = wiring_figure(spec.placement, current_language(), spec.final_norm)
         show_wide_chart(figure, f"dp_wiring_{spec.placement}", legible_width(figure), table=False)
 
 
 def training_chart(runs: list[tuple[str, TrainResult]], slot, live: bool = False) -> None:
     """The runs' losses drawn into ``slot``: so far (``live``, redrawn) or finished."""
-    labels = AxisLabels(t("depth.loss_title"), t("depth.loss_x"), t("depth.loss_y"))
-    figure = training_loss_figure(runs, labels, t("depth.chance"))
+    figure = training_loss_figure(runs, current_language())
     with slot.container():  # an st.empty holds one element: the chart and its downloads
         show_chart(figure, None if live else "dp_loss")
 

@@ -19,20 +19,14 @@ from engine.dumps.norm_views import DyTFit, TokenNorms
 from engine.dumps.report import DumpReport
 from engine.dumps.tables import json_text, report_summary
 from ui.figures import dumps as figures
-from ui.figures.depth import AxisLabels
 from ui.formatting import format_number, literal, plot_text
 from ui.i18n import current_language, t
-from ui.labels import label
 from ui.text import dumps as text
 from ui.text import dumps_story as story_text
 from ui.text.dumps import token_text
 from ui.views.charts import show_chart
 
 TABLE_ROWS = 12  # rows visible before a table scrolls
-
-
-def _labels(prefix: str) -> AxisLabels:
-    return AxisLabels(t(f"dumps.{prefix}_title"), t(f"dumps.{prefix}_x"), t(f"dumps.{prefix}_y"))
 
 
 def _whole_with_gaps(values: pd.Series) -> bool:
@@ -63,20 +57,6 @@ def _table(frame: pd.DataFrame, key: str) -> None:
         height=36 + 35 * min(max(len(frame), 1), TABLE_ROWS),
         key=key,
     )
-
-
-def _token_names(rep: DumpReport) -> list[str]:
-    com = rep.comparison
-    lang = current_language()
-    return [
-        t(
-            "dumps.token_name",
-            reason=label("chosen_as", reason, lang),
-            batch=int(b),
-            token=int(tok),
-        )
-        for reason, b, tok in zip(com.reasons, com.batch, com.token)
-    ]
 
 
 def inferred(rep: DumpReport) -> None:
@@ -120,35 +100,17 @@ def residual(
         for b, tok, layer in zip(res.outlier_batch, res.outlier_token, res.outlier_max_layer)
         if b == batch
     ]
-    names = {
-        "colorbar": "RMS",
-        "first": t("dumps.first_token"),
-        "outlier": t("dumps.outlier_token"),
-        "hover_layer": t("dumps.layer_word"),
-        "hover_token": t("dumps.token_word"),
-    }
+    lang = current_language()
     token_names = None if tokens is None else [plot_text(token_text(tok)) for tok in tokens]
-    heatmap = figures.rms_heatmap(
-        res.rms[:, batch, :], rep.labels, _labels("heatmap"), names, log, marks, token_names
-    )
+    heatmap = figures.rms_heatmap(res.rms[:, batch, :], rep.labels, lang, log, marks, token_names)
     show_chart(heatmap, "dumps_heatmap")
-    line_names = {
-        "band": t("dumps.band"),
-        "median": t("dumps.median_token"),
-        "all": t("dumps.all_tokens"),
-        "first": t("dumps.first_token"),
-        "max": t("dumps.max_token"),
-        "fit": t("dumps.fit"),
-        "token": t("dumps.token_n", token="{token}"),  # a pattern the figure fills
-    }
-    outliers = [tok for tok, _ in marks]
-    lines = figures.rms_lines(res, batch, _labels("lines"), line_names, outliers)
+    lines = figures.rms_lines(res, batch, lang, [tok for tok, _ in marks])
     show_chart(lines, "dumps_lines")
     if rep.layout.stream.startswith("hidden_states"):
         st.caption(t("dumps.hidden_states_note"))
     if tokens is not None and PARTIAL_CHARACTER in tokens:
         st.caption(t("dumps.partial_tokens", mark=PARTIAL_CHARACTER))
-    st.markdown(text.growth_text(res.growth, current_language()))
+    st.markdown(text.growth_text(res.growth, lang))
     st.markdown(f"**{t('dumps.outliers_title', ratio=format_number(rep.spec.outlier_ratio))}**")
     if len(tables["outlier_tokens"]):
         _table(tables["outlier_tokens"], "dumps_outlier_tokens")
@@ -170,8 +132,7 @@ def massive(
             ratio=format_number(rep.spec.massive_ratio),
         )
     )
-    names = {"top": t("dumps.top_rank", rank="{rank}"), "threshold": t("dumps.threshold")}
-    show_chart(figures.massive_figure(mas, _labels("massive_chart"), names), "dumps_massive")
+    show_chart(figures.massive_figure(mas, current_language()), "dumps_massive")
     total = int(mas.count.sum())
     if total == 0:
         st.caption(t("dumps.no_massive"))
@@ -198,20 +159,10 @@ def massive(
 def centering(rep: DumpReport) -> None:
     st.subheader(t("dumps.centering_title"))
     st.markdown(t("dumps.centering_intro"))
-    token_names = _token_names(rep)
+    lang = current_language()
     left, right = st.columns(2)
-    show_chart(
-        figures.centering_figure(
-            rep.centering, rep.comparison, token_names, _labels("share"), t("dumps.all_tokens")
-        ),
-        "dumps_share",
-        left,
-    )
-    show_chart(
-        figures.difference_figure(rep.comparison, token_names, _labels("difference")),
-        "dumps_difference",
-        right,
-    )
+    show_chart(figures.centering_figure(rep.centering, rep.comparison, lang), "dumps_share", left)
+    show_chart(figures.difference_figure(rep.comparison, lang), "dumps_difference", right)
     share = rep.centering.mu2_share
     worst = int(np.nanargmax(share)) if np.isfinite(share).any() else 0
     st.caption(
@@ -240,40 +191,18 @@ def token_detail(norms: TokenNorms, rep: DumpReport) -> None:
             cosine=format_number(float(norms.cosine[0]), 6),
         )
     )
-    names = {
-        "layernorm": "LayerNorm(x)",
-        "rmsnorm": "RMSNorm(x)",
-        "difference": t("dumps.ln_minus_rms"),
-    }
-    show_chart(figures.token_norms_figure(norms, _labels("token"), names), "dumps_token")
+    show_chart(figures.token_norms_figure(norms, current_language()), "dumps_token")
 
 
 def channels(rep: DumpReport) -> None:
     st.subheader(t("dumps.channels_title"))
     st.markdown(t("dumps.channels_intro", ratio=format_number(rep.spec.outlier_ratio)))
-    names = {
-        "colorbar": t("dumps.channel_colorbar"),
-        "hover_layer": t("dumps.layer_word"),
-        "hover_channel": t("dumps.channel_word"),
-    }
-    show_chart(
-        figures.channel_heatmap(rep.channels.ratio, rep.labels, _labels("channels_chart"), names),
-        "dumps_channels",
-    )
+    show_chart(figures.channel_heatmap(rep.channels.ratio, current_language()), "dumps_channels")
 
 
 def channel_detail(rep: DumpReport, tables: dict[str, pd.DataFrame], layer: int) -> None:
-    detail = {
-        "mean": t("dumps.channel_mean"),
-        "std": t("dumps.channel_std"),
-        "outlier": t("dumps.outlier_channel"),
-    }
-    labels = AxisLabels(
-        t("dumps.detail_title", layer=layer, entry=plot_text(rep.labels[layer])),
-        t("dumps.detail_x"),
-        t("dumps.detail_y"),
-    )
-    show_chart(figures.channel_detail(rep.channels, layer, labels, detail), "dumps_channel_detail")
+    figure = figures.channel_detail(rep.channels, layer, rep.labels[layer], current_language())
+    show_chart(figure, "dumps_channel_detail")
     st.markdown(f"**{t('dumps.outlier_channels_title')}**")
     if len(tables["outlier_channels"]):
         _table(tables["outlier_channels"], "dumps_outlier_channels")
@@ -294,18 +223,7 @@ def dyt_intro(rep: DumpReport) -> bool:
 def dyt(fit: DyTFit, tables: dict[str, pd.DataFrame]) -> None:
     """The DyT curve of the chosen norm; the table of every fit when the report made them."""
     st.markdown(f"**{t('dumps.dyt_heading', norm=literal(fit.label))}**")
-    labels = AxisLabels(
-        t(
-            "dumps.dyt_title",
-            alpha=format_number(fit.alpha, 4),
-            gamma=format_number(fit.gamma, 4),
-            r2=format_number(fit.r2, 3),
-        ),
-        t("dumps.dyt_x"),
-        t("dumps.dyt_y_affine") if fit.affine_removed else t("dumps.dyt_y"),
-    )
-    names = {"points": t("dumps.dyt_points", count=fit.points), "curve": "γ·tanh(αx)"}
-    show_chart(figures.dyt_figure(fit, labels, names), "dumps_dyt")
+    show_chart(figures.dyt_figure(fit, current_language()), "dumps_dyt")
     st.caption(
         t(
             "dumps.dyt_note",

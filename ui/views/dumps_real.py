@@ -22,8 +22,7 @@ from engine.dumps.norm_step import NormStep
 from engine.dumps.story import StreamStory
 from ui.errors import error_text
 from ui.figures import dumps_real as figures
-from ui.figures.depth import AxisLabels
-from ui.formatting import format_number, literal, plot_text
+from ui.formatting import format_number, literal
 from ui.i18n import current_language, t
 from ui.share import STORAGE_DTYPES, VECTOR_LAB
 from ui.text import dumps_story as text
@@ -151,22 +150,8 @@ def norm_io(
     io = step.io
     lang = current_language()
     st.markdown(text.norm_step_sentence(step, tokens, storage, lang))
-    names = {
-        "input": t("dumps.io_input"),
-        "output": t("dumps.io_output"),
-        "recomputed": t("dumps.io_recomputed"),
-        "peak": t("dumps.io_peak"),
-        "input_axis": t("dumps.io_input_axis"),
-        "output_axis": t("dumps.io_output_axis"),
-        "hover_channel": t("dumps.channel_word"),
-    }
     token = token_text(tokens[io.token]) if tokens is not None else str(io.token)
-    labels = AxisLabels(
-        t("dumps.io_title", norm=plot_text(layer_name), token=plot_text(token)),
-        t("dumps.detail_x"),
-        "",
-    )
-    show_chart(figures.norm_io_figure(step, labels, names), "dumps_io")
+    show_chart(figures.norm_io_figure(step, layer_name, token, lang), "dumps_io")
     query = vector_lab_query(io.x, io.kind, io.eps, storage or "float32", "float32", io.weight)
     _lab_link(query, t("dumps.io_link", d=io.x.shape[0]), t("dumps.io_link_help"))
 
@@ -180,12 +165,7 @@ def precision(comparison: PrecisionComparison) -> None:
     lang = current_language()
     for sentence in text.precision_sentences(comparison, lang):
         st.markdown(f"- {sentence}")
-    labels = AxisLabels(
-        t("dumps.precision_chart_title"), t("dumps.lines_x"), t("dumps.precision_chart_y")
-    )
-    names = {"threshold": t("dumps.precision_threshold"), "hover_layer": t("dumps.layer_word")}
-    figure = figures.precision_figure(comparison, labels, names)
-    show_chart(figure, "dumps_precision_chart")
+    show_chart(figures.precision_figure(comparison, lang), "dumps_precision_chart")
     rows = text.overflow_rows(comparison, lang)
     if not rows:
         return

@@ -11,7 +11,6 @@ import pandas as pd
 import streamlit as st
 
 from engine.config import GEOMETRY_SCENE_MAX_D
-from engine.geometry.cloud import Cloud
 from engine.geometry.dyt_sweep import DytSweep
 from engine.geometry.eps_curve import EpsCurve
 from engine.geometry.high_dimension import HighDimensionReport
@@ -22,8 +21,7 @@ from engine.geometry.scene import Scene
 from engine.geometry.two_dimensions import TwoDimensionalLayerNorm
 from engine.geometry.views import PlaneView
 from ui.figures import geometry_charts as charts
-from ui.figures.geometry import SceneLabels, scene_figure
-from ui.figures.geometry_path import path_figure
+from ui.figures.geometry import path_figure, scene_figure
 from ui.formatting import format_number
 from ui.i18n import current_language, t
 from ui.labels import NORM_NAMES
@@ -32,60 +30,10 @@ from ui.text import geometry as text
 from ui.text import geometry_high as text_high
 from ui.views.charts import show_chart
 
-PLOT_CONFIG = {"displaylogo": False}
 AFFINE_LATEX = (
     r"\begin{gathered}y = \gamma\odot\hat{x} + \beta = (1 + w)\odot\hat{x} + \beta"
     r" \\ w = \gamma - 1\end{gathered}"
 )
-
-
-def _labels(radius: float, affine: bool = False) -> SceneLabels:
-    suffix = " · γ, β" if affine else ""
-    return SceneLabels(
-        inputs=t("geometry.trace.inputs"),
-        outputs={
-            kind: f"{NORM_NAMES[kind]}(x){suffix}" for kind in ("layernorm", "rmsnorm", "dyt")
-        },
-        sphere=t("geometry.trace.sphere", radius=format_number(radius)),
-        plane=t("geometry.trace.plane"),
-        axis=t("geometry.trace.axis"),
-        layernorm_set=t("geometry.trace.layernorm_set"),
-        lines=t("geometry.trace.lines"),
-        ellipsoid=t("geometry.trace.ellipsoid"),
-        gemma=t("geometry.trace.gemma"),
-        layernorm_ellipse=t("geometry.trace.layernorm_ellipse"),
-        cube=t("geometry.trace.cube"),
-        lane_names={
-            "input": "x",
-            "layernorm": NORM_NAMES["layernorm"],
-            "rmsnorm": NORM_NAMES["rmsnorm"],
-            "dyt": NORM_NAMES["dyt"],
-        },
-        path_names={
-            key: t(f"geometry.path_trace.{key}")
-            for key in (
-                "arrow_x",
-                "drop",
-                "scale_layernorm",
-                "scale_rmsnorm",
-                "x",
-                "mean",
-                "centered",
-                "layernorm",
-                "rmsnorm",
-            )
-        },
-    )
-
-
-def _chart(figure, key: str) -> None:
-    show_chart(figure, key, config=PLOT_CONFIG)
-
-
-def _scene_chart(figure, key: str) -> None:
-    """A scene: updated in place on every rerun, so the camera stays where a reader put it
-    and no WebGL context is made anew (``ui.plotly_frame``)."""
-    plotly_frame(figure, key)
 
 
 def degenerate(flags: tuple[str, ...]) -> None:
@@ -105,22 +53,17 @@ def scene(
     cloud, d = result.cloud, result.cloud.inputs.shape[-1]
     left, right = st.columns([3, 2], gap="medium")
     with left:
-        figure = scene_figure(result, shown, _labels(cloud.sqrt_d), inputs, lines)
-        _scene_chart(figure, "ge_chart_scene")
+        figure = scene_figure(result, shown, current_language(), inputs, lines)
+        plotly_frame(figure, "ge_chart_scene")
         st.caption(t(f"geometry.scene_caption_d{d}"))
     with right:
         if two is not None:
             summary = text.two_dimensions_summary(two, current_language())
             st.warning(summary, icon=":material/lightbulb:")
         st.markdown(t(f"geometry.scene_intro_d{d}"))
-        _summary(cloud, shown)
+        for line in text.cloud_summary(cloud, shown, current_language()):
+            st.markdown(f"- {line}")
     degenerate(cloud.flags)
-
-
-def _summary(cloud: Cloud, shown: tuple[str, ...]) -> None:
-    names = {kind: NORM_NAMES[kind] for kind in shown}
-    for line in text.cloud_summary(cloud, shown, names, current_language()):
-        st.markdown(f"- {line}")
 
 
 def vector_path(path: VectorPath, meshes: SceneMeshes | None, eps: float, alpha: float) -> None:
@@ -133,7 +76,7 @@ def vector_path(path: VectorPath, meshes: SceneMeshes | None, eps: float, alpha:
     else:
         left, steps = st.columns([1, 1], gap="medium")
         with left:
-            _scene_chart(path_figure(path, meshes, _labels(path.sqrt_d)), "ge_chart_path")
+            plotly_frame(path_figure(path, meshes, current_language()), "ge_chart_path")
             st.caption(t("geometry.path.caption"))
     with steps:
         for step in text.path_steps(path, eps, alpha, current_language()):
@@ -144,24 +87,15 @@ def vector_path(path: VectorPath, meshes: SceneMeshes | None, eps: float, alpha:
 def eps_section(curve: EpsCurve, result: Scene) -> None:
     lang = current_language()
     left, right = st.columns([3, 2], gap="medium")
-    names = {
-        key: t(f"geometry.eps_curve.{key}")
-        for key in ("formula", "layernorm", "rmsnorm", "sweep_layernorm", "sweep_rmsnorm")
-    }
-    names["sqrt_d"] = f"√d = {format_number(curve.sqrt_d)}"
-    names["sqrt_eps"] = f"√ε = {format_number(curve.eps**0.5)}"
-    labels = charts.ChartLabels(t("geometry.eps_curve.title"), t("geometry.eps_curve.x"), "‖y‖")
     with left:
-        _chart(charts.eps_curve_figure(curve, labels, names), "ge_chart_eps_curve")
+        show_chart(charts.eps_curve_figure(curve, lang), "ge_chart_eps_curve")
     with right:
         st.markdown(t("geometry.eps_curve.intro"))
         st.latex(r"\lVert y\rVert = \sqrt{d}\,\frac{s}{\sqrt{s^2+\varepsilon}}")
         st.markdown(text.eps_summary(curve, lang))
     st.markdown(t("geometry.eps_curve.scene"))
-    figure = scene_figure(
-        result, ("layernorm", "rmsnorm"), _labels(result.cloud.sqrt_d), True, False
-    )
-    _scene_chart(figure, "ge_chart_eps_scene")
+    figure = scene_figure(result, ("layernorm", "rmsnorm"), lang, True, False)
+    plotly_frame(figure, "ge_chart_eps_scene")
     degenerate(result.cloud.flags)
 
 
@@ -170,11 +104,8 @@ def affine(result: Scene) -> None:
     d = result.cloud.inputs.shape[-1]
     left, right = st.columns([3, 2], gap="medium")
     with left:
-        labels = _labels(result.cloud.sqrt_d, affine=True)
-        _scene_chart(
-            scene_figure(result, ("layernorm",), labels, False, False, "affine"),
-            "ge_chart_affine",
-        )
+        figure = scene_figure(result, ("layernorm",), lang, False, False, "affine")
+        plotly_frame(figure, "ge_chart_affine")
     with right:
         st.markdown(t("geometry.affine.intro"))
         st.latex(AFFINE_LATEX)
@@ -188,18 +119,13 @@ def dyt(result: Scene, sweep: DytSweep) -> None:
     lang = current_language()
     left, right = st.columns([3, 2], gap="medium")
     with left:
-        figure = scene_figure(result, ("dyt",), _labels(result.cloud.sqrt_d), True, True, "dyt")
-        _scene_chart(figure, "ge_chart_dyt_scene")
+        figure = scene_figure(result, ("dyt",), lang, True, True, "dyt")
+        plotly_frame(figure, "ge_chart_dyt_scene")
     with right:
         st.markdown(t("geometry.dyt.intro"))
         st.markdown(text.dyt_summary(result.cloud, lang))
-        names = {key: t(f"geometry.dyt.{key}") for key in ("median", "band", "saturated", "chosen")}
-        names["sqrt_d"] = f"√d = {format_number(sweep.sqrt_d)}"
-        labels = charts.ChartLabels(t("geometry.dyt.title"), "α", "‖tanh(αx)‖")
-        _chart(
-            charts.dyt_norms_figure(sweep, result.cloud.dyt_alpha, labels, names),
-            "ge_chart_dyt_norms",
-        )
+        figure = charts.dyt_norms_figure(sweep, result.cloud.dyt_alpha, lang)
+        show_chart(figure, "ge_chart_dyt_norms")
 
 
 def high_dimension(report: HighDimensionReport, count: int) -> None:
@@ -210,18 +136,15 @@ def high_dimension(report: HighDimensionReport, count: int) -> None:
     series = [
         (NORM_NAMES[kind], kind, getattr(found, kind)) for kind in ("layernorm", "rmsnorm", "dyt")
     ]
-    sqrt_d_name = f"√d = {format_number(found.sqrt_d)}"
     scales = (found.sqrt_d, float(found.d), 1.0)
-    figure = charts.histograms_figure(series, titles, scales, found.sqrt_d, sqrt_d_name)
-    _chart(figure, "ge_chart_histograms")
+    figure = charts.histograms_figure(series, titles, scales, found.sqrt_d)
+    show_chart(figure, "ge_chart_histograms")
     for line in text_high.measure_lines(report, lang):
         st.markdown(f"- {line}")
     degenerate(found.flags)
     st.subheader(t("geometry.high.spread_title"))
     st.caption(t("geometry.high.spread_intro"))
-    names = {kind: NORM_NAMES[kind] for kind in ("layernorm", "rmsnorm")}
-    spread_titles = (t("geometry.high.spread_norm"), t("geometry.high.spread_cos"))
-    _chart(charts.spread_figure(report.spread, names, spread_titles), "ge_chart_spread")
+    show_chart(charts.spread_figure(report.spread, lang), "ge_chart_spread")
     st.subheader(t("geometry.identity.title"))
     st.latex(r"\mathrm{LayerNorm}(x) = \mathrm{RMSNorm}(x - \mu\mathbf{1})")
     identity = report.identity
@@ -234,20 +157,9 @@ def high_dimension(report: HighDimensionReport, count: int) -> None:
 
 
 def plane_view(view: PlaneView) -> None:
-    names = {"inputs": t("geometry.trace.inputs")}
-    names.update({kind: NORM_NAMES[kind] for kind in ("layernorm", "rmsnorm", "dyt")})
-    explained = [f"{100 * share:.1f} %" for share in view.explained]
-    if view.method == "axes":
-        x_title, y_title = (t("geometry.view_axis_title", axis=a) for a in view.axes)
-    else:
-        x_title, y_title = (
-            t(f"geometry.view_{view.method}_{i}", share=s) for i, s in enumerate(explained, 1)
-        )
-    labels = charts.ChartLabels(
-        t("geometry.view_title", rows=f"{view.rows:,}", d=f"{view.d:,}"), x_title, y_title
-    )
-    figure = charts.plane_view_figure(view, labels, names, ("layernorm", "rmsnorm", "dyt"))
-    _chart(figure, "ge_chart_plane_view")
+    shown = ("layernorm", "rmsnorm", "dyt")
+    figure = charts.plane_view_figure(view, current_language(), shown)
+    show_chart(figure, "ge_chart_plane_view")
     st.caption(t(f"geometry.view_note_{view.method}"))
 
 
@@ -261,14 +173,13 @@ def real_activations(real: RealActivations, index: int) -> None:
         (f"{NORM_NAMES['rmsnorm']} · γ = 1", "rmsnorm", pair.recomputed["rmsnorm"]),
         (f"{NORM_NAMES['layernorm']} · γ = 1", "layernorm", pair.recomputed["layernorm"]),
     ]
-    sqrt_d_name = f"√d = {format_number(pair.sqrt_d)}"
     lines = text_high.pair_lines(pair, lang)
     st.markdown(lines[0])
     inputs = [(t("geometry.real.inputs_name"), "input", pair.inputs)]
     figure = charts.histograms_figure(inputs, ("‖x‖", "⟨x, 1⟩"), (None, None), log_first=True)
-    _chart(figure, "ge_chart_real_inputs")
+    show_chart(figure, "ge_chart_real_inputs")
     for line in lines[1:]:
         st.markdown(f"- {line}")
     scales = (pair.sqrt_d, float(pair.d), 1.0)
-    figure = charts.histograms_figure(series, titles, scales, pair.sqrt_d, sqrt_d_name)
-    _chart(figure, "ge_chart_real_outputs")
+    figure = charts.histograms_figure(series, titles, scales, pair.sqrt_d)
+    show_chart(figure, "ge_chart_real_outputs")

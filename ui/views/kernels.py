@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import platform
+from pathlib import Path
 
 import pandas as pd
 import streamlit as st
@@ -20,15 +21,17 @@ from engine.perf.timing import (
     PAPER_CLAIM,
     SOURCE_CLAIM_MODEL,
     SOURCE_CLAIM_RATIO,
-    rms_over_ln,
+    NormTimings,
 )
-from ui.figures.kernels import TimingLabels, recorded_bandwidth_figure, timing_figure
+from ui.figures.kernels import recorded_bandwidth_figure, timing_figure
 from ui.formatting import format_number
 from ui.i18n import current_language, join, t
-from ui.labels import NORM_NAMES, label
+from ui.labels import label
 from ui.views.charts import show_chart
 
 _OPS = ("row_forward", "row_backward", "fused", "channel", "other")
+# what ``benchmarks/bench_kernels.py --out benchmarks/results`` writes on a GPU machine
+RECORDED = Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "bench_kernels.csv"
 
 
 def backend(info: BackendInfo) -> None:
@@ -83,8 +86,8 @@ def memory_intro() -> None:
     )
 
 
-def timings(rows: list[dict], measured_at: str) -> None:
-    first = rows[0]
+def timings(timed: NormTimings, measured_at: str) -> None:
+    first = timed.rows[0]
     st.caption(
         t(
             "kernels.measured_at",
@@ -93,15 +96,9 @@ def timings(rows: list[dict], measured_at: str) -> None:
             provider=first["provider"],
         )
     )
-    labels = TimingLabels(
-        t("kernels.axis_width"),
-        t("kernels.axis_time"),
-        NORM_NAMES,
-        {p: label("pass", p) for p in ("forward", "forward+backward")},
-    )
-    show_chart(timing_figure(rows, labels), "kn_timing_chart")
+    show_chart(timing_figure(timed.rows, current_language()), "kn_timing_chart")
     st.markdown(f"**{t('kernels.ratio_title')}**")
-    ratios = pd.DataFrame(rms_over_ln(rows))
+    ratios = pd.DataFrame(timed.ratios)
     ratios["shown"] = [
         format_number(r.ratio, 2) if r.verdict == "ranked" else t(f"kernels.verdict_{r.verdict}")
         for r in ratios.itertuples()
@@ -112,20 +109,21 @@ def timings(rows: list[dict], measured_at: str) -> None:
         st.warning(t("kernels.busy_warning", widths=widths), icon=":material/hourglass_top:")
     table = ratios.pivot(index="width", columns="pass", values="shown")
     table.columns = [label("pass", p) for p in table.columns]
+    table.index.name = t("kernels.axis_width")  # not the column id "width"
     st.dataframe(table, width="stretch")
     st.caption(t("kernels.ratio_rule", max_spread=format_number(100 * MAX_SPREAD)))
     st.caption(t("kernels.ratio_note", **_claims()))
 
 
-def recorded(rows: list[dict]) -> None:
+def recorded() -> None:
+    """The GPU figures ``benchmarks/bench_kernels.py`` recorded, when a GPU run left them."""
     st.subheader(t("kernels.recorded_title"))
-    gpu_rows = [r for r in rows if {"op", "provider", "GB/s"} <= r.keys()]
-    if not gpu_rows:
+    rows = pd.read_csv(RECORDED).to_dict("records") if RECORDED.is_file() else []
+    if not rows:
         st.info(t("kernels.recorded_none"), icon=":material/info:")
         return
-    show_chart(recorded_bandwidth_figure(gpu_rows, t("kernels.recorded_axis")), "kn_recorded_chart")
-    columns = [c for c in gpu_rows[0] if c not in ("section", "table")]
-    st.dataframe(pd.DataFrame(gpu_rows)[columns], width="stretch", hide_index=True)
+    show_chart(recorded_bandwidth_figure(rows, current_language()), "kn_recorded_chart")
+    st.dataframe(pd.DataFrame(rows), width="stretch", hide_index=True)
 
 
 def _bytes(n: int) -> str:

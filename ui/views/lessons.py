@@ -6,6 +6,8 @@ Views draw what they are given; which lesson and which answer come from ``ui.wid
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit, urlunsplit
+
 import streamlit as st
 
 from ui.formatting import literal
@@ -13,7 +15,6 @@ from ui.i18n import t
 from ui.lessons.catalog import LESSONS, Lesson, score
 from ui.lessons.targets import TARGETS, query_text, target_query, target_ready
 from ui.share import DEFAULT_PAGE, PAGES
-from ui.text.lessons import app_root, option_label, page_address
 
 PAGE_ICONS = {
     "vector_lab": ":material/calculate:",
@@ -23,6 +24,32 @@ PAGE_ICONS = {
     "dumps": ":material/upload_file:",
     "geometry": ":material/language:",
 }
+
+
+def option_label(option: str, text: str) -> str:
+    """ "b", "−1.3416" -> "(b) −1.3416": how an answer is named in a verdict."""
+    return f"({option}) {text}"
+
+
+def app_root(page_url: str, url_path: str) -> str:
+    """The app's address from the current page's address and that page's ``url_path``.
+
+    ``http://host:8501/lessons`` -> ``http://host:8501``; a server under a base path
+    (``http://host/normscope/lessons``) keeps it; the default page (``http://host:8501/``)
+    is the root itself.  The query and fragment are dropped.
+    """
+    parts = urlsplit(page_url or "")
+    path = parts.path.rstrip("/")
+    if url_path and path.endswith("/" + url_path):
+        path = path[: -len(url_path) - 1]
+    return urlunsplit((parts.scheme, parts.netloc, path, "", "")).rstrip("/")
+
+
+def page_address(root: str, url_path: str, query: str) -> str:
+    """The full address of a page with a query: ``root/url_path?query``; ``url_path`` ""
+    for the app's default page, which is served at the root itself."""
+    address = f"{root}/{url_path}"
+    return f"{address}?{query}" if query else address
 
 
 def _tr(item: Lesson, part: str) -> str:

@@ -13,7 +13,7 @@ import streamlit as st
 
 from engine.config import ModelShape
 from engine.models import Family, NormBudget, NormCost, catalog
-from ui.figures.depth_wiring import WiringLabels, legible_width, wiring_figure
+from ui.figures.depth_wiring import legible_width, wiring_figure
 from ui.formatting import format_number
 from ui.i18n import current_language, t
 from ui.labels import label, placement_label
@@ -64,22 +64,12 @@ def catalog_table(families: tuple[Family, ...]) -> None:
     st.caption(t("models.table_note"))
 
 
-def _wiring_labels(family: Family) -> WiringLabels:
-    attention = t("depth.wiring_attention")
-    if family.qk_norm:
-        attention += " + QK-norm"
+def _attention_text(family: Family) -> str:
+    """The wiring diagram's attention box: with QK-norm, or MLA's latent norms, counted."""
     latent = sum(e.role == "latent_norm" for s in family.stacks for e in s.extra)
     if latent:
-        attention = t("models.mla_attention", n=latent)
-    return WiringLabels(
-        placement_label(family.placement),
-        text.norm_text(family),
-        attention,
-        t("depth.wiring_mlp"),
-        t("depth.wiring_identity"),
-        t("depth.wiring_final"),
-        t("depth.wiring_output"),
-    )
+        return t("models.mla_attention", n=latent)
+    return t("depth.wiring_attention") + (" + QK-norm" if family.qk_norm else "")
 
 
 def depth_query(family: Family, lang: str) -> list[tuple[str, str]]:
@@ -155,9 +145,11 @@ def family_detail(family: Family) -> None:
         st.markdown("\n".join(f"- {source}" for source in text.sources(family, lang)))
     figure = wiring_figure(
         family.placement,
-        _wiring_labels(family),
+        lang,
         final_norm=bool(family.final_norm),
         modules=family.module_names,
+        norm=text.norm_text(family),
+        attention=_attention_text(family),
     )
     show_wide_chart(figure, "md_wiring", legible_width(figure), table=False)
     stack = family.stacks[0]

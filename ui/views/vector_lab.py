@@ -9,16 +9,15 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from engine import describe_backend
 from engine.config import HALF_DTYPES, PRECISION_KINDS
 from engine.norms import reference
 from engine.norms.precision import PrecisionStory
 from engine.norms.precision_facts import DefaultEps
 from engine.norms.worked import VectorExplanation
-from ui.figures.vector_lab import ChartLabels, input_output_figure
+from ui.figures.vector_lab import input_output_figure
 from ui.formatting import format_number, format_vector
 from ui.i18n import current_language, t
-from ui.labels import label, norm_label
+from ui.labels import NORM_NAMES, label
 from ui.share import GEOMETRY, GEOMETRY_EPS
 from ui.text.vector_lab_compare import comparison_notes, ratios, undefined_cell
 from ui.text.vector_lab_precision import (
@@ -38,7 +37,7 @@ from ui.views.charts import show_chart
 
 def steps(ex: VectorExplanation) -> None:
     st.subheader(t("vector_lab.steps_title"))
-    engine_name = f"Triton · {describe_backend().device}" if ex.backend == "triton" else "PyTorch"
+    engine_name = f"Triton · {ex.device}" if ex.backend == "triton" else "PyTorch"
     st.caption(t("vector_lab.computed_by", backend=engine_name))
     for step in worked_steps(ex, current_language()):
         st.caption(step.caption)
@@ -58,18 +57,12 @@ def _statistics_table(ex: VectorExplanation) -> None:
 def chart(ex: VectorExplanation) -> None:
     st.subheader(t("vector_lab.chart_title"))
     row = ex.row_index
-    series = [(norm_label(ex.spec.kind), ex.outputs[row])]
+    series = [(NORM_NAMES[ex.spec.kind], ex.outputs[row])]
     if ex.spec.kind != "layernorm":
         series.append(("LayerNorm (γ=1, β=0)", ex.comparison.layernorm))
     if ex.spec.kind != "rmsnorm":
         series.append(("RMSNorm (γ=1, β=0)", ex.comparison.rmsnorm))
-    labels = ChartLabels(
-        t("vector_lab.chart_input"),
-        t("vector_lab.chart_output"),
-        t("vector_lab.chart_nonfinite"),
-        t("vector_lab.chart_index"),
-    )
-    show_chart(input_output_figure(ex.rows[row], series, labels), "vl_chart")
+    show_chart(input_output_figure(ex.rows[row], series, current_language()), "vl_chart")
 
 
 def comparison(ex: VectorExplanation) -> None:
@@ -81,7 +74,7 @@ def comparison(ex: VectorExplanation) -> None:
         ("layernorm", c.layernorm, c.layernorm_l2, c.layernorm_ones, c.layernorm_cos_input),
         ("rmsnorm", c.rmsnorm, c.rmsnorm_l2, c.rmsnorm_ones, c.rmsnorm_cos_input),
     ):
-        columns[norm_label(kind)] = [
+        columns[NORM_NAMES[kind]] = [
             format_vector(values),
             format_number(l2),
             format_number(ones),
@@ -173,9 +166,9 @@ def _no_story(ex: VectorExplanation) -> None:
         st.warning(t("vector_lab.nonfinite_outputs", count=ex.nonfinite_outputs))
     half = ex.input_dtype in HALF_DTYPES or ex.spec.compute_dtype in HALF_DTYPES
     if half and ex.spec.kind not in PRECISION_KINDS:
-        st.caption(t("vector_lab.precision.not_covered", norm=norm_label(ex.spec.kind)))
+        st.caption(t("vector_lab.precision.not_covered", norm=NORM_NAMES[ex.spec.kind]))
     elif not half and ex.spec.kind in PRECISION_KINDS:
-        st.caption(t("vector_lab.precision.float32_only", norm=norm_label(ex.spec.kind)))
+        st.caption(t("vector_lab.precision.float32_only", norm=NORM_NAMES[ex.spec.kind]))
 
 
 def _story(ex: VectorExplanation, story: PrecisionStory, facts: DtypeFacts, lang: str) -> None:
@@ -186,7 +179,7 @@ def _story(ex: VectorExplanation, story: PrecisionStory, facts: DtypeFacts, lang
         t(
             "vector_lab.precision.story_intro",
             count=len(story.paths),
-            norm=norm_label(kind),
+            norm=NORM_NAMES[kind],
             dtype=story.spec.dtype,
             row=row + 1,
         )
