@@ -11,7 +11,7 @@ from engine.config import TrainSpec
 from engine.depth import SweepResult, simulator
 from engine.depth.placements import PLACEMENT_IDS
 from engine.depth.theory import pre_ln_band
-from engine.models.loader import catalog
+from engine.models.loader import catalog as model_catalog
 from engine.training.loop import TrainStep, summarize
 from ui.figures.depth import (
     per_layer_figure,
@@ -149,7 +149,7 @@ def test_wiring_draws_exactly_the_norms_the_simulator_applies(placement, final_n
 def test_wiring_names_the_real_modules_of_each_placement(placement):
     figure = wiring_figure(placement, "zh")
     texts = _texts(figure)
-    names = catalog().placement_names(placement)
+    names = model_catalog().placement_names(placement)
     for name in (*names.attention, *names.mlp, names.final):
         if name is not None:
             assert name in texts
