@@ -7,7 +7,7 @@ import streamlit as st
 from ui import jobs, presenting
 from ui.compute import compute, run_on_request
 from ui.i18n import t
-from ui.share import AXES as P
+from ui.url import AXES as P
 from ui.views import axes as view
 from ui.widgets import axes as widgets
 from ui.widgets import bound

@@ -6,7 +6,7 @@ from engine.depth import sweep_depths
 from ui import jobs, presenting
 from ui.compute import cached, run_on_request
 from ui.i18n import t
-from ui.share import DEPTH as P
+from ui.url import DEPTH as P
 from ui.views import depth as view
 from ui.widgets import bound
 from ui.widgets import depth as widgets

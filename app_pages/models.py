@@ -8,7 +8,7 @@ from ui import jobs, presenting
 from ui.compute import compute
 from ui.errors import error_text
 from ui.i18n import t
-from ui.share import MODELS as P
+from ui.url import MODELS as P
 from ui.views import models as view
 from ui.widgets import bound
 from ui.widgets.models import PASTE_KEY, calculator_inputs, family_choice

@@ -16,8 +16,7 @@ from hypothesis import strategies as st
 from streamlit.testing.v1 import AppTest
 
 from ui import compute
-from ui.share import PAGES, PREFIXES
-from ui.url_contract import parse
+from ui.url import PAGES, PREFIXES, parse
 from ui.vector_input import VectorInputError, parse_eps, parse_parameter, parse_vectors
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")

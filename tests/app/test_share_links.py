@@ -157,7 +157,7 @@ def test_the_link_a_page_writes_beside_streamlits_embed_options_stays_acceptable
     writes: the text left out for length counts them, so the next run reads the link."""
     from urllib.parse import urlencode
 
-    from ui.url_contract import MAX_URL_CHARS
+    from ui.url import MAX_URL_CHARS
 
     at = _open({"lang": "en", "embed": "true", "embed_options": "x" * 10_000})
     at.text_area(key="vl_text").input("1 " * 44_000).run()  # 88,000 characters in a link

@@ -19,9 +19,8 @@ from ui.lessons.catalog import (
     score,
 )
 from ui.lessons.targets import TARGETS, Target, query_text, target_query, target_ready
-from ui.share import DEPTH, PAGES
 from ui.text.lessons import app_root, option_label, page_address
-from ui.url_contract import PageParams, Param
+from ui.url import DEPTH, PAGES, PageParams, Param
 
 PARTS = ("title", "idea", "question", "reveal", "next", "link")
 

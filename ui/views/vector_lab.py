@@ -19,7 +19,6 @@ from ui.figures.vector_lab import ChartLabels, input_output_figure
 from ui.formatting import format_number, format_vector
 from ui.i18n import current_language, t
 from ui.labels import label, norm_label
-from ui.share import GEOMETRY, GEOMETRY_EPS
 from ui.text.vector_lab_compare import comparison_notes, ratios, undefined_cell
 from ui.text.vector_lab_precision import (
     DtypeFacts,
@@ -32,7 +31,7 @@ from ui.text.vector_lab_precision import (
     summary,
 )
 from ui.text.vector_lab_steps import is_row_kind, worked_steps
-from ui.url_contract import query_string
+from ui.url import GEOMETRY, GEOMETRY_EPS, query_string
 from ui.views.charts import show_chart
 
 

@@ -17,7 +17,7 @@ from ui.errors import error_text
 from ui.figures.axes import cell_at
 from ui.formatting import literal
 from ui.i18n import t
-from ui.share import AXES as P
+from ui.url import AXES as P
 from ui.widgets import bound
 
 HEATMAP_KEY = "ax_heatmap"  # the heatmap chart's selection state (not a share-link setting)

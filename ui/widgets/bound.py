@@ -1,7 +1,7 @@
-"""Widgets drawn from a ``ui/share.py`` parameter: key, default, choices and range in one place.
+"""Widgets drawn from a ``ui/url.py`` parameter: key, default, choices and range in one place.
 
 Every page input that belongs in a share link is made here, so its URL key, accepted values
-and default cannot drift from the contract (``ui/share.py``), and display names come from
+and default cannot drift from the contract (``ui/url.py``), and display names come from
 ``ui/labels.py`` (``vocabulary``), never from the page.
 """
 
@@ -12,7 +12,7 @@ import streamlit as st
 from ui.formatting import literal
 from ui.i18n import t
 from ui.labels import label
-from ui.url_contract import PageParams, Param
+from ui.url import PageParams, Param
 
 
 def _names(param: Param):

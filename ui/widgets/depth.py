@@ -12,7 +12,7 @@ from engine.errors import EngineError
 from ui.errors import error_text
 from ui.i18n import t
 from ui.labels import placement_label
-from ui.share import DEPTH as P
+from ui.url import DEPTH as P
 from ui.widgets import bound
 
 

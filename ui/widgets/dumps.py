@@ -10,7 +10,7 @@ An uploaded file is user data.  Its bytes enter the page through ``uploaded_dump
 (tests feed that function; AppTest cannot drive a file uploader), and its results are keyed
 by this browser session (``ui/jobs/dumps.py``: ``share=False``): never in the URL, never in a
 cache another session reads.  The settings of how it is read and shown are share-link
-parameters (``ui/share.py`` ``DUMPS``), except the stream override, which names an entry
+parameters (``ui/url.py`` ``DUMPS``), except the stream override, which names an entry
 of the file.
 """
 
@@ -29,9 +29,8 @@ from engine.errors import EngineError
 from ui.errors import error_text
 from ui.formatting import literal
 from ui.i18n import t
-from ui.share import DUMPS as P
-from ui.share import LIVE_PROMPTS, MAX_PROMPT_CHARS
-from ui.url_contract import Param
+from ui.url import DUMPS as P
+from ui.url import LIVE_PROMPTS, MAX_PROMPT_CHARS, Param
 from ui.widgets import bound
 
 
@@ -39,7 +38,7 @@ from ui.widgets import bound
 class ChosenDump:
     """The dump the page reads, and how its results are kept (``ui/jobs/dumps.py``)."""
 
-    kind: str  # "upload" | "example" | "live" (ui/share.py DUMP_SOURCES)
+    kind: str  # "upload" | "example" | "live" (ui/url.py DUMP_SOURCES)
     id: str  # names its widgets' state: an upload's id, "example", "live"
     key: Hashable  # what its results are keyed by, with the settings (never the bytes)
     name: str  # the file's name: shown, and the stem of the downloads

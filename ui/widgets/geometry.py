@@ -15,7 +15,7 @@ from engine.errors import EngineError
 from ui.errors import error_text, input_error_text
 from ui.formatting import literal
 from ui.i18n import t
-from ui.share import GEOMETRY as P
+from ui.url import GEOMETRY as P
 from ui.vector_input import MAX_ROWS, VectorInputError, parse_vectors, underflow_notes
 from ui.widgets import bound
 

@@ -16,8 +16,8 @@ from engine.errors import EngineError
 from engine.models import Family, catalog, parse_config
 from ui.errors import error_text
 from ui.i18n import current_language, t
-from ui.share import MODELS as P
 from ui.text.models import example_source
+from ui.url import MODELS as P
 from ui.widgets import bound
 
 MAX_CONFIG_CHARS = 200_000  # a config.json is a few kB; a multimodal one with label maps, ~100 kB

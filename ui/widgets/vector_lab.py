@@ -18,8 +18,8 @@ from ui.errors import input_error_text
 from ui.formatting import format_number
 from ui.i18n import current_language, t
 from ui.labels import label
-from ui.share import VECTOR_LAB as P
 from ui.text.vector_lab_precision import default_eps_sentence
+from ui.url import VECTOR_LAB as P
 from ui.vector_input import (
     MAX_CELLS,
     MAX_ROWS,

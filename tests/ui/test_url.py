@@ -5,8 +5,21 @@ from __future__ import annotations
 
 import pytest
 
-from ui.share import AXES, DEPTH, DUMPS, GEOMETRY, KERNELS, MODELS, PAGES, VECTOR_LAB
-from ui.url_contract import PRESENT, Param, parse, query_string, serialize
+from ui.url import (
+    AXES,
+    DEPTH,
+    DUMPS,
+    GEOMETRY,
+    KERNELS,
+    MODELS,
+    PAGES,
+    PRESENT,
+    VECTOR_LAB,
+    Param,
+    parse,
+    query_string,
+    serialize,
+)
 
 # Every page's parameters as links written today rely on them: key -> (kind, default, domain)
 LESSON_IDS = (
@@ -402,7 +415,7 @@ def test_presentation_mode_is_an_app_wide_parameter_without_a_prefix():
 
 
 def test_lesson_progress_parses_from_a_link_and_refuses_unknown_answers():
-    from ui.share import LESSONS
+    from ui.url import LESSONS
 
     answers = ["worked_example.b", "rmsnorm.c"]
     assert parse(LESSONS["ls_answers"], answers) == (answers, None)
@@ -412,7 +425,7 @@ def test_lesson_progress_parses_from_a_link_and_refuses_unknown_answers():
 
 def test_a_list_keeps_its_known_items_and_names_the_unknown_ones():
     """A stale lesson answer in a learner's link must not wipe the answers beside it."""
-    from ui.share import LESSONS
+    from ui.url import LESSONS
 
     value, refusal = parse(LESSONS["ls_answers"], ["worked_example.b,bogus.z,rmsnorm.c"])
     assert value == ["worked_example.b", "rmsnorm.c"]
@@ -462,7 +475,7 @@ def test_a_geometry_link_for_a_vector_lab_row_leaves_defaults_out():
 
 
 def test_a_link_longer_than_any_the_app_writes_is_refused_whole():
-    from ui.url_contract import MAX_URL_CHARS, link_refusal
+    from ui.url import MAX_URL_CHARS, link_refusal
 
     longest = "vl_text=" + "1" * (MAX_URL_CHARS - len("vl_text="))
     assert link_refusal(longest) is None and link_refusal("") is None
@@ -519,9 +532,9 @@ def test_every_value_a_page_can_hold_comes_back_from_its_link(page):
 
 @pytest.mark.parametrize("page", list(PAGES.values()), ids=list(PAGES))
 def test_the_longest_link_a_page_can_write_is_not_refused_whole(page):
-    """Every parameter at its longest, the texts left out (``url_state.publish`` leaves out
+    """Every parameter at its longest, the texts left out (``url.publish`` leaves out
     any text that would take the link past the limit): fewer pairs than Streamlit reads."""
-    from ui.url_contract import link_refusal
+    from ui.url import link_refusal
 
     values = {p.key: _longest_serialization(p) for p in page.params if p.kind != "text"}
     query = query_string(page, values, "zh", "results")

@@ -1,0 +1,800 @@
+"""The URL contract: every page's query parameters, how a link is read, and the address bar
+as the page's state.
+
+A share link is a public API: workshops are prepared days ahead from links, so each page's
+parameters are listed here with their meaning, and ``tests/ui/test_url.py`` pins them.
+Values are stable ids (``rmsnorm``, ``attention``), never display names, so a link made in
+one language opens the same view in the other.  Links written before this contract (which
+carried display names such as ``vl_norm=RMSNorm`` or ``dp_sublayer=类注意力混合器``, and the
+Depth page's ``tl_*`` keys) still open their view.
+
+``app.py`` calls, around every page run: ``seed`` (URL -> widget state, before the widgets
+exist; each widget's ``key`` is its parameter's ``key``), ``show_notices`` (what the URL
+asked for that was refused), the page, then ``publish`` (widget state -> URL, stable ids,
+defaults omitted) and ``share_box``.  The URL is untrusted input: a value out of range,
+unknown or malformed is refused with a message naming the parameter and what is accepted;
+a list keeps its known items; nothing is clamped or dropped silently.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import parse_qsl, urlencode
+
+import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+from engine.axes import limits as axes_limits
+from engine.axes.small_batch import DEFAULT_BATCH_SIZES, DEFAULT_DRAWS
+from engine.axes.train_eval import DEFAULT_MOMENTUM, DEFAULT_SHIFT, DEFAULT_STEPS
+from engine.config import (
+    ACTIVATIONS,
+    AXES_DTYPES,
+    AXES_PRESETS,
+    AXES_SOURCES,
+    COMPUTE_DTYPES,
+    DEPTH_NORMS,
+    DEPTH_PLACEMENTS,
+    DEPTH_SUBLAYERS,
+    DUMP_AXES,
+    DUMP_LAYER_ORDERS,
+    GEOMETRY_DISTRIBUTIONS,
+    GEOMETRY_MAX_COUNT,
+    GEOMETRY_MAX_D,
+    NORM_KINDS,
+    TRAIN_PLACEMENTS,
+    TRAIN_TASKS,
+    AxesSpec,
+    DepthSpec,
+    DumpSpec,
+    TrainSpec,
+)
+from engine.depth.limits import MAX_LAYERS, MAX_TOKENS
+from engine.models import catalog
+from engine.norms.random_inputs import DISTRIBUTIONS
+from engine.perf.timing import PASSES
+from engine.training.limits import LEARNING_RATES, TRAIN_RANGES, TRAIN_WIDTHS
+from ui.errors import shown
+from ui.formatting import literal
+from ui.i18n import LANGUAGES, language_from_locale, t
+from ui.labels import every_label
+from ui.lessons.catalog import ANSWER_IDS, LESSON_IDS
+from ui.vector_input import MAX_ROWS, MAX_TEXT_CHARS, MAX_VECTOR_WIDTH
+
+LANGUAGE_PARAM = "lang"
+# Presentation mode, app-wide like ``lang`` (no page prefix): "on" enlarges text and charts and
+# hides the sidebar, toolbar and download menus; "results" also hides the page's controls,
+# so a projected page shows only what is being taught.  ``ui/presenting.py`` applies it.
+PRESENT_PARAM = "present"
+PRESENT_MODES = ("off", "on", "results")
+# The server answers HTTP 400 once a request's line and headers pass 128 KiB (measured: a
+# query of 127,841 characters opened, 127,857 did not); keep links well under that.  No link
+# this app writes is longer, so a longer one is refused whole, before any value is read.
+MAX_URL_CHARS = 96_000
+# Streamlit's server drops a query string of more ``key=value`` pairs than this before the
+# page runs, saying nothing: only the browser still knows, so it says so
+# (``show_notices``).
+MAX_URL_PAIRS = 1_000
+
+
+@dataclass(frozen=True)
+class Param:
+    """One query parameter: its key (= the widget's key), type, default and accepted values.
+
+    kind: "choice" (one of ``choices``), "choices" (a subset, repeated keys in the URL),
+    "int" / "float" (a number in [low, high]), "bool" ("true"/"false"), "text".
+    ``vocabulary`` names the ``ui.labels`` vocabulary whose display names older links wrote.
+    """
+
+    key: str
+    kind: str
+    default: Any
+    choices: tuple = ()
+    low: float | None = None
+    high: float | None = None
+    vocabulary: str | None = None
+    old_keys: tuple[str, ...] = ()
+    max_chars: int = 200
+
+    @property
+    def max_items(self) -> int:
+        """The most items a "choices" list may name (each choice twice, in older hand-written
+        links); a longer list is refused before its items are read."""
+        return 2 * len(self.choices)
+
+    def accepted(self) -> str:
+        """What this parameter accepts, for messages."""
+        if self.kind in ("choice", "choices"):
+            return ", ".join(serialize_one(self, c) for c in self.choices)
+        if self.kind in ("int", "float"):
+            return f"{_number_text(self.low)} … {_number_text(self.high)}"
+        if self.kind == "bool":
+            return "true, false"
+        return f"≤ {self.max_chars:,}"  # a text's length; messages say "characters" themselves
+
+
+@dataclass(frozen=True)
+class PageParams:
+    """A page's parameters; every key starts with ``prefix + "_"``."""
+
+    page: str
+    prefix: str
+    params: tuple[Param, ...]
+    by_key: dict = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "by_key", {p.key: p for p in self.params})
+        for p in self.params:
+            if not p.key.startswith(self.prefix + "_"):
+                raise ValueError(f"{p.key} lacks the page prefix {self.prefix}_")
+
+    def __getitem__(self, key: str) -> Param:
+        return self.by_key[key]
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """A URL value that was not accepted: ``key`` names the message (``share.<key>``)."""
+
+    key: str
+    params: dict
+
+
+# --- pure parsing -----------------------------------------------------------------------------
+
+
+def _number_text(value: float | None) -> str:
+    if value is None:
+        return ""
+    return str(int(value)) if float(value).is_integer() else repr(float(value))
+
+
+def serialize_one(param: Param, value) -> str:
+    """One value as the URL writes it."""
+    if param.kind == "bool" or isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return _number_text(value)
+    return str(value)
+
+
+def serialize(param: Param, value) -> list[str]:
+    """``value`` as URL strings (one per repeated key for "choices")."""
+    if param.kind == "choices":
+        return [serialize_one(param, v) for v in value]
+    return [serialize_one(param, value)]
+
+
+def _as_choice(param: Param, raw: str):
+    """The choice ``raw`` names: its id, an older display name, or (numbers) its value."""
+    for choice in param.choices:
+        if raw == serialize_one(param, choice):
+            return choice
+    if param.vocabulary is not None:
+        for choice in param.choices:
+            if raw.casefold() in {
+                name.casefold() for name in every_label(param.vocabulary, choice)
+            }:
+                return choice
+    if param.choices and isinstance(param.choices[0], int | float):
+        try:
+            number = float(raw)
+        except ValueError:
+            return None
+        for choice in param.choices:
+            if number == choice:
+                return choice
+    return None
+
+
+def _refuse(param: Param, raw: str, why: str = "not_accepted") -> Refusal:
+    """What was refused, for the page's warning (the value is cut there when long)."""
+    return Refusal(
+        why,
+        {
+            "param": param.key,
+            "value": raw,
+            "accepted": param.accepted(),
+            "limit": param.max_chars,
+            "chars": len(raw),
+        },
+    )
+
+
+def parse(param: Param, raw: list[str]) -> tuple[Any, Refusal | None]:
+    """The value ``raw`` (the URL's strings for ``param``) means, or a refusal, or both: a list
+    keeps its known items when some are unknown (a stale lesson answer must not wipe the
+    others), and the refusal names the unknown ones."""
+    if param.kind == "choices":  # the known items are kept, the unknown ones named
+        items = [part for r in raw for part in r.split(",")]
+        if len(items) > param.max_items:  # refused before any item is looked up
+            refusal = _refuse(param, ",".join(items[: param.max_items]), "too_many_items")
+            counted = {"items": f"{len(items):,}", "limit": param.max_items}
+            return None, Refusal(refusal.key, {**refusal.params, **counted})
+        values, unknown = [], []
+        for item in items:
+            choice = _as_choice(param, item.strip())
+            if choice is None:
+                unknown.append(item)
+            elif choice not in values:
+                values.append(choice)
+        if not unknown:
+            return values, None
+        refusal = _refuse(param, ",".join(unknown), "partly_accepted" if values else "not_accepted")
+        return (values or None), refusal
+    text = raw[-1] if raw else ""
+    if param.kind == "choice":
+        choice = _as_choice(param, text)
+        return (choice, None) if choice is not None else (None, _refuse(param, text))
+    if param.kind == "bool":
+        if text.lower() in ("true", "false"):
+            return text.lower() == "true", None
+        return None, _refuse(param, text)
+    if param.kind == "text":
+        if len(text) > param.max_chars:
+            return None, _refuse(param, text, "too_long")
+        return text, None
+    try:
+        number = float(text.strip())
+    except ValueError:
+        return None, _refuse(param, text)
+    if not math.isfinite(number) or not (param.low <= number <= param.high):
+        return None, _refuse(param, text)
+    if param.kind == "int":
+        if not number.is_integer():
+            return None, _refuse(param, text)
+        return int(number), None
+    return number, None
+
+
+def link_refusal(query: str) -> Refusal | None:
+    """The whole link refused, before any of its values is read, or None: longer than any
+    link this app writes.  ``query``: the raw query string, as the browser sent it."""
+    if len(query) > MAX_URL_CHARS:
+        return Refusal("link_too_long", {"chars": f"{len(query):,}", "limit": f"{MAX_URL_CHARS:,}"})
+    return None
+
+
+def query_string(
+    page: PageParams, values: dict[str, Any], lang: str | None = None, present: str = "off"
+) -> str:
+    """The query a page's current ``values`` make (defaults omitted), e.g. for a lesson link;
+    ``lang`` and ``present`` (when not "off") are the app-wide parameters."""
+    from urllib.parse import urlencode
+
+    pairs = [] if lang is None else [(LANGUAGE_PARAM, lang)]
+    if present != "off":
+        pairs.append((PRESENT_PARAM, present))
+    for param in page.params:
+        if param.key in values and values[param.key] != param.default:
+            pairs += [(param.key, s) for s in serialize(param, values[param.key])]
+    return urlencode(pairs)
+
+
+PRESENT = Param(PRESENT_PARAM, "choice", "off", PRESENT_MODES)
+APP_PARAMS = (LANGUAGE_PARAM, PRESENT_PARAM)  # every page's, without a prefix
+
+
+# app.py's default page: served at the app's root address, not at /vector_lab
+DEFAULT_PAGE = "vector_lab"
+STORAGE_DTYPES = ("float32", "float16", "bfloat16")  # what the Vector Lab stores and computes in
+DEPTH_WIDTHS = (64, 128, 256, 512, 1024, 2048, 4096)
+TIMING_ROWS = (256, 1024, 4096)
+TIMING_WIDTHS = (256, 512, 1024, 2048, 4096, 8192)
+TIMING_DTYPES = ("float32", "bfloat16", "float16")
+
+
+# --- the pages' parameters --------------------------------------------------------------------
+
+VECTOR_LAB = PageParams(
+    "vector_lab",
+    "vl",
+    (
+        Param("vl_source", "choice", "text", ("text", "random"), vocabulary="source"),
+        Param("vl_text", "text", "1, 2, 3, 4", max_chars=MAX_TEXT_CHARS),
+        Param("vl_d", "int", 8, low=1, high=MAX_VECTOR_WIDTH),
+        Param("vl_rows", "int", 1, low=1, high=MAX_ROWS),
+        Param("vl_dist", "choice", "normal", DISTRIBUTIONS, vocabulary="distribution"),
+        Param("vl_seed", "int", 0, low=0, high=2**31 - 1),
+        Param("vl_shift", "float", 0.0, low=-1e6, high=1e6),
+        Param("vl_scale", "float", 1.0, low=0.0, high=1e6),
+        Param("vl_dtype", "choice", "float32", STORAGE_DTYPES),
+        Param("vl_compute", "choice", "float32", STORAGE_DTYPES),
+        Param("vl_norm", "choice", "layernorm", NORM_KINDS, vocabulary="norm"),
+        Param("vl_eps", "text", "1e-5", max_chars=40),
+        Param("vl_offset", "float", 0.0, low=-10.0, high=10.0),
+        Param("vl_gamma", "text", "1", max_chars=MAX_TEXT_CHARS // 4),
+        Param("vl_beta", "text", "0", max_chars=MAX_TEXT_CHARS // 4),
+        Param("vl_groups", "int", 2, low=1, high=MAX_VECTOR_WIDTH),
+        Param("vl_alpha", "float", 0.5, low=0.0, high=100.0),
+        Param("vl_row", "int", 1, low=1, high=MAX_ROWS),
+    ),
+)
+
+_DEPTH = DepthSpec()
+_TRAIN = TrainSpec()
+# the stack simulated layer by layer | the L-sweep | wiring diagrams | the training lab
+DEPTH_SECTIONS = ("stack", "sweep", "wiring", "training")
+DEPTH = PageParams(
+    "depth",
+    "dp",
+    (
+        Param("dp_section", "choice", "stack", DEPTH_SECTIONS),
+        Param(
+            "dp_placements",
+            "choices",
+            ["post", "pre"],
+            DEPTH_PLACEMENTS,
+            vocabulary="placement",
+        ),
+        Param("dp_layers", "int", _DEPTH.layers, low=1, high=MAX_LAYERS),
+        Param("dp_d", "choice", _DEPTH.d, DEPTH_WIDTHS),
+        Param("dp_tokens", "int", _DEPTH.tokens, low=1, high=MAX_TOKENS),
+        Param("dp_seed", "int", 0, low=0, high=2**31 - 1),
+        Param("dp_sublayer", "choice", _DEPTH.sublayer, DEPTH_SUBLAYERS, vocabulary="sublayer"),
+        Param("dp_norm", "choice", _DEPTH.norm, DEPTH_NORMS, vocabulary="norm"),
+        # 1/sqrt(fan-in): Xiong et al.'s assumption, so the theory overlays apply by default
+        Param("dp_init", "choice", "fan_in", ("fixed", "fan_in"), vocabulary="init"),
+        Param("dp_activation", "choice", _DEPTH.activation, ACTIVATIONS, vocabulary="activation"),
+        Param("dp_scaling", "bool", False),
+        Param("dp_final", "bool", True),
+        Param("dp_alpha", "float", _DEPTH.dyt_alpha, low=0.01, high=10.0),
+        # the training lab
+        Param(
+            "dp_task", "choice", _TRAIN.task, TRAIN_TASKS, vocabulary="task", old_keys=("tl_task",)
+        ),
+        Param("dp_lr", "choice", _TRAIN.lr, LEARNING_RATES, old_keys=("tl_lr",)),
+        Param(
+            "dp_steps",
+            "int",
+            _TRAIN.steps,
+            low=50,
+            high=TRAIN_RANGES["steps"][1],
+            old_keys=("tl_steps",),
+        ),
+        Param(
+            "dp_train_layers",
+            "int",
+            _TRAIN.layers,
+            low=2,
+            high=TRAIN_RANGES["layers"][1],
+            old_keys=("tl_layers",),
+        ),
+        Param("dp_train_d", "choice", _TRAIN.d, TRAIN_WIDTHS, old_keys=("tl_d",)),
+        Param(
+            "dp_run_a",
+            "choice",
+            "pre",
+            TRAIN_PLACEMENTS,
+            vocabulary="placement",
+            old_keys=("tla_placement",),
+        ),
+        Param("dp_warmup_a", "bool", False, old_keys=("tla_warmup",)),
+        Param(
+            "dp_run_b",
+            "choice",
+            "post",
+            TRAIN_PLACEMENTS,
+            vocabulary="placement",
+            old_keys=("tlb_placement",),
+        ),
+        Param("dp_warmup_b", "bool", False, old_keys=("tlb_warmup",)),
+    ),
+)
+
+KERNELS = PageParams(
+    "kernels",
+    "kn",
+    (
+        Param("kn_rows", "choice", 1024, TIMING_ROWS),
+        Param("kn_widths", "choices", [256, 1024, 4096], TIMING_WIDTHS),
+        Param("kn_dtype", "choice", "float32", TIMING_DTYPES),
+        Param("kn_passes", "choices", list(PASSES), PASSES, vocabulary="pass"),
+        Param("kn_tokens", "int", 4096, low=1, high=1 << 24),
+        Param("kn_d", "int", 4096, low=1, high=1 << 18),
+        Param("kn_rdtype", "choice", "bfloat16", TIMING_DTYPES),
+    ),
+)
+
+# The model catalog.  A pasted config.json is user data: it stays in the browser session and is
+# never written to the URL (``md_input=paste`` opens an empty box to paste into).
+_CATALOG = catalog()
+MODEL_EXAMPLES = tuple(f.id for f in _CATALOG.families if f.example is not None)
+MODEL_DTYPES = ("config", "bfloat16", "float16", "float32")  # "config": its torch_dtype
+MODELS = PageParams(
+    "models",
+    "md",
+    (
+        Param("md_family", "choice", "llama3", _CATALOG.ids),
+        Param("md_input", "choice", "example", ("example", "paste"), vocabulary="config_input"),
+        # GPT-3 175B by default: seed 000's 4,743,168 norm parameters, 0.0027 % of all
+        Param("md_example", "choice", "gpt3", MODEL_EXAMPLES),
+        Param("md_dtype", "choice", "config", MODEL_DTYPES),
+        Param("md_tokens", "int", 1, low=1, high=1 << 24),
+    ),
+)
+
+# Activation dumps.  The uploaded file is user data: it stays in the browser session and is
+# never named in the URL; these are the settings of how it is read and shown, so a link
+# opens the same view of whatever dump its reader uploads.  The stream override names an
+# entry of the file, so it stays out of the link too.  The page opens on the built-in
+# example (real SmolLM2 activations, no upload); links written before it existed carry no
+# du_source and open on it too, with their settings.
+DUMP_SOURCES = ("upload", "example", "live")
+DUMP_EPS = (0.0, 1e-12, 1e-8, 1e-6, 1e-5, 1e-3)  # ε of the LayerNorm/RMSNorm comparison
+# The live model's given prompts (two English, two Chinese; the last three are also in the
+# built-in example): results of these are shared between sessions; a prompt someone typed
+# is theirs, and its results stay in their session.
+LIVE_PROMPTS = (
+    "The capital of France is Paris, and the capital of Japan is",
+    "Normalization layers keep the residual stream of a deep Transformer from growing without "
+    "bound as new layers are added on top.",
+    "我喜欢周末读书和喝茶。",
+    "为什么每一层都要先做归一化？",
+)
+MAX_PROMPT_CHARS = 1000  # a prompt in the link; the model's own cap is 256 tokens
+_DUMP = DumpSpec()
+DUMPS = PageParams(
+    "dumps",
+    "du",
+    (
+        Param("du_source", "choice", "example", DUMP_SOURCES, vocabulary="dump_source"),
+        Param("du_axes", "choice", _DUMP.axes, DUMP_AXES),
+        Param("du_order", "choice", _DUMP.layer_order, DUMP_LAYER_ORDERS, vocabulary="layer_order"),
+        Param("du_massive_abs", "float", _DUMP.massive_abs, low=1e-3, high=1e9),
+        Param("du_massive_ratio", "float", _DUMP.massive_ratio, low=1.0, high=1e9),
+        Param("du_outlier", "float", _DUMP.outlier_ratio, low=1.0, high=1e6),
+        Param("du_eps", "choice", _DUMP.norm_eps, DUMP_EPS),
+        Param("du_log", "bool", True),  # the RMS heatmap's colours on a log scale
+        Param("du_batch", "int", 0, low=0, high=1 << 20),  # the sequence shown, when B > 1
+        # -1: the middle layer (the dump's depth is not known before it is read)
+        Param("du_token_layer", "int", -1, low=-1, high=1 << 20),
+        Param("du_token", "int", 0, low=0, high=1 << 24),
+        Param("du_channel_layer", "int", -1, low=-1, high=1 << 20),
+        # the norm pair looked at (input vs output, DyT fit); -1: the norm that reads the
+        # dump's largest entry (links before it existed meant pair 0 by leaving it out)
+        Param("du_pair", "int", -1, low=-1, high=1 << 20),
+        Param("du_io_token", "int", 0, low=0, high=1 << 24),  # its token (in du_batch)
+        Param("du_prompt", "text", LIVE_PROMPTS[0], max_chars=MAX_PROMPT_CHARS),  # live model
+    ),
+)
+
+_AXES = AxesSpec()
+AXES_SECTIONS = ("cells", "batchnorm")  # which cells share statistics | BatchNorm's failures
+AXES_EPS = (0.0, 1e-8, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 0.1, 1.0)
+AXES_BATCH_SIZES = (1, 2, 4, 8, 16, 32, 64)  # the small-batch experiment's choices
+MAX_LENGTHS_CHARS = 4 * axes_limits.MAX_BATCH  # "512," per sequence
+AXES = PageParams(
+    "axes",
+    "ax",
+    (
+        Param("ax_section", "choice", "cells", AXES_SECTIONS),
+        # the tensor
+        Param("ax_source", "choice", _AXES.source, AXES_SOURCES, vocabulary="axes_source"),
+        Param("ax_preset", "choice", _AXES.preset, AXES_PRESETS, vocabulary="axes_preset"),
+        Param("ax_batch", "int", _AXES.batch, low=1, high=axes_limits.MAX_BATCH),
+        Param("ax_tokens", "int", _AXES.tokens, low=1, high=axes_limits.MAX_TOKENS),
+        Param("ax_d", "int", _AXES.d, low=1, high=axes_limits.MAX_CHANNELS),
+        Param("ax_seed", "int", _AXES.seed, low=0, high=axes_limits.MAX_SEED),
+        # "16,12,8,4": one length per sequence; empty = the engine's staircase
+        Param("ax_lengths", "text", "", max_chars=MAX_LENGTHS_CHARS),
+        Param(
+            "ax_pad",
+            "float",
+            _AXES.pad_value,
+            low=-axes_limits.MAX_ABS_PAD_VALUE,
+            high=axes_limits.MAX_ABS_PAD_VALUE,
+        ),
+        # the norm
+        Param("ax_norm", "choice", _AXES.kind, NORM_KINDS, vocabulary="norm"),
+        Param("ax_groups", "int", _AXES.groups, low=1, high=axes_limits.MAX_CHANNELS),
+        Param("ax_eps", "choice", _AXES.eps, AXES_EPS),
+        Param("ax_mask", "bool", _AXES.mask_padding),
+        Param("ax_dtype", "choice", _AXES.dtype, AXES_DTYPES),
+        # the clicked cell (b, t, c)
+        Param("ax_cell_b", "int", 1, low=0, high=axes_limits.MAX_BATCH - 1),
+        Param("ax_cell_t", "int", 4, low=0, high=axes_limits.MAX_TOKENS - 1),
+        Param("ax_cell_c", "int", 10, low=0, high=axes_limits.MAX_CHANNELS - 1),
+        # BatchNorm's failures
+        Param("ax_sizes", "choices", list(DEFAULT_BATCH_SIZES), AXES_BATCH_SIZES),
+        Param("ax_draws", "int", DEFAULT_DRAWS, low=2, high=axes_limits.MAX_DRAWS),
+        Param(
+            "ax_shift",
+            "float",
+            DEFAULT_SHIFT,
+            low=-axes_limits.MAX_SHIFT,
+            high=axes_limits.MAX_SHIFT,
+        ),
+        Param("ax_momentum", "float", DEFAULT_MOMENTUM, low=0.0, high=1.0),
+        Param("ax_steps", "int", DEFAULT_STEPS, low=1, high=axes_limits.MAX_TRAIN_STEPS),
+        Param("ax_position", "int", _AXES.tokens - 1, low=1, high=axes_limits.MAX_TOKENS - 1),
+        # the example source: the point of SmolLM2's stream sliced
+        Param("ax_layer", "int", _AXES.layer, low=0, high=axes_limits.EXAMPLE_POINTS - 1),
+    ),
+)
+
+# Lessons (ui/lessons/): where a learner is and what they answered ("<lesson>.<option>"), so a
+# link resumes the course; "sheet" is the instructor's printable list of every lesson's link.
+LESSON_VIEWS = ("lesson", "sheet")
+LESSONS = PageParams(
+    "lessons",
+    "ls",
+    (
+        Param("ls_lesson", "choice", LESSON_IDS[0], LESSON_IDS),
+        Param("ls_answers", "choices", [], ANSWER_IDS),
+        Param("ls_view", "choice", "lesson", LESSON_VIEWS),
+    ),
+)
+
+
+# Geometry.  The scene takes d = 1, 2 or 3; the high-dimension section its own width.  Input
+# scale and eps are offered on log-spaced steps: what eps does shows near sqrt(eps).
+GEOMETRY_SECTIONS = ("scene", "vector", "eps", "affine", "dyt", "high", "real")
+GEOMETRY_SCENE_D = (1, 2, 3)
+GEOMETRY_WIDE_D = (4, 16, 64, 256, 768, 2048, 4096, GEOMETRY_MAX_D)
+GEOMETRY_SPREADS = (0.0, 1e-3, 3e-3, 1e-2, 3e-2, 0.1, 0.3, 1.0, 3.0, 10.0, 100.0)
+GEOMETRY_EPS = (0.0, 1e-8, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 0.1, 1.0)
+GEOMETRY_ALPHAS = (0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0)
+GEOMETRY_SHOWN = ("layernorm", "rmsnorm", "dyt")
+GEOMETRY_VIEWS = ("pca", "axes", "ones")
+GEOMETRY_AFFINE = 3.0  # |gamma|, |beta| offered by the sliders (the engine takes up to 100)
+GEOMETRY_SHIFT = 10.0
+GEOMETRY = PageParams(
+    "geometry",
+    "ge",
+    (
+        Param("ge_section", "choice", "scene", GEOMETRY_SECTIONS),
+        # the cloud of inputs
+        Param("ge_d", "choice", 3, GEOMETRY_SCENE_D),
+        Param("ge_dist", "choice", "normal", GEOMETRY_DISTRIBUTIONS, vocabulary="distribution"),
+        Param("ge_count", "int", 500, low=1, high=GEOMETRY_MAX_COUNT),
+        Param("ge_spread", "choice", 1.0, GEOMETRY_SPREADS),
+        Param("ge_shift", "float", 0.0, low=-GEOMETRY_SHIFT, high=GEOMETRY_SHIFT),
+        Param("ge_seed", "int", 0, low=0, high=2**31 - 1),
+        Param("ge_eps", "choice", 1e-5, GEOMETRY_EPS),
+        # what the scene draws
+        Param("ge_show", "choices", ["layernorm", "rmsnorm"], GEOMETRY_SHOWN, vocabulary="norm"),
+        Param("ge_inputs", "bool", True),
+        Param("ge_lines", "bool", True),
+        # one vector step by step ("1, 2, 6": mu = 3, off the all-ones axis)
+        Param("ge_vector", "text", "1, 2, 6", max_chars=MAX_TEXT_CHARS),
+        # gamma and beta per axis (the ellipsoid), DyT's alpha
+        *(
+            Param(f"ge_{name}_{axis}", "float", default, low=-GEOMETRY_AFFINE, high=GEOMETRY_AFFINE)
+            for name, default in (("gamma", 1.0), ("beta", 0.0))
+            for axis in ("x", "y", "z")
+        ),
+        Param("ge_alpha", "choice", 0.5, GEOMETRY_ALPHAS),
+        # high dimension
+        Param("ge_wide_d", "choice", 768, GEOMETRY_WIDE_D),
+        Param("ge_view", "choice", "pca", GEOMETRY_VIEWS),
+        Param("ge_axis_a", "int", 0, low=0, high=GEOMETRY_MAX_D - 1),
+        Param("ge_axis_b", "int", 1, low=0, high=GEOMETRY_MAX_D - 1),
+        # real activations: which norm pair of the shipped dump (in the dump's order)
+        Param("ge_pair", "int", 0, low=0, high=1 << 10),
+    ),
+)
+
+PAGES = {p.page: p for p in (LESSONS, VECTOR_LAB, AXES, GEOMETRY, DEPTH, KERNELS, MODELS, DUMPS)}
+PREFIXES = {p.prefix for p in PAGES.values()} | {"tl", "tla", "tlb"}  # with the old Depth ones
+assert set(COMPUTE_DTYPES) >= set(STORAGE_DTYPES)
+
+
+_NOTICES = "_url_notices"  # (page, refusals) of the page being shown
+_FIRST_RUN = "_url_first_run"  # (page, whether its link reached the page empty)
+NAMED_UNKNOWN = 8  # unknown parameters a notice names (the rest are counted)
+# Kept in the address bar by Streamlit whatever the page writes there (``st.query_params``
+# hides them, ``from_dict`` keeps them): they count towards the length of the link it writes.
+_STREAMLIT_KEEPS = ("embed", "embed_options")
+
+
+def _query_string() -> str:
+    """The query string as the browser sent it (Streamlit has no public accessor for the
+    raw text; ``st.query_params`` holds it parsed)."""
+    ctx = get_script_run_ctx()
+    return getattr(ctx, "query_string", "") or ""
+
+
+def _link_refused() -> bool:
+    return link_refusal(_query_string()) is not None
+
+
+def initial_language() -> str:
+    """The URL's ``lang`` if valid, else the browser's locale, else English."""
+    requested = None if _link_refused() else st.query_params.get(LANGUAGE_PARAM)
+    if requested in LANGUAGES:
+        return requested
+    return language_from_locale(st.context.locale)
+
+
+def initial_present() -> str:
+    """The URL's presentation mode if valid (a projector link), else "off"."""
+    raw = [] if _link_refused() else st.query_params.get_all(PRESENT_PARAM)
+    value, refusal = parse(PRESENT, raw) if raw else (PRESENT.default, None)
+    return PRESENT.default if refusal is not None else value
+
+
+def seed(page: PageParams | None) -> None:
+    """Copy the URL's values for ``page`` into widget state; remember what was refused.
+
+    A widget that already exists in this session holds the live value, so only parameters
+    whose widget has no state yet are read (a fresh link, a page opened from a lesson).
+    A link too long is refused whole, before any value is read.
+    """
+    name = page.page if page is not None else ""
+    if _FIRST_RUN not in st.session_state:  # the session's first page, and whether its link
+        #   reached the page empty (as Streamlit passes on a link of too many pairs)
+        st.session_state[_FIRST_RUN] = (name, not st.query_params)
+    whole = link_refusal(_query_string())
+    if whole is not None:
+        st.session_state[_NOTICES] = (name, (whole,))
+        return
+    url = st.query_params
+    present = list(url.keys())
+    refusals: list[Refusal] = []
+    requested_lang = url.get(LANGUAGE_PARAM)
+    if requested_lang is not None and requested_lang not in LANGUAGES:
+        accepted = ", ".join(LANGUAGES)
+        refusals.append(
+            Refusal(
+                "not_accepted",
+                {"param": LANGUAGE_PARAM, "value": requested_lang[:40], "accepted": accepted},
+            )
+        )
+    requested_present = url.get_all(PRESENT_PARAM)
+    if requested_present:
+        refusal = parse(PRESENT, requested_present)[1]
+        if refusal is not None:
+            refusals.append(refusal)
+    known = {LANGUAGE_PARAM, PRESENT_PARAM}
+    if page is not None:
+        for param in page.params:
+            known.update((param.key, *param.old_keys))
+            key = next((k for k in (param.key, *param.old_keys) if k in present), None)
+            if key is None or param.key in st.session_state:
+                continue
+            value, refusal = parse(param, url.get_all(key))
+            if refusal is not None:
+                refusals.append(refusal)
+            if value is not None:  # a list's known items, even beside a refusal
+                st.session_state[param.key] = value
+    own = page.prefix if page is not None else None
+    unknown = [
+        key
+        for key in present
+        if key not in known and (key.split("_")[0] not in PREFIXES or key.split("_")[0] == own)
+    ]  # skipped: another page's parameters
+    if len(unknown) == 1:
+        refusals.append(Refusal("unknown_param", {"param": unknown[0][:40]}))
+    elif unknown:
+        names = ", ".join(literal(key, 40) for key in unknown[:NAMED_UNKNOWN])
+        more = len(unknown) - NAMED_UNKNOWN
+        key = "unknown_params_more" if more > 0 else "unknown_params"
+        refusals.append(Refusal(key, {"count": len(unknown), "names": names, "more": more}))
+    previous = st.session_state.get(_NOTICES)
+    if refusals or previous is None or previous[0] != name:
+        st.session_state[_NOTICES] = (name, tuple(refusals))
+
+
+# Streamlit's server drops a query of more than MAX_URL_PAIRS pairs before the page runs, and
+# the address bar is rewritten after it: only the document's own navigation entry still holds
+# the link that was opened.  The notice is ours, shown by the browser when that link held
+# too many pairs (counted as Streamlit counts them).
+_DROPPED_LINK = """<div id="ns-dropped-link" class="ns-link-notice" hidden>{message}</div>
+<script>
+(() => {{
+  const entry = performance.getEntriesByType("navigation")[0];
+  const query = new URL(entry ? entry.name : window.location.href).search.slice(1);
+  const pairs = query ? query.split("&").length : 0;
+  const notice = document.getElementById("ns-dropped-link");
+  if (notice && pairs > {limit}) {{
+    notice.querySelector("[data-pairs]").textContent = pairs.toLocaleString("en");
+    notice.hidden = false;
+  }}
+}})();
+</script>"""
+
+
+def _dropped_link_notice() -> None:
+    """The browser's notice for a link Streamlit dropped for its number of pairs."""
+    slot = "\x00"  # where the browser writes the link's number of pairs
+    text = t("share.too_many_pairs", pairs=slot, limit=f"{MAX_URL_PAIRS:,}")
+    message = html.escape(text).replace(slot, "<span data-pairs></span>")
+    st.html(
+        _DROPPED_LINK.format(message=message, limit=MAX_URL_PAIRS), unsafe_allow_javascript=True
+    )
+
+
+def show_notices() -> None:
+    """Warn about every URL value that was refused, naming it and what is accepted; on the
+    first page of a session whose link reached it empty, let the browser say whether
+    Streamlit dropped it for its number of pairs."""
+    name, refusals = st.session_state.get(_NOTICES, ("", ()))
+    for refusal in refusals:
+        message = t(f"share.{refusal.key}", **shown(refusal.params))
+        st.warning(message, icon=":material/link_off:")
+    if st.session_state.get(_FIRST_RUN) == (name, True):
+        _dropped_link_notice()
+
+
+def _encoded(wanted: dict[str, list[str]]) -> str:
+    return urlencode([(key, value) for key, values in wanted.items() for value in values])
+
+
+def _kept_by_streamlit() -> int:
+    """The characters of the link that Streamlit keeps whatever the page writes (``embed``,
+    ``embed_options``), with their "&"."""
+    query = _query_string()
+    if "embed" not in query.lower():
+        return 0
+    kept = [(k, v) for k, v in parse_qsl(query) if k.lower() in _STREAMLIT_KEEPS]
+    return len(urlencode(kept)) + 1 if kept else 0
+
+
+def _wanted(
+    page: PageParams | None, lang: str, present: str = "off"
+) -> tuple[dict[str, list[str]], tuple[str, ...]]:
+    """The query this page's state makes, and the text parameters left out for length."""
+    wanted: dict[str, list[str]] = {LANGUAGE_PARAM: [lang]}
+    if present != PRESENT.default:
+        wanted[PRESENT_PARAM] = [present]
+    if page is None:
+        return wanted, ()
+    for param in page.params:
+        if param.key in st.session_state:
+            value = st.session_state[param.key]
+            if value is not None and value != param.default:
+                wanted[param.key] = serialize(param, value)
+    left_out = []
+    texts = sorted(
+        (k for k in wanted if page.by_key.get(k) is not None and page[k].kind == "text"),
+        key=lambda k: -len(wanted[k][0]),
+    )
+    extra = _kept_by_streamlit()
+    for key in texts:  # a link past the limit would be refused: leave the longest text out
+        if len(_encoded(wanted)) + extra <= MAX_URL_CHARS:
+            break
+        del wanted[key]
+        left_out.append(key)
+    return wanted, tuple(left_out)
+
+
+def publish(page: PageParams | None, lang: str, present: str = "off") -> tuple[str, ...]:
+    """Write the page's state to the URL; return the keys left out because of length."""
+    wanted, left_out = _wanted(page, lang, present)
+    url = st.query_params
+    current = {key: url.get_all(key) for key in url.keys()}
+    if current != wanted:
+        url.from_dict(wanted)
+    return left_out
+
+
+def share_link(page: PageParams | None, lang: str, present: str = "off") -> str:
+    """The address an instructor copies: this page with its settings (and presentation mode,
+    so a link prepared for the projector opens presenting)."""
+    wanted, _ = _wanted(page, lang, present)
+    query = _encoded(wanted)
+    base = st.context.url or ""
+    return f"{base}?{query}" if query else base
+
+
+def share_box(
+    page: PageParams | None, lang: str, left_out: tuple[str, ...], present: str = "off"
+) -> None:
+    """A sidebar expander with the current page's link, ready to copy."""
+    # Filled only once opened (a rerun), unless it has a note to give: its code block would
+    # make a first view fetch and run the browser's syntax highlighter (1.5 MB of
+    # JavaScript) for a closed box.
+    box = st.sidebar.expander(
+        t("app.share"), icon=":material/link:", key="share_open", on_change="rerun"
+    )
+    if not box.open and not left_out:
+        return
+    with box:
+        st.caption(t("app.share_help"))
+        st.code(share_link(page, lang, present), language=None, wrap_lines=True)
+        for key in left_out:
+            st.caption(t("share.left_out", param=key, limit=f"{MAX_URL_CHARS:,}"))
