@@ -31,34 +31,25 @@ from engine.axes import limits as axes_limits
 from engine.axes.small_batch import DEFAULT_BATCH_SIZES, DEFAULT_DRAWS
 from engine.axes.train_eval import DEFAULT_MOMENTUM, DEFAULT_SHIFT, DEFAULT_STEPS
 from engine.config import (
-    ACTIVATIONS,
-    AXES_DTYPES,
-    AXES_PRESETS,
-    AXES_SOURCES,
-    COMPUTE_DTYPES,
-    DEPTH_NORMS,
-    DEPTH_PLACEMENTS,
-    DEPTH_SUBLAYERS,
-    DUMP_AXES,
-    DUMP_LAYER_ORDERS,
-    GEOMETRY_DISTRIBUTIONS,
-    GEOMETRY_MAX_COUNT,
+    GEOMETRY_AXES,
     GEOMETRY_MAX_D,
-    NORM_KINDS,
-    TRAIN_PLACEMENTS,
-    TRAIN_TASKS,
+    GEOMETRY_SCENE_MAX_D,
+    STORAGE_DTYPES,
     AxesSpec,
     DepthSpec,
     DumpSpec,
+    GeometrySpec,
+    LiveSpec,
+    NormSpec,
     TrainSpec,
 )
-from engine.depth.limits import MAX_LAYERS, MAX_TOKENS
+from engine.config.depth import INIT_STDS, MAX_LAYERS, MAX_TOKENS
+from engine.config.fields import MAX_SEED, Accepts, accepts, annotations
 from engine.models import catalog
 from engine.norms.random_inputs import DISTRIBUTIONS
 from engine.perf.timing import PASSES
-from engine.training.limits import LEARNING_RATES, TRAIN_RANGES, TRAIN_WIDTHS
 from ui.errors import shown
-from ui.formatting import literal
+from ui.formatting import literal, number_text
 from ui.i18n import LANGUAGES, language_from_locale, t
 from ui.labels import every_label
 from ui.lessons.catalog import ANSWER_IDS, LESSON_IDS
@@ -87,6 +78,7 @@ class Param:
     kind: "choice" (one of ``choices``), "choices" (a subset, repeated keys in the URL),
     "int" / "float" (a number in [low, high]), "bool" ("true"/"false"), "text".
     ``vocabulary`` names the ``ui.labels`` vocabulary whose display names older links wrote.
+    ``spec`` and ``field``: the engine spec's field the parameter was made from (``from_spec``).
     """
 
     key: str
@@ -98,6 +90,8 @@ class Param:
     vocabulary: str | None = None
     old_keys: tuple[str, ...] = ()
     max_chars: int = 200
+    spec: type | None = None
+    field: str | None = None
 
     @property
     def max_items(self) -> int:
@@ -110,7 +104,7 @@ class Param:
         if self.kind in ("choice", "choices"):
             return ", ".join(serialize_one(self, c) for c in self.choices)
         if self.kind in ("int", "float"):
-            return f"{_number_text(self.low)} … {_number_text(self.high)}"
+            return f"{number_text(self.low)} … {number_text(self.high)}"
         if self.kind == "bool":
             return "true, false"
         return f"≤ {self.max_chars:,}"  # a text's length; messages say "characters" themselves
@@ -146,18 +140,12 @@ class Refusal:
 # --- pure parsing -----------------------------------------------------------------------------
 
 
-def _number_text(value: float | None) -> str:
-    if value is None:
-        return ""
-    return str(int(value)) if float(value).is_integer() else repr(float(value))
-
-
 def serialize_one(param: Param, value) -> str:
     """One value as the URL writes it."""
     if param.kind == "bool" or isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, float):
-        return _number_text(value)
+        return number_text(value)
     return str(value)
 
 
@@ -278,16 +266,60 @@ PRESENT = Param(PRESENT_PARAM, "choice", "off", PRESENT_MODES)
 APP_PARAMS = (LANGUAGE_PARAM, PRESENT_PARAM)  # every page's, without a prefix
 
 
+# --- the pages' parameters --------------------------------------------------------------------
+#
+# A parameter made with ``from_spec`` names an engine spec's field: its kind, default, range
+# and menu are that field's metadata (``engine/config/fields.py``), so the page offers what
+# the engine accepts.  A page may offer less (a narrower range or menu) or a second parameter
+# on the same field with its own default; ``tests/ui/test_url.py`` checks each against its
+# field.  The others (sections, clicked cells, views, typed text) are the page's own.
+
+_FIELD = object()  # from_spec's default: the field's own
+
+
+def from_spec(
+    key: str,
+    spec: type,
+    name: str,
+    *,
+    default=_FIELD,
+    many: bool = False,
+    table: dict | None = None,
+    low: float | None = None,
+    high: float | None = None,
+    choices=None,
+    **url,
+) -> Param:
+    """The parameter ``key`` for the field ``name`` of ``spec``.
+
+    ``many``: a list of the field's values (one spec per item); ``table``: ids in the link for
+    the values behind them (``INIT_STDS``); ``low`` / ``high`` / ``choices``: the page offers
+    less than the field accepts; ``url``: ``vocabulary`` and ``old_keys``.
+    """
+    rule = accepts(spec).get(name, Accepts())
+    kind = annotations(spec)[name][0]
+    value = spec.__dataclass_fields__[name].default if default is _FIELD else default
+    bound = {"spec": spec, "field": name, **url}
+    if table is not None:
+        ids = {v: k for k, v in table.items()}
+        return Param(key, "choice", ids[value], tuple(table), **bound)
+    menu = choices or rule.offered or rule.choices
+    if menu is not None:
+        return Param(key, "choices" if many else "choice", value, tuple(menu), **bound)
+    if kind is bool:
+        return Param(key, "bool", value, **bound)
+    if kind is str:
+        return Param(key, "text", value, max_chars=rule.high, **bound)
+    low = rule.low if low is None else low
+    high = rule.high if high is None else high
+    return Param(key, kind.__name__, value, low=low, high=high, **bound)
+
+
 # app.py's default page: served at the app's root address, not at /vector_lab
 DEFAULT_PAGE = "vector_lab"
-STORAGE_DTYPES = ("float32", "float16", "bfloat16")  # what the Vector Lab stores and computes in
-DEPTH_WIDTHS = (64, 128, 256, 512, 1024, 2048, 4096)
 TIMING_ROWS = (256, 1024, 4096)
 TIMING_WIDTHS = (256, 512, 1024, 2048, 4096, 8192)
 TIMING_DTYPES = ("float32", "bfloat16", "float16")
-
-
-# --- the pages' parameters --------------------------------------------------------------------
 
 VECTOR_LAB = PageParams(
     "vector_lab",
@@ -298,90 +330,61 @@ VECTOR_LAB = PageParams(
         Param("vl_d", "int", 8, low=1, high=MAX_VECTOR_WIDTH),
         Param("vl_rows", "int", 1, low=1, high=MAX_ROWS),
         Param("vl_dist", "choice", "normal", DISTRIBUTIONS, vocabulary="distribution"),
-        Param("vl_seed", "int", 0, low=0, high=2**31 - 1),
+        Param("vl_seed", "int", 0, low=0, high=MAX_SEED),
         Param("vl_shift", "float", 0.0, low=-1e6, high=1e6),
         Param("vl_scale", "float", 1.0, low=0.0, high=1e6),
         Param("vl_dtype", "choice", "float32", STORAGE_DTYPES),
-        Param("vl_compute", "choice", "float32", STORAGE_DTYPES),
-        Param("vl_norm", "choice", "layernorm", NORM_KINDS, vocabulary="norm"),
-        Param("vl_eps", "text", "1e-5", max_chars=40),
-        Param("vl_offset", "float", 0.0, low=-10.0, high=10.0),
+        from_spec("vl_compute", NormSpec, "compute_dtype"),
+        from_spec("vl_norm", NormSpec, "kind", vocabulary="norm"),
+        Param("vl_eps", "text", "1e-5", max_chars=40),  # typed: ui.vector_input.parse_eps
+        from_spec("vl_offset", NormSpec, "offset"),
         Param("vl_gamma", "text", "1", max_chars=MAX_TEXT_CHARS // 4),
         Param("vl_beta", "text", "0", max_chars=MAX_TEXT_CHARS // 4),
-        Param("vl_groups", "int", 2, low=1, high=MAX_VECTOR_WIDTH),
-        Param("vl_alpha", "float", 0.5, low=0.0, high=100.0),
+        from_spec("vl_groups", NormSpec, "groups", default=2, high=MAX_VECTOR_WIDTH),
+        from_spec("vl_alpha", NormSpec, "alpha"),
         Param("vl_row", "int", 1, low=1, high=MAX_ROWS),
     ),
 )
 
-_DEPTH = DepthSpec()
-_TRAIN = TrainSpec()
 # the stack simulated layer by layer | the L-sweep | wiring diagrams | the training lab
 DEPTH_SECTIONS = ("stack", "sweep", "wiring", "training")
+_RUN = {"vocabulary": "placement"}
 DEPTH = PageParams(
     "depth",
     "dp",
     (
         Param("dp_section", "choice", "stack", DEPTH_SECTIONS),
-        Param(
+        from_spec(
             "dp_placements",
-            "choices",
-            ["post", "pre"],
-            DEPTH_PLACEMENTS,
+            DepthSpec,
+            "placement",
+            many=True,
+            default=["post", "pre"],
             vocabulary="placement",
         ),
-        Param("dp_layers", "int", _DEPTH.layers, low=1, high=MAX_LAYERS),
-        Param("dp_d", "choice", _DEPTH.d, DEPTH_WIDTHS),
-        Param("dp_tokens", "int", _DEPTH.tokens, low=1, high=MAX_TOKENS),
-        Param("dp_seed", "int", 0, low=0, high=2**31 - 1),
-        Param("dp_sublayer", "choice", _DEPTH.sublayer, DEPTH_SUBLAYERS, vocabulary="sublayer"),
-        Param("dp_norm", "choice", _DEPTH.norm, DEPTH_NORMS, vocabulary="norm"),
-        # 1/sqrt(fan-in): Xiong et al.'s assumption, so the theory overlays apply by default
-        Param("dp_init", "choice", "fan_in", ("fixed", "fan_in"), vocabulary="init"),
-        Param("dp_activation", "choice", _DEPTH.activation, ACTIVATIONS, vocabulary="activation"),
-        Param("dp_scaling", "bool", False),
-        Param("dp_final", "bool", True),
-        Param("dp_alpha", "float", _DEPTH.dyt_alpha, low=0.01, high=10.0),
-        # the training lab
-        Param(
-            "dp_task", "choice", _TRAIN.task, TRAIN_TASKS, vocabulary="task", old_keys=("tl_task",)
+        from_spec("dp_layers", DepthSpec, "layers", high=MAX_LAYERS),
+        from_spec("dp_d", DepthSpec, "d"),
+        from_spec("dp_tokens", DepthSpec, "tokens", high=MAX_TOKENS),
+        from_spec("dp_seed", DepthSpec, "seed"),
+        from_spec("dp_sublayer", DepthSpec, "sublayer", vocabulary="sublayer"),
+        from_spec("dp_norm", DepthSpec, "norm", vocabulary="norm"),
+        from_spec("dp_init", DepthSpec, "init_std", table=INIT_STDS, vocabulary="init"),
+        from_spec("dp_activation", DepthSpec, "activation", vocabulary="activation"),
+        from_spec("dp_scaling", DepthSpec, "residual_scaling"),
+        from_spec("dp_final", DepthSpec, "final_norm"),
+        from_spec("dp_alpha", DepthSpec, "dyt_alpha"),
+        # the training lab (its keys were tl_*, tla_*, tlb_* before)
+        from_spec("dp_task", TrainSpec, "task", vocabulary="task", old_keys=("tl_task",)),
+        from_spec("dp_lr", TrainSpec, "lr", old_keys=("tl_lr",)),
+        from_spec("dp_steps", TrainSpec, "steps", old_keys=("tl_steps",)),
+        from_spec("dp_train_layers", TrainSpec, "layers", old_keys=("tl_layers",)),
+        from_spec("dp_train_d", TrainSpec, "d", old_keys=("tl_d",)),
+        from_spec(
+            "dp_run_a", TrainSpec, "placement", default="pre", old_keys=("tla_placement",), **_RUN
         ),
-        Param("dp_lr", "choice", _TRAIN.lr, LEARNING_RATES, old_keys=("tl_lr",)),
-        Param(
-            "dp_steps",
-            "int",
-            _TRAIN.steps,
-            low=50,
-            high=TRAIN_RANGES["steps"][1],
-            old_keys=("tl_steps",),
-        ),
-        Param(
-            "dp_train_layers",
-            "int",
-            _TRAIN.layers,
-            low=2,
-            high=TRAIN_RANGES["layers"][1],
-            old_keys=("tl_layers",),
-        ),
-        Param("dp_train_d", "choice", _TRAIN.d, TRAIN_WIDTHS, old_keys=("tl_d",)),
-        Param(
-            "dp_run_a",
-            "choice",
-            "pre",
-            TRAIN_PLACEMENTS,
-            vocabulary="placement",
-            old_keys=("tla_placement",),
-        ),
-        Param("dp_warmup_a", "bool", False, old_keys=("tla_warmup",)),
-        Param(
-            "dp_run_b",
-            "choice",
-            "post",
-            TRAIN_PLACEMENTS,
-            vocabulary="placement",
-            old_keys=("tlb_placement",),
-        ),
-        Param("dp_warmup_b", "bool", False, old_keys=("tlb_warmup",)),
+        from_spec("dp_warmup_a", TrainSpec, "warmup", old_keys=("tla_warmup",)),
+        from_spec("dp_run_b", TrainSpec, "placement", old_keys=("tlb_placement",), **_RUN),
+        from_spec("dp_warmup_b", TrainSpec, "warmup", old_keys=("tlb_warmup",)),
     ),
 )
 
@@ -424,7 +427,6 @@ MODELS = PageParams(
 # example (real SmolLM2 activations, no upload); links written before it existed carry no
 # du_source and open on it too, with their settings.
 DUMP_SOURCES = ("upload", "example", "live")
-DUMP_EPS = (0.0, 1e-12, 1e-8, 1e-6, 1e-5, 1e-3)  # ε of the LayerNorm/RMSNorm comparison
 # The live model's given prompts (two English, two Chinese; the last three are also in the
 # built-in example): results of these are shared between sessions; a prompt someone typed
 # is theirs, and its results stay in their session.
@@ -435,19 +437,17 @@ LIVE_PROMPTS = (
     "我喜欢周末读书和喝茶。",
     "为什么每一层都要先做归一化？",
 )
-MAX_PROMPT_CHARS = 1000  # a prompt in the link; the model's own cap is 256 tokens
-_DUMP = DumpSpec()
 DUMPS = PageParams(
     "dumps",
     "du",
     (
         Param("du_source", "choice", "example", DUMP_SOURCES, vocabulary="dump_source"),
-        Param("du_axes", "choice", _DUMP.axes, DUMP_AXES),
-        Param("du_order", "choice", _DUMP.layer_order, DUMP_LAYER_ORDERS, vocabulary="layer_order"),
-        Param("du_massive_abs", "float", _DUMP.massive_abs, low=1e-3, high=1e9),
-        Param("du_massive_ratio", "float", _DUMP.massive_ratio, low=1.0, high=1e9),
-        Param("du_outlier", "float", _DUMP.outlier_ratio, low=1.0, high=1e6),
-        Param("du_eps", "choice", _DUMP.norm_eps, DUMP_EPS),
+        from_spec("du_axes", DumpSpec, "axes"),
+        from_spec("du_order", DumpSpec, "layer_order", vocabulary="layer_order"),
+        from_spec("du_massive_abs", DumpSpec, "massive_abs"),
+        from_spec("du_massive_ratio", DumpSpec, "massive_ratio"),
+        from_spec("du_outlier", DumpSpec, "outlier_ratio"),
+        from_spec("du_eps", DumpSpec, "norm_eps"),
         Param("du_log", "bool", True),  # the RMS heatmap's colours on a log scale
         Param("du_batch", "int", 0, low=0, high=1 << 20),  # the sequence shown, when B > 1
         # -1: the middle layer (the dump's depth is not known before it is read)
@@ -458,47 +458,39 @@ DUMPS = PageParams(
         # dump's largest entry (links before it existed meant pair 0 by leaving it out)
         Param("du_pair", "int", -1, low=-1, high=1 << 20),
         Param("du_io_token", "int", 0, low=0, high=1 << 24),  # its token (in du_batch)
-        Param("du_prompt", "text", LIVE_PROMPTS[0], max_chars=MAX_PROMPT_CHARS),  # live model
+        from_spec("du_prompt", LiveSpec, "prompt", default=LIVE_PROMPTS[0]),  # the live model
     ),
 )
 
-_AXES = AxesSpec()
 AXES_SECTIONS = ("cells", "batchnorm")  # which cells share statistics | BatchNorm's failures
-AXES_EPS = (0.0, 1e-8, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 0.1, 1.0)
 AXES_BATCH_SIZES = (1, 2, 4, 8, 16, 32, 64)  # the small-batch experiment's choices
-MAX_LENGTHS_CHARS = 4 * axes_limits.MAX_BATCH  # "512," per sequence
+_TOKENS = AxesSpec().tokens
 AXES = PageParams(
     "axes",
     "ax",
     (
         Param("ax_section", "choice", "cells", AXES_SECTIONS),
         # the tensor
-        Param("ax_source", "choice", _AXES.source, AXES_SOURCES, vocabulary="axes_source"),
-        Param("ax_preset", "choice", _AXES.preset, AXES_PRESETS, vocabulary="axes_preset"),
-        Param("ax_batch", "int", _AXES.batch, low=1, high=axes_limits.MAX_BATCH),
-        Param("ax_tokens", "int", _AXES.tokens, low=1, high=axes_limits.MAX_TOKENS),
-        Param("ax_d", "int", _AXES.d, low=1, high=axes_limits.MAX_CHANNELS),
-        Param("ax_seed", "int", _AXES.seed, low=0, high=axes_limits.MAX_SEED),
-        # "16,12,8,4": one length per sequence; empty = the engine's staircase
-        Param("ax_lengths", "text", "", max_chars=MAX_LENGTHS_CHARS),
-        Param(
-            "ax_pad",
-            "float",
-            _AXES.pad_value,
-            low=-axes_limits.MAX_ABS_PAD_VALUE,
-            high=axes_limits.MAX_ABS_PAD_VALUE,
-        ),
+        from_spec("ax_source", AxesSpec, "source", vocabulary="axes_source"),
+        from_spec("ax_preset", AxesSpec, "preset", vocabulary="axes_preset"),
+        from_spec("ax_batch", AxesSpec, "batch"),
+        from_spec("ax_tokens", AxesSpec, "tokens"),
+        from_spec("ax_d", AxesSpec, "d"),
+        from_spec("ax_seed", AxesSpec, "seed"),
+        # "16,12,8,4": one length per sequence ("512," each); empty = the engine's staircase
+        Param("ax_lengths", "text", "", max_chars=4 * axes_limits.MAX_BATCH),
+        from_spec("ax_pad", AxesSpec, "pad_value"),
         # the norm
-        Param("ax_norm", "choice", _AXES.kind, NORM_KINDS, vocabulary="norm"),
-        Param("ax_groups", "int", _AXES.groups, low=1, high=axes_limits.MAX_CHANNELS),
-        Param("ax_eps", "choice", _AXES.eps, AXES_EPS),
-        Param("ax_mask", "bool", _AXES.mask_padding),
-        Param("ax_dtype", "choice", _AXES.dtype, AXES_DTYPES),
+        from_spec("ax_norm", AxesSpec, "kind", vocabulary="norm"),
+        from_spec("ax_groups", AxesSpec, "groups"),
+        from_spec("ax_eps", AxesSpec, "eps"),
+        from_spec("ax_mask", AxesSpec, "mask_padding"),
+        from_spec("ax_dtype", AxesSpec, "dtype"),
         # the clicked cell (b, t, c)
         Param("ax_cell_b", "int", 1, low=0, high=axes_limits.MAX_BATCH - 1),
         Param("ax_cell_t", "int", 4, low=0, high=axes_limits.MAX_TOKENS - 1),
         Param("ax_cell_c", "int", 10, low=0, high=axes_limits.MAX_CHANNELS - 1),
-        # BatchNorm's failures
+        # BatchNorm's failures: the arguments of engine/axes/{small_batch,train_eval,causal_leak}
         Param("ax_sizes", "choices", list(DEFAULT_BATCH_SIZES), AXES_BATCH_SIZES),
         Param("ax_draws", "int", DEFAULT_DRAWS, low=2, high=axes_limits.MAX_DRAWS),
         Param(
@@ -510,9 +502,9 @@ AXES = PageParams(
         ),
         Param("ax_momentum", "float", DEFAULT_MOMENTUM, low=0.0, high=1.0),
         Param("ax_steps", "int", DEFAULT_STEPS, low=1, high=axes_limits.MAX_TRAIN_STEPS),
-        Param("ax_position", "int", _AXES.tokens - 1, low=1, high=axes_limits.MAX_TOKENS - 1),
+        Param("ax_position", "int", _TOKENS - 1, low=1, high=axes_limits.MAX_TOKENS - 1),
         # the example source: the point of SmolLM2's stream sliced
-        Param("ax_layer", "int", _AXES.layer, low=0, high=axes_limits.EXAMPLE_POINTS - 1),
+        from_spec("ax_layer", AxesSpec, "layer"),
     ),
 )
 
@@ -529,32 +521,25 @@ LESSONS = PageParams(
     ),
 )
 
-
-# Geometry.  The scene takes d = 1, 2 or 3; the high-dimension section its own width.  Input
-# scale and eps are offered on log-spaced steps: what eps does shows near sqrt(eps).
+# Geometry.  The scene takes d = 1, 2 or 3; the high-dimension section its own width.  The
+# sliders offer gamma and beta in [-3, 3] and the shift in [-10, 10], less than the engine takes.
 GEOMETRY_SECTIONS = ("scene", "vector", "eps", "affine", "dyt", "high", "real")
-GEOMETRY_SCENE_D = (1, 2, 3)
-GEOMETRY_WIDE_D = (4, 16, 64, 256, 768, 2048, 4096, GEOMETRY_MAX_D)
-GEOMETRY_SPREADS = (0.0, 1e-3, 3e-3, 1e-2, 3e-2, 0.1, 0.3, 1.0, 3.0, 10.0, 100.0)
-GEOMETRY_EPS = (0.0, 1e-8, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 0.1, 1.0)
-GEOMETRY_ALPHAS = (0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0)
 GEOMETRY_SHOWN = ("layernorm", "rmsnorm", "dyt")
 GEOMETRY_VIEWS = ("pca", "axes", "ones")
-GEOMETRY_AFFINE = 3.0  # |gamma|, |beta| offered by the sliders (the engine takes up to 100)
-GEOMETRY_SHIFT = 10.0
+_AFFINE = {"low": -3.0, "high": 3.0}
 GEOMETRY = PageParams(
     "geometry",
     "ge",
     (
         Param("ge_section", "choice", "scene", GEOMETRY_SECTIONS),
         # the cloud of inputs
-        Param("ge_d", "choice", 3, GEOMETRY_SCENE_D),
-        Param("ge_dist", "choice", "normal", GEOMETRY_DISTRIBUTIONS, vocabulary="distribution"),
-        Param("ge_count", "int", 500, low=1, high=GEOMETRY_MAX_COUNT),
-        Param("ge_spread", "choice", 1.0, GEOMETRY_SPREADS),
-        Param("ge_shift", "float", 0.0, low=-GEOMETRY_SHIFT, high=GEOMETRY_SHIFT),
-        Param("ge_seed", "int", 0, low=0, high=2**31 - 1),
-        Param("ge_eps", "choice", 1e-5, GEOMETRY_EPS),
+        from_spec("ge_d", GeometrySpec, "d", choices=range(1, GEOMETRY_SCENE_MAX_D + 1)),
+        from_spec("ge_dist", GeometrySpec, "distribution", vocabulary="distribution"),
+        from_spec("ge_count", GeometrySpec, "count"),
+        from_spec("ge_spread", GeometrySpec, "spread"),
+        from_spec("ge_shift", GeometrySpec, "shift", low=-10.0, high=10.0),
+        from_spec("ge_seed", GeometrySpec, "seed"),
+        from_spec("ge_eps", GeometrySpec, "eps"),
         # what the scene draws
         Param("ge_show", "choices", ["layernorm", "rmsnorm"], GEOMETRY_SHOWN, vocabulary="norm"),
         Param("ge_inputs", "bool", True),
@@ -563,13 +548,13 @@ GEOMETRY = PageParams(
         Param("ge_vector", "text", "1, 2, 6", max_chars=MAX_TEXT_CHARS),
         # gamma and beta per axis (the ellipsoid), DyT's alpha
         *(
-            Param(f"ge_{name}_{axis}", "float", default, low=-GEOMETRY_AFFINE, high=GEOMETRY_AFFINE)
-            for name, default in (("gamma", 1.0), ("beta", 0.0))
-            for axis in ("x", "y", "z")
+            from_spec(f"ge_{name}_{axis}", GeometrySpec, f"{name}_{axis}", **_AFFINE)
+            for name in ("gamma", "beta")
+            for axis in GEOMETRY_AXES
         ),
-        Param("ge_alpha", "choice", 0.5, GEOMETRY_ALPHAS),
+        from_spec("ge_alpha", GeometrySpec, "dyt_alpha"),
         # high dimension
-        Param("ge_wide_d", "choice", 768, GEOMETRY_WIDE_D),
+        from_spec("ge_wide_d", GeometrySpec, "d", default=768),
         Param("ge_view", "choice", "pca", GEOMETRY_VIEWS),
         Param("ge_axis_a", "int", 0, low=0, high=GEOMETRY_MAX_D - 1),
         Param("ge_axis_b", "int", 1, low=0, high=GEOMETRY_MAX_D - 1),
@@ -580,7 +565,6 @@ GEOMETRY = PageParams(
 
 PAGES = {p.page: p for p in (LESSONS, VECTOR_LAB, AXES, GEOMETRY, DEPTH, KERNELS, MODELS, DUMPS)}
 PREFIXES = {p.prefix for p in PAGES.values()} | {"tl", "tla", "tlb"}  # with the old Depth ones
-assert set(COMPUTE_DTYPES) >= set(STORAGE_DTYPES)
 
 
 _NOTICES = "_url_notices"  # (page, refusals) of the page being shown

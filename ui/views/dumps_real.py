@@ -27,7 +27,7 @@ from ui.formatting import format_number, literal, plot_text
 from ui.i18n import current_language, t
 from ui.text import dumps_story as text
 from ui.text.dumps import token_text
-from ui.url import MAX_URL_CHARS, STORAGE_DTYPES, VECTOR_LAB, query_string
+from ui.url import MAX_URL_CHARS, VECTOR_LAB, query_string
 from ui.views.charts import show_chart
 
 VECTOR_LAB_PAGE = "app_pages/vector_lab.py"
@@ -52,7 +52,7 @@ def vector_lab_query(
         "vl_text": numbers_text(x),
         "vl_norm": kind if kind in ("layernorm", "rmsnorm") else "rmsnorm",
         "vl_eps": f"{eps if eps is not None else 1e-5:g}",
-        "vl_dtype": dtype if dtype in STORAGE_DTYPES else "float32",
+        "vl_dtype": dtype if dtype in VECTOR_LAB["vl_dtype"].choices else "float32",
         "vl_compute": compute,
     }
     if weight is not None:

@@ -31,7 +31,7 @@ from ui.text.vector_lab_precision import (
     summary,
 )
 from ui.text.vector_lab_steps import is_row_kind, worked_steps
-from ui.url import GEOMETRY, GEOMETRY_EPS, query_string
+from ui.url import GEOMETRY, query_string
 from ui.views.charts import show_chart
 
 
@@ -114,7 +114,7 @@ def _geometry_link(ex: VectorExplanation) -> None:
     # float32's shortest repr: the Geometry page reads it back as the same float32 numbers
     text = ", ".join(str(np.float32(value)).removesuffix(".0") for value in row)
     values = {"ge_section": "vector", "ge_vector": text}
-    eps = ex.spec.eps if ex.spec.eps in GEOMETRY_EPS else GEOMETRY["ge_eps"].default
+    eps = ex.spec.eps if ex.spec.eps in GEOMETRY["ge_eps"].choices else GEOMETRY["ge_eps"].default
     values["ge_eps"] = eps
     query = query_string(GEOMETRY, values, current_language())
     st.page_link(

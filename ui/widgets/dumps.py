@@ -30,7 +30,7 @@ from ui.errors import error_text
 from ui.formatting import literal
 from ui.i18n import t
 from ui.url import DUMPS as P
-from ui.url import LIVE_PROMPTS, MAX_PROMPT_CHARS, Param
+from ui.url import LIVE_PROMPTS, Param
 from ui.widgets import bound
 
 
@@ -129,15 +129,16 @@ def live_prompt() -> LivePrompt:
         format_func=lambda index: LIVE_PROMPTS[index],
         on_change=_take_given_prompt,
     )
+    limit = P["du_prompt"].max_chars  # LiveSpec's: the most a link carries
     text = bound.text_area(
         P["du_prompt"],
         t("dumps.prompt"),
-        max_chars=BROWSER_UNITS_PER_CHARACTER * MAX_PROMPT_CHARS,
+        max_chars=BROWSER_UNITS_PER_CHARACTER * limit,
         height=80,
         help=t("dumps.prompt_help", limit=LIVE_MAX_TOKENS),
     )
-    if len(text) > MAX_PROMPT_CHARS:
-        message = t("dumps.prompt_too_long", chars=f"{len(text):,}", limit=f"{MAX_PROMPT_CHARS:,}")
+    if len(text) > limit:
+        message = t("dumps.prompt_too_long", chars=f"{len(text):,}", limit=f"{limit:,}")
         return LivePrompt(None, (message,), False)
     try:
         spec = LiveSpec(text)
