@@ -69,6 +69,7 @@ def _config_text() -> tuple[str, str | None, bool]:
     text = st.text_area(
         t("models.paste"),
         key=PASTE_KEY,
+        persist_state=bound.KEEP,  # a paste survives a look at the example and back
         height=200,
         max_chars=MAX_CONFIG_CHARS,
         placeholder='{"model_type": "llama", "hidden_size": 4096, ...}',

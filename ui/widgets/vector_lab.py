@@ -15,7 +15,7 @@ from engine.norms.precision_presets import preset as precision_preset
 from engine.norms.random_inputs import random_vectors
 from engine.norms.reference import DYT_ALPHA0, DYT_SOURCE
 from ui.errors import input_error_text
-from ui.formatting import format_number
+from ui.formatting import format_number, number_text
 from ui.i18n import current_language, t
 from ui.labels import label
 from ui.text.vector_lab_precision import default_eps_sentence
@@ -71,25 +71,19 @@ PRESETS = {
 SHORT_ROW = 8  # a preset row up to this wide is written out in its label
 
 
-def _number_text(value: float) -> str:
-    """1000.0 -> "1000", 1e-05 -> "1e-5": numbers as a person types them."""
-    text = f"{value:g}"
-    return text.replace("e-0", "e-").replace("e+0", "e+")
-
-
 def _precision_preset_state(preset: PrecisionPreset) -> dict:
     """The widget values that type ``preset``'s row (engine/norms/precision_presets.py)."""
     row = preset.rows()[0]
     state = {
         "vl_norm": preset.kind,
-        "vl_eps": _number_text(preset.eps),
+        "vl_eps": number_text(preset.eps),
         "vl_dtype": preset.dtype,
         "vl_compute": preset.dtype,  # the worked steps: sum, then divide, in half
     }
     if len(set(row)) == 1 and preset.d > SHORT_ROW:  # a constant row: short link, no text
         return {"vl_source": "random", "vl_dist": "constant", "vl_shift": row[0],
                 "vl_scale": 1.0, "vl_d": preset.d, "vl_rows": 1, **state}  # fmt: skip
-    return {"vl_source": "text", "vl_text": ", ".join(map(_number_text, row)), **state}
+    return {"vl_source": "text", "vl_text": ", ".join(map(number_text, row)), **state}
 
 
 PRESETS.update({p.name: _precision_preset_state(p) for p in PRECISION_PRESETS})
@@ -103,10 +97,10 @@ def preset_label_params(name: str) -> dict:
         special = p.overrides[0][1] if p.overrides else row[0]
         return {
             "d": p.d,
-            "value": _number_text(special),
-            "base": _number_text(abs(p.pattern[0])),
-            "row": ", ".join(map(_number_text, row)) if p.d <= SHORT_ROW else "",
-            "eps": _number_text(p.eps),
+            "value": number_text(special),
+            "base": number_text(abs(p.pattern[0])),
+            "row": ", ".join(map(number_text, row)) if p.d <= SHORT_ROW else "",
+            "eps": number_text(p.eps),
             "dtype": p.dtype,
         }
     state = PRESETS[name]
@@ -211,10 +205,8 @@ def vector_lab_inputs(default_eps: dict[str, tuple[DefaultEps, ...]]) -> VectorL
     beta_text = None  # RMSNorm has no β: no field, no "+ βᵢ"
     if "beta" in kind_axes(kind).params:
         beta_text = bound.text_input(P["vl_beta"], "β", c2, help=t("vector_lab.beta_help"))
-    else:
+    else:  # its value is kept for the next norm that has a β
         c2.caption(t("vector_lab.no_beta", norm=label("norm", kind)))
-        if P["vl_beta"].key in st.session_state:  # kept for the next norm that has a β
-            st.session_state[P["vl_beta"].key] = st.session_state[P["vl_beta"].key]
     groups, alpha = 1, 0.5
     if kind == "groupnorm":
         groups = int(bound.number(P["vl_groups"], t("vector_lab.groups")))
