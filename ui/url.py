@@ -246,24 +246,33 @@ def link_refusal(query: str) -> Refusal | None:
     return None
 
 
+def _pairs(page: PageParams | None, values, lang: str | None, present: str) -> dict:
+    """The query ``values`` make for ``page`` (defaults omitted), with the app-wide
+    parameters: ``{key: [value, ...]}``."""
+    pairs = {} if lang is None else {LANGUAGE_PARAM: [lang]}
+    if present != PRESENT.default:
+        pairs[PRESENT_PARAM] = [present]
+    for param in page.params if page is not None else ():
+        value = values.get(param.key)
+        if value is not None and value != param.default:
+            pairs[param.key] = serialize(param, value)
+    return pairs
+
+
+def _encoded(pairs: dict[str, list[str]]) -> str:
+    return urlencode([(key, value) for key, values in pairs.items() for value in values])
+
+
 def query_string(
     page: PageParams, values: dict[str, Any], lang: str | None = None, present: str = "off"
 ) -> str:
     """The query a page's current ``values`` make (defaults omitted), e.g. for a lesson link;
     ``lang`` and ``present`` (when not "off") are the app-wide parameters."""
-    from urllib.parse import urlencode
-
-    pairs = [] if lang is None else [(LANGUAGE_PARAM, lang)]
-    if present != "off":
-        pairs.append((PRESENT_PARAM, present))
-    for param in page.params:
-        if param.key in values and values[param.key] != param.default:
-            pairs += [(param.key, s) for s in serialize(param, values[param.key])]
-    return urlencode(pairs)
+    return _encoded(_pairs(page, values, lang, present))
 
 
+LANGUAGE = Param(LANGUAGE_PARAM, "choice", "en", tuple(LANGUAGES))
 PRESENT = Param(PRESENT_PARAM, "choice", "off", PRESENT_MODES)
-APP_PARAMS = (LANGUAGE_PARAM, PRESENT_PARAM)  # every page's, without a prefix
 
 
 # --- the pages' parameters --------------------------------------------------------------------
@@ -588,10 +597,9 @@ def _link_refused() -> bool:
 
 def initial_language() -> str:
     """The URL's ``lang`` if valid, else the browser's locale, else English."""
-    requested = None if _link_refused() else st.query_params.get(LANGUAGE_PARAM)
-    if requested in LANGUAGES:
-        return requested
-    return language_from_locale(st.context.locale)
+    raw = [] if _link_refused() else st.query_params.get_all(LANGUAGE_PARAM)
+    value = parse(LANGUAGE, raw)[0] if raw else None
+    return value if value is not None else language_from_locale(st.context.locale)
 
 
 def initial_present() -> str:
@@ -619,18 +627,9 @@ def seed(page: PageParams | None) -> None:
     url = st.query_params
     present = list(url.keys())
     refusals: list[Refusal] = []
-    requested_lang = url.get(LANGUAGE_PARAM)
-    if requested_lang is not None and requested_lang not in LANGUAGES:
-        accepted = ", ".join(LANGUAGES)
-        refusals.append(
-            Refusal(
-                "not_accepted",
-                {"param": LANGUAGE_PARAM, "value": requested_lang[:40], "accepted": accepted},
-            )
-        )
-    requested_present = url.get_all(PRESENT_PARAM)
-    if requested_present:
-        refusal = parse(PRESENT, requested_present)[1]
+    for app_wide in (LANGUAGE, PRESENT):
+        raw = url.get_all(app_wide.key)
+        refusal = parse(app_wide, raw)[1] if raw else None
         if refusal is not None:
             refusals.append(refusal)
     known = {LANGUAGE_PARAM, PRESENT_PARAM}
@@ -704,10 +703,6 @@ def show_notices() -> None:
         _dropped_link_notice()
 
 
-def _encoded(wanted: dict[str, list[str]]) -> str:
-    return urlencode([(key, value) for key, values in wanted.items() for value in values])
-
-
 def _kept_by_streamlit() -> int:
     """The characters of the link that Streamlit keeps whatever the page writes (``embed``,
     ``embed_options``), with their "&"."""
@@ -722,16 +717,9 @@ def _wanted(
     page: PageParams | None, lang: str, present: str = "off"
 ) -> tuple[dict[str, list[str]], tuple[str, ...]]:
     """The query this page's state makes, and the text parameters left out for length."""
-    wanted: dict[str, list[str]] = {LANGUAGE_PARAM: [lang]}
-    if present != PRESENT.default:
-        wanted[PRESENT_PARAM] = [present]
+    wanted = _pairs(page, st.session_state, lang, present)
     if page is None:
         return wanted, ()
-    for param in page.params:
-        if param.key in st.session_state:
-            value = st.session_state[param.key]
-            if value is not None and value != param.default:
-                wanted[param.key] = serialize(param, value)
     left_out = []
     texts = sorted(
         (k for k in wanted if page.by_key.get(k) is not None and page[k].kind == "text"),
