@@ -39,7 +39,7 @@ class AxesSpec:
     groups: int = param(4, low=1, high=axes_limits.MAX_CHANNELS)
     # 0 shows the 0/0 of a constant channel
     eps: float = param(1e-5, low=0.0, high=axes_limits.MAX_EPS, offered=EPS_MENU)
-    mask_padding: bool = False  # BatchNorm: leave PAD positions out of the statistics
+    mask_padding: bool = param(False)  # BatchNorm: leave PAD positions out of the statistics
     dtype: str = param("float32", choices=AXES_DTYPES)  # the statistics are computed in it
     # example: the point of the stream sliced (12: where the first token's massive activation
     # appears); checked for every source, used by the example only

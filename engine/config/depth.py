@@ -39,8 +39,8 @@ class DepthSpec:
     # transformer: attention then mlp, two residual branches per layer (GPT-2, Llama)
     sublayer: str = param("linear", choices=DEPTH_SUBLAYERS)
     init_std: float | None = param(None, positive=True)  # every weight's std; None: 1/sqrt(fan_in)
-    residual_scaling: bool = False  # GPT-2: output projections' std / sqrt(2L) (see depth.py)
-    final_norm: bool = True  # Pre-Norm's ln_f / model.norm at the top
+    residual_scaling: bool = param(False)  # GPT-2: output projections' std / sqrt(2L)
+    final_norm: bool = param(True)  # Pre-Norm's ln_f / model.norm at the top
     # MLP nonlinearity; "relu" is Xiong et al.'s assumption
     activation: str = param("gelu", choices=ACTIVATIONS)
     dyt_alpha: float = param(0.5, low=0.01, high=10.0)  # DyT: tanh(alpha * x)

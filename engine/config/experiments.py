@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from engine.config.dumps import DumpSpec
 from engine.config.fields import check_fields, param
 from engine.config.precision import HALF_DIVERGENCE
-from engine.errors import EngineError
 from engine.experiments.refusals import experiment_error
 
 EXPERIMENT_TEXTS = ("en", "zh")  # the held-out texts: engine/experiments/texts/<id>.txt
@@ -45,13 +44,6 @@ def _numbers(spec, name: str, limit: int) -> None:
     if not ok:
         raise experiment_error("bad_list", name=name, value=repr(value), limit=limit)
     object.__setattr__(spec, name, numbers)
-
-
-def _flags(spec, *names: str) -> None:
-    for name in names:
-        if not isinstance(getattr(spec, name), bool):
-            params = {"name": name, "value": str(getattr(spec, name)), "allowed": "True, False"}
-            raise EngineError("config.unknown_value", params)
 
 
 @dataclass(frozen=True)
@@ -97,11 +89,11 @@ class SwapSpec:
     (engine/experiments/swap.py)."""
 
     layers: tuple[int, ...] | None = None  # blocks whose norms are swapped; None: every block
-    final: bool = True  # also the norm after the last block
+    final: bool = param(True)  # also the norm after the last block
 
     def __post_init__(self) -> None:
+        check_fields(self)
         _numbers(self, "layers", 10**4)
-        _flags(self, "final")
         if self.layers == () and not self.final:
             raise experiment_error("nothing_chosen")
 
@@ -112,13 +104,12 @@ class FreezeSpec:
     (engine/experiments/freeze.py)."""
 
     layers: tuple[int, ...] | None = None  # blocks whose norms are frozen; None: every block
-    final: bool = False  # also the norm after the last block
+    final: bool = param(False)  # also the norm after the last block
     exempt: str = param("none", choices=FREEZE_EXEMPT)  # tokens that keep their own scale
 
     def __post_init__(self) -> None:
         check_fields(self)
         _numbers(self, "layers", 10**4)
-        _flags(self, "final")
         if self.layers == () and not self.final:
             raise experiment_error("nothing_chosen")
 
@@ -127,14 +118,13 @@ class FreezeSpec:
 class FreezeSweepSpec:
     """One block at a time frozen (and the final norm alone), for every block."""
 
-    final: bool = True  # also the final norm alone, as the sweep's last item
+    final: bool = param(True)  # also the final norm alone, as the sweep's last item
     exempt: str = param("none", choices=FREEZE_EXEMPT)  # as in FreezeSpec
     # a block tolerates a frozen scale when perplexity rises <= 5 %
     tolerance: float = param(0.05, positive=True)
 
     def __post_init__(self) -> None:
         check_fields(self)
-        _flags(self, "final")
 
 
 @dataclass(frozen=True)
@@ -142,10 +132,10 @@ class FoldSpec:
     """γ (and β) folded into the linear maps that read each norm
     (engine/experiments/fold.py)."""
 
-    final: bool = True  # also the final norm into the unembedding (unties a tied one)
+    final: bool = param(True)  # also the final norm into the unembedding (unties a tied one)
 
     def __post_init__(self) -> None:
-        _flags(self, "final")
+        check_fields(self)
 
 
 @dataclass(frozen=True)
@@ -169,10 +159,9 @@ class HalfSpec:
     """The model in float16, its norms with or without their float32 upcast
     (engine/experiments/half.py)."""
 
-    upcast: bool = False  # False: the norms compute their statistics in float16
+    upcast: bool = param(False)  # False: the norms compute their statistics in float16
     # a token has diverged past this relative distance
     divergence: float = param(HALF_DIVERGENCE, positive=True)
 
     def __post_init__(self) -> None:
         check_fields(self)
-        _flags(self, "upcast")

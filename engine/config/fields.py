@@ -98,6 +98,9 @@ def check_fields(spec) -> None:
                 raise EngineError(
                     "config.unknown_value", {"name": name, "value": str(value), "allowed": allowed}
                 )
+        elif kind is bool and not isinstance(value, bool):
+            params = {"name": name, "value": str(value), "allowed": "True, False"}
+            raise EngineError("config.unknown_value", params)
         elif kind is str:
             _check_text(name, value, rule)
         elif kind in (int, float):

@@ -28,7 +28,7 @@ class TrainSpec:
     d: int = param(64, low=8, high=256, offered=TRAIN_WIDTHS)  # residual width
     heads: int = param(4, low=1)
     lr: float = param(3e-3, positive=True, offered=LEARNING_RATES)  # peak learning rate of Adam
-    warmup: bool = False  # linear warm-up over warmup_steps, then constant
+    warmup: bool = param(False)  # linear warm-up over warmup_steps, then constant
     warmup_steps: int = param(100, low=1)
     steps: int = param(300, low=50, high=1000)
     batch: int = param(32, low=1, high=256)
