@@ -5,7 +5,7 @@ beside the entry point as a v1 multipage app until ``st.navigation`` first runs,
 request of a fresh server to a deep link (``/kernels?...``) would run that page alone,
 without this file's sidebar, language or navigation.
 
-Around every page run: ``seed`` copies the page's share-link parameters (``ui/share.py``)
+Around every page run: ``seed`` copies the page's share-link parameters (``ui/url.py``)
 into widget state, the page draws, ``publish`` writes them back to the address bar.
 """
 
@@ -17,16 +17,16 @@ import pandas  # noqa: F401
 import streamlit as st
 
 from engine import describe_backend
-from ui import compute, live_model, presenting, sessions, url_state
+from ui import compute, live_model, presenting, sessions, url
 from ui.i18n import LANGUAGES, t
-from ui.share import DEFAULT_PAGE, PAGES
+from ui.url import DEFAULT_PAGE, PAGES
 
 st.set_page_config(page_title="NormScope", page_icon=":material/functions:", layout="wide")
 
 if "language" not in st.session_state:
-    st.session_state["language"] = url_state.initial_language()
+    st.session_state["language"] = url.initial_language()
 if presenting.STATE_KEY not in st.session_state:
-    st.session_state[presenting.STATE_KEY] = url_state.initial_present()
+    st.session_state[presenting.STATE_KEY] = url.initial_present()
 presenting.apply()
 
 
@@ -83,13 +83,13 @@ navigation = st.navigation(
     }
 )
 params = PAGES.get(navigation.url_path or DEFAULT_PAGE)
-url_state.seed(params)
-url_state.show_notices()
+url.seed(params)
+url.show_notices()
 presenting.exit_button()
 compute.new_page_run()  # what this run starts without a click is bounded (ui/compute.py)
 navigation.run()
 language, present = st.session_state["language"], presenting.mode()
-left_out = url_state.publish(params, language, present)
-url_state.share_box(params, language, left_out, present)
+left_out = url.publish(params, language, present)
+url.share_box(params, language, left_out, present)
 live_model.page_served()  # releases the server's background load of SmolLM2 (scripts/serve.py)
 sessions.tidy()  # ends the sessions of tabs closed for good (their uploads with them)

@@ -7,15 +7,12 @@ import streamlit as st
 from ui import jobs, presenting
 from ui.compute import compute, run_on_request
 from ui.i18n import t
-from ui.share import AXES as P
 from ui.views import axes as view
 from ui.widgets import axes as widgets
-from ui.widgets import bound
 
 st.title(t("axes.title"))
 st.caption(t("axes.intro"))
 
-bound.keep_settings(P)
 with presenting.controls("ax"):
     inputs = widgets.axes_inputs()
     section = widgets.section()

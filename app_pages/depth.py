@@ -6,15 +6,12 @@ from engine.depth import sweep_depths
 from ui import jobs, presenting
 from ui.compute import cached, run_on_request
 from ui.i18n import t
-from ui.share import DEPTH as P
 from ui.views import depth as view
-from ui.widgets import bound
 from ui.widgets import depth as widgets
 
 st.title(t("depth.title"))
 st.caption(t("depth.intro"))
 
-bound.keep_settings(P)  # a hidden section's settings survive (and stay in the share link)
 with presenting.controls("dp_section"):
     section = widgets.section()
 

@@ -7,8 +7,8 @@ from ui import jobs, live_model, presenting
 from ui.compute import compute, run_on_request
 from ui.errors import error_text
 from ui.i18n import t
-from ui.share import DUMPS as P
 from ui.text.dumps import dump_norm, dump_tokens, storage_dtype
+from ui.url import DUMPS as P
 from ui.views import dumps as view
 from ui.views import dumps_real as real
 from ui.widgets import dumps as widgets

@@ -8,15 +8,12 @@ from ui import jobs
 from ui.compute import compute, run_on_request
 from ui.errors import error_text
 from ui.i18n import t
-from ui.share import GEOMETRY as P
 from ui.views import geometry as view
-from ui.widgets import bound
 from ui.widgets import geometry as widgets
 
 st.title(t("geometry.title"))
 st.caption(t("geometry.intro"))
 
-bound.keep_settings(P)
 section = widgets.section()
 st.markdown(t(f"geometry.lead_{section}"))
 try:

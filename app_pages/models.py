@@ -8,12 +8,9 @@ from ui import jobs, presenting
 from ui.compute import compute
 from ui.errors import error_text
 from ui.i18n import t
-from ui.share import MODELS as P
 from ui.views import models as view
-from ui.widgets import bound
-from ui.widgets.models import PASTE_KEY, calculator_inputs, family_choice
+from ui.widgets.models import calculator_inputs, family_choice
 
-bound.keep_settings(P, PASTE_KEY)  # a paste survives a look at the example and back
 st.title(t("models.title"))
 st.caption(t("models.intro"))
 

@@ -4,13 +4,14 @@ The page draws a ``[B, T, d]`` tensor cell by cell and recomputes it on every cl
 thirty browsers on a 2-core server: the sizes are capped so that any accepted configuration
 computes in milliseconds (each experiment measured ~0.1 s at most at the defaults, see
 ``engine/axes/__init__.py``).  ``AxesSpec.__post_init__`` and the experiments read these
-constants; pages never re-check them.
+constants (its fields' metadata, ``engine/config/fields.py``); pages never re-check them.
 """
 
 from __future__ import annotations
 
 import numbers
 
+from engine.config.fields import Accepts, checked
 from engine.errors import EngineError
 
 # --- the tensor --------------------------------------------------------------------------
@@ -21,7 +22,6 @@ MAX_CELLS = 2**16  # B*T*d computed for the page (65,536 cells; 8 x 64 x 128, sa
 MAX_DRAWN_CELLS = 2**13  # above this many cells a page summarises instead of drawing each
 MAX_EPS = 1.0  # epsilon is accepted in [0, MAX_EPS]; 0 shows the 0/0 of a constant channel
 MAX_ABS_PAD_VALUE = 1e4  # |value written into PAD cells|
-MAX_SEED = 2**31 - 1
 
 # --- the example source: the shipped SmolLM2 dump's [L, B, T, d] (engine/dumps/example.py
 # EXAMPLE_SHAPE; kept here as numbers so that engine.config imports no engine.dumps)
@@ -43,35 +43,15 @@ def refusal(key: str, **params) -> EngineError:
     return EngineError(f"axes.{key}", params)
 
 
-def is_real(value) -> bool:
-    return isinstance(value, numbers.Real) and not isinstance(value, bool)
-
-
 def is_whole(value) -> bool:
     return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
 
 def checked_int(name: str, value, low: int, high: int) -> int:
     """``value`` as an int (numpy integers accepted) when it is a whole number in [low, high]."""
-    if not is_whole(value) or not low <= value <= high:
-        raise refusal(
-            "out_of_range",
-            name=name,
-            value=str(value),
-            low=low,
-            high=high,
-        )
-    return int(value)
+    return checked(name, value, True, Accepts(low=low, high=high))
 
 
 def checked_real(name: str, value, low: float, high: float) -> float:
     """``value`` as a float when it is a finite number in [low, high] (NaN refused)."""
-    if not is_real(value) or not low <= value <= high:
-        raise refusal(
-            "real_out_of_range",
-            name=name,
-            value=str(value),
-            low=low,
-            high=high,
-        )
-    return float(value)
+    return checked(name, value, False, Accepts(low=low, high=high))

@@ -1,8 +1,9 @@
 """Frozen configuration dataclasses shared by the engine, the pages and share links.
 
 Every config is ``frozen=True``: hashable (so results can be keyed on it) and made of plain
-scalars (so ``ui/share.py`` can write it to a URL and read it back).  Each domain's spec lives
-in its own module here; this package is the one place to import them from.
+scalars (so ``ui/url.py`` can write it to a URL and read it back); what each field accepts
+is its metadata (``fields.py``).  Each domain's spec lives in its own module here; this
+package is the one place to import them from.
 """
 
 from engine.config.axes import (  # noqa: F401
@@ -67,6 +68,7 @@ from engine.config.norms import (  # noqa: F401
     COMPUTE_DTYPES,
     DTYPES,
     NORM_KINDS,
+    STORAGE_DTYPES,
     NormSpec,
 )
 from engine.config.precision import (  # noqa: F401

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from engine.config.checks import above_zero, at_least, refuse_choice
+from engine.config.fields import MAX_SEED, check_fields, param
 from engine.depth.placements import PLACEMENT_IDS
 from engine.norms.kinds import PER_TOKEN_KINDS
 
@@ -12,44 +12,40 @@ DEPTH_PLACEMENTS = PLACEMENT_IDS  # what each one is: engine/depth/placements.py
 DEPTH_NORMS = PER_TOKEN_KINDS  # one sequence (B = 1) at a time: no statistic over B or T
 DEPTH_SUBLAYERS = ("linear", "mlp", "attention", "transformer")
 ACTIVATIONS = ("gelu", "relu")
+MAX_LAYERS = 1000
+MAX_TOKENS = 1024
+MAX_DEPTH_WIDTH = {"cpu": 4096, "cuda": 16384}  # the widest residual stream d, per device
+DEPTH_WIDTHS = (64, 128, 256, 512, 1024, 2048, 4096)  # the widths a page offers
+# The weights' std a page offers: 1/sqrt(fan-in) (None; Xiong et al.'s assumption, so the
+# theory overlays apply) or one fixed std for every weight (GPT-2's 0.02).
+INIT_STDS = {"fixed": 0.02, "fan_in": None}
 
 
 @dataclass(frozen=True)
 class DepthSpec:
     """A residual stack at initialisation, for ``engine.simulate_depth``.
 
-    Only the vocabulary is checked here; the size limits (``engine.depth.check_limits``)
-    depend on the device and are enforced by the simulator.
+    The size limits (``MAX_LAYERS``, ``MAX_TOKENS``, the width of one device, the weights
+    drawn and memory: ``engine.depth.check_limits``) are enforced by the simulator.
     """
 
-    placement: str = "pre"  # one of DEPTH_PLACEMENTS
-    norm: str = "layernorm"  # one of DEPTH_NORMS
-    layers: int = 48  # L
-    d: int = 256  # width of the residual stream
-    tokens: int = 64  # T positions of one sequence (B = 1)
+    placement: str = param("pre", choices=DEPTH_PLACEMENTS)
+    norm: str = param("layernorm", choices=DEPTH_NORMS)
+    layers: int = param(48, low=1)  # L (at most MAX_LAYERS: the simulator's limits)
+    # width of the residual stream
+    d: int = param(256, low=1, high=MAX_DEPTH_WIDTH["cuda"], offered=DEPTH_WIDTHS)
+    tokens: int = param(64, low=1)  # T positions of one sequence (B = 1; at most MAX_TOKENS)
     # linear: F(h) = h W;  mlp: d -> 4d -> d;  attention: causal uniform mixer over T;
     # transformer: attention then mlp, two residual branches per layer (GPT-2, Llama)
-    sublayer: str = "linear"
-    init_std: float | None = 0.0625  # std of every weight; None means 1/sqrt(fan_in)
-    residual_scaling: bool = False  # GPT-2: output projections' std / sqrt(2L) (see depth.py)
-    final_norm: bool = True  # Pre-Norm's ln_f / model.norm at the top
-    activation: str = "gelu"  # MLP nonlinearity; "relu" is Xiong et al.'s assumption
-    dyt_alpha: float = 0.5  # DyT: tanh(alpha * x)
-    eps: float = 1e-5  # LayerNorm / RMSNorm epsilon
-    seed: int = 0
+    sublayer: str = param("linear", choices=DEPTH_SUBLAYERS)
+    init_std: float | None = param(None, positive=True)  # every weight's std; None: 1/sqrt(fan_in)
+    residual_scaling: bool = param(False)  # GPT-2: output projections' std / sqrt(2L)
+    final_norm: bool = param(True)  # Pre-Norm's ln_f / model.norm at the top
+    # MLP nonlinearity; "relu" is Xiong et al.'s assumption
+    activation: str = param("gelu", choices=ACTIVATIONS)
+    dyt_alpha: float = param(0.5, low=0.01, high=10.0)  # DyT: tanh(alpha * x)
+    eps: float = param(1e-5, low=0.0)  # LayerNorm / RMSNorm epsilon
+    seed: int = param(0, low=0, high=MAX_SEED)
 
     def __post_init__(self) -> None:
-        for name, allowed in (
-            ("placement", DEPTH_PLACEMENTS),
-            ("norm", DEPTH_NORMS),
-            ("sublayer", DEPTH_SUBLAYERS),
-            ("activation", ACTIVATIONS),
-        ):
-            if getattr(self, name) not in allowed:
-                refuse_choice(name, getattr(self, name), allowed)
-        for name in ("layers", "d", "tokens"):
-            at_least(name, getattr(self, name), 1)
-        if self.init_std is not None:
-            above_zero("init_std", self.init_std)
-        above_zero("dyt_alpha", self.dyt_alpha)
-        at_least("eps", self.eps, 0.0)
+        check_fields(self)

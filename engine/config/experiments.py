@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from engine.config.checks import above_zero, refuse_choice
 from engine.config.dumps import DumpSpec
+from engine.config.fields import check_fields, param
 from engine.config.precision import HALF_DIVERGENCE
 from engine.experiments.refusals import experiment_error
 
@@ -27,11 +27,6 @@ LENS_VARIANTS = ("own_scale", "final_scale", "no_norm")  # see engine/experiment
 LENS_DEFAULT_POSITIONS = 16  # positions the logit lens decodes when none are named
 LENS_MAX_POSITIONS = 64
 LENS_MAX_TOP_K = 20
-
-
-def _whole(name: str, value, low: int, high: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise experiment_error("out_of_range", name=name, value=repr(value), low=low, high=high)
 
 
 def _numbers(spec, name: str, limit: int) -> None:
@@ -51,25 +46,17 @@ def _numbers(spec, name: str, limit: int) -> None:
     object.__setattr__(spec, name, numbers)
 
 
-def _flags(spec, *names: str) -> None:
-    for name in names:
-        if not isinstance(getattr(spec, name), bool):
-            refuse_choice(name, getattr(spec, name), (True, False))
-
-
 @dataclass(frozen=True)
 class TextSpec:
     """The text every experiment reads: a held-out text, or the caller's own."""
 
-    text: str = "en"  # one of EXPERIMENT_TEXTS, read when ``prompt`` is empty
-    prompt: str = ""  # the caller's own text, read instead when it holds more than spaces
-    max_tokens: int = 512  # the first tokens read (fewer when the model's context is shorter)
+    text: str = param("en", choices=EXPERIMENT_TEXTS)  # read when ``prompt`` is empty
+    prompt: str = param("")  # the caller's own text, read instead when it holds more than spaces
+    # the first tokens read (fewer when the model's context is shorter)
+    max_tokens: int = param(512, low=2, high=EXPERIMENT_MAX_TOKENS)
 
     def __post_init__(self) -> None:
-        if self.text not in EXPERIMENT_TEXTS:
-            refuse_choice("text", self.text, EXPERIMENT_TEXTS)
-        if not isinstance(self.prompt, str):
-            refuse_choice("prompt", type(self.prompt).__name__, ("a text",))
+        check_fields(self)
         if len(self.prompt) > EXPERIMENT_MAX_CHARACTERS:
             raise experiment_error(
                 "prompt_too_long",
@@ -77,7 +64,6 @@ class TextSpec:
                 limit=EXPERIMENT_MAX_CHARACTERS,
                 tokens=EXPERIMENT_MAX_TOKENS,
             )
-        _whole("max_tokens", self.max_tokens, 2, EXPERIMENT_MAX_TOKENS)
 
 
 @dataclass(frozen=True)
@@ -85,20 +71,16 @@ class MassiveSpec:
     """Massive activations (engine/experiments/massive.py): found with the dumps page's
     definition and thresholds (``DumpSpec``), then set to zero, to their mean, or kept."""
 
-    setting: str = "zero"  # one of MASSIVE_SETTINGS
-    point: int | None = None  # the stream point they are set at; None: the first holding one
-    window: int = 64  # "mean": the text is cut into windows of this many tokens, each run alone
-    massive_abs: float = DumpSpec.massive_abs
-    massive_ratio: float = DumpSpec.massive_ratio
+    setting: str = param("zero", choices=MASSIVE_SETTINGS)
+    # the stream point they are set at; None: the first holding one
+    point: int | None = param(None, low=0, high=10**6)
+    # "mean": the text is cut into windows of this many tokens, each run alone
+    window: int = param(64, low=1, high=MASSIVE_MAX_WINDOW)
+    massive_abs: float = param(DumpSpec.massive_abs, positive=True)
+    massive_ratio: float = param(DumpSpec.massive_ratio, positive=True)
 
     def __post_init__(self) -> None:
-        if self.setting not in MASSIVE_SETTINGS:
-            refuse_choice("setting", self.setting, MASSIVE_SETTINGS)
-        if self.point is not None:
-            _whole("point", self.point, 0, 10**6)
-        _whole("window", self.window, 1, MASSIVE_MAX_WINDOW)
-        above_zero("massive_abs", self.massive_abs)
-        above_zero("massive_ratio", self.massive_ratio)
+        check_fields(self)
 
 
 @dataclass(frozen=True)
@@ -107,11 +89,11 @@ class SwapSpec:
     (engine/experiments/swap.py)."""
 
     layers: tuple[int, ...] | None = None  # blocks whose norms are swapped; None: every block
-    final: bool = True  # also the norm after the last block
+    final: bool = param(True)  # also the norm after the last block
 
     def __post_init__(self) -> None:
+        check_fields(self)
         _numbers(self, "layers", 10**4)
-        _flags(self, "final")
         if self.layers == () and not self.final:
             raise experiment_error("nothing_chosen")
 
@@ -122,14 +104,12 @@ class FreezeSpec:
     (engine/experiments/freeze.py)."""
 
     layers: tuple[int, ...] | None = None  # blocks whose norms are frozen; None: every block
-    final: bool = False  # also the norm after the last block
-    exempt: str = "none"  # one of FREEZE_EXEMPT: tokens that keep their own scale
+    final: bool = param(False)  # also the norm after the last block
+    exempt: str = param("none", choices=FREEZE_EXEMPT)  # tokens that keep their own scale
 
     def __post_init__(self) -> None:
+        check_fields(self)
         _numbers(self, "layers", 10**4)
-        _flags(self, "final")
-        if self.exempt not in FREEZE_EXEMPT:
-            refuse_choice("exempt", self.exempt, FREEZE_EXEMPT)
         if self.layers == () and not self.final:
             raise experiment_error("nothing_chosen")
 
@@ -138,15 +118,13 @@ class FreezeSpec:
 class FreezeSweepSpec:
     """One block at a time frozen (and the final norm alone), for every block."""
 
-    final: bool = True  # also the final norm alone, as the sweep's last item
-    exempt: str = "none"  # as in FreezeSpec
-    tolerance: float = 0.05  # a block tolerates a frozen scale when perplexity rises <= 5 %
+    final: bool = param(True)  # also the final norm alone, as the sweep's last item
+    exempt: str = param("none", choices=FREEZE_EXEMPT)  # as in FreezeSpec
+    # a block tolerates a frozen scale when perplexity rises <= 5 %
+    tolerance: float = param(0.05, positive=True)
 
     def __post_init__(self) -> None:
-        _flags(self, "final")
-        if self.exempt not in FREEZE_EXEMPT:
-            refuse_choice("exempt", self.exempt, FREEZE_EXEMPT)
-        above_zero("tolerance", self.tolerance)
+        check_fields(self)
 
 
 @dataclass(frozen=True)
@@ -154,10 +132,10 @@ class FoldSpec:
     """γ (and β) folded into the linear maps that read each norm
     (engine/experiments/fold.py)."""
 
-    final: bool = True  # also the final norm into the unembedding (unties a tied one)
+    final: bool = param(True)  # also the final norm into the unembedding (unties a tied one)
 
     def __post_init__(self) -> None:
-        _flags(self, "final")
+        check_fields(self)
 
 
 @dataclass(frozen=True)
@@ -165,15 +143,15 @@ class LensSpec:
     """The logit lens at chosen positions (engine/experiments/lens.py)."""
 
     positions: tuple[int, ...] | None = None  # None: LENS_DEFAULT_POSITIONS spread evenly
-    top_k: int = 5  # most likely tokens listed per layer and position
+    top_k: int = param(5, low=1, high=LENS_MAX_TOP_K)  # most likely tokens per layer and position
 
     def __post_init__(self) -> None:
+        check_fields(self)
         _numbers(self, "positions", LENS_MAX_POSITIONS)
         if self.positions == ():
             raise experiment_error(
                 "bad_list", name="positions", value="()", limit=LENS_MAX_POSITIONS
             )
-        _whole("top_k", self.top_k, 1, LENS_MAX_TOP_K)
 
 
 @dataclass(frozen=True)
@@ -181,9 +159,9 @@ class HalfSpec:
     """The model in float16, its norms with or without their float32 upcast
     (engine/experiments/half.py)."""
 
-    upcast: bool = False  # False: the norms compute their statistics in float16
-    divergence: float = HALF_DIVERGENCE  # a token has diverged past this relative distance
+    upcast: bool = param(False)  # False: the norms compute their statistics in float16
+    # a token has diverged past this relative distance
+    divergence: float = param(HALF_DIVERGENCE, positive=True)
 
     def __post_init__(self) -> None:
-        _flags(self, "upcast")
-        above_zero("divergence", self.divergence)
+        check_fields(self)

@@ -6,13 +6,15 @@ whose metadata (an ``Accepts``) says which values the field takes.  A spec's
 ``Accepts`` with an ``EngineError``; pages read the same metadata (``accepts(Spec)``) for
 their ranges, defaults and menus, so no range is written twice.
 
-Whether a field holds a whole number or a number is its annotation (``int``, ``float``);
-``| None`` accepts None.  A whole number is stored as an ``int`` and a number as a
-``float`` (a numpy integer becomes an ``int``).  ``offered`` is only what a page lists in its
-menu (the field may accept more); ``choices`` is what the field accepts at all.
+Whether a field holds a whole number, a number or a text is its annotation (``int``,
+``float``, ``str``); ``| None`` accepts None.  A whole number is stored as an ``int`` and a
+number as a ``float`` (a numpy integer becomes an ``int``); a text's ``high`` is its most
+characters.  ``offered`` is only what a page lists in its menu (the field may accept more);
+``choices`` is what the field accepts at all.  ``ui/url.py`` makes the pages' URL parameters
+from this metadata, so a page offers what its spec accepts, with the spec's default.
 
-The refusal keys are those the specs already use, so their messages stay
-(``locales/*/errors.toml``): ``[axes]`` holds the only range messages with both bounds.
+The range messages with both bounds are ``axes.out_of_range`` and ``axes.real_out_of_range``
+(``locales/*/errors.toml``), shared with the Axes experiments' own arguments.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from dataclasses import dataclass
 from engine.errors import EngineError
 
 _KEY = "accepts"  # the metadata entry param() writes
+MAX_SEED = 2**31 - 1  # every seed field's largest value
 
 
 @dataclass(frozen=True)
@@ -68,24 +71,25 @@ def accepts(spec) -> dict[str, Accepts]:
 
 
 @functools.cache
-def _annotations(cls: type) -> dict[str, tuple[type | None, bool]]:
-    """Per field: ``int``, ``float`` or None (not a number), and whether None is accepted."""
+def annotations(cls: type) -> dict[str, tuple[type | None, bool]]:
+    """Per field: ``int``, ``float``, ``str``, ``bool`` or None (another type), and whether
+    None is accepted."""
     kinds = {}
     for name, hint in typing.get_type_hints(cls).items():
         union = isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union
         members = typing.get_args(hint) if union else (hint,)
-        number = next((m for m in members if m in (int, float)), None)
-        kinds[name] = (number, type(None) in members)
+        kind = next((m for m in (bool, int, float, str) if m in members), None)
+        kinds[name] = (kind, type(None) in members)
     return kinds
 
 
 def check_fields(spec) -> None:
     """Refuse the first ``param`` field of ``spec`` outside what it accepts; store numbers
     as ``int`` / ``float``.  Rules between fields (groups divide d) stay in the spec."""
-    kinds = _annotations(type(spec))
+    kinds = annotations(type(spec))
     for name, rule in accepts(spec).items():
         value = getattr(spec, name)
-        number, optional = kinds[name]
+        kind, optional = kinds[name]
         if value is None and optional:
             continue
         if rule.choices is not None:
@@ -94,11 +98,29 @@ def check_fields(spec) -> None:
                 raise EngineError(
                     "config.unknown_value", {"name": name, "value": str(value), "allowed": allowed}
                 )
-        elif number is not None:
-            object.__setattr__(spec, name, _checked(name, value, number is int, rule))
+        elif kind is bool and not isinstance(value, bool):
+            params = {"name": name, "value": str(value), "allowed": "True, False"}
+            raise EngineError("config.unknown_value", params)
+        elif kind is str:
+            _check_text(name, value, rule)
+        elif kind in (int, float):
+            object.__setattr__(spec, name, checked(name, value, kind is int, rule))
 
 
-def _checked(name: str, value, whole: bool, rule: Accepts):
+def _check_text(name: str, value, rule: Accepts) -> None:
+    """A text of at least ``rule.low`` characters besides spaces, at most ``rule.high``."""
+    if not isinstance(value, str):
+        raise EngineError("config.not_a_text", {"name": name, "value": str(value)[:40]})
+    if rule.low is not None and len(value.strip()) < rule.low:
+        raise EngineError("config.empty", {"name": name})
+    if rule.high is not None and len(value) > rule.high:
+        params = {"name": name, "chars": f"{len(value):,}", "limit": f"{rule.high:,}"}
+        raise EngineError("config.too_long", params)
+
+
+def checked(name: str, value, whole: bool, rule: Accepts):
+    """``value`` as an ``int`` (``whole``) or a ``float`` when ``rule`` accepts it; else the
+    refusal naming ``name``.  Also for a function's own arguments (``engine/axes/limits.py``)."""
     kind = numbers.Integral if whole else numbers.Real
     typed = isinstance(value, kind) and not isinstance(value, bool)
     low = 0 if rule.low is None else rule.low

@@ -6,10 +6,11 @@ from dataclasses import dataclass
 
 import torch
 
-from engine.config.checks import at_least, refuse_choice
+from engine.config.fields import check_fields, param
 
 NORM_KINDS = ("layernorm", "rmsnorm", "batchnorm", "instancenorm", "groupnorm", "dyt")
 COMPUTE_DTYPES = ("float32", "float16", "bfloat16", "float64", "input")
+STORAGE_DTYPES = ("float32", "float16", "bfloat16")  # what a page stores a tensor in
 DTYPES = {
     "float32": torch.float32,
     "float16": torch.float16,
@@ -17,6 +18,8 @@ DTYPES = {
     "float64": torch.float64,
 }
 DTYPE_NAMES = {dtype: name for name, dtype in DTYPES.items()}
+# The ε a page offers on a slider (Axes, Geometry): what ε does shows near sqrt(ε).
+EPS_MENU = (0.0, 1e-8, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 0.1, 1.0)
 
 
 @dataclass(frozen=True)
@@ -28,26 +31,20 @@ class NormSpec:
     the batch.  A 1-D ``x`` is one token.
     """
 
-    kind: str = "layernorm"  # one of NORM_KINDS
-    eps: float = 1e-5  # added to the variance (or mean square) before the square root
-    offset: float = 0.0  # scale is (offset + weight); Gemma's RMSNorm uses offset=1
-    groups: int = 1  # GroupNorm: number of channel groups, must divide d
-    alpha: float = 0.5  # DyT: y = weight * tanh(alpha * x) + bias (Zhu et al. 2025 init)
+    kind: str = param("layernorm", choices=NORM_KINDS)
+    eps: float = param(1e-5, low=0.0)  # added to the variance (or mean square) before the root
+    offset: float = param(0.0, low=-10.0, high=10.0)  # scale is (offset + weight); Gemma: 1
+    groups: int = param(1, low=1)  # GroupNorm: number of channel groups, must divide d
+    # DyT: y = weight * tanh(alpha * x) + bias (Zhu et al. 2025 init 0.5)
+    alpha: float = param(0.5, low=0.0, high=100.0)
     # precision of the statistics; "input" = x's own dtype; a torch.dtype is stored as its name
-    compute_dtype: str = "float32"
+    compute_dtype: str = param("float32", choices=COMPUTE_DTYPES, offered=STORAGE_DTYPES)
 
     def __post_init__(self) -> None:
         if isinstance(self.compute_dtype, torch.dtype):  # what a Python user writes
-            name = DTYPE_NAMES.get(self.compute_dtype)
-            if name is None:
-                refuse_choice("compute_dtype", str(self.compute_dtype), COMPUTE_DTYPES)
+            name = DTYPE_NAMES.get(self.compute_dtype, str(self.compute_dtype))
             object.__setattr__(self, "compute_dtype", name)
-        if self.kind not in NORM_KINDS:
-            refuse_choice("kind", self.kind, NORM_KINDS)
-        if self.compute_dtype not in COMPUTE_DTYPES:
-            refuse_choice("compute_dtype", self.compute_dtype, COMPUTE_DTYPES)
-        at_least("eps", self.eps, 0.0)
-        at_least("groups", self.groups, 1)
+        check_fields(self)
 
     def torch_compute_dtype(self, input_dtype: torch.dtype) -> torch.dtype:
         """The dtype the statistics are computed in for an input of ``input_dtype``."""

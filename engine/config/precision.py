@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from engine.errors import EngineError
+from engine.config.fields import check_fields, param
 from engine.norms.kinds import ROW_KINDS
 
 PRECISION_KINDS = ROW_KINDS  # the story is about one row's statistic
@@ -22,23 +22,9 @@ class PrecisionSpec:
     them; gamma = 1 and beta = 0 (the story is about the statistics, not the affine step).
     """
 
-    kind: str = "rmsnorm"  # one of PRECISION_KINDS
-    eps: float = 1e-5  # added to the variance (or mean square) before the square root
-    dtype: str = "float16"  # one of HALF_DTYPES: the storage dtype of x
+    kind: str = param("rmsnorm", choices=PRECISION_KINDS)
+    eps: float = param(1e-5, low=0.0, high=1.0)  # added to the variance (or mean square)
+    dtype: str = param("float16", choices=HALF_DTYPES)  # the storage dtype of x
 
     def __post_init__(self) -> None:
-        if self.kind not in PRECISION_KINDS:
-            raise EngineError(
-                "precision.unknown_kind",
-                {"kind": self.kind, "allowed": ", ".join(PRECISION_KINDS)},
-            )
-        if self.dtype not in HALF_DTYPES:
-            raise EngineError(
-                "precision.unknown_dtype",
-                {"dtype": self.dtype, "allowed": ", ".join(HALF_DTYPES)},
-            )
-        if not (self.eps >= 0.0 and self.eps < float("inf")):
-            raise EngineError(
-                "precision.bad_eps",
-                {"eps": self.eps},
-            )
+        check_fields(self)

@@ -18,12 +18,10 @@ import os
 import torch
 
 from engine.config import DepthSpec
+from engine.config.depth import MAX_DEPTH_WIDTH, MAX_LAYERS, MAX_TOKENS
 from engine.depth.cost import WEIGHTS_PER_D2, simulation_cost, weight_elements
 from engine.errors import EngineError
 
-MAX_LAYERS = 1000
-MAX_DEPTH_WIDTH = {"cpu": 4096, "cuda": 16384}  # the widest residual stream d, per device
-MAX_TOKENS = 1024
 MAX_STREAM_ELEMENTS = 2**28  # (L+1) * T * d floats kept for the backward pass: 1 GiB
 MAX_WEIGHT_ELEMENTS = 2**28  # weights drawn over all layers: 1 GiB of normal numbers
 SWEEP_LAYERS = (6, 12, 24, 48, 96)  # depths of the last-layer gradient sweep

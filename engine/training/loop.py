@@ -49,7 +49,6 @@ import torch.nn.functional as F
 
 from engine.config import TrainSpec
 from engine.threads import torch_threads
-from engine.training.limits import check_limits
 from engine.training.model import TinyGPT
 
 DIVERGED_LOSS = 1e3  # a loss above this (or not finite) ends the run as diverged
@@ -157,7 +156,6 @@ def iter_training(
     uses private generators and leaves the global RNG alone.  ``threads`` applies to each
     step's computation only (``engine.threads``) and is restored before every ``yield``.
     """
-    check_limits(spec)
     with torch_threads(threads):
         model, optim, data_gen = _setup(spec)
     for step in range(1, spec.steps + 1):

@@ -21,8 +21,7 @@ from engine.dumps.example import EXAMPLE_DUMP
 from tests.app.conftest import APP
 from tests.dumps import tiny_models
 from ui import compute, live_model
-from ui.share import LIVE_PROMPTS, VECTOR_LAB
-from ui.url_contract import parse
+from ui.url import LIVE_PROMPTS, VECTOR_LAB, parse
 from ui.vector_input import parse_vectors
 
 PAGE = "app_pages/dumps.py"
@@ -292,7 +291,7 @@ def test_a_prompt_with_markup_is_shown_literally_everywhere(tiny):
 def test_a_prompt_of_emoji_is_taken_as_characters_and_a_longer_one_refused_with_a_message(tiny):
     """The browser counts an emoji as 2 and silently dropped a prompt of 501 emoji: the box
     admits 2 units per character, and the page refuses past the link's characters itself."""
-    from ui.share import MAX_PROMPT_CHARS
+    from engine.config import LIVE_MAX_CHARACTERS as MAX_PROMPT_CHARS
 
     at = _live({"du_prompt": "hi"})
     box = at.text_area(key="du_prompt")

@@ -16,8 +16,7 @@ from hypothesis import strategies as st
 from streamlit.testing.v1 import AppTest
 
 from ui import compute
-from ui.share import PAGES, PREFIXES
-from ui.url_contract import parse
+from ui.url import PAGES, PREFIXES, parse
 from ui.vector_input import VectorInputError, parse_eps, parse_parameter, parse_vectors
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
@@ -100,9 +99,13 @@ def _check(page_name, link):
 
 
 SETTINGS = settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SLOW_PAGES = {"axes", "depth", "dumps"}  # their twelve links take more than ~5 s here
 
 
-@pytest.mark.parametrize("page_name", sorted(PAGES))
+@pytest.mark.parametrize(
+    "page_name",
+    [pytest.param(p, marks=pytest.mark.slow) if p in SLOW_PAGES else p for p in sorted(PAGES)],
+)
 @SETTINGS
 @given(data=st.data())
 def test_links_never_raise_and_name_what_they_refuse(page_name, data):

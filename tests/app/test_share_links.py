@@ -43,6 +43,21 @@ def test_a_depth_link_made_in_chinese_opens_the_same_view_in_english():
     assert "tl_steps" not in at.query_params and at.query_params["dp_steps"] == "100"
 
 
+def test_a_hidden_sections_setting_stays_in_the_link_until_the_page_is_left():
+    """Widgets keep their value while a section hides them (``persist_state="page"``): the
+    link still carries it, and it is back when the section is; another page forgets it."""
+    at = _open({"lang": "en"}, "depth")
+    at.number_input(key="dp_layers").set_value(12).run()
+    at.segmented_control(key="dp_section").set_value("training").run()
+    at.run()  # a second run with the stack's settings hidden
+    assert at.query_params["dp_layers"] == "12"
+    at.segmented_control(key="dp_section").set_value("stack").run()
+    assert at.number_input(key="dp_layers").value == 12
+    at.switch_page("app_pages/vector_lab.py").run()
+    at.switch_page("app_pages/depth.py").run()
+    assert at.number_input(key="dp_layers").value == 48 and "dp_layers" not in at.query_params
+
+
 def test_changing_a_setting_writes_its_id_and_a_default_leaves_the_url():
     at = _open({"lang": "en"})
     at.selectbox(key="vl_norm").select("rmsnorm").run()
@@ -157,7 +172,7 @@ def test_the_link_a_page_writes_beside_streamlits_embed_options_stays_acceptable
     writes: the text left out for length counts them, so the next run reads the link."""
     from urllib.parse import urlencode
 
-    from ui.url_contract import MAX_URL_CHARS
+    from ui.url import MAX_URL_CHARS
 
     at = _open({"lang": "en", "embed": "true", "embed_options": "x" * 10_000})
     at.text_area(key="vl_text").input("1 " * 44_000).run()  # 88,000 characters in a link

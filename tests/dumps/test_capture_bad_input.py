@@ -150,8 +150,8 @@ def test_norm_layers_out_of_range_or_not_numbers_are_refused(llama):
 def test_a_bad_dtype_is_refused(llama, tmp_path):
     _refused("capture.bad_value", load_model, tmp_path, "float8")
     _refused("config.unknown_value", LiveSpec, "hi", "int8")
-    _refused("capture.bad_value", LiveSpec, "   ")
-    _refused("capture.bad_value", LiveSpec, "x" * 2001)
+    _refused("config.empty", LiveSpec, "   ")
+    _refused("config.too_long", LiveSpec, "x" * 1001)
 
 
 def test_float16_storage_refuses_a_value_it_would_turn_into_inf():

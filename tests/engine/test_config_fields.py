@@ -26,6 +26,8 @@ class Toy:
     width: int | None = param(None, low=1, offered=(64, 128))
     plain: int = 3  # no metadata: not checked
     flag: bool = False
+    on: bool = param(True)
+    name: str = param("x", low=1, high=5)  # a text of 1 to 5 characters besides spaces
 
     def __post_init__(self) -> None:
         check_fields(self)
@@ -95,6 +97,14 @@ def test_choices_refuse_anything_else_and_list_what_is_accepted():
     assert error.params == {"name": "kind", "value": "c", "allowed": "a, b"}
 
 
+def test_a_flag_is_a_bool_and_a_text_has_its_length():
+    assert Toy(flag="yes").flag == "yes"  # no metadata: not checked
+    assert _refused(on=1).key == "config.unknown_value"
+    assert _refused(name=3).key == "config.not_a_text"
+    assert _refused(name="  ").key == "config.empty"
+    assert _refused(name="abcdef").params == {"name": "name", "chars": "6", "limit": "5"}
+
+
 def test_none_is_accepted_only_where_the_annotation_allows_it():
     assert Toy(width=None).width is None
     assert _refused(width=0).key == "config.below_minimum"
@@ -104,7 +114,9 @@ def test_none_is_accepted_only_where_the_annotation_allows_it():
 def test_the_metadata_is_readable_from_the_class_and_an_instance():
     table = accepts(Toy)
     assert table == accepts(Toy())
-    assert set(table) == {"layers", "eps", "steps", "scale", "lr", "alpha", "kind", "width"}
+    assert set(table) == {
+        *("layers", "eps", "steps", "scale", "lr", "alpha", "kind", "width", "on", "name")
+    }
     assert table["layers"] == Accepts(low=1, high=8)
     assert table["width"].offered == (64, 128) and table["kind"].choices == ("a", "b")
 

@@ -7,7 +7,7 @@ import string
 import numpy as np
 import pytest
 
-from engine.config import GEOMETRY_DISTRIBUTIONS, GeometrySpec
+from engine.config import GeometrySpec
 from engine.errors import EngineError
 from engine.geometry.cloud import normalized_cloud
 from engine.geometry.dyt_sweep import dyt_sweep
@@ -15,27 +15,26 @@ from engine.geometry.high_dimension import eps_spread
 from engine.geometry.meshes import sphere
 from engine.geometry.path import vector_path
 from engine.geometry.views import plane_view
-from engine.norms.random_inputs import DISTRIBUTIONS
 from ui.i18n import LANGUAGES, catalog
 
 BAD_SPECS = [
-    (dict(distribution="cauchy"), "geometry.unknown_distribution"),
-    (dict(count=0), "geometry.count_out_of_range"),
-    (dict(count=2001), "geometry.count_out_of_range"),
-    (dict(count=2.0), "geometry.count_out_of_range"),
-    (dict(d=0), "geometry.d_out_of_range"),
-    (dict(d=8193), "geometry.d_out_of_range"),
-    (dict(seed=-1), "geometry.seed_invalid"),
-    (dict(seed=True), "geometry.seed_invalid"),
-    (dict(spread=-0.1), "geometry.value_out_of_range"),
-    (dict(spread=float("nan")), "geometry.value_out_of_range"),
-    (dict(shift=float("inf")), "geometry.value_out_of_range"),
-    (dict(eps=-1e-9), "geometry.value_out_of_range"),
-    (dict(eps=2.0), "geometry.value_out_of_range"),
-    (dict(gamma_y=101.0), "geometry.value_out_of_range"),
-    (dict(beta_z="1"), "geometry.value_out_of_range"),
+    (dict(distribution="cauchy"), "config.unknown_value"),
+    (dict(count=0), "axes.out_of_range"),
+    (dict(count=2001), "axes.out_of_range"),
+    (dict(count=2.0), "axes.out_of_range"),
+    (dict(d=0), "axes.out_of_range"),
+    (dict(d=8193), "axes.out_of_range"),
+    (dict(seed=-1), "axes.out_of_range"),
+    (dict(seed=True), "axes.out_of_range"),
+    (dict(spread=-0.1), "axes.real_out_of_range"),
+    (dict(spread=float("nan")), "axes.real_out_of_range"),
+    (dict(shift=float("inf")), "axes.real_out_of_range"),
+    (dict(eps=-1e-9), "axes.real_out_of_range"),
+    (dict(eps=2.0), "axes.real_out_of_range"),
+    (dict(gamma_y=101.0), "axes.real_out_of_range"),
+    (dict(beta_z="1"), "axes.real_out_of_range"),
     (dict(dyt_alpha=0.0), "geometry.alpha_zero"),
-    (dict(dyt_alpha=-1.0), "geometry.value_out_of_range"),
+    (dict(dyt_alpha=-1.0), "axes.real_out_of_range"),
 ]
 
 BAD_CALLS = [
@@ -85,7 +84,3 @@ def test_spec_accepts_the_limits_and_numpy_scalars():
     assert hash(spec) == hash(
         GeometrySpec(count=2000, d=8192, eps=0.0, spread=0.0, dyt_alpha=100.0)
     )
-
-
-def test_spec_distributions_are_the_random_input_generators():
-    assert GEOMETRY_DISTRIBUTIONS == DISTRIBUTIONS

@@ -279,9 +279,9 @@ def test_exact_result_is_float64_by_hand():
         ),
         (lambda: precision_story(((70000.0, 1.0),), PrecisionSpec()), "precision.input_overflow"),
         (lambda: precision_story(((math.nan, 1.0),), PrecisionSpec()), "precision.nonfinite_input"),
-        (lambda: PrecisionSpec(kind="batchnorm"), "precision.unknown_kind"),
-        (lambda: PrecisionSpec(dtype="float32"), "precision.unknown_dtype"),
-        (lambda: PrecisionSpec(eps=-1.0), "precision.bad_eps"),
+        (lambda: PrecisionSpec(kind="batchnorm"), "config.unknown_value"),
+        (lambda: PrecisionSpec(dtype="float32"), "config.unknown_value"),
+        (lambda: PrecisionSpec(eps=-1.0), "axes.real_out_of_range"),
         (lambda: preset("nope"), "precision.unknown_preset"),
     ],
 )

@@ -20,6 +20,7 @@ from engine import DepthSpec, NormSpec, normalize, simulate_depth
 from engine.axes.batch_of_one import batch_of_one
 from engine.axes.sharing import axes_statistics
 from engine.config import DTYPES, AxesSpec, DumpSpec, PrecisionSpec
+from engine.config.depth import INIT_STDS
 from engine.depth.simulator import coinciding, layer_weights
 from engine.depth.theory import deepnorm_constants, deepnorm_layers
 from engine.norms.kinds import statistics_count
@@ -28,7 +29,7 @@ from engine.perf.roofline import GPU_NAME, norm_traffic
 from ui.i18n import catalog
 from ui.lessons.catalog import LESSONS, lesson
 from ui.lessons.targets import TARGETS
-from ui.share import KERNELS
+from ui.url import KERNELS
 
 X = torch.tensor([[1.0, 2.0, 3.0, 4.0]], dtype=torch.float64)  # [T=1, d=4]
 EXAMPLE = (
@@ -177,15 +178,15 @@ def test_pre_post_post_stays_at_one_and_pre_grows_linearly():
 @pytest.mark.slow  # three 48-layer simulations
 def test_peri_and_olmo2_fix_the_size_of_each_write_whatever_the_init():
     values = TARGETS["peri_olmo2"].as_dict()
-    assert values["dp_init"] == "fixed"  # the Depth page's fixed init: std 0.02
-    settings = dict(init_std=0.02)
+    std = INIT_STDS[values["dp_init"]]  # the Depth page's fixed init
+    settings = dict(init_std=std)
     pre, peri, olmo2 = (_depth(p, **settings) for p in values["dp_placements"])
     assert float(pre.residual_ms[-1]) == pytest.approx(_fact("peri_olmo2", "pre_final"), rel=0.05)
     for result in (peri, olmo2):
         assert float(result.residual_ms[-1]) == pytest.approx(
             _fact("peri_olmo2", "peri_final"), rel=0.05
         )
-    gain = pre.spec.d * 0.02**2  # E||F||^2 / E||x||^2 of a linear branch: d * std^2
+    gain = pre.spec.d * std**2  # E||F||^2 / E||x||^2 of a linear branch: d * std^2
     assert gain == pytest.approx(_fact("peri_olmo2", "gain"))
     assert lesson("peri_olmo2").answer == "b"
     # the reveal says the page shows two lines, not three: Peri-Norm's and OLMo 2's coincide

@@ -25,8 +25,8 @@ def vector_explanation(config, compute_dtype: str | None = None) -> Job:
 
 def default_eps() -> Job:
     """Each API's real default epsilon, per storage dtype (engine.norms.precision_facts)."""
+    from engine.config import STORAGE_DTYPES
     from engine.norms.precision_facts import default_eps_table
-    from ui.share import STORAGE_DTYPES
 
     def run(report, should_stop):
         return {dtype: default_eps_table(dtype) for dtype in STORAGE_DTYPES}

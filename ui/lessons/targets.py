@@ -1,6 +1,6 @@
 """Which page, in which state, each lesson opens: one table, checked against the URL contract.
 
-A target names a page of ``ui.share.PAGES`` and the values of its parameters (stable ids, as
+A target names a page of ``ui.url.PAGES`` and the values of its parameters (stable ids, as
 a share link writes them).  ``target_ready`` checks at run time that the page exists, that
 every parameter exists and accepts its value, and that the ``requires`` parameters exist too
 (a mode a page gains later: the dumps page's built-in example arrives with its live-model
@@ -20,14 +20,14 @@ from typing import Any
 from urllib.parse import urlencode
 
 from ui.lessons.catalog import LESSON_IDS
-from ui.url_contract import LANGUAGE_PARAM, PRESENT, PRESENT_PARAM, PageParams, parse, serialize
+from ui.url import LANGUAGE_PARAM, PRESENT, PRESENT_PARAM, PageParams, parse, serialize
 
 
 @dataclass(frozen=True)
 class Target:
     """A page and the parameter values that show a lesson's fact there."""
 
-    page: str  # a key of ui.share.PAGES (the page's url_path)
+    page: str  # a key of ui.url.PAGES (the page's url_path)
     values: tuple[tuple[str, Any], ...] = ()  # (parameter key, value); lists as tuples
     requires: tuple[str, ...] = ()  # parameters that must exist besides those in values
     coming: str = ""  # what the lesson waits for, when not ready: lessons.coming.<coming>

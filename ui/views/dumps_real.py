@@ -5,7 +5,7 @@ float32 / bfloat16 / float16 comparison.
 The Vector Lab links carry a token's d numbers exactly as the dump stores them (``repr`` of
 each stored value: a float16 value is a short exact decimal), so the lab computes on the
 same numbers the model produced.  576 numbers with the norm's weight stay well under the
-share-link limit (``ui/share.py`` MAX_URL_CHARS).
+share-link limit (``ui/url.py`` MAX_URL_CHARS).
 """
 
 from __future__ import annotations
@@ -24,10 +24,9 @@ from ui.errors import error_text
 from ui.figures import dumps_real as figures
 from ui.formatting import format_number, literal
 from ui.i18n import current_language, t
-from ui.share import STORAGE_DTYPES, VECTOR_LAB
 from ui.text import dumps_story as text
 from ui.text.dumps import token_text
-from ui.url_contract import MAX_URL_CHARS, query_string
+from ui.url import MAX_URL_CHARS, VECTOR_LAB, query_string
 from ui.views.charts import show_chart
 
 VECTOR_LAB_PAGE = "app_pages/vector_lab.py"
@@ -52,7 +51,7 @@ def vector_lab_query(
         "vl_text": numbers_text(x),
         "vl_norm": kind if kind in ("layernorm", "rmsnorm") else "rmsnorm",
         "vl_eps": f"{eps if eps is not None else 1e-5:g}",
-        "vl_dtype": dtype if dtype in STORAGE_DTYPES else "float32",
+        "vl_dtype": dtype if dtype in VECTOR_LAB["vl_dtype"].choices else "float32",
         "vl_compute": compute,
     }
     if weight is not None:

@@ -17,9 +17,8 @@ from ui.figures.depth_wiring import legible_width, wiring_figure
 from ui.formatting import format_number
 from ui.i18n import current_language, t
 from ui.labels import label, placement_label
-from ui.share import DEPTH
 from ui.text import models as text
-from ui.url_contract import query_string
+from ui.url import DEPTH, query_string
 from ui.views.charts import show_wide_chart
 
 DEPTH_PAGE = "app_pages/depth.py"

@@ -18,7 +18,6 @@ from ui.figures.vector_lab import input_output_figure
 from ui.formatting import format_number, format_vector
 from ui.i18n import current_language, t
 from ui.labels import NORM_NAMES, label
-from ui.share import GEOMETRY, GEOMETRY_EPS
 from ui.text.vector_lab_compare import comparison_notes, ratios, undefined_cell
 from ui.text.vector_lab_precision import (
     DtypeFacts,
@@ -31,7 +30,7 @@ from ui.text.vector_lab_precision import (
     summary,
 )
 from ui.text.vector_lab_steps import is_row_kind, worked_steps
-from ui.url_contract import query_string
+from ui.url import GEOMETRY, query_string
 from ui.views.charts import show_chart
 
 
@@ -108,7 +107,7 @@ def _geometry_link(ex: VectorExplanation) -> None:
     # float32's shortest repr: the Geometry page reads it back as the same float32 numbers
     text = ", ".join(str(np.float32(value)).removesuffix(".0") for value in row)
     values = {"ge_section": "vector", "ge_vector": text}
-    eps = ex.spec.eps if ex.spec.eps in GEOMETRY_EPS else GEOMETRY["ge_eps"].default
+    eps = ex.spec.eps if ex.spec.eps in GEOMETRY["ge_eps"].choices else GEOMETRY["ge_eps"].default
     values["ge_eps"] = eps
     query = query_string(GEOMETRY, values, current_language())
     st.page_link(

@@ -1,6 +1,6 @@
 """Axes page inputs: the tensor and the norm (one ``AxesSpec``), the clicked cell, the section,
 and the settings of BatchNorm's experiments.  No engine call: ``AxesSpec`` refuses what the
-engine does not accept, and its ``EngineError`` is translated here.
+engine does not accept (``bound.spec_from``).
 """
 
 from __future__ import annotations
@@ -12,12 +12,10 @@ import streamlit as st
 
 from engine.axes.limits import EXAMPLE_BATCH, EXAMPLE_CHANNELS, EXAMPLE_TOKENS
 from engine.config import AxesSpec
-from engine.errors import EngineError
-from ui.errors import error_text
 from ui.figures.axes import cell_at
 from ui.formatting import literal
 from ui.i18n import t
-from ui.share import AXES as P
+from ui.url import AXES as P
 from ui.widgets import bound
 
 HEATMAP_KEY = "ax_heatmap"  # the heatmap chart's selection state (not a share-link setting)
@@ -31,17 +29,6 @@ class AxesInputs:
 
 def section() -> str:
     return bound.section(P["ax_section"], t("axes.section"), "axes.section_")
-
-
-def _say_clamped(keys: tuple[str, ...], limits: tuple[int, ...]) -> None:
-    """A size past the example dump's is said before its input shows the largest slice."""
-    for key, limit in zip(keys, limits):
-        value = st.session_state.get(key)
-        if value is not None and value > limit:
-            st.warning(
-                t("axes.example_clamped", param=literal(key), value=value, last=limit),
-                icon=":material/link_off:",
-            )
 
 
 def parse_lengths(text: str) -> tuple[tuple[int, ...], str | None]:
@@ -61,25 +48,28 @@ def axes_inputs() -> AxesInputs:
         top = st.columns([3, 2])
         source = bound.segmented(P["ax_source"], t("axes.source"), top[0])
         example = source == "example"
-        preset, seed, layer = P["ax_preset"].default, P["ax_seed"].default, P["ax_layer"].default
+        chosen = {}  # the settings shown for this source and norm; the others: the defaults
         if example:  # a real model's activations: no preset, no seed, a layer instead
-            layer = bound.number(P["ax_layer"], t("axes.layer"), top[1], help=t("axes.layer_help"))
+            chosen["layer"] = bound.number(
+                P["ax_layer"], t("axes.layer"), top[1], help=t("axes.layer_help")
+            )
             st.caption(t("axes.example_note"))
         else:
-            preset = bound.selectbox(P["ax_preset"], t("axes.preset"), top[1])
+            chosen["preset"] = bound.selectbox(P["ax_preset"], t("axes.preset"), top[1])
         c1, c2, c3, c4, c5 = st.columns(5)
         # the example's sizes: at most its B, T and d (AxesSpec refuses more; the inputs
         # stop there so a switch from a larger synthetic tensor lands on the largest slice)
         size = (EXAMPLE_BATCH, EXAMPLE_TOKENS, EXAMPLE_CHANNELS) if example else (None,) * 3
-        if example:
-            _say_clamped(("ax_batch", "ax_tokens", "ax_d"), size)
+        if example:  # a size past the example dump's is said before it shows the largest
+            for key, last in zip(("ax_batch", "ax_tokens", "ax_d"), size):
+                bound.clamp(P[key], last, "axes.example_clamped")
         batch = bound.number(P["ax_batch"], t("axes.batch"), c1, high=size[0])
         tokens = bound.number(P["ax_tokens"], t("axes.tokens"), c2, high=size[1])
         d = bound.number(P["ax_d"], t("axes.d"), c3, high=size[2])
         if not example:
-            seed = bound.number(P["ax_seed"], t("axes.seed"), c4)
+            chosen["seed"] = bound.number(P["ax_seed"], t("axes.seed"), c4)
         dtype = bound.selectbox(P["ax_dtype"], t("axes.dtype"), c5)
-        lengths, pad_value, errors = (), P["ax_pad"].default, []
+        errors = []
         if source == "padded":
             left, right = st.columns([3, 1])
             text = bound.text_input(
@@ -89,8 +79,8 @@ def axes_inputs() -> AxesInputs:
                 placeholder=t("axes.lengths_placeholder"),
                 help=t("axes.lengths_help"),
             )
-            pad_value = bound.number(P["ax_pad"], t("axes.pad_value"), right, step=1.0)
-            lengths, error = parse_lengths(text)
+            chosen["pad_value"] = bound.number(P["ax_pad"], t("axes.pad_value"), right, step=1.0)
+            chosen["lengths"], error = parse_lengths(text)
             errors += [error] if error else []
     with st.container(border=True):
         kind = bound.segmented(P["ax_norm"], t("axes.norm"), width="stretch")
@@ -98,33 +88,19 @@ def axes_inputs() -> AxesInputs:
         eps = bound.select_slider(
             P["ax_eps"], t("axes.eps"), c1, format_func=lambda v: f"{v:g}", help=t("axes.eps_help")
         )
-        groups, mask = P["ax_groups"].default, P["ax_mask"].default
         if kind == "groupnorm":
-            groups = bound.number(P["ax_groups"], t("axes.groups"), c2, help=t("axes.groups_help"))
+            chosen["groups"] = bound.number(
+                P["ax_groups"], t("axes.groups"), c2, help=t("axes.groups_help")
+            )
         if kind == "batchnorm" and source == "padded":
-            mask = bound.toggle(P["ax_mask"], t("axes.mask"), c2, help=t("axes.mask_help"))
+            chosen["mask_padding"] = bound.toggle(
+                P["ax_mask"], t("axes.mask"), c2, help=t("axes.mask_help")
+            )
     if errors:
         return AxesInputs(None, tuple(errors))
-    try:
-        spec = AxesSpec(
-            source=source,
-            preset=preset,
-            batch=int(batch),
-            tokens=int(tokens),
-            d=int(d),
-            seed=int(seed),
-            lengths=lengths,
-            pad_value=float(pad_value),
-            kind=kind,
-            groups=int(groups),
-            eps=float(eps),
-            mask_padding=bool(mask),
-            dtype=dtype,
-            layer=int(layer),
-        )
-    except EngineError as error:
-        return AxesInputs(None, (error_text(error),))
-    return AxesInputs(spec, ())
+    shown = dict(source=source, batch=batch, tokens=tokens, d=d, kind=kind, eps=eps, dtype=dtype)
+    spec, errors = bound.spec_from(AxesSpec, **shown, **chosen)
+    return AxesInputs(spec, errors)
 
 
 def cell_inputs(shape: tuple[int, int, int]) -> tuple[int, int, int]:

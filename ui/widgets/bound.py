@@ -1,18 +1,24 @@
-"""Widgets drawn from a ``ui/share.py`` parameter: key, default, choices and range in one place.
+"""Widgets drawn from a ``ui/url.py`` parameter: key, default, choices and range in one place.
 
 Every page input that belongs in a share link is made here, so its URL key, accepted values
-and default cannot drift from the contract (``ui/share.py``), and display names come from
-``ui/labels.py`` (``vocabulary``), never from the page.
+and default cannot drift from the contract (``ui/url.py``, itself made from the engine's
+specs), and display names come from ``ui/labels.py`` (``vocabulary``), never from the page.
+Each keeps its value while a page does not draw it (another section, another input mode:
+``persist_state="page"``), so a hidden setting survives and stays in the share link.
 """
 
 from __future__ import annotations
 
 import streamlit as st
 
+from engine.errors import EngineError
+from ui.errors import error_text
 from ui.formatting import literal
 from ui.i18n import t
 from ui.labels import label
-from ui.url_contract import PageParams, Param
+from ui.url import Param
+
+KEEP = "page"  # Streamlit's persist_state: kept while hidden, dropped on a page switch
 
 
 def _names(param: Param):
@@ -21,13 +27,25 @@ def _names(param: Param):
     return lambda value: label(param.vocabulary, value)
 
 
-def keep_settings(page: PageParams, *other_keys: str) -> None:
-    """Keep every setting of a page (and the widgets ``other_keys`` names, such as a pasted
-    text kept out of the link) while its widget is not drawn (another section, another
-    input mode): Streamlit forgets the state of a widget skipped in a run."""
-    for key in (*(param.key for param in page.params), *other_keys):
-        if key in st.session_state:
-            st.session_state[key] = st.session_state[key]
+def spec_from(spec: type, **values):
+    """``spec(**values)`` and no errors, or None and the engine's refusal translated: what a
+    spec accepts is checked by the spec alone (a field left out takes the spec's default,
+    which is its parameter's)."""
+    try:
+        return spec(**values), ()
+    except EngineError as error:
+        return None, (error_text(error),)
+
+
+def clamp(param: Param, last, key: str = "share.clamped", **params) -> None:
+    """A value (from a link) past what this view holds is said with the message ``key``,
+    then shown as ``last``: never clamped silently.  (A select box may hold the label of an
+    option that is gone, when new options replace the old: the widget itself resets it.)"""
+    value = st.session_state.get(param.key)
+    if isinstance(value, int | float) and not isinstance(value, bool) and value > last:
+        message = t(key, param=literal(param.key), value=value, last=last, **params)
+        st.warning(message, icon=":material/link_off:")
+        st.session_state[param.key] = last
 
 
 def selectbox(param: Param, text: str, target=st, **kwargs):
@@ -37,6 +55,7 @@ def selectbox(param: Param, text: str, target=st, **kwargs):
         index=param.choices.index(param.default),
         key=param.key,
         format_func=kwargs.pop("format_func", _names(param)),
+        persist_state=KEEP,
         **kwargs,
     )
 
@@ -48,6 +67,7 @@ def multiselect(param: Param, text: str, target=st, **kwargs):
         default=list(param.default),
         key=param.key,
         format_func=kwargs.pop("format_func", _names(param)),
+        persist_state=KEEP,
         **kwargs,
     )
 
@@ -60,6 +80,7 @@ def pills(param: Param, text: str, target=st, **kwargs):
         default=list(param.default),
         key=param.key,
         format_func=_names(param),
+        persist_state=KEEP,
         **kwargs,
     )
 
@@ -71,6 +92,7 @@ def segmented(param: Param, text: str, target=st, **kwargs):
         default=param.default,
         key=param.key,
         format_func=kwargs.pop("format_func", _names(param)),
+        persist_state=KEEP,
         **kwargs,
     )
     return param.default if chosen is None else chosen
@@ -90,44 +112,40 @@ def section(param: Param, text: str, names: str, **kwargs) -> str:
 
 
 def select_slider(param: Param, text: str, target=st, **kwargs):
-    return target.select_slider(text, param.choices, value=param.default, key=param.key, **kwargs)
+    return target.select_slider(
+        text, param.choices, value=param.default, key=param.key, persist_state=KEEP, **kwargs
+    )
 
 
 def number(param: Param, text: str, target=st, high=None, **kwargs):
     """An int or float input over the parameter's range (``high`` narrows it, e.g. rows)."""
     cast = int if param.kind == "int" else float
-    top = param.high if high is None else min(param.high, high)
-    if param.key in st.session_state and st.session_state[param.key] is not None:
-        stored = st.session_state[param.key]
-        if stored > top:  # a link's value past this view's end, or the range shrank under it
-            st.warning(
-                t("share.clamped", param=literal(param.key), value=stored, last=cast(top)),
-                icon=":material/link_off:",
-            )
-            st.session_state[param.key] = cast(top)
+    top = cast(param.high if high is None else min(param.high, high))
+    clamp(param, top)  # a link's value past this view's end, or the range shrank under it
     return target.number_input(
         text,
         min_value=cast(param.low),
-        max_value=cast(top),
-        value=min(cast(param.default), cast(top)),
+        max_value=top,
+        value=min(cast(param.default), top),
         key=param.key,
+        persist_state=KEEP,
         **kwargs,
     )
 
 
 def toggle(param: Param, text: str, target=st, **kwargs):
-    return target.toggle(text, value=param.default, key=param.key, **kwargs)
+    return target.toggle(text, value=param.default, key=param.key, persist_state=KEEP, **kwargs)
 
 
 def text_input(param: Param, text: str, target=st, **kwargs):
     """A text box that takes no more than its link accepts (so every typed value can be shared)."""
     kwargs.setdefault("max_chars", param.max_chars)
-    return target.text_input(text, value=param.default, key=param.key, **kwargs)
+    return target.text_input(text, value=param.default, key=param.key, persist_state=KEEP, **kwargs)
 
 
 def text_area(param: Param, text: str, target=st, **kwargs):
     kwargs.setdefault("max_chars", param.max_chars)
-    return target.text_area(text, value=param.default, key=param.key, **kwargs)
+    return target.text_area(text, value=param.default, key=param.key, persist_state=KEEP, **kwargs)
 
 
 def slider(param: Param, text: str, target=st, **kwargs):
@@ -139,5 +157,6 @@ def slider(param: Param, text: str, target=st, **kwargs):
         max_value=cast(param.high),
         value=cast(param.default),
         key=param.key,
+        persist_state=KEEP,
         **kwargs,
     )

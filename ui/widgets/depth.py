@@ -7,12 +7,13 @@ from dataclasses import dataclass, replace
 import streamlit as st
 
 from engine.config import DepthSpec, TrainSpec
-from engine.depth.limits import check_limits, max_width
+from engine.config.depth import INIT_STDS, MAX_DEPTH_WIDTH
+from engine.depth.limits import check_limits
 from engine.errors import EngineError
 from ui.errors import error_text
 from ui.i18n import t
 from ui.labels import placement_label
-from ui.share import DEPTH as P
+from ui.url import DEPTH as P
 from ui.widgets import bound
 
 
@@ -33,7 +34,7 @@ def depth_inputs() -> DepthInputs:
     c1, c2, c3, c4 = st.columns(4)
     layers_help = t("depth.layers_help", low=int(P["dp_layers"].low), high=int(P["dp_layers"].high))
     layers = bound.number(P["dp_layers"], t("depth.layers"), c1, help=layers_help)
-    width_help = t("depth.width_help", width=max_width("cpu"))
+    width_help = t("depth.width_help", width=MAX_DEPTH_WIDTH["cpu"])
     d = bound.selectbox(P["dp_d"], t("depth.width"), c2, help=width_help)
     tokens = bound.number(P["dp_tokens"], t("depth.tokens"), c3)
     seed = bound.number(P["dp_seed"], t("depth.seed"), c4)
@@ -47,24 +48,27 @@ def depth_inputs() -> DepthInputs:
         P["dp_scaling"], t("depth.residual_scaling"), c1, help=t("depth.residual_scaling_help")
     )
     final_norm = bound.toggle(P["dp_final"], t("depth.final_norm"), c2)
-    alpha = P["dp_alpha"].default
+    dyt = {}
     if norm == "dyt":
-        alpha = bound.number(P["dp_alpha"], t("depth.alpha"), c3, step=0.1)
+        dyt["dyt_alpha"] = bound.number(P["dp_alpha"], t("depth.alpha"), c3, step=0.1)
     if not placements:
         return DepthInputs((), (t("depth.need_placement"),))
-    base = DepthSpec(
+    base, errors = bound.spec_from(
+        DepthSpec,
         norm=norm,
-        layers=int(layers),
-        d=int(d),
-        tokens=int(tokens),
+        layers=layers,
+        d=d,
+        tokens=tokens,
         sublayer=sublayer,
-        init_std=0.02 if init == "fixed" else None,
+        init_std=INIT_STDS[init],
         residual_scaling=scaling,
         final_norm=final_norm,
         activation=activation,
-        dyt_alpha=float(alpha),
-        seed=int(seed),
+        seed=seed,
+        **dyt,
     )
+    if base is None:
+        return DepthInputs((), errors)
     try:
         check_limits(base)  # the engine's limits, translated; nothing re-checked here
     except EngineError as error:
@@ -99,13 +103,7 @@ def training_inputs() -> TrainingInputs:
     for column, name, suffix in ((a, t("depth.run_a"), "a"), (b, t("depth.run_b"), "b")):
         chosen, warm = _run_inputs(column, name, suffix)
         spec = TrainSpec(
-            task=task,
-            placement=chosen,
-            layers=int(layers),
-            d=int(width),
-            lr=float(lr),
-            warmup=warm,
-            steps=int(steps),
+            task=task, placement=chosen, layers=layers, d=width, lr=lr, warmup=warm, steps=steps
         )
         label = f"{name}: {placement_label(chosen)}" + (t("depth.with_warmup") if warm else "")
         runs.append((label, spec))

@@ -10,7 +10,7 @@ An uploaded file is user data.  Its bytes enter the page through ``uploaded_dump
 (tests feed that function; AppTest cannot drive a file uploader), and its results are keyed
 by this browser session (``ui/jobs/dumps.py``: ``share=False``): never in the URL, never in a
 cache another session reads.  The settings of how it is read and shown are share-link
-parameters (``ui/share.py`` ``DUMPS``), except the stream override, which names an entry
+parameters (``ui/url.py`` ``DUMPS``), except the stream override, which names an entry
 of the file.
 """
 
@@ -28,13 +28,9 @@ from engine.dumps.limits import ACCEPTED_SUFFIXES, UPLOAD_LIMIT_MB
 from engine.dumps.live import LIVE_MAX_TOKENS
 from engine.dumps.report import DumpReport
 from engine.dumps.sources import Upload
-from engine.errors import EngineError
-from ui.errors import error_text
-from ui.formatting import literal
 from ui.i18n import t
-from ui.share import DUMPS as P
-from ui.share import LIVE_PROMPTS, MAX_PROMPT_CHARS
-from ui.url_contract import Param
+from ui.url import DUMPS as P
+from ui.url import LIVE_PROMPTS, Param
 from ui.widgets import bound
 
 
@@ -42,7 +38,7 @@ from ui.widgets import bound
 class ChosenDump:
     """The dump the page reads, and how its results are kept (``ui/jobs/dumps.py``)."""
 
-    kind: str  # "upload" | "example" | "live" (ui/share.py DUMP_SOURCES)
+    kind: str  # "upload" | "example" | "live" (ui/url.py DUMP_SOURCES)
     id: str  # names its widgets' state: an upload's id, "example", "live"
     key: Hashable  # what its results are keyed by, with the settings (never the bytes)
     name: str  # the file's name: shown, and the stem of the downloads
@@ -133,21 +129,19 @@ def live_prompt() -> LivePrompt:
         format_func=lambda index: LIVE_PROMPTS[index],
         on_change=_take_given_prompt,
     )
+    limit = P["du_prompt"].max_chars  # LiveSpec's: the most a link carries
     text = bound.text_area(
         P["du_prompt"],
         t("dumps.prompt"),
-        max_chars=BROWSER_UNITS_PER_CHARACTER * MAX_PROMPT_CHARS,
+        max_chars=BROWSER_UNITS_PER_CHARACTER * limit,
         height=80,
         help=t("dumps.prompt_help", limit=LIVE_MAX_TOKENS),
     )
-    if len(text) > MAX_PROMPT_CHARS:
-        message = t("dumps.prompt_too_long", chars=f"{len(text):,}", limit=f"{MAX_PROMPT_CHARS:,}")
+    if len(text) > limit:
+        message = t("dumps.prompt_too_long", chars=f"{len(text):,}", limit=f"{limit:,}")
         return LivePrompt(None, (message,), False)
-    try:
-        spec = LiveSpec(text)
-    except EngineError as error:
-        return LivePrompt(None, (error_text(error),), False)
-    return LivePrompt(spec, (), text in LIVE_PROMPTS)
+    spec, errors = bound.spec_from(LiveSpec, prompt=text)
+    return LivePrompt(spec, errors, spec is not None and text in LIVE_PROMPTS)
 
 
 def live_source(capture) -> ChosenDump:
@@ -193,18 +187,16 @@ def dump_settings() -> DumpSettings:
             format_func=lambda v: f"{v:g}",
             help=t("dumps.eps_help"),
         )
-    try:
-        spec = DumpSpec(
-            axes=axes,
-            layer_order=order,
-            massive_abs=float(massive_abs),
-            massive_ratio=float(massive_ratio),
-            outlier_ratio=float(outlier),
-            norm_eps=float(eps),
-        )
-    except EngineError as error:  # the engine's own limits, translated
-        return DumpSettings(None, (error_text(error),), stream_column)
-    return DumpSettings(spec, (), stream_column)
+    spec, errors = bound.spec_from(
+        DumpSpec,
+        axes=axes,
+        layer_order=order,
+        massive_abs=massive_abs,
+        massive_ratio=massive_ratio,
+        outlier_ratio=outlier,
+        norm_eps=eps,
+    )
+    return DumpSettings(spec, errors, stream_column)
 
 
 def stream_override(source: ChosenDump, layout: Layout, settings: DumpSettings) -> DumpSpec:
@@ -226,26 +218,12 @@ def stream_override(source: ChosenDump, layout: Layout, settings: DumpSettings) 
     return replace(settings.spec, stream=stream)
 
 
-def _within(param: Param, last: int, what: str) -> None:
-    """A URL value past this dump's end is said, then shown as the last one.
-
-    A select box's state may hold the label of an option that is gone (Streamlit keeps the
-    label when a new prompt or file changes the options): the widget itself resets it."""
-    value = st.session_state.get(param.key)
-    if isinstance(value, int) and not isinstance(value, bool) and value > last:
-        st.warning(
-            t("dumps.clamped", param=literal(param.key), value=value, what=what, last=last),
-            icon=":material/link_off:",
-        )
-        st.session_state[param.key] = last
-
-
 def batch_choice(rep: DumpReport, target=st) -> int:
     """Which sequence of the batch the token views show (no widget when B = 1)."""
     batch = rep.layout.batch
     if batch == 1:
         return 0
-    _within(P["du_batch"], batch - 1, t("dumps.what_batch"))
+    bound.clamp(P["du_batch"], batch - 1, "dumps.clamped", what=t("dumps.what_batch"))
     return int(bound.number(P["du_batch"], t("dumps.batch"), target, high=batch - 1))
 
 
@@ -256,7 +234,7 @@ def log_colors(target=st) -> bool:
 def layer_choice(param: Param, rep: DumpReport, target=st) -> int:
     """A layer to look at in detail; the parameter's -1 means the middle one."""
     layers = len(rep.labels)
-    _within(param, layers - 1, t("dumps.what_layer"))
+    bound.clamp(param, layers - 1, "dumps.clamped", what=t("dumps.what_layer"))
     middle = layers // 2
 
     def name(layer: int) -> str:
@@ -270,13 +248,14 @@ def layer_choice(param: Param, rep: DumpReport, target=st) -> int:
         index=0,
         key=param.key,
         format_func=name,
+        persist_state=bound.KEEP,
     )
     return middle if chosen == -1 else int(chosen)
 
 
 def token_choice(rep: DumpReport, target=st) -> int:
     tokens = rep.layout.tokens
-    _within(P["du_token"], tokens - 1, t("dumps.what_token"))
+    bound.clamp(P["du_token"], tokens - 1, "dumps.clamped", what=t("dumps.what_token"))
     return int(bound.number(P["du_token"], t("dumps.token"), target, high=tokens - 1))
 
 
@@ -284,7 +263,7 @@ def pair_choice(rep: DumpReport, auto: int, target=st) -> int:
     """The norm pair looked at (index into ``rep.layout.norm_pairs``); the parameter's -1
     means ``auto``, the norm that reads the dump's largest entry."""
     pairs = rep.layout.norm_pairs
-    _within(P["du_pair"], len(pairs) - 1, t("dumps.what_pair"))
+    bound.clamp(P["du_pair"], len(pairs) - 1, "dumps.clamped", what=t("dumps.what_pair"))
 
     def name(index: int) -> str:
         if index == -1:
@@ -298,6 +277,7 @@ def pair_choice(rep: DumpReport, auto: int, target=st) -> int:
         index=0,
         key=P["du_pair"].key,
         format_func=name,
+        persist_state=bound.KEEP,
         help=t("dumps.pair_help"),
     )
     return auto if chosen == -1 else int(chosen)
@@ -309,5 +289,5 @@ def io_token_choice(rep: DumpReport, target=st) -> int:
     A number, not a list of the tokens' texts: a select box keeps the text of the option
     chosen, which no longer names an option once a new prompt brings new tokens."""
     last = rep.layout.tokens - 1
-    _within(P["du_io_token"], last, t("dumps.what_token"))
+    bound.clamp(P["du_io_token"], last, "dumps.clamped", what=t("dumps.what_token"))
     return int(bound.number(P["du_io_token"], t("dumps.io_token"), target, high=last))

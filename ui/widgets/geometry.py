@@ -1,7 +1,6 @@
 """Geometry page inputs: the section, the cloud of inputs (one ``GeometrySpec``), what the
 scene draws, the vector followed step by step, the 2-D view and the dump's norm.  No engine
-call: ``GeometrySpec`` refuses what the engine does not accept, and its ``EngineError`` is
-translated here.
+call: ``GeometrySpec`` refuses what the engine does not accept (``bound.spec_from``).
 """
 
 from __future__ import annotations
@@ -11,11 +10,9 @@ from dataclasses import dataclass
 import streamlit as st
 
 from engine.config import GeometrySpec
-from engine.errors import EngineError
-from ui.errors import error_text, input_error_text
-from ui.formatting import literal
+from ui.errors import input_error_text
 from ui.i18n import t
-from ui.share import GEOMETRY as P
+from ui.url import GEOMETRY as P
 from ui.vector_input import MAX_ROWS, VectorInputError, parse_vectors, underflow_notes
 from ui.widgets import bound
 
@@ -44,13 +41,13 @@ def _affine_inputs() -> dict[str, float]:
         for column, axis, drawn in zip(columns, ("x", "y", "z"), ("x₁", "x₂", "x₃")):
             key = f"ge_{name}_{axis}"
             text = t(f"geometry.{name}_axis", axis=drawn)  # the scene's axes (y is the output)
-            values[f"{name}_{axis}"] = float(bound.slider(P[key], text, column, step=0.05))
+            values[f"{name}_{axis}"] = bound.slider(P[key], text, column, step=0.05)
     return values
 
 
 def cloud_inputs(section: str) -> CloudInputs:
     """The random inputs and the norms' settings; the section decides which are offered."""
-    affine, alpha = {}, P["ge_alpha"].default
+    chosen = {}  # the settings this section offers; the others: the defaults
     with st.container(border=True):
         c1, c2, c3, c4 = st.columns([2, 2, 1, 1])
         if section in SCENE_SECTIONS:
@@ -73,24 +70,13 @@ def cloud_inputs(section: str) -> CloudInputs:
         )
         eps = bound.select_slider(P["ge_eps"], t("geometry.eps"), c3, format_func=_number)
         if section == "affine":
-            affine = _affine_inputs()
+            chosen = _affine_inputs()
         if section == "dyt":
-            alpha = bound.select_slider(P["ge_alpha"], t("geometry.alpha"), format_func=_number)
-    try:
-        spec = GeometrySpec(
-            distribution=distribution,
-            spread=float(spread),
-            shift=float(shift),
-            count=int(count),
-            d=int(d),
-            seed=int(seed),
-            eps=float(eps),
-            dyt_alpha=float(alpha),
-            **affine,
-        )
-    except EngineError as error:
-        return CloudInputs(None, (error_text(error),))
-    return CloudInputs(spec, ())
+            chosen["dyt_alpha"] = bound.select_slider(
+                P["ge_alpha"], t("geometry.alpha"), format_func=_number
+            )
+    shown = dict(distribution=distribution, spread=spread, shift=shift, count=count, d=d)
+    return CloudInputs(*bound.spec_from(GeometrySpec, **shown, seed=seed, eps=eps, **chosen))
 
 
 @dataclass(frozen=True)
@@ -122,7 +108,7 @@ def vector_inputs() -> VectorInputs:
         P["ge_vector"], t("geometry.vector"), left, help=t("geometry.vector_help")
     )
     eps = bound.select_slider(P["ge_eps"], t("geometry.eps"), right, format_func=_number)
-    spec = GeometrySpec(eps=float(eps))
+    spec = GeometrySpec(eps=eps)
     try:
         rows = parse_vectors(text, "float32")
     except VectorInputError as error:
@@ -155,14 +141,8 @@ def view_inputs() -> ViewInputs:
 
 def pair_input(labels: tuple[str, ...]) -> int:
     """Which norm of the dump (an index into its norm pairs, in the dump's order)."""
-    param, last = P["ge_pair"], len(labels) - 1
-    value = st.session_state.get(param.key)
-    if value is not None and value > last:  # a link written for another dump
-        st.warning(
-            t("geometry.real.clamped", param=literal(param.key), value=value, last=last),
-            icon=":material/link_off:",
-        )
-        st.session_state[param.key] = last
+    param = P["ge_pair"]
+    bound.clamp(param, len(labels) - 1, "geometry.real.clamped")  # a link for another dump
     column, _ = st.columns([2, 3])
     return int(
         column.selectbox(
@@ -171,5 +151,6 @@ def pair_input(labels: tuple[str, ...]) -> int:
             index=0,
             key=param.key,
             format_func=lambda index: labels[index],
+            persist_state=bound.KEEP,
         )
     )

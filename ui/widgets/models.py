@@ -16,8 +16,8 @@ from engine.errors import EngineError
 from engine.models import Family, catalog, parse_config
 from ui.errors import error_text
 from ui.i18n import current_language, t
-from ui.share import MODELS as P
 from ui.text.models import example_source
+from ui.url import MODELS as P
 from ui.widgets import bound
 
 MAX_CONFIG_CHARS = 200_000  # a config.json is a few kB; a multimodal one with label maps, ~100 kB
@@ -69,6 +69,7 @@ def _config_text() -> tuple[str, str | None, bool]:
     text = st.text_area(
         t("models.paste"),
         key=PASTE_KEY,
+        persist_state=bound.KEEP,  # a paste survives a look at the example and back
         height=200,
         max_chars=MAX_CONFIG_CHARS,
         placeholder='{"model_type": "llama", "hidden_size": 4096, ...}',

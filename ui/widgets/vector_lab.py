@@ -18,8 +18,8 @@ from ui.errors import input_error_text
 from ui.formatting import format_number, number_text
 from ui.i18n import current_language, t
 from ui.labels import label
-from ui.share import VECTOR_LAB as P
 from ui.text.vector_lab_precision import default_eps_sentence
+from ui.url import VECTOR_LAB as P
 from ui.vector_input import (
     MAX_CELLS,
     MAX_ROWS,
@@ -205,10 +205,8 @@ def vector_lab_inputs(default_eps: dict[str, tuple[DefaultEps, ...]]) -> VectorL
     beta_text = None  # RMSNorm has no β: no field, no "+ βᵢ"
     if "beta" in kind_axes(kind).params:
         beta_text = bound.text_input(P["vl_beta"], "β", c2, help=t("vector_lab.beta_help"))
-    else:
+    else:  # its value is kept for the next norm that has a β
         c2.caption(t("vector_lab.no_beta", norm=label("norm", kind)))
-        if P["vl_beta"].key in st.session_state:  # kept for the next norm that has a β
-            st.session_state[P["vl_beta"].key] = st.session_state[P["vl_beta"].key]
     groups, alpha = 1, 0.5
     if kind == "groupnorm":
         groups = int(bound.number(P["vl_groups"], t("vector_lab.groups")))

@@ -1,12 +1,32 @@
-"""ui.share: the URL contract.  Renaming a parameter or changing its meaning breaks a test here,
+"""ui.url: the URL contract.  Renaming a parameter or changing its meaning breaks a test here,
 not an instructor's saved link."""
 
 from __future__ import annotations
 
-import pytest
+import dataclasses
 
-from ui.share import AXES, DEPTH, DUMPS, GEOMETRY, KERNELS, MODELS, PAGES, VECTOR_LAB
-from ui.url_contract import PRESENT, Param, parse, query_string, serialize
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from engine.config import LiveSpec
+from engine.config.depth import INIT_STDS
+from engine.config.fields import accepts
+from engine.errors import EngineError
+from ui.url import (
+    AXES,
+    DEPTH,
+    DUMPS,
+    GEOMETRY,
+    KERNELS,
+    MODELS,
+    PAGES,
+    PRESENT,
+    VECTOR_LAB,
+    Param,
+    parse,
+    query_string,
+    serialize,
+)
 
 # Every page's parameters as links written today rely on them: key -> (kind, default, domain)
 LESSON_IDS = (
@@ -262,6 +282,106 @@ def test_every_default_survives_a_round_trip(page):
         assert refusal is None and value == param.default, param.key
 
 
+# A page's second parameter on a field, or its own default for it (said here, on purpose).
+PAGE_DEFAULTS = {
+    "vl_groups": 2,  # GroupNorm with one group would be LayerNorm
+    "dp_placements": ["post", "pre"],  # the stack compares placements: one spec each
+    "dp_run_a": "pre",  # the training lab's two runs: Pre-LN against Post-LN
+    "ge_wide_d": 768,  # the high-dimension section's width (the scene's is ge_d)
+    "du_prompt": "The capital of France is Paris, and the capital of Japan is",  # required
+}
+# Parameters offering less than their field accepts: a smaller range or menu.
+NARROWER = {
+    "vl_groups",  # up to the widest vector the Vector Lab takes
+    "dp_layers",  # up to MAX_LAYERS, the simulator's limit
+    "dp_tokens",  # up to MAX_TOKENS, likewise
+    "ge_d",  # the scene draws d = 1, 2, 3
+    "ge_shift",  # sliders over [-10, 10] and [-3, 3]
+    *(f"ge_{name}_{axis}" for name in ("gamma", "beta") for axis in "xyz"),
+}
+# Typed text the page reads into a field itself: the link carries what was typed.
+TYPED = {"vl_eps", "ax_lengths"}
+BOUND = [p for page in PAGES.values() for p in page.params if p.spec is not None]
+
+
+def _field_value(param: Param, value):
+    """What the spec is given for a link's ``value``."""
+    return INIT_STDS[value] if param.key == "dp_init" else value
+
+
+def _field_accepts(param: Param, value) -> bool:
+    required = {"prompt": "a prompt"} if param.spec is LiveSpec else {}
+    try:
+        param.spec(**{**required, param.field: _field_value(param, value)})
+    except EngineError:
+        return False
+    return True
+
+
+def _link_values(param: Param) -> list:
+    """Every value the link accepts, at its ends: each choice, both bounds, the longest text."""
+    if param.kind in ("choice", "choices"):
+        return list(param.choices)
+    if param.kind in ("int", "float"):
+        return [param.low, param.high]
+    if param.kind == "bool":
+        return [True, False]
+    return ["x" * param.max_chars]
+
+
+@pytest.mark.parametrize("param", BOUND, ids=[p.key for p in BOUND])
+def test_every_page_parameter_matches_its_spec_field(param):
+    """A parameter made from an engine spec's field has the field's default and offers only
+    what the field accepts: its range or menu is the field's, or a narrower one said above."""
+    field = next(f for f in dataclasses.fields(param.spec) if f.name == param.field)
+    if param.key in PAGE_DEFAULTS:
+        assert param.default == PAGE_DEFAULTS[param.key]
+    else:
+        assert _field_value(param, param.default) == field.default
+    for value in _link_values(param):
+        assert _field_accepts(param, value), (param.key, value)
+    rule = accepts(param.spec).get(param.field)
+    if param.kind in ("int", "float"):
+        same = (param.low, param.high) == (rule.low, rule.high)
+    elif param.kind in ("choice", "choices") and param.key != "dp_init":
+        same = param.choices == (rule.offered or rule.choices)
+    elif param.kind == "text":
+        same = param.max_chars == rule.high
+    else:
+        same = True
+    assert same != (param.key in NARROWER), param.key
+
+
+def test_no_page_parameter_restates_a_spec_field_by_hand():
+    """A page's own parameter never stands for a field of a spec the page builds (it would
+    carry its own default and range), except text typed for the page to read."""
+    for page in PAGES.values():
+        fields = {f.name for p in page.params if p.spec for f in dataclasses.fields(p.spec)}
+        own = {p.key for p in page.params if p.spec is None}
+        shadows = {key for key in own if key.removeprefix(page.prefix + "_") in fields}
+        assert shadows <= TYPED, shadows
+
+
+def _bound_widgets():
+    import streamlit as st
+
+    st.number_input("L", min_value=1, max_value=100, value=48, key="dp_layers", bind="query-params")
+    names = {"layernorm": "LayerNorm", "rmsnorm": "RMSNorm"}
+    st.selectbox("norm", list(names), format_func=names.get, key="vl_norm", bind="query-params")
+
+
+def test_bind_is_not_used_because_it_drops_bad_values():
+    """Streamlit's own URL binding (docs/architecture.md) drops a value out of range without a
+    word, and reads display labels, not ids.  If this fails, Streamlit changed: look again at
+    whether ``bind="query-params"`` can carry the URL contract."""
+    at = AppTest.from_function(_bound_widgets)
+    at.query_params.update({"dp_layers": "500", "vl_norm": "rmsnorm"})
+    at.run()
+    assert at.number_input(key="dp_layers").value == 48  # 500 dropped ...
+    assert not at.warning and not at.error and "dp_layers" not in at.query_params  # unnamed
+    assert at.selectbox(key="vl_norm").value == "layernorm"  # an id is not a label to bind
+
+
 @pytest.mark.parametrize(
     "key, raw, expected",
     [
@@ -308,7 +428,7 @@ def test_dumps_values_parse_to_ids_and_the_eps_in_any_spelling():
     assert parse(DUMPS["du_source"], ["上传文件"]) == ("upload", None)
     assert parse(DUMPS["du_eps"], ["1e-5"]) == (1e-5, None)
     assert parse(DUMPS["du_eps"], ["0.00001"]) == (1e-5, None)
-    assert query_string(DUMPS, {"du_eps": 1e-6, "du_axes": "BTd"}) == "du_axes=BTd&du_eps=1e-06"
+    assert query_string(DUMPS, {"du_eps": 1e-6, "du_axes": "BTd"}) == "du_axes=BTd&du_eps=1e-6"
 
 
 @pytest.mark.parametrize(
@@ -404,7 +524,7 @@ def test_presentation_mode_is_an_app_wide_parameter_without_a_prefix():
 
 
 def test_lesson_progress_parses_from_a_link_and_refuses_unknown_answers():
-    from ui.share import LESSONS
+    from ui.url import LESSONS
 
     answers = ["worked_example.b", "rmsnorm.c"]
     assert parse(LESSONS["ls_answers"], answers) == (answers, None)
@@ -414,7 +534,7 @@ def test_lesson_progress_parses_from_a_link_and_refuses_unknown_answers():
 
 def test_a_list_keeps_its_known_items_and_names_the_unknown_ones():
     """A stale lesson answer in a learner's link must not wipe the answers beside it."""
-    from ui.share import LESSONS
+    from ui.url import LESSONS
 
     value, refusal = parse(LESSONS["ls_answers"], ["worked_example.b,bogus.z,rmsnorm.c"])
     assert value == ["worked_example.b", "rmsnorm.c"]
@@ -464,7 +584,7 @@ def test_a_geometry_link_for_a_vector_lab_row_leaves_defaults_out():
 
 
 def test_a_link_longer_than_any_the_app_writes_is_refused_whole():
-    from ui.url_contract import MAX_URL_CHARS, link_refusal
+    from ui.url import MAX_URL_CHARS, link_refusal
 
     longest = "vl_text=" + "1" * (MAX_URL_CHARS - len("vl_text="))
     assert link_refusal(longest) is None and link_refusal("") is None
@@ -521,9 +641,9 @@ def test_every_value_a_page_can_hold_comes_back_from_its_link(page):
 
 @pytest.mark.parametrize("page", list(PAGES.values()), ids=list(PAGES))
 def test_the_longest_link_a_page_can_write_is_not_refused_whole(page):
-    """Every parameter at its longest, the texts left out (``url_state.publish`` leaves out
+    """Every parameter at its longest, the texts left out (``url.publish`` leaves out
     any text that would take the link past the limit): fewer pairs than Streamlit reads."""
-    from ui.url_contract import link_refusal
+    from ui.url import link_refusal
 
     values = {p.key: _longest_serialization(p) for p in page.params if p.kind != "text"}
     query = query_string(page, values, "zh", "results")
