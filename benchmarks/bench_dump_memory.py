@@ -1,6 +1,6 @@
 """Benchmark: peak memory of reading an uploaded dump, against the engine's prediction.
 
-``engine.dumps.cost.report_bytes`` predicts, from a dump's layout alone, the peak memory its
+``engine.dumps.report.report_bytes`` predicts, from a dump's layout alone, the peak memory its
 report and the page's tables take; ``report`` refuses a dump predicted over
 ``limits.MEMORY_BUDGET_BYTES`` (1.5 GiB).  This measures the real peak for dumps that stress
 each term of the model (many tokens, wide channels, many layers, a float64 stream), each in a
@@ -47,7 +47,7 @@ def status(key):
 import torch
 from safetensors.torch import save
 from engine.dumps import Upload, json_text, open_dump, report, report_summary, report_tables
-from engine.dumps.cost import report_bytes
+from engine.dumps.report import report_bytes
 
 layers, batch, tokens, d, dtype = {shape!r}
 generator = torch.Generator().manual_seed(0)

@@ -16,7 +16,7 @@ Modules, in the order data flows:
 - ``chunks``, ``partials``, ``reduce``, ``cluster``: one streaming pass of associative
                 partials, in this process or on Dask; ``stats`` merges them into arrays
 - ``diagnostics``, ``norm_views``: what those arrays say; ``report`` puts it together, after
-                ``cost.check_memory`` (a read's peak memory, predicted from the layout);
+                ``check_memory`` (a read's peak memory, predicted from the layout);
                 ``report.judged`` applies new thresholds without reading again
 - ``tables``    the report as DataFrames, JSON and CSV; ``cli`` the command line
 - ``capture``   a real model's stream and norms on prompts, as a dump (``architectures``:

@@ -16,62 +16,11 @@ SmolLM2's 31-layer, 19-token dump with 61 norm pairs 0.5 s, of which the fits ~0
 from __future__ import annotations
 
 from engine.dumps.layout import Layout
-from engine.dumps.limits import MB, MEMORY_BUDGET_BYTES, WINDOW_BYTES
-from engine.dumps.refusals import refuse
+from engine.dumps.limits import MB
 
 BASE_S = 0.03  # opening readers, the final statistics, the norm comparison's re-reads
 VALUE_S = 1.5e-8  # seconds per value of the stream (between the float32 and .npz figures)
 PAIR_S = 7e-3  # seconds per norm pair's DyT fit
-
-
-# Memory.  A report keeps, per token of every layer (L·B·T rows), its sums, maxima and the
-# diagnostics built from them, and the page's tables hold a row per token, written again as
-# text for a download; per channel of every layer (L·d), Chan's mean and M2, maxima and
-# ratios, and a row of the channel table; per layer, its histogram's occupied bins and its
-# largest entries.  Reading holds a window of data and its working copies besides.  Set
-# above the peak RSS of ``report``, the page's tables and its JSON download, measured in a
-# fresh interpreter (benchmarks/bench_dump_memory.py, figures in benchmarks/RESULTS.md).
-MEMORY_BASE_BYTES = 64 * 2**20  # readers, the comparison's re-reads, torch's first buffers
-ROW_BYTES = 700  # per token of every layer (its rows in the tables and their JSON: ~2/3)
-CHANNEL_BYTES = 500  # per channel of every layer
-LAYER_BYTES = 64 * 2**10  # per layer: a dense histogram while reducing, the kept entries
-WINDOW_COPIES = 2  # a window mapped or copied (an upload's .npz, a .pt) and its chunks
-
-
-def report_bytes(layout: Layout, fit_norms: bool = True) -> int:
-    """Predicted peak memory of ``report`` and the page's tables on a dump with this layout,
-    above the process's own (the file's bytes not counted: an upload is held already)."""
-    layers = len(layout.layers)
-    rows = layers * layout.batch * layout.tokens
-    values = rows * layout.d
-    itemsize = 8 if layout.dtype == "float64" else 4
-    window = min(WINDOW_BYTES, values * itemsize)
-    files = {piece.entry.file for slot in layout.layers for piece in slot.pieces}
-    unpickled = sum(f.size for f in files if f.data is not None and f.suffix in (".pt", ".pth"))
-    return int(
-        MEMORY_BASE_BYTES
-        + ROW_BYTES * rows
-        + CHANNEL_BYTES * layers * layout.d
-        + LAYER_BYTES * layers
-        + WINDOW_COPIES * window
-        + unpickled  # an uploaded .pt's tensors, copied out of its bytes by torch.load
-    )
-
-
-def check_memory(layout: Layout, fit_norms: bool = True) -> None:
-    """Refuse a dump whose report would take more than ``MEMORY_BUDGET_BYTES``."""
-    need = report_bytes(layout, fit_norms)
-    if need > MEMORY_BUDGET_BYTES:
-        files = {piece.entry.file.name for slot in layout.layers for piece in slot.pieces}
-        raise refuse(
-            "too_much_memory",
-            file=", ".join(sorted(files)[:3]) + (" …" if len(files) > 3 else ""),
-            need=round(need / 2**30, 1),
-            layers=len(layout.layers),
-            rows=layout.batch * layout.tokens,
-            d=layout.d,
-            limit=round(MEMORY_BUDGET_BYTES / 2**30, 1),
-        )
 
 
 # Opening reads headers only, except a .pt upload, which torch.load copies whole (0.09 s for
