@@ -86,6 +86,19 @@ def max_width(device: str = "cpu") -> int:
     return MAX_DEPTH_WIDTH.get(kind, MAX_DEPTH_WIDTH["cpu"])
 
 
+def simulation_work(spec: DepthSpec) -> int:
+    """What ``simulate_depth(spec)`` computes, counted from the spec: three multiply-adds per
+    weight and token (forward, and the backward pass into the input and into the weight),
+    four when layers are re-run going down, and one draw per weight (two when re-run)."""
+    keep = keeps_graphs(spec)
+    return weight_elements(spec) * (spec.tokens * (3 if keep else 4) + (1 if keep else 2))
+
+
+def sweep_work(spec: DepthSpec, layers=SWEEP_LAYERS) -> int:
+    """What ``sweep_last_layer_grad(spec, layers)`` computes: one simulation per depth."""
+    return sum(simulation_work(dataclasses.replace(spec, layers=int(n))) for n in layers)
+
+
 def check_limits(spec: DepthSpec, device: str = "cpu") -> None:
     """Raise ``EngineError`` naming the limit when ``spec`` is too big to simulate."""
     kind = torch.device(device).type

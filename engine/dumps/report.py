@@ -25,7 +25,7 @@ from engine.dumps.reduce import reduce_stream
 from engine.dumps.refusals import refuse
 from engine.dumps.sources import DumpFile, Upload
 from engine.dumps.stats import StreamStats, finalize
-from engine.threads import Cancelled, Progress, StopCheck
+from engine.threads import Cancelled, Progress, StopCheck, torch_threads
 
 _REDUCTION_SHARE = 0.9  # of the progress bar: the streaming pass; the rest: re-reads
 
@@ -162,21 +162,27 @@ def check_memory(layout: Layout, fit_norms: bool = True) -> None:
 def report(
     source: str | os.PathLike | Upload | DumpFile | Dump,
     spec: DumpSpec | None = None,
+    fit_norms: bool = True,
     progress: Progress | None = None,
     should_stop: StopCheck | None = None,
+    threads: int | None = None,
     dask: str | None = None,
     workers: int = 1,
-    fit_norms: bool = True,
 ) -> DumpReport:
     """Every diagnostic of the dump at ``source`` (a path, directory, glob or ``Upload``).
 
     ``dask`` is a scheduler address, or "local" for an in-process cluster; None reduces in
     this process, with ``workers`` threads.  ``progress`` gets the fraction done;
-    ``should_stop`` is polled between chunks and raises ``engine.threads.Cancelled``.
+    ``should_stop`` is polled between chunks and raises ``engine.threads.Cancelled``;
+    ``threads``: torch's intra-op threads for the rest (the reduction itself takes one).
     ``fit_norms=False`` leaves ``dyt`` empty: a live model's 61 norm pairs would take
     seconds to fit, so the live page fits the one a user picks (``norm_views.fit_dyt``).
     """
-    spec = spec or DumpSpec()
+    with torch_threads(threads):
+        return _report(source, spec or DumpSpec(), fit_norms, progress, should_stop, dask, workers)
+
+
+def _report(source, spec, fit_norms, progress, should_stop, dask, workers) -> DumpReport:
     dump = open_dump(source, reading_spec(spec))
     check_memory(dump.layout, fit_norms)
 

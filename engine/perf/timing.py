@@ -35,6 +35,7 @@ import torch.nn.functional as F
 
 from engine.config import DTYPES
 from engine.norms.kinds import ROW_KINDS
+from engine.threads import Cancelled, Progress, StopCheck, torch_threads
 
 # Claims the Kernels page tests by measuring (quoted, never endorsed):
 PAPER_CLAIM = (0.07, 0.64)  # Zhang & Sennrich 2019, Tables 1-2: running time cut by 7-64 %
@@ -112,6 +113,9 @@ def time_norms(
     min_sample_s: float = 0.005,
     repeats: int = 5,
     seed: int = 0,
+    progress: Progress | None = None,
+    should_stop: StopCheck | None = None,
+    threads: int | None = None,
 ) -> list[dict]:
     """Median time per call of LayerNorm and RMSNorm at ``[rows, width]`` for each width.
 
@@ -121,10 +125,20 @@ def time_norms(
     times our Triton kernels with ``triton.testing.do_bench``.
 
     Returns one dict per (width, pass, kind): ``kind, pass, rows, width, dtype, device,
-    provider, median_us, q1_us, q3_us, min_us, gbps`` (q1 and q3: the quartiles of the
-    samples, or of ``do_bench``'s runs on CUDA; GB/s by the byte counts in the module
-    docstring).
+    provider, median_us, q1_us, q3_us, min_us, gbps, measured_at`` (q1 and q3: the quartiles
+    of the samples, or of ``do_bench``'s runs on CUDA; GB/s by the byte counts in the module
+    docstring; the local time the timing started, HH:MM:SS).  ``should_stop`` is polled and
+    ``progress`` told between (width, pass) pairs; ``threads``: torch's intra-op threads.
     """
+    with torch_threads(threads):
+        return _time_norms(
+            rows, widths, dtype, passes, device, provider, min_sample_s, repeats, seed,
+            progress, should_stop,
+        )  # fmt: skip
+
+
+def _time_norms(rows, widths, dtype, passes, device, provider, min_sample_s, repeats, seed,
+                progress, should_stop) -> list[dict]:  # fmt: skip
     if dtype not in DTYPES:
         raise ValueError(f"unknown dtype {dtype!r}; expected one of {tuple(DTYPES)}")
     passes = tuple(passes)
@@ -138,7 +152,9 @@ def time_norms(
     torch_dtype = DTYPES[dtype]
     gen = torch.Generator(device="cpu").manual_seed(seed)
     device_name = torch.cuda.get_device_name(dev) if dev.type == "cuda" else "CPU"
-    out = []
+    measured_at = time.strftime("%H:%M:%S")
+    widths = tuple(widths)
+    out, done = [], 0
     for width in widths:
         if width < 1:
             raise ValueError(f"widths must be >= 1, got {width}")
@@ -147,6 +163,8 @@ def time_norms(
         weight = (1.0 + 0.1 * torch.randn(width, generator=gen)).to(dev, torch_dtype)  # [N]
         bias = (0.1 * torch.randn(width, generator=gen)).to(dev, torch_dtype)  # [N]
         for pass_ in passes:
+            if should_stop is not None and should_stop():
+                raise Cancelled(f"timing stopped after {done} of {len(widths) * len(passes)}")
             calls = {}
             for kind in ROW_KINDS:
                 b = bias if kind == "layernorm" else None
@@ -190,8 +208,12 @@ def time_norms(
                         "q3_us": q3_s * 1e6,
                         "min_us": min(samples[kind]) * 1e6,
                         "gbps": nbytes / median_s / 1e9,
+                        "measured_at": measured_at,
                     }
                 )
+            done += 1
+            if progress is not None:
+                progress(done / (len(widths) * len(passes)))
     return out
 
 
@@ -254,26 +276,3 @@ def _verdict(ln: dict, rms: dict, inconsistent: bool, max_spread: float) -> str:
         return "busy"
     apart = rms["q3_us"] < ln["q1_us"] or ln["q3_us"] < rms["q1_us"]
     return "ranked" if apart else "tie"
-
-
-# Predicted cost of ``time_norms`` on a CPU: warm-up and calibration (2 calls) then ``repeats``
-# samples of at least ``min_sample_s``, for both kinds, per (width, pass).  One call touches
-# rows x width values; these per-value times were measured for PyTorch's fused CPU ops
-# (float32, one thread; benchmarks/bench_cost.py).
-CPU_SECONDS_PER_VALUE = {"forward": 3e-9, "forward+backward": 1e-8}
-
-
-def timing_seconds(
-    rows: int,
-    widths: Iterable[int],
-    passes: Iterable[str] = PASSES,
-    repeats: int = 5,
-    min_sample_s: float = 0.005,
-) -> float:
-    """Predicted wall time of ``time_norms`` with these arguments on this machine's CPU."""
-    total = 0.0
-    for width in widths:
-        for pass_ in passes:
-            call = rows * width * CPU_SECONDS_PER_VALUE[pass_]
-            total += len(ROW_KINDS) * (2 * call + repeats * max(min_sample_s, call))
-    return total

@@ -83,12 +83,12 @@ def memory_intro() -> None:
     )
 
 
-def timings(rows: list[dict], measured_at: str) -> None:
+def timings(rows: list[dict]) -> None:
     first = rows[0]
     st.caption(
         t(
             "kernels.measured_at",
-            time=measured_at,
+            time=first["measured_at"],
             device=first["device"],
             provider=first["provider"],
         )
