@@ -13,7 +13,7 @@ from tests.e2e.browser import wait_idle
 
 pytestmark = pytest.mark.e2e
 
-# About 270x the work of the default settings (a page starts 20x on its own): seconds of work.
+# About 350x the work of the default settings (a page starts 20x on its own): seconds of work.
 HEAVY = "/depth?lang=en&dp_layers=400&dp_d=512&dp_tokens=512&dp_placements=pre"
 CLOCK = os.sysconf("SC_CLK_TCK")
 
