@@ -198,7 +198,7 @@ def live_report(
     SmolLM2's 61 norms takes seconds, so a page fits the one a user picks
     (``engine.dumps.norm_views.fit_dyt(pair)``, ~0.1 s).
     """
-    captured = capture_live(live, spec, threads)
+    captured = capture_live(live, spec, threads=threads)
     if should_stop is not None and should_stop():
         raise Cancelled()
     if progress is not None:
