@@ -272,7 +272,7 @@ def interpreter_smoke() -> int:
         return 1
     os.environ["TRITON_INTERPRET"] = "1"  # before triton is first imported
     from engine import NormSpec, normalize
-    from engine.kernels import launch_counts
+    from engine.kernels._launch import launch_counts
     from engine.kernels.channel_stats import channel_stats
     from engine.norms import reference
     from engine.norms.dispatch import fused_add_norm

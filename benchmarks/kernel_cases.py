@@ -84,7 +84,7 @@ def compiled(fn):
 
 def norm_providers(kind: str) -> dict:
     """provider -> f(x, w, b) -> y, for the providers available here."""
-    from engine.kernels import row_norm
+    from engine.kernels.row_norm_function import row_norm
 
     is_rms = kind == "rmsnorm"
     eager = _eager_rms_norm if is_rms else _eager_layer_norm
@@ -113,7 +113,7 @@ def norm_providers(kind: str) -> dict:
 
 def add_norm_providers(kind: str) -> dict:
     """provider -> f(x, r, w) -> (y, h): ours fused and unfused, torch eager and compiled."""
-    from engine.kernels import row_norm
+    from engine.kernels.row_norm_function import row_norm
 
     is_rms = kind == "rmsnorm"
     eager = _eager_add_rms_norm if is_rms else _eager_add_layer_norm

@@ -10,11 +10,9 @@
 - ``causal_leak.py``  failure 5: a later token changes earlier outputs under BatchNorm
 
 The table of which axes each kind pools is ``engine/norms/kinds.py``.  The configuration is
-``engine.config.AxesSpec``; ``engine/config.py`` imports ``limits`` from here, so this file
-imports nothing at load time and resolves the names below on first use (no import cycle).
-
-Measured at the defaults (B=4, T=16, d=32; one thread, warm, 2-core CPU): every experiment
-and ``axes_statistics`` under 0.03 s (``tests/axes/test_axes_speed.py`` holds them to 0.1 s).
+``engine.config.AxesSpec``; ``engine/config/axes.py`` imports ``limits`` from here, so this
+file imports nothing at load time and resolves the names below on first use (no import
+cycle).  What each costs at the defaults: benchmarks/RESULTS.md ("The Axes engine").
 """
 
 from __future__ import annotations

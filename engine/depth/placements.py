@@ -1,20 +1,12 @@
 """What each placement of the norm is: ONE table, looked up by the simulator, the theory
 overlays, the wiring diagrams and the model catalog.
 
-A placement says where the norms sit around each residual branch F of a layer:
-
-    id          update of the stream x                   used by
-    post        x <- Norm(x + F(x))                      original Transformer, BERT
-    pre         x <- x + F(Norm(x))                      GPT-2, Llama (+ final norm)
-    pre_scaled  x <- x + F(Norm(x) / sqrt(l))            LayerNorm scaling, layer l >= 1
-    peri        x <- x + Norm(F(Norm(x)))                Gemma 2/3 "sandwich", Peri-LN
-    olmo2       x <- x + Norm(F(x))                      OLMo 2
-    deepnorm    x <- Norm(alpha x + F(x)), F's init * beta   DeepNet
-    none        x <- x + F(x)
-
-Each entry also says which theory describes it (Xiong et al.'s Lemma 2 and Theorem 1,
-DeepNorm's constants) and what real models call its norm modules in Hugging Face
-transformers.  Nothing here imports the rest of the engine: it is data.
+A placement says where the norms sit around each residual branch F of a layer; its
+``update`` is the stream's update as a formula.  Each entry also says which theory describes
+it (Xiong et al.'s Lemma 2 and Theorem 1, DeepNorm's constants) and which model families of
+the catalog (``engine/models/catalog.toml``) are built that way: the wiring diagrams label
+the norms with those families' module names.  Nothing here imports the rest of the engine:
+it is data.
 
 References:
 - Vaswani et al. 2017, "Attention Is All You Need" (Post-LN), arXiv:1706.03762
@@ -35,9 +27,9 @@ from dataclasses import dataclass
 class BranchNorms:
     """Where the norms sit around one residual branch F."""
 
-    before: bool  # F reads Norm(x): x + F(Norm(x))
-    after: bool  # F's output is normed before the add: x + Norm(F(.))
-    on_stream: bool  # the sum is normed, so the stream itself is: Norm(x + F(x))
+    before: bool = False  # F reads Norm(x): x + F(Norm(x))
+    after: bool = False  # F's output is normed before the add: x + Norm(F(.))
+    on_stream: bool = False  # the sum is normed, so the stream itself is: Norm(x + F(x))
 
     @property
     def count(self) -> int:
@@ -46,36 +38,19 @@ class BranchNorms:
 
 
 @dataclass(frozen=True)
-class ModuleNames:
-    """What a real model family calls these norms (Hugging Face transformers module names).
-
-    ``attention`` and ``mlp`` are (before, after, on_stream) for that branch, None where the
-    placement has no norm.  The Llama-family ``post_attention_layernorm`` is the MLP's
-    pre-norm in Llama but the attention output's norm in Gemma 2 and OLMo 2.
-    """
-
-    family: str
-    attention: tuple[str | None, str | None, str | None]
-    mlp: tuple[str | None, str | None, str | None]
-    final: str | None  # the norm after the last layer, where the family has one
-
-
-@dataclass(frozen=True)
 class Placement:
-    """One placement: what the simulator does, what theory describes it, what models call it."""
+    """One placement: what the simulator does, what theory describes it, who uses it."""
 
     id: str
     update: str  # the stream's update as a formula (code, not translated)
     norms: BranchNorms
-    final_norm: bool  # a final norm on top belongs to the design (the stream is never normed)
-    scale_branch_input: bool  # LayerNorm scaling: the branch reads Norm(x) / sqrt(l)
-    deepnorm: bool  # identity path times alpha, branch weights' init times beta
-    lemma2: str | None  # "pre_band": Lemma 2's band; "post_level": its 3/2 level; None
-    theorem1_slope: float | None  # Theorem 1's slope of the last layer's gradient vs L
-    module_names: ModuleNames
+    examples: tuple[str, ...] = ()  # catalog family ids whose module names label its diagram
+    final_norm: bool = False  # a final norm belongs to the design (the stream is never normed)
+    scale_branch_input: bool = False  # LayerNorm scaling: the branch reads Norm(x) / sqrt(l)
+    deepnorm: bool = False  # identity path times alpha, branch weights' init times beta
+    lemma2: str | None = None  # "pre_band": Lemma 2's band; "post_level": its 3/2 level
+    theorem1_slope: float | None = None  # Theorem 1's slope of the last layer's gradient vs L
 
-
-_NO_NAMES = (None, None, None)
 
 PLACEMENTS: dict[str, Placement] = {
     p.id: p
@@ -83,117 +58,51 @@ PLACEMENTS: dict[str, Placement] = {
         Placement(
             id="post",
             update="x ← Norm(x + F(x))",
-            norms=BranchNorms(before=False, after=False, on_stream=True),
-            final_norm=False,
-            scale_branch_input=False,
-            deepnorm=False,
+            norms=BranchNorms(on_stream=True),
+            examples=("bert",),  # and the original Transformer
             lemma2="post_level",
             theorem1_slope=0.0,
-            module_names=ModuleNames(
-                "BERT",
-                (None, None, "attention.output.LayerNorm"),
-                (None, None, "output.LayerNorm"),
-                None,
-            ),
         ),
         Placement(
             id="pre",
             update="x ← x + F(Norm(x))",
-            norms=BranchNorms(before=True, after=False, on_stream=False),
+            norms=BranchNorms(before=True),
+            examples=("gpt2", "llama3"),
             final_norm=True,
-            scale_branch_input=False,
-            deepnorm=False,
             lemma2="pre_band",
             theorem1_slope=-0.5,
-            module_names=ModuleNames(
-                "GPT-2 / Llama",
-                ("ln_1 / input_layernorm", None, None),
-                ("ln_2 / post_attention_layernorm", None, None),
-                "ln_f / model.norm",
-            ),
         ),
         Placement(
-            id="peri",
+            id="peri",  # Gemma 2/3's "sandwich", Peri-LN
             update="x ← x + Norm(F(Norm(x)))",
-            norms=BranchNorms(before=True, after=True, on_stream=False),
+            norms=BranchNorms(before=True, after=True),
+            examples=("gemma2",),
             final_norm=True,
-            scale_branch_input=False,
-            deepnorm=False,
-            lemma2=None,
-            theorem1_slope=None,
-            module_names=ModuleNames(
-                "Gemma 2",
-                ("input_layernorm", "post_attention_layernorm", None),
-                ("pre_feedforward_layernorm", "post_feedforward_layernorm", None),
-                "model.norm",
-            ),
         ),
         Placement(
             id="olmo2",
             update="x ← x + Norm(F(x))",
-            norms=BranchNorms(before=False, after=True, on_stream=False),
+            norms=BranchNorms(after=True),
+            examples=("olmo2",),
             final_norm=True,
-            scale_branch_input=False,
-            deepnorm=False,
-            lemma2=None,
-            theorem1_slope=None,
-            module_names=ModuleNames(
-                "OLMo 2",
-                (None, "post_attention_layernorm", None),
-                (None, "post_feedforward_layernorm", None),
-                "model.norm",
-            ),
         ),
         Placement(
             id="deepnorm",
             update="x ← Norm(α·x + F(x)),  F's init × β",
-            norms=BranchNorms(before=False, after=False, on_stream=True),
-            final_norm=False,
-            scale_branch_input=False,
+            norms=BranchNorms(on_stream=True),
+            examples=("deepnet",),
             deepnorm=True,
-            lemma2=None,
-            theorem1_slope=None,
-            module_names=ModuleNames(
-                "DeepNet (torchscale)",
-                (None, None, "self_attn_layer_norm"),
-                (None, None, "final_layer_norm"),
-                None,
-            ),
         ),
         Placement(
-            id="pre_scaled",
+            id="pre_scaled",  # LayerNorm scaling (Sun et al.), applied to a Llama
             update="x ← x + F(Norm(x) / √l)",
-            norms=BranchNorms(before=True, after=False, on_stream=False),
+            norms=BranchNorms(before=True),
+            examples=("llama3",),
             final_norm=True,
             scale_branch_input=True,
-            deepnorm=False,
-            lemma2=None,
-            theorem1_slope=None,
-            module_names=ModuleNames(
-                "LayerNorm scaling, Llama names",
-                ("input_layernorm", None, None),
-                ("post_attention_layernorm", None, None),
-                "model.norm",
-            ),
         ),
-        Placement(
-            id="none",
-            update="x ← x + F(x)",
-            norms=BranchNorms(before=False, after=False, on_stream=False),
-            final_norm=False,
-            scale_branch_input=False,
-            deepnorm=False,
-            lemma2=None,
-            theorem1_slope=None,
-            module_names=ModuleNames("—", _NO_NAMES, _NO_NAMES, None),
-        ),
+        Placement(id="none", update="x ← x + F(x)", norms=BranchNorms()),
     )
 }
 
 PLACEMENT_IDS = tuple(PLACEMENTS)
-
-
-def norms_per_layer(placement_id: str, branches: int, final_norm: bool, layers: int = 1) -> int:
-    """Norm modules in ``layers`` layers of ``branches`` branches, plus the final norm if any."""
-    p = PLACEMENTS[placement_id]
-    return layers * branches * p.norms.count + int(final_norm and p.final_norm)

@@ -145,7 +145,7 @@ def normalized_cloud(spec: GeometrySpec, threads: int | None = 1) -> Cloud:
 
     ``threads`` caps torch's intra-op threads for this call (``engine.threads``): arrays of a
     few thousand numbers gain nothing from threads, and on a busy CPU OpenMP's spin-waiting
-    made a 2,000 x 3 LayerNorm 100x slower (0.07 ms -> 8-10 ms measured).
+    makes them many times slower (benchmarks/RESULTS.md, "Geometry (CPU)").
     """
     require_scene_dimension(spec.d)
     with torch_threads(threads):

@@ -53,7 +53,8 @@ class Measures:
     cos_input: np.ndarray  # [N] cos(x, y); NaN for a zero vector
 
 
-def _measures(kind: str, x64: torch.Tensor, y: torch.Tensor) -> Measures:
+def measured(kind: str, x64: torch.Tensor, y: torch.Tensor) -> Measures:
+    """The three measures of outputs ``y`` [N, d] of inputs ``x64`` (float64) [N, d]."""
     y64 = y.double()  # [N, d] measured in float64: the rounding shown is the norm's
     return Measures(
         kind=kind,
@@ -86,8 +87,8 @@ def _histograms(x: torch.Tensor, spec: GeometrySpec) -> Histograms:
         rows=x.shape[0],
         eps=spec.eps,
         sqrt_d=math.sqrt(spec.d),
-        inputs=_measures("input", x64, x),
-        **{kind: _measures(kind, x64, y) for kind, y in outputs.items()},
+        inputs=measured("input", x64, x),
+        **{kind: measured(kind, x64, y) for kind, y in outputs.items()},
         flags=degeneracy_flags(x, spec.eps),
     )
 
@@ -170,7 +171,7 @@ def _eps_spread(
             raise Cancelled()
         for kind in ROW_KINDS:
             y = normalize(x, norm_spec(kind, spec, eps=eps)).y  # [N, d]
-            rows[kind].append(_measures(kind, x64, y))
+            rows[kind].append(measured(kind, x64, y))
         if progress is not None:
             progress((done + 1) / len(eps_values))
     return EpsSpread(
@@ -178,7 +179,7 @@ def _eps_spread(
         rows=x.shape[0],
         sqrt_d=math.sqrt(spec.d),
         eps_values=readonly(eps_values),
-        **{kind: _spread(kind, measured) for kind, measured in rows.items()},
+        **{kind: _spread(kind, per_eps) for kind, per_eps in rows.items()},
     )
 
 

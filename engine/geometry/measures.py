@@ -28,7 +28,8 @@ def cosine(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     """cos(a, b) over the last axis, in float64 (NaN where either vector is zero)."""
     a, b = a.double(), b.double()
     denominator = l2_norm(a) * l2_norm(b)
-    # einsum runs as a batched matrix product: ~5x faster than (a * b).sum(-1) at d = 8192
+    # einsum runs as a batched matrix product, with no [..., d] product written first
+    # (benchmarks/RESULTS.md: several times faster than (a * b).sum(-1) at d = 8192)
     return torch.einsum("...d,...d->...", a, b) / denominator
 
 

@@ -39,8 +39,7 @@ from engine.dumps import open_dump
 from engine.dumps.formats import open_reader
 from engine.dumps.layout import NormPair, Piece
 from engine.geometry.arrays import readonly
-from engine.geometry.high_dimension import Measures
-from engine.geometry.measures import cosine, l2_norm, ones_component
+from engine.geometry.high_dimension import Measures, measured
 from engine.norms.dispatch import normalize
 from engine.norms.kinds import ROW_KINDS
 from engine.threads import torch_threads
@@ -48,15 +47,6 @@ from engine.threads import torch_threads
 EXAMPLE_DUMP = (
     Path(__file__).resolve().parents[1] / "dumps" / "examples" / "smollm2_prompts.safetensors"
 )
-
-
-def _measured(kind: str, x: torch.Tensor, y: torch.Tensor) -> Measures:
-    return Measures(
-        kind=kind,
-        norm=readonly(l2_norm(y)),
-        ones=readonly(ones_component(y)),
-        cos_input=readonly(cosine(x, y)),
-    )
 
 
 @dataclass(frozen=True)
@@ -116,7 +106,7 @@ def _pair_measures(pair: NormPair, kind: str, eps: float) -> PairMeasures:
         weight = torch.ones(d, dtype=torch.float64)  # [d]
     x = x64.float()  # [N, d] the model computed in float32
     recomputed = {
-        name: _measured(name, x64, normalize(x, NormSpec(kind=name, eps=eps)).y)
+        name: measured(name, x64, normalize(x, NormSpec(kind=name, eps=eps)).y)
         for name in ROW_KINDS
     }
     again = normalize(x, NormSpec(kind=kind, eps=eps), weight=weight.float()).y  # [N, d]
@@ -127,8 +117,8 @@ def _pair_measures(pair: NormPair, kind: str, eps: float) -> PairMeasures:
         d=d,
         sqrt_d=math.sqrt(d),
         eps=eps,
-        inputs=_measured("input", x64, x64),
-        stored=_measured("stored", x64, y64),
+        inputs=measured("input", x64, x64),
+        stored=measured("stored", x64, y64),
         recomputed=recomputed,
         weight=readonly(weight),
         recomputed_max_abs_difference=float((again.double() - y64).abs().max()),

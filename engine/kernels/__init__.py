@@ -12,20 +12,6 @@ implementation, so it composes with ``torch.compile``.  The kernels run on CUDA 
 on CPU tensors when ``TRITON_INTERPRET=1`` (the interpreter, used by ``tests/kernels``).
 
 This package knows tensors and numbers only (no ``NormSpec``, no ``NormResult``):
-``engine/norms/dispatch.py`` is its one importer and turns a spec into these calls.
+``engine/norms/dispatch.py`` is its one importer and turns a spec into these calls.  Importing
+the package imports no kernel: import the module that defines what you need.
 """
-
-from __future__ import annotations
-
-from engine.kernels import row_norm_backward, row_norm_forward  # noqa: F401  (register ops)
-from engine.kernels._launch import launch_counts
-from engine.kernels.channel_stats import channel_stats, channel_stats_autograd
-from engine.kernels.row_norm_function import RowNormFunction, row_norm
-
-__all__ = [
-    "RowNormFunction",
-    "channel_stats",
-    "channel_stats_autograd",
-    "launch_counts",
-    "row_norm",
-]

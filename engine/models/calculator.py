@@ -16,7 +16,7 @@ counts them (a tied LM head once):
   d·H·h_d each, k and v d·KV·h_d each (biases where the config or the family says), the
   gated MLP 3·d·I (+ 2I + d with mlp_bias); the norms.
 
-Cost.  A norm reads its [tokens, d] input once and writes it once (``engine/perf/roofline``);
+Cost.  A norm reads its [tokens, d] input once and writes it once (``engine/perf/roofline.py``);
 where it reads a residual sum just formed (x + F(x)), fusing the add into the norm saves one
 of the five passes over [tokens, d] (read x, r; write h; read h; write y -> read x, r; write
 h, y).  Norms over head_dim or latent widths are left out of the cost: they are small.

@@ -14,7 +14,7 @@ import json
 from dataclasses import dataclass
 
 from engine.config import DEPTH_NORMS
-from engine.depth.placements import PLACEMENTS, ModuleNames, Placement
+from engine.depth.placements import PLACEMENTS, Placement
 from engine.errors import EngineError
 
 BRANCHES = ("attention", "cross_attention", "mlp")  # residual branches of one layer, in order
@@ -22,6 +22,7 @@ POSITIONS = ("before", "after", "on_stream")  # as placements.BranchNorms
 # the widths a norm can have, resolved from a model's config by engine/models/calculator.py
 WIDTHS = ("hidden", "head_dim", "q_projection", "kv_projection", "q_lora_rank", "kv_lora_rank")
 EXTRA_ROLES = ("qk_norm", "latent_norm")
+_UNNAMED = (None, None, None)
 
 
 @dataclass(frozen=True)
@@ -29,9 +30,9 @@ class BranchModules:
     """The HF module names of one branch's norms (relative to a layer), None where absent."""
 
     branch: str  # one of BRANCHES
-    before: str | None
-    after: str | None
-    on_stream: str | None
+    before: str | None = None
+    after: str | None = None
+    on_stream: str | None = None
 
     def at(self, position: str) -> str | None:
         return getattr(self, position)
@@ -44,7 +45,7 @@ class ExtraNorm:
     module: str  # relative to one layer
     width: str  # one of WIDTHS
     role: str  # one of EXTRA_ROLES
-    eps: float | None  # a fixed ε where the module ignores the family's eps_field
+    eps: float | None = None  # a fixed ε where the module ignores the family's eps_field
 
 
 @dataclass(frozen=True)
@@ -52,17 +53,32 @@ class Stack:
     """One tower of layers: a decoder-only model has one, T5 an encoder and a decoder."""
 
     name: str  # "decoder" or "encoder"
-    layers_path: str | None  # the layers' ModuleList inside the base model, e.g. "model.layers"
     count: str  # the layer count it has in a ModelShape: "layers" or "decoder_layers"
     branches: tuple[BranchModules, ...]  # in order; names None where not known
-    final: str | None  # the final norm's module name
-    final_norm: bool | None  # there is a final norm (None: unknown)
-    extra: tuple[ExtraNorm, ...]
+    layers_path: str | None = None  # the layers' ModuleList in the base model, e.g. "layers"
+    final: str | None = None  # the final norm's module name
+    final_norm: bool | None = None  # there is a final norm (None: unknown)
+    extra: tuple[ExtraNorm, ...] = ()
 
     def norm_modules(self) -> tuple[str, ...]:
         """Every named norm module of one layer, relative to the layer, in branch order."""
         names = [b.at(p) for b in self.branches for p in POSITIONS if b.at(p) is not None]
         return tuple(names) + tuple(e.module for e in self.extra)
+
+
+@dataclass(frozen=True)
+class ModuleNames:
+    """One layer's norm names in the shape a wiring diagram labels them.
+
+    ``attention`` and ``mlp`` are (before, after, on_stream) for that branch, None where the
+    placement has no norm.  The Llama-family ``post_attention_layernorm`` is the MLP's
+    pre-norm in Llama but the attention output's norm in Gemma 2 and OLMo 2.
+    """
+
+    family: str
+    attention: tuple[str | None, str | None, str | None]
+    mlp: tuple[str | None, str | None, str | None]
+    final: str | None  # the norm after the last layer, where the family has one
 
 
 @dataclass(frozen=True)
@@ -86,30 +102,30 @@ class Family:
     id: str
     name: str
     model_types: tuple[str, ...]  # HF config `model_type` values that mean this family
-    config_class: str | None
-    model_class: str | None  # the base model; module names are relative to it
     norm_kind: str  # engine.config.NORM_KINDS or "l2"
-    norm_class: str | None
-    eps_field: str | None  # the config field that sets ε
-    eps_default: float | None  # the config class's default
-    eps_released: float | None  # the flagship checkpoint's value
-    eps_released_source: str | None
-    eps_released_source_zh: str | None
     placement: str  # an id of PLACEMENTS
-    qk_norm: bool | None
-    bias: bool | None
-    weight_init: str | None  # "ones", "zeros" or "none" (no learnable gain)
-    weight_offset: float | None  # the gain is (weight_offset + weight)
-    total_formula: str | None  # "gpt2" / "llama": how all parameters are counted
-    qkv_bias: bool  # q, k, v projections always carry a bias (Qwen 2)
-    embedding_norm: str | None  # a norm on the embeddings (module name)
-    config_defaults: tuple[tuple[str, object], ...]  # (HF field, class default)
     stacks: tuple[Stack, ...]
     source: tuple[str, ...]
     source_zh: tuple[str, ...]  # the same in Simplified Chinese, one per source
-    note: str | None  # where the family departs from its placement (English)
-    note_zh: str | None  # the same in Simplified Chinese
-    example: Example | None
+    config_class: str | None = None
+    model_class: str | None = None  # the base model; module names are relative to it
+    norm_class: str | None = None
+    eps_field: str | None = None  # the config field that sets ε
+    eps_default: float | None = None  # the config class's default
+    eps_released: float | None = None  # the flagship checkpoint's value
+    eps_released_source: str | None = None
+    eps_released_source_zh: str | None = None
+    qk_norm: bool | None = None
+    bias: bool | None = None
+    weight_init: str | None = None  # "ones", "zeros" or "none" (no learnable gain)
+    weight_offset: float | None = None  # the gain is (weight_offset + weight)
+    total_formula: str | None = None  # "gpt2" / "llama": how all parameters are counted
+    qkv_bias: bool = False  # q, k, v projections always carry a bias (Qwen 2)
+    embedding_norm: str | None = None  # a norm on the embeddings (module name)
+    config_defaults: tuple[tuple[str, object], ...] = ()  # (HF field, class default)
+    note: str | None = None  # where the family departs from its placement (English)
+    note_zh: str | None = None  # the same in Simplified Chinese
+    example: Example | None = None
 
     @property
     def placement_entry(self) -> Placement:
@@ -136,7 +152,7 @@ class Family:
         def names(branch: str) -> tuple[str | None, str | None, str | None]:
             modules = by_branch.get(branch)
             if modules is None:
-                return (None, None, None)
+                return _UNNAMED
             return (modules.before, modules.after, modules.on_stream)
 
         return ModuleNames(self.name, names("attention"), names("mlp"), stack.final)
@@ -237,3 +253,22 @@ class Catalog:
 
     def rows(self) -> tuple[CatalogRow, ...]:
         return tuple(catalog_row(f) for f in self.families)
+
+    def placement_names(self, placement: str) -> ModuleNames:
+        """The names of the placement's example families, joined: ``pre`` is GPT-2's
+        ``ln_1`` / Llama 3's ``input_layernorm``; "—" and no names where it has none."""
+        entry = PLACEMENTS[placement]
+        names = [self.family(f).module_names for f in entry.examples]
+
+        def joined(*parts: str | None) -> str | None:
+            return " / ".join(p for p in parts if p is not None) or None
+
+        family = joined(*(n.family for n in names)) or "—"
+        if entry.scale_branch_input:  # LayerNorm scaling applied to a Llama, not Llama's own
+            family += " + 1/√l"
+        return ModuleNames(
+            family,
+            tuple(joined(*slot) for slot in zip(*(n.attention for n in names))) or _UNNAMED,
+            tuple(joined(*slot) for slot in zip(*(n.mlp for n in names))) or _UNNAMED,
+            joined(*(n.final for n in names)),
+        )

@@ -5,7 +5,7 @@ the statistics it used (``engine.norms.reference.NormResult``).  The formulas th
 in ``engine/norms/reference.py``; this module only dispatches:
 
 - "triton": the kernels in ``engine/kernels/`` (CUDA, or the interpreter on CPU).  This module
-  is their only importer, and imports them lazily: Triton costs ~1 s to import;
+  is their only importer, and imports them lazily, because importing Triton is slow;
 - "torch":  for float32 LayerNorm/RMSNorm computed in float32, PyTorch's fused native ops
   (``aten.native_layer_norm``, ``aten._fused_rms_norm``), which return the output and the
   per-row statistics from one pass; everything else runs the reference formulas.
@@ -159,7 +159,7 @@ def _triton_batch_norm(x, spec: NormSpec, weight, bias, mask=None) -> NormResult
     """BatchNorm (training mode): statistics from the channel-stats kernel, then the
     elementwise normalize in torch (differentiable through ``ChannelStatsFunction``).
     ``mask`` (bool ``x.shape[:-1]``) leaves the False positions out of the statistics."""
-    from engine.kernels import channel_stats_autograd
+    from engine.kernels.channel_stats import channel_stats_autograd
 
     count, mean, m2 = channel_stats_autograd(x, mask)  # [d] each, float32
     var = m2 / count  # [d], biased
@@ -191,7 +191,7 @@ def triton_normalize(
     _check_supported(spec, x.dtype)
     if spec.kind == "batchnorm":
         return _triton_batch_norm(x, spec, weight, bias)
-    from engine.kernels import row_norm
+    from engine.kernels.row_norm_function import row_norm
 
     is_rms = spec.kind == "rmsnorm"
     y, _h, mean, var, rstd = row_norm(x, None, weight, bias, spec.eps, spec.offset, is_rms)
@@ -236,7 +236,7 @@ def masked_batch_norm(
 
 def triton_row_norm(x, weight, bias, eps: float, rms: bool) -> torch.Tensor:
     """y of the Triton row-norm kernels alone (no statistics kept): what timing measures."""
-    from engine.kernels import row_norm
+    from engine.kernels.row_norm_function import row_norm
 
     return row_norm(x, None, weight, bias, eps, 0.0, rms)[0]
 
@@ -263,7 +263,7 @@ def fused_add_norm(
     chosen = resolve_backend(x, backend)
     fused = spec.kind in ROW_KINDS and (backend == "triton" or supports(spec, dtype))
     if chosen == "triton" and fused:
-        from engine.kernels import row_norm
+        from engine.kernels.row_norm_function import row_norm
 
         _check_supported(spec, dtype)
         is_rms = spec.kind == "rmsnorm"

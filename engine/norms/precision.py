@@ -51,7 +51,7 @@ from engine.norms import reference
 from engine.norms.precision_facts import Resolution, resolution, spacing
 from engine.norms.precision_paths import PATH_CODE, PATHS, PathTrace, Step, run_path
 
-MAX_ROW_WIDTH = 16384  # d: the naive path adds one column at a time (~20 ms per 8192)
+MAX_ROW_WIDTH = 16384  # d: the naive path adds one column at a time (benchmarks/RESULTS.md)
 MAX_ENTRIES = 1 << 20  # T * d
 WRONG_TOLERANCE = 0.01  # "wrong": max |y - y_exact| > 1 % of max(1, max |y_exact|)
 OUTCOMES = ("ok", "wrong", "silent_zero", "nonfinite")

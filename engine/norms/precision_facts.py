@@ -27,7 +27,6 @@ import importlib.util
 import inspect
 import math
 from dataclasses import dataclass
-from fractions import Fraction
 from pathlib import Path
 
 import torch
@@ -238,52 +237,3 @@ def default_eps_table(
     """``torch_default_eps(dtype)``, then (optionally) ``transformers_default_eps()``."""
     rows = torch_default_eps(dtype)
     return rows + transformers_default_eps() if include_transformers else rows
-
-
-# --- F.layer_norm on a constant row ----------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class ConstantRowFact:
-    """What ``F.layer_norm`` returns for a constant row: exactly 0 in real arithmetic.
-
-    Measured on this machine's CPU for ``dtype`` input, next to float32 input.  The
-    residue matches, bit for bit in every case we tried, the rounding error of the float32
-    product mu * rstd, i.e. an output formed as fma(x, rstd, -fl(mu * rstd)) with
-    rstd = fl32(1/sqrt(eps)): ``fma_prediction`` is that value rounded to ``dtype``.
-    """
-
-    value: float  # the constant, as stored in dtype
-    d: int
-    dtype: str
-    eps: float
-    output: float  # F.layer_norm(x in dtype)[0] (every entry is the same)
-    all_entries_equal: bool
-    float32_output: float  # F.layer_norm(x in float32)[0]
-    fma_prediction: float
-    holds: bool  # output != 0: the residue exists here
-
-
-def constant_row_layer_norm(
-    value: float = 100.0, d: int = 4096, dtype: str = "float16", eps: float = 1e-5
-) -> ConstantRowFact:
-    """Run F.layer_norm on ``d`` copies of ``value`` stored in ``dtype``; see ConstantRowFact."""
-    x = torch.full((d,), value, dtype=DTYPES[dtype])  # [d]
-    y = F.layer_norm(x, (d,), eps=eps)  # [d]
-    y32 = F.layer_norm(x.float(), (d,), eps=eps)  # [d]
-    stored = float(x[0])
-    rstd = float(torch.rsqrt(torch.tensor(eps, dtype=torch.float32)))  # the op's rstd (var 0)
-    product = float(torch.tensor(stored, dtype=torch.float32) * torch.tensor(rstd))  # fl32
-    residue = Fraction(stored) * Fraction(rstd) - Fraction(product)  # exact rounding error
-    prediction = float(torch.tensor(float(residue), dtype=torch.float64).to(x.dtype))
-    return ConstantRowFact(
-        value=stored,
-        d=d,
-        dtype=dtype,
-        eps=eps,
-        output=float(y[0]),
-        all_entries_equal=bool((y == y[0]).all()),
-        float32_output=float(y32[0]),
-        fma_prediction=prediction,
-        holds=float(y[0]) != 0.0,
-    )

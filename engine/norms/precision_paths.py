@@ -125,8 +125,8 @@ class PathTrace:
 def running_sum(terms: torch.Tensor) -> torch.Tensor:
     """Partial sums s_i = fl(s_{i-1} + t_i) along the last axis, each stored in terms.dtype.
 
-    One column at a time for every row at once: d additions of [T] tensors (about 20 ms for
-    d = 8192 on one core), each rounded to half as a kernel that accumulates in half does.
+    One column at a time for every row at once: d additions of [T] tensors, each rounded to
+    half as a kernel that accumulates in half does (its cost: benchmarks/RESULTS.md).
     """
     columns = terms.transpose(0, 1).contiguous()  # [d, T]
     partial = torch.empty_like(columns)  # [d, T]

@@ -32,7 +32,9 @@ if WANT_INTERPRETER and not _TRITON_WAS_IMPORTED:
     try:
         import triton  # noqa: F401  (decorates triton's library in interpreter mode)
 
-        import engine.kernels  # noqa: F401  (decorates our kernels in interpreter mode)
+        # decorates our kernels in interpreter mode
+        import engine.kernels.channel_stats  # noqa: F401
+        import engine.kernels.row_norm_function  # noqa: F401
     finally:
         if _REQUESTED is None:
             del os.environ["TRITON_INTERPRET"]
@@ -70,7 +72,7 @@ class LaunchLog:
     """Kernel launches since the fixture was created (proof the kernels really ran)."""
 
     def __init__(self) -> None:
-        from engine.kernels import launch_counts
+        from engine.kernels._launch import launch_counts
 
         self._counts = launch_counts
         self._start = launch_counts()

@@ -9,7 +9,8 @@ from torch._dynamo.backends.registry import lookup_backend
 
 import engine.norms.dispatch
 from engine import NormSpec, normalize
-from engine.kernels import _launch, row_norm
+from engine.kernels import _launch
+from engine.kernels.row_norm_function import row_norm
 from engine.norms import reference
 from engine.norms.dispatch import fused_add_norm, supports
 

@@ -11,8 +11,9 @@ import pytest
 import torch
 
 from engine import NormSpec, normalize
-from engine.kernels import launch_counts, row_norm
+from engine.kernels._launch import launch_counts
 from engine.kernels.channel_stats import channel_stats
+from engine.kernels.row_norm_function import row_norm
 from engine.norms.dispatch import fused_add_norm
 
 pytestmark = pytest.mark.gpu

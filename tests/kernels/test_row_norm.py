@@ -12,9 +12,9 @@ import itertools
 import pytest
 import torch
 
-from engine.kernels import row_norm
 from engine.kernels.row_norm_backward import row_norm_backward
 from engine.kernels.row_norm_forward import row_norm_forward
+from engine.kernels.row_norm_function import row_norm
 from engine.norms.dispatch import reference
 
 WIDTHS = (1, 41, 123, 760, 1023, 1024, 1128, 3000)

@@ -6,14 +6,16 @@ IEEE 754's published figures, Python's exact fractions.
 """
 
 import math
+from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
 
+from engine.config import DTYPES
 from engine.norms.precision_facts import (
-    constant_row_layer_norm,
     default_eps_table,
     resolution,
     running_sum_limit,
@@ -26,6 +28,40 @@ H = torch.float16
 
 
 # --- constant rows through F.layer_norm -----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ConstantRowFact:
+    """What ``F.layer_norm`` returns for a constant row: exactly 0 in real arithmetic.
+
+    The residue matches, bit for bit in every case we tried, the rounding error of the float32
+    product mu * rstd, i.e. an output formed as fma(x, rstd, -fl(mu * rstd)) with
+    rstd = fl32(1/sqrt(eps)): ``fma_prediction`` is that value rounded to ``dtype``.
+    """
+
+    output: float  # F.layer_norm(x in dtype)[0] (every entry is the same)
+    all_entries_equal: bool
+    float32_output: float  # F.layer_norm(x in float32)[0]
+    fma_prediction: float
+    holds: bool  # output != 0: the residue exists here
+
+
+def constant_row_layer_norm(value: float, d: int, dtype: str, eps: float) -> ConstantRowFact:
+    """Run F.layer_norm on ``d`` copies of ``value`` stored in ``dtype``."""
+    x = torch.full((d,), value, dtype=DTYPES[dtype])  # [d]
+    y = F.layer_norm(x, (d,), eps=eps)  # [d]
+    y32 = F.layer_norm(x.float(), (d,), eps=eps)  # [d]
+    rstd = float(torch.rsqrt(torch.tensor(eps, dtype=torch.float32)))  # the op's rstd (var 0)
+    product = float(torch.tensor(float(x[0]), dtype=torch.float32) * torch.tensor(rstd))  # fl32
+    residue = Fraction(float(x[0])) * Fraction(rstd) - Fraction(product)  # exact rounding error
+    prediction = float(torch.tensor(float(residue), dtype=torch.float64).to(x.dtype))
+    return ConstantRowFact(
+        output=float(y[0]),
+        all_entries_equal=bool((y == y[0]).all()),
+        float32_output=float(y32[0]),
+        fma_prediction=prediction,
+        holds=float(y[0]) != 0.0,
+    )
 
 
 def test_f_layer_norm_of_a_constant_float16_row_is_not_zero_on_this_cpu():

@@ -8,8 +8,9 @@ import pytest
 from engine import DepthSpec, simulate_depth
 from engine.config import TrainSpec
 from engine.depth import SweepResult, simulator
-from engine.depth.placements import PLACEMENT_IDS, PLACEMENTS
+from engine.depth.placements import PLACEMENT_IDS
 from engine.depth.theory import pre_ln_band
+from engine.models.loader import catalog
 from engine.training.loop import TrainStep, summarize
 from ui.figures.depth import (
     PLACEMENT_COLORS,
@@ -136,7 +137,7 @@ def test_wiring_draws_exactly_the_norms_the_simulator_applies(placement, final_n
 def test_wiring_names_the_real_modules_of_each_placement(placement):
     figure = wiring_figure(placement, WIRING)
     texts = _texts(figure)
-    names = PLACEMENTS[placement].module_names
+    names = catalog().placement_names(placement)
     for name in (*names.attention, *names.mlp, names.final):
         if name is not None:
             assert name in texts
@@ -148,7 +149,7 @@ def test_wiring_names_the_real_modules_of_each_placement(placement):
 def test_wiring_names_llama_and_gemma_modules_correctly():
     llama = _texts(wiring_figure("pre", WIRING))
     assert "ln_2 / post_attention_layernorm" in llama  # Llama's is the MLP's Pre-Norm
-    assert "ln_f / model.norm" in llama and "ln_1 / input_layernorm" in llama
+    assert "ln_f / norm" in llama and "ln_1 / input_layernorm" in llama
     gemma = _texts(wiring_figure("peri", WIRING))
     for name in (
         "input_layernorm",

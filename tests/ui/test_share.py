@@ -117,6 +117,7 @@ PINNED = {
                 "deepseek_v3",
                 "ngpt",
                 "smollm2",
+                "deepnet",
             ),
         ),
         "md_input": ("choice", "example", ("example", "paste")),

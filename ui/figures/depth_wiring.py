@@ -1,8 +1,9 @@
 """Depth page wiring diagrams: one attention + MLP layer per placement, drawn with plotly
 shapes, the identity path highlighted, each norm named as a real model's module.
 
-Where the norms sit and what models call them is read from ``engine/depth/placements.py``,
-the same table the simulator runs, so a diagram cannot disagree with the simulation.
+Where the norms sit is read from ``engine/depth/placements.py``, the same table the simulator
+runs, so a diagram cannot disagree with the simulation; what models call them is read from
+the model catalog (``engine/models/catalog.toml``).
 
 Pure functions, no Streamlit import; the words arrive translated in ``WiringLabels``; only
 code identifiers (``ln_1``, ``model.norm``) and symbols (α, β, 1/√l, xₗ) are written here.
@@ -14,7 +15,9 @@ from dataclasses import dataclass
 
 import plotly.graph_objects as go
 
-from engine.depth.placements import PLACEMENTS, ModuleNames
+from engine.depth.placements import PLACEMENTS
+from engine.models.families import ModuleNames
+from engine.models.loader import catalog
 
 IDENTITY_COLOR = "#f2a900"  # the highlighted identity path
 NORM_FILL, BRANCH_FILL, INK = "#fde0c5", "#d9e8f5", "#444444"
@@ -90,11 +93,11 @@ def wiring_figure(
     modules: ModuleNames | None = None,
 ) -> go.Figure:
     """One attention + MLP layer wired for ``placement``, left to right, identity path
-    highlighted, each norm box named as the placement table's model family names it, or as
-    ``modules`` does (the model catalog's family, ``engine.models.Family.module_names``)."""
+    highlighted, each norm box named as the placement's example families name it, or as
+    ``modules`` does (one catalog family's ``Family.module_names``)."""
     entry = PLACEMENTS[placement]
     before, after, on_stream = entry.norms.before, entry.norms.after, entry.norms.on_stream
-    modules = entry.module_names if modules is None else modules
+    modules = catalog().placement_names(placement) if modules is None else modules
     figure = go.Figure()
     y_main, y_branch, gap = 0.0, 1.2, 0.45
     adds = []
