@@ -9,12 +9,14 @@ A workshop is thirty browsers on one server process.  A page calls the engine on
   ``CORES`` at once, the rest shown as queued), with a spinner and a progress bar.
 
 Results are kept with ``st.cache_resource``, keyed by the function's name and the arguments
-(or ``key``, where an argument is a large result or holds an upload's bytes: Streamlit would
-hash every array of it on every rerun).  Identical requests, concurrent ones included, are
-computed once: Streamlit holds one lock per key, and a second caller waits for the first
-one's value.  ``private=True`` keeps a result in its browser session only (an upload, a typed
-prompt, a pasted config), in session-scoped caches that Streamlit drops with the session; a
-private heavy result may hold an upload's bytes, so a session keeps six of those at most.
+(or ``key``, where an argument is a large result or holds an upload's bytes).  The key goes
+to Streamlit as a digest of its pickle (``_digest``): Streamlit's own hashing walks a tuple
+number by number in Python, on every rerun (the Vector Lab's 64 x 1,024 inputs: more than
+its computation).  Identical requests, concurrent ones included, are computed once:
+Streamlit holds one lock per key, and a second caller waits for the first one's value.
+``private=True`` keeps a result in its browser session only (an upload, a typed prompt, a
+pasted config), in session-scoped caches that Streamlit drops with the session; a private
+heavy result may hold an upload's bytes, so a session keeps six of those at most.
 
 Stopping needs no timer: a heavy job's ``should_stop`` calls the page run's own yield check,
 which raises Streamlit's ``RerunException`` when the page reruns (Cancel, a new setting) and
@@ -28,7 +30,10 @@ Streamlit internals; ``tests/ui/test_compute.py`` pins them.
 from __future__ import annotations
 
 import contextvars
+import hashlib
+import io
 import os
+import pickle
 import threading
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -50,6 +55,16 @@ _REQUESTED = "_compute_requested"  # session state: the heavy requests clicked f
 def _name(fn: Callable) -> str:
     """Names the function in a cache key (Streamlit cannot hash a function)."""
     return f"{fn.__module__}.{fn.__qualname__}"
+
+
+def _digest(key: Any) -> bytes:
+    """``key`` (specs, tuples, numbers, text) as 16 bytes, equal for equal values.  Pickled
+    without its memo: with it, a text shared by two fields pickles unlike two equal texts."""
+    buffer = io.BytesIO()
+    pickler = pickle.Pickler(buffer, protocol=5)
+    pickler.fast = True
+    pickler.dump(key)
+    return hashlib.blake2b(buffer.getvalue(), digest_size=16).digest()
 
 
 # ``name`` and ``key`` are hashed; ``_call`` (a leading underscore: not hashed) computes it.
@@ -98,7 +113,7 @@ def compute(fn: Callable, *args, key: Any = None, private: bool = False) -> Any:
     """``fn(*args)``, computed once for these arguments (or ``key``) and kept.  Raises what
     ``fn`` raises (``EngineError`` for a refusal), which is not kept."""
     cache = _private if private else _shared
-    return cache(_name(fn), args if key is None else key, lambda: fn(*args))
+    return cache(_name(fn), _digest(args if key is None else key), lambda: fn(*args))
 
 
 def run_heavy(
@@ -128,7 +143,7 @@ def run_heavy(
     so far and the running call's partial result (the training lab's live chart).
     """
     name = _name(fn)
-    keys = list(calls) if keys is None else list(keys)
+    keys = [_digest(key) for key in (calls if keys is None else keys)]
     done = _computed()
     with _LOCK:
         waiting = tuple((name, key) for key in keys if private or (name, key) not in done)

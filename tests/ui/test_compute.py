@@ -66,6 +66,17 @@ def test_identical_concurrent_requests_compute_once():
     assert compute.compute(slow_square, 7) == 49 and CALLS == [7]  # kept for the next one
 
 
+def test_equal_arguments_are_one_request_however_they_were_built():
+    from engine.config import DumpSpec
+
+    shared = DumpSpec()  # its "auto" texts are one object; from a link they are two
+    built = DumpSpec(axes="".join(["au", "to"]), stream="".join(["au", "to"]))
+    assert compute.compute(_instant, shared) is compute.compute(_instant, built)
+    assert CALLS == [shared]
+    compute.compute(_instant, DumpSpec(axes="BTd"))
+    assert len(CALLS) == 2
+
+
 def test_heavy_requests_run_at_most_one_per_core_and_identical_ones_once():
     running, peak, lock = [0], [0], threading.Lock()
 
@@ -98,9 +109,12 @@ def test_a_recorded_heavy_result_is_still_kept():
     """The record of computed heavy results (no click needed) names only kept ones."""
     for x in range(compute.HEAVY_KEPT + 8):
         compute.run_heavy(_instant, [(x,)], ["x"])
-    recorded = [key for name, key in compute._computed() if name.endswith("_instant")]
+    done = compute._computed()
+    recorded = [
+        x for x in range(compute.HEAVY_KEPT + 8) if any(m[1] == compute._digest((x,)) for m in done)
+    ]
     CALLS.clear()
-    for (x,) in recorded:
+    for x in recorded:
         compute.run_heavy(_instant, [(x,)], ["x"])
     assert len(recorded) == compute.HEAVY_KEPT // 2 and CALLS == []
 
