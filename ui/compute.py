@@ -134,10 +134,10 @@ def run_heavy(
     the request waits for a click.
 
     The auto-start rule: the request starts on its own while ``work`` summed over the calls
-    is at most ``AUTO_START_FACTOR`` times ``work(*default)``, the page's default request;
-    beyond that, and always with ``always_ask`` (training runs, timings, the precision
-    comparison), it waits for a click on ``button``, remembered in this session for these
-    calls only, so a new setting asks again.  A result another session computed needs no
+    is at most ``AUTO_START_FACTOR`` times ``work(*default)``, the same computation at the
+    page's defaults; beyond that, and always with ``always_ask`` (training runs, timings, the
+    precision comparison), it waits for a click on ``button``, remembered in this session for
+    these calls only, so a new setting asks again.  A result another session computed needs no
     click.  Without ``work`` (a file read, bounded by the upload limit) it never waits.
     ``labels[i]`` is shown while ``calls[i]`` runs; ``on_partial(found)`` draws the results
     so far and the running call's partial result (the training lab's live chart).
@@ -153,8 +153,10 @@ def run_heavy(
         requested = st.session_state.setdefault(_REQUESTED, set())
         if st.button(button, key=widget_key, type="primary", icon=":material/play_arrow:"):
             requested.add(waiting)
-        if waiting not in requested:
-            if not always_ask:  # why it waits; a lab's button needs no reason
+        if waiting not in requested:  # say why it waits
+            if always_ask:
+                st.caption(t("compute.always_on_request"))
+            else:
                 ratio = f"{round(_ratio(work, calls, default)):,}"
                 st.caption(t("compute.on_request", ratio=ratio, factor=AUTO_START_FACTOR))
             return None

@@ -300,7 +300,7 @@ def test_the_heaviest_train_eval_link_waits_for_a_click_and_the_rest_is_drawn():
     assert not app.exception
     button = app.button(key="ax_train_eval_run")
     assert button.label == "Run experiment 3"
-    assert "about 320× the work of this page's default settings" in _text(app)
+    assert "about 320× the work of the default settings" in _text(app)
     assert "starts only when you press the button" in _text(app)
     with pytest.raises(AssertionError):
         _chart(app, "ax_train_eval")

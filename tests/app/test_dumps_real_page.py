@@ -246,7 +246,7 @@ def test_a_long_typed_prompt_waits_for_a_click(tiny, monkeypatch):
     assert not at.exception and not at.error
     button = at.button(key="dumps_live_run")
     assert button.label == "Run the model on this prompt"
-    assert "about 13× the work of this page's default settings" in _text(at)
+    assert "about 13× the work of the default settings" in _text(at)
     assert "What this stream shows" not in _subheaders(at)
     button.click().run()
     assert not at.exception and "What this stream shows" in _subheaders(at)
