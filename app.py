@@ -17,7 +17,7 @@ import pandas  # noqa: F401
 import streamlit as st
 
 from engine import describe_backend
-from ui import compute, live_model, presenting, sessions, url
+from ui import live_model, presenting, sessions, url
 from ui.i18n import LANGUAGES, t
 from ui.url import DEFAULT_PAGE, PAGES
 
@@ -86,7 +86,6 @@ params = PAGES.get(navigation.url_path or DEFAULT_PAGE)
 url.seed(params)
 url.show_notices()
 presenting.exit_button()
-compute.new_page_run()  # what this run starts without a click is bounded (ui/compute.py)
 navigation.run()
 language, present = st.session_state["language"], presenting.mode()
 left_out = url.publish(params, language, present)

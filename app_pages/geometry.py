@@ -3,10 +3,11 @@ DyT do to them; in 3-D, step by step, in high dimension and on a real model's ac
 
 import streamlit as st
 
-from engine.errors import EngineError
-from ui import jobs
-from ui.compute import compute, run_on_request
-from ui.errors import error_text
+from engine.geometry import dyt_sweep, eps_curve, path, real_activations
+from engine.geometry.scene import build_scene
+from engine.geometry.two_dimensions import two_dimensional_layernorm
+from ui.compute import compute
+from ui.errors import showing_refusals
 from ui.i18n import t
 from ui.views import geometry as view
 from ui.widgets import geometry as widgets
@@ -16,16 +17,16 @@ st.caption(t("geometry.intro"))
 
 section = widgets.section()
 st.markdown(t(f"geometry.lead_{section}"))
-try:
+with showing_refusals():  # a vector, view or setting the engine does not take
     if section == "vector":
         typed = widgets.vector_inputs()
         for message in typed.errors:
             st.error(message, icon=":material/error:")
         if typed.vector is not None:
-            path, meshes = compute(jobs.geometry_vector_path(typed.vector, typed.spec))
-            view.vector_path(path, meshes, typed.spec.eps, typed.spec.dyt_alpha)
+            drawn, meshes = compute(path.drawn_path, typed.vector, typed.spec)
+            view.vector_path(drawn, meshes, typed.spec.eps, typed.spec.dyt_alpha)
     elif section == "real":
-        real = compute(jobs.geometry_real_activations())
+        real = compute(real_activations.real_activations)
         view.real_activations(real, widgets.pair_input(tuple(p.label for p in real.pairs)))
     else:
         inputs = widgets.cloud_inputs(section)
@@ -33,28 +34,23 @@ try:
             st.error(message, icon=":material/error:")
         spec = inputs.spec
         if spec is not None and section == "high":
-            report = run_on_request(
-                [jobs.geometry_high_dimension(spec)], t("geometry.high.run"), "ge_high_run"
-            )
-            if report:
-                view.high_dimension(report[0], spec.count)
+            report = view.wide_report(spec)
+            if report is not None:
+                view.high_dimension(report, spec.count)
             st.subheader(t("geometry.view_heading"))
             chosen = widgets.view_inputs()
-            plane = jobs.geometry_plane_view(spec, chosen.method, chosen.axes)
-            shown = run_on_request([plane], t("geometry.view_run"), "ge_view_run")
-            if shown:
-                view.plane_view(shown[0])
+            shown = view.wide_view(spec, chosen.method, chosen.axes)
+            if shown is not None:
+                view.plane_view(shown)
         elif spec is not None:
-            scene = compute(jobs.geometry_scene(spec))
+            scene = compute(build_scene, spec)
             if section == "scene":
                 shown = widgets.scene_options()
-                two = compute(jobs.geometry_two_dimensions(spec)) if spec.d == 2 else None
+                two = compute(two_dimensional_layernorm, spec) if spec.d == 2 else None
                 view.scene(scene, shown.shown, shown.inputs, shown.lines, two)
             elif section == "eps":
-                view.eps_section(compute(jobs.geometry_eps_curve(spec)), scene)
+                view.eps_section(compute(eps_curve.eps_curve, spec), scene)
             elif section == "affine":
                 view.affine(scene)
             else:
-                view.dyt(scene, compute(jobs.geometry_dyt_sweep(spec)))
-except EngineError as error:  # a vector, view or setting the engine does not take
-    st.error(error_text(error), icon=":material/error:")
+                view.dyt(scene, compute(dyt_sweep.dyt_sweep, spec))

@@ -2,10 +2,11 @@
 
 import streamlit as st
 
-from engine import describe_backend
+from engine.backend import compute_device, describe_backend
 from engine.perf.roofline import norm_traffic
-from ui import jobs, presenting
-from ui.compute import run_on_request
+from engine.perf.timing import time_norms
+from ui import presenting
+from ui.compute import compute, run_heavy
 from ui.i18n import t
 from ui.views import kernels as view
 from ui.widgets.kernels import roofline_inputs, timing_inputs
@@ -13,7 +14,7 @@ from ui.widgets.kernels import roofline_inputs, timing_inputs
 st.title(t("kernels.title"))
 st.caption(t("kernels.intro"))
 
-info = describe_backend()
+info = compute(describe_backend)
 view.backend(info)
 
 st.subheader(t("kernels.timing_title"))
@@ -24,11 +25,16 @@ with presenting.controls("kn_timing"):
 if not config.widths or not config.passes:
     st.warning(t("kernels.need_widths"))
 else:
-    timed = run_on_request(
-        [jobs.norm_timings(config)], t("kernels.measure"), "kn_measure", always_ask=True
+    timed = run_heavy(
+        time_norms,
+        [(config.rows, config.widths, config.dtype, config.passes, compute(compute_device))],
+        [t("kernels.measuring", n=len(config.widths) * len(config.passes))],
+        button=t("kernels.measure"),
+        widget_key="kn_measure",
+        always_ask=True,
     )
     if timed:
-        view.timings(*timed[0])
+        view.timings(timed[0])
 
 view.recorded()
 
@@ -37,6 +43,6 @@ view.memory_intro()
 with presenting.controls("kn_roofline"):
     shape = roofline_inputs()
 view.roofline(
-    norm_traffic(shape.tokens, shape.d, shape.bytes_per_element, "layernorm"),
-    norm_traffic(shape.tokens, shape.d, shape.bytes_per_element, "rmsnorm"),
+    compute(norm_traffic, shape.tokens, shape.d, shape.bytes_per_element, "layernorm"),
+    compute(norm_traffic, shape.tokens, shape.d, shape.bytes_per_element, "rmsnorm"),
 )

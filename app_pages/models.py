@@ -2,11 +2,11 @@
 
 import streamlit as st
 
-from engine.errors import EngineError
-from engine.models import catalog
-from ui import jobs, presenting
+from engine.models.calculator import norm_budget, norm_cost
+from engine.models.loader import catalog
+from ui import presenting
 from ui.compute import compute
-from ui.errors import error_text
+from ui.errors import showing_refusals
 from ui.i18n import t
 from ui.views import models as view
 from ui.widgets.models import calculator_inputs, family_choice
@@ -15,7 +15,7 @@ st.title(t("models.title"))
 st.caption(t("models.intro"))
 
 st.subheader(t("models.catalog_title"))
-view.catalog_table(catalog().families)
+view.catalog_table(compute(catalog).families)
 
 st.subheader(t("models.detail_title"))
 choice_column, link_column = st.columns([3, 2], vertical_alignment="bottom")
@@ -35,9 +35,8 @@ if inputs.shape is None and not inputs.errors:
     st.info(t("models.paste_prompt"), icon=":material/content_paste:")
 if inputs.shape is not None:
     view.read_as(inputs.shape, inputs.read_as, inputs.shared_with)
-    try:
-        view.budget(compute(jobs.model_norm_budget(inputs.shape)))
-        result = compute(jobs.model_norm_cost(inputs.shape, inputs.dtype, inputs.tokens))
+    with showing_refusals():  # a fact the catalog lacks, a kind without a cost model
+        # private: the shape may come from a config.json someone pasted, which is theirs
+        view.budget(compute(norm_budget, inputs.shape, private=True))
+        result = compute(norm_cost, inputs.shape, inputs.dtype, inputs.tokens, private=True)
         view.cost(result, inputs.dtype, inputs.shape.dtype)
-    except EngineError as error:  # a fact the catalog lacks, a kind without a cost model
-        st.error(error_text(error), icon=":material/error:")

@@ -2,7 +2,10 @@
 
 import streamlit as st
 
-from ui import jobs, presenting
+from engine.config import STORAGE_DTYPES
+from engine.norms.precision_facts import default_eps_table, dtype_facts
+from engine.norms.worked import explain_vectors
+from ui import presenting
 from ui.compute import compute
 from ui.i18n import t
 from ui.views import vector_lab as view
@@ -11,7 +14,7 @@ from ui.widgets.vector_lab import vector_lab_inputs
 st.title(t("vector_lab.title"))
 st.caption(t("vector_lab.intro"))
 
-default_eps = compute(jobs.default_eps())
+default_eps = {dtype: compute(default_eps_table, dtype) for dtype in STORAGE_DTYPES}
 layout = st.container(key="vl_layout")  # stacks on narrow screens (ui/styles/base.css)
 inputs_column, results_column = layout.columns([1, 2], gap="large")
 with inputs_column, presenting.controls("vl"):
@@ -22,17 +25,19 @@ with results_column:
         st.error(message, icon=":material/error:")
     for note in inputs.notes:
         st.info(note, icon=":material/info:")
-    if inputs.config is None:
+    config = inputs.config
+    if config is None:
         st.info(t("vector_lab.fix_input"), icon=":material/edit:")
     else:
-        explanation = compute(jobs.vector_explanation(inputs.config))
-        story = explanation.precision
-        facts = compute(
-            jobs.precision_facts(story.spec.dtype if story else inputs.config.input_dtype)
+        rows, spec, dtype = config.rows, config.spec, config.input_dtype
+        explanation = compute(
+            explain_vectors, rows, spec, dtype, config.weight, config.bias, config.row_index
         )
+        story = explanation.precision
+        facts = compute(dtype_facts, story.spec.dtype if story else dtype)
         view.steps(explanation)
         view.chart(explanation)
-        view.precision(explanation, inputs.config.rows, facts, default_eps)
+        view.precision(explanation, rows, facts, default_eps)
         view.comparison(explanation)
         view.outputs_table(explanation)
         view.formula(explanation)

@@ -1,6 +1,6 @@
 """Benchmark: peak memory of reading an uploaded dump, against the engine's prediction.
 
-``engine.dumps.cost.report_bytes`` predicts, from a dump's layout alone, the peak memory its
+``engine.dumps.report.report_bytes`` predicts, from a dump's layout alone, the peak memory its
 report and the page's tables take; ``report`` refuses a dump predicted over
 ``limits.MEMORY_BUDGET_BYTES`` (1.5 GiB).  This measures the real peak for dumps that stress
 each term of the model (many tokens, wide channels, many layers, a float64 stream), each in a
@@ -47,10 +47,9 @@ def status(key):
 import torch
 from safetensors.torch import save
 from engine.dumps.dump import open_dump
-from engine.dumps.report import report
+from engine.dumps.report import report, report_bytes
 from engine.dumps.sources import Upload
 from engine.dumps.tables import json_text, report_summary, report_tables
-from engine.dumps.cost import report_bytes
 
 layers, batch, tokens, d, dtype = {shape!r}
 generator = torch.Generator().manual_seed(0)

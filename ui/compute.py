@@ -1,331 +1,215 @@
-"""The one way a page runs engine work: cached, single-flight, bounded, visible, cancellable.
+"""The one way a page runs engine work: computed once, bounded, shown, cancellable.
 
-A workshop is thirty browsers on one server.  Every engine call a page makes goes through
-``compute(job)``:
+A workshop is thirty browsers on one server process.  A page calls the engine only through
 
-- results are kept in a process-wide store keyed by ``(job.name, job.key)``: the key is a
-  frozen spec holding no user data, so thirty identical clicks compute once.  Jobs marked
-  ``share=False`` (uploads) are keyed by the browser session as well, and kept in that
-  session's state, so they are never visible to another session and die with it;
-- identical requests in flight are computed once (single-flight): the second waits for the
-  first's result and shows its progress;
-- jobs predicted to take more than ``INLINE_S`` run on a pool of as many worker threads as
-  the machine has cores; the rest wait in its queue, shown as "queued";
-- a waiting page shows a progress bar; a worker whose last waiter has gone (tab closed,
-  Cancel pressed, a new setting chosen) is told to stop within ``GRACE_S`` seconds, through
-  the engine's ``StopCheck`` (``engine.threads``).
+- ``compute(fn, *args)``: work the engine's limits keep well under a second
+  (``benchmarks/bench_links.py``), run in the page's own thread;
+- ``run_heavy(fn, calls, labels, ...)``: work that may take seconds, which may wait for a
+  click (the auto-start rule, ``docs/architecture.md``), runs in a core slot (at most
+  ``CORES`` at once, the rest shown as queued), with a spinner and a progress bar.
 
-``run_on_request`` adds the rule for heavy work: a page run (a link opened, a setting changed)
-starts at most ``AUTO_START_S`` of predicted work through it without a click, all its
-requests together; past that the page shows the estimate and a button.
-Predictions come from the engine's cost models (calibrated on a quiet machine), scaled by
-how fast this server has recently run each kind of job (``expected_seconds``): a busy
-workshop server shows busy-server estimates.
+Results are kept with ``st.cache_resource``, keyed by the function's name and the arguments
+(or ``key``, where an argument is a large result or holds an upload's bytes).  The key goes
+to Streamlit as a digest of its pickle (``_digest``): Streamlit's own hashing walks a tuple
+number by number in Python, on every rerun (the Vector Lab's 64 x 1,024 inputs: more than
+its computation).  Identical requests, concurrent ones included, are computed once:
+Streamlit holds one lock per key, and a second caller waits for the first one's value.
+``private=True`` keeps a result in its browser session only (an upload, a typed prompt, a
+pasted config), in session-scoped caches that Streamlit drops with the session; a private
+heavy result may hold an upload's bytes, so a session keeps six of those at most.
 
-Engine code never sees Streamlit: a job's ``run(report, should_stop)`` gets two callbacks.
+Stopping needs no timer: a heavy job's ``should_stop`` calls the page run's own yield check,
+which raises Streamlit's ``RerunException`` when the page reruns (Cancel, a new setting) and
+``StopException`` when its tab has closed; the exception ends the job at its next check and
+nothing half-done is kept.  The progress bar is drawn through the context copied before the
+cached call, where Streamlit's ``in_cached_function`` flag is off: drawn inside, it would be
+recorded and replayed on the next hit, which fails (``CacheReplayClosureError``).  Both are
+Streamlit internals; ``tests/ui/test_compute.py`` pins them.
 """
 
 from __future__ import annotations
 
-import itertools
+import contextvars
+import hashlib
+import io
 import os
+import pickle
 import threading
-import time
-from collections import OrderedDict
-from collections.abc import Callable, Hashable
-from concurrent.futures import Future, ThreadPoolExecutor
-from concurrent.futures import TimeoutError as FutureTimeout
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import streamlit as st
+from streamlit.runtime.scriptrunner_utils.script_run_context import get_run_yield_check
 
-from engine.threads import Cancelled
-from ui.formatting import format_number
 from ui.i18n import t
 
-INLINE_S = 0.25  # jobs predicted faster than this run in the page's own thread
-AUTO_START_S = 1.0  # what one page run starts without a click, all its requests together
-GRACE_S = 1.0  # a job nobody waits for is cancelled after this long
-POLL_S = 0.1  # how often a waiting page redraws its progress
-LEARN_FROM_S = 0.5  # jobs predicted at least this long teach the estimates this server's speed
-WORKERS = max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1)
-
-Report = Callable[..., None]  # report(fraction, partial=None)
-_UNCLICKED = "_compute_unclicked_s"  # predicted seconds this page run started without a click
-
-
-@dataclass(frozen=True, eq=False)
-class Job:
-    """One engine call: ``run(report, should_stop)`` computes what ``(name, key)`` names."""
-
-    name: str  # the kind of work, e.g. "depth.simulate"; results are kept per name
-    key: Hashable  # the frozen spec the result depends on (nothing else)
-    run: Callable[[Report, Callable[[], bool]], Any]
-    label: str = ""  # translated text over the progress bar
-    seconds: float = 0.0  # predicted wall time on this server (the cost model)
-    share: bool = True  # False: the result belongs to this browser session only
-    max_entries: int = 64  # results of this name kept
-
-
-@dataclass(eq=False)
-class _Flight:
-    """A job running (or queued) on the pool, and who waits for it."""
-
-    job: Job
-    order: int
-    store_key: tuple
-    future: Future | None = None
-    fraction: float = 0.0
-    partial: Any = None
-    waiters: int = 0
-    started: threading.Event = field(default_factory=threading.Event)
-    cancel: threading.Event = field(default_factory=threading.Event)
-
-    def report(self, fraction: float, partial: Any = None) -> None:
-        self.fraction = min(max(float(fraction), 0.0), 1.0)
-        if partial is not None:
-            self.partial = partial
-
-
+CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+AUTO_START_FACTOR = 20  # a request starts on its own up to this many times the default's work
+HEAVY_KEPT = 64  # heavy results kept process-wide
+POLL_S = 0.1  # how often a queued job looks for a free core (and whether to stop)
+_SLOTS = threading.BoundedSemaphore(CORES)  # at most one heavy job per core
 _LOCK = threading.Lock()
-_SLOWDOWN: dict[str, float] = {}  # per job name: measured / predicted time, smoothed
-_STORE: dict[str, OrderedDict] = {}
-_FLIGHTS: dict[tuple, _Flight] = {}
-_ORDER = itertools.count()
-_POOL = ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="normscope-job")
+_REQUESTED = "_compute_requested"  # session state: the heavy requests clicked for
 
 
-def _session_token() -> str:
-    """A per-browser-session id that keys ``share=False`` work."""
-    if "_compute_session" not in st.session_state:
-        st.session_state["_compute_session"] = f"s{next(_ORDER)}-{time.time_ns()}"
-    return st.session_state["_compute_session"]
+def _name(fn: Callable) -> str:
+    """Names the function in a cache key (Streamlit cannot hash a function)."""
+    return f"{fn.__module__}.{fn.__qualname__}"
 
 
-def _store_key(job: Job) -> tuple:
-    return (job.name, job.key) if job.share else (job.name, job.key, _session_token())
+def _digest(key: Any) -> bytes:
+    """``key`` (specs, tuples, numbers, text) as 16 bytes, equal for equal values.  Pickled
+    without its memo: with it, a text shared by two fields pickles unlike two equal texts."""
+    buffer = io.BytesIO()
+    pickler = pickle.Pickler(buffer, protocol=5)
+    pickler.fast = True
+    pickler.dump(key)
+    return hashlib.blake2b(buffer.getvalue(), digest_size=16).digest()
 
 
-def cached(job: Job):
-    """The stored result of ``job``, or None."""
-    if not job.share:
-        return st.session_state.get("_compute_results", {}).get(_store_key(job))
+# ``name`` and ``key`` are hashed; ``_call`` (a leading underscore: not hashed) computes it.
+# Memory: a light result is at most ~2 MB (a DyT sweep or the Axes statistics at their
+# maxima), a heavy one ~10 MB shared (a given prompt's capture and report); a private heavy
+# result may hold an upload's bytes (200 MB) or a typed prompt's capture (~90 MB).
+@st.cache_resource(max_entries=256, show_spinner=False)
+def _shared(name: str, key: Any, _call: Callable[[], Any]) -> Any:
+    return _call()
+
+
+@st.cache_resource(max_entries=HEAVY_KEPT, show_spinner=False)
+def _heavy(name: str, key: Any, _call: Callable[[], Any]) -> Any:
+    return _call()
+
+
+@st.cache_resource(max_entries=32, show_spinner=False, scope="session")
+def _private(name: str, key: Any, _call: Callable[[], Any]) -> Any:
+    return _call()
+
+
+# A file's open, layout and report, and a capture: what a session reads at once, and no more.
+@st.cache_resource(max_entries=6, show_spinner=False, scope="session")
+def _private_heavy(name: str, key: Any, _call: Callable[[], Any]) -> Any:
+    return _call()
+
+
+@st.cache_resource(show_spinner=False)
+def _computed() -> dict:
+    """(name, key) of the heavy results any session computed, newest last.  At most half
+    ``HEAVY_KEPT``, and refreshed with each use as ``_heavy``'s entries are (both least
+    recently used first out), so each is still in ``_heavy``: a class opening the
+    instructor's link sees the result at once, with no click and no work."""
+    return {}
+
+
+def _remember(done: dict, marker: tuple) -> None:
     with _LOCK:
-        entries = _STORE.get(job.name)
-        if entries is None or job.key not in entries:
-            return None
-        entries.move_to_end(job.key)
-        return entries[job.key]
+        done.pop(marker, None)
+        done[marker] = True
+        while len(done) > HEAVY_KEPT // 2:
+            done.pop(next(iter(done)))
 
 
-def _keep_private(job: Job, value, session_results: dict, key: tuple) -> None:
-    """Keep a ``share=False`` result in its session, at most ``job.max_entries`` per name.
+def compute(fn: Callable, *args, key: Any = None, private: bool = False) -> Any:
+    """``fn(*args)``, computed once for these arguments (or ``key``) and kept.  Raises what
+    ``fn`` raises (``EngineError`` for a refusal), which is not kept."""
+    cache = _private if private else _shared
+    return cache(_name(fn), _digest(args if key is None else key), lambda: fn(*args))
 
-    The bound matters for uploads: a result may hold the uploaded bytes (a dump's report
-    reads from them), so a session that uploads file after file keeps only its last few.
-    ``key`` is ``_store_key(job)``, taken in the page's thread (a worker has no session).
+
+def run_heavy(
+    fn: Callable,
+    calls: Sequence[tuple],
+    labels: Sequence[str],
+    *,
+    keys: Sequence[Any] | None = None,
+    private: bool = False,
+    button: str = "",
+    widget_key: str = "",
+    work: Callable[..., float] | None = None,
+    default: tuple = (),
+    always_ask: bool = False,
+    on_partial: Callable[[list], None] | None = None,
+) -> list | None:
+    """``[fn(*args, progress=, should_stop=, threads=1) for args in calls]``, or None while
+    the request waits for a click.
+
+    The auto-start rule: the request starts on its own while ``work`` summed over the calls
+    is at most ``AUTO_START_FACTOR`` times ``work(*default)``, the same computation at the
+    page's defaults; beyond that, and always with ``always_ask`` (training runs, timings, the
+    precision comparison), it waits for a click on ``button``, remembered in this session for
+    these calls only, so a new setting asks again.  A result another session computed needs no
+    click.  Without ``work`` (a file read, bounded by the upload limit) it never waits.
+    ``labels[i]`` is shown while ``calls[i]`` runs; ``on_partial(found)`` draws the results
+    so far and the running call's partial result (the training lab's live chart).
     """
-    session_results.pop(key, None)
-    session_results[key] = value  # the newest last: dicts keep insertion order
-    same_name = [k for k in list(session_results) if k[0] == job.name]
-    for old in same_name[: -job.max_entries]:
-        session_results.pop(old, None)
-
-
-def _keep(job: Job, value, session_results: dict | None, key: tuple) -> None:
-    if not job.share:
-        if session_results is not None:
-            _keep_private(job, value, session_results, key)
-        return
+    name = _name(fn)
+    keys = [_digest(key) for key in (calls if keys is None else keys)]
+    done = _computed()
     with _LOCK:
-        entries = _STORE.setdefault(job.name, OrderedDict())
-        entries[job.key] = value
-        entries.move_to_end(job.key)
-        while len(entries) > job.max_entries:
-            entries.popitem(last=False)
-
-
-def clear() -> None:
-    """Forget every stored result and learned slowdown (tests; a server keeps them)."""
-    with _LOCK:
-        _STORE.clear()
-        _SLOWDOWN.clear()
-
-
-def expected_seconds(job: Job) -> float:
-    """The job's predicted time on this server now: the cost model times recent slowdown."""
-    return job.seconds * _SLOWDOWN.get(job.name, 1.0)
-
-
-def _timed_run(job: Job, report, should_stop):
-    start = time.perf_counter()
-    value = job.run(report, should_stop)
-    elapsed = time.perf_counter() - start
-    if job.seconds >= LEARN_FROM_S:  # short runs measure fixed overheads, not the machine
-        ratio = min(max(elapsed / job.seconds, 0.5), 5.0)
-        with _LOCK:
-            previous = _SLOWDOWN.get(job.name, ratio)
-            _SLOWDOWN[job.name] = 0.7 * previous + 0.3 * ratio
-    return value
-
-
-def _work(flight: _Flight, session_results: dict | None):
-    flight.started.set()
-    try:
-        if flight.cancel.is_set():
-            raise Cancelled("nobody waited for this job any more")
-        value = _timed_run(flight.job, flight.report, flight.cancel.is_set)
-        _keep(flight.job, value, session_results, flight.store_key)
-        return value
-    finally:
-        with _LOCK:
-            if _FLIGHTS.get(flight.store_key) is flight:
-                del _FLIGHTS[flight.store_key]
-
-
-def _join(job: Job) -> _Flight:
-    key = _store_key(job)
-    session_results = None if job.share else st.session_state.setdefault("_compute_results", {})
-    with _LOCK:
-        flight = _FLIGHTS.get(key)
-        if flight is None or flight.cancel.is_set():
-            flight = _Flight(job, next(_ORDER), key)
-            _FLIGHTS[key] = flight
-            flight.future = _POOL.submit(_work, flight, session_results)
-        flight.waiters += 1
-        return flight
-
-
-def _leave(flight: _Flight) -> None:
-    with _LOCK:
-        flight.waiters -= 1
-        if flight.waiters > 0 or flight.future.done():
-            return
-
-    def cancel_if_abandoned() -> None:
-        with _LOCK:
-            if flight.waiters == 0 and not flight.future.done():
-                flight.cancel.set()
-
-    timer = threading.Timer(GRACE_S, cancel_if_abandoned)
-    timer.daemon = True
-    timer.start()
-
-
-def _queued_ahead(flight: _Flight) -> int:
-    with _LOCK:
-        return sum(
-            1
-            for other in _FLIGHTS.values()
-            if other.order < flight.order and not other.started.is_set()
-        )
-
-
-def compute(job: Job, on_partial: Callable[[Any], None] | None = None):
-    """``job``'s result: stored, joined in flight, or computed now with progress shown.
-
-    ``on_partial(partial)`` is called in the page's thread whenever the job reported a new
-    partial result (e.g. the training lab's losses so far), so the page can draw it live.
-    Raises whatever the job raised (``EngineError`` for refusals).
-    """
-    value = cached(job)
-    if value is not None:
-        return value
-    if expected_seconds(job) < INLINE_S:
-        value = _timed_run(job, lambda *_: None, lambda: False)
-        session = None if job.share else st.session_state.setdefault("_compute_results", {})
-        _keep(job, value, session, _store_key(job))
-        return value
-    for _attempt in range(3):  # a flight cancelled just as we joined it is started afresh
-        try:
-            return _wait(job, _join(job), on_partial)
-        except Cancelled:
-            continue
-    raise Cancelled(f"{job.name} was cancelled three times while waited for")
-
-
-def _wait(job: Job, flight: _Flight, on_partial):
-    status = st.empty()
-    shown_partial = None
-    try:
-        while True:
-            try:
-                return flight.future.result(timeout=POLL_S)
-            except FutureTimeout:
-                pass
-            if flight.started.is_set():
-                status.progress(flight.fraction, text=job.label)
+        waiting = tuple((name, key) for key in keys if private or (name, key) not in done)
+    heavy = always_ask or (work is not None and _ratio(work, calls, default) > AUTO_START_FACTOR)
+    cancel = st.empty()
+    if waiting and heavy:
+        requested = st.session_state.setdefault(_REQUESTED, set())
+        if st.button(button, key=widget_key, type="primary", icon=":material/play_arrow:"):
+            requested.add(waiting)
+        if waiting not in requested:  # say why it waits
+            if always_ask:
+                st.caption(t("compute.always_on_request"))
             else:
-                ahead = _queued_ahead(flight)
-                status.progress(0.0, text=t("compute.queued", label=job.label, ahead=ahead))
-            partial = flight.partial
-            if on_partial is not None and partial is not None and partial is not shown_partial:
-                shown_partial = partial
-                on_partial(partial)
-    finally:
-        _leave(flight)
-        status.empty()
-
-
-def new_page_run() -> None:
-    """Called by ``app.py`` before each page run: the run may again start ``AUTO_START_S``
-    of work without a click."""
-    st.session_state[_UNCLICKED] = 0.0
-
-
-def estimate_text(seconds: float) -> str:
-    """A predicted duration as the pages write it."""
-    if seconds < 1.0:
-        return t("compute.under_a_second")
-    return t("compute.about_seconds", seconds=format_number(seconds, 1 if seconds < 10 else 0))
-
-
-def run_on_request(
-    jobs: list[Job], start_label: str, widget_key: str, on_partial=None, always_ask=False
-):
-    """The jobs' results if stored or cheap together; else a button with the estimate.
-
-    Heavy work (the jobs not yet stored, with what this page run already started without a
-    click, over ``AUTO_START_S``; or any work with ``always_ask``) never starts from a link
-    or a rerun alone: it needs a click in this session, remembered for these jobs only, so a
-    changed setting asks again.  While it runs, a Cancel button stops it.  Returns the
-    results in order, or None while waiting for the click.  ``on_partial(index, partial)``
-    draws a running job's partial result.
-    """
-    missing = [job for job in jobs if cached(job) is None]
-    seconds = sum(expected_seconds(job) for job in missing)
-    requested = st.session_state.setdefault("_compute_requested", set())
-    marker = tuple((job.name, job.key) for job in missing)
-    started = st.session_state.get(_UNCLICKED, 0.0)  # by this page run, without a click
-    cancel_slot = st.empty()
-    if missing and not always_ask and started + seconds <= AUTO_START_S:
-        st.session_state[_UNCLICKED] = started + seconds
-    elif missing:
-        clicked = st.button(
-            f"{start_label} ({estimate_text(seconds)})",
-            key=widget_key,
-            type="primary",
-            icon=":material/play_arrow:",
-        )
-        if clicked:
-            requested.add(marker)
-        if marker not in requested:
-            if started + seconds > AUTO_START_S:  # why it waits; a lab's button needs no reason
-                estimate, limit = estimate_text(seconds), f"{AUTO_START_S:g}"
-                st.caption(t("compute.on_request", estimate=estimate, limit=limit))
+                ratio = f"{round(_ratio(work, calls, default)):,}"
+                st.caption(t("compute.on_request", ratio=ratio, factor=AUTO_START_FACTOR))
             return None
-        cancel_slot.button(
+        cancel.button(
             t("compute.cancel"),
             key=f"{widget_key}_cancel",
-            on_click=lambda: requested.discard(marker),
+            on_click=requested.discard,
+            args=(waiting,),
             icon=":material/stop:",
         )
     try:
-        results = []
-        for index, job in enumerate(jobs):
-            draw = None if on_partial is None else (lambda p, i=index: on_partial(i, p))
-            results.append(compute(job, draw))
-        return results
+        found: list = []
+        for args, key, label in zip(calls, keys, labels):
+            draw = None if on_partial is None else (lambda partial: on_partial([*found, partial]))
+            found.append(_run(fn, name, args, key, label, private, draw))
+            if not private:
+                _remember(done, (name, key))
+        return found
     finally:
-        cancel_slot.empty()
+        cancel.empty()
+
+
+def _ratio(work: Callable[..., float], calls: Sequence[tuple], default: tuple) -> float:
+    return sum(work(*args) for args in calls) / max(work(*default), 1)
+
+
+def _run(fn, name, args, key, label, private, on_partial):
+    """One heavy call: in a core slot, with a spinner, its progress bar and partial results."""
+    bar = st.empty()
+    outer = contextvars.copy_context()  # drawing from here is not recorded for cache replay
+    check = get_run_yield_check() or (lambda: None)
+    queued = t("compute.queued", label=label)
+
+    def progress(fraction: float, partial: Any = None) -> None:
+        outer.run(bar.progress, min(max(float(fraction), 0.0), 1.0))
+        if partial is not None and on_partial is not None:
+            outer.run(on_partial, partial)
+
+    def should_stop() -> bool:
+        check()  # raises Streamlit's RerunException or StopException
+        return False
+
+    def call():
+        while not _SLOTS.acquire(timeout=POLL_S):
+            outer.run(bar.progress, 0.0, text=queued)
+            check()
+        try:
+            return fn(*args, progress=progress, should_stop=should_stop, threads=1)
+        finally:
+            _SLOTS.release()
+
+    try:
+        with st.spinner(label, show_time=True):  # also what a session waiting for it sees
+            return (_private_heavy if private else _heavy)(name, key, call)
+    finally:
+        bar.empty()

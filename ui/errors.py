@@ -8,6 +8,11 @@ typed ``https://...`` never becomes a link, ``**`` never becomes bold.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import streamlit as st
+
 from engine.errors import EngineError
 from ui.formatting import literal
 from ui.i18n import t
@@ -62,3 +67,13 @@ def error_text(error: EngineError) -> str:
 def input_error_text(error) -> str:
     """The translated message for a ``ui.vector_input.VectorInputError``."""
     return t(f"input.{error.key}", **shown(error.params))
+
+
+@contextmanager
+def showing_refusals(target=st) -> Iterator[None]:
+    """Runs the block; an engine refusal raised in it (a file, vector, view or setting the
+    engine does not take) ends the block and is shown as an error in ``target``."""
+    try:
+        yield
+    except EngineError as error:
+        target.error(error_text(error), icon=":material/error:")

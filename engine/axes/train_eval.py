@@ -33,7 +33,7 @@ from engine.axes.sources import channel_profile, draw_tokens
 from engine.config import DTYPES, AxesSpec, NormSpec
 from engine.norms import reference
 from engine.norms.dispatch import normalize
-from engine.threads import torch_threads
+from engine.threads import Cancelled, Progress, StopCheck, torch_threads
 
 DEFAULT_STEPS = 100
 DEFAULT_MOMENTUM = 0.1  # PyTorch's default; Keras writes the same rule with 0.9 (1 - this)
@@ -63,6 +63,11 @@ class TrainEvalGap:
     gap_by_shift: np.ndarray  # [S] gap_mean at each shift (same batches, same running stats)
 
 
+def train_eval_work(spec: AxesSpec, shift: float, momentum: float, steps: int) -> int:
+    """The experiment's work: every cell of every training batch, normalized once."""
+    return spec.batch * spec.tokens * spec.d * steps
+
+
 def train_eval_batches(
     spec: AxesSpec, steps: int = DEFAULT_STEPS, shift: float = DEFAULT_SHIFT
 ) -> tuple[torch.Tensor, torch.Tensor]:
@@ -88,9 +93,14 @@ def train_eval_gap(
     shift: float = DEFAULT_SHIFT,
     momentum: float = DEFAULT_MOMENTUM,
     steps: int = DEFAULT_STEPS,
+    progress: Progress | None = None,
+    should_stop: StopCheck | None = None,
     threads: int | None = None,
 ) -> TrainEvalGap:
-    """Train ``steps`` batches' running statistics, then normalize a shifted batch both ways."""
+    """Train ``steps`` batches' running statistics, then normalize a shifted batch both ways.
+
+    ``should_stop`` is polled between training batches (``Cancelled``); ``progress`` gets the
+    fraction of them done."""
     steps = limits.checked_int("steps", steps, 1, limits.MAX_TRAIN_STEPS)
     momentum = limits.checked_real("momentum", momentum, 0.0, 1.0)
     if momentum == 0.0:  # nothing would ever be learned: the running stats stay 0 and 1
@@ -112,7 +122,11 @@ def train_eval_gap(
         running_mean = torch.zeros(spec.d, dtype=dtype)  # nn.BatchNorm1d's initial values
         running_var = torch.ones(spec.d, dtype=dtype)
         means, history_mean, history_var = [], [running_mean], [running_var]
-        for batch in train:
+        for done, batch in enumerate(train):
+            if should_stop is not None and should_stop():
+                raise Cancelled(f"stopped after {done} of {steps} batches")
+            if progress is not None:
+                progress(done / steps)
             stats = normalize(batch, bn, backend="torch")  # training mode: batch statistics
             batch_mean, batch_var = stats.mean.to(dtype), stats.var.to(dtype)  # [d] each
             running_mean, running_var = reference.batch_norm_running_update(

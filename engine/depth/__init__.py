@@ -23,7 +23,7 @@ _EXPORTS = {
     "SWEEP_LAYERS": "limits",
     "check_limits": "limits",
     "sweep_depths": "limits",
-    "weight_elements": "cost",
+    "weight_elements": "limits",
     "simulation_cost": "cost",
     "DepthCancelled": "simulator",
     "DepthResult": "simulator",

@@ -2,12 +2,22 @@
 
 The simulator's cost is dominated by drawing every layer's weights (L·d²·k numbers) and by
 keeping the residual stream of every layer for the backward pass ((L+1)·T·d numbers); both
-are capped, and so is the predicted peak memory of the whole run (``engine/depth/cost.py``)
-against a per-job budget, so that no configuration a page accepts can exhaust a shared
-server.  Every refusal is an ``EngineError`` whose key names the limit (``depth.<limit>``).
+are capped, and so is the predicted peak memory of the whole run (``peak_bytes``) against a
+per-job budget, so that no configuration a page accepts can exhaust a shared server.  Every
+refusal is an ``EngineError`` whose key names the limit (``depth.<limit>``).
 
 The budget is ``JOB_MEMORY_BYTES``: 1.5 GiB unless the environment variable
 ``NORMSCOPE_JOB_MEMORY_MB`` says otherwise (a server with more memory per core may raise it).
+
+Memory, counted from the spec.  ``weight_elements``: the weights drawn over all layers
+(L·d²·k); ``graph_elements``: what all layers' autograd graphs hold (weights and saved
+activations).  While the graphs fit in ``KEEP_GRAPH_ELEMENTS`` the simulator keeps them from
+the forward pass; beyond, it keeps only the stream and re-runs each layer going down.  The
+stream x_0..x_L is kept for the backward pass ((L+1)·T·d float32); the kept graphs come on
+top, and one layer's weights several times over while it runs (the draw, its scaled copy,
+its gradient, allocator slack: ``LAYER_WEIGHT_COPIES``); ``BASE_BYTES`` is what a
+simulation's first call costs the process (autograd's own buffers).  ``peak_bytes`` bounds
+the peak resident memory the process grows by (a slow test measures it).
 """
 
 from __future__ import annotations
@@ -19,7 +29,6 @@ import torch
 
 from engine.config import DepthSpec
 from engine.config.depth import MAX_DEPTH_WIDTH, MAX_LAYERS, MAX_TOKENS
-from engine.depth.cost import WEIGHTS_PER_D2, simulation_cost, weight_elements
 from engine.errors import EngineError
 
 MAX_STREAM_ELEMENTS = 2**28  # (L+1) * T * d floats kept for the backward pass: 1 GiB
@@ -27,11 +36,65 @@ MAX_WEIGHT_ELEMENTS = 2**28  # weights drawn over all layers: 1 GiB of normal nu
 SWEEP_LAYERS = (6, 12, 24, 48, 96)  # depths of the last-layer gradient sweep
 JOB_MEMORY_BYTES = int(float(os.environ.get("NORMSCOPE_JOB_MEMORY_MB", 1536)) * 2**20)
 
+WEIGHTS_PER_D2 = {"linear": 1, "mlp": 8, "attention": 2, "transformer": 10}  # per layer / d^2
+KEEP_GRAPH_ELEMENTS = 2**26  # graphs up to ~256 MiB of float32 are kept: no re-run
+LAYER_WEIGHT_COPIES = 8  # one layer's weights alive at once while it runs, with slack
+BASE_BYTES = 64 * 2**20
+FLOAT_BYTES = 4
+
+
+def branch_parts(spec: DepthSpec) -> tuple[str, ...]:
+    """The residual branches of one layer: a transformer block has two."""
+    return ("attention", "mlp") if spec.sublayer == "transformer" else (spec.sublayer,)
+
+
+def weight_elements(spec: DepthSpec) -> int:
+    """How many weights the stack draws over all layers: the simulation's main cost."""
+    return spec.layers * spec.d * spec.d * WEIGHTS_PER_D2[spec.sublayer]
+
+
+def graph_elements(spec: DepthSpec) -> int:
+    """About how many float32 values all layers' autograd graphs hold: weights + activations."""
+    weights = {"linear": 1, "mlp": 8, "attention": 2}  # d*d matrices per branch
+    saved = {"linear": 4, "mlp": 12, "attention": 6}  # [T, d]-sized tensors saved per branch
+    parts = branch_parts(spec)
+    per_layer = spec.d * (
+        spec.d * sum(weights[p] for p in parts) + spec.tokens * sum(saved[p] for p in parts)
+    )
+    return spec.layers * per_layer
+
+
+def keeps_graphs(spec: DepthSpec) -> bool:
+    """Whether the simulator keeps every layer's graph (else it re-runs layers going down)."""
+    return graph_elements(spec) <= KEEP_GRAPH_ELEMENTS
+
+
+def peak_bytes(spec: DepthSpec) -> int:
+    """The most memory ``simulate_depth(spec)`` adds to the process, predicted from the spec."""
+    stream = (spec.layers + 1) * spec.tokens * spec.d
+    layer_weights = weight_elements(spec) // spec.layers
+    graphs = graph_elements(spec) if keeps_graphs(spec) else 2 * graph_elements(spec) // spec.layers
+    alive = stream + graphs + LAYER_WEIGHT_COPIES * layer_weights
+    return BASE_BYTES + FLOAT_BYTES * alive
+
 
 def max_width(device: str = "cpu") -> int:
     """The widest residual stream the simulator takes on ``device``."""
     kind = torch.device(device).type
     return MAX_DEPTH_WIDTH.get(kind, MAX_DEPTH_WIDTH["cpu"])
+
+
+def simulation_work(spec: DepthSpec) -> int:
+    """What ``simulate_depth(spec)`` computes, counted from the spec: three multiply-adds per
+    weight and token (forward, and the backward pass into the input and into the weight),
+    four when layers are re-run going down, and one draw per weight (two when re-run)."""
+    keep = keeps_graphs(spec)
+    return weight_elements(spec) * (spec.tokens * (3 if keep else 4) + (1 if keep else 2))
+
+
+def sweep_work(spec: DepthSpec, layers=SWEEP_LAYERS) -> int:
+    """What ``sweep_last_layer_grad(spec, layers)`` computes: one simulation per depth."""
+    return sum(simulation_work(dataclasses.replace(spec, layers=int(n))) for n in layers)
 
 
 def check_limits(spec: DepthSpec, device: str = "cpu") -> None:
@@ -64,7 +127,7 @@ def check_limits(spec: DepthSpec, device: str = "cpu") -> None:
             "depth.stream_too_large",
             {"values": f"{stream:,}", "limit": f"{MAX_STREAM_ELEMENTS:,}"},
         )
-    peak = simulation_cost(spec).peak_bytes
+    peak = peak_bytes(spec)
     if peak > JOB_MEMORY_BYTES:
         raise EngineError(
             "depth.over_memory_budget",

@@ -18,7 +18,7 @@ y is the final norm of x_L for the pre-like placements when ``final_norm`` is on
 Memory and speed.  Each layer runs as its own small autograd graph from a detached input,
 and the backward pass walks down the layers with one ``torch.autograd.grad`` per layer, so
 the loop can report progress and stop between layers.  While the graphs fit in
-``engine.depth.cost.KEEP_GRAPH_ELEMENTS`` they are kept from the forward pass; beyond that only the
+``limits.KEEP_GRAPH_ELEMENTS`` they are kept from the forward pass; beyond that only the
 stream x_0..x_L is kept (O(L T d)) and the backward pass regenerates each layer's weights
 from its own seed and re-runs the layer.  Each layer's weights come from a seed of
 (seed, layer, branch, matrix), so every placement sees the same draws.  Norms go through
@@ -51,8 +51,7 @@ import torch
 import torch.nn.functional as F
 
 from engine.config import DepthSpec, NormSpec
-from engine.depth.cost import keeps_graphs
-from engine.depth.limits import check_limits
+from engine.depth.limits import branch_parts, check_limits, keeps_graphs
 from engine.depth.placements import PLACEMENTS
 from engine.depth.theory import (
     branch_gain,
@@ -144,10 +143,6 @@ def _randn(shape, seed: int, device) -> torch.Tensor:
     return torch.randn(shape, generator=gen, dtype=torch.float32).to(device)
 
 
-def _parts(spec: DepthSpec) -> tuple[str, ...]:
-    return ("attention", "mlp") if spec.sublayer == "transformer" else (spec.sublayer,)
-
-
 def layer_weights(spec: DepthSpec, layer: int, device="cpu") -> list[dict[str, torch.Tensor]]:
     """The weights of layer ``layer`` (1-based), one dict per residual branch.
 
@@ -164,7 +159,7 @@ def layer_weights(spec: DepthSpec, layer: int, device="cpu") -> list[dict[str, t
         "attention": (("w_v", d, d, 1.0), ("w_o", d, d, out)),
     }
     branches = []
-    for p, part in enumerate(_parts(spec)):
+    for p, part in enumerate(branch_parts(spec)):
         weights = {}
         for m, (name, fan_in, fan_out, scale) in enumerate(shapes[part]):
             std = weight_std(spec, fan_in) * beta * scale
@@ -197,7 +192,7 @@ class _Stack:
         self.placement = PLACEMENTS[spec.placement]
         self.norm_spec = NormSpec(kind=spec.norm, eps=spec.eps, alpha=spec.dyt_alpha)
         self.alpha, self.beta = identity_and_init_scales(spec)
-        self.parts = _parts(spec)
+        self.parts = branch_parts(spec)
         self.act = F.relu if spec.activation == "relu" else F.gelu
 
     def norm(self, x: torch.Tensor):

@@ -16,8 +16,8 @@ Modules, in the order data flows:
 - ``dump``      ``open_dump``: the three above, no data read; ``read_tokens``
 - ``chunks``, ``partials``, ``reduce``, ``cluster``: one streaming pass of associative
                 partials, in this process or on Dask; ``stats`` merges them into arrays
-- ``diagnostics``, ``norm_views``: what those arrays say; ``report`` puts it together once
-                the read's peak memory, predicted from the layout, is within the budget;
+- ``diagnostics``, ``norm_views``: what those arrays say; ``report`` puts it together, after
+                ``check_memory`` (a read's peak memory, predicted from the layout);
                 ``report.judged`` applies new thresholds without reading again
 - ``tables``    the report as DataFrames, JSON and CSV; ``cli`` the command line
 - ``capture``   a real model's stream and norms on prompts, as a dump (``architectures``:

@@ -13,7 +13,7 @@ from engine.dumps.layout import Layout, Piece, infer_layout
 from engine.dumps.limits import MAX_ENTRIES
 from engine.dumps.refusals import refuse
 from engine.dumps.sources import DumpFile, Upload, resolve_files
-from engine.threads import Cancelled, StopCheck
+from engine.threads import Cancelled, Progress, StopCheck, torch_threads
 
 
 @dataclass(frozen=True)
@@ -41,11 +41,13 @@ class Dump:
 def open_dump(
     source: str | os.PathLike | Upload | DumpFile | Dump,
     spec: DumpSpec | None = None,
+    progress: Progress | None = None,
     should_stop: StopCheck | None = None,
+    threads: int | None = None,
 ) -> Dump:
     """Resolve, scan and lay out ``source``: a path, a directory or glob of shards, or an
     ``Upload`` (an uploaded file's name and bytes).  Every refusal is an ``EngineError``;
-    ``should_stop`` is polled between files (``engine.threads.Cancelled``)."""
+    ``should_stop`` is polled and ``progress`` told between files (``engine.threads``)."""
     spec = spec or DumpSpec()
     if isinstance(source, Dump):
         if source.spec == spec:
@@ -53,10 +55,13 @@ def open_dump(
         return Dump(source.files, source.scans, infer_layout(source.scans, spec), spec)
     files = resolve_files(source)
     scans, entries = [], 0
-    for file in files:
+    for done, file in enumerate(files):
         if should_stop is not None and should_stop():
             raise Cancelled()
-        scans.append(scan_file(file))
+        with torch_threads(threads):  # an upload's .pt is unpickled here
+            scans.append(scan_file(file))
+        if progress is not None:
+            progress((done + 1) / len(files))
         entries += len(scans[-1].entries) + len(scans[-1].skipped)
         if entries > MAX_ENTRIES:  # shards together: refused before the next is scanned
             names = f"{files[0].name} … {file.name}"

@@ -38,7 +38,7 @@ in the refusal that enforces it.
 - ``MAX_FILES``: a directory or glob of shards.
 - ``MEMORY_BUDGET_BYTES``: what one read may add to the process at its peak (the report's
   arrays, its tables and a window of data), predicted from the layout before any data is
-  read (``engine.dumps.cost.report_bytes``); a dump over it is refused.  A server holds
+  read (``engine.dumps.report.report_bytes``); a dump over it is refused.  A server holds
   one process for every visitor: one read must never take it down.
 - ``WINDOW_BYTES``: how much of a file one unit of work maps at a time.  The mapping is
   dropped after each window, so the pages of a file larger than RAM never pile up in the

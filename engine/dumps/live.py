@@ -132,10 +132,23 @@ class LiveCapture:
     seconds: float  # tokenizing, the forward pass with hooks, serialising
 
 
-def capture_live(live: LiveModel, spec: LiveSpec, threads: int | None = 1) -> LiveCapture:
-    """``spec.prompt`` through the live model in ``spec.dtype``, as an in-memory dump file."""
+def capture_live(
+    live: LiveModel,
+    spec: LiveSpec,
+    progress: Progress | None = None,
+    should_stop: StopCheck | None = None,
+    threads: int | None = 1,
+) -> LiveCapture:
+    """``spec.prompt`` through the live model in ``spec.dtype``, as an in-memory dump file.
+
+    One forward pass (about a second at the most tokens a prompt may hold): ``should_stop``
+    is polled before it, ``progress`` told after it."""
+    if should_stop is not None and should_stop():
+        raise Cancelled()
     start = time.perf_counter()
     result = live.capture([spec.prompt], spec.dtype, threads)
+    if progress is not None:
+        progress(1.0)
     next_id = int(result.logits[0, -1].argmax()) if result.logits is not None else None
     return LiveCapture(
         spec=spec,
@@ -144,6 +157,11 @@ def capture_live(live: LiveModel, spec: LiveSpec, threads: int | None = 1) -> Li
         next_token="" if next_id is None else live.loaded.tokenizer.decode([next_id]),
         seconds=time.perf_counter() - start,
     )
+
+
+def capture_work(live: LiveModel, spec: LiveSpec) -> int:
+    """A capture's work: the prompt's tokens (its forward pass and report grow with them)."""
+    return live.prompt_tokens(spec.prompt)
 
 
 @dataclass(frozen=True)
@@ -174,7 +192,7 @@ def live_report(
     SmolLM2's 61 norms takes seconds, so a page fits the one a user picks
     (``engine.dumps.norm_views.fit_dyt(pair)``).
     """
-    captured = capture_live(live, spec, threads)
+    captured = capture_live(live, spec, threads=threads)
     if should_stop is not None and should_stop():
         raise Cancelled()
     if progress is not None:
@@ -186,7 +204,7 @@ def live_report(
 
     start = time.perf_counter()
     with torch_threads(threads):
-        rep = report(captured.file, dump_spec, report_progress, should_stop, fit_norms=fit_norms)
+        rep = report(captured.file, dump_spec, fit_norms, report_progress, should_stop)
     return LiveReport(
         spec=spec,
         info=captured.info,

@@ -3,7 +3,9 @@ every diagnostic the page and the CLI show (``DumpReport``).
 
 The pass reads each value once (``reduce.reduce_stream``, or ``cluster.reduce_on_dask``);
 afterwards a few tokens per layer are read again for the LayerNorm/RMSNorm comparison and
-a sample of each norm pair for the DyT fit.
+a sample of each norm pair for the DyT fit.  Before any data is read, a dump whose report
+would pass ``MEMORY_BUDGET_BYTES`` at its peak (``report_bytes``, from the layout) is
+refused.
 """
 
 from __future__ import annotations
@@ -15,14 +17,15 @@ import numpy as np
 
 from engine.config import DumpSpec
 from engine.dumps import diagnostics
-from engine.dumps.cost import check_memory
 from engine.dumps.dump import Dump, open_dump, read_tokens
 from engine.dumps.layout import Layout
+from engine.dumps.limits import MEMORY_BUDGET_BYTES, WINDOW_BYTES
 from engine.dumps.norm_views import DyTFit, fit_dyt, token_norms
 from engine.dumps.reduce import reduce_stream
+from engine.dumps.refusals import refuse
 from engine.dumps.sources import DumpFile, Upload
 from engine.dumps.stats import StreamStats, finalize
-from engine.threads import Cancelled, Progress, StopCheck
+from engine.threads import Cancelled, Progress, StopCheck, torch_threads
 
 _REDUCTION_SHARE = 0.9  # of the progress bar: the streaming pass; the rest: re-reads
 
@@ -106,24 +109,80 @@ def _comparison(dump: Dump, residual, centering, spec: DumpSpec) -> NormComparis
     )
 
 
+# Memory.  A report keeps, per token of every layer (L·B·T rows), its sums, maxima and the
+# diagnostics built from them, and the page's tables hold a row per token, written again as
+# text for a download; per channel of every layer (L·d), Chan's mean and M2, maxima and
+# ratios, and a row of the channel table; per layer, its histogram's occupied bins and its
+# largest entries.  Reading holds a window of data and its working copies besides.  Set
+# above the peak RSS of ``report``, the page's tables and its JSON download, measured in a
+# fresh interpreter (benchmarks/bench_dump_memory.py, figures in benchmarks/RESULTS.md).
+MEMORY_BASE_BYTES = 64 * 2**20  # readers, the comparison's re-reads, torch's first buffers
+ROW_BYTES = 700  # per token of every layer (its rows in the tables and their JSON: ~2/3)
+CHANNEL_BYTES = 500  # per channel of every layer
+LAYER_BYTES = 64 * 2**10  # per layer: a dense histogram while reducing, the kept entries
+WINDOW_COPIES = 2  # a window mapped or copied (an upload's .npz, a .pt) and its chunks
+
+
+def report_bytes(layout: Layout, fit_norms: bool = True) -> int:
+    """Predicted peak memory of ``report`` and the page's tables on a dump with this layout,
+    above the process's own (the file's bytes not counted: an upload is held already)."""
+    layers = len(layout.layers)
+    rows = layers * layout.batch * layout.tokens
+    values = rows * layout.d
+    itemsize = 8 if layout.dtype == "float64" else 4
+    window = min(WINDOW_BYTES, values * itemsize)
+    files = {piece.entry.file for slot in layout.layers for piece in slot.pieces}
+    unpickled = sum(f.size for f in files if f.data is not None and f.suffix in (".pt", ".pth"))
+    return int(
+        MEMORY_BASE_BYTES
+        + ROW_BYTES * rows
+        + CHANNEL_BYTES * layers * layout.d
+        + LAYER_BYTES * layers
+        + WINDOW_COPIES * window
+        + unpickled  # an uploaded .pt's tensors, copied out of its bytes by torch.load
+    )
+
+
+def check_memory(layout: Layout, fit_norms: bool = True) -> None:
+    """Refuse a dump whose report would take more than ``MEMORY_BUDGET_BYTES``."""
+    need = report_bytes(layout, fit_norms)
+    if need > MEMORY_BUDGET_BYTES:
+        files = {piece.entry.file.name for slot in layout.layers for piece in slot.pieces}
+        raise refuse(
+            "too_much_memory",
+            file=", ".join(sorted(files)[:3]) + (" …" if len(files) > 3 else ""),
+            need=round(need / 2**30, 1),
+            layers=len(layout.layers),
+            rows=layout.batch * layout.tokens,
+            d=layout.d,
+            limit=round(MEMORY_BUDGET_BYTES / 2**30, 1),
+        )
+
+
 def report(
     source: str | os.PathLike | Upload | DumpFile | Dump,
     spec: DumpSpec | None = None,
+    fit_norms: bool = True,
     progress: Progress | None = None,
     should_stop: StopCheck | None = None,
+    threads: int | None = None,
     dask: str | None = None,
     workers: int = 1,
-    fit_norms: bool = True,
 ) -> DumpReport:
     """Every diagnostic of the dump at ``source`` (a path, directory, glob or ``Upload``).
 
     ``dask`` is a scheduler address, or "local" for an in-process cluster; None reduces in
     this process, with ``workers`` threads.  ``progress`` gets the fraction done;
-    ``should_stop`` is polled between chunks and raises ``engine.threads.Cancelled``.
+    ``should_stop`` is polled between chunks and raises ``engine.threads.Cancelled``;
+    ``threads``: torch's intra-op threads for the rest (the reduction itself takes one).
     ``fit_norms=False`` leaves ``dyt`` empty: a live model's 61 norm pairs would take
     seconds to fit, so the live page fits the one a user picks (``norm_views.fit_dyt``).
     """
-    spec = spec or DumpSpec()
+    with torch_threads(threads):
+        return _report(source, spec or DumpSpec(), fit_norms, progress, should_stop, dask, workers)
+
+
+def _report(source, spec, fit_norms, progress, should_stop, dask, workers) -> DumpReport:
     dump = open_dump(source, reading_spec(spec))
     check_memory(dump.layout, fit_norms)
 

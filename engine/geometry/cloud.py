@@ -83,6 +83,13 @@ def bounded_rows(spec: GeometrySpec, copies: int = 1) -> int:
     return max(1, min(spec.count, MAX_CELLS // (spec.d * copies)))
 
 
+def cloud_work(spec: GeometrySpec, *view) -> int:
+    """The values one pass over the spec's (bounded) inputs touches: the unit of work of the
+    high-dimension report and of the plane view, whose passes do not depend on the rest of
+    their arguments (``view``: a plane view's method and axes)."""
+    return bounded_rows(spec) * spec.d
+
+
 @dataclass(frozen=True)
 class NormedCloud:
     """One norm's outputs for every input of the cloud."""

@@ -24,12 +24,13 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from engine.config import GEOMETRY_MAX_D, GeometrySpec
+from engine.config import GEOMETRY_MAX_D, GEOMETRY_SCENE_MAX_D, GeometrySpec
 from engine.errors import EngineError
 from engine.geometry.arrays import readonly
 from engine.geometry.cloud import affine_parameters, norm_spec
 from engine.geometry.degenerate import degeneracy_flags
 from engine.geometry.measures import cosine, l2_norm, ones_component, split_along_ones
+from engine.geometry.meshes import SceneMeshes, scene_meshes
 from engine.norms.dispatch import normalize
 from engine.norms.kinds import PER_TOKEN_KINDS
 from engine.threads import torch_threads
@@ -110,3 +111,17 @@ def vector_path(
         layernorm_cos_input=float(cosine(x, outputs["layernorm"])[0]),
         flags=degeneracy_flags(x, spec.eps),
     )
+
+
+def drawn_path(
+    vector: tuple[float, ...], spec: GeometrySpec, threads: int | None = 1
+) -> tuple[VectorPath, SceneMeshes | None]:
+    """``vector_path``, with the sphere, plane and axis sized to reach every point of it when
+    it can be drawn (d <= 3), else None."""
+    path = vector_path(vector, spec, threads)
+    d = path.x.shape[0]
+    if d > GEOMETRY_SCENE_MAX_D:
+        return path, None
+    drawn = np.concatenate([path.x, path.centered, path.layernorm, path.rmsnorm])
+    reach = max(1.5 * math.sqrt(d), 1.2 * float(np.abs(drawn[np.isfinite(drawn)]).max()))
+    return path, scene_meshes(d, reach)

@@ -30,7 +30,7 @@ from engine.geometry.cloud import bounded_rows, input_vectors, norm_spec
 from engine.geometry.measures import split_along_ones
 from engine.norms.dispatch import normalize
 from engine.norms.kinds import PER_TOKEN_KINDS
-from engine.threads import torch_threads
+from engine.threads import Progress, StopCheck, torch_threads
 
 VIEW_METHODS = ("pca", "axes", "ones")
 OVERSAMPLE = 8  # extra block columns: the top two directions converge in a few iterations
@@ -98,9 +98,12 @@ def plane_view(
     spec: GeometrySpec,
     method: str = "pca",
     axes: tuple[int, int] = (0, 1),
+    progress: Progress | None = None,
+    should_stop: StopCheck | None = None,
     threads: int | None = None,
 ) -> PlaneView:
-    """A 2-D view of the spec's inputs and their outputs, for any d <= 8192."""
+    """A 2-D view of the spec's inputs and their outputs, for any d <= 8192 (one pass of a
+    few hundred milliseconds at most: ``progress`` and ``should_stop`` are not called)."""
     if method not in VIEW_METHODS:
         raise EngineError(
             "geometry.view_method",

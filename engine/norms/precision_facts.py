@@ -32,7 +32,7 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
-from engine.config import DTYPES
+from engine.config import DTYPES, HALF_DTYPES
 from engine.norms.precision_paths import running_sum
 
 
@@ -119,6 +119,25 @@ def running_sum_limit(term: float = 1.0, dtype: str = "float16") -> RunningSumLi
     index = int(stalled[0]) if len(stalled) else count - 1
     value = float(partial[index])
     return RunningSumLimit(dtype, float(terms[0, 0]), value, index, spacing(value, dtype))
+
+
+@dataclass(frozen=True)
+class DtypeFacts:
+    """What the Vector Lab's precision section states about a storage dtype."""
+
+    resolution: Resolution
+    square_threshold: float | None  # smallest |x| whose square is inf; None for float32/64
+    running_limit: RunningSumLimit | None  # where a running sum of ones stops; None likewise
+
+
+def dtype_facts(dtype: str) -> DtypeFacts:
+    """Resolution of ``dtype``; for the half dtypes also where a square and a running sum
+    break (a float32 running sum takes 2^25 terms to stall: not a fact a page needs)."""
+    if dtype not in HALF_DTYPES:
+        return DtypeFacts(resolution(dtype), None, None)
+    return DtypeFacts(
+        resolution(dtype), square_overflow_threshold(dtype), running_sum_limit(1.0, dtype)
+    )
 
 
 # --- default epsilons, read from the real signatures ---------------------------------------

@@ -28,6 +28,7 @@ References:
 from __future__ import annotations
 
 import statistics
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
@@ -37,6 +38,7 @@ from torch.utils.benchmark import Timer
 
 from engine.config import DTYPES
 from engine.norms.kinds import ROW_KINDS
+from engine.threads import Cancelled, Progress, StopCheck, torch_threads
 
 # Claims the Kernels page tests by measuring (quoted, never endorsed):
 PAPER_CLAIM = (0.07, 0.64)  # Zhang & Sennrich 2019, Tables 1-2: running time cut by 7-64 %
@@ -123,6 +125,9 @@ def time_norms(
     min_sample_s: float = 0.005,
     repeats: int = 5,
     seed: int = 0,
+    progress: Progress | None = None,
+    should_stop: StopCheck | None = None,
+    threads: int | None = None,
 ) -> NormTimings:
     """Median time per call of LayerNorm and RMSNorm at ``[rows, width]`` for each width.
 
@@ -133,10 +138,20 @@ def time_norms(
     with ``triton.testing.do_bench``.
 
     Its rows are one dict per (width, pass, kind): ``kind, pass, rows, width, dtype, device,
-    provider, median_us, q1_us, q3_us, min_us, gbps`` (q1 and q3: the quartiles of the
-    samples, or of ``do_bench``'s runs on CUDA; GB/s by the byte counts in the module
-    docstring).
+    provider, median_us, q1_us, q3_us, min_us, gbps, measured_at`` (q1 and q3: the quartiles
+    of the samples, or of ``do_bench``'s runs on CUDA; GB/s by the byte counts in the module
+    docstring; the local time the timing started, HH:MM:SS).  ``should_stop`` is polled and
+    ``progress`` told between (width, pass) pairs; ``threads``: torch's intra-op threads.
     """
+    with torch_threads(threads):
+        return _time_norms(
+            rows, widths, dtype, passes, device, provider, min_sample_s, repeats, seed,
+            progress, should_stop,
+        )  # fmt: skip
+
+
+def _time_norms(rows, widths, dtype, passes, device, provider, min_sample_s, repeats, seed,
+                progress, should_stop) -> NormTimings:  # fmt: skip
     if dtype not in DTYPES:
         raise ValueError(f"unknown dtype {dtype!r}; expected one of {tuple(DTYPES)}")
     passes = tuple(passes)
@@ -150,7 +165,9 @@ def time_norms(
     torch_dtype = DTYPES[dtype]
     gen = torch.Generator(device="cpu").manual_seed(seed)
     device_name = torch.cuda.get_device_name(dev) if dev.type == "cuda" else "CPU"
-    out = []
+    measured_at = time.strftime("%H:%M:%S")
+    widths = tuple(widths)
+    out, done = [], 0
     for width in widths:
         if width < 1:
             raise ValueError(f"widths must be >= 1, got {width}")
@@ -159,6 +176,8 @@ def time_norms(
         weight = (1.0 + 0.1 * torch.randn(width, generator=gen)).to(dev, torch_dtype)  # [N]
         bias = (0.1 * torch.randn(width, generator=gen)).to(dev, torch_dtype)  # [N]
         for pass_ in passes:
+            if should_stop is not None and should_stop():
+                raise Cancelled(f"timing stopped after {done} of {len(widths) * len(passes)}")
             calls = {}
             for kind in ROW_KINDS:
                 b = bias if kind == "layernorm" else None
@@ -197,8 +216,12 @@ def time_norms(
                         "q3_us": q3_s * 1e6,
                         "min_us": min(samples[kind]) * 1e6,
                         "gbps": nbytes / median_s / 1e9,
+                        "measured_at": measured_at,
                     }
                 )
+            done += 1
+            if progress is not None:
+                progress(done / (len(widths) * len(passes)))
     return NormTimings(tuple(out))
 
 
@@ -261,27 +284,3 @@ def _verdict(ln: dict, rms: dict, inconsistent: bool, max_spread: float) -> str:
         return "busy"
     apart = rms["q3_us"] < ln["q1_us"] or ln["q3_us"] < rms["q1_us"]
     return "ranked" if apart else "tie"
-
-
-# Predicted cost of ``time_norms`` on a CPU: calibration (3 calls) then ``repeats`` samples of
-# at least ``min_sample_s``, each after Timer's two warm-up calls, for both kinds, per (width,
-# pass) (the warm-up of a sample of n calls is n // 100 when that is more).  One call touches
-# rows x width values; these per-value times were measured for PyTorch's fused CPU ops
-# (float32, one thread; benchmarks/bench_cost.py).
-CPU_SECONDS_PER_VALUE = {"forward": 3e-9, "forward+backward": 1e-8}
-
-
-def timing_seconds(
-    rows: int,
-    widths: Iterable[int],
-    passes: Iterable[str] = PASSES,
-    repeats: int = 5,
-    min_sample_s: float = 0.005,
-) -> float:
-    """Predicted wall time of ``time_norms`` with these arguments on this machine's CPU."""
-    total = 0.0
-    for width in widths:
-        for pass_ in passes:
-            call = rows * width * CPU_SECONDS_PER_VALUE[pass_]
-            total += len(ROW_KINDS) * (3 * call + repeats * (max(min_sample_s, call) + 2 * call))
-    return total

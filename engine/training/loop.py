@@ -48,7 +48,7 @@ import torch
 import torch.nn.functional as F
 
 from engine.config import TrainSpec
-from engine.threads import torch_threads
+from engine.threads import Cancelled, torch_threads
 from engine.training.model import TinyGPT
 
 DIVERGED_LOSS = 1e3  # a loss above this (or not finite) ends the run as diverged
@@ -198,19 +198,29 @@ def _step(spec: TrainSpec, model: TinyGPT, optim, data_gen, step: int) -> TrainS
     return record
 
 
+PARTIAL_EVERY = 25  # steps between the run-so-far summaries ``train`` gives ``progress``
+
+
 def train(
     spec: TrainSpec,
-    on_step: Callable[[TrainStep], None] | None = None,
+    progress: Callable[..., None] | None = None,
     should_stop: Callable[[], bool] | None = None,
     threads: int | None = None,
 ) -> TrainResult:
-    """Run ``iter_training`` to the end, calling ``on_step`` after each step; collect it all."""
+    """Run ``iter_training`` to the end and collect it all.
+
+    Every ``PARTIAL_EVERY`` steps ``progress(fraction, partial)`` gets the fraction done and
+    the run so far as a ``TrainResult`` (a page draws its loss curve live).  A run that
+    ``should_stop`` ended early raises ``Cancelled``: it is not a result.
+    """
     start = time.perf_counter()
     records = []
     for record in iter_training(spec, should_stop, threads):
         records.append(record)
-        if on_step is not None:
-            on_step(record)
+        if progress is not None and record.step % PARTIAL_EVERY == 0:
+            progress(record.step / spec.steps, summarize(spec, records))
+    if should_stop is not None and should_stop():
+        raise Cancelled(f"training stopped after {len(records)} steps")
     return summarize(spec, records, time.perf_counter() - start)
 
 

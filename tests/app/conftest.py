@@ -1,24 +1,18 @@
+import importlib
 from pathlib import Path
 
 import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from ui import compute
-
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 
 
 @pytest.fixture(autouse=True)
-def _estimates_from_the_cost_model_only(monkeypatch):
-    """Page tests see the engine's cost model, not this machine's momentary load.
-
-    On a server, ``ui.compute`` scales estimates by how slowly recent jobs ran; on a test
-    machine shared with other work that would turn a default page into "press to start"
-    at random.  ``tests/ui/test_compute.py`` tests the learning itself.
-    """
-    monkeypatch.setattr(compute, "LEARN_FROM_S", float("inf"))
-    compute.clear()
+def _fresh_results():
+    """Every page test starts with nothing computed (``ui.compute`` keeps results in
+    ``st.cache_resource``, process-wide)."""
+    st.cache_resource.clear()
 
 
 @pytest.fixture
@@ -26,7 +20,39 @@ def app() -> AppTest:
     """The whole app as a user opens it (English), caches cleared."""
     st.cache_data.clear()
     st.cache_resource.clear()
-    compute.clear()
     at = AppTest.from_file(APP, default_timeout=60)
     at.query_params["lang"] = "en"
     return at.run()
+
+
+@pytest.fixture
+def browser_session(monkeypatch):
+    """``browser_session(name)``: later page runs are that browser session's.  AppTest gives
+    every session one id, so without this a result kept per session (``ui.compute``'s
+    ``private=True``) would be seen by every AppTest session."""
+    current = ["first"]
+    monkeypatch.setattr(
+        "streamlit.runtime.caching.cache_resource_api.get_session_id_or_throw",
+        lambda: current[0],
+    )
+    return lambda name: current.__setitem__(0, name)
+
+
+@pytest.fixture
+def calls(monkeypatch):
+    """``calls(target)``: the arguments each later call of the function at ``target`` (a
+    dotted path, patched there) gets, in order."""
+
+    def spy(target: str) -> list:
+        module, _, name = target.rpartition(".")
+        real = getattr(importlib.import_module(module), name)
+        seen: list = []
+
+        def counted(*args, **kwargs):
+            seen.append(args)
+            return real(*args, **kwargs)
+
+        monkeypatch.setattr(target, counted)
+        return seen
+
+    return spy

@@ -9,11 +9,11 @@ note) are checked as a reader sees them.
 from __future__ import annotations
 
 import pytest
+import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from tests.app.conftest import APP
 from tests.untranslated import problems
-from ui import compute
 
 PAGES = {
     "lessons": {},
@@ -38,7 +38,7 @@ def _shown(at: AppTest) -> list[str]:
 
 @pytest.mark.parametrize("page", PAGES)
 def test_each_chinese_page_holds_no_english_sentence(page):
-    compute.clear()
+    st.cache_resource.clear()
     at = AppTest.from_file(APP, default_timeout=120)
     at.query_params.update({"lang": "zh", **PAGES[page]})
     at.switch_page(f"app_pages/{page}.py")

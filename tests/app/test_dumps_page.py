@@ -9,7 +9,6 @@ AppTest cannot drive ``st.file_uploader``; the page takes an upload's bytes thro
 from __future__ import annotations
 
 import base64
-import importlib
 import io
 import json
 import pickle
@@ -24,7 +23,6 @@ import ui.widgets.dumps as dump_widgets
 from engine.dumps.limits import UPLOAD_LIMIT_MB
 from engine.dumps.sources import Upload
 from tests.dumps import dump_files as files
-from ui import compute
 from ui.widgets.dumps import UploadedDump
 
 PAGE = "app_pages/dumps.py"
@@ -234,39 +232,45 @@ def test_entry_names_with_markup_reach_every_chart_as_text(app, upload):
     assert any(t.startswith(escaped) for t in texts)  # the heatmap's hover names
 
 
-def test_an_upload_stays_in_its_own_session(app, upload):
-    upload("hidden.safetensors", _safetensors(files.hf_names(files.stream())), "mine")
+def test_an_upload_stays_in_its_own_session(app, upload, browser_session, calls):
+    reads = calls("ui.views.dumps.report")
+    data = _safetensors(files.hf_names(files.stream()))
+    upload("hidden.safetensors", data, "mine")
     _open(app)
-    assert "What was read" in _subheaders(app)
-    assert not any(name.startswith("dumps.") for name in compute._STORE)  # nothing shared
-    assert not compute._FLIGHTS
-    kept = app.session_state["_compute_results"]
-    assert {key[0] for key in kept} >= {"dumps.open", "dumps.report", "dumps.tables"}
+    assert "What was read" in _subheaders(app) and len(reads) == 1
+    app.run()
+    assert len(reads) == 1  # kept for this session
     assert "mine" not in json.dumps(dict(app.query_params))
     # another browser session opens the page: it sees an empty uploader, not this file
     from streamlit.testing.v1 import AppTest
 
     from tests.app.conftest import APP
 
+    browser_session("other")
     upload(None)
     other = AppTest.from_file(APP, default_timeout=60)
     other.query_params["lang"] = "en"
     other.run()
     _open(other)
     assert _subheaders(other) == [] and "hidden.safetensors" not in _text(other)
-    assert "_compute_results" not in other.session_state or not any(
-        key[0].startswith("dumps.") for key in other.session_state["_compute_results"]
-    )
+    upload("hidden.safetensors", data, "mine")  # even the same file under the same id ...
+    other.run()
+    assert len(reads) == 2  # ... is read again: the first session's results are its own
 
 
-def test_a_session_keeps_only_its_last_few_uploads(app, upload):
+def test_a_session_keeps_only_its_last_few_uploads(app, upload, calls):
+    reads = calls("ui.views.dumps.report")
     data = _safetensors(files.hf_names(files.stream()))
     _open(app)
     for index in range(6):
         upload(f"dump{index}.safetensors", data, f"upload-{index}")
         app.run()
-    kept = [key for key in app.session_state["_compute_results"] if key[0] == "dumps.report"]
-    assert len(kept) == 3 and kept[-1][1][0][0] == "upload-5"
+    assert len(reads) == 6
+    app.run()
+    assert len(reads) == 6  # the last upload's results are kept ...
+    upload("dump0.safetensors", data, "upload-0")
+    app.run()
+    assert len(reads) == 7  # ... the first one's are gone: its bytes are not held for ever
 
 
 def test_overriding_the_axes_and_the_stream_rereads_the_dump(app, upload):
@@ -298,14 +302,8 @@ def test_link_values_past_the_dump_are_said_and_thresholds_apply(app, upload):
     assert "No activation passes the threshold" in _text(app)  # 2500 < 3000
 
 
-def test_a_new_threshold_is_applied_without_reading_the_dump_again(app, upload, monkeypatch):
-    module = importlib.import_module(
-        "engine.dumps.report"
-    )  # the package's "report" is the function
-
-    reads = []
-    real_report = module.report
-    monkeypatch.setattr(module, "report", lambda *a, **k: reads.append(1) or real_report(*a, **k))
+def test_a_new_threshold_is_applied_without_reading_the_dump_again(app, upload, calls):
+    reads = calls("ui.views.dumps.report")
     upload("hidden.safetensors", _safetensors(files.hf_names(files.stream(tokens=7))))
     _open(app)
     assert len(reads) == 1 and "6 massive activations" in _text(app)  # 2500 > 100
@@ -417,6 +415,7 @@ def test_nothing_keeps_the_uploaded_bytes_once_the_session_is_gone(upload):
     import gc
     import sys
 
+    from streamlit.runtime.caching import clear_session_resource_cache
     from streamlit.testing.v1 import AppTest
 
     from tests.app.conftest import APP
@@ -430,9 +429,10 @@ def test_nothing_keeps_the_uploaded_bytes_once_the_session_is_gone(upload):
     _open(session)
     assert "Downloads" in _subheaders(session) and sys.getrefcount(data) > alone
     upload(None)  # the file is removed from the uploader ...
-    del session  # ... and the browser session ends
+    del session  # ... and the browser session ends: Streamlit drops its caches
+    clear_session_resource_cache("test session id")  # (AppTest's one session id)
     gc.collect()
-    assert sys.getrefcount(data) == alone  # no cache, flight or download writer holds it
+    assert sys.getrefcount(data) == alone  # no cache or download writer holds it
 
 
 def _pt(obj) -> bytes:

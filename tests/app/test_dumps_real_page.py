@@ -20,7 +20,7 @@ from streamlit.testing.v1 import AppTest
 from engine.dumps.example import EXAMPLE_DUMP
 from tests.app.conftest import APP
 from tests.dumps import tiny_models
-from ui import compute, live_model
+from ui import live_model
 from ui.url import LIVE_PROMPTS, VECTOR_LAB, parse
 from ui.vector_input import parse_vectors
 
@@ -63,10 +63,9 @@ def _stored_row(entry: str, batch: int, token: int) -> np.ndarray:
 def fresh():
     import streamlit as st
 
-    compute.clear()
     st.cache_resource.clear()
     yield
-    compute.clear()
+    st.cache_resource.clear()
 
 
 def test_the_page_opens_on_the_example_and_says_what_it_shows():
@@ -142,14 +141,14 @@ def test_the_final_norms_missing_layer_is_a_dash_not_none():
     assert layers["model.norm"] == "—" and layers["model.layers.12.input_layernorm"] == "12"
 
 
-def test_the_examples_results_are_shared_by_every_session():
+def test_the_examples_results_are_shared_by_every_session(browser_session, calls):
+    reads = calls("ui.views.dumps.report")
     first = _deep_link({})
-    assert not first.exception
-    assert any(key.startswith("dumps.report") for key in compute._STORE)
-    kept = len(compute._STORE["dumps.report"])
+    assert not first.exception and len(reads) == 1
+    browser_session("second")
     second = _deep_link({"du_log": "false"}, lang="zh")
     assert not second.exception and second.title[0].value == "激活转储"
-    assert len(compute._STORE["dumps.report"]) == kept  # the same report, not a second one
+    assert len(reads) == 1  # the same report, not a second one
 
 
 def test_older_links_without_du_source_open_the_example_with_their_settings():
@@ -189,10 +188,13 @@ def _live(query: dict) -> AppTest:
     return at.run()
 
 
-def test_the_live_model_reports_a_given_prompt_token_by_token_and_shares_it(tiny, monkeypatch):
+def test_the_live_model_reports_a_given_prompt_token_by_token_and_shares_it(
+    tiny, monkeypatch, browser_session, calls
+):
     prompt = "hello"  # the tiny model's context is 24 tokens; LIVE_PROMPTS are longer
     given = (prompt, *LIVE_PROMPTS[1:])  # a given prompt the tiny model can take
     monkeypatch.setattr("ui.widgets.dumps.LIVE_PROMPTS", given)
+    captures = calls("ui.views.dumps.capture_live")
     at = _live({"du_prompt": prompt})
     assert not at.exception and not at.error, [e.value for e in at.error]
     text = _text(at)
@@ -201,18 +203,26 @@ def test_the_live_model_reports_a_given_prompt_token_by_token_and_shares_it(tiny
     assert "loaded in" in text and "(one thread)" in text
     assert "What this stream shows" in _subheaders(at)
     assert "in sequence 0 (4 layers, up to 1000" in text  # the [BOS] entry, every point
-    assert any(key.startswith("dumps.live") for key in compute._STORE)  # shared
+    browser_session("second")
+    assert not _live({"du_prompt": prompt}).exception and len(captures) == 1  # shared
 
 
-def test_a_typed_prompt_stays_in_its_session_and_the_comparison_runs_on_request(tiny):
+def test_a_typed_prompt_stays_in_its_session_and_the_comparison_runs_on_request(
+    tiny, browser_session, calls
+):
+    captures, fits = calls("ui.views.dumps.capture_live"), calls("ui.views.dumps.fit_dyt")
     at = _live({"du_prompt": "hi there"})
     assert not at.exception and not at.error, [e.value for e in at.error]
     assert at.query_params["du_prompt"] == "hi there"  # the link reopens it ...
-    assert not any(key.startswith("dumps.") for key in compute._STORE)  # ... results do not
-    kept = {key[0] for key in at.session_state["_compute_results"]}
-    assert {"dumps.live", "dumps.report", "dumps.norm_step", "dumps.dyt_fit"} <= kept
+    assert len(captures) == 1 and len(fits) == 1
+    at.run()
+    assert len(captures) == 1 and len(fits) == 1  # kept for this session ...
+    browser_session("second")
+    assert not _live({"du_prompt": "hi there"}).exception
+    assert len(captures) == 2 and len(fits) == 2  # ... but not another's
+    browser_session("first")
     precision = at.button(key="dumps_precision")
-    assert precision.label.startswith("Compare float32, bfloat16 and float16 (")
+    assert precision.label == "Compare float32, bfloat16 and float16"
     assert "Precision: the same prompt in float32, bfloat16 and float16" in _subheaders(at)
     precision.click().run()
     assert not at.exception
@@ -226,14 +236,16 @@ def test_a_typed_prompt_stays_in_its_session_and_the_comparison_runs_on_request(
     assert set(table["first to overflow"]) == {"an entry's square x²"}
 
 
-def test_a_typed_prompt_predicted_over_a_second_waits_for_a_click(tiny, monkeypatch):
-    """The capture's estimate counts the prompt's tokens; past the second a page run may
-    start on its own, a link (or Ctrl+Enter) shows the estimate and a button."""
-    monkeypatch.setattr("engine.dumps.cost.LIVE_TOKEN_S", 0.1)  # as if a token took 0.1 s
-    at = _live({"du_prompt": "hi there, hi"})  # 13 tokens: 1.3 s
+def test_a_long_typed_prompt_waits_for_a_click(tiny, monkeypatch):
+    """A capture's work is its prompt's tokens: past the auto-start factor times the default
+    prompt's, a link (or Ctrl+Enter) shows a button and why.  The tiny model cannot take the
+    default prompt (its context is 24 tokens), whose work then counts as one token."""
+    monkeypatch.setattr("ui.compute.AUTO_START_FACTOR", 10)
+    at = _live({"du_prompt": "hi there, hi"})  # 13 tokens
     assert not at.exception and not at.error
     button = at.button(key="dumps_live_run")
-    assert button.label == "Run the model on this prompt (about 1.3 s)"
+    assert button.label == "Run the model on this prompt"
+    assert "about 13× the work of the default settings" in _text(at)
     assert "What this stream shows" not in _subheaders(at)
     button.click().run()
     assert not at.exception and "What this stream shows" in _subheaders(at)

@@ -10,15 +10,15 @@ import math
 
 import numpy as np
 import pytest
+import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from tests.app.conftest import APP
-from ui import compute
 
 
 def _open(query: dict) -> AppTest:
     """A fresh session opening /geometry with ``query`` (English unless it says otherwise)."""
-    compute.clear()
+    st.cache_resource.clear()
     at = AppTest.from_file(APP, default_timeout=90)
     at.query_params.update({"lang": "en", **query})
     at.switch_page("app_pages/geometry.py")
@@ -231,7 +231,7 @@ def test_d2_with_eps_says_near_equal_pairs_land_between_the_two_points(lang, sai
 
 
 def test_the_vector_lab_links_a_row_of_three_numbers_here():
-    compute.clear()
+    st.cache_resource.clear()
     at = AppTest.from_file(APP, default_timeout=90)
     at.query_params.update({"lang": "en", "vl_text": "3, 1, 2"})
     at.run()
@@ -242,14 +242,10 @@ def test_the_vector_lab_links_a_row_of_three_numbers_here():
     assert not at.get("page_link")  # four numbers: no picture to open
 
 
-def test_the_widest_high_dimension_link_starts_at_most_a_second_of_work_without_a_click():
-    """The histograms (d = 8,192, predicted under a second) start from the link; the view
-    below them would take the page past its second, so it waits for a click."""
+def test_the_widest_high_dimension_link_draws_without_a_click():
+    """d = 8,192 and 2,000 inputs: bounded to 512 rows, about 11x the work of the section's
+    default (d = 768, 500 inputs), within the 20x a page starts on its own."""
     at = _open({"ge_section": "high", "ge_wide_d": "8192", "ge_count": "2000"})
-    assert "ge_chart_histograms" in " ".join(c.proto.id for c in at.get("plotly_chart"))
     charts = " ".join(c.proto.id for c in at.get("plotly_chart"))
-    assert "ge_chart_plane_view" not in charts
-    button = at.button(key="ge_view_run")
-    assert "a page starts at most about 1 s of work on its own" in _text(at)
-    button.click().run()
-    assert "ge_chart_plane_view" in " ".join(c.proto.id for c in at.get("plotly_chart"))
+    assert "ge_chart_histograms" in charts and "ge_chart_plane_view" in charts
+    assert not at.button

@@ -11,11 +11,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import streamlit
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from streamlit.testing.v1 import AppTest
 
-from ui import compute
 from ui.url import PAGES, PREFIXES, parse
 from ui.vector_input import VectorInputError, parse_eps, parse_parameter, parse_vectors
 
@@ -63,7 +63,7 @@ def _page_links(page):
 
 
 def _open(page_name, link) -> AppTest:
-    compute.clear()
+    streamlit.cache_resource.clear()
     at = AppTest.from_file(APP, default_timeout=60)
     for key, values in link.items():
         at.query_params[key] = values if len(values) > 1 else values[0]

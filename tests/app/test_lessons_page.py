@@ -10,9 +10,9 @@ from urllib.parse import parse_qs
 
 import numpy as np
 import pytest
+import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from ui import compute
 from ui.lessons.catalog import LESSON_IDS, LESSONS, lesson
 from ui.lessons.targets import TARGETS, target_ready
 from ui.url import DEFAULT_PAGE, PAGES
@@ -23,7 +23,7 @@ PENDING = [i for i in LESSON_IDS if i not in READY]
 
 
 def _open(query: dict, page: str = "lessons") -> AppTest:
-    compute.clear()
+    st.cache_resource.clear()
     at = AppTest.from_file(APP, default_timeout=180)
     at.query_params.update(query)
     at.switch_page(f"app_pages/{page}.py")

@@ -10,7 +10,6 @@ from streamlit.testing.v1 import AppTest
 
 from engine.models import catalog
 from tests.app.conftest import APP
-from ui import compute
 
 SMOLLM2 = {  # HuggingFaceTB/SmolLM2-135M's shape, as in the catalog's example
     "model_type": "llama",
@@ -113,12 +112,18 @@ def test_pasted_llama_config_is_counted_and_the_shared_model_type_said(app):
     assert any("float32 (the config's torch_dtype" in m.value for m in app.markdown)
 
 
-def test_pasted_config_stays_out_of_the_url_and_the_shared_cache(app):
+def test_pasted_config_stays_out_of_the_url_and_in_its_session(app, browser_session, calls):
+    counted = calls("engine.models.calculator.norm_budget")
     _paste(_open(app), json.dumps(SMOLLM2))
     assert "SmolLM2" not in json.dumps(dict(app.query_params)) and "576" not in str(
         app.query_params
     )
-    assert not any(name.startswith("models.") for name in compute._STORE)
+    pasted = len(counted)
+    app.run()
+    assert len(counted) == pasted  # kept for this session ...
+    browser_session("other")
+    app.run()
+    assert len(counted) == pasted + 1  # ... and computed afresh for another
 
 
 def test_a_paste_survives_a_look_at_the_example_and_back(app):

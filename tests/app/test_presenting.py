@@ -7,16 +7,15 @@ import json
 from pathlib import Path
 
 import pytest
+import streamlit as st
 from streamlit.testing.v1 import AppTest
-
-from ui import compute
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 STYLES = Path(__file__).resolve().parents[2] / "ui" / "styles"
 
 
 def _open(query: dict, page: str | None = None) -> AppTest:
-    compute.clear()
+    st.cache_resource.clear()
     at = AppTest.from_file(APP, default_timeout=60)
     at.query_params.update(query)
     if page is not None:

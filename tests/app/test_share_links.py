@@ -5,15 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import streamlit as st
 from streamlit.testing.v1 import AppTest
-
-from ui import compute
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 
 
 def _open(query: dict, page: str | None = None) -> AppTest:
-    compute.clear()
+    st.cache_resource.clear()
     at = AppTest.from_file(APP, default_timeout=60)
     at.query_params.update(query)
     if page is not None:  # a deep link: the first run is that page's
@@ -109,12 +108,13 @@ def test_a_value_too_small_for_the_storage_dtype_is_reported():
     assert "stored as 0" in " ".join(i.value for i in at.info)
 
 
-def test_the_heaviest_accepted_depth_link_waits_for_a_click_with_an_estimate():
+def test_the_heaviest_accepted_depth_link_waits_for_a_click_and_says_why():
     query = {"lang": "en", "dp_layers": "1000", "dp_d": "512", "dp_tokens": "512"}
     at = _open({**query, "dp_placements": "pre"}, "depth")
     assert not at.exception and not at.error
-    button = at.button(key="dp_simulate")
-    assert "Simulate (about" in button.label and " s)" in button.label
+    assert at.button(key="dp_simulate").label == "Simulate"
+    why = " ".join(c.value for c in at.caption)
+    assert "about 885× the work of the default settings" in why
     assert not at.get("plotly_chart") or all(
         chart.proto.id != "dp_residual" for chart in at.get("plotly_chart")
     )

@@ -286,7 +286,7 @@ def test_same_seed_same_numbers_and_default_shapes():
 def test_rerunning_layers_gives_the_numbers_of_kept_graphs(monkeypatch, placement):
     spec = DepthSpec(placement=placement, layers=6, d=32, tokens=5, sublayer="transformer")
     kept = simulate_depth(spec)
-    monkeypatch.setattr("engine.depth.cost.KEEP_GRAPH_ELEMENTS", 0)  # force the low-memory path
+    monkeypatch.setattr("engine.depth.limits.KEEP_GRAPH_ELEMENTS", 0)  # force the low-memory path
     rerun = simulate_depth(spec)
     np.testing.assert_allclose(rerun.grad_norm, kept.grad_norm, rtol=1e-6)
     np.testing.assert_allclose(rerun.stream_grad_norm, kept.stream_grad_norm, rtol=1e-6)

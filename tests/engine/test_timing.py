@@ -25,6 +25,7 @@ def test_time_norms_returns_one_plain_row_per_kind_pass_and_width_and_the_ratios
         "q3_us",
         "min_us",
         "gbps",
+        "measured_at",
     }
     for row in rows:
         assert set(row) == keys

@@ -11,8 +11,9 @@ import torch
 
 from engine.config import TrainSpec
 from engine.errors import EngineError
-from engine.threads import torch_threads
+from engine.threads import Cancelled, torch_threads
 from engine.training.loop import (
+    PARTIAL_EVERY,
     chance_loss,
     classify_outcome,
     iter_training,
@@ -67,6 +68,15 @@ def test_iter_training_streams_every_step_and_can_be_stopped():
     assert len(stopped) == 2
     partial = summarize(TINY, stopped)
     assert list(partial.steps) == [1, 2]
+
+
+def test_train_hands_its_progress_the_run_so_far_and_a_stopped_run_is_no_result():
+    seen = []
+    result = train(TINY, progress=lambda f, partial: seen.append((f, len(partial.loss))))
+    every = PARTIAL_EVERY
+    assert seen == [(n / 80, n) for n in range(every, 81, every)] and len(result.loss) == 80
+    with pytest.raises(Cancelled):
+        train(TINY, should_stop=lambda: len(seen) > 3, progress=lambda *_: seen.append(1))
 
 
 def test_warmup_ramps_linearly_then_holds():

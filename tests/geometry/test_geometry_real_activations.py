@@ -1,6 +1,5 @@
 """The shipped SmolLM2 dump measured by engine.geometry.real_activations, against the file read
-directly with safetensors and the norms computed by PyTorch's own F.rms_norm / F.layer_norm;
-and the cost model of the high-dimension work."""
+directly with safetensors and the norms computed by PyTorch's own F.rms_norm / F.layer_norm."""
 
 from __future__ import annotations
 
@@ -13,16 +12,6 @@ import torch
 import torch.nn.functional as F
 from safetensors import safe_open
 
-from engine.config import GeometrySpec
-from engine.geometry.cloud import bounded_rows
-from engine.geometry.cost import (
-    BASE_S,
-    S_PER_CELL_PASS,
-    VIEW_S_PER_CELL,
-    report_passes,
-    report_seconds,
-    view_seconds,
-)
 from engine.geometry.real_activations import EXAMPLE_DUMP, real_activations
 
 
@@ -112,15 +101,3 @@ def test_block_12_holds_the_massive_activation(measured):
     assert norms.max() > 100 * np.median(norms)  # ~26,650 against a median of ~149
     block0 = next(p for p in measured.pairs if p.label == "model.layers.0.input_layernorm")
     assert block0.inputs.norm.max() < 2 * np.median(block0.inputs.norm)
-
-
-@pytest.mark.parametrize("d, count", [(4, 2000), (768, 2000), (8192, 2000)])
-def test_report_and_view_cost_follow_the_cells_they_touch(d, count):
-    spec = GeometrySpec(d=d, count=count)
-    cells = bounded_rows(spec) * d
-    assert report_passes(8) == 23  # 3 histograms + 2 x 8 eps + 4 identity calls
-    assert report_seconds(spec, 8) == pytest.approx(BASE_S + S_PER_CELL_PASS * cells * 23)
-    assert view_seconds(spec) == pytest.approx(BASE_S + VIEW_S_PER_CELL * cells)
-    # the widest report alone starts from a link (ui/compute.AUTO_START_S, 1 s a page run);
-    # its view then waits for a click (tests/app/test_geometry_page.py)
-    assert report_seconds(spec, 8) < 1.0

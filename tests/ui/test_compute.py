@@ -1,7 +1,8 @@
-"""ui.compute: shared results, single-flight, a bounded pool, cancellation of abandoned work.
+"""ui.compute: identical requests computed once, at most one heavy job per core, the click rule,
+results private to a session, and the Streamlit internals it relies on.
 
-Run without a Streamlit server (bare mode: progress bars are no-ops), from plain threads
-standing in for browser sessions.
+Concurrency runs from plain threads standing in for browser sessions (bare mode: no page to
+draw on); what a page shows runs through AppTest.
 """
 
 from __future__ import annotations
@@ -10,38 +11,47 @@ import threading
 import time
 
 import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
 
 from engine.errors import EngineError
-from engine.threads import Cancelled
 from ui import compute
-from ui.compute import Job
+
+CALLS: list = []  # what the engine stand-ins below were called with, in order
 
 
 @pytest.fixture(autouse=True)
-def _fresh_store():
-    compute.clear()
-    compute._SLOWDOWN.clear()
+def _fresh():
+    st.cache_resource.clear()
+    CALLS.clear()
     yield
-    compute.clear()
+    st.cache_resource.clear()
 
 
-def _slow_job(name, key, calls, seconds=1.0, steps=10, step_s=0.03, value=42):
-    def run(report, should_stop):
-        calls.append(threading.get_ident())
-        for i in range(steps):
-            if should_stop():
-                raise Cancelled("stopped")
-            time.sleep(step_s)
-            report((i + 1) / steps)
-        return value
+def slow_square(x, progress=None, should_stop=None, threads=None):
+    """An engine stand-in: 0.3 s of work, reporting progress and polling ``should_stop``."""
+    CALLS.append(x)
+    for step in range(10):
+        should_stop and should_stop()
+        time.sleep(0.03)
+        progress and progress((step + 1) / 10)
+    return x * x
 
-    return Job(name, key, run, "label", seconds=seconds)
+
+def _instant(x, progress=None, should_stop=None, threads=None):
+    CALLS.append(x)
+    return x
+
+
+def refuse(x):
+    CALLS.append(x)
+    raise EngineError("depth.too_large_layers", {"value": x, "limit": 1, "device": "CPU"})
 
 
 def _in_threads(n, target):
     results = [None] * n
     threads = [
-        threading.Thread(target=lambda i=i: results.__setitem__(i, target())) for i in range(n)
+        threading.Thread(target=lambda i=i: results.__setitem__(i, target(i))) for i in range(n)
     ]
     for thread in threads:
         thread.start()
@@ -51,114 +61,185 @@ def _in_threads(n, target):
 
 
 def test_identical_concurrent_requests_compute_once():
-    calls = []
-    job = _slow_job("test.same", ("spec",), calls)
-    assert _in_threads(6, lambda: compute.compute(job)) == [42] * 6
-    assert len(calls) == 1
-    assert compute.cached(job) == 42  # kept for the next session
+    assert _in_threads(6, lambda _: compute.compute(slow_square, 7)) == [49] * 6
+    assert CALLS == [7]
+    assert compute.compute(slow_square, 7) == 49 and CALLS == [7]  # kept for the next one
 
 
-def test_different_requests_compute_separately_and_at_most_workers_at_once():
+def test_equal_arguments_are_one_request_however_they_were_built():
+    from engine.config import DumpSpec
+
+    shared = DumpSpec()  # its "auto" texts are one object; from a link they are two
+    built = DumpSpec(axes="".join(["au", "to"]), stream="".join(["au", "to"]))
+    assert compute.compute(_instant, shared) is compute.compute(_instant, built)
+    assert CALLS == [shared]
+    compute.compute(_instant, DumpSpec(axes="BTd"))
+    assert len(CALLS) == 2
+
+
+def test_heavy_requests_run_at_most_one_per_core_and_identical_ones_once():
     running, peak, lock = [0], [0], threading.Lock()
 
-    def job_for(k):
-        def run(report, should_stop):
-            with lock:
-                running[0] += 1
-                peak[0] = max(peak[0], running[0])
-            time.sleep(0.15)
-            with lock:
-                running[0] -= 1
-            return k
+    def counted(x, progress=None, should_stop=None, threads=None):
+        with lock:
+            running[0] += 1
+            peak[0] = max(peak[0], running[0])
+        time.sleep(0.15)
+        with lock:
+            running[0] -= 1
+        CALLS.append(x)
+        return x
 
-        return Job("test.many", k, run, "label", seconds=1.0)
+    keys = [i // 2 for i in range(2 * (2 * compute.CORES + 2))]  # every key asked twice
+    found = _in_threads(len(keys), lambda i: compute.run_heavy(counted, [(keys[i],)], ["x"]))
+    assert found == [[k] for k in keys]
+    assert peak[0] <= compute.CORES  # the rest waited for a core
+    assert sorted(CALLS) == sorted(set(keys))  # each key computed once
 
-    keys = list(range(2 * compute.WORKERS + 2))
-    results = [None] * len(keys)
-    threads = [
-        threading.Thread(target=lambda k=k: results.__setitem__(k, compute.compute(job_for(k))))
-        for k in keys
+
+def test_an_engine_refusal_reaches_the_page_and_is_not_kept():
+    for _ in range(2):
+        with pytest.raises(EngineError) as refused:
+            compute.compute(refuse, 3)
+        assert refused.value.key == "depth.too_large_layers"
+    assert CALLS == [3, 3]
+
+
+def test_a_recorded_heavy_result_is_still_kept():
+    """The record of computed heavy results (no click needed) names only kept ones."""
+    for x in range(compute.HEAVY_KEPT + 8):
+        compute.run_heavy(_instant, [(x,)], ["x"])
+    done = compute._computed()
+    recorded = [
+        x for x in range(compute.HEAVY_KEPT + 8) if any(m[1] == compute._digest((x,)) for m in done)
     ]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(30)
-    assert results == keys
-    assert peak[0] <= compute.WORKERS  # the rest waited in the queue
+    CALLS.clear()
+    for x in recorded:
+        compute.run_heavy(_instant, [(x,)], ["x"])
+    assert len(recorded) == compute.HEAVY_KEPT // 2 and CALLS == []
 
 
-def test_a_job_nobody_waits_for_is_cancelled_within_the_grace_period():
-    calls, stopped = [], threading.Event()
-
-    def run(report, should_stop):
-        calls.append(1)
-        for _ in range(400):
-            if should_stop():
-                stopped.set()
-                raise Cancelled("stopped")
-            time.sleep(0.01)
-        return "finished"
-
-    job = Job("test.abandoned", ("spec",), run, "label", seconds=5.0)
-    flight = compute._join(job)  # a page starts waiting ...
-    time.sleep(0.1)
-    compute._leave(flight)  # ... and its tab is closed
-    assert stopped.wait(compute.GRACE_S + 1.5)
-    assert compute.cached(job) is None  # nothing half-done is kept
+# --- through AppTest: what a page shows --------------------------------------------------
 
 
-def test_a_waiter_joining_within_the_grace_period_keeps_the_job_alive():
-    calls = []
-    job = _slow_job("test.rejoin", ("spec",), calls, steps=20)
-    first = compute._join(job)
-    compute._leave(first)  # a rerun: the page leaves and comes straight back
-    assert compute.compute(job) == 42
-    assert len(calls) == 1
-
-
-def test_an_engine_refusal_reaches_the_page():
-    def run(report, should_stop):
-        raise EngineError("depth.too_large_layers", {"value": 2, "limit": 1, "device": "CPU"})
-
-    job = Job("test.refused", ("spec",), run, "label", seconds=1.0)
-    with pytest.raises(EngineError) as refused:
-        compute.compute(job)
-    assert refused.value.key == "depth.too_large_layers"
-
-
-def test_cheap_jobs_run_inline_and_are_kept():
-    calls = []
-    job = _slow_job("test.inline", ("spec",), calls, seconds=0.0, steps=1, step_s=0.0)
-    assert compute.compute(job) == 42 and compute.compute(job) == 42
-    assert calls == [threading.get_ident()]  # in this thread, once
-
-
-def test_estimates_learn_how_fast_this_server_runs_each_kind_of_job():
-    calls = []
-    job = _slow_job("test.slow", ("a",), calls, seconds=0.5, steps=30, step_s=0.05)
-    assert compute.expected_seconds(job) == pytest.approx(0.5)
-    compute.compute(job)  # takes ~1.5 s: three times the prediction
-    assert compute.expected_seconds(job) > 1.0
-
-
-def test_private_jobs_stay_out_of_the_shared_store_even_on_the_pool():
+def _heavy_page(slow_square):
+    """A page with one heavy request: 400x its default's work unless ``work`` says less."""
     import streamlit as st
 
-    calls = []
-    job = _slow_job("test.private", ("upload-1",), calls, seconds=1.0)  # runs on a worker
-    job = Job(job.name, job.key, job.run, job.label, job.seconds, share=False)
-    assert compute.compute(job) == 42 and compute.compute(job) == 42
-    assert len(calls) == 1 and calls[0] != threading.get_ident()
-    assert "test.private" not in compute._STORE
-    kept = [key[:2] for key in st.session_state["_compute_results"] if key[0] == job.name]
-    assert kept == [(job.name, job.key)]  # in this session's state, keyed by the job's spec
+    from ui.compute import run_heavy
+
+    work = st.query_params.get("work", "400")
+    found = run_heavy(
+        slow_square,
+        [(int(st.query_params.get("x", "3")),)],
+        ["Squaring"],
+        button="Square",
+        widget_key="square",
+        work=lambda x: float(work) if x else 1.0,  # the default request: x = 0
+        default=(0,),
+        always_ask=st.query_params.get("ask") == "1",
+    )
+    st.write(f"result {found[0]}" if found else "waiting")
 
 
-def test_a_session_keeps_at_most_max_entries_private_results_per_name():
+def _page(query: dict, script=_heavy_page) -> AppTest:
+    """``script`` run as a page (it gets this module's engine stand-ins)."""
+    stand_ins = {"slow_square": slow_square, "instant": _instant}
+    names = script.__code__.co_varnames[: script.__code__.co_argcount]
+    at = AppTest.from_function(script, default_timeout=30, args=tuple(stand_ins[n] for n in names))
+    at.query_params.update(query)
+    return at.run()
+
+
+def _shown(at) -> str:
+    return " ".join(str(m.value) for m in at.markdown)
+
+
+def test_work_over_the_factor_waits_for_a_click_and_says_why():
+    at = _page({})
+    assert not at.exception and "waiting" in _shown(at) and CALLS == []
+    assert "about 400× the work of the default settings" in at.caption[0].value
+    at.button(key="square").click().run()
+    assert "result 9" in _shown(at) and CALLS == [3]
+    at.run()  # the click is remembered for this request: no button, no work
+    assert "result 9" in _shown(at) and CALLS == [3] and not at.button
+    near = _page({"work": str(compute.AUTO_START_FACTOR), "x": "4"})  # at the factor: at once
+    assert "result 16" in _shown(near) and not near.button
+
+
+def test_a_result_another_session_computed_needs_no_click():
+    first = _page({"ask": "1"})
+    assert "start only when you press the button" in first.caption[0].value
+    first.button(key="square").click().run()
+    second = _page({"ask": "1"})
+    assert "result 9" in _shown(second) and not second.button and CALLS == [3]
+
+
+def test_a_result_drawn_with_progress_is_shown_again_from_the_cache():
+    """The bar is drawn outside Streamlit's record of the cached call: a hit replays
+    nothing (drawn inside, the next hit raises CacheReplayClosureError)."""
+    at = _page({"work": "1"})
+    assert "result 9" in _shown(at)
+    again = _page({"work": "1"})  # another session: a hit
+    assert not again.exception and "result 9" in _shown(again) and CALLS == [3]
+
+
+def _private_page(instant):
     import streamlit as st
 
-    for index in range(5):
-        job = Job("test.uploads", index, lambda r, s, i=index: i, share=False, max_entries=2)
-        assert compute.compute(job) == index
-    kept = [key[1] for key in st.session_state["_compute_results"] if key[0] == "test.uploads"]
-    assert kept == [3, 4]  # the oldest dropped: an upload's bytes are not kept for ever
+    from ui.compute import compute
+
+    st.write(f"private {compute(instant, 5, private=True)}")
+
+
+def test_private_results_stay_in_their_session(monkeypatch):
+    # AppTest gives every session one id; a server gives each browser its own
+    session = ["first"]
+    monkeypatch.setattr(
+        "streamlit.runtime.caching.cache_resource_api.get_session_id_or_throw",
+        lambda: session[0],
+    )
+    first = _page({}, _private_page)
+    first.run()
+    assert "private 5" in _shown(first) and CALLS == [5]  # kept for this session
+    session[0] = "second"
+    second = _page({}, _private_page)
+    assert "private 5" in _shown(second) and CALLS == [5, 5]  # not seen by another
+
+
+def _fragment_page(instant, slow_square):
+    import streamlit as st
+
+    from ui.compute import compute, run_heavy
+
+    @st.fragment
+    def section():
+        st.write(f"light {compute(instant, 2)}")
+        found = run_heavy(slow_square, [(3,)], ["Squaring"], button="Square", widget_key="sq",
+                          always_ask=True)  # fmt: skip
+        st.write(f"heavy {found[0]}" if found else "waiting")
+
+    section()
+
+
+def test_compute_and_run_heavy_work_inside_a_fragment():
+    at = _page({}, _fragment_page)
+    assert not at.exception and "light 2" in _shown(at) and "waiting" in _shown(at)
+    at.button(key="sq").click().run()
+    assert not at.exception and "heavy 9" in _shown(at)
+
+
+def _stop_check_page():
+    import streamlit as st
+    from streamlit.runtime.scriptrunner_utils.script_run_context import get_run_yield_check
+
+    check = get_run_yield_check()
+    check()  # nothing asked this run to stop: it returns
+    st.write(f"yield check {callable(check)}")
+
+
+def test_a_page_run_has_the_yield_check_that_stops_heavy_work():
+    """Cancel and a closed tab stop a heavy job through the run's yield check (a Streamlit
+    internal; tests/e2e/test_heavy_work_browser.py shows it stopping)."""
+    at = _page({}, _stop_check_page)
+    assert not at.exception and "yield check True" in _shown(at)

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from engine.norms.precision import WRONG_TOLERANCE, PathResult, PrecisionStory
-from engine.norms.precision_facts import OPMATH, DefaultEps, Resolution, RunningSumLimit
+from engine.norms.precision_facts import OPMATH, DefaultEps, DtypeFacts
 from engine.norms.worked import VectorExplanation
 from ui.formatting import format_number, format_vector, superscript
 from ui.i18n import translate
@@ -33,15 +33,6 @@ _SUBSCRIPTS = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
 # quantities formed one entry at a time; the rest are sums (running or whole-row) or statistics
 _ENTRY_QUANTITIES = ("square", "deviation", "squared_deviation")
 _SUMS = ("sum", "sum_of_squares", "sum_of_squared_deviations")
-
-
-@dataclass(frozen=True)
-class DtypeFacts:
-    """What the section states about a dtype (``ui/jobs/vector_lab.py`` computes it)."""
-
-    resolution: Resolution
-    square_threshold: float | None  # smallest |x| whose square is inf; None for float32/64
-    running_limit: RunningSumLimit | None  # where a running sum of ones stops; None likewise
 
 
 @dataclass(frozen=True)

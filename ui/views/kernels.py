@@ -86,12 +86,12 @@ def memory_intro() -> None:
     )
 
 
-def timings(timed: NormTimings, measured_at: str) -> None:
+def timings(timed: NormTimings) -> None:
     first = timed.rows[0]
     st.caption(
         t(
             "kernels.measured_at",
-            time=measured_at,
+            time=first["measured_at"],
             device=first["device"],
             provider=first["provider"],
         )

@@ -8,7 +8,7 @@ results stay in their session.
 
 An uploaded file is user data.  Its bytes enter the page through ``uploaded_dump`` alone
 (tests feed that function; AppTest cannot drive a file uploader), and its results are keyed
-by this browser session (``ui/jobs/dumps.py``: ``share=False``): never in the URL, never in a
+by this browser session (``ui.compute``'s ``private=True``): never in the URL, never in a
 cache another session reads.  The settings of how it is read and shown are share-link
 parameters (``ui/url.py`` ``DUMPS``), except the stream override, which names an entry
 of the file.
@@ -36,7 +36,7 @@ from ui.widgets import bound
 
 @dataclass(frozen=True)
 class ChosenDump:
-    """The dump the page reads, and how its results are kept (``ui/jobs/dumps.py``)."""
+    """The dump the page reads, and how its results are kept (``ui/views/dumps.py``)."""
 
     kind: str  # "upload" | "example" | "live" (ui/url.py DUMP_SOURCES)
     id: str  # names its widgets' state: an upload's id, "example", "live"

@@ -2,7 +2,7 @@
 
 A catalog example is named in the URL (``md_example``); a pasted config.json is user data: it
 lives in this browser session's text box only, never in the URL or a cache other sessions
-read (the page's jobs are ``share=False``).
+read (the page computes with ``private=True``).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""engine.depth.cost and the memory budget: predictions bound what a run really holds."""
+"""The depth simulator's memory budget: the prediction from the spec bounds what a run holds."""
 
 from __future__ import annotations
 
@@ -10,8 +10,7 @@ from pathlib import Path
 import pytest
 
 from engine.config import DepthSpec
-from engine.depth.cost import simulation_cost, sweep_cost, weight_elements
-from engine.depth.limits import JOB_MEMORY_BYTES, check_limits
+from engine.depth.limits import JOB_MEMORY_BYTES, check_limits, peak_bytes, weight_elements
 from engine.errors import EngineError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -46,7 +45,7 @@ def _measured_peak_growth(spec: dict) -> int:
 
 def test_a_configuration_over_the_memory_budget_is_refused_before_any_work():
     spec = DepthSpec(sublayer="transformer", layers=1, d=4096)  # 10 d^2 weights: ~6 GiB
-    assert simulation_cost(spec).peak_bytes > JOB_MEMORY_BYTES
+    assert peak_bytes(spec) > JOB_MEMORY_BYTES
     with pytest.raises(EngineError) as refused:
         check_limits(spec)
     assert refused.value.key == "depth.over_memory_budget"
@@ -57,18 +56,11 @@ def test_a_configuration_over_the_memory_budget_is_refused_before_any_work():
 def test_the_heaviest_accepted_weights_stay_within_the_budget_and_the_prediction():
     spec = {"placement": "pre", "sublayer": "mlp", "layers": 8, "d": 2048, "tokens": 64}
     check_limits(DepthSpec(**spec))  # accepted
-    predicted = simulation_cost(DepthSpec(**spec)).peak_bytes
+    predicted = peak_bytes(DepthSpec(**spec))
     assert predicted > 0.8 * JOB_MEMORY_BYTES  # close to the budget: a real test of it
     measured = _measured_peak_growth(spec)
     assert measured <= predicted <= JOB_MEMORY_BYTES
 
 
-def test_predicted_time_grows_with_the_work():
-    small = simulation_cost(DepthSpec(layers=12, d=128, tokens=16)).seconds
-    big = simulation_cost(DepthSpec(layers=48, d=512, tokens=64)).seconds
-    assert 0 < small < big
-    sweep = sweep_cost(DepthSpec(d=128, tokens=16), (6, 12, 24))
-    assert sweep.seconds == pytest.approx(
-        sum(simulation_cost(DepthSpec(d=128, tokens=16, layers=n)).seconds for n in (6, 12, 24))
-    )
+def test_weights_are_counted_per_sublayer():
     assert weight_elements(DepthSpec(sublayer="transformer", layers=3, d=16)) == 3 * 16 * 16 * 10
