@@ -32,7 +32,9 @@ from engine.config.dumps import (  # noqa: F401
 from engine.config.experiments import (  # noqa: F401
     EXPERIMENT_MAX_CHARACTERS,
     EXPERIMENT_MAX_TOKENS,
+    EXPERIMENT_SPECS,
     EXPERIMENT_TEXTS,
+    EXPERIMENTS,
     FREEZE_EXEMPT,
     LENS_DEFAULT_POSITIONS,
     LENS_MAX_POSITIONS,

@@ -165,3 +165,16 @@ class HalfSpec:
 
     def __post_init__(self) -> None:
         check_fields(self)
+
+
+# The experiments a page offers, by id (the URL's values), and the spec of each.
+EXPERIMENT_SPECS = {
+    "massive": MassiveSpec,
+    "swap": SwapSpec,
+    "freeze": FreezeSpec,
+    "sweep": FreezeSweepSpec,
+    "fold": FoldSpec,
+    "lens": LensSpec,
+    "half": HalfSpec,
+}
+EXPERIMENTS = tuple(EXPERIMENT_SPECS)
