@@ -78,6 +78,7 @@ navigation = st.navigation(
         t("app.nav.real_models"): [
             _page("models", ":material/table_view:"),
             _page("dumps", ":material/upload_file:"),
+            _page("experiments", ":material/science:"),
         ],
         t("app.nav.engine"): [_page("kernels", ":material/memory:")],
     }

@@ -31,6 +31,7 @@ from engine.axes import limits as axes_limits
 from engine.axes.small_batch import DEFAULT_BATCH_SIZES, DEFAULT_DRAWS
 from engine.axes.train_eval import DEFAULT_MOMENTUM, DEFAULT_SHIFT, DEFAULT_STEPS
 from engine.config import (
+    EXPERIMENTS,
     GEOMETRY_AXES,
     GEOMETRY_MAX_D,
     GEOMETRY_SCENE_MAX_D,
@@ -38,9 +39,17 @@ from engine.config import (
     AxesSpec,
     DepthSpec,
     DumpSpec,
+    FoldSpec,
+    FreezeSpec,
+    FreezeSweepSpec,
     GeometrySpec,
+    HalfSpec,
+    LensSpec,
     LiveSpec,
+    MassiveSpec,
     NormSpec,
+    SwapSpec,
+    TextSpec,
     TrainSpec,
 )
 from engine.config.depth import INIT_STDS, MAX_LAYERS, MAX_TOKENS
@@ -572,7 +581,36 @@ GEOMETRY = PageParams(
     ),
 )
 
-PAGES = {p.page: p for p in (LESSONS, VECTOR_LAB, AXES, GEOMETRY, DEPTH, KERNELS, MODELS, DUMPS)}
+# Experiments on a real model.  A spec's blocks are a tuple the model's depth bounds; the page
+# offers one block or every block (EVERY_BLOCK), checked against the model when it runs.
+EVERY_BLOCK = -1
+_BLOCK = {"low": EVERY_BLOCK, "high": 10**4}
+EXPERIMENTS_PAGE = PageParams(
+    "experiments",
+    "ex",
+    (
+        Param("ex_experiment", "choice", EXPERIMENTS[0], EXPERIMENTS),
+        from_spec("ex_text", TextSpec, "text"),
+        from_spec("ex_prompt", TextSpec, "prompt"),
+        from_spec("ex_tokens", TextSpec, "max_tokens"),
+        from_spec("ex_setting", MassiveSpec, "setting"),
+        from_spec("ex_window", MassiveSpec, "window"),
+        Param("ex_swap_block", "int", EVERY_BLOCK, **_BLOCK),  # SwapSpec.layers
+        from_spec("ex_swap_final", SwapSpec, "final"),
+        Param("ex_freeze_block", "int", EVERY_BLOCK, **_BLOCK),  # FreezeSpec.layers
+        from_spec("ex_freeze_final", FreezeSpec, "final"),
+        from_spec("ex_exempt", FreezeSpec, "exempt"),
+        from_spec("ex_sweep_exempt", FreezeSweepSpec, "exempt"),
+        from_spec("ex_fold_final", FoldSpec, "final"),
+        from_spec("ex_top_k", LensSpec, "top_k"),
+        from_spec("ex_upcast", HalfSpec, "upcast"),
+    ),
+)
+
+PAGES = {
+    p.page: p
+    for p in (LESSONS, VECTOR_LAB, AXES, GEOMETRY, DEPTH, KERNELS, MODELS, DUMPS, EXPERIMENTS_PAGE)
+}
 PREFIXES = {p.prefix for p in PAGES.values()} | {"tl", "tla", "tlb"}  # with the old Depth ones
 
 

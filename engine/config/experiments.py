@@ -51,19 +51,20 @@ class TextSpec:
     """The text every experiment reads: a held-out text, or the caller's own."""
 
     text: str = param("en", choices=EXPERIMENT_TEXTS)  # read when ``prompt`` is empty
-    prompt: str = param("")  # the caller's own text, read instead when it holds more than spaces
+    # the caller's own text, read instead when it holds more than spaces
+    prompt: str = param("", low=0, high=EXPERIMENT_MAX_CHARACTERS)
     # the first tokens read (fewer when the model's context is shorter)
     max_tokens: int = param(512, low=2, high=EXPERIMENT_MAX_TOKENS)
 
     def __post_init__(self) -> None:
-        check_fields(self)
-        if len(self.prompt) > EXPERIMENT_MAX_CHARACTERS:
-            raise experiment_error(
+        if isinstance(self.prompt, str) and len(self.prompt) > EXPERIMENT_MAX_CHARACTERS:
+            raise experiment_error(  # before check_fields: this message names the token cap
                 "prompt_too_long",
                 characters=len(self.prompt),
                 limit=EXPERIMENT_MAX_CHARACTERS,
                 tokens=EXPERIMENT_MAX_TOKENS,
             )
+        check_fields(self)
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ PAGES = {
     "models": {"md_family": "gpt3"},
     "dumps": {},
     "kernels": {},
+    "experiments": {"ex_experiment": "sweep"},
 }
 
 

@@ -251,6 +251,27 @@ PINNED = {
         "ge_axis_b": ("int", 1, (0, 8191)),
         "ge_pair": ("int", 0, (0, 1 << 10)),
     },
+    "experiments": {
+        "ex_experiment": (
+            "choice",
+            "massive",
+            ("massive", "swap", "freeze", "sweep", "fold", "lens", "half"),
+        ),
+        "ex_text": ("choice", "en", ("en", "zh")),
+        "ex_prompt": ("text", "", None),
+        "ex_tokens": ("int", 512, (2, 1024)),
+        "ex_setting": ("choice", "zero", ("keep", "zero", "mean")),
+        "ex_window": ("int", 64, (1, 512)),
+        "ex_swap_block": ("int", -1, (-1, 10**4)),
+        "ex_swap_final": ("bool", True, None),
+        "ex_freeze_block": ("int", -1, (-1, 10**4)),
+        "ex_freeze_final": ("bool", False, None),
+        "ex_exempt": ("choice", "none", ("none", "first", "massive")),
+        "ex_sweep_exempt": ("choice", "none", ("none", "first", "massive")),
+        "ex_fold_final": ("bool", True, None),
+        "ex_top_k": ("int", 5, (1, 20)),
+        "ex_upcast": ("bool", False, None),
+    },
 }
 
 
@@ -270,7 +291,8 @@ def test_each_page_keeps_its_parameters_and_their_meaning(page):
 
 
 def test_one_prefix_per_page():
-    assert {p.prefix for p in PAGES.values()} == {"ls", "vl", "ax", "ge", "dp", "kn", "md", "du"}
+    prefixes = {"ls", "vl", "ax", "ge", "dp", "kn", "md", "du", "ex"}
+    assert {p.prefix for p in PAGES.values()} == prefixes
     for page in PAGES.values():
         assert all(p.key.startswith(page.prefix + "_") for p in page.params)
 

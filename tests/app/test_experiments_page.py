@@ -1,0 +1,160 @@
+"""The Experiments page through AppTest, on a tiny random Llama (the SmolLM2 locator
+monkeypatched to its folder; its 24-token context cuts every text): it opens on its
+defaults asking for a prediction, each experiment runs after a committed prediction and a
+click and states the measured result, precomputed results are shown at once with their
+date and model, hostile link values are named, and the page reads as Chinese in Chinese."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from streamlit.testing.v1 import AppTest
+
+from engine.config import EXPERIMENT_SPECS, EXPERIMENTS, SwapSpec, TextSpec
+from engine.experiments.experiment import answer, options, run_experiment
+from engine.experiments.stored import precompute
+from tests.app.conftest import APP
+from tests.dumps import tiny_models
+from ui import live_model
+from ui.formatting import format_number
+
+PAGE = "app_pages/experiments.py"
+SMALL = {"ex_tokens": "16", "ex_window": "4"}  # 16 tokens, windows of 4 for the mean
+
+
+@pytest.fixture
+def tiny(tmp_path, monkeypatch):
+    """A tiny Llama whose [BOS] embedding carries a massive entry, as SmolLM2's first token;
+    no precomputed results unless a test writes them."""
+    model = tiny_models.build("llama")
+    with torch.no_grad():
+        for param in model.parameters():
+            if param.dim() == 2:
+                param.mul_(15.0)
+        model.model.embed_tokens.weight[2, 5] = 1000.0  # [BOS] is token 2
+    folder = tmp_path / "model"
+    model.save_pretrained(folder)
+    tiny_models.tokenizer().save_pretrained(folder)
+    monkeypatch.setattr("engine.dumps.live.smollm2_gguf", lambda: folder)
+    monkeypatch.setenv("NORMSCOPE_EXPERIMENTS_DIR", str(tmp_path / "precomputed"))
+    live_model.forget()
+    return folder
+
+
+def _open(query: dict, lang: str = "en") -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params.update({"lang": lang, **query})
+    at.switch_page(PAGE)
+    return at.run()
+
+
+def _text(at) -> str:
+    parts = [m.value for m in at.markdown] + [c.value for c in at.caption]
+    parts += [e.value for kind in ("success", "info", "warning", "error") for e in at.get(kind)]
+    return "\n".join(parts)
+
+
+def _commit(at, option: str) -> AppTest:
+    at.radio[0].set_value(option).run()
+    next(b for b in at.button if b.key.startswith("ex_commit_")).click().run()
+    return at
+
+
+def _refusals(at) -> list[str]:
+    """Error messages other than a wrong prediction's verdict."""
+    return [e.value for e in at.error if e.icon != ":material/cancel:"]
+
+
+def _run(at) -> AppTest:
+    assert live_model.model_load().wait(120)
+    at.run()
+    at.button(key="ex_run").click().run()
+    return at
+
+
+def test_the_page_opens_on_its_defaults_asking_for_a_prediction_first(tiny):
+    at = _open({})
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert at.selectbox(key="ex_experiment").value == "massive"
+    assert at.selectbox(key="ex_text").value == "en"
+    assert at.number_input(key="ex_tokens").value == 512
+    assert "Commit a prediction to run the experiment." in _text(at)
+    assert not [b for b in at.button if b.key == "ex_run"]  # no run before a prediction
+    commit = next(b for b in at.button if b.key.startswith("ex_commit_"))
+    assert commit.disabled  # nothing picked yet
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("experiment", EXPERIMENTS)
+def test_each_experiment_runs_on_a_small_budget_and_states_its_measurement(tiny, experiment):
+    at = _open({"ex_experiment": experiment, **SMALL})
+    question = "same" if experiment not in ("lens", "sweep") else options(experiment)[0]
+    _commit(at, question)
+    _run(at)
+    assert not at.exception and not _refusals(at), _refusals(at)
+    shown = _text(at)
+    assert "Measured on 16 of the text's" in shown
+    assert at.get("plotly_chart"), "no chart"
+    verdicts = [*at.success, *at.get("error"), *at.info]
+    assert verdicts, "no verdict"
+    # the verdict is the engine's answer to the same request
+    live = live_model.model_load().live
+    spec = {"massive": dict(window=4)}.get(experiment, {})
+    run = run_experiment(live, TextSpec(max_tokens=16), EXPERIMENT_SPECS[experiment](**spec))
+    truth = answer(run)
+    if truth == question:
+        assert at.success and "Your prediction holds" in at.success[0].value
+    elif truth is not None:
+        assert "the measurement says" in at.get("error")[0].value
+    if getattr(run.result, "effect", None) is not None:
+        ratio = format_number(run.result.effect.perplexity_ratio, 3)
+        assert at.metric[2].value == f"×{ratio}"
+
+
+def test_a_precomputed_result_is_shown_at_once_with_its_date_and_model(tiny, tmp_path, calls):
+    live = live_model.model_load()
+    assert live.wait(120)
+    precompute(live.live, tmp_path / "precomputed", ("en",), say=lambda line: None)
+    runs = calls("ui.views.experiments.run_experiment")
+    at = _open({"ex_experiment": "swap"})
+    # the precompute's specs are the defaults, on the default 512 tokens (cut to 24 here)
+    _commit(at, "same")
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert "Precomputed on" in _text(at) and live.live.name in _text(at)
+    assert not [b for b in at.button if b.key == "ex_run"] and not runs
+    fresh = run_experiment(live.live, TextSpec(), SwapSpec())
+    assert at.metric[1].value == format_number(fresh.result.effect.perplexity, 4)
+
+
+@pytest.mark.parametrize(
+    ("query", "named"),
+    [
+        ({"ex_experiment": "explode"}, "ex_experiment"),
+        ({"ex_tokens": "99999"}, "ex_tokens"),
+        ({"ex_window": "-3"}, "ex_window"),
+        ({"ex_text": "<script>"}, "ex_text"),
+        ({"ex_swap_block": "1e9", "ex_experiment": "swap"}, "ex_swap_block"),
+        ({"ex_prompt": "x" * 9000}, "ex_prompt"),
+    ],
+)
+def test_hostile_link_values_are_named_and_the_page_still_opens(tiny, query, named):
+    at = _open(query)
+    assert not at.exception
+    warnings = " ".join(w.value for w in at.warning)
+    assert f"`{named}`" in warnings
+
+
+def test_a_block_past_the_model_is_refused_with_the_models_range(tiny):
+    at = _open({"ex_experiment": "swap", "ex_swap_block": "40", **SMALL})
+    _commit(at, "same")
+    _run(at)
+    assert not at.exception
+    assert "Block 40 is not in this model" in " ".join(e.value for e in at.error)
+
+
+def test_in_chinese_the_question_and_answers_are_chinese(tiny):
+    at = _open({"ex_experiment": "lens"}, lang="zh")
+    assert not at.exception
+    assert at.title[0].value == "在真实模型上做实验"
+    assert "哪种 lens" in _text(at)
+    assert "完全不做归一化" in at.radio[0].options

@@ -1,0 +1,202 @@
+"""Experiments page charts: the changed model against the unmodified one, position by
+position, and each experiment's own view (massive entries per point, the sweep, the logit
+lens, float16's distance from float32)."""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from ui.figures.style import log_axis
+from ui.formatting import finite_or_none, plot_text
+from ui.i18n import translate
+
+UNMODIFIED, CHANGED = "#7f7f7f", "#d62728"
+LENS_COLORS = {"own_scale": "#1f77b4", "final_scale": "#d62728", "no_norm": "#2ca02c"}
+HEIGHT = 360
+
+
+def _tr(key: str, lang: str, **params) -> str:
+    return translate(f"experiments.{key}", lang, **params)
+
+
+def _hover(token_texts, positions) -> list[str]:
+    return [plot_text(f"{p}: {token_texts[p]}") for p in positions]
+
+
+def effect_figure(run, lang: str) -> go.Figure:
+    """Top: each next token's loss −log p, unmodified and changed; bottom: KL(original ‖
+    changed) per position, on a log axis (positions with KL = 0 are left out)."""
+    effect = run.result.effect
+    positions = np.arange(1, run.tokens)  # the token each loss is for
+    figure = make_subplots(
+        rows=2,
+        cols=1,
+        shared_xaxes=True,
+        vertical_spacing=0.12,
+        subplot_titles=(_tr("chart.nll", lang), _tr("chart.kl", lang)),
+    )
+    hover = _hover(run.token_texts, positions)
+    for name, values, color in (
+        (_tr("chart.unmodified", lang), run.baseline_nll, UNMODIFIED),
+        (_tr("chart.changed", lang), effect.nll, CHANGED),
+    ):
+        figure.add_trace(
+            go.Scatter(
+                x=positions,
+                y=finite_or_none(values),
+                name=name,
+                mode="lines",
+                line=dict(color=color, width=1.2),
+                text=hover,
+                hovertemplate="%{text}<br>%{y:.3g}<extra>" + name + "</extra>",
+            ),
+            row=1,
+            col=1,
+        )
+    kl = np.asarray(effect.kl[:-1], dtype=float)  # position t predicts token t+1
+    shown = np.where(np.isfinite(kl) & (kl > 0), kl, np.nan)
+    figure.add_trace(
+        go.Scatter(
+            x=positions,
+            y=finite_or_none(shown),
+            name="KL",
+            mode="lines",
+            line=dict(color=CHANGED, width=1),
+            text=hover,
+            hovertemplate="%{text}<br>%{y:.3g}<extra>KL</extra>",
+            showlegend=False,
+        ),
+        row=2,
+        col=1,
+    )
+    figure.update_yaxes(title_text=_tr("chart.nll_y", lang), row=1, col=1)
+    if np.isfinite(shown).any():
+        log_axis(figure, "y", row=2, col=1, title_text=_tr("chart.kl_y", lang))
+    figure.update_xaxes(title_text=_tr("chart.position", lang), row=2, col=1)
+    figure.update_layout(height=2 * HEIGHT, margin=dict(t=40, b=40), legend=dict(orientation="h"))
+    return figure
+
+
+def massive_figure(run, lang: str) -> go.Figure:
+    result = run.result
+    points = np.arange(len(result.count))
+    figure = go.Figure(
+        go.Bar(
+            x=points,
+            y=result.count,
+            marker_color=[CHANGED if p == result.point else UNMODIFIED for p in points],
+        )
+    )
+    figure.update_layout(
+        title=_tr("massive.chart", lang),
+        xaxis_title=_tr("massive.chart_x", lang),
+        yaxis_title=_tr("massive.chart_y", lang),
+        height=HEIGHT,
+    )
+    return figure
+
+
+def sweep_figure(run, lang: str) -> go.Figure:
+    """Perplexity ratio of each single freeze on a log axis; tolerated bars marked."""
+    sweep = run.result
+    ratios = sweep.perplexity_ratio
+    names = [
+        _tr("sweep_result.final", lang) if layer is None else str(layer) for layer in sweep.layers
+    ]
+    capped = np.where(np.isfinite(ratios), ratios, np.nan)
+    figure = go.Figure(
+        go.Bar(
+            x=names,
+            y=finite_or_none(capped),
+            marker_color=[UNMODIFIED if ok else CHANGED for ok in sweep.tolerated],
+            hovertemplate="%{x}: ×%{y:.4g}<extra></extra>",
+        )
+    )
+    figure.add_hline(y=1 + sweep.spec.tolerance, line_dash="dash", line_color="#333")
+    log_axis(figure, "y", values=[*capped[np.isfinite(capped)], 1 + sweep.spec.tolerance])
+    figure.update_layout(
+        xaxis_title=_tr("sweep_result.chart_x", lang),
+        yaxis_title=_tr("sweep_result.chart_y", lang),
+        xaxis_type="category",
+        height=HEIGHT,
+    )
+    return figure
+
+
+def lens_figure(run, lang: str) -> go.Figure:
+    """Mean entropy (top) and mean KL to the model's output (bottom) of each lens per point."""
+    r = run.result
+    points = np.arange(r.entropy.shape[1])
+    figure = make_subplots(
+        rows=2,
+        cols=1,
+        shared_xaxes=True,
+        vertical_spacing=0.12,
+        subplot_titles=(_tr("lens_result.chart", lang), _tr("lens_result.chart_kl", lang)),
+    )
+    kl = r.kl_to_model.mean(-1)  # [3, L+1]
+    for index, variant in enumerate(r.variants):
+        name = _tr(f"options.lens.{variant}", lang)
+        color = LENS_COLORS[variant]
+        figure.add_trace(
+            go.Scatter(x=points, y=r.mean_entropy[index], name=name, line=dict(color=color)),
+            row=1,
+            col=1,
+        )
+        values = np.where(kl[index] > 0, kl[index], np.nan)
+        figure.add_trace(
+            go.Scatter(
+                x=points,
+                y=finite_or_none(values),
+                name=name,
+                showlegend=False,
+                line=dict(color=color),
+            ),  # fmt: skip
+            row=2,
+            col=1,
+        )
+    figure.update_yaxes(title_text=_tr("lens_result.chart_y", lang), row=1, col=1)
+    if np.isfinite(np.where(kl > 0, kl, np.nan)).any():
+        log_axis(figure, "y", row=2, col=1, title_text="KL")
+    figure.update_xaxes(title_text=_tr("lens_result.chart_x", lang), row=2, col=1)
+    figure.update_layout(height=2 * HEIGHT, margin=dict(t=40, b=40), legend=dict(orientation="h"))
+    return figure
+
+
+def lens_table(run, lang: str, position_index: int = -1) -> dict[str, list[str]]:
+    """Each point's most likely next token at one decoded position, per lens (a table)."""
+    r = run.result
+    rows: dict[str, list[str]] = {
+        _tr("lens_result.point", lang): [str(p) for p in range(r.top_ids.shape[1])]
+    }
+    for index, variant in enumerate(r.variants):
+        top = r.top_ids[index, :, position_index, 0]
+        probs = r.top_probs[index, :, position_index, 0]
+        rows[_tr(f"options.lens.{variant}", lang)] = [
+            f"{r.token_texts[int(i)]!r} {p:.2f}" for i, p in zip(top, probs)
+        ]
+    return rows
+
+
+def half_figure(run, lang: str) -> go.Figure:
+    r = run.result
+    error = np.where(np.isfinite(r.stream_error), r.stream_error, np.nan).max(-1)  # [L+1]
+    points = np.arange(len(error))
+    shown = np.where(error > 0, error, np.nan)
+    figure = go.Figure(
+        go.Scatter(
+            x=points, y=finite_or_none(shown), mode="lines+markers", line=dict(color=CHANGED)
+        )
+    )
+    figure.add_hline(y=r.spec.divergence, line_dash="dash", line_color="#333")
+    if np.isfinite(shown).any():
+        log_axis(figure, "y", values=[*shown[np.isfinite(shown)], r.spec.divergence])
+    figure.update_layout(
+        title=_tr("half_result.chart", lang),
+        xaxis_title=_tr("lens_result.chart_x", lang),
+        yaxis_title=_tr("half_result.chart_y", lang),
+        height=HEIGHT,
+    )
+    return figure

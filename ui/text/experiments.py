@@ -1,0 +1,304 @@
+"""Experiments page sentences: each one built from the run it describes, and chosen by what
+the numbers show, so no sentence states what the data do not (tests/ui check each branch
+on runs where it is false)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from engine.experiments.experiment import early_points, perplexity_band
+from ui.formatting import format_number, literal
+from ui.i18n import join, translate
+from ui.labels import NORM_NAMES
+
+SHOWN_ENTRIES = 6  # massive entries named in a sentence
+SHOWN_BLOCKS = 12  # blocks named in a sentence (the rest counted)
+
+
+def number(value: float) -> str:
+    return format_number(float(value), 4)
+
+
+def ratio_text(value: float) -> str:
+    return format_number(float(value), 3)
+
+
+def token_label(texts, position: int) -> str:
+    return literal(texts[position]) if 0 <= position < len(texts) else "—"
+
+
+def option_text(experiment: str, option: str, lang: str) -> str:
+    """A prediction's answer, as the question offers it."""
+    kind = experiment if experiment in ("lens", "sweep") else "perplexity"
+    return translate(f"experiments.options.{kind}.{option}", lang)
+
+
+def band_sentence(run, lang: str) -> str | None:
+    """Before, after and how far apart, in the words of the band the ratio falls in."""
+    effect = getattr(run.result, "effect", None)
+    if effect is None:
+        return None
+    band = perplexity_band(effect.perplexity_ratio) or "better"
+    return translate(
+        f"experiments.band.{band}",
+        lang,
+        before=number(effect.reference_perplexity),
+        after=number(effect.perplexity),
+        ratio=ratio_text(effect.perplexity_ratio),
+    )
+
+
+def no_option_reason(run, lang: str) -> str:
+    """Why no answer fits: nothing changed, or perplexity fell."""
+    effect = getattr(run.result, "effect", None)
+    if effect is None:
+        return translate("experiments.nothing_changed", lang)
+    return band_sentence(run, lang) or ""
+
+
+def massive_sentences(run, lang: str) -> list[str]:
+    result = run.result
+    if result.effect is None:
+        return [translate("experiments.nothing_changed", lang)]
+    entries = [
+        translate(
+            "experiments.massive.entry",
+            lang,
+            token=f"{int(t)} ({token_label(run.token_texts, int(t))})",
+            channel=int(c),
+            value=number(v),
+            replacement=number(r),
+        )
+        for t, c, v, r in list(zip(result.token, result.channel, result.value, result.replacement))[
+            :SHOWN_ENTRIES
+        ]
+    ]
+    lines = [
+        translate(
+            "experiments.massive.found",
+            lang,
+            point=result.point,
+            count=len(result.token),
+            entries=join(entries, lang),
+        )
+    ]
+    if result.spec.setting == "mean" and result.window_values.size:
+        values = result.window_values[np.isfinite(result.window_values)]
+        reached = result.windows[result.windows > 0]
+        if values.size and reached.size:
+            spread = np.nanstd(result.window_values, 0) / np.abs(
+                np.nanmean(result.window_values, 0)
+            )
+            lines.append(
+                translate(
+                    "experiments.massive.windows",
+                    lang,
+                    windows=int(reached.max()),
+                    low=number(values.min()),
+                    high=number(values.max()),
+                    spread=format_number(float(np.nanmax(spread)), 3),
+                )
+            )
+    band = perplexity_band(result.effect.perplexity_ratio)
+    expected = {"zero": "broken", "mean": "same", "keep": "same"}[result.spec.setting]
+    if result.spec.setting != "keep":
+        key = "sun_agrees" if band == expected else "sun_differs"
+        lines.append(translate(f"experiments.massive.{key}", lang))
+    return lines
+
+
+def swap_sentences(run, lang: str) -> list[str]:
+    result = run.result
+    changed = 1 - result.effect.top1_agreement
+    return [
+        translate(
+            "experiments.swap_result.swapped",
+            lang,
+            count=len(result.norms),
+            to_kind=NORM_NAMES[result.to_kind],
+            from_kind=NORM_NAMES[result.from_kind],
+        ),
+        translate("experiments.swap_result.top1", lang, share=f"{100 * changed:.1f} %"),
+    ]
+
+
+def freeze_sentences(run, lang: str) -> list[str]:
+    result = run.result
+    lines = [
+        translate(
+            "experiments.freeze_result.scales",
+            lang,
+            count=len(result.norms),
+            low=format_number(float(result.variation.min()), 3),
+            high=format_number(float(result.variation.max()), 3),
+        )
+    ]
+    if result.exempt:
+        shown = [f"{t} ({token_label(run.token_texts, t)})" for t in result.exempt[:SHOWN_ENTRIES]]
+        lines.append(translate("experiments.freeze_result.exempt", lang, tokens=join(shown, lang)))
+    return lines
+
+
+def block_name(layer: int | None, lang: str) -> str:
+    if layer is None:
+        return translate("experiments.sweep_result.final", lang)
+    return translate("experiments.sweep_result.block", lang, block=layer)
+
+
+def sweep_sentences(run, lang: str) -> list[str]:
+    sweep = run.result
+    ratios = sweep.perplexity_ratio
+    tolerance = f"{100 * sweep.spec.tolerance:g}"
+    held = [layer for layer, ok in zip(sweep.layers, sweep.tolerated) if ok]
+    finite = np.where(np.isfinite(ratios), ratios, np.inf)
+    lines = []
+    if held:
+        names = [block_name(layer, lang) for layer in held[:SHOWN_BLOCKS]]
+        if len(held) > SHOWN_BLOCKS:
+            names.append(f"+{len(held) - SHOWN_BLOCKS}")
+        lines.append(
+            translate(
+                "experiments.sweep_result.tolerated",
+                lang,
+                count=len(held),
+                total=len(sweep.layers),
+                tolerance=tolerance,
+                blocks=join(names, lang),
+            )
+        )
+    else:
+        mildest = int(np.argmin(finite))
+        lines.append(
+            translate(
+                "experiments.sweep_result.none",
+                lang,
+                total=len(sweep.layers),
+                tolerance=tolerance,
+                block=block_name(sweep.layers[mildest], lang),
+                ratio=ratio_text(ratios[mildest]),
+            )
+        )
+    worst = int(np.argmax(np.where(np.isnan(ratios), np.inf, ratios)))
+    lines.append(
+        translate(
+            "experiments.sweep_result.worst",
+            lang,
+            block=block_name(sweep.layers[worst], lang),
+            ratio=ratio_text(ratios[worst]),
+        )
+    )
+    return lines
+
+
+FLOAT32_ROUNDING = 1e-5  # a relative logit difference below this is float32 rounding
+
+
+def fold_sentences(run, lang: str) -> list[str]:
+    r = run.result
+    relative = r.max_logit_difference / max(r.max_abs_logit, 1e-30)
+    key = "difference" if relative <= FLOAT32_ROUNDING else "difference_large"
+    lines = [
+        translate(
+            f"experiments.fold_result.{key}",
+            lang,
+            difference=format_number(r.max_logit_difference, 3),
+            scale=number(r.max_abs_logit),
+            relative=format_number(relative, 3),
+        ),
+        translate(
+            "experiments.fold_result.saves",
+            lang,
+            norms=len(r.folded),
+            multiplications=f"{r.multiplications_saved:,}",
+            total=f"{r.multiplications_per_token:,}",
+            removed=f"{r.parameters_removed:,}",
+            added=f"{r.parameters_added:,}",
+        ),
+    ]
+    if r.unfoldable:
+        names = join([literal(n) for n in r.unfoldable[:SHOWN_ENTRIES]], lang)
+        lines.append(translate("experiments.fold_result.unfoldable", lang, norms=names))
+    if r.untied:
+        names = join([literal(n) for n in r.untied], lang)
+        lines.append(translate("experiments.fold_result.untied", lang, maps=names))
+    return lines
+
+
+def lens_sentences(run, lang: str) -> list[str]:
+    r = run.result
+    entropy = r.mean_entropy  # [3, L+1]
+    points = early_points(entropy.shape[1] - 1)
+    early = entropy[:, points].mean(-1)  # [3]
+    names = [translate(f"experiments.options.lens.{v}", lang) for v in r.variants]
+    values = join([f"{names[i]} {early[i]:.2f}" for i in range(len(names))], lang)
+    highest = names[int(np.argmax(early))]
+    kl = r.kl_to_model[:, -1].mean(-1)  # [3] at the last point
+    return [
+        translate(
+            "experiments.lens_result.early",
+            lang,
+            last=points.stop - 1,
+            values=values,
+            variant=highest,
+        ),
+        translate(
+            "experiments.lens_result.final",
+            lang,
+            kl_own=format_number(float(kl[0]), 3),
+            kl_cached=format_number(float(kl[1]), 3),
+        ),
+    ]
+
+
+def half_sentences(run, lang: str) -> list[str]:
+    r = run.result
+    lines = []
+    if r.first_failure is not None:
+        io = r.first_failure
+        lines.append(
+            translate(
+                "experiments.half_result.failed",
+                lang,
+                norm=literal(io.label),
+                token=io.token,
+                text=token_label(run.token_texts, io.token),
+                how=translate(f"experiments.half_result.how_{r.failure}", lang),
+            )
+        )
+    else:
+        lines.append(translate("experiments.half_result.no_failure", lang))
+    divergence = format_number(r.spec.divergence, 3)
+    if r.diverges_at is not None:
+        point, token = r.diverges_at
+        lines.append(
+            translate(
+                "experiments.half_result.diverges",
+                lang,
+                divergence=divergence,
+                point=point,
+                token=token,
+                text=token_label(run.token_texts, token),
+            )
+        )
+    else:
+        lines.append(
+            translate("experiments.half_result.no_divergence", lang, divergence=divergence)
+        )
+    return lines
+
+
+SENTENCES = {
+    "massive": massive_sentences,
+    "swap": swap_sentences,
+    "freeze": freeze_sentences,
+    "sweep": sweep_sentences,
+    "fold": fold_sentences,
+    "lens": lens_sentences,
+    "half": half_sentences,
+}
+
+
+def sentences(run, lang: str) -> list[str]:
+    """Everything the page says about ``run``, each sentence conditioned on its numbers."""
+    lines = [band_sentence(run, lang), *SENTENCES[run.experiment](run, lang)]
+    return [line for line in lines if line]
