@@ -10,6 +10,11 @@
   DyT; α is the fitted steepness.  A dump's ``<norm>.weight`` (and ``.bias``) must be what
   the output was multiplied by (and shifted by): y = weight·n + bias.  For Gemma's RMSNorm,
   which scales by (1 + weight), a capture stores 1 + weight.
+  Outliers: massive activations put a few inputs thousands of times past the rest (SmolLM2:
+  ~23,000 among values of a few units), which would set the drawing's scale and the fit.
+  The fit reads the bulk, |x| <= ``BULK_FACTOR`` × the ``BULK_QUANTILE`` quantile of |x|;
+  the values past it are counted and returned apart (``outlier_x``), so a page marks them
+  instead of hiding them, and ``r2_all`` says how well the bulk's curve fits every value.
 
 References:
 - Zhu, Chen, He, LeCun, Liu 2025, "Transformers without Normalization", arXiv:2503.10622
@@ -32,6 +37,9 @@ SAMPLE_ROWS = 64  # tokens read from each norm pair for the DyT fit
 SAMPLE_POINTS = 16384  # (input, output) points fitted
 SCATTER_POINTS = 2000  # points returned for drawing
 _ALPHAS = np.logspace(-4, 3, 141)  # the grid α is first searched on
+BULK_QUANTILE = 0.99  # the bulk's scale: this quantile of |x| ...
+BULK_FACTOR = 10.0  # ... times this is the bulk's edge; values past it are outliers
+OUTLIER_POINTS = 200  # outliers returned for drawing (the largest |x| first)
 
 
 @dataclass(frozen=True)
@@ -57,11 +65,16 @@ class DyTFit:
     layer: int | None
     alpha: float
     gamma: float
-    r2: float  # share of the output's variance the curve explains
-    points: int  # how many (x, y) points were fitted
+    r2: float  # share of the bulk's output variance the curve explains
+    points: int  # how many (x, y) points were fitted (the bulk)
     affine_removed: bool  # the output was divided back by the dump's weight (and bias)
-    x: np.ndarray  # [<= SCATTER_POINTS] inputs, for a scatter plot
+    x: np.ndarray  # [<= SCATTER_POINTS] inputs of the bulk, for a scatter plot
     y: np.ndarray  # [<= SCATTER_POINTS] outputs
+    bulk_limit: float  # |x| past this is an outlier (inf: none could be)
+    outliers: int  # sampled values past bulk_limit, left out of the fit
+    outlier_x: np.ndarray  # [<= OUTLIER_POINTS] their inputs, largest |x| first
+    outlier_y: np.ndarray  # [<= OUTLIER_POINTS] their outputs
+    r2_all: float  # the bulk's curve on every sampled value, outliers included
 
 
 def compare_norms(dump: Dump, layer: int, rows: list[int], eps: float = 1e-5) -> TokenNorms:
@@ -146,9 +159,13 @@ def fit_dyt(pair: NormPair) -> DyTFit:
     finite = np.isfinite(x_flat) & np.isfinite(y_flat)
     x_flat, y_flat = x_flat[finite], y_flat[finite]
     step = max(1, x_flat.shape[0] // SAMPLE_POINTS)
-    x_fit, y_fit = x_flat[::step], y_flat[::step]
+    x_all, y_all = x_flat[::step], y_flat[::step]
+    limit = bulk_limit(x_all)
+    bulk = np.abs(x_all) <= limit
+    x_fit, y_fit = x_all[bulk], y_all[bulk]
     alpha, gamma, r2 = fit_tanh(x_fit, y_fit) if x_fit.size else (np.nan, np.nan, np.nan)
     scatter = max(1, x_fit.shape[0] // SCATTER_POINTS)
+    order = np.argsort(-np.abs(x_all[~bulk]))[:OUTLIER_POINTS]
     return DyTFit(
         label=pair.label,
         layer=pair.layer,
@@ -159,4 +176,26 @@ def fit_dyt(pair: NormPair) -> DyTFit:
         affine_removed=removed,
         x=x_fit[::scatter][:SCATTER_POINTS],
         y=y_fit[::scatter][:SCATTER_POINTS],
+        bulk_limit=limit,
+        outliers=int((~bulk).sum()),
+        outlier_x=x_all[~bulk][order],
+        outlier_y=y_all[~bulk][order],
+        r2_all=_r2(alpha, gamma, x_all, y_all) if x_all.size else float("nan"),
     )
+
+
+def bulk_limit(x: np.ndarray) -> float:
+    """The bulk's edge: ``BULK_FACTOR`` × the ``BULK_QUANTILE`` quantile of |x| (inf when
+    that quantile is 0, so a dump of mostly zeros keeps every value)."""
+    if not x.size:
+        return float("inf")
+    scale = float(np.quantile(np.abs(x), BULK_QUANTILE))
+    return BULK_FACTOR * scale if scale > 0 else float("inf")
+
+
+def _r2(alpha: float, gamma: float, x: np.ndarray, y: np.ndarray) -> float:
+    if not (np.isfinite(alpha) and np.isfinite(gamma)):
+        return float("nan")
+    residual = y - gamma * np.tanh(alpha * x)
+    spread = float(((y - y.mean()) ** 2).sum())
+    return 1.0 - float((residual * residual).sum()) / spread if spread > 0 else float("nan")

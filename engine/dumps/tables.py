@@ -153,11 +153,23 @@ def _dyt(rep: DumpReport) -> pd.DataFrame:
                 "gamma": fit.gamma,
                 "r2": fit.r2,
                 "points": fit.points,
+                "outliers": fit.outliers,
+                "r2_all": fit.r2_all,
                 "affine_removed": fit.affine_removed,
             }
             for fit in rep.dyt
         ],
-        columns=["norm", "layer", "alpha", "gamma", "r2", "points", "affine_removed"],
+        columns=[
+            "norm",
+            "layer",
+            "alpha",
+            "gamma",
+            "r2",
+            "points",
+            "outliers",
+            "r2_all",
+            "affine_removed",
+        ],  # fmt: skip
     )
 
 

@@ -198,3 +198,36 @@ def test_progress_reaches_one_and_cancel_stops(tmp_path):
     assert seen[-1] == 1.0 and seen == sorted(seen)
     with pytest.raises(Cancelled):
         report(path, should_stop=lambda: True)
+
+
+def test_dyt_fit_reads_the_bulk_and_counts_the_outliers_apart(tmp_path):
+    """A DyT norm with a few inputs 10,000 times the rest (as SmolLM2's massive activations):
+    the fit recovers the bulk's curve, the outliers are counted and returned, largest first,
+    and r² over every value says how badly they sit on that curve."""
+    x = files.stream(layers=1) * 3  # [1, B, T, 16]
+    x[0, 0, 0, 5] = 30_000.0
+    x[0, 1, 0, 5] = -20_000.0
+    y = 2.0 * torch.tanh(0.5 * x[0])
+    y[0, 0, 5] = 900.0  # the outliers' outputs are off the curve (a per-token scale)
+    y[1, 0, 5] = -600.0
+    tensors = {
+        "model.layers.0.input_layernorm.input": x[0],
+        "model.layers.0.input_layernorm.output": y,
+    }
+    (fit,) = report(files.write_safetensors(tmp_path / "dyt.safetensors", tensors)).dyt
+    assert fit.outliers == 2 and list(fit.outlier_x) == [30_000.0, -20_000.0]
+    assert list(fit.outlier_y) == [900.0, -600.0]
+    assert fit.bulk_limit < 20_000 and np.abs(fit.x).max() <= fit.bulk_limit
+    assert fit.alpha == pytest.approx(0.5, rel=1e-4) and fit.r2 > 0.9999
+    assert fit.r2_all < 0.5
+
+
+def test_dyt_fit_without_outliers_keeps_every_value(tmp_path):
+    x = files.stream(layers=1) * 3
+    tensors = {
+        "model.layers.0.input_layernorm.input": x[0],
+        "model.layers.0.input_layernorm.output": 2.0 * torch.tanh(0.5 * x[0]),
+    }
+    (fit,) = report(files.write_safetensors(tmp_path / "dyt.safetensors", tensors)).dyt
+    assert fit.outliers == 0 and fit.outlier_x.size == 0 and fit.points == x[0].numel()
+    assert fit.r2_all == pytest.approx(fit.r2)

@@ -3,6 +3,7 @@ computed here), marks what it says it marks, and leaves gaps where a value is mi
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -127,3 +128,21 @@ def test_dyt_figure_draws_the_fitted_tanh(pairs_rep):
     expected = fit.gamma * torch.tanh(fit.alpha * torch.tensor(curve.x, dtype=torch.float64))
     np.testing.assert_allclose(curve.y, expected.numpy(), rtol=1e-12)
     assert curve.x[0] == fit.x.min() and curve.x[-1] == fit.x.max()
+
+
+def test_dyt_figure_scales_to_the_bulk_and_marks_the_outliers_at_its_edge(pairs_rep):
+    fit = dataclasses.replace(
+        pairs_rep.dyt[1],
+        outliers=2,
+        bulk_limit=50.0,
+        outlier_x=np.array([23_000.0, -900.0]),
+        outlier_y=np.array([4.0, -1.0]),
+    )
+    figure = figures.dyt_figure(fit, "en")
+    edge = float(np.abs(fit.x).max())
+    assert figure.layout.xaxis.range == (-1.04 * edge, 1.04 * edge)
+    marked = next(t for t in figure.data if "left out of the fit" in t.name)
+    assert list(marked.x) == [edge, -edge] and list(marked.customdata) == [23_000.0, -900.0]
+    assert "23000" in marked.name or "2.3e+04" in marked.name
+    plain = figures.dyt_figure(pairs_rep.dyt[1], "en")
+    assert plain.layout.xaxis.range is None and len(plain.data) == 2

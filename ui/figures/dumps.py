@@ -419,6 +419,7 @@ def dyt_figure(fit: DyTFit, lang: str) -> go.Figure:
             marker=dict(color=ALL_COLOR, size=3, opacity=0.35),
         )
     )
+    edge = _dyt_outliers(figure, fit, lang)
     if fit.x.size and math.isfinite(fit.alpha) and math.isfinite(fit.gamma):
         x = np.linspace(float(fit.x.min()), float(fit.x.max()), 400)
         figure.add_trace(
@@ -440,4 +441,37 @@ def dyt_figure(fit: DyTFit, lang: str) -> go.Figure:
     y = translate("dumps.dyt_y_affine" if fit.affine_removed else "dumps.dyt_y", lang)
     _layout(figure, "dyt", lang, log_y=False, title=title, y=y)
     figure.update_layout(hovermode="closest")
+    if edge is not None:  # the bulk sets the scale; the outliers sit at its edge
+        figure.update_xaxes(range=[-1.04 * edge, 1.04 * edge])
     return figure
+
+
+def _dyt_outliers(figure: go.Figure, fit: DyTFit, lang: str) -> float | None:
+    """The values past the bulk drawn at the x axis' edge (their true x in the hover), and
+    that edge; None when there are none."""
+    if not fit.outliers or not fit.x.size:
+        return None
+    edge = max(float(np.abs(fit.x).max()), 1e-30)
+    shown = np.clip(fit.outlier_x, -edge, edge)
+    figure.add_trace(
+        go.Scatter(
+            x=shown,
+            y=fit.outlier_y,
+            customdata=fit.outlier_x,
+            mode="markers",
+            name=translate(
+                "dumps.dyt_outliers",
+                lang,
+                count=fit.outliers,
+                limit=format_number(fit.bulk_limit, 3),
+                largest=format_number(float(np.abs(fit.outlier_x).max()), 4),
+            ),
+            marker=dict(
+                color=FIRST_COLOR,
+                size=9,
+                symbol=["triangle-right" if v > 0 else "triangle-left" for v in fit.outlier_x],
+            ),
+            hovertemplate="x = %{customdata:.6g}<br>y = %{y:.4g}<extra></extra>",
+        )
+    )
+    return edge

@@ -244,6 +244,16 @@ def dyt(fit: DyTFit, tables: dict[str, pd.DataFrame]) -> None:
             points=text.count(fit.points),
         )
     )
+    if fit.outliers:
+        st.caption(
+            t(
+                "dumps.dyt_note_outliers",
+                count=text.count(fit.outliers),
+                limit=format_number(fit.bulk_limit, 3),
+                r2=format_number(fit.r2, 3),
+                r2_all=format_number(fit.r2_all, 3),
+            )
+        )
     if len(tables["dyt_fits"]):
         _table(tables["dyt_fits"], "dumps_dyt_table")
     else:
