@@ -10,7 +10,7 @@ from ui.widgets import experiments as widgets
 st.title(t("experiments.title"))
 st.caption(t("experiments.intro"))
 with presenting.controls("ex"):
-    chosen = widgets.inputs()
+    chosen = widgets.inputs(view.local_models())
 for message in chosen.errors:
     st.error(message, icon=":material/error:")
 if chosen.spec is not None and chosen.text is not None:

@@ -37,7 +37,8 @@ LOAD_NICENESS = 5  # added to the loading thread's nice value (Linux: per thread
 class ModelLoad:
     """SmolLM2 loading, or loaded: its progress, then the model or why there is none."""
 
-    def __init__(self) -> None:
+    def __init__(self, path: str | None = None) -> None:
+        self.path = path  # None: the built-in SmolLM2
         self.started = time.monotonic()
         self.fraction = 0.0
         self.live = None  # engine.dumps.live.LiveModel, once loaded
@@ -59,7 +60,7 @@ class ModelLoad:
         try:
             from engine.dumps.live import load_live_model
 
-            self.live = load_live_model(progress=self._progress)
+            self.live = load_live_model(self.path, progress=self._progress)
         except EngineError as error:
             self.error = error
         except Exception as exc:  # a broken install: say what, keep the page working
@@ -89,10 +90,16 @@ class ModelLoad:
         return self._done.wait(timeout)
 
 
-@st.cache_resource(show_spinner=False)
-def model_load() -> ModelLoad:
-    """The process's one load of the live model, started on the first call."""
-    return ModelLoad()
+# The built-in model, and the operator's models a page asked for (engine.dumps.local_files):
+# each loaded once per process; the least recently asked for is dropped past MODELS_KEPT.
+MODELS_KEPT = 3
+
+
+@st.cache_resource(show_spinner=False, max_entries=MODELS_KEPT)
+def model_load(path: str | None = None) -> ModelLoad:
+    """The process's one load of the model at ``path`` (None: the built-in SmolLM2), started
+    on the first call."""
+    return ModelLoad(path)
 
 
 def start_loading() -> ModelLoad:

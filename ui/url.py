@@ -590,6 +590,8 @@ EXPERIMENTS_PAGE = PageParams(
     "ex",
     (
         Param("ex_experiment", "choice", EXPERIMENTS[0], EXPERIMENTS),
+        # a model the operator's folders hold (engine.dumps.local_files' id); "": the built-in
+        Param("ex_model", "text", "", max_chars=300),
         from_spec("ex_text", TextSpec, "text"),
         from_spec("ex_prompt", TextSpec, "prompt"),
         from_spec("ex_tokens", TextSpec, "max_tokens"),

@@ -158,3 +158,40 @@ def test_in_chinese_the_question_and_answers_are_chinese(tiny):
     assert at.title[0].value == "在真实模型上做实验"
     assert "哪种 lens" in _text(at)
     assert "完全不做归一化" in at.radio[0].options
+
+
+@pytest.fixture
+def operator_models(tiny, tmp_path, monkeypatch):
+    """The tiny model also served from an operator's folder, as a second model."""
+    folder = tmp_path / "operator"
+    folder.mkdir()
+    model = tiny_models.build("qwen2")
+    model.save_pretrained(folder / "tiny-qwen2")
+    tiny_models.tokenizer().save_pretrained(folder / "tiny-qwen2")
+    (tmp_path / "outside").mkdir()
+    (folder / "leak").symlink_to(tmp_path / "outside")
+    monkeypatch.setenv("NORMSCOPE_MODEL_DIRS", str(folder))
+    return folder
+
+
+@pytest.mark.slow
+def test_an_operators_model_is_listed_chosen_and_run(operator_models):
+    at = _open({"ex_experiment": "swap", **SMALL})
+    assert at.selectbox(key="ex_model").options == ["SmolLM2-135M (built in)", "0/tiny-qwen2"]
+    at.selectbox(key="ex_model").set_value("0/tiny-qwen2").run()
+    _commit(at, "same")
+    assert live_model.model_load(str((operator_models / "tiny-qwen2").resolve())).wait(120)
+    at.run()
+    at.button(key="ex_run").click().run()
+    assert not at.exception and not _refusals(at), _refusals(at)
+    assert "Measured on 16 of the text's" in _text(at)
+    assert at.query_params["ex_model"] == "0/tiny-qwen2"
+
+
+@pytest.mark.parametrize("value", ["../../etc", "0/leak", "/etc/passwd", "0/tiny-qwen2/.."])
+def test_a_linked_model_the_server_does_not_list_is_refused_by_name(operator_models, value):
+    at = _open({"ex_model": value})
+    assert not at.exception
+    warning = " ".join(w.value for w in at.warning)
+    assert "`ex_model`" in warning and "0/tiny-qwen2" in warning
+    assert at.selectbox(key="ex_model").value == ""

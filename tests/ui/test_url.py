@@ -257,6 +257,7 @@ PINNED = {
             "massive",
             ("massive", "swap", "freeze", "sweep", "fold", "lens", "half"),
         ),
+        "ex_model": ("text", "", None),
         "ex_text": ("choice", "en", ("en", "zh")),
         "ex_prompt": ("text", "", None),
         "ex_tokens": ("int", 512, (2, 1024)),

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from engine.dumps.local_files import list_models, named_folders
 from engine.experiments.experiment import answer, run_experiment
 from engine.experiments.stored import default_folder, index_stamp, stored_run
 from ui import live_model
@@ -18,9 +19,15 @@ from ui.views.charts import show_chart
 from ui.views.dumps_real import VECTOR_LAB_PAGE, live_status, vector_lab_query
 
 
+def local_models():
+    """The models in the operator's folders (listed once per process)."""
+    return compute(list_models, named_folders())
+
+
 def precomputed(chosen):
-    """The precomputed run of this request, or None (a user's own text is never looked up)."""
-    if chosen.text.prompt.strip():
+    """The precomputed run of this request, or None (the built-in model's only; a user's own
+    text is never looked up)."""
+    if chosen.text.prompt.strip() or chosen.model is not None:
         return None
     folder = default_folder()
     with showing_refusals():
@@ -36,7 +43,8 @@ def run(chosen):
         date = stored.created.split("T")[0]
         st.caption(t("experiments.precomputed", date=date, model=literal(stored.model)))
         return stored.run
-    live = live_status(live_model.model_load(), live_model.forget)
+    path = None if chosen.model is None else chosen.model.path
+    live = live_status(live_model.model_load(path), live_model.forget)
     if live is None:
         return None
     private = bool(chosen.text.prompt.strip())  # a typed text stays in its session
@@ -51,7 +59,7 @@ def run(chosen):
             run_experiment,
             [(live, chosen.text, chosen.spec)],
             [label],
-            keys=[(live.name, chosen.text, chosen.spec)],
+            keys=[(path, live.name, chosen.text, chosen.spec)],
             private=private,
             button=t("experiments.run"),
             widget_key="ex_run",

@@ -24,7 +24,10 @@ from engine.config import (
     SwapSpec,
     TextSpec,
 )
+from engine.dumps.local_files import LocalModel, find_model
+from engine.errors import EngineError
 from engine.experiments.experiment import SAME, options
+from ui.errors import error_text
 from ui.i18n import current_language, t
 from ui.text.experiments import option_text
 from ui.url import EVERY_BLOCK
@@ -40,11 +43,13 @@ class ExperimentInputs:
     text: TextSpec | None
     spec: Any  # the experiment's spec, or None when refused
     errors: tuple[str, ...]
+    model: LocalModel | None = None  # None: the built-in model
 
     @property
     def request(self) -> str:
         """This request's id: what a prediction is committed for."""
-        digest = hashlib.blake2b(repr((self.text, self.spec)).encode(), digest_size=8)
+        model = None if self.model is None else self.model.id
+        digest = hashlib.blake2b(repr((model, self.text, self.spec)).encode(), digest_size=8)
         return f"{self.experiment}_{digest.hexdigest()}"
 
 
@@ -121,12 +126,38 @@ def settings(experiment: str, target=st) -> tuple[Any, tuple[str, ...]]:
     return bound.spec_from(HalfSpec, upcast=upcast)
 
 
-def inputs() -> ExperimentInputs:
+def model_choice(models: tuple[LocalModel, ...]) -> LocalModel | None:
+    """The operator's model chosen (None: the built-in one); drawn only where the server
+    lists some.  A linked id the server does not list is refused by name."""
+    wanted = st.session_state.get("ex_model", "")
+    if wanted and wanted not in {m.id for m in models}:
+        try:
+            find_model(wanted, models)
+        except EngineError as error:
+            message = t("experiments.model_refused", param="`ex_model`", why=error_text(error))
+            st.warning(message, icon=":material/link_off:")
+        st.session_state["ex_model"] = ""
+    if not models:
+        return None
+    ids = ["", *(m.id for m in models)]
+    chosen = st.selectbox(
+        t("experiments.model"),
+        ids,
+        key="ex_model",
+        format_func=lambda i: i or t("experiments.builtin"),
+        help=t("experiments.model_help"),
+        persist_state=bound.KEEP,
+    )
+    return next((m for m in models if m.id == chosen), None)
+
+
+def inputs(models: tuple[LocalModel, ...] = ()) -> ExperimentInputs:
+    model = model_choice(models)
     experiment = experiment_choice()
     text, text_errors = text_choice()
     st.markdown(f"**{t('experiments.settings')}**")
     spec, errors = settings(experiment)
-    return ExperimentInputs(experiment, text, spec, text_errors + errors)
+    return ExperimentInputs(experiment, text, spec, text_errors + errors, model)
 
 
 def _commit(request: str) -> None:
