@@ -16,7 +16,7 @@ from engine.experiments.stored import precompute
 from tests.app.conftest import APP
 from tests.dumps import tiny_models
 from ui import live_model
-from ui.formatting import format_number
+from ui.text.experiments import number, ratio_text
 
 PAGE = "app_pages/experiments.py"
 SMALL = {"ex_tokens": "16", "ex_window": "4"}  # 16 tokens, windows of 4 for the mean
@@ -107,7 +107,7 @@ def test_each_experiment_runs_on_a_small_budget_and_states_its_measurement(tiny,
     elif truth is not None:
         assert "the measurement says" in at.get("error")[0].value
     if getattr(run.result, "effect", None) is not None:
-        ratio = format_number(run.result.effect.perplexity_ratio, 3)
+        ratio = ratio_text(run.result.effect.perplexity_ratio)
         assert at.metric[2].value == f"×{ratio}"
 
 
@@ -123,7 +123,7 @@ def test_a_precomputed_result_is_shown_at_once_with_its_date_and_model(tiny, tmp
     assert "Precomputed on" in _text(at) and live.live.name in _text(at)
     assert not [b for b in at.button if b.key == "ex_run"] and not runs
     fresh = run_experiment(live.live, TextSpec(), SwapSpec())
-    assert at.metric[1].value == format_number(fresh.result.effect.perplexity, 4)
+    assert at.metric[1].value == number(fresh.result.effect.perplexity)
 
 
 @pytest.mark.parametrize(

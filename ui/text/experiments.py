@@ -16,11 +16,14 @@ SHOWN_BLOCKS = 12  # blocks named in a sentence (the rest counted)
 
 
 def number(value: float) -> str:
-    return format_number(float(value), 4)
+    """Four significant digits (44.26, 4.006e+06), ∞ for an infinite perplexity."""
+    value = float(value)
+    return f"{value:.4g}" if np.isfinite(value) else format_number(value)
 
 
 def ratio_text(value: float) -> str:
-    return format_number(float(value), 3)
+    """A ratio to four significant digits (1.003, 0.9985, 9.05e+04)."""
+    return number(value)
 
 
 def token_label(texts, position: int) -> str:

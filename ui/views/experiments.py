@@ -3,6 +3,7 @@ verdict on the learner's prediction, the measured effect and each experiment's o
 
 from __future__ import annotations
 
+import pandas as pd
 import streamlit as st
 
 from engine.dumps.local_files import list_models, named_folders
@@ -107,10 +108,10 @@ def metrics(found) -> None:
         return
     columns = st.columns(5)
     values = (
-        ("baseline", format_number(effect.reference_perplexity, 4)),
-        ("changed", format_number(effect.perplexity, 4)),
-        ("ratio", f"×{format_number(effect.perplexity_ratio, 3)}"),
-        ("kl", format_number(effect.mean_kl, 3)),
+        ("baseline", text.number(effect.reference_perplexity)),
+        ("changed", text.number(effect.perplexity)),
+        ("ratio", f"×{text.ratio_text(effect.perplexity_ratio)}"),
+        ("kl", text.number(effect.mean_kl)),
         ("top1", f"{100 * effect.top1_agreement:.1f} %"),
     )
     for column, (key, value) in zip(columns, values):
@@ -137,7 +138,11 @@ def results(found) -> None:
                 token=literal(found.token_texts[position]),
             )
         )
-        st.dataframe(figures.lens_table(found, lang), hide_index=True)
+        st.table(
+            pd.DataFrame(figures.lens_table(found, lang)).set_index(
+                t("experiments.lens_result.point")
+            )
+        )
     if experiment == "massive":
         show_chart(figures.massive_figure(found, lang), "ex_massive")
     if getattr(found.result, "effect", None) is not None:

@@ -110,7 +110,8 @@ def settings(experiment: str, target=st) -> tuple[Any, tuple[str, ...]]:
             final = bound.toggle(P["ex_freeze_final"], t("experiments.freeze.final"), left)
         exempt = bound.selectbox(
             P["ex_exempt" if experiment == "freeze" else "ex_sweep_exempt"],
-            t("experiments.freeze.exempt"), right, format_func=_named("exempt"),
+            t("experiments.freeze.exempt"), right if experiment == "freeze" else left,
+            format_func=_named("exempt"),
         )  # fmt: skip
         if experiment == "sweep":
             return bound.spec_from(FreezeSweepSpec, exempt=exempt)
