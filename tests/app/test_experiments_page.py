@@ -68,6 +68,7 @@ def _refusals(at) -> list[str]:
 def _run(at) -> AppTest:
     assert live_model.model_load().wait(120)
     at.run()
+    assert [b for b in at.button if b.key == "ex_run"], _text(at) + str(_refusals(at))
     at.button(key="ex_run").click().run()
     return at
 

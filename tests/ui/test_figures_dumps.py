@@ -142,7 +142,9 @@ def test_dyt_figure_scales_to_the_bulk_and_marks_the_outliers_at_its_edge(pairs_
     edge = float(np.abs(fit.x).max())
     assert figure.layout.xaxis.range == (-1.04 * edge, 1.04 * edge)
     marked = next(t for t in figure.data if "left out of the fit" in t.name)
-    assert list(marked.x) == [edge, -edge] and list(marked.customdata) == [23_000.0, -900.0]
-    assert "23000" in marked.name or "2.3e+04" in marked.name
+    top = float(np.abs(fit.y).max())
+    assert list(marked.x) == [edge, -edge] and list(marked.y) == [min(4.0, top), max(-1.0, -top)]
+    assert [list(row) for row in marked.customdata] == [[23_000.0, 4.0], [-900.0, -1.0]]
+    assert "23000" in marked.name and "past |x| = 50" in marked.name
     plain = figures.dyt_figure(pairs_rep.dyt[1], "en")
     assert plain.layout.xaxis.range is None and len(plain.data) == 2

@@ -452,26 +452,26 @@ def _dyt_outliers(figure: go.Figure, fit: DyTFit, lang: str) -> float | None:
     if not fit.outliers or not fit.x.size:
         return None
     edge = max(float(np.abs(fit.x).max()), 1e-30)
-    shown = np.clip(fit.outlier_x, -edge, edge)
+    top = max(float(np.abs(fit.y).max()), 1e-30)  # the outliers' y is clipped to the bulk's
     figure.add_trace(
         go.Scatter(
-            x=shown,
-            y=fit.outlier_y,
-            customdata=fit.outlier_x,
+            x=np.clip(fit.outlier_x, -edge, edge),
+            y=np.clip(fit.outlier_y, -top, top),
+            customdata=np.stack([fit.outlier_x, fit.outlier_y], axis=-1),
             mode="markers",
             name=translate(
                 "dumps.dyt_outliers",
                 lang,
                 count=fit.outliers,
-                limit=format_number(fit.bulk_limit, 3),
-                largest=format_number(float(np.abs(fit.outlier_x).max()), 4),
+                limit=f"{fit.bulk_limit:.4g}",
+                largest=f"{float(np.abs(fit.outlier_x).max()):.5g}",
             ),
             marker=dict(
                 color=FIRST_COLOR,
                 size=9,
                 symbol=["triangle-right" if v > 0 else "triangle-left" for v in fit.outlier_x],
             ),
-            hovertemplate="x = %{customdata:.6g}<br>y = %{y:.4g}<extra></extra>",
+            hovertemplate="x = %{customdata[0]:.6g}<br>y = %{customdata[1]:.4g}<extra></extra>",
         )
     )
     return edge

@@ -249,7 +249,7 @@ def dyt(fit: DyTFit, tables: dict[str, pd.DataFrame]) -> None:
             t(
                 "dumps.dyt_note_outliers",
                 count=text.count(fit.outliers),
-                limit=format_number(fit.bulk_limit, 3),
+                limit=f"{fit.bulk_limit:.4g}",
                 r2=format_number(fit.r2, 3),
                 r2_all=format_number(fit.r2_all, 3),
             )
