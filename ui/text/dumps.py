@@ -17,6 +17,7 @@ import numpy as np
 from engine.dumps.capture import CaptureInfo, capture_info
 from engine.dumps.diagnostics import GrowthFit
 from engine.dumps.report import DumpReport
+from engine.dumps.token_names import TOKENS_KEY, dump_token_rows
 from ui.formatting import format_number, literal
 from ui.i18n import join, translate
 from ui.labels import label
@@ -208,13 +209,24 @@ def token_text(text: str) -> str:
 
 
 def dump_tokens(rep: DumpReport) -> tuple[tuple[str, ...], ...] | None:
-    """[B][T] each token's text, when a capture made the dump (its metadata says)."""
-    info = capture_info(rep.metadata)
-    if info is None or len(info.tokens) != rep.layout.batch:
-        return None
-    if any(len(row) != rep.layout.tokens for row in info.tokens):
-        return None
-    return info.tokens
+    """[B][T] each token's text, where the dump carries it in the stream's shape (a capture's
+    metadata, or a file's ``tokens`` entry: ``engine.dumps.token_names``)."""
+    found = dump_token_rows(dict(rep.metadata), rep.layout.batch, rep.layout.tokens)
+    return None if found is None else found[0]
+
+
+def tokens_note(rep: DumpReport, lang: str) -> str | None:
+    """Where the tokens' texts came from, for a file that is not a capture (None: from a
+    capture, or none)."""
+    metadata = dict(rep.metadata)
+    found = dump_token_rows(metadata, rep.layout.batch, rep.layout.tokens)
+    if found is not None:
+        return translate("dumps.tokens_from_file", lang) if found[1] == "file" else None
+    if TOKENS_KEY in metadata and capture_info(metadata) is None:
+        return translate(
+            "dumps.tokens_unused", lang, batch=rep.layout.batch, tokens=rep.layout.tokens
+        )
+    return None
 
 
 def dump_norm(rep: DumpReport) -> tuple[str, float | None]:

@@ -358,6 +358,8 @@ def read_summary(source, rep: DumpReport, facts, capture) -> tuple[dict, tuple |
     tables = compute(report_tables, rep, key=(source.key, rep.spec), private=not source.share)
     with facts:
         inferred(rep)
+        if (note := text.tokens_note(rep, current_language())) is not None:
+            st.caption(note)
         if capture is not None:
             real.live_summary(capture)
     nonfinite(rep, tables)

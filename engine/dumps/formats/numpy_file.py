@@ -31,8 +31,16 @@ from engine.dumps.formats.entries import (
 from engine.dumps.limits import MAX_EXPANDED_UPLOAD_MB, MAX_NPY_HEADER_BYTES, MB
 from engine.dumps.refusals import refuse
 from engine.dumps.sources import DumpFile
+from engine.dumps.token_names import (
+    MAX_TOKEN_CHARS,
+    MAX_TOKEN_STRINGS,
+    TOKENS_KEY,
+    token_rows,
+    tokens_json,
+)
 
 _FLOAT_NAMES = {2: "float16", 4: "float32", 8: "float64"}
+MAX_TOKENS_BYTES = 4 * MAX_TOKEN_CHARS * MAX_TOKEN_STRINGS  # a "tokens" string array read whole
 
 
 def _read_header(file: DumpFile, key: str, stream, fmt: str) -> tuple[tuple, np.dtype, int]:
@@ -109,9 +117,18 @@ def _check_expanded(file: DumpFile, members: list[zipfile.ZipInfo]) -> None:
         )
 
 
+def _token_strings(file: DumpFile, archive: zipfile.ZipFile, info: zipfile.ZipInfo):
+    """The ``tokens`` member's strings ([T] or [B][T]), read whole (it is small)."""
+    try:
+        with archive.open(info) as member:
+            return token_rows(np.load(io.BytesIO(member.read()), allow_pickle=False))
+    except (ValueError, OSError, zipfile.BadZipFile):
+        return None
+
+
 def scan_npz(file: DumpFile) -> FileScan:
     check_zip_directory(file)
-    found, skipped = [], []
+    found, skipped, metadata = [], [], []
     with _open_zip(file) as archive:
         try:
             members = archive.infolist()
@@ -133,12 +150,17 @@ def scan_npz(file: DumpFile) -> FileScan:
                 raise corrupt(file, key, "npz", str(exc)[:200]) from None
             claimed = math.prod(shape) * dtype.itemsize
             check_claimed_bytes(file, key, claimed, info.file_size - start)
+            if key == TOKENS_KEY and dtype.kind == "U" and claimed <= MAX_TOKENS_BYTES:
+                rows = _token_strings(file, archive, info)
+                if rows is not None:
+                    metadata.append((TOKENS_KEY, tokens_json(rows)))
+                    continue
             why = _not_used(shape, dtype)
             if why is None:
                 found.append(_entry(file, key, shape, dtype))
             else:
                 skipped.append((key, why))
-    return FileScan(file, tuple(found), tuple(skipped))
+    return FileScan(file, tuple(found), tuple(skipped), tuple(metadata))
 
 
 def _to_torch(array: np.ndarray) -> torch.Tensor:

@@ -46,6 +46,7 @@ from engine.dumps.limits import (
 )
 from engine.dumps.refusals import refuse
 from engine.dumps.sources import DumpFile
+from engine.dumps.token_names import TOKENS_KEY, token_rows, tokens_json
 
 _CALLS = {"GLOBAL", "STACK_GLOBAL", "REDUCE", "INST", "OBJ", "NEWOBJ", "NEWOBJ_EX"}
 
@@ -193,7 +194,9 @@ def _references(file: DumpFile, root: object) -> int:
 
 def _flatten(obj: object, prefix: str, found: dict, skipped: list, file: DumpFile) -> None:
     check_name(file, prefix)
-    if isinstance(obj, torch.Tensor):
+    if prefix == TOKENS_KEY and (rows := token_rows(obj)) is not None:
+        found[TOKENS_KEY] = rows  # each position's text, not an array
+    elif isinstance(obj, torch.Tensor):
         found[prefix] = obj.detach()  # a Parameter, or a tensor that requires grad: its values
     elif (items := _items(obj)) is not None:
         for key, item in items:
@@ -216,6 +219,8 @@ def _tensors(file: DumpFile) -> tuple[dict[str, torch.Tensor], list[tuple[str, s
 
 def scan(file: DumpFile) -> FileScan:
     found, skipped = _tensors(file)
+    rows = found.pop(TOKENS_KEY, None) if isinstance(found.get(TOKENS_KEY), tuple) else None
+    metadata = () if rows is None else ((TOKENS_KEY, tokens_json(rows)),)
     entries = []
     for key, tensor in found.items():
         if tensor.device.type != "cpu" or tensor.layout != torch.strided:
@@ -226,7 +231,7 @@ def scan(file: DumpFile) -> FileScan:
             entries.append(EntryInfo(file=file, key=key, shape=tuple(tensor.shape), dtype=dtype))
         else:
             skipped.append((key, f"{tensor.dtype} of shape {list(tensor.shape)}"))
-    return FileScan(file, tuple(entries), tuple(skipped))
+    return FileScan(file, tuple(entries), tuple(skipped), metadata)
 
 
 class Reader:
