@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from engine.config.fields import check_fields, param
 from engine.config.norms import DTYPES
 
+READ_BY = ("named", "model_type", "fields", "generic")
+
 
 @dataclass(frozen=True)
 class ModelShape:
@@ -34,6 +36,11 @@ class ModelShape:
     kv_lora_rank: int | None = param(None, low=1)  # DeepSeek MLA: compressed key-value width
     eps: float | None = param(None, low=0.0)  # the norms' ε as the config sets it
     dtype: str | None = param(None, choices=DTYPES)  # the config's torch_dtype, if one of DTYPES
+    # how the family was chosen: "named" (the caller named it), "model_type" (the only family
+    # of the config's model_type), "fields" (of those sharing it, the one whose example the
+    # config's fields match best), "generic" (a model_type the catalog lacks: read by its
+    # standard fields as a Pre-RMSNorm decoder)
+    read_by: str = param("named", choices=READ_BY)
 
     def __post_init__(self) -> None:
         check_fields(self)

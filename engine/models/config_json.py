@@ -10,6 +10,7 @@ multimodal config (Gemma 3) is read from its ``text_config``: the language model
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 from engine.config import DTYPES, ModelShape
@@ -252,12 +253,42 @@ def parse_config(source: str | dict, family: str | None = None) -> ModelShape:
         top = {key: value for key, value in config.items() if not isinstance(value, dict)}
         config = {**top, **text_config}
     if family is not None:
-        chosen = catalog().family(family)
-    else:
-        model_type = config.get("model_type")
-        if model_type is None:
-            raise _missing("model_type")
-        if not isinstance(model_type, str):
-            raise _bad("model_type", model_type, "text")
-        chosen = catalog().for_model_type(model_type)
-    return shape_from_config(config, chosen)
+        return shape_from_config(config, catalog().family(family))
+    model_type = config.get("model_type")
+    if model_type is None:
+        raise _missing("model_type")
+    if not isinstance(model_type, str):
+        raise _bad("model_type", model_type, "text")
+    sharing = catalog().sharing_model_type(model_type)
+    if not sharing:  # read by its standard fields, as the catalog's Pre-RMSNorm decoder
+        shape = shape_from_config(config, catalog().family(GENERIC_FAMILY))
+        return dataclasses.replace(shape, read_by="generic")
+    if len(sharing) == 1:
+        return dataclasses.replace(shape_from_config(config, sharing[0]), read_by="model_type")
+    chosen = best_match(config, sharing)
+    return dataclasses.replace(shape_from_config(config, chosen), read_by="fields")
+
+
+# A config whose model_type the catalog lacks (Phi-3's "phi3") is read by its standard fields
+# (FIELD_ALIASES) as this family: a Pre-RMSNorm decoder, Llama's norms and parameter count.
+GENERIC_FAMILY = "llama3"
+MATCHED_FIELDS = ("vocab", "hidden", "layers", "heads", "kv_heads", "intermediate", "eps")
+
+
+def best_match(config: dict, families: tuple[Family, ...]) -> Family:
+    """Of ``families`` (sharing one model_type), the one whose example config agrees with
+    ``config`` on the most of ``MATCHED_FIELDS`` (Llama 3 8B's vocabulary of 128,256 is Llama
+    3's, not LLaMA's); the first in the catalog on a tie, or where none has an example."""
+
+    def agreement(family: Family) -> int:
+        if family.example is None:
+            return -1
+        example = family.example.config
+        return sum(
+            _lookup(config, field)[1] is not _ABSENT
+            and _lookup(config, field)[1] == _lookup(example, field)[1]
+            for field in MATCHED_FIELDS
+        )
+
+    scores = [agreement(family) for family in families]
+    return families[scores.index(max(scores))]

@@ -87,10 +87,17 @@ def test_missing_field_is_named_with_its_aliases(app):
     )
 
 
-def test_unfamiliar_model_type_lists_the_known_ones(app):
-    _paste(_open(app), json.dumps({"model_type": "mamba", "hidden_size": 8}))
-    assert "model_type `mamba` is not in the catalog" in app.error[0].value
-    assert "gemma2" in app.error[0].value
+def test_an_unfamiliar_model_type_is_read_as_a_generic_pre_rmsnorm_decoder(app):
+    phi3 = {**SMOLLM2, "model_type": "phi3", "hidden_size": 3072, "num_hidden_layers": 32}
+    phi3 |= {"num_attention_heads": 32, "num_key_value_heads": 32, "vocab_size": 32064}
+    _paste(_open(app), json.dumps(phi3))
+    assert not app.error
+    captions = " ".join(c.value for c in app.caption)
+    assert "Read as **a generic Pre-RMSNorm decoder**" in captions
+    assert "Its model_type is not in the catalog" in captions
+    assert _metrics(app)["Norm parameters"] == f"{(2 * 32 + 1) * 3072:,}"
+    _paste(app, json.dumps({"model_type": "mamba", "hidden_size": 8}))
+    assert "num_hidden_layers" in app.error[0].value  # what a generic read needs, named
 
 
 def test_empty_paste_box_asks_for_a_config(app):
@@ -106,7 +113,7 @@ def test_pasted_llama_config_is_counted_and_the_shared_model_type_said(app):
     # 30 layers x 2 RMSNorms x 576 + the final 576, no bias
     assert metrics["Norm parameters"] == f"{(2 * 30 + 1) * 576:,}"
     captions = " ".join(c.value for c in app.caption)
-    assert "Read as **LLaMA**" in captions and "SmolLM2" in captions
+    assert "Read as **SmolLM2**" in captions and "match best" in captions
     bytes_each = 2 * 576 * 4  # read and write [1, 576] in float32, the config's torch_dtype
     assert metrics["Bytes, one norm"] == f"{bytes_each:,} B"
     assert any("float32 (the config's torch_dtype" in m.value for m in app.markdown)
@@ -141,11 +148,11 @@ def test_hostile_pastes_are_refused_with_a_message_never_a_traceback(app):
         '{"model_type": "llama", "hidden_size": 1' + "0" * 5000 + "}",
         '{"model_type": "\\ud800"}',
         json.dumps({**SMOLLM2, "hidden_size": 2**62, "vocab_size": 2**62}),
-        json.dumps({"model_type": "[evil](//e.io) **x**"}),
+        json.dumps({"model_type": "[evil](//e.io) **x**", "hidden_size": "[a](//e.io)"}),
     ):
         _paste(app, text)
         assert app.error, text[:40]
-    assert "`[evil](//e.io) **x**`" in app.error[0].value  # the pasted text shown literally
+    assert '`"[a](//e.io)"`' in app.error[0].value  # the pasted text shown literally
 
 
 def test_simulate_link_opens_depth_with_the_family_placement_and_norm(app):

@@ -23,7 +23,7 @@ LLAMA = {
 
 def test_llama_config_text_reads_every_field():
     shape = parse_config(json.dumps(LLAMA))
-    assert (shape.family, shape.hidden, shape.layers) == ("llama1", 576, 30)
+    assert (shape.family, shape.hidden, shape.layers) == ("smollm2", 576, 30)  # its fields
     assert (shape.heads, shape.kv_heads, shape.head_dim) == (9, 3, 64)
     assert (shape.intermediate, shape.vocab, shape.tied_embeddings) == (1536, 49152, True)
     assert (shape.eps, shape.dtype) == (1e-5, "bfloat16")
@@ -101,7 +101,7 @@ def test_deepseek_q_lora_rank_null_means_no_query_latent():
         ('{"model_type": "llama"\n "hidden_size": 64}', "models.bad_json", {"line": 2}),
         ("[1, 2]", "models.not_an_object", {"type": "list"}),
         ('{"hidden_size": 64}', "models.missing_field", {"field": "model_type"}),
-        ('{"model_type": "mamba"}', "models.unknown_model_type", {"model_type": "mamba"}),
+        ('{"model_type": "mamba"}', "models.missing_field", {"field": "hidden_size"}),
         ('{"model_type": 7}', "models.bad_text", {"field": "model_type"}),
         ("[" * 10_000 + "]" * 10_000, "models.too_deep", {"limit": 64}),
         (
@@ -212,3 +212,46 @@ def test_huge_values_are_refused_and_not_repeated_whole():
             }
         )
     assert caught.value.key == "models.bad_eps"
+
+
+PHI3 = {  # microsoft/Phi-3-mini-4k-instruct's config.json, the fields a count reads
+    "model_type": "phi3",
+    "hidden_size": 3072,
+    "num_hidden_layers": 32,
+    "num_attention_heads": 32,
+    "num_key_value_heads": 32,
+    "intermediate_size": 8192,
+    "vocab_size": 32064,
+    "rms_norm_eps": 1e-5,
+    "tie_word_embeddings": False,
+    "torch_dtype": "bfloat16",
+}
+LLAMA3_8B = {  # meta-llama/Meta-Llama-3-8B's config.json
+    "model_type": "llama",
+    "hidden_size": 4096,
+    "num_hidden_layers": 32,
+    "num_attention_heads": 32,
+    "num_key_value_heads": 8,
+    "intermediate_size": 14336,
+    "vocab_size": 128256,
+    "rms_norm_eps": 1e-5,
+    "rope_theta": 500000.0,
+    "tie_word_embeddings": False,
+}
+
+
+def test_a_model_type_the_catalog_lacks_is_read_by_its_standard_fields():
+    shape = parse_config(json.dumps(PHI3))
+    assert shape.read_by == "generic" and shape.family == "llama3"
+    assert (shape.hidden, shape.layers, shape.heads, shape.kv_heads) == (3072, 32, 32, 32)
+    assert (shape.intermediate, shape.vocab, shape.eps) == (8192, 32064, 1e-5)
+
+
+def test_a_shared_model_type_is_read_as_the_family_its_fields_point_to():
+    assert parse_config(LLAMA3_8B).family == "llama3"
+    assert parse_config(LLAMA3_8B).read_by == "fields"
+    llama2 = {**LLAMA3_8B, "vocab_size": 32000, "num_key_value_heads": 32,
+              "intermediate_size": 11008}  # fmt: skip
+    assert parse_config(llama2).family == "llama2"
+    assert parse_config({**LLAMA3_8B, "model_type": "qwen2"}).read_by == "model_type"
+    assert parse_config(LLAMA3_8B, family="llama1").read_by == "named"

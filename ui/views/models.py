@@ -157,9 +157,10 @@ def family_detail(family: Family) -> None:
 
 def read_as(shape: ModelShape, family: Family, shared_with: tuple[Family, ...]) -> None:
     """Which family the config was read as, and the numbers read from it."""
+    name = t("models.generic") if shape.read_by == "generic" else family.name
     facts = t(
         "models.read_as",
-        family=family.name,
+        family=name,
         hidden=text.count(shape.hidden),
         layers=text.count(shape.layers),
         eps=text.eps_text(shape.eps, current_language()),
@@ -167,7 +168,9 @@ def read_as(shape: ModelShape, family: Family, shared_with: tuple[Family, ...]) 
     if shape.decoder_layers:
         facts += " " + t("models.read_decoder", layers=text.count(shape.decoder_layers))
     st.caption(facts)
-    if shared_with:
+    if shape.read_by == "generic":
+        st.caption(t("models.read_generic", family=family.name))
+    elif shared_with:
         names = ", ".join(f.name for f in shared_with)
         st.caption(t("models.read_as_shared", family=family.name, names=names))
 
