@@ -96,10 +96,15 @@ MODELS_KEPT = 3
 
 
 @st.cache_resource(show_spinner=False, max_entries=MODELS_KEPT)
+def _model_load(path: str) -> ModelLoad:
+    return ModelLoad(path or None)
+
+
 def model_load(path: str | None = None) -> ModelLoad:
     """The process's one load of the model at ``path`` (None: the built-in SmolLM2), started
-    on the first call."""
-    return ModelLoad(path)
+    on the first call.  (Streamlit keys a cached call by its arguments as written, so
+    ``f()`` and ``f(None)`` would be two loads: the key is always the path, "" built-in.)"""
+    return _model_load(path or "")
 
 
 def start_loading() -> ModelLoad:
@@ -131,4 +136,4 @@ def start_loading_after_first_page(timeout_s: float = FIRST_PAGE_WAIT_S) -> Mode
 
 def forget() -> None:
     """Drop a failed load, so the next ``model_load()`` tries again."""
-    model_load.clear()
+    _model_load.clear()
