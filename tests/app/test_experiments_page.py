@@ -196,3 +196,25 @@ def test_a_linked_model_the_server_does_not_list_is_refused_by_name(operator_mod
     warning = " ".join(w.value for w in at.warning)
     assert "`ex_model`" in warning and "0/tiny-qwen2" in warning
     assert at.selectbox(key="ex_model").value == ""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("experiment", EXPERIMENTS)
+def test_in_chinese_every_precomputed_result_reads_as_chinese(
+    tiny, tmp_path, monkeypatch, experiment
+):
+    from tests.app.test_chinese_pages import _shown
+    from tests.untranslated import problems
+
+    # AppTest formats a select box's value in the test's own thread, which has no session
+    # and so no language: there, too, the page's language is Chinese
+    monkeypatch.setattr("ui.i18n.current_language", lambda: "zh")
+    live = live_model.model_load()
+    assert live.wait(120)
+    precompute(live.live, tmp_path / "precomputed", ("en",), say=lambda line: None)
+    at = _open({"ex_experiment": experiment}, lang="zh")
+    question = options(experiment)[0]
+    _commit(at, question)
+    assert not at.exception and "已于" in _text(at)  # the precomputed run, at once
+    found = {text[:80]: problems(text) for text in _shown(at) if problems(text)}
+    assert not found
