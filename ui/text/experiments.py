@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from engine.experiments.experiment import early_points, perplexity_band
-from ui.formatting import format_number, literal
+from ui.formatting import format_number, literal, superscript
 from ui.i18n import join, translate
 from ui.labels import NORM_NAMES
 
@@ -16,13 +16,16 @@ SHOWN_BLOCKS = 12  # blocks named in a sentence (the rest counted)
 
 
 def number(value: float) -> str:
-    """Four significant digits (44.26, 4.006e+06), ∞ for an infinite perplexity."""
+    """Four significant digits (44.26, 4.006×10⁶), ∞ for an infinite perplexity."""
     value = float(value)
-    return f"{value:.4g}" if np.isfinite(value) else format_number(value)
+    if not np.isfinite(value):
+        return format_number(value)
+    mantissa, _, exponent = f"{value:.4g}".partition("e")
+    return f"{mantissa}×10{superscript(int(exponent))}" if exponent else mantissa
 
 
 def ratio_text(value: float) -> str:
-    """A ratio to four significant digits (1.003, 0.9985, 9.05e+04)."""
+    """A ratio to four significant digits (1.003, 0.9985, 9.05×10⁴)."""
     return number(value)
 
 
