@@ -2,10 +2,10 @@
 
 import streamlit as st
 
-from engine.axes import batch_of_one, causal_leak, padding, sharing, small_batch, train_eval
+from engine.axes import batch_of_one, causal_leak, padding, sharing, small_batch
 from engine.config import AxesSpec
 from ui import presenting
-from ui.compute import compute, run_heavy
+from ui.compute import compute
 from ui.errors import show_errors
 from ui.i18n import t
 from ui.sections import section
@@ -32,19 +32,11 @@ def failures(spec: AxesSpec) -> None:
     with view.experiment(2):  # 1: one thread
         s = widgets.small_batch_inputs()
         view.small_batch(compute(small_batch.small_batch_noise, spec, s.batch_sizes, s.draws, 1))
-    with view.experiment(3):  # steps x cells: up to seconds, so from a link only on a click
+    with view.experiment(3):
         drift = widgets.train_eval_inputs()
-        found = run_heavy(
-            train_eval.train_eval_gap,
-            [(spec, drift.shift, drift.momentum, drift.steps)],
-            [t("axes.experiment_running", number=3)],
-            button=t("axes.experiment_run", number=3),
-            widget_key="ax_train_eval_run",
-            work=train_eval.train_eval_work,
-            default=(AxesSpec(), 0.0, 0.0, train_eval.DEFAULT_STEPS),  # shift, momentum: no work
-        )
-        if found:
-            view.train_eval(found[0])
+        found = view.train_eval_gap(spec, drift.shift, drift.momentum, drift.steps)
+        if found is not None:
+            view.train_eval(found)
     with view.experiment(4):
         view.batch_of_one(compute(batch_of_one.batch_of_one, spec))
     with view.experiment(5):

@@ -34,30 +34,26 @@ def real() -> None:
 def cloud(chosen: str) -> None:
     inputs = widgets.cloud_inputs(chosen)
     show_errors(inputs.errors)
+    spec = inputs.spec
     with showing_refusals():  # a view or setting the engine does not take
-        if inputs.spec is not None:
-            if chosen == "high":
-                view.high_dimension_section(inputs.spec, widgets.view_inputs)
+        if spec is not None and chosen == "high":
+            view.high_dimension_section(spec, widgets.view_inputs)
+        elif spec is not None:
+            scene = compute(build_scene, spec)
+            if chosen == "scene":
+                shown = widgets.scene_options()
+                two = compute(two_dimensional_layernorm, spec) if spec.d == 2 else None
+                view.scene(scene, shown.shown, shown.inputs, shown.lines, two)
+            elif chosen == "eps":
+                view.eps_section(compute(eps_curve.eps_curve, spec), scene)
+            elif chosen == "affine":
+                view.affine(scene)
             else:
-                scene(inputs.spec, chosen)
-
-
-def scene(spec, chosen: str) -> None:
-    drawn = compute(build_scene, spec)
-    if chosen == "scene":
-        shown = widgets.scene_options()
-        two = compute(two_dimensional_layernorm, spec) if spec.d == 2 else None
-        view.scene(drawn, shown.shown, shown.inputs, shown.lines, two)
-    elif chosen == "eps":
-        view.eps_section(compute(eps_curve.eps_curve, spec), drawn)
-    elif chosen == "affine":
-        view.affine(drawn)
-    else:
-        view.dyt(drawn, compute(dyt_sweep.dyt_sweep, spec))
+                view.dyt(scene, compute(dyt_sweep.dyt_sweep, spec))
 
 
 st.title(t("geometry.title"))
 st.caption(t("geometry.intro"))
 chosen = widgets.section()
 st.markdown(t(f"geometry.lead_{chosen}"))
-vector() if chosen == "vector" else real() if chosen == "real" else cloud(chosen)
+{"vector": vector, "real": real}.get(chosen, lambda: cloud(chosen))()
