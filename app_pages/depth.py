@@ -5,38 +5,34 @@ import streamlit as st
 from engine.depth.limits import sweep_depths
 from ui import presenting
 from ui.compute import compute
+from ui.errors import show_errors
 from ui.i18n import t
+from ui.sections import section
 from ui.views import depth as view
 from ui.widgets import depth as widgets
 
-st.title(t("depth.title"))
-st.caption(t("depth.intro"))
 
-with presenting.controls("dp_section"):
-    section = widgets.section()
-
-if section != "training":  # the stack's settings: the training lab has its own
+@section  # a setting of the stack reruns this section alone
+def stack(chosen: str) -> None:
     with presenting.controls("dp"):
         inputs = widgets.depth_inputs()
-    for message in inputs.errors:
-        st.error(message, icon=":material/error:")
-
-if section == "stack" and inputs.specs:
-    results = view.simulations(inputs.specs)
-    if results:
-        view.stack(results)
-
-if section == "sweep" and inputs.specs:
-    depths = compute(sweep_depths, inputs.specs[0])
-    if view.sweep_depths_note(depths):
-        results = view.sweeps(inputs.specs, depths)
+    show_errors(inputs.errors)
+    if chosen == "stack" and inputs.specs:
+        results = view.simulations(inputs.specs)
         if results:
-            view.sweep(inputs.specs, results)
+            view.stack(results)
+    if chosen == "sweep" and inputs.specs:
+        depths = compute(sweep_depths, inputs.specs[0])
+        if view.sweep_depths_note(depths):
+            results = view.sweeps(inputs.specs, depths)
+            if results:
+                view.sweep(inputs.specs, results)
+    if chosen == "wiring" and inputs.specs:
+        view.wiring(inputs.specs)
 
-if section == "wiring" and inputs.specs:
-    view.wiring(inputs.specs)
 
-if section == "training":
+@section  # the training lab has its own settings
+def training() -> None:
     st.markdown(t("depth.training_intro"))
     with presenting.controls("dp_training"):
         runs = widgets.training_inputs().runs
@@ -45,3 +41,13 @@ if section == "training":
     if finished:
         view.training_chart(finished, live)
         view.training_outcomes(finished)
+
+
+st.title(t("depth.title"))
+st.caption(t("depth.intro"))
+with presenting.controls("dp_section"):
+    chosen = widgets.section()
+if chosen == "training":
+    training()
+else:
+    stack(chosen)

@@ -7,50 +7,53 @@ from engine.geometry import dyt_sweep, eps_curve, path, real_activations
 from engine.geometry.scene import build_scene
 from engine.geometry.two_dimensions import two_dimensional_layernorm
 from ui.compute import compute
-from ui.errors import showing_refusals
+from ui.errors import show_errors, showing_refusals
 from ui.i18n import t
+from ui.sections import section
 from ui.views import geometry as view
 from ui.widgets import geometry as widgets
 
-st.title(t("geometry.title"))
-st.caption(t("geometry.intro"))
 
-section = widgets.section()
-st.markdown(t(f"geometry.lead_{section}"))
-with showing_refusals():  # a vector, view or setting the engine does not take
-    if section == "vector":
-        typed = widgets.vector_inputs()
-        for message in typed.errors:
-            st.error(message, icon=":material/error:")
-        if typed.vector is not None:
+@section  # a typed vector or setting reruns this section alone
+def vector() -> None:
+    typed = widgets.vector_inputs()
+    show_errors(typed.errors)
+    if typed.vector is not None:
+        with showing_refusals():  # a vector or setting the engine does not take
             drawn, meshes = compute(path.drawn_path, typed.vector, typed.spec)
             view.vector_path(drawn, meshes, typed.spec.eps, typed.spec.dyt_alpha)
-    elif section == "real":
-        real = compute(real_activations.real_activations)
-        view.real_activations(real, widgets.pair_input(tuple(p.label for p in real.pairs)))
-    else:
-        inputs = widgets.cloud_inputs(section)
-        for message in inputs.errors:
-            st.error(message, icon=":material/error:")
-        spec = inputs.spec
-        if spec is not None and section == "high":
-            report = view.wide_report(spec)
-            if report is not None:
-                view.high_dimension(report, spec.count)
-            st.subheader(t("geometry.view_heading"))
-            chosen = widgets.view_inputs()
-            shown = view.wide_view(spec, chosen.method, chosen.axes)
-            if shown is not None:
-                view.plane_view(shown)
+
+
+@section
+def real() -> None:
+    found = compute(real_activations.real_activations)
+    view.real_activations(found, widgets.pair_input(tuple(p.label for p in found.pairs)))
+
+
+@section  # a cloud's setting reruns this section alone
+def cloud(chosen: str) -> None:
+    inputs = widgets.cloud_inputs(chosen)
+    show_errors(inputs.errors)
+    spec = inputs.spec
+    with showing_refusals():  # a view or setting the engine does not take
+        if spec is not None and chosen == "high":
+            view.high_dimension_section(spec, widgets.view_inputs)
         elif spec is not None:
             scene = compute(build_scene, spec)
-            if section == "scene":
+            if chosen == "scene":
                 shown = widgets.scene_options()
                 two = compute(two_dimensional_layernorm, spec) if spec.d == 2 else None
                 view.scene(scene, shown.shown, shown.inputs, shown.lines, two)
-            elif section == "eps":
+            elif chosen == "eps":
                 view.eps_section(compute(eps_curve.eps_curve, spec), scene)
-            elif section == "affine":
+            elif chosen == "affine":
                 view.affine(scene)
             else:
                 view.dyt(scene, compute(dyt_sweep.dyt_sweep, spec))
+
+
+st.title(t("geometry.title"))
+st.caption(t("geometry.intro"))
+chosen = widgets.section()
+st.markdown(t(f"geometry.lead_{chosen}"))
+{"vector": vector, "real": real}.get(chosen, lambda: cloud(chosen))()

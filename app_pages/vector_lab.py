@@ -7,37 +7,44 @@ from engine.norms.precision_facts import default_eps_table, dtype_facts
 from engine.norms.worked import explain_vectors
 from ui import presenting
 from ui.compute import compute
+from ui.errors import show_errors
 from ui.i18n import t
+from ui.sections import section
 from ui.views import vector_lab as view
 from ui.widgets.vector_lab import vector_lab_inputs
 
 st.title(t("vector_lab.title"))
 st.caption(t("vector_lab.intro"))
 
-default_eps = {dtype: compute(default_eps_table, dtype) for dtype in STORAGE_DTYPES}
-layout = st.container(key="vl_layout")  # stacks on narrow screens (ui/styles/base.css)
-inputs_column, results_column = layout.columns([1, 2], gap="large")
-with inputs_column, presenting.controls("vl"):
-    inputs = vector_lab_inputs(default_eps)
 
-with results_column:
-    for message in inputs.errors:
-        st.error(message, icon=":material/error:")
-    for note in inputs.notes:
-        st.info(note, icon=":material/info:")
-    config = inputs.config
-    if config is None:
-        st.info(t("vector_lab.fix_input"), icon=":material/edit:")
-    else:
-        rows, spec, dtype = config.rows, config.spec, config.input_dtype
-        explanation = compute(
-            explain_vectors, rows, spec, dtype, config.weight, config.bias, config.row_index
-        )
-        story = explanation.precision
-        facts = compute(dtype_facts, story.spec.dtype if story else dtype)
-        view.steps(explanation)
-        view.chart(explanation)
-        view.precision(explanation, rows, facts, default_eps)
-        view.comparison(explanation)
-        view.outputs_table(explanation)
-        view.formula(explanation)
+@section  # a new vector or setting reruns this, not the sidebar
+def lab() -> None:
+    default_eps = {dtype: compute(default_eps_table, dtype) for dtype in STORAGE_DTYPES}
+    layout = st.container(key="vl_layout")  # stacks on narrow screens (ui/styles/base.css)
+    inputs_column, results_column = layout.columns([1, 2], gap="large")
+    with inputs_column, presenting.controls("vl"):
+        inputs = vector_lab_inputs(default_eps)
+
+    with results_column:
+        show_errors(inputs.errors)
+        for note in inputs.notes:
+            st.info(note, icon=":material/info:")
+        config = inputs.config
+        if config is None:
+            st.info(t("vector_lab.fix_input"), icon=":material/edit:")
+        else:
+            rows, spec, dtype = config.rows, config.spec, config.input_dtype
+            explanation = compute(
+                explain_vectors, rows, spec, dtype, config.weight, config.bias, config.row_index
+            )
+            story = explanation.precision
+            facts = compute(dtype_facts, story.spec.dtype if story else dtype)
+            view.steps(explanation)
+            view.chart(explanation)
+            view.precision(explanation, rows, facts, default_eps)
+            view.comparison(explanation)
+            view.outputs_table(explanation)
+            view.formula(explanation)
+
+
+lab()

@@ -14,7 +14,12 @@
    machine's load moves wall times by seconds, so the CPU time each start cost until its
    first render is reported too (the server process, from /proc; all of Chromium's
    processes, from CDP's ``SystemInfo.getProcessInfo``): work, which load barely moves.
-2. Widget change: type a new vector into "Vectors (one per line)" (key ``vl_text``) and
+2. Page views (issue 22): after each cold start, every page opened by a new visitor (a fresh
+   browser context) in that now warm server, twice: the page's first view in the process and
+   the next visitor's; each until the title is drawn and the script run has finished.  The
+   bare app's view of its one page, timed the same way, is the floor (target: every page's
+   first view <= 2x it).
+3. Widget change: type a new vector into "Vectors (one per line)" (key ``vl_text``) and
    commit it with Ctrl+Enter; the clock stops when the chart holds the new input (read
    from plotly's graph div).  The time until the whole rerun finished (Streamlit's
    ``data-test-script-state='notRunning'``) is reported next to it.  20 changes, no
@@ -60,6 +65,8 @@ FIRST_RENDER_TARGET_S = 5.0
 BARE_RATIO_TARGET = 1.3
 BARE_APP = "benchmarks/bare_app.py"
 CHANGE_TARGET_MS = 300.0
+PAGE_VIEW_RATIO_TARGET = 2.0  # a page's view in a warm server / the bare app's (issue 22)
+PAGES = ("", "lessons", "axes", "geometry", "depth", "models", "dumps", "kernels")  # "": Vector Lab
 SERVER_DEADLINE_S = 60.0  # give up on a server that is not healthy by then
 STEP_TIMEOUT_MS = 30_000  # give up on one page render / one change after this
 
@@ -114,6 +121,7 @@ class Served:
     process: subprocess.Popen
     context: object
     page: object
+    url: str = ""
 
     def close(self) -> None:
         self.context.close()
@@ -168,7 +176,35 @@ def cold_start(browser, cdp, log, target: Target, preload: bool = False) -> Serv
         stop_server(process)
         raise
     browser_s = sum(t - cpu_before.get(pid, 0.0) for pid, t in cpu_after.items())
-    return Served(healthy_s, mounted_s, rendered_s, server_s, browser_s, process, context, page)
+    served = Served(healthy_s, mounted_s, rendered_s, server_s, browser_s, process, context, page)
+    served.url = url
+    return served
+
+
+def view_s(browser, url: str) -> float:
+    """Seconds from opening ``url`` in a new visitor's tab (a fresh context) to its page
+    drawn: the title shown and the script run finished."""
+    context = browser.new_context(viewport={"width": 1400, "height": 2400}, locale="en-US")
+    page = context.new_page()
+    try:
+        start = time.perf_counter()
+        page.goto(url, wait_until="domcontentloaded")
+        page.locator("h1").first.wait_for(timeout=STEP_TIMEOUT_MS * 4)
+        page.locator(IDLE).wait_for(state="attached", timeout=STEP_TIMEOUT_MS * 4)
+        return time.perf_counter() - start
+    finally:
+        context.close()
+
+
+def page_views(browser, served: Served, pages: tuple[str, ...]) -> dict[str, tuple]:
+    """For each page: (its first view in this warm server, a second visitor's view)."""
+    return {
+        name: (
+            view_s(browser, f"{served.url}/{name}?lang=en"),
+            view_s(browser, f"{served.url}/{name}?lang=en"),
+        )
+        for name in pages
+    }
 
 
 def _row(name: str, samples: list[float], unit: str, digits: int, target: str = "") -> str:
@@ -252,6 +288,35 @@ def report(targets, runs, chart_ms, idle_ms, load_before: float) -> bool:
     return ok
 
 
+def report_views(targets, views) -> bool:
+    """Each page's view in a warm server against the bare app's, in the same run."""
+    bare = targets[0]
+    bare_s = statistics.median(v[""][1] for v in views[bare])  # a new visitor, warm server
+    print()
+    print(f"page views in a warm server (new visitor each; bare app: {bare_s:.2f} s median)")
+    print(
+        "| page | "
+        + " | ".join(
+            f"{t.label}: first view s | {t.label}: next visitor s | {t.label}: first / bare"
+            for t in targets[1:]
+        )
+        + " |"
+    )
+    print("|---|" + "--:|--:|--:|" * len(targets[1:]))
+    ok = True
+    for name in PAGES:
+        cells = []
+        for target in targets[1:]:
+            first = statistics.median(v[name][0] for v in views[target])
+            second = statistics.median(v[name][1] for v in views[target])
+            cells.append(f"{first:.2f} | {second:.2f} | {first / bare_s:.2f}")
+            if target is targets[1]:
+                ok &= first / bare_s <= PAGE_VIEW_RATIO_TARGET
+        print(f"| {name or 'vector_lab'} | " + " | ".join(cells) + " |")
+    print(f"target: every page's first view <= {PAGE_VIEW_RATIO_TARGET}x the bare app's")
+    return ok
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=5, help="cold starts of each app")
@@ -268,6 +333,12 @@ def main() -> int:
         help="let NormScope's server load SmolLM2 in the background, as scripts/run.sh does "
         "(it starts after the first page is served, so the first render must not wait for it)",
     )
+    parser.add_argument(
+        "--no-pages",
+        dest="pages",
+        action="store_false",
+        help="skip each page's view in the warm server (after each cold start)",
+    )
     args = parser.parse_args()
     if not os.path.exists(CHROMIUM):
         print(f"{CHROMIUM} is missing: apt-get install -y chromium", file=sys.stderr)
@@ -278,6 +349,7 @@ def main() -> int:
     if args.baseline is not None:
         targets.append(Target("baseline", args.baseline.resolve()))
     runs: dict[Target, list[Served]] = {target: [] for target in targets}
+    views: dict[Target, list[dict[str, tuple]]] = {target: [] for target in targets}
     log = tempfile.NamedTemporaryFile("w+", prefix="normscope-bench-", suffix=".log", delete=False)
     chart_ms, idle_ms = [], []
     load_before = os.getloadavg()[0]
@@ -291,6 +363,9 @@ def main() -> int:
                 # alternate the order, so a drift in the machine's load hits every target
                 for target in targets if rep % 2 == 0 else targets[::-1]:
                     served = cold_start(browser, cdp, log, target, args.preload)
+                    if args.pages:
+                        pages = ("",) if target.script else PAGES
+                        views[target].append(page_views(browser, served, pages))
                     if rep == args.reps - 1 and target is targets[1] and args.changes:
                         chart_ms, idle_ms = time_changes(served.page, args.changes)
                     served.close()
@@ -302,6 +377,8 @@ def main() -> int:
         finally:
             browser.close()
     ok = report(targets, runs, chart_ms, idle_ms, load_before)
+    if args.pages:
+        ok &= report_views(targets, views)
     os.unlink(log.name)
     return 0 if ok else 1
 

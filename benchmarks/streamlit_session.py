@@ -15,6 +15,8 @@ Like the browser, a session
 - keeps the widget states it has set and sends them with every rerun (the server keeps the
   others' values from the previous run, as it does for a browser's untouched widgets);
 - sends back the query string the server last wrote (widgets bound to the URL);
+- changes a widget drawn inside a fragment (``st.fragment``) with that fragment's id, so the
+  server reruns the fragment alone, as the browser asks;
 - keeps the messages the server marks cacheable and lists their hashes in every rerun, so
   the server sends references for unchanged elements, expiring them after
   ``max_cached_message_age`` runs as the browser's message cache does.
@@ -61,6 +63,7 @@ class Widget:
     id: str  # Streamlit's element id, "$$ID-<hash>-<key>"
     kind: str  # the element's type: "selectbox", "number_input", ...
     element: object  # the element's protobuf (labels of options, range, default)
+    fragment: str = ""  # the id of the fragment (``st.fragment``) it was drawn in, if any
 
     @property
     def options(self) -> list[str]:
@@ -90,10 +93,13 @@ class Run:
 
     seconds: float
     messages: int = 0
+    deltas: int = 0  # elements and blocks drawn (references included)
     bytes: int = 0
     references: int = 0  # elements sent as a reference to the session's message cache
     exceptions: list[str] = field(default_factory=list)  # st.exception elements drawn
     texts: list[tuple[float, str]] = field(default_factory=list)  # (seconds, Markdown text)
+    fragments: set[str] = field(default_factory=set)  # fragment ids of the deltas ("": none)
+    query_strings: list[str] = field(default_factory=list)  # what the run wrote to the URL
 
 
 class AppSession:
@@ -150,13 +156,15 @@ class AppSession:
         else:
             setattr(state, kind_field, value)
         self._states[widget.id] = state
-        return await self._rerun()
+        return await self._rerun(widget.fragment)
 
-    async def _rerun(self) -> Run:
+    async def _rerun(self, fragment: str = "") -> Run:
         message = BackMsg()
         rerun = message.rerun_script
         rerun.query_string = self.query_string
         rerun.page_name = self.page
+        if fragment:
+            rerun.fragment_id = fragment
         rerun.widget_states.widgets.extend(self._states.values())
         rerun.cached_message_hashes.extend(self._cache)
         start = time.perf_counter()
@@ -194,10 +202,12 @@ class AppSession:
             self._cache[message.hash] = (message, self._runs)
         if kind == "delta":
             self._read_delta(message.delta, run, time.perf_counter() - start)
+            run.fragments.add(message.delta.fragment_id)
         elif kind == "new_session":
             self._max_age = message.new_session.config.max_cached_message_age or self._max_age
         elif kind == "page_info_changed":
             self.query_string = message.page_info_changed.query_string
+            run.query_strings.append(self.query_string)
         elif kind == "page_not_found":
             raise ProtocolError(f"page not found: {self.page!r}")
         elif kind == "script_finished" and message.script_finished != RERUN:
@@ -208,6 +218,7 @@ class AppSession:
         return False
 
     def _read_delta(self, delta, run: Run, seconds: float) -> None:
+        run.deltas += 1
         if delta.WhichOneof("type") != "new_element":
             return
         element = delta.new_element
@@ -222,4 +233,4 @@ class AppSession:
         widget_id = getattr(body, "id", "") if kind in VALUE_FIELD else ""
         if widget_id.startswith("$$ID-"):
             key = widget_id.split("-", 2)[2]
-            self.widgets[key] = Widget(key=key, id=widget_id, kind=kind, element=body)
+            self.widgets[key] = Widget(key, widget_id, kind, body, delta.fragment_id)

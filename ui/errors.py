@@ -77,3 +77,9 @@ def showing_refusals(target=st) -> Iterator[None]:
         yield
     except EngineError as error:
         target.error(error_text(error), icon=":material/error:")
+
+
+def show_errors(messages, target=st) -> None:
+    """Each of an input's error messages (what was wrong, what is accepted), in ``target``."""
+    for message in messages:
+        target.error(message, icon=":material/error:")

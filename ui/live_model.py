@@ -27,6 +27,7 @@ import streamlit as st
 from engine.errors import EngineError
 
 FIRST_PAGE_WAIT_S = 30.0  # the server's load waits this long at most for a first page view
+CACHED_WAIT_S = 5.0  # ... and this long where the model is in the cache
 _PAGE_SERVED = threading.Event()  # set once the process has served a whole page run
 
 LOAD_NICENESS = 5  # added to the loading thread's nice value (Linux: per thread): a page
@@ -119,18 +120,18 @@ def page_served() -> None:
 
 def start_loading_after_first_page(timeout_s: float = FIRST_PAGE_WAIT_S) -> ModelLoad:
     """Wait (in the calling thread) for the first page run to finish, or ``timeout_s``, then
-    start loading (``scripts/serve.py``, at server start); start at once where the model is
-    in the cache (``engine.dumps.model_cache``: seconds of work, not a minute), so that it is
-    ready seconds after a restart.
+    start loading (``scripts/serve.py``, at server start); where the model is in the cache
+    (``engine.dumps.model_cache``: seconds of work, not a minute) wait at most
+    ``CACHED_WAIT_S``, so that it is ready seconds after a restart.
 
     Measured: started with the server, the load's Python work (importing transformers,
-    reading the GGUF file) competes for the interpreter lock with the first page render,
-    which went from 7.8 s to 11.0 s on a busy 2-core machine; a lower CPU priority does not
-    help with that lock, waiting for the first page does."""
+    reading the GGUF file or the cache) competes for the interpreter lock with the first page
+    render: 7.8 s to 11.0 s on a busy 2-core machine for a first load, 0.7-1.1 s more (and
+    ~1 s of the server's CPU) for a cached one (``benchmarks/RESULTS.md``); a lower CPU
+    priority does not help with that lock, waiting for the first page does."""
     from engine.dumps.live import live_model_cached
 
-    if not live_model_cached():
-        _PAGE_SERVED.wait(timeout_s)
+    _PAGE_SERVED.wait(min(timeout_s, CACHED_WAIT_S) if live_model_cached() else timeout_s)
     return start_loading()
 
 

@@ -618,6 +618,8 @@ PREFIXES = {p.prefix for p in PAGES.values()} | {"tl", "tla", "tlb"}  # with the
 
 _NOTICES = "_url_notices"  # (page, refusals) of the page being shown
 _FIRST_RUN = "_url_first_run"  # (page, whether its link reached the page empty)
+_PUBLISHED = "_url_published"  # (page, text parameters left out) the last whole run wrote
+SHARE_KEY = "share_open"  # the sidebar's share box: open or not
 NAMED_UNKNOWN = 8  # unknown parameters a notice names (the rest are counted)
 # Kept in the address bar by Streamlit whatever the page writes there (``st.query_params``
 # hides them, ``from_dict`` keeps them): they count towards the length of the link it writes.
@@ -774,14 +776,33 @@ def _wanted(
     return wanted, tuple(left_out)
 
 
+def _write(wanted: dict[str, list[str]]) -> bool:
+    """Put ``wanted`` in the address bar unless it is there already; True if it changed."""
+    url = st.query_params
+    current = {key: url.get_all(key) for key in url.keys()}
+    if current == wanted:
+        return False
+    url.from_dict(wanted)
+    return True
+
+
 def publish(page: PageParams | None, lang: str, present: str = "off") -> tuple[str, ...]:
     """Write the page's state to the URL; return the keys left out because of length."""
     wanted, left_out = _wanted(page, lang, present)
-    url = st.query_params
-    current = {key: url.get_all(key) for key in url.keys()}
-    if current != wanted:
-        url.from_dict(wanted)
+    _write(wanted)
+    st.session_state[_PUBLISHED] = (page.page if page is not None else None, left_out)
     return left_out
+
+
+def republish(lang: str, present: str = "off") -> bool:
+    """After a page section reran alone (``ui/sections.py``): write the state of the page
+    the last whole run published to the URL.  True when the sidebar's share box, drawn by
+    that run, no longer tells the truth (it is open, or its notes of parameters left out for
+    length changed) and the whole page must run again to redraw it."""
+    name, shown = st.session_state.get(_PUBLISHED, (None, ()))
+    wanted, left_out = _wanted(PAGES.get(name), lang, present)
+    changed = _write(wanted)
+    return changed and (bool(st.session_state.get(SHARE_KEY)) or left_out != shown)
 
 
 def share_link(page: PageParams | None, lang: str, present: str = "off") -> str:
@@ -801,7 +822,7 @@ def share_box(
     # make a first view fetch and run the browser's syntax highlighter (1.5 MB of
     # JavaScript) for a closed box.
     box = st.sidebar.expander(
-        t("app.share"), icon=":material/link:", key="share_open", on_change="rerun"
+        t("app.share"), icon=":material/link:", key=SHARE_KEY, on_change="rerun"
     )
     if not box.open and not left_out:
         return

@@ -1,3 +1,4 @@
+import functools
 import importlib
 from pathlib import Path
 
@@ -48,6 +49,7 @@ def calls(monkeypatch):
         real = getattr(importlib.import_module(module), name)
         seen: list = []
 
+        @functools.wraps(real)  # its name too: ui.compute keys its results by it
         def counted(*args, **kwargs):
             seen.append(args)
             return real(*args, **kwargs)

@@ -316,3 +316,18 @@ def test_a_prompt_of_emoji_is_taken_as_characters_and_a_longer_one_refused_with_
     assert not at.exception
     errors = " ".join(e.value for e in at.error)
     assert f"The prompt has 1,001 characters; at most {MAX_PROMPT_CHARS:,} are accepted" in errors
+
+
+@pytest.mark.slow
+def test_the_example_is_read_and_reported_once_per_process_not_once_per_visit(
+    calls, browser_session
+):
+    reports = calls("ui.views.dumps.report")
+    opens = calls("ui.views.dumps.open_dump")
+    for visitor in ("first", "second", "third"):
+        browser_session(visitor)
+        at = _deep_link({})
+        assert not at.exception
+        assert at.subheader  # the report was drawn
+    assert len(reports) == 1
+    assert len(opens) >= 1 and len(opens) <= 2  # the file's headers, then its layout

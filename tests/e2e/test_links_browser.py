@@ -33,3 +33,16 @@ def test_a_link_of_a_thousand_pairs_or_none_shows_no_notice(page, server_url):
         wait_idle(page)
         expect(page.get_by_role("heading", name="Depth", exact=True)).to_be_visible()
         expect(page.locator("#ns-dropped-link")).to_be_hidden()
+
+
+def test_a_change_inside_a_section_updates_the_address_and_the_open_share_box(page, server_url):
+    page.goto(f"{server_url}/kernels?lang=en")
+    wait_idle(page)
+    page.get_by_text("Share this view").click()  # opens the sidebar's share box (a rerun)
+    wait_idle(page)
+    width = page.get_by_role("spinbutton", name="d", exact=True)
+    width.fill("2048")
+    page.keyboard.press("Enter")  # the roofline section reruns alone
+    wait_idle(page)
+    assert "kn_d=2048" in page.url
+    expect(page.locator("[data-testid='stSidebar'] code")).to_contain_text("kn_d=2048")

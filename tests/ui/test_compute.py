@@ -111,7 +111,7 @@ def test_a_recorded_heavy_result_is_still_kept():
         compute.run_heavy(_instant, [(x,)], ["x"])
     done = compute._computed()
     recorded = [
-        x for x in range(compute.HEAVY_KEPT + 8) if any(m[1] == compute._digest((x,)) for m in done)
+        x for x in range(compute.HEAVY_KEPT + 8) if any(m[1] == compute.digest((x,)) for m in done)
     ]
     CALLS.clear()
     for x in recorded:

@@ -672,3 +672,25 @@ def test_the_longest_link_a_page_can_write_is_not_refused_whole(page):
     query = query_string(page, values, "zh", "results")
     assert link_refusal(query) is None
     assert query.count("&") + 1 < 100  # far from MAX_URL_PAIRS: room for any text
+
+
+@pytest.mark.parametrize(
+    ("share_open", "shown", "redraw"),
+    [(False, (), False), (True, (), True), (False, ("kn_left_out",), True)],
+)
+def test_a_section_rerun_writes_the_url_and_asks_for_the_share_box_only_when_it_shows(
+    share_open, shown, redraw
+):
+    def script(open_box, shown_left_out):
+        import streamlit as st
+
+        from ui import url
+
+        st.session_state["_url_published"] = ("kernels", tuple(shown_left_out))
+        st.session_state["kn_d"] = 2048  # a section's widget changed since that run
+        st.session_state["share_open"] = open_box
+        st.session_state["redraw"] = url.republish("en")
+
+    at = AppTest.from_function(script, args=(share_open, shown)).run()
+    assert at.query_params["kn_d"] == "2048"
+    assert at.session_state["redraw"] is redraw

@@ -10,11 +10,13 @@ with twenty charts costs nothing until someone downloads one.  Views call
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import plotly.graph_objects as go
 import streamlit as st
 
+from ui.compute import digest
 from ui.figures.export import (
     IMAGE_FORMATS,
     IMAGE_MIME,
@@ -25,8 +27,23 @@ from ui.figures.export import (
 from ui.i18n import t
 from ui.presenting import for_screen
 
+FIGURES_KEPT = 96  # figures kept process-wide (a depth chart ~50 kB; a 3-D scene ~2 MB)
 PNG_SCALE = 2  # the modebar's PNG: twice the drawn size, sharp on a projector or a slide
 DOWNLOADS_KEY = "chart_downloads_"  # keyed containers; presentation mode hides them (CSS)
+
+
+@st.cache_resource(max_entries=FIGURES_KEPT, show_spinner=False)
+def _figure(name: str, key: bytes, _build: Callable[[], go.Figure]) -> go.Figure:
+    return _build()
+
+
+def built(builder: Callable[..., go.Figure], *args: Any) -> go.Figure:
+    """``builder(*args)``, built once per input and kept for every session: plotly's
+    validation makes building a figure cost more than drawing it.  Only for figures of
+    shared data (never an upload's, a typed prompt's or a pasted config's), and a kept
+    figure is never changed (``for_screen`` changes a copy)."""
+    name = f"{builder.__module__}.{builder.__qualname__}"
+    return _figure(name, digest(args), lambda: builder(*args))
 
 
 def chart_config(key: str, **overrides: Any) -> dict[str, Any]:

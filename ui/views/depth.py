@@ -30,7 +30,7 @@ from ui.formatting import format_number
 from ui.i18n import current_language, join, t
 from ui.labels import placement_label
 from ui.text.depth import coincidence_notes, post_level_text, residual_notes
-from ui.views.charts import show_chart, show_wide_chart
+from ui.views.charts import built, show_chart, show_wide_chart
 
 
 def _nonfinite_warnings(series: list[tuple[str, DepthResult]]) -> None:
@@ -74,23 +74,23 @@ def stack(results: list[DepthResult]) -> None:
             st.caption(t("depth.assumptions_broken", broken=names, level=post_level_text()))
         else:
             st.caption(t("depth.assumptions_hold", level=post_level_text()))
-    show_chart(residual_figure(series, lang), "dp_residual")
+    show_chart(built(residual_figure, series, lang), "dp_residual")
     for note in coincidence_notes(results, lang):
         st.info(note, icon=":material/layers:")
     for note in residual_notes(results, lang):
         st.caption(note)
     left, right = st.columns(2)
-    show_chart(per_layer_figure(series, "grad", lang), "dp_grad", left)
-    show_chart(per_layer_figure(series, "update", lang), "dp_update", right)
+    show_chart(built(per_layer_figure, series, "grad", lang), "dp_grad", left)
+    show_chart(built(per_layer_figure, series, "update", lang), "dp_update", right)
     right.caption(t("depth.update_note"))
     left, right = st.columns(2)
     post_like = [(n, r) for n, r in series if PLACEMENTS[r.spec.placement].norms.on_stream]
     post = next((r for _, r in post_like if not PLACEMENTS[r.spec.placement].deepnorm), None)
     gain = post.branch_gain if post is not None else None  # E||F||^2 / E||x||^2 at init
     if post_like:
-        show_chart(x0_weight_figure(post_like, lang, gain), "dp_x0", left)
+        show_chart(built(x0_weight_figure, post_like, lang, gain), "dp_x0", left)
         left.caption(t("depth.x0_note"))
-    show_chart(per_layer_figure(series, "cosine", lang), "dp_cos", right)
+    show_chart(built(per_layer_figure, series, "cosine", lang), "dp_cos", right)
     seconds = sum(r.seconds for _, r in series)
     st.caption(t("depth.timing", count=len(series), seconds=format_number(seconds, 2)))
 

@@ -220,3 +220,16 @@ def wide_view(spec: GeometrySpec, method: str, axes: tuple[int, int]) -> PlaneVi
         default=(WIDE_DEFAULT, method, axes),
     )
     return None if found is None else found[0]
+
+
+def high_dimension_section(spec: GeometrySpec, choose_view) -> None:
+    """The wide cloud: its histograms, then (``choose_view()``: the method and axes the
+    reader picks) its projection onto a plane; each waits for a click when large."""
+    report = wide_report(spec)
+    if report is not None:
+        high_dimension(report, spec.count)
+    st.subheader(t("geometry.view_heading"))
+    shown = choose_view()
+    plane = wide_view(spec, shown.method, shown.axes)
+    if plane is not None:
+        plane_view(plane)
