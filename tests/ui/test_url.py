@@ -276,7 +276,17 @@ def test_each_page_keeps_its_parameters_and_their_meaning(page):
 
 
 def test_one_prefix_per_page():
-    assert {p.prefix for p in PAGES.values()} == {"ls", "cl", "vl", "ax", "ge", "dp", "kn", "md", "du"}
+    assert {p.prefix for p in PAGES.values()} == {
+        "ls",
+        "cl",
+        "vl",
+        "ax",
+        "ge",
+        "dp",
+        "kn",
+        "md",
+        "du",
+    }
     for page in PAGES.values():
         assert all(p.key.startswith(page.prefix + "_") for p in page.params)
 
