@@ -9,10 +9,10 @@ from ui.i18n import current_language, t
 from ui.views import classroom as view
 from ui.widgets import classroom as widgets
 
-st.title(t("classroom.title"))
-widgets.notice()
 klass = widgets.current_class()
 room, refused = (None, None) if klass is None else widgets.room(klass, widgets.current_lesson())
+view.title(None if room is None else klass.code)
+widgets.notice()
 if refused is not None:
     st.error(refused, icon=":material/error:")
 if room is None:
@@ -25,14 +25,14 @@ if room is None:
         view.join_link(code)
 else:
     join, instructor = view.addresses(st.context.url or "", klass.code, klass.key)
-    left, right = st.columns([1, 2], gap="large")
+    left, right = st.columns([1, 2], gap="medium")
     with left:
-        view.join_panel(klass.code, join)
-    with right:
+        view.join_panel(join)
+    with right:  # what the room looks at first: the question and its answers
+        view.live(lambda: widgets.room(klass, room.lesson), current_language())
         widgets.lesson_choice()
         with presenting.controls("classroom"):
             widgets.actions(klass, room)
-        view.live(lambda: widgets.room(klass, room.lesson), current_language())
     with presenting.controls("classroom_settings"):
         widgets.settings(klass, room)
     view.private_link(instructor)

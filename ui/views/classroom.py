@@ -23,7 +23,7 @@ from ui.url import CLASSROOM, LESSONS, query_string
 from ui.views.lessons import app_root, page_address
 
 REFRESH_S = 1.0
-QR_WIDTH = {False: 200, True: 300}  # px: presenting, it is read from the back of the room
+QR_WIDTH = 220  # px; presenting, as wide as its column: read from the back of the room
 
 
 def addresses(page_url: str, code: str, key: str) -> tuple[str, str]:
@@ -34,13 +34,19 @@ def addresses(page_url: str, code: str, key: str) -> tuple[str, str]:
     return join, page_address(root, CLASSROOM.page, query_string(CLASSROOM, values))
 
 
-def join_panel(code: str, join: str) -> None:
-    """The code as people read it aloud, the join link and its QR code."""
-    presenting_now = presenting.presenting()
+def title(code: str | None) -> None:
+    """The page's title; with a class, its code, large enough to read from the back."""
+    if code is None:
+        st.title(t("classroom.title"), anchor=False)
+    else:
+        st.title(t("classroom.title_code", code=rules.shown_code(code)), anchor=False)
+
+
+def join_panel(join: str) -> None:
+    """The join link's QR code and the link itself."""
     with st.container(key="cl_join"):
-        st.markdown(t("classroom.join_with"))
-        st.markdown(f"## `{rules.shown_code(code)}`")
-        st.image(qr_png(join), width=QR_WIDTH[presenting_now])
+        st.image(qr_png(join), width="stretch" if presenting.presenting() else QR_WIDTH)
+        st.caption(t("classroom.join_with"))
         st.markdown(literal(join, 200))
 
 
@@ -53,11 +59,12 @@ def private_link(instructor: str) -> None:
         st.code(instructor, language=None, wrap_lines=True)
 
 
-def _counts(room: Room) -> None:
-    columns = st.columns(1 + len(room.counts))
-    columns[0].metric(t("classroom.joined"), room.joined)
-    for index, answered in enumerate(room.answered):
-        columns[index + 1].metric(t("classroom.answered", number=index + 1), answered)
+def _counts(room: Room) -> str:
+    """How many joined and answered, in one line (the chart keeps the first screen)."""
+    if len(room.answered) == 1:
+        return t("classroom.counts_one", joined=room.joined, answered=room.answered[0])
+    first, second = room.answered
+    return t("classroom.counts_two", joined=room.joined, first=first, second=second)
 
 
 def _status(room: Room) -> str:
@@ -82,8 +89,8 @@ def live(fetch: Callable[[], tuple[Room | None, str | None]], lang: str) -> None
         texts = item.texts()
         options = {o: t(f"lessons.{item.id}.options.{o}", **texts) for o in OPTIONS}
         st.markdown(f"**{t(f'lessons.{item.id}.question', **texts)}**")
-        st.caption(_status(room))
-        _counts(room)
+        with st.container(key="cl_counts"):
+            st.markdown(f"{_counts(room)} · {_status(room)}")
         figure = presenting.for_screen(answers_chart(room, options, item.answer, lang))
         st.plotly_chart(figure, key="cl_chart", config={"displayModeBar": False})
 
