@@ -74,7 +74,6 @@ def _join(typed: str) -> tuple[str, str] | None:
         st.session_state[FAILED] = (typed, error)
         return None
     st.session_state[TOKENS][code] = token
-    _remember(code, token)
     return code, token
 
 
@@ -107,6 +106,7 @@ def membership() -> Member | None:
         _leave_button()
         return None
     code, token = joined
+    _remember(code, token)  # every run: the page's elements keep their places between runs
     lesson_id = st.session_state.get("ls_lesson", P["ls_lesson"].default)
     view, error = attempt(store().learner_view, code, token, lesson_id)
     if view is not None and view.class_lesson and view.moves != st.session_state.get(MOVES):
