@@ -70,6 +70,7 @@ navigation = st.navigation(
     {
         t("app.nav.learn"): [
             _page("lessons", ":material/school:"),
+            _page("classroom", ":material/groups:"),
             _page("vector_lab", ":material/calculate:"),
             _page("axes", ":material/view_in_ar:"),
             _page("geometry", ":material/public:"),

@@ -5,7 +5,9 @@ import streamlit as st
 
 from ui import presenting
 from ui.i18n import current_language, t
+from ui.views import classroom as class_view
 from ui.views import lessons as view
+from ui.widgets import class_learner
 from ui.widgets import lessons as widgets
 
 st.title(t("lessons.title"))
@@ -15,15 +17,21 @@ with st.container(key="noprint_lessons_view"):
 language, present = current_language(), presenting.mode()
 
 if chosen_view == "sheet":
+    class_view.class_link()
     view.sheet(language, present, st.context.url or "")
 else:
+    member = class_learner.membership()  # a class's join link: counted, maybe paced
+    shown = class_learner.answer_shown(member)
     with presenting.controls("lessons"):
         lesson = widgets.lesson_choice()
-    view.header(lesson, widgets.answers())
+    view.header(lesson, class_learner.scored(member, widgets.answers()))
     view.idea(lesson)
     view.question(lesson)
-    chosen = widgets.prediction(lesson)
-    if chosen is not None:
+    class_learner.before_prediction(member, lesson)
+    chosen = widgets.prediction(lesson, reveal=shown)
+    class_learner.record(member, lesson, chosen)
+    if chosen is not None and shown:
         view.verdict(lesson, chosen)
-    view.link(lesson, language, present)
+    if shown:
+        view.link(lesson, language, present)
     view.try_next(lesson)

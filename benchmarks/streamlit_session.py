@@ -116,6 +116,7 @@ class AppSession:
         self._runs = 0
         self._max_age = 2  # the server's max_cached_message_age, from new_session
         self._socket = None
+        self.fragments: dict[str, float] = {}  # auto-rerun fragments: id -> interval (s)
 
     async def connect(self) -> None:
         self._socket = await websockets.connect(
@@ -156,17 +157,31 @@ class AppSession:
         else:
             setattr(state, kind_field, value)
         self._states[widget.id] = state
-        return await self._rerun(widget.fragment)
+        return await self._rerun(fragment_id=widget.fragment)
 
-    async def _rerun(self, fragment: str = "") -> Run:
+    async def click(self, key: str) -> Run:
+        """Click the button ``key`` (a trigger: sent with this rerun only)."""
+        widget = self.widget(key)
+        trigger = WidgetState(id=widget.id, trigger_value=True)
+        return await self._rerun(extra=(trigger,), fragment_id=widget.fragment)
+
+    async def rerun_fragment(self, fragment_id: str) -> Run:
+        """Rerun one fragment, as the browser does every ``fragments[fragment_id]`` seconds
+        for a fragment with ``run_every``."""
+        return await self._rerun(fragment_id=fragment_id, auto=True)
+
+    async def _rerun(self, extra: tuple = (), fragment_id: str = "", auto: bool = False) -> Run:
         message = BackMsg()
         rerun = message.rerun_script
         rerun.query_string = self.query_string
         rerun.page_name = self.page
-        if fragment:
-            rerun.fragment_id = fragment
-        rerun.widget_states.widgets.extend(self._states.values())
+        rerun.widget_states.widgets.extend([*self._states.values(), *extra])
         rerun.cached_message_hashes.extend(self._cache)
+        if fragment_id:
+            rerun.fragment_id = fragment_id
+            rerun.is_auto_rerun = auto
+        else:  # a full run registers its fragments anew (an id may change with its position)
+            self.fragments.clear()
         start = time.perf_counter()
         if self._socket is None:
             raise ProtocolError("not connected")
@@ -205,6 +220,8 @@ class AppSession:
             run.fragments.add(message.delta.fragment_id)
         elif kind == "new_session":
             self._max_age = message.new_session.config.max_cached_message_age or self._max_age
+        elif kind == "auto_rerun":
+            self.fragments[message.auto_rerun.fragment_id] = message.auto_rerun.interval
         elif kind == "page_info_changed":
             self.query_string = message.page_info_changed.query_string
             run.query_strings.append(self.query_string)
@@ -230,7 +247,7 @@ class AppSession:
             run.texts.append((seconds, element.markdown.body))
             return
         body = getattr(element, kind)
-        widget_id = getattr(body, "id", "") if kind in VALUE_FIELD else ""
+        widget_id = getattr(body, "id", "") if kind in VALUE_FIELD or kind == "button" else ""
         if widget_id.startswith("$$ID-"):
             key = widget_id.split("-", 2)[2]
             self.widgets[key] = Widget(key, widget_id, kind, body, delta.fragment_id)

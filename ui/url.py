@@ -27,6 +27,7 @@ from urllib.parse import parse_qsl, urlencode
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
+from classroom import rules as class_rules
 from engine.axes import limits as axes_limits
 from engine.axes.small_batch import DEFAULT_BATCH_SIZES, DEFAULT_DRAWS
 from engine.axes.train_eval import DEFAULT_MOMENTUM, DEFAULT_SHIFT, DEFAULT_STEPS
@@ -536,6 +537,20 @@ LESSONS = PageParams(
         Param("ls_lesson", "choice", LESSON_IDS[0], LESSON_IDS),
         Param("ls_answers", "choices", [], ANSWER_IDS),
         Param("ls_view", "choice", "lesson", LESSON_VIEWS),
+        # a class's join code: this browser's committed predictions are counted in it
+        Param("ls_class", "text", "", max_chars=4 * class_rules.CODE_LENGTH),
+    ),
+)
+
+# Class mode's instructor page: the class (its code and the instructor's private key, the
+# "instructor link") and the lesson whose answers it shows.
+CLASSROOM = PageParams(
+    "classroom",
+    "cl",
+    (
+        Param("cl_code", "text", "", max_chars=4 * class_rules.CODE_LENGTH),
+        Param("cl_key", "text", "", max_chars=class_rules.TOKEN_CHARS),
+        Param("cl_lesson", "choice", LESSON_IDS[0], LESSON_IDS),
     ),
 )
 
@@ -611,7 +626,18 @@ EXPERIMENTS_PAGE = PageParams(
 
 PAGES = {
     p.page: p
-    for p in (LESSONS, VECTOR_LAB, AXES, GEOMETRY, DEPTH, KERNELS, MODELS, DUMPS, EXPERIMENTS_PAGE)
+    for p in (
+        LESSONS,
+        CLASSROOM,
+        VECTOR_LAB,
+        AXES,
+        GEOMETRY,
+        DEPTH,
+        KERNELS,
+        MODELS,
+        DUMPS,
+        EXPERIMENTS_PAGE,
+    )
 }
 PREFIXES = {p.prefix for p in PAGES.values()} | {"tl", "tla", "tlb"}  # with the old Depth ones
 

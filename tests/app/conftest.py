@@ -16,6 +16,15 @@ def _fresh_results():
     st.cache_resource.clear()
 
 
+@pytest.fixture(autouse=True)
+def _empty_class_data(tmp_path, monkeypatch):
+    """Every page test on an empty class database of its own (``ui.classroom.store`` opens
+    it on first use, after ``_fresh_results`` has dropped the previous test's), never the
+    repository's ``data/``: a link with a class code joins, or counts a wrong guess."""
+    monkeypatch.setenv("NORMSCOPE_DATA_DIR", str(tmp_path))
+    monkeypatch.delenv("NORMSCOPE_DATABASE_URL", raising=False)
+
+
 @pytest.fixture
 def app() -> AppTest:
     """The whole app as a user opens it (English), caches cleared."""

@@ -53,6 +53,12 @@ PINNED = {
             tuple(f"{lesson}.{option}" for lesson in LESSON_IDS for option in "abcd"),
         ),
         "ls_view": ("choice", "lesson", ("lesson", "sheet")),
+        "ls_class": ("text", "", None),  # a class's join code
+    },
+    "classroom": {
+        "cl_code": ("text", "", None),
+        "cl_key": ("text", "", None),  # the instructor's private key
+        "cl_lesson": ("choice", "why_normalize", LESSON_IDS),
     },
     "vector_lab": {
         "vl_source": ("choice", "text", ("text", "random")),
@@ -292,7 +298,7 @@ def test_each_page_keeps_its_parameters_and_their_meaning(page):
 
 
 def test_one_prefix_per_page():
-    prefixes = {"ls", "vl", "ax", "ge", "dp", "kn", "md", "du", "ex"}
+    prefixes = {"ls", "cl", "vl", "ax", "ge", "dp", "kn", "md", "du", "ex"}
     assert {p.prefix for p in PAGES.values()} == prefixes
     for page in PAGES.values():
         assert all(p.key.startswith(page.prefix + "_") for p in page.params)

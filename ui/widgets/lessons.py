@@ -93,12 +93,14 @@ def _forget(lesson_id: str) -> None:
     st.session_state.pop(f"ls_pick_{lesson_id}", None)
 
 
-def prediction(item: Lesson) -> str | None:
-    """The learner's committed option for ``item``; draws the radio and Commit until then."""
+def prediction(item: Lesson, reveal: bool = True) -> str | None:
+    """The learner's committed option for ``item``; draws the radio and Commit until then.
+    ``reveal``: whether a committed answer may show the right option (a paced class: not
+    before the instructor reveals it)."""
     chosen = answers().get(item.id)
     texts = item.texts()
     labels = {o: f"({o}) {t(f'lessons.{item.id}.options.{o}', **texts)}" for o in OPTIONS}
-    if chosen is not None:  # once committed, the list itself shows the answer
+    if chosen is not None and reveal:  # once committed, the list itself shows the answer
         labels[item.answer] += " ✓"
         if chosen != item.answer:
             labels[chosen] += " ✗"

@@ -1,0 +1,38 @@
+"""Class: an instructor starts a class, shows its join code and QR code, and watches the
+room's predictions on each lesson live (close voting, second round, reveal, everyone to a
+lesson, CSV).  Learners answer on the Lessons page, from the join link."""
+
+import streamlit as st
+
+from ui import presenting
+from ui.i18n import current_language, t
+from ui.views import classroom as view
+from ui.widgets import classroom as widgets
+
+klass = widgets.current_class()
+room, refused = (None, None) if klass is None else widgets.room(klass, widgets.current_lesson())
+view.title(None if room is None else klass.code)
+widgets.notice()
+if refused is not None:
+    st.error(refused, icon=":material/error:")
+if room is None:
+    st.caption(t("classroom.intro"))
+    with presenting.controls("classroom_start"):
+        widgets.start()
+    st.divider()
+    code = widgets.typed_code()
+    if code:
+        view.join_link(code)
+else:
+    join, instructor = view.addresses(st.context.url or "", klass.code, klass.key)
+    left, right = st.columns([1, 2], gap="medium")
+    with left:
+        view.join_panel(join)
+    with right:  # what the room looks at first: the question and its answers
+        view.live(lambda: widgets.room(klass, room.lesson), current_language())
+        widgets.lesson_choice()
+        with presenting.controls("classroom"):
+            widgets.actions(klass, room)
+    with presenting.controls("classroom_settings"):
+        widgets.settings(klass, room)
+    view.private_link(instructor)

@@ -1,0 +1,176 @@
+"""Class mode through AppTest: the Class page (start, live counts, the instructor's actions,
+refusals) and a learner on the Lessons page from the join link (counted, paced, second round,
+following the class), each on an empty class database (``conftest.py``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+from classroom import rules
+from classroom.store import ClassStore
+from ui.classroom import store
+from ui.lessons.catalog import LESSON_IDS, lesson
+
+APP = str(Path(__file__).resolve().parents[2] / "app.py")
+FIRST = LESSON_IDS[0]
+ANSWER = lesson(FIRST).answer
+WRONG = next(o for o in "abcd" if o != ANSWER)
+
+
+def _open(page: str, query: dict) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params.update(query)
+    at.switch_page(f"app_pages/{page}.py")
+    return at.run()
+
+
+def _button(at, label: str):
+    (button,) = [b for b in at.button if b.label == label]
+    return button
+
+
+def _counts(at) -> str:
+    """The instructor's line of counts (joined, answered per round)."""
+    (line,) = [m.value for m in at.markdown if " joined · " in m.value]
+    return line
+
+
+def _texts(at, *kinds: str) -> str:
+    return "\n".join(e.value for kind in kinds for e in at.get(kind))
+
+
+def _instructor() -> tuple[AppTest, str, str]:
+    at = _open("classroom", {"lang": "en"})
+    _button(at, "Start a class").click().run()
+    return at, at.query_params["cl_code"], at.query_params["cl_key"]
+
+
+def _learner(code: str, lang: str = "en") -> AppTest:
+    return _open("lessons", {"lang": lang, "ls_class": code})
+
+
+def _commit(at: AppTest, option: str, lesson_id: str = FIRST) -> AppTest:
+    at.radio(key=f"ls_pick_{lesson_id}").set_value(option).run()
+    return at.button(key=f"ls_commit_{lesson_id}").click().run()
+
+
+def test_starting_a_class_gives_a_code_and_a_private_key_in_the_instructor_link():
+    at, code, key = _instructor()
+    assert rules.normalize_code(code) == code and len(key) >= 40
+    assert at.title[0].value == f"Class {rules.shown_code(code)}"
+    assert key not in _texts(at, "markdown")  # only in the private link's box
+    assert key in "\n".join(c.value for c in at.code)
+    assert _counts(at).startswith("**0** joined · **0** answered")
+    assert not at.exception
+
+
+def test_learners_from_the_join_link_are_counted_in_both_languages():
+    teacher, code, key = _instructor()
+    english, chinese = _learner(code), _learner(code, "zh")
+    assert rules.shown_code(code) in _texts(english, "caption")
+    assert f"课堂 {rules.shown_code(code)}" in _texts(chinese, "caption")
+    _commit(english, ANSWER)
+    _commit(chinese, WRONG)
+    assert "你的预测已计入" in _texts(chinese, "success")
+    assert _counts(teacher.run()).startswith("**2** joined · **2** answered")
+    room = store().room(code, key, FIRST)
+    assert room.counts[0][ANSWER] == 1 and room.counts[0][WRONG] == 1
+
+
+def test_a_paced_class_shows_the_answer_only_once_revealed():
+    teacher, code, _ = _instructor()
+    learner = _commit(_learner(code), WRONG)
+    assert "Not quite" not in _texts(learner, "error")
+    assert not any("✓" in label for label in learner.radio(key=f"ls_pick_{FIRST}").options)
+    assert not at_least_one_page_link(learner)
+    _button(teacher.run(), "Reveal the answer").click().run()
+    learner.run()
+    assert "Not quite" in _texts(learner, "error")
+    assert "revealed the answer" in _texts(learner, "info")
+    assert at_least_one_page_link(learner)
+
+
+def at_least_one_page_link(at) -> bool:
+    return len(at.get("page_link")) > 0
+
+
+def test_a_second_round_unlocks_the_prediction_and_counts_apart():
+    teacher, code, key = _instructor()
+    learner = _commit(_learner(code), WRONG)
+    _button(teacher.run(), "Second round").click().run()
+    learner.run()
+    assert "Second round" in _texts(learner, "info")
+    assert learner.radio(key=f"ls_pick_{FIRST}").value is None  # asked again
+    _commit(learner, ANSWER)
+    room = store().room(code, key, FIRST)
+    assert room.counts == (
+        {**dict.fromkeys("abcd", 0), WRONG: 1},
+        {**dict.fromkeys("abcd", 0), ANSWER: 1},
+    )
+    assert "**1** in round 1, **1** in round 2" in _counts(teacher.run())
+    learner.run()  # a later run does not unlock it again
+    assert learner.radio(key=f"ls_pick_{FIRST}").value == ANSWER
+
+
+def test_closed_voting_counts_nothing_and_says_so():
+    teacher, code, key = _instructor()
+    learner = _learner(code)
+    _button(teacher.run(), "Close voting").click().run()
+    _commit(learner.run(), ANSWER)
+    assert "not counted" in _texts(learner, "caption")
+    assert store().room(code, key, FIRST).answered == (0,)
+
+
+def test_everyone_to_lesson_n_moves_a_following_learner():
+    teacher, code, _ = _instructor()
+    learner = _learner(code)
+    third = LESSON_IDS[2]
+    teacher.selectbox(key="cl_pick").set_value(third).run()
+    _button(teacher, "Everyone to lesson 3").click().run()
+    learner.run()
+    assert learner.session_state["ls_lesson"] == third
+    assert learner.header[0].value.startswith("3. ")
+    learner.button(key="ls_previous").click().run()  # the learner may still look back
+    assert learner.session_state["ls_lesson"] == LESSON_IDS[1]
+
+
+def test_a_forged_instructor_key_is_refused_and_changes_nothing():
+    teacher, code, key = _instructor()
+    forged = _open("classroom", {"lang": "en", "cl_code": code, "cl_key": "x" * 43})
+    assert "not the instructor’s link" in _texts(forged, "error")
+    assert not [b for b in forged.button if b.label == "Reveal the answer"]
+    assert store().room(code, key, FIRST).state == rules.LessonState()
+
+
+def test_a_wrong_code_is_refused_once_and_the_lessons_go_on(monkeypatch):
+    joins, real = [], ClassStore.join
+    monkeypatch.setattr(ClassStore, "join", lambda *args: joins.append(args) or real(*args))
+    learner = _learner("ZZZZZZ")
+    assert "No open class has the code" in _texts(learner, "error")
+    _commit(learner, ANSWER)
+    assert "Right" in _texts(learner, "success")  # the lesson itself works without a class
+    assert len(joins) == 1  # not guessed again on every rerun
+    malformed = _learner("<b>1</b>")
+    assert "is not a class code" in _texts(malformed, "error")
+    assert not malformed.exception
+
+
+def test_a_flood_of_votes_is_refused_with_a_message_and_the_first_vote_stands(monkeypatch):
+    monkeypatch.setattr(rules, "VOTE_LIMIT", rules.Limit(1, 60.0))
+    teacher, code, key = _instructor()
+    learner = _commit(_learner(code), WRONG)
+    learner.button(key=f"ls_again_{FIRST}").click().run()
+    _commit(learner, ANSWER)
+    assert "More than 1 votes" in _texts(learner, "warning")
+    assert store().room(code, key, FIRST).counts[0][WRONG] == 1
+
+
+def test_ending_the_class_deletes_it_and_its_learners_are_told():
+    teacher, code, key = _instructor()
+    learner = _learner(code)
+    teacher.button(key="cl_end").click().run()
+    assert teacher.query_params.get("cl_code") is None
+    learner.run()
+    assert "No open class has the code" in _texts(learner, "error")

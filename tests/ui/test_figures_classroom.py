@@ -1,0 +1,41 @@
+"""The class chart and the join link's QR code (pure builders)."""
+
+from __future__ import annotations
+
+import segno
+
+from classroom.rules import LessonState, Room
+from ui.figures.classroom import answers_chart, qr_png
+
+OPTIONS = {"a": "About 48", "b": "About 2.5·10¹⁴: it doubles at every layer", "c": "1", "d": "∞"}
+
+
+def _room(*counts: dict[str, int], revealed: bool = False) -> Room:
+    return Room("why_normalize", LessonState(len(counts), True, revealed), 5, counts, True)
+
+
+def test_each_round_is_a_group_of_bars_with_its_counts():
+    figure = answers_chart(_room({"a": 3, "b": 1}, {"b": 4}), OPTIONS, "b", "en")
+    assert [bar.name for bar in figure.data] == ["Round 1", "Round 2"]
+    assert list(figure.data[0].x) == [3, 1, 0, 0] and list(figure.data[1].x) == [0, 4, 0, 0]
+    assert figure.layout.barmode == "group" and figure.layout.showlegend
+
+
+def test_the_answer_is_marked_only_once_revealed():
+    hidden = answers_chart(_room({"b": 2}), OPTIONS, "b", "en")
+    shown = answers_chart(_room({"b": 2}, revealed=True), OPTIONS, "b", "en")
+    assert not any("✓" in label for label in hidden.data[0].y)
+    assert [("✓" in label) for label in shown.data[0].y] == [False, True, False, False]
+
+
+def test_labels_are_in_the_page_language_and_long_answers_wrap():
+    figure = answers_chart(_room({"a": 1}, {"a": 1}), OPTIONS, "b", "zh")
+    assert figure.data[1].name == "第 2 轮"
+    assert "<br>" in figure.data[0].y[1]
+
+
+def test_the_join_links_qr_code_has_few_modules_to_read_from_the_back_of_a_room():
+    join = "http://normscope.example.org:8501/lessons?ls_class=ABCDEF"
+    png = qr_png(join)
+    assert png.startswith(b"\x89PNG")
+    assert segno.make(join, error="m").version <= 4  # 33 x 33 modules at most

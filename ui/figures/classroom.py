@@ -1,0 +1,66 @@
+"""Class mode's pictures: the room's answers to one question (both rounds side by side) and
+the join link as a QR code.  Pure: no Streamlit import."""
+
+from __future__ import annotations
+
+import io
+import textwrap
+
+import plotly.graph_objects as go
+import segno
+
+from classroom.rules import Room
+from ui.formatting import plot_text
+from ui.i18n import translate
+
+LABEL_WIDTH = 34  # characters per line of an answer's label beside its bars
+ROUND_COLOURS = ("#9aa5b1", "#1f77b4")  # round 1 greyed once round 2 is the one voting
+
+
+def _label(option: str, text: str, right: bool) -> str:
+    lines = textwrap.wrap(f"({option}) {text}", LABEL_WIDTH, max_lines=2, placeholder=" …")
+    label = "<br>".join(plot_text(line) for line in lines)
+    return f"<b>{label} ✓</b>" if right else label
+
+
+def answers_chart(room: Room, options: dict[str, str], answer: str, lang: str) -> go.Figure:
+    """Horizontal bars, one group per option (``options``: option -> its text), one bar per
+    round; the right ``answer`` is marked only once the lesson is revealed."""
+    labels = [_label(o, text, room.state.revealed and o == answer) for o, text in options.items()]
+    figure = go.Figure()
+    rounds = len(room.counts)
+    for index, counts in enumerate(room.counts):
+        votes = [counts.get(option, 0) for option in options]
+        figure.add_bar(
+            y=labels,
+            x=votes,
+            orientation="h",
+            name=translate("classroom.round", lang, number=index + 1),
+            marker_color=ROUND_COLOURS[index] if rounds > 1 else ROUND_COLOURS[-1],
+            text=votes,
+            textposition="outside",
+            cliponaxis=False,
+        )
+    most = max((n for counts in room.counts for n in counts.values()), default=0)
+    figure.update_layout(
+        barmode="group",
+        height=120 + 70 * len(options),
+        margin=dict(l=10, r=30, t=30, b=50),
+        legend=dict(orientation="h", x=0, y=1.02, yanchor="bottom", traceorder="normal"),
+        showlegend=rounds > 1,
+        xaxis=dict(
+            title=translate("classroom.learners_axis", lang),
+            range=[0, max(most, 4) * 1.15],
+            rangemode="tozero",
+            dtick=None if most > 10 else 1,
+        ),
+        yaxis=dict(autorange="reversed", automargin=True),
+    )
+    return figure
+
+
+def qr_png(address: str, scale: int = 10) -> bytes:
+    """The QR code of ``address`` as PNG bytes (medium error correction, a quiet zone of 2)."""
+    buffer = io.BytesIO()
+    segno.make(address, error="m").save(buffer, kind="png", scale=scale, border=2)
+    return buffer.getvalue()

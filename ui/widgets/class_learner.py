@@ -1,0 +1,187 @@
+"""A learner in a class: joining from the join link, following the class, and the lessons
+page's three hooks (before the prediction, at its commit, and whether the answer shows).
+
+The join link is the lessons page with ``ls_class=<code>``.  The browser joins once per
+session; its learner token (the anonymous id the store keeps only hashed) lives in the
+session and in a cookie for the class, so a reload or a second tab of the same browser is
+the same learner.  A refused code is remembered for the session and not tried again on
+every rerun (each wrong try counts against the room's network).
+
+While in a class the page polls the store every ``POLL_S`` seconds and reruns when the
+instructor changes something this learner sees: a round, closed voting, the reveal, paced
+mode, or "everyone to lesson N".
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+import streamlit as st
+
+from classroom import rules
+from classroom.rules import LearnerView
+from ui.classroom import COOKIE_PREFIX, attempt, client, store
+from ui.i18n import t
+from ui.lessons.catalog import LESSON_IDS, Lesson
+from ui.url import LESSONS as P
+
+POLL_S = 1.5  # a reveal or a move reaches every learner within this and one rerun
+TOKENS = "_cl_tokens"  # {code: learner token} of this session
+FAILED = "_cl_failed"  # (the code as given, its refusal): not tried again
+SEEN = "_cl_seen"  # what the last full run drew of the class (compared by the poll)
+MOVES = "_cl_moves"  # the class's move count this learner has followed
+VOTED = "_cl_voted"  # {lesson: round} of the last vote recorded from this session
+
+
+@dataclass(frozen=True)
+class Member:
+    """This browser in a class, and the class's state for the lesson being shown."""
+
+    code: str
+    token: str
+    view: LearnerView
+
+
+def _leave() -> None:
+    st.session_state["ls_class"] = ""
+
+
+def _leave_button() -> None:
+    st.button(t("classroom.leave"), key="cl_leave", icon=":material/logout:", on_click=_leave)
+
+
+def _remember(code: str, token: str) -> None:
+    """The browser keeps the token for the class's lifetime (a first-party cookie)."""
+    name = json.dumps(COOKIE_PREFIX + code)
+    value = json.dumps(token)  # token_urlsafe: cookie-safe characters only
+    st.html(
+        f"<script>document.cookie = {name} + '=' + {value} + "
+        f"'; path=/; max-age={rules.CLASS_LIFETIME_S}; SameSite=Lax';</script>",
+        unsafe_allow_javascript=True,
+    )
+
+
+def _join(typed: str) -> tuple[str, str] | None:
+    """(code, token) of this browser in the class ``typed``, joining it if needed."""
+    code = rules.normalize_code(typed) or ""
+    token = st.session_state.setdefault(TOKENS, {}).get(code)
+    if token is not None:
+        return code, token
+    remembered = st.context.cookies.get(COOKIE_PREFIX + code) if code else None
+    token, error = attempt(store().join, typed, client(), remembered)
+    if error is not None:
+        st.session_state[FAILED] = (typed, error)
+        return None
+    st.session_state[TOKENS][code] = token
+    return code, token
+
+
+def _signature(view: LearnerView) -> tuple:
+    return (view.lesson, view.state, view.paced, view.moves)
+
+
+@st.fragment(run_every=POLL_S)
+def _poll(code: str, token: str) -> None:
+    """Reruns the page when the class changed what this learner sees."""
+    lesson_id = st.session_state.get("ls_lesson", P["ls_lesson"].default)
+    view, _ = attempt(store().learner_view, code, token, lesson_id)
+    if view is not None and _signature(view) != st.session_state.get(SEEN):
+        st.rerun()
+
+
+def membership() -> Member | None:
+    """This browser's class (joined on the first run with ``ls_class``), or None.
+
+    Draws the class's banner or why the code was refused; follows "everyone to lesson N"
+    by moving ``ls_lesson`` before the lesson picker draws.  Call before the picker.
+    """
+    typed = st.session_state.get("ls_class", "")
+    if not typed:
+        return None
+    failed = st.session_state.get(FAILED)
+    joined = None if failed is not None and failed[0] == typed else _join(typed)
+    if joined is None:
+        st.error(st.session_state[FAILED][1], icon=":material/group_off:")
+        _leave_button()
+        return None
+    code, token = joined
+    _remember(code, token)  # every run: the page's elements keep their places between runs
+    lesson_id = st.session_state.get("ls_lesson", P["ls_lesson"].default)
+    view, error = attempt(store().learner_view, code, token, lesson_id)
+    if view is not None and view.class_lesson and view.moves != st.session_state.get(MOVES):
+        st.session_state[MOVES] = view.moves
+        if view.class_lesson != lesson_id:
+            st.session_state["ls_lesson"] = view.class_lesson
+            number = LESSON_IDS.index(view.class_lesson) + 1
+            st.toast(t("classroom.moved", number=number), icon=":material/groups:")
+            view, error = attempt(store().learner_view, code, token, view.class_lesson)
+    if view is None:  # the class ended or expired since this browser joined
+        st.session_state[FAILED] = (typed, error)
+        st.error(error, icon=":material/group_off:")
+        _leave_button()
+        return None
+    st.session_state[SEEN] = _signature(view)
+    with st.container(key="cl_banner", horizontal=True, vertical_alignment="center"):
+        how = "paced" if view.paced else "self_paced"
+        st.caption(t(f"classroom.in_class_{how}", code=rules.shown_code(code)))
+        _leave_button()
+    _poll(code, token)
+    return Member(code, token, view)
+
+
+def answer_shown(member: Member | None) -> bool:
+    """Whether this learner may see answers now: outside a class or self-paced, once they
+    commit; in a paced class only once the instructor reveals the lesson."""
+    return member is None or not member.view.paced or member.view.state.revealed
+
+
+def scored(member: Member | None, answers: dict[str, str]) -> dict[str, str]:
+    """The committed answers the progress bar scores: the shown lesson's only once its
+    answer shows (a paced class's "right" count would otherwise give it away)."""
+    if answer_shown(member):
+        return answers
+    return {lesson: option for lesson, option in answers.items() if lesson != member.view.lesson}
+
+
+def before_prediction(member: Member | None, item: Lesson) -> None:
+    """Say where the question stands in the class; when a second round opens, unlock this
+    learner's first-round answer once, so they commit again."""
+    if member is None:
+        return
+    state, votes = member.view.state, member.view.votes
+    voted = st.session_state.setdefault(VOTED, {})
+    committed = list(st.session_state.get("ls_answers", P["ls_answers"].default))
+    mine = [a for a in committed if a.rpartition(".")[0] == item.id]
+    fresh_round = state.round > 1 and state.voting_open and votes[-1] is None
+    if mine and fresh_round and voted.get(item.id, 0) < state.round:
+        # as the lessons page's "Try again" does; once per round (voted marks it)
+        st.session_state["ls_answers"] = [a for a in committed if a not in mine]
+        st.session_state.pop(f"ls_pick_{item.id}", None)
+        voted[item.id] = state.round
+    if state.revealed:
+        st.info(t("classroom.state_revealed"), icon=":material/visibility:")
+    elif not state.voting_open:
+        st.info(t("classroom.state_closed"), icon=":material/lock:")
+    elif state.round > 1:
+        st.info(t("classroom.state_round_two"), icon=":material/forum:")
+
+
+def record(member: Member | None, item: Lesson, chosen: str | None) -> None:
+    """Count the committed ``chosen`` in the class (once per round; a new choice replaces)."""
+    if member is None or chosen is None:
+        return
+    view = member.view
+    if view.votes[-1] != chosen:
+        if not view.state.voting_open:
+            st.caption(t("classroom.not_counted"))
+            return
+        _, error = attempt(store().vote, member.code, member.token, f"{item.id}.{chosen}")
+        if error is not None:
+            st.warning(error, icon=":material/how_to_vote:")
+            return
+        st.session_state.setdefault(VOTED, {})[item.id] = view.state.round
+    if not answer_shown(member):
+        st.success(t("classroom.counted_wait"), icon=":material/how_to_vote:")
+    else:
+        st.caption(t("classroom.counted"))

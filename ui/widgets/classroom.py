@@ -1,0 +1,174 @@
+"""The instructor's inputs on the Class page: start a class, which lesson the room is on,
+and the actions on its question (close voting, second round, reveal, everyone to this
+lesson, paced, CSV, end).
+
+The class is three URL parameters (``ui/url.py`` CLASSROOM) kept as plain session values:
+``cl_code``, ``cl_key`` (the private key: the page's own address is the instructor link)
+and ``cl_lesson``.  Every action goes to the store, which checks the key; a refusal (a
+forged key, an expired class) is shown and nothing changes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import streamlit as st
+
+from classroom import rules
+from classroom.rules import Room
+from ui.classroom import attempt, client, store
+from ui.i18n import t
+from ui.lessons.catalog import LESSON_IDS
+from ui.url import CLASSROOM as P
+
+NOTICE = "_cl_notice"  # the last action's refusal, shown on the next run
+PACED_START = "cl_paced_start"
+
+
+@dataclass(frozen=True)
+class Class:
+    """The class this page leads: its code and the instructor's key."""
+
+    code: str
+    key: str
+
+
+def _say(error: str | None) -> None:
+    if error is not None:
+        st.session_state[NOTICE] = error
+
+
+def notice() -> None:
+    """The last action's refusal, once."""
+    error = st.session_state.pop(NOTICE, None)
+    if error is not None:
+        st.error(error, icon=":material/error:")
+
+
+def _start() -> None:
+    paced = st.session_state.get(PACED_START, True)
+    new, error = attempt(store().create_class, client(), paced)
+    _say(error)
+    if new is not None:
+        st.session_state["cl_code"] = new.code
+        st.session_state["cl_key"] = new.instructor_key
+
+
+def start() -> None:
+    """Start a class: paced or not, then the button."""
+    st.toggle(t("classroom.paced"), value=True, key=PACED_START, help=t("classroom.paced_help"))
+    st.button(t("classroom.start"), type="primary", icon=":material/groups:", on_click=_start)
+
+
+def current_class() -> Class | None:
+    """The class named by the URL, or None when the page names none."""
+    code, key = st.session_state.get("cl_code", ""), st.session_state.get("cl_key", "")
+    if not code and not key:
+        return None
+    return Class(code, key)
+
+
+def current_lesson() -> str:
+    """The lesson whose question the room is answering (``cl_lesson``)."""
+    return st.session_state.get("cl_lesson", P["cl_lesson"].default)
+
+
+def lesson_choice() -> None:
+    """The picker of ``cl_lesson``."""
+    titles = {i: f"{n}. {t(f'lessons.{i}.title')}" for n, i in enumerate(LESSON_IDS, 1)}
+    current = current_lesson()
+    st.session_state["cl_pick"] = current
+
+    def picked() -> None:
+        st.session_state["cl_lesson"] = st.session_state["cl_pick"]
+
+    st.selectbox(
+        t("classroom.lesson"), LESSON_IDS, key="cl_pick", format_func=titles.get, on_change=picked
+    )
+
+
+def room(klass: Class, lesson: str) -> tuple[Room | None, str | None]:
+    """The lesson's room now, or the store's refusal (forged key, expired class)."""
+    return attempt(store().room, klass.code, klass.key, lesson)
+
+
+def _act(action, *args) -> None:
+    _say(attempt(action, *args)[1])
+
+
+def actions(klass: Class, current: Room) -> None:
+    """The buttons on the lesson's question, each enabled when the store would accept it."""
+    state, lesson = current.state, current.lesson
+    args = (klass.code, klass.key, lesson)
+    s = store()
+    with st.container(key="cl_actions", horizontal=True):
+        if state.voting_open:
+            st.button(
+                t("classroom.close"), key="cl_close", icon=":material/lock:",
+                on_click=_act, args=(s.set_voting, *args, False),
+            )  # fmt: skip
+        else:
+            st.button(
+                t("classroom.reopen"), key="cl_reopen", icon=":material/lock_open:",
+                disabled=state.revealed, on_click=_act, args=(s.set_voting, *args, True),
+            )  # fmt: skip
+        st.button(
+            t("classroom.second_round"), key="cl_round", icon=":material/forum:",
+            disabled=state.round >= rules.ROUNDS or state.revealed,
+            on_click=_act, args=(s.second_round, *args),
+        )  # fmt: skip
+        st.button(
+            t("classroom.reveal"), key="cl_reveal", icon=":material/visibility:", type="primary",
+            disabled=state.revealed, on_click=_act, args=(s.reveal, *args),
+        )  # fmt: skip
+        number = LESSON_IDS.index(lesson) + 1
+        st.button(
+            t("classroom.move", number=number), key="cl_move", icon=":material/group_work:",
+            on_click=_act, args=(s.move_everyone, *args),
+        )  # fmt: skip
+
+
+def _paced() -> None:
+    klass = current_class()
+    if klass is not None:
+        _act(store().set_paced, klass.code, klass.key, st.session_state["cl_paced"])
+
+
+def settings(klass: Class, current: Room) -> None:
+    """Paced mode, the CSV of every lesson's counts, and ending the class."""
+    st.session_state["cl_paced"] = current.paced
+    st.toggle(
+        t("classroom.paced"), key="cl_paced", help=t("classroom.paced_help"), on_change=_paced
+    )
+    table, error = attempt(store().export_csv, klass.code, klass.key)
+    if table is not None:
+        st.download_button(
+            t("classroom.csv"),
+            data=table,
+            file_name=f"class-{klass.code}.csv",
+            mime="text/csv",
+            icon=":material/download:",
+            on_click="ignore",
+            key="cl_csv",
+        )
+    with st.popover(t("classroom.end"), icon=":material/delete:"):
+        st.caption(t("classroom.end_help"))
+        st.button(
+            t("classroom.end_confirm"), key="cl_end", type="primary",
+            on_click=_end, args=(klass,),
+        )  # fmt: skip
+
+
+def _end(klass: Class) -> None:
+    _, error = attempt(store().end_class, klass.code, klass.key)
+    _say(error)
+    if error is None:
+        st.session_state["cl_code"] = st.session_state["cl_key"] = ""
+
+
+def typed_code() -> str:
+    """A learner's code typed by hand (the Class page without a class), or ""."""
+    return st.text_input(
+        t("classroom.join_label"), key="cl_typed", max_chars=4 * rules.CODE_LENGTH,
+        placeholder="ABC-DEF",
+    ).strip()  # fmt: skip
