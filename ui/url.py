@@ -543,7 +543,10 @@ LESSONS = PageParams(
 )
 
 # Class mode's instructor page: the class (its code and the instructor's private key, the
-# "instructor link") and the lesson whose answers it shows.
+# "instructor link") and the lesson whose answers it shows.  The key is read from a link but
+# left out of the address bar while presenting and out of every shared link (the session
+# keeps it): a room that sees the projector never reads it.
+SECRET_KEYS = ("cl_key",)
 CLASSROOM = PageParams(
     "classroom",
     "cl",
@@ -786,6 +789,9 @@ def _wanted(
 ) -> tuple[dict[str, list[str]], tuple[str, ...]]:
     """The query this page's state makes, and the text parameters left out for length."""
     wanted = _pairs(page, st.session_state, lang, present)
+    if present != "off":  # a projected address bar never shows a secret
+        for key in SECRET_KEYS:
+            wanted.pop(key, None)
     if page is None:
         return wanted, ()
     left_out = []
@@ -835,6 +841,8 @@ def share_link(page: PageParams | None, lang: str, present: str = "off") -> str:
     """The address an instructor copies: this page with its settings (and presentation mode,
     so a link prepared for the projector opens presenting)."""
     wanted, _ = _wanted(page, lang, present)
+    for key in SECRET_KEYS:  # a shared link never carries a secret
+        wanted.pop(key, None)
     query = _encoded(wanted)
     base = st.context.url or ""
     return f"{base}?{query}" if query else base

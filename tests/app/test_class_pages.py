@@ -174,3 +174,13 @@ def test_ending_the_class_deletes_it_and_its_learners_are_told():
     assert teacher.query_params.get("cl_code") is None
     learner.run()
     assert "No open class has the code" in _texts(learner, "error")
+
+
+def test_presenting_leaves_the_instructor_key_out_of_the_address_bar_but_keeps_the_class():
+    at, code, key = _instructor()
+    presenting = _open("classroom", {"lang": "en", "cl_code": code, "cl_key": key, "present": "on"})
+    assert "cl_key" not in presenting.query_params
+    assert presenting.query_params["cl_code"] == code
+    assert not presenting.exception
+    assert " joined · " in _counts(presenting)  # still the instructor's view
+    assert key not in _texts(presenting, "markdown", "code", "caption")
