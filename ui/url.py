@@ -46,6 +46,7 @@ from engine.config import (
 from engine.config.depth import INIT_STDS, MAX_LAYERS, MAX_TOKENS
 from engine.config.fields import MAX_SEED, Accepts, accepts, annotations
 from engine.models import catalog
+from engine.norms.kinds import PER_TOKEN_KINDS, ROW_KINDS
 from engine.norms.random_inputs import DISTRIBUTIONS
 from engine.perf.timing import PASSES
 from ui.errors import shown
@@ -533,7 +534,7 @@ LESSONS = PageParams(
 # Geometry.  The scene takes d = 1, 2 or 3; the high-dimension section its own width.  The
 # sliders offer gamma and beta in [-3, 3] and the shift in [-10, 10], less than the engine takes.
 GEOMETRY_SECTIONS = ("scene", "vector", "eps", "affine", "dyt", "high", "real")
-GEOMETRY_SHOWN = ("layernorm", "rmsnorm", "dyt")
+GEOMETRY_SHOWN = PER_TOKEN_KINDS  # the norms the scene draws
 GEOMETRY_VIEWS = ("pca", "axes", "ones")
 _AFFINE = {"low": -3.0, "high": 3.0}
 GEOMETRY = PageParams(
@@ -550,7 +551,7 @@ GEOMETRY = PageParams(
         from_spec("ge_seed", GeometrySpec, "seed"),
         from_spec("ge_eps", GeometrySpec, "eps"),
         # what the scene draws
-        Param("ge_show", "choices", ["layernorm", "rmsnorm"], GEOMETRY_SHOWN, vocabulary="norm"),
+        Param("ge_show", "choices", list(ROW_KINDS), GEOMETRY_SHOWN, vocabulary="norm"),
         Param("ge_inputs", "bool", True),
         Param("ge_lines", "bool", True),
         # one vector step by step ("1, 2, 6": mu = 3, off the all-ones axis)
