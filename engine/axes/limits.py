@@ -1,10 +1,10 @@
 """What the Axes page's engine refuses or summarises, in one place, each limit named once.
 
 The page draws a ``[B, T, d]`` tensor cell by cell and recomputes it on every click, for
-thirty browsers on a 2-core server: the sizes are capped so that any accepted configuration
-computes in milliseconds (each experiment measured ~0.1 s at most at the defaults, see
-``engine/axes/__init__.py``).  ``AxesSpec.__post_init__`` and the experiments read these
-constants (its fields' metadata, ``engine/config/fields.py``); pages never re-check them.
+thirty browsers on one server: the sizes are capped so that any accepted configuration
+computes in milliseconds (benchmarks/RESULTS.md, "The Axes engine at the defaults").
+``AxesSpec.__post_init__`` and the experiments read these constants (its fields' metadata,
+``engine/config/fields.py``); pages never re-check them.
 """
 
 from __future__ import annotations
