@@ -1,4 +1,4 @@
-"""The layers of DESIGN.md, read from the import graph of the source files.
+"""The layers of docs/architecture.md, read from the import graph of the source files.
 
 Data flows down only: app.py -> app_pages/ -> ui/ -> classroom/ -> engine/.  Every ``import``
 statement of every module (top level or inside a function) is an edge; the test fails on a

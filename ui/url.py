@@ -500,7 +500,7 @@ AXES = PageParams(
         Param("ax_cell_b", "int", 1, low=0, high=axes_limits.MAX_BATCH - 1),
         Param("ax_cell_t", "int", 4, low=0, high=axes_limits.MAX_TOKENS - 1),
         Param("ax_cell_c", "int", 10, low=0, high=axes_limits.MAX_CHANNELS - 1),
-        # BatchNorm's failures: the arguments of engine/axes/{small_batch,train_eval,causal_leak}
+        # BatchNorm's failures: the arguments of engine/axes/{small_batch,train_eval,causal_leak}.py
         Param("ax_sizes", "choices", list(DEFAULT_BATCH_SIZES), AXES_BATCH_SIZES),
         Param("ax_draws", "int", DEFAULT_DRAWS, low=2, high=axes_limits.MAX_DRAWS),
         Param(
