@@ -475,6 +475,13 @@ DUMPS = PageParams(
 AXES_SECTIONS = ("cells", "batchnorm")  # which cells share statistics | BatchNorm's failures
 AXES_BATCH_SIZES = (1, 2, 4, 8, 16, 32, 64)  # the small-batch experiment's choices
 _TOKENS = AxesSpec().tokens
+
+
+def _range(rule: Accepts) -> dict:
+    """An engine argument's range as a parameter's bounds."""
+    return {"low": rule.low, "high": rule.high}
+
+
 AXES = PageParams(
     "axes",
     "ax",
@@ -502,17 +509,17 @@ AXES = PageParams(
         Param("ax_cell_c", "int", 10, low=0, high=axes_limits.MAX_CHANNELS - 1),
         # BatchNorm's failures: the arguments of engine/axes/{small_batch,train_eval,causal_leak}.py
         Param("ax_sizes", "choices", list(DEFAULT_BATCH_SIZES), AXES_BATCH_SIZES),
-        Param("ax_draws", "int", DEFAULT_DRAWS, low=2, high=axes_limits.MAX_DRAWS),
+        Param("ax_draws", "int", DEFAULT_DRAWS, **_range(axes_limits.DRAWS)),
+        Param("ax_shift", "float", DEFAULT_SHIFT, **_range(axes_limits.SHIFT)),
+        Param("ax_momentum", "float", DEFAULT_MOMENTUM, **_range(axes_limits.MOMENTUM)),
+        Param("ax_steps", "int", DEFAULT_STEPS, **_range(axes_limits.TRAIN_STEPS)),
         Param(
-            "ax_shift",
-            "float",
-            DEFAULT_SHIFT,
-            low=-axes_limits.MAX_SHIFT,
-            high=axes_limits.MAX_SHIFT,
+            "ax_position",
+            "int",
+            _TOKENS - 1,
+            low=axes_limits.LEAK_POSITION_LOW,
+            high=axes_limits.MAX_TOKENS - 1,
         ),
-        Param("ax_momentum", "float", DEFAULT_MOMENTUM, low=0.0, high=1.0),
-        Param("ax_steps", "int", DEFAULT_STEPS, low=1, high=axes_limits.MAX_TRAIN_STEPS),
-        Param("ax_position", "int", _TOKENS - 1, low=1, high=axes_limits.MAX_TOKENS - 1),
         # the example source: the point of SmolLM2's stream sliced
         from_spec("ax_layer", AxesSpec, "layer"),
     ),
