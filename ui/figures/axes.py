@@ -171,7 +171,7 @@ def cells_figure(stats: AxesStatistics, selection: CellSelection, lang: str) -> 
     The cells sharing the clicked cell's statistic keep their colour and are outlined; the
     others are veiled.  PAD rows are greyed and labelled on the row axis.  The layout is
     written as one dict (two x axes sharing one y axis): plotly's ``make_subplots`` and
-    ``add_shape`` parse their arguments one by one and cost ~0.2 s here, on every click.
+    ``add_shape`` parse their arguments one by one, a cost paid on every click.
     """
     words = {word: translate(f"axes.heatmap.{word}", lang) for word in WORDS}
     batch, tokens, d = stats.x.shape
