@@ -41,7 +41,8 @@ def _tracked() -> list[Path]:
     out = subprocess.run(
         ["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True
     ).stdout
-    return [ROOT / line for line in out.splitlines() if line.endswith(TEXT)]
+    this = Path(__file__).resolve()  # its examples name missing paths on purpose
+    return [ROOT / f for f in out.splitlines() if f.endswith(TEXT) and ROOT / f != this]
 
 
 def _braces(text: str) -> list[str]:
