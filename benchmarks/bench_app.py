@@ -10,7 +10,7 @@
    The floor: ``benchmarks/bare_app.py`` (a title, one ``st.latex``, one plotly bar chart),
    served the same way (``streamlit run`` with the same options) and timed the same way,
    alternating with NormScope, ``--reps`` times each; the ratio NormScope / bare is
-   reported per pair and as the ratio of medians (target, issue 7: <= 1.3).  A shared
+   reported per pair and as the ratio of medians (target: <= 1.3).  A shared
    machine's load moves wall times by seconds, so the CPU time each start cost until its
    first render is reported too (the server process, from /proc; all of Chromium's
    processes, from CDP's ``SystemInfo.getProcessInfo``): work, which load barely moves.
@@ -25,8 +25,8 @@
    ``data-test-script-state='notRunning'``) is reported next to it.  20 changes, no
    warm-up excluded; p95 is the nearest rank (the 19th of 20).
 
-Targets (2-core machine): first render <= 5 s (issue 2) and <= 1.3x the bare app (issue 7);
-widget change <= 300 ms median (issue 2).
+Targets (2-core machine): first render <= 5 s and <= 1.3x the bare app;
+widget change <= 300 ms median.
 Needs Debian's chromium at /usr/bin/chromium and the Python ``playwright`` package (never
 ``playwright install``).
 

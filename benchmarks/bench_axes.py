@@ -13,7 +13,7 @@ is reported next to each.  20 of each, none excluded; p95 is the nearest rank.  
 opened once and warmed by one click and one slider step before the clock runs (the first
 click of a fresh server imports and compiles what later clicks reuse).
 
-Target (issue 10, 2-core machine): a click or slider change redraws in <= 300 ms median.
+Target (2-core machine): a click or slider change redraws in <= 300 ms median.
 Needs Debian's chromium at /usr/bin/chromium and the Python ``playwright`` package.
 
 Run:  .venv/bin/python benchmarks/bench_axes.py [--changes 20]

@@ -1,6 +1,6 @@
 """Benchmark: the depth simulator (``engine.simulate_depth``) and the training lab on the CPU.
 
-Targets (issue 4): L = 1000, d = 256, T = 64 Pre-LN forward + backward <= 5 s; the default
+Targets: L = 1000, d = 256, T = 64 Pre-LN forward + backward <= 5 s; the default
 page configuration (``DepthSpec()``, L = 48) <= 500 ms; training-lab defaults <= 30 s.
 Each case is timed ``--reps`` times after one warm-up run and the median is reported, with
 torch's own thread count and with one thread (``threads=1``): on a busy 2-core machine

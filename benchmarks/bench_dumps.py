@@ -1,6 +1,6 @@
 """Benchmark: ``report`` on a 1 GiB float16 safetensors dump against one plain ``torch.sum``.
 
-Targets (issue 12): the report's time <= 2x the time of one plain ``torch.sum`` pass over
+Targets: the report's time <= 2x the time of one plain ``torch.sum`` pass over
 the same memory-mapped data, measured in the same run; its peak RSS <= 1.5 GiB above the
 interpreter's.
 

@@ -1,7 +1,7 @@
 """Benchmark: the experiments on a real model (``engine.experiments``) with SmolLM2-135M on the
 CPU, and what they find.
 
-Targets (issue 24), once the model is loaded: each single-setting experiment on 512 tokens
+Targets, once the model is loaded: each single-setting experiment on 512 tokens
 <= 5 s; a per-layer sweep <= 60 s, with progress and cancel.  Measured: the unmodified run
 (``runs.reference``, computed once per model and text and shared by every experiment), each
 experiment on its own given that run, the freeze sweep (and how soon it stops once asked),

@@ -1,6 +1,6 @@
 """Benchmark: the geometry engine (``engine/geometry``) on the CPU.
 
-Targets (issue 11): the 3-D scene of 2,000 points (cloud, its LN/RMSNorm/DyT outputs,
+Targets: the 3-D scene of 2,000 points (cloud, its LN/RMSNorm/DyT outputs,
 meshes, ellipsoid) well under 50 ms, so a slider change re-renders in <= 300 ms with room
 for plotly; the d = 8192 histograms on a bounded sample (``MAX_CELLS`` = 2**22 numbers:
 512 inputs) under a progress bar, <= 2 s.  Each case is timed ``--reps`` times after one

@@ -15,7 +15,7 @@ changes after two warm-up steps, none excluded; p95 is the nearest rank.  A serv
 split is printed too: the scene computed (``build_scene``) and the figure built
 (``scene_figure`` + JSON), medians over the same number of runs.
 
-Target (issue 11, 2-core machine): 2,000 points re-render in <= 300 ms median.
+Target (2-core machine): 2,000 points re-render in <= 300 ms median.
 Needs Debian's chromium at /usr/bin/chromium and the Python ``playwright`` package.
 
 Run:  .venv/bin/python benchmarks/bench_geometry_page.py [--changes 20]

@@ -1,6 +1,6 @@
 """Benchmark: NormScope's Triton norm kernels against PyTorch eager, torch.compile and Liger.
 
-What is measured (issue 3).  LayerNorm and RMSNorm, forward and backward, bfloat16 and
+What is measured.  LayerNorm and RMSNorm, forward and backward, bfloat16 and
 float32, at [M, N] = 4096x4096, 16384x8192, 32768x4096, 4096x65536; plus the fused
 residual add + norm against the unfused pair.  Providers, side by side in one run: ``ours``
 (engine/kernels), ``torch`` (eager ``F.layer_norm`` / ``F.rms_norm``), ``compile``

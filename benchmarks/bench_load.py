@@ -21,7 +21,7 @@ each is its own Streamlit session, as N people on N laptops would be).  Phases, 
    phase 3's, not N times it (what remains is N pages redrawing their progress).
 5. ``train different + Vector Lab``: half the sessions start trainings that all differ
    (queued beyond the core count), the other half change the Vector Lab meanwhile.
-6. ``heavy link`` (issue 9): one session opens the heaviest accepted Depth link (L = 1000,
+6. ``heavy link``: one session opens the heaviest accepted Depth link (L = 1000,
    d = 512, T = 512, Pre-LN); the page must show an estimate and a button instead of
    computing; the session presses it; meanwhile N-1 sessions change the Vector Lab until
    the simulation is drawn.  Their p95 must stay within 2x of phase 2's.
@@ -80,7 +80,7 @@ DIFFERENT_RUNS = (  # (learning rate, steps): every one a spec of its own
 )
 HEAVY_LINK = "/depth?lang=en&dp_layers=1000&dp_d=512&dp_tokens=512&dp_placements=pre"
 LAB_ONLY = ("alone", "idle")  # phases where the server does nothing but Vector Lab changes
-P95_RATIO_TARGET = 2.0  # issue 9: heavy work must not slow the others past 2x idle
+P95_RATIO_TARGET = 2.0  # heavy work must not slow the others past 2x idle
 # both runs' outcome lines ("Run A: ... — final loss 0.12, accuracy ...") are on the page
 OUTCOMES_SHOWN_JS = """
 () => [...document.querySelectorAll('li')]

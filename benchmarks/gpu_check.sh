@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One prepared GPU check for the Triton kernels (issue 3): the GPU-marked tests, then the
+# One prepared GPU check for the Triton kernels: the GPU-marked tests, then the
 # kernel benchmark.  Written for a lent H200 machine, where `python3` holds a CUDA torch
 # and Triton and nothing can be installed; it finishes in under 8 minutes (each step has a
 # hard timeout: 200 s of tests, 260 s of benchmark) and writes everything under $OUT:

@@ -1,4 +1,4 @@
-"""NormScope's computation engine: pure torch, no UI.  See ../DESIGN.md for the API."""
+"""NormScope's computation engine: pure torch, no UI.  See docs/architecture.md, "Engine API"."""
 
 from engine.backend import describe_backend, resolve_backend
 from engine.config import DepthSpec, NormSpec

@@ -74,8 +74,9 @@ def compute_device() -> str:
 def _triton_version() -> str | None:
     """Triton's version, read from its package metadata.
 
-    Importing triton to read ``triton.__version__`` costs ~0.3-0.4 s on a 2-core CPU, paid by
-    the first page view (the sidebar shows the backend); the metadata says the same for free.
+    Importing triton to read ``triton.__version__`` would be paid by the first page view (the
+    sidebar shows the backend); the metadata says the same for free (benchmarks/RESULTS.md,
+    "App latency").
     """
     if not triton_installed():
         return None

@@ -6,9 +6,9 @@ passes both, so a page can show progress and cancel work nobody waits for any mo
 
 ``torch_threads`` runs a computation with a given number of intra-op threads, then restores.
 Why it exists: on a small shared CPU (2 cores, other processes busy) OpenMP's worker threads
-spin-wait for each other and a 2-thread run of the depth simulator measured 15-25x slower than
-a 1-thread run (benchmarks/RESULTS.md).  Callers that know they share the machine pass
-``threads=1``; ``None`` leaves torch's setting alone.
+spin-wait for each other, and a 2-thread run of the depth simulator is many times slower than
+a 1-thread run (benchmarks/RESULTS.md, "Depth simulator (CPU)").  Callers that know they
+share the machine pass ``threads=1``; ``None`` leaves torch's setting alone.
 
 The setting is process-wide for new threads and per-thread for OpenMP, so the manager saves
 and restores the calling thread's value under a lock; it never changes anything permanently.

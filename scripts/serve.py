@@ -1,7 +1,7 @@
 """Start the NormScope server, warming up while the server boots.
 
 A fresh server's first page view otherwise waits for torch, the engine and pandas to import
-(~1.5 s on a 2-core CPU) after the browser has connected; here those imports run in a
+after the browser has connected (benchmarks/RESULTS.md, "First render"); here those imports run in a
 background thread while the server starts and the browser loads the frontend.  The first
 script run blocks on the import locks until they are done, and imports nothing twice.
 
@@ -12,8 +12,8 @@ start ("partially initialized module 'pandas' has no attribute 'Series'").  For 
 reason ``app.py`` imports pandas before anything else.
 
 Then it moves what the imports made out of the garbage collector's sight (``gc.freeze``), and
-the same thread starts loading the dumps page's live model (SmolLM2: 30-100 s on a
-2-core CPU the first time, seconds from the model cache after that: ``ui/live_model.py``),
+the same thread starts loading the dumps page's live model (SmolLM2: a minute or more
+the first time, seconds from the model cache after that: ``ui/live_model.py``),
 so it is usually ready before anyone opens the live mode.  A first load starts once the
 first page view has been served (or 30 s after start, if nobody comes), because its Python
 work competes with a page render for the interpreter lock; a cached one waits for it too,

@@ -21,4 +21,4 @@ if [ "${#missing[@]}" -gt 0 ] && [ "$(id -u)" = "0" ] && command -v apt-get >/de
 fi
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
-exec .venv/bin/python -m pytest "$@"
+exec .venv/bin/python -m pytest --durations=25 "$@"

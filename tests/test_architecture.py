@@ -1,11 +1,12 @@
-"""The layers of DESIGN.md, read from the import graph of the source files.
+"""The layers of docs/architecture.md, read from the import graph of the source files.
 
 Data flows down only: app.py -> app_pages/ -> ui/ -> classroom/ -> engine/.  Every ``import``
 statement of every module (top level or inside a function) is an edge; the test fails on a
 cycle between modules, on an import up the layers, on ``engine`` or ``classroom`` importing
 streamlit or plotly, on ``classroom`` importing anything of the engine but its errors, on
 ``ui/figures`` or ``ui/text`` importing streamlit, on a view importing widgets, and on any
-module but ``engine/norms/dispatch.py`` importing the Triton kernels.
+module but ``engine/norms/dispatch.py`` importing the Triton kernels.  Read from the calls:
+a page, a widget or a view that calls engine work itself instead of through ``ui.compute``.
 """
 
 from __future__ import annotations
@@ -162,3 +163,58 @@ def test_pages_compute_only_through_ui_compute():
         source = SOURCES[module].read_text(encoding="utf-8")
         assert "st.cache_data" not in source and "st.cache_resource" not in source, module
         assert "session_state" not in source, module
+
+
+def _engine_calls(path: Path) -> set[str]:
+    """The engine functions ``path`` calls itself: ``name(...)`` or ``module.name(...)`` for a
+    name imported from ``engine``; a class (a spec, a result) built is not a call of work, and
+    a function handed to ``ui.compute`` is not called here."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    imported = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("engine"):
+            imported.update({a.asname or a.name: f"{node.module}.{a.name}" for a in node.names})
+    calls = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        if isinstance(func, ast.Name) and func.id in imported:
+            name = imported[func.id]
+        elif isinstance(func, ast.Attribute) and getattr(func.value, "id", None) in imported:
+            name = f"{imported[func.value.id]}.{func.attr}"
+        else:
+            continue
+        if not name.rpartition(".")[2][:1].isupper():
+            calls.add(name)
+    return calls
+
+
+# Engine calls a widget or a view still makes itself, each named: the list may only shrink
+# (a call moved behind ui.compute, or into the spec or result, leaves it).
+CALLS_LEFT = {
+    "ui.widgets.depth": {"engine.depth.limits.check_limits"},
+    "ui.widgets.models": {"engine.models.catalog", "engine.models.parse_config"},
+    "ui.widgets.vector_lab": {
+        "engine.norms.kinds.kind_axes",
+        "engine.norms.precision_presets.preset",
+        "engine.norms.random_inputs.random_vectors",
+    },
+    "ui.views.dumps": {
+        "engine.dumps.report.judged",
+        "engine.dumps.report.reading_spec",
+        "engine.dumps.tables.json_text",
+        "engine.dumps.tables.report_summary",
+    },
+    "ui.views.kernels": {"engine.backend.triton_interpreter_enabled"},
+    "ui.views.models": {"engine.models.catalog"},
+}
+
+
+@pytest.mark.parametrize(
+    "module",
+    sorted(m for m in SOURCES if m.startswith(("app_pages.", "ui.widgets.", "ui.views."))),
+)
+def test_pages_widgets_and_views_reach_engine_work_only_through_ui_compute(module):
+    """Widgets return specs and views draw: engine work goes through ``ui.compute``."""
+    assert _engine_calls(SOURCES[module]) == CALLS_LEFT.get(module, set())

@@ -37,7 +37,7 @@ TRANSLATED = (
     "path",
     "dump_source",  # the dumps page: an upload, the built-in example, the live model
     "layer_order",  # engine.config.DumpSpec.layer_order
-    "chosen_as",  # engine.dumps.NormComparison.reasons
+    "chosen_as",  # engine.dumps.report.NormComparison.reasons
     "axes_source",
     "axes_preset",
 )

@@ -1,7 +1,7 @@
 """The dumps page's live model: SmolLM2 loaded once per process, in a background thread.
 
-Loading (tokenizer built from the GGUF file, weights dequantized) takes 30-100 s on a 2-core
-CPU the first time, a few seconds once ``engine.dumps.model_cache`` holds the result
+Loading (tokenizer built from the GGUF file, weights dequantized) takes a minute or more the
+first time, a few seconds once ``engine.dumps.model_cache`` holds the result
 (benchmarks/RESULTS.md); either way it never runs in a page's thread.  ``model_load()``
 returns the process's one ``ModelLoad`` (``st.cache_resource``): the first call starts the
 thread, every later call (any session) gets the same object and reads its progress.
@@ -31,8 +31,8 @@ CACHED_WAIT_S = 5.0  # ... and this long where the model is in the cache
 _PAGE_SERVED = threading.Event()  # set once the process has served a whole page run
 
 LOAD_NICENESS = 5  # added to the loading thread's nice value (Linux: per thread): a page
-#   render gets ~3x its share of a contended core (10 measured too much: at a load average of
-#   25 on a shared 2-core machine the load had not finished after 400 s)
+#   render gets a larger share of a contended core; 10 starved the load on a busy machine
+#   (benchmarks/RESULTS.md, "Live model on the dumps page, in the browser")
 
 
 class ModelLoad:
@@ -124,10 +124,9 @@ def start_loading_after_first_page(timeout_s: float = FIRST_PAGE_WAIT_S) -> Mode
     (``engine.dumps.model_cache``: seconds of work, not a minute) wait at most
     ``CACHED_WAIT_S``, so that it is ready seconds after a restart.
 
-    Measured: started with the server, the load's Python work (importing transformers,
-    reading the GGUF file or the cache) competes for the interpreter lock with the first page
-    render: 7.8 s to 11.0 s on a busy 2-core machine for a first load, 0.7-1.1 s more (and
-    ~1 s of the server's CPU) for a cached one (``benchmarks/RESULTS.md``); a lower CPU
+    Started with the server, the load's Python work (importing transformers, reading the GGUF
+    file) competes for the interpreter lock with the first page render, which it slows
+    (benchmarks/RESULTS.md, "Live model on the dumps page, in the browser"); a lower CPU
     priority does not help with that lock, waiting for the first page does."""
     from engine.dumps.live import live_model_cached
 

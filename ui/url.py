@@ -56,6 +56,7 @@ from engine.config import (
 from engine.config.depth import INIT_STDS, MAX_LAYERS, MAX_TOKENS
 from engine.config.fields import MAX_SEED, Accepts, accepts, annotations
 from engine.models import catalog
+from engine.norms.kinds import PER_TOKEN_KINDS, ROW_KINDS
 from engine.norms.random_inputs import DISTRIBUTIONS
 from engine.perf.timing import PASSES
 from ui.errors import shown
@@ -484,6 +485,13 @@ DUMPS = PageParams(
 AXES_SECTIONS = ("cells", "batchnorm")  # which cells share statistics | BatchNorm's failures
 AXES_BATCH_SIZES = (1, 2, 4, 8, 16, 32, 64)  # the small-batch experiment's choices
 _TOKENS = AxesSpec().tokens
+
+
+def _range(rule: Accepts) -> dict:
+    """An engine argument's range as a parameter's bounds."""
+    return {"low": rule.low, "high": rule.high}
+
+
 AXES = PageParams(
     "axes",
     "ax",
@@ -509,19 +517,19 @@ AXES = PageParams(
         Param("ax_cell_b", "int", 1, low=0, high=axes_limits.MAX_BATCH - 1),
         Param("ax_cell_t", "int", 4, low=0, high=axes_limits.MAX_TOKENS - 1),
         Param("ax_cell_c", "int", 10, low=0, high=axes_limits.MAX_CHANNELS - 1),
-        # BatchNorm's failures: the arguments of engine/axes/{small_batch,train_eval,causal_leak}
+        # BatchNorm's failures: the arguments of engine/axes/{small_batch,train_eval,causal_leak}.py
         Param("ax_sizes", "choices", list(DEFAULT_BATCH_SIZES), AXES_BATCH_SIZES),
-        Param("ax_draws", "int", DEFAULT_DRAWS, low=2, high=axes_limits.MAX_DRAWS),
+        Param("ax_draws", "int", DEFAULT_DRAWS, **_range(axes_limits.DRAWS)),
+        Param("ax_shift", "float", DEFAULT_SHIFT, **_range(axes_limits.SHIFT)),
+        Param("ax_momentum", "float", DEFAULT_MOMENTUM, **_range(axes_limits.MOMENTUM)),
+        Param("ax_steps", "int", DEFAULT_STEPS, **_range(axes_limits.TRAIN_STEPS)),
         Param(
-            "ax_shift",
-            "float",
-            DEFAULT_SHIFT,
-            low=-axes_limits.MAX_SHIFT,
-            high=axes_limits.MAX_SHIFT,
+            "ax_position",
+            "int",
+            _TOKENS - 1,
+            low=axes_limits.LEAK_POSITION_LOW,
+            high=axes_limits.MAX_TOKENS - 1,
         ),
-        Param("ax_momentum", "float", DEFAULT_MOMENTUM, low=0.0, high=1.0),
-        Param("ax_steps", "int", DEFAULT_STEPS, low=1, high=axes_limits.MAX_TRAIN_STEPS),
-        Param("ax_position", "int", _TOKENS - 1, low=1, high=axes_limits.MAX_TOKENS - 1),
         # the example source: the point of SmolLM2's stream sliced
         from_spec("ax_layer", AxesSpec, "layer"),
     ),
@@ -560,7 +568,7 @@ CLASSROOM = PageParams(
 # Geometry.  The scene takes d = 1, 2 or 3; the high-dimension section its own width.  The
 # sliders offer gamma and beta in [-3, 3] and the shift in [-10, 10], less than the engine takes.
 GEOMETRY_SECTIONS = ("scene", "vector", "eps", "affine", "dyt", "high", "real")
-GEOMETRY_SHOWN = ("layernorm", "rmsnorm", "dyt")
+GEOMETRY_SHOWN = PER_TOKEN_KINDS  # the norms the scene draws
 GEOMETRY_VIEWS = ("pca", "axes", "ones")
 _AFFINE = {"low": -3.0, "high": 3.0}
 GEOMETRY = PageParams(
@@ -577,7 +585,7 @@ GEOMETRY = PageParams(
         from_spec("ge_seed", GeometrySpec, "seed"),
         from_spec("ge_eps", GeometrySpec, "eps"),
         # what the scene draws
-        Param("ge_show", "choices", ["layernorm", "rmsnorm"], GEOMETRY_SHOWN, vocabulary="norm"),
+        Param("ge_show", "choices", list(ROW_KINDS), GEOMETRY_SHOWN, vocabulary="norm"),
         Param("ge_inputs", "bool", True),
         Param("ge_lines", "bool", True),
         # one vector step by step ("1, 2, 6": mu = 3, off the all-ones axis)

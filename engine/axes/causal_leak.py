@@ -54,9 +54,9 @@ def causal_leak(spec: AxesSpec, position: int | None = None) -> CausalLeak:
             "needs_two_positions",
             tokens=tokens,
         )
-    position = (
-        tokens - 1 if position is None else limits.checked_int("position", position, 1, tokens - 1)
-    )
+    if position is None:
+        position = tokens - 1
+    position = limits.checked_int("position", position, limits.LEAK_POSITION_LOW, tokens - 1)
     tensor = make_tensor(replace(spec, source="synthetic", lengths=()))
     x = tensor.x  # [B, T, d]
     generator = torch.Generator().manual_seed(spec.seed + 1)

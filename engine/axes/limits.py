@@ -1,10 +1,10 @@
 """What the Axes page's engine refuses or summarises, in one place, each limit named once.
 
 The page draws a ``[B, T, d]`` tensor cell by cell and recomputes it on every click, for
-thirty browsers on a 2-core server: the sizes are capped so that any accepted configuration
-computes in milliseconds (each experiment measured ~0.1 s at most at the defaults, see
-``engine/axes/__init__.py``).  ``AxesSpec.__post_init__`` and the experiments read these
-constants (its fields' metadata, ``engine/config/fields.py``); pages never re-check them.
+thirty browsers on one server: the sizes are capped so that any accepted configuration
+computes in milliseconds (benchmarks/RESULTS.md, "The Axes engine at the defaults").
+``AxesSpec.__post_init__`` and the experiments read these constants (its fields' metadata,
+``engine/config/fields.py``); pages never re-check them.
 """
 
 from __future__ import annotations
@@ -33,6 +33,12 @@ MAX_BATCH_SIZES = 12  # small batches: how many batch sizes are compared
 MAX_SAMPLED_VALUES = 2**24  # small batches: draws * sum(batch sizes) * T * min(d, 8) values drawn
 MAX_TRAIN_STEPS = 1000  # train vs eval: training batches that update the running statistics
 MAX_SHIFT = 10.0  # train vs eval: |distribution shift| in units of each channel's std
+# What each experiment argument accepts (the Axes page's links offer the same ranges)
+DRAWS = Accepts(low=2, high=MAX_DRAWS)  # a spread needs two draws
+TRAIN_STEPS = Accepts(low=1, high=MAX_TRAIN_STEPS)
+MOMENTUM = Accepts(low=0.0, high=1.0)  # 0 is refused on its own: nothing would be learned
+SHIFT = Accepts(low=-MAX_SHIFT, high=MAX_SHIFT)
+LEAK_POSITION_LOW = 1  # the causal leak replaces a token after the first (up to T - 1)
 
 
 # --- refusals ------------------------------------------------------------------------------

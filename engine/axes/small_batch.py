@@ -67,7 +67,7 @@ def small_batch_noise(
     """Draw ``draws`` batches of each size b (``[b, T, c]`` from ``spec``'s channel profile,
     its first ``c = min(d, CHANNELS)`` channels).  ``threads``: see ``engine.threads``."""
     sizes = _checked_batch_sizes(batch_sizes)
-    draws = limits.checked_int("draws", draws, 2, limits.MAX_DRAWS)
+    draws = limits.checked_int("draws", draws, limits.DRAWS.low, limits.DRAWS.high)
     sampled = draws * sum(sizes) * spec.tokens * min(spec.d, CHANNELS)
     if sampled > limits.MAX_SAMPLED_VALUES:
         raise limits.refusal(

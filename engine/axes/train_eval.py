@@ -101,13 +101,13 @@ def train_eval_gap(
 
     ``should_stop`` is polled between training batches (``Cancelled``); ``progress`` gets the
     fraction of them done."""
-    steps = limits.checked_int("steps", steps, 1, limits.MAX_TRAIN_STEPS)
-    momentum = limits.checked_real("momentum", momentum, 0.0, 1.0)
+    steps = limits.checked_int("steps", steps, limits.TRAIN_STEPS.low, limits.TRAIN_STEPS.high)
+    momentum = limits.checked_real("momentum", momentum, limits.MOMENTUM.low, limits.MOMENTUM.high)
     if momentum == 0.0:  # nothing would ever be learned: the running stats stay 0 and 1
         raise limits.refusal(
             "momentum_zero",
         )
-    shift = limits.checked_real("shift", shift, -limits.MAX_SHIFT, limits.MAX_SHIFT)
+    shift = limits.checked_real("shift", shift, limits.SHIFT.low, limits.SHIFT.high)
     count = spec.batch * spec.tokens
     if count < 2:
         raise limits.refusal(

@@ -15,7 +15,7 @@ LEARNING_RATES = (3e-4, 1e-3, 2e-3, 3e-3, 5e-3, 1e-2)  # the learning rates a pa
 
 @dataclass(frozen=True)
 class TrainSpec:
-    """One run of the training lab (``engine.training.train``): a tiny GPT on a toy task.
+    """One run of the training lab (``engine.training.loop.train``): a tiny GPT on a toy task.
 
     A live run on a shared CPU must stay small: the sizes are bounded here.  The defaults
     were measured (engine/training/loop.py, "Defaults") to show the lesson: at this learning

@@ -1,11 +1,12 @@
 """A residual stack at initialisation: where the norm sits, and what depth does to it.
 
-- ``placements.py`` ONE table: what each placement does, its theory, real module names
+- ``placements.py`` ONE table: what each placement does, its theory, the catalog families
+                    whose module names label its wiring diagram
 - ``simulator.py``  forward and backward through L layers (``simulate_depth``)
 - ``sweep.py``      the last layer's gradient against depth (``sweep_last_layer_grad``)
 - ``theory.py``     closed-form predictions (Xiong et al. Lemma 2 / Theorem 1, DeepNorm)
-- ``limits.py``     what the simulator refuses, before any work is done
-- ``cost.py``       its predicted time and peak memory, from the spec
+- ``limits.py``     what the simulator refuses, before any work is done: its peak memory
+                    and the work a spec counts (multiply-adds), from the spec alone
 
 The names below are loaded on first use: ``engine.config`` reads ``placements`` (pure data)
 while this package's simulator needs ``engine.config``, so importing this package must not

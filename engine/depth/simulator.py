@@ -256,7 +256,7 @@ def simulate_depth(
     ``progress(fraction)`` is called as layers finish (at most about 100 times);
     ``should_stop()`` is checked between layers and raises ``DepthCancelled`` when True.
     ``threads`` sets torch's intra-op threads for this call only (``engine.threads``; 1 is
-    the fast choice on a busy 2-core machine); None leaves them alone.
+    the fast choice on a busy small machine); None leaves them alone.
     Raises ValueError for sizes over ``check_limits``.
     """
     check_limits(spec, device)

@@ -4,7 +4,7 @@
 ``examples/README.md``); ``example_slice`` reads a ``[B, T, d]`` slice of one point of its
 stream for pages that take a tensor (the Axes page), with safetensors alone: no layout
 inference, no statistics.  Its shape is ``EXAMPLE_SHAPE`` (checked against the file by
-``tests/dumps/test_example_dump.py``).
+``tests/dumps/test_example_story.py``).
 
 References:
 - Sun, Chen, Kolter, Liu 2024, "Massive Activations in Large Language Models", arXiv:2402.17762

@@ -10,11 +10,10 @@ dataclass of read-only numpy arrays that a plotly figure can draw directly.
 - ``eps_curve.py``       ||y|| = sqrt(d) sigma / sqrt(sigma^2 + eps) against measured norms
 - ``dyt_sweep.py``       DyT outputs as alpha varies
 - ``two_dimensions.py``  d = 2: LayerNorm has only the outputs +-(1, -1)
-- ``degenerate.py``      d = 1, constant and zero vectors: flags and their explanations
+- ``degenerate.py``      d = 1, constant and zero vectors: flags (sentences in locales/)
 - ``high_dimension.py``  d up to 8192: histograms, their spread over eps, LN = RMSNorm(x - mu 1)
 - ``views.py``           2-D views of a high-dimensional cloud (PCA, two axes, 1 and the plane)
 - ``real_activations.py`` a dump's norm inputs and outputs (the shipped SmolLM2 example), measured
-- ``cost.py``            predicted seconds of the high-dimension report and the 2-D view
 - ``arrays.py``          read-only numpy copies for results that are cached and shared
 
 The package imports nothing itself: ``engine.norms.worked`` uses ``measures.py`` and must

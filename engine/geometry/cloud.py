@@ -122,7 +122,7 @@ class Cloud:
     dyt_alpha: float
     constant_rows: np.ndarray  # [N] bool: every entry equal (LayerNorm gives beta)
     zero_rows: np.ndarray  # [N] bool: the zero vector (RMSNorm gives beta)
-    flags: tuple[str, ...]  # keys of engine.geometry.degenerate.EXPLANATIONS
+    flags: tuple[str, ...]  # engine.geometry.degenerate.FLAGS
 
 
 def normed(x: torch.Tensor, kind: str, spec: GeometrySpec) -> NormedCloud:

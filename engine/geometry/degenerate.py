@@ -12,8 +12,8 @@ onto a sphere of that plane.  So:
 - A constant vector (every entry equal) has x - mu * 1 = 0: LayerNorm returns beta
   (0 / sqrt(0 + eps)), or 0/0 = NaN at eps = 0.  The zero vector does the same to RMSNorm.
 
-Results carry these cases as *flags*: stable keys of ``EXPLANATIONS`` that the UI translates
-(the English sentences here are for Python users and tests).  Nothing here crashes.
+Results carry these cases as *flags*: stable keys of ``FLAGS`` that the UI translates.
+Nothing here crashes.
 
 References:
 - Ba, Kiros, Hinton 2016, "Layer Normalization", arXiv:1607.06450
@@ -24,47 +24,23 @@ from __future__ import annotations
 
 import torch
 
-EXPLANATIONS = {
-    "d1_layernorm_is_beta": (
-        "With d = 1 the mean is the entry itself, so x - mu*1 = 0 and LayerNorm returns beta "
-        "for every input."
-    ),
-    "d1_rmsnorm_is_sign": (
-        "With d = 1 RMSNorm returns x / sqrt(x^2 + eps): the sign of x (+1 or -1, times "
-        "gamma, plus beta) when eps = 0, a little less than 1 in size when eps > 0."
-    ),
-    "d2_layernorm_two_points": (
-        "With d = 2 and eps = 0, x - mu*1 = ((x1 - x2)/2) * (1, -1), so LayerNorm has only two "
-        "outputs, +(1, -1) and -(1, -1) (times gamma, plus beta)."
-    ),
-    "d2_layernorm_segment": (
-        "With d = 2, x - mu*1 = ((x1 - x2)/2) * (1, -1), so every LayerNorm output lies on one "
-        "line; with eps > 0, inputs whose entries differ by far more than sqrt(eps) land next "
-        "to +(1, -1) or -(1, -1) (times gamma, plus beta), near-equal pairs between them, and "
-        "a constant vector at beta."
-    ),
-    "layernorm_constant_is_beta": (
-        "Some inputs are constant vectors: x - mu*1 = 0, so LayerNorm returns "
-        "0 / sqrt(0 + eps) * gamma + beta = beta."
-    ),
-    "layernorm_constant_undefined": (
-        "Some inputs are constant vectors and eps = 0: LayerNorm computes 0/0 and returns "
-        "NaN for them (not drawn); any eps > 0 makes the output beta."
-    ),
-    "rmsnorm_zero_is_beta": (
-        "Some inputs are the zero vector: RMSNorm returns 0 / sqrt(0 + eps) * gamma + beta "
-        "= beta, and cos(x, y) is undefined for them."
-    ),
-    "rmsnorm_zero_undefined": (
-        "Some inputs are the zero vector and eps = 0: RMSNorm computes 0/0 and returns NaN "
-        "for them (not drawn); any eps > 0 makes the output beta."
-    ),
-}
+# The cases, in the order a page lists them; their sentences are
+# ``geometry.degenerate.<flag>`` in locales/{en,zh}/geometry.toml.
+FLAGS = (
+    "d1_layernorm_is_beta",
+    "d1_rmsnorm_is_sign",
+    "d2_layernorm_two_points",
+    "d2_layernorm_segment",
+    "layernorm_constant_is_beta",
+    "layernorm_constant_undefined",
+    "rmsnorm_zero_is_beta",
+    "rmsnorm_zero_undefined",
+)
 
 
 def degeneracy_flags(x: torch.Tensor, eps: float) -> tuple[str, ...]:
-    """The ``EXPLANATIONS`` keys that apply to inputs ``x`` ([N, d]) at this eps, in the
-    table's order.  "Constant" means every entry exactly equal, as the norm sees it."""
+    """The ``FLAGS`` that apply to inputs ``x`` ([N, d]) at this eps, in their order.
+    "Constant" means every entry exactly equal, as the norm sees it."""
     d = x.shape[-1]
     constant = bool((x.amax(dim=-1) == x.amin(dim=-1)).any())
     zero = bool((x == 0).all(dim=-1).any())
@@ -79,4 +55,4 @@ def degeneracy_flags(x: torch.Tensor, eps: float) -> tuple[str, ...]:
         "rmsnorm_zero_is_beta": zero and eps > 0,
         "rmsnorm_zero_undefined": zero and eps == 0,
     }
-    return tuple(key for key in EXPLANATIONS if applies[key])
+    return tuple(key for key in FLAGS if applies[key])

@@ -27,7 +27,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-AXES = ("B", "T", "d", "G")  # sample, position, channel, channel group (GroupNorm)
+AXIS_NAMES = ("B", "T", "d", "G")  # sample, position, channel, channel group (GroupNorm)
 
 
 @dataclass(frozen=True)

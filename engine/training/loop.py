@@ -15,8 +15,8 @@ Pre-LN takes without warm-up drives Post-LN into a bad region early, where it st
 chance loss or diverges; a warm-up lets it through.
 
 Defaults (``engine.config.TrainSpec``): reverse 8 symbols of 10, 6 layers, d = 64, 4 heads,
-Adam lr 3e-3, batch 32, 300 steps, warm-up 100 steps when on.  Measured on the project's
-2-core CPU (torch 2.13, one thread; a run takes 8-15 s depending on machine load), final
+Adam lr 3e-3, batch 32, 300 steps, warm-up 100 steps when on.  Trained on the CPU (torch
+2.13, one thread; a run's time is in benchmarks/RESULTS.md, "Depth simulator (CPU)"), final
 loss = mean of the last 30 steps, chance = ln 10 = 2.30:
 
     lr      Pre-LN, no warm-up   Post-LN, no warm-up    Post-LN, warm-up     (seeds 0-5)

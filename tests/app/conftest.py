@@ -8,6 +8,23 @@ from streamlit.testing.v1 import AppTest
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 
+# Every test here runs the whole app script (AppTest), a few tenths of a CPU second each and
+# half the quick tier's time before this rule: they are the slow tier, except these, which
+# keep one whole-app run per page, the URL parser and the first view in the quick tier.
+QUICK = (
+    "test_hostile_links.py::test_a_hostile_link_opens_its_page_and_names_what_it_refuses",
+    "test_hostile_links.py::test_every_parameter_reads_any_link_value_or_refuses_it_by_name",
+    "test_hostile_links.py::test_the_vector_parser_accepts_or_refuses_with_a_named_message",
+    "test_first_view.py::",
+)
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        where = item.nodeid.removeprefix("tests/app/")
+        if where != item.nodeid and not where.startswith(QUICK):
+            item.add_marker(pytest.mark.slow)
+
 
 @pytest.fixture(autouse=True)
 def _fresh_results():

@@ -34,6 +34,7 @@ def test_default_compares_post_and_pre_with_the_lemma2_band(app):
     )
 
 
+@pytest.mark.slow  # several whole-app runs
 def test_assumptions_caption_follows_the_configuration(app):
     _open(app)
     assert any("leaves Lemma 2's assumptions" in c.value for c in app.caption)
@@ -69,6 +70,7 @@ def test_no_placement_asks_for_one(app):
     assert "Pick at least one placement" in app.error[0].value
 
 
+@pytest.mark.slow  # trains two runs
 def test_training_lab_trains_two_runs_and_reports_outcomes(app):
     _open(app, "training")
     app.number_input(key="dp_steps").set_value(50).run()
@@ -97,6 +99,7 @@ def test_wide_stacks_clip_the_sweep_instead_of_crashing(app):
     assert any("Run the sweep" in b.label for b in app.button)
 
 
+@pytest.mark.slow  # simulates the stack
 def test_post_norm_level_is_measured_next_to_the_theory(app):
     _open(app)
     notes = " ".join(c.value for c in app.caption)

@@ -207,6 +207,7 @@ def test_the_live_model_reports_a_given_prompt_token_by_token_and_shares_it(
     assert not _live({"du_prompt": prompt}).exception and len(captures) == 1  # shared
 
 
+@pytest.mark.slow  # two sessions and a comparison
 def test_a_typed_prompt_stays_in_its_session_and_the_comparison_runs_on_request(
     tiny, browser_session, calls
 ):

@@ -242,6 +242,7 @@ def test_the_vector_lab_links_a_row_of_three_numbers_here():
     assert not at.get("page_link")  # four numbers: no picture to open
 
 
+@pytest.mark.slow  # the widest cloud
 def test_the_widest_high_dimension_link_draws_without_a_click():
     """d = 8,192 and 2,000 inputs: bounded to 512 rows, about 11x the work of the section's
     default (d = 768, 500 inputs), within the 20x a page starts on its own."""

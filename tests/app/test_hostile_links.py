@@ -3,7 +3,8 @@
 ``hypothesis`` writes the links: random keys and values for every page, repeated keys, huge
 and tiny numbers, unicode, markup; and random text for the vector parser.  Each link is
 opened fresh (AppTest); no exception may escape, and every parameter the page refused must
-be named in a visible message.
+be named in a visible message.  That walk (twelve links per page) is slow; the quick tier
+opens one fixed hostile link per page and walks the parser alone.
 """
 
 from __future__ import annotations
@@ -99,18 +100,39 @@ def _check(page_name, link):
 
 
 SETTINGS = settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-SLOW_PAGES = {"axes", "depth", "dumps"}  # their twelve links take more than ~5 s here
 
 
-@pytest.mark.parametrize(
-    "page_name",
-    [pytest.param(p, marks=pytest.mark.slow) if p in SLOW_PAGES else p for p in sorted(PAGES)],
-)
+@pytest.mark.slow  # twelve whole-app runs per page
+@pytest.mark.parametrize("page_name", sorted(PAGES))
 @SETTINGS
 @given(data=st.data())
 def test_links_never_raise_and_name_what_they_refuse(page_name, data):
     # Expensive work only shows a button: nothing over 2 s starts from a link.
     _check(page_name, data.draw(_page_links(PAGES[page_name])))
+
+
+@pytest.mark.parametrize("page_name", sorted(PAGES))
+def test_a_hostile_link_opens_its_page_and_names_what_it_refuses(page_name):
+    """The quick tier's one whole-app run per page of what the walk above generates."""
+    page = PAGES[page_name]
+    first, last = page.params[0].key, page.params[-1].key
+    _check(
+        page_name,
+        {first: ["<script>alert(1)</script>"], last: ["1e400", "nan"], "zz_unknown": ["x"]},
+    )
+
+
+@settings(max_examples=100, deadline=None)
+@given(data=st.data())
+def test_every_parameter_reads_any_link_value_or_refuses_it_by_name(data):
+    """What the page walk checks, on the parser alone: a value or a named refusal, never an
+    exception, for every parameter of every page."""
+    page = data.draw(st.sampled_from(list(PAGES.values())))
+    param = data.draw(st.sampled_from(page.params))
+    value, refusal = parse(param, data.draw(st.lists(VALUES, min_size=1, max_size=3)))
+    assert value is not None or refusal is not None
+    if refusal is not None:
+        assert refusal.params["param"] == param.key, refusal
 
 
 @settings(max_examples=300, deadline=None)

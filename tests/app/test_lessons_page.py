@@ -209,6 +209,7 @@ DEPTH_FACTS = {  # lesson -> (chart, {trace: (value, relative tolerance)})
 }
 
 
+@pytest.mark.slow  # opens every lesson's page
 @pytest.mark.parametrize("lesson_id", sorted(FACTS))
 def test_the_link_opens_its_page_configured_and_showing_the_fact(lesson_id):
     page = _follow(lesson_id)

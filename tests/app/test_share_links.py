@@ -191,7 +191,7 @@ def _dropped_link_checks(at) -> list:
 
 def test_a_session_whose_link_reached_it_empty_lets_the_browser_check_for_a_dropped_link():
     """Streamlit's server passes on a link of more than 1,000 pairs as no link at all: on the
-    first page of such a session the browser is asked to say so (tests/e2e/test_links_browser
+    first page of such a session the browser is asked to say so (tests/e2e/test_links_browser.py
     sees it do so); the notice is hidden until it does, so it is no warning here."""
     at = _open({}, "depth")
     checks = _dropped_link_checks(at)

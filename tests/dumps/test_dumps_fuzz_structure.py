@@ -92,6 +92,7 @@ def probe():
         yield child
 
 
+@pytest.mark.slow  # generated files, each read in full
 @FUZZ
 @given(dumps())
 def test_any_structure_ends_in_a_report_or_a_refusal_within_the_memory_budget(probe, dump):

@@ -62,6 +62,7 @@ def _pt(path, obj):
     return path
 
 
+@pytest.mark.slow  # writes a 100,000-layer file
 def test_one_tensor_of_100000_layers_is_refused_by_its_layer_count(probe, tmp_path):
     path = files.write_safetensors(
         tmp_path / "deep.safetensors", {"h": torch.ones(100000, 1, 1, 1)}
@@ -70,6 +71,7 @@ def test_one_tensor_of_100000_layers_is_refused_by_its_layer_count(probe, tmp_pa
     assert f"100000 layers; at most {MAX_LAYERS}" in message
 
 
+@pytest.mark.slow  # reads the most layers accepted
 def test_the_most_layers_accepted_read_in_little_memory(probe, tmp_path):
     """Each layer once kept a 256 KiB histogram: 5,000 layers took 2.5 GB.  At the bound, a
     layer costs its occupied histogram bins and its largest entries."""
@@ -117,6 +119,7 @@ def test_a_pt_of_more_tensors_than_accepted_is_refused_by_count(probe, tmp_path)
     assert f"holds {MAX_ENTRIES + 1} arrays" in message
 
 
+@pytest.mark.slow  # writes a 50,000-tensor file
 def test_a_pt_of_50000_tensors_is_refused_from_its_zip_directory(probe, tmp_path):
     path = _pt(tmp_path / "huge.pt", {f"h{i}": torch.zeros(1) for i in range(50000)})
     _refused(probe, path, "too_many_entries")

@@ -1,4 +1,4 @@
-"""engine.dumps.json_text: the summary and every table as JSON text, written table by table,
+"""engine.dumps.tables.json_text: the summary and every table as JSON text, written table by table,
 so a page can write its JSON download from the tables without keeping the report (and the
 upload) around, and a table of a million tokens does not become a million Python dicts."""
 

@@ -10,6 +10,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.slow  # a fresh interpreter imports torch
 def test_describe_backend_does_not_import_triton():
     """Importing triton costs ~0.3-0.4 s of a first page view; the label must not need it."""
     code = "import sys, engine; engine.describe_backend(); print('triton' in sys.modules)"

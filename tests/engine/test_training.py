@@ -72,11 +72,13 @@ def test_iter_training_streams_every_step_and_can_be_stopped():
 
 def test_train_hands_its_progress_the_run_so_far_and_a_stopped_run_is_no_result():
     seen = []
-    result = train(TINY, progress=lambda f, partial: seen.append((f, len(partial.loss))))
+    result = train(TINY, progress=lambda f, partial: seen.append((f, len(partial.loss))), threads=1)
     every = PARTIAL_EVERY
     assert seen == [(n / 80, n) for n in range(every, 81, every)] and len(result.loss) == 80
     with pytest.raises(Cancelled):
-        train(TINY, should_stop=lambda: len(seen) > 3, progress=lambda *_: seen.append(1))
+        train(
+            TINY, should_stop=lambda: len(seen) > 3, progress=lambda *_: seen.append(1), threads=1
+        )
 
 
 def test_warmup_ramps_linearly_then_holds():

@@ -2,7 +2,7 @@
 the first 512 tokens of the English held-out text.  Slow: the model loads once per session
 (25-90 s) and each experiment takes seconds.
 
-What is pinned is what the page will state: the massive activations of DESIGN.md (first
+What is pinned is what the page will state: the massive activations the dumps page shows (first
 token, channel 507, from stream point 12), zeroing them breaks the model while their mean
 does not, the fold is exact to float32 rounding, and float16 without the norms' upcast
 first fails on the first token in block 3 (its largest entry, 653, squares past 65504).

@@ -11,6 +11,7 @@ from engine.errors import EngineError
 from engine.models import catalog, parse_config
 from engine.models.families import BRANCHES, EXTRA_ROLES, POSITIONS, WIDTHS
 from engine.models.loader import family_from_row
+from ui.i18n import catalog as messages
 
 ISSUE_FAMILIES = {
     "GPT-2",
@@ -205,19 +206,22 @@ def test_unknown_family_and_model_type_are_keyed_errors():
     assert "llama" in caught.value.params["allowed"]
 
 
-def test_every_models_error_key_has_english_and_chinese_messages():
-    import tomllib
-    from pathlib import Path
-
-    root = Path(__file__).resolve().parents[2]
-    raised = set()
-    for path in (root / "engine" / "models").glob("*.py"):
-        raised |= set(re.findall(r'"models\.([a-z_]+)"', path.read_text(encoding="utf-8")))
-    assert {"missing_field", "bad_json", "unknown_family", "unknown_model_type"} <= raised
+@pytest.mark.parametrize(
+    "refused, key",
+    [
+        (lambda: catalog().family("gpt5"), "models.unknown_family"),
+        (lambda: catalog().for_model_type("mamba"), "models.unknown_model_type"),
+        (lambda: parse_config('{"model_type": "llama",'), "models.bad_json"),
+        (lambda: parse_config('{"hidden_size": 64}'), "models.missing_field"),
+    ],
+)
+def test_a_models_refusal_has_a_message_in_each_language(refused, key):
+    with pytest.raises(EngineError) as caught:
+        refused()
+    assert caught.value.key == key
     for lang in ("en", "zh"):
-        with (root / "locales" / lang / "errors.toml").open("rb") as handle:
-            messages = tomllib.load(handle)["models"]
-        assert raised == set(messages), lang
+        catalog_text = messages(lang)[f"errors.{key}"]  # no fallback to English
+        assert catalog_text.format(**caught.value.params)
 
 
 def _cited(text: str) -> list[str]:

@@ -10,7 +10,7 @@ import pytest
 
 from engine.config import GeometrySpec
 from engine.geometry.cloud import normalized_cloud
-from engine.geometry.degenerate import EXPLANATIONS
+from engine.geometry.degenerate import FLAGS
 from engine.geometry.eps_curve import eps_curve
 from engine.geometry.high_dimension import high_dimension_report
 from engine.geometry.meshes import ellipsoids
@@ -102,10 +102,10 @@ def test_dyt_summary_counts_saturated_entries():
 
 @pytest.mark.parametrize("lang", list(LANGUAGES))
 def test_every_degeneracy_flag_is_translated(lang):
-    notes = text.degenerate_notes(tuple(EXPLANATIONS), lang)
-    assert len(notes) == len(EXPLANATIONS)
+    notes = text.degenerate_notes(FLAGS, lang)
+    assert len(notes) == len(FLAGS)
     assert not any(note.startswith("geometry.") for note in notes)
-    assert all(f"geometry.degenerate.{key}" in catalog(lang) for key in EXPLANATIONS)
+    assert all(f"geometry.degenerate.{key}" in catalog(lang) for key in FLAGS)
 
 
 def test_high_dimension_lines_and_the_identity_in_both_languages():

@@ -172,7 +172,7 @@ PINNED = {
         "md_tokens": ("int", 1, (1, 1 << 24)),
     },
     "dumps": {
-        # the page opens on the built-in example (issue 14): real activations, no upload
+        # the page opens on the built-in example: real activations, no upload
         "du_source": ("choice", "example", ("upload", "example", "live")),
         "du_axes": ("choice", "auto", ("auto", "Td", "BTd", "LTd", "LBTd")),
         "du_order": ("choice", "names", ("names", "file")),

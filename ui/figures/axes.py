@@ -171,7 +171,7 @@ def cells_figure(stats: AxesStatistics, selection: CellSelection, lang: str) -> 
     The cells sharing the clicked cell's statistic keep their colour and are outlined; the
     others are veiled.  PAD rows are greyed and labelled on the row axis.  The layout is
     written as one dict (two x axes sharing one y axis): plotly's ``make_subplots`` and
-    ``add_shape`` parse their arguments one by one and cost ~0.2 s here, on every click.
+    ``add_shape`` parse their arguments one by one, a cost paid on every click.
     """
     words = {word: translate(f"axes.heatmap.{word}", lang) for word in WORDS}
     batch, tokens, d = stats.x.shape
@@ -295,9 +295,8 @@ def _click_layer(grid: DrawnGrid, drawn, pad_rows, tokens: int, words: Words):
 
     Streamlit remounts the chart whenever its figure changes (every click), so plotly draws
     it afresh each time; ``maxdisplayed=1`` keeps plotly from creating one SVG node per
-    marker while hover and click still find every point: the chart's first draw took
-    550 ms median with 2,048 drawn markers, 141 ms with one, 62 ms with no layer at all
-    (headless Chromium on the loaded 2-core machine)."""
+    marker while hover and click still find every point (benchmarks/RESULTS.md, "Axes page":
+    the first draw with every marker drawn, with one, with none)."""
     x_centres, y_centres = grid.centres()
     x, y = np.meshgrid(x_centres, y_centres)  # [R, C] each
     values = np.stack([drawn[0], drawn[1]], axis=-1).reshape(-1, 2)  # [R·C, 2]: x, y

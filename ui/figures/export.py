@@ -4,8 +4,8 @@
 is drawn (one row per point: trace, x, y and z where the trace has one), whatever built it.
 
 ``figure_image`` renders a figure with kaleido (plotly's static export), which drives a local
-headless Chromium: measured here, about 6 s for the first image of a process (the browser
-starts) and 0.3-0.6 s for each one after it, through kaleido's persistent server.  Exports run
+headless Chromium: the first image of a process waits for the browser to start, later ones
+reuse kaleido's persistent server.  Exports run
 one at a time (a lock), so a room of thirty clicking "SVG" queues instead of starting thirty
 browsers.  Without kaleido or a Chromium, ``image_export_available()`` is False and pages
 offer the CSV and the modebar's PNG only.  Nothing here downloads a browser.

@@ -17,6 +17,7 @@ from engine.geometry.dyt_sweep import DytSweep
 from engine.geometry.eps_curve import EpsCurve
 from engine.geometry.high_dimension import EpsSpread, Measures
 from engine.geometry.views import PlaneView
+from engine.norms.kinds import ROW_KINDS
 from ui.figures.geometry_traces import COLORS
 from ui.formatting import format_number
 from ui.i18n import translate
@@ -280,7 +281,7 @@ def spread_figure(spread: EpsSpread, lang: str) -> go.Figure:
     titles = [translate(f"geometry.high.spread_{panel}", lang) for panel in ("norm", "cos")]
     figure = make_subplots(rows=1, cols=2, subplot_titles=titles, horizontal_spacing=0.08)
     eps_text = [f"{e:g}" for e in spread.eps_values]
-    for kind in ("layernorm", "rmsnorm"):
+    for kind in ROW_KINDS:  # the norms with an eps
         measured = getattr(spread, kind)
         panels = (
             (measured.norm_mean / spread.sqrt_d, measured.norm_std / spread.sqrt_d, 1),

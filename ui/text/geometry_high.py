@@ -11,6 +11,7 @@ import numpy as np
 
 from engine.geometry.high_dimension import HighDimensionReport, IdentityCheck, Measures
 from engine.geometry.real_activations import PairMeasures, RealActivations
+from engine.norms.kinds import PER_TOKEN_KINDS
 from ui.formatting import format_cosine, format_number
 from ui.i18n import translate
 from ui.text.geometry import ones_rounding
@@ -55,7 +56,7 @@ def measure_lines(report: HighDimensionReport, lang: str) -> list[str]:
     """One sentence per norm: ||y|| against sqrt(d), <y, 1> against rounding, cos(x, y)."""
     found = report.histograms
     lines = []
-    for kind in ("layernorm", "rmsnorm", "dyt"):
+    for kind in PER_TOKEN_KINDS:  # the norms the report measures
         measures: Measures = getattr(found, kind)
         low, median, high = _stats(measures.norm)
         cos_low, cos_median, cos_high = _cos_stats(measures.cos_input)

@@ -12,12 +12,13 @@ import math
 
 import numpy as np
 
+from engine.norms.kinds import ROW_KINDS
 from engine.norms.worked import VectorExplanation
 from ui.formatting import format_cosine, format_number
 from ui.i18n import translate
 from ui.text.vector_lab_precision import sentence_joiner
 
-COMPARED = ("layernorm", "rmsnorm")
+COMPARED = ROW_KINDS  # the two norms of one row
 NAMES = {"layernorm": "LayerNorm", "rmsnorm": "RMSNorm"}
 OVERFLOWS = ("mean", "variance", "mean_square")  # reasons a wider compute dtype removes
 

@@ -189,7 +189,7 @@ def centering(rep: DumpReport) -> None:
 
 
 def token_detail(norms: TokenNorms, rep: DumpReport) -> None:
-    """One token's LayerNorm and RMSNorm outputs (``engine.dumps.compare_norms``)."""
+    """One token's LayerNorm and RMSNorm outputs (``engine.dumps.norm_views.compare_norms``)."""
     batch, token = divmod(int(norms.rows[0]), rep.layout.tokens)
     st.markdown(
         t(

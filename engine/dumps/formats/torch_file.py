@@ -68,10 +68,13 @@ def _first_line(exc: BaseException) -> str:
     return (text[0] if text else type(exc).__name__)[:200]
 
 
-def _unpickling_detail(exc: BaseException) -> str:
-    """What the pickle would have called, e.g. "it calls builtins.exec"."""
+def _unsafe(file: DumpFile, exc: BaseException):
+    """The refusal naming what the pickle would have called (e.g. ``builtins.exec``), where
+    torch's refusal says it."""
     found = _UNSUPPORTED.search(_ANSI.sub("", str(exc)))
-    return f"it calls {found.group(1)}" if found else "it calls a function torch does not allow"
+    if found is None:
+        return refuse("unsafe_pickle_unnamed", file=file.name)
+    return refuse("unsafe_pickle", file=file.name, call=found.group(1))
 
 
 def _refuse_legacy(file: DumpFile, head: bytes):
@@ -79,8 +82,7 @@ def _refuse_legacy(file: DumpFile, head: bytes):
     try:
         for opcode, _, _ in pickletools.genops(io.BytesIO(head)):
             if opcode.name in _CALLS:
-                detail = f"pickle opcode {opcode.name}"
-                return refuse("unsafe_pickle", file=file.name, detail=detail)
+                return refuse("unsafe_pickle_opcode", file=file.name, opcode=opcode.name)
     except Exception:  # not a pickle at all
         pass
     return refuse("not_zip", file=file.name)
@@ -140,7 +142,7 @@ def _load(file: DumpFile) -> object:
             # A payload makes the restricted unpickler raise before anything is called.
             return torch.load(source, map_location="cpu", weights_only=True, mmap=file.data is None)
     except pickle.UnpicklingError as exc:
-        raise refuse("unsafe_pickle", file=file.name, detail=_unpickling_detail(exc)) from None
+        raise _unsafe(file, exc) from None
     except Exception as exc:  # RuntimeError from the zip reader, EOFError, ...
         raise corrupt(file, "", "torch", _first_line(exc)) from None
 
