@@ -195,6 +195,10 @@ def _engine_calls(path: Path) -> set[str]:
 CALLS_LEFT = {
     "ui.widgets.depth": {"engine.depth.limits.check_limits"},
     "ui.widgets.models": {"engine.models.catalog", "engine.models.parse_config"},
+    "ui.widgets.experiments": {
+        "engine.dumps.local_files.find_model",
+        "engine.experiments.experiment.options",
+    },
     "ui.widgets.vector_lab": {
         "engine.norms.kinds.kind_axes",
         "engine.norms.precision_presets.preset",
@@ -205,6 +209,12 @@ CALLS_LEFT = {
         "engine.dumps.report.reading_spec",
         "engine.dumps.tables.json_text",
         "engine.dumps.tables.report_summary",
+    },
+    "ui.views.experiments": {
+        "engine.dumps.local_files.named_folders",
+        "engine.experiments.experiment.answer",
+        "engine.experiments.stored.default_folder",
+        "engine.experiments.stored.index_stamp",
     },
     "ui.views.kernels": {"engine.backend.triton_interpreter_enabled"},
     "ui.views.models": {"engine.models.catalog"},
