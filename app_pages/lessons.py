@@ -1,5 +1,6 @@
-"""Lessons: a path through the material; each lesson asks for a prediction, then opens the
-page that shows the answer, already configured.  The instructor's sheet lists every link."""
+"""Lessons: a path through the material; each lesson sets up a question, asks for a committed
+prediction, then explains the answer and opens the page that shows it, already configured.
+The instructor's sheet lists every link."""
 
 import streamlit as st
 
@@ -8,22 +9,25 @@ from ui.i18n import current_language, t
 from ui.views import lessons as view
 from ui.widgets import lessons as widgets
 
-st.title(t("lessons.title"))
-st.caption(t("lessons.intro"))
+language, present = current_language(), presenting.mode()
+if present == "off":  # presenting, the lesson's own title is the first thing on the screen
+    st.title(t("lessons.title"))
+    st.caption(t("lessons.intro"))
 with st.container(key="noprint_lessons_view"):
     chosen_view = widgets.view_choice()
-language, present = current_language(), presenting.mode()
 
 if chosen_view == "sheet":
     view.sheet(language, present, st.context.url or "")
 else:
-    with presenting.controls("lessons"):
+    above, body, below = st.container(), st.container(), st.container()
+    with below if present != "off" else above:  # navigation: under the lesson on a projector
         lesson = widgets.lesson_choice()
-    view.header(lesson, widgets.answers())
-    view.idea(lesson)
-    view.question(lesson)
-    chosen = widgets.prediction(lesson)
-    if chosen is not None:
-        view.verdict(lesson, chosen)
-    view.link(lesson, language, present)
-    view.try_next(lesson)
+        view.progress(lesson, widgets.answers())
+    with body:
+        view.setup(lesson)
+        chosen = widgets.committed(lesson)
+        revealed = view.reveal_gate(lesson, chosen)
+        widgets.prediction(lesson, revealed)
+        view.commit_point(lesson, chosen, revealed)
+        if revealed:
+            view.explanation(lesson, chosen, language, present)

@@ -93,12 +93,18 @@ def _forget(lesson_id: str) -> None:
     st.session_state.pop(f"ls_pick_{lesson_id}", None)
 
 
-def prediction(item: Lesson) -> str | None:
-    """The learner's committed option for ``item``; draws the radio and Commit until then."""
-    chosen = answers().get(item.id)
+def committed(item: Lesson) -> str | None:
+    """The learner's committed option for ``item``, or None before the commit."""
+    return answers().get(item.id)
+
+
+def prediction(item: Lesson, revealed: bool) -> None:
+    """The options and Commit (the commit point); once committed, the choice locked and,
+    when ``revealed``, the right option marked."""
+    chosen = committed(item)
     texts = item.texts()
     labels = {o: f"({o}) {t(f'lessons.{item.id}.options.{o}', **texts)}" for o in OPTIONS}
-    if chosen is not None:  # once committed, the list itself shows the answer
+    if chosen is not None and revealed:  # once revealed, the list itself shows the answer
         labels[item.answer] += " ✓"
         if chosen != item.answer:
             labels[chosen] += " ✗"
@@ -129,4 +135,3 @@ def prediction(item: Lesson) -> str | None:
             on_click=_forget,
             args=(item.id,),
         )
-    return chosen
