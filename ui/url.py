@@ -734,12 +734,34 @@ def _wanted(
     return wanted, tuple(left_out)
 
 
+def describes(page: PageParams | None, current: dict, wanted: dict) -> bool:
+    """Whether the address's ``current`` query already states the state ``wanted`` states:
+    the same pairs, or the same values with defaults written out (as a lesson's link writes
+    them), each as this app writes it (an older spelling is rewritten).  Each rewrite of the address is a new entry in the browser's history (Streamlit
+    pushes one when a run changes the query), so an address that already says the right
+    thing is left alone: Back after following a link returns in one press."""
+    for key in current.keys() | wanted.keys():
+        if current.get(key) == wanted.get(key):
+            continue
+        param = page.by_key.get(key) if page is not None else None
+        if param is None:
+            return False
+        have = parse(param, current[key]) if key in current else (param.default, None)
+        want = parse(param, wanted[key]) if key in wanted else (param.default, None)
+        if have[1] is not None or want[1] is not None or have[0] != want[0]:
+            return False
+        if key in current and current[key] != serialize(param, have[0]):
+            return False
+    return True
+
+
 def publish(page: PageParams | None, lang: str, present: str = "off") -> tuple[str, ...]:
-    """Write the page's state to the URL; return the keys left out because of length."""
+    """Write the page's state to the URL, unless it already says it (``describes``); return
+    the keys left out because of length."""
     wanted, left_out = _wanted(page, lang, present)
     url = st.query_params
     current = {key: url.get_all(key) for key in url.keys()}
-    if current != wanted:
+    if not describes(page, current, wanted):
         url.from_dict(wanted)
     return left_out
 

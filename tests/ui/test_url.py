@@ -23,6 +23,7 @@ from ui.url import (
     PRESENT,
     VECTOR_LAB,
     Param,
+    describes,
     parse,
     query_string,
     serialize,
@@ -649,3 +650,18 @@ def test_the_longest_link_a_page_can_write_is_not_refused_whole(page):
     query = query_string(page, values, "zh", "results")
     assert link_refusal(query) is None
     assert query.count("&") + 1 < 100  # far from MAX_URL_PAIRS: room for any text
+
+
+def test_an_address_with_defaults_written_out_already_describes_the_state():
+    """A lesson's link writes defaults; rewriting it without them would add a history entry
+    (Back would need two presses), so publish leaves such an address alone."""
+    wanted = {"lang": ["en"], "vl_eps": ["0"]}
+    written = {"lang": ["en"], "vl_text": ["1, 2, 3, 4"], "vl_norm": ["layernorm"], "vl_eps": ["0"]}
+    assert describes(VECTOR_LAB, written, wanted)
+    assert describes(VECTOR_LAB, wanted, wanted)
+    assert not describes(VECTOR_LAB, {**written, "vl_norm": ["rmsnorm"]}, wanted)
+    assert not describes(VECTOR_LAB, {**written, "vl_norm": ["sideways"]}, wanted)  # refused
+    assert not describes(VECTOR_LAB, {**written, "lang": ["zh"]}, wanted)
+    assert not describes(VECTOR_LAB, {**written, "nothing": ["1"]}, wanted)  # unknown: dropped
+    assert not describes(VECTOR_LAB, {"lang": ["en"]}, wanted)  # eps 0 is not the default
+    assert not describes(VECTOR_LAB, {**written, "vl_norm": ["LayerNorm"]}, wanted)  # old name
