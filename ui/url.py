@@ -46,6 +46,7 @@ from engine.config import (
 from engine.config.depth import INIT_STDS, MAX_LAYERS, MAX_TOKENS
 from engine.config.fields import MAX_SEED, Accepts, accepts, annotations
 from engine.models import catalog
+from engine.norms.precision_presets import PRESET_NAMES
 from engine.norms.random_inputs import DISTRIBUTIONS
 from engine.perf.timing import PASSES
 from ui.errors import shown
@@ -334,8 +335,11 @@ VECTOR_LAB = PageParams(
     "vector_lab",
     "vl",
     (
-        Param("vl_source", "choice", "text", ("text", "random"), vocabulary="source"),
+        # "preset": a row of engine/norms/precision_presets.py named by its id (vl_preset), so
+        # a link to a 4,096-wide preset stays short; a link that types its numbers still works
+        Param("vl_source", "choice", "text", ("text", "random", "preset"), vocabulary="source"),
         Param("vl_text", "text", "1, 2, 3, 4", max_chars=MAX_TEXT_CHARS),
+        Param("vl_preset", "choice", PRESET_NAMES[0], PRESET_NAMES),
         Param("vl_d", "int", 8, low=1, high=MAX_VECTOR_WIDTH),
         Param("vl_rows", "int", 1, low=1, high=MAX_ROWS),
         Param("vl_dist", "choice", "normal", DISTRIBUTIONS, vocabulary="distribution"),
@@ -737,9 +741,11 @@ def _wanted(
 def describes(page: PageParams | None, current: dict, wanted: dict) -> bool:
     """Whether the address's ``current`` query already states the state ``wanted`` states:
     the same pairs, or the same values with defaults written out (as a lesson's link writes
-    them), each as this app writes it (an older spelling is rewritten).  Each rewrite of the address is a new entry in the browser's history (Streamlit
-    pushes one when a run changes the query), so an address that already says the right
-    thing is left alone: Back after following a link returns in one press."""
+    them), each as this app writes it (an older spelling is rewritten).
+
+    Each rewrite of the address is a new entry in the browser's history (Streamlit pushes
+    one when a run changes the query), so an address that already says the right thing is
+    left alone: Back after following a link returns in one press."""
     for key in current.keys() | wanted.keys():
         if current.get(key) == wanted.get(key):
             continue

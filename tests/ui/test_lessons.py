@@ -176,3 +176,11 @@ def test_no_lesson_states_its_answer_before_the_commit(item, lang):
         shown = item.facts[name].text
         if shown not in asked:
             assert shown not in before, (item.id, lang, name, shown)
+
+
+@pytest.mark.parametrize("lang", list(LANGUAGES))
+def test_every_lesson_link_is_short_enough_for_a_qr_code(lang):
+    for lesson_id, target in TARGETS.items():
+        query = query_text(target_query(target, PAGES[target.page], lang, "results"))
+        address = page_address("https://normscope.example.org", target.page, query)
+        assert len(address) <= 500, (lesson_id, len(address))

@@ -12,6 +12,7 @@ from engine.config import LiveSpec
 from engine.config.depth import INIT_STDS
 from engine.config.fields import accepts
 from engine.errors import EngineError
+from engine.norms.precision_presets import PRESET_NAMES
 from ui.url import (
     AXES,
     DEPTH,
@@ -56,8 +57,9 @@ PINNED = {
         "ls_view": ("choice", "lesson", ("lesson", "sheet")),
     },
     "vector_lab": {
-        "vl_source": ("choice", "text", ("text", "random")),
+        "vl_source": ("choice", "text", ("text", "random", "preset")),
         "vl_text": ("text", "1, 2, 3, 4", None),
+        "vl_preset": ("choice", "textbook_4096x100", PRESET_NAMES),
         "vl_d": ("int", 8, (1, 8192)),
         "vl_rows": ("int", 1, (1, 64)),
         "vl_dist": ("choice", "normal", ("normal", "uniform", "constant")),
