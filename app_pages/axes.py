@@ -15,7 +15,7 @@ st.caption(t("axes.intro"))
 
 with presenting.controls("ax"):
     inputs = widgets.axes_inputs()
-    section = widgets.section()
+section = widgets.section()  # navigation: shown in every presentation mode
 for message in inputs.errors:
     st.error(message, icon=":material/error:")
 

@@ -12,8 +12,7 @@ from ui.widgets import depth as widgets
 st.title(t("depth.title"))
 st.caption(t("depth.intro"))
 
-with presenting.controls("dp_section"):
-    section = widgets.section()
+section = widgets.section()  # navigation: shown in every presentation mode
 
 if section != "training":  # the stack's settings: the training lab has its own
     with presenting.controls("dp"):

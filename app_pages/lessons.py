@@ -21,7 +21,8 @@ if chosen_view == "sheet":
 else:
     above, body, below = st.container(), st.container(), st.container()
     with below if present != "off" else above:  # navigation: under the lesson on a projector
-        lesson = widgets.lesson_choice()
+        with presenting.navigation("lessons"):
+            lesson = widgets.lesson_choice()
         view.progress(lesson, widgets.answers())
     with body:
         view.setup(lesson)

@@ -2,8 +2,10 @@
 
 ``present`` is an app-wide URL parameter like ``lang`` (``ui/url.py``): "off"; "on" (text
 for the back of a room, larger chart fonts, no sidebar, toolbar or download menus; a small
-"Exit" button top right); "results" (also the page's controls hidden, so a projected page
-shows only what is being taught).  Pages mark their controls with ``controls(name)``.
+"Exit" button top right); "results" (also the page's inputs hidden, so a projected page
+shows only what is being taught).  Pages mark their inputs with ``controls(name)``; navigation
+(a page's section switch, the lesson picker with Previous / Next) is never inside one, so an
+instructor changes section or lesson without leaving presentation.
 
 The styles are our own static CSS files in ``ui/styles/`` (never user text); ``apply``
 injects them on every run.
@@ -11,6 +13,7 @@ injects them on every run.
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import plotly.graph_objects as go
@@ -87,8 +90,26 @@ def chooser() -> None:
 
 
 def controls(name: str):
-    """A container for a page's controls; ``present=results`` hides it (``results.css``)."""
+    """A container for a page's inputs; ``present=results`` hides it (``results.css``)."""
     return st.container(key=f"controls_{name}")
+
+
+def among_controls(function):
+    """A widget function whose widgets are drawn inside ``controls(<its name>)``: for inputs
+    drawn between a page's results."""
+
+    @functools.wraps(function)
+    def drawn(*args, **kwargs):
+        with controls(function.__name__):
+            return function(*args, **kwargs)
+
+    return drawn
+
+
+def navigation(name: str):
+    """A container for a page's navigation (a section switch, the lesson picker): shown in
+    every mode, so an instructor moves on without leaving presentation."""
+    return st.container(key=f"nav_{name}")
 
 
 def for_screen(figure: go.Figure) -> go.Figure:
