@@ -7,6 +7,7 @@ from engine.config import AxesSpec
 from ui import presenting
 from ui.compute import compute, run_heavy
 from ui.i18n import t
+from ui.landing import landmark
 from ui.views import axes as view
 from ui.widgets import axes as widgets
 
@@ -50,6 +51,7 @@ if inputs.spec is not None and section == "batchnorm":
         )
         if found:
             view.train_eval(found[0])
+    landmark("batch_of_one")
     with view.experiment(4):
         view.batch_of_one(compute(batch_of_one.batch_of_one, spec))
     with view.experiment(5):

@@ -6,6 +6,7 @@ from engine.depth.limits import sweep_depths
 from ui import presenting
 from ui.compute import compute
 from ui.i18n import t
+from ui.landing import landmark
 from ui.views import depth as view
 from ui.widgets import depth as widgets
 
@@ -23,6 +24,7 @@ if section != "training":  # the stack's settings: the training lab has its own
 if section == "stack" and inputs.specs:
     results = view.simulations(inputs.specs)
     if results:
+        landmark("results")
         view.stack(results)
 
 if section == "sweep" and inputs.specs:

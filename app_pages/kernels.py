@@ -8,6 +8,7 @@ from engine.perf.timing import time_norms
 from ui import presenting
 from ui.compute import compute, run_heavy
 from ui.i18n import t
+from ui.landing import landmark
 from ui.views import kernels as view
 from ui.widgets.kernels import roofline_inputs, timing_inputs
 
@@ -38,6 +39,7 @@ else:
 
 view.recorded()
 
+landmark("memory")
 st.subheader(t("kernels.memory_title"))
 view.memory_intro()
 with presenting.controls("kn_roofline"):

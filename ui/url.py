@@ -62,6 +62,15 @@ LANGUAGE_PARAM = "lang"
 # so a projected page shows only what is being taught.  ``ui/presenting.py`` applies it.
 PRESENT_PARAM = "present"
 PRESENT_MODES = ("off", "on", "results")
+# Where a link lands on its page, app-wide too: ``at=<place>`` scrolls the page to a place it
+# marks (``ui/landing.py``) when the link is opened, as a lesson's link does.  page -> places.
+AT_PARAM = "at"
+LANDINGS = {
+    "depth": ("results",),  # the charts, under the settings
+    "axes": ("batch_of_one",),  # BatchNorm's failures, experiment 4
+    "kernels": ("memory",),  # the memory-bound section, under the timings
+    "dumps": ("residual",),  # the residual stream's RMS, under what was read
+}
 # The server answers HTTP 400 once a request's line and headers pass 128 KiB (measured: a
 # query of 127,841 characters opened, 127,857 did not); keep links well under that.  No link
 # this app writes is longer, so a longer one is refused whole, before any value is read.
@@ -274,6 +283,7 @@ def query_string(
 
 LANGUAGE = Param(LANGUAGE_PARAM, "choice", "en", tuple(LANGUAGES))
 PRESENT = Param(PRESENT_PARAM, "choice", "off", PRESENT_MODES)
+AT = Param(AT_PARAM, "choice", "top", ("top", *sorted({p for v in LANDINGS.values() for p in v})))
 
 
 # --- the pages' parameters --------------------------------------------------------------------
@@ -582,6 +592,8 @@ PREFIXES = {p.prefix for p in PAGES.values()} | {"tl", "tla", "tlb"}  # with the
 
 _NOTICES = "_url_notices"  # (page, refusals) of the page being shown
 _FIRST_RUN = "_url_first_run"  # (page, whether its link reached the page empty)
+_LAST_PAGE = "_url_last_page"  # the page of the previous run: a new one is a link followed
+LANDING = "_url_landing"  # the place this page's link asked for, until ui.landing scrolls there
 NAMED_UNKNOWN = 8  # unknown parameters a notice names (the rest are counted)
 # Kept in the address bar by Streamlit whatever the page writes there (``st.query_params``
 # hides them, ``from_dict`` keeps them): they count towards the length of the link it writes.
@@ -613,6 +625,12 @@ def initial_present() -> str:
     return PRESENT.default if refusal is not None else value
 
 
+def _landing(page: str, raw: list[str]) -> str | None:
+    """The place ``raw`` (the link's ``at`` values) names on ``page``, or None."""
+    value = parse(AT, raw)[0] if raw else None
+    return value if value in LANDINGS.get(page, ()) else None
+
+
 def seed(page: PageParams | None) -> None:
     """Copy the URL's values for ``page`` into widget state; remember what was refused.
 
@@ -629,14 +647,17 @@ def seed(page: PageParams | None) -> None:
         st.session_state[_NOTICES] = (name, (whole,))
         return
     url = st.query_params
+    if st.session_state.get(_LAST_PAGE) != name:  # arrived: where does the link land?
+        st.session_state[_LAST_PAGE] = name
+        st.session_state[LANDING] = _landing(name, url.get_all(AT_PARAM))
     present = list(url.keys())
     refusals: list[Refusal] = []
-    for app_wide in (LANGUAGE, PRESENT):
+    for app_wide in (LANGUAGE, PRESENT, AT):
         raw = url.get_all(app_wide.key)
         refusal = parse(app_wide, raw)[1] if raw else None
         if refusal is not None:
             refusals.append(refusal)
-    known = {LANGUAGE_PARAM, PRESENT_PARAM}
+    known = {LANGUAGE_PARAM, PRESENT_PARAM, AT_PARAM}
     if page is not None:
         for param in page.params:
             known.update((param.key, *param.old_keys))
@@ -767,6 +788,8 @@ def publish(page: PageParams | None, lang: str, present: str = "off") -> tuple[s
     wanted, left_out = _wanted(page, lang, present)
     url = st.query_params
     current = {key: url.get_all(key) for key in url.keys()}
+    if page is not None and _landing(page.page, current.get(AT_PARAM, [])) is not None:
+        wanted[AT_PARAM] = current[AT_PARAM]  # where the link landed, kept while on its page
     if not describes(page, current, wanted):
         url.from_dict(wanted)
     return left_out

@@ -282,3 +282,15 @@ def test_the_lessons_open_in_chinese_with_chinese_links():
     link = _link(at)
     assert parse_qs(link.query_string)["lang"] == ["zh"] and "打开向量实验室" in link.label
     assert len(LESSONS) == 13
+
+
+@pytest.mark.parametrize(
+    "lesson_id, place", [("cost", "memory"), ("batchnorm_sequences", "batch_of_one")]
+)
+def test_a_lesson_link_lands_on_the_place_it_promised_once(lesson_id, place):
+    page = _follow(lesson_id)
+    marks = [h.proto.body for h in page.get("html") if f'id="ns-at-{place}"' in h.proto.body]
+    assert len(marks) == 1 and "scrollIntoView" in marks[0]
+    assert page.query_params["at"] == place  # the link keeps saying where it lands
+    page.run()  # a rerun (a setting changed) leaves the reader where they are
+    assert not [h for h in page.get("html") if "ns-at-" in h.proto.body]

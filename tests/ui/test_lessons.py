@@ -110,7 +110,7 @@ def test_a_lesson_link_writes_every_value_even_defaults_with_language_and_mode()
         "vl_eps": ["0"],
     }
     off = target_query(TARGETS["why_normalize"], DEPTH, "en")
-    assert off == {"lang": ["en"], "dp_placements": ["none", "pre"]}
+    assert off == {"lang": ["en"], "dp_placements": ["none", "pre"], "at": ["results"]}
     assert parse_qs(query_text(off)) == off
 
 
@@ -184,3 +184,18 @@ def test_every_lesson_link_is_short_enough_for_a_qr_code(lang):
         query = query_text(target_query(target, PAGES[target.page], lang, "results"))
         address = page_address("https://normscope.example.org", target.page, query)
         assert len(address) <= 500, (lesson_id, len(address))
+
+
+def test_a_lesson_that_promises_a_part_of_a_page_lands_there():
+    promised = {  # lesson -> the part of its page its text points to
+        "batchnorm_sequences": "batch_of_one",
+        "cost": "memory",
+        "real_models": "residual",
+        "why_normalize": "results",
+    }
+    for lesson_id, place in promised.items():
+        target = TARGETS[lesson_id]
+        assert target.at == place and target_ready(target, PAGES), lesson_id
+        assert target_query(target, PAGES[target.page], "en")["at"] == [place]
+    nowhere = Target("kernels", (("kn_d", 4096),), at="batch_of_one")  # another page's place
+    assert not target_ready(nowhere, PAGES)
