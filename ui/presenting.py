@@ -26,6 +26,7 @@ STATE_KEY = "present"  # the session's mode (not a widget key: it outlives page 
 _STYLES = Path(__file__).parent / "styles"
 CHART_FONT = 18  # px, presenting: plotly's default 12 px is unreadable from the back
 CHART_TITLE = 24
+CHART_TICKS = 16  # px: set on every axis, which the theme's template otherwise keeps at 12
 
 
 def mode() -> str:
@@ -90,7 +91,12 @@ def chooser() -> None:
 
 
 def controls(name: str):
-    """A container for a page's inputs; ``present=results`` hides it (``results.css``)."""
+    """A container for a page's inputs.  Presenting ("on"), a closed "Settings" expander, so
+    a projector's first screen holds what is taught (the chart, the result), not inputs;
+    ``present=results`` hides it (``results.css``)."""
+    if mode() == "on":
+        settings = t("app.present.settings")
+        return st.expander(settings, icon=":material/tune:", key=f"controls_{name}")
     return st.container(key=f"controls_{name}")
 
 
@@ -114,10 +120,22 @@ def navigation(name: str):
 
 def for_screen(figure: go.Figure) -> go.Figure:
     """The figure as this session shows it: larger fonts while presenting (a copy)."""
-    if not presenting():
-        return figure
+    return for_projector(figure) if presenting() else figure
+
+
+def for_projector(figure: go.Figure) -> go.Figure:
+    """A copy of ``figure`` readable from the back of a room: larger text, tick labels and
+    legend on every axis (subplots and 3-D scenes too), the legend lowered to match."""
     shown = go.Figure(figure)
-    shown.update_layout(font=dict(size=CHART_FONT), title_font=dict(size=CHART_TITLE))
+    shown.update_layout(
+        font=dict(size=CHART_FONT),
+        title_font=dict(size=CHART_TITLE),
+        legend_font=dict(size=CHART_FONT),
+    )
+    shown.update_xaxes(tickfont=dict(size=CHART_TICKS))
+    shown.update_yaxes(tickfont=dict(size=CHART_TICKS))
+    for axis in ("xaxis", "yaxis", "zaxis"):
+        shown.update_scenes({f"{axis}_tickfont_size": CHART_TICKS})
     _lower_legend(shown)
     return shown
 
@@ -131,5 +149,6 @@ def _lower_legend(figure: go.Figure) -> None:
     margin = figure.layout.margin
     height = figure.layout.height or 450  # plotly's defaults: 450 px high, margins 100 and 80
     plot = height - (100 if margin.t is None else margin.t) - (80 if margin.b is None else margin.b)
-    extra = 2.5 * (CHART_FONT - 12)  # px: a line of tick labels and one of title, larger
+    # px: a line of tick labels, one of axis title and the legend's own first line, larger
+    extra = 6 * (CHART_FONT - 12)
     figure.update_layout(legend_y=legend.y - extra / max(plot, 100))
