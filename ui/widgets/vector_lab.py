@@ -142,10 +142,18 @@ def _apply_preset() -> None:
     name = st.session_state.get(MENU)
     if name in PRESETS:
         st.session_state.update(preset_state(name))
+    # back to its placeholder: a chosen example's long name was cut in the box, and the
+    # settings it filled in say what is shown
+    st.session_state[MENU] = None
 
 
 def _preset_name(name: str) -> str:
     return t(f"vector_lab.presets.{name}", **preset_label_params(name))
+
+
+def _preset_short_name(name: str) -> str:
+    """A wide example's name short enough for a select box on a phone."""
+    return t(f"vector_lab.preset_short.{name}", **preset_label_params(name))
 
 
 def _error_text(error: VectorInputError) -> str:
@@ -154,7 +162,9 @@ def _error_text(error: VectorInputError) -> str:
 
 def _vectors(source: str, dtype: str) -> tuple[tuple[float, ...], ...]:
     if source == "preset":
-        name = bound.selectbox(P["vl_preset"], t("vector_lab.preset_row"), format_func=_preset_name)
+        name = bound.selectbox(
+            P["vl_preset"], t("vector_lab.preset_row"), format_func=_preset_short_name
+        )
         rows = precision_preset(name).rows()
         check_representable(rows, dtype)
         return rows
