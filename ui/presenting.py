@@ -119,8 +119,15 @@ def navigation(name: str):
 
 
 def for_screen(figure: go.Figure) -> go.Figure:
-    """The figure as this session shows it: larger fonts while presenting (a copy)."""
-    return for_projector(figure) if presenting() else figure
+    """The figure as this session shows it: larger text while presenting, and a legend under
+    the plot kept clear of the x-axis title (a copy where anything changes)."""
+    if presenting():
+        return for_projector(figure)
+    if not _legend_below(figure):
+        return figure
+    shown = go.Figure(figure)
+    _lower_legend(shown)
+    return shown
 
 
 def for_projector(figure: go.Figure) -> go.Figure:
@@ -140,15 +147,15 @@ def for_projector(figure: go.Figure) -> go.Figure:
     return shown
 
 
-def _lower_legend(figure: go.Figure) -> None:
-    """A legend under the plot, placed for 12 px text, lowered by what the larger tick labels
-    and x-axis title take, so it does not cover the title."""
+def _legend_below(figure: go.Figure) -> bool:
     legend = figure.layout.legend
-    if legend.orientation != "h" or legend.y is None or legend.y >= 0:
-        return
-    margin = figure.layout.margin
-    height = figure.layout.height or 450  # plotly's defaults: 450 px high, margins 100 and 80
-    plot = height - (100 if margin.t is None else margin.t) - (80 if margin.b is None else margin.b)
-    # px: a line of tick labels, one of axis title and the legend's own first line, larger
-    extra = 6 * (CHART_FONT - 12)
-    figure.update_layout(legend_y=legend.y - extra / max(plot, 100))
+    return legend.orientation == "h" and legend.y is not None and legend.y < 0
+
+
+def _lower_legend(figure: go.Figure) -> None:
+    """A legend under the plot, placed as a fraction of the plot's height, moved to the
+    figure's bottom edge instead: the plot's margin grows to hold it, so the tick labels and
+    the x-axis title above it are not covered whatever the text size and the chart's width (a
+    half-width chart's legend takes more rows; measured overlapping in Chromium)."""
+    if _legend_below(figure):
+        figure.update_layout(legend=dict(yref="container", y=0, yanchor="bottom"))

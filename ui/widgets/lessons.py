@@ -42,14 +42,14 @@ def lesson_choice() -> Lesson:
     index = LESSON_IDS.index(current)
     st.session_state[PICKER] = current  # a fresh link or a returning learner: follow ls_lesson
     titles = {i: f"{n}. {t(f'lessons.{i}.title')}" for n, i in enumerate(LESSON_IDS, 1)}
-    picker, back, forward = st.columns([2, 1, 1], vertical_alignment="bottom")
-    picker.selectbox(
+    st.selectbox(  # a row of its own: a long title is not cut in a narrow box
         t("lessons.choose"),
         LESSON_IDS,
         key=PICKER,
         format_func=titles.get,
         on_change=_picked,
     )
+    back, forward = st.columns(2)
     back.button(
         t("lessons.previous"),
         key="ls_previous",
