@@ -8,6 +8,7 @@ from ui import presenting
 from ui.compute import compute
 from ui.errors import show_errors
 from ui.i18n import t
+from ui.landing import landmark
 from ui.sections import section
 from ui.views import axes as view
 from ui.widgets import axes as widgets
@@ -37,6 +38,7 @@ def failures(spec: AxesSpec) -> None:
         found = view.train_eval_gap(spec, drift.shift, drift.momentum, drift.steps)
         if found is not None:
             view.train_eval(found)
+    landmark("batch_of_one")
     with view.experiment(4):
         view.batch_of_one(compute(batch_of_one.batch_of_one, spec))
     with view.experiment(5):
@@ -47,7 +49,7 @@ st.title(t("axes.title"))
 st.caption(t("axes.intro"))
 with presenting.controls("ax"):
     inputs = widgets.axes_inputs()
-    chosen = widgets.section()
+chosen = widgets.section()  # navigation: shown in every presentation mode
 show_errors(inputs.errors)
 if inputs.spec is not None:
     (cells if chosen == "cells" else failures)(inputs.spec)

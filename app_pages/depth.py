@@ -7,6 +7,7 @@ from ui import presenting
 from ui.compute import compute
 from ui.errors import show_errors
 from ui.i18n import t
+from ui.landing import landmark
 from ui.sections import section
 from ui.views import depth as view
 from ui.widgets import depth as widgets
@@ -20,6 +21,7 @@ def stack(chosen: str) -> None:
     if chosen == "stack" and inputs.specs:
         results = view.simulations(inputs.specs)
         if results:
+            landmark("results")
             view.stack(results)
     if chosen == "sweep" and inputs.specs:
         depths = compute(sweep_depths, inputs.specs[0])
@@ -45,8 +47,7 @@ def training() -> None:
 
 st.title(t("depth.title"))
 st.caption(t("depth.intro"))
-with presenting.controls("dp_section"):
-    chosen = widgets.section()
+chosen = widgets.section()  # navigation: shown in every presentation mode
 if chosen == "training":
     training()
 else:

@@ -8,6 +8,7 @@ from engine.perf.timing import time_norms
 from ui import presenting
 from ui.compute import compute, run_heavy
 from ui.i18n import t
+from ui.landing import landmark
 from ui.sections import section
 from ui.views import kernels as view
 from ui.widgets.kernels import roofline_inputs, timing_inputs
@@ -51,6 +52,7 @@ view.timing_intro()
 st.caption(t("kernels.timing_caveat", device=info.device))
 timing()
 view.recorded()
+landmark("memory")
 st.subheader(t("kernels.memory_title"))
 view.memory_intro()
 roofline()

@@ -1,5 +1,6 @@
-"""Lessons: a path through the material; each lesson asks for a prediction, then opens the
-page that shows the answer, already configured.  The instructor's sheet lists every link."""
+"""Lessons: a path through the material; each lesson sets up a question, asks for a committed
+prediction, then explains the answer and opens the page that shows it, already configured.
+The instructor's sheet lists every link."""
 
 import streamlit as st
 
@@ -10,28 +11,31 @@ from ui.views import lessons as view
 from ui.widgets import class_learner
 from ui.widgets import lessons as widgets
 
-st.title(t("lessons.title"))
-st.caption(t("lessons.intro"))
+language, present = current_language(), presenting.mode()
+if present == "off":  # presenting, the lesson's own title is the first thing on the screen
+    st.title(t("lessons.title"))
+    st.caption(t("lessons.intro"))
 with st.container(key="noprint_lessons_view"):
     chosen_view = widgets.view_choice()
-language, present = current_language(), presenting.mode()
 
 if chosen_view == "sheet":
     class_view.class_link()
     view.sheet(language, present, st.context.url or "")
 else:
     member = class_learner.membership()  # a class's join link: counted, maybe paced
-    shown = class_learner.answer_shown(member)
-    with presenting.controls("lessons"):
-        lesson = widgets.lesson_choice()
-    view.header(lesson, class_learner.scored(member, widgets.answers()))
-    view.idea(lesson)
-    view.question(lesson)
-    class_learner.before_prediction(member, lesson)
-    chosen = widgets.prediction(lesson, reveal=shown)
-    class_learner.record(member, lesson, chosen)
-    if chosen is not None and shown:
-        view.verdict(lesson, chosen)
-    if shown:
-        view.link(lesson, language, present)
-    view.try_next(lesson)
+    above, body, below = st.container(), st.container(), st.container()
+    with below if present != "off" else above:  # navigation: under the lesson on a projector
+        with presenting.navigation("lessons"):
+            lesson = widgets.lesson_choice()
+        view.progress(lesson, class_learner.scored(member, widgets.answers()))
+    with body:
+        view.setup(lesson)
+        class_learner.before_prediction(member, lesson)  # may reopen it for a second round
+        chosen = widgets.committed(lesson)
+        # in a paced class the answer waits for the instructor's reveal
+        revealed = view.reveal_gate(lesson, chosen) and class_learner.answer_shown(member)
+        widgets.prediction(lesson, revealed)
+        class_learner.record(member, lesson, chosen)
+        view.commit_point(lesson, chosen, revealed)
+        if revealed:
+            view.explanation(lesson, chosen, language, present)

@@ -2,8 +2,10 @@
 
 ``present`` is an app-wide URL parameter like ``lang`` (``ui/url.py``): "off"; "on" (text
 for the back of a room, larger chart fonts, no sidebar, toolbar or download menus; a small
-"Exit" button top right); "results" (also the page's controls hidden, so a projected page
-shows only what is being taught).  Pages mark their controls with ``controls(name)``.
+"Exit" button top right); "results" (also the page's inputs hidden, so a projected page
+shows only what is being taught).  Pages mark their inputs with ``controls(name)``; navigation
+(a page's section switch, the lesson picker with Previous / Next) is never inside one, so an
+instructor changes section or lesson without leaving presentation.
 
 The styles are our own static CSS files in ``ui/styles/`` (never user text); ``apply``
 injects them on every run.
@@ -11,6 +13,7 @@ injects them on every run.
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import plotly.graph_objects as go
@@ -23,6 +26,7 @@ STATE_KEY = "present"  # the session's mode (not a widget key: it outlives page 
 _STYLES = Path(__file__).parent / "styles"
 CHART_FONT = 18  # px, presenting: plotly's default 12 px is unreadable from the back
 CHART_TITLE = 24
+CHART_TICKS = 16  # px: set on every axis, which the theme's template otherwise keeps at 12
 
 
 def mode() -> str:
@@ -87,28 +91,71 @@ def chooser() -> None:
 
 
 def controls(name: str):
-    """A container for a page's controls; ``present=results`` hides it (``results.css``)."""
+    """A container for a page's inputs.  Presenting ("on"), a closed "Settings" expander, so
+    a projector's first screen holds what is taught (the chart, the result), not inputs;
+    ``present=results`` hides it (``results.css``)."""
+    if mode() == "on":
+        settings = t("app.present.settings")
+        return st.expander(settings, icon=":material/tune:", key=f"controls_{name}")
     return st.container(key=f"controls_{name}")
 
 
+def among_controls(function):
+    """A widget function whose widgets are drawn inside ``controls(<its name>)``: for inputs
+    drawn between a page's results."""
+
+    @functools.wraps(function)
+    def drawn(*args, **kwargs):
+        with controls(function.__name__):
+            return function(*args, **kwargs)
+
+    return drawn
+
+
+def navigation(name: str):
+    """A container for a page's navigation (a section switch, the lesson picker): shown in
+    every mode, so an instructor moves on without leaving presentation."""
+    return st.container(key=f"nav_{name}")
+
+
 def for_screen(figure: go.Figure) -> go.Figure:
-    """The figure as this session shows it: larger fonts while presenting (a copy)."""
-    if not presenting():
+    """The figure as this session shows it: larger text while presenting, and a legend under
+    the plot kept clear of the x-axis title (a copy where anything changes)."""
+    if presenting():
+        return for_projector(figure)
+    if not _legend_below(figure):
         return figure
     shown = go.Figure(figure)
-    shown.update_layout(font=dict(size=CHART_FONT), title_font=dict(size=CHART_TITLE))
     _lower_legend(shown)
     return shown
 
 
-def _lower_legend(figure: go.Figure) -> None:
-    """A legend under the plot, placed for 12 px text, lowered by what the larger tick labels
-    and x-axis title take, so it does not cover the title."""
+def for_projector(figure: go.Figure) -> go.Figure:
+    """A copy of ``figure`` readable from the back of a room: larger text, tick labels and
+    legend on every axis (subplots and 3-D scenes too), the legend lowered to match."""
+    shown = go.Figure(figure)
+    shown.update_layout(
+        font=dict(size=CHART_FONT),
+        title_font=dict(size=CHART_TITLE),
+        legend_font=dict(size=CHART_FONT),
+    )
+    shown.update_xaxes(tickfont=dict(size=CHART_TICKS))
+    shown.update_yaxes(tickfont=dict(size=CHART_TICKS))
+    for axis in ("xaxis", "yaxis", "zaxis"):
+        shown.update_scenes({f"{axis}_tickfont_size": CHART_TICKS})
+    _lower_legend(shown)
+    return shown
+
+
+def _legend_below(figure: go.Figure) -> bool:
     legend = figure.layout.legend
-    if legend.orientation != "h" or legend.y is None or legend.y >= 0:
-        return
-    margin = figure.layout.margin
-    height = figure.layout.height or 450  # plotly's defaults: 450 px high, margins 100 and 80
-    plot = height - (100 if margin.t is None else margin.t) - (80 if margin.b is None else margin.b)
-    extra = 2.5 * (CHART_FONT - 12)  # px: a line of tick labels and one of title, larger
-    figure.update_layout(legend_y=legend.y - extra / max(plot, 100))
+    return legend.orientation == "h" and legend.y is not None and legend.y < 0
+
+
+def _lower_legend(figure: go.Figure) -> None:
+    """A legend under the plot, placed as a fraction of the plot's height, moved to the
+    figure's bottom edge instead: the plot's margin grows to hold it, so the tick labels and
+    the x-axis title above it are not covered whatever the text size and the chart's width (a
+    half-width chart's legend takes more rows; measured overlapping in Chromium)."""
+    if _legend_below(figure):
+        figure.update_layout(legend=dict(yref="container", y=0, yanchor="bottom"))

@@ -57,6 +57,7 @@ from engine.config.depth import INIT_STDS, MAX_LAYERS, MAX_TOKENS
 from engine.config.fields import MAX_SEED, Accepts, accepts, annotations
 from engine.models import catalog
 from engine.norms.kinds import PER_TOKEN_KINDS, ROW_KINDS
+from engine.norms.precision_presets import PRESET_NAMES
 from engine.norms.random_inputs import DISTRIBUTIONS
 from engine.perf.timing import PASSES
 from ui.errors import shown
@@ -72,6 +73,15 @@ LANGUAGE_PARAM = "lang"
 # so a projected page shows only what is being taught.  ``ui/presenting.py`` applies it.
 PRESENT_PARAM = "present"
 PRESENT_MODES = ("off", "on", "results")
+# Where a link lands on its page, app-wide too: ``at=<place>`` scrolls the page to a place it
+# marks (``ui/landing.py``) when the link is opened, as a lesson's link does.  page -> places.
+AT_PARAM = "at"
+LANDINGS = {
+    "depth": ("results",),  # the charts, under the settings
+    "axes": ("batch_of_one",),  # BatchNorm's failures, experiment 4
+    "kernels": ("memory",),  # the memory-bound section, under the timings
+    "dumps": ("residual",),  # the residual stream's RMS, under what was read
+}
 # The server answers HTTP 400 once a request's line and headers pass 128 KiB (measured: a
 # query of 127,841 characters opened, 127,857 did not); keep links well under that.  No link
 # this app writes is longer, so a longer one is refused whole, before any value is read.
@@ -284,6 +294,7 @@ def query_string(
 
 LANGUAGE = Param(LANGUAGE_PARAM, "choice", "en", tuple(LANGUAGES))
 PRESENT = Param(PRESENT_PARAM, "choice", "off", PRESENT_MODES)
+AT = Param(AT_PARAM, "choice", "top", ("top", *sorted({p for v in LANDINGS.values() for p in v})))
 
 
 # --- the pages' parameters --------------------------------------------------------------------
@@ -345,8 +356,11 @@ VECTOR_LAB = PageParams(
     "vector_lab",
     "vl",
     (
-        Param("vl_source", "choice", "text", ("text", "random"), vocabulary="source"),
+        # "preset": a row of engine/norms/precision_presets.py named by its id (vl_preset), so
+        # a link to a 4,096-wide preset stays short; a link that types its numbers still works
+        Param("vl_source", "choice", "text", ("text", "random", "preset"), vocabulary="source"),
         Param("vl_text", "text", "1, 2, 3, 4", max_chars=MAX_TEXT_CHARS),
+        Param("vl_preset", "choice", PRESET_NAMES[0], PRESET_NAMES),
         Param("vl_d", "int", 8, low=1, high=MAX_VECTOR_WIDTH),
         Param("vl_rows", "int", 1, low=1, high=MAX_ROWS),
         Param("vl_dist", "choice", "normal", DISTRIBUTIONS, vocabulary="distribution"),
@@ -657,6 +671,8 @@ _NOTICES = "_url_notices"  # (page, refusals) of the page being shown
 _FIRST_RUN = "_url_first_run"  # (page, whether its link reached the page empty)
 _PUBLISHED = "_url_published"  # (page, text parameters left out) the last whole run wrote
 SHARE_KEY = "share_open"  # the sidebar's share box: open or not
+_LAST_PAGE = "_url_last_page"  # the page of the previous run: a new one is a link followed
+LANDING = "_url_landing"  # the place this page's link asked for, until ui.landing scrolls there
 NAMED_UNKNOWN = 8  # unknown parameters a notice names (the rest are counted)
 # Kept in the address bar by Streamlit whatever the page writes there (``st.query_params``
 # hides them, ``from_dict`` keeps them): they count towards the length of the link it writes.
@@ -688,6 +704,12 @@ def initial_present() -> str:
     return PRESENT.default if refusal is not None else value
 
 
+def _landing(page: str, raw: list[str]) -> str | None:
+    """The place ``raw`` (the link's ``at`` values) names on ``page``, or None."""
+    value = parse(AT, raw)[0] if raw else None
+    return value if value in LANDINGS.get(page, ()) else None
+
+
 def seed(page: PageParams | None) -> None:
     """Copy the URL's values for ``page`` into widget state; remember what was refused.
 
@@ -704,14 +726,17 @@ def seed(page: PageParams | None) -> None:
         st.session_state[_NOTICES] = (name, (whole,))
         return
     url = st.query_params
+    if st.session_state.get(_LAST_PAGE) != name:  # arrived: where does the link land?
+        st.session_state[_LAST_PAGE] = name
+        st.session_state[LANDING] = _landing(name, url.get_all(AT_PARAM))
     present = list(url.keys())
     refusals: list[Refusal] = []
-    for app_wide in (LANGUAGE, PRESENT):
+    for app_wide in (LANGUAGE, PRESENT, AT):
         raw = url.get_all(app_wide.key)
         refusal = parse(app_wide, raw)[1] if raw else None
         if refusal is not None:
             refusals.append(refusal)
-    known = {LANGUAGE_PARAM, PRESENT_PARAM}
+    known = {LANGUAGE_PARAM, PRESENT_PARAM, AT_PARAM}
     if page is not None:
         for param in page.params:
             known.update((param.key, *param.old_keys))
@@ -816,20 +841,47 @@ def _wanted(
     return wanted, tuple(left_out)
 
 
-def _write(wanted: dict[str, list[str]]) -> bool:
-    """Put ``wanted`` in the address bar unless it is there already; True if it changed."""
+def describes(page: PageParams | None, current: dict, wanted: dict) -> bool:
+    """Whether the address's ``current`` query already states the state ``wanted`` states:
+    the same pairs, or the same values with defaults written out (as a lesson's link writes
+    them), each as this app writes it (an older spelling is rewritten).
+
+    Each rewrite of the address is a new entry in the browser's history (Streamlit pushes
+    one when a run changes the query), so an address that already says the right thing is
+    left alone: Back after following a link returns in one press."""
+    for key in current.keys() | wanted.keys():
+        if current.get(key) == wanted.get(key):
+            continue
+        param = page.by_key.get(key) if page is not None else None
+        if param is None:
+            return False
+        have = parse(param, current[key]) if key in current else (param.default, None)
+        want = parse(param, wanted[key]) if key in wanted else (param.default, None)
+        if have[1] is not None or want[1] is not None or have[0] != want[0]:
+            return False
+        if key in current and current[key] != serialize(param, have[0]):
+            return False
+    return True
+
+
+def _write(page: PageParams | None, wanted: dict[str, list[str]]) -> bool:
+    """Put ``wanted`` in the address bar unless it already says it (``describes``); True if
+    it changed."""
     url = st.query_params
     current = {key: url.get_all(key) for key in url.keys()}
-    if current == wanted:
+    if page is not None and _landing(page.page, current.get(AT_PARAM, [])) is not None:
+        wanted[AT_PARAM] = current[AT_PARAM]  # where the link landed, kept while on its page
+    if describes(page, current, wanted):
         return False
     url.from_dict(wanted)
     return True
 
 
 def publish(page: PageParams | None, lang: str, present: str = "off") -> tuple[str, ...]:
-    """Write the page's state to the URL; return the keys left out because of length."""
+    """Write the page's state to the URL, unless it already says it (``describes``); return
+    the keys left out because of length."""
     wanted, left_out = _wanted(page, lang, present)
-    _write(wanted)
+    _write(page, wanted)
     st.session_state[_PUBLISHED] = (page.page if page is not None else None, left_out)
     return left_out
 
@@ -840,8 +892,9 @@ def republish(lang: str, present: str = "off") -> bool:
     that run, no longer tells the truth (it is open, or its notes of parameters left out for
     length changed) and the whole page must run again to redraw it."""
     name, shown = st.session_state.get(_PUBLISHED, (None, ()))
-    wanted, left_out = _wanted(PAGES.get(name), lang, present)
-    changed = _write(wanted)
+    page = PAGES.get(name)
+    wanted, left_out = _wanted(page, lang, present)
+    changed = _write(page, wanted)
     return changed and (bool(st.session_state.get(SHARE_KEY)) or left_out != shown)
 
 

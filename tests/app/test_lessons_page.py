@@ -40,6 +40,10 @@ def _texts(at) -> str:
     return "\n".join(parts)
 
 
+def _maths(at) -> list[str]:
+    return [e.value.strip("$\n") for e in at.latex]
+
+
 def _all(at, key: str) -> list[str]:
     value = at.query_params[key]
     return list(value) if isinstance(value, list | tuple) else [value]
@@ -73,6 +77,9 @@ def test_a_committed_right_answer_is_confirmed_and_kept_in_the_url():
     assert not at.exception
     assert at.title[0].value == "Lessons" and at.header[0].value == "1. Why normalize at all"
     assert not at.success and not at.error  # nothing revealed before committing
+    assert not at.get("page_link")  # nor the page that shows the answer
+    item = lesson("why_normalize")
+    assert _maths(at) == list(item.maths)  # the set-up's maths only
     assert at.button(key="ls_commit_why_normalize").disabled  # nothing picked yet
     at.radio(key="ls_pick_why_normalize").set_value("b").run()
     at.button(key="ls_commit_why_normalize").click().run()
@@ -81,6 +88,20 @@ def test_a_committed_right_answer_is_confirmed_and_kept_in_the_url():
     assert "2.5·10¹⁴" in _texts(at)  # the reveal, with the engine's number
     assert _all(at, "ls_answers") == ["why_normalize.b"]
     assert at.radio(key="ls_pick_why_normalize").disabled
+    assert _maths(at) == list(item.maths + item.answer_maths)
+    assert "doubles at every layer" in _texts(at)  # the explanation, after the commit
+    assert len(at.get("page_link")) == 1
+
+
+@pytest.mark.parametrize("present", ["on", "results"])
+def test_presenting_a_lesson_puts_its_title_and_question_before_the_navigation(present):
+    at = _open({"lang": "en", "ls_lesson": "precision", "present": present})
+    assert not at.exception
+    assert not at.title  # the lesson's own heading is the first thing on the screen
+    order = [e.type for e in at.main if e.type in ("header", "subheader", "selectbox")]
+    assert order[:2] == ["header", "subheader"] and order[-1] == "selectbox"
+    assert at.selectbox(key="ls_choose").value == "precision"  # navigation kept, not hidden
+    assert not at.button(key="ls_next").disabled
 
 
 def test_a_wrong_answer_names_the_engines_answer_and_can_be_retaken():
@@ -161,8 +182,10 @@ def _titles(at):
 
 
 def _follow(lesson_id: str, lang: str = "en") -> AppTest:
-    """Open the lesson, read its link, and open that link fresh, as a click does."""
-    at = _open({"lang": lang, "ls_lesson": lesson_id})
+    """Open the lesson with its prediction committed, read its link (shown only after the
+    commit), and open that link fresh, as a click does."""
+    committed = f"{lesson_id}.{lesson(lesson_id).answer}"
+    at = _open({"lang": lang, "ls_lesson": lesson_id, "ls_answers": committed})
     link = _link(at)
     target = TARGETS[lesson_id]
     assert link.page == ("" if target.page == DEFAULT_PAGE else target.page)
@@ -242,6 +265,8 @@ def test_a_link_wins_over_settings_changed_earlier_in_the_session():
     at.selectbox(key="vl_norm").select("batchnorm").run()
     at.switch_page("app_pages/lessons.py").run()
     at.selectbox(key="ls_choose").select("worked_example").run()
+    at.radio(key="ls_pick_worked_example").set_value("a").run()
+    at.button(key="ls_commit_worked_example").click().run()  # the link shows once committed
     link = _link(at)
     at.query_params.clear()
     at.query_params.update({k: v[0] for k, v in parse_qs(link.query_string).items()})
@@ -252,9 +277,21 @@ def test_a_link_wins_over_settings_changed_earlier_in_the_session():
 
 
 def test_the_lessons_open_in_chinese_with_chinese_links():
-    at = _open({"lang": "zh", "ls_lesson": "rmsnorm"})
+    at = _open({"lang": "zh", "ls_lesson": "rmsnorm", "ls_answers": "rmsnorm.c"})
     assert not at.exception
     assert at.header[0].value == "4. RMSNorm 省掉了什么"
     link = _link(at)
     assert parse_qs(link.query_string)["lang"] == ["zh"] and "打开向量实验室" in link.label
     assert len(LESSONS) == 13
+
+
+@pytest.mark.parametrize(
+    "lesson_id, place", [("cost", "memory"), ("batchnorm_sequences", "batch_of_one")]
+)
+def test_a_lesson_link_lands_on_the_place_it_promised_once(lesson_id, place):
+    page = _follow(lesson_id)
+    marks = [h.proto.body for h in page.get("html") if f'id="ns-at-{place}"' in h.proto.body]
+    assert len(marks) == 1 and "scrollIntoView" in marks[0]
+    assert page.query_params["at"] == place  # the link keeps saying where it lands
+    page.run()  # a rerun (a setting changed) leaves the reader where they are
+    assert not [h for h in page.get("html") if "ns-at-" in h.proto.body]

@@ -98,3 +98,64 @@ def test_the_styles_are_our_own_static_files():
         assert "{" in css and "url(" not in css  # nothing fetched from anywhere
         # the browser's sanitizer drops a whole <style> whose text holds "<": even a comment
         assert "<" not in css, sheet.name
+
+
+# --- present=results: the inputs hidden, never the navigation -------------------------------
+
+INPUTS = {  # widgets a learner sets; buttons (run, cancel, downloads) are actions, not inputs
+    "number_input", "selectbox", "multiselect", "slider", "select_slider", "text_input",
+    "text_area", "toggle", "checkbox", "radio", "button_group", "file_uploader",
+}  # fmt: skip
+
+
+def _inputs_by_place(node, places=()) -> list[tuple[str, str]]:
+    """(widget key, "controls" / "nav" / "") for every input under ``node``: which kind of
+    container, if any, holds it."""
+    found = []
+    for child in getattr(node, "children", {}).values():
+        key = getattr(getattr(child, "proto", None), "id", "") or ""
+        name = key.rpartition("-")[2]
+        here = places + tuple(p for p in ("controls_", "nav_") if name.startswith(p))
+        if child.type in INPUTS:
+            found.append((name, here[-1].rstrip("_") if here else ""))
+        found += _inputs_by_place(child, here)
+    return found
+
+
+RESULTS_VIEWS = [
+    ("vector_lab", {}),
+    *[("depth", {"dp_section": s}) for s in ("stack", "sweep", "wiring", "training")],
+    *[("axes", {"ax_section": s}) for s in ("cells", "batchnorm")],
+    *[("geometry", {"ge_section": s}) for s in ("scene", "vector", "eps", "affine", "high")],
+    ("kernels", {}),
+    ("models", {}),
+    ("lessons", {}),
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("page, query", RESULTS_VIEWS, ids=lambda v: str(v))
+def test_results_mode_hides_every_input_and_keeps_the_navigation(page, query):
+    at = _open({"lang": "en", "present": "results", **query}, page)
+    assert not at.exception
+    places = _inputs_by_place(at.main)
+    loose = [key for key, place in places if place == "" and key not in NOT_INPUTS]
+    assert not loose  # an input results mode would still show
+    assert not [key for key, place in places if place == "controls" and key in NAVIGATION]
+
+
+NAVIGATION = {"ls_choose", "dp_section", "ax_section", "ge_section", "md_family"}
+NOT_INPUTS = {
+    "ls_pick_why_normalize",  # the lesson's options are its question, shown to the room
+}
+
+
+def test_presenting_puts_a_page_s_inputs_in_a_closed_settings_box():
+    at = _open({"lang": "en", "present": "on"}, "depth")
+    assert not at.exception
+    boxes = [b for b in at.main.children.values() if b.type == "expander"]
+    assert [b.label for b in boxes] == ["Settings"]
+    assert not boxes[0].proto.expanded  # the chart, not the inputs, comes first
+    assert any(getattr(w, "key", None) == "dp_layers" for w in boxes[0].number_input)
+    off = _open({"lang": "en"}, "depth")
+    assert not [b for b in off.main.children.values() if b.type == "expander"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from urllib.parse import urlencode
 
 import pytest
 import streamlit as st
@@ -202,3 +203,47 @@ def test_a_session_whose_link_reached_it_empty_lets_the_browser_check_for_a_drop
     at.switch_page("app_pages/vector_lab.py").run()
     assert not _dropped_link_checks(at)  # not on another page
     assert not _dropped_link_checks(_open({"lang": "en"}, "depth"))  # a link that arrived
+
+
+# --- links short enough for a QR code and a chat message ------------------------------------
+
+SHORT_LINK = 500  # characters: a QR code read from the back of a room, a chat message
+HOST = "https://normscope.example.org/"  # a plausible address in front of the query
+
+
+def test_every_example_link_is_short_enough_to_share():
+    from ui.url import VECTOR_LAB, query_string
+    from ui.widgets.vector_lab import PRESETS, preset_state
+
+    for name in PRESETS:
+        for lang, present in (("en", "off"), ("zh", "results")):
+            query = query_string(VECTOR_LAB, preset_state(name), lang, present)
+            assert len(f"{HOST}?{query}") <= SHORT_LINK, (name, len(query))
+
+
+def test_a_wide_example_is_named_by_its_id_and_switching_leaves_nothing_behind():
+    at = _open({"lang": "en"})
+    at.selectbox(key="vl_menu").select("massive_activation").run()
+    assert not at.exception
+    assert at.query_params["vl_source"] == "preset"
+    assert at.query_params["vl_preset"] == "massive_activation"
+    assert "vl_text" not in at.query_params
+    at.selectbox(key="vl_menu").select("plus_minus_300").run()
+    assert at.query_params["vl_text"] == "-300, 300, -300, 300"
+    assert "vl_source" not in at.query_params and "vl_preset" not in at.query_params
+    at.selectbox(key="vl_menu").select("tokens").run()
+    assert "vl_dtype" not in at.query_params  # the float16 of the example before is gone
+
+
+def test_a_preset_link_opens_the_same_row_as_the_long_link_that_typed_it():
+    from engine.norms.precision_presets import preset
+
+    row = preset("massive_activation").rows()[0]
+    long_link = {"lang": "en", "vl_text": ", ".join(f"{v:g}" for v in row), "vl_dtype": "float16"}
+    assert len(urlencode(long_link)) > 20_000  # as the old example link wrote it
+    old = _open(long_link)
+    new = _open({"lang": "en", "vl_source": "preset", "vl_preset": "massive_activation",
+                 "vl_dtype": "float16"})  # fmt: skip
+    for at in (old, new):
+        assert not at.exception and not at.warning
+    assert [m.value for m in old.metric] == [m.value for m in new.metric]

@@ -22,7 +22,7 @@ from ui.lessons.targets import TARGETS, Target, query_text, target_query, target
 from ui.url import DEPTH, PAGES, PageParams, Param
 from ui.views.lessons import app_root, option_label, page_address
 
-PARTS = ("title", "idea", "question", "reveal", "next", "link")
+PARTS = ("title", "idea", "question", "reveal", "explain", "next", "link")
 
 
 def test_every_lesson_offers_four_answers():
@@ -51,7 +51,7 @@ def test_every_lesson_reads_in_both_languages_with_its_numbers_filled(item, lang
 def test_the_chinese_text_is_a_translation_not_a_copy():
     han = re.compile(r"[\u4e00-\u9fff]")
     for item in LESSONS:
-        for part in ("title", "idea", "question", "reveal", "next", "link"):
+        for part in PARTS:
             assert han.search(catalog("zh")[f"lessons.{item.id}.{part}"]), (item.id, part)
 
 
@@ -110,7 +110,7 @@ def test_a_lesson_link_writes_every_value_even_defaults_with_language_and_mode()
         "vl_eps": ["0"],
     }
     off = target_query(TARGETS["why_normalize"], DEPTH, "en")
-    assert off == {"lang": ["en"], "dp_placements": ["none", "pre"]}
+    assert off == {"lang": ["en"], "dp_placements": ["none", "pre"], "at": ["results"]}
     assert parse_qs(query_text(off)) == off
 
 
@@ -130,3 +130,72 @@ def test_addresses_for_the_printed_sheet():
     assert page_address("http://h", "depth", "lang=en") == "http://h/depth?lang=en"
     assert page_address("http://h", "", "lang=en") == "http://h/?lang=en"  # the default page
     assert option_label("b", "−1.3416") == "(b) −1.3416"
+
+
+# --- staging: nothing before the commit states the answer ----------------------------------
+
+# What each answer says in words or maths, which the issue found printed above its question:
+# none of it may appear before the commit, all of it after (in the explanation).
+ANSWER_MARKERS = {
+    "why_normalize": {"en": ["doubles"], "zh": ["翻一倍"], "maths": [r"\approx 2"]},
+    "rmsnorm": {"en": ["σ² + μ²"], "zh": ["σ² + μ²"], "maths": [r"\sigma^2 + \mu^2"]},
+    "geometry": {"en": ["on that plane"], "zh": ["同时落在"], "maths": [r"\langle"]},
+    "batchnorm_sequences": {"en": [], "zh": [], "maths": [r"= \beta_c"]},
+    "pre_post": {"en": ["grows with depth"], "zh": ["随深度增长"], "maths": []},
+    "peri_olmo2": {"en": ["not by how large"], "zh": ["碰巧有多大"], "maths": []},
+    "deepnorm": {"en": ["only a little"], "zh": ["一点点"], "maths": []},
+    "precision": {"en": [], "zh": [], "maths": [r"\infty", r"90\,000"]},
+    "cost": {"en": [], "zh": [], "maths": [r"\longrightarrow"]},
+    "real_models": {"en": ["jumps"], "zh": ["跃升"], "maths": []},
+}
+
+
+def _before_commit(item, lang: str) -> str:
+    parts = [translate(f"lessons.{item.id}.{p}", lang, **item.texts()) for p in PARTS[:3]]
+    return "\n".join(parts + list(item.maths))
+
+
+def _after_commit(item, lang: str) -> str:
+    parts = [translate(f"lessons.{item.id}.{p}", lang, **item.texts()) for p in PARTS[3:5]]
+    return "\n".join(parts + list(item.answer_maths))
+
+
+@pytest.mark.parametrize("lang", list(LANGUAGES))
+@pytest.mark.parametrize("item", LESSONS, ids=LESSON_IDS)
+def test_no_lesson_states_its_answer_before_the_commit(item, lang):
+    markers = ANSWER_MARKERS.get(item.id, {})
+    before, after = _before_commit(item, lang), _after_commit(item, lang)
+    for marker in markers.get(lang, []) + markers.get("maths", []):
+        assert marker not in before, (item.id, lang, marker)
+        assert marker in after, (item.id, lang, marker)  # said, but only after the commit
+    # the numbers only the right option states (not the question) are not in the set-up either
+    template = catalog(lang)[f"lessons.{item.id}.options.{item.answer}"]
+    question = catalog(lang)[f"lessons.{item.id}.question"]
+    asked = {item.facts[n].text for n in re.findall(r"\{(\w+)\}", question)}
+    for name in set(re.findall(r"\{(\w+)\}", template)) - set(re.findall(r"\{(\w+)\}", question)):
+        shown = item.facts[name].text
+        if shown not in asked:
+            assert shown not in before, (item.id, lang, name, shown)
+
+
+@pytest.mark.parametrize("lang", list(LANGUAGES))
+def test_every_lesson_link_is_short_enough_for_a_qr_code(lang):
+    for lesson_id, target in TARGETS.items():
+        query = query_text(target_query(target, PAGES[target.page], lang, "results"))
+        address = page_address("https://normscope.example.org", target.page, query)
+        assert len(address) <= 500, (lesson_id, len(address))
+
+
+def test_a_lesson_that_promises_a_part_of_a_page_lands_there():
+    promised = {  # lesson -> the part of its page its text points to
+        "batchnorm_sequences": "batch_of_one",
+        "cost": "memory",
+        "real_models": "residual",
+        "why_normalize": "results",
+    }
+    for lesson_id, place in promised.items():
+        target = TARGETS[lesson_id]
+        assert target.at == place and target_ready(target, PAGES), lesson_id
+        assert target_query(target, PAGES[target.page], "en")["at"] == [place]
+    nowhere = Target("kernels", (("kn_d", 4096),), at="batch_of_one")  # another page's place
+    assert not target_ready(nowhere, PAGES)

@@ -12,6 +12,7 @@ from engine.config import LiveSpec
 from engine.config.depth import INIT_STDS
 from engine.config.fields import accepts
 from engine.errors import EngineError
+from engine.norms.precision_presets import PRESET_NAMES
 from ui.url import (
     AXES,
     DEPTH,
@@ -23,6 +24,7 @@ from ui.url import (
     PRESENT,
     VECTOR_LAB,
     Param,
+    describes,
     parse,
     query_string,
     serialize,
@@ -61,8 +63,9 @@ PINNED = {
         "cl_lesson": ("choice", "why_normalize", LESSON_IDS),
     },
     "vector_lab": {
-        "vl_source": ("choice", "text", ("text", "random")),
+        "vl_source": ("choice", "text", ("text", "random", "preset")),
         "vl_text": ("text", "1, 2, 3, 4", None),
+        "vl_preset": ("choice", "textbook_4096x100", PRESET_NAMES),
         "vl_d": ("int", 8, (1, 8192)),
         "vl_rows": ("int", 1, (1, 64)),
         "vl_dist": ("choice", "normal", ("normal", "uniform", "constant")),
@@ -700,3 +703,18 @@ def test_a_section_rerun_writes_the_url_and_asks_for_the_share_box_only_when_it_
     at = AppTest.from_function(script, args=(share_open, shown)).run()
     assert at.query_params["kn_d"] == "2048"
     assert at.session_state["redraw"] is redraw
+
+
+def test_an_address_with_defaults_written_out_already_describes_the_state():
+    """A lesson's link writes defaults; rewriting it without them would add a history entry
+    (Back would need two presses), so publish leaves such an address alone."""
+    wanted = {"lang": ["en"], "vl_eps": ["0"]}
+    written = {"lang": ["en"], "vl_text": ["1, 2, 3, 4"], "vl_norm": ["layernorm"], "vl_eps": ["0"]}
+    assert describes(VECTOR_LAB, written, wanted)
+    assert describes(VECTOR_LAB, wanted, wanted)
+    assert not describes(VECTOR_LAB, {**written, "vl_norm": ["rmsnorm"]}, wanted)
+    assert not describes(VECTOR_LAB, {**written, "vl_norm": ["sideways"]}, wanted)  # refused
+    assert not describes(VECTOR_LAB, {**written, "lang": ["zh"]}, wanted)
+    assert not describes(VECTOR_LAB, {**written, "nothing": ["1"]}, wanted)  # unknown: dropped
+    assert not describes(VECTOR_LAB, {"lang": ["en"]}, wanted)  # eps 0 is not the default
+    assert not describes(VECTOR_LAB, {**written, "vl_norm": ["LayerNorm"]}, wanted)  # old name

@@ -2,12 +2,17 @@
 numbers their texts quote.
 
 Words live in ``locales/<lang>/lessons.toml`` under the lesson's id (title, idea, question,
-options, reveal, next, link); maths (LaTeX, the same in every language) and numbers live here.
+options, reveal, explain, next, link); maths (LaTeX, the same in every language) and numbers
+live here.
 Every number a lesson's text states is a ``Fact``: the value the engine computes and the text
 the page shows, filled into both languages' sentences through ``{placeholders}``.
 ``tests/ui/test_lessons_engine.py`` computes each fact and each question's answer with the
-engine, so a lesson cannot claim what the engine does not show.  Which page state a lesson
-opens is in ``ui/lessons/targets.py``.
+engine, so a lesson cannot claim what the engine does not show.
+
+A lesson is staged: the idea and ``maths`` set up the question and never state its answer;
+the answer, the explanation (``reveal``, ``explain``) and ``answer_maths`` come after the
+learner commits (``tests/ui/test_lessons.py`` checks that no answer shows before).  Which
+page state a lesson opens is in ``ui/lessons/targets.py``.
 
 The sources are the seed texts (seed 000 throughout; seed 001's claims only where a lesson
 tests one, as the BatchNorm lesson does) and the papers:
@@ -43,8 +48,9 @@ class Lesson:
     """One lesson: an id (its URL value and its table in lessons.toml), maths, a question."""
 
     id: str
-    maths: tuple[str, ...]  # LaTeX blocks shown under the idea
+    maths: tuple[str, ...]  # LaTeX blocks shown under the idea: they set up the question
     answer: str  # the right option, one of OPTIONS
+    answer_maths: tuple[str, ...] = ()  # LaTeX shown with the explanation, after the commit
     facts: dict[str, Fact] = field(default_factory=dict, hash=False, compare=False)
 
     def texts(self) -> dict[str, str]:
@@ -59,8 +65,8 @@ def _facts(**facts: tuple[float, str]) -> dict[str, Fact]:
 LESSONS: tuple[Lesson, ...] = (
     Lesson(
         "why_normalize",
-        (
-            r"x_{l+1} = x_l + F_l(x_l)",
+        (r"x_{l+1} = x_l + F_l(x_l)",),
+        answer_maths=(
             r"\begin{aligned} \mathbb{E}\,\|x_{l+1}\|^2"
             r" &= \mathbb{E}\,\|x_l\|^2 + \mathbb{E}\,\|F_l(x_l)\|^2 \\"
             r" &\approx 2\,\mathbb{E}\,\|x_l\|^2 \end{aligned}",
@@ -108,8 +114,8 @@ LESSONS: tuple[Lesson, ...] = (
         (
             r"\mathrm{RMSNorm}(x)_i = \frac{x_i}{\sqrt{\frac{1}{d}\sum_j x_j^2 + \varepsilon}}"
             r"\,\gamma_i",
-            r"\mathrm{RMS}(x)^2 = \frac{1}{d}\sum_i x_i^2 = \sigma^2 + \mu^2",
         ),
+        answer_maths=(r"\mathrm{RMS}(x)^2 = \frac{1}{d}\sum_i x_i^2 = \sigma^2 + \mu^2",),
         answer="c",
         facts=_facts(
             var=(1.25, "1.25"),
@@ -124,8 +130,8 @@ LESSONS: tuple[Lesson, ...] = (
     ),
     Lesson(
         "geometry",
-        (
-            r"\|\mathrm{RMSNorm}(x)\| = \sqrt{d} \qquad (\gamma = 1,\ \varepsilon = 0)",
+        (r"\|\mathrm{RMSNorm}(x)\| = \sqrt{d} \qquad (\gamma = 1,\ \varepsilon = 0)",),
+        answer_maths=(
             r"\mathrm{LayerNorm}(x) = \mathrm{RMSNorm}(x - \mu\mathbf{1}), \qquad"
             r"\langle \mathrm{LayerNorm}(x), \mathbf{1} \rangle = 0",
             r"\|y\| = \sqrt{d}\,\frac{\sigma}{\sqrt{\sigma^2 + \varepsilon}}",
@@ -136,6 +142,11 @@ LESSONS: tuple[Lesson, ...] = (
     Lesson(
         "batchnorm_sequences",
         (
+            r"\mu_c = \frac{1}{B\,T}\sum_{b,t} x_{b,t,c}, \qquad"
+            r" y_{b,t,c} = \gamma_c\,\frac{x_{b,t,c} - \mu_c}"
+            r"{\sqrt{\sigma_c^2 + \varepsilon}} + \beta_c",
+        ),
+        answer_maths=(
             r"B = T = 1:\quad \mu_c = x_c,\ \ \sigma_c^2 = 0 \;\Rightarrow\;"
             r"y_c = \gamma_c \frac{0}{\sqrt{0 + \varepsilon}} + \beta_c = \beta_c",
         ),
@@ -146,6 +157,8 @@ LESSONS: tuple[Lesson, ...] = (
         (
             r"\text{Post-Norm: } x_{l+1} = \mathrm{LN}\big(x_l + F_l(x_l)\big)",
             r"\text{Pre-Norm: } x_{l+1} = x_l + F_l\big(\mathrm{LN}(x_l)\big)",
+        ),
+        answer_maths=(
             r"\|\partial \mathcal{L} / \partial W^{\text{last}}\|: \quad"
             r"\begin{aligned} &\text{Post-LN: } O\big(d\sqrt{\ln d}\big) \\"
             r" &\text{Pre-LN: } O\big(d\sqrt{\ln d / L}\big) \end{aligned}",
@@ -192,8 +205,8 @@ LESSONS: tuple[Lesson, ...] = (
     ),
     Lesson(
         "precision",
-        (
-            r"\sigma^2 = \frac{1}{d}\sum_i (x_i - \mu)^2",
+        (r"\sigma^2 = \frac{1}{d}\sum_i (x_i - \mu)^2",),
+        answer_maths=(
             r"(-300 - 0)^2 = 90\,000 > 65\,504 = \max_{\text{float16}}",
             r"\sigma^2 = \infty \;\Rightarrow\; \frac{1}{\sqrt{\sigma^2 + \varepsilon}} = 0"
             r"\;\Rightarrow\; y = 0",
@@ -215,6 +228,8 @@ LESSONS: tuple[Lesson, ...] = (
         (
             r"\frac{\text{FLOPs}}{\text{bytes}} = "
             r"\frac{7\,M d}{(1 + 1) \cdot 2\,M d} = 1.75",
+        ),
+        answer_maths=(
             r"\underbrace{(2 + 1)}_{h = x + r} + \underbrace{(1 + 1)}_{y = \mathrm{norm}(h)} = 5"
             r" \;\longrightarrow\; 2 + 2 = 4",
         ),

@@ -1,11 +1,12 @@
 """Which page, in which state, each lesson opens: one table, checked against the URL contract.
 
-A target names a page of ``ui.url.PAGES`` and the values of its parameters (stable ids, as
-a share link writes them).  ``target_ready`` checks at run time that the page exists, that
-every parameter exists and accepts its value, and that the ``requires`` parameters exist too
-(a mode a page gains later: the dumps page's built-in example arrives with its live-model
-parameters).  A lesson whose target is not ready says which page it comes with instead of
-linking nowhere.
+A target names a page of ``ui.url.PAGES``, the values of its parameters (stable ids, as
+a share link writes them) and the place on the page the lesson is about (``at``: the link
+opens scrolled there, ``ui/landing.py``).  ``target_ready`` checks at run time that the
+page exists, that every parameter exists and accepts its value, that the ``requires``
+parameters exist too (a mode a page gains later: the dumps page's built-in example arrives
+with its live-model parameters) and that the page marks the place.  A lesson whose target
+is not ready says which page it comes with instead of linking nowhere.
 
 Waiting for pages being built (switch on by landing them; check the names below then):
 - ``geometry``: the Geometry page (``ge_`` parameters, url_path "geometry").
@@ -20,7 +21,16 @@ from typing import Any
 from urllib.parse import urlencode
 
 from ui.lessons.catalog import LESSON_IDS
-from ui.url import LANGUAGE_PARAM, PRESENT, PRESENT_PARAM, PageParams, parse, serialize
+from ui.url import (
+    AT_PARAM,
+    LANDINGS,
+    LANGUAGE_PARAM,
+    PRESENT,
+    PRESENT_PARAM,
+    PageParams,
+    parse,
+    serialize,
+)
 
 
 @dataclass(frozen=True)
@@ -31,6 +41,7 @@ class Target:
     values: tuple[tuple[str, Any], ...] = ()  # (parameter key, value); lists as tuples
     requires: tuple[str, ...] = ()  # parameters that must exist besides those in values
     coming: str = ""  # what the lesson waits for, when not ready: lessons.coming.<coming>
+    at: str = ""  # the place on the page the link lands on (ui.url.LANDINGS); "": its top
 
     def as_dict(self) -> dict[str, Any]:
         """The values as a page's state: tuples become the lists "choices" parameters hold."""
@@ -38,7 +49,7 @@ class Target:
 
 
 TARGETS: dict[str, Target] = {
-    "why_normalize": Target("depth", (("dp_placements", ("none", "pre")),)),
+    "why_normalize": Target("depth", (("dp_placements", ("none", "pre")),), at="results"),
     "which_axis": Target("axes", (("ax_norm", "batchnorm"),)),
     "worked_example": Target(
         "vector_lab",
@@ -47,12 +58,12 @@ TARGETS: dict[str, Target] = {
     "rmsnorm": Target(
         "vector_lab", (("vl_text", "1, 2, 3, 4"), ("vl_norm", "rmsnorm"), ("vl_eps", "0"))
     ),
-    "batchnorm_sequences": Target("axes", (("ax_section", "batchnorm"),)),
-    "pre_post": Target("depth", (("dp_placements", ("post", "pre")),)),
+    "batchnorm_sequences": Target("axes", (("ax_section", "batchnorm"),), at="batch_of_one"),
+    "pre_post": Target("depth", (("dp_placements", ("post", "pre")),), at="results"),
     "peri_olmo2": Target(
-        "depth", (("dp_placements", ("pre", "peri", "olmo2")), ("dp_init", "fixed"))
+        "depth", (("dp_placements", ("pre", "peri", "olmo2")), ("dp_init", "fixed")), at="results"
     ),
-    "deepnorm": Target("depth", (("dp_placements", ("post", "deepnorm")),)),
+    "deepnorm": Target("depth", (("dp_placements", ("post", "deepnorm")),), at="results"),
     "precision": Target(
         "vector_lab",
         (
@@ -72,7 +83,9 @@ TARGETS: dict[str, Target] = {
             ("vl_gamma", "0"),
         ),
     ),
-    "cost": Target("kernels", (("kn_tokens", 4096), ("kn_d", 4096), ("kn_rdtype", "bfloat16"))),
+    "cost": Target(
+        "kernels", (("kn_tokens", 4096), ("kn_d", 4096), ("kn_rdtype", "bfloat16")), at="memory"
+    ),
     # --- waiting for pages being built (see the module docstring) ---------------------------
     "geometry": Target("geometry", (("ge_d", 3),), coming="geometry"),
     "real_models": Target(
@@ -80,6 +93,7 @@ TARGETS: dict[str, Target] = {
         (("du_source", "example"),),
         requires=("du_prompt",),
         coming="dumps_example",
+        at="residual",
     ),
 }
 assert set(TARGETS) == set(LESSON_IDS), "every lesson opens a page, and only lessons do"
@@ -102,13 +116,16 @@ def target_ready(target: Target, pages: dict[str, PageParams]) -> bool:
         return False
     if not all(key in page.by_key for key in target.requires):
         return False
+    if target.at and target.at not in LANDINGS.get(target.page, ()):
+        return False
     return all(_accepts(page, key, value) for key, value in target.as_dict().items())
 
 
 def target_query(
     target: Target, page: PageParams, lang: str, present: str = PRESENT.default
 ) -> dict[str, list[str]]:
-    """The link's query: language, presentation mode, and every value of the target.
+    """The link's query: language, presentation mode, every value of the target, and the
+    place it lands on.
 
     Unlike a share link, a lesson link writes defaults too, so the page opens in the
     lesson's state even if this session had moved one of its settings.
@@ -118,6 +135,8 @@ def target_query(
         query[PRESENT_PARAM] = [present]
     for key, value in target.as_dict().items():
         query[key] = serialize(page[key], value)
+    if target.at:
+        query[AT_PARAM] = [target.at]
     return query
 
 

@@ -66,15 +66,15 @@ def stack(results: list[DepthResult]) -> None:
             ),
             icon=":material/tune:",
         )
+    show_chart(built(residual_figure, series, lang), "dp_residual")  # first: what a projector shows
     described = [r for r in results if PLACEMENTS[r.spec.placement].lemma2 is not None]
-    if described:  # Lemma 2 speaks of Pre-LN and Post-LN only
+    if described:  # Lemma 2 speaks of Pre-LN and Post-LN only: how far to read its band
         broken = [key for key in described[0].lemma2_broken if key != "placement"]
         if broken:
             names = join((t(f"depth.violation.{key}") for key in broken), lang)
             st.caption(t("depth.assumptions_broken", broken=names, level=post_level_text()))
         else:
             st.caption(t("depth.assumptions_hold", level=post_level_text()))
-    show_chart(built(residual_figure, series, lang), "dp_residual")
     for note in coincidence_notes(results, lang):
         st.info(note, icon=":material/layers:")
     for note in residual_notes(results, lang):

@@ -31,6 +31,7 @@ from ui.errors import showing_refusals
 from ui.figures import dumps as figures
 from ui.formatting import format_number, literal, plot_text
 from ui.i18n import current_language, t
+from ui.landing import landmark
 from ui.text import dumps as text
 from ui.text import dumps_story as story_text
 from ui.text.dumps import token_text
@@ -95,6 +96,7 @@ def nonfinite(rep: DumpReport, tables: dict[str, pd.DataFrame]) -> None:
 
 
 def residual_intro() -> None:
+    landmark("residual")  # where the real-models lesson's link lands
     st.subheader(t("dumps.residual_title"))
     st.markdown(t("dumps.residual_intro"))
 

@@ -1,5 +1,9 @@
-"""Lessons page sections (Streamlit): a lesson's idea, the verdict on a prediction, the link
-that opens its page, and the instructor's printable sheet.
+"""Lessons page sections (Streamlit): a lesson in its stages, and the instructor's sheet.
+
+A lesson is shown in order: ``setup`` (title, idea, maths, question), the learner's
+prediction (a widget; ``commit_point`` says what a committed one shows), ``reveal_gate``
+(whether the answer may show), then ``explanation`` (verdict, why, maths, the link that opens
+the page already configured).  Nothing before the gate states the answer.
 
 Views draw what they are given; which lesson and which answer come from ``ui.widgets``.
 """
@@ -12,7 +16,7 @@ import streamlit as st
 
 from ui.formatting import literal
 from ui.i18n import t
-from ui.lessons.catalog import LESSONS, Lesson, score
+from ui.lessons.catalog import LESSON_IDS, LESSONS, Lesson, score
 from ui.lessons.targets import TARGETS, query_text, target_query, target_ready
 from ui.url import DEFAULT_PAGE, PAGES
 
@@ -56,8 +60,8 @@ def _tr(item: Lesson, part: str) -> str:
     return t(f"lessons.{item.id}.{part}", **item.texts())
 
 
-def header(item: Lesson, answers: dict[str, str]) -> None:
-    number = [lesson.id for lesson in LESSONS].index(item.id) + 1
+def progress(item: Lesson, answers: dict[str, str]) -> None:
+    number = LESSON_IDS.index(item.id) + 1
     answered, right = score(answers)
     st.progress(
         number / len(LESSONS),
@@ -65,30 +69,55 @@ def header(item: Lesson, answers: dict[str, str]) -> None:
             "lessons.progress", number=number, total=len(LESSONS), answered=answered, right=right
         ),
     )
+
+
+def setup(item: Lesson) -> None:
+    """The first stage: the lesson's title, the idea and maths that set up the question, and
+    the question.  Nothing here states the answer."""
+    number = LESSON_IDS.index(item.id) + 1
     st.header(f"{number}. {_tr(item, 'title')}", anchor=False)
-
-
-def idea(item: Lesson) -> None:
     st.markdown(_tr(item, "idea"))
     for block in item.maths:
         st.latex(block)
-
-
-def question(item: Lesson) -> None:
     st.subheader(t("lessons.predict"), anchor=False)
-    st.caption(t("lessons.predict_help"))
     st.markdown(f"**{_tr(item, 'question')}**")
+    st.caption(t("lessons.predict_help"))
+
+
+def reveal_gate(item: Lesson, chosen: str | None) -> bool:
+    """Whether the answer, the explanation and the link may show: once ``chosen`` is
+    committed."""
+    return chosen is not None
+
+
+def commit_point(item: Lesson, chosen: str | None, revealed: bool) -> None:
+    """What a committed prediction shows while its answer is not revealed: that it is
+    locked in (after the commit point, before the reveal gate opens)."""
+    if chosen is not None and not revealed:
+        picked = option_label(chosen, _tr(item, f"options.{chosen}"))
+        st.info(t("lessons.locked", option=picked), icon=":material/lock:")
+
+
+def explanation(item: Lesson, chosen: str, lang: str, present: str) -> None:
+    """The last stage, after the reveal gate: the verdict on ``chosen``, why, the maths, the
+    page that shows it, and what to try there."""
+    verdict(item, chosen)
+    st.markdown(_tr(item, "reveal"))
+    st.markdown(_tr(item, "explain"))
+    for block in item.answer_maths:
+        st.latex(block)
+    link(item, lang, present)
+    try_next(item)
 
 
 def verdict(item: Lesson, chosen: str) -> None:
-    """Whether the committed ``chosen`` option is the engine's answer, and why."""
+    """Whether the committed ``chosen`` option is the engine's answer."""
     answer = option_label(item.answer, _tr(item, f"options.{item.answer}"))
     if chosen == item.answer:
         st.success(t("lessons.right", option=answer), icon=":material/check_circle:")
     else:
         picked = option_label(chosen, _tr(item, f"options.{chosen}"))
         st.error(t("lessons.wrong", chosen=picked, option=answer), icon=":material/cancel:")
-    st.markdown(_tr(item, "reveal"))
 
 
 def link(item: Lesson, lang: str, present: str) -> None:

@@ -6,6 +6,7 @@ The family's block is drawn by the Depth page's wiring diagram from the same pla
 
 from __future__ import annotations
 
+from unicodedata import east_asian_width
 from urllib.parse import parse_qsl
 
 import pandas as pd
@@ -22,22 +23,18 @@ from ui.url import DEPTH, query_string
 from ui.views.charts import show_wide_chart
 
 DEPTH_PAGE = "app_pages/depth.py"
-# pixels: wide enough for the longest cell of the shipped catalog (the sources scroll)
-_COLUMN_WIDTHS = {
-    "family": 105,
-    "norm": 105,
-    "eps_released": 85,
-    "eps_default": 80,
-    "eps_field": 150,
-    "placement": 165,
-    "per_layer": 95,
-    "modules": 420,
-    "final": 190,
-    "qk_norm": 75,
-    "gain": 220,
-    "bias": 55,
-    "source": 600,
-}
+CELL_PX = 8  # a character of the table's 14 px text, with room (a wide CJK one counts twice)
+CELL_PADDING = 28  # px: a cell's padding, and a header's sort and help icons
+WIDEST_COLUMN = 640  # px: a longer cell (a source's URL) scrolls inside its column
+
+
+def _column_width(texts) -> int:
+    """Pixels that show the longest of ``texts`` whole: the table cut "ε field" and module
+    names with fixed widths that fitted English at one font."""
+    longest = max(
+        (sum(2 if east_asian_width(c) in "WF" else 1 for c in s) for s in texts), default=0
+    )
+    return min(WIDEST_COLUMN, CELL_PADDING + CELL_PX * longest)
 
 
 def catalog_table(families: tuple[Family, ...]) -> None:
@@ -47,7 +44,7 @@ def catalog_table(families: tuple[Family, ...]) -> None:
         column: st.column_config.TextColumn(
             t(f"models.col.{column}"),
             help=t(f"models.col_help.{column}"),
-            width=_COLUMN_WIDTHS[column],
+            width=_column_width([t(f"models.col.{column}"), *frame[column].astype(str)]),
             pinned=column == "family",
         )
         for column in text.COLUMNS

@@ -193,7 +193,8 @@ def _story(ex: VectorExplanation, story: PrecisionStory, facts: DtypeFacts, lang
     columns[t(f"vector_lab.precision.col_var_{kind}")] = [line.statistic for line in lines]
     columns["rstd"] = [line.rstd for line in lines]
     columns["y"] = [line.y for line in lines]
-    st.dataframe(pd.DataFrame(columns, index=[line.name for line in lines]), width="stretch")
+    # a table that wraps its cells: a data grid hid its last column (y) at 1400 px
+    st.table(pd.DataFrame(columns, index=[line.name for line in lines]))
     st.caption(t("vector_lab.precision.from_rstd"))
     for message in path_messages(story, row, lang):
         expanded = message.level != "ok" and not ex.zero_variance

@@ -12,6 +12,7 @@ import streamlit as st
 
 from engine.axes.limits import EXAMPLE_BATCH, EXAMPLE_CHANNELS, EXAMPLE_TOKENS
 from engine.config import AxesSpec
+from ui import presenting
 from ui.figures.axes import cell_at
 from ui.formatting import literal
 from ui.i18n import t
@@ -103,6 +104,7 @@ def axes_inputs() -> AxesInputs:
     return AxesInputs(spec, errors)
 
 
+@presenting.among_controls
 def cell_inputs(shape: tuple[int, int, int]) -> tuple[int, int, int]:
     """The clicked cell (b, t, c); a click on the heatmap sets these three inputs."""
     batch, tokens, d = shape
@@ -132,6 +134,7 @@ class SmallBatchInputs:
     draws: int
 
 
+@presenting.among_controls
 def small_batch_inputs() -> SmallBatchInputs:
     left, right = st.columns([3, 1])
     sizes = bound.pills(P["ax_sizes"], t("axes.small.sizes"), left)
@@ -146,6 +149,7 @@ class TrainEvalInputs:
     steps: int
 
 
+@presenting.among_controls
 def train_eval_inputs() -> TrainEvalInputs:
     c1, c2, c3 = st.columns([2, 1, 1])
     shift = bound.slider(P["ax_shift"], t("axes.train_eval.shift"), c1, step=0.25)
@@ -154,6 +158,7 @@ def train_eval_inputs() -> TrainEvalInputs:
     return TrainEvalInputs(float(shift), float(momentum), int(steps))
 
 
+@presenting.among_controls
 def causal_inputs(tokens: int) -> int:
     """The position of the replaced token (1 … T-1)."""
     column, _ = st.columns([1, 3])

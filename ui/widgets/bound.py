@@ -12,6 +12,7 @@ from __future__ import annotations
 import streamlit as st
 
 from engine.errors import EngineError
+from ui import presenting
 from ui.errors import error_text
 from ui.formatting import literal
 from ui.i18n import t
@@ -100,15 +101,17 @@ def segmented(param: Param, text: str, target=st, **kwargs):
 
 def section(param: Param, text: str, names: str, **kwargs) -> str:
     """A page's switcher between its sections: the choices named by the keys ``names + id``
-    (e.g. "axes.section_" + "batchnorm"), its label read by screen readers only."""
+    (e.g. "axes.section_" + "batchnorm"), its label read by screen readers only.  It is
+    navigation, not an input: ``present=results`` keeps it."""
     kwargs.setdefault("width", "stretch")
-    return segmented(
-        param,
-        text,
-        format_func=lambda key: t(f"{names}{key}"),
-        label_visibility="collapsed",
-        **kwargs,
-    )
+    with presenting.navigation(param.key):
+        return segmented(
+            param,
+            text,
+            format_func=lambda key: t(f"{names}{key}"),
+            label_visibility="collapsed",
+            **kwargs,
+        )
 
 
 def select_slider(param: Param, text: str, target=st, **kwargs):

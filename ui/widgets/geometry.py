@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import streamlit as st
 
 from engine.config import GeometrySpec
+from ui import presenting
 from ui.errors import input_error_text
 from ui.i18n import t
 from ui.url import GEOMETRY as P
@@ -45,6 +46,7 @@ def _affine_inputs() -> dict[str, float]:
     return values
 
 
+@presenting.among_controls
 def cloud_inputs(section: str) -> CloudInputs:
     """The random inputs and the norms' settings; the section decides which are offered."""
     chosen = {}  # the settings this section offers; the others: the defaults
@@ -86,6 +88,7 @@ class SceneOptions:
     lines: bool  # join each input to its output
 
 
+@presenting.among_controls
 def scene_options() -> SceneOptions:
     c1, c2, c3 = st.columns([3, 1, 1], vertical_alignment="bottom")
     shown = bound.pills(P["ge_show"], t("geometry.show"), c1)
@@ -101,6 +104,7 @@ class VectorInputs:
     errors: tuple[str, ...]
 
 
+@presenting.among_controls
 def vector_inputs() -> VectorInputs:
     """One vector (any width the engine takes) and the eps it is normalized with."""
     left, right = st.columns([3, 1])
@@ -126,6 +130,7 @@ class ViewInputs:
     axes: tuple[int, int]
 
 
+@presenting.among_controls
 def view_inputs() -> ViewInputs:
     method = bound.segmented(
         P["ge_view"], t("geometry.view"), format_func=lambda key: t(f"geometry.view_{key}")
@@ -139,6 +144,7 @@ def view_inputs() -> ViewInputs:
     return ViewInputs(method, axes)
 
 
+@presenting.among_controls
 def pair_input(labels: tuple[str, ...]) -> int:
     """Which norm of the dump (an index into its norm pairs, in the dump's order)."""
     param = P["ge_pair"]

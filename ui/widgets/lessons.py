@@ -42,14 +42,14 @@ def lesson_choice() -> Lesson:
     index = LESSON_IDS.index(current)
     st.session_state[PICKER] = current  # a fresh link or a returning learner: follow ls_lesson
     titles = {i: f"{n}. {t(f'lessons.{i}.title')}" for n, i in enumerate(LESSON_IDS, 1)}
-    picker, back, forward = st.columns([2, 1, 1], vertical_alignment="bottom")
-    picker.selectbox(
+    st.selectbox(  # a row of its own: a long title is not cut in a narrow box
         t("lessons.choose"),
         LESSON_IDS,
         key=PICKER,
         format_func=titles.get,
         on_change=_picked,
     )
+    back, forward = st.columns(2)
     back.button(
         t("lessons.previous"),
         key="ls_previous",
@@ -93,14 +93,18 @@ def _forget(lesson_id: str) -> None:
     st.session_state.pop(f"ls_pick_{lesson_id}", None)
 
 
-def prediction(item: Lesson, reveal: bool = True) -> str | None:
-    """The learner's committed option for ``item``; draws the radio and Commit until then.
-    ``reveal``: whether a committed answer may show the right option (a paced class: not
-    before the instructor reveals it)."""
-    chosen = answers().get(item.id)
+def committed(item: Lesson) -> str | None:
+    """The learner's committed option for ``item``, or None before the commit."""
+    return answers().get(item.id)
+
+
+def prediction(item: Lesson, revealed: bool) -> None:
+    """The options and Commit (the commit point); once committed, the choice locked and,
+    when ``revealed``, the right option marked."""
+    chosen = committed(item)
     texts = item.texts()
     labels = {o: f"({o}) {t(f'lessons.{item.id}.options.{o}', **texts)}" for o in OPTIONS}
-    if chosen is not None and reveal:  # once committed, the list itself shows the answer
+    if chosen is not None and revealed:  # once revealed, the list itself shows the answer
         labels[item.answer] += " ✓"
         if chosen != item.answer:
             labels[chosen] += " ✗"
@@ -131,4 +135,3 @@ def prediction(item: Lesson, reveal: bool = True) -> str | None:
             on_click=_forget,
             args=(item.id,),
         )
-    return chosen

@@ -14,6 +14,7 @@ import streamlit as st
 from engine.config import ModelShape
 from engine.errors import EngineError
 from engine.models import Family, catalog, parse_config
+from ui import presenting
 from ui.errors import error_text
 from ui.i18n import current_language, t
 from ui.text.models import example_source
@@ -39,8 +40,9 @@ def _family_name(family_id: str) -> str:
 
 
 def family_choice() -> Family:
-    """The family shown in detail."""
-    chosen = bound.selectbox(P["md_family"], t("models.family"), format_func=_family_name)
+    """The family shown in detail: navigation, shown in every presentation mode."""
+    with presenting.navigation("md_family"):
+        chosen = bound.selectbox(P["md_family"], t("models.family"), format_func=_family_name)
     return catalog().family(chosen)
 
 

@@ -33,7 +33,9 @@ from ui.vector_input import (
 )
 from ui.widgets import bound
 
-# Presets fill the widgets through session state (which also rewrites the URL).
+# Presets fill the widgets through session state (which also rewrites the URL); every
+# setting a preset does not name goes back to its default, so the link names the preset's
+# state and nothing the previous one left behind.
 PRESETS = {
     "textbook": {
         "vl_source": "text",
@@ -68,11 +70,12 @@ PRESETS = {
         "vl_compute": "float32",
     },
 }
-SHORT_ROW = 8  # a preset row up to this wide is written out in its label
+SHORT_ROW = 8  # a preset row up to this wide is written out in its label and typed
 
 
 def _precision_preset_state(preset: PrecisionPreset) -> dict:
-    """The widget values that type ``preset``'s row (engine/norms/precision_presets.py)."""
+    """The widget values that show ``preset`` (engine/norms/precision_presets.py): a short row
+    typed out, a wide one named by its id (its link stays short)."""
     row = preset.rows()[0]
     state = {
         "vl_norm": preset.kind,
@@ -80,9 +83,8 @@ def _precision_preset_state(preset: PrecisionPreset) -> dict:
         "vl_dtype": preset.dtype,
         "vl_compute": preset.dtype,  # the worked steps: sum, then divide, in half
     }
-    if len(set(row)) == 1 and preset.d > SHORT_ROW:  # a constant row: short link, no text
-        return {"vl_source": "random", "vl_dist": "constant", "vl_shift": row[0],
-                "vl_scale": 1.0, "vl_d": preset.d, "vl_rows": 1, **state}  # fmt: skip
+    if preset.d > SHORT_ROW:
+        return {"vl_source": "preset", "vl_preset": preset.name, **state}
     return {"vl_source": "text", "vl_text": ", ".join(map(number_text, row)), **state}
 
 
@@ -127,10 +129,31 @@ class VectorLabInputs:
     notes: tuple[str, ...] = ()  # translated remarks on the input (values stored as 0)
 
 
+MENU = "vl_menu"  # the examples menu: it fills the settings, it is not a setting itself
+
+
+def preset_state(name: str) -> dict:
+    """Every Vector Lab setting once the example ``name`` is chosen: its values, and every
+    other setting at its default."""
+    return {param.key: param.default for param in P.params} | PRESETS[name]
+
+
 def _apply_preset() -> None:
-    preset = st.session_state.get("vl_preset")
-    for key, value in PRESETS.get(preset, {}).items():
-        st.session_state[key] = value
+    name = st.session_state.get(MENU)
+    if name in PRESETS:
+        st.session_state.update(preset_state(name))
+    # back to its placeholder: a chosen example's long name was cut in the box, and the
+    # settings it filled in say what is shown
+    st.session_state[MENU] = None
+
+
+def _preset_name(name: str) -> str:
+    return t(f"vector_lab.presets.{name}", **preset_label_params(name))
+
+
+def _preset_short_name(name: str) -> str:
+    """A wide example's name short enough for a select box on a phone."""
+    return t(f"vector_lab.preset_short.{name}", **preset_label_params(name))
 
 
 def _error_text(error: VectorInputError) -> str:
@@ -138,6 +161,13 @@ def _error_text(error: VectorInputError) -> str:
 
 
 def _vectors(source: str, dtype: str) -> tuple[tuple[float, ...], ...]:
+    if source == "preset":
+        name = bound.selectbox(
+            P["vl_preset"], t("vector_lab.preset_row"), format_func=_preset_short_name
+        )
+        rows = precision_preset(name).rows()
+        check_representable(rows, dtype)
+        return rows
     if source == "text":
         text = bound.text_area(
             P["vl_text"],
@@ -171,10 +201,10 @@ def vector_lab_inputs(default_eps: dict[str, tuple[DefaultEps, ...]]) -> VectorL
         t("vector_lab.preset"),
         list(PRESETS),
         index=None,
-        key="vl_preset",
+        key=MENU,
         placeholder=t("vector_lab.preset_placeholder"),
         on_change=_apply_preset,
-        format_func=lambda name: t(f"vector_lab.presets.{name}", **preset_label_params(name)),
+        format_func=_preset_name,
     )
     source = bound.segmented(P["vl_source"], t("vector_lab.source"))
     c1, c2 = st.columns(2)

@@ -1,0 +1,40 @@
+"""Where a link lands: a page marks its places (``landmark``), and a link whose ``at``
+parameter names one (``ui/url.py`` LANDINGS) opens scrolled there, once, on arrival.
+
+A lesson promises a part of a page ("the memory section", "experiment 4"); opening the page
+at its top left the learner to find it ~3,000 px down.  Streamlit scrolls to a heading's
+anchor only for an address's #fragment, which a page link cannot carry, so the browser is
+told here, on the run that follows the link.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from ui.url import LANDING
+
+# The mark itself takes no room (base.css hides its element); the browser scrolls to what
+# follows it, now and again while charts above the place are still taking their height.
+_SCROLL = """<span id="ns-at-{place}" class="ns-landmark"></span>
+<script>
+(() => {{
+  const go = () => {{
+    const mark = document.getElementById("ns-at-{place}");
+    const box = mark && mark.closest('[data-testid="stElementContainer"]');
+    const next = box && box.nextElementSibling;
+    if (!next) return;
+    next.style.scrollMarginTop = "4rem";  /* clear of the app's header */
+    next.scrollIntoView({{block: "start"}});
+  }};
+  for (const ms of [0, 400, 1200]) setTimeout(go, ms);
+}})();
+</script>"""
+
+
+def landmark(place: str) -> None:
+    """Mark ``place`` (one of the page's ``LANDINGS``) here; scroll to it when the link that
+    opened the page asked for it."""
+    if st.session_state.get(LANDING) != place:
+        return
+    st.session_state[LANDING] = None  # once: a rerun leaves the reader where they are
+    st.html(_SCROLL.format(place=place), unsafe_allow_javascript=True)
