@@ -153,9 +153,9 @@ NOT_INPUTS = {
 def test_presenting_puts_a_page_s_inputs_in_a_closed_settings_box():
     at = _open({"lang": "en", "present": "on"}, "depth")
     assert not at.exception
-    boxes = [b for b in at.main.children.values() if b.type == "expander"]
+    boxes = list(at.main.expander)  # the stack's section holds its own (a fragment)
     assert [b.label for b in boxes] == ["Settings"]
     assert not boxes[0].proto.expanded  # the chart, not the inputs, comes first
     assert any(getattr(w, "key", None) == "dp_layers" for w in boxes[0].number_input)
     off = _open({"lang": "en"}, "depth")
-    assert not [b for b in off.main.children.values() if b.type == "expander"]
+    assert not list(off.main.expander)
