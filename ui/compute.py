@@ -39,8 +39,13 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import streamlit as st
-from streamlit.runtime.scriptrunner_utils.script_run_context import get_run_yield_check
+from streamlit.runtime.scriptrunner_utils.script_requests import ScriptRequestType
+from streamlit.runtime.scriptrunner_utils.script_run_context import (
+    get_run_yield_check,
+    get_script_run_ctx,
+)
 
+from engine.threads import Cancelled
 from ui.i18n import t
 
 CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
@@ -175,6 +180,8 @@ def run_heavy(
             if not private:
                 _remember(done, (name, key))
         return found
+    except Cancelled:  # a click in its section waits: that rerun draws what follows
+        return None
     finally:
         cancel.empty()
 
@@ -183,11 +190,23 @@ def _ratio(work: Callable[..., float], calls: Sequence[tuple], default: tuple) -
     return sum(work(*args) for args in calls) / max(work(*default), 1)
 
 
+def _section_rerun_waiting(requests) -> bool:
+    """Whether a click in a page section (``ui/sections.py``) waits to rerun it.  Streamlit
+    lets a fragment's rerun wait for the running one rather than interrupt it, so Cancel or a
+    new setting in the section of a running job ends the job here (``Cancelled``); a timed
+    rerun (``run_every``) does not.  Reads Streamlit's pending request (an internal, pinned
+    by ``tests/ui/test_compute.py``)."""
+    if requests is None or requests._state != ScriptRequestType.RERUN:
+        return False
+    return not requests._rerun_data.is_auto_rerun
+
+
 def _run(fn, name, args, key, label, private, on_partial):
     """One heavy call: in a core slot, with a spinner, its progress bar and partial results."""
     bar = st.empty()
     outer = contextvars.copy_context()  # drawing from here is not recorded for cache replay
     check = get_run_yield_check() or (lambda: None)
+    requests = getattr(get_script_run_ctx(), "script_requests", None)
     queued = t("compute.queued", label=label)
 
     def progress(fraction: float, partial: Any = None) -> None:
@@ -197,7 +216,7 @@ def _run(fn, name, args, key, label, private, on_partial):
 
     def should_stop() -> bool:
         check()  # raises Streamlit's RerunException or StopException
-        return False
+        return _section_rerun_waiting(requests)
 
     def call():
         while not _SLOTS.acquire(timeout=POLL_S):

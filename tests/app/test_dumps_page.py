@@ -172,7 +172,7 @@ def _truncated() -> bytes:
 
 
 BAD_FILES = [
-    ("evil.pt", "payload", "the file would run code when loaded (`it calls exec`)"),
+    ("evil.pt", "payload", "the file would run code when loaded (it calls exec)"),
     ("cut.safetensors", _truncated(), "the file is damaged or not a safetensors file"),
     ("acts.txt", b"1 2 3", "is not a dump format"),
     ("empty.safetensors", _safetensors({}), "holds no arrays"),

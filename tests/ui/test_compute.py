@@ -169,7 +169,7 @@ def test_work_over_the_factor_waits_for_a_click_and_says_why():
 
 def test_a_result_another_session_computed_needs_no_click():
     first = _page({"ask": "1"})
-    assert "start only when you press the button" in first.caption[0].value
+    assert "starts only when you press the button" in first.caption[0].value
     first.button(key="square").click().run()
     second = _page({"ask": "1"})
     assert "result 9" in _shown(second) and not second.button and CALLS == [3]
@@ -243,3 +243,21 @@ def test_a_page_run_has_the_yield_check_that_stops_heavy_work():
     internal; tests/e2e/test_heavy_work_browser.py shows it stopping)."""
     at = _page({}, _stop_check_page)
     assert not at.exception and "yield check True" in _shown(at)
+
+
+def test_a_click_waiting_in_a_section_stops_its_job_and_a_timed_rerun_does_not():
+    """Streamlit lets a fragment's rerun wait for the running one; ``_section_rerun_waiting``
+    reads the waiting request (a Streamlit internal, pinned here)."""
+    from streamlit.runtime.scriptrunner_utils.script_requests import RerunData, ScriptRequests
+
+    from ui.compute import _section_rerun_waiting
+
+    requests = ScriptRequests()
+    assert not _section_rerun_waiting(requests)  # nothing waits
+    requests.request_rerun(RerunData(fragment_id_queue=["section"], is_auto_rerun=True))
+    assert not _section_rerun_waiting(requests)  # a timed poll
+    requests = ScriptRequests()
+    requests.request_rerun(RerunData(fragment_id_queue=["section"]))
+    assert _section_rerun_waiting(requests)  # Cancel or a new setting in the section
+    assert requests.on_scriptrunner_yield() is None  # which Streamlit would not interrupt for
+    assert not _section_rerun_waiting(None)
