@@ -14,7 +14,7 @@
    machine's load moves wall times by seconds, so the CPU time each start cost until its
    first render is reported too (the server process, from /proc; all of Chromium's
    processes, from CDP's ``SystemInfo.getProcessInfo``): work, which load barely moves.
-2. Page views (issue 22): after each cold start, every page opened by a new visitor (a fresh
+2. Page views: after each cold start, every page opened by a new visitor (a fresh
    browser context) in that now warm server, twice: the page's first view in the process and
    the next visitor's; each until the title is drawn and the script run has finished.  The
    bare app's view of its one page, timed the same way, is the floor (target: every page's
@@ -65,7 +65,7 @@ FIRST_RENDER_TARGET_S = 5.0
 BARE_RATIO_TARGET = 1.3
 BARE_APP = "benchmarks/bare_app.py"
 CHANGE_TARGET_MS = 300.0
-PAGE_VIEW_RATIO_TARGET = 2.0  # a page's view in a warm server / the bare app's (issue 22)
+PAGE_VIEW_RATIO_TARGET = 2.0  # a page's view in a warm server / the bare app's
 PAGES = ("", "lessons", "axes", "geometry", "depth", "models", "dumps", "kernels")  # "": Vector Lab
 SERVER_DEADLINE_S = 60.0  # give up on a server that is not healthy by then
 STEP_TIMEOUT_MS = 30_000  # give up on one page render / one change after this
