@@ -209,6 +209,7 @@ def test_in_chinese_every_precomputed_result_reads_as_chinese(
     # AppTest formats a select box's value in the test's own thread, which has no session
     # and so no language: there, too, the page's language is Chinese
     monkeypatch.setattr("ui.i18n.current_language", lambda: "zh")
+    monkeypatch.setattr("ui.widgets.experiments.current_language", lambda: "zh")  # imported
     live = live_model.model_load()
     assert live.wait(120)
     precompute(live.live, tmp_path / "precomputed", ("en",), say=lambda line: None)
