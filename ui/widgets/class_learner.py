@@ -157,7 +157,7 @@ def before_prediction(member: Member | None, item: Lesson) -> None:
     if mine and fresh_round and voted.get(item.id, 0) < state.round:
         # as the lessons page's "Try again" does; once per round (voted marks it)
         st.session_state["ls_answers"] = [a for a in committed if a not in mine]
-        st.session_state.pop(f"ls_pick_{item.id}", None)
+        st.session_state[f"ls_pick_{item.id}"] = None  # not popped: the browser would keep its tick
         voted[item.id] = state.round
     if state.revealed:
         st.info(t("classroom.state_revealed"), icon=":material/visibility:")

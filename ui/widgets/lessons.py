@@ -90,7 +90,7 @@ def _commit(lesson_id: str) -> None:
 
 def _forget(lesson_id: str) -> None:
     st.session_state["ls_answers"] = _others(lesson_id)
-    st.session_state.pop(f"ls_pick_{lesson_id}", None)
+    st.session_state[f"ls_pick_{lesson_id}"] = None  # not popped: the browser would keep its tick
 
 
 def committed(item: Lesson) -> str | None:
