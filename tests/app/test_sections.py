@@ -8,6 +8,7 @@ is changed with its fragment's id, and the server runs that fragment only.
 from __future__ import annotations
 
 import asyncio
+from concurrent.futures import ThreadPoolExecutor
 from urllib.parse import parse_qs
 
 import pytest
@@ -47,7 +48,10 @@ def _change(url: str, page: str, key: str, value, query: str = "lang=en"):
         finally:
             await session.close()
 
-    return asyncio.run(go())
+    # in a thread of its own: a browser test run earlier in this process (Playwright's sync
+    # API) may hold this thread's event loop
+    with ThreadPoolExecutor(1) as thread:
+        return thread.submit(asyncio.run, go()).result()
 
 
 def test_a_cell_clicked_reruns_the_cells_section_alone_and_writes_the_url(server_url):
