@@ -5,7 +5,7 @@ beside the entry point as a v1 multipage app until ``st.navigation`` first runs,
 request of a fresh server to a deep link (``/kernels?...``) would run that page alone,
 without this file's sidebar, language or navigation.
 
-Around every page run: ``seed`` copies the page's share-link parameters (``ui/url.py``)
+Around every page run: ``seed`` copies the page's share-link parameters (``ui/url/``)
 into widget state, the page draws, ``publish`` writes them back to the address bar.
 """
 
@@ -17,16 +17,17 @@ import pandas  # noqa: F401
 import streamlit as st
 
 from engine import describe_backend
-from ui import live_model, presenting, sessions, url
+from ui import live_model, presenting, sessions
 from ui.i18n import LANGUAGES, t
-from ui.url import DEFAULT_PAGE, PAGES
+from ui.url import address_bar
+from ui.url.pages import DEFAULT_PAGE, PAGES
 
 st.set_page_config(page_title="NormScope", page_icon=":material/functions:", layout="wide")
 
 if "language" not in st.session_state:
-    st.session_state["language"] = url.initial_language()
+    st.session_state["language"] = address_bar.initial_language()
 if presenting.STATE_KEY not in st.session_state:
-    st.session_state[presenting.STATE_KEY] = url.initial_present()
+    st.session_state[presenting.STATE_KEY] = address_bar.initial_present()
 presenting.apply()
 
 
@@ -85,12 +86,12 @@ navigation = st.navigation(
     }
 )
 params = PAGES.get(navigation.url_path or DEFAULT_PAGE)
-url.seed(params)
-url.show_notices()
+address_bar.seed(params)
+address_bar.show_notices()
 presenting.exit_button()
 navigation.run()
 language, present = st.session_state["language"], presenting.mode()
-left_out = url.publish(params, language, present)
-url.share_box(params, language, left_out, present)
+left_out = address_bar.publish(params, language, present)
+address_bar.share_box(params, language, left_out, present)
 live_model.page_served()  # releases the server's background load of SmolLM2 (scripts/serve.py)
 sessions.tidy()  # ends the sessions of tabs closed for good (their uploads with them)

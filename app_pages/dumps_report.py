@@ -4,7 +4,7 @@
 import streamlit as st
 
 from ui.sections import section
-from ui.url import DUMPS as P
+from ui.url.pages import DUMPS as P
 from ui.views import dumps as view
 from ui.widgets import dumps as widgets
 

@@ -70,7 +70,7 @@ def _unknown_keys(prefix: str, count: int, width: int) -> list[tuple[str, str]]:
 def cases() -> list[tuple[str, str, list[tuple[str, str]]]]:
     """(name, page, query pairs): the hostile links and every page at its maxima."""
     from engine.axes import limits as axes
-    from ui.url import DUMPS, GEOMETRY, PAGES
+    from ui.url.pages import DUMPS, GEOMETRY, PAGES
 
     # 15 x 1024 typed numbers: 92 KB in a link, under the longest one accepted
     wide_vectors = "\n".join(",".join(["1.5"] * 1024) for _ in range(15))

@@ -1,5 +1,5 @@
 """Where a link lands: a page marks its places (``landmark``), and a link whose ``at``
-parameter names one (``ui/url.py`` LANDINGS) opens scrolled there, once, on arrival.
+parameter names one (``ui/url/`` LANDINGS) opens scrolled there, once, on arrival.
 
 A lesson promises a part of a page ("the memory section", "experiment 4"); opening the page
 at its top left the learner to find it ~3,000 px down.  Streamlit scrolls to a heading's
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui.url import LANDING
+from ui.url.address_bar import LANDING
 
 # The mark itself takes no room (base.css hides its element); the browser scrolls to what
 # follows it, now and again while charts above the place are still taking their height.

@@ -1,6 +1,6 @@
 """Presentation mode and the app's own stylesheet.
 
-``present`` is an app-wide URL parameter like ``lang`` (``ui/url.py``): "off"; "on" (text
+``present`` is an app-wide URL parameter like ``lang`` (``ui/url/``): "off"; "on" (text
 for the back of a room, larger chart fonts, no sidebar, toolbar or download menus; a small
 "Exit" button top right); "results" (also the page's inputs hidden, so a projected page
 shows only what is being taught).  Pages mark their inputs with ``controls(name)``; navigation
@@ -20,7 +20,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from ui.i18n import t
-from ui.url import PRESENT
+from ui.url.codec import PRESENT
 
 STATE_KEY = "present"  # the session's mode (not a widget key: it outlives page switches)
 _STYLES = Path(__file__).parent / "styles"
@@ -30,7 +30,7 @@ CHART_TICKS = 16  # px: set on every axis, which the theme's template otherwise 
 
 
 def mode() -> str:
-    """The session's presentation mode: one of ``ui.url.PRESENT_MODES``."""
+    """The session's presentation mode: one of ``ui.url.codec.PRESENT_MODES``."""
     value = st.session_state.get(STATE_KEY, PRESENT.default)
     return value if value in PRESENT.choices else PRESENT.default
 

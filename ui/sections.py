@@ -7,7 +7,7 @@ switching its sections or changing its shared inputs skips the sidebar) and each
 with widgets of its own in another, nested one.
 
 The URL: ``app.py`` writes the page's share-link parameters to the address bar after a
-whole run (``ui/url.py``'s ``publish``), which a fragment rerun does not reach, so a
+whole run (``ui/url/``'s ``publish``), which a fragment rerun does not reach, so a
 section that reran alone writes them itself (``republish``).  The sidebar's share box
 cannot be drawn from a fragment: while it is open (or its notes change) a changed link
 reruns the whole page, so the box shows the link the address bar holds.
@@ -22,7 +22,9 @@ from typing import Any
 import streamlit as st
 from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
-from ui import presenting, url
+from ui import presenting
+from ui.url import address_bar
+from ui.url.codec import LANGUAGE
 
 
 def rerun_alone() -> bool:
@@ -38,8 +40,8 @@ def section(body: Callable[..., Any]) -> Callable[..., Any]:
     def run(*args: Any, **kwargs: Any) -> Any:
         result = body(*args, **kwargs)
         if rerun_alone():
-            language = st.session_state.get("language", url.LANGUAGE.default)
-            if url.republish(language, presenting.mode()):
+            language = st.session_state.get("language", LANGUAGE.default)
+            if address_bar.republish(language, presenting.mode()):
                 st.rerun(scope="app")
         return result
 

@@ -1,7 +1,7 @@
 """Frozen configuration dataclasses shared by the engine, the pages and share links.
 
 Every config is ``frozen=True``: hashable (so results can be keyed on it) and made of plain
-scalars (so ``ui/url.py`` can write it to a URL and read it back); what each field accepts
+scalars (so ``ui/url/`` can write it to a URL and read it back); what each field accepts
 is its metadata (``fields.py``).  Each domain's spec lives in its own module here; this
 package is the one place to import them from.
 """

@@ -10,7 +10,7 @@ Whether a field holds a whole number, a number or a text is its annotation (``in
 ``float``, ``str``); ``| None`` accepts None.  A whole number is stored as an ``int`` and a
 number as a ``float`` (a numpy integer becomes an ``int``); a text's ``high`` is its most
 characters.  ``offered`` is only what a page lists in its menu (the field may accept more);
-``choices`` is what the field accepts at all.  ``ui/url.py`` makes the pages' URL parameters
+``choices`` is what the field accepts at all.  ``ui/url/`` makes the pages' URL parameters
 from this metadata, so a page offers what its spec accepts, with the spec's default.
 
 The range messages with both bounds are ``axes.out_of_range`` and ``axes.real_out_of_range``

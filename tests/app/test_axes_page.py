@@ -213,7 +213,7 @@ def test_chinese_page_opened_from_a_link(section):
     app = AppTest.from_file(APP, default_timeout=60)
     app.query_params["lang"] = "zh"
     app.run()
-    app.session_state["ax_section"] = section  # as ui.url.seed puts ?ax_section=...
+    app.session_state["ax_section"] = section  # as ui.url.address_bar.seed puts ?ax_section=...
     _open(app)
     assert app.title[0].value == "轴与统计量"
     if section == "cells":

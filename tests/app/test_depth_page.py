@@ -7,7 +7,7 @@ import pytest
 
 def _open(app, section: str | None = None):
     if section is not None:
-        app.session_state["dp_section"] = section  # as ui.url.seed puts ?dp_section=...
+        app.session_state["dp_section"] = section  # as ui.url.address_bar.seed puts ?dp_section=...
     app.switch_page("app_pages/depth.py").run()
     assert not app.exception
     return app

@@ -21,7 +21,8 @@ from engine.dumps.example import EXAMPLE_DUMP
 from tests.app.conftest import APP
 from tests.dumps import tiny_models
 from ui import live_model
-from ui.url import LIVE_PROMPTS, VECTOR_LAB, parse
+from ui.url.codec import parse
+from ui.url.pages import LIVE_PROMPTS, VECTOR_LAB
 from ui.vector_input import parse_vectors
 
 PAGE = "app_pages/dumps.py"

@@ -17,7 +17,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from streamlit.testing.v1 import AppTest
 
-from ui.url import PAGES, PREFIXES, parse
+from ui.url.codec import parse
+from ui.url.pages import PAGES, PREFIXES
 from ui.vector_input import VectorInputError, parse_eps, parse_parameter, parse_vectors
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")

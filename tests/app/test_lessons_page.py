@@ -15,7 +15,7 @@ from streamlit.testing.v1 import AppTest
 
 from ui.lessons.catalog import LESSON_IDS, LESSONS, lesson
 from ui.lessons.targets import TARGETS, target_ready
-from ui.url import DEFAULT_PAGE, PAGES
+from ui.url.pages import DEFAULT_PAGE, PAGES
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 READY = [i for i in LESSON_IDS if target_ready(TARGETS[i], PAGES)]

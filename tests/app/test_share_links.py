@@ -173,7 +173,7 @@ def test_the_link_a_page_writes_beside_streamlits_embed_options_stays_acceptable
     writes: the text left out for length counts them, so the next run reads the link."""
     from urllib.parse import urlencode
 
-    from ui.url import MAX_URL_CHARS
+    from ui.url.codec import MAX_URL_CHARS
 
     at = _open({"lang": "en", "embed": "true", "embed_options": "x" * 10_000})
     at.text_area(key="vl_text").input("1 " * 44_000).run()  # 88,000 characters in a link
@@ -212,7 +212,8 @@ HOST = "https://normscope.example.org/"  # a plausible address in front of the q
 
 
 def test_every_example_link_is_short_enough_to_share():
-    from ui.url import VECTOR_LAB, query_string
+    from ui.url.codec import query_string
+    from ui.url.pages import VECTOR_LAB
     from ui.widgets.vector_lab import PRESETS, preset_state
 
     for name in PRESETS:

@@ -19,7 +19,8 @@ from ui.lessons.catalog import (
     score,
 )
 from ui.lessons.targets import TARGETS, Target, query_text, target_query, target_ready
-from ui.url import DEPTH, PAGES, PageParams, Param
+from ui.url.codec import PageParams, Param
+from ui.url.pages import DEPTH, PAGES
 from ui.views.lessons import app_root, option_label, page_address
 
 PARTS = ("title", "idea", "question", "reveal", "explain", "next", "link")

@@ -29,7 +29,7 @@ from engine.perf.roofline import GPU_NAME, norm_traffic
 from ui.i18n import catalog
 from ui.lessons.catalog import LESSONS, lesson
 from ui.lessons.targets import TARGETS
-from ui.url import KERNELS
+from ui.url.pages import KERNELS
 
 X = torch.tensor([[1.0, 2.0, 3.0, 4.0]], dtype=torch.float64)  # [T=1, d=4]
 EXAMPLE = (

@@ -13,22 +13,9 @@ from engine.config.depth import INIT_STDS
 from engine.config.fields import accepts
 from engine.errors import EngineError
 from engine.norms.precision_presets import PRESET_NAMES
-from ui.url import (
-    AXES,
-    DEPTH,
-    DUMPS,
-    GEOMETRY,
-    KERNELS,
-    MODELS,
-    PAGES,
-    PRESENT,
-    VECTOR_LAB,
-    Param,
-    describes,
-    parse,
-    query_string,
-    serialize,
-)
+from ui.url.address_bar import describes
+from ui.url.codec import PRESENT, Param, parse, query_string, serialize
+from ui.url.pages import AXES, DEPTH, DUMPS, GEOMETRY, KERNELS, MODELS, PAGES, VECTOR_LAB
 
 # Every page's parameters as links written today rely on them: key -> (kind, default, domain)
 LESSON_IDS = (
@@ -556,7 +543,7 @@ def test_presentation_mode_is_an_app_wide_parameter_without_a_prefix():
 
 
 def test_lesson_progress_parses_from_a_link_and_refuses_unknown_answers():
-    from ui.url import LESSONS
+    from ui.url.pages import LESSONS
 
     answers = ["worked_example.b", "rmsnorm.c"]
     assert parse(LESSONS["ls_answers"], answers) == (answers, None)
@@ -566,7 +553,7 @@ def test_lesson_progress_parses_from_a_link_and_refuses_unknown_answers():
 
 def test_a_list_keeps_its_known_items_and_names_the_unknown_ones():
     """A stale lesson answer in a learner's link must not wipe the answers beside it."""
-    from ui.url import LESSONS
+    from ui.url.pages import LESSONS
 
     value, refusal = parse(LESSONS["ls_answers"], ["worked_example.b,bogus.z,rmsnorm.c"])
     assert value == ["worked_example.b", "rmsnorm.c"]
@@ -616,7 +603,7 @@ def test_a_geometry_link_for_a_vector_lab_row_leaves_defaults_out():
 
 
 def test_a_link_longer_than_any_the_app_writes_is_refused_whole():
-    from ui.url import MAX_URL_CHARS, link_refusal
+    from ui.url.codec import MAX_URL_CHARS, link_refusal
 
     longest = "vl_text=" + "1" * (MAX_URL_CHARS - len("vl_text="))
     assert link_refusal(longest) is None and link_refusal("") is None
@@ -675,7 +662,7 @@ def test_every_value_a_page_can_hold_comes_back_from_its_link(page):
 def test_the_longest_link_a_page_can_write_is_not_refused_whole(page):
     """Every parameter at its longest, the texts left out (``url.publish`` leaves out
     any text that would take the link past the limit): fewer pairs than Streamlit reads."""
-    from ui.url import link_refusal
+    from ui.url.codec import link_refusal
 
     values = {p.key: _longest_serialization(p) for p in page.params if p.kind != "text"}
     query = query_string(page, values, "zh", "results")
@@ -693,12 +680,12 @@ def test_a_section_rerun_writes_the_url_and_asks_for_the_share_box_only_when_it_
     def script(open_box, shown_left_out):
         import streamlit as st
 
-        from ui import url
+        from ui.url import address_bar
 
         st.session_state["_url_published"] = ("kernels", tuple(shown_left_out))
         st.session_state["kn_d"] = 2048  # a section's widget changed since that run
         st.session_state["share_open"] = open_box
-        st.session_state["redraw"] = url.republish("en")
+        st.session_state["redraw"] = address_bar.republish("en")
 
     at = AppTest.from_function(script, args=(share_open, shown)).run()
     assert at.query_params["kn_d"] == "2048"

@@ -1,6 +1,6 @@
 """Which page, in which state, each lesson opens: one table, checked against the URL contract.
 
-A target names a page of ``ui.url.PAGES``, the values of its parameters (stable ids, as
+A target names a page of ``ui.url.pages.PAGES``, the values of its parameters (stable ids, as
 a share link writes them) and the place on the page the lesson is about (``at``: the link
 opens scrolled there, ``ui/landing.py``).  ``target_ready`` checks at run time that the
 page exists, that every parameter exists and accepts its value, that the ``requires``
@@ -21,7 +21,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from ui.lessons.catalog import LESSON_IDS
-from ui.url import (
+from ui.url.codec import (
     AT_PARAM,
     LANDINGS,
     LANGUAGE_PARAM,
@@ -37,11 +37,11 @@ from ui.url import (
 class Target:
     """A page and the parameter values that show a lesson's fact there."""
 
-    page: str  # a key of ui.url.PAGES (the page's url_path)
+    page: str  # a key of ui.url.pages.PAGES (the page's url_path)
     values: tuple[tuple[str, Any], ...] = ()  # (parameter key, value); lists as tuples
     requires: tuple[str, ...] = ()  # parameters that must exist besides those in values
     coming: str = ""  # what the lesson waits for, when not ready: lessons.coming.<coming>
-    at: str = ""  # the place on the page the link lands on (ui.url.LANDINGS); "": its top
+    at: str = ""  # the place on the page the link lands on (ui.url.codec.LANDINGS); "": its top
 
     def as_dict(self) -> dict[str, Any]:
         """The values as a page's state: tuples become the lists "choices" parameters hold."""

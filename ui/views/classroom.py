@@ -19,7 +19,8 @@ from ui.figures.classroom import answers_chart, qr_png
 from ui.formatting import literal
 from ui.i18n import t
 from ui.lessons.catalog import OPTIONS, lesson
-from ui.url import CLASSROOM, LESSONS, query_string
+from ui.url.codec import query_string
+from ui.url.pages import CLASSROOM, LESSONS
 from ui.views.lessons import app_root, page_address
 
 REFRESH_S = 1.0

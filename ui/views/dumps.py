@@ -35,7 +35,7 @@ from ui.landing import landmark
 from ui.text import dumps as text
 from ui.text import dumps_story as story_text
 from ui.text.dumps import token_text
-from ui.url import DUMPS
+from ui.url.pages import DUMPS
 from ui.views import dumps_real as real
 from ui.views.charts import show_chart
 

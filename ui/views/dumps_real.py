@@ -5,7 +5,7 @@ float32 / bfloat16 / float16 comparison.
 The Vector Lab links carry a token's d numbers exactly as the dump stores them (``repr`` of
 each stored value: a float16 value is a short exact decimal), so the lab computes on the
 same numbers the model produced.  576 numbers with the norm's weight stay well under the
-share-link limit (``ui/url.py`` MAX_URL_CHARS).
+share-link limit (``ui/url/`` MAX_URL_CHARS).
 """
 
 from __future__ import annotations
@@ -26,7 +26,8 @@ from ui.formatting import format_number, literal
 from ui.i18n import current_language, t
 from ui.text import dumps_story as text
 from ui.text.dumps import token_text
-from ui.url import MAX_URL_CHARS, VECTOR_LAB, query_string
+from ui.url.codec import MAX_URL_CHARS, query_string
+from ui.url.pages import VECTOR_LAB
 from ui.views.charts import show_chart
 
 VECTOR_LAB_PAGE = "app_pages/vector_lab.py"

@@ -31,7 +31,7 @@ from ui.labels import NORM_NAMES
 from ui.plotly_frame import plotly_frame
 from ui.text import geometry as text
 from ui.text import geometry_high as text_high
-from ui.url import GEOMETRY
+from ui.url.pages import GEOMETRY
 from ui.views.charts import show_chart
 
 AFFINE_LATEX = (

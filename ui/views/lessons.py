@@ -18,7 +18,7 @@ from ui.formatting import literal
 from ui.i18n import t
 from ui.lessons.catalog import LESSON_IDS, LESSONS, Lesson, score
 from ui.lessons.targets import TARGETS, query_text, target_query, target_ready
-from ui.url import DEFAULT_PAGE, PAGES
+from ui.url.pages import DEFAULT_PAGE, PAGES
 
 PAGE_ICONS = {
     "vector_lab": ":material/calculate:",

@@ -19,7 +19,8 @@ from ui.formatting import format_number
 from ui.i18n import current_language, t
 from ui.labels import label, placement_label
 from ui.text import models as text
-from ui.url import DEPTH, query_string
+from ui.url.codec import query_string
+from ui.url.pages import DEPTH
 from ui.views.charts import show_wide_chart
 
 DEPTH_PAGE = "app_pages/depth.py"

@@ -30,7 +30,8 @@ from ui.text.vector_lab_precision import (
     summary,
 )
 from ui.text.vector_lab_steps import is_row_kind, worked_steps
-from ui.url import GEOMETRY, query_string
+from ui.url.codec import query_string
+from ui.url.pages import GEOMETRY
 from ui.views.charts import show_chart
 
 

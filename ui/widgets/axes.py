@@ -16,7 +16,7 @@ from ui import presenting
 from ui.figures.axes import cell_at
 from ui.formatting import literal
 from ui.i18n import t
-from ui.url import AXES as P
+from ui.url.pages import AXES as P
 from ui.widgets import bound
 
 HEATMAP_KEY = "ax_heatmap"  # the heatmap chart's selection state (not a share-link setting)

@@ -1,7 +1,7 @@
-"""Widgets drawn from a ``ui/url.py`` parameter: key, default, choices and range in one place.
+"""Widgets drawn from a ``ui/url/`` parameter: key, default, choices and range in one place.
 
 Every page input that belongs in a share link is made here, so its URL key, accepted values
-and default cannot drift from the contract (``ui/url.py``, itself made from the engine's
+and default cannot drift from the contract (``ui/url/``, itself made from the engine's
 specs), and display names come from ``ui/labels.py`` (``vocabulary``), never from the page.
 Each keeps its value while a page does not draw it (another section, another input mode:
 ``persist_state="page"``), so a hidden setting survives and stays in the share link.
@@ -17,7 +17,7 @@ from ui.errors import error_text
 from ui.formatting import literal
 from ui.i18n import t
 from ui.labels import label
-from ui.url import Param
+from ui.url.codec import Param
 
 KEEP = "page"  # Streamlit's persist_state: kept while hidden, dropped on a page switch
 

@@ -2,7 +2,7 @@
 and the actions on its question (close voting, second round, reveal, everyone to this
 lesson, paced, CSV, end).
 
-The class is three URL parameters (``ui/url.py`` CLASSROOM) kept as plain session values:
+The class is three URL parameters (``ui/url/`` CLASSROOM) kept as plain session values:
 ``cl_code``, ``cl_key`` (the private key: the page's own address is the instructor link)
 and ``cl_lesson``.  Every action goes to the store, which checks the key; a refusal (a
 forged key, an expired class) is shown and nothing changes.
@@ -19,7 +19,7 @@ from classroom.rules import Room
 from ui.classroom import attempt, client, store
 from ui.i18n import t
 from ui.lessons.catalog import LESSON_IDS
-from ui.url import CLASSROOM as P
+from ui.url.pages import CLASSROOM as P
 
 NOTICE = "_cl_notice"  # the last action's refusal, shown on the next run
 PACED_START = "cl_paced_start"

@@ -13,7 +13,7 @@ from engine.errors import EngineError
 from ui.errors import error_text
 from ui.i18n import t
 from ui.labels import placement_label
-from ui.url import DEPTH as P
+from ui.url.pages import DEPTH as P
 from ui.widgets import bound
 
 

@@ -10,7 +10,7 @@ An uploaded file is user data.  Its bytes enter the page through ``uploaded_dump
 (tests feed that function; AppTest cannot drive a file uploader), and its results are keyed
 by this browser session (``ui.compute``'s ``private=True``): never in the URL, never in a
 cache another session reads.  The settings of how it is read and shown are share-link
-parameters (``ui/url.py`` ``DUMPS``), except the stream override, which names an entry
+parameters (``ui/url/`` ``DUMPS``), except the stream override, which names an entry
 of the file.
 """
 
@@ -29,8 +29,9 @@ from engine.dumps.live import LIVE_MAX_TOKENS
 from engine.dumps.report import DumpReport
 from engine.dumps.sources import Upload
 from ui.i18n import t
-from ui.url import DUMPS as P
-from ui.url import LIVE_PROMPTS, Param
+from ui.url.codec import Param
+from ui.url.pages import DUMPS as P
+from ui.url.pages import LIVE_PROMPTS
 from ui.widgets import bound
 
 
@@ -38,7 +39,7 @@ from ui.widgets import bound
 class ChosenDump:
     """The dump the page reads, and how its results are kept (``ui/views/dumps.py``)."""
 
-    kind: str  # "upload" | "example" | "live" (ui/url.py DUMP_SOURCES)
+    kind: str  # "upload" | "example" | "live" (ui/url/ DUMP_SOURCES)
     id: str  # names its widgets' state: an upload's id, "example", "live"
     key: Hashable  # what its results are keyed by, with the settings (never the bytes)
     name: str  # the file's name: shown, and the stem of the downloads

@@ -1,7 +1,7 @@
 """Experiments page inputs: which experiment, which text, its settings (one frozen spec each),
 and the learner's committed prediction.
 
-Every setting is a ``ui/url.py`` parameter (EXPERIMENTS_PAGE), so a link opens the same
+Every setting is a ``ui/url/`` parameter (EXPERIMENTS_PAGE), so a link opens the same
 experiment; a prediction is not: it is this browser's, kept in session state per request
 (experiment, text and settings), so a new setting asks for a new prediction.
 """
@@ -30,8 +30,8 @@ from engine.experiments.experiment import SAME, options
 from ui.errors import error_text
 from ui.i18n import current_language, t
 from ui.text.experiments import option_text
-from ui.url import EVERY_BLOCK
-from ui.url import EXPERIMENTS_PAGE as P
+from ui.url.pages import EVERY_BLOCK
+from ui.url.pages import EXPERIMENTS_PAGE as P
 from ui.widgets import bound
 
 PREDICTIONS = "ex_predictions"  # session state: {request id: committed option}

@@ -13,7 +13,7 @@ from engine.config import GeometrySpec
 from ui import presenting
 from ui.errors import input_error_text
 from ui.i18n import t
-from ui.url import GEOMETRY as P
+from ui.url.pages import GEOMETRY as P
 from ui.vector_input import MAX_ROWS, VectorInputError, parse_vectors, underflow_notes
 from ui.widgets import bound
 

@@ -9,7 +9,7 @@ import torch
 
 from engine.config import DTYPES
 from ui.i18n import t
-from ui.url import KERNELS as P
+from ui.url.pages import KERNELS as P
 from ui.widgets import bound
 
 

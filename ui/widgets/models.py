@@ -18,7 +18,7 @@ from ui import presenting
 from ui.errors import error_text
 from ui.i18n import current_language, t
 from ui.text.models import example_source
-from ui.url import MODELS as P
+from ui.url.pages import MODELS as P
 from ui.widgets import bound
 
 MAX_CONFIG_CHARS = 200_000  # a config.json is a few kB; a multimodal one with label maps, ~100 kB

@@ -19,7 +19,7 @@ from ui.formatting import format_number, number_text
 from ui.i18n import current_language, t
 from ui.labels import label
 from ui.text.vector_lab_precision import default_eps_sentence
-from ui.url import VECTOR_LAB as P
+from ui.url.pages import VECTOR_LAB as P
 from ui.vector_input import (
     MAX_CELLS,
     MAX_ROWS,

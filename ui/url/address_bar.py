@@ -1,0 +1,295 @@
+"""The address bar as the page's state: ``seed`` (URL -> widget state, before the widgets
+exist), ``show_notices``, ``publish`` / ``republish`` (widget state -> URL, stable ids,
+defaults omitted) and the sidebar's ``share_box``.
+"""
+
+from __future__ import annotations
+
+import html
+from urllib.parse import parse_qsl, urlencode
+
+import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+from ui.errors import shown
+from ui.formatting import literal
+from ui.i18n import language_from_locale, t
+from ui.url.codec import (
+    AT,
+    AT_PARAM,
+    LANDINGS,
+    LANGUAGE,
+    LANGUAGE_PARAM,
+    MAX_URL_CHARS,
+    MAX_URL_PAIRS,
+    PRESENT,
+    PRESENT_PARAM,
+    PageParams,
+    Refusal,
+    encode_pairs,
+    link_refusal,
+    parse,
+    query_pairs,
+    serialize,
+)
+from ui.url.pages import PAGES, PREFIXES, SECRET_KEYS
+
+_NOTICES = "_url_notices"  # (page, refusals) of the page being shown
+_FIRST_RUN = "_url_first_run"  # (page, whether its link reached the page empty)
+_PUBLISHED = "_url_published"  # (page, text parameters left out) the last whole run wrote
+SHARE_KEY = "share_open"  # the sidebar's share box: open or not
+_LAST_PAGE = "_url_last_page"  # the page of the previous run: a new one is a link followed
+LANDING = "_url_landing"  # the place this page's link asked for, until ui.landing scrolls there
+NAMED_UNKNOWN = 8  # unknown parameters a notice names (the rest are counted)
+# Kept in the address bar by Streamlit whatever the page writes there (``st.query_params``
+# hides them, ``from_dict`` keeps them): they count towards the length of the link it writes.
+_STREAMLIT_KEEPS = ("embed", "embed_options")
+
+
+def _query_string() -> str:
+    """The query string as the browser sent it (Streamlit has no public accessor for the
+    raw text; ``st.query_params`` holds it parsed)."""
+    ctx = get_script_run_ctx()
+    return getattr(ctx, "query_string", "") or ""
+
+
+def _link_refused() -> bool:
+    return link_refusal(_query_string()) is not None
+
+
+def initial_language() -> str:
+    """The URL's ``lang`` if valid, else the browser's locale, else English."""
+    raw = [] if _link_refused() else st.query_params.get_all(LANGUAGE_PARAM)
+    value = parse(LANGUAGE, raw)[0] if raw else None
+    return value if value is not None else language_from_locale(st.context.locale)
+
+
+def initial_present() -> str:
+    """The URL's presentation mode if valid (a projector link), else "off"."""
+    raw = [] if _link_refused() else st.query_params.get_all(PRESENT_PARAM)
+    value, refusal = parse(PRESENT, raw) if raw else (PRESENT.default, None)
+    return PRESENT.default if refusal is not None else value
+
+
+def _landing(page: str, raw: list[str]) -> str | None:
+    """The place ``raw`` (the link's ``at`` values) names on ``page``, or None."""
+    value = parse(AT, raw)[0] if raw else None
+    return value if value in LANDINGS.get(page, ()) else None
+
+
+def seed(page: PageParams | None) -> None:
+    """Copy the URL's values for ``page`` into widget state; remember what was refused.
+
+    A widget that already exists in this session holds the live value, so only parameters
+    whose widget has no state yet are read (a fresh link, a page opened from a lesson).
+    A link too long is refused whole, before any value is read.
+    """
+    name = page.page if page is not None else ""
+    if _FIRST_RUN not in st.session_state:  # the session's first page, and whether its link
+        #   reached the page empty (as Streamlit passes on a link of too many pairs)
+        st.session_state[_FIRST_RUN] = (name, not st.query_params)
+    whole = link_refusal(_query_string())
+    if whole is not None:
+        st.session_state[_NOTICES] = (name, (whole,))
+        return
+    url = st.query_params
+    if st.session_state.get(_LAST_PAGE) != name:  # arrived: where does the link land?
+        st.session_state[_LAST_PAGE] = name
+        st.session_state[LANDING] = _landing(name, url.get_all(AT_PARAM))
+    present = list(url.keys())
+    refusals: list[Refusal] = []
+    for app_wide in (LANGUAGE, PRESENT, AT):
+        raw = url.get_all(app_wide.key)
+        refusal = parse(app_wide, raw)[1] if raw else None
+        if refusal is not None:
+            refusals.append(refusal)
+    known = {LANGUAGE_PARAM, PRESENT_PARAM, AT_PARAM}
+    if page is not None:
+        for param in page.params:
+            known.update((param.key, *param.old_keys))
+            key = next((k for k in (param.key, *param.old_keys) if k in present), None)
+            if key is None or param.key in st.session_state:
+                continue
+            value, refusal = parse(param, url.get_all(key))
+            if refusal is not None:
+                refusals.append(refusal)
+            if value is not None:  # a list's known items, even beside a refusal
+                st.session_state[param.key] = value
+    own = page.prefix if page is not None else None
+    unknown = [
+        key
+        for key in present
+        if key not in known and (key.split("_")[0] not in PREFIXES or key.split("_")[0] == own)
+    ]  # skipped: another page's parameters
+    if len(unknown) == 1:
+        refusals.append(Refusal("unknown_param", {"param": unknown[0][:40]}))
+    elif unknown:
+        names = ", ".join(literal(key, 40) for key in unknown[:NAMED_UNKNOWN])
+        more = len(unknown) - NAMED_UNKNOWN
+        key = "unknown_params_more" if more > 0 else "unknown_params"
+        refusals.append(Refusal(key, {"count": len(unknown), "names": names, "more": more}))
+    previous = st.session_state.get(_NOTICES)
+    if refusals or previous is None or previous[0] != name:
+        st.session_state[_NOTICES] = (name, tuple(refusals))
+
+
+# Streamlit's server drops a query of more than MAX_URL_PAIRS pairs before the page runs, and
+# the address bar is rewritten after it: only the document's own navigation entry still holds
+# the link that was opened.  The notice is ours, shown by the browser when that link held
+# too many pairs (counted as Streamlit counts them).
+_DROPPED_LINK = """<div id="ns-dropped-link" class="ns-link-notice" hidden>{message}</div>
+<script>
+(() => {{
+  const entry = performance.getEntriesByType("navigation")[0];
+  const query = new URL(entry ? entry.name : window.location.href).search.slice(1);
+  const pairs = query ? query.split("&").length : 0;
+  const notice = document.getElementById("ns-dropped-link");
+  if (notice && pairs > {limit}) {{
+    notice.querySelector("[data-pairs]").textContent = pairs.toLocaleString("en");
+    notice.hidden = false;
+  }}
+}})();
+</script>"""
+
+
+def _dropped_link_notice() -> None:
+    """The browser's notice for a link Streamlit dropped for its number of pairs."""
+    slot = "\x00"  # where the browser writes the link's number of pairs
+    text = t("share.too_many_pairs", pairs=slot, limit=f"{MAX_URL_PAIRS:,}")
+    message = html.escape(text).replace(slot, "<span data-pairs></span>")
+    st.html(
+        _DROPPED_LINK.format(message=message, limit=MAX_URL_PAIRS), unsafe_allow_javascript=True
+    )
+
+
+def show_notices() -> None:
+    """Warn about every URL value that was refused, naming it and what is accepted; on the
+    first page of a session whose link reached it empty, let the browser say whether
+    Streamlit dropped it for its number of pairs."""
+    name, refusals = st.session_state.get(_NOTICES, ("", ()))
+    for refusal in refusals:
+        message = t(f"share.{refusal.key}", **shown(refusal.params))
+        st.warning(message, icon=":material/link_off:")
+    if st.session_state.get(_FIRST_RUN) == (name, True):
+        _dropped_link_notice()
+
+
+def _kept_by_streamlit() -> int:
+    """The characters of the link that Streamlit keeps whatever the page writes (``embed``,
+    ``embed_options``), with their "&"."""
+    query = _query_string()
+    if "embed" not in query.lower():
+        return 0
+    kept = [(k, v) for k, v in parse_qsl(query) if k.lower() in _STREAMLIT_KEEPS]
+    return len(urlencode(kept)) + 1 if kept else 0
+
+
+def _wanted(
+    page: PageParams | None, lang: str, present: str = "off"
+) -> tuple[dict[str, list[str]], tuple[str, ...]]:
+    """The query this page's state makes, and the text parameters left out for length."""
+    wanted = query_pairs(page, st.session_state, lang, present)
+    if present != "off":  # a projected address bar never shows a secret
+        for key in SECRET_KEYS:
+            wanted.pop(key, None)
+    if page is None:
+        return wanted, ()
+    left_out = []
+    texts = sorted(
+        (k for k in wanted if page.by_key.get(k) is not None and page[k].kind == "text"),
+        key=lambda k: -len(wanted[k][0]),
+    )
+    extra = _kept_by_streamlit()
+    for key in texts:  # a link past the limit would be refused: leave the longest text out
+        if len(encode_pairs(wanted)) + extra <= MAX_URL_CHARS:
+            break
+        del wanted[key]
+        left_out.append(key)
+    return wanted, tuple(left_out)
+
+
+def describes(page: PageParams | None, current: dict, wanted: dict) -> bool:
+    """Whether the address's ``current`` query already states the state ``wanted`` states:
+    the same pairs, or the same values with defaults written out (as a lesson's link writes
+    them), each as this app writes it (an older spelling is rewritten).
+
+    Each rewrite of the address is a new entry in the browser's history (Streamlit pushes
+    one when a run changes the query), so an address that already says the right thing is
+    left alone: Back after following a link returns in one press."""
+    for key in current.keys() | wanted.keys():
+        if current.get(key) == wanted.get(key):
+            continue
+        param = page.by_key.get(key) if page is not None else None
+        if param is None:
+            return False
+        have = parse(param, current[key]) if key in current else (param.default, None)
+        want = parse(param, wanted[key]) if key in wanted else (param.default, None)
+        if have[1] is not None or want[1] is not None or have[0] != want[0]:
+            return False
+        if key in current and current[key] != serialize(param, have[0]):
+            return False
+    return True
+
+
+def _write(page: PageParams | None, wanted: dict[str, list[str]]) -> bool:
+    """Put ``wanted`` in the address bar unless it already says it (``describes``); True if
+    it changed."""
+    url = st.query_params
+    current = {key: url.get_all(key) for key in url.keys()}
+    if page is not None and _landing(page.page, current.get(AT_PARAM, [])) is not None:
+        wanted[AT_PARAM] = current[AT_PARAM]  # where the link landed, kept while on its page
+    if describes(page, current, wanted):
+        return False
+    url.from_dict(wanted)
+    return True
+
+
+def publish(page: PageParams | None, lang: str, present: str = "off") -> tuple[str, ...]:
+    """Write the page's state to the URL, unless it already says it (``describes``); return
+    the keys left out because of length."""
+    wanted, left_out = _wanted(page, lang, present)
+    _write(page, wanted)
+    st.session_state[_PUBLISHED] = (page.page if page is not None else None, left_out)
+    return left_out
+
+
+def republish(lang: str, present: str = "off") -> bool:
+    """After a page section reran alone (``ui/sections.py``): write the state of the page
+    the last whole run published to the URL.  True when the sidebar's share box, drawn by
+    that run, no longer tells the truth (it is open, or its notes of parameters left out for
+    length changed) and the whole page must run again to redraw it."""
+    name, shown = st.session_state.get(_PUBLISHED, (None, ()))
+    page = PAGES.get(name)
+    wanted, left_out = _wanted(page, lang, present)
+    changed = _write(page, wanted)
+    return changed and (bool(st.session_state.get(SHARE_KEY)) or left_out != shown)
+
+
+def share_link(page: PageParams | None, lang: str, present: str = "off") -> str:
+    """The address an instructor copies: this page with its settings (and presentation mode,
+    so a link prepared for the projector opens presenting)."""
+    wanted, _ = _wanted(page, lang, present)
+    for key in SECRET_KEYS:  # a shared link never carries a secret
+        wanted.pop(key, None)
+    query = encode_pairs(wanted)
+    base = st.context.url or ""
+    return f"{base}?{query}" if query else base
+
+
+def share_box(
+    page: PageParams | None, lang: str, left_out: tuple[str, ...], present: str = "off"
+) -> None:
+    """A sidebar expander with the current page's link, ready to copy."""
+    # Filled only once opened (a rerun), unless it has a note to give: its code block would
+    # make a first view fetch and run the browser's syntax highlighter (1.5 MB of
+    # JavaScript) for a closed box.
+    box = st.sidebar.expander(
+        t("app.share"), icon=":material/link:", key=SHARE_KEY, on_change="rerun"
+    )
+    if not box.open and not left_out:
+        return
+    with box:
+        st.caption(t("app.share_help"))
+        st.code(share_link(page, lang, present), language=None, wrap_lines=True)
+        for key in left_out:
+            st.caption(t("share.left_out", param=key, limit=f"{MAX_URL_CHARS:,}"))

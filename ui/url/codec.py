@@ -1,0 +1,246 @@
+"""How a link's values are read and written: one query parameter (``Param``), a page's
+parameters (``PageParams``), parsing with refusals, and the query a page's values make.
+
+Pure functions of their arguments: nothing here reads Streamlit's state
+(``ui/url/address_bar.py`` does).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlencode
+
+from ui.formatting import number_text
+from ui.i18n import LANGUAGES
+from ui.labels import every_label
+
+LANGUAGE_PARAM = "lang"
+# Presentation mode, app-wide like ``lang`` (no page prefix): "on" enlarges text and charts and
+# hides the sidebar, toolbar and download menus; "results" also hides the page's controls,
+# so a projected page shows only what is being taught.  ``ui/presenting.py`` applies it.
+PRESENT_PARAM = "present"
+PRESENT_MODES = ("off", "on", "results")
+# Where a link lands on its page, app-wide too: ``at=<place>`` scrolls the page to a place it
+# marks (``ui/landing.py``) when the link is opened, as a lesson's link does.  page -> places.
+AT_PARAM = "at"
+LANDINGS = {
+    "depth": ("results",),  # the charts, under the settings
+    "axes": ("batch_of_one",),  # BatchNorm's failures, experiment 4
+    "kernels": ("memory",),  # the memory-bound section, under the timings
+    "dumps": ("residual",),  # the residual stream's RMS, under what was read
+}
+# The server answers HTTP 400 once a request's line and headers pass 128 KiB (measured: a
+# query of 127,841 characters opened, 127,857 did not); keep links well under that.  No link
+# this app writes is longer, so a longer one is refused whole, before any value is read.
+MAX_URL_CHARS = 96_000
+# Streamlit's server drops a query string of more ``key=value`` pairs than this before the
+# page runs, saying nothing: only the browser still knows, so it says so
+# (``show_notices``).
+MAX_URL_PAIRS = 1_000
+
+
+@dataclass(frozen=True)
+class Param:
+    """One query parameter: its key (= the widget's key), type, default and accepted values.
+
+    kind: "choice" (one of ``choices``), "choices" (a subset, repeated keys in the URL),
+    "int" / "float" (a number in [low, high]), "bool" ("true"/"false"), "text".
+    ``vocabulary`` names the ``ui.labels`` vocabulary whose display names older links wrote.
+    ``spec`` and ``field``: the engine spec's field the parameter was made from (``from_spec``).
+    """
+
+    key: str
+    kind: str
+    default: Any
+    choices: tuple = ()
+    low: float | None = None
+    high: float | None = None
+    vocabulary: str | None = None
+    old_keys: tuple[str, ...] = ()
+    max_chars: int = 200
+    spec: type | None = None
+    field: str | None = None
+
+    @property
+    def max_items(self) -> int:
+        """The most items a "choices" list may name (each choice twice, in older hand-written
+        links); a longer list is refused before its items are read."""
+        return 2 * len(self.choices)
+
+    def accepted(self) -> str:
+        """What this parameter accepts, for messages."""
+        if self.kind in ("choice", "choices"):
+            return ", ".join(serialize_one(self, c) for c in self.choices)
+        if self.kind in ("int", "float"):
+            return f"{number_text(self.low)} … {number_text(self.high)}"
+        if self.kind == "bool":
+            return "true, false"
+        return f"≤ {self.max_chars:,}"  # a text's length; messages say "characters" themselves
+
+
+@dataclass(frozen=True)
+class PageParams:
+    """A page's parameters; every key starts with ``prefix + "_"``."""
+
+    page: str
+    prefix: str
+    params: tuple[Param, ...]
+    by_key: dict = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "by_key", {p.key: p for p in self.params})
+        for p in self.params:
+            if not p.key.startswith(self.prefix + "_"):
+                raise ValueError(f"{p.key} lacks the page prefix {self.prefix}_")
+
+    def __getitem__(self, key: str) -> Param:
+        return self.by_key[key]
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """A URL value that was not accepted: ``key`` names the message (``share.<key>``)."""
+
+    key: str
+    params: dict
+
+
+# --- pure parsing -----------------------------------------------------------------------------
+
+
+def serialize_one(param: Param, value) -> str:
+    """One value as the URL writes it."""
+    if param.kind == "bool" or isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return number_text(value)
+    return str(value)
+
+
+def serialize(param: Param, value) -> list[str]:
+    """``value`` as URL strings (one per repeated key for "choices")."""
+    if param.kind == "choices":
+        return [serialize_one(param, v) for v in value]
+    return [serialize_one(param, value)]
+
+
+def _as_choice(param: Param, raw: str):
+    """The choice ``raw`` names: its id, an older display name, or (numbers) its value."""
+    for choice in param.choices:
+        if raw == serialize_one(param, choice):
+            return choice
+    if param.vocabulary is not None:
+        for choice in param.choices:
+            if raw.casefold() in {
+                name.casefold() for name in every_label(param.vocabulary, choice)
+            }:
+                return choice
+    if param.choices and isinstance(param.choices[0], int | float):
+        try:
+            number = float(raw)
+        except ValueError:
+            return None
+        for choice in param.choices:
+            if number == choice:
+                return choice
+    return None
+
+
+def _refuse(param: Param, raw: str, why: str = "not_accepted") -> Refusal:
+    """What was refused, for the page's warning (the value is cut there when long)."""
+    return Refusal(
+        why,
+        {
+            "param": param.key,
+            "value": raw,
+            "accepted": param.accepted(),
+            "limit": param.max_chars,
+            "chars": len(raw),
+        },
+    )
+
+
+def parse(param: Param, raw: list[str]) -> tuple[Any, Refusal | None]:
+    """The value ``raw`` (the URL's strings for ``param``) means, or a refusal, or both: a list
+    keeps its known items when some are unknown (a stale lesson answer must not wipe the
+    others), and the refusal names the unknown ones."""
+    if param.kind == "choices":  # the known items are kept, the unknown ones named
+        items = [part for r in raw for part in r.split(",")]
+        if len(items) > param.max_items:  # refused before any item is looked up
+            refusal = _refuse(param, ",".join(items[: param.max_items]), "too_many_items")
+            counted = {"items": f"{len(items):,}", "limit": param.max_items}
+            return None, Refusal(refusal.key, {**refusal.params, **counted})
+        values, unknown = [], []
+        for item in items:
+            choice = _as_choice(param, item.strip())
+            if choice is None:
+                unknown.append(item)
+            elif choice not in values:
+                values.append(choice)
+        if not unknown:
+            return values, None
+        refusal = _refuse(param, ",".join(unknown), "partly_accepted" if values else "not_accepted")
+        return (values or None), refusal
+    text = raw[-1] if raw else ""
+    if param.kind == "choice":
+        choice = _as_choice(param, text)
+        return (choice, None) if choice is not None else (None, _refuse(param, text))
+    if param.kind == "bool":
+        if text.lower() in ("true", "false"):
+            return text.lower() == "true", None
+        return None, _refuse(param, text)
+    if param.kind == "text":
+        if len(text) > param.max_chars:
+            return None, _refuse(param, text, "too_long")
+        return text, None
+    try:
+        number = float(text.strip())
+    except ValueError:
+        return None, _refuse(param, text)
+    if not math.isfinite(number) or not (param.low <= number <= param.high):
+        return None, _refuse(param, text)
+    if param.kind == "int":
+        if not number.is_integer():
+            return None, _refuse(param, text)
+        return int(number), None
+    return number, None
+
+
+def link_refusal(query: str) -> Refusal | None:
+    """The whole link refused, before any of its values is read, or None: longer than any
+    link this app writes.  ``query``: the raw query string, as the browser sent it."""
+    if len(query) > MAX_URL_CHARS:
+        return Refusal("link_too_long", {"chars": f"{len(query):,}", "limit": f"{MAX_URL_CHARS:,}"})
+    return None
+
+
+def query_pairs(page: PageParams | None, values, lang: str | None, present: str) -> dict:
+    """The query ``values`` make for ``page`` (defaults omitted), with the app-wide
+    parameters: ``{key: [value, ...]}``."""
+    pairs = {} if lang is None else {LANGUAGE_PARAM: [lang]}
+    if present != PRESENT.default:
+        pairs[PRESENT_PARAM] = [present]
+    for param in page.params if page is not None else ():
+        value = values.get(param.key)
+        if value is not None and value != param.default:
+            pairs[param.key] = serialize(param, value)
+    return pairs
+
+
+def encode_pairs(pairs: dict[str, list[str]]) -> str:
+    return urlencode([(key, value) for key, values in pairs.items() for value in values])
+
+
+def query_string(
+    page: PageParams, values: dict[str, Any], lang: str | None = None, present: str = "off"
+) -> str:
+    """The query a page's current ``values`` make (defaults omitted), e.g. for a lesson link;
+    ``lang`` and ``present`` (when not "off") are the app-wide parameters."""
+    return encode_pairs(query_pairs(page, values, lang, present))
+
+
+LANGUAGE = Param(LANGUAGE_PARAM, "choice", "en", tuple(LANGUAGES))
+PRESENT = Param(PRESENT_PARAM, "choice", "off", PRESENT_MODES)
+AT = Param(AT_PARAM, "choice", "top", ("top", *sorted({p for v in LANDINGS.values() for p in v})))

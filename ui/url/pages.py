@@ -1,0 +1,414 @@
+"""Every page's query parameters, with their meaning: the public API of share links.
+
+A link made in one language opens the same view in the other (values are stable ids);
+``tests/ui/test_url.py`` pins the tables and checks each ``from_spec`` parameter against its
+engine field.
+"""
+
+from __future__ import annotations
+
+from classroom import rules as class_rules
+from engine.axes import limits as axes_limits
+from engine.axes.small_batch import DEFAULT_BATCH_SIZES, DEFAULT_DRAWS
+from engine.axes.train_eval import DEFAULT_MOMENTUM, DEFAULT_SHIFT, DEFAULT_STEPS
+from engine.config import (
+    EXPERIMENTS,
+    GEOMETRY_AXES,
+    GEOMETRY_MAX_D,
+    GEOMETRY_SCENE_MAX_D,
+    STORAGE_DTYPES,
+    AxesSpec,
+    DepthSpec,
+    DumpSpec,
+    FoldSpec,
+    FreezeSpec,
+    FreezeSweepSpec,
+    GeometrySpec,
+    HalfSpec,
+    LensSpec,
+    LiveSpec,
+    MassiveSpec,
+    NormSpec,
+    SwapSpec,
+    TextSpec,
+    TrainSpec,
+)
+from engine.config.depth import INIT_STDS, MAX_LAYERS, MAX_TOKENS
+from engine.config.fields import MAX_SEED, Accepts, accepts, annotations
+from engine.models import catalog
+from engine.norms.kinds import PER_TOKEN_KINDS, ROW_KINDS
+from engine.norms.precision_presets import PRESET_NAMES
+from engine.norms.random_inputs import DISTRIBUTIONS
+from engine.perf.timing import PASSES
+from ui.lessons.catalog import ANSWER_IDS, LESSON_IDS
+from ui.url.codec import PageParams, Param
+from ui.vector_input import MAX_ROWS, MAX_TEXT_CHARS, MAX_VECTOR_WIDTH
+
+# --- the pages' parameters --------------------------------------------------------------------
+#
+# A parameter made with ``from_spec`` names an engine spec's field: its kind, default, range
+# and menu are that field's metadata (``engine/config/fields.py``), so the page offers what
+# the engine accepts.  A page may offer less (a narrower range or menu) or a second parameter
+# on the same field with its own default; ``tests/ui/test_url.py`` checks each against its
+# field.  The others (sections, clicked cells, views, typed text) are the page's own.
+
+_FIELD = object()  # from_spec's default: the field's own
+
+
+def from_spec(
+    key: str,
+    spec: type,
+    name: str,
+    *,
+    default=_FIELD,
+    many: bool = False,
+    table: dict | None = None,
+    low: float | None = None,
+    high: float | None = None,
+    choices=None,
+    **url,
+) -> Param:
+    """The parameter ``key`` for the field ``name`` of ``spec``.
+
+    ``many``: a list of the field's values (one spec per item); ``table``: ids in the link for
+    the values behind them (``INIT_STDS``); ``low`` / ``high`` / ``choices``: the page offers
+    less than the field accepts; ``url``: ``vocabulary`` and ``old_keys``.
+    """
+    rule = accepts(spec).get(name, Accepts())
+    kind = annotations(spec)[name][0]
+    value = spec.__dataclass_fields__[name].default if default is _FIELD else default
+    bound = {"spec": spec, "field": name, **url}
+    if table is not None:
+        ids = {v: k for k, v in table.items()}
+        return Param(key, "choice", ids[value], tuple(table), **bound)
+    menu = choices or rule.offered or rule.choices
+    if menu is not None:
+        return Param(key, "choices" if many else "choice", value, tuple(menu), **bound)
+    if kind is bool:
+        return Param(key, "bool", value, **bound)
+    if kind is str:
+        return Param(key, "text", value, max_chars=rule.high, **bound)
+    low = rule.low if low is None else low
+    high = rule.high if high is None else high
+    return Param(key, kind.__name__, value, low=low, high=high, **bound)
+
+
+# app.py's default page: served at the app's root address, not at /vector_lab
+DEFAULT_PAGE = "vector_lab"
+TIMING_ROWS = (256, 1024, 4096)
+TIMING_WIDTHS = (256, 512, 1024, 2048, 4096, 8192)
+TIMING_DTYPES = ("float32", "bfloat16", "float16")
+
+VECTOR_LAB = PageParams(
+    "vector_lab",
+    "vl",
+    (
+        # "preset": a row of engine/norms/precision_presets.py named by its id (vl_preset), so
+        # a link to a 4,096-wide preset stays short; a link that types its numbers still works
+        Param("vl_source", "choice", "text", ("text", "random", "preset"), vocabulary="source"),
+        Param("vl_text", "text", "1, 2, 3, 4", max_chars=MAX_TEXT_CHARS),
+        Param("vl_preset", "choice", PRESET_NAMES[0], PRESET_NAMES),
+        Param("vl_d", "int", 8, low=1, high=MAX_VECTOR_WIDTH),
+        Param("vl_rows", "int", 1, low=1, high=MAX_ROWS),
+        Param("vl_dist", "choice", "normal", DISTRIBUTIONS, vocabulary="distribution"),
+        Param("vl_seed", "int", 0, low=0, high=MAX_SEED),
+        Param("vl_shift", "float", 0.0, low=-1e6, high=1e6),
+        Param("vl_scale", "float", 1.0, low=0.0, high=1e6),
+        Param("vl_dtype", "choice", "float32", STORAGE_DTYPES),
+        from_spec("vl_compute", NormSpec, "compute_dtype"),
+        from_spec("vl_norm", NormSpec, "kind", vocabulary="norm"),
+        Param("vl_eps", "text", "1e-5", max_chars=40),  # typed: ui.vector_input.parse_eps
+        from_spec("vl_offset", NormSpec, "offset"),
+        Param("vl_gamma", "text", "1", max_chars=MAX_TEXT_CHARS // 4),
+        Param("vl_beta", "text", "0", max_chars=MAX_TEXT_CHARS // 4),
+        from_spec("vl_groups", NormSpec, "groups", default=2, high=MAX_VECTOR_WIDTH),
+        from_spec("vl_alpha", NormSpec, "alpha"),
+        Param("vl_row", "int", 1, low=1, high=MAX_ROWS),
+    ),
+)
+
+# the stack simulated layer by layer | the L-sweep | wiring diagrams | the training lab
+DEPTH_SECTIONS = ("stack", "sweep", "wiring", "training")
+_RUN = {"vocabulary": "placement"}
+DEPTH = PageParams(
+    "depth",
+    "dp",
+    (
+        Param("dp_section", "choice", "stack", DEPTH_SECTIONS),
+        from_spec(
+            "dp_placements",
+            DepthSpec,
+            "placement",
+            many=True,
+            default=["post", "pre"],
+            vocabulary="placement",
+        ),
+        from_spec("dp_layers", DepthSpec, "layers", high=MAX_LAYERS),
+        from_spec("dp_d", DepthSpec, "d"),
+        from_spec("dp_tokens", DepthSpec, "tokens", high=MAX_TOKENS),
+        from_spec("dp_seed", DepthSpec, "seed"),
+        from_spec("dp_sublayer", DepthSpec, "sublayer", vocabulary="sublayer"),
+        from_spec("dp_norm", DepthSpec, "norm", vocabulary="norm"),
+        from_spec("dp_init", DepthSpec, "init_std", table=INIT_STDS, vocabulary="init"),
+        from_spec("dp_activation", DepthSpec, "activation", vocabulary="activation"),
+        from_spec("dp_scaling", DepthSpec, "residual_scaling"),
+        from_spec("dp_final", DepthSpec, "final_norm"),
+        from_spec("dp_alpha", DepthSpec, "dyt_alpha"),
+        # the training lab (its keys were tl_*, tla_*, tlb_* before)
+        from_spec("dp_task", TrainSpec, "task", vocabulary="task", old_keys=("tl_task",)),
+        from_spec("dp_lr", TrainSpec, "lr", old_keys=("tl_lr",)),
+        from_spec("dp_steps", TrainSpec, "steps", old_keys=("tl_steps",)),
+        from_spec("dp_train_layers", TrainSpec, "layers", old_keys=("tl_layers",)),
+        from_spec("dp_train_d", TrainSpec, "d", old_keys=("tl_d",)),
+        from_spec(
+            "dp_run_a", TrainSpec, "placement", default="pre", old_keys=("tla_placement",), **_RUN
+        ),
+        from_spec("dp_warmup_a", TrainSpec, "warmup", old_keys=("tla_warmup",)),
+        from_spec("dp_run_b", TrainSpec, "placement", old_keys=("tlb_placement",), **_RUN),
+        from_spec("dp_warmup_b", TrainSpec, "warmup", old_keys=("tlb_warmup",)),
+    ),
+)
+
+KERNELS = PageParams(
+    "kernels",
+    "kn",
+    (
+        Param("kn_rows", "choice", 1024, TIMING_ROWS),
+        Param("kn_widths", "choices", [256, 1024, 4096], TIMING_WIDTHS),
+        Param("kn_dtype", "choice", "float32", TIMING_DTYPES),
+        Param("kn_passes", "choices", list(PASSES), PASSES, vocabulary="pass"),
+        Param("kn_tokens", "int", 4096, low=1, high=1 << 24),
+        Param("kn_d", "int", 4096, low=1, high=1 << 18),
+        Param("kn_rdtype", "choice", "bfloat16", TIMING_DTYPES),
+    ),
+)
+
+# The model catalog.  A pasted config.json is user data: it stays in the browser session and is
+# never written to the URL (``md_input=paste`` opens an empty box to paste into).
+_CATALOG = catalog()
+MODEL_EXAMPLES = tuple(f.id for f in _CATALOG.families if f.example is not None)
+MODEL_DTYPES = ("config", "bfloat16", "float16", "float32")  # "config": its torch_dtype
+MODELS = PageParams(
+    "models",
+    "md",
+    (
+        Param("md_family", "choice", "llama3", _CATALOG.ids),
+        Param("md_input", "choice", "example", ("example", "paste"), vocabulary="config_input"),
+        # GPT-3 175B by default: seed 000's 4,743,168 norm parameters, 0.0027 % of all
+        Param("md_example", "choice", "gpt3", MODEL_EXAMPLES),
+        Param("md_dtype", "choice", "config", MODEL_DTYPES),
+        Param("md_tokens", "int", 1, low=1, high=1 << 24),
+    ),
+)
+
+# Activation dumps.  The uploaded file is user data: it stays in the browser session and is
+# never named in the URL; these are the settings of how it is read and shown, so a link
+# opens the same view of whatever dump its reader uploads.  The stream override names an
+# entry of the file, so it stays out of the link too.  The page opens on the built-in
+# example (real SmolLM2 activations, no upload); links written before it existed carry no
+# du_source and open on it too, with their settings.
+DUMP_SOURCES = ("upload", "example", "live")
+# The live model's given prompts (two English, two Chinese; the last three are also in the
+# built-in example): results of these are shared between sessions; a prompt someone typed
+# is theirs, and its results stay in their session.
+LIVE_PROMPTS = (
+    "The capital of France is Paris, and the capital of Japan is",
+    "Normalization layers keep the residual stream of a deep Transformer from growing without "
+    "bound as new layers are added on top.",
+    "我喜欢周末读书和喝茶。",
+    "为什么每一层都要先做归一化？",
+)
+DUMPS = PageParams(
+    "dumps",
+    "du",
+    (
+        Param("du_source", "choice", "example", DUMP_SOURCES, vocabulary="dump_source"),
+        from_spec("du_axes", DumpSpec, "axes"),
+        from_spec("du_order", DumpSpec, "layer_order", vocabulary="layer_order"),
+        from_spec("du_massive_abs", DumpSpec, "massive_abs"),
+        from_spec("du_massive_ratio", DumpSpec, "massive_ratio"),
+        from_spec("du_outlier", DumpSpec, "outlier_ratio"),
+        from_spec("du_eps", DumpSpec, "norm_eps"),
+        Param("du_log", "bool", True),  # the RMS heatmap's colours on a log scale
+        Param("du_batch", "int", 0, low=0, high=1 << 20),  # the sequence shown, when B > 1
+        # -1: the middle layer (the dump's depth is not known before it is read)
+        Param("du_token_layer", "int", -1, low=-1, high=1 << 20),
+        Param("du_token", "int", 0, low=0, high=1 << 24),
+        Param("du_channel_layer", "int", -1, low=-1, high=1 << 20),
+        # the norm pair looked at (input vs output, DyT fit); -1: the norm that reads the
+        # dump's largest entry (links before it existed meant pair 0 by leaving it out)
+        Param("du_pair", "int", -1, low=-1, high=1 << 20),
+        Param("du_io_token", "int", 0, low=0, high=1 << 24),  # its token (in du_batch)
+        from_spec("du_prompt", LiveSpec, "prompt", default=LIVE_PROMPTS[0]),  # the live model
+    ),
+)
+
+AXES_SECTIONS = ("cells", "batchnorm")  # which cells share statistics | BatchNorm's failures
+AXES_BATCH_SIZES = (1, 2, 4, 8, 16, 32, 64)  # the small-batch experiment's choices
+_TOKENS = AxesSpec().tokens
+
+
+def _range(rule: Accepts) -> dict:
+    """An engine argument's range as a parameter's bounds."""
+    return {"low": rule.low, "high": rule.high}
+
+
+AXES = PageParams(
+    "axes",
+    "ax",
+    (
+        Param("ax_section", "choice", "cells", AXES_SECTIONS),
+        # the tensor
+        from_spec("ax_source", AxesSpec, "source", vocabulary="axes_source"),
+        from_spec("ax_preset", AxesSpec, "preset", vocabulary="axes_preset"),
+        from_spec("ax_batch", AxesSpec, "batch"),
+        from_spec("ax_tokens", AxesSpec, "tokens"),
+        from_spec("ax_d", AxesSpec, "d"),
+        from_spec("ax_seed", AxesSpec, "seed"),
+        # "16,12,8,4": one length per sequence ("512," each); empty = the engine's staircase
+        Param("ax_lengths", "text", "", max_chars=4 * axes_limits.MAX_BATCH),
+        from_spec("ax_pad", AxesSpec, "pad_value"),
+        # the norm
+        from_spec("ax_norm", AxesSpec, "kind", vocabulary="norm"),
+        from_spec("ax_groups", AxesSpec, "groups"),
+        from_spec("ax_eps", AxesSpec, "eps"),
+        from_spec("ax_mask", AxesSpec, "mask_padding"),
+        from_spec("ax_dtype", AxesSpec, "dtype"),
+        # the clicked cell (b, t, c)
+        Param("ax_cell_b", "int", 1, low=0, high=axes_limits.MAX_BATCH - 1),
+        Param("ax_cell_t", "int", 4, low=0, high=axes_limits.MAX_TOKENS - 1),
+        Param("ax_cell_c", "int", 10, low=0, high=axes_limits.MAX_CHANNELS - 1),
+        # BatchNorm's failures: the arguments of engine/axes/{small_batch,train_eval,causal_leak}.py
+        Param("ax_sizes", "choices", list(DEFAULT_BATCH_SIZES), AXES_BATCH_SIZES),
+        Param("ax_draws", "int", DEFAULT_DRAWS, **_range(axes_limits.DRAWS)),
+        Param("ax_shift", "float", DEFAULT_SHIFT, **_range(axes_limits.SHIFT)),
+        Param("ax_momentum", "float", DEFAULT_MOMENTUM, **_range(axes_limits.MOMENTUM)),
+        Param("ax_steps", "int", DEFAULT_STEPS, **_range(axes_limits.TRAIN_STEPS)),
+        Param(
+            "ax_position",
+            "int",
+            _TOKENS - 1,
+            low=axes_limits.LEAK_POSITION_LOW,
+            high=axes_limits.MAX_TOKENS - 1,
+        ),
+        # the example source: the point of SmolLM2's stream sliced
+        from_spec("ax_layer", AxesSpec, "layer"),
+    ),
+)
+
+# Lessons (ui/lessons/): where a learner is and what they answered ("<lesson>.<option>"), so a
+# link resumes the course; "sheet" is the instructor's printable list of every lesson's link.
+LESSON_VIEWS = ("lesson", "sheet")
+LESSONS = PageParams(
+    "lessons",
+    "ls",
+    (
+        Param("ls_lesson", "choice", LESSON_IDS[0], LESSON_IDS),
+        Param("ls_answers", "choices", [], ANSWER_IDS),
+        Param("ls_view", "choice", "lesson", LESSON_VIEWS),
+        # a class's join code: this browser's committed predictions are counted in it
+        Param("ls_class", "text", "", max_chars=4 * class_rules.CODE_LENGTH),
+    ),
+)
+
+# Class mode's instructor page: the class (its code and the instructor's private key, the
+# "instructor link") and the lesson whose answers it shows.  The key is read from a link but
+# left out of the address bar while presenting and out of every shared link (the session
+# keeps it): a room that sees the projector never reads it.
+SECRET_KEYS = ("cl_key",)
+CLASSROOM = PageParams(
+    "classroom",
+    "cl",
+    (
+        Param("cl_code", "text", "", max_chars=4 * class_rules.CODE_LENGTH),
+        Param("cl_key", "text", "", max_chars=class_rules.TOKEN_CHARS),
+        Param("cl_lesson", "choice", LESSON_IDS[0], LESSON_IDS),
+    ),
+)
+
+# Geometry.  The scene takes d = 1, 2 or 3; the high-dimension section its own width.  The
+# sliders offer gamma and beta in [-3, 3] and the shift in [-10, 10], less than the engine takes.
+GEOMETRY_SECTIONS = ("scene", "vector", "eps", "affine", "dyt", "high", "real")
+GEOMETRY_SHOWN = PER_TOKEN_KINDS  # the norms the scene draws
+GEOMETRY_VIEWS = ("pca", "axes", "ones")
+_AFFINE = {"low": -3.0, "high": 3.0}
+GEOMETRY = PageParams(
+    "geometry",
+    "ge",
+    (
+        Param("ge_section", "choice", "scene", GEOMETRY_SECTIONS),
+        # the cloud of inputs
+        from_spec("ge_d", GeometrySpec, "d", choices=range(1, GEOMETRY_SCENE_MAX_D + 1)),
+        from_spec("ge_dist", GeometrySpec, "distribution", vocabulary="distribution"),
+        from_spec("ge_count", GeometrySpec, "count"),
+        from_spec("ge_spread", GeometrySpec, "spread"),
+        from_spec("ge_shift", GeometrySpec, "shift", low=-10.0, high=10.0),
+        from_spec("ge_seed", GeometrySpec, "seed"),
+        from_spec("ge_eps", GeometrySpec, "eps"),
+        # what the scene draws
+        Param("ge_show", "choices", list(ROW_KINDS), GEOMETRY_SHOWN, vocabulary="norm"),
+        Param("ge_inputs", "bool", True),
+        Param("ge_lines", "bool", True),
+        # one vector step by step ("1, 2, 6": mu = 3, off the all-ones axis)
+        Param("ge_vector", "text", "1, 2, 6", max_chars=MAX_TEXT_CHARS),
+        # gamma and beta per axis (the ellipsoid), DyT's alpha
+        *(
+            from_spec(f"ge_{name}_{axis}", GeometrySpec, f"{name}_{axis}", **_AFFINE)
+            for name in ("gamma", "beta")
+            for axis in GEOMETRY_AXES
+        ),
+        from_spec("ge_alpha", GeometrySpec, "dyt_alpha"),
+        # high dimension
+        from_spec("ge_wide_d", GeometrySpec, "d", default=768),
+        Param("ge_view", "choice", "pca", GEOMETRY_VIEWS),
+        Param("ge_axis_a", "int", 0, low=0, high=GEOMETRY_MAX_D - 1),
+        Param("ge_axis_b", "int", 1, low=0, high=GEOMETRY_MAX_D - 1),
+        # real activations: which norm pair of the shipped dump (in the dump's order)
+        Param("ge_pair", "int", 0, low=0, high=1 << 10),
+    ),
+)
+
+# Experiments on a real model.  A spec's blocks are a tuple the model's depth bounds; the page
+# offers one block or every block (EVERY_BLOCK), checked against the model when it runs.
+EVERY_BLOCK = -1
+_BLOCK = {"low": EVERY_BLOCK, "high": 10**4}
+EXPERIMENTS_PAGE = PageParams(
+    "experiments",
+    "ex",
+    (
+        Param("ex_experiment", "choice", EXPERIMENTS[0], EXPERIMENTS),
+        # a model the operator's folders hold (engine.dumps.local_files' id); "": the built-in
+        Param("ex_model", "text", "", max_chars=300),
+        from_spec("ex_text", TextSpec, "text"),
+        from_spec("ex_prompt", TextSpec, "prompt"),
+        from_spec("ex_tokens", TextSpec, "max_tokens"),
+        from_spec("ex_setting", MassiveSpec, "setting"),
+        from_spec("ex_window", MassiveSpec, "window"),
+        Param("ex_swap_block", "int", EVERY_BLOCK, **_BLOCK),  # SwapSpec.layers
+        from_spec("ex_swap_final", SwapSpec, "final"),
+        Param("ex_freeze_block", "int", EVERY_BLOCK, **_BLOCK),  # FreezeSpec.layers
+        from_spec("ex_freeze_final", FreezeSpec, "final"),
+        from_spec("ex_exempt", FreezeSpec, "exempt"),
+        from_spec("ex_sweep_exempt", FreezeSweepSpec, "exempt"),
+        from_spec("ex_fold_final", FoldSpec, "final"),
+        from_spec("ex_top_k", LensSpec, "top_k"),
+        from_spec("ex_upcast", HalfSpec, "upcast"),
+    ),
+)
+
+PAGES = {
+    p.page: p
+    for p in (
+        LESSONS,
+        CLASSROOM,
+        VECTOR_LAB,
+        AXES,
+        GEOMETRY,
+        DEPTH,
+        KERNELS,
+        MODELS,
+        DUMPS,
+        EXPERIMENTS_PAGE,
+    )
+}
+PREFIXES = {p.prefix for p in PAGES.values()} | {"tl", "tla", "tlb"}  # with the old Depth ones
