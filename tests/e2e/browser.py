@@ -19,6 +19,20 @@ def wait_idle(page, timeout: float = 60_000) -> None:
     page.wait_for_timeout(200)
 
 
+# Every font the page asked for loaded and every chart drawn: what a layout check measures
+SETTLED = """() => document.fonts.status === 'loaded' && [...document.querySelectorAll(
+  '.js-plotly-plot')].every(plot => plot.querySelector('.main-svg') !== null)"""
+
+
+def open_settled(page, server_url: str, path: str, query: str) -> None:
+    """Open ``path?query``, wait for the run, its fonts and its charts; no exception shown."""
+    page.goto(f"{server_url}/{path}?{query}")
+    wait_idle(page, 120_000)
+    page.wait_for_function(SETTLED, timeout=30_000)
+    page.wait_for_timeout(300)  # the last layout pass after the charts took their height
+    assert page.locator("[data-testid='stException']").count() == 0
+
+
 def math_text(page) -> str:
     """The rendered maths with KaTeX's layout whitespace removed ("μ = 2.5" -> "μ=2.5")."""
     return re.sub(r"[\s\u200b]+", "", "".join(page.locator(".katex-html").all_inner_texts()))

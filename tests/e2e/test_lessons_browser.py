@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.browser import wait_idle
+from tests.e2e.browser import open_settled, wait_idle
 from ui.figures.export import image_export_available
 from ui.i18n import translate
 from ui.lessons.catalog import LESSON_IDS
@@ -41,19 +41,12 @@ TRUNCATED = """() => {
 }"""
 
 
-def _open(page, server_url: str, path: str, query: str) -> None:
-    page.goto(f"{server_url}/{path}?{query}")
-    wait_idle(page, 120_000)
-    page.wait_for_timeout(1500)  # charts and fonts settle
-    assert page.locator("[data-testid='stException']").count() == 0
-
-
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_a_walk_through_every_lesson(page, server_url, artifacts, lang):
     folder = artifacts / "lessons"
     folder.mkdir(exist_ok=True)
     for number, lesson_id in enumerate(LESSON_IDS, 1):
-        _open(page, server_url, "lessons", f"lang={lang}&ls_lesson={lesson_id}")
+        open_settled(page, server_url, "lessons", f"lang={lang}&ls_lesson={lesson_id}")
         title = translate(f"lessons.{lesson_id}.title", lang)
         expect(page.get_by_role("heading", name=f"{number}. {title}")).to_be_visible()
         assert page.locator(".katex-display").count() >= 1
@@ -61,7 +54,7 @@ def test_a_walk_through_every_lesson(page, server_url, artifacts, lang):
 
 
 def test_predict_commit_and_follow_the_link_to_the_configured_page(page, server_url, artifacts):
-    _open(page, server_url, "lessons", "lang=en&ls_lesson=worked_example")
+    open_settled(page, server_url, "lessons", "lang=en&ls_lesson=worked_example")
     page.get_by_text("(b) −1.3416").click()
     wait_idle(page)
     page.get_by_role("button", name="Commit").click()
@@ -83,7 +76,7 @@ def test_predict_commit_and_follow_the_link_to_the_configured_page(page, server_
 def test_presentation_results_mode_shows_only_what_is_taught(browser, server_url, artifacts):
     context = browser.new_context(viewport={"width": 1280, "height": 720})
     page = context.new_page()
-    _open(page, server_url, "", "lang=en&present=results")
+    open_settled(page, server_url, "", "lang=en&present=results")
     expect(page.locator("[data-testid='stSidebar']")).to_be_hidden()
     expect(page.locator(".st-key-controls_vl")).to_be_hidden()
     expect(page.get_by_role("button", name="Exit presentation")).to_be_visible()
@@ -98,7 +91,7 @@ def test_presentation_results_mode_shows_only_what_is_taught(browser, server_url
 
 
 def test_a_chart_downloads_its_data_as_csv_and_itself_as_svg(page, server_url):
-    _open(page, server_url, "", "lang=en")
+    open_settled(page, server_url, "", "lang=en")
     page.locator(".st-key-chart_downloads_vl_chart").get_by_role("button").first.click()
     with page.expect_download() as download:
         page.get_by_role("button", name="Data as CSV").click()
@@ -114,7 +107,7 @@ def test_a_chart_downloads_its_data_as_csv_and_itself_as_svg(page, server_url):
 
 
 def test_log_axes_label_decades_not_minor_digits(page, server_url):
-    _open(page, server_url, "depth", "lang=en")
+    open_settled(page, server_url, "depth", "lang=en")
     labels = page.locator(".stPlotlyChart").first.locator(".ytick text").all_inner_texts()
     assert labels and not set(labels) & {"3", "4", "6", "7", "8", "9"}, labels
 
@@ -129,7 +122,7 @@ def test_no_control_is_truncated_on_a_projector_or_a_phone(
     page = context.new_page()
     cut = {}
     for path in PAGES:
-        _open(page, server_url, path, f"lang={lang}")
+        open_settled(page, server_url, path, f"lang={lang}")
         found = page.evaluate(TRUNCATED)
         if found:
             cut[path or "vector_lab"] = found

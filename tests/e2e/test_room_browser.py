@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.browser import wait_idle
+from tests.e2e.browser import open_settled, wait_idle
 from tests.e2e.test_lessons_browser import SIZES, TRUNCATED
 from ui.i18n import translate
 from ui.lessons.catalog import LESSON_IDS
@@ -36,13 +36,6 @@ def room(browser, artifacts, request):
     context.close()
 
 
-def _open(page, server_url: str, path: str, query: str) -> None:
-    page.goto(f"{server_url}/{path}?{query}")
-    wait_idle(page, 120_000)
-    page.wait_for_timeout(1500)  # charts and fonts settle
-    assert page.locator("[data-testid='stException']").count() == 0
-
-
 def _on_screen(page, locator) -> bool:
     """Whether the element's top is within the first screen of the scrolled page."""
     box = locator.bounding_box()
@@ -60,7 +53,7 @@ SIZE_IDS = list(SIZES)
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_a_presented_lesson_opens_on_its_title_and_question_not_its_answer(room, server_url, lang):
     page, size, shot = room
-    _open(page, server_url, "lessons", f"lang={lang}&ls_lesson=precision&present=on")
+    open_settled(page, server_url, "lessons", f"lang={lang}&ls_lesson=precision&present=on")
     title = page.get_by_role("heading", name=_title("precision", lang))
     assert _on_screen(page, title)
     question = page.get_by_role("heading", name=translate("lessons.predict", lang))
@@ -81,13 +74,13 @@ def test_a_presented_lesson_opens_on_its_title_and_question_not_its_answer(room,
 @pytest.mark.parametrize("room", SIZE_IDS, indirect=True)
 def test_results_mode_hides_inputs_and_keeps_the_navigation(room, server_url):
     page, size, shot = room
-    _open(page, server_url, "lessons", "lang=en&ls_lesson=cost&present=results")
+    open_settled(page, server_url, "lessons", "lang=en&ls_lesson=cost&present=results")
     expect(page.locator(".st-key-ls_choose")).to_be_visible()
     page.get_by_role("button", name="Next").click()
     wait_idle(page)
     expect(page.get_by_role("heading", name=_title("real_models", "en"))).to_be_visible()
     for path, section in (("depth", "dp_section"), ("geometry", "ge_section")):
-        _open(page, server_url, path, "lang=en&present=results")
+        open_settled(page, server_url, path, "lang=en&present=results")
         expect(page.locator(f".st-key-nav_{section}")).to_be_visible()
         visible_inputs = page.locator(
             "[data-testid='stMain'] :is([data-testid='stNumberInput'], [data-testid='stSlider'],"
@@ -105,7 +98,7 @@ def test_a_lesson_link_lands_on_its_place_and_back_returns_in_one_press(
 ):
     page, size, shot = room
     query = f"lang=en&ls_lesson={lesson_id}&ls_answers={lesson_id}.{answer}"
-    _open(page, server_url, "lessons", query)
+    open_settled(page, server_url, "lessons", query)
     page.locator("[data-testid='stPageLink'] a").first.click()
     wait_idle(page, 120_000)
     page.wait_for_timeout(2500)  # the page scrolls as its charts take their height
@@ -161,7 +154,7 @@ def test_nothing_in_a_room_view_is_cut_or_covered(room, server_url, lang):
     page, size, shot = room
     found = {}
     for path, query in ROOM_VIEWS:
-        _open(page, server_url, path, f"lang={lang}&{query}")
+        open_settled(page, server_url, path, f"lang={lang}&{query}")
         page.locator("[data-testid='stMain']").evaluate("m => m.scrollTo(0, 0)")
         problems = page.evaluate(OPEN_TRUNCATED) + page.evaluate(OVERLAPS)
         if size == "phone" and path == "lessons":  # a select box cannot wrap its value; the
