@@ -9,10 +9,11 @@ carried display names such as ``vl_norm=RMSNorm`` or ``dp_sublayer=类注意力�
 Depth page's ``tl_*`` keys) still open their view.
 
 ``codec.py`` reads and writes one value; ``address_bar.py`` holds the page's state in the
-address bar.  ``app.py`` calls, around every page run: ``seed`` (URL -> widget state, before the widgets
-exist; each widget's ``key`` is its parameter's ``key``), ``show_notices`` (what the URL
-asked for that was refused), the page, then ``publish`` (widget state -> URL, stable ids,
-defaults omitted) and ``share_box``.  The URL is untrusted input: a value out of range,
-unknown or malformed is refused with a message naming the parameter and what is accepted;
-a list keeps its known items; nothing is clamped or dropped silently.
+address bar.  ``app.py`` calls, around every page run: ``seed`` (URL -> widget state,
+before the widgets exist; each widget's ``key`` is its parameter's ``key``),
+``show_notices`` (what the URL asked for that was refused), the page, then ``publish``
+(widget state -> URL, stable ids, defaults omitted) and ``share_box``.  The URL is untrusted
+input: a value out of range, unknown or malformed is refused with a message naming the
+parameter and what is accepted; a list keeps its known items; nothing is clamped or dropped
+silently.
 """
