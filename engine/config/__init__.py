@@ -63,6 +63,14 @@ from engine.config.geometry import (  # noqa: F401
     GEOMETRY_SCENE_MAX_D,
     GeometrySpec,
 )
+from engine.config.kernels import (  # noqa: F401
+    TIMING_DTYPES,
+    TIMING_PASSES,
+    TIMING_ROWS,
+    TIMING_WIDTHS,
+    RooflineSpec,
+    TimingSpec,
+)
 from engine.config.models import (  # noqa: F401
     ModelShape,
 )

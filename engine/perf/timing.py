@@ -36,7 +36,7 @@ import torch
 import torch.nn.functional as F
 from torch.utils.benchmark import Timer
 
-from engine.config import DTYPES
+from engine.config import DTYPES, TIMING_PASSES, TimingSpec
 from engine.norms.kinds import ROW_KINDS
 from engine.threads import Cancelled, Progress, StopCheck, torch_threads
 
@@ -45,7 +45,6 @@ PAPER_CLAIM = (0.07, 0.64)  # Zhang & Sennrich 2019, Tables 1-2: running time cu
 SOURCE_CLAIM_RATIO = 0.67  # one source text: RMSNorm time / LayerNorm time on SOURCE_CLAIM_MODEL
 SOURCE_CLAIM_MODEL = "LLaMA-7B"
 
-PASSES = ("forward", "forward+backward")
 PROVIDERS = ("auto", "torch", "triton")
 BYTES_PER_ELEMENT_PASS = {"forward": 2, "forward+backward": 5}  # reads + writes of M·N
 
@@ -116,10 +115,10 @@ class NormTimings:
 
 
 def time_norms(
-    rows: int = 1024,
-    widths: Iterable[int] = (256, 512, 1024, 2048, 4096),
-    dtype: str = "float32",
-    passes: Iterable[str] = PASSES,
+    rows: int = TimingSpec.rows,
+    widths: Iterable[int] = TimingSpec.widths,
+    dtype: str = TimingSpec.dtype,
+    passes: Iterable[str] = TIMING_PASSES,
     device: str | torch.device | None = None,
     provider: str = "auto",
     min_sample_s: float = 0.005,
@@ -156,8 +155,8 @@ def _time_norms(rows, widths, dtype, passes, device, provider, min_sample_s, rep
         raise ValueError(f"unknown dtype {dtype!r}; expected one of {tuple(DTYPES)}")
     passes = tuple(passes)
     for p in passes:
-        if p not in PASSES:
-            raise ValueError(f"unknown pass {p!r}; expected one of {PASSES}")
+        if p not in TIMING_PASSES:
+            raise ValueError(f"unknown pass {p!r}; expected one of {TIMING_PASSES}")
     if rows < 1:
         raise ValueError(f"rows must be >= 1, got {rows}")
     dev = torch.device(device) if device is not None else torch.device("cpu")

@@ -8,7 +8,7 @@ import dataclasses
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from engine.config import LiveSpec
+from engine.config import TIMING_PASSES, TIMING_WIDTHS, LiveSpec, TimingSpec
 from engine.config.depth import INIT_STDS
 from engine.config.fields import accepts
 from engine.errors import EngineError
@@ -320,6 +320,8 @@ NARROWER = {
 }
 # Typed text the page reads into a field itself: the link carries what was typed.
 TYPED = {"vl_eps", "ax_lengths"}
+# A tuple field's subset: the menu is the engine's table, the default the field's.
+LISTED = {"kn_widths": TIMING_WIDTHS, "kn_passes": TIMING_PASSES}
 BOUND = [p for page in PAGES.values() for p in page.params if p.spec is not None]
 
 
@@ -378,7 +380,14 @@ def test_no_page_parameter_restates_a_spec_field_by_hand():
         fields = {f.name for p in page.params if p.spec for f in dataclasses.fields(p.spec)}
         own = {p.key for p in page.params if p.spec is None}
         shadows = {key for key in own if key.removeprefix(page.prefix + "_") in fields}
-        assert shadows <= TYPED, shadows
+        assert shadows <= TYPED | LISTED.keys(), shadows
+
+
+@pytest.mark.parametrize("key", LISTED)
+def test_a_tuple_fields_parameter_offers_the_engines_table_with_the_fields_default(key):
+    param = KERNELS[key]
+    assert param.choices == LISTED[key]
+    assert tuple(param.default) == getattr(TimingSpec, key.removeprefix("kn_"))
 
 
 def _bound_widgets():

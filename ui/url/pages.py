@@ -17,6 +17,8 @@ from engine.config import (
     GEOMETRY_MAX_D,
     GEOMETRY_SCENE_MAX_D,
     STORAGE_DTYPES,
+    TIMING_PASSES,
+    TIMING_WIDTHS,
     AxesSpec,
     DepthSpec,
     DumpSpec,
@@ -29,8 +31,10 @@ from engine.config import (
     LiveSpec,
     MassiveSpec,
     NormSpec,
+    RooflineSpec,
     SwapSpec,
     TextSpec,
+    TimingSpec,
     TrainSpec,
 )
 from engine.config.depth import INIT_STDS, MAX_LAYERS, MAX_TOKENS
@@ -39,7 +43,6 @@ from engine.models import catalog
 from engine.norms.kinds import PER_TOKEN_KINDS, ROW_KINDS
 from engine.norms.precision_presets import PRESET_NAMES
 from engine.norms.random_inputs import DISTRIBUTIONS
-from engine.perf.timing import PASSES
 from ui.lessons.catalog import ANSWER_IDS, LESSON_IDS
 from ui.url.codec import PageParams, Param
 from ui.vector_input import MAX_ROWS, MAX_TEXT_CHARS, MAX_VECTOR_WIDTH
@@ -95,9 +98,6 @@ def from_spec(
 
 # app.py's default page: served at the app's root address, not at /vector_lab
 DEFAULT_PAGE = "vector_lab"
-TIMING_ROWS = (256, 1024, 4096)
-TIMING_WIDTHS = (256, 512, 1024, 2048, 4096, 8192)
-TIMING_DTYPES = ("float32", "bfloat16", "float16")
 
 VECTOR_LAB = PageParams(
     "vector_lab",
@@ -173,13 +173,14 @@ KERNELS = PageParams(
     "kernels",
     "kn",
     (
-        Param("kn_rows", "choice", 1024, TIMING_ROWS),
-        Param("kn_widths", "choices", [256, 1024, 4096], TIMING_WIDTHS),
-        Param("kn_dtype", "choice", "float32", TIMING_DTYPES),
-        Param("kn_passes", "choices", list(PASSES), PASSES, vocabulary="pass"),
-        Param("kn_tokens", "int", 4096, low=1, high=1 << 24),
-        Param("kn_d", "int", 4096, low=1, high=1 << 18),
-        Param("kn_rdtype", "choice", "bfloat16", TIMING_DTYPES),
+        from_spec("kn_rows", TimingSpec, "rows"),
+        # a tuple field: its menu is the engine's table
+        Param("kn_widths", "choices", list(TimingSpec.widths), TIMING_WIDTHS),
+        from_spec("kn_dtype", TimingSpec, "dtype"),
+        Param("kn_passes", "choices", list(TimingSpec.passes), TIMING_PASSES, vocabulary="pass"),
+        from_spec("kn_tokens", RooflineSpec, "tokens"),
+        from_spec("kn_d", RooflineSpec, "d"),
+        from_spec("kn_rdtype", RooflineSpec, "dtype"),
     ),
 )
 
