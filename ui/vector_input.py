@@ -18,10 +18,9 @@ from dataclasses import dataclass, field
 
 import torch
 
+from engine.config import MAX_ROWS, MAX_VECTOR_WIDTH
 from ui.i18n import t
 
-MAX_ROWS = 64
-MAX_VECTOR_WIDTH = 8192
 MAX_CELLS = 65536
 MAX_TEXT_CHARS = 400_000
 

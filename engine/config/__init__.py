@@ -77,9 +77,12 @@ from engine.config.models import (  # noqa: F401
 from engine.config.norms import (  # noqa: F401
     COMPUTE_DTYPES,
     DTYPES,
+    MAX_ROWS,
+    MAX_VECTOR_WIDTH,
     NORM_KINDS,
     STORAGE_DTYPES,
     NormSpec,
+    RandomSpec,
 )
 from engine.config.precision import (  # noqa: F401
     HALF_DIVERGENCE,

@@ -1,4 +1,5 @@
-"""NormSpec: which normalization to apply, with which constants and in which precision."""
+"""NormSpec: which normalization to apply, with which constants and in which precision; and
+RandomSpec, the random vectors it may be applied to."""
 
 from __future__ import annotations
 
@@ -6,7 +7,8 @@ from dataclasses import dataclass
 
 import torch
 
-from engine.config.fields import check_fields, param
+from engine.config.fields import MAX_SEED, check_fields, param
+from engine.norms.random_inputs import DISTRIBUTIONS
 
 NORM_KINDS = ("layernorm", "rmsnorm", "batchnorm", "instancenorm", "groupnorm", "dyt")
 COMPUTE_DTYPES = ("float32", "float16", "bfloat16", "float64", "input")
@@ -18,6 +20,9 @@ DTYPES = {
     "float64": torch.float64,
 }
 DTYPE_NAMES = {dtype: name for name, dtype in DTYPES.items()}
+# The Vector Lab's input, typed or drawn: at most this many rows of at most this width
+MAX_ROWS = 64
+MAX_VECTOR_WIDTH = 8192
 # The ε a page offers on a slider (Axes, Geometry): what ε does shows near sqrt(ε).
 EPS_MENU = (0.0, 1e-8, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 0.1, 1.0)
 
@@ -51,3 +56,19 @@ class NormSpec:
         if self.compute_dtype == "input":
             return input_dtype
         return DTYPES[self.compute_dtype]
+
+
+@dataclass(frozen=True)
+class RandomSpec:
+    """Random input vectors (``engine.norms.random_inputs.random_vectors``): ``[rows, d]``
+    values ``shift + scale * z``, ``z`` of ``distribution``, drawn from ``seed``."""
+
+    rows: int = param(1, low=1, high=MAX_ROWS)
+    d: int = param(8, low=1, high=MAX_VECTOR_WIDTH)
+    distribution: str = param("normal", choices=DISTRIBUTIONS)
+    shift: float = param(0.0, low=-1e6, high=1e6)
+    scale: float = param(1.0, low=0.0, high=1e6)
+    seed: int = param(0, low=0, high=MAX_SEED)
+
+    def __post_init__(self) -> None:
+        check_fields(self)

@@ -1,8 +1,7 @@
 import pytest
 
+from engine.config import MAX_ROWS, MAX_VECTOR_WIDTH
 from ui.vector_input import (
-    MAX_ROWS,
-    MAX_VECTOR_WIDTH,
     VectorInputError,
     parse_eps,
     parse_parameter,

@@ -16,6 +16,8 @@ from engine.config import (
     GEOMETRY_AXES,
     GEOMETRY_MAX_D,
     GEOMETRY_SCENE_MAX_D,
+    MAX_ROWS,
+    MAX_VECTOR_WIDTH,
     STORAGE_DTYPES,
     TIMING_PASSES,
     TIMING_WIDTHS,
@@ -31,6 +33,7 @@ from engine.config import (
     LiveSpec,
     MassiveSpec,
     NormSpec,
+    RandomSpec,
     RooflineSpec,
     SwapSpec,
     TextSpec,
@@ -38,14 +41,13 @@ from engine.config import (
     TrainSpec,
 )
 from engine.config.depth import INIT_STDS, MAX_LAYERS, MAX_TOKENS
-from engine.config.fields import MAX_SEED, Accepts, accepts, annotations
+from engine.config.fields import Accepts, accepts, annotations
 from engine.models import catalog
 from engine.norms.kinds import PER_TOKEN_KINDS, ROW_KINDS
 from engine.norms.precision_presets import PRESET_NAMES
-from engine.norms.random_inputs import DISTRIBUTIONS
 from ui.lessons.catalog import ANSWER_IDS, LESSON_IDS
 from ui.url.codec import PageParams, Param
-from ui.vector_input import MAX_ROWS, MAX_TEXT_CHARS, MAX_VECTOR_WIDTH
+from ui.vector_input import MAX_TEXT_CHARS
 
 # --- the pages' parameters --------------------------------------------------------------------
 #
@@ -108,12 +110,12 @@ VECTOR_LAB = PageParams(
         Param("vl_source", "choice", "text", ("text", "random", "preset"), vocabulary="source"),
         Param("vl_text", "text", "1, 2, 3, 4", max_chars=MAX_TEXT_CHARS),
         Param("vl_preset", "choice", PRESET_NAMES[0], PRESET_NAMES),
-        Param("vl_d", "int", 8, low=1, high=MAX_VECTOR_WIDTH),
-        Param("vl_rows", "int", 1, low=1, high=MAX_ROWS),
-        Param("vl_dist", "choice", "normal", DISTRIBUTIONS, vocabulary="distribution"),
-        Param("vl_seed", "int", 0, low=0, high=MAX_SEED),
-        Param("vl_shift", "float", 0.0, low=-1e6, high=1e6),
-        Param("vl_scale", "float", 1.0, low=0.0, high=1e6),
+        from_spec("vl_d", RandomSpec, "d"),
+        from_spec("vl_rows", RandomSpec, "rows"),
+        from_spec("vl_dist", RandomSpec, "distribution", vocabulary="distribution"),
+        from_spec("vl_seed", RandomSpec, "seed"),
+        from_spec("vl_shift", RandomSpec, "shift"),
+        from_spec("vl_scale", RandomSpec, "scale"),
         Param("vl_dtype", "choice", "float32", STORAGE_DTYPES),
         from_spec("vl_compute", NormSpec, "compute_dtype"),
         from_spec("vl_norm", NormSpec, "kind", vocabulary="norm"),

@@ -9,12 +9,12 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from engine.config import GeometrySpec
+from engine.config import MAX_ROWS, GeometrySpec
 from ui import presenting
 from ui.errors import input_error_text
 from ui.i18n import t
 from ui.url.pages import GEOMETRY as P
-from ui.vector_input import MAX_ROWS, VectorInputError, parse_vectors, underflow_notes
+from ui.vector_input import VectorInputError, parse_vectors, underflow_notes
 from ui.widgets import bound
 
 SCENE_SECTIONS = ("scene", "eps", "affine", "dyt")  # the sections drawn at d = 1, 2 or 3

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 import streamlit as st
 
-from engine.config import NormSpec
+from engine.config import MAX_ROWS, MAX_VECTOR_WIDTH, NormSpec, RandomSpec
 from engine.norms.kinds import kind_axes
 from engine.norms.precision_facts import DefaultEps
 from engine.norms.precision_presets import PRESET_NAMES, PrecisionPreset
@@ -22,8 +22,6 @@ from ui.text.vector_lab_precision import default_eps_sentence
 from ui.url.pages import VECTOR_LAB as P
 from ui.vector_input import (
     MAX_CELLS,
-    MAX_ROWS,
-    MAX_VECTOR_WIDTH,
     VectorInputError,
     check_representable,
     parse_eps,
@@ -185,7 +183,8 @@ def _vectors(source: str, dtype: str) -> tuple[tuple[float, ...], ...]:
     scale = bound.number(P["vl_scale"], t("vector_lab.scale"), c2)
     if int(rows) * int(d) > MAX_CELLS:
         raise VectorInputError("too_many_cells", {"cells": int(rows) * int(d), "limit": MAX_CELLS})
-    values = random_vectors(int(rows), int(d), dist, shift, scale, int(seed)).tolist()
+    spec = RandomSpec(int(rows), int(d), dist, shift, scale, int(seed))
+    values = random_vectors(**asdict(spec)).tolist()
     check_representable(values, dtype)
     return tuple(tuple(row) for row in values)
 
