@@ -34,6 +34,7 @@ from engine.norms.dispatch import normalize
 from engine.threads import torch_threads
 
 DEFAULT_BATCH_SIZES = (1, 2, 4, 8, 16, 32)
+BATCH_SIZES_OFFERED = (*DEFAULT_BATCH_SIZES, 64)  # the page's menu
 DEFAULT_DRAWS = 200
 CHANNELS = 8  # channels drawn: every channel's spread is the same in units of its σ
 

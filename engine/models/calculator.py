@@ -212,6 +212,9 @@ def _add_norm_pairs(shape: ModelShape, family: Family) -> int:
     return pairs
 
 
+MAX_TOKENS = 1 << 24  # the most tokens the calculator counts for (a batch of long contexts)
+
+
 def norm_cost(shape: ModelShape, dtype: str | None = None, tokens: int = 1) -> NormCost:
     """Bytes moved and FLOPs of the residual-width norms, in ``dtype`` (default: the config's,
     else bfloat16), and what fusing the residual adds into them saves."""
@@ -227,11 +230,8 @@ def norm_cost(shape: ModelShape, dtype: str | None = None, tokens: int = 1) -> N
             "models.unknown_dtype",
             {"dtype": dtype, "allowed": ", ".join(DTYPES)},
         )
-    if isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 1:
-        raise EngineError(
-            "models.bad_tokens",
-            {"tokens": tokens},
-        )
+    if isinstance(tokens, bool) or not isinstance(tokens, int) or not 1 <= tokens <= MAX_TOKENS:
+        raise EngineError("models.bad_tokens", {"tokens": tokens, "limit": f"{MAX_TOKENS:,}"})
     bytes_per_element = DTYPES[dtype].itemsize
     per_call = norm_traffic(tokens, shape.hidden, bytes_per_element, family.norm_kind)
     calls = sum(g.count for g in norm_groups(shape) if _residual(g))

@@ -5,6 +5,7 @@ import pytest
 
 from engine.errors import EngineError
 from engine.models import catalog, norm_budget, norm_cost, parse_config
+from engine.models.calculator import MAX_TOKENS
 from engine.perf.roofline import norm_traffic
 
 
@@ -72,9 +73,11 @@ def test_norm_cost_uses_the_config_dtype_and_refuses_bad_values():
     with pytest.raises(EngineError) as caught:
         norm_cost(shape, dtype="int4")
     assert caught.value.key == "models.unknown_dtype"
-    with pytest.raises(EngineError) as caught:
-        norm_cost(shape, tokens=0)
-    assert caught.value.key == "models.bad_tokens"
+    for tokens in (0, MAX_TOKENS + 1):
+        with pytest.raises(EngineError) as caught:
+            norm_cost(shape, tokens=tokens)
+        assert caught.value.key == "models.bad_tokens"
+    assert norm_cost(shape, tokens=MAX_TOKENS).tokens == MAX_TOKENS
 
 
 @pytest.mark.parametrize(

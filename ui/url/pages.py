@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from classroom import rules as class_rules
 from engine.axes import limits as axes_limits
-from engine.axes.small_batch import DEFAULT_BATCH_SIZES, DEFAULT_DRAWS
+from engine.axes.small_batch import BATCH_SIZES_OFFERED, DEFAULT_BATCH_SIZES, DEFAULT_DRAWS
 from engine.axes.train_eval import DEFAULT_MOMENTUM, DEFAULT_SHIFT, DEFAULT_STEPS
 from engine.config import (
     EXPERIMENTS,
@@ -43,6 +43,7 @@ from engine.config import (
 from engine.config.depth import INIT_STDS, MAX_LAYERS, MAX_TOKENS
 from engine.config.fields import Accepts, accepts, annotations
 from engine.models import catalog
+from engine.models.calculator import MAX_TOKENS as MAX_COST_TOKENS
 from engine.norms.kinds import PER_TOKEN_KINDS, ROW_KINDS
 from engine.norms.precision_presets import PRESET_NAMES
 from ui.lessons.catalog import ANSWER_IDS, LESSON_IDS
@@ -200,7 +201,7 @@ MODELS = PageParams(
         # GPT-3 175B by default: seed 000's 4,743,168 norm parameters, 0.0027 % of all
         Param("md_example", "choice", "gpt3", MODEL_EXAMPLES),
         Param("md_dtype", "choice", "config", MODEL_DTYPES),
-        Param("md_tokens", "int", 1, low=1, high=1 << 24),
+        Param("md_tokens", "int", 1, low=1, high=MAX_COST_TOKENS),  # engine.models.norm_cost
     ),
 )
 
@@ -247,7 +248,6 @@ DUMPS = PageParams(
 )
 
 AXES_SECTIONS = ("cells", "batchnorm")  # which cells share statistics | BatchNorm's failures
-AXES_BATCH_SIZES = (1, 2, 4, 8, 16, 32, 64)  # the small-batch experiment's choices
 _TOKENS = AxesSpec().tokens
 
 
@@ -282,7 +282,7 @@ AXES = PageParams(
         Param("ax_cell_t", "int", 4, low=0, high=axes_limits.MAX_TOKENS - 1),
         Param("ax_cell_c", "int", 10, low=0, high=axes_limits.MAX_CHANNELS - 1),
         # BatchNorm's failures: the arguments of engine/axes/{small_batch,train_eval,causal_leak}.py
-        Param("ax_sizes", "choices", list(DEFAULT_BATCH_SIZES), AXES_BATCH_SIZES),
+        Param("ax_sizes", "choices", list(DEFAULT_BATCH_SIZES), BATCH_SIZES_OFFERED),
         Param("ax_draws", "int", DEFAULT_DRAWS, **_range(axes_limits.DRAWS)),
         Param("ax_shift", "float", DEFAULT_SHIFT, **_range(axes_limits.SHIFT)),
         Param("ax_momentum", "float", DEFAULT_MOMENTUM, **_range(axes_limits.MOMENTUM)),
