@@ -48,10 +48,15 @@ class EngineError(ValueError):
         super().__init__(key, self.params)
 
     def __str__(self) -> str:
-        template = messages().get(self.key)
-        if template is None:
-            return f"{self.key}: {self.params}"
-        try:
-            return template.format_map(_Unfilled(self.params))
-        except (ValueError, IndexError):  # a format spec ("{limit:g}") on a missing value
-            return f"{template} {self.params}"
+        return english(self.key, self.params)
+
+
+def english(key: str, params: dict) -> str:
+    """The English message ``key`` filled in with ``params`` (for a CLI and ``str()``)."""
+    template = messages().get(key)
+    if template is None:
+        return f"{key}: {params}"
+    try:
+        return template.format_map(_Unfilled(params))
+    except (ValueError, IndexError):  # a format spec ("{limit:g}") on a missing value
+        return f"{template} {params}"

@@ -97,7 +97,8 @@ def print_report(rep, rows: int = PRINTED_ROWS, out=None) -> None:
     if len(lay.streams) > 1:
         out.write(f"Other streams (--stream): {', '.join(lay.streams[1:])}\n")
     if lay.skipped:
-        out.write(f"Skipped: {'; '.join(f'{k} ({why})' for k, why in lay.skipped[:10])}\n")
+        listed = "; ".join(f"{item.key} ({item.english()})" for item in lay.skipped[:10])
+        out.write(f"Skipped: {listed}\n")
     if rep.nonfinite.sum():
         nan, posinf, neginf = rep.nonfinite.sum(axis=0)
         out.write(

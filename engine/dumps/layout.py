@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from engine.config import DumpSpec
 from engine.dumps import names
-from engine.dumps.formats.entries import EntryInfo, FileScan
+from engine.dumps.formats.entries import EntryInfo, FileScan, Skipped
 from engine.dumps.limits import (
     ACCEPTED_DTYPES,
     ACCEPTED_RANKS,
@@ -81,7 +81,7 @@ class Layout:
     d: int
     dtype: str
     norm_pairs: tuple[NormPair, ...]
-    skipped: tuple[tuple[str, str], ...]  # (entry, why it is not used)
+    skipped: tuple[Skipped, ...]  # the entries not used, and why
 
 
 def _named_entries(scans: tuple[FileScan, ...]) -> dict[str, list[EntryInfo]]:
@@ -246,10 +246,9 @@ def _usable_pairs(pairs: tuple[NormPair, ...], rows: int, files: str) -> tuple[l
         if held == rows and first.d >= 1:
             usable.append(pair)
         else:
-            why = (
-                f"a norm's input and output of shape {list(first.shape)}: not {rows} rows of d >= 1"
-            )
-            skipped.extend((piece.entry.key, why) for piece in pair.inputs + pair.outputs)
+            detail = f"{list(first.shape)}, {rows:,}"
+            pieces = pair.inputs + pair.outputs
+            skipped.extend(Skipped(piece.entry.key, "unmatched_rows", detail) for piece in pieces)
     if len(usable) > MAX_NORM_PAIRS:
         raise refuse("too_many_norm_pairs", file=files, count=len(usable), limit=MAX_NORM_PAIRS)
     return usable, skipped
@@ -344,7 +343,7 @@ def infer_layout(scans: tuple[FileScan, ...], spec: DumpSpec | None = None) -> L
     templates = _candidates(grouped)
     if not templates:
         examples = [f"{e.label} {list(e.shape)}" for es in grouped.values() for e in es][:3]
-        examples += [f"{key}: {why}" for key, why in skipped][: 3 - len(examples)]
+        examples += [f"{item.key}: {item.english()}" for item in skipped][: 3 - len(examples)]
         if not examples:
             raise refuse("empty", file=", ".join(s.file.name for s in scans))
         raise refuse(

@@ -223,7 +223,7 @@ def layout_summary(rep: DumpReport) -> dict:
         "d": lay.d,
         "dtype": lay.dtype,
         "norm_pairs": [pair.label for pair in lay.norm_pairs],
-        "skipped": [list(item) for item in lay.skipped],
+        "skipped": [[item.key, item.english()] for item in lay.skipped],
     }
 
 

@@ -37,7 +37,7 @@ def test_a_files_tokens_label_its_positions(tmp_path, fmt):
     rep = report(path)
     assert dump_tokens(rep) == (tuple(WORDS),)
     assert "`tokens` entry" in tokens_note(rep, "en")
-    skipped = [key for scan in open_dump(path).scans for key, _ in scan.skipped]
+    skipped = [item.key for scan in open_dump(path).scans for item in scan.skipped]
     assert not [key for key in skipped if key.startswith("tokens")]  # not listed as skipped
     assert all(not label.startswith("tokens") for label in rep.labels)
 

@@ -99,8 +99,9 @@ def test_pt_nested_dict_names_join_with_dots(tmp_path):
     obj = {"hidden_states": list(x.unbind(0)), "prompt": "hello", "ids": torch.arange(7)}
     dump = open_dump(files.write_pt(tmp_path / "run.pt", obj))
     assert dump.layout.stream == "hidden_states.{i}"
-    assert ("prompt", "str") in dump.layout.skipped
-    assert any(key == "ids" for key, _ in dump.layout.skipped)
+    assert ("prompt", "not_a_tensor", "str") in dump.layout.skipped
+    assert ("ids", "dtype", "int64") in dump.layout.skipped
+    assert dump.layout.skipped[0].english() == "not a tensor (str)"
     _check_stream(dump, x)
 
 

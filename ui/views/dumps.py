@@ -78,7 +78,9 @@ def inferred(rep: DumpReport) -> None:
     st.markdown(text.facts_table(rows, (t("dumps.fact_what"), t("dumps.fact_value"))))
     if rep.layout.skipped:
         with st.expander(t("dumps.skipped_title", count=len(rep.layout.skipped))):
-            frame = pd.DataFrame(rep.layout.skipped, columns=["entry", "why"])
+            skipped = rep.layout.skipped
+            listed = [(s.key, t(f"errors.{s.message_key}", detail=s.detail)) for s in skipped]
+            frame = pd.DataFrame(listed, columns=[t("dumps.skipped_entry"), t("dumps.skipped_why")])
             _table(frame, "dumps_skipped")
 
 

@@ -5,10 +5,12 @@ from __future__ import annotations
 import math
 import struct
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from engine.dumps.limits import MAX_ENTRIES, MAX_NAME_CHARS, MAX_ZIP_DIRECTORY_BYTES
 from engine.dumps.refusals import refuse
 from engine.dumps.sources import DumpFile
+from engine.errors import english
 
 
 @dataclass(frozen=True)
@@ -43,13 +45,30 @@ class EntryInfo:
         return math.prod(self.shape[:-1])
 
 
+class Skipped(NamedTuple):
+    """An entry a dump holds and the report does not use: its key, why (the message
+    ``errors.dumps.skipped.<why>`` in ``locales/``) and the detail it names (a dtype, a
+    shape, a type)."""
+
+    key: str
+    why: str
+    detail: str = ""
+
+    @property
+    def message_key(self) -> str:
+        return f"dumps.skipped.{self.why}"
+
+    def english(self) -> str:
+        return english(self.message_key, {"detail": self.detail})
+
+
 @dataclass(frozen=True)
 class FileScan:
-    """A file's usable entries, the ones it skipped (key, why) and its string metadata."""
+    """A file's usable entries, the ones it skipped and its string metadata."""
 
     file: DumpFile
     entries: tuple[EntryInfo, ...]
-    skipped: tuple[tuple[str, str], ...]
+    skipped: tuple[Skipped, ...]
     metadata: tuple[tuple[str, str], ...] = ()
 
 

@@ -22,6 +22,7 @@ import torch
 from engine.dumps.formats.entries import (
     EntryInfo,
     FileScan,
+    Skipped,
     check_claimed_bytes,
     check_entry_count,
     check_name,
@@ -71,11 +72,11 @@ def _entry(file: DumpFile, key: str, shape: tuple, dtype: np.dtype) -> EntryInfo
     return EntryInfo(file=file, key=key, shape=shape, dtype=_FLOAT_NAMES[dtype.itemsize])
 
 
-def _not_used(shape: tuple, dtype: np.dtype) -> str | None:
+def _not_used(key: str, shape: tuple, dtype: np.dtype) -> Skipped | None:
     """Why an array is skipped (not a float, or a scalar), or None when it is read."""
     if not _is_float(dtype):
-        return f"dtype {dtype}"
-    return "a scalar (shape [])" if not shape else None
+        return Skipped(key, "dtype", str(dtype))
+    return Skipped(key, "scalar") if not shape else None
 
 
 def scan_npy(file: DumpFile) -> FileScan:
@@ -91,7 +92,7 @@ def scan_npy(file: DumpFile) -> FileScan:
         )
     check_claimed_bytes(file, "", math.prod(shape) * dtype.itemsize, file.size - start)
     if not shape:
-        return FileScan(file, (), (("(file)", "a scalar (shape [])"),))
+        return FileScan(file, (), (Skipped("(file)", "scalar"),))
     return FileScan(file, (_entry(file, "", shape, dtype),), ())
 
 
@@ -139,7 +140,7 @@ def scan_npz(file: DumpFile) -> FileScan:
         for info in members:
             if not info.filename.endswith(".npy"):
                 check_name(file, info.filename)
-                skipped.append((info.filename, "not a .npy member"))
+                skipped.append(Skipped(info.filename, "not_npy_member"))
                 continue
             key = info.filename[: -len(".npy")]
             check_name(file, key)
@@ -155,11 +156,11 @@ def scan_npz(file: DumpFile) -> FileScan:
                 if rows is not None:
                     metadata.append((TOKENS_KEY, tokens_json(rows)))
                     continue
-            why = _not_used(shape, dtype)
+            why = _not_used(key, shape, dtype)
             if why is None:
                 found.append(_entry(file, key, shape, dtype))
             else:
-                skipped.append((key, why))
+                skipped.append(why)
     return FileScan(file, tuple(found), tuple(skipped), tuple(metadata))
 
 

@@ -27,6 +27,7 @@ from engine.config.norms import DTYPES
 from engine.dumps.formats.entries import (
     EntryInfo,
     FileScan,
+    Skipped,
     check_claimed_bytes,
     check_entry_count,
     check_name,
@@ -89,9 +90,9 @@ def scan(file: DumpFile) -> FileScan:
     found, skipped = [], []
     for key, code, shape in described:
         if code not in _FLOATS:
-            skipped.append((key, f"dtype {code}"))
+            skipped.append(Skipped(key, "dtype", code))
         elif not shape:
-            skipped.append((key, "a scalar (shape [])"))
+            skipped.append(Skipped(key, "scalar"))
         else:
             found.append(EntryInfo(file=file, key=key, shape=tuple(shape), dtype=_FLOATS[code]))
     return FileScan(file, tuple(found), tuple(skipped), tuple(sorted(metadata.items())))

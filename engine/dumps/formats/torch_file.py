@@ -31,6 +31,7 @@ from engine.config.norms import DTYPE_NAMES
 from engine.dumps.formats.entries import (
     EntryInfo,
     FileScan,
+    Skipped,
     check_entry_count,
     check_name,
     check_zip_directory,
@@ -204,14 +205,14 @@ def _flatten(obj: object, prefix: str, found: dict, skipped: list, file: DumpFil
         for key, item in items:
             _flatten(item, f"{prefix}.{key}" if prefix else str(key), found, skipped, file)
     elif prefix:
-        skipped.append((prefix, type(obj).__name__))
+        skipped.append(Skipped(prefix, "not_a_tensor", type(obj).__name__))
     else:
         raise refuse("pt_content", file=file.name, entry="(file)", kind=type(obj).__name__)
 
 
-def _tensors(file: DumpFile) -> tuple[dict[str, torch.Tensor], list[tuple[str, str]]]:
+def _tensors(file: DumpFile) -> tuple[dict[str, torch.Tensor], list[Skipped]]:
     found: dict[str, torch.Tensor] = {}
-    skipped: list[tuple[str, str]] = []
+    skipped: list[Skipped] = []
     loaded = _load(file)
     _references(file, loaded)  # before the walk: refuses what the walk could not finish
     _flatten(loaded, "", found, skipped, file)
@@ -227,12 +228,15 @@ def scan(file: DumpFile) -> FileScan:
     for key, tensor in found.items():
         if tensor.device.type != "cpu" or tensor.layout != torch.strided:
             # a meta tensor holds no values, a sparse one is not rows of a stream
-            skipped.append((key, f"a {tensor.layout} tensor on {tensor.device.type}"))
-        elif tensor.dtype in DTYPE_NAMES and tensor.dim() >= 1:
+            layout = str(tensor.layout).removeprefix("torch.")
+            skipped.append(Skipped(key, "no_values", f"{layout}, {tensor.device.type}"))
+        elif tensor.dtype not in DTYPE_NAMES:
+            skipped.append(Skipped(key, "dtype", str(tensor.dtype).removeprefix("torch.")))
+        elif tensor.dim() == 0:
+            skipped.append(Skipped(key, "scalar"))
+        else:
             dtype = DTYPE_NAMES[tensor.dtype]
             entries.append(EntryInfo(file=file, key=key, shape=tuple(tensor.shape), dtype=dtype))
-        else:
-            skipped.append((key, f"{tensor.dtype} of shape {list(tensor.shape)}"))
     return FileScan(file, tuple(entries), tuple(skipped), metadata)
 
 
