@@ -21,6 +21,6 @@ if [ "${#missing[@]}" -gt 0 ] && [ "$(id -u)" = "0" ] && command -v apt-get >/de
 fi
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
-# One worker per core (at most 4: each browser test worker runs its own server and Chromium);
-# a module whose tests share one server of their own keeps them on one worker (xdist_group).
-exec .venv/bin/python -m pytest -n auto --maxprocesses 4 --dist loadgroup --durations=25 "$@"
+# One worker per core (at most 4: each browser-test worker runs its own server and Chromium),
+# tests handed out one by one: the long browser tests balance better than whole modules.
+exec .venv/bin/python -m pytest -n auto --maxprocesses 4 --dist load --durations=25 "$@"

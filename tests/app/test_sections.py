@@ -16,7 +16,7 @@ import pytest
 from benchmarks.streamlit_session import AppSession
 from scripts.local_app import free_port, start_server, wait_healthy
 
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("sections_server")]  # one server
+pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")

@@ -23,7 +23,7 @@ from scripts.local_app import free_port, start_server, wait_healthy
 from ui.i18n import translate
 from ui.lessons.catalog import LESSON_IDS, lesson
 
-pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("class_server")]  # one server
+pytestmark = pytest.mark.e2e
 
 # Without a click: the page updates on its own (how fast is measured in benchmarks/, not here:
 # this machine is shared).

