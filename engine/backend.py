@@ -10,6 +10,7 @@ import functools
 import importlib.metadata
 import importlib.util
 import os
+import platform
 from dataclasses import dataclass
 
 import torch
@@ -24,6 +25,9 @@ class BackendInfo:
     name: str  # "triton" or "torch"
     device: str  # "NVIDIA H200", "CPU", ...
     triton_version: str | None
+    torch_version: str = torch.__version__.split("+")[0]
+    python_version: str = platform.python_version()
+    interpreter: bool = False  # Triton's interpreter on (TRITON_INTERPRET=1): kernels on a CPU
 
     @property
     def engine(self) -> str:
@@ -91,7 +95,8 @@ def _triton_version() -> str | None:
 @functools.cache
 def describe_backend() -> BackendInfo:
     """The backend ``backend="auto"`` uses for tensors on this machine's default device."""
-    version = _triton_version()
+    version, interpreter = _triton_version(), triton_interpreter_enabled()
     if torch.cuda.is_available() and triton_installed():
-        return BackendInfo("triton", torch.cuda.get_device_name(0), version)
-    return BackendInfo("torch", "CPU", version)
+        device = torch.cuda.get_device_name(0)
+        return BackendInfo("triton", device, version, interpreter=interpreter)
+    return BackendInfo("torch", "CPU", version, interpreter=interpreter)

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import platform
 from pathlib import Path
 
 import pandas as pd
 import streamlit as st
-import torch
 
-from engine.backend import BackendInfo, triton_interpreter_enabled
+from engine.backend import BackendInfo
 from engine.perf.roofline import (
     FLOPS_PER_ELEMENT,
     GPU_NAME,
@@ -41,12 +39,12 @@ def backend(info: BackendInfo) -> None:
     c2.metric(t("kernels.backend_device"), info.device)
     c3.metric(
         t("kernels.backend_versions"),
-        f"torch {torch.__version__.split('+')[0]}",
-        delta=f"Triton {info.triton_version or '—'} · Python {platform.python_version()}",
+        f"torch {info.torch_version}",
+        delta=f"Triton {info.triton_version or '—'} · Python {info.python_version}",
         delta_color="off",
         delta_arrow="off",  # a second line of versions, not a change
     )
-    interpreter = t("kernels.on") if triton_interpreter_enabled() else t("kernels.off")
+    interpreter = t("kernels.on") if info.interpreter else t("kernels.off")
     st.caption(t("app.labelled", label=t("kernels.backend_interpreter"), value=interpreter))
     st.markdown(f"**{t('kernels.where_title')}**")
     frame = pd.DataFrame(
