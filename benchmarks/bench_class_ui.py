@@ -13,13 +13,19 @@ whose chart fragment reruns every second.  The script reads the page's line of c
 50 ms: "shown after" is, per vote, from the end of the learner's Commit run (the vote is
 then stored) to the first moment the instructor's page shows a count that includes it.
 
-Run:  .venv/bin/python benchmarks/bench_class_ui.py [--learners 60] [--seconds 10]
+``--processes N`` (N > 1): N servers behind HAProxy (``scripts/serve_class.py``) sharing a
+PostgreSQL server started for the run (``classroom.local_postgres``, PostgreSQL's default
+durability), as a class larger than one core is served; a learner's websocket stays on the
+process it reached, and the instructor's page may be on another.
+
+Run:  .venv/bin/python benchmarks/bench_class_ui.py [--learners 60] [--seconds 10] [--processes 2]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import random
 import re
@@ -32,6 +38,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.streamlit_session import AppSession, ProtocolError  # noqa: E402
+from classroom.local_postgres import temporary_postgres  # noqa: E402
 from scripts.local_app import (  # noqa: E402
     CHROMIUM,
     CHROMIUM_ARGS,
@@ -40,6 +47,7 @@ from scripts.local_app import (  # noqa: E402
     start_server,
     wait_healthy,
 )
+from scripts.serve_class import start_class  # noqa: E402
 
 LESSON = "why_normalize"
 OPTIONS = "abcd"
@@ -112,6 +120,29 @@ async def watch(page, stop: asyncio.Event, seen: list[tuple[float, int]]) -> Non
         await asyncio.sleep(0.05)
 
 
+@contextlib.contextmanager
+def _servers(processes: int):
+    """(url, app pids) of one server (SQLite) or ``processes`` behind HAProxy (PostgreSQL)."""
+    if processes == 1:
+        port = free_port()
+        server = start_server(port)
+        url = f"http://127.0.0.1:{port}"
+        try:
+            wait_healthy(url, server)
+            yield url, [server.pid]
+        finally:
+            server.terminate()
+            server.wait(10)
+        return
+    with temporary_postgres(durable=True) as database:
+        os.environ["NORMSCOPE_DATABASE_URL"] = database
+        served = start_class(processes)
+        try:
+            yield served.url, [app.pid for app in served.apps]
+        finally:
+            served.close()
+
+
 async def main_async(args) -> None:
     from playwright.async_api import async_playwright
 
@@ -120,15 +151,11 @@ async def main_async(args) -> None:
     from classroom.store import open_store
     from ui.lessons.catalog import ANSWER_IDS
 
-    store = open_store(ANSWER_IDS)
-    new = store.create_class("bench", paced=True)
-    port = free_port()
-    server = start_server(port)
-    url = f"http://127.0.0.1:{port}"
     out = {"committed": [], "commit_s": [], "polls": [], "errors": []}
     seen: list[tuple[float, int]] = []
-    try:
-        wait_healthy(url, server)
+    with _servers(args.processes) as (url, pids):
+        store = open_store(ANSWER_IDS)
+        new = store.create_class("bench", paced=True)
         async with async_playwright() as playwright:
             browser = await playwright.chromium.launch(
                 executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
@@ -139,19 +166,16 @@ async def main_async(args) -> None:
             await page.locator(".st-key-cl_counts").first.wait_for(timeout=180_000)
             stop = asyncio.Event()
             watcher = asyncio.create_task(watch(page, stop, seen))
-            cpu_before = process_cpu_s(server.pid)
+            cpu_before = sum(process_cpu_s(pid) for pid in pids)
             start = time.perf_counter() + 5.0  # joins first
             moments = [random.uniform(0, args.seconds) for _ in range(args.learners)]
             await asyncio.gather(*(learner(url, new.code, m, start, out) for m in moments))
-            cpu = process_cpu_s(server.pid) - cpu_before
+            cpu = sum(process_cpu_s(pid) for pid in pids) - cpu_before
             wall = time.perf_counter() - start + 5.0
             stop.set()
             await watcher
             await browser.close()
-    finally:
-        server.terminate()
-        server.wait(10)
-    room = store.room(new.code, new.instructor_key, LESSON)
+        room = store.room(new.code, new.instructor_key, LESSON)
     recorded = sum(room.counts[0].values())
     expected = {o: sum(1 for _, c in out["committed"] if c == o) for o in OPTIONS}
     order = sorted(t for t, _ in out["committed"])
@@ -161,7 +185,10 @@ async def main_async(args) -> None:
         if shown is not None:
             shown_after.append(shown - committed_at)
     load = os.getloadavg()
-    print(f"learners {args.learners}, window {args.seconds:g} s, load {load[0]:.1f}/{load[1]:.1f}")
+    print(
+        f"learners {args.learners}, window {args.seconds:g} s, {args.processes} process(es),"
+        f" load {load[0]:.1f}/{load[1]:.1f}"
+    )
     print(
         f"commits {len(order)}, recorded {recorded}, counts = choices {room.counts[0] == expected}"
     )
@@ -177,13 +204,16 @@ async def main_async(args) -> None:
             f" p95 {_pct(shown_after, 0.95):.2f} max {max(shown_after):.2f}"
             f" ({len(shown_after)} of {len(order)} seen)"
         )
-    print(f"server CPU {cpu:.1f} s over {wall:.1f} s")
+    print(f"server CPU (all processes) {cpu:.1f} s over {wall:.1f} s")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--learners", type=int, default=60)
     parser.add_argument("--seconds", type=float, default=10.0)
+    parser.add_argument(
+        "--processes", type=int, default=1, help=">1: behind HAProxy, sharing PostgreSQL"
+    )
     asyncio.run(main_async(parser.parse_args()))
 
 
