@@ -20,7 +20,7 @@ def detail() -> None:
         family = family_choice()
     with link_column:
         view.simulate_link(family)
-    view.family_detail(family)
+    view.family_detail(family, compute(catalog))
 
 
 @section  # a shape, dtype or token count reruns the calculator alone
@@ -34,7 +34,7 @@ def calculator() -> None:
         view.read_as(inputs.shape, inputs.read_as, inputs.shared_with)
         with showing_refusals():  # a fact the catalog lacks, a kind without a cost model
             # private: the shape may come from a config.json someone pasted, which is theirs
-            view.budget(compute(norm_budget, inputs.shape, private=True))
+            view.budget(compute(norm_budget, inputs.shape, private=True), compute(catalog))
             result = compute(norm_cost, inputs.shape, inputs.dtype, inputs.tokens, private=True)
             view.cost(result, inputs.dtype, inputs.shape.dtype)
 

@@ -216,7 +216,6 @@ CALLS_LEFT = {
         "engine.experiments.stored.default_folder",
         "engine.experiments.stored.index_stamp",
     },
-    "ui.views.models": {"engine.models.catalog"},
 }
 
 

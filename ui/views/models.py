@@ -13,7 +13,8 @@ import pandas as pd
 import streamlit as st
 
 from engine.config import ModelShape
-from engine.models import Family, NormBudget, NormCost, catalog
+from engine.models import Family, NormBudget, NormCost
+from engine.models.families import Catalog
 from ui.figures.depth_wiring import legible_width, wiring_figure
 from ui.formatting import format_number
 from ui.i18n import current_language, t
@@ -100,9 +101,9 @@ def simulate_link(family: Family) -> None:
     )
 
 
-def _shared_model_type(family: Family) -> None:
+def _shared_model_type(family: Family, families: Catalog) -> None:
     for model_type in family.model_types:
-        sharing = catalog().sharing_model_type(model_type)
+        sharing = families.sharing_model_type(model_type)
         if len(sharing) > 1:
             st.caption(
                 t(
@@ -114,7 +115,7 @@ def _shared_model_type(family: Family) -> None:
             )
 
 
-def family_detail(family: Family) -> None:
+def family_detail(family: Family, families: Catalog) -> None:
     lang = current_language()
     facts, story = st.columns([5, 4], gap="large")
     with facts:
@@ -137,7 +138,7 @@ def family_detail(family: Family) -> None:
         if extras:
             st.markdown(f"**{t('models.extra_title')}**")
             st.markdown("\n".join(f"- {line}" for line in extras))
-        _shared_model_type(family)
+        _shared_model_type(family, families)
         st.markdown(f"**{t('models.sources')}**")
         st.markdown("\n".join(f"- {source}" for source in text.sources(family, lang)))
     figure = wiring_figure(
@@ -173,7 +174,7 @@ def read_as(shape: ModelShape, family: Family, shared_with: tuple[Family, ...]) 
         st.caption(t("models.read_as_shared", family=family.name, names=names))
 
 
-def budget(result: NormBudget) -> None:
+def budget(result: NormBudget, families: Catalog) -> None:
     lang = current_language()
     c1, c2, c3, c4 = st.columns(4)
     c1.metric(t("models.norm_parameters"), text.count(result.norm_parameters))
@@ -190,7 +191,7 @@ def budget(result: NormBudget) -> None:
     c4.metric(t("models.norm_modules"), text.count(result.norm_modules))
     st.markdown(t("models.budget_sum", sum=text.budget_sum(result)))
     if result.total_parameters is None:
-        st.caption(t("models.no_total", family=catalog().family(result.family).name))
+        st.caption(t("models.no_total", family=families.family(result.family).name))
     frame = pd.DataFrame(
         {
             t("models.group.role"): [
