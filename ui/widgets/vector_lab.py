@@ -177,10 +177,12 @@ def _vectors(source: str, dtype: str) -> tuple[tuple[float, ...], ...]:
     c1, c2 = st.columns(2)
     d = bound.number(P["vl_d"], "d", c1)
     rows = bound.number(P["vl_rows"], t("vector_lab.rows"), c2)
-    dist = bound.selectbox(P["vl_dist"], t("vector_lab.distribution"), c1)
-    seed = bound.number(P["vl_seed"], t("vector_lab.seed"), c2)
-    shift = bound.number(P["vl_shift"], t("vector_lab.shift"), c1)
-    scale = bound.number(P["vl_scale"], t("vector_lab.scale"), c2)
+    # a row of its own: "uniform U(−√3, √3)" is cut in half a column
+    dist = bound.selectbox(P["vl_dist"], t("vector_lab.distribution"))
+    c1, c2 = st.columns(2)
+    seed = bound.number(P["vl_seed"], t("vector_lab.seed"), c1)
+    shift = bound.number(P["vl_shift"], t("vector_lab.shift"), c2)
+    scale = bound.number(P["vl_scale"], t("vector_lab.scale"), c1)
     if int(rows) * int(d) > MAX_CELLS:
         raise VectorInputError("too_many_cells", {"cells": int(rows) * int(d), "limit": MAX_CELLS})
     spec = RandomSpec(int(rows), int(d), dist, shift, scale, int(seed))
