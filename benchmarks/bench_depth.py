@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository r
 
 from engine import DepthSpec, simulate_depth  # noqa: E402
 from engine.config import TrainSpec  # noqa: E402
-from engine.depth import sweep_last_layer_grad  # noqa: E402
+from engine.depth.sweep import sweep_last_layer_grad  # noqa: E402
 from engine.training.loop import train  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "RESULTS.md"

@@ -174,7 +174,8 @@ def test_a_path_exists_when_every_spelling_of_it_does(name, exists):
     [
         ("engine.dumps.live", True),
         ("ui.compute.run_heavy", True),
-        ("engine.depth.check_limits", True),  # served by the package's __getattr__
+        ("engine.depth.limits.check_limits", True),
+        ("engine.depth.check_limits", False),  # the package re-exports nothing
         ("engine.dumps.nowhere", False),
         ("ui.compute.nothing_by_this_name", False),
     ],

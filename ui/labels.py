@@ -31,7 +31,7 @@ TRANSLATED = (
     "source",
     "pass",
     "config_input",  # the model calculator's input: a catalog example or a pasted config
-    "norm_role",  # engine.models.NormGroup.role: where a norm module sits
+    "norm_role",  # engine.models.calculator.NormGroup.role: where a norm module sits
     "stack",  # a model's tower of layers: decoder, encoder
     "compute",
     "path",

@@ -26,7 +26,7 @@ class DepthSpec:
     """A residual stack at initialisation, for ``engine.simulate_depth``.
 
     The size limits (``MAX_LAYERS``, ``MAX_TOKENS``, the width of one device, the weights
-    drawn and memory: ``engine.depth.check_limits``) are enforced by the simulator.
+    drawn and memory: ``engine.depth.limits.check_limits``) are enforced by the simulator.
     """
 
     placement: str = param("pre", choices=DEPTH_PLACEMENTS)

@@ -8,35 +8,6 @@
 - ``limits.py``     what the simulator refuses, before any work is done: its peak memory
                     and the work a spec counts (multiply-adds), from the spec alone
 
-The names below are loaded on first use: ``engine.config`` reads ``placements`` (pure data)
-while this package's simulator needs ``engine.config``, so importing this package must not
-import the simulator.
+The package re-exports nothing (``engine.config`` reads ``placements`` while the simulator
+needs ``engine.config``): import the module that defines a name.
 """
-
-import importlib
-
-_EXPORTS = {
-    "MAX_LAYERS": "limits",
-    "MAX_STREAM_ELEMENTS": "limits",
-    "MAX_TOKENS": "limits",
-    "MAX_WEIGHT_ELEMENTS": "limits",
-    "MAX_DEPTH_WIDTH": "limits",
-    "SWEEP_LAYERS": "limits",
-    "check_limits": "limits",
-    "sweep_depths": "limits",
-    "weight_elements": "limits",
-    "simulation_cost": "cost",
-    "DepthCancelled": "simulator",
-    "DepthResult": "simulator",
-    "simulate_depth": "simulator",
-    "SweepResult": "sweep",
-    "sweep_last_layer_grad": "sweep",
-}
-
-__all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name: str):
-    if name in _EXPORTS:
-        return getattr(importlib.import_module(f"engine.depth.{_EXPORTS[name]}"), name)
-    raise AttributeError(f"module 'engine.depth' has no attribute {name!r}")

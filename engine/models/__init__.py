@@ -7,24 +7,6 @@
 - ``calculator.py``  norm parameters and their share (``norm_budget``), bytes and FLOPs per
                      token and what a fused add + norm saves (``norm_cost``)
 
-Nothing here imports transformers: the tests check the catalog against it.
+Nothing here imports transformers: the tests check the catalog against it.  The package
+re-exports nothing: import the module that defines a name.
 """
-
-from engine.models.calculator import NormBudget, NormCost, NormGroup, norm_budget, norm_cost
-from engine.models.config_json import FIELD_ALIASES, parse_config
-from engine.models.families import Catalog, CatalogRow, Family
-from engine.models.loader import catalog
-
-__all__ = [
-    "FIELD_ALIASES",
-    "Catalog",
-    "CatalogRow",
-    "Family",
-    "NormBudget",
-    "NormCost",
-    "NormGroup",
-    "catalog",
-    "norm_budget",
-    "norm_cost",
-    "parse_config",
-]

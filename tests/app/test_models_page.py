@@ -8,7 +8,7 @@ from urllib.parse import parse_qs
 
 from streamlit.testing.v1 import AppTest
 
-from engine.models import catalog
+from engine.models.loader import catalog
 from tests.app.conftest import APP
 
 SMOLLM2 = {  # HuggingFaceTB/SmolLM2-135M's shape, as in the catalog's example

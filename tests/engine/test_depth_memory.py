@@ -21,7 +21,7 @@ import json, resource, sys
 sys.path.insert(0, {root!r})
 import torch
 from engine.config import DepthSpec
-from engine.depth import simulate_depth
+from engine.depth.simulator import simulate_depth
 spec = DepthSpec(**json.loads(sys.argv[1]))
 simulate_depth(DepthSpec(layers=1, d=8, tokens=2), threads=1)  # autograd's first-call buffers
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024

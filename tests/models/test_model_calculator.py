@@ -4,8 +4,9 @@ token.  Totals against real HF models are in test_model_totals_transformers.py."
 import pytest
 
 from engine.errors import EngineError
-from engine.models import catalog, norm_budget, norm_cost, parse_config
-from engine.models.calculator import MAX_TOKENS
+from engine.models.calculator import MAX_TOKENS, norm_budget, norm_cost
+from engine.models.config_json import parse_config
+from engine.models.loader import catalog
 from engine.perf.roofline import norm_traffic
 
 

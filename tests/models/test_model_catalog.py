@@ -8,9 +8,9 @@ import pytest
 from engine.config import DEPTH_NORMS, NORM_KINDS
 from engine.depth.placements import PLACEMENTS
 from engine.errors import EngineError
-from engine.models import catalog, parse_config
+from engine.models.config_json import parse_config
 from engine.models.families import BRANCHES, EXTRA_ROLES, POSITIONS, WIDTHS
-from engine.models.loader import family_from_row
+from engine.models.loader import catalog, family_from_row
 from ui.i18n import catalog as messages
 
 ISSUE_FAMILIES = {

@@ -7,8 +7,9 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from engine.models import catalog, norm_budget, parse_config
-from engine.models.calculator import norm_groups
+from engine.models.calculator import norm_budget, norm_groups
+from engine.models.config_json import parse_config
+from engine.models.loader import catalog
 from tests.models.hf_tiny import module_eps, norm_modules, tiny_config, transformers
 
 HF_FAMILIES = [f for f in catalog().families if f.model_class is not None]

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from engine.errors import EngineError
-from engine.models import FIELD_ALIASES, parse_config
+from engine.models.config_json import FIELD_ALIASES, parse_config
 
 LLAMA = {
     "model_type": "llama",

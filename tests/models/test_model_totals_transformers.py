@@ -4,7 +4,8 @@ calculator: ``sum(p.numel())`` over the model, and over its norm modules."""
 import pytest
 import torch
 
-from engine.models import norm_budget, parse_config
+from engine.models.calculator import norm_budget
+from engine.models.config_json import parse_config
 from tests.models.hf_tiny import norm_modules, tiny_config, transformers
 
 TOTALS = [

@@ -8,8 +8,9 @@ import pytest
 
 from engine import DepthSpec, simulate_depth
 from engine.config import TrainSpec
-from engine.depth import SweepResult, simulator
+from engine.depth import simulator
 from engine.depth.placements import PLACEMENT_IDS
+from engine.depth.sweep import SweepResult
 from engine.depth.theory import pre_ln_band
 from engine.models.loader import catalog as model_catalog
 from engine.training.loop import TrainStep, summarize

@@ -10,7 +10,7 @@ import re
 import pytest
 import torch
 
-from engine.models import catalog
+from engine.models.loader import catalog
 from ui.figures.depth_wiring import wiring_figure
 from ui.text.models import norm_text
 

@@ -7,7 +7,9 @@ from dataclasses import replace
 
 import pytest
 
-from engine.models import catalog, norm_budget, parse_config
+from engine.models.calculator import norm_budget
+from engine.models.config_json import parse_config
+from engine.models.loader import catalog
 from tests.untranslated import problems
 from ui.text import models as text
 

@@ -13,8 +13,9 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from engine.depth import DepthResult, SweepResult
 from engine.depth.placements import PLACEMENTS
+from engine.depth.simulator import DepthResult
+from engine.depth.sweep import SweepResult
 from engine.depth.theory import POST_LN_LEVEL, pre_ln_band, x0_weight_expected
 from engine.training.loop import TrainResult
 from ui.figures.style import linear_axis, log_axis

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import math
 
-from engine.models import Family, NormBudget
-from engine.models.families import Example, catalog_row
+from engine.models.calculator import NormBudget
+from engine.models.families import Example, Family, catalog_row
 from engine.perf.roofline import GPU_NAME, H200_BANDWIDTH, H200_FP32_FLOPS, norm_traffic
 from ui.formatting import format_number
 from ui.i18n import join, translate

@@ -42,8 +42,8 @@ from engine.config import (
 )
 from engine.config.depth import INIT_STDS, MAX_LAYERS, MAX_TOKENS
 from engine.config.fields import Accepts, accepts, annotations
-from engine.models import catalog
 from engine.models.calculator import MAX_TOKENS as MAX_COST_TOKENS
+from engine.models.loader import catalog
 from engine.norms.kinds import PER_TOKEN_KINDS, ROW_KINDS
 from engine.norms.precision_presets import PRESET_NAMES
 from ui.lessons.catalog import ANSWER_IDS, LESSON_IDS
@@ -201,7 +201,7 @@ MODELS = PageParams(
         # GPT-3 175B by default: seed 000's 4,743,168 norm parameters, 0.0027 % of all
         Param("md_example", "choice", "gpt3", MODEL_EXAMPLES),
         Param("md_dtype", "choice", "config", MODEL_DTYPES),
-        Param("md_tokens", "int", 1, low=1, high=MAX_COST_TOKENS),  # engine.models.norm_cost
+        Param("md_tokens", "int", 1, low=1, high=MAX_COST_TOKENS),  # norm_cost's bound
     ),
 )
 

@@ -11,11 +11,10 @@ from dataclasses import replace
 import streamlit as st
 
 from engine.config import DepthSpec
-from engine.depth import DepthResult, SweepResult
 from engine.depth.limits import SWEEP_LAYERS, simulation_work, sweep_work
 from engine.depth.placements import PLACEMENTS
-from engine.depth.simulator import simulate_depth
-from engine.depth.sweep import sweep_last_layer_grad
+from engine.depth.simulator import DepthResult, simulate_depth
+from engine.depth.sweep import SweepResult, sweep_last_layer_grad
 from engine.training.loop import TrainResult, train
 from ui.compute import run_heavy
 from ui.figures.depth import (

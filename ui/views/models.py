@@ -13,8 +13,8 @@ import pandas as pd
 import streamlit as st
 
 from engine.config import ModelShape
-from engine.models import Family, NormBudget, NormCost
-from engine.models.families import Catalog
+from engine.models.calculator import NormBudget, NormCost
+from engine.models.families import Catalog, Family
 from ui.figures.depth_wiring import legible_width, wiring_figure
 from ui.formatting import format_number
 from ui.i18n import current_language, t

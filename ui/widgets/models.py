@@ -13,7 +13,9 @@ import streamlit as st
 
 from engine.config import ModelShape
 from engine.errors import EngineError
-from engine.models import Family, catalog, parse_config
+from engine.models.config_json import parse_config
+from engine.models.families import Family
+from engine.models.loader import catalog
 from ui import presenting
 from ui.errors import error_text
 from ui.i18n import current_language, t
@@ -27,7 +29,7 @@ MAX_CONFIG_CHARS = 200_000  # a config.json is a few kB; a multimodal one with l
 @dataclass(frozen=True)
 class CalculatorInputs:
     shape: ModelShape | None  # None until a config is read
-    dtype: str | None  # None: the config's torch_dtype, else bfloat16 (engine.models.norm_cost)
+    dtype: str | None  # None: the config's torch_dtype, else bfloat16 (calculator.norm_cost)
     tokens: int
     pasted: bool
     read_as: Family | None  # the catalog family the config was read as
