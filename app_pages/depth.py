@@ -2,10 +2,10 @@
 
 import streamlit as st
 
-from engine.depth.limits import sweep_depths
+from engine.depth.limits import check_limits, sweep_depths
 from ui import presenting
 from ui.compute import compute
-from ui.errors import show_errors
+from ui.errors import show_errors, showing_refusals
 from ui.i18n import t
 from ui.landing import landmark
 from ui.sections import section
@@ -18,19 +18,19 @@ def stack(chosen: str) -> None:
     with presenting.controls("dp"):
         inputs = widgets.depth_inputs()
     show_errors(inputs.errors)
-    if chosen == "stack" and inputs.specs:
-        results = view.simulations(inputs.specs)
-        if results:
+    if not inputs.specs:
+        return
+    with showing_refusals():  # the engine's limits, before any work
+        compute(check_limits, inputs.specs[0])
+        if chosen == "stack" and (results := view.simulations(inputs.specs)):
             landmark("results")
             view.stack(results)
-    if chosen == "sweep" and inputs.specs:
-        depths = compute(sweep_depths, inputs.specs[0])
-        if view.sweep_depths_note(depths):
-            results = view.sweeps(inputs.specs, depths)
-            if results:
+        if chosen == "sweep":
+            depths = compute(sweep_depths, inputs.specs[0])
+            if view.sweep_depths_note(depths) and (results := view.sweeps(inputs.specs, depths)):
                 view.sweep(inputs.specs, results)
-    if chosen == "wiring" and inputs.specs:
-        view.wiring(inputs.specs)
+        if chosen == "wiring":
+            view.wiring(inputs.specs)
 
 
 @section  # the training lab has its own settings

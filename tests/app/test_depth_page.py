@@ -178,3 +178,14 @@ def test_traces_that_coincide_are_named_with_the_reason(app, lang, said):
     assert ("curves below coincide too" in notes[0]) or ("也同样重合" in notes[0])
     if lang == "zh":
         assert "、OLMo-2" in names  # an enumeration comma, not ", "
+
+
+@pytest.mark.parametrize("section", ["stack", "sweep", "wiring"])
+def test_a_stack_past_the_engines_limit_is_refused_before_any_work(app, section):
+    """1,000 layers of width 4,096 draw 16.8 billion weights: the engine's limit is said in
+    every section of the stack, and nothing is simulated or drawn."""
+    app.session_state["dp_layers"] = 1000
+    app.session_state["dp_d"] = 4096
+    _open(app, section)
+    assert any("16,777,216,000 weights" in e.value for e in app.error)
+    assert not app.get("plotly_chart")

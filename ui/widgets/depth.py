@@ -8,9 +8,6 @@ import streamlit as st
 
 from engine.config import DepthSpec, TrainSpec
 from engine.config.depth import INIT_STDS, MAX_DEPTH_WIDTH
-from engine.depth.limits import check_limits
-from engine.errors import EngineError
-from ui.errors import error_text
 from ui.i18n import t
 from ui.labels import placement_label
 from ui.url.pages import DEPTH as P
@@ -69,10 +66,6 @@ def depth_inputs() -> DepthInputs:
     )
     if base is None:
         return DepthInputs((), errors)
-    try:
-        check_limits(base)  # the engine's limits, translated; nothing re-checked here
-    except EngineError as error:
-        return DepthInputs((), (error_text(error),))
     return DepthInputs(tuple(replace(base, placement=p) for p in placements), ())
 
 
