@@ -108,7 +108,9 @@ def test_a_chart_downloads_its_data_as_csv_and_itself_as_svg(page, server_url):
 
 def test_log_axes_label_decades_not_minor_digits(page, server_url):
     open_settled(page, server_url, "depth", "lang=en")
-    labels = page.locator(".stPlotlyChart").first.locator(".ytick text").all_inner_texts()
+    ticks = page.locator(".stPlotlyChart").first.locator(".ytick text")
+    ticks.first.wait_for()  # the chart's axes are drawn after its frame
+    labels = ticks.all_inner_texts()
     assert labels and not set(labels) & {"3", "4", "6", "7", "8", "9"}, labels
 
 
