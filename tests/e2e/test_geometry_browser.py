@@ -114,7 +114,11 @@ def test_a_turned_camera_stays_when_a_slider_moves(page, server_url):
     page.mouse.down()
     page.mouse.move(x + 120, y + 40, steps=8)  # a reader turns the scene
     page.mouse.up()
-    page.wait_for_timeout(300)
+    page.wait_for_function(  # a loaded machine: plotly applies the drag a moment later
+        f"([s, old]) => JSON.stringify(({EYE_JS})(s)) !== old",
+        arg=[SCENE, json.dumps(start)],
+        timeout=10_000,
+    )
     turned = page.evaluate(EYE_JS, SCENE)
     assert turned != pytest.approx(start)
     before = page.evaluate(POINTS_JS, [SCENE, "rmsnorm"])
