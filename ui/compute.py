@@ -153,10 +153,10 @@ def run_heavy(
     with _LOCK:
         waiting = tuple((name, key) for key in keys if private or (name, key) not in done)
     heavy = always_ask or (work is not None and _ratio(work, calls, default) > AUTO_START_FACTOR)
-    cancel = st.empty()
+    start, cancel = st.empty(), st.empty()
     if waiting and heavy:
         requested = st.session_state.setdefault(_REQUESTED, set())
-        if st.button(button, key=widget_key, type="primary", icon=":material/play_arrow:"):
+        if start.button(button, key=widget_key, type="primary", icon=":material/play_arrow:"):
             requested.add(waiting)
         if waiting not in requested:  # say why it waits
             if always_ask:
@@ -179,6 +179,8 @@ def run_heavy(
             found.append(_run(fn, name, args, key, label, private, draw))
             if not private:
                 _remember(done, (name, key))
+        if not private:  # the next run asks for no click either: the button goes now
+            start.empty()
         return found
     except Cancelled:  # a click in its section waits: that rerun draws what follows
         return None
