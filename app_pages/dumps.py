@@ -14,12 +14,15 @@ st.title(t("dumps.title"))
 st.caption(t("dumps.intro"))
 capture = live = rep = None
 with presenting.controls("du"):
-    kind = widgets.source_choice()
+    folder_dumps = widgets.folder_dumps()  # the operator's (NORMSCOPE_DUMP_DIRS); none: hidden
+    kind = widgets.source_choice(bool(folder_dumps))
     if kind == "example":
         source = widgets.example_dump()
         st.caption(t("dumps.example_note"))
     elif kind == "upload":
         source = widgets.uploaded_source()
+    elif kind == "folder":
+        source = widgets.folder_source(folder_dumps)
     else:
         live = real.live_status(live_model.model_load(), live_model.forget)
         capture = view.captured(live, widgets.live_prompt())

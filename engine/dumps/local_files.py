@@ -1,28 +1,41 @@
-"""Models on the server's own disk, in folders an operator names; nothing else is read.
+"""Models and dump files on the server's own disk, in folders an operator names; nothing
+else is read.
 
 ``NORMSCOPE_MODEL_DIRS`` (folders separated by ``os.pathsep``, ``:`` on Linux) names where
 models live; with no setting only the built-in model is offered.  A folder's models are the
 Hugging Face ``save_pretrained`` directories (a ``config.json`` beside ``*.safetensors`` or
 ``*.bin`` weights) and the ``.gguf`` files in it, at most ``MAX_DEPTH`` levels down.
+``NORMSCOPE_DUMP_DIRS`` names, the same way, where activation dumps live: every file with a
+suffix the dump readers accept (``engine.dumps.limits.ACCEPTED_SUFFIXES``), of any size, at
+most ``MAX_DEPTH`` levels down, except inside a ``save_pretrained`` directory (its weights
+are a model, not a dump); with no setting only the example and the upload are offered.
 
 Path safety: every candidate is resolved (symlinks followed, ``..`` removed) and kept only
 when the result still lies inside the resolved folder, so a link that leads out is skipped,
-never followed; a page names a model by its id (the folder's position and the path inside
-it), and ``find_model`` accepts only an id the listing made, so a typed or linked path
-(``../../etc``) is refused, not opened.
+never followed; a page names a model or a dump by its id (the folder's position and the path
+inside it), and ``find_model`` / ``find_dump`` accept only an id the listing made, so a typed
+or linked path (``../../etc``) is refused, not opened.  A listing looks at ``MAX_SCANNED``
+directory entries at most, in the order the file system gives them, so a folder of a million
+files is listed in bounded time (then only some of its files are offered) and lists
+``MAX_LISTED`` files at most, in sorted order within each directory.
 """
 
 from __future__ import annotations
 
+import itertools
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from engine.dumps.refusals import capture_error
+from engine.dumps.limits import ACCEPTED_SUFFIXES
+from engine.dumps.refusals import capture_error, refuse
 
 MODEL_DIRS_VARIABLE = "NORMSCOPE_MODEL_DIRS"
+DUMP_DIRS_VARIABLE = "NORMSCOPE_DUMP_DIRS"
 MAX_DEPTH = 3  # levels below a named folder that are looked at
-MAX_LISTED = 200  # models listed at most (the first ones in sorted order)
+MAX_LISTED = 200  # models (or dumps) listed at most (the first ones in sorted order)
+MAX_SCANNED = 20_000  # directory entries one listing looks at, over all its folders
 WEIGHT_SUFFIXES = (".safetensors", ".bin")
 
 
@@ -31,6 +44,14 @@ class LocalModel:
     id: str  # "<folder number>/<path inside the folder>": what a page and a link name
     path: str  # the resolved path: a directory (save_pretrained) or a .gguf file
     kind: str  # "pretrained" or "gguf"
+
+
+@dataclass(frozen=True)
+class LocalDump:
+    id: str  # as LocalModel's
+    path: str  # the resolved path of the file
+    size: int  # bytes
+    modified_ns: int  # last modification: with the size, what tells a rewritten file apart
 
 
 def named_folders(variable: str = MODEL_DIRS_VARIABLE) -> tuple[Path, ...]:
@@ -54,47 +75,76 @@ def inside(folder: Path, candidate: Path) -> Path | None:
     return resolved if resolved.is_relative_to(folder) else None
 
 
-def _is_pretrained(directory: Path) -> bool:
-    try:
-        names = {entry.name for entry in directory.iterdir()}
-    except OSError:
-        return False
+def _is_pretrained(names: set[str]) -> bool:
+    """A ``save_pretrained`` directory, from its entries' names."""
     return "config.json" in names and any(n.endswith(WEIGHT_SUFFIXES) for n in names)
 
 
-def _walk(folder: Path, directory: Path, depth: int, found: list[tuple[Path, str]]) -> None:
-    if len(found) >= MAX_LISTED:
-        return
-    if _is_pretrained(directory):
-        found.append((directory, "pretrained"))
-        return
-    try:
-        entries = sorted(directory.iterdir())
-    except OSError:
-        return
-    for entry in entries:
-        real = inside(folder, entry)
-        if real is None:
-            continue  # a link that leads out of the folder, or a broken one
-        if real.is_file() and real.suffix.lower() == ".gguf":
-            found.append((real, "gguf"))
-        elif real.is_dir() and depth < MAX_DEPTH:
-            _walk(folder, real, depth + 1, found)
-        if len(found) >= MAX_LISTED:
+Kind = Callable[[Path], "str | None"]  # a resolved file's kind, or None: not listed
+
+
+class _Walk:
+    """The files (and ``save_pretrained`` directories) of the named folders a listing wants."""
+
+    def __init__(self, file_kind: Kind, pretrained: str | None):
+        self.file_kind, self.pretrained = file_kind, pretrained  # pretrained: its kind, or skip
+        self.found: list[tuple[int, Path, Path, str]] = []  # folder number, folder, path, kind
+        self.scanned = 0
+
+    def full(self) -> bool:
+        return len(self.found) >= MAX_LISTED
+
+    def folder(self, number: int, folder: Path, directory: Path, depth: int) -> None:
+        try:  # at most the entries still allowed: a huge folder is not read whole
+            left = MAX_SCANNED - self.scanned
+            entries = sorted(itertools.islice(os.scandir(directory), left), key=lambda e: e.name)
+        except OSError:
             return
+        self.scanned += len(entries)
+        if _is_pretrained({entry.name for entry in entries}):
+            if self.pretrained is not None:
+                self.found.append((number, folder, directory, self.pretrained))
+            return
+        for entry in entries:
+            if self.full():
+                return
+            real = inside(folder, Path(entry.path))
+            if real is None:
+                continue  # a link that leads out of the folder, or a broken one
+            if real.is_file() and (kind := self.file_kind(real)) is not None:
+                self.found.append((number, folder, real, kind))
+            elif real.is_dir() and depth < MAX_DEPTH and self.scanned < MAX_SCANNED:
+                self.folder(number, folder, real, depth + 1)
+
+    def listed(self, folders: tuple[Path, ...]) -> list[tuple[str, Path, str]]:
+        """(id, path, kind) of everything found, sorted by id, each path once."""
+        for number, folder in enumerate(folders):
+            self.folder(number, folder, folder, 0)
+        ids = {f"{n}/{path.relative_to(folder).as_posix()}": (path, kind)
+               for n, folder, path, kind in self.found}  # fmt: skip
+        return [(i, path, kind) for i, (path, kind) in sorted(ids.items())][:MAX_LISTED]
 
 
 def list_models(folders: tuple[Path, ...] | None = None) -> tuple[LocalModel, ...]:
     """Every model in the named folders (``named_folders()`` by default), sorted by id."""
     folders = named_folders() if folders is None else folders
-    models = []
-    for number, folder in enumerate(folders):
-        found: list[tuple[Path, str]] = []
-        _walk(folder, folder, 0, found)
-        for path, kind in found:
-            relative = path.relative_to(folder).as_posix()
-            models.append(LocalModel(f"{number}/{relative}", str(path), kind))
-    return tuple(sorted(set(models), key=lambda m: m.id))[:MAX_LISTED]
+    walk = _Walk(lambda path: "gguf" if path.suffix.lower() == ".gguf" else None, "pretrained")
+    return tuple(LocalModel(i, str(path), kind) for i, path, kind in walk.listed(folders))
+
+
+def list_dumps(folders: tuple[Path, ...] | None = None) -> tuple[LocalDump, ...]:
+    """Every dump file in the named folders (``named_folders(DUMP_DIRS_VARIABLE)`` by
+    default), sorted by id."""
+    folders = named_folders(DUMP_DIRS_VARIABLE) if folders is None else folders
+    walk = _Walk(lambda path: "dump" if path.suffix.lower() in ACCEPTED_SUFFIXES else None, None)
+    dumps = []
+    for dump_id, path, _ in walk.listed(folders):
+        try:
+            stat = path.stat()
+        except OSError:  # removed since it was seen
+            continue
+        dumps.append(LocalDump(dump_id, str(path), stat.st_size, stat.st_mtime_ns))
+    return tuple(dumps)
 
 
 def find_model(model_id: str, models: tuple[LocalModel, ...]) -> LocalModel:
@@ -104,3 +154,12 @@ def find_model(model_id: str, models: tuple[LocalModel, ...]) -> LocalModel:
             return model
     listed = ", ".join(m.id for m in models[:10]) or "—"
     raise capture_error("unknown_model", value=model_id[:200], listed=listed)
+
+
+def find_dump(dump_id: str, dumps: tuple[LocalDump, ...]) -> LocalDump:
+    """The listed dump ``dump_id``; any other id is refused, naming what is listed."""
+    for dump in dumps:
+        if dump.id == dump_id:
+            return dump
+    listed = ", ".join(d.id for d in dumps[:10]) or "—"
+    raise refuse("unknown_dump", value=dump_id[:200], listed=listed)

@@ -159,6 +159,13 @@ def check_memory(layout: Layout, fit_norms: bool = True) -> None:
         )
 
 
+def report_work(dump: Dump, spec: DumpSpec | None = None, fit_norms: bool = True) -> int:
+    """The values ``report``'s streaming pass reads (its time grows with them): what a page
+    weighs a file's reading by (``ui.compute``'s auto-start rule)."""
+    lay = dump.layout
+    return len(lay.layers) * lay.batch * lay.tokens * lay.d
+
+
 def report(
     source: str | os.PathLike | Upload | DumpFile | Dump,
     spec: DumpSpec | None = None,

@@ -163,7 +163,8 @@ PINNED = {
     },
     "dumps": {
         # the page opens on the built-in example: real activations, no upload
-        "du_source": ("choice", "example", ("upload", "example", "live")),
+        "du_source": ("choice", "example", ("upload", "example", "live", "folder")),
+        "du_file": ("text", "", None),
         "du_axes": ("choice", "auto", ("auto", "Td", "BTd", "LTd", "LBTd")),
         "du_order": ("choice", "names", ("names", "file")),
         "du_massive_abs": ("float", 100.0, (1e-3, 1e9)),

@@ -210,8 +210,10 @@ MODELS = PageParams(
 # opens the same view of whatever dump its reader uploads.  The stream override names an
 # entry of the file, so it stays out of the link too.  The page opens on the built-in
 # example (real SmolLM2 activations, no upload); links written before it existed carry no
-# du_source and open on it too, with their settings.
-DUMP_SOURCES = ("upload", "example", "live")
+# du_source and open on it too, with their settings.  "folder": a file in the folders the
+# server's operator named (engine.dumps.local_files), offered only where there is one; its
+# id is in the link (du_file), since the file is the server's, not a visitor's.
+DUMP_SOURCES = ("upload", "example", "live", "folder")
 # The live model's given prompts (two English, two Chinese; the last three are also in the
 # built-in example): results of these are shared between sessions; a prompt someone typed
 # is theirs, and its results stay in their session.
@@ -227,6 +229,7 @@ DUMPS = PageParams(
     "du",
     (
         Param("du_source", "choice", "example", DUMP_SOURCES, vocabulary="dump_source"),
+        Param("du_file", "text", "", max_chars=300),  # engine.dumps.local_files' id; "": first
         from_spec("du_axes", DumpSpec, "axes"),
         from_spec("du_order", DumpSpec, "layer_order", vocabulary="layer_order"),
         from_spec("du_massive_abs", DumpSpec, "massive_abs"),

@@ -19,11 +19,12 @@ import streamlit as st
 from engine.config import DumpSpec, LiveSpec
 from engine.dumps.capture import PARTIAL_CHARACTER
 from engine.dumps.dump import Dump, open_dump, read_tokens
+from engine.dumps.example import EXAMPLE_DUMP
 from engine.dumps.live import LiveCapture, capture_live, capture_work, read_norm_io
 from engine.dumps.live_precision import compare_precisions
 from engine.dumps.norm_step import norm_step
 from engine.dumps.norm_views import DyTFit, TokenNorms, compare_norms, fit_dyt
-from engine.dumps.report import DumpReport, judged, reading_spec, report
+from engine.dumps.report import DumpReport, judged, reading_spec, report, report_work
 from engine.dumps.story import StreamStory, stream_story
 from engine.dumps.tables import json_text, report_summary, report_tables
 from ui.compute import compute, run_heavy
@@ -341,19 +342,37 @@ def opened(source, dump_or_file, spec: DumpSpec) -> Dump:
     return dump
 
 
-def read(source, dump: Dump, spec: DumpSpec) -> tuple[Dump, DumpReport]:
+def read(source, dump: Dump, spec: DumpSpec) -> tuple[Dump, DumpReport | None]:
     """``dump`` laid out as ``spec`` says (its stream: nothing read), and its report with the
     thresholds of ``spec``: every value is read once per layout; a new threshold reads
     nothing."""
     dump = opened(source, dump, spec)
-    (found,) = run_heavy(
+    found = run_heavy(
         report,
         [(dump, dump.spec, source.fit_norms)],
         [t("dumps.reducing", file=literal(source.name))],
         keys=[(source.key, dump.spec)],
         private=not source.share,
+        **_weighed(source, dump),
     )
-    return dump, judged(found, spec)  # not kept: milliseconds, and it would hold the bytes
+    if found is None:  # a large file of the server's folders, waiting for a click
+        return dump, None
+    return dump, judged(found[0], spec)  # not kept: milliseconds, and it would hold the bytes
+
+
+def _weighed(source, dump: Dump) -> dict:
+    """A server folder's file is weighed against the built-in example (the page's default):
+    up to ``AUTO_START_FACTOR`` times its values it is read at once, a larger one on a click.
+    An upload is read at once (the upload limit bounds it, and uploading was the click)."""
+    if source.kind != "folder":
+        return {}
+    example = compute(open_dump, str(EXAMPLE_DUMP), DumpSpec())
+    return {
+        "work": report_work,
+        "default": (example, example.spec, True),
+        "button": t("dumps.reading_large", size=text.size_text(dump.nbytes)),
+        "widget_key": "dumps_read",
+    }
 
 
 def read_summary(source, rep: DumpReport, facts, capture) -> tuple[dict, tuple | None]:

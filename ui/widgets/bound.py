@@ -89,7 +89,7 @@ def pills(param: Param, text: str, target=st, **kwargs):
 def segmented(param: Param, text: str, target=st, **kwargs):
     chosen = target.segmented_control(
         text,
-        param.choices,
+        kwargs.pop("options", param.choices),
         default=param.default,
         key=param.key,
         format_func=kwargs.pop("format_func", _names(param)),

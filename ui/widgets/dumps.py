@@ -1,8 +1,11 @@
 """Activation-dump inputs: where the dump comes from, how it is read, what is looked at.
 
-Three sources (``ChosenDump``): the shipped SmolLM2 example (the default: real activations
-with no upload), an uploaded file, and the live model (a prompt typed or picked).  The
-example's results are shared by every session; so are a given prompt's.  A typed prompt is
+Four sources (``ChosenDump``): the shipped SmolLM2 example (the default: real activations
+with no upload), an uploaded file, the live model (a prompt typed or picked), and a file of
+any size in the folders the server's operator named (``NORMSCOPE_DUMP_DIRS``, offered only
+where it lists a file; ``engine.dumps.local_files``).  The example's results are shared by
+every session; so are a given prompt's and a folder file's (the server's data, named in the
+link by its listing id).  A typed prompt is
 the user's text: it is kept in the link (``du_prompt``, so a link reopens it), but its
 results stay in their session.
 
@@ -16,6 +19,8 @@ of the file.
 
 from __future__ import annotations
 
+import os
+import time
 from collections.abc import Hashable
 from dataclasses import dataclass, replace
 
@@ -26,9 +31,14 @@ from engine.dumps.example import EXAMPLE_DUMP
 from engine.dumps.layout import Layout
 from engine.dumps.limits import ACCEPTED_SUFFIXES, UPLOAD_LIMIT_MB
 from engine.dumps.live import LIVE_MAX_TOKENS
+from engine.dumps.local_files import DUMP_DIRS_VARIABLE, LocalDump, find_dump, list_dumps
 from engine.dumps.report import DumpReport
 from engine.dumps.sources import Upload
+from engine.errors import EngineError
+from ui.compute import compute
+from ui.errors import error_text
 from ui.i18n import t
+from ui.text.dumps import size_text
 from ui.url.codec import Param
 from ui.url.pages import DUMPS as P
 from ui.url.pages import LIVE_PROMPTS
@@ -39,8 +49,8 @@ from ui.widgets import bound
 class ChosenDump:
     """The dump the page reads, and how its results are kept (``ui/views/dumps.py``)."""
 
-    kind: str  # "upload" | "example" | "live" (ui/url/ DUMP_SOURCES)
-    id: str  # names its widgets' state: an upload's id, "example", "live"
+    kind: str  # "upload" | "example" | "live" | "folder" (ui/url/ DUMP_SOURCES)
+    id: str  # names its widgets' state: an upload's id, "example", "live", a folder file's id
     key: Hashable  # what its results are keyed by, with the settings (never the bytes)
     name: str  # the file's name: shown, and the stem of the downloads
     opened: object  # what ``engine.dumps.open_dump`` reads: an Upload, a path, a DumpFile
@@ -86,9 +96,59 @@ def example_dump() -> ChosenDump:
     return ChosenDump("example", "example", ("example", name), name, str(EXAMPLE_DUMP), True)
 
 
-def source_choice() -> str:
-    """Where the activations come from: "example" (the default), "upload" or "live"."""
-    return bound.segmented(P["du_source"], t("dumps.source"))
+LISTING_S = 10  # the operator's dump folders are listed again at most this often
+
+
+def folder_dumps() -> tuple[LocalDump, ...]:
+    """The dump files in the operator's folders: a file written there shows within
+    ``LISTING_S`` seconds, without every rerun walking the folders."""
+    setting = os.environ.get(DUMP_DIRS_VARIABLE, "")
+    if not setting.strip():
+        return ()
+    return compute(list_dumps, key=(setting, int(time.monotonic() // LISTING_S)))
+
+
+def source_choice(folder: bool) -> str:
+    """Where the activations come from: "example" (the default), "upload", "live", or, where
+    the server lists dump files (``folder``), "folder"; a link's "folder" on a server that
+    lists none opens the example, saying why."""
+    param = P["du_source"]
+    choices = tuple(c for c in param.choices if folder or c != "folder")
+    if st.session_state.get(param.key) not in (*choices, None):
+        st.warning(t("dumps.no_folder"), icon=":material/link_off:")
+        st.session_state[param.key] = param.default
+    return bound.segmented(param, t("dumps.source"), options=choices)
+
+
+def folder_source(dumps: tuple[LocalDump, ...]) -> ChosenDump:
+    """A file of the operator's folders (``du_file``: its listing id; "" or a stale link's
+    id: the first one, and a stale id says so)."""
+    key = P["du_file"].key
+    ids = [dump.id for dump in dumps]
+    wanted = st.session_state.get(key, "")
+    if wanted not in ids:
+        if wanted:
+            try:
+                compute(find_dump, wanted, dumps)  # raises: the refusal names what is listed
+            except EngineError as error:
+                message = t("dumps.file_refused", param="`du_file`", why=error_text(error))
+                st.warning(message, icon=":material/link_off:")
+        st.session_state[key] = ids[0]
+    sizes = {dump.id: size_text(dump.size) for dump in dumps}
+    one_folder = all(i.startswith("0/") for i in ids)  # its number says nothing: not shown
+    chosen = st.selectbox(
+        t("dumps.folder_file", count=len(dumps)),
+        ids,
+        key=key,
+        format_func=lambda i: f"{i[2:] if one_folder else i} · {sizes[i]}",
+        help=t("dumps.folder_help"),
+        persist_state=bound.KEEP,
+    )
+    dump = dumps[ids.index(chosen)]
+    st.caption(t("dumps.folder_note"))
+    key = ("folder", dump.id, dump.size, dump.modified_ns)  # a rewritten file is read again
+    name = os.path.basename(dump.path)
+    return ChosenDump("folder", dump.id, key, name, dump.path, share=True)
 
 
 def uploaded_source() -> ChosenDump | None:

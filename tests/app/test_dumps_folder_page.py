@@ -1,0 +1,127 @@
+"""The Activation dumps page on the server's own dump folders (``NORMSCOPE_DUMP_DIRS``):
+offered only where the setting lists a file, read with the numbers torch gives, named in the
+link by its listing id (a linked path is refused by name), a large file read on a click, and
+a file rewritten since read again."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import shutil
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+import ui.compute
+import ui.widgets.dumps
+from engine.dumps.example import EXAMPLE_DUMP
+from tests.app.conftest import APP
+from tests.dumps import dump_files as files
+from ui.text.dumps import size_text
+
+PAGE = "app_pages/dumps.py"
+
+
+@pytest.fixture
+def folder(tmp_path, monkeypatch):
+    """A dump folder: the example under a new name, and a small HF-named dump in a subfolder."""
+    dumps = tmp_path / "dumps"
+    (dumps / "runs").mkdir(parents=True)
+    shutil.copy(EXAMPLE_DUMP, dumps / "example_copy.safetensors")
+    x = files.stream(layers=5, batch=2, tokens=7, d=16)  # [L, B, T, d]
+    files.write_safetensors(dumps / "runs" / "small.safetensors", files.hf_names(x))
+    monkeypatch.setenv("NORMSCOPE_DUMP_DIRS", str(dumps))
+    return dumps, x
+
+
+def _open(query: dict, lang: str = "en") -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params.update({"lang": lang, **query})
+    at.switch_page(PAGE)
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _warnings(at) -> str:
+    return " ".join(w.value for w in at.warning)
+
+
+def _heatmap_rms(at) -> np.ndarray:
+    for chart in at.get("plotly_chart"):
+        spec = json.loads(chart.proto.spec)
+        if spec["layout"].get("title", {}).get("text") == "RMS of each token at each layer":
+            z = spec["data"][0]["z"]
+            if isinstance(z, dict):
+                data = np.frombuffer(base64.b64decode(z["bdata"]), dtype=z["dtype"])
+                z = data.reshape([int(n) for n in str(z["shape"]).split(",")])
+            return 10 ** np.asarray(z, dtype=float)
+    raise AssertionError("no RMS heatmap")
+
+
+def test_without_the_setting_no_folder_is_offered_and_a_folder_link_opens_the_example(
+    monkeypatch,
+):
+    monkeypatch.delenv("NORMSCOPE_DUMP_DIRS", raising=False)
+    at = _open({})
+    assert "folder" not in at.segmented_control(key="du_source").options
+    at = _open({"du_source": "folder", "du_file": "0/x.safetensors"}, "zh")
+    assert at.segmented_control(key="du_source").value == "example"
+    assert "本服务器没有列出任何文件夹" in _warnings(at)
+    assert "读到了什么" in [s.value for s in at.subheader]
+
+
+def test_a_folder_file_is_read_with_the_numbers_torch_gives_and_named_in_the_link(folder):
+    dumps, x = folder
+    at = _open({"du_source": "folder"})
+    assert at.selectbox(key="du_file").value == "0/example_copy.safetensors"  # the first
+    small = size_text((dumps / "runs" / "small.safetensors").stat().st_size)
+    assert at.selectbox(key="du_file").options == [
+        "example_copy.safetensors · 4.5 MB",
+        f"runs/small.safetensors · {small}",
+    ]  # one folder: its number is not shown
+    at.selectbox(key="du_file").set_value("0/runs/small.safetensors").run()
+    expected = x[:, 0].double().pow(2).mean(-1).sqrt().numpy()  # [L, T]
+    np.testing.assert_allclose(_heatmap_rms(at), expected, rtol=1e-6)
+    assert at.query_params["du_file"] == "0/runs/small.safetensors"  # a link reopens it
+    assert not at.error
+
+
+@pytest.mark.parametrize(
+    "linked", ["0/../dumps/runs/small.safetensors", "/etc/passwd", "1/x.npy", "0/" + "x" * 290]
+)
+def test_a_linked_file_the_server_does_not_list_is_refused_by_name(folder, linked):
+    at = _open({"du_source": "folder", "du_file": linked})
+    warning = _warnings(at)
+    assert "`du_file`" in warning and "is not one of the dump files this server lists" in warning
+    assert "0/runs/small.safetensors" in warning  # what is accepted
+    assert at.selectbox(key="du_file").value == "0/example_copy.safetensors"  # the first
+    assert "What this stream shows" in [s.value for s in at.subheader]
+
+
+def test_a_large_file_waits_for_a_click_then_every_session_sees_it(folder, monkeypatch):
+    # the example's values times AUTO_START_FACTOR start on their own; the small dump is
+    # 1/2,200 of the example, so a factor of 1/10,000 makes it "large" without a large file
+    monkeypatch.setattr(ui.compute, "AUTO_START_FACTOR", 1e-4)
+    query = {"du_source": "folder", "du_file": "0/runs/small.safetensors"}
+    at = _open(query)
+    button = at.button(key="dumps_read")
+    assert button.label.startswith("Read the whole file (")
+    assert "Residual stream: RMS per layer and token" not in [s.value for s in at.subheader]
+    button.click().run()
+    assert "Residual stream: RMS per layer and token" in [s.value for s in at.subheader]
+    again = _open(query)  # another visitor: read already, no click
+    assert "Residual stream: RMS per layer and token" in [s.value for s in again.subheader]
+
+
+def test_a_file_rewritten_since_is_read_again(folder, monkeypatch):
+    dumps, x = folder
+    monkeypatch.setattr(ui.widgets.dumps, "LISTING_S", 1e-9)  # listed again on every run
+    query = {"du_source": "folder", "du_file": "0/runs/small.safetensors"}
+    before = _heatmap_rms(_open(query))
+    path = dumps / "runs" / "small.safetensors"
+    files.write_safetensors(path, files.hf_names(2 * x))
+    os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns + 10**9))
+    np.testing.assert_allclose(_heatmap_rms(_open(query)), 2 * before, rtol=1e-6)
