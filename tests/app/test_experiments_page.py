@@ -135,14 +135,16 @@ def test_a_precomputed_result_is_shown_at_once_with_its_date_and_model(tiny, tmp
         ({"ex_window": "-3"}, "ex_window"),
         ({"ex_text": "<script>"}, "ex_text"),
         ({"ex_swap_block": "1e9", "ex_experiment": "swap"}, "ex_swap_block"),
+        ({"ex_freeze_block": "0-", "ex_experiment": "freeze"}, "ex_freeze_block"),
+        ({"ex_swap_block": " ", "ex_experiment": "swap"}, "ex_swap_block"),
         ({"ex_prompt": "x" * 9000}, "ex_prompt"),
     ],
 )
 def test_hostile_link_values_are_named_and_the_page_still_opens(tiny, query, named):
     at = _open(query)
     assert not at.exception
-    warnings = " ".join(w.value for w in at.warning)
-    assert f"`{named}`" in warnings
+    said = " ".join(w.value for w in [*at.warning, *at.error])  # a clamp, or a refusal
+    assert f"`{named}`" in said
 
 
 def test_a_block_past_the_model_is_refused_with_the_models_range(tiny):
@@ -151,6 +153,19 @@ def test_a_block_past_the_model_is_refused_with_the_models_range(tiny):
     _run(at)
     assert not at.exception
     assert "Block 40 is not in this model" in " ".join(e.value for e in at.error)
+
+
+def test_a_set_of_blocks_is_swapped_as_the_engine_swaps_it(tiny):
+    at = _open({"ex_experiment": "swap", "ex_swap_block": "1, 0", **SMALL})
+    assert at.text_input(key="ex_swap_block").value == "1, 0"
+    _commit(at, "same")
+    _run(at)
+    assert not at.exception and not _refusals(at), _refusals(at)
+    live = live_model.model_load().live
+    run = run_experiment(live, TextSpec(max_tokens=16), SwapSpec(layers=(0, 1)))
+    assert f"{len(run.result.norms)} norms computed as LayerNorm" in _text(at)
+    assert len(run.result.norms) == 5  # two blocks' two norms each, and the final norm
+    assert at.metric[1].value == number(run.result.effect.perplexity)
 
 
 def test_in_chinese_the_question_and_answers_are_chinese(tiny):

@@ -375,9 +375,10 @@ GEOMETRY = PageParams(
 )
 
 # Experiments on a real model.  A spec's blocks are a tuple the model's depth bounds; the page
-# offers one block or every block (EVERY_BLOCK), checked against the model when it runs.
-EVERY_BLOCK = -1
-_BLOCK = {"low": EVERY_BLOCK, "high": 10**4}
+# takes them as text (ui/widgets/experiments.py ``parse_blocks``: "all", or numbers and
+# ranges such as "0-5, 12"; "-1", what links before sets existed wrote, is "all"), checked
+# against the model when it runs.
+_BLOCKS = {"max_chars": 200}
 EXPERIMENTS_PAGE = PageParams(
     "experiments",
     "ex",
@@ -390,9 +391,9 @@ EXPERIMENTS_PAGE = PageParams(
         from_spec("ex_tokens", TextSpec, "max_tokens"),
         from_spec("ex_setting", MassiveSpec, "setting"),
         from_spec("ex_window", MassiveSpec, "window"),
-        Param("ex_swap_block", "int", EVERY_BLOCK, **_BLOCK),  # SwapSpec.layers
+        Param("ex_swap_block", "text", "all", **_BLOCKS),  # SwapSpec.layers
         from_spec("ex_swap_final", SwapSpec, "final"),
-        Param("ex_freeze_block", "int", EVERY_BLOCK, **_BLOCK),  # FreezeSpec.layers
+        Param("ex_freeze_block", "text", "all", **_BLOCKS),  # FreezeSpec.layers
         from_spec("ex_freeze_final", FreezeSpec, "final"),
         from_spec("ex_exempt", FreezeSpec, "exempt"),
         from_spec("ex_sweep_exempt", FreezeSweepSpec, "exempt"),

@@ -9,6 +9,7 @@ experiment; a prediction is not: it is this browser's, kept in session state per
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,9 +29,9 @@ from engine.dumps.local_files import LocalModel, find_model
 from engine.errors import EngineError
 from engine.experiments.experiment import SAME, options
 from ui.errors import error_text
+from ui.formatting import literal
 from ui.i18n import current_language, t
 from ui.text.experiments import option_text
-from ui.url.pages import EVERY_BLOCK
 from ui.url.pages import EXPERIMENTS_PAGE as P
 from ui.widgets import bound
 
@@ -63,12 +64,43 @@ def _named(table: str):
     return lambda value: t(f"experiments.{table}.{value}")
 
 
-def _blocks(block: int) -> tuple[int, ...] | None:
-    return None if block == EVERY_BLOCK else (block,)
+MAX_BLOCK = 10**4 - 1  # the specs take block numbers below 10⁴ (the model bounds them further)
+EVERY = ("all", "全部", "-1")  # every block ("-1": what links wrote before sets existed)
+_SEPARATORS = re.compile(r"[\s,，、;；]+")
+_RANGE = re.compile(r"(\d+)\s*[-–—~～]\s*(\d+)")
 
 
-def _block(key: str, text: str, target) -> int:
-    return bound.number(P[key], text, target, help=t("experiments.block_help"))
+def parse_blocks(text: str) -> tuple[int, ...] | None:
+    """The blocks typed: None for every block ("all"), else the sorted numbers of items
+    such as ``12`` and ranges such as ``0-5``, separated by commas or spaces (Chinese
+    punctuation too).  ``ValueError(item)`` names the first item that is neither, or is "" for
+    an empty text."""
+    text = text.strip()
+    if text.lower() in EVERY:
+        return None
+    text = _RANGE.sub(lambda m: f"{m[1]}-{m[2]}", text)  # "0 - 5" is one item
+    blocks: set[int] = set()
+    for item in filter(None, _SEPARATORS.split(text)):
+        low, dash, high = item.partition("-")
+        if not all(part.isascii() and part.isdigit() for part in (low, high if dash else low)):
+            raise ValueError(item)
+        first, last = int(low), int(high or low)
+        if last > MAX_BLOCK or first > last:
+            raise ValueError(item)
+        blocks.update(range(first, last + 1))
+    if not blocks:
+        raise ValueError("")
+    return tuple(sorted(blocks))
+
+
+def _blocks(key: str, text: str, target) -> tuple[tuple[int, ...] | None, tuple[str, ...]]:
+    """The blocks a text box names, or (None, the refusal naming the parameter)."""
+    typed = bound.text_input(P[key], text, target, help=t("experiments.block_help"))
+    try:
+        return parse_blocks(typed), ()
+    except ValueError as bad:
+        why = t("experiments.blocks_refused", param=literal(key), item=literal(str(bad)))
+        return None, (why if str(bad) else t("experiments.blocks_empty", param=literal(key)),)
 
 
 def text_choice(target=st) -> tuple[TextSpec | None, tuple[str, ...]]:
@@ -101,12 +133,14 @@ def settings(experiment: str, target=st) -> tuple[Any, tuple[str, ...]]:
         )  # fmt: skip
         return bound.spec_from(MassiveSpec, setting=setting, window=window)
     if experiment == "swap":
-        block = _block("ex_swap_block", t("experiments.swap.block"), left)
+        blocks, refused = _blocks("ex_swap_block", t("experiments.swap.block"), left)
         final = bound.toggle(P["ex_swap_final"], t("experiments.swap.final"), right)
-        return bound.spec_from(SwapSpec, layers=_blocks(block), final=final)
+        if refused:
+            return None, refused
+        return bound.spec_from(SwapSpec, layers=blocks, final=final)
     if experiment in ("freeze", "sweep"):
         if experiment == "freeze":
-            block = _block("ex_freeze_block", t("experiments.freeze.block"), left)
+            blocks, refused = _blocks("ex_freeze_block", t("experiments.freeze.block"), left)
             final = bound.toggle(P["ex_freeze_final"], t("experiments.freeze.final"), left)
         exempt = bound.selectbox(
             P["ex_exempt" if experiment == "freeze" else "ex_sweep_exempt"],
@@ -115,7 +149,9 @@ def settings(experiment: str, target=st) -> tuple[Any, tuple[str, ...]]:
         )  # fmt: skip
         if experiment == "sweep":
             return bound.spec_from(FreezeSweepSpec, exempt=exempt)
-        return bound.spec_from(FreezeSpec, layers=_blocks(block), final=final, exempt=exempt)
+        if refused:
+            return None, refused
+        return bound.spec_from(FreezeSpec, layers=blocks, final=final, exempt=exempt)
     if experiment == "fold":
         return bound.spec_from(
             FoldSpec, final=bound.toggle(P["ex_fold_final"], t("experiments.fold.final"), left)
