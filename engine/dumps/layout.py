@@ -116,6 +116,13 @@ def _candidates(grouped: dict[str, list[EntryInfo]]) -> dict[str, dict]:
         if names.is_auxiliary(template) or len(entries[0].shape) not in ACCEPTED_RANKS:
             continue
         templates[template][index] = entries
+    for template, members in list(templates.items()):
+        (index, entries), *more = members.items()
+        if index is not None and not more and len(entries[0].shape) > 3:
+            # one numbered entry of 4 axes ("run_3.npy" holding [L, B, T, d]) is no layer of
+            # a stream, which has 2 or 3: it is a stream of its own, named as it is
+            del templates[template]
+            templates[names.fill(template, index)][None] = entries
     return templates
 
 

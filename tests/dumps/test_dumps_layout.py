@@ -184,3 +184,11 @@ def test_more_norm_pairs_than_accepted_are_refused(tmp_path, monkeypatch):
     with pytest.raises(EngineError) as caught:
         open_dump(path)
     assert caught.value.key == "dumps.too_many_norm_pairs" and caught.value.params["count"] == 5
+
+
+def test_one_numbered_entry_of_four_axes_is_a_stream_of_its_own(tmp_path):
+    x = files.stream()  # [L, B, T, d]
+    path = files.write_npy(tmp_path / "run_3.npy", x.numpy())  # the entry's name ends in 3
+    layout = open_dump(path).layout
+    assert layout.stream == "run_3" and layout.axes == "LBTd"
+    assert (len(layout.layers), layout.batch, layout.tokens, layout.d) == tuple(x.shape)
