@@ -6,8 +6,8 @@ from app_pages.dumps_report import report
 from ui import live_model, presenting
 from ui.errors import show_errors, showing_refusals
 from ui.i18n import t
-from ui.views import dumps as view
 from ui.views import dumps_real as real
+from ui.views import dumps_requests as requests
 from ui.widgets import dumps as widgets
 
 st.title(t("dumps.title"))
@@ -25,7 +25,7 @@ with presenting.controls("du"):
         source = widgets.folder_source(folder_dumps)
     else:
         live = real.live_status(live_model.model_load(), live_model.forget)
-        capture = view.captured(live, widgets.live_prompt())
+        capture = requests.captured(live, widgets.live_prompt())
         source = None if capture is None else widgets.live_source(capture)
 if source is not None:
     st.subheader(t("dumps.inferred_title"))
@@ -34,9 +34,9 @@ if source is not None:
     show_errors(settings.errors)
     with showing_refusals(facts):  # a bad file, or an override that does not fit it
         if settings.spec is not None:
-            dump = view.opened(source, source.opened, settings.spec)
+            dump = requests.opened(source, source.opened, settings.spec)
             spec = widgets.stream_override(source, dump.layout, settings)
-            dump, rep = view.read(source, dump, spec)
+            dump, rep = requests.read(source, dump, spec)
 if rep is not None:
-    tables, tokens = view.read_summary(source, rep, facts, capture)  # tokens: [B][T] or None
+    tables, tokens = requests.read_summary(source, rep, facts, capture)  # tokens: [B][T] or None
     report(source, dump, rep, tables, tokens, live, capture)

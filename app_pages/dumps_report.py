@@ -6,6 +6,7 @@ import streamlit as st
 from ui.sections import section
 from ui.url.pages import DUMPS as P
 from ui.views import dumps as view
+from ui.views import dumps_requests as requests
 from ui.widgets import dumps as widgets
 
 
@@ -16,7 +17,7 @@ def report(source, dump, rep, tables, tokens, live, capture) -> None:
     batch = widgets.batch_choice(rep, right)
     names = None if tokens is None else tokens[batch]  # tokens: [B][T] or None
     view.residual(rep, tables, batch, log, names)
-    story = view.story_section(source, dump, rep, batch, names)
+    story = requests.story_section(source, dump, rep, batch, names)
     view.massive(rep, tables, tokens)
     view.centering(rep)
     token_detail(source, dump, rep, batch)
@@ -24,7 +25,7 @@ def report(source, dump, rep, tables, tokens, live, capture) -> None:
     channel_detail(rep, tables)
     if view.dyt_intro(rep):
         norm_detail(source, rep, tables, batch, names, story.largest_pair or 0)
-    view.precision_section(live, capture, source.share)  # nothing for a file
+    requests.precision_section(live, capture, source.share)  # nothing for a file
     view.downloads(rep, tables, source.name)
 
 
@@ -32,7 +33,7 @@ def report(source, dump, rep, tables, tokens, live, capture) -> None:
 def token_detail(source, dump, rep, batch: int) -> None:
     left, right = st.columns(2)
     layer = widgets.layer_choice(P["du_token_layer"], rep, left)
-    view.token_section(source, dump, rep, layer, batch, widgets.token_choice(rep, right))
+    requests.token_section(source, dump, rep, layer, batch, widgets.token_choice(rep, right))
 
 
 @section
@@ -46,4 +47,4 @@ def norm_detail(source, rep, tables, batch: int, names, largest: int) -> None:
     left, right = st.columns(2)
     pair = rep.layout.norm_pairs[widgets.pair_choice(rep, largest, left)]
     token = widgets.io_token_choice(rep, right)
-    view.norm_section(source, rep, tables, pair, batch, token, names)
+    requests.norm_section(source, rep, tables, pair, batch, token, names)

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
 
 from engine.config.fields import check_fields, param
 
 DUMP_AXES = ("auto", "Td", "BTd", "LTd", "LBTd")  # the last axis is always d, the one before T
 DUMP_LAYER_ORDERS = ("names", "file")
 DUMP_EPS = (0.0, 1e-12, 1e-8, 1e-6, 1e-5, 1e-3)  # the ε a page offers for the comparison
+THRESHOLDS = ("massive_abs", "massive_ratio", "outlier_ratio")  # judged after the reading
 
 
 @dataclass(frozen=True)
@@ -36,3 +37,10 @@ class DumpSpec:
 
     def __post_init__(self) -> None:
         check_fields(self)
+
+    @property
+    def reading(self) -> DumpSpec:
+        """This spec with the default ``THRESHOLDS``: what the data are read and reduced
+        with (a new threshold reads nothing again: ``DumpReport.judged``)."""
+        defaults = {f.name: f.default for f in fields(self) if f.name in THRESHOLDS}
+        return replace(self, **defaults)

@@ -18,7 +18,7 @@ Modules, in the order data flows:
                 partials, in this process or on Dask; ``stats`` merges them into arrays
 - ``diagnostics``, ``norm_views``: what those arrays say; ``report`` puts it together, after
                 ``check_memory`` (a read's peak memory, predicted from the layout);
-                ``report.judged`` applies new thresholds without reading again
+                ``DumpReport.judged`` applies new thresholds without reading again
 - ``tables``    the report as DataFrames, JSON and CSV; ``cli`` the command line
 - ``capture``   a real model's stream and norms on prompts, as a dump (``architectures``:
                 which modules, from the model catalog; ``hooks``: hooks that return what

@@ -63,13 +63,24 @@ class DumpReport:
     nonfinite: np.ndarray  # [L, 3] NaN, +inf, -inf
     backend: str  # "local" or "dask"
 
-
-THRESHOLDS = ("massive_abs", "massive_ratio", "outlier_ratio")  # of DumpSpec: judged after
-
-
-def reading_spec(spec: DumpSpec) -> DumpSpec:
-    """``spec`` without its thresholds: what the data are read and reduced with."""
-    return replace(spec, **{name: getattr(DumpSpec, name) for name in THRESHOLDS})
+    def judged(self, spec: DumpSpec) -> DumpReport:
+        """This report with the thresholds of ``spec`` (``engine.config.dumps.THRESHOLDS``)
+        applied to its statistics: the outlier tokens and channels and the massive
+        activations.  No data is read, and the arrays that do not depend on a threshold are
+        shared with this one."""
+        if spec.reading != self.spec.reading:
+            raise ValueError("judged() changes thresholds only; read the dump again for the rest")
+        if spec == self.spec:
+            return self
+        residual = diagnostics.outlier_tokens(self.residual.token_ratio, spec.outlier_ratio)
+        channels = diagnostics.outlier_channels(self.channels.ratio, spec.outlier_ratio)
+        return replace(
+            self,
+            spec=spec,
+            residual=replace(self.residual, **residual),
+            massive=diagnostics.massive(self.stats, spec),
+            channels=replace(self.channels, **channels),
+        )
 
 
 def chosen_rows(residual: diagnostics.ResidualDiagnostics) -> tuple[list[int], list[str]]:
@@ -190,7 +201,7 @@ def report(
 
 
 def _report(source, spec, fit_norms, progress, should_stop, dask, workers) -> DumpReport:
-    dump = open_dump(source, reading_spec(spec))
+    dump = open_dump(source, spec.reading)
     check_memory(dump.layout, fit_norms)
 
     def reduction_progress(fraction: float) -> None:
@@ -234,23 +245,4 @@ def _report(source, spec, fit_norms, progress, should_stop, dask, workers) -> Du
         nonfinite=stats.nonfinite,
         backend="local" if dask is None else "dask",
     )
-    return judged(read, spec)
-
-
-def judged(rep: DumpReport, spec: DumpSpec) -> DumpReport:
-    """``rep`` with the thresholds of ``spec`` (``THRESHOLDS``) applied to its statistics: the
-    outlier tokens and channels and the massive activations.  No data is read, and the
-    arrays that do not depend on a threshold are shared with ``rep``."""
-    if reading_spec(spec) != reading_spec(rep.spec):
-        raise ValueError("judged() changes thresholds only; read the dump again for the rest")
-    if spec == rep.spec:
-        return rep
-    residual = diagnostics.outlier_tokens(rep.residual.token_ratio, spec.outlier_ratio)
-    channels = diagnostics.outlier_channels(rep.channels.ratio, spec.outlier_ratio)
-    return replace(
-        rep,
-        spec=spec,
-        residual=replace(rep.residual, **residual),
-        massive=diagnostics.massive(rep.stats, spec),
-        channels=replace(rep.channels, **channels),
-    )
+    return read.judged(spec)

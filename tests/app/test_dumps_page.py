@@ -233,7 +233,7 @@ def test_entry_names_with_markup_reach_every_chart_as_text(app, upload):
 
 
 def test_an_upload_stays_in_its_own_session(app, upload, browser_session, calls):
-    reads = calls("ui.views.dumps.report")
+    reads = calls("ui.views.dumps_requests.report")
     data = _safetensors(files.hf_names(files.stream()))
     upload("hidden.safetensors", data, "mine")
     _open(app)
@@ -259,7 +259,7 @@ def test_an_upload_stays_in_its_own_session(app, upload, browser_session, calls)
 
 
 def test_a_session_keeps_only_its_last_few_uploads(app, upload, calls):
-    reads = calls("ui.views.dumps.report")
+    reads = calls("ui.views.dumps_requests.report")
     data = _safetensors(files.hf_names(files.stream()))
     _open(app)
     for index in range(6):
@@ -303,7 +303,7 @@ def test_link_values_past_the_dump_are_said_and_thresholds_apply(app, upload):
 
 
 def test_a_new_threshold_is_applied_without_reading_the_dump_again(app, upload, calls):
-    reads = calls("ui.views.dumps.report")
+    reads = calls("ui.views.dumps_requests.report")
     upload("hidden.safetensors", _safetensors(files.hf_names(files.stream(tokens=7))))
     _open(app)
     assert len(reads) == 1 and "6 massive activations" in _text(app)  # 2500 > 100

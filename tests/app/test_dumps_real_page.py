@@ -143,7 +143,7 @@ def test_the_final_norms_missing_layer_is_a_dash_not_none():
 
 
 def test_the_examples_results_are_shared_by_every_session(browser_session, calls):
-    reads = calls("ui.views.dumps.report")
+    reads = calls("ui.views.dumps_requests.report")
     first = _deep_link({})
     assert not first.exception and len(reads) == 1
     browser_session("second")
@@ -195,7 +195,7 @@ def test_the_live_model_reports_a_given_prompt_token_by_token_and_shares_it(
     prompt = "hello"  # the tiny model's context is 24 tokens; LIVE_PROMPTS are longer
     given = (prompt, *LIVE_PROMPTS[1:])  # a given prompt the tiny model can take
     monkeypatch.setattr("ui.widgets.dumps.LIVE_PROMPTS", given)
-    captures = calls("ui.views.dumps.capture_live")
+    captures = calls("ui.views.dumps_requests.capture_live")
     at = _live({"du_prompt": prompt})
     assert not at.exception and not at.error, [e.value for e in at.error]
     text = _text(at)
@@ -212,7 +212,10 @@ def test_the_live_model_reports_a_given_prompt_token_by_token_and_shares_it(
 def test_a_typed_prompt_stays_in_its_session_and_the_comparison_runs_on_request(
     tiny, browser_session, calls
 ):
-    captures, fits = calls("ui.views.dumps.capture_live"), calls("ui.views.dumps.fit_dyt")
+    captures, fits = (
+        calls("ui.views.dumps_requests.capture_live"),
+        calls("ui.views.dumps_requests.fit_dyt"),
+    )
     at = _live({"du_prompt": "hi there"})
     assert not at.exception and not at.error, [e.value for e in at.error]
     assert at.query_params["du_prompt"] == "hi there"  # the link reopens it ...
@@ -324,8 +327,8 @@ def test_a_prompt_of_emoji_is_taken_as_characters_and_a_longer_one_refused_with_
 def test_the_example_is_read_and_reported_once_per_process_not_once_per_visit(
     calls, browser_session
 ):
-    reports = calls("ui.views.dumps.report")
-    opens = calls("ui.views.dumps.open_dump")
+    reports = calls("ui.views.dumps_requests.report")
+    opens = calls("ui.views.dumps_requests.open_dump")
     for visitor in ("first", "second", "third"):
         browser_session(visitor)
         at = _deep_link({})

@@ -13,7 +13,7 @@ import torch.nn.functional as F
 from engine.config import DumpSpec
 from engine.dumps.dump import open_dump
 from engine.dumps.norm_views import compare_norms, fit_tanh
-from engine.dumps.report import judged, report
+from engine.dumps.report import report
 from tests.dumps import dump_files as files
 
 
@@ -173,7 +173,7 @@ def test_thresholds_judged_on_a_read_report_equal_a_report_read_with_them(tmp_pa
     path = files.write_safetensors(tmp_path / "d.safetensors", {"h": x})
     strict = DumpSpec(massive_abs=20.0, massive_ratio=2.0, outlier_ratio=1.1)
     read_once = report(path)
-    judged_later = judged(read_once, strict)
+    judged_later = read_once.judged(strict)
     direct = report(path, strict)
     assert judged_later.spec == strict and judged_later.stats is read_once.stats
     for part in ("residual", "massive", "channels"):
@@ -186,7 +186,7 @@ def test_thresholds_judged_on_a_read_report_equal_a_report_read_with_them(tmp_pa
     assert judged_later.massive.layer.size > read_once.massive.layer.size
     assert judged_later.residual.outlier_token.size > read_once.residual.outlier_token.size
     with pytest.raises(ValueError):
-        judged(read_once, DumpSpec(axes="LBTd"))  # not a threshold: read again
+        read_once.judged(DumpSpec(axes="LBTd"))  # not a threshold: read again
 
 
 def test_progress_reaches_one_and_cancel_stops(tmp_path):
