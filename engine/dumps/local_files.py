@@ -147,19 +147,19 @@ def list_dumps(folders: tuple[Path, ...] | None = None) -> tuple[LocalDump, ...]
     return tuple(dumps)
 
 
+def _listed(wanted: str, items: tuple, refusal: Callable[..., Exception]):
+    """The listed item whose id is ``wanted``; any other id is refused, naming what is listed."""
+    for item in items:
+        if item.id == wanted:
+            return item
+    raise refusal(value=wanted[:200], listed=", ".join(i.id for i in items[:10]) or "—")
+
+
 def find_model(model_id: str, models: tuple[LocalModel, ...]) -> LocalModel:
-    """The listed model ``model_id``; any other id is refused, naming what is listed."""
-    for model in models:
-        if model.id == model_id:
-            return model
-    listed = ", ".join(m.id for m in models[:10]) or "—"
-    raise capture_error("unknown_model", value=model_id[:200], listed=listed)
+    """The listed model ``model_id`` (``capture.unknown_model`` for any other id)."""
+    return _listed(model_id, models, lambda **why: capture_error("unknown_model", **why))
 
 
 def find_dump(dump_id: str, dumps: tuple[LocalDump, ...]) -> LocalDump:
-    """The listed dump ``dump_id``; any other id is refused, naming what is listed."""
-    for dump in dumps:
-        if dump.id == dump_id:
-            return dump
-    listed = ", ".join(d.id for d in dumps[:10]) or "—"
-    raise refuse("unknown_dump", value=dump_id[:200], listed=listed)
+    """The listed dump file ``dump_id`` (``dumps.unknown_dump`` for any other id)."""
+    return _listed(dump_id, dumps, lambda **why: refuse("unknown_dump", **why))
