@@ -176,3 +176,26 @@ def test_nothing_in_a_room_view_is_cut_or_covered(room, server_url, lang):
             found[path or "vector_lab"] = problems
         shot(f"{path or 'vector_lab'}_{lang}")
     assert not found
+
+
+OPEN_SETTINGS = """() => document.querySelectorAll('[data-testid=stMain] details:not([open]) > summary')
+  .forEach(summary => summary.click())"""
+SETTINGS_VIEWS = ("axes", "kernels", "dumps", "depth")  # each had a control cut when opened
+
+
+@pytest.mark.parametrize("room", SIZE_IDS, indirect=True)
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_presented_pages_settings_opened_cut_nothing(room, server_url, lang):
+    """An instructor opens Settings while presenting: a section switch's label wraps, a
+    multiselect's values take a second row, a menu's value fits a phone."""
+    page, size, shot = room
+    found = {}
+    for path in SETTINGS_VIEWS:
+        open_settled(page, server_url, path, f"lang={lang}&present=on")
+        page.evaluate(OPEN_SETTINGS)
+        page.wait_for_timeout(500)
+        cut = page.evaluate(TRUNCATED)
+        if cut:
+            found[path] = cut
+            shot(f"settings_{path}_{lang}")
+    assert not found
