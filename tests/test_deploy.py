@@ -44,3 +44,12 @@ def test_haproxy_accepts_the_config_with_composes_addresses(tmp_path):
         [binary, "-c", "-f", str(CONFIG)], env=environment, capture_output=True, text=True
     )
     assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+def test_the_apps_believe_the_balancers_forwarded_address_and_only_its():
+    compose = yaml.safe_load(COMPOSE.read_text())
+    balancer = compose["services"]["balancer"]["networks"]["class"]["ipv4_address"]
+    for name, service in compose["services"].items():
+        if name.startswith("app"):
+            assert service["environment"]["NORMSCOPE_TRUSTED_PROXIES"] == balancer
+    assert "option forwardfor" in CONFIG.read_text()

@@ -1,5 +1,5 @@
-"""Class mode's way to its data: one ``ClassStore`` per server process, the client's address,
-and a store action's refusal as the reader's text.
+"""Class mode's way to its data: one ``ClassStore`` per server process, the client's address
+(through a trusted proxy too), and a store action's refusal as the reader's text.
 
 The store (``classroom/store.py``) decides every rule; the instructor's page and the learner's
 lessons page only call it and say what it refused.  Nothing here is engine work, so it does
@@ -8,6 +8,8 @@ not go through ``ui/compute.py``: each call is one or two indexed queries.
 
 from __future__ import annotations
 
+import ipaddress
+import os
 from collections.abc import Callable
 from typing import TypeVar
 
@@ -28,9 +30,44 @@ def store() -> ClassStore:
     return open_store(ANSWER_IDS)
 
 
+# Proxies whose X-Forwarded-For is believed: addresses or networks, comma-separated.  By
+# default the loopback (scripts/serve_class.py's HAProxy on this machine); compose.yaml names
+# its balancer's address.  Streamlit gives a loopback peer as None.
+PROXIES_VARIABLE = "NORMSCOPE_TRUSTED_PROXIES"
+DEFAULT_PROXIES = "127.0.0.0/8, ::1"
+
+
+def _trusted(peer: str | None, setting: str) -> bool:
+    if peer is None:
+        return True
+    try:
+        address = ipaddress.ip_address(peer)
+        networks = [ipaddress.ip_network(n.strip()) for n in setting.split(",") if n.strip()]
+    except ValueError:  # a peer or a setting that is no address: nothing believed
+        return False
+    return any(address in network for network in networks)
+
+
+def client_of(peer: str | None, forwarded: str, setting: str = DEFAULT_PROXIES) -> str:
+    """The client's address from the TCP peer, or, when the peer is a trusted proxy, from
+    the last address of X-Forwarded-For: the one the proxy appended (deploy/haproxy.cfg's
+    ``option forwardfor``); earlier ones came from the client and may be forged.  Behind
+    HAProxy every learner's peer is the proxy, so without this a whole room would share one
+    allowance of wrong codes."""
+    if _trusted(peer, setting):
+        last = forwarded.split(",")[-1].strip()
+        try:
+            return str(ipaddress.ip_address(last))
+        except ValueError:
+            pass  # no header (no proxy in front), or not an address
+    return peer or "local"
+
+
 def client() -> str:
     """Where this browser's requests come from, for the store's per-address limits."""
-    return st.context.ip_address or "local"
+    setting = os.environ.get(PROXIES_VARIABLE, DEFAULT_PROXIES)
+    forwarded = st.context.headers.get("X-Forwarded-For", "")
+    return client_of(st.context.ip_address, forwarded, setting)
 
 
 def attempt(action: Callable[..., R], *args) -> tuple[R | None, str | None]:
