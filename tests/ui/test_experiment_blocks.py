@@ -1,5 +1,6 @@
 """The Experiments page's block sets: what a typed or linked text names, and what it refuses
-(the model's own depth is checked when the experiment runs: tests/app/test_experiments_page)."""
+(the model's own depth is checked when the experiment runs:
+tests/app/test_experiments_page.py)."""
 
 from __future__ import annotations
 
