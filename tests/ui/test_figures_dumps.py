@@ -17,6 +17,7 @@ from engine.dumps.report import report
 from engine.dumps.sources import Upload
 from tests.dumps import dump_files as files
 from ui.figures import dumps as figures
+from ui.figures import dumps_channels as channel_figures
 from ui.i18n import catalog
 
 ZH = catalog("zh")
@@ -102,10 +103,10 @@ def test_token_norms_figure_draws_both_outputs_and_their_difference(rep):
 
 def test_channel_figures_show_each_channels_statistics_and_outliers(rep):
     ratio = rep.channels.ratio
-    heatmap = figures.channel_heatmap(ratio, "zh")
+    heatmap = channel_figures.channel_heatmap(ratio, "zh")
     np.testing.assert_allclose(heatmap.data[0].z, np.log10(ratio), rtol=1e-9)
     assert heatmap.data[0].zmid == 0.0  # 1x the median channel sits at the middle colour
-    detail = figures.channel_detail(rep.channels, 3, "a <b>", "zh")
+    detail = channel_figures.channel_detail(rep.channels, 3, "a <b>", "zh")
     title = ZH["dumps.detail_title"].format(layer=3, entry="a &lt;b&gt;")  # the name as typed
     assert detail.layout.title.text == title
     values = X[3].double().reshape(-1, 16)  # [B*T, d]
@@ -121,7 +122,7 @@ def test_channel_figures_show_each_channels_statistics_and_outliers(rep):
 
 def test_dyt_figure_draws_the_fitted_tanh(pairs_rep):
     fit = pairs_rep.dyt[1]
-    figure = figures.dyt_figure(fit, "zh")
+    figure = channel_figures.dyt_figure(fit, "zh")
     points = _trace(figure, ZH["dumps.dyt_points"].format(count=fit.points))
     np.testing.assert_array_equal(points.x, fit.x)
     curve = _trace(figure, "γ·tanh(αx)")
@@ -138,7 +139,7 @@ def test_dyt_figure_scales_to_the_bulk_and_marks_the_outliers_at_its_edge(pairs_
         outlier_x=np.array([23_000.0, -900.0]),
         outlier_y=np.array([4.0, -1.0]),
     )
-    figure = figures.dyt_figure(fit, "en")
+    figure = channel_figures.dyt_figure(fit, "en")
     edge = float(np.abs(fit.x).max())
     assert figure.layout.xaxis.range == (-1.04 * edge, 1.04 * edge)
     marked = next(t for t in figure.data if "left out of the fit" in t.name)
@@ -146,5 +147,5 @@ def test_dyt_figure_scales_to_the_bulk_and_marks_the_outliers_at_its_edge(pairs_
     assert list(marked.x) == [edge, -edge] and list(marked.y) == [min(4.0, top), max(-1.0, -top)]
     assert [list(row) for row in marked.customdata] == [[23_000.0, 4.0], [-900.0, -1.0]]
     assert "23000" in marked.name and "past |x| = 50" in marked.name
-    plain = figures.dyt_figure(pairs_rep.dyt[1], "en")
+    plain = channel_figures.dyt_figure(pairs_rep.dyt[1], "en")
     assert plain.layout.xaxis.range is None and len(plain.data) == 2

@@ -1,5 +1,6 @@
 """Activation-dump charts: residual RMS per layer and token, massive activations, how much
-centering matters (LayerNorm vs RMSNorm), the channel view and the DyT fit.
+centering matters (LayerNorm vs RMSNorm); the channel view and the DyT fit are in
+``ui.figures.dumps_channels``.
 
 Pure functions: the engine's report and a language in, ``go.Figure`` out; no Streamlit
 import.  Words come from ``locales/*/dumps.toml`` (``dumps.<chart>_title``, ``_x``, ``_y``);
@@ -23,14 +24,13 @@ from plotly.subplots import make_subplots
 
 from engine.dumps.diagnostics import (
     CenteringDiagnostics,
-    ChannelDiagnostics,
     MassiveDiagnostics,
     ResidualDiagnostics,
 )
-from engine.dumps.norm_views import DyTFit, TokenNorms
+from engine.dumps.norm_views import TokenNorms
 from engine.dumps.report import NormComparison
 from ui.figures.style import linear_axis, log_axis
-from ui.formatting import finite_or_none, format_number, plot_text
+from ui.formatting import finite_or_none, plot_text
 from ui.i18n import translate
 from ui.labels import label
 
@@ -48,12 +48,12 @@ MAX_OUTLIER_LINES = 4  # outlier tokens drawn as lines of their own
 MAX_NAMED_TOKENS = 64  # beyond this many tokens the axis shows positions, not texts
 
 
-def _positive(values) -> list[float | None]:
+def positive_or_none(values) -> list[float | None]:
     """For log axes: non-positive and non-finite values are gaps, never drawn as 0."""
     return [v if v is not None and v > 0 else None for v in finite_or_none(values)]
 
 
-def _layout(
+def chart_layout(
     figure: go.Figure, chart: str, lang: str, log_y: bool, height: int = 400, **titles
 ) -> go.Figure:
     """Titles from ``dumps.<chart>_title``, ``_x`` and ``_y`` (``titles`` replace them)."""
@@ -72,7 +72,7 @@ def _layout(
     return linear_axis(figure, "y", exponentformat="power")
 
 
-def _decade_ticks(low: float, high: float) -> tuple[list[float], list[str]]:
+def decade_ticks(low: float, high: float) -> tuple[list[float], list[str]]:
     """Colour-bar ticks at powers of ten between log10 values ``low`` and ``high``."""
     if not (math.isfinite(low) and math.isfinite(high)):
         return [], []
@@ -80,7 +80,7 @@ def _decade_ticks(low: float, high: float) -> tuple[list[float], list[str]]:
     return [float(p) for p in powers], [f"{10.0**p:g}" for p in powers]
 
 
-def _log10(values: np.ndarray) -> np.ndarray:
+def log10_or_nan(values: np.ndarray) -> np.ndarray:
     with np.errstate(divide="ignore", invalid="ignore"):
         out = np.log10(values.astype(np.float64))
     out[~np.isfinite(out)] = np.nan
@@ -100,7 +100,7 @@ def rms_heatmap(
     for plotly) label the token axis when the dump names its tokens."""
     layers, tokens = rms.shape
     values = rms.astype(np.float64)
-    z = _log10(values) if log else np.where(np.isfinite(values), values, np.nan)
+    z = log10_or_nan(values) if log else np.where(np.isfinite(values), values, np.nan)
     hover = (
         f"{translate('dumps.layer_word', lang)} %{{y}} · %{{customdata[0]}}<br>"
         f"{translate('dumps.token_word', lang)} %{{x}}<br>RMS %{{customdata[1]:.4g}}"
@@ -112,7 +112,7 @@ def rms_heatmap(
     if log:
         finite = z[np.isfinite(z)]
         low, high = (finite.min(), finite.max()) if finite.size else (math.nan, math.nan)
-        colorbar["tickvals"], colorbar["ticktext"] = _decade_ticks(low, high)
+        colorbar["tickvals"], colorbar["ticktext"] = decade_ticks(low, high)
     figure = go.Figure(
         go.Heatmap(
             z=z,
@@ -145,7 +145,7 @@ def rms_heatmap(
                 hoverinfo="skip",
             )
         )
-    _layout(figure, "heatmap", lang, log_y=False, height=min(720, 260 + 12 * layers))
+    chart_layout(figure, "heatmap", lang, log_y=False, height=min(720, 260 + 12 * layers))
     figure.update_layout(hovermode="closest", legend=dict(orientation="h", y=-0.25))
     if token_names is not None and len(token_names) == tokens <= MAX_NAMED_TOKENS:
         ticks = [f"{i} {name}" for i, name in enumerate(token_names)]
@@ -156,7 +156,7 @@ def rms_heatmap(
 def _layer_lines(figure: go.Figure, lines, log_y: bool) -> go.Figure:
     """One trace per (values [L], name, line style), against the layer index."""
     for values, name, line in lines:
-        y = _positive(values) if log_y else finite_or_none(values)
+        y = positive_or_none(values) if log_y else finite_or_none(values)
         figure.add_trace(go.Scatter(x=np.arange(len(values)), y=y, name=name, line=line))
     if lines and len(lines[0][0]) <= 12:  # a few layers: one tick each, never "1.5"
         figure.update_xaxes(dtick=1)
@@ -180,7 +180,7 @@ def rms_lines(
         figure.add_trace(
             go.Scatter(
                 x=layers,
-                y=_positive(bound),
+                y=positive_or_none(bound),
                 mode="lines",
                 line=dict(width=0),
                 fill=fill,
@@ -221,7 +221,7 @@ def rms_lines(
         lines.append(
             (fitted, translate("dumps.fit", lang), dict(color=MEDIAN_COLOR, width=1, dash="dash"))
         )
-    return _layout(_layer_lines(figure, lines, log_y=True), "lines", lang, True, height=440)
+    return chart_layout(_layer_lines(figure, lines, log_y=True), "lines", lang, True, height=440)
 
 
 def massive_figure(massive: MassiveDiagnostics, lang: str) -> go.Figure:
@@ -241,7 +241,7 @@ def massive_figure(massive: MassiveDiagnostics, lang: str) -> go.Figure:
     figure = _layer_lines(go.Figure(), lines, log_y=True)
     figure.update_traces(mode="lines+markers", marker=dict(size=5))
     figure.data[-1].mode = "lines"  # the threshold
-    return _layout(figure, "massive_chart", lang, log_y=True)
+    return chart_layout(figure, "massive_chart", lang, log_y=True)
 
 
 def _token_names(comparison: NormComparison, lang: str) -> list[str]:
@@ -275,7 +275,7 @@ def centering_figure(
     token_names = _token_names(comparison, lang)
     styles = _token_styles(token_names, 1)
     lines += [(comparison.mu2_share[:, i], n, styles[i]) for i, n in enumerate(token_names)]
-    return _layout(_layer_lines(go.Figure(), lines, log_y=True), "share", lang, log_y=True)
+    return chart_layout(_layer_lines(go.Figure(), lines, log_y=True), "share", lang, log_y=True)
 
 
 def difference_figure(comparison: NormComparison, lang: str) -> go.Figure:
@@ -283,7 +283,7 @@ def difference_figure(comparison: NormComparison, lang: str) -> go.Figure:
     token_names = _token_names(comparison, lang)
     styles = _token_styles(token_names, 2)
     lines = [(comparison.difference_rms[:, i], n, styles[i]) for i, n in enumerate(token_names)]
-    return _layout(_layer_lines(go.Figure(), lines, log_y=False), "difference", lang, False)
+    return chart_layout(_layer_lines(go.Figure(), lines, log_y=False), "difference", lang, False)
 
 
 def token_norms_figure(norms: TokenNorms, lang: str) -> go.Figure:
@@ -315,163 +315,7 @@ def token_norms_figure(norms: TokenNorms, lang: str) -> go.Figure:
         row=2,
         col=1,
     )
-    _layout(figure, "token", lang, log_y=False, height=480)
+    chart_layout(figure, "token", lang, log_y=False, height=480)
     x_title = translate("dumps.token_x", lang)
     figure.update_layout(xaxis_title=None, xaxis2_title=x_title, yaxis2_title=difference)
     return figure
-
-
-def channel_heatmap(ratio: np.ndarray, lang: str) -> go.Figure:
-    """Each channel's RMS over tokens divided by its layer's median channel, ``ratio``
-    [L, d], on a log colour scale centred on 1 (the typical channel)."""
-    layers, channels = ratio.shape
-    z = _log10(ratio)  # [L, d]
-    finite = z[np.isfinite(z)]
-    reach = float(np.abs(finite).max()) if finite.size else 1.0
-    tickvals, ticktext = _decade_ticks(-reach, reach)
-    hover = (
-        f"{translate('dumps.layer_word', lang)} %{{y}}<br>"
-        f"{translate('dumps.channel_word', lang)} %{{x}}<br>"
-        "× %{customdata:.4g}<extra></extra>"
-    )
-    figure = go.Figure(
-        go.Heatmap(
-            z=z,
-            x=np.arange(channels),
-            y=np.arange(layers),
-            customdata=ratio.astype(np.float64),
-            hovertemplate=hover,
-            colorscale="RdBu_r",
-            zmid=0.0,
-            zmin=-reach,
-            zmax=reach,
-            colorbar=dict(
-                title=translate("dumps.channel_colorbar", lang),
-                tickvals=tickvals,
-                ticktext=ticktext,
-            ),
-        )
-    )
-    _layout(figure, "channels_chart", lang, log_y=False, height=min(720, 260 + 12 * layers))
-    figure.update_layout(hovermode="closest")
-    return figure
-
-
-def channel_detail(
-    channels: ChannelDiagnostics, layer: int, layer_name: str, lang: str
-) -> go.Figure:
-    """One layer's per-channel mean (top) and standard deviation (bottom, log scale) over all
-    tokens — what BatchNorm would pool — with its outlier channels in their own colour."""
-    names = {key: translate(f"dumps.channel_{key}", lang) for key in ("mean", "std")}
-    index = np.arange(channels.mean.shape[1])
-    picked = channels.outlier_channel[channels.outlier_layer == layer]
-    usual = np.setdiff1d(index, picked)
-    figure = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08)
-    for row, values, name in ((1, channels.mean[layer], "mean"), (2, channels.std[layer], "std")):
-        clean = finite_or_none(values) if row == 1 else _positive(values)
-        figure.add_trace(
-            go.Scatter(
-                x=usual,
-                y=[clean[i] for i in usual],
-                name=names[name],
-                mode="markers",
-                marker=dict(color=ALL_COLOR if row == 1 else MEDIAN_COLOR, size=4),
-            ),
-            row=row,
-            col=1,
-        )
-        if picked.size:
-            figure.add_trace(
-                go.Scatter(
-                    x=picked,
-                    y=[clean[i] for i in picked],
-                    name=translate("dumps.outlier_channel", lang),
-                    mode="markers",
-                    marker=dict(color=OUTLIER_COLOR, size=9, symbol="diamond"),
-                    showlegend=row == 1,
-                    legendgroup="outlier",
-                ),
-                row=row,
-                col=1,
-            )
-    title = translate("dumps.detail_title", lang, layer=layer, entry=plot_text(layer_name))
-    _layout(figure, "detail", lang, log_y=False, height=520, title=title)
-    figure.update_layout(
-        hovermode="closest",
-        xaxis_title=None,
-        xaxis2_title=translate("dumps.detail_x", lang),
-        yaxis_title=names["mean"],
-        yaxis2_title=names["std"],
-    )
-    log_axis(figure, "y", row=2, col=1)
-    return figure
-
-
-def dyt_figure(fit: DyTFit, lang: str) -> go.Figure:
-    """A norm's output against its input, and the fitted γ·tanh(αx) (Zhu et al. 2025)."""
-    figure = go.Figure()
-    figure.add_trace(
-        go.Scattergl(
-            x=fit.x,
-            y=fit.y,
-            mode="markers",
-            name=translate("dumps.dyt_points", lang, count=fit.points),
-            marker=dict(color=ALL_COLOR, size=3, opacity=0.35),
-        )
-    )
-    edge = _dyt_outliers(figure, fit, lang)
-    if fit.x.size and math.isfinite(fit.alpha) and math.isfinite(fit.gamma):
-        x = np.linspace(float(fit.x.min()), float(fit.x.max()), 400)
-        figure.add_trace(
-            go.Scatter(
-                x=x,
-                y=fit.gamma * np.tanh(fit.alpha * x),
-                mode="lines",
-                name="γ·tanh(αx)",
-                line=dict(color=FIRST_COLOR, width=2),
-            )
-        )
-    title = translate(
-        "dumps.dyt_title",
-        lang,
-        alpha=format_number(fit.alpha, 4),
-        gamma=format_number(fit.gamma, 4),
-        r2=format_number(fit.r2, 3),
-    )
-    y = translate("dumps.dyt_y_affine" if fit.affine_removed else "dumps.dyt_y", lang)
-    _layout(figure, "dyt", lang, log_y=False, title=title, y=y)
-    figure.update_layout(hovermode="closest")
-    if edge is not None:  # the bulk sets the scale; the outliers sit at its edge
-        figure.update_xaxes(range=[-1.04 * edge, 1.04 * edge])
-    return figure
-
-
-def _dyt_outliers(figure: go.Figure, fit: DyTFit, lang: str) -> float | None:
-    """The values past the bulk drawn at the x axis' edge (their true x in the hover), and
-    that edge; None when there are none."""
-    if not fit.outliers or not fit.x.size:
-        return None
-    edge = max(float(np.abs(fit.x).max()), 1e-30)
-    top = max(float(np.abs(fit.y).max()), 1e-30)  # the outliers' y is clipped to the bulk's
-    figure.add_trace(
-        go.Scatter(
-            x=np.clip(fit.outlier_x, -edge, edge),
-            y=np.clip(fit.outlier_y, -top, top),
-            customdata=np.stack([fit.outlier_x, fit.outlier_y], axis=-1),
-            mode="markers",
-            name=translate(
-                "dumps.dyt_outliers",
-                lang,
-                count=fit.outliers,
-                limit=f"{fit.bulk_limit:.4g}",
-                largest=f"{float(np.abs(fit.outlier_x).max()):.5g}",
-            ),
-            marker=dict(
-                color=FIRST_COLOR,
-                size=9,
-                symbol=["triangle-right" if v > 0 else "triangle-left" for v in fit.outlier_x],
-            ),
-            hovertemplate="x = %{customdata[0]:.6g}<br>y = %{customdata[1]:.4g}<extra></extra>",
-        )
-    )
-    return edge

@@ -21,6 +21,7 @@ from engine.dumps.norm_views import DyTFit, TokenNorms
 from engine.dumps.report import DumpReport
 from engine.dumps.tables import json_text, report_summary
 from ui.figures import dumps as figures
+from ui.figures import dumps_channels as channel_figures
 from ui.formatting import format_number, literal, plot_text
 from ui.i18n import current_language, t
 from ui.landing import landmark
@@ -203,11 +204,13 @@ def token_detail(norms: TokenNorms, rep: DumpReport) -> None:
 def channels(rep: DumpReport) -> None:
     st.subheader(t("dumps.channels_title"))
     st.markdown(t("dumps.channels_intro", ratio=format_number(rep.spec.outlier_ratio)))
-    show_chart(figures.channel_heatmap(rep.channels.ratio, current_language()), "dumps_channels")
+    heatmap = channel_figures.channel_heatmap(rep.channels.ratio, current_language())
+    show_chart(heatmap, "dumps_channels")
 
 
 def channel_detail(rep: DumpReport, tables: dict[str, pd.DataFrame], layer: int) -> None:
-    figure = figures.channel_detail(rep.channels, layer, rep.labels[layer], current_language())
+    lang = current_language()
+    figure = channel_figures.channel_detail(rep.channels, layer, rep.labels[layer], lang)
     show_chart(figure, "dumps_channel_detail")
     st.markdown(f"**{t('dumps.outlier_channels_title')}**")
     if len(tables["outlier_channels"]):
@@ -229,7 +232,7 @@ def dyt_intro(rep: DumpReport) -> bool:
 def dyt(fit: DyTFit, tables: dict[str, pd.DataFrame]) -> None:
     """The DyT curve of the chosen norm; the table of every fit when the report made them."""
     st.markdown(f"**{t('dumps.dyt_heading', norm=literal(fit.label))}**")
-    show_chart(figures.dyt_figure(fit, current_language()), "dumps_dyt")
+    show_chart(channel_figures.dyt_figure(fit, current_language()), "dumps_dyt")
     st.caption(
         t(
             "dumps.dyt_note",

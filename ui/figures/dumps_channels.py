@@ -1,0 +1,189 @@
+"""Activation-dump charts of channels and of the DyT fit: each channel's RMS over its layer's
+median channel, one layer's channels, a norm's input against its output with γ·tanh(αx).
+
+Pure functions, as ``ui.figures.dumps`` (whose layout, log scale and colours they share).
+
+References: Sun et al. 2024, "Massive Activations in Large Language Models",
+arXiv:2402.17762; Zhu et al. 2025, "Transformers without Normalization", arXiv:2503.10622
+(γ·tanh(αx)).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from engine.dumps.diagnostics import ChannelDiagnostics
+from engine.dumps.norm_views import DyTFit
+from ui.figures.dumps import (
+    ALL_COLOR,
+    FIRST_COLOR,
+    MEDIAN_COLOR,
+    OUTLIER_COLOR,
+    chart_layout,
+    decade_ticks,
+    log10_or_nan,
+    positive_or_none,
+)
+from ui.figures.style import log_axis
+from ui.formatting import finite_or_none, format_number, plot_text
+from ui.i18n import translate
+
+
+def channel_heatmap(ratio: np.ndarray, lang: str) -> go.Figure:
+    """Each channel's RMS over tokens divided by its layer's median channel, ``ratio``
+    [L, d], on a log colour scale centred on 1 (the typical channel)."""
+    layers, channels = ratio.shape
+    z = log10_or_nan(ratio)  # [L, d]
+    finite = z[np.isfinite(z)]
+    reach = float(np.abs(finite).max()) if finite.size else 1.0
+    tickvals, ticktext = decade_ticks(-reach, reach)
+    hover = (
+        f"{translate('dumps.layer_word', lang)} %{{y}}<br>"
+        f"{translate('dumps.channel_word', lang)} %{{x}}<br>"
+        "× %{customdata:.4g}<extra></extra>"
+    )
+    figure = go.Figure(
+        go.Heatmap(
+            z=z,
+            x=np.arange(channels),
+            y=np.arange(layers),
+            customdata=ratio.astype(np.float64),
+            hovertemplate=hover,
+            colorscale="RdBu_r",
+            zmid=0.0,
+            zmin=-reach,
+            zmax=reach,
+            colorbar=dict(
+                title=translate("dumps.channel_colorbar", lang),
+                tickvals=tickvals,
+                ticktext=ticktext,
+            ),
+        )
+    )
+    chart_layout(figure, "channels_chart", lang, log_y=False, height=min(720, 260 + 12 * layers))
+    figure.update_layout(hovermode="closest")
+    return figure
+
+
+def channel_detail(
+    channels: ChannelDiagnostics, layer: int, layer_name: str, lang: str
+) -> go.Figure:
+    """One layer's per-channel mean (top) and standard deviation (bottom, log scale) over all
+    tokens — what BatchNorm would pool — with its outlier channels in their own colour."""
+    names = {key: translate(f"dumps.channel_{key}", lang) for key in ("mean", "std")}
+    index = np.arange(channels.mean.shape[1])
+    picked = channels.outlier_channel[channels.outlier_layer == layer]
+    usual = np.setdiff1d(index, picked)
+    figure = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08)
+    for row, values, name in ((1, channels.mean[layer], "mean"), (2, channels.std[layer], "std")):
+        clean = finite_or_none(values) if row == 1 else positive_or_none(values)
+        figure.add_trace(
+            go.Scatter(
+                x=usual,
+                y=[clean[i] for i in usual],
+                name=names[name],
+                mode="markers",
+                marker=dict(color=ALL_COLOR if row == 1 else MEDIAN_COLOR, size=4),
+            ),
+            row=row,
+            col=1,
+        )
+        if picked.size:
+            figure.add_trace(
+                go.Scatter(
+                    x=picked,
+                    y=[clean[i] for i in picked],
+                    name=translate("dumps.outlier_channel", lang),
+                    mode="markers",
+                    marker=dict(color=OUTLIER_COLOR, size=9, symbol="diamond"),
+                    showlegend=row == 1,
+                    legendgroup="outlier",
+                ),
+                row=row,
+                col=1,
+            )
+    title = translate("dumps.detail_title", lang, layer=layer, entry=plot_text(layer_name))
+    chart_layout(figure, "detail", lang, log_y=False, height=520, title=title)
+    figure.update_layout(
+        hovermode="closest",
+        xaxis_title=None,
+        xaxis2_title=translate("dumps.detail_x", lang),
+        yaxis_title=names["mean"],
+        yaxis2_title=names["std"],
+    )
+    log_axis(figure, "y", row=2, col=1)
+    return figure
+
+
+def dyt_figure(fit: DyTFit, lang: str) -> go.Figure:
+    """A norm's output against its input, and the fitted γ·tanh(αx) (Zhu et al. 2025)."""
+    figure = go.Figure()
+    figure.add_trace(
+        go.Scattergl(
+            x=fit.x,
+            y=fit.y,
+            mode="markers",
+            name=translate("dumps.dyt_points", lang, count=fit.points),
+            marker=dict(color=ALL_COLOR, size=3, opacity=0.35),
+        )
+    )
+    edge = _dyt_outliers(figure, fit, lang)
+    if fit.x.size and math.isfinite(fit.alpha) and math.isfinite(fit.gamma):
+        x = np.linspace(float(fit.x.min()), float(fit.x.max()), 400)
+        figure.add_trace(
+            go.Scatter(
+                x=x,
+                y=fit.gamma * np.tanh(fit.alpha * x),
+                mode="lines",
+                name="γ·tanh(αx)",
+                line=dict(color=FIRST_COLOR, width=2),
+            )
+        )
+    title = translate(
+        "dumps.dyt_title",
+        lang,
+        alpha=format_number(fit.alpha, 4),
+        gamma=format_number(fit.gamma, 4),
+        r2=format_number(fit.r2, 3),
+    )
+    y = translate("dumps.dyt_y_affine" if fit.affine_removed else "dumps.dyt_y", lang)
+    chart_layout(figure, "dyt", lang, log_y=False, title=title, y=y)
+    figure.update_layout(hovermode="closest")
+    if edge is not None:  # the bulk sets the scale; the outliers sit at its edge
+        figure.update_xaxes(range=[-1.04 * edge, 1.04 * edge])
+    return figure
+
+
+def _dyt_outliers(figure: go.Figure, fit: DyTFit, lang: str) -> float | None:
+    """The values past the bulk drawn at the x axis' edge (their true x in the hover), and
+    that edge; None when there are none."""
+    if not fit.outliers or not fit.x.size:
+        return None
+    edge = max(float(np.abs(fit.x).max()), 1e-30)
+    top = max(float(np.abs(fit.y).max()), 1e-30)  # the outliers' y is clipped to the bulk's
+    figure.add_trace(
+        go.Scatter(
+            x=np.clip(fit.outlier_x, -edge, edge),
+            y=np.clip(fit.outlier_y, -top, top),
+            customdata=np.stack([fit.outlier_x, fit.outlier_y], axis=-1),
+            mode="markers",
+            name=translate(
+                "dumps.dyt_outliers",
+                lang,
+                count=fit.outliers,
+                limit=f"{fit.bulk_limit:.4g}",
+                largest=f"{float(np.abs(fit.outlier_x).max()):.5g}",
+            ),
+            marker=dict(
+                color=FIRST_COLOR,
+                size=9,
+                symbol=["triangle-right" if v > 0 else "triangle-left" for v in fit.outlier_x],
+            ),
+            hovertemplate="x = %{customdata[0]:.6g}<br>y = %{customdata[1]:.4g}<extra></extra>",
+        )
+    )
+    return edge
