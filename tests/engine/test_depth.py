@@ -11,8 +11,9 @@ import torch
 import torch.nn.functional as F
 
 from engine import DepthSpec, simulate_depth
+from engine.depth.coincidence import coinciding
 from engine.depth.limits import check_limits
-from engine.depth.simulator import DepthCancelled, coinciding, layer_weights, readout, stack_input
+from engine.depth.simulator import DepthCancelled, layer_weights, readout, stack_input
 from engine.depth.sweep import sweep_last_layer_grad
 from engine.depth.theory import (
     branch_gain,

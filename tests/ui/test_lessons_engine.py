@@ -21,7 +21,8 @@ from engine.axes.batch_of_one import batch_of_one
 from engine.axes.sharing import axes_statistics
 from engine.config import DTYPES, AxesSpec, DumpSpec, PrecisionSpec
 from engine.config.depth import INIT_STDS
-from engine.depth.simulator import coinciding, layer_weights
+from engine.depth.coincidence import coinciding
+from engine.depth.simulator import layer_weights
 from engine.depth.theory import deepnorm_constants, deepnorm_layers
 from engine.norms.kinds import statistics_count
 from engine.norms.precision import precision_story

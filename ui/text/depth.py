@@ -13,8 +13,9 @@ from fractions import Fraction
 
 import numpy as np
 
+from engine.depth.coincidence import coinciding
 from engine.depth.placements import PLACEMENTS
-from engine.depth.simulator import DepthResult, coinciding
+from engine.depth.simulator import DepthResult
 from engine.depth.theory import POST_LN_LEVEL
 from ui.formatting import format_number
 from ui.i18n import join, translate
