@@ -183,7 +183,10 @@ OPEN_SETTINGS = """() => document.querySelectorAll('[data-testid=stMain] details
 SETTINGS_VIEWS = ("axes", "kernels", "dumps", "depth")  # each had a control cut when opened
 
 
-@pytest.mark.parametrize("room", SIZE_IDS, indirect=True)
+# the narrowest projector and the phone: the wide projector's 1280 px cuts nothing the 1024
+# px one does not (each page's every box opened at all three sizes, in both languages, when
+# the rules for a phone were written)
+@pytest.mark.parametrize("room", ["projector", "phone"], indirect=True)
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_a_presented_pages_settings_opened_cut_nothing(room, server_url, lang):
     """An instructor opens Settings while presenting: a section switch's label wraps, a
