@@ -21,6 +21,7 @@ from plotly.subplots import make_subplots
 from engine.dumps.live_precision import DIVERGENCE, PrecisionComparison
 from engine.dumps.norm_step import NormStep
 from ui.figures.dumps import ALL_COLOR, FIRST_COLOR, MUTED, OUTLIER_COLOR
+from ui.figures.style import legend_below
 from ui.formatting import plot_text
 from ui.i18n import translate
 
@@ -96,7 +97,7 @@ def norm_io_figure(step: NormStep, norm: str, token: str, lang: str) -> go.Figur
         title=translate("dumps.io_title", lang, norm=plot_text(norm), token=plot_text(token)),
         height=460,
         margin=dict(l=10, r=10, t=50, b=10),
-        legend=dict(orientation="h", y=-0.18),
+        legend=legend_below(),
         hovermode="closest",
     )
     return figure
@@ -137,7 +138,7 @@ def precision_figure(comparison: PrecisionComparison, lang: str) -> go.Figure:
         yaxis_title=translate("dumps.precision_chart_y", lang),
         height=380,
         margin=dict(l=10, r=10, t=50, b=10),
-        legend=dict(orientation="h", y=-0.25),
+        legend=legend_below(),
         hovermode="closest",
     )
     figure.update_yaxes(type="log", exponentformat="power")

@@ -19,6 +19,7 @@ from engine.geometry.high_dimension import EpsSpread, Measures
 from engine.geometry.views import PlaneView
 from engine.norms.kinds import ROW_KINDS
 from ui.figures.geometry_traces import COLORS
+from ui.figures.style import legend_below
 from ui.formatting import format_number
 from ui.i18n import translate
 from ui.labels import NORM_NAMES
@@ -35,7 +36,7 @@ def _base(figure: go.Figure, title: str, x: str, y: str, height: int = 420) -> g
         margin=dict(l=10, r=10, t=60, b=10),
         # at the figure's bottom edge, not a share of the plot's height under it: below the x
         # title however many rows the legend takes (plotly makes room for it)
-        legend=dict(orientation="h", yref="container", y=0, yanchor="bottom"),
+        legend=legend_below(),
     )
     figure.update_xaxes(title=x)
     figure.update_yaxes(title=y)
@@ -268,7 +269,7 @@ def histograms_figure(
         bargap=0,
         height=360,
         margin=dict(l=10, r=10, t=40, b=10),
-        legend=dict(orientation="h", y=-0.15),
+        legend=legend_below(),
     )
     return figure
 
@@ -302,9 +303,7 @@ def spread_figure(spread: EpsSpread, lang: str) -> go.Figure:
                 col=column,
             )
     figure.update_xaxes(type="category", title="ε")
-    figure.update_layout(
-        height=340, margin=dict(l=10, r=10, t=40, b=10), legend=dict(orientation="h", y=-0.25)
-    )
+    figure.update_layout(height=340, margin=dict(l=10, r=10, t=40, b=10), legend=legend_below())
     return figure
 
 

@@ -13,6 +13,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from engine.geometry.meshes import Mesh
+from ui.figures.style import legend_below
 from ui.labels import NORM_NAMES
 
 COLORS = {
@@ -155,8 +156,7 @@ def reach_of(arrays) -> float:
 
 
 def scene_layout(figure: go.Figure, d: int, reach: float) -> go.Figure:
-    below = {3: -0.02, 2: -0.14, 1: -0.3}[d]  # under the flat charts' axis titles
-    legend = dict(orientation="h", y=below, yanchor="top", x=0, itemsizing="constant")
+    legend = legend_below(x=0, itemsizing="constant")
     figure.update_layout(
         margin=dict(l=0, r=0, t=10, b=10),
         legend=legend,

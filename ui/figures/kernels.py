@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import plotly.graph_objects as go
 
-from ui.figures.style import log_axis
+from ui.figures.style import legend_below, log_axis
 from ui.i18n import translate
 from ui.labels import NORM_NAMES, label
 
@@ -50,9 +50,7 @@ def timing_figure(timings: Sequence[dict], lang: str) -> go.Figure:
     width = translate("kernels.axis_width", lang)
     log_axis(figure, "x", sampled=widths, title_text=width)  # each timed width labelled
     log_axis(figure, "y", title_text=translate("kernels.axis_time", lang))
-    figure.update_layout(
-        height=380, margin=dict(l=10, r=10, t=10, b=10), legend=dict(orientation="h", y=-0.25)
-    )
+    figure.update_layout(height=380, margin=dict(l=10, r=10, t=10, b=10), legend=legend_below())
     return figure
 
 

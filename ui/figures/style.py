@@ -28,6 +28,16 @@ MAX_TICKS = 8
 PLAIN_RANGE = (1e-3, 1e5)  # labels inside it are written as plain numbers
 
 
+def legend_below(**settings) -> dict:
+    """A horizontal legend at the figure's bottom edge (container units): the plot's margin
+    grows to hold it, so the tick labels and the x-axis title above it are never covered,
+    whatever the text size and the chart's width (a legend placed as a fraction of the plot's
+    height covered them on a half-width chart and while presenting; measured in Chromium).
+    Built this way, a shared figure needs no per-view copy to move its legend
+    (``ui.presenting.for_screen``)."""
+    return dict(orientation="h", yref="container", y=0, yanchor="bottom", **settings)
+
+
 def tick_text(value: float, plain: bool | None = None) -> str:
     """A log axis' tick label: "0.02", "1,000" (``plain``), or "10⁻⁶", "2·10⁷".
 

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from ui.figures.style import legend_below
 from ui.formatting import finite_or_none
 from ui.i18n import translate
 
@@ -86,7 +87,7 @@ def input_output_figure(
         barmode="group",
         height=460,
         margin=dict(l=10, r=10, t=40, b=10),
-        legend=dict(orientation="h", y=-0.12),
+        legend=legend_below(),
         hovermode="x unified",
     )
     figure.update_xaxes(title_text=translate("vector_lab.chart_index", lang), row=2, col=1)
