@@ -52,6 +52,7 @@ CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os
 AUTO_START_FACTOR = 20  # a request starts on its own up to this many times the default's work
 HEAVY_KEPT = 64  # heavy results kept process-wide
 POLL_S = 0.1  # how often a queued job looks for a free core (and whether to stop)
+RECENT_S = 10  # how long ``compute(..., recent=True)`` keeps a result
 _SLOTS = threading.BoundedSemaphore(CORES)  # at most one heavy job per core
 _LOCK = threading.Lock()
 _REQUESTED = "_compute_requested"  # session state: the heavy requests clicked for
@@ -86,6 +87,13 @@ def _heavy(name: str, key: Any, _call: Callable[[], Any]) -> Any:
     return _call()
 
 
+# What may change under the app while it runs (the files in an operator's folders): kept for
+# ``RECENT_S`` seconds, in a cache of its own so it never pushes the others' entries out.
+@st.cache_resource(ttl=RECENT_S, max_entries=16, show_spinner=False)
+def _recent(name: str, key: Any, _call: Callable[[], Any]) -> Any:
+    return _call()
+
+
 @st.cache_resource(max_entries=32, show_spinner=False, scope="session")
 def _private(name: str, key: Any, _call: Callable[[], Any]) -> Any:
     return _call()
@@ -114,10 +122,13 @@ def _remember(done: dict, marker: tuple) -> None:
             done.pop(next(iter(done)))
 
 
-def compute(fn: Callable, *args, key: Any = None, private: bool = False) -> Any:
-    """``fn(*args)``, computed once for these arguments (or ``key``) and kept.  Raises what
-    ``fn`` raises (``EngineError`` for a refusal), which is not kept."""
-    cache = _private if private else _shared
+def compute(
+    fn: Callable, *args, key: Any = None, private: bool = False, recent: bool = False
+) -> Any:
+    """``fn(*args)``, computed once for these arguments (or ``key``) and kept (``recent``:
+    for ``RECENT_S`` seconds, for what changes outside the app).  Raises what ``fn`` raises
+    (``EngineError`` for a refusal), which is not kept."""
+    cache = _private if private else (_recent if recent else _shared)
     return cache(_name(fn), digest(args if key is None else key), lambda: fn(*args))
 
 

@@ -15,7 +15,6 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import ui.compute
-import ui.widgets.dumps
 from engine.dumps.example import EXAMPLE_DUMP
 from tests.app.conftest import APP
 from tests.dumps import dump_files as files
@@ -116,12 +115,12 @@ def test_a_large_file_waits_for_a_click_then_every_session_sees_it(folder, monke
     assert "Residual stream: RMS per layer and token" in [s.value for s in again.subheader]
 
 
-def test_a_file_rewritten_since_is_read_again(folder, monkeypatch):
+def test_a_file_rewritten_since_is_read_again(folder):
     dumps, x = folder
-    monkeypatch.setattr(ui.widgets.dumps, "LISTING_S", 1e-9)  # listed again on every run
     query = {"du_source": "folder", "du_file": "0/runs/small.safetensors"}
     before = _heatmap_rms(_open(query))
     path = dumps / "runs" / "small.safetensors"
     files.write_safetensors(path, files.hf_names(2 * x))
     os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns + 10**9))
+    ui.compute._recent.clear()  # as RECENT_S seconds later: the folder listed again
     np.testing.assert_allclose(_heatmap_rms(_open(query)), 2 * before, rtol=1e-6)

@@ -20,7 +20,6 @@ of the file.
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Hashable
 from dataclasses import dataclass, replace
 
@@ -96,16 +95,14 @@ def example_dump() -> ChosenDump:
     return ChosenDump("example", "example", ("example", name), name, str(EXAMPLE_DUMP), True)
 
 
-LISTING_S = 10  # the operator's dump folders are listed again at most this often
-
-
 def folder_dumps() -> tuple[LocalDump, ...]:
-    """The dump files in the operator's folders: a file written there shows within
-    ``LISTING_S`` seconds, without every rerun walking the folders."""
+    """The dump files in the operator's folders: listed again every ``ui.compute.RECENT_S``
+    seconds at most, so a file written there shows soon, without every rerun walking the
+    folders."""
     setting = os.environ.get(DUMP_DIRS_VARIABLE, "")
     if not setting.strip():
         return ()
-    return compute(list_dumps, key=(setting, int(time.monotonic() // LISTING_S)))
+    return compute(list_dumps, key=setting, recent=True)
 
 
 def source_choice(folder: bool) -> str:
