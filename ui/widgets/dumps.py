@@ -5,9 +5,8 @@ with no upload), an uploaded file, the live model (a prompt typed or picked), an
 any size in the folders the server's operator named (``NORMSCOPE_DUMP_DIRS``, offered only
 where it lists a file; ``engine.dumps.local_files``).  The example's results are shared by
 every session; so are a given prompt's and a folder file's (the server's data, named in the
-link by its listing id).  A typed prompt is
-the user's text: it is kept in the link (``du_prompt``, so a link reopens it), but its
-results stay in their session.
+link by its listing id).  A typed prompt is the user's text: it is kept in the link
+(``du_prompt``, so a link reopens it), but its results stay in their session.
 
 An uploaded file is user data.  Its bytes enter the page through ``uploaded_dump`` alone
 (tests feed that function; AppTest cannot drive a file uploader), and its results are keyed
@@ -46,7 +45,7 @@ from ui.widgets import bound
 
 @dataclass(frozen=True)
 class ChosenDump:
-    """The dump the page reads, and how its results are kept (``ui/views/dumps.py``)."""
+    """The dump the page reads, and how its results are kept (``ui/views/dumps_requests.py``)."""
 
     kind: str  # "upload" | "example" | "live" | "folder" (ui/url/ DUMP_SOURCES)
     id: str  # names its widgets' state: an upload's id, "example", "live", a folder file's id
