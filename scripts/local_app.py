@@ -44,6 +44,7 @@ def start_server(
     script: str | None = None,
     cwd: Path = ROOT,
     preload: bool = False,
+    warm: bool = False,
 ):
     """Start the app as ``scripts/run.sh`` does, headless, on 127.0.0.1:``port``.
 
@@ -51,7 +52,9 @@ def start_server(
     with the same options and working directory; benchmarks use it for a bare app).
     ``cwd``: the checkout to serve (benchmarks compare an earlier one).
     ``preload=False`` (tests) skips ``scripts/serve.py``'s background load of SmolLM2: a
-    minute of CPU and ~600 MB that no test but the live model's own needs.
+    minute of CPU and ~600 MB that no test but the live model's own needs.  ``warm=False``
+    (tests) skips its first views of the heavy pages (``ui/first_views.py``), seconds of CPU
+    per server that would compete with the test's own page.
     """
     launcher = ["scripts/serve.py"] if script is None else ["-m", "streamlit", "run", script]
     command = [
@@ -62,7 +65,11 @@ def start_server(
         "--server.address=127.0.0.1",
         "--browser.gatherUsageStats=false",
     ]
-    environment = {**os.environ, "NORMSCOPE_PRELOAD_MODEL": "1" if preload else "0"}
+    environment = {
+        **os.environ,
+        "NORMSCOPE_PRELOAD_MODEL": "1" if preload else "0",
+        "NORMSCOPE_WARM_PAGES": "1" if warm else "0",
+    }
     return subprocess.Popen(
         command, cwd=cwd, stdout=stdout, stderr=subprocess.STDOUT, env=environment
     )

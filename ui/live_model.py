@@ -128,10 +128,20 @@ def start_loading_after_first_page(timeout_s: float = FIRST_PAGE_WAIT_S) -> Mode
     file) competes for the interpreter lock with the first page render, which it slows
     (benchmarks/RESULTS.md, "Live model on the dumps page, in the browser"); a lower CPU
     priority does not help with that lock, waiting for the first page does."""
+    _PAGE_SERVED.wait(min(timeout_s, CACHED_WAIT_S) if cached() else timeout_s)
+    return start_loading()
+
+
+def cached() -> bool:
+    """Whether the built-in model is in the model cache (its load takes seconds)."""
     from engine.dumps.live import live_model_cached
 
-    _PAGE_SERVED.wait(min(timeout_s, CACHED_WAIT_S) if live_model_cached() else timeout_s)
-    return start_loading()
+    return live_model_cached()
+
+
+def wait_for_first_page(timeout_s: float = FIRST_PAGE_WAIT_S) -> None:
+    """Block until the process has served its first page run, or ``timeout_s``."""
+    _PAGE_SERVED.wait(timeout_s)
 
 
 def forget() -> None:
