@@ -16,7 +16,9 @@
    processes, from CDP's ``SystemInfo.getProcessInfo``): work, which load barely moves.
 2. Page views: after each cold start, every page opened by a new visitor (a fresh
    browser context) in that now warm server, twice: the page's first view in the process and
-   the next visitor's; each until the title is drawn and the script run has finished.  The
+   the next visitor's (NormScope started as ``scripts/run.sh`` does: its server has opened
+   Depth and the dumps page itself after the first render, ``ui/first_views.py``, unless
+   ``--no-warm``); each until the title is drawn and the script run has finished.  The
    bare app's view of its one page, timed the same way, is the floor (target: every page's
    first view <= 2x it).
 3. Widget change: type a new vector into "Vectors (one per line)" (key ``vl_text``) and
@@ -31,7 +33,7 @@ Needs Debian's chromium at /usr/bin/chromium and the Python ``playwright`` packa
 ``playwright install``).
 
 Run:  .venv/bin/python benchmarks/bench_app.py [--reps 5] [--changes 20] [--baseline DIR]
-      [--preload]
+      [--preload] [--no-warm]
 """
 
 from __future__ import annotations
@@ -151,7 +153,9 @@ class Target:
     script: str | None = None
 
 
-def cold_start(browser, cdp, log, target: Target, preload: bool = False) -> Served:
+def cold_start(
+    browser, cdp, log, target: Target, preload: bool = False, warm: bool = True
+) -> Served:
     """Start ``target``'s server and time its first render in a fresh browser context."""
     context = browser.new_context(viewport={"width": 1400, "height": 2400}, locale="en-US")
     page = context.new_page()
@@ -160,7 +164,9 @@ def cold_start(browser, cdp, log, target: Target, preload: bool = False) -> Serv
     python = str(target.root / ".venv" / "bin" / "python")
     cpu_before = browser_cpu(cdp)
     start = time.perf_counter()
-    process = start_server(port, log, python, target.script, cwd=target.root, preload=preload)
+    process = start_server(
+        port, log, python, target.script, cwd=target.root, preload=preload, warm=warm
+    )
     try:
         wait_healthy(url, process, SERVER_DEADLINE_S)
         healthy_s = time.perf_counter() - start
@@ -334,6 +340,13 @@ def main() -> int:
         "(it starts after the first page is served, so the first render must not wait for it)",
     )
     parser.add_argument(
+        "--no-warm",
+        dest="warm",
+        action="store_false",
+        help="start NormScope with NORMSCOPE_WARM_PAGES=0: no first views of Depth and the "
+        "dumps page by the server itself after its first page view (ui/first_views.py)",
+    )
+    parser.add_argument(
         "--no-pages",
         dest="pages",
         action="store_false",
@@ -362,7 +375,7 @@ def main() -> int:
             for rep in range(args.reps):
                 # alternate the order, so a drift in the machine's load hits every target
                 for target in targets if rep % 2 == 0 else targets[::-1]:
-                    served = cold_start(browser, cdp, log, target, args.preload)
+                    served = cold_start(browser, cdp, log, target, args.preload, args.warm)
                     if args.pages:
                         pages = ("",) if target.script else PAGES
                         views[target].append(page_views(browser, served, pages))
