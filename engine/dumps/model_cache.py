@@ -32,12 +32,14 @@ import contextlib
 import fcntl
 import functools
 import hashlib
+import importlib
 import importlib.metadata
 import json
 import os
 import shutil
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -150,7 +152,10 @@ class CacheEntry:
         tokenizer are read, then 1.0."""
         if not self.exists():
             return None
-        manifest = self._intact()
+        with ThreadPoolExecutor(1, thread_name_prefix="model-cache-check") as pool:
+            checking = pool.submit(self._intact)  # hashing lets this thread import meanwhile
+            _import_model_code(self.folder)
+            manifest = checking.result()
         cached = None if manifest is None else self._read(manifest, progress)
         if cached is None:
             if repair:
@@ -274,6 +279,21 @@ def _weights_once(model: torch.nn.Module) -> dict[str, torch.Tensor]:
         seen.add(pointer)
         weights[name] = tensor.detach().contiguous()
     return weights
+
+
+def _import_model_code(folder: Path) -> None:
+    """Import what ``CacheEntry._read`` builds the model from (transformers, its auto
+    classes, the modules of the model type the entry's config names: 1.5-2 s of a warm
+    load), while another thread checks the entry's files.  Nothing read here is used: the
+    config is read again once the check has passed; a config that names no importable model
+    type imports nothing more."""
+    from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer  # noqa: F401
+    from transformers.models.auto.configuration_auto import model_type_to_module_name
+
+    with contextlib.suppress(Exception):
+        model_type = json.loads((folder / "config.json").read_text())["model_type"]
+        name = model_type_to_module_name(str(model_type))
+        importlib.import_module(f"transformers.models.{name}.modeling_{name}")
 
 
 def _model_from_config(config, head: str, dtype: torch.dtype) -> torch.nn.Module:
