@@ -26,7 +26,7 @@ def report(source, dump, rep, tables, tokens, live, capture) -> None:
     if view.dyt_intro(rep):
         norm_detail(source, rep, tables, batch, names, story.largest_pair or 0)
     requests.precision_section(live, capture, source.share)  # nothing for a file
-    view.downloads(rep, tables, source.name)
+    view.downloads(tables, requests.json_writer(source, rep, tables), source.name)
 
 
 @section  # a layer or token picked reruns this alone

@@ -203,7 +203,6 @@ CALLS_LEFT = {
         "engine.norms.precision_presets.preset",
         "engine.norms.random_inputs.random_vectors",
     },
-    "ui.views.dumps": {"engine.dumps.tables.json_text", "engine.dumps.tables.report_summary"},
     "ui.views.experiments": {
         "engine.dumps.local_files.named_folders",
         "engine.experiments.experiment.answer",

@@ -10,7 +10,7 @@ the downloads and ``python -m engine.dumps report`` show the same numbers.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -19,7 +19,6 @@ import streamlit as st
 from engine.dumps.capture import PARTIAL_CHARACTER
 from engine.dumps.norm_views import DyTFit, TokenNorms
 from engine.dumps.report import DumpReport
-from engine.dumps.tables import json_text, report_summary
 from ui.figures import dumps as figures
 from ui.figures import dumps_channels as channel_figures
 from ui.formatting import format_number, literal, plot_text
@@ -257,8 +256,9 @@ def dyt(fit: DyTFit, tables: dict[str, pd.DataFrame]) -> None:
         st.caption(t("dumps.dyt_one_at_a_time"))
 
 
-def downloads(rep: DumpReport, tables: dict[str, pd.DataFrame], file_name: str) -> None:
-    """Every table as CSV and the summary as JSON, written when clicked (not on every rerun).
+def downloads(tables: dict[str, pd.DataFrame], summary: Callable[[], str], file_name: str) -> None:
+    """Every table as CSV and the report as JSON (``summary`` writes it), written when
+    clicked (not on every rerun).
 
     The deferred writers hold the tables only, never the report: the report reads from the
     uploaded bytes, and Streamlit keeps a download's writer until it sweeps orphaned ones.
@@ -276,11 +276,6 @@ def downloads(rep: DumpReport, tables: dict[str, pd.DataFrame], file_name: str) 
             on_click="ignore",
             icon=":material/download:",
         )
-    head = report_summary(rep)
-
-    def summary() -> str:
-        return json_text(head, tables)
-
     st.download_button(
         t("dumps.download_json"),
         data=summary,

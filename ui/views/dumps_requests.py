@@ -6,6 +6,9 @@ session for an upload or a typed prompt), each drawn by the sections of ``ui/vie
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
+
 import streamlit as st
 
 from engine.config import DumpSpec, LiveSpec
@@ -17,7 +20,7 @@ from engine.dumps.norm_step import norm_step
 from engine.dumps.norm_views import compare_norms, fit_dyt
 from engine.dumps.report import DumpReport, report, report_work
 from engine.dumps.story import StreamStory, stream_story
-from engine.dumps.tables import report_tables
+from engine.dumps.tables import json_text, report_summary, report_tables
 from ui.compute import compute, run_heavy
 from ui.errors import showing_refusals
 from ui.formatting import literal
@@ -169,3 +172,10 @@ def precision_section(live, capture: LiveCapture | None, shared: bool) -> None:
     )
     if found:
         real.precision(found[0])
+
+
+def json_writer(source, rep: DumpReport, tables: dict) -> Callable[[], str]:
+    """The report's JSON download, written when clicked: the summary is plain data taken
+    now (the report itself may hold an upload's bytes, and the writer is kept a while)."""
+    head = compute(report_summary, rep, key=(source.key, rep.spec), private=not source.share)
+    return partial(json_text, head, tables)
