@@ -5,18 +5,19 @@ import streamlit as st
 from ui import presenting
 from ui.i18n import t
 from ui.views import experiments as view
+from ui.views import experiments_requests as requests
 from ui.widgets import experiments as widgets
 
 st.title(t("experiments.title"))
 st.caption(t("experiments.intro"))
 with presenting.controls("ex"):
-    chosen = widgets.inputs(view.local_models())
+    chosen = widgets.inputs(requests.local_models())
 for message in chosen.errors:
     st.error(message, icon=":material/error:")
 if chosen.spec is not None and chosen.text is not None:
     committed = widgets.prediction(chosen)
     if committed is not None:
-        found = view.run(chosen)
+        found = requests.run(chosen)
         if found is not None:
             view.verdict(chosen.experiment, committed, found)
             view.results(found)

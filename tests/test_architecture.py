@@ -203,12 +203,6 @@ CALLS_LEFT = {
         "engine.norms.precision_presets.preset",
         "engine.norms.random_inputs.random_vectors",
     },
-    "ui.views.experiments": {
-        "engine.dumps.local_files.named_folders",
-        "engine.experiments.experiment.answer",
-        "engine.experiments.stored.default_folder",
-        "engine.experiments.stored.index_stamp",
-    },
 }
 
 

@@ -3,13 +3,13 @@ answer to the question a learner predicted before it ran.
 
     run = run_experiment(live, TextSpec("en"), MassiveSpec("zero"))
     run.baseline_perplexity, run.result.effect.perplexity   # before, after
-    answer(run)                                             # "broken"
+    run.answer                                              # "broken"
 
 The unmodified run (``runs.reference``, ~2 s for SmolLM2 on 512 tokens) is kept for the last
 model and text asked for (``functools.lru_cache``, one entry: ~240 MB on 512 tokens), so
 trying the settings of one experiment after another pays for it once.
 
-The questions, and how the measurement answers them (``QUESTIONS``, ``answer``):
+The questions, and how the measurement answers them (``QUESTIONS``, ``ExperimentRun.answer``):
 - "perplexity" (every experiment with one modified model): by how much does the text's
   perplexity change?  "same": by at most ``SAME`` (5 %, the freeze sweep's default
   tolerance) either way; "worse": up to ``BROKEN`` times; "broken": more, or not finite.  A
@@ -93,6 +93,21 @@ class ExperimentRun:
         return len(self.token_texts)
 
     @property
+    def answer(self) -> str | None:
+        """The option (``options(self.experiment)``) the measurement makes true, or None."""
+        result = self.result
+        if self.experiment == "lens":
+            entropy = result.mean_entropy  # [3, L+1]
+            early = entropy[:, early_points(entropy.shape[1] - 1)].mean(-1)  # [3]
+            return result.variants[int(np.argmax(early))]
+        if self.experiment == "sweep":
+            held = int(result.tolerated.sum())
+            return "none" if held == 0 else ("some" if 2 * held <= len(result.layers) else "most")
+        if getattr(result, "effect", None) is None:  # no massive entry: nothing was changed
+            return None
+        return perplexity_band(result.effect.perplexity_ratio)
+
+    @property
     def baseline_perplexity(self) -> float:
         mean = float(np.mean(self.baseline_nll))
         return math.exp(mean) if math.isfinite(mean) and mean < 700 else math.inf
@@ -166,21 +181,6 @@ def perplexity_band(ratio: float) -> str | None:
 def early_points(layers: int) -> slice:
     """The stream points the lens question reads: 1 .. L/3 (0, the embeddings, left out)."""
     return slice(1, max(2, layers // 3 + 1))
-
-
-def answer(run: ExperimentRun) -> str | None:
-    """The option (``options(run.experiment)``) the measurement makes true, or None."""
-    result = run.result
-    if run.experiment == "lens":
-        entropy = result.mean_entropy  # [3, L+1]
-        early = entropy[:, early_points(entropy.shape[1] - 1)].mean(-1)  # [3]
-        return result.variants[int(np.argmax(early))]
-    if run.experiment == "sweep":
-        held = int(result.tolerated.sum())
-        return "none" if held == 0 else ("some" if 2 * held <= len(result.layers) else "most")
-    if getattr(result, "effect", None) is None:  # no massive entry: nothing was changed
-        return None
-    return perplexity_band(result.effect.perplexity_ratio)
 
 
 def default_specs() -> dict[str, Any]:

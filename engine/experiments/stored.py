@@ -186,6 +186,12 @@ def _inside(folder: Path, name: Any) -> Path:
     return path
 
 
+def default_index() -> tuple[str, float | None]:
+    """The page's folder of precomputed runs and its index's stamp (``index_stamp``)."""
+    folder = default_folder()
+    return str(folder), index_stamp(folder)
+
+
 def index_stamp(folder: str | Path) -> float | None:
     """The index's modification time (None: no index): a new precompute is a new key."""
     try:

@@ -11,7 +11,7 @@ import torch
 from streamlit.testing.v1 import AppTest
 
 from engine.config import EXPERIMENT_SPECS, EXPERIMENTS, SwapSpec, TextSpec
-from engine.experiments.experiment import answer, options, run_experiment
+from engine.experiments.experiment import options, run_experiment
 from engine.experiments.stored import precompute
 from tests.app.conftest import APP
 from tests.dumps import tiny_models
@@ -102,7 +102,7 @@ def test_each_experiment_runs_on_a_small_budget_and_states_its_measurement(tiny,
     live = live_model.model_load().live
     spec = {"massive": dict(window=4)}.get(experiment, {})
     run = run_experiment(live, TextSpec(max_tokens=16), EXPERIMENT_SPECS[experiment](**spec))
-    truth = answer(run)
+    truth = run.answer
     if truth == question:
         assert at.success and "Your prediction holds" in at.success[0].value
     elif truth is not None:
@@ -116,7 +116,7 @@ def test_a_precomputed_result_is_shown_at_once_with_its_date_and_model(tiny, tmp
     live = live_model.model_load()
     assert live.wait(120)
     precompute(live.live, tmp_path / "precomputed", ("en",), say=lambda line: None)
-    runs = calls("ui.views.experiments.run_experiment")
+    runs = calls("ui.views.experiments_requests.run_experiment")
     at = _open({"ex_experiment": "swap"})
     # the precompute's specs are the defaults, on the default 512 tokens (cut to 24 here)
     _commit(at, "same")

@@ -1,88 +1,22 @@
-"""Experiments page sections (Streamlit): the run (precomputed, shared, or clicked for), the
-verdict on the learner's prediction, the measured effect and each experiment's own view."""
+"""Experiments page sections (Streamlit): the verdict on the learner's prediction, the
+measured effect and each experiment's own view (the run: ``experiments_requests.py``)."""
 
 from __future__ import annotations
 
 import pandas as pd
 import streamlit as st
 
-from engine.dumps.local_files import list_models, named_folders
-from engine.experiments.experiment import answer, run_experiment
-from engine.experiments.stored import default_folder, index_stamp, stored_run
-from ui import live_model
-from ui.compute import compute, run_heavy
-from ui.errors import showing_refusals
 from ui.figures import experiments as figures
-from ui.formatting import format_number, literal
+from ui.formatting import literal
 from ui.i18n import current_language, t
 from ui.text import experiments as text
 from ui.views.charts import show_chart
-from ui.views.dumps_real import VECTOR_LAB_PAGE, live_status, vector_lab_query
-
-
-def local_models():
-    """The models in the operator's folders (listed once per process)."""
-    return compute(list_models, named_folders())
-
-
-def precomputed(chosen):
-    """The precomputed run of this request, or None (the built-in model's only; a user's own
-    text is never looked up)."""
-    if chosen.text.prompt.strip() or chosen.model is not None:
-        return None
-    folder = default_folder()
-    with showing_refusals():
-        return compute(stored_run, str(folder), chosen.text, chosen.spec, index_stamp(folder))
-    return None
-
-
-def run(chosen):
-    """The run for this request: precomputed, computed by any session, or on a click; None
-    until then (or while the model loads)."""
-    stored = precomputed(chosen)
-    if stored is not None:
-        date = stored.created.split("T")[0]
-        st.caption(t("experiments.precomputed", date=date, model=literal(stored.model)))
-        return stored.run
-    path = None if chosen.model is None else chosen.model.path
-    live = live_status(live_model.model_load(path), live_model.forget)
-    if live is None:
-        return None
-    private = bool(chosen.text.prompt.strip())  # a typed text stays in its session
-    with showing_refusals():
-        label = t(
-            "experiments.running",
-            experiment=t(f"experiments.names.{chosen.experiment}"),
-            tokens=chosen.text.max_tokens,
-            model=live.name,
-        )
-        found = run_heavy(
-            run_experiment,
-            [(live, chosen.text, chosen.spec)],
-            [label],
-            keys=[(path, live.name, chosen.text, chosen.spec)],
-            private=private,
-            button=t("experiments.run"),
-            widget_key="ex_run",
-            always_ask=True,
-        )
-        if found is not None:
-            done = found[0]
-            st.caption(
-                t(
-                    "experiments.ran",
-                    tokens=done.tokens,
-                    text_tokens=done.text_tokens,
-                    seconds=format_number(done.seconds, 1),
-                )
-            )
-            return done
-    return None
+from ui.views.dumps_real import VECTOR_LAB_PAGE, vector_lab_query
 
 
 def verdict(experiment: str, committed: str, found) -> None:
     lang = current_language()
-    truth = answer(found)
+    truth = found.answer
     if truth is None:
         reason = text.no_option_reason(found, lang)
         st.info(t("experiments.no_option", why=reason), icon=":material/help:")
