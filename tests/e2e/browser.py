@@ -27,6 +27,12 @@ SETTLED = """() => document.fonts.status === 'loaded' && [...document.querySelec
 def open_settled(page, server_url: str, path: str, query: str) -> None:
     """Open ``path?query``, wait for the run, its fonts and its charts; no exception shown."""
     page.goto(f"{server_url}/{path}?{query}")
+    settle(page)
+
+
+def settle(page) -> None:
+    """Wait for the run a click or an address started, its fonts and its charts; no exception
+    shown."""
     wait_idle(page, 120_000)
     page.wait_for_function(SETTLED, timeout=30_000)
     page.wait_for_timeout(300)  # the last layout pass after the charts took their height

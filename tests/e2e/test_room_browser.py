@@ -9,7 +9,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.e2e.browser import open_settled, wait_idle
-from tests.e2e.test_lessons_browser import SIZES, TRUNCATED
+from tests.e2e.test_lessons_browser import NARROWEST, SIZES, TRUNCATED
 from ui.i18n import translate
 from ui.lessons.catalog import LESSON_IDS
 
@@ -71,7 +71,7 @@ def test_a_presented_lesson_opens_on_its_title_and_question_not_its_answer(room,
     expect(page.get_by_text(explain)).to_be_visible()
 
 
-@pytest.mark.parametrize("room", SIZE_IDS, indirect=True)
+@pytest.mark.parametrize("room", NARROWEST, indirect=True)
 def test_results_mode_hides_inputs_and_keeps_the_navigation(room, server_url):
     page, size, shot = room
     open_settled(page, server_url, "lessons", "lang=en&ls_lesson=cost&present=results")
@@ -91,7 +91,7 @@ def test_results_mode_hides_inputs_and_keeps_the_navigation(room, server_url):
         shot(f"results_{path}")
 
 
-@pytest.mark.parametrize("room", SIZE_IDS, indirect=True)
+@pytest.mark.parametrize("room", NARROWEST, indirect=True)
 @pytest.mark.parametrize("lesson_id, answer", [("cost", "b"), ("batchnorm_sequences", "c")])
 def test_a_lesson_link_lands_on_its_place_and_back_returns_in_one_press(
     room, server_url, lesson_id, answer
@@ -148,7 +148,7 @@ ROOM_VIEWS = (  # (path, query): the views the room items named
 )
 
 
-@pytest.mark.parametrize("room", SIZE_IDS, indirect=True)
+@pytest.mark.parametrize("room", NARROWEST, indirect=True)
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_nothing_in_a_room_view_is_cut_or_covered(room, server_url, lang):
     page, size, shot = room
@@ -183,10 +183,9 @@ OPEN_SETTINGS = """() => document.querySelectorAll('[data-testid=stMain] details
 SETTINGS_VIEWS = ("axes", "kernels", "dumps", "depth")  # each had a control cut when opened
 
 
-# the narrowest projector and the phone: the wide projector's 1280 px cuts nothing the 1024
-# px one does not (each page's every box opened at all three sizes, in both languages, when
-# the rules for a phone were written)
-@pytest.mark.parametrize("room", ["projector", "phone"], indirect=True)
+# NARROWEST (each page's every box was opened at all three sizes, in both languages, when
+# the rules for a phone were written: the wide projector cut nothing more)
+@pytest.mark.parametrize("room", NARROWEST, indirect=True)
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_a_presented_pages_settings_opened_cut_nothing(room, server_url, lang):
     """An instructor opens Settings while presenting: a section switch's label wraps, a
