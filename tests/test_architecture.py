@@ -193,7 +193,7 @@ def _engine_calls(path: Path) -> set[str]:
 # Engine calls a widget or a view still makes itself, each named: the list may only shrink
 # (a call moved behind ui.compute, or into the spec or result, leaves it).
 CALLS_LEFT = {
-    "ui.widgets.models": {"engine.models.loader.catalog", "engine.models.config_json.parse_config"},
+    "ui.widgets.models": {"engine.models.loader.catalog"},
     "ui.widgets.experiments": {
         "engine.dumps.local_files.find_model",
         "engine.experiments.experiment.options",
@@ -201,7 +201,6 @@ CALLS_LEFT = {
     "ui.widgets.vector_lab": {
         "engine.norms.kinds.kind_axes",
         "engine.norms.precision_presets.preset",
-        "engine.norms.random_inputs.random_vectors",
     },
 }
 

@@ -17,6 +17,7 @@ from engine.models.config_json import parse_config
 from engine.models.families import Family
 from engine.models.loader import catalog
 from ui import presenting
+from ui.compute import compute
 from ui.errors import error_text
 from ui.i18n import current_language, t
 from ui.text.models import example_source
@@ -96,7 +97,7 @@ def calculator_inputs() -> CalculatorInputs:
     if not text.strip():
         return CalculatorInputs(None, dtype, int(tokens), pasted, None, (), ())
     try:
-        shape = parse_config(text, family=family_id)
+        shape = compute(parse_config, text, family_id, private=pasted)
     except EngineError as error:
         return CalculatorInputs(None, dtype, int(tokens), pasted, None, (), (error_text(error),))
     family = catalog().family(shape.family)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import astuple, dataclass
 
 import streamlit as st
 
@@ -14,6 +14,7 @@ from engine.norms.precision_presets import PRESETS as PRECISION_PRESETS
 from engine.norms.precision_presets import preset as precision_preset
 from engine.norms.random_inputs import random_vectors
 from engine.norms.reference import DYT_ALPHA0, DYT_SOURCE
+from ui.compute import compute
 from ui.errors import input_error_text
 from ui.formatting import format_number, number_text
 from ui.i18n import current_language, t
@@ -186,7 +187,7 @@ def _vectors(source: str, dtype: str) -> tuple[tuple[float, ...], ...]:
     if int(rows) * int(d) > MAX_CELLS:
         raise VectorInputError("too_many_cells", {"cells": int(rows) * int(d), "limit": MAX_CELLS})
     spec = RandomSpec(int(rows), int(d), dist, shift, scale, int(seed))
-    values = random_vectors(**asdict(spec)).tolist()
+    values = compute(random_vectors, *astuple(spec)).tolist()
     check_representable(values, dtype)
     return tuple(tuple(row) for row in values)
 
@@ -212,10 +213,10 @@ def vector_lab_inputs(default_eps: dict[str, tuple[DefaultEps, ...]]) -> VectorL
     dtype = bound.selectbox(
         P["vl_dtype"], t("vector_lab.stored_as"), c1, help=t("vector_lab.stored_as_help")
     )
-    compute = bound.selectbox(
+    computed_in = bound.selectbox(
         P["vl_compute"], t("vector_lab.computed_in"), c2, help=t("vector_lab.computed_in_help")
     )
-    st.caption(t("vector_lab.computed_in_caption", compute=label("compute", compute)))
+    st.caption(t("vector_lab.computed_in_caption", compute=label("compute", computed_in)))
     rows: tuple[tuple[float, ...], ...] = ()
     try:
         rows = _vectors(source, dtype)
@@ -277,7 +278,7 @@ def vector_lab_inputs(default_eps: dict[str, tuple[DefaultEps, ...]]) -> VectorL
         offset=float(offset),
         groups=groups,
         alpha=float(alpha),
-        compute_dtype=compute,
+        compute_dtype=computed_in,
     )
     config = VectorLabConfig(rows, spec, dtype, weight, bias, min(row_index, len(rows) - 1))
     return VectorLabInputs(config, (), underflow_notes(rows, dtype))
