@@ -21,6 +21,8 @@ if [ "${#missing[@]}" -gt 0 ] && [ "$(id -u)" = "0" ] && command -v apt-get >/de
 fi
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
-# One worker per core (at most 4: each browser-test worker runs its own server and Chromium),
-# tests handed out one by one: the long browser tests balance better than whole modules.
-exec .venv/bin/python -m pytest -n auto --maxprocesses 4 --dist load --durations=25 "$@"
+# One worker per core (at most 4: each browser-test worker runs its own server and Chromium).
+# Work stealing: a worker that runs out takes tests from another's queue.  With --dist load,
+# tests go out in chunks of hundreds, and one worker was left with the browser tests for
+# 5 minutes after the other had finished (benchmarks/RESULTS.md, "The test suite").
+exec .venv/bin/python -m pytest -n auto --maxprocesses 4 --dist worksteal --durations=25 "$@"
