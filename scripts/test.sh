@@ -21,8 +21,11 @@ if [ "${#missing[@]}" -gt 0 ] && [ "$(id -u)" = "0" ] && command -v apt-get >/de
 fi
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
-# One worker per core (at most 4: each browser-test worker runs its own server and Chromium).
-# Work stealing: a worker that runs out takes tests from another's queue.  With --dist load,
-# tests go out in chunks of hundreds, and one worker was left with the browser tests for
-# 5 minutes after the other had finished (benchmarks/RESULTS.md, "The test suite").
-exec .venv/bin/python -m pytest -n auto --maxprocesses 4 --dist worksteal --durations=25 "$@"
+# One worker per core (at most 4: each browser-test worker runs its own server and Chromium),
+# tests handed out one at a time to whichever worker is free (--maxschedchunk 1).  By default
+# --dist load tops a worker up by two tests for each it finishes, so a worker running quick
+# tests gathers hundreds, browser tests among them: one worker ran them alone for 5 minutes
+# after the other had finished (--dist worksteal left one idle too).  benchmarks/RESULTS.md,
+# "The test suite".
+exec .venv/bin/python -m pytest -n auto --maxprocesses 4 --dist load --maxschedchunk 1 \
+  --durations=25 "$@"
