@@ -24,6 +24,7 @@ from pathlib import Path
 from classroom import rules
 from classroom.db import Database, Transaction
 from classroom.rules import LearnerView, LessonState, NewClass, Room
+from classroom.schema import CLASS_TABLES, MIGRATIONS
 from engine.errors import EngineError
 
 DATABASE_URL_VARIABLE = "NORMSCOPE_DATABASE_URL"  # postgresql://...: several processes share it
@@ -31,51 +32,6 @@ DATA_DIR_VARIABLE = "NORMSCOPE_DATA_DIR"  # else the SQLite file lives here
 DEFAULT_DATA_DIR = Path(__file__).resolve().parents[1] / "data"
 SQLITE_FILE = "classroom.sqlite3"
 _EVERY_CLIENT = "join:*"  # the rate_limits row counting every client's wrong codes together
-
-# MIGRATIONS[i]: the statements from schema version i to i + 1.  Never edit one that has been
-# released; add the next.  Times are seconds since the epoch; flags are 0/1 integers (the same
-# in both dialects).  Learners and the join limits' clients appear only as SHA-256 digests.
-MIGRATIONS: tuple[tuple[str, ...], ...] = (
-    (
-        "CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)",
-        """CREATE TABLE classes (
-            code TEXT PRIMARY KEY,
-            instructor_digest TEXT NOT NULL,
-            created_at DOUBLE PRECISION NOT NULL,
-            expires_at DOUBLE PRECISION NOT NULL,
-            paced INTEGER NOT NULL,
-            lesson TEXT,
-            moves INTEGER NOT NULL DEFAULT 0)""",
-        "CREATE INDEX classes_by_expiry ON classes (expires_at)",
-        """CREATE TABLE lessons (
-            code TEXT NOT NULL,
-            lesson TEXT NOT NULL,
-            round INTEGER NOT NULL DEFAULT 1,
-            closed INTEGER NOT NULL DEFAULT 0,
-            revealed INTEGER NOT NULL DEFAULT 0,
-            PRIMARY KEY (code, lesson))""",
-        """CREATE TABLE learners (
-            code TEXT NOT NULL,
-            learner TEXT NOT NULL,
-            joined_at DOUBLE PRECISION NOT NULL,
-            window_start DOUBLE PRECISION NOT NULL,
-            window_votes INTEGER NOT NULL DEFAULT 0,
-            PRIMARY KEY (code, learner))""",
-        """CREATE TABLE votes (
-            code TEXT NOT NULL,
-            lesson TEXT NOT NULL,
-            round INTEGER NOT NULL,
-            learner TEXT NOT NULL,
-            option TEXT NOT NULL,
-            voted_at DOUBLE PRECISION NOT NULL,
-            PRIMARY KEY (code, lesson, round, learner))""",
-        """CREATE TABLE rate_limits (
-            subject TEXT PRIMARY KEY,
-            window_start DOUBLE PRECISION NOT NULL,
-            events INTEGER NOT NULL)""",
-    ),
-)
-_CLASS_TABLES = ("votes", "learners", "lessons", "classes")  # deleted in this order
 
 
 def _refuse(key: str, **params) -> EngineError:
@@ -252,7 +208,7 @@ class ClassStore:
         """Delete the class and everything recorded in it now, not at its expiry."""
         with self.database.transaction(write=True) as tx:
             self._check_instructor(self._class_row(tx, code), code, key)
-            for table in _CLASS_TABLES:
+            for table in CLASS_TABLES:
                 tx.run(f"DELETE FROM {table} WHERE code = ?", (self._code(code),))
 
     # --- a learner -------------------------------------------------------------------------
@@ -373,7 +329,7 @@ class ClassStore:
         now = self.clock()
         window = max(limit.window_s for limit in (*rules.JOIN_LIMITS.values(), rules.CREATE_LIMIT))
         with self.database.transaction(write=True) as tx:
-            for table in _CLASS_TABLES[:-1]:
+            for table in CLASS_TABLES[:-1]:
                 tx.run(
                     f"DELETE FROM {table} WHERE code IN"
                     " (SELECT code FROM classes WHERE expires_at <= ?)",

@@ -11,7 +11,8 @@ import pytest
 
 from classroom import db, rules
 from classroom.db import Database
-from classroom.store import MIGRATIONS, ClassStore, open_store
+from classroom.schema import MIGRATIONS
+from classroom.store import ClassStore, open_store
 from ui.lessons.catalog import ANSWER_IDS, LESSON_IDS, OPTIONS
 
 FIRST, SECOND = LESSON_IDS[0], LESSON_IDS[1]
