@@ -49,7 +49,11 @@ def connect(address: str):
     try:
         if address == "local":
             cluster = distributed.LocalCluster(
-                n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None
+                n_workers=2,
+                threads_per_worker=1,
+                processes=False,
+                dashboard_address=None,  # no dashboard; its HTTP server (health) on any port:
+                scheduler_kwargs={"dashboard_address": ":0"},  # two at once, no clash on 8787
             )
             client = distributed.Client(cluster)
         else:
