@@ -69,10 +69,10 @@ READERS = {  # what reads each norm of block 1, and the final norm, per architec
 
 @pytest.mark.parametrize("name", sorted(READERS))
 def test_the_maps_that_read_each_norm_are_found_by_tracing(tiny, tiny_reference, name):
-    live = tiny(name)
-    with live.exclusive() as loaded:
+    live, ids = tiny(name), tiny_reference(name).tokens.ids  # the reference holds the model
+    with live.exclusive() as loaded:  # too: computed inside, it would wait for this block
         paths = module_paths(loaded.model, loaded.architecture)
-        found = readers(loaded.model, paths, tiny_reference(name).tokens.ids)
+        found = readers(loaded.model, paths, ids)
     for norm, expected in READERS[name].items():
         assert tuple(path.rpartition(".")[2] for path in found[norm]) == expected, norm
 
