@@ -21,11 +21,12 @@ if [ "${#missing[@]}" -gt 0 ] && [ "$(id -u)" = "0" ] && command -v apt-get >/de
 fi
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
-# One worker per core (at most 4: each browser-test worker runs its own server and Chromium),
-# tests handed out one at a time to whichever worker is free (--maxschedchunk 1).  By default
-# --dist load tops a worker up by two tests for each it finishes, so a worker running quick
-# tests gathers hundreds, browser tests among them: one worker ran them alone for 5 minutes
-# after the other had finished (--dist worksteal left one idle too).  benchmarks/RESULTS.md,
-# "The test suite".
-exec .venv/bin/python -m pytest -n auto --maxprocesses 4 --dist load --maxschedchunk 1 \
-  --durations=25 "$@"
+# One worker per core and one more (at most 4: each browser-test worker runs its own server
+# and Chromium): a browser test leaves its core idle while it waits for a page.  Tests go out
+# one at a time to whichever worker is free (--maxschedchunk 1): by default --dist load tops a
+# worker up by two tests for each it finishes, so a worker running quick tests gathers
+# hundreds, browser tests among them, and runs them alone after the other has finished.
+# Measured in benchmarks/RESULTS.md, "The test suite".
+workers=$(($(nproc) + 1))
+exec .venv/bin/python -m pytest -n "$((workers < 4 ? workers : 4))" --dist load \
+  --maxschedchunk 1 --durations=25 "$@"
