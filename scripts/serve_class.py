@@ -120,8 +120,8 @@ def start_class(
 
     ``port`` None: free ports for HAProxy and the processes; else the processes take the
     ports after it (or ``app_ports``).  ``preload``: each process loads the live model in
-    the background, as ``scripts/serve.py`` does by default (tests and benchmarks leave it
-    off)."""
+    the background and opens Depth and the dumps page once itself, as ``scripts/serve.py``
+    does by default (tests and benchmarks leave both off)."""
     binary = haproxy_binary()
     if binary is None:
         raise FileNotFoundError(f"haproxy is not installed: {HAPROXY_INSTALL}")
@@ -132,7 +132,7 @@ def start_class(
     app_ports = app_ports or [port + 1 + i for i in range(processes)]
     folder = Path(tempfile.mkdtemp(prefix="normscope-class-"))
     socket_path = folder / "haproxy.sock"
-    apps = [start_server(p, stdout, python, preload=preload) for p in app_ports]
+    apps = [start_server(p, stdout, python, preload=preload, warm=preload) for p in app_ports]
     environment = {
         **os.environ,
         "NORMSCOPE_BIND": f"{address}:{port}",
@@ -183,7 +183,9 @@ def main() -> int:
     parser.add_argument("--port", type=int, default=8501, help="the class's port")
     parser.add_argument("--address", default="127.0.0.1", help="0.0.0.0: every interface")
     parser.add_argument(
-        "--no-preload", action="store_true", help="load the live model on first use only"
+        "--no-preload",
+        action="store_true",
+        help="load the live model on first use only, and open no page in advance",
     )
     args = parser.parse_args()
     server = start_class(
