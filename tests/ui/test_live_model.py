@@ -12,6 +12,7 @@ import threading
 import pytest
 import streamlit as st
 
+from engine.dumps.live import load_live_model
 from scripts import serve
 from tests.dumps import tiny_models
 from ui import live_model
@@ -27,14 +28,14 @@ def fresh():
 def test_one_load_per_process_in_a_lower_priority_thread(tmp_path, monkeypatch):
     folder = tiny_models.save_tiny("llama", tmp_path)
     niceness = {}
-    original = live_model.ModelLoad._run
+    original = load_live_model
 
-    def run(self):
-        original(self)
+    def load(*args, **kwargs):  # in the loading thread, before the load ends
         niceness["loader"] = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+        return original(*args, **kwargs)
 
     monkeypatch.setattr("engine.dumps.live.smollm2_gguf", lambda: folder)
-    monkeypatch.setattr(live_model.ModelLoad, "_run", run)
+    monkeypatch.setattr("engine.dumps.live.load_live_model", load)
     first = live_model.start_loading()
     assert live_model.model_load() is first  # a page's call gets the server's load
     assert first.wait(120) and first.state == "ready"
