@@ -1,4 +1,4 @@
-"""Every read and write of the class mode: the schema and its migrations, and each rule enforced.
+"""Every read and write of the class mode, and each rule enforced (schema: `classroom/schema.py`).
 
 A refusal is an ``EngineError("classroom.<name>", params)`` (messages in
 ``locales/<lang>/errors.toml``) raised inside the transaction, which is then rolled back:
@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable
 from contextlib import contextmanager
 from pathlib import Path
 
-from classroom import rules
+from classroom import rows, rules
 from classroom.db import Database, Transaction
 from classroom.rules import LearnerView, LessonState, NewClass, Room
 from classroom.schema import CLASS_TABLES, MIGRATIONS
@@ -78,7 +78,7 @@ class ClassStore:
         key = rules.new_secret(256)
         with self.database.transaction(write=True) as tx:
             limit = rules.CREATE_LIMIT
-            if self._count(tx, self._client("create", client), now, limit) > limit.count:
+            if rows.count_event(tx, self._client("create", client), now, limit) > limit.count:
                 raise _refuse(
                     "too_many_classes",
                     limit=limit.count,
@@ -120,7 +120,7 @@ class ClassStore:
                 (self._code(code), lesson),
             )
         _, paced, *state, joined = found
-        state = _state(*state)
+        state = rows.state(*state)
         counts = tuple({option: 0 for option in self.options[lesson]} for _ in range(state.round))
         for round_, option, votes in counted:
             counts[round_ - 1][option] = votes
@@ -163,7 +163,7 @@ class ClassStore:
         """Send learners who follow the class to ``lesson`` ("everyone to lesson N")."""
         self._check_lesson(lesson)
         with self.database.transaction(write=True) as tx:
-            self._check_instructor(self._class_row(tx, code), code, key)
+            self._instructor(tx, code, key)
             tx.run(
                 "UPDATE classes SET lesson = ?, moves = moves + 1 WHERE code = ?",
                 (lesson, self._code(code)),
@@ -172,7 +172,7 @@ class ClassStore:
     def set_paced(self, code: str, key: str, paced: bool) -> None:
         """Paced: learners see an answer only when it is revealed; else once they commit."""
         with self.database.transaction(write=True) as tx:
-            self._check_instructor(self._class_row(tx, code), code, key)
+            self._instructor(tx, code, key)
             tx.run("UPDATE classes SET paced = ? WHERE code = ?", (int(paced), self._code(code)))
 
     def export_csv(self, code: str, key: str) -> str:
@@ -181,7 +181,7 @@ class ClassStore:
         Counts only, like the chart (no learner appears in it), in teaching order.
         """
         with self.database.transaction() as tx:
-            self._check_instructor(self._class_row(tx, code), code, key)
+            self._instructor(tx, code, key)
             rounds = dict(
                 tx.rows("SELECT lesson, round FROM lessons WHERE code = ?", (self._code(code),))
             )
@@ -207,7 +207,7 @@ class ClassStore:
     def end_class(self, code: str, key: str) -> None:
         """Delete the class and everything recorded in it now, not at its expiry."""
         with self.database.transaction(write=True) as tx:
-            self._check_instructor(self._class_row(tx, code), code, key)
+            self._instructor(tx, code, key)
             for table in CLASS_TABLES:
                 tx.run(f"DELETE FROM {table} WHERE code = ?", (self._code(code),))
 
@@ -232,18 +232,18 @@ class ClassStore:
         self.purge_expired()
         now = self.clock()
         with self.database.transaction(write=True) as tx:
-            if token is not None and self._learner_row(tx, code, token) is not None:
+            if token is not None and rows.learner(tx, code, token, now) is not None:
                 return token
             client_key = self._client("join", client)
-            mine = self._count(tx, client_key, now, rules.JOIN_LIMITS["client"])
-            everyone = self._count(tx, _EVERY_CLIENT, now, rules.JOIN_LIMITS["server"])
+            mine = rows.count_event(tx, client_key, now, rules.JOIN_LIMITS["client"])
+            everyone = rows.count_event(tx, _EVERY_CLIENT, now, rules.JOIN_LIMITS["server"])
             limits = rules.JOIN_LIMITS
             if mine > limits["client"].count or (everyone > limits["server"].count and mine > 1):
                 raise _refuse(
                     "too_many_attempts",
                     minutes=round(limits["client"].window_s / 60),
                 )
-            wrong = self._class_row(tx, code) is None
+            wrong = rows.open_class(tx, code, now) is None
             if not wrong:  # a right code is no guess: give back what was counted
                 tx.run(
                     "UPDATE rate_limits SET events = events - 1 WHERE subject IN (?, ?)",
@@ -276,7 +276,7 @@ class ClassStore:
         now = self.clock()
         with self.database.transaction(write=True) as tx:
             learner = self._learner_key(tx, code, token)
-            state = self._lesson_state(tx, code, lesson)
+            state = rows.lesson_state(tx, self._code(code), lesson)
             if not state.voting_open:
                 raise _refuse("voting_closed")
             limit = rules.VOTE_LIMIT
@@ -308,7 +308,7 @@ class ClassStore:
             paced, class_lesson, moves = tx.one(
                 "SELECT paced, lesson, moves FROM classes WHERE code = ?", (self._code(code),)
             )
-            state = self._lesson_state(tx, code, lesson)
+            state = rows.lesson_state(tx, self._code(code), lesson)
             mine = dict(
                 tx.rows(
                     "SELECT round, option FROM votes WHERE code = ? AND lesson = ? AND learner = ?",
@@ -326,18 +326,8 @@ class ClassStore:
         Run on every ``create_class`` and ``join``; an expired class is refused everywhere
         even before it is purged.  Returns the number of classes deleted.
         """
-        now = self.clock()
-        window = max(limit.window_s for limit in (*rules.JOIN_LIMITS.values(), rules.CREATE_LIMIT))
         with self.database.transaction(write=True) as tx:
-            for table in CLASS_TABLES[:-1]:
-                tx.run(
-                    f"DELETE FROM {table} WHERE code IN"
-                    " (SELECT code FROM classes WHERE expires_at <= ?)",
-                    (now,),
-                )
-            purged = tx.run("DELETE FROM classes WHERE expires_at <= ?", (now,))
-            tx.run("DELETE FROM rate_limits WHERE window_start <= ?", (now - window,))
-        return purged
+            return rows.purge(tx, self.clock())
 
     # --- checks shared by the actions above ------------------------------------------------
 
@@ -360,12 +350,9 @@ class ClassStore:
                 allowed=", ".join(self.options),
             )
 
-    def _class_row(self, tx: Transaction, code: object) -> tuple | None:
-        """(instructor digest,) of the open class ``code``, or None (none, or expired)."""
-        return tx.one(
-            "SELECT instructor_digest FROM classes WHERE code = ? AND expires_at > ?",
-            (self._code(code), self.clock()),
-        )
+    def _instructor(self, tx: Transaction, code: object, key: str) -> None:
+        """Refuse unless ``key`` is the instructor's of the open class ``code``."""
+        self._check_instructor(rows.open_class(tx, self._code(code), self.clock()), code, key)
 
     def _check_instructor(self, row: tuple | None, code: object, key: str) -> None:
         if row is None:
@@ -373,72 +360,31 @@ class ClassStore:
         if not rules.matches(key, row[0]):
             raise _refuse("not_instructor", value=code)
 
-    def _learner_row(self, tx: Transaction, code: str, token: object) -> tuple | None:
-        if not isinstance(token, str) or not token or len(token) > rules.TOKEN_CHARS:
-            return None
-        return tx.one(
-            "SELECT l.learner FROM learners l JOIN classes c ON c.code = l.code"
-            " WHERE l.code = ? AND l.learner = ? AND c.expires_at > ?",
-            (code, rules.digest(token), self.clock()),
-        )
-
     def _learner_key(self, tx: Transaction, code: object, token: object) -> str:
         """The stored digest of this learner, or a refusal (no such class, or not joined)."""
-        row = self._learner_row(tx, self._code(code), token)
+        row = rows.learner(tx, self._code(code), token, self.clock())
         if row is None:
-            if self._class_row(tx, code) is None:
+            if rows.open_class(tx, self._code(code), self.clock()) is None:
                 raise self._no_class(code)
             raise _refuse("not_joined", value=code)
         return row[0]
-
-    def _lesson_state(self, tx: Transaction, code: object, lesson: str) -> LessonState:
-        found = tx.one(
-            "SELECT round, closed, revealed FROM lessons WHERE code = ? AND lesson = ?",
-            (self._code(code), lesson),
-        )
-        return _state(*found) if found else LessonState()
 
     @contextmanager
     def _lesson_for_instructor(self, code: str, key: str, lesson: str):
         """A writing transaction in which the instructor is checked and the lesson has a row."""
         self._check_lesson(lesson)
         with self.database.transaction(write=True) as tx:
-            self._check_instructor(self._class_row(tx, code), code, key)
+            self._instructor(tx, code, key)
             tx.run(
                 "INSERT INTO lessons (code, lesson) VALUES (?, ?)"
                 " ON CONFLICT (code, lesson) DO NOTHING",
                 (self._code(code), lesson),
             )
-            yield tx, self._lesson_state(tx, code, lesson)
+            yield tx, rows.lesson_state(tx, self._code(code), lesson)
 
     def _client(self, action: str, client: str) -> str:
         """The rate_limits subject of ``client`` (an address) doing ``action``: salted digest."""
         return f"{action}:{rules.digest(self._salt + str(client))}"
-
-    def _count(self, tx: Transaction, subject: str, now: float, limit: rules.Limit) -> int:
-        """Count one more event of ``subject`` in its window; the count, this one included.
-
-        One statement, so two processes counting at once both count (a row lock in
-        PostgreSQL, the write lock in SQLite); a window older than ``limit`` starts anew.
-        """
-        (events,) = tx.one(
-            "INSERT INTO rate_limits (subject, window_start, events) VALUES (?, ?, 1)"
-            " ON CONFLICT (subject) DO UPDATE SET"
-            " events = CASE WHEN rate_limits.window_start <= ? THEN 1"
-            " ELSE rate_limits.events + 1 END,"
-            " window_start = CASE WHEN rate_limits.window_start <= ? THEN ?"
-            " ELSE rate_limits.window_start END"
-            " RETURNING events",
-            (subject, now, now - limit.window_s, now - limit.window_s, now),
-        )
-        return events
-
-
-def _state(round_: int | None, closed: int | None, revealed: int | None) -> LessonState:
-    """A lesson's state from its row's columns (all None: no row yet, the defaults)."""
-    if round_ is None:
-        return LessonState()
-    return LessonState(round_, not closed, bool(revealed))
 
 
 def open_store(answer_ids: Iterable[str], target: str | Path | None = None) -> ClassStore:

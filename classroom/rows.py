@@ -1,0 +1,75 @@
+"""The statements several of the class store's actions share, each run inside its caller's
+transaction (``classroom/store.py`` decides who may do what and what is refused)."""
+
+from __future__ import annotations
+
+from classroom import rules
+from classroom.db import Transaction
+from classroom.rules import LessonState
+from classroom.schema import CLASS_TABLES
+
+
+def open_class(tx: Transaction, code: str, now: float) -> tuple | None:
+    """(instructor digest,) of the open class ``code``, or None (none, or expired)."""
+    return tx.one(
+        "SELECT instructor_digest FROM classes WHERE code = ? AND expires_at > ?", (code, now)
+    )
+
+
+def learner(tx: Transaction, code: str, token: object, now: float) -> tuple | None:
+    """(learner digest,) of the holder of ``token`` in the open class ``code``, or None."""
+    if not isinstance(token, str) or not token or len(token) > rules.TOKEN_CHARS:
+        return None
+    return tx.one(
+        "SELECT l.learner FROM learners l JOIN classes c ON c.code = l.code"
+        " WHERE l.code = ? AND l.learner = ? AND c.expires_at > ?",
+        (code, rules.digest(token), now),
+    )
+
+
+def state(round_: int | None, closed: int | None, revealed: int | None) -> LessonState:
+    """A lesson's state from its row's columns (all None: no row yet, the defaults)."""
+    if round_ is None:
+        return LessonState()
+    return LessonState(round_, not closed, bool(revealed))
+
+
+def lesson_state(tx: Transaction, code: str, lesson: str) -> LessonState:
+    found = tx.one(
+        "SELECT round, closed, revealed FROM lessons WHERE code = ? AND lesson = ?",
+        (code, lesson),
+    )
+    return state(*found) if found else LessonState()
+
+
+def count_event(tx: Transaction, subject: str, now: float, limit: rules.Limit) -> int:
+    """Count one more event of ``subject`` in its window; the count, this one included.
+
+    One statement, so two processes counting at once both count (a row lock in
+    PostgreSQL, the write lock in SQLite); a window older than ``limit`` starts anew.
+    """
+    (events,) = tx.one(
+        "INSERT INTO rate_limits (subject, window_start, events) VALUES (?, ?, 1)"
+        " ON CONFLICT (subject) DO UPDATE SET"
+        " events = CASE WHEN rate_limits.window_start <= ? THEN 1"
+        " ELSE rate_limits.events + 1 END,"
+        " window_start = CASE WHEN rate_limits.window_start <= ? THEN ?"
+        " ELSE rate_limits.window_start END"
+        " RETURNING events",
+        (subject, now, now - limit.window_s, now - limit.window_s, now),
+    )
+    return events
+
+
+def purge(tx: Transaction, now: float) -> int:
+    """Delete every class expired at ``now`` with all it recorded, and ended rate-limit
+    windows; the number of classes deleted."""
+    window = max(limit.window_s for limit in (*rules.JOIN_LIMITS.values(), rules.CREATE_LIMIT))
+    for table in CLASS_TABLES[:-1]:
+        tx.run(
+            f"DELETE FROM {table} WHERE code IN (SELECT code FROM classes WHERE expires_at <= ?)",
+            (now,),
+        )
+    purged = tx.run("DELETE FROM classes WHERE expires_at <= ?", (now,))
+    tx.run("DELETE FROM rate_limits WHERE window_start <= ?", (now - window,))
+    return purged
