@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlencode
 
+from engine.config.fields import Accepts, accepts, annotations
 from ui.formatting import number_text
 from ui.i18n import LANGUAGES
 from ui.labels import every_label
@@ -244,3 +245,52 @@ def query_string(
 LANGUAGE = Param(LANGUAGE_PARAM, "choice", "en", tuple(LANGUAGES))
 PRESENT = Param(PRESENT_PARAM, "choice", "off", PRESENT_MODES)
 AT = Param(AT_PARAM, "choice", "top", ("top", *sorted({p for v in LANDINGS.values() for p in v})))
+
+
+# --- the pages' parameters --------------------------------------------------------------------
+#
+# A parameter made with ``from_spec`` names an engine spec's field: its kind, default, range
+# and menu are that field's metadata (``engine/config/fields.py``), so the page offers what
+# the engine accepts.  A page may offer less (a narrower range or menu) or a second parameter
+# on the same field with its own default; ``tests/ui/test_url.py`` checks each against its
+# field.  The others (sections, clicked cells, views, typed text) are the page's own.
+
+_FIELD = object()  # from_spec's default: the field's own
+
+
+def from_spec(
+    key: str,
+    spec: type,
+    name: str,
+    *,
+    default=_FIELD,
+    many: bool = False,
+    table: dict | None = None,
+    low: float | None = None,
+    high: float | None = None,
+    choices=None,
+    **url,
+) -> Param:
+    """The parameter ``key`` for the field ``name`` of ``spec``.
+
+    ``many``: a list of the field's values (one spec per item); ``table``: ids in the link for
+    the values behind them (``INIT_STDS``); ``low`` / ``high`` / ``choices``: the page offers
+    less than the field accepts; ``url``: ``vocabulary`` and ``old_keys``.
+    """
+    rule = accepts(spec).get(name, Accepts())
+    kind = annotations(spec)[name][0]
+    value = spec.__dataclass_fields__[name].default if default is _FIELD else default
+    bound = {"spec": spec, "field": name, **url}
+    if table is not None:
+        ids = {v: k for k, v in table.items()}
+        return Param(key, "choice", ids[value], tuple(table), **bound)
+    menu = choices or rule.offered or rule.choices
+    if menu is not None:
+        return Param(key, "choices" if many else "choice", value, tuple(menu), **bound)
+    if kind is bool:
+        return Param(key, "bool", value, **bound)
+    if kind is str:
+        return Param(key, "text", value, max_chars=rule.high, **bound)
+    low = rule.low if low is None else low
+    high = rule.high if high is None else high
+    return Param(key, kind.__name__, value, low=low, high=high, **bound)
