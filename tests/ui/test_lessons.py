@@ -27,7 +27,8 @@ PARTS = ("title", "idea", "question", "reveal", "explain", "next", "link")
 
 
 def test_every_lesson_offers_four_answers():
-    # the lessons and their teaching order are pinned with the link's ls_lesson (test_url.py)
+    # the lessons and their teaching order are pinned with the link's ls_lesson
+    # (test_url_params.py)
     assert len(ANSWER_IDS) == 4 * len(LESSONS) == 4 * len(LESSON_IDS)
 
 

@@ -2,9 +2,9 @@
 as the page's state.
 
 A share link is a public API: workshops are prepared days ahead from links, so each page's
-parameters are listed in ``pages.py`` with their meaning, and ``tests/ui/test_url.py`` pins them.
-Values are stable ids (``rmsnorm``, ``attention``), never display names, so a link made in
-one language opens the same view in the other.  Links written before this contract (which
+parameters are listed in ``pages.py`` with their meaning, and ``tests/ui/test_url_params.py``
+pins them.  Values are stable ids (``rmsnorm``, ``attention``), never display names, so a link
+made in one language opens the same view in the other.  Links written before this contract (which
 carried display names such as ``vl_norm=RMSNorm`` or ``dp_sublayer=类注意力混合器``, and the
 Depth page's ``tl_*`` keys) still open their view.
 

@@ -1,8 +1,8 @@
 """Every page's query parameters, with their meaning: the public API of share links.
 
 A link made in one language opens the same view in the other (values are stable ids);
-``tests/ui/test_url.py`` pins the tables and checks each ``from_spec`` parameter against its
-engine field.
+``tests/ui/test_url_params.py`` pins the tables and ``tests/ui/test_url_spec_fields.py`` checks
+each ``from_spec`` parameter against its engine field.
 """
 
 from __future__ import annotations
