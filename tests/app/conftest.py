@@ -6,6 +6,10 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
+import ui.widgets.dumps as dump_widgets
+from engine.dumps.sources import Upload
+from ui.widgets.dumps import UploadedDump
+
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 
 # Every test here runs the whole app script (AppTest), a few tenths of a CPU second each and
@@ -84,3 +88,15 @@ def calls(monkeypatch):
         return seen
 
     return spy
+
+
+@pytest.fixture
+def upload(monkeypatch):
+    """``upload(name, data, file_id)`` puts a file in the page's uploader (None: empty)."""
+    current: dict = {"file": None}
+    monkeypatch.setattr(dump_widgets, "uploaded_dump", lambda: current["file"])
+
+    def put(name: str | None, data: bytes = b"", file_id: str = "f1") -> None:
+        current["file"] = None if name is None else UploadedDump(file_id, Upload(name, data))
+
+    return put

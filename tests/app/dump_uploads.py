@@ -1,0 +1,55 @@
+"""What the Activation dumps page's AppTest tests share: the page opened on a source, a dump's
+tensors as the bytes of an upload (safetensors, .pt, .npy, .npz), and the page's text and
+subheaders read back.  AppTest cannot drive ``st.file_uploader``; the page takes an upload's
+bytes through ``ui.widgets.dumps.uploaded_dump`` alone, which the ``upload`` fixture
+(tests/app/conftest.py) feeds."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import torch
+from safetensors.torch import save
+
+PAGE = "app_pages/dumps.py"
+
+
+def _open(app, source: str = "upload"):
+    """Open the page on ``source`` (these tests read uploads; the page opens on the example)."""
+    if source != "example":
+        app.query_params.setdefault("du_source", source)
+    app.switch_page(PAGE).run()
+    assert not app.exception, app.exception
+    return app
+
+
+def _safetensors(tensors: dict[str, torch.Tensor]) -> bytes:
+    return save({name: value.clone().contiguous() for name, value in tensors.items()})
+
+
+def _text(app) -> str:
+    parts = [m.value for m in app.markdown] + [c.value for c in app.caption]
+    return "\n".join(parts)
+
+
+def _subheaders(app) -> list[str]:
+    return [s.value for s in app.subheader]
+
+
+def _pt(obj) -> bytes:
+    buffer = io.BytesIO()
+    torch.save(obj, buffer)
+    return buffer.getvalue()
+
+
+def _npy(array: np.ndarray) -> bytes:
+    buffer = io.BytesIO()
+    np.save(buffer, array)
+    return buffer.getvalue()
+
+
+def _npz(arrays: dict) -> bytes:
+    buffer = io.BytesIO()
+    np.savez_compressed(buffer, **arrays)
+    return buffer.getvalue()

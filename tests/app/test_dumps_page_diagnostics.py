@@ -1,0 +1,166 @@
+"""The Activation dumps page through AppTest, on dumps it reads: without a file, the upload's
+limit and privacy said; an uploaded dump's diagnostics checked against numbers computed here
+with torch in float64; norm pairs fitted with DyT; odd tensors, non-finite values counted,
+.pt, .npz and .npy uploads read, and the page in Chinese.  Uploads go in through ``upload``
+(tests/app/conftest.py)."""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+
+import numpy as np
+import pytest
+import torch
+
+from engine.dumps.limits import UPLOAD_LIMIT_MB
+from tests.app.dump_uploads import _npy, _npz, _open, _pt, _safetensors, _subheaders, _text
+from tests.dumps import dump_files as files
+
+
+def _chart(app, title: str) -> dict:
+    for chart in app.get("plotly_chart"):
+        spec = json.loads(chart.proto.spec)
+        if spec["layout"].get("title", {}).get("text") == title:
+            return spec
+    raise AssertionError(f"no chart titled {title!r}")
+
+
+def _array(value) -> np.ndarray:
+    """A plotly array as AppTest gives it: a list, or base64 {"dtype", "bdata", "shape"}."""
+    if isinstance(value, dict):
+        data = np.frombuffer(base64.b64decode(value["bdata"]), dtype=value["dtype"])
+        shape = value.get("shape")
+        return data.reshape([int(n) for n in str(shape).split(",")]) if shape else data
+    return np.asarray(value, dtype=float)
+
+
+def _number_after(label: str, text: str) -> float:
+    match = re.search(re.escape(label) + r"\s*(−?-?[\d.,]+(?:e[+-]?\d+)?)", text)
+    assert match, (label, text)
+    return float(match.group(1).replace("−", "-").replace(",", ""))
+
+
+def test_without_a_file_the_page_states_the_limit_and_that_the_file_stays_private(app, upload):
+    upload(None)
+    _open(app)
+    assert app.title[0].value == "Activation dumps"
+    privacy = " ".join(c.value for c in app.caption)
+    assert f"Up to {UPLOAD_LIMIT_MB} MB per file" in privacy
+    assert "shown to no other visitor" in privacy and "never put in the share link" in privacy
+    assert _subheaders(app) == [] and not app.error
+
+
+def test_an_uploaded_dump_shows_every_section_with_numbers_torch_agrees_with(app, upload):
+    x = files.stream(layers=5, batch=2, tokens=7, d=16)  # [L, B, T, d], 2500 at token 0, ch 3
+    upload("hidden.safetensors", _safetensors(files.hf_names(x)))
+    _open(app)
+    assert _subheaders(app) == [
+        "What was read",
+        "Residual stream: RMS per layer and token",
+        "What this stream shows",
+        "Massive activations",
+        "LayerNorm vs RMSNorm on this model",
+        "Channels: what BatchNorm would pool",
+        "A norm's input against its output: one token, then the DyT curve",
+        "Downloads",
+    ]
+    text = _text(app)
+    assert "`hidden_states.{i}`" in text and "L = 5 points of the stream, B = 2, T = 7" in text
+    assert "All 1,120 values are finite" in text
+    # every token's RMS, drawn on a log scale: sqrt(mean x^2) in float64 by hand
+    heatmap = _chart(app, "RMS of each token at each layer")
+    expected = x[:, 0].double().pow(2).mean(-1).sqrt().numpy()  # [L, T]
+    np.testing.assert_allclose(10 ** _array(heatmap["data"][0]["z"]), expected, rtol=1e-6)
+    # massive activations: |a| > 100 and > 1000x the layer's median |a| (Sun et al. 2024)
+    values = x.double().numpy()
+    threshold = np.maximum(100.0, 1000.0 * np.median(np.abs(values.reshape(5, -1)), axis=1))
+    layer, batch, token, channel = np.nonzero(np.abs(values) > threshold[:, None, None, None])
+    table = next(d.value for d in app.dataframe if "|a| / median" in d.value.columns)
+    assert sorted(zip(table["layer"], table["sequence"], table["token"], table["channel"])) == (
+        sorted(zip(layer, batch, token, channel))
+    )
+    assert len(table) == 6 and set(table["value"]) == {2500.0}
+    # one token's LayerNorm vs RMSNorm: the middle layer (2), sequence 0, token 0
+    token = x[2, 0, 0].double()
+    ln = torch.nn.functional.layer_norm(token, (16,), eps=1e-5)
+    rms = token / token.pow(2).mean().add(1e-5).sqrt()
+    detail = next(m.value for m in app.markdown if m.value.startswith("**Layer 2, sequence 0"))
+    assert _number_after("μ =", detail) == pytest.approx(token.mean().item(), abs=1e-4)
+    assert _number_after("RMS =", detail) == pytest.approx(token.pow(2).mean().sqrt().item(), 1e-4)
+    difference = (ln - rms).pow(2).mean().sqrt().item()
+    assert _number_after("RMSNorm(x) is", detail) == pytest.approx(difference, rel=1e-3)
+    tables = [b for b in app.get("download_button") if "dumps_download_" in b.proto.id]
+    assert len(tables) == 11  # ten tables as CSV and the JSON summary (besides each chart's)
+
+
+def test_norm_pairs_get_a_dyt_fit_and_a_dump_without_them_says_so(app, upload):
+    x = files.stream(layers=4, batch=1, tokens=9, d=16)
+    upload("hooks.safetensors", _safetensors(files.module_names(x)), "hooks")
+    _open(app)
+    assert "This dump holds the input and the output of 4 norms" in _text(app)
+    fits = next(d.value for d in app.dataframe if "α" in d.value.columns)
+    assert list(fits["norm"]) == [f"model.layers.{i}.input_layernorm" for i in range(4)]
+    upload("hidden.safetensors", _safetensors(files.hf_names(x)), "plain")
+    app.run()
+    assert "holds no norm's input and output together" in app.info[0].value
+
+
+def _odd_files() -> dict[str, bytes]:
+    x = files.stream(layers=4, batch=1, tokens=5, d=8)
+    layers = {f"h.{i}": x[i] for i in range(4)}
+    extreme = np.full((5, 8), 1.7e308)
+    extreme[:, ::2] *= -1
+    scalars = {**{k: v[0].numpy() for k, v in layers.items()}, "ln.input": np.float32(1.0)}
+    return {
+        "grad.pt": _pt({k: v.clone().requires_grad_() for k, v in layers.items()}),
+        "param.pt": _pt({k: torch.nn.Parameter(v.clone()) for k, v in layers.items()}),
+        "extreme.npz": _npz({f"h.{i}": extreme for i in range(4)}),
+        "scalars.npz": _npz({**scalars, "ln.output": np.float32(2.0)}),
+    }
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # ±1.7e308: squares past float64
+@pytest.mark.parametrize("name", ["grad.pt", "param.pt", "extreme.npz", "scalars.npz"])
+def test_odd_tensors_are_read_whole_page_without_an_exception(app, upload, name):
+    upload(name, _odd_files()[name])
+    _open(app)
+    assert not app.exception and not app.error, [e.value for e in app.error]
+    assert "Downloads" in _subheaders(app)
+
+
+def test_non_finite_values_are_counted_never_dropped_silently(app, upload):
+    x = files.stream(layers=4, batch=1, tokens=5, d=8)
+    x[1, 0, 2, 5] = float("nan")
+    x[3, 0, 4, 0] = float("inf")
+    upload("broken.safetensors", _safetensors(files.hf_names(x)))
+    _open(app)
+    warning = app.warning[0].value
+    assert "1 NaN, 1 +inf and 0 −inf among 160 values, on 2 layers" in warning
+
+
+def test_the_page_in_chinese(app, upload):
+    upload("hidden.safetensors", _safetensors(files.hf_names(files.stream())))
+    app.query_params["lang"] = "zh"
+    app.session_state["language"] = "zh"
+    _open(app)
+    assert app.title[0].value == "激活转储"
+    assert _subheaders(app)[0] == "读到了什么" and "巨量激活" in _subheaders(app)
+    assert "What was read" not in _text(app)
+
+
+@pytest.mark.parametrize(
+    "name, make, stream",
+    [
+        ("hidden.pt", lambda x: _pt(tuple(x[i].clone() for i in range(5))), "{i}"),
+        ("acts.npz", lambda x: _npz({f"layer_{i}": x[i].numpy() for i in range(5)}), "layer_{i}"),
+        ("stack.npy", lambda x: _npy(x.numpy()), "stack"),  # one [L, B, T, d] array
+    ],
+)
+def test_torch_and_numpy_uploads_are_read_too(app, upload, name, make, stream):
+    x = files.stream(layers=5, batch=2, tokens=7, d=16)
+    upload(name, make(x))
+    _open(app)
+    text = _text(app)
+    assert f"`{stream}`" in text and "B = 2, T = 7, d = 16" in text and not app.error
