@@ -54,11 +54,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run as a script: make the project's scripts/ importable
 
-from benchmarks.bench_app import CHART_SHOWS_JS, VECTORS_LABEL  # noqa: E402
+from benchmarks.browser_session import (  # noqa: E402
+    JOB_TIMEOUT_MS,
+    PAGE_TIMEOUT_MS,
+    Session,
+    browser_cpu,
+)
 from scripts.local_app import (  # noqa: E402
     CHROMIUM,
     CHROMIUM_ARGS,
-    IDLE,
     free_port,
     process_cpu_s,
     start_server,
@@ -66,10 +70,7 @@ from scripts.local_app import (  # noqa: E402
 )
 
 SERVER_DEADLINE_S = 60.0
-PAGE_TIMEOUT_MS = 90_000  # one page render or one widget change; past it: an error
-JOB_TIMEOUT_MS = 300_000  # a training; the heavy simulation gets max(this, 2x its estimate)
 THINK_S = (0.5, 1.5)  # a person's pause between two changes
-TRAIN_STEPS = 50  # the smallest the training lab accepts: short runs
 ALONE_LR, IDENTICAL_LR = 0.001, 0.002  # same cost, different specs: nothing cached across
 DIFFERENT_RUNS = (  # (learning rate, steps): every one a spec of its own
     (0.0003, 50),
@@ -81,11 +82,6 @@ DIFFERENT_RUNS = (  # (learning rate, steps): every one a spec of its own
 HEAVY_LINK = "/depth?lang=en&dp_layers=1000&dp_d=512&dp_tokens=512&dp_placements=pre"
 LAB_ONLY = ("alone", "idle")  # phases where the server does nothing but Vector Lab changes
 P95_RATIO_TARGET = 2.0  # heavy work must not slow the others past 2x idle
-# both runs' outcome lines ("Run A: ... — final loss 0.12, accuracy ...") are on the page
-OUTCOMES_SHOWN_JS = """
-() => [...document.querySelectorAll('li')]
-  .filter((item) => item.textContent.includes('final loss')).length >= 2
-"""
 
 
 def nearest_rank(samples: list[float], q: float) -> float:
@@ -103,65 +99,6 @@ class Phase:
     browser_cpu_s: float = 0.0  # all of Chromium's processes: the N pages drawing
     job_cpu_s: float = math.nan  # server CPU from the Train click(s) to every result shown
     notes: list[str] = field(default_factory=list)
-
-
-class Session:
-    """One browser context (a Streamlit session of its own) and its page."""
-
-    def __init__(self, index: int, page, base_url: str, rng: random.Random):
-        self.index = index
-        self.page = page
-        self.base_url = base_url
-        self.rng = rng
-        self.js_errors: list[str] = []
-        self.next_value = 100.0 * (index + 1)
-        page.on("pageerror", lambda error: self.js_errors.append(str(error)))
-
-    async def idle(self) -> None:
-        await self.page.wait_for_timeout(300)  # let a rerun that was just triggered start
-        await self.page.locator(IDLE).wait_for(state="attached", timeout=PAGE_TIMEOUT_MS)
-
-    async def open(self, path: str) -> None:
-        await self.page.goto(self.base_url + path, wait_until="domcontentloaded")
-        await self.page.locator("h1").first.wait_for(state="visible", timeout=PAGE_TIMEOUT_MS)
-        await self.idle()
-
-    async def open_vector_lab(self) -> None:
-        await self.open("/?lang=en")
-        await self.page.wait_for_function(
-            CHART_SHOWS_JS, arg=1.0, timeout=PAGE_TIMEOUT_MS, polling=50
-        )
-
-    async def change_vector(self) -> float:
-        """Commit a new vector; milliseconds until the chart shows it."""
-        value = self.next_value
-        self.next_value += 1.0
-        box = self.page.get_by_role("textbox", name=VECTORS_LABEL, exact=True)
-        await box.fill(f"{value:g}, {value + 1:g}, {value + 3:g}, {value + 7:g}")
-        start = time.perf_counter()
-        await box.press("Control+Enter")
-        await self.page.wait_for_function(
-            CHART_SHOWS_JS, arg=value, timeout=PAGE_TIMEOUT_MS, polling=20
-        )
-        elapsed_ms = 1e3 * (time.perf_counter() - start)
-        await self.page.locator(IDLE).wait_for(state="attached", timeout=PAGE_TIMEOUT_MS)
-        return elapsed_ms
-
-    async def exceptions(self) -> int:
-        return await self.page.locator("[data-testid='stException']").count()
-
-    async def open_training(self, lr: float, steps: int = TRAIN_STEPS) -> None:
-        await self.open(f"/depth?lang=en&dp_section=training&dp_steps={steps}&dp_lr={lr:g}")
-        await self.page.locator(".st-key-dp_train button").wait_for(
-            state="visible", timeout=PAGE_TIMEOUT_MS
-        )
-
-    async def train(self) -> float:
-        """Press "Train both runs"; seconds until both runs' outcomes are shown."""
-        start = time.perf_counter()
-        await self.page.locator(".st-key-dp_train button").click(timeout=PAGE_TIMEOUT_MS)
-        await self.page.wait_for_function(OUTCOMES_SHOWN_JS, timeout=JOB_TIMEOUT_MS, polling=100)
-        return time.perf_counter() - start
 
 
 async def vector_lab_loop(
@@ -192,12 +129,6 @@ async def check_exceptions(phase: Phase, sessions: list[Session]) -> None:
     for session, count in zip(sessions, counts):
         if count:
             phase.errors.append(f"session {session.index}: {count} exception(s) shown")
-
-
-async def browser_cpu(cdp) -> dict[int, float]:
-    """CPU seconds so far of each of Chromium's processes."""
-    info = await cdp.send("SystemInfo.getProcessInfo")
-    return {p["id"]: p["cpuTime"] for p in info["processInfo"]}
 
 
 async def run_phase(name: str, pid: int, cdp, sessions: list[Session], body) -> Phase:

@@ -311,7 +311,7 @@ async def drive_browser(args, url: str, pids: list[int], sessions: int, point: P
     """``vector-text`` in Chromium: bench_load.py's sessions, this benchmark's window."""
     from playwright.async_api import async_playwright
 
-    from benchmarks.bench_load import Session, browser_cpu
+    from benchmarks.browser_session import Session, browser_cpu
     from scripts.local_app import CHROMIUM, CHROMIUM_ARGS
 
     async with async_playwright() as playwright:
