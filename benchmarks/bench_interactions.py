@@ -40,7 +40,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.bench_sessions import nearest_rank  # noqa: E402
+from benchmarks.session_measures import nearest_rank  # noqa: E402
 from benchmarks.streamlit_session import AppSession, Widget  # noqa: E402
 from scripts.local_app import free_port, process_cpu_s, start_server, wait_healthy  # noqa: E402
 

@@ -47,15 +47,21 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.streamlit_session import AppSession, ProtocolError, Widget  # noqa: E402
-from scripts.local_app import free_port, process_cpu_s, start_server, wait_healthy  # noqa: E402
+from benchmarks.session_measures import (  # noqa: E402
+    Point,
+    Sample,
+    measure_window,
+    nearest_rank,
+    settled_rss_mb,
+)
+from benchmarks.session_scenarios import LABELS, SCENARIOS  # noqa: E402
+from benchmarks.streamlit_session import AppSession, ProtocolError  # noqa: E402
+from scripts.local_app import free_port, start_server, wait_healthy  # noqa: E402
 from scripts.serve_class import start_class  # noqa: E402
 
 THINK_S = (2.0, 5.0)  # a person's pause between two clicks
@@ -64,135 +70,7 @@ QUERY = "lang=en"
 P95_TARGET_S = 1.0  # sixty sessions, p95 <= 1 s
 
 
-# --- the scenario: what each page's users change ------------------------------------------
-
-
-def other_option(widget: Widget, current, rng: random.Random, _count: int):
-    """Another option of a selectbox, radio or segmented control than the current one."""
-    current = current[0] if isinstance(current, list) and current else current
-    value = rng.choice([o for o in widget.options if o != current])
-    return [value] if widget.kind == "button_group" else value
-
-
-def other_number(widget: Widget, current, rng: random.Random, _count: int) -> float:
-    """Another whole number within the number input's range (at most 32 values)."""
-    e = widget.element
-    low = int(e.min) if e.has_min else 0
-    high = min(int(e.max) if e.has_max else low + 31, low + 31)
-    return float(rng.choice([v for v in range(low, high + 1) if v != current]))
-
-
-def toggle(_widget: Widget, current, _rng: random.Random, _count: int) -> bool:
-    return not current
-
-
-def layers(_widget: Widget, current, rng: random.Random, _count: int) -> float:
-    return float(rng.choice([v for v in (6, 12, 24, 48) if v != current]))
-
-
-def new_vector(_widget: Widget, _current, rng: random.Random, count: int) -> str:
-    """A vector no session typed before: every change computes (no cache hit)."""
-    base = 100.0 * rng.randrange(1, 10_000) + count
-    return f"{base:g}, {base + 1:g}, {base + 3:g}, {base + 7:g}"
-
-
-@dataclass(frozen=True)
-class Change:
-    key: str  # the widget's key (or the start of it: "ls_pick_" + the lesson's id)
-    choose: Callable  # (widget, current value, rng, count) → the new value
-
-
-SCENARIOS: dict[str, dict[str, tuple[Change, ...]]] = {  # page address → its changes
-    "class": {
-        "lessons": (Change("ls_choose", other_option), Change("ls_pick_", other_option)),
-        "": (Change("vl_text", new_vector), Change("vl_norm", other_option)),
-        "axes": (
-            Change("ax_cell_t", other_number),
-            Change("ax_cell_c", other_number),
-            Change("ax_norm", other_option),
-        ),
-        "dumps": (
-            Change("du_token", other_number),
-            Change("du_token_layer", other_option),
-            Change("du_log", toggle),
-        ),
-        "depth": (
-            Change("dp_norm", other_option),
-            Change("dp_layers", layers),
-            Change("dp_final", toggle),
-        ),
-    },
-    "vector-text": {"": (Change("vl_text", new_vector),)},
-}
-# Pages are named by their address: the Vector Lab is the default page, at "/" (its own name
-# there is answered with page_not_found, in a browser too).
-LABELS = {"": "vector_lab"}
-
-
 # --- measuring ----------------------------------------------------------------------------
-
-
-def nearest_rank(samples: list[float], q: float) -> float:
-    ordered = sorted(samples)
-    return ordered[max(0, math.ceil(q * len(ordered)) - 1)] if ordered else math.nan
-
-
-def machine_busy_s() -> float:
-    """CPU seconds every process of the machine has used so far, all cores (/proc/stat)."""
-    fields = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
-    user, nice, system, _idle, _iowait, irq, softirq, steal = fields[:8]
-    return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
-
-
-def rss_mb(pids: list[int]) -> float:
-    """Resident memory of processes ``pids`` together, MB (VmRSS: file pages counted)."""
-    total = 0
-    for pid in pids:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                total += int(line.split()[1])
-    return total / 1024
-
-
-async def settled_rss_mb(pids: list[int]) -> float:
-    """The median of five samples a second apart, after a second's pause: the server frees
-    some of a page run's memory late, which a single sample would count or not by chance."""
-    samples = []
-    for _ in range(6):
-        await asyncio.sleep(1.0)
-        samples.append(rss_mb(pids))
-    return statistics.median(samples[1:])
-
-
-@dataclass
-class Sample:
-    page: str
-    kind: str  # "change" or "page"
-    seconds: float
-
-
-@dataclass
-class Point:
-    """One run: N sessions for the window, on P processes."""
-
-    sessions: int
-    processes: int
-    driver: str
-    samples: list[Sample] = field(default_factory=list)
-    opens: list[float] = field(default_factory=list)  # the sessions' first page views
-    errors: list[str] = field(default_factory=list)
-    window_s: float = 0.0
-    server_cpu_s: float = 0.0
-    driver_cpu_s: float = 0.0  # the load generator (protocol) or Chromium (browser)
-    balancer_pid: int | None = None  # HAProxy, with more than one process
-    balancer_cpu_s: float = math.nan
-    machine_busy: float = 0.0  # cores busy over the window, every process of the machine
-    chart_ms: list[float] = field(default_factory=list)  # browser: to the chart redrawn
-    rss_baseline_mb: float = 0.0
-    rss_open_mb: float = 0.0
-    rss_peak_mb: float = 0.0
-    rss_end_mb: float = 0.0
-    load: tuple[float, float] = (0.0, 0.0)
 
 
 class Clock:
@@ -279,32 +157,6 @@ async def drive_protocol(args, url: str, pids: list[int], sessions: int, point: 
     point.rss_open_mb = await settled_rss_mb(pids)  # every session open, none clicking yet
     await clock.wait_open()
     await measure_window(users, pids, point, driver_cpu=time.process_time)
-
-
-async def measure_window(users, pids: list[int], point: Point, driver_cpu) -> None:
-    """The window: server CPU, the driver's CPU and memory from now until every user ends."""
-    cpu0, driver0, start = sum(process_cpu_s(p) for p in pids), driver_cpu(), time.monotonic()
-    machine0 = machine_busy_s()
-    balancer0 = process_cpu_s(point.balancer_pid) if point.balancer_pid else math.nan
-    if asyncio.iscoroutine(driver0):
-        driver0 = await driver0
-    peak = point.rss_open_mb
-    waiting = asyncio.gather(*users)
-    while not waiting.done():
-        peak = max(peak, rss_mb(pids))
-        await asyncio.wait([waiting], timeout=1.0)
-    await waiting
-    point.window_s = time.monotonic() - start
-    point.server_cpu_s = sum(process_cpu_s(p) for p in pids) - cpu0
-    point.machine_busy = (machine_busy_s() - machine0) / point.window_s
-    if point.balancer_pid:
-        point.balancer_cpu_s = process_cpu_s(point.balancer_pid) - balancer0
-    driver1 = driver_cpu()
-    if asyncio.iscoroutine(driver1):
-        driver1 = await driver1
-    point.driver_cpu_s = driver1 - driver0
-    point.rss_end_mb = rss_mb(pids)
-    point.rss_peak_mb = max(peak, point.rss_end_mb)
 
 
 async def drive_browser(args, url: str, pids: list[int], sessions: int, point: Point) -> None:
