@@ -15,7 +15,7 @@ from safetensors.torch import save
 PAGE = "app_pages/dumps.py"
 
 
-def _open(app, source: str = "upload"):
+def open_dumps_page(app, source: str = "upload"):
     """Open the page on ``source`` (these tests read uploads; the page opens on the example)."""
     if source != "example":
         app.query_params.setdefault("du_source", source)
@@ -24,32 +24,32 @@ def _open(app, source: str = "upload"):
     return app
 
 
-def _safetensors(tensors: dict[str, torch.Tensor]) -> bytes:
+def safetensors_bytes(tensors: dict[str, torch.Tensor]) -> bytes:
     return save({name: value.clone().contiguous() for name, value in tensors.items()})
 
 
-def _text(app) -> str:
+def page_text(app) -> str:
     parts = [m.value for m in app.markdown] + [c.value for c in app.caption]
     return "\n".join(parts)
 
 
-def _subheaders(app) -> list[str]:
+def subheaders(app) -> list[str]:
     return [s.value for s in app.subheader]
 
 
-def _pt(obj) -> bytes:
+def pt_bytes(obj) -> bytes:
     buffer = io.BytesIO()
     torch.save(obj, buffer)
     return buffer.getvalue()
 
 
-def _npy(array: np.ndarray) -> bytes:
+def npy_bytes(array: np.ndarray) -> bytes:
     buffer = io.BytesIO()
     np.save(buffer, array)
     return buffer.getvalue()
 
 
-def _npz(arrays: dict) -> bytes:
+def npz_bytes(arrays: dict) -> bytes:
     buffer = io.BytesIO()
     np.savez_compressed(buffer, **arrays)
     return buffer.getvalue()

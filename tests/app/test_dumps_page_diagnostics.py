@@ -15,7 +15,15 @@ import pytest
 import torch
 
 from engine.dumps.limits import UPLOAD_LIMIT_MB
-from tests.app.dump_uploads import _npy, _npz, _open, _pt, _safetensors, _subheaders, _text
+from tests.app.dump_uploads import (
+    npy_bytes,
+    npz_bytes,
+    open_dumps_page,
+    page_text,
+    pt_bytes,
+    safetensors_bytes,
+    subheaders,
+)
 from tests.dumps import dump_files as files
 
 
@@ -44,19 +52,19 @@ def _number_after(label: str, text: str) -> float:
 
 def test_without_a_file_the_page_states_the_limit_and_that_the_file_stays_private(app, upload):
     upload(None)
-    _open(app)
+    open_dumps_page(app)
     assert app.title[0].value == "Activation dumps"
     privacy = " ".join(c.value for c in app.caption)
     assert f"Up to {UPLOAD_LIMIT_MB} MB per file" in privacy
     assert "shown to no other visitor" in privacy and "never put in the share link" in privacy
-    assert _subheaders(app) == [] and not app.error
+    assert subheaders(app) == [] and not app.error
 
 
 def test_an_uploaded_dump_shows_every_section_with_numbers_torch_agrees_with(app, upload):
     x = files.stream(layers=5, batch=2, tokens=7, d=16)  # [L, B, T, d], 2500 at token 0, ch 3
-    upload("hidden.safetensors", _safetensors(files.hf_names(x)))
-    _open(app)
-    assert _subheaders(app) == [
+    upload("hidden.safetensors", safetensors_bytes(files.hf_names(x)))
+    open_dumps_page(app)
+    assert subheaders(app) == [
         "What was read",
         "Residual stream: RMS per layer and token",
         "What this stream shows",
@@ -66,7 +74,7 @@ def test_an_uploaded_dump_shows_every_section_with_numbers_torch_agrees_with(app
         "A norm's input against its output: one token, then the DyT curve",
         "Downloads",
     ]
-    text = _text(app)
+    text = page_text(app)
     assert "`hidden_states.{i}`" in text and "L = 5 points of the stream, B = 2, T = 7" in text
     assert "All 1,120 values are finite" in text
     # every token's RMS, drawn on a log scale: sqrt(mean x^2) in float64 by hand
@@ -97,12 +105,12 @@ def test_an_uploaded_dump_shows_every_section_with_numbers_torch_agrees_with(app
 
 def test_norm_pairs_get_a_dyt_fit_and_a_dump_without_them_says_so(app, upload):
     x = files.stream(layers=4, batch=1, tokens=9, d=16)
-    upload("hooks.safetensors", _safetensors(files.module_names(x)), "hooks")
-    _open(app)
-    assert "This dump holds the input and the output of 4 norms" in _text(app)
+    upload("hooks.safetensors", safetensors_bytes(files.module_names(x)), "hooks")
+    open_dumps_page(app)
+    assert "This dump holds the input and the output of 4 norms" in page_text(app)
     fits = next(d.value for d in app.dataframe if "α" in d.value.columns)
     assert list(fits["norm"]) == [f"model.layers.{i}.input_layernorm" for i in range(4)]
-    upload("hidden.safetensors", _safetensors(files.hf_names(x)), "plain")
+    upload("hidden.safetensors", safetensors_bytes(files.hf_names(x)), "plain")
     app.run()
     assert "holds no norm's input and output together" in app.info[0].value
 
@@ -114,10 +122,10 @@ def _odd_files() -> dict[str, bytes]:
     extreme[:, ::2] *= -1
     scalars = {**{k: v[0].numpy() for k, v in layers.items()}, "ln.input": np.float32(1.0)}
     return {
-        "grad.pt": _pt({k: v.clone().requires_grad_() for k, v in layers.items()}),
-        "param.pt": _pt({k: torch.nn.Parameter(v.clone()) for k, v in layers.items()}),
-        "extreme.npz": _npz({f"h.{i}": extreme for i in range(4)}),
-        "scalars.npz": _npz({**scalars, "ln.output": np.float32(2.0)}),
+        "grad.pt": pt_bytes({k: v.clone().requires_grad_() for k, v in layers.items()}),
+        "param.pt": pt_bytes({k: torch.nn.Parameter(v.clone()) for k, v in layers.items()}),
+        "extreme.npz": npz_bytes({f"h.{i}": extreme for i in range(4)}),
+        "scalars.npz": npz_bytes({**scalars, "ln.output": np.float32(2.0)}),
     }
 
 
@@ -125,42 +133,46 @@ def _odd_files() -> dict[str, bytes]:
 @pytest.mark.parametrize("name", ["grad.pt", "param.pt", "extreme.npz", "scalars.npz"])
 def test_odd_tensors_are_read_whole_page_without_an_exception(app, upload, name):
     upload(name, _odd_files()[name])
-    _open(app)
+    open_dumps_page(app)
     assert not app.exception and not app.error, [e.value for e in app.error]
-    assert "Downloads" in _subheaders(app)
+    assert "Downloads" in subheaders(app)
 
 
 def test_non_finite_values_are_counted_never_dropped_silently(app, upload):
     x = files.stream(layers=4, batch=1, tokens=5, d=8)
     x[1, 0, 2, 5] = float("nan")
     x[3, 0, 4, 0] = float("inf")
-    upload("broken.safetensors", _safetensors(files.hf_names(x)))
-    _open(app)
+    upload("broken.safetensors", safetensors_bytes(files.hf_names(x)))
+    open_dumps_page(app)
     warning = app.warning[0].value
     assert "1 NaN, 1 +inf and 0 −inf among 160 values, on 2 layers" in warning
 
 
 def test_the_page_in_chinese(app, upload):
-    upload("hidden.safetensors", _safetensors(files.hf_names(files.stream())))
+    upload("hidden.safetensors", safetensors_bytes(files.hf_names(files.stream())))
     app.query_params["lang"] = "zh"
     app.session_state["language"] = "zh"
-    _open(app)
+    open_dumps_page(app)
     assert app.title[0].value == "激活转储"
-    assert _subheaders(app)[0] == "读到了什么" and "巨量激活" in _subheaders(app)
-    assert "What was read" not in _text(app)
+    assert subheaders(app)[0] == "读到了什么" and "巨量激活" in subheaders(app)
+    assert "What was read" not in page_text(app)
 
 
 @pytest.mark.parametrize(
     "name, make, stream",
     [
-        ("hidden.pt", lambda x: _pt(tuple(x[i].clone() for i in range(5))), "{i}"),
-        ("acts.npz", lambda x: _npz({f"layer_{i}": x[i].numpy() for i in range(5)}), "layer_{i}"),
-        ("stack.npy", lambda x: _npy(x.numpy()), "stack"),  # one [L, B, T, d] array
+        ("hidden.pt", lambda x: pt_bytes(tuple(x[i].clone() for i in range(5))), "{i}"),
+        (
+            "acts.npz",
+            lambda x: npz_bytes({f"layer_{i}": x[i].numpy() for i in range(5)}),
+            "layer_{i}",
+        ),
+        ("stack.npy", lambda x: npy_bytes(x.numpy()), "stack"),  # one [L, B, T, d] array
     ],
 )
 def test_torch_and_numpy_uploads_are_read_too(app, upload, name, make, stream):
     x = files.stream(layers=5, batch=2, tokens=7, d=16)
     upload(name, make(x))
-    _open(app)
-    text = _text(app)
+    open_dumps_page(app)
+    text = page_text(app)
     assert f"`{stream}`" in text and "B = 2, T = 7, d = 16" in text and not app.error

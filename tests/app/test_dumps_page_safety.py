@@ -14,7 +14,13 @@ import numpy as np
 import pytest
 import torch
 
-from tests.app.dump_uploads import _npz, _open, _safetensors, _subheaders, _text
+from tests.app.dump_uploads import (
+    npz_bytes,
+    open_dumps_page,
+    page_text,
+    safetensors_bytes,
+    subheaders,
+)
 from tests.dumps import dump_files as files
 
 
@@ -35,7 +41,7 @@ def _pickle_payload(marker) -> bytes:
 
 
 def _truncated() -> bytes:
-    data = _safetensors({"hidden_states.0": files.stream()[0]})
+    data = safetensors_bytes({"hidden_states.0": files.stream()[0]})
     return data[: len(data) * 2 // 3]
 
 
@@ -43,10 +49,12 @@ BAD_FILES = [
     ("evil.pt", "payload", "the file would run code when loaded (it calls exec)"),
     ("cut.safetensors", _truncated(), "the file is damaged or not a safetensors file"),
     ("acts.txt", b"1 2 3", "is not a dump format"),
-    ("empty.safetensors", _safetensors({}), "holds no arrays"),
+    ("empty.safetensors", safetensors_bytes({}), "holds no arrays"),
     (
         "mixed.safetensors",
-        _safetensors({"hidden_states.0": torch.zeros(4, 8), "hidden_states.1": torch.zeros(5, 8)}),
+        safetensors_bytes(
+            {"hidden_states.0": torch.zeros(4, 8), "hidden_states.1": torch.zeros(5, 8)}
+        ),
         "the layers of one stream must share T and d",
     ),
     ("not_zip.pt", pickle.dumps([1, 2]), "is not a zip archive"),
@@ -59,18 +67,18 @@ def test_bad_files_get_the_engine_message_naming_the_file(
 ):
     marker = tmp_path / "ran.txt"
     upload(name, _pickle_payload(marker) if data == "payload" else data)
-    _open(app)
+    open_dumps_page(app)
     assert len(app.error) == 1, [e.value for e in app.error]
     error = app.error[0].value
     assert message in error and f"`{name}" in error  # the file's name, shown literally
-    assert _subheaders(app) == ["What was read"]  # no diagnostics of a file that was refused
+    assert subheaders(app) == ["What was read"]  # no diagnostics of a file that was refused
     assert not marker.exists()  # the pickle's payload never ran
     assert "weights_only=False" not in error and "\x1b" not in error  # no unsafe advice
 
 
 def test_a_file_name_with_markup_is_shown_literally(app, upload):
     upload("[click](evil.example) **bold**.txt", b"x")  # a browser sends a base name
-    _open(app)
+    open_dumps_page(app)
     assert "`[click](evil.example) **bold**.txt`" in app.error[0].value
 
 
@@ -89,9 +97,9 @@ def _strings(value):
 def test_entry_names_with_markup_reach_every_chart_as_text(app, upload):
     markup = '<b>bold</b><a href="https://example.com">L</a>'
     x = files.stream(layers=5, batch=1, tokens=7, d=16)
-    upload("marked.safetensors", _safetensors({f"{markup}.{i}": x[i] for i in range(5)}))
+    upload("marked.safetensors", safetensors_bytes({f"{markup}.{i}": x[i] for i in range(5)}))
     app.query_params["du_channel_layer"] = "2"
-    _open(app)
+    open_dumps_page(app)
     charts = [json.loads(chart.proto.spec) for chart in app.get("plotly_chart")]
     texts = [text for chart in charts for text in _strings(chart)]
     assert len(charts) >= 8 and not any("<b>" in t or "<a " in t for t in texts)
@@ -102,10 +110,10 @@ def test_entry_names_with_markup_reach_every_chart_as_text(app, upload):
 
 def test_an_upload_stays_in_its_own_session(app, upload, browser_session, calls):
     reads = calls("ui.views.dumps_requests.report")
-    data = _safetensors(files.hf_names(files.stream()))
+    data = safetensors_bytes(files.hf_names(files.stream()))
     upload("hidden.safetensors", data, "mine")
-    _open(app)
-    assert "What was read" in _subheaders(app) and len(reads) == 1
+    open_dumps_page(app)
+    assert "What was read" in subheaders(app) and len(reads) == 1
     app.run()
     assert len(reads) == 1  # kept for this session
     assert "mine" not in json.dumps(dict(app.query_params))
@@ -119,8 +127,8 @@ def test_an_upload_stays_in_its_own_session(app, upload, browser_session, calls)
     other = AppTest.from_file(APP, default_timeout=60)
     other.query_params["lang"] = "en"
     other.run()
-    _open(other)
-    assert _subheaders(other) == [] and "hidden.safetensors" not in _text(other)
+    open_dumps_page(other)
+    assert subheaders(other) == [] and "hidden.safetensors" not in page_text(other)
     upload("hidden.safetensors", data, "mine")  # even the same file under the same id ...
     other.run()
     assert len(reads) == 2  # ... is read again: the first session's results are its own
@@ -128,8 +136,8 @@ def test_an_upload_stays_in_its_own_session(app, upload, browser_session, calls)
 
 def test_a_session_keeps_only_its_last_few_uploads(app, upload, calls):
     reads = calls("ui.views.dumps_requests.report")
-    data = _safetensors(files.hf_names(files.stream()))
-    _open(app)
+    data = safetensors_bytes(files.hf_names(files.stream()))
+    open_dumps_page(app)
     for index in range(6):
         upload(f"dump{index}.safetensors", data, f"upload-{index}")
         app.run()
@@ -142,8 +150,8 @@ def test_a_session_keeps_only_its_last_few_uploads(app, upload, calls):
 
 
 def test_a_dump_of_integers_only_is_refused_naming_the_dtype(app, upload):
-    upload("ids.npz", _npz({f"h.{i}": np.arange(40).reshape(5, 8) for i in range(4)}))
-    _open(app)
+    upload("ids.npz", npz_bytes({f"h.{i}": np.arange(40).reshape(5, 8) for i in range(4)}))
+    open_dumps_page(app)
     assert "none of its 4 entries is a float array" in app.error[0].value
     assert "not floating-point (int64)" in app.error[0].value
 
@@ -157,14 +165,14 @@ def test_nothing_keeps_the_uploaded_bytes_once_the_session_is_gone(upload):
 
     from tests.app.conftest import APP
 
-    data = _safetensors(files.module_names(files.stream()))
+    data = safetensors_bytes(files.module_names(files.stream()))
     alone = sys.getrefcount(data)
     upload("hooks.safetensors", data)
     session = AppTest.from_file(APP, default_timeout=60)
     session.query_params["lang"] = "en"
     session.run()
-    _open(session)
-    assert "Downloads" in _subheaders(session) and sys.getrefcount(data) > alone
+    open_dumps_page(session)
+    assert "Downloads" in subheaders(session) and sys.getrefcount(data) > alone
     upload(None)  # the file is removed from the uploader ...
     del session  # ... and the browser session ends: Streamlit drops its caches
     clear_session_resource_cache("test session id")  # (AppTest's one session id)

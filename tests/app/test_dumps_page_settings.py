@@ -10,58 +10,60 @@ import json
 
 import pytest
 
-from tests.app.dump_uploads import _open, _safetensors, _subheaders, _text
+from tests.app.dump_uploads import open_dumps_page, page_text, safetensors_bytes, subheaders
 from tests.dumps import dump_files as files
 
 
 def test_overriding_the_axes_and_the_stream_rereads_the_dump(app, upload):
     x = files.stream(layers=4, batch=1, tokens=6, d=8)[:, 0]  # one [L, T, d] array
-    upload("stack.safetensors", _safetensors({"resid_stack": x}))
-    _open(app)
-    assert "[L, T, d] — assumed" in _text(app) and "L = 4 points of the stream, B = 1" in _text(app)
+    upload("stack.safetensors", safetensors_bytes({"resid_stack": x}))
+    open_dumps_page(app)
+    assert "[L, T, d] — assumed" in page_text(
+        app
+    ) and "L = 4 points of the stream, B = 1" in page_text(app)
     app.selectbox(key="du_axes").select("BTd").run()
-    text = _text(app)
+    text = page_text(app)
     assert "[B, T, d] — chosen by you" in text and "L = 1 points of the stream, B = 4" in text
     assert "Too few positive, finite layers" in text  # one layer: no growth to fit
     assert app.query_params["du_axes"] == "BTd"
-    upload("hooks.safetensors", _safetensors(files.module_names(files.stream())), "hooks")
+    upload("hooks.safetensors", safetensors_bytes(files.module_names(files.stream())), "hooks")
     app.selectbox(key="du_axes").select("auto").run()
     stream = "model.layers.{i}.input_layernorm.output"
     app.selectbox(key="dumps_stream_hooks").select(stream).run()
-    assert f"`{stream}` — chosen by you" in _text(app)
+    assert f"`{stream}` — chosen by you" in page_text(app)
     assert "dumps_stream" not in json.dumps(dict(app.query_params))  # an entry of the file
 
 
 def test_link_values_past_the_dump_are_said_and_thresholds_apply(app, upload):
-    upload("hidden.safetensors", _safetensors(files.hf_names(files.stream(tokens=7))))
+    upload("hidden.safetensors", safetensors_bytes(files.hf_names(files.stream(tokens=7))))
     for key, value in {"du_token": "999", "du_massive_abs": "3000", "du_eps": "0"}.items():
         app.query_params[key] = value
-    _open(app)
+    open_dumps_page(app)
     warning = " ".join(w.value for w in app.warning)
     assert "`du_token`" in warning and "showing 6" in warning
     assert app.number_input(key="du_token").value == 6
-    assert "No activation passes the threshold" in _text(app)  # 2500 < 3000
+    assert "No activation passes the threshold" in page_text(app)  # 2500 < 3000
 
 
 def test_a_new_threshold_is_applied_without_reading_the_dump_again(app, upload, calls):
     reads = calls("ui.views.dumps_requests.report")
-    upload("hidden.safetensors", _safetensors(files.hf_names(files.stream(tokens=7))))
-    _open(app)
-    assert len(reads) == 1 and "6 massive activations" in _text(app)  # 2500 > 100
+    upload("hidden.safetensors", safetensors_bytes(files.hf_names(files.stream(tokens=7))))
+    open_dumps_page(app)
+    assert len(reads) == 1 and "6 massive activations" in page_text(app)  # 2500 > 100
     for key, value in (("du_massive_abs", 3000.0), ("du_massive_ratio", 10.0), ("du_outlier", 2.0)):
         app.number_input(key=key).set_value(value).run()
         assert not app.exception
-    assert len(reads) == 1 and "No activation passes the threshold" in _text(app)
+    assert len(reads) == 1 and "No activation passes the threshold" in page_text(app)
 
 
 @pytest.mark.parametrize("key", ["du_pair", "du_token_layer", "du_channel_layer"])
 def test_a_select_box_holding_the_label_of_a_gone_option_falls_back_not_a_crash(app, upload, key):
     """Streamlit keeps a select box's label when its options change (a new prompt brings a
     new automatic norm); the page read it as a number: TypeError, in every later run."""
-    upload("hooks.safetensors", _safetensors(files.module_names(files.stream(tokens=7))))
+    upload("hooks.safetensors", safetensors_bytes(files.module_names(files.stream(tokens=7))))
     app.session_state[key] = "★ model.layers.3.input_layernorm"  # a label, not an index
-    _open(app)
-    assert app.selectbox(key=key).value == -1 and "Downloads" in _subheaders(app)
+    open_dumps_page(app)
+    assert app.selectbox(key=key).value == -1 and "Downloads" in subheaders(app)
     app.run()  # and the run after it
     assert not app.exception and app.selectbox(key=key).value == -1
 
@@ -82,21 +84,21 @@ EXTREMES = {  # every value the URL contract accepts at its edge, on a 5-layer, 
 
 
 def test_a_link_at_every_edge_opens_with_each_clamp_said(app, upload):
-    upload("hooks.safetensors", _safetensors(files.module_names(files.stream(tokens=7))))
+    upload("hooks.safetensors", safetensors_bytes(files.module_names(files.stream(tokens=7))))
     for key, value in EXTREMES.items():
         app.query_params[key] = value
-    _open(app)
+    open_dumps_page(app)
     warning = " ".join(w.value for w in app.warning)
     for key in ("du_token_layer", "du_channel_layer", "du_batch", "du_token", "du_pair"):
         assert f"`{key}`" in warning, key
-    assert not app.error and "Downloads" in _subheaders(app)
-    assert "by the layer number" not in _text(app) and "as stored in the file" in _text(app)
+    assert not app.error and "Downloads" in subheaders(app)
+    assert "by the layer number" not in page_text(app) and "as stored in the file" in page_text(app)
 
 
 def test_axes_that_do_not_fit_the_file_are_refused_by_the_engine_not_a_traceback(app, upload):
-    upload("hidden.safetensors", _safetensors(files.hf_names(files.stream())))
+    upload("hidden.safetensors", safetensors_bytes(files.hf_names(files.stream())))
     app.query_params["du_axes"] = "LBTd"
-    _open(app)
+    open_dumps_page(app)
     assert "Axes “LBTd” do not fit entry “`hidden_states.0`”" in app.error[0].value
     app.selectbox(key="du_axes").select("auto").run()  # the override stays reachable
-    assert not app.error and "Downloads" in _subheaders(app)
+    assert not app.error and "Downloads" in subheaders(app)

@@ -13,12 +13,12 @@ from classroom import db
 from classroom.db import Database
 from classroom.schema import MIGRATIONS
 from classroom.store import ClassStore, open_store
-from tests.classroom.sample_class import FIRST, INSTRUCTOR, _class_with
+from tests.classroom.sample_class import FIRST, INSTRUCTOR, class_with
 from ui.lessons.catalog import ANSWER_IDS, OPTIONS
 
 
 def test_votes_from_many_threads_at_once_are_all_recorded(store):
-    new, tokens = _class_with(store, 40)
+    new, tokens = class_with(store, 40)
     errors = []
 
     def learner(i: int, token: str) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from classroom import rules
-from tests.classroom.sample_class import FIRST, INSTRUCTOR, SECOND, _class_with
+from tests.classroom.sample_class import FIRST, INSTRUCTOR, SECOND, class_with
 from ui.lessons.catalog import ANSWER_IDS, LESSON_IDS, OPTIONS
 
 INSTRUCTOR_ACTIONS = {
@@ -25,7 +25,7 @@ INSTRUCTOR_ACTIONS = {
 
 @pytest.mark.parametrize("action", INSTRUCTOR_ACTIONS)
 def test_a_learner_or_a_forged_key_never_acts_as_the_instructor(store, refused, snapshot, action):
-    new, (ann,) = _class_with(store, 1)
+    new, (ann,) = class_with(store, 1)
     other = store.create_class(INSTRUCTOR)
     store.vote(new.code, ann, f"{FIRST}.a")
     before = snapshot()
@@ -38,7 +38,7 @@ def test_a_learner_or_a_forged_key_never_acts_as_the_instructor(store, refused, 
 
 
 def test_a_token_from_another_class_or_a_forged_one_cannot_vote(store, refused, snapshot):
-    new, (ann,) = _class_with(store, 1)
+    new, (ann,) = class_with(store, 1)
     other = store.create_class(INSTRUCTOR)
     before = snapshot()
     for token in ["forged", rules.digest(ann), "", None, "y" * 10_000]:
@@ -64,7 +64,7 @@ def test_a_token_from_another_class_or_a_forged_one_cannot_vote(store, refused, 
     ],
 )
 def test_a_vote_must_be_one_of_the_lessons_answer_ids(store, refused, snapshot, answer_id, key):
-    new, (ann,) = _class_with(store, 1)
+    new, (ann,) = class_with(store, 1)
     before = snapshot()
     with refused(key):
         store.vote(new.code, ann, answer_id)
@@ -72,7 +72,7 @@ def test_a_vote_must_be_one_of_the_lessons_answer_ids(store, refused, snapshot, 
 
 
 def test_every_answer_id_of_the_lessons_is_accepted(store):
-    new, (ann,) = _class_with(store, 1)
+    new, (ann,) = class_with(store, 1)
     for answer_id in ANSWER_IDS:
         store.vote(new.code, ann, answer_id)
         store.clock.advance(1.5 * rules.VOTE_LIMIT.window_s / rules.VOTE_LIMIT.count)
@@ -83,7 +83,7 @@ def test_every_answer_id_of_the_lessons_is_accepted(store):
 def test_a_flood_of_votes_is_refused_past_the_limit_and_the_last_accepted_vote_stands(
     store, refused, snapshot, clock
 ):
-    new, (ann,) = _class_with(store, 1)
+    new, (ann,) = class_with(store, 1)
     limit = rules.VOTE_LIMIT
     for i in range(limit.count):
         store.vote(new.code, ann, f"{FIRST}.{OPTIONS[i % 2]}")
@@ -164,7 +164,7 @@ def test_past_the_servers_limit_only_clients_without_wrong_codes_are_checked(
 def test_an_expired_class_is_refused_everywhere_then_purged_with_all_its_data(
     store, refused, snapshot, clock
 ):
-    new, (ann,) = _class_with(store, 1)
+    new, (ann,) = class_with(store, 1)
     store.vote(new.code, ann, f"{FIRST}.a")
     store.reveal(new.code, new.instructor_key, FIRST)
     kept = store.create_class(INSTRUCTOR)
@@ -186,7 +186,7 @@ def test_an_expired_class_is_refused_everywhere_then_purged_with_all_its_data(
 
 
 def test_a_join_purges_expired_classes(store, snapshot, clock):
-    _class_with(store, 2)
+    class_with(store, 2)
     clock.advance(rules.CLASS_LIFETIME_S - 10)
     fresh = store.create_class(INSTRUCTOR)
     clock.advance(20)  # the first class has expired, and no class was created since
@@ -196,7 +196,7 @@ def test_a_join_purges_expired_classes(store, snapshot, clock):
 
 
 def test_ending_a_class_deletes_it_at_once(store, refused, snapshot):
-    new, (ann,) = _class_with(store, 1)
+    new, (ann,) = class_with(store, 1)
     store.vote(new.code, ann, f"{FIRST}.a")
     store.end_class(new.code, new.instructor_key)
     rows = snapshot()
@@ -221,7 +221,7 @@ def test_one_address_starts_a_few_classes_an_hour(store, refused, snapshot, cloc
 def test_a_full_class_and_a_full_server_refuse_more(store, refused, monkeypatch):
     monkeypatch.setattr(rules, "MAX_LEARNERS", 2)
     monkeypatch.setattr(rules, "MAX_OPEN_CLASSES", 2)
-    new, _ = _class_with(store, 2)
+    new, _ = class_with(store, 2)
     with refused("classroom.class_full"):
         store.join(new.code, "10.0.0.1")
     store.create_class(INSTRUCTOR)

@@ -9,7 +9,7 @@ import csv
 import io
 
 from classroom import rules
-from tests.classroom.sample_class import FIRST, INSTRUCTOR, SECOND, _class_with
+from tests.classroom.sample_class import FIRST, INSTRUCTOR, SECOND, class_with
 from ui.lessons.catalog import OPTIONS
 
 
@@ -40,7 +40,7 @@ def test_a_learner_joins_with_the_code_as_typed_and_is_counted_once(store):
 
 
 def test_votes_are_counted_per_option_and_a_change_of_mind_replaces_the_vote(store):
-    new, (ann, bob, cat) = _class_with(store, 3)
+    new, (ann, bob, cat) = class_with(store, 3)
     store.vote(new.code, ann, f"{FIRST}.a")
     store.vote(new.code, bob, f"{FIRST}.b")
     store.vote(new.code, cat, f"{FIRST}.b")
@@ -53,7 +53,7 @@ def test_votes_are_counted_per_option_and_a_change_of_mind_replaces_the_vote(sto
 
 
 def test_a_second_round_counts_apart_and_keeps_the_first_rounds_votes(store):
-    new, (ann, bob) = _class_with(store, 2)
+    new, (ann, bob) = class_with(store, 2)
     store.vote(new.code, ann, f"{FIRST}.a")
     store.vote(new.code, bob, f"{FIRST}.a")
     state = store.second_round(new.code, new.instructor_key, FIRST)
@@ -80,7 +80,7 @@ def test_there_is_one_second_round_and_none_after_the_reveal(store, refused, sna
 
 
 def test_closed_voting_refuses_votes_until_opened_again(store, refused, snapshot):
-    new, (ann,) = _class_with(store, 1)
+    new, (ann,) = class_with(store, 1)
     store.vote(new.code, ann, f"{FIRST}.a")
     store.set_voting(new.code, new.instructor_key, FIRST, open_=False)
     before = snapshot()
@@ -93,7 +93,7 @@ def test_closed_voting_refuses_votes_until_opened_again(store, refused, snapshot
 
 
 def test_a_revealed_answer_closes_voting_for_good(store, refused):
-    new, (ann,) = _class_with(store, 1)
+    new, (ann,) = class_with(store, 1)
     state = store.reveal(new.code, new.instructor_key, FIRST)
     assert state.revealed and not state.voting_open
     with refused("classroom.voting_closed"):
@@ -103,7 +103,7 @@ def test_a_revealed_answer_closes_voting_for_good(store, refused):
 
 
 def test_paced_learners_see_the_answer_only_once_it_is_revealed(store):
-    new, (ann,) = _class_with(store, 1)
+    new, (ann,) = class_with(store, 1)
     store.vote(new.code, ann, f"{FIRST}.a")
     assert not store.learner_view(new.code, ann, FIRST).answer_visible
     store.reveal(new.code, new.instructor_key, FIRST)
@@ -111,7 +111,7 @@ def test_paced_learners_see_the_answer_only_once_it_is_revealed(store):
 
 
 def test_self_paced_learners_see_the_answer_once_they_commit(store):
-    new, (ann,) = _class_with(store, 1)
+    new, (ann,) = class_with(store, 1)
     store.set_paced(new.code, new.instructor_key, False)
     assert not store.learner_view(new.code, ann, FIRST).answer_visible
     store.vote(new.code, ann, f"{FIRST}.a")
@@ -120,7 +120,7 @@ def test_self_paced_learners_see_the_answer_once_they_commit(store):
 
 
 def test_everyone_to_lesson_n_reaches_every_learners_view_each_time(store):
-    new, (ann, bob) = _class_with(store, 2)
+    new, (ann, bob) = class_with(store, 2)
     assert store.learner_view(new.code, ann, FIRST).class_lesson is None
     store.move_everyone(new.code, new.instructor_key, SECOND)
     store.move_everyone(new.code, new.instructor_key, SECOND)  # again: followers go back
@@ -130,7 +130,7 @@ def test_everyone_to_lesson_n_reaches_every_learners_view_each_time(store):
 
 
 def test_the_csv_has_every_round_of_every_lesson_voted_on_and_names_no_learner(store):
-    new, tokens = _class_with(store, 3)
+    new, tokens = class_with(store, 3)
     for token in tokens:
         store.vote(new.code, token, f"{FIRST}.b")
     store.second_round(new.code, new.instructor_key, FIRST)
@@ -150,7 +150,7 @@ def test_the_csv_has_every_round_of_every_lesson_voted_on_and_names_no_learner(s
 
 
 def test_nothing_a_learner_or_the_instructor_reads_names_a_learner(store):
-    new, tokens = _class_with(store, 3)
+    new, tokens = class_with(store, 3)
     for token in tokens:
         store.vote(new.code, token, f"{FIRST}.c")
     secrets = [*tokens, *(rules.digest(t) for t in tokens)]

@@ -247,13 +247,13 @@ PRESENT = Param(PRESENT_PARAM, "choice", "off", PRESENT_MODES)
 AT = Param(AT_PARAM, "choice", "top", ("top", *sorted({p for v in LANDINGS.values() for p in v})))
 
 
-# --- the pages' parameters --------------------------------------------------------------------
+# --- a parameter made from an engine spec's field ---------------------------------------------
 #
 # A parameter made with ``from_spec`` names an engine spec's field: its kind, default, range
 # and menu are that field's metadata (``engine/config/fields.py``), so the page offers what
 # the engine accepts.  A page may offer less (a narrower range or menu) or a second parameter
-# on the same field with its own default; ``tests/ui/test_url.py`` checks each against its
-# field.  The others (sections, clicked cells, views, typed text) are the page's own.
+# on the same field with its own default; ``tests/ui/test_url_spec_fields.py`` checks each
+# against its field.  The others (sections, clicked cells, views, typed text) are the page's.
 
 _FIELD = object()  # from_spec's default: the field's own
 
