@@ -73,8 +73,7 @@ class _Accumulator:
 
     def add_channels(self, count: np.ndarray, mean: np.ndarray, m2: np.ndarray) -> None:
         """Merge a chunk's per-channel (count, mean, M2) into the running ones."""
-        merged = chan_merge(self.count, self.mean, self.m2, count, mean, m2)
-        self.count, self.mean, self.m2 = merged
+        self.count, self.mean, self.m2 = chan_merge(self.count, self.mean, self.m2, count, mean, m2)
 
     def partial(self, layer: int) -> LayerPartial:
         return LayerPartial(
@@ -143,12 +142,6 @@ def _masked_chunk(acc: _Accumulator, x: torch.Tensor, at: int) -> None:
     acc.add_channels(count.numpy(), chunk_mean.numpy(), m2.numpy())
 
 
-def _clean_rows(window: torch.Tensor, rows: np.ndarray) -> torch.Tensor:
-    """Rows of the window in float64, NaN and inf read as 0 (as in the row maxima)."""
-    picked = window[torch.from_numpy(rows)].double()  # [r, d]
-    return torch.nan_to_num(picked, nan=0.0, posinf=0.0, neginf=0.0)
-
-
 def _top_entries(window: torch.Tensor, maxabs: np.ndarray, top_k: int, first_row: int):
     """The ``top_k`` largest |a| of the window, ties broken by (row, channel).
 
@@ -157,7 +150,8 @@ def _top_entries(window: torch.Tensor, maxabs: np.ndarray, top_k: int, first_row
     and, when equal, earlier.  So only those rows are read again.
     """
     rows = np.lexsort((np.arange(maxabs.shape[0]), -maxabs))[:top_k]
-    values = _clean_rows(window, rows)  # [k, d]
+    picked = window[torch.from_numpy(rows)].double()  # [k, d]
+    values = torch.nan_to_num(picked, nan=0.0, posinf=0.0, neginf=0.0)  # as in the row maxima
     magnitude = values.abs().flatten()  # [k*d]
     k = min(top_k, magnitude.numel())
     kth = magnitude.topk(k).values[-1]

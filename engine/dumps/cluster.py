@@ -33,14 +33,6 @@ def _import_distributed():
     return distributed
 
 
-def dask_available() -> bool:
-    try:
-        _import_distributed()
-    except EngineError:
-        return False
-    return True
-
-
 @contextmanager
 def connect(address: str):
     """A ``distributed.Client`` for ``address``; "local" starts an in-process cluster."""

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import torch
 
 from engine.config import DumpSpec
-from engine.dumps.formats import FileScan, open_reader, scan_file
+from engine.dumps.formats import EntryInfo, FileScan, open_reader, scan_file
 from engine.dumps.layout import Layout, Piece, infer_layout
 from engine.dumps.limits import MAX_ENTRIES
 from engine.dumps.refusals import refuse
@@ -102,14 +102,15 @@ def read_tokens(dump: Dump, layers: list[int], rows: list[int]) -> torch.Tensor:
 def read_piece_rows(located: list[tuple[Piece, int]]) -> torch.Tensor:
     """Entry row ``at`` of each ``(piece, at)``, as float32 [k, d] (one reader per file)."""
     readers: dict[DumpFile, object] = {}
-    try:
-        out = []
-        for piece, at in located:
-            file = piece.entry.file
-            if file not in readers:
-                readers[file] = open_reader(file)
-            out.append(readers[file].rows(piece.entry, at, at + 1).float())  # [1, d]
-        return torch.cat(out) if out else torch.empty(0, 0)  # [k, d]
-    finally:
-        for reader in readers.values():
-            reader.close()
+    out = []
+    for piece, at in located:
+        file = piece.entry.file
+        if file not in readers:
+            readers[file] = open_reader(file)
+        out.append(readers[file].rows(piece.entry, at, at + 1).float())  # [1, d]
+    return torch.cat(out) if out else torch.empty(0, 0)  # [k, d]
+
+
+def read_param(entry: EntryInfo) -> torch.Tensor:
+    """A norm's weight or bias (a [d] entry) as float64 [d]."""
+    return read_piece_rows([(Piece(entry, 0, 1), 0)])[0].double()

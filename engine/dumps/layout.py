@@ -126,6 +126,20 @@ def _candidates(grouped: dict[str, list[EntryInfo]]) -> dict[str, dict]:
     return templates
 
 
+def _mixed_shapes(entry: EntryInfo, other: EntryInfo) -> EngineError:
+    return refuse(
+        "mixed_shapes",
+        entry=entry.label,
+        shape=list(entry.shape),
+        other=other.label,
+        other_shape=list(other.shape),
+    )
+
+
+def _pieces(entries: list[EntryInfo]) -> tuple[Piece, ...]:
+    return tuple(Piece(e, 0, e.rows) for e in entries)
+
+
 def _check_same_rows(members: dict) -> tuple[int, ...]:
     """The shared trailing shape ([T, d], or [B, T, d]...) of a template's entries."""
     first = None
@@ -138,13 +152,7 @@ def _check_same_rows(members: dict) -> tuple[int, ...]:
             if first is None:
                 first = entry
             elif entry.shape[-2:] != first.shape[-2:] or len(entry.shape) != len(first.shape):
-                raise refuse(
-                    "mixed_shapes",
-                    entry=entry.label,
-                    shape=list(entry.shape),
-                    other=first.label,
-                    other_shape=list(first.shape),
-                )
+                raise _mixed_shapes(entry, first)
     return first.shape
 
 
@@ -200,25 +208,13 @@ def _layer_slots(template: str, members: dict, axes: str, spec: DumpSpec) -> lis
         order = list(members)  # insertion order = file order
         if spec.layer_order == "names":
             order.sort(key=lambda i: -1 if i is None else i)
-        return [
-            LayerSlot(
-                label=names.fill(template, index),
-                pieces=tuple(Piece(e, 0, e.rows) for e in members[index]),
-            )
-            for index in order
-        ]
+        return [LayerSlot(names.fill(template, index), _pieces(members[index])) for index in order]
     entries = members[None] if None in members else next(iter(members.values()))
     layers = entries[0].shape[0]
     _check_layers(template, axes, layers)
     for entry in entries:
         if entry.shape[0] != layers:
-            raise refuse(
-                "mixed_shapes",
-                entry=entry.label,
-                shape=list(entry.shape),
-                other=entries[0].label,
-                other_shape=list(entries[0].shape),
-            )
+            raise _mixed_shapes(entry, entries[0])
     return [
         LayerSlot(
             label=f"{template}[{layer}]",
@@ -237,10 +233,6 @@ def _check_equal_rows(slots: list[LayerSlot]) -> int:
                 "mixed_rows", entry=slot.label, rows=count, other=slots[0].label, other_rows=rows[0]
             )
     return rows[0]
-
-
-def _pieces(entries: list[EntryInfo]) -> tuple[Piece, ...]:
-    return tuple(Piece(e, 0, e.rows) for e in entries)
 
 
 def _usable_pairs(pairs: tuple[NormPair, ...], rows: int, files: str) -> tuple[list, list]:
@@ -338,30 +330,29 @@ def _final_point(template: str, grouped: dict) -> LayerSlot | None:
     last = max((i for t, i in numbered if t == post and i is not None), default=None)
     if last is None:
         return None
-    entries = grouped[names.fill(post, last)]
-    return LayerSlot(names.fill(post, last), tuple(Piece(e, 0, e.rows) for e in entries))
+    return LayerSlot(names.fill(post, last), _pieces(grouped[names.fill(post, last)]))
 
 
 def infer_layout(scans: tuple[FileScan, ...], spec: DumpSpec | None = None) -> Layout:
     """Read a dump's entries as a residual stream (see the module docstring for the rules)."""
     spec = spec or DumpSpec()
     skipped = tuple(item for scan in scans for item in scan.skipped)
+    files = ", ".join(s.file.name for s in scans)
     grouped = _named_entries(scans)
     templates = _candidates(grouped)
     if not templates:
         examples = [f"{e.label} {list(e.shape)}" for es in grouped.values() for e in es][:3]
         examples += [f"{item.key}: {item.english()}" for item in skipped][: 3 - len(examples)]
         if not examples:
-            raise refuse("empty", file=", ".join(s.file.name for s in scans))
+            raise refuse("empty", file=files)
         raise refuse(
             "no_usable_entries",
-            file=", ".join(s.file.name for s in scans),
+            file=files,
             count=sum(len(es) for es in grouped.values()) + len(skipped),
             examples="; ".join(examples),
             accepted=", ".join(ACCEPTED_DTYPES),
         )
     if len(templates) > MAX_STREAMS:
-        files = ", ".join(s.file.name for s in scans)
         raise refuse("too_many_streams", file=files, count=len(templates), limit=MAX_STREAMS)
     stream, stream_reason, ranked = _choose_stream(templates, spec)
     members = templates[stream]
@@ -375,7 +366,6 @@ def infer_layout(scans: tuple[FileScan, ...], spec: DumpSpec | None = None) -> L
     tokens, d = shape[-2], shape[-1]
     rows = _check_equal_rows(slots)
     dtype = slots[0].pieces[0].entry.dtype
-    files = ", ".join(s.file.name for s in scans)
     pairs, unpaired = _usable_pairs(find_norm_pairs(grouped), rows, files)
     return Layout(
         stream=stream,

@@ -33,8 +33,7 @@ import torch
 from engine.config import DumpSpec, LiveSpec
 from engine.dumps import model_cache
 from engine.dumps.capture import Capture, CaptureInfo, capture, capture_info
-from engine.dumps.dump import locate, read_piece_rows
-from engine.dumps.layout import Piece
+from engine.dumps.dump import locate, read_param, read_piece_rows
 from engine.dumps.model_files import LoadedModel, load_model, smollm2_gguf
 from engine.dumps.refusals import capture_error, refuse
 from engine.dumps.report import DumpReport, report
@@ -252,13 +251,8 @@ def read_norm_io(rep: DumpReport, label: str, batch: int, token: int) -> NormIO:
     pair = pairs[label]
     row = batch * layout.tokens + token
 
-    def at(pieces: tuple[Piece, ...]) -> np.ndarray:
+    def at(pieces) -> np.ndarray:
         return read_piece_rows([locate(pieces, row)])[0].double().numpy()  # [d]
-
-    def param(entry) -> np.ndarray | None:
-        if entry is None:
-            return None
-        return read_piece_rows([(Piece(entry, 0, 1), 0)])[0].double().numpy()  # [d]
 
     metadata = dict(rep.metadata)
     eps = metadata.get("norm_eps", "")
@@ -269,8 +263,8 @@ def read_norm_io(rep: DumpReport, label: str, batch: int, token: int) -> NormIO:
         token=token,
         x=at(pair.inputs),
         y=at(pair.outputs),
-        weight=param(pair.weight),
-        bias=param(pair.bias),
+        weight=None if pair.weight is None else read_param(pair.weight).numpy(),
+        bias=None if pair.bias is None else read_param(pair.bias).numpy(),
         kind=metadata.get("norm_kind", ""),
         eps=float(eps) if eps else None,
     )

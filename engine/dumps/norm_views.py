@@ -29,7 +29,7 @@ import numpy as np
 import torch
 
 from engine.config import NormSpec
-from engine.dumps.dump import Dump, locate, read_piece_rows, read_tokens
+from engine.dumps.dump import Dump, locate, read_param, read_piece_rows, read_tokens
 from engine.dumps.layout import NormPair, Piece
 from engine.norms.dispatch import normalize
 
@@ -147,13 +147,9 @@ def fit_dyt(pair: NormPair) -> DyTFit:
     y = read_piece_rows(located_out).double()  # [k, d]
     removed = pair.weight is not None
     if removed:
-        bias = (
-            read_piece_rows([(Piece(pair.bias, 0, 1), 0)]).double()  # [1, d]
-            if pair.bias is not None
-            else torch.zeros(1, x.shape[1], dtype=torch.float64)
-        )
-        weight = read_piece_rows([(Piece(pair.weight, 0, 1), 0)]).double()  # [1, d]
-        usable = weight.abs()[0] > 1e-6  # [d] a zero weight erases its channel
+        bias = read_param(pair.bias) if pair.bias is not None else 0.0  # [d]
+        weight = read_param(pair.weight)  # [d]
+        usable = weight.abs() > 1e-6  # [d] a zero weight erases its channel
         x, y = x[:, usable], ((y - bias) / weight)[:, usable]  # [k, d']
     x_flat, y_flat = x.flatten().numpy(), y.flatten().numpy()
     finite = np.isfinite(x_flat) & np.isfinite(y_flat)

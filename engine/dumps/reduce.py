@@ -61,25 +61,15 @@ def make_units(layout: Layout, window_bytes: int | None = None) -> tuple[Unit, .
 def reduce_unit(
     unit: Unit, spec: DumpSpec, reader=None, between_chunks=None, workers: int = 1
 ) -> LayerPartial:
-    """The partial of one unit; opens (and closes) its own reader unless given one.
+    """The partial of one unit, read through ``reader`` (one of its own if none is given).
 
     ``workers`` > 1 splits the window's rows between that many threads (each running torch
     with one thread: on a busy machine OpenMP's own workers wait for each other, see
     engine/threads.py) and merges their partials.
     """
-    own = reader is None
-    reader = open_reader(unit.piece.entry.file) if own else reader
-    entry, offset = unit.piece.entry, unit.piece.row_start + unit.start
-    try:
-        return _reduce_rows(unit, spec, reader, entry, offset, between_chunks, workers)
-    finally:
-        if own:
-            reader.close()
-
-
-def _reduce_rows(unit, spec, reader, entry, offset, between_chunks, workers) -> LayerPartial:
-    """``reduce_unit``'s work on an open reader."""
-    window = reader.rows(entry, offset, offset + unit.rows)  # [rows, d], mapped
+    reader = reader or open_reader(unit.piece.entry.file)
+    offset = unit.piece.row_start + unit.start
+    window = reader.rows(unit.piece.entry, offset, offset + unit.rows)  # [rows, d], mapped
     if workers <= 1 or unit.rows < 2 * workers:
         return reduce_window(
             window,
@@ -132,18 +122,15 @@ def reduce_stream(
     with torch_threads(1):
         for file, file_units in _by_file(units).items():
             reader = open_reader(file)  # an upload's .pt is unpickled once here
-            try:
-                for unit in file_units:
+            for unit in file_units:
 
-                    def between_chunks(rows_done: int, base: int = done_rows) -> None:
-                        if should_stop is not None and should_stop():
-                            raise Cancelled()
-                        if progress is not None:
-                            progress(min(1.0, (base + rows_done) / total_rows))
+                def between_chunks(rows_done: int, base: int = done_rows) -> None:
+                    if should_stop is not None and should_stop():
+                        raise Cancelled()
+                    if progress is not None:
+                        progress(min(1.0, (base + rows_done) / total_rows))
 
-                    partial = reduce_unit(unit, spec, reader, between_chunks, workers)
-                    merged = merge_all(merged, {unit.layer: partial})
-                    done_rows += unit.rows
-            finally:
-                reader.close()
+                partial = reduce_unit(unit, spec, reader, between_chunks, workers)
+                merged = merge_all(merged, {unit.layer: partial})
+                done_rows += unit.rows
     return merged

@@ -134,7 +134,7 @@ LAYER_BYTES = 64 * 2**10  # per layer: a dense histogram while reducing, the kep
 WINDOW_COPIES = 2  # a window mapped or copied (an upload's .npz, a .pt) and its chunks
 
 
-def report_bytes(layout: Layout, fit_norms: bool = True) -> int:
+def report_bytes(layout: Layout) -> int:
     """Predicted peak memory of ``report`` and the page's tables on a dump with this layout,
     above the process's own (the file's bytes not counted: an upload is held already)."""
     layers = len(layout.layers)
@@ -154,9 +154,9 @@ def report_bytes(layout: Layout, fit_norms: bool = True) -> int:
     )
 
 
-def check_memory(layout: Layout, fit_norms: bool = True) -> None:
+def check_memory(layout: Layout) -> None:
     """Refuse a dump whose report would take more than ``MEMORY_BUDGET_BYTES``."""
-    need = report_bytes(layout, fit_norms)
+    need = report_bytes(layout)
     if need > MEMORY_BUDGET_BYTES:
         files = {piece.entry.file.name for slot in layout.layers for piece in slot.pieces}
         raise refuse(
@@ -202,7 +202,7 @@ def report(
 
 def _report(source, spec, fit_norms, progress, should_stop, dask, workers) -> DumpReport:
     dump = open_dump(source, spec.reading)
-    check_memory(dump.layout, fit_norms)
+    check_memory(dump.layout)
 
     def reduction_progress(fraction: float) -> None:
         if progress is not None:

@@ -144,33 +144,9 @@ def _outlier_channels(rep: DumpReport) -> pd.DataFrame:
 
 
 def _dyt(rep: DumpReport) -> pd.DataFrame:
-    return pd.DataFrame(
-        [
-            {
-                "norm": fit.label,
-                "layer": fit.layer,
-                "alpha": fit.alpha,
-                "gamma": fit.gamma,
-                "r2": fit.r2,
-                "points": fit.points,
-                "outliers": fit.outliers,
-                "r2_all": fit.r2_all,
-                "affine_removed": fit.affine_removed,
-            }
-            for fit in rep.dyt
-        ],
-        columns=[
-            "norm",
-            "layer",
-            "alpha",
-            "gamma",
-            "r2",
-            "points",
-            "outliers",
-            "r2_all",
-            "affine_removed",
-        ],  # fmt: skip
-    )
+    fields = ["layer", "alpha", "gamma", "r2", "points", "outliers", "r2_all", "affine_removed"]
+    rows = [[fit.label] + [getattr(fit, name) for name in fields] for fit in rep.dyt]
+    return pd.DataFrame(rows, columns=["norm", *fields])
 
 
 def _growth(rep: DumpReport) -> pd.DataFrame:

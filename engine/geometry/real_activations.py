@@ -82,18 +82,14 @@ class RealActivations:
 def _read_rows(pieces: tuple[Piece, ...]) -> torch.Tensor:
     """Every row of ``pieces``, in order, as float64 ``[N, d]`` (one reader per file)."""
     readers = {}
-    try:
-        blocks = []
-        for piece in pieces:
-            file = piece.entry.file
-            if file not in readers:
-                readers[file] = open_reader(file)
-            start = piece.row_start
-            blocks.append(readers[file].rows(piece.entry, start, start + piece.rows).double())
-        return torch.cat(blocks)  # [N, d]
-    finally:
-        for reader in readers.values():
-            reader.close()
+    blocks = []
+    for piece in pieces:
+        file = piece.entry.file
+        if file not in readers:
+            readers[file] = open_reader(file)
+        start = piece.row_start
+        blocks.append(readers[file].rows(piece.entry, start, start + piece.rows).double())
+    return torch.cat(blocks)  # [N, d]
 
 
 def _pair_measures(pair: NormPair, kind: str, eps: float) -> PairMeasures:

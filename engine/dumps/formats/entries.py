@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 import struct
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -80,6 +81,15 @@ WRITERS = {  # what writes each format (what a "corrupt" refusal accepts)
 }
 
 
+ANSI = re.compile(r"\x1b\[[0-9;]*m")  # torch bolds part of its messages for terminals
+
+
+def first_line(exc: BaseException) -> str:
+    """The first line of a parser's message (its type's name when it has none), plain text."""
+    text = ANSI.sub("", str(exc)).strip().splitlines()
+    return (text[0] if text else type(exc).__name__)[:200]
+
+
 def corrupt(file: DumpFile, entry: str, fmt: str, detail: str):
     """The refusal for a file that cannot be parsed as ``fmt`` (``detail``: the parser's words)."""
     return refuse(
@@ -104,10 +114,9 @@ def check_claimed_bytes(file: DumpFile, entry: str, claimed: int, available: int
         )
 
 
-def check_entry_count(file: DumpFile, count: int | str) -> None:
-    """Refuse a file holding more than ``MAX_ENTRIES`` arrays (``count`` may say "more
-    than N" when counting stopped at the bound)."""
-    if isinstance(count, str) or count > MAX_ENTRIES:
+def check_entry_count(file: DumpFile, count: int) -> None:
+    """Refuse a file holding more than ``MAX_ENTRIES`` arrays."""
+    if count > MAX_ENTRIES:
         raise refuse("too_many_entries", file=file.name, count=count, limit=MAX_ENTRIES)
 
 
@@ -125,14 +134,16 @@ _END64_LOCATOR = struct.Struct("<4sLQL")  # signature, disk, offset of the zip64
 _END64 = struct.Struct("<4sQ2H2L4Q")  # signature, size, versions, disks, members, size, offset
 
 
-def zip_directory(file: DumpFile) -> tuple[int, int] | None:
-    """(members, bytes) of a zip's central directory, from its end record alone; None when
-    the file has no end record (zipfile and torch then refuse it themselves)."""
+def check_zip_directory(file: DumpFile, most_members: int = MAX_ENTRIES) -> None:
+    """Refuse a zip whose directory lists more than ``most_members`` members or takes more
+    than ``MAX_ZIP_DIRECTORY_BYTES``, before it is parsed: zipfile and torch read the whole
+    directory on opening.  Both numbers come from the end record alone; a file with none is
+    left to zipfile and torch, which refuse it themselves."""
     tail_bytes = min(file.size, _END.size + 0xFFFF + _END64_LOCATOR.size)
     tail = file.read(file.size - tail_bytes, tail_bytes)
     at = tail.rfind(b"PK\x05\x06")
     if at < 0 or at + _END.size > len(tail):
-        return None
+        return
     members, size = _END.unpack_from(tail, at)[4:6]
     locator = at - _END64_LOCATOR.size
     if (members == 0xFFFF or size == 0xFFFFFFFF) and locator >= 0:
@@ -140,17 +151,6 @@ def zip_directory(file: DumpFile) -> tuple[int, int] | None:
         record = file.read(offset, _END64.size) if signature == b"PK\x06\x07" else b""
         if len(record) == _END64.size and record[:4] == b"PK\x06\x06":
             members, size = _END64.unpack(record)[7:9]
-    return members, size
-
-
-def check_zip_directory(file: DumpFile, most_members: int = MAX_ENTRIES) -> None:
-    """Refuse a zip whose directory lists more than ``most_members`` members or takes more
-    than ``MAX_ZIP_DIRECTORY_BYTES``, before it is parsed: zipfile and torch read the whole
-    directory on opening."""
-    found = zip_directory(file)
-    if found is None:
-        return
-    members, size = found
     if members > most_members:
         raise refuse("too_many_entries", file=file.name, count=members, limit=MAX_ENTRIES)
     if size > MAX_ZIP_DIRECTORY_BYTES:

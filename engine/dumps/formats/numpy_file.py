@@ -28,6 +28,7 @@ from engine.dumps.formats.entries import (
     check_name,
     check_zip_directory,
     corrupt,
+    first_line,
 )
 from engine.dumps.limits import MAX_EXPANDED_UPLOAD_MB, MAX_NPY_HEADER_BYTES, MB
 from engine.dumps.refusals import refuse
@@ -55,7 +56,7 @@ def _read_header(file: DumpFile, key: str, stream, fmt: str) -> tuple[tuple, np.
         else:
             raise ValueError(f"format version {version} is not 1.0 or 2.0")
     except Exception as exc:  # numpy raises ValueError, OSError, SyntaxError, ...
-        raise corrupt(file, key, fmt, str(exc).splitlines()[0][:200]) from None
+        raise corrupt(file, key, fmt, first_line(exc)) from None
     shape, fortran_order, dtype = header
     if dtype.hasobject:
         raise refuse("object_array", file=file.name, entry=key or "(file)")
@@ -72,24 +73,12 @@ def _entry(file: DumpFile, key: str, shape: tuple, dtype: np.dtype) -> EntryInfo
     return EntryInfo(file=file, key=key, shape=shape, dtype=_FLOAT_NAMES[dtype.itemsize])
 
 
-def _not_used(key: str, shape: tuple, dtype: np.dtype) -> Skipped | None:
-    """Why an array is skipped (not a float, or a scalar), or None when it is read."""
-    if not _is_float(dtype):
-        return Skipped(key, "dtype", str(dtype))
-    return Skipped(key, "scalar") if not shape else None
-
-
 def scan_npy(file: DumpFile) -> FileScan:
     stream = io.BytesIO(file.data) if file.data is not None else open(file.path, "rb")
     with stream:
         shape, dtype, start = _read_header(file, "", stream, "npy")
     if not _is_float(dtype):
-        raise refuse(
-            "unsupported_dtype",
-            file=file.name,
-            entry="(file)",
-            dtype=str(dtype),
-        )
+        raise refuse("unsupported_dtype", file=file.name, entry="(file)", dtype=str(dtype))
     check_claimed_bytes(file, "", math.prod(shape) * dtype.itemsize, file.size - start)
     if not shape:
         return FileScan(file, (), (Skipped("(file)", "scalar"),))
@@ -101,7 +90,7 @@ def _open_zip(file: DumpFile) -> zipfile.ZipFile:
         source = io.BytesIO(file.data) if file.data is not None else file.path
         return zipfile.ZipFile(source)
     except Exception as exc:  # BadZipFile, OSError, ValueError, ...
-        raise corrupt(file, "", "npz", str(exc)[:200]) from None
+        raise corrupt(file, "", "npz", first_line(exc)) from None
 
 
 def _check_expanded(file: DumpFile, members: list[zipfile.ZipInfo]) -> None:
@@ -134,7 +123,7 @@ def scan_npz(file: DumpFile) -> FileScan:
         try:
             members = archive.infolist()
         except Exception as exc:
-            raise corrupt(file, "", "npz", str(exc)[:200]) from None
+            raise corrupt(file, "", "npz", first_line(exc)) from None
         check_entry_count(file, len(members))
         _check_expanded(file, members)
         for info in members:
@@ -148,7 +137,7 @@ def scan_npz(file: DumpFile) -> FileScan:
                 with archive.open(info) as member:
                     shape, dtype, start = _read_header(file, key, member, "npz")
             except zipfile.BadZipFile as exc:
-                raise corrupt(file, key, "npz", str(exc)[:200]) from None
+                raise corrupt(file, key, "npz", first_line(exc)) from None
             claimed = math.prod(shape) * dtype.itemsize
             check_claimed_bytes(file, key, claimed, info.file_size - start)
             if key == TOKENS_KEY and dtype.kind == "U" and claimed <= MAX_TOKENS_BYTES:
@@ -156,11 +145,12 @@ def scan_npz(file: DumpFile) -> FileScan:
                 if rows is not None:
                     metadata.append((TOKENS_KEY, tokens_json(rows)))
                     continue
-            why = _not_used(key, shape, dtype)
-            if why is None:
-                found.append(_entry(file, key, shape, dtype))
+            if not _is_float(dtype):
+                skipped.append(Skipped(key, "dtype", str(dtype)))
+            elif not shape:
+                skipped.append(Skipped(key, "scalar"))
             else:
-                skipped.append(why)
+                found.append(_entry(file, key, shape, dtype))
     return FileScan(file, tuple(found), tuple(skipped), tuple(metadata))
 
 
@@ -189,20 +179,6 @@ class NpyReader:
         whole = np.load(self.file.path, mmap_mode="r", allow_pickle=False)
         return _to_torch(whole.reshape(-1, entry.d)[start:stop])  # [n, d], the mapped pages
 
-    def close(self) -> None:
-        """Nothing held between calls."""
-
-
-def _read_fully(stream, into: memoryview) -> int:
-    """Fill ``into`` from ``stream``; the number of bytes read (fewer only at its end)."""
-    got = 0
-    while got < len(into):
-        step = stream.readinto(into[got:])
-        if not step:
-            break
-        got += step
-    return got
-
 
 class NpzReader:
     """Rows of a .npz member, read through zipfile into a buffer of exactly those rows."""
@@ -218,13 +194,9 @@ class NpzReader:
                     row_bytes = entry.d * dtype.itemsize
                     member.seek(start * row_bytes, io.SEEK_CUR)
                     wanted = (stop - start) * row_bytes
-                    data = bytearray(wanted)
-                    got = _read_fully(member, memoryview(data))
+                    data = member.read(wanted)  # fewer bytes only at the member's end
             except zipfile.BadZipFile as exc:
-                raise corrupt(self.file, entry.key, "npz", str(exc)[:200]) from None
-        check_claimed_bytes(self.file, entry.key, wanted, got)
+                raise corrupt(self.file, entry.key, "npz", first_line(exc)) from None
+        check_claimed_bytes(self.file, entry.key, wanted, len(data))
         rows = np.frombuffer(data, dtype=dtype).reshape(stop - start, entry.d)
         return _to_torch(rows)  # [n, d]
-
-    def close(self) -> None:
-        """Nothing held between calls."""

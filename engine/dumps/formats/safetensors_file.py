@@ -32,12 +32,12 @@ from engine.dumps.formats.entries import (
     check_entry_count,
     check_name,
     corrupt,
+    first_line,
 )
 from engine.dumps.limits import MAX_ENTRIES, MAX_SAFETENSORS_HEADER_BYTES
 from engine.dumps.refusals import refuse
 from engine.dumps.sources import DumpFile
 
-FORMAT = "safetensors"
 _FLOATS = {"F16": "float16", "BF16": "bfloat16", "F32": "float32", "F64": "float64"}
 
 
@@ -85,8 +85,7 @@ def scan(file: DumpFile) -> FileScan:
     try:
         metadata, described = _described(file, start)
     except (safetensors.SafetensorError, OSError) as exc:
-        detail = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
-        raise corrupt(file, "", FORMAT, detail) from None
+        raise corrupt(file, "", "safetensors", first_line(exc)) from None
     found, skipped = [], []
     for key, code, shape in described:
         if code not in _FLOATS:
@@ -131,6 +130,3 @@ class Reader:
         if first % dtype.itemsize:
             raw = raw.clone()  # a view as float needs an aligned start
         return raw.view(dtype).reshape(stop - start, entry.d)  # [n, d]
-
-    def close(self) -> None:
-        """Nothing to release: each call's mapping lives as long as the tensor it returned."""

@@ -29,6 +29,7 @@ import torch
 
 from engine.config.norms import DTYPE_NAMES
 from engine.dumps.formats.entries import (
+    ANSI,
     EntryInfo,
     FileScan,
     Skipped,
@@ -36,6 +37,7 @@ from engine.dumps.formats.entries import (
     check_name,
     check_zip_directory,
     corrupt,
+    first_line,
 )
 from engine.dumps.limits import (
     MAX_ENTRIES,
@@ -51,8 +53,6 @@ from engine.dumps.token_names import TOKENS_KEY, token_rows, tokens_json
 
 _CALLS = {"GLOBAL", "STACK_GLOBAL", "REDUCE", "INST", "OBJ", "NEWOBJ", "NEWOBJ_EX"}
 
-
-_ANSI = re.compile(r"\x1b\[[0-9;]*m")  # torch bolds part of its message for terminals
 # What torch's refusal names as the global the pickle would call, in its wordings so far
 # ("Unsupported global: GLOBAL exec was not ...", "Trying to load unsupported
 # GLOBAL posix.system whose module posix is blocked").  Nothing else of that text is shown:
@@ -64,15 +64,10 @@ _MOST_RECORDS = 2 * MAX_ENTRIES
 _PERSISTENT_IDS = {"PERSID", "BINPERSID"}  # one per storage the pickle refers to
 
 
-def _first_line(exc: BaseException) -> str:
-    text = _ANSI.sub("", str(exc)).strip().splitlines()
-    return (text[0] if text else type(exc).__name__)[:200]
-
-
 def _unsafe(file: DumpFile, exc: BaseException):
     """The refusal naming what the pickle would have called (e.g. ``builtins.exec``), where
     torch's refusal says it."""
-    found = _UNSUPPORTED.search(_ANSI.sub("", str(exc)))
+    found = _UNSUPPORTED.search(ANSI.sub("", str(exc)))
     if found is None:
         return refuse("unsafe_pickle_unnamed", file=file.name)
     return refuse("unsafe_pickle", file=file.name, call=found.group(1))
@@ -112,7 +107,7 @@ def _check_pickle(file: DumpFile, source) -> None:
                 break
             storages += opcode.name in _PERSISTENT_IDS
     except ValueError as exc:  # not a pickle: an unknown opcode, a truncated argument
-        raise corrupt(file, "data.pkl", "torch", _first_line(exc)) from None
+        raise corrupt(file, "data.pkl", "torch", first_line(exc)) from None
     if count > MAX_PICKLE_OPCODES:
         raise refuse(
             "pickle_too_complex", file=file.name, limit=MAX_PICKLE_OPCODES, entries=MAX_ENTRIES
@@ -121,31 +116,31 @@ def _check_pickle(file: DumpFile, source) -> None:
 
 
 def _load(file: DumpFile) -> object:
-    source = io.BytesIO(file.data) if file.data is not None else file.path
+    def source():  # a fresh stream over an upload's bytes (not a copy), or the path
+        return io.BytesIO(file.data) if file.data is not None else file.path
+
     try:
-        is_zip = zipfile.is_zipfile(source)
+        is_zip = zipfile.is_zipfile(source())
     except Exception as exc:
-        raise corrupt(file, "", "torch", _first_line(exc)) from None
+        raise corrupt(file, "", "torch", first_line(exc)) from None
     if not is_zip:
         raise _refuse_legacy(file, file.read(0, 1 << 20))
     check_zip_directory(file, _MOST_RECORDS)
-    if isinstance(source, io.BytesIO):
-        source.seek(0)
     try:
-        _check_pickle(file, source)
+        _check_pickle(file, source())
     except (zipfile.BadZipFile, OSError, EOFError) as exc:
-        raise corrupt(file, "", "torch", _first_line(exc)) from None
-    if isinstance(source, io.BytesIO):
-        source.seek(0)
+        raise corrupt(file, "", "torch", first_line(exc)) from None
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # e.g. "unusual pickle protocol": we refuse or read
             # A payload makes the restricted unpickler raise before anything is called.
-            return torch.load(source, map_location="cpu", weights_only=True, mmap=file.data is None)
+            return torch.load(
+                source(), map_location="cpu", weights_only=True, mmap=file.data is None
+            )
     except pickle.UnpicklingError as exc:
         raise _unsafe(file, exc) from None
     except Exception as exc:  # RuntimeError from the zip reader, EOFError, ...
-        raise corrupt(file, "", "torch", _first_line(exc)) from None
+        raise corrupt(file, "", "torch", first_line(exc)) from None
 
 
 def _items(obj: object):
@@ -263,6 +258,3 @@ class Reader:
         rows = tensor.reshape(-1, entry.d)[start:stop]  # [n, d]
         self._served += rows.numel() * rows.element_size()
         return rows
-
-    def close(self) -> None:
-        self._held = None
