@@ -93,7 +93,7 @@ class ChannelDiagnostics:
 
 
 @contextmanager
-def _quiet():
+def quiet():
     """A layer (or token) of NaN/inf only has no mean: NaN is the answer, not a warning
     (the report counts the values that were not finite)."""
     with np.errstate(all="ignore"), warnings.catch_warnings():
@@ -118,7 +118,7 @@ def residual(stats: StreamStats, spec: DumpSpec) -> ResidualDiagnostics:
     rms = np.sqrt(stats.row_ms)  # [L, B, T]
     layers = rms.shape[0]
     flat = rms.reshape(layers, -1)  # [L, B*T]
-    with _quiet():
+    with quiet():
         rms_layer = np.sqrt(np.nanmean(stats.row_ms.reshape(layers, -1), axis=1))
         median = np.nanmedian(flat, axis=1)  # [L]
         ratio = rms / median[:, None, None]  # [L, B, T]
@@ -167,7 +167,7 @@ def massive(stats: StreamStats, spec: DumpSpec) -> MassiveDiagnostics:
     median = stats.median_abs  # [L]
     threshold = massive_threshold(median, spec)
     top3 = np.abs(stats.top_values[:, :3])  # [L, 3]
-    with _quiet():
+    with quiet():
         top3_ratio = top3 / median[:, None]
     count = np.array(
         [found.count_above(limit) for found, limit in zip(stats.magnitudes, threshold)],
@@ -193,7 +193,7 @@ def massive(stats: StreamStats, spec: DumpSpec) -> MassiveDiagnostics:
 def centering(stats: StreamStats) -> CenteringDiagnostics:
     layers = stats.row_ms.shape[0]
     mu2 = stats.row_mean**2  # [L, B, T]
-    with _quiet():
+    with quiet():
         share = np.nansum(mu2.reshape(layers, -1), axis=1) / np.nansum(
             stats.row_ms.reshape(layers, -1), axis=1
         )
@@ -210,7 +210,7 @@ def centering(stats: StreamStats) -> CenteringDiagnostics:
 def channels(stats: StreamStats, spec: DumpSpec) -> ChannelDiagnostics:
     std = np.sqrt(stats.channel_var)  # [L, d]
     rms = np.sqrt(stats.channel_mean**2 + stats.channel_var)  # [L, d]
-    with _quiet():
+    with quiet():
         ratio = rms / np.median(rms, axis=1, keepdims=True)  # [L, d]
     return ChannelDiagnostics(
         mean=stats.channel_mean,

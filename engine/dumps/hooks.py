@@ -43,13 +43,6 @@ def output_tensor(output) -> torch.Tensor:
     return output[0] if isinstance(output, (tuple, list)) else output
 
 
-def _keep(recorded: dict[str, torch.Tensor], name: str, value: torch.Tensor) -> None:
-    if name in recorded:
-        # A module run twice in one pass (weight sharing) would need one entry per call.
-        raise RuntimeError(f"module {name} ran twice in one forward pass")
-    recorded[name] = value.detach().clone()  # a copy: later in-place ops cannot change it
-
-
 def run_with_capture(
     model: torch.nn.Module,
     paths: ModulePaths,
@@ -62,22 +55,22 @@ def run_with_capture(
     recorded: dict[str, torch.Tensor] = {}
     handles = []
 
-    def block_input(name: str):
-        def hook(module, args, kwargs):
-            _keep(recorded, f"{name}.input", first_tensor(args, kwargs))
+    def keep(name: str, value: torch.Tensor) -> None:
+        if name in recorded:
+            # A module run twice in one pass (weight sharing) would need one entry per call.
+            raise RuntimeError(f"module {name} ran twice in one forward pass")
+        recorded[name] = value.detach().clone()  # a copy: later in-place ops cannot change it
 
-        return hook
+    def block_input(name: str):
+        return lambda module, args, kwargs: keep(f"{name}.input", first_tensor(args, kwargs))
 
     def block_output(name: str):
-        def hook(module, args, output):
-            _keep(recorded, f"{name}.output", output_tensor(output))
-
-        return hook
+        return lambda module, args, output: keep(f"{name}.output", output_tensor(output))
 
     def norm_io(name: str):
         def hook(module, args, kwargs, output):
-            _keep(recorded, f"{name}.input", first_tensor(args, kwargs))
-            _keep(recorded, f"{name}.output", output_tensor(output))
+            keep(f"{name}.input", first_tensor(args, kwargs))
+            keep(f"{name}.output", output_tensor(output))
 
         return hook
 

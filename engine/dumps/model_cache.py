@@ -186,7 +186,8 @@ class CacheEntry:
             model.tie_weights()  # a tied LM head was saved once, as the embedding
         except Exception:  # noqa: BLE001 (whatever the files do not make: rebuilt)
             return None
-        if unexpected or any(t.is_meta for _, t in _tensors(model)):  # a weight missing
+        tensors = [*model.parameters(), *model.buffers()]
+        if unexpected or any(t.is_meta for t in tensors):  # a weight missing
             return None
         return CachedModel(config=config, tokenizer=tokenizer, model=model.eval())
 
@@ -263,11 +264,6 @@ def cached(source: Path, dtype: str) -> bool:
     return entry is not None and entry.exists()
 
 
-def _tensors(model: torch.nn.Module):
-    yield from model.named_parameters()
-    yield from model.named_buffers()
-
-
 def _weights_once(model: torch.nn.Module) -> dict[str, torch.Tensor]:
     """The state dict with each shared tensor once (safetensors refuses aliases; the tied
     ones come back with ``tie_weights``)."""
@@ -283,10 +279,10 @@ def _weights_once(model: torch.nn.Module) -> dict[str, torch.Tensor]:
 
 def _import_model_code(folder: Path) -> None:
     """Import what ``CacheEntry._read`` builds the model from (transformers, its auto
-    classes, the modules of the model type the entry's config names: 1.5-2 s of a warm
-    load), while another thread checks the entry's files.  Nothing read here is used: the
-    config is read again once the check has passed; a config that names no importable model
-    type imports nothing more."""
+    classes, the modules of the model type the entry's config names: seconds of a warm load),
+    while another thread checks the entry's files.  Nothing read here is used: the config is
+    read again once the check has passed; a config that names no importable model type
+    imports nothing more."""
     from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer  # noqa: F401
     from transformers.models.auto.configuration_auto import model_type_to_module_name
 
@@ -307,10 +303,6 @@ def _model_from_config(config, head: str, dtype: torch.dtype) -> torch.nn.Module
         return auto.from_config(config, dtype=dtype)
 
 
-def _entry_size(folder: Path) -> int:
-    return sum(p.stat().st_size for p in folder.iterdir() if p.is_file())
-
-
 def _remove_abandoned(root: Path) -> None:
     for staging in root.glob(".tmp-*"):
         with contextlib.suppress(OSError):
@@ -326,7 +318,8 @@ def _evict(root: Path, limit: int, keep: str) -> None:
         if folder.name.startswith(".") or not manifest.is_file():
             continue
         with contextlib.suppress(OSError):
-            entries.append((manifest.stat().st_mtime, _entry_size(folder), folder))
+            size = sum(p.stat().st_size for p in folder.iterdir() if p.is_file())
+            entries.append((manifest.stat().st_mtime, size, folder))
     total = sum(size for _, size, _ in entries)
     for _, size, folder in sorted(entries):
         if total <= limit:

@@ -134,9 +134,8 @@ def fit_tanh(x: np.ndarray, y: np.ndarray) -> tuple[float, float, float]:
         else:
             low = a
     alpha = float(np.exp((low + high) / 2.0))
-    sse, gamma = _sse(alpha, x, y)
-    spread = float(((y - y.mean()) ** 2).sum())
-    return alpha, gamma, 1.0 - sse / spread if spread > 0 else float("nan")
+    gamma = _sse(alpha, x, y)[1]
+    return alpha, gamma, _r2(alpha, gamma, x, y)
 
 
 def fit_dyt(pair: NormPair) -> DyTFit:

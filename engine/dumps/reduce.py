@@ -10,7 +10,6 @@ Dask cluster.  Both merge with ``partials.merge``, so they agree to rounding.
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -99,13 +98,6 @@ def reduce_unit(
     return functools.reduce(merge, partials)
 
 
-def _by_file(units: Iterable[Unit]) -> dict:
-    groups: dict = {}
-    for unit in units:
-        groups.setdefault(unit.piece.entry.file, []).append(unit)
-    return groups
-
-
 def reduce_stream(
     layout: Layout,
     spec: DumpSpec,
@@ -119,8 +111,11 @@ def reduce_stream(
     total_rows = sum(unit.rows for unit in units) or 1
     done_rows = 0
     merged: dict[int, LayerPartial] = {}
+    by_file: dict = {}
+    for unit in units:
+        by_file.setdefault(unit.piece.entry.file, []).append(unit)
     with torch_threads(1):
-        for file, file_units in _by_file(units).items():
+        for file, file_units in by_file.items():
             reader = open_reader(file)  # an upload's .pt is unpickled once here
             for unit in file_units:
 

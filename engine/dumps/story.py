@@ -19,12 +19,12 @@ References:
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 
+from engine.dumps.diagnostics import quiet
 from engine.dumps.report import DumpReport
 
 FLOAT16_MAX = float(torch.finfo(torch.float16).max)  # 65504
@@ -96,8 +96,7 @@ def stream_story(rep: DumpReport, batch: int = 0) -> StreamStory:
     nan = float("nan")
     if tokens < 2 or points < 2:
         return StreamStory(batch, None, nan, nan, nan, nan, nan, nan, largest, largest_at, pair)
-    with np.errstate(all="ignore"), warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # a point of NaN only: no median
+    with quiet():  # a point of NaN only has no median
         first = rms[:, 0]  # [L]
         others = np.nanmedian(rms[:, 1:], axis=1)  # [L]
         first_step = first[1:] / first[:-1]  # [L - 1]

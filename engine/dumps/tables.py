@@ -110,26 +110,8 @@ def _comparison(rep: DumpReport) -> pd.DataFrame:
     )
 
 
-def _channels(rep: DumpReport) -> pd.DataFrame:
+def _channel_rows(rep: DumpReport, layer: np.ndarray, channel: np.ndarray) -> pd.DataFrame:
     ch = rep.channels
-    layers, d = ch.mean.shape
-    layer, channel = np.indices((layers, d)).reshape(2, -1)
-    return pd.DataFrame(
-        {
-            "layer": layer,
-            "channel": channel,
-            "mean": ch.mean.reshape(-1),
-            "std": ch.std.reshape(-1),
-            "rms": ch.rms.reshape(-1),
-            "max_abs": ch.maxabs.reshape(-1),
-            "rms_over_layer_median": ch.ratio.reshape(-1),
-        }
-    )
-
-
-def _outlier_channels(rep: DumpReport) -> pd.DataFrame:
-    ch = rep.channels
-    layer, channel = ch.outlier_layer, ch.outlier_channel
     return pd.DataFrame(
         {
             "layer": layer,
@@ -141,6 +123,15 @@ def _outlier_channels(rep: DumpReport) -> pd.DataFrame:
             "rms_over_layer_median": ch.ratio[layer, channel],
         }
     )
+
+
+def _channels(rep: DumpReport) -> pd.DataFrame:
+    layer, channel = np.indices(rep.channels.mean.shape).reshape(2, -1)
+    return _channel_rows(rep, layer, channel)
+
+
+def _outlier_channels(rep: DumpReport) -> pd.DataFrame:
+    return _channel_rows(rep, rep.channels.outlier_layer, rep.channels.outlier_channel)
 
 
 def _dyt(rep: DumpReport) -> pd.DataFrame:
