@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
@@ -216,29 +215,26 @@ def _run_capture(args: argparse.Namespace) -> int:
     return 0
 
 
-COMMANDS: dict[str, tuple[str, Callable, Callable]] = {
-    "report": ("print a dump's diagnostics", _add_report_arguments, _run_report),
-    "capture": (
-        "run a Hugging Face model offline on prompts and save its residual stream and norms",
-        _add_capture_arguments,
-        _run_capture,
-    ),
-}
-
-
 def build_parser() -> argparse.ArgumentParser:
     summary = "Diagnostics of activation dumps (see engine/dumps/cli.py)."
     parser = argparse.ArgumentParser(prog="python -m engine.dumps", description=summary)
     commands = parser.add_subparsers(dest="command", required=True)
-    for name, (help_text, add_arguments, _) in COMMANDS.items():
-        add_arguments(commands.add_parser(name, help=help_text))
+    report = commands.add_parser("report", help="print a dump's diagnostics")
+    _add_report_arguments(report)
+    report.set_defaults(run=_run_report)
+    capture = commands.add_parser(
+        "capture",
+        help="run a Hugging Face model offline on prompts and save its residual stream and norms",
+    )
+    _add_capture_arguments(capture)
+    capture.set_defaults(run=_run_capture)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        return COMMANDS[args.command][2](args)
+        return args.run(args)
     except EngineError as error:
         sys.stderr.write(f"\nerror: {error}\n")
         return 2
