@@ -78,15 +78,13 @@ def padding_figure(result: PaddingPollution, lang: str) -> Pair:
             ("real", real, REAL_COLOR, "circle-open"),
             ("with_pad", polluted, POLLUTED_COLOR, "circle"),
         ):
-            figure.add_trace(
-                go.Scatter(
-                    x=channels,
-                    y=finite_or_none(values),
-                    mode="markers+lines",
-                    line=dict(color=color, width=1),
-                    marker=dict(color=color, symbol=symbol, size=7),
-                    name=translate(f"axes.padding.{key}", lang),
-                )
+            figure.add_scatter(
+                x=channels,
+                y=finite_or_none(values),
+                mode="markers+lines",
+                line=dict(color=color, width=1),
+                marker=dict(color=color, symbol=symbol, size=7),
+                name=translate(f"axes.padding.{key}", lang),
             )
     pair[0].add_hline(y=result.pad_value, line=dict(color=MUTED_COLOR, dash="dot"))
     return _finish_pair(pair)
@@ -101,17 +99,15 @@ def small_batch_figure(result: SmallBatchNoise, lang: str) -> Pair:
     for index, b in enumerate(result.batch_sizes):
         means = result.example_means[index]
         jitter = generator.uniform(-0.28, 0.28, len(means))
-        figure.add_trace(
-            go.Scatter(
-                x=index + jitter,
-                y=means,
-                mode="markers",
-                marker=dict(color=POLLUTED_COLOR, size=4, opacity=0.45),
-                name=translate("axes.small.draws", lang),
-                legendgroup="draws",
-                showlegend=index == 0,
-                hovertemplate="b = " + str(int(b)) + "<br>%{y:.3f} σ<extra></extra>",
-            )
+        figure.add_scatter(
+            x=index + jitter,
+            y=means,
+            mode="markers",
+            marker=dict(color=POLLUTED_COLOR, size=4, opacity=0.45),
+            name=translate("axes.small.draws", lang),
+            legendgroup="draws",
+            showlegend=index == 0,
+            hovertemplate="b = " + str(int(b)) + "<br>%{y:.3f} σ<extra></extra>",
         )
     figure.update_xaxes(
         tickvals=list(range(len(result.batch_sizes))),
@@ -122,23 +118,19 @@ def small_batch_figure(result: SmallBatchNoise, lang: str) -> Pair:
         ("mean_spread", result.mean_spread, result.mean_spread_theory, POLLUTED_COLOR),
         ("var_spread", result.var_spread, result.var_spread_theory, SECOND_COLOR),
     ):
-        spread.add_trace(
-            go.Scatter(
-                x=sizes,
-                y=finite_or_none(measured),
-                mode="markers",
-                marker=dict(color=color, size=9),
-                name=translate(f"axes.small.{key}", lang),
-            )
+        spread.add_scatter(
+            x=sizes,
+            y=finite_or_none(measured),
+            mode="markers",
+            marker=dict(color=color, size=9),
+            name=translate(f"axes.small.{key}", lang),
         )
-        spread.add_trace(
-            go.Scatter(
-                x=sizes,
-                y=finite_or_none(theory),
-                mode="lines",
-                line=dict(color=color, dash="dash", width=1.5),
-                name=translate(f"axes.small.{key}_theory", lang),
-            )
+        spread.add_scatter(
+            x=sizes,
+            y=finite_or_none(theory),
+            mode="lines",
+            line=dict(color=color, dash="dash", width=1.5),
+            name=translate(f"axes.small.{key}_theory", lang),
         )
     log_axis(spread, "x", sampled=[int(b) for b in sizes])  # each batch size
     log_axis(spread, "y")
@@ -153,61 +145,49 @@ def train_eval_figure(result: TrainEvalGap, lang: str) -> Pair:
     figure = _titles(go.Figure(), "axes.train_eval.history", lang, f" · c = {channel}")
     gap = _titles(go.Figure(), "axes.train_eval.gap_panel", lang)
     steps = np.arange(1, result.steps + 1)
-    figure.add_trace(
-        go.Scatter(
-            x=steps,
-            y=result.batch_mean_history[:, channel],
-            mode="markers",
-            marker=dict(color=MUTED_COLOR, size=4),
-            name=translate("axes.train_eval.batch_mean", lang),
-        )
+    figure.add_scatter(
+        x=steps,
+        y=result.batch_mean_history[:, channel],
+        mode="markers",
+        marker=dict(color=MUTED_COLOR, size=4),
+        name=translate("axes.train_eval.batch_mean", lang),
     )
-    figure.add_trace(
-        go.Scatter(
-            x=np.arange(result.steps + 1),
-            y=result.running_mean_history[:, channel],
-            mode="lines",
-            line=dict(color=POLLUTED_COLOR, width=2),
-            name=translate("axes.train_eval.running_mean", lang),
-        )
+    figure.add_scatter(
+        x=np.arange(result.steps + 1),
+        y=result.running_mean_history[:, channel],
+        mode="lines",
+        line=dict(color=POLLUTED_COLOR, width=2),
+        name=translate("axes.train_eval.running_mean", lang),
     )
     population = float(result.population_mean[channel])
-    figure.add_trace(
-        go.Scatter(
-            x=[0, result.steps],
-            y=[population, population],
-            mode="lines",
-            line=dict(color=THEORY_COLOR, dash="dash", width=1),
-            name=translate("axes.train_eval.population", lang),
-        )
+    figure.add_scatter(
+        x=[0, result.steps],
+        y=[population, population],
+        mode="lines",
+        line=dict(color=THEORY_COLOR, dash="dash", width=1),
+        name=translate("axes.train_eval.population", lang),
     )
-    figure.add_trace(
-        go.Scatter(
-            x=[result.steps],
-            y=[float(result.eval_batch_mean[channel])],
-            mode="markers",
-            marker=dict(color=CLICKED_COLOR, size=12, symbol="diamond", line=dict(width=1)),
-            name=translate("axes.train_eval.eval_mean", lang),
-        )
+    figure.add_scatter(
+        x=[result.steps],
+        y=[float(result.eval_batch_mean[channel])],
+        mode="markers",
+        marker=dict(color=CLICKED_COLOR, size=12, symbol="diamond", line=dict(width=1)),
+        name=translate("axes.train_eval.eval_mean", lang),
     )
-    gap.add_trace(
-        go.Scatter(
-            x=result.shift_grid,
-            y=result.gap_by_shift,
-            mode="lines+markers",
-            line=dict(color=POLLUTED_COLOR),
-            marker=dict(size=5),
-            name=translate("axes.train_eval.gap", lang),
-        )
+    gap.add_scatter(
+        x=result.shift_grid,
+        y=result.gap_by_shift,
+        mode="lines+markers",
+        line=dict(color=POLLUTED_COLOR),
+        marker=dict(size=5),
+        name=translate("axes.train_eval.gap", lang),
     )
-    gap.add_trace(
-        go.Scatter(
-            x=[result.shift],
-            y=[result.gap_mean],
-            mode="markers",
-            marker=dict(color=CLICKED_COLOR, size=13, symbol="diamond", line=dict(width=1)),
-            name=translate("axes.train_eval.chosen", lang),
-        )
+    gap.add_scatter(
+        x=[result.shift],
+        y=[result.gap_mean],
+        mode="markers",
+        marker=dict(color=CLICKED_COLOR, size=13, symbol="diamond", line=dict(width=1)),
+        name=translate("axes.train_eval.chosen", lang),
     )
     return _finish_pair((figure, gap), 400)
 
@@ -223,44 +203,36 @@ def batch_of_one_figure(result: BatchOfOne, lang: str) -> go.Figure:
     figure = make_subplots(
         rows=2, cols=1, shared_xaxes=True, row_heights=(0.86, 0.14), vertical_spacing=0.04
     )
-    figure.add_trace(
-        go.Bar(
-            x=channels,
-            y=result.x,
-            marker_color=MUTED_COLOR,
-            opacity=0.55,
-            name=translate("axes.one.x", lang),
-        )
+    figure.add_bar(
+        x=channels,
+        y=result.x,
+        marker_color=MUTED_COLOR,
+        opacity=0.55,
+        name=translate("axes.one.x", lang),
     )
-    figure.add_trace(
-        go.Scatter(
-            x=channels,
-            y=result.beta,
-            mode="markers",
-            marker=dict(symbol="circle-open", size=13, color="#111111", line=dict(width=2)),
-            name=translate("axes.one.beta", lang),
-        )
+    figure.add_scatter(
+        x=channels,
+        y=result.beta,
+        mode="markers",
+        marker=dict(symbol="circle-open", size=13, color="#111111", line=dict(width=2)),
+        name=translate("axes.one.beta", lang),
     )
-    figure.add_trace(
-        go.Scatter(
-            x=channels,
-            y=finite_or_none(result.y),
-            mode="markers",
-            marker=dict(size=6, color=POLLUTED_COLOR),
-            name=translate("axes.one.y", lang),
-        )
+    figure.add_scatter(
+        x=channels,
+        y=finite_or_none(result.y),
+        mode="markers",
+        marker=dict(size=6, color=POLLUTED_COLOR),
+        name=translate("axes.one.y", lang),
     )
     nan = [c for c, v in zip(channels, result.y_eps0) if not math.isfinite(v)]
     if nan:
-        figure.add_trace(
-            go.Scatter(
-                x=nan,
-                y=[0.0] * len(nan),  # a place in the NaN strip, not a value
-                mode="markers",
-                marker=dict(symbol="x", size=8, color=POLLUTED_COLOR, line=dict(width=1)),
-                name=translate("axes.one.y_eps0", lang),
-                hovertemplate="c = %{x}: NaN<extra></extra>",
-            ),
+        figure.add_scatter(
+            x=nan,
+            y=[0.0] * len(nan),  # a place in the NaN strip, not a value
+            mode="markers",
+            marker=dict(symbol="x", size=8, color=POLLUTED_COLOR, line=dict(width=1)),
+            name=translate("axes.one.y_eps0", lang),
+            hovertemplate="c = %{x}: NaN<extra></extra>",
             row=2,
             col=1,
         )
@@ -296,15 +268,13 @@ def causal_figure(result: CausalLeak, lang: str) -> Pair:
             for t, v in enumerate(result.same_sample[index])
         ]
         for figure, values in zip(pair, (same, result.other_samples[index])):
-            figure.add_trace(
-                go.Scatter(
-                    x=positions,
-                    y=values,
-                    mode="lines+markers",
-                    line=dict(color=NORM_COLORS[kind], dash=dashes.get(kind, "solid"), width=2),
-                    marker=dict(size=5),
-                    name=NORM_NAMES[kind],
-                )
+            figure.add_scatter(
+                x=positions,
+                y=values,
+                mode="lines+markers",
+                line=dict(color=NORM_COLORS[kind], dash=dashes.get(kind, "solid"), width=2),
+                marker=dict(size=5),
+                name=NORM_NAMES[kind],
             )
     for figure in pair:
         figure.add_vline(x=result.position, line=dict(color=CLICKED_COLOR, width=2))

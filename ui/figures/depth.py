@@ -100,51 +100,43 @@ def residual_figure(series: Sequence[Series], lang: str, log_y: bool = True) -> 
     if depth and band:
         ell = np.arange(depth + 1)
         lo, hi = pre_ln_band(ell)
-        figure.add_trace(
-            go.Scatter(
-                x=ell,
-                y=hi,
-                mode="lines",
-                line=dict(width=0),
-                showlegend=False,
-                hoverinfo="skip",
-                name=band_label,
-            )
+        figure.add_scatter(
+            x=ell,
+            y=hi,
+            mode="lines",
+            line=dict(width=0),
+            showlegend=False,
+            hoverinfo="skip",
+            name=band_label,
         )
-        figure.add_trace(
-            go.Scatter(
-                x=ell,
-                y=lo,
-                mode="lines",
-                line=dict(width=0),
-                fill="tonexty",
-                fillcolor=BAND_FILL,
-                name=band_label,
-            )
+        figure.add_scatter(
+            x=ell,
+            y=lo,
+            mode="lines",
+            line=dict(width=0),
+            fill="tonexty",
+            fillcolor=BAND_FILL,
+            name=band_label,
         )
     before_norm = translate("depth.before_norm", lang)
     posts = [(n, r) for n, r in series if PLACEMENTS[r.spec.placement].norms.on_stream]
     for (name, result), style in zip(posts, _styles(posts)):
         layers = np.arange(1, result.spec.layers + 1)
-        figure.add_trace(
-            go.Scatter(
-                x=layers,
-                y=finite_or_none(result.pre_norm_ms),
-                mode="lines",
-                name=f"{name}: {before_norm}",
-                line={**style, "dash": "dot"},
-            )
+        figure.add_scatter(
+            x=layers,
+            y=finite_or_none(result.pre_norm_ms),
+            mode="lines",
+            name=f"{name}: {before_norm}",
+            line={**style, "dash": "dot"},
         )
     described = any(PLACEMENTS[r.spec.placement].lemma2 == "post_level" for _, r in posts)
     if described and depth:  # a trace, not add_hline: hline labels misplace on log axes
-        figure.add_trace(
-            go.Scatter(
-                x=[1, depth],
-                y=[POST_LN_LEVEL, POST_LN_LEVEL],
-                mode="lines",
-                name=post_level_text(),
-                line=dict(color=THEORY_COLOR, dash="dot", width=1),
-            )
+        figure.add_scatter(
+            x=[1, depth],
+            y=[POST_LN_LEVEL, POST_LN_LEVEL],
+            mode="lines",
+            name=post_level_text(),
+            line=dict(color=THEORY_COLOR, dash="dot", width=1),
         )
     return _scales(figure, log_y)
 
@@ -164,14 +156,12 @@ def x0_weight_figure(series: Sequence[Series], lang: str, gain: float | None = N
     depth = max((r.spec.layers for _, r in series), default=0)
     if gain is not None and depth:
         ell = np.arange(depth + 1)
-        figure.add_trace(
-            go.Scatter(
-                x=ell,
-                y=x0_weight_expected(ell, gain),
-                mode="lines",
-                name=translate("depth.x0_reference", lang, gain=format_number(gain, 3)),
-                line=dict(color=THEORY_COLOR, dash="dash", width=1),
-            )
+        figure.add_scatter(
+            x=ell,
+            y=x0_weight_expected(ell, gain),
+            mode="lines",
+            name=translate("depth.x0_reference", lang, gain=format_number(gain, 3)),
+            line=dict(color=THEORY_COLOR, dash="dash", width=1),
         )
     return _scales(figure, log_y=True)
 
@@ -194,37 +184,31 @@ def sweep_figure(
     for name, sweep in sweeps:
         color = PLACEMENT_COLORS[sweep.spec.placement]
         x = sweep.layers.astype(float)
-        figure.add_trace(
-            go.Scatter(
-                x=x,
-                y=finite_or_none(sweep.last_grad_norm),
-                mode="markers",
-                name=name,
-                marker=dict(color=color, size=9),
-            )
+        figure.add_scatter(
+            x=x,
+            y=finite_or_none(sweep.last_grad_norm),
+            mode="markers",
+            name=name,
+            marker=dict(color=color, size=9),
         )
         fit = np.exp(sweep.intercept) * x**sweep.slope
-        figure.add_trace(
-            go.Scatter(
-                x=x,
-                y=fit,
-                mode="lines",
-                showlegend=False,
-                name=f"{name} {slope_label} {sweep.slope:+.2f}",
-                line=dict(color=color),
-            )
+        figure.add_scatter(
+            x=x,
+            y=fit,
+            mode="lines",
+            showlegend=False,
+            name=f"{name} {slope_label} {sweep.slope:+.2f}",
+            line=dict(color=color),
         )
         slope = PLACEMENTS[sweep.spec.placement].theorem1_slope
         if theory and slope is not None:
             y0 = float(sweep.last_grad_norm[0])
-            figure.add_trace(
-                go.Scatter(
-                    x=x,
-                    y=y0 * (x / x[0]) ** slope,
-                    mode="lines",
-                    name=f"{name}: {theory_label} {slope:+.1f}",
-                    line=dict(color=color, dash="dash", width=1),
-                )
+            figure.add_scatter(
+                x=x,
+                y=y0 * (x / x[0]) ** slope,
+                mode="lines",
+                name=f"{name}: {theory_label} {slope:+.1f}",
+                line=dict(color=color, dash="dash", width=1),
             )
         slopes.append(f"{name} {slope_label} {sweep.slope:+.2f}")
     title = f"{translate('depth.sweep_title', lang)}<br><sup>{', '.join(slopes)}</sup>"
@@ -241,25 +225,21 @@ def training_loss_figure(
     """Per-step loss of each run (streamed or finished) with the chance loss dashed."""
     figure = go.Figure()
     for (name, run), color in zip(runs, RUN_COLORS * 4):
-        figure.add_trace(
-            go.Scatter(
-                x=run.steps,
-                y=finite_or_none(run.loss),
-                mode="lines",
-                name=name,
-                line=dict(color=color),
-            )
+        figure.add_scatter(
+            x=run.steps,
+            y=finite_or_none(run.loss),
+            mode="lines",
+            name=name,
+            line=dict(color=color),
         )
     last = max((int(run.steps[-1]) for _, run in runs if len(run.steps)), default=0)
     if last:
         chance = runs[0][1].chance_loss
-        figure.add_trace(
-            go.Scatter(
-                x=[1, last],
-                y=[chance, chance],
-                mode="lines",
-                name=translate("depth.chance", lang),
-                line=dict(color=THEORY_COLOR, dash="dash", width=1),
-            )
+        figure.add_scatter(
+            x=[1, last],
+            y=[chance, chance],
+            mode="lines",
+            name=translate("depth.chance", lang),
+            line=dict(color=THEORY_COLOR, dash="dash", width=1),
         )
     return _layout(figure, "loss", lang, log_y, x="loss")

@@ -150,27 +150,23 @@ def wiring_figure(
         font=dict(size=14),
     )
     # identity path: a thick highlighted line under the boxes, as a trace for the legend
-    figure.add_trace(
-        go.Scatter(
-            x=[0.3, end],
-            y=[y_main, y_main],
-            mode="lines",
-            name=translate("depth.wiring_identity", lang),
-            hoverinfo="skip",
-            line=dict(color=IDENTITY_COLOR, width=8),
-        )
+    figure.add_scatter(
+        x=[0.3, end],
+        y=[y_main, y_main],
+        mode="lines",
+        name=translate("depth.wiring_identity", lang),
+        hoverinfo="skip",
+        line=dict(color=IDENTITY_COLOR, width=8),
     )
-    figure.add_trace(
-        go.Scatter(
-            x=adds,
-            y=[y_main] * len(adds),
-            mode="markers+text",
-            text=["+"] * 2,
-            textposition="middle center",
-            showlegend=False,
-            hoverinfo="skip",
-            marker=dict(size=22, color="white", line=dict(color=INK, width=1.5)),
-        )
+    figure.add_scatter(
+        x=adds,
+        y=[y_main] * len(adds),
+        mode="markers+text",
+        text=["+"] * 2,
+        textposition="middle center",
+        showlegend=False,
+        hoverinfo="skip",
+        marker=dict(size=22, color="white", line=dict(color=INK, width=1.5)),
     )
     figure.update_layout(
         title=f"{label('placement', placement, lang)} — {modules.family}",

@@ -124,26 +124,22 @@ def rms_heatmap(
             colorbar=colorbar,
         )
     )
-    figure.add_trace(
-        go.Scatter(
-            x=[0] * layers,
-            y=np.arange(layers),
-            mode="lines",
-            line=dict(color=FIRST_COLOR, width=2, dash="dot"),
-            name=translate("dumps.first_token", lang),
-            hoverinfo="skip",
-        )
+    figure.add_scatter(
+        x=[0] * layers,
+        y=np.arange(layers),
+        mode="lines",
+        line=dict(color=FIRST_COLOR, width=2, dash="dot"),
+        name=translate("dumps.first_token", lang),
+        hoverinfo="skip",
     )
     if outliers:
-        figure.add_trace(
-            go.Scatter(
-                x=[token for token, _ in outliers],
-                y=[layer for _, layer in outliers],
-                mode="markers",
-                marker=dict(symbol="circle-open", size=12, color=OUTLIER_COLOR, line=dict(width=2)),
-                name=translate("dumps.outlier_token", lang),
-                hoverinfo="skip",
-            )
+        figure.add_scatter(
+            x=[token for token, _ in outliers],
+            y=[layer for _, layer in outliers],
+            mode="markers",
+            marker=dict(symbol="circle-open", size=12, color=OUTLIER_COLOR, line=dict(width=2)),
+            name=translate("dumps.outlier_token", lang),
+            hoverinfo="skip",
         )
     chart_layout(figure, "heatmap", lang, log_y=False, height=min(720, 260 + 12 * layers))
     figure.update_layout(hovermode="closest", legend=legend_below())
@@ -177,18 +173,16 @@ def rms_lines(
         low, high = np.nanpercentile(flat, 10, axis=1), np.nanpercentile(flat, 90, axis=1)
     figure = go.Figure()
     for bound, fill in ((high, None), (low, "tonexty")):  # the band: fill down to the 10 %
-        figure.add_trace(
-            go.Scatter(
-                x=layers,
-                y=positive_or_none(bound),
-                mode="lines",
-                line=dict(width=0),
-                fill=fill,
-                fillcolor=BAND_FILL,
-                name=translate("dumps.band", lang),
-                showlegend=fill is not None,
-                hoverinfo="skip",
-            )
+        figure.add_scatter(
+            x=layers,
+            y=positive_or_none(bound),
+            mode="lines",
+            line=dict(width=0),
+            fill=fill,
+            fillcolor=BAND_FILL,
+            name=translate("dumps.band", lang),
+            showlegend=fill is not None,
+            hoverinfo="skip",
         )
     lines = [
         (residual.rms_layer, translate("dumps.all_tokens", lang), dict(color=ALL_COLOR, width=2)),
@@ -293,20 +287,19 @@ def token_norms_figure(norms: TokenNorms, lang: str) -> go.Figure:
     channels = np.arange(norms.layernorm.shape[1])
     ln, rms = norms.layernorm[0], norms.rmsnorm[0]
     figure = make_subplots(rows=2, cols=1, shared_xaxes=True, row_heights=[0.65, 0.35])
-    figure.add_trace(
-        go.Scatter(
-            x=channels, y=finite_or_none(ln), name="LayerNorm(x)", line=dict(color=ALL_COLOR)
-        ),
+    figure.add_scatter(
+        x=channels,
+        y=finite_or_none(ln),
+        name="LayerNorm(x)",
+        line=dict(color=ALL_COLOR),
         row=1,
         col=1,
     )
-    figure.add_trace(
-        go.Scatter(
-            x=channels,
-            y=finite_or_none(rms),
-            name="RMSNorm(x)",
-            line=dict(color=FIRST_COLOR, dash="dot"),
-        ),
+    figure.add_scatter(
+        x=channels,
+        y=finite_or_none(rms),
+        name="RMSNorm(x)",
+        line=dict(color=FIRST_COLOR, dash="dot"),
         row=1,
         col=1,
     )

@@ -81,28 +81,24 @@ def channel_detail(
     figure = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08)
     for row, values, name in ((1, channels.mean[layer], "mean"), (2, channels.std[layer], "std")):
         clean = finite_or_none(values) if row == 1 else positive_or_none(values)
-        figure.add_trace(
-            go.Scatter(
-                x=usual,
-                y=[clean[i] for i in usual],
-                name=names[name],
-                mode="markers",
-                marker=dict(color=ALL_COLOR if row == 1 else MEDIAN_COLOR, size=4),
-            ),
+        figure.add_scatter(
+            x=usual,
+            y=[clean[i] for i in usual],
+            name=names[name],
+            mode="markers",
+            marker=dict(color=ALL_COLOR if row == 1 else MEDIAN_COLOR, size=4),
             row=row,
             col=1,
         )
         if picked.size:
-            figure.add_trace(
-                go.Scatter(
-                    x=picked,
-                    y=[clean[i] for i in picked],
-                    name=translate("dumps.outlier_channel", lang),
-                    mode="markers",
-                    marker=dict(color=OUTLIER_COLOR, size=9, symbol="diamond"),
-                    showlegend=row == 1,
-                    legendgroup="outlier",
-                ),
+            figure.add_scatter(
+                x=picked,
+                y=[clean[i] for i in picked],
+                name=translate("dumps.outlier_channel", lang),
+                mode="markers",
+                marker=dict(color=OUTLIER_COLOR, size=9, symbol="diamond"),
+                showlegend=row == 1,
+                legendgroup="outlier",
                 row=row,
                 col=1,
             )
@@ -122,26 +118,22 @@ def channel_detail(
 def dyt_figure(fit: DyTFit, lang: str) -> go.Figure:
     """A norm's output against its input, and the fitted γ·tanh(αx) (Zhu et al. 2025)."""
     figure = go.Figure()
-    figure.add_trace(
-        go.Scattergl(
-            x=fit.x,
-            y=fit.y,
-            mode="markers",
-            name=translate("dumps.dyt_points", lang, count=fit.points),
-            marker=dict(color=ALL_COLOR, size=3, opacity=0.35),
-        )
+    figure.add_scattergl(
+        x=fit.x,
+        y=fit.y,
+        mode="markers",
+        name=translate("dumps.dyt_points", lang, count=fit.points),
+        marker=dict(color=ALL_COLOR, size=3, opacity=0.35),
     )
     edge = _dyt_outliers(figure, fit, lang)
     if fit.x.size and math.isfinite(fit.alpha) and math.isfinite(fit.gamma):
         x = np.linspace(float(fit.x.min()), float(fit.x.max()), 400)
-        figure.add_trace(
-            go.Scatter(
-                x=x,
-                y=fit.gamma * np.tanh(fit.alpha * x),
-                mode="lines",
-                name="γ·tanh(αx)",
-                line=dict(color=FIRST_COLOR, width=2),
-            )
+        figure.add_scatter(
+            x=x,
+            y=fit.gamma * np.tanh(fit.alpha * x),
+            mode="lines",
+            name="γ·tanh(αx)",
+            line=dict(color=FIRST_COLOR, width=2),
         )
     title = translate(
         "dumps.dyt_title",
@@ -165,25 +157,23 @@ def _dyt_outliers(figure: go.Figure, fit: DyTFit, lang: str) -> float | None:
         return None
     edge = max(float(np.abs(fit.x).max()), 1e-30)
     top = max(float(np.abs(fit.y).max()), 1e-30)  # the outliers' y is clipped to the bulk's
-    figure.add_trace(
-        go.Scatter(
-            x=np.clip(fit.outlier_x, -edge, edge),
-            y=np.clip(fit.outlier_y, -top, top),
-            customdata=np.stack([fit.outlier_x, fit.outlier_y], axis=-1),
-            mode="markers",
-            name=translate(
-                "dumps.dyt_outliers",
-                lang,
-                count=fit.outliers,
-                limit=f"{fit.bulk_limit:.4g}",
-                largest=f"{float(np.abs(fit.outlier_x).max()):.5g}",
-            ),
-            marker=dict(
-                color=FIRST_COLOR,
-                size=9,
-                symbol=["triangle-right" if v > 0 else "triangle-left" for v in fit.outlier_x],
-            ),
-            hovertemplate="x = %{customdata[0]:.6g}<br>y = %{customdata[1]:.4g}<extra></extra>",
-        )
+    figure.add_scatter(
+        x=np.clip(fit.outlier_x, -edge, edge),
+        y=np.clip(fit.outlier_y, -top, top),
+        customdata=np.stack([fit.outlier_x, fit.outlier_y], axis=-1),
+        mode="markers",
+        name=translate(
+            "dumps.dyt_outliers",
+            lang,
+            count=fit.outliers,
+            limit=f"{fit.bulk_limit:.4g}",
+            largest=f"{float(np.abs(fit.outlier_x).max()):.5g}",
+        ),
+        marker=dict(
+            color=FIRST_COLOR,
+            size=9,
+            symbol=["triangle-right" if v > 0 else "triangle-left" for v in fit.outlier_x],
+        ),
+        hovertemplate="x = %{customdata[0]:.6g}<br>y = %{customdata[1]:.4g}<extra></extra>",
     )
     return edge

@@ -38,54 +38,46 @@ def norm_io_figure(step: NormStep, norm: str, token: str, lang: str) -> go.Figur
     channels = np.arange(io.x.shape[0])
     figure = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08)
     hover_in = f"{channel} %{{x}}<br>x = %{{y:.6g}}<extra></extra>"
-    figure.add_trace(
-        go.Scatter(
-            x=channels,
-            y=io.x,
-            hovertemplate=hover_in,
-            mode="lines",
-            name=translate("dumps.io_input", lang),
-            line=dict(color=ALL_COLOR, width=1),
-        ),
+    figure.add_scatter(
+        x=channels,
+        y=io.x,
+        hovertemplate=hover_in,
+        mode="lines",
+        name=translate("dumps.io_input", lang),
+        line=dict(color=ALL_COLOR, width=1),
         row=1,
         col=1,
     )
     hover_out = f"{channel} %{{x}}<br>y = %{{y:.6g}}<extra></extra>"
-    figure.add_trace(
-        go.Scatter(
-            x=channels,
-            y=io.y,
-            hovertemplate=hover_out,
-            mode="lines",
-            name=translate("dumps.io_output", lang),
-            line=dict(color=FIRST_COLOR, width=1),
-        ),
+    figure.add_scatter(
+        x=channels,
+        y=io.y,
+        hovertemplate=hover_out,
+        mode="lines",
+        name=translate("dumps.io_output", lang),
+        line=dict(color=FIRST_COLOR, width=1),
         row=2,
         col=1,
     )
     if step.recomputed is not None:
-        figure.add_trace(
-            go.Scatter(
-                x=channels,
-                y=step.recomputed,
-                hovertemplate=hover_out,
-                mode="markers",
-                name=translate("dumps.io_recomputed", lang),
-                marker=dict(color=MUTED, size=3),
-            ),
+        figure.add_scatter(
+            x=channels,
+            y=step.recomputed,
+            hovertemplate=hover_out,
+            mode="markers",
+            name=translate("dumps.io_recomputed", lang),
+            marker=dict(color=MUTED, size=3),
             row=2,
             col=1,
         )
     peak = step.peak_channel
-    figure.add_trace(
-        go.Scatter(
-            x=[peak],
-            y=[float(io.x[peak])],
-            hovertemplate=hover_in,
-            mode="markers",
-            name=translate("dumps.io_peak", lang),
-            marker=dict(color=OUTLIER_COLOR, size=10, symbol="diamond"),
-        ),
+    figure.add_scatter(
+        x=[peak],
+        y=[float(io.x[peak])],
+        hovertemplate=hover_in,
+        mode="markers",
+        name=translate("dumps.io_peak", lang),
+        marker=dict(color=OUTLIER_COLOR, size=10, symbol="diamond"),
         row=1,
         col=1,
     )
@@ -115,16 +107,14 @@ def precision_figure(comparison: PrecisionComparison, lang: str) -> go.Figure:
             continue
         error = run.relative_error.max(axis=1)  # [P] the worst token at each point
         shown = [float(e) if math.isfinite(e) and e > 0 else None for e in error]
-        figure.add_trace(
-            go.Scatter(
-                x=points,
-                y=shown,
-                mode="lines+markers",
-                name=run.dtype,
-                hovertemplate=hover,
-                line=dict(color=DTYPE_COLORS[run.dtype]),
-                marker=dict(size=4),
-            )
+        figure.add_scatter(
+            x=points,
+            y=shown,
+            mode="lines+markers",
+            name=run.dtype,
+            hovertemplate=hover,
+            line=dict(color=DTYPE_COLORS[run.dtype]),
+            marker=dict(size=4),
         )
     figure.add_hline(
         y=DIVERGENCE,

@@ -42,32 +42,28 @@ def effect_figure(run, lang: str) -> go.Figure:
         (_tr("chart.unmodified", lang), run.baseline_nll, UNMODIFIED),
         (_tr("chart.changed", lang), effect.nll, CHANGED),
     ):
-        figure.add_trace(
-            go.Scatter(
-                x=positions,
-                y=finite_or_none(values),
-                name=name,
-                mode="lines",
-                line=dict(color=color, width=1.2),
-                text=hover,
-                hovertemplate="%{text}<br>%{y:.3g}<extra>" + name + "</extra>",
-            ),
+        figure.add_scatter(
+            x=positions,
+            y=finite_or_none(values),
+            name=name,
+            mode="lines",
+            line=dict(color=color, width=1.2),
+            text=hover,
+            hovertemplate="%{text}<br>%{y:.3g}<extra>" + name + "</extra>",
             row=1,
             col=1,
         )
     kl = np.asarray(effect.kl[:-1], dtype=float)  # position t predicts token t+1
     shown = np.where(np.isfinite(kl) & (kl > 0), kl, np.nan)
-    figure.add_trace(
-        go.Scatter(
-            x=positions,
-            y=finite_or_none(shown),
-            name="KL",
-            mode="lines",
-            line=dict(color=CHANGED, width=1),
-            text=hover,
-            hovertemplate="%{text}<br>%{y:.3g}<extra>KL</extra>",
-            showlegend=False,
-        ),
+    figure.add_scatter(
+        x=positions,
+        y=finite_or_none(shown),
+        name="KL",
+        mode="lines",
+        line=dict(color=CHANGED, width=1),
+        text=hover,
+        hovertemplate="%{text}<br>%{y:.3g}<extra>KL</extra>",
+        showlegend=False,
         row=2,
         col=1,
     )
@@ -146,14 +142,12 @@ def lens_figure(run, lang: str) -> go.Figure:
             col=1,
         )
         values = np.where(kl[index] > 0, kl[index], np.nan)
-        figure.add_trace(
-            go.Scatter(
-                x=points,
-                y=finite_or_none(values),
-                name=name,
-                showlegend=False,
-                line=dict(color=color),
-            ),  # fmt: skip
+        figure.add_scatter(
+            x=points,
+            y=finite_or_none(values),
+            name=name,
+            showlegend=False,
+            line=dict(color=color),
             row=2,
             col=1,
         )

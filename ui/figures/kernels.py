@@ -24,27 +24,25 @@ def timing_figure(timings: Sequence[dict], lang: str) -> go.Figure:
         series.setdefault((row["kind"], row["pass"]), []).append(row)
     for (kind, pass_), rows in series.items():
         rows = sorted(rows, key=lambda r: r["width"])
-        figure.add_trace(
-            go.Scatter(
-                x=[r["width"] for r in rows],
-                y=[r["median_us"] for r in rows],
-                error_y=dict(
-                    type="data",
-                    symmetric=False,
-                    array=[r["q3_us"] - r["median_us"] for r in rows],
-                    arrayminus=[r["median_us"] - r["q1_us"] for r in rows],
-                    color=KIND_COLORS[kind],
-                    thickness=1,
-                ),
-                mode="lines+markers",
-                name=f"{NORM_NAMES[kind]} · {label('pass', pass_, lang)}",
-                line=dict(color=KIND_COLORS[kind], dash=PASS_DASH[pass_]),
-                customdata=[(r["gbps"], r["q1_us"], r["q3_us"]) for r in rows],
-                hovertemplate=(
-                    "%{x}: %{y:.1f} µs [%{customdata[1]:.1f}, %{customdata[2]:.1f}] "
-                    "(%{customdata[0]:.1f} GB/s)<extra>%{fullData.name}</extra>"
-                ),
-            )
+        figure.add_scatter(
+            x=[r["width"] for r in rows],
+            y=[r["median_us"] for r in rows],
+            error_y=dict(
+                type="data",
+                symmetric=False,
+                array=[r["q3_us"] - r["median_us"] for r in rows],
+                arrayminus=[r["median_us"] - r["q1_us"] for r in rows],
+                color=KIND_COLORS[kind],
+                thickness=1,
+            ),
+            mode="lines+markers",
+            name=f"{NORM_NAMES[kind]} · {label('pass', pass_, lang)}",
+            line=dict(color=KIND_COLORS[kind], dash=PASS_DASH[pass_]),
+            customdata=[(r["gbps"], r["q1_us"], r["q3_us"]) for r in rows],
+            hovertemplate=(
+                "%{x}: %{y:.1f} µs [%{customdata[1]:.1f}, %{customdata[2]:.1f}] "
+                "(%{customdata[0]:.1f} GB/s)<extra>%{fullData.name}</extra>"
+            ),
         )
     widths = sorted({row["width"] for row in timings})
     width = translate("kernels.axis_width", lang)
@@ -60,16 +58,14 @@ def recorded_bandwidth_figure(rows: Sequence[dict], lang: str) -> go.Figure:
     providers = list(dict.fromkeys(r["provider"] for r in rows))
     for provider, color in zip(providers, PROVIDER_COLORS * 4):
         mine = [r for r in rows if r["provider"] == provider]
-        figure.add_trace(
-            go.Bar(
-                x=[
-                    f"{r['op']} · {r['pass']} · {r['dtype']} · {int(r['M'])}×{int(r['N'])}"
-                    for r in mine
-                ],
-                y=[r["GB/s"] for r in mine],
-                name=str(provider),
-                marker_color=color,
-            )
+        figure.add_bar(
+            x=[
+                f"{r['op']} · {r['pass']} · {r['dtype']} · {int(r['M'])}×{int(r['N'])}"
+                for r in mine
+            ],
+            y=[r["GB/s"] for r in mine],
+            name=str(provider),
+            marker_color=color,
         )
     figure.update_layout(
         barmode="group",

@@ -65,21 +65,19 @@ def input_output_figure(
         )
         bad = [(i, v) for i, v in zip(channels, values) if not math.isfinite(v)]
         if bad:
-            figure.add_trace(
-                go.Scatter(
-                    x=[i for i, _ in bad],
-                    y=[0.0] * len(bad),
-                    mode="markers",
-                    name=f"{name}: {translate('vector_lab.chart_nonfinite', lang)}",
-                    marker=dict(
-                        symbol="x",
-                        size=11 if len(bad) <= BAR_LIMIT else 4,
-                        color=NONFINITE_COLOR,
-                        line=dict(width=2),
-                    ),
-                    hovertext=[str(v) for _, v in bad],
-                    hoverinfo="text+name",
+            figure.add_scatter(
+                x=[i for i, _ in bad],
+                y=[0.0] * len(bad),
+                mode="markers",
+                name=f"{name}: {translate('vector_lab.chart_nonfinite', lang)}",
+                marker=dict(
+                    symbol="x",
+                    size=11 if len(bad) <= BAR_LIMIT else 4,
+                    color=NONFINITE_COLOR,
+                    line=dict(width=2),
                 ),
+                hovertext=[str(v) for _, v in bad],
+                hoverinfo="text+name",
                 row=2,
                 col=1,
             )
