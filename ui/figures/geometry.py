@@ -73,6 +73,7 @@ def scene_figure(
     }
     traces = _fixed_shapes(scene, names, mode)
     if inputs:
+        size = 2.5 if d == 3 else 5
         traces.append(
             markers(
                 cloud.inputs,
@@ -80,7 +81,7 @@ def scene_figure(
                 names["inputs"],
                 "inputs",
                 COLORS["input"],
-                2.5 if d == 3 else 5,
+                size,
                 opacity=0.55,
                 cloud=True,
             )
@@ -92,7 +93,7 @@ def scene_figure(
                 scatter(
                     d,
                     True,
-                    **coordinates(joined) if d > 1 else dict(x=joined[:, 0], y=joined[:, 1]),
+                    **coordinates(joined),
                     mode="lines",
                     line=dict(color=COLORS[kind], width=1),
                     opacity=0.25,
@@ -102,18 +103,9 @@ def scene_figure(
                 )
             )
     for kind in sorted(outputs, key=DRAW_ORDER.index):  # LayerNorm's few points on top
-        size = MARKER_SIZES[d][kind]
+        name, size = output_names[kind], MARKER_SIZES[d][kind]
         traces.append(
-            markers(
-                outputs[kind],
-                d,
-                output_names[kind],
-                kind,
-                COLORS[kind],
-                size,
-                LANES[kind],
-                cloud=True,
-            )
+            markers(outputs[kind], d, name, kind, COLORS[kind], size, LANES[kind], cloud=True)
         )
     figure = go.Figure(traces)
     drawn = [cloud.inputs if inputs else np.zeros((1, d)), *outputs.values()]
@@ -127,12 +119,11 @@ def _fixed_shapes(scene: Scene, names: dict[str, str], mode: str) -> list:
     meshes, d = scene.meshes, scene.meshes.d
     if d == 1:
         return _strip_shapes(scene, names, mode)
-    shapes = []
     if mode == "affine":
         e = scene.ellipsoids
-        shapes.append(shape(e.standard, d, names["ellipsoid"], "ellipsoid", COLORS["sphere"], 0.25))
         gemma = e.gemma.points[::2, ::2] if d == 3 else e.gemma.points
-        shapes.append(
+        return [
+            _shape(e.standard, d, names, "ellipsoid", 0.25, "sphere"),
             markers(
                 gemma.reshape(-1, d),
                 d,
@@ -140,46 +131,34 @@ def _fixed_shapes(scene: Scene, names: dict[str, str], mode: str) -> list:
                 "gemma",
                 COLORS["gemma"],
                 2 if d == 3 else 4,
-            )
-        )
-        shapes.append(
-            shape(
-                e.layernorm_standard,
-                d,
-                names["layernorm_ellipse"],
-                "layernorm_ellipse",
-                COLORS["layernorm_set"],
-                1.0,
-            )
-        )
-        return shapes
-    shapes.append(shape(meshes.sphere, d, names["sphere"], "sphere", COLORS["sphere"], 0.18))
+            ),
+            _shape(e.layernorm_standard, d, names, "layernorm_ellipse", 1.0, "layernorm_set"),
+        ]
     if mode == "dyt":
-        shapes.append(polyline(_box_edges(d), d, names["cube"], "cube", COLORS["cube"], width=4))
-    else:
-        shapes.append(shape(meshes.ones_plane, d, names["plane"], "plane", COLORS["plane"], 0.3))
-    shapes.append(
-        polyline(
-            meshes.ones_axis.points.reshape(-1, d),
-            d,
-            names["axis"],
-            "ones_axis",
-            COLORS["axis"],
-            dash="dash",
-        )
-    )
-    if mode == "plain":
-        shapes.append(
-            shape(
-                meshes.layernorm_set,
-                d,
-                names["layernorm_set"],
-                "layernorm_set",
-                COLORS["layernorm_set"],
-                1.0,
-            )
-        )
-    return shapes
+        cube = polyline(_box_edges(d), d, names["cube"], "cube", COLORS["cube"], width=4)
+        return [_shape(meshes.sphere, d, names, "sphere", 0.18), cube, _ones_axis(meshes, names)]
+    return _plain_shapes(meshes, names, 0.18, 0.3)
+
+
+def _shape(mesh, d: int, names: dict[str, str], tag: str, opacity: float, color: str = ""):
+    """``mesh`` drawn as the trace named ``names[tag]``, in ``COLORS[color or tag]``."""
+    return shape(mesh, d, names[tag], tag, COLORS[color or tag], opacity)
+
+
+def _ones_axis(meshes: SceneMeshes, names: dict[str, str]):
+    points = meshes.ones_axis.points.reshape(-1, meshes.d)
+    return polyline(points, meshes.d, names["axis"], "ones_axis", COLORS["axis"], dash="dash")
+
+
+def _plain_shapes(meshes: SceneMeshes, names: dict[str, str], sphere: float, plane: float):
+    """The sphere, the plane ⟂ 1, the all-ones axis and LayerNorm's circle (d = 2, 3)."""
+    d = meshes.d
+    return [
+        _shape(meshes.sphere, d, names, "sphere", sphere),
+        _shape(meshes.ones_plane, d, names, "plane", plane),
+        _ones_axis(meshes, names),
+        _shape(meshes.layernorm_set, d, names, "layernorm_set", 1.0),
+    ]
 
 
 def _strip_shapes(scene: Scene, names: dict[str, str], mode: str) -> list:
@@ -216,80 +195,41 @@ def path_figure(path: VectorPath, meshes: SceneMeshes, lang: str) -> go.Figure:
     origin = np.zeros(d)
     x, centered = path.x, path.centered
     layer, rms = path.layernorm, path.rmsnorm
-    traces = (
-        []
-        if d == 1
-        else [
-            shape(meshes.sphere, d, names["sphere"], "sphere", COLORS["sphere"], 0.15),
-            shape(meshes.ones_plane, d, names["plane"], "plane", COLORS["plane"], 0.25),
-            polyline(
-                meshes.ones_axis.points.reshape(-1, d),
-                d,
-                names["axis"],
-                "ones_axis",
-                COLORS["axis"],
-                dash="dash",
-            ),
-            shape(
-                meshes.layernorm_set,
-                d,
-                names["layernorm_set"],
-                "layernorm_set",
-                COLORS["layernorm_set"],
-                1.0,
-            ),
-        ]
-    )
     if d == 1:
-        traces.append(
-            strip_shape(meshes.sphere.points, names["sphere"], "sphere", COLORS["sphere"])
-        )
-    steps = (
-        ("arrow_x", origin, x, COLORS["input"], "solid", LANES["input"], LANES["input"]),
-        ("drop", x, centered, COLORS["plane"], "dash", LANES["input"], LANES["layernorm"]),
-        (
-            "scale_layernorm",
-            centered,
-            layer,
-            COLORS["layernorm"],
-            "dot",
-            LANES["layernorm"],
-            LANES["layernorm"],
-        ),
-        ("scale_rmsnorm", x, rms, COLORS["rmsnorm"], "dot", LANES["input"], LANES["rmsnorm"]),
+        traces = [strip_shape(meshes.sphere.points, names["sphere"], "sphere", COLORS["sphere"])]
+    else:
+        traces = _plain_shapes(meshes, names, 0.15, 0.25)
+    steps = (  # tag, start, end, colour, dash, the start's and the end's lane (d = 1)
+        ("arrow_x", origin, x, "input", "solid", "input", "input"),
+        ("drop", x, centered, "plane", "dash", "input", "layernorm"),
+        ("scale_layernorm", centered, layer, "layernorm", "dot", "layernorm", "layernorm"),
+        ("scale_rmsnorm", x, rms, "rmsnorm", "dot", "input", "rmsnorm"),
     )
     for tag, start, end, color, dash, lane_a, lane_b in steps:
-        joined = segments(start[None], end[None], (lane_a, lane_b))
-        xyz = coordinates(joined) if d > 1 else dict(x=joined[:, 0], y=joined[:, 1])
+        joined = segments(start[None], end[None], (LANES[lane_a], LANES[lane_b]))
         traces.append(
             scatter(
                 d,
-                **xyz,
+                **coordinates(joined),  # at d = 1 the lanes are the points' second column
                 mode="lines",
-                line=dict(color=color, width=4, dash=dash),
+                line=dict(color=COLORS[color], width=4, dash=dash),
                 name=translate(f"geometry.path_trace.{tag}", lang),
                 meta=tag,
                 hoverinfo="skip",
             )
         )
-    points = (
-        ("x", x, COLORS["input"], LANES["input"]),
-        ("mean", path.along_ones, COLORS["axis"], LANES["input"]),
-        ("centered", centered, COLORS["plane"], LANES["layernorm"]),
-        ("layernorm", layer, COLORS["layernorm"], LANES["layernorm"]),
-        ("rmsnorm", rms, COLORS["rmsnorm"], LANES["rmsnorm"]),
+    points = (  # tag, point, colour, lane (d = 1)
+        ("x", x, "input", "input"),
+        ("mean", path.along_ones, "axis", "input"),
+        ("centered", centered, "plane", "layernorm"),
+        ("layernorm", layer, "layernorm", "layernorm"),
+        ("rmsnorm", rms, "rmsnorm", "rmsnorm"),
     )
     for tag, point, color, lane in points:
+        name = translate(f"geometry.path_trace.{tag}", lang)
+        size = 7 if d == 3 else 11
         traces.append(
-            markers(
-                point[None],
-                d,
-                translate(f"geometry.path_trace.{tag}", lang),
-                f"point_{tag}",
-                color,
-                7 if d == 3 else 11,
-                lane,
-            )
+            markers(point[None], d, name, f"point_{tag}", COLORS[color], size, LANES[lane])
         )
     figure = go.Figure(traces)
     reach = max(reach_of([x, layer, rms, centered]), meshes.radius * 1.25)
