@@ -38,22 +38,23 @@ SECOND_COLOR = "#2ca02c"
 Pair = tuple[go.Figure, go.Figure]  # the left panel's figure, the right panel's
 
 
-def _titles(figure: go.Figure, panel: str, lang: str, suffix: str = "") -> go.Figure:
-    """The panel's title (``suffix`` appended) and axis titles, from ``<panel>_title/_x/_y``."""
+def _panel(panel: str, lang: str, height: int = 400, suffix: str = "") -> go.Figure:
+    """A panel's figure, titled (``suffix`` appended) from ``<panel>_title``, ``_x``, ``_y``."""
     title = translate(f"{panel}_title", lang) + suffix
+    figure = go.Figure()
     figure.update_layout(
         title=dict(text=title, x=0.5, xanchor="center", font=dict(size=14)),
         xaxis_title=translate(f"{panel}_x", lang),
         yaxis_title=translate(f"{panel}_y", lang),
     )
-    return figure
+    return _finish(figure, height)
 
 
-def _two_panels(left: str, right: str, lang: str) -> Pair:
-    return _titles(go.Figure(), left, lang), _titles(go.Figure(), right, lang)
+def _pair(left: str, right: str, lang: str, height: int = 400) -> Pair:
+    return _panel(left, lang, height), _panel(right, lang, height)
 
 
-def _finish(figure: go.Figure, height: int = 380) -> go.Figure:
+def _finish(figure: go.Figure, height: int) -> go.Figure:
     figure.update_layout(
         height=height,
         margin=dict(l=10, r=10, t=40, b=10),
@@ -63,13 +64,9 @@ def _finish(figure: go.Figure, height: int = 380) -> go.Figure:
     return figure
 
 
-def _finish_pair(pair: Pair, height: int = 380) -> Pair:
-    return _finish(pair[0], height), _finish(pair[1], height)
-
-
 def padding_figure(result: PaddingPollution, lang: str) -> Pair:
     """Per-channel mean and std, PAD counted (what BatchNorm computes) vs left out."""
-    pair = _two_panels("axes.padding.mean", "axes.padding.std", lang)
+    pair = _pair("axes.padding.mean", "axes.padding.std", lang, 380)
     channels = np.arange(len(result.mean_real))
     for figure, (polluted, real) in zip(
         pair, ((result.mean_with_pad, result.mean_real), (result.std_with_pad, result.std_real))
@@ -87,14 +84,14 @@ def padding_figure(result: PaddingPollution, lang: str) -> Pair:
                 name=translate(f"axes.padding.{key}", lang),
             )
     pair[0].add_hline(y=result.pad_value, line=dict(color=MUTED_COLOR, dash="dot"))
-    return _finish_pair(pair)
+    return pair
 
 
 def small_batch_figure(result: SmallBatchNoise, lang: str) -> Pair:
     """Left: channel 0's batch mean in every draw, by b.  Right: its spread against b, log-log,
     with the 1/√(b·T) line (and the batch variance's spread with its line)."""
 
-    figure, spread = _two_panels("axes.small.draws_panel", "axes.small.spread", lang)
+    figure, spread = _pair("axes.small.draws_panel", "axes.small.spread", lang)
     generator = np.random.default_rng(0)  # horizontal jitter only: the draws are the engine's
     for index, b in enumerate(result.batch_sizes):
         means = result.example_means[index]
@@ -134,7 +131,7 @@ def small_batch_figure(result: SmallBatchNoise, lang: str) -> Pair:
         )
     log_axis(spread, "x", sampled=[int(b) for b in sizes])  # each batch size
     log_axis(spread, "y")
-    return _finish_pair((figure, spread), 400)
+    return figure, spread
 
 
 def train_eval_figure(result: TrainEvalGap, lang: str) -> Pair:
@@ -142,8 +139,8 @@ def train_eval_figure(result: TrainEvalGap, lang: str) -> Pair:
     mean, and the shifted inference batch's mean.  Right: the train/eval gap against shift."""
 
     channel = int(np.argmax(np.abs(result.population_mean)))  # the most offset channel (else 0)
-    figure = _titles(go.Figure(), "axes.train_eval.history", lang, f" · c = {channel}")
-    gap = _titles(go.Figure(), "axes.train_eval.gap_panel", lang)
+    figure = _panel("axes.train_eval.history", lang, suffix=f" · c = {channel}")
+    gap = _panel("axes.train_eval.gap_panel", lang)
     steps = np.arange(1, result.steps + 1)
     figure.add_scatter(
         x=steps,
@@ -189,7 +186,7 @@ def train_eval_figure(result: TrainEvalGap, lang: str) -> Pair:
         marker=dict(color=CLICKED_COLOR, size=13, symbol="diamond", line=dict(width=1)),
         name=translate("axes.train_eval.chosen", lang),
     )
-    return _finish_pair((figure, gap), 400)
+    return figure, gap
 
 
 def batch_of_one_figure(result: BatchOfOne, lang: str) -> go.Figure:
@@ -258,7 +255,7 @@ def causal_figure(result: CausalLeak, lang: str) -> Pair:
     in that sequence (left) and in the other sequences (right), one line per kind.  The
     replaced token's own change (large under every kind) is left out of the left panel, so
     the scale shows what leaks into the other positions."""
-    pair = _two_panels("axes.causal.same", "axes.causal.other", lang)
+    pair = _pair("axes.causal.same", "axes.causal.other", lang)
     positions = np.arange(result.same_sample.shape[1])
     dashes = {"layernorm": "solid", "rmsnorm": "dash", "dyt": "dot"}
     for index, kind in enumerate(result.kinds):
@@ -288,4 +285,4 @@ def causal_figure(result: CausalLeak, lang: str) -> Pair:
         xshift=-4,
         font=dict(color="#7a5500"),
     )
-    return _finish_pair(pair, 400)
+    return pair
