@@ -25,18 +25,35 @@ def _hover(token_texts, positions) -> list[str]:
     return [plot_text(f"{p}: {token_texts[p]}") for p in positions]
 
 
+def _two_rows(top: str, bottom: str, lang: str) -> go.Figure:
+    """Two panels sharing the x axis, titled ``experiments.<top>`` and ``<bottom>``."""
+    titles = (_tr(top, lang), _tr(bottom, lang))
+    return make_subplots(
+        rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.12, subplot_titles=titles
+    )
+
+
+def _finish_rows(figure: go.Figure, y: str, kl: str, x: str, logged: bool) -> go.Figure:
+    """Axis titles; the bottom panel's KL on a log axis when any of it is drawn (``logged``)."""
+    figure.update_yaxes(title_text=y, row=1, col=1)
+    if logged:
+        log_axis(figure, "y", row=2, col=1, title_text=kl)
+    figure.update_xaxes(title_text=x, row=2, col=1)
+    figure.update_layout(height=2 * HEIGHT, margin=dict(t=40, b=40), legend=dict(orientation="h"))
+    return figure
+
+
+def _titled(figure: go.Figure, x: str, y: str, **layout) -> go.Figure:
+    figure.update_layout(xaxis_title=x, yaxis_title=y, height=HEIGHT, **layout)
+    return figure
+
+
 def effect_figure(run, lang: str) -> go.Figure:
     """Top: each next token's loss −log p, unmodified and changed; bottom: KL(original ‖
     changed) per position, on a log axis (positions with KL = 0 are left out)."""
     effect = run.result.effect
     positions = np.arange(1, run.tokens)  # the token each loss is for
-    figure = make_subplots(
-        rows=2,
-        cols=1,
-        shared_xaxes=True,
-        vertical_spacing=0.12,
-        subplot_titles=(_tr("chart.nll", lang), _tr("chart.kl", lang)),
-    )
+    figure = _two_rows("chart.nll", "chart.kl", lang)
     hover = _hover(run.token_texts, positions)
     for name, values, color in (
         (_tr("chart.unmodified", lang), run.baseline_nll, UNMODIFIED),
@@ -67,12 +84,8 @@ def effect_figure(run, lang: str) -> go.Figure:
         row=2,
         col=1,
     )
-    figure.update_yaxes(title_text=_tr("chart.nll_y", lang), row=1, col=1)
-    if np.isfinite(shown).any():
-        log_axis(figure, "y", row=2, col=1, title_text=_tr("chart.kl_y", lang))
-    figure.update_xaxes(title_text=_tr("chart.position", lang), row=2, col=1)
-    figure.update_layout(height=2 * HEIGHT, margin=dict(t=40, b=40), legend=dict(orientation="h"))
-    return figure
+    y, kl_y, x = (_tr(f"chart.{key}", lang) for key in ("nll_y", "kl_y", "position"))
+    return _finish_rows(figure, y, kl_y, x, np.isfinite(shown).any())
 
 
 def massive_figure(run, lang: str) -> go.Figure:
@@ -85,13 +98,8 @@ def massive_figure(run, lang: str) -> go.Figure:
             marker_color=[CHANGED if p == result.point else UNMODIFIED for p in points],
         )
     )
-    figure.update_layout(
-        title=_tr("massive.chart", lang),
-        xaxis_title=_tr("massive.chart_x", lang),
-        yaxis_title=_tr("massive.chart_y", lang),
-        height=HEIGHT,
-    )
-    return figure
+    title, x, y = (_tr(f"massive.{key}", lang) for key in ("chart", "chart_x", "chart_y"))
+    return _titled(figure, x, y, title=title)
 
 
 def sweep_figure(run, lang: str) -> go.Figure:
@@ -112,26 +120,15 @@ def sweep_figure(run, lang: str) -> go.Figure:
     )
     figure.add_hline(y=1 + sweep.spec.tolerance, line_dash="dash", line_color="#333")
     log_axis(figure, "y", values=[*capped[np.isfinite(capped)], 1 + sweep.spec.tolerance])
-    figure.update_layout(
-        xaxis_title=_tr("sweep_result.chart_x", lang),
-        yaxis_title=_tr("sweep_result.chart_y", lang),
-        xaxis_type="category",
-        height=HEIGHT,
-    )
-    return figure
+    x, y = _tr("sweep_result.chart_x", lang), _tr("sweep_result.chart_y", lang)
+    return _titled(figure, x, y, xaxis_type="category")
 
 
 def lens_figure(run, lang: str) -> go.Figure:
     """Mean entropy (top) and mean KL to the model's output (bottom) of each lens per point."""
     r = run.result
     points = np.arange(r.entropy.shape[1])
-    figure = make_subplots(
-        rows=2,
-        cols=1,
-        shared_xaxes=True,
-        vertical_spacing=0.12,
-        subplot_titles=(_tr("lens_result.chart", lang), _tr("lens_result.chart_kl", lang)),
-    )
+    figure = _two_rows("lens_result.chart", "lens_result.chart_kl", lang)
     kl = r.kl_to_model.mean(-1)  # [3, L+1]
     for index, variant in enumerate(r.variants):
         name = _tr(f"options.lens.{variant}", lang)
@@ -151,12 +148,8 @@ def lens_figure(run, lang: str) -> go.Figure:
             row=2,
             col=1,
         )
-    figure.update_yaxes(title_text=_tr("lens_result.chart_y", lang), row=1, col=1)
-    if np.isfinite(np.where(kl > 0, kl, np.nan)).any():
-        log_axis(figure, "y", row=2, col=1, title_text="KL")
-    figure.update_xaxes(title_text=_tr("lens_result.chart_x", lang), row=2, col=1)
-    figure.update_layout(height=2 * HEIGHT, margin=dict(t=40, b=40), legend=dict(orientation="h"))
-    return figure
+    y, x = _tr("lens_result.chart_y", lang), _tr("lens_result.chart_x", lang)
+    return _finish_rows(figure, y, "KL", x, np.isfinite(np.where(kl > 0, kl, np.nan)).any())
 
 
 def lens_table(run, lang: str, position_index: int = -1) -> dict[str, list[str]]:
@@ -187,10 +180,5 @@ def half_figure(run, lang: str) -> go.Figure:
     figure.add_hline(y=r.spec.divergence, line_dash="dash", line_color="#333")
     if np.isfinite(shown).any():
         log_axis(figure, "y", values=[*shown[np.isfinite(shown)], r.spec.divergence])
-    figure.update_layout(
-        title=_tr("half_result.chart", lang),
-        xaxis_title=_tr("lens_result.chart_x", lang),
-        yaxis_title=_tr("half_result.chart_y", lang),
-        height=HEIGHT,
-    )
-    return figure
+    x, y = _tr("lens_result.chart_x", lang), _tr("half_result.chart_y", lang)
+    return _titled(figure, x, y, title=_tr("half_result.chart", lang))
