@@ -23,7 +23,7 @@ from engine.axes.padding import PaddingPollution
 from engine.axes.small_batch import SmallBatchNoise
 from engine.axes.train_eval import TrainEvalGap
 from ui.figures.axes import CLICKED_COLOR, NORM_COLORS
-from ui.figures.style import legend_below, log_axis
+from ui.figures.style import framed, legend_below, log_axis
 from ui.formatting import finite_or_none
 from ui.i18n import translate
 from ui.labels import NORM_NAMES
@@ -55,13 +55,7 @@ def _pair(left: str, right: str, lang: str, height: int = 400) -> Pair:
 
 
 def _finish(figure: go.Figure, height: int) -> go.Figure:
-    figure.update_layout(
-        height=height,
-        margin=dict(l=10, r=10, t=40, b=10),
-        legend=legend_below(x=0.0),
-        hovermode="closest",
-    )
-    return figure
+    return framed(figure, height, 40, legend=legend_below(x=0.0), hovermode="closest")
 
 
 def padding_figure(result: PaddingPollution, lang: str) -> Pair:

@@ -18,7 +18,7 @@ from engine.depth.simulator import DepthResult
 from engine.depth.sweep import SweepResult
 from engine.depth.theory import POST_LN_LEVEL, pre_ln_band, x0_weight_expected
 from engine.training.loop import TrainResult
-from ui.figures.style import legend_below, linear_axis, log_axis
+from ui.figures.style import framed, linear_axis, log_axis
 from ui.formatting import finite_or_none, format_number
 from ui.i18n import translate
 from ui.text.depth import post_level_text
@@ -62,13 +62,13 @@ def _layout(
     figure: go.Figure, chart: str, lang: str, log_y: bool, x: str = "residual", title=None
 ) -> go.Figure:
     """Titles from ``depth.<chart>_title`` and ``_y``, the x axis' from ``depth.<x>_x``."""
-    figure.update_layout(
+    framed(
+        figure,
+        420,
+        50,
         title=title or translate(f"depth.{chart}_title", lang),
         xaxis_title=translate(f"depth.{x}_x", lang),
         yaxis_title=translate(f"depth.{chart}_y", lang),
-        height=420,
-        margin=dict(l=10, r=10, t=50, b=10),
-        legend=legend_below(),
         hovermode="x unified",
     )
     return _scales(figure, log_y)

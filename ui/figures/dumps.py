@@ -29,7 +29,7 @@ from engine.dumps.diagnostics import (
 )
 from engine.dumps.norm_views import TokenNorms
 from engine.dumps.report import NormComparison
-from ui.figures.style import legend_below, linear_axis, log_axis
+from ui.figures.style import framed, linear_axis, log_axis
 from ui.formatting import finite_or_none, plot_text
 from ui.i18n import translate
 from ui.labels import label
@@ -57,13 +57,13 @@ def chart_layout(
     figure: go.Figure, chart: str, lang: str, log_y: bool, height: int = 400, **titles
 ) -> go.Figure:
     """Titles from ``dumps.<chart>_title``, ``_x`` and ``_y`` (``titles`` replace them)."""
-    figure.update_layout(
+    framed(
+        figure,
+        height,
+        50,
         title=titles.get("title") or translate(f"dumps.{chart}_title", lang),
         xaxis_title=translate(f"dumps.{chart}_x", lang),
         yaxis_title=titles.get("y") or translate(f"dumps.{chart}_y", lang),
-        height=height,
-        margin=dict(l=10, r=10, t=50, b=10),
-        legend=legend_below(),
         hovermode="x unified",
     )
     # powers of ten ("10⁻³"), not SI prefixes ("1m", "100µ"), which read as units
@@ -142,7 +142,7 @@ def rms_heatmap(
             hoverinfo="skip",
         )
     chart_layout(figure, "heatmap", lang, log_y=False, height=min(720, 260 + 12 * layers))
-    figure.update_layout(hovermode="closest", legend=legend_below())
+    figure.update_layout(hovermode="closest")
     if token_names is not None and len(token_names) == tokens <= MAX_NAMED_TOKENS:
         ticks = [f"{i} {name}" for i, name in enumerate(token_names)]
         figure.update_xaxes(tickvals=np.arange(tokens), ticktext=ticks, tickangle=-60)

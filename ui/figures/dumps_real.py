@@ -21,7 +21,7 @@ from plotly.subplots import make_subplots
 from engine.dumps.live_precision import DIVERGENCE, PrecisionComparison
 from engine.dumps.norm_step import NormStep
 from ui.figures.dumps import ALL_COLOR, FIRST_COLOR, MUTED, OUTLIER_COLOR
-from ui.figures.style import legend_below
+from ui.figures.style import framed
 from ui.formatting import plot_text
 from ui.i18n import translate
 
@@ -85,14 +85,8 @@ def norm_io_figure(step: NormStep, norm: str, token: str, lang: str) -> go.Figur
     figure.update_yaxes(title=translate("dumps.io_output_axis", lang), row=2)
     figure.update_xaxes(title=translate("dumps.detail_x", lang), row=2)
     figure.update_xaxes(range=[-0.5, channels.shape[0] - 0.5])
-    figure.update_layout(
-        title=translate("dumps.io_title", lang, norm=plot_text(norm), token=plot_text(token)),
-        height=460,
-        margin=dict(l=10, r=10, t=50, b=10),
-        legend=legend_below(),
-        hovermode="closest",
-    )
-    return figure
+    title = translate("dumps.io_title", lang, norm=plot_text(norm), token=plot_text(token))
+    return framed(figure, 460, 50, title=title, hovermode="closest")
 
 
 def precision_figure(comparison: PrecisionComparison, lang: str) -> go.Figure:
@@ -122,13 +116,13 @@ def precision_figure(comparison: PrecisionComparison, lang: str) -> go.Figure:
         annotation_text=translate("dumps.precision_threshold", lang),
         annotation_position="top left",
     )
-    figure.update_layout(
+    framed(
+        figure,
+        380,
+        50,
         title=translate("dumps.precision_chart_title", lang),
         xaxis_title=translate("dumps.lines_x", lang),
         yaxis_title=translate("dumps.precision_chart_y", lang),
-        height=380,
-        margin=dict(l=10, r=10, t=50, b=10),
-        legend=legend_below(),
         hovermode="closest",
     )
     figure.update_yaxes(type="log", exponentformat="power")

@@ -19,7 +19,7 @@ from engine.geometry.high_dimension import EpsSpread, Measures
 from engine.geometry.views import PlaneView
 from engine.norms.kinds import ROW_KINDS
 from ui.figures.geometry_traces import COLORS
-from ui.figures.style import legend_below
+from ui.figures.style import framed
 from ui.formatting import format_number
 from ui.i18n import translate
 from ui.labels import NORM_NAMES
@@ -30,14 +30,7 @@ MIN_RANGE_SHARE = 0.1  # a panel spans at least this share of its quantity's nat
 
 
 def _base(figure: go.Figure, title: str, x: str, y: str, height: int = 420) -> go.Figure:
-    figure.update_layout(
-        title=title,
-        height=height,
-        margin=dict(l=10, r=10, t=60, b=10),
-        # at the figure's bottom edge, not a share of the plot's height under it: below the x
-        # title however many rows the legend takes (plotly makes room for it)
-        legend=legend_below(),
-    )
+    framed(figure, height, 60, title=title)
     figure.update_xaxes(title=x)
     figure.update_yaxes(title=y)
     return figure
@@ -264,14 +257,7 @@ def histograms_figure(
             annotation_text=f"√d = {format_number(sqrt_d)}",
             annotation_position="top left",
         )
-    figure.update_layout(
-        barmode="overlay",
-        bargap=0,
-        height=360,
-        margin=dict(l=10, r=10, t=40, b=10),
-        legend=legend_below(),
-    )
-    return figure
+    return framed(figure, 360, 40, barmode="overlay", bargap=0)
 
 
 def spread_figure(spread: EpsSpread, lang: str) -> go.Figure:
@@ -303,8 +289,7 @@ def spread_figure(spread: EpsSpread, lang: str) -> go.Figure:
                 col=column,
             )
     figure.update_xaxes(type="category", title="ε")
-    figure.update_layout(height=340, margin=dict(l=10, r=10, t=40, b=10), legend=legend_below())
-    return figure
+    return framed(figure, 340, 40)
 
 
 def plane_view_figure(view: PlaneView, lang: str, shown: tuple[str, ...]) -> go.Figure:

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import plotly.graph_objects as go
 
-from ui.figures.style import legend_below, log_axis
+from ui.figures.style import framed, log_axis
 from ui.i18n import translate
 from ui.labels import NORM_NAMES, label
 
@@ -48,8 +48,7 @@ def timing_figure(timings: Sequence[dict], lang: str) -> go.Figure:
     width = translate("kernels.axis_width", lang)
     log_axis(figure, "x", sampled=widths, title_text=width)  # each timed width labelled
     log_axis(figure, "y", title_text=translate("kernels.axis_time", lang))
-    figure.update_layout(height=380, margin=dict(l=10, r=10, t=10, b=10), legend=legend_below())
-    return figure
+    return framed(figure, 380)
 
 
 def recorded_bandwidth_figure(rows: Sequence[dict], lang: str) -> go.Figure:
@@ -67,11 +66,6 @@ def recorded_bandwidth_figure(rows: Sequence[dict], lang: str) -> go.Figure:
             name=str(provider),
             marker_color=color,
         )
-    figure.update_layout(
-        barmode="group",
-        height=420,
-        margin=dict(l=10, r=10, t=10, b=10),
-        yaxis_title=translate("kernels.recorded_axis", lang),
-        legend=dict(orientation="h", y=1.08),
-    )
-    return figure
+    legend = dict(orientation="h", y=1.08)
+    y_title = translate("kernels.recorded_axis", lang)
+    return framed(figure, 420, barmode="group", yaxis_title=y_title, legend=legend)

@@ -38,6 +38,14 @@ def legend_below(**settings) -> dict:
     return dict(orientation="h", yref="container", y=0, yanchor="bottom", **settings)
 
 
+def framed(figure: go.Figure, height: int, top: int = 10, **layout) -> go.Figure:
+    """The charts' frame: 10 px margins (``top`` holds a title), the legend below the plot
+    (``legend_below``); ``layout`` adds to it or replaces it."""
+    frame = dict(height=height, margin=dict(l=10, r=10, t=top, b=10), legend=legend_below())
+    figure.update_layout(**{**frame, **layout})
+    return figure
+
+
 def tick_text(value: float, plain: bool | None = None) -> str:
     """A log axis' tick label: "0.02", "1,000" (``plain``), or "10⁻⁶", "2·10⁷".
 

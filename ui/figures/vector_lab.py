@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ui.figures.style import legend_below
+from ui.figures.style import framed
 from ui.formatting import finite_or_none
 from ui.i18n import translate
 
@@ -81,13 +81,7 @@ def input_output_figure(
                 row=2,
                 col=1,
             )
-    figure.update_layout(
-        barmode="group",
-        height=460,
-        margin=dict(l=10, r=10, t=40, b=10),
-        legend=legend_below(),
-        hovermode="x unified",
-    )
+    framed(figure, 460, 40, barmode="group", hovermode="x unified")
     figure.update_xaxes(title_text=translate("vector_lab.chart_index", lang), row=2, col=1)
     if d <= 16:
         figure.update_xaxes(dtick=1)
