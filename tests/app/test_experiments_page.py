@@ -16,7 +16,7 @@ from engine.experiments.stored import precompute
 from tests.app.conftest import APP
 from tests.dumps import tiny_models
 from ui import live_model
-from ui.text.experiments import number, ratio_text
+from ui.text.experiments import number
 
 PAGE = "app_pages/experiments.py"
 SMALL = {"ex_tokens": "16", "ex_window": "4"}  # 16 tokens, windows of 4 for the mean
@@ -108,7 +108,7 @@ def test_each_experiment_runs_on_a_small_budget_and_states_its_measurement(tiny,
     elif truth is not None:
         assert "the measurement says" in at.get("error")[0].value
     if getattr(run.result, "effect", None) is not None:
-        ratio = ratio_text(run.result.effect.perplexity_ratio)
+        ratio = number(run.result.effect.perplexity_ratio)
         assert at.metric[2].value == f"×{ratio}"
 
 

@@ -24,11 +24,6 @@ def number(value: float) -> str:
     return f"{mantissa}×10{superscript(int(exponent))}" if exponent else mantissa
 
 
-def ratio_text(value: float) -> str:
-    """A ratio to four significant digits (1.003, 0.9985, 9.05×10⁴)."""
-    return number(value)
-
-
 def token_label(texts, position: int) -> str:
     return literal(texts[position]) if 0 <= position < len(texts) else "—"
 
@@ -50,7 +45,7 @@ def band_sentence(run, lang: str) -> str | None:
         lang,
         before=number(effect.reference_perplexity),
         after=number(effect.perplexity),
-        ratio=ratio_text(effect.perplexity_ratio),
+        ratio=number(effect.perplexity_ratio),
     )
 
 
@@ -181,7 +176,7 @@ def sweep_sentences(run, lang: str) -> list[str]:
                 total=len(sweep.layers),
                 tolerance=tolerance,
                 block=block_name(sweep.layers[mildest], lang),
-                ratio=ratio_text(ratios[mildest]),
+                ratio=number(ratios[mildest]),
             )
         )
     worst = int(np.argmax(np.where(np.isnan(ratios), np.inf, ratios)))
@@ -190,7 +185,7 @@ def sweep_sentences(run, lang: str) -> list[str]:
             "experiments.sweep_result.worst",
             lang,
             block=block_name(sweep.layers[worst], lang),
-            ratio=ratio_text(ratios[worst]),
+            ratio=number(ratios[worst]),
         )
     )
     return lines

@@ -44,7 +44,7 @@ def metrics(found) -> None:
     values = (
         ("baseline", text.number(effect.reference_perplexity)),
         ("changed", text.number(effect.perplexity)),
-        ("ratio", f"×{text.ratio_text(effect.perplexity_ratio)}"),
+        ("ratio", f"×{text.number(effect.perplexity_ratio)}"),
         ("kl", text.number(effect.mean_kl)),
         ("top1", f"{100 * effect.top1_agreement:.1f} %"),
     )
