@@ -137,16 +137,16 @@ def test_the_chinese_catalog_holds_no_english_sentence():
             *text.catalog_cells(family, "zh").values(),
             *(value for pair in text.family_facts(family, "zh") for value in pair),
             *text.extra_norms(family, "zh"),
-            text.note(family, "zh") or "",
-            *text.sources(family, "zh"),
-            text.eps_source(family, "zh") or "",
+            text.localized(family, "note", "zh") or "",
+            *text.localized(family, "source", "zh"),
+            text.localized(family, "eps_released_source", "zh") or "",
         ]
         if family.example is not None:
-            shown.append(text.example_source(family.example, "zh"))
+            shown.append(text.localized(family.example, "source", "zh"))
         wrong = [problem for part in shown for problem in problems(part)]
         if wrong:
             found[family.id] = wrong
     assert not found
     gpt3 = catalog().family("gpt3")
     assert "assumed here" in gpt3.example.source  # the English stays for English readers
-    assert "assumed here" not in text.example_source(gpt3.example, "zh")
+    assert "assumed here" not in text.localized(gpt3.example, "source", "zh")

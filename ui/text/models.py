@@ -64,10 +64,9 @@ def gain_text(family: Family, lang: str) -> str:
     if family.weight_init == "none":
         return translate("models.gain_none", lang)
     offset = family.weight_offset
-    if offset:  # Gemma: (1 + w), w initialised to zero
-        init = "0" if family.weight_init == "zeros" else "1"
-        return translate("models.gain_offset", lang, offset=eps_text(offset, lang), init=init)
     init = "0" if family.weight_init == "zeros" else "1"
+    if offset:  # Gemma: (1 + w), w initialised to zero
+        return translate("models.gain_offset", lang, offset=eps_text(offset, lang), init=init)
     return translate("models.gain_plain", lang, init=init)
 
 
@@ -93,7 +92,7 @@ def catalog_cells(family: Family, lang: str) -> dict[str, str]:
         "qk_norm": yes_no(row.qk_norm, lang),
         "gain": gain_text(family, lang),
         "bias": yes_no(row.bias, lang),
-        "source": ("；" if lang == "zh" else "; ").join(sources(family, lang)),
+        "source": ("；" if lang == "zh" else "; ").join(localized(family, "source", lang)),
     }
 
 
@@ -177,21 +176,10 @@ def extra_norms(family: Family, lang: str) -> list[str]:
     return lines
 
 
-def sources(family: Family, lang: str) -> tuple[str, ...]:
-    """Where the family's facts come from, glossed in ``lang`` (citations as published)."""
-    return family.source_zh if lang == "zh" else family.source
-
-
-def eps_source(family: Family, lang: str) -> str | None:
-    return family.eps_released_source_zh if lang == "zh" else family.eps_released_source
-
-
-def example_source(example: Example, lang: str) -> str:
-    return example.source_zh if lang == "zh" else example.source
-
-
-def note(family: Family, lang: str) -> str | None:
-    return family.note_zh if lang == "zh" else family.note
+def localized(item: Family | Example, field: str, lang: str):
+    """``item.field`` glossed in ``lang``: the catalog keeps each gloss beside the English as
+    ``<field>_zh`` (``source``, ``eps_released_source``, ``note``; citations as published)."""
+    return getattr(item, f"{field}_zh" if lang == "zh" else field)
 
 
 def cost_note(dtype: str, bytes_per_element: int, lang: str) -> str:

@@ -79,26 +79,20 @@ def depth_query(family: Family, lang: str) -> list[tuple[str, str]]:
 
 
 def simulate_link(family: Family) -> None:
-    if family.depth_norm is None:
-        st.page_link(
-            DEPTH_PAGE,
-            label=t("models.simulate"),
-            icon=":material/stacked_line_chart:",
-            disabled=True,
-        )
-        st.caption(t("models.simulate_disabled", norm=text.norm_text(family)))
-        return
+    """The Depth page set to this family's placement and norm (disabled: a norm it lacks)."""
+    norm, simulated = text.norm_text(family), family.depth_norm is not None
     st.page_link(
         DEPTH_PAGE,
         label=t("models.simulate"),
         icon=":material/stacked_line_chart:",
-        query_params=depth_query(family, current_language()),
-        help=t(
-            "models.simulate_help",
-            placement=placement_label(family.placement),
-            norm=text.norm_text(family),
-        ),
+        disabled=not simulated,
+        query_params=depth_query(family, current_language()) if simulated else None,
+        help=t("models.simulate_help", placement=placement_label(family.placement), norm=norm)
+        if simulated
+        else None,
     )
+    if not simulated:
+        st.caption(t("models.simulate_disabled", norm=norm))
 
 
 def _shared_model_type(family: Family, families: Catalog) -> None:
@@ -127,11 +121,11 @@ def family_detail(family: Family, families: Catalog) -> None:
                 t(
                     "models.recalled_note",
                     mark=t("models.recalled_mark"),
-                    source=text.eps_source(family, lang),
+                    source=text.localized(family, "eps_released_source", lang),
                 )
             )
     with story:
-        note = text.note(family, lang)
+        note = text.localized(family, "note", lang)
         st.markdown(f"**{t('models.departures')}**")
         st.markdown(note or t("models.no_departures"))
         extras = text.extra_norms(family, lang)
@@ -140,7 +134,7 @@ def family_detail(family: Family, families: Catalog) -> None:
             st.markdown("\n".join(f"- {line}" for line in extras))
         _shared_model_type(family, families)
         st.markdown(f"**{t('models.sources')}**")
-        st.markdown("\n".join(f"- {source}" for source in text.sources(family, lang)))
+        st.markdown("\n".join(f"- {source}" for source in text.localized(family, "source", lang)))
     figure = wiring_figure(
         family.placement,
         lang,

@@ -20,7 +20,7 @@ from ui import presenting
 from ui.compute import compute
 from ui.errors import error_text
 from ui.i18n import current_language, t
-from ui.text.models import example_source
+from ui.text.models import localized
 from ui.url.pages import MODELS as P
 from ui.widgets import bound
 
@@ -66,7 +66,7 @@ def _config_text() -> tuple[str, str | None, bool]:
     if mode == "example":
         family_id = bound.selectbox(P["md_example"], t("models.example"), format_func=_example_name)
         example = catalog().family(family_id).example
-        source = example_source(example, current_language())
+        source = localized(example, "source", current_language())
         st.caption(t("models.example_source", source=source))
         with st.expander(t("models.example_json")):
             st.json(example.config, expanded=True)
