@@ -32,9 +32,9 @@ def ones_rounding(ones: np.ndarray, norm: np.ndarray, cos_input: np.ndarray, d: 
         cos_ones = np.abs(ones) / (norm * np.sqrt(d))
         magnification = 1.0 / np.abs(cos_input)
     return dict(
-        ones=format_number(_largest(ones)),
-        cos_ones=format_number(_largest(cos_ones)),
-        ratio=format_number(_largest(magnification), 1),
+        ones=format_number(largest_abs(ones)),
+        cos_ones=format_number(largest_abs(cos_ones)),
+        ratio=format_number(largest_abs(magnification), 1),
     )
 
 
@@ -45,7 +45,8 @@ def _range(values: np.ndarray, write=format_number) -> tuple[str, str]:
     return write(float(finite.min())), write(float(finite.max()))
 
 
-def _largest(values: np.ndarray) -> float:
+def largest_abs(values: np.ndarray) -> float:
+    """The largest finite |value| (NaN when none is finite)."""
     finite = np.abs(values[np.isfinite(values)])
     return float(finite.max()) if finite.size else float("nan")
 

@@ -14,33 +14,19 @@ from engine.geometry.real_activations import PairMeasures, RealActivations
 from engine.norms.kinds import PER_TOKEN_KINDS
 from ui.formatting import format_cosine, format_number
 from ui.i18n import translate
-from ui.text.geometry import ones_rounding
+from ui.text.geometry import largest_abs, ones_rounding
 
 # The longest token this many times the median one: said to be far out (Sun et al. 2024
 # report massive activations thousands of times the median; the random cloud stays below 2).
 FAR_OUT_RATIO = 10.0
 
 
-def _stats(values: np.ndarray) -> tuple[str, str, str]:
-    """(min, median, max) of the finite values, formatted."""
+def _stats(values: np.ndarray, write=format_number) -> tuple[str, str, str]:
+    """(min, median, max) of the finite values, written with ``write``."""
     finite = values[np.isfinite(values)]
     if not finite.size:
         return "NaN", "NaN", "NaN"
-    low, median, high = np.percentile(finite, [0, 50, 100])
-    return format_number(float(low)), format_number(float(median)), format_number(float(high))
-
-
-def _cos_stats(values: np.ndarray) -> tuple[str, str, str]:
-    """(min, median, max) of the finite cosines, written with ``format_cosine``."""
-    finite = values[np.isfinite(values)]
-    if not finite.size:
-        return "NaN", "NaN", "NaN"
-    return tuple(format_cosine(float(v)) for v in np.percentile(finite, [0, 50, 100]))
-
-
-def _largest(values: np.ndarray) -> float:
-    finite = np.abs(values[np.isfinite(values)])
-    return float(finite.max()) if finite.size else float("nan")
+    return tuple(write(float(v)) for v in np.percentile(finite, [0, 50, 100]))
 
 
 def sample_note(report: HighDimensionReport, count: int, lang: str) -> str:
@@ -59,7 +45,7 @@ def measure_lines(report: HighDimensionReport, lang: str) -> list[str]:
     for kind in PER_TOKEN_KINDS:  # the norms the report measures
         measures: Measures = getattr(found, kind)
         low, median, high = _stats(measures.norm)
-        cos_low, cos_median, cos_high = _cos_stats(measures.cos_input)
+        cos_low, cos_median, cos_high = _stats(measures.cos_input, format_cosine)
         lines.append(
             translate(
                 f"geometry.high.{kind}",
@@ -68,7 +54,7 @@ def measure_lines(report: HighDimensionReport, lang: str) -> list[str]:
                 median=median,
                 high=high,
                 sqrt_d=format_number(found.sqrt_d),
-                ones=format_number(_largest(measures.ones)),
+                ones=format_number(largest_abs(measures.ones)),
                 cos_low=cos_low,
                 cos_median=cos_median,
                 cos_high=cos_high,
@@ -121,7 +107,7 @@ def pair_lines(pair: PairMeasures, lang: str) -> list[str]:
     norms = pair.inputs.norm[np.isfinite(pair.inputs.norm)]
     ratio = float(norms.max() / np.median(norms)) if norms.size and np.median(norms) > 0 else 0.0
     stored = _stats(pair.stored.norm)
-    stored_cos = _cos_stats(pair.stored.cos_input)
+    stored_cos = _stats(pair.stored.cos_input, format_cosine)
     rms, layer = pair.recomputed["rmsnorm"], pair.recomputed["layernorm"]
     rms_norm, layer_norm = _stats(rms.norm), _stats(layer.norm)
     weight = pair.weight
@@ -160,9 +146,9 @@ def pair_lines(pair: PairMeasures, lang: str) -> list[str]:
             ln_low=layer_norm[0],
             ln_high=layer_norm[2],
             sqrt_d=format_number(pair.sqrt_d),
-            rms_cos=_cos_stats(rms.cos_input)[0],
-            ln_ones=format_number(_largest(layer.ones)),
-            rms_ones=format_number(_largest(rms.ones)),
+            rms_cos=_stats(rms.cos_input, format_cosine)[0],
+            ln_ones=format_number(largest_abs(layer.ones)),
+            rms_ones=format_number(largest_abs(rms.ones)),
         ),
         translate(
             "geometry.real.check",
