@@ -101,33 +101,24 @@ def worked_steps(ex: VectorExplanation, lang: str) -> list[Step]:
         )
     )
     steps.append(_identity_step(stats, spec.compute_dtype, lang))
-    eps = _n(spec.eps)
-    if spec.kind == "layernorm":
+    if spec.kind in ("layernorm", "rmsnorm"):  # LayerNorm centres with mu, RMSNorm does not
+        centred = spec.kind == "layernorm"
+        symbol, value = (
+            (r"\sigma^2", stats.var) if centred else (r"\mathrm{RMS}^2", stats.mean_square)
+        )
         steps.append(
             Step(
-                translate("vector_lab.steps.rstd_layernorm", lang),
+                translate(f"vector_lab.steps.rstd_{spec.kind}", lang),
                 chain(
                     r"\mathrm{rstd}",
-                    r"\frac{1}{\sqrt{\sigma^2+\epsilon}}",
-                    rf"\frac{{1}}{{\sqrt{{{_n(stats.var)} + {eps}}}}}",
+                    rf"\frac{{1}}{{\sqrt{{{symbol}+\epsilon}}}}",
+                    rf"\frac{{1}}{{\sqrt{{{_n(value)} + {_n(spec.eps)}}}}}",
                     _n(ex.row_rstd),
                 ),
             )
         )
-        formula = rf"y_i = (x_i - \mu)\cdot\mathrm{{rstd}}\cdot {scale}{shift}"
-    elif spec.kind == "rmsnorm":
-        steps.append(
-            Step(
-                translate("vector_lab.steps.rstd_rmsnorm", lang),
-                chain(
-                    r"\mathrm{rstd}",
-                    r"\frac{1}{\sqrt{\mathrm{RMS}^2+\epsilon}}",
-                    rf"\frac{{1}}{{\sqrt{{{_n(stats.mean_square)} + {eps}}}}}",
-                    _n(ex.row_rstd),
-                ),
-            )
-        )
-        formula = rf"y_i = x_i\cdot\mathrm{{rstd}}\cdot {scale}{shift}"
+        x = r"(x_i - \mu)" if centred else "x_i"
+        formula = rf"y_i = {x}\cdot\mathrm{{rstd}}\cdot {scale}{shift}"
     else:  # DyT
         formula = rf"y_i = {scale}\,\tanh(\alpha x_i){shift},\quad \alpha = {_n(spec.alpha)}"
     steps.append(
