@@ -33,7 +33,7 @@ else:
         class_learner.before_prediction(member, lesson)  # may reopen it for a second round
         chosen = widgets.committed(lesson)
         # in a paced class the answer waits for the instructor's reveal
-        revealed = view.reveal_gate(lesson, chosen) and class_learner.answer_shown(member)
+        revealed = chosen is not None and class_learner.answer_shown(member)
         widgets.prediction(lesson, revealed)
         class_learner.record(member, lesson, chosen)
         view.commit_point(lesson, chosen, revealed)

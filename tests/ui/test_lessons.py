@@ -21,7 +21,7 @@ from ui.lessons.catalog import (
 from ui.lessons.targets import TARGETS, Target, query_text, target_query, target_ready
 from ui.url.codec import PageParams, Param
 from ui.url.pages import DEPTH, PAGES
-from ui.views.lessons import app_root, option_label, page_address
+from ui.views.lessons import app_root, page_address
 
 PARTS = ("title", "idea", "question", "reveal", "explain", "next", "link")
 
@@ -131,7 +131,6 @@ def test_addresses_for_the_printed_sheet():
     assert app_root("http://host:8501/", "lessons") == "http://host:8501"
     assert page_address("http://h", "depth", "lang=en") == "http://h/depth?lang=en"
     assert page_address("http://h", "", "lang=en") == "http://h/?lang=en"  # the default page
-    assert option_label("b", "−1.3416") == "(b) −1.3416"
 
 
 # --- staging: nothing before the commit states the answer ----------------------------------

@@ -1,9 +1,9 @@
 """Lessons page sections (Streamlit): a lesson in its stages, and the instructor's sheet.
 
 A lesson is shown in order: ``setup`` (title, idea, maths, question), the learner's
-prediction (a widget; ``commit_point`` says what a committed one shows), ``reveal_gate``
-(whether the answer may show), then ``explanation`` (verdict, why, maths, the link that opens
-the page already configured).  Nothing before the gate states the answer.
+prediction (a widget; ``commit_point`` says what a committed one shows), then, once it is
+committed (in a paced class, once revealed), ``explanation`` (verdict, why, maths, the link
+that opens the page already configured).  Nothing before that states the answer.
 
 Views draw what they are given; which lesson and which answer come from ``ui.widgets``.
 """
@@ -30,9 +30,9 @@ PAGE_ICONS = {
 }
 
 
-def option_label(option: str, text: str) -> str:
-    """ "b", "−1.3416" -> "(b) −1.3416": how an answer is named in a verdict."""
-    return f"({option}) {text}"
+def option_label(item: Lesson, option: str) -> str:
+    """How an answer is named in a verdict: "(b) −1.3416"."""
+    return f"({option}) {_tr(item, f'options.{option}')}"
 
 
 def app_root(page_url: str, url_path: str) -> str:
@@ -84,17 +84,11 @@ def setup(item: Lesson) -> None:
     st.caption(t("lessons.predict_help"))
 
 
-def reveal_gate(item: Lesson, chosen: str | None) -> bool:
-    """Whether the answer, the explanation and the link may show: once ``chosen`` is
-    committed."""
-    return chosen is not None
-
-
 def commit_point(item: Lesson, chosen: str | None, revealed: bool) -> None:
     """What a committed prediction shows while its answer is not revealed: that it is
-    locked in (after the commit point, before the reveal gate opens)."""
+    locked in (after the commit point, before the reveal)."""
     if chosen is not None and not revealed:
-        picked = option_label(chosen, _tr(item, f"options.{chosen}"))
+        picked = option_label(item, chosen)
         st.info(t("lessons.locked", option=picked), icon=":material/lock:")
 
 
@@ -112,12 +106,14 @@ def explanation(item: Lesson, chosen: str, lang: str, present: str) -> None:
 
 def verdict(item: Lesson, chosen: str) -> None:
     """Whether the committed ``chosen`` option is the engine's answer."""
-    answer = option_label(item.answer, _tr(item, f"options.{item.answer}"))
+    answer = option_label(item, item.answer)
     if chosen == item.answer:
         st.success(t("lessons.right", option=answer), icon=":material/check_circle:")
     else:
-        picked = option_label(chosen, _tr(item, f"options.{chosen}"))
-        st.error(t("lessons.wrong", chosen=picked, option=answer), icon=":material/cancel:")
+        st.error(
+            t("lessons.wrong", chosen=option_label(item, chosen), option=answer),
+            icon=":material/cancel:",
+        )
 
 
 def link(item: Lesson, lang: str, present: str) -> None:
@@ -149,10 +145,9 @@ def sheet(lang: str, present: str, page_url: str) -> None:
         for number, item in enumerate(LESSONS, 1):
             target = TARGETS[item.id]
             st.markdown(f"**{number}. {_tr(item, 'title')}**")
-            answer = option_label(item.answer, _tr(item, f"options.{item.answer}"))
             lines = [
                 t("lessons.sheet_question", text=_tr(item, "question")),
-                t("lessons.sheet_answer", text=answer),
+                t("lessons.sheet_answer", text=option_label(item, item.answer)),
             ]
             if target_ready(target, PAGES):
                 query = query_text(target_query(target, PAGES[target.page], lang, present))
