@@ -49,11 +49,14 @@ def clamp(param: Param, last, key: str = "share.clamped", **params) -> None:
         st.session_state[param.key] = last
 
 
-def selectbox(param: Param, text: str, target=st, **kwargs):
+def selectbox(param: Param, text: str, target=st, options=None, **kwargs):
+    """``options`` replaces the parameter's choices where the page offers what it found (a
+    dump's layers, a server's models); the parameter's default is among them."""
+    options = param.choices if options is None else options
     return target.selectbox(
         text,
-        param.choices,
-        index=param.choices.index(param.default),
+        options,
+        index=options.index(param.default),
         key=param.key,
         format_func=kwargs.pop("format_func", _names(param)),
         persist_state=KEEP,

@@ -299,13 +299,8 @@ def layer_choice(param: Param, rep: DumpReport, target=st) -> int:
             return t("dumps.middle_layer", layer=middle)
         return f"{layer} · {rep.labels[layer]}"
 
-    chosen = target.selectbox(
-        t("dumps.layer"),
-        list(range(-1, layers)),
-        index=0,
-        key=param.key,
-        format_func=name,
-        persist_state=bound.KEEP,
+    chosen = bound.selectbox(
+        param, t("dumps.layer"), target, options=list(range(-1, layers)), format_func=name
     )
     return middle if chosen == -1 else int(chosen)
 
@@ -327,14 +322,12 @@ def pair_choice(rep: DumpReport, auto: int, target=st) -> int:
             return t("dumps.auto_pair", norm=pairs[auto].label)
         return pairs[index].label
 
-    choices = list(range(-1, len(pairs)))
-    chosen = target.selectbox(
+    chosen = bound.selectbox(
+        P["du_pair"],
         t("dumps.pair"),
-        choices,
-        index=0,
-        key=P["du_pair"].key,
+        target,
+        options=list(range(-1, len(pairs))),
         format_func=name,
-        persist_state=bound.KEEP,
         help=t("dumps.pair_help"),
     )
     return auto if chosen == -1 else int(chosen)

@@ -176,14 +176,12 @@ def model_choice(models: tuple[LocalModel, ...]) -> LocalModel | None:
         st.session_state["ex_model"] = ""
     if not models:
         return None
-    ids = ["", *(m.id for m in models)]
-    chosen = st.selectbox(
+    chosen = bound.selectbox(
+        P["ex_model"],
         t("experiments.model"),
-        ids,
-        key="ex_model",
+        options=["", *(m.id for m in models)],
         format_func=lambda i: i or t("experiments.builtin"),
         help=t("experiments.model_help"),
-        persist_state=bound.KEEP,
     )
     return next((m for m in models if m.id == chosen), None)
 

@@ -150,13 +150,9 @@ def pair_input(labels: tuple[str, ...]) -> int:
     param = P["ge_pair"]
     bound.clamp(param, len(labels) - 1, "geometry.real.clamped")  # a link for another dump
     column, _ = st.columns([2, 3])
+    indices = list(range(len(labels)))
     return int(
-        column.selectbox(
-            t("geometry.real.pair"),
-            list(range(len(labels))),
-            index=0,
-            key=param.key,
-            format_func=lambda index: labels[index],
-            persist_state=bound.KEEP,
+        bound.selectbox(
+            param, t("geometry.real.pair"), column, options=indices, format_func=labels.__getitem__
         )
     )
