@@ -155,10 +155,6 @@ def _preset_short_name(name: str) -> str:
     return t(f"vector_lab.preset_short.{name}", **preset_label_params(name))
 
 
-def _error_text(error: VectorInputError) -> str:
-    return input_error_text(error)
-
-
 def _vectors(source: str, dtype: str) -> tuple[tuple[float, ...], ...]:
     if source == "preset":
         name = bound.selectbox(
@@ -221,7 +217,7 @@ def vector_lab_inputs(default_eps: dict[str, tuple[DefaultEps, ...]]) -> VectorL
     try:
         rows = _vectors(source, dtype)
     except VectorInputError as error:
-        errors.append(_error_text(error))
+        errors.append(input_error_text(error))
 
     st.divider()
     kind = bound.selectbox(P["vl_norm"], t("vector_lab.norm"))
@@ -250,7 +246,7 @@ def vector_lab_inputs(default_eps: dict[str, tuple[DefaultEps, ...]]) -> VectorL
     try:
         eps = parse_eps(eps_text)
     except VectorInputError as error:
-        errors.append(_error_text(error))
+        errors.append(input_error_text(error))
     if d:
         for name, text in (("γ", gamma_text), ("β", beta_text)):
             if text is None:
@@ -258,7 +254,7 @@ def vector_lab_inputs(default_eps: dict[str, tuple[DefaultEps, ...]]) -> VectorL
             try:
                 values = parse_parameter(text, d, name)
             except VectorInputError as error:
-                errors.append(_error_text(error))
+                errors.append(input_error_text(error))
                 continue
             if name == "γ":
                 weight = values
