@@ -61,61 +61,49 @@ def layout_facts(rep: DumpReport, lang: str) -> list[tuple[str, str]]:
     size = translate("dumps.size_value", lang, size=size_text(rep.nbytes), bytes=count(rep.nbytes))
     others = [s for s in lay.streams if s != lay.stream]
     reason = translate(f"dumps.stream_reason.{lay.stream_reason}", lang)
+    axes_reason = translate(f"dumps.axes_reason.{lay.axes_reason}", lang)
+    values = count(len(rep.labels) * lay.batch * lay.tokens * lay.d)
+    shape = {"layers": len(rep.labels), "batch": lay.batch, "tokens": lay.tokens, "d": lay.d}
+    ends = {"first": literal(rep.labels[0]), "last": literal(rep.labels[-1])}
+    order = label("layer_order", lay.layer_order, lang)
+    pairs = [p.label for p in lay.norm_pairs]
     rows = [
-        (translate("dumps.fact_file", lang), f"{files} · {size}"),
-        (translate("dumps.fact_stream", lang), f"{literal(lay.stream)} — {reason}"),
-        (
-            translate("dumps.fact_candidates", lang),
+        _fact("file", f"{files} · {size}", lang),
+        _fact("stream", f"{literal(lay.stream)} — {reason}", lang),
+        _fact(
+            "candidates",
             names_text(others, lang) if others else translate("dumps.none", lang),
+            lang,
         ),
-        (
-            translate("dumps.fact_axes", lang),
-            f"{axes_text(lay.axes)} — {translate(f'dumps.axes_reason.{lay.axes_reason}', lang)}",
+        _fact("axes", f"{axes_text(lay.axes)} — {axes_reason}", lang),
+        _fact(
+            "shape",
+            translate("dumps.shape_value", lang, dtype=lay.dtype, values=values, **shape),
+            lang,
         ),
-        (
-            translate("dumps.fact_shape", lang),
-            translate(
-                "dumps.shape_value",
-                lang,
-                layers=len(rep.labels),
-                batch=lay.batch,
-                tokens=lay.tokens,
-                d=lay.d,
-                dtype=lay.dtype,
-                values=count(len(rep.labels) * lay.batch * lay.tokens * lay.d),
-            ),
-        ),
-        (
-            translate("dumps.fact_order", lang),
-            translate(
-                "dumps.order_value",
-                lang,
-                order=label("layer_order", lay.layer_order, lang),
-                first=literal(rep.labels[0]),
-                last=literal(rep.labels[-1]),
-            ),
-        ),
-        (
-            translate("dumps.fact_pairs", lang),
-            names_text([p.label for p in lay.norm_pairs], lang, 3)
-            if lay.norm_pairs
-            else translate("dumps.no_pairs_short", lang),
+        _fact("order", translate("dumps.order_value", lang, order=order, **ends), lang),
+        _fact(
+            "pairs",
+            names_text(pairs, lang, 3) if pairs else translate("dumps.no_pairs_short", lang),
+            lang,
         ),
     ]
     if lay.skipped:
         rows.append(
-            (
-                translate("dumps.fact_skipped", lang),
-                translate("dumps.skipped_value", lang, count=len(lay.skipped)),
-            )
+            _fact("skipped", translate("dumps.skipped_value", lang, count=len(lay.skipped)), lang)
         )
     info = capture_info(rep.metadata)
     if info is not None:
         rows += capture_facts(info, lang)
     elif rep.metadata:
-        pairs = [f"{literal(key)} = {literal(value[:80])}" for key, value in rep.metadata[:8]]
-        rows.append((translate("dumps.fact_metadata", lang), "; ".join(pairs)))
+        written = [f"{literal(key)} = {literal(value[:80])}" for key, value in rep.metadata[:8]]
+        rows.append(_fact("metadata", "; ".join(written), lang))
     return rows
+
+
+def _fact(what: str, value: str, lang: str) -> tuple[str, str]:
+    """A row of the facts table: ``dumps.fact_<what>`` and its Markdown value."""
+    return translate(f"dumps.fact_{what}", lang), value
 
 
 def capture_facts(info: CaptureInfo, lang: str) -> list[tuple[str, str]]:
@@ -123,21 +111,13 @@ def capture_facts(info: CaptureInfo, lang: str) -> list[tuple[str, str]]:
     prompts = [literal(prompt[:MAX_PROMPT_SHOWN]) for prompt in info.prompts[:MAX_NAMED]]
     if len(info.prompts) > MAX_NAMED:
         prompts.append(translate("dumps.and_more", lang, count=len(info.prompts) - MAX_NAMED))
+    precision = translate(
+        "dumps.precision_value", lang, compute=info.compute_dtype, storage=info.storage_dtype
+    )
     return [
-        (
-            translate("dumps.fact_model", lang),
-            f"{literal(info.model)} ({literal(info.architecture)})",
-        ),
-        (translate("dumps.fact_weights", lang), literal(info.weights)),
-        (
-            translate("dumps.fact_precision", lang),
-            translate(
-                "dumps.precision_value",
-                lang,
-                compute=info.compute_dtype,
-                storage=info.storage_dtype,
-            ),
-        ),
+        _fact("model", f"{literal(info.model)} ({literal(info.architecture)})", lang),
+        _fact("weights", literal(info.weights), lang),
+        _fact("precision", precision, lang),
         (translate("dumps.fact_prompts", lang, count=len(info.prompts)), " · ".join(prompts)),
     ]
 
