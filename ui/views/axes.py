@@ -1,8 +1,4 @@
-"""Axes page sections (Streamlit): the shared cells of a clicked cell, and BatchNorm's failures.
-
-Views draw results they are given; the page computes them through ``ui.compute``.  Words come
-from ``locales/*/axes.toml``, sentences with numbers from ``ui.text.axes``.
-"""
+"""Axes page sections (Streamlit): the shared cells of a clicked cell, and BatchNorm's failures."""
 
 from __future__ import annotations
 

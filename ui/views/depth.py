@@ -1,8 +1,5 @@
-"""Depth page sections (Streamlit): the simulated stack, the L-sweep, wiring, training lab.
-
-Views draw results they are given; the page computes them through ``ui.compute`` (the
-functions at the end: its heavy requests, with their labels and click rules).
-"""
+"""Depth page sections (Streamlit): the simulated stack, the L-sweep, wiring, training lab;
+at the end, the page's heavy requests with their labels and click rules."""
 
 from __future__ import annotations
 

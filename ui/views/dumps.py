@@ -1,11 +1,9 @@
 """Activation-dump sections (Streamlit): what was inferred, non-finite values, the residual
 stream, massive activations, LayerNorm vs RMSNorm, channels, DyT, downloads.
 
-Views draw the report they are given; the page computes it through ``ui.compute``
-(``ui/views/dumps_requests.py``: its requests, keyed by the dump's source, never by its
-bytes, and kept in the browser session for an upload or a typed prompt).  The tables shown
-are the engine's own (``engine.dumps.report_tables``) with translated headers, so the page,
-the downloads and ``python -m engine.dumps report`` show the same numbers.
+The tables shown are the engine's own (``engine.dumps.report_tables``) with translated
+headers, so the page, the downloads and ``python -m engine.dumps report`` show the same
+numbers; the report is computed in ``ui/views/dumps_requests.py``.
 """
 
 from __future__ import annotations

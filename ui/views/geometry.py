@@ -1,9 +1,5 @@
 """Geometry page sections (Streamlit): the scene, one vector, eps, gamma/beta, DyT, high
-dimension, real activations.
-
-Views draw results they are given; the page computes them through ``ui.compute``.  Words come
-from ``locales/*/geometry.toml``, sentences with numbers from ``ui.text.geometry*``.
-"""
+dimension, real activations (the wide cloud's heavy requests at the end)."""
 
 from __future__ import annotations
 

@@ -4,8 +4,6 @@ A lesson is shown in order: ``setup`` (title, idea, maths, question), the learne
 prediction (a widget; ``commit_point`` says what a committed one shows), then, once it is
 committed (in a paced class, once revealed), ``explanation`` (verdict, why, maths, the link
 that opens the page already configured).  Nothing before that states the answer.
-
-Views draw what they are given; which lesson and which answer come from ``ui.widgets``.
 """
 
 from __future__ import annotations
