@@ -195,6 +195,15 @@ def vector_lab_inputs(default_eps: dict[str, tuple[DefaultEps, ...]]) -> VectorL
     quoted in the ε help (each kind's real default).
     """
     errors: list[str] = []
+
+    def read(parse, *args, refused=None):
+        """``parse(*args)``, or ``refused`` with the input's error noted."""
+        try:
+            return parse(*args)
+        except VectorInputError as error:
+            errors.append(input_error_text(error))
+            return refused
+
     st.selectbox(
         t("vector_lab.preset"),
         list(PRESETS),
@@ -213,11 +222,7 @@ def vector_lab_inputs(default_eps: dict[str, tuple[DefaultEps, ...]]) -> VectorL
         P["vl_compute"], t("vector_lab.computed_in"), c2, help=t("vector_lab.computed_in_help")
     )
     st.caption(t("vector_lab.computed_in_caption", compute=label("compute", computed_in)))
-    rows: tuple[tuple[float, ...], ...] = ()
-    try:
-        rows = _vectors(source, dtype)
-    except VectorInputError as error:
-        errors.append(input_error_text(error))
+    rows: tuple[tuple[float, ...], ...] = read(_vectors, source, dtype, refused=())
 
     st.divider()
     kind = bound.selectbox(P["vl_norm"], t("vector_lab.norm"))
@@ -242,24 +247,11 @@ def vector_lab_inputs(default_eps: dict[str, tuple[DefaultEps, ...]]) -> VectorL
         alpha_help = t("vector_lab.alpha_help", alpha0=format_number(DYT_ALPHA0), source=DYT_SOURCE)
         alpha = bound.number(P["vl_alpha"], "α", step=0.1, help=alpha_help)
     d = len(rows[0]) if rows else 0
-    eps, weight, bias = 0.0, None, None
-    try:
-        eps = parse_eps(eps_text)
-    except VectorInputError as error:
-        errors.append(input_error_text(error))
+    eps, weight, bias = read(parse_eps, eps_text, refused=0.0), None, None
     if d:
-        for name, text in (("γ", gamma_text), ("β", beta_text)):
-            if text is None:
-                continue
-            try:
-                values = parse_parameter(text, d, name)
-            except VectorInputError as error:
-                errors.append(input_error_text(error))
-                continue
-            if name == "γ":
-                weight = values
-            else:
-                bias = values
+        weight = read(parse_parameter, gamma_text, d, "γ")
+        if beta_text is not None:
+            bias = read(parse_parameter, beta_text, d, "β")
         if kind == "groupnorm" and d % groups:
             divisors = ", ".join(str(k) for k in range(1, d + 1) if d % k == 0)
             errors.append(t("input.groups_invalid", groups=groups, d=d, divisors=divisors))
