@@ -16,10 +16,10 @@ from engine.norms.kinds import ROW_KINDS
 from engine.norms.worked import VectorExplanation
 from ui.formatting import format_cosine, format_number
 from ui.i18n import translate
+from ui.labels import NORM_NAMES
 from ui.text.vector_lab_precision import sentence_joiner
 
 COMPARED = ROW_KINDS  # the two norms of one row
-NAMES = {"layernorm": "LayerNorm", "rmsnorm": "RMSNorm"}
 OVERFLOWS = ("mean", "variance", "mean_square")  # reasons a wider compute dtype removes
 
 
@@ -66,7 +66,7 @@ def _undefined_note(ex: VectorExplanation, kind: str, why: str, lang: str) -> st
     note = translate(
         "vector_lab.compare_undefined",
         lang,
-        norm=NAMES[kind],
+        norm=NORM_NAMES[kind],
         status=translate(f"vector_lab.compare_status.{status}", lang),
         why=translate(
             f"vector_lab.compare_why.{why}", lang, dtype=ex.spec.compute_dtype, symbol=symbol
