@@ -234,10 +234,10 @@ def bytes_text(n: int) -> str:
     """Bytes as people read them: 3,072 B, 49.2 kB, 9.49 MB."""
     if n < 10_000:
         return f"{n:,} B"
-    for unit, size in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+    for unit, size in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6)):
         if n >= size:
             return f"{n / size:.3g} {unit}"
-    return f"{n:,} B"  # unreachable: n >= 10,000 is at least a kB
+    return f"{n / 1e3:.3g} kB"
 
 
 def seconds_text(seconds: float) -> str:
