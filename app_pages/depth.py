@@ -37,7 +37,7 @@ def stack(chosen: str) -> None:
 def training() -> None:
     st.markdown(t("depth.training_intro"))
     with presenting.controls("dp_training"):
-        runs = widgets.training_inputs().runs
+        runs = widgets.training_inputs()
     live = st.empty()
     finished = view.trainings(runs, live)
     if finished:

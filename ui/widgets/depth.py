@@ -69,11 +69,6 @@ def depth_inputs() -> DepthInputs:
     return DepthInputs(tuple(replace(base, placement=p) for p in placements), ())
 
 
-@dataclass(frozen=True)
-class TrainingInputs:
-    runs: tuple[tuple[str, TrainSpec], ...]  # (translated name, spec)
-
-
 def _run_inputs(column, name: str, suffix: str) -> tuple[str, bool]:
     with column:
         st.markdown(f"**{name}**")
@@ -84,7 +79,8 @@ def _run_inputs(column, name: str, suffix: str) -> tuple[str, bool]:
     return chosen, warm
 
 
-def training_inputs() -> TrainingInputs:
+def training_inputs() -> tuple[tuple[str, TrainSpec], ...]:
+    """The two runs: (translated name, spec) each."""
     c1, c2, c3, c4, c5 = st.columns([3, 3, 2, 2, 2])
     task = bound.selectbox(P["dp_task"], t("depth.task"), c1)
     lr = bound.select_slider(P["dp_lr"], t("depth.lr"), c2, format_func=lambda v: f"{v:g}")
@@ -100,4 +96,4 @@ def training_inputs() -> TrainingInputs:
         )
         label = f"{name}: {placement_label(chosen)}" + (t("depth.with_warmup") if warm else "")
         runs.append((label, spec))
-    return TrainingInputs(tuple(runs))
+    return tuple(runs)
