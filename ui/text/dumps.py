@@ -44,13 +44,15 @@ def axes_text(axes: str) -> str:
     return "[" + ", ".join(axes) + "]"
 
 
+def and_more(total: int, shown: int, lang: str) -> str:
+    """ " and N more" after the first ``shown`` of ``total`` names ("" when all are shown)."""
+    return " " + translate("dumps.and_more", lang, count=total - shown) if total > shown else ""
+
+
 def names_text(names, lang: str, limit: int = MAX_NAMED) -> str:
     """A few names as code spans, then how many more."""
     names = list(names)
-    shown = join((literal(name) for name in names[:limit]), lang)
-    if len(names) > limit:
-        shown += " " + translate("dumps.and_more", lang, count=len(names) - limit)
-    return shown
+    return join((literal(name) for name in names[:limit]), lang) + and_more(len(names), limit, lang)
 
 
 def layout_facts(rep: DumpReport, lang: str) -> list[tuple[str, str]]:

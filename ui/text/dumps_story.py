@@ -21,7 +21,7 @@ from engine.dumps.report import DumpReport
 from engine.dumps.story import FLOAT16_MAX, StreamStory
 from ui.formatting import format_number, literal
 from ui.i18n import translate
-from ui.text.dumps import token_text
+from ui.text.dumps import and_more, token_text
 
 JUMP_FACTOR = 10.0  # the first token "jumps" where its step is this many times the others'
 MAX_TOKENS_LISTED = 6  # tokens named in a sentence before "and N more"
@@ -121,9 +121,8 @@ def massive_tokens_sentence(
                 peak=format_number(peak, 1),
             )
         )
-    more = len(ranked) - MAX_TOKENS_LISTED
     listed = translate("dumps.list_separator", lang).join(parts)
-    listed += " " + translate("dumps.and_more", lang, count=more) if more > 0 else ""
+    listed += and_more(len(ranked), MAX_TOKENS_LISTED, lang)
     key = "carriers" if len(ranked) > 1 else "carrier_alone"
     return translate(f"dumps.{key}", lang, count=len(ranked), tokens=listed)
 
@@ -197,9 +196,7 @@ def precision_sentences(comparison: PrecisionComparison, lang: str) -> list[str]
         layers = comparison.overflowing_layers
         tokens = sorted({t for norm in failing for t in norm.failing_tokens})
         listed = ", ".join(_token(comparison.tokens, t) for t in tokens[:MAX_TOKENS_LISTED])
-        if len(tokens) > MAX_TOKENS_LISTED:
-            more = len(tokens) - MAX_TOKENS_LISTED
-            listed += " " + translate("dumps.and_more", lang, count=more)
+        listed += and_more(len(tokens), MAX_TOKENS_LISTED, lang)
         upcast = "ok" if all(n.upcast_ok for n in failing) else "not_ok"
         sentences.append(
             translate(
