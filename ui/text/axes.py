@@ -71,10 +71,8 @@ def groupnorm_layouts(stats: AxesStatistics, lang: str) -> str | None:
         return None
     batch, tokens, d = stats.x.shape
     layouts = kinds.groupnorm_layouts(batch, tokens, d, stats.spec.groups)
-    (sequence_formula, sequence), (token_formula, per_token) = (
-        layouts["sequence"],
-        layouts["per_token"],
-    )
+    sequence_formula, sequence = layouts["sequence"]
+    token_formula, per_token = layouts["per_token"]
     return translate(
         "axes.legend.groupnorm_layouts",
         lang,

@@ -165,10 +165,8 @@ def roofline(ln: NormTraffic, rms: NormTraffic) -> None:
             ratio=format_number(100 * ln.parameters / (2 * elements + ln.parameters), 3),
         )
     )
-    (add_reads, add_writes), (norm_reads, norm_writes) = (
-        UNFUSED_ADD_NORM_PASSES["add"],
-        UNFUSED_ADD_NORM_PASSES["norm"],
-    )
+    add_reads, add_writes = UNFUSED_ADD_NORM_PASSES["add"]
+    norm_reads, norm_writes = UNFUSED_ADD_NORM_PASSES["norm"]
     saved = ln.unfused_add_norm_bytes - ln.fused_add_norm_bytes
     st.markdown(
         t(
