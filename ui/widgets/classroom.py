@@ -20,6 +20,7 @@ from ui.classroom import attempt, client, store
 from ui.i18n import t
 from ui.lessons.catalog import LESSON_IDS
 from ui.url.pages import CLASSROOM as P
+from ui.widgets.lessons import lesson_picker
 
 NOTICE = "_cl_notice"  # the last action's refusal, shown on the next run
 PACED_START = "cl_paced_start"
@@ -75,16 +76,7 @@ def current_lesson() -> str:
 
 def lesson_choice() -> None:
     """The picker of ``cl_lesson``."""
-    titles = {i: f"{n}. {t(f'lessons.{i}.title')}" for n, i in enumerate(LESSON_IDS, 1)}
-    current = current_lesson()
-    st.session_state["cl_pick"] = current
-
-    def picked() -> None:
-        st.session_state["cl_lesson"] = st.session_state["cl_pick"]
-
-    st.selectbox(
-        t("classroom.lesson"), LESSON_IDS, key="cl_pick", format_func=titles.get, on_change=picked
-    )
+    lesson_picker(t("classroom.lesson"), "cl_pick", "cl_lesson", current_lesson())
 
 
 def room(klass: Class, lesson: str) -> tuple[Room | None, str | None]:

@@ -32,23 +32,24 @@ def _go(lesson_id: str) -> None:
     st.session_state[PICKER] = lesson_id
 
 
-def _picked() -> None:
-    st.session_state["ls_lesson"] = st.session_state[PICKER]
+def lesson_picker(text: str, picker: str, lasting: str, current: str) -> None:
+    """A select box of the lessons by title that writes into the session value ``lasting``;
+    it shows ``current`` (a fresh link, a returning learner, a move: it follows ``lasting``)."""
+    st.session_state[picker] = current
+    titles = {i: f"{n}. {t(f'lessons.{i}.title')}" for n, i in enumerate(LESSON_IDS, 1)}
+
+    def picked() -> None:
+        st.session_state[lasting] = st.session_state[picker]
+
+    st.selectbox(text, LESSON_IDS, key=picker, format_func=titles.get, on_change=picked)
 
 
 def lesson_choice() -> Lesson:
     """A table-of-contents selectbox with Previous / Next; returns the current lesson."""
     current = current_lesson().id
     index = LESSON_IDS.index(current)
-    st.session_state[PICKER] = current  # a fresh link or a returning learner: follow ls_lesson
-    titles = {i: f"{n}. {t(f'lessons.{i}.title')}" for n, i in enumerate(LESSON_IDS, 1)}
-    st.selectbox(  # a row of its own: a long title is not cut in a narrow box
-        t("lessons.choose"),
-        LESSON_IDS,
-        key=PICKER,
-        format_func=titles.get,
-        on_change=_picked,
-    )
+    # a row of its own: a long title is not cut in a narrow box
+    lesson_picker(t("lessons.choose"), PICKER, "ls_lesson", current)
     back, forward = st.columns(2)
     back.button(
         t("lessons.previous"),
