@@ -293,11 +293,10 @@ def layer_choice(param: Param, rep: DumpReport, target=st) -> int:
     layers = len(rep.labels)
     bound.clamp(param, layers - 1, "dumps.clamped", what=t("dumps.what_layer"))
     middle = layers // 2
+    auto = t("dumps.middle_layer", layer=middle)
 
     def name(layer: int) -> str:
-        if layer == -1:
-            return t("dumps.middle_layer", layer=middle)
-        return f"{layer} · {rep.labels[layer]}"
+        return auto if layer == -1 else f"{layer} · {rep.labels[layer]}"
 
     chosen = bound.selectbox(
         param, t("dumps.layer"), target, options=list(range(-1, layers)), format_func=name
@@ -316,11 +315,10 @@ def pair_choice(rep: DumpReport, auto: int, target=st) -> int:
     means ``auto``, the norm that reads the dump's largest entry."""
     pairs = rep.layout.norm_pairs
     bound.clamp(P["du_pair"], len(pairs) - 1, "dumps.clamped", what=t("dumps.what_pair"))
+    auto_name = t("dumps.auto_pair", norm=pairs[auto].label)
 
     def name(index: int) -> str:
-        if index == -1:
-            return t("dumps.auto_pair", norm=pairs[auto].label)
-        return pairs[index].label
+        return auto_name if index == -1 else pairs[index].label
 
     chosen = bound.selectbox(
         P["du_pair"],
