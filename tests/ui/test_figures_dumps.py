@@ -131,7 +131,7 @@ def test_dyt_figure_draws_the_fitted_tanh(pairs_rep):
     assert curve.x[0] == fit.x.min() and curve.x[-1] == fit.x.max()
 
 
-def test_dyt_figure_scales_to_the_bulk_and_marks_the_outliers_at_its_edge(pairs_rep):
+def test_dyt_figure_scales_to_the_bulk_and_marks_the_outliers_at_its_edges(pairs_rep):
     fit = dataclasses.replace(
         pairs_rep.dyt[1],
         outliers=2,
@@ -140,11 +140,12 @@ def test_dyt_figure_scales_to_the_bulk_and_marks_the_outliers_at_its_edge(pairs_
         outlier_y=np.array([4.0, -1.0]),
     )
     figure = channel_figures.dyt_figure(fit, "en")
-    edge = float(np.abs(fit.x).max())
-    assert figure.layout.xaxis.range == (-1.04 * edge, 1.04 * edge)
+    low, high = min(float(fit.x.min()), 0.0), max(float(fit.x.max()), 0.0)
+    margin = 0.04 * (high - low)  # the bulk's own extent on each side, not a symmetric one
+    assert figure.layout.xaxis.range == (low - margin, high + margin)
     marked = next(t for t in figure.data if "left out of the fit" in t.name)
     top = float(np.abs(fit.y).max())
-    assert list(marked.x) == [edge, -edge] and list(marked.y) == [min(4.0, top), max(-1.0, -top)]
+    assert list(marked.x) == [high, low] and list(marked.y) == [min(4.0, top), max(-1.0, -top)]
     assert [list(row) for row in marked.customdata] == [[23_000.0, 4.0], [-900.0, -1.0]]
     assert "23000" in marked.name and "past |x| = 50" in marked.name
     plain = channel_figures.dyt_figure(pairs_rep.dyt[1], "en")

@@ -125,7 +125,7 @@ def dyt_figure(fit: DyTFit, lang: str) -> go.Figure:
         name=translate("dumps.dyt_points", lang, count=fit.points),
         marker=dict(color=ALL_COLOR, size=3, opacity=0.35),
     )
-    edge = _dyt_outliers(figure, fit, lang)
+    edges = _dyt_outliers(figure, fit, lang)
     if fit.x.size and math.isfinite(fit.alpha) and math.isfinite(fit.gamma):
         x = np.linspace(float(fit.x.min()), float(fit.x.max()), 400)
         figure.add_scatter(
@@ -145,20 +145,24 @@ def dyt_figure(fit: DyTFit, lang: str) -> go.Figure:
     y = translate("dumps.dyt_y_affine" if fit.affine_removed else "dumps.dyt_y", lang)
     chart_layout(figure, "dyt", lang, log_y=False, title=title, y=y)
     figure.update_layout(hovermode="closest")
-    if edge is not None:  # the bulk sets the scale; the outliers sit at its edge
-        figure.update_xaxes(range=[-1.04 * edge, 1.04 * edge])
+    if edges is not None:  # the bulk sets the scale; the outliers sit at its edges
+        low, high = edges
+        margin = 0.04 * (high - low)
+        figure.update_xaxes(range=[low - margin, high + margin])
     return figure
 
 
-def _dyt_outliers(figure: go.Figure, fit: DyTFit, lang: str) -> float | None:
-    """The values past the bulk drawn at the x axis' edge (their true x in the hover), and
-    that edge; None when there are none."""
+def _dyt_outliers(figure: go.Figure, fit: DyTFit, lang: str) -> tuple[float, float] | None:
+    """The values past the bulk drawn at the x axis' edges (their true x in the hover), and
+    those edges (the bulk's smallest and largest x, 0 included); None when there are none."""
     if not fit.outliers or not fit.x.size:
         return None
-    edge = max(float(np.abs(fit.x).max()), 1e-30)
+    low, high = min(float(fit.x.min()), 0.0), max(float(fit.x.max()), 0.0)
+    if high - low <= 0:
+        low, high = -1e-30, 1e-30
     top = max(float(np.abs(fit.y).max()), 1e-30)  # the outliers' y is clipped to the bulk's
     figure.add_scatter(
-        x=np.clip(fit.outlier_x, -edge, edge),
+        x=np.clip(fit.outlier_x, low, high),
         y=np.clip(fit.outlier_y, -top, top),
         customdata=np.stack([fit.outlier_x, fit.outlier_y], axis=-1),
         mode="markers",
@@ -176,4 +180,4 @@ def _dyt_outliers(figure: go.Figure, fit: DyTFit, lang: str) -> float | None:
         ),
         hovertemplate="x = %{customdata[0]:.6g}<br>y = %{customdata[1]:.4g}<extra></extra>",
     )
-    return edge
+    return low, high

@@ -242,7 +242,7 @@ def overflow_rows(comparison: PrecisionComparison, lang: str) -> list[dict]:
         rows.append(
             {
                 "norm": norm.label,
-                "block": norm.layer if norm.layer is not None else "—",
+                "block": str(norm.layer) if norm.layer is not None else "—",  # one type: Arrow
                 "max_abs": norm.max_abs,
                 "tokens": ", ".join(named),
                 "first": quantity_text(norm.first_failure, lang),
