@@ -56,7 +56,8 @@ References:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import functools
+from dataclasses import dataclass, replace
 
 import torch
 
@@ -136,31 +137,11 @@ def running_sum(terms: torch.Tensor) -> torch.Tensor:
     return partial.transpose(0, 1)  # [T, d]
 
 
-def _denominator_from_rstd(rstd: torch.Tensor) -> torch.Tensor:
-    """var + eps recovered from a returned rstd (float64): 1/rstd^2, 0 where rstd = inf."""
-    return rstd.double().pow(-2)
-
-
 def _upcast(x: torch.Tensor, kind: str, eps: float) -> PathTrace:
-    d = x.shape[-1]
-    x32 = x.float()  # [T, d]
-    if kind == "rmsnorm":
-        square = x32.pow(2)  # [T, d]
-        mean_square = square.mean(-1, keepdim=True)  # [T, 1]
-        denominator = mean_square + eps  # [T, 1]
-        rstd = torch.rsqrt(denominator)  # [T, 1]
-        y = (x32 * rstd).to(x.dtype)  # [T, d]
-        steps = (
-            Step("square", "entry", square),
-            Step("mean_square", "row", mean_square[:, 0]),
-            Step("mean_square", "denominator", denominator[:, 0]),
-        )
-        return PathTrace(y, None, mean_square[:, 0], rstd[:, 0], torch.float32, steps)
-    y32, mean, rstd = torch.native_layer_norm(x32, [d], None, None, eps)  # [T, d], [T, 1] x2
-    denominator = _denominator_from_rstd(rstd[:, 0])  # [T]
-    steps = (Step("variance", "denominator", denominator, stored_dtype=torch.float32),)
-    var = (denominator - eps).clamp_min(0.0)  # [T], derived from the returned rstd
-    return PathTrace(y32.to(x.dtype), mean[:, 0], var, rstd[:, 0], torch.float32, steps)
+    # On float32 inputs the half paths below are exactly the upcast code: HF's RMSNorm is
+    # ``torch_half``'s line, ``F.layer_norm(x.float())`` is ``fused_half``'s call.
+    trace = (_torch_half if kind == "rmsnorm" else _fused_half)(x.float(), kind, eps)
+    return replace(trace, y=trace.y.to(x.dtype))
 
 
 def _torch_half(x: torch.Tensor, kind: str, eps: float) -> PathTrace:
@@ -202,78 +183,54 @@ def _fused_half(x: torch.Tensor, kind: str, eps: float) -> PathTrace:
     else:
         y, mean, rstd = torch.native_layer_norm(x, [d], None, None, eps)  # rstd in half
         mean = mean[:, 0]
-    denominator = _denominator_from_rstd(rstd[:, 0])  # [T]
+    denominator = rstd[:, 0].double().pow(-2)  # [T] var + eps, 0 where rstd = inf
     quantity = "mean_square" if kind == "rmsnorm" else "variance"
     steps = (Step(quantity, "denominator", denominator, stored_dtype=rstd.dtype),)
     var = (denominator - eps).clamp_min(0.0)  # [T], derived from the returned rstd
     return PathTrace(y, mean, var, rstd[:, 0], torch.float32, steps)
 
 
-def _sum_then_divide(x: torch.Tensor, kind: str, eps: float) -> PathTrace:
-    # The same operations, in the same order, as reference.layer_norm / reference.rms_norm
-    # with compute_dtype = x.dtype (a test pins them equal bit for bit).
+def _half_sums(x: torch.Tensor, kind: str, eps: float, running: bool) -> PathTrace:
+    """``sum_then_divide_half`` (``running=False``) and ``naive_running_half``: the same
+    operations, in the same order, as reference.layer_norm / reference.rms_norm with
+    compute_dtype = x.dtype (a test pins them equal bit for bit), each sum stored in half
+    once (``torch.sum``) or at every step (``running_sum``)."""
     d = x.shape[-1]
+
+    def total(quantity: str, terms: torch.Tensor) -> tuple[torch.Tensor, Step]:
+        if running:
+            sums = running_sum(terms)  # [T, d]
+            return sums[:, -1:], Step(quantity, "running", sums, terms=terms)
+        summed = terms.sum(dim=-1, keepdim=True)  # [T, 1], stored in half
+        return summed, Step(quantity, "row", summed[:, 0])
+
     if kind == "rmsnorm":
         square = x * x  # [T, d]
-        total = square.sum(dim=-1, keepdim=True)  # [T, 1], stored in half
-        mean_square = total / d  # [T, 1]
+        sum_of_squares, summed = total("sum_of_squares", square)  # [T, 1]
+        mean_square = sum_of_squares / d  # [T, 1]
         denominator = mean_square + eps  # [T, 1]
         rstd = torch.rsqrt(denominator)  # [T, 1]
         y = x * rstd  # [T, d]
         steps = (
             Step("square", "entry", square),
-            Step("sum_of_squares", "row", total[:, 0]),
+            summed,
             Step("mean_square", "denominator", denominator[:, 0]),
         )
         return PathTrace(y, None, mean_square[:, 0], rstd[:, 0], x.dtype, steps)
-    total = x.sum(dim=-1, keepdim=True)  # [T, 1], stored in half
-    mean = total / d  # [T, 1]
+    sum_x, summed = total("sum", x)  # [T, 1]
+    mean = sum_x / d  # [T, 1]
     deviation = x - mean  # [T, d]
     squared = deviation * deviation  # [T, d]
-    total_squared = squared.sum(dim=-1, keepdim=True)  # [T, 1]
-    var = total_squared / d  # [T, 1]
+    sum_squared, summed_squared = total("sum_of_squared_deviations", squared)  # [T, 1]
+    var = sum_squared / d  # [T, 1]
     denominator = var + eps  # [T, 1]
     rstd = torch.rsqrt(denominator)  # [T, 1]
     y = deviation * rstd  # [T, d]
     steps = (
-        Step("sum", "row", total[:, 0]),
+        summed,
         Step("deviation", "entry", deviation),
         Step("squared_deviation", "entry", squared),
-        Step("sum_of_squared_deviations", "row", total_squared[:, 0]),
-        Step("variance", "denominator", denominator[:, 0]),
-    )
-    return PathTrace(y, mean[:, 0], var[:, 0], rstd[:, 0], x.dtype, steps)
-
-
-def _naive_running(x: torch.Tensor, kind: str, eps: float) -> PathTrace:
-    d = x.shape[-1]
-    if kind == "rmsnorm":
-        square = x * x  # [T, d]
-        partial = running_sum(square)  # [T, d]
-        mean_square = partial[:, -1:] / d  # [T, 1]
-        denominator = mean_square + eps  # [T, 1]
-        rstd = torch.rsqrt(denominator)  # [T, 1]
-        y = x * rstd  # [T, d]
-        steps = (
-            Step("square", "entry", square),
-            Step("sum_of_squares", "running", partial, terms=square),
-            Step("mean_square", "denominator", denominator[:, 0]),
-        )
-        return PathTrace(y, None, mean_square[:, 0], rstd[:, 0], x.dtype, steps)
-    partial = running_sum(x)  # [T, d]
-    mean = partial[:, -1:] / d  # [T, 1]
-    deviation = x - mean  # [T, d]
-    squared = deviation * deviation  # [T, d]
-    partial_squared = running_sum(squared)  # [T, d]
-    var = partial_squared[:, -1:] / d  # [T, 1]
-    denominator = var + eps  # [T, 1]
-    rstd = torch.rsqrt(denominator)  # [T, 1]
-    y = deviation * rstd  # [T, d]
-    steps = (
-        Step("sum", "running", partial, terms=x),
-        Step("deviation", "entry", deviation),
-        Step("squared_deviation", "entry", squared),
-        Step("sum_of_squared_deviations", "running", partial_squared, terms=squared),
+        summed_squared,
         Step("variance", "denominator", denominator[:, 0]),
     )
     return PathTrace(y, mean[:, 0], var[:, 0], rstd[:, 0], x.dtype, steps)
@@ -283,8 +240,8 @@ _RUNNERS = {
     "upcast": _upcast,
     "torch_half": _torch_half,
     "fused_half": _fused_half,
-    "sum_then_divide_half": _sum_then_divide,
-    "naive_running_half": _naive_running,
+    "sum_then_divide_half": functools.partial(_half_sums, running=False),
+    "naive_running_half": functools.partial(_half_sums, running=True),
 }
 
 
