@@ -1,7 +1,7 @@
 """Real model families' normalization: a reviewed catalog and a parameter / cost calculator.
 
 - ``catalog.toml``   the data: one row per family, every row with its sources
-- ``families.py``    what a row is (``Family``, ``Stack``, ``CatalogRow``, ``Catalog``)
+- ``families.py``    what a row is (``Family``, ``Stack``, ``Catalog``)
 - ``loader.py``      reads the file (``catalog()``)
 - ``config_json.py`` a pasted config.json -> ``ModelShape`` (``parse_config``)
 - ``calculator.py``  norm parameters and their share (``norm_budget``), bytes and FLOPs per

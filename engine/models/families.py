@@ -169,52 +169,6 @@ class Family:
 
 
 @dataclass(frozen=True)
-class CatalogRow:
-    """One family as plain values, for a table (None = unknown)."""
-
-    id: str
-    name: str
-    norm_kind: str
-    norm_class: str | None
-    eps_field: str | None
-    eps_default: float | None
-    eps_released: float | None
-    placement: str
-    norms_per_layer: tuple[int, ...]  # per stack (T5: encoder, decoder)
-    layer_modules: tuple[str, ...]  # first stack's per-layer norm modules
-    final_module: str | None
-    final_norm: bool | None
-    qk_norm: bool | None
-    bias: bool | None
-    weight_init: str | None
-    weight_offset: float | None
-    source: str  # the sources joined with "; "
-
-
-def catalog_row(family: Family) -> CatalogRow:
-    stack = family.stacks[0]
-    return CatalogRow(
-        id=family.id,
-        name=family.name,
-        norm_kind=family.norm_kind,
-        norm_class=family.norm_class,
-        eps_field=family.eps_field,
-        eps_default=family.eps_default,
-        eps_released=family.eps_released,
-        placement=family.placement,
-        norms_per_layer=family.norms_per_layer(),
-        layer_modules=stack.norm_modules(),
-        final_module=stack.final,
-        final_norm=family.final_norm,
-        qk_norm=family.qk_norm,
-        bias=family.bias,
-        weight_init=family.weight_init,
-        weight_offset=family.weight_offset,
-        source="; ".join(family.source),
-    )
-
-
-@dataclass(frozen=True)
 class Catalog:
     """Every family of catalog.toml, in the file's order."""
 
@@ -251,9 +205,6 @@ class Catalog:
     def sharing_model_type(self, model_type: str) -> tuple[Family, ...]:
         """Every family whose configs carry ``model_type`` (``llama``: LLaMA ... SmolLM2)."""
         return tuple(f for f in self.families if model_type in f.model_types)
-
-    def rows(self) -> tuple[CatalogRow, ...]:
-        return tuple(catalog_row(f) for f in self.families)
 
     def placement_names(self, placement: str) -> ModuleNames:
         """The names of the placement's example families, joined: ``pre`` is GPT-2's

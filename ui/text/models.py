@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 
 from engine.models.calculator import NormBudget
-from engine.models.families import Example, Family, catalog_row
+from engine.models.families import Example, Family
 from engine.perf.roofline import GPU_NAME, H200_BANDWIDTH, H200_FP32_FLOPS, norm_traffic
 from ui.formatting import format_number
 from ui.i18n import join, translate
@@ -76,22 +76,22 @@ def norm_text(family: Family) -> str:
 
 def catalog_cells(family: Family, lang: str) -> dict[str, str]:
     """One row of the catalog table, keyed by ``COLUMNS``."""
-    row = catalog_row(family)
-    names = ", ".join(row.layer_modules) if row.layer_modules else unknown(lang)
-    final = row.final_module or yes_no(row.final_norm, lang)
+    stack = family.stacks[0]
+    names = ", ".join(stack.norm_modules()) or unknown(lang)
+    final = stack.final or yes_no(family.final_norm, lang)
     return {
-        "family": row.name,
+        "family": family.name,
         "norm": norm_text(family),
-        "eps_released": eps_text(row.eps_released, lang),
-        "eps_default": eps_text(row.eps_default, lang),
-        "eps_field": row.eps_field or unknown(lang),
-        "placement": label("placement", row.placement, lang),
-        "per_layer": " / ".join(str(n) for n in row.norms_per_layer),
+        "eps_released": eps_text(family.eps_released, lang),
+        "eps_default": eps_text(family.eps_default, lang),
+        "eps_field": family.eps_field or unknown(lang),
+        "placement": label("placement", family.placement, lang),
+        "per_layer": " / ".join(str(n) for n in family.norms_per_layer()),
         "modules": names,
         "final": final,
-        "qk_norm": yes_no(row.qk_norm, lang),
+        "qk_norm": yes_no(family.qk_norm, lang),
         "gain": gain_text(family, lang),
-        "bias": yes_no(row.bias, lang),
+        "bias": yes_no(family.bias, lang),
         "source": ("；" if lang == "zh" else "; ").join(localized(family, "source", lang)),
     }
 
