@@ -61,32 +61,6 @@ def _check_cell(cell, shape) -> tuple[int, int, int]:
     return tuple(int(i) for i in cell)
 
 
-def pooled_mask(
-    kind: str,
-    shape: tuple[int, int, int],
-    cell: tuple[int, int, int],
-    groups: int = 1,
-    counted: np.ndarray | None = None,
-) -> np.ndarray:
-    """``[B, T, d]`` bool: the cells whose values enter the statistic that normalizes ``cell``.
-
-    ``counted`` (``[B, T]`` bool, BatchNorm only) is the padding mask of masked statistics:
-    PAD positions are left out.  Under DyT the one cell itself is all its output depends on.
-    """
-    cell = _check_cell(cell, shape)
-    labels = statistic_labels(kind, *shape, groups)
-    if labels[cell] < 0:
-        mask = np.zeros(shape, dtype=bool)
-        mask[cell] = True
-        return mask
-    mask = labels == labels[cell]  # [B, T, d]
-    if counted is not None:
-        if kind != "batchnorm":
-            raise ValueError(f"a padding mask applies to batchnorm statistics, not {kind!r}")
-        mask &= np.asarray(counted, dtype=bool)[:, :, None]
-    return mask
-
-
 @dataclass(frozen=True)
 class AxesStatistics:
     """One kind applied to one tensor: everything the heatmap, the legend and the box draw."""

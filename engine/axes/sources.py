@@ -137,39 +137,6 @@ def make_tensor(spec: AxesSpec) -> AxesTensor:
     return AxesTensor(x.to(DTYPES[spec.dtype]), real, lengths, profile, shifted)
 
 
-def synthetic_tensor(
-    batch: int, tokens: int, d: int, seed: int = 0, preset: str = "gaussian", dtype="float32"
-) -> AxesTensor:
-    """A synthetic ``[batch, tokens, d]`` tensor, every token real (checked as ``AxesSpec``)."""
-    spec = AxesSpec(batch=batch, tokens=tokens, d=d, seed=seed, preset=preset, dtype=dtype)
-    return make_tensor(spec)
-
-
-def padded_sentences(
-    batch: int,
-    tokens: int,
-    d: int,
-    lengths: tuple[int, ...] = (),
-    pad_value: float = 0.0,
-    seed: int = 0,
-    preset: str = "gaussian",
-    dtype: str = "float32",
-) -> AxesTensor:
-    """``batch`` sentences of the given lengths padded to ``tokens`` with ``pad_value``."""
-    spec = AxesSpec(
-        source="padded",
-        batch=batch,
-        tokens=tokens,
-        d=d,
-        lengths=tuple(lengths),
-        pad_value=pad_value,
-        seed=seed,
-        preset=preset,
-        dtype=dtype,
-    )
-    return make_tensor(spec)
-
-
 def as_padded(spec: AxesSpec) -> AxesSpec:
     """``spec`` with the padded source (the padding experiment needs PAD cells)."""
     return replace(spec, source="padded")

@@ -14,7 +14,7 @@ import torch
 import torch.nn.functional as F
 
 from engine.axes import limits
-from engine.axes.sharing import axes_statistics, pooled_mask, select_cell, statistic_labels
+from engine.axes.sharing import axes_statistics, select_cell, statistic_labels
 from engine.config import NORM_KINDS, AxesSpec
 from engine.errors import EngineError
 from tests.axes.test_axes_spec import assert_translatable
@@ -75,7 +75,6 @@ def test_pooled_sets_match_hand_built_sets(kind):
         expected = expected_pooled(kind, stats.x.shape, cell, 4)
         assert np.array_equal(selection.pooled, expected), cell
         assert np.array_equal(selection.shared, expected), cell
-        assert np.array_equal(pooled_mask(kind, stats.x.shape, cell, 4), expected), cell
         assert selection.count == expected.sum()
 
 
@@ -163,9 +162,6 @@ def test_masked_batchnorm_pools_only_real_tokens_and_normalizes_every_cell():
 
 def test_padding_mask_is_only_for_batchnorm():
     assert not axes_statistics(spec_for("layernorm", mask_padding=True)).masked
-    real = np.ones((4, 16), dtype=bool)
-    with pytest.raises(ValueError, match="batchnorm"):
-        pooled_mask("instancenorm", (4, 16, 32), (0, 0, 0), counted=real)
 
 
 def test_labels_index_the_statistics_arrays():

@@ -7,9 +7,17 @@ import pytest
 import torch
 
 from engine.axes import sources
-from engine.axes.sources import default_lengths, make_tensor, padded_sentences, synthetic_tensor
+from engine.axes.sources import default_lengths, make_tensor
 from engine.config import AXES_PRESETS, AxesSpec
 from engine.errors import EngineError
+
+
+def synthetic_tensor(batch, tokens, d, **fields):
+    return make_tensor(AxesSpec(batch=batch, tokens=tokens, d=d, **fields))
+
+
+def padded_sentences(batch, tokens, d, **fields):
+    return synthetic_tensor(batch, tokens, d, source="padded", **fields)
 
 
 @pytest.mark.parametrize(
@@ -98,7 +106,7 @@ def test_every_preset_makes_finite_cells(preset):
     assert bool(torch.isfinite(t.x).all())
 
 
-def test_source_functions_check_their_arguments_as_a_spec():
+def test_sources_check_their_arguments_as_a_spec():
     with pytest.raises(EngineError) as caught:
         padded_sentences(2, 4, 3, lengths=(4, 5))
     assert caught.value.key == "axes.length_out_of_range"
