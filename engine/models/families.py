@@ -187,21 +187,6 @@ class Catalog:
             {"family": family_id, "allowed": ", ".join(self.ids)},
         )
 
-    def for_model_type(self, model_type: str) -> Family:
-        """The first family (in file order) whose configs carry this ``model_type``.
-
-        Several families may share one (Llama 2, Llama 3 and SmolLM2 are all ``llama``); their
-        norms are built the same way, so any of them describes the config.
-        """
-        for family in self.families:
-            if model_type in family.model_types:
-                return family
-        known = sorted({t for f in self.families for t in f.model_types})
-        raise EngineError(
-            "models.unknown_model_type",
-            {"model_type": model_type, "allowed": ", ".join(known)},
-        )
-
     def sharing_model_type(self, model_type: str) -> tuple[Family, ...]:
         """Every family whose configs carry ``model_type`` (``llama``: LLaMA ... SmolLM2)."""
         return tuple(f for f in self.families if model_type in f.model_types)

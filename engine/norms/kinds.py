@@ -27,8 +27,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-AXIS_NAMES = ("B", "T", "d", "G")  # sample, position, channel, channel group (GroupNorm)
-
 
 @dataclass(frozen=True)
 class KindAxes:
@@ -44,10 +42,6 @@ class KindAxes:
     def count_formula(self) -> str:
         """``"B·T"``, ``"d"``, ...: the number of statistics as a product of axis names."""
         return "·".join(self.indexed) if self.indexed else "0"
-
-    @property
-    def shares_statistics(self) -> bool:
-        return bool(self.indexed)
 
     @property
     def mixes_positions(self) -> bool:
@@ -100,10 +94,7 @@ def statistics_shape(kind: str, batch: int, tokens: int, d: int, groups: int = 1
 def statistics_count(kind: str, batch: int, tokens: int, d: int, groups: int = 1) -> int:
     """How many statistics (μ, σ² pairs; mean squares for RMSNorm) the kind computes."""
     shape = statistics_shape(kind, batch, tokens, d, groups)
-    count = 1
-    for size in shape:
-        count *= size
-    return count if shape else 0
+    return math.prod(shape) if shape else 0
 
 
 # GroupNorm applied to each token on its own: ``nn.GroupNorm(G, d)`` on the ``[B·T, d]`` rows,
@@ -122,9 +113,3 @@ def groupnorm_layouts(batch: int, tokens: int, d: int, groups: int) -> dict[str,
         name: (axes.count_formula, math.prod(sizes[axis] for axis in axes.indexed))
         for name, axes in layouts.items()
     }
-
-
-def param_shape(kind: str, d: int) -> tuple[int, ...]:
-    """Shape of γ and of β: one per channel for every kind."""
-    kind_axes(kind)
-    return (d,)

@@ -18,7 +18,6 @@ from engine.norms.kinds import (
     ROW_KINDS,
     groupnorm_layouts,
     kind_axes,
-    param_shape,
     statistics_count,
     statistics_shape,
 )
@@ -108,9 +107,8 @@ def test_gamma_and_beta_are_per_channel_as_in_torch_modules(kind):
         "instancenorm": torch.nn.InstanceNorm1d(D, affine=True),
         "groupnorm": torch.nn.GroupNorm(G, D),
     }
-    assert param_shape(kind, D) == (D,)
     if kind in modules:
-        assert tuple(modules[kind].weight.shape) == param_shape(kind, D)
+        assert tuple(modules[kind].weight.shape) == (D,)
         has_bias = getattr(modules[kind], "bias", None) is not None
         assert ("beta" in kind_axes(kind).params) == has_bias  # nn.RMSNorm: weight only
 
@@ -118,14 +116,14 @@ def test_gamma_and_beta_are_per_channel_as_in_torch_modules(kind):
 def test_mixes_positions_exactly_for_the_kinds_pooling_t():
     mixing = {kind for kind, axes in KIND_AXES.items() if axes.mixes_positions}
     assert mixing == {"batchnorm", "instancenorm", "groupnorm"}
-    assert not KIND_AXES["dyt"].shares_statistics
+    assert not KIND_AXES["dyt"].indexed
     assert KIND_AXES["rmsnorm"].statistics == ("mean_square",)
 
 
 def test_derived_kind_sets_are_the_ones_the_engine_listed_by_hand():
     assert ROW_KINDS == ("layernorm", "rmsnorm")
     assert PER_TOKEN_KINDS == ("layernorm", "rmsnorm", "dyt")
-    assert ROW_KINDS == tuple(k for k in PER_TOKEN_KINDS if KIND_AXES[k].shares_statistics)
+    assert ROW_KINDS == tuple(k for k in PER_TOKEN_KINDS if KIND_AXES[k].indexed)
 
 
 @pytest.mark.parametrize("kind", NORM_KINDS)

@@ -186,21 +186,16 @@ def test_examples_parse_as_their_family(family):
     assert shape.family == family.id
 
 
-def test_unknown_family_and_model_type_are_keyed_errors():
+def test_unknown_family_is_a_keyed_error():
     with pytest.raises(EngineError) as caught:
         catalog().family("gpt5")
     assert caught.value.key == "models.unknown_family"
-    with pytest.raises(EngineError) as caught:
-        catalog().for_model_type("mamba")
-    assert caught.value.key == "models.unknown_model_type"
-    assert "llama" in caught.value.params["allowed"]
 
 
 @pytest.mark.parametrize(
     "refused, key",
     [
         (lambda: catalog().family("gpt5"), "models.unknown_family"),
-        (lambda: catalog().for_model_type("mamba"), "models.unknown_model_type"),
         (lambda: parse_config('{"model_type": "llama",'), "models.bad_json"),
         (lambda: parse_config('{"hidden_size": 64}'), "models.missing_field"),
     ],
