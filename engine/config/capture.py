@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from engine.config.fields import check_fields, param
+from engine.config.fields import Checked, param
 
 CAPTURE_DTYPES = ("float32", "bfloat16", "float16")  # what a captured model may run in
 # A typed prompt (and the longest a share link carries); the token cap is checked after
@@ -13,7 +13,7 @@ LIVE_MAX_CHARACTERS = 1000
 
 
 @dataclass(frozen=True)
-class LiveSpec:
+class LiveSpec(Checked):
     """A prompt and the dtype the live model runs it in.
 
     The prompt is what a user typed: it holds no secret, but it is user data, so a page keys
@@ -22,6 +22,3 @@ class LiveSpec:
 
     prompt: str = param(low=1, high=LIVE_MAX_CHARACTERS)
     dtype: str = param("float32", choices=CAPTURE_DTYPES)
-
-    def __post_init__(self) -> None:
-        check_fields(self)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from engine.config.fields import MAX_SEED, check_fields, param
+from engine.config.fields import MAX_SEED, Checked, param
 from engine.depth.placements import PLACEMENT_IDS
 from engine.norms.kinds import PER_TOKEN_KINDS
 
@@ -22,7 +22,7 @@ INIT_STDS = {"fixed": 0.02, "fan_in": None}
 
 
 @dataclass(frozen=True)
-class DepthSpec:
+class DepthSpec(Checked):
     """A residual stack at initialisation, for ``engine.simulate_depth``.
 
     The size limits (``MAX_LAYERS``, ``MAX_TOKENS``, the width of one device, the weights
@@ -46,6 +46,3 @@ class DepthSpec:
     dyt_alpha: float = param(0.5, low=0.01, high=10.0)  # DyT: tanh(alpha * x)
     eps: float = param(1e-5, low=0.0)  # LayerNorm / RMSNorm epsilon
     seed: int = param(0, low=0, high=MAX_SEED)
-
-    def __post_init__(self) -> None:
-        check_fields(self)

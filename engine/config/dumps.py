@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields, replace
 
-from engine.config.fields import check_fields, param
+from engine.config.fields import Checked, param
 
 DUMP_AXES = ("auto", "Td", "BTd", "LTd", "LBTd")  # the last axis is always d, the one before T
 DUMP_LAYER_ORDERS = ("names", "file")
@@ -13,7 +13,7 @@ THRESHOLDS = ("massive_abs", "massive_ratio", "outlier_ratio")  # judged after t
 
 
 @dataclass(frozen=True)
-class DumpSpec:
+class DumpSpec(Checked):
     """How to read an activation dump and which thresholds its diagnostics use.
 
     ``stream`` names the entries that form the residual stream: "auto", or one of the
@@ -34,9 +34,6 @@ class DumpSpec:
     top_k: int = param(16, low=3, high=1024)  # largest entries kept per layer (the plot: 3)
     # eps of the LayerNorm/RMSNorm comparison on chosen tokens
     norm_eps: float = param(1e-5, low=0.0, offered=DUMP_EPS)
-
-    def __post_init__(self) -> None:
-        check_fields(self)
 
     @property
     def reading(self) -> DumpSpec:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from engine.config.dumps import DumpSpec
-from engine.config.fields import check_fields, param
+from engine.config.fields import Checked, check_fields, param
 from engine.config.precision import HALF_DIVERGENCE
 from engine.experiments.refusals import experiment_error
 
@@ -68,7 +68,7 @@ class TextSpec:
 
 
 @dataclass(frozen=True)
-class MassiveSpec:
+class MassiveSpec(Checked):
     """Massive activations (engine/experiments/massive.py): found with the dumps page's
     definition and thresholds (``DumpSpec``), then set to zero, to their mean, or kept."""
 
@@ -79,9 +79,6 @@ class MassiveSpec:
     window: int = param(64, low=1, high=MASSIVE_MAX_WINDOW)
     massive_abs: float = param(DumpSpec.massive_abs, positive=True)
     massive_ratio: float = param(DumpSpec.massive_ratio, positive=True)
-
-    def __post_init__(self) -> None:
-        check_fields(self)
 
 
 @dataclass(frozen=True)
@@ -116,7 +113,7 @@ class FreezeSpec:
 
 
 @dataclass(frozen=True)
-class FreezeSweepSpec:
+class FreezeSweepSpec(Checked):
     """One block at a time frozen (and the final norm alone), for every block."""
 
     final: bool = param(True)  # also the final norm alone, as the sweep's last item
@@ -124,19 +121,13 @@ class FreezeSweepSpec:
     # a block tolerates a frozen scale when perplexity rises <= 5 %
     tolerance: float = param(0.05, positive=True)
 
-    def __post_init__(self) -> None:
-        check_fields(self)
-
 
 @dataclass(frozen=True)
-class FoldSpec:
+class FoldSpec(Checked):
     """γ (and β) folded into the linear maps that read each norm
     (engine/experiments/fold.py)."""
 
     final: bool = param(True)  # also the final norm into the unembedding (unties a tied one)
-
-    def __post_init__(self) -> None:
-        check_fields(self)
 
 
 @dataclass(frozen=True)
@@ -156,16 +147,13 @@ class LensSpec:
 
 
 @dataclass(frozen=True)
-class HalfSpec:
+class HalfSpec(Checked):
     """The model in float16, its norms with or without their float32 upcast
     (engine/experiments/half.py)."""
 
     upcast: bool = param(False)  # False: the norms compute their statistics in float16
     # a token has diverged past this relative distance
     divergence: float = param(HALF_DIVERGENCE, positive=True)
-
-    def __post_init__(self) -> None:
-        check_fields(self)
 
 
 # The experiments a page offers, by id (the URL's values), and the spec of each.

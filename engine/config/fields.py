@@ -2,9 +2,9 @@
 
 ``param(default, low=, high=, choices=, offered=, positive=)`` is a ``dataclasses.field``
 whose metadata (an ``Accepts``) says which values the field takes.  A spec's
-``__post_init__`` calls ``check_fields(self)``, which refuses the first field outside its
-``Accepts`` with an ``EngineError``; pages read the same metadata (``accepts(Spec)``) for
-their ranges, defaults and menus, so no range is written twice.
+``__post_init__`` (``Checked``'s, or its own) calls ``check_fields(self)``, which refuses the
+first field outside its ``Accepts`` with an ``EngineError``; pages read the same metadata
+(``accepts(Spec)``) for their ranges, defaults and menus, so no range is written twice.
 
 Whether a field holds a whole number, a number or a text is its annotation (``int``,
 ``float``, ``str``); ``| None`` accepts None.  A whole number is stored as an ``int`` and a
@@ -105,6 +105,14 @@ def check_fields(spec) -> None:
             _check_text(name, value, rule)
         elif kind in (int, float):
             object.__setattr__(spec, name, checked(name, value, kind is int, rule))
+
+
+class Checked:
+    """A spec whose ``__post_init__`` is ``check_fields`` alone (a spec with rules between
+    its fields writes its own and calls ``check_fields`` there)."""
+
+    def __post_init__(self) -> None:
+        check_fields(self)
 
 
 def _check_text(name: str, value, rule: Accepts) -> None:

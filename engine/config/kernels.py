@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from engine.config.fields import check_fields, param
+from engine.config.fields import Checked, param
 from engine.config.norms import DTYPES
 
 TIMING_DTYPES = ("float32", "bfloat16", "float16")
@@ -15,7 +15,7 @@ TIMING_PASSES = ("forward", "forward+backward")
 
 
 @dataclass(frozen=True)
-class TimingSpec:
+class TimingSpec(Checked):
     """LayerNorm against RMSNorm timed at ``[rows, width]`` for each width and pass
     (``engine.perf.timing.time_norms``); ``widths`` and ``passes`` are subsets of
     ``TIMING_WIDTHS`` and ``TIMING_PASSES``."""
@@ -25,21 +25,15 @@ class TimingSpec:
     dtype: str = param("float32", choices=TIMING_DTYPES)
     passes: tuple[str, ...] = TIMING_PASSES
 
-    def __post_init__(self) -> None:
-        check_fields(self)
-
 
 @dataclass(frozen=True)
-class RooflineSpec:
+class RooflineSpec(Checked):
     """One norm over ``[tokens, d]`` in ``dtype``, for the roofline arithmetic
     (``engine.perf.roofline.norm_traffic``)."""
 
     tokens: int = param(4096, low=1, high=1 << 24)
     d: int = param(4096, low=1, high=1 << 18)
     dtype: str = param("bfloat16", choices=TIMING_DTYPES)
-
-    def __post_init__(self) -> None:
-        check_fields(self)
 
     @property
     def bytes_per_element(self) -> int:

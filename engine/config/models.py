@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from engine.config.fields import check_fields, param
+from engine.config.fields import Checked, param
 from engine.config.norms import DTYPES
 
 READ_BY = ("named", "model_type", "fields", "generic")
 
 
 @dataclass(frozen=True)
-class ModelShape:
+class ModelShape(Checked):
     """The numbers of a model's config.json the norm calculator reads (``engine.models``).
 
     Field names are ours; ``engine/models/config_json.py`` maps Hugging Face's aliases
@@ -41,6 +41,3 @@ class ModelShape:
     # config's fields match best), "generic" (a model_type the catalog lacks: read by its
     # standard fields as a Pre-RMSNorm decoder)
     read_by: str = param("named", choices=READ_BY)
-
-    def __post_init__(self) -> None:
-        check_fields(self)

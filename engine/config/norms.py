@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import torch
 
-from engine.config.fields import MAX_SEED, check_fields, param
+from engine.config.fields import MAX_SEED, Checked, check_fields, param
 from engine.norms.random_inputs import DISTRIBUTIONS
 
 NORM_KINDS = ("layernorm", "rmsnorm", "batchnorm", "instancenorm", "groupnorm", "dyt")
@@ -59,7 +59,7 @@ class NormSpec:
 
 
 @dataclass(frozen=True)
-class RandomSpec:
+class RandomSpec(Checked):
     """Random input vectors (``engine.norms.random_inputs.random_vectors``): ``[rows, d]``
     values ``shift + scale * z``, ``z`` of ``distribution``, drawn from ``seed``."""
 
@@ -69,6 +69,3 @@ class RandomSpec:
     shift: float = param(0.0, low=-1e6, high=1e6)
     scale: float = param(1.0, low=0.0, high=1e6)
     seed: int = param(0, low=0, high=MAX_SEED)
-
-    def __post_init__(self) -> None:
-        check_fields(self)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from engine.config.fields import check_fields, param
+from engine.config.fields import Checked, param
 from engine.norms.kinds import ROW_KINDS
 
 PRECISION_KINDS = ROW_KINDS  # the story is about one row's statistic
@@ -15,7 +15,7 @@ HALF_DIVERGENCE = 0.1
 
 
 @dataclass(frozen=True)
-class PrecisionSpec:
+class PrecisionSpec(Checked):
     """Which norm the precision story evaluates, with which epsilon, stored in which dtype.
 
     The inputs are stored in ``dtype`` and every path of ``engine.norms.precision`` runs on
@@ -25,6 +25,3 @@ class PrecisionSpec:
     kind: str = param("rmsnorm", choices=PRECISION_KINDS)
     eps: float = param(1e-5, low=0.0, high=1.0)  # added to the variance (or mean square)
     dtype: str = param("float16", choices=HALF_DTYPES)  # the storage dtype of x
-
-    def __post_init__(self) -> None:
-        check_fields(self)
