@@ -2,7 +2,7 @@
 answer to the question a learner predicted before it ran.
 
     run = run_experiment(live, TextSpec("en"), MassiveSpec("zero"))
-    run.baseline_perplexity, run.result.effect.perplexity   # before, after
+    perplexity(run.baseline_nll), run.result.effect.perplexity   # before, after
     run.answer                                              # "broken"
 
 The unmodified run (``runs.reference``, ~2 s for SmolLM2 on 512 tokens) is kept for the last
@@ -106,11 +106,6 @@ class ExperimentRun:
         if getattr(result, "effect", None) is None:  # no massive entry: nothing was changed
             return None
         return perplexity_band(result.effect.perplexity_ratio)
-
-    @property
-    def baseline_perplexity(self) -> float:
-        mean = float(np.mean(self.baseline_nll))
-        return math.exp(mean) if math.isfinite(mean) and mean < 700 else math.inf
 
 
 @functools.lru_cache(maxsize=1)

@@ -171,50 +171,37 @@ def massive_activations(
         raise experiment_error("bad_point", value=spec.point, last=ref.layers)
     holding = np.nonzero(count)[0]
     point = spec.point if spec.point is not None else (int(holding[0]) if holding.size else None)
-    if point is None or count[point] == 0:
-        none = np.zeros(0, dtype=np.int64)
-        return MassiveResult(
-            spec=spec,
-            median_abs=median,
-            threshold=threshold,
-            count=count,
-            point=point,
-            token=none,
-            channel=none,
-            value=np.zeros(0),
-            replacement=np.zeros(0),
-            window_values=np.zeros((0, 0)),
-            windows=none,
-            effect=None,
-            seconds=time.perf_counter() - start,
-        )
-    token, channel = (i.numpy() for i in above[point].nonzero(as_tuple=True))  # [m] each
-    value = stream[point, token, channel].double().numpy()  # [m]
-    window_values = np.zeros((0, len(token)))
-    windows = np.zeros(len(token), dtype=int)
-    if spec.setting == "zero":
-        replacement = np.zeros_like(value)
-    elif spec.setting == "mean":
-        hidden = _window_stream(live, ref, point, spec.window, threads)  # [W, window, d]
-        reach = token < spec.window  # [m]
-        window_values = np.full((hidden.shape[0], len(token)), np.nan)
-        window_values[:, reach] = hidden[:, token[reach], channel[reach]].double().numpy()
-        windows = np.where(reach, hidden.shape[0], 0)
-        means = np.where(reach, window_values, 0.0).mean(0)  # [m]
-        replacement = np.where(reach, means, value)
-    else:  # "keep": the same numbers written back; the pass must reproduce the reference
-        replacement = value.copy()
-    new = torch.from_numpy(replacement)
+    none = np.zeros(0, dtype=np.int64)  # no point holds a massive entry: nothing is changed
+    token, channel, value, replacement = none, none, np.zeros(0), np.zeros(0)
+    window_values, windows, effect = np.zeros((0, 0)), none, None
+    if point is not None and count[point] > 0:
+        token, channel = (i.numpy() for i in above[point].nonzero(as_tuple=True))  # [m] each
+        value = stream[point, token, channel].double().numpy()  # [m]
+        window_values = np.zeros((0, len(token)))
+        windows = np.zeros(len(token), dtype=int)
+        if spec.setting == "zero":
+            replacement = np.zeros_like(value)
+        elif spec.setting == "mean":
+            hidden = _window_stream(live, ref, point, spec.window, threads)  # [W, window, d]
+            reach = token < spec.window  # [m]
+            window_values = np.full((hidden.shape[0], len(token)), np.nan)
+            window_values[:, reach] = hidden[:, token[reach], channel[reach]].double().numpy()
+            windows = np.where(reach, hidden.shape[0], 0)
+            means = np.where(reach, window_values, 0.0).mean(0)  # [m]
+            replacement = np.where(reach, means, value)
+        else:  # "keep": the same numbers written back; the pass must reproduce the reference
+            replacement = value.copy()
+        new = torch.from_numpy(replacement)
 
-    def change(h: torch.Tensor) -> torch.Tensor:
-        h = h.clone()
-        h[0, token, channel] = new.to(h.dtype)
-        return h
+        def change(h: torch.Tensor) -> torch.Tensor:
+            h = h.clone()
+            h[0, token, channel] = new.to(h.dtype)
+            return h
 
-    def edit(loaded, paths, edits) -> None:
-        set_stream(edits, paths.blocks, point, change)
+        def edit(loaded, paths, edits) -> None:
+            set_stream(edits, paths.blocks, point, change)
 
-    logits = modified_logits(live, ref, edit, replay=point, threads=threads)
+        effect = measure(ref, modified_logits(live, ref, edit, replay=point, threads=threads))
     return MassiveResult(
         spec=spec,
         median_abs=median,
@@ -227,6 +214,6 @@ def massive_activations(
         replacement=replacement,
         window_values=window_values,
         windows=windows,
-        effect=measure(ref, logits),
+        effect=effect,
         seconds=time.perf_counter() - start,
     )

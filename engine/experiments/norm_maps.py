@@ -32,7 +32,6 @@ from engine.dumps.hooks import first_tensor
 from engine.norms import reference
 from engine.norms.precision_paths import run_path
 
-FORMULAS = {"layernorm": reference.layer_norm, "rmsnorm": reference.rms_norm}
 DEFAULT_EPS = 1e-5  # a norm module that names no epsilon (none of the covered architectures)
 
 
@@ -79,12 +78,12 @@ def norm_modules(model: torch.nn.Module, arch: Architecture, paths: ModulePaths)
 
 def rstd(norm: NormModule, x: torch.Tensor) -> torch.Tensor:
     """[...] each row's 1/RMS (RMSNorm) or 1/σ (LayerNorm) as ``norm`` computes it, float32."""
-    return FORMULAS[norm.kind](x, norm.eps).rstd
+    return reference.FORMULAS[norm.kind](x, norm.eps).rstd
 
 
 def computed(norm: NormModule, x: torch.Tensor, kind: str) -> torch.Tensor:
     """``norm`` computed as a ``kind`` norm, with its own weight, bias and epsilon."""
-    return FORMULAS[kind](x, norm.eps, norm.weight, norm.bias, norm.offset).y
+    return reference.FORMULAS[kind](x, norm.eps, norm.weight, norm.bias, norm.offset).y
 
 
 def frozen(norm: NormModule, x: torch.Tensor, scale) -> torch.Tensor:

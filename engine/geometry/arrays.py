@@ -12,19 +12,11 @@ import numpy as np
 import torch
 
 
-def readonly(values: torch.Tensor | np.ndarray | list | tuple) -> np.ndarray:
-    """A float64 copy of ``values`` that cannot be written to."""
+def readonly(values: torch.Tensor | np.ndarray | list | tuple, dtype=np.float64) -> np.ndarray:
+    """A copy of ``values`` (float64, or ``dtype``: bool for a mask) that cannot be written."""
     if isinstance(values, torch.Tensor):
-        values = values.detach().cpu().double().numpy()
-    array = np.array(values, dtype=np.float64)
-    array.setflags(write=False)
-    return array
-
-
-def readonly_mask(values: torch.Tensor | np.ndarray) -> np.ndarray:
-    """A bool copy of ``values`` that cannot be written to."""
-    if isinstance(values, torch.Tensor):
-        values = values.detach().cpu().numpy()
-    array = np.array(values, dtype=bool)
+        values = values.detach().cpu()
+        values = (values if dtype is bool else values.double()).numpy()
+    array = np.array(values, dtype=dtype)
     array.setflags(write=False)
     return array

@@ -27,7 +27,7 @@ import torch
 
 from engine.config import GEOMETRY_SCENE_MAX_D, GeometrySpec, NormSpec
 from engine.errors import EngineError
-from engine.geometry.arrays import readonly, readonly_mask
+from engine.geometry.arrays import readonly
 from engine.geometry.degenerate import degeneracy_flags
 from engine.geometry.measures import cosine, l2_norm, ones_component, split_along_ones
 from engine.norms.dispatch import normalize
@@ -171,7 +171,7 @@ def normalized_cloud(spec: GeometrySpec, threads: int | None = 1) -> Cloud:
             sqrt_d=math.sqrt(spec.d),
             eps=spec.eps,
             dyt_alpha=spec.dyt_alpha,
-            constant_rows=readonly_mask(constant),
-            zero_rows=readonly_mask(zero),
+            constant_rows=readonly(constant, bool),
+            zero_rows=readonly(zero, bool),
             flags=degeneracy_flags(x, spec.eps),
         )

@@ -28,6 +28,7 @@ GPU_NAME = "H200"  # the GPU whose datasheet figures follow
 # (reads, writes) of [M, d] tensors: the add reads x and r and writes h; the norm reads h, writes y
 UNFUSED_ADD_NORM_PASSES = {"add": (2, 1), "norm": (1, 1)}
 FUSED_ADD_NORM_PASSES = (2, 2)  # one kernel: reads x and r, writes h and y
+UNFUSED_PASSES = sum(reads + writes for reads, writes in UNFUSED_ADD_NORM_PASSES.values())
 H200_BANDWIDTH = 4.8e12  # bytes/s, HBM3e
 H200_FP32_FLOPS = 67e12  # FLOP/s on CUDA cores (no tensor cores for a norm)
 
@@ -57,7 +58,7 @@ class NormTraffic:
     @property
     def unfused_add_norm_passes(self) -> int:
         """Reads + writes of [tokens, d] by the add, then the norm."""
-        return _unfused_passes()
+        return UNFUSED_PASSES
 
     @property
     def fused_add_norm_passes(self) -> int:
@@ -68,10 +69,6 @@ class NormTraffic:
     def fusion_saving(self) -> float:
         """Unfused bytes / fused bytes: the speed-up fusion allows when memory-bound."""
         return self.unfused_add_norm_bytes / self.fused_add_norm_bytes
-
-
-def _unfused_passes() -> int:
-    return sum(reads + writes for reads, writes in UNFUSED_ADD_NORM_PASSES.values())
 
 
 def norm_traffic(
@@ -102,6 +99,6 @@ def norm_traffic(
         parameters=d if kind == "rmsnorm" else 2 * d,
         memory_time_s=bytes_moved / bandwidth,
         compute_time_s=flops / peak_flops,
-        unfused_add_norm_bytes=_unfused_passes() * elements * bytes_per_element,
+        unfused_add_norm_bytes=UNFUSED_PASSES * elements * bytes_per_element,
         fused_add_norm_bytes=sum(FUSED_ADD_NORM_PASSES) * elements * bytes_per_element,
     )
