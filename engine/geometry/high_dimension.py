@@ -7,7 +7,7 @@ Three measures of each output y, over the spec's random inputs x:
 - cos(x, y): exactly 1 for RMSNorm (it keeps the direction), below 1 for LayerNorm unless
   mu = 0: cos(x, LN(x)) = sigma / rms.
 
-``eps_spread`` repeats them over a range of eps; ``identity_check`` measures
+``EpsSpread`` repeats them over a range of eps; ``IdentityCheck`` measures
 LayerNorm(x) - RMSNorm(x - mu 1), zero up to rounding because centring then taking the
 root mean square *is* LayerNorm (the RMS of x - mu 1 is sigma).
 
@@ -183,20 +183,6 @@ def _eps_spread(
     )
 
 
-def eps_spread(
-    spec: GeometrySpec,
-    eps_values: tuple[float, ...] = DEFAULT_EPS_VALUES,
-    progress: Progress | None = None,
-    should_stop: StopCheck | None = None,
-    threads: int | None = None,
-) -> EpsSpread:
-    """The measures of LayerNorm and RMSNorm at each eps (``spec.eps`` is not used)."""
-    values = _check_eps_values(eps_values)
-    with torch_threads(threads):
-        x = input_vectors(spec, bounded_rows(spec))  # [N, d]
-        return _eps_spread(x, spec, values, progress, should_stop)
-
-
 @dataclass(frozen=True)
 class IdentityCheck:
     """LayerNorm(x) against RMSNorm(x - mu 1), entry by entry, over the spec's inputs."""
@@ -230,6 +216,12 @@ def _identity_difference(x: torch.Tensor, eps: float, compute_dtype: str) -> tup
 
 
 def _identity(x: torch.Tensor, spec: GeometrySpec) -> IdentityCheck:
+    """max |LayerNorm(x) - RMSNorm(x - mu 1)| in float32 and in float64 (gamma = 1).
+
+    Mathematically zero: the RMS of x - mu 1 is sigma.  In float64 both sides run the same
+    reference sums (the difference is 0 or ~1e-15); in float32 PyTorch's fused LayerNorm
+    and RMSNorm sum in different orders and leave a few float32 ulps of |y_i|.
+    """
     single, biggest = _identity_difference(x, spec.eps, "float32")
     double, _ = _identity_difference(x.double(), spec.eps, "float64")
     return IdentityCheck(
@@ -240,17 +232,6 @@ def _identity(x: torch.Tensor, spec: GeometrySpec) -> IdentityCheck:
         max_abs_difference_float64=double,
         max_abs_output=biggest,
     )
-
-
-def identity_check(spec: GeometrySpec, threads: int | None = None) -> IdentityCheck:
-    """max |LayerNorm(x) - RMSNorm(x - mu 1)| in float32 and in float64 (gamma = 1).
-
-    Mathematically zero: the RMS of x - mu 1 is sigma.  In float64 both sides run the same
-    reference sums (the difference is 0 or ~1e-15); in float32 PyTorch's fused LayerNorm
-    and RMSNorm sum in different orders and leave a few float32 ulps of |y_i|.
-    """
-    with torch_threads(threads):
-        return _identity(input_vectors(spec, bounded_rows(spec)), spec)
 
 
 @dataclass(frozen=True)
@@ -269,7 +250,8 @@ def high_dimension_report(
     should_stop: StopCheck | None = None,
     threads: int | None = None,
 ) -> HighDimensionReport:
-    """``histograms``, ``eps_spread`` and ``identity_check`` drawing the inputs once (at
+    """``histograms``, the measures of LayerNorm and RMSNorm at each of ``eps_values``
+    (``spec.eps`` is not used there) and the identity check, drawing the inputs once (at
     d = 8192 drawing them takes about as long as everything else together)."""
     values = _check_eps_values(eps_values)
 

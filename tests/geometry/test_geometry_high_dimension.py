@@ -11,12 +11,7 @@ import torch.nn.functional as F
 
 from engine.config import GeometrySpec
 from engine.geometry.cloud import MAX_CELLS, bounded_rows, input_vectors
-from engine.geometry.high_dimension import (
-    eps_spread,
-    high_dimension_report,
-    histograms,
-    identity_check,
-)
+from engine.geometry.high_dimension import high_dimension_report, histograms
 from engine.geometry.views import plane_view, principal_directions
 from engine.threads import Cancelled
 
@@ -47,7 +42,7 @@ def test_histograms_match_torch_layer_norm_and_rms_norm():
 def test_spread_over_eps_pulls_norms_in_and_leaves_directions_alone():
     spec = GeometrySpec(d=256, count=400, shift=0.5)
     eps_values = (0.0, 1e-4, 1e-2, 1.0)
-    spread = eps_spread(spec, eps_values, threads=1)
+    spread = high_dimension_report(spec, eps_values, threads=1).spread
     assert spread.layernorm.norm.shape == (4, 400)
     for kind in (spread.layernorm, spread.rmsnorm):
         assert (np.diff(kind.norm_mean) < 0).all()  # every eps step shrinks ||y||
@@ -64,18 +59,18 @@ def test_spread_over_eps_pulls_norms_in_and_leaves_directions_alone():
 def test_spread_reports_progress_and_stops_when_asked():
     spec = GeometrySpec(d=64, count=50)
     seen = []
-    eps_spread(spec, (0.0, 0.1, 1.0), progress=seen.append)
-    assert seen == pytest.approx([1 / 3, 2 / 3, 1.0])
+    high_dimension_report(spec, (0.0, 0.1, 1.0), progress=seen.append)
+    assert seen == pytest.approx([0.2, 0.2 + 0.7 / 3, 0.2 + 1.4 / 3, 0.9, 1.0])
     calls = iter([False, True])
     with pytest.raises(Cancelled):
-        eps_spread(spec, (0.0, 0.1, 1.0), should_stop=lambda: next(calls))
+        high_dimension_report(spec, (0.0, 0.1, 1.0), should_stop=lambda: next(calls))
 
 
 @pytest.mark.parametrize("d", [2, 3, 512, 8192])
 @pytest.mark.parametrize("shift", [0.0, 3.0])
 def test_layernorm_is_rmsnorm_of_the_centred_input(d, shift):
     spec = GeometrySpec(d=d, count=200, shift=shift, eps=1e-5)
-    check = identity_check(spec, threads=1)
+    check = high_dimension_report(spec, (0.0,), threads=1).identity
     x = input_vectors(spec).double()
     # float32 subtracts mu with an error of ~1 ulp of max|x_i|: kappa = max|x_i| / sigma ulps
     kappa = float((1 + x.abs().amax(dim=-1) / x.std(dim=-1, correction=0)).max())
@@ -88,16 +83,11 @@ def test_layernorm_is_rmsnorm_of_the_centred_input(d, shift):
     assert (left - right).abs().max() < 1e-12
 
 
-def test_report_is_the_three_calls_on_one_set_of_inputs():
-    spec = GeometrySpec(d=300, count=100, shift=1.0)
-    seen = []
-    report = high_dimension_report(spec, (0.0, 0.5), progress=seen.append, threads=1)
+def test_report_measures_one_set_of_inputs():
+    spec = GeometrySpec(d=300, count=100, shift=1.0, eps=0.5)
+    report = high_dimension_report(spec, (0.0, 0.5), threads=1)
     np.testing.assert_array_equal(report.histograms.layernorm.norm, histograms(spec).layernorm.norm)
-    np.testing.assert_array_equal(
-        report.spread.rmsnorm.norm, eps_spread(spec, (0.0, 0.5)).rmsnorm.norm
-    )
-    assert report.identity == identity_check(spec)
-    assert seen[-1] == 1.0 and seen == sorted(seen)
+    np.testing.assert_array_equal(report.spread.rmsnorm.norm[1], report.histograms.rmsnorm.norm)
 
 
 def test_axes_view_shows_the_chosen_coordinates():

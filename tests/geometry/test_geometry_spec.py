@@ -11,7 +11,7 @@ from engine.config import GeometrySpec
 from engine.errors import EngineError
 from engine.geometry.cloud import normalized_cloud
 from engine.geometry.dyt_sweep import dyt_sweep
-from engine.geometry.high_dimension import eps_spread
+from engine.geometry.high_dimension import high_dimension_report
 from engine.geometry.meshes import sphere
 from engine.geometry.path import vector_path
 from engine.geometry.views import plane_view
@@ -44,7 +44,10 @@ BAD_CALLS = [
     (lambda: vector_path((1.0, float("nan")), GeometrySpec()), "geometry.vector_entry"),
     (lambda: vector_path((1e16, 0.0), GeometrySpec()), "geometry.vector_entry"),
     (lambda: dyt_sweep(GeometrySpec(), alphas=(0.0, 1.0)), "geometry.alphas_invalid"),
-    (lambda: eps_spread(GeometrySpec(), eps_values=(2.0,)), "geometry.eps_values_invalid"),
+    (
+        lambda: high_dimension_report(GeometrySpec(), eps_values=(2.0,)),
+        "geometry.eps_values_invalid",
+    ),
     (lambda: plane_view(GeometrySpec(d=8), method="tsne"), "geometry.view_method"),
     (lambda: plane_view(GeometrySpec(d=8), "axes", (0, 8)), "geometry.view_axes"),
 ]
