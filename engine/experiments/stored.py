@@ -29,18 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from engine.config import (
-    EXPERIMENT_SPECS,
-    EXPERIMENT_TEXTS,
-    FoldSpec,
-    FreezeSpec,
-    FreezeSweepSpec,
-    HalfSpec,
-    LensSpec,
-    MassiveSpec,
-    SwapSpec,
-    TextSpec,
-)
+from engine.config import EXPERIMENT_SPECS, EXPERIMENT_TEXTS, TextSpec
 from engine.dumps.live import LiveModel, NormIO
 from engine.errors import EngineError
 from engine.experiments.experiment import ExperimentRun, default_specs, run_experiment
@@ -73,13 +62,7 @@ CLASSES = {
         HalfResult,
         NormIO,
         TextSpec,
-        MassiveSpec,
-        SwapSpec,
-        FreezeSpec,
-        FreezeSweepSpec,
-        FoldSpec,
-        LensSpec,
-        HalfSpec,
+        *EXPERIMENT_SPECS.values(),
     )
 }
 

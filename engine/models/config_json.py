@@ -119,18 +119,10 @@ def _missing(field: str) -> EngineError:
     )
 
 
-# each rule a field can break, and its error key
-_RULES = {
-    "count": "models.bad_count",
-    "flag": "models.bad_flag",
-    "eps": "models.bad_eps",
-    "text": "models.bad_text",
-}
-
-
 def _bad(alias: str, value, rule: str) -> EngineError:
-    """A field whose value breaks ``rule`` (a key of ``_RULES``)."""
-    return EngineError(_RULES[rule], {"field": alias, "value": _shown(value), "high": MAX_COUNT})
+    """A field whose value breaks ``rule``: "count", "flag", "eps" or "text"."""
+    params = {"field": alias, "value": _shown(value), "high": MAX_COUNT}
+    return EngineError(f"models.bad_{rule}", params)
 
 
 def _count(alias: str, value) -> int:

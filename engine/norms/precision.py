@@ -215,53 +215,46 @@ def _exact_intermediates(x64: np.ndarray, eps: float) -> _Exact:
 def _first_event(step: Step, row: int, exact: _Exact) -> PrecisionEvent | None:
     """The first failure of ``step`` in row ``row``, or None."""
     computed = step.computed[row].double().numpy()  # [d] or scalar
-    dtype = step.stored_dtype or step.computed.dtype
-    common = {
-        "quantity": step.quantity,
-        "dtype": str(dtype).removeprefix("torch."),
-        "dtype_max": float(torch.finfo(dtype).max),
-    }
+    torch_dtype = step.stored_dtype or step.computed.dtype
+    dtype = str(torch_dtype).removeprefix("torch.")
+    index, stall = None, {}
     if step.layout == "row":
         if math.isfinite(computed):
             return None
-        value = float(exact.row[step.quantity][row])
-        return PrecisionEvent(failure="overflow", computed=float(computed), exact=value,
-                              index=None, **common)  # fmt: skip
-    if step.layout == "denominator":
+        failure, value = "overflow", exact.row[step.quantity][row]
+    elif step.layout == "denominator":
         if computed != 0.0:
             return None
-        value = float(exact.denominator[step.quantity][row])
-        return PrecisionEvent(failure="zero_variance", computed=0.0, exact=value, index=None,
-                              **common)  # fmt: skip
-    if step.layout == "entry":
-        bad = np.flatnonzero(~np.isfinite(computed))
+        failure, value, computed = "zero_variance", exact.denominator[step.quantity][row], 0.0
+    else:  # "entry" or "running": the first entry or summation step that failed
+        overflow = ~np.isfinite(computed)
+        stalled = np.zeros_like(overflow)
+        if step.layout == "running":
+            terms = step.terms[row].double().numpy()  # [d]
+            previous = np.concatenate([[0.0], computed[:-1]])  # [d]
+            stalled = (terms != 0) & (computed == previous)
+        bad = np.flatnonzero(overflow | stalled)
         if not len(bad):
             return None
-        i = int(bad[0])
-        value = float(exact.entry[step.quantity][row, i])
-        return PrecisionEvent(failure="overflow", computed=float(computed[i]), exact=value,
-                              index=i, **common)  # fmt: skip
-    terms = step.terms[row].double().numpy()  # [d]
-    previous = np.concatenate([[0.0], computed[:-1]])  # [d]
-    overflow = ~np.isfinite(computed)
-    stall = (terms != 0) & (computed == previous)
-    bad = np.flatnonzero(overflow | stall)
-    if not len(bad):
-        return None
-    i = int(bad[0])
-    value = float(exact.running[step.quantity][row, i])
-    if overflow[i]:
-        return PrecisionEvent(failure="overflow", computed=float(computed[i]), exact=value,
-                              index=i, **common)  # fmt: skip
+        index = int(bad[0])
+        exact_values = (exact.entry if step.layout == "entry" else exact.running)[step.quantity]
+        value, computed = exact_values[row, index], computed[index]
+        failure = "overflow" if overflow[index] else "stall"
+        if failure == "stall":
+            stall = {
+                "term": float(terms[index]),
+                "spacing": spacing(float(computed), dtype),
+                "exact_before": float(exact_values[row, index - 1]) if index else 0.0,
+            }
     return PrecisionEvent(
-        failure="stall",
-        computed=float(computed[i]),
-        exact=value,
-        index=i,
-        term=float(terms[i]),
-        spacing=spacing(float(computed[i]), common["dtype"]),
-        exact_before=float(exact.running[step.quantity][row, i - 1]) if i else 0.0,
-        **common,
+        quantity=step.quantity,
+        failure=failure,
+        computed=float(computed),
+        exact=float(value),
+        dtype=dtype,
+        dtype_max=float(torch.finfo(torch_dtype).max),
+        index=index,
+        **stall,
     )
 
 
