@@ -122,19 +122,18 @@ def _native_row_norm(x, spec: NormSpec, weight, bias) -> NormResult:
 
 
 def supports(spec: NormSpec, dtype: torch.dtype) -> bool:
-    """Whether the kernels compute ``spec`` for inputs of ``dtype`` exactly as the reference.
-
-    The kernels always take statistics in float32, so a spec whose ``compute_dtype``
-    resolves to anything else (e.g. float16, to show overflow) is left to the torch path.
-    """
-    return (
-        spec.kind in KERNEL_KINDS
-        and dtype in KERNEL_DTYPES
-        and spec.torch_compute_dtype(dtype) == torch.float32
-    )
+    """Whether the kernels compute ``spec`` for inputs of ``dtype`` exactly as the reference
+    (``_check_supported`` says why not)."""
+    try:
+        _check_supported(spec, dtype)
+    except NotImplementedError:
+        return False
+    return True
 
 
 def _check_supported(spec: NormSpec, dtype: torch.dtype) -> None:
+    """The kernels always take statistics in float32, so a spec whose ``compute_dtype``
+    resolves to anything else (e.g. float16, to show overflow) is left to the torch path."""
     if spec.kind not in KERNEL_KINDS:
         raise NotImplementedError(
             f"the Triton kernels do not implement kind={spec.kind!r} (they cover "
