@@ -95,20 +95,10 @@ def _as_btd(x: torch.Tensor) -> torch.Tensor:
     return x.reshape(-1, x.shape[-2], x.shape[-1])
 
 
-def _batch_shape(x: torch.Tensor) -> tuple[int, ...]:
-    """The leading batch shape of ``[..., T, d]`` (empty for 1-D and 2-D inputs)."""
-    return tuple(x.shape[:-2])
-
-
-def _result(y, mean, var, rms, rstd, input_dtype) -> NormResult:
-    f32 = torch.float32
-    return NormResult(
-        y=y.to(input_dtype),
-        mean=mean.to(f32),
-        var=var.to(f32),
-        rms=rms.to(f32),
-        rstd=rstd.to(f32),
-    )
+def _result(y, mean, var, rms, rstd, input_dtype, stat_shape=None) -> NormResult:
+    """The result: y in the input's dtype, the statistics in float32 (shaped ``stat_shape``)."""
+    stats = (s if stat_shape is None else s.reshape(stat_shape) for s in (mean, var, rms, rstd))
+    return NormResult(y.to(input_dtype), *(s.to(torch.float32) for s in stats))
 
 
 def layer_norm(
@@ -232,15 +222,8 @@ def instance_norm(
     rstd = torch.rsqrt(var + eps)  # [B, 1, d]
     y = affine(centered * rstd, weight, bias, offset).reshape(x.shape)
     rms = torch.sqrt((xc * xc).sum(dim=1) / t)  # [B, d]
-    stat_shape = (*_batch_shape(x), x.shape[-1])
-    return _result(
-        y,
-        mean[:, 0].reshape(stat_shape),
-        var[:, 0].reshape(stat_shape),
-        rms.reshape(stat_shape),
-        rstd[:, 0].reshape(stat_shape),
-        x.dtype,
-    )
+    stat_shape = (*x.shape[:-2], x.shape[-1])  # [*batch, d]
+    return _result(y, mean[:, 0], var[:, 0], rms, rstd[:, 0], x.dtype, stat_shape)
 
 
 def group_norm(
@@ -267,15 +250,7 @@ def group_norm(
     x_hat = (centered * rstd).reshape(b, groups, t, d // groups).transpose(1, 2)
     y = affine(x_hat.reshape(b, t, d), weight, bias, offset).reshape(x.shape)
     rms = torch.sqrt(_mean_last(cells * cells))  # [B, G, 1]
-    stat_shape = (*_batch_shape(x), groups)
-    return _result(
-        y,
-        mean.reshape(stat_shape),
-        var.reshape(stat_shape),
-        rms.reshape(stat_shape),
-        rstd.reshape(stat_shape),
-        x.dtype,
-    )
+    return _result(y, mean, var, rms, rstd, x.dtype, (*x.shape[:-2], groups))  # [*batch, G]
 
 
 # DyT's alpha_0: the paper's default for non-LLM models (Zhu et al. 2025, section 7); for its
@@ -300,12 +275,9 @@ def dyt(
     """
     xc = x.to(compute_dtype)  # [..., d]
     y = affine(torch.tanh(alpha * xc), weight, bias, offset)
-    mean = _mean_last(xc)
-    centered = xc - mean
-    var = _mean_last(centered * centered)
-    rms = torch.sqrt(_mean_last(xc * xc))
-    rstd = torch.full_like(var, float("nan"))
-    return _result(y, mean[..., 0], var[..., 0], rms[..., 0], rstd[..., 0], x.dtype)
+    row = layer_norm(x, 0.0, compute_dtype=compute_dtype)  # its mean, var and rms only
+    rstd = torch.full_like(row.var, float("nan"))
+    return _result(y, row.mean, row.var, row.rms, rstd, x.dtype)
 
 
 # kind -> its formula; the one table ``engine.normalize`` and the pages look formulas up in.
