@@ -36,7 +36,9 @@ MAX_WEIGHT_ELEMENTS = 2**28  # weights drawn over all layers: 1 GiB of normal nu
 SWEEP_LAYERS = (6, 12, 24, 48, 96)  # depths of the last-layer gradient sweep
 JOB_MEMORY_BYTES = int(float(os.environ.get("NORMSCOPE_JOB_MEMORY_MB", 1536)) * 2**20)
 
-WEIGHTS_PER_D2 = {"linear": 1, "mlp": 8, "attention": 2, "transformer": 10}  # per layer / d^2
+# per branch: d*d weight matrices, and [T, d]-sized tensors its autograd graph saves
+WEIGHTS_PER_D2 = {"linear": 1, "mlp": 8, "attention": 2}
+SAVED_PER_TD = {"linear": 4, "mlp": 12, "attention": 6}
 KEEP_GRAPH_ELEMENTS = 2**26  # graphs up to ~256 MiB of float32 are kept: no re-run
 LAYER_WEIGHT_COPIES = 8  # one layer's weights alive at once while it runs, with slack
 BASE_BYTES = 64 * 2**20
@@ -50,18 +52,13 @@ def branch_parts(spec: DepthSpec) -> tuple[str, ...]:
 
 def weight_elements(spec: DepthSpec) -> int:
     """How many weights the stack draws over all layers: the simulation's main cost."""
-    return spec.layers * spec.d * spec.d * WEIGHTS_PER_D2[spec.sublayer]
+    return spec.layers * spec.d * spec.d * sum(WEIGHTS_PER_D2[p] for p in branch_parts(spec))
 
 
 def graph_elements(spec: DepthSpec) -> int:
     """About how many float32 values all layers' autograd graphs hold: weights + activations."""
-    weights = {"linear": 1, "mlp": 8, "attention": 2}  # d*d matrices per branch
-    saved = {"linear": 4, "mlp": 12, "attention": 6}  # [T, d]-sized tensors saved per branch
-    parts = branch_parts(spec)
-    per_layer = spec.d * (
-        spec.d * sum(weights[p] for p in parts) + spec.tokens * sum(saved[p] for p in parts)
-    )
-    return spec.layers * per_layer
+    saved = spec.layers * spec.tokens * spec.d * sum(SAVED_PER_TD[p] for p in branch_parts(spec))
+    return weight_elements(spec) + saved
 
 
 def keeps_graphs(spec: DepthSpec) -> bool:
@@ -118,7 +115,7 @@ def check_limits(spec: DepthSpec, device: str = "cpu") -> None:
             {
                 "values": f"{weights:,}",
                 "limit": f"{MAX_WEIGHT_ELEMENTS:,}",
-                "per_layer": WEIGHTS_PER_D2[spec.sublayer],
+                "per_layer": sum(WEIGHTS_PER_D2[p] for p in branch_parts(spec)),
             },
         )
     stream = (spec.layers + 1) * spec.tokens * spec.d
