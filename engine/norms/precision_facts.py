@@ -174,15 +174,11 @@ _TORCH_APIS = (
 )
 
 
-def _declared_eps(function) -> float | None:
-    return inspect.signature(function).parameters["eps"].default
-
-
 def torch_default_eps(dtype: str = "float32") -> tuple[DefaultEps, ...]:
     """PyTorch's default eps per API for inputs of ``dtype``; see OPMATH for ``eps=None``."""
     rows = []
     for api, kind, function in _TORCH_APIS:
-        declared = _declared_eps(function)
+        declared = inspect.signature(function).parameters["eps"].default
         if declared is None:
             effective = torch.finfo(DTYPES[OPMATH[dtype]]).eps
             rows.append(DefaultEps(api, kind, None, effective, "opmath_eps"))
@@ -231,9 +227,6 @@ def transformers_default_eps() -> tuple[DefaultEps, ...]:
     )  # fmt: skip
 
 
-def default_eps_table(
-    dtype: str = "float32", include_transformers: bool = True
-) -> tuple[DefaultEps, ...]:
-    """``torch_default_eps(dtype)``, then (optionally) ``transformers_default_eps()``."""
-    rows = torch_default_eps(dtype)
-    return rows + transformers_default_eps() if include_transformers else rows
+def default_eps_table(dtype: str = "float32") -> tuple[DefaultEps, ...]:
+    """``torch_default_eps(dtype)``, then ``transformers_default_eps()``."""
+    return torch_default_eps(dtype) + transformers_default_eps()
