@@ -29,7 +29,7 @@ import numpy as np
 import torch
 
 from engine.axes import limits
-from engine.axes.sources import channel_profile, draw_tokens
+from engine.axes.sources import ChannelProfile, channel_profile, draw_tokens
 from engine.config import DTYPES, AxesSpec, NormSpec
 from engine.norms import reference
 from engine.norms.dispatch import normalize
@@ -70,14 +70,9 @@ def train_eval_work(spec: AxesSpec, shift: float, momentum: float, steps: int) -
 
 def train_eval_batches(
     spec: AxesSpec, steps: int = DEFAULT_STEPS, shift: float = DEFAULT_SHIFT
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """The experiment's data: ``steps`` training batches ``[steps, B, T, d]`` and one
-    inference batch ``[B, T, d]`` shifted by ``shift`` σ per channel (spec's preset)."""
-    train, evaluation, _profile = _draw(spec, steps, shift)
-    return train, evaluation
-
-
-def _draw(spec: AxesSpec, steps: int, shift: float):
+) -> tuple[torch.Tensor, torch.Tensor, ChannelProfile]:
+    """The experiment's data: ``steps`` training batches ``[steps, B, T, d]``, one inference
+    batch ``[B, T, d]`` shifted by ``shift`` σ per channel, and the spec preset's profile."""
     generator = torch.Generator().manual_seed(spec.seed)
     profile = channel_profile(spec.preset, spec.d, generator)
     dtype = DTYPES[spec.dtype]
@@ -116,7 +111,7 @@ def train_eval_gap(
             tokens=spec.tokens,
         )
     with torch_threads(threads):
-        train, evaluation, profile = _draw(spec, steps, shift)
+        train, evaluation, profile = train_eval_batches(spec, steps, shift)
         bn = NormSpec(kind="batchnorm", eps=spec.eps, compute_dtype="input")
         dtype = DTYPES[spec.dtype]
         running_mean = torch.zeros(spec.d, dtype=dtype)  # nn.BatchNorm1d's initial values

@@ -23,7 +23,7 @@ SPEC = AxesSpec(preset="channel_offsets", dtype="float64")
 
 def run_batchnorm1d(spec: AxesSpec, steps: int, shift: float, momentum: float):
     """nn.BatchNorm1d trained on the experiment's batches, then both modes on the eval batch."""
-    train, evaluation = train_eval_batches(spec, steps, shift)
+    train, evaluation, _ = train_eval_batches(spec, steps, shift)
     bn = torch.nn.BatchNorm1d(spec.d, eps=spec.eps, momentum=momentum, affine=False)
     bn = bn.to(train.dtype).train()
     with torch.no_grad():
