@@ -47,7 +47,6 @@ from engine.experiments.runs import (
     Edits,
     Effect,
     Reference,
-    edited,
     logits_of,
     measure,
     model_inputs,
@@ -88,7 +87,7 @@ def readers(model: torch.nn.Module, paths: ModulePaths, ids) -> dict[str, tuple[
     """{norm path: the linear maps whose input is that norm's output}, from one short pass."""
     outputs: dict[str, torch.Tensor] = {}  # kept alive, so no other tensor reuses the storage
     inputs: dict[str, torch.Tensor] = {}
-    with edited(model) as edits:
+    with Edits(model) as edits:
         for norm in paths.norms:
 
             def keep_output(module, args, kwargs, output, norm=norm):
@@ -156,7 +155,7 @@ def fold_norms(
         shared = _shared(model)
         modules = dict(model.named_modules())
         total = sum(m.weight.numel() for m in modules.values() if isinstance(m, LINEAR_MAPS))
-        with edited(model) as edits:
+        with Edits(model) as edits:
             for norm in norm_maps.norm_modules(model, loaded.architecture, paths):
                 if norm.layer is None and not spec.final:
                     continue

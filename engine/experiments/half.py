@@ -50,7 +50,6 @@ from engine.experiments.runs import (
     Edits,
     Effect,
     Reference,
-    edited,
     logits_of,
     measure,
     model_inputs,
@@ -105,7 +104,7 @@ def float16_run(
         model = loaded.model
         paths = module_paths(model, loaded.architecture)
         norms = norm_maps.norm_modules(model, loaded.architecture, paths)
-        with edited(model) as edits:
+        with Edits(model) as edits:
             for norm in norms:
                 if not spec.upcast:
                     hook = norm_maps.replace_output(lambda x, norm=norm: norm_maps.half(norm, x))

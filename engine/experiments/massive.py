@@ -45,7 +45,6 @@ from engine.experiments.runs import (
     Edits,
     Effect,
     Reference,
-    edited,
     measure,
     model_inputs,
     modified_logits,
@@ -148,7 +147,7 @@ def _window_stream(live: LiveModel, ref: Reference, point: int, window: int, thr
         def reached(h: torch.Tensor) -> torch.Tensor:
             raise _Reached(h.detach().clone())
 
-        with edited(loaded.model) as edits:
+        with Edits(loaded.model) as edits:
             set_stream(edits, paths.blocks, point, reached)
             try:
                 with torch.inference_mode():

@@ -35,8 +35,7 @@ from __future__ import annotations
 import inspect
 import math
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -228,11 +227,18 @@ def same_model(live: LiveModel, ref: Reference) -> None:
 
 
 class Edits:
-    """Changes made to a model for one pass; ``undo`` reverts every one, last first."""
+    """Changes made to a model for one pass; ``undo`` reverts every one, last first, and
+    ``with Edits(model) as edits:`` undoes them all when the block ends (also on an error)."""
 
     def __init__(self, model: torch.nn.Module):
         self.modules = dict(model.named_modules())
         self._undo: list[Callable[[], None]] = []
+
+    def __enter__(self) -> Edits:
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.undo()
 
     def on_output(self, path: str, hook) -> None:
         """``hook(module, args, kwargs, output)``; what it returns replaces the output."""
@@ -274,16 +280,6 @@ class Edits:
             self._undo.pop()()
 
 
-@contextmanager
-def edited(model: torch.nn.Module) -> Iterator[Edits]:
-    """``Edits`` on ``model`` for the block, all undone when it ends (also on an error)."""
-    edits = Edits(model)
-    try:
-        yield edits
-    finally:
-        edits.undo()
-
-
 Edit = Callable[[LoadedModel, ModulePaths, Edits], None]
 
 
@@ -300,7 +296,7 @@ def replay_blocks(edits: Edits, paths: ModulePaths, ref: Reference, count: int, 
 
 def stop_between_blocks(edits: Edits, paths: ModulePaths, should_stop: StopCheck | None):
     """``Cancelled`` raised before a block runs once ``should_stop()`` says so: a pass is
-    stopped within one block's time, and the ``finally`` of ``edited`` undoes its edits."""
+    stopped within one block's time, and leaving the ``Edits`` block undoes its edits."""
     if should_stop is None:
         return
 
@@ -326,7 +322,7 @@ def modified_logits(
     with live.exclusive("float32", threads) as loaded:
         model = loaded.model
         paths = module_paths(model, loaded.architecture)
-        with edited(model) as edits:
+        with Edits(model) as edits:
             replay_blocks(edits, paths, ref, replay, ref.stream.dtype)
             stop_between_blocks(edits, paths, should_stop)
             edit(loaded, paths, edits)

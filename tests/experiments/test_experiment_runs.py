@@ -28,7 +28,7 @@ from engine.experiments.freeze import freeze_scale, freeze_sweep
 from engine.experiments.half import float16_run
 from engine.experiments.lens import logit_lens
 from engine.experiments.massive import massive_activations
-from engine.experiments.runs import edited, kl_divergence, measure, modified_logits, reference
+from engine.experiments.runs import Edits, kl_divergence, measure, modified_logits, reference
 from engine.experiments.swap import swap_norms
 from tests.dumps import tiny_models
 from tests.experiments.conftest import CAUSAL, kl_of, nll_of, plain_logits
@@ -161,7 +161,7 @@ def test_edits_are_undone_even_when_the_pass_raises(tiny):
     model = tiny("llama").loaded.model
     linear = model.model.layers[0].self_attn.q_proj
     weight, blocks = linear.weight, model.model.layers
-    with pytest.raises(RuntimeError), edited(model) as edits:
+    with pytest.raises(RuntimeError), Edits(model) as edits:
         edits.parameter(linear, "weight", torch.zeros_like(weight))
         edits.forward(blocks[1], lambda *args, **kwargs: None)
         edits.on_output("model.norm", lambda *args: None)
