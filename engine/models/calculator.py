@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 from engine.config import DTYPES, ModelShape
 from engine.errors import EngineError
-from engine.models.families import POSITIONS, Family, Stack
+from engine.models.families import EXTRA_ROLES, POSITIONS, Family, Stack
 from engine.models.loader import catalog
 from engine.perf.roofline import FLOPS_PER_ELEMENT, NormTraffic, norm_traffic
 
@@ -92,13 +92,6 @@ def _family(shape: ModelShape) -> Family:
     return catalog().family(shape.family)
 
 
-def _unknown(family: Family, field: str) -> EngineError:
-    return EngineError(
-        "models.unknown_fact",
-        {"family": family.name, "field": field},
-    )
-
-
 def _width(shape: ModelShape, width: str) -> int | None:
     heads, kv_heads, head_dim = shape.heads, shape.kv_heads, shape.head_dim
     return {
@@ -119,7 +112,7 @@ def norm_groups(shape: ModelShape) -> tuple[NormGroup, ...]:
     """Every norm module of the model ``shape`` describes, grouped by role and stack."""
     family = _family(shape)
     if family.bias is None:
-        raise _unknown(family, "bias")
+        raise EngineError("models.unknown_fact", {"family": family.name, "field": "bias"})
     per_width = 0 if family.weight_init == "none" else (2 if family.bias else 1)
     placement = family.placement_entry.norms
     groups = []
@@ -234,7 +227,8 @@ def norm_cost(shape: ModelShape, dtype: str | None = None, tokens: int = 1) -> N
         raise EngineError("models.bad_tokens", {"tokens": tokens, "limit": f"{MAX_TOKENS:,}"})
     bytes_per_element = DTYPES[dtype].itemsize
     per_call = norm_traffic(tokens, shape.hidden, bytes_per_element, family.norm_kind)
-    calls = sum(g.count for g in norm_groups(shape) if _residual(g))
+    # norms over head_dim or latent widths are left out of the cost: they are small
+    calls = sum(g.count for g in norm_groups(shape) if g.role not in EXTRA_ROLES)
     pairs = _add_norm_pairs(shape, family)
     return NormCost(
         family=family.id,
@@ -249,7 +243,3 @@ def norm_cost(shape: ModelShape, dtype: str | None = None, tokens: int = 1) -> N
         unfused_add_norm_bytes=pairs * per_call.unfused_add_norm_bytes,
         fused_add_norm_bytes=pairs * per_call.fused_add_norm_bytes,
     )
-
-
-def _residual(group: NormGroup) -> bool:
-    return group.role not in ("qk_norm", "latent_norm")
