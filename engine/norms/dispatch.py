@@ -149,9 +149,14 @@ def _check_supported(spec: NormSpec, dtype: torch.dtype) -> None:
         )
 
 
-def _row_result(y, mean, var, rstd, is_rms: bool) -> NormResult:
+def _triton_rows(x, residual, spec: NormSpec, weight, bias) -> tuple[NormResult, torch.Tensor]:
+    """LayerNorm/RMSNorm of ``x`` (+ ``residual``, fused) in the row kernels: (result, h)."""
+    from engine.kernels.row_norm_function import row_norm
+
+    is_rms = spec.kind == "rmsnorm"
+    y, h, mean, var, rstd = row_norm(x, residual, weight, bias, spec.eps, spec.offset, is_rms)
     rms = torch.sqrt(var) if is_rms else reference.rms_from_moments(var, mean)
-    return NormResult(y=y, mean=mean, var=var, rms=rms, rstd=rstd, backend="triton")
+    return NormResult(y=y, mean=mean, var=var, rms=rms, rstd=rstd, backend="triton"), h
 
 
 def _triton_batch_norm(x, spec: NormSpec, weight, bias, mask=None) -> NormResult:
@@ -190,11 +195,7 @@ def triton_normalize(
     _check_supported(spec, x.dtype)
     if spec.kind == "batchnorm":
         return _triton_batch_norm(x, spec, weight, bias)
-    from engine.kernels.row_norm_function import row_norm
-
-    is_rms = spec.kind == "rmsnorm"
-    y, _h, mean, var, rstd = row_norm(x, None, weight, bias, spec.eps, spec.offset, is_rms)
-    return _row_result(y, mean, var, rstd, is_rms)
+    return _triton_rows(x, None, spec, weight, bias)[0]
 
 
 def masked_batch_norm(
@@ -262,11 +263,7 @@ def fused_add_norm(
     chosen = resolve_backend(x, backend)
     fused = spec.kind in ROW_KINDS and (backend == "triton" or supports(spec, dtype))
     if chosen == "triton" and fused:
-        from engine.kernels.row_norm_function import row_norm
-
         _check_supported(spec, dtype)
-        is_rms = spec.kind == "rmsnorm"
-        y, h, mean, var, rstd = row_norm(x, residual, weight, bias, spec.eps, spec.offset, is_rms)
-        return _row_result(y, mean, var, rstd, is_rms), h
+        return _triton_rows(x, residual, spec, weight, bias)
     h = x + residual  # [..., d]
     return normalize(h, spec, weight, bias, backend=backend), h
