@@ -22,12 +22,12 @@ References:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import torch
 
-from engine.axes.sources import as_padded, make_tensor
+from engine.axes.sources import make_tensor
 from engine.config import AxesSpec, NormSpec
 from engine.norms.dispatch import masked_batch_norm, normalize
 
@@ -52,7 +52,7 @@ class PaddingPollution:
 
 def padding_pollution(spec: AxesSpec) -> PaddingPollution:
     """Run failure 1 on ``spec``'s tensor, made padded (``source="padded"``) if it was not."""
-    tensor = make_tensor(as_padded(spec))
+    tensor = make_tensor(replace(spec, source="padded"))  # the experiment needs PAD cells
     x, real = tensor.x, tensor.real  # [B, T, d], [B, T]
     bn = NormSpec(kind="batchnorm", eps=spec.eps, compute_dtype="input")
     with_pad = masked_batch_norm(x, bn, None, backend="torch")

@@ -25,7 +25,7 @@ References:
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 import torch
@@ -135,8 +135,3 @@ def make_tensor(spec: AxesSpec) -> AxesTensor:
     real = positions[None, :] < torch.tensor(lengths)[:, None]  # [B, T]
     x[~real] = spec.pad_value
     return AxesTensor(x.to(DTYPES[spec.dtype]), real, lengths, profile, shifted)
-
-
-def as_padded(spec: AxesSpec) -> AxesSpec:
-    """``spec`` with the padded source (the padding experiment needs PAD cells)."""
-    return replace(spec, source="padded")

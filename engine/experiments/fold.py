@@ -32,6 +32,7 @@ References:
 from __future__ import annotations
 
 import time
+from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
@@ -115,12 +116,8 @@ def readers(model: torch.nn.Module, paths: ModulePaths, ids) -> dict[str, tuple[
 
 def _shared(model: torch.nn.Module) -> set[int]:
     """ids of parameters that more than one module holds (tied weights)."""
-    seen: dict[int, int] = {}
-    for module in model.modules():
-        for param in module._parameters.values():
-            if param is not None:
-                seen[id(param)] = seen.get(id(param), 0) + 1
-    return {key for key, count in seen.items() if count > 1}
+    held = Counter(id(p) for m in model.modules() for p in m._parameters.values() if p is not None)
+    return {key for key, count in held.items() if count > 1}
 
 
 def _fold_into(edits: Edits, module: torch.nn.Module, gain, bias) -> int:

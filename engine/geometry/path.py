@@ -27,9 +27,9 @@ import torch
 from engine.config import GEOMETRY_MAX_D, GEOMETRY_SCENE_MAX_D, GeometrySpec
 from engine.errors import EngineError
 from engine.geometry.arrays import readonly
-from engine.geometry.cloud import affine_parameters, norm_spec
+from engine.geometry.cloud import norm_spec, normed
 from engine.geometry.degenerate import degeneracy_flags
-from engine.geometry.measures import cosine, l2_norm, ones_component, split_along_ones
+from engine.geometry.measures import ones_component, split_along_ones
 from engine.geometry.meshes import SceneMeshes, scene_meshes
 from engine.norms.dispatch import normalize
 from engine.norms.kinds import PER_TOKEN_KINDS
@@ -87,14 +87,10 @@ def vector_path(
     values = _check_vector(vector)
     with torch_threads(threads):
         x = torch.tensor(values, dtype=torch.float32)[None, :]  # [1, d]
-        gamma, beta = affine_parameters(spec, x.shape[-1])  # [d], [d]
         layer = normalize(x, norm_spec("layernorm", spec))
         mean, centered = split_along_ones(x)  # [1], [1, d] float64
-        outputs = {}
-        for kind in PER_TOKEN_KINDS:
-            outputs[kind] = normalize(x, norm_spec(kind, spec)).y  # [1, d]
-            scaled = normalize(x, norm_spec(kind, spec), weight=gamma, bias=beta).y  # [1, d]
-            outputs[f"{kind}_affine"] = scaled
+        outputs = {kind: normed(x, kind, spec) for kind in PER_TOKEN_KINDS}  # [1, d] each
+    ln, rms = outputs["layernorm"], outputs["rmsnorm"]
     return VectorPath(
         x=readonly(x[0]),
         mean=float(mean[0]),
@@ -102,13 +98,14 @@ def vector_path(
         centered=readonly(centered[0]),
         sigma=math.sqrt(float(layer.var[0])),
         rms=float(layer.rms[0]),
-        **{name: readonly(y[0]) for name, y in outputs.items()},
+        **{kind: out.y[0] for kind, out in outputs.items()},
+        **{f"{kind}_affine": out.y_affine[0] for kind, out in outputs.items()},
         sqrt_d=math.sqrt(x.shape[-1]),
-        layernorm_norm=float(l2_norm(outputs["layernorm"])[0]),
-        rmsnorm_norm=float(l2_norm(outputs["rmsnorm"])[0]),
+        layernorm_norm=float(ln.norm[0]),
+        rmsnorm_norm=float(rms.norm[0]),
         centered_ones=float(ones_component(centered)[0]),
-        rmsnorm_cos_input=float(cosine(x, outputs["rmsnorm"])[0]),
-        layernorm_cos_input=float(cosine(x, outputs["layernorm"])[0]),
+        rmsnorm_cos_input=float(rms.cos_input[0]),
+        layernorm_cos_input=float(ln.cos_input[0]),
         flags=degeneracy_flags(x, spec.eps),
     )
 
