@@ -86,11 +86,7 @@ class TinyGPT(nn.Module):
         placement: str,
         seed: int,
     ):
-        super().__init__()
-        if placement not in ("pre", "post"):
-            raise ValueError(f"placement must be 'pre' or 'post', got {placement!r}")
-        if d % heads:
-            raise ValueError(f"heads={heads} must divide d={d}")
+        super().__init__()  # placement and heads dividing d are TrainSpec's to check
         gen = torch.Generator().manual_seed(seed)
         self.placement = placement
         self.tok_emb = nn.Parameter(torch.randn(vocab, d, generator=gen) * INIT_STD)
