@@ -87,22 +87,9 @@ def _layernorm_set_points(d: int, resolution: int) -> torch.Tensor:
     return (circle @ _plane_basis())[None]  # [1, C, 3]
 
 
-def sphere(d: int, resolution: int = RESOLUTION) -> Mesh:
-    """The sphere of radius sqrt(d): where RMSNorm (eps = 0, gamma = 1) puts every input."""
-    require_scene_dimension(d)
-    return Mesh(readonly(math.sqrt(d) * _sphere_points(d, resolution)))
-
-
-def layernorm_set(d: int, resolution: int = RESOLUTION) -> Mesh:
-    """Where the plane <v, 1> = 0 cuts the sqrt(d) sphere: LayerNorm's outputs at eps = 0."""
-    require_scene_dimension(d)
-    return Mesh(readonly(math.sqrt(d) * _layernorm_set_points(d, resolution)))
-
-
-def ones_plane(d: int, half_width: float, resolution: int = 2) -> Mesh:
+def _ones_plane(d: int, half_width: float, resolution: int = 2) -> Mesh:
     """A patch of the plane <v, 1> = 0 reaching ``half_width`` from the origin (a square
     patch at d = 3, a segment at d = 2, the origin at d = 1)."""
-    require_scene_dimension(d)
     if d == 1:
         return Mesh(readonly(torch.zeros(1, 1, 1)))
     steps = torch.linspace(-half_width, half_width, resolution, dtype=torch.float64)  # [n]
@@ -114,13 +101,6 @@ def ones_plane(d: int, half_width: float, resolution: int = 2) -> Mesh:
     return Mesh(readonly(s[..., None] * basis[0] + t[..., None] * basis[1]))  # [n, n, 3]
 
 
-def ones_axis(d: int, half_length: float) -> Mesh:
-    """The all-ones axis through the origin, from -half_length to +half_length."""
-    require_scene_dimension(d)
-    unit = torch.ones(d, dtype=torch.float64) / math.sqrt(d)  # [d]
-    return Mesh(readonly(torch.stack([-half_length * unit, half_length * unit])[None]))
-
-
 @dataclass(frozen=True)
 class SceneMeshes:
     """The fixed shapes of the scene for one d (gamma = 1, beta = 0)."""
@@ -128,10 +108,10 @@ class SceneMeshes:
     d: int
     radius: float  # sqrt(d)
     extent: float  # half-size of the plane patch and the axis
-    sphere: Mesh
-    ones_plane: Mesh
-    ones_axis: Mesh
-    layernorm_set: Mesh
+    sphere: Mesh  # radius sqrt(d): where RMSNorm (eps = 0, gamma = 1) puts every input
+    ones_plane: Mesh  # a patch of the plane <v, 1> = 0
+    ones_axis: Mesh  # the all-ones axis through the origin, from -extent to +extent
+    layernorm_set: Mesh  # the plane cuts the sphere: LayerNorm's outputs at eps = 0
 
 
 def scene_meshes(d: int, extent: float | None = None, resolution: int = RESOLUTION) -> SceneMeshes:
@@ -139,14 +119,16 @@ def scene_meshes(d: int, extent: float | None = None, resolution: int = RESOLUTI
     (pass the cloud's reach to make the plane and axis span the inputs too)."""
     require_scene_dimension(d)
     reach = 1.5 * math.sqrt(d) if extent is None else float(extent)
+    radius = math.sqrt(d)
+    unit = torch.ones(d, dtype=torch.float64) / radius  # [d] along the all-ones axis
     return SceneMeshes(
         d=d,
-        radius=math.sqrt(d),
+        radius=radius,
         extent=reach,
-        sphere=sphere(d, resolution),
-        ones_plane=ones_plane(d, reach),
-        ones_axis=ones_axis(d, reach),
-        layernorm_set=layernorm_set(d, resolution),
+        sphere=Mesh(readonly(radius * _sphere_points(d, resolution))),
+        ones_plane=_ones_plane(d, reach),
+        ones_axis=Mesh(readonly(torch.stack([-reach * unit, reach * unit])[None])),
+        layernorm_set=Mesh(readonly(radius * _layernorm_set_points(d, resolution))),
     )
 
 

@@ -12,7 +12,7 @@ from engine.errors import EngineError
 from engine.geometry.cloud import normalized_cloud
 from engine.geometry.dyt_sweep import dyt_sweep
 from engine.geometry.high_dimension import high_dimension_report
-from engine.geometry.meshes import sphere
+from engine.geometry.meshes import scene_meshes
 from engine.geometry.path import vector_path
 from engine.geometry.views import plane_view
 from ui.i18n import LANGUAGES, catalog
@@ -39,7 +39,7 @@ BAD_SPECS = [
 
 BAD_CALLS = [
     (lambda: normalized_cloud(GeometrySpec(d=4)), "geometry.scene_dimension"),
-    (lambda: sphere(5), "geometry.scene_dimension"),
+    (lambda: scene_meshes(5), "geometry.scene_dimension"),
     (lambda: vector_path((), GeometrySpec()), "geometry.vector_length"),
     (lambda: vector_path((1.0, float("nan")), GeometrySpec()), "geometry.vector_entry"),
     (lambda: vector_path((1e16, 0.0), GeometrySpec()), "geometry.vector_entry"),
