@@ -138,18 +138,18 @@ def train_eval_gap(
             gaps.append(_gap(shifted, spec.eps, running_mean, running_var).mean())
         gap = _gap(evaluation, spec.eps, running_mean, running_var, in_training.y)  # [B, T, d]
     population_mean = profile.offset
-    error = np.abs(_numpy(running_mean) - population_mean) / profile.scale
+    error = np.abs(running_mean.double().numpy() - population_mean) / profile.scale
     return TrainEvalGap(
         steps=steps,
         momentum=momentum,
         shift=shift,
         population_mean=population_mean,
         population_var=profile.scale**2,
-        batch_mean_history=_numpy(torch.stack(means)),
-        running_mean_history=_numpy(torch.stack(history_mean)),
-        running_var_history=_numpy(torch.stack(history_var)),
-        eval_batch_mean=_numpy(in_training.mean),
-        eval_batch_var=_numpy(in_training.var),
+        batch_mean_history=torch.stack(means).double().numpy(),
+        running_mean_history=torch.stack(history_mean).double().numpy(),
+        running_var_history=torch.stack(history_var).double().numpy(),
+        eval_batch_mean=in_training.mean.double().numpy(),
+        eval_batch_var=in_training.var.double().numpy(),
         gap_by_channel=gap.reshape(-1, spec.d).mean(0),
         gap_mean=float(gap.mean()),
         gap_max=float(gap.max()),
@@ -157,10 +157,6 @@ def train_eval_gap(
         shift_grid=SHIFT_GRID.copy(),
         gap_by_shift=np.array([float(g) for g in gaps]),
     )
-
-
-def _numpy(t: torch.Tensor) -> np.ndarray:
-    return t.double().numpy()
 
 
 def _gap(x, eps, running_mean, running_var, y_train=None) -> np.ndarray:

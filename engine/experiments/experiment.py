@@ -58,10 +58,10 @@ RUNNERS = {
 
 def experiment_of(spec: Any) -> str:
     """The id (``EXPERIMENTS``) of the experiment ``spec`` configures."""
-    for name, kind in EXPERIMENT_SPECS.items():
-        if type(spec) is kind:
-            return name
-    raise TypeError(f"not an experiment's spec: {type(spec).__name__}")
+    names = {kind: name for name, kind in EXPERIMENT_SPECS.items()}
+    if type(spec) not in names:
+        raise TypeError(f"not an experiment's spec: {type(spec).__name__}")
+    return names[type(spec)]
 
 
 def question(experiment: str) -> str:
