@@ -48,6 +48,16 @@ def require_scene_dimension(d: int) -> None:
         )
 
 
+def sorted_values(values, limit: int, high: float, key: str, positive: bool = False):
+    """``values`` as sorted floats, or ``EngineError(key)`` unless there are 1 to ``limit``
+    of them, each in [0, high] (``positive``: in (0, high]); NaN is refused."""
+    values = tuple(sorted(float(v) for v in values))
+    in_range = all((v > 0 if positive else v >= 0) and v <= high for v in values)
+    if not (1 <= len(values) <= limit and in_range):
+        raise EngineError(key, {"count": len(values), "limit": limit, "high": high})
+    return values
+
+
 def affine_parameters(spec: GeometrySpec, d: int) -> tuple[torch.Tensor, torch.Tensor]:
     """(gamma, beta) for vectors of width d: the spec's first d axes when d <= 3, else
     gamma = 1, beta = 0 (the per-axis settings exist only for the drawable axes).

@@ -20,13 +20,13 @@ import numpy as np
 import torch
 
 from engine.config import GEOMETRY_MAX_ALPHA, GeometrySpec
-from engine.errors import EngineError
 from engine.geometry.arrays import readonly
 from engine.geometry.cloud import (
     affine_parameters,
     input_vectors,
     norm_spec,
     require_scene_dimension,
+    sorted_values,
 )
 from engine.geometry.measures import l2_norm
 from engine.norms.dispatch import normalize
@@ -49,25 +49,12 @@ class DytSweep:
     sqrt_d: float  # the sphere the corners sign(x) lie on
 
 
-def _check_alphas(alphas) -> tuple[float, ...]:
-    values = tuple(sorted(float(a) for a in alphas))
-    valid = 1 <= len(values) <= MAX_ALPHAS and all(
-        math.isfinite(a) and 0 < a <= GEOMETRY_MAX_ALPHA for a in values
-    )
-    if not valid:
-        raise EngineError(
-            "geometry.alphas_invalid",
-            {"count": len(values), "limit": MAX_ALPHAS, "high": GEOMETRY_MAX_ALPHA},
-        )
-    return values
-
-
 def dyt_sweep(
     spec: GeometrySpec, alphas: tuple[float, ...] = DEFAULT_ALPHAS, threads: int | None = 1
 ) -> DytSweep:
     """The spec's cloud through DyT at each alpha (``spec.dyt_alpha`` is not used)."""
     require_scene_dimension(spec.d)
-    values = _check_alphas(alphas)
+    values = sorted_values(alphas, MAX_ALPHAS, GEOMETRY_MAX_ALPHA, "geometry.alphas_invalid", True)
     with torch_threads(threads):
         x = input_vectors(spec)  # [N, d]
         gamma, beta = affine_parameters(spec, spec.d)  # [d], [d]

@@ -30,9 +30,8 @@ import numpy as np
 import torch
 
 from engine.config import GEOMETRY_MAX_EPS, GeometrySpec, NormSpec
-from engine.errors import EngineError
 from engine.geometry.arrays import readonly
-from engine.geometry.cloud import bounded_rows, input_vectors, norm_spec
+from engine.geometry.cloud import bounded_rows, input_vectors, norm_spec, sorted_values
 from engine.geometry.degenerate import degeneracy_flags
 from engine.geometry.measures import cosine, l2_norm, ones_component, split_along_ones
 from engine.norms.dispatch import normalize
@@ -124,17 +123,6 @@ class EpsSpread:
     eps_values: np.ndarray  # [E], ascending
     layernorm: Spread
     rmsnorm: Spread
-
-
-def _check_eps_values(eps_values) -> tuple[float, ...]:
-    values = tuple(sorted(float(e) for e in eps_values))
-    valid = 1 <= len(values) <= MAX_EPS_VALUES and all(0.0 <= e <= GEOMETRY_MAX_EPS for e in values)
-    if not valid:
-        raise EngineError(
-            "geometry.eps_values_invalid",
-            {"count": len(values), "limit": MAX_EPS_VALUES, "high": GEOMETRY_MAX_EPS},
-        )
-    return values
 
 
 def _spread(kind: str, rows: list[Measures]) -> Spread:
@@ -253,7 +241,9 @@ def high_dimension_report(
     """``histograms``, the measures of LayerNorm and RMSNorm at each of ``eps_values``
     (``spec.eps`` is not used there) and the identity check, drawing the inputs once (at
     d = 8192 drawing them takes about as long as everything else together)."""
-    values = _check_eps_values(eps_values)
+    values = sorted_values(
+        eps_values, MAX_EPS_VALUES, GEOMETRY_MAX_EPS, "geometry.eps_values_invalid"
+    )
 
     def spread_progress(fraction: float) -> None:
         if progress is not None:
