@@ -57,16 +57,14 @@ def _box(figure, x0, y, text, name, fill) -> float:
 
 
 def _arrow(figure, x0, y0, x1, y1, color=INK, width=1.5):
+    """An arrow from (x0, y0) to (x1, y1), its tail in data units too (plotly's: pixels)."""
     figure.add_annotation(
         x=x1,
         y=y1,
         ax=x0,
         ay=y0,
-        xref="x",
-        yref="y",
         axref="x",
         ayref="y",
-        showarrow=True,
         arrowhead=2,
         arrowwidth=width,
         arrowcolor=color,
