@@ -18,7 +18,7 @@ from engine.depth.simulator import DepthResult
 from engine.depth.sweep import SweepResult
 from engine.depth.theory import POST_LN_LEVEL, pre_ln_band, x0_weight_expected
 from engine.training.loop import TrainResult
-from ui.figures.style import framed, linear_axis, log_axis
+from ui.figures.style import framed, linear_axis, log_axis, shaded_band
 from ui.formatting import finite_or_none, format_number
 from ui.i18n import translate
 from ui.text.depth import post_level_text
@@ -100,24 +100,7 @@ def residual_figure(series: Sequence[Series], lang: str, log_y: bool = True) -> 
     if depth and band:
         ell = np.arange(depth + 1)
         lo, hi = pre_ln_band(ell)
-        figure.add_scatter(
-            x=ell,
-            y=hi,
-            mode="lines",
-            line=dict(width=0),
-            showlegend=False,
-            hoverinfo="skip",
-            name=band_label,
-        )
-        figure.add_scatter(
-            x=ell,
-            y=lo,
-            mode="lines",
-            line=dict(width=0),
-            fill="tonexty",
-            fillcolor=BAND_FILL,
-            name=band_label,
-        )
+        shaded_band(figure, ell, lo, hi, BAND_FILL, dict(name=band_label), name=band_label)
     before_norm = translate("depth.before_norm", lang)
     posts = [(n, r) for n, r in series if PLACEMENTS[r.spec.placement].norms.on_stream]
     for (name, result), style in zip(posts, _styles(posts)):

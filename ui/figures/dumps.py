@@ -29,7 +29,7 @@ from engine.dumps.diagnostics import (
 )
 from engine.dumps.norm_views import TokenNorms
 from engine.dumps.report import NormComparison
-from ui.figures.style import framed, linear_axis, log_axis
+from ui.figures.style import framed, linear_axis, log_axis, shaded_band
 from ui.formatting import finite_or_none, plot_text
 from ui.i18n import translate
 from ui.labels import label
@@ -172,41 +172,19 @@ def rms_lines(
     with np.errstate(all="ignore"):
         low, high = np.nanpercentile(flat, 10, axis=1), np.nanpercentile(flat, 90, axis=1)
     figure = go.Figure()
-    for bound, fill in ((high, None), (low, "tonexty")):  # the band: fill down to the 10 %
-        figure.add_scatter(
-            x=layers,
-            y=positive_or_none(bound),
-            mode="lines",
-            line=dict(width=0),
-            fill=fill,
-            fillcolor=BAND_FILL,
-            name=translate("dumps.band", lang),
-            showlegend=fill is not None,
-            hoverinfo="skip",
-        )
-    lines = [
-        (residual.rms_layer, translate("dumps.all_tokens", lang), dict(color=ALL_COLOR, width=2)),
-        (
-            residual.rms_median_token,
-            translate("dumps.median_token", lang),
-            dict(color=MEDIAN_COLOR, width=2),
-        ),
-        (
-            residual.rms_max_token,
-            translate("dumps.max_token", lang),
-            dict(color=MUTED, width=1, dash="dot"),
-        ),
-        (rms[:, batch, 0], translate("dumps.first_token", lang), dict(color=FIRST_COLOR, width=2)),
-    ]
+    band = translate("dumps.band", lang)
+    low, high = positive_or_none(low), positive_or_none(high)  # the band: 10 % up to 90 %
+    shaded_band(figure, layers, low, high, BAND_FILL, dict(name=band), name=band, hoverinfo="skip")
+    named = (  # (values, dumps.<text>, line)
+        (residual.rms_layer, "all_tokens", dict(color=ALL_COLOR, width=2)),
+        (residual.rms_median_token, "median_token", dict(color=MEDIAN_COLOR, width=2)),
+        (residual.rms_max_token, "max_token", dict(color=MUTED, width=1, dash="dot")),
+        (rms[:, batch, 0], "first_token", dict(color=FIRST_COLOR, width=2)),
+    )
+    lines = [(values, translate(f"dumps.{text}", lang), line) for values, text, line in named]
     for index, token in enumerate([t for t in outlier_tokens if t != 0][:MAX_OUTLIER_LINES]):
-        color = OUTLIER_LINE_COLORS[index % len(OUTLIER_LINE_COLORS)]
-        lines.append(
-            (
-                rms[:, batch, token],
-                translate("dumps.token_n", lang, token=token),
-                dict(color=color, width=1),
-            )
-        )
+        line = dict(color=OUTLIER_LINE_COLORS[index % len(OUTLIER_LINE_COLORS)], width=1)
+        lines.append((rms[:, batch, token], translate("dumps.token_n", lang, token=token), line))
     # the median token's fit: the all-token RMS is the first token's once it jumps, so a
     # single c·g^l through it follows no curve drawn here
     fit = next((g for g in residual.growth if g.basis == "median_token"), None)

@@ -19,7 +19,7 @@ from engine.geometry.high_dimension import EpsSpread, Measures
 from engine.geometry.views import PlaneView
 from engine.norms.kinds import ROW_KINDS
 from ui.figures.geometry_traces import COLORS
-from ui.figures.style import framed
+from ui.figures.style import framed, shaded_band
 from ui.formatting import format_number
 from ui.i18n import translate
 from ui.labels import NORM_NAMES
@@ -120,22 +120,13 @@ def dyt_norms_figure(sweep: DytSweep, alpha: float, lang: str) -> go.Figure:
 
     figure = make_subplots(specs=[[{"secondary_y": True}]])
     low, median, high = np.nanpercentile(sweep.norm, [5, 50, 95], axis=1)
-    figure.add_scatter(
-        x=sweep.alphas,
-        y=high,
-        mode="lines",
-        line=dict(width=0),
-        meta="band_high",
-        showlegend=False,
-        hoverinfo="skip",
-    )
-    figure.add_scatter(
-        x=sweep.alphas,
-        y=low,
-        mode="lines",
-        line=dict(width=0),
-        fill="tonexty",
-        fillcolor="rgba(44, 160, 44, 0.2)",
+    shaded_band(
+        figure,
+        sweep.alphas,
+        low,
+        high,
+        "rgba(44, 160, 44, 0.2)",
+        dict(meta="band_high"),
         name=translate("geometry.dyt.band", lang),
         meta="band",
         hoverinfo="skip",

@@ -46,6 +46,23 @@ def framed(figure: go.Figure, height: int, top: int = 10, **layout) -> go.Figure
     return figure
 
 
+def shaded_band(figure: go.Figure, x, low, high, fillcolor: str, upper=None, **lower) -> None:
+    """The area between ``low`` and ``high``: ``high`` an invisible line, ``low`` filled up to
+    it ("tonexty"); ``upper`` and ``lower`` name or mark each edge's trace."""
+    figure.add_scatter(
+        x=x,
+        y=high,
+        mode="lines",
+        line=dict(width=0),
+        showlegend=False,
+        hoverinfo="skip",
+        **(upper or {}),
+    )
+    figure.add_scatter(
+        x=x, y=low, mode="lines", line=dict(width=0), fill="tonexty", fillcolor=fillcolor, **lower
+    )
+
+
 def tick_text(value: float, plain: bool | None = None) -> str:
     """A log axis' tick label: "0.02", "1,000" (``plain``), or "10⁻⁶", "2·10⁷".
 
