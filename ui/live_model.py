@@ -74,9 +74,8 @@ class ModelLoad:
             # the wall-clock moment too (benchmarks/bench_model_cache.py reads it), logged
             # before the waiters are let go
             outcome = "ready" if self.live is not None else "ended without a model"
-            ended = time.time()
             _LOGGER.info(
-                "Live model load %s in %.2f s (ended at %.3f)", outcome, self.seconds, ended
+                "Live model load %s in %.2f s (ended at %.3f)", outcome, self.seconds, time.time()
             )
             self._done.set()
 
@@ -117,11 +116,6 @@ def model_load(path: str | None = None) -> ModelLoad:
     return _model_load(path or "")
 
 
-def start_loading() -> ModelLoad:
-    """Start loading in the background now."""
-    return model_load()
-
-
 def page_served() -> None:
     """Called by ``app.py`` after each page run: the first one releases the waiting load."""
     _PAGE_SERVED.set()
@@ -138,7 +132,7 @@ def start_loading_after_first_page(timeout_s: float = FIRST_PAGE_WAIT_S) -> Mode
     (benchmarks/RESULTS.md, "Live model on the dumps page, in the browser"); a lower CPU
     priority does not help with that lock, waiting for the first page does."""
     _PAGE_SERVED.wait(min(timeout_s, CACHED_WAIT_S) if cached() else timeout_s)
-    return start_loading()
+    return model_load()
 
 
 def cached() -> bool:

@@ -36,7 +36,7 @@ def test_one_load_per_process_in_a_lower_priority_thread(tmp_path, monkeypatch):
 
     monkeypatch.setattr("engine.dumps.live.smollm2_gguf", lambda: folder)
     monkeypatch.setattr("engine.dumps.live.load_live_model", load)
-    first = live_model.start_loading()
+    first = live_model.model_load()
     assert live_model.model_load() is first  # a page's call gets the server's load
     assert first.wait(120) and first.state == "ready"
     assert first.live.name == folder.name and first.fraction == 1.0
@@ -79,7 +79,7 @@ def test_the_server_preloads_unless_told_not_to(monkeypatch, value, wanted):
 def test_the_servers_load_waits_for_the_first_page(monkeypatch):
     started = []
     monkeypatch.setattr("engine.dumps.live.live_model_cached", lambda: False)
-    monkeypatch.setattr(live_model, "start_loading", lambda: started.append(True))
+    monkeypatch.setattr(live_model, "model_load", lambda: started.append(True))
     monkeypatch.setattr(live_model, "_PAGE_SERVED", threading.Event())
     waiting = threading.Thread(target=live_model.start_loading_after_first_page, args=(30.0,))
     waiting.start()
@@ -97,7 +97,7 @@ def test_a_cached_model_waits_for_the_first_page_only_briefly(monkeypatch):
     first, but is ready soon after a restart even when nobody has come yet."""
     started = []
     monkeypatch.setattr("engine.dumps.live.live_model_cached", lambda: True)
-    monkeypatch.setattr(live_model, "start_loading", lambda: started.append(True))
+    monkeypatch.setattr(live_model, "model_load", lambda: started.append(True))
     monkeypatch.setattr(live_model, "_PAGE_SERVED", threading.Event())
     monkeypatch.setattr(live_model, "CACHED_WAIT_S", 0.5)
     waiting = threading.Thread(target=live_model.start_loading_after_first_page, args=(30.0,))
