@@ -73,10 +73,6 @@ def exit_button() -> None:
         )
 
 
-def _remember_choice() -> None:
-    _set(st.session_state["present_select"])
-
-
 def chooser() -> None:
     """The sidebar's presentation control (the sidebar is hidden while presenting)."""
     st.segmented_control(
@@ -85,7 +81,7 @@ def chooser() -> None:
         default=mode(),
         format_func=lambda value: t(f"app.present.{value}"),
         key="present_select",
-        on_change=_remember_choice,
+        on_change=lambda: _set(st.session_state["present_select"]),
         help=t("app.present.help"),
     )
 
@@ -119,20 +115,14 @@ def navigation(name: str):
 
 
 def for_screen(figure: go.Figure) -> go.Figure:
-    """The figure as this session shows it: larger text while presenting, and a legend under
-    the plot kept clear of the x-axis title (a copy where anything changes)."""
-    if presenting():
-        return for_projector(figure)
-    if not _legend_below(figure):
-        return figure
-    shown = go.Figure(figure)
-    _lower_legend(shown)
-    return shown
+    """The figure as this session shows it: larger text while presenting (a copy)."""
+    return for_projector(figure) if presenting() else figure
 
 
 def for_projector(figure: go.Figure) -> go.Figure:
     """A copy of ``figure`` readable from the back of a room: larger text, tick labels and
-    legend on every axis (subplots and 3-D scenes too), the legend lowered to match."""
+    legend on every axis (subplots and 3-D scenes too).  Every legend below a plot is at the
+    figure's edge already (``ui.figures.style.legend_below``), clear of the larger text."""
     shown = go.Figure(figure)
     shown.update_layout(
         font=dict(size=CHART_FONT),
@@ -143,19 +133,4 @@ def for_projector(figure: go.Figure) -> go.Figure:
     shown.update_yaxes(tickfont=dict(size=CHART_TICKS))
     for axis in ("xaxis", "yaxis", "zaxis"):
         shown.update_scenes({f"{axis}_tickfont_size": CHART_TICKS})
-    _lower_legend(shown)
     return shown
-
-
-def _legend_below(figure: go.Figure) -> bool:
-    legend = figure.layout.legend
-    return legend.orientation == "h" and legend.y is not None and legend.y < 0
-
-
-def _lower_legend(figure: go.Figure) -> None:
-    """A legend under the plot, placed as a fraction of the plot's height, moved to the
-    figure's bottom edge instead: the plot's margin grows to hold it, so the tick labels and
-    the x-axis title above it are not covered whatever the text size and the chart's width (a
-    half-width chart's legend takes more rows; measured overlapping in Chromium)."""
-    if _legend_below(figure):
-        figure.update_layout(legend=dict(yref="container", y=0, yanchor="bottom"))

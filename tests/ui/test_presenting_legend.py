@@ -1,27 +1,9 @@
-"""Presenting: larger chart text on every axis, and a legend under the plot moved down by
-what the larger axis text takes."""
+"""Presenting: larger chart text on every axis."""
 
 import plotly.graph_objects as go
-import pytest
 from plotly.subplots import make_subplots
 
-from ui.presenting import CHART_FONT, CHART_TICKS, _lower_legend, for_projector
-
-
-def test_a_bottom_legend_moves_to_the_figure_s_edge_clear_of_the_axis_title():
-    figure = go.Figure(go.Scatter(x=[0, 1], y=[1, 2]))
-    figure.update_layout(height=420, margin=dict(t=50, b=10), legend=dict(orientation="h", y=-0.18))
-    _lower_legend(figure)
-    legend = figure.layout.legend
-    assert (legend.yref, legend.y, legend.yanchor) == ("container", 0, "bottom")
-
-
-@pytest.mark.parametrize("legend", [dict(orientation="v", y=-0.2), dict(orientation="h", y=1.02)])
-def test_other_legends_stay_where_they_are(legend):
-    figure = go.Figure(go.Scatter(x=[0, 1], y=[1, 2]))
-    figure.update_layout(legend=legend)
-    _lower_legend(figure)
-    assert figure.layout.legend.y == legend["y"]
+from ui.presenting import CHART_FONT, CHART_TICKS, for_projector
 
 
 def test_a_projected_figure_enlarges_the_ticks_of_every_axis_and_leaves_the_original():
