@@ -18,17 +18,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlencode
 
 from ui.lessons.catalog import LESSON_IDS
 from ui.url.codec import (
     AT_PARAM,
     LANDINGS,
-    LANGUAGE_PARAM,
     PRESENT,
-    PRESENT_PARAM,
     PageParams,
+    encode_pairs,
     parse,
+    query_pairs,
     serialize,
 )
 
@@ -102,11 +101,8 @@ assert set(TARGETS) == set(LESSON_IDS), "every lesson opens a page, and only les
 def _accepts(page: PageParams, key: str, value) -> bool:
     if key not in page.by_key:
         return False
-    param = page[key]
-    parsed, refusal = parse(
-        param, serialize(param, list(value) if isinstance(value, tuple) else value)
-    )
-    return refusal is None and parsed == (list(value) if isinstance(value, tuple) else value)
+    parsed, refusal = parse(page[key], serialize(page[key], value))
+    return refusal is None and parsed == value
 
 
 def target_ready(target: Target, pages: dict[str, PageParams]) -> bool:
@@ -130,9 +126,7 @@ def target_query(
     Unlike a share link, a lesson link writes defaults too, so the page opens in the
     lesson's state even if this session had moved one of its settings.
     """
-    query: dict[str, list[str]] = {LANGUAGE_PARAM: [lang]}
-    if present != PRESENT.default:
-        query[PRESENT_PARAM] = [present]
+    query = query_pairs(None, {}, lang, present)
     for key, value in target.as_dict().items():
         query[key] = serialize(page[key], value)
     if target.at:
@@ -140,6 +134,4 @@ def target_query(
     return query
 
 
-def query_text(query: dict[str, list[str]]) -> str:
-    """``target_query`` as the text after "?" in an address."""
-    return urlencode([(key, value) for key, values in query.items() for value in values])
+query_text = encode_pairs  # ``target_query`` as the text after "?" in an address
