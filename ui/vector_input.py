@@ -48,18 +48,17 @@ class VectorInputError(Exception):
 
 
 def _parse_number(token: str, row: int, column: int) -> float:
+    where = {"token": token, "row": row, "column": column}
     try:
         value = float(token)
     except ValueError:
-        raise VectorInputError(
-            "not_a_number", {"token": token, "row": row, "column": column}
-        ) from None
+        raise VectorInputError("not_a_number", where) from None
     if math.isnan(value) or (
         math.isinf(value) and token.lower().lstrip("+-") in ("inf", "infinity")
     ):
-        raise VectorInputError("non_finite", {"token": token, "row": row, "column": column})
+        raise VectorInputError("non_finite", where)
     if math.isinf(value):  # e.g. 1e400: a number, but beyond float64
-        raise VectorInputError("beyond_float", {"token": token, "row": row, "column": column})
+        raise VectorInputError("beyond_float", where)
     return value
 
 
@@ -121,19 +120,6 @@ def check_representable(rows, dtype: str) -> None:
         )
 
 
-def smallest_positive(dtype: str) -> float:
-    """The smallest positive number ``dtype`` stores (a subnormal)."""
-    zero = torch.zeros((), dtype=_STORAGE[dtype])
-    return float(torch.nextafter(zero, torch.ones((), dtype=_STORAGE[dtype])))
-
-
-def underflows(rows, dtype: str) -> tuple[tuple[int, int, float], ...]:
-    """(row, column, value), 1-based, of the nonzero values that become 0 when stored."""
-    values = torch.tensor(rows, dtype=torch.float64)
-    lost = ((values != 0) & (_stored(rows, dtype) == 0)).nonzero()
-    return tuple((int(r) + 1, int(c) + 1, float(values[r, c])) for r, c in lost)
-
-
 def parse_parameter(text: str, d: int, name: str) -> tuple[float, ...]:
     """gamma/beta as typed: one number (used for every channel) or exactly ``d`` numbers."""
     text = _ascii(text)
@@ -161,18 +147,19 @@ def parse_eps(text: str) -> float:
 
 def underflow_notes(rows, dtype: str) -> tuple[str, ...]:
     """A translated note when typed values are too small for ``dtype`` and are stored as 0."""
-    lost = underflows(rows, dtype)
-    if not lost:
+    values = torch.tensor(rows, dtype=torch.float64)
+    lost = ((values != 0) & (_stored(rows, dtype) == 0)).nonzero()
+    if not len(lost):
         return ()
-    row, column, value = lost[0]
-    tiny = f"{smallest_positive(dtype):.3g}"
+    row, column = (int(i) for i in lost[0])
+    storage = torch.finfo(_STORAGE[dtype])
     note = t(
         "input.underflow",
         count=len(lost),
         dtype=dtype,
-        value=f"{value:g}",
-        row=row,
-        column=column,
-        tiny=tiny,
+        value=f"{rows[row][column]:g}",
+        row=row + 1,
+        column=column + 1,
+        tiny=f"{storage.tiny * storage.eps:.3g}",  # the smallest positive number: a subnormal
     )
     return (note,)

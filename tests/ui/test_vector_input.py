@@ -1,13 +1,13 @@
 import pytest
 
 from engine.config import MAX_ROWS, MAX_VECTOR_WIDTH
+from ui.i18n import translate
 from ui.vector_input import (
     VectorInputError,
     parse_eps,
     parse_parameter,
     parse_vectors,
-    smallest_positive,
-    underflows,
+    underflow_notes,
 )
 
 
@@ -83,10 +83,14 @@ def test_unicode_minus_signs_are_minus_signs():
 
 def test_values_that_underflow_to_zero_are_reported_with_the_smallest_number():
     rows = parse_vectors("1e-320, 1, 1e-8", "float32")
-    assert underflows(rows, "float32") == ((1, 1, 1e-320),)
-    assert underflows(rows, "float16") == ((1, 1, 1e-320), (1, 3, 1e-8))
-    assert smallest_positive("float16") == 2.0**-24
-    assert smallest_positive("float32") == 2.0**-149
+    first = dict(value=f"{1e-320:g}", row=1, column=1)  # and the smallest positive number
+    assert underflow_notes(rows, "float32") == (
+        translate("input.underflow", "en", count=1, dtype="float32", tiny="1.4e-45", **first),
+    )
+    assert underflow_notes(rows, "float16") == (
+        translate("input.underflow", "en", count=2, dtype="float16", tiny="5.96e-08", **first),
+    )
+    assert underflow_notes(((1.0, 2.0),), "float16") == ()
 
 
 def test_size_limits():
