@@ -27,19 +27,14 @@ from ui.url import address_bar
 from ui.url.codec import LANGUAGE
 
 
-def rerun_alone() -> bool:
-    """Whether this run is a fragment rerun (not a whole page run)."""
-    ctx = get_script_run_ctx()
-    return bool(ctx is not None and ctx.fragment_ids_this_run)
-
-
 def section(body: Callable[..., Any]) -> Callable[..., Any]:
     """``body`` as a fragment that, when it reran alone, writes the page's URL."""
 
     @wraps(body)
     def run(*args: Any, **kwargs: Any) -> Any:
         result = body(*args, **kwargs)
-        if rerun_alone():
+        ctx = get_script_run_ctx()
+        if ctx is not None and ctx.fragment_ids_this_run:  # a fragment rerun, not the page's
             language = st.session_state.get("language", LANGUAGE.default)
             if address_bar.republish(language, presenting.mode()):
                 st.rerun(scope="app")

@@ -32,14 +32,6 @@ SWEEP_EVERY_S = 30.0  # how often expired sessions are looked for
 _LOGGER = logging.getLogger(__name__)
 
 
-def _session_store():
-    """(the store of disconnected sessions, the lock Streamlit holds around it)."""
-    from streamlit import runtime
-
-    manager = runtime.get_instance()._session_mgr
-    return manager._session_storage._cache, manager._storage_lock
-
-
 def end_expired_sessions(store, lock, now: float | None = None) -> int:
     """Shut down the sessions whose reconnect time has passed (at ``now``, a
     ``time.monotonic`` reading; None: now); how many."""
@@ -72,8 +64,9 @@ def _sweep_forever() -> None:
 
     if not runtime.exists():  # a test's app, not a server
         return
-    try:
-        store, lock = _session_store()
+    try:  # the store of disconnected sessions, and the lock Streamlit holds around it
+        manager = runtime.get_instance()._session_mgr
+        store, lock = manager._session_storage._cache, manager._storage_lock
     except (AttributeError, RuntimeError) as error:  # not a server, or Streamlit changed
         _LOGGER.warning("sessions of closed tabs are not ended: %s", error)
         return
