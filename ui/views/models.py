@@ -25,7 +25,7 @@ from ui.url.pages import DEPTH
 from ui.views.charts import show_wide_chart
 
 DEPTH_PAGE = "app_pages/depth.py"
-CELL_PX = 8  # a character of the table's 14 px text, with room (a wide CJK one counts twice)
+CELL_PX = 7  # a character of the table's 14 px text (a wide CJK one counts twice)
 CELL_PADDING = 28  # px: a cell's padding, and a header's sort and help icons
 WIDEST_COLUMN = 640  # px: a longer cell (a source's URL) scrolls inside its column
 
