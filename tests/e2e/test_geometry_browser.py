@@ -98,35 +98,53 @@ def test_the_chinese_page_says_layernorm_has_two_outputs(page, server_url, artif
     page.screenshot(path=str(artifacts / "geometry_d2_zh.png"), full_page=True)
 
 
+# Resolves after the scene's window has drawn two animation frames
+FRAMES_JS = """(selector) => new Promise((done) => {
+  const w = document.querySelector(selector + ' iframe').contentWindow;
+  w.requestAnimationFrame(() => w.requestAnimationFrame(done));
+})"""
 EYE_JS = f"""(selector) => {{
   const eye = {GRAPH}(selector)._fullLayout.scene.camera.eye;
   return [eye.x, eye.y, eye.z];
 }}"""
 
 
-def test_a_turned_camera_stays_when_a_slider_moves(page, server_url):
-    page.goto(server_url + "/geometry?lang=en&ge_count=200")
-    wait_idle(page)
-    _wait_chart(page, SCENE)
-    start = page.evaluate(EYE_JS, SCENE)
+def _turned_by_a_drag(page, start: list[float]) -> bool:
+    """Drags across the scene as a reader turns it, one mouse step per frame the scene draws
+    (its camera reads the mouse once a frame); whether plotly recorded a turned camera."""
     box = page.locator(f"{SCENE} iframe").bounding_box()
     x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 3
-    for attempt in range(3):  # a loaded machine: a drag before the scene listens is lost
-        page.mouse.move(x, y)
-        page.mouse.down()
-        page.mouse.move(x + 120, y + 40, steps=8)  # a reader turns the scene
-        page.mouse.up()
-        try:
-            page.wait_for_function(  # plotly applies the drag a moment later
-                # turned, not merely rounded: plotly rewrites the eye's last digits itself
-                f"([s, old]) => ({EYE_JS})(s).some((v, i) => Math.abs(v - old[i]) > 1e-3)",
-                arg=[SCENE, start],
-                timeout=10_000,
-            )
+    for step in range(9):
+        if step == 1:
+            page.mouse.down()
+        page.mouse.move(x + 15 * step, y + 5 * step)
+        page.evaluate(FRAMES_JS, SCENE)
+        page.wait_for_timeout(60)
+    page.mouse.up()
+    try:
+        page.wait_for_function(  # plotly applies the drag a moment later
+            # turned, not merely rounded: plotly rewrites the eye's last digits itself
+            f"([s, old]) => ({EYE_JS})(s).some((v, i) => Math.abs(v - old[i]) > 1e-3)",
+            arg=[SCENE, start],
+            timeout=15_000,
+        )
+    except PlaywrightTimeoutError:
+        return False
+    return True
+
+
+def test_a_turned_camera_stays_when_a_slider_moves(page, server_url):
+    # On a saturated machine (three test workers on two cores) about one drag in six was
+    # seen to leave plotly's camera on the pole (eye straight above) without recording it,
+    # and every later drag on that page then failed too: each attempt opens the page afresh.
+    for attempt in range(3):
+        page.goto(server_url + "/geometry?lang=en&ge_count=200")
+        wait_idle(page)
+        _wait_chart(page, SCENE)
+        start = page.evaluate(EYE_JS, SCENE)
+        if _turned_by_a_drag(page, start):
             break
-        except PlaywrightTimeoutError:
-            if attempt == 2:
-                raise
+        assert attempt < 2, "three drags on a freshly opened scene left its camera unturned"
     turned = page.evaluate(EYE_JS, SCENE)
     assert turned != pytest.approx(start)
     before = page.evaluate(POINTS_JS, [SCENE, "rmsnorm"])
