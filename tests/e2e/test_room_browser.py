@@ -9,11 +9,40 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.e2e.browser import open_settled, wait_idle
-from tests.e2e.test_lessons_browser import NARROWEST, SIZES, TRUNCATED
 from ui.i18n import translate
 from ui.lessons.catalog import LESSON_IDS
 
 pytestmark = pytest.mark.e2e
+
+SIZES = {"projector": (1024, 768), "wide_projector": (1280, 720), "phone": (390, 844)}
+# Where text can be cut or a chart covered: the narrowest projector and the phone.  The wide
+# projector is wider everywhere (no stylesheet rule between 1024 and 1280 px, no size in
+# viewport units), so it cuts nothing the 1024 px one does not; its lower height counts where
+# a test asks what the first screen holds (the first test below).
+NARROWEST = ("projector", "phone")
+
+# Text a control cuts with "…" or hides in a scroll: scrollWidth beyond clientWidth in an
+# element that clips (the select's input, a label, a button group), in the visible page.
+TRUNCATED = """() => {
+  const skip = '.js-plotly-plot, [data-testid="stDataFrame"], [data-testid="stCode"], '
+    + '.katex-display, .katex, [data-testid="stTable"], [data-testid="stSidebarNav"], '
+    + '[class*="st-key-wide_"]';  // a diagram that scrolls sideways rather than shrink
+  const frames = ['stMain', 'stAppViewContainer', 'stSidebarContent', 'stSidebar',
+    'stMainBlockContainer', 'stSkipToContent'];
+  const out = [];
+  for (const el of document.querySelectorAll('[data-testid="stAppViewContainer"] *')) {
+    const s = getComputedStyle(el);
+    if (s.display === 'none' || s.visibility === 'hidden' || el.clientWidth === 0) continue;
+    if (s.overflowX === 'visible' && s.textOverflow !== 'ellipsis') continue;
+    if (el.scrollWidth <= el.clientWidth + 1) continue;
+    if (el.closest(skip) !== null || frames.includes(el.getAttribute('data-testid'))) continue;
+    const box = el.getBoundingClientRect();
+    if (box.right <= 0 || box.left >= window.innerWidth) continue;  // a collapsed sidebar
+    const text = ((el.value || el.innerText || '') + '').trim();
+    if (text) out.push(text.slice(0, 60));
+  }
+  return [...new Set(out)];
+}"""
 
 
 @pytest.fixture
@@ -139,65 +168,73 @@ assert OPEN_TRUNCATED != TRUNCATED
 SMALLEST_TICK = "() => Math.min(...[...document.querySelectorAll('.js-plotly-plot .xtick text, "
 SMALLEST_TICK += ".js-plotly-plot .ytick text')].map(t => parseFloat(t.style.fontSize)))"
 
-ROOM_VIEWS = (  # (path, query): the views the room items named
-    ("", "vl_source=preset&vl_preset=massive_activation&vl_dtype=float16&vl_compute=float16"),
-    ("models", ""),
-    ("depth", "present=on"),
-    ("dumps", ""),
-    ("lessons", "ls_lesson=cost&ls_answers=cost.b&present=on"),
+# Every view checked at the narrowest projector and the phone, in both languages, with what
+# each is checked for: "cut" (no control cuts or hides its text), "room" (nothing in the open
+# page cut, no toolbar or legend over a chart's title, a projector's ticks ≥ 16 px) and
+# "settings" (presenting, the Settings box opened: each of these pages had a control cut).
+ROOM_VIEWS = (  # (path, query, checks); "": the Vector Lab
+    ("lessons", "", {"cut"}),
+    ("", "", {"cut"}),
+    (
+        "",
+        "vl_source=preset&vl_preset=massive_activation&vl_dtype=float16&vl_compute=float16",
+        {"cut", "room"},
+    ),
+    ("axes", "", {"cut"}),
+    ("axes", "present=on", {"settings"}),
+    ("depth", "", {"cut"}),
+    ("depth", "present=on", {"room", "settings"}),
+    ("models", "", {"cut", "room"}),
+    ("dumps", "", {"cut", "room"}),
+    ("dumps", "present=on", {"settings"}),
+    ("kernels", "", {"cut"}),
+    ("kernels", "present=on", {"settings"}),
+    ("lessons", "ls_lesson=cost&ls_answers=cost.b&present=on", {"room"}),
 )
-
-
-@pytest.mark.parametrize("room", NARROWEST, indirect=True)
-@pytest.mark.parametrize("lang", ["en", "zh"])
-def test_nothing_in_a_room_view_is_cut_or_covered(room, server_url, lang):
-    page, size, shot = room
-    found = {}
-    for path, query in ROOM_VIEWS:
-        open_settled(page, server_url, path, f"lang={lang}&{query}")
-        page.locator("[data-testid='stMain']").evaluate("m => m.scrollTo(0, 0)")
-        problems = page.evaluate(OPEN_TRUNCATED) + page.evaluate(OVERLAPS)
-        if "present=on" in query:
-            smallest = page.evaluate(SMALLEST_TICK)
-            if smallest < 16:
-                problems.append(f"tick labels of {smallest} px on a projector")
-        if path == "" and size != "phone":  # the precision table shows its last column
-            table = page.locator("[data-testid='stTable']").first
-            last = table.locator("th").last
-            if (
-                last.bounding_box()["x"] + last.bounding_box()["width"]
-                > page.viewport_size["width"]
-            ):
-                problems.append("the precision table's last column is off the screen")
-        if path == "" and size == "phone":
-            if page.locator(".modebar-container").first.is_visible():
-                problems.append("plotly's toolbar on a phone")
-        if problems:
-            found[path or "vector_lab"] = problems
-        shot(f"{path or 'vector_lab'}_{lang}")
-    assert not found
-
-
 OPEN_SETTINGS = """() => document.querySelectorAll('[data-testid=stMain] details:not([open]) > summary')
   .forEach(summary => summary.click())"""
-SETTINGS_VIEWS = ("axes", "kernels", "dumps", "depth")  # each had a control cut when opened
 
 
-# NARROWEST (each page's every box was opened at all three sizes, in both languages, when
-# the rules for a phone were written: the wide projector cut nothing more)
+def _room_problems(page, size: str, path: str, query: str) -> list[str]:
+    """What a room would see wrong in the open page: cut text, a toolbar or legend over a
+    chart's title, small ticks on a projector, the Vector Lab's table or toolbar."""
+    page.locator("[data-testid='stMain']").evaluate("m => m.scrollTo(0, 0)")
+    problems = page.evaluate(OPEN_TRUNCATED) + page.evaluate(OVERLAPS)
+    if "present=on" in query:
+        smallest = page.evaluate(SMALLEST_TICK)
+        if smallest < 16:
+            problems.append(f"tick labels of {smallest} px on a projector")
+    if path == "" and size != "phone":  # the precision table shows its last column
+        last = page.locator("[data-testid='stTable']").first.locator("th").last
+        if last.bounding_box()["x"] + last.bounding_box()["width"] > page.viewport_size["width"]:
+            problems.append("the precision table's last column is off the screen")
+    if path == "" and size == "phone" and page.locator(".modebar-container").first.is_visible():
+        problems.append("plotly's toolbar on a phone")
+    return problems
+
+
 @pytest.mark.parametrize("room", NARROWEST, indirect=True)
 @pytest.mark.parametrize("lang", ["en", "zh"])
-def test_a_presented_pages_settings_opened_cut_nothing(room, server_url, lang):
-    """An instructor opens Settings while presenting: a section switch's label wraps, a
-    multiselect's values take a second row, a menu's value fits a phone."""
+def test_nothing_in_a_room_is_cut_or_covered(room, server_url, lang):
+    """Every page at a projector's and a phone's size: no control truncates its text; the
+    views a room sees cut and cover nothing; an instructor who opens Settings while
+    presenting sees every control whole (a section switch's label wraps, a multiselect's
+    values take a second row, a menu's value fits a phone)."""
     page, size, shot = room
     found = {}
-    for path in SETTINGS_VIEWS:
-        open_settled(page, server_url, path, f"lang={lang}&present=on")
-        page.evaluate(OPEN_SETTINGS)
-        page.wait_for_timeout(500)
-        cut = page.evaluate(TRUNCATED)
-        if cut:
-            found[path] = cut
-            shot(f"settings_{path}_{lang}")
+    for path, query, checks in ROOM_VIEWS:
+        open_settled(page, server_url, path, f"lang={lang}&{query}")
+        variant = "_present" if "present=on" in query else "_set" if query else ""
+        name = f"{path or 'vector_lab'}_{lang}{variant}"
+        problems = page.evaluate(TRUNCATED) if "cut" in checks else []
+        if "room" in checks:
+            problems += _room_problems(page, size, path, query)
+        shot(name)
+        if "settings" in checks:
+            page.evaluate(OPEN_SETTINGS)
+            page.wait_for_timeout(500)
+            problems += [f"Settings opened: {cut}" for cut in page.evaluate(TRUNCATED)]
+            shot(f"settings_{name}")
+        if problems:
+            found[f"{path or 'vector_lab'}?{query}"] = sorted(set(problems))
     assert not found
