@@ -194,8 +194,10 @@ def _story(ex: VectorExplanation, story: PrecisionStory, facts: DtypeFacts, lang
     columns[t(f"vector_lab.precision.col_var_{kind}")] = [line.statistic for line in lines]
     columns["rstd"] = [line.rstd for line in lines]
     columns["y"] = [line.y for line in lines]
-    # a table that wraps its cells: a data grid hid its last column (y) at 1400 px
-    st.table(pd.DataFrame(columns, index=[line.name for line in lines]))
+    # a table that wraps its cells: a data grid hid its last column (y) at 1400 px; its
+    # cells keep a Chinese word whole (ui/styles/base.css)
+    with st.container(key="vl_precision_table"):
+        st.table(pd.DataFrame(columns, index=[line.name for line in lines]))
     st.caption(t("vector_lab.precision.from_rstd"))
     for message in path_messages(story, row, lang):
         expanded = message.level != "ok" and not ex.zero_variance
