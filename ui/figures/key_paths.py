@@ -2,14 +2,13 @@
 
 Every ``update_layout``, ``update_xaxes`` or ``add_annotation`` on a figure goes through
 plotly's batch machinery, which writes each value changed as a dotted path ("margin.l",
-"xaxis.title.text") and parses that string back, with plotly.py's
-``basedatatypes._str_to_dict_path_full`` (splits at ".[]" and "_", 20-40 µs a path, not
-cached in plotly 7.1). Parsing was most of the server's time in a figure's layout: a
-py-spy profile of one server under sixty sessions found ``update_layout`` in 30 % of the
-interpreter lock's samples and this parser in 22 % (``benchmarks/RESULTS.md``, "Server CPU
-per interaction"). Our figures use a few hundred distinct paths, so the parse of each is
-kept (``functools.lru_cache``): it is a pure function of its string (and of plotly's constant
-table of property names that contain "_"), and its callers only read what it returns.
+"xaxis.title.text") and parses that string back with plotly.py's
+``basedatatypes._str_to_dict_path_full`` (a split at ".[]" and at "_", not cached by plotly).
+Under a class's load that parsing was a large share of the server's interpreter lock
+(profiled in ``benchmarks/RESULTS.md``, "Server CPU per interaction"). Our figures use a few
+hundred distinct paths, so the parse of each is kept (``functools.lru_cache``): it is a pure
+function of its string (and of plotly's constant table of property names that contain "_"),
+and its callers only read what it returns.
 
 ``install`` replaces the function where plotly looks it up (its module's globals); if a later
 plotly has no such function there, nothing is replaced and figures are built as plotly builds
