@@ -2,7 +2,7 @@
 
 Every ``update_layout``, ``update_xaxes`` or ``add_annotation`` on a figure goes through
 plotly's batch machinery, which writes each value changed as a dotted path ("margin.l",
-"xaxis.title.text") and parses that string back with plotly.py's
+"xaxis.title.text") and parses that string back with plotly's
 ``basedatatypes._str_to_dict_path_full`` (a split at ".[]" and at "_", not cached by plotly).
 Under a class's load that parsing was a large share of the server's interpreter lock
 (profiled in ``benchmarks/RESULTS.md``, "Server CPU per interaction"). Our figures use a few
