@@ -111,7 +111,8 @@ EYE_JS = f"""(selector) => {{
 
 def _turned_by_a_drag(page, start: list[float]) -> bool:
     """Drags across the scene as a reader turns it, one mouse step per frame the scene draws
-    (its camera reads the mouse once a frame); whether plotly recorded a turned camera."""
+    (not all at once, as a loaded machine would deliver them); whether plotly recorded a
+    turned camera."""
     box = page.locator(f"{SCENE} iframe").bounding_box()
     x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 3
     for step in range(9):
@@ -134,9 +135,9 @@ def _turned_by_a_drag(page, start: list[float]) -> bool:
 
 
 def test_a_turned_camera_stays_when_a_slider_moves(page, server_url):
-    # On a saturated machine (three test workers on two cores) about one drag in six was
-    # seen to leave plotly's camera on the pole (eye straight above) without recording it,
-    # and every later drag on that page then failed too: each attempt opens the page afresh.
+    # On a saturated machine (three busy loops beside three runs of this test) about one run
+    # in six left plotly's camera on the pole (eye straight above) without recording it, and
+    # every later drag on that page failed too: each attempt opens the page afresh.
     for attempt in range(3):
         page.goto(server_url + "/geometry?lang=en&ge_count=200")
         wait_idle(page)
