@@ -10,30 +10,35 @@ from ui.views import dumps_requests as requests
 from ui.widgets import dumps as widgets
 
 
-@section  # the batch or the colour scale reruns the report, not the file's reading
+@section  # the section or the colour scale rerun the report, not the file's reading
 def report(source, dump, rep, tables, tokens, live, capture) -> None:
-    left, right = st.columns(2)
-    log = widgets.log_colors(left)
-    batch = widgets.batch_choice(rep, right)
-    names = None if tokens is None else tokens[batch]  # tokens: [B][T] or None
-    view.residual(rep, tables, batch, log, names)
-    story = requests.story_section(source, dump, rep, batch, names)
-    view.massive(rep, tables, tokens)
-    view.centering(rep)
-    token_detail(source, dump, rep, batch)
-    view.channels(rep)
-    channel_detail(rep, tables)
-    if view.dyt_intro(rep):
-        norm_detail(source, rep, tables, batch, names, story.largest_pair or 0)
-    requests.precision_section(live, capture, source.share)  # nothing for a file
+    chosen = widgets.section()  # navigation: shown in every presentation mode
+    if chosen == "stream":
+        left, right = st.columns(2)
+        batch = widgets.batch_choice(rep, right)
+        names = None if tokens is None else tokens[batch]  # tokens: [B][T] or None
+        view.residual_intro()
+        view.residual(rep, tables, batch, widgets.log_colors(left), names)
+        requests.story_section(source, dump, rep, batch, names)
+    elif chosen == "massive":
+        view.massive(rep, tables, tokens)
+        requests.precision_section(live, capture, source.share)  # nothing for a file
+    elif chosen == "centering":
+        view.centering(rep)
+        token_detail(source, dump, rep)
+    elif chosen == "channels":
+        view.channels(rep)
+        channel_detail(rep, tables)
+    elif view.dyt_intro(rep):
+        norm_detail(source, rep, tables, tokens)
     view.downloads(tables, requests.json_writer(source, rep, tables), source.name)
 
 
 @section  # a layer or token picked reruns this alone
-def token_detail(source, dump, rep, batch: int) -> None:
-    left, right = st.columns(2)
-    layer = widgets.layer_choice(P["du_token_layer"], rep, left)
-    requests.token_section(source, dump, rep, layer, batch, widgets.token_choice(rep, right))
+def token_detail(source, dump, rep) -> None:
+    first, batch, last = widgets.one_token_row(rep)
+    layer = widgets.layer_choice(P["du_token_layer"], rep, first)
+    requests.token_section(source, dump, rep, layer, batch, widgets.token_choice(rep, last))
 
 
 @section
@@ -43,8 +48,10 @@ def channel_detail(rep, tables) -> None:
 
 
 @section
-def norm_detail(source, rep, tables, batch: int, names, largest: int) -> None:
-    left, right = st.columns(2)
-    pair = rep.layout.norm_pairs[widgets.pair_choice(rep, largest, left)]
-    token = widgets.io_token_choice(rep, right)
+def norm_detail(source, rep, tables, tokens) -> None:
+    first, batch, last = widgets.one_token_row(rep)
+    largest = requests.story(source, rep, batch).largest_pair or 0  # the norm reading it
+    pair = rep.layout.norm_pairs[widgets.pair_choice(rep, largest, first)]
+    token = widgets.io_token_choice(rep, last)
+    names = None if tokens is None else tokens[batch]  # tokens: [B][T] or None
     requests.norm_section(source, rep, tables, pair, batch, token, names)

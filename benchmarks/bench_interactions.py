@@ -101,10 +101,13 @@ PAGES: dict[str, tuple[Step, ...]] = {  # page address → its interactions, in 
         Step("md_tokens", (4096.0, 2048.0), "move the tokens"),
     ),
     "dumps": (
+        Step("du_log", (True, False), "tick a checkbox"),
+        Step("du_section", ((Pick(2),),), "switch section"),  # LayerNorm vs RMSNorm
         Step("du_token", (3.0, 5.0, 1.0), "pick a token"),
         Step("du_token_layer", (Pick(2), Pick(0)), "pick a layer"),
-        Step("du_log", (True, False), "tick a checkbox"),
+        Step("du_section", ((Pick(3),),), "switch section"),  # channels
         Step("du_channel_layer", (Pick(3), Pick(0)), "pick a layer (channels)"),
+        Step("du_section", ((Pick(0),),), "switch section back"),
     ),
     "kernels": (
         Step("kn_d", (2048.0, 4096.0), "move the width"),

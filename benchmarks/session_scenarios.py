@@ -56,9 +56,8 @@ SCENARIOS: dict[str, dict[str, tuple[Change, ...]]] = {  # page address → its 
             Change("ax_cell_c", other_number),
             Change("ax_norm", other_option),
         ),
-        "dumps": (
-            Change("du_token", other_number),
-            Change("du_token_layer", other_option),
+        "dumps": (  # the report's first section: the residual stream
+            Change("du_batch", other_number),
             Change("du_log", toggle),
         ),
         "depth": (

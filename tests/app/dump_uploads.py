@@ -15,10 +15,13 @@ from safetensors.torch import save
 PAGE = "app_pages/dumps.py"
 
 
-def open_dumps_page(app, source: str = "upload"):
-    """Open the page on ``source`` (these tests read uploads; the page opens on the example)."""
+def open_dumps_page(app, source: str = "upload", section: str | None = None):
+    """Open the page on ``source`` (these tests read uploads; the page opens on the example),
+    at the report's ``section`` (``ui/url/`` DUMP_SECTIONS; None: the link's, else the first)."""
     if source != "example":
         app.query_params.setdefault("du_source", source)
+    if section is not None:
+        app.query_params["du_section"] = section
     app.switch_page(PAGE).run()
     assert not app.exception, app.exception
     return app

@@ -60,20 +60,31 @@ def test_without_a_file_the_page_states_the_limit_and_that_the_file_stays_privat
     assert subheaders(app) == [] and not app.error
 
 
+# The report's sections (ui/url/ DUMP_SECTIONS) and the headings each shows.
+SECTIONS = {
+    "stream": ["Residual stream: RMS per layer and token", "What this stream shows"],
+    "massive": ["Massive activations"],
+    "centering": ["LayerNorm vs RMSNorm on this model"],
+    "channels": ["Channels: what BatchNorm would pool"],
+    "norms": ["A norm's input against its output: one token, then the DyT curve"],
+}
+
+
+def _show(app, section: str):
+    app.segmented_control(key="du_section").set_value(section).run()
+    assert not app.exception and not app.error, [e.value for e in app.error]
+    return app
+
+
 def test_an_uploaded_dump_shows_every_section_with_numbers_torch_agrees_with(app, upload):
     x = files.stream(layers=5, batch=2, tokens=7, d=16)  # [L, B, T, d], 2500 at token 0, ch 3
     upload("hidden.safetensors", safetensors_bytes(files.hf_names(x)))
     open_dumps_page(app)
-    assert subheaders(app) == [
-        "What was read",
-        "Residual stream: RMS per layer and token",
-        "What this stream shows",
-        "Massive activations",
-        "LayerNorm vs RMSNorm on this model",
-        "Channels: what BatchNorm would pool",
-        "A norm's input against its output: one token, then the DyT curve",
-        "Downloads",
-    ]
+    for section, headings in SECTIONS.items():
+        assert subheaders(_show(app, section)) == ["What was read", *headings, "Downloads"]
+        tables = [b for b in app.get("download_button") if "dumps_download_" in b.proto.id]
+        assert len(tables) == 11  # ten tables as CSV and the JSON summary (besides each chart's)
+    _show(app, "stream")
     text = page_text(app)
     assert "`hidden_states.{i}`" in text and "L = 5 points of the stream, B = 2, T = 7" in text
     assert "All 1,120 values are finite" in text
@@ -82,6 +93,7 @@ def test_an_uploaded_dump_shows_every_section_with_numbers_torch_agrees_with(app
     expected = x[:, 0].double().pow(2).mean(-1).sqrt().numpy()  # [L, T]
     np.testing.assert_allclose(10 ** _array(heatmap["data"][0]["z"]), expected, rtol=1e-6)
     # massive activations: |a| > 100 and > 1000x the layer's median |a| (Sun et al. 2024)
+    _show(app, "massive")
     values = x.double().numpy()
     threshold = np.maximum(100.0, 1000.0 * np.median(np.abs(values.reshape(5, -1)), axis=1))
     layer, batch, token, channel = np.nonzero(np.abs(values) > threshold[:, None, None, None])
@@ -91,6 +103,7 @@ def test_an_uploaded_dump_shows_every_section_with_numbers_torch_agrees_with(app
     )
     assert len(table) == 6 and set(table["value"]) == {2500.0}
     # one token's LayerNorm vs RMSNorm: the middle layer (2), sequence 0, token 0
+    _show(app, "centering")
     token = x[2, 0, 0].double()
     ln = torch.nn.functional.layer_norm(token, (16,), eps=1e-5)
     rms = token / token.pow(2).mean().add(1e-5).sqrt()
@@ -99,14 +112,12 @@ def test_an_uploaded_dump_shows_every_section_with_numbers_torch_agrees_with(app
     assert _number_after("RMS =", detail) == pytest.approx(token.pow(2).mean().sqrt().item(), 1e-4)
     difference = (ln - rms).pow(2).mean().sqrt().item()
     assert _number_after("RMSNorm(x) is", detail) == pytest.approx(difference, rel=1e-3)
-    tables = [b for b in app.get("download_button") if "dumps_download_" in b.proto.id]
-    assert len(tables) == 11  # ten tables as CSV and the JSON summary (besides each chart's)
 
 
 def test_norm_pairs_get_a_dyt_fit_and_a_dump_without_them_says_so(app, upload):
     x = files.stream(layers=4, batch=1, tokens=9, d=16)
     upload("hooks.safetensors", safetensors_bytes(files.module_names(x)), "hooks")
-    open_dumps_page(app)
+    open_dumps_page(app, section="norms")
     assert "This dump holds the input and the output of 4 norms" in page_text(app)
     fits = next(d.value for d in app.dataframe if "α" in d.value.columns)
     assert list(fits["norm"]) == [f"model.layers.{i}.input_layernorm" for i in range(4)]
@@ -134,8 +145,8 @@ def _odd_files() -> dict[str, bytes]:
 def test_odd_tensors_are_read_whole_page_without_an_exception(app, upload, name):
     upload(name, _odd_files()[name])
     open_dumps_page(app)
-    assert not app.exception and not app.error, [e.value for e in app.error]
-    assert "Downloads" in subheaders(app)
+    for section in SECTIONS:
+        assert "Downloads" in subheaders(_show(app, section))
 
 
 def test_non_finite_values_are_counted_never_dropped_silently(app, upload):
@@ -152,7 +163,7 @@ def test_the_page_in_chinese(app, upload):
     upload("hidden.safetensors", safetensors_bytes(files.hf_names(files.stream())))
     app.query_params["lang"] = "zh"
     app.session_state["language"] = "zh"
-    open_dumps_page(app)
+    open_dumps_page(app, section="massive")
     assert app.title[0].value == "激活转储"
     assert subheaders(app)[0] == "读到了什么" and "巨量激活" in subheaders(app)
     assert "What was read" not in page_text(app)

@@ -100,7 +100,10 @@ def test_entry_names_with_markup_reach_every_chart_as_text(app, upload):
     upload("marked.safetensors", safetensors_bytes({f"{markup}.{i}": x[i] for i in range(5)}))
     app.query_params["du_channel_layer"] = "2"
     open_dumps_page(app)
-    charts = [json.loads(chart.proto.spec) for chart in app.get("plotly_chart")]
+    charts = []
+    for section in ("stream", "massive", "centering", "channels", "norms"):  # every section's
+        app.segmented_control(key="du_section").set_value(section).run()
+        charts += [json.loads(chart.proto.spec) for chart in app.get("plotly_chart")]
     texts = [text for chart in charts for text in _strings(chart)]
     assert len(charts) >= 8 and not any("<b>" in t or "<a " in t for t in texts)
     escaped = "&lt;b&gt;bold&lt;/b&gt;&lt;a href"

@@ -41,14 +41,15 @@ def test_link_values_past_the_dump_are_said_and_thresholds_apply(app, upload):
     open_dumps_page(app)
     warning = " ".join(w.value for w in app.warning)
     assert "`du_token`" in warning and "showing 6" in warning
-    assert app.number_input(key="du_token").value == 6
+    assert app.number_input(key="du_token").value == 6  # the link's du_token: its section
+    app.segmented_control(key="du_section").set_value("massive").run()
     assert "No activation passes the threshold" in page_text(app)  # 2500 < 3000
 
 
 def test_a_new_threshold_is_applied_without_reading_the_dump_again(app, upload, calls):
     reads = calls("ui.views.dumps_requests.report")
     upload("hidden.safetensors", safetensors_bytes(files.hf_names(files.stream(tokens=7))))
-    open_dumps_page(app)
+    open_dumps_page(app, section="massive")
     assert len(reads) == 1 and "6 massive activations" in page_text(app)  # 2500 > 100
     for key, value in (("du_massive_abs", 3000.0), ("du_massive_ratio", 10.0), ("du_outlier", 2.0)):
         app.number_input(key=key).set_value(value).run()
@@ -56,13 +57,18 @@ def test_a_new_threshold_is_applied_without_reading_the_dump_again(app, upload, 
     assert len(reads) == 1 and "No activation passes the threshold" in page_text(app)
 
 
-@pytest.mark.parametrize("key", ["du_pair", "du_token_layer", "du_channel_layer"])
-def test_a_select_box_holding_the_label_of_a_gone_option_falls_back_not_a_crash(app, upload, key):
+@pytest.mark.parametrize(
+    "key, section",
+    [("du_pair", "norms"), ("du_token_layer", "centering"), ("du_channel_layer", "channels")],
+)
+def test_a_select_box_holding_the_label_of_a_gone_option_falls_back_not_a_crash(
+    app, upload, key, section
+):
     """Streamlit keeps a select box's label when its options change (a new prompt brings a
     new automatic norm); the page read it as a number: TypeError, in every later run."""
     upload("hooks.safetensors", safetensors_bytes(files.module_names(files.stream(tokens=7))))
     app.session_state[key] = "★ model.layers.3.input_layernorm"  # a label, not an index
-    open_dumps_page(app)
+    open_dumps_page(app, section=section)
     assert app.selectbox(key=key).value == -1 and "Downloads" in subheaders(app)
     app.run()  # and the run after it
     assert not app.exception and app.selectbox(key=key).value == -1
@@ -83,13 +89,22 @@ EXTREMES = {  # every value the URL contract accepts at its edge, on a 5-layer, 
 }
 
 
-def test_a_link_at_every_edge_opens_with_each_clamp_said(app, upload):
+# Each section says the clamps of the values it reads (the batch: every section but channels).
+CLAMPED = {
+    "centering": ("du_token_layer", "du_batch", "du_token"),
+    "channels": ("du_channel_layer",),
+    "norms": ("du_batch", "du_pair"),
+}
+
+
+@pytest.mark.parametrize("section", sorted(CLAMPED))
+def test_a_link_at_every_edge_opens_with_each_clamp_said(app, upload, section):
     upload("hooks.safetensors", safetensors_bytes(files.module_names(files.stream(tokens=7))))
     for key, value in EXTREMES.items():
         app.query_params[key] = value
-    open_dumps_page(app)
+    open_dumps_page(app, section=section)
     warning = " ".join(w.value for w in app.warning)
-    for key in ("du_token_layer", "du_channel_layer", "du_batch", "du_token", "du_pair"):
+    for key in CLAMPED[section]:
         assert f"`{key}`" in warning, key
     assert not app.error and "Downloads" in subheaders(app)
     assert "by the layer number" not in page_text(app) and "as stored in the file" in page_text(app)

@@ -90,6 +90,9 @@ def test_the_page_opens_on_the_example_and_says_what_it_shows():
         "The largest |a| in the dump is 26464 (layer 12, sequence 2, token 0, channel 507)" in text
     )
     assert "It fits float16 (largest finite number 65,504), but its square 7.003e+08" in text
+    at.segmented_control(key="du_section").set_value("massive").run()
+    assert not at.exception and "du_section" in at.query_params
+    text = _text(at)
     assert "**4 tokens carry them:**" in text and "`The` in sequence 0" in text
 
 
@@ -136,7 +139,7 @@ def test_the_norm_link_carries_the_input_weight_and_epsilon():
 
 
 def test_the_final_norms_missing_layer_is_a_dash_not_none():
-    at = _deep_link({})
+    at = _deep_link({"du_section": "norms"})
     fits = next(d.value for d in at.dataframe if "α" in d.value.columns)
     layers = dict(zip(fits["norm"], fits["layer"]))
     assert layers["model.norm"] == "—" and layers["model.layers.12.input_layernorm"] == "12"
@@ -153,12 +156,21 @@ def test_the_examples_results_are_shared_by_every_session(browser_session, calls
 
 
 def test_older_links_without_du_source_open_the_example_with_their_settings():
+    """And links from before the report's sections: at the section of their own settings."""
     at = _deep_link({"du_log": "false", "du_token": "30", "du_eps": "0"})
     assert not at.exception and not at.error
     assert at.segmented_control(key="du_source").value == "example"
-    assert at.toggle(key="du_log").value is False
+    assert at.segmented_control(key="du_section").value == "centering"  # du_token's
     warning = " ".join(w.value for w in at.warning)
     assert "`du_token`" in warning and "showing 23" in warning  # the example has 24 tokens
+    at.segmented_control(key="du_section").set_value("stream").run()
+    assert at.toggle(key="du_log").value is False
+    assert (
+        _deep_link({"du_pair": "2", "du_channel_layer": "3"})
+        .segmented_control(key="du_section")
+        .value
+        == "channels"
+    )  # two sections' settings: the first of them
     upload = _deep_link({"du_source": "upload"})
     assert "Up to" in _text(upload) and "What was read" not in _subheaders(upload)
 
@@ -203,7 +215,8 @@ def test_the_live_model_reports_a_given_prompt_token_by_token_and_shares_it(
     assert "The model's most likely next token:" in text
     assert "loaded in" in text and "(one thread)" in text
     assert "What this stream shows" in _subheaders(at)
-    assert "in sequence 0 (4 layers, up to 1000" in text  # the [BOS] entry, every point
+    at.segmented_control(key="du_section").set_value("massive").run()
+    assert "in sequence 0 (4 layers, up to 1000" in _text(at)  # the [BOS] entry, every point
     browser_session("second")
     assert not _live({"du_prompt": prompt}).exception and len(captures) == 1  # shared
 
@@ -216,16 +229,17 @@ def test_a_typed_prompt_stays_in_its_session_and_the_comparison_runs_on_request(
         calls("ui.views.dumps_requests.capture_live"),
         calls("ui.views.dumps_requests.fit_dyt"),
     )
-    at = _live({"du_prompt": "hi there"})
+    at = _live({"du_prompt": "hi there", "du_section": "norms"})  # its DyT fit: here
     assert not at.exception and not at.error, [e.value for e in at.error]
     assert at.query_params["du_prompt"] == "hi there"  # the link reopens it ...
     assert len(captures) == 1 and len(fits) == 1
     at.run()
     assert len(captures) == 1 and len(fits) == 1  # kept for this session ...
     browser_session("second")
-    assert not _live({"du_prompt": "hi there"}).exception
+    assert not _live({"du_prompt": "hi there", "du_section": "norms"}).exception
     assert len(captures) == 2 and len(fits) == 2  # ... but not another's
     browser_session("first")
+    at.segmented_control(key="du_section").set_value("massive").run()
     precision = at.button(key="dumps_precision")
     assert precision.label == "Compare float32, bfloat16 and float16"
     assert "Precision: the same prompt in float32, bfloat16 and float16" in _subheaders(at)

@@ -144,7 +144,7 @@ def test_results_mode_hides_every_input_and_keeps_the_navigation(page, query):
     assert not [key for key, place in places if place == "controls" and key in NAVIGATION]
 
 
-NAVIGATION = {"ls_choose", "dp_section", "ax_section", "ge_section", "md_family"}
+NAVIGATION = {"ls_choose", "dp_section", "ax_section", "ge_section", "du_section", "md_family"}
 NOT_INPUTS = {
     "ls_pick_why_normalize",  # the lesson's options are its question, shown to the room
 }

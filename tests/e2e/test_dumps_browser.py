@@ -39,6 +39,15 @@ def _alert(page, text: str):
     return page.locator("[data-testid='stAlert']").filter(has_text=text)
 
 
+SECTIONS = (  # the switch's label, the section in the link, the charts it draws
+    ("LayerNorm vs RMSNorm", "centering", 3),
+    ("Channels", "channels", 2),
+    ("A norm's input and output", "norms", 2),
+    ("Massive activations", "massive", 1),
+    ("Residual stream", "stream", 2),
+)
+
+
 def test_upload_see_the_diagnostics_then_a_bad_file_and_a_second_session(
     browser, page, server_url, artifacts, tmp_path
 ):
@@ -46,13 +55,21 @@ def test_upload_see_the_diagnostics_then_a_bad_file_and_a_second_session(
     wait_idle(page)
     expect(page.get_by_text("Up to 200 MB per file")).to_be_visible()
     _upload(page, _dump(tmp_path))
-    for heading in ("Residual stream: RMS per layer and token", "Massive activations", "Downloads"):
+    for heading in ("Residual stream: RMS per layer and token", "Downloads"):
         expect(page.get_by_role("heading", name=heading)).to_be_visible()
+    # each section of the report with its charts (ten in all), one click away
+    for label, section, charts in SECTIONS:
+        page.locator(".st-key-du_section").get_by_text(label, exact=True).click()
+        wait_idle(page)
+        expect(page.locator(".stPlotlyChart")).to_have_count(charts, timeout=30_000)
+        assert page.locator("[data-testid='stException']").count() == 0
+        assert f"du_section={section}" in page.url or section == "stream"  # the default: left out
+        page.screenshot(path=str(artifacts / f"dumps_en_{section}.png"), full_page=True)
+    page.locator(".st-key-du_section").get_by_text("Massive activations").click()
+    wait_idle(page)
+    expect(page.get_by_role("heading", name="Massive activations")).to_be_visible()
     expect(page.get_by_text("4 massive activations", exact=False)).to_be_visible(timeout=20_000)
-    expect(page.locator(".stPlotlyChart")).to_have_count(10, timeout=30_000)
-    assert page.locator("[data-testid='stException']").count() == 0
     assert "tiny_dump" not in page.url  # the file is not in the link
-    page.screenshot(path=str(artifacts / "dumps_en.png"), full_page=True)
     # the downloads are written when clicked: the JSON summary and one table as CSV
     with page.expect_download() as download:
         page.get_by_role("button", name="Summary and every table (JSON)").click()

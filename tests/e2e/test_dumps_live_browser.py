@@ -59,15 +59,18 @@ def test_type_a_prompt_see_its_norms_compare_precisions_open_the_lab(
         expect(page.get_by_text(re.compile(r"The prompt's \d+ tokens"))).to_be_visible()
         expect(page.get_by_text("The model's most likely next token")).to_be_visible()
         expect(page).to_have_url(re.compile("du_prompt="), timeout=30_000)  # in the link
-        for heading in ("What this stream shows", "Massive activations", "Downloads"):
+        for heading in ("What this stream shows", "Downloads"):
             expect(page.get_by_role("heading", name=heading)).to_be_visible()
         assert page.locator("[data-testid='stException']").count() == 0
+        _section(page, "Massive activations")  # with the prompt in three precisions
+        expect(page.get_by_role("heading", name="Massive activations")).to_be_visible()
         page.get_by_role("button", name=re.compile("Compare float32, bfloat16 and float16")).click()
         expect(page.get_by_text("would overflow in float16 without upcasting")).to_be_visible(
             timeout=120_000
         )
         wait_idle(page)
         page.screenshot(path=str(artifacts / "dumps_live_en.png"), full_page=True)
+        _section(page, "A norm's input and output")
         page.get_by_role("link", name=re.compile("Work this token step by step")).click()
         wait_idle(page)
         expect(page.get_by_role("heading", name="Vector Lab")).to_be_visible()
@@ -75,6 +78,12 @@ def test_type_a_prompt_see_its_norms_compare_precisions_open_the_lab(
         assert page.locator("[data-testid='stException']").count() == 0
     finally:
         context.close()
+
+
+def _section(page, label: str) -> None:
+    """Open the report's section whose switch reads ``label``."""
+    page.locator(".st-key-du_section").get_by_text(label, exact=True).click()
+    wait_idle(page)
 
 
 def test_the_live_mode_in_chinese(browser, live_server, artifacts):

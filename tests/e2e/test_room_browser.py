@@ -186,6 +186,7 @@ ROOM_VIEWS = (  # (path, query, checks); "": the Vector Lab
     ("depth", "present=on", {"room", "settings"}),
     ("models", "", {"cut", "room"}),
     ("dumps", "", {"cut", "room"}),
+    ("dumps", "du_section=norms", {"cut", "room"}),  # a row of three pickers, a DyT chart
     ("dumps", "present=on", {"settings"}),
     ("kernels", "", {"cut"}),
     ("kernels", "present=on", {"settings"}),

@@ -164,6 +164,11 @@ PINNED = {
         "du_massive_ratio": ("float", 1000.0, (1.0, 1e9)),
         "du_outlier": ("float", 5.0, (1.0, 1e6)),
         "du_eps": ("choice", 1e-5, (0.0, 1e-12, 1e-8, 1e-6, 1e-5, 1e-3)),
+        "du_section": (
+            "choice",
+            "stream",
+            ("stream", "massive", "centering", "channels", "norms"),
+        ),
         "du_log": ("bool", True, None),
         "du_batch": ("int", 0, (0, 1 << 20)),
         "du_token_layer": ("int", -1, (-1, 1 << 20)),

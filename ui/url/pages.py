@@ -177,6 +177,11 @@ LIVE_PROMPTS = (
     "我喜欢周末读书和喝茶。",
     "为什么每一层都要先做归一化？",
 )
+# The report's sections: the residual stream | massive activations (and the live model's
+# precision) | LayerNorm vs RMSNorm | channels | a norm's input and output.  A link from before
+# the switch carries none; it opens the section its own settings are read in
+# (ui/widgets/dumps.py, section).
+DUMP_SECTIONS = ("stream", "massive", "centering", "channels", "norms")
 DUMPS = PageParams(
     "dumps",
     "du",
@@ -189,6 +194,7 @@ DUMPS = PageParams(
         from_spec("du_massive_ratio", DumpSpec, "massive_ratio"),
         from_spec("du_outlier", DumpSpec, "outlier_ratio"),
         from_spec("du_eps", DumpSpec, "norm_eps"),
+        Param("du_section", "choice", "stream", DUMP_SECTIONS),
         Param("du_log", "bool", True),  # the RMS heatmap's colours on a log scale
         Param("du_batch", "int", 0, low=0, high=1 << 20),  # the sequence shown, when B > 1
         # -1: the middle layer (the dump's depth is not known before it is read)

@@ -28,7 +28,7 @@ from ui.i18n import current_language, t
 from ui.text import dumps as text
 from ui.url.pages import DUMPS
 from ui.views import dumps_real as real
-from ui.views.dumps import dyt, inferred, nonfinite, residual_intro, token_detail
+from ui.views.dumps import dyt, inferred, nonfinite, token_detail
 
 
 def captured(live, prompt) -> LiveCapture | None:
@@ -113,14 +113,19 @@ def read_summary(source, rep: DumpReport, facts, capture) -> tuple[dict, tuple |
         if capture is not None:
             real.live_summary(capture)
     nonfinite(rep, tables)
-    residual_intro()
     return tables, text.dump_tokens(rep)
 
 
-def story_section(source, dump: Dump, rep: DumpReport, batch: int, names) -> StreamStory:
+def story(source, rep: DumpReport, batch: int) -> StreamStory:
+    """What the stream shows (its sentences, its largest entry and the norm that reads it)."""
+    key = (source.key, rep.spec, batch)
+    return compute(stream_story, rep, batch, key=key, private=not source.share)
+
+
+def story_section(source, dump: Dump, rep: DumpReport, batch: int, names) -> None:
     """What the stream shows, with the largest entry's token opened in the Vector Lab."""
     private = not source.share
-    found = compute(stream_story, rep, batch, key=(source.key, rep.spec, batch), private=private)
+    found = story(source, rep, batch)
     row = None
     if found.largest_at is not None:
         layer, at_batch, token, _ = found.largest_at
@@ -128,7 +133,6 @@ def story_section(source, dump: Dump, rep: DumpReport, batch: int, names) -> Str
         key = (source.key, dump.spec, layer, index)
         row = compute(read_tokens, dump, [layer], [index], key=key, private=private)[0, 0]
     real.story(found, names, None if row is None else row.numpy(), *text.dump_norm(rep))
-    return found
 
 
 def token_section(source, dump: Dump, rep: DumpReport, layer: int, batch: int, token: int):

@@ -284,6 +284,13 @@ def batch_choice(rep: DumpReport, target=st) -> int:
     return int(bound.number(P["du_batch"], t("dumps.batch"), target, high=batch - 1))
 
 
+def one_token_row(rep: DumpReport):
+    """A row for picking one token: (its first column, the sequence chosen in the middle one
+    when the batch has more than one, its last column)."""
+    columns = st.columns(3 if rep.layout.batch > 1 else 2)
+    return columns[0], batch_choice(rep, columns[1]), columns[-1]
+
+
 def log_colors(target=st) -> bool:
     return bool(bound.toggle(P["du_log"], t("dumps.log_colors"), target))
 
@@ -339,3 +346,24 @@ def io_token_choice(rep: DumpReport, target=st) -> int:
     last = rep.layout.tokens - 1
     bound.clamp(P["du_io_token"], last, "dumps.clamped", what=t("dumps.what_token"))
     return int(bound.number(P["du_io_token"], t("dumps.io_token"), target, high=last))
+
+
+# A link written before the report had sections names none: it opens the first section whose
+# own settings it carries (a token, a channel's layer, a norm), as it showed them then.
+_SECTION_OF_SETTING = {
+    "du_token_layer": "centering",
+    "du_token": "centering",
+    "du_channel_layer": "channels",
+    "du_pair": "norms",
+    "du_io_token": "norms",
+}
+
+
+def section() -> str:
+    """The report's section (``ui/url/`` DUMP_SECTIONS); navigation, kept while presenting."""
+    param = P["du_section"]
+    if param.key not in st.session_state:  # the link named none (ui.url.address_bar.seed)
+        carried = [_SECTION_OF_SETTING[k] for k in st.query_params if k in _SECTION_OF_SETTING]
+        if carried:
+            st.session_state[param.key] = min(carried, key=param.choices.index)
+    return bound.section(param, t("dumps.section"), "dumps.section_")
