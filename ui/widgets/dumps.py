@@ -285,9 +285,10 @@ def batch_choice(rep: DumpReport, target=st) -> int:
 
 
 def one_token_row(rep: DumpReport):
-    """A row for picking one token: (its first column, the sequence chosen in the middle one
-    when the batch has more than one, its last column)."""
-    columns = st.columns(3 if rep.layout.batch > 1 else 2)
+    """A row for picking one token: (its first column, half the row: a layer's or a norm's
+    name, the sequence chosen in the middle one when the batch has more than one, its last
+    column)."""
+    columns = st.columns([2, 1, 1] if rep.layout.batch > 1 else [1, 1])
     return columns[0], batch_choice(rep, columns[1]), columns[-1]
 
 
