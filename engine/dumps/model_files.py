@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import importlib.util
 import time
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,6 +28,7 @@ import torch
 from engine.config import CAPTURE_DTYPES
 from engine.dumps import model_cache
 from engine.dumps.architectures import Architecture, architecture_for
+from engine.dumps.gguf_parse import one_parse
 from engine.dumps.refusals import capture_error
 from engine.threads import Progress
 
@@ -103,8 +105,9 @@ def load_model(
     """Load the model at ``path`` (a directory or a .gguf file) in ``dtype``, offline.
 
     ``progress`` gets 0.05 once the config is read and the architecture accepted, 0.3
-    once the tokenizer is loaded, and 1.0 at the end (a GGUF's dequantization is most of
-    the time).  Every refusal is an ``EngineError`` ("capture.*").
+    once the tokenizer is loaded, and 1.0 at the end (a GGUF file is parsed in the first
+    step, once: ``engine.dumps.gguf_parse``, and dequantized in the last).  Every refusal
+    is an ``EngineError`` ("capture.*").
 
     A GGUF file's model is kept in ``engine.dumps.model_cache`` once loaded (written after
     the 1.0): later loads, in any process, map its dequantized weights instead of
@@ -135,7 +138,14 @@ def load_model(
 def _load(
     path: Path, folder: Path, gguf: str | None, dtype: str, progress: Progress | None, start
 ) -> LoadedModel:
-    """``load_model`` from the files themselves (a GGUF file dequantized)."""
+    """``load_model`` from the files themselves (a GGUF file dequantized, parsed once)."""
+    with one_parse() if gguf else nullcontext():
+        return _load_parts(path, folder, gguf, dtype, progress, start)
+
+
+def _load_parts(
+    path: Path, folder: Path, gguf: str | None, dtype: str, progress: Progress | None, start
+) -> LoadedModel:
     from transformers import (
         AutoConfig,
         AutoModelForCausalLM,
