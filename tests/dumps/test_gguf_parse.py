@@ -13,31 +13,16 @@ from engine.dumps.gguf_parse import one_parse
 from tests.dumps import tiny_models
 
 
-@pytest.fixture
-def parses(monkeypatch) -> list[str]:
-    """Every parse of a GGUF file (gguf.GGUFReader's constructor parses the whole file)."""
-    import gguf
-
-    opened, reader = [], gguf.GGUFReader
-
-    def counting(path, *args, **kwargs):
-        opened.append(str(path))
-        return reader(path, *args, **kwargs)
-
-    monkeypatch.setattr(gguf, "GGUFReader", counting)
-    return opened
-
-
-def test_a_model_parsed_once_is_the_model_transformers_makes(tmp_path, monkeypatch, parses):
+def test_a_model_parsed_once_is_the_model_transformers_makes(tmp_path, monkeypatch, gguf_reads):
     monkeypatch.setenv(model_cache.CACHE_VARIABLE, str(tmp_path / "cache"))
     source = tiny_models.save_tiny_gguf(tmp_path / "tiny.gguf")
     folder, gguf = files._locate(source)
     start = 0.0
     plain = files._load_parts(source, folder, gguf, "float32", None, start)  # as transformers
-    assert len(parses) == 4  # the config twice, the tokenizer, the weights
-    parses.clear()
+    assert len(gguf_reads) == 4  # the config twice, the tokenizer, the weights
+    gguf_reads.clear()
     once = files._load(source, folder, gguf, "float32", None, start)
-    assert parses == [str(source)]
+    assert gguf_reads == [str(source)]
     assert once.model.config.to_dict() == plain.model.config.to_dict()
     mine, theirs = once.model.state_dict(), plain.model.state_dict()
     assert mine.keys() == theirs.keys()
@@ -47,7 +32,7 @@ def test_a_model_parsed_once_is_the_model_transformers_makes(tmp_path, monkeypat
     assert once.tokenizer("abcabdefg")["input_ids"] == ids
 
 
-def test_gguf_is_put_back_after_the_outermost_scope_even_on_an_error(tmp_path, parses):
+def test_gguf_is_put_back_after_the_outermost_scope_even_on_an_error(tmp_path, gguf_reads):
     import gguf
 
     source = tiny_models.save_tiny_gguf(tmp_path / "tiny.gguf")
@@ -62,6 +47,6 @@ def test_gguf_is_put_back_after_the_outermost_scope_even_on_an_error(tmp_path, p
             assert gguf.GGUFReader(source) is first  # the outer scope still keeps it
             raise RuntimeError("a load that fails")
     assert gguf.GGUFReader is counting and gguf.get_tensor_name_map is name_map
-    assert parses == [str(source)]
+    assert gguf_reads == [str(source)]
     with one_parse():
         assert gguf.GGUFReader(source) is not first  # a new scope parses anew

@@ -26,21 +26,6 @@ def cache(tmp_path, monkeypatch) -> Path:
     return root
 
 
-@pytest.fixture
-def gguf_reads(monkeypatch) -> list[str]:
-    """Every GGUF file transformers opens (its only reader is gguf.GGUFReader)."""
-    import gguf
-
-    opened, reader = [], gguf.GGUFReader
-
-    def counting(path, *args, **kwargs):
-        opened.append(str(path))
-        return reader(path, *args, **kwargs)
-
-    monkeypatch.setattr(gguf, "GGUFReader", counting)
-    return opened
-
-
 def logits(loaded) -> torch.Tensor:
     ids = loaded.tokenizer(PROMPT, return_tensors="pt")
     with torch.no_grad():
