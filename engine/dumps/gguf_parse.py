@@ -11,7 +11,7 @@ Inside ``one_parse()`` both are kept: a file's reader by its path (transformers 
 from it), the name table by its architecture and block count; both are dropped when the
 outermost ``one_parse`` ends. A model comes out the same (``tests/dumps/test_gguf_parse.py``);
 a first, uncached load of SmolLM2 takes about a third of the time (benchmarks/RESULTS.md,
-"Live model after a restart").
+"A GGUF file parsed once per load").
 """
 
 from __future__ import annotations
