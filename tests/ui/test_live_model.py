@@ -68,6 +68,9 @@ def test_the_server_preloads_unless_told_not_to(monkeypatch, value, wanted):
     started = []
     monkeypatch.setattr(live_model, "start_loading_after_first_page", lambda: started.append(True))
     monkeypatch.setattr(serve.gc, "freeze", lambda: None)  # not this test process's objects
+    # no first views: they wait up to 30 s for a first page, which only an earlier page test
+    # in this worker would have served
+    monkeypatch.setenv(serve.WARM_PAGES_VARIABLE, "0")
     if value is None:
         monkeypatch.delenv(serve.PRELOAD_VARIABLE, raising=False)
     else:
