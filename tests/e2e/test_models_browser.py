@@ -6,7 +6,7 @@ import json
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.browser import wait_idle
+from tests.e2e.browser import settle, wait_idle
 
 pytestmark = pytest.mark.e2e
 
@@ -36,10 +36,10 @@ def _paste(page, text: str) -> None:
 
 def test_catalog_table_and_gpt3_count(page, server_url, artifacts):
     page.goto(server_url + "/models?lang=en")
-    wait_idle(page)
+    settle(page)  # the run, its fonts and its chart (a loaded suite's first view took > 20 s)
     expect(page.get_by_role("heading", name="Model catalog", exact=True)).to_be_visible()
     # the catalog and the norm groups (grids load lazily: wait for them)
-    expect(page.locator("[data-testid='stDataFrame']")).to_have_count(2, timeout=20_000)
+    expect(page.locator("[data-testid='stDataFrame']")).to_have_count(2, timeout=60_000)
     assert _metric(page, "Norm parameters") == "4,743,168"
     assert _metric(page, "Share of all parameters") == "0.0027 %"
     expect(page.locator(".stPlotlyChart")).to_have_count(1)
