@@ -13,15 +13,29 @@ from tests.e2e.browser import wait_idle
 
 pytestmark = pytest.mark.e2e
 
-# About 350x the work of the default settings (a page starts 20x on its own): seconds of work.
-HEAVY = "/depth?lang=en&dp_layers=400&dp_d=512&dp_tokens=512&dp_placements=pre"
+# About 700x the work of the default settings (a page starts 20x on its own): two stacks, each
+# about 10 s of one core on an idle 2-core machine.
+HEAVY = "/depth?lang=en&dp_layers=400&dp_d=512&dp_tokens=512&dp_placements=pre,post"
 CLOCK = os.sysconf("SC_CLK_TCK")
 
 
-def _cpu_seconds(pid: int) -> float:
-    """User + system CPU time of a process and its threads, from /proc."""
-    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+def _cpu_seconds(stat_path: str) -> float:
+    """User + system CPU time of a process or one of its threads, from /proc."""
+    try:
+        fields = open(stat_path).read().rsplit(")", 1)[1].split()
+    except FileNotFoundError:  # the thread has ended
+        return 0.0
     return (int(fields[11]) + int(fields[12])) / CLOCK
+
+
+def _busiest_thread_seconds(pid: int, window_s: float) -> float:
+    """CPU seconds of the server's busiest thread over a window.  Per thread, not per process:
+    the job runs on one thread (``threads=1``), and the other sessions a shared test server
+    still serves (timed reruns, closing sockets) spread over the others."""
+    tasks = [f"/proc/{pid}/task/{task}/stat" for task in os.listdir(f"/proc/{pid}/task")]
+    before = {path: _cpu_seconds(path) for path in tasks}
+    time.sleep(window_s)
+    return max(_cpu_seconds(path) - start for path, start in before.items())
 
 
 def _start(page, server_url):
@@ -50,8 +64,13 @@ def test_closing_the_tab_stops_the_work_within_seconds(browser, server):
     _start(page, url)
     page.wait_for_timeout(1000)
     context.close()  # the user closes the tab mid-computation
-    time.sleep(3.0)  # the server sees the socket close; the run stops at its next check
-    before = _cpu_seconds(process.pid)
-    time.sleep(2.0)
-    busy = _cpu_seconds(process.pid) - before
-    assert busy < 0.5, f"the server kept computing: {busy:.2f} CPU seconds in 2 s"
+    closed = time.monotonic()
+    # The server sees the socket close and the run stops at its next check: within a second on
+    # an idle machine; a loaded one may notice later, so the quiet window may come later, but
+    # the uninterrupted run would keep one thread busy for another 19 s or more.
+    windows = []
+    while time.monotonic() - closed < 8.0:
+        windows.append(_busiest_thread_seconds(process.pid, 2.0))
+        if windows[-1] < 0.5:
+            return
+    pytest.fail(f"the server kept computing: its busiest thread used {windows} CPU s per 2 s")
