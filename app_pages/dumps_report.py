@@ -18,17 +18,17 @@ def report(source, dump, rep, tables, tokens, live, capture) -> None:
         batch = widgets.batch_choice(rep, right)
         names = None if tokens is None else tokens[batch]  # tokens: [B][T] or None
         view.residual_intro()
-        view.residual(rep, tables, batch, widgets.log_colors(left), names)
+        view.residual(rep, tables, batch, widgets.log_colors(left), names, source.share)
         requests.story_section(source, dump, rep, batch, names)
     elif chosen == "massive":
-        view.massive(rep, tables, tokens)
+        view.massive(rep, tables, tokens, source.share)
         requests.precision_section(live, capture, source.share)  # nothing for a file
     elif chosen == "centering":
-        view.centering(rep)
+        view.centering(rep, source.share)
         token_detail(source, dump, rep)
     elif chosen == "channels":
-        view.channels(rep)
-        channel_detail(rep, tables)
+        view.channels(rep, source.share)
+        channel_detail(source, rep, tables)
     elif view.dyt_intro(rep):
         norm_detail(source, rep, tables, tokens)
     view.downloads(tables, requests.json_writer(source, rep, tables), source.name)
@@ -42,9 +42,9 @@ def token_detail(source, dump, rep) -> None:
 
 
 @section
-def channel_detail(rep, tables) -> None:
+def channel_detail(source, rep, tables) -> None:
     layer = widgets.layer_choice(P["du_channel_layer"], rep, st.columns(2)[0])
-    view.channel_detail(rep, tables, layer)
+    view.channel_detail(rep, tables, layer, source.share)
 
 
 @section

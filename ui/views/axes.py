@@ -23,7 +23,7 @@ from ui.figures.axes_box import box_figure
 from ui.formatting import format_number
 from ui.i18n import current_language, t
 from ui.text import axes as text
-from ui.views.charts import show_chart
+from ui.views.charts import built, show_chart
 
 
 def summary_note(stats: AxesStatistics) -> None:
@@ -45,7 +45,7 @@ def cells(stats: AxesStatistics, selection: CellSelection, on_click) -> None:
     left, right = st.columns([3, 2], gap="medium")
     with left:
         show_chart(
-            cells_figure(stats, selection, lang),
+            built(cells_figure, stats, selection, lang),
             "ax_heatmap",
             on_select=on_click,
             selection_mode="points",
@@ -54,7 +54,7 @@ def cells(stats: AxesStatistics, selection: CellSelection, on_click) -> None:
         st.caption(t("axes.heatmap.note"))
     with right:
         show_chart(
-            box_figure(stats.real, selection, stats.spec.kind, lang),
+            built(box_figure, stats.real, selection, stats.spec.kind, lang),
             "ax_box",
             config={"displayModeBar": False, "staticPlot": True},
         )
@@ -137,12 +137,12 @@ def _lesson(sentence: str) -> None:
 def padding(result: PaddingPollution) -> None:
     lengths = ", ".join(str(n) for n in result.lengths)
     st.caption(t("axes.padding.setup", lengths=lengths, pad=format_number(result.pad_value)))
-    _show_pair(charts.padding_figure(result, current_language()), "ax_padding")
+    _show_pair(built(charts.padding_figure, result, current_language()), "ax_padding")
     _lesson(text.padding_lesson(result, current_language()))
 
 
 def small_batch(result: SmallBatchNoise) -> None:
-    _show_pair(charts.small_batch_figure(result, current_language()), "ax_small")
+    _show_pair(built(charts.small_batch_figure, result, current_language()), "ax_small")
     _lesson(text.small_batch_lesson(result, current_language()))
 
 
@@ -164,7 +164,7 @@ def train_eval_gap(
 
 
 def train_eval(result: TrainEvalGap) -> None:
-    _show_pair(charts.train_eval_figure(result, current_language()), "ax_train_eval")
+    _show_pair(built(charts.train_eval_figure, result, current_language()), "ax_train_eval")
     _lesson(text.train_eval_lesson(result, current_language()))
 
 
@@ -175,10 +175,10 @@ def batch_of_one(result: BatchOfOne) -> None:
     st.caption(t("axes.one.claim_translation"))
     st.markdown(t("axes.one.what_happens"))
     st.markdown("\n".join(f"- {fact}" for fact in text.batch_of_one_facts(result, lang)))
-    show_chart(charts.batch_of_one_figure(result, lang), "ax_one")
+    show_chart(built(charts.batch_of_one_figure, result, lang), "ax_one")
     _lesson(text.batch_of_one_lesson(result, lang))
 
 
 def causal(result: CausalLeak) -> None:
-    _show_pair(charts.causal_figure(result, current_language()), "ax_causal")
+    _show_pair(built(charts.causal_figure, result, current_language()), "ax_causal")
     _lesson(text.causal_lesson(result, current_language()))

@@ -33,17 +33,20 @@ DOWNLOADS_KEY = "chart_downloads_"  # keyed containers; presentation mode hides 
 
 
 @st.cache_resource(max_entries=FIGURES_KEPT, show_spinner=False)
-def _figure(name: str, key: bytes, _build: Callable[[], go.Figure]) -> go.Figure:
+def _figure(name: str, key: bytes, _build: Callable[[], Any]) -> Any:
     return _build()
 
 
-def built(builder: Callable[..., go.Figure], *args: Any) -> go.Figure:
-    """``builder(*args)``, built once per input and kept for every session: plotly's
-    validation makes building a figure cost more than drawing it.  Only for figures of
-    shared data (never an upload's, a typed prompt's or a pasted config's), and a kept
-    figure is never changed (``for_screen`` changes a copy)."""
+def built(builder: Callable[..., Any], *args: Any, shared: bool = True, **kwargs: Any) -> Any:
+    """``builder(*args, **kwargs)`` (a figure, or a tuple of them), built once per input and
+    kept for every session: plotly's validation makes building a figure cost more than
+    drawing it.  Kept only for figures of shared data: ``shared`` False (an upload's, a typed
+    prompt's or a pasted config's) builds it each time.  A kept figure is never changed
+    (``for_screen`` changes a copy)."""
+    if not shared:
+        return builder(*args, **kwargs)
     name = f"{builder.__module__}.{builder.__qualname__}"
-    return _figure(name, digest(args), lambda: builder(*args))
+    return _figure(name, digest((args, kwargs)), lambda: builder(*args, **kwargs))
 
 
 def chart_config(key: str, **overrides: Any) -> dict[str, Any]:

@@ -25,7 +25,7 @@ from ui.landing import landmark
 from ui.text import dumps as text
 from ui.text import dumps_story as story_text
 from ui.text.dumps import token_text
-from ui.views.charts import show_chart
+from ui.views.charts import built, show_chart
 
 TABLE_ROWS = 12  # rows visible before a table scrolls
 
@@ -97,7 +97,10 @@ def residual(
     batch: int,
     log: bool,
     tokens: Sequence[str] | None = None,
+    shared: bool = False,
 ) -> None:
+    """The stream's RMS per layer and token; ``shared``: the dump is shared data, so its
+    figures are kept (``built``)."""
     res = rep.residual
     marks = [
         (int(tok), int(layer))
@@ -106,10 +109,13 @@ def residual(
     ]
     lang = current_language()
     token_names = None if tokens is None else [plot_text(token_text(tok)) for tok in tokens]
-    heatmap = figures.rms_heatmap(res.rms[:, batch, :], rep.labels, lang, log, marks, token_names)
+    rms = res.rms[:, batch, :]
+    heatmap = built(
+        figures.rms_heatmap, rms, rep.labels, lang, log, marks, token_names, shared=shared
+    )
     show_chart(heatmap, "dumps_heatmap")
-    lines = figures.rms_lines(res, batch, lang, [tok for tok, _ in marks])
-    show_chart(lines, "dumps_lines")
+    marked = [tok for tok, _ in marks]
+    show_chart(built(figures.rms_lines, res, batch, lang, marked, shared=shared), "dumps_lines")
     if rep.layout.stream.startswith("hidden_states"):
         st.caption(t("dumps.hidden_states_note"))
     if tokens is not None and PARTIAL_CHARACTER in tokens:
@@ -126,6 +132,7 @@ def massive(
     rep: DumpReport,
     tables: dict[str, pd.DataFrame],
     tokens: Sequence[Sequence[str]] | None = None,
+    shared: bool = False,
 ) -> None:
     mas = rep.massive
     st.subheader(t("dumps.massive_title"))
@@ -136,7 +143,9 @@ def massive(
             ratio=format_number(rep.spec.massive_ratio),
         )
     )
-    show_chart(figures.massive_figure(mas, current_language()), "dumps_massive")
+    show_chart(
+        built(figures.massive_figure, mas, current_language(), shared=shared), "dumps_massive"
+    )
     total = int(mas.count.sum())
     if total == 0:
         st.caption(t("dumps.no_massive"))
@@ -160,13 +169,17 @@ def massive(
         st.caption(t("dumps.massive_listed", listed=len(mas.value), total=text.count(total)))
 
 
-def centering(rep: DumpReport) -> None:
+def centering(rep: DumpReport, shared: bool = False) -> None:
     st.subheader(t("dumps.centering_title"))
     st.markdown(t("dumps.centering_intro"))
     lang = current_language()
     left, right = st.columns(2)
-    show_chart(figures.centering_figure(rep.centering, rep.comparison, lang), "dumps_share", left)
-    show_chart(figures.difference_figure(rep.comparison, lang), "dumps_difference", right)
+    share_figure = built(
+        figures.centering_figure, rep.centering, rep.comparison, lang, shared=shared
+    )
+    show_chart(share_figure, "dumps_share", left)
+    difference = built(figures.difference_figure, rep.comparison, lang, shared=shared)
+    show_chart(difference, "dumps_difference", right)
     share = rep.centering.mu2_share
     worst = int(np.nanargmax(share)) if np.isfinite(share).any() else 0
     st.caption(
@@ -180,7 +193,7 @@ def centering(rep: DumpReport) -> None:
     )
 
 
-def token_detail(norms: TokenNorms, rep: DumpReport) -> None:
+def token_detail(norms: TokenNorms, rep: DumpReport, shared: bool = False) -> None:
     """One token's LayerNorm and RMSNorm outputs (``engine.dumps.norm_views.compare_norms``)."""
     batch, token = divmod(int(norms.rows[0]), rep.layout.tokens)
     st.markdown(
@@ -195,19 +208,24 @@ def token_detail(norms: TokenNorms, rep: DumpReport) -> None:
             cosine=format_number(float(norms.cosine[0]), 6),
         )
     )
-    show_chart(figures.token_norms_figure(norms, current_language()), "dumps_token")
+    figure = built(figures.token_norms_figure, norms, current_language(), shared=shared)
+    show_chart(figure, "dumps_token")
 
 
-def channels(rep: DumpReport) -> None:
+def channels(rep: DumpReport, shared: bool = False) -> None:
     st.subheader(t("dumps.channels_title"))
     st.markdown(t("dumps.channels_intro", ratio=format_number(rep.spec.outlier_ratio)))
-    heatmap = channel_figures.channel_heatmap(rep.channels.ratio, current_language())
+    lang = current_language()
+    heatmap = built(channel_figures.channel_heatmap, rep.channels.ratio, lang, shared=shared)
     show_chart(heatmap, "dumps_channels")
 
 
-def channel_detail(rep: DumpReport, tables: dict[str, pd.DataFrame], layer: int) -> None:
+def channel_detail(
+    rep: DumpReport, tables: dict[str, pd.DataFrame], layer: int, shared: bool = False
+) -> None:
     lang = current_language()
-    figure = channel_figures.channel_detail(rep.channels, layer, rep.labels[layer], lang)
+    label = rep.labels[layer]
+    figure = built(channel_figures.channel_detail, rep.channels, layer, label, lang, shared=shared)
     show_chart(figure, "dumps_channel_detail")
     st.markdown(f"**{t('dumps.outlier_channels_title')}**")
     if len(tables["outlier_channels"]):
@@ -226,10 +244,11 @@ def dyt_intro(rep: DumpReport) -> bool:
     return True
 
 
-def dyt(fit: DyTFit, tables: dict[str, pd.DataFrame]) -> None:
+def dyt(fit: DyTFit, tables: dict[str, pd.DataFrame], shared: bool = False) -> None:
     """The DyT curve of the chosen norm; the table of every fit when the report made them."""
     st.markdown(f"**{t('dumps.dyt_heading', norm=literal(fit.label))}**")
-    show_chart(channel_figures.dyt_figure(fit, current_language()), "dumps_dyt")
+    figure = built(channel_figures.dyt_figure, fit, current_language(), shared=shared)
+    show_chart(figure, "dumps_dyt")
     st.caption(
         t(
             "dumps.dyt_note",

@@ -140,7 +140,8 @@ def token_section(source, dump: Dump, rep: DumpReport, layer: int, batch: int, t
     row = batch * rep.layout.tokens + token
     key = (source.key, dump.spec, layer, row)
     args = (dump, layer, [row], dump.spec.norm_eps)
-    token_detail(compute(compare_norms, *args, key=key, private=not source.share), rep)
+    norms = compute(compare_norms, *args, key=key, private=not source.share)
+    token_detail(norms, rep, source.share)
 
 
 def norm_section(source, rep: DumpReport, tables, pair, batch: int, token: int, names) -> None:
@@ -154,7 +155,7 @@ def norm_section(source, rep: DumpReport, tables, pair, batch: int, token: int, 
     fit = fits.get(pair.label)
     if fit is None:
         fit = compute(fit_dyt, pair, key=(source.key, pair.label), private=private)
-    dyt(fit, tables)
+    dyt(fit, tables, source.share)
 
 
 def precision_section(live, capture: LiveCapture | None, shared: bool) -> None:

@@ -28,7 +28,7 @@ from ui.plotly_frame import plotly_frame
 from ui.text import geometry as text
 from ui.text import geometry_high as text_high
 from ui.url.pages import GEOMETRY
-from ui.views.charts import show_chart
+from ui.views.charts import built, show_chart
 
 AFFINE_LATEX = (
     r"\begin{gathered}y = \gamma\odot\hat{x} + \beta = (1 + w)\odot\hat{x} + \beta"
@@ -53,7 +53,7 @@ def scene(
     cloud, d = result.cloud, result.cloud.inputs.shape[-1]
     left, right = st.columns([3, 2], gap="medium")
     with left:
-        figure = scene_figure(result, shown, current_language(), inputs, lines)
+        figure = built(scene_figure, result, shown, current_language(), inputs, lines)
         plotly_frame(figure, "ge_chart_scene")
         st.caption(t(f"geometry.scene_caption_d{d}"))
     with right:
@@ -88,13 +88,13 @@ def eps_section(curve: EpsCurve, result: Scene) -> None:
     lang = current_language()
     left, right = st.columns([3, 2], gap="medium")
     with left:
-        show_chart(charts.eps_curve_figure(curve, lang), "ge_chart_eps_curve")
+        show_chart(built(charts.eps_curve_figure, curve, lang), "ge_chart_eps_curve")
     with right:
         st.markdown(t("geometry.eps_curve.intro"))
         st.latex(r"\lVert y\rVert = \sqrt{d}\,\frac{s}{\sqrt{s^2+\varepsilon}}")
         st.markdown(text.eps_summary(curve, lang))
     st.markdown(t("geometry.eps_curve.scene"))
-    figure = scene_figure(result, ("layernorm", "rmsnorm"), lang, True, False)
+    figure = built(scene_figure, result, ("layernorm", "rmsnorm"), lang, True, False)
     plotly_frame(figure, "ge_chart_eps_scene")
     degenerate(result.cloud.flags)
 
@@ -104,7 +104,7 @@ def affine(result: Scene) -> None:
     d = result.cloud.inputs.shape[-1]
     left, right = st.columns([3, 2], gap="medium")
     with left:
-        figure = scene_figure(result, ("layernorm",), lang, False, False, "affine")
+        figure = built(scene_figure, result, ("layernorm",), lang, False, False, "affine")
         plotly_frame(figure, "ge_chart_affine")
     with right:
         st.markdown(t("geometry.affine.intro"))
@@ -119,12 +119,12 @@ def dyt(result: Scene, sweep: DytSweep) -> None:
     lang = current_language()
     left, right = st.columns([3, 2], gap="medium")
     with left:
-        figure = scene_figure(result, ("dyt",), lang, True, True, "dyt")
+        figure = built(scene_figure, result, ("dyt",), lang, True, True, "dyt")
         plotly_frame(figure, "ge_chart_dyt_scene")
     with right:
         st.markdown(t("geometry.dyt.intro"))
         st.markdown(text.dyt_summary(result.cloud, lang))
-        figure = charts.dyt_norms_figure(sweep, result.cloud.dyt_alpha, lang)
+        figure = built(charts.dyt_norms_figure, sweep, result.cloud.dyt_alpha, lang)
         show_chart(figure, "ge_chart_dyt_norms")
 
 
@@ -137,14 +137,14 @@ def high_dimension(report: HighDimensionReport, count: int) -> None:
         (NORM_NAMES[kind], kind, getattr(found, kind)) for kind in ("layernorm", "rmsnorm", "dyt")
     ]
     scales = (found.sqrt_d, float(found.d), 1.0)
-    figure = charts.histograms_figure(series, titles, scales, found.sqrt_d)
+    figure = built(charts.histograms_figure, series, titles, scales, found.sqrt_d)
     show_chart(figure, "ge_chart_histograms")
     for line in text_high.measure_lines(report, lang):
         st.markdown(f"- {line}")
     degenerate(found.flags)
     st.subheader(t("geometry.high.spread_title"))
     st.caption(t("geometry.high.spread_intro"))
-    show_chart(charts.spread_figure(report.spread, lang), "ge_chart_spread")
+    show_chart(built(charts.spread_figure, report.spread, lang), "ge_chart_spread")
     st.subheader(t("geometry.identity.title"))
     st.latex(r"\mathrm{LayerNorm}(x) = \mathrm{RMSNorm}(x - \mu\mathbf{1})")
     identity = report.identity
@@ -158,7 +158,7 @@ def high_dimension(report: HighDimensionReport, count: int) -> None:
 
 def plane_view(view: PlaneView) -> None:
     shown = ("layernorm", "rmsnorm", "dyt")
-    figure = charts.plane_view_figure(view, current_language(), shown)
+    figure = built(charts.plane_view_figure, view, current_language(), shown)
     show_chart(figure, "ge_chart_plane_view")
     st.caption(t(f"geometry.view_note_{view.method}"))
 
@@ -176,12 +176,14 @@ def real_activations(real: RealActivations, index: int) -> None:
     lines = text_high.pair_lines(pair, lang)
     st.markdown(lines[0])
     inputs = [(t("geometry.real.inputs_name"), "input", pair.inputs)]
-    figure = charts.histograms_figure(inputs, ("‖x‖", "⟨x, 1⟩"), (None, None), log_first=True)
+    figure = built(
+        charts.histograms_figure, inputs, ("‖x‖", "⟨x, 1⟩"), (None, None), log_first=True
+    )
     show_chart(figure, "ge_chart_real_inputs")
     for line in lines[1:]:
         st.markdown(f"- {line}")
     scales = (pair.sqrt_d, float(pair.d), 1.0)
-    figure = charts.histograms_figure(series, titles, scales, pair.sqrt_d)
+    figure = built(charts.histograms_figure, series, titles, scales, pair.sqrt_d)
     show_chart(figure, "ge_chart_real_outputs")
 
 
