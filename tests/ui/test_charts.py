@@ -11,7 +11,7 @@ import pytest
 from plotly.subplots import make_subplots
 
 from ui.figures.export import figure_csv, figure_image, figure_table, image_export_available
-from ui.views.charts import PNG_SCALE, chart_config
+from ui.views.charts import PNG_SCALE, built, chart_config
 
 
 def test_the_modebar_saves_a_named_png_at_twice_the_drawn_size():
@@ -23,6 +23,27 @@ def test_the_modebar_saves_a_named_png_at_twice_the_drawn_size():
     }
     assert PNG_SCALE >= 2 and config["displaylogo"] is False
     assert chart_config("ax_box", staticPlot=True)["staticPlot"] is True
+
+
+BUILDS: list[str] = []  # the names _counted_figure was asked to build, in order
+
+
+def _counted_figure(values: np.ndarray, name: str = "x") -> go.Figure:
+    BUILDS.append(name)
+    return go.Figure(go.Scatter(y=values, name=name))
+
+
+def test_a_shared_figure_is_built_once_per_input_and_a_private_one_each_time():
+    BUILDS.clear()
+    values = np.random.default_rng().normal(size=5)  # an input no other run has kept
+    first = built(_counted_figure, values)
+    assert built(_counted_figure, values.copy()) is first  # an equal input: the kept figure
+    assert built(_counted_figure, values, name="y") is not first  # a keyword counts
+    assert built(_counted_figure, values + 1) is not first
+    assert BUILDS == ["x", "y", "x"]
+    private = [built(_counted_figure, values, shared=False) for _ in range(2)]
+    assert private[0] is not private[1] and private[0] is not first  # an upload's: never kept
+    assert BUILDS == ["x", "y", "x", "x", "x"]
 
 
 # --- the chart's data as CSV, and the chart as an image ---------------------------------------
