@@ -1,6 +1,8 @@
 import math
 
-from ui.figures.vector_lab import input_output_figure
+from plotly.subplots import make_subplots
+
+from ui.figures.vector_lab import ROW_HEIGHTS, SPACING, input_output_figure
 from ui.i18n import catalog
 
 ZH = catalog("zh")
@@ -33,3 +35,27 @@ def test_nonfinite_outputs_are_marked_not_dropped_silently():
 def test_wide_vectors_are_drawn_as_lines():
     figure = input_output_figure(list(range(100)), [("y", list(range(100)))], "zh")
     assert {trace.type for trace in figure.data} == {"scatter"}
+
+
+def test_the_two_panels_are_the_layout_plotlys_make_subplots_writes():
+    """The layout is written as data (one validation); plotly's own ``make_subplots`` with
+    the same rows, shared channel axis and titles is the oracle for its axes and titles."""
+    for d in (4, 40):  # a tick per channel up to 16
+        figure = input_output_figure(list(range(d)), [("RMSNorm", [1.0] * d)], "zh")
+        oracle = make_subplots(
+            rows=2,
+            cols=1,
+            shared_xaxes=True,
+            vertical_spacing=SPACING,
+            row_heights=list(ROW_HEIGHTS),
+            subplot_titles=(ZH["vector_lab.chart_input"], ZH["vector_lab.chart_output"]),
+        )
+        ours = figure.layout.to_plotly_json()
+        for name in ("xaxis", "yaxis", "xaxis2", "yaxis2"):
+            axis = oracle.layout[name].to_plotly_json()
+            drawn = {key: ours[name][key] for key in axis}
+            assert drawn == axis, name
+        assert [a.to_plotly_json() for a in figure.layout.annotations] == [
+            a.to_plotly_json() for a in oracle.layout.annotations
+        ]
+        assert [(t.xaxis, t.yaxis) for t in figure.data] == [("x", "y"), ("x2", "y2")]

@@ -38,11 +38,15 @@ def legend_below(**settings) -> dict:
     return dict(orientation="h", yref="container", y=0, yanchor="bottom", **settings)
 
 
+def frame(height: int, top: int = 10) -> dict:
+    """The charts' frame as layout data: 10 px margins (``top`` holds a title), the legend
+    below the plot (``legend_below``)."""
+    return dict(height=height, margin=dict(l=10, r=10, t=top, b=10), legend=legend_below())
+
+
 def framed(figure: go.Figure, height: int, top: int = 10, **layout) -> go.Figure:
-    """The charts' frame: 10 px margins (``top`` holds a title), the legend below the plot
-    (``legend_below``); ``layout`` adds to it or replaces it."""
-    frame = dict(height=height, margin=dict(l=10, r=10, t=top, b=10), legend=legend_below())
-    figure.update_layout(**{**frame, **layout})
+    """``figure`` in the charts' frame (``frame``); ``layout`` adds to it or replaces it."""
+    figure.update_layout(**{**frame(height, top), **layout})
     return figure
 
 

@@ -6,9 +6,8 @@ import math
 from collections.abc import Sequence
 
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
-from ui.figures.style import framed
+from ui.figures.style import frame
 from ui.formatting import finite_or_none
 from ui.i18n import translate
 
@@ -16,6 +15,41 @@ INPUT_COLOR = "#8c8c8c"
 SERIES_COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd")
 NONFINITE_COLOR = "#d62728"
 BAR_LIMIT = 64  # up to this many channels, draw bars; beyond, lines
+
+
+ROW_HEIGHTS = (0.4, 0.6)  # the input's panel, the outputs' panel: fractions of the plot
+SPACING = 0.08  # between the two panels, a fraction of the plot's height
+
+
+def _panels(input_name: str, output_name: str, index_name: str, d: int) -> dict:
+    """The layout of two stacked panels sharing the channel axis (what ``make_subplots`` with
+    two rows, shared x and subplot titles writes, in one dict: one validation, not one per
+    step; ``tests/ui/test_figures_vector_lab.py`` compares the two)."""
+    usable = 1.0 - SPACING
+    low_top = ROW_HEIGHTS[1] * usable
+    top_bottom = low_top + SPACING
+    ticks = {"dtick": 1} if d <= 16 else {}
+
+    def title(text: str, y: float) -> dict:
+        return dict(
+            text=text,
+            x=0.5,
+            y=y,
+            xref="paper",
+            yref="paper",
+            xanchor="center",
+            yanchor="bottom",
+            showarrow=False,
+            font=dict(size=16),
+        )
+
+    return dict(
+        xaxis=dict(anchor="y", domain=[0.0, 1.0], matches="x2", showticklabels=False, **ticks),
+        yaxis=dict(anchor="x", domain=[top_bottom, 1.0]),
+        xaxis2=dict(anchor="y2", domain=[0.0, 1.0], title=dict(text=index_name), **ticks),
+        yaxis2=dict(anchor="x2", domain=[0.0, low_top]),
+        annotations=[title(input_name, 1.0), title(output_name, low_top)],
+    )
 
 
 def input_output_figure(
@@ -26,63 +60,60 @@ def input_output_figure(
     """Two stacked panels sharing the channel axis: ``x`` on top, each output series below.
 
     Non-finite outputs cannot be drawn as bars; each is marked with a red ✕ at y = 0 whose
-    hover text says whether it is +inf, -inf or NaN.
+    hover text says whether it is +inf, -inf or NaN.  The traces and the layout are written
+    as plain data and validated once (plotly's validation is most of a figure's cost).
     """
     input_name = translate("vector_lab.chart_input", lang)
     output_name = translate("vector_lab.chart_output", lang)
     d = len(x)
     channels = list(range(1, d + 1))
-    figure = make_subplots(
-        rows=2,
-        cols=1,
-        shared_xaxes=True,
-        vertical_spacing=0.08,
-        row_heights=[0.4, 0.6],
-        subplot_titles=(input_name, output_name),
-    )
     as_bars = d <= BAR_LIMIT
-    trace = go.Bar if as_bars else go.Scatter
-    line_style = {} if as_bars else {"mode": "lines"}
-    figure.add_trace(
-        trace(
+    kind = {"type": "bar"} if as_bars else {"type": "scatter", "mode": "lines"}
+    below = {"xaxis": "x2", "yaxis": "y2"}
+    data = [
+        dict(
             x=channels,
             y=finite_or_none(x),
             name=input_name,
-            marker_color=INPUT_COLOR,
+            marker=dict(color=INPUT_COLOR),
             showlegend=False,
-            **line_style,
-        ),
-        row=1,
-        col=1,
-    )
+            xaxis="x",
+            yaxis="y",
+            **kind,
+        )
+    ]
     for (name, values), color in zip(outputs, SERIES_COLORS):
-        figure.add_trace(
-            trace(
-                x=channels, y=finite_or_none(values), name=name, marker_color=color, **line_style
-            ),
-            row=2,
-            col=1,
+        data.append(
+            dict(
+                x=channels,
+                y=finite_or_none(values),
+                name=name,
+                marker=dict(color=color),
+                **below,
+                **kind,
+            )
         )
         bad = [(i, v) for i, v in zip(channels, values) if not math.isfinite(v)]
         if bad:
-            figure.add_scatter(
-                x=[i for i, _ in bad],
-                y=[0.0] * len(bad),
-                mode="markers",
-                name=f"{name}: {translate('vector_lab.chart_nonfinite', lang)}",
-                marker=dict(
-                    symbol="x",
-                    size=11 if len(bad) <= BAR_LIMIT else 4,
-                    color=NONFINITE_COLOR,
-                    line=dict(width=2),
-                ),
-                hovertext=[str(v) for _, v in bad],
-                hoverinfo="text+name",
-                row=2,
-                col=1,
+            data.append(
+                dict(
+                    type="scatter",
+                    x=[i for i, _ in bad],
+                    y=[0.0] * len(bad),
+                    mode="markers",
+                    name=f"{name}: {translate('vector_lab.chart_nonfinite', lang)}",
+                    marker=dict(
+                        symbol="x",
+                        size=11 if len(bad) <= BAR_LIMIT else 4,
+                        color=NONFINITE_COLOR,
+                        line=dict(width=2),
+                    ),
+                    hovertext=[str(v) for _, v in bad],
+                    hoverinfo="text+name",
+                    **below,
+                )
             )
-    framed(figure, 460, 40, barmode="group", hovermode="x unified")
-    figure.update_xaxes(title_text=translate("vector_lab.chart_index", lang), row=2, col=1)
-    if d <= 16:
-        figure.update_xaxes(dtick=1)
-    return figure
+    index_name = translate("vector_lab.chart_index", lang)
+    layout = _panels(input_name, output_name, index_name, d)
+    layout.update(frame(460, 40), barmode="group", hovermode="x unified")
+    return go.Figure(data=data, layout=layout)
