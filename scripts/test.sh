@@ -19,6 +19,10 @@ if [ "${#missing[@]}" -gt 0 ] && [ "$(id -u)" = "0" ] && command -v apt-get >/de
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
+# Let Python keep its bytecode and pytest its rewritten test modules in __pycache__ (ignored by
+# git) where the environment says not to (PYTHONDONTWRITEBYTECODE): a later run in the same
+# checkout then compiles nothing again (collection 19 -> 12 s a worker; benchmarks/RESULTS.md).
+unset PYTHONDONTWRITEBYTECODE
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
 # One worker per core and one more (at most 4: each browser-test worker runs its own server
