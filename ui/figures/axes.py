@@ -23,6 +23,7 @@ import plotly.graph_objects as go
 
 from engine.axes.limits import MAX_DRAWN_CELLS
 from engine.axes.sharing import AxesStatistics, CellSelection
+from ui.figures.style import panel_title
 from ui.i18n import translate
 
 # One colour per norm kind, the Kernels page's LayerNorm blue and RMSNorm orange included.
@@ -239,17 +240,7 @@ def _cells_layout(stats: AxesStatistics, words: Words, drawn_rows: int, shapes):
     half = (1 - PANEL_GAP) / 2
     x_axis = dict(title=dict(text=words["channel"]), showgrid=False, zeroline=False, anchor="y")
     titles = [
-        dict(
-            text=text,
-            x=x,
-            y=1.0,
-            xref="paper",
-            yref="paper",
-            xanchor="center",
-            yanchor="bottom",
-            showarrow=False,
-            font=dict(size=15),
-        )
+        panel_title(text, x, 1.0, size=15)
         for text, x in (
             (words["input"], half / 2),
             # two lines: one line does not fit half a phone's width

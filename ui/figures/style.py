@@ -44,6 +44,22 @@ def frame(height: int, top: int = 10) -> dict:
     return dict(height=height, margin=dict(l=10, r=10, t=top, b=10), legend=legend_below())
 
 
+def panel_title(text: str, x: float, y: float, size: int = 16) -> dict:
+    """A panel's title as a layout annotation: centred on ``x`` and sitting on ``y`` (paper
+    units), as ``make_subplots`` writes its subplot titles."""
+    return dict(
+        text=text,
+        x=x,
+        y=y,
+        xref="paper",
+        yref="paper",
+        xanchor="center",
+        yanchor="bottom",
+        showarrow=False,
+        font=dict(size=size),
+    )
+
+
 def framed(figure: go.Figure, height: int, top: int = 10, **layout) -> go.Figure:
     """``figure`` in the charts' frame (``frame``); ``layout`` adds to it or replaces it."""
     figure.update_layout(**{**frame(height, top), **layout})

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import plotly.graph_objects as go
 
-from ui.figures.style import frame
+from ui.figures.style import frame, panel_title
 from ui.formatting import finite_or_none
 from ui.i18n import translate
 
@@ -30,25 +30,12 @@ def _panels(input_name: str, output_name: str, index_name: str, d: int) -> dict:
     top_bottom = low_top + SPACING
     ticks = {"dtick": 1} if d <= 16 else {}
 
-    def title(text: str, y: float) -> dict:
-        return dict(
-            text=text,
-            x=0.5,
-            y=y,
-            xref="paper",
-            yref="paper",
-            xanchor="center",
-            yanchor="bottom",
-            showarrow=False,
-            font=dict(size=16),
-        )
-
     return dict(
         xaxis=dict(anchor="y", domain=[0.0, 1.0], matches="x2", showticklabels=False, **ticks),
         yaxis=dict(anchor="x", domain=[top_bottom, 1.0]),
         xaxis2=dict(anchor="y2", domain=[0.0, 1.0], title=dict(text=index_name), **ticks),
         yaxis2=dict(anchor="x2", domain=[0.0, low_top]),
-        annotations=[title(input_name, 1.0), title(output_name, low_top)],
+        annotations=[panel_title(input_name, 0.5, 1.0), panel_title(output_name, 0.5, low_top)],
     )
 
 
