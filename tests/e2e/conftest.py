@@ -50,6 +50,21 @@ def browser():
         chromium.close()
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    """A failed browser test's report shows what its page showed: the address and the start
+    of the main area's text (CI prints the report, not the screenshots)."""
+    report = yield
+    page = getattr(item, "funcargs", {}).get("page")
+    if report.when == "call" and report.failed and page is not None:
+        try:
+            shown = page.locator("[data-testid='stMain']").inner_text(timeout=5_000)
+        except Exception as error:  # noqa: BLE001 - the page may be gone
+            shown = f"(the page's text could not be read: {error})"
+        report.sections.append(("the page at the failure", f"{page.url}\n{shown[:2000]}"))
+    return report
+
+
 @pytest.fixture
 def page(browser):
     context = browser.new_context(viewport={"width": 1400, "height": 2400}, locale="en-US")

@@ -72,6 +72,7 @@ def test_a_vector_lab_row_opens_here_through_the_link(page, server_url):
     page.goto(server_url + "/?lang=en&vl_text=3%2C+1%2C+2")
     wait_idle(page)
     link = page.get_by_role("link", name="See this vector on the sphere (Geometry page)")
+    expect(link).to_be_attached(timeout=60_000)  # a loaded suite once took over 30 s here
     link.scroll_into_view_if_needed()
     link.click()
     wait_idle(page)
