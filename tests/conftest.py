@@ -12,6 +12,7 @@ from __future__ import annotations
 import pytest
 
 from engine.errors import EngineError, messages
+from scripts.local_app import free_port, start_server, wait_healthy
 
 _RAISED: list[EngineError] = []
 _build = EngineError.__init__
@@ -41,3 +42,27 @@ def _every_refusal_has_its_message(request):
                 f"{error.key}: its parameters {error.params} do not fill its message ({failure!r})"
             )
     _RAISED.clear()
+
+
+# One real NormScope server per worker, started when a test first asks for it: the browser
+# tests and the tests that speak Streamlit's protocol (tests/app/test_sections.py) share it.
+@pytest.fixture(scope="session")
+def server():
+    """The running server: (url, process)."""
+    port = free_port()
+    process = start_server(port)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        try:
+            wait_healthy(url, process, 120.0)
+        except (RuntimeError, TimeoutError) as error:
+            pytest.fail(f"the NormScope server did not start: {error}")
+        yield url, process
+    finally:
+        process.terminate()
+        process.wait(10)
+
+
+@pytest.fixture(scope="session")
+def server_url(server):
+    return server[0]

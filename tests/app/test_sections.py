@@ -2,7 +2,8 @@
 
 AppTest runs whole scripts only, so these speak Streamlit's own protocol to a real server
 (``benchmarks/streamlit_session.py``), as the browser does: a widget drawn inside a fragment
-is changed with its fragment's id, and the server runs that fragment only.
+is changed with its fragment's id, and the server runs that fragment only.  The server is the
+worker's own (``server_url``, ``tests/conftest.py``), shared with the browser tests.
 """
 
 from __future__ import annotations
@@ -14,22 +15,8 @@ from urllib.parse import parse_qs
 import pytest
 
 from benchmarks.streamlit_session import AppSession
-from scripts.local_app import free_port, start_server, wait_healthy
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="module")
-def server_url():
-    port = free_port()
-    process = start_server(port)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait_healthy(url, process, 120.0)
-        yield url
-    finally:
-        process.terminate()
-        process.wait(30)
 
 
 async def _open(url: str, page: str, query: str = "lang=en") -> tuple[AppSession, object]:

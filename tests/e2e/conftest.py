@@ -1,4 +1,4 @@
-"""A real NormScope server and a real Chromium (Debian's), as a user would have them.
+"""A real Chromium (Debian's), as a user would have it (the server: ``tests/conftest.py``).
 
 Fixtures only; the helpers the tests call (``wait_idle``, ...) are in ``browser.py``.
 """
@@ -10,31 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from scripts.local_app import CHROMIUM, CHROMIUM_ARGS, free_port, start_server, wait_healthy
+from scripts.local_app import CHROMIUM, CHROMIUM_ARGS
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts" / "e2e"
-
-
-@pytest.fixture(scope="session")
-def server():
-    """The running server: (url, process)."""
-    port = free_port()
-    process = start_server(port)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        try:
-            wait_healthy(url, process)
-        except (RuntimeError, TimeoutError) as error:
-            pytest.fail(f"the NormScope server did not start: {error}")
-        yield url, process
-    finally:
-        process.terminate()
-        process.wait(10)
-
-
-@pytest.fixture(scope="session")
-def server_url(server):
-    return server[0]
 
 
 @pytest.fixture(scope="session")

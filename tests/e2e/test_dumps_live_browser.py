@@ -43,9 +43,11 @@ def _ready(page) -> None:
     wait_idle(page)
 
 
-def test_type_a_prompt_see_its_norms_compare_precisions_open_the_lab(
+def test_type_a_prompt_see_its_norms_compare_precisions_open_the_lab_then_in_chinese(
     browser, live_server, artifacts
 ):
+    """One test, so that one server loads the model: two tests could run on two workers, each
+    starting its own server and loading SmolLM2."""
     context = browser.new_context(viewport={"width": 1400, "height": 2400}, locale="en-US")
     page = context.new_page()
     try:
@@ -78,6 +80,7 @@ def test_type_a_prompt_see_its_norms_compare_precisions_open_the_lab(
         assert page.locator("[data-testid='stException']").count() == 0
     finally:
         context.close()
+    _the_live_mode_in_chinese(browser, live_server, artifacts)
 
 
 def _section(page, label: str) -> None:
@@ -86,7 +89,8 @@ def _section(page, label: str) -> None:
     wait_idle(page)
 
 
-def test_the_live_mode_in_chinese(browser, live_server, artifacts):
+def _the_live_mode_in_chinese(browser, live_server, artifacts) -> None:
+    """A new visitor in Chinese finds the loaded model and its report in Chinese."""
     context = browser.new_context(viewport={"width": 1400, "height": 2400}, locale="zh-CN")
     page = context.new_page()
     try:
