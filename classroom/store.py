@@ -336,6 +336,8 @@ class ClassStore:
         return rules.normalize_code(code) or ""
 
     def _no_class(self, code: object) -> EngineError:
+        if not str(code).strip():  # a link with a key and no code, or a code it refused
+            return _refuse("no_code", length=rules.CODE_LENGTH)
         return _refuse(
             "no_class",
             value=str(code)[:100],

@@ -147,7 +147,10 @@ def _check_same_rows(members: dict) -> tuple[int, ...]:
         for entry in entries:
             if 0 in entry.shape:
                 raise refuse(
-                    "empty_array", file=entry.file.name, entry=entry.key, shape=list(entry.shape)
+                    "empty_array",
+                    file=entry.file.name,
+                    entry=entry.key or "(file)",
+                    shape=list(entry.shape),
                 )
             if first is None:
                 first = entry

@@ -37,6 +37,16 @@ def test_a_learner_or_a_forged_key_never_acts_as_the_instructor(store, refused, 
     INSTRUCTOR_ACTIONS[action](store, new.code, new.instructor_key)  # the real key works
 
 
+@pytest.mark.parametrize("action", INSTRUCTOR_ACTIONS)
+def test_an_instructors_link_without_its_code_is_refused_as_naming_no_code(store, refused, action):
+    """A link holding the key but no code (or a code the link's parser refused, hence ""):
+    the refusal says that no code was given, not that no class has the code ""."""
+    new = store.create_class(INSTRUCTOR)
+    for code in ("", "   "):
+        with refused("classroom.no_code"):
+            INSTRUCTOR_ACTIONS[action](store, code, new.instructor_key)
+
+
 def test_a_token_from_another_class_or_a_forged_one_cannot_vote(store, refused, snapshot):
     new, (ann,) = class_with(store, 1)
     other = store.create_class(INSTRUCTOR)

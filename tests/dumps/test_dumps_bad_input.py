@@ -207,6 +207,14 @@ def test_empty_containers(tmp_path, name, write):
     assert name in str(_refusal(write(tmp_path / name), "empty"))
 
 
+@pytest.mark.parametrize("suffix", [".pt", ".safetensors", ".npy", ".npz"])
+def test_a_file_of_zero_bytes_is_called_empty_in_every_format(tmp_path, suffix):
+    path = tmp_path / f"nothing{suffix}"
+    path.write_bytes(b"")
+    error = _refusal(path, "empty_file")
+    assert f"nothing{suffix} is empty (0 bytes)" in str(error)
+
+
 def test_only_integer_and_vector_entries(tmp_path):
     path = files.write_pt(tmp_path / "ids.pt", {"ids": torch.arange(6), "w": torch.ones(4)})
     error = _refusal(path, "no_usable_entries")
@@ -229,6 +237,12 @@ def test_pt_holding_a_plain_number(tmp_path):
 def test_zero_length_axis(tmp_path):
     path = files.write_pt(tmp_path / "z.pt", {"h": torch.zeros(5, 0, 16)})
     assert "[5, 0, 16]" in str(_refusal(path, "empty_array"))
+
+
+def test_a_plain_npy_with_an_empty_axis_is_named_as_the_file_not_an_empty_entry(tmp_path):
+    path = files.write_npy(tmp_path / "zero_size.npy", np.zeros((0, 16), dtype=np.float32))
+    error = _refusal(path, "empty_array")
+    assert error.params["entry"] == "(file)" and "[0, 16]" in str(error)
 
 
 def test_npy_of_integers_names_the_dtype(tmp_path):

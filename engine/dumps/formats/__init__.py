@@ -15,7 +15,8 @@ from __future__ import annotations
 from contextlib import contextmanager
 
 from engine.dumps.formats import numpy_file, safetensors_file, torch_file
-from engine.dumps.formats.entries import EntryInfo, FileScan, corrupt, first_line
+from engine.dumps.formats.entries import WRITERS, EntryInfo, FileScan, corrupt, first_line
+from engine.dumps.refusals import refuse
 from engine.dumps.sources import DumpFile
 from engine.errors import EngineError
 
@@ -44,6 +45,9 @@ def _parsing(file: DumpFile, entry: str = ""):
 
 def scan_file(file: DumpFile) -> FileScan:
     """The float entries of ``file`` (suffix already checked by ``sources``)."""
+    fmt = _FORMATS[file.suffix][0]
+    if file.size == 0:  # said as such, not as a header that claims more than nothing holds
+        raise refuse("empty_file", file=file.name, format=fmt, writer=WRITERS[fmt])
     with _parsing(file):
         return _FORMATS[file.suffix][1](file)
 
