@@ -31,7 +31,7 @@ _STORAGE = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torc
 _TO_ASCII = str.maketrans({"\u2212": "-", "\u3001": ","})
 
 
-def _ascii(text: str) -> str:
+def as_ascii(text: str) -> str:
     """Full-width digits and punctuation, the ideographic comma and U+2212 as ASCII."""
     return unicodedata.normalize("NFKC", text).translate(_TO_ASCII)
 
@@ -66,7 +66,7 @@ def parse_vectors(text: str, dtype: str = "float32") -> tuple[tuple[float, ...],
     """Parse ``text`` into rows of equal length, each value finite in ``dtype``."""
     if len(text) > MAX_TEXT_CHARS:
         raise VectorInputError("too_long", {"chars": len(text), "limit": MAX_TEXT_CHARS})
-    lines = [line.strip().strip(_BRACKETS).strip() for line in _ascii(text).splitlines()]
+    lines = [line.strip().strip(_BRACKETS).strip() for line in as_ascii(text).splitlines()]
     lines = [line for line in lines if line]
     if not lines:
         raise VectorInputError("empty")
@@ -122,7 +122,7 @@ def check_representable(rows, dtype: str) -> None:
 
 def parse_parameter(text: str, d: int, name: str) -> tuple[float, ...]:
     """gamma/beta as typed: one number (used for every channel) or exactly ``d`` numbers."""
-    text = _ascii(text)
+    text = as_ascii(text)
     tokens = [tok.strip(_BRACKETS) for tok in _SEPARATORS.split(text.strip().strip(_BRACKETS))]
     tokens = [tok for tok in tokens if tok]
     if not tokens:
@@ -135,7 +135,7 @@ def parse_parameter(text: str, d: int, name: str) -> tuple[float, ...]:
 
 def parse_eps(text: str) -> float:
     """ε as typed: a finite number in [0, 1]."""
-    text = _ascii(text)
+    text = as_ascii(text)
     try:
         value = float(text.strip())
     except ValueError:

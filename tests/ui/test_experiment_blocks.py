@@ -20,6 +20,7 @@ from ui.widgets.experiments import parse_blocks
         ("0-5, 12", (0, 1, 2, 3, 4, 5, 12)),
         ("12 3 3 0–1", (0, 1, 3, 12)),  # spaces, an en dash, repeats: sorted, once each
         ("0 - 2，7、9；4", (0, 1, 2, 4, 7, 9)),  # Chinese punctuation, spaced range
+        ("０-５，１２", (0, 1, 2, 3, 4, 5, 12)),  # full-width digits, as the Vector Lab reads them
         ("9999", (9999,)),
     ],
 )
@@ -39,7 +40,7 @@ def test_numbers_and_ranges_name_their_blocks(typed, blocks):
         ("1e9", "1e9"),
         ("10000", "10000"),
         ("0-99999999999", "0-99999999999"),  # refused before a range of 10¹¹ is built
-        ("１２", "１２"),  # full-width digits are not taken as numbers
+        ("٣", "٣"),  # other scripts' digits are not taken as numbers
         ("0,<b>x</b>", "<b>x</b>"),
     ],
 )

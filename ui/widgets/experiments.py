@@ -33,6 +33,7 @@ from ui.formatting import literal
 from ui.i18n import current_language, t
 from ui.text.experiments import option_text
 from ui.url.pages import EXPERIMENTS_PAGE as P
+from ui.vector_input import as_ascii
 from ui.widgets import bound
 
 PREDICTIONS = "ex_predictions"  # session state: {request id: committed option}
@@ -72,10 +73,10 @@ _RANGE = re.compile(r"(\d+)\s*[-–—~～]\s*(\d+)")
 
 def parse_blocks(text: str) -> tuple[int, ...] | None:
     """The blocks typed: None for every block ("all"), else the sorted numbers of items
-    such as ``12`` and ranges such as ``0-5``, separated by commas or spaces (Chinese
-    punctuation too).  ``ValueError(item)`` names the first item that is neither, or is "" for
-    an empty text."""
-    text = text.strip()
+    such as ``12`` and ranges such as ``0-5``, separated by commas or spaces (what a Chinese
+    keyboard types too: full-width digits and punctuation, ``、``).  ``ValueError(item)`` names
+    the first item that is neither, or is "" for an empty text."""
+    text = as_ascii(text).strip()
     if text.lower() in EVERY:
         return None
     text = _RANGE.sub(lambda m: f"{m[1]}-{m[2]}", text)  # "0 - 5" is one item
