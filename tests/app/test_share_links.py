@@ -82,6 +82,15 @@ def test_a_refused_depth_value_is_named_with_what_is_accepted(key, value, accept
     assert key not in at.query_params  # the page shows the default, and the URL says so
 
 
+def test_an_older_links_key_is_read_and_its_refused_value_named_by_that_key():
+    at = _open({"lang": "en", "dp_section": "training", "tl_lr": "0.003"}, "depth")
+    assert not at.exception and at.session_state["dp_lr"] == 0.003  # the key before dp_lr
+    at = _open({"lang": "en", "dp_section": "training", "tlb_placement": "bogus"}, "depth")
+    assert not at.exception
+    warning = _warnings(at)
+    assert "tlb_placement" in warning and "bogus" in warning and "dp_run_b" not in warning
+
+
 def test_an_unknown_parameter_and_a_bad_language_are_named():
     at = _open({"lang": "xx", "foo": "1"})
     assert not at.exception

@@ -111,8 +111,8 @@ def seed(page: PageParams | None) -> None:
             if key is None or param.key in st.session_state:
                 continue
             value, refusal = parse(param, url.get_all(key))
-            if refusal is not None:
-                refusals.append(refusal)
+            if refusal is not None:  # named as the link names it (an older link: its old key)
+                refusals.append(Refusal(refusal.key, {**refusal.params, "param": key}))
             if value is not None:  # a list's known items, even beside a refusal
                 st.session_state[param.key] = value
     own = page.prefix if page is not None else None
