@@ -77,6 +77,9 @@ class VectorExplanation:
     comparison: NormComparison
     nonfinite_outputs: int  # count of inf/NaN in ``outputs``
     zero_variance: bool  # eps = 0 and the row's sigma^2 (RMSNorm: mean square) is 0: 0/0
+    # BatchNorm over a single row: one value per channel, so every variance is 0 (PyTorch's
+    # nn.BatchNorm1d refuses such a batch in training mode)
+    one_value_per_channel: bool
     backend: str  # the path that computed ``outputs``: "torch" or "triton"
     device: str  # where: "CPU" or the GPU's name
     # every real half-precision path on these rows (float16/bfloat16 input or statistics,
@@ -170,6 +173,7 @@ def explain_vectors(
         row_rstd=row_rstd,
         comparison=_compare_norms(row, spec),
         zero_variance=spec.eps == 0 and spec.kind in ROW_KINDS and row_zero,
+        one_value_per_channel=spec.kind == "batchnorm" and x.shape[0] == 1,
         nonfinite_outputs=int((~torch.isfinite(result.y)).sum()),
         backend=result.backend,
         device=torch.cuda.get_device_name(device) if torch.device(device).type == "cuda" else "CPU",

@@ -307,3 +307,16 @@ def test_explain_vectors_carries_the_story_for_half_precision():
     assert np.array_equal(stored, np.asarray(ex.outputs[0]))  # what the page's spec computes
     assert explain_vectors(((1.0, 2.0),), NormSpec("layernorm")).precision is None
     assert explain_vectors(((1.0, 2.0),), NormSpec("batchnorm"), "float16").precision is None
+
+
+def test_batchnorm_over_one_row_is_flagged_outputs_beta_and_pytorch_refuses_it():
+    """One row: one value per channel, variance 0, every output β; torch's own BatchNorm in
+    training mode refuses the batch, which is what the page's note says."""
+    row = (1.0, 2.0, 3.0)
+    ex = explain_vectors((row,), NormSpec(kind="batchnorm"), bias=(0.5, -1.0, 2.0))
+    assert ex.one_value_per_channel and ex.outputs == ((0.5, -1.0, 2.0),)
+    with pytest.raises(ValueError, match="Expected more than 1 value per channel"):
+        torch.nn.BatchNorm1d(3)(torch.tensor([row]))
+    two = explain_vectors((row, (2.0, 2.0, 2.0)), NormSpec(kind="batchnorm"))
+    layer = explain_vectors((row,), NormSpec(kind="layernorm"))
+    assert not two.one_value_per_channel and not layer.one_value_per_channel

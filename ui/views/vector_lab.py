@@ -44,6 +44,8 @@ def steps(ex: VectorExplanation) -> None:
         st.latex(step.latex)
     if not is_row_kind(ex.spec.kind):
         _statistics_table(ex)
+    if ex.one_value_per_channel:
+        st.info(t("vector_lab.one_value_per_channel"), icon=":material/info:")
 
 
 def _statistics_table(ex: VectorExplanation) -> None:
