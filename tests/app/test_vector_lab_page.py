@@ -31,13 +31,13 @@ def test_rmsnorm_shows_its_output_and_the_comparison(app):
     assert "1 : 2 : 3 : 4" == table.loc["Ratios y₁ : y₂ : …", "RMSNorm"]
 
 
-
 def test_batchnorm_over_one_row_says_why_every_output_is_beta(app):
     app.selectbox(key="vl_norm").select("batchnorm").run()
     note = "BatchNorm over one row"
     assert not app.exception and any(note in info.value for info in app.info)
     app.text_area(key="vl_text").input("1, 2, 3, 4\n2, 2, 2, 2").run()
     assert not app.exception and not any(note in info.value for info in app.info)
+
 
 def test_beta_field_only_for_norms_that_have_a_beta(app):
     keys = lambda: {box.key for box in app.text_input}  # noqa: E731
