@@ -115,6 +115,8 @@ def plane_view(
             "geometry.view_axes",
             {"axes": ", ".join(str(a) for a in axes), "d": spec.d, "last": spec.d - 1},
         )
+    if method == "axes" and axes[0] == axes[1] and spec.d > 1:  # all on the line x = y
+        raise EngineError("geometry.same_axes", {"axis": axes[0], "last": spec.d - 1})
     with torch_threads(threads):
         x = input_vectors(spec, bounded_rows(spec))  # [N, d]
         x64 = x.double()  # [N, d]

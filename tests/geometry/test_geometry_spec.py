@@ -50,6 +50,7 @@ BAD_CALLS = [
     ),
     (lambda: plane_view(GeometrySpec(d=8), method="tsne"), "geometry.view_method"),
     (lambda: plane_view(GeometrySpec(d=8), "axes", (0, 8)), "geometry.view_axes"),
+    (lambda: plane_view(GeometrySpec(d=8), "axes", (2, 2)), "geometry.same_axes"),
 ]
 
 
