@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from engine.config import DumpSpec
 from engine.dumps import names
-from engine.dumps.formats.entries import EntryInfo, FileScan, Skipped
+from engine.dumps.formats.entries import EntryInfo, FileScan, Skipped, entry_name
 from engine.dumps.limits import (
     ACCEPTED_DTYPES,
     ACCEPTED_RANKS,
@@ -149,7 +149,7 @@ def _check_same_rows(members: dict) -> tuple[int, ...]:
                 raise refuse(
                     "empty_array",
                     file=entry.file.name,
-                    entry=entry.key or "(file)",
+                    entry=entry_name(entry.key),
                     shape=list(entry.shape),
                 )
             if first is None:

@@ -81,6 +81,14 @@ WRITERS = {  # what writes each format (what a "corrupt" refusal accepts)
 }
 
 
+WHOLE_FILE = "(file)"  # how messages name the one array of a file without keys (a plain .npy)
+
+
+def entry_name(key: str) -> str:
+    """An entry as messages name it: its key, or ``WHOLE_FILE`` for a keyless file's array."""
+    return key or WHOLE_FILE
+
+
 ANSI = re.compile(r"\x1b\[[0-9;]*m")  # torch bolds part of its messages for terminals
 
 
@@ -95,7 +103,7 @@ def corrupt(file: DumpFile, entry: str, fmt: str, detail: str):
     return refuse(
         "corrupt",
         file=file.name,
-        entry=entry or "(file)",
+        entry=entry_name(entry),
         format=fmt,
         detail=detail,
         writer=WRITERS[fmt],
@@ -108,7 +116,7 @@ def check_claimed_bytes(file: DumpFile, entry: str, claimed: int, available: int
         raise refuse(
             "truncated",
             file=file.name,
-            entry=entry or "(file)",
+            entry=entry_name(entry),
             claimed=claimed,
             available=max(available, 0),
         )

@@ -20,6 +20,7 @@ import numpy as np
 import torch
 
 from engine.dumps.formats.entries import (
+    WHOLE_FILE,
     EntryInfo,
     FileScan,
     Skipped,
@@ -28,6 +29,7 @@ from engine.dumps.formats.entries import (
     check_name,
     check_zip_directory,
     corrupt,
+    entry_name,
     first_line,
 )
 from engine.dumps.limits import MAX_EXPANDED_UPLOAD_MB, MAX_NPY_HEADER_BYTES, MB
@@ -59,9 +61,9 @@ def _read_header(file: DumpFile, key: str, stream, fmt: str) -> tuple[tuple, np.
         raise corrupt(file, key, fmt, first_line(exc)) from None
     shape, fortran_order, dtype = header
     if dtype.hasobject:
-        raise refuse("object_array", file=file.name, entry=key or "(file)")
+        raise refuse("object_array", file=file.name, entry=entry_name(key))
     if fortran_order and len(shape) > 1:
-        raise refuse("fortran_order", file=file.name, entry=key or "(file)")
+        raise refuse("fortran_order", file=file.name, entry=entry_name(key))
     return tuple(int(n) for n in shape), dtype, stream.tell()
 
 
@@ -78,10 +80,10 @@ def scan_npy(file: DumpFile) -> FileScan:
     with stream:
         shape, dtype, start = _read_header(file, "", stream, "npy")
     if not _is_float(dtype):
-        raise refuse("unsupported_dtype", file=file.name, entry="(file)", dtype=str(dtype))
+        raise refuse("unsupported_dtype", file=file.name, entry=WHOLE_FILE, dtype=str(dtype))
     check_claimed_bytes(file, "", math.prod(shape) * dtype.itemsize, file.size - start)
     if not shape:
-        return FileScan(file, (), (Skipped("(file)", "scalar"),))
+        return FileScan(file, (), (Skipped(WHOLE_FILE, "scalar"),))
     return FileScan(file, (_entry(file, "", shape, dtype),), ())
 
 

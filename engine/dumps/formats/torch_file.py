@@ -30,6 +30,7 @@ import torch
 from engine.config.norms import DTYPE_NAMES
 from engine.dumps.formats.entries import (
     ANSI,
+    WHOLE_FILE,
     EntryInfo,
     FileScan,
     Skipped,
@@ -202,7 +203,7 @@ def _flatten(obj: object, prefix: str, found: dict, skipped: list, file: DumpFil
     elif prefix:
         skipped.append(Skipped(prefix, "not_a_tensor", type(obj).__name__))
     else:
-        raise refuse("pt_content", file=file.name, entry="(file)", kind=type(obj).__name__)
+        raise refuse("pt_content", file=file.name, entry=WHOLE_FILE, kind=type(obj).__name__)
 
 
 def _tensors(file: DumpFile) -> tuple[dict[str, torch.Tensor], list[Skipped]]:
