@@ -1,4 +1,5 @@
-"""How numbers are written on the pages: short when exact, 4 decimals otherwise."""
+"""How numbers are written on the pages (short when exact, 4 decimals otherwise), and one rule
+for reading them back."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import math
 import numbers
 import re
 import unicodedata
+from decimal import Decimal
 
 import numpy as np
 
@@ -56,6 +58,16 @@ def number_text(value: float | None) -> str:
     text = repr(float(value))  # the shortest text float() reads back exactly
     text = text.removesuffix(".0")
     return text.replace("e-0", "e-").replace("e+0", "e+")
+
+
+def lost_to_zero(text: str, value: float) -> bool:
+    """Whether ``text`` names a nonzero number that ``float(text)`` (``value``) read as 0: closer
+    to 0 than float64's smallest positive number (``math.ulp(0.0)``, about 4.9e-324), as
+    ``1e-400``.  The mirror of ``1e400``, which reads as infinity."""
+    return value == 0 and Decimal(text.strip()) != 0
+
+
+FLOAT64_TINY = f"{math.ulp(0.0):.2g}"  # "4.9e-324", for the messages that refuse such text
 
 
 _SUPERSCRIPTS = str.maketrans("-+0123456789", "⁻⁺⁰¹²³⁴⁵⁶⁷⁸⁹")

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 import torch
 
 from engine.config import MAX_ROWS, MAX_VECTOR_WIDTH
+from ui.formatting import FLOAT64_TINY, lost_to_zero
 from ui.i18n import t
 
 MAX_CELLS = 65536
@@ -59,6 +60,8 @@ def _parse_number(token: str, row: int, column: int) -> float:
         raise VectorInputError("non_finite", where)
     if math.isinf(value):  # e.g. 1e400: a number, but beyond float64
         raise VectorInputError("beyond_float", where)
+    if lost_to_zero(token, value):  # e.g. 1e-400: a nonzero number float64 holds as 0
+        raise VectorInputError("below_float", {**where, "tiny": FLOAT64_TINY})
     return value
 
 
@@ -142,6 +145,8 @@ def parse_eps(text: str) -> float:
         raise VectorInputError("eps_invalid", {"token": text.strip()}) from None
     if not (0.0 <= value <= 1.0):
         raise VectorInputError("eps_invalid", {"token": text.strip()})
+    if lost_to_zero(text, value):  # PyTorch's eps is a float64: 1e-400 would be no ε at all
+        raise VectorInputError("eps_below_float", {"token": text.strip(), "tiny": FLOAT64_TINY})
     return value
 
 

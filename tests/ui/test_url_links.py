@@ -154,6 +154,21 @@ def test_bad_values_are_refused_with_the_parameter_and_what_is_accepted(key, raw
     assert refusal.params["accepted"] == page[key].accepted()
 
 
+NUMBERS_WITH_ZERO = [  # every numeric page parameter whose range holds 0
+    param
+    for page in PAGES.values()
+    for param in page.params
+    if param.kind in ("int", "float") and param.low <= 0 <= param.high
+]
+
+
+@pytest.mark.parametrize("param", NUMBERS_WITH_ZERO, ids=lambda param: param.key)
+def test_a_number_float64_reads_as_zero_is_refused_where_zero_is_accepted(param):
+    assert parse(param, ["0"]) == (0, None)
+    value, refusal = parse(param, ["1e-400"])  # not 0, but closer to 0 than any float64
+    assert value is None and refusal.params["param"] == param.key
+
+
 def test_refusals_say_what_is_accepted_in_words():
     assert DEPTH["dp_layers"].accepted() == "1 … 1000"
     assert DEPTH["dp_sublayer"].accepted() == "linear, mlp, attention, transformer"

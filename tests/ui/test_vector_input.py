@@ -1,4 +1,8 @@
+import math
+
 import pytest
+import torch
+import torch.nn.functional as F
 
 from engine.config import MAX_ROWS, MAX_VECTOR_WIDTH
 from ui.i18n import translate
@@ -33,6 +37,11 @@ def test_several_rows_and_blank_lines():
         ("1 nan", "non_finite", {"token": "nan", "row": 1, "column": 2}),
         ("inf 1", "non_finite", {"token": "inf", "row": 1, "column": 1}),
         ("1 1e400", "beyond_float", {"token": "1e400", "row": 1, "column": 2}),
+        (
+            "-1e-400 1",
+            "below_float",
+            {"token": "-1e-400", "row": 1, "column": 1, "tiny": "4.9e-324"},
+        ),
     ],
 )
 def test_bad_input_names_the_problem(text, key, params):
@@ -113,6 +122,21 @@ def test_parameters_are_one_value_or_d_values():
     assert caught.value.params == {"name": "γ", "count": 2, "d": 4}
     with pytest.raises(VectorInputError):
         parse_parameter("", 4, "β")
+
+
+def test_a_number_float64_would_read_as_zero_is_refused_and_zero_itself_is_not():
+    assert parse_vectors("5e-324, -0, 0e-999, 0.000") == ((math.ulp(0.0), 0.0, 0.0, 0.0),)
+    with pytest.raises(VectorInputError) as caught:
+        parse_parameter("1 1e-400", 2, "γ")
+    assert caught.value.key == "below_float"
+    with pytest.raises(VectorInputError) as caught:
+        parse_eps("1e-400")
+    assert caught.value.params == {"token": "1e-400", "tiny": "4.9e-324"}
+    assert parse_eps("5e-324") == math.ulp(0.0)
+    # PyTorch keeps such an ε: its eps argument is a float64 (a zero row stays finite)
+    zero_row = torch.zeros(1, 4, dtype=torch.float64)
+    assert F.layer_norm(zero_row, (4,), eps=5e-324).isfinite().all()
+    assert F.layer_norm(zero_row, (4,), eps=0.0).isnan().all()
 
 
 @pytest.mark.parametrize("text, value", [("1e-5", 1e-5), ("0", 0.0), (" 0.01 ", 0.01)])

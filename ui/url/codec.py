@@ -13,7 +13,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from engine.config.fields import Accepts, accepts, annotations
-from ui.formatting import number_text
+from ui.formatting import lost_to_zero, number_text
 from ui.i18n import LANGUAGES
 from ui.labels import every_label
 
@@ -196,6 +196,8 @@ def parse(param: Param, raw: list[str]) -> tuple[Any, Refusal | None]:
     except ValueError:
         return None, _refuse(param, text)
     if not math.isfinite(number) or not (param.low <= number <= param.high):
+        return None, _refuse(param, text)
+    if lost_to_zero(text, number):  # 1e-400: not 0, but float64 reads it as 0
         return None, _refuse(param, text)
     if param.kind == "int":
         if not number.is_integer():
