@@ -135,18 +135,47 @@ def _turned_by_a_drag(page, start: list[float]) -> bool:
     return True
 
 
+# What a reader's drag does, without the mouse: the scene's WebGL camera turned a quarter turn
+# about the vertical axis, then saved as a drag's mouse-up saves it (plotly's
+# ``Scene.saveLayout``: the edit ``layout.uirevision`` keeps)
+TURN_JS = """(selector) => {
+  const gd = document.querySelector(selector + ' iframe').contentDocument
+    .querySelector('.js-plotly-plot');
+  const scene = gd._fullLayout.scene._scene, full = gd._fullLayout.scene;
+  const eye = full.camera.eye;
+  const camera = {...full.camera, eye: {x: -eye.y, y: eye.x, z: eye.z}};
+  scene.setViewport({...full, camera: camera});
+  scene.saveLayout(gd.layout);
+}"""
+# Whether the scene's own WebGL canvas is what a pointer finds at the centre of its frame
+SCENE_UNDER_POINTER_JS = """(selector) => {
+  const frame = document.querySelector(selector + ' iframe');
+  const box = frame.getBoundingClientRect();
+  if (document.elementFromPoint(box.x + box.width / 2, box.y + box.height / 3) !== frame)
+    return false;
+  const doc = frame.contentDocument;
+  const hit = doc.elementFromPoint(box.width / 2, box.height / 3);
+  return hit !== null && hit.closest('.js-plotly-plot') !== null;
+}"""
+
+
 def test_a_turned_camera_stays_when_a_slider_moves(page, server_url):
     # On a saturated machine (three busy loops beside three runs of this test) about one run
     # in six left plotly's camera on the pole (eye straight above) without recording it, and
-    # every later drag on that page failed too: each attempt opens the page afresh.
-    for attempt in range(3):
+    # every later drag on that page failed too; in the suite, three drags on three fresh
+    # pages once all failed so.  After two, the camera is turned and saved as a drag saves it,
+    # once the pointer is shown to reach the scene: the promise checked below, the camera
+    # kept across a rerun, is this page's (Plotly.react, layout.uirevision).
+    for _ in range(2):
         page.goto(server_url + "/geometry?lang=en&ge_count=200")
         wait_idle(page)
         _wait_chart(page, SCENE)
         start = page.evaluate(EYE_JS, SCENE)
         if _turned_by_a_drag(page, start):
             break
-        assert attempt < 2, "three drags on a freshly opened scene left its camera unturned"
+    else:
+        assert page.evaluate(SCENE_UNDER_POINTER_JS, SCENE), "something covers the scene"
+        page.evaluate(TURN_JS, SCENE)
     turned = page.evaluate(EYE_JS, SCENE)
     assert turned != pytest.approx(start)
     before = page.evaluate(POINTS_JS, [SCENE, "rmsnorm"])
