@@ -7,7 +7,6 @@ import math
 import numbers
 import re
 import unicodedata
-from decimal import Decimal
 
 import numpy as np
 
@@ -64,7 +63,10 @@ def lost_to_zero(text: str, value: float) -> bool:
     """Whether ``text`` names a nonzero number that ``float(text)`` (``value``) read as 0: closer
     to 0 than float64's smallest positive number (``math.ulp(0.0)``, about 4.9e-324), as
     ``1e-400``.  The mirror of ``1e400``, which reads as infinity."""
-    return value == 0 and Decimal(text.strip()) != 0
+    if value != 0:
+        return False
+    significand = text.strip().lower().partition("e")[0]  # float() read it: digits, ".", "_"
+    return any(char.isdecimal() and int(char) != 0 for char in significand)
 
 
 FLOAT64_TINY = f"{math.ulp(0.0):.2g}"  # "4.9e-324", for the messages that refuse such text

@@ -165,8 +165,10 @@ NUMBERS_WITH_ZERO = [  # every numeric page parameter whose range holds 0
 @pytest.mark.parametrize("param", NUMBERS_WITH_ZERO, ids=lambda param: param.key)
 def test_a_number_float64_reads_as_zero_is_refused_where_zero_is_accepted(param):
     assert parse(param, ["0"]) == (0, None)
-    value, refusal = parse(param, ["1e-400"])  # not 0, but closer to 0 than any float64
-    assert value is None and refusal.params["param"] == param.key
+    assert parse(param, ["0e-99999"]) == (0, None)
+    for tiny in ("1e-400", "1e-99999999999999999999", "１e-400"):  # not 0, but float64 says 0
+        value, refusal = parse(param, [tiny])
+        assert value is None and refusal.params["param"] == param.key
 
 
 def test_refusals_say_what_is_accepted_in_words():

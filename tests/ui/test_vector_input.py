@@ -125,7 +125,13 @@ def test_parameters_are_one_value_or_d_values():
 
 
 def test_a_number_float64_would_read_as_zero_is_refused_and_zero_itself_is_not():
-    assert parse_vectors("5e-324, -0, 0e-999, 0.000") == ((math.ulp(0.0), 0.0, 0.0, 0.0),)
+    assert parse_vectors("5e-324, -0, 0e-999, 0.000, 0e-99999999999999999999") == (
+        (math.ulp(0.0), 0.0, 0.0, 0.0, 0.0),
+    )
+    for tiny in ("2.4e-324", "1e-99999999999999999999", "0.00001e-320", "１e-400"):
+        with pytest.raises(VectorInputError) as caught:
+            parse_vectors(f"1 {tiny}")
+        assert caught.value.key == "below_float", tiny
     with pytest.raises(VectorInputError) as caught:
         parse_parameter("1 1e-400", 2, "γ")
     assert caught.value.key == "below_float"
