@@ -38,6 +38,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
 import streamlit as st
 from streamlit.runtime.scriptrunner_utils.script_requests import ScriptRequestType
 from streamlit.runtime.scriptrunner_utils.script_run_context import (
@@ -151,10 +152,11 @@ def run_heavy(
 
     The auto-start rule: the request starts on its own while ``work`` summed over the calls
     is at most ``AUTO_START_FACTOR`` times ``work(*default)``, the same computation at the
-    page's defaults; beyond that, and always with ``always_ask`` (training runs, timings, the
-    precision comparison), it waits for a click on ``button``, remembered in this session for
-    these calls only, so a new setting asks again.  A result another session computed needs no
-    click.  Without ``work`` (a file read, bounded by the upload limit) it never waits.
+    page's defaults (in each unit, where ``work`` counts in several); beyond that, and always
+    with ``always_ask`` (training runs, timings, the precision comparison), it waits for a
+    click on ``button``, remembered in this session for these calls only, so a new setting
+    asks again.  A result another session computed needs no click.  Without ``work`` (a file
+    read, bounded by the upload limit) it never waits.
     ``labels[i]`` is shown while ``calls[i]`` runs; ``on_partial(found)`` draws the results
     so far and the running call's partial result (the training lab's live chart).
     """
@@ -199,8 +201,11 @@ def run_heavy(
         cancel.empty()
 
 
-def _ratio(work: Callable[..., float], calls: Sequence[tuple], default: tuple) -> float:
-    return sum(work(*args) for args in calls) / max(work(*default), 1)
+def _ratio(work: Callable[..., Any], calls: Sequence[tuple], default: tuple) -> float:
+    """The calls' work over the default's; where ``work`` counts in several units (a tuple:
+    the Depth simulator's draws and multiply-adds), the largest of the units' ratios."""
+    counts = [np.atleast_1d(work(*args)) for args in calls]
+    return float(np.max(np.sum(counts, axis=0) / np.maximum(np.atleast_1d(work(*default)), 1)))
 
 
 def _section_rerun_waiting(requests) -> bool:

@@ -189,3 +189,15 @@ def test_a_stack_past_the_engines_limit_is_refused_before_any_work(app, section)
     _open(app, section)
     assert any("16,777,216,000 weights" in e.value for e in app.error)
     assert not app.get("plotly_chart")
+
+
+def test_one_token_through_wide_layers_waits_for_a_click(app):
+    """One token draws as many weights as sixty-four: L = 16, d = 4096, T = 1 draws 85 times
+    the default's weights (18 s here) in 2.7 times its multiply-adds, so it waits."""
+    _open(app)
+    app.number_input(key="dp_layers").set_value(16).run()
+    app.number_input(key="dp_tokens").set_value(1).run()
+    app.selectbox(key="dp_d").select(4096).run()
+    assert not app.exception
+    assert [b for b in app.button if b.key == "dp_simulate"]
+    assert any("× the work of the default settings" in c.value for c in app.caption)

@@ -124,7 +124,7 @@ def test_the_heaviest_accepted_depth_link_waits_for_a_click_and_says_why():
     assert not at.exception and not at.error
     assert at.button(key="dp_simulate").label == "Simulate"
     why = " ".join(c.value for c in at.caption)
-    assert "about 885× the work of the default settings" in why
+    assert "about 889× the work of the default settings" in why
     assert not at.get("plotly_chart") or all(
         chart.proto.id != "dp_residual" for chart in at.get("plotly_chart")
     )
