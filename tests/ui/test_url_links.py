@@ -171,6 +171,23 @@ def test_a_number_float64_reads_as_zero_is_refused_where_zero_is_accepted(param)
         assert value is None and refusal.params["param"] == param.key
 
 
+NUMBER_CHOICES_WITH_ZERO = [  # a menu of numbers that offers 0 (ε, a spread)
+    param
+    for page in PAGES.values()
+    for param in page.params
+    if param.kind in ("choice", "choices") and 0 in param.choices
+]
+
+
+@pytest.mark.parametrize("param", NUMBER_CHOICES_WITH_ZERO, ids=lambda param: param.key)
+def test_a_number_float64_reads_as_zero_is_not_the_choice_zero(param):
+    zero = [0] if param.kind == "choices" else 0
+    assert parse(param, ["0e-5"]) == (zero, None)
+    for tiny in ("1e-400", "-1e-400", "１e-400"):
+        value, refusal = parse(param, [tiny])
+        assert value is None and refusal.params["param"] == param.key
+
+
 def test_refusals_say_what_is_accepted_in_words():
     assert DEPTH["dp_layers"].accepted() == "1 … 1000"
     assert DEPTH["dp_sublayer"].accepted() == "linear, mlp, attention, transformer"

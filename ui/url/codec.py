@@ -137,6 +137,8 @@ def _as_choice(param: Param, raw: str):
             number = float(raw)
         except ValueError:
             return None
+        if lost_to_zero(raw, number):  # 1e-400 is not the choice 0
+            return None
         for choice in param.choices:
             if number == choice:
                 return choice
