@@ -87,6 +87,17 @@ def test_value_beyond_float16_is_refused_when_stored_as_float16(app):
     assert "cannot be stored in float16" in app.error[0].value
 
 
+def test_an_overflowing_beta_in_half_precision_is_counted_and_the_paths_say_they_leave_it_out(
+    app,
+):
+    app.selectbox(key="vl_dtype").select("float16").run()
+    app.text_input(key="vl_beta").input("1e300").run()  # y = ∞ in every channel
+    assert not app.exception
+    assert "4 outputs are inf or NaN" in " ".join(w.value for w in app.warning)
+    # the real paths compare the normalization alone: their verdicts are not about y + β
+    assert any("before γ and β" in m.value for m in app.markdown)
+
+
 def test_bad_eps_gamma_and_groups_are_explained(app):
     app.text_input(key="vl_eps").input("-1").run()
     assert "ε = `-1` is not accepted" in app.error[0].value

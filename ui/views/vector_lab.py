@@ -157,6 +157,8 @@ def precision(
         st.warning(
             t(f"vector_lab.zero_variance_{kind}", default=default), icon=":material/warning:"
         )
+    if ex.nonfinite_outputs and not ex.zero_variance:  # the steps' y, γ and β included
+        st.warning(t("vector_lab.nonfinite_outputs", count=ex.nonfinite_outputs))
     if ex.precision is None:
         _no_story(ex)
     else:
@@ -164,8 +166,6 @@ def precision(
 
 
 def _no_story(ex: VectorExplanation) -> None:
-    if ex.nonfinite_outputs and not ex.zero_variance:
-        st.warning(t("vector_lab.nonfinite_outputs", count=ex.nonfinite_outputs))
     half = ex.input_dtype in HALF_DTYPES or ex.spec.compute_dtype in HALF_DTYPES
     if half and ex.spec.kind not in PRECISION_KINDS:
         st.caption(t("vector_lab.precision.not_covered", norm=NORM_NAMES[ex.spec.kind]))
