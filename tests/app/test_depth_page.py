@@ -192,7 +192,7 @@ def test_a_stack_past_the_engines_limit_is_refused_before_any_work(app, section)
 
 
 def test_one_token_through_wide_layers_waits_for_a_click(app):
-    """One token draws as many weights as sixty-four: L = 16, d = 4096, T = 1 makes 171 times
+    """The draws do not shrink with the tokens: L = 16, d = 4096, T = 1 makes 171 times
     the default's draws (18 s here) and 1.8 times its multiply-adds, so it waits."""
     _open(app)
     app.number_input(key="dp_layers").set_value(16).run()
