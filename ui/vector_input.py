@@ -130,7 +130,10 @@ def parse_parameter(text: str, d: int, name: str) -> tuple[float, ...]:
     tokens = [tok for tok in tokens if tok]
     if not tokens:
         raise VectorInputError("parameter_empty", {"name": name})
-    values = tuple(_parse_number(tok, 1, col) for col, tok in enumerate(tokens, start=1))
+    try:
+        values = tuple(_parse_number(tok, 1, col) for col, tok in enumerate(tokens, start=1))
+    except VectorInputError as error:  # the number's message, under the parameter's name
+        raise VectorInputError("parameter_value", {"name": name, "inner": error}) from None
     if len(values) not in (1, d):
         raise VectorInputError("parameter_length", {"name": name, "count": len(values), "d": d})
     return values

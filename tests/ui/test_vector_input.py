@@ -5,6 +5,7 @@ import torch
 import torch.nn.functional as F
 
 from engine.config import MAX_ROWS, MAX_VECTOR_WIDTH
+from ui.errors import input_error_text
 from ui.i18n import translate
 from ui.vector_input import (
     VectorInputError,
@@ -134,7 +135,10 @@ def test_a_number_float64_would_read_as_zero_is_refused_and_zero_itself_is_not()
         assert caught.value.key == "below_float", tiny
     with pytest.raises(VectorInputError) as caught:
         parse_parameter("1 1e-400", 2, "γ")
-    assert caught.value.key == "below_float"
+    assert caught.value.key == "parameter_value" and caught.value.params["name"] == "γ"
+    assert caught.value.params["inner"].key == "below_float"
+    message = input_error_text(caught.value)
+    assert message.startswith("γ: `1e-400` (row 1, position 2) is closer to 0"), message
     with pytest.raises(VectorInputError) as caught:
         parse_eps("1e-400")
     assert caught.value.params == {"token": "1e-400", "tiny": "4.9e-324"}
