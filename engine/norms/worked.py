@@ -76,10 +76,16 @@ class VectorExplanation:
     row_rstd: float  # the chosen norm's rstd for that row (NaN for DyT and pooled kinds)
     comparison: NormComparison
     nonfinite_outputs: int  # count of inf/NaN in ``outputs``
-    zero_variance: bool  # eps = 0 and the row's sigma^2 (RMSNorm: mean square) is 0: 0/0
+    # eps = 0, as the statistics' dtype holds it, and the row's sigma^2 (RMSNorm: mean
+    # square) is 0: 0/0
+    zero_variance: bool
     # BatchNorm over a single row: one value per channel, so every variance is 0 (PyTorch's
     # nn.BatchNorm1d refuses such a batch in training mode)
     one_value_per_channel: bool
+    # eps as the statistics' dtype holds it: 0 where eps > 0 is below its smallest positive
+    # number (5e-324 in float32, 1e-8 in float16), as PyTorch's own ops round it
+    eps_computed: float
+    statistics_dtype: str  # the dtype the statistics are computed in ("float32", ...)
     backend: str  # the path that computed ``outputs``: "torch" or "triton"
     device: str  # where: "CPU" or the GPU's name
     # every real half-precision path on these rows (float16/bfloat16 input or statistics,
@@ -157,6 +163,8 @@ def explain_vectors(
     result = normalize(x.to(device), spec, *params)
     row = x[row_index]  # [d]
     row_rstd = float(result.rstd[row_index]) if spec.kind in PER_TOKEN_KINDS else math.nan
+    statistics_dtype = spec.torch_compute_dtype(x.dtype)
+    eps_computed = float(torch.tensor(spec.eps, dtype=statistics_dtype))
     centre = row.double().mean() if spec.kind == "layernorm" else 0.0
     row_zero = bool(((row.double() - centre) == 0).all())  # sigma^2 (or RMS^2) is exactly 0
     return VectorExplanation(
@@ -172,7 +180,9 @@ def explain_vectors(
         row_stats_exact=_row_statistics(row, spec, "float64"),
         row_rstd=row_rstd,
         comparison=_compare_norms(row, spec),
-        zero_variance=spec.eps == 0 and spec.kind in ROW_KINDS and row_zero,
+        zero_variance=eps_computed == 0 and spec.kind in ROW_KINDS and row_zero,
+        eps_computed=eps_computed,
+        statistics_dtype=str(statistics_dtype).removeprefix("torch."),
         one_value_per_channel=spec.kind == "batchnorm" and x.shape[0] == 1,
         nonfinite_outputs=int((~torch.isfinite(result.y)).sum()),
         backend=result.backend,

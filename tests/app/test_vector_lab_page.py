@@ -39,6 +39,17 @@ def test_batchnorm_over_one_row_says_why_every_output_is_beta(app):
     assert not app.exception and not any(note in info.value for info in app.info)
 
 
+def test_an_eps_float16_holds_as_zero_is_explained_as_no_eps(app):
+    app.text_area(key="vl_text").input("0, 0, 0, 0").run()
+    app.selectbox(key="vl_dtype").select("float16").run()
+    app.selectbox(key="vl_compute").select("float16").run()
+    app.text_input(key="vl_eps").input("1e-8").run()
+    assert not app.exception
+    shown = " ".join(w.value for w in app.warning)
+    assert "ε = 1e-8 is 0 in float16" in shown and "σ² = 0 and ε = 0" in shown
+    assert "outputs are inf or NaN" not in shown  # said once, by the ε = 0 explanation
+
+
 def test_beta_field_only_for_norms_that_have_a_beta(app):
     keys = lambda: {box.key for box in app.text_input}  # noqa: E731
     assert "vl_beta" in keys()  # LayerNorm: γ and β

@@ -320,3 +320,21 @@ def test_batchnorm_over_one_row_is_flagged_outputs_beta_and_pytorch_refuses_it()
     two = explain_vectors((row, (2.0, 2.0, 2.0)), NormSpec(kind="batchnorm"))
     layer = explain_vectors((row,), NormSpec(kind="layernorm"))
     assert not two.one_value_per_channel and not layer.one_value_per_channel
+
+
+def test_an_eps_the_statistics_dtype_rounds_to_zero_is_no_eps_as_in_pytorch():
+    """ε > 0 typed, 0 in the dtype the statistics are computed in: a constant row is 0/0, as
+    PyTorch's own ops on tensors of that dtype compute it."""
+    zeros = ((0.0, 0.0, 0.0, 0.0),)
+    half = explain_vectors(
+        zeros, NormSpec("layernorm", eps=1e-8, compute_dtype="float16"), "float16"
+    )
+    assert half.eps_computed == 0 and half.statistics_dtype == "float16" and half.zero_variance
+    assert math.isnan(half.outputs[0][0])
+    assert torch.zeros(4, dtype=torch.float16).var(unbiased=False) + 1e-8 == 0  # torch agrees
+    single = explain_vectors(zeros, NormSpec("rmsnorm", eps=5e-324))
+    assert single.eps_computed == 0 and single.zero_variance
+    assert F.rms_norm(torch.zeros(1, 4), (4,), eps=5e-324).isnan().all()  # PyTorch's op too
+    kept = explain_vectors(zeros, NormSpec("layernorm", eps=1e-8))  # float32 holds 1e-8
+    assert kept.eps_computed == pytest.approx(1e-8) and not kept.zero_variance
+    assert kept.outputs == ((0.0, 0.0, 0.0, 0.0),)

@@ -46,7 +46,7 @@ def broken_statistic(ex: VectorExplanation, kind: str) -> str | None:
     if not math.isfinite(statistic):
         return "variance" if kind == "layernorm" else "mean_square"
     if not np.isfinite(y).all():
-        return "zero_variance" if statistic == 0 and ex.spec.eps == 0 else "nonfinite"
+        return "zero_variance" if statistic == 0 and ex.eps_computed == 0 else "nonfinite"
     if not x.any():
         return "zero_input"
     if kind == "layernorm" and statistic == 0:

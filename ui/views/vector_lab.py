@@ -15,7 +15,7 @@ from engine.norms.precision import PrecisionStory
 from engine.norms.precision_facts import DefaultEps
 from engine.norms.worked import VectorExplanation
 from ui.figures.vector_lab import input_output_figure
-from ui.formatting import format_number, format_vector
+from ui.formatting import format_number, format_vector, number_text
 from ui.i18n import current_language, t
 from ui.labels import NORM_NAMES, label
 from ui.text.vector_lab_compare import comparison_notes, ratios, undefined_cell
@@ -154,8 +154,12 @@ def precision(
         dtype = ex.input_dtype
         default = default_eps_sentence(default_eps[dtype], ex.spec.kind, dtype, lang)
         kind = "rmsnorm" if ex.spec.kind == "rmsnorm" else "layernorm"
+        lost = ""  # ε > 0 typed, 0 in the statistics' dtype
+        if ex.spec.eps != 0:
+            lost = t("vector_lab.eps_lost", eps=number_text(ex.spec.eps), dtype=ex.statistics_dtype)
         st.warning(
-            t(f"vector_lab.zero_variance_{kind}", default=default), icon=":material/warning:"
+            lost + t(f"vector_lab.zero_variance_{kind}", default=default),
+            icon=":material/warning:",
         )
     if ex.nonfinite_outputs and not ex.zero_variance:  # the steps' y, γ and β included
         st.warning(t("vector_lab.nonfinite_outputs", count=ex.nonfinite_outputs))
