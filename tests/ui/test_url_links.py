@@ -9,7 +9,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from ui.url.address_bar import describes
-from ui.url.codec import PRESENT, parse, query_string, serialize
+from ui.url.codec import PRESENT, parse, query_string, serialize, serialize_one
 from ui.url.pages import AXES, DEPTH, DUMPS, GEOMETRY, KERNELS, MODELS, PAGES, VECTOR_LAB
 
 
@@ -186,6 +186,22 @@ def test_a_number_float64_reads_as_zero_is_not_the_choice_zero(param):
     for tiny in ("1e-400", "-1e-400", "１e-400"):
         value, refusal = parse(param, [tiny])
         assert value is None and refusal.params["param"] == param.key
+
+
+def test_words_in_a_link_are_read_whatever_their_case_and_surrounding_spaces():
+    assert parse(DEPTH["dp_placements"], ["POST, Pre "]) == (["post", "pre"], None)
+    assert parse(DEPTH["dp_norm"], ["layernorm "]) == ("layernorm", None)
+    assert parse(DUMPS["du_log"], [" TRUE"]) == (True, None)
+    for param in (p for page in PAGES.values() for p in page.params if p.choices):
+        ids = [serialize_one(param, c).casefold() for c in param.choices]
+        assert len(set(ids)) == len(ids), param.key  # no two ids differ only by case
+
+
+def test_an_empty_item_in_a_list_is_no_item():
+    assert parse(DEPTH["dp_placements"], ["post,"]) == (["post"], None)
+    assert parse(DEPTH["dp_placements"], ["post,,pre"]) == (["post", "pre"], None)
+    value, refusal = parse(DEPTH["dp_placements"], [","])  # nothing named at all: refused
+    assert value is None and refusal is not None
 
 
 def test_refusals_say_what_is_accepted_in_words():

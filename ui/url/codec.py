@@ -122,9 +122,11 @@ def serialize(param: Param, value) -> list[str]:
 
 
 def _as_choice(param: Param, raw: str):
-    """The choice ``raw`` names: its id, an older display name, or (numbers) its value."""
+    """The choice ``raw`` names: its id, an older display name, or (numbers) its value; case
+    and the spaces around it aside, as for every word a link holds."""
+    raw = raw.strip()
     for choice in param.choices:
-        if raw == serialize_one(param, choice):
+        if raw.casefold() == serialize_one(param, choice).casefold():
             return choice
     if param.vocabulary is not None:
         for choice in param.choices:
@@ -165,6 +167,7 @@ def parse(param: Param, raw: list[str]) -> tuple[Any, Refusal | None]:
     others), and the refusal names the unknown ones."""
     if param.kind == "choices":  # the known items are kept, the unknown ones named
         items = [part for r in raw for part in r.split(",")]
+        items = [item for item in items if item.strip()] or items  # "post," is "post"
         most = 2 * len(param.choices)  # each choice twice, as older hand-written links did
         if len(items) > most:  # refused before any item is looked up
             refusal = _refuse(param, ",".join(items[:most]), "too_many_items")
@@ -186,8 +189,8 @@ def parse(param: Param, raw: list[str]) -> tuple[Any, Refusal | None]:
         choice = _as_choice(param, text)
         return (choice, None) if choice is not None else (None, _refuse(param, text))
     if param.kind == "bool":
-        if text.lower() in ("true", "false"):
-            return text.lower() == "true", None
+        if text.strip().lower() in ("true", "false"):
+            return text.strip().lower() == "true", None
         return None, _refuse(param, text)
     if param.kind == "text":
         if len(text) > param.max_chars:
