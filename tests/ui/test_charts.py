@@ -94,3 +94,22 @@ def test_kaleido_renders_the_chart_as_svg_and_png_offline():
     assert figure_image(figure, "png").startswith(b"\x89PNG")
     with pytest.raises(ValueError):
         figure_image(figure, "pdf")
+
+
+def test_an_export_whose_page_had_not_loaded_its_script_is_tried_once_more(monkeypatch):
+    """kaleido under load: "kaleido_scopes is not defined" once; the second try renders."""
+    from kaleido.errors import JavascriptError
+
+    from ui.figures import export
+
+    calls = []
+
+    def to_image(self, **options):
+        calls.append(options)
+        if len(calls) == 1:
+            raise JavascriptError("ReferenceError: kaleido_scopes is not defined")
+        return b"<svg/>"
+
+    monkeypatch.setattr(export, "_server_started", True)
+    monkeypatch.setattr(go.Figure, "to_image", to_image)
+    assert figure_image(go.Figure(), "svg") == b"<svg/>" and len(calls) == 2

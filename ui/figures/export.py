@@ -109,10 +109,16 @@ def figure_image(figure: go.Figure, image_format: str) -> bytes:
         raise ValueError(f"image format {image_format!r} is not one of {IMAGE_FORMATS}")
     global _server_started
     import kaleido
+    from kaleido.errors import JavascriptError
 
+    scale = 2 if image_format == "png" else 1
     with _EXPORT_LOCK, warnings.catch_warnings():
         warnings.simplefilter("ignore")  # plotly warns that kaleido's server ignores its options
         if not _server_started:
             kaleido.start_sync_server(silence_warnings=True)
             _server_started = True
-        return figure.to_image(format=image_format, scale=2 if image_format == "png" else 1)
+        try:
+            return figure.to_image(format=image_format, scale=scale)
+        except JavascriptError:  # a loaded machine: kaleido's page had not loaded its script
+            # yet ("kaleido_scopes is not defined", once in a suite run); it has the next time
+            return figure.to_image(format=image_format, scale=scale)
