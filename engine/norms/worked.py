@@ -82,8 +82,8 @@ class VectorExplanation:
     # BatchNorm over a single row: one value per channel, so every variance is 0 (PyTorch's
     # nn.BatchNorm1d refuses such a batch in training mode)
     one_value_per_channel: bool
-    # eps as the statistics' dtype holds it: 0 where eps > 0 is below its smallest positive
-    # number (5e-324 in float32, 1e-8 in float16), as PyTorch's own ops round it
+    # eps as the statistics' dtype holds it: 0 where eps > 0 is closer to 0 than to its
+    # smallest positive number (5e-324 in float32, 1e-8 in float16), as PyTorch's ops round it
     eps_computed: float
     statistics_dtype: str  # the dtype the statistics are computed in ("float32", ...)
     backend: str  # the path that computed ``outputs``: "torch" or "triton"

@@ -175,7 +175,7 @@ def parse(param: Param, raw: list[str]) -> tuple[Any, Refusal | None]:
             return None, Refusal(refusal.key, {**refusal.params, **counted})
         values, unknown = [], []
         for item in items:
-            choice = _as_choice(param, item.strip())
+            choice = _as_choice(param, item)
             if choice is None:
                 unknown.append(item)
             elif choice not in values:
