@@ -1,5 +1,5 @@
-"""How numbers are written on the pages (short when exact, 4 decimals otherwise), and one rule
-for reading them back."""
+"""How numbers are written on the pages (short when exact, 4 decimals otherwise), and the rules
+for reading them back (what a Chinese keyboard types, numbers float64 reads as 0)."""
 
 from __future__ import annotations
 
@@ -70,6 +70,15 @@ def lost_to_zero(text: str, value: float) -> bool:
 
 
 FLOAT64_TINY = f"{math.ulp(0.0):.2g}"  # "4.9e-324", for the messages that refuse such text
+
+# NFKC maps full-width forms to ASCII; these it leaves alone.
+_TO_ASCII = str.maketrans({"\u2212": "-", "\u3001": ","})
+
+
+def as_ascii(text: str) -> str:
+    """Full-width digits and punctuation, the ideographic comma and U+2212 as ASCII: a number
+    typed on a Chinese or Japanese keyboard (``－１．５``, ``−1``) reads as ``-1.5``."""
+    return unicodedata.normalize("NFKC", text).translate(_TO_ASCII)
 
 
 _SUPERSCRIPTS = str.maketrans("-+0123456789", "⁻⁺⁰¹²³⁴⁵⁶⁷⁸⁹")

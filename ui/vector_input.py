@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import math
 import re
-import unicodedata
 from dataclasses import dataclass, field
 
 import torch
 
 from engine.config import MAX_ROWS, MAX_VECTOR_WIDTH
-from ui.formatting import FLOAT64_TINY, lost_to_zero
+from ui.formatting import FLOAT64_TINY, as_ascii, lost_to_zero
 from ui.i18n import t
 
 MAX_CELLS = 65536
@@ -28,13 +27,6 @@ MAX_TEXT_CHARS = 400_000
 _SEPARATORS = re.compile(r"[,;\s]+")
 _BRACKETS = "[](){}"
 _STORAGE = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
-# NFKC maps full-width forms to ASCII; these it leaves alone.
-_TO_ASCII = str.maketrans({"\u2212": "-", "\u3001": ","})
-
-
-def as_ascii(text: str) -> str:
-    """Full-width digits and punctuation, the ideographic comma and U+2212 as ASCII."""
-    return unicodedata.normalize("NFKC", text).translate(_TO_ASCII)
 
 
 @dataclass

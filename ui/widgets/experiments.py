@@ -29,11 +29,10 @@ from engine.dumps.local_files import LocalModel, find_model
 from engine.errors import EngineError
 from engine.experiments.experiment import SAME, options
 from ui.errors import error_text
-from ui.formatting import literal
+from ui.formatting import as_ascii, literal
 from ui.i18n import current_language, t
 from ui.text.experiments import option_text
 from ui.url.pages import EXPERIMENTS_PAGE as P
-from ui.vector_input import as_ascii
 from ui.widgets import bound
 
 PREDICTIONS = "ex_predictions"  # session state: {request id: committed option}
