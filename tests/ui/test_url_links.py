@@ -12,6 +12,8 @@ from ui.url.address_bar import describes
 from ui.url.codec import PRESENT, parse, query_string, serialize, serialize_one
 from ui.url.pages import AXES, DEPTH, DUMPS, GEOMETRY, KERNELS, MODELS, PAGES, VECTOR_LAB
 
+PAGES_BY_KEY = {param.key: page for page in PAGES.values() for param in page.params}
+
 
 def _bound_widgets():
     import streamlit as st
@@ -72,6 +74,25 @@ def test_models_values_parse_to_ids_and_older_input_names():
     assert parse(MODELS["md_input"], ["Paste a config.json"]) == ("paste", None)
     assert parse(MODELS["md_input"], ["粘贴 config.json"]) == ("paste", None)
     assert parse(MODELS["md_family"], ["Gemma 2"])[1] is not None  # ids only, never names
+
+
+@pytest.mark.parametrize(
+    "key, raw, expected",
+    [
+        ("vl_shift", ["−2.5"], -2.5),  # U+2212, the minus sign
+        ("vl_shift", ["－２．５"], -2.5),  # full-width minus, digits and point
+        ("vl_d", ["４０９６"], 4096),
+        ("du_eps", ["１e－５"], 1e-5),  # a menu of numbers
+        ("dp_lr", ["３e-3"], 3e-3),
+    ],
+)
+def test_numbers_typed_on_a_chinese_keyboard_read_as_typed_in_ascii(key, raw, expected):
+    assert parse(PAGES_BY_KEY[key][key], raw) == (expected, None)
+
+
+def test_a_full_width_number_out_of_range_is_refused_as_it_was_written():
+    value, refusal = parse(VECTOR_LAB["vl_d"], ["－４"])
+    assert value is None and refusal.params["value"] == "－４"
 
 
 def test_dumps_values_parse_to_ids_and_the_eps_in_any_spelling():

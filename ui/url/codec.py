@@ -13,7 +13,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from engine.config.fields import Accepts, accepts, annotations
-from ui.formatting import lost_to_zero, number_text
+from ui.formatting import as_ascii, lost_to_zero, number_text
 from ui.i18n import LANGUAGES
 from ui.labels import every_label
 
@@ -135,11 +135,12 @@ def _as_choice(param: Param, raw: str):
             }:
                 return choice
     if param.choices and isinstance(param.choices[0], int | float):
+        digits = as_ascii(raw)  # "１e-５", "−1": typed on a Chinese keyboard
         try:
-            number = float(raw)
+            number = float(digits)
         except ValueError:
             return None
-        if lost_to_zero(raw, number):  # 1e-400 is not the choice 0
+        if lost_to_zero(digits, number):  # 1e-400 is not the choice 0
             return None
         for choice in param.choices:
             if number == choice:
@@ -196,13 +197,14 @@ def parse(param: Param, raw: list[str]) -> tuple[Any, Refusal | None]:
         if len(text) > param.max_chars:
             return None, _refuse(param, text, "too_long")
         return text, None
+    digits = as_ascii(text).strip()  # "－１．５", "−1": typed on a Chinese keyboard
     try:
-        number = float(text.strip())
+        number = float(digits)
     except ValueError:
         return None, _refuse(param, text)
     if not math.isfinite(number) or not (param.low <= number <= param.high):
         return None, _refuse(param, text)
-    if lost_to_zero(text, number):  # 1e-400: not 0, but float64 reads it as 0
+    if lost_to_zero(digits, number):  # 1e-400: not 0, but float64 reads it as 0
         return None, _refuse(param, text)
     if param.kind == "int":
         if not number.is_integer():
