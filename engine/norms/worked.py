@@ -86,6 +86,9 @@ class VectorExplanation:
     # smallest positive number (5e-324 in float32, 1e-8 in float16), as PyTorch's ops round it
     eps_computed: float
     statistics_dtype: str  # the dtype the statistics are computed in ("float32", ...)
+    # γ ("weight") and β ("bias") values typed nonzero that are 0 in the statistics' dtype,
+    # where they scale and shift: (name, first such value, how many) per parameter
+    parameters_lost: tuple[tuple[str, float, int], ...]
     backend: str  # the path that computed ``outputs``: "torch" or "triton"
     device: str  # where: "CPU" or the GPU's name
     # every real half-precision path on these rows (float16/bfloat16 input or statistics,
@@ -145,6 +148,20 @@ def _param(values: tuple[float, ...] | None, d: int) -> torch.Tensor | None:
     return torch.tensor(values, dtype=torch.float64)
 
 
+def _lost_parameters(weight, bias, dtype: torch.dtype) -> tuple[tuple[str, float, int], ...]:
+    """Each parameter's nonzero values that ``dtype`` holds as 0 (``affine`` in
+    ``engine/norms/reference.py`` casts γ and β to the normalized values' dtype)."""
+    lost = []
+    for name, values in (("weight", weight), ("bias", bias)):
+        if values is None:
+            continue
+        typed = torch.tensor(values, dtype=torch.float64)
+        zero = (typed != 0) & (typed.to(dtype) == 0)
+        if zero.any():
+            lost.append((name, float(typed[zero][0]), int(zero.sum())))
+    return tuple(lost)
+
+
 def explain_vectors(
     rows: tuple[tuple[float, ...], ...],
     spec: NormSpec,
@@ -183,6 +200,7 @@ def explain_vectors(
         zero_variance=eps_computed == 0 and spec.kind in ROW_KINDS and row_zero,
         eps_computed=eps_computed,
         statistics_dtype=str(statistics_dtype).removeprefix("torch."),
+        parameters_lost=_lost_parameters(weight, bias, statistics_dtype),
         one_value_per_channel=spec.kind == "batchnorm" and x.shape[0] == 1,
         nonfinite_outputs=int((~torch.isfinite(result.y)).sum()),
         backend=result.backend,

@@ -109,6 +109,15 @@ def test_an_overflowing_beta_in_half_precision_is_counted_and_the_paths_say_they
     assert any("before γ and β" in m.value for m in app.markdown)
 
 
+def test_a_gamma_float32_holds_as_zero_is_named_with_the_type_it_is_zero_in(app):
+    app.text_input(key="vl_gamma").input("1e-320").run()
+    assert not app.exception and not app.error
+    shown = " ".join(i.value for i in app.info)
+    assert "γ = 1e-320 is 0 in float32" in shown and "that are 0 in float32: 1." in shown
+    app.text_input(key="vl_gamma").input("1e-30").run()
+    assert "is 0 in float32" not in " ".join(i.value for i in app.info)
+
+
 def test_bad_eps_gamma_and_groups_are_explained(app):
     app.text_input(key="vl_eps").input("-1").run()
     assert "ε = `-1` is not accepted" in app.error[0].value

@@ -338,3 +338,24 @@ def test_an_eps_the_statistics_dtype_rounds_to_zero_is_no_eps_as_in_pytorch():
     kept = explain_vectors(zeros, NormSpec("layernorm", eps=1e-8))  # float32 holds 1e-8
     assert kept.eps_computed == pytest.approx(1e-8) and not kept.zero_variance
     assert kept.outputs == ((0.0, 0.0, 0.0, 0.0),)
+
+
+def test_a_gamma_or_beta_the_statistics_dtype_rounds_to_zero_is_named_and_acts_as_zero():
+    """γ and β scale and shift in the normalized values' dtype: a typed 1e-320 is 0 in
+    float32 and 1e-8 is 0 in float16, as in PyTorch's own ops on parameters of that dtype."""
+    row = ((1.0, 2.0, 3.0, 4.0),)
+    single = explain_vectors(row, NormSpec("layernorm"), weight=(1e-320,), bias=(1.0, 0, 1e-46, 2))
+    assert single.parameters_lost == (("weight", 1e-320, 1), ("bias", 1e-46, 1))
+    weight = torch.tensor([1e-320] * 4, dtype=torch.float32)  # 0: float32 holds no 1e-320
+    bias = torch.tensor([1.0, 0, 1e-46, 2], dtype=torch.float32)
+    expected = F.layer_norm(torch.tensor(row), (4,), weight, bias, eps=1e-5)
+    assert single.outputs == tuple(tuple(r) for r in expected.double().tolist())
+    assert single.outputs == ((1.0, 0.0, 0.0, 2.0),)
+    half = explain_vectors(
+        row, NormSpec("rmsnorm", compute_dtype="float16"), "float16", weight=(1e-8, 1, 1e-9, 1)
+    )
+    assert half.statistics_dtype == "float16"
+    assert half.parameters_lost == (("weight", 1e-8, 2),)
+    assert half.outputs[0][0] == 0 and half.outputs[0][2] == 0
+    kept = explain_vectors(row, NormSpec("layernorm"), weight=(1e-30,), bias=(0.0,))
+    assert kept.parameters_lost == ()  # float32 holds 1e-30, and a typed 0 is no loss

@@ -42,6 +42,18 @@ def steps(ex: VectorExplanation) -> None:
     for step in worked_steps(ex, current_language()):
         st.caption(step.caption)
         st.latex(step.latex)
+    for name, value, count in ex.parameters_lost:  # e.g. γ = 1e-320 scales by 0 in float32
+        symbol = {"weight": "γ", "bias": "β"}[name]
+        st.info(
+            t(
+                "vector_lab.parameter_lost",
+                name=symbol,
+                value=number_text(value),
+                count=count,
+                dtype=ex.statistics_dtype,
+            ),
+            icon=":material/info:",
+        )
     if not is_row_kind(ex.spec.kind):
         _statistics_table(ex)
     if ex.one_value_per_channel:
