@@ -65,12 +65,8 @@ def error_text(error: EngineError) -> str:
 
 
 def input_error_text(error) -> str:
-    """The translated message for a ``ui.vector_input.VectorInputError`` (with the message of
-    the error it wraps, ``inner``, where it names the field a number was typed in)."""
-    params = dict(error.params)
-    if "inner" in params:
-        params["message"] = input_error_text(params.pop("inner"))
-    return t(f"input.{error.key}", **shown(params))
+    """The translated message for a ``ui.vector_input.VectorInputError``."""
+    return t(f"input.{error.key}", **shown(error.params))
 
 
 @contextmanager

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import torch
 
 from engine.config import MAX_ROWS, MAX_VECTOR_WIDTH
-from ui.formatting import FLOAT64_TINY, as_ascii, lost_to_zero
+from ui.formatting import FLOAT64_TINY, as_ascii, lost_to_zero, number_text
 from ui.i18n import t
 
 MAX_CELLS = 65536
@@ -40,20 +40,22 @@ class VectorInputError(Exception):
         return f"{self.key}: {self.params}"
 
 
-def _parse_number(token: str, row: int, column: int) -> float:
-    where = {"token": token, "row": row, "column": column}
+def _parse_number(token: str, where: dict, prefix: str = "") -> float:
+    """``token`` as a float64, or the error ``prefix + <what is wrong>`` with ``where`` (a
+    vector's row and column, or a parameter's name and column) in its parameters."""
+    where = {"token": token, **where}
     try:
         value = float(token)
     except ValueError:
-        raise VectorInputError("not_a_number", where) from None
+        raise VectorInputError(prefix + "not_a_number", where) from None
     if math.isnan(value) or (
         math.isinf(value) and token.lower().lstrip("+-") in ("inf", "infinity")
     ):
-        raise VectorInputError("non_finite", where)
+        raise VectorInputError(prefix + "non_finite", where)
     if math.isinf(value):  # e.g. 1e400: a number, but beyond float64
-        raise VectorInputError("beyond_float", where)
+        raise VectorInputError(prefix + "beyond_float", where)
     if lost_to_zero(token, value):  # e.g. 1e-400: a nonzero number float64 holds as 0
-        raise VectorInputError("below_float", {**where, "tiny": FLOAT64_TINY})
+        raise VectorInputError(prefix + "below_float", {**where, "tiny": FLOAT64_TINY})
     return value
 
 
@@ -76,7 +78,10 @@ def parse_vectors(text: str, dtype: str = "float32") -> tuple[tuple[float, ...],
                 "too_wide", {"row": row_number, "d": len(tokens), "limit": MAX_VECTOR_WIDTH}
             )
         rows.append(
-            tuple(_parse_number(tok, row_number, col) for col, tok in enumerate(tokens, start=1))
+            tuple(
+                _parse_number(tok, {"row": row_number, "column": col})
+                for col, tok in enumerate(tokens, start=1)
+            )
         )
     widths = [len(row) for row in rows]
     for row_number, width in enumerate(widths, start=1):
@@ -106,7 +111,7 @@ def check_representable(rows, dtype: str) -> None:
         raise VectorInputError(
             "beyond_dtype" if dtype == "float32" else "beyond_half",
             {
-                "value": f"{rows[row][column]:g}",
+                "value": number_text(rows[row][column]),
                 "row": row + 1,
                 "column": column + 1,
                 "dtype": dtype,
@@ -122,10 +127,10 @@ def parse_parameter(text: str, d: int, name: str) -> tuple[float, ...]:
     tokens = [tok for tok in tokens if tok]
     if not tokens:
         raise VectorInputError("parameter_empty", {"name": name})
-    try:
-        values = tuple(_parse_number(tok, 1, col) for col, tok in enumerate(tokens, start=1))
-    except VectorInputError as error:  # the number's message, under the parameter's name
-        raise VectorInputError("parameter_value", {"name": name, "inner": error}) from None
+    values = tuple(
+        _parse_number(tok, {"name": name, "column": col}, "parameter_")
+        for col, tok in enumerate(tokens, start=1)
+    )
     if len(values) not in (1, d):
         raise VectorInputError("parameter_length", {"name": name, "count": len(values), "d": d})
     return values
@@ -157,7 +162,7 @@ def underflow_notes(rows, dtype: str) -> tuple[str, ...]:
         "input.underflow",
         count=len(lost),
         dtype=dtype,
-        value=f"{rows[row][column]:g}",
+        value=number_text(rows[row][column]),
         row=row + 1,
         column=column + 1,
         tiny=f"{storage.tiny * storage.eps:.3g}",  # the smallest positive number: a subnormal

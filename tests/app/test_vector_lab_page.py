@@ -124,6 +124,8 @@ def test_bad_eps_gamma_and_groups_are_explained(app):
     app.text_input(key="vl_eps").input("1e-5").run()
     app.text_input(key="vl_gamma").input("1 2").run()
     assert "γ has 2 values but d = 4" in app.error[0].value
+    app.text_input(key="vl_gamma").input("1, x, 1, 1").run()
+    assert app.error[0].value.startswith("γ: `x` (value 2) is not a number")
     app.text_input(key="vl_gamma").input("1").run()
     app.selectbox(key="vl_norm").select("groupnorm").run()
     app.number_input(key="vl_groups").set_value(3).run()

@@ -61,6 +61,9 @@ def test_values_beyond_the_storage_dtype_are_refused():
     with pytest.raises(VectorInputError) as caught:
         parse_vectors("1e39", "float32")
     assert caught.value.key == "beyond_dtype"  # already float32: no advice to store it so
+    with pytest.raises(VectorInputError) as caught:
+        parse_vectors("1 123456789", "float16")
+    assert caught.value.params["value"] == "123456789"  # as typed, not "1.23457e+08"
 
 
 def test_the_overflow_threshold_is_where_storing_rounds_to_inf():
@@ -93,7 +96,7 @@ def test_unicode_minus_signs_are_minus_signs():
 
 def test_values_that_underflow_to_zero_are_reported_with_the_smallest_number():
     rows = parse_vectors("1e-320, 1, 1e-8", "float32")
-    first = dict(value=f"{1e-320:g}", row=1, column=1)  # and the smallest positive number
+    first = dict(value="1e-320", row=1, column=1)  # as typed, not "9.99989e-321"
     assert underflow_notes(rows, "float32") == (
         translate("input.underflow", "en", count=1, dtype="float32", tiny="1.4e-45", **first),
     )
@@ -125,6 +128,26 @@ def test_parameters_are_one_value_or_d_values():
         parse_parameter("", 4, "β")
 
 
+@pytest.mark.parametrize(
+    "typed, key",
+    [
+        ("1 x", "parameter_not_a_number"),
+        ("1 nan", "parameter_non_finite"),
+        ("1 1e400", "parameter_beyond_float"),
+        ("1 1e-400", "parameter_below_float"),
+    ],
+)
+def test_a_bad_parameter_value_is_named_by_its_place_in_the_parameter_not_a_row(typed, key):
+    with pytest.raises(VectorInputError) as caught:
+        parse_parameter(typed, 2, "β")
+    assert caught.value.key == key and caught.value.params["column"] == 2
+    params = {k: f"`{v}`" if k == "token" else v for k, v in caught.value.params.items()}
+    english = translate(f"input.{key}", "en", **params)
+    chinese = translate(f"input.{key}", "zh", **params)
+    assert english.startswith("β: `") and "(value 2)" in english and "row" not in english
+    assert chinese.startswith("β：`") and "第 2 个值" in chinese and "行" not in chinese
+
+
 def test_a_number_float64_would_read_as_zero_is_refused_and_zero_itself_is_not():
     assert parse_vectors("5e-324, -0, 0e-999, 0.000, 0e-99999999999999999999") == (
         (math.ulp(0.0), 0.0, 0.0, 0.0, 0.0),
@@ -135,10 +158,9 @@ def test_a_number_float64_would_read_as_zero_is_refused_and_zero_itself_is_not()
         assert caught.value.key == "below_float", tiny
     with pytest.raises(VectorInputError) as caught:
         parse_parameter("1 1e-400", 2, "γ")
-    assert caught.value.key == "parameter_value" and caught.value.params["name"] == "γ"
-    assert caught.value.params["inner"].key == "below_float"
+    assert caught.value.key == "parameter_below_float" and caught.value.params["name"] == "γ"
     message = input_error_text(caught.value)
-    assert message.startswith("γ: `1e-400` (row 1, position 2) is closer to 0"), message
+    assert message.startswith("γ: `1e-400` (value 2) is closer to 0"), message
     with pytest.raises(VectorInputError) as caught:
         parse_eps("1e-400")
     assert caught.value.params == {"token": "1e-400", "tiny": "4.9e-324"}
