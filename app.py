@@ -11,8 +11,8 @@ into widget state, the page draws, ``publish`` writes them back to the address b
 
 # pandas, whole, before any page runs: plotly takes pandas from ``sys.modules`` without an
 # import, so a figure built while another session's thread is still importing pandas fails
-# ("partially initialized module 'pandas' has no attribute 'Series'": 9 of 10 sessions
-# opening a fresh server at once, benchmarks/bench_load.py).  An import statement waits.
+# ("partially initialized module 'pandas' has no attribute 'Series'" for sessions opening a
+# fresh server at once; figures: benchmarks/RESULTS.md, "Load").  An import statement waits.
 import pandas  # noqa: F401
 import streamlit as st
 

@@ -9,9 +9,9 @@ builds gguf's tensor-name table (``get_tensor_name_map``) once for each module o
 
 Inside ``one_parse()`` both are kept: a file's reader by its path (transformers only reads
 from it), the name table by its architecture and block count; both are dropped when the
-outermost ``one_parse`` ends. A model comes out the same (``tests/dumps/test_gguf_parse.py``);
-a first, uncached load of SmolLM2 takes about a third of the time (benchmarks/RESULTS.md,
-"A GGUF file parsed once per load").
+outermost ``one_parse`` ends. A model comes out the same (``tests/dumps/test_gguf_parse.py``)
+and a first, uncached load is faster (figures: benchmarks/RESULTS.md, "A GGUF file parsed
+once per load").
 """
 
 from __future__ import annotations

@@ -111,8 +111,9 @@ def _sample_rows(pieces: tuple[Piece, ...], count: int) -> list[tuple[Piece, int
 
 def _sse(alpha: float, x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
     """(sum of squared errors, γ) of the best γ for this α: γ = Σ y·t / Σ t², t = tanh(αx)."""
-    # Elementwise products summed, not ``t @ t``: a BLAS dot of a 16k vector wakes
-    # OpenBLAS's thread pool, a hundred times slower on a busy server (benchmarks/RESULTS.md).
+    # Elementwise products summed, not ``t @ t``: a BLAS dot of a 16k vector wakes OpenBLAS's
+    # thread pool, many times slower on a busy server (figures: benchmarks/RESULTS.md,
+    # "Live model: SmolLM2-135M on the CPU").
     t = np.tanh(alpha * x)
     denominator = float((t * t).sum())
     gamma = float((y * t).sum()) / denominator if denominator > 0 else 0.0

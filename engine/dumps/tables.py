@@ -225,10 +225,10 @@ def json_text(summary: dict, tables: dict[str, pd.DataFrame]) -> str:
     """``summary`` (plain data) with every table under "tables", as JSON text.
 
     Each table is written by pandas (records; NaN and inf as null; 15 significant digits):
-    turned into Python dicts first, a table of a million tokens took several times the
-    memory (benchmarks/RESULTS.md).  Apart from the report, so a page can write its summary
-    from the tables alone, without keeping the report (and the dump it reads from) for a
-    download made later.
+    turned into Python dicts first, a large table took several times the memory (figures:
+    benchmarks/RESULTS.md, "Peak memory of a read against its prediction").  Apart from the
+    report, so a page can write its summary from the tables alone, without keeping the report
+    (and the dump it reads from) for a download made later.
     """
     records = (
         f"{json.dumps(name)}: "

@@ -5,9 +5,9 @@ answer to the question a learner predicted before it ran.
     perplexity(run.baseline_nll), run.result.effect.perplexity   # before, after
     run.answer                                              # "broken"
 
-The unmodified run (``runs.reference``, ~2 s for SmolLM2 on 512 tokens) is kept for the last
-model and text asked for (``functools.lru_cache``, one entry: ~240 MB on 512 tokens), so
-trying the settings of one experiment after another pays for it once.
+The unmodified run (``runs.reference``) is kept for the last model and text asked for
+(``functools.lru_cache``, one entry: ~240 MB on 512 tokens), so trying the settings of one
+experiment after another pays for it once.
 
 The questions, and how the measurement answers them (``QUESTIONS``, ``ExperimentRun.answer``):
 - "perplexity" (every experiment with one modified model): by how much does the text's

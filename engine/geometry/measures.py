@@ -29,7 +29,7 @@ def cosine(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     a, b = a.double(), b.double()
     denominator = l2_norm(a) * l2_norm(b)
     # einsum runs as a batched matrix product, with no [..., d] product written first
-    # (benchmarks/RESULTS.md: several times faster than (a * b).sum(-1) at d = 8192)
+    # (figures: benchmarks/RESULTS.md, "Geometry: the dot product behind every cosine")
     return torch.einsum("...d,...d->...", a, b) / denominator
 
 

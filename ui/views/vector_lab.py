@@ -244,7 +244,7 @@ def outputs_table(ex: VectorExplanation) -> None:
 
 def formula(ex: VectorExplanation) -> None:
     # Filled only once opened (a rerun): a code block makes the browser fetch and run the
-    # syntax highlighter (1.5 MB of JavaScript), which a first view of the page does not need.
+    # syntax highlighter (a large script), which a first view of the page does not need.
     box = st.expander(
         t("vector_lab.formula_title"), icon=":material/code:", key="formula_open", on_change="rerun"
     )
