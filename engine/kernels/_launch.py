@@ -29,13 +29,9 @@ _LAUNCHES: collections.Counter[str] = collections.Counter()
 INTERPRETER_PROGRAMS = 4
 
 
-def _is_interpreted(fn) -> bool:
-    return type(fn).__name__ == "InterpretedFunction"
-
-
 def interpreter_active() -> bool:
     """True when Triton was imported with ``TRITON_INTERPRET=1`` (kernels run on the CPU)."""
-    return _is_interpreted(tl.sum)
+    return type(tl.sum).__name__ == "InterpretedFunction"
 
 
 def record_launch(kernel) -> None:

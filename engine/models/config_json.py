@@ -181,14 +181,10 @@ class _Reader:
         return value if isinstance(value, str) and value in DTYPES else None
 
 
-def _widths_needed(family: Family) -> set[str]:
-    return {extra.width for stack in family.stacks for extra in stack.extra}
-
-
 def shape_from_config(config: dict, family: Family) -> ModelShape:
     """The ``ModelShape`` of ``config`` (a parsed config.json) read as ``family``."""
     read = _Reader(config, family)
-    widths = _widths_needed(family)
+    widths = {extra.width for stack in family.stacks for extra in stack.extra}
     formula = family.total_formula
     hidden = read.count("hidden", required=True)
     layers = read.count("layers", required=True)

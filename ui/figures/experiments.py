@@ -21,10 +21,6 @@ def _tr(key: str, lang: str, **params) -> str:
     return translate(f"experiments.{key}", lang, **params)
 
 
-def _hover(token_texts, positions) -> list[str]:
-    return [plot_text(f"{p}: {token_texts[p]}") for p in positions]
-
-
 def _two_rows(top: str, bottom: str, lang: str) -> go.Figure:
     """Two panels sharing the x axis, titled ``experiments.<top>`` and ``<bottom>``."""
     titles = (_tr(top, lang), _tr(bottom, lang))
@@ -54,7 +50,7 @@ def effect_figure(run, lang: str) -> go.Figure:
     effect = run.result.effect
     positions = np.arange(1, run.tokens)  # the token each loss is for
     figure = _two_rows("chart.nll", "chart.kl", lang)
-    hover = _hover(run.token_texts, positions)
+    hover = [plot_text(f"{p}: {run.token_texts[p]}") for p in positions]
     for name, values, color in (
         (_tr("chart.unmodified", lang), run.baseline_nll, UNMODIFIED),
         (_tr("chart.changed", lang), effect.nll, CHANGED),
