@@ -1,4 +1,5 @@
-"""Helpers for driving a Streamlit page in Playwright: wait for a rerun, read the maths.
+"""Helpers for driving a Streamlit page in Playwright: a page of its own, wait for a rerun,
+read the maths.
 
 Plain functions, imported by the browser tests; the fixtures (server, browser, page) stay
 in ``conftest.py``, which nothing imports.
@@ -8,6 +9,8 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from scripts.local_app import IDLE
 
@@ -52,3 +55,46 @@ def wait_for_math(page, fragment: str, timeout_s: float = 30.0) -> str:
         if fragment in math or time.monotonic() > deadline:
             return math
         page.wait_for_timeout(200)
+
+
+def address_holds(page, *fragments: str, timeout_s: float = 15.0) -> str:
+    """The page's address once it holds every one of ``fragments``; asserts it does.  A page
+    writes its address after the run that changed it, so it is awaited, not read at once."""
+    deadline = time.monotonic() + timeout_s
+    while not all(f in page.url for f in fragments) and time.monotonic() < deadline:
+        page.wait_for_timeout(100)
+    assert all(f in page.url for f in fragments), (page.url, fragments)
+    return page.url
+
+
+@contextmanager
+def fresh_page(context) -> Iterator:
+    """The tab of ``context`` for one test, as a new context would give it: afterwards every
+    other page the test opened is closed, what a page keeps for the next one is cleared
+    (cookies, and the origin's ``localStorage``, where Streamlit keeps the sidebar's state),
+    the viewport is put back and the tab goes to ``about:blank``, which ends the test's
+    Streamlit session.  The tab is kept because a new one starts a new renderer process that
+    compiles Streamlit's JavaScript again: about twice Chromium's CPU to open a page
+    (benchmarks/RESULTS.md, "The test suite")."""
+    open_pages = [p for p in context.pages if not p.is_closed()]
+    page = open_pages[0] if open_pages else context.new_page()
+    size = page.viewport_size
+    try:
+        yield page
+    finally:
+        _forget(context, page, size)
+
+
+def _forget(context, kept, size) -> None:
+    for opened in context.pages:
+        try:
+            if opened.url.startswith("http"):
+                opened.evaluate("() => localStorage.clear()")
+        except Exception:  # noqa: BLE001 - a page the test left broken is closed all the same
+            pass
+        if opened is not kept:
+            opened.close()
+    context.clear_cookies()
+    if not kept.is_closed():
+        kept.set_viewport_size(size)
+        kept.goto("about:blank")

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from scripts.local_app import CHROMIUM, CHROMIUM_ARGS
+from tests.e2e.browser import fresh_page
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts" / "e2e"
 
@@ -43,12 +44,29 @@ def pytest_runtest_makereport(item, call):
     return report
 
 
+@pytest.fixture(scope="session")
+def shared_context(browser):
+    """``shared_context(**options)``: one browser context per set of ``new_context`` options,
+    kept for the whole run; ``fresh_page`` gives each test its tab, cleared."""
+    contexts = {}
+
+    def get(**options):
+        key = repr(sorted(options.items()))
+        if key not in contexts:
+            contexts[key] = browser.new_context(**options)
+        return contexts[key]
+
+    yield get
+    for context in contexts.values():
+        context.close()
+
+
 @pytest.fixture
-def page(browser):
-    context = browser.new_context(viewport={"width": 1400, "height": 2400}, locale="en-US")
-    page = context.new_page()
-    yield page
-    context.close()
+def page(shared_context):
+    with fresh_page(
+        shared_context(viewport={"width": 1400, "height": 2400}, locale="en-US")
+    ) as page:
+        yield page
 
 
 @pytest.fixture(scope="session")

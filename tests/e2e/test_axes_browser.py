@@ -6,7 +6,7 @@ import time
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.browser import wait_idle
+from tests.e2e.browser import address_holds, wait_idle
 
 pytestmark = pytest.mark.e2e
 
@@ -64,7 +64,7 @@ def test_click_a_cell_and_the_shared_set_follows_the_norm(page, server_url, arti
     b, t, c, tokens, d = 2, 7, 20, 16, 32  # the defaults: B = 4, T = 16, d = 32
     row = b * tokens + t
     _click_cell(page, c, row)
-    assert "ax_cell_b=2" in page.url and "ax_cell_t=7" in page.url and "ax_cell_c=20" in page.url
+    address_holds(page, "ax_cell_b=2", "ax_cell_t=7", "ax_cell_c=20")
     assert page.get_by_text("Cell (b = 2, t = 7, c = 20)").is_visible()
     # LayerNorm: the clicked cell's row, all d channels
     assert _lit(page) == {(row, channel) for channel in range(d)}

@@ -15,7 +15,7 @@ import pytest
 from playwright.sync_api import expect
 
 from scripts.serve_class import HAPROXY_INSTALL, haproxy_binary, start_class
-from tests.e2e.browser import wait_for_math, wait_idle
+from tests.e2e.browser import address_holds, wait_for_math, wait_idle
 
 pytestmark = pytest.mark.e2e
 
@@ -103,7 +103,7 @@ def test_when_a_process_stops_its_browsers_come_back_on_the_other(two_processes,
     box.fill("2, 4, 6, 8")  # a change of this session's state; the page writes it to the URL
     box.press("Control+Enter")
     wait_idle(tab)
-    assert "vl_text=2%2C+4%2C+6%2C+8" in tab.url
+    address_holds(tab, "vl_text=2%2C+4%2C+6%2C+8")
 
     two_processes.stop_app(0)  # app1, as a crash would
     wait_for_sessions(two_processes, {"app1": 0, "app2": 2}, timeout_s=60.0)

@@ -9,7 +9,7 @@ import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from playwright.sync_api import expect
 
-from tests.e2e.browser import wait_idle
+from tests.e2e.browser import address_holds, wait_idle
 
 pytestmark = pytest.mark.e2e
 
@@ -65,7 +65,7 @@ def test_the_scene_holds_the_expected_traces(page, server_url, artifacts):
     page.wait_for_function(
         f"() => !({TAGS_JS})({SCENE!r}).includes('lines_layernorm')", timeout=30_000
     )
-    assert "ge_lines=false" in page.url
+    address_holds(page, "ge_lines=false")
 
 
 def test_a_vector_lab_row_opens_here_through_the_link(page, server_url):
@@ -77,7 +77,7 @@ def test_a_vector_lab_row_opens_here_through_the_link(page, server_url):
     link.click()
     wait_idle(page)
     page.wait_for_url("**/geometry?**", timeout=30_000)
-    assert "ge_section=vector" in page.url and "ge_vector=3" in page.url
+    address_holds(page, "ge_section=vector", "ge_vector=3")
     _wait_chart(page, PATH)
     x = page.evaluate(POINTS_JS, [PATH, "point_x"])
     assert x == [[3, 1, 2]]

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.browser import open_settled, settle, wait_idle
+from tests.e2e.browser import address_holds, fresh_page, open_settled, settle, wait_idle
 from ui.figures.export import image_export_available
 from ui.i18n import translate
 from ui.lessons.catalog import LESSON_IDS
@@ -28,7 +28,7 @@ def test_a_walk_through_every_lesson(page, server_url, artifacts, lang):
             settle(page)
         title = translate(f"lessons.{lesson_id}.title", lang)
         expect(page.get_by_role("heading", name=f"{number}. {title}")).to_be_visible()
-        assert f"ls_lesson={lesson_id}" in page.url
+        address_holds(page, f"ls_lesson={lesson_id}")
         assert page.locator(".katex-display").count() >= 1
         page.screenshot(path=str(folder / f"{number:02d}_{lesson_id}_{lang}.png"), full_page=True)
 
@@ -40,34 +40,32 @@ def test_predict_commit_and_follow_the_link_to_the_configured_page(page, server_
     page.get_by_role("button", name="Commit").click()
     wait_idle(page)
     expect(page.get_by_text("Right: (b) −1.3416")).to_be_visible()
-    assert "ls_answers=worked_example.b" in page.url
+    address_holds(page, "ls_answers=worked_example.b")
     page.get_by_text("Open the Vector Lab with [1, 2, 3, 4] and LayerNorm").click()
     wait_idle(page, 120_000)
     expect(page.get_by_role("heading", name="Vector Lab", exact=True)).to_be_visible()
-    assert "vl_eps=0" in page.url
+    address_holds(page, "vl_eps=0")
     expect(page.locator(".katex-html").filter(has_text="1.3416").first).to_be_visible()
     page.screenshot(path=str(artifacts / "lessons" / "followed_worked_example.png"))
     page.locator("[data-testid='stSidebarNavLink']").filter(has_text="Lessons").click()
     wait_idle(page)
     expect(page.get_by_text("Right: (b) −1.3416")).to_be_visible()  # the learner's place kept
-    assert "ls_lesson=worked_example" in page.url and "ls_answers=worked_example.b" in page.url
+    address_holds(page, "ls_lesson=worked_example", "ls_answers=worked_example.b")
 
 
-def test_presentation_results_mode_shows_only_what_is_taught(browser, server_url, artifacts):
-    context = browser.new_context(viewport={"width": 1280, "height": 720})
-    page = context.new_page()
-    open_settled(page, server_url, "", "lang=en&present=results")
-    expect(page.locator("[data-testid='stSidebar']")).to_be_hidden()
-    expect(page.locator(".st-key-controls_vl")).to_be_hidden()
-    expect(page.get_by_role("button", name="Exit presentation")).to_be_visible()
-    size = page.evaluate("parseFloat(getComputedStyle(document.documentElement).fontSize)")
-    assert size >= 20
-    page.screenshot(path=str(artifacts / "lessons" / "present_results_vector_lab.png"))
-    page.get_by_role("button", name="Exit presentation").click()
-    wait_idle(page)
-    expect(page.locator(".st-key-controls_vl")).to_be_visible()
-    assert "present=" not in page.url
-    context.close()
+def test_presentation_results_mode_shows_only_what_is_taught(shared_context, server_url, artifacts):
+    with fresh_page(shared_context(viewport={"width": 1280, "height": 720})) as page:
+        open_settled(page, server_url, "", "lang=en&present=results")
+        expect(page.locator("[data-testid='stSidebar']")).to_be_hidden()
+        expect(page.locator(".st-key-controls_vl")).to_be_hidden()
+        expect(page.get_by_role("button", name="Exit presentation")).to_be_visible()
+        size = page.evaluate("parseFloat(getComputedStyle(document.documentElement).fontSize)")
+        assert size >= 20
+        page.screenshot(path=str(artifacts / "lessons" / "present_results_vector_lab.png"))
+        page.get_by_role("button", name="Exit presentation").click()
+        wait_idle(page)
+        expect(page.locator(".st-key-controls_vl")).to_be_visible()
+        assert "present=" not in page.url
 
 
 def test_a_chart_downloads_its_data_as_csv_and_itself_as_svg(page, server_url):

@@ -6,7 +6,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.browser import wait_idle
+from tests.e2e.browser import address_holds, wait_idle
 
 pytestmark = pytest.mark.e2e
 
@@ -47,5 +47,5 @@ def test_a_change_inside_a_section_updates_the_address_and_the_open_share_box(pa
     width.fill("2048")
     page.keyboard.press("Enter")  # the roofline section reruns alone
     wait_idle(page)
-    assert "kn_d=2048" in page.url
+    address_holds(page, "kn_d=2048")
     expect(page.locator("[data-testid='stSidebar'] code")).to_contain_text("kn_d=2048")

@@ -6,7 +6,7 @@ import json
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.browser import settle, wait_idle
+from tests.e2e.browser import address_holds, settle, wait_idle
 
 pytestmark = pytest.mark.e2e
 
@@ -67,8 +67,8 @@ def test_simulate_this_opens_the_depth_page_with_the_placement_and_norm(page, se
     page.get_by_role("link", name="在深度页中模拟这种放置方式").click()
     wait_idle(page)
     expect(page.get_by_role("heading", name="深度", exact=True)).to_be_visible()
-    assert "/depth" in page.url and "dp_placements=peri" in page.url
-    assert "dp_norm=rmsnorm" in page.url and "lang=zh" in page.url
+    address_holds(page, "/depth", "dp_placements=peri")
+    address_holds(page, "dp_norm=rmsnorm", "lang=zh")
     placements = page.locator("[data-testid='stMultiSelect']").first
     expect(placements).to_contain_text("Peri-Norm（三明治）")
     expect(placements).not_to_contain_text("Post-Norm")

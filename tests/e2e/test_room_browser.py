@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.browser import open_settled, wait_idle
+from tests.e2e.browser import address_holds, fresh_page, open_settled, wait_idle
 from ui.i18n import translate
 from ui.lessons.catalog import LESSON_IDS
 
@@ -46,23 +46,22 @@ TRUNCATED = """() => {
 
 
 @pytest.fixture
-def room(browser, artifacts, request):
+def room(shared_context, artifacts, request):
     """A page at one of SIZES (a phone has a touch screen) and a screenshot helper."""
     size = request.param
     width, height = SIZES[size]
     phone = size == "phone"
-    context = browser.new_context(
+    context = shared_context(
         viewport={"width": width, "height": height}, has_touch=phone, is_mobile=phone
     )
-    page = context.new_page()
     folder = artifacts / "room"
     folder.mkdir(exist_ok=True)
+    with fresh_page(context) as page:
 
-    def shot(name: str) -> None:
-        page.screenshot(path=str(folder / f"{name}_{size}.png"))
+        def shot(name: str) -> None:
+            page.screenshot(path=str(folder / f"{name}_{size}.png"))
 
-    yield page, size, shot
-    context.close()
+        yield page, size, shot
 
 
 def _on_screen(page, locator) -> bool:
@@ -131,13 +130,13 @@ def test_a_lesson_link_lands_on_its_place_and_back_returns_in_one_press(
     page.locator("[data-testid='stPageLink'] a").first.click()
     wait_idle(page, 120_000)
     page.wait_for_timeout(2500)  # the page scrolls as its charts take their height
-    assert "at=" in page.url
+    address_holds(page, "at=")
     scrolled = page.evaluate("document.querySelector('[data-testid=stMain]').scrollTop")
     assert scrolled > 300  # not the page's top
     shot(f"landed_{lesson_id}")
     page.go_back()
     wait_idle(page)
-    assert "/lessons" in page.url and f"ls_lesson={lesson_id}" in page.url
+    address_holds(page, "/lessons", f"ls_lesson={lesson_id}")
 
 
 # A chart's toolbar over its title; a legend over its axis title (boxes that intersect).

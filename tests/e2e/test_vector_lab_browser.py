@@ -5,7 +5,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.browser import wait_for_math, wait_idle
+from tests.e2e.browser import address_holds, wait_for_math, wait_idle
 
 pytestmark = pytest.mark.e2e
 
@@ -34,7 +34,7 @@ def test_type_a_vector_switch_language_and_share(page, server_url, artifacts):
     page.get_by_role("option", name="简体中文").click()
     wait_idle(page)
     expect(page.get_by_role("heading", name="向量实验室")).to_be_visible()
-    assert "lang=zh" in page.url and "vl_text=" in page.url
+    address_holds(page, "lang=zh", "vl_text=")
     page.screenshot(path=str(artifacts / "vector_lab_zh.png"), full_page=True)
 
     shared = page.context.new_page()
@@ -63,6 +63,6 @@ def test_language_defaults_to_the_browser_locale(browser, server_url):
         page.goto(server_url)
         wait_idle(page)
         assert page.get_by_role("heading", name="向量实验室").is_visible()
-        assert "lang=zh" in page.url
+        address_holds(page, "lang=zh")
     finally:
         context.close()
