@@ -5,9 +5,18 @@ placeholders its parameters fill.
 records are checked against ``locales/en/errors.toml`` (``tests/ui/test_i18n.py`` keeps the
 other languages' keys and placeholders equal to English).  So every key the suite raises,
 even one a caller catches and turns into something else, is checked by raising it.
+
+It also gives torch one OpenMP thread in every test process and in the servers they start,
+unless the environment says otherwise: ``scripts/test.sh`` runs a worker per core and one more,
+each with its own server and browser, and two threads per process on two shared cores spend
+their time spin-waiting for each other (benchmarks/RESULTS.md, "The test suite").
 """
 
 from __future__ import annotations
+
+import os
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")  # before torch is imported, below or by a test
 
 import pytest
 
