@@ -12,6 +12,7 @@ a page, a widget or a view that calls engine work itself instead of through ``ui
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import pytest
@@ -60,15 +61,27 @@ def _internal(name: str) -> str | None:
     return None
 
 
-GRAPH = {
-    module: {
-        target
-        for name in _imports(path)
-        if (target := _internal(name)) is not None and target != module
+@functools.cache
+def _graph() -> tuple[dict[str, set[str]], dict[str, set[str]]]:
+    """(project modules each module imports, every name it imports), read once per process
+    when a test first asks: parsing every source file at import would cost each worker's
+    collection seconds."""
+    external = {module: _imports(path) for module, path in SOURCES.items()}
+    graph = {
+        module: {
+            target for name in names if (target := _internal(name)) is not None and target != module
+        }
+        for module, names in external.items()
     }
-    for module, path in SOURCES.items()
-}
-EXTERNAL = {module: _imports(path) for module, path in SOURCES.items()}
+    return graph, external
+
+
+def graph() -> dict[str, set[str]]:
+    return _graph()[0]
+
+
+def external(module: str) -> set[str]:
+    return _graph()[1][module]
 
 
 def _layer(module: str) -> int:
@@ -82,14 +95,14 @@ def _is_package_of(package: str, module: str) -> bool:
 
 
 def test_the_graph_covers_the_project():
-    assert "engine.norms.dispatch" in GRAPH and "ui.compute" in GRAPH and "app" in GRAPH
-    assert "engine.errors" in GRAPH["classroom.store"]
-    assert "engine.kernels.row_norm_function" in GRAPH["engine.norms.dispatch"]
+    assert "engine.norms.dispatch" in graph() and "ui.compute" in graph() and "app" in graph()
+    assert "engine.errors" in graph()["classroom.store"]
+    assert "engine.kernels.row_norm_function" in graph()["engine.norms.dispatch"]
 
 
 def test_no_import_cycle():
     # A package importing its own submodules (an __init__ re-exporting) is not a cycle.
-    edges = {m: {t for t in targets if not _is_package_of(m, t)} for m, targets in GRAPH.items()}
+    edges = {m: {t for t in targets if not _is_package_of(m, t)} for m, targets in graph().items()}
     state: dict[str, int] = {}
     stack: list[str] = []
 
@@ -112,7 +125,7 @@ def test_no_import_cycle():
 
 def test_no_import_goes_up_the_layers():
     upward = [
-        f"{m} -> {t}" for m, targets in GRAPH.items() for t in targets if _layer(t) > _layer(m)
+        f"{m} -> {t}" for m, targets in graph().items() for t in targets if _layer(t) > _layer(m)
     ]
     assert not upward
 
@@ -121,36 +134,36 @@ def test_no_import_goes_up_the_layers():
     "module", sorted(m for m in SOURCES if m.startswith(("engine", "classroom")))
 )
 def test_engine_and_classroom_never_import_the_ui_libraries(module):
-    banned = {n for n in EXTERNAL[module] if n.split(".")[0] in ("streamlit", "plotly")}
+    banned = {n for n in external(module) if n.split(".")[0] in ("streamlit", "plotly")}
     assert not banned
 
 
 @pytest.mark.parametrize("module", sorted(m for m in SOURCES if m.startswith("classroom")))
 def test_classroom_takes_only_the_refusal_type_from_the_engine(module):
     """Class mode is storage, not computation: no torch, no engine function."""
-    assert not {t for t in GRAPH[module] if t.startswith("engine") and t != "engine.errors"}
-    assert not {n for n in EXTERNAL[module] if n.split(".")[0] == "torch"}
+    assert not {t for t in graph()[module] if t.startswith("engine") and t != "engine.errors"}
+    assert not {n for n in external(module) if n.split(".")[0] == "torch"}
 
 
 @pytest.mark.parametrize(
     "module", sorted(m for m in SOURCES if m.startswith(("ui.figures", "ui.text")))
 )
 def test_figures_and_text_builders_never_import_streamlit(module):
-    assert not {n for n in EXTERNAL[module] if n.split(".")[0] == "streamlit"}
+    assert not {n for n in external(module) if n.split(".")[0] == "streamlit"}
     # no streamlit at import: ui.labels only reads the locale files through ui.i18n
     pure = ("engine", "classroom", "ui.figures", "ui.text", "ui.formatting", "ui.i18n", "ui.labels")
-    assert not {t for t in GRAPH[module] if not t.startswith(pure)}
+    assert not {t for t in graph()[module] if not t.startswith(pure)}
 
 
 @pytest.mark.parametrize("module", sorted(m for m in SOURCES if m.startswith("ui.views")))
 def test_views_never_import_widgets(module):
-    assert not {t for t in GRAPH[module] if t.startswith("ui.widgets")}
+    assert not {t for t in graph()[module] if t.startswith("ui.widgets")}
 
 
 def test_only_the_dispatch_module_imports_the_kernels():
     importers = {
         m
-        for m, targets in GRAPH.items()
+        for m, targets in graph().items()
         if not m.startswith("engine.kernels")
         and any(t.startswith("engine.kernels") for t in targets)
     }
