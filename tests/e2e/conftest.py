@@ -54,6 +54,9 @@ def shared_context(browser):
         key = repr(sorted(options.items()))
         if key not in contexts:
             contexts[key] = browser.new_context(**options)
+            # a new tab compiles Streamlit's JavaScript before its load event: on two busy
+            # cores that once took longer than Playwright's 30 s
+            contexts[key].set_default_navigation_timeout(60_000)
         return contexts[key]
 
     yield get
