@@ -86,6 +86,7 @@ def test_sessions_spread_over_both_processes_and_each_stays_on_its_own(two_proce
     box.fill("2, 4, 6, 8")
     box.press("Control+Enter")
     wait_idle(tab)
+    address_holds(tab, "vl_text=2")  # the run writes the address after it ends
     tab.reload()
     wait_idle(tab)
     expect(tab.get_by_role("textbox", name=VECTORS, exact=True)).to_have_value("2, 4, 6, 8")
