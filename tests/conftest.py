@@ -9,10 +9,11 @@ even one a caller catches and turns into something else, is checked by raising i
 It also gives torch one OpenMP thread in every test process and in the servers they start,
 unless the environment says otherwise: ``scripts/test.sh`` runs a worker per core and one more,
 each with its own server and browser, and two threads per process on two shared cores spend
-their time spin-waiting for each other (benchmarks/RESULTS.md, "The test suite").  And each
-``AppTest`` scans every installed distribution for Streamlit components once per instance
-(0.1-0.2 CPU s, 507 instances in the page and URL tests): here the scan runs once per process,
-since nothing is installed while the suite runs.
+their time spin-waiting for each other.  And each ``AppTest`` scans every installed
+distribution for Streamlit components once per instance, which the page and URL tests make
+hundreds of: here the scan runs once per process, since nothing is installed while the suite
+runs.  Both measured in benchmarks/RESULTS.md, "One OpenMP thread per test process; one
+component scan per process".
 """
 
 from __future__ import annotations
