@@ -12,6 +12,8 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from playwright.sync_api import expect
+
 from scripts.local_app import IDLE
 
 
@@ -57,14 +59,12 @@ def wait_for_math(page, fragment: str, timeout_s: float = 30.0) -> str:
         page.wait_for_timeout(200)
 
 
-def address_holds(page, *fragments: str, timeout_s: float = 15.0) -> str:
-    """The page's address once it holds every one of ``fragments``; asserts it does.  A page
-    writes its address after the run that changed it, so it is awaited, not read at once."""
-    deadline = time.monotonic() + timeout_s
-    while not all(f in page.url for f in fragments) and time.monotonic() < deadline:
-        page.wait_for_timeout(100)
-    assert all(f in page.url for f in fragments), (page.url, fragments)
-    return page.url
+def address_holds(page, *fragments: str, timeout_s: float = 15.0) -> None:
+    """Wait until the page's address holds every one of ``fragments`` (Playwright's
+    ``to_have_url``, one lookahead each); fail if it does not.  A page writes its address
+    after the run that changed it, so it is awaited, not read at once."""
+    every = "".join(f"(?=.*{re.escape(fragment)})" for fragment in fragments)
+    expect(page).to_have_url(re.compile(every), timeout=timeout_s * 1000)
 
 
 @contextmanager
