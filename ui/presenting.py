@@ -19,6 +19,7 @@ from pathlib import Path
 import plotly.graph_objects as go
 import streamlit as st
 
+from ui.echoes import echoed
 from ui.i18n import t
 from ui.url.codec import PRESENT
 
@@ -73,6 +74,11 @@ def exit_button() -> None:
         )
 
 
+def _chosen() -> None:
+    # a class page's timer can echo the choice of before the exit button: shown again, not taken
+    _set(mode() if echoed() else st.session_state["present_select"])
+
+
 def chooser() -> None:
     """The sidebar's presentation control (the sidebar is hidden while presenting)."""
     st.segmented_control(
@@ -81,7 +87,7 @@ def chooser() -> None:
         default=mode(),
         format_func=lambda value: t(f"app.present.{value}"),
         key="present_select",
-        on_change=lambda: _set(st.session_state["present_select"]),
+        on_change=_chosen,
         help=t("app.present.help"),
     )
 

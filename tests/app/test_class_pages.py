@@ -184,3 +184,71 @@ def test_presenting_leaves_the_instructor_key_out_of_the_address_bar_but_keeps_t
     assert not presenting.exception
     assert " joined · " in _counts(presenting)  # still the instructor's view
     assert key not in _texts(presenting, "markdown", "code", "caption")
+
+
+def _with_a_timer_rerun(at: AppTest, fragment: str, monkeypatch) -> AppTest:
+    """``at`` reruns only ``fragment``, as a fragment's ``run_every`` timer asks the server,
+    carrying every widget value the browser shows (AppTest's runs are whole ones)."""
+    import streamlit.testing.v1.local_script_runner as runner
+
+    whole = runner.RerunData
+    monkeypatch.setattr(runner, "RerunData", lambda **kw: whole(**kw, fragment_id_queue=[fragment]))
+    try:
+        return at.run()
+    finally:
+        monkeypatch.setattr(runner, "RerunData", whole)
+
+
+def _fragments(at: AppTest) -> list[str]:
+    return list(at._fragment_storage._fragments)
+
+
+def test_a_timer_rerun_echoing_the_picker_of_before_a_move_does_not_undo_it(monkeypatch):
+    """The browser sends the poll's request while it still shows lesson 1 (the run that moved
+    the learner is being drawn): that echo is not the learner picking lesson 1."""
+    teacher, code, _ = _instructor()
+    learner = _learner(code)
+    third = LESSON_IDS[2]
+    teacher.selectbox(key="cl_pick").set_value(third).run()
+    _button(teacher, "Everyone to lesson 3").click().run()
+    learner.run()
+    assert learner.session_state["ls_lesson"] == third
+    (poll,) = _fragments(learner)
+    learner.selectbox(key="ls_choose").set_value(FIRST)  # what the browser still shows
+    _with_a_timer_rerun(learner, poll, monkeypatch)
+    assert learner.session_state["ls_lesson"] == third
+    learner.run()
+    assert learner.header[0].value.startswith("3. ")
+    learner.selectbox(key="ls_choose").set_value(FIRST).run()  # the learner's own pick
+    assert learner.session_state["ls_lesson"] == FIRST
+
+
+def test_a_timer_rerun_echoing_an_old_paced_switch_does_not_flip_the_class(monkeypatch):
+    """Paced mode changed in the instructor's other tab: this tab's chart timer echoes the
+    switch as this tab's browser showed it before its last run, which must not change the
+    class back."""
+    teacher, code, key = _instructor()
+    paced = store().room(code, key, FIRST).paced
+    teacher.toggle(key="cl_paced").set_value(not paced).run()
+    assert store().room(code, key, FIRST).paced is (not paced)
+    (chart,) = _fragments(teacher)
+    store().set_paced(code, key, paced)  # the other tab
+    teacher.run()  # this tab's run that shows it
+    teacher.toggle(key="cl_paced").set_value(not paced)  # what this browser still shows
+    _with_a_timer_rerun(teacher, chart, monkeypatch)
+    assert store().room(code, key, FIRST).paced is paced
+
+
+def test_a_timer_rerun_echoing_presentation_mode_does_not_undo_its_exit_button(monkeypatch):
+    """The instructor leaves presentation mode while the chart's timer still carries the
+    sidebar's "present" as the browser showed it: the class page stays out of it."""
+    _, code, key = _instructor()
+    at = _open("classroom", {"lang": "en", "cl_code": code, "cl_key": key, "present": "on"})
+    at.button(key="present_exit").click().run()
+    assert at.session_state["present"] == "off"
+    (chart,) = _fragments(at)
+    at.button_group(key="present_select").set_value("on")  # what the browser still shows
+    _with_a_timer_rerun(at, chart, monkeypatch)
+    assert at.run().session_state["present"] == "off"
+    at.button_group(key="present_select").set_value("on").run()  # the user's own choice
+    assert at.session_state["present"] == "on"

@@ -17,6 +17,7 @@ import streamlit as st
 from classroom import rules
 from classroom.rules import Room
 from ui.classroom import attempt, client, store
+from ui.echoes import echoed
 from ui.i18n import t
 from ui.lessons.catalog import LESSON_IDS
 from ui.url.pages import CLASSROOM as P
@@ -122,7 +123,9 @@ def actions(klass: Class, current: Room) -> None:
 
 def _paced() -> None:
     klass = current_class()
-    if klass is not None:
+    if echoed():  # the switch as this tab showed it before its last run: shown again, not taken
+        st.session_state["cl_paced"] = not st.session_state["cl_paced"]
+    elif klass is not None:
         _act(store().set_paced, klass.code, klass.key, st.session_state["cl_paced"])
 
 

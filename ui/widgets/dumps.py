@@ -34,6 +34,7 @@ from engine.dumps.report import DumpReport
 from engine.dumps.sources import Upload
 from engine.errors import EngineError
 from ui.compute import compute
+from ui.echoes import echoed
 from ui.errors import error_text
 from ui.i18n import t
 from ui.text.dumps import size_text
@@ -167,17 +168,23 @@ class LivePrompt:
     given: bool  # one of LIVE_PROMPTS: its results may be shared between sessions
 
 
+def _given_prompt() -> int | None:
+    """The index of the prompt being asked among the given ones (None: a typed one)."""
+    current = st.session_state.get(P["du_prompt"].key, P["du_prompt"].default)
+    return LIVE_PROMPTS.index(current) if current in LIVE_PROMPTS else None
+
+
 def _take_given_prompt() -> None:
     chosen = st.session_state.get("dumps_given_prompt")
-    if chosen is not None:
+    if echoed():  # the loading model's timer, with the pill of before: shown again, not taken
+        st.session_state["dumps_given_prompt"] = _given_prompt()
+    elif chosen is not None:
         st.session_state[P["du_prompt"].key] = LIVE_PROMPTS[chosen]
 
 
 def live_prompt() -> LivePrompt:
     """The prompt typed (kept in the link as ``du_prompt``), or one of the given ones."""
-    current = st.session_state.get(P["du_prompt"].key, P["du_prompt"].default)
-    given = LIVE_PROMPTS.index(current) if current in LIVE_PROMPTS else None
-    st.session_state["dumps_given_prompt"] = given  # the pill lit for a given prompt only
+    st.session_state["dumps_given_prompt"] = _given_prompt()  # lit for a given prompt only
     st.pills(
         t("dumps.given_prompts"),
         list(range(len(LIVE_PROMPTS))),

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from ui.echoes import echoed
 from ui.i18n import t
 from ui.lessons.catalog import LESSON_IDS, OPTIONS, Lesson, answers_by_lesson, lesson
 from ui.url.pages import LESSONS as P
@@ -39,7 +40,10 @@ def lesson_picker(text: str, picker: str, lasting: str, current: str) -> None:
     titles = {i: f"{n}. {t(f'lessons.{i}.title')}" for n, i in enumerate(LESSON_IDS, 1)}
 
     def picked() -> None:
-        st.session_state[lasting] = st.session_state[picker]
+        if echoed():  # the browser's lesson of before a move: shown again, not taken
+            st.session_state[picker] = st.session_state[lasting]
+        else:
+            st.session_state[lasting] = st.session_state[picker]
 
     st.selectbox(text, LESSON_IDS, key=picker, format_func=titles.get, on_change=picked)
 

@@ -1,0 +1,20 @@
+"""Whether a widget's reported change is the user's or the browser's stale echo."""
+
+from __future__ import annotations
+
+from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
+
+
+def echoed() -> bool:
+    """Whether the change a callback of a widget outside every section handles is the
+    browser's echo rather than the user's.
+
+    The browser reports every widget's value with each request, and a fragment's timer
+    (``run_every``) sends one even while the page's previous run is still being drawn: it
+    carries the value the browser showed before that run set the widget (a class learner's
+    lesson picker just after "everyone to lesson N").  A user's change of a widget outside
+    every fragment reruns the whole page, so a change that arrives with a fragment's rerun
+    is such an echo.  Only for widgets outside every section and fragment.
+    """
+    ctx = get_script_run_ctx()
+    return bool(ctx and ctx.fragment_ids_this_run)
