@@ -223,6 +223,22 @@ def test_a_timer_rerun_echoing_the_picker_of_before_a_move_does_not_undo_it(monk
     assert learner.session_state["ls_lesson"] == FIRST
 
 
+def test_a_timer_rerun_echoing_the_first_round_tick_does_not_bring_it_back(monkeypatch):
+    """The run that opens the second round clears the learner's tick; the poll's request,
+    sent while the browser still showed it, must not tick it again."""
+    teacher, code, _ = _instructor()
+    learner = _commit(_learner(code), WRONG)
+    _button(teacher.run(), "Second round").click().run()
+    learner.run()
+    assert learner.radio(key=f"ls_pick_{FIRST}").value is None  # asked again
+    (poll,) = _fragments(learner)
+    learner.radio(key=f"ls_pick_{FIRST}").set_value(WRONG)  # what the browser still shows
+    _with_a_timer_rerun(learner, poll, monkeypatch)
+    assert learner.run().radio(key=f"ls_pick_{FIRST}").value is None
+    _commit(learner, ANSWER)  # the learner's own pick
+    assert learner.radio(key=f"ls_pick_{FIRST}").value == ANSWER
+
+
 def test_a_timer_rerun_echoing_an_old_paced_switch_does_not_flip_the_class(monkeypatch):
     """Paced mode changed in the instructor's other tab: this tab's chart timer echoes the
     switch as this tab's browser showed it before its last run, which must not change the

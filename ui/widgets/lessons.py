@@ -98,6 +98,13 @@ def _forget(lesson_id: str) -> None:
     st.session_state[f"ls_pick_{lesson_id}"] = None  # not popped: the browser would keep its tick
 
 
+def _picked(lesson_id: str) -> None:
+    """A run sets a pick only to None (Try again, a class's second round), so a pick that
+    changed with a fragment's rerun is the browser's tick of before that run: cleared again."""
+    if echoed():
+        st.session_state[f"ls_pick_{lesson_id}"] = None
+
+
 def committed(item: Lesson) -> str | None:
     """The learner's committed option for ``item``, or None before the commit."""
     return answers().get(item.id)
@@ -120,6 +127,8 @@ def prediction(item: Lesson, revealed: bool) -> None:
         key=f"ls_pick_{item.id}",
         format_func=labels.get,
         disabled=chosen is not None,
+        on_change=_picked,
+        args=(item.id,),
     )
     if chosen is None:
         st.button(
