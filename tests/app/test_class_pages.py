@@ -123,14 +123,19 @@ def test_closed_voting_counts_nothing_and_says_so():
     assert store().room(code, key, FIRST).answered == (0,)
 
 
-def test_everyone_to_lesson_n_moves_a_following_learner():
+def _moved_to_the_third_lesson() -> AppTest:
+    """A learner whose class the instructor has moved to lesson 3, after its next run."""
     teacher, code, _ = _instructor()
     learner = _learner(code)
-    third = LESSON_IDS[2]
-    teacher.selectbox(key="cl_pick").set_value(third).run()
+    teacher.selectbox(key="cl_pick").set_value(LESSON_IDS[2]).run()
     _button(teacher, "Everyone to lesson 3").click().run()
     learner.run()
-    assert learner.session_state["ls_lesson"] == third
+    assert learner.session_state["ls_lesson"] == LESSON_IDS[2]
+    return learner
+
+
+def test_everyone_to_lesson_n_moves_a_following_learner():
+    learner = _moved_to_the_third_lesson()
     assert learner.header[0].value.startswith("3. ")
     learner.button(key="ls_previous").click().run()  # the learner may still look back
     assert learner.session_state["ls_lesson"] == LESSON_IDS[1]
@@ -206,17 +211,11 @@ def _fragments(at: AppTest) -> list[str]:
 def test_a_timer_rerun_echoing_the_picker_of_before_a_move_does_not_undo_it(monkeypatch):
     """The browser sends the poll's request while it still shows lesson 1 (the run that moved
     the learner is being drawn): that echo is not the learner picking lesson 1."""
-    teacher, code, _ = _instructor()
-    learner = _learner(code)
-    third = LESSON_IDS[2]
-    teacher.selectbox(key="cl_pick").set_value(third).run()
-    _button(teacher, "Everyone to lesson 3").click().run()
-    learner.run()
-    assert learner.session_state["ls_lesson"] == third
+    learner = _moved_to_the_third_lesson()
     (poll,) = _fragments(learner)
     learner.selectbox(key="ls_choose").set_value(FIRST)  # what the browser still shows
     _with_a_timer_rerun(learner, poll, monkeypatch)
-    assert learner.session_state["ls_lesson"] == third
+    assert learner.session_state["ls_lesson"] == LESSON_IDS[2]
     learner.run()
     assert learner.header[0].value.startswith("3. ")
     learner.selectbox(key="ls_choose").set_value(FIRST).run()  # the learner's own pick
