@@ -100,3 +100,29 @@ def upload(monkeypatch):
         current["file"] = None if name is None else UploadedDump(file_id, Upload(name, data))
 
     return put
+
+
+def fragment_ids(at: AppTest) -> list[str]:
+    """The fragments ``at``'s page has registered (Streamlit keeps no public list)."""
+    return list(at._fragment_storage._fragments)
+
+
+@pytest.fixture
+def timer_rerun(monkeypatch):
+    """``timer_rerun(at, fragment)``: ``at`` reruns only ``fragment`` (one of
+    ``fragment_ids(at)``), as a fragment's ``run_every`` timer asks the server, carrying every
+    widget value ``at`` holds (AppTest's own runs are whole ones)."""
+    import streamlit.testing.v1.local_script_runner as runner
+
+    whole = runner.RerunData
+
+    def run(at: AppTest, fragment: str) -> AppTest:
+        monkeypatch.setattr(
+            runner, "RerunData", lambda **kw: whole(**kw, fragment_id_queue=[fragment])
+        )
+        try:
+            return at.run()
+        finally:
+            monkeypatch.setattr(runner, "RerunData", whole)
+
+    return run

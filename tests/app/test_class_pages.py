@@ -4,16 +4,14 @@ following the class), each on an empty class database (``conftest.py``)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from streamlit.testing.v1 import AppTest
 
 from classroom import rules
 from classroom.store import ClassStore
+from tests.app.conftest import APP, fragment_ids
 from ui.classroom import store
 from ui.lessons.catalog import LESSON_IDS, lesson
 
-APP = str(Path(__file__).resolve().parents[2] / "app.py")
 FIRST = LESSON_IDS[0]
 ANSWER = lesson(FIRST).answer
 WRONG = next(o for o in "abcd" if o != ANSWER)
@@ -191,30 +189,13 @@ def test_presenting_leaves_the_instructor_key_out_of_the_address_bar_but_keeps_t
     assert key not in _texts(presenting, "markdown", "code", "caption")
 
 
-def _with_a_timer_rerun(at: AppTest, fragment: str, monkeypatch) -> AppTest:
-    """``at`` reruns only ``fragment``, as a fragment's ``run_every`` timer asks the server,
-    carrying every widget value the browser shows (AppTest's runs are whole ones)."""
-    import streamlit.testing.v1.local_script_runner as runner
-
-    whole = runner.RerunData
-    monkeypatch.setattr(runner, "RerunData", lambda **kw: whole(**kw, fragment_id_queue=[fragment]))
-    try:
-        return at.run()
-    finally:
-        monkeypatch.setattr(runner, "RerunData", whole)
-
-
-def _fragments(at: AppTest) -> list[str]:
-    return list(at._fragment_storage._fragments)
-
-
-def test_a_timer_rerun_echoing_the_picker_of_before_a_move_does_not_undo_it(monkeypatch):
+def test_a_timer_rerun_echoing_the_picker_of_before_a_move_does_not_undo_it(timer_rerun):
     """The browser sends the poll's request while it still shows lesson 1 (the run that moved
     the learner is being drawn): that echo is not the learner picking lesson 1."""
     learner = _moved_to_the_third_lesson()
-    (poll,) = _fragments(learner)
+    (poll,) = fragment_ids(learner)
     learner.selectbox(key="ls_choose").set_value(FIRST)  # what the browser still shows
-    _with_a_timer_rerun(learner, poll, monkeypatch)
+    timer_rerun(learner, poll)
     assert learner.session_state["ls_lesson"] == LESSON_IDS[2]
     learner.run()
     assert learner.header[0].value.startswith("3. ")
@@ -222,7 +203,7 @@ def test_a_timer_rerun_echoing_the_picker_of_before_a_move_does_not_undo_it(monk
     assert learner.session_state["ls_lesson"] == FIRST
 
 
-def test_a_timer_rerun_echoing_the_first_round_tick_does_not_bring_it_back(monkeypatch):
+def test_a_timer_rerun_echoing_the_first_round_tick_does_not_bring_it_back(timer_rerun):
     """The run that opens the second round clears the learner's tick; the poll's request,
     sent while the browser still showed it, must not tick it again."""
     teacher, code, _ = _instructor()
@@ -230,15 +211,15 @@ def test_a_timer_rerun_echoing_the_first_round_tick_does_not_bring_it_back(monke
     _button(teacher.run(), "Second round").click().run()
     learner.run()
     assert learner.radio(key=f"ls_pick_{FIRST}").value is None  # asked again
-    (poll,) = _fragments(learner)
+    (poll,) = fragment_ids(learner)
     learner.radio(key=f"ls_pick_{FIRST}").set_value(WRONG)  # what the browser still shows
-    _with_a_timer_rerun(learner, poll, monkeypatch)
+    timer_rerun(learner, poll)
     assert learner.run().radio(key=f"ls_pick_{FIRST}").value is None
     _commit(learner, ANSWER)  # the learner's own pick
     assert learner.radio(key=f"ls_pick_{FIRST}").value == ANSWER
 
 
-def test_a_timer_rerun_echoing_an_old_paced_switch_does_not_flip_the_class(monkeypatch):
+def test_a_timer_rerun_echoing_an_old_paced_switch_does_not_flip_the_class(timer_rerun):
     """Paced mode changed in the instructor's other tab: this tab's chart timer echoes the
     switch as this tab's browser showed it before its last run, which must not change the
     class back."""
@@ -246,24 +227,24 @@ def test_a_timer_rerun_echoing_an_old_paced_switch_does_not_flip_the_class(monke
     paced = store().room(code, key, FIRST).paced
     teacher.toggle(key="cl_paced").set_value(not paced).run()
     assert store().room(code, key, FIRST).paced is (not paced)
-    (chart,) = _fragments(teacher)
+    (chart,) = fragment_ids(teacher)
     store().set_paced(code, key, paced)  # the other tab
     teacher.run()  # this tab's run that shows it
     teacher.toggle(key="cl_paced").set_value(not paced)  # what this browser still shows
-    _with_a_timer_rerun(teacher, chart, monkeypatch)
+    timer_rerun(teacher, chart)
     assert store().room(code, key, FIRST).paced is paced
 
 
-def test_a_timer_rerun_echoing_presentation_mode_does_not_undo_its_exit_button(monkeypatch):
+def test_a_timer_rerun_echoing_presentation_mode_does_not_undo_its_exit_button(timer_rerun):
     """The instructor leaves presentation mode while the chart's timer still carries the
     sidebar's "present" as the browser showed it: the class page stays out of it."""
     _, code, key = _instructor()
     at = _open("classroom", {"lang": "en", "cl_code": code, "cl_key": key, "present": "on"})
     at.button(key="present_exit").click().run()
     assert at.session_state["present"] == "off"
-    (chart,) = _fragments(at)
+    (chart,) = fragment_ids(at)
     at.button_group(key="present_select").set_value("on")  # what the browser still shows
-    _with_a_timer_rerun(at, chart, monkeypatch)
+    timer_rerun(at, chart)
     assert at.run().session_state["present"] == "off"
     at.button_group(key="present_select").set_value("on").run()  # the user's own choice
     assert at.session_state["present"] == "on"
