@@ -10,9 +10,9 @@ def echoed() -> bool:
     browser's echo rather than the user's.
 
     The browser reports every widget's value with each request, and a fragment's timer
-    (``run_every``) sends one even while the page's previous run is still being drawn: it
-    carries the value the browser showed before that run set the widget (a class learner's
-    lesson picker just after "everyone to lesson N").  A user's change of a widget outside
+    (``run_every``), or a click in a page's section, can send one while the page's previous
+    run is still being drawn: it carries the value the browser showed before that run set
+    the widget (a class learner's lesson picker just after "everyone to lesson N").  A user's change of a widget outside
     every fragment reruns the whole page, so a change that arrives with a fragment's rerun
     is such an echo.  Only for widgets outside every section and fragment.
     """

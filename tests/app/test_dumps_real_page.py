@@ -18,7 +18,7 @@ from safetensors import safe_open
 from streamlit.testing.v1 import AppTest
 
 from engine.dumps.example import EXAMPLE_DUMP
-from tests.app.conftest import APP
+from tests.app.conftest import APP, fragment_ids
 from tests.dumps import tiny_models
 from ui import live_model
 from ui.url.codec import parse
@@ -219,6 +219,44 @@ def test_the_live_model_reports_a_given_prompt_token_by_token_and_shares_it(
     assert "in sequence 0 (4 layers, up to 1000" in _text(at)  # the [BOS] entry, every point
     browser_session("second")
     assert not _live({"du_prompt": prompt}).exception and len(captures) == 1  # shared
+
+
+def test_a_section_rerun_echoing_the_typed_text_keeps_the_given_prompt_just_taken(
+    tiny, monkeypatch, timer_rerun
+):
+    """A given prompt clicked sets the text box; a section's rerun asked for before the
+    browser drew that run carries the text typed before, which is not the learner typing it.
+    (AppTest cannot draw a page link in a fragment's rerun: a section without one.)"""
+    given = ("hello", *LIVE_PROMPTS[1:])  # a given prompt the tiny model can take
+    monkeypatch.setattr("ui.widgets.dumps.LIVE_PROMPTS", given)
+    at = _live({"du_prompt": "hi there", "du_section": "massive"})  # a section without links
+    at.pills(key="dumps_given_prompt").set_value(0).run()
+    assert at.text_area(key="du_prompt").value == "hello"
+    at.text_area(key="du_prompt").set_value("hi there")  # what the browser still shows
+    (section,) = fragment_ids(at)
+    assert not timer_rerun(at, section).exception
+    assert at.run().text_area(key="du_prompt").value == "hello"
+    assert at.query_params["du_prompt"] == "hello"
+    at.text_area(key="du_prompt").set_value("hi there").run()  # typed by the learner
+    assert at.query_params["du_prompt"] == "hi there"
+
+
+def test_a_section_rerun_echoing_the_given_prompts_pill_keeps_the_text_just_typed(
+    tiny, monkeypatch, timer_rerun
+):
+    """Typing over a given prompt unlights its pill; a section's rerun asked for before the
+    browser drew that run carries the pill still lit, which is not the learner clicking it."""
+    given = ("hello", *LIVE_PROMPTS[1:])
+    monkeypatch.setattr("ui.widgets.dumps.LIVE_PROMPTS", given)
+    at = _live({"du_prompt": "hello", "du_section": "massive"})
+    assert at.pills(key="dumps_given_prompt").value == 0
+    at.text_area(key="du_prompt").set_value("hi there").run()
+    assert at.pills(key="dumps_given_prompt").value is None
+    at.pills(key="dumps_given_prompt").set_value(0)  # what the browser still shows
+    (section,) = fragment_ids(at)
+    assert not timer_rerun(at, section).exception
+    assert at.run().text_area(key="du_prompt").value == "hi there"
+    assert at.query_params["du_prompt"] == "hi there"
 
 
 @pytest.mark.slow  # two sessions and a comparison

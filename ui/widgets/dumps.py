@@ -176,10 +176,16 @@ def _given_prompt() -> int | None:
 
 def _take_given_prompt() -> None:
     chosen = st.session_state.get("dumps_given_prompt")
-    if echoed():  # the loading model's timer, with the pill of before: shown again, not taken
+    if echoed():  # a section's rerun or the loading bar's, with the pill of before: shown again
         st.session_state["dumps_given_prompt"] = _given_prompt()
     elif chosen is not None:
         st.session_state[P["du_prompt"].key] = LIVE_PROMPTS[chosen]
+
+
+def _prompt_typed() -> None:
+    given = st.session_state.get("dumps_given_prompt")
+    if echoed() and given is not None:  # the text of before the pill's prompt: shown again
+        st.session_state[P["du_prompt"].key] = LIVE_PROMPTS[given]
 
 
 def live_prompt() -> LivePrompt:
@@ -200,6 +206,7 @@ def live_prompt() -> LivePrompt:
         max_chars=BROWSER_UNITS_PER_CHARACTER * limit,
         height=80,
         help=t("dumps.prompt_help", limit=LIVE_MAX_TOKENS),
+        on_change=_prompt_typed,
     )
     if len(text) > limit:
         message = t("dumps.prompt_too_long", chars=f"{len(text):,}", limit=f"{limit:,}")
