@@ -239,6 +239,10 @@ def test_a_section_rerun_echoing_the_typed_text_keeps_the_given_prompt_just_take
     assert at.query_params["du_prompt"] == "hello"
     at.text_area(key="du_prompt").set_value("hi there").run()  # typed by the learner
     assert at.query_params["du_prompt"] == "hi there"
+    at.pills(key="dumps_given_prompt").set_value(0).run()
+    at.text_area(key="du_prompt").set_value("hi you")  # typed, sent with a click in a section
+    assert not timer_rerun(at, section).exception
+    assert at.run().text_area(key="du_prompt").value == "hi you"
 
 
 def test_a_section_rerun_echoing_the_given_prompts_pill_keeps_the_text_just_typed(

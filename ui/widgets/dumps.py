@@ -174,17 +174,25 @@ def _given_prompt() -> int | None:
     return LIVE_PROMPTS.index(current) if current in LIVE_PROMPTS else None
 
 
+REPLACED = "_dumps_replaced_prompt"  # the text the last given prompt clicked took the place of
+
+
 def _take_given_prompt() -> None:
     chosen = st.session_state.get("dumps_given_prompt")
     if echoed():  # a section's rerun or the loading bar's, with the pill of before: shown again
         st.session_state["dumps_given_prompt"] = _given_prompt()
     elif chosen is not None:
+        st.session_state[REPLACED] = st.session_state.get(P["du_prompt"].key)
         st.session_state[P["du_prompt"].key] = LIVE_PROMPTS[chosen]
 
 
 def _prompt_typed() -> None:
+    """The text box's echo of the text a given prompt replaced is shown as that prompt again.
+    Only that text: a typed one can come with a section's rerun too (the browser sends the
+    text box's change with a click in a section when both fall in one task, as on a phone)."""
     given = st.session_state.get("dumps_given_prompt")
-    if echoed() and given is not None:  # the text of before the pill's prompt: shown again
+    typed = st.session_state.get(P["du_prompt"].key)
+    if echoed() and given is not None and typed == st.session_state.get(REPLACED):
         st.session_state[P["du_prompt"].key] = LIVE_PROMPTS[given]
 
 
