@@ -138,6 +138,26 @@ def test_npy_header_claiming_a_huge_array_is_refused(tmp_path):
     _refusal(path, "truncated")
 
 
+def _npy_with_shape(shape: tuple) -> bytes:
+    """A .npy whose header states ``shape`` (numpy's parser accepts negative lengths)."""
+    handle = io.BytesIO()
+    np.lib.format.write_array_header_1_0(
+        handle, {"descr": "<f4", "fortran_order": False, "shape": shape}
+    )
+    return handle.getvalue() + b"\0" * 64
+
+
+@pytest.mark.parametrize("shape", [(-1, 8), (-2, -4), (1, -1, 8), (-3, 2, 8)])
+def test_npy_header_with_a_negative_axis_is_refused(tmp_path, shape):
+    data = _npy_with_shape(shape)
+    (tmp_path / "neg.npy").write_bytes(data)
+    for source in (tmp_path / "neg.npy", Upload("neg.npy", data)):
+        assert "negative axis" in str(_refusal(source, "corrupt"))
+    with zipfile.ZipFile(tmp_path / "neg.npz", "w") as archive:
+        archive.writestr("hidden_states.npy", _npy_with_shape((-1, *shape)))
+    assert "negative axis" in str(_refusal(tmp_path / "neg.npz", "corrupt"))
+
+
 def test_safetensors_offsets_that_disagree_with_the_shape(tmp_path):
     header = {"h": {"dtype": "F32", "shape": [2, 4], "data_offsets": [0, 16]}}
     path = files.raw_safetensors(tmp_path / "bad.safetensors", header, b"\0" * 16)

@@ -60,6 +60,8 @@ def _read_header(file: DumpFile, key: str, stream, fmt: str) -> tuple[tuple, np.
     except Exception as exc:  # numpy raises ValueError, OSError, SyntaxError, ...
         raise corrupt(file, key, fmt, first_line(exc)) from None
     shape, fortran_order, dtype = header
+    if any(n < 0 for n in shape):  # numpy's parser accepts them; no writer makes them
+        raise corrupt(file, key, fmt, f"shape {list(shape)} has a negative axis")
     if dtype.hasobject:
         raise refuse("object_array", file=file.name, entry=entry_name(key))
     if fortran_order and len(shape) > 1:
