@@ -1,10 +1,14 @@
+import re
+
+import pytest
+
 from engine import NormSpec
 from engine.norms.worked import explain_vectors
 from ui.text.vector_lab_steps import worked_steps
 
 
-def _latex(kind: str, eps: float = 0.0, **spec) -> str:
-    explanation = explain_vectors(((1.0, 2.0, 3.0, 4.0),), NormSpec(kind, eps=eps, **spec))
+def _latex(kind: str, eps: float = 0.0, row=(1.0, 2.0, 3.0, 4.0), **spec) -> str:
+    explanation = explain_vectors((row,), NormSpec(kind, eps=eps, **spec))
     return "\n".join(step.latex for step in worked_steps(explanation, "en"))
 
 
@@ -54,3 +58,14 @@ def test_captions_follow_the_language():
     english = [step.caption for step in worked_steps(explanation, "en")]
     chinese = [step.caption for step in worked_steps(explanation, "zh")]
     assert "Mean" in english and "均值" in chinese
+
+
+@pytest.mark.parametrize("kind", ["layernorm", "rmsnorm"])
+def test_numbers_in_scientific_notation_are_squared_in_parentheses(kind):
+    latex = _latex(kind, row=(1e6, 2.0, 3.0, 4.0))
+    assert not re.search(r"\^\{[^}]*\}\^", latex)  # KaTeX: "Double superscript"
+    assert r"(10^{6})^2" in latex
+    assert r"\left[10^{6}, 2, 3, 4\right]" in latex  # the input, not 1e+06
+    assert "e+" not in latex and "e-0" not in latex
+    small = _latex(kind, row=(2.5e-6, 1.0, 2.0, 3.0))
+    assert r"(2.5\times 10^{-6})^2" in small and not re.search(r"\^\{[^}]*\}\^", small)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from ui.formatting import format_number, format_vector
@@ -24,18 +25,32 @@ def chain(left: str, *sides: str) -> str:
     return r"\begin{aligned}" + r" \\ ".join(lines) + r"\end{aligned}"
 
 
+_SCIENTIFIC = re.compile(r"(-?\d+(?:\.\d+)?)e([+-]\d+)")
+
+
+def _power_of_ten(match: re.Match) -> str:
+    mantissa, power = match[1], rf"10^{{{int(match[2])}}}"
+    return power if mantissa == "1" else rf"{mantissa}\times {power}"
+
+
+def _latex(text: str) -> str:
+    """format_number's text as LaTeX: 1e-05 -> 10^{-5}, 2.5e-06 -> 2.5\\times 10^{-6}, ∞."""
+    text = _SCIENTIFIC.sub(_power_of_ten, text)
+    return text.replace("∞", r"\infty").replace("−", "-").replace("NaN", r"\text{NaN}")
+
+
 def latex_number(value: float) -> str:
     """A number as LaTeX: 1e-05 -> 10^{-5}, 2.5e-06 -> 2.5\\times10^{-6}, inf -> \\infty."""
-    text = format_number(value)
-    if "e" in text:
-        mantissa, exponent = text.split("e")
-        power = rf"10^{{{int(exponent)}}}"
-        return power if mantissa == "1" else rf"{mantissa}\times {power}"
-    return text.replace("∞", r"\infty").replace("−", "-").replace("NaN", r"\text{NaN}")
+    return _latex(format_number(value))
+
+
+def latex_power(value: float) -> str:
+    """A number as LaTeX ready for an exponent: 3^2, (-3)^2, (10^{6})^2, (2.5\\times 10^{5})^2."""
+    text = latex_number(value)
+    return f"({text})" if value < 0 or "^" in text else text
 
 
 def latex_vector(values) -> str:
     """A vector as LaTeX, long ones elided in the middle as format_vector does."""
-    text = format_vector(values).replace("…", r"\ldots").replace("∞", r"\infty")
-    text = text.replace("−", "-").replace("NaN", r"\text{NaN}")
+    text = _latex(format_vector(values).replace("…", r"\ldots"))
     return text.replace("[", r"\left[").replace("]", r"\right]")

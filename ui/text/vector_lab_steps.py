@@ -11,7 +11,7 @@ import math
 from engine.norms.kinds import PER_TOKEN_KINDS, kind_axes
 from engine.norms.worked import VectorExplanation
 from ui.i18n import join, translate
-from ui.text.latex import Step, chain
+from ui.text.latex import Step, chain, latex_power
 from ui.text.latex import latex_number as _n
 from ui.text.latex import latex_vector as _vec
 
@@ -19,8 +19,7 @@ _SHOW_TERMS_UP_TO = 8  # write every term of a sum when d is at most this
 
 
 def _square(value: float) -> str:
-    text = _n(value)
-    return f"({text})^2" if value < 0 else f"{text}^2"
+    return f"{latex_power(value)}^2"
 
 
 def _sum_terms(values, term) -> str:
