@@ -71,10 +71,10 @@ class DyTFit:
     x: np.ndarray  # [<= SCATTER_POINTS] inputs of the bulk, for a scatter plot
     y: np.ndarray  # [<= SCATTER_POINTS] outputs
     bulk_limit: float  # |x| past this is an outlier (inf: none could be)
-    outliers: int  # sampled values past bulk_limit, left out of the fit
+    outliers: int  # values past bulk_limit (of every value read), left out of the fit
     outlier_x: np.ndarray  # [<= OUTLIER_POINTS] their inputs, largest |x| first
     outlier_y: np.ndarray  # [<= OUTLIER_POINTS] their outputs
-    r2_all: float  # the bulk's curve on every sampled value, outliers included
+    r2_all: float  # the bulk's curve on every value read, outliers included
 
 
 def compare_norms(dump: Dump, layer: int, rows: list[int], eps: float = 1e-5) -> TokenNorms:
@@ -151,16 +151,13 @@ def fit_dyt(pair: NormPair) -> DyTFit:
         weight = read_param(pair.weight)  # [d]
         usable = weight.abs() > 1e-6  # [d] a zero weight erases its channel
         x, y = x[:, usable], ((y - bias) / weight)[:, usable]  # [k, d']
-    x_flat, y_flat = x.flatten().numpy(), y.flatten().numpy()
-    finite = np.isfinite(x_flat) & np.isfinite(y_flat)
-    x_flat, y_flat = x_flat[finite], y_flat[finite]
-    step = max(1, x_flat.shape[0] // SAMPLE_POINTS)
-    x_all, y_all = x_flat[::step], y_flat[::step]
+    x_all, y_all = x.flatten().numpy(), y.flatten().numpy()  # [k·d'] every read value
+    finite = np.isfinite(x_all) & np.isfinite(y_all)
+    x_all, y_all = x_all[finite], y_all[finite]
     limit = bulk_limit(x_all)
     bulk = np.abs(x_all) <= limit
-    x_fit, y_fit = x_all[bulk], y_all[bulk]
+    x_fit, y_fit = _thin(x_all[bulk], SAMPLE_POINTS), _thin(y_all[bulk], SAMPLE_POINTS)
     alpha, gamma, r2 = fit_tanh(x_fit, y_fit) if x_fit.size else (np.nan, np.nan, np.nan)
-    scatter = max(1, x_fit.shape[0] // SCATTER_POINTS)
     order = np.argsort(-np.abs(x_all[~bulk]))[:OUTLIER_POINTS]
     return DyTFit(
         label=pair.label,
@@ -170,14 +167,26 @@ def fit_dyt(pair: NormPair) -> DyTFit:
         r2=r2,
         points=int(x_fit.shape[0]),
         affine_removed=removed,
-        x=x_fit[::scatter][:SCATTER_POINTS],
-        y=y_fit[::scatter][:SCATTER_POINTS],
+        x=_thin(x_fit, SCATTER_POINTS),
+        y=_thin(y_fit, SCATTER_POINTS),
         bulk_limit=limit,
         outliers=int((~bulk).sum()),
         outlier_x=x_all[~bulk][order],
         outlier_y=y_all[~bulk][order],
         r2_all=_r2(alpha, gamma, x_all, y_all) if x_all.size else float("nan"),
     )
+
+
+def _thin(values: np.ndarray, count: int) -> np.ndarray:
+    """At most ``count`` of ``values``, the same positions for the same length (seeded).
+
+    Not a stride: the values are the read rows flattened, so every k-th value of a width
+    divisible by k would keep only some channels and miss an outlier channel's bulk entirely.
+    """
+    if values.shape[0] <= count:
+        return values
+    picked = np.random.default_rng(0).choice(values.shape[0], count, replace=False)
+    return values[np.sort(picked)]
 
 
 def bulk_limit(x: np.ndarray) -> float:

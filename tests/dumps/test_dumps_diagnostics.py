@@ -12,7 +12,7 @@ import torch.nn.functional as F
 
 from engine.config import DumpSpec
 from engine.dumps.dump import open_dump
-from engine.dumps.norm_views import compare_norms, fit_tanh
+from engine.dumps.norm_views import SAMPLE_POINTS, compare_norms, fit_tanh
 from engine.dumps.report import report
 from tests.dumps import dump_files as files
 
@@ -220,6 +220,23 @@ def test_dyt_fit_reads_the_bulk_and_counts_the_outliers_apart(tmp_path):
     assert fit.bulk_limit < 20_000 and np.abs(fit.x).max() <= fit.bulk_limit
     assert fit.alpha == pytest.approx(0.5, rel=1e-4) and fit.r2 > 0.9999
     assert fit.r2_all < 0.5
+
+
+def test_dyt_fit_finds_an_outlier_in_an_odd_channel_of_a_wide_dump(tmp_path):
+    """More values than the fit takes (64 tokens × 576 channels): the fit's sample is drawn
+    from every channel, and the outliers are looked for in every value read — SmolLM2's
+    massive activation sits in channel 507, which a stride of 2 over the rows never read."""
+    x = files.stream(layers=1, batch=1, tokens=64, d=576)[0] * 3  # [1, 64, 576]
+    x[0, 0, 507] = 26_000.0
+    y = 2.0 * torch.tanh(0.5 * x)
+    tensors = {
+        "model.layers.0.input_layernorm.input": x,
+        "model.layers.0.input_layernorm.output": y,
+    }
+    (fit,) = report(files.write_safetensors(tmp_path / "wide.safetensors", tensors)).dyt
+    assert fit.outliers == 1 and list(fit.outlier_x) == [26_000.0]
+    assert fit.points == SAMPLE_POINTS < x.numel() - 1  # a sample of the bulk was fitted
+    assert fit.alpha == pytest.approx(0.5, rel=1e-4) and fit.r2 > 0.9999
 
 
 def test_dyt_fit_without_outliers_keeps_every_value(tmp_path):
