@@ -64,6 +64,36 @@ def test_npz_per_layer_members(tmp_path, compressed):
     _check_stream(dump, x)
 
 
+def test_npz_windows_read_in_order_open_each_member_once(tmp_path, monkeypatch):
+    """A compressed member is decompressed once for windows read in order (a reopen per
+    window decompresses its start again: quadratic); any order still reads the right rows."""
+    from engine.dumps.formats import numpy_file
+    from engine.dumps.sources import resolve_files
+
+    x = files.stream(layers=2, batch=1, tokens=40, d=8)[:, 0]  # [2, 40, 8]
+    path = files.write_npz(tmp_path / "w.npz", {"h0": x[0].numpy(), "h1": x[1].numpy()}, True)
+    opened = []
+    real_open = numpy_file.zipfile.ZipFile.open
+    monkeypatch.setattr(
+        numpy_file.zipfile.ZipFile,
+        "open",
+        lambda archive, name, *a, **k: opened.append(name) or real_open(archive, name, *a, **k),
+    )
+    dump = open_dump(path)
+    (file,) = resolve_files(path)
+    reader = numpy_file.NpzReader(file)
+    entries = {e.key: e for slot in dump.layout.layers for e in (p.entry for p in slot.pieces)}
+    opened.clear()
+    for start in range(0, 40, 7):  # in order, with gaps: one open
+        torch.testing.assert_close(
+            reader.rows(entries["h0"], start, start + 3), x[0, start : start + 3]
+        )
+    assert opened == ["h0.npy"]
+    torch.testing.assert_close(reader.rows(entries["h0"], 2, 4), x[0, 2:4])  # back: reopens
+    torch.testing.assert_close(reader.rows(entries["h1"], 0, 40), x[1])  # another member
+    assert opened == ["h0.npy", "h0.npy", "h1.npy"]
+
+
 @pytest.mark.parametrize("container", [list, tuple])
 def test_pt_list_of_layers_like_output_hidden_states(tmp_path, container):
     x = files.stream(dtype=torch.bfloat16)

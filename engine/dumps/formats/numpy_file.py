@@ -3,8 +3,8 @@
 ``.npy`` on disk is opened with ``np.load(mmap_mode="r", allow_pickle=False)``; an upload is
 viewed in place with ``np.frombuffer``.  An ``.npz`` is a zip of ``.npy`` members, possibly
 compressed, so it cannot be mapped: its members are streamed through ``zipfile`` a window
-of rows at a time (seeking a compressed member decompresses from its start, which is slow
-but bounded in memory).  An array of Python objects would need pickle and is refused.
+of rows at a time, each read going on from where the last ended (``NpzReader``).  An array
+of Python objects would need pickle and is refused.
 
 Reference: numpy's NEP 1, "A simple file format for NumPy arrays".
 """
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import io
 import math
+import threading
 import warnings
 import zipfile
 
@@ -185,22 +186,55 @@ class NpyReader:
 
 
 class NpzReader:
-    """Rows of a .npz member, read through zipfile into a buffer of exactly those rows."""
+    """Rows of a .npz member, read through zipfile into a buffer of exactly those rows.
+
+    The member stays open after a read, at the row it ended on: the report reads a member's
+    windows in order, and reading on from there decompresses each byte once (reopening
+    for every window decompressed the member's start again each time: quadratic in its
+    size, ~22 s of CPU for a 1 MB upload of zeros that expands to 983 MB).  A read of an
+    earlier row, or of another member, reopens.
+    """
 
     def __init__(self, file: DumpFile):
         self.file = file
+        self._lock = threading.Lock()  # one member stream, one reader at a time
+        self._open: tuple[str, zipfile.ZipFile, object, np.dtype] | None = None
+        self._next_row = 0  # where the open member's stream stands, in rows
 
     def rows(self, entry: EntryInfo, start: int, stop: int) -> torch.Tensor:
-        with _open_zip(self.file) as archive:
+        with self._lock:
             try:
-                with archive.open(entry.key + ".npy") as member:
-                    _, dtype, _ = _read_header(self.file, entry.key, member, "npz")
-                    row_bytes = entry.d * dtype.itemsize
-                    member.seek(start * row_bytes, io.SEEK_CUR)
-                    wanted = (stop - start) * row_bytes
-                    data = member.read(wanted)  # fewer bytes only at the member's end
+                member, dtype = self._member_at(entry, start)
+                row_bytes = entry.d * dtype.itemsize
+                member.seek((start - self._next_row) * row_bytes, io.SEEK_CUR)  # forward
+                wanted = (stop - start) * row_bytes
+                data = member.read(wanted)  # fewer bytes only at the member's end
+                self._next_row = stop
             except zipfile.BadZipFile as exc:
+                self._close()
                 raise corrupt(self.file, entry.key, "npz", first_line(exc)) from None
+            except BaseException:
+                self._close()
+                raise
         check_claimed_bytes(self.file, entry.key, wanted, len(data))
         rows = np.frombuffer(data, dtype=dtype).reshape(stop - start, entry.d)
         return _to_torch(rows)  # [n, d]
+
+    def _member_at(self, entry: EntryInfo, start: int):
+        """The open stream of ``entry``'s member, at or before row ``start``, and its dtype."""
+        if self._open is None or self._open[0] != entry.key or self._next_row > start:
+            self._close()
+            archive = _open_zip(self.file)
+            member = archive.open(entry.key + ".npy")
+            self._open = (entry.key, archive, member, None)  # closed if the header is refused
+            _, dtype, _ = _read_header(self.file, entry.key, member, "npz")
+            self._open, self._next_row = (entry.key, archive, member, dtype), 0
+        _, _, member, dtype = self._open
+        return member, dtype
+
+    def _close(self) -> None:
+        if self._open is not None:
+            _, archive, member, _ = self._open
+            member.close()
+            archive.close()
+            self._open, self._next_row = None, 0
