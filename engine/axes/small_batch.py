@@ -37,6 +37,7 @@ DEFAULT_BATCH_SIZES = (1, 2, 4, 8, 16, 32)
 BATCH_SIZES_OFFERED = (*DEFAULT_BATCH_SIZES, 64)  # the page's menu
 DEFAULT_DRAWS = 200
 CHANNELS = 8  # channels drawn: every channel's spread is the same in units of its σ
+STATISTICS_CHUNK_VALUES = 2**20  # drawn values normalized at once (float64: 8 MB a buffer)
 
 
 @dataclass(frozen=True)
@@ -87,9 +88,9 @@ def small_batch_noise(
         for b in sizes:
             shape = (draws, b * spec.tokens, channels)
             x = draw_tokens(profile, shape, generator, torch.float32)  # [draws, b*T, c]
-            stats = normalize(x, spec_norm, backend="torch")  # one batch's BN statistics per draw
-            means = (stats.mean.double().numpy() - offset) / scale  # [draws, c], units of σ
-            variances = stats.var.double().numpy() / scale**2  # [draws, c], units of σ²
+            mean, var = _batch_statistics(x, spec_norm)  # [draws, c] each
+            means = (mean - offset) / scale  # [draws, c], units of σ
+            variances = var / scale**2  # [draws, c], units of σ²
             mean_spread.append(means.std(axis=0, ddof=1).mean())
             var_spread.append(variances.std(axis=0, ddof=1).mean())
             examples.append(means[:, 0])
@@ -106,6 +107,19 @@ def small_batch_noise(
         draws=draws,
         tokens=spec.tokens,
     )
+
+
+def _batch_statistics(x: torch.Tensor, spec: NormSpec) -> tuple[np.ndarray, np.ndarray]:
+    """Each draw's batch mean and variance ([draws, c] each), normalized a few draws at a
+    time: the float64 output and intermediates of all 2,000 draws of b = 64 at once took
+    ~550 MB for a moment, from one share link."""
+    per_call = max(1, STATISTICS_CHUNK_VALUES // (x.shape[1] * x.shape[2]))
+    means, variances = [], []
+    for part in torch.split(x, per_call):  # [≤ per_call, b*T, c]
+        stats = normalize(part, spec, backend="torch")  # one batch's BN statistics per draw
+        means.append(stats.mean.double())
+        variances.append(stats.var.double())
+    return torch.cat(means).numpy(), torch.cat(variances).numpy()
 
 
 def _checked_batch_sizes(batch_sizes) -> tuple[int, ...]:

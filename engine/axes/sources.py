@@ -98,7 +98,7 @@ def draw_tokens(
     """``shape`` (ending in d) of cells drawn from ``profile``'s channels, in ``dtype``."""
     z = torch.randn(shape, generator=generator, dtype=dtype)  # [..., d]
     offset = torch.from_numpy(profile.offset).to(dtype)  # [d]
-    return offset + torch.from_numpy(profile.scale).to(dtype) * z  # [..., d]
+    return z.mul_(torch.from_numpy(profile.scale).to(dtype)).add_(offset)  # [..., d], in place
 
 
 def example_tensor(spec: AxesSpec) -> AxesTensor:

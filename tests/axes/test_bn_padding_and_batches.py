@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from engine.axes import limits
+from engine.axes import limits, small_batch
 from engine.axes.padding import padding_pollution
 from engine.axes.small_batch import CHANNELS, small_batch_noise
 from engine.axes.sources import channel_profile, draw_tokens, make_tensor
@@ -93,8 +93,10 @@ def test_spread_of_the_batch_mean_follows_one_over_sqrt_bt():
     assert r.example_means.shape == (6, 200) and r.draws == 200 and r.tokens == 16
 
 
-def test_batch_means_are_batchnorm1d_means_of_each_drawn_batch():
+@pytest.mark.parametrize("draws_per_call", [5, 2])  # all at once; in calls of 2, 2 and 1
+def test_batch_means_are_batchnorm1d_means_of_each_drawn_batch(monkeypatch, draws_per_call):
     spec = AxesSpec(preset="outlier_channel", tokens=4, d=10)
+    monkeypatch.setattr(small_batch, "STATISTICS_CHUNK_VALUES", draws_per_call * 3 * 4 * 8)
     r = small_batch_noise(spec, batch_sizes=(3,), draws=5)
     # redraw the same batches: same generator, same order as the experiment
     generator = torch.Generator().manual_seed(spec.seed)
@@ -106,6 +108,18 @@ def test_batch_means_are_batchnorm1d_means_of_each_drawn_batch():
         mean, _ = batchnorm1d_statistics(x[k])
         expected = (mean[0] - profile.offset[0]) / profile.scale[0]
         assert r.example_means[0, k] == pytest.approx(expected, rel=1e-5, abs=1e-6)
+
+
+def test_the_largest_accepted_draw_is_normalized_a_bounded_part_at_a_time(monkeypatch):
+    """2,000 draws of b = 64 (the most a link may ask for): no call holds them all."""
+    sizes = []
+    real = small_batch.normalize
+    monkeypatch.setattr(
+        small_batch, "normalize", lambda x, *a, **k: sizes.append(x.numel()) or real(x, *a, **k)
+    )
+    small_batch_noise(AxesSpec(tokens=16), batch_sizes=(64,), draws=limits.MAX_DRAWS)
+    assert sum(sizes) == limits.MAX_DRAWS * 64 * 16 * CHANNELS
+    assert max(sizes) <= small_batch.STATISTICS_CHUNK_VALUES
 
 
 def test_one_value_per_channel_has_a_batch_variance_of_zero_every_time():
