@@ -36,7 +36,7 @@ MAX_SHIFT = 10.0  # train vs eval: |distribution shift| in units of each channel
 # What each experiment argument accepts (the Axes page's links offer the same ranges)
 DRAWS = Accepts(low=2, high=MAX_DRAWS)  # a spread needs two draws
 TRAIN_STEPS = Accepts(low=1, high=MAX_TRAIN_STEPS)
-MOMENTUM = Accepts(low=0.0, high=1.0)  # 0 is refused on its own: nothing would be learned
+MOMENTUM = Accepts(low=0.0, high=1.0, positive=True)  # 0: nothing would be learned
 SHIFT = Accepts(low=-MAX_SHIFT, high=MAX_SHIFT)
 LEAK_POSITION_LOW = 1  # the causal leak replaces a token after the first (up to T - 1)
 

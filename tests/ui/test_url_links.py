@@ -298,12 +298,22 @@ def test_every_value_a_page_can_hold_comes_back_from_its_link(page):
     for param in page.params:
         values = [_longest_serialization(param)]
         if param.kind in ("int", "float"):
-            values += [param.low, param.high]
+            values += [param.high] if param.positive else [param.low, param.high]
         if param.kind == "choice":
             values += list(param.choices)
         for value in values:
             back, refusal = parse(param, serialize(param, value))
             assert refusal is None and back == value, param.key
+
+
+def test_a_parameter_the_engine_needs_above_zero_refuses_zero_in_the_link():
+    """``ax_momentum``: 0 would learn nothing, and the engine refuses it, so the link does too
+    (it said "accepted: 0 … 1", then the page refused 0)."""
+    param = PAGES["axes"]["ax_momentum"]
+    for text in ("0", "-0", "0.0"):
+        value, refusal = parse(param, [text])
+        assert value is None and refusal.params["accepted"] == "(0, 1]"
+    assert parse(param, ["1e-3"]) == (0.001, None)
 
 
 @pytest.mark.parametrize("page", list(PAGES.values()), ids=list(PAGES))

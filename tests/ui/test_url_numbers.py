@@ -34,7 +34,7 @@ NUMBERS_WITH_ZERO = [  # every numeric page parameter whose range holds 0
     param
     for page in PAGES.values()
     for param in page.params
-    if param.kind in ("int", "float") and param.low <= 0 <= param.high
+    if param.kind in ("int", "float") and param.low <= 0 <= param.high and not param.positive
 ]
 
 

@@ -47,7 +47,8 @@ class Param:
     """One query parameter: its key (= the widget's key), type, default and accepted values.
 
     kind: "choice" (one of ``choices``), "choices" (a subset, repeated keys in the URL),
-    "int" / "float" (a number in [low, high]), "bool" ("true"/"false"), "text".
+    "int" / "float" (a number in [low, high]; in (low, high] when ``positive``), "bool"
+    ("true"/"false"), "text".
     ``vocabulary`` names the ``ui.labels`` vocabulary whose display names older links wrote.
     ``spec`` and ``field``: the engine spec's field the parameter was made from (``from_spec``).
     """
@@ -58,6 +59,7 @@ class Param:
     choices: tuple = ()
     low: float | None = None
     high: float | None = None
+    positive: bool = False  # the engine refuses 0 itself (Accepts.positive)
     vocabulary: str | None = None
     old_keys: tuple[str, ...] = ()
     max_chars: int = 200
@@ -68,6 +70,8 @@ class Param:
         """What this parameter accepts, for messages."""
         if self.kind in ("choice", "choices"):
             return ", ".join(serialize_one(self, c) for c in self.choices)
+        if self.kind in ("int", "float") and self.positive:
+            return f"({number_text(self.low)}, {number_text(self.high)}]"
         if self.kind in ("int", "float"):
             return f"{number_text(self.low)} … {number_text(self.high)}"
         if self.kind == "bool":
@@ -204,6 +208,8 @@ def parse(param: Param, raw: list[str]) -> tuple[Any, Refusal | None]:
         return None, _refuse(param, text)
     if not math.isfinite(number) or not (param.low <= number <= param.high):
         return None, _refuse(param, text)
+    if param.positive and not number > 0:
+        return None, _refuse(param, text)
     if lost_to_zero(digits, number):  # 1e-400: not 0, but float64 reads it as 0
         return None, _refuse(param, text)
     if param.kind == "int":
@@ -297,4 +303,4 @@ def from_spec(
         return Param(key, "text", value, max_chars=rule.high, **bound)
     low = rule.low if low is None else low
     high = rule.high if high is None else high
-    return Param(key, kind.__name__, value, low=low, high=high, **bound)
+    return Param(key, kind.__name__, value, low=low, high=high, positive=rule.positive, **bound)

@@ -215,7 +215,7 @@ _TOKENS = AxesSpec().tokens
 
 def _range(rule: Accepts) -> dict:
     """An engine argument's range as a parameter's bounds."""
-    return {"low": rule.low, "high": rule.high}
+    return {"low": rule.low, "high": rule.high, "positive": rule.positive}
 
 
 AXES = PageParams(
