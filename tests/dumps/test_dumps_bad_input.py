@@ -83,6 +83,14 @@ def test_plain_pickle_named_pt_is_refused_and_never_runs(tmp_path):
     assert not marker.exists() and "evil.pth" in str(error)
 
 
+@pytest.mark.parametrize("text", [b"just some text", b"cos\nsystem\n"])
+def test_text_named_pt_is_not_called_code(tmp_path, text):
+    """Letters are pickle opcodes too ("o" is OBJ, "c" is GLOBAL): a text file is damaged
+    or not a torch file, not a pickle that would run code."""
+    (tmp_path / "notes.pt").write_bytes(text)
+    assert "notes.pt is not a zip archive" in str(_refusal(tmp_path / "notes.pt", "not_zip"))
+
+
 def test_upload_with_a_payload_is_refused_and_never_runs(tmp_path):
     marker = tmp_path / "ran.txt"
     buffer = io.BytesIO()

@@ -75,12 +75,17 @@ def _unsafe(file: DumpFile, exc: BaseException):
 
 
 def _refuse_legacy(file: DumpFile, head: bytes):
-    """The refusal for a non-zip file: unsafe if its pickle would call anything."""
+    """The refusal for a non-zip file: unsafe if it is a pickle that would call anything.
+
+    Only a pickle read to its STOP counts: most bytes are some opcode ("s" is SETITEM, "o"
+    is OBJ), so a text file's first letters are no evidence of code."""
+    calls = []
     try:
         for opcode, _, _ in pickletools.genops(io.BytesIO(head)):
-            if opcode.name in _CALLS:
-                return refuse("unsafe_pickle_opcode", file=file.name, opcode=opcode.name)
-    except Exception:  # not a pickle at all
+            calls += [opcode.name] if opcode.name in _CALLS else []
+            if opcode.name == "STOP" and calls:
+                return refuse("unsafe_pickle_opcode", file=file.name, opcode=calls[0])
+    except Exception:  # not a pickle at all, or longer than the head read
         pass
     return refuse("not_zip", file=file.name)
 
