@@ -91,6 +91,24 @@ def test_text_named_pt_is_not_called_code(tmp_path, text):
     assert "notes.pt is not a zip archive" in str(_refusal(tmp_path / "notes.pt", "not_zip"))
 
 
+def test_pt_whose_storage_record_is_shorter_than_its_tensor_is_damaged(tmp_path):
+    """Each record cut to 8 bytes: mapped from disk, torch would read the bytes after it
+    (the next records) as the tensor's values; read as an upload, torch refuses it."""
+    written = io.BytesIO()
+    torch.save(
+        {"hidden_states.0": torch.randn(6, 8), "hidden_states.1": torch.randn(6, 8)}, written
+    )
+    cut = io.BytesIO()
+    with zipfile.ZipFile(written) as source, zipfile.ZipFile(cut, "w") as target:
+        for info in source.infolist():
+            data = source.read(info)
+            target.writestr(info.filename, data[:8] if "/data/" in info.filename else data)
+    (tmp_path / "cut.pt").write_bytes(cut.getvalue())
+    error = _refusal(tmp_path / "cut.pt", "corrupt")
+    assert "holds 8 bytes, its tensor needs 192" in str(error)
+    _refusal(Upload("cut.pt", cut.getvalue()), "corrupt")
+
+
 def test_upload_with_a_payload_is_refused_and_never_runs(tmp_path):
     marker = tmp_path / "ran.txt"
     buffer = io.BytesIO()

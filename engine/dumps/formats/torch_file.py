@@ -106,6 +106,7 @@ def _check_pickle(file: DumpFile, source) -> None:
                 entries=MAX_ENTRIES,
             )
         data = archive.read(pickles[0])
+        records = {info.filename: info.file_size for info in archive.infolist()}
     storages, count = 0, 0
     try:
         for count, (opcode, _, _) in enumerate(pickletools.genops(data), start=1):
@@ -119,6 +120,60 @@ def _check_pickle(file: DumpFile, source) -> None:
             "pickle_too_complex", file=file.name, limit=MAX_PICKLE_OPCODES, entries=MAX_ENTRIES
         )
     check_entry_count(file, storages)
+    _check_records(file, data, pickles[0].filename.removesuffix("data.pkl") + "data/", records)
+
+
+class _Inert:
+    """What the size reader's unpickler makes of any global: a name, called to nothing."""
+
+    def __init__(self, *names):
+        self.names = names
+
+    def __call__(self, *args, **kwargs):
+        return _Inert()
+
+    def __setstate__(self, state):
+        pass
+
+
+class _StorageSizes(pickle.Unpickler):
+    """Reads a torch.save pickle (already bounded by ``_check_pickle``) for the storages it
+    names and the bytes each needs; it imports and calls nothing (every global is an
+    ``_Inert``)."""
+
+    def __init__(self, data: bytes):
+        super().__init__(io.BytesIO(data))
+        self.sizes: dict[str, int] = {}
+
+    def find_class(self, module, name):
+        return _Inert(module, name)
+
+    def persistent_load(self, pid):
+        _, storage_type, key, _, numel = pid  # ("storage", type, key, location, numel)
+        name = storage_type.names[-1]
+        size = 1 if name == "UntypedStorage" else _element_size(name)
+        self.sizes[str(key)] = int(numel) * size
+        return _Inert()
+
+
+def _element_size(storage_name: str) -> int:
+    return torch.storage._get_dtype_from_pickle_storage_type(storage_name).itemsize
+
+
+def _check_records(file: DumpFile, data: bytes, prefix: str, records: dict) -> None:
+    """Every storage's record holds the bytes its tensors need.  torch checks this when it
+    reads a record, not when it maps the file: a short record was read on into the records
+    after it (numbers the file's tensors never held)."""
+    reader = _StorageSizes(data)
+    try:
+        reader.load()
+    except Exception:  # a pickle torch refuses on its own: the storages named so far count
+        pass
+    for key, needed in reader.sizes.items():
+        held = records.get(prefix + key)
+        if held is not None and held < needed:
+            detail = f"record {key} holds {held} bytes, its tensor needs {needed}"
+            raise corrupt(file, "", "torch", detail)
 
 
 def _load(file: DumpFile) -> object:
