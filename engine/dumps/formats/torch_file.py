@@ -1,5 +1,7 @@
 """.pt / .pth: only through ``torch.load(weights_only=True)``, which unpickles tensors,
-containers and plain values and refuses every other global, so a payload never runs.
+containers and plain values and refuses every other global, so a payload never runs.  (One
+other reader goes over the pickle first, for the bytes each storage needs: its ``find_class``
+returns an inert placeholder for every name, so it imports and calls nothing.)
 
 Accepted content: a tensor, a list or tuple of tensors (HF ``output_hidden_states``), or a
 dict of them, nested (keys joined with "."). Files on disk are loaded with ``mmap=True``:
