@@ -122,10 +122,16 @@ def check_out(path: Path) -> None:
     """Refuse a capture's ``--out`` that cannot be written, before any model is loaded."""
     if path.suffix.lower() != ".safetensors":
         raise capture_error("bad_out", path=str(path))
-    if path.is_dir():
-        raise capture_error("out_is_directory", path=str(path))
+    check_writable(path)
+
+
+def check_writable(path: Path, folder: bool = False) -> None:
+    """Refuse an output file (or, ``folder``, a folder of files) that cannot be written,
+    before the work that fills it: a capture's ``--out``, a report's ``--json`` / ``--csv``."""
+    if path.exists() and path.is_dir() != folder:
+        raise capture_error("out_not_a_folder" if folder else "out_is_directory", path=str(path))
     existing = path.parent.absolute()
-    while not existing.exists():  # the folders save() would make
+    while not existing.exists():  # the folders the writer would make
         existing = existing.parent
     if not existing.is_dir():
         raise capture_error("out_parent_is_file", path=str(path), parent=str(existing))

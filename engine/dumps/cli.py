@@ -67,8 +67,21 @@ def _add_report_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--massive-ratio", type=float, default=DumpSpec.massive_ratio)
     parser.add_argument("--outlier-ratio", type=float, default=DumpSpec.outlier_ratio)
     parser.add_argument("--top-k", type=int, default=DumpSpec.top_k)
-    parser.add_argument("--rows", type=int, default=PRINTED_ROWS, help="rows printed per table")
+    parser.add_argument(
+        "--rows", type=_at_least_one, default=PRINTED_ROWS, help="rows printed per table"
+    )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+def _at_least_one(text: str) -> int:
+    """argparse's type for a count: a whole number >= 1 (its message names the argument)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number >= 1")
+    return value
 
 
 def _print_table(title: str, table: pd.DataFrame, rows: int, out) -> None:
@@ -124,6 +137,7 @@ def print_report(rep, rows: int = PRINTED_ROWS, out=None) -> None:
 
 
 def _run_report(args: argparse.Namespace) -> int:
+    from engine.dumps.capture import check_writable
     from engine.dumps.report import report
     from engine.dumps.tables import write_csv, write_json
 
@@ -131,6 +145,9 @@ def _run_report(args: argparse.Namespace) -> int:
         from engine.dumps.cluster import _import_distributed
 
         _import_distributed()  # refuse at once, with the install command, if missing
+    for path, folder in ((args.json, False), (args.csv, True)):
+        if path:
+            check_writable(Path(path), folder)  # before the read (minutes), not after
     spec = DumpSpec(
         axes=args.axes,
         stream=args.stream,
@@ -241,3 +258,7 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         sys.stderr.write("\ninterrupted\n")
         return 130
+
+
+if __name__ == "__main__":  # python -m engine.dumps.cli (engine/dumps/__main__.py: -m engine.dumps)
+    sys.exit(main())

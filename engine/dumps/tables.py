@@ -247,6 +247,7 @@ def report_json(rep: DumpReport, tables: dict[str, pd.DataFrame] | None = None) 
 
 def write_json(rep: DumpReport, path: str | Path) -> Path:
     path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json_text(report_summary(rep), report_tables(rep)), encoding="utf-8")
     return path
 

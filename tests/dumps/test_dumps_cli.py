@@ -72,6 +72,36 @@ def test_override_flags_reach_the_spec(dump_path, capsys):
     assert "top_k = 2" in capsys.readouterr().err
 
 
+def test_outputs_that_cannot_be_written_are_refused_before_the_read(
+    dump_path, tmp_path, capsys, monkeypatch
+):
+    report_module = sys.modules["engine.dumps.report"]  # engine.dumps.report is also a function
+
+    def never(*args, **kwargs):
+        raise AssertionError("the dump was read before its outputs were checked")
+
+    monkeypatch.setattr(report_module, "report", never)
+    a_file = tmp_path / "taken.txt"
+    a_file.write_text("")
+    for flags, said in (
+        (["--json", str(tmp_path)], "is a directory"),
+        (["--csv", str(a_file)], "is a file, not a folder"),
+        (["--json", str(a_file / "r.json")], "is a file, not a directory"),
+    ):
+        assert main(["report", str(dump_path), "--no-progress", *flags]) == 2, flags
+        assert said in capsys.readouterr().err, flags
+
+
+def test_json_goes_into_folders_made_for_it_and_rows_must_be_positive(dump_path, tmp_path):
+    out = tmp_path / "new" / "deeper" / "r.json"
+    assert main(["report", str(dump_path), "--no-progress", "--json", str(out)]) == 0
+    assert json.loads(out.read_text())["layout"]["stream"] == "blocks.{i}.hook_resid_pre"
+    for rows in ("0", "-1", "x"):
+        with pytest.raises(SystemExit) as caught:
+            main(["report", str(dump_path), "--rows", rows])
+        assert caught.value.code == 2
+
+
 @pytest.mark.slow  # a fresh interpreter imports torch
 def test_module_entry_point_runs(dump_path):
     done = subprocess.run(
@@ -83,6 +113,14 @@ def test_module_entry_point_runs(dump_path):
     )
     assert done.returncode == 0, done.stderr
     assert "first 3 of" in done.stdout
+    helped = subprocess.run(
+        [sys.executable, "-m", "engine.dumps.cli", "report", "--help"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
+    assert helped.returncode == 0 and "--json" in helped.stdout  # the module itself runs too
 
 
 def test_a_directory_of_thousands_of_files_is_refused_from_its_listing(tmp_path, capsys):
