@@ -159,7 +159,7 @@ LESSONS: tuple[Lesson, ...] = (
             r"\text{Pre-Norm: } x_{l+1} = x_l + F_l\big(\mathrm{LN}(x_l)\big)",
         ),
         answer_maths=(
-            r"\|\partial \mathcal{L} / \partial W^{\text{last}}\|: \quad"
+            r"\|\partial \mathcal{L} / \partial W^{(L)}\|: \quad"
             r"\begin{aligned} &\text{Post-LN: } O\big(d\sqrt{\ln d}\big) \\"
             r" &\text{Pre-LN: } O\big(d\sqrt{\ln d / L}\big) \end{aligned}",
         ),
@@ -189,7 +189,7 @@ LESSONS: tuple[Lesson, ...] = (
             r"x_{l+1} = \mathrm{LN}\big(\alpha\, x_l + G_l(x_l)\big)",
             r"\alpha = (2N)^{1/4}, \qquad W_{\text{init}} \leftarrow \beta\, W_{\text{init}},"
             r"\ \ \beta = (8N)^{-1/4}",
-            r"W \in \{W_{\text{FFN}},\ W_V,\ W_O\}, \quad \text{not } W_Q,\ W_K",
+            r"W \in \{W_{\text{FFN}},\ W_V,\ W_O\}, \qquad W_Q,\ W_K \text{: } \beta = 1",
         ),
         answer="b",
         facts=_facts(
@@ -218,7 +218,7 @@ LESSONS: tuple[Lesson, ...] = (
         "gemma_offset",
         (
             r"y_i = \frac{x_i}{\mathrm{RMS}(x)}\,(1 + w_i), \qquad"
-            r" w_i = 0 \text{ at initialisation}",
+            r" w_i\big|_{t=0} = 0",
         ),
         answer="b",
         facts=_facts(rms_out=(0.3651, "0.3651, 0.7303, 1.0954, 1.4606")),  # value: the first
@@ -226,7 +226,7 @@ LESSONS: tuple[Lesson, ...] = (
     Lesson(
         "cost",
         (
-            r"\frac{\text{FLOPs}}{\text{bytes}} = "
+            r"\frac{\text{FLOPs}}{\text{B}} = "
             r"\frac{7\,M d}{(1 + 1) \cdot 2\,M d} = 1.75",
         ),
         answer_maths=(
