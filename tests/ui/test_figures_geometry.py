@@ -156,6 +156,21 @@ def test_shared_bins_keep_a_spike_in_one_bin():
     assert charts.shared_bins([np.array([np.nan])], scale=1.0) is None
 
 
+def test_cosine_error_bars_stop_at_one_and_norm_bars_at_zero():
+    """A mean cosine near 1 with a spread: ± std would draw a cosine above 1."""
+    spread = high_dimension_report(GeometrySpec(d=8, count=300, shift=1.0), threads=1).spread
+    figure = charts.spread_figure(spread, "en")
+    for trace in figure.data:
+        top = np.asarray(trace.y) + np.asarray(trace.error_y.array)
+        bottom = np.asarray(trace.y) - np.asarray(trace.error_y.arrayminus)
+        finite = np.isfinite(top)
+        if trace.meta.endswith("_2"):  # the cosine panel
+            assert np.all(top[finite] <= 1 + 1e-12) and np.all(bottom[finite] >= -1 - 1e-12)
+        assert np.all(bottom[np.isfinite(bottom)] >= -1e-12) or trace.meta.endswith("_2")
+    rms_cos = next(t for t in figure.data if t.meta == "rmsnorm_2")
+    assert np.nanmax(np.asarray(rms_cos.y) + spread.rmsnorm.cos_std) > 1  # it was cut
+
+
 def test_histograms_count_every_finite_value_of_every_series():
     report = high_dimension_report(GeometrySpec(d=64, count=300, shift=1.0), threads=1)
     found = report.histograms

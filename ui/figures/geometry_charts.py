@@ -252,7 +252,8 @@ def histograms_figure(
 
 
 def spread_figure(spread: EpsSpread, lang: str) -> go.Figure:
-    """Mean ||y|| / sqrt(d) and mean cos(x, y), +- one standard deviation, at each eps.
+    """Mean ||y|| / sqrt(d) and mean cos(x, y), +- one standard deviation (cut at 0, and at
+    +-1 for the cosine), at each eps.
 
     eps is a category axis ("0" cannot sit on a log axis).
     """
@@ -262,14 +263,20 @@ def spread_figure(spread: EpsSpread, lang: str) -> go.Figure:
     for kind in ROW_KINDS:  # the norms with an eps
         measured = getattr(spread, kind)
         panels = (
-            (measured.norm_mean / spread.sqrt_d, measured.norm_std / spread.sqrt_d, 1),
-            (measured.cos_mean, measured.cos_std, 2),
+            (measured.norm_mean / spread.sqrt_d, measured.norm_std / spread.sqrt_d, 0, np.inf, 1),
+            (measured.cos_mean, measured.cos_std, -1, 1, 2),
         )
-        for mean, std, column in panels:
+        for mean, std, low, high, column in panels:
             figure.add_scatter(
                 x=eps_text,
                 y=mean,
-                error_y=dict(type="data", array=std, visible=True),
+                error_y=dict(  # ± std, cut at what the measure can reach (a cosine ≤ 1)
+                    type="data",
+                    symmetric=False,
+                    array=np.minimum(std, high - mean),
+                    arrayminus=np.minimum(std, mean - low),
+                    visible=True,
+                ),
                 mode="lines+markers",
                 name=NORM_NAMES[kind],
                 meta=f"{kind}_{column}",
