@@ -24,7 +24,9 @@ if room is None:
     if code:
         view.join_link(code)
 else:
-    join, instructor = view.addresses(st.context.url or "", klass.code, klass.key)
+    join, instructor = view.addresses(
+        st.context.url or "", klass.code, klass.key, current_language()
+    )
     left, right = st.columns([1, 2], gap="medium")
     with left:
         view.join_panel(join)

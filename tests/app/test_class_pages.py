@@ -62,6 +62,7 @@ def test_starting_a_class_gives_a_code_and_a_private_key_in_the_instructor_link(
     assert key in "\n".join(c.value for c in at.code)
     assert _counts(at).startswith("**0** joined · **0** answered")
     assert not at.exception
+    assert f"/lessons?lang=en&ls_class={code}`" in _texts(at, "markdown")  # the join link
 
 
 def test_learners_from_the_join_link_are_counted_in_both_languages():

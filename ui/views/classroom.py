@@ -27,12 +27,13 @@ REFRESH_S = 1.0
 QR_WIDTH = 220  # px; presenting, as wide as its column: read from the back of the room
 
 
-def addresses(page_url: str, code: str, key: str) -> tuple[str, str]:
-    """(join link, instructor link) of the class, from the Class page's own address."""
+def addresses(page_url: str, code: str, key: str, lang: str) -> tuple[str, str]:
+    """(join link, instructor link) of the class, from the Class page's own address; both in
+    the projector's language (a phone set to another still opens the room's; it can switch)."""
     root = app_root(page_url, CLASSROOM.page)
-    join = page_address(root, LESSONS.page, query_string(LESSONS, {"ls_class": code}))
+    join = page_address(root, LESSONS.page, query_string(LESSONS, {"ls_class": code}, lang))
     values = {"cl_code": code, "cl_key": key}
-    return join, page_address(root, CLASSROOM.page, query_string(CLASSROOM, values))
+    return join, page_address(root, CLASSROOM.page, query_string(CLASSROOM, values, lang))
 
 
 def title(code: str | None) -> None:
