@@ -306,6 +306,16 @@ def test_every_value_a_page_can_hold_comes_back_from_its_link(page):
             assert refusal is None and back == value, param.key
 
 
+def test_a_refusal_names_a_long_menu_by_its_pattern_and_count():
+    """52 answer ids would fill the screen: the first three, the last and how many."""
+    _, refusal = parse(PAGES["lessons"]["ls_answers"], ["why_normalize.a,zz"])
+    assert (
+        refusal.params["accepted"].endswith("(52)") and refusal.params["accepted"].count(",") == 4
+    )
+    _, refusal = parse(PAGES["models"]["md_family"], ["zz"])
+    assert "llama3" in refusal.params["accepted"]  # 18 families: listed whole
+
+
 def test_a_parameter_the_engine_needs_above_zero_refuses_zero_in_the_link():
     """``ax_momentum``: 0 would learn nothing, and the engine refuses it, so the link does too
     (it said "accepted: 0 … 1", then the page refused 0)."""

@@ -42,6 +42,9 @@ MAX_URL_CHARS = 96_000
 MAX_URL_PAIRS = 1_000
 
 
+MAX_LISTED_CHOICES = 24  # a refusal lists a menu this long whole (18 families), not longer
+
+
 @dataclass(frozen=True)
 class Param:
     """One query parameter: its key (= the widget's key), type, default and accepted values.
@@ -69,7 +72,10 @@ class Param:
     def accepted(self) -> str:
         """What this parameter accepts, for messages."""
         if self.kind in ("choice", "choices"):
-            return ", ".join(serialize_one(self, c) for c in self.choices)
+            shown = [serialize_one(self, c) for c in self.choices]
+            if len(shown) > MAX_LISTED_CHOICES:  # ls_answers: 52 ids; the pattern, the count
+                shown = [*shown[:3], "…", f"{shown[-1]} ({len(shown)})"]
+            return ", ".join(shown)
         if self.kind in ("int", "float") and self.positive:
             return f"({number_text(self.low)}, {number_text(self.high)}]"
         if self.kind in ("int", "float"):
