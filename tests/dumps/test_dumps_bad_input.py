@@ -109,6 +109,11 @@ def test_pt_whose_storage_record_is_shorter_than_its_tensor_is_damaged(tmp_path)
     _refusal(Upload("cut.pt", cut.getvalue()), "corrupt")
 
 
+def test_a_pt_of_one_scalar_names_the_file_as_its_entry(tmp_path):
+    path = files.write_pt(tmp_path / "one.pt", torch.tensor(1.0))
+    assert "((file): a scalar (shape []))" in str(_refusal(path, "no_usable_entries"))
+
+
 def test_upload_with_a_payload_is_refused_and_never_runs(tmp_path):
     marker = tmp_path / "ran.txt"
     buffer = io.BytesIO()

@@ -40,6 +40,7 @@ from engine.dumps.formats.entries import (
     check_name,
     check_zip_directory,
     corrupt,
+    entry_name,
     first_line,
 )
 from engine.dumps.limits import (
@@ -284,14 +285,15 @@ def scan(file: DumpFile) -> FileScan:
     metadata = () if rows is None else ((TOKENS_KEY, tokens_json(rows)),)
     entries = []
     for key, tensor in found.items():
+        name = entry_name(key)  # "(file)" for a file of one tensor
         if tensor.device.type != "cpu" or tensor.layout != torch.strided:
             # a meta tensor holds no values, a sparse one is not rows of a stream
             layout = str(tensor.layout).removeprefix("torch.")
-            skipped.append(Skipped(key, "no_values", f"{layout}, {tensor.device.type}"))
+            skipped.append(Skipped(name, "no_values", f"{layout}, {tensor.device.type}"))
         elif tensor.dtype not in DTYPE_NAMES:
-            skipped.append(Skipped(key, "dtype", str(tensor.dtype).removeprefix("torch.")))
+            skipped.append(Skipped(name, "dtype", str(tensor.dtype).removeprefix("torch.")))
         elif tensor.dim() == 0:
-            skipped.append(Skipped(key, "scalar"))
+            skipped.append(Skipped(name, "scalar"))
         else:
             dtype = DTYPE_NAMES[tensor.dtype]
             entries.append(EntryInfo(file=file, key=key, shape=tuple(tensor.shape), dtype=dtype))
