@@ -114,6 +114,15 @@ def test_a_pt_of_one_scalar_names_the_file_as_its_entry(tmp_path):
     assert "((file): a scalar (shape []))" in str(_refusal(path, "no_usable_entries"))
 
 
+def test_npz_with_two_members_of_one_name_is_damaged(tmp_path):
+    with pytest.warns(UserWarning, match="Duplicate name"):
+        with zipfile.ZipFile(tmp_path / "twice.npz", "w") as archive:
+            for rows in (6, 7):
+                archive.writestr("hidden_states.0.npy", _npy_with_shape((rows, 8)))
+    error = _refusal(tmp_path / "twice.npz", "corrupt")
+    assert "hidden_states.0.npy" in str(error) and "two members" in str(error)
+
+
 def test_upload_with_a_payload_is_refused_and_never_runs(tmp_path):
     marker = tmp_path / "ran.txt"
     buffer = io.BytesIO()

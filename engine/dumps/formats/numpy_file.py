@@ -131,6 +131,10 @@ def scan_npz(file: DumpFile) -> FileScan:
             raise corrupt(file, "", "npz", first_line(exc)) from None
         check_entry_count(file, len(members))
         _check_expanded(file, members)
+        names = [info.filename for info in members]
+        if len(set(names)) < len(names):  # zipfile opens the last of them by name
+            twice = next(name for name in names if names.count(name) > 1)
+            raise corrupt(file, twice, "npz", "two members of the archive have this name")
         for info in members:
             if not info.filename.endswith(".npy"):
                 check_name(file, info.filename)
