@@ -171,7 +171,7 @@ def scene_layout(figure: go.Figure, d: int, reach: float) -> go.Figure:
                 yaxis=dict(axis, title="x₂"),
                 zaxis=dict(axis, title="x₃"),
                 aspectmode="cube",
-                camera=dict(eye=dict(x=1.5, y=-1.35, z=0.85)),
+                camera=dict(eye=dict(x=1.7, y=-1.55, z=0.95)),  # far enough for x₃'s ticks
             ),
         )
     elif d == 2:
