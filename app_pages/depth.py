@@ -16,7 +16,7 @@ from ui.widgets import depth as widgets
 @section  # a setting of the stack reruns this section alone
 def stack(chosen: str) -> None:
     with presenting.controls("dp"):
-        inputs = widgets.depth_inputs()
+        inputs = widgets.depth_inputs(wiring=chosen == "wiring")
     show_errors(inputs.errors)
     if not inputs.specs:
         return

@@ -180,7 +180,19 @@ def test_traces_that_coincide_are_named_with_the_reason(app, lang, said):
         assert "、OLMo-2" in names  # an enumeration comma, not ", "
 
 
-@pytest.mark.parametrize("section", ["stack", "sweep", "wiring"])
+def test_wiring_shows_only_what_its_diagrams_draw_and_keeps_the_rest(app):
+    """The diagrams draw the placements and the final norm: the stack's other settings are
+    not offered there (changing them changed nothing), and they stay as the link set them."""
+    app.session_state["dp_layers"] = 1000  # past the engine's limit, but not drawn here
+    app.session_state["dp_d"] = 4096
+    _open(app, "wiring")
+    keys = {w.key for kind in ("number_input", "selectbox", "toggle") for w in app.get(kind)}
+    assert "dp_final" in keys and not keys & {"dp_layers", "dp_d", "dp_tokens", "dp_norm"}
+    assert not app.error and len(app.get("plotly_chart")) == 2  # Post-Norm and Pre-Norm
+    assert app.session_state["dp_layers"] == 1000 and app.query_params["dp_layers"] == "1000"
+
+
+@pytest.mark.parametrize("section", ["stack", "sweep"])
 def test_a_stack_past_the_engines_limit_is_refused_before_any_work(app, section):
     """1,000 layers of width 4,096 draw 16.8 billion weights: the engine's limit is said in
     every section of the stack, and nothing is simulated or drawn."""

@@ -25,9 +25,17 @@ def section() -> str:
     return bound.section(P["dp_section"], t("depth.section"), "depth.tab_")
 
 
-def depth_inputs() -> DepthInputs:
-    """The shared stack settings; one DepthSpec per chosen placement."""
+def depth_inputs(wiring: bool = False) -> DepthInputs:
+    """The shared stack settings; one DepthSpec per chosen placement.  ``wiring``: only what
+    the wiring diagrams draw (the placements, the final norm); the rest keep their values."""
     placements = bound.multiselect(P["dp_placements"], t("depth.placements"))
+    if wiring:
+        final_norm = bound.toggle(P["dp_final"], t("depth.final_norm"))
+        if not placements:
+            return DepthInputs((), (t("depth.need_placement"),))
+        return DepthInputs(
+            tuple(DepthSpec(placement=p, final_norm=final_norm) for p in placements), ()
+        )
     c1, c2, c3, c4 = st.columns(4)
     layers_help = t("depth.layers_help", low=int(P["dp_layers"].low), high=int(P["dp_layers"].high))
     layers = bound.number(P["dp_layers"], t("depth.layers"), c1, help=layers_help)
