@@ -9,7 +9,9 @@ ZH = catalog("zh")
 
 
 def test_figure_holds_input_and_each_output_series():
-    figure = input_output_figure([1, 2, 3, 4], [("LayerNorm", [-1.34, -0.45, 0.45, 1.34])], "zh")
+    figure = input_output_figure(
+        [1, 2, 3, 4], [("LayerNorm", [-1.34, -0.45, 0.45, 1.34], "layernorm")], "zh"
+    )
     assert [trace.type for trace in figure.data] == ["bar", "bar"]
     assert list(figure.data[0].y) == [1, 2, 3, 4]
     assert list(figure.data[1].y) == [-1.34, -0.45, 0.45, 1.34]
@@ -21,7 +23,9 @@ def test_figure_holds_input_and_each_output_series():
 
 
 def test_nonfinite_outputs_are_marked_not_dropped_silently():
-    figure = input_output_figure([1, 2, 3], [("RMSNorm", [0.5, math.nan, math.inf])], "zh")
+    figure = input_output_figure(
+        [1, 2, 3], [("RMSNorm", [0.5, math.nan, math.inf], "rmsnorm")], "zh"
+    )
     markers = [
         trace for trace in figure.data if trace.type == "scatter" and trace.mode == "markers"
     ]
@@ -33,7 +37,7 @@ def test_nonfinite_outputs_are_marked_not_dropped_silently():
 
 
 def test_wide_vectors_are_drawn_as_lines():
-    figure = input_output_figure(list(range(100)), [("y", list(range(100)))], "zh")
+    figure = input_output_figure(list(range(100)), [("y", list(range(100)), "dyt")], "zh")
     assert {trace.type for trace in figure.data} == {"scatter"}
 
 
@@ -41,7 +45,7 @@ def test_the_two_panels_are_the_layout_plotlys_make_subplots_writes():
     """The layout is written as data (one validation); plotly's own ``make_subplots`` with
     the same rows, shared channel axis and titles is the oracle for its axes and titles."""
     for d in (4, 40):  # a tick per channel up to 16
-        figure = input_output_figure(list(range(d)), [("RMSNorm", [1.0] * d)], "zh")
+        figure = input_output_figure(list(range(d)), [("RMSNorm", [1.0] * d, "rmsnorm")], "zh")
         oracle = make_subplots(
             rows=2,
             cols=1,
@@ -59,3 +63,15 @@ def test_the_two_panels_are_the_layout_plotlys_make_subplots_writes():
             a.to_plotly_json() for a in oracle.layout.annotations
         ]
         assert [(t.xaxis, t.yaxis) for t in figure.data] == [("x", "y"), ("x2", "y2")]
+
+
+def test_each_norm_keeps_its_colour_whichever_is_chosen():
+    """The chosen norm first, the comparison after: LayerNorm stays blue and RMSNorm red, as
+    on every other page (the chosen one was blue, so picking RMSNorm turned LayerNorm orange)."""
+    from ui.figures.style import NORM_COLORS
+
+    for order in (("rmsnorm", "layernorm"), ("layernorm", "rmsnorm")):
+        outputs = [(kind, [0.0, 1.0], kind) for kind in order]
+        figure = input_output_figure([1, 2], outputs, "en")
+        colours = {trace.name: trace.marker.color for trace in figure.data[1:]}
+        assert colours == {kind: NORM_COLORS[kind] for kind in order}

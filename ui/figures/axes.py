@@ -26,15 +26,6 @@ from engine.axes.sharing import AxesStatistics, CellSelection
 from ui.figures.style import panel_title
 from ui.i18n import translate
 
-# One colour per norm kind, the Kernels page's LayerNorm blue and RMSNorm orange included.
-NORM_COLORS = {
-    "layernorm": "#1f77b4",
-    "rmsnorm": "#ff7f0e",
-    "batchnorm": "#d62728",
-    "instancenorm": "#2ca02c",
-    "groupnorm": "#9467bd",
-    "dyt": "#7f7f7f",
-}
 COLORSCALE = "RdBu_r"  # diverging, 0 = white: a PAD row of zeros reads as blank
 OUTLINE_COLOR = "#111111"  # the shared set's outline on the heatmap
 CLICKED_COLOR = "#f2a900"  # the clicked cell (the app's highlight amber, see depth_wiring)

@@ -22,8 +22,8 @@ from engine.axes.causal_leak import CausalLeak
 from engine.axes.padding import PaddingPollution
 from engine.axes.small_batch import SmallBatchNoise
 from engine.axes.train_eval import TrainEvalGap
-from ui.figures.axes import CLICKED_COLOR, NORM_COLORS
-from ui.figures.style import framed, legend_below, log_axis
+from ui.figures.axes import CLICKED_COLOR
+from ui.figures.style import NORM_COLORS, framed, legend_below, log_axis
 from ui.formatting import finite_or_none
 from ui.i18n import translate
 from ui.labels import NORM_NAMES

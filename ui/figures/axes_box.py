@@ -16,7 +16,8 @@ import numpy as np
 import plotly.graph_objects as go
 
 from engine.axes.sharing import CellSelection
-from ui.figures.axes import CLICKED_COLOR, NORM_COLORS, bounding_box
+from ui.figures.axes import CLICKED_COLOR, bounding_box
+from ui.figures.style import NORM_COLORS
 from ui.i18n import translate
 
 BOX_PAD_FILL = "rgba(96, 96, 96, 0.16)"  # PAD blocks in the box overlap: lighter than the map's

@@ -13,14 +13,12 @@ import numpy as np
 import plotly.graph_objects as go
 
 from engine.geometry.meshes import Mesh
-from ui.figures.style import legend_below
+from ui.figures.style import NORM_COLORS, legend_below
 from ui.labels import NORM_NAMES
 
 COLORS = {
     "input": "#7f7f7f",
-    "layernorm": "#1f77b4",
-    "rmsnorm": "#d62728",
-    "dyt": "#2ca02c",
+    **{kind: NORM_COLORS[kind] for kind in ("layernorm", "rmsnorm", "dyt")},
     "sphere": "#9ecae1",
     "plane": "#fdae6b",
     "axis": "#444444",

@@ -6,11 +6,10 @@ from collections.abc import Sequence
 
 import plotly.graph_objects as go
 
-from ui.figures.style import framed, log_axis
+from ui.figures.style import NORM_COLORS, framed, log_axis
 from ui.i18n import translate
 from ui.labels import NORM_NAMES, label
 
-KIND_COLORS = {"layernorm": "#1f77b4", "rmsnorm": "#ff7f0e"}
 PASS_DASH = {"forward": "solid", "forward+backward": "dash"}
 PROVIDER_COLORS = ("#1f77b4", "#7f7f7f", "#2ca02c", "#d62728", "#9467bd")
 
@@ -32,12 +31,12 @@ def timing_figure(timings: Sequence[dict], lang: str) -> go.Figure:
                 symmetric=False,
                 array=[r["q3_us"] - r["median_us"] for r in rows],
                 arrayminus=[r["median_us"] - r["q1_us"] for r in rows],
-                color=KIND_COLORS[kind],
+                color=NORM_COLORS[kind],
                 thickness=1,
             ),
             mode="lines+markers",
             name=f"{NORM_NAMES[kind]} · {label('pass', pass_, lang)}",
-            line=dict(color=KIND_COLORS[kind], dash=PASS_DASH[pass_]),
+            line=dict(color=NORM_COLORS[kind], dash=PASS_DASH[pass_]),
             customdata=[(r["gbps"], r["q1_us"], r["q3_us"]) for r in rows],
             hovertemplate=(
                 "%{x}: %{y:.1f} µs [%{customdata[1]:.1f}, %{customdata[2]:.1f}] "

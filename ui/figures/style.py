@@ -23,6 +23,16 @@ import plotly.graph_objects as go
 
 from ui.formatting import superscript
 
+# One colour per norm kind on every page (LayerNorm blue, RMSNorm red: Geometry's, the dumps
+# page's, the Vector Lab's, the Axes page's, the Kernels page's).
+NORM_COLORS = {
+    "layernorm": "#1f77b4",
+    "rmsnorm": "#d62728",
+    "batchnorm": "#ff7f0e",
+    "instancenorm": "#8c564b",
+    "groupnorm": "#9467bd",
+    "dyt": "#2ca02c",
+}
 MAX_SAMPLED_TICKS = 12  # more sampled points than this: decades instead
 MAX_TICKS = 8
 PLAIN_RANGE = (1e-3, 1e5)  # labels inside it are written as plain numbers

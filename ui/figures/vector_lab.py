@@ -7,12 +7,11 @@ from collections.abc import Sequence
 
 import plotly.graph_objects as go
 
-from ui.figures.style import frame, panel_title
+from ui.figures.style import NORM_COLORS, frame, panel_title
 from ui.formatting import finite_or_none
 from ui.i18n import translate
 
 INPUT_COLOR = "#8c8c8c"
-SERIES_COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd")
 NONFINITE_COLOR = "#d62728"
 BAR_LIMIT = 64  # up to this many channels, draw bars; beyond, lines
 
@@ -41,10 +40,11 @@ def _panels(input_name: str, output_name: str, index_name: str, d: int) -> dict:
 
 def input_output_figure(
     x: Sequence[float],
-    outputs: Sequence[tuple[str, Sequence[float]]],
+    outputs: Sequence[tuple[str, Sequence[float], str]],
     lang: str,
 ) -> go.Figure:
-    """Two stacked panels sharing the channel axis: ``x`` on top, each output series below.
+    """Two stacked panels sharing the channel axis: ``x`` on top, each output series below
+    (``outputs``: name, values and norm kind, drawn in that kind's colour on every page).
 
     Non-finite outputs cannot be drawn as bars; each is marked with a red ✕ at y = 0 whose
     hover text says whether it is +inf, -inf or NaN.  The traces and the layout are written
@@ -69,7 +69,8 @@ def input_output_figure(
             **kind,
         )
     ]
-    for (name, values), color in zip(outputs, SERIES_COLORS):
+    for name, values, norm in outputs:
+        color = NORM_COLORS[norm]
         data.append(
             dict(
                 x=channels,

@@ -71,11 +71,11 @@ def _statistics_table(ex: VectorExplanation) -> None:
 def chart(ex: VectorExplanation) -> None:
     st.subheader(t("vector_lab.chart_title"))
     row = ex.row_index
-    series = [(NORM_NAMES[ex.spec.kind], ex.outputs[row])]
+    series = [(NORM_NAMES[ex.spec.kind], ex.outputs[row], ex.spec.kind)]
     if ex.spec.kind != "layernorm":
-        series.append(("LayerNorm (γ=1, β=0)", ex.comparison.layernorm))
+        series.append(("LayerNorm (γ=1, β=0)", ex.comparison.layernorm, "layernorm"))
     if ex.spec.kind != "rmsnorm":
-        series.append(("RMSNorm (γ=1, β=0)", ex.comparison.rmsnorm))
+        series.append(("RMSNorm (γ=1, β=0)", ex.comparison.rmsnorm, "rmsnorm"))
     show_chart(input_output_figure(ex.rows[row], series, current_language()), "vl_chart")
 
 
