@@ -75,3 +75,12 @@ def test_each_norm_keeps_its_colour_whichever_is_chosen():
         figure = input_output_figure([1, 2], outputs, "en")
         colours = {trace.name: trace.marker.color for trace in figure.data[1:]}
         assert colours == {kind: NORM_COLORS[kind] for kind in order}
+
+
+def test_an_output_of_zeros_says_so_in_its_empty_panel():
+    """float16 LayerNorm of [-300, 300, -300, 300]: σ² overflows, rstd = 0, y = 0 — bars of
+    height 0, which drew an empty panel."""
+    figure = input_output_figure([-300, 300], [("LayerNorm", [0.0, 0.0], "layernorm")], "en")
+    assert "Every output of LayerNorm is 0" in [a.text for a in figure.layout.annotations]
+    figure = input_output_figure([1, 2], [("LayerNorm", [-1.0, 1.0], "layernorm")], "en")
+    assert not any("is 0" in a.text for a in figure.layout.annotations)

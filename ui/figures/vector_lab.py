@@ -9,7 +9,7 @@ import plotly.graph_objects as go
 
 from ui.figures.style import NORM_COLORS, frame, panel_title
 from ui.formatting import finite_or_none
-from ui.i18n import translate
+from ui.i18n import join, translate
 
 INPUT_COLOR = "#8c8c8c"
 NONFINITE_COLOR = "#d62728"
@@ -103,5 +103,12 @@ def input_output_figure(
             )
     index_name = translate("vector_lab.chart_index", lang)
     layout = _panels(input_name, output_name, index_name, d)
+    zeros = [name for name, values, _ in outputs if len(values) and all(v == 0 for v in values)]
+    if zeros:  # bars of height 0 draw nothing: an empty panel would look broken
+        text = translate("vector_lab.chart_all_zero", lang, names=join(zeros, lang))
+        layout["annotations"].append(
+            dict(text=text, x=0.5, y=ROW_HEIGHTS[1] * (1.0 - SPACING) / 2, showarrow=False)
+            | dict(xref="paper", yref="paper", font=dict(size=14, color=NONFINITE_COLOR))
+        )
     layout.update(frame(460, 40), barmode="group", hovermode="x unified")
     return go.Figure(data=data, layout=layout)
