@@ -119,7 +119,7 @@ def residual(
     if rep.layout.stream.startswith("hidden_states"):
         st.caption(t("dumps.hidden_states_note"))
     if tokens is not None and PARTIAL_CHARACTER in tokens:
-        st.caption(t("dumps.partial_tokens", mark=PARTIAL_CHARACTER))
+        st.caption(t("dumps.partial_tokens", mark=token_text(PARTIAL_CHARACTER)))  # as labelled
     st.markdown(text.growth_text(res.growth, lang))
     st.markdown(f"**{t('dumps.outliers_title', ratio=format_number(rep.spec.outlier_ratio))}**")
     if len(tables["outlier_tokens"]):
