@@ -306,6 +306,13 @@ def test_every_value_a_page_can_hold_comes_back_from_its_link(page):
             assert refusal is None and back == value, param.key
 
 
+def test_a_plus_typed_into_a_link_by_hand_is_read_as_the_plus_it_meant():
+    """``?kn_passes=forward+backward`` typed by hand: a "+" in a query is a space."""
+    param = PAGES["kernels"]["kn_passes"]
+    assert parse(param, ["forward backward"]) == (["forward+backward"], None)
+    assert parse(param, ["forward+backward"]) == (["forward+backward"], None)
+
+
 def test_a_refusal_names_a_long_menu_by_its_pattern_and_count():
     """52 answer ids would fill the screen: the first three, the last and how many."""
     _, refusal = parse(PAGES["lessons"]["ls_answers"], ["why_normalize.a,zz"])

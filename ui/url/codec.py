@@ -136,7 +136,9 @@ def _as_choice(param: Param, raw: str):
     and the spaces around it aside, as for every word a link holds."""
     raw = raw.strip()
     for choice in param.choices:
-        if raw.casefold() == serialize_one(param, choice).casefold():
+        written = serialize_one(param, choice).casefold()
+        # a "+" typed into a link by hand arrives as a space ("forward+backward")
+        if raw.casefold() in (written, written.replace("+", " ")):
             return choice
     if param.vocabulary is not None:
         for choice in param.choices:
