@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
+import unicodedata
 from dataclasses import dataclass
 
 CODE_ALPHABET = "23456789ABCDEFGHJKMNPQRSTVWXYZ"
@@ -48,13 +49,15 @@ def new_code() -> str:
 
 
 def normalize_code(text: object) -> str | None:
-    """The code a person typed, upper-cased without spaces and dashes; None if it cannot be one.
+    """The code a person typed, upper-cased without spaces and dashes, full-width letters and
+    digits read as ASCII; None if it cannot be one.
 
     Nothing with a wrong length or a character outside the alphabet reaches the database, so
     a malformed code is refused without counting as a guess.
     """
     if not isinstance(text, str) or len(text) > 4 * CODE_LENGTH:
         return None
+    text = unicodedata.normalize("NFKC", text)  # ＡＢＣ－１２３ from a Chinese keyboard
     code = "".join(text.split()).replace("-", "").upper()
     if len(code) != CODE_LENGTH or any(c not in CODE_ALPHABET for c in code):
         return None

@@ -25,7 +25,8 @@ def test_new_codes_use_only_the_unambiguous_alphabet():
         ("ABCDE", None),
         ("ABCDEFG", None),
         ("ABCDE1", None),
-        ("ＡＢＣＤＥＦ", None),  # full-width letters are not the code's characters
+        ("ＡＢＣＤＥＦ", "ABCDEF"),  # typed on a Chinese keyboard: read as its letters
+        ("ａｂｃ－ｄｅｆ", "ABCDEF"),
         ("A" * 1000, None),
         (None, None),
         (123456, None),
