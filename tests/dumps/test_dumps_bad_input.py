@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import pickle
 import resource
+import struct
 import zipfile
 
 import numpy as np
@@ -83,7 +84,7 @@ def test_plain_pickle_named_pt_is_refused_and_never_runs(tmp_path):
     assert not marker.exists() and "evil.pth" in str(error)
 
 
-@pytest.mark.parametrize("text", [b"just some text", b"cos\nsystem\n"])
+@pytest.mark.parametrize("text", [b"just some text", b"hello.", b"cos\nsystem\n"])
 def test_text_named_pt_is_not_called_code(tmp_path, text):
     """Letters are pickle opcodes too ("o" is OBJ, "c" is GLOBAL): a text file is damaged
     or not a torch file, not a pickle that would run code."""
@@ -104,9 +105,9 @@ def test_pt_whose_storage_record_is_shorter_than_its_tensor_is_damaged(tmp_path)
             data = source.read(info)
             target.writestr(info.filename, data[:8] if "/data/" in info.filename else data)
     (tmp_path / "cut.pt").write_bytes(cut.getvalue())
-    error = _refusal(tmp_path / "cut.pt", "corrupt")
-    assert "holds 8 bytes, its tensor needs 192" in str(error)
-    _refusal(Upload("cut.pt", cut.getvalue()), "corrupt")
+    error = _refusal(tmp_path / "cut.pt", "short_record")
+    assert "holds 8 bytes, but its tensors need 192" in str(error)
+    _refusal(Upload("cut.pt", cut.getvalue()), "short_record")
 
 
 def test_a_pt_of_one_scalar_names_the_file_as_its_entry(tmp_path):
@@ -119,8 +120,68 @@ def test_npz_with_two_members_of_one_name_is_damaged(tmp_path):
         with zipfile.ZipFile(tmp_path / "twice.npz", "w") as archive:
             for rows in (6, 7):
                 archive.writestr("hidden_states.0.npy", _npy_with_shape((rows, 8)))
-    error = _refusal(tmp_path / "twice.npz", "corrupt")
-    assert "hidden_states.0.npy" in str(error) and "two members" in str(error)
+    error = _refusal(tmp_path / "twice.npz", "duplicate_member")
+    assert "two members named “hidden_states.0.npy”" in str(error)
+
+
+def _rewritten(records: dict) -> bytes:
+    """A torch.save zip of two tensors with each data record replaced by ``records[name]``
+    (bytes, or a list of bytes: one member each, same name)."""
+    written = io.BytesIO()
+    torch.save({"a": torch.randn(6, 8), "b": torch.randn(6, 8)}, written)
+    out = io.BytesIO()
+    with zipfile.ZipFile(written) as source, zipfile.ZipFile(out, "w") as target:
+        for info in source.infolist():
+            data = source.read(info)
+            replaced = records.get(info.filename.split("/", 1)[1], data)
+            for member in replaced if isinstance(replaced, list) else [replaced]:
+                if isinstance(member, tuple):  # (bytes, compression)
+                    target.writestr(info.filename, member[0], compress_type=member[1])
+                else:
+                    target.writestr(info.filename, member)
+    return out.getvalue()
+
+
+def test_pt_records_twice_named_lying_about_their_size_or_compressed_are_refused(tmp_path):
+    full = torch.randn(6, 8).numpy().tobytes()  # 192 bytes, as each tensor needs
+    with pytest.warns(UserWarning, match="Duplicate name"):
+        twice = _rewritten({"data/0": [full, full[:8]]})
+    (tmp_path / "twice.pt").write_bytes(twice)
+    assert "“archive/data/0”" in str(_refusal(tmp_path / "twice.pt", "duplicate_member"))
+    squeezed = _rewritten({"data/0": (full, zipfile.ZIP_DEFLATED)})
+    (tmp_path / "deflated.pt").write_bytes(squeezed)
+    _refusal(tmp_path / "deflated.pt", "compressed_record")
+    short = bytearray(_rewritten({"data/0": full[:8]}))
+    with zipfile.ZipFile(io.BytesIO(bytes(short))) as archive:
+        info = archive.getinfo("archive/data/0")
+        central = archive.start_dir + bytes(short[archive.start_dir :]).find(b"archive/data/0") - 46
+    struct.pack_into("<II", short, info.header_offset + 18, 192, 192)  # the local header lies
+    struct.pack_into("<II", short, central + 20, 192, 192)  # and so does the directory
+    (tmp_path / "lying.pt").write_bytes(bytes(short))
+    assert "holds 8 bytes" in str(_refusal(tmp_path / "lying.pt", "short_record"))
+
+
+def test_the_storage_size_reader_takes_only_what_torch_save_writes():
+    """A key the file builds as a list nested 40 times, each level shared (a few hundred
+    bytes): printing it would take 2⁴⁰ steps.  Such a storage is not read at all."""
+    from engine.dumps.formats.torch_file import _storage_sizes
+
+    key = []
+    for _ in range(40):
+        key = [key, key]
+
+    class Writer(pickle.Pickler):
+        def persistent_id(self, obj):
+            if isinstance(obj, torch.Tensor):
+                return ("storage", torch.FloatStorage, obj.key, "cpu", 48)
+            return None
+
+    for stored_key in (key, "0"):
+        tensor = torch.zeros(1)
+        tensor.key = stored_key
+        data = io.BytesIO()
+        Writer(data, protocol=2).dump({"a": tensor})
+        assert _storage_sizes(data.getvalue()) == ({} if stored_key is key else {"0": 192})
 
 
 def test_upload_with_a_payload_is_refused_and_never_runs(tmp_path):
@@ -192,10 +253,10 @@ def test_npy_header_with_a_negative_axis_is_refused(tmp_path, shape):
     data = _npy_with_shape(shape)
     (tmp_path / "neg.npy").write_bytes(data)
     for source in (tmp_path / "neg.npy", Upload("neg.npy", data)):
-        assert "negative axis" in str(_refusal(source, "corrupt"))
+        assert "negative axis length" in str(_refusal(source, "negative_axis"))
     with zipfile.ZipFile(tmp_path / "neg.npz", "w") as archive:
         archive.writestr("hidden_states.npy", _npy_with_shape((-1, *shape)))
-    assert "negative axis" in str(_refusal(tmp_path / "neg.npz", "corrupt"))
+    assert "negative axis length" in str(_refusal(tmp_path / "neg.npz", "negative_axis"))
 
 
 def test_safetensors_offsets_that_disagree_with_the_shape(tmp_path):

@@ -22,6 +22,7 @@ import torch
 
 from engine.dumps.formats.entries import (
     WHOLE_FILE,
+    WRITERS,
     EntryInfo,
     FileScan,
     Skipped,
@@ -62,7 +63,7 @@ def _read_header(file: DumpFile, key: str, stream, fmt: str) -> tuple[tuple, np.
         raise corrupt(file, key, fmt, first_line(exc)) from None
     shape, fortran_order, dtype = header
     if any(n < 0 for n in shape):  # numpy's parser accepts them; no writer makes them
-        raise corrupt(file, key, fmt, f"shape {list(shape)} has a negative axis")
+        raise refuse("negative_axis", file=file.name, entry=entry_name(key), shape=list(shape))
     if dtype.hasobject:
         raise refuse("object_array", file=file.name, entry=entry_name(key))
     if fortran_order and len(shape) > 1:
@@ -134,7 +135,8 @@ def scan_npz(file: DumpFile) -> FileScan:
         names = [info.filename for info in members]
         if len(set(names)) < len(names):  # zipfile opens the last of them by name
             twice = next(name for name in names if names.count(name) > 1)
-            raise corrupt(file, twice, "npz", "two members of the archive have this name")
+            twice = twice if len(twice) <= 40 else twice[:39] + "…"
+            raise refuse("duplicate_member", file=file.name, entry=twice, writer=WRITERS["npz"])
         for info in members:
             if not info.filename.endswith(".npy"):
                 check_name(file, info.filename)

@@ -24,6 +24,7 @@ import io
 import pickle
 import pickletools
 import re
+import struct
 import warnings
 import zipfile
 
@@ -33,6 +34,7 @@ from engine.config.norms import DTYPE_NAMES
 from engine.dumps.formats.entries import (
     ANSI,
     WHOLE_FILE,
+    WRITERS,
     EntryInfo,
     FileScan,
     Skipped,
@@ -77,27 +79,42 @@ def _unsafe(file: DumpFile, exc: BaseException):
     return refuse("unsafe_pickle", file=file.name, call=found.group(1))
 
 
+class _Discard:
+    """An output that keeps nothing (``pickletools.dis`` checks as it writes)."""
+
+    def write(self, text: str) -> None:
+        pass
+
+
 def _refuse_legacy(file: DumpFile, head: bytes):
     """The refusal for a non-zip file: unsafe if it is a pickle that would call anything.
 
-    Only a pickle read to its STOP counts: most bytes are some opcode ("s" is SETITEM, "o"
-    is OBJ), so a text file's first letters are no evidence of code."""
-    calls = []
+    Only a whole, consistent pickle counts (``pickletools.dis`` follows its stack and memo
+    to its STOP, running nothing): most bytes are some opcode ("s" is SETITEM, "o" is OBJ),
+    so a text file's letters are no evidence of code.  A pickle longer than ``head`` is
+    refused as not a zip archive."""
     try:
-        for opcode, _, _ in pickletools.genops(io.BytesIO(head)):
-            calls += [opcode.name] if opcode.name in _CALLS else []
-            if opcode.name == "STOP" and calls:
-                return refuse("unsafe_pickle_opcode", file=file.name, opcode=calls[0])
+        pickletools.dis(head, out=_Discard())
+        calls = [op.name for op, _, _ in pickletools.genops(head) if op.name in _CALLS]
     except Exception:  # not a pickle at all, or longer than the head read
-        pass
+        calls = []
+    if calls:
+        return refuse("unsafe_pickle_opcode", file=file.name, opcode=calls[0])
     return refuse("not_zip", file=file.name)
 
 
 def _check_pickle(file: DumpFile, source) -> None:
     """Bound the pickle before torch unpickles it: its size, its opcodes (listed, never run)
-    and the storages it refers to."""
+    and the storages it refers to; then check each storage's record (``_check_records``)."""
     with zipfile.ZipFile(source) as archive:
-        pickles = [info for info in archive.infolist() if info.filename.endswith("data.pkl")]
+        infos = archive.infolist()
+        names = [info.filename for info in infos]
+        if len(set(names)) < len(names):  # torch and zipfile may each read another of them
+            twice = next(name for name in names if names.count(name) > 1)
+            raise refuse(
+                "duplicate_member", file=file.name, entry=_short(twice), writer=WRITERS["torch"]
+            )
+        pickles = [info for info in infos if info.filename.endswith("data.pkl")]
         if not pickles:
             return  # torch.load refuses it with its own message
         if pickles[0].file_size > MAX_PICKLE_BYTES:
@@ -109,21 +126,25 @@ def _check_pickle(file: DumpFile, source) -> None:
                 entries=MAX_ENTRIES,
             )
         data = archive.read(pickles[0])
-        records = {info.filename: info.file_size for info in archive.infolist()}
-    storages, count = 0, 0
-    try:
-        for count, (opcode, _, _) in enumerate(pickletools.genops(data), start=1):
-            if count > MAX_PICKLE_OPCODES:
-                break
-            storages += opcode.name in _PERSISTENT_IDS
-    except ValueError as exc:  # not a pickle: an unknown opcode, a truncated argument
-        raise corrupt(file, "data.pkl", "torch", first_line(exc)) from None
-    if count > MAX_PICKLE_OPCODES:
-        raise refuse(
-            "pickle_too_complex", file=file.name, limit=MAX_PICKLE_OPCODES, entries=MAX_ENTRIES
-        )
-    check_entry_count(file, storages)
-    _check_records(file, data, pickles[0].filename.removesuffix("data.pkl") + "data/", records)
+        storages, count = 0, 0
+        try:
+            for count, (opcode, _, _) in enumerate(pickletools.genops(data), start=1):
+                if count > MAX_PICKLE_OPCODES:
+                    break
+                storages += opcode.name in _PERSISTENT_IDS
+        except ValueError as exc:  # not a pickle: an unknown opcode, a truncated argument
+            raise corrupt(file, "data.pkl", "torch", first_line(exc)) from None
+        if count > MAX_PICKLE_OPCODES:
+            raise refuse(
+                "pickle_too_complex", file=file.name, limit=MAX_PICKLE_OPCODES, entries=MAX_ENTRIES
+            )
+        check_entry_count(file, storages)
+        prefix = pickles[0].filename.removesuffix("data.pkl") + "data/"
+        _check_records(file, archive, _storage_sizes(data), prefix)
+
+
+def _short(name: str) -> str:
+    return name if len(name) <= 40 else name[:39] + "…"
 
 
 class _Inert:
@@ -142,7 +163,8 @@ class _Inert:
 class _StorageSizes(pickle.Unpickler):
     """Reads a torch.save pickle (already bounded by ``_check_pickle``) for the storages it
     names and the bytes each needs; it imports and calls nothing (every global is an
-    ``_Inert``)."""
+    ``_Inert``), and it takes a storage's key and size only in the types torch.save writes
+    (a short str, an int): nothing the file built is printed or converted."""
 
     def __init__(self, data: bytes):
         super().__init__(io.BytesIO(data))
@@ -152,31 +174,85 @@ class _StorageSizes(pickle.Unpickler):
         return _Inert(module, name)
 
     def persistent_load(self, pid):
-        _, storage_type, key, _, numel = pid  # ("storage", type, key, location, numel)
+        # ("storage", storage type, key, location, numel), as torch.save writes it
+        if type(pid) is not tuple or len(pid) != 5:
+            raise pickle.UnpicklingError("not a storage")
+        kind, storage_type, key, _, numel = pid
+        if not (
+            type(kind) is str
+            and kind == "storage"
+            and type(storage_type) is _Inert
+            and type(key) is str
+            and len(key) <= 64
+            and type(numel) is int
+            and 0 <= numel < 2**62
+        ):
+            raise pickle.UnpicklingError("not a storage")
         name = storage_type.names[-1]
-        size = 1 if name == "UntypedStorage" else _element_size(name)
-        self.sizes[str(key)] = int(numel) * size
-        return _Inert()
+        if name == "UntypedStorage":
+            self.sizes[key] = numel
+        elif (dtype := _STORAGE_DTYPES.get(name)) is not None:
+            self.sizes[key] = numel * dtype.itemsize
+        return _Inert()  # a storage type torch does not name: torch.load refuses it
 
 
-def _element_size(storage_name: str) -> int:
-    return torch.storage._get_dtype_from_pickle_storage_type(storage_name).itemsize
+# torch.save's typed storage names (its pickles name storages so for older readers)
+_STORAGE_DTYPES = {
+    f"{name}Storage": dtype
+    for name, dtype in {
+        "Double": torch.float64,
+        "Float": torch.float32,
+        "Half": torch.float16,
+        "BFloat16": torch.bfloat16,
+        "Long": torch.int64,
+        "Int": torch.int32,
+        "Short": torch.int16,
+        "Char": torch.int8,
+        "Byte": torch.uint8,
+        "Bool": torch.bool,
+        "ComplexDouble": torch.complex128,
+        "ComplexFloat": torch.complex64,
+    }.items()
+}
 
 
-def _check_records(file: DumpFile, data: bytes, prefix: str, records: dict) -> None:
-    """Every storage's record holds the bytes its tensors need.  torch checks this when it
-    reads a record, not when it maps the file: a short record was read on into the records
-    after it (numbers the file's tensors never held)."""
+def _storage_sizes(data: bytes) -> dict[str, int]:
+    """{record key: bytes its storage needs} for the storages the pickle names (so far, if
+    it is not a pickle torch would read: torch.load then refuses it)."""
     reader = _StorageSizes(data)
     try:
         reader.load()
-    except Exception:  # a pickle torch refuses on its own: the storages named so far count
+    except Exception:
         pass
-    for key, needed in reader.sizes.items():
-        held = records.get(prefix + key)
-        if held is not None and held < needed:
-            detail = f"record {key} holds {held} bytes, its tensor needs {needed}"
-            raise corrupt(file, "", "torch", detail)
+    return reader.sizes
+
+
+def _check_records(file: DumpFile, archive: zipfile.ZipFile, sizes: dict, prefix: str) -> None:
+    """Every storage's record holds the bytes its tensors need, stored as they are (torch.save
+    never compresses them).  torch checks a record's size when it reads it, not when it maps
+    the file: a short record was read on into the records after it, numbers the file's
+    tensors never held.  The bytes a record holds are measured from where its data starts to
+    where the next member (or the zip's directory) starts, not taken from the directory."""
+    infos = {info.filename: info for info in archive.infolist()}
+    starts = sorted({info.header_offset for info in infos.values()} | {archive.start_dir})
+    for key, needed in sizes.items():
+        info = infos.get(prefix + key)
+        if info is None:
+            continue  # torch.load refuses a missing record itself
+        archive.fp.seek(info.header_offset + 26)
+        name_length, extra_length = struct.unpack("<HH", archive.fp.read(4))
+        data_start = info.header_offset + 30 + name_length + extra_length
+        following = next((s for s in starts if s > info.header_offset), archive.start_dir)
+        stored = info.compress_type == zipfile.ZIP_STORED
+        held = min(info.file_size, info.compress_size, following - data_start)
+        if not stored or held < needed:
+            raise refuse(
+                "short_record" if stored else "compressed_record",
+                file=file.name,
+                record=_short(key),
+                held=max(held, 0),
+                needed=needed,
+            )
 
 
 def _load(file: DumpFile) -> object:
