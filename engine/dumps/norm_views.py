@@ -156,9 +156,11 @@ def fit_dyt(pair: NormPair) -> DyTFit:
     x_all, y_all = x_all[finite], y_all[finite]
     limit = bulk_limit(x_all)
     bulk = np.abs(x_all) <= limit
-    x_fit, y_fit = _thin(x_all[bulk], SAMPLE_POINTS), _thin(y_all[bulk], SAMPLE_POINTS)
+    kept = _thin(np.flatnonzero(bulk), SAMPLE_POINTS)  # the same positions of x and y
+    x_fit, y_fit = x_all[kept], y_all[kept]
     alpha, gamma, r2 = fit_tanh(x_fit, y_fit) if x_fit.size else (np.nan, np.nan, np.nan)
     order = np.argsort(-np.abs(x_all[~bulk]))[:OUTLIER_POINTS]
+    drawn = _thin(np.arange(x_fit.shape[0]), SCATTER_POINTS)
     return DyTFit(
         label=pair.label,
         layer=pair.layer,
@@ -167,8 +169,8 @@ def fit_dyt(pair: NormPair) -> DyTFit:
         r2=r2,
         points=int(x_fit.shape[0]),
         affine_removed=removed,
-        x=_thin(x_fit, SCATTER_POINTS),
-        y=_thin(y_fit, SCATTER_POINTS),
+        x=x_fit[drawn],
+        y=y_fit[drawn],
         bulk_limit=limit,
         outliers=int((~bulk).sum()),
         outlier_x=x_all[~bulk][order],

@@ -273,8 +273,8 @@ def spread_figure(spread: EpsSpread, lang: str) -> go.Figure:
                 error_y=dict(  # ± std, cut at what the measure can reach (a cosine ≤ 1)
                     type="data",
                     symmetric=False,
-                    array=np.minimum(std, high - mean),
-                    arrayminus=np.minimum(std, mean - low),
+                    array=np.clip(high - mean, 0, std),  # 0 for a mean rounded past 1
+                    arrayminus=np.clip(mean - low, 0, std),
                     visible=True,
                 ),
                 mode="lines+markers",

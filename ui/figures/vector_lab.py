@@ -12,7 +12,7 @@ from ui.formatting import finite_or_none
 from ui.i18n import join, translate
 
 INPUT_COLOR = "#8c8c8c"
-NONFINITE_COLOR = "#d62728"
+NONFINITE_COLOR = "#111111"  # not a norm's colour (RMSNorm is red)
 BAR_LIMIT = 64  # up to this many channels, draw bars; beyond, lines
 
 

@@ -218,7 +218,7 @@ LESSONS: tuple[Lesson, ...] = (
         "gemma_offset",
         (
             r"y_i = \frac{x_i}{\mathrm{RMS}(x)}\,(1 + w_i), \qquad"
-            r" w_i\big|_{t=0} = 0",
+            r" w_i\big|_{\text{init}} = 0",
         ),
         answer="b",
         facts=_facts(rms_out=(0.3651, "0.3651, 0.7303, 1.0954, 1.4606")),  # value: the first
@@ -226,7 +226,7 @@ LESSONS: tuple[Lesson, ...] = (
     Lesson(
         "cost",
         (
-            r"\frac{\text{FLOPs}}{\text{B}} = "
+            r"\frac{\text{FLOPs}}{\text{bytes}} = "
             r"\frac{7\,M d}{(1 + 1) \cdot 2\,M d} = 1.75",
         ),
         answer_maths=(

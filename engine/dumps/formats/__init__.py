@@ -3,8 +3,9 @@
 - ``scan_file(file)``: the file's float entries from its header (no data read), every
   refusal an ``EngineError`` naming the file and entry;
 - ``open_reader(file)``: an object whose ``rows(entry, start, stop)`` returns rows
-  ``start:stop`` of an entry as a ``[n, d]`` tensor of the entry's dtype.  A reader holds
-  no open file: what it maps goes away with the tensors it returned, and with the reader.
+  ``start:stop`` of an entry as a ``[n, d]`` tensor of the entry's dtype.  What a reader
+  maps goes away with the tensors it returned, and with the reader; an ``.npz`` reader
+  keeps the member it read last open (one file handle) until the reader goes.
 
 Whatever a library raises on a damaged file (and fuzzing finds many kinds) is turned into
 the ``corrupt`` refusal here, so no other exception escapes a loader.
