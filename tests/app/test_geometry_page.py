@@ -172,6 +172,9 @@ def test_dyt_section_draws_the_box_and_the_norms_against_alpha():
     assert "cube" in _traces(at, "ge_chart_dyt_scene")
     assert {"median", "band", "saturated"} <= set(_traces(at, "ge_chart_dyt_norms"))
     assert "of the entries are saturated" in _text(at)
+    assert "ge_eps" not in {w.key for w in at.get("select_slider")}  # DyT has no ε
+    at = _open({"ge_section": "dyt", "ge_eps": "0.01"})
+    assert at.query_params["ge_eps"] == "0.01" and not at.warning  # kept for the other sections
 
 
 def test_high_dimension_histograms_and_the_identity_check():

@@ -70,7 +70,10 @@ def cloud_inputs(section: str) -> CloudInputs:
         shift = bound.slider(
             P["ge_shift"], t("geometry.shift"), c2, step=0.1, help=t("geometry.shift_help")
         )
-        eps = bound.select_slider(P["ge_eps"], t("geometry.eps"), c3, format_func=_number)
+        if section == "dyt":  # DyT has no ε: the link's value kept, not offered
+            eps = st.session_state.get(P["ge_eps"].key, P["ge_eps"].default)
+        else:
+            eps = bound.select_slider(P["ge_eps"], t("geometry.eps"), c3, format_func=_number)
         if section == "affine":
             chosen = _affine_inputs()
         if section == "dyt":
