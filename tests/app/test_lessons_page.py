@@ -295,3 +295,13 @@ def test_a_lesson_link_lands_on_the_place_it_promised_once(lesson_id, place):
     assert page.query_params["at"] == place  # the link keeps saying where it lands
     page.run()  # a rerun (a setting changed) leaves the reader where they are
     assert not [h for h in page.get("html") if "ns-at-" in h.proto.body]
+
+
+def test_a_place_on_another_page_is_refused_by_name():
+    """``at=memory`` is the Kernels page's place: on Axes it is named in a notice (it was
+    dropped without a word, while ``at=nowhere`` got one), and Kernels takes it."""
+    axes = _open({"lang": "en", "at": "memory"}, "axes")
+    notices = [w.value for w in axes.warning if "`at` = `memory`" in w.value]
+    assert len(notices) == 1 and "top, batch_of_one" in notices[0]
+    kernels = _open({"lang": "en", "at": "memory"}, "kernels")
+    assert not [w for w in kernels.warning if "`at`" in w.value]

@@ -6,6 +6,7 @@ defaults omitted) and the sidebar's ``share_box``.
 from __future__ import annotations
 
 import html
+from dataclasses import replace
 from urllib.parse import parse_qsl, urlencode
 
 import streamlit as st
@@ -98,7 +99,9 @@ def seed(page: PageParams | None) -> None:
         st.session_state[LANDING] = _landing(name, url.get_all(AT_PARAM))
     present = list(url.keys())
     refusals: list[Refusal] = []
-    for app_wide in (LANGUAGE, PRESENT, AT):
+    # ``at`` names a place on this page (another page's place is refused by name, not dropped)
+    here = replace(AT, choices=("top", *LANDINGS.get(name, ())))
+    for app_wide in (LANGUAGE, PRESENT, here):
         raw = url.get_all(app_wide.key)
         refusal = parse(app_wide, raw)[1] if raw else None
         if refusal is not None:
