@@ -136,6 +136,17 @@ def check_name(file: DumpFile, name: str) -> None:
         )
 
 
+def check_unique_members(file: DumpFile, members: list, fmt: str) -> None:
+    """Refuse a zip with two members of one name: readers may each take another of them."""
+    seen: set[str] = set()
+    for info in members:
+        name = info.filename
+        if name in seen:
+            shown = name if len(name) <= 40 else name[:39] + "…"
+            raise refuse("duplicate_member", file=file.name, entry=shown, writer=WRITERS[fmt])
+        seen.add(name)
+
+
 # A zip's end-of-central-directory record (APPNOTE.TXT 4.3.16) and its zip64 forms (4.3.14-15)
 _END = struct.Struct("<4s4H2LH")  # signature, disks, members here, members, size, offset, note
 _END64_LOCATOR = struct.Struct("<4sLQL")  # signature, disk, offset of the zip64 record, disks

@@ -22,13 +22,13 @@ import torch
 
 from engine.dumps.formats.entries import (
     WHOLE_FILE,
-    WRITERS,
     EntryInfo,
     FileScan,
     Skipped,
     check_claimed_bytes,
     check_entry_count,
     check_name,
+    check_unique_members,
     check_zip_directory,
     corrupt,
     entry_name,
@@ -132,11 +132,7 @@ def scan_npz(file: DumpFile) -> FileScan:
             raise corrupt(file, "", "npz", first_line(exc)) from None
         check_entry_count(file, len(members))
         _check_expanded(file, members)
-        names = [info.filename for info in members]
-        if len(set(names)) < len(names):  # zipfile opens the last of them by name
-            twice = next(name for name in names if names.count(name) > 1)
-            twice = twice if len(twice) <= 40 else twice[:39] + "…"
-            raise refuse("duplicate_member", file=file.name, entry=twice, writer=WRITERS["npz"])
+        check_unique_members(file, members, "npz")  # zipfile opens the last of them by name
         for info in members:
             if not info.filename.endswith(".npy"):
                 check_name(file, info.filename)

@@ -34,12 +34,12 @@ from engine.config.norms import DTYPE_NAMES
 from engine.dumps.formats.entries import (
     ANSI,
     WHOLE_FILE,
-    WRITERS,
     EntryInfo,
     FileScan,
     Skipped,
     check_entry_count,
     check_name,
+    check_unique_members,
     check_zip_directory,
     corrupt,
     entry_name,
@@ -108,12 +108,7 @@ def _check_pickle(file: DumpFile, source) -> None:
     and the storages it refers to; then check each storage's record (``_check_records``)."""
     with zipfile.ZipFile(source) as archive:
         infos = archive.infolist()
-        names = [info.filename for info in infos]
-        if len(set(names)) < len(names):  # torch and zipfile may each read another of them
-            twice = next(name for name in names if names.count(name) > 1)
-            raise refuse(
-                "duplicate_member", file=file.name, entry=_short(twice), writer=WRITERS["torch"]
-            )
+        check_unique_members(file, infos, "torch")  # torch and zipfile may read another
         pickles = [info for info in infos if info.filename.endswith("data.pkl")]
         if not pickles:
             return  # torch.load refuses it with its own message
@@ -141,10 +136,6 @@ def _check_pickle(file: DumpFile, source) -> None:
         check_entry_count(file, storages)
         prefix = pickles[0].filename.removesuffix("data.pkl") + "data/"
         _check_records(file, archive, _storage_sizes(data), prefix)
-
-
-def _short(name: str) -> str:
-    return name if len(name) <= 40 else name[:39] + "…"
 
 
 class _Inert:
@@ -249,7 +240,7 @@ def _check_records(file: DumpFile, archive: zipfile.ZipFile, sizes: dict, prefix
             raise refuse(
                 "short_record" if stored else "compressed_record",
                 file=file.name,
-                record=_short(key),
+                record=key,
                 held=max(held, 0),
                 needed=needed,
             )
