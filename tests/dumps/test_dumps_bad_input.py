@@ -164,7 +164,7 @@ def test_pt_records_twice_named_lying_about_their_size_or_compressed_are_refused
 def test_the_storage_size_reader_takes_only_what_torch_save_writes():
     """A key the file builds as a list nested 40 times, each level shared (a few hundred
     bytes): printing it would take 2⁴⁰ steps.  Such a storage is not read at all."""
-    from engine.dumps.formats.torch_file import _storage_sizes
+    from engine.dumps.formats.torch_records import storage_sizes
 
     key = []
     for _ in range(40):
@@ -181,7 +181,7 @@ def test_the_storage_size_reader_takes_only_what_torch_save_writes():
         tensor.key = stored_key
         data = io.BytesIO()
         Writer(data, protocol=2).dump({"a": tensor})
-        assert _storage_sizes(data.getvalue()) == ({} if stored_key is key else {"0": 192})
+        assert storage_sizes(data.getvalue()) == ({} if stored_key is key else {"0": 192})
 
 
 def test_upload_with_a_payload_is_refused_and_never_runs(tmp_path):

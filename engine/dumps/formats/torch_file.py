@@ -1,7 +1,8 @@
 """.pt / .pth: only through ``torch.load(weights_only=True)``, which unpickles tensors,
 containers and plain values and refuses every other global, so a payload never runs.  (One
-other reader goes over the pickle first, for the bytes each storage needs: its ``find_class``
-returns an inert placeholder for every name, so it imports and calls nothing.)
+other reader goes over the pickle first, for the bytes each storage needs
+(``torch_records``): its ``find_class`` returns an inert placeholder for every name, so it
+imports and calls nothing.)
 
 Accepted content: a tensor, a list or tuple of tensors (HF ``output_hidden_states``), or a
 dict of them, nested (keys joined with "."). Files on disk are loaded with ``mmap=True``:
@@ -24,7 +25,6 @@ import io
 import pickle
 import pickletools
 import re
-import struct
 import warnings
 import zipfile
 
@@ -45,6 +45,7 @@ from engine.dumps.formats.entries import (
     entry_name,
     first_line,
 )
+from engine.dumps.formats.torch_records import check_records, storage_sizes
 from engine.dumps.limits import (
     MAX_ENTRIES,
     MAX_NAME_CHARS,
@@ -105,7 +106,7 @@ def _refuse_legacy(file: DumpFile, head: bytes):
 
 def _check_pickle(file: DumpFile, source) -> None:
     """Bound the pickle before torch unpickles it: its size, its opcodes (listed, never run)
-    and the storages it refers to; then check each storage's record (``_check_records``)."""
+    and the storages it refers to; then check each storage's record (``torch_records``)."""
     with zipfile.ZipFile(source) as archive:
         infos = archive.infolist()
         check_unique_members(file, infos, "torch")  # torch and zipfile may read another
@@ -135,115 +136,7 @@ def _check_pickle(file: DumpFile, source) -> None:
             )
         check_entry_count(file, storages)
         prefix = pickles[0].filename.removesuffix("data.pkl") + "data/"
-        _check_records(file, archive, _storage_sizes(data), prefix)
-
-
-class _Inert:
-    """What the size reader's unpickler makes of any global: a name, called to nothing."""
-
-    def __init__(self, *names):
-        self.names = names
-
-    def __call__(self, *args, **kwargs):
-        return _Inert()
-
-    def __setstate__(self, state):
-        pass
-
-
-class _StorageSizes(pickle.Unpickler):
-    """Reads a torch.save pickle (already bounded by ``_check_pickle``) for the storages it
-    names and the bytes each needs; it imports and calls nothing (every global is an
-    ``_Inert``), and it takes a storage's key and size only in the types torch.save writes
-    (a short str, an int): nothing the file built is printed or converted."""
-
-    def __init__(self, data: bytes):
-        super().__init__(io.BytesIO(data))
-        self.sizes: dict[str, int] = {}
-
-    def find_class(self, module, name):
-        return _Inert(module, name)
-
-    def persistent_load(self, pid):
-        # ("storage", storage type, key, location, numel), as torch.save writes it
-        if type(pid) is not tuple or len(pid) != 5:
-            raise pickle.UnpicklingError("not a storage")
-        kind, storage_type, key, _, numel = pid
-        if not (
-            type(kind) is str
-            and kind == "storage"
-            and type(storage_type) is _Inert
-            and type(key) is str
-            and len(key) <= 64
-            and type(numel) is int
-            and 0 <= numel < 2**62
-        ):
-            raise pickle.UnpicklingError("not a storage")
-        name = storage_type.names[-1]
-        if name == "UntypedStorage":
-            self.sizes[key] = numel
-        elif (dtype := _STORAGE_DTYPES.get(name)) is not None:
-            self.sizes[key] = numel * dtype.itemsize
-        return _Inert()  # a storage type torch does not name: torch.load refuses it
-
-
-# torch.save's typed storage names (its pickles name storages so for older readers)
-_STORAGE_DTYPES = {
-    f"{name}Storage": dtype
-    for name, dtype in {
-        "Double": torch.float64,
-        "Float": torch.float32,
-        "Half": torch.float16,
-        "BFloat16": torch.bfloat16,
-        "Long": torch.int64,
-        "Int": torch.int32,
-        "Short": torch.int16,
-        "Char": torch.int8,
-        "Byte": torch.uint8,
-        "Bool": torch.bool,
-        "ComplexDouble": torch.complex128,
-        "ComplexFloat": torch.complex64,
-    }.items()
-}
-
-
-def _storage_sizes(data: bytes) -> dict[str, int]:
-    """{record key: bytes its storage needs} for the storages the pickle names (so far, if
-    it is not a pickle torch would read: torch.load then refuses it)."""
-    reader = _StorageSizes(data)
-    try:
-        reader.load()
-    except Exception:
-        pass
-    return reader.sizes
-
-
-def _check_records(file: DumpFile, archive: zipfile.ZipFile, sizes: dict, prefix: str) -> None:
-    """Every storage's record holds the bytes its tensors need, stored as they are (torch.save
-    never compresses them).  torch checks a record's size when it reads it, not when it maps
-    the file: a short record was read on into the records after it, numbers the file's
-    tensors never held.  The bytes a record holds are measured from where its data starts to
-    where the next member (or the zip's directory) starts, not taken from the directory."""
-    infos = {info.filename: info for info in archive.infolist()}
-    starts = sorted({info.header_offset for info in infos.values()} | {archive.start_dir})
-    for key, needed in sizes.items():
-        info = infos.get(prefix + key)
-        if info is None:
-            continue  # torch.load refuses a missing record itself
-        archive.fp.seek(info.header_offset + 26)
-        name_length, extra_length = struct.unpack("<HH", archive.fp.read(4))
-        data_start = info.header_offset + 30 + name_length + extra_length
-        following = next((s for s in starts if s > info.header_offset), archive.start_dir)
-        stored = info.compress_type == zipfile.ZIP_STORED
-        held = min(info.file_size, info.compress_size, following - data_start)
-        if not stored or held < needed:
-            raise refuse(
-                "short_record" if stored else "compressed_record",
-                file=file.name,
-                record=key,
-                held=max(held, 0),
-                needed=needed,
-            )
+        check_records(file, archive, storage_sizes(data), prefix)
 
 
 def _load(file: DumpFile) -> object:
