@@ -9,6 +9,7 @@ come from the pickle, read by ``_StorageSizes``, an unpickler that imports and c
 
 from __future__ import annotations
 
+import bisect
 import io
 import pickle
 import struct
@@ -101,11 +102,10 @@ def storage_sizes(data: bytes) -> dict[str, int]:
 
 
 def check_records(file: DumpFile, archive: zipfile.ZipFile, sizes: dict, prefix: str) -> None:
-    """Every storage's record holds the bytes its tensors need, stored as they are (torch.save
-    never compresses them).  torch checks a record's size when it reads it, not when it maps
-    the file: a short record was read on into the records after it, numbers the file's
-    tensors never held.  The bytes a record holds are measured from where its data starts to
-    where the next member (or the zip's directory) starts, not taken from the directory."""
+    """Refuse a storage whose record is compressed (torch.save never compresses) or holds
+    fewer bytes than ``sizes`` says its tensors need.  The bytes a record holds are measured
+    from where its data starts to where the next member (or the zip's directory) starts, not
+    taken from the directory, which may say anything."""
     infos = {info.filename: info for info in archive.infolist()}
     starts = sorted({info.header_offset for info in infos.values()} | {archive.start_dir})
     for key, needed in sizes.items():
@@ -115,7 +115,8 @@ def check_records(file: DumpFile, archive: zipfile.ZipFile, sizes: dict, prefix:
         archive.fp.seek(info.header_offset + 26)
         name_length, extra_length = struct.unpack("<HH", archive.fp.read(4))
         data_start = info.header_offset + 30 + name_length + extra_length
-        following = next((s for s in starts if s > info.header_offset), archive.start_dir)
+        after = bisect.bisect_right(starts, info.header_offset)
+        following = starts[after] if after < len(starts) else archive.start_dir
         stored = info.compress_type == zipfile.ZIP_STORED
         held = min(info.file_size, info.compress_size, following - data_start)
         if not stored or held < needed:
