@@ -180,10 +180,11 @@ def fit_dyt(pair: NormPair) -> DyTFit:
 
 
 def _thin(values: np.ndarray, count: int) -> np.ndarray:
-    """At most ``count`` of ``values``, the same positions for the same length (seeded).
+    """At most ``count`` of ``values`` (positions into the read rows, flattened), the same
+    ones for the same length (seeded).
 
-    Not a stride: the values are the read rows flattened, so every k-th value of a width
-    divisible by k would keep only some channels and miss an outlier channel's bulk entirely.
+    Not a stride: every k-th value of rows whose width is divisible by k keeps only some
+    channels, and would miss an outlier channel entirely.
     """
     if values.shape[0] <= count:
         return values

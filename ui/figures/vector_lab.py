@@ -46,7 +46,7 @@ def input_output_figure(
     """Two stacked panels sharing the channel axis: ``x`` on top, each output series below
     (``outputs``: name, values and norm kind, drawn in that kind's colour on every page).
 
-    Non-finite outputs cannot be drawn as bars; each is marked with a red ✕ at y = 0 whose
+    Non-finite outputs cannot be drawn as bars; each is marked with a black ✕ at y = 0 whose
     hover text says whether it is +inf, -inf or NaN.  The traces and the layout are written
     as plain data and validated once (plotly's validation is most of a figure's cost).
     """
