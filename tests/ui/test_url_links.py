@@ -263,12 +263,22 @@ def test_a_link_longer_than_any_the_app_writes_is_refused_whole():
 def test_a_list_longer_than_twice_its_choices_is_refused_before_its_items_are_read():
     param = DEPTH["dp_placements"]  # seven placements
     assert parse(param, ["post,pre,post,pre"]) == (["post", "pre"], None)  # repeats are kept
-    value, refusal = parse(param, [",".join(["sideways"] * 48_000)])
+    value, refusal = parse(param, [",".join(f"sideways{i}" for i in range(48_000))])
     assert value is None and refusal.key == "too_many_items"
     assert refusal.params["items"] == "48,000" and refusal.params["limit"] == 14
     assert len(refusal.params["value"]) < 200  # what the notice repeats, not the whole list
-    value, refusal = parse(param, ["post"] * 15)  # as repeated keys, the same
+    value, refusal = parse(param, [f"s{i}" for i in range(15)])  # as repeated keys, the same
     assert value is None and refusal.key == "too_many_items"
+
+
+def test_a_repeated_item_counts_once_before_the_count():
+    widths = KERNELS["kn_widths"]
+    most = 2 * len(widths.choices)
+    assert parse(widths, [",".join(["256"] * (most + 1))]) == ([256], None)
+    assert parse(widths, ["256"] * 48_000) == ([256], None)  # as repeated keys, the same
+    placements = DEPTH["dp_placements"]
+    value, refusal = parse(placements, [",".join(["sideways", " Sideways"] * 48_000)])
+    assert value is None and refusal.key == "not_accepted" and refusal.params["value"] == "sideways"
 
 
 def _longest_serialization(param):

@@ -181,7 +181,13 @@ def parse(param: Param, raw: list[str]) -> tuple[Any, Refusal | None]:
     if param.kind == "choices":  # the known items are kept, the unknown ones named
         items = [part for r in raw for part in r.split(",")]
         items = [item for item in items if item.strip()] or items  # "post," is "post"
-        most = 2 * len(param.choices)  # each choice twice, as older hand-written links did
+        # A repeated item counts once, before the count: "256,256,..." is one width however
+        # long (spelled as _as_choice reads it: case and spaces aside).
+        distinct: dict[str, str] = {}
+        for item in items:
+            distinct.setdefault(item.strip().casefold(), item)
+        items = list(distinct.values())
+        most = 2 * len(param.choices)  # each choice by two names: its id, an older label
         if len(items) > most:  # refused before any item is looked up
             refusal = _refuse(param, ",".join(items[:most]), "too_many_items")
             counted = {"items": f"{len(items):,}", "limit": most}
@@ -191,7 +197,7 @@ def parse(param: Param, raw: list[str]) -> tuple[Any, Refusal | None]:
             choice = _as_choice(param, item)
             if choice is None:
                 unknown.append(item)
-            elif choice not in values:
+            elif choice not in values:  # two names of one choice ("pre", "Pre-Norm")
                 values.append(choice)
         if not unknown:
             return values, None
