@@ -156,7 +156,10 @@ def _listed(wanted: str, items: tuple, refusal: Callable[..., Exception]):
 
 
 def find_model(model_id: str, models: tuple[LocalModel, ...]) -> LocalModel:
-    """The listed model ``model_id`` (``capture.unknown_model`` for any other id)."""
+    """The listed model ``model_id`` (``capture.unknown_model`` for any other id;
+    ``capture.no_models`` where nothing is listed, which has no list to name)."""
+    if not models:
+        raise capture_error("no_models", value=model_id[:200])
     return _listed(model_id, models, lambda **why: capture_error("unknown_model", **why))
 
 

@@ -85,6 +85,17 @@ def test_the_page_opens_on_its_defaults_asking_for_a_prediction_first(tiny):
     assert commit.disabled  # nothing picked yet
 
 
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_linked_model_on_a_server_that_lists_none_says_so(tiny, monkeypatch, lang):
+    monkeypatch.delenv("NORMSCOPE_MODEL_DIRS", raising=False)
+    at = _open({"ex_model": "zz"}, lang)
+    assert not at.exception
+    warning = " ".join(w.value for w in at.warning)
+    assert "`ex_model`" in warning and "`zz`" in warning and "—" not in warning
+    assert {"en": "lists no models", "zh": "没有列出自己的模型"}[lang] in warning
+    assert "ex_model" not in {box.key for box in at.selectbox}  # nothing to choose from
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("experiment", EXPERIMENTS)
 def test_each_experiment_runs_on_a_small_budget_and_states_its_measurement(tiny, experiment):

@@ -68,6 +68,14 @@ def test_an_id_the_listing_did_not_make_is_refused(folders, model_id):
     assert "0/tiny-llama" in str(refused.value)
 
 
+def test_an_id_where_no_model_is_listed_is_refused_naming_the_built_in_one():
+    with pytest.raises(EngineError) as refused:
+        find_model("zz", ())
+    assert refused.value.key == "capture.no_models"
+    assert "lists no models" in str(refused.value) and "built-in model" in str(refused.value)
+    assert "—" not in str(refused.value)  # no empty list to show
+
+
 def test_a_listed_id_gives_its_resolved_path(folders):
     models, _ = folders
     found = find_model("0/tiny-llama", list_models())
