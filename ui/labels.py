@@ -20,6 +20,8 @@ NORM_NAMES = {
     "l2": "L2 (x / ‖x‖)",  # nGPT's projection onto the unit sphere (model catalog only)
 }
 ACTIVATION_NAMES = {"gelu": "GELU", "relu": "ReLU"}
+# The Geometry page's input axes, as its sliders, scene and γ/β table name them (y is the output)
+INPUT_AXES = ("x₁", "x₂", "x₃")
 
 # Vocabularies whose names are translated: labels.<vocabulary>.<id>
 TRANSLATED = (

@@ -14,7 +14,7 @@ import plotly.graph_objects as go
 
 from engine.geometry.meshes import Mesh
 from ui.figures.style import NORM_COLORS, legend_below
-from ui.labels import NORM_NAMES
+from ui.labels import INPUT_AXES, NORM_NAMES
 
 COLORS = {
     "input": "#7f7f7f",
@@ -165,17 +165,19 @@ def scene_layout(figure: go.Figure, d: int, reach: float) -> go.Figure:
         figure.update_layout(
             height=SCENE_HEIGHT,
             scene=dict(
-                xaxis=dict(axis, title="x₁"),
-                yaxis=dict(axis, title="x₂"),
-                zaxis=dict(axis, title="x₃"),
+                xaxis=dict(axis, title=INPUT_AXES[0]),
+                yaxis=dict(axis, title=INPUT_AXES[1]),
+                zaxis=dict(axis, title=INPUT_AXES[2]),
                 aspectmode="cube",
                 camera=dict(eye=dict(x=1.7, y=-1.55, z=0.95)),  # far enough for x₃'s ticks
             ),
         )
     elif d == 2:
         figure.update_layout(height=FLAT_HEIGHT)
-        figure.update_xaxes(range=[-reach, reach], title="x₁", zeroline=True)
-        figure.update_yaxes(range=[-reach, reach], title="x₂", scaleanchor="x", zeroline=True)
+        figure.update_xaxes(range=[-reach, reach], title=INPUT_AXES[0], zeroline=True)
+        figure.update_yaxes(
+            range=[-reach, reach], title=INPUT_AXES[1], scaleanchor="x", zeroline=True
+        )
     else:
         names = {"input": "x", **NORM_NAMES}
         figure.update_layout(height=FLAT_HEIGHT // 2 + 60)

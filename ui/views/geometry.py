@@ -23,7 +23,7 @@ from ui.figures import geometry_charts as charts
 from ui.figures.geometry import path_figure, scene_figure
 from ui.formatting import format_number
 from ui.i18n import current_language, t
-from ui.labels import NORM_NAMES
+from ui.labels import INPUT_AXES, NORM_NAMES
 from ui.plotly_frame import plotly_frame
 from ui.text import geometry as text
 from ui.text import geometry_high as text_high
@@ -109,7 +109,7 @@ def affine(result: Scene) -> None:
     with right:
         st.markdown(t("geometry.affine.intro"))
         st.latex(AFFINE_LATEX)
-        frame = pd.DataFrame(text.affine_table(result.ellipsoids), index=["x", "y", "z"][:d])
+        frame = pd.DataFrame(text.affine_table(result.ellipsoids), index=list(INPUT_AXES[:d]))
         st.table(frame)
         st.markdown(text.affine_summary(result.ellipsoids, d, lang))
     degenerate(result.cloud.flags)

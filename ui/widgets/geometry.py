@@ -13,6 +13,7 @@ from engine.config import MAX_ROWS, GeometrySpec
 from ui import presenting
 from ui.errors import input_error_text
 from ui.i18n import t
+from ui.labels import INPUT_AXES
 from ui.url.pages import GEOMETRY as P
 from ui.vector_input import VectorInputError, parse_vectors, underflow_notes
 from ui.widgets import bound
@@ -39,7 +40,7 @@ def _affine_inputs() -> dict[str, float]:
     values = {}
     for name in ("gamma", "beta"):
         columns = st.columns(3)
-        for column, axis, drawn in zip(columns, ("x", "y", "z"), ("x₁", "x₂", "x₃")):
+        for column, axis, drawn in zip(columns, ("x", "y", "z"), INPUT_AXES):
             key = f"ge_{name}_{axis}"
             text = t(f"geometry.{name}_axis", axis=drawn)  # the scene's axes (y is the output)
             values[f"{name}_{axis}"] = bound.slider(P[key], text, column, step=0.05)
