@@ -58,9 +58,15 @@ def label(vocabulary: str, value, lang: str | None = None) -> str:
     return translate(f"labels.{vocabulary}.{value}", lang or current_language())
 
 
+# A name shown before the one in labels.toml: older share links wrote it, and still open.
+FORMER_LABELS = {("placement", "olmo2"): ("OLMo-2",)}
+
+
 def every_label(vocabulary: str, value) -> set[str]:
-    """``value``'s name in every language: what older share links wrote instead of the id."""
-    return {label(vocabulary, value, lang) for lang in LANGUAGES}
+    """``value``'s name in every language, and any it had before: what older share links
+    wrote instead of the id."""
+    current = {label(vocabulary, value, lang) for lang in LANGUAGES}
+    return current | set(FORMER_LABELS.get((vocabulary, value), ()))
 
 
 def placement_label(placement: str) -> str:

@@ -173,11 +173,11 @@ def test_traces_that_coincide_are_named_with_the_reason(app, lang, said):
     notes = [i.value for i in app.info if said in i.value]
     assert len(notes) == 1, [i.value for i in app.info]
     names = notes[0].split("runs: ")[-1].split("运行：")[-1].split("。")[0].split(". ")[0]
-    assert "Peri-Norm" in names and "OLMo-2" in names and "Pre-Norm" not in names
+    assert "Peri-Norm" in names and "OLMo 2" in names and "Pre-Norm" not in names
     assert ("norm on the branch output" in notes[0]) or ("分支输出上做归一化" in notes[0])
     assert ("curves below coincide too" in notes[0]) or ("也同样重合" in notes[0])
     if lang == "zh":
-        assert "、OLMo-2" in names  # an enumeration comma, not ", "
+        assert "、OLMo 2" in names  # an enumeration comma, not ", "
 
 
 def test_wiring_shows_only_what_its_diagrams_draw_and_keeps_the_rest(app):

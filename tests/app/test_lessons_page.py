@@ -226,7 +226,7 @@ DEPTH_FACTS = {  # lesson -> (chart, {trace: (value, relative tolerance)})
     "pre_post": ("dp_residual", {"Post-Norm": (1.0, 0.05), "Pre-Norm": (48, 0.1)}),
     "peri_olmo2": (
         "dp_residual",
-        {"Pre-Norm": (5.7, 0.05), "Peri-Norm (sandwich)": (48, 0.05), "OLMo-2": (48, 0.05)},
+        {"Pre-Norm": (5.7, 0.05), "Peri-Norm (sandwich)": (48, 0.05), "OLMo 2": (48, 0.05)},
     ),
     "deepnorm": ("dp_update", {"Post-Norm": (0.99, 0.03), "DeepNorm": (0.102, 0.1)}),
 }

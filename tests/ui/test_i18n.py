@@ -203,7 +203,7 @@ def test_every_call_names_existing_keys_and_passes_their_parameters(where, patte
 # states (an epsilon, a limit, a measured value, 3/2, 65504, 0.67) comes in as a parameter
 # from the engine, so it cannot drift from what the engine computes.
 NAMES = (
-    r"b?float(16|32|64)|Lemma 2|Theorem 1|引理 2|定理 1|GPT-2|OLMo-2|TRITON_INTERPRET=1|BatchNorm1d"
+    r"b?float(16|32|64)|Lemma 2|Theorem 1|引理 2|定理 1|GPT-2|OLMo 2|TRITON_INTERPRET=1|BatchNorm1d"
     r"|et al\. 20\d\d|等（20\d\d）"
 )
 FORMULAS = (

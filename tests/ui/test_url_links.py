@@ -61,6 +61,8 @@ def test_vector_lab_values_and_older_display_names_parse_to_ids(key, raw, expect
         ("dp_d", ["1024"], 1024),
         ("dp_final", ["false"], False),
         ("dp_run_b", ["Pre-Norm"], "pre"),
+        ("dp_placements", ["OLMo 2", "olmo2"], ["olmo2"]),
+        ("dp_placements", ["OLMo-2"], ["olmo2"]),  # the name links wrote before "OLMo 2"
     ],
 )
 def test_depth_values_and_older_display_names_parse_to_ids(key, raw, expected):
