@@ -340,3 +340,23 @@ def test_no_vague_count_where_a_count_is_available(lang):
 def test_every_allowed_vague_count_is_still_there():
     for key in VAGUE_ALLOWED:
         assert any(_vague_without_count(catalog(lang)[key]) for lang in LANGUAGES), key
+
+
+# --- one name for each placement ------------------------------------------------------------
+
+# Xiong et al.'s names for two placements: a text may give them only beside the app's own
+# names (labels.placement), which the controls and legends show.
+PAPER_NAMES = {"Pre-LN": "pre", "Post-LN": "post"}
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_placements_are_named_as_the_controls_name_them(lang):
+    from engine.models.loader import catalog as models
+
+    ours = {paper: translate(f"labels.placement.{i}", lang) for paper, i in PAPER_NAMES.items()}
+    for key, text in catalog(lang).items():
+        for paper, name in ours.items():
+            assert paper not in text or name in text, f"{key} ({lang}): {paper} without {name}"
+    olmo2 = translate("labels.placement.olmo2", lang)
+    assert olmo2 == models().family("olmo2").name  # as the model catalog names it
+    assert not [key for key, text in catalog(lang).items() if "OLMo-2" in text]

@@ -160,8 +160,8 @@ LESSONS: tuple[Lesson, ...] = (
         ),
         answer_maths=(
             r"\|\partial \mathcal{L} / \partial W^{(L)}\|: \quad"
-            r"\begin{aligned} &\text{Post-LN: } O\big(d\sqrt{\ln d}\big) \\"
-            r" &\text{Pre-LN: } O\big(d\sqrt{\ln d / L}\big) \end{aligned}",
+            r"\begin{aligned} &\text{Post-Norm: } O\big(d\sqrt{\ln d}\big) \\"
+            r" &\text{Pre-Norm: } O\big(d\sqrt{\ln d / L}\big) \end{aligned}",
         ),
         answer="b",
         facts=_facts(
