@@ -360,3 +360,25 @@ def test_placements_are_named_as_the_controls_name_them(lang):
     olmo2 = translate("labels.placement.olmo2", lang)
     assert olmo2 == models().family("olmo2").name  # as the model catalog names it
     assert not [key for key, text in catalog(lang).items() if "OLMo-2" in text]
+
+
+# A sub- or superscript written as code ("μ_c", "(−1, 1)^d") outside math ($...$), a code
+# span or a placeholder; a snake_case name (q_lora_rank, ln_f) is a name, not notation.
+RAW_SCRIPT = re.compile(r"(?<![\w\\])[A-Za-zα-ω]_\{?\w|[\w)|‖]\^\{?[\w(−-]")
+
+
+def test_the_raw_notation_check_finds_code_style_scripts():
+    assert [_raw_scripts(t) for t in ("μ_c", "(−1, 1)^d", "y_train", "‖x‖^2")] == [True] * 4
+    assert not any(_raw_scripts(t) for t in ("μ<sub>c</sub>", "$W_{{in}}$", "{b_small}", "ln_f"))
+    assert not _raw_scripts("q_lora_rank (the compressed query)")
+
+
+def _raw_scripts(text: str) -> bool:
+    plain = re.sub(r"\$[^$]*\$|`[^`]*`|\{\w+\}|\w+_\w+_\w+", "", text)
+    return bool(RAW_SCRIPT.search(plain))
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_scripts_are_written_as_scripts(lang):
+    raw = [key for key, text in catalog(lang).items() if _raw_scripts(text)]
+    assert not raw, f"{lang}: write Unicode, <sub>/<sup> or $math$ in {raw}"
