@@ -27,6 +27,15 @@ def format_number(value: float, decimals: int = 4) -> str:
     return "0" if text in ("-0", "") else text
 
 
+def signed(value: float, decimals: int = 2) -> str:
+    """A slope with its sign and the true minus: 0.012 -> "+0.01", -0.47 -> "−0.47"; one that
+    rounds to zero has no sign (it would claim a direction): -0.001 -> "0.00"."""
+    if not math.isfinite(value):
+        return format_number(value)
+    text = f"{value:+.{decimals}f}"
+    return text[1:] if float(text) == 0 else text.replace("-", "−")
+
+
 def format_cosine(value: float) -> str:
     """A cosine to 4 decimals, except one that rounds to ±1 without being it: 0.99999994 is
     written "1 − 6e-08", never "1.0000" (which, after "≥", would claim more than 1), and

@@ -96,18 +96,17 @@ def test_sweep_figure_prints_fitted_slopes_in_the_title():
         DepthSpec(placement="pre"), layers, 100 / np.sqrt(layers), -0.5, np.log(100), 0.0
     )
     post = SweepResult(DepthSpec(placement="post"), layers, np.full(5, 50.0), 0.0, np.log(50), 0.0)
-    figure = sweep_figure([("Pre-LN", pre), ("Post-LN", post)], "zh")
-    slope = ZH["depth.slope"]
-    assert figure.layout.title.text == (
-        f"{ZH['depth.sweep_title']}<br><sup>Pre-LN {slope} -0.50, Post-LN {slope} +0.00</sup>"
-    )
+    figure = sweep_figure([("Pre-Norm", pre), ("Post-Norm", post)], "zh")
+    slopes = "Pre-Norm 斜率 −0.50、Post-Norm 斜率 0.00"  # the true minus, a Chinese list
+    assert figure.layout.title.text == f"{ZH['depth.sweep_title']}<br><sup>{slopes}</sup>"
+    assert figure.layout.margin.t > 50  # room for the subtitle's line above the top tick
     assert figure.layout.xaxis.type == "log" and figure.layout.yaxis.type == "log"
     markers = [t for t in figure.data if t.mode == "markers"]
     np.testing.assert_allclose(markers[0].y, 100 / np.sqrt(layers))
     fit = figure.data[1]
     np.testing.assert_allclose(fit.y, 100 * layers**-0.5)
-    assert any(t.name == f"Pre-LN: {ZH['depth.theory_slope']} -0.5" for t in figure.data)
-    untheorised = sweep_figure([("Pre-LN", pre)], "zh", theory=False)
+    assert any(t.name == "Pre-Norm：定理 1 斜率 −0.5" for t in figure.data)
+    untheorised = sweep_figure([("Pre-Norm", pre)], "zh", theory=False)
     assert len(untheorised.data) == 2  # the points and their fit
 
 

@@ -9,6 +9,7 @@ from ui.formatting import (
     format_number,
     format_vector,
     number_text,
+    signed,
     superscript,
 )
 
@@ -32,6 +33,11 @@ from ui.formatting import (
 )
 def test_format_number(value, text):
     assert format_number(value) == text
+
+
+def test_a_slope_is_signed_with_the_true_minus():
+    assert [signed(v) for v in (0.012, -0.47, -0.001, 0.0)] == ["+0.01", "−0.47", "0.00", "0.00"]
+    assert signed(-0.5, 1) == "−0.5" and signed(math.nan) == "NaN"
 
 
 def test_long_vectors_are_elided():

@@ -19,8 +19,8 @@ from engine.depth.sweep import SweepResult
 from engine.depth.theory import POST_LN_LEVEL, pre_ln_band, x0_weight_expected
 from engine.training.loop import TrainResult
 from ui.figures.style import framed, linear_axis, log_axis, shaded_band
-from ui.formatting import finite_or_none, format_number
-from ui.i18n import translate
+from ui.formatting import finite_or_none, format_number, signed
+from ui.i18n import join, translate
 from ui.text.depth import post_level_text
 
 PLACEMENT_COLORS = {
@@ -36,6 +36,7 @@ DASHES = ("solid", "dash", "dot", "dashdot", "longdash")
 THEORY_COLOR = "#555555"
 BAND_FILL = "rgba(31, 119, 180, 0.12)"
 RUN_COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e")
+SUBTITLED_TOP = 80  # px above the plot for a title and its subtitle line (50 holds a title)
 
 Series = tuple[str, DepthResult]  # (translated name, result)
 
@@ -154,14 +155,10 @@ def sweep_figure(
 ) -> go.Figure:
     """Last layer's gradient norm against L on log-log axes, one fitted line per sweep.
 
-    The title reads "<title> — <name> slope -0.48, ..." so the fitted slopes are on the
-    chart.  ``theory`` adds Theorem 1's slopes (0 for post, -1/2 for pre) as dashed lines
-    through each sweep's first point.
+    The subtitle reads "<name> slope −0.48, ..." so the fitted slopes are on the chart.
+    ``theory`` adds Theorem 1's slopes (0 for post, -1/2 for pre) as dashed lines through
+    each sweep's first point.
     """
-    slope_label, theory_label = (
-        translate("depth.slope", lang),
-        translate("depth.theory_slope", lang),
-    )
     figure = go.Figure()
     slopes = []
     for name, sweep in sweeps:
@@ -180,7 +177,7 @@ def sweep_figure(
             y=fit,
             mode="lines",
             showlegend=False,
-            name=f"{name} {slope_label} {sweep.slope:+.2f}",
+            name=translate("depth.slope", lang, name=name, slope=signed(sweep.slope)),
             line=dict(color=color),
         )
         slope = PLACEMENTS[sweep.spec.placement].theorem1_slope
@@ -190,12 +187,13 @@ def sweep_figure(
                 x=x,
                 y=y0 * (x / x[0]) ** slope,
                 mode="lines",
-                name=f"{name}: {theory_label} {slope:+.1f}",
+                name=translate("depth.theory_slope", lang, name=name, slope=signed(slope, 1)),
                 line=dict(color=color, dash="dash", width=1),
             )
-        slopes.append(f"{name} {slope_label} {sweep.slope:+.2f}")
-    title = f"{translate('depth.sweep_title', lang)}<br><sup>{', '.join(slopes)}</sup>"
+        slopes.append(translate("depth.slope", lang, name=name, slope=signed(sweep.slope)))
+    title = f"{translate('depth.sweep_title', lang)}<br><sup>{join(slopes, lang)}</sup>"
     figure = _layout(figure, "sweep", lang, log_y=True, x="sweep", title=title)
+    figure.update_layout(margin_t=SUBTITLED_TOP)  # the subtitle clear of the top tick
     depths = sorted({int(d) for _, sweep in sweeps for d in sweep.layers})
     _scales(figure, log_y=True, log_x=True, sampled_x=depths)  # each simulated depth labelled
     figure.update_layout(hovermode="closest")

@@ -22,7 +22,7 @@ from ui.figures.depth import (
     x0_weight_figure,
 )
 from ui.figures.depth_wiring import legible_width, wiring_figure
-from ui.formatting import format_number
+from ui.formatting import format_number, signed
 from ui.i18n import current_language, join, t
 from ui.labels import placement_label
 from ui.text.depth import coincidence_notes, post_level_text, residual_notes
@@ -98,8 +98,8 @@ def sweep_depths_note(depths: tuple[int, ...]) -> bool:
             "depth.sweep_intro",
             low=SWEEP_LAYERS[0],
             high=SWEEP_LAYERS[-1],
-            pre_slope=format_number(PLACEMENTS["pre"].theorem1_slope),
-            post_slope=format_number(PLACEMENTS["post"].theorem1_slope),
+            pre_slope=signed(PLACEMENTS["pre"].theorem1_slope, 1),
+            post_slope=signed(PLACEMENTS["post"].theorem1_slope, 1),
         )
     )
     if len(depths) < 2:
