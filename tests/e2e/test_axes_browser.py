@@ -93,6 +93,40 @@ def test_click_a_cell_and_the_shared_set_follows_the_norm(page, server_url, arti
     assert _lit_becomes(page, expected) == expected
 
 
+# Where the heatmap, its colour bars, the box and the box's axis names are drawn (px)
+PLACES_JS = """() => {
+  const rect = (e) => { const r = e.getBoundingClientRect();
+    return [r.left, r.top, r.right, r.bottom]; };
+  const map = document.querySelector('.st-key-ax_heatmap .js-plotly-plot');
+  const box = document.querySelector('.st-key-ax_box .js-plotly-plot');
+  return {map: rect(map), box: rect(box),
+    bars: [...map.querySelectorAll('.colorbar .cbfills')].map(e => rect(e)),
+    names: [...box.querySelectorAll('.annotation')].map(e => rect(e))};
+}"""
+
+
+def _overlap(a, b) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
+def test_an_800_px_window_puts_the_box_under_the_heatmap(page, server_url):
+    """Beside a sidebar, an 800 px window left the heatmap ~290 px: colour bars a few px long
+    with their ticks run together, the box's axis names on top of each other."""
+    page.set_viewport_size({"width": 800, "height": 1400})
+    _open(page, server_url + "/axes?lang=zh")
+    places = page.evaluate(PLACES_JS)
+    assert places["box"][1] >= places["map"][3]  # stacked
+    assert [round(bar[2] - bar[0]) >= 80 for bar in places["bars"]] == [True, True]
+    names = places["names"]
+    assert len(names) == 3
+    assert not any(_overlap(a, b) for i, a in enumerate(names) for b in names[i + 1 :])
+
+    page.set_viewport_size({"width": 1280, "height": 1400})  # room for both: side by side
+    page.wait_for_timeout(500)
+    places = page.evaluate(PLACES_JS)
+    assert places["box"][0] >= places["map"][2]
+
+
 def test_batchnorm_failures_render_in_chinese(page, server_url, artifacts):
     page.goto(server_url + "/axes?lang=zh&ax_section=batchnorm")
     wait_idle(page)

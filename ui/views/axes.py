@@ -42,7 +42,10 @@ def cells(stats: AxesStatistics, selection: CellSelection, on_click) -> None:
     """The heatmap (input | normalized) with the shared cells lit; beside it the box and the
     legend of the norm's statistics.  ``on_click()`` takes the clicked cell (a callback)."""
     lang = current_language()
-    left, right = st.columns([3, 2], gap="medium")
+    # stacked under 48rem of content width (ui/styles/base.css): an 800 px window beside
+    # its sidebar left the heatmap ~290 px, its colour bars a few px and the box's labels
+    # on top of each other
+    left, right = st.container(key="ax_cells_layout").columns([3, 2], gap="medium")
     with left:
         show_chart(
             built(cells_figure, stats, selection, lang),
