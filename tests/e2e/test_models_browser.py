@@ -73,3 +73,19 @@ def test_simulate_this_opens_the_depth_page_with_the_placement_and_norm(page, se
     expect(placements).to_contain_text("Peri-Norm（三明治）")
     expect(placements).not_to_contain_text("Post-Norm")
     assert page.locator("[data-testid='stException']").count() == 0
+
+
+# Each code cell of the family's facts: how many line boxes it takes (a broken one takes two)
+CODE_LINES_JS = """() => [...document.querySelectorAll('.st-key-md_facts td code')]
+  .map(code => [code.textContent, code.getClientRects().length])"""
+
+
+def test_an_800_px_window_keeps_the_facts_identifiers_whole(page, server_url):
+    """Beside a sidebar, an 800 px window broke them mid-word: rms_norm_ep|s, LlamaRMSNo|rm."""
+    page.set_viewport_size({"width": 800, "height": 1400})
+    page.goto(server_url + "/models?lang=zh&md_family=llama3")
+    wait_idle(page)
+    page.locator(".st-key-md_facts td code").first.wait_for(state="attached", timeout=30_000)
+    lines = page.evaluate(CODE_LINES_JS)
+    assert "rms_norm_eps" in [name for name, _ in lines]
+    assert [name for name, count in lines if count != 1] == []

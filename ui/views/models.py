@@ -115,7 +115,8 @@ def family_detail(family: Family, families: Catalog) -> None:
     with facts:
         rows = [f"| {t('models.fact_what')} | {t('models.fact_value')} |", "|---|---|"]
         rows += [f"| {what} | {value} |" for what, value in text.family_facts(family, lang)]
-        st.markdown("\n".join(rows))
+        # its identifiers stay whole; the table scrolls sideways (ui/styles/base.css)
+        st.container(key="md_facts").markdown("\n".join(rows))
         if family.eps_released is not None:
             st.caption(
                 t(
