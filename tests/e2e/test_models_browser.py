@@ -89,3 +89,9 @@ def test_an_800_px_window_keeps_the_facts_identifiers_whole(page, server_url):
     lines = page.evaluate(CODE_LINES_JS)
     assert "rms_norm_eps" in [name for name, _ in lines]
     assert [name for name, count in lines if count != 1] == []
+    # the story (departures, sources) goes under the facts, which keep the column's width
+    facts, story = (
+        page.locator(f".st-key-md_detail [data-testid='stColumn'] >> nth={i}").bounding_box()
+        for i in (0, 1)
+    )
+    assert story["y"] >= facts["y"] + facts["height"]

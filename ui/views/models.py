@@ -111,7 +111,9 @@ def _shared_model_type(family: Family, families: Catalog) -> None:
 
 def family_detail(family: Family, families: Catalog) -> None:
     lang = current_language()
-    facts, story = st.columns([5, 4], gap="large")
+    # stacked under 48rem of content width (ui/styles/base.css): beside the story, the
+    # facts' table had ~260 px of an 800 px window
+    facts, story = st.container(key="md_detail").columns([5, 4], gap="large")
     with facts:
         rows = [f"| {t('models.fact_what')} | {t('models.fact_value')} |", "|---|---|"]
         rows += [f"| {what} | {value} |" for what, value in text.family_facts(family, lang)]
