@@ -3,6 +3,8 @@ the language it is built in (Chinese here, compared with the catalog)."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -21,9 +23,10 @@ from ui.figures.depth import (
     training_loss_figure,
     x0_weight_figure,
 )
-from ui.figures.depth_wiring import wiring_figure
+from ui.figures.depth_wiring import legible_width, wiring_figure
 from ui.i18n import catalog
 from ui.labels import label
+from ui.presenting import CHART_FONT, for_projector
 
 ZH = catalog("zh")
 NORM = ZH["depth.wiring_norm"]
@@ -188,3 +191,29 @@ def test_wiring_ends_on_the_next_layer_or_after_the_final_norm_on_the_output(
     # the model's output is no x_{l+1}
     assert ("xₗ₊₁" in texts) != (ZH["depth.wiring_output"] in texts)
     assert not any("_" in text or "{" in text for text in texts if "<i>" not in text)
+
+
+def _text_px(annotation, layout_font: float) -> list[float]:
+    """The sizes (px) an annotation's text is drawn at: its font's, or the layout's, times each
+    relative span inside it."""
+    size = annotation.font.size or layout_font
+    spans = [float(em) for em in re.findall(r"font-size:([\d.]+)em", annotation.text)]
+    return [size, *(size * em for em in spans)]
+
+
+@pytest.mark.parametrize("placement", PLACEMENT_IDS)
+def test_wiring_labels_are_legible_and_grow_with_presentations_chart_font(placement):
+    """Labels at 12 px and module names at 10 px, which presentation mode left as they were,
+    were hard to read on a projector."""
+    figure = wiring_figure(placement, "zh")
+    shown = for_projector(figure)
+    for drawn, least in ((figure, 12), (shown, 0.85 * CHART_FONT)):
+        font = drawn.layout.font.size
+        sizes = [px for a in drawn.layout.annotations if a.text for px in _text_px(a, font)]
+        assert min(sizes) >= least
+    # a box holds two lines (label, module name) at the projected size
+    plot_px = shown.layout.height - shown.layout.margin.t - shown.layout.margin.b
+    low, high = shown.layout.yaxis.range
+    box = next(s for s in shown.layout.shapes if s.type == "rect")
+    assert (box.y1 - box.y0) * plot_px / (high - low) >= 2 * 1.2 * CHART_FONT
+    assert legible_width(shown) > legible_width(figure)  # wider boxes for larger labels

@@ -22,21 +22,31 @@ from ui.labels import label
 
 IDENTITY_COLOR = "#f2a900"  # the highlighted identity path
 NORM_FILL, BRANCH_FILL, INK = "#fde0c5", "#d9e8f5", "#444444"
+# the labels' ink: near black on the pale boxes (the theme's grey text was hard to read on
+# a projector)
+TEXT_INK = "#1a1a1a"
+LABEL_PX = 14  # the labels' size, which presentation mode's larger chart font replaces
+NAME_EM = 0.9  # a module name's size, relative to its box's label
 # the stream entering and leaving the layer, subscripts in Unicode like the page's x₀ (plotly
 # would draw "x_{l+1}" literally)
 STREAM_IN, STREAM_OUT = "xₗ", "xₗ₊₁"
-PX_PER_UNIT = 42  # the boxes are sized for 12 px text at about this many px per x unit
+# a box holds its label and module name at presentation mode's 18 px too: 0.72 of 2.9 y units
+# of the plot's 280 - 55 px
+BOX_HALF_HEIGHT, HEIGHT = 0.36, 280
+PX_PER_UNIT = 42  # the boxes are sized for LABEL_PX text at about this many px per x unit
 
 
 def legible_width(figure: go.Figure) -> int:
-    """The narrowest width (px) at which the diagram's labels stay inside their boxes."""
+    """The narrowest width (px) at which the diagram's labels stay inside their boxes, at
+    the figure's own text size (presentation mode's is larger: so is the width)."""
     low, high = figure.layout.xaxis.range
-    return int(PX_PER_UNIT * (high - low)) + 20  # + the figure's margins
+    scale = (figure.layout.font.size or LABEL_PX) / LABEL_PX
+    return int(PX_PER_UNIT * scale * (high - low)) + 20  # + the figure's margins
 
 
 def _box_width(text: str, name: str | None) -> float:
-    """Wide enough for the longer of the role and the (smaller, italic) module name."""
-    return max(1.5, 0.13 * len(text) + 0.4, 0.095 * len(name or "") + 0.3)
+    """Wide enough for the longer of the role and the (italic) module name."""
+    return max(1.5, 0.152 * len(text) + 0.4, 0.125 * len(name or "") + 0.3)
 
 
 def _box(figure, x0, y, text, name, fill) -> float:
@@ -46,14 +56,19 @@ def _box(figure, x0, y, text, name, fill) -> float:
         type="rect",
         x0=x0,
         x1=x1,
-        y0=y - 0.32,
-        y1=y + 0.32,
+        y0=y - BOX_HALF_HEIGHT,
+        y1=y + BOX_HALF_HEIGHT,
         line=dict(color=INK, width=1),
         fillcolor=fill,
     )
-    label = text if name is None else f"{text}<br><span style='font-size:10px'><i>{name}</i></span>"
-    figure.add_annotation(x=(x0 + x1) / 2, y=y, text=label, showarrow=False, font=dict(size=12))
+    label = text if name is None else f"{text}<br>{_smaller(f'<i>{name}</i>')}"
+    figure.add_annotation(x=(x0 + x1) / 2, y=y, text=label, showarrow=False)
     return x1
+
+
+def _smaller(text: str) -> str:
+    """``text`` a little smaller than the labels, whatever their size (presentation's too)."""
+    return f"<span style='font-size:{NAME_EM}em'>{text}</span>"
 
 
 def _arrow(figure, x0, y0, x1, y1, color=INK, width=1.5):
@@ -93,7 +108,7 @@ def wiring_figure(
     y_main, y_branch, gap = 0.0, 1.2, 0.45
     adds = []
     x = 0.6
-    figure.add_annotation(x=0.1, y=y_main, text=STREAM_IN, showarrow=False, font=dict(size=14))
+    figure.add_annotation(x=0.1, y=y_main, text=STREAM_IN, showarrow=False)
     mlp = translate("depth.wiring_mlp", lang)
     for text, names in ((attention, modules.attention), (mlp, modules.mlp)):
         start = x
@@ -134,9 +149,8 @@ def wiring_figure(
         figure.add_annotation(
             x=(end + right) / 2,
             y=y_main - 0.55,
-            text=translate("depth.wiring_final", lang),
+            text=_smaller(translate("depth.wiring_final", lang)),
             showarrow=False,
-            font=dict(size=11),
         )
         end, stream_out = right + 0.3, translate("depth.wiring_output", lang)
     figure.add_annotation(
@@ -145,7 +159,6 @@ def wiring_figure(
         text=stream_out,
         xanchor="left",
         showarrow=False,
-        font=dict(size=14),
     )
     # identity path: a thick highlighted line under the boxes, as a trace for the legend
     figure.add_scatter(
@@ -168,7 +181,8 @@ def wiring_figure(
     )
     figure.update_layout(
         title=f"{label('placement', placement, lang)} — {modules.family}",
-        height=260,
+        height=HEIGHT,
+        font=dict(size=LABEL_PX, color=TEXT_INK),
         margin=dict(l=10, r=10, t=45, b=10),
         showlegend=True,
         legend=dict(orientation="h", x=0.0, y=0.02),

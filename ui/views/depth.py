@@ -25,6 +25,7 @@ from ui.figures.depth_wiring import legible_width, wiring_figure
 from ui.formatting import format_number, signed
 from ui.i18n import current_language, join, t
 from ui.labels import placement_label
+from ui.presenting import for_screen
 from ui.text.depth import coincidence_notes, post_level_text, residual_notes
 from ui.views.charts import built, show_chart, show_wide_chart
 
@@ -122,7 +123,8 @@ def wiring(specs: tuple[DepthSpec, ...]) -> None:
     st.markdown(t("depth.wiring_intro"))
     for spec in specs:
         figure = wiring_figure(spec.placement, current_language(), spec.final_norm)
-        show_wide_chart(figure, f"dp_wiring_{spec.placement}", legible_width(figure), table=False)
+        width = legible_width(for_screen(figure))  # presenting: larger labels, wider boxes
+        show_wide_chart(figure, f"dp_wiring_{spec.placement}", width, table=False)
 
 
 def training_chart(runs: list[tuple[str, TrainResult]], slot, live: bool = False) -> None:

@@ -19,6 +19,7 @@ from ui.figures.depth_wiring import legible_width, wiring_figure
 from ui.formatting import format_number
 from ui.i18n import current_language, t
 from ui.labels import label, placement_label
+from ui.presenting import for_screen
 from ui.text import models as text
 from ui.url.codec import query_string
 from ui.url.pages import DEPTH
@@ -146,7 +147,8 @@ def family_detail(family: Family, families: Catalog) -> None:
         norm=text.norm_text(family),
         attention=_attention_text(family),
     )
-    show_wide_chart(figure, "md_wiring", legible_width(figure), table=False)
+    width = legible_width(for_screen(figure))  # presenting: larger labels, wider boxes
+    show_wide_chart(figure, "md_wiring", width, table=False)
     stack = family.stacks[0]
     st.caption(t("models.wiring_note", stack=label("stack", stack.name)))
 
