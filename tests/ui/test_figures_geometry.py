@@ -220,3 +220,17 @@ def test_lengths_within_a_decade_stay_on_a_linear_axis():
     bars = _by_tag(figure)["input_1"]
     assert bars.x[0] >= 2.0 - 1e-9 and bars.x[-1] <= 3.9
     assert figure.layout.xaxis.ticktext is None
+
+
+def test_the_length_panel_leaves_room_past_the_spike_at_sqrt_d():
+    """LayerNorm's and RMSNorm's lengths all equal sqrt(d), the panel's largest value: its bar,
+    dashed line and label sat on the plot's right edge, half cut."""
+    report = high_dimension_report(GeometrySpec(d=64, count=200), threads=1)
+    found = report.histograms
+    series = [(k, k, getattr(found, k)) for k in ("layernorm", "rmsnorm", "dyt")]
+    figure = charts.histograms_figure(series, ("a", "b", "c"), (found.sqrt_d, 64.0, 1.0), 8.0)
+    low, high = figure.layout.xaxis.range
+    spike = _by_tag(figure)["layernorm_1"]
+    right = max(spike.x) + spike.width / 2  # the last bar's right side
+    assert high - max(right, 8.0) >= 0.05 * (high - low)
+    assert low < min(_by_tag(figure)["dyt_1"].x)

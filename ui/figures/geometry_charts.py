@@ -27,6 +27,7 @@ from ui.labels import NORM_NAMES
 DECADES = dict(type="log", dtick=1, exponentformat="power")
 HISTOGRAM_BINS = 60
 MIN_RANGE_SHARE = 0.1  # a panel spans at least this share of its quantity's natural size
+SQRT_D_ROOM = 0.08  # share of the ||y|| panel left on each side of its values and sqrt(d)
 
 
 def _base(figure: go.Figure, title: str, x: str, y: str, height: int = 420) -> go.Figure:
@@ -208,6 +209,7 @@ def histograms_figure(
     """
     columns = len(titles)
     figure = make_subplots(rows=1, cols=columns, subplot_titles=titles, horizontal_spacing=0.06)
+    first_edges = None  # the ||y|| panel's bins, when linear
     for column in range(1, columns + 1):
         field = ("norm", "ones", "cos_input")[column - 1]
         values = [np.asarray(getattr(m, field), dtype=float) for _, _, m in series]
@@ -218,6 +220,8 @@ def histograms_figure(
         edges = shared_bins(values, None if logged else scales[column - 1])
         if edges is None:
             continue
+        if column == 1 and not logged:
+            first_edges = edges
         centres, width = (edges[:-1] + edges[1:]) / 2, edges[1] - edges[0]
         for (name, tag, _), data in zip(series, values):
             counts, _ = np.histogram(data[np.isfinite(data)], bins=edges)
@@ -248,6 +252,10 @@ def histograms_figure(
             annotation_text=f"√d = {format_number(sqrt_d)}",
             annotation_position="top left",
         )
+        if first_edges is not None:  # the spike at sqrt(d), its line and label clear of the edge
+            low, high = min(first_edges[0], sqrt_d), max(first_edges[-1], sqrt_d)
+            room = SQRT_D_ROOM * (high - low)
+            figure.update_xaxes(range=[low - room, high + room], row=1, col=1)
     return framed(figure, 360, 40, barmode="overlay", bargap=0)
 
 
