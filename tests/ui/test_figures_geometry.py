@@ -234,3 +234,14 @@ def test_the_length_panel_leaves_room_past_the_spike_at_sqrt_d():
     right = max(spike.x) + spike.width / 2  # the last bar's right side
     assert high - max(right, 8.0) >= 0.05 * (high - low)
     assert low < min(_by_tag(figure)["dyt_1"].x)
+
+
+def test_coinciding_spread_curves_both_show():
+    """||y|| / sqrt(d) of LayerNorm and RMSNorm coincide for zero-mean inputs: the curve drawn
+    second hid the first, whose legend entry then matched nothing visible."""
+    spread = high_dimension_report(GeometrySpec(d=64, count=100), threads=1).spread
+    figure = charts.spread_figure(spread, "zh")
+    under, over = (t for t in figure.data if t.meta.endswith("_1"))  # in drawing order
+    assert np.allclose(under.y, over.y, atol=0.01)  # they coincide on the chart
+    assert over.line.width < under.line.width and over.marker.size < under.marker.size
+    assert over.line.dash not in (None, "solid")

@@ -28,6 +28,12 @@ DECADES = dict(type="log", dtick=1, exponentformat="power")
 HISTOGRAM_BINS = 60
 MIN_RANGE_SHARE = 0.1  # a panel spans at least this share of its quantity's natural size
 SQRT_D_ROOM = 0.08  # share of the ||y|| panel left on each side of its values and sqrt(d)
+# ||y|| / sqrt(d) of LayerNorm and RMSNorm coincide for zero-mean inputs: the first drawn is
+# wide and solid with large markers, the next narrow and dashed on top of it, so both show
+SPREAD_STYLES = (
+    dict(line=dict(width=5), marker=dict(size=11)),
+    dict(line=dict(width=2, dash="dash"), marker=dict(size=5)),
+)
 
 
 def _base(figure: go.Figure, title: str, x: str, y: str, height: int = 420) -> go.Figure:
@@ -268,7 +274,8 @@ def spread_figure(spread: EpsSpread, lang: str) -> go.Figure:
     titles = [translate(f"geometry.high.spread_{panel}", lang) for panel in ("norm", "cos")]
     figure = make_subplots(rows=1, cols=2, subplot_titles=titles, horizontal_spacing=0.08)
     eps_text = [f"{e:g}" for e in spread.eps_values]
-    for kind in ROW_KINDS:  # the norms with an eps
+    for index, kind in enumerate(ROW_KINDS):  # the norms with an eps
+        style = SPREAD_STYLES[min(index, len(SPREAD_STYLES) - 1)]
         measured = getattr(spread, kind)
         panels = (
             (measured.norm_mean / spread.sqrt_d, measured.norm_std / spread.sqrt_d, 0, np.inf, 1),
@@ -290,7 +297,8 @@ def spread_figure(spread: EpsSpread, lang: str) -> go.Figure:
                 meta=f"{kind}_{column}",
                 legendgroup=kind,
                 showlegend=column == 1,
-                line=dict(color=COLORS[kind]),
+                line=dict(color=COLORS[kind], **style["line"]),
+                marker=style["marker"],
                 row=1,
                 col=column,
             )
