@@ -5,6 +5,7 @@ lesson, CSV).  Learners answer on the Lessons page, from the join link."""
 import streamlit as st
 
 from ui import presenting
+from ui.errors import show_errors
 from ui.i18n import current_language, t
 from ui.views import classroom as view
 from ui.widgets import classroom as widgets
@@ -20,7 +21,8 @@ if room is None:
     with presenting.controls("classroom_start"):
         widgets.start()
     st.divider()
-    code = widgets.typed_code()
+    code, malformed = widgets.typed_code()
+    show_errors([malformed] if malformed else [])
     if code:
         view.join_link(code)
 else:

@@ -16,6 +16,8 @@ import secrets
 import unicodedata
 from dataclasses import dataclass
 
+from engine.errors import EngineError
+
 CODE_ALPHABET = "23456789ABCDEFGHJKMNPQRSTVWXYZ"
 CODE_LENGTH = 6
 CLASS_LIFETIME_S = 24 * 3600  # a class and everything recorded in it are deleted after this
@@ -61,6 +63,16 @@ def normalize_code(text: object) -> str | None:
     code = "".join(text.split()).replace("-", "").upper()
     if len(code) != CODE_LENGTH or any(c not in CODE_ALPHABET for c in code):
         return None
+    return code
+
+
+def checked_code(text: object) -> str:
+    """``normalize_code(text)``, or the refusal that says what a code is: the Class page
+    checks a typed code with it as it is typed, the store before any lookup."""
+    code = normalize_code(text)
+    if code is None:
+        params = {"value": str(text)[:100], "length": CODE_LENGTH, "alphabet": CODE_ALPHABET}
+        raise EngineError("classroom.malformed_code", params)
     return code
 
 

@@ -221,14 +221,7 @@ class ClassStore:
         client and for the whole server, and past the limits an attempt is refused before
         its code is looked at.
         """
-        typed = code
-        code = rules.normalize_code(code)
-        if code is None:
-            raise _refuse(
-                "malformed_code",
-                value=str(typed)[:100],
-                length=rules.CODE_LENGTH,
-            )
+        code = rules.checked_code(code)
         self.purge_expired()
         now = self.clock()
         with self.database.transaction(write=True) as tx:

@@ -4,6 +4,7 @@ following the class), each on an empty class database (``conftest.py``)."""
 
 from __future__ import annotations
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from classroom import rules
@@ -249,3 +250,19 @@ def test_a_timer_rerun_echoing_presentation_mode_does_not_undo_its_exit_button(t
     assert at.run().session_state["present"] == "off"
     at.button_group(key="present_select").set_value("on").run()  # the user's own choice
     assert at.session_state["present"] == "on"
+
+
+@pytest.mark.parametrize("lang, go", [("en", "Join the class"), ("zh", "加入课堂")])
+def test_a_typed_code_is_checked_as_typed_and_the_refusal_says_what_is_accepted(lang, go):
+    """A malformed code got no message and a join link; only the Lessons page refused it."""
+    at = _open("classroom", {"lang": lang})
+    for typed in ("000000", "ABCDEFG", "<b>x</b>", "ABC-DE1"):
+        at.text_input(key="cl_typed").input(typed).run()
+        refusal = _texts(at, "error")
+        assert f"`{typed}`" in refusal and f"`{rules.CODE_ALPHABET}`" in refusal
+        assert not [link for link in at.get("page_link") if link.label.startswith(go)]
+    at.text_input(key="cl_typed").input(" abc-def ").run()  # as it may be typed: a code
+    assert _texts(at, "error") == ""
+    (link,) = [link for link in at.get("page_link") if link.label.startswith(go)]
+    assert link.proto.query_string == "ls_class=ABCDEF"
+    assert not at.exception

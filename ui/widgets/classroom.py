@@ -161,9 +161,15 @@ def _end(klass: Class) -> None:
         st.session_state["cl_code"] = st.session_state["cl_key"] = ""
 
 
-def typed_code() -> str:
-    """A learner's code typed by hand (the Class page without a class), or ""."""
-    return st.text_input(
+def typed_code() -> tuple[str | None, str | None]:
+    """A learner's code typed by hand (the Class page without a class): (the code, None),
+    (None, why it cannot be one and what is accepted), or (None, None) while nothing is
+    typed.  Checked as typed, so a malformed code gets no join link; whether a class has
+    it is asked only on joining (a wrong code counts as a guess)."""
+    typed = st.text_input(
         t("classroom.join_label"), key="cl_typed", max_chars=4 * rules.CODE_LENGTH,
         placeholder="ABC-DEF",
     ).strip()  # fmt: skip
+    if not typed:
+        return None, None
+    return attempt(rules.checked_code, typed)
