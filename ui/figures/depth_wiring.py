@@ -46,7 +46,7 @@ def legible_width(figure: go.Figure) -> int:
 
 def _box_width(text: str, name: str | None) -> float:
     """Wide enough for the longer of the role and the (italic) module name."""
-    return max(1.5, 0.152 * len(text) + 0.4, 0.125 * len(name or "") + 0.3)
+    return max(1.5, 0.152 * len(text) + 0.4, 0.135 * len(name or "") + 0.3)
 
 
 def _box(figure, x0, y, text, name, fill) -> float:
