@@ -98,6 +98,21 @@ def superscript(value: int | str) -> str:
     return str(value).translate(_SUPERSCRIPTS)
 
 
+def scientific(mantissa: str, exponent: int, times: str = "×") -> str:
+    """A mantissa times a power of ten as text: ("2.5", 6) -> "2.5×10⁶"; a mantissa of
+    exactly ±1 is not written: ("1", 6) -> "10⁶", ("-1", 6) -> "-10⁶" (never "1×10⁶")."""
+    power = "10" + superscript(exponent)
+    sign, digits = (mantissa[0], mantissa[1:]) if mantissa[:1] in "-−" else ("", mantissa)
+    return sign + (power if float(digits) == 1 else f"{digits}{times}{power}")
+
+
+def format_power(value: float, digits: int = 2, times: str = "·") -> str:
+    """A number to ``digits`` significant digits, its power of ten written out when it has
+    one: 3.4028e38 -> "3.4·10³⁸", 1e6 -> "10⁶", 25 -> "25"."""
+    mantissa, _, exponent = f"{value:.{digits}g}".partition("e")
+    return scientific(mantissa, int(exponent), times) if exponent else mantissa
+
+
 def finite_or_none(values) -> list:
     """Numbers for a chart, NaN and ±inf as None (plotly leaves a gap, never a point at 0);
     nested rows (a heatmap's z) stay nested."""

@@ -3,15 +3,20 @@ import math
 import numpy as np
 import pytest
 
+from ui.figures.style import tick_text
 from ui.formatting import (
     finite_or_none,
     format_cosine,
     format_number,
+    format_power,
     format_vector,
     number_text,
+    scientific,
     signed,
     superscript,
 )
+from ui.text.experiments import number
+from ui.text.latex import latex_number, latex_power, latex_scientific, latex_vector
 
 
 @pytest.mark.parametrize(
@@ -106,3 +111,17 @@ def test_finite_or_none_leaves_gaps_for_values_a_chart_cannot_draw():
     assert finite_or_none(np.array([[0.0, np.inf], [np.nan, 3.0]])) == [[0.0, None], [None, 3.0]]
     assert all(type(v) is float for v in finite_or_none(np.float32([1, 2])))
     assert finite_or_none([]) == []
+
+
+def test_a_power_of_ten_with_mantissa_one_is_written_without_it_in_text_and_latex():
+    """10⁶ and −10⁶, never "1×10⁶" or "-1\\times 10^{6}", wherever a number is written."""
+    assert scientific("1", 6) == "10⁶" and scientific("-1", 6) == "-10⁶"
+    assert scientific("−1", -6) == "−10⁻⁶" and scientific("2.5", 6) == "2.5×10⁶"
+    assert format_power(1e6) == "10⁶" and format_power(-1e6) == "-10⁶"
+    assert format_power(3.4028e38) == "3.4·10³⁸" and format_power(25.0) == "25"
+    assert number(-1e6) == "-10⁶" and number(4.006e6) == "4.006×10⁶"
+    assert tick_text(-1e6, plain=False) == "-10⁶" and tick_text(2e7, plain=False) == "2·10⁷"
+    assert latex_scientific("-1", 6) == "-10^{6}" and latex_number(1e6) == "10^{6}"
+    assert latex_number(-1e6) == "-10^{6}" and latex_power(-1e6) == "(-10^{6})"
+    assert latex_number(-2.5e6) == r"-2.5\times 10^{6}" and latex_number(1e-5) == "10^{-5}"
+    assert latex_vector([-1e6, 2.0]) == r"\left[-10^{6}, 2\right]"

@@ -69,3 +69,10 @@ def test_numbers_in_scientific_notation_are_squared_in_parentheses(kind):
     assert "e+" not in latex and "e-0" not in latex
     small = _latex(kind, row=(2.5e-6, 1.0, 2.0, 3.0))
     assert r"(2.5\times 10^{-6})^2" in small and not re.search(r"\^\{[^}]*\}\^", small)
+
+
+def test_a_power_of_ten_is_written_without_a_mantissa_of_one():
+    """−1000000 is −10⁶ in every step, not −1×10⁶ (the Vector Lab's `-1000000, 2, 3, 4`)."""
+    latex = _latex("layernorm", row=(-1e6, 2.0, 3.0, 4.0))
+    assert r"x = \left[-10^{6}, 2, 3, 4\right]" in latex
+    assert r"(-10^{6})^2" in latex and r"1\times" not in latex

@@ -21,7 +21,7 @@ from collections.abc import Iterable
 import numpy as np
 import plotly.graph_objects as go
 
-from ui.formatting import superscript
+from ui.formatting import scientific
 
 # One colour per norm kind on every page (LayerNorm blue, RMSNorm red: Geometry's, the dumps
 # page's, the Vector Lab's, the Axes page's, the Kernels page's).
@@ -106,8 +106,7 @@ def tick_text(value: float, plain: bool | None = None) -> str:
         return f"{value:,.6g}" if abs(value) >= 1 else f"{value:.6g}"
     exponent = math.floor(math.log10(abs(value)) + 1e-9)
     mantissa = value / 10.0**exponent
-    power = "10" + superscript(exponent)
-    return power if math.isclose(mantissa, 1.0) else f"{mantissa:.3g}·{power}"
+    return scientific(f"{mantissa:.3g}", exponent, "·")
 
 
 def tick_texts(ticks: Iterable[float]) -> list[str]:

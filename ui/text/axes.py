@@ -23,7 +23,7 @@ from engine.norms.kinds import kind_axes
 from ui.formatting import format_number
 from ui.i18n import translate
 from ui.labels import NORM_NAMES
-from ui.text.latex import chain
+from ui.text.latex import chain, latex_scientific
 
 
 def _n(value: float, decimals: int = 4) -> str:
@@ -95,7 +95,7 @@ def _tex(value: float) -> str:
     text = _n(value)
     if "e" in text:
         mantissa, exponent = text.split("e")
-        return rf"{mantissa}\times 10^{{{int(exponent)}}}"
+        return latex_scientific(mantissa, int(exponent))
     return text.replace("NaN", r"\text{NaN}").replace("∞", r"\infty").replace("−", "-")
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from engine.experiments.experiment import early_points, perplexity_band
-from ui.formatting import format_number, literal, superscript
+from ui.formatting import format_number, literal, scientific
 from ui.i18n import join, translate
 from ui.labels import NORM_NAMES
 
@@ -21,7 +21,7 @@ def number(value: float) -> str:
     if not np.isfinite(value):
         return format_number(value)
     mantissa, _, exponent = f"{value:.4g}".partition("e")
-    return f"{mantissa}×10{superscript(int(exponent))}" if exponent else mantissa
+    return scientific(mantissa, int(exponent)) if exponent else mantissa
 
 
 def token_label(texts, position: int) -> str:

@@ -28,9 +28,16 @@ def chain(left: str, *sides: str) -> str:
 _SCIENTIFIC = re.compile(r"(-?\d+(?:\.\d+)?)e([+-]\d+)")
 
 
+def latex_scientific(mantissa: str, exponent: int) -> str:
+    """A mantissa times a power of ten as LaTeX: ("2.5", 6) -> 2.5\\times 10^{6}; a mantissa
+    of exactly ±1 is not written: ("1", 6) -> 10^{6}, ("-1", 6) -> -10^{6}."""
+    power = rf"10^{{{exponent}}}"
+    sign, digits = ("-", mantissa[1:]) if mantissa[:1] in "-−" else ("", mantissa)
+    return sign + (power if float(digits) == 1 else rf"{digits}\times {power}")
+
+
 def _power_of_ten(match: re.Match) -> str:
-    mantissa, power = match[1], rf"10^{{{int(match[2])}}}"
-    return power if mantissa == "1" else rf"{mantissa}\times {power}"
+    return latex_scientific(match[1], int(match[2]))
 
 
 def _latex(text: str) -> str:
