@@ -61,10 +61,20 @@ def normalize(
         # statistics) to the torch path; a forced "triton" raises NotImplementedError.
         if backend == "triton" or supports(spec, x.dtype):
             return triton_normalize(x, spec, weight, bias)
-    compute_dtype = spec.torch_compute_dtype(x.dtype)
-    if spec.kind in ROW_KINDS and x.dtype == torch.float32 and compute_dtype == torch.float32:
+    if native_op(spec, x.dtype) is not None:
         return _native_row_norm(x, spec, weight, bias)
+    compute_dtype = spec.torch_compute_dtype(x.dtype)
     return replace(_reference_norm(x, spec, weight, bias, compute_dtype), backend="torch")
+
+
+def native_op(spec: NormSpec, dtype: torch.dtype) -> str | None:
+    """The PyTorch fused op the torch backend runs for ``spec`` on ``dtype`` inputs, or None
+    where it runs the reference formulas."""
+    if spec.kind not in ROW_KINDS or dtype != torch.float32:
+        return None
+    if spec.torch_compute_dtype(dtype) != torch.float32:
+        return None
+    return "aten.native_layer_norm" if spec.kind == "layernorm" else "aten._fused_rms_norm"
 
 
 def _reference_norm(x, spec: NormSpec, weight, bias, compute_dtype) -> NormResult:
@@ -82,7 +92,7 @@ def _reference_norm(x, spec: NormSpec, weight, bias, compute_dtype) -> NormResul
     )
 
 
-def _variance_from_rstd(rstd: torch.Tensor, eps: float) -> torch.Tensor:
+def variance_from_rstd(rstd: torch.Tensor, eps: float) -> torch.Tensor:
     """Recover var (or the mean square) from rstd = 1/sqrt(var + eps), in float64."""
     return (rstd.double().pow(-2) - eps).clamp_min(0.0)
 
@@ -92,7 +102,9 @@ def _native_row_norm(x, spec: NormSpec, weight, bias) -> NormResult:
 
     The native ops return rstd but not var; var = rstd^-2 - eps is exact to ~1e-7 relative
     while var >= 10 eps.  Rows below that (constant rows, tiny variances) are recomputed
-    with the reference formula so no digit is lost.
+    with the reference formula so no digit is lost, where the reference agrees that the
+    variance is that small: for a constant row of 1e17s, d = 7, the reference's rounded mean
+    leaves a variance of 7e19, while the op's rstd says 0.
     """
     d = x.shape[-1]
     scale = weight if weight is None or spec.offset == 0.0 else spec.offset + weight.double()
@@ -106,14 +118,15 @@ def _native_row_norm(x, spec: NormSpec, weight, bias) -> NormResult:
             y = y + bias
         mean = torch.zeros_like(rstd)
     mean, rstd = mean[..., 0].float(), rstd[..., 0].float()  # [...]
-    var = _variance_from_rstd(rstd, spec.eps)
+    var = variance_from_rstd(rstd, spec.eps)
     imprecise = var < 10 * spec.eps
     if imprecise.any():
         rows = x[imprecise]  # [k, d]
         exact = (reference.layer_norm if spec.kind == "layernorm" else reference.rms_norm)(
             rows, spec.eps
         )
-        var[imprecise] = exact.var.double()
+        exact_var = exact.var.double()
+        var[imprecise] = torch.where(exact_var < 10 * spec.eps, exact_var, var[imprecise])
     rms = reference.rms_from_moments(var, mean.double())
     return NormResult(y=y, mean=mean, var=var.float(), rms=rms.float(), rstd=rstd, backend="torch")
 

@@ -179,3 +179,14 @@ def test_ops_compose_with_torch_compile_fullgraph(launches):
     assert launches.since(FWD) >= 2 and launches.since(BWD) >= 2
     traced = "\n".join(graphs)  # the tracer saw our ops, not their insides
     assert "normscope.row_norm_forward" in traced and "normscope.row_norm_backward" in traced
+
+
+def test_the_variance_of_a_fused_row_agrees_with_its_rstd():
+    """Seven 1e17s in float32: aten.native_layer_norm's rstd is 1/sqrt(eps) (variance 0); the
+    reference's rounded mean (sum / 7) leaves a variance of 7e19, which is not taken for it."""
+    x = torch.full((1, 7), 1e17)
+    result = normalize(x, NormSpec("layernorm"), backend="torch")
+    assert float(result.rstd[0]) == pytest.approx(1e-5**-0.5) and float(result.var[0]) == 0
+    assert float(reference.layer_norm(x).var[0]) > 1e19
+    tiny = normalize(torch.tensor([[1.0, 1.001]]), NormSpec("layernorm"), backend="torch")
+    assert float(tiny.var[0]) == pytest.approx(2.5e-7, rel=1e-3)  # the reference's digits kept
