@@ -28,7 +28,7 @@ from engine.backend import compute_device
 from engine.config import DTYPES, HALF_DTYPES, PRECISION_KINDS, NormSpec, PrecisionSpec
 from engine.errors import EngineError
 from engine.geometry.measures import cosine, l2_norm, ones_component
-from engine.norms.dispatch import normalize, reference
+from engine.norms.dispatch import native_op, normalize, reference, variance_from_rstd
 from engine.norms.kinds import PER_TOKEN_KINDS, ROW_KINDS
 from engine.norms.precision import PrecisionStory, precision_story
 
@@ -59,6 +59,40 @@ class NormComparison:
     layernorm_cos_input: float
 
 
+# Why a fused op's statistics for a row differ from the steps' (``FusedDisagreement.cause``):
+# "moments_overflow": PyTorch's CPU LayerNorm takes mu and sigma^2 in one pass (Welford's
+#   algorithm, aten/src/ATen/native/cpu/moments_utils.h, as in the installed wheel's header).
+#   Merging partial moments adds delta^2 * c * m0, delta a difference of partial means: in
+#   float32 delta^2 is inf once |delta| > sqrt(3.4e38) ~ 1.8e19, and a weight c or m0 of 0
+#   makes it inf * 0 = NaN (a constant row of 1.9e19s, d = 4, has rstd NaN; of 1.8e19s, 316);
+# "mean_rounded": a constant row whose float32 mean sum / d is not the row's value, so the
+#   steps' x - mu is not 0; the one-pass mean of a constant row is the value itself;
+# "other": the op and the steps round in a different order (cancellation, say).
+FUSED_CAUSES = ("moments_overflow", "mean_rounded", "other")
+_RSTD_TOLERANCE = 1e-3  # relative; float32 orders of summation differ by ~1e-7 per term
+_FLOAT32_MAX = torch.finfo(torch.float32).max
+
+
+def _zero_variance_rstd(eps: float) -> float:
+    """rstd of a variance of exactly 0 in float32: 1/sqrt(eps)."""
+    return float(torch.tensor(eps, dtype=torch.float32).rsqrt())
+
+
+@dataclass(frozen=True)
+class FusedDisagreement:
+    """The fused op that computed the output took other statistics for the worked row than
+    the steps (the reference formulas) show."""
+
+    op: str  # "aten.native_layer_norm", "aten._fused_rms_norm" (``native_op``) or "triton"
+    var: float  # the op's sigma^2 (RMSNorm: mean square) as rstd^-2 - eps: it returns no var
+    rstd: float
+    steps_var: float
+    steps_rstd: float
+    cause: str  # one of FUSED_CAUSES
+    largest: float = _FLOAT32_MAX  # float32's largest finite number, where δ² overflows
+    square_overflows_at: float = math.sqrt(_FLOAT32_MAX)  # |δ| whose square is beyond it
+
+
 @dataclass(frozen=True)
 class VectorExplanation:
     """Everything the Vector Lab shows for one configuration."""
@@ -74,6 +108,7 @@ class VectorExplanation:
     row_stats: RowStatistics  # in the compute dtype
     row_stats_exact: RowStatistics  # in float64
     row_rstd: float  # the chosen norm's rstd for that row (NaN for DyT and pooled kinds)
+    steps_rstd: float  # rstd from the steps' sigma^2 (RMSNorm: RMS^2); NaN as row_rstd is
     comparison: NormComparison
     nonfinite_outputs: int  # count of inf/NaN in ``outputs``
     # eps = 0, as the statistics' dtype holds it, and the row's sigma^2 (RMSNorm: mean
@@ -94,6 +129,8 @@ class VectorExplanation:
     # every real half-precision path on these rows (float16/bfloat16 input or statistics,
     # LayerNorm or RMSNorm; None otherwise or when the rows do not fit the half dtype)
     precision: PrecisionStory | None = None
+    # the fused op's statistics for the worked row, where they are not the steps'
+    fused: FusedDisagreement | None = None
 
 
 def _row_statistics(row: torch.Tensor, spec: NormSpec, compute_dtype: str) -> RowStatistics:
@@ -104,6 +141,44 @@ def _row_statistics(row: torch.Tensor, spec: NormSpec, compute_dtype: str) -> Ro
     mean, var = float(layer.mean), float(layer.var)
     std = math.sqrt(var) if var >= 0 else math.nan
     return RowStatistics(mean, var, std, float(mean_square), float(layer.rms))
+
+
+def _steps_rstd(row: torch.Tensor, spec: NormSpec) -> float:
+    """The rstd the steps write: 1/sqrt(sigma^2 + eps) (RMSNorm: RMS^2) in the compute dtype."""
+    if spec.kind not in ("layernorm", "rmsnorm"):
+        return math.nan
+    dtype = spec.torch_compute_dtype(row.dtype)
+    formula = reference.layer_norm if spec.kind == "layernorm" else reference.rms_norm
+    return float(formula(row, spec.eps, compute_dtype=dtype).rstd)
+
+
+def _differ(a: float, b: float) -> bool:
+    if not (math.isfinite(a) and math.isfinite(b)):
+        return not (a == b or (math.isnan(a) and math.isnan(b)))
+    return abs(a - b) > _RSTD_TOLERANCE * max(abs(a), abs(b))
+
+
+def _fused_disagreement(row, spec: NormSpec, result, index: int, steps) -> FusedDisagreement | None:
+    """The fused op's statistics for ``row`` where they differ from the steps' (``steps``:
+    var, rstd)."""
+    op = native_op(spec, row.dtype) if result.backend == "torch" else "triton"
+    rstd = float(result.rstd[index])
+    if op is None or not _differ(rstd, steps[1]):
+        return None
+    values = row.double()
+    # the CPU kernel read in FUSED_CAUSES; the CUDA one and Triton's are not explained here
+    welford = op == "aten.native_layer_norm" and result.rstd.device.type == "cpu"
+    big = (
+        float(values.abs().max()) > math.sqrt(_FLOAT32_MAX) / 2
+    )  # a partial-mean gap can exceed it
+    if welford and math.isnan(rstd) and bool(values.isfinite().all()) and big:
+        cause = "moments_overflow"
+    elif welford and bool((values == values[0]).all()) and rstd == _zero_variance_rstd(spec.eps):
+        cause = "mean_rounded"
+    else:
+        cause = "other"
+    var = float(variance_from_rstd(result.rstd[index], spec.eps))
+    return FusedDisagreement(op, var, rstd, *steps, cause)
 
 
 def _precision(rows, spec: NormSpec, input_dtype: str) -> PrecisionStory | None:
@@ -184,6 +259,12 @@ def explain_vectors(
     eps_computed = float(torch.tensor(spec.eps, dtype=statistics_dtype))
     centre = row.double().mean() if spec.kind == "layernorm" else 0.0
     row_zero = bool(((row.double() - centre) == 0).all())  # sigma^2 (or RMS^2) is exactly 0
+    row_stats = _row_statistics(row, spec, spec.compute_dtype)
+    steps_rstd = _steps_rstd(row, spec)
+    steps_var = row_stats.mean_square if spec.kind == "rmsnorm" else row_stats.var
+    fused = None
+    if spec.kind in ("layernorm", "rmsnorm"):
+        fused = _fused_disagreement(row, spec, result, row_index, (steps_var, steps_rstd))
     return VectorExplanation(
         spec=spec,
         input_dtype=input_dtype,
@@ -193,9 +274,11 @@ def explain_vectors(
         statistics_var=tuple(result.var.reshape(-1).tolist()),
         statistics_rstd=tuple(result.rstd.reshape(-1).tolist()),
         row_index=row_index,
-        row_stats=_row_statistics(row, spec, spec.compute_dtype),
+        row_stats=row_stats,
         row_stats_exact=_row_statistics(row, spec, "float64"),
         row_rstd=row_rstd,
+        steps_rstd=steps_rstd,
+        fused=fused,
         comparison=_compare_norms(row, spec),
         zero_variance=eps_computed == 0 and spec.kind in ROW_KINDS and row_zero,
         eps_computed=eps_computed,

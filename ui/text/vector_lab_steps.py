@@ -9,7 +9,8 @@ from __future__ import annotations
 import math
 
 from engine.norms.kinds import PER_TOKEN_KINDS, kind_axes
-from engine.norms.worked import VectorExplanation
+from engine.norms.worked import FusedDisagreement, VectorExplanation
+from ui.formatting import format_power
 from ui.i18n import join, translate
 from ui.text.latex import Step, chain, latex_power
 from ui.text.latex import latex_number as _n
@@ -112,10 +113,12 @@ def worked_steps(ex: VectorExplanation, lang: str) -> list[Step]:
                     r"\mathrm{rstd}",
                     rf"\frac{{1}}{{\sqrt{{{symbol}+\epsilon}}}}",
                     rf"\frac{{1}}{{\sqrt{{{_n(value)} + {_n(spec.eps)}}}}}",
-                    _n(ex.row_rstd),
+                    _n(ex.steps_rstd),
                 ),
             )
         )
+        if ex.fused is not None:
+            steps.append(_fused_step(ex.fused, symbol, ex.statistics_dtype, lang))
         x = r"(x_i - \mu)" if centred else "x_i"
         formula = rf"y_i = {x}\cdot\mathrm{{rstd}}\cdot {scale}{shift}"
     else:  # DyT
@@ -132,6 +135,25 @@ def worked_steps(ex: VectorExplanation, lang: str) -> list[Step]:
         )
     )
     return steps + [Step(translate("vector_lab.steps.output", lang), rf"y = {out}")]
+
+
+def _fused_step(fused: FusedDisagreement, symbol: str, dtype: str, lang: str) -> Step:
+    """The op that computed the output took other statistics than the steps: both, and why."""
+    op = "triton" if fused.op == "triton" else "torch"
+    caption = translate(f"vector_lab.steps.fused_{op}", lang, op=fused.op) + translate(
+        f"vector_lab.steps.fused_{fused.cause}",
+        lang,
+        dtype=dtype,
+        largest=format_power(fused.largest),
+        gap=format_power(fused.square_overflows_at),
+    )
+    escaped = fused.op.replace("_", r"\_")
+    name = r"\text{Triton}" if fused.op == "triton" else rf"\texttt{{{escaped}}}"
+    lines = (
+        rf"\mathrm{{rstd}}_{{{name}}} &= {_n(fused.rstd)} \neq {_n(fused.steps_rstd)}",
+        rf"{symbol}_{{{name}}} &= {_n(fused.var)} \neq {_n(fused.steps_var)}",
+    )
+    return Step(caption, r"\begin{aligned}" + r" \\ ".join(lines) + r"\end{aligned}")
 
 
 def _identity_step(stats, compute_dtype: str, lang: str) -> Step:

@@ -1,0 +1,88 @@
+"""The Vector Lab's steps against the fused op that computed the output: where PyTorch's own
+``F.layer_norm`` / ``F.rms_norm`` take other statistics for the worked row than the two-pass
+steps, ``explain_vectors`` says so with both values and a cause (``FUSED_CAUSES``)."""
+
+import math
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from engine import NormSpec
+from engine.norms.dispatch import normalize
+from engine.norms.worked import explain_vectors
+from ui.text.vector_lab_steps import worked_steps
+
+F32_MAX = torch.finfo(torch.float32).max
+
+
+def _layer(row) -> torch.Tensor:
+    return F.layer_norm(torch.tensor([row]), (len(row),))[0]
+
+
+@pytest.mark.parametrize(
+    "row",
+    [(1e20,) * 4, (3e19,) * 4, (1.9e19,) * 4, (1e20, 1e20, 1e20, 2e20), (1e20,) * 16],
+)
+def test_a_layernorm_whose_one_pass_moments_overflow_is_named_with_both_values(row):
+    ex = explain_vectors((row,), NormSpec("layernorm"))
+    assert _layer(row).isnan().all() and all(math.isnan(y) for y in ex.outputs[0])
+    x = torch.tensor(row)  # the two-pass formula in float32: μ first, then (x − μ)²
+    centred = x - x.sum() / len(row)
+    assert ex.steps_rstd == float(torch.rsqrt((centred * centred).sum() / len(row) + 1e-5))
+    fused = ex.fused
+    assert fused is not None and fused.op == "aten.native_layer_norm"
+    assert fused.cause == "moments_overflow" and math.isnan(fused.rstd) and math.isnan(fused.var)
+    assert fused.steps_rstd == ex.steps_rstd and not math.isnan(ex.steps_rstd)
+
+
+def test_the_overflow_is_a_squared_gap_of_means_beyond_float32_times_a_zero_weight():
+    """Welford's merge adds δ²·c·n: (0 − μ)² with μ = 1e20 is inf in float32, and a weight of
+    0 makes it NaN; below √max (1.8e19) the same row is finite, as F.layer_norm shows."""
+    delta = torch.tensor(0.0) - torch.tensor(1e20)
+    assert (delta * delta * 0.0).isnan() and delta * delta == math.inf
+    assert 1.8e19 < math.sqrt(F32_MAX) < 1.9e19
+    assert _layer((1.8e19,) * 4).eq(0).all() and _layer((1.9e19,) * 4).isnan().all()
+    assert explain_vectors(((1.8e19,) * 4,), NormSpec("layernorm")).fused is None
+
+
+_MIXED = (1e20, -1e20, 1e20, -1e20)
+AGREE = [("rmsnorm", row) for row in [(1e20,) * 4, (3e19,) * 4, (1e19,) * 4, _MIXED, (2.0, -3.0)]]
+AGREE += [("layernorm", row) for row in [(1e19,) * 4, _MIXED, (2.0, -3.0)]]
+
+
+@pytest.mark.parametrize("kind, row", AGREE)
+def test_rows_where_pytorch_agrees_with_the_steps_have_no_note(kind, row):
+    """Mixed signs overflow σ² in both (rstd 0, every output 0); RMSNorm sums squares in
+    both, so every row here has the steps' rstd and the op's output."""
+    ex = explain_vectors((row,), NormSpec(kind))
+    oracle = (
+        _layer
+        if kind == "layernorm"
+        else lambda r: F.rms_norm(torch.tensor([r]), (len(r),), eps=1e-5)[0]
+    )(row)
+    assert torch.equal(torch.tensor(ex.outputs[0]).float(), oracle)
+    assert ex.fused is None and ex.steps_rstd == ex.row_rstd
+
+
+def test_a_constant_row_whose_rounded_mean_leaves_a_variance_is_named():
+    """Seven 1e17s: sum / 7 in float32 is not 1e17, so the steps' σ² is 7e19; the op's running
+    mean is exact, its σ² 0 and its output 0 (F.layer_norm), and the engine's σ² says 0 too."""
+    row = (1e17,) * 7
+    ex = explain_vectors((row,), NormSpec("layernorm"))
+    assert _layer(row).eq(0).all() and ex.outputs[0] == (0.0,) * 7
+    assert ex.fused is not None and ex.fused.cause == "mean_rounded"
+    assert ex.fused.var == 0 and ex.fused.steps_var > 1e19 and ex.statistics_var == (0.0,)
+    result = normalize(torch.tensor([row]), NormSpec("layernorm"))
+    assert float(result.var[0]) == 0 and float(result.rstd[0]) == pytest.approx(1e-5**-0.5)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_steps_write_the_steps_rstd_and_the_ops_beside_it(lang):
+    ex = explain_vectors(((1e20,) * 4,), NormSpec("layernorm"))
+    steps = worked_steps(ex, lang)
+    latex = "\n".join(step.latex for step in steps)
+    assert r"&= 316.2278\end{aligned}" in latex  # the steps' own rstd, not the op's NaN
+    assert r"&= \text{NaN} \neq 316.2278" in latex and r"&= \text{NaN} \neq 0" in latex
+    note = next(step.caption for step in steps if "aten.native_layer_norm" in step.caption)
+    assert "Welford" in note and "3.4·10³⁸" in note and "1.8·10¹⁹" in note
