@@ -22,6 +22,7 @@ from ui.lessons.targets import TARGETS, Target, query_text, target_query, target
 from ui.url.codec import PageParams, Param
 from ui.url.pages import DEPTH, PAGES
 from ui.views.lessons import app_root, page_address
+from ui.widgets.vector_lab import preset_label_params
 
 PARTS = ("title", "idea", "question", "reveal", "explain", "next", "link")
 
@@ -214,3 +215,13 @@ def test_a_lesson_that_promises_a_part_of_a_page_lands_there():
         assert target_query(target, PAGES[target.page], "en")["at"] == [place]
     nowhere = Target("kernels", (("kn_d", 4096),), at="batch_of_one")  # another page's place
     assert not target_ready(nowhere, PAGES)
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_the_precision_lesson_names_the_example_as_the_vector_lab_menu_does(lang):
+    """Its next step asks for an example by name: the same words as the "Example row" menu."""
+    params = preset_label_params("massive_activation")
+    menu = translate("vector_lab.preset_short.massive_activation", lang, **params)
+    name = re.split(r"[,，]\s*d = ", menu)[0]  # the menu adds the width
+    item = next(lesson for lesson in LESSONS if lesson.id == "precision")
+    assert f"“{name}”" in translate("lessons.precision.next", lang, **item.texts())
