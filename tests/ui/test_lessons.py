@@ -225,3 +225,13 @@ def test_the_precision_lesson_names_the_example_as_the_vector_lab_menu_does(lang
     name = re.split(r"[,，]\s*d = ", menu)[0]  # the menu adds the width
     item = next(lesson for lesson in LESSONS if lesson.id == "precision")
     assert f"“{name}”" in translate("lessons.precision.next", lang, **item.texts())
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_the_gemma_lesson_writes_the_stored_weight_as_the_vector_lab_it_opens(lang):
+    """The Vector Lab's field is γ and its steps scale by (1 + γᵢ): the lesson says γ, not w."""
+    item = next(lesson for lesson in LESSONS if lesson.id == "gemma_offset")
+    parts = PARTS + tuple(f"options.{o}" for o in OPTIONS)
+    texts = [translate(f"lessons.gemma_offset.{part}", lang, **item.texts()) for part in parts]
+    assert not [text for text in texts if re.search(r"(?<![\w`])w(?![\w`])", text)]
+    assert "1 + γ" in texts[0] and dict(TARGETS["gemma_offset"].values)["vl_gamma"] == "0"
