@@ -235,3 +235,12 @@ def test_the_gemma_lesson_writes_the_stored_weight_as_the_vector_lab_it_opens(la
     texts = [translate(f"lessons.gemma_offset.{part}", lang, **item.texts()) for part in parts]
     assert not [text for text in texts if re.search(r"(?<![\w`])w(?![\w`])", text)]
     assert "1 + γ" in texts[0] and dict(TARGETS["gemma_offset"].values)["vl_gamma"] == "0"
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_the_first_lesson_tells_the_measured_value_from_the_doubling_law(lang):
+    """2.5·10¹⁴ is the engine's seeded stack; 2⁴⁸ ≈ 2.8·10¹⁴ is what exact doubling gives."""
+    item = next(lesson for lesson in LESSONS if lesson.id == "why_normalize")
+    assert item.facts["doubling"].value == 2.0 ** item.facts["layers"].value
+    reveal = translate("lessons.why_normalize.reveal", lang, **item.texts())
+    assert item.texts()["none_final"] in reveal and item.texts()["doubling"] in reveal

@@ -84,6 +84,7 @@ def test_why_normalize_without_a_norm_the_mean_square_doubles_every_layer():
     assert final == pytest.approx(_fact("why_normalize", "none_final"), rel=0.1)
     steps = none.residual_ms[1:] / none.residual_ms[:-1]
     assert np.median(steps) == pytest.approx(2.0, rel=0.05)  # doubling, not linear (a)
+    assert _fact("why_normalize", "doubling") == 2.0**layers  # the law the reveal compares
     assert float(pre.residual_ms[-1]) == pytest.approx(_fact("why_normalize", "pre_final"), rel=0.1)
     assert lesson("why_normalize").answer == "b"
 
