@@ -235,6 +235,8 @@ def test_the_gemma_lesson_writes_the_stored_weight_as_the_vector_lab_it_opens(la
     texts = [translate(f"lessons.gemma_offset.{part}", lang, **item.texts()) for part in parts]
     assert not [text for text in texts if re.search(r"(?<![\w`])w(?![\w`])", text)]
     assert "1 + γ" in texts[0] and dict(TARGETS["gemma_offset"].values)["vl_gamma"] == "0"
+    maths = "".join(item.maths + item.answer_maths)
+    assert r"(1 + \gamma_i)" in maths and not re.search(r"\bw_", maths)  # as the steps write it
 
 
 @pytest.mark.parametrize("lang", LANGUAGES)

@@ -222,8 +222,8 @@ LESSONS: tuple[Lesson, ...] = (
     Lesson(
         "gemma_offset",
         (
-            r"y_i = \frac{x_i}{\mathrm{RMS}(x)}\,(1 + w_i), \qquad"
-            r" w_i\big|_{\text{init}} = 0",
+            r"y_i = \frac{x_i}{\mathrm{RMS}(x)}\,(1 + \gamma_i), \qquad"
+            r" \gamma_i\big|_{\text{init}} = 0",
         ),
         answer="b",
         facts=_facts(rms_out=(0.3651, "0.3651, 0.7303, 1.0954, 1.4606")),  # value: the first
