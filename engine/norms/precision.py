@@ -55,7 +55,10 @@ MAX_ROW_WIDTH = 16384  # d: the naive path adds one column at a time (benchmarks
 MAX_ENTRIES = 1 << 20  # T * d
 WRONG_TOLERANCE = 0.01  # "wrong": max |y - y_exact| > 1 % of max(1, max |y_exact|)
 OUTCOMES = ("ok", "wrong", "silent_zero", "nonfinite")
-FAILURES = ("overflow", "stall", "zero_variance")
+# moments_overflow: the fused CPU LayerNorm's one-pass (Welford) merge squared a gap of
+# partial means beyond float32 and multiplied it by a weight 0: inf * 0 = NaN (the mechanism
+# engine/norms/worked.py's FUSED_CAUSES describes)
+FAILURES = ("overflow", "stall", "zero_variance", "moments_overflow")
 
 
 @dataclass(frozen=True)
@@ -222,6 +225,10 @@ def _first_event(step: Step, row: int, exact: _Exact) -> PrecisionEvent | None:
         if math.isfinite(computed):
             return None
         failure, value = "overflow", exact.row[step.quantity][row]
+    elif step.layout == "welford":
+        if not math.isnan(computed):
+            return None
+        failure, value = "moments_overflow", exact.row["variance"][row]
     elif step.layout == "denominator":
         if computed != 0.0:
             return None

@@ -94,7 +94,8 @@ PATH_CODE = {
 # Step layouts: "row" is one value per row [T]; "entry" one per entry [T, d]; "running" the
 # partial sums s_1..s_d of a running sum [T, d] (with its terms); "denominator" is
 # var + eps (or mean square + eps) as computed [T], where 0 means rstd = 1/sqrt(0) = inf.
-LAYOUTS = ("row", "entry", "running", "denominator")
+# "welford": the variance of the fused CPU LayerNorm's one-pass moments, NaN where they overflow
+LAYOUTS = ("row", "entry", "running", "denominator", "welford")
 
 
 @dataclass(frozen=True)
@@ -186,6 +187,8 @@ def _fused_half(x: torch.Tensor, kind: str, eps: float) -> PathTrace:
     denominator = rstd[:, 0].double().pow(-2)  # [T] var + eps, 0 where rstd = inf
     quantity = "mean_square" if kind == "rmsnorm" else "variance"
     steps = (Step(quantity, "denominator", denominator, stored_dtype=rstd.dtype),)
+    if kind == "layernorm":  # its one-pass moments, taken in float32, may turn NaN
+        steps = (Step("variance", "welford", denominator - eps, stored_dtype=torch.float32), *steps)
     var = (denominator - eps).clamp_min(0.0)  # [T], derived from the returned rstd
     return PathTrace(y, mean, var, rstd[:, 0], torch.float32, steps)
 

@@ -11,6 +11,7 @@ import torch.nn.functional as F
 from engine import NormSpec
 from engine.norms.dispatch import normalize
 from engine.norms.worked import explain_vectors
+from ui.text.vector_lab_precision import path_messages
 from ui.text.vector_lab_steps import worked_steps
 
 F32_MAX = torch.finfo(torch.float32).max
@@ -86,3 +87,21 @@ def test_the_steps_write_the_steps_rstd_and_the_ops_beside_it(lang):
     assert r"&= \text{NaN} \neq 316.2278" in latex and r"&= \text{NaN} \neq 0" in latex
     note = next(step.caption for step in steps if "aten.native_layer_norm" in step.caption)
     assert "Welford" in note and "3.4·10³⁸" in note and "1.8·10¹⁹" in note
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_precision_story_names_the_fused_layernorms_nan_moments_in_bfloat16(lang):
+    """bfloat16 holds 1e20; F.layer_norm on it, and on it upcast, takes the moments in
+    float32 one pass and returns NaN (σ² is 0 in float64). Those two paths say why."""
+    x = torch.full((1, 4), 1e20, dtype=torch.bfloat16)
+    assert F.layer_norm(x, (4,)).isnan().all() and F.layer_norm(x.float(), (4,)).isnan().all()
+    ex = explain_vectors(((1e20,) * 4,), NormSpec("layernorm"), "bfloat16")
+    for path in ("upcast", "fused_half"):
+        event = ex.precision.path(path).rows[0].diagnosis
+        assert (
+            event.failure == "moments_overflow" and event.exact == 0 and math.isnan(event.computed)
+        )
+    assert ex.precision.path("torch_half").rows[0].diagnosis is None  # x.var(): two passes
+    texts = {m.path: m.text for m in path_messages(ex.precision, 0, lang)}
+    assert "Welford" in texts["fused_half"] and "Welford" in texts["upcast"]
+    assert "Welford" not in texts["sum_then_divide_half"]

@@ -154,6 +154,8 @@ def _diagnosis(story: PrecisionStory, result: PathResult, row: int, lang: str) -
     }
     if event.failure == "zero_variance":
         return ""  # said once for the whole section (zero_variance_*)
+    if event.failure == "moments_overflow":
+        return translate("vector_lab.precision.overflow.moments", lang, **common)
     if event.failure == "stall":
         stall = {"step": event.index + 1, "term": _n(event.term), **common}
         sentence = translate(
