@@ -95,6 +95,11 @@ class RowPrecision:
     outcome: str  # one of OUTCOMES
     max_abs_error: float  # max |y - y_exact| (inf or NaN when an output is)
     nonfinite_outputs: int
+    # F.layer_norm with mu and rstd right but y wrong: it computes x*rstd - rstd*mu in float32,
+    # two terms of about |rstd*mu| (this), whose difference keeps float32's rounding at that
+    # size (``cancelled_spacing``): 60000 x 4 in float16 gives 0.9922, not 0
+    cancelled: float | None = None
+    cancelled_spacing: float | None = None
 
 
 @dataclass(frozen=True)
@@ -281,6 +286,16 @@ def _outcome(y: np.ndarray, y_exact: np.ndarray) -> tuple[str, float, int]:
     return "ok", error, 0
 
 
+def _cancelled(trace: PathTrace, row: int, exact: _Exact) -> float | None:
+    """|rstd * mu| where the fused LayerNorm's mu and rstd match float64's (within
+    WRONG_TOLERANCE), so its wrong outputs come from x*rstd - rstd*mu, not the statistics."""
+    mean, rstd = float(exact.row["mean"][row]), 1.0 / math.sqrt(exact.denominator["variance"][row])
+    right_mean = float(trace.mean[row]) == float(torch.tensor(mean, dtype=trace.mean.dtype))
+    if not right_mean or abs(float(trace.rstd[row]) - rstd) > WRONG_TOLERANCE * rstd:
+        return None
+    return abs(rstd * mean)
+
+
 def _path_result(name: str, trace: PathTrace, spec: PrecisionSpec, exact_y, exact) -> PathResult:
     y = trace.y.double().numpy()  # [T, d]
     rows = []
@@ -288,7 +303,12 @@ def _path_result(name: str, trace: PathTrace, spec: PrecisionSpec, exact_y, exac
         events = (_first_event(step, row, exact) for step in trace.steps)
         diagnosis = next((event for event in events if event is not None), None)
         outcome, error, nonfinite = _outcome(y[row], exact_y[row])
-        rows.append(RowPrecision(diagnosis, outcome, error, nonfinite))
+        cancelled = None
+        fused = name in ("upcast", "fused_half") and spec.kind == "layernorm"
+        if fused and outcome == "wrong" and diagnosis is None:
+            cancelled = _cancelled(trace, row, exact)
+        spacing_at = None if cancelled is None else spacing(cancelled, "float32")
+        rows.append(RowPrecision(diagnosis, outcome, error, nonfinite, cancelled, spacing_at))
     return PathResult(
         path=name,
         kind=spec.kind,

@@ -105,3 +105,22 @@ def test_the_precision_story_names_the_fused_layernorms_nan_moments_in_bfloat16(
     texts = {m.path: m.text for m in path_messages(ex.precision, 0, lang)}
     assert "Welford" in texts["fused_half"] and "Welford" in texts["upcast"]
     assert "Welford" not in texts["sum_then_divide_half"]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_fused_layernorms_wrong_output_with_right_statistics_is_not_called_rounding(lang):
+    """Four 60000s in float16: F.layer_norm's μ and rstd are right, yet y = 0.9922, not 0.
+    Its y is x·rstd − fl32(rstd·μ) with x·rstd unrounded: both terms ≈ 1.897e7, where
+    float32's spacing is 2 (this reproduces PyTorch's output bit for bit)."""
+    x = torch.full((1, 4), 60000.0, dtype=torch.float16)
+    got = F.layer_norm(x, (4,))[0, 0]
+    rstd = torch.rsqrt(torch.tensor(1e-5))
+    bias = -rstd * 60000.0  # rounded to float32
+    assert float(got) == float((60000.0 * rstd.double() + bias.double()).half()) == 0.9921875
+    ex = explain_vectors(((60000.0,) * 4,), NormSpec("layernorm"), "float16")
+    state = ex.precision.path("fused_half").rows[0]
+    assert state.outcome == "wrong" and state.cancelled == pytest.approx(1.897e7, rel=1e-3)
+    assert state.cancelled_spacing == 2.0 and ex.precision.path("upcast").rows[0].outcome == "ok"
+    text = next(m.text for m in path_messages(ex.precision, 0, lang) if m.path == "fused_half")
+    assert "x·rstd − rstd·μ" in text and "0.9922" in text and "1.897e+07" in text
+    assert "significant" not in text and "有效数字" not in text  # not the rounding sentence

@@ -230,6 +230,18 @@ def _consequence(story: PrecisionStory, result: PathResult, row: int, lang: str)
             )
         return translate("vector_lab.precision.consequence.silent_zero", lang)
     exact = story.exact
+    if state.cancelled is not None:  # right statistics: the error is in x·rstd − rstd·μ
+        return translate(
+            "vector_lab.precision.consequence.cancelled",
+            lang,
+            mean=_n(mean),
+            rstd=_n(result.rstd[row]),
+            product=_n(state.cancelled),
+            spacing=_n(state.cancelled_spacing),
+            error=error,
+            y=_n(result.y[row, 0]),
+            y_exact=_n(exact.y[row, 0]),
+        )
     rounding = ""
     if state.diagnosis is None:  # no overflow or stall: the statistics were rounded
         digits = format_number(story.resolution.significant_digits, 1)
