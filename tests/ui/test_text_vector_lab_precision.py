@@ -12,6 +12,7 @@ import math
 import numpy as np
 import pytest
 import torch
+import torch.nn.functional as F
 
 from engine import NormSpec
 from engine.config import PrecisionSpec
@@ -27,6 +28,7 @@ from ui.text.vector_lab_precision import (
     format_eps,
     overview,
     path_messages,
+    steps_path,
     summary,
 )
 
@@ -185,3 +187,15 @@ def test_rounding_without_overflow_is_called_rounding():
     text = next(m.text for m in path_messages(story, 0, "en") if m.path == result.path)
     assert "Nothing overflowed or stalled: bfloat16 keeps only about 2.4 significant" in text
     assert "So μ = 302 and σ² = 3 instead of 301.5 and 2.75" in text
+
+
+def test_the_upcast_path_is_marked_as_the_steps_only_where_it_computes_their_outputs():
+    """bfloat16 1e20s: F.layer_norm(x.float()) is NaN (one-pass moments), the steps' two
+    passes give 0, so the table does not call that path "the steps above"."""
+    x = torch.full((1, 4), 1e20, dtype=torch.bfloat16)
+    assert F.layer_norm(x.float(), (4,)).isnan().all()
+    big = explain_vectors(((1e20,) * 4,), NormSpec("layernorm"), "bfloat16")
+    assert big.outputs == ((0.0,) * 4,) and steps_path(big) is None
+    assert all("←" not in line.name for line in overview(big.precision, 0, "en", None))
+    small = explain_vectors(((1.0, 2.0, 3.0, 4.0),), NormSpec("layernorm"), "bfloat16")
+    assert steps_path(small) == "upcast"

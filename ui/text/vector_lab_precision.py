@@ -80,14 +80,23 @@ def sentence_joiner(lang: str) -> str:
 
 
 def steps_path(ex: VectorExplanation) -> str | None:
-    """The path the worked steps compute (reference formulas in the spec's compute dtype)."""
+    """The path the worked steps compute (reference formulas in the spec's compute dtype).
+
+    "upcast" is F.layer_norm(x.float()) for LayerNorm, one-pass moments where the steps take
+    two: it is marked only where its outputs for the worked row are the steps' (bfloat16
+    1e20s: NaN from the op, 0 from the steps)."""
     story = ex.precision
     if story is None:
         return None
     if ex.spec.compute_dtype == story.spec.dtype:
         return "sum_then_divide_half"  # the reference formulas, every result stored in half
     if ex.spec.compute_dtype == "float32" and ex.input_dtype == story.spec.dtype:
-        return "upcast"
+        computed = story.path("upcast").y[ex.row_index]
+        steps = np.asarray(ex.outputs[ex.row_index], dtype=float)
+        same = np.allclose(
+            computed, steps, rtol=WRONG_TOLERANCE, atol=WRONG_TOLERANCE, equal_nan=True
+        )
+        return "upcast" if same else None
     return None
 
 
