@@ -199,3 +199,12 @@ def test_the_upcast_path_is_marked_as_the_steps_only_where_it_computes_their_out
     assert all("←" not in line.name for line in overview(big.precision, 0, "en", None))
     small = explain_vectors(((1.0, 2.0, 3.0, 4.0),), NormSpec("layernorm"), "bfloat16")
     assert steps_path(small) == "upcast"
+
+
+def test_the_constant_row_note_does_not_call_a_wrong_residue_right():
+    """Four 60000s in float16: F.layer_norm returns 0.9922, which the table calls wrong; the
+    note that says "within the 1 % the table calls right" is not shown for it."""
+    assert F.layer_norm(torch.full((1, 4), 60000.0, dtype=torch.float16), (4,))[0, 0] > 0.99
+    ex = explain_vectors(((60000.0,) * 4,), NormSpec("layernorm"), "float16")
+    assert ex.precision.path("fused_half").rows[0].outcome == "wrong"
+    assert constant_row_note(ex.precision, 0, "en") is None

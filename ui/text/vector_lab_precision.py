@@ -318,8 +318,9 @@ def dtype_facts(facts: DtypeFacts, lang: str) -> str | None:
 
 
 def constant_row_note(story: PrecisionStory, row: int, lang: str) -> str | None:
-    """F.layer_norm's residue on a constant row (exactly 0 in real arithmetic), if any."""
-    if story.spec.kind != "layernorm":
+    """F.layer_norm's residue on a constant row (exactly 0 in real arithmetic), if any, while
+    the table calls it right (a residue beyond that has the path's own sentence)."""
+    if story.spec.kind != "layernorm" or story.path("fused_half").rows[row].outcome != "ok":
         return None
     exact_y = story.exact.y[row]
     fused = story.path("fused_half").y[row]
