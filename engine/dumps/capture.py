@@ -10,9 +10,9 @@ file the dumps loader reads as it is:
 - ``<norm>.input`` / ``<norm>.output`` [B, T, d'] for the norms of the blocks chosen by
   ``norm_layers`` and for the norms outside the blocks, and ``<norm>.weight`` (and
   ``.bias``) [d']: what the output was multiplied by — for Gemma, ``1 + weight``;
-- metadata (safetensors ``__metadata__``, str → str): the model, its weights' origin, the
-  dtypes, the prompts, each token's text and id, each prompt's length (``capture_info``
-  reads it back).
+- metadata (safetensors ``__metadata__``, str → str): the model, its weights' origin (the
+  fields of ``engine.dumps.weights_origin``), the dtypes, the prompts, each token's text
+  and id, each prompt's length (``capture_info`` reads it back).
 
 With prompts of different lengths the shorter ones are padded on the right: a real token
 never sees a pad (causal and padding masks), so its activations are those of the prompt run
@@ -41,6 +41,7 @@ from engine.dumps.hooks import run_with_capture
 from engine.dumps.model_files import LoadedModel
 from engine.dumps.refusals import capture_error
 from engine.dumps.sources import DumpFile
+from engine.dumps.weights_origin import WeightsOrigin, from_metadata
 
 FORMAT = "normscope.capture/1"  # metadata["format"] of a capture
 STORE_CHOICES = ("same",) + CAPTURE_DTYPES
@@ -145,7 +146,7 @@ class CaptureInfo:
     """What a capture's metadata says (``capture_info``), for a page to label tokens."""
 
     model: str
-    weights: str
+    weights: WeightsOrigin
     architecture: str
     compute_dtype: str
     storage_dtype: str
@@ -159,12 +160,13 @@ def capture_info(metadata: Mapping[str, str] | Iterable[tuple[str, str]]) -> Cap
     """Read a capture's metadata (``DumpReport.metadata`` or ``Dump.metadata``); None when
     the dump was not written by a capture (or its metadata is damaged)."""
     meta = dict(metadata.items() if isinstance(metadata, Mapping) else metadata)
-    if meta.get("format") != FORMAT:
+    weights = from_metadata(meta)
+    if meta.get("format") != FORMAT or weights is None:
         return None
     try:
         return CaptureInfo(
             model=meta["model"],
-            weights=meta["weights"],
+            weights=weights,
             architecture=meta["architecture"],
             compute_dtype=meta["compute_dtype"],
             storage_dtype=meta.get("storage_dtype", meta["compute_dtype"]),
@@ -295,7 +297,7 @@ def capture(
     metadata = {
         "format": FORMAT,
         "model": loaded.name,
-        "weights": loaded.weights,
+        **loaded.weights.metadata(),
         "architecture": arch.name,
         "norm_kind": arch.norm_kind,
         "placement": arch.placement,

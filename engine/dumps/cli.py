@@ -21,6 +21,7 @@ import pandas as pd
 
 from engine.config import DUMP_AXES, DUMP_LAYER_ORDERS, DumpSpec
 from engine.dumps.refusals import capture_error
+from engine.dumps.weights_origin import WeightsOrigin
 from engine.errors import EngineError
 
 PRINTED_ROWS = 20  # rows of each table printed; --json / --csv hold them all
@@ -221,7 +222,7 @@ def _run_capture(args: argparse.Namespace) -> int:
     written = result.save(out, args.store)
     blocks = len(result.stream) - 1
     sys.stdout.write(
-        f"Model: {loaded.name} ({loaded.architecture.name}; {loaded.weights}); loaded in "
+        f"Model: {loaded.name} ({loaded.architecture.name}; {_weights(loaded.weights)}); loaded in "
         f"{loaded.load_seconds:.1f} s\n"
         f"Prompts: {len(result.lengths)}, tokens {list(result.lengths)}"
         + (" (padded on the right; see metadata 'lengths')" if len(set(result.lengths)) > 1 else "")
@@ -230,6 +231,13 @@ def _run_capture(args: argparse.Namespace) -> int:
         f"Read it with: python -m engine.dumps report {written}\n"
     )
     return 0
+
+
+def _weights(origin: WeightsOrigin) -> str:
+    """Where the weights came from, in the CLI's English (a page words the same fields)."""
+    if origin.kind == "gguf":
+        return f"GGUF file {origin.file}, dequantized to {origin.dtype} by {origin.converter}"
+    return f"folder {origin.file}, loaded in {origin.dtype}"
 
 
 def build_parser() -> argparse.ArgumentParser:

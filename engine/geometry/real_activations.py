@@ -38,6 +38,7 @@ from engine.config import NormSpec
 from engine.dumps.dump import open_dump
 from engine.dumps.formats import open_reader
 from engine.dumps.layout import NormPair, Piece
+from engine.dumps.weights_origin import WeightsOrigin, from_metadata
 from engine.geometry.arrays import readonly
 from engine.geometry.high_dimension import Measures, measured
 from engine.norms.dispatch import normalize
@@ -72,7 +73,7 @@ class RealActivations:
     """Every norm pair of one dump, measured."""
 
     model: str  # the dump's "model" metadata ("" when absent)
-    weights: str  # how the weights were obtained (the dump's "weights" metadata)
+    weights: WeightsOrigin | None  # how the weights were obtained (None: the dump says not)
     norm_kind: str  # the model's norm ("rmsnorm" for SmolLM2)
     storage_dtype: str  # how the dump stores activations
     tokens: int  # B * T
@@ -136,7 +137,7 @@ def real_activations(source: str | Path = EXAMPLE_DUMP, threads: int | None = 1)
         pairs = tuple(_pair_measures(pair, kind, eps) for pair in layout.norm_pairs)
     return RealActivations(
         model=metadata.get("model", ""),
-        weights=metadata.get("weights", ""),
+        weights=from_metadata(metadata),
         norm_kind=kind,
         storage_dtype=metadata.get("storage_dtype", layout.dtype),
         tokens=layout.batch * layout.tokens,

@@ -161,6 +161,15 @@ def test_metadata_round_trips_through_a_file(loaded, tmp_path):
     assert capture_info({"format": "something else"}) is None
 
 
+def test_the_weights_origin_is_written_as_fields_not_a_sentence(loaded, tmp_path):
+    model = loaded("llama")
+    metadata = capture(model, ["hi"]).metadata
+    assert "weights" not in metadata  # a sentence would be in one language on every page
+    assert metadata["weights_kind"] == "folder" and metadata["weights_dtype"] == "float32"
+    assert metadata["weights_file"] == model.name and metadata["weights_converter"] == ""
+    assert capture_info(metadata).weights == model.weights
+
+
 def test_norm_layers_keep_the_chosen_blocks_and_the_outer_norms(loaded):
     model = loaded("gpt2")
     result = capture(model, PROMPTS, norm_layers=(1,))

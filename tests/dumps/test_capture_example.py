@@ -21,6 +21,7 @@ import torch
 
 from engine.dumps.capture import capture_info
 from engine.dumps.report import report
+from engine.dumps.weights_origin import WeightsOrigin
 
 EXAMPLE = (
     Path(__file__).resolve().parents[2]
@@ -54,7 +55,9 @@ def test_the_file_is_small_and_says_where_it_came_from():
         info = capture_info(handle.metadata())
         assert handle.get_tensor("model.layers.0.input").dtype == torch.float16
     assert info.model == "SmolLM2-135M-Instruct.Q4_1.gguf"
-    assert "dequantized" in info.weights
+    assert info.weights == WeightsOrigin(  # its old English sentence, read as fields
+        "gguf", "SmolLM2-135M-Instruct.Q4_1.gguf", "float32", "transformers"
+    )
     assert (info.compute_dtype, info.storage_dtype) == ("float32", "float16")
     assert len(info.prompts) == 4 and info.lengths == (24, 24, 24, 24)
     assert sum(any("\u4e00" <= ch <= "\u9fff" for ch in p) for p in info.prompts) == 2

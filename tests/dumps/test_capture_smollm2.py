@@ -39,7 +39,7 @@ def test_it_is_the_model_the_pages_describe(smollm2):
     assert (config.num_hidden_layers, config.hidden_size) == (30, 576)
     assert config.rms_norm_eps == pytest.approx(1e-5)
     assert smollm2.architecture.placement == "pre"
-    assert "dequantized" in smollm2.weights and smollm2.name.endswith(".gguf")
+    assert smollm2.weights.converter == "transformers" and smollm2.name.endswith(".gguf")
 
 
 def test_massive_activation_on_the_first_token(smollm2):

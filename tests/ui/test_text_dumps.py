@@ -7,7 +7,9 @@ import numpy as np
 import pytest
 from safetensors.torch import save
 
+from engine.dumps import weights_origin
 from engine.dumps.diagnostics import GrowthFit
+from engine.dumps.example import EXAMPLE_DUMP
 from engine.dumps.report import report
 from engine.dumps.sources import Upload
 from tests.dumps import dump_files as files
@@ -96,3 +98,46 @@ def test_the_story_of_a_stream_past_float64s_square_says_infinity(lang):
     rep = report(Upload("huge.safetensors", save(tensors)))
     sentences = story_sentences(stream_story(rep), None, lang)
     assert any("∞" in sentence for sentence in sentences)  # 1e200² is past float64: said, no crash
+
+
+GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
+OLD_SENTENCE = f"GGUF file {GGUF_NAME}, dequantized to float32 by transformers"
+
+
+@pytest.mark.parametrize(
+    "metadata",
+    [{"weights": OLD_SENTENCE}, weights_origin.gguf(GGUF_NAME, "float32").metadata()],
+    ids=["old_sentence", "fields"],
+)
+def test_the_weights_row_is_worded_in_the_page_language(metadata):
+    origin = weights_origin.from_metadata(metadata)
+    assert text.weights_text(origin, "en") == (
+        f"GGUF file `{GGUF_NAME}`, dequantized to float32 by transformers"
+    )
+    assert (
+        text.weights_text(origin, "zh")
+        == f"GGUF 文件 `{GGUF_NAME}`，由 transformers 反量化为 float32"
+    )
+
+
+def test_a_folders_weights_are_worded_in_both_languages():
+    origin = weights_origin.from_metadata({"weights": "tiny-llama (bfloat16)"})  # old form
+    assert origin == weights_origin.folder("tiny-llama", "bfloat16")
+    assert text.weights_text(origin, "en") == (
+        "the save_pretrained folder `tiny-llama`, loaded in bfloat16"
+    )
+    assert text.weights_text(origin, "zh") == "save_pretrained 目录 `tiny-llama`，以 bfloat16 加载"
+
+
+def test_other_weights_text_is_shown_as_the_files_own_words():
+    origin = weights_origin.from_metadata({"weights": "fine-tuned [here](http://x)"})
+    assert text.weights_text(origin, "en") == "`fine-tuned [here](http://x)` (the file's own words)"
+    assert text.weights_text(origin, "zh") == "`fine-tuned [here](http://x)`（文件自己的原话）"
+
+
+def test_the_examples_weights_row_holds_no_english_sentence_in_chinese():
+    rep = report(EXAMPLE_DUMP)
+    assert dict(text.layout_facts(rep, "zh"))["权重"] == (
+        f"GGUF 文件 `{GGUF_NAME}`，由 transformers 反量化为 float32"
+    )
+    assert dict(text.layout_facts(rep, "en"))["Weights"].startswith("GGUF file `")

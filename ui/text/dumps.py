@@ -18,6 +18,7 @@ from engine.dumps.capture import CaptureInfo, capture_info
 from engine.dumps.diagnostics import GrowthFit
 from engine.dumps.report import DumpReport
 from engine.dumps.token_names import TOKENS_KEY, dump_token_rows
+from engine.dumps.weights_origin import WeightsOrigin
 from ui.formatting import format_number, literal
 from ui.i18n import join, translate
 from ui.labels import label
@@ -118,10 +119,19 @@ def capture_facts(info: CaptureInfo, lang: str) -> list[tuple[str, str]]:
     )
     return [
         _fact("model", f"{literal(info.model)} ({literal(info.architecture)})", lang),
-        _fact("weights", literal(info.weights), lang),
+        _fact("weights", weights_text(info.weights, lang), lang),
         _fact("precision", precision, lang),
         (translate("dumps.fact_prompts", lang, count=len(info.prompts)), " · ".join(prompts)),
     ]
+
+
+def weights_text(origin: WeightsOrigin, lang: str) -> str:
+    """Where a capture's weights came from, worded from its fields; text a dump wrote
+    itself is shown as written, marked as the file's own words."""
+    if origin.kind == "text":
+        return translate("dumps.weights_text", lang, text=literal(origin.text))
+    names = {"file": literal(origin.file), "dtype": origin.dtype, "converter": origin.converter}
+    return translate(f"dumps.weights_{origin.kind}", lang, **names)
 
 
 def facts_table(rows: list[tuple[str, str]], header: tuple[str, str]) -> str:
