@@ -74,6 +74,28 @@ def test_plain_pickle_named_pt_is_refused_and_never_runs(tmp_path):
     assert not marker.exists() and "evil.pth" in str(error)
 
 
+BLOB = b"\0" * (3 << 20)  # past the first 256 KiB that pickletools.dis checks
+
+
+@pytest.mark.parametrize("blob_first", [False, True], ids=["call_first", "blob_first"])
+def test_a_plain_pickle_longer_than_a_mib_is_named_as_code(tmp_path, blob_first):
+    """The call read from the first bytes, or found behind a 3 MiB argument stepped over."""
+    marker = tmp_path / "ran.txt"
+    parts = [BLOB, _Payload(marker)] if blob_first else [_Payload(marker), BLOB]
+    data = pickle.dumps(parts)
+    (tmp_path / "big.pt").write_bytes(data)
+    for source in (tmp_path / "big.pt", Upload("big.pt", data)):
+        assert refusal(source, "unsafe_pickle_opcode").params["opcode"] == "STACK_GLOBAL"
+    assert not marker.exists()
+
+
+def test_a_long_text_file_or_a_pickle_that_calls_nothing_is_not_called_code(tmp_path):
+    (tmp_path / "long.pt").write_bytes(b"just some text " * 200_000)  # 3 MB of letters
+    refusal(tmp_path / "long.pt", "not_zip")
+    (tmp_path / "data.pt").write_bytes(pickle.dumps([BLOB, {"a": 1.5}]))
+    refusal(tmp_path / "data.pt", "not_zip")
+
+
 @pytest.mark.parametrize("text", [b"just some text", b"hello.", b"cos\nsystem\n"])
 def test_text_named_pt_is_not_called_code(tmp_path, text):
     """Letters are pickle opcodes too ("o" is OBJ, "c" is GLOBAL): a text file is damaged
@@ -191,6 +213,6 @@ def test_npz_with_an_object_member_is_refused(tmp_path):
 
 def test_legacy_torch_format_is_refused_with_what_is_accepted(tmp_path):
     path = tmp_path / "old.pt"
-    torch.save(torch.zeros(3, 4), path, _use_new_zipfile_serialization=False)
+    torch.save(torch.zeros(3, 100_000), path, _use_new_zipfile_serialization=False)  # 1.2 MB
     error = refusal(path, "not_zip")
     assert "old.pt is not a zip archive" in str(error) and "PyTorch 1.6" in str(error)

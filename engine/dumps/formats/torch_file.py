@@ -8,8 +8,8 @@ Accepted content: a tensor, a list or tuple of tensors (HF ``output_hidden_state
 dict of them, nested (keys joined with "."). Files on disk are loaded with ``mmap=True``:
 the tensors view the file instead of being read into memory.  The legacy (pre-1.6, non-zip)
 format is refused: its storages are read whole, with sizes taken from the pickle.  Before
-refusing it, the stream's opcodes are listed (``pickletools.genops`` parses, never runs), so
-a plain pickle that would call functions is named as such.
+refusing it, the stream's opcodes are listed (``pickle_scan``: parsed, never run, in bounded
+time and memory), so a plain pickle that would call functions is named as such.
 
 Before anything is unpickled, the structure is bounded: the zip directory's size, the
 pickle's size and its opcodes (each makes at most one object), and the tensors it stores.
@@ -45,6 +45,7 @@ from engine.dumps.formats.entries import (
     entry_name,
     first_line,
 )
+from engine.dumps.formats.pickle_scan import first_call
 from engine.dumps.formats.torch_records import check_records, storage_sizes
 from engine.dumps.limits import (
     MAX_ENTRIES,
@@ -57,8 +58,6 @@ from engine.dumps.limits import (
 from engine.dumps.refusals import refuse
 from engine.dumps.sources import DumpFile
 from engine.dumps.token_names import TOKENS_KEY, token_rows, tokens_json
-
-_CALLS = {"GLOBAL", "STACK_GLOBAL", "REDUCE", "INST", "OBJ", "NEWOBJ", "NEWOBJ_EX"}
 
 # What torch's refusal names as the global the pickle would call, in its wordings so far
 # ("Unsupported global: GLOBAL exec was not ...", "Trying to load unsupported
@@ -80,27 +79,12 @@ def _unsafe(file: DumpFile, exc: BaseException):
     return refuse("unsafe_pickle", file=file.name, call=found.group(1))
 
 
-class _Discard:
-    """An output that keeps nothing (``pickletools.dis`` checks as it writes)."""
-
-    def write(self, text: str) -> None:
-        pass
-
-
-def _refuse_legacy(file: DumpFile, head: bytes):
-    """The refusal for a non-zip file: unsafe if it is a pickle that would call anything.
-
-    Only a whole, consistent pickle counts (``pickletools.dis`` follows its stack and memo
-    to its STOP, running nothing): most bytes are some opcode ("s" is SETITEM, "o" is OBJ),
-    so a text file's letters are no evidence of code.  A pickle longer than ``head`` is
-    refused as not a zip archive."""
-    try:
-        pickletools.dis(head, out=_Discard())
-        calls = [op.name for op, _, _ in pickletools.genops(head) if op.name in _CALLS]
-    except Exception:  # not a pickle at all, or longer than the head read
-        calls = []
-    if calls:
-        return refuse("unsafe_pickle_opcode", file=file.name, opcode=calls[0])
+def _refuse_legacy(file: DumpFile):
+    """The refusal for a non-zip file: unsafe if it is a pickle that would call anything
+    (``pickle_scan``: a whole, consistent pickle, read in bounded time and memory)."""
+    call = first_call(file)
+    if call is not None:
+        return refuse("unsafe_pickle_opcode", file=file.name, opcode=call)
     return refuse("not_zip", file=file.name)
 
 
@@ -148,7 +132,7 @@ def _load(file: DumpFile) -> object:
     except Exception as exc:
         raise corrupt(file, "", "torch", first_line(exc)) from None
     if not is_zip:
-        raise _refuse_legacy(file, file.read(0, 1 << 20))
+        raise _refuse_legacy(file)
     check_zip_directory(file, _MOST_RECORDS)
     try:
         _check_pickle(file, source())
