@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import struct
 import zipfile
 
@@ -189,6 +190,7 @@ def test_npz_members_that_expand_past_the_limit_together_are_refused_as_an_uploa
 def test_a_safetensors_header_past_the_bound_is_refused_before_it_is_read(probe, tmp_path):
     path = tmp_path / "header.safetensors"
     path.write_bytes((100 * 10**6).to_bytes(8, "little") + b"{}")  # claims a 100 MB header
+    os.truncate(path, 8 + 100 * 10**6)  # and is that long (sparse)
     message = _refused(probe, path, "header_too_large")
     assert f"at most {MAX_SAFETENSORS_HEADER_BYTES} are accepted" in message
 

@@ -28,7 +28,6 @@ from engine.dumps.formats.entries import (
     EntryInfo,
     FileScan,
     Skipped,
-    check_claimed_bytes,
     check_entry_count,
     check_name,
     corrupt,
@@ -42,9 +41,11 @@ _FLOATS = {"F16": "float16", "BF16": "bfloat16", "F32": "float32", "F64": "float
 
 
 def _data_start(file: DumpFile) -> int:
-    """Where the data begins (8 + the header's length); refuses a header past the bound or
-    past the file's end before it is read."""
+    """Where the data begins (8 + the header's length); refuses a header past the file's end
+    (a file of another kind, or cut off) or past the bound, before it is read."""
     length = int.from_bytes(file.read(0, 8).ljust(8, b"\0"), "little")
+    if 8 + length > file.size:  # first: text or another format read as a length is huge
+        raise refuse("not_safetensors", file=file.name, size=length, available=file.size)
     if length > MAX_SAFETENSORS_HEADER_BYTES:
         raise refuse(
             "header_too_large",
@@ -53,7 +54,6 @@ def _data_start(file: DumpFile) -> int:
             limit=MAX_SAFETENSORS_HEADER_BYTES,
             entries=MAX_ENTRIES,
         )
-    check_claimed_bytes(file, "(header)", 8 + length, file.size)
     return 8 + length
 
 
