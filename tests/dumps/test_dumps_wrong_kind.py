@@ -4,10 +4,15 @@ memory address, no Python repr."""
 
 from __future__ import annotations
 
+import io
 import re
+import struct
+import zipfile
 
+import numpy as np
 import pytest
 
+from engine.dumps.sources import Upload
 from tests.dumps.test_dumps_bad_input import refusal
 from tests.untranslated import english_runs
 from ui.i18n import translate
@@ -26,6 +31,12 @@ def _refused_in_both(source, key: str) -> str:
     return english
 
 
+def _npz_bytes() -> bytes:
+    buffer = io.BytesIO()
+    np.savez(buffer, **{f"hidden_states.{i}": np.ones((6, 8), np.float32) for i in range(3)})
+    return buffer.getvalue()
+
+
 @pytest.mark.parametrize(
     "content",
     [b"these are just some notes, not tensors\n", b"\x93NUMPY\x01\x00v\x00{'descr': '<f4'"],
@@ -38,3 +49,36 @@ def test_a_file_whose_first_bytes_claim_a_header_past_its_end_is_not_safetensors
     message = _refused_in_both(path, "not_safetensors")
     assert "is not a safetensors file" in message and "long names" not in message
     assert f"the whole file is {len(content)} bytes" in message
+
+
+def test_an_npy_header_holding_a_call_is_named_without_a_memory_address(tmp_path):
+    text = b"{'descr': '<f4', 'fortran_order': __import__('os').getpid(), 'shape': (6, 8), }"
+    header = text.ljust(117) + b"\n"
+    data = b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header + b"\0" * 192
+    (tmp_path / "eval.npy").write_bytes(data)
+    for source in (tmp_path / "eval.npy", Upload("eval.npy", data)):
+        assert "holds an expression" in _refused_in_both(source, "npy_header_code")
+
+
+def test_an_encrypted_npz_member_is_named_as_encrypted(tmp_path):
+    """zipfile writes no encryption: the member's flag bit 0 is set, as a tool would."""
+    data = bytearray(_npz_bytes())
+    with zipfile.ZipFile(io.BytesIO(bytes(data))) as archive:
+        info = archive.infolist()[1]
+        local, name = info.header_offset, info.filename.encode()
+    for at in (local + 6, _central_flag(data, name)):
+        data[at] |= 0x01
+    (tmp_path / "locked.npz").write_bytes(bytes(data))
+    message = _refused_in_both(tmp_path / "locked.npz", "encrypted_member")
+    assert f"member “{info.filename}”: the member is encrypted" in message
+
+
+def _central_flag(data: bytearray, name: bytes) -> int:
+    """The offset of the flag field of ``name``'s central directory record."""
+    at = bytes(data).find(b"PK\x01\x02")
+    while at >= 0:
+        length = struct.unpack_from("<H", data, at + 28)[0]
+        if bytes(data[at + 46 : at + 46 + length]) == name:
+            return at + 8
+        at = bytes(data).find(b"PK\x01\x02", at + 4)
+    raise AssertionError(name)

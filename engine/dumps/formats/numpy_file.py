@@ -46,6 +46,8 @@ from engine.dumps.token_names import (
 )
 
 _FLOAT_NAMES = {2: "float16", 4: "float32", 8: "float64"}
+_NOT_LITERAL = "malformed node or string"  # ast.literal_eval's refusal of an expression
+_ENCRYPTED = 0x1  # a zip member's general-purpose flag bit 0 (APPNOTE.TXT 4.4.4)
 MAX_TOKENS_BYTES = 4 * MAX_TOKEN_CHARS * MAX_TOKEN_STRINGS  # a "tokens" string array read whole
 
 
@@ -60,6 +62,8 @@ def _read_header(file: DumpFile, key: str, stream, fmt: str) -> tuple[tuple, np.
         else:
             raise ValueError(f"format version {version} is not 1.0 or 2.0")
     except Exception as exc:  # numpy raises ValueError, OSError, SyntaxError, ...
+        if _NOT_LITERAL in str(exc):  # ast.literal_eval met a call or a name: never evaluated
+            raise refuse("npy_header_code", file=file.name, entry=entry_name(key)) from None
         raise corrupt(file, key, fmt, first_line(exc)) from None
     shape, fortran_order, dtype = header
     if any(n < 0 for n in shape):  # numpy's parser accepts them; no writer makes them
@@ -140,6 +144,8 @@ def scan_npz(file: DumpFile) -> FileScan:
                 continue
             key = info.filename[: -len(".npy")]
             check_name(file, key)
+            if info.flag_bits & _ENCRYPTED:
+                raise refuse("encrypted_member", file=file.name, entry=info.filename)
             try:
                 with archive.open(info) as member:
                     shape, dtype, start = _read_header(file, key, member, "npz")
