@@ -12,7 +12,9 @@ import zipfile
 import numpy as np
 import pytest
 
+from engine.dumps.report import report
 from engine.dumps.sources import Upload
+from tests.dumps import dump_files as files
 from tests.dumps.test_dumps_bad_input import refusal
 from tests.untranslated import english_runs
 from ui.i18n import translate
@@ -35,6 +37,29 @@ def _npz_bytes() -> bytes:
     buffer = io.BytesIO()
     np.savez(buffer, **{f"hidden_states.{i}": np.ones((6, 8), np.float32) for i in range(3)})
     return buffer.getvalue()
+
+
+def test_an_npz_named_pt_is_called_an_npz(tmp_path):
+    path = tmp_path / "acts.pt"
+    path.write_bytes(_npz_bytes())
+    message = _refused_in_both(path, "npz_as_pt")
+    assert message.startswith("acts.pt is an .npz file") and "Rename it to .npz" in message
+    (tmp_path / "acts.npz").write_bytes(_npz_bytes())
+    assert report(tmp_path / "acts.npz").layout.d == 8  # the same bytes named .npz are read
+
+
+def test_a_zip_of_other_files_named_pt_is_not_a_torch_archive(tmp_path):
+    path = tmp_path / "notes.pt"
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("folder/readme.txt", "hello")
+    assert "holds no data.pkl" in _refused_in_both(path, "zip_not_torch")
+
+
+def test_a_torch_file_named_npz_is_called_a_pytorch_file(tmp_path):
+    path = files.write_pt(tmp_path / "acts.npz", files.hf_names(files.stream()))
+    for source in (path, Upload("acts.npz", path.read_bytes())):
+        message = _refused_in_both(source, "pt_as_npz")
+        assert message.startswith("acts.npz is a PyTorch file") and "Rename it to .pt" in message
 
 
 @pytest.mark.parametrize(

@@ -126,6 +126,15 @@ def _token_strings(file: DumpFile, archive: zipfile.ZipFile, info: zipfile.ZipIn
         return None
 
 
+def _check_not_torch(file: DumpFile, members: list[zipfile.ZipInfo]) -> None:
+    """Refuse a torch.save zip named .npz (a data.pkl and no .npy member) as what it is."""
+    names = [info.filename for info in members]
+    if not any(name.endswith(".npy") for name in names) and any(
+        name.endswith("data.pkl") for name in names
+    ):
+        raise refuse("pt_as_npz", file=file.name)
+
+
 def scan_npz(file: DumpFile) -> FileScan:
     check_zip_directory(file)
     found, skipped, metadata = [], [], []
@@ -137,6 +146,7 @@ def scan_npz(file: DumpFile) -> FileScan:
         check_entry_count(file, len(members))
         _check_expanded(file, members)
         check_unique_members(file, members, "npz")  # zipfile opens the last of them by name
+        _check_not_torch(file, members)
         for info in members:
             if not info.filename.endswith(".npy"):
                 check_name(file, info.filename)

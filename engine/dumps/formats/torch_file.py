@@ -95,8 +95,9 @@ def _check_pickle(file: DumpFile, source) -> None:
         infos = archive.infolist()
         check_unique_members(file, infos, "torch")  # torch and zipfile may read another
         pickles = [info for info in infos if info.filename.endswith("data.pkl")]
-        if not pickles:
-            return  # torch.load refuses it with its own message
+        if not pickles:  # torch.load's refusal would be a C++ check's words
+            npz = any(info.filename.endswith(".npy") for info in infos)
+            raise refuse("npz_as_pt" if npz else "zip_not_torch", file=file.name)
         if pickles[0].file_size > MAX_PICKLE_BYTES:
             raise refuse(
                 "pickle_too_large",
