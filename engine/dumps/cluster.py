@@ -1,8 +1,9 @@
 """Reduce a dump's units on a Dask cluster (optional: ``requirements-scale.txt``).
 
 Each unit (a window of one shard's rows, see ``reduce.make_units``) is one task that opens
-its file on the worker, so the workers must see the same paths as this process (a shared
-filesystem, or ``address="local"`` for a ``distributed.LocalCluster`` on this machine).
+its file on the worker (the units of one ``.npz`` member are one task: ``_tasks``), so the
+workers must see the same paths as this process (a shared filesystem, or ``address="local"``
+for a ``distributed.LocalCluster`` on this machine).
 The partials are merged on the cluster in a binary tree of ``partials.merge_all`` tasks;
 since the merge is associative, the result equals a local run's to rounding.
 
@@ -15,6 +16,7 @@ from __future__ import annotations
 from contextlib import contextmanager
 
 from engine.config import DumpSpec
+from engine.dumps.formats import open_reader
 from engine.dumps.layout import Layout
 from engine.dumps.partials import LayerPartial, merge_all
 from engine.dumps.reduce import Unit, make_units, reduce_unit
@@ -60,8 +62,29 @@ def connect(address: str):
             cluster.close()
 
 
-def _reduce_task(unit: Unit, spec: DumpSpec) -> dict[int, LayerPartial]:
-    return {unit.layer: reduce_unit(unit, spec)}
+def _tasks(units: tuple[Unit, ...]) -> list[tuple[Unit, ...]]:
+    """The units as tasks: one unit each, except that the units of one ``.npz`` member make
+    one task, in row order.  A member is a stream (compressed, or not mappable): a reader
+    of its own per unit would decompress it from its start every time, quadratic in the
+    member's size; one reader reads on from where the last unit ended (``NpzReader``)."""
+    tasks, members = [], {}
+    for unit in units:
+        entry = unit.piece.entry
+        if entry.file.suffix == ".npz":
+            members.setdefault((entry.file, entry.key), []).append(unit)
+        else:
+            tasks.append((unit,))
+    for group in members.values():
+        tasks.append(tuple(sorted(group, key=lambda unit: unit.piece.row_start + unit.start)))
+    return tasks
+
+
+def _reduce_task(units: tuple[Unit, ...], spec: DumpSpec) -> dict[int, LayerPartial]:
+    reader = open_reader(units[0].piece.entry.file)  # one for the task's units
+    merged: dict[int, LayerPartial] = {}
+    for unit in units:
+        merged = merge_all(merged, {unit.layer: reduce_unit(unit, spec, reader)})
+    return merged
 
 
 def reduce_on_dask(
@@ -76,10 +99,10 @@ def reduce_on_dask(
         if any(piece.entry.file.data is not None for piece in slot.pieces):
             raise refuse("dask_uploads")
     distributed = _import_distributed()
-    units = make_units(layout)
+    tasks = _tasks(make_units(layout))
     with connect(address) as client:
         try:
-            futures = client.map(_reduce_task, units, spec=spec, pure=False)
+            futures = client.map(_reduce_task, tasks, spec=spec, pure=False)
             for done, _ in enumerate(distributed.as_completed(futures), start=1):
                 if should_stop is not None and should_stop():
                     client.cancel(futures)

@@ -9,6 +9,8 @@ import numpy as np
 import pytest
 import torch
 
+from engine.config import DumpSpec
+from engine.dumps.formats import numpy_file
 from engine.dumps.report import report
 from engine.dumps.sources import Upload
 from engine.errors import EngineError
@@ -35,6 +37,25 @@ def test_dask_local_cluster_equals_the_local_reduction(tmp_path, monkeypatch):
     np.testing.assert_array_equal(on_dask.stats.top_values, local.stats.top_values)
     np.testing.assert_array_equal(on_dask.stats.nonfinite, local.stats.nonfinite)
     np.testing.assert_array_equal(on_dask.massive.layer, local.massive.layer)
+
+
+@pytest.mark.slow  # starts a Dask cluster
+def test_an_npz_member_is_decompressed_once_on_dask_as_locally(tmp_path, monkeypatch):
+    """Its units are one task with one reader, which reads on: the member's header is read
+    once per reduction, not once per unit (each reopening inflates the member's start)."""
+    monkeypatch.setattr("engine.dumps.reduce.WINDOW_BYTES", 16 * 4 * 5)  # 8 units a member
+    x = files.stream(layers=4, batch=4, tokens=10, d=16).numpy()
+    path = files.write_npz(tmp_path / "d.npz", {"h": x[:2], "g": x[2:]}, compressed=True)
+    opened = []
+    real = numpy_file._read_header
+    monkeypatch.setattr(
+        numpy_file, "_read_header", lambda *args: opened.append(args[1]) or real(*args)
+    )
+    local = report(path, DumpSpec(stream="h"))
+    local_opens, opened[:] = len(opened), []
+    on_dask = report(path, DumpSpec(stream="h"), dask="local")
+    assert len(opened) == local_opens
+    np.testing.assert_allclose(on_dask.stats.row_ms, local.stats.row_ms, rtol=1e-6)
 
 
 def test_a_refusal_on_a_worker_reaches_the_caller_whole(tmp_path, monkeypatch):
