@@ -187,3 +187,22 @@ def test_torch_and_numpy_uploads_are_read_too(app, upload, name, make, stream):
     open_dumps_page(app)
     text = page_text(app)
     assert f"`{stream}`" in text and "B = 2, T = 7, d = 16" in text and not app.error
+
+
+@pytest.mark.parametrize(
+    "lang, short, full",
+    [("en", "outliers", "outliers (left out)"), ("zh", "离群值", "离群值（未参与拟合）")],
+)
+def test_the_dyt_table_keeps_its_nine_columns_narrow(app, upload, lang, short, full):
+    """At 1280 px its last column was cut off: long headers are short, the full one their
+    tooltip, and the fit's numbers have 5 significant digits."""
+    x = files.stream(layers=4, batch=1, tokens=9, d=16)
+    upload("hooks.safetensors", safetensors_bytes(files.module_names(x)), "hooks")
+    app.query_params["lang"] = lang
+    app.session_state["language"] = lang
+    open_dumps_page(app, section="norms")
+    table = next(d for d in app.dataframe if "α" in d.value.columns)
+    assert short in table.value.columns and len(table.value.columns) == 9
+    config = json.loads(table.proto.columns)
+    assert config[short]["help"] == full
+    assert config["α"]["type_config"]["format"] == "%.5g"

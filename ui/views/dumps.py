@@ -28,6 +28,9 @@ from ui.text.dumps import token_text
 from ui.views.charts import built, show_chart
 
 TABLE_ROWS = 12  # rows visible before a table scrolls
+# Headers too long for a table of many columns at 1280 px: a short one, the full as tooltip
+SHORT_HEADERS = frozenset({"outliers", "affine_removed"})
+DYT_DIGITS = 5  # α, γ and r² of a least-squares fit: 5 significant digits, 9 columns in view
 
 
 def _whole_with_gaps(values: pd.Series) -> bool:
@@ -36,23 +39,27 @@ def _whole_with_gaps(values: pd.Series) -> bool:
     return values.dtype.kind == "f" and values.isna().any() and bool((present % 1 == 0).all())
 
 
-def _table(frame: pd.DataFrame, key: str) -> None:
-    """An engine table with its headers translated (the ids stay in the downloads)."""
-    shown = frame.rename(columns={c: t(f"dumps.col.{c}") for c in frame.columns})
+def _table(frame: pd.DataFrame, key: str, digits: int = 6) -> None:
+    """An engine table with its headers translated (the ids stay in the downloads); a
+    column in ``SHORT_HEADERS`` shows its short header, the full one as its tooltip."""
+    headers = {
+        c: t(f"dumps.col_short.{c}" if c in SHORT_HEADERS else f"dumps.col.{c}")
+        for c in frame.columns
+    }
+    shown = frame.rename(columns=headers)
     gaps = [c for c in frame.columns if _whole_with_gaps(frame[c])]
     for column in gaps:  # "12" and "—", not "12.0" and "None"
-        shown[t(f"dumps.col.{column}")] = [
-            "—" if pd.isna(v) else str(int(v)) for v in frame[column]
-        ]
-    numbers = st.column_config.NumberColumn(format="%.6g")
-    floats = {
-        t(f"dumps.col.{c}"): numbers
-        for c in frame.columns
-        if frame[c].dtype.kind == "f" and c not in gaps
-    }
+        shown[headers[column]] = ["—" if pd.isna(v) else str(int(v)) for v in frame[column]]
+    config = {}
+    for c in frame.columns:
+        full = t(f"dumps.col.{c}") if c in SHORT_HEADERS else None
+        if frame[c].dtype.kind == "f" and c not in gaps:
+            config[headers[c]] = st.column_config.NumberColumn(format=f"%.{digits}g", help=full)
+        elif full is not None:
+            config[headers[c]] = st.column_config.Column(help=full)
     st.dataframe(
         shown,
-        column_config=floats,
+        column_config=config,
         hide_index=True,
         width="stretch",
         height=36 + 35 * min(max(len(frame), 1), TABLE_ROWS),
@@ -268,7 +275,7 @@ def dyt(fit: DyTFit, tables: dict[str, pd.DataFrame], shared: bool = False) -> N
             )
         )
     if len(tables["dyt_fits"]):
-        _table(tables["dyt_fits"], "dumps_dyt_table")
+        _table(tables["dyt_fits"], "dumps_dyt_table", DYT_DIGITS)
     else:
         st.caption(t("dumps.dyt_one_at_a_time"))
 
