@@ -135,9 +135,10 @@ def test_other_weights_text_is_shown_as_the_files_own_words():
     assert text.weights_text(origin, "zh") == "`fine-tuned [here](http://x)`（文件自己的原话）"
 
 
-def test_the_examples_weights_row_holds_no_english_sentence_in_chinese():
+def test_the_examples_model_and_weights_rows_are_worded_in_chinese():
     rep = report(EXAMPLE_DUMP)
     assert dict(text.layout_facts(rep, "zh"))["权重"] == (
         f"GGUF 文件 `{GGUF_NAME}`，由 transformers 反量化为 float32"
     )
     assert dict(text.layout_facts(rep, "en"))["Weights"].startswith("GGUF file `")
+    assert dict(text.layout_facts(rep, "zh"))["模型"] == f"`{GGUF_NAME}`（`llama`）"

@@ -117,8 +117,9 @@ def capture_facts(info: CaptureInfo, lang: str) -> list[tuple[str, str]]:
     precision = translate(
         "dumps.precision_value", lang, compute=info.compute_dtype, storage=info.storage_dtype
     )
+    model, arch = literal(info.model), literal(info.architecture)
     return [
-        _fact("model", f"{literal(info.model)} ({literal(info.architecture)})", lang),
+        _fact("model", translate("dumps.model_value", lang, model=model, arch=arch), lang),
         _fact("weights", weights_text(info.weights, lang), lang),
         _fact("precision", precision, lang),
         (translate("dumps.fact_prompts", lang, count=len(info.prompts)), " · ".join(prompts)),
