@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from ui.labels import every_label
 from ui.url.address_bar import describes
 from ui.url.codec import PRESENT, parse, query_string, serialize, serialize_one
 from ui.url.pages import AXES, DEPTH, DUMPS, GEOMETRY, KERNELS, MODELS, PAGES, VECTOR_LAB
@@ -262,14 +263,19 @@ def test_a_link_longer_than_any_the_app_writes_is_refused_whole():
     assert refusal.params == {"chars": f"{MAX_URL_CHARS + 1:,}", "limit": f"{MAX_URL_CHARS:,}"}
 
 
-def test_a_list_longer_than_twice_its_choices_is_refused_before_its_items_are_read():
-    param = DEPTH["dp_placements"]  # seven placements
+def test_a_list_naming_more_items_than_it_has_names_is_refused_before_they_are_read():
+    param = DEPTH["dp_placements"]  # seven placements, each by its id and its names
     assert parse(param, ["post,pre,post,pre"]) == (["post", "pre"], None)  # repeats are kept
+    names = {name for p in param.choices for name in every_label("placement", p)}
+    every_name = [*param.choices, *sorted(names)]  # ids, en and zh names, older names
+    assert len({n.casefold() for n in every_name}) > 2 * len(param.choices)
+    assert parse(param, [",".join(every_name)]) == (list(param.choices), None)
     value, refusal = parse(param, [",".join(f"sideways{i}" for i in range(48_000))])
     assert value is None and refusal.key == "too_many_items"
-    assert refusal.params["items"] == "48,000" and refusal.params["limit"] == 14
+    assert refusal.params["items"] == "48,000"
+    assert refusal.params["limit"] == len({n.casefold() for n in every_name})
     assert len(refusal.params["value"]) < 200  # what the notice repeats, not the whole list
-    value, refusal = parse(param, [f"s{i}" for i in range(15)])  # as repeated keys, the same
+    value, refusal = parse(param, [f"s{i}" for i in range(len(every_name) + 1)])  # as keys
     assert value is None and refusal.key == "too_many_items"
 
 
@@ -278,9 +284,9 @@ def test_a_repeated_item_counts_once_before_the_count():
     most = 2 * len(widths.choices)
     assert parse(widths, [",".join(["256"] * (most + 1))]) == ([256], None)
     assert parse(widths, ["256"] * 48_000) == ([256], None)  # as repeated keys, the same
-    placements = DEPTH["dp_placements"]
-    value, refusal = parse(placements, [",".join(["sideways", " Sideways"] * 48_000)])
-    assert value is None and refusal.key == "not_accepted" and refusal.params["value"] == "sideways"
+    spelled = [f"{w},{w}.0,{w:e}" for w in widths.choices]  # one number, however written
+    assert ",".join(spelled).count(",") + 1 > 2 * len(widths.choices)  # the limit before
+    assert parse(widths, [",".join(spelled)]) == (list(widths.choices), None)
 
 
 def _longest_serialization(param):

@@ -131,6 +131,38 @@ def serialize(param: Param, value) -> list[str]:
     return [serialize_one(param, value)]
 
 
+def _numeric(param: Param) -> bool:
+    return bool(param.choices) and isinstance(param.choices[0], int | float)
+
+
+def _spelling_key(param: Param, raw: str):
+    """What tells two items of a link apart: the word (case and spaces aside), or for a
+    list of numbers the value ("256" and "256.0" are one width)."""
+    if _numeric(param):
+        digits = as_ascii(raw)
+        try:
+            number = float(digits)
+        except ValueError:
+            pass
+        else:
+            if math.isfinite(number) and not lost_to_zero(digits, number):
+                return number
+    return raw.strip().casefold()
+
+
+def _spellings(param: Param) -> set:
+    """Every different item ``param`` reads as a choice: ids, every language's name and older
+    names (numbers: their values).  A list naming more different items holds an unknown one."""
+    if _numeric(param):
+        return set(param.choices)
+    names = {serialize_one(param, choice).casefold() for choice in param.choices}
+    names |= {name.replace("+", " ") for name in names}  # a hand-typed "+" arrives as a space
+    if param.vocabulary is not None:
+        for choice in param.choices:
+            names |= {name.casefold() for name in every_label(param.vocabulary, choice)}
+    return names
+
+
 def _as_choice(param: Param, raw: str):
     """The choice ``raw`` names: its id, an older display name, or (numbers) its value; case
     and the spaces around it aside, as for every word a link holds."""
@@ -146,7 +178,7 @@ def _as_choice(param: Param, raw: str):
                 name.casefold() for name in every_label(param.vocabulary, choice)
             }:
                 return choice
-    if param.choices and isinstance(param.choices[0], int | float):
+    if _numeric(param):
         digits = as_ascii(raw)  # "１e-５", "−1": typed on a Chinese keyboard
         try:
             number = float(digits)
@@ -181,13 +213,13 @@ def parse(param: Param, raw: list[str]) -> tuple[Any, Refusal | None]:
     if param.kind == "choices":  # the known items are kept, the unknown ones named
         items = [part for r in raw for part in r.split(",")]
         items = [item for item in items if item.strip()] or items  # "post," is "post"
-        # A repeated item counts once, before the count: "256,256,..." is one width however
-        # long (spelled as _as_choice reads it: case and spaces aside).
-        distinct: dict[str, str] = {}
+        # A repeated item counts once, before the count: "256,256,256.0" is one width however
+        # long (spelled as _as_choice reads it: case and spaces aside, numbers by value).
+        distinct: dict[object, str] = {}
         for item in items:
-            distinct.setdefault(item.strip().casefold(), item)
+            distinct.setdefault(_spelling_key(param, item), item)
         items = list(distinct.values())
-        most = 2 * len(param.choices)  # each choice by two names: its id, an older label
+        most = len(_spellings(param))  # more different items than names: one is unknown
         if len(items) > most:  # refused before any item is looked up
             refusal = _refuse(param, ",".join(items[:most]), "too_many_items")
             counted = {"items": f"{len(items):,}", "limit": most}
@@ -197,7 +229,7 @@ def parse(param: Param, raw: list[str]) -> tuple[Any, Refusal | None]:
             choice = _as_choice(param, item)
             if choice is None:
                 unknown.append(item)
-            elif choice not in values:  # two names of one choice ("pre", "Pre-Norm")
+            elif choice not in values:  # two names of one choice ("pre", "Pre-Norm", "前置")
                 values.append(choice)
         if not unknown:
             return values, None
