@@ -4,6 +4,7 @@ import pytest
 
 from engine import NormSpec
 from engine.norms.worked import explain_vectors
+from ui.text.latex import LINE_WIDTH, latex_width, wrapped_sum, wrapped_vector
 from ui.text.vector_lab_steps import worked_steps
 
 
@@ -19,7 +20,7 @@ def test_layernorm_textbook_steps():
     assert r"\frac{(-1.5)^2 + (-0.5)^2 + 0.5^2 + 1.5^2}{4} \\ &= 1.25\end{aligned}" in latex
     assert r"\sqrt{1.25} = 1.1180" in latex
     assert r"\sqrt{7.5} \\ &= 2.7386\end{aligned}" in latex
-    assert "7.5 = 1.25 + 2.5^2" in latex
+    assert "7.5 &= 1.25 + 2.5^2" in latex  # under "RMS^2 &= sigma^2 + mu^2"
     assert r"&= 0.8944\end{aligned}" in latex
     assert r"\left[-1.3416, -0.4472, 0.4472, 1.3416\right]" in latex
 
@@ -76,3 +77,43 @@ def test_a_power_of_ten_is_written_without_a_mantissa_of_one():
     latex = _latex("layernorm", row=(-1e6, 2.0, 3.0, 4.0))
     assert r"x = \left[-10^{6}, 2, 3, 4\right]" in latex
     assert r"(-10^{6})^2" in latex and r"1\times" not in latex
+
+
+# Rows whose worked sums are wide: large or tiny numbers written with their powers of ten.
+_WIDE_ROWS = [
+    (-1e6, 2.0, 3.0, 4.0),
+    (1.5e6, -2.9e5, -2.2e6, 5.7e5, -1.1e6, -1.4e6, 4.0e5, 8.4e5),
+    (-1.2345e-5, 2.5e-5, 3.1e-5, 4e-5, -1.2345e-5, 2.5e-5, 3.1e-5, 4e-5, 7e-5),
+    tuple(float(v) * 1e6 + 0.123 for v in range(-8, 8)),
+]
+
+
+@pytest.mark.parametrize("row", _WIDE_ROWS, ids=lambda row: f"d={len(row)}")
+@pytest.mark.parametrize("kind", ["layernorm", "rmsnorm"])
+def test_no_line_of_a_worked_step_is_wider_than_a_column(kind, row):
+    """A long sum or vector breaks over lines instead of running past the steps column."""
+    explanation = explain_vectors((row,), NormSpec(kind, eps=1e-5))
+    for step in worked_steps(explanation, "en"):
+        for line in step.latex.split(r"\\"):
+            # the line's own left-hand side ("&= \frac{\begin{aligned}&") comes on top
+            assert latex_width(line) <= LINE_WIDTH + 8, line
+
+
+def test_a_broken_sum_keeps_every_term_and_starts_each_line_with_its_operator():
+    explanation = explain_vectors((_WIDE_ROWS[1],), NormSpec("layernorm", eps=1e-5))
+    variance = worked_steps(explanation, "en")[2].latex
+    numerator = variance.split(r"\frac{\begin{aligned}")[1].split(r"\end{aligned}}{8}")[0]
+    assert numerator.count("^2") == 8  # all eight squared deviations are still written
+    assert r"\\ &{}+ (" in variance  # a continued line starts with its "+"
+
+
+def test_a_long_vector_breaks_with_its_width_after_the_last_entry():
+    explanation = explain_vectors((_WIDE_ROWS[1],), NormSpec("layernorm", eps=1e-5))
+    x = worked_steps(explanation, "en")[0].latex
+    assert x.count(r"\\") >= 1 and x.endswith(r"\big],\quad d = 8\end{aligned}")
+    assert x.count(r"\times 10^{") == 8  # no entry lost
+
+
+def test_short_sums_and_vectors_stay_on_one_line():
+    assert wrapped_sum(["1", "- 2", "+ 3"]) == "1 - 2 + 3"
+    assert wrapped_vector([1.0, 2.0], after="!") == r"\left[1, 2\right]!"

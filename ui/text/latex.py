@@ -61,3 +61,57 @@ def latex_vector(values) -> str:
     """A vector as LaTeX, long ones elided in the middle as format_vector does."""
     text = _latex(format_vector(values).replace("…", r"\ldots"))
     return text.replace("[", r"\left[").replace("]", r"\right]")
+
+
+# A column of worked steps is about 460 px wide at 800 px (the Vector Lab's right column), and a
+# rendered digit of display maths about 9 px: a line of at most this many digit widths fits
+# it with room for its left-hand side ("σ² =", "RMS = √").  Wider lines are broken; what is
+# still wider than a column (a phone) scrolls sideways in its own box (ui/styles/base.css).
+LINE_WIDTH = 36
+
+_ZERO_WIDTH = re.compile(r"\\(?:left|right|begin\{\w+\}|end\{\w+\})|[{}^_&\s]")
+_COMMAND = re.compile(r"\\(?:[a-zA-Z]+|.)")
+
+
+def latex_width(text: str) -> int:
+    """Roughly how wide LaTeX renders, in digits: a character or a command (``\\times``) counts
+    one, braces, ``^``, ``_``, ``&`` and spaces nothing, a binary ``+`` or ``-`` two (its
+    spacing).  Deliberately generous: exponents count as much as digits."""
+    operators = text.count(" + ") + text.count(" - ")
+    return len(_COMMAND.sub("x", _ZERO_WIDTH.sub("", text))) + operators
+
+
+def _fitting_lines(pieces: list[str], width: int) -> list[list[str]]:
+    """``pieces`` in as few lines as fit ``width``, each line holding about as many."""
+    for count in range(1, len(pieces) + 1):
+        size = -(-len(pieces) // count)
+        lines = [pieces[i : i + size] for i in range(0, len(pieces), size)]
+        if all(latex_width(" ".join(line)) <= width for line in lines):
+            return lines
+    return [[piece] for piece in pieces]
+
+
+def wrapped_sum(pieces: list[str], width: int = LINE_WIDTH) -> str:
+    """Terms of a sum (``["1", "- 2", "+ 3"]``: each after the first starts with its operator)
+    on one line, or, when wider than ``width``, on lines of about equal length, each after the
+    first starting with its operator (``{}+`` keeps a binary operator's spacing)."""
+    lines = _fitting_lines(pieces, width)
+    if len(lines) == 1:
+        return " ".join(pieces)
+    return (
+        r"\begin{aligned}&" + r" \\ &{}".join(" ".join(line) for line in lines) + r"\end{aligned}"
+    )
+
+
+def wrapped_vector(values, after: str = "", width: int = LINE_WIDTH) -> str:
+    """A vector as LaTeX (as ``latex_vector``) followed by ``after`` (",\\quad d = 4"), its
+    entries over lines of at most ``width`` when one line would be wider, every line starting
+    under the first entry and ``after`` ending the last."""
+    text = _latex(format_vector(values).replace("…", r"\ldots"))
+    entries = [f"{entry}," for entry in text[1:-1].split(", ")]
+    entries[-1] = entries[-1][:-1] + r"\big]" + after
+    lines = _fitting_lines(entries, width)
+    if len(lines) == 1:
+        return latex_vector(values) + after
+    rows = r" \\ &".join(" ".join(line) for line in lines)
+    return rf"\begin{{aligned}}\big[&{rows}\end{{aligned}}"

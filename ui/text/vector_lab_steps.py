@@ -12,9 +12,9 @@ from engine.norms.kinds import PER_TOKEN_KINDS, kind_axes
 from engine.norms.worked import FusedDisagreement, VectorExplanation
 from ui.formatting import format_power
 from ui.i18n import join, translate
-from ui.text.latex import Step, chain, latex_power
+from ui.text.latex import Step, chain, latex_power, wrapped_sum
 from ui.text.latex import latex_number as _n
-from ui.text.latex import latex_vector as _vec
+from ui.text.latex import wrapped_vector as _vec
 
 _SHOW_TERMS_UP_TO = 8  # write every term of a sum when d is at most this
 
@@ -24,16 +24,17 @@ def _square(value: float) -> str:
 
 
 def _sum_terms(values, term) -> str:
-    """Terms joined by + (squares are never negative)."""
-    return " + ".join(term(v) for v in values)
+    """Terms joined by + (squares are never negative), over lines when long."""
+    terms = [term(v) for v in values]
+    return wrapped_sum(terms[:1] + [f"+ {text}" for text in terms[1:]])
 
 
 def _signed_sum(values) -> str:
-    """1 + (−2) + 3 written as a person would: 1 - 2 + 3."""
-    text = _n(values[0]) if len(values) else ""
+    """1 + (−2) + 3 written as a person would: 1 - 2 + 3, over lines when long."""
+    pieces = [_n(values[0])] if len(values) else []
     for value in values[1:]:
-        text += f" - {_n(-value)}" if value < 0 else f" + {_n(value)}"
-    return text
+        pieces.append(f"- {_n(-value)}" if value < 0 else f"+ {_n(value)}")
+    return wrapped_sum(pieces)
 
 
 def worked_steps(ex: VectorExplanation, lang: str) -> list[Step]:
@@ -45,7 +46,7 @@ def worked_steps(ex: VectorExplanation, lang: str) -> list[Step]:
     steps = [
         Step(
             translate("vector_lab.steps.input", lang, row=ex.row_index + 1, d=d),
-            rf"x = {_vec(row)},\quad d = {d}",
+            "x = " + _vec(row, after=rf",\quad d = {d}"),
         )
     ]
     out = _vec(ex.outputs[ex.row_index])
@@ -167,8 +168,9 @@ def _identity_step(stats, compute_dtype: str, lang: str) -> Step:
             "vector_lab.steps.identity_undefined", lang, which=which, dtype=compute_dtype
         )
         return Step(undefined, identity)
-    numbers = rf"{_n(stats.mean_square)} = {_n(stats.var)} + {_square(stats.mean)}"
-    return Step(translate("vector_lab.steps.identity", lang), rf"{identity}:\quad {numbers}")
+    numbers = rf"{_n(stats.mean_square)} &= {_n(stats.var)} + {_square(stats.mean)}"
+    lines = rf"\begin{{aligned}}{identity.replace('=', '&=')} \\ {numbers}\end{{aligned}}"
+    return Step(translate("vector_lab.steps.identity", lang), lines)
 
 
 def _pooled_formula(kind: str, scale: str) -> str:
