@@ -34,6 +34,23 @@ def messages() -> dict[str, str]:
         return _flatten(tomllib.load(handle))
 
 
+class Wording(str):
+    """A message parameter that is our own words rather than data (the name standing for a
+    keyless file's one array): its English text from ``errors.toml`` wherever text is
+    compared or printed, and its ``key`` for a page to write it in the reader's language
+    (``ui/errors.py``).  A string from a file that happens to read the same stays data."""
+
+    key: str
+
+    def __new__(cls, key: str) -> Wording:
+        wording = super().__new__(cls, messages()[key])
+        wording.key = key
+        return wording
+
+    def __reduce__(self):  # pickled (a cached report) as its key, read back in any process
+        return (Wording, (self.key,))
+
+
 class _Unfilled(dict):
     def __missing__(self, name: str) -> str:
         return "{" + name + "}"  # shown as written: a message never fails to print

@@ -13,7 +13,7 @@ from contextlib import contextmanager
 
 import streamlit as st
 
-from engine.errors import EngineError
+from engine.errors import EngineError, Wording
 from ui.formatting import literal
 from ui.i18n import t
 
@@ -47,11 +47,20 @@ SHOWN_IN_MESSAGE = 60  # characters of one outside text a message repeats (then 
 USER_ACCEPTED = frozenset({"dumps.unknown_stream"})
 
 
+def own_words(value):
+    """A name as the page writes it: the engine's own words (``Wording``, e.g. a keyless
+    file's one array) in the reader's language, anything else as it is."""
+    return t(f"errors.{value.key}") if isinstance(value, Wording) else value
+
+
 def shown(params: dict, extra: frozenset = frozenset()) -> dict:
-    """``params`` with every outside text as a literal; numbers and our own words as they are."""
+    """``params`` with every outside text as a literal; numbers and our own words as they are
+    (the engine's ``Wording`` in the reader's language)."""
     outside = USER_TEXT | extra
     return {
-        name: literal(value, SHOWN_IN_MESSAGE)
+        name: own_words(value)
+        if isinstance(value, Wording)
+        else literal(value, SHOWN_IN_MESSAGE)
         if name in outside and isinstance(value, str)
         else value
         for name, value in params.items()

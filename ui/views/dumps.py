@@ -17,6 +17,7 @@ import streamlit as st
 from engine.dumps.capture import PARTIAL_CHARACTER
 from engine.dumps.norm_views import DyTFit, TokenNorms
 from engine.dumps.report import DumpReport
+from ui.errors import own_words
 from ui.figures import dumps as figures
 from ui.figures import dumps_channels as channel_figures
 from ui.formatting import format_number, literal, plot_text
@@ -74,7 +75,9 @@ def inferred(rep: DumpReport) -> None:
     if rep.layout.skipped:
         with st.expander(t("dumps.skipped_title", count=len(rep.layout.skipped))):
             skipped = rep.layout.skipped
-            listed = [(s.key, t(f"errors.{s.message_key}", detail=s.detail)) for s in skipped]
+            listed = [
+                (own_words(s.key), t(f"errors.{s.message_key}", detail=s.detail)) for s in skipped
+            ]
             frame = pd.DataFrame(listed, columns=[t("dumps.skipped_entry"), t("dumps.skipped_why")])
             _table(frame, "dumps_skipped")
 

@@ -230,7 +230,7 @@ def scan(file: DumpFile) -> FileScan:
     metadata = () if rows is None else ((TOKENS_KEY, tokens_json(rows)),)
     entries = []
     for key, tensor in found.items():
-        name = entry_name(key)  # "(file)" for a file of one tensor
+        name = entry_name(key)  # WHOLE_FILE for a file of one tensor
         if tensor.device.type != "cpu" or tensor.layout != torch.strided:
             # a meta tensor holds no values, a sparse one is not rows of a stream
             layout = str(tensor.layout).removeprefix("torch.")

@@ -1,0 +1,44 @@
+"""A refusal names a keyless file's one array in the reader's language (``engine.errors.Wording``),
+while a key a file itself holds is shown as the file wrote it."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+
+from engine.dumps.formats.entries import WHOLE_FILE
+from engine.dumps.report import report
+from engine.errors import EngineError, Wording
+from tests.dumps import dump_files as files
+from ui.errors import error_text, own_words
+
+
+def _message(source, lang: str, monkeypatch) -> str:
+    monkeypatch.setattr("ui.i18n.current_language", lambda: lang)
+    with pytest.raises(EngineError) as caught:
+        report(source)
+    assert caught.value.key == "dumps.empty_array"
+    return error_text(caught.value)
+
+
+def test_a_plain_npy_is_named_in_the_readers_language(tmp_path, monkeypatch):
+    path = files.write_npy(tmp_path / "zero.npy", np.zeros((0, 16), dtype=np.float32))
+    chinese = _message(path, "zh", monkeypatch)
+    assert "条目“（整个文件）”" in chinese and "(file)" not in chinese
+    assert "entry “(file)”" in _message(path, "en", monkeypatch)
+
+
+def test_a_key_that_reads_like_the_placeholder_stays_the_files_own_text(tmp_path, monkeypatch):
+    path = files.write_npz(tmp_path / "odd.npz", {"(file)": np.zeros((0, 16), np.float32)})
+    chinese = _message(path, "zh", monkeypatch)
+    assert "`(file)`" in chinese and "整个文件" not in chinese
+
+
+def test_the_placeholder_is_english_text_for_the_cli_and_survives_a_cache(monkeypatch):
+    assert WHOLE_FILE == "(file)"
+    copied = pickle.loads(pickle.dumps(WHOLE_FILE))
+    assert isinstance(copied, Wording) and copied.key == "dumps.whole_file"
+    monkeypatch.setattr("ui.i18n.current_language", lambda: "zh")
+    assert own_words(copied) == "（整个文件）" and own_words("(file)") == "(file)"
