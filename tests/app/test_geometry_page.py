@@ -161,7 +161,8 @@ def test_eps_section_draws_the_formula_with_the_measured_norms():
 def test_affine_section_shows_both_parameterisations_as_one_shape():
     at = _open({"ge_section": "affine", "ge_gamma_x": "2", "ge_beta_y": "0.5"})
     table = at.table[0].value
-    assert list(table["γ"]) == ["2", "1", "1"] and list(table["w = γ − 1"]) == ["1", "0", "0"]
+    assert list(table["γ"]) == ["2", "1", "1"]
+    assert list(table["Gemma's γ = γ − 1"]) == ["1", "0", "0"]
     assert list(table.index) == ["x₁", "x₂", "x₃"]  # the sliders' and the scene's names
     assert "— one shape" in _text(at)
     traces = _traces(at, "ge_chart_affine")

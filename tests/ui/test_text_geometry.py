@@ -18,7 +18,7 @@ from engine.geometry.path import vector_path
 from engine.geometry.real_activations import real_activations
 from engine.geometry.two_dimensions import two_dimensional_layernorm
 from ui.formatting import format_number
-from ui.i18n import LANGUAGES, catalog
+from ui.i18n import LANGUAGES, catalog, translate
 from ui.text import geometry as text
 from ui.text import geometry_high as text_high
 
@@ -86,8 +86,9 @@ def test_eps_summary_names_the_knee_at_sqrt_d_over_2():
 
 def test_affine_table_and_summary_write_gamma_as_gemma_stores_it():
     e = ellipsoids(GeometrySpec(d=3, gamma_x=2.0, gamma_y=0.5, beta_z=1.0))
-    table = text.affine_table(e)
-    assert table["γ"] == ["2", "0.5", "1"] and table["w = γ − 1"] == ["1", "-0.5", "0"]
+    table = text.affine_table(e, "en")
+    assert table["γ"] == ["2", "0.5", "1"] and table["Gemma's γ = γ − 1"] == ["1", "-0.5", "0"]
+    assert text.affine_table(e, "zh")["Gemma 的 γ = γ − 1"] == ["1", "-0.5", "0"]
     summary = text.affine_summary(e, 3, "en")
     axes = [2 * math.sqrt(3), 0.5 * math.sqrt(3), math.sqrt(3)]
     assert "[" + ", ".join(format_number(a) for a in axes) + "]" in summary
@@ -152,3 +153,16 @@ def test_the_intro_puts_layernorms_outputs_on_a_sphere_of_radius_sqrt_d_not_a_sm
         intro = catalog(lang)["geometry.intro"]
         assert "√d" in intro, lang
         assert "smaller sphere" not in intro and "更小的球面" not in intro, lang
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_gemma_gain_is_written_with_the_stored_weight_gamma_as_elsewhere(lang):
+    """Geometry names Gemma's stored weight γ, as the Vector Lab's (1 + γᵢ) and the Gemma lesson
+    do (Hugging Face's ``weight``), not a second letter."""
+    texts = [
+        translate(key, lang)
+        for key in ("geometry.lead_affine", "geometry.affine.intro", "geometry.trace.gemma")
+    ]
+    assert all("1 + γ" in line for line in texts)
+    assert not any("1 + w" in line or "w = " in line for line in texts)
+    assert "1 + γ" in translate("lessons.gemma_offset.title", lang)

@@ -61,7 +61,8 @@ def scene_figure(
 
     ``mode``: "plain" (gamma = 1, beta = 0: the sqrt(d) sphere, the plane, the all-ones axis,
     LayerNorm's circle), "affine" (the spec's gamma and beta: the ellipsoid drawn both ways,
-    gamma x_hat + beta and Gemma's (1 + w) x_hat + beta) or "dyt" (the sphere and DyT's box).
+    gamma x_hat + beta and Gemma's (1 + gamma_Gemma) x_hat + beta) or "dyt" (the sphere and
+    DyT's box).
     """
     cloud, meshes, d = scene.cloud, scene.meshes, scene.cloud.inputs.shape[-1]
     names = _names(meshes, lang)

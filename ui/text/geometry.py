@@ -211,11 +211,14 @@ def eps_summary(curve: EpsCurve, lang: str) -> str:
     )
 
 
-def affine_table(ellipsoids: Ellipsoids) -> dict[str, list[str]]:
-    """Per drawn axis: gamma, Gemma's stored w = gamma - 1, and beta (columns of a table)."""
+def affine_table(ellipsoids: Ellipsoids, lang: str) -> dict[str, list[str]]:
+    """Per drawn axis: gamma, Gemma's stored weight gamma - 1 (the same symbol as the Vector
+    Lab's and the lesson's (1 + gamma)), and beta (columns of a table)."""
     return {
         "γ": [format_number(g) for g in ellipsoids.gamma],
-        "w = γ − 1": [format_number(w) for w in ellipsoids.gemma_weight],
+        translate("geometry.affine.gemma_column", lang): [
+            format_number(w) for w in ellipsoids.gemma_weight
+        ],
         "β": [format_number(b) for b in ellipsoids.beta],
     }
 

@@ -30,9 +30,10 @@ from ui.text import geometry_high as text_high
 from ui.url.pages import GEOMETRY
 from ui.views.charts import built, show_chart
 
-AFFINE_LATEX = (
-    r"\begin{gathered}y = \gamma\odot\hat{x} + \beta = (1 + w)\odot\hat{x} + \beta"
-    r" \\ w = \gamma - 1\end{gathered}"
+AFFINE_LATEX = (  # one side per line: the column beside the chart is narrow
+    r"\begin{aligned}y &= \gamma\odot\hat{x} + \beta"
+    r" \\ &= (1 + \gamma_{\mathrm{Gemma}})\odot\hat{x} + \beta"
+    r" \\ \gamma_{\mathrm{Gemma}} &= \gamma - 1\end{aligned}"
 )
 
 
@@ -109,7 +110,7 @@ def affine(result: Scene) -> None:
     with right:
         st.markdown(t("geometry.affine.intro"))
         st.latex(AFFINE_LATEX)
-        frame = pd.DataFrame(text.affine_table(result.ellipsoids), index=list(INPUT_AXES[:d]))
+        frame = pd.DataFrame(text.affine_table(result.ellipsoids, lang), index=list(INPUT_AXES[:d]))
         st.table(frame)
         st.markdown(text.affine_summary(result.ellipsoids, d, lang))
     degenerate(result.cloud.flags)
