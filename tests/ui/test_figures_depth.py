@@ -23,7 +23,7 @@ from ui.figures.depth import (
     training_loss_figure,
     x0_weight_figure,
 )
-from ui.figures.depth_wiring import legible_width, wiring_figure
+from ui.figures.depth_wiring import STREAM_IN, STREAM_OUT, legible_width, wiring_figure
 from ui.i18n import catalog
 from ui.labels import label
 from ui.presenting import CHART_FONT, for_projector
@@ -180,17 +180,30 @@ def test_wiring_names_llama_and_gemma_modules_correctly():
 
 @pytest.mark.parametrize(
     "placement, final_norm, last",
-    [("post", True, "xₗ₊₁"), ("pre", True, ZH["depth.wiring_output"]), ("pre", False, "xₗ₊₁")],
+    [
+        ("post", True, STREAM_OUT),
+        ("pre", True, ZH["depth.wiring_output"]),
+        ("pre", False, STREAM_OUT),
+    ],
 )
 def test_wiring_ends_on_the_next_layer_or_after_the_final_norm_on_the_output(
     placement, final_norm, last
 ):
     figure = wiring_figure(placement, "zh", final_norm)
     texts = [a.text for a in figure.layout.annotations if a.text]
-    assert "xₗ" in texts and last in texts
+    assert STREAM_IN in texts and last in texts
     # the model's output is no x_{l+1}
-    assert ("xₗ₊₁" in texts) != (ZH["depth.wiring_output"] in texts)
+    assert (STREAM_OUT in texts) != (ZH["depth.wiring_output"] in texts)
     assert not any("_" in text or "{" in text for text in texts if "<i>" not in text)
+
+
+@pytest.mark.parametrize("placement", PLACEMENT_IDS)
+def test_wiring_writes_the_streams_subscripts_in_the_labels_own_font(placement):
+    """Unicode's subscript letters (xₗ, xₗ₊₁) come from a fallback font and were drawn far
+    smaller than the box labels; plotly's <sub> scales the label's own font."""
+    texts = [a.text for a in wiring_figure(placement, "en").layout.annotations if a.text]
+    assert STREAM_IN in texts and "x<sub>l</sub>" in STREAM_IN and "<sub>l+1</sub>" in STREAM_OUT
+    assert not any(re.search("[\u2080-\u209c]", text) for text in texts)
 
 
 def _text_px(annotation, layout_font: float) -> list[float]:

@@ -7,7 +7,7 @@ the model catalog (``engine/models/catalog.toml``).
 
 Pure functions, no Streamlit import; the words come from ``locales/*/depth.toml``
 (``depth.wiring_*``); only code identifiers (``ln_1``, ``model.norm``) and symbols (α, β,
-1/√l, xₗ) are written here.
+1/√l, x<sub>l</sub>) are written here.
 """
 
 from __future__ import annotations
@@ -27,9 +27,15 @@ NORM_FILL, BRANCH_FILL, INK = "#fde0c5", "#d9e8f5", "#444444"
 TEXT_INK = "#1a1a1a"
 LABEL_PX = 14  # the labels' size, which presentation mode's larger chart font replaces
 NAME_EM = 0.9  # a module name's size, relative to its box's label
-# the stream entering and leaving the layer, subscripts in Unicode like the page's x₀ (plotly
-# would draw "x_{l+1}" literally)
-STREAM_IN, STREAM_OUT = "xₗ", "xₗ₊₁"
+# the stream entering and leaving the layer, its subscript in plotly's <sub> markup: a scaled
+# copy of the label's own font (any size, presentation's too), where Unicode's subscript
+# letters ("xₗ₊₁") come from a fallback font and render much smaller than the box labels
+# (plotly would draw "x_{l+1}" literally); a little larger than the labels, so that the
+# subscript (plotly draws it at about 0.7 of its text) is as large as a module name
+STREAM_EM = 1.25
+STREAM_IN, STREAM_OUT = (
+    f"<span style='font-size:{STREAM_EM}em'>x<sub>{index}</sub></span>" for index in ("l", "l+1")
+)
 # a box holds its label and module name at presentation mode's 18 px too: 0.72 of 2.9 y units
 # of the plot's 280 - 55 px
 BOX_HALF_HEIGHT, HEIGHT = 0.36, 280
