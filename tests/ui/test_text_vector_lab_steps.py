@@ -114,6 +114,14 @@ def test_a_long_vector_breaks_with_its_width_after_the_last_entry():
     assert x.count(r"\times 10^{") == 8  # no entry lost
 
 
+def test_a_line_that_starts_with_a_negative_number_keeps_its_minus_a_sign():
+    """After "&" KaTeX spaces a bare "-" as a binary minus ("− 0.7469"); braced it is a sign."""
+    y = wrapped_vector([1.4715, -0.0785, -1.6714, 0.6497, -0.7469, -1.0122, 0.5103, 0.8775])
+    assert r"\\ &{-0.7469}," in y
+    total = wrapped_sum(["-123456.78"] + ["- 123456.78"] * 7)
+    assert total.startswith(r"\begin{aligned}&{-123456.78}") and r"\\ &{}- " in total
+
+
 def test_short_sums_and_vectors_stay_on_one_line():
     assert wrapped_sum(["1", "- 2", "+ 3"]) == "1 - 2 + 3"
     assert wrapped_vector([1.0, 2.0], after="!") == r"\left[1, 2\right]!"

@@ -98,6 +98,7 @@ def wrapped_sum(pieces: list[str], width: int = LINE_WIDTH) -> str:
     lines = _fitting_lines(pieces, width)
     if len(lines) == 1:
         return " ".join(pieces)
+    lines[0][0] = f"{{{lines[0][0]}}}"  # braced: a leading minus after "&" stays a sign
     return (
         r"\begin{aligned}&" + r" \\ &{}".join(" ".join(line) for line in lines) + r"\end{aligned}"
     )
@@ -108,7 +109,8 @@ def wrapped_vector(values, after: str = "", width: int = LINE_WIDTH) -> str:
     entries over lines of at most ``width`` when one line would be wider, every line starting
     under the first entry and ``after`` ending the last."""
     text = _latex(format_vector(values).replace("…", r"\ldots"))
-    entries = [f"{entry}," for entry in text[1:-1].split(", ")]
+    # each entry braced: a line's leading minus after "&" is a sign, not a binary minus
+    entries = [f"{{{entry}}}," for entry in text[1:-1].split(", ")]
     entries[-1] = entries[-1][:-1] + r"\big]" + after
     lines = _fitting_lines(entries, width)
     if len(lines) == 1:
