@@ -4,6 +4,8 @@ import json
 
 import pytest
 
+from ui.figures.depth_wiring import STREAM_IN, STREAM_OUT
+
 
 def _open(app, section: str | None = None):
     if section is not None:
@@ -154,7 +156,8 @@ def test_wiring_labels_the_stream_with_subscripts_and_the_output(app):
     for chart in app.get("plotly_chart"):
         layout = json.loads(chart.proto.spec)["layout"]
         texts += [a.get("text", "") for a in layout.get("annotations", [])]
-    assert "xₗ" in texts and "xₗ₊₁" in texts  # Post-Norm's diagram ends on the next layer
+    # Post-Norm's diagram ends on the next layer
+    assert STREAM_IN in texts and STREAM_OUT in texts
     assert not any("{" in text or "x_" in text for text in texts)
     assert "output" in texts  # Pre-Norm's ends on its final norm: the model's output
 

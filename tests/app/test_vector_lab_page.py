@@ -17,7 +17,7 @@ def test_default_page_is_the_vector_lab_with_the_textbook_numbers(app):
     assert not app.exception
     assert app.title[0].value == "Vector Lab"
     latex = _latex(app)
-    assert "= 2.5" in latex and "1.25" in latex and "7.5 = 1.25 + 2.5^2" in latex
+    assert "= 2.5" in latex and "1.25" in latex and "7.5 &= 1.25 + 2.5^2" in latex
     assert r"\left[-1.3416, -0.4472, 0.4472, 1.3416\right]" in latex
 
 
@@ -88,7 +88,7 @@ def test_bad_vectors_show_a_message_and_no_exception(app, text, fragment):
     assert "Fix the input" in app.info[0].value
     # The page keeps working: a good vector afterwards computes again.
     app.text_area(key="vl_text").input("1, 2, 3, 4").run()
-    assert not app.error and "7.5 = 1.25 + 2.5^2" in _latex(app)
+    assert not app.error and "7.5 &= 1.25 + 2.5^2" in _latex(app)
 
 
 def test_value_beyond_float16_is_refused_when_stored_as_float16(app):
