@@ -188,3 +188,31 @@ def test_a_turned_camera_stays_when_a_slider_moves(page, server_url):
     )
     # the scene was updated in place (Plotly.react, layout.uirevision): the camera is kept
     assert page.evaluate(EYE_JS, SCENE) == pytest.approx(turned)
+
+
+# The two columns of the "One vector" section (the picture, the steps) as [left, top, right,
+# bottom], and how far its widest formula overflows its column
+COLUMNS_JS = """() => {
+  const rect = e => { const r = e.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; };
+  const columns = [...document.querySelectorAll('.st-key-ge_path_layout [data-testid="stColumn"]')];
+  const overflow = Math.max(0, ...[...columns[1].querySelectorAll('.katex-display')]
+    .map(e => e.scrollWidth - e.clientWidth));
+  return {columns: columns.map(rect), overflow};
+}"""
+
+
+def test_an_800_px_window_puts_the_steps_under_the_vector(page, server_url):
+    """Beside a sidebar, an 800 px window left the steps ~218 px for formulas ~300 px wide."""
+    page.set_viewport_size({"width": 800, "height": 1400})
+    page.goto(server_url + "/geometry?ge_section=vector")
+    wait_idle(page)
+    _wait_chart(page, PATH)
+    places = page.evaluate(COLUMNS_JS)
+    picture, steps = places["columns"]
+    assert steps[1] >= picture[3]  # stacked
+    assert places["overflow"] <= 2
+
+    page.set_viewport_size({"width": 1280, "height": 1400})  # room for both: side by side
+    page.wait_for_timeout(500)
+    picture, steps = page.evaluate(COLUMNS_JS)["columns"]
+    assert steps[0] >= picture[2]

@@ -75,7 +75,8 @@ def vector_path(path: VectorPath, meshes: SceneMeshes | None, eps: float, alpha:
         st.info(t("geometry.path.too_wide", d=len(path.x), limit=limit), icon=":material/info:")
         steps = st.container()
     else:
-        left, steps = st.columns([1, 1], gap="medium")
+        with st.container(key="ge_path_layout"):  # stacked when narrow (ui/styles/base.css)
+            left, steps = st.columns([1, 1], gap="medium")
         with left:
             plotly_frame(path_figure(path, meshes, current_language()), "ge_chart_path")
             st.caption(t("geometry.path.caption"))
