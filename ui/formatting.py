@@ -108,7 +108,9 @@ def scientific(mantissa: str, exponent: int, times: str = "×") -> str:
 
 def format_power(value: float, digits: int = 2, times: str = "·") -> str:
     """A number to ``digits`` significant digits, its power of ten written out when it has
-    one: 3.4028e38 -> "3.4·10³⁸", 1e6 -> "10⁶", 25 -> "25"."""
+    one: 3.4028e38 -> "3.4·10³⁸", 1e6 -> "10⁶", 25 -> "25", inf -> "∞"."""
+    if not math.isfinite(value):
+        return format_number(value)
     mantissa, _, exponent = f"{value:.{digits}g}".partition("e")
     return scientific(mantissa, int(exponent), times) if exponent else mantissa
 

@@ -120,6 +120,7 @@ def test_a_power_of_ten_with_mantissa_one_is_written_without_it_in_text_and_late
     assert format_power(1e6) == "10⁶" and format_power(-1e6) == "-10⁶"
     assert format_power(3.4028e38) == "3.4·10³⁸" and format_power(25.0) == "25"
     assert number(-1e6) == "-10⁶" and number(4.006e6) == "4.006×10⁶"
+    assert number(math.inf) == "∞" and format_power(-math.inf) == "−∞"
     assert tick_text(-1e6, plain=False) == "-10⁶" and tick_text(2e7, plain=False) == "2·10⁷"
     assert latex_scientific("-1", 6) == "-10^{6}" and latex_number(1e6) == "10^{6}"
     assert latex_number(-1e6) == "-10^{6}" and latex_power(-1e6) == "(-10^{6})"

@@ -23,7 +23,7 @@ from engine.norms.kinds import kind_axes
 from ui.formatting import format_number
 from ui.i18n import translate
 from ui.labels import NORM_NAMES
-from ui.text.latex import chain, latex_scientific
+from ui.text.latex import chain, latex_number
 
 
 def _n(value: float, decimals: int = 4) -> str:
@@ -91,16 +91,8 @@ def leak_note(kind: str, lang: str) -> str | None:
     return translate("axes.legend.leaks", lang, name=NORM_NAMES[kind])
 
 
-def _tex(value: float) -> str:
-    text = _n(value)
-    if "e" in text:
-        mantissa, exponent = text.split("e")
-        return latex_scientific(mantissa, int(exponent))
-    return text.replace("NaN", r"\text{NaN}").replace("∞", r"\infty").replace("−", "-")
-
-
 def _signed(value: float) -> str:
-    return f"({_tex(value)})" if value < 0 else _tex(value)
+    return f"({latex_number(value)})" if value < 0 else latex_number(value)
 
 
 def cell_arithmetic(stats: AxesStatistics, selection: CellSelection) -> str:
@@ -109,21 +101,26 @@ def cell_arithmetic(stats: AxesStatistics, selection: CellSelection) -> str:
     x, y = selection.x, selection.y
     if kind == "dyt":
         alpha = NormSpec(kind="dyt").alpha
-        return chain("y", r"\tanh(\alpha x)", rf"\tanh({_tex(alpha)}\times{_signed(x)})", _tex(y))
-    eps = _tex(stats.spec.eps)
+        return chain(
+            "y",
+            r"\tanh(\alpha x)",
+            rf"\tanh({latex_number(alpha)}\times{_signed(x)})",
+            latex_number(y),
+        )
+    eps = latex_number(stats.spec.eps)
     if kind == "rmsnorm":
         return chain(
             "y",
             r"\frac{x}{\sqrt{\overline{x^2} + \varepsilon}}",
-            rf"\frac{{{_tex(x)}}}{{\sqrt{{{_tex(selection.var)} + {eps}}}}}",
-            _tex(y),
+            rf"\frac{{{latex_number(x)}}}{{\sqrt{{{latex_number(selection.var)} + {eps}}}}}",
+            latex_number(y),
         )
     return chain(
         "y",
         r"\frac{x - \mu}{\sqrt{\sigma^2 + \varepsilon}}",
-        rf"\frac{{{_tex(x)} - {_signed(selection.mean)}}}"
-        rf"{{\sqrt{{{_tex(selection.var)} + {eps}}}}}",
-        _tex(y),
+        rf"\frac{{{latex_number(x)} - {_signed(selection.mean)}}}"
+        rf"{{\sqrt{{{latex_number(selection.var)} + {eps}}}}}",
+        latex_number(y),
     )
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from engine.experiments.experiment import early_points, perplexity_band
-from ui.formatting import format_number, literal, scientific
+from ui.formatting import format_number, format_power, literal
 from ui.i18n import join, translate
 from ui.labels import NORM_NAMES
 
@@ -17,11 +17,7 @@ SHOWN_BLOCKS = 12  # blocks named in a sentence (the rest counted)
 
 def number(value: float) -> str:
     """Four significant digits (44.26, 4.006×10⁶), ∞ for an infinite perplexity."""
-    value = float(value)
-    if not np.isfinite(value):
-        return format_number(value)
-    mantissa, _, exponent = f"{value:.4g}".partition("e")
-    return scientific(mantissa, int(exponent)) if exponent else mantissa
+    return format_power(float(value), 4, "×")
 
 
 def token_label(texts, position: int) -> str:
