@@ -1,5 +1,12 @@
 """How numbers are written on the pages (short when exact, 4 decimals otherwise), and the rules
-for reading them back (what a Chinese keyboard types, numbers float64 reads as 0)."""
+for reading them back (what a Chinese keyboard types, numbers float64 reads as 0).
+
+Two kinds of text: what people read (``format_number``, ``format_vector``, ``signed``,
+``format_cosine``, ``scientific``, ``format_power``) writes a negative number with the true
+minus sign "−" (U+2212), through ``true_minus``; what a machine or a person's next input
+reads (``number_text``: text boxes and links) keeps the ASCII "-".  Every parser here reads
+both (``as_ascii``), and LaTeX (``ui/text/latex.py``) writes its own "-", which KaTeX sets as
+a minus."""
 
 from __future__ import annotations
 
@@ -10,21 +17,32 @@ import unicodedata
 
 import numpy as np
 
+MINUS = "\u2212"  # the true minus sign: "−0.5", never the hyphen-minus of "-0.5"
+_SIGN = re.compile(r"(?<![eE])-")  # a hyphen-minus that is a number's sign, not an exponent's
+
+
+def true_minus(text: str) -> str:
+    """Python's number text as people read it: a negative number's sign as the true minus,
+    "-1.5e-07" -> "−1.5e-07".  The exponent keeps e-notation's own "-", as the ε sliders,
+    the locale texts ("1e-5") and every program write it.  The one place this is done."""
+    return _SIGN.sub(MINUS, text)
+
 
 def format_number(value: float, decimals: int = 4) -> str:
-    """2.5 -> "2.5", 1.118034 -> "1.1180", 4.096e7 -> "4.096e+07", inf -> "∞"."""
+    """2.5 -> "2.5", -1.3416407 -> "−1.3416", 4.096e7 -> "4.096e+07", -1e-5 -> "−1e-05",
+    inf -> "∞", for people to read (``number_text`` writes what is typed back)."""
     if math.isnan(value):
         return "NaN"
     if math.isinf(value):
         return "∞" if value > 0 else "−∞"
     if value != 0 and (abs(value) >= 1e5 or abs(value) < 10 ** (-decimals)):
-        return f"{value:.{decimals}g}"
+        return true_minus(f"{value:.{decimals}g}")
     rounded = round(value, decimals)
     if rounded == value:
         text = f"{value:.{decimals}f}".rstrip("0").rstrip(".")
     else:
         text = f"{value:.{decimals}f}"
-    return "0" if text in ("-0", "") else text
+    return "0" if text in ("-0", "") else true_minus(text)
 
 
 def signed(value: float, decimals: int = 2) -> str:
@@ -33,7 +51,7 @@ def signed(value: float, decimals: int = 2) -> str:
     if not math.isfinite(value):
         return format_number(value)
     text = f"{value:+.{decimals}f}"
-    return text[1:] if float(text) == 0 else text.replace("-", "−")
+    return text[1:] if float(text) == 0 else true_minus(text)
 
 
 def format_cosine(value: float) -> str:
@@ -57,8 +75,8 @@ def format_vector(values, decimals: int = 4, head: int = 6, tail: int = 2) -> st
 
 def number_text(value: float | None) -> str:
     """A number as a person types it into a box or a link, read back as the same number:
-    1000.0 -> "1000", 1e-05 -> "1e-5", 0.1 -> "0.1", 2**60 -> "1152921504606846976",
-    None -> ""."""
+    1000.0 -> "1000", 1e-05 -> "1e-5", 0.1 -> "0.1", -2.5 -> "-2.5" (ASCII: what float()
+    and every other program read), 2**60 -> "1152921504606846976", None -> ""."""
     if value is None:
         return ""
     if isinstance(value, numbers.Integral):
@@ -81,7 +99,7 @@ def lost_to_zero(text: str, value: float) -> bool:
 FLOAT64_TINY = f"{math.ulp(0.0):.2g}"  # "4.9e-324", for the messages that refuse such text
 
 # NFKC maps full-width forms to ASCII; these it leaves alone.
-_TO_ASCII = str.maketrans({"\u2212": "-", "\u3001": ","})
+_TO_ASCII = str.maketrans({MINUS: "-", "\u3001": ","})
 
 
 def as_ascii(text: str) -> str:
@@ -100,19 +118,19 @@ def superscript(value: int | str) -> str:
 
 def scientific(mantissa: str, exponent: int, times: str = "×") -> str:
     """A mantissa times a power of ten as text: ("2.5", 6) -> "2.5×10⁶"; a mantissa of
-    exactly ±1 is not written: ("1", 6) -> "10⁶", ("-1", 6) -> "-10⁶" (never "1×10⁶")."""
+    exactly ±1 is not written: ("1", 6) -> "10⁶", ("-1", 6) -> "−10⁶" (never "1×10⁶")."""
     power = "10" + superscript(exponent)
-    sign, digits = (mantissa[0], mantissa[1:]) if mantissa[:1] in "-−" else ("", mantissa)
+    sign, digits = (MINUS, mantissa[1:]) if mantissa[:1] in "-−" else ("", mantissa)
     return sign + (power if float(digits) == 1 else f"{digits}{times}{power}")
 
 
 def format_power(value: float, digits: int = 2, times: str = "·") -> str:
     """A number to ``digits`` significant digits, its power of ten written out when it has
-    one: 3.4028e38 -> "3.4·10³⁸", 1e6 -> "10⁶", 25 -> "25", inf -> "∞"."""
+    one: 3.4028e38 -> "3.4·10³⁸", 1e6 -> "10⁶", -25 -> "−25", inf -> "∞"."""
     if not math.isfinite(value):
         return format_number(value)
     mantissa, _, exponent = f"{value:.{digits}g}".partition("e")
-    return scientific(mantissa, int(exponent), times) if exponent else mantissa
+    return scientific(mantissa, int(exponent), times) if exponent else true_minus(mantissa)
 
 
 def finite_or_none(values) -> list:

@@ -15,6 +15,7 @@ from streamlit.testing.v1 import AppTest
 from engine.axes.sources import make_tensor
 from engine.config import AxesSpec
 from tests.app.conftest import APP
+from ui.formatting import as_ascii
 
 
 def _open(app, **settings):
@@ -44,7 +45,8 @@ def _text(app) -> str:
 
 
 def _metrics(app) -> dict[str, str]:
-    return {m.label: m.value for m in app.metric}
+    """Each metric's text as the app's own parsers read it back ("−0.08" as "-0.08")."""
+    return {m.label: as_ascii(m.value) for m in app.metric}
 
 
 def _array(data) -> np.ndarray:

@@ -104,7 +104,7 @@ def test_d2_says_layernorm_has_two_outputs_and_counts_them():
     np.testing.assert_allclose(np.abs(layer), 1.0, atol=1e-3)
     np.testing.assert_allclose(layer.sum(axis=1), 0.0, atol=1e-3)
     plus = int(np.sum(layer[:, 0] > 0))
-    assert f"{plus} landed on [1, -1] and {500 - plus} on [-1, 1]" in warning
+    assert f"{plus} landed on [1, −1] and {500 - plus} on [−1, 1]" in warning
     assert "0 were 0/0" in warning
 
 

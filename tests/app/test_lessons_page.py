@@ -207,7 +207,7 @@ FACTS = {
         "y = γ·(x − μ)/√(σ² + ε) + β = β in every channel" in _texts(at)
     ),
     "precision": lambda at: (
-        "(x₁ − μ)² = (-300)² = 90000 is beyond float16's largest finite number 65504" in _texts(at)
+        "(x₁ − μ)² = (−300)² = 90000 is beyond float16's largest finite number 65504" in _texts(at)
     ),
     "gemma_offset": lambda at: "0.3651, 0.7303, 1.0954, 1.4606" in _texts(at),
     "cost": lambda at: "5 passes" in _texts(at) and "1.25" in _texts(at),

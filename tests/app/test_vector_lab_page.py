@@ -188,7 +188,7 @@ def test_squared_deviations_overflow_silently_for_layernorm(app):
     assert not app.exception
     outcome, text = _path(app, "sum, then divide, in half")
     assert outcome == "silently 0"
-    assert "(x₁ − μ)² = (-300)² = 90000 is beyond float16's largest finite number 65504" in text
+    assert "(x₁ − μ)² = (−300)² = 90000 is beyond float16's largest finite number 65504" in text
     assert "The number squared is the deviation x₁ − μ (μ = 0), not the entry" in text
     assert "So σ² = ∞ and rstd = 1/√∞ = 0: every output (xᵢ − μ) · 0 is 0" in text
     assert "are NaN" not in text  # the old page claimed NaN for every LayerNorm overflow

@@ -26,11 +26,12 @@ from ui.text.latex import latex_number, latex_power, latex_scientific, latex_vec
         (1.25, "1.25"),
         (7.5, "7.5"),
         (1.118033988749895, "1.1180"),
-        (-1.3416407, "-1.3416"),
+        (-1.3416407, "−1.3416"),  # the true minus, as people read it
         (0.0, "0"),
         (-0.0, "0"),
         (4.096e7, "4.096e+07"),
-        (1e-5, "1e-05"),
+        (1e-5, "1e-05"),  # e-notation's own "-", as the ε sliders write it
+        (-2.5e-6, "−2.5e-06"),
         (math.inf, "∞"),
         (-math.inf, "−∞"),
         (math.nan, "NaN"),
@@ -47,6 +48,7 @@ def test_a_slope_is_signed_with_the_true_minus():
 
 def test_long_vectors_are_elided():
     assert format_vector([1, 2, 3, 4]) == "[1, 2, 3, 4]"
+    assert format_vector([-0.5, 2]) == "[−0.5, 2]"
     text = format_vector(list(range(100)))
     assert text.startswith("[0, 1, 2, 3, 4, 5, …") and text.endswith("98, 99]")
 
@@ -114,15 +116,18 @@ def test_finite_or_none_leaves_gaps_for_values_a_chart_cannot_draw():
 
 
 def test_a_power_of_ten_with_mantissa_one_is_written_without_it_in_text_and_latex():
-    """10⁶ and −10⁶, never "1×10⁶" or "-1\\times 10^{6}", wherever a number is written."""
-    assert scientific("1", 6) == "10⁶" and scientific("-1", 6) == "-10⁶"
+    """10⁶ and −10⁶, never "1×10⁶" or "-1\\times 10^{6}", wherever a number is written; in
+    text with the true minus, in LaTeX with "-" (KaTeX sets it as a minus)."""
+    assert scientific("1", 6) == "10⁶" and scientific("-1", 6) == "−10⁶"
     assert scientific("−1", -6) == "−10⁻⁶" and scientific("2.5", 6) == "2.5×10⁶"
-    assert format_power(1e6) == "10⁶" and format_power(-1e6) == "-10⁶"
-    assert format_power(3.4028e38) == "3.4·10³⁸" and format_power(25.0) == "25"
-    assert number(-1e6) == "-10⁶" and number(4.006e6) == "4.006×10⁶"
-    assert number(math.inf) == "∞" and format_power(-math.inf) == "−∞"
-    assert tick_text(-1e6, plain=False) == "-10⁶" and tick_text(2e7, plain=False) == "2·10⁷"
+    assert format_power(1e6) == "10⁶" and format_power(-1e6) == "−10⁶"
+    assert format_power(3.4028e38) == "3.4·10³⁸" and format_power(-25.0) == "−25"
+    assert format_power(-math.inf) == "−∞" and format_power(-2.5e6) == "−2.5·10⁶"
+    assert number(-1e6) == "−10⁶" and number(4.006e6) == "4.006×10⁶"
+    assert number(math.inf) == "∞" and number(-0.5) == "−0.5"
+    assert tick_text(-1e6, plain=False) == "−10⁶" and tick_text(2e7, plain=False) == "2·10⁷"
     assert latex_scientific("-1", 6) == "-10^{6}" and latex_number(1e6) == "10^{6}"
     assert latex_number(-1e6) == "-10^{6}" and latex_power(-1e6) == "(-10^{6})"
     assert latex_number(-2.5e6) == r"-2.5\times 10^{6}" and latex_number(1e-5) == "10^{-5}"
+    assert latex_number(-2.5e-6) == r"-2.5\times 10^{-6}" and latex_number(-0.5) == "-0.5"
     assert latex_vector([-1e6, 2.0]) == r"\left[-10^{6}, 2\right]"

@@ -68,7 +68,7 @@ def test_two_dimensions_counts_add_up(eps):
     sentence = text.two_dimensions_summary(two, "en")
     t = np.asarray(two.coefficient)
     plus, minus = int(np.sum(t >= 1 - 1e-3)), int(np.sum(t <= -(1 - 1e-3)))
-    assert f"{plus} landed on [1, -1] and {minus} on [-1, 1]" in sentence
+    assert f"{plus} landed on [1, −1] and {minus} on [−1, 1]" in sentence
     inside = 400 - plus - minus
     assert f"; {inside} were pulled in" in sentence
     if eps == 0:
@@ -87,8 +87,8 @@ def test_eps_summary_names_the_knee_at_sqrt_d_over_2():
 def test_affine_table_and_summary_write_gamma_as_gemma_stores_it():
     e = ellipsoids(GeometrySpec(d=3, gamma_x=2.0, gamma_y=0.5, beta_z=1.0))
     table = text.affine_table(e, "en")
-    assert table["γ"] == ["2", "0.5", "1"] and table["Gemma's γ = γ − 1"] == ["1", "-0.5", "0"]
-    assert text.affine_table(e, "zh")["Gemma 的 γ = γ − 1"] == ["1", "-0.5", "0"]
+    assert table["γ"] == ["2", "0.5", "1"] and table["Gemma's γ = γ − 1"] == ["1", "−0.5", "0"]
+    assert text.affine_table(e, "zh")["Gemma 的 γ = γ − 1"] == ["1", "−0.5", "0"]
     summary = text.affine_summary(e, 3, "en")
     axes = [2 * math.sqrt(3), 0.5 * math.sqrt(3), math.sqrt(3)]
     assert "[" + ", ".join(format_number(a) for a in axes) + "]" in summary

@@ -71,7 +71,7 @@ def test_squared_deviation_overflow_is_silent_and_names_the_deviation():
     xc = x - x.sum() / 4
     assert torch.isinf(xc * xc).all()  # the oracle: (x - mu)^2 stored in half
     text = _text("plus_minus_300", "layernorm", "sum_then_divide_half")
-    assert "(x₁ − μ)² = (-300)² = 90000" in text and "the deviation x₁ − μ (μ = 0)" in text
+    assert "(x₁ − μ)² = (−300)² = 90000" in text and "the deviation x₁ − μ (μ = 0)" in text
     assert "every output (xᵢ − μ) · 0 is 0" in text and "are NaN" not in text
 
 

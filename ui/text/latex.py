@@ -41,9 +41,10 @@ def _power_of_ten(match: re.Match) -> str:
 
 
 def _latex(text: str) -> str:
-    """format_number's text as LaTeX: 1e-05 -> 10^{-5}, 2.5e-06 -> 2.5\\times 10^{-6}, ∞."""
-    text = _SCIENTIFIC.sub(_power_of_ten, text)
-    return text.replace("∞", r"\infty").replace("−", "-").replace("NaN", r"\text{NaN}")
+    """format_number's text as LaTeX: 1e-05 -> 10^{-5}, −2.5e-06 -> -2.5\\times 10^{-6}, ∞;
+    its true minus signs as "-", which KaTeX sets as a minus inside maths."""
+    text = _SCIENTIFIC.sub(_power_of_ten, text.replace("−", "-"))
+    return text.replace("∞", r"\infty").replace("NaN", r"\text{NaN}")
 
 
 def latex_number(value: float) -> str:

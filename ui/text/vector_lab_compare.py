@@ -14,7 +14,7 @@ import numpy as np
 
 from engine.norms.kinds import ROW_KINDS
 from engine.norms.worked import VectorExplanation
-from ui.formatting import format_cosine, format_number
+from ui.formatting import format_cosine, format_number, true_minus
 from ui.i18n import translate
 from ui.labels import NORM_NAMES
 from ui.text.vector_lab_precision import sentence_joiner
@@ -133,4 +133,4 @@ def ratios(values) -> str:
     pivot = next((v for v in values if math.isfinite(v) and v != 0), None)
     if pivot is None or len(values) > 8:
         return "—"
-    return " : ".join(f"{v / pivot:.2f}".rstrip("0").rstrip(".") for v in values)
+    return true_minus(" : ".join(f"{v / pivot:.2f}".rstrip("0").rstrip(".") for v in values))
