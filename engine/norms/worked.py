@@ -62,9 +62,13 @@ class NormComparison:
 # Why a fused op's statistics for a row differ from the steps' (``FusedDisagreement.cause``):
 # "moments_overflow": PyTorch's CPU LayerNorm takes mu and sigma^2 in one pass (Welford's
 #   algorithm, aten/src/ATen/native/cpu/moments_utils.h, as in the installed wheel's header).
-#   Merging partial moments adds delta^2 * c * m0, delta a difference of partial means: in
-#   float32 delta^2 is inf once |delta| > sqrt(3.4e38) ~ 1.8e19, and a weight c or m0 of 0
-#   makes it inf * 0 = NaN (a constant row of 1.9e19s, d = 4, has rstd NaN; of 1.8e19s, 316);
+#   Merging partial moments adds delta^2 * c * m0, delta a difference of partial means, c and
+#   m0 merge weights. The scalar merge (AddMoments, which merges the vector lanes last)
+#   computes delta * delta * c * m0 from the left: in float32 delta * delta is inf once
+#   |delta| > sqrt(3.4e38) ~ 1.8e19, and a weight c or m0 of 0 then makes it inf * 0 = NaN
+#   (a constant row of 1.9e19s, d = 4, has rstd NaN; of 1.8e19s, 316); with both weights
+#   nonzero sigma^2 is inf and rstd 0 (sixteen 1.9e19s and one 3.8e19). The vectorised merge
+#   (AddMomentsVec) computes (delta * m0) * (c * delta) instead, which is 0 where m0 = 0;
 # "mean_rounded": a constant row whose float32 mean sum / d is not the row's value, so the
 #   steps' x - mu is not 0; the one-pass mean of a constant row is the value itself;
 # "other": the op and the steps round in a different order (cancellation, say).

@@ -11,10 +11,13 @@ import torch.nn.functional as F
 from engine import NormSpec
 from engine.norms.dispatch import normalize
 from engine.norms.worked import explain_vectors
+from ui.formatting import format_power
+from ui.i18n import translate
 from ui.text.vector_lab_precision import path_messages
 from ui.text.vector_lab_steps import worked_steps
 
 F32_MAX = torch.finfo(torch.float32).max
+_P, _G = format_power(F32_MAX), format_power(math.sqrt(F32_MAX))
 
 
 def _layer(row) -> torch.Tensor:
@@ -124,3 +127,17 @@ def test_a_fused_layernorms_wrong_output_with_right_statistics_is_not_called_rou
     text = next(m.text for m in path_messages(ex.precision, 0, lang) if m.path == "fused_half")
     assert "x·rstd − rstd·μ" in text and "0.9922" in text and "1.897e+07" in text
     assert "significant" not in text and "有效数字" not in text  # not the rounding sentence
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_welford_merge_is_told_in_one_text_by_the_note_and_the_precision_story(lang):
+    """The steps' note (float32) and the bfloat16 story's fused path share one sentence."""
+    note = next(
+        s.caption
+        for s in worked_steps(explain_vectors(((1e20,) * 4,), NormSpec("layernorm")), lang)
+        if "native_layer_norm" in s.caption
+    )
+    ex = explain_vectors(((1e20,) * 4,), NormSpec("layernorm"), "bfloat16")
+    story = next(m.text for m in path_messages(ex.precision, 0, lang) if m.path == "fused_half")
+    merge = translate("vector_lab.welford.merge", lang, dtype="float32", largest=_P, gap=_G)
+    assert merge in note and merge in story

@@ -28,6 +28,7 @@ from engine.norms.worked import VectorExplanation
 from ui.formatting import format_number, format_vector, superscript
 from ui.i18n import translate
 from ui.labels import label
+from ui.text.vector_lab_steps import welford_merge
 
 _SUBSCRIPTS = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
 # quantities formed one entry at a time; the rest are sums (running or whole-row) or statistics
@@ -164,7 +165,8 @@ def _diagnosis(story: PrecisionStory, result: PathResult, row: int, lang: str) -
     if event.failure == "zero_variance":
         return ""  # said once for the whole section (zero_variance_*)
     if event.failure == "moments_overflow":
-        return translate("vector_lab.precision.overflow.moments", lang, **common)
+        merge = welford_merge(event.dtype, event.dtype_max, math.sqrt(event.dtype_max), lang)
+        return translate("vector_lab.precision.overflow.moments", lang, **common) + merge
     if event.failure == "stall":
         stall = {"step": event.index + 1, "term": _n(event.term), **common}
         sentence = translate(

@@ -141,13 +141,12 @@ def worked_steps(ex: VectorExplanation, lang: str) -> list[Step]:
 def _fused_step(fused: FusedDisagreement, symbol: str, dtype: str, lang: str) -> Step:
     """The op that computed the output took other statistics than the steps: both, and why."""
     op = "triton" if fused.op == "triton" else "torch"
-    caption = translate(f"vector_lab.steps.fused_{op}", lang, op=fused.op) + translate(
-        f"vector_lab.steps.fused_{fused.cause}",
-        lang,
-        dtype=dtype,
-        largest=format_power(fused.largest),
-        gap=format_power(fused.square_overflows_at),
-    )
+    caption = translate(f"vector_lab.steps.fused_{op}", lang, op=fused.op)
+    if fused.cause == "moments_overflow":
+        caption += welford_merge(dtype, fused.largest, fused.square_overflows_at, lang)
+        caption += translate("vector_lab.steps.fused_moments_nan", lang)
+    else:
+        caption += translate(f"vector_lab.steps.fused_{fused.cause}", lang, dtype=dtype)
     escaped = fused.op.replace("_", r"\_")
     name = r"\text{Triton}" if fused.op == "triton" else rf"\texttt{{{escaped}}}"
     lines = (
@@ -155,6 +154,18 @@ def _fused_step(fused: FusedDisagreement, symbol: str, dtype: str, lang: str) ->
         rf"{symbol}_{{{name}}} &= {_n(fused.var)} \neq {_n(fused.steps_var)}",
     )
     return Step(caption, r"\begin{aligned}" + r" \\ ".join(lines) + r"\end{aligned}")
+
+
+def welford_merge(dtype: str, largest: float, gap: float, lang: str) -> str:
+    """How PyTorch's one-pass (Welford) merge overflows: one text for the steps' note and the
+    precision story."""
+    return translate(
+        "vector_lab.welford.merge",
+        lang,
+        dtype=dtype,
+        largest=format_power(largest),
+        gap=format_power(gap),
+    )
 
 
 def _identity_step(stats, compute_dtype: str, lang: str) -> Step:
