@@ -69,10 +69,12 @@ class NormComparison:
 #   (a constant row of 1.9e19s, d = 4, has rstd NaN; of 1.8e19s, 316); with both weights
 #   nonzero sigma^2 is inf and rstd 0 (sixteen 1.9e19s and one 3.8e19). The vectorised merge
 #   (AddMomentsVec) computes (delta * m0) * (c * delta) instead, which is 0 where m0 = 0;
+# "sum_overflow": the steps' float32 sum, so their mu, is inf; a running mean never holds
+#   the sum;
 # "mean_rounded": a constant row whose float32 mean sum / d is not the row's value, so the
 #   steps' x - mu is not 0; the one-pass mean of a constant row is the value itself;
 # "other": the op and the steps round in a different order (cancellation, say).
-FUSED_CAUSES = ("moments_overflow", "mean_rounded", "other")
+FUSED_CAUSES = ("moments_overflow", "sum_overflow", "mean_rounded", "other")
 _RSTD_TOLERANCE = 1e-3  # relative; float32 orders of summation differ by ~1e-7 per term
 _FLOAT32_MAX = torch.finfo(torch.float32).max
 
@@ -162,9 +164,11 @@ def _differ(a: float, b: float) -> bool:
     return abs(a - b) > _RSTD_TOLERANCE * max(abs(a), abs(b))
 
 
-def _fused_disagreement(row, spec: NormSpec, result, index: int, steps) -> FusedDisagreement | None:
+def _fused_disagreement(
+    row, spec: NormSpec, result, index: int, steps, steps_mean: float
+) -> FusedDisagreement | None:
     """The fused op's statistics for ``row`` where they differ from the steps' (``steps``:
-    var, rstd)."""
+    var, rstd; ``steps_mean``: the μ they write)."""
     op = native_op(spec, row.dtype) if result.backend == "torch" else "triton"
     rstd = float(result.rstd[index])
     if op is None or not _differ(rstd, steps[1]):
@@ -177,6 +181,8 @@ def _fused_disagreement(row, spec: NormSpec, result, index: int, steps) -> Fused
     )  # a partial-mean gap can exceed it
     if welford and math.isnan(rstd) and bool(values.isfinite().all()) and big:
         cause = "moments_overflow"
+    elif welford and not math.isfinite(steps_mean):
+        cause = "sum_overflow"
     elif welford and bool((values == values[0]).all()) and rstd == _zero_variance_rstd(spec.eps):
         cause = "mean_rounded"
     else:
@@ -268,7 +274,9 @@ def explain_vectors(
     steps_var = row_stats.mean_square if spec.kind == "rmsnorm" else row_stats.var
     fused = None
     if spec.kind in ("layernorm", "rmsnorm"):
-        fused = _fused_disagreement(row, spec, result, row_index, (steps_var, steps_rstd))
+        fused = _fused_disagreement(
+            row, spec, result, row_index, (steps_var, steps_rstd), row_stats.mean
+        )
     return VectorExplanation(
         spec=spec,
         input_dtype=input_dtype,

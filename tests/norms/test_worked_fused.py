@@ -141,3 +141,28 @@ def test_the_welford_merge_is_told_in_one_text_by_the_note_and_the_precision_sto
     story = next(m.text for m in path_messages(ex.precision, 0, lang) if m.path == "fused_half")
     merge = translate("vector_lab.welford.merge", lang, dtype="float32", largest=_P, gap=_G)
     assert merge in note and merge in story
+
+
+def _native(row, eps=1e-5):
+    """torch.native_layer_norm itself: (y, mean, rstd) of the one row."""
+    y, mean, rstd = torch.native_layer_norm(torch.tensor([row]), [len(row)], None, None, eps)
+    return y[0], float(mean[0, 0]), float(rstd[0, 0])
+
+
+def _steps_y(row, eps=1e-5):
+    """The steps' formula in float32: μ = Σx / d, then (x − μ)·rsqrt(Σ(x − μ)²/d + ε)."""
+    x = torch.tensor(row)
+    centred = x - x.sum() / len(row)
+    return centred * torch.rsqrt((centred * centred).sum() / len(row) + eps)
+
+
+def test_a_steps_mean_that_overflowed_is_named_as_the_sums_overflow_not_rounding():
+    """Nine 3e38s: the float32 sum is ∞, so the steps' μ is ∞ and their y NaN; the op's
+    running mean is 3e38, its σ² 0 and its y 0."""
+    row = (3e38,) * 9
+    y, mean, rstd = _native(row)
+    assert y.eq(0).all() and mean == pytest.approx(3e38) and rstd == pytest.approx(1e-5**-0.5)
+    assert torch.tensor(row).sum() == math.inf and _steps_y(row).isnan().all()
+    ex = explain_vectors((row,), NormSpec("layernorm"))
+    assert ex.row_stats.mean == math.inf and ex.outputs[0] == (0.0,) * 9
+    assert ex.fused.cause == "sum_overflow"
