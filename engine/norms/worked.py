@@ -179,7 +179,9 @@ def _fused_disagreement(
     big = (
         float(values.abs().max()) > math.sqrt(_FLOAT32_MAX) / 2
     )  # a partial-mean gap can exceed it
-    if welford and math.isnan(rstd) and bool(values.isfinite().all()) and big:
+    # δ·δ·c·m0 overflowed: NaN where a weight is 0, ∞ (rstd 0) where the steps' σ² is finite
+    welford_overflow = math.isnan(rstd) or (rstd == 0 and math.isfinite(steps[0]))
+    if welford and welford_overflow and bool(values.isfinite().all()) and big:
         cause = "moments_overflow"
     elif welford and not math.isfinite(steps_mean):
         cause = "sum_overflow"

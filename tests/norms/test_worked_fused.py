@@ -166,3 +166,22 @@ def test_a_steps_mean_that_overflowed_is_named_as_the_sums_overflow_not_rounding
     ex = explain_vectors((row,), NormSpec("layernorm"))
     assert ex.row_stats.mean == math.inf and ex.outputs[0] == (0.0,) * 9
     assert ex.fused.cause == "sum_overflow"
+
+
+def test_a_welford_merge_that_overflows_to_infinity_is_named():
+    """Sixteen 1.9e19s and one 3.8e19: merging means 1.9e19 apart with both weights nonzero gives
+    σ² = ∞ (not NaN), rstd 0 and y = 0; the steps' σ² is finite and their y₁ is −0.25."""
+    row = (1.9e19,) * 16 + (3.8e19,)
+    y, _, rstd = _native(row)
+    assert rstd == 0 and y.eq(0).all() and float(_steps_y(row)[0]) == pytest.approx(-0.25)
+    delta = torch.tensor(1.9e19)
+    assert delta * delta * 0.5 * 1 == math.inf  # δ·δ·c·m₀ from the left, c and m₀ ≠ 0
+    ex = explain_vectors((row,), NormSpec("layernorm"))
+    assert ex.fused.cause == "moments_overflow" and ex.fused.rstd == 0
+    assert math.isfinite(ex.fused.steps_var) and ex.outputs[0] == (0.0,) * 17
+    for lang in ("en", "zh"):
+        note = next(s.caption for s in worked_steps(ex, lang) if "native_layer_norm" in s.caption)
+        infinite, nan = (
+            translate(f"vector_lab.steps.fused_moments_{o}", lang) for o in ("inf", "nan")
+        )
+        assert note.endswith(infinite) and nan not in note and "δ·δ·c·m₀" in note

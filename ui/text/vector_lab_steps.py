@@ -143,8 +143,9 @@ def _fused_step(fused: FusedDisagreement, symbol: str, dtype: str, lang: str) ->
     op = "triton" if fused.op == "triton" else "torch"
     caption = translate(f"vector_lab.steps.fused_{op}", lang, op=fused.op)
     if fused.cause == "moments_overflow":
+        outcome = "nan" if math.isnan(fused.rstd) else "inf"
         caption += welford_merge(dtype, fused.largest, fused.square_overflows_at, lang)
-        caption += translate("vector_lab.steps.fused_moments_nan", lang)
+        caption += translate(f"vector_lab.steps.fused_moments_{outcome}", lang)
     else:
         caption += translate(f"vector_lab.steps.fused_{fused.cause}", lang, dtype=dtype)
     escaped = fused.op.replace("_", r"\_")
