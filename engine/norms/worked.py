@@ -76,6 +76,7 @@ class NormComparison:
 # "other": the op and the steps round in a different order (cancellation, say).
 FUSED_CAUSES = ("moments_overflow", "sum_overflow", "mean_rounded", "other")
 _RSTD_TOLERANCE = 1e-3  # relative; float32 orders of summation differ by ~1e-7 per term
+_OUTPUT_TOLERANCE = 1e-3  # relative to max(1, |y|): the outputs are of order 1
 _FLOAT32_MAX = torch.finfo(torch.float32).max
 
 
@@ -95,6 +96,8 @@ class FusedDisagreement:
     steps_var: float
     steps_rstd: float
     cause: str  # one of FUSED_CAUSES
+    # the op's output for the row equals the steps' (within _OUTPUT_TOLERANCE, NaN as NaN)
+    same_output: bool = False
     largest: float = _FLOAT32_MAX  # float32's largest finite number, where δ² overflows
     square_overflows_at: float = math.sqrt(_FLOAT32_MAX)  # |δ| whose square is beyond it
 
@@ -149,13 +152,12 @@ def _row_statistics(row: torch.Tensor, spec: NormSpec, compute_dtype: str) -> Ro
     return RowStatistics(mean, var, std, float(mean_square), float(layer.rms))
 
 
-def _steps_rstd(row: torch.Tensor, spec: NormSpec) -> float:
-    """The rstd the steps write: 1/sqrt(sigma^2 + eps) (RMSNorm: RMS^2) in the compute dtype."""
-    if spec.kind not in ("layernorm", "rmsnorm"):
-        return math.nan
+def _steps(row: torch.Tensor, spec: NormSpec, weight, bias):
+    """The steps' own result for ``row`` (LayerNorm or RMSNorm): the reference formulas in the
+    compute dtype, γ and β included, so its rstd and y are what the steps write."""
     dtype = spec.torch_compute_dtype(row.dtype)
     formula = reference.layer_norm if spec.kind == "layernorm" else reference.rms_norm
-    return float(formula(row, spec.eps, compute_dtype=dtype).rstd)
+    return formula(row, spec.eps, weight, bias, spec.offset, compute_dtype=dtype)
 
 
 def _differ(a: float, b: float) -> bool:
@@ -164,15 +166,25 @@ def _differ(a: float, b: float) -> bool:
     return abs(a - b) > _RSTD_TOLERANCE * max(abs(a), abs(b))
 
 
+def _same_output(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Equal entries, NaN as NaN and ∞ as ∞ of the same sign, finite ones within tolerance."""
+    a, b = a.double(), b.double()
+    close = (a - b).abs() <= _OUTPUT_TOLERANCE * torch.maximum(a.abs(), b.abs()).clamp(min=1)
+    return bool(((a == b) | (a.isnan() & b.isnan()) | (a.isfinite() & b.isfinite() & close)).all())
+
+
 def _fused_disagreement(
     row, spec: NormSpec, result, index: int, steps, steps_mean: float
 ) -> FusedDisagreement | None:
-    """The fused op's statistics for ``row`` where they differ from the steps' (``steps``:
-    var, rstd; ``steps_mean``: the μ they write)."""
+    """The fused op's statistics for ``row`` where they differ from the steps', and whether its
+    output is the steps' all the same (``steps``: their ``NormResult`` for the row;
+    ``steps_mean``: the μ they write)."""
     op = native_op(spec, row.dtype) if result.backend == "torch" else "triton"
-    rstd = float(result.rstd[index])
-    if op is None or not _differ(rstd, steps[1]):
+    rstd, steps_rstd = float(result.rstd[index]), float(steps.rstd)
+    same_output = _same_output(result.y[index].cpu(), steps.y.reshape(-1))
+    if op is None or not _differ(rstd, steps_rstd):
         return None
+    steps_var = float(steps.var)
     values = row.double()
     # the CPU kernel read in FUSED_CAUSES; the CUDA one and Triton's are not explained here
     welford = op == "aten.native_layer_norm" and result.rstd.device.type == "cpu"
@@ -180,7 +192,7 @@ def _fused_disagreement(
         float(values.abs().max()) > math.sqrt(_FLOAT32_MAX) / 2
     )  # a partial-mean gap can exceed it
     # δ·δ·c·m0 overflowed: NaN where a weight is 0, ∞ (rstd 0) where the steps' σ² is finite
-    welford_overflow = math.isnan(rstd) or (rstd == 0 and math.isfinite(steps[0]))
+    welford_overflow = math.isnan(rstd) or (rstd == 0 and math.isfinite(steps_var))
     if welford and welford_overflow and bool(values.isfinite().all()) and big:
         cause = "moments_overflow"
     elif welford and not math.isfinite(steps_mean):
@@ -190,7 +202,7 @@ def _fused_disagreement(
     else:
         cause = "other"
     var = float(variance_from_rstd(result.rstd[index], spec.eps))
-    return FusedDisagreement(op, var, rstd, *steps, cause)
+    return FusedDisagreement(op, var, rstd, steps_var, steps_rstd, cause, same_output)
 
 
 def _precision(rows, spec: NormSpec, input_dtype: str) -> PrecisionStory | None:
@@ -263,7 +275,8 @@ def explain_vectors(
     x = torch.tensor(rows, dtype=torch.float64).to(DTYPES[input_dtype])  # [T, d]
     d = x.shape[-1]
     device = device or compute_device()  # on a GPU server the kernels compute the output
-    params = [None if p is None else p.to(device) for p in (_param(weight, d), _param(bias, d))]
+    cpu_params = (_param(weight, d), _param(bias, d))
+    params = [None if p is None else p.to(device) for p in cpu_params]
     result = normalize(x.to(device), spec, *params)
     row = x[row_index]  # [d]
     row_rstd = float(result.rstd[row_index]) if spec.kind in PER_TOKEN_KINDS else math.nan
@@ -272,13 +285,11 @@ def explain_vectors(
     centre = row.double().mean() if spec.kind == "layernorm" else 0.0
     row_zero = bool(((row.double() - centre) == 0).all())  # sigma^2 (or RMS^2) is exactly 0
     row_stats = _row_statistics(row, spec, spec.compute_dtype)
-    steps_rstd = _steps_rstd(row, spec)
-    steps_var = row_stats.mean_square if spec.kind == "rmsnorm" else row_stats.var
-    fused = None
+    steps_rstd, fused = math.nan, None  # the steps' rstd: NaN as row_rstd is
     if spec.kind in ("layernorm", "rmsnorm"):
-        fused = _fused_disagreement(
-            row, spec, result, row_index, (steps_var, steps_rstd), row_stats.mean
-        )
+        steps = _steps(row, spec, *cpu_params)
+        steps_rstd = float(steps.rstd)
+        fused = _fused_disagreement(row, spec, result, row_index, steps, row_stats.mean)
     return VectorExplanation(
         spec=spec,
         input_dtype=input_dtype,

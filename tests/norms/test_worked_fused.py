@@ -165,7 +165,7 @@ def test_a_steps_mean_that_overflowed_is_named_as_the_sums_overflow_not_rounding
     assert torch.tensor(row).sum() == math.inf and _steps_y(row).isnan().all()
     ex = explain_vectors((row,), NormSpec("layernorm"))
     assert ex.row_stats.mean == math.inf and ex.outputs[0] == (0.0,) * 9
-    assert ex.fused.cause == "sum_overflow"
+    assert ex.fused.cause == "sum_overflow" and not ex.fused.same_output
 
 
 def test_a_welford_merge_that_overflows_to_infinity_is_named():
@@ -185,3 +185,19 @@ def test_a_welford_merge_that_overflows_to_infinity_is_named():
             translate(f"vector_lab.steps.fused_moments_{o}", lang) for o in ("inf", "nan")
         )
         assert note.endswith(infinite) and nan not in note and "δ·δ·c·m₀" in note
+
+
+@pytest.mark.parametrize("row", [(1e30,) * 9, (1e35,) * 20, (3e38,) * 2, (3e38,) * 8])
+def test_a_note_on_other_statistics_says_when_the_output_is_the_steps_output(row):
+    """1e30s: the steps' σ² is ∞ (rounded μ), the op's 0, and both y are 0; 3e38s, d ≤ 8:
+    the steps' μ is ∞, the op's σ² NaN, and both y are NaN."""
+    y, _, rstd = _native(row)
+    steps_y = _steps_y(row)
+    assert torch.equal(y, steps_y) or (y.isnan().all() and steps_y.isnan().all())
+    ex = explain_vectors((row,), NormSpec("layernorm"))
+    assert ex.fused is not None and ex.fused.same_output and ex.fused.rstd != ex.steps_rstd
+    for lang in ("en", "zh"):
+        captions = [s.caption for s in worked_steps(ex, lang)]
+        note = next(c for c in captions if "native_layer_norm" in c)
+        assert "not computed" not in note and "并不是" not in note
+        assert "same as the steps'" in note or "输出相同" in note

@@ -141,7 +141,8 @@ def worked_steps(ex: VectorExplanation, lang: str) -> list[Step]:
 def _fused_step(fused: FusedDisagreement, symbol: str, dtype: str, lang: str) -> Step:
     """The op that computed the output took other statistics than the steps: both, and why."""
     op = "triton" if fused.op == "triton" else "torch"
-    caption = translate(f"vector_lab.steps.fused_{op}", lang, op=fused.op)
+    headline = f"vector_lab.steps.fused_{op}" + ("_same" if fused.same_output else "")
+    caption = translate(headline, lang, op=fused.op)
     if fused.cause == "moments_overflow":
         outcome = "nan" if math.isnan(fused.rstd) else "inf"
         caption += welford_merge(dtype, fused.largest, fused.square_overflows_at, lang)
@@ -150,10 +151,11 @@ def _fused_step(fused: FusedDisagreement, symbol: str, dtype: str, lang: str) ->
         caption += translate(f"vector_lab.steps.fused_{fused.cause}", lang, dtype=dtype)
     escaped = fused.op.replace("_", r"\_")
     name = r"\text{Triton}" if fused.op == "triton" else rf"\texttt{{{escaped}}}"
-    lines = (
-        rf"\mathrm{{rstd}}_{{{name}}} &= {_n(fused.rstd)} \neq {_n(fused.steps_rstd)}",
-        rf"{symbol}_{{{name}}} &= {_n(fused.var)} \neq {_n(fused.steps_var)}",
-    )
+    pairs = [(r"\mathrm{rstd}", fused.rstd, fused.steps_rstd), (symbol, fused.var, fused.steps_var)]
+    lines = []
+    for quantity, own, steps in pairs:
+        relation = "=" if _n(own) == _n(steps) else r"\neq"  # as the digits shown compare
+        lines.append(rf"{quantity}_{{{name}}} &= {_n(own)} {relation} {_n(steps)}")
     return Step(caption, r"\begin{aligned}" + r" \\ ".join(lines) + r"\end{aligned}")
 
 
