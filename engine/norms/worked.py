@@ -98,6 +98,8 @@ class FusedDisagreement:
     cause: str  # one of FUSED_CAUSES
     # the op's output for the row equals the steps' (within _OUTPUT_TOLERANCE, NaN as NaN)
     same_output: bool = False
+    # the op's rstd is the steps' (within _RSTD_TOLERANCE), yet its output is not: eps = 0
+    same_rstd: bool = False
     largest: float = _FLOAT32_MAX  # float32's largest finite number, where δ² overflows
     square_overflows_at: float = math.sqrt(_FLOAT32_MAX)  # |δ| whose square is beyond it
 
@@ -176,13 +178,12 @@ def _same_output(a: torch.Tensor, b: torch.Tensor) -> bool:
 def _fused_disagreement(
     row, spec: NormSpec, result, index: int, steps, steps_mean: float
 ) -> FusedDisagreement | None:
-    """The fused op's statistics for ``row`` where they differ from the steps', and whether its
-    output is the steps' all the same (``steps``: their ``NormResult`` for the row;
-    ``steps_mean``: the μ they write)."""
+    """The fused op's statistics for ``row`` where they, or its output, differ from the steps'
+    (``steps``: their ``NormResult`` for the row; ``steps_mean``: the μ they write)."""
     op = native_op(spec, row.dtype) if result.backend == "torch" else "triton"
     rstd, steps_rstd = float(result.rstd[index]), float(steps.rstd)
     same_output = _same_output(result.y[index].cpu(), steps.y.reshape(-1))
-    if op is None or not _differ(rstd, steps_rstd):
+    if op is None or (same_output and not _differ(rstd, steps_rstd)):
         return None
     steps_var = float(steps.var)
     values = row.double()
@@ -202,7 +203,8 @@ def _fused_disagreement(
     else:
         cause = "other"
     var = float(variance_from_rstd(result.rstd[index], spec.eps))
-    return FusedDisagreement(op, var, rstd, steps_var, steps_rstd, cause, same_output)
+    same_rstd = not _differ(rstd, steps_rstd)
+    return FusedDisagreement(op, var, rstd, steps_var, steps_rstd, cause, same_output, same_rstd)
 
 
 def _precision(rows, spec: NormSpec, input_dtype: str) -> PrecisionStory | None:

@@ -201,3 +201,20 @@ def test_a_note_on_other_statistics_says_when_the_output_is_the_steps_output(row
         note = next(c for c in captions if "native_layer_norm" in c)
         assert "not computed" not in note and "并不是" not in note
         assert "same as the steps'" in note or "输出相同" in note
+
+
+def test_eps_zero_a_rounded_mean_gives_infinities_in_the_steps_and_nan_in_the_op():
+    """Eleven 1e-20s, ε = 0: both σ² are 0 and both rstd ∞, but the steps' x − μ is not 0
+    (μ rounded), so their y is ±∞, while the op's y is NaN."""
+    row = (1e-20,) * 11
+    y, mean, rstd = _native(row, eps=0.0)
+    assert y.isnan().all() and rstd == math.inf and mean == float(torch.tensor(1e-20))
+    assert _steps_y(row, eps=0.0).isinf().all()
+    ex = explain_vectors((row,), NormSpec("layernorm", eps=0.0))
+    assert ex.fused is not None and ex.fused.cause == "mean_rounded" and ex.fused.same_rstd
+    for lang, words in (("en", "same σ² and rstd"), ("zh", "相同的 σ² 与 rstd")):
+        note = next(s.caption for s in worked_steps(ex, lang) if "native_layer_norm" in s.caption)
+        assert (
+            words in note
+            and translate("vector_lab.steps.fused_mean_rounded", lang, dtype="float32") in note
+        )

@@ -141,7 +141,8 @@ def worked_steps(ex: VectorExplanation, lang: str) -> list[Step]:
 def _fused_step(fused: FusedDisagreement, symbol: str, dtype: str, lang: str) -> Step:
     """The op that computed the output took other statistics than the steps: both, and why."""
     op = "triton" if fused.op == "triton" else "torch"
-    headline = f"vector_lab.steps.fused_{op}" + ("_same" if fused.same_output else "")
+    variant = "_same" if fused.same_output else "_same_rstd" if fused.same_rstd else ""
+    headline = f"vector_lab.steps.fused_{op}{variant}"
     caption = translate(headline, lang, op=fused.op)
     if fused.cause == "moments_overflow":
         outcome = "nan" if math.isnan(fused.rstd) else "inf"
