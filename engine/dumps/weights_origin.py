@@ -11,6 +11,10 @@ Captures written before these fields (the shipped example among them) hold one E
 sentence, ``weights``, in one of the two forms ``model_files`` used to write; those are
 parsed back into the fields.  Any other ``weights`` text (a dump written by other code)
 is kept as it is, as the file's own words (kind "text").
+
+A page words the fields into a sentence of its own, so they are taken only when they hold
+values a capture writes (a dtype of ``CAPTURE_DTYPES``, the converter ``GGUF_CONVERTER``):
+anything else in them is kept as the file's own words too, which a page shows literally.
 """
 
 from __future__ import annotations
@@ -18,6 +22,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+
+from engine.config import CAPTURE_DTYPES
 
 GGUF_CONVERTER = "transformers"  # what dequantizes a GGUF file (``from_pretrained(gguf_file=)``)
 KINDS = ("gguf", "folder", "text")
@@ -62,13 +68,21 @@ def from_metadata(meta: Mapping[str, str]) -> WeightsOrigin | None:
     kind = meta.get("weights_kind")
     if kind in ("gguf", "folder"):
         fields = {name: str(meta.get(f"weights_{name}", "")) for name in _FIELDS[1:]}
-        return WeightsOrigin(kind, **fields)
+        if _known(kind, **fields):
+            return WeightsOrigin(kind, **fields)
+        written = {"kind": str(kind)} | fields
+        return WeightsOrigin("text", text=", ".join(f"weights_{k}={v}" for k, v in written.items()))
     text = meta.get("weights")
     if text is None:
         return None
     text = str(text)
-    if found := _OLD_GGUF.fullmatch(text):
-        return WeightsOrigin("gguf", **found.groupdict())
-    if found := _OLD_FOLDER.fullmatch(text):
-        return WeightsOrigin("folder", **found.groupdict())
+    for old_kind, sentence in (("gguf", _OLD_GGUF), ("folder", _OLD_FOLDER)):
+        found = sentence.fullmatch(text)
+        if found and _known(old_kind, **found.groupdict()):
+            return WeightsOrigin(old_kind, **found.groupdict())
     return WeightsOrigin("text", text=text)
+
+
+def _known(kind: str, file: str, dtype: str, converter: str = "") -> bool:
+    """Whether the fields hold what a capture writes (the file's name is any text)."""
+    return dtype in CAPTURE_DTYPES and converter == (GGUF_CONVERTER if kind == "gguf" else "")

@@ -3,8 +3,11 @@ literally; the growth fit, the non-finite counts and safe download names."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
+from safetensors import safe_open
 from safetensors.torch import save
 
 from engine.dumps import weights_origin
@@ -13,6 +16,7 @@ from engine.dumps.example import EXAMPLE_DUMP
 from engine.dumps.report import report
 from engine.dumps.sources import Upload
 from tests.dumps import dump_files as files
+from ui.formatting import SHOWN_CHARS
 from ui.text import dumps as text
 
 
@@ -142,3 +146,59 @@ def test_the_examples_model_and_weights_rows_are_worded_in_chinese():
     )
     assert dict(text.layout_facts(rep, "en"))["Weights"].startswith("GGUF file `")
     assert dict(text.layout_facts(rep, "zh"))["模型"] == f"`{GGUF_NAME}`（`llama`）"
+
+
+# an image (the browser would fetch it), a link, a line break that ends a table, math, 3 MB
+MARKUP = "float32 ![p](https://attacker.example/p.png) [login](https://x.example)\n| a | b |\n$x$"
+HOSTILE = {
+    "weights_kind": "gguf",
+    "weights_file": "m.gguf",
+    "weights_dtype": MARKUP + "B" * 3_000_000,
+    "weights_converter": "transformers",
+    "compute_dtype": MARKUP + "C" * 1_000_000,
+    "storage_dtype": MARKUP,
+}
+
+
+def _outside_code_spans(markdown: str) -> str:
+    """The Markdown with its code spans (a run of backticks to the same run) taken out."""
+    return re.sub(r"(`+)(?!`).*?(?<!`)\1(?!`)", "", markdown, flags=re.S)
+
+
+@pytest.fixture(scope="module")
+def hostile_capture():
+    with safe_open(str(EXAMPLE_DUMP), "pt") as f:
+        meta = {k: v for k, v in f.metadata().items() if k != "weights"} | HOSTILE
+        tensors = {name: f.get_tensor(name) for name in f.keys()}
+    return report(Upload("hostile.safetensors", save(tensors, metadata=meta)))
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_markup_in_a_captures_dtype_metadata_is_shown_literally_and_cut(hostile_capture, lang):
+    rows = text.layout_facts(hostile_capture, lang)
+    table = text.facts_table(rows, ("What", "Read as"))
+    outside = _outside_code_spans(table)
+    assert "](" not in outside and "$x$" not in outside and "attacker" not in outside
+    lines = table.split("\n")
+    assert len(lines) == len(rows) + 2  # no line break got into a cell
+    assert all(len(re.findall(r"(?<!\\)\|", line)) == 3 for line in lines[2:])  # two cells
+    weights, precision = rows[-3][1], rows[-2][1]
+    assert "weights_dtype=float32 ![p]" in weights  # the file's own words, as written
+    assert len(weights) < SHOWN_CHARS + 100 and len(precision) < 2 * SHOWN_CHARS + 100
+    assert text.storage_dtype(hostile_capture) == "float16"  # the stream's own dtype
+
+
+@pytest.mark.parametrize(
+    "metadata",
+    [
+        {"weights_kind": "folder", "weights_file": "m", "weights_dtype": "**float32**"},
+        {"weights_kind": "gguf", "weights_file": "m", "weights_dtype": "float16"},  # no converter
+        weights_origin.gguf("m", "float32").metadata() | {"weights_converter": "[x](http://x)"},
+        {"weights": "GGUF file m, dequantized to __float32__ by transformers"},
+    ],
+    ids=["folder_dtype", "no_converter", "converter", "old_sentence"],
+)
+def test_weights_fields_of_unknown_values_are_kept_as_the_files_own_words(metadata):
+    origin = weights_origin.from_metadata(metadata)
+    assert origin.kind == "text"
+    assert text.weights_text(origin, "en").startswith("`")  # a code span, never markup

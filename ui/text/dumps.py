@@ -14,6 +14,7 @@ from pathlib import PurePath
 
 import numpy as np
 
+from engine.config import CAPTURE_DTYPES
 from engine.dumps.capture import CaptureInfo, capture_info
 from engine.dumps.diagnostics import GrowthFit
 from engine.dumps.report import DumpReport
@@ -114,9 +115,8 @@ def capture_facts(info: CaptureInfo, lang: str) -> list[tuple[str, str]]:
     prompts = [literal(prompt[:MAX_PROMPT_SHOWN]) for prompt in info.prompts[:MAX_NAMED]]
     if len(info.prompts) > MAX_NAMED:
         prompts.append(translate("dumps.and_more", lang, count=len(info.prompts) - MAX_NAMED))
-    precision = translate(
-        "dumps.precision_value", lang, compute=info.compute_dtype, storage=info.storage_dtype
-    )
+    compute, storage = (_dtype_text(dtype) for dtype in (info.compute_dtype, info.storage_dtype))
+    precision = translate("dumps.precision_value", lang, compute=compute, storage=storage)
     model, arch = literal(info.model), literal(info.architecture)
     return [
         _fact("model", translate("dumps.model_value", lang, model=model, arch=arch), lang),
@@ -126,9 +126,15 @@ def capture_facts(info: CaptureInfo, lang: str) -> list[tuple[str, str]]:
     ]
 
 
+def _dtype_text(dtype: str) -> str:
+    """A dtype the metadata names: as a word when it is one a capture writes, else literally."""
+    return dtype if dtype in CAPTURE_DTYPES else literal(dtype)
+
+
 def weights_text(origin: WeightsOrigin, lang: str) -> str:
-    """Where a capture's weights came from, worded from its fields; text a dump wrote
-    itself is shown as written, marked as the file's own words."""
+    """Where a capture's weights came from, worded from its fields (known values only:
+    ``weights_origin.from_metadata``); text a dump wrote itself is shown literally, marked
+    as the file's own words."""
     if origin.kind == "text":
         return translate("dumps.weights_text", lang, text=literal(origin.text))
     names = {"file": literal(origin.file), "dtype": origin.dtype, "converter": origin.converter}
@@ -233,5 +239,9 @@ def dump_norm(rep: DumpReport) -> tuple[str, float | None]:
 
 
 def storage_dtype(rep: DumpReport) -> str:
+    """The dtype the dump stores its activations in: the capture's word for it when that is
+    a dtype a capture writes, else the stream's own dtype as read."""
     info = capture_info(rep.metadata)
-    return info.storage_dtype if info is not None else str(rep.layout.dtype)
+    if info is not None and info.storage_dtype in CAPTURE_DTYPES:
+        return info.storage_dtype
+    return str(rep.layout.dtype)
