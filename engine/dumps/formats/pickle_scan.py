@@ -88,6 +88,9 @@ def first_call(file: DumpFile) -> str | None:
 
 
 def _walk(stream, size: int) -> str | None:
+    """The first call of the pickle in ``stream`` (``size`` bytes), every argument's length
+    checked against the bytes left before it is stepped over: a hostile length (up to
+    2⁶⁴ − 1) ends the walk (no pickle), never a seek past what a file or a buffer allows."""
     for _ in range(MAX_PICKLE_OPCODES):
         opcode = pickletools.code2op.get(stream.read(1).decode("latin-1"))
         if opcode is None or opcode.name == "STOP":
@@ -97,18 +100,15 @@ def _walk(stream, size: int) -> str | None:
         if opcode.arg is None:
             continue
         n = opcode.arg.n
-        if n >= 0:
-            stream.seek(n, io.SEEK_CUR)
-        elif n == pickletools.UP_TO_NEWLINE:
+        if n == pickletools.UP_TO_NEWLINE:
             if not stream.readline(_LINE_BYTES).endswith(b"\n"):
                 return None
-        else:
+            continue
+        if n < 0:
             width = _LENGTH_BYTES[n]
             signed = n == pickletools.TAKEN_FROM_ARGUMENT4
-            length = int.from_bytes(stream.read(width), "little", signed=signed)
-            if length < 0:
-                return None
-            stream.seek(length, io.SEEK_CUR)  # the argument itself: skipped, never read
-        if stream.tell() > size:
+            n = int.from_bytes(stream.read(width), "little", signed=signed)
+        if not 0 <= n <= size - stream.tell():  # the argument runs past the end of the file
             return None
+        stream.seek(n, io.SEEK_CUR)  # the argument itself: skipped, never read
     return None
