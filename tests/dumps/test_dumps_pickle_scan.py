@@ -33,3 +33,35 @@ def test_an_argument_longer_than_the_file_is_not_a_pickle_from_disk_or_upload(
     for source in _both(tmp_path, "huge.pt", data):
         message = str(refusal(source, "not_zip"))
         assert "Error" not in message and "Errno" not in message
+
+
+RUNS_CODE = {  # pickle.loads of each would call builtins.len; pickletools.dis refuses each
+    "stack_left_at_stop": b"N" + CALL,  # the unpickler returns the top, drops the rest
+    "marks_left_at_stop": b"\x80\x02" + b"(" * (HEAD_BYTES - 200) + CALL + b"\0" * 100,
+    "long4_over_4300_digits": b"\x80\x02\x8b"
+    + struct.pack("<i", 2000)
+    + b"\x01" * 2000
+    + b"0"
+    + CALL,
+    "memo_stored_twice": b"\x80\x02NK\x01q\x00K\x02q\x00000" + CALL,  # the second is kept
+}
+
+
+@pytest.mark.parametrize("data", RUNS_CODE.values(), ids=RUNS_CODE)
+def test_a_pickle_the_unpickler_would_run_is_named_as_code(tmp_path, data):
+    for source in _both(tmp_path, "evil.pt", data):
+        assert refusal(source, "unsafe_pickle_opcode").params["opcode"] == "GLOBAL"
+
+
+NOT_RUN = {  # the unpickler stops before the call: no pickle that would run code
+    "long_of_5000_digits": b"L" + b"1" * 5000 + b"L\n0" + CALL,  # past the 4300-digit limit
+    "memo_never_stored": b"\x80\x02h\x07" + CALL,
+    "pops_past_the_stack": b"0" + CALL,
+    "mark_never_opened": b"N1" + CALL,
+}
+
+
+@pytest.mark.parametrize("data", NOT_RUN.values(), ids=NOT_RUN)
+def test_a_pickle_that_breaks_before_its_call_is_not_called_code(tmp_path, data):
+    for source in _both(tmp_path, "broken.pt", data):
+        refusal(source, "not_zip")

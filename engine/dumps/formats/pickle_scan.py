@@ -2,9 +2,13 @@
 bounded time and memory, without unpickling anything.
 
 Most bytes are some pickle opcode ("s" is SETITEM, "o" is OBJ), so a text file's letters
-are no evidence of code.  A file counts as a pickle only when ``pickletools.dis`` (which
-parses and follows the stack and memo, running nothing) accepts its first ``HEAD_BYTES``:
-a whole pickle, or one cut only by the end of those bytes.
+are no evidence of code.  A file counts as a pickle only when its first ``HEAD_BYTES``
+parse as opcodes (``pickletools.genops``) whose stack and memo stay consistent, followed as
+``pickletools.dis`` follows them, running nothing: a whole pickle, or one cut only by the
+end of those bytes.  Two of ``dis``'s checks are left out, because the unpickler runs such
+a pickle: items left on the stack at STOP (it returns the top one), and a memo slot
+stored twice (it keeps the second).  And no argument is put into words: ``dis`` writes
+each one, and the repr of a LONG4 of 2000 bytes passes Python's 4300-digit limit.
 
 Then its opcodes are walked from the start to its first STOP, ``MAX_PICKLE_OPCODES`` at
 most: an opcode's argument is stepped over by its length (a large bytes or string
@@ -22,7 +26,7 @@ import pickletools
 from engine.dumps.limits import MAX_PICKLE_OPCODES
 from engine.dumps.sources import DumpFile
 
-HEAD_BYTES = MAX_PICKLE_OPCODES  # what pickletools.dis checks: at most that many opcodes
+HEAD_BYTES = MAX_PICKLE_OPCODES  # what is_pickle follows: at most that many opcodes
 CALLS = {"GLOBAL", "STACK_GLOBAL", "REDUCE", "INST", "OBJ", "NEWOBJ", "NEWOBJ_EX"}
 _LINE_BYTES = 1 << 16  # a newline-ended argument (a number, a name) longer than this: no pickle
 _LENGTH_BYTES = {  # an argument whose length comes first: the bytes of that length
@@ -57,24 +61,53 @@ class _Head(io.BytesIO):
         return line
 
 
-class _Discard:
-    """An output that keeps nothing (``pickletools.dis`` checks as it writes)."""
-
-    def write(self, text: str) -> None:
-        pass
-
-
 def is_pickle(file: DumpFile) -> bool:
-    """``pickletools.dis`` accepts the file's first ``HEAD_BYTES``, all or up to their end."""
+    """The file's first ``HEAD_BYTES`` are a consistent pickle, all or up to their end."""
     head = file.read(0, HEAD_BYTES)
     try:
-        # indentlevel=0: dis indents each line by the open MARKs, quadratic in a run of them
-        pickletools.dis(_Head(head, file.size > len(head)), out=_Discard(), indentlevel=0)
+        _follow(_Head(head, file.size > len(head)))
     except _PastHead:
         return True
     except Exception:  # ValueError: an unknown opcode, a bad argument, the stack or memo
         return False
     return True
+
+
+_MARK = pickletools.markobject
+_PUTS = {"PUT", "BINPUT", "LONG_BINPUT", "MEMOIZE"}
+_GETS = {"GET", "BINGET", "LONG_BINGET"}
+
+
+def _follow(stream) -> None:
+    """Follow the pickle's stack and memo to its first STOP as ``pickletools.dis`` does
+    (module docstring: less two checks, no words); ValueError where they break."""
+    stack: list = []  # what each opcode leaves, as pickletools describes it (never a value)
+    marks, memo = 0, {}
+    for opcode, arg, _ in pickletools.genops(stream):
+        before, after = opcode.stack_before, opcode.stack_after
+        popped = len(before)
+        if _MARK in before or (opcode.name == "POP" and stack and stack[-1] is _MARK):
+            if not marks:
+                raise ValueError("no MARK on the stack")
+            marks -= 1
+            while stack.pop() is not _MARK:  # everything from the topmost MARK
+                pass
+            popped = before.index(_MARK) if _MARK in before else 0
+        if opcode.name in _PUTS:
+            if not stack or stack[-1] is _MARK:
+                raise ValueError("nothing to store in the memo")
+            memo[len(memo) if opcode.name == "MEMOIZE" else arg] = stack[-1]
+        elif opcode.name in _GETS:
+            if arg not in memo:
+                raise ValueError("a memo slot never stored")
+            after = [memo[arg]]
+        if len(stack) < popped:
+            raise ValueError("an opcode pops more than the stack holds")
+        if popped:
+            marks -= sum(item is _MARK for item in stack[-popped:])
+            del stack[-popped:]
+        marks += _MARK in after
+        stack.extend(after)
 
 
 def first_call(file: DumpFile) -> str | None:
