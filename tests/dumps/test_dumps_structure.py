@@ -19,6 +19,7 @@ from engine.dumps.limits import (
     MAX_ENTRIES,
     MAX_LAYERS,
     MAX_NAME_CHARS,
+    MAX_NPY_HEADER_BYTES,
     MAX_PICKLE_OPCODES,
     MAX_SAFETENSORS_HEADER_BYTES,
     MEMORY_BUDGET_BYTES,
@@ -193,6 +194,14 @@ def test_a_safetensors_header_past_the_bound_is_refused_before_it_is_read(probe,
     os.truncate(path, 8 + 100 * 10**6)  # and is that long (sparse)
     message = _refused(probe, path, "header_too_large")
     assert f"at most {MAX_SAFETENSORS_HEADER_BYTES} are accepted" in message
+
+
+def test_an_npy_header_past_the_bound_is_refused_before_it_is_read(probe, tmp_path):
+    path = tmp_path / "header.npy"  # format 2.0: a 4-byte length, claiming a 100 MB header
+    path.write_bytes(b"\x93NUMPY\x02\x00" + struct.pack("<I", 100 * 10**6) + b"{")
+    os.truncate(path, 12 + 100 * 10**6)  # and that long (sparse)
+    message = _refused(probe, path, "npy_header_too_large")
+    assert f"claims {100 * 10**6} bytes; at most {MAX_NPY_HEADER_BYTES} are accepted" in message
 
 
 def test_a_safetensors_header_of_too_many_entries_is_refused_before_any_data(probe, tmp_path):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import io
 import math
+import struct
 import threading
 import warnings
 import zipfile
@@ -46,22 +47,44 @@ from engine.dumps.token_names import (
 )
 
 _FLOAT_NAMES = {2: "float16", 4: "float32", 8: "float64"}
+_LENGTH_FIELD = {(1, 0): "<H", (2, 0): "<I"}  # a .npy header's length, by format version
 _NOT_LITERAL = "malformed node or string"  # ast.literal_eval's refusal of an expression
 _ENCRYPTED = 0x1  # a zip member's general-purpose flag bit 0 (APPNOTE.TXT 4.4.4)
 MAX_TOKENS_BYTES = 4 * MAX_TOKEN_CHARS * MAX_TOKEN_STRINGS  # a "tokens" string array read whole
 
 
 def _read_header(file: DumpFile, key: str, stream, fmt: str) -> tuple[tuple, np.dtype, int]:
-    """(shape, dtype, bytes of header) of the .npy at ``stream``'s position; checked."""
+    """(shape, dtype, bytes of header) of the .npy at ``stream``'s position; checked.
+
+    The header's length is checked before the header is read: numpy's reader reads as many
+    bytes as the length field claims (up to 4 GiB in format 2.0) before its own check."""
     try:
         version = np.lib.format.read_magic(stream)
-        if version == (1, 0):
-            header = np.lib.format.read_array_header_1_0(stream, MAX_NPY_HEADER_BYTES)
-        elif version == (2, 0):
-            header = np.lib.format.read_array_header_2_0(stream, MAX_NPY_HEADER_BYTES)
-        else:
+        if version not in _LENGTH_FIELD:
             raise ValueError(f"format version {version} is not 1.0 or 2.0")
-    except Exception as exc:  # numpy raises ValueError, OSError, SyntaxError, ...
+        field = stream.read(struct.calcsize(_LENGTH_FIELD[version]))
+        (length,) = struct.unpack(_LENGTH_FIELD[version], field)
+    except Exception as exc:  # numpy raises ValueError, OSError, ...; struct.error when cut
+        raise corrupt(file, key, fmt, first_line(exc)) from None
+    if length > MAX_NPY_HEADER_BYTES:
+        raise refuse(
+            "npy_header_too_large",
+            file=file.name,
+            entry=entry_name(key),
+            size=length,
+            limit=MAX_NPY_HEADER_BYTES,
+        )
+    text = stream.read(length)
+    try:
+        if version == (1, 0):
+            header = np.lib.format.read_array_header_1_0(
+                io.BytesIO(field + text), MAX_NPY_HEADER_BYTES
+            )
+        else:
+            header = np.lib.format.read_array_header_2_0(
+                io.BytesIO(field + text), MAX_NPY_HEADER_BYTES
+            )
+    except Exception as exc:  # numpy raises ValueError, SyntaxError, ...
         if _NOT_LITERAL in str(exc):  # ast.literal_eval met a call or a name: never evaluated
             raise refuse("npy_header_code", file=file.name, entry=entry_name(key)) from None
         raise corrupt(file, key, fmt, first_line(exc)) from None
