@@ -76,13 +76,37 @@ def test_a_file_whose_first_bytes_claim_a_header_past_its_end_is_not_safetensors
     assert f"the whole file is {len(content)} bytes" in message
 
 
-def test_an_npy_header_holding_a_call_is_named_without_a_memory_address(tmp_path):
-    text = b"{'descr': '<f4', 'fortran_order': __import__('os').getpid(), 'shape': (6, 8), }"
+def _npy_of_header(text: bytes) -> bytes:
     header = text.ljust(117) + b"\n"
-    data = b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header + b"\0" * 192
+    return b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header + b"\0" * 192
+
+
+@pytest.mark.parametrize(
+    "values",
+    [b"'<f4', 'fortran_order': __import__('os').getpid()", b"'<f4', 'fortran_order': False or 1"],
+    ids=["call", "operator"],
+)
+def test_an_npy_header_holding_an_expression_is_named_without_a_memory_address(tmp_path, values):
+    data = _npy_of_header(b"{'descr': " + values + b", 'shape': (6, 8), }")
     (tmp_path / "eval.npy").write_bytes(data)
     for source in (tmp_path / "eval.npy", Upload("eval.npy", data)):
         assert "holds an expression" in _refused_in_both(source, "npy_header_code")
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        b"'malformed node or string', 'fortran_order': False",  # numpy's words for a call
+        b"'<f4', 'fortran_order': 'malformed node or string'",
+        b"'<f4', 'fortran_order': False, 'shape': (-2, 4), 'x': 1",  # a sign, an extra key
+    ],
+    ids=["descr", "fortran_order", "signed"],
+)
+def test_an_npy_header_of_plain_values_numpy_refuses_is_damaged_not_code(tmp_path, values):
+    data = _npy_of_header(b"{'descr': " + values + b", 'shape': (2, 4), }")
+    (tmp_path / "words.npy").write_bytes(data)
+    for source in (tmp_path / "words.npy", Upload("words.npy", data)):
+        assert "holds an expression" not in str(refusal(source, "corrupt"))
 
 
 def test_an_encrypted_npz_member_is_named_as_encrypted(tmp_path):

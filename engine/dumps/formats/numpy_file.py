@@ -11,6 +11,7 @@ Reference: numpy's NEP 1, "A simple file format for NumPy arrays".
 
 from __future__ import annotations
 
+import ast
 import io
 import math
 import struct
@@ -48,7 +49,9 @@ from engine.dumps.token_names import (
 
 _FLOAT_NAMES = {2: "float16", 4: "float32", 8: "float64"}
 _LENGTH_FIELD = {(1, 0): "<H", (2, 0): "<I"}  # a .npy header's length, by format version
-_NOT_LITERAL = "malformed node or string"  # ast.literal_eval's refusal of an expression
+# plain values: what np.save writes (a dict of strings, a bool, a tuple of ints), and signs
+_LITERAL_NODES = (ast.Expression, ast.Dict, ast.Tuple, ast.List, ast.Set, ast.Constant, ast.Load)
+_LITERAL_NODES += (ast.UnaryOp, ast.UAdd, ast.USub)
 _ENCRYPTED = 0x1  # a zip member's general-purpose flag bit 0 (APPNOTE.TXT 4.4.4)
 MAX_TOKENS_BYTES = 4 * MAX_TOKEN_CHARS * MAX_TOKEN_STRINGS  # a "tokens" string array read whole
 
@@ -85,7 +88,7 @@ def _read_header(file: DumpFile, key: str, stream, fmt: str) -> tuple[tuple, np.
                 io.BytesIO(field + text), MAX_NPY_HEADER_BYTES
             )
     except Exception as exc:  # numpy raises ValueError, SyntaxError, ...
-        if _NOT_LITERAL in str(exc):  # ast.literal_eval met a call or a name: never evaluated
+        if _holds_expression(text):  # numpy's ast.literal_eval refused it: never evaluated
             raise refuse("npy_header_code", file=file.name, entry=entry_name(key)) from None
         raise corrupt(file, key, fmt, first_line(exc)) from None
     shape, fortran_order, dtype = header
@@ -96,6 +99,17 @@ def _read_header(file: DumpFile, key: str, stream, fmt: str) -> tuple[tuple, np.
     if fortran_order and len(shape) > 1:
         raise refuse("fortran_order", file=file.name, entry=entry_name(key))
     return tuple(int(n) for n in shape), dtype, stream.tell()
+
+
+def _holds_expression(header: bytes) -> bool:
+    """Whether a header that numpy refused parses as Python holding something other than
+    plain values (a call, a name, an operator): decided from the header's own syntax tree,
+    which is parsed, never evaluated (at most ``MAX_NPY_HEADER_BYTES``)."""
+    try:
+        tree = ast.parse(header.decode("latin-1"), mode="eval")
+    except Exception:  # SyntaxError, or too deeply nested: not Python, so damaged
+        return False
+    return any(not isinstance(node, _LITERAL_NODES) for node in ast.walk(tree))
 
 
 def _is_float(dtype: np.dtype) -> bool:
