@@ -109,17 +109,45 @@ def test_an_npy_header_of_plain_values_numpy_refuses_is_damaged_not_code(tmp_pat
         assert "holds an expression" not in str(refusal(source, "corrupt"))
 
 
-def test_an_encrypted_npz_member_is_named_as_encrypted(tmp_path):
-    """zipfile writes no encryption: the member's flag bit 0 is set, as a tool would."""
-    data = bytearray(_npz_bytes())
+def _encrypted(data: bytes, index: int) -> tuple[bytes, str]:
+    """The zip with member ``index`` flagged as encrypted (bit 0, in its local and central
+    headers), as a tool that encrypts would; zipfile itself writes no encryption."""
+    data = bytearray(data)
     with zipfile.ZipFile(io.BytesIO(bytes(data))) as archive:
-        info = archive.infolist()[1]
+        info = archive.infolist()[index]
         local, name = info.header_offset, info.filename.encode()
     for at in (local + 6, _central_flag(data, name)):
         data[at] |= 0x01
-    (tmp_path / "locked.npz").write_bytes(bytes(data))
+    return bytes(data), info.filename
+
+
+def test_an_encrypted_npz_member_is_named_as_encrypted(tmp_path):
+    data, member = _encrypted(_npz_bytes(), 1)
+    (tmp_path / "locked.npz").write_bytes(data)
     message = _refused_in_both(tmp_path / "locked.npz", "encrypted_member")
-    assert f"member “{info.filename}”: the member is encrypted" in message
+    assert f"member “{member}”: the member is encrypted" in message
+
+
+@pytest.mark.parametrize("member", ["acts/data.pkl", "acts/data/0", "acts/version"])
+def test_an_encrypted_pt_record_is_named_as_encrypted(tmp_path, member):
+    data = files.write_pt(tmp_path / "acts.pt", {"h": files.stream()[0]}).read_bytes()
+    names = [info.filename for info in zipfile.ZipFile(io.BytesIO(data)).infolist()]
+    data, _ = _encrypted(data, names.index(member))  # torch.save names the folder "acts"
+    (tmp_path / "locked.pt").write_bytes(data)
+    for source in (tmp_path / "locked.pt", Upload("locked.pt", data)):
+        message = _refused_in_both(source, "encrypted_member")
+        assert f"member “{member}”: the member is encrypted" in message
+
+
+def test_a_zip_with_a_pickle_but_no_version_record_is_not_a_torch_archive(tmp_path):
+    saved = files.write_pt(tmp_path / "acts.pt", {"h": files.stream()[0]}).read_bytes()
+    path = tmp_path / "mixed.pt"
+    with zipfile.ZipFile(io.BytesIO(saved)) as source, zipfile.ZipFile(path, "w") as archive:
+        for info in source.infolist():
+            if not info.filename.endswith("version"):
+                archive.writestr(info, source.read(info))
+    message = _refused_in_both(path, "torch_no_version")
+    assert "with a pickle, “acts/data.pkl”, but without the version record" in message
 
 
 def _central_flag(data: bytearray, name: bytes) -> int:

@@ -149,6 +149,17 @@ def check_unique_members(file: DumpFile, members: list, fmt: str) -> None:
         seen.add(name)
 
 
+_ENCRYPTED = 0x1  # a zip member's general-purpose flag bit 0 (APPNOTE.TXT 4.4.4)
+
+
+def check_not_encrypted(file: DumpFile, info, fmt: str) -> None:
+    """Refuse an encrypted zip member (``info``, a ``zipfile.ZipInfo``), which no writer we
+    accept makes, before it is read: zipfile's refusal shows its ZipInfo repr, torch's
+    names a miniz internal."""
+    if info.flag_bits & _ENCRYPTED:
+        raise refuse("encrypted_member", file=file.name, entry=info.filename, writer=WRITERS[fmt])
+
+
 # A zip's end-of-central-directory record (APPNOTE.TXT 4.3.16) and its zip64 forms (4.3.14-15)
 _END = struct.Struct("<4s4H2LH")  # signature, disks, members here, members, size, offset, note
 _END64_LOCATOR = struct.Struct("<4sLQL")  # signature, disk, offset of the zip64 record, disks

@@ -30,6 +30,7 @@ from engine.dumps.formats.entries import (
     check_claimed_bytes,
     check_entry_count,
     check_name,
+    check_not_encrypted,
     check_unique_members,
     check_zip_directory,
     corrupt,
@@ -52,7 +53,6 @@ _LENGTH_FIELD = {(1, 0): "<H", (2, 0): "<I"}  # a .npy header's length, by forma
 # plain values: what np.save writes (a dict of strings, a bool, a tuple of ints), and signs
 _LITERAL_NODES = (ast.Expression, ast.Dict, ast.Tuple, ast.List, ast.Set, ast.Constant, ast.Load)
 _LITERAL_NODES += (ast.UnaryOp, ast.UAdd, ast.USub)
-_ENCRYPTED = 0x1  # a zip member's general-purpose flag bit 0 (APPNOTE.TXT 4.4.4)
 MAX_TOKENS_BYTES = 4 * MAX_TOKEN_CHARS * MAX_TOKEN_STRINGS  # a "tokens" string array read whole
 
 
@@ -191,8 +191,7 @@ def scan_npz(file: DumpFile) -> FileScan:
                 continue
             key = info.filename[: -len(".npy")]
             check_name(file, key)
-            if info.flag_bits & _ENCRYPTED:
-                raise refuse("encrypted_member", file=file.name, entry=info.filename)
+            check_not_encrypted(file, info, "npz")
             try:
                 with archive.open(info) as member:
                     shape, dtype, start = _read_header(file, key, member, "npz")

@@ -39,6 +39,7 @@ from engine.dumps.formats.entries import (
     Skipped,
     check_entry_count,
     check_name,
+    check_not_encrypted,
     check_unique_members,
     check_zip_directory,
     corrupt,
@@ -98,6 +99,12 @@ def _check_pickle(file: DumpFile, source) -> None:
         if not pickles:  # torch.load's refusal would be a C++ check's words
             npz = any(info.filename.endswith(".npy") for info in infos)
             raise refuse("npz_as_pt" if npz else "zip_not_torch", file=file.name)
+        for info in infos:  # zipfile and torch would refuse in their own words
+            check_not_encrypted(file, info, "torch")
+        prefix = pickles[0].filename.removesuffix("data.pkl")
+        names = {info.filename for info in infos}
+        if not names & {prefix + "version", prefix + ".data/version"}:  # what torch checks
+            raise refuse("torch_no_version", file=file.name, entry=pickles[0].filename)
         if pickles[0].file_size > MAX_PICKLE_BYTES:
             raise refuse(
                 "pickle_too_large",
@@ -120,8 +127,7 @@ def _check_pickle(file: DumpFile, source) -> None:
                 "pickle_too_complex", file=file.name, limit=MAX_PICKLE_OPCODES, entries=MAX_ENTRIES
             )
         check_entry_count(file, storages)
-        prefix = pickles[0].filename.removesuffix("data.pkl") + "data/"
-        check_records(file, archive, storage_sizes(data), prefix)
+        check_records(file, archive, storage_sizes(data), prefix + "data/")
 
 
 def _load(file: DumpFile) -> object:
