@@ -3,6 +3,7 @@ float64 hand computations, in both languages; every degeneracy flag has a transl
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -17,7 +18,7 @@ from engine.geometry.meshes import ellipsoids
 from engine.geometry.path import vector_path
 from engine.geometry.real_activations import real_activations
 from engine.geometry.two_dimensions import two_dimensional_layernorm
-from ui.formatting import format_number
+from ui.formatting import format_number, literal
 from ui.i18n import LANGUAGES, catalog, translate
 from ui.text import geometry as text
 from ui.text import geometry_high as text_high
@@ -138,6 +139,20 @@ def test_real_activation_lines_say_far_out_only_where_a_token_is():
     assert "massive activations" not in text_high.pair_lines(block0, "en")[0]
     intro = text_high.real_intro(real, "zh")
     assert "SmolLM2-135M-Instruct.Q4_1.gguf" in intro and "反量化" in intro
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_the_real_intro_shows_a_dumps_model_and_dtype_literally_never_as_markdown(lang):
+    """The model and storage dtype are the file's metadata: a link or markup in them is shown
+    as typed (a code span), as on the dumps page; a dtype a capture writes stays a word."""
+    hostile = dataclasses.replace(
+        real_activations(), model="[x](javascript:alert(1)) <b>", storage_dtype="**bf16**"
+    )
+    intro = text_high.real_intro(hostile, lang)
+    assert literal("[x](javascript:alert(1)) <b>") in intro and literal("**bf16**") in intro
+    assert "](javascript" not in intro.replace(literal("[x](javascript:alert(1)) <b>"), "")
+    plain = text_high.real_intro(dataclasses.replace(hostile, storage_dtype="float16"), lang)
+    assert "float16" in plain and "`float16`" not in plain
 
 
 def test_the_intro_puts_layernorms_outputs_on_a_sphere_of_radius_sqrt_d_not_a_smaller_one():

@@ -115,7 +115,7 @@ def capture_facts(info: CaptureInfo, lang: str) -> list[tuple[str, str]]:
     prompts = [literal(prompt[:MAX_PROMPT_SHOWN]) for prompt in info.prompts[:MAX_NAMED]]
     if len(info.prompts) > MAX_NAMED:
         prompts.append(translate("dumps.and_more", lang, count=len(info.prompts) - MAX_NAMED))
-    compute, storage = (_dtype_text(dtype) for dtype in (info.compute_dtype, info.storage_dtype))
+    compute, storage = (dtype_text(dtype) for dtype in (info.compute_dtype, info.storage_dtype))
     precision = translate("dumps.precision_value", lang, compute=compute, storage=storage)
     model, arch = literal(info.model), literal(info.architecture)
     return [
@@ -126,7 +126,7 @@ def capture_facts(info: CaptureInfo, lang: str) -> list[tuple[str, str]]:
     ]
 
 
-def _dtype_text(dtype: str) -> str:
+def dtype_text(dtype: str) -> str:
     """A dtype the metadata names: as a word when it is one a capture writes, else literally."""
     return dtype if dtype in CAPTURE_DTYPES else literal(dtype)
 

@@ -12,8 +12,9 @@ import numpy as np
 from engine.geometry.high_dimension import HighDimensionReport, IdentityCheck, Measures
 from engine.geometry.real_activations import PairMeasures, RealActivations
 from engine.norms.kinds import PER_TOKEN_KINDS
-from ui.formatting import format_cosine, format_number
+from ui.formatting import format_cosine, format_number, literal
 from ui.i18n import translate
+from ui.text.dumps import dtype_text
 from ui.text.geometry import largest_abs, ones_rounding
 
 # The longest token this many times the median one: said to be far out (Sun et al. 2024
@@ -91,13 +92,15 @@ def identity_lines(identity: IdentityCheck, lang: str) -> list[str]:
 
 
 def real_intro(real: RealActivations, lang: str) -> str:
+    """The dump's own words (its model, its storage dtype) are file metadata: shown literally
+    (or as a dtype word a capture writes), as on the dumps page, never as Markdown."""
     return translate(
         "geometry.real.intro",
         lang,
-        model=real.model or "?",
+        model=literal(real.model) if real.model else "?",
         tokens=real.tokens,
         pairs=len(real.pairs),
-        storage=real.storage_dtype,
+        storage=dtype_text(real.storage_dtype),
     )
 
 
