@@ -51,6 +51,31 @@ class Wording(str):
         return (Wording, (self.key,))
 
 
+class Listing(str):
+    """A list of names in a message (the writers of a format): in English joined with
+    ``app.list_separator`` of ``locales/en/app.toml`` wherever text is compared or printed,
+    and its ``items`` for a page to join with the reader's language's separator (Chinese
+    writes an enumeration comma, never a half-width comma)."""
+
+    items: tuple[str, ...]
+
+    def __new__(cls, items) -> Listing:
+        items = tuple(items)
+        listing = super().__new__(cls, english_separator().join(items))
+        listing.items = items
+        return listing
+
+    def __reduce__(self):
+        return (Listing, (self.items,))
+
+
+@functools.cache
+def english_separator() -> str:
+    """English's list separator, read as data from the app's own locale file."""
+    with (MESSAGES_FILE.parent / "app.toml").open("rb") as handle:
+        return tomllib.load(handle)["list_separator"]
+
+
 class _Unfilled(dict):
     def __missing__(self, name: str) -> str:
         return "{" + name + "}"  # shown as written: a message never fails to print

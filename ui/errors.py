@@ -13,9 +13,10 @@ from contextlib import contextmanager
 
 import streamlit as st
 
-from engine.errors import EngineError, Wording
+from engine.errors import EngineError, Listing, Wording
+from ui import i18n
 from ui.formatting import literal
-from ui.i18n import t
+from ui.i18n import join, t
 
 # Parameters that may hold text from outside: typed tokens, values from a URL, file and
 # entry names of uploads, and what a dump's parser said about its bytes (``detail``, the
@@ -49,7 +50,10 @@ USER_ACCEPTED = frozenset({"dumps.unknown_stream"})
 
 def own_words(value):
     """A name as the page writes it: the engine's own words (``Wording``, e.g. a keyless
-    file's one array) in the reader's language, anything else as it is."""
+    file's one array) in the reader's language, a ``Listing`` joined with the reader's list
+    separator, anything else as it is."""
+    if isinstance(value, Listing):
+        return join((own_words(item) for item in value.items), i18n.current_language())
     return t(f"errors.{value.key}") if isinstance(value, Wording) else value
 
 
@@ -59,7 +63,7 @@ def shown(params: dict, extra: frozenset = frozenset()) -> dict:
     outside = USER_TEXT | extra
     return {
         name: own_words(value)
-        if isinstance(value, Wording)
+        if isinstance(value, (Wording, Listing))
         else literal(value, SHOWN_IN_MESSAGE)
         if name in outside and isinstance(value, str)
         else value

@@ -10,8 +10,9 @@ import pytest
 
 from engine.dumps.formats.entries import WHOLE_FILE
 from engine.dumps.report import report
-from engine.errors import EngineError, Wording
+from engine.errors import EngineError, Listing, Wording
 from tests.dumps import dump_files as files
+from tests.dumps.test_dumps_wrong_kind import _encrypted, _npz_bytes
 from ui.errors import error_text, own_words
 
 
@@ -42,3 +43,32 @@ def test_the_placeholder_is_english_text_for_the_cli_and_survives_a_cache(monkey
     assert isinstance(copied, Wording) and copied.key == "dumps.whole_file"
     monkeypatch.setattr("ui.i18n.current_language", lambda: "zh")
     assert own_words(copied) == "（整个文件）" and own_words("(file)") == "(file)"
+
+
+def _encrypted_npz(tmp_path) -> EngineError:
+    data, _ = _encrypted(_npz_bytes(), 1)
+    (tmp_path / "locked.npz").write_bytes(data)
+    with pytest.raises(EngineError) as caught:
+        report(tmp_path / "locked.npz")
+    assert caught.value.key == "dumps.encrypted_member"
+    return caught.value
+
+
+@pytest.mark.parametrize(
+    ("lang", "writers"),
+    [("en", "np.savez, np.savez_compressed"), ("zh", "np.savez、np.savez_compressed")],
+)
+def test_a_formats_writers_are_listed_with_the_readers_separator(
+    tmp_path, monkeypatch, lang, writers
+):
+    error = _encrypted_npz(tmp_path)
+    monkeypatch.setattr("ui.i18n.current_language", lambda: lang)
+    assert writers in error_text(error)
+    assert "np.savez, np.savez_compressed" in str(error)  # the CLI's English
+
+
+def test_a_listing_is_english_text_for_the_cli_and_survives_a_cache(tmp_path):
+    writers = _encrypted_npz(tmp_path).params["writer"]
+    copied = pickle.loads(pickle.dumps(writers))
+    assert isinstance(copied, Listing) and copied.items == ("np.savez", "np.savez_compressed")
+    assert copied == "np.savez, np.savez_compressed"

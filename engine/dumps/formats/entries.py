@@ -11,7 +11,7 @@ from typing import NamedTuple
 from engine.dumps.limits import MAX_ENTRIES, MAX_NAME_CHARS, MAX_ZIP_DIRECTORY_BYTES
 from engine.dumps.refusals import refuse
 from engine.dumps.sources import DumpFile
-from engine.errors import Wording, english
+from engine.errors import Listing, Wording, english
 
 
 @dataclass(frozen=True)
@@ -76,7 +76,7 @@ class FileScan:
 WRITERS = {  # what writes each format (what a "corrupt" refusal accepts)
     "safetensors": "safetensors.torch.save_file",
     "npy": "np.save",
-    "npz": "np.savez, np.savez_compressed",
+    "npz": Listing(("np.savez", "np.savez_compressed")),
     "torch": "torch.save",
 }
 
