@@ -51,29 +51,49 @@ class Wording(str):
         return (Wording, (self.key,))
 
 
+class Phrase(str):
+    """A message parameter that is a sentence of our own words (``key``, filled with
+    ``params``): its English text from ``errors.toml`` wherever text is compared or printed,
+    and its key and parameters for a page to write it in the reader's language."""
+
+    key: str
+    params: dict
+
+    def __new__(cls, key: str, params: dict | None = None) -> Phrase:
+        params = dict(params or {})
+        phrase = super().__new__(cls, english(key, params))
+        phrase.key, phrase.params = key, params
+        return phrase
+
+    def __reduce__(self):
+        return (Phrase, (self.key, self.params))
+
+
 class Listing(str):
-    """A list of names in a message (the writers of a format): in English joined with
-    ``app.list_separator`` of ``locales/en/app.toml`` wherever text is compared or printed,
+    """A list in a message (the writers of a format, a few examples): in English joined with
+    the ``separator`` (a locale key) of ``locales/en/`` wherever text is compared or printed,
     and its ``items`` for a page to join with the reader's language's separator (Chinese
     writes an enumeration comma, never a half-width comma)."""
 
     items: tuple[str, ...]
+    separator: str
 
-    def __new__(cls, items) -> Listing:
+    def __new__(cls, items, separator: str = "app.list_separator") -> Listing:
         items = tuple(items)
-        listing = super().__new__(cls, english_separator().join(items))
-        listing.items = items
+        listing = super().__new__(cls, english_word(separator).join(items))
+        listing.items, listing.separator = items, separator
         return listing
 
     def __reduce__(self):
-        return (Listing, (self.items,))
+        return (Listing, (self.items, self.separator))
 
 
 @functools.cache
-def english_separator() -> str:
-    """English's list separator, read as data from the app's own locale file."""
-    with (MESSAGES_FILE.parent / "app.toml").open("rb") as handle:
-        return tomllib.load(handle)["list_separator"]
+def english_word(key: str) -> str:
+    """An English word of the app's locale files (``"app.list_separator"``), read as data."""
+    table, name = key.split(".", 1)
+    with (MESSAGES_FILE.parent / f"{table}.toml").open("rb") as handle:
+        return _flatten(tomllib.load(handle))[name]
 
 
 class _Unfilled(dict):

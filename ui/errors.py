@@ -13,10 +13,9 @@ from contextlib import contextmanager
 
 import streamlit as st
 
-from engine.errors import EngineError, Listing, Wording
-from ui import i18n
+from engine.errors import EngineError, Listing, Phrase, Wording
 from ui.formatting import literal
-from ui.i18n import join, t
+from ui.i18n import t
 
 # Parameters that may hold text from outside: typed tokens, values from a URL, file and
 # entry names of uploads, and what a dump's parser said about its bytes (``detail``, the
@@ -48,27 +47,24 @@ SHOWN_IN_MESSAGE = 60  # characters of one outside text a message repeats (then 
 USER_ACCEPTED = frozenset({"dumps.unknown_stream"})
 
 
-def own_words(value):
-    """A name as the page writes it: the engine's own words (``Wording``, e.g. a keyless
-    file's one array) in the reader's language, a ``Listing`` joined with the reader's list
-    separator, anything else as it is."""
+def own_words(value, outside: bool = False):
+    """A name as the page writes it: the engine's own words (``Wording``, ``Phrase``, e.g. a
+    keyless file's one array) in the reader's language, a ``Listing`` joined with the reader's
+    separator, other text literally when it comes from ``outside``, anything else as it is."""
     if isinstance(value, Listing):
-        return join((own_words(item) for item in value.items), i18n.current_language())
-    return t(f"errors.{value.key}") if isinstance(value, Wording) else value
+        return t(value.separator).join(own_words(item, outside) for item in value.items)
+    if isinstance(value, Phrase):
+        return t(f"errors.{value.key}", **shown(value.params))
+    if isinstance(value, Wording):
+        return t(f"errors.{value.key}")
+    return literal(value, SHOWN_IN_MESSAGE) if outside and isinstance(value, str) else value
 
 
 def shown(params: dict, extra: frozenset = frozenset()) -> dict:
     """``params`` with every outside text as a literal; numbers and our own words as they are
-    (the engine's ``Wording`` in the reader's language)."""
+    (the engine's ``Wording``, ``Phrase`` and ``Listing`` in the reader's language)."""
     outside = USER_TEXT | extra
-    return {
-        name: own_words(value)
-        if isinstance(value, (Wording, Listing))
-        else literal(value, SHOWN_IN_MESSAGE)
-        if name in outside and isinstance(value, str)
-        else value
-        for name, value in params.items()
-    }
+    return {name: own_words(value, name in outside) for name, value in params.items()}
 
 
 def error_text(error: EngineError) -> str:

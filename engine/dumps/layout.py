@@ -33,7 +33,7 @@ from engine.dumps.limits import (
     MAX_STREAMS,
 )
 from engine.dumps.refusals import refuse
-from engine.errors import EngineError
+from engine.errors import EngineError, Listing, Phrase
 
 
 @dataclass(frozen=True)
@@ -336,6 +336,12 @@ def _final_point(template: str, grouped: dict) -> LayerSlot | None:
     return LayerSlot(names.fill(post, last), _pieces(grouped[names.fill(post, last)]))
 
 
+def _skipped_example(item: Skipped) -> Phrase:
+    """A skipped entry and why, in our words (a page writes them in the reader's language)."""
+    why = Phrase(item.message_key, {"detail": item.detail})
+    return Phrase("dumps.skipped_example", {"entry": item.key, "why": why})
+
+
 def infer_layout(scans: tuple[FileScan, ...], spec: DumpSpec | None = None) -> Layout:
     """Read a dump's entries as a residual stream (see the module docstring for the rules)."""
     spec = spec or DumpSpec()
@@ -345,14 +351,14 @@ def infer_layout(scans: tuple[FileScan, ...], spec: DumpSpec | None = None) -> L
     templates = _candidates(grouped)
     if not templates:
         examples = [f"{e.label} {list(e.shape)}" for es in grouped.values() for e in es][:3]
-        examples += [f"{item.key}: {item.english()}" for item in skipped][: 3 - len(examples)]
+        examples += [_skipped_example(item) for item in skipped][: 3 - len(examples)]
         if not examples:
             raise refuse("empty", file=files)
         raise refuse(
             "no_usable_entries",
             file=files,
             count=sum(len(es) for es in grouped.values()) + len(skipped),
-            examples="; ".join(examples),
+            examples=Listing(examples, "dumps.list_separator"),
             accepted=", ".join(ACCEPTED_DTYPES),
         )
     if len(templates) > MAX_STREAMS:

@@ -7,6 +7,7 @@ import pickle
 
 import numpy as np
 import pytest
+import torch
 
 from engine.dumps.formats.entries import WHOLE_FILE
 from engine.dumps.report import report
@@ -72,3 +73,32 @@ def test_a_listing_is_english_text_for_the_cli_and_survives_a_cache(tmp_path):
     copied = pickle.loads(pickle.dumps(writers))
     assert isinstance(copied, Listing) and copied.items == ("np.savez", "np.savez_compressed")
     assert copied == "np.savez, np.savez_compressed"
+
+
+@pytest.mark.parametrize(
+    ("lang", "examples"),
+    [
+        ("en", "(`ids`: not floating-point (`int64`); `s`: a scalar (shape []))"),
+        ("zh", "（`ids`：不是浮点数（`int64`）；`s`：标量（形状 []））"),
+    ],
+)
+def test_skipped_examples_are_written_in_the_readers_language(
+    tmp_path, monkeypatch, lang, examples
+):
+    """The entries a file holds are shown literally; why each was skipped, our own words."""
+    path = files.write_npz(tmp_path / "ids.npz", {"ids": np.arange(6), "s": np.float32(1)})
+    with pytest.raises(EngineError) as caught:
+        report(path)
+    assert caught.value.key == "dumps.no_usable_entries"
+    monkeypatch.setattr("ui.i18n.current_language", lambda: lang)
+    assert examples in error_text(caught.value)
+    copied = pickle.loads(pickle.dumps(caught.value.params["examples"]))
+    assert copied == "ids: not floating-point (int64); s: a scalar (shape [])"  # the CLI's
+
+
+def test_a_skipped_keyless_array_is_named_in_the_readers_language(tmp_path, monkeypatch):
+    path = files.write_pt(tmp_path / "one.pt", torch.tensor(1.0))
+    with pytest.raises(EngineError) as caught:
+        report(path)
+    monkeypatch.setattr("ui.i18n.current_language", lambda: "zh")
+    assert "（（整个文件）：标量（形状 []））" in error_text(caught.value)
