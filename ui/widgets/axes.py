@@ -14,7 +14,7 @@ from engine.axes.limits import EXAMPLE_BATCH, EXAMPLE_CHANNELS, EXAMPLE_TOKENS
 from engine.config import AxesSpec
 from ui import presenting
 from ui.figures.axes import cell_at
-from ui.formatting import literal
+from ui.formatting import as_ascii, literal
 from ui.i18n import t
 from ui.url.pages import AXES as P
 from ui.widgets import bound
@@ -33,8 +33,9 @@ def section() -> str:
 
 
 def parse_lengths(text: str) -> tuple[tuple[int, ...], str | None]:
-    """ "16, 12, 8, 4" -> (16, 12, 8, 4); empty -> () (the engine's staircase); else a message."""
-    parts = [part for part in re.split(r"[\s,;]+", text.strip()) if part]
+    """ "16, 12, 8, 4" -> (16, 12, 8, 4); empty -> () (the engine's staircase); else a message.
+    Read as every number field reads (``as_ascii``): "−4", full-width "１６，１２" too."""
+    parts = [part for part in re.split(r"[\s,;]+", as_ascii(text).strip()) if part]
     lengths = []
     for part in parts:
         if not re.fullmatch(r"[+-]?\d+", part):
