@@ -150,3 +150,12 @@ def test_the_chinese_catalog_holds_no_english_sentence():
     gpt3 = catalog().family("gpt3")
     assert "assumed here" in gpt3.example.source  # the English stays for English readers
     assert "assumed here" not in text.localized(gpt3.example, "source", "zh")
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_deepnorms_constants_are_written_as_the_lesson_writes_them(lang):
+    """α = ⁴√(2N) and β = 1/⁴√(8N), as the DeepNorm lesson writes roots: no caret, no ASCII
+    hyphen for a minus, no Greek letter spelled out."""
+    source = text.catalog_cells(catalog().family("deepnet"), lang)["source"]
+    assert "α = ⁴√(2N)" in source and "β = 1/⁴√(8N)" in source and "xₗ₊₁ = LN(α·xₗ" in source
+    assert "^(" not in source and "beta" not in source
