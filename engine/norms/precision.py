@@ -56,8 +56,8 @@ MAX_ENTRIES = 1 << 20  # T * d
 WRONG_TOLERANCE = 0.01  # "wrong": max |y - y_exact| > 1 % of max(1, max |y_exact|)
 OUTCOMES = ("ok", "wrong", "silent_zero", "nonfinite")
 # moments_overflow: the fused CPU LayerNorm's one-pass (Welford) merge squared a gap of
-# partial means beyond float32 and multiplied it by a weight 0: inf * 0 = NaN (the mechanism
-# engine/norms/worked.py's FUSED_CAUSES describes)
+# partial means beyond float32: times a weight 0, inf * 0 = NaN; times nonzero weights,
+# sigma^2 = inf and rstd 0 (the mechanism engine/norms/worked.py's FUSED_CAUSES describes)
 FAILURES = ("overflow", "stall", "zero_variance", "moments_overflow")
 
 
@@ -231,9 +231,13 @@ def _first_event(step: Step, row: int, exact: _Exact) -> PrecisionEvent | None:
             return None
         failure, value = "overflow", exact.row[step.quantity][row]
     elif step.layout == "welford":
-        if not math.isnan(computed):
+        # δ·δ·c·m₀ overflowed: NaN where a merge weight is 0; ∞ (rstd 0) where both are
+        # nonzero, although the row's σ² fits in the dtype the moments are taken in
+        value = exact.row["variance"][row]
+        fits = value <= torch.finfo(torch_dtype).max
+        if not (math.isnan(computed) or (math.isinf(computed) and fits)):
             return None
-        failure, value = "moments_overflow", exact.row["variance"][row]
+        failure = "moments_overflow"
     elif step.layout == "denominator":
         if computed != 0.0:
             return None

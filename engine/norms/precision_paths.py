@@ -94,7 +94,8 @@ PATH_CODE = {
 # Step layouts: "row" is one value per row [T]; "entry" one per entry [T, d]; "running" the
 # partial sums s_1..s_d of a running sum [T, d] (with its terms); "denominator" is
 # var + eps (or mean square + eps) as computed [T], where 0 means rstd = 1/sqrt(0) = inf.
-# "welford": the variance of the fused CPU LayerNorm's one-pass moments, NaN where they overflow
+# "welford": the variance of the fused CPU LayerNorm's one-pass moments, NaN or inf where
+# they overflow
 LAYOUTS = ("row", "entry", "running", "denominator", "welford")
 
 

@@ -111,6 +111,29 @@ def test_the_precision_story_names_the_fused_layernorms_nan_moments_in_bfloat16(
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_precision_story_names_a_merge_that_overflows_to_infinity(lang):
+    """Sixteen 1.9e19s and one 3.8e19 in bfloat16: both merge weights are nonzero, so the
+    one-pass σ² is ∞ and F.layer_norm returns rstd 0 and y = 0, although σ² ≈ 2·10³⁷ fits
+    in float32. The paths that call the fused op say why; x.var() (two passes) is right."""
+    row = (1.9e19,) * 16 + (3.8e19,)
+    x = torch.tensor([row], dtype=torch.bfloat16)
+    for tensor in (x, x.float()):
+        _, _, rstd = torch.native_layer_norm(tensor, [17], None, None, 1e-5)
+        assert rstd.item() == 0 and not F.layer_norm(tensor, (17,)).any()
+    exact = x.double().var(-1, unbiased=False).item()
+    assert exact < torch.finfo(torch.float32).max
+    ex = explain_vectors((row,), NormSpec("layernorm"), "bfloat16")
+    for path in ("upcast", "fused_half"):
+        event = ex.precision.path(path).rows[0].diagnosis
+        assert event.failure == "moments_overflow" and math.isinf(event.computed)
+        assert event.exact == pytest.approx(exact)
+    assert ex.precision.path("torch_half").rows[0].diagnosis is None
+    texts = {m.path: m.text for m in path_messages(ex.precision, 0, lang)}
+    assert "Welford" in texts["fused_half"] and "σ² = ∞" in texts["fused_half"]
+    assert "Welford" in texts["upcast"]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
 def test_a_fused_layernorms_wrong_output_with_right_statistics_is_not_called_rounding(lang):
     """Four 60000s in float16: F.layer_norm's μ and rstd are right, yet y = 0.9922, not 0.
     Its y is x·rstd − fl32(rstd·μ) with x·rstd unrounded: both terms ≈ 1.897e7, where
