@@ -279,6 +279,17 @@ def test_a_list_naming_more_items_than_it_has_names_is_refused_before_they_are_r
     assert value is None and refusal.key == "too_many_items"
 
 
+def test_an_over_long_list_keeps_the_known_items_among_those_it_reads():
+    param = DEPTH["dp_placements"]
+    most = len({n.casefold() for p in param.choices for n in (p, *every_label("placement", p))})
+    long_list = ["pre", "post", *(f"x{i}" for i in range(most))]  # more than it could know
+    value, refusal = parse(param, [",".join(long_list)])
+    assert value == ["pre", "post"] and refusal.key == "too_many_items_kept"
+    assert refusal.params["items"] == f"{most + 2:,}" and refusal.params["limit"] == most
+    value, refusal = parse(param, [",".join([*(f"x{i}" for i in range(most)), "pre"])])
+    assert value is None and refusal.key == "too_many_items"  # "pre" was past what is read
+
+
 def test_a_repeated_item_counts_once_before_the_count():
     widths = KERNELS["kn_widths"]
     most = 2 * len(widths.choices)

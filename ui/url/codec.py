@@ -220,10 +220,9 @@ def parse(param: Param, raw: list[str]) -> tuple[Any, Refusal | None]:
             distinct.setdefault(_spelling_key(param, item), item)
         items = list(distinct.values())
         most = len(_spellings(param))  # more different items than names: one is unknown
-        if len(items) > most:  # refused before any item is looked up
-            refusal = _refuse(param, ",".join(items[:most]), "too_many_items")
-            counted = {"items": f"{len(items):,}", "limit": most}
-            return None, Refusal(refusal.key, {**refusal.params, **counted})
+        over = len(items) > most
+        if over:  # only the first ``most`` are looked up, whatever the list's length
+            items, counted = items[:most], {"items": f"{len(items):,}", "limit": most}
         values, unknown = [], []
         for item in items:
             choice = _as_choice(param, item)
@@ -231,6 +230,10 @@ def parse(param: Param, raw: list[str]) -> tuple[Any, Refusal | None]:
                 unknown.append(item)
             elif choice not in values:  # two names of one choice ("pre", "Pre-Norm", "前置")
                 values.append(choice)
+        if over:  # the known items among those read are kept, as for a shorter list
+            why = "too_many_items_kept" if values else "too_many_items"
+            refusal = _refuse(param, ",".join(items), why)
+            return (values or None), Refusal(refusal.key, {**refusal.params, **counted})
         if not unknown:
             return values, None
         refusal = _refuse(param, ",".join(unknown), "partly_accepted" if values else "not_accepted")
