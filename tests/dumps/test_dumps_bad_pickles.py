@@ -74,7 +74,7 @@ def test_plain_pickle_named_pt_is_refused_and_never_runs(tmp_path):
     assert not marker.exists() and "evil.pth" in str(error)
 
 
-BLOB = b"\0" * (3 << 20)  # past the first 256 KiB that pickle_scan.is_pickle follows
+BLOB = b"\0" * (3 << 20)  # past the first 256 KiB that pickle_scan follows
 
 
 @pytest.mark.parametrize("blob_first", [False, True], ids=["call_first", "blob_first"])

@@ -1,9 +1,12 @@
 """pickle_scan on hostile non-zip files: an argument's length past the end of the file, and
 pickles that ``pickletools.dis`` would not accept but the unpickler would run; the same
-refusal from disk and as an upload, nothing run."""
+refusal from disk and as an upload, nothing run.  What the unpickler does with each is
+checked with pickle's own (``_unpickled``), never assumed."""
 
 from __future__ import annotations
 
+import io
+import pickle
 import struct
 
 import pytest
@@ -14,6 +17,26 @@ from tests.dumps.test_dumps_bad_input import refusal
 
 CALL = b"cbuiltins\nlen\n(S'ab'\ntR."  # GLOBAL builtins.len, called on ('ab',): harmless
 PAST_HEAD = b"\0" * (HEAD_BYTES + 10)  # the file goes on past what is checked first
+
+
+UNPICKLERS = (pickle.Unpickler, pickle._Unpickler)  # the C one (torch's), the Python one
+
+
+def _unpickled(data: bytes, unpickler=pickle.Unpickler) -> list:
+    """What pickle's unpickler imports and calls loading ``data``, up to where it fails:
+    every global it fetches is replaced by a stand-in that logs its call."""
+    log: list = []
+
+    class Logged(unpickler):
+        def find_class(self, module, name):
+            log.append(f"import {module}.{name}")
+            return lambda *args, **kwargs: log.append("called")
+
+    try:
+        Logged(io.BytesIO(data)).load()
+    except Exception:  # it fails after the call (what comes next is damaged), or before
+        pass
+    return log
 
 
 def _both(tmp_path, name: str, data: bytes):
@@ -44,11 +67,22 @@ RUNS_CODE = {  # pickle.loads of each would call builtins.len; pickletools.dis r
     + b"0"
     + CALL,
     "memo_stored_twice": b"\x80\x02NK\x01q\x00K\x02q\x00000" + CALL,  # the second is kept
+    # the unpickler runs each opcode as it reads it: what follows a call never un-runs it
+    "call_then_no_opcode": CALL[:-1] + b"\xff.",
+    "call_then_pop_of_empty_stack": CALL[:-1] + b"00.",
+    "call_then_memo_slot_never_stored": CALL[:-1] + b"h\x07.",
+    "call_then_end_without_stop": CALL[:-1],
+    # INT and LONG text read base 0 by the unpickler (pickletools: base 10)
+    "int_hex": b"I0x10\n0" + CALL,
+    "long_hex": b"L0x10L\n0" + CALL,
+    "int_octal": b"I0o7\n0" + CALL,
 }
 
 
 @pytest.mark.parametrize("data", RUNS_CODE.values(), ids=RUNS_CODE)
 def test_a_pickle_the_unpickler_would_run_is_named_as_code(tmp_path, data):
+    for unpickler in UNPICKLERS:
+        assert _unpickled(data, unpickler) == ["import builtins.len", "called"]
     for source in _both(tmp_path, "evil.pt", data):
         assert refusal(source, "unsafe_pickle_opcode").params["opcode"] == "GLOBAL"
 
@@ -58,10 +92,13 @@ NOT_RUN = {  # the unpickler stops before the call: no pickle that would run cod
     "memo_never_stored": b"\x80\x02h\x07" + CALL,
     "pops_past_the_stack": b"0" + CALL,
     "mark_never_opened": b"N1" + CALL,
+    "text_after_a_global": b"cos\nfoo\nbar",  # BUILD with one item on the stack
 }
 
 
 @pytest.mark.parametrize("data", NOT_RUN.values(), ids=NOT_RUN)
 def test_a_pickle_that_breaks_before_its_call_is_not_called_code(tmp_path, data):
+    for unpickler in UNPICKLERS:
+        assert "called" not in _unpickled(data, unpickler)
     for source in _both(tmp_path, "broken.pt", data):
         refusal(source, "not_zip")

@@ -3,19 +3,30 @@ bounded time and memory, without unpickling anything.
 
 Most bytes are some pickle opcode ("s" is SETITEM, "o" is OBJ), so a text file's letters
 are no evidence of code.  A file counts as a pickle only when its first ``HEAD_BYTES``
-parse as opcodes (``pickletools.genops``) whose stack and memo stay consistent, followed as
-``pickletools.dis`` follows them, running nothing: a whole pickle, or one cut only by the
-end of those bytes.  Two of ``dis``'s checks are left out, because the unpickler runs such
-a pickle: items left on the stack at STOP (it returns the top one), and a memo slot
-stored twice (it keeps the second).  And no argument is put into words: ``dis`` writes
+parse as opcodes whose stack and memo stay consistent, followed as ``pickletools.dis``
+follows them, running nothing: a whole pickle, or one cut only by the end of those bytes,
+or one consistent up to a call made after an import (a REDUCE, OBJ, NEWOBJ, NEWOBJ_EX,
+INST or BUILD once a GLOBAL, STACK_GLOBAL or INST has fetched a global).  The
+unpickler runs each opcode as it reads it, so whatever comes after such a call (a byte
+that is no opcode, a pop of an empty stack, a memo slot never stored, the end of the file
+without STOP) fails only once the call has run.  A text file that happens to start
+"c<word>\n<word>\n" (a GLOBAL) is still judged by what follows: a call needs its
+arguments on the stack.
+
+Where ``dis`` and the unpickler differ, the unpickler is followed.  Two of ``dis``'s checks
+are left out: items left on the stack at STOP (the unpickler returns the top one), and a
+memo slot stored twice (it keeps the second).  INT and LONG text is read as the unpickler
+reads it, base 0 ("0x10", "0o7": ``int(s, 0)`` in the Python unpickler's ``load_int`` and
+``load_long``, ``strtol`` and ``PyLong_FromString`` with base 0 in the C one), as well as
+base 10 as ``pickletools`` reads it.  And no argument is put into words: ``dis`` writes
 each one, and the repr of a LONG4 of 2000 bytes passes Python's 4300-digit limit.
 
-Then its opcodes are walked from the start to its first STOP, ``MAX_PICKLE_OPCODES`` at
-most: an opcode's argument is stepped over by its length (a large bytes or string
-argument is skipped, never read), so a call behind a large blob is found, and a hostile
-100 MB file costs a bounded number of small reads.  Only the first pickle counts: a
-pre-1.6 torch.save file is several pickles, the first its magic number, and the later
-ones name torch's own rebuild functions.
+Where those bytes make no call, the pickle's opcodes are walked from the start to its
+first STOP, ``MAX_PICKLE_OPCODES`` at most: an opcode's argument is stepped over by its
+length (a large bytes or string argument is skipped, never read), so a call behind a large
+blob is found, and a hostile 100 MB file costs a bounded number of small reads.  Only the
+first pickle counts: a pre-1.6 torch.save file is several pickles, the first its magic
+number, and the later ones name torch's own rebuild functions.
 """
 
 from __future__ import annotations
@@ -28,6 +39,8 @@ from engine.dumps.sources import DumpFile
 
 HEAD_BYTES = MAX_PICKLE_OPCODES  # what is_pickle follows: at most that many opcodes
 CALLS = {"GLOBAL", "STACK_GLOBAL", "REDUCE", "INST", "OBJ", "NEWOBJ", "NEWOBJ_EX"}
+_IMPORTS = {"GLOBAL", "STACK_GLOBAL", "INST"}  # what fetches a global (find_class)
+_CALLED = {"REDUCE", "OBJ", "NEWOBJ", "NEWOBJ_EX", "INST", "BUILD"}  # what calls one
 _LINE_BYTES = 1 << 16  # a newline-ended argument (a number, a name) longer than this: no pickle
 _LENGTH_BYTES = {  # an argument whose length comes first: the bytes of that length
     pickletools.TAKEN_FROM_ARGUMENT1: 1,
@@ -61,16 +74,47 @@ class _Head(io.BytesIO):
         return line
 
 
-def is_pickle(file: DumpFile) -> bool:
-    """The file's first ``HEAD_BYTES`` are a consistent pickle, all or up to their end."""
+def _scan_head(file: DumpFile) -> tuple[bool, str | None]:
+    """Whether the file's first ``HEAD_BYTES`` are a consistent pickle (module docstring),
+    and the first opcode that imports or calls where a call is made in them."""
     head = file.read(0, HEAD_BYTES)
     try:
-        _follow(_Head(head, file.size > len(head)))
+        return True, _follow(_Head(head, file.size > len(head)))
     except _PastHead:
-        return True
+        return True, None
     except Exception:  # ValueError: an unknown opcode, a bad argument, the stack or memo
-        return False
-    return True
+        return False, None
+
+
+def _number_text(opcode, stream) -> int:
+    """INT or LONG's newline-ended text as the unpickler reads it (base 0), or as
+    ``pickletools`` does (base 10): ValueError where neither reads it."""
+    line = stream.readline()
+    if not line.endswith(b"\n"):
+        raise ValueError("no newline after a number")
+    text = line[:-1]
+    if opcode.name == "LONG" and text.endswith(b"L"):
+        text = text[:-1]
+    try:
+        return int(text, 0)
+    except ValueError:
+        return int(text)
+
+
+def _opcodes(stream):
+    """(opcode, argument) to the first STOP, as ``pickletools.genops`` reads them but for
+    INT and LONG (``_number_text``)."""
+    while True:
+        code = stream.read(1)
+        opcode = pickletools.code2op.get(code.decode("latin-1"))
+        if opcode is None:
+            raise ValueError("no opcode" if code else "the pickle ends before STOP")
+        if opcode.name in ("INT", "LONG"):
+            yield opcode, _number_text(opcode, stream)
+        else:
+            yield opcode, None if opcode.arg is None else opcode.arg.reader(stream)
+        if opcode.name == "STOP":
+            return
 
 
 _MARK = pickletools.markobject
@@ -78,12 +122,14 @@ _PUTS = {"PUT", "BINPUT", "LONG_BINPUT", "MEMOIZE"}
 _GETS = {"GET", "BINGET", "LONG_BINGET"}
 
 
-def _follow(stream) -> None:
-    """Follow the pickle's stack and memo to its first STOP as ``pickletools.dis`` does
-    (module docstring: less two checks, no words); ValueError where they break."""
+def _follow(stream) -> str | None:
+    """Follow the pickle's stack and memo as ``pickletools.dis`` does (module docstring:
+    less two checks, no words) to its first STOP (None) or to its first call made after an
+    import (the first opcode in ``CALLS``); ValueError where they break before either."""
     stack: list = []  # what each opcode leaves, as pickletools describes it (never a value)
     marks, memo = 0, {}
-    for opcode, arg, _ in pickletools.genops(stream):
+    first, imported = None, False
+    for opcode, arg in _opcodes(stream):
         before, after = opcode.stack_before, opcode.stack_after
         popped = len(before)
         if _MARK in before or (opcode.name == "POP" and stack and stack[-1] is _MARK):
@@ -108,13 +154,20 @@ def _follow(stream) -> None:
             del stack[-popped:]
         marks += _MARK in after
         stack.extend(after)
+        if first is None and opcode.name in CALLS:
+            first = opcode.name
+        imported = imported or opcode.name in _IMPORTS
+        if imported and opcode.name in _CALLED:  # made with its arguments: it has run
+            return first
+    return None
 
 
 def first_call(file: DumpFile) -> str | None:
     """The first opcode that imports or calls in the file's first pickle (None: none found,
     or the file is not a pickle)."""
-    if not is_pickle(file):
-        return None
+    consistent, call = _scan_head(file)
+    if not consistent or call is not None:
+        return call
     stream = io.BytesIO(file.data) if file.data is not None else open(file.path, "rb")  # noqa: SIM115
     with stream:
         return _walk(stream, file.size)

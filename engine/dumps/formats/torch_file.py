@@ -82,7 +82,8 @@ def _unsafe(file: DumpFile, exc: BaseException):
 
 def _refuse_legacy(file: DumpFile):
     """The refusal for a non-zip file: unsafe if it is a pickle that would call anything
-    (``pickle_scan``: a whole, consistent pickle, read in bounded time and memory)."""
+    (``pickle_scan``: a consistent pickle, whole or up to a call it makes, read in bounded
+    time and memory)."""
     call = first_call(file)
     if call is not None:
         return refuse("unsafe_pickle_opcode", file=file.name, opcode=call)
