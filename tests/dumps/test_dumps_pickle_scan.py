@@ -5,6 +5,7 @@ checked with pickle's own (``_unpickled``), never assumed."""
 
 from __future__ import annotations
 
+import copyreg
 import io
 import pickle
 import struct
@@ -102,3 +103,29 @@ def test_a_pickle_that_breaks_before_its_call_is_not_called_code(tmp_path, data)
         assert "called" not in _unpickled(data, unpickler)
     for source in _both(tmp_path, "broken.pt", data):
         refusal(source, "not_zip")
+
+
+@pytest.fixture
+def extension():
+    """builtins.len registered in copyreg's extension registry as code 240, as a program
+    may register it (none is registered in a stock interpreter)."""
+    copyreg.add_extension("builtins", "len", 240)
+    copyreg.clear_extension_cache()
+    yield 240
+    copyreg.remove_extension("builtins", "len", 240)
+    copyreg.clear_extension_cache()
+
+
+@pytest.mark.parametrize("opcode, size", [("EXT1", 1), ("EXT2", 2), ("EXT4", 4)])
+def test_a_global_fetched_from_the_extension_registry_then_called_is_named_as_code(
+    tmp_path, extension, opcode, size
+):
+    """Called (cut after the call), or only fetched, as a lone GLOBAL is named."""
+    ext = b"\x80\x02" + pickle.__dict__[opcode] + extension.to_bytes(size, "little")
+    imported = ["import builtins.len"]
+    for data, log in [(ext + b"(S'ab'\ntR", imported + ["called"]), (ext + b".", imported)]:
+        for unpickler in UNPICKLERS:
+            copyreg.clear_extension_cache()  # else the second finds the first's stand-in
+            assert _unpickled(data, unpickler) == log
+        for source in _both(tmp_path, "ext.pt", data):
+            assert refusal(source, "unsafe_pickle_opcode").params["opcode"] == opcode

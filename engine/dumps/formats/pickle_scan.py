@@ -6,7 +6,7 @@ are no evidence of code.  A file counts as a pickle only when its first ``HEAD_B
 parse as opcodes whose stack and memo stay consistent, followed as ``pickletools.dis``
 follows them, running nothing: a whole pickle, or one cut only by the end of those bytes,
 or one consistent up to a call made after an import (a REDUCE, OBJ, NEWOBJ, NEWOBJ_EX,
-INST or BUILD once a GLOBAL, STACK_GLOBAL or INST has fetched a global).  The
+INST or BUILD once a GLOBAL, STACK_GLOBAL, INST or EXT has fetched a global).  The
 unpickler runs each opcode as it reads it, so whatever comes after such a call (a byte
 that is no opcode, a pop of an empty stack, a memo slot never stored, the end of the file
 without STOP) fails only once the call has run.  A text file that happens to start
@@ -37,9 +37,11 @@ import pickletools
 from engine.dumps.limits import MAX_PICKLE_OPCODES
 from engine.dumps.sources import DumpFile
 
-HEAD_BYTES = MAX_PICKLE_OPCODES  # what is_pickle follows: at most that many opcodes
-CALLS = {"GLOBAL", "STACK_GLOBAL", "REDUCE", "INST", "OBJ", "NEWOBJ", "NEWOBJ_EX"}
-_IMPORTS = {"GLOBAL", "STACK_GLOBAL", "INST"}  # what fetches a global (find_class)
+HEAD_BYTES = MAX_PICKLE_OPCODES  # what _scan_head follows: at most that many opcodes
+# EXT1/2/4 fetch a global too: the (module, name) copyreg's extension registry holds for
+# their code, imported through find_class (nothing is registered in a stock interpreter)
+_IMPORTS = {"GLOBAL", "STACK_GLOBAL", "INST", "EXT1", "EXT2", "EXT4"}  # fetch a global
+CALLS = _IMPORTS | {"REDUCE", "OBJ", "NEWOBJ", "NEWOBJ_EX"}  # import or call
 _CALLED = {"REDUCE", "OBJ", "NEWOBJ", "NEWOBJ_EX", "INST", "BUILD"}  # what calls one
 _LINE_BYTES = 1 << 16  # a newline-ended argument (a number, a name) longer than this: no pickle
 _LENGTH_BYTES = {  # an argument whose length comes first: the bytes of that length
