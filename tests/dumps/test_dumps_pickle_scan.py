@@ -13,6 +13,7 @@ import struct
 import pytest
 
 from engine.dumps.formats.pickle_scan import HEAD_BYTES
+from engine.dumps.limits import MAX_PICKLE_BYTES
 from engine.dumps.sources import Upload
 from tests.dumps.test_dumps_bad_input import refusal
 
@@ -57,6 +58,22 @@ def test_an_argument_longer_than_the_file_is_not_a_pickle_from_disk_or_upload(
     for source in _both(tmp_path, "huge.pt", data):
         message = str(refusal(source, "not_zip"))
         assert "Error" not in message and "Errno" not in message
+
+
+LINE = b"V" + b"a" * 65_000 + b"\n0"  # a text argument of 65 000 bytes, popped
+
+
+@pytest.mark.parametrize(
+    "lines, named", [(40, True), (MAX_PICKLE_BYTES // len(LINE) + 1, False)], ids=["within", "past"]
+)
+def test_the_walk_reads_a_bounded_total_of_text_arguments(tmp_path, lines, named):
+    """A call behind 40 text arguments is found; behind more than ``MAX_PICKLE_BYTES`` of
+    them (the unpickler would still reach it), the walk stops reading: not called code."""
+    data = LINE * lines + CALL
+    if named:
+        assert _unpickled(data) == ["import builtins.len", "called"]
+    for source in _both(tmp_path, "lines.pt", data):
+        refusal(source, "unsafe_pickle_opcode" if named else "not_zip")
 
 
 RUNS_CODE = {  # pickle.loads of each would call builtins.len; pickletools.dis refuses each

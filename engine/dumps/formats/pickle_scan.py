@@ -34,7 +34,7 @@ from __future__ import annotations
 import io
 import pickletools
 
-from engine.dumps.limits import MAX_PICKLE_OPCODES
+from engine.dumps.limits import MAX_PICKLE_BYTES, MAX_PICKLE_OPCODES
 from engine.dumps.sources import DumpFile
 
 HEAD_BYTES = MAX_PICKLE_OPCODES  # what _scan_head follows: at most that many opcodes
@@ -44,6 +44,7 @@ _IMPORTS = {"GLOBAL", "STACK_GLOBAL", "INST", "EXT1", "EXT2", "EXT4"}  # fetch a
 CALLS = _IMPORTS | {"REDUCE", "OBJ", "NEWOBJ", "NEWOBJ_EX"}  # import or call
 _CALLED = {"REDUCE", "OBJ", "NEWOBJ", "NEWOBJ_EX", "INST", "BUILD"}  # what calls one
 _LINE_BYTES = 1 << 16  # a newline-ended argument (a number, a name) longer than this: no pickle
+_LINES_READ = MAX_PICKLE_BYTES  # newline-ended arguments the walk reads, all together
 _LENGTH_BYTES = {  # an argument whose length comes first: the bytes of that length
     pickletools.TAKEN_FROM_ARGUMENT1: 1,
     pickletools.TAKEN_FROM_ARGUMENT4: 4,
@@ -178,7 +179,11 @@ def first_call(file: DumpFile) -> str | None:
 def _walk(stream, size: int) -> str | None:
     """The first call of the pickle in ``stream`` (``size`` bytes), every argument's length
     checked against the bytes left before it is stepped over: a hostile length (up to
-    2⁶⁴ − 1) ends the walk (no pickle), never a seek past what a file or a buffer allows."""
+    2⁶⁴ − 1) ends the walk (no pickle), never a seek past what a file or a buffer allows.
+    Newline-ended arguments are read, ``_LINES_READ`` bytes of them in all (a pickle the
+    loaders accept is smaller): past that the walk ends, so the most it reads is that and
+    a few bytes per opcode, not ``MAX_PICKLE_OPCODES`` lines of ``_LINE_BYTES``."""
+    lines_left = _LINES_READ
     for _ in range(MAX_PICKLE_OPCODES):
         opcode = pickletools.code2op.get(stream.read(1).decode("latin-1"))
         if opcode is None or opcode.name == "STOP":
@@ -189,7 +194,9 @@ def _walk(stream, size: int) -> str | None:
             continue
         n = opcode.arg.n
         if n == pickletools.UP_TO_NEWLINE:
-            if not stream.readline(_LINE_BYTES).endswith(b"\n"):
+            line = stream.readline(min(_LINE_BYTES, lines_left))
+            lines_left -= len(line)
+            if not line.endswith(b"\n"):
                 return None
             continue
         if n < 0:
