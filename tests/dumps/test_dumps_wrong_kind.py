@@ -4,6 +4,7 @@ memory address, no Python repr."""
 
 from __future__ import annotations
 
+import ast
 import io
 import re
 import struct
@@ -107,6 +108,57 @@ def test_an_npy_header_of_plain_values_numpy_refuses_is_damaged_not_code(tmp_pat
     (tmp_path / "words.npy").write_bytes(data)
     for source in (tmp_path / "words.npy", Upload("words.npy", data)):
         assert "holds an expression" not in str(refusal(source, "corrupt"))
+
+
+DEEP_HEADERS = {  # beyond CPython's parser (numpy's too): MemoryError, RecursionError, ...
+    "unary_deep": (b"-" * 9900 + b"1", "npy_header_nested"),
+    "signs_in_lists": (b"[" * 99 + b"-" * 9700 + b"1" + b"]" * 99, "npy_header_nested"),
+    "lists_deep": (b"[" * 4900 + b"]" * 4900, "npy_header_nested"),
+    "attr_chain": (b"a" + b".a" * 4900, "npy_header_code"),
+    "binop_chain": (b"1" + b"+1" * 4900, "npy_header_code"),
+    "call_deep": (b"f(" * 3000 + b")" * 3000, "npy_header_code"),
+    "f_string_deep": (b"[" * 300 + b"f'{x}'" + b"]" * 300, "npy_header_code"),
+    "minus_after_a_list": (b"[" * 300 + b"-1]-1" + b"]" * 299, "npy_header_code"),
+    "signs_in_a_dict": (b"{1: " * 300 + b"-(+2)" + b"}" * 300, "npy_header_nested"),
+}
+
+
+@pytest.mark.parametrize("header, key", DEEP_HEADERS.values(), ids=DEEP_HEADERS)
+def test_an_npy_header_nested_past_pythons_parser_is_code_or_nested_in_our_words(
+    tmp_path, header, key
+):
+    """Names and operators are code however deep; signs and brackets alone are damaged,
+    said in our words, never the parser's ("MemoryError", "maximum recursion depth")."""
+    with pytest.raises((MemoryError, RecursionError, SyntaxError)):
+        ast.parse(header.decode(), mode="eval")
+    data = _npy_of_header(header)
+    with pytest.raises((ValueError, MemoryError, RecursionError)):  # numpy's reader too
+        np.lib.format.read_array_header_1_0(io.BytesIO(data[8:]), len(data))
+    (tmp_path / "deep.npy").write_bytes(data)
+    with zipfile.ZipFile(tmp_path / "deep.npz", "w") as archive:
+        archive.writestr("h.npy", data)
+    for source in (tmp_path / "deep.npy", Upload("deep.npy", data), tmp_path / "deep.npz"):
+        message = _refused_in_both(source, key)
+        assert "Error" not in message and "recursion" not in message
+
+
+@pytest.mark.parametrize(
+    "extra, detail",
+    [
+        (b"'shape': (2,), 'x': 1+2j", "Header does not contain the correct keys"),
+        (b"'shape': set()", "shape is not valid: set()"),
+    ],
+    ids=["complex_extra_key", "empty_set_shape"],
+)
+def test_plain_values_python_reads_in_a_refused_npy_header_are_damage_not_code(
+    tmp_path, extra, detail
+):
+    """``ast.literal_eval`` reads ``1+2j`` and ``set()`` as values: numpy refused them
+    for a key or the shape, in its words."""
+    header = b"{'descr': '<f4', 'fortran_order': False, " + extra + b"}"
+    ast.literal_eval(header.decode())
+    (tmp_path / "plain.npy").write_bytes(_npy_of_header(header))
+    assert detail in str(refusal(tmp_path / "plain.npy", "corrupt"))  # numpy's English
 
 
 def _encrypted(data: bytes, index: int) -> tuple[bytes, str]:

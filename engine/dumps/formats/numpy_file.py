@@ -16,6 +16,7 @@ import io
 import math
 import struct
 import threading
+import tokenize
 import warnings
 import zipfile
 
@@ -53,6 +54,11 @@ _LENGTH_FIELD = {(1, 0): "<H", (2, 0): "<I"}  # a .npy header's length, by forma
 # plain values: what np.save writes (a dict of strings, a bool, a tuple of ints), and signs
 _LITERAL_NODES = (ast.Expression, ast.Dict, ast.Tuple, ast.List, ast.Set, ast.Constant, ast.Load)
 _LITERAL_NODES += (ast.UnaryOp, ast.UAdd, ast.USub)
+_PLAIN_NAMES = {"True", "False", "None"}
+_PUNCTUATION = {"(", ")", "[", "]", "{", "}", ",", ":", "..."}  # of a dict, tuple, list
+_BEFORE_A_SIGN = {None, "(", "[", "{", ",", ":", "+", "-"}  # a + or - after these is a sign
+_NOT_READ = {tokenize.NEWLINE, tokenize.NL, tokenize.COMMENT, tokenize.ENDMARKER}
+_NOT_READ |= {tokenize.INDENT, tokenize.DEDENT}
 MAX_TOKENS_BYTES = 4 * MAX_TOKEN_CHARS * MAX_TOKEN_STRINGS  # a "tokens" string array read whole
 
 
@@ -88,8 +94,11 @@ def _read_header(file: DumpFile, key: str, stream, fmt: str) -> tuple[tuple, np.
                 io.BytesIO(field + text), MAX_NPY_HEADER_BYTES
             )
     except Exception as exc:  # numpy raises ValueError, SyntaxError, ...
-        if _holds_expression(text):  # numpy's ast.literal_eval refused it: never evaluated
-            raise refuse("npy_header_code", file=file.name, entry=entry_name(key)) from None
+        kind = _header_kind(text)  # never evaluated
+        if kind is None and isinstance(exc, (MemoryError, RecursionError)):
+            kind = "npy_header_nested"  # the parser's limits, never its words ("MemoryError")
+        if kind is not None:
+            raise refuse(kind, file=file.name, entry=entry_name(key)) from None
         raise corrupt(file, key, fmt, first_line(exc)) from None
     shape, fortran_order, dtype = header
     if any(n < 0 for n in shape):  # numpy's parser accepts them; no writer makes them
@@ -101,15 +110,52 @@ def _read_header(file: DumpFile, key: str, stream, fmt: str) -> tuple[tuple, np.
     return tuple(int(n) for n in shape), dtype, stream.tell()
 
 
-def _holds_expression(header: bytes) -> bool:
-    """Whether a header that numpy refused parses as Python holding something other than
-    plain values (a call, a name, an operator): decided from the header's own syntax tree,
-    which is parsed, never evaluated (at most ``MAX_NPY_HEADER_BYTES``)."""
+def _header_kind(header: bytes) -> str | None:
+    """What a header numpy refused holds, from its own syntax, parsed and never evaluated
+    (at most ``MAX_NPY_HEADER_BYTES``): "npy_header_code" for something other than plain
+    values (a call, a name, an operator), "npy_header_nested" for plain values nested
+    deeper than Python's parser reads, None for plain values numpy refused for a key, the
+    shape or the dtype (``ast.literal_eval`` reads them: ``set()``, ``1+2j``) or no Python
+    at all: damaged, in numpy's words."""
+    text = header.decode("latin-1")
     try:
-        tree = ast.parse(header.decode("latin-1"), mode="eval")
-    except Exception:  # SyntaxError, or too deeply nested: not Python, so damaged
-        return False
-    return any(not isinstance(node, _LITERAL_NODES) for node in ast.walk(tree))
+        tree = ast.parse(text, mode="eval")
+    except (MemoryError, RecursionError):  # CPython's parser refuses the nesting
+        return _kind_of_tokens(text)
+    except SyntaxError as exc:
+        return _kind_of_tokens(text) if "too many nested" in str(exc) else None
+    except Exception:  # ValueError: a NUL byte
+        return None
+    try:
+        ast.literal_eval(tree)
+    except Exception:  # ValueError, or a tree too deep for it: decided by its nodes
+        nodes = ast.walk(tree)
+        return "npy_header_code" if any(not isinstance(n, _LITERAL_NODES) for n in nodes) else None
+    return None
+
+
+def _kind_of_tokens(text: str) -> str:
+    """``_header_kind`` of a header too deeply nested for Python's parser, from its tokens
+    (``tokenize`` reads them one after another, with no nesting limit): a name other than
+    True, False or None, an f-string, or an operator other than a sign and the punctuation
+    of a dict, tuple or list is code; anything else is nested too deeply."""
+    before = None  # the last token read: its text if an operator, else "value"
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if token.type in _NOT_READ:
+                continue
+            if token.type == tokenize.NAME and token.string not in _PLAIN_NAMES:
+                return "npy_header_code"
+            prefix = token.string[: len(token.string) - len(token.string.lstrip("bBrRuUfF"))]
+            if token.type == tokenize.STRING and "f" in prefix.lower():  # an f-string
+                return "npy_header_code"
+            sign = token.string in ("+", "-") and before in _BEFORE_A_SIGN
+            if token.type == tokenize.OP and not sign and token.string not in _PUNCTUATION:
+                return "npy_header_code"
+            before = token.string if token.type == tokenize.OP else "value"
+    except (tokenize.TokenError, SyntaxError):  # cut, or a tokenizer with a nesting limit
+        pass
+    return "npy_header_nested"
 
 
 def _is_float(dtype: np.dtype) -> bool:
