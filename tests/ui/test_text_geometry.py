@@ -88,8 +88,9 @@ def test_eps_summary_names_the_knee_at_sqrt_d_over_2():
 def test_affine_table_and_summary_write_gamma_as_gemma_stores_it():
     e = ellipsoids(GeometrySpec(d=3, gamma_x=2.0, gamma_y=0.5, beta_z=1.0))
     table = text.affine_table(e, "en")
-    assert table["γ"] == ["2", "0.5", "1"] and table["Gemma's γ = γ − 1"] == ["1", "−0.5", "0"]
-    assert text.affine_table(e, "zh")["Gemma 的 γ = γ − 1"] == ["1", "−0.5", "0"]
+    gemma = translate("geometry.affine.gemma_column", "en")
+    assert table["γ"] == ["2", "0.5", "1"] and table[gemma] == ["1", "−0.5", "0"]
+    assert text.affine_table(e, "zh")[gemma] == ["1", "−0.5", "0"]
     summary = text.affine_summary(e, 3, "en")
     axes = [2 * math.sqrt(3), 0.5 * math.sqrt(3), math.sqrt(3)]
     assert "[" + ", ".join(format_number(a) for a in axes) + "]" in summary
@@ -170,14 +171,31 @@ def test_the_intro_puts_layernorms_outputs_on_a_sphere_of_radius_sqrt_d_not_a_sm
         assert "smaller sphere" not in intro and "更小的球面" not in intro, lang
 
 
+GEMMA_WEIGHT = (r"\gamma_{\mathrm{Gemma}}", "γ<sub>Gemma</sub>")  # in $math$, in a chart
+
+
 @pytest.mark.parametrize("lang", LANGUAGES)
-def test_gemma_gain_is_written_with_the_stored_weight_gamma_as_elsewhere(lang):
-    """Geometry names Gemma's stored weight γ, as the Vector Lab's (1 + γᵢ) and the Gemma lesson
-    do (Hugging Face's ``weight``), not a second letter."""
+def test_gemma_weight_is_gamma_with_a_gemma_subscript_wherever_the_affine_section_names_it(lang):
+    """The γ and β section shows the standard γ and Gemma's stored weight side by side, so
+    Gemma's is always γ_Gemma (still γ, as in the Gemma lesson's 1 + γ and Hugging Face's
+    ``weight``), never a bare γ: "Gemma's γ = γ − 1" read as one letter for two weights."""
     texts = [
         translate(key, lang)
-        for key in ("geometry.lead_affine", "geometry.affine.intro", "geometry.trace.gemma")
+        for key in (
+            "geometry.lead_affine",
+            "geometry.affine.intro",
+            "geometry.affine.gemma_column",
+            "geometry.trace.gemma",
+        )
     ]
-    assert all("1 + γ" in line for line in texts)
-    assert not any("1 + w" in line or "w = " in line for line in texts)
+    assert all(any(name in line for name in GEMMA_WEIGHT) for line in texts)
+    for line in texts:
+        bare = line
+        for name in GEMMA_WEIGHT:
+            bare = bare.replace(name, "W")
+        assert not any(
+            clash in bare for clash in ("1 + γ", "1 + \\gamma", "的 γ", "'s γ", "weight γ")
+        )
+    relation = r"\gamma_{\mathrm{Gemma}} = \gamma - 1"
+    assert all(relation in line for line in texts[:3])  # lead, intro and the table's column
     assert "1 + γ" in translate("lessons.gemma_offset.title", lang)

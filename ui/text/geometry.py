@@ -212,8 +212,9 @@ def eps_summary(curve: EpsCurve, lang: str) -> str:
 
 
 def affine_table(ellipsoids: Ellipsoids, lang: str) -> dict[str, list[str]]:
-    """Per drawn axis: gamma, Gemma's stored weight gamma - 1 (the same symbol as the Vector
-    Lab's and the lesson's (1 + gamma)), and beta (columns of a table)."""
+    """Per drawn axis: gamma, Gemma's stored weight gamma_Gemma = gamma - 1 (subscripted, as
+    everywhere in the section, since the standard gamma stands beside it), and beta (columns
+    of a table)."""
     return {
         "γ": [format_number(g) for g in ellipsoids.gamma],
         translate("geometry.affine.gemma_column", lang): [
