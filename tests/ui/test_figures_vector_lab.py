@@ -1,5 +1,6 @@
 import math
 
+import pytest
 from plotly.subplots import make_subplots
 
 from ui.figures.vector_lab import ROW_HEIGHTS, SPACING, input_output_figure
@@ -84,3 +85,23 @@ def test_an_output_of_zeros_says_so_in_its_empty_panel():
     assert "Every output of LayerNorm is 0" in [a.text for a in figure.layout.annotations]
     figure = input_output_figure([1, 2], [("LayerNorm", [-1.0, 1.0], "layernorm")], "en")
     assert not any("is 0" in a.text for a in figure.layout.annotations)
+
+
+@pytest.mark.parametrize(
+    "outputs",
+    [
+        [("LayerNorm", [math.nan] * 4, "layernorm"), ("RMSNorm", [0.0] * 4, "rmsnorm")],
+        [("LayerNorm", [0.0] * 3, "layernorm"), ("RMSNorm", [1.0] * 3, "rmsnorm")],
+        [("LayerNorm", [0.0, 0.0], "layernorm"), ("RMSNorm", [-2.0, math.inf], "rmsnorm")],
+    ],
+)
+def test_the_all_zero_note_sits_in_a_band_above_every_bar_and_mark(outputs):
+    """1e20 × 4: LayerNorm NaN (✕ at 0), RMSNorm all 0: the note in the panel's middle ran over
+    the ✕ marks, and over another norm's bars (a constant row: LayerNorm 0, RMSNorm 1). It now
+    hangs from the top of the outputs' axis, over a free band of at least a fifth of it."""
+    figure = input_output_figure([1.0] * len(outputs[0][1]), outputs, "zh")
+    note = next(a for a in figure.layout.annotations if "0" in a.text and a.yref == "y2")
+    low, top = figure.layout.yaxis2.range
+    drawn = [v if math.isfinite(v) else 0.0 for _, values, _ in outputs for v in values]
+    assert note.y == top and note.yanchor == "top"
+    assert low <= min(drawn) and (top - max(drawn)) / (top - low) >= 0.2

@@ -38,6 +38,21 @@ def _panels(input_name: str, output_name: str, index_name: str, d: int) -> dict:
     )
 
 
+NOTE_ROOM = 0.3  # above the highest value drawn, a band of this share of the values' span
+PAD = 0.05  # below a negative lowest value, as plotly's autorange pads a bar's far end
+
+
+def _room_for_note(values: Sequence[float]) -> tuple[float, float]:
+    """The outputs panel's y range with a free band on top for a note: the note in the middle
+    of the panel ran over the ✕ marks (at 0) and over other norms' bars."""
+    drawn = [v for v in values if math.isfinite(v)] + [0.0]  # a ✕ marks each other one at 0
+    low, high = min(drawn), max(drawn)
+    if high == low:  # only zeros and ✕ marks
+        low, high = -1.0, 1.0
+    span = high - low
+    return (low - PAD * span if low < 0 else low), high + NOTE_ROOM * span
+
+
 def input_output_figure(
     x: Sequence[float],
     outputs: Sequence[tuple[str, Sequence[float], str]],
@@ -106,9 +121,11 @@ def input_output_figure(
     zeros = [name for name, values, _ in outputs if len(values) and all(v == 0 for v in values)]
     if zeros:  # bars of height 0 draw nothing: an empty panel would look broken
         text = translate("vector_lab.chart_all_zero", lang, names=join(zeros, lang))
+        low, top = _room_for_note([v for _, values, _ in outputs for v in values])
+        layout["yaxis2"]["range"] = [low, top]
         layout["annotations"].append(
-            dict(text=text, x=0.5, y=ROW_HEIGHTS[1] * (1.0 - SPACING) / 2, showarrow=False)
-            | dict(xref="paper", yref="paper", font=dict(size=14, color=NONFINITE_COLOR))
+            dict(text=text, x=0.5, y=top, yanchor="top", showarrow=False)
+            | dict(xref="paper", yref="y2", font=dict(size=14, color=NONFINITE_COLOR))
         )
     layout.update(frame(460, 40), barmode="group", hovermode="x unified")
     return go.Figure(data=data, layout=layout)
