@@ -204,10 +204,27 @@ def test_a_welford_merge_that_overflows_to_infinity_is_named():
     assert math.isfinite(ex.fused.steps_var) and ex.outputs[0] == (0.0,) * 17
     for lang in ("en", "zh"):
         note = next(s.caption for s in worked_steps(ex, lang) if "native_layer_norm" in s.caption)
-        infinite, nan = (
-            translate(f"vector_lab.steps.fused_moments_{o}", lang) for o in ("inf", "nan")
+        infinite, nan, source = (
+            translate(f"vector_lab.welford.{o}", lang) for o in ("inf", "nan", "source")
         )
-        assert note.endswith(infinite) and nan not in note and "δ·δ·c·m₀" in note
+        assert note.endswith(infinite + source) and nan not in note and "δ·δ" in note
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_welford_merge_with_an_empty_part_is_told_as_nan_not_infinity(lang):
+    """1e20 × 4: the four entries are one part (mean 1e20, summed squares 0); merging an empty
+    vector lane (weight 0) gives δ·δ = ∞ and ∞·0 = NaN, so the note says NaN, as σ² and rstd
+    below it do, and never that σ² is ∞; the source file comes last."""
+    ex = explain_vectors(((1e20,) * 4,), NormSpec("layernorm"))
+    note = next(s.caption for s in worked_steps(ex, lang) if "native_layer_norm" in s.caption)
+    nan, infinite, source = (
+        translate(f"vector_lab.welford.{o}", lang) for o in ("nan", "inf", "source")
+    )
+    assert note.endswith(nan + source) and infinite not in note
+    assert "moments_utils.h" not in note.removesuffix(source)
+    bf16 = explain_vectors(((1e20,) * 4,), NormSpec("layernorm"), "bfloat16")
+    story = next(m.text for m in path_messages(bf16.precision, 0, lang) if m.path == "fused_half")
+    assert nan in story and infinite not in story
 
 
 @pytest.mark.parametrize("row", [(1e30,) * 9, (1e35,) * 20, (3e38,) * 2, (3e38,) * 8])

@@ -165,7 +165,9 @@ def _diagnosis(story: PrecisionStory, result: PathResult, row: int, lang: str) -
     if event.failure == "zero_variance":
         return ""  # said once for the whole section (zero_variance_*)
     if event.failure == "moments_overflow":
-        merge = welford_merge(event.dtype, event.dtype_max, math.sqrt(event.dtype_max), lang)
+        merge = welford_merge(
+            event.dtype, event.dtype_max, math.sqrt(event.dtype_max), event.computed, lang
+        )
         return translate("vector_lab.precision.overflow.moments", lang, **common) + merge
     if event.failure == "stall":
         stall = {"step": event.index + 1, "term": _n(event.term), **common}

@@ -145,9 +145,8 @@ def _fused_step(fused: FusedDisagreement, symbol: str, dtype: str, lang: str) ->
     headline = f"vector_lab.steps.fused_{op}{variant}"
     caption = translate(headline, lang, op=fused.op)
     if fused.cause == "moments_overflow":
-        outcome = "nan" if math.isnan(fused.rstd) else "inf"
-        caption += welford_merge(dtype, fused.largest, fused.square_overflows_at, lang)
-        caption += translate(f"vector_lab.steps.fused_moments_{outcome}", lang)
+        merged = fused.rstd if math.isnan(fused.rstd) else math.inf  # rstd 0: σ² = ∞
+        caption += welford_merge(dtype, fused.largest, fused.square_overflows_at, merged, lang)
     else:
         caption += translate(f"vector_lab.steps.fused_{fused.cause}", lang, dtype=dtype)
     escaped = fused.op.replace("_", r"\_")
@@ -160,16 +159,19 @@ def _fused_step(fused: FusedDisagreement, symbol: str, dtype: str, lang: str) ->
     return Step(caption, r"\begin{aligned}" + r" \\ ".join(lines) + r"\end{aligned}")
 
 
-def welford_merge(dtype: str, largest: float, gap: float, lang: str) -> str:
-    """How PyTorch's one-pass (Welford) merge overflows: one text for the steps' note and the
-    precision story."""
-    return translate(
+def welford_merge(dtype: str, largest: float, gap: float, merged: float, lang: str) -> str:
+    """How PyTorch's one-pass (Welford) merge overflows, then what it stored (``merged``, the
+    op's σ²: NaN where a part was empty, ∞ where both had entries), then where the code is:
+    one text for the steps' note and the precision story."""
+    mechanism = translate(
         "vector_lab.welford.merge",
         lang,
         dtype=dtype,
         largest=format_power(largest),
         gap=format_power(gap),
     )
+    outcome = translate("vector_lab.welford." + ("nan" if math.isnan(merged) else "inf"), lang)
+    return mechanism + outcome + translate("vector_lab.welford.source", lang)
 
 
 def _identity_step(stats, compute_dtype: str, lang: str) -> Step:
