@@ -169,6 +169,27 @@ def test_sum_overflow_in_the_comparison_names_mu():
     assert "output on this row is NaN: μ = ∞ in float16" in comparison_notes(ex, "en")[0]
 
 
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_an_overflow_note_points_to_the_precision_section_only_where_it_runs_that_norm(lang):
+    """1e20 × 4: RMS² = ∞ in float32. Stored in float32 the Precision section runs no code
+    paths (no half story), and with LayerNorm chosen its paths are LayerNorm's, so the RMSNorm
+    note points nowhere; with RMSNorm chosen on bfloat16 input it names that story."""
+    row = ((1e20,) * 4,)
+    words = ("Precision section", "“精度”一节")
+    for kind, dtype in (
+        ("rmsnorm", "float32"),
+        ("layernorm", "float32"),
+        ("layernorm", "bfloat16"),
+    ):
+        ex = explain_vectors(row, NormSpec(kind), dtype)
+        assert broken_statistic(ex, "rmsnorm") == "mean_square"
+        assert not any(w in " ".join(comparison_notes(ex, lang)) for w in words), (kind, dtype)
+    ex = explain_vectors(row, NormSpec("rmsnorm"), "bfloat16")
+    assert ex.precision is not None and ex.precision.spec.kind == "rmsnorm"
+    note = comparison_notes(ex, lang)[1]
+    assert any(w in note for w in words) and "RMSNorm" in note and "bfloat16" in note
+
+
 def test_healthy_rows_keep_their_geometric_notes():
     ex = explain_vectors(((1.0, 2.0, 3.0, 4.0),), NormSpec("layernorm", eps=0.0))
     notes = comparison_notes(ex, "en")

@@ -72,8 +72,13 @@ def _undefined_note(ex: VectorExplanation, kind: str, why: str, lang: str) -> st
             f"vector_lab.compare_why.{why}", lang, dtype=ex.spec.compute_dtype, symbol=symbol
         ),
     )
-    if why in OVERFLOWS:
-        note += sentence_joiner(lang) + translate("vector_lab.compare_see_precision", lang)
+    story = ex.precision
+    if why in OVERFLOWS and story is not None and story.spec.kind == kind:
+        # only where the Precision section runs this kind's real code paths on the row
+        see = translate(
+            "vector_lab.compare_see_precision", lang, norm=NORM_NAMES[kind], dtype=story.spec.dtype
+        )
+        note += sentence_joiner(lang) + see
     return note
 
 
