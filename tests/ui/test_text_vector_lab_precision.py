@@ -20,7 +20,7 @@ from engine.norms.precision import precision_story
 from engine.norms.precision_facts import default_eps_table, resolution
 from engine.norms.precision_presets import PRESETS, preset
 from engine.norms.worked import explain_vectors
-from ui.text.vector_lab_compare import broken_statistic, comparison_notes
+from ui.text.vector_lab_compare import broken_statistic, comparison_notes, ratios
 from ui.text.vector_lab_precision import (
     DtypeFacts,
     constant_row_note,
@@ -229,3 +229,14 @@ def test_the_constant_row_note_does_not_call_a_wrong_residue_right():
     ex = explain_vectors(((60000.0,) * 4,), NormSpec("layernorm"), "float16")
     assert ex.precision.path("fused_half").rows[0].outcome == "wrong"
     assert constant_row_note(ex.precision, 0, "en") is None
+
+
+def test_ratios_too_small_for_two_decimals_keep_their_digits_and_sign():
+    """RMSNorm of [−10⁶, 2, 3, 4]: y₂/y₁ = 2/−10⁶ = −2e-06 was rounded to "−0" (a sign on
+    nothing); it keeps two significant digits. Exact zeros and larger ratios are unchanged."""
+    ex = explain_vectors(((-1e6, 2.0, 3.0, 4.0),), NormSpec("rmsnorm"))
+    assert ratios(ex.comparison.rmsnorm) == "1 : −2e-06 : −3e-06 : −4e-06"
+    assert ratios([-1.3416, -0.4472, 0.4472, 1.3416]) == "1 : 0.33 : −0.33 : −1"
+    assert ratios([2.0, -0.0, 0.0, 4.0]) == "1 : 0 : 0 : 2"
+    assert ratios([1.0, math.nan, math.inf]) == "1 : NaN : ∞"
+

@@ -133,9 +133,20 @@ def comparison_notes(ex: VectorExplanation, lang: str) -> list[str]:
     ]
 
 
+def _ratio(value: float) -> str:
+    """A ratio to 2 decimals ("0.33", "2"); one too small for them keeps 2 significant digits
+    ("−2e-06"), where rounding wrote "−0", a sign on nothing, or "0", which it is not."""
+    if not math.isfinite(value):
+        return format_number(value)  # "NaN", "∞", as every other cell writes them
+    text = f"{value:.2f}".rstrip("0").rstrip(".")
+    if text in ("0", "-0"):
+        return format_number(value, 2) if value != 0 else "0"
+    return true_minus(text)
+
+
 def ratios(values) -> str:
     """y1 : y2 : ... relative to the first finite nonzero entry (short rows only)."""
     pivot = next((v for v in values if math.isfinite(v) and v != 0), None)
     if pivot is None or len(values) > 8:
         return "—"
-    return true_minus(" : ".join(f"{v / pivot:.2f}".rstrip("0").rstrip(".") for v in values))
+    return " : ".join(_ratio(v / pivot) for v in values)
