@@ -20,6 +20,7 @@ from engine.norms.precision import precision_story
 from engine.norms.precision_facts import default_eps_table, resolution
 from engine.norms.precision_presets import PRESETS, preset
 from engine.norms.worked import explain_vectors
+from ui.i18n import translate
 from ui.text.vector_lab_compare import broken_statistic, comparison_notes, ratios
 from ui.text.vector_lab_precision import (
     DtypeFacts,
@@ -240,3 +241,12 @@ def test_ratios_too_small_for_two_decimals_keep_their_digits_and_sign():
     assert ratios([2.0, -0.0, 0.0, 4.0]) == "1 : 0 : 0 : 2"
     assert ratios([1.0, math.nan, math.inf]) == "1 : NaN : ∞"
 
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_comparison_row_labels_fit_and_none_ends_as_if_cut(lang):
+    """'Ratios y₁ : y₂ : …' ended in an ellipsis, which reads as a label cut off, and was the
+    longest label (two lines at 800 px): every row label is now at most as long as ‖y‖₂'s."""
+    keys = ("compare_l2", "compare_ones", "compare_cos", "compare_ratios")
+    labels = [translate(f"vector_lab.{key}", lang, sqrt_d="2") for key in keys]
+    assert not any(label.endswith(("…", "...")) for label in labels)
+    assert max(len(label) for label in labels) == len(labels[0])
