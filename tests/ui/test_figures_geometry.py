@@ -245,3 +245,17 @@ def test_coinciding_spread_curves_both_show():
     assert np.allclose(under.y, over.y, atol=0.01)  # they coincide on the chart
     assert over.line.width < under.line.width and over.marker.size < under.marker.size
     assert over.line.dash not in (None, "solid")
+
+
+def test_the_sqrt_d_label_ends_left_of_the_spike_bar():
+    """The label "√d = 27.7128" ended at the dashed line and touched the spike's bar, which
+    reaches half a bin left of √d: it now ends left of that bar's left edge."""
+    report = high_dimension_report(GeometrySpec(d=64, count=300), threads=1)
+    found = report.histograms
+    series = [(k, k, getattr(found, k)) for k in ("layernorm", "rmsnorm", "dyt")]
+    figure = charts.histograms_figure(series, ("a", "b", "c"), (found.sqrt_d, 64.0, 1.0), 8.0)
+    label = next(a for a in figure.layout.annotations if a.text.startswith("√d"))
+    spike = _by_tag(figure)["rmsnorm_1"]
+    tallest = int(np.argmax(spike.y))
+    left_edge = spike.x[tallest] - spike.width / 2
+    assert label.xanchor == "right" and label.x <= left_edge + 1e-9 and label.xshift < 0

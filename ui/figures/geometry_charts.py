@@ -250,13 +250,23 @@ def histograms_figure(
                 tickvals=decades, ticktext=[f"10<sup>{int(k)}</sup>" for k in decades], row=1, col=1
             )
     if sqrt_d is not None:
-        figure.add_vline(
-            x=sqrt_d,
-            line=dict(color="#444444", dash="dash", width=1),
-            row=1,
-            col=1,
-            annotation_text=f"√d = {format_number(sqrt_d)}",
-            annotation_position="top left",
+        figure.add_vline(x=sqrt_d, line=dict(color="#444444", dash="dash", width=1), row=1, col=1)
+        # the label ends left of the bar of the bin holding √d (the spike), where
+        # ending at the line it touched the bar
+        spike = sqrt_d
+        if first_edges is not None:
+            at = int(np.searchsorted(first_edges, sqrt_d, side="right")) - 1
+            spike = min(sqrt_d, float(first_edges[min(max(at, 0), len(first_edges) - 2)]))
+        figure.add_annotation(
+            x=spike,
+            y=1,
+            xref="x",
+            yref="y domain",
+            xanchor="right",
+            yanchor="top",
+            xshift=-4,
+            text=f"√d = {format_number(sqrt_d)}",
+            showarrow=False,
         )
         if first_edges is not None:  # the spike at sqrt(d), its line and label clear of the edge
             low, high = min(first_edges[0], sqrt_d), max(first_edges[-1], sqrt_d)
