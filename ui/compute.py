@@ -35,6 +35,7 @@ import io
 import os
 import pickle
 import threading
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -47,7 +48,7 @@ from streamlit.runtime.scriptrunner_utils.script_run_context import (
 )
 
 from engine.threads import Cancelled
-from ui.i18n import t
+from ui.i18n import current_language, t, translate
 
 CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 AUTO_START_FACTOR = 20  # a request starts on its own up to this many times the default's work
@@ -227,8 +228,17 @@ def _run(fn, name, args, key, label, private, on_partial):
     requests = getattr(get_script_run_ctx(), "script_requests", None)
     queued = t("compute.queued", label=label)
 
+    # Streamlit's own elapsed-time counter (the spinner's ``show_time``) writes English only:
+    # on a page in another language the bar's text says it (updated as the work reports).
+    lang, began = current_language(), time.monotonic()
+    own_clock = lang != "en"
+
+    def elapsed() -> str | None:
+        seconds = f"{time.monotonic() - began:.1f}"
+        return translate("compute.elapsed", lang, seconds=seconds) if own_clock else None
+
     def progress(fraction: float, partial: Any = None) -> None:
-        outer.run(bar.progress, min(max(float(fraction), 0.0), 1.0))
+        outer.run(bar.progress, min(max(float(fraction), 0.0), 1.0), text=elapsed())
         if partial is not None and on_partial is not None:
             outer.run(on_partial, partial)
 
@@ -246,7 +256,7 @@ def _run(fn, name, args, key, label, private, on_partial):
             _SLOTS.release()
 
     try:
-        with st.spinner(label, show_time=True):  # also what a session waiting for it sees
+        with st.spinner(label, show_time=not own_clock):  # also what a waiting session sees
             return (_private_heavy if private else _heavy)(name, key, call)
     finally:
         bar.empty()

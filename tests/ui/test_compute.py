@@ -261,3 +261,44 @@ def test_a_click_waiting_in_a_section_stops_its_job_and_a_timed_rerun_does_not()
     assert _section_rerun_waiting(requests)  # Cancel or a new setting in the section
     assert requests.on_scriptrunner_yield() is None  # which Streamlit would not interrupt for
     assert not _section_rerun_waiting(None)
+
+
+def _page_in(slow_square):
+    import streamlit as st
+
+    from ui.compute import run_heavy
+
+    st.session_state.language = st.query_params["lang"]
+    found = run_heavy(slow_square, [(3,)], ["Squaring"], button="Square", widget_key="square")
+    st.write(f"result {found[0]}")
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_time_spent_is_counted_in_the_pages_language(monkeypatch, lang):
+    """Streamlit's spinner counts seconds in English only ("(2.4 seconds)"): a page in
+    another language counts them itself, in the progress bar's text."""
+    from contextlib import contextmanager
+
+    from streamlit.delta_generator import DeltaGenerator
+
+    texts, clocks = [], []
+    progress = DeltaGenerator.progress
+    monkeypatch.setattr(
+        DeltaGenerator,
+        "progress",
+        lambda self, value, text=None: texts.append(text) or progress(self, value, text),
+    )
+
+    @contextmanager
+    def spinner(text, show_time=False, **kwargs):
+        clocks.append(show_time)
+        yield
+
+    monkeypatch.setattr(st, "spinner", spinner)
+    at = _page({"lang": lang}, _page_in)
+    assert not at.exception and "result 9" in _shown(at)
+    counted = [text for text in texts if text]
+    if lang == "en":
+        assert clocks == [True] and counted == []
+    else:
+        assert clocks == [False] and counted and all("已用时" in text for text in counted)
