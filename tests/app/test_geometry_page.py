@@ -14,6 +14,7 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from tests.app.conftest import APP
+from ui.i18n import translate
 
 
 def _open(query: dict) -> AppTest:
@@ -162,7 +163,7 @@ def test_affine_section_shows_both_parameterisations_as_one_shape():
     at = _open({"ge_section": "affine", "ge_gamma_x": "2", "ge_beta_y": "0.5"})
     table = at.table[0].value
     assert list(table["γ"]) == ["2", "1", "1"]
-    assert list(table["Gemma's γ = γ − 1"]) == ["1", "0", "0"]
+    assert list(table[translate("geometry.affine.gemma_column", "en")]) == ["1", "0", "0"]
     assert list(table.index) == ["x₁", "x₂", "x₃"]  # the sliders' and the scene's names
     assert "— one shape" in _text(at)
     traces = _traces(at, "ge_chart_affine")
