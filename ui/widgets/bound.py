@@ -15,7 +15,7 @@ from engine.errors import EngineError
 from ui import presenting
 from ui.errors import error_text
 from ui.formatting import literal
-from ui.i18n import t
+from ui.i18n import current_language, t
 from ui.labels import label
 from ui.url.codec import Param
 
@@ -49,10 +49,24 @@ def clamp(param: Param, last, key: str = "share.clamped", **params) -> None:
         st.session_state[param.key] = last
 
 
+def named_in_page_language(key: str) -> None:
+    """Call before drawing a select box, multiselect or radio whose options are named in the
+    page's language.  Streamlit sends these widgets their value as the option's name and, for
+    a keyed widget, keeps the name it showed when only the names change: after a language
+    switch a select box went on showing "Plain Gaussian" on a Chinese page, and a radio lost
+    its pick.  Where the language changed since the widget was last drawn, its value is set
+    again, which sends the name in the page's language."""
+    lang, drawn_in = current_language(), f"{key}.drawn_in"
+    if st.session_state.get(drawn_in, lang) != lang and st.session_state.get(key) is not None:
+        st.session_state[key] = st.session_state[key]
+    st.session_state[drawn_in] = lang
+
+
 def selectbox(param: Param, text: str, target=st, options=None, **kwargs):
     """``options`` replaces the parameter's choices where the page offers what it found (a
     dump's layers, a server's models); the parameter's default is among them."""
     options = param.choices if options is None else options
+    named_in_page_language(param.key)
     return target.selectbox(
         text,
         options,
@@ -65,6 +79,7 @@ def selectbox(param: Param, text: str, target=st, options=None, **kwargs):
 
 
 def multiselect(param: Param, text: str, target=st, **kwargs):
+    named_in_page_language(param.key)
     return target.multiselect(
         text,
         param.choices,

@@ -285,6 +285,7 @@ def stream_override(source: ChosenDump, layout: Layout, settings: DumpSettings) 
     """
     choices = ("auto", *layout.streams)
     with settings.stream_slot:
+        bound.named_in_page_language(f"dumps_stream_{source.id}")
         stream = st.selectbox(
             t("dumps.stream"),
             choices,

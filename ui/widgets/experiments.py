@@ -211,6 +211,7 @@ def prediction(chosen: ExperimentInputs) -> str | None:
     committed = st.session_state.get(PREDICTIONS, {}).get(request)
     st.markdown(f"**{t('experiments.predict')}** · {_question(chosen)}")
     choices = options(experiment)
+    bound.named_in_page_language(f"ex_pick_{request}")
     picked = st.radio(
         t("experiments.predict"),
         choices,

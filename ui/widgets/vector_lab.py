@@ -204,6 +204,7 @@ def vector_lab_inputs(default_eps: dict[str, tuple[DefaultEps, ...]]) -> VectorL
             errors.append(input_error_text(error))
             return refused
 
+    bound.named_in_page_language(MENU)
     st.selectbox(
         t("vector_lab.preset"),
         list(PRESETS),
