@@ -191,7 +191,13 @@ def test_wiring_shows_only_what_its_diagrams_draw_and_keeps_the_rest(app):
     _open(app, "wiring")
     keys = {w.key for kind in ("number_input", "selectbox", "toggle") for w in app.get(kind)}
     assert "dp_final" in keys and not keys & {"dp_layers", "dp_d", "dp_tokens", "dp_norm"}
-    assert not app.error and len(app.get("plotly_chart")) == 2  # Post-Norm and Pre-Norm
+    titles = [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in app.get("plotly_chart")]
+    # Post-Norm and Pre-Norm, each in the layouts a narrower column takes (one row, two, three)
+    assert not app.error and [t.split(" — ")[0] for t in dict.fromkeys(titles)] == [
+        "Post-Norm",
+        "Pre-Norm",
+    ]
+    assert titles.count(titles[0]) == 2 and len(titles) == 5  # Post-Norm draws no final norm
     assert app.session_state["dp_layers"] == 1000 and app.query_params["dp_layers"] == "1000"
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import re
 
 import numpy as np
 import pandas as pd
@@ -11,7 +12,7 @@ import pytest
 from plotly.subplots import make_subplots
 
 from ui.figures.export import figure_csv, figure_image, figure_table, image_export_available
-from ui.views.charts import PNG_SCALE, built, chart_config
+from ui.views.charts import PNG_SCALE, built, chart_config, fitting_css
 
 
 def test_the_modebar_saves_a_named_png_at_twice_the_drawn_size():
@@ -113,3 +114,27 @@ def test_an_export_whose_page_had_not_loaded_its_script_is_tried_once_more(monke
     monkeypatch.setattr(export, "_server_started", True)
     monkeypatch.setattr(go.Figure, "to_image", to_image)
     assert figure_image(go.Figure(), "svg") == b"<svg/>" and len(calls) == 2
+
+
+def _shown(css: str, box: str, width: float) -> set[str]:
+    """The parts of ``box`` a column ``width`` px wide shows under ``css``'s container rules."""
+    parts = {f"{box}_{i}" for i in range(3)} | {f"{box}_hint"}
+    for rule in css.splitlines():
+        match = re.match(rf"@container {box} \(width (<|>=) (\d+)px\) \{{ \.st-key-(\w+)[ ,]", rule)
+        if match:
+            sign, edge, part = match.groups()
+            if (width < int(edge)) == (sign == "<"):
+                parts.discard(part)
+    return parts
+
+
+def test_a_fitting_chart_shows_the_widest_layout_that_fits_and_says_when_none_does():
+    """An 800 px window cut a one-row wiring diagram after its second norm, with no sign
+    that the rest scrolled sideways."""
+    css = fitting_css("fit_x", [814, 518, 401])
+    assert _shown(css, "fit_x", 900) == {"fit_x_0"}
+    assert _shown(css, "fit_x", 814) == {"fit_x_0"}
+    assert _shown(css, "fit_x", 600) == {"fit_x_1"}
+    assert _shown(css, "fit_x", 470) == {"fit_x_2"}
+    assert _shown(css, "fit_x", 380) == {"fit_x_2", "fit_x_hint"}
+    assert "container: fit_x / inline-size" in css and "min-width: 401px" in css

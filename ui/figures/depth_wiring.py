@@ -40,6 +40,11 @@ STREAM_IN, STREAM_OUT = (
 # of the plot's 280 - 55 px
 BOX_HALF_HEIGHT, HEIGHT = 0.36, 280
 PX_PER_UNIT = 42  # the boxes are sized for LABEL_PX text at about this many px per x unit
+ROW_PX = (HEIGHT - 55) / 2.9  # px per y unit: the plot's height over its y range
+# a second row's stream lies this far under the first's, its branch boxes clear of the
+# identity path's turn, which runs TURN_DROP under the first row's stream
+ROW_DROP, TURN_DROP = 2.6, 0.65
+FINAL_DROP = 1.4  # the final norm's row has no branch: it needs room for the turn only
 
 
 def legible_width(figure: go.Figure) -> int:
@@ -93,6 +98,14 @@ def _arrow(figure, x0, y0, x1, y1, color=INK, width=1.5):
     )
 
 
+def _turn(path: list, x: float, y: float, drop: float) -> float:
+    """The identity path, at ``x`` on the row whose stream is at ``y``, turns down, back
+    left under that row, and down to the next row's stream ``drop`` under it; returns its y."""
+    turn, below = y - TURN_DROP, y - drop
+    path += [(x, y), (x, turn), (0.3, turn), (0.3, below)]
+    return below
+
+
 def wiring_figure(
     placement: str,
     lang: str,
@@ -100,24 +113,31 @@ def wiring_figure(
     modules: ModuleNames | None = None,
     norm: str | None = None,
     attention: str | None = None,
+    rows: int = 1,
 ) -> go.Figure:
     """One attention + MLP layer wired for ``placement``, left to right, identity path
     highlighted, each norm box named as the placement's example families name it, or as
     ``modules`` does (one catalog family's ``Family.module_names``). ``norm`` and
-    ``attention`` replace the boxes' generic words (a family's own norm)."""
+    ``attention`` replace the boxes' generic words (a family's own norm).  ``rows`` 2 puts
+    the MLP sublayer (and the final norm) on a second row under the attention sublayer, the
+    identity path turning down and back to it, and 3 the final norm on a third: about half
+    the width, for a narrow column (an 800 px window showed one row only up to its second
+    norm, the rest scrolled away)."""
     norm = norm or translate("depth.wiring_norm", lang)
     attention = attention or translate("depth.wiring_attention", lang)
     entry = PLACEMENTS[placement]
     before, after, on_stream = entry.norms.before, entry.norms.after, entry.norms.on_stream
     modules = catalog().placement_names(placement) if modules is None else modules
     figure = go.Figure()
-    y_main, y_branch, gap = 0.0, 1.2, 0.45
-    adds = []
+    y_main, rise, gap = 0.0, 1.2, 0.45
+    adds, path, widest = [], [(0.3, y_main)], 0.0
     x = 0.6
     figure.add_annotation(x=0.1, y=y_main, text=STREAM_IN, showarrow=False)
     mlp = translate("depth.wiring_mlp", lang)
-    for text, names in ((attention, modules.attention), (mlp, modules.mlp)):
-        start = x
+    for index, (text, names) in enumerate(((attention, modules.attention), (mlp, modules.mlp))):
+        if index and rows > 1:
+            widest, y_main, x = max(widest, x + 0.3), _turn(path, x, y_main, ROW_DROP), 0.6
+        y_branch, start = y_main + rise, x
         slots = [(norm, names[0], NORM_FILL)] * before
         if entry.scale_branch_input:
             slots.append(("× 1/√l", None, NORM_FILL))
@@ -144,13 +164,15 @@ def wiring_figure(
         _arrow(figure, add_x, y_branch, add_x, y_main + 0.2)
         if entry.deepnorm:  # alpha scales the identity path before the add
             _box(figure, (start + add_x) / 2 - 0.5, y_main, "× α", None, NORM_FILL)
-        adds.append(add_x)
+        adds.append((add_x, y_main))
         x = add_x + 0.35
         if on_stream:
             x = _box(figure, x, y_main, norm, names[2], NORM_FILL) + 0.35
         x += 0.3
     end, stream_out = x, STREAM_OUT
     if final_norm and entry.final_norm:
+        if rows > 2:  # a row of its own, with no branch above it
+            widest, y_main, end = max(widest, x + 0.3), _turn(path, x, y_main, FINAL_DROP), 0.6
         right = _box(figure, end, y_main, norm, modules.final, NORM_FILL)
         figure.add_annotation(
             x=(end + right) / 2,
@@ -166,34 +188,36 @@ def wiring_figure(
         xanchor="left",
         showarrow=False,
     )
+    path.append((end, y_main))
     # identity path: a thick highlighted line under the boxes, as a trace for the legend
     figure.add_scatter(
-        x=[0.3, end],
-        y=[y_main, y_main],
+        x=[px for px, _ in path],
+        y=[py for _, py in path],
         mode="lines",
         name=translate("depth.wiring_identity", lang),
         hoverinfo="skip",
         line=dict(color=IDENTITY_COLOR, width=8),
     )
     figure.add_scatter(
-        x=adds,
-        y=[y_main] * len(adds),
+        x=[ax for ax, _ in adds],
+        y=[ay for _, ay in adds],
         mode="markers+text",
-        text=["+"] * 2,
+        text=["+"] * len(adds),
         textposition="middle center",
         showlegend=False,
         hoverinfo="skip",
         marker=dict(size=22, color="white", line=dict(color=INK, width=1.5)),
     )
+    drop = -y_main  # the rows below the first
     figure.update_layout(
         title=f"{label('placement', placement, lang)} — {modules.family}",
-        height=HEIGHT,
+        height=HEIGHT + round(drop * ROW_PX),
         font=dict(size=LABEL_PX, color=TEXT_INK),
         margin=dict(l=10, r=10, t=45, b=10),
         showlegend=True,
         legend=dict(orientation="h", x=0.0, y=0.02),
         plot_bgcolor="white",
-        xaxis=dict(visible=False, range=[-0.2, end + 1.0], fixedrange=True),
-        yaxis=dict(visible=False, range=[-1.1, 1.8], fixedrange=True),
+        xaxis=dict(visible=False, range=[-0.2, max(widest, end + 1.0)], fixedrange=True),
+        yaxis=dict(visible=False, range=[-1.1 - drop, 1.8], fixedrange=True),
     )
     return figure

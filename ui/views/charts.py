@@ -10,7 +10,7 @@ with twenty charts costs nothing until someone downloads one.  Views call
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import plotly.graph_objects as go
@@ -117,17 +117,60 @@ def show_chart(
     return event
 
 
-def show_wide_chart(figure: go.Figure, key: str, min_width: int, **kwargs):
-    """``show_chart`` for a diagram that cannot shrink below ``min_width`` px and stay legible
-    (its labels would spill out of their boxes): on a narrower screen it keeps that width and
-    scrolls sideways inside its own box; on a wider one it stretches as any chart does.  The
-    minimum is set on the chart's element container, the width Streamlit measures and gives
-    plotly (a minimum on the chart alone would widen its box, not its drawing)."""
-    box = f"wide_{key}"
-    st.html(
-        f"<style>.st-key-{box} {{ overflow-x: auto; }}"
-        f" .st-key-{box} .stElementContainer:has(.stPlotlyChart)"
-        f" {{ min-width: {int(min_width)}px; }}</style>"
+def _hidden(part: str) -> str:
+    """A rule that hides the keyed container ``part`` and the wrapper Streamlit puts it in
+    (an empty wrapper still took the column's gap between elements)."""
+    return (
+        f".st-key-{part}, [data-testid='stLayoutWrapper']:has(> .st-key-{part})"
+        " { display: none; }"
     )
+
+
+def fitting_css(box: str, widths: Sequence[int]) -> str:
+    """The stylesheet that shows, inside the container ``box``, the first of its parts
+    ``{box}_0``, ``{box}_1``, ... whose least legible width (``widths``, px, widest first)
+    fits the container, and hides the rest: the browser chooses, through CSS container
+    queries, since the server does not know the column's width.  The last part keeps its
+    width on a narrower column and scrolls sideways in its own box, and the part
+    ``{box}_hint`` (saying so) shows only then."""
+    last = len(widths) - 1
+    rules = [f".st-key-{box} {{ container: {box} / inline-size; }}"]
+    for index, width in enumerate(widths):
+        if index < last:  # too narrow for this one
+            rules.append(
+                f"@container {box} (width < {int(width)}px) {{ {_hidden(f'{box}_{index}')} }}"
+            )
+        if index:  # wide enough for the one before
+            rules.append(
+                f"@container {box} (width >= {int(widths[index - 1])}px)"
+                f" {{ {_hidden(f'{box}_{index}')} }}"
+            )
+    rules += [
+        f".st-key-{box}_{last} {{ overflow-x: auto; }}",
+        f".st-key-{box}_{last} .stElementContainer:has(.stPlotlyChart)"
+        f" {{ min-width: {int(widths[last])}px; }}",
+        f"@container {box} (width >= {int(widths[last])}px) {{ {_hidden(f'{box}_hint')} }}",
+    ]
+    return "\n".join(rules)
+
+
+def show_fitting_chart(variants: Sequence[tuple[go.Figure, int]], key: str, **kwargs) -> None:
+    """``show_chart`` for a diagram drawn in several layouts (a figure and the least width,
+    px, at which its labels stay inside their boxes; widest first): the first that fits the
+    column shows (``fitting_css``).  The last (the narrowest) keeps its width on a still
+    narrower column and scrolls sideways in its own box, under a line that says so: a cut
+    diagram gave no sign that the rest was there.  The minimum is set on the chart's element
+    container, the width Streamlit measures and gives plotly (a minimum on the chart alone
+    would widen its box, not its drawing)."""
+    box = f"fit_{key}"
+    kept = variants[:1]  # a layout no narrower than the one before it would never show
+    for variant in variants[1:]:
+        if variant[1] < kept[-1][1]:
+            kept.append(variant)
+    variants = kept
+    st.html(f"<style>{fitting_css(box, [width for _, width in variants])}</style>")
     with st.container(key=box):
-        return show_chart(figure, key, **kwargs)
+        st.container(key=f"{box}_hint").caption(t("app.chart.scroll_hint"))
+        for index, (figure, _) in enumerate(variants):
+            with st.container(key=f"{box}_{index}"):
+                show_chart(figure, key if index == 0 else f"{key}_{index}", **kwargs)

@@ -27,7 +27,7 @@ from ui.i18n import current_language, join, t
 from ui.labels import placement_label
 from ui.presenting import for_screen
 from ui.text.depth import coincidence_notes, post_level_text, residual_notes
-from ui.views.charts import built, show_chart, show_wide_chart
+from ui.views.charts import built, show_chart, show_fitting_chart
 
 
 def _nonfinite_warnings(series: list[tuple[str, DepthResult]]) -> None:
@@ -122,9 +122,13 @@ def sweep(specs: tuple[DepthSpec, ...], sweeps: list[SweepResult]) -> None:
 def wiring(specs: tuple[DepthSpec, ...]) -> None:
     st.markdown(t("depth.wiring_intro"))
     for spec in specs:
-        figure = wiring_figure(spec.placement, current_language(), spec.final_norm)
-        width = legible_width(for_screen(figure))  # presenting: larger labels, wider boxes
-        show_wide_chart(figure, f"dp_wiring_{spec.placement}", width, table=False)
+        figures = [
+            wiring_figure(spec.placement, current_language(), spec.final_norm, rows=rows)
+            for rows in (1, 2, 3)
+        ]
+        # presenting: larger labels, wider boxes
+        variants = [(figure, legible_width(for_screen(figure))) for figure in figures]
+        show_fitting_chart(variants, f"dp_wiring_{spec.placement}", table=False)
 
 
 def training_chart(runs: list[tuple[str, TrainResult]], slot, live: bool = False) -> None:

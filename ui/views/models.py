@@ -23,7 +23,7 @@ from ui.presenting import for_screen
 from ui.text import models as text
 from ui.url.codec import query_string
 from ui.url.pages import DEPTH
-from ui.views.charts import show_wide_chart
+from ui.views.charts import show_fitting_chart
 
 DEPTH_PAGE = "app_pages/depth.py"
 CELL_PX = 7  # a character of the table's 14 px text (a wide CJK one counts twice)
@@ -139,16 +139,21 @@ def family_detail(family: Family, families: Catalog) -> None:
         _shared_model_type(family, families)
         st.markdown(f"**{t('models.sources')}**")
         st.markdown("\n".join(f"- {source}" for source in text.localized(family, "source", lang)))
-    figure = wiring_figure(
-        family.placement,
-        lang,
-        final_norm=bool(family.final_norm),
-        modules=family.module_names,
-        norm=text.norm_text(family),
-        attention=_attention_text(family),
-    )
-    width = legible_width(for_screen(figure))  # presenting: larger labels, wider boxes
-    show_wide_chart(figure, "md_wiring", width, table=False)
+    figures = [
+        wiring_figure(
+            family.placement,
+            lang,
+            final_norm=bool(family.final_norm),
+            modules=family.module_names,
+            norm=text.norm_text(family),
+            attention=_attention_text(family),
+            rows=rows,
+        )
+        for rows in (1, 2, 3)
+    ]
+    # presenting: larger labels, wider boxes
+    variants = [(figure, legible_width(for_screen(figure))) for figure in figures]
+    show_fitting_chart(variants, "md_wiring", table=False)
     stack = family.stacks[0]
     st.caption(t("models.wiring_note", stack=label("stack", stack.name)))
 
