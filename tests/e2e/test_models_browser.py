@@ -96,3 +96,23 @@ def test_an_800_px_window_keeps_the_facts_identifiers_whole(page, server_url):
         for i in (0, 1)
     )
     assert story["y"] >= facts["y"] + facts["height"]
+
+
+LINES = """cell => { const range = document.createRange(); range.selectNodeContents(cell);
+  return new Set([...range.getClientRects()].map(r => Math.round(r.top))).size; }"""
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_each_fact_is_one_line_and_the_table_fits_its_column_at_1280(page, server_url, lang):
+    """At 1280 px "ε, config class default" and "Norm modules in one layer" wrapped, their
+    column squeezed by the values' unbreakable names; DeepNet's update, one code, ran the
+    table past its column."""
+    page.set_viewport_size({"width": 1280, "height": 1600})
+    for family in ("llama3", "gemma3", "deepnet"):
+        page.goto(server_url + f"/models?lang={lang}&md_family={family}")
+        wait_idle(page)
+        facts = page.locator(".st-key-md_facts [data-testid='stMarkdownContainer']")
+        expect(facts.locator("td").first).to_be_visible()
+        cells = facts.locator("tr > td:first-child")
+        assert [cells.nth(i).evaluate(LINES) for i in range(cells.count())] == [1] * 13
+        assert facts.evaluate("box => box.scrollWidth <= box.clientWidth + 1"), family

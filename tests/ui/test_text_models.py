@@ -159,3 +159,15 @@ def test_deepnorms_constants_are_written_as_the_lesson_writes_them(lang):
     source = text.catalog_cells(catalog().family("deepnet"), lang)["source"]
     assert "α = ⁴√(2N)" in source and "β = 1/⁴√(8N)" in source and "xₗ₊₁ = LN(α·xₗ" in source
     assert "^(" not in source and "beta" not in source
+
+
+@pytest.mark.parametrize("family_id", ["deepnet", "llama3"])
+def test_the_placement_fact_codes_each_clause_apart_so_the_cell_can_break(family_id):
+    """DeepNet's update in one unbreakable code ran the facts' table past its column."""
+    family = catalog().family(family_id)
+    (value,) = [v for k, v in text.family_facts(family, "en") if "←" in v]
+    spans = value.split("`")[1::2]
+    assert ", ".join(spans) == ", ".join(
+        c.strip() for c in family.placement_entry.update.split(", ")
+    )
+    assert all(len(span) <= 24 for span in spans)

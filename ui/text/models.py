@@ -121,12 +121,15 @@ def family_facts(family: Family, lang: str) -> list[tuple[str, str]]:
     known_classes = [c for c in (family.config_class, family.model_class) if c]
     classes = " / ".join(code(c) for c in known_classes) or unknown(lang)
     types = ", ".join(f"`{m}`" for m in family.model_types)
+    # each clause its own code, so the cell can break between them (DeepNet's, whole, ran
+    # the facts' table past its column)
+    update = ", ".join(code(c.strip()) for c in family.placement_entry.update.split(", "))
     return [
         fact("norm", norm),
         fact("eps_field", code(family.eps_field)),
         fact("eps_default", eps_text(family.eps_default, lang)),
         fact("eps_released", released),
-        fact("placement", f"{placement}: `{family.placement_entry.update}`"),
+        fact("placement", f"{placement}: {update}"),
         fact("per_layer", per_layer),
         fact("modules", modules),
         fact("final", final),

@@ -114,7 +114,7 @@ def family_detail(family: Family, families: Catalog) -> None:
     lang = current_language()
     # stacked under 48rem of content width (ui/styles/base.css): beside the story, the
     # facts' table had ~260 px of an 800 px window
-    facts, story = st.container(key="md_detail").columns([5, 4], gap="large")
+    facts, story = st.container(key="md_detail").columns([3, 2], gap="large")
     with facts:
         rows = [f"| {t('models.fact_what')} | {t('models.fact_value')} |", "|---|---|"]
         rows += [f"| {what} | {value} |" for what, value in text.family_facts(family, lang)]
