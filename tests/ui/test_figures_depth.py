@@ -86,6 +86,29 @@ def test_gradient_update_and_x0_figures_hold_per_layer_values(series):
     assert len(x0_weight_figure(series, "zh").data) == len(series)  # no gain: no reference
 
 
+def test_the_expected_x0_weight_shows_on_the_measured_line_it_follows(series):
+    """The thin dashed expectation lay exactly on the Post-Norm line and could not be seen,
+    though the legend listed it: the measured lines are drawn wide, the expectation narrower
+    and dashed, on top (drawn last)."""
+    x0 = x0_weight_figure(series, "zh", gain=1.0)
+    *measured, expected = x0.data
+    assert expected.line.dash == "dash"
+    assert all(trace.line.width >= 2.5 * expected.line.width for trace in measured)
+    assert expected.line.width >= 1.5
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("chart", ["grad", "update", "cosine"])
+def test_per_layer_titles_write_subscripts_in_the_charts_own_font(chart, lang):
+    """ "cos(xₗ₋₁, xₗ)" took its subscripts from a fallback font and read "xʟ₋₁"."""
+    result = simulate_depth(DepthSpec(layers=2, d=8, tokens=2))
+    figure = per_layer_figure([("x", result)], chart, lang)
+    texts = [figure.layout.title.text, figure.layout.yaxis.title.text]
+    assert not any(re.search("[\u2090-\u209c]", text) for text in texts)
+    if chart == "cosine":
+        assert "x<sub>l−1</sub>" in figure.layout.title.text
+
+
 def test_nonfinite_values_become_gaps():
     result = simulate_depth(DepthSpec(layers=3, d=8, tokens=2))
     broken = type(result)(**{**result.__dict__, "grad_norm": np.array([1.0, np.inf, np.nan])})

@@ -34,6 +34,7 @@ PLACEMENT_COLORS = {
 }
 DASHES = ("solid", "dash", "dot", "dashdot", "longdash")
 THEORY_COLOR = "#555555"
+X0_MEASURED_WIDTH, X0_EXPECTED_WIDTH = 6, 2  # px: the weight on x_0, measured and expected
 BAND_FILL = "rgba(31, 119, 180, 0.12)"
 RUN_COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e")
 SUBTITLED_TOP = 80  # px above the plot for a title and its subtitle line (50 holds a title)
@@ -139,13 +140,16 @@ def x0_weight_figure(series: Sequence[Series], lang: str, gain: float | None = N
     figure = _per_layer_figure(series, "x0_weight", "x0", lang, True, first_layer=0)
     depth = max((r.spec.layers for _, r in series), default=0)
     if gain is not None and depth:
+        # the measured weight follows the expectation so closely that a thin dashed line on
+        # it vanished: the measured lines wide, the expectation narrower, dashed, on top
+        figure.update_traces(line_width=X0_MEASURED_WIDTH)
         ell = np.arange(depth + 1)
         figure.add_scatter(
             x=ell,
             y=x0_weight_expected(ell, gain),
             mode="lines",
             name=translate("depth.x0_reference", lang, gain=format_number(gain, 3)),
-            line=dict(color=THEORY_COLOR, dash="dash", width=1),
+            line=dict(color=THEORY_COLOR, dash="dash", width=X0_EXPECTED_WIDTH),
         )
     return _scales(figure, log_y=True)
 
