@@ -382,3 +382,10 @@ def _raw_scripts(text: str) -> bool:
 def test_scripts_are_written_as_scripts(lang):
     raw = [key for key, text in catalog(lang).items() if _raw_scripts(text)]
     assert not raw, f"{lang}: write Unicode, <sub>/<sup> or $math$ in {raw}"
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_no_bracket_closes_right_after_inline_maths(lang):
+    """Inline maths is a box the line may break after: "… and W_out ⏎ ). Theorem 1 …"."""
+    stuck = [key for key, text in catalog(lang).items() if re.search(r"\$[)）\]」]", text)]
+    assert not stuck, f"{lang}: reword {stuck} so no bracket follows the maths"
