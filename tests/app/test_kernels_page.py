@@ -106,7 +106,10 @@ def test_roofline_numbers_for_the_default_shape(app):
     _open(app)
     metrics = {m.label: m.value for m in app.metric}
     assert metrics["Bytes moved (read x, write y)"] == "67.1 MB"
-    assert metrics["H200 ridge point"] == "14.0 FLOP/byte"
+    assert metrics["H200 ridge point"] == "14.0 FLOP/B"
+    # one metric per norm, each with its unit: "1.75 / 1" read like a ratio 1.75 : 1
+    assert metrics["Arithmetic intensity, LayerNorm"] == "1.75 FLOP/B"
+    assert metrics["Arithmetic intensity, RMSNorm"] == "1 FLOP/B"
     text = " ".join(m.value for m in app.markdown)
     assert "8× below the H200's ridge" in text
     # fusion saves one read of h: 5 passes of [T, d] become 4 (bfloat16, 4096 x 4096)
@@ -119,6 +122,8 @@ def test_kernels_page_in_chinese(app):
     app.selectbox(key="language_select").select("zh").run()
     _open(app)
     assert app.title[0].value == "内核"
+    metrics = {m.label: m.value for m in app.metric}
+    assert metrics["RMSNorm 的算术强度"] == "1 FLOP/B"
     text = " ".join(m.value for m in app.markdown)
     # "低 N 倍" / "少 N 倍" read both ways in Chinese: ratios are written as fractions
     assert not re.search(r"[少低]\s*[\d.]+\s*倍", text)
