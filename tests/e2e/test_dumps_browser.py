@@ -118,3 +118,26 @@ class _Payload:
 
     def __reduce__(self):
         return (exec, (f"open({self.marker!r}, 'w').write('ran')",))
+
+
+LINES = """node => { const range = document.createRange(); range.selectNodeContents(node);
+  return new Set([...range.getClientRects()].map(r => Math.round(r.top))).size; }"""
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_examples_names_stay_whole_and_its_prompts_are_a_list(page, server_url, lang):
+    """At 1280 px "model.layers.{i}.post_attention_layernorm.input" broke inside the name,
+    the first column ran two characters a line in Chinese, and the four prompts ran together
+    in one cell."""
+    page.set_viewport_size({"width": 1280, "height": 1600})
+    page.goto(server_url + f"/dumps?lang={lang}")
+    wait_idle(page)
+    facts = page.locator(".st-key-dumps_facts [data-testid='stMarkdownContainer']")
+    expect(facts.locator("td code").first).to_be_visible(timeout=60_000)
+    codes = facts.locator("td code")
+    assert codes.count() > 10
+    assert {codes.nth(i).evaluate(LINES) for i in range(codes.count())} == {1}
+    firsts = facts.locator("tr > td:first-child")
+    assert {firsts.nth(i).evaluate(LINES) for i in range(firsts.count())} == {1}
+    assert facts.evaluate("box => box.scrollWidth <= box.clientWidth + 1")
+    expect(page.locator(".st-key-dumps_prompts li")).to_have_count(4)

@@ -11,6 +11,7 @@ from safetensors import safe_open
 from safetensors.torch import save
 
 from engine.dumps import weights_origin
+from engine.dumps.capture import capture_info
 from engine.dumps.diagnostics import GrowthFit
 from engine.dumps.example import EXAMPLE_DUMP
 from engine.dumps.report import report
@@ -182,7 +183,7 @@ def test_markup_in_a_captures_dtype_metadata_is_shown_literally_and_cut(hostile_
     lines = table.split("\n")
     assert len(lines) == len(rows) + 2  # no line break got into a cell
     assert all(len(re.findall(r"(?<!\\)\|", line)) == 3 for line in lines[2:])  # two cells
-    weights, precision = rows[-3][1], rows[-2][1]
+    weights, precision = rows[-2][1], rows[-1][1]
     assert "weights_dtype=float32 ![p]" in weights  # the file's own words, as written
     assert len(weights) < SHOWN_CHARS + 100 and len(precision) < 2 * SHOWN_CHARS + 100
     assert text.storage_dtype(hostile_capture) == "float16"  # the stream's own dtype
@@ -202,3 +203,16 @@ def test_weights_fields_of_unknown_values_are_kept_as_the_files_own_words(metada
     origin = weights_origin.from_metadata(metadata)
     assert origin.kind == "text"
     assert text.weights_text(origin, "en").startswith("`")  # a code span, never markup
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_examples_prompts_are_a_numbered_list_one_a_line_under_the_table(rep, lang):
+    """In one table cell, joined by " · ", the four prompts ran together."""
+    example = report(EXAMPLE_DUMP)
+    prompts = capture_info(example.metadata).prompts
+    title, blank, *items = text.prompt_list(example, lang).split("\n")
+    assert title == "**" + ("Prompts (4)" if lang == "en" else "提示（4 条）") + "**" and not blank
+    assert items == [f"{i}. `{prompt}`" for i, prompt in enumerate(prompts, 1)]
+    assert len(prompts) == 4 and not any("·" in line for line in items)
+    assert not any(what == title.strip("*") for what, _ in text.layout_facts(example, lang))
+    assert text.prompt_list(rep, lang) is None  # a dump that names no prompt

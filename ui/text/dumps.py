@@ -111,10 +111,8 @@ def _fact(what: str, value: str, lang: str) -> tuple[str, str]:
 
 
 def capture_facts(info: CaptureInfo, lang: str) -> list[tuple[str, str]]:
-    """(what, Markdown value) rows of a dump made by ``python -m engine.dumps capture``."""
-    prompts = [literal(prompt[:MAX_PROMPT_SHOWN]) for prompt in info.prompts[:MAX_NAMED]]
-    if len(info.prompts) > MAX_NAMED:
-        prompts.append(translate("dumps.and_more", lang, count=len(info.prompts) - MAX_NAMED))
+    """(what, Markdown value) rows of a dump made by ``python -m engine.dumps capture``; its
+    prompts are listed under the table (``prompt_list``)."""
     compute, storage = (dtype_text(dtype) for dtype in (info.compute_dtype, info.storage_dtype))
     precision = translate("dumps.precision_value", lang, compute=compute, storage=storage)
     model, arch = literal(info.model), literal(info.architecture)
@@ -122,8 +120,21 @@ def capture_facts(info: CaptureInfo, lang: str) -> list[tuple[str, str]]:
         _fact("model", translate("dumps.model_value", lang, model=model, arch=arch), lang),
         _fact("weights", weights_text(info.weights, lang), lang),
         _fact("precision", precision, lang),
-        (translate("dumps.fact_prompts", lang, count=len(info.prompts)), " · ".join(prompts)),
     ]
+
+
+def prompt_list(rep: DumpReport, lang: str) -> str | None:
+    """A capture's prompts as a titled, numbered Markdown list, one prompt a line (each
+    literal); None for a dump that names none.  In one table cell, joined by " · ", four
+    prompts ran together."""
+    info = capture_info(rep.metadata)
+    if info is None or not info.prompts:
+        return None
+    lines = [f"**{translate('dumps.fact_prompts', lang, count=len(info.prompts))}**", ""]
+    shown = info.prompts[:MAX_NAMED]
+    lines += [f"{i}. {literal(prompt[:MAX_PROMPT_SHOWN])}" for i, prompt in enumerate(shown, 1)]
+    more = and_more(len(info.prompts), MAX_NAMED, lang).strip()
+    return "\n".join(lines + (["", more] if more else []))
 
 
 def dtype_text(dtype: str) -> str:

@@ -71,7 +71,12 @@ def _table(frame: pd.DataFrame, key: str, digits: int = 6) -> None:
 def inferred(rep: DumpReport) -> None:
     lang = current_language()
     rows = text.layout_facts(rep, lang)
-    st.markdown(text.facts_table(rows, (t("dumps.fact_what"), t("dumps.fact_value"))))
+    table = text.facts_table(rows, (t("dumps.fact_what"), t("dumps.fact_value")))
+    # names stay whole, the table scrolls sideways (ui/styles/base.css)
+    st.container(key="dumps_facts").markdown(table)
+    prompts = text.prompt_list(rep, lang)
+    if prompts:  # read as sentences, not code (ui/styles/base.css)
+        st.container(key="dumps_prompts").markdown(prompts)
     if rep.layout.skipped:
         with st.expander(t("dumps.skipped_title", count=len(rep.layout.skipped))):
             skipped = rep.layout.skipped
