@@ -210,15 +210,16 @@ def test_a_models_refusal_has_a_message_in_each_language(refused, key):
 
 
 def _cited(text: str) -> list[str]:
-    """What a source cites, whatever the language it is glossed in: arXiv ids, quoted titles,
-    code (names with _ . () or inner capitals, paths) and numbers, in order."""
+    """What a source cites, whatever the language it is glossed in: arXiv ids, quoted titles
+    (in Chinese between “ and ”), code (names with _ . () or inner capitals, paths) and
+    numbers, in order."""
     pattern = (
-        r"arXiv:\d{4}\.\d{5}|'[^']*'"
+        r"arXiv:\d{4}\.\d{5}|'[^']*'|“[^”]*”"
         r"|[\w-]+/[\w.-]*[\d-][\w.-]*"  # a hub repository: openai-community/gpt2
         r"|\w+(?:\.\w+)+(?:\(\))?|\w*_\w*|\w+\(\)|[A-Z][a-z0-9]+[A-Z]\w*"
         r"|\d+(?:,\d{3})*(?:\.\d+)?"
     )
-    return sorted(re.findall(pattern, text))
+    return sorted(re.sub(r"^“(.*)”$", r"'\1'", cited) for cited in re.findall(pattern, text))
 
 
 def test_chinese_sources_cite_exactly_what_the_english_ones_cite():

@@ -3,6 +3,7 @@ numbers written as people read them (checked against hand arithmetic)."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 import pytest
@@ -171,3 +172,18 @@ def test_the_placement_fact_codes_each_clause_apart_so_the_cell_can_break(family
         c.strip() for c in family.placement_entry.update.split(", ")
     )
     assert all(len(span) <= 24 for span in spans)
+
+
+def test_the_chinese_glosses_quote_titles_with_chinese_quotes():
+    """zh listed 'The Llama 3 Herd of Models' in ASCII quotes; an apostrophe (Meta's) stays."""
+    quoted = re.compile(r"(?<![A-Za-z])'[^']+'")
+    glosses = []
+    for family in catalog().families:
+        for field in ("source", "note", "eps_released_source"):
+            value = text.localized(family, field, "zh")
+            glosses += list(value) if isinstance(value, tuple) else [value or ""]
+        if family.example is not None:
+            glosses.append(text.localized(family.example, "source", "zh"))
+    assert not [gloss for gloss in glosses if quoted.search(gloss)]
+    llama3 = text.localized(catalog().family("llama3"), "source", "zh")[0]
+    assert "“The Llama 3 Herd of Models”" in llama3
