@@ -26,7 +26,7 @@ NARROWEST = ("projector", "phone")
 TRUNCATED = """() => {
   const skip = '.js-plotly-plot, [data-testid="stDataFrame"], [data-testid="stCode"], '
     + '.katex-display, .katex, [data-testid="stTable"], [data-testid="stSidebarNav"], '
-    + '[class*="st-key-wide_"]';  // a diagram that scrolls sideways rather than shrink
+    + '[class*="st-key-fit_"]';  // a diagram that scrolls sideways rather than shrink
   const frames = ['stMain', 'stAppViewContainer', 'stSidebarContent', 'stSidebar',
     'stMainBlockContainer', 'stSkipToContent'];
   const out = [];
