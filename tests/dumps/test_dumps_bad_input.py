@@ -47,7 +47,7 @@ def test_safetensors_header_claiming_a_huge_tensor_is_refused_without_allocating
     header = {"h": {"dtype": "F16", "shape": shape, "data_offsets": [0, 2 * (1 << 42)]}}
     path = files.raw_safetensors(tmp_path / "huge.safetensors", header, b"\0" * 64)
     before = _peak_rss_mib()
-    error = refusal(path, "corrupt")
+    error = refusal(path, "corrupt_file")
     assert _peak_rss_mib() - before < 100
     assert "huge.safetensors" in str(error) and "not fully covered" in str(error)
 
@@ -85,7 +85,7 @@ def test_npy_header_with_a_negative_axis_is_refused(tmp_path, shape):
 def test_safetensors_offsets_that_disagree_with_the_shape(tmp_path):
     header = {"h": {"dtype": "F32", "shape": [2, 4], "data_offsets": [0, 16]}}
     path = files.raw_safetensors(tmp_path / "bad.safetensors", header, b"\0" * 16)
-    assert "invalid shape, data type, or offset" in str(refusal(path, "corrupt"))
+    assert "invalid shape, data type, or offset" in str(refusal(path, "corrupt_file"))
 
 
 def test_safetensors_header_length_beyond_the_format_limit(tmp_path):
@@ -98,9 +98,9 @@ def test_safetensors_header_length_beyond_the_format_limit(tmp_path):
 @pytest.mark.parametrize(
     "suffix, write, key",
     [
-        (".safetensors", lambda p, x: files.write_safetensors(p, {"h": x}), "corrupt"),
+        (".safetensors", lambda p, x: files.write_safetensors(p, {"h": x}), "corrupt_file"),
         (".npy", lambda p, x: files.write_npy(p, x.numpy()), "truncated"),
-        (".npz", lambda p, x: files.write_npz(p, {"h": x.numpy()}), "corrupt"),
+        (".npz", lambda p, x: files.write_npz(p, {"h": x.numpy()}), "corrupt_file"),
         (".pt", lambda p, x: files.write_pt(p, {"h": x}), "not_zip"),
     ],
 )
@@ -216,7 +216,7 @@ def test_upload_over_the_limit_counts_megabytes_of_a_million_bytes_as_the_browse
     assert "big.npy is 1.0 MB; uploads are limited to 1 MB" in str(error)
     with pytest.raises(EngineError) as caught:  # exactly the limit: read, then found corrupt
         report(Upload("big.npy", b"\0" * 10**6))
-    assert caught.value.key == "dumps.corrupt"
+    assert caught.value.key == "dumps.corrupt_file"
 
 
 def test_compressed_upload_that_expands_too_far(tmp_path, monkeypatch):
@@ -300,3 +300,11 @@ def test_a_pickle_past_its_bound_is_refused_before_it_is_read(tmp_path, monkeypa
     path = files.write_pt(tmp_path / "hs.pt", files.hf_names(files.stream()))
     error = refusal(path, "pickle_too_large")
     assert error.params["size"] > 100
+
+
+def test_a_file_that_fails_as_a_whole_names_no_entry(tmp_path):
+    path = tmp_path / "notes.npz"
+    path.write_text("not an archive\n")
+    message = str(refusal(path, "corrupt_file"))
+    assert message.startswith("notes.npz: the file is damaged or not a npz file")
+    assert "entry" not in message and "(file)" not in message

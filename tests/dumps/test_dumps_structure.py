@@ -236,7 +236,7 @@ def test_overlapping_safetensors_offsets_are_refused_as_an_upload_and_as_a_path(
         "b": {"dtype": "F32", "shape": [2, 2], "data_offsets": [8, 24]},
     }
     path = files.raw_safetensors(tmp_path / "overlap.safetensors", header, bytes(24))
-    message = _refused(probe, path, "corrupt")
+    message = _refused(probe, path, "corrupt_file")
     assert "invalid offset for tensor `b`" in message
 
 

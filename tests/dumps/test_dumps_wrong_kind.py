@@ -107,7 +107,7 @@ def test_an_npy_header_of_plain_values_numpy_refuses_is_damaged_not_code(tmp_pat
     data = _npy_of_header(b"{'descr': " + values + b", 'shape': (2, 4), }")
     (tmp_path / "words.npy").write_bytes(data)
     for source in (tmp_path / "words.npy", Upload("words.npy", data)):
-        assert "holds an expression" not in str(refusal(source, "corrupt"))
+        assert "holds an expression" not in str(refusal(source, "corrupt_file"))
 
 
 DEEP_HEADERS = {  # beyond CPython's parser (numpy's too): MemoryError, RecursionError, ...
@@ -158,7 +158,7 @@ def test_plain_values_python_reads_in_a_refused_npy_header_are_damage_not_code(
     header = b"{'descr': '<f4', 'fortran_order': False, " + extra + b"}"
     ast.literal_eval(header.decode())
     (tmp_path / "plain.npy").write_bytes(_npy_of_header(header))
-    assert detail in str(refusal(tmp_path / "plain.npy", "corrupt"))  # numpy's English
+    assert detail in str(refusal(tmp_path / "plain.npy", "corrupt_file"))  # numpy's English
 
 
 def _encrypted(data: bytes, index: int) -> tuple[bytes, str]:

@@ -8,7 +8,7 @@
   keeps the member it read last open (one file handle) until the reader goes.
 
 Whatever a library raises on a damaged file (and fuzzing finds many kinds) is turned into
-the ``corrupt`` refusal here, so no other exception escapes a loader.
+the ``corrupt`` (or ``corrupt_file``) refusal here, so no other exception escapes a loader.
 """
 
 from __future__ import annotations
@@ -34,7 +34,8 @@ __all__ = ["EntryInfo", "FileScan", "open_reader", "scan_file"]
 
 @contextmanager
 def _parsing(file: DumpFile, entry: str = ""):
-    """Anything a parser raises on bytes it does not expect, as the ``corrupt`` refusal."""
+    """Anything a parser raises on bytes it does not expect, as the ``corrupt`` refusal (or
+    ``corrupt_file`` where no entry is named)."""
     try:
         yield
     except EngineError:

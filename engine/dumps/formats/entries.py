@@ -101,15 +101,11 @@ def first_line(exc: BaseException) -> str:
 
 
 def corrupt(file: DumpFile, entry: str, fmt: str, detail: str):
-    """The refusal for a file that cannot be parsed as ``fmt`` (``detail``: the parser's words)."""
-    return refuse(
-        "corrupt",
-        file=file.name,
-        entry=entry_name(entry),
-        format=fmt,
-        detail=detail,
-        writer=WRITERS[fmt],
-    )
+    """The refusal for a file that cannot be parsed as ``fmt`` (``detail``: the parser's words):
+    ``corrupt`` names the entry that failed, ``corrupt_file`` a file that failed as a whole."""
+    named = {"entry": entry} if entry else {}
+    key = "corrupt" if entry else "corrupt_file"
+    return refuse(key, file=file.name, **named, format=fmt, detail=detail, writer=WRITERS[fmt])
 
 
 def check_claimed_bytes(file: DumpFile, entry: str, claimed: int, available: int) -> None:
