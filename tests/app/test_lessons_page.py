@@ -305,3 +305,19 @@ def test_a_place_on_another_page_is_refused_by_name():
     assert len(notices) == 1 and "top, batch_of_one" in notices[0]
     kernels = _open({"lang": "en", "at": "memory"}, "kernels")
     assert not [w for w in kernels.warning if "`at`" in w.value]
+
+
+@pytest.mark.parametrize(("first", "second"), [("en", "zh"), ("zh", "en")])
+def test_a_pick_not_yet_committed_survives_a_language_switch_and_commits(first, second):
+    at = _open({"lang": first, "ls_lesson": "rmsnorm"})
+    at.radio(key="ls_pick_rmsnorm").set_value("c").run()
+    at.selectbox(key="language_select").select(second).run()
+    assert not at.exception
+    radio = at.radio(key="ls_pick_rmsnorm")
+    assert radio.value == "c"
+    # the browser matches its tick by label: it is sent the pick in the new language's labels
+    assert radio.proto.set_value and radio.proto.raw_value == radio.options[2]
+    assert not at.button(key="ls_commit_rmsnorm").disabled
+    at.button(key="ls_commit_rmsnorm").click().run()
+    assert _all(at, "ls_answers") == ["rmsnorm.c"]
+    assert at.success or at.error  # the verdict of the committed pick

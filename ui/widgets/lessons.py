@@ -120,11 +120,18 @@ def prediction(item: Lesson, revealed: bool) -> None:
         labels[item.answer] += " ✓"
         if chosen != item.answer:
             labels[chosen] += " ✗"
+    key = f"ls_pick_{item.id}"
+    shown = chosen if chosen is not None else st.session_state.get(key)
+    if shown in OPTIONS:  # told to the browser every run, as its option id
+        # the browser keeps a tick as the label it showed: after a language switch that
+        # label is not among the new ones, and it would clear the tick while this session
+        # kept it (Commit enabled, then committing the browser's empty pick)
+        st.session_state[key] = shown
     picked = st.radio(
         t("lessons.answer_label"),
         OPTIONS,
         index=None if chosen is None else OPTIONS.index(chosen),
-        key=f"ls_pick_{item.id}",
+        key=key,
         format_func=labels.get,
         disabled=chosen is not None,
         on_change=_picked,
