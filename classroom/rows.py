@@ -61,9 +61,17 @@ def count_event(tx: Transaction, subject: str, now: float, limit: rules.Limit) -
     return events
 
 
+def ended(tx: Transaction, code: str, now: float) -> bool:
+    """Whether the instructor ended the class ``code`` before its expiry at ``now``."""
+    return (
+        tx.one("SELECT 1 FROM ended_classes WHERE code = ? AND expires_at > ?", (code, now))
+        is not None
+    )
+
+
 def purge(tx: Transaction, now: float) -> int:
-    """Delete every class expired at ``now`` with all it recorded, and ended rate-limit
-    windows; the number of classes deleted."""
+    """Delete every class expired at ``now`` with all it recorded, the codes of ended classes
+    past their expiry, and ended rate-limit windows; the number of classes deleted."""
     window = max(limit.window_s for limit in (*rules.JOIN_LIMITS.values(), rules.CREATE_LIMIT))
     for table in CLASS_TABLES[:-1]:
         tx.run(
@@ -71,5 +79,6 @@ def purge(tx: Transaction, now: float) -> int:
             (now,),
         )
     purged = tx.run("DELETE FROM classes WHERE expires_at <= ?", (now,))
+    tx.run("DELETE FROM ended_classes WHERE expires_at <= ?", (now,))
     tx.run("DELETE FROM rate_limits WHERE window_start <= ?", (now - window,))
     return purged

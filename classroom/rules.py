@@ -137,6 +137,14 @@ class NewClass:
 
 
 @dataclass(frozen=True)
+class EndedClass:
+    """What ending a class tells the instructor: how many were in it, before it was deleted."""
+
+    joined: int  # learners in the class
+    answered: int  # of them, those who voted at least once
+
+
+@dataclass(frozen=True)
 class LessonState:
     """Where a lesson's question stands in a class."""
 

@@ -43,5 +43,10 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             window_start DOUBLE PRECISION NOT NULL,
             events INTEGER NOT NULL)""",
     ),
+    (  # an ended class's code alone, until its expiry: its learners are told it ended
+        """CREATE TABLE ended_classes (
+            code TEXT PRIMARY KEY,
+            expires_at DOUBLE PRECISION NOT NULL)""",
+    ),
 )
 CLASS_TABLES = ("votes", "learners", "lessons", "classes")  # deleted in this order

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from classroom import rows, rules
 from classroom.db import Database, Transaction
-from classroom.rules import LearnerView, LessonState, NewClass, Room
+from classroom.rules import EndedClass, LearnerView, LessonState, NewClass, Room
 from classroom.schema import CLASS_TABLES, MIGRATIONS
 from engine.errors import EngineError
 
@@ -113,7 +113,7 @@ class ClassStore:
                 " WHERE c.code = ? AND c.expires_at > ?",
                 (lesson, self._code(code), self.clock()),
             )
-            self._check_instructor(found, code, key)
+            self._check_instructor(found, code, key, tx)
             counted = tx.rows(
                 "SELECT round, option, COUNT(*) FROM votes WHERE code = ? AND lesson = ?"
                 " GROUP BY round, option",
@@ -204,12 +204,26 @@ class ClassStore:
                     )
         return out.getvalue()
 
-    def end_class(self, code: str, key: str) -> None:
-        """Delete the class and everything recorded in it now, not at its expiry."""
+    def end_class(self, code: str, key: str) -> EndedClass:
+        """Delete the class and everything recorded in it now, not at its expiry; only its code
+        is kept until then, so that its learners are told the instructor ended it (rather
+        than that no class has their code).  Returns how many joined and answered."""
+        code = self._code(code) or code
         with self.database.transaction(write=True) as tx:
             self._instructor(tx, code, key)
+            (expires_at,) = tx.one("SELECT expires_at FROM classes WHERE code = ?", (code,))
+            (joined,) = tx.one("SELECT COUNT(*) FROM learners WHERE code = ?", (code,))
+            (answered,) = tx.one(
+                "SELECT COUNT(DISTINCT learner) FROM votes WHERE code = ?", (code,)
+            )
             for table in CLASS_TABLES:
-                tx.run(f"DELETE FROM {table} WHERE code = ?", (self._code(code),))
+                tx.run(f"DELETE FROM {table} WHERE code = ?", (code,))
+            tx.run(
+                "INSERT INTO ended_classes (code, expires_at) VALUES (?, ?) ON CONFLICT (code)"
+                " DO UPDATE SET expires_at = excluded.expires_at",
+                (code, expires_at),
+            )
+        return EndedClass(joined, answered)
 
     # --- a learner -------------------------------------------------------------------------
 
@@ -237,6 +251,7 @@ class ClassStore:
                     minutes=round(limits["client"].window_s / 60),
                 )
             wrong = rows.open_class(tx, code, now) is None
+            ended = wrong and rows.ended(tx, code, now)
             if not wrong:  # a right code is no guess: give back what was counted
                 tx.run(
                     "UPDATE rate_limits SET events = events - 1 WHERE subject IN (?, ?)",
@@ -252,7 +267,7 @@ class ClassStore:
                     (code, rules.digest(token), now, now),
                 )
         if wrong:  # after the commit: the failure stays counted
-            raise self._no_class(code)
+            raise _refuse("ended", code=rules.shown_code(code)) if ended else self._no_class(code)
         return token
 
     def vote(self, code: str, token: str, answer_id: str) -> None:
@@ -345,13 +360,20 @@ class ClassStore:
                 allowed=", ".join(self.options),
             )
 
+    def _closed(self, tx: Transaction, code: object) -> EngineError:
+        """The refusal for a code with no open class: ended by its instructor, or none."""
+        if self._code(code) and rows.ended(tx, self._code(code), self.clock()):
+            return _refuse("ended", code=rules.shown_code(self._code(code)))
+        return self._no_class(code)
+
     def _instructor(self, tx: Transaction, code: object, key: str) -> None:
         """Refuse unless ``key`` is the instructor's of the open class ``code``."""
-        self._check_instructor(rows.open_class(tx, self._code(code), self.clock()), code, key)
+        row = rows.open_class(tx, self._code(code), self.clock())
+        self._check_instructor(row, code, key, tx)
 
-    def _check_instructor(self, row: tuple | None, code: object, key: str) -> None:
+    def _check_instructor(self, row: tuple | None, code: object, key: str, tx: Transaction) -> None:
         if row is None:
-            raise self._no_class(code)
+            raise self._closed(tx, code)
         if not rules.matches(key, row[0]):
             raise _refuse("not_instructor", value=code)
 
@@ -360,7 +382,7 @@ class ClassStore:
         row = rows.learner(tx, self._code(code), token, self.clock())
         if row is None:
             if rows.open_class(tx, self._code(code), self.clock()) is None:
-                raise self._no_class(code)
+                raise self._closed(tx, code)
             raise _refuse("not_joined", value=code)
         return row[0]
 

@@ -70,9 +70,15 @@ def client() -> str:
     return client_of(st.context.ip_address, forwarded, setting)
 
 
-def attempt(action: Callable[..., R], *args) -> tuple[R | None, str | None]:
-    """``action(*args)`` on the store: (its result, None), or (None, the refusal's message)."""
+def refusal(action: Callable[..., R], *args) -> tuple[R | None, EngineError | None]:
+    """``action(*args)`` on the store: (its result, None), or (None, the refusal itself)."""
     try:
         return action(*args), None
     except EngineError as error:
-        return None, error_text(error)
+        return None, error
+
+
+def attempt(action: Callable[..., R], *args) -> tuple[R | None, str | None]:
+    """``action(*args)`` on the store: (its result, None), or (None, the refusal's message)."""
+    result, error = refusal(action, *args)
+    return result, None if error is None else error_text(error)

@@ -172,13 +172,19 @@ def test_a_flood_of_votes_is_refused_with_a_message_and_the_first_vote_stands(mo
     assert store().room(code, key, FIRST).counts[0][WRONG] == 1
 
 
-def test_ending_the_class_deletes_it_and_its_learners_are_told():
+def test_ending_the_class_is_confirmed_and_its_learners_are_told_on_the_next_poll(timer_rerun):
     teacher, code, key = _instructor()
-    learner = _learner(code)
+    learner, other = _commit(_learner(code), ANSWER), _learner(code, "zh")
     teacher.button(key="cl_end").click().run()
     assert teacher.query_params.get("cl_code") is None
-    learner.run()
-    assert "No open class has the code" in _texts(learner, "error")
+    assert "2 joined; 1 of them answered" in _texts(teacher, "success")
+    (poll,) = fragment_ids(learner)
+    timer_rerun(learner, poll)  # the poll notices the end and reruns the page
+    assert f"Your instructor ended class **{rules.shown_code(code)}**" in _texts(learner, "info")
+    assert not learner.error and not learner.exception
+    assert learner.query_params["ls_answers"] == f"{FIRST}.{ANSWER}"  # their answer stays,
+    assert learner.success[0].value.startswith("Right: (")  # now shown as outside a class
+    assert "讲师已结束课堂" in _texts(other.run(), "info")
 
 
 def test_presenting_leaves_the_instructor_key_out_of_the_address_bar_but_keeps_the_class():

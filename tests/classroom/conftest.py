@@ -92,7 +92,16 @@ def refused():
     return _refused
 
 
-TABLES = ("classes", "lessons", "learners", "votes", "rate_limits", "meta", "schema_version")
+TABLES = (
+    "classes",
+    "lessons",
+    "learners",
+    "votes",
+    "rate_limits",
+    "ended_classes",
+    "meta",
+    "schema_version",
+)
 
 
 @pytest.fixture

@@ -205,14 +205,35 @@ def test_a_join_purges_expired_classes(store, snapshot, clock):
     assert [row[0] for row in rows["learners"]] == [fresh.code]
 
 
-def test_ending_a_class_deletes_it_at_once(store, refused, snapshot):
-    new, (ann,) = class_with(store, 1)
+def test_ending_a_class_deletes_it_at_once_and_says_how_many_answered(store, snapshot):
+    new, (ann, _) = class_with(store, 2)
     store.vote(new.code, ann, f"{FIRST}.a")
-    store.end_class(new.code, new.instructor_key)
+    store.vote(new.code, ann, f"{SECOND}.b")
+    ended = store.end_class(new.code, new.instructor_key)
+    assert (ended.joined, ended.answered) == (2, 1)
     rows = snapshot()
-    assert rows["classes"] == rows["learners"] == rows["votes"] == []
-    with refused("classroom.no_class"):
-        store.join(new.code, "10.0.0.1")
+    assert rows["classes"] == rows["learners"] == rows["votes"] == rows["lessons"] == []
+    assert [row[0] for row in rows["ended_classes"]] == [new.code]  # the code, nothing else
+
+
+def test_an_ended_class_is_refused_as_ended_by_its_instructor_until_its_expiry(
+    store, refused, clock
+):
+    new, (ann,) = class_with(store, 1)
+    store.end_class(new.code, new.instructor_key)
+    with refused("classroom.ended") as caught:
+        store.learner_view(new.code, ann, FIRST)  # what the learner's page polls
+    assert caught.value.params["code"] == rules.shown_code(new.code)
+    with refused("classroom.ended"):
+        store.vote(new.code, ann, f"{FIRST}.a")
+    with refused("classroom.ended"):
+        store.join(new.code.lower(), "10.0.0.9")  # a reload of the join link
+    with refused("classroom.ended"):
+        store.room(new.code, new.instructor_key, FIRST)  # the instructor's other tab
+    clock.advance(rules.CLASS_LIFETIME_S)
+    store.purge_expired()
+    with refused("classroom.no_class"):  # past its expiry, its code is forgotten too
+        store.learner_view(new.code, ann, FIRST)
 
 
 def test_one_address_starts_a_few_classes_an_hour(store, refused, snapshot, clock):

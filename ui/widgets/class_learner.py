@@ -21,7 +21,9 @@ import streamlit as st
 
 from classroom import rules
 from classroom.rules import LearnerView
-from ui.classroom import COOKIE_PREFIX, attempt, client, store
+from engine.errors import EngineError
+from ui.classroom import COOKIE_PREFIX, attempt, client, refusal, store
+from ui.errors import error_text
 from ui.i18n import t
 from ui.lessons.catalog import LESSON_IDS, Lesson
 from ui.url.pages import LESSONS as P
@@ -29,6 +31,7 @@ from ui.url.pages import LESSONS as P
 POLL_S = 1.5  # a reveal or a move reaches every learner within this and one rerun
 TOKENS = "_cl_tokens"  # {code: learner token} of this session
 FAILED = "_cl_failed"  # (the code as given, its refusal): not tried again
+ENDED = "classroom.ended"  # the refusal of a class its instructor ended
 SEEN = "_cl_seen"  # what the last full run drew of the class (compared by the poll)
 MOVES = "_cl_moves"  # the class's move count this learner has followed
 VOTED = "_cl_voted"  # {lesson: round} of the last vote recorded from this session
@@ -62,6 +65,17 @@ def _remember(code: str, token: str) -> None:
     )
 
 
+def _refused(typed: str, error: EngineError) -> None:
+    """Say why this browser is not (or no longer) in the class, with a way out of it; an
+    ended class is no error of the learner's: their answers stay, the lessons go on."""
+    st.session_state[FAILED] = (typed, error)
+    if error.key == ENDED:
+        st.info(t("classroom.ended_learner", **error.params), icon=":material/event_busy:")
+    else:
+        st.error(error_text(error), icon=":material/group_off:")
+    _leave_button()
+
+
 def _join(typed: str) -> tuple[str, str] | None:
     """(code, token) of this browser in the class ``typed``, joining it if needed."""
     code = rules.normalize_code(typed) or ""
@@ -69,9 +83,9 @@ def _join(typed: str) -> tuple[str, str] | None:
     if token is not None:
         return code, token
     remembered = st.context.cookies.get(COOKIE_PREFIX + code) if code else None
-    token, error = attempt(store().join, typed, client(), remembered)
+    token, error = refusal(store().join, typed, client(), remembered)
     if error is not None:
-        st.session_state[FAILED] = (typed, error)
+        _refused(typed, error)
         return None
     st.session_state[TOKENS][code] = token
     return code, token
@@ -83,10 +97,11 @@ def _signature(view: LearnerView) -> tuple:
 
 @st.fragment(run_every=POLL_S)
 def _poll(code: str, token: str) -> None:
-    """Reruns the page when the class changed what this learner sees."""
+    """Reruns the page when the class changed what this learner sees, or ended."""
     lesson_id = st.session_state.get("ls_lesson", P["ls_lesson"].default)
-    view, _ = attempt(store().learner_view, code, token, lesson_id)
-    if view is not None and _signature(view) != st.session_state.get(SEEN):
+    view, error = refusal(store().learner_view, code, token, lesson_id)
+    ended = error is not None and error.key == ENDED
+    if ended or (view is not None and _signature(view) != st.session_state.get(SEEN)):
         st.rerun()
 
 
@@ -100,26 +115,25 @@ def membership() -> Member | None:
     if not typed:
         return None
     failed = st.session_state.get(FAILED)
-    joined = None if failed is not None and failed[0] == typed else _join(typed)
+    if failed is not None and failed[0] == typed:
+        _refused(*failed)
+        return None
+    joined = _join(typed)
     if joined is None:
-        st.error(st.session_state[FAILED][1], icon=":material/group_off:")
-        _leave_button()
         return None
     code, token = joined
     _remember(code, token)  # every run: the page's elements keep their places between runs
     lesson_id = st.session_state.get("ls_lesson", P["ls_lesson"].default)
-    view, error = attempt(store().learner_view, code, token, lesson_id)
+    view, error = refusal(store().learner_view, code, token, lesson_id)
     if view is not None and view.class_lesson and view.moves != st.session_state.get(MOVES):
         st.session_state[MOVES] = view.moves
         if view.class_lesson != lesson_id:
             st.session_state["ls_lesson"] = view.class_lesson
             number = LESSON_IDS.index(view.class_lesson) + 1
             st.toast(t("classroom.moved", number=number), icon=":material/groups:")
-            view, error = attempt(store().learner_view, code, token, view.class_lesson)
+            view, error = refusal(store().learner_view, code, token, view.class_lesson)
     if view is None:  # the class ended or expired since this browser joined
-        st.session_state[FAILED] = (typed, error)
-        st.error(error, icon=":material/group_off:")
-        _leave_button()
+        _refused(typed, error)
         return None
     st.session_state[SEEN] = _signature(view)
     with st.container(key="cl_banner", horizontal=True, vertical_alignment="center"):

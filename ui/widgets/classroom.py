@@ -24,6 +24,7 @@ from ui.url.pages import CLASSROOM as P
 from ui.widgets.lessons import lesson_picker
 
 NOTICE = "_cl_notice"  # the last action's refusal, shown on the next run
+DONE = "_cl_done"  # the last action's confirmation (a class ended), shown on the next run
 PACED_START = "cl_paced_start"
 
 
@@ -41,10 +42,13 @@ def _say(error: str | None) -> None:
 
 
 def notice() -> None:
-    """The last action's refusal, once."""
+    """The last action's refusal or confirmation, once."""
     error = st.session_state.pop(NOTICE, None)
     if error is not None:
         st.error(error, icon=":material/error:")
+    done = st.session_state.pop(DONE, None)
+    if done is not None:
+        st.success(done, icon=":material/event_busy:")
 
 
 def _start() -> None:
@@ -155,10 +159,16 @@ def settings(klass: Class, current: Room) -> None:
 
 
 def _end(klass: Class) -> None:
-    _, error = attempt(store().end_class, klass.code, klass.key)
+    ended, error = attempt(store().end_class, klass.code, klass.key)
     _say(error)
-    if error is None:
+    if ended is not None:
         st.session_state["cl_code"] = st.session_state["cl_key"] = ""
+        st.session_state[DONE] = t(
+            "classroom.ended",
+            code=rules.shown_code(rules.normalize_code(klass.code) or klass.code),
+            joined=ended.joined,
+            answered=ended.answered,
+        )
 
 
 def typed_code() -> tuple[str | None, str | None]:
