@@ -27,7 +27,8 @@ else:
     with below if present != "off" else above:  # navigation: under the lesson on a projector
         with presenting.navigation("lessons"):
             lesson = widgets.lesson_choice()
-        view.progress(lesson, class_learner.scored(member, widgets.answers()))
+        answers = widgets.answers()
+        view.progress(lesson, answers, class_learner.scored(member, answers))
     with body:
         view.setup(lesson)
         class_learner.before_prediction(member, lesson)  # may reopen it for a second round

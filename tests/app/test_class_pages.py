@@ -92,6 +92,14 @@ def test_a_paced_class_shows_the_answer_only_once_revealed():
     assert at_least_one_page_link(learner)
 
 
+def test_a_paced_learners_commit_counts_as_answered_and_its_verdict_waits_for_the_reveal():
+    teacher, code, _ = _instructor()
+    learner = _commit(_learner(code), ANSWER)
+    assert "· 1 answered, 0 right" in learner.get("progress")[0].proto.text
+    _button(teacher.run(), "Reveal the answer").click().run()
+    assert "· 1 answered, 1 right" in learner.run().get("progress")[0].proto.text
+
+
 def at_least_one_page_link(at) -> bool:
     return len(at.get("page_link")) > 0
 

@@ -58,9 +58,11 @@ def _tr(item: Lesson, part: str) -> str:
     return t(f"lessons.{item.id}.{part}", **item.texts())
 
 
-def progress(item: Lesson, answers: dict[str, str]) -> None:
+def progress(item: Lesson, answers: dict[str, str], scored: dict[str, str]) -> None:
+    """Where the learner is: every committed answer counts as answered; only those of
+    ``scored`` (in a paced class, not the lesson awaiting its reveal) count as right."""
     number = LESSON_IDS.index(item.id) + 1
-    answered, right = score(answers)
+    answered, right = len(answers), score(scored)[1]
     st.progress(
         number / len(LESSONS),
         text=t(

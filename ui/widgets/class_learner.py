@@ -151,8 +151,8 @@ def answer_shown(member: Member | None) -> bool:
 
 
 def scored(member: Member | None, answers: dict[str, str]) -> dict[str, str]:
-    """The committed answers the progress bar scores: the shown lesson's only once its
-    answer shows (a paced class's "right" count would otherwise give it away)."""
+    """The committed answers whose verdict the progress bar counts: the shown lesson's only
+    once its answer shows (a paced class's "right" count would otherwise give it away)."""
     if answer_shown(member):
         return answers
     return {lesson: option for lesson, option in answers.items() if lesson != member.view.lesson}
