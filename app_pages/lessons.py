@@ -36,7 +36,7 @@ else:
         # in a paced class the answer waits for the instructor's reveal
         revealed = chosen is not None and class_learner.answer_shown(member)
         widgets.prediction(lesson, revealed)
-        class_learner.record(member, lesson, chosen)
-        view.commit_point(lesson, chosen, revealed)
+        counted = class_learner.record(member, lesson, chosen)
+        view.commit_point(lesson, chosen, revealed, counted)
         if revealed:
             view.explanation(lesson, chosen, language, present)

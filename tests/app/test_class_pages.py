@@ -73,7 +73,9 @@ def test_learners_from_the_join_link_are_counted_in_both_languages():
     assert f"课堂 {rules.shown_code(code)}" in _texts(chinese, "caption")
     _commit(english, ANSWER)
     _commit(chinese, WRONG)
-    assert "你的预测已计入" in _texts(chinese, "success")
+    said = [e.value for kind in ("success", "info", "warning") for e in chinese.get(kind)]
+    assert len(said) == 1 and said[0].startswith("已锁定并计入课堂：")  # one message, not two
+    assert _texts(english, "info").startswith("Locked in and counted in the class: (")
     assert _counts(teacher.run()).startswith("**2** joined · **2** answered")
     room = store().room(code, key, FIRST)
     assert room.counts[0][ANSWER] == 1 and room.counts[0][WRONG] == 1

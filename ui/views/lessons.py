@@ -84,12 +84,13 @@ def setup(item: Lesson) -> None:
     st.caption(t("lessons.predict_help"))
 
 
-def commit_point(item: Lesson, chosen: str | None, revealed: bool) -> None:
+def commit_point(item: Lesson, chosen: str | None, revealed: bool, counted: bool) -> None:
     """What a committed prediction shows while its answer is not revealed: that it is
-    locked in (after the commit point, before the reveal)."""
+    locked in (after the commit point, before the reveal) and, when ``counted``, counted in
+    the class."""
     if chosen is not None and not revealed:
-        picked = option_label(item, chosen)
-        st.info(t("lessons.locked", option=picked), icon=":material/lock:")
+        key = "lessons.locked_counted" if counted else "lessons.locked"
+        st.info(t(key, option=option_label(item, chosen)), icon=":material/lock:")
 
 
 def explanation(item: Lesson, chosen: str, lang: str, present: str) -> None:

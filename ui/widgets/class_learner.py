@@ -181,21 +181,22 @@ def before_prediction(member: Member | None, item: Lesson) -> None:
         st.info(t("classroom.state_round_two"), icon=":material/forum:")
 
 
-def record(member: Member | None, item: Lesson, chosen: str | None) -> None:
-    """Count the committed ``chosen`` in the class (once per round; a new choice replaces)."""
+def record(member: Member | None, item: Lesson, chosen: str | None) -> bool:
+    """Count the committed ``chosen`` in the class (once per round; a new choice replaces);
+    whether it is counted.  While its answer waits for the reveal, the locked-in notice
+    (``ui.views.lessons.commit_point``) says so; once it shows, a caption here does."""
     if member is None or chosen is None:
-        return
+        return False
     view = member.view
     if view.votes[-1] != chosen:
         if not view.state.voting_open:
             st.caption(t("classroom.not_counted"))
-            return
+            return False
         _, error = attempt(store().vote, member.code, member.token, f"{item.id}.{chosen}")
         if error is not None:
             st.warning(error, icon=":material/how_to_vote:")
-            return
+            return False
         st.session_state.setdefault(VOTED, {})[item.id] = view.state.round
-    if not answer_shown(member):
-        st.success(t("classroom.counted_wait"), icon=":material/how_to_vote:")
-    else:
+    if answer_shown(member):
         st.caption(t("classroom.counted"))
+    return True
