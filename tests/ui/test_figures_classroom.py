@@ -28,6 +28,25 @@ def test_the_answer_is_marked_only_once_revealed():
     assert [("✓" in label) for label in shown.data[0].y] == [False, True, False, False]
 
 
+def _looks(bar) -> list[tuple]:
+    """How each of a trace's bars is drawn: (its fill, its outline's width)."""
+    colors, widths = bar.marker.color, bar.marker.line.width
+    count = len(bar.y)
+    colors = list(colors) if isinstance(colors, list | tuple) else [colors] * count
+    widths = list(widths) if isinstance(widths, list | tuple) else [widths] * count
+    return list(zip(colors, widths, strict=True))
+
+
+def test_once_revealed_the_right_answers_bars_are_drawn_unlike_the_others():
+    hidden = answers_chart(_room({"b": 2}, {"b": 1}), OPTIONS, "b", "en")
+    shown = answers_chart(_room({"b": 2}, {"b": 1}, revealed=True), OPTIONS, "b", "en")
+    for bar in hidden.data:  # before the reveal no bar stands out
+        assert len(set(_looks(bar))) == 1
+    for bar in shown.data:  # in every round: the answer (b) unlike a, c, d, which look alike
+        a, b, c, d = (tuple(look) for look in _looks(bar))
+        assert a == c == d and b[0] != a[0] and b[1] != a[1]
+
+
 def test_labels_are_in_the_page_language_and_long_answers_wrap():
     figure = answers_chart(_room({"a": 1}, {"a": 1}), OPTIONS, "b", "zh")
     assert figure.data[1].name == "第 2 轮"

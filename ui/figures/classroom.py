@@ -10,6 +10,7 @@ import plotly.graph_objects as go
 import segno
 
 from classroom.rules import Room
+from ui.figures.style import RIGHT_COLORS
 from ui.formatting import plot_text
 from ui.i18n import translate
 
@@ -25,18 +26,25 @@ def _label(option: str, text: str, right: bool) -> str:
 
 def answers_chart(room: Room, options: dict[str, str], answer: str, lang: str) -> go.Figure:
     """Horizontal bars, one group per option (``options``: option -> its text), one bar per
-    round; the right ``answer`` is marked only once the lesson is revealed."""
-    labels = [_label(o, text, room.state.revealed and o == answer) for o, text in options.items()]
+    round; the right ``answer`` is marked only once the lesson is revealed: its label
+    ticked, its bars in a colour of their own with a dark outline (seen from the back of a
+    room, and without colour)."""
+    right = [room.state.revealed and o == answer for o in options]
+    labels = [_label(o, text, r) for (o, text), r in zip(options.items(), right, strict=True)]
     figure = go.Figure()
     rounds = len(room.counts)
     for index, counts in enumerate(room.counts):
         votes = [counts.get(option, 0) for option in options]
+        shade = index if rounds > 1 else -1
         figure.add_bar(
             y=labels,
             x=votes,
             orientation="h",
             name=translate("classroom.round", lang, number=index + 1),
-            marker_color=ROUND_COLOURS[index] if rounds > 1 else ROUND_COLOURS[-1],
+            marker_color=[RIGHT_COLORS[shade] if r else ROUND_COLOURS[shade] for r in right],
+            # no outline on an empty bar: it would draw a stray line at 0
+            marker_line_width=[3 if r and n else 0 for r, n in zip(right, votes, strict=True)],
+            marker_line_color="#1a1a1a",
             text=votes,
             textposition="outside",
             cliponaxis=False,

@@ -33,6 +33,10 @@ NORM_COLORS = {
     "groupnorm": "#9467bd",
     "dyt": "#2ca02c",
 }
+# A question's right answer once revealed (the class chart), in plotly's own green; the light
+# one where its round is greyed (the first of two).
+RIGHT_COLORS = ("#98df8a", "#2ca02c")
+
 MAX_SAMPLED_TICKS = 12  # more sampled points than this: decades instead
 MAX_TICKS = 8
 PLAIN_RANGE = (1e-3, 1e5)  # labels inside it are written as plain numbers
