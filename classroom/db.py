@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -44,6 +45,23 @@ POSTGRESQL = Dialect("postgresql", "%s", "BEGIN", "SELECT pg_advisory_xact_lock(
 
 def is_database_url(target: str | Path) -> bool:
     return isinstance(target, str) and target.startswith(("postgresql://", "postgres://"))
+
+
+def _wal(connection: sqlite3.Connection) -> None:
+    """Switch the file to WAL, waiting up to ``BUSY_TIMEOUT_S`` for other connections' locks.
+
+    SQLite refuses the switch at once ("database is locked") while another connection holds
+    a lock, without its busy timeout: a store opening while another migrates the new file.
+    """
+    deadline = time.monotonic() + BUSY_TIMEOUT_S
+    while True:
+        try:
+            connection.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
 
 
 class Transaction:
@@ -93,9 +111,9 @@ class Database:
         connection = sqlite3.connect(
             self.target, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
         )
-        connection.execute("PRAGMA journal_mode = WAL")
-        connection.execute("PRAGMA synchronous = NORMAL")
         connection.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+        _wal(connection)
+        connection.execute("PRAGMA synchronous = NORMAL")
         return connection
 
     @contextmanager

@@ -118,3 +118,20 @@ def test_a_thread_waiting_too_long_for_a_connection_is_refused(
             store.create_class(INSTRUCTOR)
     store.create_class(INSTRUCTOR)  # the connection is back
     single.close()
+
+
+def test_opening_while_another_connection_writes_waits_for_the_switch_to_wal(tmp_path):
+    """SQLite refuses a journal-mode switch at once, without its busy timeout, while another
+    connection holds a lock (a store migrating the new file): the switch is tried again."""
+    path = tmp_path / "classroom.sqlite3"
+    other = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    other.execute("CREATE TABLE t (x INTEGER)")
+    other.execute("BEGIN IMMEDIATE")
+    other.execute("INSERT INTO t VALUES (1)")
+    threading.Timer(0.5, lambda: other.execute("COMMIT")).start()
+    database = Database(path)
+    with database.transaction() as tx:
+        assert tx.one("PRAGMA journal_mode") == ("wal",)
+        assert tx.one("SELECT x FROM t") == (1,)
+    database.close()
+    other.close()
