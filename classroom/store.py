@@ -344,11 +344,17 @@ class ClassStore:
         return rules.normalize_code(code) or ""
 
     def _no_class(self, code: object) -> EngineError:
+        """No open class has ``code``: written as the code it was read as (upper case, in
+        two halves, as the instructor shows it), or, for what cannot be a code, what one is."""
         if not str(code).strip():  # a link with a key and no code, or a code it refused
             return _refuse("no_code", length=rules.CODE_LENGTH)
+        try:
+            code = rules.checked_code(code)
+        except EngineError as malformed:
+            return malformed
         return _refuse(
             "no_class",
-            value=str(code)[:100],
+            code=rules.shown_code(code),
             hours=round(rules.CLASS_LIFETIME_S / 3600),
         )
 
@@ -375,7 +381,7 @@ class ClassStore:
         if row is None:
             raise self._closed(tx, code)
         if not rules.matches(key, row[0]):
-            raise _refuse("not_instructor", value=code)
+            raise _refuse("not_instructor", code=rules.shown_code(self._code(code)))
 
     def _learner_key(self, tx: Transaction, code: object, token: object) -> str:
         """The stored digest of this learner, or a refusal (no such class, or not joined)."""
@@ -383,7 +389,7 @@ class ClassStore:
         if row is None:
             if rows.open_class(tx, self._code(code), self.clock()) is None:
                 raise self._closed(tx, code)
-            raise _refuse("not_joined", value=code)
+            raise _refuse("not_joined", code=rules.shown_code(self._code(code)))
         return row[0]
 
     @contextmanager

@@ -162,8 +162,8 @@ def test_a_forged_instructor_key_is_refused_and_changes_nothing():
 def test_a_wrong_code_is_refused_once_and_the_lessons_go_on(monkeypatch):
     joins, real = [], ClassStore.join
     monkeypatch.setattr(ClassStore, "join", lambda *args: joins.append(args) or real(*args))
-    learner = _learner("ZZZZZZ")
-    assert "No open class has the code" in _texts(learner, "error")
+    learner = _learner("zzzzzz")
+    assert "No open class has the code **ZZZ-ZZZ**." in _texts(learner, "error")
     _commit(learner, ANSWER)
     assert "Right" in _texts(learner, "success")  # the lesson itself works without a class
     assert len(joins) == 1  # not guessed again on every rerun

@@ -132,6 +132,25 @@ def test_a_wrong_code_is_refused_counted_and_changes_nothing_else(store, refused
     assert "10.0.0.1" not in repr(after)  # the client only as a salted digest
 
 
+def test_a_refusal_names_the_code_as_read_and_a_malformed_one_as_typed(store, refused):
+    """The code in a message is ours, upper case in two halves as the instructor shows it
+    (not the typed text in a small code font, where capitals read as lower case)."""
+    new, (ann,) = class_with(store, 1)
+    wrong = next(c for c in ("zzz-zzz", "yyy-yyy") if rules.normalize_code(c) != new.code)
+    with refused("classroom.no_class") as caught:
+        store.join(wrong, "10.0.0.1")
+    assert caught.value.params["code"] == wrong.upper()
+    with refused("classroom.not_instructor") as caught:
+        store.reveal(new.code.lower(), "forged", FIRST)
+    assert caught.value.params["code"] == rules.shown_code(new.code)
+    with refused("classroom.not_joined") as caught:
+        store.learner_view(new.code.lower(), "forged", FIRST)
+    assert caught.value.params["code"] == rules.shown_code(new.code)
+    with refused("classroom.malformed_code") as caught:  # an instructor link's bad code
+        store.room("<b>1</b>", new.instructor_key, FIRST)
+    assert caught.value.params["value"] == "<b>1</b>"  # shown literally, as typed
+
+
 def test_past_its_limit_a_client_is_refused_even_with_the_right_code(store, refused, clock):
     new = store.create_class(INSTRUCTOR)
     limit = rules.JOIN_LIMITS["client"]
