@@ -277,6 +277,10 @@ def test_a_typed_code_is_checked_as_typed_and_the_refusal_says_what_is_accepted(
         refusal = _texts(at, "error")
         assert f"`{typed}`" in refusal and f"`{rules.CODE_ALPHABET}`" in refusal
         assert not [link for link in at.get("page_link") if link.label.startswith(go)]
+    pasted = "https://normscope.example.org/lessons?lang=en&ls_class=ABCDEF" + "x" * 40
+    at.text_input(key="cl_typed").input(pasted).run()  # the browser's box takes it whole
+    assert at.text_input(key="cl_typed").value == pasted
+    assert "`https://normscope" in _texts(at, "error")  # and it is refused with the reason
     at.text_input(key="cl_typed").input(" abc-def ").run()  # as it may be typed: a code
     assert _texts(at, "error") == ""
     (link,) = [link for link in at.get("page_link") if link.label.startswith(go)]

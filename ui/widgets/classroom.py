@@ -26,6 +26,9 @@ from ui.widgets.lessons import lesson_picker
 NOTICE = "_cl_notice"  # the last action's refusal, shown on the next run
 DONE = "_cl_done"  # the last action's confirmation (a class ended), shown on the next run
 PACED_START = "cl_paced_start"
+# The join box's length: the browser drops, without a word, a paste longer than this, so it
+# is well past a code (a pasted join link fits) and what is not a code gets a message.
+TYPED_CHARS = 200
 
 
 @dataclass(frozen=True)
@@ -177,8 +180,9 @@ def typed_code() -> tuple[str | None, str | None]:
     typed.  Checked as typed, so a malformed code gets no join link; whether a class has
     it is asked only on joining (a wrong code counts as a guess)."""
     typed = st.text_input(
-        t("classroom.join_label"), key="cl_typed", max_chars=4 * rules.CODE_LENGTH,
+        t("classroom.join_label"), key="cl_typed", max_chars=TYPED_CHARS,
         placeholder="ABC-DEF",
+        help=t("classroom.join_help", length=rules.CODE_LENGTH, limit=TYPED_CHARS),
     ).strip()  # fmt: skip
     if not typed:
         return None, None
