@@ -133,7 +133,8 @@ def test_a_class_from_start_to_csv(class_server, tab, artifacts):
     expect(counts_line(teacher)).to_contain_text("4 answered")
     for page in learners:  # paced: counted, the answer not shown before the reveal
         expect(page.locator("[data-testid='stAlert']").filter(has_text="✓")).to_have_count(0)
-        assert "✓" not in page.locator(f".st-key-ls_pick_{FIRST}").inner_text()
+        marks = page.locator(f".st-key-ls_pick_{FIRST} [role='img']")
+        expect(marks).to_have_count(0)  # no option marked right or wrong
 
     teacher.get_by_role("button", name="Second round").click()
     expect(teacher.get_by_role("button", name="Second round")).to_be_disabled()
@@ -157,6 +158,10 @@ def test_a_class_from_start_to_csv(class_server, tab, artifacts):
     expect(
         learners[3].locator("[data-testid='stAlert']").filter(has_text=_verdict("wrong", "zh"))
     ).to_be_visible()
+    # the options' marks are Streamlit's icons (the ✓ / ✗ characters fell back to another font)
+    marks = [page.locator(f".st-key-ls_pick_{FIRST} [role='img']") for page in learners]
+    expect(marks[0]).to_have_count(1)  # right: the answer's mark only
+    expect(marks[3]).to_have_count(2)  # wrong: the answer's and the pick's
 
     with teacher.expect_download() as download:
         teacher.get_by_role("button", name="Counts as CSV").click()

@@ -18,6 +18,11 @@ from ui.url.pages import LESSONS as P
 from ui.widgets import bound
 
 PICKER = "ls_choose"  # the lesson selectbox; ls_lesson is the value that lasts
+# The marks on a revealed answer's options: Streamlit's own icons, in its own colours (the
+# characters ✓ and ✗ are missing from the page's font, and its fallback draws ✗ as an
+# italic X)
+RIGHT_MARK = ":green[:material/check_circle:]"
+WRONG_MARK = ":red[:material/cancel:]"
 
 
 def view_choice() -> str:
@@ -117,9 +122,9 @@ def prediction(item: Lesson, revealed: bool) -> None:
     texts = item.texts()
     labels = {o: f"({o}) {t(f'lessons.{item.id}.options.{o}', **texts)}" for o in OPTIONS}
     if chosen is not None and revealed:  # once revealed, the list itself shows the answer
-        labels[item.answer] += " ✓"
+        labels[item.answer] += f" {RIGHT_MARK}"
         if chosen != item.answer:
-            labels[chosen] += " ✗"
+            labels[chosen] += f" {WRONG_MARK}"
     key = f"ls_pick_{item.id}"
     shown = chosen if chosen is not None else st.session_state.get(key)
     if shown in OPTIONS:  # told to the browser every run, as its option id
