@@ -10,8 +10,10 @@ only their SHA-256, so a copy of it lets nobody act as an instructor or a learne
 
 from __future__ import annotations
 
+import csv
 import hashlib
 import hmac
+import io
 import secrets
 import unicodedata
 from dataclasses import dataclass
@@ -80,6 +82,20 @@ def shown_code(code: str) -> str:
     """A code as people read it aloud: ``ABC-DEF``."""
     half = CODE_LENGTH // 2
     return f"{code[:half]}-{code[half:]}"
+
+
+def no_class(code: object) -> EngineError:
+    """The refusal for a code no open class has: written as the code it was read as (upper
+    case, in two halves, as the instructor shows it), or, for what cannot be a code, what one
+    is."""
+    if not str(code).strip():  # a link with a key and no code, or a code it refused
+        return EngineError("classroom.no_code", {"length": CODE_LENGTH})
+    try:
+        code = checked_code(code)
+    except EngineError as malformed:
+        return malformed
+    hours = round(CLASS_LIFETIME_S / 3600)
+    return EngineError("classroom.no_class", {"code": shown_code(code), "hours": hours})
 
 
 def new_secret(bits: int) -> str:
@@ -186,3 +202,21 @@ class LearnerView:
         if self.paced:
             return self.state.revealed
         return self.state.revealed or any(v is not None for v in self.votes)
+
+
+def counts_csv(options: dict, rounds: dict, counted) -> str:
+    """The instructor's export: ``lesson,round,option,votes`` for every lesson with votes or a
+    state (``rounds``: lesson -> its last round), per round and option in teaching order
+    (``options``: lesson -> its option ids), from ``counted`` rows (lesson, round, option, n)."""
+    votes = {(lesson, round_, option): n for lesson, round_, option, n in counted}
+    rounds = dict(rounds)
+    for lesson, round_, _ in votes:
+        rounds[lesson] = max(rounds.get(lesson, 1), round_)
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(["lesson", "round", "option", "votes"])
+    for lesson, lesson_options in options.items():
+        for round_ in range(1, rounds.get(lesson, 0) + 1):
+            for option in lesson_options:
+                writer.writerow([lesson, round_, option, votes.get((lesson, round_, option), 0)])
+    return out.getvalue()

@@ -13,8 +13,6 @@ own votes.
 
 from __future__ import annotations
 
-import csv
-import io
 import os
 import time
 from collections.abc import Callable, Iterable
@@ -190,19 +188,7 @@ class ClassStore:
                 " GROUP BY lesson, round, option",
                 (self._code(code),),
             )
-        votes = {(lesson, round_, option): n for lesson, round_, option, n in counted}
-        for lesson, round_, _ in votes:
-            rounds[lesson] = max(rounds.get(lesson, 1), round_)
-        out = io.StringIO()
-        writer = csv.writer(out, lineterminator="\n")
-        writer.writerow(["lesson", "round", "option", "votes"])
-        for lesson, options in self.options.items():
-            for round_ in range(1, rounds.get(lesson, 0) + 1):
-                for option in options:
-                    writer.writerow(
-                        [lesson, round_, option, votes.get((lesson, round_, option), 0)]
-                    )
-        return out.getvalue()
+        return rules.counts_csv(self.options, rounds, counted)
 
     def end_class(self, code: str, key: str) -> EndedClass:
         """Delete the class and everything recorded in it now, not at its expiry; only its code
@@ -267,7 +253,7 @@ class ClassStore:
                     (code, rules.digest(token), now, now),
                 )
         if wrong:  # after the commit: the failure stays counted
-            raise _refuse("ended", code=rules.shown_code(code)) if ended else self._no_class(code)
+            raise _refuse("ended", code=rules.shown_code(code)) if ended else rules.no_class(code)
         return token
 
     def vote(self, code: str, token: str, answer_id: str) -> None:
@@ -343,21 +329,6 @@ class ClassStore:
         """A code as stored, or "" (which matches no class) for one that cannot be a code."""
         return rules.normalize_code(code) or ""
 
-    def _no_class(self, code: object) -> EngineError:
-        """No open class has ``code``: written as the code it was read as (upper case, in
-        two halves, as the instructor shows it), or, for what cannot be a code, what one is."""
-        if not str(code).strip():  # a link with a key and no code, or a code it refused
-            return _refuse("no_code", length=rules.CODE_LENGTH)
-        try:
-            code = rules.checked_code(code)
-        except EngineError as malformed:
-            return malformed
-        return _refuse(
-            "no_class",
-            code=rules.shown_code(code),
-            hours=round(rules.CLASS_LIFETIME_S / 3600),
-        )
-
     def _check_lesson(self, lesson: str) -> None:
         if lesson not in self.options:
             raise _refuse(
@@ -370,7 +341,7 @@ class ClassStore:
         """The refusal for a code with no open class: ended by its instructor, or none."""
         if self._code(code) and rows.ended(tx, self._code(code), self.clock()):
             return _refuse("ended", code=rules.shown_code(self._code(code)))
-        return self._no_class(code)
+        return rules.no_class(code)
 
     def _instructor(self, tx: Transaction, code: object, key: str) -> None:
         """Refuse unless ``key`` is the instructor's of the open class ``code``."""
