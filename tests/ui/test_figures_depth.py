@@ -151,10 +151,14 @@ def _texts(figure) -> str:
     return " ".join(a.text for a in figure.layout.annotations)
 
 
+@pytest.mark.parametrize("rows", [1, 2, 3])
 @pytest.mark.parametrize("final_norm", [True, False])
 @pytest.mark.parametrize("placement", PLACEMENT_IDS)
-def test_wiring_draws_exactly_the_norms_the_simulator_applies(placement, final_norm, monkeypatch):
-    """The diagram and the simulator read one table: count the simulator's norm calls."""
+def test_wiring_draws_exactly_the_norms_the_simulator_applies(
+    placement, final_norm, rows, monkeypatch
+):
+    """The diagram and the simulator read one table: count the simulator's norm calls (in
+    one row, or wrapped onto two or three for a narrow column)."""
     calls = []
     real_norm = simulator._Stack.norm
 
@@ -167,7 +171,7 @@ def test_wiring_draws_exactly_the_norms_the_simulator_applies(placement, final_n
         placement=placement, sublayer="transformer", layers=1, d=8, tokens=4, final_norm=final_norm
     )
     simulate_depth(spec)  # one layer of attention + MLP, graphs kept: no layer is re-run
-    figure = wiring_figure(placement, "zh", final_norm)
+    figure = wiring_figure(placement, "zh", final_norm, rows=rows)
     assert _texts(figure).count(NORM) == len(calls)
 
 

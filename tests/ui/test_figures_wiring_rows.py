@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import pytest
 
-from engine import DepthSpec, simulate_depth
-from engine.depth import simulator
 from engine.depth.placements import PLACEMENT_IDS
 from ui.figures.depth_wiring import STREAM_IN, legible_width, wiring_figure
 from ui.i18n import catalog
@@ -32,24 +30,6 @@ def test_wrapped_rows_draw_the_same_boxes_and_words(placement, rows):
         [s for s in one.layout.shapes if s.type == "rect"]
     )
     assert len(wrapped.data[1].x) == len(one.data[1].x) == 2  # both ⊕
-
-
-@pytest.mark.parametrize("rows", [2, 3])
-def test_wrapped_rows_draw_exactly_the_norms_the_simulator_applies(rows, monkeypatch):
-    calls = []
-    real_norm = simulator._Stack.norm
-
-    def counted(self, x):
-        calls.append(x.shape)
-        return real_norm(self, x)
-
-    monkeypatch.setattr(simulator._Stack, "norm", counted)
-    for placement in PLACEMENT_IDS:
-        calls.clear()
-        spec = DepthSpec(placement=placement, sublayer="transformer", layers=1, d=8, tokens=4)
-        simulate_depth(spec)
-        texts = "".join(_labels(wiring_figure(placement, "zh", rows=rows)))
-        assert texts.count(ZH["depth.wiring_norm"]) == len(calls), placement
 
 
 @pytest.mark.parametrize("placement", ["pre", "post", "peri", "olmo2", "deepnorm", "pre_scaled"])
