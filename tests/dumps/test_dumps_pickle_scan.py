@@ -111,6 +111,7 @@ NOT_RUN = {  # the unpickler stops before the call: no pickle that would run cod
     "pops_past_the_stack": b"0" + CALL,
     "mark_never_opened": b"N1" + CALL,
     "text_after_a_global": b"cos\nfoo\nbar",  # BUILD with one item on the stack
+    "text_of_commands": b"(cd /tmp\ncp a b\nRun it\n",  # a REDUCE below a MARK
 }
 
 
@@ -119,6 +120,21 @@ def test_a_pickle_that_breaks_before_its_call_is_not_called_code(tmp_path, data)
     for unpickler in UNPICKLERS:
         assert "called" not in _unpickled(data, unpickler)
     for source in _both(tmp_path, "broken.pt", data):
+        refusal(source, "not_zip")
+
+
+NO_SUCH_GLOBAL = {  # text read as an INST of a module no finder finds: the import fails
+    "text_of_an_outline": b"(i) Introduction\n(ii) Methods\n",
+    "text_in_brackets": b"(in progress)\nfoo\nbar\n",
+}
+
+
+@pytest.mark.parametrize("data", NO_SUCH_GLOBAL.values(), ids=NO_SUCH_GLOBAL)
+def test_text_that_names_no_importable_global_is_not_called_code(tmp_path, data):
+    for unpickler in UNPICKLERS:
+        with pytest.raises(ModuleNotFoundError):
+            unpickler(io.BytesIO(data)).load()
+    for source in _both(tmp_path, "notes.pt", data):
         refusal(source, "not_zip")
 
 

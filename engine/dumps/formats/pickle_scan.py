@@ -18,8 +18,12 @@ are left out: items left on the stack at STOP (the unpickler returns the top one
 memo slot stored twice (it keeps the second).  INT and LONG text is read as the unpickler
 reads it, base 0 ("0x10", "0o7": ``int(s, 0)`` in the Python unpickler's ``load_int`` and
 ``load_long``, ``strtol`` and ``PyLong_FromString`` with base 0 in the C one), as well as
-base 10 as ``pickletools`` reads it.  And no argument is put into words: ``dis`` writes
-each one, and the repr of a LONG4 of 2000 bytes passes Python's 4300-digit limit.
+base 10 as ``pickletools`` reads it (not yet as the C unpickler does where a NUL byte ends
+the text early).  And no argument is put into words: ``dis`` writes each one, and the repr
+of a LONG4 of 2000 bytes passes Python's 4300-digit limit.  Two checks are the unpickler's
+own: an opcode that takes no MARK never reaches below one (the unpicklers keep the items
+after a MARK apart), and a GLOBAL or INST counts as an import only where its module and
+name are dotted identifiers, so text such as "(i) Introduction" is no call.
 
 Where those bytes make no call, the pickle's opcodes are walked from the start to its
 first STOP, ``MAX_PICKLE_OPCODES`` at most: an opcode's argument is stepped over by its
@@ -125,6 +129,18 @@ _PUTS = {"PUT", "BINPUT", "LONG_BINPUT", "MEMOIZE"}
 _GETS = {"GET", "BINGET", "LONG_BINGET"}
 
 
+def _names_a_global(opcode, arg) -> bool:
+    """Whether an import could find what it names: GLOBAL's and INST's module and name are
+    dotted identifiers ("(i) Introduction" opening a text file is an INST of a module
+    ") Introduction", which no unpickler finds); STACK_GLOBAL and EXT name theirs elsewhere."""
+    if opcode.name not in ("GLOBAL", "INST"):
+        return True
+    parts = str(arg).split(" ")
+    return len(parts) == 2 and all(
+        all(word.isidentifier() for word in part.split(".")) for part in parts
+    )
+
+
 def _follow(stream) -> str | None:
     """Follow the pickle's stack and memo as ``pickletools.dis`` does (module docstring:
     less two checks, no words) to its first STOP (None) or to its first call made after an
@@ -153,13 +169,14 @@ def _follow(stream) -> str | None:
         if len(stack) < popped:
             raise ValueError("an opcode pops more than the stack holds")
         if popped:
-            marks -= sum(item is _MARK for item in stack[-popped:])
+            if any(item is _MARK for item in stack[-popped:]):  # the unpicklers refuse this
+                raise ValueError("an opcode reaches below a MARK")
             del stack[-popped:]
         marks += _MARK in after
         stack.extend(after)
         if first is None and opcode.name in CALLS:
             first = opcode.name
-        imported = imported or opcode.name in _IMPORTS
+        imported = imported or (opcode.name in _IMPORTS and _names_a_global(opcode, arg))
         if imported and opcode.name in _CALLED:  # made with its arguments: it has run
             return first
     return None
