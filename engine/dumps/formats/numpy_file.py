@@ -136,7 +136,8 @@ def _header_kind(header: bytes) -> str | None:
 
 def _kind_of_tokens(text: str) -> str:
     """``_header_kind`` of a header too deeply nested for Python's parser, from its tokens
-    (``tokenize`` reads them one after another, with no nesting limit): a name other than
+    (``tokenize`` reads them one after another; Python 3.11's has no nesting limit, a
+    later one's limit ends the reading, and the header is then called nested): a name other than
     True, False or None, an f-string, or an operator other than a sign and the punctuation
     of a dict, tuple or list is code; anything else is nested too deeply."""
     before = None  # the last token read: its text if an operator, else "value"
