@@ -238,11 +238,12 @@ class ClassStore:
                 )
             wrong = rows.open_class(tx, code, now) is None
             ended = wrong and rows.ended(tx, code, now)
-            if not wrong:  # a right code is no guess: give back what was counted
-                tx.run(
+            if not wrong or ended:  # a class's real code is no guess: give back the count
+                tx.run(  # (a room behind one address reloading an ended class's link)
                     "UPDATE rate_limits SET events = events - 1 WHERE subject IN (?, ?)",
                     (client_key, _EVERY_CLIENT),
                 )
+            if not wrong:
                 (learners,) = tx.one("SELECT COUNT(*) FROM learners WHERE code = ?", (code,))
                 if learners >= rules.MAX_LEARNERS:
                     raise _refuse("class_full", limit=rules.MAX_LEARNERS)
@@ -252,7 +253,7 @@ class ClassStore:
                     " VALUES (?, ?, ?, ?)",
                     (code, rules.digest(token), now, now),
                 )
-        if wrong:  # after the commit: the failure stays counted
+        if wrong:  # after the commit: a wrong code stays counted as a guess
             raise _refuse("ended", code=rules.shown_code(code)) if ended else rules.no_class(code)
         return token
 

@@ -255,6 +255,15 @@ def test_an_ended_class_is_refused_as_ended_by_its_instructor_until_its_expiry(
         store.learner_view(new.code, ann, FIRST)
 
 
+def test_reloading_an_ended_classs_link_is_not_counted_as_a_guess(store, refused):
+    new = store.create_class(INSTRUCTOR)
+    store.end_class(new.code, new.instructor_key)
+    for _ in range(rules.JOIN_LIMITS["client"].count + 5):  # a room behind one address
+        with refused("classroom.ended"):
+            store.join(new.code, "10.0.0.1")
+    store.join(store.create_class(INSTRUCTOR).code, "10.0.0.1")  # the next class: joined
+
+
 def test_one_address_starts_a_few_classes_an_hour(store, refused, snapshot, clock):
     limit = rules.CREATE_LIMIT
     for _ in range(limit.count):
