@@ -87,6 +87,8 @@ class ClassStore:
                 raise _refuse("server_full", limit=rules.MAX_OPEN_CLASSES)
             while True:  # a collision is ~1 in a million per open class: try another code
                 code = rules.new_code()
+                if rows.ended(tx, code, now):  # its learners are still told it ended
+                    continue
                 created = tx.run(
                     "INSERT INTO classes (code, instructor_digest, created_at, expires_at, paced)"
                     " VALUES (?, ?, ?, ?, ?) ON CONFLICT (code) DO NOTHING",

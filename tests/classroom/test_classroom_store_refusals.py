@@ -264,6 +264,16 @@ def test_reloading_an_ended_classs_link_is_not_counted_as_a_guess(store, refused
     store.join(store.create_class(INSTRUCTOR).code, "10.0.0.1")  # the next class: joined
 
 
+def test_a_new_class_never_takes_an_ended_classs_code(store, refused, monkeypatch):
+    new, (ann,) = class_with(store, 1)
+    store.end_class(new.code, new.instructor_key)
+    drawn = iter([new.code, "23456A"])  # the ended code drawn again first
+    monkeypatch.setattr(rules, "new_code", lambda: next(drawn))
+    assert store.create_class(INSTRUCTOR).code == "23456A"
+    with refused("classroom.ended"):
+        store.learner_view(new.code, ann, FIRST)
+
+
 def test_one_address_starts_a_few_classes_an_hour(store, refused, snapshot, clock):
     limit = rules.CREATE_LIMIT
     for _ in range(limit.count):
