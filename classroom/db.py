@@ -58,8 +58,8 @@ def _wal(connection: sqlite3.Connection) -> None:
         try:
             connection.execute("PRAGMA journal_mode = WAL")
             return
-        except sqlite3.OperationalError:
-            if time.monotonic() > deadline:
+        except sqlite3.OperationalError as exc:  # only a lock is waited for
+            if "locked" not in str(exc) or time.monotonic() > deadline:
                 raise
             time.sleep(0.05)
 
