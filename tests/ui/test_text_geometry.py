@@ -81,6 +81,9 @@ def test_eps_summary_names_the_knee_at_sqrt_d_over_2():
     sentence = text.eps_summary(curve, "en")
     assert f"√(d/2) = {format_number(math.sqrt(3 / 2))}" in sentence
     assert f"√ε = {format_number(0.01)}" in sentence
+    x = (1.0, 2.0, 6.0)
+    steps = text.path_steps(vector_path(x, GeometrySpec(eps=1e-5)), 1e-5, 0.5, "en")
+    assert "with ε = 10⁻⁵." in " ".join(step.caption for step in steps)  # not 1e-05
     zero = text.eps_summary(eps_curve(GeometrySpec(d=3, count=100, eps=0.0)), "zh")
     assert "ε = 0" in zero
 

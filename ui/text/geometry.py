@@ -17,7 +17,7 @@ from engine.geometry.eps_curve import EpsCurve, predicted_norm
 from engine.geometry.meshes import Ellipsoids
 from engine.geometry.path import VectorPath
 from engine.geometry.two_dimensions import DECIMALS, TwoDimensionalLayerNorm
-from ui.formatting import format_cosine, format_number, format_vector
+from ui.formatting import format_cosine, format_number, format_power, format_vector
 from ui.i18n import translate
 from ui.labels import NORM_NAMES
 from ui.text.latex import Step, chain, latex_number, latex_vector
@@ -93,7 +93,7 @@ def path_steps(path: VectorPath, eps: float, alpha: float, lang: str) -> list[St
             ),
         ),
         Step(
-            translate("geometry.path.layernorm_norm", lang, eps=format_number(eps)),
+            translate("geometry.path.layernorm_norm", lang, eps=format_power(eps, 4)),
             gathered(
                 rf"\lVert\mathrm{{LN}}(x)\rVert = {n(path.layernorm_norm)}",
                 rf"\sqrt{{d}}\,\frac{{\sigma}}{{\sqrt{{\sigma^2+\varepsilon}}}} = {n(predicted)}"
@@ -197,7 +197,7 @@ def eps_summary(curve: EpsCurve, lang: str) -> str:
     params = dict(
         error=format_number(curve.max_relative_error),
         sqrt_d=format_number(curve.sqrt_d),
-        eps=format_number(curve.eps),
+        eps=format_power(curve.eps, 4),
     )
     if curve.eps == 0:
         return translate("geometry.eps_curve.summary_zero", lang, **params)

@@ -12,7 +12,7 @@ import numpy as np
 from engine.geometry.high_dimension import HighDimensionReport, IdentityCheck, Measures
 from engine.geometry.real_activations import PairMeasures, RealActivations
 from engine.norms.kinds import PER_TOKEN_KINDS
-from ui.formatting import format_cosine, format_number, literal
+from ui.formatting import format_cosine, format_number, format_power, literal
 from ui.i18n import translate
 from ui.text.dumps import dtype_text
 from ui.text.geometry import largest_abs, ones_rounding
@@ -74,7 +74,7 @@ def identity_lines(identity: IdentityCheck, lang: str) -> list[str]:
             lang,
             rows=f"{identity.rows:,}",
             d=f"{identity.d:,}",
-            eps=format_number(identity.eps),
+            eps=format_power(identity.eps, 4),
             float32=format_number(identity.max_abs_difference),
             float64=format_number(identity.max_abs_difference_float64),
             largest=format_number(identity.max_abs_output),
@@ -143,7 +143,7 @@ def pair_lines(pair: PairMeasures, lang: str) -> list[str]:
         translate(
             "geometry.real.recomputed",
             lang,
-            eps=format_number(pair.eps),
+            eps=format_power(pair.eps, 4),
             rms_low=rms_norm[0],
             rms_high=rms_norm[2],
             ln_low=layer_norm[0],

@@ -15,7 +15,7 @@ from engine.norms.precision import PrecisionStory
 from engine.norms.precision_facts import DefaultEps
 from engine.norms.worked import VectorExplanation
 from ui.figures.vector_lab import input_output_figure
-from ui.formatting import format_number, format_vector, number_text
+from ui.formatting import format_number, format_power, format_vector, number_text
 from ui.i18n import current_language, t
 from ui.labels import NORM_NAMES, label
 from ui.text.vector_lab_compare import comparison_notes, ratios, undefined_cell
@@ -129,7 +129,7 @@ def _geometry_link(ex: VectorExplanation) -> None:
         "app_pages/geometry.py",
         label=t("vector_lab.geometry_link"),
         icon=":material/public:",
-        help=t("vector_lab.geometry_link_help", eps=format_number(eps)),
+        help=t("vector_lab.geometry_link_help", eps=format_power(eps, 4)),
         query_params=parse_qsl(query),
     )
 
