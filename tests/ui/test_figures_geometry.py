@@ -68,6 +68,10 @@ def test_the_d3_scene_is_a_rotatable_cube_with_surfaces_and_gaps_between_lines()
     assert lines.shape == (60, 3) and np.isnan(lines[2::3]).all()
     np.testing.assert_allclose(lines[0::3], scene.cloud.inputs)
     np.testing.assert_allclose(lines[1::3], scene.cloud.layernorm.y)
+    for axis in (figure.layout.scene.xaxis, figure.layout.scene.yaxis, figure.layout.scene.zaxis):
+        low, high = axis.range  # no tick in the outer fifth: none at the box's corners
+        assert 0 in axis.tickvals and len(axis.tickvals) >= 3
+        assert max(abs(v) for v in axis.tickvals) <= 0.8 * high and low == -high
 
 
 def test_toggles_leave_out_inputs_and_lines():

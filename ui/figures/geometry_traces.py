@@ -9,6 +9,8 @@ drops ``uid`` from its JSON).
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import plotly.graph_objects as go
 
@@ -153,6 +155,17 @@ def reach_of(arrays) -> float:
     return 1.08 * max(largest, 1e-6)
 
 
+def inner_ticks(reach: float) -> list[float]:
+    """Round tick values for a 3-D axis from −reach to reach, none in its outer fifth: plotly
+    writes each axis's end ticks at the box's corners, where the near corner's labels of
+    two axes ran into each other ("−6" on x₁ over "−4" on x₃)."""
+    inner = 0.8 * reach
+    step = 10 ** math.floor(math.log10(inner))  # 1, 2 or 5 times a power of ten
+    step = next(s * step for s in (0.2, 0.5, 1, 2, 5) if inner / (s * step) <= 3)
+    count = math.floor(inner / step)
+    return [k * step for k in range(-count, count + 1)]
+
+
 def scene_layout(figure: go.Figure, d: int, reach: float) -> go.Figure:
     legend = legend_below(x=0, itemsizing="constant")
     figure.update_layout(
@@ -161,7 +174,7 @@ def scene_layout(figure: go.Figure, d: int, reach: float) -> go.Figure:
         uirevision="geometry",  # keep the camera and zoom across reruns
     )
     if d == 3:
-        axis = dict(range=[-reach, reach], zeroline=False)
+        axis = dict(range=[-reach, reach], zeroline=False, tickvals=inner_ticks(reach))
         figure.update_layout(
             height=SCENE_HEIGHT,
             scene=dict(
