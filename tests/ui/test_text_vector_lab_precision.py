@@ -250,3 +250,5 @@ def test_the_comparison_row_labels_fit_and_none_ends_as_if_cut(lang):
     labels = [translate(f"vector_lab.{key}", lang, sqrt_d="2") for key in keys]
     assert not any(label.endswith(("…", "...")) for label in labels)
     assert max(len(label) for label in labels) == len(labels[0])
+    # a narrow column breaks ‖y‖₂'s label before its bracket, never inside "√d = 2"
+    assert "√d\u00a0=\u00a02" in labels[0] and "√d = " not in labels[0]
