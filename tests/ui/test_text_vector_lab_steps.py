@@ -45,6 +45,12 @@ def test_eps_is_written_as_a_power_of_ten():
     assert r"1.25 + 10^{-5}" in _latex("layernorm", eps=1e-5)
 
 
+@pytest.mark.parametrize("kind", ["layernorm", "rmsnorm", "batchnorm"])
+def test_eps_is_the_letter_every_page_writes(kind):
+    latex = _latex(kind, eps=1e-5)  # ε (\varepsilon), as in the ε box and every other page
+    assert r"\varepsilon" in latex and not re.search(r"\\epsilon(?![a-z])", latex)
+
+
 def test_gemma_offset_appears_in_the_output_formula():
     assert r"(1 + \gamma_i)" in _latex("rmsnorm", offset=1.0)
 

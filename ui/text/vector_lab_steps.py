@@ -112,7 +112,7 @@ def worked_steps(ex: VectorExplanation, lang: str) -> list[Step]:
                 translate(f"vector_lab.steps.rstd_{spec.kind}", lang),
                 chain(
                     r"\mathrm{rstd}",
-                    rf"\frac{{1}}{{\sqrt{{{symbol}+\epsilon}}}}",
+                    rf"\frac{{1}}{{\sqrt{{{symbol}+\varepsilon}}}}",
                     rf"\frac{{1}}{{\sqrt{{{_n(value)} + {_n(spec.eps)}}}}}",
                     _n(ex.steps_rstd),
                 ),
@@ -195,7 +195,7 @@ def _pooled_formula(kind: str, scale: str) -> str:
     index = {"batchnorm": "c", "instancenorm": "b,c", "groupnorm": "b,g"}[kind]
     return (
         rf"y_{{t,c}} = \frac{{x_{{t,c}} - \mu_{{{index}}}}}{{\sqrt{{\sigma^2_{{{index}}}"
-        rf" + \epsilon}}}}\cdot {scale.replace('_i', '_c')} + \beta_c"
+        rf" + \varepsilon}}}}\cdot {scale.replace('_i', '_c')} + \beta_c"
     )
 
 
