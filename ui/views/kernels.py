@@ -150,6 +150,7 @@ def roofline(ln: NormTraffic, rms: NormTraffic) -> None:
             "kernels.memory_verdict",
             gpu=GPU_NAME,
             intensity=format_number(ln.intensity, 3),
+            rms_intensity=format_number(rms.intensity, 3),
             factor=f"{ln.ridge / ln.intensity:.0f}",
             ridge=f"{ln.ridge:.1f}",
             memory_us=format_number(ln.memory_time_s * 1e6, 1),
