@@ -59,7 +59,11 @@ def label(vocabulary: str, value, lang: str | None = None) -> str:
 
 
 # A name shown before the one in labels.toml: older share links wrote it, and still open.
-FORMER_LABELS = {("placement", "olmo2"): ("OLMo-2",)}
+FORMER_LABELS = {
+    ("placement", "olmo2"): ("OLMo-2",),
+    ("source", "text"): ("Type vectors",),
+    ("source", "preset"): ("An example",),
+}
 
 
 def every_label(vocabulary: str, value) -> set[str]:

@@ -41,6 +41,8 @@ def test_bind_is_not_used_because_it_drops_bad_values():
         ("vl_dist", ["均匀 U(−√3, √3)"], "uniform"),  # a name written by the Chinese page
         ("vl_source", ["Random"], "random"),
         ("vl_source", ["随机生成"], "random"),
+        ("vl_source", ["Type vectors"], "text"),  # the name before "Type"
+        ("vl_source", ["An example"], "preset"),  # the name before "Example"
         ("vl_shift", ["100.0"], 100.0),
         ("vl_d", ["4096"], 4096),
     ],
