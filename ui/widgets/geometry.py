@@ -94,7 +94,8 @@ class SceneOptions:
 
 @presenting.among_controls
 def scene_options() -> SceneOptions:
-    c1, c2, c3 = st.columns([3, 1, 1], vertical_alignment="bottom")
+    # the lines toggle's column holds its label on one line ("Input → output lines")
+    c1, c2, c3 = st.columns([5, 2, 3], vertical_alignment="bottom")
     shown = bound.pills(P["ge_show"], t("geometry.show"), c1)
     inputs = bound.toggle(P["ge_inputs"], t("geometry.show_inputs"), c2)
     lines = bound.toggle(P["ge_lines"], t("geometry.show_lines"), c3)
