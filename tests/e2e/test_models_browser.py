@@ -1,5 +1,5 @@
 """The Model catalog in a real browser: the table and GPT-3's count, a pasted config (bad, then
-good), and "Simulate this" opening the Depth page with the family's placement and norm."""
+good), and "Simulate in Depth" opening the Depth page with the family's placement and norm."""
 
 import json
 
@@ -65,7 +65,7 @@ def test_pasted_config_bad_then_good(page, server_url):
 def test_simulate_this_opens_the_depth_page_with_the_placement_and_norm(page, server_url):
     page.goto(server_url + "/models?lang=zh&md_family=gemma2")
     wait_idle(page)
-    page.get_by_role("link", name="在深度页中模拟这种放置方式").click()
+    page.get_by_role("link", name="在深度页中模拟").click()
     wait_idle(page)
     expect(page.get_by_role("heading", name="深度", exact=True)).to_be_visible()
     address_holds(page, "/depth", "dp_placements=peri")
