@@ -123,7 +123,7 @@ def wiring(specs: tuple[DepthSpec, ...]) -> None:
     st.markdown(t("depth.wiring_intro"))
     for spec in specs:
         figures = [
-            wiring_figure(spec.placement, current_language(), spec.final_norm, rows=rows)
+            built(wiring_figure, spec.placement, current_language(), spec.final_norm, rows=rows)
             for rows in (1, 2, 3)
         ]
         # presenting: larger labels, wider boxes

@@ -23,7 +23,7 @@ from ui.presenting import for_screen
 from ui.text import models as text
 from ui.url.codec import query_string
 from ui.url.pages import DEPTH
-from ui.views.charts import show_fitting_chart
+from ui.views.charts import built, show_fitting_chart
 
 DEPTH_PAGE = "app_pages/depth.py"
 CELL_PX = 7  # a character of the table's 14 px text (a wide CJK one counts twice)
@@ -140,7 +140,8 @@ def family_detail(family: Family, families: Catalog) -> None:
         st.markdown(f"**{t('models.sources')}**")
         st.markdown("\n".join(f"- {source}" for source in text.localized(family, "source", lang)))
     figures = [
-        wiring_figure(
+        built(  # once per family, language and layout: three layouts a rerun cost ~80 ms
+            wiring_figure,
             family.placement,
             lang,
             final_norm=bool(family.final_norm),
