@@ -13,7 +13,8 @@ Results are kept with ``st.cache_resource``, keyed by the function's name and th
 to Streamlit as a digest of its pickle (``digest``): Streamlit's own hashing walks a tuple
 number by number in Python, on every rerun (the Vector Lab's 64 x 1,024 inputs: more than
 its computation).  Identical requests, concurrent ones included, are computed once:
-Streamlit holds one lock per key, and a second caller waits for the first one's value.
+Streamlit holds one lock per key, and a second caller waits for the first one's value
+(of a heavy job, it follows the first one's progress bar meanwhile, and may cancel its wait).
 ``private=True`` keeps a result in its browser session only (an upload, a typed prompt, a
 pasted config), in session-scoped caches that Streamlit drops with the session; a private
 heavy result may hold an upload's bytes, so a session keeps six of those at most.
@@ -58,6 +59,8 @@ RECENT_S = 10  # how long ``compute(..., recent=True)`` keeps a result
 _SLOTS = threading.BoundedSemaphore(CORES)  # at most one heavy job per core
 _LOCK = threading.Lock()
 _REQUESTED = "_compute_requested"  # session state: the heavy requests clicked for
+_RUNNING: dict[tuple, float] = {}  # (name, key) of the shared heavy jobs running: progress
+FOLLOW_S = 0.5  # how often a session waiting on another's job redraws that job's progress
 
 
 def _name(fn: Callable) -> str:
@@ -227,9 +230,11 @@ def _run(fn, name, args, key, label, private, on_partial):
     check = get_run_yield_check() or (lambda: None)
     requests = getattr(get_script_run_ctx(), "script_requests", None)
     queued = t("compute.queued", label=label)
+    marker = (name, key)
 
     # Streamlit's own elapsed-time counter (the spinner's ``show_time``) writes English only:
-    # on a page in another language the bar's text says it (updated as the work reports).
+    # on a page in another language the bar's text says it (updated as the work reports,
+    # or as a waiting session looks at another session's job).
     lang, began = current_language(), time.monotonic()
     own_clock = lang != "en"
 
@@ -238,7 +243,10 @@ def _run(fn, name, args, key, label, private, on_partial):
         return translate("compute.elapsed", lang, seconds=seconds) if own_clock else None
 
     def progress(fraction: float, partial: Any = None) -> None:
-        outer.run(bar.progress, min(max(float(fraction), 0.0), 1.0), text=elapsed())
+        fraction = min(max(float(fraction), 0.0), 1.0)
+        if not private:
+            _RUNNING[marker] = fraction
+        outer.run(bar.progress, fraction, text=elapsed())
         if partial is not None and on_partial is not None:
             outer.run(on_partial, partial)
 
@@ -250,13 +258,23 @@ def _run(fn, name, args, key, label, private, on_partial):
         while not _SLOTS.acquire(timeout=POLL_S):
             outer.run(bar.progress, 0.0, text=queued)
             check()
+        if not private:
+            _RUNNING[marker] = 0.0
         try:
             return fn(*args, progress=progress, should_stop=should_stop, threads=1)
         finally:
             _SLOTS.release()
+            _RUNNING.pop(marker, None)
 
     try:
-        with st.spinner(label, show_time=not own_clock):  # also what a waiting session sees
+        with st.spinner(label, show_time=not own_clock):
+            # Another session computes this: its progress, and a Cancel that works, until
+            # it ends (then ``_heavy`` returns its value, or computes it if it was stopped).
+            while not private and marker in _RUNNING:
+                bar.progress(_RUNNING.get(marker, 0.0), text=elapsed())
+                if should_stop():
+                    raise Cancelled
+                time.sleep(FOLLOW_S)
             return (_private_heavy if private else _heavy)(name, key, call)
     finally:
         bar.empty()

@@ -302,3 +302,39 @@ def test_the_time_spent_is_counted_in_the_pages_language(monkeypatch, lang):
         assert clocks == [True] and counted == []
     else:
         assert clocks == [False] and counted and all("已用时" in text for text in counted)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_session_waiting_on_another_sessions_job_follows_its_progress(monkeypatch, lang):
+    """While another session computes the same result, a page shows that job's progress (in
+    Chinese with the seconds it has waited), then the value the job stored; it computes
+    nothing itself."""
+    from streamlit.delta_generator import DeltaGenerator
+
+    shown = []
+    progress = DeltaGenerator.progress
+    monkeypatch.setattr(
+        DeltaGenerator,
+        "progress",
+        lambda self, value, text=None: shown.append((value, text)) or progress(self, value, text),
+    )
+    monkeypatch.setattr(compute, "FOLLOW_S", 0.02)
+    marker = (compute._name(slow_square), compute.digest((3,)))
+    compute._RUNNING[marker] = 0.4  # the other session's job, 40 % done
+
+    def other_session_ends():
+        time.sleep(0.3)
+        compute._heavy(*marker, lambda: 9)  # its value stored, then its mark gone
+        compute._RUNNING.pop(marker)
+
+    ender = threading.Thread(target=other_session_ends)
+    ender.start()
+    try:
+        at = _page({"lang": lang}, _page_in)
+    finally:
+        ender.join(5)
+        compute._RUNNING.pop(marker, None)
+    assert not at.exception and "result 9" in _shown(at) and CALLS == []
+    followed = [text for value, text in shown if value == 0.4]
+    assert len(followed) >= 3
+    assert all("已用时" in text for text in followed) if lang == "zh" else followed[0] is None
