@@ -9,12 +9,24 @@ current language from the Streamlit session.  Both languages must have the same 
 from __future__ import annotations
 
 import functools
+import re
 import tomllib
 from pathlib import Path
 
 LANGUAGES = {"en": "English", "zh": "简体中文"}
 DEFAULT_LANGUAGE = "en"
 _LOCALES = Path(__file__).resolve().parents[1] / "locales"
+# An expression in running text ("σ = 1.1180", "d − 1", "64 × 1,024") stays on one line: the
+# spaces around its operator are no-break spaces.  Inline maths and code keep theirs (KaTeX
+# typesets a no-break space as a visible space; code is copied).
+_OPERATORS = re.compile(r" ([=−≈×<>≤≥]) ")
+_MATHS_OR_CODE = re.compile(r"(\$[^$]*\$|`[^`]*`)")
+
+
+def _bound(text: str) -> str:
+    parts = _MATHS_OR_CODE.split(text)
+    parts[::2] = [_OPERATORS.sub("\u00a0\\1\u00a0", part) for part in parts[::2]]
+    return "".join(parts)
 
 
 def _flatten(table: dict, prefix: str) -> dict[str, str]:
@@ -24,7 +36,7 @@ def _flatten(table: dict, prefix: str) -> dict[str, str]:
         if isinstance(value, dict):
             flat.update(_flatten(value, key))
         else:
-            flat[key] = str(value)
+            flat[key] = _bound(str(value))
     return flat
 
 

@@ -8,6 +8,7 @@ from streamlit.testing.v1 import AppTest
 
 import ui.widgets.dumps as dump_widgets
 from engine.dumps.sources import Upload
+from ui import i18n
 from ui.widgets.dumps import UploadedDump
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
@@ -35,6 +36,17 @@ def _fresh_results():
     """Every page test starts with nothing computed (``ui.compute`` keeps results in
     ``st.cache_resource``, process-wide)."""
     st.cache_resource.clear()
+
+
+@pytest.fixture(autouse=True)
+def _plain_spaces(monkeypatch):
+    """The pages' texts with spaces where the app binds an expression with no-break spaces
+    (``ui/i18n.py``; tests/ui/test_i18n.py checks that binding): a page test reads what the
+    page says, and writes it with spaces."""
+    monkeypatch.setattr(i18n, "_bound", lambda text: text)
+    i18n.catalog.cache_clear()
+    yield
+    i18n.catalog.cache_clear()
 
 
 @pytest.fixture(autouse=True)

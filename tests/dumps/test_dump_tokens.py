@@ -12,6 +12,7 @@ import pytest
 from engine.dumps.dump import open_dump
 from engine.dumps.report import report
 from tests.dumps import dump_files as files
+from tests.plain_text import plain
 from ui.text.dumps import dump_tokens, tokens_note
 
 X = files.stream(layers=3, batch=1, tokens=5)  # [L, 1, T, d]
@@ -52,7 +53,7 @@ def test_tokens_of_another_shape_are_not_used_and_the_page_says_why(tmp_path):
     path = files.write_pt(tmp_path / "d.pt", {**_hidden(), "tokens": WORDS[:3]})
     rep = report(path)
     assert dump_tokens(rep) is None
-    assert "not 1 × 5 strings" in tokens_note(rep, "en")
+    assert "not 1 × 5 strings" in plain(tokens_note(rep, "en"))
 
 
 @pytest.mark.parametrize("bad", ["not json", json.dumps([1, 2, 3, 4, 5]), json.dumps({"a": 1})])

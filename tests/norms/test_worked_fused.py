@@ -11,6 +11,7 @@ import torch.nn.functional as F
 from engine import NormSpec
 from engine.norms.dispatch import normalize
 from engine.norms.worked import explain_vectors
+from tests.plain_text import plain
 from ui.formatting import format_power
 from ui.i18n import translate
 from ui.text.vector_lab_precision import path_messages
@@ -105,7 +106,7 @@ def test_the_precision_story_names_the_fused_layernorms_nan_moments_in_bfloat16(
             event.failure == "moments_overflow" and event.exact == 0 and math.isnan(event.computed)
         )
     assert ex.precision.path("torch_half").rows[0].diagnosis is None  # x.var(): two passes
-    texts = {m.path: m.text for m in path_messages(ex.precision, 0, lang)}
+    texts = {m.path: plain(m.text) for m in path_messages(ex.precision, 0, lang)}
     assert "Welford" in texts["fused_half"] and "Welford" in texts["upcast"]
     assert "Welford" not in texts["sum_then_divide_half"]
 
@@ -128,7 +129,7 @@ def test_the_precision_story_names_a_merge_that_overflows_to_infinity(lang):
         assert event.failure == "moments_overflow" and math.isinf(event.computed)
         assert event.exact == pytest.approx(exact)
     assert ex.precision.path("torch_half").rows[0].diagnosis is None
-    texts = {m.path: m.text for m in path_messages(ex.precision, 0, lang)}
+    texts = {m.path: plain(m.text) for m in path_messages(ex.precision, 0, lang)}
     assert "Welford" in texts["fused_half"] and "σ² = ∞" in texts["fused_half"]
     assert "Welford" in texts["upcast"]
 
@@ -147,7 +148,9 @@ def test_a_fused_layernorms_wrong_output_with_right_statistics_is_not_called_rou
     state = ex.precision.path("fused_half").rows[0]
     assert state.outcome == "wrong" and state.cancelled == pytest.approx(1.897e7, rel=1e-3)
     assert state.cancelled_spacing == 2.0 and ex.precision.path("upcast").rows[0].outcome == "ok"
-    text = next(m.text for m in path_messages(ex.precision, 0, lang) if m.path == "fused_half")
+    text = plain(
+        next(m.text for m in path_messages(ex.precision, 0, lang) if m.path == "fused_half")
+    )
     assert "x·rstd − rstd·μ" in text and "0.9922" in text and "1.897e+07" in text
     assert "significant" not in text and "有效数字" not in text  # not the rounding sentence
 

@@ -18,6 +18,7 @@ from engine.axes.sharing import axes_statistics, select_cell
 from engine.axes.small_batch import small_batch_noise
 from engine.axes.train_eval import train_eval_gap
 from engine.config import AxesSpec
+from tests.plain_text import plain
 from ui.figures import axes_batchnorm as charts
 from ui.figures.axes import (
     DIM_MAX,
@@ -231,7 +232,7 @@ def test_legend_writes_the_count_from_the_kinds_table():
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_groupnorm_states_both_layouts_counts_and_neither_as_an_error(lang):
     stats = axes_statistics(AxesSpec(kind="groupnorm", groups=8))
-    sentence = text.groupnorm_layouts(stats, lang)
+    sentence = plain(text.groupnorm_layouts(stats, lang))
     assert "B·G = 32" in sentence and "B·T·G = 512" in sentence  # 4·8 and 4·16·8
     assert "nn.GroupNorm" in sentence and "F.group_norm" in sentence
     assert "Correction" not in sentence and "更正" not in sentence

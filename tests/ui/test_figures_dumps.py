@@ -16,6 +16,7 @@ from engine.dumps.norm_views import compare_norms
 from engine.dumps.report import report
 from engine.dumps.sources import Upload
 from tests.dumps import dump_files as files
+from tests.plain_text import plain
 from ui.figures import dumps as figures
 from ui.figures import dumps_channels as channel_figures
 from ui.i18n import catalog
@@ -147,6 +148,6 @@ def test_dyt_figure_scales_to_the_bulk_and_marks_the_outliers_at_its_edges(pairs
     top = float(np.abs(fit.y).max())
     assert list(marked.x) == [high, low] and list(marked.y) == [min(4.0, top), max(-1.0, -top)]
     assert [list(row) for row in marked.customdata] == [[23_000.0, 4.0], [-900.0, -1.0]]
-    assert "23000" in marked.name and "past |x| = 50" in marked.name
-    plain = channel_figures.dyt_figure(pairs_rep.dyt[1], "en")
-    assert plain.layout.xaxis.range is None and len(plain.data) == 2
+    assert "23000" in marked.name and "past |x| = 50" in plain(marked.name)
+    unfitted = channel_figures.dyt_figure(pairs_rep.dyt[1], "en")
+    assert unfitted.layout.xaxis.range is None and len(unfitted.data) == 2

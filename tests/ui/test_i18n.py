@@ -389,3 +389,18 @@ def test_no_bracket_closes_right_after_inline_maths(lang):
     """Inline maths is a box the line may break after: "… and W_out ⏎ ). Theorem 1 …"."""
     stuck = [key for key, text in catalog(lang).items() if re.search(r"\$[)）\]」]", text)]
     assert not stuck, f"{lang}: reword {stuck} so no bracket follows the maths"
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_an_expression_in_running_text_stays_on_one_line(lang):
+    """The expression "σ = 1.1180" must not break after "=" (a presented lesson did): the
+    spaces around an operator in running text are no-break spaces; inside maths or code they
+    stay spaces."""
+    idea = translate("lessons.worked_example.idea", lang, mean="2.5", var="1.25", std="1.1180")
+    assert "σ\u00a0=\u00a01.1180" in idea and "σ = " not in idea
+    assert "d\u00a0−\u00a01" in idea
+    for text in catalog(lang).values():
+        plain = re.sub(r"\$[^$]*\$|`[^`]*`", "", text)
+        assert not re.search(r" [=−≈×<>≤≥] ", plain), text
+        for maths in re.findall(r"\$[^$]*\$", text):
+            assert "\u00a0" not in maths, text

@@ -17,6 +17,7 @@ from engine.dumps.example import EXAMPLE_DUMP
 from engine.dumps.report import report
 from engine.dumps.sources import Upload
 from tests.dumps import dump_files as files
+from tests.plain_text import plain
 from ui.formatting import SHOWN_CHARS
 from ui.text import dumps as text
 
@@ -29,7 +30,7 @@ def rep():
 
 
 def test_layout_facts_name_the_stream_shape_and_order(rep):
-    rows = dict(text.layout_facts(rep, "en"))
+    rows = {k: plain(v) for k, v in text.layout_facts(rep, "en")}
     assert rows["File"].startswith("`my dump.safetensors` · ")
     assert rows["Residual stream"] == "`a|b.{i}` — inferred: the only candidate"
     assert rows["Shape"] == (
@@ -37,7 +38,7 @@ def test_layout_facts_name_the_stream_shape_and_order(rep):
     )
     assert rows["Layer order"] == ("by the layer number in the names: `a|b.0` first, `a|b.3` last")
     assert rows["Metadata in the file"] == "`model` = `**tiny**`"  # never bold
-    zh = dict(text.layout_facts(rep, "zh"))
+    zh = {k: plain(v) for k, v in text.layout_facts(rep, "zh")}
     assert zh["形状"].startswith("L = 4 个残差流位置")
 
 
@@ -61,7 +62,7 @@ def test_growth_text_writes_the_fit_or_why_there_is_none():
         GrowthFit("all_tokens", 1.165, 4.207, 0.448),
         GrowthFit("median_token", float("nan"), float("nan"), float("nan")),
     )
-    sentence = text.growth_text(fits, "en")
+    sentence = plain(text.growth_text(fits, "en"))
     assert "grows ×1.165 per layer (fitted RMS ≈ 4.207 · 1.165ˡ, r² = 0.45" in sentence
     assert "Too few positive, finite layers to fit the median token's growth." in sentence
 

@@ -18,6 +18,7 @@ from engine.geometry.meshes import ellipsoids
 from engine.geometry.path import vector_path
 from engine.geometry.real_activations import real_activations
 from engine.geometry.two_dimensions import two_dimensional_layernorm
+from tests.plain_text import plain
 from ui.formatting import format_number, literal
 from ui.i18n import LANGUAGES, catalog, translate
 from ui.text import geometry as text
@@ -34,7 +35,7 @@ def test_path_steps_write_the_mean_the_drop_and_the_cosines():
     assert rf"\sigma/\mathrm{{rms}} = {format_number(sigma / rms)}" in latex
     assert rf"\cos(x, \mathrm{{LN}}(x)) = {format_number(sigma / rms)}" in latex
     assert r"\cos(x, \mathrm{RMSNorm}(x)) = 1" in latex
-    assert steps[0].caption.startswith("The input, d = 3")
+    assert plain(steps[0].caption).startswith("The input, d = 3")
     assert all(step.latex.startswith(r"\begin{gathered}") for step in steps)
 
 
@@ -46,7 +47,7 @@ def test_a_zero_vector_writes_nan_instead_of_failing():
 def test_cloud_summary_reports_lengths_and_layernorms_rounding():
     cloud = normalized_cloud(GeometrySpec(d=3, count=200, shift=1.0))
     lines = text.cloud_summary(cloud, ("layernorm", "rmsnorm", "dyt"), "en")
-    joined = " ".join(lines)
+    joined = plain(" ".join(lines))
     assert f"√d = {format_number(math.sqrt(3))}" in joined
     largest = np.abs(cloud.layernorm.ones).max()
     assert f"the largest measured is {format_number(largest)}" in joined
@@ -78,13 +79,13 @@ def test_two_dimensions_counts_add_up(eps):
 
 def test_eps_summary_names_the_knee_at_sqrt_d_over_2():
     curve = eps_curve(GeometrySpec(d=3, count=100, eps=1e-4))
-    sentence = text.eps_summary(curve, "en")
+    sentence = plain(text.eps_summary(curve, "en"))
     assert f"√(d/2) = {format_number(math.sqrt(3 / 2))}" in sentence
     assert f"√ε = {format_number(0.01)}" in sentence
     x = (1.0, 2.0, 6.0)
     steps = text.path_steps(vector_path(x, GeometrySpec(eps=1e-5)), 1e-5, 0.5, "en")
-    assert "with ε = 10⁻⁵." in " ".join(step.caption for step in steps)  # not 1e-05
-    zero = text.eps_summary(eps_curve(GeometrySpec(d=3, count=100, eps=0.0)), "zh")
+    assert "with ε = 10⁻⁵." in plain(" ".join(step.caption for step in steps))  # not 1e-05
+    zero = plain(text.eps_summary(eps_curve(GeometrySpec(d=3, count=100, eps=0.0)), "zh"))
     assert "ε = 0" in zero
 
 
@@ -119,13 +120,13 @@ def test_high_dimension_lines_and_the_identity_in_both_languages():
     for lang in LANGUAGES:
         lines = text_high.measure_lines(report, lang)
         assert len(lines) == 4 and all("{" not in line for line in lines)
-    english = " ".join(text_high.identity_lines(report.identity, "en"))
+    english = plain(" ".join(text_high.identity_lines(report.identity, "en")))
     assert format_number(report.identity.max_abs_difference) in english
     # "a few units in the last place" is counted: the difference over float32's spacing there
     ulp = np.spacing(np.float32(report.identity.max_abs_output))
     ulps = report.identity.max_abs_difference / float(ulp)
     assert f"is {format_number(ulps, 1)} units in the last place of the largest output" in english
-    note = text_high.sample_note(report, 100, "en")
+    note = plain(text_high.sample_note(report, 100, "en"))
     assert note == "100 random inputs of width d = 256."
 
 

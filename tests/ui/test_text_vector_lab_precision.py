@@ -20,6 +20,7 @@ from engine.norms.precision import precision_story
 from engine.norms.precision_facts import default_eps_table, resolution
 from engine.norms.precision_presets import PRESETS, preset
 from engine.norms.worked import explain_vectors
+from tests.plain_text import plain
 from ui.i18n import translate
 from ui.text.vector_lab_compare import broken_statistic, comparison_notes, ratios
 from ui.text.vector_lab_precision import (
@@ -56,7 +57,7 @@ def test_every_preset_renders_a_message_for_every_path(name, kind, lang):
 
 def _text(name: str, kind: str, path: str) -> str:
     story = _story(name, kind)
-    return next(m.text for m in path_messages(story, 0, "en") if m.path == path)
+    return plain(next(m.text for m in path_messages(story, 0, "en") if m.path == path))
 
 
 def test_layernorm_sum_overflow_says_mu_is_infinite_and_outputs_nan():
@@ -104,7 +105,9 @@ def test_a_stall_after_earlier_roundings_states_the_stored_and_the_exact_sum(lan
         sums.append(sums[-1] + torch.tensor(100.0, dtype=torch.bfloat16))
     assert float(sums[276]) < float(sums[277]) == float(sums[278]) == 32768.0  # term 278 lost
     story = precision_story([[100.0] * 1024], PrecisionSpec("layernorm", 1e-5, "bfloat16"))
-    text = next(m.text for m in path_messages(story, 0, lang) if m.path == "naive_running_half")
+    text = plain(
+        next(m.text for m in path_messages(story, 0, lang) if m.path == "naive_running_half")
+    )
     if lang == "en":
         assert "adding term 278 (100) to the stored 32768 should give 32868" in text
         assert "is 32768 + 256" in text
@@ -122,7 +125,7 @@ def test_resolution_is_stated_in_significant_decimal_digits(dtype, digits, power
     significand_bits = 1 - int(math.log2(info.eps))  # IEEE 754: eps = 2^(1 - p)
     assert f"{significand_bits * math.log10(2):.1f}" == digits  # 3.31 and 2.41 (IEEE table)
     ex = explain_vectors(((1.0, 2.0),), NormSpec("rmsnorm"), input_dtype=dtype)
-    text = summary(ex, DtypeFacts(resolution(dtype), None, None), "en")
+    text = plain(summary(ex, DtypeFacts(resolution(dtype), None, None), "en"))
     assert f"{significand_bits} significand bits, about {digits} significant decimal" in text
     assert f"1 + {power} ≈ 1 + {format_eps(info.eps)}" in text
     assert "10^" not in text
@@ -140,11 +143,11 @@ def test_constant_row_note_quotes_f_layer_norm():
 
 def test_default_eps_is_each_kinds_own():
     table = default_eps_table("float16")
-    rms = default_eps_sentence(table, "rmsnorm", "float16", "en")
+    rms = plain(default_eps_sentence(table, "rmsnorm", "float16", "en"))
     assert torch.nn.RMSNorm(4).eps is None
     assert f"ε = {format_eps(torch.finfo(torch.float32).eps)} for float16 inputs" in rms
     assert "LlamaRMSNorm defaults to 1e-6" in rms
-    layer = default_eps_sentence(table, "layernorm", "float16", "zh")
+    layer = plain(default_eps_sentence(table, "layernorm", "float16", "zh"))
     assert f"ε = {format_eps(torch.nn.LayerNorm(4).eps)}" in layer
     assert "DyT" in default_eps_sentence(table, "dyt", "float16", "en")
 
@@ -156,10 +159,10 @@ def test_all_zero_outputs_get_no_direction_claims():
     assert broken_statistic(ex, "layernorm") == "variance"
     assert broken_statistic(ex, "rmsnorm") == "mean_square"
     for lang in ("en", "zh"):
-        notes = " ".join(comparison_notes(ex, lang))
+        notes = plain(" ".join(comparison_notes(ex, lang)))
         assert "NaN" not in notes.replace("零或 NaN", "").replace("zeros or NaN", "")
         assert "∞ = ∞" not in notes
-    notes = comparison_notes(ex, "en")
+    notes = [plain(note) for note in comparison_notes(ex, "en")]
     assert notes[0].startswith("LayerNorm's output on this row is all 0: σ² = ∞ in float16")
 
 
@@ -167,7 +170,7 @@ def test_sum_overflow_in_the_comparison_names_mu():
     rows = ((100.0,) * 4096,)
     ex = explain_vectors(rows, NormSpec("layernorm", compute_dtype="float16"), "float16")
     assert broken_statistic(ex, "layernorm") == "mean"
-    assert "output on this row is NaN: μ = ∞ in float16" in comparison_notes(ex, "en")[0]
+    assert "output on this row is NaN: μ = ∞ in float16" in plain(comparison_notes(ex, "en")[0])
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
@@ -193,11 +196,13 @@ def test_an_overflow_note_points_to_the_precision_section_only_where_it_runs_tha
 
 def test_healthy_rows_keep_their_geometric_notes():
     ex = explain_vectors(((1.0, 2.0, 3.0, 4.0),), NormSpec("layernorm", eps=0.0))
-    notes = comparison_notes(ex, "en")
+    notes = [plain(note) for note in comparison_notes(ex, "en")]
     assert len(notes) == 4 and "cos(x, y) = 1" in notes[2]
     constant = explain_vectors(((5.0, 5.0, 5.0),), NormSpec("layernorm"))
     assert broken_statistic(constant, "layernorm") == "constant_row"
-    assert "RMSNorm only rescales: cos(x, y) = 1" in " ".join(comparison_notes(constant, "en"))
+    assert "RMSNorm only rescales: cos(x, y) = 1" in plain(
+        " ".join(comparison_notes(constant, "en"))
+    )
 
 
 def test_rounding_without_overflow_is_called_rounding():
@@ -206,7 +211,7 @@ def test_rounding_without_overflow_is_called_rounding():
     story = precision_story(x.double().tolist(), PrecisionSpec("layernorm", 1e-5, "bfloat16"))
     result = story.path("sum_then_divide_half")
     assert result.rows[0].outcome == "wrong" and result.rows[0].diagnosis is None
-    text = next(m.text for m in path_messages(story, 0, "en") if m.path == result.path)
+    text = plain(next(m.text for m in path_messages(story, 0, "en") if m.path == result.path))
     assert "Nothing overflowed or stalled: bfloat16 keeps only about 2.4 significant" in text
     assert "So μ = 302 and σ² = 3 instead of 301.5 and 2.75" in text
 
