@@ -255,15 +255,17 @@ def _run(fn, name, args, key, label, private, on_partial):
         return _section_rerun_waiting(requests)
 
     def call():
-        while not _SLOTS.acquire(timeout=POLL_S):
-            outer.run(bar.progress, 0.0, text=queued)
-            check()
-        if not private:
+        if not private:  # from its queue on, a session asking for the same waits for this
             _RUNNING[marker] = 0.0
         try:
-            return fn(*args, progress=progress, should_stop=should_stop, threads=1)
+            while not _SLOTS.acquire(timeout=POLL_S):
+                outer.run(bar.progress, 0.0, text=queued)
+                check()
+            try:
+                return fn(*args, progress=progress, should_stop=should_stop, threads=1)
+            finally:
+                _SLOTS.release()
         finally:
-            _SLOTS.release()
             _RUNNING.pop(marker, None)
 
     try:
