@@ -72,6 +72,11 @@ def test_default_example_is_gpt3_with_seed_000s_count_and_share(app):
     assert any(
         "96 × 24,576 + 96 × 24,576 + 1 × 24,576 = 4,743,168" in m.value for m in app.markdown
     )
+    columns = json.loads(app.dataframe[1].proto.columns)  # the per-module table
+    kinds = [columns[c]["type_config"]["type"] for c in app.dataframe[1].value.columns]
+    assert kinds == ["text", "text", "number", "number", "number", "number"]
+    hint = "Wider than this column: scroll sideways for the rest of the table →"
+    assert [c.value for c in app.caption].count(hint) == 2  # shown on a narrower column only
 
 
 def test_malformed_json_is_refused_with_where_it_broke(app):

@@ -138,3 +138,25 @@ def test_a_fitting_chart_shows_the_widest_layout_that_fits_and_says_when_none_do
     assert _shown(css, "fit_x", 470) == {"fit_x_2"}
     assert _shown(css, "fit_x", 380) == {"fit_x_2", "fit_x_hint"}
     assert "container: fit_x / inline-size" in css and "min-width: 401px" in css
+
+
+def _sideways_page():
+    import streamlit as st
+
+    from ui.views.charts import sideways
+
+    with sideways("t", 700, "scroll sideways →"):
+        st.write("a table 700 px wide")
+
+
+def test_a_wide_table_says_it_scrolls_only_on_a_column_narrower_than_it():
+    """The Model catalog's tables were cut at the column's edge with no sign that they
+    scrolled (the catalog at 1,280 px, both tables at 800 px)."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_function(_sideways_page).run()
+    css = at.get("html")[0].proto.body
+    parts = {"fit_t_0", "fit_t_hint"}
+    assert _shown(css, "fit_t", 699) & parts == parts
+    assert _shown(css, "fit_t", 700) & parts == {"fit_t_0"}
+    assert at.caption[0].value == "scroll sideways →"

@@ -10,7 +10,8 @@ with twenty charts costs nothing until someone downloads one.  Views call
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import plotly.graph_objects as go
@@ -174,3 +175,16 @@ def show_fitting_chart(variants: Sequence[tuple[go.Figure, int]], key: str, **kw
         for index, (figure, _) in enumerate(variants):
             with st.container(key=f"{box}_{index}"):
                 show_chart(figure, key if index == 0 else f"{key}_{index}", **kwargs)
+
+
+@contextmanager
+def sideways(key: str, width: int, hint: str) -> Iterator[None]:
+    """A part at least ``width`` px wide (a table whose columns are sized to their text): on a
+    narrower column it scrolls sideways in its own box under the line ``hint``, which shows
+    only then (``fitting_css``): a table cut at the column's edge gave no sign of the rest."""
+    box = f"fit_{key}"
+    st.html(f"<style>{fitting_css(box, [width])}</style>")
+    with st.container(key=box):
+        st.container(key=f"{box}_hint").caption(hint)
+        with st.container(key=f"{box}_0"):
+            yield

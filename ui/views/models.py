@@ -23,7 +23,7 @@ from ui.presenting import for_screen
 from ui.text import models as text
 from ui.url.codec import query_string
 from ui.url.pages import DEPTH
-from ui.views.charts import built, show_fitting_chart
+from ui.views.charts import built, show_fitting_chart, sideways
 
 DEPTH_PAGE = "app_pages/depth.py"
 CELL_PX = 7  # a character of the table's 14 px text (a wide CJK one counts twice)
@@ -43,23 +43,25 @@ def _column_width(texts) -> int:
 def catalog_table(families: tuple[Family, ...]) -> None:
     lang = current_language()
     frame = pd.DataFrame([text.catalog_cells(f, lang) for f in families], columns=text.COLUMNS)
+    widths = {c: _column_width([t(f"models.col.{c}"), *frame[c].astype(str)]) for c in frame}
     config = {
         column: st.column_config.TextColumn(
             t(f"models.col.{column}"),
             help=t(f"models.col_help.{column}"),
-            width=_column_width([t(f"models.col.{column}"), *frame[column].astype(str)]),
+            width=widths[column],
             pinned=column == "family",
         )
         for column in text.COLUMNS
     }
-    st.dataframe(
-        frame,
-        column_config=config,
-        hide_index=True,
-        width="stretch",
-        height=36 + 35 * len(families),
-        key="md_table",
-    )
+    with sideways("md_table", sum(widths.values()) + 2, t("app.chart.table_scroll_hint")):
+        st.dataframe(
+            frame,
+            column_config=config,
+            hide_index=True,
+            width="stretch",
+            height=36 + 35 * len(families),
+            key="md_table",
+        )
     st.caption(t("models.table_note"))
 
 
@@ -212,9 +214,16 @@ def budget(result: NormBudget, families: Catalog) -> None:
             t("models.group.total"): [g.parameters for g in result.groups],
         }
     )
-    numbers = st.column_config.NumberColumn(format="localized")
-    config = {t(f"models.group.{c}"): numbers for c in ("width", "count", "each", "total")}
-    st.dataframe(frame, column_config=config, hide_index=True, width="stretch", key="md_groups")
+    shown = {c: [v if isinstance(v, str) else f"{v:,}" for v in frame[c]] for c in frame}
+    widths = {c: _column_width([c, *texts]) for c, texts in shown.items()}
+    config = {
+        c: st.column_config.NumberColumn(format="localized", width=widths[c])
+        if pd.api.types.is_numeric_dtype(frame[c])
+        else st.column_config.TextColumn(width=widths[c])
+        for c in frame
+    }
+    with sideways("md_groups", sum(widths.values()) + 2, t("app.chart.table_scroll_hint")):
+        st.dataframe(frame, column_config=config, hide_index=True, width="stretch", key="md_groups")
     bias = t("models.with_bias") if result.bias else t("models.without_bias")
     st.caption(t("models.group_note", bias=bias))
 
