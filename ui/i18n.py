@@ -16,14 +16,17 @@ from pathlib import Path
 LANGUAGES = {"en": "English", "zh": "简体中文"}
 DEFAULT_LANGUAGE = "en"
 _LOCALES = Path(__file__).resolve().parents[1] / "locales"
-# An expression in running text ("σ = 1.1180", "d − 1", "64 × 1,024") stays on one line: the
-# spaces around its operator are no-break spaces.  Inline maths and code keep theirs (KaTeX
-# typesets a no-break space as a visible space; code is copied).
+# An expression in running text ("σ = 1.1180", "d − 1", "96 × 24,576") stays on one line: the
+# spaces around its operator are no-break spaces, in a text and in what fills it.  Inline
+# maths and code keep theirs (KaTeX typesets a no-break space as a visible space; code is
+# copied).
 _OPERATORS = re.compile(r" ([=−≈×<>≤≥]) ")
 _MATHS_OR_CODE = re.compile(r"(\$[^$]*\$|`[^`]*`)")
 
 
 def _bound(text: str) -> str:
+    if not _OPERATORS.search(text):
+        return text
     parts = _MATHS_OR_CODE.split(text)
     parts[::2] = [_OPERATORS.sub("\u00a0\\1\u00a0", part) for part in parts[::2]]
     return "".join(parts)
@@ -36,7 +39,7 @@ def _flatten(table: dict, prefix: str) -> dict[str, str]:
         if isinstance(value, dict):
             flat.update(_flatten(value, key))
         else:
-            flat[key] = _bound(str(value))
+            flat[key] = str(value)
     return flat
 
 
@@ -51,14 +54,14 @@ def catalog(lang: str) -> dict[str, str]:
 
 
 def translate(key: str, lang: str, **params: object) -> str:
-    """The string ``key`` in ``lang`` with ``{params}`` filled in.
+    """The string ``key`` in ``lang`` with ``{params}`` filled in, its expressions bound.
 
     Falls back to English, then to the key itself, so a missing string never crashes a page.
     A missing parameter raises ``KeyError`` rather than showing "{name}" to a reader;
     tests/ui/test_i18n.py checks every call against the placeholders of its text.
     """
     text = catalog(lang).get(key) or catalog(DEFAULT_LANGUAGE).get(key) or key
-    return text.format(**params)
+    return _bound(text.format(**params))
 
 
 def join(items, lang: str) -> str:

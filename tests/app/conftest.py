@@ -44,9 +44,6 @@ def _plain_spaces(monkeypatch):
     (``ui/i18n.py``; tests/ui/test_i18n.py checks that binding): a page test reads what the
     page says, and writes it with spaces."""
     monkeypatch.setattr(i18n, "_bound", lambda text: text)
-    i18n.catalog.cache_clear()
-    yield
-    i18n.catalog.cache_clear()
 
 
 @pytest.fixture(autouse=True)

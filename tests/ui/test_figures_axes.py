@@ -156,7 +156,7 @@ def test_box_shades_the_pooled_slab_and_the_clicked_cell():
     assert names.count(POOLED) == 3 * 4  # 4 lengths -> 4 cuboids, 3 visible faces each
     assert names.count(CLICKED) == 3
     assert PAD in names
-    axes = [a.text for a in figure.layout.annotations]
+    axes = [plain(a.text) for a in figure.layout.annotations]
     assert ZH["axes.box.channels"].format(n=32) in axes  # each edge named with its size
 
 
@@ -215,7 +215,7 @@ def test_causal_chart_leaves_the_replaced_token_out():
     batchnorm = next(t for t in same.data if t.name == "BatchNorm")
     assert batchnorm.y[9] is None and batchnorm.y[3] == pytest.approx(result.same_sample[2, 3])
     changed = ZH["axes.causal.changed"].format(position=9)
-    assert [a.text for a in same.layout.annotations] == [changed]
+    assert [plain(a.text) for a in same.layout.annotations] == [changed]
 
 
 # --- sentences -----------------------------------------------------------------------------
@@ -223,10 +223,10 @@ def test_causal_chart_leaves_the_replaced_token_out():
 
 def test_legend_writes_the_count_from_the_kinds_table():
     stats = axes_statistics(AxesSpec(kind="instancenorm"))
-    lines = text.legend(stats, "en")
+    lines = [plain(line) for line in text.legend(stats, "en")]
     assert lines[0] == "**InstanceNorm** computes **B·d = 4·32 = 128** (μ, σ) pairs."
     stats = axes_statistics(AxesSpec(kind="batchnorm"))
-    assert text.legend(stats, "en")[0].startswith("**BatchNorm** computes **d = 32**")
+    assert plain(text.legend(stats, "en")[0]).startswith("**BatchNorm** computes **d = 32**")
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])

@@ -40,7 +40,7 @@ def pairs_rep():
 
 
 def _trace(figure, name):
-    return next(trace for trace in figure.data if trace.name == name)
+    return next(trace for trace in figure.data if plain(trace.name or "") == name)
 
 
 def test_heatmap_is_log10_of_each_tokens_rms_and_marks_the_first_and_outlier_tokens(rep):

@@ -17,6 +17,7 @@ from engine.geometry.meshes import scene_meshes
 from engine.geometry.path import vector_path
 from engine.geometry.scene import build_scene
 from engine.geometry.views import plane_view
+from tests.plain_text import plain
 from ui.figures import geometry_charts as charts
 from ui.figures.geometry import _box_edges, path_figure, scene_figure
 from ui.formatting import format_number
@@ -209,7 +210,7 @@ def test_plane_view_projects_every_kind_with_equal_scales():
     figure = charts.plane_view_figure(view, "zh", ("layernorm", "rmsnorm"))
     traces = _by_tag(figure)
     assert traces["inputs"].name == ZH["geometry.trace.inputs"]
-    assert figure.layout.title.text == ZH["geometry.view_title"].format(rows=100, d=16)
+    assert plain(figure.layout.title.text) == ZH["geometry.view_title"].format(rows=100, d=16)
     np.testing.assert_allclose(traces["layernorm"].x, view.layernorm[:, 0])
     np.testing.assert_allclose(traces["layernorm"].x, 0.0, atol=1e-5)  # orthogonal to 1
     assert figure.layout.yaxis.scaleanchor == "x" and "dyt" not in traces

@@ -399,7 +399,10 @@ def test_an_expression_in_running_text_stays_on_one_line(lang):
     idea = translate("lessons.worked_example.idea", lang, mean="2.5", var="1.25", std="1.1180")
     assert "σ\u00a0=\u00a01.1180" in idea and "σ = " not in idea
     assert "d\u00a0−\u00a01" in idea
-    for text in catalog(lang).values():
+    filled = translate("app.labelled", lang, label="d", value="4 × 16 = 64")  # made by code
+    assert filled.endswith("4\u00a0×\u00a016\u00a0=\u00a064")
+    for key, raw in catalog(lang).items():
+        text = translate(key, lang, **{name: _plausible(name) for name in _placeholders(raw)})
         plain = re.sub(r"\$[^$]*\$|`[^`]*`", "", text)
         assert not re.search(r" [=−≈×<>≤≥] ", plain), text
         for maths in re.findall(r"\$[^$]*\$", text):
