@@ -57,6 +57,7 @@ def _grid_rows(name: str, trace, z: np.ndarray) -> pd.DataFrame:
 
 def _trace_rows(index: int, trace) -> pd.DataFrame | None:
     name = trace.name if getattr(trace, "name", None) else f"{trace.type} {index + 1}"
+    name = name.replace("\u00a0", " ")  # a bound expression (ui/i18n.py), typed as read
     values = {axis: _column(getattr(trace, axis, None)) for axis in _AXES if hasattr(trace, axis)}
     z = values.get("z")
     if z is not None and z.ndim == 2:
