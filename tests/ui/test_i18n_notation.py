@@ -1,0 +1,53 @@
+"""How the locale texts write notation: scripts as scripts, no bracket stuck to inline maths,
+an expression kept on one line."""
+
+import re
+
+import pytest
+
+from tests.ui.test_i18n import _placeholders, _plausible
+from ui.i18n import LANGUAGES, catalog, translate
+
+RAW_SCRIPT = re.compile(r"(?<![\w\\])[A-Za-zα-ω]_\{?\w|[\w)|‖]\^\{?[\w(−-]")
+
+
+def test_the_raw_notation_check_finds_code_style_scripts():
+    assert [_raw_scripts(t) for t in ("μ_c", "(−1, 1)^d", "y_train", "‖x‖^2")] == [True] * 4
+    assert not any(_raw_scripts(t) for t in ("μ<sub>c</sub>", "$W_{{in}}$", "{b_small}", "ln_f"))
+    assert not _raw_scripts("q_lora_rank (the compressed query)")
+
+
+def _raw_scripts(text: str) -> bool:
+    plain = re.sub(r"\$[^$]*\$|`[^`]*`|\{\w+\}|\w+_\w+_\w+", "", text)
+    return bool(RAW_SCRIPT.search(plain))
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_scripts_are_written_as_scripts(lang):
+    raw = [key for key, text in catalog(lang).items() if _raw_scripts(text)]
+    assert not raw, f"{lang}: write Unicode, <sub>/<sup> or $math$ in {raw}"
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_no_bracket_closes_right_after_inline_maths(lang):
+    """Inline maths is a box the line may break after: "… and W_out ⏎ ). Theorem 1 …"."""
+    stuck = [key for key, text in catalog(lang).items() if re.search(r"\$[)）\]」]", text)]
+    assert not stuck, f"{lang}: reword {stuck} so no bracket follows the maths"
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_an_expression_in_running_text_stays_on_one_line(lang):
+    """The expression "σ = 1.1180" must not break after "=" (a presented lesson did): the
+    spaces around an operator in running text are no-break spaces; inside maths or code they
+    stay spaces."""
+    idea = translate("lessons.worked_example.idea", lang, mean="2.5", var="1.25", std="1.1180")
+    assert "σ\u00a0=\u00a01.1180" in idea and "σ = " not in idea
+    assert "d\u00a0−\u00a01" in idea
+    filled = translate("app.labelled", lang, label="d", value="4 × 16 = 64")  # made by code
+    assert filled.endswith("4\u00a0×\u00a016\u00a0=\u00a064")
+    for key, raw in catalog(lang).items():
+        text = translate(key, lang, **{name: _plausible(name) for name in _placeholders(raw)})
+        plain = re.sub(r"\$[^$]*\$|`[^`]*`", "", text)
+        assert not re.search(r" [=−≈×<>≤≥] ", plain), text
+        for maths in re.findall(r"\$[^$]*\$", text):
+            assert "\u00a0" not in maths, text
