@@ -111,8 +111,9 @@ def small_batch_noise(
 
 def _batch_statistics(x: torch.Tensor, spec: NormSpec) -> tuple[np.ndarray, np.ndarray]:
     """Each draw's batch mean and variance ([draws, c] each), normalized a few draws at a
-    time: the float64 output and intermediates of all 2,000 draws of b = 64 at once took
-    ~550 MB for a moment, from one share link."""
+    time: the float64 output and intermediates of all the draws a share link may ask for,
+    at once, held hundreds of MB for a moment (benchmarks/RESULTS.md, "Small batches at the
+    largest accepted link")."""
     per_call = max(1, STATISTICS_CHUNK_VALUES // (x.shape[1] * x.shape[2]))
     means, variances = [], []
     for part in torch.split(x, per_call):  # [≤ per_call, b*T, c]

@@ -142,7 +142,7 @@ def family_detail(family: Family, families: Catalog) -> None:
         st.markdown(f"**{t('models.sources')}**")
         st.markdown("\n".join(f"- {source}" for source in text.localized(family, "source", lang)))
     figures = [
-        built(  # once per family, language and layout: three layouts a rerun cost ~80 ms
+        built(  # once per family, language and layout, not three layouts on every rerun
             wiring_figure,
             family.placement,
             lang,

@@ -292,8 +292,8 @@ class NpzReader:
     The member stays open after a read, at the row it ended on: the report reads a member's
     windows in order, and reading on from there decompresses each byte once (reopening
     for every window decompressed the member's start again each time: quadratic in its
-    size, ~22 s of CPU for a 1 MB upload of zeros that expands to 983 MB).  A read of an
-    earlier row, or of another member, reopens.
+    size; benchmarks/RESULTS.md, "A compressed `.npz` read window by window").  A read of
+    an earlier row, or of another member, reopens.
     """
 
     def __init__(self, file: DumpFile):
