@@ -8,9 +8,10 @@ from dataclasses import dataclass
 import torch
 
 from engine.config.fields import MAX_SEED, Checked, check_fields, param
+from engine.norms.kinds import KIND_AXES
 from engine.norms.random_inputs import DISTRIBUTIONS
 
-NORM_KINDS = ("layernorm", "rmsnorm", "batchnorm", "instancenorm", "groupnorm", "dyt")
+NORM_KINDS = tuple(KIND_AXES)
 COMPUTE_DTYPES = ("float32", "float16", "bfloat16", "float64", "input")
 STORAGE_DTYPES = ("float32", "float16", "bfloat16")  # what a page stores a tensor in
 DTYPES = {

@@ -288,7 +288,7 @@ def explain_vectors(
     row_zero = bool(((row.double() - centre) == 0).all())  # sigma^2 (or RMS^2) is exactly 0
     row_stats = _row_statistics(row, spec, spec.compute_dtype)
     steps_rstd, fused = math.nan, None  # the steps' rstd: NaN as row_rstd is
-    if spec.kind in ("layernorm", "rmsnorm"):
+    if spec.kind in ROW_KINDS:
         steps = _steps(row, spec, *cpu_params)
         steps_rstd = float(steps.rstd)
         fused = _fused_disagreement(row, spec, result, row_index, steps, row_stats.mean)

@@ -15,12 +15,13 @@ import numpy as np
 import plotly.graph_objects as go
 
 from engine.geometry.meshes import Mesh
+from engine.norms.kinds import PER_TOKEN_KINDS
 from ui.figures.style import NORM_COLORS, legend_below
 from ui.labels import INPUT_AXES, NORM_NAMES
 
 COLORS = {
     "input": "#7f7f7f",
-    **{kind: NORM_COLORS[kind] for kind in ("layernorm", "rmsnorm", "dyt")},
+    **{kind: NORM_COLORS[kind] for kind in PER_TOKEN_KINDS},
     "sphere": "#9ecae1",
     "plane": "#fdae6b",
     "axis": "#444444",

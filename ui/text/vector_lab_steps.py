@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-from engine.norms.kinds import PER_TOKEN_KINDS, kind_axes
+from engine.norms.kinds import PER_TOKEN_KINDS, ROW_KINDS, kind_axes
 from engine.norms.worked import FusedDisagreement, VectorExplanation
 from ui.formatting import format_power
 from ui.i18n import join, translate
@@ -102,7 +102,7 @@ def worked_steps(ex: VectorExplanation, lang: str) -> list[Step]:
         )
     )
     steps.append(_identity_step(stats, spec.compute_dtype, lang))
-    if spec.kind in ("layernorm", "rmsnorm"):  # LayerNorm centres with mu, RMSNorm does not
+    if spec.kind in ROW_KINDS:  # LayerNorm centres with mu, RMSNorm does not
         centred = spec.kind == "layernorm"
         symbol, value = (
             (r"\sigma^2", stats.var) if centred else (r"\mathrm{RMS}^2", stats.mean_square)

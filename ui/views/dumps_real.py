@@ -20,6 +20,7 @@ import streamlit as st
 from engine.dumps.live_precision import PrecisionComparison
 from engine.dumps.norm_step import NormStep
 from engine.dumps.story import StreamStory
+from engine.norms.kinds import ROW_KINDS
 from ui.errors import error_text
 from ui.figures import dumps_real as figures
 from ui.formatting import format_number, literal
@@ -47,12 +48,13 @@ def vector_lab_query(
     weight: np.ndarray | None = None,
 ) -> list[tuple[str, str]] | None:
     """The Vector Lab's parameters that open it on ``x``; None if the link would be too long."""
+    dtypes = VECTOR_LAB["vl_dtype"]
     values = {
         "vl_source": "text",
         "vl_text": numbers_text(x),
-        "vl_norm": kind if kind in ("layernorm", "rmsnorm") else "rmsnorm",
-        "vl_eps": f"{eps if eps is not None else 1e-5:g}",
-        "vl_dtype": dtype if dtype in VECTOR_LAB["vl_dtype"].choices else "float32",
+        "vl_norm": kind if kind in ROW_KINDS else "rmsnorm",
+        "vl_eps": VECTOR_LAB["vl_eps"].default if eps is None else f"{eps:g}",
+        "vl_dtype": dtype if dtype in dtypes.choices else dtypes.default,
         "vl_compute": compute,
     }
     if weight is not None:

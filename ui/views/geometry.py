@@ -18,6 +18,7 @@ from engine.geometry.real_activations import RealActivations
 from engine.geometry.scene import Scene
 from engine.geometry.two_dimensions import TwoDimensionalLayerNorm
 from engine.geometry.views import PlaneView
+from engine.norms.kinds import PER_TOKEN_KINDS, ROW_KINDS
 from ui.compute import run_heavy
 from ui.figures import geometry_charts as charts
 from ui.figures.geometry import path_figure, scene_figure
@@ -96,7 +97,7 @@ def eps_section(curve: EpsCurve, result: Scene) -> None:
         st.latex(r"\lVert y\rVert = \sqrt{d}\,\frac{s}{\sqrt{s^2+\varepsilon}}")
         st.markdown(text.eps_summary(curve, lang))
     st.markdown(t("geometry.eps_curve.scene"))
-    figure = built(scene_figure, result, ("layernorm", "rmsnorm"), lang, True, False)
+    figure = built(scene_figure, result, ROW_KINDS, lang, True, False)
     plotly_frame(figure, "ge_chart_eps_scene")
     degenerate(result.cloud.flags)
 
@@ -135,9 +136,7 @@ def high_dimension(report: HighDimensionReport, count: int) -> None:
     found = report.histograms
     st.caption(text_high.sample_note(report, count, lang))
     titles = ("‖y‖", "⟨y, 1⟩", "cos(x, y)")
-    series = [
-        (NORM_NAMES[kind], kind, getattr(found, kind)) for kind in ("layernorm", "rmsnorm", "dyt")
-    ]
+    series = [(NORM_NAMES[kind], kind, getattr(found, kind)) for kind in PER_TOKEN_KINDS]
     scales = (found.sqrt_d, float(found.d), 1.0)
     figure = built(charts.histograms_figure, series, titles, scales, found.sqrt_d)
     show_chart(figure, "ge_chart_histograms")
@@ -159,7 +158,7 @@ def high_dimension(report: HighDimensionReport, count: int) -> None:
 
 
 def plane_view(view: PlaneView) -> None:
-    shown = ("layernorm", "rmsnorm", "dyt")
+    shown = PER_TOKEN_KINDS
     figure = built(charts.plane_view_figure, view, current_language(), shown)
     show_chart(figure, "ge_chart_plane_view")
     st.caption(t(f"geometry.view_note_{view.method}"))
