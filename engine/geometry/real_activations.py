@@ -36,6 +36,7 @@ import torch
 
 from engine.config import NormSpec
 from engine.dumps.dump import open_dump
+from engine.dumps.example import EXAMPLE_DUMP
 from engine.dumps.formats import open_reader
 from engine.dumps.layout import NormPair, Piece
 from engine.dumps.weights_origin import WeightsOrigin, from_metadata
@@ -44,10 +45,6 @@ from engine.geometry.high_dimension import Measures, measured
 from engine.norms.dispatch import normalize
 from engine.norms.kinds import ROW_KINDS
 from engine.threads import torch_threads
-
-EXAMPLE_DUMP = (
-    Path(__file__).resolve().parents[1] / "dumps" / "examples" / "smollm2_prompts.safetensors"
-)
 
 
 @dataclass(frozen=True)
