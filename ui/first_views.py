@@ -3,7 +3,7 @@
 Two pages' first view in a process does seconds of work that every later view finds cached
 (``ui.compute``): Depth simulates its default stacks, the Activation dumps page reads its
 example's report (benchmarks/RESULTS.md, "First render and each page's first view").
-``open_first_views()`` opens each of ``PAGES`` once, with an empty link, in a session of
+``open_first_views()`` opens each of ``WARMED_PAGES`` once, with an empty link, in a session of
 its own that no browser holds: the page's script runs as for a first visitor, its results
 go to the process's shared caches, the messages it sends are dropped, and the session is
 closed.  ``scripts/serve.py`` calls it after the first page view has been served and the
@@ -26,7 +26,7 @@ from streamlit.logger import get_logger
 from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
-PAGES = ("depth", "dumps")  # url paths whose first view computes seconds of work
+WARMED_PAGES = ("depth", "dumps")  # url paths whose first view computes seconds of work
 VIEW_TIMEOUT_S = 120.0  # a view that takes longer (a very busy machine) is left to finish
 _LOGGER = get_logger(__name__)  # the server's own log, at its level
 
@@ -76,7 +76,7 @@ def open_first_view(page: str, timeout_s: float = VIEW_TIMEOUT_S) -> bool:
         asyncio.run_coroutine_threadsafe(close(session_id), loop).result(timeout_s)
 
 
-def open_first_views(pages: tuple[str, ...] = PAGES) -> None:
+def open_first_views(pages: tuple[str, ...] = WARMED_PAGES) -> None:
     """``open_first_view`` for each page in turn (``scripts/serve.py``, in its warm-up
     thread); anything that goes wrong is logged, never raised: the pages then compute on
     their first real view, as without this."""

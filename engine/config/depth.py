@@ -13,7 +13,7 @@ DEPTH_NORMS = PER_TOKEN_KINDS  # one sequence (B = 1) at a time: no statistic ov
 DEPTH_SUBLAYERS = ("linear", "mlp", "attention", "transformer")
 ACTIVATIONS = ("gelu", "relu")
 MAX_LAYERS = 1000
-MAX_TOKENS = 1024
+MAX_DEPTH_TOKENS = 1024
 MAX_DEPTH_WIDTH = {"cpu": 4096, "cuda": 16384}  # the widest residual stream d, per device
 DEPTH_WIDTHS = (64, 128, 256, 512, 1024, 2048, 4096)  # the widths a page offers
 # The weights' std a page offers: 1/sqrt(fan-in) (None; Xiong et al.'s assumption, so the
@@ -25,7 +25,7 @@ INIT_STDS = {"fixed": 0.02, "fan_in": None}
 class DepthSpec(Checked):
     """A residual stack at initialisation, for ``engine.simulate_depth``.
 
-    The size limits (``MAX_LAYERS``, ``MAX_TOKENS``, the width of one device, the weights
+    The size limits (``MAX_LAYERS``, ``MAX_DEPTH_TOKENS``, the width of one device, the weights
     drawn and memory: ``engine.depth.limits.check_limits``) are enforced by the simulator.
     """
 
@@ -34,7 +34,7 @@ class DepthSpec(Checked):
     layers: int = param(48, low=1)  # L (at most MAX_LAYERS: the simulator's limits)
     # width of the residual stream
     d: int = param(256, low=1, high=MAX_DEPTH_WIDTH["cuda"], offered=DEPTH_WIDTHS)
-    tokens: int = param(64, low=1)  # T positions of one sequence (B = 1; at most MAX_TOKENS)
+    tokens: int = param(64, low=1)  # T positions of one sequence (B = 1; at most MAX_DEPTH_TOKENS)
     # linear: F(h) = h W;  mlp: d -> 4d -> d;  attention: causal uniform mixer over T;
     # transformer: attention then mlp, two residual branches per layer (GPT-2, Llama)
     sublayer: str = param("linear", choices=DEPTH_SUBLAYERS)

@@ -28,7 +28,7 @@ import os
 import torch
 
 from engine.config import DepthSpec
-from engine.config.depth import MAX_DEPTH_WIDTH, MAX_LAYERS, MAX_TOKENS
+from engine.config.depth import MAX_DEPTH_TOKENS, MAX_DEPTH_WIDTH, MAX_LAYERS
 from engine.errors import EngineError
 
 MAX_STREAM_ELEMENTS = 2**28  # (L+1) * T * d floats kept for the backward pass: 1 GiB
@@ -107,7 +107,7 @@ def check_limits(spec: DepthSpec, device: str = "cpu") -> None:
     for name, value, limit in (
         ("layers", spec.layers, MAX_LAYERS),
         ("d", spec.d, widest),
-        ("tokens", spec.tokens, MAX_TOKENS),
+        ("tokens", spec.tokens, MAX_DEPTH_TOKENS),
     ):
         if value > limit:
             raise EngineError(

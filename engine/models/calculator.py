@@ -205,7 +205,7 @@ def _add_norm_pairs(shape: ModelShape, family: Family) -> int:
     return pairs
 
 
-MAX_TOKENS = 1 << 24  # the most tokens the calculator counts for (a batch of long contexts)
+MAX_COST_TOKENS = 1 << 24  # the most tokens the calculator counts for (a batch of long contexts)
 
 
 def norm_cost(shape: ModelShape, dtype: str | None = None, tokens: int = 1) -> NormCost:
@@ -223,8 +223,12 @@ def norm_cost(shape: ModelShape, dtype: str | None = None, tokens: int = 1) -> N
             "models.unknown_dtype",
             {"dtype": dtype, "allowed": ", ".join(DTYPES)},
         )
-    if isinstance(tokens, bool) or not isinstance(tokens, int) or not 1 <= tokens <= MAX_TOKENS:
-        raise EngineError("models.bad_tokens", {"tokens": tokens, "limit": f"{MAX_TOKENS:,}"})
+    if (
+        isinstance(tokens, bool)
+        or not isinstance(tokens, int)
+        or not 1 <= tokens <= MAX_COST_TOKENS
+    ):
+        raise EngineError("models.bad_tokens", {"tokens": tokens, "limit": f"{MAX_COST_TOKENS:,}"})
     bytes_per_element = DTYPES[dtype].itemsize
     per_call = norm_traffic(tokens, shape.hidden, bytes_per_element, family.norm_kind)
     # norms over head_dim or latent widths are left out of the cost: they are small

@@ -14,7 +14,7 @@ import pytest
 
 from benchmarks.streamlit_session import AppSession
 from scripts.local_app import free_port, start_server, wait_healthy
-from ui.first_views import PAGES, open_first_view
+from ui.first_views import WARMED_PAGES, open_first_view
 
 pytestmark = pytest.mark.slow
 
@@ -52,11 +52,11 @@ def test_after_the_first_page_view_the_server_opens_depth_and_dumps_itself():
                 first = _open(url, "")
                 assert not first.exceptions
                 deadline = time.monotonic() + 240
-                while set(DONE.findall(log_path.read_text())) != set(PAGES):
+                while set(DONE.findall(log_path.read_text())) != set(WARMED_PAGES):
                     assert time.monotonic() < deadline, log_path.read_text()[-2000:]
                     assert process.poll() is None, log_path.read_text()[-2000:]
                     time.sleep(0.5)
-                for page in PAGES:  # and the pages still draw for a visitor, from the caches
+                for page in WARMED_PAGES:  # and the pages still draw for a visitor, from the caches
                     assert not _open(url, page).exceptions
                 assert "Traceback" not in log_path.read_text()
             finally:

@@ -4,7 +4,7 @@ token.  Totals against real HF models are in test_model_totals_transformers.py."
 import pytest
 
 from engine.errors import EngineError
-from engine.models.calculator import MAX_TOKENS, norm_budget, norm_cost
+from engine.models.calculator import MAX_COST_TOKENS, norm_budget, norm_cost
 from engine.models.config_json import parse_config
 from engine.models.loader import catalog
 from engine.perf.roofline import norm_traffic
@@ -74,11 +74,11 @@ def test_norm_cost_uses_the_config_dtype_and_refuses_bad_values():
     with pytest.raises(EngineError) as caught:
         norm_cost(shape, dtype="int4")
     assert caught.value.key == "models.unknown_dtype"
-    for tokens in (0, MAX_TOKENS + 1):
+    for tokens in (0, MAX_COST_TOKENS + 1):
         with pytest.raises(EngineError) as caught:
             norm_cost(shape, tokens=tokens)
         assert caught.value.key == "models.bad_tokens"
-    assert norm_cost(shape, tokens=MAX_TOKENS).tokens == MAX_TOKENS
+    assert norm_cost(shape, tokens=MAX_COST_TOKENS).tokens == MAX_COST_TOKENS
 
 
 @pytest.mark.parametrize(

@@ -27,7 +27,7 @@ PAGE_DEFAULTS = {
 NARROWER = {
     "vl_groups",  # up to the widest vector the Vector Lab takes
     "dp_layers",  # up to MAX_LAYERS, the simulator's limit
-    "dp_tokens",  # up to MAX_TOKENS, likewise
+    "dp_tokens",  # up to MAX_DEPTH_TOKENS, likewise
     "ge_d",  # the scene draws d = 1, 2, 3
     "ge_shift",  # sliders over [-10, 10] and [-3, 3]
     *(f"ge_{name}_{axis}" for name in ("gamma", "beta") for axis in "xyz"),

@@ -40,9 +40,9 @@ from engine.config import (
     TimingSpec,
     TrainSpec,
 )
-from engine.config.depth import INIT_STDS, MAX_LAYERS, MAX_TOKENS
+from engine.config.depth import INIT_STDS, MAX_DEPTH_TOKENS, MAX_LAYERS
 from engine.config.fields import Accepts
-from engine.models.calculator import MAX_TOKENS as MAX_COST_TOKENS
+from engine.models.calculator import MAX_COST_TOKENS
 from engine.models.loader import catalog
 from engine.norms.kinds import PER_TOKEN_KINDS, ROW_KINDS
 from engine.norms.precision_presets import PRESET_NAMES
@@ -101,7 +101,7 @@ DEPTH = PageParams(
         ),
         from_spec("dp_layers", DepthSpec, "layers", high=MAX_LAYERS),
         from_spec("dp_d", DepthSpec, "d"),
-        from_spec("dp_tokens", DepthSpec, "tokens", high=MAX_TOKENS),
+        from_spec("dp_tokens", DepthSpec, "tokens", high=MAX_DEPTH_TOKENS),
         from_spec("dp_seed", DepthSpec, "seed"),
         from_spec("dp_sublayer", DepthSpec, "sublayer", vocabulary="sublayer"),
         from_spec("dp_norm", DepthSpec, "norm", vocabulary="norm"),
