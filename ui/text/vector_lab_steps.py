@@ -52,7 +52,7 @@ def worked_steps(ex: VectorExplanation, lang: str) -> list[Step]:
     out = _vec(ex.outputs[ex.row_index])
     scale = r"\gamma_i" if spec.offset == 0 else rf"({_n(spec.offset)} + \gamma_i)"
     shift = r" + \beta_i" if "beta" in kind_axes(spec.kind).params else ""  # RMSNorm has none
-    if not is_row_kind(spec.kind):
+    if spec.kind not in PER_TOKEN_KINDS:
         # Pooled statistics: this row's own mu and sigma^2 are not what the norm uses.
         pooled = Step(
             translate(f"vector_lab.steps.pooled_{spec.kind}", lang),
@@ -197,7 +197,3 @@ def _pooled_formula(kind: str, scale: str) -> str:
         rf"y_{{t,c}} = \frac{{x_{{t,c}} - \mu_{{{index}}}}}{{\sqrt{{\sigma^2_{{{index}}}"
         rf" + \varepsilon}}}}\cdot {scale.replace('_i', '_c')} + \beta_c"
     )
-
-
-def is_row_kind(kind: str) -> bool:
-    return kind in PER_TOKEN_KINDS

@@ -11,6 +11,7 @@ import streamlit as st
 
 from engine.config import HALF_DTYPES, PRECISION_KINDS
 from engine.norms import reference
+from engine.norms.kinds import PER_TOKEN_KINDS
 from engine.norms.precision import PrecisionStory
 from engine.norms.precision_facts import DefaultEps
 from engine.norms.worked import VectorExplanation
@@ -29,7 +30,7 @@ from ui.text.vector_lab_precision import (
     steps_path,
     summary,
 )
-from ui.text.vector_lab_steps import is_row_kind, worked_steps
+from ui.text.vector_lab_steps import worked_steps
 from ui.url.codec import query_string
 from ui.url.pages import GEOMETRY
 from ui.views.charts import show_chart
@@ -54,7 +55,7 @@ def steps(ex: VectorExplanation) -> None:
             ),
             icon=":material/info:",
         )
-    if not is_row_kind(ex.spec.kind):
+    if ex.spec.kind not in PER_TOKEN_KINDS:  # pooled statistics: a table of them
         _statistics_table(ex)
     if ex.one_value_per_channel:
         st.info(t("vector_lab.one_value_per_channel"), icon=":material/info:")
