@@ -2,7 +2,7 @@
 
 Targets: the 3-D scene of 2,000 points (cloud, its LN/RMSNorm/DyT outputs,
 meshes, ellipsoid) well under 50 ms, so a slider change re-renders in <= 300 ms with room
-for plotly; the d = 8192 histograms on a bounded sample (``MAX_CELLS`` = 2**22 numbers:
+for plotly; the d = 8192 histograms on a bounded sample (``MAX_CLOUD_CELLS`` = 2**22 numbers:
 512 inputs) under a progress bar, <= 2 s.  Each case is timed ``--reps`` times after one
 warm-up run and the median reported, with torch's own thread count and with ``threads=1``.
 

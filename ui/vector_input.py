@@ -21,7 +21,7 @@ from engine.config import MAX_ROWS, MAX_VECTOR_WIDTH
 from ui.formatting import FLOAT64_TINY, as_ascii, lost_to_zero, number_text
 from ui.i18n import t
 
-MAX_CELLS = 65536
+MAX_VECTOR_CELLS = 65536
 MAX_TEXT_CHARS = 400_000
 
 _SEPARATORS = re.compile(r"[,;\s]+")
@@ -89,9 +89,9 @@ def parse_vectors(text: str, dtype: str = "float32") -> tuple[tuple[float, ...],
             raise VectorInputError(
                 "ragged", {"first": widths[0], "row": row_number, "other": width}
             )
-    if widths[0] * len(rows) > MAX_CELLS:
+    if widths[0] * len(rows) > MAX_VECTOR_CELLS:
         raise VectorInputError(
-            "too_many_cells", {"cells": widths[0] * len(rows), "limit": MAX_CELLS}
+            "too_many_cells", {"cells": widths[0] * len(rows), "limit": MAX_VECTOR_CELLS}
         )
     check_representable(rows, dtype)
     return tuple(rows)

@@ -36,7 +36,7 @@ from engine.threads import torch_threads
 
 # Cells (rows x d) one call draws at most: 2**22 float32 cells are 16 MiB per array, so at
 # d = 8192 a computation sees 512 random inputs, at d <= 2048 all 2,000 the spec allows.
-MAX_CELLS = 2**22
+MAX_CLOUD_CELLS = 2**22
 
 
 def require_scene_dimension(d: int) -> None:
@@ -89,8 +89,8 @@ def input_vectors(spec: GeometrySpec, rows: int | None = None) -> torch.Tensor:
 
 
 def bounded_rows(spec: GeometrySpec, copies: int = 1) -> int:
-    """How many of the spec's inputs fit ``copies`` times in ``MAX_CELLS`` (at least 1)."""
-    return max(1, min(spec.count, MAX_CELLS // (spec.d * copies)))
+    """How many of the spec's inputs fit ``copies`` times in ``MAX_CLOUD_CELLS`` (at least 1)."""
+    return max(1, min(spec.count, MAX_CLOUD_CELLS // (spec.d * copies)))
 
 
 def cloud_work(spec: GeometrySpec, *view) -> int:

@@ -11,7 +11,7 @@ Three measures of each output y, over the spec's random inputs x:
 LayerNorm(x) - RMSNorm(x - mu 1), zero up to rounding because centring then taking the
 root mean square *is* LayerNorm (the RMS of x - mu 1 is sigma).
 
-Size: a call sees ``bounded_rows(spec)`` inputs, at most ``MAX_CELLS`` = 2**22 numbers
+Size: a call sees ``bounded_rows(spec)`` inputs, at most ``MAX_CLOUD_CELLS`` = 2**22 numbers
 (512 inputs at d = 8192, all 2,000 at d <= 2048).
 
 References:
@@ -68,7 +68,7 @@ class Histograms:
     """The three measures for the inputs and each norm, at the spec's eps and alpha."""
 
     d: int
-    rows: int  # inputs drawn: min(spec.count, MAX_CELLS // d)
+    rows: int  # inputs drawn: min(spec.count, MAX_CLOUD_CELLS // d)
     eps: float
     sqrt_d: float
     inputs: Measures  # ||x||, <x, 1> (= d mu), cos(x, x) = 1

@@ -10,7 +10,7 @@ import torch
 import torch.nn.functional as F
 
 from engine.config import GeometrySpec
-from engine.geometry.cloud import MAX_CELLS, bounded_rows, input_vectors
+from engine.geometry.cloud import MAX_CLOUD_CELLS, bounded_rows, input_vectors
 from engine.geometry.high_dimension import high_dimension_report, histograms
 from engine.geometry.views import plane_view, principal_directions
 from engine.threads import Cancelled
@@ -20,7 +20,7 @@ from engine.threads import Cancelled
 def test_rows_are_bounded_by_the_cell_budget(d, rows):
     spec = GeometrySpec(d=d, count=2000)
     assert bounded_rows(spec) == rows
-    assert rows * d <= max(MAX_CELLS, d)
+    assert rows * d <= max(MAX_CLOUD_CELLS, d)
 
 
 def test_histograms_match_torch_layer_norm_and_rms_norm():

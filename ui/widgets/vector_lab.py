@@ -22,7 +22,7 @@ from ui.labels import label
 from ui.text.vector_lab_precision import default_eps_sentence
 from ui.url.pages import VECTOR_LAB as P
 from ui.vector_input import (
-    MAX_CELLS,
+    MAX_VECTOR_CELLS,
     VectorInputError,
     check_representable,
     parse_eps,
@@ -180,8 +180,10 @@ def _vectors(source: str, dtype: str) -> tuple[tuple[float, ...], ...]:
     seed = bound.number(P["vl_seed"], t("vector_lab.seed"), c1)
     shift = bound.number(P["vl_shift"], t("vector_lab.shift"), c2)
     scale = bound.number(P["vl_scale"], t("vector_lab.scale"), c1)
-    if int(rows) * int(d) > MAX_CELLS:
-        raise VectorInputError("too_many_cells", {"cells": int(rows) * int(d), "limit": MAX_CELLS})
+    if int(rows) * int(d) > MAX_VECTOR_CELLS:
+        raise VectorInputError(
+            "too_many_cells", {"cells": int(rows) * int(d), "limit": MAX_VECTOR_CELLS}
+        )
     spec = RandomSpec(int(rows), int(d), dist, shift, scale, int(seed))
     values = compute(random_vectors, *astuple(spec)).tolist()
     check_representable(values, dtype)
