@@ -223,9 +223,9 @@ HOST = "https://normscope.example.org/"  # a plausible address in front of the q
 def test_every_example_link_is_short_enough_to_share():
     from ui.url.codec import query_string
     from ui.url.pages import VECTOR_LAB
-    from ui.widgets.vector_lab import PRESETS, preset_state
+    from ui.widgets.vector_lab import PRESET_STATES, preset_state
 
-    for name in PRESETS:
+    for name in PRESET_STATES:
         for lang, present in (("en", "off"), ("zh", "results")):
             query = query_string(VECTOR_LAB, preset_state(name), lang, present)
             assert len(f"{HOST}?{query}") <= SHORT_LINK, (name, len(query))

@@ -188,12 +188,12 @@ def test_presentation_mode_is_an_app_wide_parameter_without_a_prefix():
 
 
 def test_lesson_progress_parses_from_a_link_and_refuses_unknown_answers():
-    from ui.url.pages import LESSONS
+    from ui.url.pages import LESSONS_PAGE
 
     answers = ["worked_example.b", "rmsnorm.c"]
-    assert parse(LESSONS["ls_answers"], answers) == (answers, None)
-    assert parse(LESSONS["ls_answers"], ["worked_example.b,rmsnorm.c"]) == (answers, None)
-    assert parse(LESSONS["ls_answers"], ["worked_example.e"])[1] is not None
+    assert parse(LESSONS_PAGE["ls_answers"], answers) == (answers, None)
+    assert parse(LESSONS_PAGE["ls_answers"], ["worked_example.b,rmsnorm.c"]) == (answers, None)
+    assert parse(LESSONS_PAGE["ls_answers"], ["worked_example.e"])[1] is not None
 
 
 @pytest.mark.parametrize(

@@ -18,15 +18,15 @@ def test_an_empty_item_in_a_list_is_no_item():
 
 def test_a_list_keeps_its_known_items_and_names_the_unknown_ones():
     """A stale lesson answer in a learner's link must not wipe the answers beside it."""
-    from ui.url.pages import LESSONS
+    from ui.url.pages import LESSONS_PAGE
 
-    value, refusal = parse(LESSONS["ls_answers"], ["worked_example.b,bogus.z,rmsnorm.c"])
+    value, refusal = parse(LESSONS_PAGE["ls_answers"], ["worked_example.b,bogus.z,rmsnorm.c"])
     assert value == ["worked_example.b", "rmsnorm.c"]
     assert refusal.key == "partly_accepted" and refusal.params["value"] == "bogus.z"
     value, refusal = parse(DEPTH["dp_placements"], ["post", "sideways"])
     assert value == ["post"] and refusal.params["value"] == "sideways"
-    assert parse(LESSONS["ls_lesson"], ["precision"]) == ("precision", None)
-    assert parse(LESSONS["ls_lesson"], ["<script>"])[1] is not None
+    assert parse(LESSONS_PAGE["ls_lesson"], ["precision"]) == ("precision", None)
+    assert parse(LESSONS_PAGE["ls_lesson"], ["<script>"])[1] is not None
 
 
 def test_a_list_naming_more_items_than_it_has_names_is_refused_before_they_are_read():

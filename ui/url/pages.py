@@ -264,7 +264,7 @@ AXES = PageParams(
 # Lessons (ui/lessons/): where a learner is and what they answered ("<lesson>.<option>"), so a
 # link resumes the course; "sheet" is the instructor's printable list of every lesson's link.
 LESSON_VIEWS = ("lesson", "sheet")
-LESSONS = PageParams(
+LESSONS_PAGE = PageParams(
     "lessons",
     "ls",
     (
@@ -365,7 +365,7 @@ EXPERIMENTS_PAGE = PageParams(
 PAGES = {
     p.page: p
     for p in (
-        LESSONS,
+        LESSONS_PAGE,
         CLASSROOM,
         VECTOR_LAB,
         AXES,

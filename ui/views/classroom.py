@@ -20,7 +20,7 @@ from ui.formatting import literal
 from ui.i18n import t
 from ui.lessons.catalog import OPTIONS, lesson
 from ui.url.codec import query_string
-from ui.url.pages import CLASSROOM, LESSONS
+from ui.url.pages import CLASSROOM, LESSONS_PAGE
 from ui.views.lessons import app_root, page_address
 
 REFRESH_S = 1.0
@@ -31,7 +31,9 @@ def addresses(page_url: str, code: str, key: str, lang: str) -> tuple[str, str]:
     """(join link, instructor link) of the class, from the Class page's own address; both in
     the projector's language (a phone set to another still opens the room's; it can switch)."""
     root = app_root(page_url, CLASSROOM.page)
-    join = page_address(root, LESSONS.page, query_string(LESSONS, {"ls_class": code}, lang))
+    join = page_address(
+        root, LESSONS_PAGE.page, query_string(LESSONS_PAGE, {"ls_class": code}, lang)
+    )
     values = {"cl_code": code, "cl_key": key}
     return join, page_address(root, CLASSROOM.page, query_string(CLASSROOM, values, lang))
 

@@ -26,7 +26,7 @@ from ui.classroom import COOKIE_PREFIX, attempt, client, refusal, store
 from ui.errors import error_text
 from ui.i18n import t
 from ui.lessons.catalog import LESSON_IDS, Lesson
-from ui.url.pages import LESSONS as P
+from ui.url.pages import LESSONS_PAGE as P
 
 POLL_S = 1.5  # a reveal or a move reaches every learner within this and one rerun
 TOKENS = "_cl_tokens"  # {code: learner token} of this session

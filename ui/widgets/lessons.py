@@ -1,10 +1,10 @@
 """Lessons page inputs: which view, which lesson, and the learner's committed predictions.
 
-Progress lives in two URL parameters (``ui/url/`` LESSONS) kept as plain session values,
-not widget state, so they outlive a visit to the page a lesson opens (Streamlit forgets the
-state of widgets that a run does not draw): ``ls_lesson`` (where the learner is) and
-``ls_answers`` (each committed prediction, "<lesson>.<option>").  The lesson picker and the
-answer radios are widgets of their own that only write into those values.
+Progress lives in two URL parameters (``ui/url/pages.py`` LESSONS_PAGE) kept as plain
+session values, not widget state, so they outlive a visit to the page a lesson opens
+(Streamlit forgets the state of widgets that a run does not draw): ``ls_lesson`` (where the
+learner is) and ``ls_answers`` (each committed prediction, "<lesson>.<option>").  The lesson
+picker and the answer radios are widgets of their own that only write into those values.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import streamlit as st
 from ui.echoes import echoed
 from ui.i18n import t
 from ui.lessons.catalog import LESSON_IDS, OPTIONS, Lesson, answers_by_lesson, lesson
-from ui.url.pages import LESSONS as P
+from ui.url.pages import LESSONS_PAGE as P
 from ui.widgets import bound
 
 PICKER = "ls_choose"  # the lesson selectbox; ls_lesson is the value that lasts

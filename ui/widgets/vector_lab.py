@@ -35,7 +35,7 @@ from ui.widgets import bound
 # Presets fill the widgets through session state (which also rewrites the URL); every
 # setting a preset does not name goes back to its default, so the link names the preset's
 # state and nothing the previous one left behind.
-PRESETS = {
+PRESET_STATES = {
     "textbook": {
         "vl_source": "text",
         "vl_text": "1, 2, 3, 4",
@@ -87,7 +87,7 @@ def _precision_preset_state(preset: PrecisionPreset) -> dict:
     return {"vl_source": "text", "vl_text": ", ".join(map(number_text, row)), **state}
 
 
-PRESETS.update({p.name: _precision_preset_state(p) for p in PRECISION_PRESETS})
+PRESET_STATES.update({p.name: _precision_preset_state(p) for p in PRECISION_PRESETS})
 
 
 def preset_label_params(name: str) -> dict:
@@ -104,7 +104,7 @@ def preset_label_params(name: str) -> dict:
             "eps": number_text(p.eps),
             "dtype": p.dtype,
         }
-    state = PRESETS[name]
+    state = PRESET_STATES[name]
     rows = state["vl_text"].split("\n")
     return {"row": rows[0], "rows": len(rows), "eps": state["vl_eps"], "dtype": state["vl_dtype"]}
 
@@ -134,12 +134,12 @@ MENU = "vl_menu"  # the examples menu: it fills the settings, it is not a settin
 def preset_state(name: str) -> dict:
     """Every Vector Lab setting once the example ``name`` is chosen: its values, and every
     other setting at its default."""
-    return {param.key: param.default for param in P.params} | PRESETS[name]
+    return {param.key: param.default for param in P.params} | PRESET_STATES[name]
 
 
 def _apply_preset() -> None:
     name = st.session_state.get(MENU)
-    if name in PRESETS:
+    if name in PRESET_STATES:
         st.session_state.update(preset_state(name))
     # back to its placeholder: a chosen example's long name was cut in the box, and the
     # settings it filled in say what is shown
@@ -209,7 +209,7 @@ def vector_lab_inputs(default_eps: dict[str, tuple[DefaultEps, ...]]) -> VectorL
     bound.named_in_page_language(MENU)
     st.selectbox(
         t("vector_lab.preset"),
-        list(PRESETS),
+        list(PRESET_STATES),
         index=None,
         key=MENU,
         placeholder=t("vector_lab.preset_placeholder"),
