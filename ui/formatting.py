@@ -181,3 +181,8 @@ def plot_text(text: str) -> str:
     plotly reads a few HTML tags there (``<b>``, ``<a href>`` makes a link), so ``&``, ``<``
     and ``>`` are written as entities and show as typed."""
     return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def format_eps(value: float) -> str:
+    """An epsilon as people write it: 1e-05 -> "1e-5", 1.1920929e-07 -> "1.19e-7"."""
+    return re.sub(r"e([+-])0*(\d)", r"e\1\2", f"{value:.3g}").replace("e+", "e")

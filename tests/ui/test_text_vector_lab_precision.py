@@ -21,13 +21,13 @@ from engine.norms.precision_facts import default_eps_table, resolution
 from engine.norms.precision_presets import PRESETS, preset
 from engine.norms.worked import explain_vectors
 from tests.plain_text import plain
+from ui.formatting import format_eps
 from ui.i18n import translate
 from ui.text.vector_lab_compare import broken_statistic, comparison_notes, ratios
 from ui.text.vector_lab_precision import (
     DtypeFacts,
     constant_row_note,
     default_eps_sentence,
-    format_eps,
     overview,
     path_messages,
     steps_path,

@@ -17,7 +17,6 @@ What the sentences say (``engine/norms/precision.py`` pins each case):
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -25,7 +24,7 @@ import numpy as np
 from engine.norms.precision import WRONG_TOLERANCE, PathResult, PrecisionStory
 from engine.norms.precision_facts import OPMATH, DefaultEps, DtypeFacts
 from engine.norms.worked import VectorExplanation
-from ui.formatting import format_number, format_vector, superscript
+from ui.formatting import format_eps, format_number, format_vector, superscript
 from ui.i18n import translate
 from ui.labels import label
 from ui.text.vector_lab_steps import welford_merge
@@ -63,11 +62,6 @@ class PathMessage:
 
 def _n(value: float) -> str:
     return format_number(float(value))
-
-
-def format_eps(value: float) -> str:
-    """An epsilon as people write it: 1e-05 -> "1e-5", 1.1920929e-07 -> "1.19e-7"."""
-    return re.sub(r"e([+-])0*(\d)", r"e\1\2", f"{value:.3g}").replace("e+", "e")
 
 
 def subscript(index: int) -> str:
