@@ -46,6 +46,7 @@ from engine.models.calculator import MAX_COST_TOKENS
 from engine.models.loader import catalog
 from engine.norms.kinds import PER_TOKEN_KINDS, ROW_KINDS
 from engine.norms.precision_presets import PRESET_NAMES
+from ui.formatting import format_eps
 from ui.lessons.catalog import ANSWER_IDS, LESSON_IDS
 from ui.url.codec import PageParams, Param, from_spec
 from ui.vector_input import MAX_TEXT_CHARS
@@ -70,10 +71,11 @@ VECTOR_LAB = PageParams(
         from_spec("vl_seed", RandomSpec, "seed"),
         from_spec("vl_shift", RandomSpec, "shift"),
         from_spec("vl_scale", RandomSpec, "scale"),
-        Param("vl_dtype", "choice", "float32", STORAGE_DTYPES),
+        Param("vl_dtype", "choice", STORAGE_DTYPES[0], STORAGE_DTYPES),  # float32 first
         from_spec("vl_compute", NormSpec, "compute_dtype"),
         from_spec("vl_norm", NormSpec, "kind", vocabulary="norm"),
-        Param("vl_eps", "text", "1e-5", max_chars=40),  # typed: ui.vector_input.parse_eps
+        # typed (ui.vector_input.parse_eps): the field's default as people write it
+        Param("vl_eps", "text", format_eps(NormSpec.eps), max_chars=40),
         from_spec("vl_offset", NormSpec, "offset"),
         Param("vl_gamma", "text", "1", max_chars=MAX_TEXT_CHARS // 4),
         Param("vl_beta", "text", "0", max_chars=MAX_TEXT_CHARS // 4),
