@@ -17,7 +17,7 @@ from ui.widgets.models import calculator_inputs, family_choice
 def detail() -> None:
     choice_column, link_column = st.columns([3, 2], vertical_alignment="bottom")
     with choice_column:
-        family = family_choice()
+        family = family_choice(compute(catalog))
     with link_column:
         view.simulate_link(family)
     view.family_detail(family, compute(catalog))
@@ -26,7 +26,7 @@ def detail() -> None:
 @section  # a shape, dtype or token count reruns the calculator alone
 def calculator() -> None:
     with presenting.controls("md"):
-        inputs = calculator_inputs()
+        inputs = calculator_inputs(compute(catalog))
     show_errors(inputs.errors)
     if inputs.shape is None and not inputs.errors:
         st.info(t("models.paste_prompt"), icon=":material/content_paste:")

@@ -206,7 +206,6 @@ def _engine_calls(path: Path) -> set[str]:
 # Engine calls a widget or a view still makes itself, each named: the list may only shrink
 # (a call moved behind ui.compute, or into the spec or result, leaves it).
 CALLS_LEFT = {
-    "ui.widgets.models": {"engine.models.loader.catalog"},
     "ui.widgets.experiments": {
         "engine.dumps.local_files.find_model",
         "engine.experiments.experiment.options",

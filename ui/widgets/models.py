@@ -14,8 +14,7 @@ import streamlit as st
 from engine.config import ModelShape
 from engine.errors import EngineError
 from engine.models.config_json import parse_config
-from engine.models.families import Family
-from engine.models.loader import catalog
+from engine.models.families import Catalog, Family
 from ui import presenting
 from ui.compute import compute
 from ui.errors import error_text
@@ -38,19 +37,13 @@ class CalculatorInputs:
     errors: tuple[str, ...]
 
 
-def _family_name(family_id: str) -> str:
-    return catalog().family(family_id).name
-
-
-def family_choice() -> Family:
+def family_choice(families: Catalog) -> Family:
     """The family shown in detail: navigation, shown in every presentation mode."""
     with presenting.navigation("md_family"):
-        chosen = bound.selectbox(P["md_family"], t("models.family"), format_func=_family_name)
-    return catalog().family(chosen)
-
-
-def _example_name(family_id: str) -> str:
-    return catalog().family(family_id).example.label
+        chosen = bound.selectbox(
+            P["md_family"], t("models.family"), format_func=lambda i: families.family(i).name
+        )
+    return families.family(chosen)
 
 
 def _dtype_name(dtype: str) -> str:
@@ -60,12 +53,16 @@ def _dtype_name(dtype: str) -> str:
 PASTE_KEY = "md_config_text"  # the pasted config: this session's only, never in the link
 
 
-def _config_text() -> tuple[str, str | None, bool]:
+def _config_text(families: Catalog) -> tuple[str, str | None, bool]:
     """(config.json text, the family it is read as or None for its model_type, pasted)."""
     mode = bound.segmented(P["md_input"], t("models.input"))
     if mode == "example":
-        family_id = bound.selectbox(P["md_example"], t("models.example"), format_func=_example_name)
-        example = catalog().family(family_id).example
+        family_id = bound.selectbox(
+            P["md_example"],
+            t("models.example"),
+            format_func=lambda i: families.family(i).example.label,
+        )
+        example = families.family(family_id).example
         source = localized(example, "source", current_language())
         st.caption(t("models.example_source", source=source))
         with st.expander(t("models.example_json")):
@@ -83,11 +80,11 @@ def _config_text() -> tuple[str, str | None, bool]:
     return text, None, True
 
 
-def calculator_inputs() -> CalculatorInputs:
+def calculator_inputs(families: Catalog) -> CalculatorInputs:
     """The config to count, as a ModelShape, or the translated reason it cannot be read."""
     config_column, cost_column = st.columns([3, 2], gap="large")
     with config_column:
-        text, family_id, pasted = _config_text()
+        text, family_id, pasted = _config_text(families)
     with cost_column:
         dtype = bound.selectbox(
             P["md_dtype"], t("models.dtype"), format_func=_dtype_name, help=t("models.dtype_help")
@@ -100,7 +97,7 @@ def calculator_inputs() -> CalculatorInputs:
         shape = compute(parse_config, text, family_id, private=pasted)
     except EngineError as error:
         return CalculatorInputs(None, dtype, int(tokens), pasted, None, (), (error_text(error),))
-    family = catalog().family(shape.family)
-    shared = {f.id: f for m in family.model_types for f in catalog().sharing_model_type(m)}
+    family = families.family(shape.family)
+    shared = {f.id: f for m in family.model_types for f in families.sharing_model_type(m)}
     others = tuple(f for f in shared.values() if f.id != family.id) if pasted else ()
     return CalculatorInputs(shape, dtype, int(tokens), pasted, family, others, ())
