@@ -59,7 +59,7 @@ RECENT_S = 10  # how long ``compute(..., recent=True)`` keeps a result
 _SLOTS = threading.BoundedSemaphore(CORES)  # at most one heavy job per core
 _LOCK = threading.Lock()
 _REQUESTED = "_compute_requested"  # session state: the heavy requests clicked for
-_RUNNING: dict[tuple, float] = {}  # (name, key) of the shared heavy jobs running: progress
+_RUNNING: dict[tuple, float] = {}  # (name, key) of shared heavy jobs a session holds: progress
 FOLLOW_S = 0.5  # how often a session waiting on another's job redraws that job's progress
 
 
@@ -212,6 +212,15 @@ def _ratio(work: Callable[..., Any], calls: Sequence[tuple], default: tuple) -> 
     return float(np.max(np.sum(counts, axis=0) / np.maximum(np.atleast_1d(work(*default)), 1)))
 
 
+def _claim(marker: tuple) -> bool:
+    """Mark a shared heavy request as this session's; False where another session holds it."""
+    with _LOCK:
+        if marker in _RUNNING:
+            return False
+        _RUNNING[marker] = 0.0
+        return True
+
+
 def _section_rerun_waiting(requests) -> bool:
     """Whether a click in a page section (``ui/sections.py``) waits to rerun it.  Streamlit
     lets a fragment's rerun wait for the running one rather than interrupt it, so Cancel or a
@@ -245,7 +254,9 @@ def _run(fn, name, args, key, label, private, on_partial):
     def progress(fraction: float, partial: Any = None) -> None:
         fraction = min(max(float(fraction), 0.0), 1.0)
         if not private:
-            _RUNNING[marker] = fraction
+            with _LOCK:
+                if marker in _RUNNING:  # never brings back a mark its owner has removed
+                    _RUNNING[marker] = fraction
         outer.run(bar.progress, fraction, text=elapsed())
         if partial is not None and on_partial is not None:
             outer.run(on_partial, partial)
@@ -255,28 +266,31 @@ def _run(fn, name, args, key, label, private, on_partial):
         return _section_rerun_waiting(requests)
 
     def call():
-        if not private:  # from its queue on, a session asking for the same waits for this
-            _RUNNING[marker] = 0.0
+        while not _SLOTS.acquire(timeout=POLL_S):
+            outer.run(bar.progress, 0.0, text=queued)
+            check()
         try:
-            while not _SLOTS.acquire(timeout=POLL_S):
-                outer.run(bar.progress, 0.0, text=queued)
-                check()
-            try:
-                return fn(*args, progress=progress, should_stop=should_stop, threads=1)
-            finally:
-                _SLOTS.release()
+            return fn(*args, progress=progress, should_stop=should_stop, threads=1)
         finally:
-            _RUNNING.pop(marker, None)
+            _SLOTS.release()
 
     try:
         with st.spinner(label, show_time=not own_clock):
-            # Another session computes this: its progress, and a Cancel that works, until
-            # it ends (then ``_heavy`` returns its value, or computes it if it was stopped).
-            while not private and marker in _RUNNING:
+            if private:
+                return _private_heavy(name, key, call)
+            if marker in _computed():  # stored already: read at once, nothing to follow
+                return _heavy(name, key, call)
+            # Another session computes this: its progress, and a Cancel that works, until it
+            # has stored its value (then ``_heavy`` returns it) or was stopped (then this
+            # session computes it).  The mark is held until the value is stored.
+            while not _claim(marker):
                 bar.progress(_RUNNING.get(marker, 0.0), text=elapsed())
                 if should_stop():
                     raise Cancelled
                 time.sleep(FOLLOW_S)
-            return (_private_heavy if private else _heavy)(name, key, call)
+            try:
+                return _heavy(name, key, call)
+            finally:
+                _RUNNING.pop(marker, None)
     finally:
         bar.empty()
