@@ -85,8 +85,8 @@ def test_an_800_px_window_keeps_the_facts_identifiers_whole(page, server_url):
     """Beside a sidebar, an 800 px window broke them mid-word: rms_norm_ep|s, LlamaRMSNo|rm."""
     page.set_viewport_size({"width": 800, "height": 1400})
     page.goto(server_url + "/models?lang=zh&md_family=llama3")
-    wait_idle(page)
     page.locator(".st-key-md_facts td code").first.wait_for(state="attached", timeout=30_000)
+    settle(page)  # its fonts and last layout pass: a loaded machine measured before them once
     lines = page.evaluate(CODE_LINES_JS)
     assert "rms_norm_eps" in [name for name, _ in lines]
     assert [name for name, count in lines if count != 1] == []
