@@ -59,8 +59,9 @@ RECENT_S = 10  # how long ``compute(..., recent=True)`` keeps a result
 _SLOTS = threading.BoundedSemaphore(CORES)  # at most one heavy job per core
 _LOCK = threading.Lock()
 _REQUESTED = "_compute_requested"  # session state: the heavy requests clicked for
-_RUNNING: dict[tuple, float] = {}  # (name, key) of shared heavy jobs a session holds: progress
-FOLLOW_S = 0.5  # how often a session waiting on another's job redraws that job's progress
+# (name, key) of the shared heavy jobs sessions hold: the fraction done, None while queued
+_RUNNING: dict[tuple, float | None] = {}
+FOLLOW_S = 0.5  # how often a session waiting on another's job looks at that job's progress
 
 
 def _name(fn: Callable) -> str:
@@ -217,7 +218,7 @@ def _claim(marker: tuple) -> bool:
     with _LOCK:
         if marker in _RUNNING:
             return False
-        _RUNNING[marker] = 0.0
+        _RUNNING[marker] = None  # queued until its job has a core
         return True
 
 
@@ -247,8 +248,8 @@ def _run(fn, name, args, key, label, private, on_partial):
     lang, began = current_language(), time.monotonic()
     own_clock = lang != "en"
 
-    def elapsed() -> str | None:
-        seconds = f"{time.monotonic() - began:.1f}"
+    def elapsed(digits: int = 1) -> str | None:
+        seconds = f"{time.monotonic() - began:.{digits}f}"
         return translate("compute.elapsed", lang, seconds=seconds) if own_clock else None
 
     def progress(fraction: float, partial: Any = None) -> None:
@@ -266,9 +267,14 @@ def _run(fn, name, args, key, label, private, on_partial):
         return _section_rerun_waiting(requests)
 
     def call():
-        while not _SLOTS.acquire(timeout=POLL_S):
-            outer.run(bar.progress, 0.0, text=queued)
-            check()
+        if not _SLOTS.acquire(blocking=False):
+            outer.run(bar.progress, 0.0, text=queued)  # drawn once: it stays until a core frees
+            while not _SLOTS.acquire(timeout=POLL_S):
+                check()
+        if not private:
+            with _LOCK:
+                if marker in _RUNNING:
+                    _RUNNING[marker] = 0.0  # running: its followers leave the queued text
         try:
             return fn(*args, progress=progress, should_stop=should_stop, threads=1)
         finally:
@@ -282,9 +288,19 @@ def _run(fn, name, args, key, label, private, on_partial):
                 return _heavy(name, key, call)
             # Another session computes this: its progress, and a Cancel that works, until it
             # has stored its value (then ``_heavy`` returns it) or was stopped (then this
-            # session computes it).  The mark is held until the value is stored.
+            # session computes it).  The mark is held until the value is stored.  The bar is
+            # sent again only when what it shows has changed (its clock in whole seconds):
+            # thirty tabs following one job send little more than its progress.
+            shown = None
             while not _claim(marker):
-                bar.progress(_RUNNING.get(marker, 0.0), text=elapsed())
+                with _LOCK:
+                    if marker not in _RUNNING:  # just stored, or stopped: claim it again
+                        continue
+                    fraction = _RUNNING[marker]
+                now = (fraction or 0.0, queued if fraction is None else elapsed(digits=0))
+                if now != shown:
+                    bar.progress(*now)
+                    shown = now
                 if should_stop():
                     raise Cancelled
                 time.sleep(FOLLOW_S)

@@ -304,11 +304,8 @@ def test_the_time_spent_is_counted_in_the_pages_language(monkeypatch, lang):
         assert clocks == [False] and counted and all("已用时" in text for text in counted)
 
 
-@pytest.mark.parametrize("lang", ["en", "zh"])
-def test_a_session_waiting_on_another_sessions_job_follows_its_progress(monkeypatch, lang):
-    """While another session computes the same result, a page shows that job's progress (in
-    Chinese with the seconds it has waited), then the value the job stored; it computes
-    nothing itself."""
+def _recording_progress(monkeypatch) -> list:
+    """Every progress bar a page draws, as (value, text)."""
     from streamlit.delta_generator import DeltaGenerator
 
     shown = []
@@ -318,23 +315,54 @@ def test_a_session_waiting_on_another_sessions_job_follows_its_progress(monkeypa
         "progress",
         lambda self, value, text=None: shown.append((value, text)) or progress(self, value, text),
     )
+    return shown
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_session_waiting_on_another_sessions_job_follows_its_progress(monkeypatch, lang):
+    """While another session computes the same result, a page shows that job's state: queued
+    for a core, then its progress (in Chinese with the whole seconds it has waited), then the
+    value the job stored; it computes nothing itself, and sends the bar again only when what
+    it shows has changed."""
+    shown = _recording_progress(monkeypatch)
     monkeypatch.setattr(compute, "FOLLOW_S", 0.02)
     marker = (compute._name(slow_square), compute.digest((3,)))
-    compute._RUNNING[marker] = 0.4  # the other session's job, 40 % done
+    compute._RUNNING[marker] = None  # the other session's job, waiting for a core
 
-    def other_session_ends():
+    def other_session_runs_then_ends():
         time.sleep(0.3)
+        compute._RUNNING[marker] = 0.4  # it has a core, and is 40 % done
+        time.sleep(1.2)
         compute._heavy(*marker, lambda: 9)  # its value stored, then its mark gone
         compute._RUNNING.pop(marker)
 
-    ender = threading.Thread(target=other_session_ends)
-    ender.start()
+    other = threading.Thread(target=other_session_runs_then_ends)
+    other.start()
     try:
         at = _page({"lang": lang}, _page_in)
     finally:
-        ender.join(5)
+        other.join(5)
         compute._RUNNING.pop(marker, None)
     assert not at.exception and "result 9" in _shown(at) and CALLS == []
+    queued = "正在等待本服务器上的空闲核心" if lang == "zh" else "waiting for a free core"
+    assert shown[0][0] == 0.0 and queued in shown[0][1]
     followed = [text for value, text in shown if value == 0.4]
-    assert len(followed) >= 3
-    assert all("已用时" in text for text in followed) if lang == "zh" else followed[0] is None
+    if lang == "en":  # Streamlit's spinner counts the time: the bar is sent once
+        assert followed == [None]
+    else:  # its own clock, in whole seconds: sent again once a second
+        assert followed == ["已用时 0 秒", "已用时 1 秒"]
+
+
+def test_a_job_queued_for_a_core_draws_its_queued_bar_once(monkeypatch):
+    """A job waiting for a core says so once, not at every look for a free core."""
+    shown = _recording_progress(monkeypatch)
+    monkeypatch.setattr(compute, "POLL_S", 0.01)
+    slots = threading.BoundedSemaphore(1)
+    monkeypatch.setattr(compute, "_SLOTS", slots)
+    slots.acquire()  # every core busy
+    threading.Timer(0.5, slots.release).start()
+    at = _page({"lang": "en"}, _page_in)
+    assert not at.exception and "result 9" in _shown(at) and CALLS == [3]
+    assert [text for _, text in shown if text and "free core" in text] == [
+        "Squaring — waiting for a free core on this server"
+    ]
