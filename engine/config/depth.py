@@ -9,6 +9,7 @@ from engine.depth.placements import PLACEMENT_IDS
 from engine.norms.kinds import PER_TOKEN_KINDS
 
 DEPTH_PLACEMENTS = PLACEMENT_IDS  # what each one is: engine/depth/placements.py
+COMPARED_PLACEMENTS = ("post", "pre")  # the stack a page opens on: one spec each, side by side
 DEPTH_NORMS = PER_TOKEN_KINDS  # one sequence (B = 1) at a time: no statistic over B or T
 DEPTH_SUBLAYERS = ("linear", "mlp", "attention", "transformer")
 ACTIVATIONS = ("gelu", "relu")

@@ -1,17 +1,18 @@
 """What each field of a spec accepts, written once as field metadata, and the one check of it.
 
-``param(default, low=, high=, choices=, offered=, positive=)`` is a ``dataclasses.field``
-whose metadata (an ``Accepts``) says which values the field takes.  A spec's
-``__post_init__`` (``Checked``'s, or its own) calls ``check_fields(self)``, which refuses the
-first field outside its ``Accepts`` with an ``EngineError``; pages read the same metadata
+``param(default, low=, high=, choices=, offered=, offered_range=, positive=)`` is a
+``dataclasses.field`` whose metadata (an ``Accepts``) says which values the field takes.  A
+spec's ``__post_init__`` (``Checked``'s, or its own) calls ``check_fields(self)``, which refuses
+the first field outside its ``Accepts`` with an ``EngineError``; pages read the same metadata
 (``accepts(Spec)``) for their ranges, defaults and menus, so no range is written twice.
 
 Whether a field holds a whole number, a number or a text is its annotation (``int``,
 ``float``, ``str``); ``| None`` accepts None.  A whole number is stored as an ``int`` and a
 number as a ``float`` (a numpy integer becomes an ``int``); a text's ``high`` is its most
-characters.  ``offered`` is only what a page lists in its menu (the field may accept more);
-``choices`` is what the field accepts at all.  ``ui/url/`` makes the pages' URL parameters
-from this metadata, so a page offers what its spec accepts, with the spec's default.
+characters.  ``offered`` is only what a page lists in its menu (the field may accept more),
+``offered_range`` the (low, high) a page's slider spans where it is narrower than what the
+field accepts; ``choices`` is what the field accepts at all.  ``ui/url/`` makes the pages' URL
+parameters from this metadata, so a page offers what its spec accepts, with the spec's default.
 
 The range messages with both bounds are ``axes.out_of_range`` and ``axes.real_out_of_range``
 (``locales/*/errors.toml``), shared with the Axes experiments' own arguments.
@@ -40,6 +41,7 @@ class Accepts:
     high: float | None = None
     choices: tuple | None = None
     offered: tuple | None = None  # the page's menu, when it lists fewer than it accepts
+    offered_range: tuple[float, float] | None = None  # the page's slider, when narrower
     positive: bool = False  # > 0 (and low = 0 for the range message)
 
 
@@ -50,6 +52,7 @@ def param(
     high=None,
     choices=None,
     offered=None,
+    offered_range: tuple[float, float] | None = None,
     positive: bool = False,
 ):
     """A spec field with ``default`` (none: the field is required) and what it accepts."""
@@ -60,6 +63,7 @@ def param(
         high=high,
         choices=None if choices is None else tuple(choices),
         offered=None if offered is None else tuple(offered),
+        offered_range=offered_range,
         positive=positive,
     )
     return dataclasses.field(default=default, metadata={_KEY: rule})

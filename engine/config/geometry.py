@@ -21,10 +21,18 @@ GEOMETRY_AXES = ("x", "y", "z")
 GEOMETRY_WIDE_D = (4, 16, 64, 256, 768, 2048, 4096, GEOMETRY_MAX_D)
 GEOMETRY_SPREADS = (0.0, 1e-3, 3e-3, 1e-2, 3e-2, 0.1, 0.3, 1.0, 3.0, 10.0, 100.0)
 GEOMETRY_ALPHAS = (0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0)
+# The sliders' spans (links too), narrower than what the spec takes
+GEOMETRY_SLIDER_AFFINE = (-3.0, 3.0)
+GEOMETRY_SLIDER_SHIFT = (-10.0, 10.0)
 
 
 def _affine(default: float):
-    return param(default, low=-GEOMETRY_MAX_AFFINE, high=GEOMETRY_MAX_AFFINE)
+    return param(
+        default,
+        low=-GEOMETRY_MAX_AFFINE,
+        high=GEOMETRY_MAX_AFFINE,
+        offered_range=GEOMETRY_SLIDER_AFFINE,
+    )
 
 
 @dataclass(frozen=True)
@@ -42,7 +50,12 @@ class GeometrySpec:
     # scale of the random part (its standard deviation)
     spread: float = param(1.0, low=0.0, high=GEOMETRY_MAX_SPREAD, offered=GEOMETRY_SPREADS)
     # added to every entry: moves the cloud along the all-ones axis
-    shift: float = param(0.0, low=-GEOMETRY_MAX_SPREAD, high=GEOMETRY_MAX_SPREAD)
+    shift: float = param(
+        0.0,
+        low=-GEOMETRY_MAX_SPREAD,
+        high=GEOMETRY_MAX_SPREAD,
+        offered_range=GEOMETRY_SLIDER_SHIFT,
+    )
     count: int = param(500, low=1, high=GEOMETRY_MAX_COUNT)  # number of input vectors
     d: int = param(3, low=1, high=GEOMETRY_MAX_D, offered=GEOMETRY_WIDE_D)  # dimension
     seed: int = param(0, low=0, high=MAX_SEED)

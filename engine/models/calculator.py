@@ -206,6 +206,9 @@ def _add_norm_pairs(shape: ModelShape, family: Family) -> int:
 
 
 MAX_COST_TOKENS = 1 << 24  # the most tokens the calculator counts for (a batch of long contexts)
+# What a page offers to cost a model's norms in, beside its config's own (which may also be
+# float64: ``norm_cost`` takes any of ``DTYPES``)
+COST_DTYPES = ("bfloat16", "float16", "float32")
 
 
 def norm_cost(shape: ModelShape, dtype: str | None = None, tokens: int = 1) -> NormCost:

@@ -9,7 +9,7 @@ import dataclasses
 import pytest
 
 from engine.config import TIMING_PASSES, TIMING_WIDTHS, LiveSpec, TimingSpec
-from engine.config.depth import INIT_STDS
+from engine.config.depth import COMPARED_PLACEMENTS, INIT_STDS
 from engine.config.fields import accepts
 from engine.errors import EngineError
 from ui.url.codec import Param
@@ -18,7 +18,7 @@ from ui.url.pages import KERNELS, PAGES
 # A page's second parameter on a field, or its own default for it (said here, on purpose).
 PAGE_DEFAULTS = {
     "vl_groups": 2,  # GroupNorm with one group would be LayerNorm
-    "dp_placements": ["post", "pre"],  # the stack compares placements: one spec each
+    "dp_placements": list(COMPARED_PLACEMENTS),  # the stack compares placements: a spec each
     "dp_run_a": "pre",  # the training lab's two runs: Pre-LN against Post-LN
     "ge_wide_d": 768,  # the high-dimension section's width (the scene's is ge_d)
     "du_prompt": "The capital of France is Paris, and the capital of Japan is",  # required
@@ -29,8 +29,6 @@ NARROWER = {
     "dp_layers",  # up to MAX_LAYERS, the simulator's limit
     "dp_tokens",  # up to MAX_DEPTH_TOKENS, likewise
     "ge_d",  # the scene draws d = 1, 2, 3
-    "ge_shift",  # sliders over [-10, 10] and [-3, 3]
-    *(f"ge_{name}_{axis}" for name in ("gamma", "beta") for axis in "xyz"),
 }
 # Typed text the page reads into a field itself: the link carries what was typed.
 TYPED = {"vl_eps", "ax_lengths"}
@@ -76,8 +74,8 @@ def test_every_page_parameter_matches_its_spec_field(param):
     for value in _link_values(param):
         assert _field_accepts(param, value), (param.key, value)
     rule = accepts(param.spec).get(param.field)
-    if param.kind in ("int", "float"):
-        same = (param.low, param.high) == (rule.low, rule.high)
+    if param.kind in ("int", "float"):  # a slider narrower than the field says so itself
+        same = (param.low, param.high) == (rule.offered_range or (rule.low, rule.high))
     elif param.kind in ("choice", "choices") and param.key != "dp_init":
         same = param.choices == (rule.offered or rule.choices)
     elif param.kind == "text":

@@ -334,7 +334,8 @@ def from_spec(
 
     ``many``: a list of the field's values (one spec per item); ``table``: ids in the link for
     the values behind them (``INIT_STDS``); ``low`` / ``high`` / ``choices``: the page offers
-    less than the field accepts; ``url``: ``vocabulary`` and ``old_keys``.
+    less than the field accepts (beside the field's own ``offered`` / ``offered_range``, which
+    apply without them); ``url``: ``vocabulary`` and ``old_keys``.
     """
     rule = accepts(spec).get(name, Accepts())
     kind = annotations(spec)[name][0]
@@ -350,6 +351,7 @@ def from_spec(
         return Param(key, "bool", value, **bound)
     if kind is str:
         return Param(key, "text", value, max_chars=rule.high, **bound)
-    low = rule.low if low is None else low
-    high = rule.high if high is None else high
+    shown_low, shown_high = rule.offered_range or (rule.low, rule.high)
+    low = shown_low if low is None else low
+    high = shown_high if high is None else high
     return Param(key, kind.__name__, value, low=low, high=high, positive=rule.positive, **bound)

@@ -40,9 +40,9 @@ from engine.config import (
     TimingSpec,
     TrainSpec,
 )
-from engine.config.depth import INIT_STDS, MAX_DEPTH_TOKENS, MAX_LAYERS
+from engine.config.depth import COMPARED_PLACEMENTS, INIT_STDS, MAX_DEPTH_TOKENS, MAX_LAYERS
 from engine.config.fields import Accepts
-from engine.models.calculator import MAX_COST_TOKENS
+from engine.models.calculator import COST_DTYPES, MAX_COST_TOKENS
 from engine.models.loader import catalog
 from engine.norms.kinds import PER_TOKEN_KINDS, ROW_KINDS
 from engine.norms.precision_presets import PRESET_NAMES
@@ -98,7 +98,7 @@ DEPTH = PageParams(
             DepthSpec,
             "placement",
             many=True,
-            default=["post", "pre"],
+            default=list(COMPARED_PLACEMENTS),
             vocabulary="placement",
         ),
         from_spec("dp_layers", DepthSpec, "layers", high=MAX_LAYERS),
@@ -146,7 +146,7 @@ KERNELS = PageParams(
 # never written to the URL (``md_input=paste`` opens an empty box to paste into).
 _CATALOG = catalog()
 MODEL_EXAMPLES = tuple(f.id for f in _CATALOG.families if f.example is not None)
-MODEL_DTYPES = ("config", "bfloat16", "float16", "float32")  # "config": its torch_dtype
+MODEL_DTYPES = ("config", *COST_DTYPES)  # "config": its torch_dtype
 MODELS = PageParams(
     "models",
     "md",
@@ -293,12 +293,10 @@ CLASSROOM = PageParams(
     ),
 )
 
-# Geometry.  The scene takes d = 1, 2 or 3; the high-dimension section its own width.  The
-# sliders offer gamma and beta in [-3, 3] and the shift in [-10, 10], less than the engine takes.
+# Geometry.  The scene takes d = 1, 2 or 3; the high-dimension section its own width.
 GEOMETRY_SECTIONS = ("scene", "vector", "eps", "affine", "dyt", "high", "real")
 GEOMETRY_SHOWN = PER_TOKEN_KINDS  # the norms the scene draws
 GEOMETRY_VIEWS = ("pca", "axes", "ones")
-_AFFINE = {"low": -3.0, "high": 3.0}
 GEOMETRY = PageParams(
     "geometry",
     "ge",
@@ -309,7 +307,7 @@ GEOMETRY = PageParams(
         from_spec("ge_dist", GeometrySpec, "distribution", vocabulary="distribution"),
         from_spec("ge_count", GeometrySpec, "count"),
         from_spec("ge_spread", GeometrySpec, "spread"),
-        from_spec("ge_shift", GeometrySpec, "shift", low=-10.0, high=10.0),
+        from_spec("ge_shift", GeometrySpec, "shift"),
         from_spec("ge_seed", GeometrySpec, "seed"),
         from_spec("ge_eps", GeometrySpec, "eps"),
         # what the scene draws
@@ -320,7 +318,7 @@ GEOMETRY = PageParams(
         Param("ge_vector", "text", "1, 2, 6", max_chars=MAX_TEXT_CHARS),
         # gamma and beta per axis (the ellipsoid), DyT's alpha
         *(
-            from_spec(f"ge_{name}_{axis}", GeometrySpec, f"{name}_{axis}", **_AFFINE)
+            from_spec(f"ge_{name}_{axis}", GeometrySpec, f"{name}_{axis}")
             for name in ("gamma", "beta")
             for axis in GEOMETRY_AXES
         ),
