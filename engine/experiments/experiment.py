@@ -69,9 +69,11 @@ def question(experiment: str) -> str:
     return experiment if experiment in ("lens", "sweep") else "perplexity"
 
 
-def options(experiment: str) -> tuple[str, ...]:
-    """The answers a prediction chooses from."""
-    return LENS_VARIANTS if experiment == "lens" else QUESTIONS[question(experiment)]
+# The answers a prediction chooses from, per experiment
+OPTIONS = {
+    name: LENS_VARIANTS if name == "lens" else QUESTIONS[question(name)]
+    for name in EXPERIMENT_SPECS
+}
 
 
 @dataclass(frozen=True)
@@ -94,7 +96,7 @@ class ExperimentRun:
 
     @property
     def answer(self) -> str | None:
-        """The option (``options(self.experiment)``) the measurement makes true, or None."""
+        """The option (``OPTIONS[self.experiment]``) the measurement makes true, or None."""
         result = self.result
         if self.experiment == "lens":
             entropy = result.mean_entropy  # [3, L+1]

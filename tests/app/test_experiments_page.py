@@ -11,7 +11,7 @@ import torch
 from streamlit.testing.v1 import AppTest
 
 from engine.config import EXPERIMENT_SPECS, EXPERIMENTS, SwapSpec, TextSpec
-from engine.experiments.experiment import options, run_experiment
+from engine.experiments.experiment import OPTIONS, run_experiment
 from engine.experiments.stored import precompute
 from tests.app.conftest import APP
 from tests.dumps import tiny_models
@@ -100,7 +100,7 @@ def test_a_linked_model_on_a_server_that_lists_none_says_so(tiny, monkeypatch, l
 @pytest.mark.parametrize("experiment", EXPERIMENTS)
 def test_each_experiment_runs_on_a_small_budget_and_states_its_measurement(tiny, experiment):
     at = _open({"ex_experiment": experiment, **SMALL})
-    question = "same" if experiment not in ("lens", "sweep") else options(experiment)[0]
+    question = "same" if experiment not in ("lens", "sweep") else OPTIONS[experiment][0]
     _commit(at, question)
     _run(at)
     assert not at.exception and not _refusals(at), _refusals(at)
@@ -240,7 +240,7 @@ def test_in_chinese_every_precomputed_result_reads_as_chinese(
     assert live.wait(120)
     precompute(live.live, tmp_path / "precomputed", ("en",), say=lambda line: None)
     at = _open({"ex_experiment": experiment}, lang="zh")
-    question = options(experiment)[0]
+    question = OPTIONS[experiment][0]
     _commit(at, question)
     assert not at.exception and "已于" in _text(at)  # the precomputed run, at once
     found = {text[:80]: problems(text) for text in _shown(at) if problems(text)}

@@ -22,7 +22,7 @@ from engine.config import (
 from engine.errors import EngineError
 from engine.experiments import __main__ as command
 from engine.experiments import experiment
-from engine.experiments.experiment import options, perplexity_band, run_experiment
+from engine.experiments.experiment import OPTIONS, perplexity_band, run_experiment
 from engine.experiments.stored import INDEX, read_run, stored_run, write_run
 
 TEXT = TextSpec(max_tokens=24)
@@ -154,7 +154,7 @@ def test_every_answer_is_one_of_the_experiments_options(planted):
     live, _ = planted
     for name, spec in {"lens": LensSpec(), "sweep": FreezeSweepSpec(), "swap": SwapSpec()}.items():
         run = run_experiment(live, TEXT, spec)
-        assert run.answer in options(name)
+        assert run.answer in OPTIONS[name]
     lens = run_experiment(live, TEXT, LensSpec())
     early = lens.result.mean_entropy[:, 1 : max(2, lens.result.mean_entropy.shape[1] // 3)]
     assert lens.answer == lens.result.variants[int(np.argmax(early.mean(-1)))]

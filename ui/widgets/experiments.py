@@ -27,7 +27,7 @@ from engine.config import (
 )
 from engine.dumps.local_files import LocalModel, find_model
 from engine.errors import EngineError
-from engine.experiments.experiment import SAME, options
+from engine.experiments.experiment import OPTIONS, SAME
 from ui.errors import error_text
 from ui.formatting import as_ascii, literal
 from ui.i18n import current_language, t
@@ -210,7 +210,7 @@ def prediction(chosen: ExperimentInputs) -> str | None:
     request, experiment = chosen.request, chosen.experiment
     committed = st.session_state.get(PREDICTIONS, {}).get(request)
     st.markdown(f"**{t('experiments.predict')}** · {_question(chosen)}")
-    choices = options(experiment)
+    choices = OPTIONS[experiment]
     bound.named_in_page_language(f"ex_pick_{request}")
     picked = st.radio(
         t("experiments.predict"),

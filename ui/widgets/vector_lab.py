@@ -7,7 +7,7 @@ from dataclasses import astuple, dataclass
 import streamlit as st
 
 from engine.config import MAX_ROWS, MAX_VECTOR_WIDTH, NormSpec, RandomSpec
-from engine.norms.kinds import kind_axes
+from engine.norms.kinds import KIND_AXES
 from engine.norms.precision_facts import DefaultEps
 from engine.norms.precision_presets import PRESET_NAMES, PrecisionPreset
 from engine.norms.precision_presets import PRESETS as PRECISION_PRESETS
@@ -239,7 +239,7 @@ def vector_lab_inputs(default_eps: dict[str, tuple[DefaultEps, ...]]) -> VectorL
     )
     gamma_text = bound.text_input(P["vl_gamma"], "γ", c1, help=t("vector_lab.gamma_help"))
     beta_text = None  # RMSNorm has no β: no field, no "+ βᵢ"
-    if "beta" in kind_axes(kind).params:
+    if "beta" in KIND_AXES[kind].params:
         beta_text = bound.text_input(P["vl_beta"], "β", c2, help=t("vector_lab.beta_help"))
     else:  # its value is kept for the next norm that has a β
         c2.caption(t("vector_lab.no_beta", norm=label("norm", kind)))
