@@ -6,8 +6,8 @@ from app_pages.dumps_report import report
 from ui import live_model, presenting
 from ui.errors import show_errors, showing_refusals
 from ui.i18n import t
+from ui.requests import dumps as requests
 from ui.views import dumps_real as real
-from ui.views import dumps_requests as requests
 from ui.widgets import dumps as widgets
 
 st.title(t("dumps.title"))

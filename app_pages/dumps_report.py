@@ -3,10 +3,10 @@
 
 import streamlit as st
 
+from ui.requests import dumps as requests
 from ui.sections import section
 from ui.url.pages import DUMPS as P
 from ui.views import dumps as view
-from ui.views import dumps_requests as requests
 from ui.widgets import dumps as widgets
 
 

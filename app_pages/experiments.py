@@ -4,8 +4,8 @@ import streamlit as st
 
 from ui import presenting
 from ui.i18n import t
+from ui.requests import experiments as requests
 from ui.views import experiments as view
-from ui.views import experiments_requests as requests
 from ui.widgets import experiments as widgets
 
 st.title(t("experiments.title"))

@@ -219,7 +219,11 @@ CALLS_LEFT = {
 
 @pytest.mark.parametrize(
     "module",
-    sorted(m for m in SOURCES if m.startswith(("app_pages.", "ui.widgets.", "ui.views."))),
+    sorted(
+        m
+        for m in SOURCES
+        if m.startswith(("app_pages.", "ui.widgets.", "ui.views.", "ui.requests."))
+    ),
 )
 def test_pages_widgets_and_views_reach_engine_work_only_through_ui_compute(module):
     """Widgets return specs and views draw: engine work goes through ``ui.compute``."""

@@ -3,7 +3,7 @@ stream, massive activations, LayerNorm vs RMSNorm, channels, DyT, downloads.
 
 The tables shown are the engine's own (``engine.dumps.report_tables``) with translated
 headers, so the page, the downloads and ``python -m engine.dumps report`` show the same
-numbers; the report is computed in ``ui/views/dumps_requests.py``.
+numbers; the report is computed in ``ui/requests/dumps.py``.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Experiments page sections (Streamlit): the verdict on the learner's prediction, the
-measured effect and each experiment's own view (the run: ``experiments_requests.py``)."""
+measured effect and each experiment's own view (the run: ``ui/requests/experiments.py``)."""
 
 from __future__ import annotations
 
