@@ -9,6 +9,7 @@ from ui.compute import compute
 from ui.errors import show_errors
 from ui.i18n import t
 from ui.landing import landmark
+from ui.requests import axes as requests
 from ui.sections import section
 from ui.views import axes as view
 from ui.widgets import axes as widgets
@@ -35,7 +36,7 @@ def failures(spec: AxesSpec) -> None:
         view.small_batch(compute(small_batch.small_batch_noise, spec, s.batch_sizes, s.draws, 1))
     with view.experiment(3):
         drift = widgets.train_eval_inputs()
-        found = view.train_eval_gap(spec, drift.shift, drift.momentum, drift.steps)
+        found = requests.train_eval_gap(spec, drift.shift, drift.momentum, drift.steps)
         if found is not None:
             view.train_eval(found)
     landmark("batch_of_one")

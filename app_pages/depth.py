@@ -8,6 +8,7 @@ from ui.compute import compute
 from ui.errors import show_errors, showing_refusals
 from ui.i18n import t
 from ui.landing import landmark
+from ui.requests import depth as requests
 from ui.sections import section
 from ui.views import depth as view
 from ui.widgets import depth as widgets
@@ -22,13 +23,13 @@ def stack(chosen: str) -> None:
         return
     with showing_refusals():  # the engine's limits, before any work
         compute(check_limits, inputs.specs[0])
-        if chosen == "stack" and (results := view.simulations(inputs.specs)):
+        if chosen == "stack" and (results := requests.simulations(inputs.specs)):
             landmark("results")
             view.stack(results)
         if chosen == "sweep":
             depths = compute(sweep_depths, inputs.specs[0])
-            if view.sweep_depths_note(depths) and (results := view.sweeps(inputs.specs, depths)):
-                view.sweep(inputs.specs, results)
+            if view.sweep_depths_note(depths) and (found := requests.sweeps(inputs.specs, depths)):
+                view.sweep(inputs.specs, found)
         if chosen == "wiring":
             view.wiring(inputs.specs)
 
@@ -39,7 +40,7 @@ def training() -> None:
     with presenting.controls("dp_training"):
         runs = widgets.training_inputs()
     live = st.empty()
-    finished = view.trainings(runs, live)
+    finished = requests.trainings(runs, lambda done: view.training_chart(done, live, live=True))
     if finished:
         view.training_chart(finished, live)
         view.training_outcomes(finished)

@@ -6,8 +6,9 @@ from app_pages.dumps_report import report
 from ui import live_model, presenting
 from ui.errors import show_errors, showing_refusals
 from ui.i18n import t
+from ui.requests import dumps as requests
+from ui.views import dumps as view
 from ui.views import dumps_real as real
-from ui.views import dumps_requests as requests
 from ui.widgets import dumps as widgets
 
 st.title(t("dumps.title"))
@@ -25,7 +26,9 @@ with presenting.controls("du"):
         source = widgets.folder_source(folder_dumps)
     else:
         live = real.live_status(live_model.model_load(), live_model.forget)
-        capture = requests.captured(live, widgets.live_prompt())
+        prompt = widgets.live_prompt()
+        show_errors(prompt.errors)
+        capture = requests.captured(live, prompt)
         source = None if capture is None else widgets.live_source(capture)
 if source is not None:
     st.subheader(t("dumps.inferred_title"))
@@ -38,5 +41,6 @@ if source is not None:
             spec = widgets.stream_override(source, dump.layout, settings)
             dump, rep = requests.read(source, dump, spec)
 if rep is not None:
-    tables, tokens = requests.read_summary(source, rep, facts, capture)  # tokens: [B][T] or None
+    tables, tokens = requests.tables_and_tokens(source, rep)  # tokens: [B][T] or None
+    view.read_summary(rep, tables, facts, capture)
     report(source, dump, rep, tables, tokens, live, capture)

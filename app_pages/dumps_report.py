@@ -3,10 +3,11 @@
 
 import streamlit as st
 
+from app_pages.dumps_details import channel_detail, norm_detail, token_detail
+from ui.requests import dumps as requests
 from ui.sections import section
-from ui.url.pages import DUMPS as P
 from ui.views import dumps as view
-from ui.views import dumps_requests as requests
+from ui.views import dumps_real as real
 from ui.widgets import dumps as widgets
 
 
@@ -19,10 +20,14 @@ def report(source, dump, rep, tables, tokens, live, capture) -> None:
         names = None if tokens is None else tokens[batch]  # tokens: [B][T] or None
         view.residual_intro()
         view.residual(rep, tables, batch, widgets.log_colors(left), names, source.share)
-        requests.story_section(source, dump, rep, batch, names)
+        found = requests.story(source, rep, batch)
+        real.story(found, names, requests.largest_row(source, dump, found), rep)
     elif chosen == "massive":
         view.massive(rep, tables, tokens, source.share)
-        requests.precision_section(live, capture, source.share)  # nothing for a file
+        if live is not None:  # the live model's prompt in three precisions; nothing for a file
+            real.precision_intro()
+            if (found := requests.precisions(live, capture, source.share)) is not None:
+                real.precision(found)
     elif chosen == "centering":
         view.centering(rep, source.share)
         token_detail(source, dump, rep)
@@ -32,26 +37,3 @@ def report(source, dump, rep, tables, tokens, live, capture) -> None:
     elif view.dyt_intro(rep):
         norm_detail(source, rep, tables, tokens)
     view.downloads(tables, requests.json_writer(source, rep, tables), source.name)
-
-
-@section  # a layer or token picked reruns this alone
-def token_detail(source, dump, rep) -> None:
-    first, batch, last = widgets.one_token_row(rep)
-    layer = widgets.layer_choice(P["du_token_layer"], rep, first)
-    requests.token_section(source, dump, rep, layer, batch, widgets.token_choice(rep, last))
-
-
-@section
-def channel_detail(source, rep, tables) -> None:
-    layer = widgets.layer_choice(P["du_channel_layer"], rep, st.columns(2)[0])
-    view.channel_detail(rep, tables, layer, source.share)
-
-
-@section
-def norm_detail(source, rep, tables, tokens) -> None:
-    first, batch, last = widgets.one_token_row(rep)
-    largest = requests.story(source, rep, batch).largest_pair or 0  # the norm reading it
-    pair = rep.layout.norm_pairs[widgets.pair_choice(rep, largest, first)]
-    token = widgets.io_token_choice(rep, last)
-    names = None if tokens is None else tokens[batch]  # tokens: [B][T] or None
-    requests.norm_section(source, rep, tables, pair, batch, token, names)

@@ -2,11 +2,27 @@
 
 import streamlit as st
 
-from ui import presenting
+from ui import live_model, presenting
 from ui.i18n import t
+from ui.requests import experiments as requests
 from ui.views import experiments as view
-from ui.views import experiments_requests as requests
+from ui.views.dumps_real import live_status
 from ui.widgets import experiments as widgets
+
+
+def run(chosen):
+    """The run: precomputed, computed by any session, or on a click; None until then (or
+    while the model loads)."""
+    stored = requests.precomputed(chosen)
+    if stored is not None:
+        view.precomputed(stored)
+        return stored.run
+    live = live_status(live_model.model_load(requests.model_path(chosen)), live_model.forget)
+    found = None if live is None else requests.run(chosen, live)
+    if found is not None:
+        view.ran(found)
+    return found
+
 
 st.title(t("experiments.title"))
 st.caption(t("experiments.intro"))
@@ -17,7 +33,7 @@ for message in chosen.errors:
 if chosen.spec is not None and chosen.text is not None:
     committed = widgets.prediction(chosen)
     if committed is not None:
-        found = requests.run(chosen)
+        found = run(chosen)
         if found is not None:
             view.verdict(chosen.experiment, committed, found)
             view.results(found)

@@ -3,6 +3,7 @@ DyT do to them; in 3-D, step by step, in high dimension and on a real model's ac
 
 import streamlit as st
 
+from app_pages.geometry_high import high
 from engine.geometry import dyt_sweep, eps_curve, path, real_activations
 from engine.geometry.scene import build_scene
 from engine.geometry.two_dimensions import two_dimensional_layernorm
@@ -37,7 +38,7 @@ def cloud(chosen: str) -> None:
     spec = inputs.spec
     with showing_refusals():  # a view or setting the engine does not take
         if spec is not None and chosen == "high":
-            view.high_dimension_section(spec, widgets.view_inputs)
+            high(spec)
         elif spec is not None:
             scene = compute(build_scene, spec)
             if chosen == "scene":

@@ -4,9 +4,12 @@ Data flows down only: app.py -> app_pages/ -> ui/ -> classroom/ -> engine/.  Eve
 statement of every module (top level or inside a function) is an edge; the test fails on a
 cycle between modules, on an import up the layers, on ``engine`` or ``classroom`` importing
 streamlit or plotly, on ``classroom`` importing anything of the engine but its errors, on
-``ui/figures`` or ``ui/text`` importing streamlit, on a view importing widgets, and on any
-module but ``engine/norms/dispatch.py`` importing the Triton kernels.  Read from the calls:
-a page, a widget or a view that calls engine work itself instead of through ``ui.compute``.
+``ui/figures`` or ``ui/text`` importing streamlit, on a view importing widgets, requests or
+``ui.compute`` (views draw), on a request importing streamlit, a view or a widget (requests
+ask the engine and draw nothing themselves), and on any module but
+``engine/norms/dispatch.py`` importing the Triton kernels.  Read from the calls: a page, a
+widget, a view or a request that calls engine work itself instead of through ``ui.compute``.
+Read from the lines: a module of ``app_pages/`` longer than ``MAX_PAGE_LINES``.
 """
 
 from __future__ import annotations
@@ -156,8 +159,27 @@ def test_figures_and_text_builders_never_import_streamlit(module):
 
 
 @pytest.mark.parametrize("module", sorted(m for m in SOURCES if m.startswith("ui.views")))
-def test_views_never_import_widgets(module):
-    assert not {t for t in graph()[module] if t.startswith("ui.widgets")}
+def test_views_draw_what_they_are_given(module):
+    """No widget, and no engine work: a page asks (``ui.requests``, ``ui.compute``) and hands
+    the result to the view."""
+    banned = ("ui.widgets", "ui.requests", "ui.compute")
+    assert not {t for t in graph()[module] if t.startswith(banned)}
+
+
+@pytest.mark.parametrize("module", sorted(m for m in SOURCES if m.startswith("ui.requests")))
+def test_requests_ask_and_draw_nothing(module):
+    """A request is ``compute`` or ``run_heavy`` calls (which draw their own button, labels
+    and progress) and returns the result; the page hands it to a view."""
+    assert not {t for t in graph()[module] if t.startswith(("ui.views", "ui.widgets"))}
+    assert not {n for n in external(module) if n.split(".")[0] == "streamlit"}
+
+
+MAX_PAGE_LINES = 60  # a page script only chooses sections and hands specs and results on
+
+
+@pytest.mark.parametrize("module", sorted(m for m in SOURCES if m.startswith("app_pages.")))
+def test_pages_stay_thin(module):
+    assert len(SOURCES[module].read_text(encoding="utf-8").splitlines()) <= MAX_PAGE_LINES
 
 
 def test_only_the_dispatch_module_imports_the_kernels():
@@ -213,8 +235,12 @@ CALLS_LEFT = {
 
 @pytest.mark.parametrize(
     "module",
-    sorted(m for m in SOURCES if m.startswith(("app_pages.", "ui.widgets.", "ui.views."))),
+    sorted(
+        m
+        for m in SOURCES
+        if m.startswith(("app_pages.", "ui.widgets.", "ui.views.", "ui.requests."))
+    ),
 )
-def test_pages_widgets_and_views_reach_engine_work_only_through_ui_compute(module):
-    """Widgets return specs and views draw: engine work goes through ``ui.compute``."""
+def test_pages_widgets_views_and_requests_reach_engine_work_only_through_ui_compute(module):
+    """Widgets return specs, views draw, requests ask: engine work goes through ``ui.compute``."""
     assert _engine_calls(SOURCES[module]) == CALLS_LEFT.get(module, set())

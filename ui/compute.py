@@ -10,11 +10,10 @@ A workshop is thirty browsers on one server process.  A page calls the engine on
 
 Results are kept with ``st.cache_resource``, keyed by the function's name and the arguments
 (or ``key``, where an argument is a large result or holds an upload's bytes).  The key goes
-to Streamlit as a digest of its pickle (``digest``): Streamlit's own hashing walks a tuple
-number by number in Python, on every rerun (the Vector Lab's 64 x 1,024 inputs: more than
-its computation).  Identical requests, concurrent ones included, are computed once:
-Streamlit holds one lock per key, and a second caller waits for the first one's value
-(of a heavy job, it follows the first one's progress bar meanwhile, and may cancel its wait).
+to Streamlit as a digest of its pickle (``ui/cache_keys.py`` says why).  Identical requests,
+concurrent ones included, are computed once: Streamlit holds one lock per key, and a second
+caller waits for the first one's value (of a heavy job, it follows the first one's progress
+bar meanwhile, and may cancel its wait).
 ``private=True`` keeps a result in its browser session only (an upload, a typed prompt, a
 pasted config), in session-scoped caches that Streamlit drops with the session; a private
 heavy result may hold an upload's bytes, so a session keeps six of those at most.
@@ -31,10 +30,7 @@ Streamlit internals; ``tests/ui/test_compute.py`` pins them.
 from __future__ import annotations
 
 import contextvars
-import hashlib
-import io
 import os
-import pickle
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -49,6 +45,7 @@ from streamlit.runtime.scriptrunner_utils.script_run_context import (
 )
 
 from engine.threads import Cancelled
+from ui.cache_keys import digest, function_name
 from ui.i18n import current_language, t, translate
 
 CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
@@ -62,21 +59,6 @@ _REQUESTED = "_compute_requested"  # session state: the heavy requests clicked f
 # (name, key) of the shared heavy jobs sessions hold: the fraction done, None while queued
 _RUNNING: dict[tuple, float | None] = {}
 FOLLOW_S = 0.5  # how often a session waiting on another's job looks at that job's progress
-
-
-def _name(fn: Callable) -> str:
-    """Names the function in a cache key (Streamlit cannot hash a function)."""
-    return f"{fn.__module__}.{fn.__qualname__}"
-
-
-def digest(key: Any) -> bytes:
-    """``key`` (specs, tuples, numbers, text) as 16 bytes, equal for equal values.  Pickled
-    without its memo: with it, a text shared by two fields pickles unlike two equal texts."""
-    buffer = io.BytesIO()
-    pickler = pickle.Pickler(buffer, protocol=5)
-    pickler.fast = True
-    pickler.dump(key)
-    return hashlib.blake2b(buffer.getvalue(), digest_size=16).digest()
 
 
 # ``name`` and ``key`` are hashed; ``_call`` (a leading underscore: not hashed) computes it.
@@ -135,7 +117,7 @@ def compute(
     for ``RECENT_S`` seconds, for what changes outside the app).  Raises what ``fn`` raises
     (``EngineError`` for a refusal), which is not kept."""
     cache = _private if private else (_recent if recent else _shared)
-    return cache(_name(fn), digest(args if key is None else key), lambda: fn(*args))
+    return cache(function_name(fn), digest(args if key is None else key), lambda: fn(*args))
 
 
 def run_heavy(
@@ -165,7 +147,7 @@ def run_heavy(
     ``labels[i]`` is shown while ``calls[i]`` runs; ``on_partial(found)`` draws the results
     so far and the running call's partial result (the training lab's live chart).
     """
-    name = _name(fn)
+    name = function_name(fn)
     keys = [digest(key) for key in (calls if keys is None else keys)]
     done = _computed()
     with _LOCK:

@@ -112,7 +112,7 @@ def test_entry_names_with_markup_reach_every_chart_as_text(app, upload):
 
 
 def test_an_upload_stays_in_its_own_session(app, upload, browser_session, calls):
-    reads = calls("ui.views.dumps_requests.report")
+    reads = calls("ui.requests.dumps.report")
     data = safetensors_bytes(files.hf_names(files.stream()))
     upload("hidden.safetensors", data, "mine")
     open_dumps_page(app)
@@ -138,7 +138,7 @@ def test_an_upload_stays_in_its_own_session(app, upload, browser_session, calls)
 
 
 def test_a_session_keeps_only_its_last_few_uploads(app, upload, calls):
-    reads = calls("ui.views.dumps_requests.report")
+    reads = calls("ui.requests.dumps.report")
     data = safetensors_bytes(files.hf_names(files.stream()))
     open_dumps_page(app)
     for index in range(6):

@@ -47,7 +47,7 @@ def test_link_values_past_the_dump_are_said_and_thresholds_apply(app, upload):
 
 
 def test_a_new_threshold_is_applied_without_reading_the_dump_again(app, upload, calls):
-    reads = calls("ui.views.dumps_requests.report")
+    reads = calls("ui.requests.dumps.report")
     upload("hidden.safetensors", safetensors_bytes(files.hf_names(files.stream(tokens=7))))
     open_dumps_page(app, section="massive")
     assert len(reads) == 1 and "6 massive activations" in page_text(app)  # 2500 > 100

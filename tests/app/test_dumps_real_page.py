@@ -146,7 +146,7 @@ def test_the_final_norms_missing_layer_is_a_dash_not_none():
 
 
 def test_the_examples_results_are_shared_by_every_session(browser_session, calls):
-    reads = calls("ui.views.dumps_requests.report")
+    reads = calls("ui.requests.dumps.report")
     first = _deep_link({})
     assert not first.exception and len(reads) == 1
     browser_session("second")
@@ -207,7 +207,7 @@ def test_the_live_model_reports_a_given_prompt_token_by_token_and_shares_it(
     prompt = "hello"  # the tiny model's context is 24 tokens; LIVE_PROMPTS are longer
     given = (prompt, *LIVE_PROMPTS[1:])  # a given prompt the tiny model can take
     monkeypatch.setattr("ui.widgets.dumps.LIVE_PROMPTS", given)
-    captures = calls("ui.views.dumps_requests.capture_live")
+    captures = calls("ui.requests.dumps.capture_live")
     at = _live({"du_prompt": prompt})
     assert not at.exception and not at.error, [e.value for e in at.error]
     text = _text(at)
@@ -268,8 +268,8 @@ def test_a_typed_prompt_stays_in_its_session_and_the_comparison_runs_on_request(
     tiny, browser_session, calls
 ):
     captures, fits = (
-        calls("ui.views.dumps_requests.capture_live"),
-        calls("ui.views.dumps_requests.fit_dyt"),
+        calls("ui.requests.dumps.capture_live"),
+        calls("ui.requests.dumps.fit_dyt"),
     )
     at = _live({"du_prompt": "hi there", "du_section": "norms"})  # its DyT fit: here
     assert not at.exception and not at.error, [e.value for e in at.error]
@@ -383,8 +383,8 @@ def test_a_prompt_of_emoji_is_taken_as_characters_and_a_longer_one_refused_with_
 def test_the_example_is_read_and_reported_once_per_process_not_once_per_visit(
     calls, browser_session
 ):
-    reports = calls("ui.views.dumps_requests.report")
-    opens = calls("ui.views.dumps_requests.open_dump")
+    reports = calls("ui.requests.dumps.report")
+    opens = calls("ui.requests.dumps.open_dump")
     for visitor in ("first", "second", "third"):
         browser_session(visitor)
         at = _deep_link({})

@@ -127,7 +127,7 @@ def test_a_precomputed_result_is_shown_at_once_with_its_date_and_model(tiny, tmp
     live = live_model.model_load()
     assert live.wait(120)
     precompute(live.live, tmp_path / "precomputed", ("en",), say=lambda line: None)
-    runs = calls("ui.views.experiments_requests.run_experiment")
+    runs = calls("ui.requests.experiments.run_experiment")
     at = _open({"ex_experiment": "swap"})
     # the precompute's specs are the defaults, on the default 512 tokens (cut to 24 here)
     _commit(at, "same")

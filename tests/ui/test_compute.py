@@ -15,7 +15,7 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from engine.errors import EngineError
-from ui import compute
+from ui import cache_keys, compute
 
 CALLS: list = []  # what the engine stand-ins below were called with, in order
 
@@ -111,7 +111,9 @@ def test_a_recorded_heavy_result_is_still_kept():
         compute.run_heavy(_instant, [(x,)], ["x"])
     done = compute._computed()
     recorded = [
-        x for x in range(compute.HEAVY_KEPT + 8) if any(m[1] == compute.digest((x,)) for m in done)
+        x
+        for x in range(compute.HEAVY_KEPT + 8)
+        if any(m[1] == cache_keys.digest((x,)) for m in done)
     ]
     CALLS.clear()
     for x in recorded:
@@ -326,7 +328,7 @@ def test_a_session_waiting_on_another_sessions_job_follows_its_progress(monkeypa
     it shows has changed."""
     shown = _recording_progress(monkeypatch)
     monkeypatch.setattr(compute, "FOLLOW_S", 0.02)
-    marker = (compute._name(slow_square), compute.digest((3,)))
+    marker = (cache_keys.function_name(slow_square), cache_keys.digest((3,)))
     compute._RUNNING[marker] = None  # the other session's job, waiting for a core
 
     def other_session_runs_then_ends():

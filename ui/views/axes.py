@@ -6,16 +6,13 @@ import contextlib
 
 import streamlit as st
 
-from engine.axes import train_eval as gap
 from engine.axes.batch_of_one import BatchOfOne
 from engine.axes.causal_leak import CausalLeak
 from engine.axes.padding import PaddingPollution
 from engine.axes.sharing import AxesStatistics, CellSelection
 from engine.axes.small_batch import SmallBatchNoise
 from engine.axes.train_eval import TrainEvalGap
-from engine.config import AxesSpec
 from engine.errors import EngineError
-from ui.compute import run_heavy
 from ui.errors import error_text
 from ui.figures import axes_batchnorm as charts
 from ui.figures.axes import cells_figure, drawn_grid
@@ -147,23 +144,6 @@ def padding(result: PaddingPollution) -> None:
 def small_batch(result: SmallBatchNoise) -> None:
     _show_pair(built(charts.small_batch_figure, result, current_language()), "ax_small")
     _lesson(text.small_batch_lesson(result, current_language()))
-
-
-def train_eval_gap(
-    spec: AxesSpec, shift: float, momentum: float, steps: int
-) -> TrainEvalGap | None:
-    """Experiment 3's result, or None while it waits for a click: steps x cells take up to
-    seconds, so a link opens it computed only when small (``ui.compute``'s rule)."""
-    found = run_heavy(
-        gap.train_eval_gap,
-        [(spec, shift, momentum, steps)],
-        [t("axes.experiment_running", number=3)],
-        button=t("axes.experiment_run", number=3),
-        widget_key="ax_train_eval_run",
-        work=gap.train_eval_work,
-        default=(AxesSpec(), 0.0, 0.0, gap.DEFAULT_STEPS),  # shift, momentum: no work
-    )
-    return None if found is None else found[0]
 
 
 def train_eval(result: TrainEvalGap) -> None:

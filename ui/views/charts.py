@@ -17,7 +17,7 @@ from typing import Any
 import plotly.graph_objects as go
 import streamlit as st
 
-from ui.compute import digest
+from ui.cache_keys import digest, function_name
 from ui.figures.export import (
     IMAGE_FORMATS,
     IMAGE_MIME,
@@ -46,8 +46,8 @@ def built(builder: Callable[..., Any], *args: Any, shared: bool = True, **kwargs
     (``for_screen`` changes a copy)."""
     if not shared:
         return builder(*args, **kwargs)
-    name = f"{builder.__module__}.{builder.__qualname__}"
-    return _figure(name, digest((args, kwargs)), lambda: builder(*args, **kwargs))
+    key = digest((args, kwargs))
+    return _figure(function_name(builder), key, lambda: builder(*args, **kwargs))
 
 
 def chart_config(key: str, **overrides: Any) -> dict[str, Any]:

@@ -1,19 +1,16 @@
 """Depth page sections (Streamlit): the simulated stack, the L-sweep, wiring, training lab;
-at the end, the page's heavy requests with their labels and click rules."""
+each drawn from the results of ``ui/requests/depth.py``."""
 
 from __future__ import annotations
-
-from dataclasses import replace
 
 import streamlit as st
 
 from engine.config import DepthSpec
-from engine.depth.limits import SWEEP_LAYERS, simulation_work, sweep_work
+from engine.depth.limits import SWEEP_LAYERS
 from engine.depth.placements import PLACEMENTS
-from engine.depth.simulator import DepthResult, simulate_depth
-from engine.depth.sweep import SweepResult, sweep_last_layer_grad
-from engine.training.loop import TrainResult, train
-from ui.compute import run_heavy
+from engine.depth.simulator import DepthResult
+from engine.depth.sweep import SweepResult
+from engine.training.loop import TrainResult
 from ui.figures.depth import (
     per_layer_figure,
     residual_figure,
@@ -152,48 +149,3 @@ def training_outcomes(runs: list[tuple[str, TrainResult]]) -> None:
                 seconds=format_number(result.seconds, 1),
             )
         )
-
-
-# --- the page's heavy requests: what runs, its labels, when it waits for a click -----------
-
-
-def simulations(specs: tuple[DepthSpec, ...]) -> list[DepthResult] | None:
-    """Each placement's stack, or None while the request waits for a click."""
-    return run_heavy(
-        simulate_depth,
-        [(spec,) for spec in specs],
-        [t("depth.simulating", name=placement_label(s.placement), layers=s.layers) for s in specs],
-        button=t("depth.simulate"),
-        widget_key="dp_simulate",
-        work=simulation_work,
-        default=(DepthSpec(),),
-    )
-
-
-def sweeps(specs: tuple[DepthSpec, ...], depths: tuple[int, ...]) -> list[SweepResult] | None:
-    """Each placement's L-sweep over ``depths`` (its own L: any L shares it), or None."""
-    names = [placement_label(spec.placement) for spec in specs]
-    return run_heavy(
-        sweep_last_layer_grad,
-        [(replace(spec, layers=1), depths) for spec in specs],
-        [t("depth.sweep_running", name=name, low=depths[0], high=depths[-1]) for name in names],
-        button=t("depth.sweep_run"),
-        widget_key="dp_sweep_run",
-        work=sweep_work,
-        default=(DepthSpec(), SWEEP_LAYERS),
-    )
-
-
-def trainings(runs: list[tuple[str, object]], slot) -> list[tuple[str, TrainResult]] | None:
-    """The training lab's runs, always on a click, their losses drawn live into ``slot``."""
-    names = [name for name, _ in runs]
-    found = run_heavy(
-        train,
-        [(spec,) for _, spec in runs],
-        [t("depth.training_run", name=name, steps=spec.steps) for name, spec in runs],
-        button=t("depth.train"),
-        widget_key="dp_train",
-        always_ask=True,
-        on_partial=lambda done: training_chart([*zip(names, done)], slot, live=True),
-    )
-    return None if found is None else [*zip(names, found)]

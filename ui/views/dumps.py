@@ -3,7 +3,7 @@ stream, massive activations, LayerNorm vs RMSNorm, channels, DyT, downloads.
 
 The tables shown are the engine's own (``engine.dumps.report_tables``) with translated
 headers, so the page, the downloads and ``python -m engine.dumps report`` show the same
-numbers; the report is computed in ``ui/views/dumps_requests.py``.
+numbers; the report is computed in ``ui/requests/dumps.py``.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from ui.text import dumps as text
 from ui.text import dumps_story as story_text
 from ui.text.dumps import token_text
 from ui.views.charts import built, show_chart
+from ui.views.dumps_real import live_summary
 
 TABLE_ROWS = 12  # rows visible before a table scrolls
 # Headers too long for a table of many columns at 1280 px: a short one, the full as tooltip
@@ -98,6 +99,18 @@ def nonfinite(rep: DumpReport, tables: dict[str, pd.DataFrame]) -> None:
     per_layer = tables["layers"][["layer", "entry", "nan", "posinf", "neginf"]]
     per_layer = per_layer[(per_layer[["nan", "posinf", "neginf"]] > 0).any(axis=1)]
     _table(per_layer, "dumps_nonfinite")
+
+
+def read_summary(rep: DumpReport, tables: dict[str, pd.DataFrame], facts, capture) -> None:
+    """What was read (in ``facts``, with the live capture's tokens), then the non-finite
+    values."""
+    with facts:
+        inferred(rep)
+        if (note := text.tokens_note(rep, current_language())) is not None:
+            st.caption(note)
+        if capture is not None:
+            live_summary(capture)
+    nonfinite(rep, tables)
 
 
 def residual_intro() -> None:

@@ -19,6 +19,7 @@ import streamlit as st
 
 from engine.dumps.live_precision import PrecisionComparison
 from engine.dumps.norm_step import NormStep
+from engine.dumps.report import DumpReport
 from engine.dumps.story import StreamStory
 from engine.norms.kinds import ROW_KINDS
 from ui.errors import error_text
@@ -26,7 +27,7 @@ from ui.figures import dumps_real as figures
 from ui.formatting import format_number, literal
 from ui.i18n import current_language, t
 from ui.text import dumps_story as text
-from ui.text.dumps import token_text
+from ui.text.dumps import dump_norm, storage_dtype, token_text
 from ui.url.codec import MAX_URL_CHARS, query_string
 from ui.url.pages import VECTOR_LAB
 from ui.views.charts import show_chart
@@ -77,21 +78,17 @@ def _lab_link(query: list[tuple[str, str]] | None, label: str, help_text: str) -
 
 
 def story(
-    found: StreamStory,
-    tokens: Sequence[str] | None,
-    row: np.ndarray | None,
-    kind: str,
-    eps: float | None,
+    found: StreamStory, tokens: Sequence[str] | None, row: np.ndarray | None, rep: DumpReport
 ) -> None:
-    """What the stream shows, and the largest entry's token opened in the Vector Lab in
-    float16 (where its square overflows)."""
+    """What the stream shows, and the largest entry's token (``row``) opened in the Vector
+    Lab in float16 (where its square overflows), with the dump's norm."""
     st.subheader(t("dumps.story_title"))
     for sentence in text.story_sentences(found, tokens, current_language()):
         st.markdown(f"- {sentence}")
     if row is None or found.largest_at is None:
         return
     layer, batch, token, _ = found.largest_at
-    query = vector_lab_query(row, kind, eps, "float16", "float16")
+    query = vector_lab_query(row, *dump_norm(rep), "float16", "float16")
     _lab_link(
         query,
         t("dumps.story_link", d=row.shape[0], batch=batch, token=token, layer=layer),
@@ -145,12 +142,11 @@ def live_summary(capture) -> None:
     )
 
 
-def norm_io(
-    step: NormStep, tokens: Sequence[str] | None, storage: str | None, layer_name: str
-) -> None:
+def norm_io(step: NormStep, tokens: Sequence[str] | None, rep: DumpReport, layer_name: str) -> None:
     """One token through one captured norm: the numbers, the chart, the Vector Lab link."""
     io = step.io
     lang = current_language()
+    storage = storage_dtype(rep)
     st.markdown(text.norm_step_sentence(step, tokens, storage, lang))
     token = token_text(tokens[io.token]) if tokens is not None else str(io.token)
     show_chart(figures.norm_io_figure(step, layer_name, token, lang), "dumps_io")

@@ -1,5 +1,5 @@
 """Experiments page sections (Streamlit): the verdict on the learner's prediction, the
-measured effect and each experiment's own view (the run: ``experiments_requests.py``)."""
+measured effect and each experiment's own view (the run: ``ui/requests/experiments.py``)."""
 
 from __future__ import annotations
 
@@ -7,11 +7,29 @@ import pandas as pd
 import streamlit as st
 
 from ui.figures import experiments as figures
-from ui.formatting import literal
+from ui.formatting import format_number, literal
 from ui.i18n import current_language, t
 from ui.text import experiments as text
 from ui.views.charts import show_chart
 from ui.views.dumps_real import VECTOR_LAB_PAGE, vector_lab_query
+
+
+def precomputed(stored) -> None:
+    """Where a precomputed run comes from: the day it was made, and its model."""
+    date = stored.created.split("T")[0]
+    st.caption(t("experiments.precomputed", date=date, model=literal(stored.model)))
+
+
+def ran(done) -> None:
+    """What a run just computed took: its tokens and its time."""
+    st.caption(
+        t(
+            "experiments.ran",
+            tokens=done.tokens,
+            text_tokens=done.text_tokens,
+            seconds=format_number(done.seconds, 1),
+        )
+    )
 
 
 def verdict(experiment: str, committed: str, found) -> None:

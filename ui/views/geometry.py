@@ -1,17 +1,15 @@
 """Geometry page sections (Streamlit): the scene, one vector, eps, gamma/beta, DyT, high
-dimension, real activations (the wide cloud's heavy requests at the end)."""
+dimension, real activations (the wide cloud's requests: ``ui/requests/geometry.py``)."""
 
 from __future__ import annotations
 
 import pandas as pd
 import streamlit as st
 
-from engine.config import GEOMETRY_SCENE_MAX_D, GeometrySpec
-from engine.geometry import views as projections
-from engine.geometry.cloud import cloud_work
+from engine.config import GEOMETRY_SCENE_MAX_D
 from engine.geometry.dyt_sweep import DytSweep
 from engine.geometry.eps_curve import EpsCurve
-from engine.geometry.high_dimension import HighDimensionReport, high_dimension_report
+from engine.geometry.high_dimension import HighDimensionReport
 from engine.geometry.meshes import SceneMeshes
 from engine.geometry.path import VectorPath
 from engine.geometry.real_activations import RealActivations
@@ -19,7 +17,6 @@ from engine.geometry.scene import Scene
 from engine.geometry.two_dimensions import TwoDimensionalLayerNorm
 from engine.geometry.views import PlaneView
 from engine.norms.kinds import PER_TOKEN_KINDS, ROW_KINDS
-from ui.compute import run_heavy
 from ui.figures import geometry_charts as charts
 from ui.figures.geometry import path_figure, scene_figure
 from ui.formatting import format_number
@@ -28,7 +25,6 @@ from ui.labels import INPUT_AXES, NORM_NAMES
 from ui.plotly_frame import plotly_frame
 from ui.text import geometry as text
 from ui.text import geometry_high as text_high
-from ui.url.pages import GEOMETRY
 from ui.views.charts import built, show_chart
 
 AFFINE_LATEX = (  # one side per line: the column beside the chart is narrow
@@ -186,49 +182,3 @@ def real_activations(real: RealActivations, index: int) -> None:
     scales = (pair.sqrt_d, float(pair.d), 1.0)
     figure = built(charts.histograms_figure, series, titles, scales, pair.sqrt_d)
     show_chart(figure, "ge_chart_real_outputs")
-
-
-# --- the page's heavy requests: the wide cloud's report and its view --------------------------
-
-WIDE_DEFAULT = GeometrySpec(d=GEOMETRY["ge_wide_d"].default)  # the high section's default
-
-
-def wide_report(spec: GeometrySpec) -> HighDimensionReport | None:
-    """The histograms of ``spec``'s wide cloud, or None while they wait for a click."""
-    found = run_heavy(
-        high_dimension_report,
-        [(spec,)],
-        [t("geometry.high.running", d=f"{spec.d:,}")],
-        button=t("geometry.high.run"),
-        widget_key="ge_high_run",
-        work=cloud_work,
-        default=(WIDE_DEFAULT,),
-    )
-    return None if found is None else found[0]
-
-
-def wide_view(spec: GeometrySpec, method: str, axes: tuple[int, int]) -> PlaneView | None:
-    """``spec``'s wide cloud projected onto two directions, or None while it waits."""
-    found = run_heavy(
-        projections.plane_view,
-        [(spec, method, axes)],
-        [t("geometry.view_running", d=f"{spec.d:,}")],
-        button=t("geometry.view_run"),
-        widget_key="ge_view_run",
-        work=cloud_work,
-        default=(WIDE_DEFAULT, method, axes),
-    )
-    return None if found is None else found[0]
-
-
-def high_dimension_section(spec: GeometrySpec, choose_view) -> None:
-    """The wide cloud: its histograms, then (``choose_view()``: the method and axes the
-    reader picks) its projection onto a plane; each waits for a click when large."""
-    report = wide_report(spec)
-    if report is not None:
-        high_dimension(report, spec.count)
-    st.subheader(t("geometry.view_heading"))
-    shown = choose_view()
-    plane = wide_view(spec, shown.method, shown.axes)
-    if plane is not None:
-        plane_view(plane)

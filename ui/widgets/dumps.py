@@ -46,7 +46,7 @@ from ui.widgets import bound
 
 @dataclass(frozen=True)
 class ChosenDump:
-    """The dump the page reads, and how its results are kept (``ui/views/dumps_requests.py``)."""
+    """The dump the page reads, and how its results are kept (``ui/requests/dumps.py``)."""
 
     kind: str  # "upload" | "example" | "live" | "folder" (ui/url/ DUMP_SOURCES)
     id: str  # names its widgets' state: an upload's id, "example", "live", a folder file's id

@@ -1,6 +1,7 @@
 """The Activation dumps page's requests: what it reads and computes for the dump it shows,
 through ``ui.compute`` (keyed by the dump's source, never by its bytes, and kept in the browser
-session for an upload or a typed prompt), each drawn by the sections of ``ui/views/dumps.py``.
+session for an upload or a typed prompt), each drawn by ``ui/views/dumps.py`` and
+``ui/views/dumps_real.py``.
 ``source`` is the ``ChosenDump`` read (ui/widgets/dumps.py).
 """
 
@@ -9,33 +10,30 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import partial
 
-import streamlit as st
+import numpy as np
 
 from engine.config import DumpSpec, LiveSpec
 from engine.dumps.dump import Dump, open_dump, read_tokens
 from engine.dumps.example import EXAMPLE_DUMP
 from engine.dumps.live import LiveCapture, capture_live, capture_work, read_norm_io
-from engine.dumps.live_precision import compare_precisions
-from engine.dumps.norm_step import norm_step
-from engine.dumps.norm_views import compare_norms, fit_dyt
+from engine.dumps.live_precision import PrecisionComparison, compare_precisions
+from engine.dumps.norm_step import NormStep, norm_step
+from engine.dumps.norm_views import DyTFit, compare_norms, fit_dyt
 from engine.dumps.report import DumpReport, report, report_work
 from engine.dumps.story import StreamStory, stream_story
 from engine.dumps.tables import json_text, report_summary, report_tables
 from ui.compute import compute, run_heavy
 from ui.errors import showing_refusals
 from ui.formatting import literal
-from ui.i18n import current_language, t
+from ui.i18n import t
 from ui.text import dumps as text
 from ui.url.pages import DUMPS
-from ui.views import dumps_real as real
-from ui.views.dumps import dyt, inferred, nonfinite, token_detail
 
 
 def captured(live, prompt) -> LiveCapture | None:
     """The live model's capture of ``prompt`` (a ``LivePrompt``), or None: no model, a refused
-    prompt, or a long prompt from a link waiting for a click."""
-    for message in prompt.errors:
-        st.error(message, icon=":material/error:")
+    prompt (its errors are the page's to show), or a long prompt from a link waiting for a
+    click."""
     if live is None or prompt.spec is None:
         return None
     with showing_refusals():  # e.g. a prompt over the model's token cap
@@ -102,18 +100,10 @@ def _weighed(source, dump: Dump) -> dict:
     }
 
 
-def read_summary(source, rep: DumpReport, facts, capture) -> tuple[dict, tuple | None]:
-    """What was read (in ``facts``, with the live capture's tokens), the non-finite values
-    and the residual stream's introduction; the report's tables and each token's text."""
-    tables = compute(report_tables, rep, key=(source.key, rep.spec), private=not source.share)
-    with facts:
-        inferred(rep)
-        if (note := text.tokens_note(rep, current_language())) is not None:
-            st.caption(note)
-        if capture is not None:
-            real.live_summary(capture)
-    nonfinite(rep, tables)
-    return tables, text.dump_tokens(rep)
+def tables_and_tokens(source, rep: DumpReport) -> tuple[dict, tuple | None]:
+    """The report's tables, and each token's text ([B][T], or None: the dump carries none)."""
+    found = compute(report_tables, rep, key=(source.key, rep.spec), private=not source.share)
+    return found, text.dump_tokens(rep)
 
 
 def story(source, rep: DumpReport, batch: int) -> StreamStory:
@@ -122,48 +112,46 @@ def story(source, rep: DumpReport, batch: int) -> StreamStory:
     return compute(stream_story, rep, batch, key=key, private=not source.share)
 
 
-def story_section(source, dump: Dump, rep: DumpReport, batch: int, names) -> None:
-    """What the stream shows, with the largest entry's token opened in the Vector Lab."""
-    private = not source.share
-    found = story(source, rep, batch)
-    row = None
-    if found.largest_at is not None:
-        layer, at_batch, token, _ = found.largest_at
-        index = at_batch * dump.layout.tokens + token
-        key = (source.key, dump.spec, layer, index)
-        row = compute(read_tokens, dump, [layer], [index], key=key, private=private)[0, 0]
-    real.story(found, names, None if row is None else row.numpy(), *text.dump_norm(rep))
+def largest_row(source, dump: Dump, found: StreamStory) -> np.ndarray | None:
+    """The d stored numbers of the token holding the stream's largest entry (one row read),
+    or None where the stream has none."""
+    if found.largest_at is None:
+        return None
+    layer, at_batch, token, _ = found.largest_at
+    index = at_batch * dump.layout.tokens + token
+    key = (source.key, dump.spec, layer, index)
+    row = compute(read_tokens, dump, [layer], [index], key=key, private=not source.share)
+    return row[0, 0].numpy()
 
 
-def token_section(source, dump: Dump, rep: DumpReport, layer: int, batch: int, token: int):
+def token_norms(source, dump: Dump, rep: DumpReport, layer: int, batch: int, token: int):
     """LayerNorm and RMSNorm of one token of the dump (one row read)."""
     row = batch * rep.layout.tokens + token
     key = (source.key, dump.spec, layer, row)
     args = (dump, layer, [row], dump.spec.norm_eps)
-    norms = compute(compare_norms, *args, key=key, private=not source.share)
-    token_detail(norms, rep, source.share)
+    return compute(compare_norms, *args, key=key, private=not source.share)
 
 
-def norm_section(source, rep: DumpReport, tables, pair, batch: int, token: int, names) -> None:
-    """One token through the chosen norm, and the norm's DyT curve (fitted here when the
-    report was made without fits: the live model's)."""
+def token_step(source, rep: DumpReport, pair, batch: int, token: int) -> NormStep:
+    """One token through the chosen norm: its captured input and output, worked through."""
     private, key = not source.share, (source.key, rep.spec, pair.label, batch, token)
     io = compute(read_norm_io, rep, pair.label, batch, token, key=key, private=private)
-    step = compute(norm_step, io, key=key, private=private)
-    real.norm_io(step, names, text.storage_dtype(rep), pair.label)
+    return compute(norm_step, io, key=key, private=private)
+
+
+def dyt_fit(source, rep: DumpReport, pair) -> DyTFit:
+    """The norm's DyT curve: the report's, or fitted here when the report was made without
+    fits (the live model's)."""
     fits = {fit.label: fit for fit in rep.dyt}
     fit = fits.get(pair.label)
     if fit is None:
-        fit = compute(fit_dyt, pair, key=(source.key, pair.label), private=private)
-    dyt(fit, tables, source.share)
+        fit = compute(fit_dyt, pair, key=(source.key, pair.label), private=not source.share)
+    return fit
 
 
-def precision_section(live, capture: LiveCapture | None, shared: bool) -> None:
-    """The live model's prompt in float32, bfloat16 and float16, on a click (nothing for a
-    file: ``live`` is None)."""
-    if live is None:
-        return
-    real.precision_intro()
+def precisions(live, capture: LiveCapture, shared: bool) -> PrecisionComparison | None:
+    """The live model's prompt in float32, bfloat16 and float16, on a click (None until
+    then)."""
     prompt = capture.spec.prompt
     found = run_heavy(
         compare_precisions,
@@ -175,8 +163,7 @@ def precision_section(live, capture: LiveCapture | None, shared: bool) -> None:
         widget_key="dumps_precision",
         always_ask=True,
     )
-    if found:
-        real.precision(found[0])
+    return found[0] if found else None
 
 
 def json_writer(source, rep: DumpReport, tables: dict) -> Callable[[], str]:
