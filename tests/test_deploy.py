@@ -4,8 +4,13 @@ variables that file reads."""
 
 from __future__ import annotations
 
+import http.server
 import re
+import socket
 import subprocess
+import threading
+import time
+import urllib.request
 
 import pytest
 import yaml
@@ -52,4 +57,53 @@ def test_the_apps_believe_the_balancers_forwarded_address_and_only_its():
     for name, service in compose["services"].items():
         if name.startswith("app"):
             assert service["environment"]["NORMSCOPE_TRUSTED_PROXIES"] == balancer
-    assert "option forwardfor" in CONFIG.read_text()
+
+
+def test_the_balancer_tells_the_app_the_browsers_address(tmp_path):
+    """A request through HAProxy with the class config reaches the process with the client's
+    address in X-Forwarded-For (what NORMSCOPE_TRUSTED_PROXIES lets the app believe)."""
+    binary = haproxy_binary()
+    if binary is None:
+        pytest.skip("Debian's haproxy is not installed (scripts/test.sh installs it as root)")
+    seen: list = []
+
+    class App(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):  # the health check and the page alike: "ok"
+            seen.append((self.path, self.headers.get("X-Forwarded-For")))
+            self.send_response(200)
+            self.end_headers()
+            self.wfile.write(b"ok")
+
+        def log_message(self, *args):
+            pass
+
+    app = http.server.ThreadingHTTPServer(("127.0.0.1", 0), App)
+    threading.Thread(target=app.serve_forever, daemon=True).start()
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        bind = probe.getsockname()[1]
+    environment = {
+        "NORMSCOPE_BIND": f"127.0.0.1:{bind}",
+        "NORMSCOPE_APP1": f"127.0.0.1:{app.server_address[1]}",
+    }
+    balancer = subprocess.Popen(
+        [binary, "-db", "-f", str(CONFIG)],
+        env=environment,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{bind}/page", timeout=2) as answer:
+                    assert answer.read() == b"ok"
+                break
+            except OSError:
+                assert time.monotonic() < deadline and balancer.poll() is None
+                time.sleep(0.1)
+    finally:
+        balancer.terminate()
+        balancer.wait(10)
+        app.shutdown()
+    assert ("/page", "127.0.0.1") in seen
