@@ -1,6 +1,7 @@
 """The class topology's two descriptions agree: ``compose.yaml`` runs HAProxy with the
 ``deploy/haproxy.cfg`` that ``scripts/serve_class.py`` (and the class test) use, and sets the
-variables that file reads."""
+variables that file reads; HAProxy, started with that file, tells the app the browser's
+address."""
 
 from __future__ import annotations
 
