@@ -227,9 +227,7 @@ def _engine_calls(path: Path) -> set[str]:
 
 # Engine calls a widget or a view still makes itself, each named: the list may only shrink
 # (a call moved behind ui.compute, or into the spec or result, leaves it).
-CALLS_LEFT = {
-    "ui.widgets.vector_lab": {"engine.norms.precision_presets.preset"},
-}
+CALLS_LEFT: dict[str, set[str]] = {}
 
 
 @pytest.mark.parametrize(
