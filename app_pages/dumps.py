@@ -15,7 +15,7 @@ st.title(t("dumps.title"))
 st.caption(t("dumps.intro"))
 capture = live = rep = None
 with presenting.controls("du"):
-    folder_dumps = widgets.folder_dumps()  # the operator's (NORMSCOPE_DUMP_DIRS); none: hidden
+    folder_dumps = requests.folder_dumps()  # the operator's (NORMSCOPE_DUMP_DIRS); none: hidden
     kind = widgets.source_choice(bool(folder_dumps))
     if kind == "example":
         source = widgets.example_dump()
@@ -23,7 +23,8 @@ with presenting.controls("du"):
     elif kind == "upload":
         source = widgets.uploaded_source()
     elif kind == "folder":
-        source = widgets.folder_source(folder_dumps)
+        refused = requests.file_refusal(widgets.linked_file(), folder_dumps)
+        source = widgets.folder_source(folder_dumps, refused)
     else:
         live = real.live_status(live_model.model_load(), live_model.forget)
         prompt = widgets.live_prompt()

@@ -27,7 +27,8 @@ def run(chosen):
 st.title(t("experiments.title"))
 st.caption(t("experiments.intro"))
 with presenting.controls("ex"):
-    chosen = widgets.inputs(requests.local_models())
+    models = requests.local_models()  # the operator's; a linked id they lack is refused
+    chosen = widgets.inputs(models, requests.model_refusal(widgets.linked_model(), models))
 for message in chosen.errors:
     st.error(message, icon=":material/error:")
 if chosen.spec is not None and chosen.text is not None:

@@ -8,6 +8,7 @@ from ui import presenting
 from ui.compute import compute
 from ui.errors import show_errors, showing_refusals
 from ui.i18n import t
+from ui.requests import models as requests
 from ui.sections import section
 from ui.views import models as view
 from ui.widgets.models import calculator_inputs, family_choice
@@ -27,16 +28,17 @@ def detail() -> None:
 def calculator() -> None:
     with presenting.controls("md"):
         inputs = calculator_inputs(compute(catalog))
-    show_errors(inputs.errors)
-    if inputs.shape is None and not inputs.errors:
+    read = requests.read_config(inputs, compute(catalog))
+    show_errors(read.errors)
+    if read.shape is None and not read.errors:
         st.info(t("models.paste_prompt"), icon=":material/content_paste:")
-    if inputs.shape is not None:
-        view.read_as(inputs.shape, inputs.read_as, inputs.shared_with)
+    if read.shape is not None:
+        view.read_as(read.shape, read.read_as, read.shared_with)
         with showing_refusals():  # a fact the catalog lacks, a kind without a cost model
             # private: the shape may come from a config.json someone pasted, which is theirs
-            view.budget(compute(norm_budget, inputs.shape, private=True), compute(catalog))
-            result = compute(norm_cost, inputs.shape, inputs.dtype, inputs.tokens, private=True)
-            view.cost(result, inputs.dtype, inputs.shape.dtype)
+            view.budget(compute(norm_budget, read.shape, private=True), compute(catalog))
+            result = compute(norm_cost, read.shape, inputs.dtype, inputs.tokens, private=True)
+            view.cost(result, inputs.dtype, read.shape.dtype)
 
 
 st.title(t("models.title"))

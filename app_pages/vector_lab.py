@@ -9,9 +9,10 @@ from ui import presenting
 from ui.compute import compute
 from ui.errors import show_errors
 from ui.i18n import t
+from ui.requests import vector_lab as requests
 from ui.sections import section
 from ui.views import vector_lab as view
-from ui.widgets.vector_lab import vector_lab_inputs
+from ui.widgets import vector_lab as widgets
 
 st.title(t("vector_lab.title"))
 st.caption(t("vector_lab.intro"))
@@ -23,7 +24,9 @@ def lab() -> None:
     layout = st.container(key="vl_layout")  # stacks on narrow screens (ui/styles/base.css)
     inputs_column, results_column = layout.columns([1, 2], gap="large")
     with inputs_column, presenting.controls("vl"):
-        inputs = vector_lab_inputs(default_eps)
+        choice = widgets.vector_choice(requests.presets())  # typed rows, or what names them
+        vectors = requests.vectors(choice)  # a preset's or a random draw, stored in its dtype
+        inputs = widgets.norm_inputs(choice, vectors, default_eps)
 
     with results_column:
         show_errors(inputs.errors)

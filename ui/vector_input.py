@@ -21,6 +21,7 @@ from engine.config import MAX_ROWS, MAX_VECTOR_WIDTH
 from ui.formatting import FLOAT64_TINY, as_ascii, lost_to_zero, number_text
 from ui.i18n import t
 
+Rows = tuple[tuple[float, ...], ...]  # vectors, one a row: [T, d]
 MAX_VECTOR_CELLS = 65536
 MAX_TEXT_CHARS = 400_000
 
@@ -59,7 +60,7 @@ def _parse_number(token: str, where: dict, prefix: str = "") -> float:
     return value
 
 
-def parse_vectors(text: str, dtype: str = "float32") -> tuple[tuple[float, ...], ...]:
+def parse_vectors(text: str, dtype: str = "float32") -> Rows:
     """Parse ``text`` into rows of equal length, each value finite in ``dtype``."""
     if len(text) > MAX_TEXT_CHARS:
         raise VectorInputError("too_long", {"chars": len(text), "limit": MAX_TEXT_CHARS})

@@ -69,3 +69,8 @@ def preset(name: str) -> PrecisionPreset:
         "precision.unknown_preset",
         {"name": name, "allowed": ", ".join(PRESET_NAMES)},
     )
+
+
+def preset_rows(name: str) -> tuple[tuple[float, ...], ...]:
+    """The rows of the preset called ``name`` (what a page shows for it)."""
+    return preset(name).rows()

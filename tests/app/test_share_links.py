@@ -221,13 +221,15 @@ HOST = "https://normscope.example.org/"  # a plausible address in front of the q
 
 
 def test_every_example_link_is_short_enough_to_share():
+    from engine.norms.precision_presets import PRESETS
     from ui.url.codec import query_string
     from ui.url.pages import VECTOR_LAB
-    from ui.widgets.vector_lab import PRESET_STATES, preset_state
+    from ui.widgets.vector_lab import example_states, preset_state
 
-    for name in PRESET_STATES:
+    presets = {p.name: p.rows() for p in PRESETS}
+    for name in example_states(presets):
         for lang, present in (("en", "off"), ("zh", "results")):
-            query = query_string(VECTOR_LAB, preset_state(name), lang, present)
+            query = query_string(VECTOR_LAB, preset_state(name, presets), lang, present)
             assert len(f"{HOST}?{query}") <= SHORT_LINK, (name, len(query))
 
 

@@ -8,6 +8,7 @@ from urllib.parse import parse_qs
 
 import pytest
 
+from engine.norms.precision_presets import preset
 from tests.plain_text import plain
 from ui.i18n import LANGUAGES, catalog, translate
 from ui.lessons.catalog import (
@@ -221,7 +222,8 @@ def test_a_lesson_that_promises_a_part_of_a_page_lands_there():
 @pytest.mark.parametrize("lang", LANGUAGES)
 def test_the_precision_lesson_names_the_example_as_the_vector_lab_menu_does(lang):
     """Its next step asks for an example by name: the same words as the "Example row" menu."""
-    params = preset_label_params("massive_activation")
+    rows = {"massive_activation": preset("massive_activation").rows()}
+    params = preset_label_params("massive_activation", rows)
     menu = plain(translate("vector_lab.preset_short.massive_activation", lang, **params))
     name = re.split(r"[,，]\s*d = ", menu)[0]  # the menu adds the width
     item = next(lesson for lesson in LESSONS if lesson.id == "precision")

@@ -1,4 +1,5 @@
-"""The Activation dumps page's requests: what it reads and computes for the dump it shows,
+"""The Activation dumps page's requests: the operator's dump files (and the refusal of a
+linked one they do not hold), and what the page reads and computes for the dump it shows,
 through ``ui.compute`` (keyed by the dump's source, never by its bytes, and kept in the browser
 session for an upload or a typed prompt), each drawn by ``ui/views/dumps.py`` and
 ``ui/views/dumps_real.py``.
@@ -7,6 +8,7 @@ session for an upload or a typed prompt), each drawn by ``ui/views/dumps.py`` an
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from functools import partial
 
@@ -17,17 +19,35 @@ from engine.dumps.dump import Dump, open_dump, read_tokens
 from engine.dumps.example import EXAMPLE_DUMP
 from engine.dumps.live import LiveCapture, capture_live, capture_work, read_norm_io
 from engine.dumps.live_precision import PrecisionComparison, compare_precisions
+from engine.dumps.local_files import DUMP_DIRS_VARIABLE, LocalDump, find_dump, list_dumps
 from engine.dumps.norm_step import NormStep, norm_step
 from engine.dumps.norm_views import DyTFit, compare_norms, fit_dyt
 from engine.dumps.report import DumpReport, report, report_work
 from engine.dumps.story import StreamStory, stream_story
 from engine.dumps.tables import json_text, report_summary, report_tables
+from engine.errors import EngineError
 from ui.compute import compute, run_heavy
 from ui.errors import showing_refusals
 from ui.formatting import literal
 from ui.i18n import t
+from ui.requests.linked import unlisted
 from ui.text import dumps as text
 from ui.url.pages import DUMPS
+
+
+def folder_dumps() -> tuple[LocalDump, ...]:
+    """The dump files in the operator's folders: listed again every ``ui.compute.RECENT_S``
+    seconds at most, so a file written there shows soon, without every rerun walking the
+    folders."""
+    setting = os.environ.get(DUMP_DIRS_VARIABLE, "")
+    if not setting.strip():
+        return ()
+    return compute(list_dumps, key=setting, recent=True)
+
+
+def file_refusal(wanted: str, dumps: tuple[LocalDump, ...]) -> EngineError | None:
+    """Why the linked folder file ``wanted`` is refused (None: none linked, or a listed one)."""
+    return unlisted(find_dump, wanted, dumps)
 
 
 def captured(live, prompt) -> LiveCapture | None:

@@ -1,21 +1,29 @@
-"""The Experiments page's requests: the operator's models, and the run of the chosen
-experiment, precomputed, or computed by any session or on a click (through ``ui.compute``)."""
+"""The Experiments page's requests: the operator's models (and the refusal of a linked one
+they do not hold), and the run of the chosen experiment, precomputed, or computed by any
+session or on a click (through ``ui.compute``)."""
 
 from __future__ import annotations
 
 import os
 
-from engine.dumps.local_files import MODEL_DIRS_VARIABLE, list_models
+from engine.dumps.local_files import MODEL_DIRS_VARIABLE, LocalModel, find_model, list_models
+from engine.errors import EngineError
 from engine.experiments.experiment import run_experiment
 from engine.experiments.stored import default_index, stored_run
 from ui.compute import compute, run_heavy
 from ui.errors import showing_refusals
 from ui.i18n import t
+from ui.requests.linked import unlisted
 
 
 def local_models():
     """The models in the operator's folders (listed once per process and setting)."""
     return compute(list_models, key=os.environ.get(MODEL_DIRS_VARIABLE, ""))
+
+
+def model_refusal(wanted: str, models: tuple[LocalModel, ...]) -> EngineError | None:
+    """Why the linked model id ``wanted`` is refused (None: none linked, or a listed one)."""
+    return unlisted(find_model, wanted, models)
 
 
 def precomputed(chosen):

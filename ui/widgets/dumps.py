@@ -29,11 +29,10 @@ from engine.dumps.example import EXAMPLE_DUMP
 from engine.dumps.layout import Layout
 from engine.dumps.limits import ACCEPTED_SUFFIXES, UPLOAD_LIMIT_MB
 from engine.dumps.live import LIVE_MAX_TOKENS
-from engine.dumps.local_files import DUMP_DIRS_VARIABLE, LocalDump, find_dump, list_dumps
+from engine.dumps.local_files import LocalDump
 from engine.dumps.report import DumpReport
 from engine.dumps.sources import Upload
 from engine.errors import EngineError
-from ui.compute import compute
 from ui.echoes import echoed
 from ui.errors import error_text
 from ui.i18n import t
@@ -95,16 +94,6 @@ def example_dump() -> ChosenDump:
     return ChosenDump("example", "example", ("example", name), name, str(EXAMPLE_DUMP), True)
 
 
-def folder_dumps() -> tuple[LocalDump, ...]:
-    """The dump files in the operator's folders: listed again every ``ui.compute.RECENT_S``
-    seconds at most, so a file written there shows soon, without every rerun walking the
-    folders."""
-    setting = os.environ.get(DUMP_DIRS_VARIABLE, "")
-    if not setting.strip():
-        return ()
-    return compute(list_dumps, key=setting, recent=True)
-
-
 def source_choice(folder: bool) -> str:
     """Where the activations come from: "example" (the default), "upload", "live", or, where
     the server lists dump files (``folder``), "folder"; a link's "folder" on a server that
@@ -117,19 +106,21 @@ def source_choice(folder: bool) -> str:
     return bound.segmented(param, t("dumps.source"), options=choices)
 
 
-def folder_source(dumps: tuple[LocalDump, ...]) -> ChosenDump:
+def linked_file() -> str:
+    """The folder file the link names by its listing id ("": none)."""
+    return st.session_state.get(P["du_file"].key, "")
+
+
+def folder_source(dumps: tuple[LocalDump, ...], refused: EngineError | None) -> ChosenDump:
     """A file of the operator's folders (``du_file``: its listing id; "" or a stale link's
-    id: the first one, and a stale id says so)."""
+    id: the first one, and a stale id says so: ``refused``, the engine's refusal of
+    ``linked_file()``, ``ui/requests/dumps.py``)."""
     key = P["du_file"].key
     ids = [dump.id for dump in dumps]
-    wanted = st.session_state.get(key, "")
-    if wanted not in ids:
-        if wanted:
-            try:
-                compute(find_dump, wanted, dumps)  # raises: the refusal names what is listed
-            except EngineError as error:
-                message = t("dumps.file_refused", param="`du_file`", why=error_text(error))
-                st.warning(message, icon=":material/link_off:")
+    if refused is not None:
+        message = t("dumps.file_refused", param="`du_file`", why=error_text(refused))
+        st.warning(message, icon=":material/link_off:")
+    if linked_file() not in ids:
         st.session_state[key] = ids[0]
     sizes = {dump.id: size_text(dump.size) for dump in dumps}
     one_folder = all(i.startswith("0/") for i in ids)  # its number says nothing: not shown

@@ -25,7 +25,7 @@ from engine.config import (
     SwapSpec,
     TextSpec,
 )
-from engine.dumps.local_files import LocalModel, find_model
+from engine.dumps.local_files import LocalModel
 from engine.errors import EngineError
 from engine.experiments.experiment import OPTIONS, SAME
 from ui.errors import error_text
@@ -163,16 +163,18 @@ def settings(experiment: str, target=st) -> tuple[Any, tuple[str, ...]]:
     return bound.spec_from(HalfSpec, upcast=upcast)
 
 
-def model_choice(models: tuple[LocalModel, ...]) -> LocalModel | None:
+def linked_model() -> str:
+    """The model id the link names ("": the built-in model)."""
+    return st.session_state.get("ex_model", "")
+
+
+def model_choice(models: tuple[LocalModel, ...], refused: EngineError | None) -> LocalModel | None:
     """The operator's model chosen (None: the built-in one); drawn only where the server
-    lists some.  A linked id the server does not list is refused by name."""
-    wanted = st.session_state.get("ex_model", "")
-    if wanted and wanted not in {m.id for m in models}:
-        try:
-            find_model(wanted, models)
-        except EngineError as error:
-            message = t("experiments.model_refused", param="`ex_model`", why=error_text(error))
-            st.warning(message, icon=":material/link_off:")
+    lists some.  A linked id the server does not list (``refused``: the engine's refusal of
+    ``linked_model()``, ``ui/requests/experiments.py``) is refused by name."""
+    if refused is not None:
+        message = t("experiments.model_refused", param="`ex_model`", why=error_text(refused))
+        st.warning(message, icon=":material/link_off:")
         st.session_state["ex_model"] = ""
     if not models:
         return None
@@ -186,8 +188,8 @@ def model_choice(models: tuple[LocalModel, ...]) -> LocalModel | None:
     return next((m for m in models if m.id == chosen), None)
 
 
-def inputs(models: tuple[LocalModel, ...] = ()) -> ExperimentInputs:
-    model = model_choice(models)
+def inputs(models: tuple[LocalModel, ...], refused: EngineError | None) -> ExperimentInputs:
+    model = model_choice(models, refused)
     experiment = experiment_choice()
     text, text_errors = text_choice()
     st.markdown(f"**{t('experiments.settings')}**")

@@ -2,7 +2,7 @@
 
 A catalog example is named in the URL (``md_example``); a pasted config.json is user data: it
 lives in this browser session's text box only, never in the URL or a cache other sessions
-read (the page computes with ``private=True``).
+read (``ui/requests/models.py`` reads it with ``private=True``).
 """
 
 from __future__ import annotations
@@ -11,13 +11,8 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from engine.config import ModelShape
-from engine.errors import EngineError
-from engine.models.config_json import parse_config
 from engine.models.families import Catalog, Family
 from ui import presenting
-from ui.compute import compute
-from ui.errors import error_text
 from ui.i18n import current_language, t
 from ui.text.models import localized
 from ui.url.pages import MODELS as P
@@ -28,13 +23,11 @@ MAX_CONFIG_CHARS = 200_000  # a config.json is a few kB; a multimodal one with l
 
 @dataclass(frozen=True)
 class CalculatorInputs:
-    shape: ModelShape | None  # None until a config is read
+    text: str  # the config.json to read ("": none yet)
+    family_id: str | None  # the family it is read as; None: the one its model_type names
+    pasted: bool  # the user's own text: read in this browser session only
     dtype: str | None  # None: the config's torch_dtype, else bfloat16 (calculator.norm_cost)
     tokens: int
-    pasted: bool
-    read_as: Family | None  # the catalog family the config was read as
-    shared_with: tuple[Family, ...]  # other families whose configs carry the same model_type
-    errors: tuple[str, ...]
 
 
 def family_choice(families: Catalog) -> Family:
@@ -81,7 +74,7 @@ def _config_text(families: Catalog) -> tuple[str, str | None, bool]:
 
 
 def calculator_inputs(families: Catalog) -> CalculatorInputs:
-    """The config to count, as a ModelShape, or the translated reason it cannot be read."""
+    """The config to count (read by ``ui/requests/models.py``), its dtype and tokens."""
     config_column, cost_column = st.columns([3, 2], gap="large")
     with config_column:
         text, family_id, pasted = _config_text(families)
@@ -91,13 +84,4 @@ def calculator_inputs(families: Catalog) -> CalculatorInputs:
         )
         tokens = bound.number(P["md_tokens"], t("models.tokens"), help=t("models.tokens_help"))
     dtype = None if dtype == "config" else dtype
-    if not text.strip():
-        return CalculatorInputs(None, dtype, int(tokens), pasted, None, (), ())
-    try:
-        shape = compute(parse_config, text, family_id, private=pasted)
-    except EngineError as error:
-        return CalculatorInputs(None, dtype, int(tokens), pasted, None, (), (error_text(error),))
-    family = families.family(shape.family)
-    shared = {f.id: f for m in family.model_types for f in families.sharing_model_type(m)}
-    others = tuple(f for f in shared.values() if f.id != family.id) if pasted else ()
-    return CalculatorInputs(shape, dtype, int(tokens), pasted, family, others, ())
+    return CalculatorInputs(text, family_id, pasted, dtype, int(tokens))

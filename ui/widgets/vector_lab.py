@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import astuple, dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass
 
 import streamlit as st
 
@@ -11,10 +12,7 @@ from engine.norms.kinds import KIND_AXES
 from engine.norms.precision_facts import DefaultEps
 from engine.norms.precision_presets import PRESET_NAMES, PrecisionPreset
 from engine.norms.precision_presets import PRESETS as PRECISION_PRESETS
-from engine.norms.precision_presets import preset as precision_preset
-from engine.norms.random_inputs import random_vectors
 from engine.norms.reference import DYT_ALPHA0, DYT_SOURCE
-from ui.compute import compute
 from ui.errors import input_error_text
 from ui.formatting import format_number, number_text
 from ui.i18n import current_language, t
@@ -23,8 +21,8 @@ from ui.text.vector_lab_precision import default_eps_sentence
 from ui.url.pages import VECTOR_LAB as P
 from ui.vector_input import (
     MAX_VECTOR_CELLS,
+    Rows,
     VectorInputError,
-    check_representable,
     parse_eps,
     parse_parameter,
     parse_vectors,
@@ -32,10 +30,11 @@ from ui.vector_input import (
 )
 from ui.widgets import bound
 
-# Presets fill the widgets through session state (which also rewrites the URL); every
-# setting a preset does not name goes back to its default, so the link names the preset's
-# state and nothing the previous one left behind.
-PRESET_STATES = {
+# Examples fill the widgets through session state (which also rewrites the URL); every
+# setting an example does not name goes back to its default, so the link names the example's
+# state and nothing the previous one left behind.  These are typed; the others are the
+# precision presets (``example_states``).
+TYPED_STATES = {
     "textbook": {
         "vl_source": "text",
         "vl_text": "1, 2, 3, 4",
@@ -70,12 +69,14 @@ PRESET_STATES = {
     },
 }
 SHORT_ROW = 8  # a preset row up to this wide is written out in its label and typed
+PRECISION_BY_NAME = {p.name: p for p in PRECISION_PRESETS}
+# ``presets`` below: each precision preset's rows by name, as the page asks for them
+# (``ui/requests/vector_lab.py``)
 
 
-def _precision_preset_state(preset: PrecisionPreset) -> dict:
-    """The widget values that show ``preset`` (engine/norms/precision_presets.py): a short row
-    typed out, a wide one named by its id (its link stays short)."""
-    row = preset.rows()[0]
+def _precision_preset_state(preset: PrecisionPreset, row: tuple[float, ...]) -> dict:
+    """The widget values that show ``preset`` (engine/norms/precision_presets.py), whose row
+    is ``row``: a short row typed out, a wide one named by its id (its link stays short)."""
     state = {
         "vl_norm": preset.kind,
         "vl_eps": number_text(preset.eps),
@@ -87,14 +88,16 @@ def _precision_preset_state(preset: PrecisionPreset) -> dict:
     return {"vl_source": "text", "vl_text": ", ".join(map(number_text, row)), **state}
 
 
-PRESET_STATES.update({p.name: _precision_preset_state(p) for p in PRECISION_PRESETS})
+def example_states(presets: Mapping[str, Rows]) -> dict[str, dict]:
+    """What each example of the menu sets, by name: the typed ones, then the presets."""
+    precision = {p.name: _precision_preset_state(p, presets[p.name][0]) for p in PRECISION_PRESETS}
+    return TYPED_STATES | precision
 
 
-def preset_label_params(name: str) -> dict:
-    """The numbers a preset's label quotes, read from the preset itself."""
+def preset_label_params(name: str, presets: Mapping[str, Rows]) -> dict:
+    """The numbers an example's label quotes, read from the example itself."""
     if name in PRESET_NAMES:
-        p = precision_preset(name)
-        row = p.rows()[0]
+        p, row = PRECISION_BY_NAME[name], presets[name][0]
         special = p.overrides[0][1] if p.overrides else row[0]
         return {
             "d": p.d,
@@ -104,7 +107,7 @@ def preset_label_params(name: str) -> dict:
             "eps": number_text(p.eps),
             "dtype": p.dtype,
         }
-    state = PRESET_STATES[name]
+    state = TYPED_STATES[name]
     rows = state["vl_text"].split("\n")
     return {"row": rows[0], "rows": len(rows), "eps": state["vl_eps"], "dtype": state["vl_dtype"]}
 
@@ -113,7 +116,7 @@ def preset_label_params(name: str) -> dict:
 class VectorLabConfig:
     """Everything the Vector Lab computes from: hashable, so results are cached on it."""
 
-    rows: tuple[tuple[float, ...], ...]  # [T, d]
+    rows: Rows  # [T, d]
     spec: NormSpec
     input_dtype: str
     weight: tuple[float, ...] | None  # one value (broadcast) or d values
@@ -128,41 +131,64 @@ class VectorLabInputs:
     notes: tuple[str, ...] = ()  # translated remarks on the input (values stored as 0)
 
 
+@dataclass(frozen=True)
+class VectorChoice:
+    """The rows the Vector Lab shows: typed (parsed here), or named for the page to ask for
+    (``ui/requests/vector_lab.py``): a precision preset, or a random draw."""
+
+    dtype: str  # the storage dtype
+    computed_in: str
+    rows: Rows | None = None  # typed
+    preset: str | None = None
+    random: RandomSpec | None = None
+    errors: tuple[str, ...] = ()  # translated: the typed rows, or the draw's size, refused
+
+
 MENU = "vl_menu"  # the examples menu: it fills the settings, it is not a setting itself
 
 
-def preset_state(name: str) -> dict:
+def preset_state(name: str, presets: Mapping[str, Rows]) -> dict:
     """Every Vector Lab setting once the example ``name`` is chosen: its values, and every
     other setting at its default."""
-    return {param.key: param.default for param in P.params} | PRESET_STATES[name]
+    return {param.key: param.default for param in P.params} | example_states(presets)[name]
 
 
-def _apply_preset() -> None:
+def _apply_preset(presets: Mapping[str, Rows]) -> None:
     name = st.session_state.get(MENU)
-    if name in PRESET_STATES:
-        st.session_state.update(preset_state(name))
+    if name in example_states(presets):
+        st.session_state.update(preset_state(name, presets))
     # back to its placeholder: a chosen example's long name was cut in the box, and the
     # settings it filled in say what is shown
     st.session_state[MENU] = None
 
 
-def _preset_name(name: str) -> str:
-    return t(f"vector_lab.presets.{name}", **preset_label_params(name))
+def _preset_name(name: str, presets: Mapping[str, Rows]) -> str:
+    return t(f"vector_lab.presets.{name}", **preset_label_params(name, presets))
 
 
-def _preset_short_name(name: str) -> str:
+def _preset_short_name(name: str, presets: Mapping[str, Rows]) -> str:
     """A wide example's name short enough for a select box on a phone."""
-    return t(f"vector_lab.preset_short.{name}", **preset_label_params(name))
+    return t(f"vector_lab.preset_short.{name}", **preset_label_params(name, presets))
 
 
-def _vectors(source: str, dtype: str) -> tuple[tuple[float, ...], ...]:
+def _read(errors: list[str], parse, *args, refused=None):
+    """``parse(*args)``, or ``refused`` with the input's error noted in ``errors``."""
+    try:
+        return parse(*args)
+    except VectorInputError as error:
+        errors.append(input_error_text(error))
+        return refused
+
+
+def _vectors(source: str, dtype: str, presets: Mapping[str, Rows]) -> dict:
+    """The fields of ``VectorChoice`` that name the rows."""
     if source == "preset":
         name = bound.selectbox(
-            P["vl_preset"], t("vector_lab.preset_row"), format_func=_preset_short_name
+            P["vl_preset"],
+            t("vector_lab.preset_row"),
+            format_func=lambda name: _preset_short_name(name, presets),
         )
-        rows = precision_preset(name).rows()
-        check_representable(rows, dtype)
-        return rows
+        return {"preset": name}
     if source == "text":
         text = bound.text_area(
             P["vl_text"],
@@ -170,7 +196,7 @@ def _vectors(source: str, dtype: str) -> tuple[tuple[float, ...], ...]:
             height=110,
             help=t("vector_lab.vectors_help", rows=MAX_ROWS, width=MAX_VECTOR_WIDTH),
         )
-        return parse_vectors(text, dtype)
+        return {"rows": parse_vectors(text, dtype)}
     c1, c2 = st.columns(2)
     d = bound.number(P["vl_d"], "d", c1)
     rows = bound.number(P["vl_rows"], t("vector_lab.rows"), c2)
@@ -184,37 +210,21 @@ def _vectors(source: str, dtype: str) -> tuple[tuple[float, ...], ...]:
         raise VectorInputError(
             "too_many_cells", {"cells": int(rows) * int(d), "limit": MAX_VECTOR_CELLS}
         )
-    spec = RandomSpec(int(rows), int(d), dist, shift, scale, int(seed))
-    values = compute(random_vectors, *astuple(spec)).tolist()
-    check_representable(values, dtype)
-    return tuple(tuple(row) for row in values)
+    return {"random": RandomSpec(int(rows), int(d), dist, shift, scale, int(seed))}
 
 
-def vector_lab_inputs(default_eps: dict[str, tuple[DefaultEps, ...]]) -> VectorLabInputs:
-    """Draw the Vector Lab's input widgets and return the config they describe.
-
-    ``default_eps``: ``engine.norms.precision_facts.default_eps_table`` for each storage dtype,
-    quoted in the ε help (each kind's real default).
-    """
-    errors: list[str] = []
-
-    def read(parse, *args, refused=None):
-        """``parse(*args)``, or ``refused`` with the input's error noted."""
-        try:
-            return parse(*args)
-        except VectorInputError as error:
-            errors.append(input_error_text(error))
-            return refused
-
+def vector_choice(presets: Mapping[str, Rows]) -> VectorChoice:
+    """Draw the examples menu and the inputs of the vectors, and say which rows they name."""
     bound.named_in_page_language(MENU)
     st.selectbox(
         t("vector_lab.preset"),
-        list(PRESET_STATES),
+        list(example_states(presets)),
         index=None,
         key=MENU,
         placeholder=t("vector_lab.preset_placeholder"),
         on_change=_apply_preset,
-        format_func=_preset_name,
+        args=(presets,),
+        format_func=lambda name: _preset_name(name, presets),
     )
     source = bound.segmented(P["vl_source"], t("vector_lab.source"))
     c1, c2 = st.columns(2)
@@ -225,8 +235,22 @@ def vector_lab_inputs(default_eps: dict[str, tuple[DefaultEps, ...]]) -> VectorL
         P["vl_compute"], t("vector_lab.computed_in"), c2, help=t("vector_lab.computed_in_help")
     )
     st.caption(t("vector_lab.computed_in_caption", compute=label("compute", computed_in)))
-    rows: tuple[tuple[float, ...], ...] = read(_vectors, source, dtype, refused=())
+    errors: list[str] = []
+    named = _read(errors, _vectors, source, dtype, presets, refused={})
+    return VectorChoice(dtype, computed_in, errors=tuple(errors), **named)
 
+
+def norm_inputs(
+    choice: VectorChoice, vectors, default_eps: dict[str, tuple[DefaultEps, ...]]
+) -> VectorLabInputs:
+    """Draw the norm's input widgets and return the config they describe with the rows.
+
+    ``vectors``: the rows ``choice`` names, or their refusal (``ui/requests/vector_lab.py``);
+    ``default_eps``: ``engine.norms.precision_facts.default_eps_table`` for each storage
+    dtype, quoted in the ε help (each kind's real default).
+    """
+    errors, rows = list(vectors.errors), vectors.rows
+    dtype, computed_in = choice.dtype, choice.computed_in
     st.divider()
     kind = bound.selectbox(P["vl_norm"], t("vector_lab.norm"))
     c1, c2 = st.columns(2)
@@ -250,11 +274,11 @@ def vector_lab_inputs(default_eps: dict[str, tuple[DefaultEps, ...]]) -> VectorL
         alpha_help = t("vector_lab.alpha_help", alpha0=format_number(DYT_ALPHA0), source=DYT_SOURCE)
         alpha = bound.number(P["vl_alpha"], "α", step=0.1, help=alpha_help)
     d = len(rows[0]) if rows else 0
-    eps, weight, bias = read(parse_eps, eps_text, refused=0.0), None, None
+    eps, weight, bias = _read(errors, parse_eps, eps_text, refused=0.0), None, None
     if d:
-        weight = read(parse_parameter, gamma_text, d, "γ")
+        weight = _read(errors, parse_parameter, gamma_text, d, "γ")
         if beta_text is not None:
-            bias = read(parse_parameter, beta_text, d, "β")
+            bias = _read(errors, parse_parameter, beta_text, d, "β")
         if kind == "groupnorm" and d % groups:
             divisors = ", ".join(str(k) for k in range(1, d + 1) if d % k == 0)
             errors.append(t("input.groups_invalid", groups=groups, d=d, divisors=divisors))
