@@ -42,6 +42,15 @@ def test_wide_vectors_are_drawn_as_lines():
     assert {trace.type for trace in figure.data} == {"scatter"}
 
 
+def test_a_line_leaves_room_before_channel_one_and_after_the_last():
+    """A spike in channel 1 (the massive-activation preset) is drawn off the y axis's line."""
+    x = [1000.0] + [1.0] * 4095
+    figure = input_output_figure(x, [("y", [0.0] * 4096, "rmsnorm")], "en")
+    for axis in (figure.layout.xaxis, figure.layout.xaxis2):
+        low, high = axis.range
+        assert low < 1 - 50 and high > 4096 + 50  # more than 1 % of d on each side
+
+
 def test_the_two_panels_are_the_layout_plotlys_make_subplots_writes():
     """The layout is written as data (one validation); plotly's own ``make_subplots`` with
     the same rows, shared channel axis and titles is the oracle for its axes and titles."""

@@ -14,6 +14,9 @@ from ui.i18n import join, translate
 INPUT_COLOR = "#8c8c8c"
 NONFINITE_COLOR = "#111111"  # not a norm's colour (RMSNorm is red)
 BAR_LIMIT = 64  # up to this many channels, draw bars; beyond, lines
+# Lines' channel axis reaches this share of d past each end: autorange ends it at channel 1,
+# and a massive activation in channel 1 (a preset's) was drawn on the y axis's own line
+LINE_MARGIN = 0.02
 
 
 ROW_HEIGHTS = (0.4, 0.6)  # the input's panel, the outputs' panel: fractions of the plot
@@ -27,12 +30,16 @@ def _panels(input_name: str, output_name: str, index_name: str, d: int) -> dict:
     usable = 1.0 - SPACING
     low_top = ROW_HEIGHTS[1] * usable
     top_bottom = low_top + SPACING
-    ticks = {"dtick": 1} if d <= 16 else {}
+    channel_axis = {"dtick": 1} if d <= 16 else {}  # a tick per channel
+    if d > BAR_LIMIT:  # lines would end at the first and last channels: on the axis lines
+        channel_axis = {"range": [1 - LINE_MARGIN * d, d + LINE_MARGIN * d]}
 
     return dict(
-        xaxis=dict(anchor="y", domain=[0.0, 1.0], matches="x2", showticklabels=False, **ticks),
+        xaxis=dict(
+            anchor="y", domain=[0.0, 1.0], matches="x2", showticklabels=False, **channel_axis
+        ),
         yaxis=dict(anchor="x", domain=[top_bottom, 1.0]),
-        xaxis2=dict(anchor="y2", domain=[0.0, 1.0], title=dict(text=index_name), **ticks),
+        xaxis2=dict(anchor="y2", domain=[0.0, 1.0], title=dict(text=index_name), **channel_axis),
         yaxis2=dict(anchor="x2", domain=[0.0, low_top]),
         annotations=[panel_title(input_name, 0.5, 1.0), panel_title(output_name, 0.5, low_top)],
     )
