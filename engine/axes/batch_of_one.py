@@ -31,8 +31,6 @@ from engine.axes.sources import make_tensor
 from engine.config import AxesSpec, NormSpec
 from engine.norms.dispatch import normalize
 
-CLAIM = "batch size=1时方差为零导致除零错误"  # seed 001, §1.1, problem 3, quoted verbatim
-CLAIM_SOURCE = "seed 001, §1.1 问题场景3"
 DEFAULT_EPS = 1e-5  # used for the eps > 0 case when the spec's eps is 0
 
 
@@ -40,8 +38,6 @@ DEFAULT_EPS = 1e-5  # used for the eps > 0 case when the spec's eps is 0
 class BatchOfOne:
     """The claim, and what the engine and PyTorch do with one value per channel."""
 
-    claim: str  # quoted from the seed, as a claim
-    claim_source: str
     claim_holds: bool  # whether anything raised ZeroDivisionError (it does not)
     eps: float  # eps of the eps > 0 case
     x: np.ndarray  # [d] the one token
@@ -86,8 +82,6 @@ def batch_of_one(spec: AxesSpec) -> BatchOfOne:
     sentence_var = normalize(sentence, NormSpec(kind="batchnorm", compute_dtype="float64")).var
     seq_type, _ = _train_one_value(sentence.transpose(1, 2), eps)  # [1, d, T]
     return BatchOfOne(
-        claim=CLAIM,
-        claim_source=CLAIM_SOURCE,
         # the tensor calls above returned; nn.BatchNorm1d is the only thing that raises
         claim_holds=error_type == "ZeroDivisionError",
         eps=eps,

@@ -42,8 +42,6 @@ class CausalLeak:
     other_samples: np.ndarray  # [K, T] max over the other sequences and channels (0 if B = 1)
     earlier_max: np.ndarray  # [K] max of same_sample over the positions before `position`
     leaks_future: tuple[bool, ...]  # [K] earlier_max > 0
-    batchnorm_earlier_max: float  # the lesson's two numbers
-    layernorm_earlier_max: float  # exactly 0
 
 
 def causal_leak(spec: AxesSpec, position: int | None = None) -> CausalLeak:
@@ -79,7 +77,6 @@ def causal_leak(spec: AxesSpec, position: int | None = None) -> CausalLeak:
         other.append(rest.amax(dim=0) if len(rest) else torch.zeros(tokens, dtype=diff.dtype))
     same_sample = torch.stack(same).numpy()  # [K, T]
     earlier = same_sample[:, :position].max(axis=1)  # [K]
-    index = {kind: k for k, kind in enumerate(NORM_KINDS)}
     return CausalLeak(
         kinds=NORM_KINDS,
         position=position,
@@ -88,6 +85,4 @@ def causal_leak(spec: AxesSpec, position: int | None = None) -> CausalLeak:
         other_samples=torch.stack(other).numpy(),
         earlier_max=earlier,
         leaks_future=tuple(bool(e > 0) for e in earlier),
-        batchnorm_earlier_max=float(earlier[index["batchnorm"]]),
-        layernorm_earlier_max=float(earlier[index["layernorm"]]),
     )

@@ -71,8 +71,6 @@ class AxesStatistics:
     y: np.ndarray  # [B, T, d] float64: the normalized tensor (gamma = 1, beta = 0)
     labels: np.ndarray  # [B, T, d] int64: flat index of each cell's statistic (-1: none)
     counted: np.ndarray  # [B, T, d] bool: cells that enter their statistic
-    pooled_axes: tuple[str, ...]  # e.g. ("B", "T") for BatchNorm (engine/norms/kinds.py)
-    indexed_axes: tuple[str, ...]  # e.g. ("d",) for BatchNorm
     n_statistics: int  # how many (mean, var) pairs (mean squares for RMSNorm); 0 for DyT
     count_formula: str  # "B·T", "d", "B·d", "B·G", "0"
     stat_shape: tuple[int, ...]  # shape of mean/var/rstd/count, e.g. (B, T)
@@ -141,8 +139,6 @@ def axes_statistics(spec: AxesSpec, device: str = "cpu") -> AxesStatistics:
         y=result.y.detach().double().cpu().numpy(),
         labels=labels,
         counted=counted,
-        pooled_axes=axes.pooled,
-        indexed_axes=axes.indexed,
         n_statistics=n_statistics,
         count_formula=axes.count_formula,
         stat_shape=stat_shape,

@@ -54,8 +54,6 @@ class TrainEvalGap:
     running_mean_history: np.ndarray  # [steps + 1, d] running mean, from 0
     running_var_history: np.ndarray  # [steps + 1, d] running (unbiased) variance, from 1
     eval_batch_mean: np.ndarray  # [d] the inference batch's own mean
-    eval_batch_var: np.ndarray  # [d] and biased variance
-    gap_by_channel: np.ndarray  # [d] mean |train-mode - eval-mode output| per channel
     gap_mean: float  # mean |train-mode output - eval-mode output| over the inference batch
     gap_max: float  # its maximum
     running_mean_error: float  # max over channels |running - population mean| / σ
@@ -149,8 +147,6 @@ def train_eval_gap(
         running_mean_history=torch.stack(history_mean).double().numpy(),
         running_var_history=torch.stack(history_var).double().numpy(),
         eval_batch_mean=in_training.mean.double().numpy(),
-        eval_batch_var=in_training.var.double().numpy(),
-        gap_by_channel=gap.reshape(-1, spec.d).mean(0),
         gap_mean=float(gap.mean()),
         gap_max=float(gap.max()),
         running_mean_error=float(error.max()),

@@ -22,7 +22,6 @@ class StreamStats:
     row_ms: np.ndarray  # [L, B, T] mean square over d (RMS² = σ² + μ²)
     row_maxabs: np.ndarray  # [L, B, T] largest |a| of each token
     row_finite: np.ndarray  # [L, B, T] finite values of each token (d when clean)
-    channel_count: np.ndarray  # [L, d] finite values per channel over all B*T tokens
     channel_mean: np.ndarray  # [L, d]
     channel_var: np.ndarray  # [L, d] biased variance over tokens (what BatchNorm pools)
     channel_maxabs: np.ndarray  # [L, d]
@@ -70,7 +69,6 @@ def finalize(layout: Layout, partials: dict[int, LayerPartial]) -> StreamStats:
         row_ms=np.where(finite > 0, sumsq / safe, np.nan),
         row_maxabs=np.stack([_rows(p, "maxabs", rows) for p in ordered]).reshape(shape),
         row_finite=finite,
-        channel_count=count,
         channel_mean=np.stack([p.mean for p in ordered]),
         channel_var=np.stack([p.m2 for p in ordered]) / np.maximum(count, 1),
         channel_maxabs=np.stack([p.channel_maxabs for p in ordered]),

@@ -57,7 +57,6 @@ class EpsCurve:
     layernorm_norm: np.ndarray  # [N] ||LayerNorm(x)||
     rmsnorm_rms: np.ndarray  # [N] RMS of each input
     rmsnorm_norm: np.ndarray  # [N] ||RMSNorm(x)||
-    sweep_multipliers: np.ndarray  # [K] scales applied to unit-variance normal inputs
     sweep_layernorm_sigma: np.ndarray  # [K, M]
     sweep_layernorm_norm: np.ndarray  # [K, M]
     sweep_rmsnorm_rms: np.ndarray  # [K, M]
@@ -119,7 +118,6 @@ def eps_curve(spec: GeometrySpec, threads: int | None = 1) -> EpsCurve:
         layernorm_norm=readonly(cloud[1]),
         rmsnorm_rms=readonly(cloud[2]),
         rmsnorm_norm=readonly(cloud[3]),
-        sweep_multipliers=readonly(multipliers),
         sweep_layernorm_sigma=readonly(sweep[0]),
         sweep_layernorm_norm=readonly(sweep[1]),
         sweep_rmsnorm_rms=readonly(sweep[2]),

@@ -44,11 +44,9 @@ class Resolution:
     bits: int  # storage width
     significand_bits: int  # p, including the implicit leading bit
     eps: float  # 2^(1-p): spacing just above 1, the relative spacing of the format
-    unit_roundoff: float  # eps / 2: the largest relative error of one rounding
     significant_digits: float  # log10(2^p), see the module docstring
     max: float  # largest finite number
     smallest_normal: float  # below it numbers are subnormal (fewer significant bits)
-    torch_resolution: float  # torch.finfo(...).resolution = 10^-floor(-log10(eps))
 
 
 def resolution(dtype: str) -> Resolution:
@@ -60,11 +58,9 @@ def resolution(dtype: str) -> Resolution:
         bits=info.bits,
         significand_bits=significand_bits,
         eps=info.eps,
-        unit_roundoff=info.eps / 2,
         significant_digits=significand_bits * math.log10(2.0),
         max=info.max,
         smallest_normal=info.smallest_normal,
-        torch_resolution=info.resolution,
     )
 
 

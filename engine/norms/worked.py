@@ -117,7 +117,6 @@ class VectorExplanation:
     statistics_rstd: tuple[float, ...]
     row_index: int  # the row worked step by step
     row_stats: RowStatistics  # in the compute dtype
-    row_stats_exact: RowStatistics  # in float64
     row_rstd: float  # the chosen norm's rstd for that row (NaN for DyT and pooled kinds)
     steps_rstd: float  # rstd from the steps' sigma^2 (RMSNorm: RMS^2); NaN as row_rstd is
     comparison: NormComparison
@@ -302,7 +301,6 @@ def explain_vectors(
         statistics_rstd=tuple(result.rstd.reshape(-1).tolist()),
         row_index=row_index,
         row_stats=row_stats,
-        row_stats_exact=_row_statistics(row, spec, "float64"),
         row_rstd=row_rstd,
         steps_rstd=steps_rstd,
         fused=fused,
