@@ -19,6 +19,7 @@ from tests.dumps import dump_files as files
 from tests.plain_text import plain
 from ui.figures import dumps as figures
 from ui.figures import dumps_channels as channel_figures
+from ui.figures.export import figure_table
 from ui.i18n import catalog
 
 ZH = catalog("zh")
@@ -130,6 +131,32 @@ def test_dyt_figure_draws_the_fitted_tanh(pairs_rep):
     expected = fit.gamma * torch.tanh(fit.alpha * torch.tensor(curve.x, dtype=torch.float64))
     np.testing.assert_allclose(curve.y, expected.numpy(), rtol=1e-12)
     assert curve.x[0] == fit.x.min() and curve.x[-1] == fit.x.max()
+
+
+def test_a_few_far_values_of_the_bulk_are_drawn_at_the_edges_not_setting_the_scale(pairs_rep):
+    """A real dump's layer 12: 0.5 % of the fitted values lie from |x| = 107 to 808; drawn
+    where they are, they squeezed the curve into an eighth of the axis."""
+    bulk = np.linspace(-2.0, 2.0, 1990)
+    far = np.array([-808.0, -300.0, 150.0, 120.0, 110.0, 100.0, -90.0, 95.0, 99.0, -97.0])
+    x = np.concatenate([bulk, far])
+    fit = dataclasses.replace(pairs_rep.dyt[1], x=x, y=np.tanh(x), alpha=1.0, gamma=1.0, outliers=0)
+    figure = channel_figures.dyt_figure(fit, "en")
+    reach = max(float(np.quantile(np.abs(x), 0.995)), 4.0)
+    margin = 0.04 * 2 * reach
+    assert figure.layout.xaxis.range == (-reach - margin, reach + margin)
+    points = _trace(figure, catalog("en")["dumps.dyt_points"].format(count=fit.points))
+    assert np.abs(points.x).max() <= reach
+    marked = next(t for t in figure.data if "fitted, drawn at the edge" in t.name)
+    assert len(points.x) + len(marked.x) == x.size  # every value drawn, once
+    assert set(np.abs(marked.x)) == {reach}
+    assert sorted(row[0] for row in marked.customdata) == sorted(v for v in x if abs(v) > reach)
+    assert "808" in marked.name
+    table = figure_table(figure)  # the CSV: their own values, not where they are drawn
+    far_rows = table[table.trace == plain(marked.name)]
+    assert sorted(far_rows.x) == sorted(v for v in x if abs(v) > reach)
+    np.testing.assert_allclose(sorted(far_rows.y), sorted(np.tanh(x[np.abs(x) > reach])))
+    curve = _trace(figure, "γ·tanh(αx)")
+    assert curve.x[0] == -reach and curve.x[-1] == reach
 
 
 def test_dyt_figure_scales_to_the_bulk_and_marks_the_outliers_at_its_edges(pairs_rep):

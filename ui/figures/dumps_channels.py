@@ -115,19 +115,52 @@ def channel_detail(
     return figure
 
 
+# The chart's x reach: this quantile of the drawn |x|, or BEND / α where that is wider (tanh(4)
+# = 0.9993: the bend and both plateaus).  A few values of the bulk far past the rest (SmolLM2's
+# layer 12: 0.5 % of them from |x| = 107 to 808) would otherwise squeeze the curve into a
+# sliver of the axis; they are drawn at its edges, their true x in the hover.
+VIEW_QUANTILE = 0.995
+BEND = 4.0
+
+
 def dyt_figure(fit: DyTFit, lang: str) -> go.Figure:
     """A norm's output against its input, and the fitted γ·tanh(αx) (Zhu et al. 2025)."""
     figure = go.Figure()
+    edges = _dyt_edges(fit)
+    inside = (
+        np.ones(fit.x.shape, bool) if edges is None else ((fit.x >= edges[0]) & (fit.x <= edges[1]))
+    )
     figure.add_scattergl(
-        x=fit.x,
-        y=fit.y,
+        x=fit.x[inside],
+        y=fit.y[inside],
         mode="markers",
         name=translate("dumps.dyt_points", lang, count=fit.points),
         marker=dict(color=ALL_COLOR, size=3, opacity=0.35),
     )
-    edges = _dyt_outliers(figure, fit, lang)
+    if edges is not None:
+        far_x, far_y = fit.x[~inside], fit.y[~inside]
+        if far_x.size:
+            name = translate(
+                "dumps.dyt_far",
+                lang,
+                count=far_x.size,
+                reach=f"{max(-edges[0], edges[1]):.4g}",
+                largest=f"{float(np.abs(far_x).max()):.5g}",
+            )
+            _at_edges(figure, far_x, far_y, edges, fit, name, dict(color=ALL_COLOR, size=6))
+        if fit.outliers:
+            name = translate(
+                "dumps.dyt_outliers",
+                lang,
+                count=fit.outliers,
+                limit=f"{fit.bulk_limit:.4g}",
+                largest=f"{float(np.abs(fit.outlier_x).max()):.5g}",
+            )
+            marker = dict(color=FIRST_COLOR, size=9)
+            _at_edges(figure, fit.outlier_x, fit.outlier_y, edges, fit, name, marker)
     if fit.x.size and math.isfinite(fit.alpha) and math.isfinite(fit.gamma):
-        x = np.linspace(float(fit.x.min()), float(fit.x.max()), 400)
+        low, high = (float(fit.x.min()), float(fit.x.max())) if edges is None else edges
+        x = np.linspace(max(low, float(fit.x.min())), min(high, float(fit.x.max())), 400)
         figure.add_scatter(
             x=x,
             y=fit.gamma * np.tanh(fit.alpha * x),
@@ -145,39 +178,44 @@ def dyt_figure(fit: DyTFit, lang: str) -> go.Figure:
     y = translate("dumps.dyt_y_affine" if fit.affine_removed else "dumps.dyt_y", lang)
     chart_layout(figure, "dyt", lang, log_y=False, title=title, y=y)
     figure.update_layout(hovermode="closest")
-    if edges is not None:  # the bulk sets the scale; the outliers sit at its edges
+    if edges is not None:  # the bulk sets the scale; what lies past it sits at its edges
         low, high = edges
         margin = 0.04 * (high - low)
         figure.update_xaxes(range=[low - margin, high + margin])
     return figure
 
 
-def _dyt_outliers(figure: go.Figure, fit: DyTFit, lang: str) -> tuple[float, float] | None:
-    """The values past the bulk drawn at the x axis' edges (their true x in the hover), and
-    those edges (the bulk's smallest and largest x, 0 included); None when there are none."""
-    if not fit.outliers or not fit.x.size:
+def _dyt_edges(fit: DyTFit) -> tuple[float, float] | None:
+    """The x axis' ends (0 included): the drawn bulk's, cut to the reach where a few of its
+    values lie far past the rest; None where nothing is drawn at an edge."""
+    if not fit.x.size:
         return None
     low, high = min(float(fit.x.min()), 0.0), max(float(fit.x.max()), 0.0)
+    reach = float(np.quantile(np.abs(fit.x), VIEW_QUANTILE))
+    if math.isfinite(fit.alpha) and fit.alpha > 0:
+        reach = max(reach, BEND / fit.alpha)
+    cut = 0 < reach < max(-low, high)
+    if not (cut or fit.outliers):
+        return None
+    if cut:
+        low, high = max(low, -reach), min(high, reach)
     if high - low <= 0:
         low, high = -1e-30, 1e-30
-    top = max(float(np.abs(fit.y).max()), 1e-30)  # the outliers' y is clipped to the bulk's
+    return low, high
+
+
+def _at_edges(figure, x, y, edges, fit: DyTFit, name: str, marker: dict) -> None:
+    """Values past the axis' ``edges`` drawn at them (y clipped to the bulk's), each a
+    triangle pointing the way it lies, its true x and y in the hover."""
+    low, high = edges
+    top = max(float(np.abs(fit.y).max()), 1e-30)
     figure.add_scatter(
-        x=np.clip(fit.outlier_x, low, high),
-        y=np.clip(fit.outlier_y, -top, top),
-        customdata=np.stack([fit.outlier_x, fit.outlier_y], axis=-1),
+        x=np.clip(x, low, high),
+        y=np.clip(y, -top, top),
+        customdata=np.stack([x, y], axis=-1),
+        meta={"values": {"x": x, "y": y}},  # what a CSV of the chart holds (figures/export.py)
         mode="markers",
-        name=translate(
-            "dumps.dyt_outliers",
-            lang,
-            count=fit.outliers,
-            limit=f"{fit.bulk_limit:.4g}",
-            largest=f"{float(np.abs(fit.outlier_x).max()):.5g}",
-        ),
-        marker=dict(
-            color=FIRST_COLOR,
-            size=9,
-            symbol=["triangle-right" if v > 0 else "triangle-left" for v in fit.outlier_x],
-        ),
+        name=name,
+        marker=marker | dict(symbol=["triangle-right" if v > 0 else "triangle-left" for v in x]),
         hovertemplate="x = %{customdata[0]:.6g}<br>y = %{customdata[1]:.4g}<extra></extra>",
     )
-    return low, high

@@ -1,7 +1,9 @@
 """A chart as files: its data as a table (CSV) and, where a Chromium is at hand, PNG/SVG.
 
 ``figure_table`` reads the numbers back out of a figure's traces, so the CSV holds exactly what
-is drawn (one row per point: trace, x, y and z where the trace has one), whatever built it.
+is drawn (one row per point: trace, x, y and z where the trace has one), whatever built it; a
+trace drawn away from its values (points past an axis' end, drawn at it) carries them in
+``meta={"values": {"x": ..., "y": ...}}``, and the table holds those.
 
 ``figure_image`` renders a figure with kaleido (plotly's static export), which drives a local
 headless Chromium: the first image of a process waits for the browser to start, later ones
@@ -59,6 +61,9 @@ def _trace_rows(index: int, trace) -> pd.DataFrame | None:
     name = trace.name if getattr(trace, "name", None) else f"{trace.type} {index + 1}"
     name = name.replace("\u00a0", " ")  # a bound expression (ui/i18n.py), typed as read
     values = {axis: _column(getattr(trace, axis, None)) for axis in _AXES if hasattr(trace, axis)}
+    meta = getattr(trace, "meta", None)
+    if isinstance(meta, dict) and isinstance(meta.get("values"), dict):
+        values |= {axis: _column(v) for axis, v in meta["values"].items() if axis in _AXES}
     z = values.get("z")
     if z is not None and z.ndim == 2:
         return _grid_rows(name, trace, z)
