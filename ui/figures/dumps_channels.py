@@ -140,24 +140,16 @@ def dyt_figure(fit: DyTFit, lang: str) -> go.Figure:
     if edges is not None:
         far_x, far_y = fit.x[~inside], fit.y[~inside]
         if far_x.size:
-            name = translate(
-                "dumps.dyt_far",
-                lang,
-                count=far_x.size,
-                reach=f"{max(-edges[0], edges[1]):.4g}",
-                largest=f"{float(np.abs(far_x).max()):.5g}",
-            )
+            reach, largest = f"{max(-edges[0], edges[1]):.4g}", _largest(far_x)
+            name = translate("dumps.dyt_far", lang, count=far_x.size, reach=reach, largest=largest)
             _at_edges(figure, far_x, far_y, edges, fit, name, dict(color=ALL_COLOR, size=6))
-        if fit.outliers:
+        if fit.outliers:  # all of them counted, the largest OUTLIER_POINTS drawn
+            limit, largest = f"{fit.bulk_limit:.4g}", _largest(fit.outlier_x)
             name = translate(
-                "dumps.dyt_outliers",
-                lang,
-                count=fit.outliers,
-                limit=f"{fit.bulk_limit:.4g}",
-                largest=f"{float(np.abs(fit.outlier_x).max()):.5g}",
+                "dumps.dyt_outliers", lang, count=fit.outliers, limit=limit, largest=largest
             )
-            marker = dict(color=FIRST_COLOR, size=9)
-            _at_edges(figure, fit.outlier_x, fit.outlier_y, edges, fit, name, marker)
+            x, y = fit.outlier_x, fit.outlier_y
+            _at_edges(figure, x, y, edges, fit, name, dict(color=FIRST_COLOR, size=9))
     if fit.x.size and math.isfinite(fit.alpha) and math.isfinite(fit.gamma):
         low, high = (float(fit.x.min()), float(fit.x.max())) if edges is None else edges
         x = np.linspace(max(low, float(fit.x.min())), min(high, float(fit.x.max())), 400)
@@ -202,6 +194,10 @@ def _dyt_edges(fit: DyTFit) -> tuple[float, float] | None:
     if high - low <= 0:
         low, high = -1e-30, 1e-30
     return low, high
+
+
+def _largest(x: np.ndarray) -> str:
+    return f"{float(np.abs(x).max()):.5g}"
 
 
 def _at_edges(figure, x, y, edges, fit: DyTFit, name: str, marker: dict) -> None:
