@@ -150,13 +150,26 @@ def test_a_few_far_values_of_the_bulk_are_drawn_at_the_edges_not_setting_the_sca
     assert len(points.x) + len(marked.x) == x.size  # every value drawn, once
     assert set(np.abs(marked.x)) == {reach}
     assert sorted(row[0] for row in marked.customdata) == sorted(v for v in x if abs(v) > reach)
-    assert "808" in marked.name
+    assert "808" in marked.name and "10 of the 2000 values drawn" in plain(marked.name)
     table = figure_table(figure)  # the CSV: their own values, not where they are drawn
     far_rows = table[table.trace == plain(marked.name)]
     assert sorted(far_rows.x) == sorted(v for v in x if abs(v) > reach)
     np.testing.assert_allclose(sorted(far_rows.y), sorted(np.tanh(x[np.abs(x) > reach])))
     curve = _trace(figure, "γ·tanh(αx)")
     assert curve.x[0] == -reach and curve.x[-1] == reach
+
+
+def test_the_tail_of_a_smooth_distribution_is_drawn_where_it_lies(pairs_rep):
+    """Only values far past the rest cut the axis: a normal sample's largest values lie just
+    past its 99.5th percentile, and nothing of it is moved to an edge."""
+    x = np.random.default_rng(0).standard_normal(2000)
+    for alpha in (2.0, 5.0):
+        fit = dataclasses.replace(
+            pairs_rep.dyt[1], x=x, y=np.tanh(alpha * x), alpha=alpha, gamma=1.0, outliers=0
+        )
+        figure = channel_figures.dyt_figure(fit, "en")
+        assert figure.layout.xaxis.range is None
+        assert not any("drawn at the edge" in trace.name for trace in figure.data)
 
 
 def test_dyt_figure_scales_to_the_bulk_and_marks_the_outliers_at_its_edges(pairs_rep):

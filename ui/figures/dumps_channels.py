@@ -118,9 +118,13 @@ def channel_detail(
 # The chart's x reach: this quantile of the drawn |x|, or BEND / α where that is wider (tanh(4)
 # = 0.9993: the bend and both plateaus).  A few values of the bulk far past the rest (SmolLM2's
 # layer 12: 0.5 % of them from |x| = 107 to 808) would otherwise squeeze the curve into a
-# sliver of the axis; they are drawn at its edges, their true x in the hover.
+# sliver of the axis; they are drawn at its edges, their true x in the hover.  Only values
+# FAR times the reach away cut the axis: the tail of any smooth distribution lies just past
+# its 99.5th percentile (a normal's largest |x| of 2,000 lies 1.1 to 1.6 times past it) and
+# stays drawn where it is.
 VIEW_QUANTILE = 0.995
 BEND = 4.0
+FAR = 2.0
 
 
 def dyt_figure(fit: DyTFit, lang: str) -> go.Figure:
@@ -141,7 +145,14 @@ def dyt_figure(fit: DyTFit, lang: str) -> go.Figure:
         far_x, far_y = fit.x[~inside], fit.y[~inside]
         if far_x.size:
             reach, largest = f"{max(-edges[0], edges[1]):.4g}", _largest(far_x)
-            name = translate("dumps.dyt_far", lang, count=far_x.size, reach=reach, largest=largest)
+            name = translate(
+                "dumps.dyt_far",
+                lang,
+                count=far_x.size,
+                shown=fit.x.size,
+                reach=reach,
+                largest=largest,
+            )
             _at_edges(figure, far_x, far_y, edges, fit, name, dict(color=ALL_COLOR, size=6))
         if fit.outliers:  # all of them counted, the largest OUTLIER_POINTS drawn
             limit, largest = f"{fit.bulk_limit:.4g}", _largest(fit.outlier_x)
@@ -186,7 +197,7 @@ def _dyt_edges(fit: DyTFit) -> tuple[float, float] | None:
     reach = float(np.quantile(np.abs(fit.x), VIEW_QUANTILE))
     if math.isfinite(fit.alpha) and fit.alpha > 0:
         reach = max(reach, BEND / fit.alpha)
-    cut = 0 < reach < max(-low, high)
+    cut = 0 < reach and max(-low, high) > FAR * reach
     if not (cut or fit.outliers):
         return None
     if cut:
