@@ -230,8 +230,9 @@ def _run(fn, name, args, key, label, private, on_partial):
     lang, began = current_language(), time.monotonic()
     own_clock = lang != "en"
 
-    def elapsed(digits: int = 1) -> str | None:
-        seconds = f"{time.monotonic() - began:.{digits}f}"
+    def elapsed(whole: bool = False) -> str | None:
+        spent = time.monotonic() - began
+        seconds = str(int(spent)) if whole else f"{spent:.1f}"  # whole: the seconds gone by
         return translate("compute.elapsed", lang, seconds=seconds) if own_clock else None
 
     def progress(fraction: float, partial: Any = None) -> None:
@@ -279,7 +280,7 @@ def _run(fn, name, args, key, label, private, on_partial):
                     if marker not in _RUNNING:  # just stored, or stopped: claim it again
                         continue
                     fraction = _RUNNING[marker]
-                now = (fraction or 0.0, queued if fraction is None else elapsed(digits=0))
+                now = (fraction or 0.0, queued if fraction is None else elapsed(whole=True))
                 if now != shown:
                     bar.progress(*now)
                     shown = now
