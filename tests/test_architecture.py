@@ -212,7 +212,9 @@ def test_pages_compute_only_through_ui_compute():
 def _engine_calls(path: Path) -> set[str]:
     """The engine functions ``path`` calls itself: ``name(...)`` or ``module.name(...)`` for a
     name imported from ``engine``; a class (a spec, a result) built is not a call of work, and
-    a function handed to ``ui.compute`` is not called here."""
+    a function handed to ``ui.compute`` is not called here.  Not seen: a method of an engine
+    object the code is handed (a lookup such as ``catalog.family(id)``), or a module bound by
+    ``import engine.x as y`` (nothing outside ``engine/`` imports it that way)."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     imported = {}
     for node in ast.walk(tree):
