@@ -213,8 +213,8 @@ def _engine_calls(path: Path) -> set[str]:
     """The engine functions ``path`` calls itself: ``name(...)`` or ``module.name(...)`` for a
     name imported from ``engine``; a class (a spec, a result) built is not a call of work, and
     a function handed to ``ui.compute`` is not called here.  Not seen: a method of an engine
-    object the code is handed (a lookup such as ``catalog.family(id)``), or a module bound by
-    ``import engine.x as y`` (nothing outside ``engine/`` imports it that way)."""
+    object the code is handed (a lookup such as ``catalog.family(id)``), or an engine module
+    bound by a plain ``import ... as`` (nothing outside ``engine/`` imports one that way)."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     imported = {}
     for node in ast.walk(tree):
