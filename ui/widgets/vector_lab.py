@@ -197,15 +197,15 @@ def _vectors(source: str, dtype: str, presets: Mapping[str, Rows]) -> dict:
             help=t("vector_lab.vectors_help", rows=MAX_ROWS, width=MAX_VECTOR_WIDTH),
         )
         return {"rows": parse_vectors(text, dtype)}
-    c1, c2 = st.columns(2)
-    d = bound.number(P["vl_d"], "d", c1)
-    rows = bound.number(P["vl_rows"], t("vector_lab.rows"), c2)
-    # a row of its own: "uniform U(−√3, √3)" is cut in half a column
+    # Each number box a row of its own: Streamlit drops a box's − and + buttons under 7.5rem
+    # (more with a help icon), and half of the inputs column beside the results is ~7rem at
+    # 1,280 px.  The distribution's too: "uniform U(−√3, √3)" is cut in half a column.
+    d = bound.number(P["vl_d"], "d")
+    rows = bound.number(P["vl_rows"], t("vector_lab.rows"))
     dist = bound.selectbox(P["vl_dist"], t("vector_lab.distribution"))
-    c1, c2 = st.columns(2)
-    seed = bound.number(P["vl_seed"], t("vector_lab.seed"), c1)
-    shift = bound.number(P["vl_shift"], t("vector_lab.shift"), c2)
-    scale = bound.number(P["vl_scale"], t("vector_lab.scale"), c1)
+    seed = bound.number(P["vl_seed"], t("vector_lab.seed"))
+    shift = bound.number(P["vl_shift"], t("vector_lab.shift"))
+    scale = bound.number(P["vl_scale"], t("vector_lab.scale"))
     if int(rows) * int(d) > MAX_VECTOR_CELLS:
         raise VectorInputError(
             "too_many_cells", {"cells": int(rows) * int(d), "limit": MAX_VECTOR_CELLS}
@@ -253,20 +253,20 @@ def norm_inputs(
     dtype, computed_in = choice.dtype, choice.computed_in
     st.divider()
     kind = bound.selectbox(P["vl_norm"], t("vector_lab.norm"))
-    c1, c2 = st.columns(2)
     eps_default = default_eps_sentence(default_eps[dtype], kind, dtype, current_language())
     eps_text = bound.text_input(
-        P["vl_eps"], "ε", c1, help=t("vector_lab.eps_help", default=eps_default)
+        P["vl_eps"], "ε", help=t("vector_lab.eps_help", default=eps_default)
     )
-    offset = bound.number(
-        P["vl_offset"], t("vector_lab.offset"), c2, step=1.0, help=t("vector_lab.offset_help")
-    )
+    c1, c2 = st.columns(2)
     gamma_text = bound.text_input(P["vl_gamma"], "γ", c1, help=t("vector_lab.gamma_help"))
     beta_text = None  # RMSNorm has no β: no field, no "+ βᵢ"
     if "beta" in KIND_AXES[kind].params:
         beta_text = bound.text_input(P["vl_beta"], "β", c2, help=t("vector_lab.beta_help"))
     else:  # its value is kept for the next norm that has a β
         c2.caption(t("vector_lab.no_beta", norm=label("norm", kind)))
+    offset = bound.number(  # after γ, whose 1 + γ it is
+        P["vl_offset"], t("vector_lab.offset"), step=1.0, help=t("vector_lab.offset_help")
+    )
     groups, alpha = 1, 0.5
     if kind == "groupnorm":
         groups = int(bound.number(P["vl_groups"], t("vector_lab.groups")))
