@@ -212,7 +212,8 @@ def test_pages_compute_only_through_ui_compute():
 def _engine_calls(path: Path) -> set[str]:
     """The engine functions ``path`` calls itself: ``name(...)`` or ``module.name(...)`` for a
     name imported from ``engine``; a class (a spec, a result) built is not a call of work, and
-    a function handed to ``ui.compute`` is not called here.  Not seen: a method of an engine
+    a function handed to ``ui.compute`` is not called here, and a method of an engine constant
+    (``LIVE_PROMPTS.index(text)``) is a lookup in a table.  Not seen: a method of an engine
     object the code is handed (a lookup such as ``catalog.family(id)``), or an engine module
     bound by a plain ``import ... as`` (nothing outside ``engine/`` imports one that way)."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
@@ -228,6 +229,8 @@ def _engine_calls(path: Path) -> set[str]:
         if isinstance(func, ast.Name) and func.id in imported:
             name = imported[func.id]
         elif isinstance(func, ast.Attribute) and getattr(func.value, "id", None) in imported:
+            if func.value.id.isupper():  # a constant's method: a lookup in its table
+                continue
             name = f"{imported[func.value.id]}.{func.attr}"
         else:
             continue

@@ -15,6 +15,7 @@ from engine.config.axes import (  # noqa: F401
 from engine.config.capture import (  # noqa: F401
     CAPTURE_DTYPES,
     LIVE_MAX_CHARACTERS,
+    LIVE_PROMPTS,
     LiveSpec,
 )
 from engine.config.depth import (  # noqa: F401
@@ -61,6 +62,7 @@ from engine.config.geometry import (  # noqa: F401
     GEOMETRY_MAX_EPS,
     GEOMETRY_MAX_SPREAD,
     GEOMETRY_SCENE_MAX_D,
+    GEOMETRY_WIDE_OPENING_D,
     GeometrySpec,
 )
 from engine.config.kernels import (  # noqa: F401
@@ -77,6 +79,7 @@ from engine.config.models import (  # noqa: F401
 from engine.config.norms import (  # noqa: F401
     COMPUTE_DTYPES,
     DTYPES,
+    GROUPNORM_OPENING_GROUPS,
     MAX_ROWS,
     MAX_VECTOR_WIDTH,
     NORM_KINDS,
@@ -91,6 +94,7 @@ from engine.config.precision import (  # noqa: F401
     PrecisionSpec,
 )
 from engine.config.training import (  # noqa: F401
+    COMPARED_RUNS,
     TRAIN_PLACEMENTS,
     TRAIN_TASKS,
     TrainSpec,

@@ -19,6 +19,7 @@ GEOMETRY_MAX_ALPHA = 100.0  # DyT alpha in (0, 100]
 GEOMETRY_AXES = ("x", "y", "z")
 # What a page offers: the high-dimension widths; input scales and α on log-spaced steps.
 GEOMETRY_WIDE_D = (4, 16, 64, 256, 768, 2048, 4096, GEOMETRY_MAX_D)
+GEOMETRY_WIDE_OPENING_D = 768  # the width the high-dimension section opens on (GPT-2 small's)
 GEOMETRY_SPREADS = (0.0, 1e-3, 3e-3, 1e-2, 3e-2, 0.1, 0.3, 1.0, 3.0, 10.0, 100.0)
 GEOMETRY_ALPHAS = (0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0)
 # The sliders' spans (links too), narrower than what the spec takes

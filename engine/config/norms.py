@@ -24,6 +24,7 @@ DTYPE_NAMES = {dtype: name for name, dtype in DTYPES.items()}
 # The Vector Lab's input, typed or drawn: at most this many rows of at most this width
 MAX_ROWS = 64
 MAX_VECTOR_WIDTH = 8192
+GROUPNORM_OPENING_GROUPS = 2  # GroupNorm as a page first shows it (one group is LayerNorm)
 # The ε a page offers on a slider (Axes, Geometry): what ε does shows near sqrt(ε).
 EPS_MENU = (0.0, 1e-8, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 0.1, 1.0)
 

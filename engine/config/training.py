@@ -9,6 +9,7 @@ from engine.errors import EngineError
 
 TRAIN_TASKS = ("copy", "reverse", "modadd")
 TRAIN_PLACEMENTS = ("pre", "post")  # the tiny GPT is built either way (engine/training/model.py)
+COMPARED_RUNS = ("pre", "post")  # the training lab's runs A and B open on Pre-LN against Post-LN
 TRAIN_WIDTHS = (64, 96, 128)  # the widths a page offers; 4 heads divide each
 LEARNING_RATES = (3e-4, 1e-3, 2e-3, 3e-3, 5e-3, 1e-2)  # the learning rates a page offers
 

@@ -17,12 +17,13 @@ import torch
 from safetensors import safe_open
 from streamlit.testing.v1 import AppTest
 
+from engine.config import LIVE_PROMPTS
 from engine.dumps.example import EXAMPLE_DUMP
 from tests.app.conftest import APP, fragment_ids
 from tests.dumps import tiny_models
 from ui import live_model
 from ui.url.codec import parse
-from ui.url.pages import LIVE_PROMPTS, VECTOR_LAB
+from ui.url.pages import VECTOR_LAB
 from ui.vector_input import parse_vectors
 
 PAGE = "app_pages/dumps.py"

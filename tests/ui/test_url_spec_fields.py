@@ -8,20 +8,31 @@ import dataclasses
 
 import pytest
 
-from engine.config import TIMING_PASSES, TIMING_WIDTHS, LiveSpec, TimingSpec
+from engine.config import (
+    COMPARED_RUNS,
+    GEOMETRY_WIDE_OPENING_D,
+    GROUPNORM_OPENING_GROUPS,
+    LIVE_PROMPTS,
+    TIMING_PASSES,
+    TIMING_WIDTHS,
+    LiveSpec,
+    TimingSpec,
+)
 from engine.config.depth import COMPARED_PLACEMENTS, INIT_STDS
 from engine.config.fields import accepts
 from engine.errors import EngineError
 from ui.url.codec import Param
 from ui.url.pages import KERNELS, PAGES
 
-# A page's second parameter on a field, or its own default for it (said here, on purpose).
+# A page's parameter whose default is not its field's: the engine's table for what the page
+# opens on (a second parameter on the same field, or a field without a default).
 PAGE_DEFAULTS = {
-    "vl_groups": 2,  # GroupNorm with one group would be LayerNorm
+    "vl_groups": GROUPNORM_OPENING_GROUPS,  # GroupNorm with one group would be LayerNorm
     "dp_placements": list(COMPARED_PLACEMENTS),  # the stack compares placements: a spec each
-    "dp_run_a": "pre",  # the training lab's two runs: Pre-LN against Post-LN
-    "ge_wide_d": 768,  # the high-dimension section's width (the scene's is ge_d)
-    "du_prompt": "The capital of France is Paris, and the capital of Japan is",  # required
+    "dp_run_a": COMPARED_RUNS[0],  # the training lab's two runs: Pre-LN against Post-LN
+    "dp_run_b": COMPARED_RUNS[1],
+    "ge_wide_d": GEOMETRY_WIDE_OPENING_D,  # the high-dimension section's (the scene's is ge_d)
+    "du_prompt": LIVE_PROMPTS[0],  # the field is required: it has no default
 }
 # Parameters offering less than their field accepts: a smaller range or menu.
 NARROWER = {

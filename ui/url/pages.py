@@ -12,10 +12,14 @@ from engine.axes import limits as axes_limits
 from engine.axes.small_batch import BATCH_SIZES_OFFERED, DEFAULT_BATCH_SIZES, DEFAULT_DRAWS
 from engine.axes.train_eval import DEFAULT_MOMENTUM, DEFAULT_SHIFT, DEFAULT_STEPS
 from engine.config import (
+    COMPARED_RUNS,
     EXPERIMENTS,
     GEOMETRY_AXES,
     GEOMETRY_MAX_D,
     GEOMETRY_SCENE_MAX_D,
+    GEOMETRY_WIDE_OPENING_D,
+    GROUPNORM_OPENING_GROUPS,
+    LIVE_PROMPTS,
     MAX_ROWS,
     MAX_VECTOR_WIDTH,
     STORAGE_DTYPES,
@@ -79,7 +83,9 @@ VECTOR_LAB = PageParams(
         from_spec("vl_offset", NormSpec, "offset"),
         Param("vl_gamma", "text", "1", max_chars=MAX_TEXT_CHARS // 4),
         Param("vl_beta", "text", "0", max_chars=MAX_TEXT_CHARS // 4),
-        from_spec("vl_groups", NormSpec, "groups", default=2, high=MAX_VECTOR_WIDTH),
+        from_spec(
+            "vl_groups", NormSpec, "groups", default=GROUPNORM_OPENING_GROUPS, high=MAX_VECTOR_WIDTH
+        ),
         from_spec("vl_alpha", NormSpec, "alpha"),
         Param("vl_row", "int", 1, low=1, high=MAX_ROWS),
     ),
@@ -119,10 +125,22 @@ DEPTH = PageParams(
         from_spec("dp_train_layers", TrainSpec, "layers", old_keys=("tl_layers",)),
         from_spec("dp_train_d", TrainSpec, "d", old_keys=("tl_d",)),
         from_spec(
-            "dp_run_a", TrainSpec, "placement", default="pre", old_keys=("tla_placement",), **_RUN
+            "dp_run_a",
+            TrainSpec,
+            "placement",
+            default=COMPARED_RUNS[0],
+            old_keys=("tla_placement",),
+            **_RUN,
         ),
         from_spec("dp_warmup_a", TrainSpec, "warmup", old_keys=("tla_warmup",)),
-        from_spec("dp_run_b", TrainSpec, "placement", old_keys=("tlb_placement",), **_RUN),
+        from_spec(
+            "dp_run_b",
+            TrainSpec,
+            "placement",
+            default=COMPARED_RUNS[1],
+            old_keys=("tlb_placement",),
+            **_RUN,
+        ),
         from_spec("dp_warmup_b", TrainSpec, "warmup", old_keys=("tlb_warmup",)),
     ),
 )
@@ -169,16 +187,6 @@ MODELS = PageParams(
 # server's operator named (engine.dumps.local_files), offered only where there is one; its
 # id is in the link (du_file), since the file is the server's, not a visitor's.
 DUMP_SOURCES = ("upload", "example", "live", "folder")
-# The live model's given prompts (two English, two Chinese; the last three are also in the
-# built-in example): results of these are shared between sessions; a prompt someone typed
-# is theirs, and its results stay in their session.
-LIVE_PROMPTS = (
-    "The capital of France is Paris, and the capital of Japan is",
-    "Normalization layers keep the residual stream of a deep Transformer from growing without "
-    "bound as new layers are added on top.",
-    "我喜欢周末读书和喝茶。",
-    "为什么每一层都要先做归一化？",
-)
 # The report's sections: the residual stream | massive activations (and the live model's
 # precision) | LayerNorm vs RMSNorm | channels | a norm's input and output.  A link from before
 # the switch carries none; it opens the section its own settings are read in
@@ -324,7 +332,7 @@ GEOMETRY = PageParams(
         ),
         from_spec("ge_alpha", GeometrySpec, "dyt_alpha"),
         # high dimension
-        from_spec("ge_wide_d", GeometrySpec, "d", default=768),
+        from_spec("ge_wide_d", GeometrySpec, "d", default=GEOMETRY_WIDE_OPENING_D),
         Param("ge_view", "choice", "pca", GEOMETRY_VIEWS),
         Param("ge_axis_a", "int", 0, low=0, high=GEOMETRY_MAX_D - 1),
         Param("ge_axis_b", "int", 1, low=0, high=GEOMETRY_MAX_D - 1),

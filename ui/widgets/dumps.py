@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 
 import streamlit as st
 
-from engine.config import DumpSpec, LiveSpec
+from engine.config import LIVE_PROMPTS, DumpSpec, LiveSpec
 from engine.dumps.example import EXAMPLE_DUMP
 from engine.dumps.layout import Layout
 from engine.dumps.limits import ACCEPTED_SUFFIXES, UPLOAD_LIMIT_MB
@@ -39,7 +39,6 @@ from ui.i18n import t
 from ui.text.dumps import size_text
 from ui.url.codec import Param
 from ui.url.pages import DUMPS as P
-from ui.url.pages import LIVE_PROMPTS
 from ui.widgets import bound
 
 
