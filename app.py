@@ -13,6 +13,8 @@ into widget state, the page draws, ``publish`` writes them back to the address b
 # import, so a figure built while another session's thread is still importing pandas fails
 # ("partially initialized module 'pandas' has no attribute 'Series'" for sessions opening a
 # fresh server at once; figures: benchmarks/RESULTS.md, "Load").  An import statement waits.
+from pathlib import Path
+
 import pandas  # noqa: F401
 import streamlit as st
 
@@ -22,7 +24,10 @@ from ui.i18n import LANGUAGES, t
 from ui.url import address_bar
 from ui.url.pages import DEFAULT_PAGE, PAGES
 
-st.set_page_config(page_title="NormScope", page_icon=":material/functions:", layout="wide")
+# The tab's icon from our own file: a ":material/…:" icon there is fetched from Google's
+# servers by every visitor's browser (no other request leaves the app's own address).
+ICON = Path(__file__).parent / "ui" / "assets" / "icon.svg"
+st.set_page_config(page_title="NormScope", page_icon=str(ICON), layout="wide")
 
 if "language" not in st.session_state:
     st.session_state["language"] = address_bar.initial_language()

@@ -53,18 +53,32 @@ def test_predict_commit_and_follow_the_link_to_the_configured_page(page, server_
     address_holds(page, "ls_lesson=worked_example", "ls_answers=worked_example.b")
 
 
-def test_presentation_results_mode_shows_only_what_is_taught(shared_context, server_url, artifacts):
+ROOT_FONT = "parseFloat(getComputedStyle(document.documentElement).fontSize)"
+
+
+@pytest.mark.parametrize("mode", ["on", "results"])
+def test_presentation_modes_enlarge_the_page_and_results_hides_the_inputs(
+    shared_context, server_url, artifacts, mode
+):
+    """Our stylesheets (ui/styles/) applied: the browser drops a whole <style> it finds
+    unsafe, so a sheet that failed would leave the default 16 px; and nothing they hold makes
+    the page fetch from anywhere but its own server."""
     with fresh_page(shared_context(viewport={"width": 1280, "height": 720})) as page:
-        open_settled(page, server_url, "", "lang=en&present=results")
+        requested = []
+        page.on("request", lambda request: requested.append(request.url))
+        open_settled(page, server_url, "", f"lang=en&present={mode}")
         expect(page.locator("[data-testid='stSidebar']")).to_be_hidden()
-        expect(page.locator(".st-key-controls_vl")).to_be_hidden()
+        controls = expect(page.locator(".st-key-controls_vl"))
+        controls.to_be_hidden() if mode == "results" else controls.to_be_visible()
         expect(page.get_by_role("button", name="Exit presentation")).to_be_visible()
-        size = page.evaluate("parseFloat(getComputedStyle(document.documentElement).fontSize)")
-        assert size >= 20
-        page.screenshot(path=str(artifacts / "lessons" / "present_results_vector_lab.png"))
+        assert page.evaluate(ROOT_FONT) >= 20
+        assert [url for url in requested if not url.startswith((server_url, "data:"))] == []
+        page.screenshot(path=str(artifacts / "lessons" / f"present_{mode}_vector_lab.png"))
         page.get_by_role("button", name="Exit presentation").click()
         wait_idle(page)
         expect(page.locator(".st-key-controls_vl")).to_be_visible()
+        expect(page.locator("[data-testid='stSidebar']")).to_be_visible()
+        assert page.evaluate(ROOT_FONT) < 20
         assert "present=" not in page.url
 
 
