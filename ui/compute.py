@@ -13,7 +13,7 @@ Results are kept with ``st.cache_resource``, keyed by the function's name and th
 to Streamlit as a digest of its pickle (``ui/cache_keys.py`` says why).  Identical requests,
 concurrent ones included, are computed once: Streamlit holds one lock per key, and a second
 caller waits for the first one's value (of a heavy job, it follows the first one's progress
-bar meanwhile, and may cancel its wait).
+bar and partial results meanwhile, and may cancel its wait).
 ``private=True`` keeps a result in its browser session only (an upload, a typed prompt, a
 pasted config), in session-scoped caches that Streamlit drops with the session; a private
 heavy result may hold an upload's bytes, so a session keeps six of those at most.
@@ -56,8 +56,9 @@ RECENT_S = 10  # how long ``compute(..., recent=True)`` keeps a result
 _SLOTS = threading.BoundedSemaphore(CORES)  # at most one heavy job per core
 _LOCK = threading.Lock()
 _REQUESTED = "_compute_requested"  # session state: the heavy requests clicked for
-# (name, key) of the shared heavy jobs sessions hold: the fraction done, None while queued
-_RUNNING: dict[tuple, float | None] = {}
+# (name, key) of the shared heavy jobs sessions hold: (the fraction done, None while queued;
+# the latest partial result, None before the first), which sessions waiting on it draw
+_RUNNING: dict[tuple, tuple[float | None, Any]] = {}
 FOLLOW_S = 0.5  # how often a session waiting on another's job looks at that job's progress
 
 
@@ -200,7 +201,7 @@ def _claim(marker: tuple) -> bool:
     with _LOCK:
         if marker in _RUNNING:
             return False
-        _RUNNING[marker] = None  # queued until its job has a core
+        _RUNNING[marker] = (None, None)  # queued until its job has a core
         return True
 
 
@@ -240,7 +241,8 @@ def _run(fn, name, args, key, label, private, on_partial):
         if not private:
             with _LOCK:
                 if marker in _RUNNING:  # never brings back a mark its owner has removed
-                    _RUNNING[marker] = fraction
+                    kept = _RUNNING[marker][1] if partial is None else partial
+                    _RUNNING[marker] = (fraction, kept)
         outer.run(bar.progress, fraction, text=elapsed())
         if partial is not None and on_partial is not None:
             outer.run(on_partial, partial)
@@ -257,7 +259,7 @@ def _run(fn, name, args, key, label, private, on_partial):
         if not private:
             with _LOCK:
                 if marker in _RUNNING:
-                    _RUNNING[marker] = 0.0  # running: its followers leave the queued text
+                    _RUNNING[marker] = (0.0, None)  # running: followers leave the queued text
         try:
             return fn(*args, progress=progress, should_stop=should_stop, threads=1)
         finally:
@@ -272,18 +274,22 @@ def _run(fn, name, args, key, label, private, on_partial):
             # Another session computes this: its progress, and a Cancel that works, until it
             # has stored its value (then ``_heavy`` returns it) or was stopped (then this
             # session computes it).  The mark is held until the value is stored.  The bar is
-            # sent again only when what it shows has changed (its clock in whole seconds):
-            # thirty tabs following one job send little more than its progress.
-            shown = None
+            # sent again only when what it shows has changed (its clock in whole seconds),
+            # and a partial result drawn once (the training lab's loss curves so far): thirty
+            # tabs following one job send little more than what its own tab is sent.
+            shown = drawn = None
             while not _claim(marker):
                 with _LOCK:
                     if marker not in _RUNNING:  # just stored, or stopped: claim it again
                         continue
-                    fraction = _RUNNING[marker]
+                    fraction, partial = _RUNNING[marker]
                 now = (fraction or 0.0, queued if fraction is None else elapsed(whole=True))
                 if now != shown:
                     bar.progress(*now)
                     shown = now
+                if partial is not None and partial is not drawn and on_partial is not None:
+                    on_partial(partial)
+                    drawn = partial
                 if should_stop():
                     raise Cancelled
                 time.sleep(FOLLOW_S)

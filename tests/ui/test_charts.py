@@ -12,7 +12,7 @@ import pytest
 from plotly.subplots import make_subplots
 
 from ui.figures.export import figure_csv, figure_image, figure_table, image_export_available
-from ui.views.charts import PNG_SCALE, built, chart_config, fitting_css
+from ui.views.charts import FIGURES_KEPT, PNG_SCALE, built, chart_config, fitting_css
 
 
 def test_the_modebar_saves_a_named_png_at_twice_the_drawn_size():
@@ -45,6 +45,18 @@ def test_a_shared_figure_is_built_once_per_input_and_a_private_one_each_time():
     private = [built(_counted_figure, values, shared=False) for _ in range(2)]
     assert private[0] is not private[1] and private[0] is not first  # an upload's: never kept
     assert BUILDS == ["x", "y", "x", "x", "x"]
+
+
+def test_a_partial_results_figure_is_built_once_and_never_pushes_out_the_kept_ones():
+    """Every session following a training run draws its dozens of partial loss curves; each
+    is built once, in a cache of its own."""
+    BUILDS.clear()
+    kept = built(_counted_figure, values := np.random.default_rng().normal(size=5))
+    for step in range(FIGURES_KEPT + 4):  # a long run's partial results
+        for _ in range(3):  # three sessions following it
+            built(_counted_figure, values * step, name="live", live=True)
+    assert BUILDS == ["x"] + ["live"] * (FIGURES_KEPT + 4)
+    assert built(_counted_figure, values) is kept
 
 
 # --- the chart's data as CSV, and the chart as an image ---------------------------------------

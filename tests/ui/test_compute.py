@@ -329,11 +329,11 @@ def test_a_session_waiting_on_another_sessions_job_follows_its_progress(monkeypa
     shown = _recording_progress(monkeypatch)
     monkeypatch.setattr(compute, "FOLLOW_S", 0.02)
     marker = (cache_keys.function_name(slow_square), cache_keys.digest((3,)))
-    compute._RUNNING[marker] = None  # the other session's job, waiting for a core
+    compute._RUNNING[marker] = (None, None)  # the other session's job, waiting for a core
 
     def other_session_runs_then_ends():
         time.sleep(0.3)
-        compute._RUNNING[marker] = 0.4  # it has a core, and is 40 % done
+        compute._RUNNING[marker] = (0.4, None)  # it has a core, and is 40 % done
         time.sleep(1.2)
         compute._heavy(*marker, lambda: 9)  # its value stored, then its mark gone
         compute._RUNNING.pop(marker)
@@ -368,3 +368,49 @@ def test_a_job_queued_for_a_core_draws_its_queued_bar_once(monkeypatch):
     assert [text for _, text in shown if text and "free core" in text] == [
         "Squaring — waiting for a free core on this server"
     ]
+
+
+def _page_drawing_partials(slow_square):
+    import streamlit as st
+
+    from ui.compute import run_heavy
+
+    found = run_heavy(
+        slow_square,
+        [(3,)],
+        ["Squaring"],
+        button="Square",
+        widget_key="square",
+        on_partial=lambda done: st.write(f"so far {done[-1]}"),
+    )
+    st.write(f"result {found[0]}")
+
+
+def test_a_session_waiting_on_another_sessions_job_draws_its_partial_results():
+    """The training lab's live loss curves reach every session following the job, each
+    partial result drawn once, however often the follower looks."""
+    marker = (cache_keys.function_name(slow_square), cache_keys.digest((3,)))
+    compute._RUNNING[marker] = (0.0, None)
+
+    def other_session_runs_then_ends():
+        for fraction, partial in ((0.2, "a"), (0.5, "ab"), (0.8, "ab")):
+            time.sleep(0.3)
+            previous = compute._RUNNING[marker][1]
+            compute._RUNNING[marker] = (fraction, previous if partial == previous else partial)
+        time.sleep(0.3)
+        compute._heavy(*marker, lambda: 9)
+        compute._RUNNING.pop(marker)
+
+    other = threading.Thread(target=other_session_runs_then_ends)
+    other.start()
+    try:
+        at = AppTest.from_function(_page_drawing_partials, default_timeout=30, args=(slow_square,))
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(compute, "FOLLOW_S", 0.02)
+            at.run()
+    finally:
+        other.join(5)
+        compute._RUNNING.pop(marker, None)
+    assert not at.exception and "result 9" in _shown(at) and CALLS == []
+    drawn = [m.value for m in at.markdown if m.value.startswith("so far")]
+    assert drawn == ["so far a", "so far ab"]

@@ -38,16 +38,27 @@ def _figure(name: str, key: bytes, _build: Callable[[], Any]) -> Any:
     return _build()
 
 
-def built(builder: Callable[..., Any], *args: Any, shared: bool = True, **kwargs: Any) -> Any:
+# A job's partial results drawn live (the training lab's loss so far): every session following
+# the job draws each of them once, and none is drawn again.
+@st.cache_resource(max_entries=8, show_spinner=False)
+def _live_figure(name: str, key: bytes, _build: Callable[[], Any]) -> Any:
+    return _build()
+
+
+def built(
+    builder: Callable[..., Any], *args: Any, shared: bool = True, live: bool = False, **kwargs
+) -> Any:
     """``builder(*args, **kwargs)`` (a figure, or a tuple of them), built once per input and
     kept for every session: plotly's validation makes building a figure cost more than
     drawing it.  Kept only for figures of shared data: ``shared`` False (an upload's, a typed
-    prompt's or a pasted config's) builds it each time.  A kept figure is never changed
+    prompt's or a pasted config's) builds it each time.  ``live``: a partial result's, kept
+    apart from the others (a run gives dozens).  A kept figure is never changed
     (``for_screen`` changes a copy)."""
     if not shared:
         return builder(*args, **kwargs)
     key = digest((args, kwargs))
-    return _figure(function_name(builder), key, lambda: builder(*args, **kwargs))
+    cache = _live_figure if live else _figure
+    return cache(function_name(builder), key, lambda: builder(*args, **kwargs))
 
 
 def chart_config(key: str, **overrides: Any) -> dict[str, Any]:

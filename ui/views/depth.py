@@ -130,7 +130,8 @@ def wiring(specs: tuple[DepthSpec, ...]) -> None:
 
 def training_chart(runs: list[tuple[str, TrainResult]], slot, live: bool = False) -> None:
     """The runs' losses drawn into ``slot``: so far (``live``, redrawn) or finished."""
-    figure = training_loss_figure(runs, current_language())
+    # built once for all the sessions following the same runs (ui/compute.py)
+    figure = built(training_loss_figure, runs, current_language(), live=live)
     with slot.container():  # an st.empty holds one element: the chart and its downloads
         show_chart(figure, None if live else "dp_loss")
 
