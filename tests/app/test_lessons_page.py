@@ -16,7 +16,6 @@ from streamlit.testing.v1 import AppTest
 from ui.lessons.catalog import LESSON_IDS, LESSONS, lesson
 from ui.lessons.targets import TARGETS, target_ready
 from ui.url.pages import DEFAULT_PAGE, PAGES
-from ui.widgets.lessons import RIGHT_MARK, WRONG_MARK
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 READY = [i for i in LESSON_IDS if target_ready(TARGETS[i], PAGES)]
@@ -112,8 +111,12 @@ def test_a_wrong_answer_names_the_engines_answer_and_can_be_retaken():
     message = at.error[0].value
     assert "You chose (a) −1.5" in message and "the engine says (b) −1.3416" in message
     options = at.radio(key="ls_pick_worked_example").options  # the list marks both, too
-    assert [o for o in options if o.endswith(RIGHT_MARK)] == [f"(b) −1.3416 {RIGHT_MARK}"]
-    assert [o for o in options if o.endswith(WRONG_MARK)] == [f"(a) −1.5 {WRONG_MARK}"]
+    right, wrong = (
+        ":green-badge[:material/check: right answer]",
+        ":red-badge[:material/close: your answer]",
+    )
+    assert [o for o in options if o.endswith(right)] == [f"(b) −1.3416 {right}"]
+    assert [o for o in options if o.endswith(wrong)] == [f"(a) −1.5 {wrong}"]
     at.button(key="ls_again_worked_example").click().run()
     assert not at.error and "ls_answers" not in at.query_params
     assert at.radio(key="ls_pick_worked_example").value is None

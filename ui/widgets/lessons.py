@@ -18,11 +18,18 @@ from ui.url.pages import LESSONS_PAGE as P
 from ui.widgets import bound
 
 PICKER = "ls_choose"  # the lesson selectbox; ls_lesson is the value that lasts
-# The marks on a revealed answer's options: Streamlit's own icons, in its own colours (the
-# characters ✓ and ✗ are missing from the page's font, and its fallback draws ✗ as an
-# italic X)
-RIGHT_MARK = ":green[:material/check_circle:]"
-WRONG_MARK = ":red[:material/cancel:]"
+
+
+def right_mark() -> str:
+    """The mark on a revealed answer's right option: a badge in Streamlit's own green, an icon
+    (the characters ✓ and ✗ are missing from the page's font, and its fallback draws ✗ as an
+    italic X) and words, which a screen reader reads instead of the icon's name."""
+    return f":green-badge[:material/check: {t('lessons.mark_right')}]"
+
+
+def wrong_mark() -> str:
+    """The mark on the learner's option where it was not the right one."""
+    return f":red-badge[:material/close: {t('lessons.mark_wrong')}]"
 
 
 def view_choice() -> str:
@@ -122,9 +129,9 @@ def prediction(item: Lesson, revealed: bool) -> None:
     texts = item.texts()
     labels = {o: f"({o}) {t(f'lessons.{item.id}.options.{o}', **texts)}" for o in OPTIONS}
     if chosen is not None and revealed:  # once revealed, the list itself shows the answer
-        labels[item.answer] += f" {RIGHT_MARK}"
+        labels[item.answer] += f" {right_mark()}"
         if chosen != item.answer:
-            labels[chosen] += f" {WRONG_MARK}"
+            labels[chosen] += f" {wrong_mark()}"
     key = f"ls_pick_{item.id}"
     shown = chosen if chosen is not None else st.session_state.get(key)
     if shown in OPTIONS:  # told to the browser every run, as its option id
