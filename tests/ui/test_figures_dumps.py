@@ -146,11 +146,12 @@ def test_a_few_far_values_of_the_bulk_are_drawn_at_the_edges_not_setting_the_sca
     assert figure.layout.xaxis.range == (-reach - margin, reach + margin)
     points = _trace(figure, catalog("en")["dumps.dyt_points"].format(count=fit.points))
     assert np.abs(points.x).max() <= reach
-    marked = next(t for t in figure.data if "fitted, drawn at the edge" in t.name)
+    marked = next(t for t in figure.data if "fitted: at the edge" in t.name)
     assert len(points.x) + len(marked.x) == x.size  # every value drawn, once
     assert set(np.abs(marked.x)) == {reach}
     assert sorted(row[0] for row in marked.customdata) == sorted(v for v in x if abs(v) > reach)
-    assert "808" in marked.name and "10 of the 2000 values drawn" in plain(marked.name)
+    assert "808" in marked.name and "10 of the 2000 drawn" in plain(marked.name)
+    assert figure.layout.height > channel_figures.DYT_HEIGHT  # room for the longer legend
     table = figure_table(figure)  # the CSV: their own values, not where they are drawn
     far_rows = table[table.trace == plain(marked.name)]
     assert sorted(far_rows.x) == sorted(v for v in x if abs(v) > reach)
@@ -169,7 +170,8 @@ def test_the_tail_of_a_smooth_distribution_is_drawn_where_it_lies(pairs_rep):
         )
         figure = channel_figures.dyt_figure(fit, "en")
         assert figure.layout.xaxis.range is None
-        assert not any("drawn at the edge" in trace.name for trace in figure.data)
+        assert not any("at the edge" in trace.name for trace in figure.data)
+        assert figure.layout.height == channel_figures.DYT_HEIGHT
 
 
 def test_dyt_figure_scales_to_the_bulk_and_marks_the_outliers_at_its_edges(pairs_rep):

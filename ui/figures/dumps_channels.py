@@ -125,6 +125,7 @@ def channel_detail(
 VIEW_QUANTILE = 0.995
 BEND = 4.0
 FAR = 2.0
+DYT_HEIGHT, EDGE_ROOM = 400, 80  # px
 
 
 def dyt_figure(fit: DyTFit, lang: str) -> go.Figure:
@@ -179,7 +180,10 @@ def dyt_figure(fit: DyTFit, lang: str) -> go.Figure:
         r2=format_number(fit.r2, 3),
     )
     y = translate("dumps.dyt_y_affine" if fit.affine_removed else "dumps.dyt_y", lang)
-    chart_layout(figure, "dyt", lang, log_y=False, title=title, y=y)
+    # taller where the legend names the values at the edges: its lines come off the plot's
+    # height, and the y axis' title ran into the chart's title
+    height = DYT_HEIGHT + (EDGE_ROOM if edges is not None else 0)
+    chart_layout(figure, "dyt", lang, log_y=False, height=height, title=title, y=y)
     figure.update_layout(hovermode="closest")
     if edges is not None:  # the bulk sets the scale; what lies past it sits at its edges
         low, high = edges
