@@ -28,6 +28,7 @@ def timing() -> None:
         button=t("kernels.measure"),
         widget_key="kn_measure",
         always_ask=True,
+        again=t("kernels.measure_again"),
     )
     if timed:
         view.timings(timed[0])

@@ -134,6 +134,7 @@ def run_heavy(
     default: tuple = (),
     always_ask: bool = False,
     on_partial: Callable[[list], None] | None = None,
+    again: str = "",
 ) -> list | None:
     """``[fn(*args, progress=, should_stop=, threads=1) for args in calls]``, or None while
     the request waits for a click.
@@ -146,7 +147,9 @@ def run_heavy(
     asks again.  A result another session computed needs no click.  Without ``work`` (a file
     read, bounded by the upload limit) it never waits.
     ``labels[i]`` is shown while ``calls[i]`` runs; ``on_partial(found)`` draws the results
-    so far and the running call's partial result (the training lab's live chart).
+    so far and the running call's partial result (the training lab's live chart).  ``again``
+    labels a button under a shared result that computes it anew in place of the kept one (a
+    timing, which the machine's load moves).
     """
     name = function_name(fn)
     keys = [digest(key) for key in (calls if keys is None else keys)]
@@ -180,13 +183,32 @@ def run_heavy(
             found.append(_run(fn, name, args, key, label, private, draw))
             if not private:
                 _remember(done, (name, key))
-        if not private:  # the next run asks for no click either: the button goes now
+        if again and not private:  # a new value for every session, this one computing it
+            start.button(
+                again,
+                key=f"{widget_key}_again",
+                on_click=_forget,
+                args=(name, keys),
+                icon=":material/refresh:",
+            )
+        elif not private:  # the next run asks for no click either: the button goes now
             start.empty()
         return found
     except Cancelled:  # a click in its section waits: that rerun draws what follows
         return None
     finally:
         cancel.empty()
+
+
+def _forget(name: str, keys: Sequence[Any]) -> None:
+    """Drop the kept values of ``keys`` and ask for them at once (``again``'s click): the
+    next run finds them all waiting, and this click as the one they wait for."""
+    done = _computed()
+    with _LOCK:
+        for key in keys:
+            _heavy.clear(name, key, None)
+            done.pop((name, key), None)
+    st.session_state.setdefault(_REQUESTED, set()).add(tuple((name, key) for key in keys))
 
 
 def _ratio(work: Callable[..., Any], calls: Sequence[tuple], default: tuple) -> float:

@@ -140,6 +140,7 @@ def _heavy_page(slow_square):
         work=lambda x: float(work) if x else 1.0,  # the default request: x = 0
         default=(0,),
         always_ask=st.query_params.get("ask") == "1",
+        again=st.query_params.get("again", ""),
     )
     st.write(f"result {found[0]}" if found else "waiting")
 
@@ -175,6 +176,20 @@ def test_a_result_another_session_computed_needs_no_click():
     first.button(key="square").click().run()
     second = _page({"ask": "1"})
     assert "result 9" in _shown(second) and not second.button and CALLS == [3]
+
+
+def test_again_computes_a_new_value_for_every_session_at_once():
+    """A timing's "Measure again": the kept value dropped and computed anew on the click, no
+    second click asked for; the next session sees the new value, without a click."""
+    first = _page({"ask": "1", "again": "Square again"})
+    assert [b.key for b in first.button] == ["square"]  # nothing to do again before a value
+    first.button(key="square").click().run()
+    assert "result 9" in _shown(first) and CALLS == [3]
+    first.button(key="square_again").click().run()
+    assert not first.exception and "result 9" in _shown(first) and CALLS == [3, 3]
+    assert first.button(key="square_again").label == "Square again"
+    second = _page({"ask": "1", "again": "Square again"})
+    assert "result 9" in _shown(second) and CALLS == [3, 3]
 
 
 def test_a_result_drawn_with_progress_is_shown_again_from_the_cache():
