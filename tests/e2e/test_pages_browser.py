@@ -3,7 +3,7 @@
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.browser import address_holds, wait_idle
+from tests.e2e.browser import address_holds, fresh_page, open_settled, wait_idle
 
 pytestmark = pytest.mark.e2e
 
@@ -31,3 +31,27 @@ def test_deep_link_to_a_page_keeps_the_app_shell(page, server_url):
     expect(page.get_by_role("heading", name="深度", exact=True)).to_be_visible()
     expect(page.locator("[data-testid='stSidebar']").get_by_text("NormScope")).to_be_visible()
     expect(page.get_by_role("spinbutton", name="层数 L")).to_have_value("12")
+
+
+# Streamlit drops a number box's − and + buttons where the box is narrower than 7.5rem: the
+# Vector Lab's inputs column beside its results is ~15rem at 1,280 px, and the Axes page's
+# cell boxes shared a row with their hint.  (page, query): the number boxes it shows.
+NUMBER_BOXES = {
+    ("", "vl_source=text"): 1,  # the offset
+    ("", "vl_source=random"): 6,
+    ("", "vl_norm=dyt"): 2,
+    ("axes", "ax_section=cells"): 7,  # B, T, d, seed and the cell's b, t, c
+}
+
+
+@pytest.mark.parametrize("width", [1024, 1280, 1400])
+def test_every_number_box_keeps_its_step_buttons(shared_context, server_url, width):
+    context = shared_context(viewport={"width": width, "height": 2000}, locale="en-US")
+    with fresh_page(context) as page:
+        for (path, query), count in NUMBER_BOXES.items():
+            open_settled(page, server_url, path, f"lang=en&{query}")
+            boxes = page.locator("[data-testid='stMain'] [data-testid='stNumberInput']")
+            expect(boxes).to_have_count(count)
+            for box in boxes.all():
+                expect(box.get_by_test_id("stNumberInputStepUp")).to_be_visible()
+                expect(box.get_by_test_id("stNumberInputStepDown")).to_be_visible()

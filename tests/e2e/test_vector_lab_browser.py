@@ -5,7 +5,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.browser import address_holds, fresh_page, open_settled, wait_for_math, wait_idle
+from tests.e2e.browser import address_holds, wait_for_math, wait_idle
 
 pytestmark = pytest.mark.e2e
 
@@ -66,21 +66,3 @@ def test_language_defaults_to_the_browser_locale(browser, server_url):
         address_holds(page, "lang=zh")
     finally:
         context.close()
-
-
-# Streamlit drops a number box's − and + buttons where the box is narrower than 7.5rem; the
-# inputs column beside the results is ~15rem wide at 1,280 px, so a box in half of it lost them.
-NUMBER_BOXES = {"vl_source=text": 1, "vl_source=random": 6, "vl_norm=dyt": 2}  # with the offset
-
-
-@pytest.mark.parametrize("width", [1024, 1280, 1400])
-def test_every_number_box_keeps_its_step_buttons(shared_context, server_url, width):
-    context = shared_context(viewport={"width": width, "height": 2000}, locale="en-US")
-    with fresh_page(context) as page:
-        for query, count in NUMBER_BOXES.items():
-            open_settled(page, server_url, "", f"lang=en&{query}")
-            boxes = page.locator("[data-testid='stMain'] [data-testid='stNumberInput']")
-            expect(boxes).to_have_count(count)
-            for box in boxes.all():
-                expect(box.get_by_test_id("stNumberInputStepUp")).to_be_visible()
-                expect(box.get_by_test_id("stNumberInputStepDown")).to_be_visible()

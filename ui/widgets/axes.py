@@ -109,7 +109,9 @@ def axes_inputs() -> AxesInputs:
 def cell_inputs(shape: tuple[int, int, int]) -> tuple[int, int, int]:
     """The clicked cell (b, t, c); a click on the heatmap sets these three inputs."""
     batch, tokens, d = shape
-    hint, c1, c2, c3 = st.columns([4, 1, 1, 1], vertical_alignment="bottom")
+    # each box wide enough for its − and + buttons (Streamlit drops them under 7.5rem) down
+    # to a 1,024 px window with the sidebar open: stepping through positions is the point
+    hint, c1, c2, c3 = st.columns([3, 2, 2, 2], vertical_alignment="bottom")
     hint.markdown(t("axes.cell_hint"))
     b = bound.number(P["ax_cell_b"], t("axes.cell_b"), c1, high=batch - 1)
     position = bound.number(P["ax_cell_t"], t("axes.cell_t"), c2, high=tokens - 1)
