@@ -209,6 +209,9 @@ def test_pages_compute_only_through_ui_compute():
         assert "session_state" not in source, module
 
 
+TABLE_LOOKUPS = {"index", "get", "count", "keys", "values", "items"}
+
+
 def _engine_calls(path: Path) -> set[str]:
     """The engine functions ``path`` calls itself: ``name(...)`` or ``module.name(...)`` for a
     name imported from ``engine``; a class (a spec, a result) built is not a call of work, and
@@ -229,7 +232,7 @@ def _engine_calls(path: Path) -> set[str]:
         if isinstance(func, ast.Name) and func.id in imported:
             name = imported[func.id]
         elif isinstance(func, ast.Attribute) and getattr(func.value, "id", None) in imported:
-            if func.value.id.isupper():  # a constant's method: a lookup in its table
+            if func.value.id.isupper() and func.attr in TABLE_LOOKUPS:  # a constant's table
                 continue
             name = f"{imported[func.value.id]}.{func.attr}"
         else:

@@ -148,8 +148,8 @@ def run_heavy(
     read, bounded by the upload limit) it never waits.
     ``labels[i]`` is shown while ``calls[i]`` runs; ``on_partial(found)`` draws the results
     so far and the running call's partial result (the training lab's live chart).  ``again``
-    labels a button under a shared result that computes it anew in place of the kept one (a
-    timing, which the machine's load moves).
+    labels a button in the start button's place, once a shared result is shown, that computes
+    it anew in place of the kept one (a timing, which the machine's load moves).
     """
     name = function_name(fn)
     keys = [digest(key) for key in (calls if keys is None else keys)]
@@ -318,6 +318,7 @@ def _run(fn, name, args, key, label, private, on_partial):
             try:
                 return _heavy(name, key, call)
             finally:
-                _RUNNING.pop(marker, None)
+                with _LOCK:
+                    _RUNNING.pop(marker, None)
     finally:
         bar.empty()
