@@ -63,13 +63,21 @@ with st.sidebar:
 
 
 def _page(name: str, icon: str) -> st.Page:
+    default = name == DEFAULT_PAGE  # served at the root address, so its own name is free
     return st.Page(
         f"app_pages/{name}.py",
         title=t(f"app.nav.{name}"),
         icon=icon,
-        url_path=name,
-        default=name == DEFAULT_PAGE,
+        url_path="" if default else name,
+        default=default,
     )
+
+
+def _to_default_page() -> None:
+    """The default page's name typed after the address (``/vector_lab?…``): the same view at
+    the root address, its parameters kept, instead of Streamlit's "Page not found"."""
+    query = {key: st.query_params.get_all(key) for key in st.query_params}
+    st.switch_page(f"app_pages/{DEFAULT_PAGE}.py", query_params=query)
 
 
 navigation = st.navigation(
@@ -87,7 +95,15 @@ navigation = st.navigation(
             _page("dumps", ":material/upload_file:"),
             _page("experiments", ":material/science:"),
         ],
-        t("app.nav.engine"): [_page("kernels", ":material/memory:")],
+        t("app.nav.engine"): [
+            _page("kernels", ":material/memory:"),
+            st.Page(
+                _to_default_page,
+                title=t(f"app.nav.{DEFAULT_PAGE}"),
+                url_path=DEFAULT_PAGE,
+                visibility="hidden",
+            ),
+        ],
     }
 )
 params = PAGES.get(navigation.url_path or DEFAULT_PAGE)

@@ -33,6 +33,18 @@ def test_deep_link_to_a_page_keeps_the_app_shell(page, server_url):
     expect(page.get_by_role("spinbutton", name="层数 L")).to_have_value("12")
 
 
+def test_the_default_pages_own_name_opens_it_at_the_root(page, server_url):
+    """``/vector_lab?…`` typed by hand: the Vector Lab at ``/`` with the typed parameters,
+    not Streamlit's "Page not found" dialog."""
+    page.goto(server_url + "/vector_lab?lang=zh&vl_text=3%2C+1%2C+4")
+    wait_idle(page)
+    expect(page.get_by_role("heading", name="向量实验室", exact=True)).to_be_visible()
+    expect(page.get_by_role("textbox", name="向量（每行一个）")).to_have_value("3, 1, 4")
+    expect(page.get_by_text("Page not found")).to_have_count(0)
+    address_holds(page, "lang=zh", "vl_text=3")
+    assert "/vector_lab" not in page.url
+
+
 # Streamlit drops a number box's − and + buttons where the box is narrower than 7.5rem: the
 # Vector Lab's inputs column beside its results is ~15rem wide, and the Axes page's cell boxes
 # shared a row with their hint.  1,230 px: about the narrowest window (the sidebar open) in
