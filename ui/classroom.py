@@ -66,7 +66,8 @@ def client_of(peer: str | None, forwarded: str, setting: str = DEFAULT_PROXIES) 
 def client() -> str:
     """Where this browser's requests come from, for the store's per-address limits."""
     setting = os.environ.get(PROXIES_VARIABLE, DEFAULT_PROXIES)
-    forwarded = st.context.headers.get("X-Forwarded-For", "")
+    # every line of the header, in order: a proxy adds its own line after the client's
+    forwarded = ", ".join(st.context.headers.get_all("X-Forwarded-For"))
     return client_of(st.context.ip_address, forwarded, setting)
 
 
