@@ -23,6 +23,7 @@ from engine.errors import EngineError
 CODE_ALPHABET = "23456789ABCDEFGHJKMNPQRSTVWXYZ"
 CODE_LENGTH = 6
 CLASS_LIFETIME_S = 24 * 3600  # a class and everything recorded in it are deleted after this
+PURGE_EVERY_S = 60.0  # what pages poll purges expired classes at most this often per process
 ROUNDS = 2  # a question is voted on once, then once more after the room has argued
 MAX_LEARNERS = 500  # per class: a workshop is 30-100; a script joining in a loop stops here
 MAX_OPEN_CLASSES = 200  # per server: each open class is one more code a guesser can hit

@@ -52,6 +52,7 @@ class ClassStore:
     ):
         self.database = database
         self.clock = clock
+        self._purged_at = float("-inf")  # when the polled actions last purged (``_tidy``)
         self.options: dict[str, tuple[str, ...]] = {}  # lesson -> its options, in order
         for answer_id in answer_ids:
             lesson, _, option = answer_id.rpartition(".")
@@ -105,6 +106,7 @@ class ClassStore:
         lesson's votes grouped by round and option): what the instructor's view polls.
         """
         self._check_lesson(lesson)
+        self._tidy()
         with self.database.transaction() as tx:
             found = tx.one(
                 "SELECT c.instructor_digest, c.paced, l.round, l.closed, l.revealed,"
@@ -300,6 +302,7 @@ class ClassStore:
     def learner_view(self, code: str, token: str, lesson: str) -> LearnerView:
         """What this learner sees of ``lesson`` in the class: its state and their own votes."""
         self._check_lesson(lesson)
+        self._tidy()
         with self.database.transaction() as tx:
             learner = self._learner_key(tx, code, token)
             paced, class_lesson, moves = tx.one(
@@ -320,11 +323,21 @@ class ClassStore:
     def purge_expired(self) -> int:
         """Delete every expired class with all it recorded, and ended join-limit windows.
 
-        Run on every ``create_class`` and ``join``; an expired class is refused everywhere
-        even before it is purged.  Returns the number of classes deleted.
+        Run on every ``create_class`` and ``join``, and from what pages poll (``_tidy``); an
+        expired class is refused everywhere even before it is purged.  Returns the number of
+        classes deleted.
         """
         with self.database.transaction(write=True) as tx:
             return rows.purge(tx, self.clock())
+
+    def _tidy(self) -> None:
+        """Purge now and then from the polled reads: a server's last class is deleted when
+        its day is over although nobody starts or joins another (every few seconds would
+        make each poll a write)."""
+        now = self.clock()
+        if now - self._purged_at >= rules.PURGE_EVERY_S:
+            self._purged_at = now
+            self.purge_expired()
 
     # --- checks shared by the actions above ------------------------------------------------
 
@@ -352,10 +365,15 @@ class ClassStore:
         self._check_instructor(row, code, key, tx)
 
     def _check_instructor(self, row: tuple | None, code: object, key: str, tx: Transaction) -> None:
-        if row is None:
+        """One refusal for a wrong key and for a code no open class has: told apart, the
+        instructor's link would test any number of codes, uncounted (a learner's join
+        counts its wrong codes).  What cannot be a code, and a class its instructor ended,
+        keep their own refusals: neither says that a class is open."""
+        if row is None and (not self._code(code) or rows.ended(tx, self._code(code), self.clock())):
             raise self._closed(tx, code)
-        if not rules.matches(key, row[0]):
-            raise _refuse("not_instructor", code=rules.shown_code(self._code(code)))
+        if row is None or not rules.matches(key, row[0]):
+            hours = round(rules.CLASS_LIFETIME_S / 3600)
+            raise _refuse("not_instructor", code=rules.shown_code(self._code(code)), hours=hours)
 
     def _learner_key(self, tx: Transaction, code: object, token: object) -> str:
         """The stored digest of this learner, or a refusal (no such class, or not joined)."""

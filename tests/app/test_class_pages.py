@@ -156,7 +156,7 @@ def test_everyone_to_lesson_n_moves_a_following_learner():
 def test_a_forged_instructor_key_is_refused_and_changes_nothing():
     teacher, code, key = _instructor()
     forged = _open("classroom", {"lang": "en", "cl_code": code, "cl_key": "x" * 43})
-    assert "not the instructor’s link" in _texts(forged, "error")
+    assert "has this instructor’s key" in _texts(forged, "error")
     assert not [b for b in forged.button if b.label == "Reveal the answer"]
     assert store().room(code, key, FIRST).state == rules.LessonState()
 
