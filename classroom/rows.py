@@ -42,6 +42,24 @@ def lesson_state(tx: Transaction, code: str, lesson: str) -> LessonState:
     return state(*found) if found else LessonState()
 
 
+def votes_of(tx: Transaction, code: str, lesson: str, learner: str) -> dict[int, tuple]:
+    """One learner's votes on ``lesson``: round -> (option, whether the answer was shown with
+    it, which makes it final)."""
+    return {
+        round_: (option, bool(seen))
+        for round_, option, seen in tx.rows(
+            "SELECT round, option, seen FROM votes WHERE code = ? AND lesson = ? AND learner = ?",
+            (code, lesson, learner),
+        )
+    }
+
+
+def revealed(tx: Transaction, code: str) -> frozenset[str]:
+    """The lessons of the class ``code`` whose answer its instructor revealed."""
+    found = tx.rows("SELECT lesson FROM lessons WHERE code = ? AND revealed = 1", (code,))
+    return frozenset(lesson for (lesson,) in found)
+
+
 def count_event(tx: Transaction, subject: str, now: float, limit: rules.Limit) -> int:
     """Count one more event of ``subject`` in its window; the count, this one included.
 

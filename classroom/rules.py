@@ -196,6 +196,8 @@ class LearnerView:
     paced: bool  # the instructor leads: the answer shows only once revealed
     class_lesson: str | None  # where "everyone to lesson N" last sent the room
     moves: int  # how many times it did: a follower follows when this changes
+    revealed: frozenset[str] = frozenset()  # the class's lessons whose answer is revealed
+    final: bool = False  # the answer was shown with this round's vote: a new one is refused
 
     @property
     def answer_visible(self) -> bool:

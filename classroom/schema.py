@@ -48,5 +48,8 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             code TEXT PRIMARY KEY,
             expires_at DOUBLE PRECISION NOT NULL)""",
     ),
+    (  # the answer was shown with this vote (self-paced): a new one is refused
+        "ALTER TABLE votes ADD COLUMN seen INTEGER NOT NULL DEFAULT 0",
+    ),
 )
 CLASS_TABLES = ("votes", "learners", "lessons", "classes")  # deleted in this order

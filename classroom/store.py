@@ -172,10 +172,13 @@ class ClassStore:
             )
 
     def set_paced(self, code: str, key: str, paced: bool) -> None:
-        """Paced: learners see an answer only when it is revealed; else once they commit."""
+        """Paced: learners see an answer only when it is revealed; else once they commit (so
+        turning it off shows the answer to everyone who has voted: their votes are final)."""
         with self.database.transaction(write=True) as tx:
             self._instructor(tx, code, key)
             tx.run("UPDATE classes SET paced = ? WHERE code = ?", (int(paced), self._code(code)))
+            if not paced:
+                tx.run("UPDATE votes SET seen = 1 WHERE code = ?", (self._code(code),))
 
     def export_csv(self, code: str, key: str) -> str:
         """Every lesson with votes or a state, per round and option: ``lesson,round,option,votes``.
@@ -263,7 +266,8 @@ class ClassStore:
 
     def vote(self, code: str, token: str, answer_id: str) -> None:
         """Record ``answer_id`` (``"<lesson>.<option>"``) as this learner's vote in the lesson's
-        current round, replacing their earlier vote in that round."""
+        current round, replacing their earlier vote in that round unless the answer was shown
+        to them with it (self-paced): the class counts predictions, not answers read."""
         lesson, _, option = str(answer_id).rpartition(".")
         self._check_lesson(lesson)
         if option not in self.options[lesson]:
@@ -278,6 +282,10 @@ class ClassStore:
             state = rows.lesson_state(tx, self._code(code), lesson)
             if not state.voting_open:
                 raise _refuse("voting_closed")
+            (paced,) = tx.one("SELECT paced FROM classes WHERE code = ?", (self._code(code),))
+            mine = rows.votes_of(tx, self._code(code), lesson, learner)
+            if mine.get(state.round, (None, False))[1]:
+                raise _refuse("answer_seen")
             limit = rules.VOTE_LIMIT
             (recent,) = tx.one(
                 "UPDATE learners SET"
@@ -293,10 +301,11 @@ class ClassStore:
                     seconds=round(limit.window_s),
                 )
             tx.run(
-                "INSERT INTO votes (code, lesson, round, learner, option, voted_at)"
-                " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (code, lesson, round, learner)"
-                " DO UPDATE SET option = excluded.option, voted_at = excluded.voted_at",
-                (self._code(code), lesson, state.round, learner, option, now),
+                "INSERT INTO votes (code, lesson, round, learner, option, voted_at, seen)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (code, lesson, round, learner)"
+                " DO UPDATE SET option = excluded.option, voted_at = excluded.voted_at,"
+                " seen = excluded.seen",
+                (self._code(code), lesson, state.round, learner, option, now, int(not paced)),
             )
 
     def learner_view(self, code: str, token: str, lesson: str) -> LearnerView:
@@ -309,14 +318,11 @@ class ClassStore:
                 "SELECT paced, lesson, moves FROM classes WHERE code = ?", (self._code(code),)
             )
             state = rows.lesson_state(tx, self._code(code), lesson)
-            mine = dict(
-                tx.rows(
-                    "SELECT round, option FROM votes WHERE code = ? AND lesson = ? AND learner = ?",
-                    (self._code(code), lesson, learner),
-                )
-            )
-        votes = tuple(mine.get(r) for r in range(1, state.round + 1))
-        return LearnerView(lesson, state, votes, bool(paced), class_lesson, moves)
+            mine = rows.votes_of(tx, self._code(code), lesson, learner)
+            revealed = rows.revealed(tx, self._code(code))
+        votes = tuple(mine.get(r, (None,))[0] for r in range(1, state.round + 1))
+        final = mine.get(state.round, (None, False))[1]
+        return LearnerView(lesson, state, votes, bool(paced), class_lesson, moves, revealed, final)
 
     # --- housekeeping ----------------------------------------------------------------------
 
