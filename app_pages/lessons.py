@@ -18,16 +18,17 @@ if present == "off":  # presenting, the lesson's own title is the first thing on
 with st.container(key="noprint_lessons_view"):
     chosen_view = widgets.view_choice()
 
-if chosen_view == "sheet":
+member = class_learner.membership()  # a class's join link: counted, maybe paced
+answers = widgets.answers()
+if chosen_view == "sheet":  # in a class, an answer shows only where the lesson shows it
     class_view.class_link()
-    view.sheet(language, present, st.context.url or "")
+    hidden = class_learner.hidden_answers(member, answers)
+    view.sheet(language, present, st.context.url or "", hidden)
 else:
-    member = class_learner.membership()  # a class's join link: counted, maybe paced
     above, body, below = st.container(), st.container(), st.container()
     with below if present != "off" else above:  # navigation: under the lesson on a projector
         with presenting.navigation("lessons"):
             lesson = widgets.lesson_choice()
-        answers = widgets.answers()
         view.progress(lesson, answers, class_learner.scored(member, answers))
     with body:
         view.setup(lesson)

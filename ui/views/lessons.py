@@ -135,8 +135,10 @@ def try_next(item: Lesson) -> None:
     st.markdown(f"**{t('lessons.try_next')}** {_tr(item, 'next')}")
 
 
-def sheet(lang: str, present: str, page_url: str) -> None:
-    """Every lesson's link, question and answer, in order: a page to print."""
+def sheet(lang: str, present: str, page_url: str, hidden: dict[str, str] | None = None) -> None:
+    """Every lesson's link, question and answer, in order: a page to print.  A lesson in
+    ``hidden`` (a learner in a class, before the answer may show) has its question and, in
+    place of its answer and link, the line of its key that says why."""
     root = app_root(page_url, "lessons")
     with st.container(key="ls_sheet"):
         st.header(t("lessons.sheet_title"), anchor=False)
@@ -146,10 +148,12 @@ def sheet(lang: str, present: str, page_url: str) -> None:
         for number, item in enumerate(LESSONS, 1):
             target = TARGETS[item.id]
             st.markdown(f"**{number}. {_tr(item, 'title')}**")
-            lines = [
-                t("lessons.sheet_question", text=_tr(item, "question")),
-                t("lessons.sheet_answer", text=option_label(item, item.answer)),
-            ]
+            lines = [t("lessons.sheet_question", text=_tr(item, "question"))]
+            if hidden and item.id in hidden:
+                lines.append(f"*{t(hidden[item.id])}*")
+                st.markdown("\n\n".join(lines))
+                continue
+            lines.append(t("lessons.sheet_answer", text=option_label(item, item.answer)))
             if target_ready(target, PAGES):
                 query = query_text(target_query(target, PAGES[target.page], lang, present))
                 path = "" if target.page == DEFAULT_PAGE else target.page

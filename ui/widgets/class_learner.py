@@ -92,7 +92,7 @@ def _join(typed: str) -> tuple[str, str] | None:
 
 
 def _signature(view: LearnerView) -> tuple:
-    return (view.lesson, view.state, view.paced, view.moves)
+    return (view.lesson, view.state, view.paced, view.moves, view.revealed)
 
 
 @st.fragment(run_every=POLL_S)
@@ -150,12 +150,29 @@ def answer_shown(member: Member | None) -> bool:
     return member is None or not member.view.paced or member.view.state.revealed
 
 
+def hidden(member: Member | None, lesson_id: str, answers: dict[str, str]) -> str | None:
+    """Why ``lesson_id``'s answer is hidden from this learner (the line that says so), or
+    None where it may show: outside a class, once the instructor revealed it, and in a
+    self-paced class once the learner committed a prediction (``answers``)."""
+    if member is None or lesson_id in member.view.revealed:
+        return None
+    if member.view.paced:
+        return "classroom.hidden_until_reveal"
+    return None if lesson_id in answers else "classroom.hidden_until_commit"
+
+
+def hidden_answers(member: Member | None, answers: dict[str, str]) -> dict[str, str]:
+    """Every lesson whose answer is hidden from this learner, with why (``hidden``)."""
+    found = {lesson: hidden(member, lesson, answers) for lesson in LESSON_IDS}
+    return {lesson: why for lesson, why in found.items() if why is not None}
+
+
 def scored(member: Member | None, answers: dict[str, str]) -> dict[str, str]:
-    """The committed answers whose verdict the progress bar counts: the shown lesson's only
-    once its answer shows (a paced class's "right" count would otherwise give it away)."""
-    if answer_shown(member):
-        return answers
-    return {lesson: option for lesson, option in answers.items() if lesson != member.view.lesson}
+    """The committed answers whose verdict the progress bar counts: only those whose answer
+    shows (a paced class's "right" count would otherwise give it away, on any lesson)."""
+    return {
+        lesson: option for lesson, option in answers.items() if not hidden(member, lesson, answers)
+    }
 
 
 def before_prediction(member: Member | None, item: Lesson) -> None:
@@ -182,8 +199,9 @@ def before_prediction(member: Member | None, item: Lesson) -> None:
 
 
 def record(member: Member | None, item: Lesson, chosen: str | None) -> bool:
-    """Count the committed ``chosen`` in the class (once per round; a new choice replaces);
-    whether it is counted.  While its answer waits for the reveal, the locked-in notice
+    """Count the committed ``chosen`` in the class (once per round; a new choice replaces
+    the vote until the answer was shown with it, then it is practice); whether it is
+    counted.  While its answer waits for the reveal, the locked-in notice
     (``ui.views.lessons.commit_point``) says so; once it shows, a caption here does."""
     if member is None or chosen is None:
         return False
@@ -191,6 +209,9 @@ def record(member: Member | None, item: Lesson, chosen: str | None) -> bool:
     if view.votes[-1] != chosen:
         if not view.state.voting_open:
             st.caption(t("classroom.not_counted"))
+            return False
+        if view.final:
+            st.caption(t("classroom.practice"))
             return False
         _, error = attempt(store().vote, member.code, member.token, f"{item.id}.{chosen}")
         if error is not None:

@@ -1,0 +1,92 @@
+"""A learner in a class sees no answer and no right/wrong verdict before it may show (paced:
+the instructor's reveal; self-paced: their own committed prediction), on any lesson and on
+the sheet view; the class counts the prediction made before the answer was shown."""
+
+from __future__ import annotations
+
+from tests.app.test_class_pages import (
+    ANSWER,
+    FIRST,
+    WRONG,
+    _commit,
+    _instructor,
+    _learner,
+    _texts,
+)
+from ui.classroom import store
+from ui.lessons.catalog import LESSON_IDS, lesson
+from ui.views.lessons import option_label
+
+SECOND = LESSON_IDS[1]
+
+
+def _progress(at) -> str:
+    return at.get("progress")[0].proto.text
+
+
+def _answer_line(lesson_id: str) -> str:
+    item = lesson(lesson_id)
+    return f"Answer: {option_label(item, item.answer)}"
+
+
+def test_paced_the_progress_bar_counts_no_right_answer_before_its_reveal_on_any_lesson():
+    """Paced: a locked-in right answer counts as answered, and as right only once revealed,
+    whichever lesson the learner is on."""
+    _, code, key = _instructor()
+    learner = _commit(_learner(code), ANSWER)
+    assert "· 1 answered, 0 right" in _progress(learner)
+    learner.button(key="ls_next").click().run()
+    assert learner.session_state["ls_lesson"] == SECOND
+    assert "· 1 answered, 0 right" in _progress(learner), _progress(learner)
+    store().reveal(code, key, FIRST)
+    assert "· 1 answered, 1 right" in _progress(learner.run())
+
+
+def test_paced_the_sheet_view_says_each_answer_is_hidden_until_its_reveal():
+    """Paced: the sheet view gives a learner each question with a line saying its answer is
+    hidden, and its answer and link once the instructor reveals it."""
+    _, code, key = _instructor()
+    learner = _learner(code)
+    learner.button_group(key="ls_view").set_value("sheet").run()
+    shown = _texts(learner, "markdown")
+    assert _answer_line(FIRST) not in shown and _answer_line(SECOND) not in shown
+    assert shown.count("Answer hidden until your instructor reveals it.") == len(LESSON_IDS)
+    assert not learner.exception
+    store().reveal(code, key, FIRST)
+    shown = _texts(learner.run(), "markdown")
+    assert _answer_line(FIRST) in shown and _answer_line(SECOND) not in shown
+
+
+def test_self_paced_the_sheet_view_shows_an_answer_once_its_prediction_is_committed():
+    teacher, code, _ = _instructor()
+    teacher.toggle(key="cl_paced").set_value(False).run()
+    learner = _commit(_learner(code), WRONG)
+    learner.button_group(key="ls_view").set_value("sheet").run()
+    shown = _texts(learner, "markdown")
+    assert _answer_line(FIRST) in shown and _answer_line(SECOND) not in shown
+    assert shown.count("Answer hidden until you commit your prediction in the lesson.") == (
+        len(LESSON_IDS) - 1
+    )
+
+
+def test_self_paced_practising_after_the_answer_leaves_the_counted_prediction():
+    """Self-paced: "Try again" after the answer showed is practice for the learner, said so
+    in a line; the class keeps the prediction made before the answer was shown."""
+    teacher, code, key = _instructor()
+    teacher.toggle(key="cl_paced").set_value(False).run()
+    learner = _commit(_learner(code), WRONG)
+    assert "Not quite" in _texts(learner, "error")  # the answer is shown to this learner
+    learner.button(key=f"ls_again_{FIRST}").click().run()
+    _commit(learner, ANSWER)
+    counts = store().room(code, key, FIRST).counts[0]
+    assert counts[WRONG] == 1 and counts[ANSWER] == 0, counts
+    assert "Practice only: the class keeps the prediction" in _texts(learner, "caption")
+    assert not _texts(learner, "warning")
+
+
+def test_outside_a_class_the_sheet_lists_every_answer():
+    learner = _learner("")
+    learner.button_group(key="ls_view").set_value("sheet").run()
+    shown = _texts(learner, "markdown")
+    assert all(_answer_line(i) in shown for i in LESSON_IDS)
+    assert "hidden" not in shown
