@@ -60,7 +60,7 @@ def _tr(item: Lesson, part: str) -> str:
 
 def progress(item: Lesson, answers: dict[str, str], scored: dict[str, str]) -> None:
     """Where the learner is: every committed answer counts as answered; only those of
-    ``scored`` (in a paced class, not the lesson awaiting its reveal) count as right."""
+    ``scored`` (in a class, those whose answer shows to this learner) count as right."""
     number = LESSON_IDS.index(item.id) + 1
     answered, right = len(answers), score(scored)[1]
     st.progress(
