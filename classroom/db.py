@@ -12,15 +12,23 @@ process holds (PostgreSQL allows 100 by default, shared by every process of the 
 SQLite runs in WAL mode (readers never wait for the writer; one writer at a time, others wait
 up to ``BUSY_TIMEOUT_S``) with ``synchronous=NORMAL``: a commit survives the app crashing,
 and the last commits may be lost if the machine loses power.
+
+A database that stays busy or cannot be reached is a refusal like the store's others
+(``DatabaseBusy``), never the driver's error: a pooled connection that died while idle (its
+server restarted, a firewall cut it) is closed and a new one opened in its place; a
+transaction that failed before its commit (a deadlock's victim, a connection lost midway)
+may run once more (``retried``).
 """
 
 from __future__ import annotations
 
+import functools
 import sqlite3
+import sys
 import threading
 import time
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,10 +45,66 @@ class Dialect:
     placeholder: str
     begin_write: str
     migration_lock: str | None  # run first in the migrating transaction
+    row_locks: tuple[str, str] | None  # (exclusive, shared) suffixes of a locking SELECT
 
 
-SQLITE = Dialect("sqlite", "?", "BEGIN IMMEDIATE", None)  # BEGIN IMMEDIATE already locks
-POSTGRESQL = Dialect("postgresql", "%s", "BEGIN", "SELECT pg_advisory_xact_lock(2026112923)")
+SQLITE = Dialect("sqlite", "?", "BEGIN IMMEDIATE", None, None)  # BEGIN IMMEDIATE already locks
+POSTGRESQL = Dialect(
+    "postgresql",
+    "%s",
+    "BEGIN",
+    "SELECT pg_advisory_xact_lock(2026112923)",
+    (" FOR UPDATE", " FOR KEY SHARE"),  # KEY SHARE: taken by many at once, not by a delete
+)
+
+
+class DatabaseBusy(EngineError):
+    """The class's database is busy or unreachable (``classroom.busy``: "try again in a
+    moment").  ``retry``: nothing was committed and the database may answer at once, so the
+    whole action may run again (a deadlock's victim, a connection lost midway); False once
+    a wait already ran out (SQLite's lock, the pool) or where a commit may have happened."""
+
+    def __init__(self, retry: bool = False):
+        super().__init__("classroom.busy", {})
+        self.retry = retry
+
+
+def _busy(error: BaseException) -> DatabaseBusy | None:
+    """The refusal standing for a driver's ``error`` that a moment may cure, else None (a
+    fault in our SQL stays an exception): SQLite's lock wait ran out; any of PostgreSQL's
+    operational errors (a connection that failed, a deadlock, a lock or query cancelled)."""
+    if isinstance(error, sqlite3.OperationalError):
+        return DatabaseBusy() if "locked" in str(error) or "busy" in str(error) else None
+    psycopg = sys.modules.get("psycopg")  # imported only where a URL is configured
+    if psycopg is not None and isinstance(error, psycopg.OperationalError):
+        return DatabaseBusy(retry=True)
+    return None
+
+
+def retried(cls: type) -> type:
+    """``cls`` with each public method run once more when it is refused with a
+    ``DatabaseBusy`` that allows it; the second refusal stands (and allows no retry by a
+    caller that is itself retried, so an action runs at most twice)."""
+
+    def once_more(method):
+        @functools.wraps(method)
+        def run(*args, **kwargs):
+            try:
+                return method(*args, **kwargs)
+            except DatabaseBusy as busy:
+                if not busy.retry:
+                    raise
+            try:
+                return method(*args, **kwargs)
+            except DatabaseBusy as busy:
+                raise DatabaseBusy() from busy
+
+        return run
+
+    for name, member in list(vars(cls).items()):
+        if callable(member) and not name.startswith("_"):
+            setattr(cls, name, once_more(member))
+    return cls
 
 
 def is_database_url(target: str | Path) -> bool:
@@ -67,9 +131,10 @@ def _wal(connection: sqlite3.Connection) -> None:
 class Transaction:
     """One transaction's statements: SQL with ``?`` placeholders, in either dialect."""
 
-    def __init__(self, cursor, dialect: Dialect):
+    def __init__(self, cursor, dialect: Dialect, write: bool = False):
         self._cursor = cursor
         self._dialect = dialect
+        self._write = write
 
     def run(self, sql: str, params: Sequence = ()) -> int:
         """Execute ``sql``; the number of rows it changed."""
@@ -83,6 +148,14 @@ class Transaction:
     def one(self, sql: str, params: Sequence = ()) -> tuple | None:
         found = self.rows(sql, params)
         return found[0] if found else None
+
+    def lock(self, sql: str, params: Sequence = (), shared: bool = False) -> None:
+        """Lock the rows the SELECT ``sql`` finds until the transaction ends: PostgreSQL's
+        ``FOR UPDATE`` (``FOR KEY SHARE`` when ``shared``: others may share it, a delete
+        waits).  SQLite: nothing, a writing transaction holds the whole file's lock; nor in
+        a reading transaction, which has nothing to protect."""
+        if self._dialect.row_locks and self._write:
+            self.rows(sql + self._dialect.row_locks[shared], params)
 
     def _sql(self, sql: str) -> str:
         if self._dialect.placeholder == "?":
@@ -121,34 +194,63 @@ class Database:
         """A transaction, committed when the block ends and rolled back if it raises.
 
         ``write=True`` for a block that may write: on SQLite it waits for the write lock
-        first.  A connection that failed (not a refusal of ours) is closed, not reused.
+        first.  A connection that failed (not a refusal of ours) is closed, not reused; a
+        failure a moment may cure is a ``DatabaseBusy``.
         """
         if not self._slots.acquire(timeout=POOL_WAIT_S):
-            raise EngineError("classroom.busy", {})
-        connection, healthy = None, False
+            raise DatabaseBusy()
+        connection = None
         try:
-            with self._lock:
-                connection = self._idle.pop() if self._idle else None
-            connection = connection or self._connect()
-            cursor = connection.cursor()
-            cursor.execute(self.dialect.begin_write if write else "BEGIN")
+            connection, cursor = self._begin(write)
             try:
-                yield Transaction(cursor, self.dialect)
-            except BaseException:
-                cursor.execute("ROLLBACK")
-                healthy = True
+                yield Transaction(cursor, self.dialect, write)
+            except BaseException as error:
+                try:
+                    cursor.execute("ROLLBACK")
+                except Exception:  # the connection itself failed: not reused
+                    connection = _close(connection)
+                busy = _busy(error)
+                if busy is not None:
+                    raise busy from error
                 raise
-            cursor.execute("COMMIT")
-            healthy = True
+            try:
+                cursor.execute("COMMIT")
+            except Exception as error:  # whether it committed is unknown: no retry
+                connection = _close(connection)
+                if _busy(error) is not None:
+                    raise DatabaseBusy() from error
+                raise
         finally:
             if connection is not None:
                 with self._lock:
-                    keep = healthy and not self._closed
+                    keep = not self._closed
                     if keep:
                         self._idle.append(connection)
                 if not keep:
                     connection.close()
             self._slots.release()
+
+    def _begin(self, write: bool) -> tuple:
+        """(connection, cursor) in a new transaction: an idle connection, else a new one.  An
+        idle one that fails to begin (its server restarted, or the network cut it) is closed
+        and a new one opened in its place, once."""
+        with self._lock:
+            connection = self._idle.pop() if self._idle else None
+        for fresh in (False, True) if connection is not None else (True,):
+            try:
+                if fresh:
+                    connection = self._connect()
+                cursor = connection.cursor()
+                cursor.execute(self.dialect.begin_write if write else "BEGIN")
+                return connection, cursor
+            except Exception as error:
+                connection = _close(connection)
+                busy = _busy(error)
+                if busy is None:
+                    raise
+                if fresh or not busy.retry:  # SQLite's lock wait already ran out
+                    raise DatabaseBusy() from error
+        raise AssertionError("unreachable")
 
     def migrate(self, migrations: Sequence[Sequence[str]]) -> int:
         """Bring the schema to ``len(migrations)``, running the versions it lacks, in order.
@@ -183,4 +285,11 @@ class Database:
             self._closed = True
             idle, self._idle = self._idle, []
         for connection in idle:
+            connection.close()
+
+
+def _close(connection) -> None:
+    """Close a connection that failed (its own close may fail too); None, to forget it."""
+    if connection is not None:
+        with suppress(Exception):
             connection.close()

@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from classroom import rows, rules
-from classroom.db import Database, Transaction
+from classroom.db import Database, Transaction, retried
 from classroom.rules import EndedClass, LearnerView, LessonState, NewClass, Room
 from classroom.schema import CLASS_TABLES, MIGRATIONS
 from engine.errors import EngineError
@@ -36,6 +36,7 @@ def _refuse(key: str, **params) -> EngineError:
     return EngineError(f"classroom.{key}", params)
 
 
+@retried  # an action that failed before its commit (a deadlock's victim) runs once more
 class ClassStore:
     """The class mode's data: classes, learners, votes, and the rules they follow.
 

@@ -1,0 +1,97 @@
+"""The class store under database failures: a database that fails or stays busy is the
+store's refusal ``classroom.busy``, after one more try where nothing was committed, and a
+pooled connection that died is replaced."""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+
+import psycopg
+import pytest
+
+from classroom import db
+from classroom.db import Database, DatabaseBusy, retried
+from classroom.store import ClassStore
+from tests.classroom.sample_class import FIRST, class_with
+from ui.lessons.catalog import ANSWER_IDS
+
+
+def test_a_dropped_postgresql_connection_is_replaced_and_the_action_done(postgres_url, clock):
+    """PostgreSQL restarts or an idle connection is cut (a lunch break behind a firewall):
+    a pooled connection that fails is closed and the action done on a new one, neither a
+    traceback nor a refusal."""
+    store = ClassStore(Database(postgres_url), ANSWER_IDS, clock)
+    new, (ann,) = class_with(store, 1)
+    with psycopg.connect(postgres_url, autocommit=True) as admin:
+        admin.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+            " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )
+    time.sleep(0.2)
+    try:
+        store.vote(new.code, ann, f"{FIRST}.a")
+        assert store.learner_view(new.code, ann, FIRST).votes == ("a",)
+    finally:
+        store.database.close()
+
+
+def test_an_unreachable_postgresql_server_is_a_refusal():
+    """No server answers at the URL (stopped, or the network down): the refusal
+    ``classroom.busy``, not psycopg's error."""
+    database = Database("postgresql://normscope@127.0.0.1:9/normscope")  # discard: none
+    with pytest.raises(DatabaseBusy) as caught, database.transaction():
+        pass
+    assert caught.value.key == "classroom.busy"
+
+
+def test_sqlite_busy_past_the_timeout_is_a_refusal(tmp_path, clock, monkeypatch, refused):
+    """A writer waiting longer than ``BUSY_TIMEOUT_S`` for SQLite's lock (another process's
+    long write) is refused with ``classroom.busy``, a message every page shows, not
+    ``sqlite3.OperationalError: database is locked``."""
+    monkeypatch.setattr(db, "BUSY_TIMEOUT_S", 0.2)
+    path = tmp_path / "classroom.sqlite3"
+    store = ClassStore(Database(path), ANSWER_IDS, clock)
+    new, (ann,) = class_with(store, 1)
+    other = sqlite3.connect(path, isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")
+    try:
+        with refused("classroom.busy"):
+            store.vote(new.code, ann, f"{FIRST}.a")
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+        store.database.close()
+
+
+def test_an_action_refused_before_its_commit_runs_once_more_and_no_more():
+    """An action refused with a ``DatabaseBusy`` that allows it (nothing was committed: a
+    deadlock's victim) runs once more; refused again, or refused where a commit may have
+    happened, the refusal stands; an action calling another runs at most twice."""
+    calls = []
+
+    @retried
+    class Actions:
+        def failing(self, times: int, retry: bool = True) -> str:
+            calls.append(times)
+            if len(calls) <= times:
+                raise DatabaseBusy(retry=retry)
+            return "done"
+
+        def outer(self) -> str:
+            calls.append("outer")
+            return self.failing(10)
+
+    assert Actions().failing(1) == "done" and len(calls) == 2
+    calls.clear()
+    with pytest.raises(DatabaseBusy):
+        Actions().failing(2)
+    assert len(calls) == 2
+    calls.clear()
+    with pytest.raises(DatabaseBusy):
+        Actions().failing(1, retry=False)
+    assert len(calls) == 1
+    calls.clear()
+    with pytest.raises(DatabaseBusy):
+        Actions().outer()
+    assert calls.count("outer") == 1 and len(calls) == 3
