@@ -16,6 +16,15 @@ def open_class(tx: Transaction, code: str, now: float) -> tuple | None:
     )
 
 
+def lock_class(tx: Transaction, code: str, shared: bool = False) -> None:
+    """Lock the class's row first in a transaction that writes in it (PostgreSQL; SQLite's
+    writers hold the whole file): the instructor's actions alone (``shared=False``), a
+    learner's together (``shared``).  One order, the class's row before any other, so no two
+    of them deadlock; ending the class waits for the joins and votes in it, and a join or
+    vote that waited for its end finds no class, rather than leaving rows that belong to none."""
+    tx.lock("SELECT 1 FROM classes WHERE code = ?", (code,), shared)
+
+
 def learner(tx: Transaction, code: str, token: object, now: float) -> tuple | None:
     """(learner digest,) of the holder of ``token`` in the open class ``code``, or None."""
     if not isinstance(token, str) or not token or len(token) > rules.TOKEN_CHARS:
@@ -91,6 +100,7 @@ def purge(tx: Transaction, now: float) -> int:
     """Delete every class expired at ``now`` with all it recorded, the codes of ended classes
     past their expiry, and ended rate-limit windows; the number of classes deleted."""
     window = max(limit.window_s for limit in (*rules.JOIN_LIMITS.values(), rules.CREATE_LIMIT))
+    tx.lock("SELECT 1 FROM classes WHERE expires_at <= ? ORDER BY code", (now,))  # see lock_class
     for table in CLASS_TABLES[:-1]:
         tx.run(
             f"DELETE FROM {table} WHERE code IN (SELECT code FROM classes WHERE expires_at <= ?)",

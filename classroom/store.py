@@ -233,6 +233,7 @@ class ClassStore:
         self.purge_expired()
         now = self.clock()
         with self.database.transaction(write=True) as tx:
+            rows.lock_class(tx, code, shared=True)
             if token is not None and rows.learner(tx, code, token, now) is not None:
                 return token
             client_key = self._client("join", client)
@@ -368,6 +369,7 @@ class ClassStore:
 
     def _instructor(self, tx: Transaction, code: object, key: str) -> None:
         """Refuse unless ``key`` is the instructor's of the open class ``code``."""
+        rows.lock_class(tx, self._code(code))  # (only in a writing transaction)
         row = rows.open_class(tx, self._code(code), self.clock())
         self._check_instructor(row, code, key, tx)
 
@@ -384,6 +386,7 @@ class ClassStore:
 
     def _learner_key(self, tx: Transaction, code: object, token: object) -> str:
         """The stored digest of this learner, or a refusal (no such class, or not joined)."""
+        rows.lock_class(tx, self._code(code), shared=True)  # (only in a writing transaction)
         row = rows.learner(tx, self._code(code), token, self.clock())
         if row is None:
             if rows.open_class(tx, self._code(code), self.clock()) is None:
