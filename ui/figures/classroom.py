@@ -35,7 +35,7 @@ def answers_chart(room: Room, options: dict[str, str], answer: str, lang: str) -
     rounds = len(room.counts)
     for index, counts in enumerate(room.counts):
         votes = [counts.get(option, 0) for option in options]
-        shade = index if rounds > 1 else -1
+        shade = min(index, len(ROUND_COLOURS) - 1) if rounds > 1 else -1  # a 3rd: the 2nd's
         figure.add_bar(
             y=labels,
             x=votes,

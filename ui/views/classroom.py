@@ -64,10 +64,11 @@ def private_link(instructor: str) -> None:
 
 
 def _counts(room: Room) -> str:
-    """How many joined and answered, in one line (the chart keeps the first screen)."""
-    if len(room.answered) == 1:
-        return t("classroom.counts_one", joined=room.joined, answered=room.answered[0])
-    first, second = room.answered
+    """How many joined and answered, in one line (the chart keeps the first screen); past
+    round 2 (which the store never opens), rounds 1 and 2 still."""
+    if len(room.answered) <= 1:
+        return t("classroom.counts_one", joined=room.joined, answered=sum(room.answered))
+    first, second = room.answered[:2]
     return t("classroom.counts_two", joined=room.joined, first=first, second=second)
 
 

@@ -5,7 +5,8 @@ The join link is the lessons page with ``ls_class=<code>``.  The browser joins o
 session; its learner token (the anonymous id the store keeps only hashed) lives in the
 session and in a cookie for the class, so a reload or a second tab of the same browser is
 the same learner.  A refused code is remembered for the session and not tried again on
-every rerun (each wrong try counts against the room's network).
+every rerun (each wrong try counts against the room's network); a busy database is asked
+again on the next run.
 
 While in a class the page polls the store every ``POLL_S`` seconds and reruns when the
 instructor changes something this learner sees: a round, closed voting, the reveal, paced
@@ -31,6 +32,7 @@ from ui.url.pages import LESSONS_PAGE as P
 POLL_S = 1.5  # a reveal or a move reaches every learner within this and one rerun
 TOKENS = "_cl_tokens"  # {code: learner token} of this session
 FAILED = "_cl_failed"  # (the code as given, its refusal): not tried again
+MOMENTARY = ("classroom.busy",)  # refusals not remembered: the next run asks again
 ENDED = "classroom.ended"  # the refusal of a class its instructor ended
 SEEN = "_cl_seen"  # what the last full run drew of the class (compared by the poll)
 MOVES = "_cl_moves"  # the class's move count this learner has followed
@@ -67,8 +69,10 @@ def _remember(code: str, token: str) -> None:
 
 def _refused(typed: str, error: EngineError) -> None:
     """Say why this browser is not (or no longer) in the class, with a way out of it; an
-    ended class is no error of the learner's: their answers stay, the lessons go on."""
-    st.session_state[FAILED] = (typed, error)
+    ended class is no error of the learner's: their answers stay, the lessons go on.  The
+    refusal is remembered for the session unless it is a momentary one (a busy database)."""
+    if error.key not in MOMENTARY:
+        st.session_state[FAILED] = (typed, error)
     if error.key == ENDED:
         st.info(t("classroom.ended_learner", **error.params), icon=":material/event_busy:")
     else:
