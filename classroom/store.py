@@ -16,14 +16,14 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Iterable
-from contextlib import contextmanager
 from pathlib import Path
 
 from classroom import rows, rules
-from classroom.db import Database, Transaction, retried
+from classroom.checks import Checks
+from classroom.checks import refuse as _refuse
+from classroom.db import Database, retried
 from classroom.rules import EndedClass, LearnerView, LessonState, NewClass, Room
 from classroom.schema import CLASS_TABLES, MIGRATIONS
-from engine.errors import EngineError
 
 DATABASE_URL_VARIABLE = "NORMSCOPE_DATABASE_URL"  # postgresql://...: several processes share it
 DATA_DIR_VARIABLE = "NORMSCOPE_DATA_DIR"  # else the SQLite file lives here
@@ -32,12 +32,8 @@ SQLITE_FILE = "classroom.sqlite3"
 _EVERY_CLIENT = "join:*"  # the rate_limits row counting every client's wrong codes together
 
 
-def _refuse(key: str, **params) -> EngineError:
-    return EngineError(f"classroom.{key}", params)
-
-
 @retried  # an action that failed before its commit (a deadlock's victim) runs once more
-class ClassStore:
+class ClassStore(Checks):
     """The class mode's data: classes, learners, votes, and the rules they follow.
 
     ``answer_ids`` are the lessons' answers as ``"<lesson>.<option>"`` (the lessons page's
@@ -346,70 +342,6 @@ class ClassStore:
         if now - self._purged_at >= rules.PURGE_EVERY_S:
             self._purged_at = now
             self.purge_expired()
-
-    # --- checks shared by the actions above ------------------------------------------------
-
-    def _code(self, code: object) -> str:
-        """A code as stored, or "" (which matches no class) for one that cannot be a code."""
-        return rules.normalize_code(code) or ""
-
-    def _check_lesson(self, lesson: str) -> None:
-        if lesson not in self.options:
-            raise _refuse(
-                "unknown_lesson",
-                value=str(lesson)[:100],
-                allowed=", ".join(self.options),
-            )
-
-    def _closed(self, tx: Transaction, code: object) -> EngineError:
-        """The refusal for a code with no open class: ended by its instructor, or none."""
-        if self._code(code) and rows.ended(tx, self._code(code), self.clock()):
-            return _refuse("ended", code=rules.shown_code(self._code(code)))
-        return rules.no_class(code)
-
-    def _instructor(self, tx: Transaction, code: object, key: str) -> None:
-        """Refuse unless ``key`` is the instructor's of the open class ``code``."""
-        rows.lock_class(tx, self._code(code))  # (only in a writing transaction)
-        row = rows.open_class(tx, self._code(code), self.clock())
-        self._check_instructor(row, code, key, tx)
-
-    def _check_instructor(self, row: tuple | None, code: object, key: str, tx: Transaction) -> None:
-        """One refusal for a wrong key and for a code no open class has: told apart, the
-        instructor's link would test any number of codes, uncounted (a learner's join
-        counts its wrong codes).  What cannot be a code, and a class its instructor ended,
-        keep their own refusals: neither says that a class is open."""
-        if row is None and (not self._code(code) or rows.ended(tx, self._code(code), self.clock())):
-            raise self._closed(tx, code)
-        if row is None or not rules.matches(key, row[0]):
-            hours = round(rules.CLASS_LIFETIME_S / 3600)
-            raise _refuse("not_instructor", code=rules.shown_code(self._code(code)), hours=hours)
-
-    def _learner_key(self, tx: Transaction, code: object, token: object) -> str:
-        """The stored digest of this learner, or a refusal (no such class, or not joined)."""
-        rows.lock_class(tx, self._code(code), shared=True)  # (only in a writing transaction)
-        row = rows.learner(tx, self._code(code), token, self.clock())
-        if row is None:
-            if rows.open_class(tx, self._code(code), self.clock()) is None:
-                raise self._closed(tx, code)
-            raise _refuse("not_joined", code=rules.shown_code(self._code(code)))
-        return row[0]
-
-    @contextmanager
-    def _lesson_for_instructor(self, code: str, key: str, lesson: str):
-        """A writing transaction in which the instructor is checked and the lesson has a row."""
-        self._check_lesson(lesson)
-        with self.database.transaction(write=True) as tx:
-            self._instructor(tx, code, key)
-            tx.run(
-                "INSERT INTO lessons (code, lesson) VALUES (?, ?)"
-                " ON CONFLICT (code, lesson) DO NOTHING",
-                (self._code(code), lesson),
-            )
-            yield tx, rows.lesson_state(tx, self._code(code), lesson)
-
-    def _client(self, action: str, client: str) -> str:
-        """The rate_limits subject of ``client`` (an address) doing ``action``: salted digest."""
-        return f"{action}:{rules.digest(self._salt + str(client))}"
 
 
 def open_store(answer_ids: Iterable[str], target: str | Path | None = None) -> ClassStore:

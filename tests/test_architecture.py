@@ -101,7 +101,7 @@ def _is_package_of(package: str, module: str) -> bool:
 
 def test_the_graph_covers_the_project():
     assert "engine.norms.dispatch" in graph() and "ui.compute" in graph() and "app" in graph()
-    assert "engine.errors" in graph()["classroom.store"]
+    assert "engine.errors" in graph()["classroom.checks"]
     assert "engine.kernels.row_norm_function" in graph()["engine.norms.dispatch"]
 
 
