@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import sqlite3
 
+import ui.classroom
 from classroom import db, rules
 from classroom.db import DatabaseBusy
 from classroom.store import ClassStore
-from tests.app.test_class_pages import ANSWER, FIRST, _commit, _instructor, _learner, _texts
+from tests.app.test_class_pages import ANSWER, FIRST, _commit, _instructor, _learner, _open, _texts
 from ui.classroom import store
 
 
@@ -63,3 +64,20 @@ def test_the_class_page_draws_a_lesson_past_round_two():
     teacher.run()
     assert not teacher.exception, teacher.exception[0].message
     assert " in round 2" in _texts(teacher, "markdown")
+
+
+def test_a_database_unreachable_when_the_store_opens_is_a_message_on_both_pages(monkeypatch):
+    """The process's first use of the store while its database does not answer: the Class
+    page (an instructor's link) and a learner's page say the database is busy, with no
+    exception (the store opens within the refusal's reach, and again on a later run)."""
+
+    def unreachable(*args, **kwargs):
+        raise DatabaseBusy()
+
+    store.clear()
+    monkeypatch.setattr(ui.classroom, "open_store", unreachable)
+    teacher = _open("classroom", {"lang": "en", "cl_code": "ABCDEF", "cl_key": "k" * 43})
+    learner = _learner("ABCDEF")
+    for page in (teacher, learner):
+        assert not page.exception, page.exception[0].message
+        assert "busy" in _texts(page, "error", "warning")

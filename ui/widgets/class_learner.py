@@ -87,7 +87,7 @@ def _join(typed: str) -> tuple[str, str] | None:
     if token is not None:
         return code, token
     remembered = st.context.cookies.get(COOKIE_PREFIX + code) if code else None
-    token, error = refusal(store().join, typed, client(), remembered)
+    token, error = refusal(lambda: store().join(typed, client(), remembered))
     if error is not None:
         _refused(typed, error)
         return None
@@ -103,7 +103,7 @@ def _signature(view: LearnerView) -> tuple:
 def _poll(code: str, token: str) -> None:
     """Reruns the page when the class changed what this learner sees, or ended."""
     lesson_id = st.session_state.get("ls_lesson", P["ls_lesson"].default)
-    view, error = refusal(store().learner_view, code, token, lesson_id)
+    view, error = refusal(lambda: store().learner_view(code, token, lesson_id))
     ended = error is not None and error.key == ENDED
     if ended or (view is not None and _signature(view) != st.session_state.get(SEEN)):
         st.rerun()
@@ -128,14 +128,15 @@ def membership() -> Member | None:
     code, token = joined
     _remember(code, token)  # every run: the page's elements keep their places between runs
     lesson_id = st.session_state.get("ls_lesson", P["ls_lesson"].default)
-    view, error = refusal(store().learner_view, code, token, lesson_id)
+    view, error = refusal(lambda: store().learner_view(code, token, lesson_id))
     if view is not None and view.class_lesson and view.moves != st.session_state.get(MOVES):
         st.session_state[MOVES] = view.moves
         if view.class_lesson != lesson_id:
             st.session_state["ls_lesson"] = view.class_lesson
             number = LESSON_IDS.index(view.class_lesson) + 1
             st.toast(t("classroom.moved", number=number), icon=":material/groups:")
-            view, error = refusal(store().learner_view, code, token, view.class_lesson)
+            moved_to = view.class_lesson
+            view, error = refusal(lambda: store().learner_view(code, token, moved_to))
     if view is None:  # the class ended or expired since this browser joined
         _refused(typed, error)
         return None
@@ -217,7 +218,7 @@ def record(member: Member | None, item: Lesson, chosen: str | None) -> bool:
         if view.final:
             st.caption(t("classroom.practice"))
             return False
-        _, error = attempt(store().vote, member.code, member.token, f"{item.id}.{chosen}")
+        _, error = attempt(lambda: store().vote(member.code, member.token, f"{item.id}.{chosen}"))
         if error is not None:
             st.warning(error, icon=":material/how_to_vote:")
             return False

@@ -56,7 +56,7 @@ def notice() -> None:
 
 def _start() -> None:
     paced = st.session_state.get(PACED_START, True)
-    new, error = attempt(store().create_class, client(), paced)
+    new, error = attempt(lambda: store().create_class(client(), paced))
     _say(error)
     if new is not None:
         st.session_state["cl_code"] = new.code
@@ -89,7 +89,7 @@ def lesson_choice() -> None:
 
 def room(klass: Class, lesson: str) -> tuple[Room | None, str | None]:
     """The lesson's room now, or the store's refusal (forged key, expired class)."""
-    return attempt(store().room, klass.code, klass.key, lesson)
+    return attempt(lambda: store().room(klass.code, klass.key, lesson))
 
 
 def _act(action, *args) -> None:
@@ -142,7 +142,7 @@ def settings(klass: Class, current: Room) -> None:
     st.toggle(
         t("classroom.paced"), key="cl_paced", help=t("classroom.paced_help"), on_change=_paced
     )
-    table, error = attempt(store().export_csv, klass.code, klass.key)
+    table, error = attempt(lambda: store().export_csv(klass.code, klass.key))
     if table is not None:
         st.download_button(
             t("classroom.csv"),
@@ -162,7 +162,7 @@ def settings(klass: Class, current: Room) -> None:
 
 
 def _end(klass: Class) -> None:
-    ended, error = attempt(store().end_class, klass.code, klass.key)
+    ended, error = attempt(lambda: store().end_class(klass.code, klass.key))
     _say(error)
     if ended is not None:
         st.session_state["cl_code"] = st.session_state["cl_key"] = ""
