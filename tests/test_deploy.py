@@ -1,7 +1,7 @@
 """The class topology's two descriptions agree: ``compose.yaml`` runs HAProxy with the
 ``deploy/haproxy.cfg`` that ``scripts/serve_class.py`` (and the class test) use, and sets the
 variables that file reads; HAProxy, started with that file, tells the app the browser's
-address."""
+address, and the app reads HAProxy's, not one the browser forged."""
 
 from __future__ import annotations
 
@@ -11,14 +11,18 @@ import socket
 import subprocess
 import threading
 import time
+import types
 import urllib.request
 
 import pytest
 import yaml
+from streamlit.runtime.context import StreamlitHeaders
 
+import ui.classroom
 from scripts.serve_class import CONFIG, ROOT, haproxy_binary
 
 COMPOSE = ROOT / "compose.yaml"
+FORGED = "6.6.6.6"
 
 
 def _balancer() -> dict:
@@ -60,17 +64,17 @@ def test_the_apps_believe_the_balancers_forwarded_address_and_only_its():
             assert service["environment"]["NORMSCOPE_TRUSTED_PROXIES"] == balancer
 
 
-def test_the_balancer_tells_the_app_the_browsers_address(tmp_path):
-    """A request through HAProxy with the class config reaches the process with the client's
-    address in X-Forwarded-For (what NORMSCOPE_TRUSTED_PROXIES lets the app believe)."""
+def _through_haproxy(headers: dict) -> list[tuple[str, str]]:
+    """The header lines a request with ``headers`` reaches the app with, through HAProxy."""
     binary = haproxy_binary()
     if binary is None:
         pytest.skip("Debian's haproxy is not installed (scripts/test.sh installs it as root)")
     seen: list = []
 
     class App(http.server.BaseHTTPRequestHandler):
-        def do_GET(self):  # the health check and the page alike: "ok"
-            seen.append((self.path, self.headers.get("X-Forwarded-For")))
+        def do_GET(self):
+            if self.path == "/page":
+                seen.append(list(self.headers.items()))
             self.send_response(200)
             self.end_headers()
             self.wfile.write(b"ok")
@@ -95,11 +99,11 @@ def test_the_balancer_tells_the_app_the_browsers_address(tmp_path):
     )
     try:
         deadline = time.monotonic() + 20
-        while True:
+        while not seen:
             try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{bind}/page", timeout=2) as answer:
-                    assert answer.read() == b"ok"
-                break
+                request = urllib.request.Request(f"http://127.0.0.1:{bind}/page", headers=headers)
+                with urllib.request.urlopen(request, timeout=2) as answer:
+                    answer.read()
             except OSError:
                 assert time.monotonic() < deadline and balancer.poll() is None
                 time.sleep(0.1)
@@ -107,4 +111,27 @@ def test_the_balancer_tells_the_app_the_browsers_address(tmp_path):
         balancer.terminate()
         balancer.wait(10)
         app.shutdown()
-    assert ("/page", "127.0.0.1") in seen
+    return seen[0]
+
+
+def test_the_balancer_tells_the_app_the_browsers_address():
+    """A request through HAProxy with the class config reaches the process with the client's
+    address in X-Forwarded-For (what NORMSCOPE_TRUSTED_PROXIES lets the app believe)."""
+    lines = _through_haproxy({})
+    assert [v for k, v in lines if k.lower() == "x-forwarded-for"] == ["127.0.0.1"]
+
+
+def test_a_forged_forwarded_for_line_is_not_the_client_the_class_counts(monkeypatch):
+    """HAProxy adds its own X-Forwarded-For line after any the browser sent (it does not
+    append to the browser's line), and ``st.context.headers.get`` gives the first line: read
+    that way, every browser would name its own address, and the class's per-address limits
+    (wrong codes, new classes) would be one forged header away: anyone could spend a venue's
+    allowance of wrong codes, locking out every learner there who has not joined yet."""
+    lines = _through_haproxy({"X-Forwarded-For": FORGED})
+    forwarded = [v for k, v in lines if k.lower() == "x-forwarded-for"]
+    assert forwarded == [FORGED, "127.0.0.1"]  # two lines: the browser's, then HAProxy's
+    # what the app's page reads (HAProxy on this machine: the peer is the loopback, None)
+    context = types.SimpleNamespace(headers=StreamlitHeaders(lines), ip_address=None)
+    monkeypatch.setattr(ui.classroom, "st", types.SimpleNamespace(context=context))
+    monkeypatch.delenv(ui.classroom.PROXIES_VARIABLE, raising=False)
+    assert ui.classroom.client() == "127.0.0.1"
