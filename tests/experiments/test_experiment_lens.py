@@ -3,6 +3,9 @@ stream, that norm rescaled to the last layer's scale, and the unembedding alone.
 
 from __future__ import annotations
 
+import re
+import types
+
 import numpy as np
 import pytest
 import torch
@@ -10,6 +13,8 @@ import torch
 from engine.config import LENS_DEFAULT_POSITIONS, LensSpec
 from engine.errors import EngineError
 from engine.experiments.lens import default_positions, logit_lens
+from ui.figures.experiments import lens_table
+from ui.text.experiments import lens_sentences
 
 NAMES = ["llama", "gemma", "gemma2", "olmo2", "gpt2"]
 
@@ -90,3 +95,17 @@ def test_a_position_past_the_text_is_refused(tiny, tiny_reference):
         logit_lens(tiny("llama"), tiny_reference("llama"), LensSpec(positions=(3, 24)))
     assert caught.value.key == "experiments.bad_positions"
     assert caught.value.params == {"value": 24, "last": 23}
+
+
+def test_the_pages_table_shows_every_top_token_and_its_sentence_names_the_lenses(
+    tiny, tiny_reference
+):
+    """The table holds ``top_k`` tokens a cell (the setting's whole effect on the page), and
+    the summary names the lenses as words in its sentence, not as the options' labels."""
+    live, ref = tiny("llama"), tiny_reference("llama")
+    run = types.SimpleNamespace(result=logit_lens(live, ref, LensSpec(top_k=3)))
+    table = lens_table(run, "en")
+    for cells in list(table.values())[1:]:  # one column a lens, after the points
+        assert all(len(re.findall(r" \d\.\d\d(?: · |$)", cell)) == 3 for cell in cells), cells
+    early = lens_sentences(run, "en")[0]
+    assert "The final norm" not in early and "the layer's own scale" in early, early

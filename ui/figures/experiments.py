@@ -149,16 +149,18 @@ def lens_figure(run, lang: str) -> go.Figure:
 
 
 def lens_table(run, lang: str, position_index: int = -1) -> dict[str, list[str]]:
-    """Each point's most likely next token at one decoded position, per lens (a table)."""
+    """Each point's ``top_k`` most likely next tokens at one decoded position, with their
+    probabilities, per lens (a table)."""
     r = run.result
     rows: dict[str, list[str]] = {
         _tr("lens_result.point", lang): [str(p) for p in range(r.top_ids.shape[1])]
     }
     for index, variant in enumerate(r.variants):
-        top = r.top_ids[index, :, position_index, 0]
-        probs = r.top_probs[index, :, position_index, 0]
+        top = r.top_ids[index, :, position_index]  # [points, k]
+        probs = r.top_probs[index, :, position_index]
         rows[_tr(f"options.lens.{variant}", lang)] = [
-            f"{r.token_texts[int(i)]!r} {p:.2f}" for i, p in zip(top, probs)
+            " · ".join(f"{r.token_texts[int(i)]!r} {p:.2f}" for i, p in zip(ids, ps))
+            for ids, ps in zip(top, probs)
         ]
     return rows
 

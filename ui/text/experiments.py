@@ -229,8 +229,14 @@ def lens_sentences(run, lang: str) -> list[str]:
     entropy = r.mean_entropy  # [3, L+1]
     points = early_points(entropy.shape[1] - 1)
     early = entropy[:, points].mean(-1)  # [3]
-    names = [translate(f"experiments.options.lens.{v}", lang) for v in r.variants]
-    values = join([f"{names[i]} {early[i]:.2f}" for i in range(len(names))], lang)
+    names = [translate(f"experiments.lens_name.{v}", lang) for v in r.variants]
+    values = join(
+        [
+            translate("experiments.lens_result.value", lang, value=f"{value:.2f}", name=name)
+            for name, value in zip(names, early)
+        ],
+        lang,
+    )
     highest = names[int(np.argmax(early))]
     kl = r.kl_to_model[:, -1].mean(-1)  # [3] at the last point
     return [

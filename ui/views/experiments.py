@@ -58,7 +58,6 @@ def metrics(found) -> None:
     effect = getattr(found.result, "effect", None)
     if effect is None:
         return
-    columns = st.columns(5)
     values = (
         ("baseline", text.number(effect.reference_perplexity)),
         ("changed", text.number(effect.perplexity)),
@@ -66,8 +65,11 @@ def metrics(found) -> None:
         ("kl", text.number(effect.mean_kl)),
         ("top1", f"{100 * effect.top1_agreement:.1f} %"),
     )
-    for column, (key, value) in zip(columns, values):
-        column.metric(t(f"experiments.{key}"), value)
+    # each as wide as its value, wrapping to a second row whole: in five equal columns a
+    # value such as "×4.589×10⁴" broke inside at 1,280 px, its exponent read as a number
+    with st.container(key="ex_metrics", horizontal=True, gap="medium"):
+        for key, value in values:
+            st.metric(t(f"experiments.{key}"), value, width="content")
 
 
 def results(found) -> None:
@@ -86,6 +88,7 @@ def results(found) -> None:
         st.markdown(
             t(
                 "experiments.lens_result.top",
+                k=found.result.spec.top_k,
                 position=position,
                 token=literal(found.token_texts[position]),
             )
