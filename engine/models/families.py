@@ -85,7 +85,8 @@ class ModuleNames:
 class Example:
     """A config.json that fills the calculator, with where its numbers come from."""
 
-    label: str  # display text (English; model names are not translated)
+    label: str  # display text (model names are not translated)
+    label_zh: str  # the same in Simplified Chinese (the label itself where it is only a name)
     source: str
     source_zh: str  # the same in Simplified Chinese (citations, names and numbers unchanged)
     config_json: str  # JSON text, so the dataclass stays hashable

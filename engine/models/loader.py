@@ -39,6 +39,7 @@ def family_from_row(family_id: str, table: dict) -> Family:
     example = table.pop("example", None)
     if example is not None:
         example = dict(example)
+        example.setdefault("label_zh", example["label"])  # a model's name reads the same
         example = Example(config_json=json.dumps(example.pop("config"), sort_keys=True), **example)
     return Family(
         id=family_id,

@@ -227,3 +227,14 @@ def test_hostile_url_values_are_refused_with_a_message():
     warnings = " ".join(w.value for w in at.warning)
     assert "md_family" in warnings and "md_tokens" in warnings and "md_input" in warnings
     assert at.selectbox(key="md_family").value == "llama3"  # the default, not the script
+
+
+def test_an_examples_label_reads_in_the_pages_language():
+    """An example that is a config class's defaults, not a released model, says so in
+    Chinese on the Chinese page; a model's name reads the same in both."""
+    app = AppTest.from_file(APP, default_timeout=60)
+    app.query_params.update({"lang": "zh", "md_example": "qwen2"})
+    _open(app)
+    shown = app.selectbox(key="md_example").options  # the labels as the page drew them
+    assert "Qwen2Config() 的默认值（并非已发布的检查点）" in shown
+    assert catalog().family("gpt3").example.label in shown

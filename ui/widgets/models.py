@@ -53,7 +53,9 @@ def _config_text(families: Catalog) -> tuple[str, str | None, bool]:
         family_id = bound.selectbox(
             P["md_example"],
             t("models.example"),
-            format_func=lambda i: families.family(i).example.label,
+            format_func=lambda i: localized(
+                families.family(i).example, "label", current_language()
+            ),
         )
         example = families.family(family_id).example
         source = localized(example, "source", current_language())
