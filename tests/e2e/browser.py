@@ -39,7 +39,8 @@ def settle(page) -> None:
     """Wait for the run a click or an address started, its fonts and its charts; no exception
     shown."""
     wait_idle(page, 120_000)
-    page.wait_for_function(SETTLED, timeout=30_000)
+    # 60 s: under the whole suite on two cores a page's charts took over 30 s to draw
+    page.wait_for_function(SETTLED, timeout=60_000)
     page.wait_for_timeout(300)  # the last layout pass after the charts took their height
     assert page.locator("[data-testid='stException']").count() == 0
 
