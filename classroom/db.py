@@ -17,7 +17,10 @@ A database that stays busy or cannot be reached is a refusal like the store's ot
 (``DatabaseBusy``), never the driver's error: a pooled connection that died while idle (its
 server restarted, a firewall cut it) is closed and a new one opened in its place; a
 transaction that failed before its commit (a deadlock's victim, a connection lost midway)
-may run once more (``retried``).
+may run once more (``retried``).  No wait is unbounded: SQLite's lock wait, PostgreSQL's
+statements (``statement_timeout``) and a PostgreSQL connection cut without a word (TCP
+keepalives and ``tcp_user_timeout``, else a page would wait for TCP's own ~15 minutes).
+A PostgreSQL server that hangs while its machine still answers TCP is not bounded here.
 """
 
 from __future__ import annotations
@@ -35,6 +38,12 @@ from pathlib import Path
 from engine.errors import EngineError
 
 BUSY_TIMEOUT_S = 5.0  # SQLite: how long a writer waits for another's lock
+STATEMENT_TIMEOUT_S = 5.0  # PostgreSQL: how long one statement (a lock wait too) may take
+# PostgreSQL, a connection cut silently (a firewall dropping its packets): unanswered data is
+# given up after DEAD_AFTER_S (TCP_USER_TIMEOUT), and an idle wait for an answer after the
+# keepalive probes go unanswered (first probe after 5 s, then 3 probes 2 s apart).
+DEAD_AFTER_S = 10.0
+KEEPALIVE = {"keepalives": 1, "keepalives_idle": 5, "keepalives_interval": 2, "keepalives_count": 3}
 POOL_SIZE = 8  # connections per process and database
 POOL_WAIT_S = 10.0  # a thread waits this long for a free connection, then is refused
 
@@ -77,7 +86,8 @@ def _busy(error: BaseException) -> DatabaseBusy | None:
         return DatabaseBusy() if "locked" in str(error) or "busy" in str(error) else None
     psycopg = sys.modules.get("psycopg")  # imported only where a URL is configured
     if psycopg is not None and isinstance(error, psycopg.OperationalError):
-        return DatabaseBusy(retry=True)
+        waited = isinstance(error, psycopg.errors.QueryCanceled)  # STATEMENT_TIMEOUT_S ran out
+        return DatabaseBusy(retry=not waited)
     return None
 
 
@@ -179,7 +189,14 @@ class Database:
             import psycopg  # only where a URL is configured
 
             # autocommit: transactions are our explicit BEGIN ... COMMIT, as on SQLite
-            return psycopg.connect(self.target, autocommit=True, connect_timeout=10)
+            return psycopg.connect(
+                self.target,
+                autocommit=True,
+                connect_timeout=10,
+                options=f"-c statement_timeout={int(STATEMENT_TIMEOUT_S * 1000)}",
+                tcp_user_timeout=int(DEAD_AFTER_S * 1000),
+                **KEEPALIVE,
+            )
         self.target.parent.mkdir(parents=True, exist_ok=True)
         connection = sqlite3.connect(
             self.target, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False

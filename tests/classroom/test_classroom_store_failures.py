@@ -95,3 +95,46 @@ def test_an_action_refused_before_its_commit_runs_once_more_and_no_more():
     with pytest.raises(DatabaseBusy):
         Actions().outer()
     assert calls.count("outer") == 1 and len(calls) == 3
+
+
+def test_a_postgresql_lock_held_past_the_statement_timeout_is_a_refusal_not_a_wait(
+    postgres_url, clock, monkeypatch, refused
+):
+    """Another connection holds the class's row (a stuck instructor's transaction, a
+    process frozen mid-action): an action waiting for it is refused with ``classroom.busy``
+    after ``STATEMENT_TIMEOUT_S``, once (the wait already ran out: no second wait), instead
+    of holding the page and a pooled connection for as long as the lock stays."""
+    monkeypatch.setattr(db, "STATEMENT_TIMEOUT_S", 0.3)
+    store = ClassStore(Database(postgres_url), ANSWER_IDS, clock)
+    new, (ann,) = class_with(store, 1)
+    with psycopg.connect(postgres_url, autocommit=True) as other:
+        other.execute("BEGIN")
+        other.execute("SELECT * FROM classes FOR UPDATE")
+        start = time.monotonic()
+        try:
+            with refused("classroom.busy"):
+                store.vote(new.code, ann, f"{FIRST}.a")
+        finally:
+            other.execute("ROLLBACK")
+        assert time.monotonic() - start < 3 * 0.3 + 1.0
+    try:
+        store.vote(new.code, ann, f"{FIRST}.a")  # the lock released: the action is done
+        assert store.learner_view(new.code, ann, FIRST).votes == ("a",)
+    finally:
+        store.database.close()
+
+
+def test_postgresql_connections_give_up_on_a_silent_network_cut(postgres_url):
+    """A firewall that drops a connection's packets sends no reset: without keepalives and a
+    user timeout a page would wait on the socket for TCP's own retries (~15 minutes).  Every
+    connection is opened with both, and with a statement timeout (read back from libpq and
+    from the server)."""
+    with Database(postgres_url)._connect() as connection:
+        (timeout,) = connection.execute(
+            "SELECT setting FROM pg_settings WHERE name = 'statement_timeout'"
+        ).fetchone()
+        parameters = connection.info.get_parameters()
+    assert int(timeout) == int(db.STATEMENT_TIMEOUT_S * 1000)
+    assert parameters["keepalives"] == "1"
+    assert int(parameters["keepalives_idle"]) <= 10
+    assert int(parameters["tcp_user_timeout"]) == int(db.DEAD_AFTER_S * 1000)
