@@ -76,6 +76,9 @@ def _open(page_name, link) -> AppTest:
 def _refused(page, link) -> set[str]:
     refused = set()
     for key, values in link.items():
+        single = key == "lang" or key in page.by_key and page[key].kind != "choices"
+        if single and len(set(values)) > 1:  # given twice: the value read is named
+            refused.add(key)
         if key == "lang":
             if values[-1] not in ("en", "zh"):
                 refused.add(key)

@@ -99,6 +99,51 @@ def test_an_unknown_parameter_and_a_bad_language_are_named():
     assert at.query_params["lang"] == "en"
 
 
+def _repeated_notices(at) -> list[str]:
+    return [w.value for w in at.warning if "times, with different values" in w.value]
+
+
+def test_a_key_given_twice_is_named_once_with_the_value_read_and_the_link_rewritten():
+    at = _open({"lang": "en", "vl_norm": ["layernorm", "rmsnorm"], "vl_eps": ["1e-5", "1e-6"]})
+    assert not at.exception
+    notices = _repeated_notices(at)
+    assert len(notices) == 2 and "`vl_norm` 2 times" in notices[0] and "`rmsnorm`" in notices[0]
+    assert "`vl_eps` 2 times" in notices[1] and "`1e-6`" in notices[1]
+    assert at.selectbox(key="vl_norm").value == "rmsnorm"  # the last, as before
+    assert at.query_params["vl_norm"] == "rmsnorm"  # one value left in the address bar
+    at.selectbox(key="vl_dtype").select("float16").run()  # a rerun: the notice is not repeated
+    assert len(_repeated_notices(at)) == 2
+    at.switch_page("app_pages/depth.py").run()
+    at.switch_page("app_pages/vector_lab.py").run()  # and once gone, it does not come back
+    assert not at.exception and not at.warning
+    at.selectbox(key="language_select").select("zh").run()  # the language switch still works
+    assert at.query_params["lang"] == "zh" and not at.warning
+
+
+def test_a_repeated_language_is_named_in_the_language_read_and_the_same_value_twice_is_not():
+    at = _open({"lang": ["en", "zh"], "vl_norm": ["rmsnorm", "rmsnorm"]})
+    assert not at.exception and len(at.warning) == 1
+    assert "`lang` 出现了 2 次" in at.warning[0].value and "最后一个：`zh`" in at.warning[0].value
+    assert at.query_params["lang"] == "zh" and at.query_params["vl_norm"] == "rmsnorm"
+    assert at.selectbox(key="vl_norm").value == "rmsnorm"
+
+
+def test_a_setting_given_under_its_key_and_its_older_key_is_named():
+    at = _open({"lang": "en", "dp_section": "training", "dp_steps": "100", "tl_steps": "200"},
+               "depth")  # fmt: skip
+    assert not at.exception and len(at.warning) == 1
+    warning = _warnings(at)
+    assert "`dp_steps` more than once" in warning and "(`tl_steps`)" in warning
+    assert "`dp_steps` = `100`" in warning and at.number_input(key="dp_steps").value == 100
+    assert "tl_steps" not in at.query_params
+
+
+def test_a_landing_given_twice_is_written_back_once():
+    at = _open({"lang": "en", "at": ["results", "results"]}, "depth")
+    assert not at.exception and not at.warning
+    assert at.query_params["at"] == "results"
+
+
 def test_user_text_in_a_message_is_shown_literally_never_as_a_link():
     at = _open({"lang": "en", "vl_text": "https://evil.example/login"})
     assert not at.exception

@@ -78,6 +78,25 @@ def _landing(page: str, raw: list[str]) -> str | None:
     return value if value in LANDINGS.get(page, ()) else None
 
 
+def _repeated(
+    key: str, raw: list[str], given: tuple[str, ...] = (), single: bool = True
+) -> Refusal | None:
+    """A setting the link gives more than once: under its older names too (``given``, the
+    first is read), or, for a setting of one value (``single``), with different values, of
+    which the page reads the last (as ``st.query_params[key]`` does).  Named with the value
+    read; the same value written twice loses nothing and is read silently, as a list's
+    repeated item is."""
+    if not raw:
+        return None
+    value = raw[-1] if single else ",".join(raw)
+    if len(given) > 1:
+        names = ", ".join(literal(name, 40) for name in given[1:])
+        return Refusal("repeated_names", {"param": key, "names": names, "value": value})
+    if not single or len(set(raw)) < 2:
+        return None
+    return Refusal("repeated", {"param": key, "count": f"{len(raw):,}", "value": value})
+
+
 def seed(page: PageParams | None) -> None:
     """Copy the URL's values for ``page`` into widget state; remember what was refused.
 
@@ -104,16 +123,22 @@ def seed(page: PageParams | None) -> None:
     for app_wide in (LANGUAGE, PRESENT, here):
         raw = url.get_all(app_wide.key)
         refusal = parse(app_wide, raw)[1] if raw else None
-        if refusal is not None:
-            refusals.append(refusal)
+        for found in (_repeated(app_wide.key, raw), refusal):
+            if found is not None:
+                refusals.append(found)
     known = {LANGUAGE_PARAM, PRESENT_PARAM, AT_PARAM}
     if page is not None:
         for param in page.params:
             known.update((param.key, *param.old_keys))
-            key = next((k for k in (param.key, *param.old_keys) if k in present), None)
-            if key is None or param.key in st.session_state:
+            given = tuple(k for k in (param.key, *param.old_keys) if k in present)
+            if not given or param.key in st.session_state:
                 continue
-            value, refusal = parse(param, url.get_all(key))
+            key, raw = given[0], url.get_all(given[0])
+            # a list's items may come as repeated keys
+            repeated = _repeated(key, raw, given, single=param.kind != "choices")
+            if repeated is not None:
+                refusals.append(repeated)
+            value, refusal = parse(param, raw)
             if refusal is not None:  # named as the link names it (an older link: its old key)
                 refusals.append(Refusal(refusal.key, {**refusal.params, "param": key}))
             if value is not None:  # a list's known items, even beside a refusal
@@ -240,7 +265,7 @@ def _write(page: PageParams | None, wanted: dict[str, list[str]]) -> bool:
     url = st.query_params
     current = {key: url.get_all(key) for key in url.keys()}
     if page is not None and _landing(page.page, current.get(AT_PARAM, [])) is not None:
-        wanted[AT_PARAM] = current[AT_PARAM]  # where the link landed, kept while on its page
+        wanted[AT_PARAM] = current[AT_PARAM][-1:]  # where it landed, kept while on its page
     if describes(page, current, wanted):
         return False
     url.from_dict(wanted)
