@@ -136,7 +136,8 @@ def test_one_vector_step_by_step():
 @pytest.mark.parametrize(
     "typed, expected",
     [
-        ("0, 0, 0", "Some inputs are the zero vector"),
+        ("0, 0, 0", "The input is the zero vector"),  # one vector: in the singular
+        (", ".join(["1"] * 5_000), "The input is a constant vector: x − μ·1 = 0"),
         ("1, 2, 3, 4, 5", "This vector has 5 numbers"),
         ("1, zz", "zz"),
         ("1, 2\n3, 4", "Give one vector here (2 rows were typed)"),

@@ -107,12 +107,26 @@ def test_dyt_summary_counts_saturated_entries():
     assert f"{100 * share:.0f} % of the entries" in text.dyt_summary(cloud, "en")
 
 
+@pytest.mark.parametrize("inputs", [1, 500])
 @pytest.mark.parametrize("lang", list(LANGUAGES))
-def test_every_degeneracy_flag_is_translated(lang):
-    notes = text.degenerate_notes(FLAGS, lang)
+def test_every_degeneracy_flag_is_translated(lang, inputs):
+    notes = text.degenerate_notes(FLAGS, lang, inputs)
     assert len(notes) == len(FLAGS)
     assert not any(note.startswith("geometry.") for note in notes)
     assert all(f"geometry.degenerate.{key}" in catalog(lang) for key in FLAGS)
+
+
+@pytest.mark.parametrize("vector", [(1.0,) * 5_000, (0.0,) * 3])
+def test_a_degenerate_vector_typed_alone_is_spoken_of_in_the_singular(vector):
+    for eps in (0.0, 1e-5):
+        flags = vector_path(vector, GeometrySpec(eps=eps), threads=1).flags
+        english = " ".join(text.degenerate_notes(flags, "en", 1))
+        assert english.startswith("The input is") and "Some inputs" not in english
+        assert "for them" not in english
+        chinese = " ".join(text.degenerate_notes(flags, "zh", 1))
+        assert chinese.startswith("输入是") and "有些" not in chinese and "它们" not in chinese
+    many = text.degenerate_notes(("layernorm_constant_is_beta",), "en", 500)
+    assert many[0].startswith("Some inputs are constant vectors")
 
 
 def test_high_dimension_lines_and_the_identity_in_both_languages():

@@ -251,5 +251,22 @@ def dyt_summary(cloud: Cloud, lang: str) -> str:
     )
 
 
-def degenerate_notes(flags: tuple[str, ...], lang: str) -> list[str]:
-    return [translate(f"geometry.degenerate.{flag}", lang) for flag in flags]
+# The notes about constant and zero vectors, said of one input when there is one (a typed
+# vector, a cloud of one): "the input is", not "some inputs are".
+OF_ONE_INPUT = frozenset(
+    (
+        "layernorm_constant_is_beta",
+        "layernorm_constant_undefined",
+        "rmsnorm_zero_is_beta",
+        "rmsnorm_zero_undefined",
+    )
+)
+
+
+def degenerate_notes(flags: tuple[str, ...], lang: str, inputs: int) -> list[str]:
+    """The sentence of each flag, for ``inputs`` input vectors (one: in the singular)."""
+    one = "_one" if inputs == 1 else ""
+    return [
+        translate(f"geometry.degenerate.{flag}{one if flag in OF_ONE_INPUT else ''}", lang)
+        for flag in flags
+    ]

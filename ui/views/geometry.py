@@ -34,8 +34,9 @@ AFFINE_LATEX = (  # one side per line: the column beside the chart is narrow
 )
 
 
-def degenerate(flags: tuple[str, ...]) -> None:
-    for note in text.degenerate_notes(flags, current_language()):
+def degenerate(flags: tuple[str, ...], inputs: int) -> None:
+    """The degenerate cases' notes, for ``inputs`` input vectors."""
+    for note in text.degenerate_notes(flags, current_language(), inputs):
         st.info(note, icon=":material/info:")
 
 
@@ -61,12 +62,12 @@ def scene(
         st.markdown(t(f"geometry.scene_intro_d{d}"))
         for line in text.cloud_summary(cloud, shown, current_language()):
             st.markdown(f"- {line}")
-    degenerate(cloud.flags)
+    degenerate(cloud.flags, len(cloud.inputs))
 
 
 def vector_path(path: VectorPath, meshes: SceneMeshes | None, eps: float, alpha: float) -> None:
     """The vector's picture (d <= 3) beside its steps in numbers; degenerate cases first."""
-    degenerate(path.flags)
+    degenerate(path.flags, 1)  # one typed vector
     if meshes is None:
         limit = GEOMETRY_SCENE_MAX_D
         st.info(t("geometry.path.too_wide", d=len(path.x), limit=limit), icon=":material/info:")
@@ -95,7 +96,7 @@ def eps_section(curve: EpsCurve, result: Scene) -> None:
     st.markdown(t("geometry.eps_curve.scene"))
     figure = built(scene_figure, result, ROW_KINDS, lang, True, False)
     plotly_frame(figure, "ge_chart_eps_scene")
-    degenerate(result.cloud.flags)
+    degenerate(result.cloud.flags, len(result.cloud.inputs))
 
 
 def affine(result: Scene) -> None:
@@ -111,7 +112,7 @@ def affine(result: Scene) -> None:
         frame = pd.DataFrame(text.affine_table(result.ellipsoids, lang), index=list(INPUT_AXES[:d]))
         st.table(frame)
         st.markdown(text.affine_summary(result.ellipsoids, d, lang))
-    degenerate(result.cloud.flags)
+    degenerate(result.cloud.flags, len(result.cloud.inputs))
 
 
 def dyt(result: Scene, sweep: DytSweep) -> None:
@@ -138,7 +139,7 @@ def high_dimension(report: HighDimensionReport, count: int) -> None:
     show_chart(figure, "ge_chart_histograms")
     for line in text_high.measure_lines(report, lang):
         st.markdown(f"- {line}")
-    degenerate(found.flags)
+    degenerate(found.flags, found.rows)
     st.subheader(t("geometry.high.spread_title"))
     st.caption(t("geometry.high.spread_intro"))
     show_chart(built(charts.spread_figure, report.spread, lang), "ge_chart_spread")
