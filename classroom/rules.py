@@ -103,6 +103,20 @@ def new_secret(bits: int) -> str:
     return secrets.token_urlsafe(bits // 8)
 
 
+PROPOSED_MIN_CHARS = 22  # 128 random bits in URL-safe base64, as a browser makes its token
+_URL_SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+
+
+def proposed_token(token: object) -> str | None:
+    """``token`` if a browser may name its new learner by it, else None: 22 to
+    ``TOKEN_CHARS`` URL-safe characters, as 128 random bits or more make (the page's browser
+    makes it, and keeps it in the class's cookie, before it joins).  A weak token the browser
+    chose would put only its own learner at risk."""
+    if not isinstance(token, str) or not PROPOSED_MIN_CHARS <= len(token) <= TOKEN_CHARS:
+        return None
+    return token if set(token) <= _URL_SAFE else None
+
+
 def digest(secret: str) -> str:
     """The SHA-256 of a secret, as stored."""
     return hashlib.sha256(secret.encode("utf-8", "surrogatepass")).hexdigest()

@@ -12,6 +12,7 @@ from classroom.store import ClassStore
 from tests.app.conftest import APP, fragment_ids
 from ui.classroom import store
 from ui.lessons.catalog import LESSON_IDS, lesson
+from ui.widgets import class_learner
 
 FIRST = LESSON_IDS[0]
 ANSWER = lesson(FIRST).answer
@@ -46,8 +47,16 @@ def _instructor() -> tuple[AppTest, str, str]:
     return at, at.query_params["cl_code"], at.query_params["cl_key"]
 
 
-def _learner(code: str, lang: str = "en") -> AppTest:
-    return _open("lessons", {"lang": lang, "ls_class": code})
+def _learner(code: str, lang: str = "en", token: str | None = None) -> AppTest:
+    """A browser opening the join link: its page reports the learner token the browser made
+    before joining (``class_learner._browser_token``), or ``token``, the one it has."""
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params.update({"lang": lang, "ls_class": code})
+    at.switch_page("app_pages/lessons.py")
+    if rules.normalize_code(code):
+        browser = {"token": token or rules.new_secret(128)}
+        at.session_state[class_learner.BROWSER + rules.normalize_code(code)] = browser
+    return at.run()
 
 
 def _commit(at: AppTest, option: str, lesson_id: str = FIRST) -> AppTest:
@@ -79,6 +88,39 @@ def test_learners_from_the_join_link_are_counted_in_both_languages():
     assert _counts(teacher.run()).startswith("**2** joined · **2** answered")
     room = store().room(code, key, FIRST)
     assert room.counts[0][ANSWER] == 1 and room.counts[0][WRONG] == 1
+
+
+def test_a_join_link_opened_twice_at_once_in_one_browser_is_one_learner():
+    """A double tap or a QR code scanned twice: both pages join with the token the browser
+    made before either joined, so the class counts one learner; a second browser behind
+    the same address (a class shares one) is a second learner."""
+    teacher, code, key = _instructor()
+    token = rules.new_secret(128)
+    first, second = _learner(code, token=token), _learner(code, token=token)
+    for page in (first, second):
+        assert rules.shown_code(code) in _texts(page, "caption") and not page.exception
+    _commit(first, ANSWER)
+    _commit(second, WRONG)  # a change of mind in the other tab replaces the vote
+    assert _counts(teacher.run()).startswith("**1** joined · **1** answered")
+    _learner(code)  # another browser in the room
+    assert _counts(teacher.run()).startswith("**2** joined · **1** answered")
+    assert store().room(code, key, FIRST).counts[0][WRONG] == 1
+
+
+def test_a_page_waits_for_its_browsers_token_before_joining_and_shows_no_lesson():
+    """Until the browser has reported the token it keeps for the class, the page says it is
+    joining and draws no lesson (in a paced class, its answer is hidden only once joined)."""
+    teacher, code, _ = _instructor()
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params.update({"lang": "zh", "ls_class": code})
+    at.switch_page("app_pages/lessons.py")
+    at.run()
+    assert not at.exception and "正在加入课堂" in _texts(at, "caption")
+    assert not at.radio and _counts(teacher.run()).startswith("**0** joined")
+    at.session_state[class_learner.BROWSER + code] = {"token": rules.new_secret(128)}
+    at.run()  # the browser's report reruns the page
+    assert f"课堂 {rules.shown_code(code)}" in _texts(at, "caption") and at.radio
+    assert _counts(teacher.run()).startswith("**1** joined")
 
 
 def test_a_paced_class_shows_the_answer_only_once_revealed():

@@ -159,3 +159,26 @@ def test_a_changed_vote_racing_the_end_of_the_class_is_no_deadlock(store, monkey
     voting.join(15)
     ending.join(15)
     assert [e for e in raised if not isinstance(e, EngineError)] == []
+
+
+def test_one_browsers_pages_joining_at_once_with_its_token_are_one_learner(store, monkeypatch):
+    """A join link opened twice at once (a double tap, a QR code scanned twice): both pages
+    join with the token their browser made before joining (``rules.proposed_token``), each
+    finding no learner yet; the first insert waits at its statement while the second runs.
+    One learner, and both pages hold its token; another browser's token is another learner."""
+    new = store.create_class(INSTRUCTOR)
+    token = rules.new_secret(128)  # what the browser keeps in the class's cookie
+    reached, go = _paused(monkeypatch, "first", "INSERT INTO learners")
+    got = []
+    first = threading.Thread(
+        target=lambda: got.append(store.join(new.code, "10.0.0.1", token)), name="first"
+    )
+    first.start()
+    assert reached.wait(10)
+    raised = _in_threads(lambda: got.append(store.join(new.code, "10.0.0.1", token)))
+    go.set()
+    first.join(10)
+    assert raised == [None] and got == [token, token]
+    other = store.join(new.code, "10.0.0.1", rules.new_secret(128))  # the same room's address
+    assert other != token
+    assert store.room(new.code, new.instructor_key, FIRST).joined == 2

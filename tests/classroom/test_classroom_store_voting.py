@@ -39,6 +39,21 @@ def test_a_learner_joins_with_the_code_as_typed_and_is_counted_once(store):
     assert store.room(new.code, new.instructor_key, FIRST).joined == 2
 
 
+def test_a_browser_joins_under_the_token_it_made_and_is_one_learner_however_often(store):
+    """The page's browser makes its learner token before it joins (the class's cookie): the
+    learner is named by it, so its pages joining with it are one learner.  Only what 128
+    random bits make is taken; anything else gets a token of the store's."""
+    new = store.create_class(INSTRUCTOR)
+    mine = rules.new_secret(128)
+    assert store.join(new.code, "10.0.0.1", mine) == mine
+    assert store.join(new.code, "10.0.0.1", mine) == mine  # a second page, a reload
+    assert store.room(new.code, new.instructor_key, FIRST).joined == 1
+    for weak in ("short", "x" * 21, "a b c d e f g h i j k l m", "é" * 30, "y" * 65, 12345):
+        assert rules.proposed_token(weak) is None
+        assert store.join(new.code, "10.0.0.1", weak) != weak
+    assert store.room(new.code, new.instructor_key, FIRST).joined == 7
+
+
 def test_votes_are_counted_per_option_and_a_change_of_mind_replaces_the_vote(store):
     new, (ann, bob, cat) = class_with(store, 3)
     store.vote(new.code, ann, f"{FIRST}.a")

@@ -196,3 +196,34 @@ def test_a_forged_key_and_a_wrong_code_are_refused(class_server, tab):
     expect(learner.get_by_text("is not a class code")).to_be_visible()
     commit(learner, FIRST, ANSWER)  # the lessons go on without the class
     expect(learner.locator("[data-testid='stAlert']").filter(has_text="Right")).to_be_visible()
+
+
+def test_a_join_link_opened_twice_at_once_in_one_browser_is_one_learner(class_server, browser, tab):
+    """A double tap or a QR code scanned twice: two pages of one browser open the join link
+    before either has drawn (and so before the class's cookie could come from a drawn page).
+    The browser makes its token before joining, so the class counts one learner; another
+    browser at the same address (a class shares one) is a second."""
+    from classroom.store import open_store
+    from ui.lessons.catalog import ANSWER_IDS
+
+    teacher = tab(f"{class_server}/classroom?lang=en")
+    teacher.get_by_role("button", name="Start a class").click()
+    teacher.wait_for_url(re.compile("cl_key="))
+    query = parse_qs(urlsplit(teacher.url).query)
+    code, key = query["cl_code"][0], query["cl_key"][0]
+    join = f"{class_server}/lessons?lang=en&ls_class={code}"
+    context = browser.new_context()
+    try:
+        pages = [context.new_page() for _ in range(2)]
+        for page in pages:
+            page.goto(join, timeout=120_000, wait_until="commit")
+        for page in pages:
+            expect(page.get_by_text(f"Class {shown_code(code)}:")).to_be_visible()
+        room = open_store(ANSWER_IDS)  # the server's database (class_server's folder)
+        assert room.room(code, key, FIRST).joined == 1
+        other = tab(join)  # another browser in the room
+        expect(other.get_by_text(f"Class {shown_code(code)}:")).to_be_visible()
+        assert room.room(code, key, FIRST).joined == 2
+        expect(counts_line(teacher)).to_contain_text("2 joined")
+    finally:
+        context.close()

@@ -4,9 +4,14 @@ page's three hooks (before the prediction, at its commit, and whether the answer
 The join link is the lessons page with ``ls_class=<code>``.  The browser joins once per
 session; its learner token (the anonymous id the store keeps only hashed) lives in the
 session and in a cookie for the class, so a reload or a second tab of the same browser is
-the same learner.  A refused code is remembered for the session and not tried again on
-every rerun (each wrong try counts against the room's network); a busy database is asked
-again on the next run.
+the same learner.  The browser makes that token itself, before the page joins, and keeps it
+in the cookie (``_browser_token``): two pages opened at once (a double tap, a QR code scanned
+twice) both find the same one and join as one learner, whereas a token made by the server at
+the join would reach the cookie only after the first page had drawn, too late for the second.
+Nothing else tells a browser apart before it has the cookie: a class shares one network
+address, and many of its browsers are the same model.  A refused code is remembered for the
+session and not tried again on every rerun (each wrong try counts against the room's
+network); a busy database is asked again on the next run.
 
 While in a class the page polls the store every ``POLL_S`` seconds and reruns when the
 instructor changes something this learner sees: a round, closed voting, the reveal, paced
@@ -15,7 +20,6 @@ mode, or "everyone to lesson N".
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 
 import streamlit as st
@@ -56,15 +60,63 @@ def _leave_button() -> None:
     st.button(t("classroom.leave"), key="cl_leave", icon=":material/logout:", on_click=_leave)
 
 
-def _remember(code: str, token: str) -> None:
-    """The browser keeps the token for the class's lifetime (a first-party cookie)."""
-    name = json.dumps(COOKIE_PREFIX + code)
-    value = json.dumps(token)  # token_urlsafe: cookie-safe characters only
-    st.html(
-        f"<script>document.cookie = {name} + '=' + {value} + "
-        f"'; path=/; max-age={rules.CLASS_LIFETIME_S}; SameSite=Lax';</script>",
-        unsafe_allow_javascript=True,
+# The browser's learner token for a class, kept in the class's cookie for the class's
+# lifetime.  Before the page joins (``known`` empty) the browser reads the cookie, or makes
+# the token (128 random bits, URL-safe, as ``rules.proposed_token`` takes) and writes it, and
+# reports it; one page at a time where the browser has Web Locks (HTTPS and localhost), else
+# within the same few microseconds of script.  Once joined, the cookie holds the page's token.
+_TOKEN_JS = r"""
+export default function ({ data, setStateValue }) {
+  const set = (token) =>
+    (document.cookie = `${data.cookie}=${token}; path=/; max-age=${data.max_age}; SameSite=Lax`);
+  const read = () => {
+    const pair = document.cookie.split("; ").find((c) => c.startsWith(data.cookie + "="));
+    const token = pair ? pair.slice(data.cookie.length + 1) : "";
+    return /^[A-Za-z0-9_-]{22,64}$/.test(token) ? token : "";
+  };
+  const made = () => {
+    const bytes = crypto.getRandomValues(new Uint8Array(16));
+    const text = btoa(String.fromCharCode(...bytes));
+    return text.replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+  };
+  const join = () => {
+    let token = "";
+    try {
+      token = read();
+      if (!token) {
+        token = made();
+        set(token);
+      }
+    } catch (error) {  // no cookies here (a sandboxed frame): a learner of this page alone
+      token = made();
+    }
+    setStateValue("token", token);
+  };
+  if (data.known) {
+    try { if (read() !== data.known) set(data.known); } catch (error) {}
+  } else if (navigator.locks) {
+    navigator.locks.request(data.cookie, join);
+  } else {
+    join();
+  }
+}
+"""
+_BROWSER_TOKEN = st.components.v2.component("normscope_class_token", js=_TOKEN_JS)
+BROWSER = "_cl_browser_"  # + the class code: the token the browser reported (its state)
+
+
+def _browser_token(code: str, known: str | None) -> str | None:
+    """This browser's learner token for the class ``code``: the cookie the page was opened
+    with, else what the browser reports (None until it has: its report reruns the page);
+    only a token as the browser makes it (``rules.proposed_token``).
+    ``known``: the token this session joined with, which the cookie is to hold."""
+    reported = _BROWSER_TOKEN(
+        key=BROWSER + code,
+        data={"cookie": COOKIE_PREFIX + code, "max_age": rules.CLASS_LIFETIME_S, "known": known},
+        on_token_change=lambda: None,
     )
+    opened_with = rules.proposed_token(st.context.cookies.get(COOKIE_PREFIX + code))
+    return opened_with or rules.proposed_token(reported.get("token"))
 
 
 def _refused(typed: str, error: EngineError) -> None:
@@ -81,13 +133,18 @@ def _refused(typed: str, error: EngineError) -> None:
 
 
 def _join(typed: str) -> tuple[str, str] | None:
-    """(code, token) of this browser in the class ``typed``, joining it if needed."""
+    """(code, token) of this browser in the class ``typed``, joining it if needed, with the
+    token the browser made (``_browser_token``); until the browser has reported it, the page
+    says it is joining and stops there (nothing of a lesson shows outside its class)."""
     code = rules.normalize_code(typed) or ""
     token = st.session_state.setdefault(TOKENS, {}).get(code)
+    browsers = _browser_token(code, token) if code else None  # every run: a steady place
     if token is not None:
         return code, token
-    remembered = st.context.cookies.get(COOKIE_PREFIX + code) if code else None
-    token, error = refusal(lambda: store().join(typed, client(), remembered))
+    if code and browsers is None:
+        st.caption(t("classroom.joining"))
+        st.stop()
+    token, error = refusal(lambda: store().join(typed, client(), browsers))
     if error is not None:
         _refused(typed, error)
         return None
@@ -126,7 +183,6 @@ def membership() -> Member | None:
     if joined is None:
         return None
     code, token = joined
-    _remember(code, token)  # every run: the page's elements keep their places between runs
     lesson_id = st.session_state.get("ls_lesson", P["ls_lesson"].default)
     view, error = refusal(lambda: store().learner_view(code, token, lesson_id))
     if view is not None and view.class_lesson and view.moves != st.session_state.get(MOVES):
