@@ -51,6 +51,7 @@ with st.sidebar:
         key="language_select",
         on_change=_remember_language,
         label_visibility="collapsed",
+        placeholder=t("app.choose_one"),
     )
     presenting.chooser()
     backend = describe_backend()

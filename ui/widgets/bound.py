@@ -67,6 +67,7 @@ def selectbox(param: Param, text: str, target=st, options=None, **kwargs):
     dump's layers, a server's models); the parameter's default is among them."""
     options = param.choices if options is None else options
     named_in_page_language(param.key)
+    kwargs.setdefault("placeholder", t("app.choose_one"))  # Streamlit's own is English
     return target.selectbox(
         text,
         options,
@@ -87,6 +88,7 @@ def multiselect(param: Param, text: str, target=st, **kwargs):
         key=param.key,
         format_func=kwargs.pop("format_func", _names(param)),
         persist_state=KEEP,
+        placeholder=kwargs.pop("placeholder", t("app.choose_many")),  # Streamlit's: English
         **kwargs,
     )
 

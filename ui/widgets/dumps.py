@@ -130,6 +130,7 @@ def folder_source(dumps: tuple[LocalDump, ...], refused: EngineError | None) -> 
         format_func=lambda i: f"{i[2:] if one_folder else i} · {sizes[i]}",
         help=t("dumps.folder_help"),
         persist_state=bound.KEEP,
+        placeholder=t("app.choose_one"),
     )
     dump = dumps[ids.index(chosen)]
     st.caption(t("dumps.folder_note"))
@@ -284,6 +285,7 @@ def stream_override(source: ChosenDump, layout: Layout, settings: DumpSettings) 
                 t("dumps.stream_auto", stream=layout.streams[0]) if s == "auto" else s
             ),
             help=t("dumps.stream_help"),
+            placeholder=t("app.choose_one"),
         )
     return replace(settings.spec, stream=stream)
 

@@ -57,7 +57,14 @@ def lesson_picker(text: str, picker: str, lasting: str, current: str) -> None:
         else:
             st.session_state[lasting] = st.session_state[picker]
 
-    st.selectbox(text, LESSON_IDS, key=picker, format_func=titles.get, on_change=picked)
+    st.selectbox(
+        text,
+        LESSON_IDS,
+        key=picker,
+        format_func=titles.get,
+        on_change=picked,
+        placeholder=t("app.choose_one"),
+    )
 
 
 def lesson_choice() -> Lesson:
