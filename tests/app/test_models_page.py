@@ -6,10 +6,12 @@ from __future__ import annotations
 import json
 from urllib.parse import parse_qs
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from engine.models.loader import catalog
 from tests.app.conftest import APP
+from ui.views import models as models_view
 
 SMOLLM2 = {  # HuggingFaceTB/SmolLM2-135M's shape, as in the catalog's example
     "model_type": "llama",
@@ -238,3 +240,32 @@ def test_an_examples_label_reads_in_the_pages_language():
     shown = app.selectbox(key="md_example").options  # the labels as the page drew them
     assert "Qwen2Config() 的默认值（并非已发布的检查点）" in shown
     assert catalog().family("gpt3").example.label in shown
+
+
+CONTENT_PX = 820  # the page's column in a 1,280 px window, sidebar open (measured in Chromium)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_every_examples_module_table_fits_a_1280_px_window(lang):
+    """The module table's columns, sized to their text, fit the page's column at 1,280 px:
+    its last column (each row's total, the table's point) was cut, behind a scroll hint."""
+    for family in (f for f in catalog().families if f.example is not None):
+        app = AppTest.from_file(APP, default_timeout=60)
+        app.query_params.update({"lang": lang, "md_example": family.id})
+        groups = _open(app).dataframe[1]  # the catalog, then the module table
+        widths = [c["width"] for c in json.loads(groups.proto.columns).values() if "width" in c]
+        assert len(widths) == 6 and sum(widths) + 2 <= CONTENT_PX, (family.id, widths)
+
+
+def test_a_cells_width_is_never_under_what_chromium_draws():
+    measured = {  # px in the tables' 14 px Source Sans, as Chromium measured them
+        "encoder.layer.{i}.attention.output.LayerNorm": 265,
+        "cross-attention input (pre-norm) · decoder": 247,
+        "layers.{i}.post_feedforward_layernorm": 227,
+        "Module (transformers)": 131,
+        "18,432": 39,
+        "WWWWWWWWWW": 110,
+        "输出层之后的范数": 112,
+    }
+    for text, px in measured.items():
+        assert px <= models_view._text_px(text) <= 1.1 * px, text

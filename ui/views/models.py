@@ -26,24 +26,43 @@ from ui.url.pages import DEPTH
 from ui.views.charts import built, show_fitting_chart, sideways
 
 DEPTH_PAGE = "app_pages/depth.py"
-CELL_PX = 7  # a character of the table's 14 px text (a wide CJK one counts twice)
-CELL_PADDING = 28  # px: a cell's padding, and a header's sort and help icons
+# px a character takes in the tables' 14 px Source Sans, rounded up from Chromium's
+# measure: 7 px for every character made the module table 856 px wide, wider than the
+# 820 px column of a 1,280 px window, where it fits (its "Parameters" column was cut)
+NARROW_PX, WIDE_PX, CAPITAL_PX, CJK_PX, OTHER_PX = 4.5, 12, 9, 14, 7.5
+NARROW = set(" !'\"(),-./:;I[]fijlrt{|}·")  # 2.8 to 4.9 px
+WIDE = set("%@MWmw")  # 10 to 12 px
+CELL_PADDING = 20  # px: a cell's padding either side
+HEADER_PADDING = 28  # px: a header's padding, and its sort and help icons
 WIDEST_COLUMN = 640  # px: a longer cell (a source's URL) scrolls inside its column
 
 
-def _column_width(texts) -> int:
-    """Pixels that show the longest of ``texts`` whole: the table cut "ε field" and module
-    names with fixed widths that fitted English at one font."""
-    longest = max(
-        (sum(2 if east_asian_width(c) in "WF" else 1 for c in s) for s in texts), default=0
-    )
-    return min(WIDEST_COLUMN, CELL_PADDING + CELL_PX * longest)
+def _text_px(text: str) -> float:
+    """The width of ``text`` in a table cell, px, never under what Chromium draws."""
+
+    def px(char: str) -> float:
+        if east_asian_width(char) in "WF":
+            return CJK_PX
+        if char in NARROW:
+            return NARROW_PX
+        if char in WIDE:
+            return WIDE_PX
+        return CAPITAL_PX if char.isupper() else OTHER_PX
+
+    return sum(px(char) for char in text)
+
+
+def _column_width(header: str, cells) -> int:
+    """Pixels that show ``header`` and the longest of ``cells`` whole: the table cut "ε
+    field" and module names with fixed widths that fitted English at one font."""
+    widest = max((_text_px(str(cell)) for cell in cells), default=0)
+    return min(WIDEST_COLUMN, round(max(_text_px(header) + HEADER_PADDING, widest + CELL_PADDING)))
 
 
 def catalog_table(families: tuple[Family, ...]) -> None:
     lang = current_language()
     frame = pd.DataFrame([text.catalog_cells(f, lang) for f in families], columns=text.COLUMNS)
-    widths = {c: _column_width([t(f"models.col.{c}"), *frame[c].astype(str)]) for c in frame}
+    widths = {c: _column_width(t(f"models.col.{c}"), frame[c].astype(str)) for c in frame}
     config = {
         column: st.column_config.TextColumn(
             t(f"models.col.{column}"),
@@ -215,9 +234,10 @@ def budget(result: NormBudget, families: Catalog) -> None:
         }
     )
     shown = {c: [v if isinstance(v, str) else f"{v:,}" for v in frame[c]] for c in frame}
-    widths = {c: _column_width([c, *texts]) for c, texts in shown.items()}
+    widths = {c: _column_width(c, texts) for c, texts in shown.items()}
+    helps = {t(f"models.group.{n}"): t(f"models.group_help.{n}") for n in ("each", "total")}
     config = {
-        c: st.column_config.NumberColumn(format="localized", width=widths[c])
+        c: st.column_config.NumberColumn(format="localized", width=widths[c], help=helps.get(c))
         if pd.api.types.is_numeric_dtype(frame[c])
         else st.column_config.TextColumn(width=widths[c])
         for c in frame
