@@ -53,10 +53,27 @@ def test_the_scene_draws_each_output_as_the_engine_computed_it(d):
     else:  # the strip: values on x, one lane per norm
         np.testing.assert_allclose(traces["rmsnorm"].x, scene.cloud.rmsnorm.y[:, 0])
         assert set(np.asarray(traces["rmsnorm"].y)) == {2.0}
-        assert list(figure.layout.yaxis.ticktext) == ["x", "LayerNorm", "RMSNorm", "DyT"]
+        rows = [ZH["geometry.trace.inputs"], "LayerNorm(x)", "RMSNorm(x)", "DyT(x)"]
+        assert list(figure.layout.yaxis.ticktext) == rows
     # LayerNorm's few points drawn last, over RMSNorm's
     order = [trace.meta for trace in figure.data]
     assert order.index("layernorm") > order.index("rmsnorm")
+
+
+def test_the_d1_strip_labels_the_rows_drawn_and_keeps_its_ticks_clear_of_the_legend():
+    """Under Streamlit's plotly template (no automargin) the legend below the strip covered
+    its x ticks and the rows' labels fell off the left edge: the margins grow to hold them."""
+    import streamlit.elements.plotly_chart  # noqa: F401  the template the pages draw with
+
+    scene = build_scene(GeometrySpec(d=1, count=50))
+    figure = scene_figure(scene, ("rmsnorm",), "en")
+    assert figure.layout.xaxis.automargin and figure.layout.yaxis.automargin
+    assert list(figure.layout.yaxis.ticktext) == ["inputs x", "RMSNorm(x)"]
+    assert list(figure.layout.yaxis.tickvals) == [0, 2]
+    assert figure.layout.yaxis.range == (2.6, -0.6)  # no empty rows below the last
+    path = path_figure(vector_path((1.0,), GeometrySpec()), scene.meshes, "en")
+    assert list(path.layout.yaxis.ticktext) == ["x", "LayerNorm(x)", "RMSNorm(x)"]
+    assert path.layout.xaxis.automargin
 
 
 def test_the_d3_scene_is_a_rotatable_cube_with_surfaces_and_gaps_between_lines():

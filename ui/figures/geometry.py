@@ -113,7 +113,8 @@ def scene_figure(
     if mode == "affine":
         drawn += [scene.ellipsoids.standard.points, scene.ellipsoids.gemma.points]
     reach = max(reach_of(drawn), meshes.radius * 1.25)
-    return scene_layout(figure, d, reach)
+    lanes = {"input": names["inputs"]} if inputs else {}
+    return scene_layout(figure, d, reach, {**lanes, **output_names})
 
 
 def _fixed_shapes(scene: Scene, names: dict[str, str], mode: str) -> list:
@@ -234,4 +235,5 @@ def path_figure(path: VectorPath, meshes: SceneMeshes, lang: str) -> go.Figure:
         )
     figure = go.Figure(traces)
     reach = max(reach_of([x, layer, rms, centered]), meshes.radius * 1.25)
-    return scene_layout(figure, d, reach)
+    lanes = {"input": "x", "layernorm": "LayerNorm(x)", "rmsnorm": "RMSNorm(x)"}
+    return scene_layout(figure, d, reach, lanes)

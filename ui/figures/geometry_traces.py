@@ -17,7 +17,7 @@ import plotly.graph_objects as go
 from engine.geometry.meshes import Mesh
 from engine.norms.kinds import PER_TOKEN_KINDS
 from ui.figures.style import NORM_COLORS, legend_below
-from ui.labels import INPUT_AXES, NORM_NAMES
+from ui.labels import INPUT_AXES
 
 COLORS = {
     "input": "#7f7f7f",
@@ -167,7 +167,10 @@ def inner_ticks(reach: float) -> list[float]:
     return [k * step for k in range(-count, count + 1)]
 
 
-def scene_layout(figure: go.Figure, d: int, reach: float) -> go.Figure:
+def scene_layout(
+    figure: go.Figure, d: int, reach: float, lanes: dict[str, str] | None = None
+) -> go.Figure:
+    """``lanes`` (d = 1): the rows drawn, lane -> its label on the y axis."""
     legend = legend_below(x=0, itemsizing="constant")
     figure.update_layout(
         margin=dict(l=0, r=0, t=10, b=10),
@@ -186,19 +189,27 @@ def scene_layout(figure: go.Figure, d: int, reach: float) -> go.Figure:
                 camera=dict(eye=dict(x=1.7, y=-1.55, z=0.95)),  # far enough for x₃'s ticks
             ),
         )
-    elif d == 2:
+        return figure
+    # the margins grow to hold the tick labels and titles (Streamlit's plotly template, the
+    # default once streamlit is imported, leaves automargin off): at d = 1 the legend below
+    # covered the x ticks and the rows' labels were cut off at the left edge
+    figure.update_xaxes(automargin=True)
+    figure.update_yaxes(automargin=True)
+    figure.update_layout(margin_l=10)  # a little room past the labels' measured width
+    if d == 2:
         figure.update_layout(height=FLAT_HEIGHT)
         figure.update_xaxes(range=[-reach, reach], title=INPUT_AXES[0], zeroline=True)
         figure.update_yaxes(
             range=[-reach, reach], title=INPUT_AXES[1], scaleanchor="x", zeroline=True
         )
     else:
-        names = {"input": "x", **NORM_NAMES}
-        figure.update_layout(height=FLAT_HEIGHT // 2 + 60)
+        lanes = lanes or {}
+        last = max((LANES[lane] for lane in lanes), default=max(LANES.values()))
+        figure.update_layout(height=FLAT_HEIGHT // 2 + 120)  # the legend takes its room
         figure.update_xaxes(range=[-reach, reach], title="x", zeroline=True)
         figure.update_yaxes(
-            tickvals=list(LANES.values()),
-            ticktext=[names.get(lane, lane) for lane in LANES],
-            range=[max(LANES.values()) + 0.6, -0.6],
+            tickvals=[LANES[lane] for lane in lanes],
+            ticktext=list(lanes.values()),
+            range=[last + 0.6, -0.6],  # the rows drawn
         )
     return figure
