@@ -92,23 +92,28 @@ def chooser() -> None:
     )
 
 
-def controls(name: str):
-    """A container for a page's inputs.  Presenting ("on"), a closed "Settings" expander, so
-    a projector's first screen holds what is taught (the chart, the result), not inputs;
-    ``present=results`` hides it (``results.css``)."""
+def controls(name: str, title: str | None = None):
+    """A container for a page's inputs.  Presenting ("on"), a closed expander titled
+    ``title`` (a locale key; none: "Settings"), so a projector's first screen holds what is
+    taught (the chart, the result), not inputs; ``present=results`` hides it
+    (``results.css``).  A page with two such boxes titles each by what it holds: two
+    "Settings" one above the other said nothing of which was which."""
     if mode() == "on":
-        settings = t("app.present.settings")
+        settings = t(title or "app.present.settings")
         return st.expander(settings, icon=":material/tune:", key=f"controls_{name}")
     return st.container(key=f"controls_{name}")
 
 
-def among_controls(function):
-    """A widget function whose widgets are drawn inside ``controls(<its name>)``: for inputs
-    drawn between a page's results."""
+def among_controls(function=None, *, title: str | None = None):
+    """A widget function whose widgets are drawn inside ``controls(<its name>, title)``: for
+    inputs drawn between a page's results.  ``@among_controls`` or
+    ``@among_controls(title="<locale key>")``."""
+    if function is None:
+        return functools.partial(among_controls, title=title)
 
     @functools.wraps(function)
     def drawn(*args, **kwargs):
-        with controls(function.__name__):
+        with controls(function.__name__, title):
             return function(*args, **kwargs)
 
     return drawn

@@ -143,3 +143,24 @@ def test_presenting_puts_a_page_s_inputs_in_a_closed_settings_box():
     assert any(getattr(w, "key", None) == "dp_layers" for w in boxes[0].number_input)
     off = _open({"lang": "en"}, "depth")
     assert not list(off.main.expander)
+
+
+def _frames(node) -> list[dict]:
+    """The arguments of every chart drawn in place (``ui.plotly_frame``) under ``node``."""
+    found = []
+    for child in getattr(node, "children", {}).values():
+        if child.type == "component_instance":
+            found.append(json.loads(child.proto.json_args))
+        found += _frames(child)
+    return found
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_presenting_geometry_titles_each_settings_box_by_what_it_holds(lang):
+    """The scene's two boxes (the cloud's settings, what the scene draws) were both titled
+    "Settings", one above the other."""
+    at = _open({"lang": lang, "present": "on"}, "geometry")
+    assert not at.exception
+    labels = [box.label for box in at.main.expander]
+    assert len(labels) == 2 and len(set(labels)) == 2
+    assert not {"Settings", "设置"} & set(labels)

@@ -47,7 +47,7 @@ def _affine_inputs() -> dict[str, float]:
     return values
 
 
-@presenting.among_controls
+@presenting.among_controls(title="geometry.controls.cloud")
 def cloud_inputs(section: str) -> CloudInputs:
     """The random inputs and the norms' settings; the section decides which are offered."""
     chosen = {}  # the settings this section offers; the others: the defaults
@@ -92,7 +92,7 @@ class SceneOptions:
     lines: bool  # join each input to its output
 
 
-@presenting.among_controls
+@presenting.among_controls(title="geometry.controls.scene")
 def scene_options() -> SceneOptions:
     # the lines toggle's column holds its label on one line ("Input → output lines")
     c1, c2, c3 = st.columns([5, 2, 3], vertical_alignment="bottom")
@@ -109,7 +109,7 @@ class VectorInputs:
     errors: tuple[str, ...]
 
 
-@presenting.among_controls
+@presenting.among_controls(title="geometry.controls.vector")
 def vector_inputs() -> VectorInputs:
     """One vector (any width the engine takes) and the eps it is normalized with."""
     left, right = st.columns([3, 1])
@@ -135,7 +135,7 @@ class ViewInputs:
     axes: tuple[int, int]
 
 
-@presenting.among_controls
+@presenting.among_controls(title="geometry.controls.view")
 def view_inputs() -> ViewInputs:
     method = bound.segmented(
         P["ge_view"], t("geometry.view"), format_func=lambda key: t(f"geometry.view_{key}")
@@ -149,7 +149,7 @@ def view_inputs() -> ViewInputs:
     return ViewInputs(method, axes)
 
 
-@presenting.among_controls
+@presenting.among_controls(title="geometry.controls.pair")
 def pair_input(labels: tuple[str, ...]) -> int:
     """Which norm of the dump (an index into its norm pairs, in the dump's order)."""
     param = P["ge_pair"]
