@@ -164,3 +164,12 @@ def test_presenting_geometry_titles_each_settings_box_by_what_it_holds(lang):
     labels = [box.label for box in at.main.expander]
     assert len(labels) == 2 and len(set(labels)) == 2
     assert not {"Settings", "设置"} & set(labels)
+
+
+def test_presenting_enlarges_the_3d_scenes_text_as_every_other_chart():
+    at = _open({"lang": "en", "present": "on"}, "geometry")
+    layout = json.loads(_frames(at.main)[0]["spec"])["layout"]
+    assert layout["legend"]["font"]["size"] == 18
+    assert layout["scene"]["xaxis"]["tickfont"]["size"] == 16
+    off = _open({"lang": "en"}, "geometry")
+    assert "font" not in json.loads(_frames(off.main)[0]["spec"])["layout"]["legend"]

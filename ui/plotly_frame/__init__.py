@@ -24,6 +24,8 @@ import plotly
 import plotly.graph_objects as go
 import streamlit.components.v1 as components
 
+from ui.presenting import for_screen
+
 _PAGE = Path(__file__).with_name("index.html")
 _PLOTLY_JS = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
 
@@ -49,6 +51,9 @@ def _component():
 
 
 def plotly_frame(figure: go.Figure, key: str) -> None:
-    """Draw ``figure`` under ``key``; later reruns with the same key update it in place."""
+    """Draw ``figure`` under ``key``; later reruns with the same key update it in place.
+    Presenting, its text is larger, as every other chart's (``for_screen``): the 3-D
+    scene's legend and ticks stayed at 12 px."""
+    figure = for_screen(figure)
     height = int(figure.layout.height or 450)
     _component()(spec=figure.to_json(), height=height, key=key, default=None)
