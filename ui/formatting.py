@@ -98,13 +98,15 @@ def lost_to_zero(text: str, value: float) -> bool:
 
 FLOAT64_TINY = f"{math.ulp(0.0):.2g}"  # "4.9e-324", for the messages that refuse such text
 
-# NFKC maps full-width forms to ASCII; these it leaves alone.
-_TO_ASCII = str.maketrans({MINUS: "-", "\u3001": ","})
+# NFKC maps full-width forms to ASCII; these it leaves alone (NFKC makes the non-breaking
+# hyphen of a page's "1e\u20115", ui/i18n.py, the hyphen U+2010).
+_TO_ASCII = str.maketrans({MINUS: "-", "\u2010": "-", "\u3001": ","})
 
 
 def as_ascii(text: str) -> str:
-    """Full-width digits and punctuation, the ideographic comma and U+2212 as ASCII: a number
-    typed on a Chinese or Japanese keyboard (``－１．５``, ``−1``) reads as ``-1.5``."""
+    """Full-width digits and punctuation, the ideographic comma, U+2212 and the non-breaking
+    hyphen as ASCII: a number typed on a Chinese or Japanese keyboard (``－１．５``, ``−1``)
+    reads as ``-1.5``, and one copied from a page (``1e\u20115``) as ``1e-5``."""
     return unicodedata.normalize("NFKC", text).translate(_TO_ASCII)
 
 

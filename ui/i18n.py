@@ -22,13 +22,23 @@ _LOCALES = Path(__file__).resolve().parents[1] / "locales"
 # copied).
 _OPERATORS = re.compile(r" ([=−≈×<>≤≥]) ")
 _MATHS_OR_CODE = re.compile(r"(\$[^$]*\$|`[^`]*`)")
+# A number in e-notation stays whole: its exponent's "-" is a non-breaking hyphen (U+2011,
+# the same glyph), where a narrow column broke "1.1e-" / "15".  ui.formatting.as_ascii reads
+# it back as "-"; code spans (copied) keep the ASCII one.
+NON_BREAKING_HYPHEN = "\u2011"
+_EXPONENT = re.compile(r"(?<=\de)-(?=\d)")
+
+
+def _bind(part: str) -> str:
+    part = _OPERATORS.sub("\u00a0\\1\u00a0", part)
+    return _EXPONENT.sub(NON_BREAKING_HYPHEN, part)
 
 
 def _bound(text: str) -> str:
-    if not _OPERATORS.search(text):
+    if not _OPERATORS.search(text) and not _EXPONENT.search(text):
         return text
     parts = _MATHS_OR_CODE.split(text)
-    parts[::2] = [_OPERATORS.sub("\u00a0\\1\u00a0", part) for part in parts[::2]]
+    parts[::2] = [_bind(part) for part in parts[::2]]
     return "".join(parts)
 
 

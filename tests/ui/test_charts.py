@@ -67,9 +67,11 @@ def test_the_csv_holds_every_drawn_point_of_every_trace():
     figure.add_trace(go.Scatter(x=[1, 2, 3], y=[10.0, 20.0, 30.0], name="Pre-Norm"))
     figure.add_trace(go.Scatter(y=[5.0, 6.0], name="no x"))  # plotly draws y against its index
     figure.add_trace(go.Scatter(y=[1.7], name="√d\u00a0=\u00a01.7"))  # bound on the page only
+    figure.add_trace(go.Scatter(y=[2.0], name="ε\u00a0=\u00a01e\u20115"))  # e-notation too
     table = pd.read_csv(io.StringIO(figure_csv(figure)))
     assert list(table.columns) == ["trace", "x", "y"]
     assert table[table.trace == "√d = 1.7"].y.tolist() == [1.7]
+    assert table[table.trace == "ε = 1e-5"].y.tolist() == [2.0]
     assert table[table.trace == "Pre-Norm"][["x", "y"]].values.tolist() == [
         [1, 10],
         [2, 20],

@@ -6,6 +6,7 @@ import re
 import pytest
 
 from tests.ui.test_i18n import _placeholders, _plausible
+from ui.formatting import as_ascii
 from ui.i18n import LANGUAGES, catalog, translate
 
 RAW_SCRIPT = re.compile(r"(?<![\w\\])[A-Za-zα-ω]_\{?\w|[\w)|‖]\^\{?[\w(−-]")
@@ -51,3 +52,20 @@ def test_an_expression_in_running_text_stays_on_one_line(lang):
         assert not re.search(r" [=−≈×<>≤≥] ", plain), text
         for maths in re.findall(r"\$[^$]*\$", text):
             assert "\u00a0" not in maths, text
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_a_number_in_e_notation_stays_whole(lang):
+    """A narrow column broke "1 − 1.1e-15" after "e-" (presenting the Geometry page): the
+    exponent's hyphen is a non-breaking one in running text, ASCII in code, and reads back
+    as typed."""
+    filled = translate("app.labelled", lang, label="cos", value="1 − 1.1e-15, 2e+07")
+    assert filled.endswith("1\u00a0−\u00a01.1e\u201115, 2e+07")
+    assert "e-" not in translate("vector_lab.default_eps.literal", lang, apis="x", eps="1e-5")
+    code = translate("app.labelled", lang, label="`eps=1e-5`", value="3")
+    assert "`eps=1e-5`" in code  # copied as code
+    assert as_ascii("1.1e\u201115") == "1.1e-15"
+    for key, raw in catalog(lang).items():
+        text = translate(key, lang, **{name: _plausible(name) for name in _placeholders(raw)})
+        plain = re.sub(r"\$[^$]*\$|`[^`]*`", "", text)
+        assert not re.search(r"\de-\d", plain), text

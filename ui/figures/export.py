@@ -59,7 +59,8 @@ def _grid_rows(name: str, trace, z: np.ndarray) -> pd.DataFrame:
 
 def _trace_rows(index: int, trace) -> pd.DataFrame | None:
     name = trace.name if getattr(trace, "name", None) else f"{trace.type} {index + 1}"
-    name = name.replace("\u00a0", " ")  # a bound expression (ui/i18n.py), typed as read
+    # a bound expression and e-notation (ui/i18n.py), typed as read
+    name = name.replace("\u00a0", " ").replace("\u2011", "-")
     values = {axis: _column(getattr(trace, axis, None)) for axis in _AXES if hasattr(trace, axis)}
     meta = getattr(trace, "meta", None)
     if isinstance(meta, dict) and isinstance(meta.get("values"), dict):
