@@ -144,4 +144,14 @@ def for_projector(figure: go.Figure) -> go.Figure:
     shown.update_yaxes(tickfont=dict(size=CHART_TICKS))
     for axis in ("xaxis", "yaxis", "zaxis"):
         shown.update_scenes({f"{axis}_tickfont_size": CHART_TICKS})
+        shown.for_each_scene(lambda scene, axis=axis: _every_other_tick(scene[axis]))
     return shown
+
+
+def _every_other_tick(axis) -> None:
+    """A 3-D axis's ticks thinned to every other one, 0 kept, where it has more than three:
+    at the projector's size five labels (−2 to 2) on a receding axis ran into each other."""
+    values = list(axis.tickvals or ())
+    if len(values) > 3:
+        middle = min(range(len(values)), key=lambda i: abs(values[i]))
+        axis.tickvals = [v for i, v in enumerate(values) if (i - middle) % 2 == 0]

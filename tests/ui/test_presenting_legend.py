@@ -21,3 +21,21 @@ def test_a_projected_3d_scene_enlarges_its_ticks():
     figure = go.Figure(go.Scatter3d(x=[0, 1], y=[0, 1], z=[0, 1]))
     shown = for_projector(figure)
     assert shown.layout.scene.zaxis.tickfont.size == CHART_TICKS
+
+
+def test_a_projected_3d_scene_keeps_every_other_tick_around_zero():
+    """Five ticks from −2 to 2 on each axis ran into each other at the projector's text
+    size; projected, an axis keeps every other one around 0, and one of three keeps all."""
+    figure = go.Figure(go.Scatter3d(x=[0], y=[0], z=[0]))
+    figure.update_layout(
+        scene=dict(
+            xaxis=dict(tickvals=[-3, -2, -1, 0, 1, 2, 3]),
+            yaxis=dict(tickvals=[-1.0, -0.5, 0.0, 0.5, 1.0]),
+            zaxis=dict(tickvals=[-1, 0, 1]),
+        )
+    )
+    shown = for_projector(figure)
+    assert list(shown.layout.scene.xaxis.tickvals) == [-2, 0, 2]
+    assert list(shown.layout.scene.yaxis.tickvals) == [-1.0, 0.0, 1.0]
+    assert list(shown.layout.scene.zaxis.tickvals) == [-1, 0, 1]
+    assert list(figure.layout.scene.xaxis.tickvals) == [-3, -2, -1, 0, 1, 2, 3]  # a copy
