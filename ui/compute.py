@@ -160,15 +160,25 @@ def run_heavy(
     start, cancel = st.empty(), st.empty()
     if waiting and heavy:
         requested = st.session_state.setdefault(_REQUESTED, set())
-        if start.button(button, key=widget_key, type="primary", icon=":material/play_arrow:"):
-            requested.add(waiting)
-        if waiting not in requested:  # say why it waits
-            if always_ask:
-                st.caption(t("compute.always_on_request"))
-            else:
-                ratio = f"{round(_ratio(work, calls, default)):,}"
-                st.caption(t("compute.on_request", ratio=ratio, factor=AUTO_START_FACTOR))
-            return None
+        if waiting not in requested:
+            if start.button(button, key=widget_key, type="primary", icon=":material/play_arrow:"):
+                requested.add(waiting)
+            else:  # say why it waits
+                if always_ask:
+                    st.caption(t("compute.always_on_request"))
+                else:
+                    ratio = f"{round(_ratio(work, calls, default)):,}"
+                    st.caption(t("compute.on_request", ratio=ratio, factor=AUTO_START_FACTOR))
+                return None
+        # Clicked: while it runs the button is shown disabled.  A click on it would rerun the
+        # page, which stops the job at its next check and starts it again from zero.
+        start.button(
+            button,
+            key=f"{widget_key}_running",
+            type="primary",
+            icon=":material/play_arrow:",
+            disabled=True,
+        )
         cancel.button(
             t("compute.cancel"),
             key=f"{widget_key}_cancel",
@@ -191,7 +201,7 @@ def run_heavy(
                 args=(name, keys),
                 icon=":material/refresh:",
             )
-        elif not private:  # the next run asks for no click either: the button goes now
+        else:  # the next run asks for no click either: the button goes now
             start.empty()
         return found
     except Cancelled:  # a click in its section waits: that rerun draws what follows

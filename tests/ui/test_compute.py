@@ -48,6 +48,12 @@ def refuse(x):
     raise EngineError("depth.too_large_layers", {"value": x, "limit": 1, "device": "CPU"})
 
 
+def _refusing(x, progress=None, should_stop=None, threads=None):
+    """An engine stand-in refusing from inside its run: the page is left as it was then."""
+    progress and progress(0.5)
+    refuse(x)
+
+
 def _in_threads(n, target):
     results = [None] * n
     threads = [
@@ -147,7 +153,7 @@ def _heavy_page(slow_square):
 
 def _page(query: dict, script=_heavy_page) -> AppTest:
     """``script`` run as a page (it gets this module's engine stand-ins)."""
-    stand_ins = {"slow_square": slow_square, "instant": _instant}
+    stand_ins = {"slow_square": slow_square, "instant": _instant, "refusing": _refusing}
     names = script.__code__.co_varnames[: script.__code__.co_argcount]
     at = AppTest.from_function(script, default_timeout=30, args=tuple(stand_ins[n] for n in names))
     at.query_params.update(query)
@@ -168,6 +174,32 @@ def test_work_over_the_factor_waits_for_a_click_and_says_why():
     assert "result 9" in _shown(at) and CALLS == [3] and not at.button
     near = _page({"work": str(compute.AUTO_START_FACTOR), "x": "4"})  # at the factor: at once
     assert "result 16" in _shown(near) and not near.button
+
+
+def _refusing_page(refusing):
+    import streamlit as st
+
+    from engine.errors import EngineError
+    from ui.compute import run_heavy
+
+    private = st.query_params.get("private") == "1"
+    try:
+        run_heavy(refusing, [(3,)], ["Squaring"], button="Square", widget_key="square",
+                  always_ask=True, private=private)  # fmt: skip
+    except EngineError:
+        st.write("refused")
+
+
+@pytest.mark.parametrize("private", ["0", "1"])
+def test_the_start_button_is_disabled_while_its_job_runs(private):
+    """A click on an active start button mid-run reruns the page, which stops the job and
+    starts it again from zero: from the click until the job ends the button is disabled
+    (here, as the job left the page when it raised) and Cancel is the only way to stop it."""
+    at = _page({"private": private}, _refusing_page)
+    assert [(b.key, b.disabled) for b in at.button] == [("square", False)]
+    at.button(key="square").click().run()
+    assert not at.exception and "refused" in _shown(at) and CALLS == [3]
+    assert [(b.key, b.label, b.disabled) for b in at.button] == [("square_running", "Square", True)]
 
 
 def test_a_result_another_session_computed_needs_no_click():
@@ -199,6 +231,24 @@ def test_a_result_drawn_with_progress_is_shown_again_from_the_cache():
     assert "result 9" in _shown(at)
     again = _page({"work": "1"})  # another session: a hit
     assert not again.exception and "result 9" in _shown(again) and CALLS == [3]
+
+
+def _private_heavy_page(slow_square):
+    import streamlit as st
+
+    from ui.compute import run_heavy
+
+    found = run_heavy(slow_square, [(3,)], ["Squaring"], button="Square", widget_key="square",
+                      always_ask=True, private=True)  # fmt: skip
+    st.write(f"result {found[0]}" if found else "waiting")
+
+
+def test_a_private_result_leaves_no_start_button():
+    at = _page({}, _private_heavy_page)
+    at.button(key="square").click().run()
+    assert "result 9" in _shown(at) and not at.button
+    at.run()  # the click is remembered: the kept value, no button and no work
+    assert "result 9" in _shown(at) and not at.button and CALLS == [3]
 
 
 def _private_page(instant):
