@@ -160,25 +160,25 @@ def run_heavy(
     start, cancel = st.empty(), st.empty()
     if waiting and heavy:
         requested = st.session_state.setdefault(_REQUESTED, set())
-        if waiting not in requested:
-            if start.button(button, key=widget_key, type="primary", icon=":material/play_arrow:"):
-                requested.add(waiting)
-            else:  # say why it waits
-                if always_ask:
-                    st.caption(t("compute.always_on_request"))
-                else:
-                    ratio = f"{round(_ratio(work, calls, default)):,}"
-                    st.caption(t("compute.on_request", ratio=ratio, factor=AUTO_START_FACTOR))
-                return None
-        # Clicked: while it runs the button is shown disabled.  A click on it would rerun the
-        # page, which stops the job at its next check and starts it again from zero.
+        # Once clicked (its callback runs before the page does), disabled until the job ends:
+        # a click on it mid-run would rerun the page, stopping the job and starting it anew.
+        # The same key, so the button changes in place (a new key left the old one drawn).
         start.button(
             button,
-            key=f"{widget_key}_running",
+            key=widget_key,
             type="primary",
             icon=":material/play_arrow:",
-            disabled=True,
+            on_click=requested.add,
+            args=(waiting,),
+            disabled=waiting in requested,
         )
+        if waiting not in requested:  # say why it waits
+            if always_ask:
+                st.caption(t("compute.always_on_request"))
+            else:
+                ratio = f"{round(_ratio(work, calls, default)):,}"
+                st.caption(t("compute.on_request", ratio=ratio, factor=AUTO_START_FACTOR))
+            return None
         cancel.button(
             t("compute.cancel"),
             key=f"{widget_key}_cancel",

@@ -199,7 +199,7 @@ def test_the_start_button_is_disabled_while_its_job_runs(private):
     assert [(b.key, b.disabled) for b in at.button] == [("square", False)]
     at.button(key="square").click().run()
     assert not at.exception and "refused" in _shown(at) and CALLS == [3]
-    assert [(b.key, b.label, b.disabled) for b in at.button] == [("square_running", "Square", True)]
+    assert [(b.key, b.label, b.disabled) for b in at.button] == [("square", "Square", True)]
 
 
 def test_a_result_another_session_computed_needs_no_click():
