@@ -29,6 +29,7 @@ st.caption(t("experiments.intro"))
 with presenting.controls("ex"):
     models = requests.local_models()  # the operator's; a linked id they lack is refused
     chosen = widgets.inputs(models, requests.model_refusal(widgets.linked_model(), models))
+chosen = requests.within_model(chosen)  # a block past the model: refused before it loads
 for message in chosen.errors:
     st.error(message, icon=":material/error:")
 if chosen.spec is not None and chosen.text is not None:

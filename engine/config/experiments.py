@@ -1,9 +1,9 @@
 """Specs of the experiments on a real model (engine/experiments/).
 
 Which blocks an experiment changes is a tuple of block numbers (None: every block); whether
-they exist is checked against the model when the experiment runs
-(``experiments.bad_layers``), since a spec does not know the model.  A list is accepted and
-kept as a tuple, so the spec stays hashable.
+they exist is checked against the model (``experiments.bad_layers``), since a spec does
+not know the model: before it loads, from its config, and when the experiment runs.  A
+list is accepted and kept as a tuple, so the spec stays hashable.
 """
 
 from __future__ import annotations

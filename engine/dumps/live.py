@@ -34,7 +34,7 @@ from engine.config import DumpSpec, LiveSpec
 from engine.dumps import model_cache
 from engine.dumps.capture import Capture, CaptureInfo, capture, capture_info
 from engine.dumps.dump import locate, read_param, read_piece_rows
-from engine.dumps.model_files import LoadedModel, load_model, smollm2_gguf
+from engine.dumps.model_files import LoadedModel, load_model, model_blocks, smollm2_gguf
 from engine.dumps.refusals import capture_error, refuse
 from engine.dumps.report import DumpReport, report
 from engine.dumps.sources import DumpFile
@@ -117,6 +117,14 @@ def live_model_cached(path: str | Path | None = None) -> bool:
     dequantizing the GGUF file (a minute): ``engine.dumps.model_cache``."""
     path = path or smollm2_gguf()
     return path is not None and model_cache.cached(Path(path), LIVE_DTYPE)
+
+
+def live_model_blocks(path: str | Path | None = None) -> int | None:
+    """How many blocks ``load_live_model(path)`` will have, read from the model's config
+    without loading it (``engine.dumps.model_files.model_blocks``); None: no model there,
+    or its config does not say."""
+    path = path or smollm2_gguf()
+    return None if path is None else model_blocks(path)
 
 
 @dataclass(frozen=True)

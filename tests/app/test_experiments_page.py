@@ -158,12 +158,25 @@ def test_hostile_link_values_are_named_and_the_page_still_opens(tiny, query, nam
     assert f"`{named}`" in said
 
 
-def test_a_block_past_the_model_is_refused_with_the_models_range(tiny):
-    at = _open({"ex_experiment": "swap", "ex_swap_block": "40", **SMALL})
-    _commit(at, "same")
-    _run(at)
-    assert not at.exception
-    assert "Block 40 is not in this model" in " ".join(e.value for e in at.error)
+@pytest.mark.parametrize(
+    ("query", "lang", "said"),
+    [
+        ({"ex_experiment": "swap", "ex_swap_block": "40"}, "en", "Block 40 is not in this model"),
+        ({"ex_experiment": "freeze", "ex_freeze_block": "0-9999"}, "en", "Block {blocks} is not"),
+        ({"ex_experiment": "freeze", "ex_freeze_block": "1, 7"}, "zh", "这个模型没有第 7 块"),
+    ],
+)
+def test_a_block_past_the_model_is_refused_as_it_is_typed(tiny, query, lang, said):
+    """The model's block count comes from its config before it loads: no prediction is
+    asked for, nothing is run (the run's own refusal stays as the backstop)."""
+    blocks = tiny_models.build("llama").config.num_hidden_layers
+    at = _open({**query, **SMALL}, lang)
+    assert not at.exception and not at.radio  # no prediction, so no commit and no run
+    refusals = " ".join(e.value for e in at.error)
+    assert said.format(blocks=blocks) in refusals
+    assert f"0 {'to' if lang == 'en' else '到'} {blocks - 1}" in refusals
+    ok = _open({**query, "ex_swap_block": "0", "ex_freeze_block": "0", **SMALL}, lang)
+    assert not ok.error and ok.radio
 
 
 def test_a_set_of_blocks_is_swapped_as_the_engine_swaps_it(tiny):

@@ -5,13 +5,16 @@ session or on a click (through ``ui.compute``)."""
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 
+from engine.dumps.live import live_model_blocks
 from engine.dumps.local_files import MODEL_DIRS_VARIABLE, LocalModel, find_model, list_models
 from engine.errors import EngineError
 from engine.experiments.experiment import run_experiment
+from engine.experiments.runs import check_layers
 from engine.experiments.stored import default_index, stored_run
 from ui.compute import compute, run_heavy
-from ui.errors import showing_refusals
+from ui.errors import error_text, showing_refusals
 from ui.i18n import t
 from ui.requests.linked import unlisted
 
@@ -24,6 +27,24 @@ def local_models():
 def model_refusal(wanted: str, models: tuple[LocalModel, ...]) -> EngineError | None:
     """Why the linked model id ``wanted`` is refused (None: none linked, or a listed one)."""
     return unlisted(find_model, wanted, models)
+
+
+def within_model(chosen):
+    """``chosen``, or refused (no spec, the engine's refusal added to its errors) where it
+    names a block the chosen model lacks: known from the model's config before it loads,
+    so a block past the model is refused as it is typed, not after a commit and a run
+    (which refuses it too)."""
+    layers = getattr(chosen.spec, "layers", None)
+    if layers is None:
+        return chosen
+    blocks = compute(live_model_blocks, model_path(chosen), recent=True)
+    if blocks is None:  # its config does not say: the run refuses it
+        return chosen
+    try:
+        compute(check_layers, layers, blocks)
+    except EngineError as error:
+        return replace(chosen, spec=None, errors=(*chosen.errors, error_text(error)))
+    return chosen
 
 
 def precomputed(chosen):
