@@ -98,6 +98,41 @@ def test_subplots_and_unnamed_traces_keep_their_points_apart():
     assert table.y.tolist() == [7, 4, 2.0]
 
 
+def _read(figure) -> pd.DataFrame:
+    return pd.read_csv(io.StringIO(figure_csv(figure)), dtype=str, keep_default_na=False)
+
+
+def test_the_csv_names_its_columns_by_the_axes_titles_and_its_panels_apart():
+    """A shared x axis titled once (under the bottom panel) names both panels' x; each
+    panel's values under its own y title, and a column naming the panel; an unnamed trace
+    called by its panel's title, not "bar 1"."""
+    figure = make_subplots(rows=2, cols=1, shared_xaxes=True, subplot_titles=("Loss", "KL"))
+    figure.add_trace(go.Bar(x=[1, 2], y=[7.0, 4.0]), row=1, col=1)
+    figure.add_trace(go.Scatter(x=[1, 2], y=[0.5, 0.25], name="changed"), row=2, col=1)
+    figure.update_yaxes(title_text="−log p<br>(nats)", row=1, col=1)
+    figure.update_yaxes(title_text="KL (nats)", row=2, col=1)
+    figure.update_xaxes(title_text="position x<sub>t</sub>", row=2, col=1)
+    table = _read(figure)
+    assert list(table.columns) == ["trace", "panel", "position x_t", "−log p (nats)", "KL (nats)"]
+    assert table.values.tolist() == [
+        ["Loss", "Loss", "1.0", "7.0", ""],
+        ["Loss", "Loss", "2.0", "4.0", ""],
+        ["changed", "KL", "1.0", "", "0.5"],
+        ["changed", "KL", "2.0", "", "0.25"],
+    ]
+
+
+def test_one_panel_needs_no_panel_column_and_untitled_axes_keep_x_and_y():
+    titled = go.Figure(go.Bar(x=["a"], y=[1.0]), layout=dict(title="Counts", xaxis_title="y"))
+    assert _read(titled).values.tolist() == [["Counts", "a", "1.0"]]
+    assert list(_read(titled).columns) == ["trace", "y", "y (y)"]  # never two of one name
+    heat = go.Figure(go.Heatmap(z=[[1.0]], colorbar=dict(title=dict(text="rms"))))
+    assert list(_read(heat).columns) == ["trace", "x", "y", "rms"]
+    scene = go.Figure(go.Scatter3d(x=[1], y=[2], z=[3], name="cloud"))
+    scene.update_layout(scene=dict(xaxis_title="x₁", yaxis_title="x₂", zaxis_title="x₃"))
+    assert list(_read(scene).columns) == ["trace", "x₁", "x₂", "x₃"]
+
+
 def test_a_figure_without_data_gives_an_empty_table_not_an_error():
     assert figure_table(go.Figure()).empty
 

@@ -32,6 +32,7 @@ def _two_rows(top: str, bottom: str, lang: str) -> go.Figure:
 def _finish_rows(figure: go.Figure, y: str, kl: str, x: str, logged: bool) -> go.Figure:
     """Axis titles; the bottom panel's KL on a log axis when any of it is drawn (``logged``)."""
     figure.update_yaxes(title_text=y, row=1, col=1)
+    figure.update_yaxes(title_text=kl, row=2, col=1)  # drawn or not: the CSV's column name
     if logged:
         log_axis(figure, "y", row=2, col=1, title_text=kl)
     figure.update_xaxes(title_text=x, row=2, col=1)
@@ -91,6 +92,7 @@ def massive_figure(run, lang: str) -> go.Figure:
         go.Bar(
             x=points,
             y=result.count,
+            name=_tr("massive.chart_y", lang),
             marker_color=[CHANGED if p == result.point else UNMODIFIED for p in points],
         )
     )
@@ -110,6 +112,7 @@ def sweep_figure(run, lang: str) -> go.Figure:
         go.Bar(
             x=names,
             y=finite_or_none(capped),
+            name=_tr("sweep_result.chart_y", lang),
             marker_color=[UNMODIFIED if ok else CHANGED for ok in sweep.tolerated],
             hovertemplate="%{x}: ×%{y:.4g}<extra></extra>",
         )
@@ -144,8 +147,9 @@ def lens_figure(run, lang: str) -> go.Figure:
             row=2,
             col=1,
         )
-    y, x = _tr("lens_result.chart_y", lang), _tr("lens_result.chart_x", lang)
-    return _finish_rows(figure, y, "KL", x, np.isfinite(np.where(kl > 0, kl, np.nan)).any())
+    y, kl_y = _tr("lens_result.chart_y", lang), _tr("chart.kl_y", lang)
+    x = _tr("lens_result.chart_x", lang)
+    return _finish_rows(figure, y, kl_y, x, np.isfinite(np.where(kl > 0, kl, np.nan)).any())
 
 
 def lens_table(run, lang: str, position_index: int = -1) -> dict[str, list[str]]:
@@ -172,7 +176,11 @@ def half_figure(run, lang: str) -> go.Figure:
     shown = np.where(error > 0, error, np.nan)
     figure = go.Figure(
         go.Scatter(
-            x=points, y=finite_or_none(shown), mode="lines+markers", line=dict(color=CHANGED)
+            x=points,
+            y=finite_or_none(shown),
+            name=_tr("half_result.chart_y", lang),
+            mode="lines+markers",
+            line=dict(color=CHANGED),
         )
     )
     figure.add_hline(y=r.spec.divergence, line_dash="dash", line_color="#333")

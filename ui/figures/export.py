@@ -3,7 +3,11 @@
 ``figure_table`` reads the numbers back out of a figure's traces, so the CSV holds exactly what
 is drawn (one row per point: trace, x, y and z where the trace has one), whatever built it; a
 trace drawn away from its values (points past an axis' end, drawn at it) carries them in
-``meta={"values": {"x": ..., "y": ...}}``, and the table holds those.
+``meta={"values": {"x": ..., "y": ...}}``, and the table holds those.  ``figure_csv`` names
+its columns as the chart does: each value column by its axis' title (units included), a
+panel's values apart from another panel's (its own column where its axis' title differs, and
+a column naming the panel where the figure has several), and a trace with no name by its
+panel or axis title rather than plotly's "bar 1".
 
 ``figure_image`` renders a figure with kaleido (plotly's static export), which drives a local
 headless Chromium: the first image of a process waits for the browser to start, later ones
@@ -17,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+import re
 import threading
 import warnings
 
@@ -57,10 +62,9 @@ def _grid_rows(name: str, trace, z: np.ndarray) -> pd.DataFrame:
     return pd.DataFrame({"trace": name, "x": xx.ravel(), "y": yy.ravel(), "z": z.ravel()})
 
 
-def _trace_rows(index: int, trace) -> pd.DataFrame | None:
-    name = trace.name if getattr(trace, "name", None) else f"{trace.type} {index + 1}"
-    # a bound expression and e-notation (ui/i18n.py), typed as read
-    name = name.replace("\u00a0", " ").replace("\u2011", "-")
+def _trace_rows(index: int, trace, fallback: str = "") -> pd.DataFrame | None:
+    name = trace.name if getattr(trace, "name", None) else fallback or f"{trace.type} {index + 1}"
+    name = name.translate(_TYPED)
     values = {axis: _column(getattr(trace, axis, None)) for axis in _AXES if hasattr(trace, axis)}
     meta = getattr(trace, "meta", None)
     if isinstance(meta, dict) and isinstance(meta.get("values"), dict):
@@ -92,9 +96,115 @@ def figure_table(figure: go.Figure) -> pd.DataFrame:
     return pd.concat(parts, ignore_index=True)
 
 
+def _script(match: re.Match) -> str:
+    mark, inner = "_" if match[1].lower() == "sub" else "^", match[2]
+    return f"{mark}{inner}" if len(inner) == 1 else f"{mark}({inner})"
+
+
+# a bound expression's spaces and e-notation's hyphen (ui/i18n.py), as one would type them
+_TYPED = str.maketrans({"\u00a0": " ", "\u2011": "-"})
+
+
+def _plain(text) -> str:
+    """A title as text: plotly's HTML tags undone (``<br>`` a space, ``x<sub>l</sub>`` as
+    ``x_l``, ``<sup>`` as ``^``) and bound spaces and hyphens as typed."""
+    text = re.sub(r"<br\s*/?>", " ", str(text or ""), flags=re.IGNORECASE)
+    text = re.sub(r"<(sub|sup)>(.*?)</\1>", _script, text, flags=re.IGNORECASE)
+    text = re.sub(r"<[^>]+>", "", text).translate(_TYPED)
+    return " ".join(text.split())
+
+
+def _axis(layout, ref: str):
+    """The layout's axis object of a trace's axis reference ("x", "y2")."""
+    return layout[f"{ref[0]}axis{ref[1:]}"]
+
+
+def _axis_title(layout, ref: str) -> str:
+    """An axis' title, or the title of the axis it is shared with (a shared x axis of stacked
+    panels is titled once, under the bottom one)."""
+    axis = _axis(layout, ref)
+    own = _plain(axis.title.text)
+    if own or not axis.matches:
+        return own
+    return _plain(_axis(layout, axis.matches).title.text)
+
+
+def _panel_title(layout, xref: str, yref: str) -> str:
+    """The title make_subplots put over the panel of axes (xref, yref): an annotation at the
+    middle of the x domain, just over the top of the y domain; "" where none is."""
+    x0, x1 = _axis(layout, xref).domain or (0, 1)
+    top = (_axis(layout, yref).domain or (0, 1))[1]
+    for note in layout.annotations:
+        if note.xref == "paper" and note.yref == "paper" and note.text:
+            if abs(note.x - (x0 + x1) / 2) < 1e-6 and top - 1e-6 <= note.y <= top + 0.05:
+                return _plain(note.text)
+    return ""
+
+
+def _labels(figure: go.Figure, trace) -> tuple[dict[str, str], str, str]:
+    """({axis: its column's name}, the trace's panel, the panel's own title) as the chart
+    titles them."""
+    layout = figure.layout
+    if trace.type in ("scatter3d", "surface", "mesh3d", "cone", "streamtube", "isosurface"):
+        scene = layout[getattr(trace, "scene", None) or "scene"]
+        return {a: _plain(scene[f"{a}axis"].title.text) or a for a in _AXES}, "", ""
+    xref = getattr(trace, "xaxis", None) or "x"
+    yref = getattr(trace, "yaxis", None) or "y"
+    colorbar = getattr(trace, "colorbar", None)
+    z = _plain(colorbar.title.text) if colorbar is not None else ""
+    if not z and getattr(trace, "coloraxis", None):
+        z = _plain(layout[trace.coloraxis].colorbar.title.text)
+    labels = {"x": _axis_title(layout, xref) or "x", "y": _axis_title(layout, yref) or "y"}
+    titled = _panel_title(layout, xref, yref)
+    panel = titled or (labels["y"] if labels["y"] != "y" else f"{xref}/{yref}")
+    return labels | {"z": z or "z"}, panel, titled
+
+
+def _unnamed(figure: go.Figure) -> dict[int, str]:
+    """A name for each trace plotly would call "bar 1": its panel's title, the chart's, or
+    its y axis' (numbered where several such traces would share one)."""
+    title = _plain(figure.layout.title.text)
+    found = {}
+    for i, trace in enumerate(figure.data):
+        if not getattr(trace, "name", None):
+            labels, _, titled = _labels(figure, trace)
+            found[i] = titled or title or (labels["y"] if labels["y"] != "y" else "")
+    counts = pd.Series(list(found.values()), dtype=object).value_counts()
+    return {
+        i: f"{name} ({i + 1})" if name and counts[name] > 1 else name for i, name in found.items()
+    }
+
+
+def labelled_table(figure: go.Figure) -> pd.DataFrame:
+    """``figure_table`` with the chart's own names: each value column named by its axis'
+    title, values of axes titled differently in columns of their own, a ``panel`` column
+    where the figure has several panels, and a trace with no name called by its panel's
+    title (or the chart's, or its axis') rather than plotly's "bar 1"."""
+    unnamed = _unnamed(figure)
+    parts, panels = [], set()
+    for i, trace in enumerate(figure.data):
+        labels, panel, _ = _labels(figure, trace)
+        rows = _trace_rows(i, trace, unnamed.get(i, ""))
+        if rows is None:
+            continue
+        names = {axis: labels[axis] for axis in _AXES if axis in rows}
+        taken = {"trace", "panel"}
+        for axis, name in names.items():  # never two columns of one name
+            names[axis] = f"{name} ({axis})" if name in taken else name
+            taken.add(names[axis])
+        parts.append(rows.rename(columns=names).assign(panel=panel))
+        panels.add(panel)
+    if not parts:
+        return pd.DataFrame(columns=["trace", "x", "y"])
+    table = pd.concat(parts, ignore_index=True)
+    if len(panels) < 2:
+        return table.drop(columns="panel")
+    return table[["trace", "panel", *[c for c in table.columns if c not in ("trace", "panel")]]]
+
+
 def figure_csv(figure: go.Figure) -> str:
-    """``figure_table`` as CSV text (full precision, no index)."""
-    return figure_table(figure).to_csv(index=False)
+    """``labelled_table`` as CSV text (full precision, no index)."""
+    return labelled_table(figure).to_csv(index=False)
 
 
 @functools.cache

@@ -1,0 +1,77 @@
+"""The Experiments page's charts as CSV: columns named by the axes' titles (units included),
+the logit lens's two panels apart, and every series by its name, not plotly's "bar 1"."""
+
+from __future__ import annotations
+
+import io
+from types import SimpleNamespace as Run
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ui.figures import experiments as figures
+from ui.figures.export import figure_csv
+from ui.i18n import translate
+
+
+def _csv(figure) -> pd.DataFrame:
+    return pd.read_csv(io.StringIO(figure_csv(figure)), dtype=str, keep_default_na=False)
+
+
+def _tr(key: str, lang: str) -> str:
+    """The text as the CSV writes it: a bound expression's spaces as spaces."""
+    return translate(f"experiments.{key}", lang).replace("\u00a0", " ")
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_lens_csv_keeps_entropy_and_kl_apart_under_their_axis_titles(lang):
+    variants = ("own_scale", "final_scale", "no_norm")
+    rng = np.random.default_rng(0)
+    result = Run(
+        variants=variants,
+        entropy=rng.random((3, 4, 2)),
+        mean_entropy=rng.random((3, 4)) + 1,
+        kl_to_model=rng.random((3, 4, 2)) + 0.1,
+    )
+    table = _csv(figures.lens_figure(Run(result=result), lang))
+    entropy, kl = _tr("lens_result.chart_y", lang), _tr("chart.kl_y", lang)
+    point = _tr("lens_result.chart_x", lang)
+    assert list(table.columns) == ["trace", "panel", point, entropy, kl]
+    panels = [_tr("lens_result.chart", lang), _tr("lens_result.chart_kl", lang)]
+    assert sorted(set(table.panel)) == sorted(panels)
+    top, bottom = (table[table.panel == panel] for panel in panels)
+    assert len(top) == len(bottom) == 12 and (top[kl] == "").all() and (bottom[entropy] == "").all()
+    names = {_tr(f"options.lens.{variant}", lang) for variant in variants}
+    assert set(table.trace) == names
+    first = _tr("options.lens.own_scale", lang)
+    means = top[top.trace == first][entropy].astype(float)
+    np.testing.assert_allclose(means, result.mean_entropy[0])
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_single_series_charts_name_their_series_and_columns(lang):
+    sweep = Run(
+        result=Run(
+            perplexity_ratio=np.array([1.01, 3.0, 1.02]),
+            layers=(0, 1, None),
+            tolerated=(True, False, True),
+            spec=Run(tolerance=0.05),
+        )
+    )
+    table = _csv(figures.sweep_figure(sweep, lang))
+    ratio = _tr("sweep_result.chart_y", lang)
+    assert list(table.columns) == ["trace", _tr("sweep_result.chart_x", lang), ratio]
+    assert set(table.trace) == {ratio} and table[ratio].astype(float).tolist() == [1.01, 3, 1.02]
+    half = Run(
+        result=Run(stream_error=np.array([[1e-4, 2e-4], [3e-3, 1e-3]]), spec=Run(divergence=0.01))
+    )
+    table = _csv(figures.half_figure(half, lang))
+    error = _tr("half_result.chart_y", lang)
+    assert list(table.columns) == ["trace", _tr("lens_result.chart_x", lang), error]
+    assert set(table.trace) == {error}
+    massive = Run(result=Run(count=np.array([0, 3, 1]), point=1))
+    table = _csv(figures.massive_figure(massive, lang))
+    count = _tr("massive.chart_y", lang)
+    assert list(table.columns) == ["trace", _tr("massive.chart_x", lang), count]
+    assert set(table.trace) == {count}
