@@ -192,6 +192,14 @@ def test_a_set_of_blocks_is_swapped_as_the_engine_swaps_it(tiny):
     assert at.metric[1].value == number(run.result.effect.perplexity)
 
 
+@pytest.mark.parametrize("experiment", ["swap", "freeze"])
+def test_in_chinese_the_block_box_says_it_takes_several_numbers(tiny, experiment):
+    """A free-text box: not "multiple choice" (可多选), but what to type."""
+    at = _open({"ex_experiment": experiment}, lang="zh")
+    label = at.text_input(key=f"ex_{experiment}_block").label
+    assert "可多选" not in label and "可填多个，如 0-5, 8" in label
+
+
 def test_in_chinese_the_question_and_answers_are_chinese(tiny):
     at = _open({"ex_experiment": "lens"}, lang="zh")
     assert not at.exception
