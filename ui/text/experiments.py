@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from engine.experiments.experiment import early_points, perplexity_band
-from ui.formatting import format_number, format_power, literal
+from ui.formatting import format_power, literal
 from ui.i18n import join, translate
 from ui.labels import NORM_NAMES
 
@@ -93,7 +93,7 @@ def massive_sentences(run, lang: str) -> list[str]:
                     windows=int(reached.max()),
                     low=number(values.min()),
                     high=number(values.max()),
-                    spread=format_number(float(np.nanmax(spread)), 3),
+                    spread=number(float(np.nanmax(spread))),
                 )
             )
     band = perplexity_band(result.effect.perplexity_ratio)
@@ -126,8 +126,8 @@ def freeze_sentences(run, lang: str) -> list[str]:
             "experiments.freeze_result.scales",
             lang,
             count=len(result.norms),
-            low=format_number(float(result.variation.min()), 3),
-            high=format_number(float(result.variation.max()), 3),
+            low=number(float(result.variation.min())),
+            high=number(float(result.variation.max())),
         )
     ]
     if result.exempt:
@@ -200,10 +200,10 @@ def fold_sentences(run, lang: str) -> list[str]:
         translate(
             f"experiments.fold_result.{key}",
             lang,
-            difference=format_number(r.max_logit_difference, 3),
+            difference=number(r.max_logit_difference),
             scale=number(r.max_abs_logit),
-            relative=format_number(relative, 3),
-            threshold=f"{FLOAT32_ROUNDING:g}",
+            relative=number(relative),
+            threshold=number(FLOAT32_ROUNDING),
         ),
         translate(
             "experiments.fold_result.saves",
@@ -250,8 +250,8 @@ def lens_sentences(run, lang: str) -> list[str]:
         translate(
             "experiments.lens_result.final",
             lang,
-            kl_own=format_number(float(kl[0]), 3),
-            kl_cached=format_number(float(kl[1]), 3),
+            kl_own=number(float(kl[0])),
+            kl_cached=number(float(kl[1])),
         ),
     ]
 
@@ -273,7 +273,7 @@ def half_sentences(run, lang: str) -> list[str]:
         )
     else:
         lines.append(translate("experiments.half_result.no_failure", lang))
-    divergence = format_number(r.spec.divergence, 3)
+    divergence = number(r.spec.divergence)
     if r.diverges_at is not None:
         point, token = r.diverges_at
         lines.append(
