@@ -30,6 +30,7 @@ from engine.errors import EngineError
 FIRST_PAGE_WAIT_S = 30.0  # the server's load waits this long at most for a first page view
 CACHED_WAIT_S = 5.0  # ... and this long where the model is in the cache
 _PAGE_SERVED = threading.Event()  # set once the process has served a whole page run
+_SERVER = threading.local()  # .starting: this thread is the server's own, starting the load
 _LOGGER = get_logger(__name__)  # the server's own log
 
 LOAD_NICENESS = 5  # added to the loading thread's nice value (Linux: per thread): a page
@@ -42,6 +43,8 @@ class ModelLoad:
 
     def __init__(self, path: str | None = None) -> None:
         self.path = path  # None: the built-in SmolLM2
+        # started by the server as it started (scripts/serve.py), not by a page asking for it
+        self.by_server = getattr(_SERVER, "starting", False)
         self.started = time.monotonic()
         self.fraction = 0.0
         self.live = None  # engine.dumps.live.LiveModel, once loaded
@@ -132,7 +135,11 @@ def start_loading_after_first_page(timeout_s: float = FIRST_PAGE_WAIT_S) -> Mode
     (benchmarks/RESULTS.md, "Live model on the dumps page, in the browser"); a lower CPU
     priority does not help with that lock, waiting for the first page does."""
     _PAGE_SERVED.wait(min(timeout_s, CACHED_WAIT_S) if cached() else timeout_s)
-    return model_load()
+    _SERVER.starting = True
+    try:
+        return model_load()  # a page that asked first has started it: that load, as it is
+    finally:
+        _SERVER.starting = False
 
 
 def cached() -> bool:

@@ -109,3 +109,37 @@ def test_a_cached_model_waits_for_the_first_page_only_briefly(monkeypatch):
     assert waiting.is_alive() and not started  # a first page may still come
     waiting.join(5)
     assert not waiting.is_alive() and started == [True]  # nobody came: loaded anyway
+
+
+def test_a_load_knows_whether_the_server_or_a_page_started_it(monkeypatch):
+    monkeypatch.setattr("engine.dumps.live.smollm2_gguf", lambda: None)  # ends at once
+    assert live_model.start_loading_after_first_page(0.0).by_server
+    live_model.forget()
+    asked = live_model.model_load()  # NORMSCOPE_PRELOAD_MODEL=0: the first page asks
+    assert not asked.by_server
+    assert live_model.start_loading_after_first_page(0.0) is asked  # kept as it is
+    assert not asked.by_server
+
+
+def _loading_page(load):
+    from ui.views.dumps_real import live_status
+
+    live_status(load, lambda: None)
+
+
+@pytest.mark.parametrize("by_server", [True, False])
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_loading_note_says_when_loading_began(by_server, lang):
+    from types import SimpleNamespace
+
+    from streamlit.testing.v1 import AppTest
+
+    from ui.i18n import translate
+
+    load = SimpleNamespace(state="loading", fraction=0.2, elapsed=3.0, by_server=by_server)
+    at = AppTest.from_function(_loading_page, args=(load,))
+    at.session_state["language"] = lang
+    at.run()
+    assert not at.exception
+    key = "live_loading_note" if by_server else "live_loading_asked"
+    assert [c.value for c in at.caption] == [translate(f"dumps.{key}", lang)]

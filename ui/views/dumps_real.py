@@ -125,7 +125,8 @@ def _loading(load) -> None:
     if load.state != "loading":
         st.rerun()
     st.progress(load.fraction, text=t("dumps.live_loading", seconds=round(load.elapsed)))
-    st.caption(t("dumps.live_loading_note"))
+    # when loading began: as the server started, or when a page first asked for this model
+    st.caption(t("dumps.live_loading_note" if load.by_server else "dumps.live_loading_asked"))
 
 
 def live_summary(capture) -> None:
