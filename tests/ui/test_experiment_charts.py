@@ -75,3 +75,22 @@ def test_single_series_charts_name_their_series_and_columns(lang):
     count = _tr("massive.chart_y", lang)
     assert list(table.columns) == ["trace", _tr("massive.chart_x", lang), count]
     assert set(table.trace) == {count}
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_block_by_block_chart_keeps_its_ticks_level_and_its_height_for_the_bars(lang):
+    """31 bars at 1,280 px: with a long last tick ("the final norm") plotly turned every tick
+    upright and the plot area shrank to ~140 px under an empty top margin."""
+    layers = (*range(30), None)
+    sweep = Run(
+        result=Run(
+            perplexity_ratio=np.linspace(1, 3, 31),
+            layers=layers,
+            tolerated=(True,) * 31,
+            spec=Run(tolerance=0.05),
+        )
+    )
+    figure = figures.sweep_figure(sweep, lang)
+    assert figure.layout.xaxis.tickangle == 0 and figure.layout.margin.t <= 30
+    assert max(len(tick) for tick in figure.data[0].x) <= 5
+    assert figure.data[0].customdata[-1] == _tr("sweep_result.final", lang)

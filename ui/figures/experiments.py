@@ -101,11 +101,20 @@ def massive_figure(run, lang: str) -> go.Figure:
 
 
 def sweep_figure(run, lang: str) -> go.Figure:
-    """Perplexity ratio of each single freeze on a log axis; tolerated bars marked."""
+    """Perplexity ratio of each single freeze on a log axis; tolerated bars marked.  Ticks
+    stay level (the final norm's is short; its full name in the hover): a rotated long one
+    took the plot's height, leaving its bars ~140 px."""
     sweep = run.result
     ratios = sweep.perplexity_ratio
     names = [
-        _tr("sweep_result.final", lang) if layer is None else str(layer) for layer in sweep.layers
+        _tr("sweep_result.final_tick", lang) if layer is None else str(layer)
+        for layer in sweep.layers
+    ]
+    full = [
+        _tr("sweep_result.final", lang)
+        if layer is None
+        else _tr("sweep_result.block", lang, block=layer)
+        for layer in sweep.layers
     ]
     capped = np.where(np.isfinite(ratios), ratios, np.nan)
     figure = go.Figure(
@@ -114,13 +123,15 @@ def sweep_figure(run, lang: str) -> go.Figure:
             y=finite_or_none(capped),
             name=_tr("sweep_result.chart_y", lang),
             marker_color=[UNMODIFIED if ok else CHANGED for ok in sweep.tolerated],
-            hovertemplate="%{x}: ×%{y:.4g}<extra></extra>",
+            customdata=full,
+            hovertemplate="%{customdata}: ×%{y:.4g}<extra></extra>",
         )
     )
     figure.add_hline(y=1 + sweep.spec.tolerance, line_dash="dash", line_color="#333")
     log_axis(figure, "y", values=[*capped[np.isfinite(capped)], 1 + sweep.spec.tolerance])
     x, y = _tr("sweep_result.chart_x", lang), _tr("sweep_result.chart_y", lang)
-    return _titled(figure, x, y, xaxis_type="category")
+    figure.update_xaxes(tickangle=0)
+    return _titled(figure, x, y, xaxis_type="category", margin=dict(t=24, b=48))
 
 
 def lens_figure(run, lang: str) -> go.Figure:
