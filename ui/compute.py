@@ -44,6 +44,7 @@ from streamlit.runtime.scriptrunner_utils.script_run_context import (
     get_script_run_ctx,
 )
 
+from engine.errors import EngineError
 from engine.threads import Cancelled
 from ui.cache_keys import digest, function_name
 from ui.i18n import current_language, t, translate
@@ -160,18 +161,7 @@ def run_heavy(
     start, cancel = st.empty(), st.empty()
     if waiting and heavy:
         requested = st.session_state.setdefault(_REQUESTED, set())
-        # Once clicked (its callback runs before the page does), disabled until the job ends:
-        # a click on it mid-run would rerun the page, stopping the job and starting it anew.
-        # The same key, so the button changes in place (a new key left the old one drawn).
-        start.button(
-            button,
-            key=widget_key,
-            type="primary",
-            icon=":material/play_arrow:",
-            on_click=requested.add,
-            args=(waiting,),
-            disabled=waiting in requested,
-        )
+        _button(start, button, widget_key, waiting)
         if waiting not in requested:  # say why it waits
             if always_ask:
                 st.caption(t("compute.always_on_request"))
@@ -206,8 +196,29 @@ def run_heavy(
         return found
     except Cancelled:  # a click in its section waits: that rerun draws what follows
         return None
+    except EngineError:  # refused: the next run shows the button again, not the job unasked
+        if waiting and heavy:
+            st.session_state[_REQUESTED].discard(waiting)
+        raise
     finally:
         cancel.empty()
+
+
+def _button(place, label: str, key: str, waiting: tuple) -> None:
+    """The start button for the ``waiting`` request, in ``place``.  Once clicked (its callback
+    runs before the page does), disabled until the job ends: a click on it mid-run would
+    rerun the page, stopping the job and starting it anew.  Always the same key, so the
+    button changes in place (under a new key Streamlit left the old one drawn)."""
+    requested = st.session_state.setdefault(_REQUESTED, set())
+    place.button(
+        label,
+        key=key,
+        type="primary",
+        icon=":material/play_arrow:",
+        on_click=requested.add,
+        args=(waiting,),
+        disabled=waiting in requested,
+    )
 
 
 def _forget(name: str, keys: Sequence[Any]) -> None:

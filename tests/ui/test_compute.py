@@ -194,12 +194,15 @@ def _refusing_page(refusing):
 def test_the_start_button_is_disabled_while_its_job_runs(private):
     """A click on an active start button mid-run reruns the page, which stops the job and
     starts it again from zero: from the click until the job ends the button is disabled
-    (here, as the job left the page when it raised) and Cancel is the only way to stop it."""
+    (here, as the job left the page when it raised) and Cancel is the only way to stop it.
+    A refusal ends the request: the next run shows the button again, active."""
     at = _page({"private": private}, _refusing_page)
     assert [(b.key, b.disabled) for b in at.button] == [("square", False)]
     at.button(key="square").click().run()
     assert not at.exception and "refused" in _shown(at) and CALLS == [3]
     assert [(b.key, b.label, b.disabled) for b in at.button] == [("square", "Square", True)]
+    at.run()  # refused: the next run gives the button back and does not run the job unasked
+    assert [(b.key, b.disabled) for b in at.button] == [("square", False)] and CALLS == [3]
 
 
 def test_a_result_another_session_computed_needs_no_click():
