@@ -6,9 +6,11 @@ from __future__ import annotations
 import re
 from types import SimpleNamespace as Run
 
+import numpy as np
 import pytest
 
-from ui.text.experiments import fold_sentences
+from engine.config.experiments import FreezeSpec, SwapSpec
+from ui.text.experiments import fold_sentences, freeze_sentences, swap_sentences
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
@@ -27,3 +29,27 @@ def test_folds_sentence_writes_small_numbers_as_powers_of_ten(lang):
     first = fold_sentences(Run(result=result), lang)[0]
     assert not re.search(r"\de[-+]\d", first), first
     assert "7.63×10⁻⁵" in first and "2.119×10⁻⁶" in first and "10⁻⁵" in first
+
+
+@pytest.mark.parametrize(
+    ("layers", "final", "en", "zh"),
+    [
+        ((0, 1, 2, 3, 4, 5), True, "blocks 0–5 and the final norm", "块 0–5，以及最终归一化层"),
+        ((3, 10, 11, 12), False, "blocks 3, 10–12", "块 3、10–12"),
+        ((7,), False, "block 7", "块 7"),
+        (None, True, "every block and the final norm", "所有块，以及最终归一化层"),
+        ((), True, "the final norm only", "仅最终归一化层"),
+    ],
+)
+def test_swap_and_freeze_sentences_say_which_blocks_changed(layers, final, en, zh):
+    """In presentation's results view the inputs are hidden: the room read "13 norms computed
+    as LayerNorm" without which blocks; the sentence names them, as the link gave them."""
+    spec = SwapSpec(layers=layers, final=final)
+    result = Run(spec=spec, norms=("n",) * 13, to_kind="layernorm", from_kind="rmsnorm",
+                 effect=Run(top1_agreement=0.9))  # fmt: skip
+    for lang, expected in (("en", en), ("zh", zh)):
+        first = swap_sentences(Run(result=result), lang)[0].replace("\u00a0", " ")
+        assert expected in first, first
+    frozen = Run(spec=FreezeSpec(layers=layers, final=final), norms=("n",) * 8,
+                 variation=np.array([0.1, 0.2]), exempt=())  # fmt: skip
+    assert en in freeze_sentences(Run(result=frozen), "en")[0].replace("\u00a0", " ")

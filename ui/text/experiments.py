@@ -104,6 +104,32 @@ def massive_sentences(run, lang: str) -> list[str]:
     return lines
 
 
+def _ranges(layers: tuple[int, ...]) -> list[str]:
+    """Block numbers as runs: (0, 1, 2, 3, 7, 9, 10) -> ["0–3", "7", "9–10"]."""
+    runs: list[list[int]] = []
+    for layer in sorted(set(layers)):
+        if runs and layer == runs[-1][1] + 1:
+            runs[-1][1] = layer
+        else:
+            runs.append([layer, layer])
+    return [f"{a}" if a == b else f"{a}–{b}" for a, b in runs]
+
+
+def where(spec, lang: str) -> str:
+    """Which norms a swap or a freeze changed, as the room reads it beside the result (in
+    presentation's results view the inputs are hidden): "blocks 0–5 and the final norm"."""
+    if spec.layers is None:
+        blocks = translate("experiments.where.every", lang)
+    elif not spec.layers:
+        return translate("experiments.where.final_only", lang)
+    else:
+        key = "one" if len(spec.layers) == 1 else "some"
+        blocks = translate(
+            f"experiments.where.{key}", lang, blocks=join(_ranges(spec.layers), lang)
+        )
+    return translate("experiments.where.and_final", lang, blocks=blocks) if spec.final else blocks
+
+
 def swap_sentences(run, lang: str) -> list[str]:
     result = run.result
     changed = 1 - result.effect.top1_agreement
@@ -114,6 +140,7 @@ def swap_sentences(run, lang: str) -> list[str]:
             count=len(result.norms),
             to_kind=NORM_NAMES[result.to_kind],
             from_kind=NORM_NAMES[result.from_kind],
+            where=where(result.spec, lang),
         ),
         translate("experiments.swap_result.top1", lang, share=f"{100 * changed:.1f} %"),
     ]
@@ -126,6 +153,7 @@ def freeze_sentences(run, lang: str) -> list[str]:
             "experiments.freeze_result.scales",
             lang,
             count=len(result.norms),
+            where=where(result.spec, lang),
             low=number(float(result.variation.min())),
             high=number(float(result.variation.max())),
         )
