@@ -311,3 +311,12 @@ def test_the_heaviest_train_eval_link_waits_for_a_click_and_the_rest_is_drawn():
     button.click().run()
     assert _chart(app, "ax_train_eval")["data"]
     assert any(s.value.startswith("After 1000 steps") for s in app.success)
+
+
+def test_the_heatmap_offers_its_data_and_the_box_diagram_offers_none(app):
+    """The box beside the heatmap is a drawing of the [B, T, d] cube: its CSV held drawing
+    coordinates under "scatter 1"; the heatmap's holds the tensor."""
+    _open(app)
+    ids = " ".join(b.proto.id for b in app.get("download_button"))
+    assert "ax_heatmap_csv" in ids, ids
+    assert "ax_box_csv" not in ids, ids

@@ -57,6 +57,7 @@ def cells(stats: AxesStatistics, selection: CellSelection, on_click) -> None:
             built(box_figure, stats.real, selection, stats.spec.kind, lang),
             "ax_box",
             config={"displayModeBar": False, "staticPlot": True},
+            table=False,  # a diagram of the cube: its CSV would be drawing coordinates
         )
         for line in text.legend(stats, lang):
             st.markdown(line)
