@@ -11,9 +11,10 @@ experiment after another pays for it once.
 
 The questions, and how the measurement answers them (``QUESTIONS``, ``ExperimentRun.answer``):
 - "perplexity" (every experiment with one modified model): by how much does the text's
-  perplexity change?  "same": by at most ``SAME`` (5 %, the freeze sweep's default
-  tolerance) either way; "worse": up to ``BROKEN`` times; "broken": more, or not finite.  A
-  fall of more than 5 % answers none of them (None).
+  perplexity change?  "better": it falls by more than ``SAME``; "same": by at most ``SAME``
+  (5 %, the freeze sweep's default tolerance) either way; "worse": up to ``BROKEN`` times;
+  "broken": more, or not finite.  (A fall is rare but real: one's own text, such as a run of
+  replacement characters, can read as more likely to a changed model.)
 - "lens": at the first third of the layers, which lens gives the least certain next-token
   distribution (the highest mean entropy)?
 - "sweep": how many of the single-norm freezes keep perplexity within the tolerance?
@@ -43,7 +44,10 @@ from engine.threads import Cancelled, Progress, StopCheck
 
 SAME = 0.05  # perplexity within ×(1 ± 5 %): "same"
 BROKEN = 10.0  # perplexity more than ten-fold: "broken"
-QUESTIONS = {"perplexity": ("same", "worse", "broken"), "sweep": ("none", "some", "most")}
+QUESTIONS = {
+    "perplexity": ("better", "same", "worse", "broken"),
+    "sweep": ("none", "some", "most"),
+}
 REFERENCE_SHARE = 0.3  # of a single experiment's progress bar: the unmodified run
 
 RUNNERS = {
@@ -164,15 +168,15 @@ def run_experiment(
     )
 
 
-def perplexity_band(ratio: float) -> str | None:
-    """ "same", "worse", "broken" for a perplexity ratio (None: it fell by more than SAME)."""
+def perplexity_band(ratio: float) -> str:
+    """ "better", "same", "worse" or "broken" for a perplexity ratio (``QUESTIONS``)."""
     if not math.isfinite(ratio) or ratio > BROKEN:
         return "broken"
     if ratio > 1 + SAME:
         return "worse"
     if ratio >= 1 / (1 + SAME):
         return "same"
-    return None
+    return "better"
 
 
 def early_points(layers: int) -> slice:

@@ -128,13 +128,13 @@ def test_a_precomputed_result_is_shown_at_once_with_its_date_and_model(tiny, tmp
     assert live.wait(120)
     precompute(live.live, tmp_path / "precomputed", ("en",), say=lambda line: None)
     runs = calls("ui.requests.experiments.run_experiment")
+    fresh = run_experiment(live.live, TextSpec(), SwapSpec())
     at = _open({"ex_experiment": "swap"})
     # the precompute's specs are the defaults, on the default 512 tokens (cut to 24 here)
-    _commit(at, "same")
+    _commit(at, fresh.answer)
     assert not at.exception and not at.error, [e.value for e in at.error]
     assert "Precomputed on" in _text(at) and live.live.name in _text(at)
     assert not [b for b in at.button if b.key == "ex_run"] and not runs
-    fresh = run_experiment(live.live, TextSpec(), SwapSpec())
     assert at.metric[1].value == number(fresh.result.effect.perplexity)
 
 

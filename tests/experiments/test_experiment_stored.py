@@ -144,7 +144,7 @@ def test_a_pickled_array_is_not_unpickled(planted, tmp_path):
 @pytest.mark.parametrize(
     ("ratio", "band"),
     [(1.0, "same"), (1.049, "same"), (0.96, "same"), (1.2, "worse"), (10.0, "worse"),
-     (10.1, "broken"), (math.inf, "broken"), (math.nan, "broken"), (0.5, None)],
+     (10.1, "broken"), (math.inf, "broken"), (math.nan, "broken"), (0.5, "better"), (0.952, "better")],
 )  # fmt: skip
 def test_the_perplexity_question_is_answered_by_the_measured_ratio(ratio, band):
     assert perplexity_band(ratio) == band

@@ -35,7 +35,7 @@ def band_sentence(run, lang: str) -> str | None:
     effect = getattr(run.result, "effect", None)
     if effect is None:
         return None
-    band = perplexity_band(effect.perplexity_ratio) or "better"
+    band = perplexity_band(effect.perplexity_ratio)
     return translate(
         f"experiments.band.{band}",
         lang,
@@ -46,11 +46,8 @@ def band_sentence(run, lang: str) -> str | None:
 
 
 def no_option_reason(run, lang: str) -> str:
-    """Why no answer fits: nothing changed, or perplexity fell."""
-    effect = getattr(run.result, "effect", None)
-    if effect is None:
-        return translate("experiments.nothing_changed", lang)
-    return band_sentence(run, lang) or ""
+    """Why no answer fits: nothing was changed (no massive entry to set)."""
+    return translate("experiments.nothing_changed", lang)
 
 
 def massive_sentences(run, lang: str) -> list[str]:
