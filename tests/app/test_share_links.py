@@ -128,6 +128,16 @@ def test_a_repeated_language_is_named_in_the_language_read_and_the_same_value_tw
     assert at.selectbox(key="vl_norm").value == "rmsnorm"
 
 
+def test_a_repeated_setting_stays_named_beside_a_refused_one():
+    """A page opened by a deep link reads it twice; the second read skipped the repeated
+    ``vl_text`` (its value already in the widget's state) and its notice was lost whenever
+    another value (here ``vl_source``) was refused on both reads."""
+    at = _open({"lang": "en", "vl_source": "", "vl_text": ["", "-1"]}, "vector_lab")
+    warning = _warnings(at)
+    assert not at.exception and len(at.warning) == 2, warning
+    assert "`vl_source`" in warning and "`vl_text` 2 times" in warning
+
+
 def test_a_setting_given_under_its_key_and_its_older_key_is_named():
     at = _open({"lang": "en", "dp_section": "training", "dp_steps": "100", "tl_steps": "200"},
                "depth")  # fmt: skip

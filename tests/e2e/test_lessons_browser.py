@@ -90,7 +90,9 @@ def test_a_chart_downloads_its_data_as_csv_and_itself_as_svg(page, server_url):
     path = download.value.path()
     with open(path, encoding="utf-8") as handle:
         header = handle.readline().strip()
-    assert header.startswith("trace,x,y") and download.value.suggested_filename == "vl_chart.csv"
+    # columns named as the chart names its axes (two panels: which one each row is from)
+    assert header == "trace,panel,channel i,y", header
+    assert download.value.suggested_filename == "vl_chart.csv"
     if image_export_available():  # kaleido drives the server's Chromium, offline
         with page.expect_download(timeout=120_000) as download:
             page.get_by_role("button", name="Chart as SVG (vector)").click()

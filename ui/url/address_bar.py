@@ -35,7 +35,7 @@ from ui.url.codec import (
 )
 from ui.url.pages import PAGES, PREFIXES, SECRET_KEYS
 
-_NOTICES = "_url_notices"  # (page, refusals) of the page being shown
+_NOTICES = "_url_notices"  # (page, refusals, the link read) of the page being shown
 _FIRST_RUN = "_url_first_run"  # (page, whether its link reached the page empty)
 _PUBLISHED = "_url_published"  # (page, text parameters left out) the last whole run wrote
 SHARE_KEY = "share_open"  # the sidebar's share box: open or not
@@ -157,8 +157,13 @@ def seed(page: PageParams | None) -> None:
         key = "unknown_params_more" if more > 0 else "unknown_params"
         refusals.append(Refusal(key, {"count": len(unknown), "names": names, "more": more}))
     previous = st.session_state.get(_NOTICES)
+    link = tuple((key, tuple(url.get_all(key))) for key in present)
+    if previous is not None and previous[:1] == (name,) and previous[2:] == (link,):
+        # the same link read again: a value it gave is in the widget's state now and was
+        # not read twice, so its refusal (a repeated key, a list's unknown item) stays
+        refusals = [*previous[1], *(r for r in refusals if r not in previous[1])]
     if refusals or previous is None or previous[0] != name:
-        st.session_state[_NOTICES] = (name, tuple(refusals))
+        st.session_state[_NOTICES] = (name, tuple(refusals), link)
 
 
 # Streamlit's server drops a query of more than MAX_URL_PAIRS pairs before the page runs, and
@@ -194,7 +199,7 @@ def show_notices() -> None:
     """Warn about every URL value that was refused, naming it and what is accepted; on the
     first page of a session whose link reached it empty, let the browser say whether
     Streamlit dropped it for its number of pairs."""
-    name, refusals = st.session_state.get(_NOTICES, ("", ()))
+    name, refusals = st.session_state.get(_NOTICES, ("", ()))[:2]
     for refusal in refusals:
         message = t(f"share.{refusal.key}", **shown(refusal.params))
         st.warning(message, icon=":material/link_off:")
