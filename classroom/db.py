@@ -39,6 +39,7 @@ from engine.errors import EngineError
 
 BUSY_TIMEOUT_S = 5.0  # SQLite: how long a writer waits for another's lock
 STATEMENT_TIMEOUT_S = 5.0  # PostgreSQL: how long one statement (a lock wait too) may take
+IDLE_IN_TRANSACTION_S = 30.0  # PostgreSQL: a frozen process's open transaction is ended
 # PostgreSQL, a connection cut silently (a firewall dropping its packets): unanswered data is
 # given up after DEAD_AFTER_S (TCP_USER_TIMEOUT), and an idle wait for an answer after the
 # keepalive probes go unanswered (first probe after 5 s, then 3 probes 2 s apart).
@@ -173,6 +174,15 @@ class Transaction:
         return sql.replace("?", self._dialect.placeholder)  # our SQL has no literal "?"
 
 
+def _bounds() -> str:
+    """PostgreSQL's waits, for the transaction just begun: a statement (a lock wait too) and
+    an open transaction left idle (a process frozen while it holds a class's row)."""
+    return (
+        f"SET LOCAL statement_timeout = {int(STATEMENT_TIMEOUT_S * 1000)};"
+        f" SET LOCAL idle_in_transaction_session_timeout = {int(IDLE_IN_TRANSACTION_S * 1000)}"
+    )
+
+
 class Database:
     """A SQLite file (created on first use, with its folder) or a PostgreSQL URL."""
 
@@ -188,15 +198,14 @@ class Database:
         if self.dialect is POSTGRESQL:
             import psycopg  # only where a URL is configured
 
-            # autocommit: transactions are our explicit BEGIN ... COMMIT, as on SQLite
-            return psycopg.connect(
-                self.target,
-                autocommit=True,
-                connect_timeout=10,
-                options=f"-c statement_timeout={int(STATEMENT_TIMEOUT_S * 1000)}",
-                tcp_user_timeout=int(DEAD_AFTER_S * 1000),
-                **KEEPALIVE,
-            )
+            # autocommit: transactions are our explicit BEGIN ... COMMIT, as on SQLite.  What
+            # the operator's URL sets is kept (a keyword would replace it): the timeouts are
+            # set in each transaction instead (_BOUNDS), which a pooler such as PgBouncer
+            # passes on where it refuses a connection's ``options``.
+            given = psycopg.conninfo.conninfo_to_dict(self.target)
+            socket = {"connect_timeout": 10, "tcp_user_timeout": int(DEAD_AFTER_S * 1000)}
+            extra = {k: v for k, v in {**socket, **KEEPALIVE}.items() if k not in given}
+            return psycopg.connect(self.target, autocommit=True, **extra)
         self.target.parent.mkdir(parents=True, exist_ok=True)
         connection = sqlite3.connect(
             self.target, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
@@ -259,6 +268,8 @@ class Database:
                     connection = self._connect()
                 cursor = connection.cursor()
                 cursor.execute(self.dialect.begin_write if write else "BEGIN")
+                if self.dialect is POSTGRESQL:
+                    cursor.execute(_bounds())
                 return connection, cursor
             except Exception as error:
                 connection = _close(connection)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import sqlite3
 import time
+from urllib.parse import quote
 
 import psycopg
 import pytest
@@ -127,14 +128,46 @@ def test_a_postgresql_lock_held_past_the_statement_timeout_is_a_refusal_not_a_wa
 def test_postgresql_connections_give_up_on_a_silent_network_cut(postgres_url):
     """A firewall that drops a connection's packets sends no reset: without keepalives and a
     user timeout a page would wait on the socket for TCP's own retries (~15 minutes).  Every
-    connection is opened with both, and with a statement timeout (read back from libpq and
-    from the server)."""
-    with Database(postgres_url)._connect() as connection:
-        (timeout,) = connection.execute(
-            "SELECT setting FROM pg_settings WHERE name = 'statement_timeout'"
-        ).fetchone()
-        parameters = connection.info.get_parameters()
-    assert int(timeout) == int(db.STATEMENT_TIMEOUT_S * 1000)
+    connection is opened with both (read back from libpq), and every transaction bounds its
+    statements and its idle time (read back from the server)."""
+    database = Database(postgres_url)
+    try:
+        with database.transaction() as transaction:
+            settings = dict(
+                transaction.rows(
+                    "SELECT name, setting FROM pg_settings WHERE name IN"
+                    " ('statement_timeout', 'idle_in_transaction_session_timeout')"
+                )
+            )
+        with database._connect() as connection:
+            parameters = connection.info.get_parameters()
+    finally:
+        database.close()
+    assert int(settings["statement_timeout"]) == int(db.STATEMENT_TIMEOUT_S * 1000)
+    assert int(settings["idle_in_transaction_session_timeout"]) == int(
+        db.IDLE_IN_TRANSACTION_S * 1000
+    )
     assert parameters["keepalives"] == "1"
     assert int(parameters["keepalives_idle"]) <= 10
     assert int(parameters["tcp_user_timeout"]) == int(db.DEAD_AFTER_S * 1000)
+
+
+def test_the_urls_own_settings_are_kept(postgres_url):
+    """An operator's URL that sets ``options`` (a schema on ``search_path``, as a shared server
+    wants) or its own keepalives keeps them: the class tables go where the URL says."""
+    with psycopg.connect(postgres_url, autocommit=True) as connection:
+        connection.execute("DROP SCHEMA IF EXISTS classroom_app CASCADE")
+        connection.execute("CREATE SCHEMA classroom_app")
+    url = postgres_url + "&keepalives_idle=7&options=" + quote("-c search_path=classroom_app")
+    database = Database(url)
+    try:
+        ClassStore(database, ANSWER_IDS)  # migrates
+        with database._connect() as connection:
+            assert connection.info.get_parameters()["keepalives_idle"] == "7"
+    finally:
+        database.close()
+    with psycopg.connect(postgres_url, autocommit=True) as connection:
+        where = connection.execute(
+            "SELECT table_schema FROM information_schema.tables WHERE table_name = 'learners'"
+        ).fetchall()
+    assert where == [("classroom_app",)]
