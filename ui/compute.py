@@ -44,7 +44,6 @@ from streamlit.runtime.scriptrunner_utils.script_run_context import (
     get_script_run_ctx,
 )
 
-from engine.errors import EngineError
 from engine.threads import Cancelled
 from ui.cache_keys import digest, function_name
 from ui.i18n import current_language, t, translate
@@ -196,7 +195,7 @@ def run_heavy(
         return found
     except Cancelled:  # a click in its section waits: that rerun draws what follows
         return None
-    except EngineError:  # refused: the next run shows the button again, not the job unasked
+    except Exception:  # refused, or failed: the next run shows the button, not the job unasked
         if waiting and heavy:
             st.session_state[_REQUESTED].discard(waiting)
         raise

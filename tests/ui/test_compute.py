@@ -153,7 +153,12 @@ def _heavy_page(slow_square):
 
 def _page(query: dict, script=_heavy_page) -> AppTest:
     """``script`` run as a page (it gets this module's engine stand-ins)."""
-    stand_ins = {"slow_square": slow_square, "instant": _instant, "refusing": _refusing}
+    stand_ins = {
+        "slow_square": slow_square,
+        "instant": _instant,
+        "refusing": _refusing,
+        "failing": _failing,
+    }
     names = script.__code__.co_varnames[: script.__code__.co_argcount]
     at = AppTest.from_function(script, default_timeout=30, args=tuple(stand_ins[n] for n in names))
     at.query_params.update(query)
@@ -203,6 +208,35 @@ def test_the_start_button_is_disabled_while_its_job_runs(private):
     assert [(b.key, b.label, b.disabled) for b in at.button] == [("square", "Square", True)]
     at.run()  # refused: the next run gives the button back and does not run the job unasked
     assert [(b.key, b.disabled) for b in at.button] == [("square", False)] and CALLS == [3]
+
+
+def _failing(x, progress=None, should_stop=None, threads=None):
+    CALLS.append(x)
+    raise MemoryError("out of memory")  # torch.OutOfMemoryError, a RuntimeError, a bug
+
+
+def _failing_page(failing):
+    import streamlit as st
+
+    from ui.compute import run_heavy
+
+    try:
+        run_heavy(failing, [(3,)], ["Squaring"], button="Square", widget_key="square",
+                  always_ask=True)  # fmt: skip
+    except MemoryError:
+        st.write("failed")
+    st.checkbox("other setting", key="other")
+
+
+def test_a_failed_job_gives_its_button_back_and_does_not_run_again_unasked():
+    """Not only a refusal: a job that fails (out of memory, a bug) ends its request too, or
+    every later click anywhere on the page would run it again, failing each time."""
+    at = _page({}, _failing_page)
+    at.button(key="square").click().run()
+    assert "failed" in _shown(at) and CALLS == [3]
+    at.checkbox(key="other").check().run()
+    at.checkbox(key="other").uncheck().run()
+    assert CALLS == [3] and [(b.key, b.disabled) for b in at.button] == [("square", False)]
 
 
 def test_a_result_another_session_computed_needs_no_click():
