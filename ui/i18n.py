@@ -21,7 +21,8 @@ _LOCALES = Path(__file__).resolve().parents[1] / "locales"
 # maths and code keep theirs (KaTeX typesets a no-break space as a visible space; code is
 # copied).
 _OPERATORS = re.compile(r" ([=−≈×<>≤≥]) ")
-_MATHS_OR_CODE = re.compile(r"(\$[^$]*\$|`[^`]*`)")
+# a code span's fence is any run of backticks (``literal`` lengthens it past the text's own)
+_MATHS_OR_CODE = re.compile(r"\$[^$]*\$|(?<!`)(`+)(?!`).*?(?<!`)\1(?!`)", re.DOTALL)
 # A number in e-notation stays whole: its exponent's "-" is a non-breaking hyphen (U+2011,
 # the same glyph), where a narrow column broke "1.1e-" / "15".  ui.formatting.as_ascii reads
 # it back as "-"; code spans (copied) keep the ASCII one.
@@ -37,9 +38,11 @@ def _bind(part: str) -> str:
 def _bound(text: str) -> str:
     if not _OPERATORS.search(text) and not _EXPONENT.search(text):
         return text
-    parts = _MATHS_OR_CODE.split(text)
-    parts[::2] = [_bind(part) for part in parts[::2]]
-    return "".join(parts)
+    parts, start = [], 0
+    for kept in _MATHS_OR_CODE.finditer(text):
+        parts += [_bind(text[start : kept.start()]), kept.group()]
+        start = kept.end()
+    return "".join([*parts, _bind(text[start:])])
 
 
 def _flatten(table: dict, prefix: str) -> dict[str, str]:

@@ -6,7 +6,7 @@ import re
 import pytest
 
 from tests.ui.test_i18n import _placeholders, _plausible
-from ui.formatting import as_ascii
+from ui.formatting import as_ascii, literal
 from ui.i18n import LANGUAGES, catalog, translate
 
 RAW_SCRIPT = re.compile(r"(?<![\w\\])[A-Za-zα-ω]_\{?\w|[\w)|‖]\^\{?[\w(−-]")
@@ -69,3 +69,11 @@ def test_a_number_in_e_notation_stays_whole(lang):
         text = translate(key, lang, **{name: _plausible(name) for name in _placeholders(raw)})
         plain = re.sub(r"\$[^$]*\$|`[^`]*`", "", text)
         assert not re.search(r"\de-\d", plain), text
+
+
+def test_a_code_span_of_any_fence_keeps_its_text_as_typed():
+    """``literal`` fences a text holding a backtick with two (or more): what it holds is
+    shown exactly as typed, its hyphen and spaces unbound, as in a one-backtick span."""
+    typed = literal("2e-3 = `x")
+    text = translate("input.eps_invalid", "en", token=typed)
+    assert typed in text, text
