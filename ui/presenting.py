@@ -151,7 +151,10 @@ def for_projector(figure: go.Figure) -> go.Figure:
 def _every_other_tick(axis) -> None:
     """A 3-D axis's ticks thinned to every other one, 0 kept, where it has more than three:
     at the projector's size five labels (−2 to 2) on a receding axis ran into each other."""
-    values = list(axis.tickvals or ())
+    values, labels = list(axis.tickvals or ()), list(axis.ticktext or ())
     if len(values) > 3:
         middle = min(range(len(values)), key=lambda i: abs(values[i]))
-        axis.tickvals = [v for i, v in enumerate(values) if (i - middle) % 2 == 0]
+        kept = [i for i in range(len(values)) if (i - middle) % 2 == 0]
+        axis.tickvals = [values[i] for i in kept]
+        if len(labels) == len(values):  # each label stays with its value
+            axis.ticktext = [labels[i] for i in kept]

@@ -29,13 +29,14 @@ def test_a_projected_3d_scene_keeps_every_other_tick_around_zero():
     figure = go.Figure(go.Scatter3d(x=[0], y=[0], z=[0]))
     figure.update_layout(
         scene=dict(
-            xaxis=dict(tickvals=[-3, -2, -1, 0, 1, 2, 3]),
+            xaxis=dict(tickvals=[-3, -2, -1, 0, 1, 2, 3], ticktext=list("abcdefg")),
             yaxis=dict(tickvals=[-1.0, -0.5, 0.0, 0.5, 1.0]),
             zaxis=dict(tickvals=[-1, 0, 1]),
         )
     )
     shown = for_projector(figure)
     assert list(shown.layout.scene.xaxis.tickvals) == [-2, 0, 2]
+    assert list(shown.layout.scene.xaxis.ticktext) == ["b", "d", "f"]  # each with its value
     assert list(shown.layout.scene.yaxis.tickvals) == [-1.0, 0.0, 1.0]
     assert list(shown.layout.scene.zaxis.tickvals) == [-1, 0, 1]
     assert list(figure.layout.scene.xaxis.tickvals) == [-3, -2, -1, 0, 1, 2, 3]  # a copy
