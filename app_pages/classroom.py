@@ -29,6 +29,7 @@ else:
     join, instructor = view.addresses(
         st.context.url or "", klass.code, klass.key, current_language()
     )
+    widgets.keep(klass)
     left, right = st.columns([1, 2], gap="medium")
     with left:
         view.join_panel(join)

@@ -22,6 +22,7 @@ from ui.lessons.catalog import ANSWER_IDS
 
 R = TypeVar("R")
 COOKIE_PREFIX = "normscope_class_"  # + the class code: this browser's learner token in it
+INSTRUCTOR_COOKIE = "normscope_teach_"  # + the class code: the instructor's key in it
 
 
 @st.cache_resource(show_spinner=False)

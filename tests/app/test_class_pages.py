@@ -44,7 +44,7 @@ def _texts(at, *kinds: str) -> str:
 def _instructor() -> tuple[AppTest, str, str]:
     at = _open("classroom", {"lang": "en"})
     _button(at, "Start a class").click().run()
-    return at, at.query_params["cl_code"], at.query_params["cl_key"]
+    return at, at.query_params["cl_code"], at.session_state["cl_key"]
 
 
 def _learner(code: str, lang: str = "en", token: str | None = None) -> AppTest:
@@ -241,14 +241,23 @@ def test_ending_the_class_is_confirmed_and_its_learners_are_told_on_the_next_pol
     assert "讲师已结束课堂" in _texts(other.run(), "info")
 
 
-def test_presenting_leaves_the_instructor_key_out_of_the_address_bar_but_keeps_the_class():
+@pytest.mark.parametrize("present", ["off", "on"])
+def test_the_instructor_key_never_stays_in_the_address_bar_and_the_class_stays(present):
+    """The Class page is projected with or without presentation mode: a room that reads
+    the address bar never reads the key (the instructor link is in its private box, and
+    the browser keeps the key in a cookie for a reload)."""
     at, code, key = _instructor()
-    presenting = _open("classroom", {"lang": "en", "cl_code": code, "cl_key": key, "present": "on"})
-    assert "cl_key" not in presenting.query_params
-    assert presenting.query_params["cl_code"] == code
-    assert not presenting.exception
-    assert " joined · " in _counts(presenting)  # still the instructor's view
-    assert key not in _texts(presenting, "markdown", "code", "caption")
+    assert "cl_key" not in at.query_params  # just started
+    opened = _open("classroom", {"lang": "en", "cl_code": code, "cl_key": key, "present": present})
+    assert "cl_key" not in opened.query_params
+    assert opened.query_params["cl_code"] == code
+    assert not opened.exception
+    assert " joined · " in _counts(opened)  # still the instructor's view
+    cookie = [h.proto.body for h in opened.get("html") if "normscope_teach_" in h.proto.body]
+    assert cookie and key in cookie[0] and "max-age=86400" in cookie[0]
+    assert key not in _texts(opened, "markdown", "caption")
+    # the instructor link, in its private box: not while presenting
+    assert (key in _texts(opened, "code")) == (present == "off")
 
 
 def test_a_timer_rerun_echoing_the_picker_of_before_a_move_does_not_undo_it(timer_rerun):

@@ -110,16 +110,27 @@ def commit(page, lesson_id: str, option: str) -> None:
     expect(choice).to_be_disabled()  # committed: the answers are locked
 
 
+def instructor_link(teacher) -> tuple[str, str]:
+    """The class's code and key, from the instructor link in its private box (the page's
+    address never holds the key)."""
+    teacher.wait_for_url(re.compile("cl_code="))
+    teacher.get_by_text("Your instructor link (private)").click()
+    link = teacher.locator("[data-testid='stExpander'] code").filter(has_text="cl_key=")
+    query = parse_qs(urlsplit(link.inner_text().strip()).query)
+    return query["cl_code"][0], query["cl_key"][0]
+
+
 def test_a_class_from_start_to_csv(class_server, tab, artifacts):
     shots = artifacts / "classroom"
     shots.mkdir(exist_ok=True)
     teacher = tab(f"{class_server}/classroom?lang=en")
     teacher.get_by_role("button", name="Start a class").click()
     expect(teacher.locator(".st-key-cl_join")).to_be_visible()
-    teacher.wait_for_url(re.compile("cl_key="))  # the page's address: the instructor link
-    query = parse_qs(urlsplit(teacher.url).query)
-    code, key = query["cl_code"][0], query["cl_key"][0]
+    code, key = instructor_link(teacher)
     expect(teacher.get_by_text(shown_code(code))).to_be_visible()
+    assert "cl_key" not in teacher.url  # a projected address bar never shows the key
+    teacher.reload()  # the browser kept the key: still the instructor's page
+    expect(teacher.get_by_role("button", name="Reveal the answer")).to_be_visible()
     expect(teacher.get_by_role("img").first).to_be_visible()  # the QR code
     assert key not in teacher.locator(".st-key-cl_join").inner_text()  # not on the projector
 
@@ -208,9 +219,7 @@ def test_a_join_link_opened_twice_at_once_in_one_browser_is_one_learner(class_se
 
     teacher = tab(f"{class_server}/classroom?lang=en")
     teacher.get_by_role("button", name="Start a class").click()
-    teacher.wait_for_url(re.compile("cl_key="))
-    query = parse_qs(urlsplit(teacher.url).query)
-    code, key = query["cl_code"][0], query["cl_key"][0]
+    code, key = instructor_link(teacher)
     join = f"{class_server}/lessons?lang=en&ls_class={code}"
     context = browser.new_context()
     try:

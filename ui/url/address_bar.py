@@ -222,9 +222,8 @@ def _wanted(
 ) -> tuple[dict[str, list[str]], tuple[str, ...]]:
     """The query this page's state makes, and the text parameters left out for length."""
     wanted = query_pairs(page, st.session_state, lang, present)
-    if present != "off":  # a projected address bar never shows a secret
-        for key in SECRET_KEYS:
-            wanted.pop(key, None)
+    for key in SECRET_KEYS:  # a page that may be projected never shows a secret in its address
+        wanted.pop(key, None)
     if page is None:
         return wanted, ()
     left_out = []
@@ -301,9 +300,7 @@ def republish(lang: str, present: str = "off") -> bool:
 def share_link(page: PageParams | None, lang: str, present: str = "off") -> str:
     """The address an instructor copies: this page with its settings (and presentation mode,
     so a link prepared for the projector opens presenting)."""
-    wanted, _ = _wanted(page, lang, present)
-    for key in SECRET_KEYS:  # a shared link never carries a secret
-        wanted.pop(key, None)
+    wanted, _ = _wanted(page, lang, present)  # never a secret
     query = encode_pairs(wanted)
     base = st.context.url or ""
     return f"{base}?{query}" if query else base

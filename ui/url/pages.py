@@ -288,8 +288,8 @@ LESSONS_PAGE = PageParams(
 
 # Class mode's instructor page: the class (its code and the instructor's private key, the
 # "instructor link") and the lesson whose answers it shows.  The key is read from a link but
-# left out of the address bar while presenting and out of every shared link (the session
-# keeps it): a room that sees the projector never reads it.
+# left out of the address bar and out of every shared link (the session keeps it, and the
+# browser in a cookie): a room that sees the projector never reads it.
 SECRET_KEYS = ("cl_key",)
 CLASSROOM = PageParams(
     "classroom",

@@ -3,20 +3,25 @@ and the actions on its question (close voting, second round, reveal, everyone to
 lesson, paced, CSV, end).
 
 The class is three URL parameters (``ui/url/`` CLASSROOM) kept as plain session values:
-``cl_code``, ``cl_key`` (the private key: the page's own address is the instructor link)
-and ``cl_lesson``.  Every action goes to the store, which checks the key; a refusal (a
-forged key, an expired class) is shown and nothing changes.
+``cl_code``, ``cl_key`` (the private key, read from the instructor link) and ``cl_lesson``.
+The Class page is what a room looks at, projected with or without presentation mode, so the
+key never stays in the address bar (``ui/url/``); the browser keeps it in a cookie for the
+class's lifetime instead (``keep``), so a reload, or the other process of a balanced server
+after a restart, is still the instructor's page.  Every action goes to the store, which
+checks the key; a refusal (a forged key, an expired class) is shown and nothing changes.
 """
 
 from __future__ import annotations
 
+import json
+import re
 from dataclasses import dataclass
 
 import streamlit as st
 
 from classroom import rules
 from classroom.rules import Room
-from ui.classroom import attempt, client, store
+from ui.classroom import INSTRUCTOR_COOKIE, attempt, client, store
 from ui.echoes import echoed
 from ui.i18n import t
 from ui.lessons.catalog import LESSON_IDS
@@ -70,11 +75,33 @@ def start() -> None:
 
 
 def current_class() -> Class | None:
-    """The class named by the URL, or None when the page names none."""
+    """The class named by the URL, or None when the page names none; its key from the URL,
+    else from this browser's cookie for the class (``keep``)."""
     code, key = st.session_state.get("cl_code", ""), st.session_state.get("cl_key", "")
     if not code and not key:
         return None
+    if code and not key:
+        kept = st.context.cookies.get(INSTRUCTOR_COOKIE + (rules.normalize_code(code) or ""))
+        if kept and _URL_SAFE.fullmatch(kept):
+            key = st.session_state["cl_key"] = kept
     return Class(code, key)
+
+
+_URL_SAFE = re.compile(r"[A-Za-z0-9_-]{1,64}")  # what ``rules.new_secret`` makes
+
+
+def keep(klass: Class) -> None:
+    """This browser keeps the key of the class its page leads (the store accepted it) for
+    the class's lifetime, in a first-party cookie: the address bar never shows it."""
+    code = rules.normalize_code(klass.code)
+    if code is None or not _URL_SAFE.fullmatch(klass.key):
+        return
+    name, value = json.dumps(INSTRUCTOR_COOKIE + code), json.dumps(klass.key)
+    st.html(
+        f"<script>document.cookie = {name} + '=' + {value} + "
+        f"'; path=/; max-age={rules.CLASS_LIFETIME_S}; SameSite=Lax';</script>",
+        unsafe_allow_javascript=True,
+    )
 
 
 def current_lesson() -> str:
