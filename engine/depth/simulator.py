@@ -178,6 +178,12 @@ def readout(spec: DepthSpec, device="cpu") -> torch.Tensor:
     return _randn((1, spec.tokens, spec.d), _seed(spec, 2), device)
 
 
+def _norm64(v: torch.Tensor, dim: int | None = None) -> torch.Tensor:
+    """The 2-norm of finite float32 ``v`` in float64: its square passes float32's range
+    (3.4e38) once an entry passes about 1e19 / sqrt(size), long before ``v`` overflows."""
+    return torch.linalg.vector_norm(v.detach().double(), dim=dim)
+
+
 def causal_mean(v: torch.Tensor) -> torch.Tensor:
     """Position t averages positions 0..t: uniform causal attention.  [B, T, d] -> [B, T, d]."""
     counts = torch.arange(1, v.shape[-2] + 1, device=v.device, dtype=v.dtype)  # [T]
@@ -199,7 +205,7 @@ class _Stack:
         """Norm(x) [B, T, d] and its identity-path gain per token [B, T]."""
         r = normalize(x, self.norm_spec, backend="torch")
         if self.spec.norm == "dyt":  # no statistic: the gain is the ratio of norms
-            gain = r.y.detach().norm(dim=-1) / x.detach().norm(dim=-1).clamp_min(1e-30)
+            gain = _norm64(r.y, dim=-1) / _norm64(x, dim=-1).clamp_min(1e-30)
         else:
             gain = r.rstd.detach()  # LayerNorm passes x - mean, RMSNorm x, times rstd
         return r.y, gain
@@ -225,7 +231,7 @@ class _Stack:
                 x, g = self.norm(s)
                 g = g * self.alpha
                 gain = g if gain is None else gain * g
-                pre_norm_ms = float(s.detach().pow(2).mean())
+                pre_norm_ms = float(s.detach().double().pow(2).mean())
             else:
                 h = self.norm(x)[0] if norms.before else x  # [B, T, d]
                 if self.placement.scale_branch_input:
@@ -234,7 +240,7 @@ class _Stack:
                 if norms.after:
                     write = self.norm(write)[0]
                 x = x + write  # [B, T, d]
-            ratios.append(float(write.detach().norm() / identity.detach().norm().clamp_min(1e-30)))
+            ratios.append(float(_norm64(write) / _norm64(identity).clamp_min(1e-30)))
         return x, LayerStats(float(np.mean(ratios)), gain, pre_norm_ms)
 
     def top(self, x: torch.Tensor) -> torch.Tensor:
@@ -353,8 +359,9 @@ def _simulate(spec, progress, should_stop, device) -> DepthResult:
     for layer in range(finite_layers + 1):
         residual_ms[layer] = float(stream[layer].double().pow(2).mean())
         if layer:
-            cos = F.cosine_similarity(stream[layer - 1], stream[layer], dim=-1)  # [B, T]
-            cosine[layer - 1] = float(cos.double().mean())
+            # float64: in float32 the norms overflow long before the stream does (cos -> 0)
+            before, after = stream[layer - 1].double(), stream[layer].double()  # [B, T, d]
+            cosine[layer - 1] = float(F.cosine_similarity(before, after, dim=-1).mean())
     return DepthResult(
         spec=spec,
         residual_ms=residual_ms,

@@ -211,6 +211,26 @@ def test_pre_ln_updates_shrink_and_consecutive_layers_align():
     assert result.cosine[-1] > 0.98 > 0.8 > result.cosine[0]
 
 
+def test_statistics_of_a_stream_past_float32s_squares_match_float64():
+    """No norm: the stream doubles its mean square every layer.  Past ~1e19 per entry its
+    squared norms leave float32's range while the stream itself is still finite; the
+    cosine and the relative update read 0 and NaN there unless computed in float64."""
+    spec = DepthSpec(placement="none", layers=160, d=64, tokens=8)
+    result = simulate_depth(spec)
+    assert result.nonfinite is None
+    x = stack_input(spec).double()  # the oracle: the same stack in float64
+    cosines, ratios = [], []
+    for layer in range(1, spec.layers + 1):
+        write = x @ layer_weights(spec, layer)[0]["w"].double()
+        ratios.append(float(write.norm() / x.norm()))
+        cosines.append(float(F.cosine_similarity(x, x + write, dim=-1).mean()))
+        x = x + write
+    assert float(x.abs().max()) > 1e21  # its squares are past float32's 3.4e38
+    np.testing.assert_allclose(result.cosine, cosines, atol=1e-3)
+    np.testing.assert_allclose(result.update_ratio, ratios, rtol=1e-3)
+    assert np.isfinite(result.grad_norm).all() and np.isfinite(result.stream_grad_norm).all()
+
+
 def test_sweep_slope_is_flat_for_post_ln_and_minus_half_for_pre_ln():
     post = sweep_last_layer_grad(DepthSpec(placement="post", d=128, tokens=16))
     pre = sweep_last_layer_grad(DepthSpec(placement="pre", d=128, tokens=16))
