@@ -1,6 +1,6 @@
 """Which depth runs coincide: results whose curves lie on top of each other at every layer,
 so a chart of several placements shows fewer lines than runs (the page says which, and why:
-placements that norm every branch output behave alike)."""
+placements that norm every branch output, or the stream itself, behave alike there)."""
 
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ class Coincidence:
     placements: tuple[str, ...]  # in the order the results were given
     largest_difference: float  # max over layers and pairs of |a - b| / max(|a|, |b|)
     all_branch_outputs_normed: bool  # every one of them norms F's output (peri, olmo2)
+    all_streams_normed: bool = False  # every one of them norms the stream (post, deepnorm)
 
 
 def coinciding(
@@ -50,6 +51,7 @@ def coinciding(
                 all_branch_outputs_normed=all(
                     PLACEMENTS[r.spec.placement].norms.after for r in group
                 ),
+                all_streams_normed=all(PLACEMENTS[r.spec.placement].norms.on_stream for r in group),
             )
         )
     return tuple(found)

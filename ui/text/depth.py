@@ -30,23 +30,38 @@ def post_level_text() -> str:
     )
 
 
+# The per-layer charts under the residual one, in the page's order; x0_weight is drawn for
+# the placements that norm the stream only.
+BELOW_CHARTS = ("grad_norm", "update_ratio", "x0_weight", "cosine")
+
+
 def coincidence_notes(results: list[DepthResult], lang: str) -> list[str]:
-    """Where two or more runs draw one line on the residual chart, and why."""
+    """Where two or more runs draw one line on the residual chart, why, and which charts below
+    also draw them as one line or tell them apart (measured, as on the residual chart)."""
     notes = []
-    below = [
-        {g.placements for g in coinciding(results, field)}
-        for field in ("grad_norm", "update_ratio")
-    ]
     for group in coinciding(results):
         names = join((label("placement", p, lang) for p in group.placements), lang)
-        why = "coincide_after" if group.all_branch_outputs_normed else "coincide_other"
+        if group.all_branch_outputs_normed:
+            why = "coincide_after"
+        else:
+            why = "coincide_stream" if group.all_streams_normed else "coincide_other"
         difference = f"{format_number(100 * group.largest_difference, 2)} %"
         sentences = [
             translate("depth.coincide", lang, names=names, difference=difference),
             translate(f"depth.{why}", lang),
         ]
-        if all(group.placements in found for found in below):
-            sentences.append(translate("depth.coincide_below", lang))
+        members = [r for r in results if r.spec.placement in group.placements]
+        same, apart = [], []
+        for field in BELOW_CHARTS:
+            if field == "x0_weight" and not group.all_streams_normed:
+                continue  # not drawn for them
+            found = {g.placements for g in coinciding(members, field)}
+            chart = translate(f"depth.chart.{field}", lang)
+            (same if group.placements in found else apart).append(chart)
+        if same:
+            sentences.append(translate("depth.coincide_same", lang, charts=join(same, lang)))
+        if apart:
+            sentences.append(translate("depth.coincide_apart", lang, charts=join(apart, lang)))
         notes.append(("" if lang == "zh" else " ").join(sentences))
     return notes
 

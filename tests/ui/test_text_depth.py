@@ -1,0 +1,39 @@
+"""ui.text.depth: the Depth page's notes say what the engine's numbers show."""
+
+import numpy as np
+import pytest
+
+from engine import DepthSpec, simulate_depth
+from engine.threads import torch_threads
+from ui.text.depth import coincidence_notes
+
+
+@pytest.fixture(scope="module")
+def post_deepnorm_none():
+    with torch_threads(1):
+        return [
+            simulate_depth(DepthSpec(placement=p, layers=24, d=64, tokens=8))
+            for p in ("post", "deepnorm", "none")
+        ]
+
+
+@pytest.mark.parametrize(
+    "lang, apart, charts",
+    [
+        ("en", "charts below tell them apart", ("relative-update", "cosine", "weight-on-x₀")),
+        ("zh", "图能把它们分开", ("相对更新", "余弦", "x₀ 权重")),
+    ],
+)
+def test_post_and_deepnorm_share_a_line_only_where_their_numbers_agree(
+    post_deepnorm_none, lang, apart, charts
+):
+    """Both renormalise the stream, so their mean squares are one line; their branches do
+    not write the same amount (relative update about 1 against 0.05), and the note says so."""
+    post, deepnorm, _ = post_deepnorm_none
+    assert np.allclose(post.residual_ms, deepnorm.residual_ms, rtol=0.01)
+    assert np.median(post.update_ratio) > 5 * np.median(deepnorm.update_ratio)
+    (note,) = coincidence_notes(post_deepnorm_none, lang)
+    assert "write the same amount" not in note and "写入的量相同" not in note
+    assert ("norm on the stream itself" in note) or ("对残差流本身做归一化" in note)
+    assert apart in note and all(chart in note for chart in charts)
+    assert "coincide too" not in note and "同样重合" not in note
