@@ -117,16 +117,19 @@ def test_nonfinite_values_become_gaps():
     assert list(figure.data[0].y) == [1.0, None, None]
 
 
-def test_sweep_figure_prints_fitted_slopes_in_the_title():
+def test_sweep_figure_prints_fitted_slopes_in_the_legend():
+    """The slopes are legend entries, which wrap: a subtitle listing them was cut at the
+    chart's right edge with seven placements."""
     layers = np.array([6, 12, 24, 48, 96])
     pre = SweepResult(
         DepthSpec(placement="pre"), layers, 100 / np.sqrt(layers), -0.5, np.log(100), 0.0
     )
     post = SweepResult(DepthSpec(placement="post"), layers, np.full(5, 50.0), 0.0, np.log(50), 0.0)
     figure = sweep_figure([("Pre-Norm", pre), ("Post-Norm", post)], "zh")
-    slopes = "Pre-Norm 斜率 −0.50、Post-Norm 斜率 0.00"  # the true minus, a Chinese list
-    assert figure.layout.title.text == f"{ZH['depth.sweep_title']}<br><sup>{slopes}</sup>"
-    assert figure.layout.margin.t > 50  # room for the subtitle's line above the top tick
+    assert figure.layout.title.text == ZH["depth.sweep_title"]  # no subtitle to cut
+    shown = [t.name for t in figure.data if t.showlegend is not False]
+    # the true minus; each sweep's points carry its fitted slope
+    assert "Pre-Norm：拟合斜率 −0.50" in shown and "Post-Norm：拟合斜率 0.00" in shown
     assert figure.layout.xaxis.type == "log" and figure.layout.yaxis.type == "log"
     markers = [t for t in figure.data if t.mode == "markers"]
     np.testing.assert_allclose(markers[0].y, 100 / np.sqrt(layers))

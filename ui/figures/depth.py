@@ -20,7 +20,7 @@ from engine.depth.theory import POST_LN_LEVEL, pre_ln_band, x0_weight_expected
 from engine.training.loop import TrainResult
 from ui.figures.style import framed, linear_axis, log_axis, shaded_band
 from ui.formatting import finite_or_none, format_number, signed
-from ui.i18n import join, translate
+from ui.i18n import translate
 from ui.text.depth import post_level_text
 
 PLACEMENT_COLORS = {
@@ -37,7 +37,8 @@ THEORY_COLOR = "#555555"
 X0_MEASURED_WIDTH, X0_EXPECTED_WIDTH = 6, 2  # px: the weight on x_0, measured and expected
 BAND_FILL = "rgba(31, 119, 180, 0.12)"
 RUN_COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e")
-SUBTITLED_TOP = 80  # px above the plot for a title and its subtitle line (50 holds a title)
+
+SWEEP_HEIGHT = 540  # px: the sweep's legend holds the fitted slopes
 
 Series = tuple[str, DepthResult]  # (translated name, result)
 
@@ -159,20 +160,22 @@ def sweep_figure(
 ) -> go.Figure:
     """Last layer's gradient norm against L on log-log axes, one fitted line per sweep.
 
-    The subtitle reads "<name> slope −0.48, ..." so the fitted slopes are on the chart.
+    Each sweep's legend entry reads "<name>: fitted slope −0.48", so the slopes are on the
+    chart and wrap with the legend (a subtitle listing them was cut at the chart's edge).
     ``theory`` adds Theorem 1's slopes (0 for post, -1/2 for pre) as dashed lines through
     each sweep's first point.
     """
     figure = go.Figure()
-    slopes = []
     for name, sweep in sweeps:
         color = PLACEMENT_COLORS[sweep.spec.placement]
         x = sweep.layers.astype(float)
+        fitted = translate("depth.slope", lang, name=name, slope=signed(sweep.slope))
         figure.add_scatter(
             x=x,
             y=finite_or_none(sweep.last_grad_norm),
             mode="markers",
-            name=name,
+            name=fitted,
+            legendgroup=name,
             marker=dict(color=color, size=9),
         )
         fit = np.exp(sweep.intercept) * x**sweep.slope
@@ -181,7 +184,8 @@ def sweep_figure(
             y=fit,
             mode="lines",
             showlegend=False,
-            name=translate("depth.slope", lang, name=name, slope=signed(sweep.slope)),
+            name=fitted,
+            legendgroup=name,
             line=dict(color=color),
         )
         slope = PLACEMENTS[sweep.spec.placement].theorem1_slope
@@ -194,10 +198,10 @@ def sweep_figure(
                 name=translate("depth.theory_slope", lang, name=name, slope=signed(slope, 1)),
                 line=dict(color=color, dash="dash", width=1),
             )
-        slopes.append(translate("depth.slope", lang, name=name, slope=signed(sweep.slope)))
-    title = f"{translate('depth.sweep_title', lang)}<br><sup>{join(slopes, lang)}</sup>"
-    figure = _layout(figure, "sweep", lang, log_y=True, x="sweep", title=title)
-    figure.update_layout(margin_t=SUBTITLED_TOP)  # the subtitle clear of the top tick
+    figure = _layout(figure, "sweep", lang, log_y=True, x="sweep")
+    # plotly gives a legend below the plot half the chart's height at most: room for the
+    # nine entries of seven placements one per line on a phone, scrolled at 420 px
+    figure.update_layout(height=SWEEP_HEIGHT)
     depths = sorted({int(d) for _, sweep in sweeps for d in sweep.layers})
     _scales(figure, log_y=True, log_x=True, sampled_x=depths)  # each simulated depth labelled
     figure.update_layout(hovermode="closest")
