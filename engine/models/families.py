@@ -194,15 +194,17 @@ class Catalog:
 
     def placement_names(self, placement: str) -> ModuleNames:
         """The names of the placement's example families, joined: ``pre`` is GPT-2's
-        ``ln_1`` / Llama 3's ``input_layernorm``; "—" and no names where it has none."""
+        ``ln_1`` / Llama 3's ``input_layernorm``; no family ("") and no names where it has none."""
         entry = PLACEMENTS[placement]
         names = [self.family(f).module_names for f in entry.examples]
 
         def joined(*parts: str | None) -> str | None:
             return " / ".join(p for p in parts if p is not None) or None
 
-        family = joined(*(n.family for n in names)) or "—"
-        if entry.scale_branch_input:  # LayerNorm scaling applied to a Llama, not Llama's own
+        family = joined(*(n.family for n in names)) or ""
+        if (
+            family and entry.scale_branch_input
+        ):  # LayerNorm scaling applied to a Llama, not Llama's own
             family += " + 1/√l"
         return ModuleNames(
             family,

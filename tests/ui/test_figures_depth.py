@@ -189,7 +189,17 @@ def test_wiring_names_the_real_modules_of_each_placement(placement):
             assert name in texts
     identity = [t for t in figure.data if t.name == ZH["depth.wiring_identity"]]
     assert len(identity) == 1 and identity[0].line.width >= 6
-    assert figure.layout.title.text == f"{label('placement', placement, 'zh')} — {names.family}"
+    name = label("placement", placement, "zh")
+    # a placement no model family uses is titled by its name alone
+    assert figure.layout.title.text == (f"{name} — {names.family}" if names.family else name)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_wiring_of_no_norm_has_no_dangling_dash_in_its_title(lang):
+    """No model family uses "No norm": its title read "No norm — —"."""
+    title = wiring_figure("none", lang).layout.title.text
+    assert title == label("placement", "none", lang) and "—" not in title
+    assert wiring_figure("post", lang).layout.title.text.endswith(" — BERT")
 
 
 def test_wiring_names_llama_and_gemma_modules_correctly():

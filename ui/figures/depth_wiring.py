@@ -210,7 +210,7 @@ def wiring_figure(
     )
     drop = -y_main  # the rows below the first
     figure.update_layout(
-        title=f"{label('placement', placement, lang)} — {modules.family}",
+        title=" — ".join(filter(None, (label("placement", placement, lang), modules.family))),
         height=HEIGHT + round(drop * ROW_PX),
         font=dict(size=LABEL_PX, color=TEXT_INK),
         margin=dict(l=10, r=10, t=45, b=10),
