@@ -222,3 +222,13 @@ def test_one_token_through_wide_layers_waits_for_a_click(app):
     assert not app.exception
     assert [b for b in app.button if b.key == "dp_simulate"]
     assert any("× the work of the default settings" in c.value for c in app.caption)
+
+
+def test_pre_norms_update_note_needs_a_pre_norm_line(app):
+    """The note on Pre-Norm's 1/√l sat under a relative-update chart with no Pre-Norm line."""
+    note = "Deep Pre-Norm layers barely change the stream"
+    _open(app)
+    assert any(note in c.value for c in app.caption)  # Post-Norm and Pre-Norm
+    app.multiselect(key="dp_placements").set_value(["post", "deepnorm", "none"]).run()
+    assert not app.exception and app.get("plotly_chart")
+    assert not any(note in c.value for c in app.caption)

@@ -5,7 +5,7 @@ import pytest
 
 from engine import DepthSpec, simulate_depth
 from engine.threads import torch_threads
-from ui.text.depth import coincidence_notes
+from ui.text.depth import coincidence_notes, update_notes
 
 
 @pytest.fixture(scope="module")
@@ -37,3 +37,13 @@ def test_post_and_deepnorm_share_a_line_only_where_their_numbers_agree(
     assert ("norm on the stream itself" in note) or ("对残差流本身做归一化" in note)
     assert apart in note and all(chart in note for chart in charts)
     assert "coincide too" not in note and "同样重合" not in note
+
+
+def test_pre_norms_update_note_shows_only_with_a_pre_norm_run(post_deepnorm_none):
+    """ "Deep Pre-Norm layers barely change the stream" was written under a chart with no
+    Pre-Norm line."""
+    assert update_notes(post_deepnorm_none, "en") == []
+    with torch_threads(1):
+        pre = simulate_depth(DepthSpec(placement="pre", layers=24, d=64, tokens=8))
+    (note,) = update_notes([*post_deepnorm_none, pre], "zh")
+    assert "Pre-Norm" in note and "1/√l" in note

@@ -96,3 +96,10 @@ def residual_notes(results: list[DepthResult], lang: str) -> list[str]:
             )
         )
     return notes
+
+
+def update_notes(results: list[DepthResult], lang: str) -> list[str]:
+    """The relative-update chart's note on Pre-Norm's 1/√l, when a Pre-Norm run is drawn."""
+    if any(PLACEMENTS[r.spec.placement].lemma2 == "pre_band" for r in results):
+        return [translate("depth.update_note", lang)]
+    return []

@@ -23,7 +23,7 @@ from ui.formatting import format_number, signed
 from ui.i18n import current_language, join, t
 from ui.labels import placement_label
 from ui.presenting import for_screen
-from ui.text.depth import coincidence_notes, post_level_text, residual_notes
+from ui.text.depth import coincidence_notes, post_level_text, residual_notes, update_notes
 from ui.views.charts import built, show_chart, show_fitting_chart
 
 
@@ -76,7 +76,8 @@ def stack(results: list[DepthResult]) -> None:
     left, right = st.columns(2)
     show_chart(built(per_layer_figure, series, "grad", lang), "dp_grad", left)
     show_chart(built(per_layer_figure, series, "update", lang), "dp_update", right)
-    right.caption(t("depth.update_note"))
+    for note in update_notes(results, lang):
+        right.caption(note)
     left, right = st.columns(2)
     post_like = [(n, r) for n, r in series if PLACEMENTS[r.spec.placement].norms.on_stream]
     post = next((r for _, r in post_like if not PLACEMENTS[r.spec.placement].deepnorm), None)
