@@ -232,3 +232,15 @@ def test_pre_norms_update_note_needs_a_pre_norm_line(app):
     app.multiselect(key="dp_placements").set_value(["post", "deepnorm", "none"]).run()
     assert not app.exception and app.get("plotly_chart")
     assert not any(note in c.value for c in app.caption)
+
+
+@pytest.mark.parametrize("lang, offered", [("en", True), ("zh", False)])
+def test_placements_offer_select_all_only_where_streamlit_says_it_in_the_pages_language(
+    app, lang, offered
+):
+    """Streamlit 1.67 writes the multiselect's "Select all" in English whatever the page's
+    language, and no parameter names it: a Chinese page does without it."""
+    if lang == "zh":
+        app.selectbox(key="language_select").select("zh").run()
+    _open(app, "wiring")  # no simulation needed
+    assert bool(app.multiselect(key="dp_placements").proto.select_all) is offered

@@ -81,6 +81,8 @@ def selectbox(param: Param, text: str, target=st, options=None, **kwargs):
 
 def multiselect(param: Param, text: str, target=st, **kwargs):
     named_in_page_language(param.key)
+    if current_language() != "en":  # Streamlit writes its "Select all" in English only
+        kwargs.setdefault("select_all", False)
     return target.multiselect(
         text,
         param.choices,
