@@ -20,7 +20,7 @@ def post_deepnorm_none():
 @pytest.mark.parametrize(
     "lang, apart, charts",
     [
-        ("en", "charts below tell them apart", ("relative-update", "cosine", "weight-on-x₀")),
+        ("en", "charts below tell them apart:", ("relative update", "cosine", "weight on x₀")),
         ("zh", "图能把它们分开", ("相对更新", "余弦", "x₀ 权重")),
     ],
 )
