@@ -257,3 +257,26 @@ def test_the_comparison_row_labels_fit_and_none_ends_as_if_cut(lang):
     assert max(len(label) for label in labels) == len(labels[0])
     # a narrow column breaks ‖y‖₂'s label before its bracket, never inside "√d = 2"
     assert "√d\u00a0=\u00a02" in labels[0] and "√d = " not in labels[0]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_sphere_note_follows_the_measured_norms(lang):
+    """1, 2, 3, 4 stored in float16: ‖y‖₂ = 2.0002 / 2.0005, just outside √d = 2 (rounding),
+    so the note must not say "slightly inside"; in float32 (1.9999...) it still does."""
+    half = explain_vectors(((1.0, 2.0, 3.0, 4.0),), NormSpec("layernorm"), "float16")
+    assert half.comparison.layernorm_l2 > 2.0001 and half.comparison.rmsnorm_l2 > 2.0001
+    note = plain(comparison_notes(half, lang)[0])
+    inside = ("slightly inside", "略微拉向球内")
+    assert not any(word in note for word in inside)
+    assert "2.0002" in note and "2.0005" in note and "float16" in note
+    assert ("just outside", "略在球外")[lang == "zh"] in note
+    single = explain_vectors(((1.0, 2.0, 3.0, 4.0),), NormSpec("layernorm"), "float32")
+    assert single.comparison.layernorm_l2 < 2
+    assert any(word in plain(comparison_notes(single, lang)[0]) for word in inside)
+    # bfloat16: LayerNorm's 2.0029 outside, RMSNorm's 1.9994 inside; only the outside one named
+    mixed = plain(
+        comparison_notes(
+            explain_vectors(((1.0, 2.0, 3.0, 4.0),), NormSpec("layernorm"), "bfloat16"), lang
+        )[0]
+    )
+    assert "LayerNorm 2.0029" in mixed and "RMSNorm" not in mixed and "bfloat16" in mixed

@@ -12,10 +12,11 @@ import math
 
 import numpy as np
 
+from engine.config import HALF_DTYPES
 from engine.norms.kinds import ROW_KINDS
 from engine.norms.worked import VectorExplanation
 from ui.formatting import format_cosine, format_number, true_minus
-from ui.i18n import translate
+from ui.i18n import join, translate
 from ui.labels import NORM_NAMES
 from ui.text.vector_lab_precision import sentence_joiner
 
@@ -97,6 +98,29 @@ def _rms_note(ex: VectorExplanation, lang: str) -> str:
     )
 
 
+def _l2_note(ex: VectorExplanation, lang: str) -> str:
+    """Where the outputs lie against the sphere of radius sqrt(d), as the table shows them.
+
+    Exactly, ||y|| <= sqrt(d) (eps >= 0 only pulls inward); an output rounded to a half dtype
+    (stored in it, or computed in it) can land just outside, and the note then says so
+    rather than "slightly inside" beside a larger number.  Compared at the table's 4 decimals.
+    """
+    c = ex.comparison
+    sqrt_d = format_number(c.sqrt_d)
+    norms = {"layernorm": c.layernorm_l2, "rmsnorm": c.rmsnorm_l2}
+    outside = [kind for kind, l2 in norms.items() if round(l2, 4) > round(c.sqrt_d, 4)]
+    if not outside:
+        return translate("vector_lab.compare_l2_note", lang, sqrt_d=sqrt_d)
+    dtypes = [d for d in (ex.spec.compute_dtype, ex.input_dtype) if d in HALF_DTYPES]
+    return translate(
+        "vector_lab.compare_l2_outside_note",
+        lang,
+        sqrt_d=sqrt_d,
+        norms=join([f"{NORM_NAMES[kind]} {format_number(norms[kind])}" for kind in outside], lang),
+        dtype=join(dict.fromkeys(dtypes or [ex.input_dtype]), lang),
+    )
+
+
 def comparison_notes(ex: VectorExplanation, lang: str) -> list[str]:
     broken = {kind: broken_statistic(ex, kind) for kind in COMPARED}
     c = ex.comparison
@@ -116,7 +140,7 @@ def comparison_notes(ex: VectorExplanation, lang: str) -> list[str]:
             )
         return notes
     return [
-        translate("vector_lab.compare_l2_note", lang, sqrt_d=format_number(c.sqrt_d)),
+        _l2_note(ex, lang),
         translate(
             "vector_lab.compare_ones_note",
             lang,
