@@ -139,6 +139,18 @@ def test_summarised_heatmap_draws_blocks():
     assert np.asarray(figure.data[0].z)[0, 0] == pytest.approx(stats.x[0, :4, :2].mean())
 
 
+@pytest.mark.parametrize("source", ["synthetic", "example"])
+def test_both_colour_bars_have_ticks_on_either_side_of_zero(source):
+    """The SmolLM2 example's bars (±178 on the input, ±3.6 on the output) showed only "0"."""
+    _, _, figure = _figure(source=source)
+    for axis in (figure.layout.coloraxis, figure.layout.coloraxis2):
+        ticks = list(axis.colorbar.tickvals)
+        assert len(ticks) == 3 and ticks[1] == 0
+        assert axis.cmin <= ticks[0] < 0 < ticks[2] <= axis.cmax
+        assert ticks[2] >= 0.9 * axis.cmax  # the end of the bar, to 2 significant digits
+        assert axis.colorbar.ticktext[0].startswith("−")
+
+
 # --- the box -------------------------------------------------------------------------------
 
 

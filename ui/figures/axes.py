@@ -24,6 +24,7 @@ import plotly.graph_objects as go
 from engine.axes.limits import MAX_DRAWN_CELLS
 from engine.axes.sharing import AxesStatistics, CellSelection
 from ui.figures.style import panel_title
+from ui.formatting import format_number
 from ui.i18n import translate
 
 COLORSCALE = "RdBu_r"  # diverging, 0 = white: a PAD row of zeros reads as blank
@@ -207,6 +208,18 @@ def cells_figure(stats: AxesStatistics, selection: CellSelection, lang: str) -> 
     return go.Figure(data=traces, layout=_cells_layout(stats, words, len(y_centres), shapes))
 
 
+def bar_ticks(limit: float) -> dict:
+    """A colour bar's ticks: 0 and ± the half-width rounded down to 2 significant digits.
+
+    Plotly's automatic ticks (at most 3, at multiples of 1, 2 or 5) leave only "0" on a bar
+    of ±3.6 or ±178 (the SmolLM2 example), so a reader could not tell what a colour means.
+    """
+    digits = 1 - math.floor(math.log10(limit))
+    tick = math.floor(limit * 10**digits) / 10**digits
+    values = [-tick, 0.0, tick]
+    return dict(tickmode="array", tickvals=values, ticktext=[format_number(v) for v in values])
+
+
 PANEL_GAP = 0.04  # between the input and the normalized panel, in paper units
 
 
@@ -225,7 +238,6 @@ def _cells_layout(stats: AxesStatistics, words: Words, drawn_rows: int, shapes):
         yanchor="bottom",
         len=0.4,
         ypad=0,
-        nticks=3,
         tickangle=0,
     )
     half = (1 - PANEL_GAP) / 2
@@ -253,13 +265,16 @@ def _cells_layout(stats: AxesStatistics, words: Words, drawn_rows: int, shapes):
             title=dict(text=words["rows"]),
         ),
         coloraxis=dict(
-            colorscale=COLORSCALE, cmin=-limit_x, cmax=limit_x, colorbar={**bar, "x": half / 2}
+            colorscale=COLORSCALE,
+            cmin=-limit_x,
+            cmax=limit_x,
+            colorbar={**bar, **bar_ticks(limit_x), "x": half / 2},
         ),
         coloraxis2=dict(
             colorscale=COLORSCALE,
             cmin=-limit_y,
             cmax=limit_y,
-            colorbar={**bar, "x": 1 - half / 2},
+            colorbar={**bar, **bar_ticks(limit_y), "x": 1 - half / 2},
         ),
         annotations=titles,
         shapes=shapes,
