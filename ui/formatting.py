@@ -103,11 +103,18 @@ FLOAT64_TINY = f"{math.ulp(0.0):.2g}"  # "4.9e-324", for the messages that refus
 _TO_ASCII = str.maketrans({MINUS: "-", "\u2010": "-", "\u3001": ","})
 
 
+# The ideographic full stop is what a Chinese keyboard types for "." ("4。5"); between two
+# digits it can only be a decimal point (a list's separator is a comma, a semicolon or a
+# space), elsewhere ("4。", a sentence's end) it is left for the parser to refuse.
+_DECIMAL_STOP = re.compile(r"(?<=[0-9])\u3002(?=[0-9])")
+
+
 def as_ascii(text: str) -> str:
     """Full-width digits and punctuation, the ideographic comma, U+2212 and the non-breaking
-    hyphen as ASCII: a number typed on a Chinese or Japanese keyboard (``－１．５``, ``−1``)
-    reads as ``-1.5``, and one copied from a page (``1e\u20115``) as ``1e-5``."""
-    return unicodedata.normalize("NFKC", text).translate(_TO_ASCII)
+    hyphen as ASCII: a number typed on a Chinese or Japanese keyboard (``－１．５``, ``−1``,
+    ``4。5``: an ideographic full stop between digits) reads as ``-1.5``, ``-1``, ``4.5``, and
+    one copied from a page (``1e\u20115``) as ``1e-5``."""
+    return _DECIMAL_STOP.sub(".", unicodedata.normalize("NFKC", text).translate(_TO_ASCII))
 
 
 _SUPERSCRIPTS = str.maketrans("-+0123456789", "⁻⁺⁰¹²³⁴⁵⁶⁷⁸⁹")

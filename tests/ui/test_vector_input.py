@@ -6,7 +6,7 @@ import torch.nn.functional as F
 
 from engine.config import MAX_ROWS, MAX_VECTOR_WIDTH
 from ui.errors import input_error_text
-from ui.i18n import translate
+from ui.i18n import catalog, translate
 from ui.vector_input import (
     VectorInputError,
     parse_eps,
@@ -86,6 +86,21 @@ def test_the_overflow_threshold_is_where_storing_rounds_to_inf():
 )
 def test_full_width_input_reads_as_ascii(text):
     assert parse_vectors(text) == ((1.0, 2.0, 3.0, 4.0),)
+
+
+def test_an_ideographic_full_stop_between_digits_is_a_decimal_point():
+    """A Chinese keyboard types "。" for "."; between two digits it can mean nothing else."""
+    assert parse_vectors("1，2，3；4。5") == ((1.0, 2.0, 3.0, 4.5),)
+    assert parse_vectors("－１。５e－３ ２") == ((-1.5e-3, 2.0),)
+    assert parse_eps("1。5e-5") == 1.5e-5
+    assert parse_parameter("0。5", 2, "γ") == (0.5,)
+    for text in ("4。", "。5", "1。2。3"):  # not (only) between two digits: refused
+        with pytest.raises(VectorInputError) as error:
+            parse_vectors(text)
+        assert error.value.key == "not_a_number"
+    for lang in ("en", "zh"):  # and the refusal says how to write the decimal point
+        assert "“。”" in catalog(lang)["input.not_a_number"]
+        assert "“。”" in catalog(lang)["input.parameter_not_a_number"]
 
 
 def test_unicode_minus_signs_are_minus_signs():
