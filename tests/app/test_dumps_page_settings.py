@@ -9,9 +9,12 @@ from __future__ import annotations
 import json
 
 import pytest
+from streamlit.testing.v1 import AppTest
 
+from tests.app.conftest import APP
 from tests.app.dump_uploads import open_dumps_page, page_text, safetensors_bytes, subheaders
 from tests.dumps import dump_files as files
+from ui.i18n import translate
 
 
 def test_overriding_the_axes_and_the_stream_rereads_the_dump(app, upload):
@@ -117,3 +120,15 @@ def test_axes_that_do_not_fit_the_file_are_refused_by_the_engine_not_a_traceback
     assert "Axes “LBTd” do not fit entry “`hidden_states.0`”" in app.error[0].value
     app.selectbox(key="du_axes").select("auto").run()  # the override stays reachable
     assert not app.error and "Downloads" in subheaders(app)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_an_empty_prompt_is_refused_in_the_pages_own_words(lang):
+    """Spaces alone in the live model's prompt box: the page names the box and what to do,
+    not the spec's field ("prompt is empty: give a text …", an exception's wording)."""
+    app = AppTest.from_file(APP, default_timeout=60)  # opened from a link in ``lang``
+    app.query_params.update({"lang": lang, "du_source": "live", "du_prompt": "   "})
+    open_dumps_page(app)
+    errors = [e.value for e in app.error]
+    assert errors == [translate("dumps.prompt_empty", lang)], errors
+    assert not any(e.startswith("prompt") for e in errors)

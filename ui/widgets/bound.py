@@ -28,14 +28,16 @@ def _names(param: Param):
     return lambda value: label(param.vocabulary, value)
 
 
-def spec_from(spec: type, **values):
+def spec_from(spec: type, /, worded: dict[str, str] | None = None, **values):
     """``spec(**values)`` and no errors, or None and the engine's refusal translated: what a
     spec accepts is checked by the spec alone (a field left out takes the spec's default,
-    which is its parameter's)."""
+    which is its parameter's).  ``worded`` maps a refusal's key to a page's own message for
+    it (the live prompt's "config.empty" names the text box, not the field ``prompt``)."""
     try:
         return spec(**values), ()
     except EngineError as error:
-        return None, (error_text(error),)
+        own = (worded or {}).get(error.key)
+        return None, (t(own) if own else error_text(error),)
 
 
 def clamp(param: Param, last, key: str = "share.clamped", **params) -> None:

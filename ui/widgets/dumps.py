@@ -210,7 +210,9 @@ def live_prompt() -> LivePrompt:
     if len(text) > limit:
         message = t("dumps.prompt_too_long", chars=f"{len(text):,}", limit=f"{limit:,}")
         return LivePrompt(None, (message,), False)
-    spec, errors = bound.spec_from(LiveSpec, prompt=text)
+    spec, errors = bound.spec_from(
+        LiveSpec, worded={"config.empty": "dumps.prompt_empty"}, prompt=text
+    )
     return LivePrompt(spec, errors, spec is not None and text in LIVE_PROMPTS)
 
 
