@@ -139,3 +139,16 @@ def test_claims_are_stated_with_where_they_hold(app):
     assert "on a CUDA GPU each norm is timed by its own" in text
     table = app.table[0].value
     assert "for float32 input and statistics" in " ".join(table.iloc[0].tolist())
+
+
+def test_every_number_field_says_the_range_it_accepts(app):
+    """Tokens B·T = 99999999999 turned the field red and kept the old numbers, with no word
+    on the largest value: each field's help names both ends of its range."""
+    _open(app)
+    fields = {box.key: box for box in app.number_input}
+    assert {"kn_tokens", "kn_d"} <= set(fields)
+    for box in fields.values():
+        low, high = int(box.proto.min), int(box.proto.max)
+        assert box.proto.has_max and box.proto.has_min
+        assert f"Accepted: {low:,} to {high:,}." in box.help, (box.key, box.help)
+    assert fields["kn_tokens"].max < 99999999999

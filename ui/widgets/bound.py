@@ -14,7 +14,7 @@ import streamlit as st
 from engine.errors import EngineError
 from ui import presenting
 from ui.errors import error_text
-from ui.formatting import literal
+from ui.formatting import format_number, literal, true_minus
 from ui.i18n import current_language, t
 from ui.labels import label
 from ui.url.codec import Param
@@ -144,14 +144,24 @@ def select_slider(param: Param, text: str, target=st, **kwargs):
     )
 
 
+def _bound_text(value: int | float) -> str:
+    """A range's end as the help writes it: 1,048,576 (whole), −1000, 0.5."""
+    return true_minus(f"{value:,}") if isinstance(value, int) else format_number(value)
+
+
 def number(param: Param, text: str, target=st, high=None, **kwargs):
-    """An int or float input over the parameter's range (``high`` narrows it, e.g. rows)."""
+    """An int or float input over the parameter's range (``high`` narrows it, e.g. rows).
+
+    Its help ends with the range it accepts: the browser refuses a value past either end
+    (the field turns red and keeps its last value) without saying where the end is."""
     cast = int if param.kind == "int" else float
-    top = cast(param.high if high is None else min(param.high, high))
+    low, top = cast(param.low), cast(param.high if high is None else min(param.high, high))
     clamp(param, top)  # a link's value past this view's end, or the range shrank under it
+    accepted = t("app.number_range", low=_bound_text(low), high=_bound_text(top))
+    kwargs["help"] = f"{kwargs['help']}\n\n{accepted}" if kwargs.get("help") else accepted
     return target.number_input(
         text,
-        min_value=cast(param.low),
+        min_value=low,
         max_value=top,
         value=min(cast(param.default), top),
         key=param.key,

@@ -37,8 +37,7 @@ def depth_inputs(wiring: bool = False) -> DepthInputs:
             tuple(DepthSpec(placement=p, final_norm=final_norm) for p in placements), ()
         )
     c1, c2, c3, c4 = st.columns(4)
-    layers_help = t("depth.layers_help", low=int(P["dp_layers"].low), high=int(P["dp_layers"].high))
-    layers = bound.number(P["dp_layers"], t("depth.layers"), c1, help=layers_help)
+    layers = bound.number(P["dp_layers"], t("depth.layers"), c1)  # its help: the range
     width_help = t("depth.width_help", width=MAX_DEPTH_WIDTH["cpu"])
     d = bound.selectbox(P["dp_d"], t("depth.width"), c2, help=width_help)
     tokens = bound.number(P["dp_tokens"], t("depth.tokens"), c3)
