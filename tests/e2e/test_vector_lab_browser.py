@@ -5,7 +5,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.browser import address_holds, wait_for_math, wait_idle
+from tests.e2e.browser import address_holds, fresh_page, open_settled, wait_for_math, wait_idle
 
 pytestmark = pytest.mark.e2e
 
@@ -66,3 +66,27 @@ def test_language_defaults_to_the_browser_locale(browser, server_url):
         address_holds(page, "lang=zh")
     finally:
         context.close()
+
+
+# Each formula box: how far it scrolls, and its mask's opacity at the left and right edges.
+FORMULA_EDGES = """() => [...document.querySelectorAll('.katex-display')].map(e => {
+  const mask = getComputedStyle(e).maskImage;
+  const stops = [...mask.matchAll(/rgba?\\(([^)]*)\\)\\s*([^,)]*)/g)].map(m => m[2].trim());
+  return {range: e.scrollWidth - e.clientWidth, mask, second: stops[1], third: stops[2]};
+})"""
+
+
+def test_a_formula_cut_on_a_phone_fades_at_the_edge_it_hides(shared_context, server_url):
+    """390 px: long formulas scroll sideways, and a phone shows no scrollbar until one scrolls;
+    the hidden side fades (right at the start), and a formula that fits fades nowhere."""
+    text = "3%2C+-1%2C+0.5%2C+7%2C+2%2C+1e4%2C+-8%2C+0.001"
+    with fresh_page(shared_context(viewport={"width": 390, "height": 844})) as page:
+        open_settled(page, server_url, "", f"lang=en&vl_text={text}")
+        boxes = page.evaluate(FORMULA_EDGES)
+        cut = [box for box in boxes if box["range"] > 0]
+        fits = [box for box in boxes if box["range"] == 0]
+        assert cut and fits, boxes
+        for box in cut:  # at the start: the left edge whole, the right one faded
+            assert box["second"] == "0px" and "100% - 40px" in box["third"], box
+        for box in fits:
+            assert box["second"] == "0px" and box["third"] == "100%", box
