@@ -48,7 +48,7 @@ def failures(spec: AxesSpec) -> None:
 
 st.title(t("axes.title"))
 st.caption(t("axes.intro"))
-with presenting.controls("ax"):
+with presenting.controls("ax", title="axes.controls.tensor"):
     inputs = widgets.axes_inputs()
 chosen = widgets.section()  # navigation: shown in every presentation mode
 show_errors(inputs.errors)

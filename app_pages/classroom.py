@@ -36,8 +36,8 @@ else:
     with right:  # what the room looks at first: the question and its answers
         view.live(lambda: widgets.room(klass, room.lesson), current_language())
         widgets.lesson_choice()
-        with presenting.controls("classroom"):
+        with presenting.controls("classroom", title="classroom.controls.actions"):
             widgets.actions(klass, room)
-    with presenting.controls("classroom_settings"):
+    with presenting.controls("classroom_settings", title="classroom.controls.settings"):
         widgets.settings(klass, room)
     view.private_link(instructor)

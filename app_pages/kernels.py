@@ -16,7 +16,7 @@ from ui.widgets.kernels import roofline_inputs, timing_inputs
 
 @section  # a timing setting (or the Measure click) reruns this section alone
 def timing() -> None:
-    with presenting.controls("kn_timing"):
+    with presenting.controls("kn_timing", title="kernels.controls.timing"):
         config = timing_inputs()
     if not config.widths or not config.passes:
         st.warning(t("kernels.need_widths"))
@@ -36,7 +36,7 @@ def timing() -> None:
 
 @section  # a shape reruns the roofline alone
 def roofline() -> None:
-    with presenting.controls("kn_roofline"):
+    with presenting.controls("kn_roofline", title="kernels.controls.roofline"):
         shape = roofline_inputs()
     view.roofline(
         compute(norm_traffic, shape.tokens, shape.d, shape.bytes_per_element, "layernorm"),

@@ -166,6 +166,22 @@ def test_presenting_geometry_titles_each_settings_box_by_what_it_holds(lang):
     assert not {"Settings", "设置"} & set(labels)
 
 
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize(
+    "page, query, count",
+    [("axes", {}, 2), ("axes", {"ax_section": "batchnorm"}, 4), ("kernels", {}, 2)],
+)
+def test_presenting_titles_every_settings_box_on_a_page_with_several(lang, page, query, count):
+    """Axes' tensor settings above the section switch and its cell picker below it were two
+    closed boxes both titled "Settings"; the failures' three and Kernels' two likewise."""
+    at = _open({"lang": lang, "present": "on", **query}, page)
+    assert not at.exception
+    labels = [box.label for box in at.main.expander if box.proto.label]
+    labels = [label for label in labels if label.startswith(("Settings", "设置"))]
+    assert len(labels) == count and len(set(labels)) == count, labels
+    assert not {"Settings", "设置"} & set(labels)
+
+
 def test_presenting_enlarges_the_3d_scenes_text_as_every_other_chart():
     at = _open({"lang": "en", "present": "on"}, "geometry")
     layout = json.loads(_frames(at.main)[0]["spec"])["layout"]

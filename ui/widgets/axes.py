@@ -105,7 +105,7 @@ def axes_inputs() -> AxesInputs:
     return AxesInputs(spec, errors)
 
 
-@presenting.among_controls
+@presenting.among_controls(title="axes.controls.cell")
 def cell_inputs(shape: tuple[int, int, int]) -> tuple[int, int, int]:
     """The clicked cell (b, t, c); a click on the heatmap sets these three inputs."""
     batch, tokens, d = shape
@@ -137,7 +137,7 @@ class SmallBatchInputs:
     draws: int
 
 
-@presenting.among_controls
+@presenting.among_controls(title="axes.controls.small")
 def small_batch_inputs() -> SmallBatchInputs:
     left, right = st.columns([3, 1])
     sizes = bound.pills(P["ax_sizes"], t("axes.small.sizes"), left)
@@ -152,7 +152,7 @@ class TrainEvalInputs:
     steps: int
 
 
-@presenting.among_controls
+@presenting.among_controls(title="axes.controls.train_eval")
 def train_eval_inputs() -> TrainEvalInputs:
     c1, c2, c3 = st.columns([2, 1, 1])
     shift = bound.slider(P["ax_shift"], t("axes.train_eval.shift"), c1, step=0.25)
@@ -161,7 +161,7 @@ def train_eval_inputs() -> TrainEvalInputs:
     return TrainEvalInputs(float(shift), float(momentum), int(steps))
 
 
-@presenting.among_controls
+@presenting.among_controls(title="axes.controls.causal")
 def causal_inputs(tokens: int) -> int:
     """The position of the replaced token (1 … T-1)."""
     column, _ = st.columns([1, 3])
