@@ -45,6 +45,7 @@ from pathlib import Path
 
 import torch
 
+from engine.dumps.empty_weights import empty_parameters
 from engine.threads import Progress
 
 CACHE_VARIABLE = "NORMSCOPE_MODEL_CACHE"
@@ -294,12 +295,12 @@ def _import_model_code(folder: Path) -> None:
 
 def _model_from_config(config, head: str, dtype: torch.dtype) -> torch.nn.Module:
     """The model's modules with empty parameters (nothing initialised: the cached weights
-    replace them) and its buffers computed as usual (rotary frequencies are not saved)."""
-    from accelerate import init_empty_weights
+    replace them) and its buffers computed as usual (rotary frequencies are not saved); in
+    this thread only (``engine.dumps.empty_weights``: accelerate's swap acts process-wide)."""
     from transformers import AutoModelForCausalLM, AutoModelForMaskedLM
 
     auto = AutoModelForMaskedLM if head == "masked" else AutoModelForCausalLM
-    with init_empty_weights(include_buffers=False):
+    with empty_parameters():
         return auto.from_config(config, dtype=dtype)
 
 

@@ -82,7 +82,7 @@ def current_class() -> Class | None:
         return None
     if code and not key:
         kept = st.context.cookies.get(INSTRUCTOR_COOKIE + (rules.normalize_code(code) or ""))
-        if kept and _URL_SAFE.fullmatch(kept):
+        if isinstance(kept, str) and _URL_SAFE.fullmatch(kept):
             key = st.session_state["cl_key"] = kept
     return Class(code, key)
 
