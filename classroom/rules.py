@@ -103,16 +103,17 @@ def new_secret(bits: int) -> str:
     return secrets.token_urlsafe(bits // 8)
 
 
-PROPOSED_MIN_CHARS = 22  # 128 random bits in URL-safe base64, as a browser makes its token
+SECRET_MIN_CHARS = 22  # 128 random bits in URL-safe base64: a learner's token at the least
 _URL_SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
 
 
-def proposed_token(token: object) -> str | None:
-    """``token`` if a browser may name its new learner by it, else None: 22 to
-    ``TOKEN_CHARS`` URL-safe characters, as 128 random bits or more make (the page's browser
-    makes it, and keeps it in the class's cookie, before it joins).  A weak token the browser
-    chose would put only its own learner at risk."""
-    if not isinstance(token, str) or not PROPOSED_MIN_CHARS <= len(token) <= TOKEN_CHARS:
+def secret_shaped(token: object) -> str | None:
+    """``token`` if it is shaped as our secrets are, else None: 22 to ``TOKEN_CHARS``
+    URL-safe characters, as 128 random bits or more make.  A browser may name its new learner
+    by such a token (it makes it, and keeps it in the class's cookie, before it joins; a weak
+    one would put only its own learner at risk); the instructor's key (256 bits) is one too,
+    as read back from this browser's cookie."""
+    if not isinstance(token, str) or not SECRET_MIN_CHARS <= len(token) <= TOKEN_CHARS:
         return None
     return token if set(token) <= _URL_SAFE else None
 

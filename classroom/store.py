@@ -219,7 +219,7 @@ class ClassStore(Checks):
 
     def join(self, code: object, client: str, token: str | None = None) -> str:
         """A learner's token for the class ``code``: ``token`` itself if it is already in it
-        or if it is a browser's own (``rules.proposed_token``: the new learner is named by
+        or if it is a browser's own (``rules.secret_shaped``: the new learner is named by
         it), else a new one.  A browser makes its token before it joins, so its pages that
         join at the same moment (a link opened twice) are one learner: the second insert
         finds the first one's row.
@@ -256,7 +256,7 @@ class ClassStore(Checks):
                 (learners,) = tx.one("SELECT COUNT(*) FROM learners WHERE code = ?", (code,))
                 if learners >= rules.MAX_LEARNERS:
                     raise _refuse("class_full", limit=rules.MAX_LEARNERS)
-                token = rules.proposed_token(token) or rules.new_secret(128)
+                token = rules.secret_shaped(token) or rules.new_secret(128)
                 tx.run(
                     "INSERT INTO learners (code, learner, joined_at, window_start)"
                     " VALUES (?, ?, ?, ?) ON CONFLICT (code, learner) DO NOTHING",

@@ -163,7 +163,7 @@ def test_a_changed_vote_racing_the_end_of_the_class_is_no_deadlock(store, monkey
 
 def test_one_browsers_pages_joining_at_once_with_its_token_are_one_learner(store, monkeypatch):
     """A join link opened twice at once (a double tap, a QR code scanned twice): both pages
-    join with the token their browser made before joining (``rules.proposed_token``), each
+    join with the token their browser made before joining (``rules.secret_shaped``), each
     finding no learner yet; the first insert waits at its statement while the second runs.
     One learner, and both pages hold its token; another browser's token is another learner."""
     new = store.create_class(INSTRUCTOR)

@@ -49,7 +49,7 @@ def test_a_browser_joins_under_the_token_it_made_and_is_one_learner_however_ofte
     assert store.join(new.code, "10.0.0.1", mine) == mine  # a second page, a reload
     assert store.room(new.code, new.instructor_key, FIRST).joined == 1
     for weak in ("short", "x" * 21, "a b c d e f g h i j k l m", "é" * 30, "y" * 65, 12345):
-        assert rules.proposed_token(weak) is None
+        assert rules.secret_shaped(weak) is None
         assert store.join(new.code, "10.0.0.1", weak) != weak
     assert store.room(new.code, new.instructor_key, FIRST).joined == 7
 

@@ -62,7 +62,7 @@ def _leave_button() -> None:
 
 # The browser's learner token for a class, kept in the class's cookie for the class's
 # lifetime.  Before the page joins (``known`` empty) the browser reads the cookie, or makes
-# the token (128 random bits, URL-safe, as ``rules.proposed_token`` takes) and writes it, and
+# the token (128 random bits, URL-safe, as ``rules.secret_shaped`` takes) and writes it, and
 # reports it; one page at a time where the browser has Web Locks (HTTPS and localhost), else
 # within the same few microseconds of script.  Once joined, the cookie holds the page's token.
 _TOKEN_JS = r"""
@@ -108,15 +108,15 @@ BROWSER = "_cl_browser_"  # + the class code: the token the browser reported (it
 def _browser_token(code: str, known: str | None) -> str | None:
     """This browser's learner token for the class ``code``: the cookie the page was opened
     with, else what the browser reports (None until it has: its report reruns the page);
-    only a token as the browser makes it (``rules.proposed_token``).
+    only a token as the browser makes it (``rules.secret_shaped``).
     ``known``: the token this session joined with, which the cookie is to hold."""
     reported = _BROWSER_TOKEN(
         key=BROWSER + code,
         data={"cookie": COOKIE_PREFIX + code, "max_age": rules.CLASS_LIFETIME_S, "known": known},
         on_token_change=lambda: None,
     )
-    opened_with = rules.proposed_token(st.context.cookies.get(COOKIE_PREFIX + code))
-    return opened_with or rules.proposed_token(reported.get("token"))
+    opened_with = rules.secret_shaped(st.context.cookies.get(COOKIE_PREFIX + code))
+    return opened_with or rules.secret_shaped(reported.get("token"))
 
 
 def _refused(typed: str, error: EngineError) -> None:

@@ -14,7 +14,6 @@ checks the key; a refusal (a forged key, an expired class) is shown and nothing 
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 
 import streamlit as st
@@ -82,19 +81,16 @@ def current_class() -> Class | None:
         return None
     if code and not key:
         kept = st.context.cookies.get(INSTRUCTOR_COOKIE + (rules.normalize_code(code) or ""))
-        if isinstance(kept, str) and _URL_SAFE.fullmatch(kept):
+        if rules.secret_shaped(kept):
             key = st.session_state["cl_key"] = kept
     return Class(code, key)
-
-
-_URL_SAFE = re.compile(r"[A-Za-z0-9_-]{1,64}")  # what ``rules.new_secret`` makes
 
 
 def keep(klass: Class) -> None:
     """This browser keeps the key of the class its page leads (the store accepted it) for
     the class's lifetime, in a first-party cookie: the address bar never shows it."""
     code = rules.normalize_code(klass.code)
-    if code is None or not _URL_SAFE.fullmatch(klass.key):
+    if code is None or not rules.secret_shaped(klass.key):
         return
     name, value = json.dumps(INSTRUCTOR_COOKIE + code), json.dumps(klass.key)
     st.html(
