@@ -73,7 +73,7 @@ def _first_line(exc: Exception) -> str:
     return f"{type(exc).__name__}: {lines[0][:200] if lines else ''}".rstrip(": ")
 
 
-def _locate(path: Path) -> tuple[Path, str | None]:
+def locate_model(path: Path) -> tuple[Path, str | None]:
     """(directory, GGUF file name or None) of a model path; refuses what is not a model."""
     if not path.exists():
         raise capture_error("not_found", path=str(path))
@@ -100,7 +100,7 @@ def model_blocks(path: str | Path) -> int | None:
     (its layer count under any of the names Hugging Face configs give it); None where the
     path is not a model or its config does not say."""
     try:
-        folder, gguf = _locate(Path(path))
+        folder, gguf = locate_model(Path(path))
         if gguf:
             return gguf_header.block_count(folder / gguf)
         config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
@@ -143,7 +143,7 @@ def load_model(
     start = time.perf_counter()
     _dtype(dtype)
     path = Path(path)
-    folder, gguf = _locate(path)
+    folder, gguf = locate_model(path)
     if gguf:
         _check_gguf_packages(path)
     entry = model_cache.cache_entry(path, dtype) if gguf else None

@@ -16,7 +16,7 @@ from tests.dumps import tiny_models
 def test_a_model_parsed_once_is_the_model_transformers_makes(tmp_path, monkeypatch, gguf_reads):
     monkeypatch.setenv(model_cache.CACHE_VARIABLE, str(tmp_path / "cache"))
     source = tiny_models.save_tiny_gguf(tmp_path / "tiny.gguf")
-    folder, gguf = files._locate(source)
+    folder, gguf = files.locate_model(source)
     start = 0.0
     plain = files._load_parts(source, folder, gguf, "float32", None, start)  # as transformers
     assert len(gguf_reads) == 4  # the config twice, the tokenizer, the weights
