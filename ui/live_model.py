@@ -43,6 +43,11 @@ class ModelLoad:
 
     def __init__(self, path: str | None = None) -> None:
         self.path = path  # None: the built-in SmolLM2
+        from engine.dumps.live import live_model_origin  # torch: imported by the asking page
+
+        # what the loading message says: the model's name, and whether a GGUF file is
+        # dequantized (then cached) or a folder's weights read
+        self.name, self.from_gguf = live_model_origin(path)
         # started by the server as it started (scripts/serve.py), not by a page asking for it
         self.by_server = getattr(_SERVER, "starting", False)
         self.started = time.monotonic()

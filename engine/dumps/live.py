@@ -34,10 +34,18 @@ from engine.config import DumpSpec, LiveSpec
 from engine.dumps import model_cache
 from engine.dumps.capture import Capture, CaptureInfo, capture, capture_info
 from engine.dumps.dump import locate, read_param, read_piece_rows
-from engine.dumps.model_files import LoadedModel, load_model, model_blocks, smollm2_gguf
+from engine.dumps.model_files import (
+    SMOLLM2_FILE,
+    LoadedModel,
+    load_model,
+    locate_model,
+    model_blocks,
+    smollm2_gguf,
+)
 from engine.dumps.refusals import capture_error, refuse
 from engine.dumps.report import DumpReport, report
 from engine.dumps.sources import DumpFile
+from engine.errors import EngineError
 from engine.threads import Cancelled, Progress, StopCheck, torch_threads
 
 LIVE_DTYPE = "float32"  # the loaded model's; other dtypes are copies made on demand
@@ -110,6 +118,20 @@ def load_live_model(path: str | Path | None = None, progress: Progress | None = 
         if path is None:
             raise capture_error("smollm2_missing")
     return LiveModel(load_model(path, LIVE_DTYPE, progress))
+
+
+def live_model_origin(path: str | Path | None = None) -> tuple[str, bool]:
+    """What a loading message says before ``load_live_model(path)`` has ended: the name the
+    loaded model will have (its GGUF file's or its folder's), and whether its weights come
+    from a GGUF file (dequantized on a first load, then kept in ``engine.dumps.model_cache``)
+    rather than read from a folder.  A path that is no model: its own name and False (the
+    load itself says what is wrong)."""
+    path = Path(path or smollm2_gguf() or SMOLLM2_FILE)
+    try:
+        folder, gguf = locate_model(path)
+    except EngineError:
+        return path.name, False
+    return gguf or folder.name, gguf is not None
 
 
 def live_model_cached(path: str | Path | None = None) -> bool:

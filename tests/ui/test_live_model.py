@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import threading
+from pathlib import Path
 
 import pytest
 import streamlit as st
@@ -127,19 +128,56 @@ def _loading_page(load):
     live_status(load, lambda: None)
 
 
-@pytest.mark.parametrize("by_server", [True, False])
+# (path, from_gguf, by_server) -> the note: what loading does and when it began
+LOADING_NOTES = [
+    (None, True, True, "live_loading_note"),  # the built-in model, loaded with the server
+    (None, True, False, "live_loading_asked"),  # ... or when a page asked for it
+    ("/models/own.Q8_0.gguf", True, False, "live_loading_gguf"),  # an operator's GGUF file
+    ("/models/own-model", False, False, "live_loading_folder"),  # ... or folder: no cache
+]
+
+
+@pytest.mark.parametrize("path, from_gguf, by_server, key", LOADING_NOTES)
 @pytest.mark.parametrize("lang", ["en", "zh"])
-def test_the_loading_note_says_when_loading_began(by_server, lang):
+def test_the_loading_message_names_the_model_and_says_what_loading_it_does(
+    path, from_gguf, by_server, key, lang
+):
     from types import SimpleNamespace
 
     from streamlit.testing.v1 import AppTest
 
     from ui.i18n import translate
 
-    load = SimpleNamespace(state="loading", fraction=0.2, elapsed=3.0, by_server=by_server)
+    name = "SmolLM2-135M-Instruct.Q4_1.gguf" if path is None else Path(path).name
+    load = SimpleNamespace(
+        state="loading",
+        fraction=0.2,
+        elapsed=3.0,
+        by_server=by_server,
+        path=path,
+        name=name,
+        from_gguf=from_gguf,
+    )
     at = AppTest.from_function(_loading_page, args=(load,))
     at.session_state["language"] = lang
     at.run()
     assert not at.exception
-    key = "live_loading_note" if by_server else "live_loading_asked"
     assert [c.value for c in at.caption] == [translate(f"dumps.{key}", lang)]
+    assert name in at.get("progress")[0].proto.text
+
+
+def test_a_load_knows_its_models_name_and_origin_before_it_ends(tmp_path, monkeypatch):
+    from engine.dumps.live import live_model_origin
+
+    folder = tmp_path / "own-model"
+    folder.mkdir()
+    (folder / "config.json").write_text("{}")
+    assert live_model_origin(folder) == ("own-model", False)  # weights read, never cached
+    single = tmp_path / "one-gguf"
+    single.mkdir()
+    (single / "own.Q8_0.gguf").write_bytes(b"")
+    assert live_model_origin(single) == ("own.Q8_0.gguf", True)  # the folder's one GGUF
+    assert live_model_origin(single / "own.Q8_0.gguf") == ("own.Q8_0.gguf", True)
+    assert live_model_origin(tmp_path / "gone") == ("gone", False)  # the load says why
+    monkeypatch.setattr("engine.dumps.live.smollm2_gguf", lambda: single / "own.Q8_0.gguf")
+    assert live_model_origin() == ("own.Q8_0.gguf", True)  # None: the built-in model

@@ -124,9 +124,19 @@ def _loading(load) -> None:
     """Redrawn every second until the load ends, then the whole page runs again."""
     if load.state != "loading":
         st.rerun()
-    st.progress(load.fraction, text=t("dumps.live_loading", seconds=round(load.elapsed)))
-    # when loading began: as the server started, or when a page first asked for this model
-    st.caption(t("dumps.live_loading_note" if load.by_server else "dumps.live_loading_asked"))
+    st.progress(
+        load.fraction,
+        text=t("dumps.live_loading", model=literal(load.name), seconds=round(load.elapsed)),
+    )
+    st.caption(t(f"dumps.{_loading_note(load)}"))
+
+
+def _loading_note(load) -> str:
+    """What loading this model does and when it began: the built-in model's GGUF file, with
+    the server's start or on a page's asking; an operator's GGUF file or folder, on asking."""
+    if load.path is None:
+        return "live_loading_note" if load.by_server else "live_loading_asked"
+    return "live_loading_gguf" if load.from_gguf else "live_loading_folder"
 
 
 def live_summary(capture) -> None:
