@@ -195,9 +195,11 @@ def run_heavy(
         return found
     except Cancelled:  # a click in its section waits: that rerun draws what follows
         return None
-    except Exception:  # refused, or failed: the next run shows the button, not the job unasked
+    except Exception:  # refused, or failed: the button comes back, not the job unasked
         if waiting and heavy:
             st.session_state[_REQUESTED].discard(waiting)
+            # active at once beside the message (its key: this run holds the disabled one)
+            _button(start, button, f"{widget_key}_retry", waiting)
         raise
     finally:
         cancel.empty()

@@ -15,6 +15,7 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from engine.errors import EngineError
+from engine.threads import Cancelled
 from ui import cache_keys, compute
 
 CALLS: list = []  # what the engine stand-ins below were called with, in order
@@ -52,6 +53,12 @@ def _refusing(x, progress=None, should_stop=None, threads=None):
     """An engine stand-in refusing from inside its run: the page is left as it was then."""
     progress and progress(0.5)
     refuse(x)
+
+
+def _stopped(x, progress=None, should_stop=None, threads=None):
+    """An engine stand-in stopped mid-run (a click elsewhere): the page is left as it was."""
+    CALLS.append(x)
+    raise Cancelled
 
 
 def _in_threads(n, target):
@@ -158,6 +165,7 @@ def _page(query: dict, script=_heavy_page) -> AppTest:
         "instant": _instant,
         "refusing": _refusing,
         "failing": _failing,
+        "stopped": _stopped,
     }
     names = script.__code__.co_varnames[: script.__code__.co_argcount]
     at = AppTest.from_function(script, default_timeout=30, args=tuple(stand_ins[n] for n in names))
@@ -181,6 +189,12 @@ def test_work_over_the_factor_waits_for_a_click_and_says_why():
     assert "result 16" in _shown(near) and not near.button
 
 
+def _stopped_page(stopped):
+    from ui.compute import run_heavy
+
+    run_heavy(stopped, [(3,)], ["Squaring"], button="Square", widget_key="square", always_ask=True)
+
+
 def _refusing_page(refusing):
     import streamlit as st
 
@@ -199,15 +213,25 @@ def _refusing_page(refusing):
 def test_the_start_button_is_disabled_while_its_job_runs(private):
     """A click on an active start button mid-run reruns the page, which stops the job and
     starts it again from zero: from the click until the job ends the button is disabled
-    (here, as the job left the page when it raised) and Cancel is the only way to stop it.
-    A refusal ends the request: the next run shows the button again, active."""
+    (here, as a job stopped mid-run left the page) and Cancel is the only way to stop it.
+    A refusal ends the request: the button is active again beside the message, and the next
+    run does not run the job unasked."""
+    running = _page({}, _stopped_page)  # the page as a job leaves it mid-run
+    running.button(key="square").click().run()
+    assert [(b.key, b.disabled) for b in running.button] == [("square", True)] and CALLS == [3]
+    CALLS.clear()
     at = _page({"private": private}, _refusing_page)
     assert [(b.key, b.disabled) for b in at.button] == [("square", False)]
     at.button(key="square").click().run()
     assert not at.exception and "refused" in _shown(at) and CALLS == [3]
-    assert [(b.key, b.label, b.disabled) for b in at.button] == [("square", "Square", True)]
-    at.run()  # refused: the next run gives the button back and does not run the job unasked
+    assert [(b.label, b.disabled) for b in at.button] == [("Square", False)]
+    at.run()  # refused: the next run does not run the job unasked
     assert [(b.key, b.disabled) for b in at.button] == [("square", False)] and CALLS == [3]
+    at.button(key="square").click().run()
+    retry = at.button[0]
+    assert (retry.label, retry.disabled) == ("Square", False) and CALLS == [3, 3]
+    retry.click().run()  # the button beside the message asks again
+    assert "refused" in _shown(at) and CALLS == [3, 3, 3]
 
 
 def _failing(x, progress=None, should_stop=None, threads=None):
