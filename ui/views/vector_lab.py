@@ -16,7 +16,7 @@ from engine.norms.precision import PrecisionStory
 from engine.norms.precision_facts import DefaultEps
 from engine.norms.worked import VectorExplanation
 from ui.figures.vector_lab import input_output_figure
-from ui.formatting import format_number, format_power, format_vector, number_text
+from ui.formatting import format_cosine, format_number, format_power, format_vector, number_text
 from ui.i18n import current_language, t
 from ui.labels import NORM_NAMES, label
 from ui.text.vector_lab_compare import comparison_notes, ratios, undefined_cell
@@ -93,7 +93,7 @@ def comparison(ex: VectorExplanation) -> None:
             format_vector(values),
             format_number(l2),
             format_number(ones),
-            undefined_cell(ex, kind, format_number(cos)),  # no direction: no cosine
+            undefined_cell(ex, kind, format_cosine(cos)),  # no direction: no cosine
             ratios(values),
         ]
     frame = pd.DataFrame(
