@@ -20,12 +20,17 @@ transaction that failed before its commit (a deadlock's victim, a connection los
 may run once more (``retried``).  No wait is unbounded: SQLite's lock wait, PostgreSQL's
 statements (``statement_timeout``) and a PostgreSQL connection cut without a word (TCP
 keepalives and ``tcp_user_timeout``, else a page would wait for TCP's own ~15 minutes).
-A PostgreSQL server that hangs while its machine still answers TCP is not bounded here.
+A PostgreSQL server that hangs while its machine still answers TCP (stopped, swapping, its
+disk frozen) answers no statement, so its own timeouts never fire: a transaction still
+waiting after ``HUNG_AFTER_S`` has its connection's socket shut down from this side
+(``_Deadline``), which ends the wait with the driver's error, refused without a second try.
 """
 
 from __future__ import annotations
 
 import functools
+import os
+import socket
 import sqlite3
 import sys
 import threading
@@ -45,6 +50,8 @@ IDLE_IN_TRANSACTION_S = 30.0  # PostgreSQL: a frozen process's open transaction 
 # keepalive probes go unanswered (first probe after 5 s, then 3 probes 2 s apart).
 DEAD_AFTER_S = 10.0
 KEEPALIVE = {"keepalives": 1, "keepalives_idle": 5, "keepalives_interval": 2, "keepalives_count": 3}
+HUNG_AFTER_S = 20.0  # PostgreSQL: a whole transaction (a few statements, each bounded by
+#   STATEMENT_TIMEOUT_S on a server that answers) waits this long for a server that does not
 POOL_SIZE = 8  # connections per process and database
 POOL_WAIT_S = 10.0  # a thread waits this long for a free connection, then is refused
 
@@ -183,6 +190,47 @@ def _bounds() -> str:
     )
 
 
+class _Deadline:
+    """A PostgreSQL transaction's bound on the client side: once ``HUNG_AFTER_S`` has passed,
+    the socket of the connection it runs on (``watch``) is shut down, so a statement waiting
+    for a server that hangs ends with the driver's ``OperationalError`` (``fired``: no second
+    try, which would wait as long again).  ``stop`` when the transaction has ended."""
+
+    def __init__(self):
+        self.fired = False
+        self._connection = None
+        self._lock = threading.Lock()
+        self._timer = threading.Timer(HUNG_AFTER_S, self._cut)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def watch(self, connection) -> None:
+        with self._lock:
+            self._connection = connection
+            fired = self.fired
+        if fired:  # ran out while the connection was being taken or opened
+            _shut(connection)
+
+    def stop(self) -> None:
+        self._timer.cancel()
+
+    def _cut(self) -> None:
+        with self._lock:
+            self.fired = True
+            connection = self._connection
+        if connection is not None:
+            _shut(connection)
+
+
+def _shut(connection) -> None:
+    """Shut a PostgreSQL connection's socket down both ways: a thread blocked reading from it
+    wakes with the connection lost (its file descriptor stays the driver's to close)."""
+    with suppress(Exception):  # already closed, or closing
+        fd = connection.pgconn.socket
+        with socket.socket(fileno=os.dup(fd)) as duplicate:
+            duplicate.shutdown(socket.SHUT_RDWR)
+
+
 class Database:
     """A SQLite file (created on first use, with its folder) or a PostgreSQL URL."""
 
@@ -226,8 +274,9 @@ class Database:
         if not self._slots.acquire(timeout=POOL_WAIT_S):
             raise DatabaseBusy()
         connection = None
+        deadline = _Deadline() if self.dialect is POSTGRESQL else None
         try:
-            connection, cursor = self._begin(write)
+            connection, cursor = self._begin(write, deadline)
             try:
                 yield Transaction(cursor, self.dialect, write)
             except BaseException as error:
@@ -237,7 +286,7 @@ class Database:
                     connection = _close(connection)
                 busy = _busy(error)
                 if busy is not None:
-                    raise busy from error
+                    raise (DatabaseBusy() if deadline and deadline.fired else busy) from error
                 raise
             try:
                 cursor.execute("COMMIT")
@@ -247,6 +296,10 @@ class Database:
                     raise DatabaseBusy() from error
                 raise
         finally:
+            if deadline is not None:
+                deadline.stop()
+                if deadline.fired:  # its socket is shut: never given back to the pool
+                    connection = _close(connection)
             if connection is not None:
                 with self._lock:
                     keep = not self._closed
@@ -256,16 +309,18 @@ class Database:
                     connection.close()
             self._slots.release()
 
-    def _begin(self, write: bool) -> tuple:
+    def _begin(self, write: bool, deadline: _Deadline | None) -> tuple:
         """(connection, cursor) in a new transaction: an idle connection, else a new one.  An
         idle one that fails to begin (its server restarted, or the network cut it) is closed
-        and a new one opened in its place, once."""
+        and a new one opened in its place, once; not once ``deadline`` has fired."""
         with self._lock:
             connection = self._idle.pop() if self._idle else None
         for fresh in (False, True) if connection is not None else (True,):
             try:
                 if fresh:
                     connection = self._connect()
+                if deadline is not None:
+                    deadline.watch(connection)
                 cursor = connection.cursor()
                 cursor.execute(self.dialect.begin_write if write else "BEGIN")
                 if self.dialect is POSTGRESQL:
@@ -276,7 +331,7 @@ class Database:
                 busy = _busy(error)
                 if busy is None:
                     raise
-                if fresh or not busy.retry:  # SQLite's lock wait already ran out
+                if fresh or not busy.retry or (deadline and deadline.fired):  # waited already
                     raise DatabaseBusy() from error
         raise AssertionError("unreachable")
 

@@ -4,6 +4,8 @@ pooled connection that died is replaced."""
 
 from __future__ import annotations
 
+import os
+import signal
 import sqlite3
 import time
 from urllib.parse import quote
@@ -171,3 +173,33 @@ def test_the_urls_own_settings_are_kept(postgres_url):
             "SELECT table_schema FROM information_schema.tables WHERE table_name = 'learners'"
         ).fetchall()
     assert where == [("classroom_app",)]
+
+
+def test_a_postgresql_server_that_hangs_is_a_refusal_after_the_deadline_once(
+    postgres_url, clock, monkeypatch, refused
+):
+    """The server's process serving the pooled connection stops (SIGSTOP: a frozen process,
+    while its machine still answers TCP): no statement is answered, so its own timeouts never
+    fire.  The action is refused with ``classroom.busy`` once ``HUNG_AFTER_S`` has passed,
+    without a second wait; the connection is dropped and the next action is done."""
+    monkeypatch.setattr(db, "HUNG_AFTER_S", 1.0)
+    store = ClassStore(Database(postgres_url), ANSWER_IDS, clock)
+    new, (ann,) = class_with(store, 1)
+    frozen = [connection.info.backend_pid for connection in store.database._idle]
+    assert frozen
+    for pid in frozen:
+        os.kill(pid, signal.SIGSTOP)
+    try:
+        start = time.monotonic()
+        with refused("classroom.busy"):
+            store.vote(new.code, ann, f"{FIRST}.a")
+        assert 1.0 <= time.monotonic() - start < 2 * 1.0
+        assert not store.database._idle  # the cut connection is not pooled again
+    finally:
+        for pid in frozen:
+            os.kill(pid, signal.SIGCONT)
+    try:
+        store.vote(new.code, ann, f"{FIRST}.a")  # on a new connection
+        assert store.learner_view(new.code, ann, FIRST).votes == ("a",)
+    finally:
+        store.database.close()
