@@ -190,7 +190,7 @@ def causal_mean(v: torch.Tensor) -> torch.Tensor:
     return v.cumsum(dim=-2) / counts[:, None]  # [B, T, d]
 
 
-class _Stack:
+class Stack:
     """The pieces of one simulation that do not change from layer to layer."""
 
     def __init__(self, spec: DepthSpec):
@@ -270,7 +270,7 @@ def simulate_depth(
         return _simulate(spec, progress, should_stop, device)
 
 
-def _layer_graph(stack: _Stack, x: torch.Tensor, layer: int, device):
+def layer_graph(stack: Stack, x: torch.Tensor, layer: int, device):
     """(x_in, weight leaves, output, stats) of layer ``layer`` run with autograd from x."""
     weights = layer_weights(stack.spec, layer, device)
     leaves = [w.requires_grad_(True) for branch in weights for w in branch.values()]
@@ -282,7 +282,7 @@ def _layer_graph(stack: _Stack, x: torch.Tensor, layer: int, device):
 
 def _simulate(spec, progress, should_stop, device) -> DepthResult:
     start = time.perf_counter()
-    stack, L = _Stack(spec), spec.layers
+    stack, L = Stack(spec), spec.layers
     total, last_pct = 2 * L + 1, [-1]
 
     def tick(done: int) -> None:
@@ -308,7 +308,7 @@ def _simulate(spec, progress, should_stop, device) -> DepthResult:
     for layer in range(1, L + 1):
         tick(layer - 1)
         if keep:
-            graphs[layer] = _layer_graph(stack, x, layer, device)
+            graphs[layer] = layer_graph(stack, x, layer, device)
             x, stats = graphs[layer][2].detach(), graphs[layer][3]
         else:
             with torch.no_grad():
@@ -338,7 +338,7 @@ def _simulate(spec, progress, should_stop, device) -> DepthResult:
         stream_grad[L] = float(delta.double().norm())
         for layer in range(L, 0, -1):
             tick(2 * L + 1 - layer)
-            x_in, leaves, out, _ = graphs[layer] or _layer_graph(
+            x_in, leaves, out, _ = graphs[layer] or layer_graph(
                 stack, stream[layer - 1], layer, device
             )
             graphs[layer] = None  # free this layer's graph as soon as it is used

@@ -164,13 +164,13 @@ def test_wiring_draws_exactly_the_norms_the_simulator_applies(
     """The diagram and the simulator read one table: count the simulator's norm calls (in
     one row, or wrapped onto two or three for a narrow column)."""
     calls = []
-    real_norm = simulator._Stack.norm
+    real_norm = simulator.Stack.norm
 
     def counted(self, x):
         calls.append(x.shape)
         return real_norm(self, x)
 
-    monkeypatch.setattr(simulator._Stack, "norm", counted)
+    monkeypatch.setattr(simulator.Stack, "norm", counted)
     spec = DepthSpec(
         placement=placement, sublayer="transformer", layers=1, d=8, tokens=4, final_norm=final_norm
     )
