@@ -95,7 +95,8 @@ def simulation_work(spec: DepthSpec) -> tuple[int, int]:
 
 
 def sweep_work(spec: DepthSpec, layers=SWEEP_LAYERS) -> tuple[int, int]:
-    """What ``sweep_last_layer_grad(spec, layers)`` computes: one simulation per depth."""
+    """What ``sweep_last_layer_grad(spec, layers)`` computes, in ``simulation_work``'s units:
+    at most one simulation per depth (it runs only the last layer's backward pass)."""
     each = [simulation_work(dataclasses.replace(spec, layers=int(n))) for n in layers]
     return sum(draws for draws, _ in each), sum(products for _, products in each)
 

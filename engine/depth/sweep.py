@@ -11,16 +11,25 @@ References:
 from __future__ import annotations
 
 import dataclasses
+import math
 import time
 from dataclasses import dataclass
 
 import numpy as np
+import torch
 
 from engine.config import DepthSpec
-from engine.depth.limits import SWEEP_LAYERS
-from engine.depth.simulator import simulate_depth
+from engine.depth.limits import SWEEP_LAYERS, check_limits
+from engine.depth.simulator import (
+    DepthCancelled,
+    Stack,
+    layer_graph,
+    layer_weights,
+    readout,
+    stack_input,
+)
 from engine.depth.theory import fit_loglog_slope
-from engine.threads import Progress, StopCheck
+from engine.threads import Progress, StopCheck, torch_threads
 
 
 @dataclass(frozen=True, eq=False)
@@ -59,9 +68,48 @@ def sweep_last_layer_grad(
             if progress is not None:
                 progress((base + f * work) / cost.sum())
 
-        result = simulate_depth(sub, part_progress, should_stop, threads=threads)
-        values.append(result.grad_norm[-1])
+        with torch_threads(threads):
+            values.append(last_layer_grad_norm(sub, part_progress, should_stop))
         done += work
     last = np.array(values).reshape(len(depths), seeds).mean(axis=1)
     slope, intercept = fit_loglog_slope(depths, last)
     return SweepResult(spec, depths, last, slope, intercept, time.perf_counter() - start)
+
+
+def last_layer_grad_norm(
+    spec: DepthSpec,
+    progress: Progress | None = None,
+    should_stop: StopCheck | None = None,
+    device: str = "cpu",
+) -> float:
+    """||d loss / d W||_F over the last layer's weights: ``simulate_depth(spec).grad_norm[-1]``,
+    the one value the sweep reads, for about a third of the work.  The layers below the last
+    run without autograd and their weights are drawn once; the backward pass goes through
+    the final norm and the last layer only, as that gradient needs nothing below it.  NaN
+    where float32 overflowed on the way (``simulate_depth`` says where)."""
+    check_limits(spec, device)
+    stack, layers = Stack(spec), spec.layers
+    x = stack_input(spec, device)  # [B, T, d]
+    for layer in range(1, layers):
+        if should_stop is not None and should_stop():
+            raise DepthCancelled(f"stopped after {layer - 1} of {layers} layers")
+        if progress is not None:
+            progress((layer - 1) / layers)
+        with torch.no_grad():
+            x, _ = stack.layer(x, layer_weights(spec, layer, device), layer)  # [B, T, d]
+        if not bool(torch.isfinite(x).all()):
+            return math.nan
+    _, leaves, out, _ = layer_graph(stack, x, layers, device)
+    if not bool(torch.isfinite(out).all()):
+        return math.nan
+    top = out.detach().requires_grad_(True)  # [B, T, d]
+    with torch.enable_grad():
+        y = stack.top(top)  # [B, T, d]
+    upstream = readout(spec, device) / math.sqrt(spec.tokens)  # d loss / d y
+    (delta,) = torch.autograd.grad(y, top, upstream)  # d loss / d x_L
+    grads = torch.autograd.grad(out, leaves, delta)
+    if not all(bool(torch.isfinite(g).all()) for g in grads):
+        return math.nan
+    if progress is not None:
+        progress(1.0)
+    return math.sqrt(sum(float(g.double().pow(2).sum()) for g in grads))

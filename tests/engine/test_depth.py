@@ -12,9 +12,10 @@ import torch.nn.functional as F
 
 from engine import DepthSpec, simulate_depth
 from engine.depth.coincidence import coinciding
-from engine.depth.limits import check_limits
+from engine.depth.limits import check_limits, keeps_graphs
+from engine.depth.placements import PLACEMENTS
 from engine.depth.simulator import DepthCancelled, layer_weights, readout, stack_input
-from engine.depth.sweep import sweep_last_layer_grad
+from engine.depth.sweep import last_layer_grad_norm, sweep_last_layer_grad
 from engine.depth.theory import (
     branch_gain,
     deepnorm_constants,
@@ -239,6 +240,30 @@ def test_sweep_slope_is_flat_for_post_ln_and_minus_half_for_pre_ln():
     assert -0.6 < pre.slope < -0.38
     assert abs(no_final.slope) < 0.1  # the 1/sqrt(L) comes from ln_f dividing by ||x_L||
     assert list(pre.layers) == [6, 12, 24, 48, 96]
+
+
+@pytest.mark.parametrize("placement", sorted(PLACEMENTS))
+@pytest.mark.parametrize("sublayer, norm", [("linear", "layernorm"), ("transformer", "dyt")])
+def test_the_sweeps_last_layer_gradient_is_the_whole_simulations_to_the_bit(
+    placement, sublayer, norm, monkeypatch
+):
+    """The sweep runs the last layer's backward pass alone: its value is the whole
+    simulation's last entry, bit for bit, for every placement (DeepNorm's and GPT-2's
+    depth-dependent scales included) and where the stack drops its graphs."""
+    spec = DepthSpec(placement=placement, sublayer=sublayer, norm=norm, layers=12, d=32, tokens=8)
+    assert last_layer_grad_norm(spec) == simulate_depth(spec).grad_norm[-1]
+    monkeypatch.setattr("engine.depth.limits.KEEP_GRAPH_ELEMENTS", 0)  # a stack too big to
+    assert not keeps_graphs(spec)  # keep its graphs: the simulation re-runs layers going down
+    assert last_layer_grad_norm(spec) == simulate_depth(spec).grad_norm[-1]
+
+
+def test_the_sweeps_last_layer_gradient_is_nan_past_float32_and_stops_when_asked():
+    spec = DepthSpec(placement="none", init_std=10.0, layers=24, d=64, tokens=8)
+    whole = simulate_depth(spec)
+    assert whole.nonfinite is not None and math.isnan(whole.grad_norm[-1])
+    assert math.isnan(last_layer_grad_norm(spec))
+    with pytest.raises(DepthCancelled):
+        last_layer_grad_norm(DepthSpec(), should_stop=lambda: True)
 
 
 def test_theory_helpers():
