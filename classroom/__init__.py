@@ -14,6 +14,7 @@ its caller passes in.
 
 - ``rules.py``: codes and secrets, the limits, the results each side is given.
 - ``db.py``: connections (SQLite file, or PostgreSQL from a URL), the pool, migrations.
+- ``deadlines.py``: a PostgreSQL transaction's client-side deadline, for a server that hangs.
 - ``store.py``: the one data-access module: the schema and every query (``ClassStore``).
 - ``checks.py``: what every action of the store checks first (the key, the token, the lesson).
 - ``local_postgres.py``: a throwaway PostgreSQL server for tests, benchmarks and trials.

@@ -20,17 +20,14 @@ transaction that failed before its commit (a deadlock's victim, a connection los
 may run once more (``retried``).  No wait is unbounded: SQLite's lock wait, PostgreSQL's
 statements (``statement_timeout``) and a PostgreSQL connection cut without a word (TCP
 keepalives and ``tcp_user_timeout``, else a page would wait for TCP's own ~15 minutes).
-A PostgreSQL server that hangs while its machine still answers TCP (stopped, swapping, its
-disk frozen) answers no statement, so its own timeouts never fire: a transaction still
-waiting after ``HUNG_AFTER_S`` has its connection's socket shut down from this side
-(``_Deadline``), which ends the wait with the driver's error, refused without a second try.
+A PostgreSQL server that hangs while its machine still answers TCP is bounded on this side:
+a transaction still waiting after ``deadlines.HUNG_AFTER_S`` has its socket shut down
+(``classroom/deadlines.py``) and is refused without a second try.
 """
 
 from __future__ import annotations
 
 import functools
-import os
-import socket
 import sqlite3
 import sys
 import threading
@@ -40,6 +37,7 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
+from classroom.deadlines import Deadline
 from engine.errors import EngineError
 
 BUSY_TIMEOUT_S = 5.0  # SQLite: how long a writer waits for another's lock
@@ -50,8 +48,6 @@ IDLE_IN_TRANSACTION_S = 30.0  # PostgreSQL: a frozen process's open transaction 
 # keepalive probes go unanswered (first probe after 5 s, then 3 probes 2 s apart).
 DEAD_AFTER_S = 10.0
 KEEPALIVE = {"keepalives": 1, "keepalives_idle": 5, "keepalives_interval": 2, "keepalives_count": 3}
-HUNG_AFTER_S = 20.0  # PostgreSQL: a whole transaction (a few statements, each bounded by
-#   STATEMENT_TIMEOUT_S on a server that answers) waits this long for a server that does not
 POOL_SIZE = 8  # connections per process and database
 POOL_WAIT_S = 10.0  # a thread waits this long for a free connection, then is refused
 
@@ -190,47 +186,6 @@ def _bounds() -> str:
     )
 
 
-class _Deadline:
-    """A PostgreSQL transaction's bound on the client side: once ``HUNG_AFTER_S`` has passed,
-    the socket of the connection it runs on (``watch``) is shut down, so a statement waiting
-    for a server that hangs ends with the driver's ``OperationalError`` (``fired``: no second
-    try, which would wait as long again).  ``stop`` when the transaction has ended."""
-
-    def __init__(self):
-        self.fired = False
-        self._connection = None
-        self._lock = threading.Lock()
-        self._timer = threading.Timer(HUNG_AFTER_S, self._cut)
-        self._timer.daemon = True
-        self._timer.start()
-
-    def watch(self, connection) -> None:
-        with self._lock:
-            self._connection = connection
-            fired = self.fired
-        if fired:  # ran out while the connection was being taken or opened
-            _shut(connection)
-
-    def stop(self) -> None:
-        self._timer.cancel()
-
-    def _cut(self) -> None:
-        with self._lock:
-            self.fired = True
-            connection = self._connection
-        if connection is not None:
-            _shut(connection)
-
-
-def _shut(connection) -> None:
-    """Shut a PostgreSQL connection's socket down both ways: a thread blocked reading from it
-    wakes with the connection lost (its file descriptor stays the driver's to close)."""
-    with suppress(Exception):  # already closed, or closing
-        fd = connection.pgconn.socket
-        with socket.socket(fileno=os.dup(fd)) as duplicate:
-            duplicate.shutdown(socket.SHUT_RDWR)
-
-
 class Database:
     """A SQLite file (created on first use, with its folder) or a PostgreSQL URL."""
 
@@ -274,7 +229,7 @@ class Database:
         if not self._slots.acquire(timeout=POOL_WAIT_S):
             raise DatabaseBusy()
         connection = None
-        deadline = _Deadline() if self.dialect is POSTGRESQL else None
+        deadline = Deadline() if self.dialect is POSTGRESQL else None
         try:
             connection, cursor = self._begin(write, deadline)
             try:
@@ -309,7 +264,7 @@ class Database:
                     connection.close()
             self._slots.release()
 
-    def _begin(self, write: bool, deadline: _Deadline | None) -> tuple:
+    def _begin(self, write: bool, deadline: Deadline | None) -> tuple:
         """(connection, cursor) in a new transaction: an idle connection, else a new one.  An
         idle one that fails to begin (its server restarted, or the network cut it) is closed
         and a new one opened in its place, once; not once ``deadline`` has fired."""

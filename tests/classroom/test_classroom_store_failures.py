@@ -13,7 +13,7 @@ from urllib.parse import quote
 import psycopg
 import pytest
 
-from classroom import db
+from classroom import db, deadlines
 from classroom.db import Database, DatabaseBusy, retried
 from classroom.store import ClassStore
 from tests.classroom.sample_class import FIRST, class_with
@@ -182,7 +182,7 @@ def test_a_postgresql_server_that_hangs_is_a_refusal_after_the_deadline_once(
     while its machine still answers TCP): no statement is answered, so its own timeouts never
     fire.  The action is refused with ``classroom.busy`` once ``HUNG_AFTER_S`` has passed,
     without a second wait; the connection is dropped and the next action is done."""
-    monkeypatch.setattr(db, "HUNG_AFTER_S", 1.0)
+    monkeypatch.setattr(deadlines, "HUNG_AFTER_S", 1.0)
     store = ClassStore(Database(postgres_url), ANSWER_IDS, clock)
     new, (ann,) = class_with(store, 1)
     frozen = [connection.info.backend_pid for connection in store.database._idle]
