@@ -161,6 +161,12 @@ def _visible(char: str) -> str:
     return f"\\u{ord(char):04x}" if ord(char) <= 0xFFFF else f"\\U{ord(char):08x}"
 
 
+def visible(text: str) -> str:
+    """Text with its invisible and line-reordering characters written as escapes (as
+    ``literal`` writes them), for places that are not Markdown: a chart's labels."""
+    return "".join(_visible(char) for char in str(text))
+
+
 def literal(text: str, limit: int = SHOWN_CHARS) -> str:
     """User text as a Markdown code span: shown exactly as typed, never as a link or markup.
 
@@ -174,7 +180,7 @@ def literal(text: str, limit: int = SHOWN_CHARS) -> str:
     """
     text = str(text)
     cut = len(text) > limit
-    text = "".join(_visible(char) for char in text[:limit])
+    text = visible(text[:limit])
     if not text.strip():
         text = f'"{text}"'  # empty, or only spaces: quoted so there is something to see
     if cut:

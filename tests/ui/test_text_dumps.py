@@ -217,3 +217,20 @@ def test_the_examples_prompts_are_a_numbered_list_one_a_line_under_the_table(rep
     assert len(prompts) == 4 and not any("·" in line for line in items)
     assert not any(what == title.strip("*") for what, _ in text.layout_facts(example, lang))
     assert text.prompt_list(rep, lang) is None  # a dump that names no prompt
+
+
+@pytest.mark.parametrize(
+    "token, expected",
+    [
+        ("\u200d", "\\u200d"),  # a joiner between emoji: a token of its own in SmolLM2
+        ("\u200b", "\\u200b"),
+        ("\u202eabc", "\\u202eabc"),  # a bidi override would reverse the label after it
+        ("\u3000", "\\u3000"),
+        (" a\n", "␣a⏎"),
+        ("\ufffd", "⟨byte⟩"),
+    ],
+)
+def test_a_tokens_label_shows_invisible_characters_as_escapes(token, expected):
+    """A chart's token axis (the RMS heatmap) labels a zero-width token with something to
+    see, as the token chips above it do, and no label reorders the text after it."""
+    assert text.token_text(token) == expected

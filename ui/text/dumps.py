@@ -20,7 +20,7 @@ from engine.dumps.diagnostics import GrowthFit
 from engine.dumps.report import DumpReport
 from engine.dumps.token_names import TOKENS_KEY, dump_token_rows
 from engine.dumps.weights_origin import WeightsOrigin
-from ui.formatting import format_number, literal
+from ui.formatting import format_number, literal, visible
 from ui.i18n import join, translate
 from ui.labels import label
 
@@ -212,9 +212,10 @@ MAX_TOKEN_CHARS = 16  # a token's text in a label, before it is cut
 
 def token_text(text: str) -> str:
     """A token's text as a label: spaces, line breaks and partial characters made visible,
-    long tokens cut.
+    zero-width and bidi characters written as escapes (a chart shows no blank label and
+    reorders none), long tokens cut.
     Plain text: put it in ``literal`` for Markdown, ``plot_text`` for a chart."""
-    shown = text.translate(_SHOWN_WHITESPACE) or "∅"
+    shown = visible(text.translate(_SHOWN_WHITESPACE)) or "∅"
     return shown if len(shown) <= MAX_TOKEN_CHARS else shown[: MAX_TOKEN_CHARS - 1] + "…"
 
 
