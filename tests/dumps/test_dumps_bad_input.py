@@ -47,9 +47,9 @@ def test_safetensors_header_claiming_a_huge_tensor_is_refused_without_allocating
     header = {"h": {"dtype": "F16", "shape": shape, "data_offsets": [0, 2 * (1 << 42)]}}
     path = files.raw_safetensors(tmp_path / "huge.safetensors", header, b"\0" * 64)
     before = _peak_rss_mib()
-    error = refusal(path, "corrupt_file")
+    error = refusal(path, "truncated")
     assert _peak_rss_mib() - before < 100
-    assert "huge.safetensors" in str(error) and "not fully covered" in str(error)
+    assert "huge.safetensors" in str(error) and f"claims {2 * (1 << 42)} bytes" in str(error)
 
 
 def test_npy_header_claiming_a_huge_array_is_refused(tmp_path):
@@ -98,7 +98,7 @@ def test_safetensors_header_length_beyond_the_format_limit(tmp_path):
 @pytest.mark.parametrize(
     "suffix, write, key",
     [
-        (".safetensors", lambda p, x: files.write_safetensors(p, {"h": x}), "corrupt_file"),
+        (".safetensors", lambda p, x: files.write_safetensors(p, {"h": x}), "truncated"),
         (".npy", lambda p, x: files.write_npy(p, x.numpy()), "truncated"),
         (".npz", lambda p, x: files.write_npz(p, {"h": x.numpy()}), "corrupt_file"),
         (".pt", lambda p, x: files.write_pt(p, {"h": x}), "not_zip"),
@@ -108,6 +108,20 @@ def test_truncated_files_are_refused(tmp_path, suffix, write, key):
     path = write(tmp_path / f"cut{suffix}", files.stream())
     path.write_bytes(path.read_bytes()[: path.stat().st_size * 2 // 3])
     assert "cut" in str(refusal(path, key))
+
+
+def test_a_cut_off_safetensors_upload_is_refused_with_the_sizes_not_the_parsers_words(tmp_path):
+    """A download stopped halfway: the message says how much of the data is missing (in both
+    languages), not the library's English (cut mid-word on the page)."""
+    path = files.write_safetensors(tmp_path / "cut.safetensors", {"a": files.stream()})
+    data = path.read_bytes()
+    start = 8 + int.from_bytes(data[:8], "little")
+    for source in (path, Upload("cut.safetensors", data[: len(data) - 100])):
+        if source is path:
+            path.write_bytes(data[: len(data) - 100])
+        error = refusal(source, "truncated")
+        assert error.params["claimed"] == len(data) - start
+        assert error.params["available"] == len(data) - start - 100
 
 
 def test_wrong_extension_is_refused_by_name(tmp_path):

@@ -28,6 +28,7 @@ from engine.dumps.formats.entries import (
     EntryInfo,
     FileScan,
     Skipped,
+    check_claimed_bytes,
     check_entry_count,
     check_name,
     corrupt,
@@ -72,6 +73,25 @@ def _described(file: DumpFile, start: int) -> tuple[dict, list[tuple[str, str, l
         return handle.metadata() or {}, [(k, s.get_dtype(), s.get_shape()) for k, s in slices]
 
 
+def _check_cut_off(file: DumpFile, start: int) -> None:
+    """After the library refused a file: a header that reads and places an entry's data past
+    the file's end (a copy or download cut off) is refused as ``truncated``, with the sizes,
+    rather than in the parser's words.  The header is read only now, bounded by
+    ``_data_start``; one that does not read leaves the parser's refusal."""
+    try:
+        header = json.loads(file.read(8, start - 8))
+        spans = [
+            (int(info["data_offsets"][1]), int(info["data_offsets"][0]), str(key))
+            for key, info in header.items()
+            if key != "__metadata__"
+        ]
+    except (ValueError, TypeError, KeyError, IndexError, AttributeError, OverflowError):
+        return
+    if spans:
+        end, begin, key = max(spans)
+        check_claimed_bytes(file, key, end - begin, file.size - start - begin)
+
+
 def _checked_keys(file: DumpFile, keys: list[str]) -> list[str]:
     check_entry_count(file, len(keys))
     for key in keys:
@@ -85,6 +105,7 @@ def scan(file: DumpFile) -> FileScan:
     try:
         metadata, described = _described(file, start)
     except (safetensors.SafetensorError, OSError) as exc:
+        _check_cut_off(file, start)
         raise corrupt(file, "", "safetensors", first_line(exc)) from None
     found, skipped = [], []
     for key, code, shape in described:
