@@ -193,3 +193,12 @@ def test_dyt_figure_scales_to_the_bulk_and_marks_the_outliers_at_its_edges(pairs
     assert "23000" in marked.name and "past |x| = 50" in plain(marked.name)
     unfitted = channel_figures.dyt_figure(pairs_rep.dyt[1], "en")
     assert unfitted.layout.xaxis.range is None and len(unfitted.data) == 2
+
+
+def test_a_small_dumps_heatmap_ticks_whole_layers_and_tokens_only():
+    """Rows are layers and columns tokens: a 2 × 4 dump gets one tick per row and column
+    (plotly's own step would write 0.5 and 1.5); a long one keeps plotly's step."""
+    small = figures.rms_heatmap(np.ones((2, 4)), ["a", "b"], "en")
+    assert small.layout.xaxis.dtick == 1 and small.layout.yaxis.dtick == 1
+    large = figures.rms_heatmap(np.ones((31, 24)), [str(i) for i in range(31)], "en")
+    assert large.layout.xaxis.dtick is None and large.layout.yaxis.dtick is None
