@@ -94,3 +94,11 @@ def test_the_block_by_block_chart_keeps_its_ticks_level_and_its_height_for_the_b
     assert figure.layout.xaxis.tickangle == 0 and figure.layout.margin.t <= 30
     assert max(len(tick) for tick in figure.data[0].x) <= 5
     assert figure.data[0].customdata[-1] == _tr("sweep_result.final", lang)
+
+
+def test_the_massive_entries_chart_counts_in_whole_entries():
+    """Two entries at one stream point: ticks 0, 1, 2, never "1.5 entries"."""
+    few = figures.massive_figure(Run(result=Run(count=np.array([0, 2, 1]), point=1)), "en")
+    assert few.layout.yaxis.dtick == 1
+    many = figures.massive_figure(Run(result=Run(count=np.array([0, 69, 1]), point=1)), "en")
+    assert many.layout.yaxis.dtick is None

@@ -97,6 +97,8 @@ def massive_figure(run, lang: str) -> go.Figure:
         )
     )
     title, x, y = (_tr(f"massive.{key}", lang) for key in ("chart", "chart_x", "chart_y"))
+    if max(result.count, default=0) <= 10:  # a count of entries: never a tick at "1.5"
+        figure.update_yaxes(dtick=1)
     return _titled(figure, x, y, title=title)
 
 
