@@ -71,6 +71,8 @@ def test_nonfinite_summary_counts_each_kind_over_the_layers():
     counts = np.array([[0, 0, 0], [2, 1, 0], [0, 0, 3]])
     found, sentence = text.nonfinite_summary(counts, 1200, "en")
     assert found and "2 NaN, 1 +inf and 3 −inf among 1,200 values, on 2 layers" in sentence
+    _, one = text.nonfinite_summary(np.array([[32, 0, 0], [0, 0, 0]]), 64, "en")
+    assert "among 64 values, on 1 layer." in one  # not "1 layers"
     assert text.nonfinite_summary(np.zeros((2, 3), int), 10, "en") == (
         False,
         "All 10 values are finite: no NaN or ±inf.",

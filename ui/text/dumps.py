@@ -184,8 +184,9 @@ def nonfinite_summary(nonfinite: np.ndarray, values: int, lang: str) -> tuple[bo
     if nan + pos + neg == 0:
         return False, translate("dumps.nonfinite_none", lang, values=count(values))
     layers = int((nonfinite.sum(axis=1) > 0).sum())
+    one = "_one" if layers == 1 else ""  # "on 1 layer"
     return True, translate(
-        "dumps.nonfinite_found",
+        f"dumps.nonfinite_found{one}",
         lang,
         nan=count(nan),
         posinf=count(pos),
