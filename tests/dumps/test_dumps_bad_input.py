@@ -113,15 +113,16 @@ def test_truncated_files_are_refused(tmp_path, suffix, write, key):
 def test_a_cut_off_safetensors_upload_is_refused_with_the_sizes_not_the_parsers_words(tmp_path):
     """A download stopped halfway: the message says how much of the data is missing (in both
     languages), not the library's English (cut mid-word on the page)."""
-    path = files.write_safetensors(tmp_path / "cut.safetensors", {"a": files.stream()})
+    tensors = {"a": files.stream(), "b": files.stream()}  # "b" cut: its data starts past the end
+    path = files.write_safetensors(tmp_path / "cut.safetensors", tensors)
     data = path.read_bytes()
     start = 8 + int.from_bytes(data[:8], "little")
-    for source in (path, Upload("cut.safetensors", data[: len(data) - 100])):
-        if source is path:
-            path.write_bytes(data[: len(data) - 100])
+    kept = start + (len(data) - start) // 3
+    path.write_bytes(data[:kept])
+    for source in (path, Upload("cut.safetensors", data[:kept])):
         error = refusal(source, "truncated")
-        assert error.params["claimed"] == len(data) - start
-        assert error.params["available"] == len(data) - start - 100
+        assert error.params["claimed"] == len(data) - start  # all the data the header places
+        assert error.params["available"] == kept - start  # what the file holds of it
 
 
 def test_wrong_extension_is_refused_by_name(tmp_path):

@@ -81,15 +81,15 @@ def _check_cut_off(file: DumpFile, start: int) -> None:
     try:
         header = json.loads(file.read(8, start - 8))
         spans = [
-            (int(info["data_offsets"][1]), int(info["data_offsets"][0]), str(key))
+            (int(info["data_offsets"][1]), str(key))
             for key, info in header.items()
             if key != "__metadata__"
         ]
     except (ValueError, TypeError, KeyError, IndexError, AttributeError, OverflowError):
         return
-    if spans:
-        end, begin, key = max(spans)
-        check_claimed_bytes(file, key, end - begin, file.size - start - begin)
+    if spans:  # the data the header places, to its last entry's end, against what is there
+        end, key = max(spans)
+        check_claimed_bytes(file, key, end, file.size - start)
 
 
 def _checked_keys(file: DumpFile, keys: list[str]) -> list[str]:
