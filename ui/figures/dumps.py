@@ -146,7 +146,7 @@ def rms_heatmap(
     if tokens <= 12:  # a few tokens or layers: one tick each, never "0.5" (a row or column)
         figure.update_xaxes(dtick=1)
     if layers <= 12:
-        figure.update_yaxes(dtick=1)
+        figure.update_yaxes(tickmode="linear", tick0=0, dtick=1)  # "auto" would ignore dtick
     if token_names is not None and len(token_names) == tokens <= MAX_NAMED_TOKENS:
         ticks = [f"{i} {name}" for i, name in enumerate(token_names)]
         figure.update_xaxes(tickvals=np.arange(tokens), ticktext=ticks, tickangle=-60)
