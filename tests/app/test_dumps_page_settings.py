@@ -26,7 +26,7 @@ def test_overriding_the_axes_and_the_stream_rereads_the_dump(app, upload):
     ) and "L = 4 points of the stream, B = 1" in page_text(app)
     app.selectbox(key="du_axes").select("BTd").run()
     text = page_text(app)
-    assert "[B, T, d] — chosen by you" in text and "L = 1 points of the stream, B = 4" in text
+    assert "[B, T, d] — chosen by you" in text and "L = 1 point of the stream, B = 4" in text
     assert "Too few positive, finite layers" in text  # one layer: no growth to fit
     assert app.query_params["du_axes"] == "BTd"
     upload("hooks.safetensors", safetensors_bytes(files.module_names(files.stream())), "hooks")
@@ -35,6 +35,25 @@ def test_overriding_the_axes_and_the_stream_rereads_the_dump(app, upload):
     app.selectbox(key="dumps_stream_hooks").select(stream).run()
     assert f"`{stream}` — chosen by you" in page_text(app)
     assert "dumps_stream" not in json.dumps(dict(app.query_params))  # an entry of the file
+
+
+@pytest.mark.parametrize(
+    "batch, layers, sentence",
+    [
+        (1, 3, "**1 massive activation**, on layer 2 in channel 3; its magnitude is 2500"),
+        (2, 3, "**2 massive activations**, all on layer 2, in channel(s) 3"),
+        (2, 4, "**4 massive activations** on 2 layers, in channel(s) 3"),
+    ],
+)
+def test_the_massive_activations_are_counted_in_words_that_fit_the_count(
+    app, upload, batch, layers, sentence
+):
+    """One activation, several on one layer, several layers: each said as it is (the
+    stream's 2,500 sits on token 0, channel 3, from layer 2 on)."""
+    x = files.stream(layers=layers, batch=batch, tokens=7)
+    upload("hidden.safetensors", safetensors_bytes(files.hf_names(x)))
+    open_dumps_page(app, section="massive")
+    assert sentence in page_text(app)
 
 
 def test_link_values_past_the_dump_are_said_and_thresholds_apply(app, upload):

@@ -82,7 +82,13 @@ def layout_facts(rep: DumpReport, lang: str) -> list[tuple[str, str]]:
         _fact("axes", f"{axes_text(lay.axes)} — {axes_reason}", lang),
         _fact(
             "shape",
-            translate("dumps.shape_value", lang, dtype=lay.dtype, values=values, **shape),
+            translate(
+                "dumps.shape_value_one" if shape["layers"] == 1 else "dumps.shape_value",
+                lang,
+                dtype=lay.dtype,
+                values=values,
+                **shape,
+            ),  # fmt: skip
             lang,
         ),
         _fact("order", translate("dumps.order_value", lang, order=order, **ends), lang),

@@ -180,11 +180,14 @@ def massive(
         return
     layers = np.unique(mas.layer)
     channels = np.unique(mas.channel)
+    # one activation, several on one layer, or several layers: each its own sentence
+    variant = "_one" if total == 1 else "_one_layer" if len(layers) == 1 else ""
     st.markdown(
         t(
-            "dumps.massive_found",
+            f"dumps.massive_found{variant}",
             count=text.count(total),
             layers=len(layers),
+            layer_list=int(layers[0]),
             channels=", ".join(str(int(c)) for c in channels[:8]),
             largest=format_number(float(np.abs(mas.value).max()), 1) if mas.value.size else "—",
         )
