@@ -105,7 +105,19 @@ def test_the_pages_table_shows_every_top_token_and_its_sentence_names_the_lenses
     live, ref = tiny("llama"), tiny_reference("llama")
     run = types.SimpleNamespace(result=logit_lens(live, ref, LensSpec(top_k=3)))
     table = lens_table(run, "en")
+    # a probability: two decimals, or two significant digits under 0.005 (never "0.00")
+    probability = r" (?:\d\.\d\d|\d(?:\.\d)?e[−+-]\d\d)(?: · |$)"
     for cells in list(table.values())[1:]:  # one column a lens, after the points
-        assert all(len(re.findall(r" \d\.\d\d(?: · |$)", cell)) == 3 for cell in cells), cells
+        assert all(len(re.findall(probability, cell)) == 3 for cell in cells), cells
+        assert not any(" 0.00" in cell or "'" in cell for cell in cells), cells
+    flat = types.SimpleNamespace(
+        result=types.SimpleNamespace(
+            variants=("final",),
+            top_ids=np.array([[[[7, 8]]]]),  # [variants, points, positions, k]
+            top_probs=np.array([[[[0.421, 3.1e-5]]]]),
+            token_texts={7: " tell", 8: "\n"},
+        )
+    )
+    assert list(lens_table(flat, "en").values())[1] == ["␣tell 0.42 · ⏎ 3.1e-05"]
     early = lens_sentences(run, "en")[0]
     assert "The final norm" not in early and "the layer's own scale" in early, early

@@ -53,3 +53,13 @@ def test_swap_and_freeze_sentences_say_which_blocks_changed(layers, final, en, z
     frozen = Run(spec=FreezeSpec(layers=layers, final=final), norms=("n",) * 8,
                  variation=np.array([0.1, 0.2]), exempt=())  # fmt: skip
     assert en in freeze_sentences(Run(result=frozen), "en")[0].replace("\u00a0", " ")
+
+
+def test_a_token_is_named_as_the_dumps_page_names_it():
+    """A token's leading space, line break or partial character is made visible ("␣market"),
+    as on the Activation dumps page, not left as a space inside the code span."""
+    from ui.text.experiments import token_label
+
+    texts = (" market", "\n", "\ufffd")
+    assert [token_label(texts, i) for i in range(3)] == ["`␣market`", "`⏎`", "`⟨byte⟩`"]
+    assert token_label(texts, 3) == "—"

@@ -9,8 +9,9 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from ui.figures.style import log_axis
-from ui.formatting import finite_or_none, plot_text
+from ui.formatting import finite_or_none, format_number, plot_text
 from ui.i18n import translate
+from ui.text.dumps import token_text
 
 UNMODIFIED, CHANGED = "#7f7f7f", "#d62728"
 LENS_COLORS = {"own_scale": "#1f77b4", "final_scale": "#d62728", "no_norm": "#2ca02c"}
@@ -51,7 +52,7 @@ def effect_figure(run, lang: str) -> go.Figure:
     effect = run.result.effect
     positions = np.arange(1, run.tokens)  # the token each loss is for
     figure = _two_rows("chart.nll", "chart.kl", lang)
-    hover = [plot_text(f"{p}: {run.token_texts[p]}") for p in positions]
+    hover = [plot_text(f"{p}: {token_text(run.token_texts[p])}") for p in positions]
     for name, values, color in (
         (_tr("chart.unmodified", lang), run.baseline_nll, UNMODIFIED),
         (_tr("chart.changed", lang), effect.nll, CHANGED),
@@ -165,10 +166,17 @@ def lens_figure(run, lang: str) -> go.Figure:
     return _finish_rows(figure, y, kl_y, x, np.isfinite(np.where(kl > 0, kl, np.nan)).any())
 
 
+def _probability(p: float) -> str:
+    """0.42 to two decimals; one under 0.01 with two significant digits (3.1e-05), not as a
+    column of "0.00" where a lens's distribution is nearly flat."""
+    return f"{p:.2f}" if p >= 0.005 else format_number(float(p), 2)
+
+
 def lens_table(run, lang: str, position_index: int = -1) -> dict[str, list[str]]:
     """Each point's ``top_k`` most likely next tokens at one decoded position, with their
     probabilities, per lens (a table)."""
     r = run.result
+    texts = r.token_texts  # the top ids decoded, by id
     rows: dict[str, list[str]] = {
         _tr("lens_result.point", lang): [str(p) for p in range(r.top_ids.shape[1])]
     }
@@ -176,7 +184,7 @@ def lens_table(run, lang: str, position_index: int = -1) -> dict[str, list[str]]
         top = r.top_ids[index, :, position_index]  # [points, k]
         probs = r.top_probs[index, :, position_index]
         rows[_tr(f"options.lens.{variant}", lang)] = [
-            " · ".join(f"{r.token_texts[int(i)]!r} {p:.2f}" for i, p in zip(ids, ps))
+            " · ".join(f"{token_text(texts[int(i)])} {_probability(p)}" for i, p in zip(ids, ps))
             for ids, ps in zip(top, probs)
         ]
     return rows

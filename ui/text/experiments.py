@@ -10,6 +10,7 @@ from engine.experiments.experiment import early_points, perplexity_band
 from ui.formatting import format_power, literal
 from ui.i18n import join, translate
 from ui.labels import NORM_NAMES
+from ui.text.dumps import token_text
 
 SHOWN_ENTRIES = 6  # massive entries named in a sentence
 SHOWN_BLOCKS = 12  # blocks named in a sentence (the rest counted)
@@ -21,7 +22,8 @@ def number(value: float) -> str:
 
 
 def token_label(texts, position: int) -> str:
-    return literal(texts[position]) if 0 <= position < len(texts) else "—"
+    """The token at ``position`` as the dumps page shows one: "␣market", not " market"."""
+    return literal(token_text(texts[position])) if 0 <= position < len(texts) else "—"
 
 
 def option_text(experiment: str, option: str, lang: str) -> str:

@@ -90,7 +90,7 @@ def results(found) -> None:
                 "experiments.lens_result.top",
                 k=found.result.spec.top_k,
                 position=position,
-                token=literal(found.token_texts[position]),
+                token=text.token_label(found.token_texts, position),
             )
         )
         st.table(
