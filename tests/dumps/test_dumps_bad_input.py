@@ -321,5 +321,5 @@ def test_a_file_that_fails_as_a_whole_names_no_entry(tmp_path):
     path = tmp_path / "notes.npz"
     path.write_text("not an archive\n")
     message = str(refusal(path, "corrupt_file"))
-    assert message.startswith("notes.npz: the file is damaged or not a npz file")
+    assert message.startswith("notes.npz: the file is damaged or not in npz format")
     assert "entry" not in message and "(file)" not in message
