@@ -102,3 +102,21 @@ def test_the_massive_entries_chart_counts_in_whole_entries():
     assert few.layout.yaxis.dtick == 1
     many = figures.massive_figure(Run(result=Run(count=np.array([0, 69, 1]), point=1)), "en")
     assert many.layout.yaxis.dtick is None
+
+
+@pytest.mark.parametrize("ratios", [[1.01, 3.0, 1.02], [0.9, 1.2, np.inf], [1.0, 1.0, 1.0]])
+def test_the_sweeps_bars_rise_from_just_under_one(ratios):
+    """A ratio's bar starts at the axis's bottom, set just under ×1 (or the smallest ratio
+    under it), not where plotly's autorange put it for bars on a log axis (10⁻³)."""
+    sweep = Run(
+        result=Run(
+            perplexity_ratio=np.array(ratios),
+            layers=(0, 1, None),
+            tolerated=(True, False, True),
+            spec=Run(tolerance=0.05),
+        )
+    )
+    low, high = figures.sweep_figure(sweep, "en").layout.yaxis.range
+    finite = [r for r in ratios if np.isfinite(r)]
+    assert 0.8 * min(1.0, *finite) < 10**low < min(1.0, *finite)
+    assert max(1.05, *finite) < 10**high < 1.3 * max(1.05, *finite)

@@ -4,6 +4,8 @@ lens, float16's distance from float32)."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
@@ -131,7 +133,12 @@ def sweep_figure(run, lang: str) -> go.Figure:
         )
     )
     figure.add_hline(y=1 + sweep.spec.tolerance, line_dash="dash", line_color="#333")
-    log_axis(figure, "y", values=[*capped[np.isfinite(capped)], 1 + sweep.spec.tolerance])
+    # the bars rise from just under ×1 (no change): plotly's own range for bars on a log axis
+    # reached down to 10⁻³, so a ×1.05 bar looked as tall as a ×3 one
+    shown = [*capped[np.isfinite(capped)], 1.0, 1 + sweep.spec.tolerance]
+    low, high = math.log10(min(shown)), math.log10(max(shown))
+    pad = 0.05 * (high - low or 0.1)
+    log_axis(figure, "y", values=shown, range=[low - pad, high + pad])
     x, y = _tr("sweep_result.chart_x", lang), _tr("sweep_result.chart_y", lang)
     figure.update_xaxes(tickangle=0)
     return _titled(figure, x, y, xaxis_type="category", margin=dict(t=24, b=48))
