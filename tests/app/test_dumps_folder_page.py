@@ -70,6 +70,7 @@ def test_without_the_setting_no_folder_is_offered_and_a_folder_link_opens_the_ex
     assert at.segmented_control(key="du_source").value == "example"
     assert "本服务器没有列出任何文件夹" in _warnings(at)
     assert "读到了什么" in [s.value for s in at.subheader]
+    assert "du_file" not in at.query_params and "du_source" not in at.query_params
 
 
 def test_a_folder_file_is_read_with_the_numbers_torch_gives_and_named_in_the_link(folder):
@@ -97,6 +98,7 @@ def test_a_linked_file_the_server_does_not_list_is_refused_by_name(folder, linke
     assert "`du_file`" in warning and "is not one of the dump files this server lists" in warning
     assert "0/runs/small.safetensors" in warning  # what is accepted
     assert at.selectbox(key="du_file").value == "0/example_copy.safetensors"  # the first
+    assert at.query_params["du_file"] == "0/example_copy.safetensors"  # the refused id is gone
     assert "What this stream shows" in [s.value for s in at.subheader]
 
 

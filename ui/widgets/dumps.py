@@ -102,6 +102,8 @@ def source_choice(folder: bool) -> str:
     if st.session_state.get(param.key) not in (*choices, None):
         st.warning(t("dumps.no_folder"), icon=":material/link_off:")
         st.session_state[param.key] = param.default
+    if not folder:  # a linked file means nothing here: it leaves the address with its source
+        st.session_state[P["du_file"].key] = P["du_file"].default
     return bound.segmented(param, t("dumps.source"), options=choices)
 
 
