@@ -201,3 +201,19 @@ def plot_text(text: str) -> str:
 def format_eps(value: float) -> str:
     """An epsilon as people write it: 1e-05 -> "1e-5", 1.1920929e-07 -> "1.19e-7"."""
     return re.sub(r"e([+-])0*(\d)", r"e\1\2", f"{value:.3g}").replace("e+", "e")
+
+
+def column_format(values: np.ndarray, digits: int) -> str:
+    """A column's printf format: one number of decimals for the whole column, giving its
+    largest value ``digits`` significant digits (179.182 over 6.918, not 6.9183 and
+    6.67252), where its values span at most three decades, none where all are whole; else
+    ``digits`` significant digits each, in e-notation where they need it."""
+    magnitudes = np.abs(values[np.isfinite(values) & (values != 0)])
+    if magnitudes.size == 0:
+        return f"%.{digits}g"
+    top, bottom = np.floor(np.log10([magnitudes.max(), magnitudes.min()]))
+    if top - bottom > 3 or not -3 <= top < digits:
+        return f"%.{digits}g"
+    if (magnitudes % 1 == 0).all():  # whole numbers stored as floats: 26464, not 26464.0
+        return "%.0f"
+    return f"%.{int(min(max(digits - 1 - top, 0), digits))}f"

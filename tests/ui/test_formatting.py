@@ -5,6 +5,7 @@ import pytest
 
 from ui.figures.style import tick_text
 from ui.formatting import (
+    column_format,
     finite_or_none,
     format_cosine,
     format_number,
@@ -131,3 +132,19 @@ def test_a_power_of_ten_with_mantissa_one_is_written_without_it_in_text_and_late
     assert latex_number(-2.5e6) == r"-2.5\times 10^{6}" and latex_number(1e-5) == "10^{-5}"
     assert latex_number(-2.5e-6) == r"-2.5\times 10^{-6}" and latex_number(-0.5) == "-0.5"
     assert latex_vector([-1e6, 2.0]) == r"\left[-10^{6}, 2\right]"
+
+
+@pytest.mark.parametrize(
+    "values, expected",
+    [
+        ([179.182, 6.9183, 6.67252], "%.3f"),  # one count of decimals: 179.182, 6.918, 6.673
+        ([12545.9, 11446.0], "%.1f"),
+        ([26464.0, 22528.0, np.nan], "%.0f"),  # whole numbers stored as floats
+        ([0.5, 0.25, np.nan, 0.0], "%.6f"),
+        ([2.5e-5, 100.0], "%.6g"),  # six decades: each its own digits
+        ([3.0e7, 1.0e7], "%.6g"),  # past six digits before the point
+        ([np.nan, np.inf], "%.6g"),  # nothing to measure
+    ],
+)
+def test_a_tables_column_has_one_count_of_decimals_where_its_values_allow(values, expected):
+    assert column_format(np.array(values), 6) == expected

@@ -20,7 +20,7 @@ from engine.dumps.report import DumpReport
 from ui.errors import own_words
 from ui.figures import dumps as figures
 from ui.figures import dumps_channels as channel_figures
-from ui.formatting import format_number, literal, plot_text
+from ui.formatting import column_format, format_number, literal, plot_text
 from ui.i18n import current_language, t
 from ui.landing import landmark
 from ui.text import dumps as text
@@ -56,7 +56,9 @@ def _table(frame: pd.DataFrame, key: str, digits: int = 6) -> None:
     for c in frame.columns:
         full = t(f"dumps.col.{c}") if c in SHORT_HEADERS else None
         if frame[c].dtype.kind == "f" and c not in gaps:
-            config[headers[c]] = st.column_config.NumberColumn(format=f"%.{digits}g", help=full)
+            config[headers[c]] = st.column_config.NumberColumn(
+                format=column_format(frame[c].to_numpy(dtype=float), digits), help=full
+            )
         elif full is not None:
             config[headers[c]] = st.column_config.Column(help=full)
     st.dataframe(
