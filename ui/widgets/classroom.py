@@ -28,6 +28,7 @@ from ui.url.pages import CLASSROOM as P
 from ui.widgets.lessons import lesson_picker
 
 NOTICE = "_cl_notice"  # the last action's refusal, shown on the next run
+STALE = "_cl_stale"  # an action refused as the lesson changed: said beside the buttons
 DONE = "_cl_done"  # the last action's confirmation (a class ended), shown on the next run
 PACED_START = "cl_paced_start"
 # The join box's length: the browser drops, without a word, a paste longer than this, so it
@@ -119,35 +120,52 @@ def _act(action, *args) -> None:
     _say(attempt(action, *args)[1])
 
 
+def _on_lesson(action, code: str, key: str, lesson: str, *args) -> None:
+    """``action`` on ``lesson``, the lesson its button was drawn with, only while the picker
+    still shows it.  A click sent while the page is being redrawn after another pick comes
+    with the picker's new lesson and the callback of the buttons drawn before it (Streamlit
+    keeps the last one registered): it would act on a lesson the page no longer shows, so it
+    is refused, and said beside the buttons."""
+    shown = st.session_state.get("cl_pick", lesson)
+    if shown in LESSON_IDS and shown != lesson:
+        was, now = LESSON_IDS.index(lesson) + 1, LESSON_IDS.index(shown) + 1
+        st.session_state[STALE] = t("classroom.lesson_changed", was=was, now=now)
+        return
+    _act(action, code, key, lesson, *args)
+
+
 def actions(klass: Class, current: Room) -> None:
     """The buttons on the lesson's question, each enabled when the store would accept it."""
     state, lesson = current.state, current.lesson
-    args = (klass.code, klass.key, lesson)
+    stale = st.session_state.pop(STALE, None)
+    if stale is not None:
+        st.warning(stale, icon=":material/sync_problem:")
     s = store()
+    args = (klass.code, klass.key, lesson)
     with st.container(key="cl_actions", horizontal=True):
         if state.voting_open:
             st.button(
                 t("classroom.close"), key="cl_close", icon=":material/lock:",
-                on_click=_act, args=(s.set_voting, *args, False),
+                on_click=_on_lesson, args=(s.set_voting, *args, False),
             )  # fmt: skip
         else:
             st.button(
                 t("classroom.reopen"), key="cl_reopen", icon=":material/lock_open:",
-                disabled=state.revealed, on_click=_act, args=(s.set_voting, *args, True),
+                disabled=state.revealed, on_click=_on_lesson, args=(s.set_voting, *args, True),
             )  # fmt: skip
         st.button(
             t("classroom.second_round"), key="cl_round", icon=":material/forum:",
             disabled=state.round >= rules.ROUNDS or state.revealed,
-            on_click=_act, args=(s.second_round, *args),
+            on_click=_on_lesson, args=(s.second_round, *args),
         )  # fmt: skip
         st.button(
             t("classroom.reveal"), key="cl_reveal", icon=":material/visibility:", type="primary",
-            disabled=state.revealed, on_click=_act, args=(s.reveal, *args),
+            disabled=state.revealed, on_click=_on_lesson, args=(s.reveal, *args),
         )  # fmt: skip
         number = LESSON_IDS.index(lesson) + 1
         st.button(
             t("classroom.move", number=number), key="cl_move", icon=":material/group_work:",
-            on_click=_act, args=(s.move_everyone, *args),
+            on_click=_on_lesson, args=(s.move_everyone, *args),
         )  # fmt: skip
 
 

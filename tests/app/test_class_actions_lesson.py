@@ -1,0 +1,57 @@
+"""The instructor's actions act on the lesson whose question the Class page shows with them.
+
+Picking another lesson reruns the page; a click on Reveal, Close voting, Second round or
+"Everyone to lesson N" sent while that run is still being drawn reaches the server with
+the picker's new lesson, but with the callback the buttons of the lesson before were drawn
+with.  Measured in Chromium: a click in the same moment as the pick closed the lesson the
+page had just left, while the page went on to show the picked one, its voting open.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from classroom import rules
+from tests.app.test_class_pages import FIRST, _button, _instructor, _texts
+from ui.classroom import store
+from ui.lessons.catalog import LESSON_IDS
+
+THIRD = LESSON_IDS[2]
+
+
+def _class_lesson(code: str) -> tuple[str | None, int]:
+    """Where "everyone to lesson N" sent the class, and how many moves it made."""
+    with store().database.transaction() as tx:
+        return tx.one("SELECT lesson, moves FROM classes WHERE code = ?", (code,))
+
+
+@pytest.mark.parametrize("action", ["cl_reveal", "cl_close", "cl_round", "cl_move"])
+def test_an_action_clicked_as_the_lesson_changes_is_refused_and_changes_nothing(action):
+    """The picker already shows lesson 3 when the button of lesson 1 is clicked (both in
+    the browser's one request): neither lesson changes, and the page says why, beside the
+    buttons, in the words the page uses for the lessons (their numbers)."""
+    teacher, code, key = _instructor()
+    teacher.selectbox(key="cl_pick").set_value(THIRD)  # what the browser shows
+    teacher.button(key=action).click().run()  # the button drawn with lesson 1's question
+    for lesson_id in (FIRST, THIRD):
+        assert store().room(code, key, lesson_id).state == rules.LessonState()
+    assert _class_lesson(code) == (None, 0)
+    said = _texts(teacher, "warning")
+    assert "Nothing was done" in said and "lesson 1" in said and "lesson 3" in said
+    assert not teacher.exception
+    assert teacher.session_state["cl_lesson"] == THIRD  # the pick itself is taken
+    _button(teacher, "Reveal the answer").click().run()  # the next click: lesson 3's own
+    assert store().room(code, key, THIRD).state.revealed
+    assert not store().room(code, key, FIRST).state.revealed
+    assert "Nothing was done" not in _texts(teacher, "warning")
+
+
+def test_an_action_after_the_pick_has_drawn_acts_on_the_picked_lesson():
+    teacher, code, key = _instructor()
+    teacher.selectbox(key="cl_pick").set_value(THIRD).run()
+    _button(teacher, "Everyone to lesson 3").click().run()
+    assert _class_lesson(code) == (THIRD, 1)
+    _button(teacher, "Close voting").click().run()
+    assert not store().room(code, key, THIRD).state.voting_open
+    assert store().room(code, key, FIRST).state.voting_open
+    assert not _texts(teacher, "warning")
