@@ -90,3 +90,22 @@ def test_outside_a_class_the_sheet_lists_every_answer():
     shown = _texts(learner, "markdown")
     assert all(_answer_line(i) in shown for i in LESSON_IDS)
     assert "hidden" not in shown
+
+
+def test_revealed_without_a_committed_prediction_the_learner_is_told_how_to_see_it():
+    """A second round unlocks a learner's first-round prediction; one who has not committed
+    again when the answer is revealed sees no answer (it shows with a commit): the line says
+    so, rather than only that the answer was revealed."""
+    teacher, code, key = _instructor()
+    learner = _commit(_learner(code), ANSWER)
+    store().second_round(code, key, FIRST)
+    learner.run()
+    assert learner.radio(key=f"ls_pick_{FIRST}").value is None  # unlocked, not committed
+    store().reveal(code, key, FIRST)
+    said = _texts(learner.run(), "info")
+    assert "commit a prediction to see it" in said
+    assert "Right" not in _texts(learner, "success")  # the answer is not on the page
+    _commit(learner, ANSWER)
+    said = _texts(learner, "info")
+    assert "revealed the answer" in said and "commit a prediction" not in said
+    assert "Right" in _texts(learner, "success")

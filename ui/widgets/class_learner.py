@@ -251,8 +251,9 @@ def before_prediction(member: Member | None, item: Lesson) -> None:
         st.session_state["ls_answers"] = [a for a in committed if a not in mine]
         st.session_state[f"ls_pick_{item.id}"] = None  # not popped: the browser would keep its tick
         voted[item.id] = state.round
-    if state.revealed:
-        st.info(t("classroom.state_revealed"), icon=":material/visibility:")
+    if state.revealed:  # the answer shows with a commit: one unlocked or never made is asked
+        said = "classroom.state_revealed" if mine else "classroom.state_revealed_commit"
+        st.info(t(said), icon=":material/visibility:")
     elif not state.voting_open:
         st.info(t("classroom.state_closed"), icon=":material/lock:")
     elif state.round > 1:
