@@ -214,6 +214,10 @@ def test_a_wrong_code_is_refused_once_and_the_lessons_go_on(monkeypatch):
     malformed = _learner("<b>1</b>")
     assert "is not a class code" in _texts(malformed, "error")
     assert not malformed.exception
+    # the way out is named for a learner who never joined: not "Leave the class"
+    assert learner.button(key="cl_leave").label == "Go on without a class"
+    learner.button(key="cl_leave").click().run()
+    assert not _texts(learner, "error") and "ls_class" not in learner.query_params
 
 
 def test_a_flood_of_votes_is_refused_with_a_message_and_the_first_vote_stands(monkeypatch):

@@ -56,8 +56,8 @@ def _leave() -> None:
     st.session_state["ls_class"] = ""
 
 
-def _leave_button() -> None:
-    st.button(t("classroom.leave"), key="cl_leave", icon=":material/logout:", on_click=_leave)
+def _leave_button(text: str = "classroom.leave") -> None:
+    st.button(t(text), key="cl_leave", icon=":material/logout:", on_click=_leave)
 
 
 # The browser's learner token for a class, kept in the class's cookie for the class's
@@ -129,7 +129,7 @@ def _refused(typed: str, error: EngineError) -> None:
         st.info(t("classroom.ended_learner", **error.params), icon=":material/event_busy:")
     else:
         st.error(error_text(error), icon=":material/group_off:")
-    _leave_button()
+    _leave_button("classroom.go_on")  # never joined, or its class is gone: nothing to leave
 
 
 def _join(typed: str) -> tuple[str, str] | None:
