@@ -99,7 +99,7 @@ def last_layer_grad_norm(
             x, _ = stack.layer(x, layer_weights(spec, layer, device), layer)  # [B, T, d]
         if not bool(torch.isfinite(x).all()):
             return math.nan
-    _, leaves, out, _ = layer_graph(stack, x, layers, device)
+    x_in, leaves, out, _ = layer_graph(stack, x, layers, device)
     if not bool(torch.isfinite(out).all()):
         return math.nan
     top = out.detach().requires_grad_(True)  # [B, T, d]
@@ -107,8 +107,10 @@ def last_layer_grad_norm(
         y = stack.top(top)  # [B, T, d]
     upstream = readout(spec, device) / math.sqrt(spec.tokens)  # d loss / d y
     (delta,) = torch.autograd.grad(y, top, upstream)  # d loss / d x_L
-    grads = torch.autograd.grad(out, leaves, delta)
-    if not all(bool(torch.isfinite(g).all()) for g in grads):
+    # d loss / d x_{L-1} too: simulate_depth gives up on the layer where it is not finite,
+    # even where the weights' gradient is (a norm whose statistic overflowed: rstd 0)
+    below, *grads = torch.autograd.grad(out, [x_in, *leaves], delta)
+    if not all(bool(torch.isfinite(g).all()) for g in (below, *grads)):
         return math.nan
     if progress is not None:
         progress(1.0)

@@ -266,6 +266,17 @@ def test_the_sweeps_last_layer_gradient_is_nan_past_float32_and_stops_when_asked
         last_layer_grad_norm(DepthSpec(), should_stop=lambda: True)
 
 
+def test_the_sweeps_last_layer_gradient_is_nan_where_the_layers_input_gradient_is():
+    """RMSNorm's mean square overflows float32 at x ~ 1e20 (rstd 0, the norm's output 0):
+    the weights' gradient is a finite 0, the gradient of the layer's input is not, and the
+    whole simulation gives up on that layer.  The sweep's value is the same NaN, not 0."""
+    spec = DepthSpec(norm="rmsnorm", init_std=1e20, final_norm=False, layers=2, d=4, tokens=4)
+    whole = simulate_depth(spec)
+    assert whole.nonfinite is not None and whole.nonfinite.quantity == "gradient"
+    assert math.isnan(whole.grad_norm[-1])
+    assert math.isnan(last_layer_grad_norm(spec))
+
+
 def test_theory_helpers():
     lo, hi = pre_ln_band([0, 2, 10])
     np.testing.assert_allclose(lo, [1, 2, 6])
