@@ -125,6 +125,16 @@ def test_a_cut_off_safetensors_upload_is_refused_with_the_sizes_not_the_parsers_
         assert error.params["available"] == kept - start  # what the file holds of it
 
 
+def test_a_safetensors_header_nested_past_the_parsers_is_refused_in_the_librarys_words():
+    """A header the library refuses that Python's parser cannot read either (nested too
+    deep) keeps the library's refusal, not CPython's RecursionError."""
+    text = b'{"a":' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+    error = refusal(
+        Upload("deep.safetensors", len(text).to_bytes(8, "little") + text), "corrupt_file"
+    )
+    assert "RecursionError" not in str(error) and "invalid JSON in header" in str(error)
+
+
 def test_wrong_extension_is_refused_by_name(tmp_path):
     path = tmp_path / "acts.txt"
     path.write_text("1 2 3")
