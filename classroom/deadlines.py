@@ -26,6 +26,9 @@ class Deadline:
     for a server that hangs ends with the driver's ``OperationalError`` (``fired``: no second
     try, which would wait as long again).  ``stop`` when the transaction has ended, before
     its connection goes back to the pool: a cut is then never made, nor still under way.
+    ``watch`` keeps a duplicate of the socket's descriptor, and the cut shuts that one down:
+    a descriptor number read at the cut could already be another socket's (the connection
+    closed by its own thread, the number given to the next one opened).
 
     One watching thread per process checks every open transaction's deadline each
     ``WATCH_EVERY_S`` (a thread per transaction doubled a short transaction's cost)."""
@@ -37,7 +40,7 @@ class Deadline:
     def __init__(self):
         self.fired = False
         self.at = time.monotonic() + HUNG_AFTER_S
-        self._connection = None
+        self._socket: socket.socket | None = None  # the watched connection's, duplicated
         self._stopped = False
         self._lock = threading.Lock()
         with Deadline._open_lock:
@@ -49,24 +52,27 @@ class Deadline:
                 Deadline._watcher.start()
 
     def watch(self, connection) -> None:
+        """Watch ``connection``, in place of the one watched before (closed by then)."""
+        duplicate = _duplicate(connection)
         with self._lock:
-            self._connection = connection
+            _close(self._socket)
+            self._socket = duplicate
             if self.fired:  # ran out while the connection was being taken or opened
-                _shut(connection)
+                _shut(duplicate)
 
     def stop(self) -> None:
         with Deadline._open_lock:
             Deadline._open.discard(self)
         with self._lock:  # waits for a cut under way
             self._stopped = True
+            self._socket = _close(self._socket)
 
     def _cut(self) -> None:
         with self._lock:
             if self._stopped:
                 return
             self.fired = True
-            if self._connection is not None:
-                _shut(self._connection)
+            _shut(self._socket)
 
     @staticmethod
     def _watch() -> None:
@@ -80,10 +86,29 @@ class Deadline:
                 deadline._cut()
 
 
-def _shut(connection) -> None:
-    """Shut a PostgreSQL connection's socket down both ways: a thread blocked reading from it
-    wakes with the connection lost (its file descriptor stays the driver's to close)."""
-    with suppress(Exception):  # already closed, or closing
-        fd = connection.pgconn.socket
-        with socket.socket(fileno=os.dup(fd)) as duplicate:
+def _duplicate(connection) -> socket.socket | None:
+    """A PostgreSQL connection's socket under a descriptor of our own (None where it has
+    none: closed, or lost): shutting it down shuts the connection's own down, and its number
+    is never another socket's while we hold it."""
+    try:
+        fd = os.dup(connection.pgconn.socket)
+    except Exception:  # already closed, or lost
+        return None
+    try:
+        return socket.socket(fileno=fd)
+    except OSError:
+        os.close(fd)
+        return None
+
+
+def _shut(duplicate: socket.socket | None) -> None:
+    """Shut a watched socket down both ways: a thread blocked reading the connection wakes
+    with the connection lost (its own descriptor stays the driver's to close)."""
+    if duplicate is not None:
+        with suppress(OSError):  # no longer connected
             duplicate.shutdown(socket.SHUT_RDWR)
+
+
+def _close(duplicate: socket.socket | None) -> None:
+    if duplicate is not None:
+        duplicate.close()
