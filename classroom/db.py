@@ -228,9 +228,10 @@ class Database:
         """
         if not self._slots.acquire(timeout=POOL_WAIT_S):
             raise DatabaseBusy()
-        connection = None
-        deadline = Deadline() if self.dialect is POSTGRESQL else None
+        connection = deadline = None
         try:
+            if self.dialect is POSTGRESQL:  # in the try: its watcher may fail to start
+                deadline = Deadline()
             connection, cursor = self._begin(write, deadline)
             try:
                 yield Transaction(cursor, self.dialect, write)

@@ -1,4 +1,5 @@
-"""A PostgreSQL transaction's client-side deadline cuts only the socket it watched."""
+"""A PostgreSQL transaction's client-side deadline: it cuts only the socket it watched, and a
+deadline that cannot start costs its transaction no pool slot."""
 
 from __future__ import annotations
 
@@ -6,6 +7,9 @@ import os
 import socket
 from types import SimpleNamespace
 
+import pytest
+
+from classroom import db
 from classroom.deadlines import Deadline
 
 
@@ -48,3 +52,19 @@ def test_a_stopped_deadline_cuts_nothing_and_lets_its_duplicate_go():
     assert ends[0].recv(1) == b"x"
     for end in ends:
         end.close()
+
+
+def test_a_deadline_that_cannot_start_gives_its_pool_slot_back(monkeypatch):
+    """The first deadline starts the watching thread; where that fails (no thread to be had),
+    the transaction fails, and its slot in the pool is free again, not lost for good."""
+
+    def no_thread():
+        raise RuntimeError("can't start new thread")
+
+    monkeypatch.setattr(db, "Deadline", no_thread)
+    database = db.Database("postgresql://nobody@127.0.0.1:1/none", pool_size=1)
+    for _ in range(2):
+        with pytest.raises(RuntimeError):
+            with database.transaction():
+                pass
+    assert database._slots.acquire(blocking=False)
