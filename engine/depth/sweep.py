@@ -1,8 +1,9 @@
 """The L-sweep: the last layer's weight-gradient norm against depth, with its log-log slope.
 
-Runs ``simulate_depth`` at each depth of a list (several seeds each, averaged) and fits
-log(grad) = slope * log(L) + intercept.  Xiong et al. Theorem 1 predicts slope 0
-for Post-LN and -1/2 for Pre-LN with its final norm.
+At each depth of a list (several seeds each, averaged) it runs the stack forward and the
+last layer's backward pass alone (``last_layer_grad_norm``: ``simulate_depth``'s last
+``grad_norm``, to the bit) and fits log(grad) = slope * log(L) + intercept.  Xiong et al.
+Theorem 1 predicts slope 0 for Post-LN and -1/2 for Pre-LN with its final norm.
 
 References:
 - Xiong et al. 2020, "On Layer Normalization in the Transformer Architecture", arXiv:2002.04745
