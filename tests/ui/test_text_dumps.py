@@ -230,6 +230,9 @@ def test_the_examples_prompts_are_a_numbered_list_one_a_line_under_the_table(rep
         ("\u3000", "\\u3000"),
         (" a\n", "␣a⏎"),
         ("\ufffd", "⟨byte⟩"),
+        ("abcdefghijk\u200d", "abcdefghijk…"),  # cut before an escape, never inside it
+        ("abcdefghijklm\ufffd", "abcdefghijklm…"),
+        ("abcdefghijklmnopq", "abcdefghijklmno…"),
     ],
 )
 def test_a_tokens_label_shows_invisible_characters_as_escapes(token, expected):

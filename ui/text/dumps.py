@@ -222,8 +222,15 @@ def token_text(text: str) -> str:
     zero-width and bidi characters written as escapes (a chart shows no blank label and
     reorders none), long tokens cut.
     Plain text: put it in ``literal`` for Markdown, ``plot_text`` for a chart."""
-    shown = visible(text.translate(_SHOWN_WHITESPACE)) or "∅"
-    return shown if len(shown) <= MAX_TOKEN_CHARS else shown[: MAX_TOKEN_CHARS - 1] + "…"
+    pieces = [visible(char.translate(_SHOWN_WHITESPACE)) for char in text]  # "\\u200d", "⟨byte⟩"
+    if sum(map(len, pieces)) <= MAX_TOKEN_CHARS:
+        return "".join(pieces) or "∅"
+    shown = ""
+    for piece in pieces:  # cut between characters, never inside one's escape
+        if len(shown) + len(piece) > MAX_TOKEN_CHARS - 1:
+            break
+        shown += piece
+    return shown + "…"
 
 
 def dump_tokens(rep: DumpReport) -> tuple[tuple[str, ...], ...] | None:
