@@ -208,8 +208,10 @@ def run_heavy(
 def _button(place, label: str, key: str, waiting: tuple) -> None:
     """The start button for the ``waiting`` request, in ``place``.  Once clicked (its callback
     runs before the page does), disabled until the job ends: a click on it mid-run would
-    rerun the page, stopping the job and starting it anew.  Always the same key, so the
-    button changes in place (under a new key Streamlit left the old one drawn)."""
+    rerun the page, stopping the job and starting it anew.  The same key from run to run, so
+    the button changes in place (under a new key Streamlit left the old one drawn); within
+    the run a refusal ended, the active one drawn again in ``place`` takes ``key + "_retry"``
+    (a key drawn twice in one run is an error), and the next run's replaces it in place."""
     requested = st.session_state.setdefault(_REQUESTED, set())
     place.button(
         label,
