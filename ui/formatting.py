@@ -56,11 +56,13 @@ def signed(value: float, decimals: int = 2) -> str:
 
 def format_cosine(value: float) -> str:
     """A cosine to 4 decimals, except one that rounds to ±1 without being it: 0.99999994 is
-    written "1 − 6e-08", never "1.0000" (which, after "≥", would claim more than 1), and
-    one a rounding above 1 is written "1 + 2.2e-16", never "1 − -2.2e-16"."""
+    written "1 − 6×10⁻⁸", never "1.0000" (which, after "≥", would claim more than 1), and
+    one a rounding above 1 is written "1 + 2.2×10⁻¹⁶", never "1 − -2.2e-16".  The gap's
+    power of ten is written out: a table cell holds no ASCII "-", and a sentence never
+    breaks inside it."""
     if math.isfinite(value) and abs(value) != 1 and round(abs(value), 4) == 1:
         sign = "−" if abs(value) < 1 else "+"
-        gap = f"1 {sign} {format_number(abs(1 - abs(value)), 2)}"
+        gap = f"1 {sign} {format_power(abs(1 - abs(value)), 2, '×')}"
         return gap if value > 0 else f"−({gap})"
     return format_number(value)
 

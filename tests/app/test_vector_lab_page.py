@@ -29,9 +29,9 @@ def test_rmsnorm_shows_its_output_and_the_comparison(app):
     assert table.loc["y", "RMSNorm"] == "[0.3651, 0.7303, 1.0954, 1.4606]"
     assert table.loc["⟨y, 1⟩", "LayerNorm"] == "0"
     assert "1 : 2 : 3 : 4" == table.loc["Ratios of yᵢ", "RMSNorm"]
-    # the float32 outputs' cosine with x, 1 − 3.3e-16, written as the note under it writes it
+    # the float32 outputs' cosine with x, 1 − 3.3×10⁻¹⁶, written as the note under it writes it
     cos = table.loc["cos(x, y)", "RMSNorm"]
-    assert cos == "1 − 3.3e-16" and f"cos(x, y) = {cos}" in " ".join(m.value for m in app.markdown)
+    assert cos == "1 − 3.3×10⁻¹⁶" and f"cos(x, y) = {cos}" in " ".join(m.value for m in app.markdown)
 
 
 def test_batchnorm_over_one_row_says_why_every_output_is_beta(app):

@@ -71,10 +71,10 @@ def test_literal_shows_outside_text_as_a_code_span_with_the_invisible_made_visib
     [
         (0.5, "0.5"),
         (1.0, "1"),
-        (1 - 2**-24, "1 − 6e-08"),  # just below 1: the gap, never "1.0000"
-        (1 + 2**-52, "1 + 2.2e-16"),  # a rounding above 1: "+", never "1 − -2.2e-16"
-        (-(1 + 2**-52), "−(1 + 2.2e-16)"),
-        (-(1 - 2**-24), "−(1 − 6e-08)"),
+        (1 - 2**-24, "1 − 6×10⁻⁸"),  # just below 1: the gap, never "1.0000"
+        (1 + 2**-52, "1 + 2.2×10⁻¹⁶"),  # a rounding above 1: "+", never "1 − -2.2e-16"
+        (-(1 + 2**-52), "−(1 + 2.2×10⁻¹⁶)"),
+        (-(1 - 2**-24), "−(1 − 6×10⁻⁸)"),
     ],
 )
 def test_cosines_near_one_write_the_gap_with_its_sign(value, text):
