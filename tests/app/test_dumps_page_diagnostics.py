@@ -205,4 +205,6 @@ def test_the_dyt_table_keeps_its_nine_columns_narrow(app, upload, lang, short, f
     assert short in table.value.columns and len(table.value.columns) == 9
     config = json.loads(table.proto.columns)
     assert config[short]["help"] == full
-    assert config["α"]["type_config"]["format"] == "%.5g"
+    alpha = config["α"]["type_config"]["format"]  # one count of decimals, 5 digits at most
+    assert alpha in ("%.5g", *(f"%.{n}f" for n in range(6)))
+    assert all(len(f"{a:{alpha[1:]}}".lstrip("-")) <= 7 for a in table.value["α"].dropna())
