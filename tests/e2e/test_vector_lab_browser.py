@@ -82,6 +82,8 @@ def test_a_formula_cut_on_a_phone_fades_at_the_edge_it_hides(shared_context, ser
     text = "3%2C+-1%2C+0.5%2C+7%2C+2%2C+1e4%2C+-8%2C+0.001"
     with fresh_page(shared_context(viewport={"width": 390, "height": 844})) as page:
         open_settled(page, server_url, "", f"lang=en&vl_text={text}")
+        # KaTeX lays the formulas out after the run ends: under a loaded suite, not yet
+        page.locator(".katex-display").nth(3).wait_for(timeout=60_000)
         boxes = page.evaluate(FORMULA_EDGES)
         cut = [box for box in boxes if box["range"] > 0]
         fits = [box for box in boxes if box["range"] == 0]
