@@ -31,7 +31,8 @@ def test_rmsnorm_shows_its_output_and_the_comparison(app):
     assert "1 : 2 : 3 : 4" == table.loc["Ratios of yᵢ", "RMSNorm"]
     # the float32 outputs' cosine with x, 1 − 3.3×10⁻¹⁶, written as the note under it writes it
     cos = table.loc["cos(x, y)", "RMSNorm"]
-    assert cos == "1 − 3.3×10⁻¹⁶" and f"cos(x, y) = {cos}" in " ".join(m.value for m in app.markdown)
+    notes = " ".join(m.value for m in app.markdown)
+    assert cos == "1 − 3.3×10⁻¹⁶" and f"cos(x, y) = {cos}" in notes
 
 
 def test_batchnorm_over_one_row_says_why_every_output_is_beta(app):
