@@ -77,10 +77,11 @@ FORMULA_EDGES = """() => [...document.querySelectorAll('.katex-display')].map(e 
 
 
 def test_a_formula_cut_on_a_phone_fades_at_the_edge_it_hides(shared_context, server_url):
-    """390 px: long formulas scroll sideways, and a phone shows no scrollbar until one scrolls;
+    """A small phone (320 px; at 390 px the Vector Lab's formulas fit in a phone's smaller
+    type): long formulas scroll sideways, and a phone shows no scrollbar until one scrolls;
     the hidden side fades (right at the start), and a formula that fits fades nowhere."""
     text = "3%2C+-1%2C+0.5%2C+7%2C+2%2C+1e4%2C+-8%2C+0.001"
-    with fresh_page(shared_context(viewport={"width": 390, "height": 844})) as page:
+    with fresh_page(shared_context(viewport={"width": 320, "height": 700})) as page:
         open_settled(page, server_url, "", f"lang=en&vl_text={text}")
         # KaTeX lays the formulas out after the run ends: under a loaded suite, not yet
         page.locator(".katex-display").nth(3).wait_for(timeout=60_000)
@@ -92,3 +93,13 @@ def test_a_formula_cut_on_a_phone_fades_at_the_edge_it_hides(shared_context, ser
             assert box["second"] == "0px" and "100% - 40px" in box["third"], box
         for box in fits:
             assert box["second"] == "0px" and box["third"] == "100%", box
+
+
+def test_a_lessons_worked_lines_fit_a_phone(shared_context, server_url):
+    """At 390 px a lesson's display maths is set in body-sized type: the worked example's
+    σ² line (399 px in KaTeX's own 1.21em, against a 358 px column) ends on screen."""
+    with fresh_page(shared_context(viewport={"width": 390, "height": 844})) as page:
+        open_settled(page, server_url, "lessons", "lang=en&ls_lesson=worked_example")
+        page.locator(".katex-display").nth(1).wait_for(timeout=60_000)
+        boxes = page.evaluate(FORMULA_EDGES)
+        assert boxes and all(box["range"] == 0 for box in boxes), boxes
