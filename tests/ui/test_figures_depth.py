@@ -117,6 +117,22 @@ def test_nonfinite_values_become_gaps():
     assert list(figure.data[0].y) == [1.0, None, None]
 
 
+def test_a_shallow_stack_is_ticked_by_whole_layers_and_its_single_points_drawn():
+    """At L = 1 plotly labelled the layer axis 0, 0.2, 0.4, ... (0.5 of a layer), and the
+    per-layer charts, one point each, drew nothing: a line needs two points."""
+    one = [("Post", simulate_depth(DepthSpec(placement="post", layers=1, d=8, tokens=2)))]
+    figures = [residual_figure(one, "en"), x0_weight_figure(one, "en", gain=1.0)]
+    figures += [per_layer_figure(one, chart, "en") for chart in ("grad", "update", "cosine")]
+    for figure in figures:
+        assert figure.layout.xaxis.tickmode == "linear" and figure.layout.xaxis.dtick == 1
+        assert figure.layout.xaxis.tick0 == 0
+        for trace in figure.data:
+            if len(trace.x) == 1:
+                assert "markers" in trace.mode, trace.name
+    deep = [("Pre", simulate_depth(DepthSpec(placement="pre", layers=48, d=8, tokens=2)))]
+    assert residual_figure(deep, "en").layout.xaxis.tickmode == "auto"  # plotly's, whole
+
+
 def test_sweep_figure_prints_fitted_slopes_in_the_legend():
     """The slopes are legend entries, which wrap: a subtitle listing them was cut at the
     chart's right edge with seven placements."""

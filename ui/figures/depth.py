@@ -18,7 +18,7 @@ from engine.depth.simulator import DepthResult
 from engine.depth.sweep import SweepResult
 from engine.depth.theory import POST_LN_LEVEL, pre_ln_band, x0_weight_expected
 from engine.training.loop import TrainResult
-from ui.figures.style import framed, linear_axis, log_axis, shaded_band
+from ui.figures.style import framed, linear_axis, log_axis, shaded_band, whole_axis
 from ui.formatting import finite_or_none, format_number, signed
 from ui.i18n import translate
 from ui.text.depth import post_level_text
@@ -58,7 +58,12 @@ def _scales(figure: go.Figure, log_y: bool, log_x: bool = False, sampled_x=None)
     """Log or linear axes, the log ones ticked for a projector (``ui.figures.style``); call it
     after the last trace is added, since the ticks are read from the traces."""
     (log_axis if log_y else linear_axis)(figure, "y")
-    return log_axis(figure, "x", sampled=sampled_x) if log_x else linear_axis(figure, "x")
+    return log_axis(figure, "x", sampled=sampled_x) if log_x else whole_axis(figure, "x")
+
+
+def _mode(values) -> str:
+    """A line of one point draws nothing (a one-layer stack): that point gets its marker."""
+    return "lines" if len(values) > 1 else "lines+markers"
 
 
 def _layout(
@@ -83,7 +88,9 @@ def _per_layer_figure(series, field, chart, lang, log_y, first_layer) -> go.Figu
         values = getattr(result, field)
         layers = np.arange(first_layer, first_layer + len(values))
         figure.add_trace(
-            go.Scatter(x=layers, y=finite_or_none(values), name=name, mode="lines", line=style)
+            go.Scatter(
+                x=layers, y=finite_or_none(values), name=name, mode=_mode(values), line=style
+            )
         )
     return _layout(figure, chart, lang, log_y)
 
@@ -111,7 +118,7 @@ def residual_figure(series: Sequence[Series], lang: str, log_y: bool = True) -> 
         figure.add_scatter(
             x=layers,
             y=finite_or_none(result.pre_norm_ms),
-            mode="lines",
+            mode=_mode(layers),
             name=f"{name}: {before_norm}",
             line={**style, "dash": "dot"},
         )
@@ -217,7 +224,7 @@ def training_loss_figure(
         figure.add_scatter(
             x=run.steps,
             y=finite_or_none(run.loss),
-            mode="lines",
+            mode=_mode(run.steps),
             name=name,
             line=dict(color=color),
         )

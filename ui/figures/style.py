@@ -38,6 +38,7 @@ NORM_COLORS = {
 RIGHT_COLORS = ("#98df8a", "#2ca02c")
 
 MAX_SAMPLED_TICKS = 12  # more sampled points than this: decades instead
+MAX_WHOLE_TICKS = 10  # a count axis (layers, steps) spanning this few: a tick on each count
 MAX_TICKS = 8
 PLAIN_RANGE = (1e-3, 1e5)  # labels inside it are written as plain numbers
 
@@ -252,4 +253,16 @@ def linear_axis(figure: go.Figure, axis: str = "y", row=None, col=None, **settin
     update(type="linear", tickmode="auto", tickvals=None, ticktext=None, row=row, col=col)
     if settings:
         update(row=row, col=col, **settings)
+    return figure
+
+
+def whole_axis(figure: go.Figure, axis: str = "x") -> go.Figure:
+    """A linear axis of counts (layers, steps): over a short span plotly would label halves
+    ("0.5 of a layer"), so every whole number there gets its tick; longer spans keep plotly's
+    own ticks, whole numbers already.  Call it after the last trace is added."""
+    linear_axis(figure, axis)
+    values = _axis_values(figure, axis, axis)
+    if values and max(values) - min(values) <= MAX_WHOLE_TICKS:
+        update = figure.update_xaxes if axis == "x" else figure.update_yaxes
+        update(tickmode="linear", tick0=0, dtick=1)
     return figure
