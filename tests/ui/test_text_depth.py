@@ -5,7 +5,7 @@ import pytest
 
 from engine import DepthSpec, simulate_depth
 from engine.threads import torch_threads
-from ui.text.depth import coincidence_notes, update_notes
+from ui.text.depth import coincidence_notes, residual_notes, update_notes
 
 
 @pytest.fixture(scope="module")
@@ -47,3 +47,14 @@ def test_pre_norms_update_note_shows_only_with_a_pre_norm_run(post_deepnorm_none
         pre = simulate_depth(DepthSpec(placement="pre", layers=24, d=64, tokens=8))
     (note,) = update_notes([*post_deepnorm_none, pre], "zh")
     assert "Pre-Norm" in note and "1/√l" in note
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_one_layer_post_norm_stack_is_not_averaged_over_1_layers(lang):
+    """At L = 1 the note read "averaged over 1 layers (from 2.09 to 2.09)"."""
+    with torch_threads(1):
+        post = simulate_depth(DepthSpec(placement="post", layers=1, d=64, tokens=8))
+    (note,) = residual_notes([post], lang)
+    measured = f"{float(post.pre_norm_ms[0]):.2f}"
+    assert measured in note and "1 layers" not in note and "averaged" not in note
+    assert "范围" not in note and note.count(measured) == 1

@@ -80,7 +80,7 @@ def residual_notes(results: list[DepthResult], lang: str) -> list[str]:
         broken = [key for key in result.lemma2_broken if key != "placement"]
         notes.append(
             translate(
-                "depth.residual_note_post",
+                "depth.residual_note_post" if measured.size > 1 else "depth.residual_note_post_one",
                 lang,
                 measured=format_number(float(measured.mean()), 2),
                 low=format_number(float(measured.min()), 2),
