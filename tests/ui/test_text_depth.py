@@ -4,8 +4,10 @@ import numpy as np
 import pytest
 
 from engine import DepthSpec, simulate_depth
+from engine.config import TrainSpec
 from engine.threads import torch_threads
-from ui.text.depth import coincidence_notes, residual_notes, update_notes
+from engine.training.loop import TrainStep, learning_rate, summarize
+from ui.text.depth import coincidence_notes, residual_notes, update_notes, warmup_cut_note
 
 
 @pytest.fixture(scope="module")
@@ -58,3 +60,20 @@ def test_a_one_layer_post_norm_stack_is_not_averaged_over_1_layers(lang):
     measured = f"{float(post.pre_norm_ms[0]):.2f}"
     assert measured in note and "1 layers" not in note and "averaged" not in note
     assert "范围" not in note and note.count(measured) == 1
+
+
+def _run(spec: TrainSpec):
+    steps = [TrainStep(i, 2.3, 0.1, learning_rate(spec, i), 1.0) for i in range(1, spec.steps + 1)]
+    return summarize(spec, steps)
+
+
+@pytest.mark.parametrize("lang, words", [("en", "outlasted"), ("zh", "从未达到峰值")])
+def test_a_warm_up_longer_than_the_run_says_the_peak_was_never_reached(lang, words):
+    """50 steps with the 100-step warm-up: Run B "Post-Norm + warm-up" ended at half the
+    learning rate its label names, and nothing said so."""
+    short = _run(TrainSpec(steps=50, warmup=True))
+    note = warmup_cut_note(short, lang)
+    assert note is not None and words in note
+    assert "100" in note and "50" in note and f"{short.lr[-1]:.2g}" in note and "0.003" in note
+    assert warmup_cut_note(_run(TrainSpec(steps=300, warmup=True)), lang) is None
+    assert warmup_cut_note(_run(TrainSpec(steps=50)), lang) is None

@@ -17,6 +17,7 @@ from engine.depth.coincidence import coinciding
 from engine.depth.placements import PLACEMENTS
 from engine.depth.simulator import DepthResult
 from engine.depth.theory import POST_LN_LEVEL
+from engine.training.loop import TrainResult
 from ui.formatting import format_number
 from ui.i18n import join, translate
 from ui.labels import label
@@ -103,3 +104,18 @@ def update_notes(results: list[DepthResult], lang: str) -> list[str]:
     if any(PLACEMENTS[r.spec.placement].lemma2 == "pre_band" for r in results):
         return [translate("depth.update_note", lang)]
     return []
+
+
+def warmup_cut_note(result: TrainResult, lang: str) -> str | None:
+    """A warmed-up run that ended before its warm-up did never trained at the learning rate
+    its label names (50 steps of a 100-step warm-up: half of it); the note says so."""
+    if not result.spec.warmup or not len(result.lr) or result.lr[-1] >= result.spec.lr:
+        return None
+    return translate(
+        "depth.warmup_cut",
+        lang,
+        warmup=result.spec.warmup_steps,
+        steps=len(result.lr),
+        reached=f"{float(result.lr[-1]):.2g}",
+        peak=f"{result.spec.lr:g}",
+    )

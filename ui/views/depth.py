@@ -23,7 +23,13 @@ from ui.formatting import format_number, signed
 from ui.i18n import current_language, join, t
 from ui.labels import placement_label
 from ui.presenting import for_screen
-from ui.text.depth import coincidence_notes, post_level_text, residual_notes, update_notes
+from ui.text.depth import (
+    coincidence_notes,
+    post_level_text,
+    residual_notes,
+    update_notes,
+    warmup_cut_note,
+)
 from ui.views.charts import built, show_chart, show_fitting_chart
 
 
@@ -138,16 +144,16 @@ def training_chart(runs: list[tuple[str, TrainResult]], slot, live: bool = False
 
 
 def training_outcomes(runs: list[tuple[str, TrainResult]]) -> None:
+    lang = current_language()
     for name, result in runs:
         tail = result.loss[-30:]
-        st.markdown(
-            "- "
-            + t(
-                "depth.outcome_line",
-                name=name,
-                outcome=t(f"depth.outcome_{result.outcome}"),
-                loss=format_number(float(tail.mean()), 3),
-                accuracy=format_number(100 * float(result.accuracy[-30:].mean()), 1),
-                seconds=format_number(result.seconds, 1),
-            )
+        line = t(
+            "depth.outcome_line",
+            name=name,
+            outcome=t(f"depth.outcome_{result.outcome}"),
+            loss=format_number(float(tail.mean()), 3),
+            accuracy=format_number(100 * float(result.accuracy[-30:].mean()), 1),
+            seconds=format_number(result.seconds, 1),
         )
+        cut = warmup_cut_note(result, lang)  # a warm-up longer than the run
+        st.markdown("- " + line + ((("" if lang == "zh" else " ") + cut) if cut else ""))
