@@ -241,6 +241,24 @@ def test_legend_writes_the_count_from_the_kinds_table():
     assert plain(text.legend(stats, "en")[0]).startswith("**BatchNorm** computes **d = 32**")
 
 
+def test_legend_counts_one_statistic_and_one_cell_in_the_singular():
+    """B = T = 1 under BatchNorm read "computes d = 32 (μ, σ) pairs ... (1 cells)", and one
+    token under LayerNorm with d = 1 "computes 1 (μ, σ) pairs ... (1 cells)"."""
+    lines = [
+        plain(line)
+        for line in text.legend(
+            axes_statistics(AxesSpec(kind="batchnorm", batch=1, tokens=1)), "en"
+        )
+    ]
+    assert lines[1].endswith("every position (1 cell).")
+    one = axes_statistics(AxesSpec(kind="layernorm", batch=1, tokens=1, d=1))
+    lines = [plain(line) for line in text.legend(one, "en")]
+    assert lines[0].endswith("1** (μ, σ) pair."), lines[0]
+    assert lines[1].endswith("(1 cell).")
+    assert "（32 个单元格）" in plain(text.legend(axes_statistics(AxesSpec()), "zh")[1])
+    assert "(32 cells)" in plain(text.legend(axes_statistics(AxesSpec()), "en")[1])
+
+
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_groupnorm_states_both_layouts_counts_and_neither_as_an_error(lang):
     stats = axes_statistics(AxesSpec(kind="groupnorm", groups=8))

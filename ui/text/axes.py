@@ -53,12 +53,19 @@ def legend(stats: AxesStatistics, lang: str) -> list[str]:
     if len(stats.stat_shape) > 1:  # "B·T = 4·16 = 64"; a single axis needs no product
         expression += "·".join(str(n) for n in stats.stat_shape) + " = "
     expression += f"{stats.n_statistics:,}"
-    what = translate("axes.legend.mean_squares" if kind == "rmsnorm" else "axes.legend.pairs", lang)
+    one = "_one" if stats.n_statistics == 1 else ""  # B = T = 1: "1 (μ, σ) pair"
+    what = "mean_squares" if kind == "rmsnorm" else "pairs"
+    what = translate(f"axes.legend.{what}{one}", lang)
     count = translate(
         "axes.legend.count", lang, name=NORM_NAMES[kind], expression=expression, what=what
     )
     pooled_cells = int(stats.count.max()) if stats.count.size else 0
-    pooled = translate(f"axes.legend.pooled_{kind}", lang, cells=f"{pooled_cells:,}", **sizes)
+    cells = translate(
+        "axes.legend.cells_one" if pooled_cells == 1 else "axes.legend.cells",
+        lang,
+        n=f"{pooled_cells:,}",
+    )
+    pooled = translate(f"axes.legend.pooled_{kind}", lang, cells=cells, **sizes)
     lines = [count, pooled, params]
     if stats.masked:
         lines.append(translate("axes.legend.masked", lang))
