@@ -7,7 +7,7 @@ from engine import DepthSpec, simulate_depth
 from engine.config import TrainSpec
 from engine.threads import torch_threads
 from engine.training.loop import TrainStep, learning_rate, summarize
-from ui.text.depth import coincidence_notes, residual_notes, update_notes, warmup_cut_note
+from ui.text.depth import coincidence_notes, residual_notes, run_name, update_notes, warmup_cut_note
 
 
 @pytest.fixture(scope="module")
@@ -77,3 +77,10 @@ def test_a_warm_up_longer_than_the_run_says_the_peak_was_never_reached(lang, wor
     assert "100" in note and "50" in note and f"{short.lr[-1]:.2g}" in note and "0.003" in note
     assert warmup_cut_note(_run(TrainSpec(steps=300, warmup=True)), lang) is None
     assert warmup_cut_note(_run(TrainSpec(steps=50)), lang) is None
+
+
+def test_a_runs_name_takes_the_punctuation_of_its_language():
+    """Chinese runs were named "运行 A: Pre-Norm", an English colon in the legend and the
+    outcome lines."""
+    assert run_name("运行 B", "post", True, "zh") == "运行 B：Post-Norm + 预热"
+    assert run_name("Run A", "pre", False, "en") == "Run A: Pre-Norm"

@@ -119,3 +119,12 @@ def warmup_cut_note(result: TrainResult, lang: str) -> str | None:
         reached=f"{float(result.lr[-1]):.2g}",
         peak=f"{result.spec.lr:g}",
     )
+
+
+def run_name(run: str, placement: str, warmup: bool, lang: str) -> str:
+    """A training run as its legend and outcome line name it: "Run B: Post-Norm + warm-up"
+    (with the punctuation of ``lang``: "运行 B：Post-Norm + 预热")."""
+    name = translate(
+        "depth.run_label", lang, run=run, placement=label("placement", placement, lang)
+    )
+    return name + (translate("depth.with_warmup", lang) if warmup else "")

@@ -8,8 +8,8 @@ import streamlit as st
 
 from engine.config import DepthSpec, TrainSpec
 from engine.config.depth import INIT_STDS, MAX_DEPTH_WIDTH
-from ui.i18n import t
-from ui.labels import placement_label
+from ui.i18n import current_language, t
+from ui.text.depth import run_name
 from ui.url.pages import DEPTH as P
 from ui.widgets import bound
 
@@ -101,6 +101,6 @@ def training_inputs() -> tuple[tuple[str, TrainSpec], ...]:
         spec = TrainSpec(
             task=task, placement=chosen, layers=layers, d=width, lr=lr, warmup=warm, steps=steps
         )
-        label = f"{name}: {placement_label(chosen)}" + (t("depth.with_warmup") if warm else "")
+        label = run_name(name, chosen, warm, current_language())
         runs.append((label, spec))
     return tuple(runs)
