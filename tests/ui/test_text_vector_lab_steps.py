@@ -4,6 +4,7 @@ import pytest
 
 from engine import NormSpec
 from engine.norms.worked import explain_vectors
+from ui.i18n import translate
 from ui.text.latex import LINE_WIDTH, latex_width, wrapped_sum, wrapped_vector
 from ui.text.vector_lab_steps import worked_steps
 
@@ -131,3 +132,21 @@ def test_a_line_that_starts_with_a_negative_number_keeps_its_minus_a_sign():
 def test_short_sums_and_vectors_stay_on_one_line():
     assert wrapped_sum(["1", "- 2", "+ 3"]) == "1 - 2 + 3"
     assert wrapped_vector([1.0, 2.0], after="!") == r"\left[1, 2\right]!"
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_rms_identity_is_approximate_where_its_three_values_were_rounded_apart(lang):
+    """0, 1, …, 299 in float32: RMS² = 29850.166 and σ² + μ² = 7499.9165 + 149.5² =
+    29850.1665, each rounded on its own, so the line reads "≈" and its heading says why;
+    1, 2, 3, 4 is exact (7.5 = 1.25 + 2.5²)."""
+    row = tuple(float(i) for i in range(300))
+    explanation = explain_vectors((row,), NormSpec("rmsnorm", eps=0.0))
+    step = next(s for s in worked_steps(explanation, lang) if r"\mathrm{RMS}^2" in s.latex)
+    assert r"&\approx 7499.9165 + 149.5^2" in step.latex
+    assert "float32" in step.caption and step.caption != translate(
+        "vector_lab.steps.identity", lang
+    )
+    exact = explain_vectors(((1.0, 2.0, 3.0, 4.0),), NormSpec("rmsnorm", eps=0.0))
+    step = next(s for s in worked_steps(exact, lang) if r"\mathrm{RMS}^2" in s.latex)
+    assert "7.5 &= 1.25 + 2.5^2" in step.latex
+    assert step.caption == translate("vector_lab.steps.identity", lang)

@@ -185,9 +185,14 @@ def _identity_step(stats, compute_dtype: str, lang: str) -> Step:
             "vector_lab.steps.identity_undefined", lang, which=which, dtype=compute_dtype
         )
         return Step(undefined, identity)
-    numbers = rf"{_n(stats.mean_square)} &= {_n(stats.var)} + {_square(stats.mean)}"
+    # exact where the three values agree; else each was rounded on its own in the compute
+    # dtype (0, 1, …, 299 in float32: 29850.166 against 7499.9165 + 149.5²)
+    exact = stats.mean_square == stats.var + stats.mean**2
+    relation = "&=" if exact else r"&\approx"
+    numbers = rf"{_n(stats.mean_square)} {relation} {_n(stats.var)} + {_square(stats.mean)}"
     lines = rf"\begin{{aligned}}{identity.replace('=', '&=')} \\ {numbers}\end{{aligned}}"
-    return Step(translate("vector_lab.steps.identity", lang), lines)
+    heading = "vector_lab.steps.identity" if exact else "vector_lab.steps.identity_rounded"
+    return Step(translate(heading, lang, dtype=compute_dtype), lines)
 
 
 def _pooled_formula(kind: str, scale: str) -> str:
