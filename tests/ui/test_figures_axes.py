@@ -255,6 +255,9 @@ def test_legend_counts_one_statistic_and_one_cell_in_the_singular():
     lines = [plain(line) for line in text.legend(one, "en")]
     assert lines[0].endswith("1** (μ, σ) pair."), lines[0]
     assert lines[1].endswith("(1 cell).")
+    assert lines[1] == "Each pools one token's row across its channels, d = 1 (1 cell)."
+    group = axes_statistics(AxesSpec(kind="groupnorm", batch=1, tokens=1, d=4, groups=4))
+    assert "1 channels" not in plain(text.legend(group, "en")[1])
     assert "（32 个单元格）" in plain(text.legend(axes_statistics(AxesSpec()), "zh")[1])
     assert "(32 cells)" in plain(text.legend(axes_statistics(AxesSpec()), "en")[1])
 
