@@ -12,10 +12,13 @@ import pytest
 import torch
 from streamlit.testing.v1 import AppTest
 
+from engine.axes.sharing import axes_statistics
 from engine.axes.sources import make_tensor
 from engine.config import AxesSpec
 from tests.app.conftest import APP
 from ui.formatting import as_ascii
+from ui.i18n import translate
+from ui.text.axes import nan_note
 
 
 def _open(app, **settings):
@@ -320,3 +323,17 @@ def test_the_heatmap_offers_its_data_and_the_box_diagram_offers_none(app):
     ids = " ".join(b.proto.id for b in app.get("download_button"))
     assert "ax_heatmap_csv" in ids, ids
     assert "ax_box_csv" not in ids, ids
+
+
+def test_nan_outputs_are_counted_and_explained_beside_the_blank_heatmap(app):
+    """BatchNorm over one value per channel with ε = 0: every output is 0/0, a blank
+    heatmap; the page says how many and why, as the Vector Lab does (and in Chinese)."""
+    _open(app, ax_norm="batchnorm", ax_batch=1, ax_tokens=1, ax_eps=0.0)
+    d = AxesSpec().d
+    said = " ".join(w.value for w in app.warning)
+    assert f"{d} of {d} outputs are NaN" in said and "divides 0 by 0" in said
+    spec = AxesSpec(kind="batchnorm", batch=1, tokens=1, eps=0.0)
+    zh = nan_note(axes_statistics(spec), "zh")
+    assert zh == translate("axes.legend.nan_outputs", "zh", nan=f"{d:,}", total=f"{d:,}")
+    _set(app, "ax_eps", 1e-5)
+    assert not app.exception and "NaN" not in " ".join(w.value for w in app.warning)

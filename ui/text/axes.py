@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from engine.axes.batch_of_one import BatchOfOne
 from engine.axes.causal_leak import CausalLeak
 from engine.axes.limits import EXAMPLE_CHANNELS
@@ -96,6 +98,17 @@ def leak_note(kind: str, lang: str) -> str | None:
     if not kind_axes(kind).mixes_positions:
         return None
     return translate("axes.legend.leaks", lang, name=NORM_NAMES[kind])
+
+
+def nan_note(stats: AxesStatistics, lang: str) -> str | None:
+    """Where outputs are NaN (left out of the heatmap), how many and why: a statistic of 0
+    (the pooled values all equal, or all 0 for RMSNorm) under ε = 0 divides 0 by 0."""
+    nan = int(np.isnan(stats.y[stats.real]).sum())
+    if nan == 0:
+        return None
+    total = int(stats.real.sum()) * stats.y.shape[-1]
+    key = "nan_outputs" if stats.spec.eps == 0 else "nan_outputs_other"  # a cause not known
+    return translate(f"axes.legend.{key}", lang, nan=f"{nan:,}", total=f"{total:,}")
 
 
 def _signed(value: float) -> str:

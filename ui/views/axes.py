@@ -67,6 +67,9 @@ def cells(stats: AxesStatistics, selection: CellSelection, on_click) -> None:
     leak = text.leak_note(stats.spec.kind, lang)
     if leak:
         st.caption(leak)
+    nan = text.nan_note(stats, lang)
+    if nan:
+        st.warning(nan, icon=":material/warning:")
 
 
 def selection_statistics(stats: AxesStatistics, selection: CellSelection) -> None:
