@@ -129,6 +129,8 @@ def test_a_shallow_stack_is_ticked_by_whole_layers_and_its_single_points_drawn()
         for trace in figure.data:
             if len(trace.x) == 1:
                 assert "markers" in trace.mode, trace.name
+    for chart in ("grad", "update", "cosine"):  # layer 1 alone: its tick, not 0 and 2
+        assert per_layer_figure(one, chart, "en").layout.xaxis.range == (0.5, 1.5), chart
     deep = [("Pre", simulate_depth(DepthSpec(placement="pre", layers=48, d=8, tokens=2)))]
     assert residual_figure(deep, "en").layout.xaxis.tickmode == "auto"  # plotly's, whole
 

@@ -265,4 +265,6 @@ def whole_axis(figure: go.Figure, axis: str = "x") -> go.Figure:
     if values and max(values) - min(values) <= MAX_WHOLE_TICKS:
         update = figure.update_xaxes if axis == "x" else figure.update_yaxes
         update(tickmode="linear", tick0=0, dtick=1)
+        if max(values) == min(values):  # one count (a one-layer stack): its tick alone
+            update(range=[values[0] - 0.5, values[0] + 0.5])
     return figure
