@@ -26,6 +26,10 @@ def test_timing_figure_has_one_sorted_line_per_kind_and_pass():
     assert figure.data[2].line.dash == "dash"
     assert figure.layout.xaxis.type == "log"
     assert figure.layout.xaxis.title.text == ZH["kernels.axis_width"]
+    # the vertical title fits the 380 px chart (with the bars' meaning it ran past its top,
+    # 56 characters; the page says that under the chart)
+    for lang in ("en", "zh"):
+        assert len(timing_figure(timings, lang).layout.yaxis.title.text) <= 30
 
 
 def test_each_timing_draws_its_spread_from_the_first_to_the_third_quartile():

@@ -95,6 +95,7 @@ def timings(timed: NormTimings) -> None:
         )
     )
     show_chart(timing_figure(timed.rows, current_language()), "kn_timing_chart")
+    st.caption(t("kernels.timing_bars"))  # said here: in the axis title it was cut at the top
     st.markdown(f"**{t('kernels.ratio_title')}**")
     ratios = pd.DataFrame(timed.ratios)
     ratios["shown"] = [
