@@ -7,8 +7,9 @@ shows only what is being taught).  Pages mark their inputs with ``controls(name)
 (a page's section switch, the lesson picker with Previous / Next) is never inside one, so an
 instructor changes section or lesson without leaving presentation.
 
-The styles are our own static CSS files in ``ui/styles/`` (never user text); ``apply``
-injects them on every run.
+The styles are our own static CSS files in ``ui/styles/`` (never user text), and a rule that
+writes a word of ours where Streamlit writes English (``page_words``); ``apply`` injects them
+on every run.
 """
 
 from __future__ import annotations
@@ -50,10 +51,25 @@ def stylesheet(present: str) -> str:
     return "\n".join((_STYLES / name).read_text(encoding="utf-8") for name in names)
 
 
+# Streamlit writes its file uploader's button in English: the page's own word is drawn instead
+UPLOAD_BUTTON = '[data-testid="stFileUploaderDropzone"] [data-testid="stBaseButton-secondary"] p'
+
+
+def page_words() -> str:
+    """CSS that draws the page's language's word over Streamlit's English one, in the button's
+    own size (0.875rem: it grows with presentation mode's type).  The word is our locale text,
+    escaped as a CSS string."""
+    word = t("app.upload_button").replace("\\", "\\\\").replace('"', '\\"')
+    return (
+        f"{UPLOAD_BUTTON} {{ font-size: 0; }}\n"
+        f'{UPLOAD_BUTTON}::after {{ content: "{word}"; font-size: 0.875rem; }}'
+    )
+
+
 def apply() -> None:
     """Inject this run's stylesheet: one <style> element (the browser kept only the first two
     of three separate ones), sent where it takes no space on the page."""
-    st.html(f"<style>\n{stylesheet(mode())}\n</style>")
+    st.html(f"<style>\n{stylesheet(mode())}\n{page_words()}\n</style>")
 
 
 def _set(value: str | None) -> None:

@@ -14,6 +14,7 @@ from safetensors.torch import save_file
 
 from tests.dumps import dump_files as files
 from tests.e2e.browser import address_holds, wait_idle
+from ui.i18n import translate
 
 pytestmark = pytest.mark.e2e
 
@@ -96,16 +97,23 @@ def test_upload_see_the_diagnostics_then_a_bad_file_and_a_second_session(
     assert not marker.exists()
     expect(page.get_by_role("heading", name="Massive activations")).to_have_count(0)
 
-    # another browser session, even from the same link, sees an empty uploader
+    # another browser session, even from the same link (in Chinese), sees an empty uploader,
+    # its button in the page's language and no English limit line under it
     other_context = browser.new_context(viewport={"width": 1400, "height": 2400}, locale="zh-CN")
     try:
         other = other_context.new_page()
-        other.goto(page.url)
+        assert "lang=en" in page.url
+        other.goto(page.url.replace("lang=en", "lang=zh"))
         wait_idle(other)
-        expect(other.get_by_role("heading", name="Activation dumps")).to_be_visible()
+        expect(other.get_by_role("heading", name="激活转储")).to_be_visible()
         assert other.locator("[data-testid='stFileUploaderFile']").count() == 0
+        button = other.locator("[data-testid='stFileUploaderDropzone'] button p")
+        assert button.evaluate("p => getComputedStyle(p, '::after').content") == '"上传"'
+        assert button.evaluate("p => getComputedStyle(p).fontSize") == "0px"  # "Upload" unseen
+        assert not other.get_by_text("per file").is_visible()
         assert "evil.pt" not in other.content() and "tiny_dump" not in other.content()
-        expect(other.get_by_role("heading", name="What was read")).to_have_count(0)
+        heading = translate("dumps.inferred_title", "zh")
+        expect(other.get_by_role("heading", name=heading)).to_have_count(0)
     finally:
         other_context.close()
 
