@@ -8,7 +8,7 @@ shows only what is being taught).  Pages mark their inputs with ``controls(name)
 instructor changes section or lesson without leaving presentation.
 
 The styles are our own static CSS files in ``ui/styles/`` (never user text), and a rule that
-writes a word of ours where Streamlit writes English (``page_words``); ``apply`` injects them
+writes words of ours where Streamlit writes English (``page_words``); ``apply`` injects them
 on every run.
 """
 
@@ -51,19 +51,32 @@ def stylesheet(present: str) -> str:
     return "\n".join((_STYLES / name).read_text(encoding="utf-8") for name in names)
 
 
-# Streamlit writes its file uploader's button in English: the page's own word is drawn instead
-UPLOAD_BUTTON = '[data-testid="stFileUploaderDropzone"] [data-testid="stBaseButton-secondary"] p'
+# Where Streamlit writes English whatever the page's language, the locale's words are drawn
+# instead, each in the size of the text it covers (in rem: it grows with presentation mode's
+# type): (selector, locale key, size).  A text box's instruction is the first item of its line;
+# a character counter may follow it.
+_INSTRUCTION = '[data-testid="InputInstructions"] > span:first-child'
+STREAMLIT_WORDS = (
+    (
+        '[data-testid="stFileUploaderDropzone"] [data-testid="stBaseButton-secondary"] p',
+        "app.upload_button",
+        "0.875rem",
+    ),
+    (f'[data-testid="stTextInput"] {_INSTRUCTION}', "app.enter_to_apply", "0.75rem"),
+    (f'[data-testid="stNumberInput"] {_INSTRUCTION}', "app.enter_to_apply", "0.75rem"),
+    (f'[data-testid="stTextArea"] {_INSTRUCTION}', "app.ctrl_enter_to_apply", "0.75rem"),
+)
 
 
 def page_words() -> str:
-    """CSS that draws the page's language's word over Streamlit's English one, in the button's
-    own size (0.875rem: it grows with presentation mode's type).  The word is our locale text,
-    escaped as a CSS string."""
-    word = t("app.upload_button").replace("\\", "\\\\").replace('"', '\\"')
-    return (
-        f"{UPLOAD_BUTTON} {{ font-size: 0; }}\n"
-        f'{UPLOAD_BUTTON}::after {{ content: "{word}"; font-size: 0.875rem; }}'
-    )
+    """CSS that hides Streamlit's English words and draws the page's language's in their place.
+    The words are our locale text, escaped as CSS strings."""
+    rules = []
+    for selector, key, size in STREAMLIT_WORDS:
+        word = t(key).replace("\\", "\\\\").replace('"', '\\"')
+        rules.append(f"{selector} {{ font-size: 0; }}")
+        rules.append(f'{selector}::after {{ content: "{word}"; font-size: {size}; }}')
+    return "\n".join(rules)
 
 
 def apply() -> None:

@@ -6,6 +6,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.e2e.browser import address_holds, fresh_page, open_settled, wait_for_math, wait_idle
+from ui.i18n import translate
 
 pytestmark = pytest.mark.e2e
 
@@ -41,10 +42,23 @@ def test_type_a_vector_switch_language_and_share(page, server_url, artifacts):
     shared.goto(page.url)
     wait_idle(shared)
     expect(shared.get_by_role("heading", name="向量实验室")).to_be_visible()
+    # 30 s: on a loaded machine the inputs once came more than 5 s after the heading
     expect(shared.get_by_role("textbox", name="向量（每行一个）", exact=True)).to_have_value(
-        "2, 4, 6, 8"
+        "2, 4, 6, 8", timeout=30_000
     )
     assert "=5σ" in wait_for_math(shared, "2+4+6+8")
+
+    # an edit waiting for its key says which key in the page's language (Streamlit's says it
+    # in English), its character counter kept beside it
+    box = shared.get_by_role("textbox", name="向量（每行一个）", exact=True)
+    box.press("End")
+    box.type("0")
+    line = shared.locator("[data-testid='stTextArea'] [data-testid='InputInstructions'] > span")
+    expect(line).to_have_count(2)
+    assert line.first.evaluate("s => getComputedStyle(s).fontSize") == "0px"
+    words = line.first.evaluate("s => getComputedStyle(s, '::after').content")
+    assert words == f'"{translate("app.ctrl_enter_to_apply", "zh")}"'
+    assert line.last.evaluate("s => getComputedStyle(s).fontSize") != "0px"  # the counter
 
 
 def test_bad_input_shows_a_message_in_the_browser(page, server_url):
