@@ -1,11 +1,14 @@
-"""The class chart and the join link's QR code (pure builders)."""
+"""The class chart, the join link's QR code and its wrapping (pure builders)."""
 
 from __future__ import annotations
+
+import html
 
 import segno
 
 from classroom.rules import LessonState, Room
 from ui.figures.classroom import answers_chart, qr_png
+from ui.views.classroom import breakable
 
 OPTIONS = {"a": "About 48", "b": "About 2.5·10¹⁴: it doubles at every layer", "c": "1", "d": "∞"}
 
@@ -58,3 +61,14 @@ def test_the_join_links_qr_code_has_few_modules_to_read_from_the_back_of_a_room(
     png = qr_png(join)
     assert png.startswith(b"\x89PNG")
     assert segno.make(join, error="m").version <= 4  # 33 x 33 modules at most
+
+
+def test_the_join_link_wraps_after_a_slash_a_question_mark_or_an_ampersand_only():
+    shown = breakable("http://h.example:8501/lessons?lang=zh&ls_class=AB<C")
+    assert shown == (
+        "http://<wbr>h.example:8501/<wbr>lessons?<wbr>lang=zh&amp;<wbr>ls_class=AB&lt;C"
+    )
+    assert (
+        html.unescape(shown.replace("<wbr>", ""))
+        == "http://h.example:8501/lessons?lang=zh&ls_class=AB<C"
+    )

@@ -8,6 +8,8 @@ so what the projector shows is at most about a second old without anyone clickin
 
 from __future__ import annotations
 
+import html
+import re
 from collections.abc import Callable
 
 import streamlit as st
@@ -16,7 +18,6 @@ from classroom import rules
 from classroom.rules import Room
 from ui import presenting
 from ui.figures.classroom import answers_chart, qr_png
-from ui.formatting import literal
 from ui.i18n import t
 from ui.lessons.catalog import OPTIONS, lesson
 from ui.url.codec import query_string
@@ -51,7 +52,16 @@ def join_panel(join: str) -> None:
     with st.container(key="cl_join"):
         st.image(qr_png(join), width="stretch" if presenting.presenting() else QR_WIDTH)
         st.caption(t("classroom.join_with"))
-        st.markdown(literal(join, 200))
+        st.html(f'<p class="ns-join-link">{breakable(join)}</p>')
+
+
+def breakable(address: str) -> str:
+    """``address`` as HTML that wraps after a "/", "?" or "&" (``<wbr>``, which a copy leaves
+    out) rather than inside a word: in a projector's narrow column the join link broke inside
+    "lessons" (a browser finds no break after "/" before a letter).  Escaped: the address
+    holds the host name the browser sent."""
+    parts = re.split(r"(?<=[/?&])(?!/)", address)
+    return "<wbr>".join(html.escape(part) for part in parts)
 
 
 def private_link(instructor: str) -> None:
