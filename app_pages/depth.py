@@ -17,12 +17,13 @@ from ui.widgets import depth as widgets
 @section  # a setting of the stack reruns this section alone
 def stack(chosen: str) -> None:
     with presenting.controls("dp"):
-        inputs = widgets.depth_inputs(wiring=chosen == "wiring")
+        inputs = widgets.depth_inputs(chosen)
     show_errors(inputs.errors)
     if not inputs.specs:
         return
-    with showing_refusals():  # the engine's limits, before any work
-        compute(check_limits, inputs.specs[0])
+    with showing_refusals():  # the engine's limits, before any work (the sweep: per depth)
+        if chosen != "sweep":
+            compute(check_limits, inputs.specs[0])
         if chosen == "stack" and (results := requests.simulations(inputs.specs)):
             landmark("results")
             view.stack(results)

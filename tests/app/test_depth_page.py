@@ -93,8 +93,7 @@ def test_depth_page_in_chinese(app):
 
 def test_wide_stacks_clip_the_sweep_instead_of_crashing(app):
     _open(app, "sweep")
-    app.number_input(key="dp_layers").set_value(12).run()
-    app.selectbox(key="dp_d").select(2048).run()  # 12 * 2048^2 = 50M weights: allowed
+    app.selectbox(key="dp_d").select(2048).run()
     assert not app.exception and not app.error
     captions = " ".join(c.value for c in app.caption)
     assert "the sweep uses L = 6, 12, 24, 48" in captions
@@ -201,15 +200,29 @@ def test_wiring_shows_only_what_its_diagrams_draw_and_keeps_the_rest(app):
     assert app.session_state["dp_layers"] == 1000 and app.query_params["dp_layers"] == "1000"
 
 
-@pytest.mark.parametrize("section", ["stack", "sweep"])
-def test_a_stack_past_the_engines_limit_is_refused_before_any_work(app, section):
-    """1,000 layers of width 4,096 draw 16.8 billion weights: the engine's limit is said in
-    every section of the stack, and nothing is simulated or drawn."""
+def test_a_stack_past_the_engines_limit_is_refused_before_any_work(app):
+    """1,000 layers of width 4,096 draw 16.8 billion weights: the engine's limit is said,
+    and nothing is simulated or drawn."""
     app.session_state["dp_layers"] = 1000
     app.session_state["dp_d"] = 4096
-    _open(app, section)
+    _open(app, "stack")
     assert any("16,777,216,000 weights" in e.value for e in app.error)
     assert not app.get("plotly_chart")
+
+
+def test_the_sweep_sets_l_itself_so_it_has_no_l_box_and_a_links_l_refuses_nothing(app):
+    """The sweep runs its own depths: an L box there changed nothing, and a link's L past the
+    engine's limit refused the whole sweep.  The L is kept for the other sections."""
+    app.session_state["dp_layers"] = 1000
+    app.session_state["dp_d"] = 4096
+    _open(app, "sweep")
+    assert "dp_layers" not in {n.key for n in app.number_input}
+    assert not app.error and not app.exception
+    assert any("the sweep uses L = " in c.value for c in app.caption)
+    assert any("Run the sweep" in b.label for b in app.button)
+    app.session_state["dp_section"] = "stack"
+    app.run()
+    assert app.number_input(key="dp_layers").value == 1000
 
 
 def test_one_token_through_wide_layers_waits_for_a_click(app):

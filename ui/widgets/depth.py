@@ -25,19 +25,24 @@ def section() -> str:
     return bound.section(P["dp_section"], t("depth.section"), "depth.tab_")
 
 
-def depth_inputs(wiring: bool = False) -> DepthInputs:
-    """The shared stack settings; one DepthSpec per chosen placement.  ``wiring``: only what
-    the wiring diagrams draw (the placements, the final norm); the rest keep their values."""
+def depth_inputs(section: str) -> DepthInputs:
+    """The shared stack settings; one DepthSpec per chosen placement.  In the "wiring" section
+    only what its diagrams draw (the placements, the final norm); in the "sweep" no L, which
+    the sweep sets itself (the spec keeps its default).  The others keep their values."""
     placements = bound.multiselect(P["dp_placements"], t("depth.placements"))
-    if wiring:
+    if section == "wiring":
         final_norm = bound.toggle(P["dp_final"], t("depth.final_norm"))
         if not placements:
             return DepthInputs((), (t("depth.need_placement"),))
         return DepthInputs(
             tuple(DepthSpec(placement=p, final_norm=final_norm) for p in placements), ()
         )
-    c1, c2, c3, c4 = st.columns(4)
-    layers = bound.number(P["dp_layers"], t("depth.layers"), c1)  # its help: the range
+    depth = {}
+    if section == "sweep":
+        c2, c3, c4 = st.columns(3)
+    else:
+        c1, c2, c3, c4 = st.columns(4)
+        depth["layers"] = bound.number(P["dp_layers"], t("depth.layers"), c1)  # help: the range
     width_help = t("depth.width_help", width=MAX_DEPTH_WIDTH["cpu"])
     d = bound.selectbox(P["dp_d"], t("depth.width"), c2, help=width_help)
     tokens = bound.number(P["dp_tokens"], t("depth.tokens"), c3)
@@ -60,7 +65,6 @@ def depth_inputs(wiring: bool = False) -> DepthInputs:
     base, errors = bound.spec_from(
         DepthSpec,
         norm=norm,
-        layers=layers,
         d=d,
         tokens=tokens,
         sublayer=sublayer,
@@ -69,6 +73,7 @@ def depth_inputs(wiring: bool = False) -> DepthInputs:
         final_norm=final_norm,
         activation=activation,
         seed=seed,
+        **depth,
         **dyt,
     )
     if base is None:
