@@ -53,7 +53,8 @@ def test_residual_figure_holds_each_series_and_the_lemma2_band(series):
     assert len(band) == 2 and band[1].fill == "tonexty"
     np.testing.assert_allclose(band[0].y, hi)
     np.testing.assert_allclose(band[1].y, lo)
-    before = by_name[f"Post: {ZH['depth.before_norm']}"]
+    # the language's own colon: "Post：进入归一化之前", never an ASCII ": " in Chinese
+    before = by_name[f"Post：{ZH['depth.before_norm']}"]
     np.testing.assert_allclose(before.y, series[1][1].pre_norm_ms)
     assert by_name["Pre"].line.color != by_name["Post"].line.color  # a colour per placement
     assert by_name["Pre RMS"].line.color == by_name["Pre"].line.color
@@ -66,6 +67,8 @@ def test_residual_figure_holds_each_series_and_the_lemma2_band(series):
 def test_the_band_and_the_before_norm_traces_come_only_with_their_placements(series):
     figure = residual_figure(series[2:], "en")  # Pre-Norm alone: the band, no stream norm
     assert [t.name for t in figure.data] == ["Pre RMS", *[catalog("en")["depth.band"]] * 2]
+    english = residual_figure(series[1:2], "en")
+    assert f"Post: {catalog('en')['depth.before_norm']}" in [t.name for t in english.data]
 
 
 def test_gradient_update_and_x0_figures_hold_per_layer_values(series):

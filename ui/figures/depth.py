@@ -119,7 +119,7 @@ def residual_figure(series: Sequence[Series], lang: str, log_y: bool = True) -> 
             x=layers,
             y=finite_or_none(result.pre_norm_ms),
             mode=_mode(layers),
-            name=f"{name}: {before_norm}",
+            name=translate("app.labelled", lang, label=name, value=before_norm),
             line={**style, "dash": "dot"},
         )
     described = any(PLACEMENTS[r.spec.placement].lemma2 == "post_level" for _, r in posts)
