@@ -1,0 +1,22 @@
+"""The Axes page's sentences about BatchNorm's failures, built from measured results."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine.axes.batch_of_one import batch_of_one
+from engine.config import AxesSpec
+from tests.plain_text import plain
+from ui.text.axes import batch_of_one_facts
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_without_eps_the_batch_of_one_is_zero_times_infinity_not_its_inverse(lang):
+    # "zero times an infinite inverse" read in Chinese as 0 × (1/∞), which is 0, not NaN:
+    # the sentence names the factor, 1/√0 = ∞, and the product that is NaN
+    result = batch_of_one(AxesSpec())
+    facts = [plain(fact) for fact in batch_of_one_facts(result, lang)]
+    (eps_zero,) = [fact for fact in facts if "NaN" in fact]
+    assert "1/√0 = ∞" in eps_zero
+    assert "0 × ∞ = NaN" in eps_zero
+    assert f"{result.nan_count_eps0}" in eps_zero
