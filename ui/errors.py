@@ -15,7 +15,7 @@ import streamlit as st
 
 from engine.errors import EngineError, Listing, Phrase, Wording
 from ui.formatting import literal
-from ui.i18n import t
+from ui.i18n import catalog, t
 
 # Parameters that may hold text from outside: typed tokens, values from a URL, file and
 # entry names of uploads, and what a dump's parser said about its bytes (``detail``, the
@@ -73,9 +73,12 @@ def error_text(error: EngineError) -> str:
     return t(f"errors.{error.key}", **shown(error.params, extra))
 
 
-def input_error_text(error) -> str:
-    """The translated message for a ``ui.vector_input.VectorInputError``."""
-    return t(f"input.{error.key}", **shown(error.params))
+def input_error_text(error, own: str = "") -> str:
+    """The translated message for a ``ui.vector_input.VectorInputError``; ``own``: a page's
+    namespace whose text replaces the shared one for the keys it holds (the shared advice
+    names the Vector Lab's own controls: its dtype, its random generator)."""
+    key = f"{own}.{error.key}" if own and f"{own}.{error.key}" in catalog("en") else ""
+    return t(key or f"input.{error.key}", **shown(error.params))
 
 
 @contextmanager

@@ -142,12 +142,22 @@ def test_one_vector_step_by_step():
         ("1, zz", "zz"),
         ("1, 2\n3, 4", "Give one vector here (2 rows were typed)"),
         ("1e16, 1", "Entry 1 = `1e+16` is not accepted"),  # the typed text as a literal
+        # this page has no dtype and no random generator: the advice names where they are
+        ("1, nan, 2", "`nan` (position 2) is not a finite number. NaN and infinity are not "),
+        ("1, nan, 2", "open the Vector Lab and pick float16"),
+        (", ".join(["1"] * 8_193), "at most 8192 are accepted here. For wide random inputs, open"),
     ],
 )
 def test_typed_vectors_are_explained_or_refused(typed, expected):
     at = _open({"ge_section": "vector", "ge_vector": typed})
     shown = _text(at) + " ".join(e.value for e in at.error)
     assert expected in shown
+
+
+def test_a_refused_vector_is_explained_in_chinese_with_this_pages_advice():
+    at = _open({"ge_section": "vector", "ge_vector": "1, inf", "lang": "zh"})
+    (refusal,) = [e.value for e in at.error]
+    assert refusal.startswith("`inf`（第 2 个）不是有限数") and "请打开向量实验室" in refusal
 
 
 def test_eps_section_draws_the_formula_with_the_measured_norms():

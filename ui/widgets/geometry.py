@@ -121,7 +121,7 @@ def vector_inputs() -> VectorInputs:
     try:
         rows = parse_vectors(text, "float32")
     except VectorInputError as error:
-        return VectorInputs(None, spec, (input_error_text(error),))
+        return VectorInputs(None, spec, (input_error_text(error, "geometry.input"),))
     if len(rows) != 1:
         return VectorInputs(None, spec, (t("geometry.one_vector", rows=len(rows), limit=MAX_ROWS),))
     for note in underflow_notes(rows, "float32"):  # e.g. 1e-50 is stored, and drawn, as 0
