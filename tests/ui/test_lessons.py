@@ -231,6 +231,14 @@ def test_the_precision_lesson_names_the_example_as_the_vector_lab_menu_does(lang
 
 
 @pytest.mark.parametrize("lang", LANGUAGES)
+def test_the_precision_lesson_names_the_statistics_menu_by_its_label(lang):
+    """Its next step asks to change a menu by name: the words the Vector Lab's menu shows."""
+    menu = plain(translate("vector_lab.computed_in", lang))
+    item = next(lesson for lesson in LESSONS if lesson.id == "precision")
+    assert f"“{menu}”" in plain(translate("lessons.precision.next", lang, **item.texts()))
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
 def test_the_gemma_lesson_writes_the_stored_weight_as_the_vector_lab_it_opens(lang):
     """The Vector Lab's field is γ and its steps scale by (1 + γᵢ): the lesson says γ, not w."""
     item = next(lesson for lesson in LESSONS if lesson.id == "gemma_offset")
