@@ -83,9 +83,20 @@ def test_npy_header_with_a_negative_axis_is_refused(tmp_path, shape):
 
 
 def test_safetensors_offsets_that_disagree_with_the_shape(tmp_path):
-    header = {"h": {"dtype": "F32", "shape": [2, 4], "data_offsets": [0, 16]}}
+    """Offsets wider than the shape needs: the library's refusal (narrower ones: below)."""
+    header = {"h": {"dtype": "F32", "shape": [1, 2], "data_offsets": [0, 16]}}
     path = files.raw_safetensors(tmp_path / "bad.safetensors", header, b"\0" * 16)
     assert "invalid shape, data type, or offset" in str(refusal(path, "corrupt_file"))
+    header = {"h": {"dtype": "F32", "shape": [2, 4], "data_offsets": [0, 16]}}
+    path = files.raw_safetensors(tmp_path / "bad.safetensors", header, b"\0" * 16)
+    assert refusal(path, "shape_beyond_data").params == {
+        "file": "bad.safetensors",
+        "entry": "h",
+        "shape": [2, 4],
+        "dtype": "F32",
+        "claimed": 32,
+        "available": 16,
+    }
 
 
 def test_safetensors_header_length_beyond_the_format_limit(tmp_path):
@@ -123,6 +134,19 @@ def test_a_cut_off_safetensors_upload_is_refused_with_the_sizes_not_the_parsers_
         error = refusal(source, "truncated")
         assert error.params["claimed"] == len(data) - start  # all the data the header places
         assert error.params["available"] == kept - start  # what the file holds of it
+
+
+def test_a_safetensors_shape_larger_than_its_data_is_refused_with_both_sizes(tmp_path):
+    """A header that declares a huge tensor over a few bytes of data: the message gives the
+    shape's bytes and the data's (in both languages), not the library's English."""
+    header = b'{"x":{"dtype":"F32","shape":[100000,100000,4096],"data_offsets":[0,64]}}'
+    data = len(header).to_bytes(8, "little") + header + bytes(64)
+    path = tmp_path / "huge.safetensors"
+    path.write_bytes(data)
+    for source in (path, Upload("huge.safetensors", data)):
+        error = refusal(source, "shape_beyond_data")
+        assert error.params["claimed"] == 4 * 100000 * 100000 * 4096
+        assert error.params["available"] == 64 and "[100000, 100000, 4096]" in str(error)
 
 
 def test_a_safetensors_header_nested_past_the_parsers_is_refused_in_the_librarys_words():

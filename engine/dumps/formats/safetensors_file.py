@@ -18,6 +18,7 @@ the offsets of the header the library has just accepted.
 from __future__ import annotations
 
 import json
+import math
 import warnings
 
 import safetensors
@@ -32,6 +33,7 @@ from engine.dumps.formats.entries import (
     check_entry_count,
     check_name,
     corrupt,
+    entry_name,
     first_line,
 )
 from engine.dumps.limits import MAX_ENTRIES, MAX_SAFETENSORS_HEADER_BYTES
@@ -39,6 +41,12 @@ from engine.dumps.refusals import refuse
 from engine.dumps.sources import DumpFile
 
 _FLOATS = {"F16": "float16", "BF16": "bfloat16", "F32": "float32", "F64": "float64"}
+_ITEM_BYTES = {  # the format's dtype codes and their sizes (safetensors' Dtype)
+    **{code: 1 for code in ("BOOL", "U8", "I8", "F8_E5M2", "F8_E4M3", "F8_E8M0")},
+    **{code: 2 for code in ("U16", "I16", "F16", "BF16")},
+    **{code: 4 for code in ("U32", "I32", "F32")},
+    **{code: 8 for code in ("U64", "I64", "F64")},
+}
 
 
 def _data_start(file: DumpFile) -> int:
@@ -92,6 +100,34 @@ def _check_cut_off(file: DumpFile, start: int) -> None:
     if spans:  # the data the header places, to its last entry's end, against what is there
         end, key = max(spans)
         check_claimed_bytes(file, key, end, file.size - start)
+    for key, info in header.items():  # an entry whose shape needs more than its own span
+        if key != "__metadata__":
+            _check_entry_span(file, str(key), info)
+
+
+def _check_entry_span(file: DumpFile, key: str, info) -> None:
+    """A shape that needs more bytes than the entry's data_offsets give it (a header claiming
+    a terabyte tensor over a few bytes of data) is refused with both sizes, not in the
+    parser's words; a header that does not read so is left to the parser's refusal."""
+    try:
+        size = _ITEM_BYTES[info["dtype"]]
+        shape = [int(n) for n in info["shape"]]
+        begin, end = (int(n) for n in info["data_offsets"])
+    except (KeyError, TypeError, ValueError, AttributeError, OverflowError):
+        return
+    if min(shape, default=0) < 0:
+        return
+    needed = size * math.prod(shape)
+    if needed > end - begin >= 0:
+        raise refuse(
+            "shape_beyond_data",
+            file=file.name,
+            entry=entry_name(key),
+            shape=shape,
+            dtype=info["dtype"],
+            claimed=needed,
+            available=end - begin,
+        )
 
 
 def _checked_keys(file: DumpFile, keys: list[str]) -> list[str]:
