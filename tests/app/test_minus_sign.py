@@ -5,14 +5,18 @@ in both languages, while a chart's CSV download keeps the ASCII "-" every progra
 from __future__ import annotations
 
 import io
+import re
 
 import pandas as pd
 import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
+from engine.norms.precision_presets import PRESET_NAMES, preset_rows
 from tests.app.conftest import APP
 from ui.figures.export import figure_csv
+from ui.i18n import translate
+from ui.widgets.vector_lab import example_states, preset_label_params
 
 
 def _open(page: str, query: dict) -> AppTest:
@@ -59,3 +63,18 @@ def test_vector_lab_shows_the_true_minus_and_its_chart_csv_keeps_ascii(lang, cal
     assert table["y"].dtype == float
     assert table["y"].tolist()[:4] == [-0.5, 2.0, -3.25, 1.0]  # the input, drawn first
     assert (table["y"][4:] < 0).any()  # and the outputs, negative ones among them
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_vector_lab_examples_menus_write_the_true_minus(lang):
+    """The examples' names quote their rows ("[−300, 300, −300, 300]"), as the lesson that
+    asks for one does, in both menus (the full names and the example row's short ones)."""
+    presets = {name: preset_rows(name) for name in PRESET_NAMES}
+    names = [
+        translate(f"vector_lab.{menu}.{name}", lang, **preset_label_params(name, presets))
+        for name in example_states(presets)
+        for menu in ("presets", "preset_short")
+        if menu == "presets" or name in PRESET_NAMES
+    ]
+    assert any("−300" in name for name in names)
+    assert not [name for name in names if re.search(r"(?<![eE\w])-\d", name)]

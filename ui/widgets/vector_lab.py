@@ -14,7 +14,7 @@ from engine.norms.precision_presets import PRESET_NAMES, PrecisionPreset
 from engine.norms.precision_presets import PRESETS as PRECISION_PRESETS
 from engine.norms.reference import DYT_ALPHA0, DYT_SOURCE
 from ui.errors import input_error_text
-from ui.formatting import format_number, number_text
+from ui.formatting import format_number, number_text, true_minus
 from ui.i18n import current_language, t
 from ui.labels import label
 from ui.text.vector_lab_precision import default_eps_sentence
@@ -95,21 +95,27 @@ def example_states(presets: Mapping[str, Rows]) -> dict[str, dict]:
 
 
 def preset_label_params(name: str, presets: Mapping[str, Rows]) -> dict:
-    """The numbers an example's label quotes, read from the example itself."""
+    """The numbers an example's label quotes, read from the example itself; a negative one
+    with the true minus, as the page writes numbers people read ("[−300, 300, …]")."""
     if name in PRESET_NAMES:
         p, row = PRECISION_BY_NAME[name], presets[name][0]
         special = p.overrides[0][1] if p.overrides else row[0]
         return {
             "d": p.d,
-            "value": number_text(special),
+            "value": true_minus(number_text(special)),
             "base": number_text(abs(p.pattern[0])),
-            "row": ", ".join(map(number_text, row)) if p.d <= SHORT_ROW else "",
+            "row": true_minus(", ".join(map(number_text, row))) if p.d <= SHORT_ROW else "",
             "eps": number_text(p.eps),
             "dtype": p.dtype,
         }
     state = TYPED_STATES[name]
     rows = state["vl_text"].split("\n")
-    return {"row": rows[0], "rows": len(rows), "eps": state["vl_eps"], "dtype": state["vl_dtype"]}
+    return {
+        "row": true_minus(rows[0]),
+        "rows": len(rows),
+        "eps": state["vl_eps"],
+        "dtype": state["vl_dtype"],
+    }
 
 
 @dataclass(frozen=True)
