@@ -203,3 +203,24 @@ def test_a_small_dumps_heatmap_ticks_whole_layers_and_tokens_only():
         assert axis.dtick == 1 and axis.tickmode in (None, "linear")  # "auto" ignores dtick
     large = figures.rms_heatmap(np.ones((31, 24)), [str(i) for i in range(31)], "en")
     assert large.layout.xaxis.dtick is None and large.layout.yaxis.dtick is None
+
+
+def test_a_heatmap_of_named_tokens_has_a_layout_whose_names_fit_a_phone():
+    """24 token names at −60° were drawn over one another in a 390 px phone's column (358 px):
+    a second layout names every other token, and each layout's least width leaves every name
+    it writes its own room."""
+    names = [f"word{i}" for i in range(24)]
+    variants = figures.rms_heatmaps(
+        np.ones((31, 24)), [str(i) for i in range(31)], "en", True, (), names
+    )
+    assert len(variants) == 2 and variants[0][1] > variants[1][1]
+    (full, wide), (sparse, narrow) = variants
+    assert list(full.layout.xaxis.tickvals) == list(range(24))
+    assert list(sparse.layout.xaxis.tickvals) == list(range(0, 24, 2))
+    assert sparse.layout.xaxis.ticktext[1] == "2 word2" and narrow <= 358
+    for figure, width in variants:
+        named = len(figure.layout.xaxis.ticktext)
+        assert width >= figures.HEATMAP_FRAME_PX + figures.NAMED_TICK_PX * named
+    few = figures.rms_heatmaps(np.ones((3, 8)), ["a", "b", "c"], "en", True, (), names[:8])
+    unnamed = figures.rms_heatmaps(np.ones((3, 24)), ["a", "b", "c"], "en")
+    assert len(few) == len(unnamed) == 1

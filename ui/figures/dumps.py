@@ -46,6 +46,9 @@ TOKEN_COLORS = ("#d62728", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b")
 OUTLIER_LINE_COLORS = ("#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#bcbd22", "#17becf")
 MAX_OUTLIER_LINES = 4  # outlier tokens drawn as lines of their own
 MAX_NAMED_TOKENS = 64  # beyond this many tokens the axis shows positions, not texts
+NAMED_TICK_PX = 14  # a token name's share of the axis, written at −60°, without overlapping
+HEATMAP_FRAME_PX = 170  # the heatmap's layer axis, its title, its margins and its colour bar
+PHONE_NAMED_TICKS = 12  # names that fit a 390 px phone's column (358 px) at NAMED_TICK_PX
 
 
 def positive_or_none(values) -> list[float | None]:
@@ -94,10 +97,12 @@ def rms_heatmap(
     log: bool = True,
     outliers: Sequence[tuple[int, int]] = (),
     token_names: Sequence[str] | None = None,
+    label_every: int = 1,
 ) -> go.Figure:
     """Each token's RMS at each layer of one sequence, ``rms`` [L, T]; the first token and
     the ``outliers`` ((token, layer of its largest ratio)) marked; ``token_names`` [T] (safe
-    for plotly) label the token axis when the dump names its tokens."""
+    for plotly) label the token axis when the dump names its tokens, every ``label_every``-th
+    one (a phone's axis has no room for each)."""
     layers, tokens = rms.shape
     values = rms.astype(np.float64)
     z = log10_or_nan(values) if log else np.where(np.isfinite(values), values, np.nan)
@@ -148,9 +153,34 @@ def rms_heatmap(
     if layers <= 12:
         figure.update_yaxes(tickmode="linear", tick0=0, dtick=1)  # "auto" would ignore dtick
     if token_names is not None and len(token_names) == tokens <= MAX_NAMED_TOKENS:
-        ticks = [f"{i} {name}" for i, name in enumerate(token_names)]
-        figure.update_xaxes(tickvals=np.arange(tokens), ticktext=ticks, tickangle=-60)
+        named = range(0, tokens, max(1, label_every))
+        ticks = [f"{i} {token_names[i]}" for i in named]
+        figure.update_xaxes(tickvals=np.asarray(named), ticktext=ticks, tickangle=-60)
     return figure
+
+
+def rms_heatmaps(
+    rms: np.ndarray,
+    layer_names: Sequence[str],
+    lang: str,
+    log: bool = True,
+    outliers: Sequence[tuple[int, int]] = (),
+    token_names: Sequence[str] | None = None,
+) -> tuple[tuple[go.Figure, int], ...]:
+    """``rms_heatmap`` in the layouts a column may need, each with the least width (px) at
+    which its token names do not overlap, widest first: every token named, and, when that
+    needs more than a phone's column, a name every few tokens (24 names in a 390 px phone's
+    column were drawn over one another)."""
+    full = rms_heatmap(rms, layer_names, lang, log, outliers, token_names)
+    tokens = rms.shape[1]
+    if token_names is None or len(token_names) != tokens or tokens > MAX_NAMED_TOKENS:
+        return ((full, 0),)
+    variants = [(full, HEATMAP_FRAME_PX + NAMED_TICK_PX * tokens)]
+    if tokens > PHONE_NAMED_TICKS:
+        every = math.ceil(tokens / PHONE_NAMED_TICKS)
+        sparse = rms_heatmap(rms, layer_names, lang, log, outliers, token_names, every)
+        variants.append((sparse, HEATMAP_FRAME_PX + NAMED_TICK_PX * PHONE_NAMED_TICKS))
+    return tuple(variants)
 
 
 def _layer_lines(figure: go.Figure, lines, log_y: bool) -> go.Figure:

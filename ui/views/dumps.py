@@ -26,7 +26,7 @@ from ui.landing import landmark
 from ui.text import dumps as text
 from ui.text import dumps_story as story_text
 from ui.text.dumps import token_text
-from ui.views.charts import built, show_chart
+from ui.views.charts import built, show_chart, show_fitting_chart
 from ui.views.dumps_real import live_summary
 
 TABLE_ROWS = 12  # rows visible before a table scrolls
@@ -140,10 +140,13 @@ def residual(
     lang = current_language()
     token_names = None if tokens is None else [plot_text(token_text(tok)) for tok in tokens]
     rms = res.rms[:, batch, :]
-    heatmap = built(
-        figures.rms_heatmap, rms, rep.labels, lang, log, marks, token_names, shared=shared
+    heatmaps = built(
+        figures.rms_heatmaps, rms, rep.labels, lang, log, marks, token_names, shared=shared
     )
-    show_chart(heatmap, "dumps_heatmap")
+    if len(heatmaps) > 1:  # a narrow column: the layout whose token names fit it
+        show_fitting_chart(list(heatmaps), "dumps_heatmap")
+    else:
+        show_chart(heatmaps[0][0], "dumps_heatmap")
     marked = [tok for tok, _ in marks]
     show_chart(built(figures.rms_lines, res, batch, lang, marked, shared=shared), "dumps_lines")
     if rep.layout.stream.startswith("hidden_states"):
