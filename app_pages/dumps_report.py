@@ -4,6 +4,7 @@
 import streamlit as st
 
 from app_pages.dumps_details import channel_detail, norm_detail, token_detail
+from ui.i18n import t
 from ui.requests import dumps as requests
 from ui.sections import section
 from ui.views import dumps as view
@@ -13,6 +14,9 @@ from ui.widgets import dumps as widgets
 
 @section  # the section or the colour scale rerun the report, not the file's reading
 def report(source, dump, rep, tables, tokens, live, capture) -> None:
+    if rep.nothing_finite:  # said above, with its counts; every chart would be empty
+        st.info(t("dumps.nothing_finite"), icon=":material/block:")
+        return view.downloads(tables, requests.json_writer(source, rep, tables), source.name)
     chosen = widgets.section()  # navigation: shown in every presentation mode
     if chosen == "stream":
         left, right = st.columns(2)

@@ -63,6 +63,16 @@ class DumpReport:
     nonfinite: np.ndarray  # [L, 3] NaN, +inf, -inf
     backend: str  # "local" or "dask"
 
+    @property
+    def values(self) -> int:
+        """How many values the stream read holds: L · B · T · d."""
+        return len(self.labels) * self.layout.batch * self.layout.tokens * self.layout.d
+
+    @property
+    def nothing_finite(self) -> bool:
+        """Every value is NaN or ±inf: no statistic, chart or fit has a number to show."""
+        return int(self.nonfinite.sum()) == self.values
+
     def judged(self, spec: DumpSpec) -> DumpReport:
         """This report with the thresholds of ``spec`` (``engine.config.dumps.THRESHOLDS``)
         applied to its statistics: the outlier tokens and channels and the massive

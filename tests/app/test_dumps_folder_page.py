@@ -12,6 +12,7 @@ import shutil
 
 import numpy as np
 import pytest
+import torch
 from streamlit.testing.v1 import AppTest
 
 import ui.compute
@@ -126,3 +127,22 @@ def test_a_file_rewritten_since_is_read_again(folder):
     os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns + 10**9))
     ui.compute._recent.clear()  # as RECENT_S seconds later: the folder listed again
     np.testing.assert_allclose(_heatmap_rms(_open(query)), 2 * before, rtol=1e-6)
+
+
+def test_a_dump_of_nothing_but_nan_says_so_and_draws_no_empty_chart(tmp_path, monkeypatch):
+    """Every value NaN: the counts were said, then every section drew empty charts (a token
+    axis from −1 to 1 for three tokens)."""
+    dumps = tmp_path / "dumps"
+    dumps.mkdir()
+    x = torch.full((4, 1, 3, 8), float("nan"))  # [L, B, T, d]
+    files.write_safetensors(dumps / "nan.safetensors", files.hf_names(x))
+    monkeypatch.setenv("NORMSCOPE_DUMP_DIRS", str(dumps))
+    for lang, said in (
+        ("en", "is NaN or ±inf, so there is nothing to chart"),
+        ("zh", "没有可画的东西"),
+    ):
+        at = _open({"du_source": "folder", "du_file": "0/nan.safetensors"}, lang)
+        assert "96" in _warnings(at)  # the non-finite count: 4 · 1 · 3 · 8 NaN
+        assert any(said in i.value for i in at.info)
+        assert not at.get("plotly_chart")
+        assert at.get("download_button")  # the counts can still be downloaded

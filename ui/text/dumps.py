@@ -66,7 +66,7 @@ def layout_facts(rep: DumpReport, lang: str) -> list[tuple[str, str]]:
     others = [s for s in lay.streams if s != lay.stream]
     reason = translate(f"dumps.stream_reason.{lay.stream_reason}", lang)
     axes_reason = translate(f"dumps.axes_reason.{lay.axes_reason}", lang)
-    values = count(len(rep.labels) * lay.batch * lay.tokens * lay.d)
+    values = count(rep.values)
     shape = {"layers": len(rep.labels), "batch": lay.batch, "tokens": lay.tokens, "d": lay.d}
     ends = {"first": literal(rep.labels[0]), "last": literal(rep.labels[-1])}
     order = label("layer_order", lay.layer_order, lang)

@@ -91,9 +91,7 @@ def inferred(rep: DumpReport) -> None:
 
 
 def nonfinite(rep: DumpReport, tables: dict[str, pd.DataFrame]) -> None:
-    lay = rep.layout
-    values = len(rep.labels) * lay.batch * lay.tokens * lay.d
-    found, sentence = text.nonfinite_summary(rep.nonfinite, values, current_language())
+    found, sentence = text.nonfinite_summary(rep.nonfinite, rep.values, current_language())
     if not found:
         st.caption(sentence)
         return
