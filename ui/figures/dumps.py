@@ -97,12 +97,10 @@ def rms_heatmap(
     log: bool = True,
     outliers: Sequence[tuple[int, int]] = (),
     token_names: Sequence[str] | None = None,
-    label_every: int = 1,
 ) -> go.Figure:
     """Each token's RMS at each layer of one sequence, ``rms`` [L, T]; the first token and
     the ``outliers`` ((token, layer of its largest ratio)) marked; ``token_names`` [T] (safe
-    for plotly) label the token axis when the dump names its tokens, every ``label_every``-th
-    one (a phone's axis has no room for each)."""
+    for plotly) label the token axis when the dump names its tokens."""
     layers, tokens = rms.shape
     values = rms.astype(np.float64)
     z = log10_or_nan(values) if log else np.where(np.isfinite(values), values, np.nan)
@@ -153,32 +151,27 @@ def rms_heatmap(
     if layers <= 12:
         figure.update_yaxes(tickmode="linear", tick0=0, dtick=1)  # "auto" would ignore dtick
     if token_names is not None and len(token_names) == tokens <= MAX_NAMED_TOKENS:
-        named = range(0, tokens, max(1, label_every))
-        ticks = [f"{i} {token_names[i]}" for i in named]
-        figure.update_xaxes(tickvals=np.asarray(named), ticktext=ticks, tickangle=-60)
+        ticks = [f"{i} {name}" for i, name in enumerate(token_names)]
+        figure.update_xaxes(tickvals=np.arange(tokens), ticktext=ticks, tickangle=-60)
     return figure
 
 
-def rms_heatmaps(
-    rms: np.ndarray,
-    layer_names: Sequence[str],
-    lang: str,
-    log: bool = True,
-    outliers: Sequence[tuple[int, int]] = (),
-    token_names: Sequence[str] | None = None,
-) -> tuple[tuple[go.Figure, int], ...]:
-    """``rms_heatmap`` in the layouts a column may need, each with the least width (px) at
-    which its token names do not overlap, widest first: every token named, and, when that
-    needs more than a phone's column, a name every few tokens (24 names in a 390 px phone's
-    column were drawn over one another)."""
-    full = rms_heatmap(rms, layer_names, lang, log, outliers, token_names)
-    tokens = rms.shape[1]
-    if token_names is None or len(token_names) != tokens or tokens > MAX_NAMED_TOKENS:
+def rms_heatmaps(*args, **kwargs) -> tuple[tuple[go.Figure, int], ...]:
+    """``rms_heatmap(*args, **kwargs)`` in the layouts a column may need, each with the least
+    width (px) at which its token names do not overlap, widest first: every token named, and,
+    when that needs more than a phone's column, a name every few tokens (24 names in a 390 px
+    phone's column were drawn over one another)."""
+    full = rms_heatmap(*args, **kwargs)
+    tokens = len(full.data[0].x)
+    names = full.layout.xaxis.ticktext
+    if names is None:  # positions, not names: plotly spaces its own ticks
         return ((full, 0),)
     variants = [(full, HEATMAP_FRAME_PX + NAMED_TICK_PX * tokens)]
     if tokens > PHONE_NAMED_TICKS:
-        every = math.ceil(tokens / PHONE_NAMED_TICKS)
-        sparse = rms_heatmap(rms, layer_names, lang, log, outliers, token_names, every)
+        named = range(0, tokens, math.ceil(tokens / PHONE_NAMED_TICKS))
+        sparse = go.Figure(full).update_xaxes(
+            tickvals=list(named), ticktext=[names[i] for i in named]
+        )
         variants.append((sparse, HEATMAP_FRAME_PX + NAMED_TICK_PX * PHONE_NAMED_TICKS))
     return tuple(variants)
 
