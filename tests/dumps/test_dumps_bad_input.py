@@ -5,6 +5,7 @@ tests/dumps/test_dumps_bad_pickles.py."""
 from __future__ import annotations
 
 import io
+import json
 import os
 import resource
 import zipfile
@@ -147,6 +148,24 @@ def test_a_safetensors_shape_larger_than_its_data_is_refused_with_both_sizes(tmp
         error = refusal(source, "shape_beyond_data")
         assert error.params["claimed"] == 4 * 100000 * 100000 * 4096
         assert error.params["available"] == 64 and "[100000, 100000, 4096]" in str(error)
+
+
+@pytest.mark.parametrize(
+    "shape",
+    [
+        [10**300] * 20,  # 6,000 digits of bytes: past what Python prints
+        [2] * 100_000,  # a shape that fills the page
+        [2**40, 2**30],  # 2**72 bytes: the parser says the size overflows
+        [2.5, 40],  # not whole numbers: the parser's to refuse (not read as [2, 40])
+    ],
+)
+def test_a_safetensors_shape_past_any_tensor_keeps_the_parsers_short_refusal(shape):
+    """A hostile header's shape: its refusal can be written out (a product of thousands of
+    digits raised ValueError where the message was written) and stays short."""
+    header = json.dumps({"x": {"dtype": "F32", "shape": shape, "data_offsets": [0, 64]}})
+    data = len(header).to_bytes(8, "little") + header.encode() + bytes(64)
+    error = refusal(Upload("hostile.safetensors", data), "corrupt_file")
+    assert len(str(error)) < 1_000
 
 
 def test_a_safetensors_header_nested_past_the_parsers_is_refused_in_the_librarys_words():

@@ -47,6 +47,7 @@ _ITEM_BYTES = {  # the format's dtype codes and their sizes (safetensors' Dtype)
     **{code: 4 for code in ("U32", "I32", "F32")},
     **{code: 8 for code in ("U64", "I64", "F64")},
 }
+_SHOWN_AXES = 16  # a longer shape, or one needing 2**64 bytes or more, is the parser's to refuse
 
 
 def _data_start(file: DumpFile) -> int:
@@ -108,17 +109,22 @@ def _check_cut_off(file: DumpFile, start: int) -> None:
 def _check_entry_span(file: DumpFile, key: str, info) -> None:
     """A shape that needs more bytes than the entry's data_offsets give it (a header claiming
     a terabyte tensor over a few bytes of data) is refused with both sizes, not in the
-    parser's words; a header that does not read so is left to the parser's refusal."""
+    parser's words; a header that does not read so is left to the parser's refusal, and so is
+    one past any real tensor (more than ``_SHOWN_AXES`` axes, or 2**64 bytes and more: the
+    parser says its size overflows), whose sizes would not print (a product of thousands of
+    digits) or would fill the page."""
     try:
         size = _ITEM_BYTES[info["dtype"]]
-        shape = [int(n) for n in info["shape"]]
+        shape = info["shape"]
         begin, end = (int(n) for n in info["data_offsets"])
     except (KeyError, TypeError, ValueError, AttributeError, OverflowError):
         return
-    if min(shape, default=0) < 0:
+    if not isinstance(shape, list) or len(shape) > _SHOWN_AXES:
+        return
+    if not all(type(n) is int and n >= 0 for n in shape):  # the parser's: 2.5, "4", -1
         return
     needed = size * math.prod(shape)
-    if needed > end - begin >= 0:
+    if 0 <= begin <= end < 2**64 and end - begin < needed < 2**64:
         raise refuse(
             "shape_beyond_data",
             file=file.name,
