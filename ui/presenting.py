@@ -68,12 +68,21 @@ STREAMLIT_WORDS = (
 )
 
 
+def css_string(text: str) -> str:
+    """``text`` as the inside of a double-quoted CSS string: a quote, a backslash, a line
+    break (which ends a CSS string, dropping the rule) and "<" ">" (which would end the
+    <style> element it is sent in) as CSS escapes, "\\3c " for "<"."""
+    return "".join(
+        f"\\{ord(c):x} " if c in '"\\<>' or ord(c) < 0x20 or ord(c) == 0x7F else c for c in text
+    )
+
+
 def page_words() -> str:
     """CSS that hides Streamlit's English words and draws the page's language's in their place.
-    The words are our locale text, escaped as CSS strings."""
+    The words are our locale text, escaped as CSS strings (``css_string``)."""
     rules = []
     for selector, key, size in STREAMLIT_WORDS:
-        word = t(key).replace("\\", "\\\\").replace('"', '\\"')
+        word = css_string(t(key))
         rules.append(f"{selector} {{ font-size: 0; }}")
         rules.append(f'{selector}::after {{ content: "{word}"; font-size: {size}; }}')
     return "\n".join(rules)
