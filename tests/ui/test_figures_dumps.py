@@ -21,6 +21,7 @@ from ui.figures import dumps as figures
 from ui.figures import dumps_channels as channel_figures
 from ui.figures.export import figure_table
 from ui.i18n import catalog
+from ui.presenting import CHART_TICKS
 
 ZH = catalog("zh")
 X = files.stream(layers=5, batch=2, tokens=7, d=16)  # 2500 on token 0, channel 3, layers 2+
@@ -224,3 +225,19 @@ def test_a_heatmap_of_named_tokens_has_a_layout_whose_names_fit_a_phone():
     few = figures.rms_heatmaps(np.ones((3, 8)), ["a", "b", "c"], "en", True, (), names[:8])
     unnamed = figures.rms_heatmaps(np.ones((3, 24)), ["a", "b", "c"], "en")
     assert len(few) == len(unnamed) == 1
+
+
+def test_a_projected_heatmap_leaves_each_token_name_the_room_of_its_larger_text():
+    """Presenting writes ticks at 16 px, not 12: the plain widths put the full layout on a
+    560 px screen and 12 names on a phone, which ran into each other there."""
+    names = [f"word{i}" for i in range(24)]
+    rms, layers = np.ones((31, 24)), [str(i) for i in range(31)]
+    plain = figures.rms_heatmaps(rms, layers, "en", True, (), names)
+    projected = figures.rms_heatmaps(rms, layers, "en", True, (), names, projected=True)
+    assert len(projected) == 2
+    for figure, width in projected:
+        named = len(figure.layout.xaxis.ticktext)
+        pitch = (width - figures.PROJECTED_FRAME_PX) / named
+        assert pitch >= figures.NAMED_TICK_PX * CHART_TICKS / 12  # the tick text's growth
+    assert projected[0][1] > plain[0][1]
+    assert projected[-1][1] <= 350  # a phone's column while presenting

@@ -49,6 +49,9 @@ MAX_NAMED_TOKENS = 64  # beyond this many tokens the axis shows positions, not t
 NAMED_TICK_PX = 14  # a token name's share of the axis, written at −60°, without overlapping
 HEATMAP_FRAME_PX = 170  # the heatmap's layer axis, its title, its margins and its colour bar
 PHONE_NAMED_TICKS = 12  # names that fit a 390 px phone's column (358 px) at NAMED_TICK_PX
+# presenting (ui/presenting.py: 16 px ticks, larger titles): each name's share, the frame, and
+# the names that fit a phone's column then (350 px)
+PROJECTED_TICK_PX, PROJECTED_FRAME_PX, PROJECTED_PHONE_TICKS = 19, 210, 7
 
 
 def positive_or_none(values) -> list[float | None]:
@@ -156,23 +159,29 @@ def rms_heatmap(
     return figure
 
 
-def rms_heatmaps(*args, **kwargs) -> tuple[tuple[go.Figure, int], ...]:
+def rms_heatmaps(*args, projected: bool = False, **kwargs) -> tuple[tuple[go.Figure, int], ...]:
     """``rms_heatmap(*args, **kwargs)`` in the layouts a column may need, each with the least
     width (px) at which its token names do not overlap, widest first: every token named, and,
     when that needs more than a phone's column, a name every few tokens (24 names in a 390 px
-    phone's column were drawn over one another)."""
+    phone's column were drawn over one another).  ``projected``: the widths for presenting's
+    larger tick text (the plain widths let the names run into each other there)."""
     full = rms_heatmap(*args, **kwargs)
     tokens = len(full.data[0].x)
     names = full.layout.xaxis.ticktext
     if names is None:  # positions, not names: plotly spaces its own ticks
         return ((full, 0),)
-    variants = [(full, HEATMAP_FRAME_PX + NAMED_TICK_PX * tokens)]
-    if tokens > PHONE_NAMED_TICKS:
-        named = range(0, tokens, math.ceil(tokens / PHONE_NAMED_TICKS))
+    tick, frame, phone = (
+        (PROJECTED_TICK_PX, PROJECTED_FRAME_PX, PROJECTED_PHONE_TICKS)
+        if projected
+        else (NAMED_TICK_PX, HEATMAP_FRAME_PX, PHONE_NAMED_TICKS)
+    )
+    variants = [(full, frame + tick * tokens)]
+    if tokens > phone:
+        named = range(0, tokens, math.ceil(tokens / phone))
         sparse = go.Figure(full).update_xaxes(
             tickvals=list(named), ticktext=[names[i] for i in named]
         )
-        variants.append((sparse, HEATMAP_FRAME_PX + NAMED_TICK_PX * PHONE_NAMED_TICKS))
+        variants.append((sparse, frame + tick * len(named)))
     return tuple(variants)
 
 

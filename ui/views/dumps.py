@@ -17,6 +17,7 @@ import streamlit as st
 from engine.dumps.capture import PARTIAL_CHARACTER
 from engine.dumps.norm_views import DyTFit, TokenNorms
 from engine.dumps.report import DumpReport
+from ui import presenting
 from ui.errors import own_words
 from ui.figures import dumps as figures
 from ui.figures import dumps_channels as channel_figures
@@ -138,8 +139,12 @@ def residual(
     lang = current_language()
     token_names = None if tokens is None else [plot_text(token_text(tok)) for tok in tokens]
     rms = res.rms[:, batch, :]
+    projected = presenting.presenting()  # larger tick text: wider layouts
     heatmaps = built(
-        figures.rms_heatmaps, rms, rep.labels, lang, log, marks, token_names, shared=shared
+        figures.rms_heatmaps,
+        *(rms, rep.labels, lang, log, marks, token_names),
+        projected=projected,
+        shared=shared,
     )
     if len(heatmaps) > 1:  # a narrow column: the layout whose token names fit it
         show_fitting_chart(list(heatmaps), "dumps_heatmap")
