@@ -28,6 +28,11 @@ def true_minus(text: str) -> str:
     return _SIGN.sub(MINUS, text)
 
 
+def count(value: int) -> str:
+    """A whole number with thousands separators: 1,714,176."""
+    return f"{int(value):,}"
+
+
 def format_number(value: float, decimals: int = 4) -> str:
     """2.5 -> "2.5", -1.3416407 -> "−1.3416", 4.096e7 -> "4.096e+07", -1e-5 -> "−1e-05",
     inf -> "∞", for people to read (``number_text`` writes what is typed back)."""

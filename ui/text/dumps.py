@@ -20,7 +20,7 @@ from engine.dumps.diagnostics import GrowthFit
 from engine.dumps.report import DumpReport
 from engine.dumps.token_names import TOKENS_KEY, dump_token_rows
 from engine.dumps.weights_origin import WeightsOrigin
-from ui.formatting import format_number, literal, visible
+from ui.formatting import count, format_number, literal, visible
 from ui.i18n import join, translate
 from ui.labels import label
 
@@ -35,10 +35,6 @@ def size_text(nbytes: int) -> str:
         if nbytes >= scale:
             return f"{format_number(nbytes / scale, 1)} {unit}"
     return f"{nbytes} B"
-
-
-def count(value: int) -> str:
-    return f"{int(value):,}"
 
 
 def axes_text(axes: str) -> str:

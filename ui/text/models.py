@@ -15,7 +15,7 @@ import math
 from engine.models.calculator import NormBudget
 from engine.models.families import Example, Family
 from engine.perf.roofline import GPU_NAME, H200_BANDWIDTH, H200_FP32_FLOPS, norm_traffic
-from ui.formatting import format_number
+from ui.formatting import count, format_number
 from ui.i18n import join, translate
 from ui.labels import NORM_NAMES, label
 
@@ -209,10 +209,6 @@ def percent(fraction: float) -> str:
         return "0 %"
     decimals = max(0, 1 - math.floor(math.log10(abs(value))))
     return f"{value:.{decimals}f} %"
-
-
-def count(n: int) -> str:
-    return f"{n:,}"
 
 
 def short_count(n: int, lang: str) -> str:
