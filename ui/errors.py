@@ -14,7 +14,7 @@ from contextlib import contextmanager
 import streamlit as st
 
 from engine.errors import EngineError, Listing, Phrase, Wording
-from ui.formatting import literal
+from ui.formatting import count, literal
 from ui.i18n import catalog, t
 
 # Parameters that may hold text from outside: typed tokens, values from a URL, file and
@@ -78,7 +78,10 @@ def input_error_text(error, own: str = "") -> str:
     namespace whose text replaces the shared one for the keys it holds (the shared advice
     names the Vector Lab's own controls: its dtype, its random generator)."""
     key = f"{own}.{error.key}" if own and f"{own}.{error.key}" in catalog("en") else ""
-    return t(key or f"input.{error.key}", **shown(error.params))
+    counts = {  # "10,000 numbers"; a typed token stays as typed
+        name: count(value) if type(value) is int else value for name, value in error.params.items()
+    }
+    return t(key or f"input.{error.key}", **shown(counts))
 
 
 @contextmanager

@@ -145,7 +145,7 @@ def test_one_vector_step_by_step():
         # this page has no dtype and no random generator: the advice names where they are
         ("1, nan, 2", "`nan` (position 2) is not a finite number. NaN and infinity are not "),
         ("1, nan, 2", "open the Vector Lab and pick float16"),
-        (", ".join(["1"] * 8_193), "at most 8192 are accepted here. For wide random inputs, open"),
+        (", ".join(["1"] * 8_193), "at most 8,192 are accepted here. For wide random inputs, open"),
     ],
 )
 def test_typed_vectors_are_explained_or_refused(typed, expected):

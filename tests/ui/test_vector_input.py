@@ -131,6 +131,16 @@ def test_size_limits():
     with pytest.raises(VectorInputError) as caught:
         parse_vectors("\n".join([" ".join(["1"] * 2048)] * 40))
     assert caught.value.key == "too_many_cells"
+    assert input_error_text(caught.value).startswith("81,920 numbers in total")  # not 81920
+
+
+def test_a_row_of_ten_thousand_numbers_is_counted_with_separators():
+    with pytest.raises(VectorInputError) as caught:
+        parse_vectors(" ".join(["1"] * 10_000))
+    assert caught.value.params["d"] == 10_000
+    assert input_error_text(caught.value).startswith(
+        f"Row 1 has 10,000 numbers; at most {MAX_VECTOR_WIDTH:,} are accepted."
+    )
 
 
 def test_parameters_are_one_value_or_d_values():
