@@ -269,3 +269,15 @@ def test_a_cells_width_is_never_under_what_chromium_draws():
     }
     for text, px in measured.items():
         assert px <= models_view._text_px(text) <= 1.1 * px, text
+
+
+def test_families_listed_in_a_chinese_sentence_are_joined_with_the_enumeration_comma():
+    """ "model_type 为 `llama` 的配置属于 LLaMA, Llama 2, …": a half-width comma between names
+    in a Chinese sentence."""
+    app = AppTest.from_file(APP, default_timeout=60)
+    app.query_params.update({"lang": "zh", "md_family": "llama3"})
+    _open(app)
+    sharing = [f.name for f in catalog().sharing_model_type("llama")]
+    said = [c.value for c in app.caption if "model_type 为 `llama`" in c.value]
+    assert len(sharing) > 2 and len(said) == 1
+    assert "、".join(sharing) in said[0] and ", ".join(sharing[:2]) not in said[0]

@@ -17,7 +17,7 @@ from engine.models.calculator import NormBudget, NormCost
 from engine.models.families import Catalog, Family
 from ui.figures.depth_wiring import legible_width, wiring_figure
 from ui.formatting import format_number
-from ui.i18n import current_language, t
+from ui.i18n import current_language, join, t
 from ui.labels import label, placement_label
 from ui.presenting import for_screen
 from ui.text import models as text
@@ -125,7 +125,7 @@ def _shared_model_type(family: Family, families: Catalog) -> None:
                 t(
                     "models.shares_model_type",
                     model_type=model_type,
-                    names=", ".join(f.name for f in sharing),
+                    names=join((f.name for f in sharing), current_language()),
                     first=sharing[0].name,
                 )
             )
@@ -196,7 +196,7 @@ def read_as(shape: ModelShape, family: Family, shared_with: tuple[Family, ...]) 
     if shape.read_by == "generic":
         st.caption(t("models.read_generic", family=family.name))
     elif shared_with:
-        names = ", ".join(f.name for f in shared_with)
+        names = join((f.name for f in shared_with), current_language())
         st.caption(t("models.read_as_shared", family=family.name, names=names))
 
 
