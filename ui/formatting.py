@@ -33,6 +33,18 @@ def count(value: int) -> str:
     return f"{int(value):,}"
 
 
+def runs(numbers) -> list[str]:
+    """Whole numbers as runs, for a list in a sentence: (0, 1, 2, 3, 7, 9, 10) ->
+    ["0–3", "7", "9–10"]."""
+    found: list[list[int]] = []
+    for number in sorted(set(numbers)):
+        if found and number == found[-1][1] + 1:
+            found[-1][1] = number
+        else:
+            found.append([number, number])
+    return [f"{a}" if a == b else f"{a}–{b}" for a, b in found]
+
+
 def format_number(value: float, decimals: int = 4) -> str:
     """2.5 -> "2.5", -1.3416407 -> "−1.3416", 4.096e7 -> "4.096e+07", -1e-5 -> "−1e-05",
     inf -> "∞", for people to read (``number_text`` writes what is typed back)."""

@@ -12,6 +12,7 @@ from ui.formatting import (
     format_power,
     format_vector,
     number_text,
+    runs,
     scientific,
     signed,
     superscript,
@@ -148,3 +149,9 @@ def test_a_power_of_ten_with_mantissa_one_is_written_without_it_in_text_and_late
 )
 def test_a_tables_column_has_one_count_of_decimals_where_its_values_allow(values, expected):
     assert column_format(np.array(values), 6) == expected
+
+
+def test_whole_numbers_are_listed_as_runs_in_a_sentence():
+    assert runs((3, 4, 5, 9, 12, 13)) == ["3–5", "9", "12–13"]
+    assert runs((10, 9, 0, 1, 2, 3, 7, 3)) == ["0–3", "7", "9–10"]  # sorted, each once
+    assert runs(()) == []

@@ -19,8 +19,8 @@ from engine.dumps.live_precision import PrecisionComparison
 from engine.dumps.norm_step import NormStep
 from engine.dumps.report import DumpReport
 from engine.dumps.story import FLOAT16_MAX, StreamStory
-from ui.formatting import format_number, literal
-from ui.i18n import translate
+from ui.formatting import format_number, literal, runs
+from ui.i18n import join, translate
 from ui.text.dumps import and_more, token_text
 
 JUMP_FACTOR = 10.0  # the first token "jumps" where its step is this many times the others'
@@ -195,7 +195,7 @@ def precision_sentences(comparison: PrecisionComparison, lang: str) -> list[str]
     else:
         layers = comparison.overflowing_layers
         tokens = sorted({t for norm in failing for t in norm.failing_tokens})
-        listed = ", ".join(_token(comparison.tokens, t) for t in tokens[:MAX_TOKENS_LISTED])
+        listed = join((_token(comparison.tokens, t) for t in tokens[:MAX_TOKENS_LISTED]), lang)
         listed += and_more(len(tokens), MAX_TOKENS_LISTED, lang)
         upcast = "ok" if all(n.upcast_ok for n in failing) else "not_ok"
         sentences.append(
@@ -204,25 +204,12 @@ def precision_sentences(comparison: PrecisionComparison, lang: str) -> list[str]
                 lang,
                 norms=len(failing),
                 total=len(comparison.norms),
-                layers=_ranges(layers) if layers else "—",
+                layers=join(runs(layers), lang) if layers else "—",
                 tokens=listed,
                 upcast=translate(f"dumps.upcast_{upcast}", lang),
             )
         )
     return sentences
-
-
-def _ranges(values: Sequence[int]) -> str:
-    """(3, 4, 5, 9, 12, 13) -> "3–5, 9, 12–13"."""
-    parts, start, previous = [], None, None
-    for value in list(values) + [None]:
-        if start is not None and value == previous + 1:
-            previous = value
-            continue
-        if start is not None:
-            parts.append(str(start) if start == previous else f"{start}–{previous}")
-        start = previous = value
-    return ", ".join(parts)
 
 
 def overflow_rows(comparison: PrecisionComparison, lang: str) -> list[dict]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from engine.experiments.experiment import early_points, perplexity_band
-from ui.formatting import format_power, literal
+from ui.formatting import format_power, literal, runs
 from ui.i18n import join, translate
 from ui.labels import NORM_NAMES
 from ui.text.dumps import token_text
@@ -103,17 +103,6 @@ def massive_sentences(run, lang: str) -> list[str]:
     return lines
 
 
-def _ranges(layers: tuple[int, ...]) -> list[str]:
-    """Block numbers as runs: (0, 1, 2, 3, 7, 9, 10) -> ["0–3", "7", "9–10"]."""
-    runs: list[list[int]] = []
-    for layer in sorted(set(layers)):
-        if runs and layer == runs[-1][1] + 1:
-            runs[-1][1] = layer
-        else:
-            runs.append([layer, layer])
-    return [f"{a}" if a == b else f"{a}–{b}" for a, b in runs]
-
-
 def where(spec, lang: str) -> str:
     """Which norms a swap or a freeze changed, as the room reads it beside the result (in
     presentation's results view the inputs are hidden): "blocks 0–5 and the final norm"."""
@@ -123,9 +112,7 @@ def where(spec, lang: str) -> str:
         return translate("experiments.where.final_only", lang)
     else:
         key = "one" if len(spec.layers) == 1 else "some"
-        blocks = translate(
-            f"experiments.where.{key}", lang, blocks=join(_ranges(spec.layers), lang)
-        )
+        blocks = translate(f"experiments.where.{key}", lang, blocks=join(runs(spec.layers), lang))
     return translate("experiments.where.and_final", lang, blocks=blocks) if spec.final else blocks
 
 
