@@ -1,6 +1,7 @@
 """Vector Lab in a real browser: type, read the result, switch language, reopen a share link."""
 
 import re
+import time
 
 import pytest
 from playwright.sync_api import expect
@@ -99,7 +100,15 @@ def test_a_formula_cut_on_a_phone_fades_at_the_edge_it_hides(shared_context, ser
         open_settled(page, server_url, "", f"lang=en&vl_text={text}")
         # KaTeX lays the formulas out after the run ends: under a loaded suite, not yet
         page.locator(".katex-display").nth(3).wait_for(timeout=60_000)
-        boxes = page.evaluate(FORMULA_EDGES)
+        # the fade follows a scroll timeline, which a loaded suite once found a frame behind
+        # the layout (a cut formula not faded yet): read again for up to 10 s
+        deadline = time.monotonic() + 10
+        while True:
+            boxes = page.evaluate(FORMULA_EDGES)
+            pending = [b for b in boxes if b["range"] > 0 and "40px" not in b["third"]]
+            if not pending or time.monotonic() > deadline:
+                break
+            page.wait_for_timeout(200)
         cut = [box for box in boxes if box["range"] > 0]
         fits = [box for box in boxes if box["range"] == 0]
         assert cut and fits, boxes
