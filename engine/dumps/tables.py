@@ -239,12 +239,6 @@ def json_text(summary: dict, tables: dict[str, pd.DataFrame]) -> str:
     return head + (", " if summary else "") + '"tables": {' + ", ".join(records) + "}}"
 
 
-def report_json(rep: DumpReport, tables: dict[str, pd.DataFrame] | None = None) -> dict:
-    """The summary and every table, as plain JSON data (``json_text`` read back)."""
-    tables = tables if tables is not None else report_tables(rep)
-    return json.loads(json_text(report_summary(rep), tables))
-
-
 def write_json(rep: DumpReport, path: str | Path) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -1,7 +1,7 @@
 """Activation-dump sections (Streamlit): what was inferred, non-finite values, the residual
 stream, massive activations, LayerNorm vs RMSNorm, channels, DyT, downloads.
 
-The tables shown are the engine's own (``engine.dumps.report_tables``) with translated
+The tables shown are the engine's own (``engine.dumps.tables.report_tables``) with translated
 headers, so the page, the downloads and ``python -m engine.dumps report`` show the same
 numbers; the report is computed in ``ui/requests/dumps.py``.
 """
