@@ -165,13 +165,6 @@ def _load(
     path: Path, folder: Path, gguf: str | None, dtype: str, progress: Progress | None, start
 ) -> LoadedModel:
     """``load_model`` from the files themselves (a GGUF file dequantized, parsed once)."""
-    with one_parse() if gguf else nullcontext():
-        return _load_parts(path, folder, gguf, dtype, progress, start)
-
-
-def _load_parts(
-    path: Path, folder: Path, gguf: str | None, dtype: str, progress: Progress | None, start
-) -> LoadedModel:
     from transformers import (
         AutoConfig,
         AutoModelForCausalLM,
@@ -179,28 +172,28 @@ def _load_parts(
         AutoTokenizer,
     )
 
-    torch_dtype = _dtype(dtype)
     extra = {"gguf_file": gguf} if gguf else {}
-    try:
-        config = AutoConfig.from_pretrained(folder, local_files_only=True, **extra)
-    except Exception as exc:  # OSError, ValueError, KeyError from a broken config
-        raise capture_error("not_a_model", path=str(path), detail=_first_line(exc)) from None
-    arch = architecture_for(getattr(config, "model_type", "") or "(none)")
-    if progress is not None:
-        progress(0.05)
-    try:
-        tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True, **extra)
-    except Exception as exc:
-        raise capture_error("no_tokenizer", path=str(path), detail=_first_line(exc)) from None
-    if progress is not None:
-        progress(0.3)
-    auto = AutoModelForMaskedLM if arch.head == "masked" else AutoModelForCausalLM
-    try:
-        model = auto.from_pretrained(
-            folder, local_files_only=True, dtype=torch_dtype, **extra
-        ).eval()
-    except Exception as exc:
-        raise capture_error("not_a_model", path=str(path), detail=_first_line(exc)) from None
+    with one_parse() if gguf else nullcontext():
+        try:
+            config = AutoConfig.from_pretrained(folder, local_files_only=True, **extra)
+        except Exception as exc:  # OSError, ValueError, KeyError from a broken config
+            raise capture_error("not_a_model", path=str(path), detail=_first_line(exc)) from None
+        arch = architecture_for(getattr(config, "model_type", "") or "(none)")
+        if progress is not None:
+            progress(0.05)
+        try:
+            tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True, **extra)
+        except Exception as exc:
+            raise capture_error("no_tokenizer", path=str(path), detail=_first_line(exc)) from None
+        if progress is not None:
+            progress(0.3)
+        auto = AutoModelForMaskedLM if arch.head == "masked" else AutoModelForCausalLM
+        try:
+            model = auto.from_pretrained(
+                folder, local_files_only=True, dtype=_dtype(dtype), **extra
+            ).eval()
+        except Exception as exc:
+            raise capture_error("not_a_model", path=str(path), detail=_first_line(exc)) from None
     if progress is not None:
         progress(1.0)
     return _loaded(model, tokenizer, arch, config, folder, gguf, dtype, start)
