@@ -33,7 +33,7 @@ import torch
 from engine.config import LiveSpec
 from engine.dumps import model_cache
 from engine.dumps.capture import Capture, CaptureInfo, capture, capture_info
-from engine.dumps.dump import locate, read_param, read_piece_rows
+from engine.dumps.dump import locate, read_param, read_piece_rows, stream_row
 from engine.dumps.model_files import (
     SMOLLM2_FILE,
     LoadedModel,
@@ -42,7 +42,7 @@ from engine.dumps.model_files import (
     model_blocks,
     smollm2_gguf,
 )
-from engine.dumps.refusals import capture_error, refuse
+from engine.dumps.refusals import capture_error
 from engine.dumps.report import DumpReport
 from engine.dumps.sources import DumpFile
 from engine.errors import EngineError
@@ -216,18 +216,8 @@ def read_norm_io(rep: DumpReport, label: str, batch: int, token: int) -> NormIO:
         raise capture_error(
             "bad_value", name="norm", value=label, accepted=", ".join(sorted(pairs))
         )
-    layout = rep.layout
-    if not (0 <= batch < layout.batch and 0 <= token < layout.tokens):
-        last_batch, last_token = layout.batch - 1, layout.tokens - 1
-        raise refuse(
-            "row_out_of_range",
-            batch=batch,
-            token=token,
-            last_batch=last_batch,
-            last_token=last_token,
-        )
     pair = pairs[label]
-    row = batch * layout.tokens + token
+    row = stream_row(rep.layout, batch, token)
 
     def at(pieces) -> np.ndarray:
         return read_piece_rows([locate(pieces, row)])[0].double().numpy()  # [d]
