@@ -29,11 +29,11 @@ import torch
 from engine.config import CAPTURE_DTYPES, HALF_DIVERGENCE, LiveSpec, PrecisionSpec
 from engine.dumps.capture import Capture
 from engine.dumps.live import LiveModel
+from engine.dumps.story import FLOAT16_MAX
 from engine.norms.precision import precision_story
 from engine.threads import Cancelled, Progress, StopCheck
 
 DIVERGENCE = HALF_DIVERGENCE  # a token is "off" when its relative distance to float32 exceeds this
-FLOAT16_MAX = float(torch.finfo(torch.float16).max)  # 65504
 
 
 @dataclass(frozen=True)
