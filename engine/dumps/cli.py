@@ -266,7 +266,3 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         sys.stderr.write("\ninterrupted\n")
         return 130
-
-
-if __name__ == "__main__":  # python -m engine.dumps.cli (engine/dumps/__main__.py: -m engine.dumps)
-    sys.exit(main())

@@ -111,12 +111,6 @@ def model_blocks(path: str | Path) -> int | None:
     return found if ok else None
 
 
-def _check_gguf_packages(path: Path) -> None:
-    for package in _GGUF_PACKAGES:
-        if importlib.util.find_spec(package) is None:
-            raise capture_error("missing_package", path=str(path), package=package)
-
-
 def _dtype(dtype: str) -> torch.dtype:
     if dtype not in CAPTURE_DTYPES:
         raise capture_error(
@@ -144,8 +138,9 @@ def load_model(
     _dtype(dtype)
     path = Path(path)
     folder, gguf = locate_model(path)
-    if gguf:
-        _check_gguf_packages(path)
+    for package in _GGUF_PACKAGES if gguf else ():  # what from_pretrained(gguf_file=) needs
+        if importlib.util.find_spec(package) is None:
+            raise capture_error("missing_package", path=str(path), package=package)
     entry = model_cache.cache_entry(path, dtype) if gguf else None
     if entry is None:
         return _load(path, folder, gguf, dtype, progress, start)
