@@ -55,7 +55,7 @@ def _tokens(rep: DumpReport) -> pd.DataFrame:
             "token": grid[2],
             "rms": rep.residual.rms.reshape(-1),
             "rms_over_layer_median": rep.residual.token_ratio.reshape(-1),
-            "mean": cen.token_mean.reshape(-1),
+            "mean": rep.stats.row_mean.reshape(-1),
             "std": cen.token_std.reshape(-1),
             "mu2_share": cen.token_share.reshape(-1),
             "max_abs": rep.stats.row_maxabs.reshape(-1),
