@@ -60,7 +60,6 @@ class DumpReport:
     comparison: NormComparison
     channels: diagnostics.ChannelDiagnostics
     dyt: tuple[DyTFit, ...]
-    nonfinite: np.ndarray  # [L, 3] NaN, +inf, -inf
     backend: str  # "local" or "dask"
 
     @property
@@ -71,7 +70,7 @@ class DumpReport:
     @property
     def nothing_finite(self) -> bool:
         """Every value is NaN or ±inf: no statistic, chart or fit has a number to show."""
-        return int(self.nonfinite.sum()) == self.values
+        return int(self.stats.nonfinite.sum()) == self.values
 
     def judged(self, spec: DumpSpec) -> DumpReport:
         """This report with the thresholds of ``spec`` (``engine.config.dumps.THRESHOLDS``)
@@ -249,7 +248,6 @@ def report(
             comparison=comparison,
             channels=diagnostics.channels(stats, dump.spec),
             dyt=tuple(fits),
-            nonfinite=stats.nonfinite,
             backend="local" if dask is None else "dask",
         )
         return read.judged(spec)

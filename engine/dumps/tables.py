@@ -37,9 +37,9 @@ def _layers(rep: DumpReport) -> pd.DataFrame:
             "top1_over_median": mas.top3_ratio[:, 0],
             "massive_threshold": mas.threshold,
             "massive_count": mas.count,
-            "nan": rep.nonfinite[:, 0],
-            "posinf": rep.nonfinite[:, 1],
-            "neginf": rep.nonfinite[:, 2],
+            "nan": rep.stats.nonfinite[:, 0],
+            "posinf": rep.stats.nonfinite[:, 1],
+            "neginf": rep.stats.nonfinite[:, 2],
         }
     )
 

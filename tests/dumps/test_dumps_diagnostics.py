@@ -153,7 +153,7 @@ def test_nonfinite_values_are_reported_not_dropped(tmp_path):
     x[1, 0, 2, 4] = float("nan")
     x[4, 1, 6, :2] = float("-inf")
     rep = report(files.write_safetensors(tmp_path / "d.safetensors", {"h": x}))
-    np.testing.assert_array_equal(rep.nonfinite.sum(axis=0), [1, 0, 2])
+    np.testing.assert_array_equal(rep.stats.nonfinite.sum(axis=0), [1, 0, 2])
     assert rep.stats.row_finite[1, 0, 2] == 15 and rep.stats.row_finite[4, 1, 6] == 14
     clean = x[1, 0, 2].double().numpy()
     clean = clean[np.isfinite(clean)]

@@ -92,7 +92,7 @@ def inferred(rep: DumpReport) -> None:
 
 
 def nonfinite(rep: DumpReport, tables: dict[str, pd.DataFrame]) -> None:
-    found, sentence = text.nonfinite_summary(rep.nonfinite, rep.values, current_language())
+    found, sentence = text.nonfinite_summary(rep.stats.nonfinite, rep.values, current_language())
     if not found:
         st.caption(sentence)
         return
