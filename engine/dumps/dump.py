@@ -8,7 +8,8 @@ from dataclasses import dataclass
 import torch
 
 from engine.config import DumpSpec
-from engine.dumps.formats import EntryInfo, FileScan, open_reader, scan_file
+from engine.dumps.formats import open_reader, scan_file
+from engine.dumps.formats.entries import EntryInfo, FileScan
 from engine.dumps.layout import Layout, Piece, infer_layout
 from engine.dumps.limits import MAX_ENTRIES
 from engine.dumps.refusals import refuse
