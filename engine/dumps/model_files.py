@@ -152,8 +152,9 @@ def load_model(
                 loaded = _load(path, folder, gguf, dtype, progress, start)
                 entry.store(loaded.model, loaded.tokenizer, loaded.architecture.head)
                 return loaded
-    arch = architecture_for(getattr(cached.config, "model_type", "") or "(none)")
-    return _loaded(cached.model, cached.tokenizer, arch, cached.config, folder, gguf, dtype, start)
+    config, tokenizer, model = cached
+    arch = architecture_for(getattr(config, "model_type", "") or "(none)")
+    return _loaded(model, tokenizer, arch, config, folder, gguf, dtype, start)
 
 
 def _load(
