@@ -34,7 +34,6 @@ _REDUCTION_SHARE = 0.9  # of the progress bar: the streaming pass; the rest: re-
 class NormComparison:
     """LayerNorm vs RMSNorm on a few chosen tokens at every layer."""
 
-    rows: np.ndarray  # [k] b*T + t
     batch: np.ndarray  # [k]
     token: np.ndarray  # [k]
     reasons: tuple[str, ...]  # [k] "first_token" | "largest_outlier" | "median_token"
@@ -119,7 +118,6 @@ def _comparison(dump: Dump, residual, centering, spec: DumpSpec) -> NormComparis
     per_layer = [token_norms(x[layer], layer, rows, spec.norm_eps) for layer in range(layers)]
     index = np.asarray(rows, dtype=np.int64)
     return NormComparison(
-        rows=index,
         batch=index // tokens,
         token=index % tokens,
         reasons=tuple(reasons),
