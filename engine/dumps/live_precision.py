@@ -6,7 +6,7 @@ Two questions, two measurements:
   converted from the float32 model); at every point of the residual stream, each token's
   relative distance to the float32 run, ‖x_dtype − x_float32‖ / ‖x_float32‖, in float64.
   ``diverges_at`` is the first point where some token is off by more than
-  ``DIVERGENCE`` (10 %).
+  ``HALF_DIVERGENCE`` (10 %).
 - *Which norms would overflow?*  Every norm's inputs from the float32 run are stored in
   float16 and normalised by ``engine.norms.precision.precision_story``: the ``torch_half``
   path (``x.pow(2).mean(-1)`` on the half tensor, no upcast) overflows where some |x| ≥ 256
@@ -29,11 +29,9 @@ import torch
 from engine.config import CAPTURE_DTYPES, HALF_DIVERGENCE, LiveSpec, PrecisionSpec
 from engine.dumps.capture import Capture
 from engine.dumps.live import LiveModel
+from engine.dumps.story import FLOAT16_MAX
 from engine.norms.precision import precision_story
 from engine.threads import Cancelled, Progress, StopCheck
-
-DIVERGENCE = HALF_DIVERGENCE  # a token is "off" when its relative distance to float32 exceeds this
-FLOAT16_MAX = float(torch.finfo(torch.float16).max)  # 65504
 
 
 @dataclass(frozen=True)
@@ -44,7 +42,7 @@ class DtypeRun:
     rms: np.ndarray  # [P, T] each token's RMS at each stream point (P = blocks + 1)
     relative_error: np.ndarray  # [P, T] ‖x − x_float32‖ / ‖x_float32‖ (0 for float32)
     nonfinite: np.ndarray  # [P] entries that are NaN or inf at each point
-    diverges_at: int | None  # first point where a token is off by > DIVERGENCE; None: never
+    diverges_at: int | None  # first point where a token is off by > HALF_DIVERGENCE; None: never
     next_token: str  # the most likely next token in this dtype
     seconds: float  # the forward pass with hooks (the first half run also converts weights)
 
@@ -148,7 +146,7 @@ def compare_precisions(
         finite = torch.isfinite(x)  # [P, T, d]
         error = (x - reference).norm(dim=-1) / reference_norm.clamp_min(1e-30)  # [P, T]
         error = torch.where(finite.all(-1), error, torch.inf)  # [P, T]
-        off = (error > DIVERGENCE).any(-1).nonzero()  # [k, 1]
+        off = (error > HALF_DIVERGENCE).any(-1).nonzero()  # [k, 1]
         logits = results[dtype].logits
         runs.append(
             DtypeRun(

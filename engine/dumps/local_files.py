@@ -80,65 +80,58 @@ def _is_pretrained(names: set[str]) -> bool:
     return "config.json" in names and any(n.endswith(WEIGHT_SUFFIXES) for n in names)
 
 
-Kind = Callable[[Path], "str | None"]  # a resolved file's kind, or None: not listed
+def _walk(
+    folders: tuple[Path, ...], suffixes: tuple[str, ...], pretrained: str | None
+) -> list[tuple[str, Path, str]]:
+    """(id, path, kind) of the files of ``folders`` with one of ``suffixes`` (kind: the suffix
+    without its dot), sorted by id, each path once; a ``save_pretrained`` directory is listed
+    as ``pretrained`` (None: skipped)."""
+    found: list[tuple[int, Path, Path, str]] = []  # folder number, folder, path, kind
+    scanned = 0
 
-
-class _Walk:
-    """The files (and ``save_pretrained`` directories) of the named folders a listing wants."""
-
-    def __init__(self, file_kind: Kind, pretrained: str | None):
-        self.file_kind, self.pretrained = file_kind, pretrained  # pretrained: its kind, or skip
-        self.found: list[tuple[int, Path, Path, str]] = []  # folder number, folder, path, kind
-        self.scanned = 0
-
-    def full(self) -> bool:
-        return len(self.found) >= MAX_LISTED
-
-    def folder(self, number: int, folder: Path, directory: Path, depth: int) -> None:
+    def visit(number: int, folder: Path, directory: Path, depth: int) -> None:
+        nonlocal scanned
         try:  # at most the entries still allowed: a huge folder is not read whole
-            left = MAX_SCANNED - self.scanned
+            left = MAX_SCANNED - scanned
             entries = sorted(itertools.islice(os.scandir(directory), left), key=lambda e: e.name)
         except OSError:
             return
-        self.scanned += len(entries)
+        scanned += len(entries)
         if _is_pretrained({entry.name for entry in entries}):
-            if self.pretrained is not None:
-                self.found.append((number, folder, directory, self.pretrained))
+            if pretrained is not None:
+                found.append((number, folder, directory, pretrained))
             return
         for entry in entries:
-            if self.full():
+            if len(found) >= MAX_LISTED:
                 return
             real = inside(folder, Path(entry.path))
             if real is None:
                 continue  # a link that leads out of the folder, or a broken one
-            if real.is_file() and (kind := self.file_kind(real)) is not None:
-                self.found.append((number, folder, real, kind))
-            elif real.is_dir() and depth < MAX_DEPTH and self.scanned < MAX_SCANNED:
-                self.folder(number, folder, real, depth + 1)
+            if real.is_file() and real.suffix.lower() in suffixes:
+                found.append((number, folder, real, real.suffix.lower()[1:]))
+            elif real.is_dir() and depth < MAX_DEPTH and scanned < MAX_SCANNED:
+                visit(number, folder, real, depth + 1)
 
-    def listed(self, folders: tuple[Path, ...]) -> list[tuple[str, Path, str]]:
-        """(id, path, kind) of everything found, sorted by id, each path once."""
-        for number, folder in enumerate(folders):
-            self.folder(number, folder, folder, 0)
-        ids = {f"{n}/{path.relative_to(folder).as_posix()}": (path, kind)
-               for n, folder, path, kind in self.found}  # fmt: skip
-        return [(i, path, kind) for i, (path, kind) in sorted(ids.items())][:MAX_LISTED]
+    for number, folder in enumerate(folders):
+        visit(number, folder, folder, 0)
+    ids = {f"{n}/{path.relative_to(folder).as_posix()}": (path, kind)
+           for n, folder, path, kind in found}  # fmt: skip
+    return [(i, path, kind) for i, (path, kind) in sorted(ids.items())][:MAX_LISTED]
 
 
 def list_models(folders: tuple[Path, ...] | None = None) -> tuple[LocalModel, ...]:
     """Every model in the named folders (``named_folders()`` by default), sorted by id."""
     folders = named_folders() if folders is None else folders
-    walk = _Walk(lambda path: "gguf" if path.suffix.lower() == ".gguf" else None, "pretrained")
-    return tuple(LocalModel(i, str(path), kind) for i, path, kind in walk.listed(folders))
+    listed = _walk(folders, (".gguf",), "pretrained")
+    return tuple(LocalModel(i, str(path), kind) for i, path, kind in listed)
 
 
 def list_dumps(folders: tuple[Path, ...] | None = None) -> tuple[LocalDump, ...]:
     """Every dump file in the named folders (``named_folders(DUMP_DIRS_VARIABLE)`` by
     default), sorted by id."""
     folders = named_folders(DUMP_DIRS_VARIABLE) if folders is None else folders
-    walk = _Walk(lambda path: "dump" if path.suffix.lower() in ACCEPTED_SUFFIXES else None, None)
     dumps = []
-    for dump_id, path, _ in walk.listed(folders):
+    for dump_id, path, _ in _walk(folders, ACCEPTED_SUFFIXES, None):
         try:
             stat = path.stat()
         except OSError:  # removed since it was seen

@@ -108,13 +108,6 @@ def _source_sha256(source: Path, size: int, mtime_ns: int) -> str:
 
 
 @dataclass(frozen=True)
-class CachedModel:
-    config: object  # a transformers PretrainedConfig
-    tokenizer: object
-    model: torch.nn.Module  # in eval mode, its parameters mapped from the entry's weights
-
-
-@dataclass(frozen=True)
 class CacheEntry:
     """The entry of one (source file, dtype): its folder, whether or not it exists yet."""
 
@@ -146,8 +139,9 @@ class CacheEntry:
             finally:
                 fcntl.flock(handle, fcntl.LOCK_UN)
 
-    def load(self, progress: Progress | None = None, repair: bool = False) -> CachedModel | None:
-        """The cached model, or None if there is no entry or it fails its checks; with
+    def load(self, progress: Progress | None = None, repair: bool = False) -> tuple | None:
+        """The cached (config, tokenizer, model in eval mode, its parameters mapped from the
+        entry's weights), or None if there is no entry or it fails its checks; with
         ``repair`` (under ``lock``) a damaged or foreign entry is removed, for the caller to
         rebuild.  ``progress`` gets 0.5 once the files are checked, 0.7 once config and
         tokenizer are read, then 1.0."""
@@ -168,7 +162,7 @@ class CacheEntry:
             progress(1.0)
         return cached
 
-    def _read(self, manifest: dict, progress: Progress | None) -> CachedModel | None:
+    def _read(self, manifest: dict, progress: Progress | None) -> tuple | None:
         """The model from the entry's checked files; None if they do not make one."""
         from safetensors.torch import load_file
         from transformers import AutoConfig, AutoTokenizer
@@ -190,7 +184,7 @@ class CacheEntry:
         tensors = [*model.parameters(), *model.buffers()]
         if unexpected or any(t.is_meta for t in tensors):  # a weight missing
             return None
-        return CachedModel(config=config, tokenizer=tokenizer, model=model.eval())
+        return config, tokenizer, model.eval()
 
     def _intact(self) -> dict | None:
         """The manifest, if it is this key's and every file it lists has its size and

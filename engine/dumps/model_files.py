@@ -111,12 +111,6 @@ def model_blocks(path: str | Path) -> int | None:
     return found if ok else None
 
 
-def _check_gguf_packages(path: Path) -> None:
-    for package in _GGUF_PACKAGES:
-        if importlib.util.find_spec(package) is None:
-            raise capture_error("missing_package", path=str(path), package=package)
-
-
 def _dtype(dtype: str) -> torch.dtype:
     if dtype not in CAPTURE_DTYPES:
         raise capture_error(
@@ -144,8 +138,9 @@ def load_model(
     _dtype(dtype)
     path = Path(path)
     folder, gguf = locate_model(path)
-    if gguf:
-        _check_gguf_packages(path)
+    for package in _GGUF_PACKAGES if gguf else ():  # what from_pretrained(gguf_file=) needs
+        if importlib.util.find_spec(package) is None:
+            raise capture_error("missing_package", path=str(path), package=package)
     entry = model_cache.cache_entry(path, dtype) if gguf else None
     if entry is None:
         return _load(path, folder, gguf, dtype, progress, start)
@@ -157,21 +152,15 @@ def load_model(
                 loaded = _load(path, folder, gguf, dtype, progress, start)
                 entry.store(loaded.model, loaded.tokenizer, loaded.architecture.head)
                 return loaded
-    arch = architecture_for(getattr(cached.config, "model_type", "") or "(none)")
-    return _loaded(cached.model, cached.tokenizer, arch, cached.config, folder, gguf, dtype, start)
+    config, tokenizer, model = cached
+    arch = architecture_for(getattr(config, "model_type", "") or "(none)")
+    return _loaded(model, tokenizer, arch, config, folder, gguf, dtype, start)
 
 
 def _load(
     path: Path, folder: Path, gguf: str | None, dtype: str, progress: Progress | None, start
 ) -> LoadedModel:
     """``load_model`` from the files themselves (a GGUF file dequantized, parsed once)."""
-    with one_parse() if gguf else nullcontext():
-        return _load_parts(path, folder, gguf, dtype, progress, start)
-
-
-def _load_parts(
-    path: Path, folder: Path, gguf: str | None, dtype: str, progress: Progress | None, start
-) -> LoadedModel:
     from transformers import (
         AutoConfig,
         AutoModelForCausalLM,
@@ -179,28 +168,28 @@ def _load_parts(
         AutoTokenizer,
     )
 
-    torch_dtype = _dtype(dtype)
     extra = {"gguf_file": gguf} if gguf else {}
-    try:
-        config = AutoConfig.from_pretrained(folder, local_files_only=True, **extra)
-    except Exception as exc:  # OSError, ValueError, KeyError from a broken config
-        raise capture_error("not_a_model", path=str(path), detail=_first_line(exc)) from None
-    arch = architecture_for(getattr(config, "model_type", "") or "(none)")
-    if progress is not None:
-        progress(0.05)
-    try:
-        tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True, **extra)
-    except Exception as exc:
-        raise capture_error("no_tokenizer", path=str(path), detail=_first_line(exc)) from None
-    if progress is not None:
-        progress(0.3)
-    auto = AutoModelForMaskedLM if arch.head == "masked" else AutoModelForCausalLM
-    try:
-        model = auto.from_pretrained(
-            folder, local_files_only=True, dtype=torch_dtype, **extra
-        ).eval()
-    except Exception as exc:
-        raise capture_error("not_a_model", path=str(path), detail=_first_line(exc)) from None
+    with one_parse() if gguf else nullcontext():
+        try:
+            config = AutoConfig.from_pretrained(folder, local_files_only=True, **extra)
+        except Exception as exc:  # OSError, ValueError, KeyError from a broken config
+            raise capture_error("not_a_model", path=str(path), detail=_first_line(exc)) from None
+        arch = architecture_for(getattr(config, "model_type", "") or "(none)")
+        if progress is not None:
+            progress(0.05)
+        try:
+            tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True, **extra)
+        except Exception as exc:
+            raise capture_error("no_tokenizer", path=str(path), detail=_first_line(exc)) from None
+        if progress is not None:
+            progress(0.3)
+        auto = AutoModelForMaskedLM if arch.head == "masked" else AutoModelForCausalLM
+        try:
+            model = auto.from_pretrained(
+                folder, local_files_only=True, dtype=_dtype(dtype), **extra
+            ).eval()
+        except Exception as exc:
+            raise capture_error("not_a_model", path=str(path), detail=_first_line(exc)) from None
     if progress is not None:
         progress(1.0)
     return _loaded(model, tokenizer, arch, config, folder, gguf, dtype, start)

@@ -48,7 +48,6 @@ class TokenNorms:
 
     layer: int
     rows: np.ndarray  # [k] b*T + t
-    x: np.ndarray  # [k, d] the tokens
     layernorm: np.ndarray  # [k, d]
     rmsnorm: np.ndarray  # [k, d]
     mean: np.ndarray  # [k] μ
@@ -92,7 +91,6 @@ def token_norms(x: torch.Tensor, layer: int, rows: list[int], eps: float) -> Tok
     return TokenNorms(
         layer=layer,
         rows=np.asarray(rows, dtype=np.int64),
-        x=x.numpy(),
         layernorm=ln.y.numpy(),
         rmsnorm=rms.y.numpy(),
         mean=ln.mean.double().numpy(),

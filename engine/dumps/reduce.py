@@ -40,16 +40,15 @@ class Unit:
         return self.stop - self.start
 
 
-def make_units(layout: Layout, window_bytes: int | None = None) -> tuple[Unit, ...]:
+def make_units(layout: Layout) -> tuple[Unit, ...]:
     """Every unit of the stream, layer by layer, file order within a layer."""
-    window_bytes = window_bytes or WINDOW_BYTES
     grid = grid_of(p.entry.dtype for slot in layout.layers for p in slot.pieces)
     units = []
     for layer, slot in enumerate(layout.layers):
         layer_row = 0
         for piece in slot.pieces:
             itemsize = DTYPES[piece.entry.dtype].itemsize
-            step = max(1, window_bytes // (piece.entry.d * itemsize))
+            step = max(1, WINDOW_BYTES // (piece.entry.d * itemsize))
             for start in range(0, piece.rows, step):
                 stop = min(start + step, piece.rows)
                 units.append(Unit(layer, piece, start, stop, layer_row + start, grid))

@@ -34,7 +34,6 @@ _REDUCTION_SHARE = 0.9  # of the progress bar: the streaming pass; the rest: re-
 class NormComparison:
     """LayerNorm vs RMSNorm on a few chosen tokens at every layer."""
 
-    rows: np.ndarray  # [k] b*T + t
     batch: np.ndarray  # [k]
     token: np.ndarray  # [k]
     reasons: tuple[str, ...]  # [k] "first_token" | "largest_outlier" | "median_token"
@@ -60,7 +59,6 @@ class DumpReport:
     comparison: NormComparison
     channels: diagnostics.ChannelDiagnostics
     dyt: tuple[DyTFit, ...]
-    nonfinite: np.ndarray  # [L, 3] NaN, +inf, -inf
     backend: str  # "local" or "dask"
 
     @property
@@ -71,7 +69,7 @@ class DumpReport:
     @property
     def nothing_finite(self) -> bool:
         """Every value is NaN or ±inf: no statistic, chart or fit has a number to show."""
-        return int(self.nonfinite.sum()) == self.values
+        return int(self.stats.nonfinite.sum()) == self.values
 
     def judged(self, spec: DumpSpec) -> DumpReport:
         """This report with the thresholds of ``spec`` (``engine.config.dumps.THRESHOLDS``)
@@ -120,7 +118,6 @@ def _comparison(dump: Dump, residual, centering, spec: DumpSpec) -> NormComparis
     per_layer = [token_norms(x[layer], layer, rows, spec.norm_eps) for layer in range(layers)]
     index = np.asarray(rows, dtype=np.int64)
     return NormComparison(
-        rows=index,
         batch=index // tokens,
         token=index % tokens,
         reasons=tuple(reasons),
@@ -206,53 +203,49 @@ def report(
     ``fit_norms=False`` leaves ``dyt`` empty: a live model's 61 norm pairs would take
     seconds to fit, so the live page fits the one a user picks (``norm_views.fit_dyt``).
     """
+    spec = spec or DumpSpec()
     with torch_threads(threads):
-        return _report(source, spec or DumpSpec(), fit_norms, progress, should_stop, dask, workers)
+        dump = open_dump(source, spec.reading)
+        check_memory(dump.layout)
 
+        def reduction_progress(fraction: float) -> None:
+            if progress is not None:
+                progress(_REDUCTION_SHARE * fraction)
 
-def _report(source, spec, fit_norms, progress, should_stop, dask, workers) -> DumpReport:
-    dump = open_dump(source, spec.reading)
-    check_memory(dump.layout)
+        if dask is None:
+            partials = reduce_stream(dump.layout, spec, reduction_progress, should_stop, workers)
+        else:
+            from engine.dumps.cluster import reduce_on_dask
 
-    def reduction_progress(fraction: float) -> None:
+            partials = reduce_on_dask(dump.layout, spec, dask, reduction_progress, should_stop)
+        stats = finalize(dump.layout, partials)
+        residual = diagnostics.residual(stats, dump.spec)
+        centering = diagnostics.centering(stats)
+        comparison = _comparison(dump, residual, centering, spec)
+        fits = []
+        for done, pair in enumerate(dump.layout.norm_pairs if fit_norms else ()):
+            if should_stop is not None and should_stop():
+                raise Cancelled()
+            fits.append(fit_dyt(pair))
+            if progress is not None:
+                share = (done + 1) / len(dump.layout.norm_pairs)
+                progress(_REDUCTION_SHARE + (1 - _REDUCTION_SHARE) * share)
         if progress is not None:
-            progress(_REDUCTION_SHARE * fraction)
-
-    if dask is None:
-        partials = reduce_stream(dump.layout, spec, reduction_progress, should_stop, workers)
-    else:
-        from engine.dumps.cluster import reduce_on_dask
-
-        partials = reduce_on_dask(dump.layout, spec, dask, reduction_progress, should_stop)
-    stats = finalize(dump.layout, partials)
-    residual = diagnostics.residual(stats, dump.spec)
-    centering = diagnostics.centering(stats)
-    comparison = _comparison(dump, residual, centering, spec)
-    fits = []
-    for done, pair in enumerate(dump.layout.norm_pairs if fit_norms else ()):
-        if should_stop is not None and should_stop():
-            raise Cancelled()
-        fits.append(fit_dyt(pair))
-        if progress is not None:
-            share = (done + 1) / len(dump.layout.norm_pairs)
-            progress(_REDUCTION_SHARE + (1 - _REDUCTION_SHARE) * share)
-    if progress is not None:
-        progress(1.0)
-    read = DumpReport(
-        files=tuple(file.path for file in dump.files),
-        nbytes=dump.nbytes,
-        metadata=tuple(sorted(dump.metadata.items())),
-        spec=dump.spec,
-        layout=dump.layout,
-        labels=tuple(slot.label for slot in dump.layout.layers),
-        stats=stats,
-        residual=residual,
-        massive=diagnostics.massive(stats, dump.spec),
-        centering=centering,
-        comparison=comparison,
-        channels=diagnostics.channels(stats, dump.spec),
-        dyt=tuple(fits),
-        nonfinite=stats.nonfinite,
-        backend="local" if dask is None else "dask",
-    )
-    return read.judged(spec)
+            progress(1.0)
+        read = DumpReport(
+            files=tuple(file.path for file in dump.files),
+            nbytes=dump.nbytes,
+            metadata=tuple(sorted(dump.metadata.items())),
+            spec=dump.spec,
+            layout=dump.layout,
+            labels=tuple(slot.label for slot in dump.layout.layers),
+            stats=stats,
+            residual=residual,
+            massive=diagnostics.massive(stats, dump.spec),
+            centering=centering,
+            comparison=comparison,
+            channels=diagnostics.channels(stats, dump.spec),
+            dyt=tuple(fits),
+            backend="local" if dask is None else "dask",
+        )
+        return read.judged(spec)

@@ -28,8 +28,6 @@ class StreamStats:
     median_abs: np.ndarray  # [L] median |a| over the layer's finite values
     magnitudes: tuple[Magnitudes, ...]  # [L] |a| by bit pattern (grid: chunks.grid_of)
     top_values: np.ndarray  # [L, k] signed, by |a| descending (NaN where fewer)
-    top_rows: np.ndarray  # [L, k] row b*T + t (-1 where fewer)
-    top_channels: np.ndarray  # [L, k]
     large_layer: np.ndarray  # [m] the LARGE_CAP largest |a| of each layer, largest first
     large_values: np.ndarray  # [m]
     large_rows: np.ndarray  # [m]
@@ -56,13 +54,9 @@ def finalize(layout: Layout, partials: dict[int, LayerPartial]) -> StreamStats:
     finite = np.stack([_rows(p, "finite", rows) for p in ordered]).reshape(shape)
     safe = np.maximum(finite, 1)
     top_values = np.full((len(ordered), k), np.nan)
-    top_rows = np.full((len(ordered), k), -1, dtype=np.int64)
-    top_channels = np.full((len(ordered), k), -1, dtype=np.int64)
     for layer, partial in enumerate(ordered):
         found = min(k, partial.top.values.shape[0])
         top_values[layer, :found] = partial.top.values[:found]
-        top_rows[layer, :found] = partial.top.rows[:found]
-        top_channels[layer, :found] = partial.top.channels[:found]
     count = np.stack([p.count for p in ordered])
     return StreamStats(
         row_mean=np.where(finite > 0, sums / safe, np.nan),
@@ -75,8 +69,6 @@ def finalize(layout: Layout, partials: dict[int, LayerPartial]) -> StreamStats:
         median_abs=np.array([p.magnitudes.median() for p in ordered]),
         magnitudes=tuple(p.magnitudes for p in ordered),
         top_values=top_values,
-        top_rows=top_rows,
-        top_channels=top_channels,
         large_layer=np.concatenate(
             [np.full(p.top.values.shape[0], p.layer, dtype=np.int64) for p in ordered]
         ),

@@ -37,9 +37,9 @@ def _layers(rep: DumpReport) -> pd.DataFrame:
             "top1_over_median": mas.top3_ratio[:, 0],
             "massive_threshold": mas.threshold,
             "massive_count": mas.count,
-            "nan": rep.nonfinite[:, 0],
-            "posinf": rep.nonfinite[:, 1],
-            "neginf": rep.nonfinite[:, 2],
+            "nan": rep.stats.nonfinite[:, 0],
+            "posinf": rep.stats.nonfinite[:, 1],
+            "neginf": rep.stats.nonfinite[:, 2],
         }
     )
 
@@ -55,7 +55,7 @@ def _tokens(rep: DumpReport) -> pd.DataFrame:
             "token": grid[2],
             "rms": rep.residual.rms.reshape(-1),
             "rms_over_layer_median": rep.residual.token_ratio.reshape(-1),
-            "mean": cen.token_mean.reshape(-1),
+            "mean": rep.stats.row_mean.reshape(-1),
             "std": cen.token_std.reshape(-1),
             "mu2_share": cen.token_share.reshape(-1),
             "max_abs": rep.stats.row_maxabs.reshape(-1),
@@ -237,12 +237,6 @@ def json_text(summary: dict, tables: dict[str, pd.DataFrame]) -> str:
     )
     head = json.dumps(summary, ensure_ascii=False, allow_nan=False)[:-1]
     return head + (", " if summary else "") + '"tables": {' + ", ".join(records) + "}}"
-
-
-def report_json(rep: DumpReport, tables: dict[str, pd.DataFrame] | None = None) -> dict:
-    """The summary and every table, as plain JSON data (``json_text`` read back)."""
-    tables = tables if tables is not None else report_tables(rep)
-    return json.loads(json_text(report_summary(rep), tables))
 
 
 def write_json(rep: DumpReport, path: str | Path) -> Path:

@@ -26,7 +26,6 @@ from dataclasses import dataclass
 from engine.config import CAPTURE_DTYPES
 
 GGUF_CONVERTER = "transformers"  # what dequantizes a GGUF file (``from_pretrained(gguf_file=)``)
-KINDS = ("gguf", "folder", "text")
 _FIELDS = ("kind", "file", "dtype", "converter")
 # the sentences model_files wrote into the "weights" metadata before the fields existed
 _OLD_GGUF = re.compile(
@@ -39,7 +38,7 @@ _OLD_FOLDER = re.compile(r"(?P<file>.+) \((?P<dtype>float32|bfloat16|float16)\)"
 class WeightsOrigin:
     """A model's weights: their file and dtype, or (kind "text") a dump's own words."""
 
-    kind: str  # one of KINDS
+    kind: str  # "gguf", "folder" or "text"
     file: str = ""  # the GGUF file's or the directory's name (no parent path)
     dtype: str = ""  # the dtype the weights were loaded in
     converter: str = ""  # what dequantized a GGUF file ("" otherwise)

@@ -12,14 +12,10 @@ import pytest
 import torch
 
 from engine.config import LiveSpec
-from engine.dumps.live import (
-    LiveModel,
-    live_report,
-    load_live_model,
-    read_norm_io,
-)
+from engine.dumps.live import LiveModel, capture_live, load_live_model, read_norm_io
 from engine.dumps.live_precision import compare_precisions
 from engine.dumps.model_files import load_model, smollm2_gguf
+from engine.dumps.report import report
 from engine.errors import EngineError
 from tests.dumps import tiny_models
 
@@ -29,9 +25,9 @@ def live(tmp_path_factory) -> LiveModel:
     return load_live_model(tiny_models.save_tiny("llama", tmp_path_factory.mktemp("llama")))
 
 
-def test_live_report_is_the_dump_report_of_the_prompt(live):
-    result = live_report(live, LiveSpec("hello world"))
-    rep = result.report
+def test_a_live_capture_is_reported_as_a_dump_of_the_prompt(live):
+    result = capture_live(live, LiveSpec("hello world"))
+    rep = report(result.file)
     assert rep.files == ("live.safetensors",)
     assert (rep.layout.batch, rep.layout.tokens, len(rep.labels)) == (1, 12, 4)
     assert result.info.tokens[0][:3] == ("[BOS]", "h", "e")
@@ -39,12 +35,12 @@ def test_live_report_is_the_dump_report_of_the_prompt(live):
     direct = live.capture(["hello world"])
     x = direct.tensors["model.layers.1.input"][0].double()  # [T, d]
     np.testing.assert_allclose(rep.residual.rms[1, 0], x.pow(2).mean(-1).sqrt().numpy(), rtol=1e-5)
-    assert isinstance(result.next_token, str) and result.capture_seconds > 0
+    assert isinstance(result.next_token, str) and result.seconds > 0
 
 
 def test_read_norm_io_is_the_captured_token(live):
-    result = live_report(live, LiveSpec("hello"))
-    io = read_norm_io(result.report, "model.layers.2.post_attention_layernorm", 0, 3)
+    rep = report(capture_live(live, LiveSpec("hello")).file)
+    io = read_norm_io(rep, "model.layers.2.post_attention_layernorm", 0, 3)
     direct = live.capture(["hello"])
     name = "model.layers.2.post_attention_layernorm"
     np.testing.assert_array_equal(io.x, direct.tensors[f"{name}.input"][0, 3].double().numpy())
@@ -52,10 +48,10 @@ def test_read_norm_io_is_the_captured_token(live):
     np.testing.assert_array_equal(io.weight, direct.tensors[f"{name}.weight"].double().numpy())
     assert (io.kind, io.eps, io.layer, io.bias) == ("rmsnorm", 1e-6, 2, None)
     with pytest.raises(EngineError) as caught:
-        read_norm_io(result.report, "model.layers.9.input_layernorm", 0, 0)
+        read_norm_io(rep, "model.layers.9.input_layernorm", 0, 0)
     assert caught.value.key == "capture.bad_value"
     with pytest.raises(EngineError) as caught:
-        read_norm_io(result.report, name, 0, 99)
+        read_norm_io(rep, name, 0, 99)
     assert caught.value.key == "dumps.row_out_of_range" and caught.value.params["token"] == 99
 
 

@@ -14,8 +14,9 @@ import torch
 
 from engine.config import LiveSpec
 from engine.dumps.capture import capture
-from engine.dumps.live import LiveModel, live_report
+from engine.dumps.live import LiveModel, capture_live
 from engine.dumps.model_files import load_model, smollm2_gguf
+from engine.dumps.report import report
 
 pytestmark = [
     pytest.mark.slow,
@@ -64,11 +65,12 @@ def test_the_stream_is_transformers_hidden_states(smollm2):
         torch.testing.assert_close(result.tensors[result.stream[i]][0], hidden[i][0])
 
 
-def test_live_report_on_a_32_token_prompt(smollm2):
+def test_a_live_report_on_a_32_token_prompt(smollm2):
     prompt = (FOX + " " + FOX)[:140]
-    result = live_report(LiveModel(smollm2), LiveSpec(prompt))
-    assert result.report.layout.d == 576 and len(result.report.labels) == 31
-    assert len(result.report.layout.norm_pairs) == 61  # 2 per block + the final norm
-    rms = result.report.residual.rms  # [31, B, T]
+    result = capture_live(LiveModel(smollm2), LiveSpec(prompt))
+    rep = report(result.file)
+    assert rep.layout.d == 576 and len(rep.labels) == 31
+    assert len(rep.layout.norm_pairs) == 61  # 2 per block + the final norm
+    rms = rep.residual.rms  # [31, B, T]
     assert rms[12, 0, 0] > 100 * rms[11, 0, 0]
     assert result.info.tokens[0][0] == "The"

@@ -325,7 +325,7 @@ def test_degenerate_dumps_report_without_warnings(tmp_path, name, x):
         warnings.simplefilter("error")
         rep = report(path)
         report_tables(rep)
-    assert rep.nonfinite[:, 0].sum() == torch.isnan(x).sum().item()
+    assert rep.stats.nonfinite[:, 0].sum() == torch.isnan(x).sum().item()
 
 
 def test_a_layer_or_token_not_in_the_dump_is_refused_with_the_range(tmp_path):

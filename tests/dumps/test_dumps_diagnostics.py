@@ -82,9 +82,9 @@ def test_centering_share_is_mu_squared_over_rms_squared(stream_report):
 def test_layernorm_vs_rmsnorm_on_chosen_tokens_match_torch(stream_report):
     x, rep = stream_report
     com = rep.comparison
-    assert com.reasons[0] == "first_token" and com.rows[0] == 0
+    assert com.reasons[0] == "first_token" and (com.batch[0], com.token[0]) == (0, 0)
     for layer in range(5):
-        tokens = torch.from_numpy(x[layer].reshape(-1, 16)[com.rows]).double()  # [k, d]
+        tokens = torch.from_numpy(x[layer][com.batch, com.token]).double()  # [k, d]
         ln = F.layer_norm(tokens, (16,), eps=1e-5)
         rms = F.rms_norm(tokens, (16,), eps=1e-5)
         want = (ln - rms).pow(2).mean(-1).sqrt().numpy()
@@ -153,7 +153,7 @@ def test_nonfinite_values_are_reported_not_dropped(tmp_path):
     x[1, 0, 2, 4] = float("nan")
     x[4, 1, 6, :2] = float("-inf")
     rep = report(files.write_safetensors(tmp_path / "d.safetensors", {"h": x}))
-    np.testing.assert_array_equal(rep.nonfinite.sum(axis=0), [1, 0, 2])
+    np.testing.assert_array_equal(rep.stats.nonfinite.sum(axis=0), [1, 0, 2])
     assert rep.stats.row_finite[1, 0, 2] == 15 and rep.stats.row_finite[4, 1, 6] == 14
     clean = x[1, 0, 2].double().numpy()
     clean = clean[np.isfinite(clean)]

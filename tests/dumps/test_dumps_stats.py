@@ -96,12 +96,12 @@ def test_top_entries_carry_their_position(tmp_path):
     dump = open_dump(path)
     stats = finalize(dump.layout, reduce_stream(dump.layout, DumpSpec(top_k=4)))
     tokens = 37
-    for layer in range(4):
-        for value, row, channel in zip(
-            stats.top_values[layer], stats.top_rows[layer], stats.top_channels[layer]
-        ):
-            assert x[layer, row // tokens, row % tokens, channel].item() == value
-    assert (stats.top_values[2, 0], stats.top_rows[2, 0], stats.top_channels[2, 0]) == (
+    for layer, value, row, channel in zip(
+        stats.large_layer, stats.large_values, stats.large_rows, stats.large_channels
+    ):
+        assert x[layer, row // tokens, row % tokens, channel].item() == value
+    first = np.flatnonzero(stats.large_layer == 2)[0]  # the largest |a| of layer 2
+    assert (stats.large_values[first], stats.large_rows[first], stats.large_channels[first]) == (
         -4000.0,
         1 * tokens + 9,
         11,

@@ -12,7 +12,7 @@ from safetensors.torch import save
 
 from engine.dumps.report import report
 from engine.dumps.sources import Upload
-from engine.dumps.tables import json_text, report_json, report_summary, report_tables
+from engine.dumps.tables import json_text, report_summary, report_tables
 from tests.dumps import dump_files as files
 
 
@@ -22,7 +22,6 @@ def test_json_text_is_the_summary_and_every_table_with_nan_as_null():
     rep = report(Upload("d.safetensors", save(files.hf_names(x.clone()))))
     tables = report_tables(rep)
     data = json.loads(json_text(report_summary(rep), tables))
-    assert data == report_json(rep, tables)
     assert data["layout"]["stream"] == "hidden_states.{i}" and set(data["tables"]) == set(tables)
     token_rows = data["tables"]["tokens"]
     assert token_rows[1 * 5 + 2]["finite_values"] == 7

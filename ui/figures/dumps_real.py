@@ -18,7 +18,8 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from engine.dumps.live_precision import DIVERGENCE, PrecisionComparison
+from engine.config import HALF_DIVERGENCE
+from engine.dumps.live_precision import PrecisionComparison
 from engine.dumps.norm_step import NormStep
 from ui.figures.dumps import ALL_COLOR, FIRST_COLOR, MUTED, OUTLIER_COLOR
 from ui.figures.style import framed
@@ -111,7 +112,7 @@ def precision_figure(comparison: PrecisionComparison, lang: str) -> go.Figure:
             marker=dict(size=4),
         )
     figure.add_hline(
-        y=DIVERGENCE,
+        y=HALF_DIVERGENCE,
         line=dict(color=MUTED, dash="dash"),
         annotation_text=translate("dumps.precision_threshold", lang),
         annotation_position="top left",

@@ -1,7 +1,7 @@
 """Activation-dump sections (Streamlit): what was inferred, non-finite values, the residual
 stream, massive activations, LayerNorm vs RMSNorm, channels, DyT, downloads.
 
-The tables shown are the engine's own (``engine.dumps.report_tables``) with translated
+The tables shown are the engine's own (``engine.dumps.tables.report_tables``) with translated
 headers, so the page, the downloads and ``python -m engine.dumps report`` show the same
 numbers; the report is computed in ``ui/requests/dumps.py``.
 """
@@ -92,7 +92,7 @@ def inferred(rep: DumpReport) -> None:
 
 
 def nonfinite(rep: DumpReport, tables: dict[str, pd.DataFrame]) -> None:
-    found, sentence = text.nonfinite_summary(rep.nonfinite, rep.values, current_language())
+    found, sentence = text.nonfinite_summary(rep.stats.nonfinite, rep.values, current_language())
     if not found:
         st.caption(sentence)
         return

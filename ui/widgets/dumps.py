@@ -50,7 +50,7 @@ class ChosenDump:
     id: str  # names its widgets' state: an upload's id, "example", "live", a folder file's id
     key: Hashable  # what its results are keyed by, with the settings (never the bytes)
     name: str  # the file's name: shown, and the stem of the downloads
-    opened: object  # what ``engine.dumps.open_dump`` reads: an Upload, a path, a DumpFile
+    opened: object  # what ``engine.dumps.dump.open_dump`` reads: an Upload, a path, a DumpFile
     share: bool  # results shared between sessions: never an upload's or a typed prompt's
     fit_norms: bool = True  # DyT fits in the report (the live model's 61 norms: on request)
 

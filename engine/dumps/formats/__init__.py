@@ -29,8 +29,6 @@ _FORMATS = {  # suffix: (format, scan, reader)
     ".pth": ("torch", torch_file.scan, torch_file.Reader),
 }
 
-__all__ = ["EntryInfo", "FileScan", "open_reader", "scan_file"]
-
 
 @contextmanager
 def _parsing(file: DumpFile, entry: str = ""):

@@ -84,15 +84,13 @@ def _read_header(file: DumpFile, key: str, stream, fmt: str) -> tuple[tuple, np.
             limit=MAX_NPY_HEADER_BYTES,
         )
     text = stream.read(length)
+    read = (
+        np.lib.format.read_array_header_1_0
+        if version == (1, 0)
+        else np.lib.format.read_array_header_2_0
+    )
     try:
-        if version == (1, 0):
-            header = np.lib.format.read_array_header_1_0(
-                io.BytesIO(field + text), MAX_NPY_HEADER_BYTES
-            )
-        else:
-            header = np.lib.format.read_array_header_2_0(
-                io.BytesIO(field + text), MAX_NPY_HEADER_BYTES
-            )
+        header = read(io.BytesIO(field + text), MAX_NPY_HEADER_BYTES)
     except Exception as exc:  # numpy raises ValueError, SyntaxError, ...
         kind = _header_kind(text)  # never evaluated
         if kind is None and isinstance(exc, (MemoryError, RecursionError)):
