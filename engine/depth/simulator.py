@@ -55,7 +55,6 @@ from engine.depth.limits import branch_parts, check_limits, keeps_graphs
 from engine.depth.placements import PLACEMENTS
 from engine.depth.theory import (
     branch_gain,
-    branches_per_layer,
     deepnorm_layers,
     identity_and_init_scales,
     lemma2_violations,
@@ -111,11 +110,8 @@ class DepthResult:
     x0_weight: np.ndarray  # [L+1] product of identity-path gains: 1 except post/deepnorm
     pre_norm_ms: np.ndarray  # [L] ms of alpha x + F entering the layer's last norm; NaN if none
     stream_grad_norm: np.ndarray  # [L+1] ||d loss / d x_l||_F
-    output_ms: float  # mean square of what the loss reads (after the final norm if any)
     alpha: float  # identity-path multiplier (DeepNorm), else 1
     beta: float  # init multiplier on branch weights (DeepNorm), else 1
-    residual_scale: float  # GPT-2 factor on output projections, 1 when off
-    branches_per_layer: int
     seconds: float  # wall time of the simulation
     # What theory (``engine/depth/theory.py``) says of this spec, for the page to read:
     lemma2_broken: tuple[str, ...]  # Lemma 2's assumptions it breaks (``lemma2_violations``)
@@ -327,14 +323,12 @@ def _simulate(spec, progress, should_stop, device) -> DepthResult:
         pre_norm_ms[layer - 1] = stats.pre_norm_ms
 
     grad_norm, stream_grad = np.full(L, np.nan), np.full(L + 1, np.nan)
-    output_ms = math.nan
     if nonfinite is None:
         # Backward: d loss / d x_L through the final norm, then down the layers.
         x_top = stream[L].clone().requires_grad_(True)
         y = stack.top(x_top)  # [B, T, d]
         upstream = readout(spec, device) / math.sqrt(spec.tokens)  # [B, T, d] = d loss / d y
         (delta,) = torch.autograd.grad(y, x_top, upstream)  # [B, T, d]
-        output_ms = float(y.detach().double().pow(2).mean())
         stream_grad[L] = float(delta.double().norm())
         for layer in range(L, 0, -1):
             tick(2 * L + 1 - layer)
@@ -371,11 +365,8 @@ def _simulate(spec, progress, should_stop, device) -> DepthResult:
         x0_weight=x0_weight,
         pre_norm_ms=pre_norm_ms,
         stream_grad_norm=stream_grad,
-        output_ms=output_ms,
         alpha=stack.alpha,
         beta=stack.beta,
-        residual_scale=residual_scale(spec),
-        branches_per_layer=branches_per_layer(spec),
         seconds=time.perf_counter() - start,
         lemma2_broken=lemma2_violations(spec),
         deepnorm_layers=deepnorm_layers(spec),
