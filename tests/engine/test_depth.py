@@ -22,7 +22,6 @@ from engine.depth.theory import (
     fit_loglog_slope,
     lemma2_violations,
     pre_ln_band,
-    pre_norm_ms_expected,
     x0_weight_expected,
 )
 from engine.threads import torch_threads
@@ -163,7 +162,8 @@ def test_pre_norm_growth_matches_branch_gain(sublayer, activation):
     spec = DepthSpec(
         placement="pre", layers=24, sublayer=sublayer, activation=activation, init_std=None
     )
-    expected = pre_norm_ms_expected(spec, np.arange(25))
+    # Pre-Norm hands every branch a unit-mean-square input: each adds branch_gain (no cross terms)
+    expected = 1.0 + np.arange(25) * branch_gain(spec)
     np.testing.assert_allclose(simulate_depth(spec).residual_ms, expected, rtol=0.08)
 
 
