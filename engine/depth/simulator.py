@@ -91,10 +91,6 @@ class LayerStats:
     pre_norm_ms: float  # mean square entering the layer's last stream norm; NaN if none
 
 
-class DepthCancelled(Cancelled):
-    """Raised inside ``simulate_depth`` when ``should_stop()`` returns True."""
-
-
 @dataclass(frozen=True, eq=False)
 class DepthResult:
     """What ``simulate_depth`` measured; arrays are float64 numpy, indexed by layer.
@@ -256,7 +252,7 @@ def simulate_depth(
     """Simulate ``spec``'s stack forward and backward; see ``DepthResult`` for the fields.
 
     ``progress(fraction)`` is called as layers finish (at most about 100 times);
-    ``should_stop()`` is checked between layers and raises ``DepthCancelled`` when True.
+    ``should_stop()`` is checked between layers and raises ``Cancelled`` when True.
     ``threads`` sets torch's intra-op threads for this call only (``engine.threads``; 1 is
     the fast choice on a busy small machine); None leaves them alone.
     Raises ValueError for sizes over ``check_limits``.
@@ -283,7 +279,7 @@ def _simulate(spec, progress, should_stop, device) -> DepthResult:
 
     def tick(done: int) -> None:
         if should_stop is not None and should_stop():
-            raise DepthCancelled(f"stopped after {done} of {total} steps")
+            raise Cancelled(f"stopped after {done} of {total} steps")
         pct = int(100 * done / total)
         if progress is not None and pct != last_pct[0]:
             last_pct[0] = pct

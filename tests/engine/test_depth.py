@@ -14,7 +14,7 @@ from engine import DepthSpec, simulate_depth
 from engine.depth.coincidence import coinciding
 from engine.depth.limits import check_limits, keeps_graphs
 from engine.depth.placements import PLACEMENTS
-from engine.depth.simulator import DepthCancelled, layer_weights, readout, stack_input
+from engine.depth.simulator import layer_weights, readout, stack_input
 from engine.depth.sweep import last_layer_grad_norm, sweep_last_layer_grad
 from engine.depth.theory import (
     branch_gain,
@@ -24,7 +24,7 @@ from engine.depth.theory import (
     pre_ln_band,
     x0_weight_expected,
 )
-from engine.threads import torch_threads
+from engine.threads import Cancelled, torch_threads
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -262,7 +262,7 @@ def test_the_sweeps_last_layer_gradient_is_nan_past_float32_and_stops_when_asked
     whole = simulate_depth(spec)
     assert whole.nonfinite is not None and math.isnan(whole.grad_norm[-1])
     assert math.isnan(last_layer_grad_norm(spec))
-    with pytest.raises(DepthCancelled):
+    with pytest.raises(Cancelled):
         last_layer_grad_norm(DepthSpec(), should_stop=lambda: True)
 
 
@@ -325,7 +325,7 @@ def test_progress_reaches_one_and_should_stop_cancels():
         calls.append(1)
         return len(calls) > 10
 
-    with pytest.raises(DepthCancelled):
+    with pytest.raises(Cancelled):
         simulate_depth(DepthSpec(layers=200, d=16, tokens=4), should_stop=stop)
     assert len(calls) == 11
 
