@@ -225,7 +225,6 @@ def _time_norms(rows, widths, dtype, passes, device, provider, min_sample_s, rep
 
 
 MAX_SPREAD = 0.2  # a timing whose quartiles lie further apart than this share of its median
-VERDICTS = ("ranked", "tie", "busy")
 
 
 def spread(row: dict) -> float:
