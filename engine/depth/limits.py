@@ -75,12 +75,6 @@ def peak_bytes(spec: DepthSpec) -> int:
     return BASE_BYTES + FLOAT_BYTES * alive
 
 
-def max_width(device: str = "cpu") -> int:
-    """The widest residual stream the simulator takes on ``device``."""
-    kind = torch.device(device).type
-    return MAX_DEPTH_WIDTH.get(kind, MAX_DEPTH_WIDTH["cpu"])
-
-
 def simulation_work(spec: DepthSpec) -> tuple[int, int]:
     """What ``simulate_depth(spec)`` computes, counted from the spec in two units that are not
     converted into each other (their costs differ by machine): random draws, one per weight
@@ -104,7 +98,7 @@ def sweep_work(spec: DepthSpec, layers=SWEEP_LAYERS) -> tuple[int, int]:
 def check_limits(spec: DepthSpec, device: str = "cpu") -> None:
     """Raise ``EngineError`` naming the limit when ``spec`` is too big to simulate."""
     kind = torch.device(device).type
-    widest = max_width(device)
+    widest = MAX_DEPTH_WIDTH.get(kind, MAX_DEPTH_WIDTH["cpu"])
     for name, value, limit in (
         ("layers", spec.layers, MAX_LAYERS),
         ("d", spec.d, widest),
