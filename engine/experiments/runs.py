@@ -32,6 +32,7 @@ The measures, at every position t of the text (T tokens):
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import math
 import time
@@ -226,58 +227,37 @@ def same_model(live: LiveModel, ref: Reference) -> None:
         raise experiment_error("other_model", reference=ref.model, model=live.name)
 
 
-class Edits:
-    """Changes made to a model for one pass; ``undo`` reverts every one, last first, and
-    ``with Edits(model) as edits:`` undoes them all when the block ends (also on an error)."""
+class Edits(contextlib.ExitStack):
+    """Changes made to a model for one pass: ``with Edits(model) as edits:`` reverts every
+    one, last first, when the block ends (also on an error)."""
 
     def __init__(self, model: torch.nn.Module):
+        super().__init__()
         self.modules = dict(model.named_modules())
-        self._undo: list[Callable[[], None]] = []
-
-    def __enter__(self) -> Edits:
-        return self
-
-    def __exit__(self, *exc_info) -> None:
-        self.undo()
 
     def on_output(self, path: str, hook) -> None:
         """``hook(module, args, kwargs, output)``; what it returns replaces the output."""
         handle = self.modules[path].register_forward_hook(hook, with_kwargs=True)
-        self._undo.append(handle.remove)
+        self.callback(handle.remove)
 
     def on_input(self, path: str, hook) -> None:
         """``hook(module, args, kwargs)``; an ``(args, kwargs)`` it returns replaces them."""
         handle = self.modules[path].register_forward_pre_hook(hook, with_kwargs=True)
-        self._undo.append(handle.remove)
+        self.callback(handle.remove)
 
     def forward(self, module: torch.nn.Module, function: Callable) -> None:
         """``module``'s ``forward`` replaced by ``function`` (hooks on it still run)."""
-        had = "forward" in module.__dict__
-        previous = module.__dict__.get("forward")
+        if "forward" in module.__dict__:
+            self.callback(setattr, module, "forward", module.__dict__["forward"])
+        else:
+            self.callback(delattr, module, "forward")
         module.forward = function
-
-        def undo() -> None:
-            if had:
-                module.forward = previous
-            else:
-                del module.forward
-
-        self._undo.append(undo)
 
     def parameter(self, module: torch.nn.Module, name: str, value: torch.Tensor) -> None:
         """``module.<name>`` replaced by a new parameter holding ``value``; the original
-        parameter object is put back by ``undo`` (so a tied weight is tied again)."""
-        previous = module._parameters[name]
+        parameter object is put back on exit (so a tied weight is tied again)."""
+        self.callback(module._parameters.__setitem__, name, module._parameters[name])
         module._parameters[name] = torch.nn.Parameter(value, requires_grad=False)
-
-        def undo() -> None:
-            module._parameters[name] = previous
-
-        self._undo.append(undo)
-
-    def undo(self) -> None:
-        while self._undo:
-            self._undo.pop()()
 
 
 Edit = Callable[[LoadedModel, ModulePaths, Edits], None]
