@@ -105,7 +105,6 @@ class DepthResult:
     cosine: np.ndarray  # [L] cos(x_{l-1}, x_l), mean over tokens
     x0_weight: np.ndarray  # [L+1] product of identity-path gains: 1 except post/deepnorm
     pre_norm_ms: np.ndarray  # [L] ms of alpha x + F entering the layer's last norm; NaN if none
-    stream_grad_norm: np.ndarray  # [L+1] ||d loss / d x_l||_F
     alpha: float  # identity-path multiplier (DeepNorm), else 1
     beta: float  # init multiplier on branch weights (DeepNorm), else 1
     seconds: float  # wall time of the simulation
@@ -318,28 +317,25 @@ def _simulate(spec, progress, should_stop, device) -> DepthResult:
         update_ratio[layer - 1] = stats.update_ratio
         pre_norm_ms[layer - 1] = stats.pre_norm_ms
 
-    grad_norm, stream_grad = np.full(L, np.nan), np.full(L + 1, np.nan)
+    grad_norm = np.full(L, np.nan)
     if nonfinite is None:
         # Backward: d loss / d x_L through the final norm, then down the layers.
         x_top = stream[L].clone().requires_grad_(True)
         y = stack.top(x_top)  # [B, T, d]
         upstream = readout(spec, device) / math.sqrt(spec.tokens)  # [B, T, d] = d loss / d y
         (delta,) = torch.autograd.grad(y, x_top, upstream)  # [B, T, d]
-        stream_grad[L] = float(delta.double().norm())
         for layer in range(L, 0, -1):
             tick(2 * L + 1 - layer)
             x_in, leaves, out, _ = graphs[layer] or layer_graph(
                 stack, stream[layer - 1], layer, device
             )
             graphs[layer] = None  # free this layer's graph as soon as it is used
+            above = float(delta.double().norm())  # ||d loss / d x_layer||
             delta, *w_grads = torch.autograd.grad(out, [x_in, *leaves], delta)
-            grads_finite = all(bool(torch.isfinite(g).all()) for g in (delta, *w_grads))
-            if not grads_finite:
-                largest = stream_grad[layer]
-                nonfinite = NonFinite("gradient", layer, FLOAT32_MAX, largest)
+            if not all(bool(torch.isfinite(g).all()) for g in (delta, *w_grads)):
+                nonfinite = NonFinite("gradient", layer, FLOAT32_MAX, above)
                 break
             grad_norm[layer - 1] = math.sqrt(sum(float(g.double().pow(2).sum()) for g in w_grads))
-            stream_grad[layer - 1] = float(delta.double().norm())
     graphs.clear()
     tick(total)
 
@@ -360,7 +356,6 @@ def _simulate(spec, progress, should_stop, device) -> DepthResult:
         cosine=cosine,
         x0_weight=x0_weight,
         pre_norm_ms=pre_norm_ms,
-        stream_grad_norm=stream_grad,
         alpha=stack.alpha,
         beta=stack.beta,
         seconds=time.perf_counter() - start,
