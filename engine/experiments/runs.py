@@ -35,7 +35,6 @@ from __future__ import annotations
 import contextlib
 import inspect
 import math
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -68,7 +67,6 @@ class Reference:
     norm_layers: tuple[int | None, ...]  # [N] the block of each (None: the final norm)
     norm_rstd: torch.Tensor  # [N, T] float32: 1/RMS (1/σ for LayerNorm) of each norm's input
     nll: np.ndarray  # [T-1] float64: -log p(token t+1 | tokens <= t)
-    seconds: float  # tokenizing, the pass with hooks, the statistics
 
     @property
     def layers(self) -> int:
@@ -190,7 +188,6 @@ def reference(live: LiveModel, spec: TextSpec, threads: int | None = 1) -> Refer
     """The unmodified model on ``spec``'s text: logits, residual stream, each norm's scale.
 
     It holds 2·T·V + (L+1)·T·d float32 numbers: about 240 MB for SmolLM2 on 512 tokens."""
-    start = time.perf_counter()
     causal(live)
     tokens = tokenize_text(live.loaded.tokenizer, spec, live.loaded.context)
     with live.exclusive("float32", threads) as loaded:
@@ -218,7 +215,6 @@ def reference(live: LiveModel, spec: TextSpec, threads: int | None = 1) -> Refer
         norm_layers=paths.norm_layers,
         norm_rstd=rstd,
         nll=_nll(logits, lse, tokens.ids),
-        seconds=time.perf_counter() - start,
     )
 
 
