@@ -27,11 +27,11 @@ References:
 
 from __future__ import annotations
 
-import statistics
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 from torch.utils.benchmark import Timer
@@ -92,14 +92,6 @@ def _cuda_seconds(fn: Callable[[], object]) -> list[float]:
 
     quartiles = triton.testing.do_bench(fn, warmup=10, rep=50, quantiles=[0.25, 0.5, 0.75])
     return [q * 1e-3 for q in quartiles]
-
-
-def _quartiles(samples: list[float]) -> tuple[float, float, float]:
-    """(first quartile, median, third quartile) of the samples (linear interpolation)."""
-    if len(samples) == 1:
-        return samples[0], samples[0], samples[0]
-    q1, median, q3 = statistics.quantiles(samples, n=4, method="inclusive")
-    return q1, median, q3
 
 
 @dataclass(frozen=True)
@@ -191,7 +183,7 @@ def time_norms(
                 elem = torch.empty(0, dtype=torch_dtype).element_size()
                 nbytes = BYTES_PER_ELEMENT_PASS[pass_] * rows * width * elem
                 for kind in ROW_KINDS:
-                    q1_s, median_s, q3_s = _quartiles(samples[kind])
+                    q1_s, median_s, q3_s = map(float, np.percentile(samples[kind], (25, 50, 75)))
                     out.append(
                         {
                             "kind": kind,
