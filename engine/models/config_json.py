@@ -89,17 +89,11 @@ def _decode(text: str) -> dict:
             {"line": error.lineno, "column": error.colno, "error": error.msg},
         ) from error
     except ValueError as error:  # an integer of more digits than Python converts
-        raise EngineError(
-            "models.number_too_long",
-            {},
-        ) from error
+        raise EngineError("models.number_too_long") from error
     try:
         json.dumps(config, ensure_ascii=False).encode("utf-8")
     except UnicodeEncodeError as error:
-        raise EngineError(
-            "models.bad_unicode",
-            {},
-        ) from error
+        raise EngineError("models.bad_unicode") from error
     return config
 
 
