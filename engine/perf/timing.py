@@ -1,24 +1,14 @@
-"""Timing LayerNorm against RMSNorm on this machine.
+"""Timing LayerNorm against RMSNorm on this machine, for the Kernels page and a Python prompt.
 
-For the Kernels page (and anyone with a Python prompt):
-
-- ``time_norms`` times LayerNorm and RMSNorm forward, and forward+backward, at chosen
-  shapes and dtype, on this machine, and returns plain rows (dicts) and the ratios of the
-  two norms (``NormTimings``).  It tests a claim
-  people repeat — the RMSNorm paper reports 7-64 % less running time end to end, one of our
-  source texts says RMSNorm takes 0.67x the time of LayerNorm on LLaMA-7B — by measuring
-  instead of quoting.  Norms are memory-bound (a few FLOPs per value against a full read
-  and write of ``[B, T, d]``), so on a GPU the two should cost nearly the same; on a CPU the
-  numbers say something about that CPU only.
+It tests a claim people repeat — the RMSNorm paper reports 7-64 % less running time end to
+end, one of our source texts says RMSNorm takes 0.67x the time of LayerNorm on LLaMA-7B — by
+measuring instead of quoting.  Norms are memory-bound (a few FLOPs per value against a full
+read and write of ``[B, T, d]``), so on a GPU the two should cost nearly the same; on a CPU
+the numbers say something about that CPU only.
 
 Bytes counted per call, as in ``benchmarks/bench_kernels.py``: forward reads x and writes y
 (2·M·N·elem bytes); backward reads x and dy and writes dx (3·M·N·elem bytes); the weight,
 bias and per-row statistics are negligible.
-
-Each timing carries its spread, the interquartile range of its samples, and
-``rms_over_ln`` only ranks the two norms where the measurements allow it (the rule is in its
-docstring): a busy machine gives a wide spread, or a forward + backward pass that measures
-faster than the forward pass inside it, and then the honest answer is "too busy to tell".
 
 References:
 - Zhang, Sennrich 2019, "Root Mean Square Layer Normalization", arXiv:1910.07467 (the
