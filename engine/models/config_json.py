@@ -125,12 +125,6 @@ def _count(alias: str, value) -> int:
     return value
 
 
-def _flag(alias: str, value) -> bool:
-    if not isinstance(value, bool):
-        raise _bad(alias, value, "flag")
-    return value
-
-
 class _Reader:
     """Reads one config for one family: the value, else the class default, else a rule."""
 
@@ -157,7 +151,11 @@ class _Reader:
 
     def flag(self, field: str) -> bool:
         alias, value = self.raw(field)
-        return False if value is _ABSENT or value is None else _flag(alias, value)
+        if value is _ABSENT or value is None:
+            return False
+        if not isinstance(value, bool):
+            raise _bad(alias, value, "flag")
+        return value
 
     def eps(self) -> float | None:
         names = ((self.family.eps_field,) if self.family.eps_field else ()) + FIELD_ALIASES["eps"]
