@@ -55,6 +55,7 @@ from engine.depth.limits import branch_parts, check_limits, keeps_graphs
 from engine.depth.placements import PLACEMENTS
 from engine.depth.theory import (
     branch_gain,
+    branches_per_layer,
     deepnorm_layers,
     identity_and_init_scales,
     lemma2_violations,
@@ -107,6 +108,7 @@ class DepthResult:
     pre_norm_ms: np.ndarray  # [L] ms of alpha x + F entering the layer's last norm; NaN if none
     alpha: float  # identity-path multiplier (DeepNorm), else 1
     beta: float  # init multiplier on branch weights (DeepNorm), else 1
+    branches_per_layer: int
     seconds: float  # wall time of the simulation
     # What theory (``engine/depth/theory.py``) says of this spec, for the page to read:
     lemma2_broken: tuple[str, ...]  # Lemma 2's assumptions it breaks (``lemma2_violations``)
@@ -358,6 +360,7 @@ def _simulate(spec, progress, should_stop, device) -> DepthResult:
         pre_norm_ms=pre_norm_ms,
         alpha=stack.alpha,
         beta=stack.beta,
+        branches_per_layer=branches_per_layer(spec),
         seconds=time.perf_counter() - start,
         lemma2_broken=lemma2_violations(spec),
         deepnorm_layers=deepnorm_layers(spec),
