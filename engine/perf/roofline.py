@@ -40,8 +40,6 @@ class NormTraffic:
 
     tokens: int
     d: int
-    bytes_per_element: int
-    kind: str
     bytes_moved: int  # read x + write y
     flops: int
     intensity: float  # FLOP / byte
@@ -77,8 +75,6 @@ def norm_traffic(
     return NormTraffic(
         tokens=tokens,
         d=d,
-        bytes_per_element=bytes_per_element,
-        kind=kind,
         bytes_moved=bytes_moved,
         flops=flops,
         intensity=flops / bytes_moved,
