@@ -1,8 +1,4 @@
-"""Which backend computes: Triton kernels on a CUDA GPU, or the PyTorch path on the CPU.
-
-``resolve_backend`` turns a request ("auto", "torch", "triton") into the backend that will
-actually run for a given tensor; ``describe_backend`` gives the label the sidebar shows.
-"""
+"""Which backend computes: Triton kernels on a CUDA GPU, or the PyTorch path on the CPU."""
 
 from __future__ import annotations
 

@@ -34,27 +34,12 @@ def messages() -> dict[str, str]:
         return _flatten(tomllib.load(handle))
 
 
-class Wording(str):
-    """A message parameter that is our own words rather than data (the name standing for a
-    keyless file's one array): its English text from ``errors.toml`` wherever text is
-    compared or printed, and its ``key`` for a page to write it in the reader's language
-    (``ui/errors.py``).  A string from a file that happens to read the same stays data."""
-
-    key: str
-
-    def __new__(cls, key: str) -> Wording:
-        wording = super().__new__(cls, messages()[key])
-        wording.key = key
-        return wording
-
-    def __reduce__(self):  # pickled (a cached report) as its key, read back in any process
-        return (Wording, (self.key,))
-
-
 class Phrase(str):
-    """A message parameter that is a sentence of our own words (``key``, filled with
-    ``params``): its English text from ``errors.toml`` wherever text is compared or printed,
-    and its key and parameters for a page to write it in the reader's language."""
+    """A message parameter that is our own words rather than data (``key``, filled with
+    ``params``; the name standing for a keyless file's one array has none): its English text
+    from ``errors.toml`` wherever text is compared or printed, and its key and parameters for
+    a page to write it in the reader's language (``ui/errors.py``).  A string from a file
+    that happens to read the same stays data."""
 
     key: str
     params: dict
@@ -65,7 +50,7 @@ class Phrase(str):
         phrase.key, phrase.params = key, params
         return phrase
 
-    def __reduce__(self):
+    def __reduce__(self):  # pickled (a cached report) as its key, read back in any process
         return (Phrase, (self.key, self.params))
 
 

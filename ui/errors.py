@@ -13,7 +13,7 @@ from contextlib import contextmanager
 
 import streamlit as st
 
-from engine.errors import EngineError, Listing, Phrase, Wording
+from engine.errors import EngineError, Listing, Phrase
 from ui.formatting import count, literal
 from ui.i18n import catalog, t
 
@@ -48,21 +48,19 @@ USER_ACCEPTED = frozenset({"dumps.unknown_stream"})
 
 
 def own_words(value, outside: bool = False):
-    """A name as the page writes it: the engine's own words (``Wording``, ``Phrase``, e.g. a
+    """A name as the page writes it: the engine's own words (``Phrase``, e.g. a
     keyless file's one array) in the reader's language, a ``Listing`` joined with the reader's
     separator, other text literally when it comes from ``outside``, anything else as it is."""
     if isinstance(value, Listing):
         return t(value.separator).join(own_words(item, outside) for item in value.items)
     if isinstance(value, Phrase):
         return t(f"errors.{value.key}", **shown(value.params))
-    if isinstance(value, Wording):
-        return t(f"errors.{value.key}")
     return literal(value, SHOWN_IN_MESSAGE) if outside and isinstance(value, str) else value
 
 
 def shown(params: dict, extra: frozenset = frozenset()) -> dict:
     """``params`` with every outside text as a literal; numbers and our own words as they are
-    (the engine's ``Wording``, ``Phrase`` and ``Listing`` in the reader's language)."""
+    (the engine's ``Phrase`` and ``Listing`` in the reader's language)."""
     outside = USER_TEXT | extra
     return {name: own_words(value, name in outside) for name, value in params.items()}
 

@@ -3,26 +3,17 @@
 Every config is ``frozen=True``: hashable (so results can be keyed on it) and made of plain
 scalars (so ``ui/url/`` can write it to a URL and read it back); what each field accepts
 is its metadata (``fields.py``).  Each domain's spec lives in its own module here; this
-package is the one place to import them from.
+package re-exports the specs and the names other packages read.
 """
 
-from engine.config.axes import (  # noqa: F401
-    AXES_DTYPES,
-    AXES_PRESETS,
-    AXES_SOURCES,
-    AxesSpec,
-)
+from engine.config.axes import AxesSpec  # noqa: F401
 from engine.config.capture import (  # noqa: F401
     CAPTURE_DTYPES,
-    LIVE_MAX_CHARACTERS,
     LIVE_PROMPTS,
     LiveSpec,
 )
 from engine.config.depth import (  # noqa: F401
-    ACTIVATIONS,
     DEPTH_NORMS,
-    DEPTH_PLACEMENTS,
-    DEPTH_SUBLAYERS,
     DepthSpec,
 )
 from engine.config.dumps import (  # noqa: F401
@@ -31,18 +22,11 @@ from engine.config.dumps import (  # noqa: F401
     DumpSpec,
 )
 from engine.config.experiments import (  # noqa: F401
-    EXPERIMENT_MAX_CHARACTERS,
-    EXPERIMENT_MAX_TOKENS,
     EXPERIMENT_SPECS,
     EXPERIMENT_TEXTS,
     EXPERIMENTS,
-    FREEZE_EXEMPT,
     LENS_DEFAULT_POSITIONS,
-    LENS_MAX_POSITIONS,
-    LENS_MAX_TOP_K,
     LENS_VARIANTS,
-    MASSIVE_MAX_WINDOW,
-    MASSIVE_SETTINGS,
     FoldSpec,
     FreezeSpec,
     FreezeSweepSpec,
@@ -54,30 +38,21 @@ from engine.config.experiments import (  # noqa: F401
 )
 from engine.config.geometry import (  # noqa: F401
     GEOMETRY_AXES,
-    GEOMETRY_DISTRIBUTIONS,
-    GEOMETRY_MAX_AFFINE,
     GEOMETRY_MAX_ALPHA,
-    GEOMETRY_MAX_COUNT,
     GEOMETRY_MAX_D,
     GEOMETRY_MAX_EPS,
-    GEOMETRY_MAX_SPREAD,
     GEOMETRY_SCENE_MAX_D,
     GEOMETRY_WIDE_OPENING_D,
     GeometrySpec,
 )
 from engine.config.kernels import (  # noqa: F401
-    TIMING_DTYPES,
     TIMING_PASSES,
-    TIMING_ROWS,
     TIMING_WIDTHS,
     RooflineSpec,
     TimingSpec,
 )
-from engine.config.models import (  # noqa: F401
-    ModelShape,
-)
+from engine.config.models import ModelShape  # noqa: F401
 from engine.config.norms import (  # noqa: F401
-    COMPUTE_DTYPES,
     DTYPES,
     GROUPNORM_OPENING_GROUPS,
     MAX_ROWS,
@@ -95,7 +70,5 @@ from engine.config.precision import (  # noqa: F401
 )
 from engine.config.training import (  # noqa: F401
     COMPARED_RUNS,
-    TRAIN_PLACEMENTS,
-    TRAIN_TASKS,
     TrainSpec,
 )

@@ -81,35 +81,33 @@ class MassiveSpec(Checked):
     massive_ratio: float = param(DumpSpec.massive_ratio, positive=True)
 
 
+class _ChosenNorms:
+    """A spec choosing norms by ``layers`` (block numbers) and ``final``: at least one."""
+
+    def __post_init__(self) -> None:
+        check_fields(self)
+        _numbers(self, "layers", 10**4)
+        if self.layers == () and not self.final:
+            raise experiment_error("nothing_chosen")
+
+
 @dataclass(frozen=True)
-class SwapSpec:
+class SwapSpec(_ChosenNorms):
     """RMSNorm → LayerNorm (a LayerNorm model: → RMSNorm) in chosen blocks
     (engine/experiments/swap.py)."""
 
     layers: tuple[int, ...] | None = None  # blocks whose norms are swapped; None: every block
     final: bool = param(True)  # also the norm after the last block
 
-    def __post_init__(self) -> None:
-        check_fields(self)
-        _numbers(self, "layers", 10**4)
-        if self.layers == () and not self.final:
-            raise experiment_error("nothing_chosen")
-
 
 @dataclass(frozen=True)
-class FreezeSpec:
+class FreezeSpec(_ChosenNorms):
     """Each token's 1/RMS replaced by its average over the text, in chosen blocks
     (engine/experiments/freeze.py)."""
 
     layers: tuple[int, ...] | None = None  # blocks whose norms are frozen; None: every block
     final: bool = param(False)  # also the norm after the last block
     exempt: str = param("none", choices=FREEZE_EXEMPT)  # tokens that keep their own scale
-
-    def __post_init__(self) -> None:
-        check_fields(self)
-        _numbers(self, "layers", 10**4)
-        if self.layers == () and not self.final:
-            raise experiment_error("nothing_chosen")
 
 
 @dataclass(frozen=True)

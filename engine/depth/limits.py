@@ -9,15 +9,12 @@ refusal is an ``EngineError`` whose key names the limit (``depth.<limit>``).
 The budget is ``JOB_MEMORY_BYTES``: 1.5 GiB unless the environment variable
 ``NORMSCOPE_JOB_MEMORY_MB`` says otherwise (a server with more memory per core may raise it).
 
-Memory, counted from the spec.  ``weight_elements``: the weights drawn over all layers
-(L·d²·k); ``graph_elements``: what all layers' autograd graphs hold (weights and saved
-activations).  While the graphs fit in ``KEEP_GRAPH_ELEMENTS`` the simulator keeps them from
-the forward pass; beyond, it keeps only the stream and re-runs each layer going down.  The
-stream x_0..x_L is kept for the backward pass ((L+1)·T·d float32); the kept graphs come on
-top, and one layer's weights several times over while it runs (the draw, its scaled copy,
-its gradient, allocator slack: ``LAYER_WEIGHT_COPIES``); ``BASE_BYTES`` is what a
-simulation's first call costs the process (autograd's own buffers).  ``peak_bytes`` bounds
-the peak resident memory the process grows by (a slow test measures it).
+Memory, counted from the spec (graphs kept or layers re-run: ``engine/depth/simulator.py``).
+Over the stream come the kept graphs (``graph_elements``: weights and saved activations),
+and one layer's weights several times over while it runs (the draw, its scaled copy, its
+gradient, allocator slack: ``LAYER_WEIGHT_COPIES``); ``BASE_BYTES`` is what a simulation's
+first call costs the process (autograd's own buffers).  ``peak_bytes`` bounds the peak
+resident memory the process grows by (a slow test measures it).
 """
 
 from __future__ import annotations
@@ -75,12 +72,6 @@ def peak_bytes(spec: DepthSpec) -> int:
     return BASE_BYTES + FLOAT_BYTES * alive
 
 
-def max_width(device: str = "cpu") -> int:
-    """The widest residual stream the simulator takes on ``device``."""
-    kind = torch.device(device).type
-    return MAX_DEPTH_WIDTH.get(kind, MAX_DEPTH_WIDTH["cpu"])
-
-
 def simulation_work(spec: DepthSpec) -> tuple[int, int]:
     """What ``simulate_depth(spec)`` computes, counted from the spec in two units that are not
     converted into each other (their costs differ by machine): random draws, one per weight
@@ -104,7 +95,7 @@ def sweep_work(spec: DepthSpec, layers=SWEEP_LAYERS) -> tuple[int, int]:
 def check_limits(spec: DepthSpec, device: str = "cpu") -> None:
     """Raise ``EngineError`` naming the limit when ``spec`` is too big to simulate."""
     kind = torch.device(device).type
-    widest = max_width(device)
+    widest = MAX_DEPTH_WIDTH.get(kind, MAX_DEPTH_WIDTH["cpu"])
     for name, value, limit in (
         ("layers", spec.layers, MAX_LAYERS),
         ("d", spec.d, widest),

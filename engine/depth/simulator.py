@@ -92,10 +92,6 @@ class LayerStats:
     pre_norm_ms: float  # mean square entering the layer's last stream norm; NaN if none
 
 
-class DepthCancelled(Cancelled):
-    """Raised inside ``simulate_depth`` when ``should_stop()`` returns True."""
-
-
 @dataclass(frozen=True, eq=False)
 class DepthResult:
     """What ``simulate_depth`` measured; arrays are float64 numpy, indexed by layer.
@@ -110,11 +106,8 @@ class DepthResult:
     cosine: np.ndarray  # [L] cos(x_{l-1}, x_l), mean over tokens
     x0_weight: np.ndarray  # [L+1] product of identity-path gains: 1 except post/deepnorm
     pre_norm_ms: np.ndarray  # [L] ms of alpha x + F entering the layer's last norm; NaN if none
-    stream_grad_norm: np.ndarray  # [L+1] ||d loss / d x_l||_F
-    output_ms: float  # mean square of what the loss reads (after the final norm if any)
     alpha: float  # identity-path multiplier (DeepNorm), else 1
     beta: float  # init multiplier on branch weights (DeepNorm), else 1
-    residual_scale: float  # GPT-2 factor on output projections, 1 when off
     branches_per_layer: int
     seconds: float  # wall time of the simulation
     # What theory (``engine/depth/theory.py``) says of this spec, for the page to read:
@@ -260,7 +253,7 @@ def simulate_depth(
     """Simulate ``spec``'s stack forward and backward; see ``DepthResult`` for the fields.
 
     ``progress(fraction)`` is called as layers finish (at most about 100 times);
-    ``should_stop()`` is checked between layers and raises ``DepthCancelled`` when True.
+    ``should_stop()`` is checked between layers and raises ``Cancelled`` when True.
     ``threads`` sets torch's intra-op threads for this call only (``engine.threads``; 1 is
     the fast choice on a busy small machine); None leaves them alone.
     Raises ValueError for sizes over ``check_limits``.
@@ -287,7 +280,7 @@ def _simulate(spec, progress, should_stop, device) -> DepthResult:
 
     def tick(done: int) -> None:
         if should_stop is not None and should_stop():
-            raise DepthCancelled(f"stopped after {done} of {total} steps")
+            raise Cancelled(f"stopped after {done} of {total} steps")
         pct = int(100 * done / total)
         if progress is not None and pct != last_pct[0]:
             last_pct[0] = pct
@@ -326,30 +319,25 @@ def _simulate(spec, progress, should_stop, device) -> DepthResult:
         update_ratio[layer - 1] = stats.update_ratio
         pre_norm_ms[layer - 1] = stats.pre_norm_ms
 
-    grad_norm, stream_grad = np.full(L, np.nan), np.full(L + 1, np.nan)
-    output_ms = math.nan
+    grad_norm = np.full(L, np.nan)
     if nonfinite is None:
         # Backward: d loss / d x_L through the final norm, then down the layers.
         x_top = stream[L].clone().requires_grad_(True)
         y = stack.top(x_top)  # [B, T, d]
         upstream = readout(spec, device) / math.sqrt(spec.tokens)  # [B, T, d] = d loss / d y
         (delta,) = torch.autograd.grad(y, x_top, upstream)  # [B, T, d]
-        output_ms = float(y.detach().double().pow(2).mean())
-        stream_grad[L] = float(delta.double().norm())
         for layer in range(L, 0, -1):
             tick(2 * L + 1 - layer)
             x_in, leaves, out, _ = graphs[layer] or layer_graph(
                 stack, stream[layer - 1], layer, device
             )
             graphs[layer] = None  # free this layer's graph as soon as it is used
+            above = float(delta.double().norm())  # ||d loss / d x_layer||
             delta, *w_grads = torch.autograd.grad(out, [x_in, *leaves], delta)
-            grads_finite = all(bool(torch.isfinite(g).all()) for g in (delta, *w_grads))
-            if not grads_finite:
-                largest = stream_grad[layer]
-                nonfinite = NonFinite("gradient", layer, FLOAT32_MAX, largest)
+            if not all(bool(torch.isfinite(g).all()) for g in (delta, *w_grads)):
+                nonfinite = NonFinite("gradient", layer, FLOAT32_MAX, above)
                 break
             grad_norm[layer - 1] = math.sqrt(sum(float(g.double().pow(2).sum()) for g in w_grads))
-            stream_grad[layer - 1] = float(delta.double().norm())
     graphs.clear()
     tick(total)
 
@@ -370,11 +358,8 @@ def _simulate(spec, progress, should_stop, device) -> DepthResult:
         cosine=cosine,
         x0_weight=x0_weight,
         pre_norm_ms=pre_norm_ms,
-        stream_grad_norm=stream_grad,
-        output_ms=output_ms,
         alpha=stack.alpha,
         beta=stack.beta,
-        residual_scale=residual_scale(spec),
         branches_per_layer=branches_per_layer(spec),
         seconds=time.perf_counter() - start,
         lemma2_broken=lemma2_violations(spec),

@@ -22,7 +22,6 @@ import torch
 from engine.config import DepthSpec
 from engine.depth.limits import SWEEP_LAYERS, check_limits
 from engine.depth.simulator import (
-    DepthCancelled,
     Stack,
     layer_graph,
     layer_weights,
@@ -30,7 +29,7 @@ from engine.depth.simulator import (
     stack_input,
 )
 from engine.depth.theory import fit_loglog_slope
-from engine.threads import Progress, StopCheck, torch_threads
+from engine.threads import Cancelled, Progress, StopCheck, torch_threads
 
 
 @dataclass(frozen=True, eq=False)
@@ -93,7 +92,7 @@ def last_layer_grad_norm(
     x = stack_input(spec, device)  # [B, T, d]
     for layer in range(1, layers):
         if should_stop is not None and should_stop():
-            raise DepthCancelled(f"stopped after {layer - 1} of {layers} layers")
+            raise Cancelled(f"stopped after {layer - 1} of {layers} layers")
         if progress is not None:
             progress((layer - 1) / layers)
         with torch.no_grad():

@@ -156,18 +156,6 @@ def branch_gain(spec: DepthSpec, input_ms: float = 1.0) -> float | None:
     return None
 
 
-def pre_norm_ms_expected(spec: DepthSpec, layers) -> np.ndarray | None:
-    """E||x_l||^2 / d for Pre-Norm with LayerNorm/RMSNorm: 1 + l * gain (cross terms vanish).
-
-    The norm hands every branch a unit-mean-square input, so each branch adds ``branch_gain``;
-    None where that gain is unknown (attention) or the placement is not plain Pre-Norm.
-    """
-    gain = branch_gain(spec)
-    if spec.placement != "pre" or spec.norm == "dyt" or gain is None:
-        return None
-    return 1.0 + np.asarray(layers, dtype=np.float64) * gain
-
-
 def x0_weight_expected(layers, gain: float = 1.0) -> np.ndarray:
     """Post-Norm's weight on x_0 after l layers: (1 + gain)^(-l/2).
 

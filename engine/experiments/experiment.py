@@ -9,7 +9,7 @@ The unmodified run (``runs.reference``) is kept for the last model and text aske
 (``functools.lru_cache``, one entry: ~240 MB on 512 tokens), so trying the settings of one
 experiment after another pays for it once.
 
-The questions, and how the measurement answers them (``QUESTIONS``, ``ExperimentRun.answer``):
+The questions, and how the measurement answers them (``OPTIONS``, ``ExperimentRun.answer``):
 - "perplexity" (every experiment with one modified model): by how much does the text's
   perplexity change?  "better": it falls by more than ``SAME``; "same": by at most ``SAME``
   (5 %, the freeze sweep's default tolerance) either way; "worse": up to ``BROKEN`` times;
@@ -44,10 +44,6 @@ from engine.threads import Cancelled, Progress, StopCheck
 
 SAME = 0.05  # perplexity within ×(1 ± 5 %): "same"
 BROKEN = 10.0  # perplexity more than ten-fold: "broken"
-QUESTIONS = {
-    "perplexity": ("better", "same", "worse", "broken"),
-    "sweep": ("none", "some", "most"),
-}
 REFERENCE_SHARE = 0.3  # of a single experiment's progress bar: the unmodified run
 
 RUNNERS = {
@@ -68,15 +64,10 @@ def experiment_of(spec: Any) -> str:
     return names[type(spec)]
 
 
-def question(experiment: str) -> str:
-    """Which question the experiment answers: "perplexity", "lens" or "sweep"."""
-    return experiment if experiment in ("lens", "sweep") else "perplexity"
-
-
 # The answers a prediction chooses from, per experiment
-OPTIONS = {
-    name: LENS_VARIANTS if name == "lens" else QUESTIONS[question(name)]
-    for name in EXPERIMENT_SPECS
+OPTIONS = {name: ("better", "same", "worse", "broken") for name in EXPERIMENT_SPECS} | {
+    "lens": LENS_VARIANTS,
+    "sweep": ("none", "some", "most"),
 }
 
 
@@ -169,7 +160,7 @@ def run_experiment(
 
 
 def perplexity_band(ratio: float) -> str:
-    """ "better", "same", "worse" or "broken" for a perplexity ratio (``QUESTIONS``)."""
+    """ "better", "same", "worse" or "broken" for a perplexity ratio (``OPTIONS``)."""
     if not math.isfinite(ratio) or ratio > BROKEN:
         return "broken"
     if ratio > 1 + SAME:

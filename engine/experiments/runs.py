@@ -32,9 +32,9 @@ The measures, at every position t of the text (T tokens):
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import math
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -67,7 +67,6 @@ class Reference:
     norm_layers: tuple[int | None, ...]  # [N] the block of each (None: the final norm)
     norm_rstd: torch.Tensor  # [N, T] float32: 1/RMS (1/σ for LayerNorm) of each norm's input
     nll: np.ndarray  # [T-1] float64: -log p(token t+1 | tokens <= t)
-    seconds: float  # tokenizing, the pass with hooks, the statistics
 
     @property
     def layers(self) -> int:
@@ -189,7 +188,6 @@ def reference(live: LiveModel, spec: TextSpec, threads: int | None = 1) -> Refer
     """The unmodified model on ``spec``'s text: logits, residual stream, each norm's scale.
 
     It holds 2·T·V + (L+1)·T·d float32 numbers: about 240 MB for SmolLM2 on 512 tokens."""
-    start = time.perf_counter()
     causal(live)
     tokens = tokenize_text(live.loaded.tokenizer, spec, live.loaded.context)
     with live.exclusive("float32", threads) as loaded:
@@ -217,7 +215,6 @@ def reference(live: LiveModel, spec: TextSpec, threads: int | None = 1) -> Refer
         norm_layers=paths.norm_layers,
         norm_rstd=rstd,
         nll=_nll(logits, lse, tokens.ids),
-        seconds=time.perf_counter() - start,
     )
 
 
@@ -226,58 +223,37 @@ def same_model(live: LiveModel, ref: Reference) -> None:
         raise experiment_error("other_model", reference=ref.model, model=live.name)
 
 
-class Edits:
-    """Changes made to a model for one pass; ``undo`` reverts every one, last first, and
-    ``with Edits(model) as edits:`` undoes them all when the block ends (also on an error)."""
+class Edits(contextlib.ExitStack):
+    """Changes made to a model for one pass: ``with Edits(model) as edits:`` reverts every
+    one, last first, when the block ends (also on an error)."""
 
     def __init__(self, model: torch.nn.Module):
+        super().__init__()
         self.modules = dict(model.named_modules())
-        self._undo: list[Callable[[], None]] = []
-
-    def __enter__(self) -> Edits:
-        return self
-
-    def __exit__(self, *exc_info) -> None:
-        self.undo()
 
     def on_output(self, path: str, hook) -> None:
         """``hook(module, args, kwargs, output)``; what it returns replaces the output."""
         handle = self.modules[path].register_forward_hook(hook, with_kwargs=True)
-        self._undo.append(handle.remove)
+        self.callback(handle.remove)
 
     def on_input(self, path: str, hook) -> None:
         """``hook(module, args, kwargs)``; an ``(args, kwargs)`` it returns replaces them."""
         handle = self.modules[path].register_forward_pre_hook(hook, with_kwargs=True)
-        self._undo.append(handle.remove)
+        self.callback(handle.remove)
 
     def forward(self, module: torch.nn.Module, function: Callable) -> None:
         """``module``'s ``forward`` replaced by ``function`` (hooks on it still run)."""
-        had = "forward" in module.__dict__
-        previous = module.__dict__.get("forward")
+        if "forward" in module.__dict__:
+            self.callback(setattr, module, "forward", module.__dict__["forward"])
+        else:
+            self.callback(delattr, module, "forward")
         module.forward = function
-
-        def undo() -> None:
-            if had:
-                module.forward = previous
-            else:
-                del module.forward
-
-        self._undo.append(undo)
 
     def parameter(self, module: torch.nn.Module, name: str, value: torch.Tensor) -> None:
         """``module.<name>`` replaced by a new parameter holding ``value``; the original
-        parameter object is put back by ``undo`` (so a tied weight is tied again)."""
-        previous = module._parameters[name]
+        parameter object is put back on exit (so a tied weight is tied again)."""
+        self.callback(module._parameters.__setitem__, name, module._parameters[name])
         module._parameters[name] = torch.nn.Parameter(value, requires_grad=False)
-
-        def undo() -> None:
-            module._parameters[name] = previous
-
-        self._undo.append(undo)
-
-    def undo(self) -> None:
-        while self._undo:
-            self._undo.pop()()
 
 
 Edit = Callable[[LoadedModel, ModulePaths, Edits], None]

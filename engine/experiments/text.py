@@ -37,11 +37,9 @@ def spec_text(spec: TextSpec) -> str:
 class TextTokens:
     """The tokens an experiment reads."""
 
-    spec: TextSpec
     ids: tuple[int, ...]  # [T] token ids, as the tokenizer gives them (special tokens included)
     texts: tuple[str, ...]  # [T] what each token adds to the text (engine.dumps.capture)
-    text_tokens: int  # tokens of the whole text; T = min(this, limit)
-    limit: int  # max_tokens, or the model's context when that is shorter
+    text_tokens: int  # tokens of the whole text; T = min(this, max_tokens, the context)
 
 
 def tokenize_text(tokenizer, spec: TextSpec, context: int | None) -> TextTokens:
@@ -52,4 +50,4 @@ def tokenize_text(tokenizer, spec: TextSpec, context: int | None) -> TextTokens:
     kept = ids[:limit]
     if len(kept) < 2:
         raise experiment_error("too_few_tokens", tokens=len(kept))
-    return TextTokens(spec, tuple(kept), token_texts(tokenizer, kept), len(ids), limit)
+    return TextTokens(tuple(kept), token_texts(tokenizer, kept), len(ids))

@@ -89,17 +89,11 @@ def _decode(text: str) -> dict:
             {"line": error.lineno, "column": error.colno, "error": error.msg},
         ) from error
     except ValueError as error:  # an integer of more digits than Python converts
-        raise EngineError(
-            "models.number_too_long",
-            {},
-        ) from error
+        raise EngineError("models.number_too_long") from error
     try:
         json.dumps(config, ensure_ascii=False).encode("utf-8")
     except UnicodeEncodeError as error:
-        raise EngineError(
-            "models.bad_unicode",
-            {},
-        ) from error
+        raise EngineError("models.bad_unicode") from error
     return config
 
 
@@ -131,12 +125,6 @@ def _count(alias: str, value) -> int:
     return value
 
 
-def _flag(alias: str, value) -> bool:
-    if not isinstance(value, bool):
-        raise _bad(alias, value, "flag")
-    return value
-
-
 class _Reader:
     """Reads one config for one family: the value, else the class default, else a rule."""
 
@@ -163,7 +151,11 @@ class _Reader:
 
     def flag(self, field: str) -> bool:
         alias, value = self.raw(field)
-        return False if value is _ABSENT or value is None else _flag(alias, value)
+        if value is _ABSENT or value is None:
+            return False
+        if not isinstance(value, bool):
+            raise _bad(alias, value, "flag")
+        return value
 
     def eps(self) -> float | None:
         names = ((self.family.eps_field,) if self.family.eps_field else ()) + FIELD_ALIASES["eps"]

@@ -29,6 +29,7 @@ GPU_NAME = "H200"  # the GPU whose datasheet figures follow
 UNFUSED_ADD_NORM_PASSES = {"add": (2, 1), "norm": (1, 1)}
 FUSED_ADD_NORM_PASSES = (2, 2)  # one kernel: reads x and r, writes h and y
 UNFUSED_PASSES = sum(reads + writes for reads, writes in UNFUSED_ADD_NORM_PASSES.values())
+FUSED_PASSES = sum(FUSED_ADD_NORM_PASSES)
 H200_BANDWIDTH = 4.8e12  # bytes/s, HBM3e
 H200_FP32_FLOPS = 67e12  # FLOP/s on CUDA cores (no tensor cores for a norm)
 
@@ -39,8 +40,6 @@ class NormTraffic:
 
     tokens: int
     d: int
-    bytes_per_element: int
-    kind: str
     bytes_moved: int  # read x + write y
     flops: int
     intensity: float  # FLOP / byte
@@ -50,20 +49,6 @@ class NormTraffic:
     compute_time_s: float  # flops / peak
     unfused_add_norm_bytes: int  # h = x + r (read 2, write 1), then y = norm(h) (read 1, write 1)
     fused_add_norm_bytes: int  # read x and r once, write h and y
-
-    @property
-    def memory_bound(self) -> bool:
-        return self.intensity < self.ridge
-
-    @property
-    def unfused_add_norm_passes(self) -> int:
-        """Reads + writes of [tokens, d] by the add, then the norm."""
-        return UNFUSED_PASSES
-
-    @property
-    def fused_add_norm_passes(self) -> int:
-        """Reads + writes of [tokens, d] by one fused add + norm kernel."""
-        return sum(FUSED_ADD_NORM_PASSES)
 
     @property
     def fusion_saving(self) -> float:
@@ -90,8 +75,6 @@ def norm_traffic(
     return NormTraffic(
         tokens=tokens,
         d=d,
-        bytes_per_element=bytes_per_element,
-        kind=kind,
         bytes_moved=bytes_moved,
         flops=flops,
         intensity=flops / bytes_moved,
@@ -100,5 +83,5 @@ def norm_traffic(
         memory_time_s=bytes_moved / bandwidth,
         compute_time_s=flops / peak_flops,
         unfused_add_norm_bytes=UNFUSED_PASSES * elements * bytes_per_element,
-        fused_add_norm_bytes=sum(FUSED_ADD_NORM_PASSES) * elements * bytes_per_element,
+        fused_add_norm_bytes=FUSED_PASSES * elements * bytes_per_element,
     )

@@ -1,24 +1,14 @@
-"""Timing LayerNorm against RMSNorm on this machine.
+"""Timing LayerNorm against RMSNorm on this machine, for the Kernels page and a Python prompt.
 
-For the Kernels page (and anyone with a Python prompt):
-
-- ``time_norms`` times LayerNorm and RMSNorm forward, and forward+backward, at chosen
-  shapes and dtype, on this machine, and returns plain rows (dicts) and the ratios of the
-  two norms (``NormTimings``).  It tests a claim
-  people repeat — the RMSNorm paper reports 7-64 % less running time end to end, one of our
-  source texts says RMSNorm takes 0.67x the time of LayerNorm on LLaMA-7B — by measuring
-  instead of quoting.  Norms are memory-bound (a few FLOPs per value against a full read
-  and write of ``[B, T, d]``), so on a GPU the two should cost nearly the same; on a CPU the
-  numbers say something about that CPU only.
+It tests a claim people repeat — the RMSNorm paper reports 7-64 % less running time end to
+end, one of our source texts says RMSNorm takes 0.67x the time of LayerNorm on LLaMA-7B — by
+measuring instead of quoting.  Norms are memory-bound (a few FLOPs per value against a full
+read and write of ``[B, T, d]``), so on a GPU the two should cost nearly the same; on a CPU
+the numbers say something about that CPU only.
 
 Bytes counted per call, as in ``benchmarks/bench_kernels.py``: forward reads x and writes y
 (2·M·N·elem bytes); backward reads x and dy and writes dx (3·M·N·elem bytes); the weight,
 bias and per-row statistics are negligible.
-
-Each timing carries its spread, the interquartile range of its samples, and
-``rms_over_ln`` only ranks the two norms where the measurements allow it (the rule is in its
-docstring): a busy machine gives a wide spread, or a forward + backward pass that measures
-faster than the forward pass inside it, and then the honest answer is "too busy to tell".
 
 References:
 - Zhang, Sennrich 2019, "Root Mean Square Layer Normalization", arXiv:1910.07467 (the
@@ -27,11 +17,11 @@ References:
 
 from __future__ import annotations
 
-import statistics
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 from torch.utils.benchmark import Timer
@@ -59,7 +49,7 @@ def _resolve_provider(provider: str, device: torch.device) -> str:
     return provider
 
 
-def _norm_fn(kind: str, provider: str, weight, bias) -> Callable[[torch.Tensor], torch.Tensor]:
+def _norm_fn(kind: str, provider: str, weight, bias=None) -> Callable[[torch.Tensor], torch.Tensor]:
     """y = norm(x): PyTorch's fused ops, or our Triton kernels (CUDA only)."""
     if provider == "triton":
         from engine.norms.dispatch import triton_row_norm
@@ -92,14 +82,6 @@ def _cuda_seconds(fn: Callable[[], object]) -> list[float]:
 
     quartiles = triton.testing.do_bench(fn, warmup=10, rep=50, quantiles=[0.25, 0.5, 0.75])
     return [q * 1e-3 for q in quartiles]
-
-
-def _quartiles(samples: list[float]) -> tuple[float, float, float]:
-    """(first quartile, median, third quartile) of the samples (linear interpolation)."""
-    if len(samples) == 1:
-        return samples[0], samples[0], samples[0]
-    q1, median, q3 = statistics.quantiles(samples, n=4, method="inclusive")
-    return q1, median, q3
 
 
 @dataclass(frozen=True)
@@ -143,89 +125,79 @@ def time_norms(
     ``progress`` told between (width, pass) pairs; ``threads``: torch's intra-op threads.
     """
     with torch_threads(threads):
-        return _time_norms(
-            rows, widths, dtype, passes, device, provider, min_sample_s, repeats, seed,
-            progress, should_stop,
-        )  # fmt: skip
+        if dtype not in DTYPES:
+            raise ValueError(f"unknown dtype {dtype!r}; expected one of {tuple(DTYPES)}")
+        passes = tuple(passes)
+        for p in passes:
+            if p not in TIMING_PASSES:
+                raise ValueError(f"unknown pass {p!r}; expected one of {TIMING_PASSES}")
+        if rows < 1:
+            raise ValueError(f"rows must be >= 1, got {rows}")
+        dev = torch.device(device) if device is not None else torch.device("cpu")
+        chosen = _resolve_provider(provider, dev)
+        torch_dtype = DTYPES[dtype]
+        gen = torch.Generator(device="cpu").manual_seed(seed)
+        device_name = torch.cuda.get_device_name(dev) if dev.type == "cuda" else "CPU"
+        measured_at = time.strftime("%H:%M:%S")
+        widths = tuple(widths)
+        out, done = [], 0
+        for width in widths:
+            if width < 1:
+                raise ValueError(f"widths must be >= 1, got {width}")
+            x = torch.randn(rows, width, generator=gen).to(dev, torch_dtype)  # [M, N]
+            dy = torch.randn(rows, width, generator=gen).to(dev, torch_dtype)  # [M, N]
+            weight = (1.0 + 0.1 * torch.randn(width, generator=gen)).to(dev, torch_dtype)  # [N]
+            bias = (0.1 * torch.randn(width, generator=gen)).to(dev, torch_dtype)  # [N]
+            for pass_ in passes:
+                if should_stop is not None and should_stop():
+                    raise Cancelled(f"timing stopped after {done} of {len(widths) * len(passes)}")
+                calls = {}
+                for kind in ROW_KINDS:
+                    b = bias if kind == "layernorm" else None
+                    if pass_ == "forward":
+                        norm = _norm_fn(kind, chosen, weight, b)
+                        calls[kind] = lambda norm=norm, x=x: norm(x)
+                    else:
+                        given = (x, weight) if b is None else (x, weight, b)
+                        leaves = [t.detach().clone().requires_grad_() for t in given]
+                        norm = _norm_fn(kind, chosen, *leaves[1:])  # weight (and bias)
 
+                        def call(norm=norm, leaves=leaves, dy=dy):
+                            return torch.autograd.grad(norm(leaves[0]), leaves, dy)
 
-def _time_norms(rows, widths, dtype, passes, device, provider, min_sample_s, repeats, seed,
-                progress, should_stop) -> NormTimings:  # fmt: skip
-    if dtype not in DTYPES:
-        raise ValueError(f"unknown dtype {dtype!r}; expected one of {tuple(DTYPES)}")
-    passes = tuple(passes)
-    for p in passes:
-        if p not in TIMING_PASSES:
-            raise ValueError(f"unknown pass {p!r}; expected one of {TIMING_PASSES}")
-    if rows < 1:
-        raise ValueError(f"rows must be >= 1, got {rows}")
-    dev = torch.device(device) if device is not None else torch.device("cpu")
-    chosen = _resolve_provider(provider, dev)
-    torch_dtype = DTYPES[dtype]
-    gen = torch.Generator(device="cpu").manual_seed(seed)
-    device_name = torch.cuda.get_device_name(dev) if dev.type == "cuda" else "CPU"
-    measured_at = time.strftime("%H:%M:%S")
-    widths = tuple(widths)
-    out, done = [], 0
-    for width in widths:
-        if width < 1:
-            raise ValueError(f"widths must be >= 1, got {width}")
-        x = torch.randn(rows, width, generator=gen).to(dev, torch_dtype)  # [M, N]
-        dy = torch.randn(rows, width, generator=gen).to(dev, torch_dtype)  # [M, N]
-        weight = (1.0 + 0.1 * torch.randn(width, generator=gen)).to(dev, torch_dtype)  # [N]
-        bias = (0.1 * torch.randn(width, generator=gen)).to(dev, torch_dtype)  # [N]
-        for pass_ in passes:
-            if should_stop is not None and should_stop():
-                raise Cancelled(f"timing stopped after {done} of {len(widths) * len(passes)}")
-            calls = {}
-            for kind in ROW_KINDS:
-                b = bias if kind == "layernorm" else None
-                if pass_ == "forward":
-                    norm = _norm_fn(kind, chosen, weight, b)
-                    calls[kind] = lambda norm=norm, x=x: norm(x)
+                        calls[kind] = call
+                if dev.type == "cuda":  # do_bench's quartiles stand for each kind's samples
+                    samples = {kind: _cuda_seconds(call) for kind, call in calls.items()}
                 else:
-                    leaves = [t.detach().clone().requires_grad_() for t in (x, weight)]
-                    if b is not None:
-                        leaves.append(b.detach().clone().requires_grad_())
-                    norm = _norm_fn(kind, chosen, leaves[1], leaves[2] if b is not None else None)
-
-                    def call(norm=norm, leaves=leaves, dy=dy):
-                        return torch.autograd.grad(norm(leaves[0]), leaves, dy)
-
-                    calls[kind] = call
-            if dev.type == "cuda":  # do_bench's quartiles stand for each kind's samples
-                samples = {kind: _cuda_seconds(call) for kind, call in calls.items()}
-            else:
-                samples = _cpu_seconds(calls, min_sample_s, repeats)
-            elem = torch.empty(0, dtype=torch_dtype).element_size()
-            nbytes = BYTES_PER_ELEMENT_PASS[pass_] * rows * width * elem
-            for kind in ROW_KINDS:
-                q1_s, median_s, q3_s = _quartiles(samples[kind])
-                out.append(
-                    {
-                        "kind": kind,
-                        "pass": pass_,
-                        "rows": rows,
-                        "width": width,
-                        "dtype": dtype,
-                        "device": device_name,
-                        "provider": chosen,
-                        "median_us": median_s * 1e6,
-                        "q1_us": q1_s * 1e6,
-                        "q3_us": q3_s * 1e6,
-                        "min_us": min(samples[kind]) * 1e6,
-                        "gbps": nbytes / median_s / 1e9,
-                        "measured_at": measured_at,
-                    }
-                )
-            done += 1
-            if progress is not None:
-                progress(done / (len(widths) * len(passes)))
-    return NormTimings(tuple(out))
+                    samples = _cpu_seconds(calls, min_sample_s, repeats)
+                elem = torch.empty(0, dtype=torch_dtype).element_size()
+                nbytes = BYTES_PER_ELEMENT_PASS[pass_] * rows * width * elem
+                for kind in ROW_KINDS:
+                    q1_s, median_s, q3_s = map(float, np.percentile(samples[kind], (25, 50, 75)))
+                    out.append(
+                        {
+                            "kind": kind,
+                            "pass": pass_,
+                            "rows": rows,
+                            "width": width,
+                            "dtype": dtype,
+                            "device": device_name,
+                            "provider": chosen,
+                            "median_us": median_s * 1e6,
+                            "q1_us": q1_s * 1e6,
+                            "q3_us": q3_s * 1e6,
+                            "min_us": min(samples[kind]) * 1e6,
+                            "gbps": nbytes / median_s / 1e9,
+                            "measured_at": measured_at,
+                        }
+                    )
+                done += 1
+                if progress is not None:
+                    progress(done / (len(widths) * len(passes)))
+        return NormTimings(tuple(out))
 
 
 MAX_SPREAD = 0.2  # a timing whose quartiles lie further apart than this share of its median
-VERDICTS = ("ranked", "tie", "busy")
 
 
 def spread(row: dict) -> float:

@@ -8,7 +8,8 @@ import torch
 
 from engine.axes import sources
 from engine.axes.sources import default_lengths, make_tensor
-from engine.config import AXES_PRESETS, AxesSpec
+from engine.config import AxesSpec
+from engine.config.axes import AXES_PRESETS
 from engine.errors import EngineError
 
 

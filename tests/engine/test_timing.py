@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine.perf.timing import MAX_SPREAD, VERDICTS, rms_over_ln, spread, time_norms
+from engine.perf.timing import MAX_SPREAD, rms_over_ln, spread, time_norms
 
 
 def test_time_norms_returns_one_plain_row_per_kind_pass_and_width_and_the_ratios():
@@ -106,7 +106,7 @@ def test_spread_is_the_interquartile_range_over_the_median():
 def test_a_ratio_is_read_only_where_the_spreads_rank_the_norms(ln, rms, verdict):
     (row,) = rms_over_ln([_timing("layernorm", *ln), _timing("rmsnorm", *rms)])
     assert row["verdict"] == verdict
-    assert MAX_SPREAD == 0.2 and verdict in VERDICTS
+    assert MAX_SPREAD == 0.2
 
 
 def test_a_sum_faster_than_its_part_means_the_machine_was_too_busy():

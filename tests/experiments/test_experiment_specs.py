@@ -6,9 +6,6 @@ from __future__ import annotations
 import pytest
 
 from engine.config import (
-    EXPERIMENT_MAX_CHARACTERS,
-    EXPERIMENT_MAX_TOKENS,
-    LENS_MAX_POSITIONS,
     FoldSpec,
     FreezeSpec,
     FreezeSweepSpec,
@@ -17,6 +14,11 @@ from engine.config import (
     MassiveSpec,
     SwapSpec,
     TextSpec,
+)
+from engine.config.experiments import (
+    EXPERIMENT_MAX_CHARACTERS,
+    EXPERIMENT_MAX_TOKENS,
+    LENS_MAX_POSITIONS,
 )
 from engine.errors import EngineError
 

@@ -34,11 +34,11 @@ def test_a_callers_text_replaces_the_held_out_one_unless_it_is_blank():
 def test_tokens_are_cut_to_max_tokens_and_to_the_models_context():
     tokenizer = tiny_models.tokenizer()  # one token per character, [BOS] first
     cut = tokenize_text(tokenizer, TextSpec(max_tokens=10), context=None)
-    assert len(cut.ids) == 10 and cut.limit == 10
+    assert len(cut.ids) == 10
     assert cut.text_tokens == len(tokenizer(held_out_text("en"))["input_ids"]) > 2000
     assert cut.texts[:3] == ("[BOS]", "T", "h")
     short = tokenize_text(tokenizer, TextSpec(max_tokens=512), context=24)
-    assert len(short.ids) == 24 and short.limit == 24
+    assert len(short.ids) == 24
 
 
 class _OneToken:

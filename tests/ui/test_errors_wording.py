@@ -1,4 +1,4 @@
-"""A refusal names a keyless file's one array in the reader's language (``engine.errors.Wording``),
+"""A refusal names a keyless file's one array in the reader's language (``engine.errors.Phrase``),
 while a key a file itself holds is shown as the file wrote it."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import torch
 
 from engine.dumps.formats.entries import WHOLE_FILE
 from engine.dumps.report import report
-from engine.errors import EngineError, Listing, Wording
+from engine.errors import EngineError, Listing, Phrase
 from tests.dumps import dump_files as files
 from tests.dumps.test_dumps_wrong_kind import _encrypted, _npz_bytes
 from ui.errors import error_text, own_words
@@ -41,7 +41,7 @@ def test_a_key_that_reads_like_the_placeholder_stays_the_files_own_text(tmp_path
 def test_the_placeholder_is_english_text_for_the_cli_and_survives_a_cache(monkeypatch):
     assert WHOLE_FILE == "(file)"
     copied = pickle.loads(pickle.dumps(WHOLE_FILE))
-    assert isinstance(copied, Wording) and copied.key == "dumps.whole_file"
+    assert isinstance(copied, Phrase) and copied.key == "dumps.whole_file"
     monkeypatch.setattr("ui.i18n.current_language", lambda: "zh")
     assert own_words(copied) == "（整个文件）" and own_words("(file)") == "(file)"
 

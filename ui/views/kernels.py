@@ -10,8 +10,10 @@ import streamlit as st
 from engine.backend import BackendInfo
 from engine.perf.roofline import (
     FLOPS_PER_ELEMENT,
+    FUSED_PASSES,
     GPU_NAME,
     UNFUSED_ADD_NORM_PASSES,
+    UNFUSED_PASSES,
     NormTraffic,
 )
 from engine.perf.timing import (
@@ -173,8 +175,8 @@ def roofline(ln: NormTraffic, rms: NormTraffic) -> None:
     st.markdown(
         t(
             "kernels.memory_fusion",
-            unfused_passes=ln.unfused_add_norm_passes,
-            fused_passes=ln.fused_add_norm_passes,
+            unfused_passes=UNFUSED_PASSES,
+            fused_passes=FUSED_PASSES,
             unfused=_bytes(ln.unfused_add_norm_bytes),
             fused=_bytes(ln.fused_add_norm_bytes),
             saved=_bytes(saved),

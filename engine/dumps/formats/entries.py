@@ -11,7 +11,7 @@ from typing import NamedTuple
 from engine.dumps.limits import MAX_ENTRIES, MAX_NAME_CHARS, MAX_ZIP_DIRECTORY_BYTES
 from engine.dumps.refusals import refuse
 from engine.dumps.sources import DumpFile
-from engine.errors import Listing, Wording, english
+from engine.errors import Listing, Phrase, english
 
 
 @dataclass(frozen=True)
@@ -83,7 +83,7 @@ WRITERS = {  # what writes each format (what a "corrupt" refusal accepts)
 
 # How messages and tables name the one array of a file without keys (a plain .npy): words of
 # errors.toml, written in the reader's language on a page.
-WHOLE_FILE = Wording("dumps.whole_file")
+WHOLE_FILE = Phrase("dumps.whole_file")
 
 
 def entry_name(key: str) -> str:
