@@ -82,16 +82,16 @@ def markers(points, d, name, tag, color, size, lane=0.0, opacity=1.0, symbol=Non
     )
 
 
-def polyline(points, d, name, tag, color, width=2, dash=None, lane=0.0, legend=True):
+def polyline(points, d, name, tag, color, width=2, dash=None):
     return scatter(
         d,
-        **coordinates(points, lane),
+        **coordinates(points),
         mode="lines",
         line=dict(color=color, width=width, dash=dash),
         name=name,
         meta=tag,
         hoverinfo="skip",
-        showlegend=legend,
+        showlegend=True,
     )
 
 
@@ -122,14 +122,14 @@ def surface(mesh: Mesh, name: str, tag: str, color: str, opacity: float) -> go.S
     )
 
 
-def shape(mesh: Mesh, d: int, name: str, tag: str, color: str, opacity: float, dash=None):
+def shape(mesh: Mesh, d: int, name: str, tag: str, color: str, opacity: float):
     """A mesh drawn as what it is at this d: a surface, a curve, or a few points."""
     if d == 3 and mesh.is_surface:
         return surface(mesh, name, tag, color, opacity)
     points = mesh.points.reshape(-1, d)
     if d == 1 or points.shape[0] <= 2 and tag in ("layernorm_set", "layernorm_ellipse"):
         return markers(points, d, name, tag, color, 11, symbol="diamond")
-    return polyline(points, d, name, tag, color, width=3, dash=dash)
+    return polyline(points, d, name, tag, color, width=3)
 
 
 def strip_shape(points: np.ndarray, name: str, tag: str, color: str, dash=None):

@@ -247,12 +247,10 @@ def log_axis(
     return figure
 
 
-def linear_axis(figure: go.Figure, axis: str = "y", row=None, col=None, **settings) -> go.Figure:
+def linear_axis(figure: go.Figure, axis: str = "y", **settings) -> go.Figure:
     """Undo ``log_axis`` (a figure whose log toggle is off): plotly's own linear ticks."""
     update = figure.update_xaxes if axis == "x" else figure.update_yaxes
-    update(type="linear", tickmode="auto", tickvals=None, ticktext=None, row=row, col=col)
-    if settings:
-        update(row=row, col=col, **settings)
+    update(type="linear", tickmode="auto", tickvals=None, ticktext=None, **settings)
     return figure
 
 
