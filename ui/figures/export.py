@@ -1,9 +1,9 @@
 """A chart as files: its data as a table (CSV) and, where a Chromium is at hand, PNG/SVG.
 
-``figure_table`` reads the numbers back out of a figure's traces, so the CSV holds exactly what
-is drawn (one row per point: trace, x, y and z where the trace has one), whatever built it; a
-trace drawn away from its values (points past an axis' end, drawn at it) carries them in
-``meta={"values": {"x": ..., "y": ...}}``, and the table holds those.  ``figure_csv`` names
+``labelled_table`` reads the numbers back out of a figure's traces, so the CSV holds exactly
+what is drawn (one row per point: trace, x, y and z where the trace has one), whatever built
+it; a trace drawn away from its values (points past an axis' end, drawn at it) carries them
+in ``meta={"values": {"x": ..., "y": ...}}``, and the table holds those.  It names
 its columns as the chart does: each value column by its axis' title (units included), a
 panel's values apart from another panel's (its own column where its axis' title differs, and
 a column naming the panel where the figure has several), and a trace with no name by its
@@ -86,16 +86,6 @@ def _trace_rows(index: int, trace, fallback: str = "") -> pd.DataFrame | None:
     return pd.DataFrame({"trace": [name] * length, **columns})
 
 
-def figure_table(figure: go.Figure) -> pd.DataFrame:
-    """Every trace's points, one row each: ``trace``, ``x``, ``y`` (and ``z``)."""
-    parts = [
-        rows for i, trace in enumerate(figure.data) if (rows := _trace_rows(i, trace)) is not None
-    ]
-    if not parts:
-        return pd.DataFrame(columns=["trace", "x", "y"])
-    return pd.concat(parts, ignore_index=True)
-
-
 def _script(match: re.Match) -> str:
     mark, inner = "_" if match[1].lower() == "sub" else "^", match[2]
     return f"{mark}{inner}" if len(inner) == 1 else f"{mark}({inner})"
@@ -176,10 +166,8 @@ def _unnamed(figure: go.Figure) -> dict[int, str]:
 
 
 def labelled_table(figure: go.Figure) -> pd.DataFrame:
-    """``figure_table`` with the chart's own names: each value column named by its axis'
-    title, values of axes titled differently in columns of their own, a ``panel`` column
-    where the figure has several panels, and a trace with no name called by its panel's
-    title (or the chart's, or its axis') rather than plotly's "bar 1"."""
+    """Every trace's points, one row each, named as the chart names them (see the module
+    docstring); a trace with no name and nothing to call it by is plotly's "bar 1"."""
     unnamed = _unnamed(figure)
     parts, panels = [], set()
     for i, trace in enumerate(figure.data):
