@@ -39,16 +39,11 @@ _server_started = False
 def _column(values) -> np.ndarray | None:
     if values is None:
         return None
-    array = np.asarray(values, dtype=object if _has_text(values) else float)
-    return array if array.size else None
-
-
-def _has_text(values) -> bool:
     try:
-        np.asarray(values, dtype=float)
-    except (TypeError, ValueError):
-        return True
-    return False
+        array = np.asarray(values, dtype=float)
+    except (TypeError, ValueError):  # text: a category axis, a trace's labels
+        array = np.asarray(values, dtype=object)
+    return array if array.size else None
 
 
 def _grid_rows(name: str, trace, z: np.ndarray) -> pd.DataFrame:
