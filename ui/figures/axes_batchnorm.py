@@ -1,8 +1,7 @@
 """Axes page: one chart per BatchNorm failure (``engine.axes`` experiments 1-5).
 
-Pure functions: an experiment's result and a language in, ``go.Figure`` out; no Streamlit
-import.  A panel's titles are ``<panel>_title``, ``_x`` and ``_y`` in ``locales/*/axes.toml``,
-its traces' names the experiment's own keys.
+A panel's titles are ``<panel>_title``, ``_x`` and ``_y`` in ``locales/*/axes.toml``, its
+traces' names the experiment's own keys.
 
 A two-panel experiment returns its panels as two figures (a ``Pair``): the page draws them in
 two columns, side by side on a wide screen and one under the other on a phone, where one

@@ -1,5 +1,5 @@
 """Class mode's pictures: the room's answers to one question (both rounds side by side) and
-the join link as a QR code.  Pure: no Streamlit import."""
+the join link as a QR code."""
 
 from __future__ import annotations
 

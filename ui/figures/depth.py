@@ -1,9 +1,7 @@
 """Depth page charts: residual stream, gradients, updates, x_0's weight, the L-sweep and the
 training lab's losses (the wiring diagrams are in ``ui.figures.depth_wiring``).
 
-Pure functions: engine results and a language in, ``go.Figure`` out; no Streamlit import.
-Words come from ``locales/*/depth.toml`` (``depth.<chart>_title``, ``_x``, ``_y``); series
-arrive named.
+Titles are ``depth.<chart>_title``, ``_x`` and ``_y``; series arrive named.
 """
 
 from __future__ import annotations

@@ -5,9 +5,8 @@ Where the norms sit is read from ``engine/depth/placements.py``, the same table 
 runs, so a diagram cannot disagree with the simulation; what models call them is read from
 the model catalog (``engine/models/catalog.toml``).
 
-Pure functions, no Streamlit import; the words come from ``locales/*/depth.toml``
-(``depth.wiring_*``); only code identifiers (``ln_1``, ``model.norm``) and symbols (α, β,
-1/√l, x<sub>l</sub>) are written here.
+The words are ``depth.wiring_*``; only code identifiers (``ln_1``, ``model.norm``) and
+symbols (α, β, 1/√l, x<sub>l</sub>) are written here.
 """
 
 from __future__ import annotations

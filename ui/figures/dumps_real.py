@@ -1,10 +1,9 @@
 """Charts of real activations: one norm's input and output on one token, and the live
 model's float32 / bfloat16 / float16 comparison.
 
-Pure functions: engine results and a language in, ``go.Figure`` out; words from
-``locales/*/dumps.toml``.  A norm's input is drawn on a linear scale on
-purpose: on a token with a massive activation one channel (~20,000) dwarfs the rest (~1-50),
-and that one channel is most of the token's RMS, which is what the reader should see.
+A norm's input is drawn on a linear scale on purpose: on a token with a massive activation
+one channel (~20,000) dwarfs the rest (~1-50), and that one channel is most of the token's
+RMS, which is what the reader should see.
 
 References: Sun et al. 2024, "Massive Activations in Large Language Models",
 arXiv:2402.17762; Micikevicius et al. 2018, "Mixed Precision Training", arXiv:1710.03740.

@@ -11,10 +11,10 @@ panel or axis title rather than plotly's "bar 1".
 
 ``figure_image`` renders a figure with kaleido (plotly's static export), which drives a local
 headless Chromium: the first image of a process waits for the browser to start, later ones
-reuse kaleido's persistent server.  Exports run
-one at a time (a lock), so a room of thirty clicking "SVG" queues instead of starting thirty
-browsers.  Without kaleido or a Chromium, ``image_export_available()`` is False and pages
-offer the CSV and the modebar's PNG only.  Nothing here downloads a browser.
+reuse kaleido's persistent server.  Exports run one at a time (a lock), so a room of thirty
+clicking "SVG" queues instead of starting thirty browsers.  Without kaleido or a Chromium,
+``image_export_available()`` is False and pages offer the CSV and the modebar's PNG only.
+Nothing here downloads a browser.
 """
 
 from __future__ import annotations

@@ -2,9 +2,8 @@
 cloud and one vector): colours, the d = 1 strip's lanes, and points, lines, surfaces and
 layout at d = 1, 2 or 3.
 
-Pure functions; no Streamlit import.  Each trace carries a stable ``meta`` tag ("sphere",
-"plane", "layernorm", ...) that tests and the browser read whatever the language (plotly
-drops ``uid`` from its JSON).
+Each trace carries a stable ``meta`` tag ("sphere", "plane", "layernorm", ...) that tests
+and the browser read whatever the language (plotly drops ``uid`` from its JSON).
 """
 
 from __future__ import annotations

@@ -9,8 +9,6 @@ never more than about eight, and one more past each end the data overrun (the ax
 reaches it), so every value drawn lies between two labelled ticks and can be read off; in
 plain numbers ("0.01", "1,000") or, when one of them would be too small or large for that,
 all in powers ("10⁻⁶", "2·10⁻⁵").
-
-Pure: no Streamlit import.
 """
 
 from __future__ import annotations
