@@ -96,15 +96,10 @@ def shaded_band(figure: go.Figure, x, low, high, fillcolor: str, upper=None, **l
     )
 
 
-def tick_text(value: float, plain: bool | None = None) -> str:
-    """A log axis' tick label: "0.02", "1,000" (``plain``), or "10⁻⁶", "2·10⁷".
-
-    ``plain`` None: plain when the value lies in ``PLAIN_RANGE``.
-    """
+def tick_text(value: float, plain: bool) -> str:
+    """A log axis' tick label: "0.02", "1,000" (``plain``), or "10⁻⁶", "2·10⁷"."""
     if value == 0 or not math.isfinite(value):
         return f"{value:g}"
-    if plain is None:
-        plain = PLAIN_RANGE[0] <= abs(value) < PLAIN_RANGE[1]
     if plain:
         return f"{value:,.6g}" if abs(value) >= 1 else f"{value:.6g}"
     exponent = math.floor(math.log10(abs(value)) + 1e-9)
