@@ -41,17 +41,13 @@ SCENE_HEIGHT = 640
 FLAT_HEIGHT = 560
 
 
-def finite_rows(points: np.ndarray) -> np.ndarray:
-    return points[np.isfinite(points).all(axis=-1)]
-
-
 def coordinates(points: np.ndarray, lane: float = 0.0) -> dict:
-    """x/y(/z) of ``[N, d]`` points; d = 1 puts them on the horizontal line y = lane."""
+    """x/y(/z) of ``[..., d]`` points; d = 1 puts ``[N, 1]`` on the horizontal line y = lane."""
     d = points.shape[-1]
     if d == 1:
         return dict(x=points[:, 0], y=np.full(points.shape[0], float(lane)))
     names = ("x", "y", "z")[:d]
-    return {name: points[:, i] for i, name in enumerate(names)}
+    return {name: points[..., i] for i, name in enumerate(names)}
 
 
 def scatter(d: int, cloud: bool = False, **kwargs):
@@ -70,7 +66,7 @@ def markers(points, d, name, tag, color, size, lane=0.0, opacity=1.0, symbol=Non
     return scatter(
         d,
         cloud,
-        **coordinates(finite_rows(points), lane),
+        **coordinates(points[np.isfinite(points).all(axis=-1)], lane),
         mode="markers",
         marker=marker,
         name=name,
@@ -105,26 +101,19 @@ def segments(starts: np.ndarray, ends: np.ndarray, lanes=(0.0, 0.0)) -> np.ndarr
     return np.stack([starts, ends, gaps], axis=1).reshape(-1, starts.shape[-1])
 
 
-def surface(mesh: Mesh, name: str, tag: str, color: str, opacity: float) -> go.Surface:
-    points = mesh.points
-    return go.Surface(
-        x=points[..., 0],
-        y=points[..., 1],
-        z=points[..., 2],
-        colorscale=[[0, color], [1, color]],
-        showscale=False,
-        opacity=opacity,
-        name=name,
-        meta=tag,
-        showlegend=True,
-        hoverinfo="skip",
-    )
-
-
 def shape(mesh: Mesh, d: int, name: str, tag: str, color: str, opacity: float):
     """A mesh drawn as what it is at this d: a surface, a curve, or a few points."""
     if d == 3 and mesh.is_surface:
-        return surface(mesh, name, tag, color, opacity)
+        return go.Surface(
+            **coordinates(mesh.points),
+            colorscale=[[0, color], [1, color]],
+            showscale=False,
+            opacity=opacity,
+            name=name,
+            meta=tag,
+            showlegend=True,
+            hoverinfo="skip",
+        )
     points = mesh.points.reshape(-1, d)
     if d == 1 or points.shape[0] <= 2 and tag in ("layernorm_set", "layernorm_ellipse"):
         return markers(points, d, name, tag, color, 11, symbol="diamond")
