@@ -56,7 +56,7 @@ def _scales(figure: go.Figure, log_y: bool, log_x: bool = False, sampled_x=None)
     """Log or linear axes, the log ones ticked for a projector (``ui.figures.style``); call it
     after the last trace is added, since the ticks are read from the traces."""
     (log_axis if log_y else linear_axis)(figure, "y")
-    return log_axis(figure, "x", sampled=sampled_x) if log_x else whole_axis(figure, "x")
+    return log_axis(figure, "x", sampled=sampled_x) if log_x else whole_axis(figure)
 
 
 def _mode(values) -> str:
@@ -65,14 +65,14 @@ def _mode(values) -> str:
 
 
 def _layout(
-    figure: go.Figure, chart: str, lang: str, log_y: bool, x: str = "residual", title=None
+    figure: go.Figure, chart: str, lang: str, log_y: bool, x: str = "residual"
 ) -> go.Figure:
     """Titles from ``depth.<chart>_title`` and ``_y``, the x axis' from ``depth.<x>_x``."""
     framed(
         figure,
         420,
         50,
-        title=title or translate(f"depth.{chart}_title", lang),
+        title=translate(f"depth.{chart}_title", lang),
         xaxis_title=translate(f"depth.{x}_x", lang),
         yaxis_title=translate(f"depth.{chart}_y", lang),
         hovermode="x unified",

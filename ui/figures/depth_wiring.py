@@ -81,7 +81,7 @@ def _smaller(text: str) -> str:
     return f"<span style='font-size:{NAME_EM}em'>{text}</span>"
 
 
-def _arrow(figure, x0, y0, x1, y1, color=INK, width=1.5):
+def _arrow(figure, x0, y0, x1, y1):
     """An arrow from (x0, y0) to (x1, y1), its tail in data units too (plotly's: pixels)."""
     figure.add_annotation(
         x=x1,
@@ -91,8 +91,8 @@ def _arrow(figure, x0, y0, x1, y1, color=INK, width=1.5):
         axref="x",
         ayref="y",
         arrowhead=2,
-        arrowwidth=width,
-        arrowcolor=color,
+        arrowwidth=1.5,
+        arrowcolor=INK,
         text="",
     )
 

@@ -247,15 +247,14 @@ def linear_axis(figure: go.Figure, axis: str = "y", **settings) -> go.Figure:
     return figure
 
 
-def whole_axis(figure: go.Figure, axis: str = "x") -> go.Figure:
-    """A linear axis of counts (layers, steps): over a short span plotly would label halves
+def whole_axis(figure: go.Figure) -> go.Figure:
+    """A linear x axis of counts (layers, steps): over a short span plotly would label halves
     ("0.5 of a layer"), so every whole number there gets its tick; longer spans keep plotly's
     own ticks, whole numbers already.  Call it after the last trace is added."""
-    linear_axis(figure, axis)
-    values = _axis_values(figure, axis, axis)
+    linear_axis(figure, "x")
+    values = _axis_values(figure, "x", "x")
     if values and max(values) - min(values) <= MAX_WHOLE_TICKS:
-        update = figure.update_xaxes if axis == "x" else figure.update_yaxes
-        update(tickmode="linear", tick0=0, dtick=1)
+        figure.update_xaxes(tickmode="linear", tick0=0, dtick=1)
         if max(values) == min(values):  # one count (a one-layer stack): its tick alone
-            update(range=[values[0] - 0.5, values[0] + 0.5])
+            figure.update_xaxes(range=[values[0] - 0.5, values[0] + 0.5])
     return figure
