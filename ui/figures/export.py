@@ -73,8 +73,6 @@ def _trace_rows(index: int, trace, fallback: str = "") -> pd.DataFrame | None:
     length = max(len(v) for v in present.values())
     if "x" not in present and "y" in present:
         present["x"] = np.arange(length)  # plotly draws y against its index
-    if "y" not in present and "x" in present and trace.type in ("bar", "histogram", "box"):
-        present["y"] = np.full(length, np.nan)
     columns = {axis: present[axis] for axis in _AXES if axis in present}
     if any(len(v) != length for v in columns.values()):
         return None  # a shape this table cannot line up (e.g. a mesh's faces)
