@@ -35,10 +35,7 @@ SPREAD_STYLES = (
 
 
 def _base(figure: go.Figure, title: str, x: str, y: str, height: int = 420) -> go.Figure:
-    framed(figure, height, 60, title=title)
-    figure.update_xaxes(title=x)
-    figure.update_yaxes(title=y)
-    return figure
+    return framed(figure, height, 60, title=title, xaxis_title=x, yaxis_title=y)
 
 
 def _mark_level(figure: go.Figure, y: float, text: str) -> None:
