@@ -11,7 +11,7 @@ import plotly.graph_objects as go
 import pytest
 from plotly.subplots import make_subplots
 
-from ui.figures.export import figure_csv, figure_image, figure_table, image_export_available
+from ui.figures.export import figure_csv, figure_image, image_export_available, labelled_table
 from ui.views.charts import FIGURES_KEPT, PNG_SCALE, built, chart_config, fitting_css
 
 
@@ -83,7 +83,7 @@ def test_the_csv_holds_every_drawn_point_of_every_trace():
 def test_a_heatmap_becomes_one_row_per_cell_with_its_axis_labels():
     z = np.arange(6, dtype=float).reshape(2, 3)  # 2 rows (y), 3 columns (x)
     figure = go.Figure(go.Heatmap(z=z, x=["a", "b", "c"], y=[10, 20], name="rms"))
-    table = figure_table(figure)
+    table = labelled_table(figure)
     assert len(table) == 6
     cell = table[(table.x == "c") & (table.y == 20)]
     assert cell.z.tolist() == [5.0]  # z[1, 2]
@@ -93,7 +93,7 @@ def test_subplots_and_unnamed_traces_keep_their_points_apart():
     figure = make_subplots(rows=1, cols=2)
     figure.add_trace(go.Bar(x=["LN", "RMS"], y=[7, 4]), row=1, col=1)
     figure.add_trace(go.Scatter(x=[0.5], y=[2.0], mode="markers"), row=1, col=2)
-    table = figure_table(figure)
+    table = labelled_table(figure)
     assert table.trace.tolist() == ["bar 1", "bar 1", "scatter 2"]
     assert table.y.tolist() == [7, 4, 2.0]
 
@@ -134,7 +134,7 @@ def test_one_panel_needs_no_panel_column_and_untitled_axes_keep_x_and_y():
 
 
 def test_a_figure_without_data_gives_an_empty_table_not_an_error():
-    assert figure_table(go.Figure()).empty
+    assert labelled_table(go.Figure()).empty
 
 
 @pytest.mark.slow

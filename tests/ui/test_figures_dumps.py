@@ -19,7 +19,7 @@ from tests.dumps import dump_files as files
 from tests.plain_text import plain
 from ui.figures import dumps as figures
 from ui.figures import dumps_channels as channel_figures
-from ui.figures.export import figure_table
+from ui.figures.export import labelled_table
 from ui.i18n import catalog
 from ui.presenting import CHART_TICKS
 
@@ -153,10 +153,10 @@ def test_a_few_far_values_of_the_bulk_are_drawn_at_the_edges_not_setting_the_sca
     assert sorted(row[0] for row in marked.customdata) == sorted(v for v in x if abs(v) > reach)
     assert "808" in marked.name and "10 of the 2000 drawn" in plain(marked.name)
     assert figure.layout.height > channel_figures.DYT_HEIGHT  # room for the longer legend
-    table = figure_table(figure)  # the CSV: their own values, not where they are drawn
-    far_rows = table[table.trace == plain(marked.name)]
-    assert sorted(far_rows.x) == sorted(v for v in x if abs(v) > reach)
-    np.testing.assert_allclose(sorted(far_rows.y), sorted(np.tanh(x[np.abs(x) > reach])))
+    table = labelled_table(figure)  # the CSV: their own values, not where they are drawn
+    far_x, far_y = table[table.trace == plain(marked.name)].iloc[:, 1:].T.values  # x, y
+    assert sorted(far_x) == sorted(v for v in x if abs(v) > reach)
+    np.testing.assert_allclose(sorted(far_y), sorted(np.tanh(x[np.abs(x) > reach])))
     curve = _trace(figure, "γ·tanh(αx)")
     assert curve.x[0] == -reach and curve.x[-1] == reach
 

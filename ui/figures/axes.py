@@ -1,9 +1,6 @@
 """Axes page heatmap: the ``B·T × d`` tensor, input and normalized, with the cells that share
 the clicked cell's statistic lit (the ``[B, T, d]`` box is ``ui.figures.axes_box``).
 
-Pure functions: engine results and a language in, ``go.Figure`` out; no Streamlit import.
-Words come from ``locales/*/axes.toml`` (``axes.heatmap.*``).
-
 Rows of the heatmap are ``(sample b, position t)`` flattened as ``b·T + t``; columns are the
 channels.  Above ``MAX_DRAWN_CELLS`` cells the heatmap is *summarised*: each drawn brick is
 the mean of a block of cells (``drawn_grid``), and a click lands on the block's centre cell.

@@ -1,8 +1,7 @@
 """Axes page: one chart per BatchNorm failure (``engine.axes`` experiments 1-5).
 
-Pure functions: an experiment's result and a language in, ``go.Figure`` out; no Streamlit
-import.  A panel's titles are ``<panel>_title``, ``_x`` and ``_y`` in ``locales/*/axes.toml``,
-its traces' names the experiment's own keys.
+A panel's titles are ``<panel>_title``, ``_x`` and ``_y`` in ``locales/*/axes.toml``, its
+traces' names the experiment's own keys.
 
 A two-panel experiment returns its panels as two figures (a ``Pair``): the page draws them in
 two columns, side by side on a wide screen and one under the other on a phone, where one
@@ -40,22 +39,20 @@ Pair = tuple[go.Figure, go.Figure]  # the left panel's figure, the right panel's
 
 def _panel(panel: str, lang: str, height: int = 400, suffix: str = "") -> go.Figure:
     """A panel's figure, titled (``suffix`` appended) from ``<panel>_title``, ``_x``, ``_y``."""
-    title = translate(f"{panel}_title", lang) + suffix
     figure = go.Figure()
     figure.update_layout(
-        title=dict(text=title, x=0.5, xanchor="center", font=dict(size=14)),
-        xaxis_title=translate(f"{panel}_x", lang),
-        yaxis_title=translate(f"{panel}_y", lang),
+        xaxis_title=translate(f"{panel}_x", lang), yaxis_title=translate(f"{panel}_y", lang)
     )
-    return _finish(figure, height)
+    return _finish(figure, height, translate(f"{panel}_title", lang) + suffix)
 
 
 def _pair(left: str, right: str, lang: str, height: int = 400) -> Pair:
     return _panel(left, lang, height), _panel(right, lang, height)
 
 
-def _finish(figure: go.Figure, height: int) -> go.Figure:
-    return framed(figure, height, 40, legend=legend_below(x=0.0), hovermode="closest")
+def _finish(figure: go.Figure, height: int, title: str) -> go.Figure:
+    title = dict(text=title, x=0.5, xanchor="center", font=dict(size=14))
+    return framed(figure, height, 40, title=title, legend=legend_below(x=0.0), hovermode="closest")
 
 
 def padding_figure(result: PaddingPollution, lang: str) -> Pair:
@@ -239,9 +236,7 @@ def batch_of_one_figure(result: BatchOfOne, lang: str) -> go.Figure:
     )
     figure.update_xaxes(title_text=translate("axes.one.chart_x", lang), row=2, col=1)
     figure.update_yaxes(title_text=translate("axes.one.chart_y", lang), row=1, col=1)
-    title = translate("axes.one.chart_title", lang)
-    figure.update_layout(title=dict(text=title, x=0.5, xanchor="center", font=dict(size=14)))
-    return _finish(figure, 380)
+    return _finish(figure, 380, translate("axes.one.chart_title", lang))
 
 
 def causal_figure(result: CausalLeak, lang: str) -> Pair:

@@ -1,8 +1,7 @@
 """Axes page: the ``[B, T, d]`` tensor as a box with the cells pooled into the clicked cell's
 statistic shaded as a slab, the way Wu & He's Figure 2 draws the four norms.
 
-A pure plotly builder (no Streamlit): an oblique drawing in 2-D (filled polygons), which
-renders in every browser without WebGL.  Words come from ``locales/*/axes.toml``.
+An oblique drawing in 2-D (filled polygons), which renders in every browser without WebGL.
 
 References:
 - Wu, He 2018, "Group Normalization", arXiv:1803.08494 (Figure 2)

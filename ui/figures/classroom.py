@@ -1,5 +1,5 @@
 """Class mode's pictures: the room's answers to one question (both rounds side by side) and
-the join link as a QR code.  Pure: no Streamlit import."""
+the join link as a QR code."""
 
 from __future__ import annotations
 
@@ -67,8 +67,8 @@ def answers_chart(room: Room, options: dict[str, str], answer: str, lang: str) -
     return figure
 
 
-def qr_png(address: str, scale: int = 10) -> bytes:
+def qr_png(address: str) -> bytes:
     """The QR code of ``address`` as PNG bytes (medium error correction, a quiet zone of 2)."""
     buffer = io.BytesIO()
-    segno.make(address, error="m").save(buffer, kind="png", scale=scale, border=2)
+    segno.make(address, error="m").save(buffer, kind="png", scale=10, border=2)
     return buffer.getvalue()

@@ -1,9 +1,7 @@
 """Depth page charts: residual stream, gradients, updates, x_0's weight, the L-sweep and the
 training lab's losses (the wiring diagrams are in ``ui.figures.depth_wiring``).
 
-Pure functions: engine results and a language in, ``go.Figure`` out; no Streamlit import.
-Words come from ``locales/*/depth.toml`` (``depth.<chart>_title``, ``_x``, ``_y``); series
-arrive named.
+Titles are ``depth.<chart>_title``, ``_x`` and ``_y``; series arrive named.
 """
 
 from __future__ import annotations
@@ -58,7 +56,7 @@ def _scales(figure: go.Figure, log_y: bool, log_x: bool = False, sampled_x=None)
     """Log or linear axes, the log ones ticked for a projector (``ui.figures.style``); call it
     after the last trace is added, since the ticks are read from the traces."""
     (log_axis if log_y else linear_axis)(figure, "y")
-    return log_axis(figure, "x", sampled=sampled_x) if log_x else whole_axis(figure, "x")
+    return log_axis(figure, "x", sampled=sampled_x) if log_x else whole_axis(figure)
 
 
 def _mode(values) -> str:
@@ -67,14 +65,14 @@ def _mode(values) -> str:
 
 
 def _layout(
-    figure: go.Figure, chart: str, lang: str, log_y: bool, x: str = "residual", title=None
+    figure: go.Figure, chart: str, lang: str, log_y: bool, x: str = "residual"
 ) -> go.Figure:
     """Titles from ``depth.<chart>_title`` and ``_y``, the x axis' from ``depth.<x>_x``."""
     framed(
         figure,
         420,
         50,
-        title=title or translate(f"depth.{chart}_title", lang),
+        title=translate(f"depth.{chart}_title", lang),
         xaxis_title=translate(f"depth.{x}_x", lang),
         yaxis_title=translate(f"depth.{chart}_y", lang),
         hovermode="x unified",
@@ -95,7 +93,7 @@ def _per_layer_figure(series, field, chart, lang, log_y, first_layer) -> go.Figu
     return _layout(figure, chart, lang, log_y)
 
 
-def residual_figure(series: Sequence[Series], lang: str, log_y: bool = True) -> go.Figure:
+def residual_figure(series: Sequence[Series], lang: str) -> go.Figure:
     """E||x_l||^2/d against l for each result, with Xiong's Lemma-2 Pre-LN band shaded.
 
     Each overlay is drawn only when a result of the placement it describes is shown
@@ -103,7 +101,7 @@ def residual_figure(series: Sequence[Series], lang: str, log_y: bool = True) -> 
     stream is normed (post, deepnorm), a dotted trace of the mean square entering each
     layer's last norm, and Post-LN adds Lemma 2's 3/2 level.
     """
-    figure = _per_layer_figure(series, "residual_ms", "residual", lang, log_y, first_layer=0)
+    figure = _per_layer_figure(series, "residual_ms", "residual", lang, log_y=True, first_layer=0)
     depth = max((r.spec.layers for _, r in series), default=0)
     band = any(PLACEMENTS[r.spec.placement].lemma2 == "pre_band" for _, r in series)
     band_label = translate("depth.band", lang)
@@ -131,7 +129,7 @@ def residual_figure(series: Sequence[Series], lang: str, log_y: bool = True) -> 
             name=post_level_text(),
             line=dict(color=THEORY_COLOR, dash="dot", width=1),
         )
-    return _scales(figure, log_y)
+    return _scales(figure, log_y=True)
 
 
 def per_layer_figure(series: Sequence[Series], chart: str, lang: str) -> go.Figure:
@@ -215,9 +213,7 @@ def sweep_figure(
     return figure
 
 
-def training_loss_figure(
-    runs: Sequence[tuple[str, TrainResult]], lang: str, log_y: bool = True
-) -> go.Figure:
+def training_loss_figure(runs: Sequence[tuple[str, TrainResult]], lang: str) -> go.Figure:
     """Per-step loss of each run (streamed or finished) with the chance loss dashed."""
     figure = go.Figure()
     for (name, run), color in zip(runs, RUN_COLORS * 4):
@@ -238,4 +234,4 @@ def training_loss_figure(
             name=translate("depth.chance", lang),
             line=dict(color=THEORY_COLOR, dash="dash", width=1),
         )
-    return _layout(figure, "loss", lang, log_y, x="loss")
+    return _layout(figure, "loss", lang, log_y=True, x="loss")

@@ -5,9 +5,8 @@ Where the norms sit is read from ``engine/depth/placements.py``, the same table 
 runs, so a diagram cannot disagree with the simulation; what models call them is read from
 the model catalog (``engine/models/catalog.toml``).
 
-Pure functions, no Streamlit import; the words come from ``locales/*/depth.toml``
-(``depth.wiring_*``); only code identifiers (``ln_1``, ``model.norm``) and symbols (α, β,
-1/√l, x<sub>l</sub>) are written here.
+The words are ``depth.wiring_*``; only code identifiers (``ln_1``, ``model.norm``) and
+symbols (α, β, 1/√l, x<sub>l</sub>) are written here.
 """
 
 from __future__ import annotations
@@ -82,7 +81,7 @@ def _smaller(text: str) -> str:
     return f"<span style='font-size:{NAME_EM}em'>{text}</span>"
 
 
-def _arrow(figure, x0, y0, x1, y1, color=INK, width=1.5):
+def _arrow(figure, x0, y0, x1, y1):
     """An arrow from (x0, y0) to (x1, y1), its tail in data units too (plotly's: pixels)."""
     figure.add_annotation(
         x=x1,
@@ -92,8 +91,8 @@ def _arrow(figure, x0, y0, x1, y1, color=INK, width=1.5):
         axref="x",
         ayref="y",
         arrowhead=2,
-        arrowwidth=width,
-        arrowcolor=color,
+        arrowwidth=1.5,
+        arrowcolor=INK,
         text="",
     )
 

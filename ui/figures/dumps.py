@@ -2,10 +2,8 @@
 centering matters (LayerNorm vs RMSNorm); the channel view and the DyT fit are in
 ``ui.figures.dumps_channels``.
 
-Pure functions: the engine's report and a language in, ``go.Figure`` out; no Streamlit
-import.  Words come from ``locales/*/dumps.toml`` (``dumps.<chart>_title``, ``_x``, ``_y``);
-the dump's own entry names go through ``ui.formatting.plot_text`` (plotly would read ``<b>``
-or ``<a href>`` in them as markup).
+Titles are ``dumps.<chart>_title``, ``_x`` and ``_y``; the dump's own entry names go through
+``ui.formatting.plot_text`` (plotly would read ``<b>`` or ``<a href>`` in them as markup).
 
 References: Sun et al. 2024, "Massive Activations in Large Language Models",
 arXiv:2402.17762 (top-1/2/3 over the median, per layer); Zhang & Sennrich 2019, RMSNorm,

@@ -1,8 +1,6 @@
 """Activation-dump charts of channels and of the DyT fit: each channel's RMS over its layer's
 median channel, one layer's channels, a norm's input against its output with γ·tanh(αx).
 
-Pure functions, as ``ui.figures.dumps`` (whose layout, log scale and colours they share).
-
 References: Sun et al. 2024, "Massive Activations in Large Language Models",
 arXiv:2402.17762; Zhu et al. 2025, "Transformers without Normalization", arXiv:2503.10622
 (γ·tanh(αx)).

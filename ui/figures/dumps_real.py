@@ -1,10 +1,9 @@
 """Charts of real activations: one norm's input and output on one token, and the live
 model's float32 / bfloat16 / float16 comparison.
 
-Pure functions: engine results and a language in, ``go.Figure`` out; words from
-``locales/*/dumps.toml``.  A norm's input is drawn on a linear scale on
-purpose: on a token with a massive activation one channel (~20,000) dwarfs the rest (~1-50),
-and that one channel is most of the token's RMS, which is what the reader should see.
+A norm's input is drawn on a linear scale on purpose: on a token with a massive activation
+one channel (~20,000) dwarfs the rest (~1-50), and that one channel is most of the token's
+RMS, which is what the reader should see.
 
 References: Sun et al. 2024, "Massive Activations in Large Language Models",
 arXiv:2402.17762; Micikevicius et al. 2018, "Mixed Precision Training", arXiv:1710.03740.
@@ -38,28 +37,21 @@ def norm_io_figure(step: NormStep, norm: str, token: str, lang: str) -> go.Figur
     io = step.io
     channels = np.arange(io.x.shape[0])
     figure = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08)
-    hover_in = f"{channel} %{{x}}<br>x = %{{y:.6g}}<extra></extra>"
-    figure.add_scatter(
-        x=channels,
-        y=io.x,
-        hovertemplate=hover_in,
-        mode="lines",
-        name=translate("dumps.io_input", lang),
-        line=dict(color=ALL_COLOR, width=1),
-        row=1,
-        col=1,
-    )
-    hover_out = f"{channel} %{{x}}<br>y = %{{y:.6g}}<extra></extra>"
-    figure.add_scatter(
-        x=channels,
-        y=io.y,
-        hovertemplate=hover_out,
-        mode="lines",
-        name=translate("dumps.io_output", lang),
-        line=dict(color=FIRST_COLOR, width=1),
-        row=2,
-        col=1,
-    )
+    hover_in, hover_out = (f"{channel} %{{x}}<br>{v} = %{{y:.6g}}<extra></extra>" for v in "xy")
+    for row, values, key, color, hover in (
+        (1, io.x, "dumps.io_input", ALL_COLOR, hover_in),
+        (2, io.y, "dumps.io_output", FIRST_COLOR, hover_out),
+    ):
+        figure.add_scatter(
+            x=channels,
+            y=values,
+            hovertemplate=hover,
+            mode="lines",
+            name=translate(key, lang),
+            line=dict(color=color, width=1),
+            row=row,
+            col=1,
+        )
     if step.recomputed is not None:
         figure.add_scatter(
             x=channels,

@@ -179,8 +179,8 @@ def _probability(p: float) -> str:
     return f"{p:.2f}" if p >= 0.005 else format_number(float(p), 2)
 
 
-def lens_table(run, lang: str, position_index: int = -1) -> dict[str, list[str]]:
-    """Each point's ``top_k`` most likely next tokens at one decoded position, with their
+def lens_table(run, lang: str) -> dict[str, list[str]]:
+    """Each point's ``top_k`` most likely next tokens at the last decoded position, with their
     probabilities, per lens (a table)."""
     r = run.result
     texts = r.token_texts  # the top ids decoded, by id
@@ -188,8 +188,8 @@ def lens_table(run, lang: str, position_index: int = -1) -> dict[str, list[str]]
         _tr("lens_result.point", lang): [str(p) for p in range(r.top_ids.shape[1])]
     }
     for index, variant in enumerate(r.variants):
-        top = r.top_ids[index, :, position_index]  # [points, k]
-        probs = r.top_probs[index, :, position_index]
+        top = r.top_ids[index, :, -1]  # [points, k]
+        probs = r.top_probs[index, :, -1]
         rows[_tr(f"options.lens.{variant}", lang)] = [
             " · ".join(f"{token_text(texts[int(i)])} {_probability(p)}" for i, p in zip(ids, ps))
             for ids, ps in zip(top, probs)

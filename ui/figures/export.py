@@ -1,9 +1,9 @@
 """A chart as files: its data as a table (CSV) and, where a Chromium is at hand, PNG/SVG.
 
-``figure_table`` reads the numbers back out of a figure's traces, so the CSV holds exactly what
-is drawn (one row per point: trace, x, y and z where the trace has one), whatever built it; a
-trace drawn away from its values (points past an axis' end, drawn at it) carries them in
-``meta={"values": {"x": ..., "y": ...}}``, and the table holds those.  ``figure_csv`` names
+``labelled_table`` reads the numbers back out of a figure's traces, so the CSV holds exactly
+what is drawn (one row per point: trace, x, y and z where the trace has one), whatever built
+it; a trace drawn away from its values (points past an axis' end, drawn at it) carries them
+in ``meta={"values": {"x": ..., "y": ...}}``, and the table holds those.  It names
 its columns as the chart does: each value column by its axis' title (units included), a
 panel's values apart from another panel's (its own column where its axis' title differs, and
 a column naming the panel where the figure has several), and a trace with no name by its
@@ -11,10 +11,10 @@ panel or axis title rather than plotly's "bar 1".
 
 ``figure_image`` renders a figure with kaleido (plotly's static export), which drives a local
 headless Chromium: the first image of a process waits for the browser to start, later ones
-reuse kaleido's persistent server.  Exports run
-one at a time (a lock), so a room of thirty clicking "SVG" queues instead of starting thirty
-browsers.  Without kaleido or a Chromium, ``image_export_available()`` is False and pages
-offer the CSV and the modebar's PNG only.  Nothing here downloads a browser.
+reuse kaleido's persistent server.  Exports run one at a time (a lock), so a room of thirty
+clicking "SVG" queues instead of starting thirty browsers.  Without kaleido or a Chromium,
+``image_export_available()`` is False and pages offer the CSV and the modebar's PNG only.
+Nothing here downloads a browser.
 """
 
 from __future__ import annotations
@@ -39,16 +39,11 @@ _server_started = False
 def _column(values) -> np.ndarray | None:
     if values is None:
         return None
-    array = np.asarray(values, dtype=object if _has_text(values) else float)
-    return array if array.size else None
-
-
-def _has_text(values) -> bool:
     try:
-        np.asarray(values, dtype=float)
-    except (TypeError, ValueError):
-        return True
-    return False
+        array = np.asarray(values, dtype=float)
+    except (TypeError, ValueError):  # text: a category axis, a trace's labels
+        array = np.asarray(values, dtype=object)
+    return array if array.size else None
 
 
 def _grid_rows(name: str, trace, z: np.ndarray) -> pd.DataFrame:
@@ -78,22 +73,10 @@ def _trace_rows(index: int, trace, fallback: str = "") -> pd.DataFrame | None:
     length = max(len(v) for v in present.values())
     if "x" not in present and "y" in present:
         present["x"] = np.arange(length)  # plotly draws y against its index
-    if "y" not in present and "x" in present and trace.type in ("bar", "histogram", "box"):
-        present["y"] = np.full(length, np.nan)
     columns = {axis: present[axis] for axis in _AXES if axis in present}
     if any(len(v) != length for v in columns.values()):
         return None  # a shape this table cannot line up (e.g. a mesh's faces)
     return pd.DataFrame({"trace": [name] * length, **columns})
-
-
-def figure_table(figure: go.Figure) -> pd.DataFrame:
-    """Every trace's points, one row each: ``trace``, ``x``, ``y`` (and ``z``)."""
-    parts = [
-        rows for i, trace in enumerate(figure.data) if (rows := _trace_rows(i, trace)) is not None
-    ]
-    if not parts:
-        return pd.DataFrame(columns=["trace", "x", "y"])
-    return pd.concat(parts, ignore_index=True)
 
 
 def _script(match: re.Match) -> str:
@@ -176,10 +159,8 @@ def _unnamed(figure: go.Figure) -> dict[int, str]:
 
 
 def labelled_table(figure: go.Figure) -> pd.DataFrame:
-    """``figure_table`` with the chart's own names: each value column named by its axis'
-    title, values of axes titled differently in columns of their own, a ``panel`` column
-    where the figure has several panels, and a trace with no name called by its panel's
-    title (or the chart's, or its axis') rather than plotly's "bar 1"."""
+    """Every trace's points, one row each, named as the chart names them (see the module
+    docstring); a trace with no name and nothing to call it by is plotly's "bar 1"."""
     unnamed = _unnamed(figure)
     parts, panels = [], set()
     for i, trace in enumerate(figure.data):

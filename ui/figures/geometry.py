@@ -4,10 +4,8 @@ gamma/beta ellipsoid in both parameterisations, and DyT's box; and one vector st
 x, its drop along 1 onto the plane <v, 1> = 0 (x - mu 1), LayerNorm's rescaling onto the circle
 and RMSNorm's along x's own ray onto the sphere.
 
-Pure functions: engine results and a language in, ``go.Figure`` out; no Streamlit import.
-Words come from ``locales/*/geometry.toml`` (``geometry.trace.*``, ``geometry.path_trace.*``).
-The trace builders are in ``ui.figures.geometry_traces``, the other sections' charts in
-``ui.figures.geometry_charts``.
+Words are ``geometry.trace.*`` and ``geometry.path_trace.*``.  The trace builders are in
+``ui.figures.geometry_traces``, the other sections' charts in ``ui.figures.geometry_charts``.
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
 """Geometry page charts: ||y|| against input scale at one eps, DyT's norms against alpha, the
 high-dimension histograms and their spread over eps, a 2-D view of a wide cloud.
 
-Pure functions: engine results and a language in, ``go.Figure`` out; no Streamlit import.
-Words come from ``locales/*/geometry.toml``; the histograms' series arrive named.
-Log axes label decades only (``dtick=1``).  Traces carry a stable ``meta`` tag (plotly
-drops ``uid`` from its JSON).
+The histograms' series arrive named.  Log axes label decades only (``dtick=1``).  Traces
+carry a stable ``meta`` tag (plotly drops ``uid`` from its JSON).
 """
 
 from __future__ import annotations
@@ -37,10 +35,7 @@ SPREAD_STYLES = (
 
 
 def _base(figure: go.Figure, title: str, x: str, y: str, height: int = 420) -> go.Figure:
-    framed(figure, height, 60, title=title)
-    figure.update_xaxes(title=x)
-    figure.update_yaxes(title=y)
-    return figure
+    return framed(figure, height, 60, title=title, xaxis_title=x, yaxis_title=y)
 
 
 def _mark_level(figure: go.Figure, y: float, text: str) -> None:

@@ -2,9 +2,8 @@
 cloud and one vector): colours, the d = 1 strip's lanes, and points, lines, surfaces and
 layout at d = 1, 2 or 3.
 
-Pure functions; no Streamlit import.  Each trace carries a stable ``meta`` tag ("sphere",
-"plane", "layernorm", ...) that tests and the browser read whatever the language (plotly
-drops ``uid`` from its JSON).
+Each trace carries a stable ``meta`` tag ("sphere", "plane", "layernorm", ...) that tests
+and the browser read whatever the language (plotly drops ``uid`` from its JSON).
 """
 
 from __future__ import annotations
@@ -42,17 +41,13 @@ SCENE_HEIGHT = 640
 FLAT_HEIGHT = 560
 
 
-def finite_rows(points: np.ndarray) -> np.ndarray:
-    return points[np.isfinite(points).all(axis=-1)]
-
-
 def coordinates(points: np.ndarray, lane: float = 0.0) -> dict:
-    """x/y(/z) of ``[N, d]`` points; d = 1 puts them on the horizontal line y = lane."""
+    """x/y(/z) of ``[..., d]`` points; d = 1 puts ``[N, 1]`` on the horizontal line y = lane."""
     d = points.shape[-1]
     if d == 1:
         return dict(x=points[:, 0], y=np.full(points.shape[0], float(lane)))
     names = ("x", "y", "z")[:d]
-    return {name: points[:, i] for i, name in enumerate(names)}
+    return {name: points[..., i] for i, name in enumerate(names)}
 
 
 def scatter(d: int, cloud: bool = False, **kwargs):
@@ -71,7 +66,7 @@ def markers(points, d, name, tag, color, size, lane=0.0, opacity=1.0, symbol=Non
     return scatter(
         d,
         cloud,
-        **coordinates(finite_rows(points), lane),
+        **coordinates(points[np.isfinite(points).all(axis=-1)], lane),
         mode="markers",
         marker=marker,
         name=name,
@@ -82,16 +77,16 @@ def markers(points, d, name, tag, color, size, lane=0.0, opacity=1.0, symbol=Non
     )
 
 
-def polyline(points, d, name, tag, color, width=2, dash=None, lane=0.0, legend=True):
+def polyline(points, d, name, tag, color, width=2, dash=None):
     return scatter(
         d,
-        **coordinates(points, lane),
+        **coordinates(points),
         mode="lines",
         line=dict(color=color, width=width, dash=dash),
         name=name,
         meta=tag,
         hoverinfo="skip",
-        showlegend=legend,
+        showlegend=True,
     )
 
 
@@ -106,30 +101,23 @@ def segments(starts: np.ndarray, ends: np.ndarray, lanes=(0.0, 0.0)) -> np.ndarr
     return np.stack([starts, ends, gaps], axis=1).reshape(-1, starts.shape[-1])
 
 
-def surface(mesh: Mesh, name: str, tag: str, color: str, opacity: float) -> go.Surface:
-    points = mesh.points
-    return go.Surface(
-        x=points[..., 0],
-        y=points[..., 1],
-        z=points[..., 2],
-        colorscale=[[0, color], [1, color]],
-        showscale=False,
-        opacity=opacity,
-        name=name,
-        meta=tag,
-        showlegend=True,
-        hoverinfo="skip",
-    )
-
-
-def shape(mesh: Mesh, d: int, name: str, tag: str, color: str, opacity: float, dash=None):
+def shape(mesh: Mesh, d: int, name: str, tag: str, color: str, opacity: float):
     """A mesh drawn as what it is at this d: a surface, a curve, or a few points."""
     if d == 3 and mesh.is_surface:
-        return surface(mesh, name, tag, color, opacity)
+        return go.Surface(
+            **coordinates(mesh.points),
+            colorscale=[[0, color], [1, color]],
+            showscale=False,
+            opacity=opacity,
+            name=name,
+            meta=tag,
+            showlegend=True,
+            hoverinfo="skip",
+        )
     points = mesh.points.reshape(-1, d)
     if d == 1 or points.shape[0] <= 2 and tag in ("layernorm_set", "layernorm_ellipse"):
         return markers(points, d, name, tag, color, 11, symbol="diamond")
-    return polyline(points, d, name, tag, color, width=3, dash=dash)
+    return polyline(points, d, name, tag, color, width=3)
 
 
 def strip_shape(points: np.ndarray, name: str, tag: str, color: str, dash=None):

@@ -9,8 +9,6 @@ never more than about eight, and one more past each end the data overrun (the ax
 reaches it), so every value drawn lies between two labelled ticks and can be read off; in
 plain numbers ("0.01", "1,000") or, when one of them would be too small or large for that,
 all in powers ("10⁻⁶", "2·10⁻⁵").
-
-Pure: no Streamlit import.
 """
 
 from __future__ import annotations
@@ -98,15 +96,10 @@ def shaded_band(figure: go.Figure, x, low, high, fillcolor: str, upper=None, **l
     )
 
 
-def tick_text(value: float, plain: bool | None = None) -> str:
-    """A log axis' tick label: "0.02", "1,000" (``plain``), or "10⁻⁶", "2·10⁷".
-
-    ``plain`` None: plain when the value lies in ``PLAIN_RANGE``.
-    """
+def tick_text(value: float, plain: bool) -> str:
+    """A log axis' tick label: "0.02", "1,000" (``plain``), or "10⁻⁶", "2·10⁷"."""
     if value == 0 or not math.isfinite(value):
         return f"{value:g}"
-    if plain is None:
-        plain = PLAIN_RANGE[0] <= abs(value) < PLAIN_RANGE[1]
     if plain:
         return f"{value:,.6g}" if abs(value) >= 1 else f"{value:.6g}"
     exponent = math.floor(math.log10(abs(value)) + 1e-9)
@@ -247,24 +240,21 @@ def log_axis(
     return figure
 
 
-def linear_axis(figure: go.Figure, axis: str = "y", row=None, col=None, **settings) -> go.Figure:
+def linear_axis(figure: go.Figure, axis: str = "y", **settings) -> go.Figure:
     """Undo ``log_axis`` (a figure whose log toggle is off): plotly's own linear ticks."""
     update = figure.update_xaxes if axis == "x" else figure.update_yaxes
-    update(type="linear", tickmode="auto", tickvals=None, ticktext=None, row=row, col=col)
-    if settings:
-        update(row=row, col=col, **settings)
+    update(type="linear", tickmode="auto", tickvals=None, ticktext=None, **settings)
     return figure
 
 
-def whole_axis(figure: go.Figure, axis: str = "x") -> go.Figure:
-    """A linear axis of counts (layers, steps): over a short span plotly would label halves
+def whole_axis(figure: go.Figure) -> go.Figure:
+    """A linear x axis of counts (layers, steps): over a short span plotly would label halves
     ("0.5 of a layer"), so every whole number there gets its tick; longer spans keep plotly's
     own ticks, whole numbers already.  Call it after the last trace is added."""
-    linear_axis(figure, axis)
-    values = _axis_values(figure, axis, axis)
+    linear_axis(figure, "x")
+    values = _axis_values(figure, "x", "x")
     if values and max(values) - min(values) <= MAX_WHOLE_TICKS:
-        update = figure.update_xaxes if axis == "x" else figure.update_yaxes
-        update(tickmode="linear", tick0=0, dtick=1)
+        figure.update_xaxes(tickmode="linear", tick0=0, dtick=1)
         if max(values) == min(values):  # one count (a one-layer stack): its tick alone
-            update(range=[values[0] - 0.5, values[0] + 0.5])
+            figure.update_xaxes(range=[values[0] - 0.5, values[0] + 0.5])
     return figure
