@@ -38,11 +38,12 @@ def ones_rounding(ones: np.ndarray, norm: np.ndarray, cos_input: np.ndarray, d: 
     )
 
 
-def _range(values: np.ndarray, write=format_number) -> tuple[str, str]:
+def min_median_max(values: np.ndarray, write=format_number) -> tuple[str, str, str]:
+    """(min, median, max) of the finite values, written with ``write``."""
     finite = values[np.isfinite(values)]
     if not finite.size:
-        return "NaN", "NaN"
-    return write(float(finite.min())), write(float(finite.max()))
+        return "NaN", "NaN", "NaN"
+    return tuple(write(float(v)) for v in np.percentile(finite, [0, 50, 100]))
 
 
 def largest_abs(values: np.ndarray) -> float:
@@ -134,7 +135,7 @@ def path_steps(path: VectorPath, eps: float, alpha: float, lang: str) -> list[St
 
 
 def _norm_line(name: str, normed: NormedCloud, sqrt_d: float, lang: str) -> str:
-    low, high = _range(normed.norm)
+    low, _, high = min_median_max(normed.norm)
     return translate(
         "geometry.summary.norm_range",
         lang,
@@ -155,10 +156,10 @@ def cloud_summary(cloud: Cloud, shown: tuple[str, ...], lang: str) -> list[str]:
         if kind == "layernorm" and d > 1:
             rounding = ones_rounding(normed.ones, normed.norm, normed.cos_input, d)
             lines.append(translate("geometry.rounding", lang, **rounding))
-            low, high = _range(normed.cos_input, format_cosine)
+            low, _, high = min_median_max(normed.cos_input, format_cosine)
             lines.append(translate("geometry.summary.layernorm_cos", lang, low=low, high=high))
         if kind == "rmsnorm":
-            low, high = _range(normed.cos_input, format_cosine)
+            low, _, high = min_median_max(normed.cos_input, format_cosine)
             lines.append(translate("geometry.summary.rmsnorm_cos", lang, low=low, high=high))
         if kind == "dyt":
             lines.append(
@@ -237,7 +238,7 @@ def affine_summary(ellipsoids: Ellipsoids, d: int, lang: str) -> str:
 
 def dyt_summary(cloud: Cloud, lang: str) -> str:
     """DyT at the chosen alpha: the spread of lengths against sqrt(d), the saturated share."""
-    low, high = _range(cloud.dyt.norm)
+    low, _, high = min_median_max(cloud.dyt.norm)
     saturated = float(np.mean(np.abs(cloud.dyt.y) > SATURATED))
     return translate(
         "geometry.dyt.summary",
