@@ -102,7 +102,7 @@ def explanation(item: Lesson, chosen: str, lang: str, present: str) -> None:
     for block in item.answer_maths:
         st.latex(block)
     link(item, lang, present)
-    try_next(item)
+    st.markdown(f"**{t('lessons.try_next')}** {_tr(item, 'next')}")
 
 
 def verdict(item: Lesson, chosen: str) -> None:
@@ -129,10 +129,6 @@ def link(item: Lesson, lang: str, present: str) -> None:
         icon=PAGE_ICONS.get(target.page, ":material/open_in_new:"),
         query_params=target_query(target, PAGES[target.page], lang, present),
     )
-
-
-def try_next(item: Lesson) -> None:
-    st.markdown(f"**{t('lessons.try_next')}** {_tr(item, 'next')}")
 
 
 def sheet(lang: str, present: str, page_url: str, hidden: dict[str, str] | None = None) -> None:
