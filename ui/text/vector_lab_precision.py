@@ -39,7 +39,6 @@ _SUMS = ("sum", "sum_of_squares", "sum_of_squared_deviations")
 class PathRow:
     """One line of the overview table: a path's statistics and outcome, as text."""
 
-    path: str  # engine id, "exact" for the float64 line
     name: str
     accumulate: str
     mean: str
@@ -116,7 +115,6 @@ def overview(story: PrecisionStory, row: int, lang: str, marked: str | None) -> 
     exact = story.exact
     lines = [
         PathRow(
-            "exact",
             translate("vector_lab.precision.exact", lang),
             "float64",
             _n(exact.mean[row]) if exact.mean is not None else "—",
@@ -132,7 +130,6 @@ def overview(story: PrecisionStory, row: int, lang: str, marked: str | None) -> 
             name = translate("vector_lab.precision.steps_marker", lang, name=name)
         lines.append(
             PathRow(
-                result.path,
                 name,
                 result.statistics_dtype,
                 _n(result.mean[row]) if kind == "layernorm" else "—",
