@@ -94,7 +94,7 @@ def steps_path(ex: VectorExplanation) -> str | None:
     return None
 
 
-def summary(ex: VectorExplanation, facts: DtypeFacts, lang: str) -> str:
+def summary(facts: DtypeFacts, lang: str) -> str:
     """Storage dtype, its range and its resolution in significant decimal digits."""
     r = facts.resolution
     return translate(

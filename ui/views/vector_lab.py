@@ -144,7 +144,7 @@ def precision(
     """The precision story: storage rounding, then every real half-precision path."""
     lang = current_language()
     st.subheader(t("vector_lab.precision_title"))
-    st.markdown(summary(ex, facts, lang))
+    st.markdown(summary(facts, lang))
     compute = label("compute", ex.spec.compute_dtype)
     st.caption(t("vector_lab.precision.steps_path", compute=compute))
     changed = [
