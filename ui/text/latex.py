@@ -36,14 +36,11 @@ def latex_scientific(mantissa: str, exponent: int) -> str:
     return sign + (power if float(digits) == 1 else rf"{digits}\times {power}")
 
 
-def _power_of_ten(match: re.Match) -> str:
-    return latex_scientific(match[1], int(match[2]))
-
-
 def _latex(text: str) -> str:
     """format_number's text as LaTeX: 1e-05 -> 10^{-5}, −2.5e-06 -> -2.5\\times 10^{-6}, ∞;
     its true minus signs as "-", which KaTeX sets as a minus inside maths."""
-    text = _SCIENTIFIC.sub(_power_of_ten, text.replace("−", "-"))
+    minus = text.replace("−", "-")
+    text = _SCIENTIFIC.sub(lambda match: latex_scientific(match[1], int(match[2])), minus)
     return text.replace("∞", r"\infty").replace("NaN", r"\text{NaN}")
 
 
