@@ -60,7 +60,7 @@ def _column_width(header: str, cells) -> int:
 
 def catalog_table(families: tuple[Family, ...]) -> None:
     lang = current_language()
-    frame = pd.DataFrame([text.catalog_cells(f, lang) for f in families], columns=text.COLUMNS)
+    frame = pd.DataFrame([text.catalog_cells(f, lang) for f in families])
     widths = {c: _column_width(t(f"models.col.{c}"), frame[c].astype(str)) for c in frame}
     config = {
         column: st.column_config.TextColumn(
@@ -69,7 +69,7 @@ def catalog_table(families: tuple[Family, ...]) -> None:
             width=widths[column],
             pinned=column == "family",
         )
-        for column in text.COLUMNS
+        for column in frame.columns
     }
     with sideways("md_table", sum(widths.values()) + 2, t("app.chart.table_scroll_hint")):
         st.dataframe(
