@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.geometry.cloud import Cloud, NormedCloud
+from engine.geometry.cloud import Cloud
 from engine.geometry.dyt_sweep import SATURATED
 from engine.geometry.eps_curve import EpsCurve, predicted_norm
 from engine.geometry.meshes import Ellipsoids
@@ -134,33 +134,29 @@ def path_steps(path: VectorPath, eps: float, alpha: float, lang: str) -> list[St
 # --- the cloud ---------------------------------------------------------------------------------
 
 
-def _norm_line(name: str, normed: NormedCloud, sqrt_d: float, lang: str) -> str:
-    low, _, high = min_median_max(normed.norm)
-    return translate(
-        "geometry.summary.norm_range",
-        lang,
-        norm=name,
-        low=low,
-        high=high,
-        sqrt_d=format_number(sqrt_d),
-    )
-
-
 def cloud_summary(cloud: Cloud, shown: tuple[str, ...], lang: str) -> list[str]:
     """What the scene shows, measured: lengths against sqrt(d), <y, 1>, the cosines."""
-    d = cloud.inputs.shape[-1]
+    d, sqrt_d = cloud.inputs.shape[-1], format_number(cloud.sqrt_d)
     lines = []
     for kind in shown:
         normed = getattr(cloud, kind)
-        lines.append(_norm_line(NORM_NAMES[kind], normed, cloud.sqrt_d, lang))
+        low, _, high = min_median_max(normed.norm)
+        lines.append(
+            translate(
+                "geometry.summary.norm_range",
+                lang,
+                norm=NORM_NAMES[kind],
+                low=low,
+                high=high,
+                sqrt_d=sqrt_d,
+            )
+        )
         if kind == "layernorm" and d > 1:
             rounding = ones_rounding(normed.ones, normed.norm, normed.cos_input, d)
             lines.append(translate("geometry.rounding", lang, **rounding))
+        if kind == "rmsnorm" or kind == "layernorm" and d > 1:
             low, _, high = min_median_max(normed.cos_input, format_cosine)
-            lines.append(translate("geometry.summary.layernorm_cos", lang, low=low, high=high))
-        if kind == "rmsnorm":
-            low, _, high = min_median_max(normed.cos_input, format_cosine)
-            lines.append(translate("geometry.summary.rmsnorm_cos", lang, low=low, high=high))
+            lines.append(translate(f"geometry.summary.{kind}_cos", lang, low=low, high=high))
         if kind == "dyt":
             lines.append(
                 translate("geometry.summary.dyt", lang, alpha=format_number(cloud.dyt_alpha))
