@@ -84,9 +84,9 @@ def format_cosine(value: float) -> str:
     return format_number(value)
 
 
-def format_vector(values, decimals: int = 4, head: int = 6, tail: int = 2) -> str:
+def format_vector(values, head: int = 6, tail: int = 2) -> str:
     """[1, 2, 3, 4] as "[1, 2, 3, 4]"; long vectors elided in the middle."""
-    items = [format_number(v, decimals) for v in values]
+    items = [format_number(v) for v in values]
     if len(items) > head + tail + 1:
         items = items[:head] + ["…"] + items[-tail:]
     return "[" + ", ".join(items) + "]"

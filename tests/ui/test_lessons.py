@@ -1,5 +1,5 @@
 """The lessons' data and link logic, without a browser: every lesson complete in both
-languages, targets checked against the URL contract, pending pages said to be pending."""
+languages, targets checked against the URL contract."""
 
 from __future__ import annotations
 
@@ -20,8 +20,8 @@ from ui.lessons.catalog import (
     lesson,
     score,
 )
-from ui.lessons.targets import TARGETS, Target, query_text, target_query, target_ready
-from ui.url.codec import PageParams, Param
+from ui.lessons.targets import TARGETS, Target, query_text, target_query
+from ui.url.codec import LANDINGS, PageParams, parse, serialize
 from ui.url.pages import DEPTH, PAGES
 from ui.views.lessons import app_root, page_address
 from ui.widgets.vector_lab import preset_label_params
@@ -83,34 +83,25 @@ def test_each_question_has_four_different_options():
             assert len(set(texts)) == 4, (item.id, lang, texts)
 
 
+def target_ready(target: Target, pages: dict[str, PageParams]) -> bool:
+    """True when ``pages`` has the target's page, every parameter, accepts every value, and
+    the page marks the place the link lands on."""
+    page = pages.get(target.page)
+    if page is None or (target.at and target.at not in LANDINGS.get(target.page, ())):
+        return False
+    for key, value in target.as_dict().items():
+        if key not in page.by_key:
+            return False
+        parsed, refusal = parse(page[key], serialize(page[key], value))
+        if refusal is not None or parsed != value:
+            return False
+    return True
+
+
 def test_every_lesson_has_a_target_and_the_built_pages_accept_theirs():
     assert set(TARGETS) == set(LESSON_IDS)
     ready = {lesson_id for lesson_id, target in TARGETS.items() if target_ready(target, PAGES)}
     assert ready == set(LESSON_IDS)  # every page a lesson needs is built
-
-
-def test_a_pending_target_says_what_it_waits_for_in_both_languages():
-    for lesson_id in ("geometry", "real_models"):  # the two that waited for their pages
-        target = TARGETS[lesson_id]
-        assert target.coming
-        for lang in LANGUAGES:
-            assert translate(f"lessons.coming.{target.coming}", lang).strip()
-
-
-def test_the_geometry_lesson_links_once_a_geometry_page_accepts_its_values():
-    target = TARGETS["geometry"]
-    geometry = PageParams("geometry", "ge", (Param("ge_d", "int", 3, low=1, high=8192),))
-    assert target_ready(target, {**PAGES, "geometry": geometry})
-    narrower = PageParams("geometry", "ge", (Param("ge_d", "int", 2, low=2, high=2),))
-    assert not target_ready(target, {**PAGES, "geometry": narrower})  # refuses d = 3
-
-
-def test_the_real_model_lesson_waits_for_the_example_and_live_parameters():
-    target = TARGETS["real_models"]
-    assert target_ready(target, PAGES)
-    dumps = PAGES["dumps"]
-    without = PageParams("dumps", "du", tuple(p for p in dumps.params if p.key != "du_prompt"))
-    assert not target_ready(target, {**PAGES, "dumps": without})
 
 
 def test_a_target_with_an_unknown_parameter_or_value_is_not_ready():

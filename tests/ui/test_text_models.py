@@ -21,7 +21,6 @@ LANGS = ("en", "zh")
 def test_every_cell_of_every_family_is_filled_in_both_languages(lang):
     for family in catalog().families:
         cells = text.catalog_cells(family, lang)
-        assert list(cells) == list(text.COLUMNS)
         assert all(isinstance(v, str) and v.strip() for v in cells.values()), family.id
 
 

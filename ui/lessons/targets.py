@@ -2,16 +2,8 @@
 
 A target names a page of ``ui.url.pages.PAGES``, the values of its parameters (stable ids, as
 a share link writes them) and the place on the page the lesson is about (``at``: the link
-opens scrolled there, ``ui/landing.py``).  ``target_ready`` checks at run time that the
-page exists, that every parameter exists and accepts its value, that the ``requires``
-parameters exist too (a mode a page gains later: the dumps page's built-in example arrives
-with its live-model parameters) and that the page marks the place.  A lesson whose target
-is not ready says which page it comes with instead of linking nowhere.
-
-Waiting for pages being built (switch on by landing them; check the names below then):
-- ``geometry``: the Geometry page (``ge_`` parameters, url_path "geometry").
-- ``real_models``: the dumps page's built-in SmolLM2 example (``du_source=example``, which
-  arrives with ``du_prompt`` and the live model).
+opens scrolled there, ``ui/landing.py``).  ``tests/ui/test_lessons.py`` checks that the page
+exists, that every parameter exists and accepts its value and that the page marks the place.
 """
 
 from __future__ import annotations
@@ -20,16 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ui.lessons.catalog import LESSON_IDS
-from ui.url.codec import (
-    AT_PARAM,
-    LANDINGS,
-    PRESENT,
-    PageParams,
-    encode_pairs,
-    parse,
-    query_pairs,
-    serialize,
-)
+from ui.url.codec import AT_PARAM, PRESENT, PageParams, encode_pairs, query_pairs, serialize
 
 
 @dataclass(frozen=True)
@@ -38,8 +21,6 @@ class Target:
 
     page: str  # a key of ui.url.pages.PAGES (the page's url_path)
     values: tuple[tuple[str, Any], ...] = ()  # (parameter key, value); lists as tuples
-    requires: tuple[str, ...] = ()  # parameters that must exist besides those in values
-    coming: str = ""  # what the lesson waits for, when not ready: lessons.coming.<coming>
     at: str = ""  # the place on the page the link lands on (ui.url.codec.LANDINGS); "": its top
 
     def as_dict(self) -> dict[str, Any]:
@@ -85,36 +66,10 @@ TARGETS: dict[str, Target] = {
     "cost": Target(
         "kernels", (("kn_tokens", 4096), ("kn_d", 4096), ("kn_rdtype", "bfloat16")), at="memory"
     ),
-    # --- waiting for pages being built (see the module docstring) ---------------------------
-    "geometry": Target("geometry", (("ge_d", 3),), coming="geometry"),
-    "real_models": Target(
-        "dumps",
-        (("du_source", "example"),),
-        requires=("du_prompt",),
-        coming="dumps_example",
-        at="residual",
-    ),
+    "geometry": Target("geometry", (("ge_d", 3),)),
+    "real_models": Target("dumps", (("du_source", "example"),), at="residual"),
 }
 assert set(TARGETS) == set(LESSON_IDS), "every lesson opens a page, and only lessons do"
-
-
-def _accepts(page: PageParams, key: str, value) -> bool:
-    if key not in page.by_key:
-        return False
-    parsed, refusal = parse(page[key], serialize(page[key], value))
-    return refusal is None and parsed == value
-
-
-def target_ready(target: Target, pages: dict[str, PageParams]) -> bool:
-    """True when ``pages`` has the target's page, every parameter, and accepts every value."""
-    page = pages.get(target.page)
-    if page is None:
-        return False
-    if not all(key in page.by_key for key in target.requires):
-        return False
-    if target.at and target.at not in LANDINGS.get(target.page, ()):
-        return False
-    return all(_accepts(page, key, value) for key, value in target.as_dict().items())
 
 
 def target_query(

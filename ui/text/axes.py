@@ -32,10 +32,6 @@ def _n(value: float, decimals: int = 4) -> str:
     return format_number(float(value), decimals)
 
 
-def _shape(sizes) -> str:
-    return "[" + ", ".join(str(n) for n in sizes) + "]"
-
-
 def legend(stats: AxesStatistics, lang: str) -> list[str]:
     """Markdown lines: how many statistics the kind computes, what one pools, γ and β."""
     spec = stats.spec
@@ -45,7 +41,8 @@ def legend(stats: AxesStatistics, lang: str) -> list[str]:
     sizes = dict(B=batch, T=tokens, d=d, G=spec.groups, per_group=d // spec.groups)
     with_beta = "beta" in kind_axes(kind).params
     params_key = "axes.legend.params" if with_beta else "axes.legend.params_gamma"
-    params = translate(params_key, lang, shape=_shape(stats.param_shape))
+    shape = "[" + ", ".join(str(n) for n in stats.param_shape) + "]"
+    params = translate(params_key, lang, shape=shape)
     if not stats.n_statistics:
         return [
             translate("axes.legend.none", lang, name=NORM_NAMES[kind]),

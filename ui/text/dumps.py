@@ -37,11 +37,6 @@ def size_text(nbytes: int) -> str:
     return f"{nbytes} B"
 
 
-def axes_text(axes: str) -> str:
-    """ "LBTd" as "[L, B, T, d]"."""
-    return "[" + ", ".join(axes) + "]"
-
-
 def and_more(total: int, shown: int, lang: str) -> str:
     """ " and N more" after the first ``shown`` of ``total`` names ("" when all are shown)."""
     return " " + translate("dumps.and_more", lang, count=total - shown) if total > shown else ""
@@ -61,6 +56,7 @@ def layout_facts(rep: DumpReport, lang: str) -> list[tuple[str, str]]:
     size = translate("dumps.size_value", lang, size=size_text(rep.nbytes), bytes=count(rep.nbytes))
     others = [s for s in lay.streams if s != lay.stream]
     reason = translate(f"dumps.stream_reason.{lay.stream_reason}", lang)
+    axes = "[" + ", ".join(lay.axes) + "]"  # "LBTd" as "[L, B, T, d]"
     axes_reason = translate(f"dumps.axes_reason.{lay.axes_reason}", lang)
     values = count(rep.values)
     shape = {"layers": len(rep.labels), "batch": lay.batch, "tokens": lay.tokens, "d": lay.d}
@@ -75,7 +71,7 @@ def layout_facts(rep: DumpReport, lang: str) -> list[tuple[str, str]]:
             names_text(others, lang) if others else translate("dumps.none", lang),
             lang,
         ),
-        _fact("axes", f"{axes_text(lay.axes)} — {axes_reason}", lang),
+        _fact("axes", f"{axes} — {axes_reason}", lang),
         _fact(
             "shape",
             translate(

@@ -47,11 +47,6 @@ def band_sentence(run, lang: str) -> str | None:
     )
 
 
-def no_option_reason(run, lang: str) -> str:
-    """Why no answer fits: nothing was changed (no massive entry to set)."""
-    return translate("experiments.nothing_changed", lang)
-
-
 def massive_sentences(run, lang: str) -> list[str]:
     result = run.result
     if result.effect is None:

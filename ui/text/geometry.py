@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.geometry.cloud import Cloud, NormedCloud
+from engine.geometry.cloud import Cloud
 from engine.geometry.dyt_sweep import SATURATED
 from engine.geometry.eps_curve import EpsCurve, predicted_norm
 from engine.geometry.meshes import Ellipsoids
@@ -38,11 +38,12 @@ def ones_rounding(ones: np.ndarray, norm: np.ndarray, cos_input: np.ndarray, d: 
     )
 
 
-def _range(values: np.ndarray, write=format_number) -> tuple[str, str]:
+def min_median_max(values: np.ndarray, write=format_number) -> tuple[str, str, str]:
+    """(min, median, max) of the finite values, written with ``write``."""
     finite = values[np.isfinite(values)]
     if not finite.size:
-        return "NaN", "NaN"
-    return write(float(finite.min())), write(float(finite.max()))
+        return "NaN", "NaN", "NaN"
+    return tuple(write(float(v)) for v in np.percentile(finite, [0, 50, 100]))
 
 
 def largest_abs(values: np.ndarray) -> float:
@@ -133,33 +134,29 @@ def path_steps(path: VectorPath, eps: float, alpha: float, lang: str) -> list[St
 # --- the cloud ---------------------------------------------------------------------------------
 
 
-def _norm_line(name: str, normed: NormedCloud, sqrt_d: float, lang: str) -> str:
-    low, high = _range(normed.norm)
-    return translate(
-        "geometry.summary.norm_range",
-        lang,
-        norm=name,
-        low=low,
-        high=high,
-        sqrt_d=format_number(sqrt_d),
-    )
-
-
 def cloud_summary(cloud: Cloud, shown: tuple[str, ...], lang: str) -> list[str]:
     """What the scene shows, measured: lengths against sqrt(d), <y, 1>, the cosines."""
-    d = cloud.inputs.shape[-1]
+    d, sqrt_d = cloud.inputs.shape[-1], format_number(cloud.sqrt_d)
     lines = []
     for kind in shown:
         normed = getattr(cloud, kind)
-        lines.append(_norm_line(NORM_NAMES[kind], normed, cloud.sqrt_d, lang))
+        low, _, high = min_median_max(normed.norm)
+        lines.append(
+            translate(
+                "geometry.summary.norm_range",
+                lang,
+                norm=NORM_NAMES[kind],
+                low=low,
+                high=high,
+                sqrt_d=sqrt_d,
+            )
+        )
         if kind == "layernorm" and d > 1:
             rounding = ones_rounding(normed.ones, normed.norm, normed.cos_input, d)
             lines.append(translate("geometry.rounding", lang, **rounding))
-            low, high = _range(normed.cos_input, format_cosine)
-            lines.append(translate("geometry.summary.layernorm_cos", lang, low=low, high=high))
-        if kind == "rmsnorm":
-            low, high = _range(normed.cos_input, format_cosine)
-            lines.append(translate("geometry.summary.rmsnorm_cos", lang, low=low, high=high))
+        if kind == "rmsnorm" or kind == "layernorm" and d > 1:
+            low, _, high = min_median_max(normed.cos_input, format_cosine)
+            lines.append(translate(f"geometry.summary.{kind}_cos", lang, low=low, high=high))
         if kind == "dyt":
             lines.append(
                 translate("geometry.summary.dyt", lang, alpha=format_number(cloud.dyt_alpha))
@@ -237,7 +234,7 @@ def affine_summary(ellipsoids: Ellipsoids, d: int, lang: str) -> str:
 
 def dyt_summary(cloud: Cloud, lang: str) -> str:
     """DyT at the chosen alpha: the spread of lengths against sqrt(d), the saturated share."""
-    low, high = _range(cloud.dyt.norm)
+    low, _, high = min_median_max(cloud.dyt.norm)
     saturated = float(np.mean(np.abs(cloud.dyt.y) > SATURATED))
     return translate(
         "geometry.dyt.summary",

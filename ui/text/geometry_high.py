@@ -15,19 +15,11 @@ from engine.norms.kinds import PER_TOKEN_KINDS
 from ui.formatting import format_cosine, format_number, format_power, literal
 from ui.i18n import translate
 from ui.text.dumps import dtype_text
-from ui.text.geometry import largest_abs, ones_rounding
+from ui.text.geometry import largest_abs, min_median_max, ones_rounding
 
 # The longest token this many times the median one: said to be far out (Sun et al. 2024
 # report massive activations thousands of times the median; the random cloud stays below 2).
 FAR_OUT_RATIO = 10.0
-
-
-def _stats(values: np.ndarray, write=format_number) -> tuple[str, str, str]:
-    """(min, median, max) of the finite values, written with ``write``."""
-    finite = values[np.isfinite(values)]
-    if not finite.size:
-        return "NaN", "NaN", "NaN"
-    return tuple(write(float(v)) for v in np.percentile(finite, [0, 50, 100]))
 
 
 def sample_note(report: HighDimensionReport, count: int, lang: str) -> str:
@@ -45,8 +37,8 @@ def measure_lines(report: HighDimensionReport, lang: str) -> list[str]:
     lines = []
     for kind in PER_TOKEN_KINDS:  # the norms the report measures
         measures: Measures = getattr(found, kind)
-        low, median, high = _stats(measures.norm)
-        cos_low, cos_median, cos_high = _stats(measures.cos_input, format_cosine)
+        low, median, high = min_median_max(measures.norm)
+        cos_low, cos_median, cos_high = min_median_max(measures.cos_input, format_cosine)
         lines.append(
             translate(
                 f"geometry.high.{kind}",
@@ -106,13 +98,13 @@ def real_intro(real: RealActivations, lang: str) -> str:
 
 def pair_lines(pair: PairMeasures, lang: str) -> list[str]:
     """The chosen norm's inputs, its stored output, and the recomputed outputs at gamma = 1."""
-    low, median, high = _stats(pair.inputs.norm)
+    low, median, high = min_median_max(pair.inputs.norm)
     norms = pair.inputs.norm[np.isfinite(pair.inputs.norm)]
     ratio = float(norms.max() / np.median(norms)) if norms.size and np.median(norms) > 0 else 0.0
-    stored = _stats(pair.stored.norm)
-    stored_cos = _stats(pair.stored.cos_input, format_cosine)
+    stored = min_median_max(pair.stored.norm)
+    stored_cos = min_median_max(pair.stored.cos_input, format_cosine)
     rms, layer = pair.recomputed["rmsnorm"], pair.recomputed["layernorm"]
-    rms_norm, layer_norm = _stats(rms.norm), _stats(layer.norm)
+    rms_norm, layer_norm = min_median_max(rms.norm), min_median_max(layer.norm)
     weight = pair.weight
     inputs = translate(
         "geometry.real.inputs",
@@ -149,7 +141,7 @@ def pair_lines(pair: PairMeasures, lang: str) -> list[str]:
             ln_low=layer_norm[0],
             ln_high=layer_norm[2],
             sqrt_d=format_number(pair.sqrt_d),
-            rms_cos=_stats(rms.cos_input, format_cosine)[0],
+            rms_cos=min_median_max(rms.cos_input, format_cosine)[0],
             ln_ones=format_number(largest_abs(layer.ones)),
             rms_ones=format_number(largest_abs(rms.ones)),
         ),

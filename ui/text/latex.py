@@ -36,14 +36,11 @@ def latex_scientific(mantissa: str, exponent: int) -> str:
     return sign + (power if float(digits) == 1 else rf"{digits}\times {power}")
 
 
-def _power_of_ten(match: re.Match) -> str:
-    return latex_scientific(match[1], int(match[2]))
-
-
 def _latex(text: str) -> str:
     """format_number's text as LaTeX: 1e-05 -> 10^{-5}, −2.5e-06 -> -2.5\\times 10^{-6}, ∞;
     its true minus signs as "-", which KaTeX sets as a minus inside maths."""
-    text = _SCIENTIFIC.sub(_power_of_ten, text.replace("−", "-"))
+    minus = text.replace("−", "-")
+    text = _SCIENTIFIC.sub(lambda match: latex_scientific(match[1], int(match[2])), minus)
     return text.replace("∞", r"\infty").replace("NaN", r"\text{NaN}")
 
 
@@ -82,21 +79,21 @@ def latex_width(text: str) -> int:
     return len(_COMMAND.sub("x", _ZERO_WIDTH.sub("", text))) + operators
 
 
-def _fitting_lines(pieces: list[str], width: int) -> list[list[str]]:
-    """``pieces`` in as few lines as fit ``width``, each line holding about as many."""
+def _fitting_lines(pieces: list[str]) -> list[list[str]]:
+    """``pieces`` in as few lines as fit ``LINE_WIDTH``, each line holding about as many."""
     for count in range(1, len(pieces) + 1):
         size = -(-len(pieces) // count)
         lines = [pieces[i : i + size] for i in range(0, len(pieces), size)]
-        if all(latex_width(" ".join(line)) <= width for line in lines):
+        if all(latex_width(" ".join(line)) <= LINE_WIDTH for line in lines):
             return lines
     return [[piece] for piece in pieces]
 
 
-def wrapped_sum(pieces: list[str], width: int = LINE_WIDTH) -> str:
+def wrapped_sum(pieces: list[str]) -> str:
     """Terms of a sum (``["1", "- 2", "+ 3"]``: each after the first starts with its operator)
-    on one line, or, when wider than ``width``, on lines of about equal length, each after the
+    on one line, or, when wider than ``LINE_WIDTH``, on lines of about equal length, each after the
     first starting with its operator (``{}+`` keeps a binary operator's spacing)."""
-    lines = _fitting_lines(pieces, width)
+    lines = _fitting_lines(pieces)
     if len(lines) == 1:
         return " ".join(pieces)
     lines[0][0] = f"{{{lines[0][0]}}}"  # braced: a leading minus after "&" stays a sign
@@ -105,15 +102,15 @@ def wrapped_sum(pieces: list[str], width: int = LINE_WIDTH) -> str:
     )
 
 
-def wrapped_vector(values, after: str = "", width: int = LINE_WIDTH) -> str:
+def wrapped_vector(values, after: str = "") -> str:
     """A vector as LaTeX (as ``latex_vector``) followed by ``after`` (",\\quad d = 4"), its
-    entries over lines of at most ``width`` when one line would be wider, every line starting
+    entries over lines of at most ``LINE_WIDTH`` when one line would be wider, every line starting
     under the first entry and ``after`` ending the last."""
     text = _latex(format_vector(values).replace("…", r"\ldots"))
     # each entry braced: a line's leading minus after "&" is a sign, not a binary minus
     entries = [f"{{{entry}}}," for entry in text[1:-1].split(", ")]
     entries[-1] = entries[-1][:-1] + r"\big]" + after
-    lines = _fitting_lines(entries, width)
+    lines = _fitting_lines(entries)
     if len(lines) == 1:
         return latex_vector(values) + after
     rows = r" \\ &".join(" ".join(line) for line in lines)

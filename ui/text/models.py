@@ -19,23 +19,6 @@ from ui.formatting import count, format_number
 from ui.i18n import join, translate
 from ui.labels import NORM_NAMES, label
 
-# the catalog table's columns, in order (headers: models.col.<id>)
-COLUMNS = (
-    "family",
-    "norm",
-    "eps_released",
-    "eps_default",
-    "eps_field",
-    "placement",
-    "per_layer",
-    "modules",
-    "final",
-    "qk_norm",
-    "gain",
-    "bias",
-    "source",
-)
-
 
 def unknown(lang: str) -> str:
     return translate("models.unknown", lang)
@@ -75,7 +58,7 @@ def norm_text(family: Family) -> str:
 
 
 def catalog_cells(family: Family, lang: str) -> dict[str, str]:
-    """One row of the catalog table, keyed by ``COLUMNS``."""
+    """One row of the catalog table: its columns in order (headers: ``models.col.<id>``)."""
     stack = family.stacks[0]
     names = ", ".join(stack.norm_modules()) or unknown(lang)
     final = stack.final or yes_no(family.final_norm, lang)

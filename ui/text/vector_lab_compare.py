@@ -20,7 +20,6 @@ from ui.i18n import join, translate
 from ui.labels import NORM_NAMES
 from ui.text.vector_lab_precision import sentence_joiner
 
-COMPARED = ROW_KINDS  # the two norms of one row
 OVERFLOWS = ("mean", "variance", "mean_square")  # reasons a wider compute dtype removes
 
 
@@ -122,7 +121,7 @@ def _l2_note(ex: VectorExplanation, lang: str) -> str:
 
 
 def comparison_notes(ex: VectorExplanation, lang: str) -> list[str]:
-    broken = {kind: broken_statistic(ex, kind) for kind in COMPARED}
+    broken = {kind: broken_statistic(ex, kind) for kind in ROW_KINDS}
     c = ex.comparison
     if any(broken.values()):
         notes = [

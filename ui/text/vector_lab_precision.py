@@ -36,20 +36,6 @@ _SUMS = ("sum", "sum_of_squares", "sum_of_squared_deviations")
 
 
 @dataclass(frozen=True)
-class PathRow:
-    """One line of the overview table: a path's statistics and outcome, as text."""
-
-    path: str  # engine id, "exact" for the float64 line
-    name: str
-    accumulate: str
-    mean: str
-    statistic: str  # sigma^2 (LayerNorm) or mean square (RMSNorm)
-    rstd: str
-    y: str
-    outcome: str
-
-
-@dataclass(frozen=True)
 class PathMessage:
     """What happened on one path, as one paragraph, and how loudly to say it."""
 
@@ -95,7 +81,7 @@ def steps_path(ex: VectorExplanation) -> str | None:
     return None
 
 
-def summary(ex: VectorExplanation, facts: DtypeFacts, lang: str) -> str:
+def summary(facts: DtypeFacts, lang: str) -> str:
     """Storage dtype, its range and its resolution in significant decimal digits."""
     r = facts.resolution
     return translate(
@@ -110,39 +96,34 @@ def summary(ex: VectorExplanation, facts: DtypeFacts, lang: str) -> str:
     )
 
 
-def overview(story: PrecisionStory, row: int, lang: str, marked: str | None) -> list[PathRow]:
-    """The float64 line, then one line per path, for row ``row``."""
+def overview(
+    story: PrecisionStory, row: int, lang: str, marked: str | None
+) -> tuple[list[str], dict[str, list[str]]]:
+    """The overview table of row ``row``: its lines' names (the float64 line, then one per
+    path) and its columns (outcome, accumulation dtype, μ for LayerNorm, the statistic, rstd
+    and y), as text."""
     kind = story.spec.kind
-    exact = story.exact
-    lines = [
-        PathRow(
-            "exact",
-            translate("vector_lab.precision.exact", lang),
-            "float64",
-            _n(exact.mean[row]) if exact.mean is not None else "—",
-            _n(exact.var[row]),
-            _n(exact.rstd[row]),
-            format_vector(exact.y[row], head=2, tail=1),
-            "",
-        )
-    ]
+    names, outcomes, dtypes = [translate("vector_lab.precision.exact", lang)], [""], ["float64"]
     for result in story.paths:
         name = label("path", result.path, lang)
         if result.path == marked:
             name = translate("vector_lab.precision.steps_marker", lang, name=name)
-        lines.append(
-            PathRow(
-                result.path,
-                name,
-                result.statistics_dtype,
-                _n(result.mean[row]) if kind == "layernorm" else "—",
-                _n(result.var[row]),
-                _n(result.rstd[row]),
-                format_vector(result.y[row], head=2, tail=1),
-                translate(f"vector_lab.precision.outcome.{result.rows[row].outcome}", lang),
-            )
-        )
-    return lines
+        names.append(name)
+        outcomes.append(translate(f"vector_lab.precision.outcome.{result.rows[row].outcome}", lang))
+        dtypes.append(result.statistics_dtype)
+    results = [story.exact, *story.paths]
+    columns = {
+        translate("vector_lab.precision.col_result", lang): outcomes,
+        translate("vector_lab.precision.col_accumulate", lang): dtypes,
+    }
+    if kind == "layernorm":
+        columns["μ"] = [_n(result.mean[row]) for result in results]
+    columns[translate(f"vector_lab.precision.col_var_{kind}", lang)] = [
+        _n(result.var[row]) for result in results
+    ]
+    columns["rstd"] = [_n(result.rstd[row]) for result in results]
+    columns["y"] = [format_vector(result.y[row], head=2, tail=1) for result in results]
+    return names, columns
 
 
 def _diagnosis(story: PrecisionStory, result: PathResult, row: int, lang: str) -> str:

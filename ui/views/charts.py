@@ -106,15 +106,14 @@ def show_chart(
     target=None,
     *,
     config: dict | None = None,
-    downloads: bool = True,
     table: bool = True,
     **kwargs,
 ):
     """Draw ``figure`` into ``target`` (``st`` or a column); returns plotly_chart's result.
 
-    ``key`` names the chart (its widget key and its files); ``config`` adds plotly.js options
-    (e.g. ``displayModeBar``); ``downloads`` False leaves the menu out (a chart redrawn live
-    many times a second); ``table`` False leaves the CSV out (a diagram has no data).  Other
+    ``key`` names the chart (its widget key and its files; None leaves the menu out: a chart
+    redrawn live many times a second); ``config`` adds plotly.js options (e.g.
+    ``displayModeBar``); ``table`` False leaves the CSV out (a diagram has no data).  Other
     keyword arguments go to ``st.plotly_chart``.
     """
     target = st if target is None else target
@@ -124,7 +123,7 @@ def show_chart(
     event = target.plotly_chart(
         shown, key=key, config=chart_config(name, **(config or {})), **kwargs
     )
-    if downloads and key is not None:
+    if key is not None:
         _downloads(shown, key, target, table)
     return event
 

@@ -123,16 +123,22 @@ def sweep(specs: tuple[DepthSpec, ...], sweeps: list[SweepResult]) -> None:
     st.caption(t("depth.sweep_gradient_note"))
 
 
+def wiring_chart(key: str, placement: str, final_norm: bool, **labels) -> None:
+    """A placement's wiring diagram in one, two or three rows: the widest that fits the
+    column shows.  Each built once per input, not three layouts on every rerun."""
+    figures = [
+        built(wiring_figure, placement, current_language(), final_norm, rows=rows, **labels)
+        for rows in (1, 2, 3)
+    ]
+    # presenting: larger labels, wider boxes
+    variants = [(figure, legible_width(for_screen(figure))) for figure in figures]
+    show_fitting_chart(variants, key, table=False)
+
+
 def wiring(specs: tuple[DepthSpec, ...]) -> None:
     st.markdown(t("depth.wiring_intro"))
     for spec in specs:
-        figures = [
-            built(wiring_figure, spec.placement, current_language(), spec.final_norm, rows=rows)
-            for rows in (1, 2, 3)
-        ]
-        # presenting: larger labels, wider boxes
-        variants = [(figure, legible_width(for_screen(figure))) for figure in figures]
-        show_fitting_chart(variants, f"dp_wiring_{spec.placement}", table=False)
+        wiring_chart(f"dp_wiring_{spec.placement}", spec.placement, spec.final_norm)
 
 
 def training_chart(runs: list[tuple[str, TrainResult]], slot, live: bool = False) -> None:

@@ -35,8 +35,8 @@ def ran(done) -> None:
 def verdict(experiment: str, committed: str, found) -> None:
     lang = current_language()
     truth = found.answer
-    if truth is None:
-        reason = text.no_option_reason(found, lang)
+    if truth is None:  # no answer fits: nothing was changed (no massive entry to set)
+        reason = t("experiments.nothing_changed")
         st.info(t("experiments.no_option", why=reason), icon=":material/help:")
     elif truth == committed:
         st.success(

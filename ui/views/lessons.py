@@ -15,7 +15,7 @@ import streamlit as st
 from ui.formatting import literal
 from ui.i18n import t
 from ui.lessons.catalog import LESSON_IDS, LESSONS, Lesson, score
-from ui.lessons.targets import TARGETS, query_text, target_query, target_ready
+from ui.lessons.targets import TARGETS, query_text, target_query
 from ui.url.pages import DEFAULT_PAGE, PAGES
 
 PAGE_ICONS = {
@@ -102,7 +102,7 @@ def explanation(item: Lesson, chosen: str, lang: str, present: str) -> None:
     for block in item.answer_maths:
         st.latex(block)
     link(item, lang, present)
-    try_next(item)
+    st.markdown(f"**{t('lessons.try_next')}** {_tr(item, 'next')}")
 
 
 def verdict(item: Lesson, chosen: str) -> None:
@@ -118,21 +118,14 @@ def verdict(item: Lesson, chosen: str) -> None:
 
 
 def link(item: Lesson, lang: str, present: str) -> None:
-    """The button that opens the lesson's page already configured, or why there is none yet."""
+    """The button that opens the lesson's page already configured."""
     target = TARGETS[item.id]
-    if not target_ready(target, PAGES):
-        st.info(t(f"lessons.coming.{target.coming}"), icon=":material/construction:")
-        return
     st.page_link(
         f"app_pages/{target.page}.py",
         label=_tr(item, "link"),
         icon=PAGE_ICONS.get(target.page, ":material/open_in_new:"),
         query_params=target_query(target, PAGES[target.page], lang, present),
     )
-
-
-def try_next(item: Lesson) -> None:
-    st.markdown(f"**{t('lessons.try_next')}** {_tr(item, 'next')}")
 
 
 def sheet(lang: str, present: str, page_url: str, hidden: dict[str, str] | None = None) -> None:
@@ -154,12 +147,8 @@ def sheet(lang: str, present: str, page_url: str, hidden: dict[str, str] | None 
                 st.markdown("\n\n".join(lines))
                 continue
             lines.append(t("lessons.sheet_answer", text=option_label(item, item.answer)))
-            if target_ready(target, PAGES):
-                query = query_text(target_query(target, PAGES[target.page], lang, present))
-                path = "" if target.page == DEFAULT_PAGE else target.page
-                address = page_address(root, path, query)
-                lines.append(f"[{_tr(item, 'link')}]({address})  \n{literal(address)}")
-            else:
-                why = t(f"lessons.coming.{target.coming}")
-                lines.append(f"{_tr(item, 'link')} {t('lessons.sheet_coming', why=why)}")
+            query = query_text(target_query(target, PAGES[target.page], lang, present))
+            path = "" if target.page == DEFAULT_PAGE else target.page
+            address = page_address(root, path, query)
+            lines.append(f"[{_tr(item, 'link')}]({address})  \n{literal(address)}")
             st.markdown("\n\n".join(lines))

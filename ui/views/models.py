@@ -15,15 +15,14 @@ import streamlit as st
 from engine.config import ModelShape
 from engine.models.calculator import NormBudget, NormCost
 from engine.models.families import Catalog, Family
-from ui.figures.depth_wiring import legible_width, wiring_figure
 from ui.formatting import format_number
 from ui.i18n import current_language, join, t
 from ui.labels import label, placement_label
-from ui.presenting import for_screen
 from ui.text import models as text
 from ui.url.codec import query_string
 from ui.url.pages import DEPTH
-from ui.views.charts import built, show_fitting_chart, sideways
+from ui.views.charts import sideways
+from ui.views.depth import wiring_chart
 
 DEPTH_PAGE = "app_pages/depth.py"
 # px a character takes in the tables' 14 px Source Sans, rounded up from Chromium's
@@ -61,7 +60,7 @@ def _column_width(header: str, cells) -> int:
 
 def catalog_table(families: tuple[Family, ...]) -> None:
     lang = current_language()
-    frame = pd.DataFrame([text.catalog_cells(f, lang) for f in families], columns=text.COLUMNS)
+    frame = pd.DataFrame([text.catalog_cells(f, lang) for f in families])
     widths = {c: _column_width(t(f"models.col.{c}"), frame[c].astype(str)) for c in frame}
     config = {
         column: st.column_config.TextColumn(
@@ -70,7 +69,7 @@ def catalog_table(families: tuple[Family, ...]) -> None:
             width=widths[column],
             pinned=column == "family",
         )
-        for column in text.COLUMNS
+        for column in frame.columns
     }
     with sideways("md_table", sum(widths.values()) + 2, t("app.chart.table_scroll_hint")):
         st.dataframe(
@@ -160,22 +159,14 @@ def family_detail(family: Family, families: Catalog) -> None:
         _shared_model_type(family, families)
         st.markdown(f"**{t('models.sources')}**")
         st.markdown("\n".join(f"- {source}" for source in text.localized(family, "source", lang)))
-    figures = [
-        built(  # once per family, language and layout, not three layouts on every rerun
-            wiring_figure,
-            family.placement,
-            lang,
-            final_norm=bool(family.final_norm),
-            modules=family.module_names,
-            norm=text.norm_text(family),
-            attention=_attention_text(family),
-            rows=rows,
-        )
-        for rows in (1, 2, 3)
-    ]
-    # presenting: larger labels, wider boxes
-    variants = [(figure, legible_width(for_screen(figure))) for figure in figures]
-    show_fitting_chart(variants, "md_wiring", table=False)
+    wiring_chart(
+        "md_wiring",
+        family.placement,
+        bool(family.final_norm),
+        modules=family.module_names,
+        norm=text.norm_text(family),
+        attention=_attention_text(family),
+    )
     stack = family.stacks[0]
     st.caption(t("models.wiring_note", stack=label("stack", stack.name)))
 

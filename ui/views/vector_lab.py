@@ -144,7 +144,7 @@ def precision(
     """The precision story: storage rounding, then every real half-precision path."""
     lang = current_language()
     st.subheader(t("vector_lab.precision_title"))
-    st.markdown(summary(ex, facts, lang))
+    st.markdown(summary(facts, lang))
     compute = label("compute", ex.spec.compute_dtype)
     st.caption(t("vector_lab.precision.steps_path", compute=compute))
     changed = [
@@ -203,20 +203,11 @@ def _story(ex: VectorExplanation, story: PrecisionStory, facts: DtypeFacts, lang
             row=row + 1,
         )
     )
-    lines = overview(story, row, lang, steps_path(ex))
-    columns = {
-        t("vector_lab.precision.col_result"): [line.outcome for line in lines],
-        t("vector_lab.precision.col_accumulate"): [line.accumulate for line in lines],
-    }
-    if kind == "layernorm":
-        columns["μ"] = [line.mean for line in lines]
-    columns[t(f"vector_lab.precision.col_var_{kind}")] = [line.statistic for line in lines]
-    columns["rstd"] = [line.rstd for line in lines]
-    columns["y"] = [line.y for line in lines]
+    names, columns = overview(story, row, lang, steps_path(ex))
     # a table that wraps its cells: a data grid hid its last column (y) at 1400 px; its
     # cells keep a Chinese word whole (ui/styles/base.css)
     with st.container(key="vl_precision_table"):
-        st.table(pd.DataFrame(columns, index=[line.name for line in lines]))
+        st.table(pd.DataFrame(columns, index=names))
     st.caption(t("vector_lab.precision.from_rstd"))
     for message in path_messages(story, row, lang):
         expanded = message.level != "ok" and not ex.zero_variance
