@@ -251,11 +251,11 @@ def norm_inputs(
 ) -> VectorLabInputs:
     """Draw the norm's input widgets and return the config they describe with the rows.
 
-    ``vectors``: the rows ``choice`` names, or their refusal (``ui/requests/vector_lab.py``);
+    ``vectors``: the rows ``choice`` names and their refusal (``ui/requests/vector_lab.py``);
     ``default_eps``: ``engine.norms.precision_facts.default_eps_table`` for each storage
     dtype, quoted in the ε help (each kind's real default).
     """
-    errors, rows = list(vectors.errors), vectors.rows
+    rows, errors = vectors[0], list(vectors[1])
     dtype, computed_in = choice.dtype, choice.computed_in
     st.divider()
     kind = bound.selectbox(P["vl_norm"], t("vector_lab.norm"))
