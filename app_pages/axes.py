@@ -32,11 +32,10 @@ def failures(spec: AxesSpec) -> None:
     with view.experiment(1):
         view.padding(compute(padding.padding_pollution, spec))
     with view.experiment(2):  # 1: one thread
-        s = widgets.small_batch_inputs()
-        view.small_batch(compute(small_batch.small_batch_noise, spec, s.batch_sizes, s.draws, 1))
+        sizes, draws = widgets.small_batch_inputs()
+        view.small_batch(compute(small_batch.small_batch_noise, spec, sizes, draws, 1))
     with view.experiment(3):
-        drift = widgets.train_eval_inputs()
-        found = requests.train_eval_gap(spec, drift.shift, drift.momentum, drift.steps)
+        found = requests.train_eval_gap(spec, *widgets.train_eval_inputs())
         if found is not None:
             view.train_eval(found)
     landmark("batch_of_one")
@@ -49,8 +48,8 @@ def failures(spec: AxesSpec) -> None:
 st.title(t("axes.title"))
 st.caption(t("axes.intro"))
 with presenting.controls("ax", title="axes.controls.tensor"):
-    inputs = widgets.axes_inputs()
+    spec, errors = widgets.axes_inputs()
 chosen = widgets.section()  # navigation: shown in every presentation mode
-show_errors(inputs.errors)
-if inputs.spec is not None:
-    (cells if chosen == "cells" else failures)(inputs.spec)
+show_errors(errors)
+if spec is not None:
+    (cells if chosen == "cells" else failures)(spec)

@@ -17,22 +17,22 @@ from ui.widgets import depth as widgets
 @section  # a setting of the stack reruns this section alone
 def stack(chosen: str) -> None:
     with presenting.controls("dp"):
-        inputs = widgets.depth_inputs(chosen)
-    show_errors(inputs.errors)
-    if not inputs.specs:
+        specs, errors = widgets.depth_inputs(chosen)
+    show_errors(errors)
+    if not specs:
         return
     with showing_refusals():  # the engine's limits, before any work (the sweep: per depth)
         if chosen != "sweep":
-            compute(check_limits, inputs.specs[0])
-        if chosen == "stack" and (results := requests.simulations(inputs.specs)):
+            compute(check_limits, specs[0])
+        if chosen == "stack" and (results := requests.simulations(specs)):
             landmark("results")
             view.stack(results)
         if chosen == "sweep":
-            depths = compute(sweep_depths, inputs.specs[0])
-            if view.sweep_depths_note(depths) and (found := requests.sweeps(inputs.specs, depths)):
-                view.sweep(inputs.specs, found)
+            depths = compute(sweep_depths, specs[0])
+            if view.sweep_depths_note(depths) and (found := requests.sweeps(specs, depths)):
+                view.sweep(specs, found)
         if chosen == "wiring":
-            view.wiring(inputs.specs)
+            view.wiring(specs)
 
 
 @section  # the training lab has its own settings

@@ -27,19 +27,19 @@ with presenting.controls("du"):
         source = widgets.folder_source(folder_dumps, refused)
     else:
         live = real.live_status(live_model.model_load(), live_model.forget)
-        prompt = widgets.live_prompt()
-        show_errors(prompt.errors)
+        prompt, errors = widgets.live_prompt()
+        show_errors(errors)
         capture = requests.captured(live, prompt)
         source = None if capture is None else widgets.live_source(capture)
 if source is not None:
     st.subheader(t("dumps.inferred_title"))
     facts = st.container()
-    settings = widgets.dump_settings()
-    show_errors(settings.errors)
+    settings, errors, stream_slot = widgets.dump_settings()
+    show_errors(errors)
     with showing_refusals(facts):  # a bad file, or an override that does not fit it
-        if settings.spec is not None:
-            dump = requests.opened(source, source.opened, settings.spec)
-            spec = widgets.stream_override(source, dump.layout, settings)
+        if settings is not None:
+            dump = requests.opened(source, source.opened, settings)
+            spec = widgets.stream_override(source, dump.layout, settings, stream_slot)
             dump, rep = requests.read(source, dump, spec)
 if rep is not None:
     tables, tokens = requests.tables_and_tokens(source, rep)  # tokens: [B][T] or None

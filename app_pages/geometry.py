@@ -17,12 +17,12 @@ from ui.widgets import geometry as widgets
 
 @section  # a typed vector or setting reruns this section alone
 def vector() -> None:
-    typed = widgets.vector_inputs()
-    show_errors(typed.errors)
-    if typed.vector is not None:
+    typed, spec, errors = widgets.vector_inputs()
+    show_errors(errors)
+    if typed is not None:
         with showing_refusals():  # a vector or setting the engine does not take
-            drawn, meshes = compute(path.drawn_path, typed.vector, typed.spec)
-            view.vector_path(drawn, meshes, typed.spec.eps, typed.spec.dyt_alpha)
+            drawn, meshes = compute(path.drawn_path, typed, spec)
+            view.vector_path(drawn, meshes, spec.eps, spec.dyt_alpha)
 
 
 @section
@@ -33,9 +33,8 @@ def real() -> None:
 
 @section  # a cloud's setting reruns this section alone
 def cloud(chosen: str) -> None:
-    inputs = widgets.cloud_inputs(chosen)
-    show_errors(inputs.errors)
-    spec = inputs.spec
+    spec, errors = widgets.cloud_inputs(chosen)
+    show_errors(errors)
     with showing_refusals():  # a view or setting the engine does not take
         if spec is not None and chosen == "high":
             high(spec)
@@ -44,7 +43,7 @@ def cloud(chosen: str) -> None:
             if chosen == "scene":
                 shown = widgets.scene_options()
                 two = compute(two_dimensional_layernorm, spec) if spec.d == 2 else None
-                view.scene(scene, shown.shown, shown.inputs, shown.lines, two)
+                view.scene(scene, *shown, two)
             elif chosen == "eps":
                 view.eps_section(compute(eps_curve.eps_curve, spec), scene)
             elif chosen == "affine":

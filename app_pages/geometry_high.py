@@ -17,7 +17,6 @@ def high(spec: GeometrySpec) -> None:
     if report is not None:
         view.high_dimension(report, spec.count)
     st.subheader(t("geometry.view_heading"))
-    shown = widgets.view_inputs()
-    plane = requests.wide_view(spec, shown.method, shown.axes)
+    plane = requests.wide_view(spec, *widgets.view_inputs())
     if plane is not None:
         view.plane_view(plane)

@@ -28,17 +28,17 @@ def detail() -> None:
 def calculator() -> None:
     with presenting.controls("md"):
         inputs = calculator_inputs(compute(catalog))
-    read = requests.read_config(inputs, compute(catalog))
-    show_errors(read.errors)
-    if read.shape is None and not read.errors:
+    shape, read_as, shared_with, errors = requests.read_config(inputs, compute(catalog))
+    show_errors(errors)
+    if shape is None and not errors:
         st.info(t("models.paste_prompt"), icon=":material/content_paste:")
-    if read.shape is not None:
-        view.read_as(read.shape, read.read_as, read.shared_with)
+    if shape is not None:
+        view.read_as(shape, read_as, shared_with)
         with showing_refusals():  # a fact the catalog lacks, a kind without a cost model
             # private: the shape may come from a config.json someone pasted, which is theirs
-            view.budget(compute(norm_budget, read.shape, private=True), compute(catalog))
-            result = compute(norm_cost, read.shape, inputs.dtype, inputs.tokens, private=True)
-            view.cost(result, inputs.dtype, read.shape.dtype)
+            view.budget(compute(norm_budget, shape, private=True), compute(catalog))
+            result = compute(norm_cost, shape, inputs.dtype, inputs.tokens, private=True)
+            view.cost(result, inputs.dtype, shape.dtype)
 
 
 st.title(t("models.title"))

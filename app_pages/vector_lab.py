@@ -26,13 +26,12 @@ def lab() -> None:
     with inputs_column, presenting.controls("vl"):
         choice = widgets.vector_choice(requests.presets())  # typed rows, or what names them
         vectors = requests.vectors(choice)  # a preset's or a random draw, stored in its dtype
-        inputs = widgets.norm_inputs(choice, vectors, default_eps)
+        config, errors, notes = widgets.norm_inputs(choice, vectors, default_eps)
 
     with results_column:
-        show_errors(inputs.errors)
-        for note in inputs.notes:
+        show_errors(errors)
+        for note in notes:
             st.info(note, icon=":material/info:")
-        config = inputs.config
         if config is None:
             st.info(t("vector_lab.fix_input"), icon=":material/edit:")
         else:

@@ -1,22 +1,14 @@
 """The one way a page runs engine work: computed once, bounded, shown, cancellable.
 
-A workshop is thirty browsers on one server process.  A page calls the engine only through
-
-- ``compute(fn, *args)``: work the engine's limits keep well under a second
-  (``benchmarks/bench_links.py``), run in the page's own thread;
-- ``run_heavy(fn, calls, labels, ...)``: work that may take seconds, which may wait for a
-  click (the auto-start rule, ``docs/architecture.md``), runs in a core slot (at most
-  ``CORES`` at once, the rest shown as queued), with a spinner and a progress bar.
-
-Results are kept with ``st.cache_resource``, keyed by the function's name and the arguments
-(or ``key``, where an argument is a large result or holds an upload's bytes).  The key goes
-to Streamlit as a digest of its pickle (``ui/cache_keys.py`` says why).  Identical requests,
-concurrent ones included, are computed once: Streamlit holds one lock per key, and a second
-caller waits for the first one's value (of a heavy job, it follows the first one's progress
-bar and partial results meanwhile, and may cancel its wait).
-``private=True`` keeps a result in its browser session only (an upload, a typed prompt, a
-pasted config), in session-scoped caches that Streamlit drops with the session; a private
-heavy result may hold an upload's bytes, so a session keeps six of those at most.
+A workshop is thirty browsers on one server process: light work (``compute``, well under a
+second: ``benchmarks/bench_links.py``) runs in the page's own thread, work that may take
+seconds (``run_heavy``) in a core slot, at most ``CORES`` at once (``docs/architecture.md``,
+"The compute path": the auto-start rule, ``private=True``).  The cache key goes to Streamlit
+as a digest of its pickle (``ui/cache_keys.py`` says why).  Streamlit holds one lock per key,
+so identical requests, concurrent ones included, are computed once: a second caller waits
+for the first one's value (of a heavy job, following its progress bar and partial results,
+and able to cancel its wait).  A private heavy result may hold an upload's bytes, so a
+session keeps six of those at most.
 
 Stopping needs no timer: a heavy job's ``should_stop`` calls the page run's own yield check,
 which raises Streamlit's ``RerunException`` when the page reruns (Cancel, a new setting) and

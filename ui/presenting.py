@@ -142,19 +142,19 @@ def controls(name: str, title: str | None = None):
     return st.container(key=f"controls_{name}")
 
 
-def among_controls(function=None, *, title: str | None = None):
-    """A widget function whose widgets are drawn inside ``controls(<its name>, title)``: for
-    inputs drawn between a page's results.  ``@among_controls`` or
-    ``@among_controls(title="<locale key>")``."""
-    if function is None:
-        return functools.partial(among_controls, title=title)
+def among_controls(title: str):
+    """``@among_controls(title="<locale key>")``: a widget function whose widgets are drawn
+    inside ``controls(<its name>, title)``, for inputs drawn between a page's results."""
 
-    @functools.wraps(function)
-    def drawn(*args, **kwargs):
-        with controls(function.__name__, title):
-            return function(*args, **kwargs)
+    def wrap(function):
+        @functools.wraps(function)
+        def drawn(*args, **kwargs):
+            with controls(function.__name__, title):
+                return function(*args, **kwargs)
 
-    return drawn
+        return drawn
+
+    return wrap
 
 
 def navigation(name: str):

@@ -9,7 +9,7 @@ from streamlit.testing.v1 import AppTest
 import ui.widgets.dumps as dump_widgets
 from engine.dumps.sources import Upload
 from ui import i18n
-from ui.widgets.dumps import UploadedDump
+from ui.widgets.dumps import upload_source
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 
@@ -106,7 +106,7 @@ def upload(monkeypatch):
     monkeypatch.setattr(dump_widgets, "uploaded_dump", lambda: current["file"])
 
     def put(name: str | None, data: bytes = b"", file_id: str = "f1") -> None:
-        current["file"] = None if name is None else UploadedDump(file_id, Upload(name, data))
+        current["file"] = None if name is None else upload_source(file_id, Upload(name, data))
 
     return put
 

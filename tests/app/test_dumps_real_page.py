@@ -207,7 +207,8 @@ def test_the_live_model_reports_a_given_prompt_token_by_token_and_shares_it(
 ):
     prompt = "hello"  # the tiny model's context is 24 tokens; LIVE_PROMPTS are longer
     given = (prompt, *LIVE_PROMPTS[1:])  # a given prompt the tiny model can take
-    monkeypatch.setattr("ui.widgets.dumps.LIVE_PROMPTS", given)
+    monkeypatch.setattr("ui.widgets.dumps.LIVE_PROMPTS", given)  # offered
+    monkeypatch.setattr("ui.requests.dumps.LIVE_PROMPTS", given)  # shared
     captures = calls("ui.requests.dumps.capture_live")
     at = _live({"du_prompt": prompt})
     assert not at.exception and not at.error, [e.value for e in at.error]

@@ -14,7 +14,7 @@ from functools import partial
 
 import numpy as np
 
-from engine.config import DumpSpec, LiveSpec
+from engine.config import LIVE_PROMPTS, DumpSpec, LiveSpec
 from engine.dumps.dump import Dump, open_dump, read_tokens
 from engine.dumps.example import EXAMPLE_DUMP
 from engine.dumps.live import LiveCapture, capture_live, capture_work, read_norm_io
@@ -50,19 +50,19 @@ def file_refusal(wanted: str, dumps: tuple[LocalDump, ...]) -> EngineError | Non
     return unlisted(find_dump, wanted, dumps)
 
 
-def captured(live, prompt) -> LiveCapture | None:
-    """The live model's capture of ``prompt`` (a ``LivePrompt``), or None: no model, a refused
-    prompt (its errors are the page's to show), or a long prompt from a link waiting for a
-    click."""
-    if live is None or prompt.spec is None:
+def captured(live, prompt: LiveSpec | None) -> LiveCapture | None:
+    """The live model's capture of ``prompt``, or None: no model, a refused prompt (its
+    errors are the page's to show), or a long prompt from a link waiting for a click.  A
+    given prompt's capture is shared between sessions, a typed one's kept in its session."""
+    if live is None or prompt is None:
         return None
     with showing_refusals():  # e.g. a prompt over the model's token cap
         found = run_heavy(
             capture_live,
-            [(live, prompt.spec)],
+            [(live, prompt)],
             [t("dumps.live_running", model=live.name)],
-            keys=[(live.name, prompt.spec)],
-            private=not prompt.given,
+            keys=[(live.name, prompt)],
+            private=prompt.prompt not in LIVE_PROMPTS,
             button=t("dumps.live_run"),
             widget_key="dumps_live_run",
             work=capture_work,

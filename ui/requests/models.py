@@ -5,8 +5,6 @@ catalog families it is read as.  ``inputs`` is the ``CalculatorInputs`` drawn
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from engine.config import ModelShape
 from engine.errors import EngineError
 from engine.models.config_json import parse_config
@@ -15,24 +13,19 @@ from ui.compute import compute
 from ui.errors import error_text
 
 
-@dataclass(frozen=True)
-class ReadConfig:
-    shape: ModelShape | None  # None until a config is read
-    read_as: Family | None  # the catalog family the config was read as
-    shared_with: tuple[Family, ...]  # other families whose configs carry the same model_type
-    errors: tuple[str, ...]  # why the config cannot be read, translated
-
-
-def read_config(inputs, families: Catalog) -> ReadConfig:
-    """The config of ``inputs`` as a ModelShape, or the translated reason it cannot be read
-    (no shape and no reason while the box is empty)."""
+def read_config(
+    inputs, families: Catalog
+) -> tuple[ModelShape | None, Family | None, tuple[Family, ...], tuple[str, ...]]:
+    """The config of ``inputs`` as a ModelShape, the catalog family it was read as and the
+    other families whose configs carry the same model_type; or no shape and the translated
+    reason it cannot be read (no shape and no reason while the box is empty)."""
     if not inputs.text.strip():
-        return ReadConfig(None, None, (), ())
+        return None, None, (), ()
     try:
         shape = compute(parse_config, inputs.text, inputs.family_id, private=inputs.pasted)
     except EngineError as error:
-        return ReadConfig(None, None, (), (error_text(error),))
+        return None, None, (), (error_text(error),)
     family = families.family(shape.family)
     shared = {f.id: f for m in family.model_types for f in families.sharing_model_type(m)}
     others = tuple(f for f in shared.values() if f.id != family.id) if inputs.pasted else ()
-    return ReadConfig(shape, family, others, ())
+    return shape, family, others, ()

@@ -4,7 +4,7 @@ parsed from the widget), refused where their storage dtype cannot hold a value."
 
 from __future__ import annotations
 
-from dataclasses import astuple, dataclass
+from dataclasses import astuple
 
 from engine.norms.precision_presets import PRESET_NAMES, preset_rows
 from engine.norms.random_inputs import random_vectors
@@ -18,18 +18,12 @@ def presets() -> dict[str, Rows]:
     return {name: compute(preset_rows, name) for name in PRESET_NAMES}
 
 
-@dataclass(frozen=True)
-class Vectors:
-    rows: Rows  # () when refused
-    errors: tuple[str, ...]  # translated
-
-
-def vectors(choice) -> Vectors:
-    """The rows ``choice`` (a ``VectorChoice``, ui/widgets/vector_lab.py) names, or the
+def vectors(choice) -> tuple[Rows, tuple[str, ...]]:
+    """The rows ``choice`` (a ``VectorChoice``, ui/widgets/vector_lab.py) names, or () and the
     translated refusal: of a typed row (the widget's), of a value the storage dtype cannot
     hold."""
     if choice.errors or choice.rows is not None:
-        return Vectors(choice.rows or (), choice.errors)
+        return choice.rows or (), choice.errors
     if choice.preset is not None:
         rows = compute(preset_rows, choice.preset)
     else:
@@ -38,5 +32,5 @@ def vectors(choice) -> Vectors:
     try:
         check_representable(rows, choice.dtype)
     except VectorInputError as error:
-        return Vectors((), (input_error_text(error),))
-    return Vectors(rows, ())
+        return (), (input_error_text(error),)
+    return rows, ()

@@ -26,6 +26,7 @@ from ui.url.codec import (
     PRESENT,
     PRESENT_PARAM,
     PageParams,
+    Param,
     Refusal,
     encode_pairs,
     link_refusal,
@@ -54,22 +55,20 @@ def _query_string() -> str:
     return getattr(ctx, "query_string", "") or ""
 
 
-def _link_refused() -> bool:
-    return link_refusal(_query_string()) is not None
+def _linked(param: Param):
+    """The link's value of the app-wide ``param`` if valid, else None."""
+    raw = [] if link_refusal(_query_string()) else st.query_params.get_all(param.key)
+    return parse(param, raw)[0] if raw else None
 
 
 def initial_language() -> str:
     """The URL's ``lang`` if valid, else the browser's locale, else English."""
-    raw = [] if _link_refused() else st.query_params.get_all(LANGUAGE_PARAM)
-    value = parse(LANGUAGE, raw)[0] if raw else None
-    return value if value is not None else language_from_locale(st.context.locale)
+    return _linked(LANGUAGE) or language_from_locale(st.context.locale)
 
 
 def initial_present() -> str:
     """The URL's presentation mode if valid (a projector link), else "off"."""
-    raw = [] if _link_refused() else st.query_params.get_all(PRESENT_PARAM)
-    value, refusal = parse(PRESENT, raw) if raw else (PRESENT.default, None)
-    return PRESENT.default if refusal is not None else value
+    return _linked(PRESENT) or PRESENT.default
 
 
 def _landing(page: str, raw: list[str]) -> str | None:

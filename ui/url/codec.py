@@ -135,61 +135,48 @@ def _numeric(param: Param) -> bool:
     return bool(param.choices) and isinstance(param.choices[0], int | float)
 
 
-def _spelling_key(param: Param, raw: str):
-    """What tells two items of a link apart: the word (case and spaces aside), or for a
-    list of numbers the value ("256" and "256.0" are one width)."""
-    if _numeric(param):
-        digits = as_ascii(raw)
-        try:
-            number = float(digits)
-        except ValueError:
-            pass
-        else:
-            if math.isfinite(number) and not lost_to_zero(digits, number):
-                return number
-    return raw.strip().casefold()
+def _number(raw: str) -> float | None:
+    """``raw`` as a finite number ("１e-５", "−1": typed on a Chinese keyboard), or None; 1e-400
+    is no number here (float64 reads it as 0), so not the choice 0."""
+    digits = as_ascii(raw)
+    try:
+        number = float(digits)
+    except ValueError:
+        return None
+    return number if math.isfinite(number) and not lost_to_zero(digits, number) else None
 
 
-def _spellings(param: Param) -> set:
-    """Every different item ``param`` reads as a choice: ids, every language's name and older
-    names (numbers: their values).  A list naming more different items holds an unknown one."""
-    if _numeric(param):
-        return set(param.choices)
-    names = {serialize_one(param, choice).casefold() for choice in param.choices}
-    names |= {name.replace("+", " ") for name in names}  # a hand-typed "+" arrives as a space
-    if param.vocabulary is not None:
-        for choice in param.choices:
-            names |= {name.casefold() for name in every_label(param.vocabulary, choice)}
+def _names(param: Param) -> dict:
+    """Every word a link may name a choice by, case aside: its id (a "+" typed into a link by
+    hand arrives as a space: "forward+backward"), then every language's name and older names
+    (ids first, each word kept by the first choice it names)."""
+    names: dict = {}
+    for choice in param.choices:
+        written = serialize_one(param, choice).casefold()
+        names.setdefault(written, choice)
+        names.setdefault(written.replace("+", " "), choice)
+    for choice in param.choices if param.vocabulary is not None else ():
+        for name in every_label(param.vocabulary, choice):
+            names.setdefault(name.casefold(), choice)
     return names
 
 
-def _as_choice(param: Param, raw: str):
-    """The choice ``raw`` names: its id, an older display name, or (numbers) its value; case
-    and the spaces around it aside, as for every word a link holds."""
+def _spelling_key(param: Param, raw: str):
+    """What tells two items of a link apart: the word (case and spaces aside), or for a
+    list of numbers the value ("256" and "256.0" are one width)."""
+    number = _number(raw) if _numeric(param) else None
+    return raw.strip().casefold() if number is None else number
+
+
+def _as_choice(param: Param, raw: str, names: dict):
+    """The choice ``raw`` names (``names``: ``_names(param)``): its id, an older display
+    name, or (numbers) its value; case and the spaces around it aside, as for every word a
+    link holds."""
     raw = raw.strip()
-    for choice in param.choices:
-        written = serialize_one(param, choice).casefold()
-        # a "+" typed into a link by hand arrives as a space ("forward+backward")
-        if raw.casefold() in (written, written.replace("+", " ")):
-            return choice
-    if param.vocabulary is not None:
-        for choice in param.choices:
-            if raw.casefold() in {
-                name.casefold() for name in every_label(param.vocabulary, choice)
-            }:
-                return choice
-    if _numeric(param):
-        digits = as_ascii(raw)  # "１e-５", "−1": typed on a Chinese keyboard
-        try:
-            number = float(digits)
-        except ValueError:
-            return None
-        if lost_to_zero(digits, number):  # 1e-400 is not the choice 0
-            return None
-        for choice in param.choices:
-            if number == choice:
-                return choice
-    return None
+    if raw.casefold() in names:
+        return names[raw.casefold()]
+    number = _number(raw) if _numeric(param) else None
+    return next((choice for choice in param.choices if choice == number), None)
 
 
 def _refuse(param: Param, raw: str, why: str = "not_accepted") -> Refusal:
@@ -219,13 +206,15 @@ def parse(param: Param, raw: list[str]) -> tuple[Any, Refusal | None]:
         for item in items:
             distinct.setdefault(_spelling_key(param, item), item)
         items = list(distinct.values())
-        most = len(_spellings(param))  # more different items than names: one is unknown
+        names = _names(param)
+        # more different items than names (numbers: values): one is unknown
+        most = len(set(param.choices) if _numeric(param) else names)
         over = len(items) > most
         if over:  # only the first ``most`` are looked up, whatever the list's length
             items, counted = items[:most], {"items": f"{len(items):,}", "limit": most}
         values, unknown = [], []
         for item in items:
-            choice = _as_choice(param, item)
+            choice = _as_choice(param, item, names)
             if choice is None:
                 unknown.append(item)
             elif choice not in values:  # two names of one choice ("pre", "Pre-Norm", "前置")
@@ -240,7 +229,7 @@ def parse(param: Param, raw: list[str]) -> tuple[Any, Refusal | None]:
         return (values or None), refusal
     text = raw[-1] if raw else ""
     if param.kind == "choice":
-        choice = _as_choice(param, text)
+        choice = _as_choice(param, text, _names(param))
         return (choice, None) if choice is not None else (None, _refuse(param, text))
     if param.kind == "bool":
         if text.strip().lower() in ("true", "false"):
@@ -250,16 +239,10 @@ def parse(param: Param, raw: list[str]) -> tuple[Any, Refusal | None]:
         if len(text) > param.max_chars:
             return None, _refuse(param, text, "too_long")
         return text, None
-    digits = as_ascii(text).strip()  # "－１．５", "−1": typed on a Chinese keyboard
-    try:
-        number = float(digits)
-    except ValueError:
-        return None, _refuse(param, text)
-    if not math.isfinite(number) or not (param.low <= number <= param.high):
+    number = _number(text)
+    if number is None or not (param.low <= number <= param.high):
         return None, _refuse(param, text)
     if param.positive and not number > 0:
-        return None, _refuse(param, text)
-    if lost_to_zero(digits, number):  # 1e-400: not 0, but float64 reads it as 0
         return None, _refuse(param, text)
     if param.kind == "int":
         if not number.is_integer():

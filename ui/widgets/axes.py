@@ -6,7 +6,6 @@ engine does not accept (``bound.spec_from``).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 import streamlit as st
 
@@ -20,12 +19,6 @@ from ui.url.pages import AXES as P
 from ui.widgets import bound
 
 HEATMAP_KEY = "ax_heatmap"  # the heatmap chart's selection state (not a share-link setting)
-
-
-@dataclass(frozen=True)
-class AxesInputs:
-    spec: AxesSpec | None  # None when a setting was refused
-    errors: tuple[str, ...]  # translated refusals
 
 
 def section() -> str:
@@ -44,8 +37,9 @@ def parse_lengths(text: str) -> tuple[tuple[int, ...], str | None]:
     return tuple(lengths), None
 
 
-def axes_inputs() -> AxesInputs:
-    """The tensor (source, preset, sizes, padding) and the norm applied to it."""
+def axes_inputs() -> tuple[AxesSpec | None, tuple[str, ...]]:
+    """The tensor (source, preset, sizes, padding) and the norm applied to it: its spec, or
+    None and the translated refusals."""
     with st.container(border=True):
         top = st.columns([3, 2])
         source = bound.segmented(P["ax_source"], t("axes.source"), top[0])
@@ -99,10 +93,9 @@ def axes_inputs() -> AxesInputs:
                 P["ax_mask"], t("axes.mask"), c2, help=t("axes.mask_help")
             )
     if errors:
-        return AxesInputs(None, tuple(errors))
+        return None, tuple(errors)
     shown = dict(source=source, batch=batch, tokens=tokens, d=d, kind=kind, eps=eps, dtype=dtype)
-    spec, errors = bound.spec_from(AxesSpec, **shown, **chosen)
-    return AxesInputs(spec, errors)
+    return bound.spec_from(AxesSpec, **shown, **chosen)
 
 
 @presenting.among_controls(title="axes.controls.cell")
@@ -131,34 +124,23 @@ def take_clicked_cell(shape: tuple[int, int, int]) -> None:
         st.session_state[key] = value
 
 
-@dataclass(frozen=True)
-class SmallBatchInputs:
-    batch_sizes: tuple[int, ...]
-    draws: int
-
-
 @presenting.among_controls(title="axes.controls.small")
-def small_batch_inputs() -> SmallBatchInputs:
+def small_batch_inputs() -> tuple[tuple[int, ...], int]:
+    """The batch sizes compared, and the draws of each."""
     left, right = st.columns([3, 1])
     sizes = bound.pills(P["ax_sizes"], t("axes.small.sizes"), left)
     draws = bound.number(P["ax_draws"], t("axes.small.draws_count"), right, step=50)
-    return SmallBatchInputs(tuple(sorted(sizes)), int(draws))
-
-
-@dataclass(frozen=True)
-class TrainEvalInputs:
-    shift: float
-    momentum: float
-    steps: int
+    return tuple(sorted(sizes)), int(draws)
 
 
 @presenting.among_controls(title="axes.controls.train_eval")
-def train_eval_inputs() -> TrainEvalInputs:
+def train_eval_inputs() -> tuple[float, float, int]:
+    """The shift, the running statistics' momentum and the training steps."""
     c1, c2, c3 = st.columns([2, 1, 1])
     shift = bound.slider(P["ax_shift"], t("axes.train_eval.shift"), c1, step=0.25)
     momentum = bound.number(P["ax_momentum"], t("axes.train_eval.momentum"), c2, step=0.05)
     steps = bound.number(P["ax_steps"], t("axes.train_eval.steps"), c3, step=50)
-    return TrainEvalInputs(float(shift), float(momentum), int(steps))
+    return float(shift), float(momentum), int(steps)
 
 
 @presenting.among_controls(title="axes.controls.causal")

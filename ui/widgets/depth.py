@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import streamlit as st
 
@@ -14,29 +14,22 @@ from ui.url.pages import DEPTH as P
 from ui.widgets import bound
 
 
-@dataclass(frozen=True)
-class DepthInputs:
-    specs: tuple[DepthSpec, ...]  # one per chosen placement, in the order chosen
-    errors: tuple[str, ...]
-
-
 def section() -> str:
     """Which section the page shows (and computes): the stack, the sweep, wiring or training."""
     return bound.section(P["dp_section"], t("depth.section"), "depth.tab_")
 
 
-def depth_inputs(section: str) -> DepthInputs:
-    """The shared stack settings; one DepthSpec per chosen placement.  In the "wiring" section
+def depth_inputs(section: str) -> tuple[tuple[DepthSpec, ...], tuple[str, ...]]:
+    """The shared stack settings: one DepthSpec per chosen placement, in the order chosen
+    (none where a setting is refused), and the translated refusals.  In the "wiring" section
     only what its diagrams draw (the placements, the final norm); in the "sweep" no L, which
     the sweep sets itself (the spec keeps its default).  The others keep their values."""
     placements = bound.multiselect(P["dp_placements"], t("depth.placements"))
     if section == "wiring":
         final_norm = bound.toggle(P["dp_final"], t("depth.final_norm"))
         if not placements:
-            return DepthInputs((), (t("depth.need_placement"),))
-        return DepthInputs(
-            tuple(DepthSpec(placement=p, final_norm=final_norm) for p in placements), ()
-        )
+            return (), (t("depth.need_placement"),)
+        return tuple(DepthSpec(placement=p, final_norm=final_norm) for p in placements), ()
     depth = {}
     if section == "sweep":
         c2, c3, c4 = st.columns(3)
@@ -61,7 +54,7 @@ def depth_inputs(section: str) -> DepthInputs:
     if norm == "dyt":
         dyt["dyt_alpha"] = bound.number(P["dp_alpha"], t("depth.alpha"), c3, step=0.1)
     if not placements:
-        return DepthInputs((), (t("depth.need_placement"),))
+        return (), (t("depth.need_placement"),)
     base, errors = bound.spec_from(
         DepthSpec,
         norm=norm,
@@ -77,8 +70,8 @@ def depth_inputs(section: str) -> DepthInputs:
         **dyt,
     )
     if base is None:
-        return DepthInputs((), errors)
-    return DepthInputs(tuple(replace(base, placement=p) for p in placements), ())
+        return (), errors
+    return tuple(replace(base, placement=p) for p in placements), ()
 
 
 def _run_inputs(column, name: str, suffix: str) -> tuple[str, bool]:

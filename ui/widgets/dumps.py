@@ -55,25 +55,14 @@ class ChosenDump:
     fit_norms: bool = True  # DyT fits in the report (the live model's 61 norms: on request)
 
 
-@dataclass(frozen=True)
-class UploadedDump:
-    """One uploaded file: its bytes, and the id that keys its results in this session."""
-
-    file_id: str  # new for every upload, even of the same file
-    upload: Upload
-
-    @property
-    def key(self) -> tuple[str, str, int]:
-        """What results computed from this file are keyed by (the bytes are not hashed)."""
-        return (self.file_id, self.upload.name, len(self.upload.data))
-
-    def chosen(self) -> ChosenDump:
-        return ChosenDump(
-            "upload", self.file_id, self.key, self.upload.name, self.upload, share=False
-        )
+def upload_source(file_id: str, upload: Upload) -> ChosenDump:
+    """An uploaded file as the dump the page reads: its results keyed by the upload's id (new
+    for every upload, even of the same file), its name and size, never its bytes."""
+    key = (file_id, upload.name, len(upload.data))
+    return ChosenDump("upload", file_id, key, upload.name, upload, share=False)
 
 
-def uploaded_dump() -> UploadedDump | None:
+def uploaded_dump() -> ChosenDump | None:
     """The file in the uploader, or None: the one place uploaded bytes enter the page."""
     suffixes = ", ".join(ACCEPTED_SUFFIXES)
     file = st.file_uploader(
@@ -84,7 +73,7 @@ def uploaded_dump() -> UploadedDump | None:
     )
     if file is None:
         return None
-    return UploadedDump(file.file_id, Upload(file.name, file.getvalue()))
+    return upload_source(file.file_id, Upload(file.name, file.getvalue()))
 
 
 def example_dump() -> ChosenDump:
@@ -144,7 +133,7 @@ def folder_source(dumps: tuple[LocalDump, ...], refused: EngineError | None) -> 
 def uploaded_source() -> ChosenDump | None:
     uploaded = uploaded_dump()
     st.caption(t("dumps.privacy", limit=UPLOAD_LIMIT_MB))
-    return None if uploaded is None else uploaded.chosen()
+    return uploaded
 
 
 # The browser counts a text box's length in UTF-16 code units, where an emoji or a rare
@@ -152,13 +141,6 @@ def uploaded_source() -> ChosenDump | None:
 # emoji reverted to the previous one.  The box admits twice the characters the link
 # carries, and a longer prompt is refused here with a message.
 BROWSER_UNITS_PER_CHARACTER = 2
-
-
-@dataclass(frozen=True)
-class LivePrompt:
-    spec: LiveSpec | None  # None when the prompt is refused (``errors`` says why)
-    errors: tuple[str, ...]
-    given: bool  # one of LIVE_PROMPTS: its results may be shared between sessions
 
 
 def _given_prompt() -> int | None:
@@ -189,8 +171,9 @@ def _prompt_typed() -> None:
         st.session_state[P["du_prompt"].key] = LIVE_PROMPTS[given]
 
 
-def live_prompt() -> LivePrompt:
-    """The prompt typed (kept in the link as ``du_prompt``), or one of the given ones."""
+def live_prompt() -> tuple[LiveSpec | None, tuple[str, ...]]:
+    """The prompt typed (kept in the link as ``du_prompt``), or one of the given ones: its
+    spec, or None and why it is refused."""
     st.session_state["dumps_given_prompt"] = _given_prompt()  # lit for a given prompt only
     st.pills(
         t("dumps.given_prompts"),
@@ -211,11 +194,8 @@ def live_prompt() -> LivePrompt:
     )
     if len(text) > limit:
         message = t("dumps.prompt_too_long", chars=f"{len(text):,}", limit=f"{limit:,}")
-        return LivePrompt(None, (message,), False)
-    spec, errors = bound.spec_from(
-        LiveSpec, worded={"config.empty": "dumps.prompt_empty"}, prompt=text
-    )
-    return LivePrompt(spec, errors, spec is not None and text in LIVE_PROMPTS)
+        return None, (message,)
+    return bound.spec_from(LiveSpec, worded={"config.empty": "dumps.prompt_empty"}, prompt=text)
 
 
 def live_source(capture) -> ChosenDump:
@@ -223,13 +203,6 @@ def live_source(capture) -> ChosenDump:
     shared = capture.spec.prompt in LIVE_PROMPTS
     key = ("live", capture.info.model, capture.spec)
     return ChosenDump("live", "live", key, capture.file.name, capture.file, shared, False)
-
-
-@dataclass(frozen=True)
-class DumpSettings:
-    spec: DumpSpec | None  # None when a value is refused (``errors`` says why)
-    errors: tuple[str, ...]
-    stream_slot: object  # where ``stream_override`` draws its choice, once streams are known
 
 
 def _axes_name(axes: str) -> str:
@@ -242,8 +215,10 @@ def _threshold(param: Param, text: str, column, step: float) -> float:
     )
 
 
-def dump_settings() -> DumpSettings:
-    """How the dump is read and judged (inferred unless overridden): one DumpSpec."""
+def dump_settings() -> tuple[DumpSpec | None, tuple[str, ...], object]:
+    """How the dump is read and judged (inferred unless overridden): one DumpSpec (None when
+    a value is refused), the refusals, and where ``stream_override`` draws its choice once
+    the streams are known."""
     with st.expander(t("dumps.overrides"), icon=":material/tune:"):
         st.caption(t("dumps.overrides_help"))
         stream_column = st.container()  # its options are entry names: the full width
@@ -270,16 +245,16 @@ def dump_settings() -> DumpSettings:
         outlier_ratio=outlier,
         norm_eps=eps,
     )
-    return DumpSettings(spec, errors, stream_column)
+    return spec, errors, stream_column
 
 
-def stream_override(source: ChosenDump, layout: Layout, settings: DumpSettings) -> DumpSpec:
+def stream_override(source: ChosenDump, layout: Layout, spec: DumpSpec, slot) -> DumpSpec:
     """The spec with the stream chosen among the entries this file holds ("auto": inferred).
 
     Kept per file (the widget's key holds the upload's id): a new file starts inferred.
     """
     choices = ("auto", *layout.streams)
-    with settings.stream_slot:
+    with slot:
         bound.named_in_page_language(f"dumps_stream_{source.id}")
         stream = st.selectbox(
             t("dumps.stream"),
@@ -291,7 +266,7 @@ def stream_override(source: ChosenDump, layout: Layout, settings: DumpSettings) 
             help=t("dumps.stream_help"),
             placeholder=t("app.choose_one"),
         )
-    return replace(settings.spec, stream=stream)
+    return replace(spec, stream=stream)
 
 
 def batch_choice(rep: DumpReport, target=st) -> int:

@@ -5,8 +5,6 @@ call: ``GeometrySpec`` refuses what the engine does not accept (``bound.spec_fro
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import streamlit as st
 
 from engine.config import MAX_ROWS, GeometrySpec
@@ -23,12 +21,6 @@ SCENE_SECTIONS = ("scene", "eps", "affine", "dyt")  # the sections drawn at d = 
 
 def _number(value: float) -> str:
     return f"{value:g}"
-
-
-@dataclass(frozen=True)
-class CloudInputs:
-    spec: GeometrySpec | None  # None when a setting was refused
-    errors: tuple[str, ...]  # translated refusals
 
 
 def section() -> str:
@@ -48,8 +40,9 @@ def _affine_inputs() -> dict[str, float]:
 
 
 @presenting.among_controls(title="geometry.controls.cloud")
-def cloud_inputs(section: str) -> CloudInputs:
-    """The random inputs and the norms' settings; the section decides which are offered."""
+def cloud_inputs(section: str) -> tuple[GeometrySpec | None, tuple[str, ...]]:
+    """The random inputs and the norms' settings (their spec, or None and the translated
+    refusals); the section decides which are offered."""
     chosen = {}  # the settings this section offers; the others: the defaults
     with st.container(border=True):
         c1, c2, c3, c4 = st.columns([2, 2, 1, 1])
@@ -82,36 +75,25 @@ def cloud_inputs(section: str) -> CloudInputs:
                 P["ge_alpha"], t("geometry.alpha"), format_func=_number
             )
     shown = dict(distribution=distribution, spread=spread, shift=shift, count=count, d=d)
-    return CloudInputs(*bound.spec_from(GeometrySpec, **shown, seed=seed, eps=eps, **chosen))
-
-
-@dataclass(frozen=True)
-class SceneOptions:
-    shown: tuple[str, ...]  # which norms' outputs the scene draws
-    inputs: bool  # draw the inputs
-    lines: bool  # join each input to its output
+    return bound.spec_from(GeometrySpec, **shown, seed=seed, eps=eps, **chosen)
 
 
 @presenting.among_controls(title="geometry.controls.scene")
-def scene_options() -> SceneOptions:
+def scene_options() -> tuple[tuple[str, ...], bool, bool]:
+    """Which norms' outputs the scene draws, whether it draws the inputs, and whether it
+    joins each input to its output."""
     # the lines toggle's column holds its label on one line ("Input → output lines")
     c1, c2, c3 = st.columns([5, 2, 3], vertical_alignment="bottom")
     shown = bound.pills(P["ge_show"], t("geometry.show"), c1)
     inputs = bound.toggle(P["ge_inputs"], t("geometry.show_inputs"), c2)
     lines = bound.toggle(P["ge_lines"], t("geometry.show_lines"), c3)
-    return SceneOptions(tuple(shown), bool(inputs), bool(lines))
-
-
-@dataclass(frozen=True)
-class VectorInputs:
-    vector: tuple[float, ...] | None  # None when the text was refused
-    spec: GeometrySpec  # eps (the vector's own width replaces d)
-    errors: tuple[str, ...]
+    return tuple(shown), bool(inputs), bool(lines)
 
 
 @presenting.among_controls(title="geometry.controls.vector")
-def vector_inputs() -> VectorInputs:
-    """One vector (any width the engine takes) and the eps it is normalized with."""
+def vector_inputs() -> tuple[tuple[float, ...] | None, GeometrySpec, tuple[str, ...]]:
+    """One vector (any width the engine takes; None when the text was refused), the spec
+    of the eps it is normalized with (the vector's own width replaces d), and the refusal."""
     left, right = st.columns([3, 1])
     text = bound.text_input(
         P["ge_vector"], t("geometry.vector"), left, help=t("geometry.vector_help")
@@ -121,22 +103,17 @@ def vector_inputs() -> VectorInputs:
     try:
         rows = parse_vectors(text, "float32")
     except VectorInputError as error:
-        return VectorInputs(None, spec, (input_error_text(error, "geometry.input"),))
+        return None, spec, (input_error_text(error, "geometry.input"),)
     if len(rows) != 1:
-        return VectorInputs(None, spec, (t("geometry.one_vector", rows=len(rows), limit=MAX_ROWS),))
+        return None, spec, (t("geometry.one_vector", rows=len(rows), limit=MAX_ROWS),)
     for note in underflow_notes(rows, "float32"):  # e.g. 1e-50 is stored, and drawn, as 0
         st.info(note, icon=":material/info:")
-    return VectorInputs(rows[0], spec, ())
-
-
-@dataclass(frozen=True)
-class ViewInputs:
-    method: str  # "pca", "axes" or "ones"
-    axes: tuple[int, int]
+    return rows[0], spec, ()
 
 
 @presenting.among_controls(title="geometry.controls.view")
-def view_inputs() -> ViewInputs:
+def view_inputs() -> tuple[str, tuple[int, int]]:
+    """The flat view's method ("pca", "axes" or "ones") and, for "axes", its two axes."""
     method = bound.segmented(
         P["ge_view"], t("geometry.view"), format_func=lambda key: t(f"geometry.view_{key}")
     )
@@ -146,7 +123,7 @@ def view_inputs() -> ViewInputs:
         first = bound.number(P["ge_axis_a"], t("geometry.axis_a"), c1)
         second = bound.number(P["ge_axis_b"], t("geometry.axis_b"), c2)
         axes = (int(first), int(second))
-    return ViewInputs(method, axes)
+    return method, axes
 
 
 @presenting.among_controls(title="geometry.controls.pair")

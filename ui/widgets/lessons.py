@@ -20,18 +20,6 @@ from ui.widgets import bound
 PICKER = "ls_choose"  # the lesson selectbox; ls_lesson is the value that lasts
 
 
-def right_mark() -> str:
-    """The mark on a revealed answer's right option: a badge in Streamlit's own green, an icon
-    (the characters ✓ and ✗ are missing from the page's font, and its fallback draws ✗ as an
-    italic X) and words, which a screen reader reads instead of the icon's name."""
-    return f":green-badge[:material/check: {t('lessons.mark_right')}]"
-
-
-def wrong_mark() -> str:
-    """The mark on the learner's option where it was not the right one."""
-    return f":red-badge[:material/close: {t('lessons.mark_wrong')}]"
-
-
 def view_choice() -> str:
     return bound.section(P["ls_view"], t("lessons.view"), "lessons.view_", width="content")
 
@@ -136,9 +124,13 @@ def prediction(item: Lesson, revealed: bool) -> None:
     texts = item.texts()
     labels = {o: f"({o}) {t(f'lessons.{item.id}.options.{o}', **texts)}" for o in OPTIONS}
     if chosen is not None and revealed:  # once revealed, the list itself shows the answer
-        labels[item.answer] += f" {right_mark()}"
+        # a badge in Streamlit's own green on the right option (red on the learner's wrong
+        # one): an icon (the characters ✓ and ✗ are missing from the page's font, and its
+        # fallback draws ✗ as an italic X) and words, which a screen reader reads instead of
+        # the icon's name
+        labels[item.answer] += f" :green-badge[:material/check: {t('lessons.mark_right')}]"
         if chosen != item.answer:
-            labels[chosen] += f" {wrong_mark()}"
+            labels[chosen] += f" :red-badge[:material/close: {t('lessons.mark_wrong')}]"
     key = f"ls_pick_{item.id}"
     shown = chosen if chosen is not None else st.session_state.get(key)
     if shown in OPTIONS:  # told to the browser every run, as its option id

@@ -131,13 +131,6 @@ class VectorLabConfig:
 
 
 @dataclass(frozen=True)
-class VectorLabInputs:
-    config: VectorLabConfig | None
-    errors: tuple[str, ...]  # translated messages; config is None when non-empty
-    notes: tuple[str, ...] = ()  # translated remarks on the input (values stored as 0)
-
-
-@dataclass(frozen=True)
 class VectorChoice:
     """The rows the Vector Lab shows: typed (parsed here), or named for the page to ask for
     (``ui/requests/vector_lab.py``): a precision preset, or a random draw."""
@@ -248,14 +241,16 @@ def vector_choice(presets: Mapping[str, Rows]) -> VectorChoice:
 
 def norm_inputs(
     choice: VectorChoice, vectors, default_eps: dict[str, tuple[DefaultEps, ...]]
-) -> VectorLabInputs:
-    """Draw the norm's input widgets and return the config they describe with the rows.
+) -> tuple[VectorLabConfig | None, tuple[str, ...], tuple[str, ...]]:
+    """Draw the norm's input widgets and return the config they describe with the rows (None
+    where an input is refused), the translated refusals, and remarks on the input (values
+    stored as 0).
 
-    ``vectors``: the rows ``choice`` names, or their refusal (``ui/requests/vector_lab.py``);
+    ``vectors``: the rows ``choice`` names and their refusal (``ui/requests/vector_lab.py``);
     ``default_eps``: ``engine.norms.precision_facts.default_eps_table`` for each storage
     dtype, quoted in the ε help (each kind's real default).
     """
-    errors, rows = list(vectors.errors), vectors.rows
+    rows, errors = vectors[0], list(vectors[1])
     dtype, computed_in = choice.dtype, choice.computed_in
     st.divider()
     kind = bound.selectbox(P["vl_norm"], t("vector_lab.norm"))
@@ -292,7 +287,7 @@ def norm_inputs(
     if len(rows) > 1:
         row_index = int(bound.number(P["vl_row"], t("vector_lab.row_shown"), high=len(rows))) - 1
     if errors or not rows:
-        return VectorLabInputs(None, tuple(errors))
+        return None, tuple(errors), ()
     spec = NormSpec(
         kind=kind,
         eps=eps,
@@ -302,4 +297,4 @@ def norm_inputs(
         compute_dtype=computed_in,
     )
     config = VectorLabConfig(rows, spec, dtype, weight, bias, min(row_index, len(rows) - 1))
-    return VectorLabInputs(config, (), underflow_notes(rows, dtype))
+    return config, (), underflow_notes(rows, dtype)
