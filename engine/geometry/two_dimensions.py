@@ -22,7 +22,6 @@ import torch
 from engine.config import GeometrySpec
 from engine.geometry.arrays import readonly
 from engine.geometry.cloud import affine_parameters, input_vectors, norm_spec
-from engine.geometry.degenerate import degeneracy_flags
 from engine.norms.dispatch import normalize
 from engine.threads import torch_threads
 
@@ -40,15 +39,9 @@ class TwoDimensionalLayerNorm:
     same line; a constant input gives t = 0 (beta), or NaN at eps = 0.
     """
 
-    inputs: np.ndarray  # [N, 2]
-    outputs: np.ndarray  # [N, 2] LayerNorm with the spec's gamma, beta and eps
     coefficient: np.ndarray  # [N] t: outputs = beta + t * gamma * (1, -1)
     off_line: float  # max |y1 + y2| of the gamma = 1, beta = 0 outputs (rounding only)
     endpoints: np.ndarray  # [2, 2] beta + gamma * (1, -1) and beta - gamma * (1, -1)
-    centre: np.ndarray  # [2] beta: the output of a constant vector
-    distinct_outputs: np.ndarray  # [K, 2] the different outputs, rounded to DECIMALS
-    distinct_counts: np.ndarray  # [K] how many inputs gave each
-    flags: tuple[str, ...]
 
 
 def two_dimensional_layernorm(
@@ -60,20 +53,11 @@ def two_dimensional_layernorm(
         x = input_vectors(flat)  # [N, 2]
         gamma, beta = affine_parameters(flat, 2)  # [2], [2]
         plain = normalize(x, norm_spec("layernorm", flat)).y  # [N, 2]
-        scaled = normalize(x, norm_spec("layernorm", flat), weight=gamma, bias=beta).y
         coefficient = (plain[:, 0].double() - plain[:, 1].double()) / 2  # [N]
         off_line = (plain[:, 0].double() + plain[:, 1].double()).abs()  # [N]
     direction = gamma * torch.tensor([1.0, -1.0])  # [2]
-    finite = scaled[torch.isfinite(scaled).all(dim=-1)].double().numpy()  # [M, 2]
-    distinct, counts = np.unique(np.round(finite, DECIMALS), axis=0, return_counts=True)
     return TwoDimensionalLayerNorm(
-        inputs=readonly(x),
-        outputs=readonly(scaled),
         coefficient=readonly(coefficient),
         off_line=float(np.nan_to_num(off_line.numpy(), nan=0.0).max(initial=0.0)),
         endpoints=readonly(torch.stack([beta + direction, beta - direction])),
-        centre=readonly(beta),
-        distinct_outputs=readonly(distinct.reshape(-1, 2)),
-        distinct_counts=readonly(counts),
-        flags=degeneracy_flags(x, flat.eps),
     )
