@@ -130,8 +130,6 @@ class Cloud:
     sqrt_d: float  # the radius outputs reach at eps = 0
     eps: float
     dyt_alpha: float
-    constant_rows: np.ndarray  # [N] bool: every entry equal (LayerNorm gives beta)
-    zero_rows: np.ndarray  # [N] bool: the zero vector (RMSNorm gives beta)
     flags: tuple[str, ...]  # engine.geometry.degenerate.FLAGS
 
 
@@ -164,8 +162,6 @@ def normalized_cloud(spec: GeometrySpec, threads: int | None = 1) -> Cloud:
         mean, centered = split_along_ones(x)  # [N], [N, d] float64: mu and x - mu 1
         along_ones = mean[:, None].expand_as(centered)  # [N, d] mu 1
         gamma, beta = affine_parameters(spec, spec.d)
-        constant = x.amax(dim=-1) == x.amin(dim=-1)  # [N]
-        zero = (x == 0).all(dim=-1)  # [N]
         return Cloud(
             inputs=readonly(x),
             mean=readonly(mean),
@@ -181,7 +177,5 @@ def normalized_cloud(spec: GeometrySpec, threads: int | None = 1) -> Cloud:
             sqrt_d=math.sqrt(spec.d),
             eps=spec.eps,
             dyt_alpha=spec.dyt_alpha,
-            constant_rows=readonly(constant, bool),
-            zero_rows=readonly(zero, bool),
             flags=degeneracy_flags(x, spec.eps),
         )

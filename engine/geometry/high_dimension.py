@@ -100,15 +100,10 @@ def histograms(spec: GeometrySpec, threads: int | None = None) -> Histograms:
 
 @dataclass(frozen=True)
 class Spread:
-    """One norm's measures at each eps: raw values and their summary."""
+    """One norm's ||y|| and cos(x, y) at each eps, summarised over the inputs."""
 
-    kind: str
-    norm: np.ndarray  # [E, N] ||y||
-    ones: np.ndarray  # [E, N] <y, 1>
-    cos_input: np.ndarray  # [E, N] cos(x, y)
     norm_mean: np.ndarray  # [E] mean ||y|| (NaN-free rows only)
     norm_std: np.ndarray  # [E] standard deviation of ||y|| across inputs
-    ones_max_abs: np.ndarray  # [E] max |<y, 1>|
     cos_mean: np.ndarray  # [E]
     cos_std: np.ndarray  # [E]
 
@@ -125,21 +120,15 @@ class EpsSpread:
     rmsnorm: Spread
 
 
-def _spread(kind: str, rows: list[Measures]) -> Spread:
+def _spread(rows: list[Measures]) -> Spread:
     norm = np.stack([m.norm for m in rows])  # [E, N]
-    ones = np.stack([m.ones for m in rows])  # [E, N]
     cos = np.stack([m.cos_input for m in rows])  # [E, N]
     with warnings.catch_warnings():
         # every input degenerate at eps = 0 (all NaN): NaN summaries, not warnings
         warnings.simplefilter("ignore", RuntimeWarning)
         return Spread(
-            kind=kind,
-            norm=readonly(norm),
-            ones=readonly(ones),
-            cos_input=readonly(cos),
             norm_mean=readonly(np.nanmean(norm, axis=1)),
             norm_std=readonly(np.nanstd(norm, axis=1)),
-            ones_max_abs=readonly(np.nanmax(np.abs(ones), axis=1)),
             cos_mean=readonly(np.nanmean(cos, axis=1)),
             cos_std=readonly(np.nanstd(cos, axis=1)),
         )
@@ -167,7 +156,7 @@ def _eps_spread(
         rows=x.shape[0],
         sqrt_d=math.sqrt(spec.d),
         eps_values=readonly(eps_values),
-        **{kind: _spread(kind, per_eps) for kind, per_eps in rows.items()},
+        **{kind: _spread(per_eps) for kind, per_eps in rows.items()},
     )
 
 
