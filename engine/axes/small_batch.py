@@ -51,8 +51,6 @@ class SmallBatchNoise:
     var_spread: np.ndarray  # [K]: std over draws of the biased batch variance, units of σ²
     var_spread_theory: np.ndarray  # [K]: sqrt(2(n-1))/n
     example_means: np.ndarray  # [K, draws]: channel 0's batch mean in each draw, units of σ
-    draws: int
-    tokens: int  # T
 
     @property
     def spread_ratio(self) -> np.ndarray:
@@ -104,8 +102,6 @@ def small_batch_noise(
         var_spread=np.array(var_spread),
         var_spread_theory=np.sqrt(2.0 * (n - 1)) / n,
         example_means=np.stack(examples),
-        draws=draws,
-        tokens=spec.tokens,
     )
 
 

@@ -57,7 +57,6 @@ class AxesTensor:
     real: torch.Tensor  # [B, T] bool: True = a real token, False = PAD
     lengths: tuple[int, ...]  # real tokens per sequence (T each for the synthetic source)
     profile: ChannelProfile  # the real tokens' population
-    shifted_token: tuple[int, int] | None  # (sample, position) of the shifted token, if any
     channels: tuple[int, ...] | None = None  # example: the dump's channel of each column
 
     @property
@@ -113,7 +112,7 @@ def example_tensor(spec: AxesSpec) -> AxesTensor:
         spread.mean(0).numpy(), spread.std(0, correction=0).numpy(), outlier_channel=None
     )
     lengths = (spec.tokens,) * spec.batch
-    return AxesTensor(x.to(DTYPES[spec.dtype]), real, lengths, profile, None, tuple(channels))
+    return AxesTensor(x.to(DTYPES[spec.dtype]), real, lengths, profile, tuple(channels))
 
 
 def make_tensor(spec: AxesSpec) -> AxesTensor:
@@ -124,9 +123,8 @@ def make_tensor(spec: AxesSpec) -> AxesTensor:
     profile = channel_profile(spec.preset, spec.d, generator)
     shape = (spec.batch, spec.tokens, spec.d)
     x = draw_tokens(profile, shape, generator)  # [B, T, d] float64
-    shifted = SHIFTED_TOKEN if spec.preset == "shifted_token" else None
-    if shifted is not None:
-        x[shifted] += TOKEN_SHIFT
+    if spec.preset == "shifted_token":
+        x[SHIFTED_TOKEN] += TOKEN_SHIFT
     if spec.source == "padded":
         lengths = spec.lengths or default_lengths(spec.batch, spec.tokens)
     else:
@@ -134,4 +132,4 @@ def make_tensor(spec: AxesSpec) -> AxesTensor:
     positions = torch.arange(spec.tokens)  # [T]
     real = positions[None, :] < torch.tensor(lengths)[:, None]  # [B, T]
     x[~real] = spec.pad_value
-    return AxesTensor(x.to(DTYPES[spec.dtype]), real, lengths, profile, shifted)
+    return AxesTensor(x.to(DTYPES[spec.dtype]), real, lengths, profile)
