@@ -29,7 +29,7 @@ from engine.config import DTYPES, HALF_DTYPES, PRECISION_KINDS, NormSpec, Precis
 from engine.errors import EngineError
 from engine.geometry.measures import cosine, l2_norm, ones_component
 from engine.norms.dispatch import native_op, normalize, reference, variance_from_rstd
-from engine.norms.kinds import PER_TOKEN_KINDS, ROW_KINDS
+from engine.norms.kinds import ROW_KINDS
 from engine.norms.precision import PrecisionStory, precision_story
 
 
@@ -117,8 +117,7 @@ class VectorExplanation:
     statistics_rstd: tuple[float, ...]
     row_index: int  # the row worked step by step
     row_stats: RowStatistics  # in the compute dtype
-    row_rstd: float  # the chosen norm's rstd for that row (NaN for DyT and pooled kinds)
-    steps_rstd: float  # rstd from the steps' sigma^2 (RMSNorm: RMS^2); NaN as row_rstd is
+    steps_rstd: float  # rstd from the steps' sigma^2 (RMSNorm: RMS^2); NaN but for row kinds
     comparison: NormComparison
     nonfinite_outputs: int  # count of inf/NaN in ``outputs``
     # eps = 0, as the statistics' dtype holds it, and the row's sigma^2 (RMSNorm: mean
@@ -280,13 +279,12 @@ def explain_vectors(
     params = [None if p is None else p.to(device) for p in cpu_params]
     result = normalize(x.to(device), spec, *params)
     row = x[row_index]  # [d]
-    row_rstd = float(result.rstd[row_index]) if spec.kind in PER_TOKEN_KINDS else math.nan
     statistics_dtype = spec.torch_compute_dtype(x.dtype)
     eps_computed = float(torch.tensor(spec.eps, dtype=statistics_dtype))
     centre = row.double().mean() if spec.kind == "layernorm" else 0.0
     row_zero = bool(((row.double() - centre) == 0).all())  # sigma^2 (or RMS^2) is exactly 0
     row_stats = _row_statistics(row, spec, spec.compute_dtype)
-    steps_rstd, fused = math.nan, None  # the steps' rstd: NaN as row_rstd is
+    steps_rstd, fused = math.nan, None
     if spec.kind in ROW_KINDS:
         steps = _steps(row, spec, *cpu_params)
         steps_rstd = float(steps.rstd)
@@ -301,7 +299,6 @@ def explain_vectors(
         statistics_rstd=tuple(result.rstd.reshape(-1).tolist()),
         row_index=row_index,
         row_stats=row_stats,
-        row_rstd=row_rstd,
         steps_rstd=steps_rstd,
         fused=fused,
         comparison=_compare_norms(row, spec),
