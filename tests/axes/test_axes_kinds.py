@@ -117,7 +117,6 @@ def test_mixes_positions_exactly_for_the_kinds_pooling_t():
     mixing = {kind for kind, axes in KIND_AXES.items() if axes.mixes_positions}
     assert mixing == {"batchnorm", "instancenorm", "groupnorm"}
     assert not KIND_AXES["dyt"].indexed
-    assert KIND_AXES["rmsnorm"].statistics == ("mean_square",)
 
 
 def test_derived_kind_sets_are_the_ones_the_engine_listed_by_hand():
