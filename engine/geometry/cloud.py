@@ -1,6 +1,6 @@
 """A cloud of input vectors and where LayerNorm, RMSNorm and DyT send it (d <= 3).
 
-Every input is split along the all-ones vector 1:
+Every input splits along the all-ones vector 1:
 
     x = mu * 1 + (x - mu * 1),    mu = <x, 1> / d,
 
@@ -29,7 +29,7 @@ from engine.config import GEOMETRY_SCENE_MAX_D, GeometrySpec, NormSpec
 from engine.errors import EngineError
 from engine.geometry.arrays import readonly
 from engine.geometry.degenerate import degeneracy_flags
-from engine.geometry.measures import cosine, l2_norm, ones_component, split_along_ones
+from engine.geometry.measures import cosine, l2_norm, ones_component
 from engine.norms.dispatch import normalize
 from engine.norms.random_inputs import random_vectors
 from engine.threads import torch_threads
@@ -114,21 +114,13 @@ class NormedCloud:
 
 @dataclass(frozen=True)
 class Cloud:
-    """Inputs, their split along 1, and the three norms' outputs (d <= 3)."""
+    """Inputs and the three norms' outputs (d <= 3)."""
 
     inputs: np.ndarray  # [N, d] the float32 values the norms saw
-    mean: np.ndarray  # [N] mu = <x, 1> / d
-    along_ones: np.ndarray  # [N, d] mu * 1, the projection onto the all-ones axis
-    centered: np.ndarray  # [N, d] x - mu * 1, the projection onto the plane <v, 1> = 0
-    sigma: np.ndarray  # [N] standard deviation of each input (biased)
-    rms: np.ndarray  # [N] root mean square of each input
     layernorm: NormedCloud
     rmsnorm: NormedCloud
     dyt: NormedCloud
-    gamma: np.ndarray  # [d]
-    beta: np.ndarray  # [d]
     sqrt_d: float  # the radius outputs reach at eps = 0
-    eps: float
     dyt_alpha: float
     flags: tuple[str, ...]  # engine.geometry.degenerate.FLAGS
 
@@ -158,24 +150,12 @@ def normalized_cloud(spec: GeometrySpec, threads: int | None = 1) -> Cloud:
     require_scene_dimension(spec.d)
     with torch_threads(threads):
         x = input_vectors(spec)  # [N, d]
-        layer = normalize(x, norm_spec("layernorm", spec))
-        mean, centered = split_along_ones(x)  # [N], [N, d] float64: mu and x - mu 1
-        along_ones = mean[:, None].expand_as(centered)  # [N, d] mu 1
-        gamma, beta = affine_parameters(spec, spec.d)
         return Cloud(
             inputs=readonly(x),
-            mean=readonly(mean),
-            along_ones=readonly(along_ones),
-            centered=readonly(centered),
-            sigma=readonly(layer.var.double().sqrt()),
-            rms=readonly(layer.rms),
             layernorm=normed(x, "layernorm", spec),
             rmsnorm=normed(x, "rmsnorm", spec),
             dyt=normed(x, "dyt", spec),
-            gamma=readonly(gamma),
-            beta=readonly(beta),
             sqrt_d=math.sqrt(spec.d),
-            eps=spec.eps,
             dyt_alpha=spec.dyt_alpha,
             flags=degeneracy_flags(x, spec.eps),
         )
