@@ -28,12 +28,12 @@ from engine.axes.limits import MAX_DRAWN_CELLS, is_whole, refusal
 from engine.axes.sources import make_tensor
 from engine.config import AxesSpec, NormSpec
 from engine.norms.dispatch import masked_batch_norm, normalize
-from engine.norms.kinds import axis_sizes, kind_axes, statistics_count, statistics_shape
+from engine.norms.kinds import KIND_AXES, axis_sizes, statistics_count, statistics_shape
 
 
 def statistic_labels(kind: str, batch: int, tokens: int, d: int, groups: int = 1) -> np.ndarray:
     """``[B, T, d]`` int64: the flat index of the statistic each cell is normalized with."""
-    axes = kind_axes(kind)
+    axes = KIND_AXES[kind]
     if not axes.indexed:
         return np.full((batch, tokens, d), -1, dtype=np.int64)
     sizes = axis_sizes(batch, tokens, d, groups)
@@ -118,7 +118,7 @@ def axes_statistics(spec: AxesSpec, device: str = "cpu") -> AxesStatistics:
         result = masked_batch_norm(x, norm, tensor.real if masked else None)
     else:
         result = normalize(x, norm)
-    axes = kind_axes(spec.kind)
+    axes = KIND_AXES[spec.kind]
     stat_shape = statistics_shape(spec.kind, b, t, d, groups)
     labels = statistic_labels(spec.kind, b, t, d, groups)
     counted = labels >= 0

@@ -66,16 +66,6 @@ PER_TOKEN_KINDS = tuple(
 )
 
 
-def kind_axes(kind: str) -> KindAxes:
-    """The table row of ``kind``; ValueError for an unknown kind."""
-    try:
-        return KIND_AXES[kind]
-    except KeyError:
-        raise ValueError(
-            f"unknown norm kind {kind!r}; expected one of {tuple(KIND_AXES)}"
-        ) from None
-
-
 def axis_sizes(batch: int, tokens: int, d: int, groups: int = 1) -> dict[str, int]:
     """Sizes of the named axes for a ``[batch, tokens, d]`` tensor and ``groups`` groups."""
     return {"B": batch, "T": tokens, "d": d, "G": groups, "d/G": d // groups}
@@ -84,7 +74,7 @@ def axis_sizes(batch: int, tokens: int, d: int, groups: int = 1) -> dict[str, in
 def statistics_shape(kind: str, batch: int, tokens: int, d: int, groups: int = 1):
     """Shape of the kind's statistics array, e.g. ``(B, T)`` for LayerNorm, ``(d,)`` for BN."""
     sizes = axis_sizes(batch, tokens, d, groups)
-    return tuple(sizes[axis] for axis in kind_axes(kind).indexed)
+    return tuple(sizes[axis] for axis in KIND_AXES[kind].indexed)
 
 
 def statistics_count(kind: str, batch: int, tokens: int, d: int, groups: int = 1) -> int:
