@@ -14,16 +14,13 @@ References:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
-import torch
 
-from engine.config import GeometrySpec
 from engine.geometry.arrays import readonly
-from engine.geometry.cloud import affine_parameters, input_vectors, norm_spec
-from engine.norms.dispatch import normalize
-from engine.threads import torch_threads
+from engine.geometry.cloud import Cloud
+from engine.geometry.meshes import Ellipsoids
 
 # float32 rounding of x - mu 1 moves outputs of nearly equal entries (x1 - x2 ~ 1e-3) by
 # up to ~2e-4 off (1, -1): three decimals group them with the point they belong to.
@@ -44,20 +41,14 @@ class TwoDimensionalLayerNorm:
     endpoints: np.ndarray  # [2, 2] beta + gamma * (1, -1) and beta - gamma * (1, -1)
 
 
-def two_dimensional_layernorm(
-    spec: GeometrySpec, threads: int | None = 1
-) -> TwoDimensionalLayerNorm:
-    """The spec's cloud drawn at d = 2 (whatever ``spec.d``) through LayerNorm."""
-    flat = replace(spec, d=2)
-    with torch_threads(threads):
-        x = input_vectors(flat)  # [N, 2]
-        gamma, beta = affine_parameters(flat, 2)  # [2], [2]
-        plain = normalize(x, norm_spec("layernorm", flat)).y  # [N, 2]
-        coefficient = (plain[:, 0].double() - plain[:, 1].double()) / 2  # [N]
-        off_line = (plain[:, 0].double() + plain[:, 1].double()).abs()  # [N]
-    direction = gamma * torch.tensor([1.0, -1.0])  # [2]
+def two_dimensional_layernorm(cloud: Cloud, ellipsoids: Ellipsoids) -> TwoDimensionalLayerNorm:
+    """The LayerNorm outputs of a d = 2 cloud (gamma = 1, beta = 0) as coefficients t, and
+    the two points the spec's gamma and beta make of +-(1, -1)."""
+    y = cloud.layernorm.y  # [N, 2]
+    direction = ellipsoids.gamma * np.array([1.0, -1.0])  # [2]
+    beta = ellipsoids.beta  # [2]
     return TwoDimensionalLayerNorm(
-        coefficient=readonly(coefficient),
-        off_line=float(np.nan_to_num(off_line.numpy(), nan=0.0).max(initial=0.0)),
-        endpoints=readonly(torch.stack([beta + direction, beta - direction])),
+        coefficient=readonly((y[:, 0] - y[:, 1]) / 2),
+        off_line=float(np.nan_to_num(np.abs(cloud.layernorm.ones), nan=0.0).max(initial=0.0)),
+        endpoints=readonly(np.stack([beta + direction, beta - direction])),
     )

@@ -17,7 +17,6 @@ from engine.geometry.eps_curve import eps_curve
 from engine.geometry.high_dimension import high_dimension_report
 from engine.geometry.path import vector_path
 from engine.geometry.scene import build_scene
-from engine.geometry.two_dimensions import two_dimensional_layernorm
 from engine.geometry.views import plane_view
 
 BETA = dict(beta_x=0.5, beta_y=-2.0, beta_z=1.25)
@@ -72,7 +71,7 @@ def test_d1_layernorm_is_beta_and_rmsnorm_is_the_sign():
 
 def test_d2_layernorm_has_only_two_outputs_at_eps_zero():
     spec = GeometrySpec(d=2, count=2000, eps=0.0, gamma_x=2.0, gamma_y=0.5, beta_x=1.0)
-    found = two_dimensional_layernorm(spec)
+    found = build_scene(spec).two_d
     expected = np.array([[1.0 + 2.0, -0.5], [1.0 - 2.0, 0.5]])  # beta +- gamma * (1, -1)
     np.testing.assert_allclose(found.endpoints, expected)
     np.testing.assert_allclose(np.abs(found.coefficient), 1.0, atol=1e-3)
@@ -87,7 +86,7 @@ def test_d2_layernorm_has_only_two_outputs_at_eps_zero():
 
 def test_d2_with_eps_stays_on_the_line_and_shrinks_towards_beta():
     spec = GeometrySpec(d=2, count=500, eps=0.5, spread=0.5)
-    found = two_dimensional_layernorm(spec)
+    found = build_scene(spec).two_d
     assert (np.abs(found.coefficient) < 1).all()
     # not "only two outputs": that is eps = 0
     assert normalized_cloud(spec).flags == ("d2_layernorm_segment",)
@@ -115,7 +114,6 @@ def test_every_function_survives_degenerate_inputs(spec):
     dyt_sweep(spec)
     curve = eps_curve(spec)
     assert np.isfinite(curve.scale_grid).all()
-    two_dimensional_layernorm(spec)
     report = high_dimension_report(spec, eps_values=(0.0, 1e-3))
     assert set(report.histograms.flags) <= set(FLAGS)
     for method in ("pca", "axes", "ones"):
