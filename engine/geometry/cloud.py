@@ -104,7 +104,6 @@ def cloud_work(spec: GeometrySpec, *view) -> int:
 class NormedCloud:
     """One norm's outputs for every input of the cloud."""
 
-    kind: str  # "layernorm", "rmsnorm" or "dyt"
     y: np.ndarray  # [N, d] gamma = 1, beta = 0: on the sqrt(d) sphere (up to eps)
     y_affine: np.ndarray  # [N, d] with the spec's gamma and beta: on the ellipsoid
     norm: np.ndarray  # [N] ||y||
@@ -131,7 +130,6 @@ def normed(x: torch.Tensor, kind: str, spec: GeometrySpec) -> NormedCloud:
     plain = normalize(x, norm_spec(kind, spec)).y  # [N, d]
     scaled = normalize(x, norm_spec(kind, spec), weight=gamma, bias=beta).y  # [N, d]
     return NormedCloud(
-        kind=kind,
         y=readonly(plain),
         y_affine=readonly(scaled),
         norm=readonly(l2_norm(plain)),

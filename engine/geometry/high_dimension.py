@@ -44,19 +44,18 @@ MAX_EPS_VALUES = 16
 
 @dataclass(frozen=True)
 class Measures:
-    """||y||, <y, 1> and cos(x, y) of one norm's outputs, one entry per input."""
+    """||y||, <y, 1> and cos(x, y) of one norm's outputs (or of the inputs, y = x), one entry
+    per input."""
 
-    kind: str  # "layernorm", "rmsnorm", "dyt" or "input" (y = x itself)
     norm: np.ndarray  # [N] ||y||
     ones: np.ndarray  # [N] <y, 1>
     cos_input: np.ndarray  # [N] cos(x, y); NaN for a zero vector
 
 
-def measured(kind: str, x64: torch.Tensor, y: torch.Tensor) -> Measures:
+def measured(x64: torch.Tensor, y: torch.Tensor) -> Measures:
     """The three measures of outputs ``y`` [N, d] of inputs ``x64`` (float64) [N, d]."""
     y64 = y.double()  # [N, d] measured in float64: the rounding shown is the norm's
     return Measures(
-        kind=kind,
         norm=readonly(l2_norm(y64)),
         ones=readonly(ones_component(y64)),
         cos_input=readonly(cosine(x64, y64)),
@@ -86,8 +85,8 @@ def _histograms(x: torch.Tensor, spec: GeometrySpec) -> Histograms:
         rows=x.shape[0],
         eps=spec.eps,
         sqrt_d=math.sqrt(spec.d),
-        inputs=measured("input", x64, x),
-        **{kind: measured(kind, x64, y) for kind, y in outputs.items()},
+        inputs=measured(x64, x),
+        **{kind: measured(x64, y) for kind, y in outputs.items()},
         flags=degeneracy_flags(x, spec.eps),
     )
 
@@ -148,7 +147,7 @@ def _eps_spread(
             raise Cancelled()
         for kind in ROW_KINDS:
             y = normalize(x, norm_spec(kind, spec, eps=eps)).y  # [N, d]
-            rows[kind].append(measured(kind, x64, y))
+            rows[kind].append(measured(x64, y))
         if progress is not None:
             progress((done + 1) / len(eps_values))
     return EpsSpread(

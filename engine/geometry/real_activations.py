@@ -96,8 +96,7 @@ def _pair_measures(pair: NormPair, kind: str, eps: float) -> PairMeasures:
         weight = torch.ones(d, dtype=torch.float64)  # [d]
     x = x64.float()  # [N, d] the model computed in float32
     recomputed = {
-        name: measured(name, x64, normalize(x, NormSpec(kind=name, eps=eps)).y)
-        for name in ROW_KINDS
+        name: measured(x64, normalize(x, NormSpec(kind=name, eps=eps)).y) for name in ROW_KINDS
     }
     again = normalize(x, NormSpec(kind=kind, eps=eps), weight=weight.float()).y  # [N, d]
     return PairMeasures(
@@ -106,8 +105,8 @@ def _pair_measures(pair: NormPair, kind: str, eps: float) -> PairMeasures:
         d=d,
         sqrt_d=math.sqrt(d),
         eps=eps,
-        inputs=measured("input", x64, x64),
-        stored=measured("stored", x64, y64),
+        inputs=measured(x64, x64),
+        stored=measured(x64, y64),
         recomputed=recomputed,
         weight=readonly(weight),
         recomputed_max_abs_difference=float((again.double() - y64).abs().max()),
