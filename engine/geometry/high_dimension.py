@@ -64,13 +64,11 @@ def measured(x64: torch.Tensor, y: torch.Tensor) -> Measures:
 
 @dataclass(frozen=True)
 class Histograms:
-    """The three measures for the inputs and each norm, at the spec's eps and alpha."""
+    """The three measures for each norm, at the spec's eps and alpha."""
 
     d: int
     rows: int  # inputs drawn: min(spec.count, MAX_CLOUD_CELLS // d)
-    eps: float
     sqrt_d: float
-    inputs: Measures  # ||x||, <x, 1> (= d mu), cos(x, x) = 1
     layernorm: Measures
     rmsnorm: Measures
     dyt: Measures
@@ -83,9 +81,7 @@ def _histograms(x: torch.Tensor, spec: GeometrySpec) -> Histograms:
     return Histograms(
         d=spec.d,
         rows=x.shape[0],
-        eps=spec.eps,
         sqrt_d=math.sqrt(spec.d),
-        inputs=measured(x64, x),
         **{kind: measured(x64, y) for kind, y in outputs.items()},
         flags=degeneracy_flags(x, spec.eps),
     )
@@ -111,8 +107,6 @@ class Spread:
 class EpsSpread:
     """How the histograms widen as eps grows (gamma = 1, beta = 0)."""
 
-    d: int
-    rows: int
     sqrt_d: float
     eps_values: np.ndarray  # [E], ascending
     layernorm: Spread
@@ -151,8 +145,6 @@ def _eps_spread(
         if progress is not None:
             progress((done + 1) / len(eps_values))
     return EpsSpread(
-        d=spec.d,
-        rows=x.shape[0],
         sqrt_d=math.sqrt(spec.d),
         eps_values=readonly(eps_values),
         **{kind: _spread(per_eps) for kind, per_eps in rows.items()},
