@@ -79,7 +79,7 @@ def small_batch_noise(
         generator = torch.Generator().manual_seed(spec.seed)
         profile = channel_profile(spec.preset, spec.d, generator)
         channels = min(spec.d, CHANNELS)
-        profile = ChannelProfile(profile.offset[:channels], profile.scale[:channels], None)
+        profile = ChannelProfile(profile.offset[:channels], profile.scale[:channels])
         offset, scale = profile.offset, profile.scale  # [c] each
         spec_norm = NormSpec(kind="instancenorm", eps=spec.eps, compute_dtype="float64")
         mean_spread, var_spread, examples = [], [], []

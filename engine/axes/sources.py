@@ -46,7 +46,6 @@ class ChannelProfile:
 
     offset: np.ndarray  # [d]
     scale: np.ndarray  # [d]
-    outlier_channel: int | None  # the channel with OUTLIER_OFFSET / OUTLIER_SCALE, if any
 
 
 @dataclass(frozen=True)
@@ -88,7 +87,7 @@ def channel_profile(preset: str, d: int, generator: torch.Generator) -> ChannelP
         offset, scale = offsets.numpy(), scales.numpy()
     if preset == "outlier_channel":
         offset[outlier], scale[outlier] = OUTLIER_OFFSET, OUTLIER_SCALE
-    return ChannelProfile(offset, scale, outlier if preset == "outlier_channel" else None)
+    return ChannelProfile(offset, scale)
 
 
 def draw_tokens(
@@ -108,9 +107,7 @@ def example_tensor(spec: AxesSpec) -> AxesTensor:
     x = example_slice(spec.layer, spec.batch, spec.tokens, channels)  # [B, T, d] float64
     real = torch.ones(spec.batch, spec.tokens, dtype=torch.bool)  # [B, T]
     spread = x.reshape(-1, spec.d)  # [B*T, d]
-    profile = ChannelProfile(
-        spread.mean(0).numpy(), spread.std(0, correction=0).numpy(), outlier_channel=None
-    )
+    profile = ChannelProfile(spread.mean(0).numpy(), spread.std(0, correction=0).numpy())
     lengths = (spec.tokens,) * spec.batch
     return AxesTensor(x.to(DTYPES[spec.dtype]), real, lengths, profile, tuple(channels))
 

@@ -102,7 +102,7 @@ def test_batch_means_are_batchnorm1d_means_of_each_drawn_batch(monkeypatch, draw
     generator = torch.Generator().manual_seed(spec.seed)
     profile = channel_profile(spec.preset, spec.d, generator)
     channels = min(spec.d, CHANNELS)
-    profile = type(profile)(profile.offset[:channels], profile.scale[:channels], None)
+    profile = type(profile)(profile.offset[:channels], profile.scale[:channels])
     x = draw_tokens(profile, (5, 3 * 4, channels), generator, torch.float32)  # [draws, b*T, c]
     for k in range(5):
         mean, _ = batchnorm1d_statistics(x[k])
