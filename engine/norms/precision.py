@@ -107,8 +107,6 @@ class PathResult:
     """One path on every row: outputs and statistics as computed, and each row's story."""
 
     path: str  # one of PATHS
-    kind: str
-    dtype: str  # storage dtype of x and y
     statistics_dtype: str  # where the sums accumulate ("float32" inside PyTorch reductions)
     code: str  # the PyTorch line this path runs
     y: np.ndarray  # [T, d] the outputs as stored (as float64 numbers)
@@ -315,8 +313,6 @@ def _path_result(name: str, trace: PathTrace, spec: PrecisionSpec, exact_y, exac
         rows.append(RowPrecision(diagnosis, outcome, error, nonfinite, cancelled, spacing_at))
     return PathResult(
         path=name,
-        kind=spec.kind,
-        dtype=spec.dtype,
         statistics_dtype=str(trace.statistics_dtype).removeprefix("torch."),
         code=PATH_CODE[name, spec.kind],
         y=y,
