@@ -102,17 +102,14 @@ class CellSelection:
     y: float  # the cell's output value
 
 
-def axes_statistics(spec: AxesSpec, device: str = "cpu") -> AxesStatistics:
-    """Normalize ``spec``'s tensor with ``spec.kind`` and label every cell by its statistic.
-
-    ``device="cuda"`` runs there (BatchNorm's statistics on the Triton ``channel_stats``
-    kernel); the statistics are computed in ``spec.dtype``.
-    """
+def axes_statistics(spec: AxesSpec) -> AxesStatistics:
+    """Normalize ``spec``'s tensor with ``spec.kind`` and label every cell by its statistic;
+    the statistics are computed in ``spec.dtype``."""
     tensor = make_tensor(spec)
-    b, t, d = tensor.x.shape
+    x = tensor.x  # [B, T, d]
+    b, t, d = x.shape
     groups = spec.groups if spec.kind == "groupnorm" else 1
     norm = NormSpec(kind=spec.kind, eps=spec.eps, groups=groups, compute_dtype="input")
-    x = tensor.x.to(device)  # [B, T, d]
     masked = spec.kind == "batchnorm" and spec.mask_padding
     if spec.kind == "batchnorm":
         result = masked_batch_norm(x, norm, tensor.real if masked else None)
@@ -128,7 +125,7 @@ def axes_statistics(spec: AxesSpec, device: str = "cpu") -> AxesStatistics:
     def stat(values: torch.Tensor) -> np.ndarray:
         if not stat_shape:  # DyT: its row statistics describe the input, they normalize nothing
             return np.zeros(0)
-        return values.detach().double().cpu().numpy().reshape(stat_shape)
+        return values.detach().double().numpy().reshape(stat_shape)
 
     n_statistics = statistics_count(spec.kind, b, t, d, groups)
     per_statistic = np.bincount(labels[counted], minlength=n_statistics)  # [n_statistics]
@@ -136,7 +133,7 @@ def axes_statistics(spec: AxesSpec, device: str = "cpu") -> AxesStatistics:
         spec=spec,
         x=tensor.x.double().numpy(),
         real=tensor.real.numpy(),
-        y=result.y.detach().double().cpu().numpy(),
+        y=result.y.detach().double().numpy(),
         labels=labels,
         counted=counted,
         n_statistics=n_statistics,
