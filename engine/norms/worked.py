@@ -268,13 +268,12 @@ def explain_vectors(
     weight: tuple[float, ...] | None = None,
     bias: tuple[float, ...] | None = None,
     row_index: int = 0,
-    device: str | None = None,
 ) -> VectorExplanation:
     """Normalize ``rows`` ([T, d], one sequence) stored in ``input_dtype`` and explain row
     ``row_index`` step by step."""
     x = torch.tensor(rows, dtype=torch.float64).to(DTYPES[input_dtype])  # [T, d]
     d = x.shape[-1]
-    device = device or compute_device()  # on a GPU server the kernels compute the output
+    device = compute_device()  # on a GPU server the kernels compute the output
     cpu_params = (_param(weight, d), _param(bias, d))
     params = [None if p is None else p.to(device) for p in cpu_params]
     result = normalize(x.to(device), spec, *params)
