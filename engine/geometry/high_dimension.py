@@ -87,12 +87,6 @@ def _histograms(x: torch.Tensor, spec: GeometrySpec) -> Histograms:
     )
 
 
-def histograms(spec: GeometrySpec, threads: int | None = None) -> Histograms:
-    """||y||, <y, 1>, cos(x, y) over the spec's random inputs, for any d <= 8192."""
-    with torch_threads(threads):
-        return _histograms(input_vectors(spec, bounded_rows(spec)), spec)
-
-
 @dataclass(frozen=True)
 class Spread:
     """One norm's ||y|| and cos(x, y) at each eps, summarised over the inputs."""
@@ -218,9 +212,10 @@ def high_dimension_report(
     should_stop: StopCheck | None = None,
     threads: int | None = None,
 ) -> HighDimensionReport:
-    """``histograms``, the measures of LayerNorm and RMSNorm at each of ``eps_values``
-    (``spec.eps`` is not used there) and the identity check, drawing the inputs once (at
-    d = 8192 drawing them takes about as long as everything else together)."""
+    """The histograms of the spec's random inputs (any d <= 8192), the measures of LayerNorm
+    and RMSNorm at each of ``eps_values`` (``spec.eps`` is not used there) and the identity
+    check, drawing the inputs once (at d = 8192 drawing them takes about as long as
+    everything else together)."""
     values = sorted_values(
         eps_values, MAX_EPS_VALUES, GEOMETRY_MAX_EPS, "geometry.eps_values_invalid"
     )

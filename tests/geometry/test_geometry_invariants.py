@@ -20,7 +20,7 @@ import torch.nn.functional as F
 
 from engine.config import GeometrySpec
 from engine.geometry.cloud import input_vectors, normalized_cloud
-from engine.geometry.high_dimension import histograms
+from engine.geometry.high_dimension import high_dimension_report
 from engine.geometry.measures import split_along_ones
 
 ULP = 2.0**-24  # float32 unit roundoff
@@ -52,7 +52,7 @@ def test_rmsnorm_output_lies_on_the_sqrt_d_sphere_and_keeps_the_direction(
     d, distribution, shift, spread
 ):
     spec = _spec(d, distribution, shift, spread)
-    found = histograms(spec, threads=1)
+    found = high_dimension_report(spec, (0.0,), threads=1).histograms
     np.testing.assert_allclose(found.rmsnorm.norm, math.sqrt(d), rtol=4 * ULP)
     np.testing.assert_allclose(found.rmsnorm.cos_input, 1.0, atol=1e-12)
 
@@ -64,7 +64,7 @@ def test_layernorm_output_lies_on_the_sphere_inside_the_plane_perpendicular_to_o
 ):
     spec = _spec(d, distribution, shift, spread)
     kappa = _kappa(input_vectors(spec, 300))
-    found = histograms(spec, threads=1)
+    found = high_dimension_report(spec, (0.0,), threads=1).histograms
     norm_error = np.abs(found.layernorm.norm / math.sqrt(d) - 1)
     assert (norm_error <= 8 * ULP * kappa).all(), (norm_error / kappa).max()
     # <y, 1> = 0: a mean off by one ulp of |mu| moves every entry alike, so the sum by d of it
@@ -78,7 +78,7 @@ def test_layernorm_turns_x_by_the_angle_its_mean_makes(d):
     spec = _spec(d, "normal", 1.5, 1.0)
     x = input_vectors(spec, 300).double()
     expected = (x.std(dim=-1, correction=0) / x.pow(2).mean(dim=-1).sqrt()).numpy()
-    found = histograms(spec, threads=1)
+    found = high_dimension_report(spec, (0.0,), threads=1).histograms
     error = np.abs(found.layernorm.cos_input - expected)
     assert (error <= 8 * ULP * _kappa(x)).all()
     assert np.median(found.layernorm.cos_input) < 0.9  # mu = 1.5, sigma = 1: far below 1
