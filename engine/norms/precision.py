@@ -17,17 +17,7 @@ inputs.  For each row of each path it reports:
   ``silent_zero`` (every output 0 although the float64 outputs are not: no NaN warns),
   ``wrong`` (finite but off by more than 1 % of max(1, max |y_exact|)), or ``ok``.
 
-What each failure does (the page states these; tests pin them):
-
-- LayerNorm, Sum x overflows (4096 entries of 100: 409600 > 65504): mu = inf, x - mu = -inf,
-  and the outputs are NaN.
-- LayerNorm, the squared *deviations* overflow (|x - mu| >= 256, e.g. [-300, 300, -300, 300]):
-  var = inf, rstd = 1/sqrt(inf) = 0, and every output is silently 0.  The entry that is
-  squared is the deviation x - mu, not x.
-- RMSNorm, one square overflows (|x| >= 256) or the sum of squares does: mean square = inf,
-  rstd = 0, every output silently 0.
-- A running half sum that stalls (4096 ones stop at 2048) gives a finite but wrong mean or
-  mean square, and outputs off by ~41 % (RMSNorm of ones: 1.414 instead of 1).
+What each failure does to the outputs, input by input: ``engine/norms/precision_presets.py``.
 
 References:
 - Ba, Kiros, Hinton 2016, "Layer Normalization", arXiv:1607.06450

@@ -4,14 +4,10 @@
 one row, the intermediate values (mu, sigma^2, sigma, RMS, rstd), the LayerNorm vs RMSNorm
 comparison, and the precision story.
 
-Precision.  With ``compute_dtype`` float16 or bfloat16 the spec runs the reference formulas
-*sum, then divide* with the sum stored in that dtype (``torch.sum`` of a half tensor
-accumulates in float32 and rounds the total once); that is one of several ways real code
-computes a norm in half precision, and not the one PyTorch's half ops or a hand-written
-half-accumulating kernel use.  ``precision`` (a ``PrecisionStory`` from
-``engine.norms.precision``) runs every one of them for real — float32 upcast, PyTorch half
-ops, the fused ``F.layer_norm``/``F.rms_norm``, sum-then-divide in half, a running half sum —
-and says for each which quantity first overflowed or stalled.
+Precision.  A half ``compute_dtype`` runs the reference's *sum, then divide* (its
+"Precision model"), one of several ways real code computes a norm in half precision;
+``precision`` (``engine.norms.precision``) runs every one of them and says which quantity
+first overflowed or stalled.
 
 All formulas come from ``engine/norms/reference.py`` through ``engine.normalize``; this module only
 arranges their results for display.
