@@ -1,15 +1,9 @@
 """A cloud of input vectors and where LayerNorm, RMSNorm and DyT send it (d <= 3).
 
-Every input splits along the all-ones vector 1:
-
-    x = mu * 1 + (x - mu * 1),    mu = <x, 1> / d,
-
-where ``mu * 1`` is x's projection onto the all-ones axis and ``x - mu * 1`` its projection
-onto the plane <v, 1> = 0.  LayerNorm keeps only the second part and rescales it to length
-sqrt(d) * sigma / sqrt(sigma^2 + eps); RMSNorm rescales the whole of x to length
-sqrt(d) * rms / sqrt(rms^2 + eps) and keeps its direction; DyT (gamma * tanh(alpha * x) +
-beta) squashes each entry on its own and lands on no sphere.  Every output here comes from
-``engine.normalize``; this module only arranges the results for drawing.
+Where the outputs land, and why, is in measures.py (the sqrt(d) sphere, the plane
+<v, 1> = 0), eps_curve.py (how far inside it eps leaves them) and dyt_sweep.py (DyT lands on
+no sphere).  Every output here comes from ``engine.normalize``; this module only arranges
+the results for drawing, and the spec's inputs for every other module of the package.
 
 References:
 - Ba, Kiros, Hinton 2016, "Layer Normalization", arXiv:1607.06450

@@ -11,8 +11,7 @@ Three measures of each output y, over the spec's random inputs x:
 LayerNorm(x) - RMSNorm(x - mu 1), zero up to rounding because centring then taking the
 root mean square *is* LayerNorm (the RMS of x - mu 1 is sigma).
 
-Size: a call sees ``bounded_rows(spec)`` inputs, at most ``MAX_CLOUD_CELLS`` = 2**22 numbers
-(512 inputs at d = 8192, all 2,000 at d <= 2048).
+Size: a call sees ``bounded_rows(spec)`` inputs (``MAX_CLOUD_CELLS`` in cloud.py).
 
 References:
 - Ba, Kiros, Hinton 2016, "Layer Normalization", arXiv:1607.06450
