@@ -1,12 +1,6 @@
-"""LayerNorm at d = 2: only two outputs, +(1, -1) and -(1, -1), shown numerically.
-
-At d = 2 the plane <v, 1> = 0 is the line spanned by (1, -1), and
-
-    x - mu * 1 = ((x1 - x2) / 2) * (1, -1),    sigma = |x1 - x2| / 2,
-
-so LayerNorm(x) = sign(x1 - x2) * (1, -1) at eps = 0 for every non-constant input, and
-beta for a constant one (0/0, NaN, at eps = 0).  It surprises: a 2-D LayerNorm throws away
-everything but one bit, which entry is larger.
+"""LayerNorm at d = 2: only two outputs, +(1, -1) and -(1, -1), shown numerically (why:
+degenerate.py).  It surprises: a 2-D LayerNorm throws away everything but one bit, which
+entry is larger.
 
 References:
 - Ba, Kiros, Hinton 2016, "Layer Normalization", arXiv:1607.06450
