@@ -83,10 +83,8 @@ def statistics_count(kind: str, batch: int, tokens: int, d: int, groups: int = 1
     return math.prod(shape) if shape else 0
 
 
-# GroupNorm applied to each token on its own: ``nn.GroupNorm(G, d)`` on the ``[B·T, d]`` rows,
-# as the per-head GroupNorm of RetNet-style models does.  A group then pools only its d/G
-# channels, one statistic per (token, group), where ``F.group_norm`` on ``[B, d, T]`` (the
-# table's row) also pools T.  Neither is the error: the count depends on the layout.
+# GroupNorm on each token alone (``nn.GroupNorm(G, d)`` on the ``[B·T, d]`` rows, the per-head
+# GroupNorm of RetNet-style models): neither layout is the error, the count depends on it.
 GROUPNORM_PER_TOKEN = KindAxes(pooled=("d/G",), indexed=("B", "T", "G"))
 
 
