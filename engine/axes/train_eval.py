@@ -1,12 +1,8 @@
 """BatchNorm failure 3: training and inference normalize with different statistics.
 
 In training BatchNorm normalizes with the current batch's (mean, biased var) and keeps
-running averages, updated after every batch as ``nn.BatchNorm1d`` does::
-
-    running_mean <- (1 - momentum) * running_mean + momentum * batch_mean
-    running_var  <- (1 - momentum) * running_var  + momentum * batch_var * n / (n - 1)
-
-(starting from 0 and 1; n = B*T values per channel; the stored variance is unbiased).  At
+running averages, updated after every batch as ``nn.BatchNorm1d`` does (from 0 and 1, over
+n = B*T values per channel: ``engine.norms.reference.batch_norm_running_update``).  At
 inference it normalizes with the running averages instead.  The two outputs differ by the
 running averages' estimation error, and — when the inference data drift from the training
 data — by the drift itself: a per-channel shift of s standard deviations moves every
