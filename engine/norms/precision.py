@@ -171,17 +171,9 @@ def _stored_rows(rows, spec: PrecisionSpec) -> torch.Tensor:
     return stored
 
 
-@dataclass(frozen=True)
-class _Exact:
-    """Every intermediate any path forms, in float64 from the stored inputs, by name."""
-
-    row: dict  # quantity -> [T]
-    entry: dict  # quantity -> [T, d]
-    running: dict  # quantity -> [T, d] partial sums
-    denominator: dict  # quantity -> [T]
-
-
-def _exact_intermediates(x64: np.ndarray, eps: float) -> _Exact:
+def _exact_intermediates(x64: np.ndarray, eps: float) -> dict[str, dict[str, np.ndarray]]:
+    """Every intermediate any path forms, in float64 from the stored inputs: by ``Step`` layout
+    ("row" [T], "entry" [T, d], "running" [T, d] partial sums, "denominator" [T]), then name."""
     d = x64.shape[-1]
     mean = x64.sum(-1) / d  # [T]
     deviation = x64 - mean[:, None]  # [T, d]
@@ -189,7 +181,7 @@ def _exact_intermediates(x64: np.ndarray, eps: float) -> _Exact:
     square = x64 * x64  # [T, d]
     variance = squared_deviation.sum(-1) / d  # [T]
     mean_square = square.sum(-1) / d  # [T]
-    return _Exact(
+    return dict(
         row={
             "sum": x64.sum(-1),
             "mean": mean,
@@ -208,7 +200,7 @@ def _exact_intermediates(x64: np.ndarray, eps: float) -> _Exact:
     )
 
 
-def _first_event(step: Step, row: int, exact: _Exact) -> PrecisionEvent | None:
+def _first_event(step: Step, row: int, exact: dict) -> PrecisionEvent | None:
     """The first failure of ``step`` in row ``row``, or None."""
     computed = step.computed[row].double().numpy()  # [d] or scalar
     torch_dtype = step.stored_dtype or step.computed.dtype
@@ -217,11 +209,11 @@ def _first_event(step: Step, row: int, exact: _Exact) -> PrecisionEvent | None:
     if step.layout == "row":
         if math.isfinite(computed):
             return None
-        failure, value = "overflow", exact.row[step.quantity][row]
+        failure, value = "overflow", exact["row"][step.quantity][row]
     elif step.layout == "welford":
         # δ·δ·c·m₀ overflowed: NaN where a merge weight is 0; ∞ (rstd 0) where both are
         # nonzero, although the row's σ² fits in the dtype the moments are taken in
-        value = exact.row["variance"][row]
+        value = exact["row"]["variance"][row]
         fits = value <= torch.finfo(torch_dtype).max
         if not (math.isnan(computed) or (math.isinf(computed) and fits)):
             return None
@@ -229,7 +221,7 @@ def _first_event(step: Step, row: int, exact: _Exact) -> PrecisionEvent | None:
     elif step.layout == "denominator":
         if computed != 0.0:
             return None
-        failure, value, computed = "zero_variance", exact.denominator[step.quantity][row], 0.0
+        failure, value, computed = "zero_variance", exact["denominator"][step.quantity][row], 0.0
     else:  # "entry" or "running": the first entry or summation step that failed
         overflow = ~np.isfinite(computed)
         stalled = np.zeros_like(overflow)
@@ -241,7 +233,7 @@ def _first_event(step: Step, row: int, exact: _Exact) -> PrecisionEvent | None:
         if not len(bad):
             return None
         index = int(bad[0])
-        exact_values = (exact.entry if step.layout == "entry" else exact.running)[step.quantity]
+        exact_values = exact[step.layout][step.quantity]
         value, computed = exact_values[row, index], computed[index]
         failure = "overflow" if overflow[index] else "stall"
         if failure == "stall":
@@ -278,10 +270,11 @@ def _outcome(y: np.ndarray, y_exact: np.ndarray) -> tuple[str, float, int]:
     return "ok", error, 0
 
 
-def _cancelled(trace: PathTrace, row: int, exact: _Exact) -> float | None:
+def _cancelled(trace: PathTrace, row: int, exact: dict) -> float | None:
     """|rstd * mu| where the fused LayerNorm's mu and rstd match float64's (within
     WRONG_TOLERANCE), so its wrong outputs come from x*rstd - rstd*mu, not the statistics."""
-    mean, rstd = float(exact.row["mean"][row]), 1.0 / math.sqrt(exact.denominator["variance"][row])
+    mean = float(exact["row"]["mean"][row])
+    rstd = 1.0 / math.sqrt(exact["denominator"]["variance"][row])
     right_mean = float(trace.mean[row]) == float(torch.tensor(mean, dtype=trace.mean.dtype))
     if not right_mean or abs(float(trace.rstd[row]) - rstd) > WRONG_TOLERANCE * rstd:
         return None
@@ -325,14 +318,14 @@ def precision_story(rows, spec: PrecisionSpec) -> PrecisionStory:
     formula = reference.layer_norm if spec.kind == "layernorm" else reference.rms_norm
     y_exact = formula(x64, spec.eps, compute_dtype=torch.float64).y.numpy()  # [T, d]
     exact = _exact_intermediates(x64.numpy(), spec.eps)
-    # reference's statistics are float32 (NormResult); the float64 ones come from _Exact
+    # reference's statistics are float32 (NormResult); the float64 ones are the intermediates
     statistic = "variance" if spec.kind == "layernorm" else "mean_square"
     with np.errstate(divide="ignore"):  # var + eps = 0 (eps = 0, constant row): rstd = inf
-        rstd = 1.0 / np.sqrt(exact.denominator[statistic])  # [T]
+        rstd = 1.0 / np.sqrt(exact["denominator"][statistic])  # [T]
     exact_result = ExactResult(
         y=y_exact,
-        mean=exact.row["mean"] if spec.kind == "layernorm" else None,
-        var=exact.row[statistic],
+        mean=exact["row"]["mean"] if spec.kind == "layernorm" else None,
+        var=exact["row"][statistic],
         rstd=rstd,
     )
     paths = tuple(
