@@ -159,15 +159,8 @@ def _stored_rows(rows, spec: PrecisionSpec) -> torch.Tensor:
         value = float(typed[row, index])
         params = {"row": row, "index": index, "value": value, "dtype": spec.dtype,
                   "max": torch.finfo(stored.dtype).max}  # fmt: skip
-        if math.isfinite(value):
-            raise EngineError(
-                "precision.input_overflow",
-                params,
-            )
-        raise EngineError(
-            "precision.nonfinite_input",
-            params,
-        )
+        key = "precision.input_overflow" if math.isfinite(value) else "precision.nonfinite_input"
+        raise EngineError(key, params)
     return stored
 
 
