@@ -6,7 +6,6 @@ import streamlit as st
 from app_pages.geometry_high import high
 from engine.geometry import dyt_sweep, eps_curve, path, real_activations
 from engine.geometry.scene import build_scene
-from engine.geometry.two_dimensions import two_dimensional_layernorm
 from ui.compute import compute
 from ui.errors import show_errors, showing_refusals
 from ui.i18n import t
@@ -42,8 +41,7 @@ def cloud(chosen: str) -> None:
             scene = compute(build_scene, spec)
             if chosen == "scene":
                 shown = widgets.scene_options()
-                two = compute(two_dimensional_layernorm, spec) if spec.d == 2 else None
-                view.scene(scene, *shown, two)
+                view.scene(scene, *shown)
             elif chosen == "eps":
                 view.eps_section(compute(eps_curve.eps_curve, spec), scene)
             elif chosen == "affine":

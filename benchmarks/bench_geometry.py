@@ -32,7 +32,6 @@ from engine.geometry.eps_curve import eps_curve  # noqa: E402
 from engine.geometry.high_dimension import high_dimension_report  # noqa: E402
 from engine.geometry.path import vector_path  # noqa: E402
 from engine.geometry.scene import build_scene  # noqa: E402
-from engine.geometry.two_dimensions import two_dimensional_layernorm  # noqa: E402
 from engine.geometry.views import plane_view  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
@@ -64,7 +63,6 @@ def cases() -> list[tuple[str, float, Callable[[int | None], object]]]:
         ("cloud d=3 N=2000 (normalized_cloud)", 0.05, lambda t: normalized_cloud(SCENE, t)),
         ("DyT sweep d=3 N=2000, 17 alphas", 0.1, lambda t: dyt_sweep(SCENE, threads=t)),
         ("eps curve d=3 N=2000 + sweep 17x64", 0.1, lambda t: eps_curve(SCENE, threads=t)),
-        ("d=2 LayerNorm N=2000", 0.05, lambda t: two_dimensional_layernorm(SCENE, threads=t)),
         ("vector path d=3", 0.01, lambda t: vector_path((1.0, 2.0, 6.0), SCENE, threads=t)),
         (
             "high-dim report d=768 N=2000, 8 eps",

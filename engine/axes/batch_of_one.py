@@ -41,7 +41,6 @@ class BatchOfOne:
     claim_holds: bool  # whether anything raised ZeroDivisionError (it does not)
     eps: float  # eps of the eps > 0 case
     x: np.ndarray  # [d] the one token
-    gamma: np.ndarray  # [d]
     beta: np.ndarray  # [d]
     variance: np.ndarray  # [d] BatchNorm's batch variance of the one token: zeros
     y: np.ndarray  # [d] engine output with eps > 0
@@ -86,7 +85,6 @@ def batch_of_one(spec: AxesSpec) -> BatchOfOne:
         claim_holds=error_type == "ZeroDivisionError",
         eps=eps,
         x=x.reshape(d).numpy(),
-        gamma=gamma.numpy(),
         beta=beta.numpy(),
         variance=result.var.double().numpy(),
         y=y.numpy(),

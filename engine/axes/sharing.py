@@ -28,12 +28,12 @@ from engine.axes.limits import MAX_DRAWN_CELLS, is_whole, refusal
 from engine.axes.sources import make_tensor
 from engine.config import AxesSpec, NormSpec
 from engine.norms.dispatch import masked_batch_norm, normalize
-from engine.norms.kinds import axis_sizes, kind_axes, statistics_count, statistics_shape
+from engine.norms.kinds import KIND_AXES, axis_sizes, statistics_count, statistics_shape
 
 
 def statistic_labels(kind: str, batch: int, tokens: int, d: int, groups: int = 1) -> np.ndarray:
     """``[B, T, d]`` int64: the flat index of the statistic each cell is normalized with."""
-    axes = kind_axes(kind)
+    axes = KIND_AXES[kind]
     if not axes.indexed:
         return np.full((batch, tokens, d), -1, dtype=np.int64)
     sizes = axis_sizes(batch, tokens, d, groups)
@@ -102,23 +102,20 @@ class CellSelection:
     y: float  # the cell's output value
 
 
-def axes_statistics(spec: AxesSpec, device: str = "cpu") -> AxesStatistics:
-    """Normalize ``spec``'s tensor with ``spec.kind`` and label every cell by its statistic.
-
-    ``device="cuda"`` runs there (BatchNorm's statistics on the Triton ``channel_stats``
-    kernel); the statistics are computed in ``spec.dtype``.
-    """
+def axes_statistics(spec: AxesSpec) -> AxesStatistics:
+    """Normalize ``spec``'s tensor with ``spec.kind`` and label every cell by its statistic;
+    the statistics are computed in ``spec.dtype``."""
     tensor = make_tensor(spec)
-    b, t, d = tensor.x.shape
+    x = tensor.x  # [B, T, d]
+    b, t, d = x.shape
     groups = spec.groups if spec.kind == "groupnorm" else 1
     norm = NormSpec(kind=spec.kind, eps=spec.eps, groups=groups, compute_dtype="input")
-    x = tensor.x.to(device)  # [B, T, d]
     masked = spec.kind == "batchnorm" and spec.mask_padding
     if spec.kind == "batchnorm":
         result = masked_batch_norm(x, norm, tensor.real if masked else None)
     else:
         result = normalize(x, norm)
-    axes = kind_axes(spec.kind)
+    axes = KIND_AXES[spec.kind]
     stat_shape = statistics_shape(spec.kind, b, t, d, groups)
     labels = statistic_labels(spec.kind, b, t, d, groups)
     counted = labels >= 0
@@ -128,7 +125,7 @@ def axes_statistics(spec: AxesSpec, device: str = "cpu") -> AxesStatistics:
     def stat(values: torch.Tensor) -> np.ndarray:
         if not stat_shape:  # DyT: its row statistics describe the input, they normalize nothing
             return np.zeros(0)
-        return values.detach().double().cpu().numpy().reshape(stat_shape)
+        return values.detach().double().numpy().reshape(stat_shape)
 
     n_statistics = statistics_count(spec.kind, b, t, d, groups)
     per_statistic = np.bincount(labels[counted], minlength=n_statistics)  # [n_statistics]
@@ -136,7 +133,7 @@ def axes_statistics(spec: AxesSpec, device: str = "cpu") -> AxesStatistics:
         spec=spec,
         x=tensor.x.double().numpy(),
         real=tensor.real.numpy(),
-        y=result.y.detach().double().cpu().numpy(),
+        y=result.y.detach().double().numpy(),
         labels=labels,
         counted=counted,
         n_statistics=n_statistics,

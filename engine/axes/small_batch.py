@@ -51,8 +51,6 @@ class SmallBatchNoise:
     var_spread: np.ndarray  # [K]: std over draws of the biased batch variance, units of σ²
     var_spread_theory: np.ndarray  # [K]: sqrt(2(n-1))/n
     example_means: np.ndarray  # [K, draws]: channel 0's batch mean in each draw, units of σ
-    draws: int
-    tokens: int  # T
 
     @property
     def spread_ratio(self) -> np.ndarray:
@@ -81,7 +79,7 @@ def small_batch_noise(
         generator = torch.Generator().manual_seed(spec.seed)
         profile = channel_profile(spec.preset, spec.d, generator)
         channels = min(spec.d, CHANNELS)
-        profile = ChannelProfile(profile.offset[:channels], profile.scale[:channels], None)
+        profile = ChannelProfile(profile.offset[:channels], profile.scale[:channels])
         offset, scale = profile.offset, profile.scale  # [c] each
         spec_norm = NormSpec(kind="instancenorm", eps=spec.eps, compute_dtype="float64")
         mean_spread, var_spread, examples = [], [], []
@@ -104,8 +102,6 @@ def small_batch_noise(
         var_spread=np.array(var_spread),
         var_spread_theory=np.sqrt(2.0 * (n - 1)) / n,
         example_means=np.stack(examples),
-        draws=draws,
-        tokens=spec.tokens,
     )
 
 

@@ -46,7 +46,6 @@ class ChannelProfile:
 
     offset: np.ndarray  # [d]
     scale: np.ndarray  # [d]
-    outlier_channel: int | None  # the channel with OUTLIER_OFFSET / OUTLIER_SCALE, if any
 
 
 @dataclass(frozen=True)
@@ -57,7 +56,6 @@ class AxesTensor:
     real: torch.Tensor  # [B, T] bool: True = a real token, False = PAD
     lengths: tuple[int, ...]  # real tokens per sequence (T each for the synthetic source)
     profile: ChannelProfile  # the real tokens' population
-    shifted_token: tuple[int, int] | None  # (sample, position) of the shifted token, if any
     channels: tuple[int, ...] | None = None  # example: the dump's channel of each column
 
     @property
@@ -89,7 +87,7 @@ def channel_profile(preset: str, d: int, generator: torch.Generator) -> ChannelP
         offset, scale = offsets.numpy(), scales.numpy()
     if preset == "outlier_channel":
         offset[outlier], scale[outlier] = OUTLIER_OFFSET, OUTLIER_SCALE
-    return ChannelProfile(offset, scale, outlier if preset == "outlier_channel" else None)
+    return ChannelProfile(offset, scale)
 
 
 def draw_tokens(
@@ -109,11 +107,9 @@ def example_tensor(spec: AxesSpec) -> AxesTensor:
     x = example_slice(spec.layer, spec.batch, spec.tokens, channels)  # [B, T, d] float64
     real = torch.ones(spec.batch, spec.tokens, dtype=torch.bool)  # [B, T]
     spread = x.reshape(-1, spec.d)  # [B*T, d]
-    profile = ChannelProfile(
-        spread.mean(0).numpy(), spread.std(0, correction=0).numpy(), outlier_channel=None
-    )
+    profile = ChannelProfile(spread.mean(0).numpy(), spread.std(0, correction=0).numpy())
     lengths = (spec.tokens,) * spec.batch
-    return AxesTensor(x.to(DTYPES[spec.dtype]), real, lengths, profile, None, tuple(channels))
+    return AxesTensor(x.to(DTYPES[spec.dtype]), real, lengths, profile, tuple(channels))
 
 
 def make_tensor(spec: AxesSpec) -> AxesTensor:
@@ -124,9 +120,8 @@ def make_tensor(spec: AxesSpec) -> AxesTensor:
     profile = channel_profile(spec.preset, spec.d, generator)
     shape = (spec.batch, spec.tokens, spec.d)
     x = draw_tokens(profile, shape, generator)  # [B, T, d] float64
-    shifted = SHIFTED_TOKEN if spec.preset == "shifted_token" else None
-    if shifted is not None:
-        x[shifted] += TOKEN_SHIFT
+    if spec.preset == "shifted_token":
+        x[SHIFTED_TOKEN] += TOKEN_SHIFT
     if spec.source == "padded":
         lengths = spec.lengths or default_lengths(spec.batch, spec.tokens)
     else:
@@ -134,4 +129,4 @@ def make_tensor(spec: AxesSpec) -> AxesTensor:
     positions = torch.arange(spec.tokens)  # [T]
     real = positions[None, :] < torch.tensor(lengths)[:, None]  # [B, T]
     x[~real] = spec.pad_value
-    return AxesTensor(x.to(DTYPES[spec.dtype]), real, lengths, profile, shifted)
+    return AxesTensor(x.to(DTYPES[spec.dtype]), real, lengths, profile)

@@ -1,12 +1,8 @@
 """BatchNorm failure 3: training and inference normalize with different statistics.
 
 In training BatchNorm normalizes with the current batch's (mean, biased var) and keeps
-running averages, updated after every batch as ``nn.BatchNorm1d`` does::
-
-    running_mean <- (1 - momentum) * running_mean + momentum * batch_mean
-    running_var  <- (1 - momentum) * running_var  + momentum * batch_var * n / (n - 1)
-
-(starting from 0 and 1; n = B*T values per channel; the stored variance is unbiased).  At
+running averages, updated after every batch as ``nn.BatchNorm1d`` does (from 0 and 1, over
+n = B*T values per channel: ``engine.norms.reference.batch_norm_running_update``).  At
 inference it normalizes with the running averages instead.  The two outputs differ by the
 running averages' estimation error, and — when the inference data drift from the training
 data — by the drift itself: a per-channel shift of s standard deviations moves every
@@ -49,10 +45,8 @@ class TrainEvalGap:
     momentum: float
     shift: float  # inference drift, per channel, in units of the channel's σ
     population_mean: np.ndarray  # [d] the training distribution's channel means
-    population_var: np.ndarray  # [d] and variances
     batch_mean_history: np.ndarray  # [steps, d] each training batch's mean
     running_mean_history: np.ndarray  # [steps + 1, d] running mean, from 0
-    running_var_history: np.ndarray  # [steps + 1, d] running (unbiased) variance, from 1
     eval_batch_mean: np.ndarray  # [d] the inference batch's own mean
     gap_mean: float  # mean |train-mode output - eval-mode output| over the inference batch
     gap_max: float  # its maximum
@@ -114,7 +108,7 @@ def train_eval_gap(
         dtype = DTYPES[spec.dtype]
         running_mean = torch.zeros(spec.d, dtype=dtype)  # nn.BatchNorm1d's initial values
         running_var = torch.ones(spec.d, dtype=dtype)
-        means, history_mean, history_var = [], [running_mean], [running_var]
+        means, history_mean = [], [running_mean]
         for done, batch in enumerate(train):
             if should_stop is not None and should_stop():
                 raise Cancelled(f"stopped after {done} of {steps} batches")
@@ -127,7 +121,6 @@ def train_eval_gap(
             )
             means.append(batch_mean)
             history_mean.append(running_mean)
-            history_var.append(running_var)
         in_training = normalize(evaluation, bn, backend="torch")  # its own batch statistics
         gaps = []
         scale = torch.from_numpy(profile.scale).to(dtype)  # [d]
@@ -142,10 +135,8 @@ def train_eval_gap(
         momentum=momentum,
         shift=shift,
         population_mean=population_mean,
-        population_var=profile.scale**2,
         batch_mean_history=torch.stack(means).double().numpy(),
         running_mean_history=torch.stack(history_mean).double().numpy(),
-        running_var_history=torch.stack(history_var).double().numpy(),
         eval_batch_mean=in_training.mean.double().numpy(),
         gap_mean=float(gap.mean()),
         gap_max=float(gap.max()),

@@ -2,7 +2,7 @@
 
 Geometry results are cached and shared between every session of a workshop, so a figure
 builder that modified an array in place would change what the next person sees.  Each
-array a result holds is a float64 (or bool) numpy copy with its write flag cleared: plotly
+array a result holds is a float64 numpy copy with its write flag cleared: plotly
 draws it directly, and an accidental write raises instead of corrupting the cache.
 """
 
@@ -12,11 +12,10 @@ import numpy as np
 import torch
 
 
-def readonly(values: torch.Tensor | np.ndarray | list | tuple, dtype=np.float64) -> np.ndarray:
-    """A copy of ``values`` (float64, or ``dtype``: bool for a mask) that cannot be written."""
+def readonly(values: torch.Tensor | np.ndarray | list | tuple) -> np.ndarray:
+    """A float64 copy of ``values`` that cannot be written."""
     if isinstance(values, torch.Tensor):
-        values = values.detach().cpu()
-        values = (values if dtype is bool else values.double()).numpy()
-    array = np.array(values, dtype=dtype)
+        values = values.detach().cpu().double().numpy()
+    array = np.array(values, dtype=np.float64)
     array.setflags(write=False)
     return array

@@ -1,15 +1,9 @@
 """A cloud of input vectors and where LayerNorm, RMSNorm and DyT send it (d <= 3).
 
-Every input is split along the all-ones vector 1:
-
-    x = mu * 1 + (x - mu * 1),    mu = <x, 1> / d,
-
-where ``mu * 1`` is x's projection onto the all-ones axis and ``x - mu * 1`` its projection
-onto the plane <v, 1> = 0.  LayerNorm keeps only the second part and rescales it to length
-sqrt(d) * sigma / sqrt(sigma^2 + eps); RMSNorm rescales the whole of x to length
-sqrt(d) * rms / sqrt(rms^2 + eps) and keeps its direction; DyT (gamma * tanh(alpha * x) +
-beta) squashes each entry on its own and lands on no sphere.  Every output here comes from
-``engine.normalize``; this module only arranges the results for drawing.
+Where the outputs land, and why, is in measures.py (the sqrt(d) sphere, the plane
+<v, 1> = 0), eps_curve.py (how far inside it eps leaves them) and dyt_sweep.py (DyT lands on
+no sphere).  Every output here comes from ``engine.normalize``; this module only arranges
+the results for drawing, and the spec's inputs for every other module of the package.
 
 References:
 - Ba, Kiros, Hinton 2016, "Layer Normalization", arXiv:1607.06450
@@ -29,7 +23,7 @@ from engine.config import GEOMETRY_SCENE_MAX_D, GeometrySpec, NormSpec
 from engine.errors import EngineError
 from engine.geometry.arrays import readonly
 from engine.geometry.degenerate import degeneracy_flags
-from engine.geometry.measures import cosine, l2_norm, ones_component, split_along_ones
+from engine.geometry.measures import cosine, l2_norm, ones_component
 from engine.norms.dispatch import normalize
 from engine.norms.random_inputs import random_vectors
 from engine.threads import torch_threads
@@ -104,7 +98,6 @@ def cloud_work(spec: GeometrySpec, *view) -> int:
 class NormedCloud:
     """One norm's outputs for every input of the cloud."""
 
-    kind: str  # "layernorm", "rmsnorm" or "dyt"
     y: np.ndarray  # [N, d] gamma = 1, beta = 0: on the sqrt(d) sphere (up to eps)
     y_affine: np.ndarray  # [N, d] with the spec's gamma and beta: on the ellipsoid
     norm: np.ndarray  # [N] ||y||
@@ -114,24 +107,14 @@ class NormedCloud:
 
 @dataclass(frozen=True)
 class Cloud:
-    """Inputs, their split along 1, and the three norms' outputs (d <= 3)."""
+    """Inputs and the three norms' outputs (d <= 3)."""
 
     inputs: np.ndarray  # [N, d] the float32 values the norms saw
-    mean: np.ndarray  # [N] mu = <x, 1> / d
-    along_ones: np.ndarray  # [N, d] mu * 1, the projection onto the all-ones axis
-    centered: np.ndarray  # [N, d] x - mu * 1, the projection onto the plane <v, 1> = 0
-    sigma: np.ndarray  # [N] standard deviation of each input (biased)
-    rms: np.ndarray  # [N] root mean square of each input
     layernorm: NormedCloud
     rmsnorm: NormedCloud
     dyt: NormedCloud
-    gamma: np.ndarray  # [d]
-    beta: np.ndarray  # [d]
     sqrt_d: float  # the radius outputs reach at eps = 0
-    eps: float
     dyt_alpha: float
-    constant_rows: np.ndarray  # [N] bool: every entry equal (LayerNorm gives beta)
-    zero_rows: np.ndarray  # [N] bool: the zero vector (RMSNorm gives beta)
     flags: tuple[str, ...]  # engine.geometry.degenerate.FLAGS
 
 
@@ -141,7 +124,6 @@ def normed(x: torch.Tensor, kind: str, spec: GeometrySpec) -> NormedCloud:
     plain = normalize(x, norm_spec(kind, spec)).y  # [N, d]
     scaled = normalize(x, norm_spec(kind, spec), weight=gamma, bias=beta).y  # [N, d]
     return NormedCloud(
-        kind=kind,
         y=readonly(plain),
         y_affine=readonly(scaled),
         norm=readonly(l2_norm(plain)),
@@ -160,28 +142,12 @@ def normalized_cloud(spec: GeometrySpec, threads: int | None = 1) -> Cloud:
     require_scene_dimension(spec.d)
     with torch_threads(threads):
         x = input_vectors(spec)  # [N, d]
-        layer = normalize(x, norm_spec("layernorm", spec))
-        mean, centered = split_along_ones(x)  # [N], [N, d] float64: mu and x - mu 1
-        along_ones = mean[:, None].expand_as(centered)  # [N, d] mu 1
-        gamma, beta = affine_parameters(spec, spec.d)
-        constant = x.amax(dim=-1) == x.amin(dim=-1)  # [N]
-        zero = (x == 0).all(dim=-1)  # [N]
         return Cloud(
             inputs=readonly(x),
-            mean=readonly(mean),
-            along_ones=readonly(along_ones),
-            centered=readonly(centered),
-            sigma=readonly(layer.var.double().sqrt()),
-            rms=readonly(layer.rms),
             layernorm=normed(x, "layernorm", spec),
             rmsnorm=normed(x, "rmsnorm", spec),
             dyt=normed(x, "dyt", spec),
-            gamma=readonly(gamma),
-            beta=readonly(beta),
             sqrt_d=math.sqrt(spec.d),
-            eps=spec.eps,
             dyt_alpha=spec.dyt_alpha,
-            constant_rows=readonly(constant, bool),
-            zero_rows=readonly(zero, bool),
             flags=degeneracy_flags(x, spec.eps),
         )

@@ -21,13 +21,7 @@ import torch
 
 from engine.config import GEOMETRY_MAX_ALPHA, GeometrySpec
 from engine.geometry.arrays import readonly
-from engine.geometry.cloud import (
-    affine_parameters,
-    input_vectors,
-    norm_spec,
-    require_scene_dimension,
-    sorted_values,
-)
+from engine.geometry.cloud import input_vectors, norm_spec, require_scene_dimension, sorted_values
 from engine.geometry.measures import l2_norm
 from engine.norms.dispatch import normalize
 from engine.threads import torch_threads
@@ -42,8 +36,6 @@ class DytSweep:
     """DyT outputs of the spec's cloud for each alpha (d <= 3)."""
 
     alphas: np.ndarray  # [A], ascending
-    outputs: np.ndarray  # [A, N, d] gamma * tanh(alpha x) + beta, with the spec's gamma, beta
-    plain: np.ndarray  # [A, N, d] tanh(alpha x): gamma = 1, beta = 0
     norm: np.ndarray  # [A, N] ||tanh(alpha x)||
     saturated_fraction: np.ndarray  # [A] share of entries with |tanh(alpha x)| > SATURATED
     sqrt_d: float  # the sphere the corners sign(x) lie on
@@ -52,23 +44,18 @@ class DytSweep:
 def dyt_sweep(
     spec: GeometrySpec, alphas: tuple[float, ...] = DEFAULT_ALPHAS, threads: int | None = 1
 ) -> DytSweep:
-    """The spec's cloud through DyT at each alpha (``spec.dyt_alpha`` is not used)."""
+    """The spec's cloud through DyT at each alpha, gamma = 1 and beta = 0 (``spec.dyt_alpha``
+    is not used)."""
     require_scene_dimension(spec.d)
     values = sorted_values(alphas, MAX_ALPHAS, GEOMETRY_MAX_ALPHA, "geometry.alphas_invalid", True)
     with torch_threads(threads):
         x = input_vectors(spec)  # [N, d]
-        gamma, beta = affine_parameters(spec, spec.d)  # [d], [d]
-        plain, scaled = [], []
-        for alpha in values:
-            at_alpha = norm_spec("dyt", replace(spec, dyt_alpha=alpha))
-            plain.append(normalize(x, at_alpha).y)  # [N, d]
-            scaled.append(normalize(x, at_alpha, weight=gamma, bias=beta).y)  # [N, d]
-        plain_outputs = torch.stack(plain)  # [A, N, d]
+        plain_outputs = torch.stack(
+            [normalize(x, norm_spec("dyt", replace(spec, dyt_alpha=alpha))).y for alpha in values]
+        )  # [A, N, d] tanh(alpha x): gamma = 1, beta = 0
         saturated = (plain_outputs.abs() > SATURATED).double().mean(dim=(1, 2))  # [A]
         return DytSweep(
             alphas=readonly(values),
-            outputs=readonly(torch.stack(scaled)),
-            plain=readonly(plain_outputs),
             norm=readonly(l2_norm(plain_outputs)),
             saturated_fraction=readonly(saturated),
             sqrt_d=math.sqrt(spec.d),

@@ -11,8 +11,7 @@ Three measures of each output y, over the spec's random inputs x:
 LayerNorm(x) - RMSNorm(x - mu 1), zero up to rounding because centring then taking the
 root mean square *is* LayerNorm (the RMS of x - mu 1 is sigma).
 
-Size: a call sees ``bounded_rows(spec)`` inputs, at most ``MAX_CLOUD_CELLS`` = 2**22 numbers
-(512 inputs at d = 8192, all 2,000 at d <= 2048).
+Size: a call sees ``bounded_rows(spec)`` inputs (``MAX_CLOUD_CELLS`` in cloud.py).
 
 References:
 - Ba, Kiros, Hinton 2016, "Layer Normalization", arXiv:1607.06450
@@ -44,19 +43,18 @@ MAX_EPS_VALUES = 16
 
 @dataclass(frozen=True)
 class Measures:
-    """||y||, <y, 1> and cos(x, y) of one norm's outputs, one entry per input."""
+    """||y||, <y, 1> and cos(x, y) of one norm's outputs (or of the inputs, y = x), one entry
+    per input."""
 
-    kind: str  # "layernorm", "rmsnorm", "dyt" or "input" (y = x itself)
     norm: np.ndarray  # [N] ||y||
     ones: np.ndarray  # [N] <y, 1>
     cos_input: np.ndarray  # [N] cos(x, y); NaN for a zero vector
 
 
-def measured(kind: str, x64: torch.Tensor, y: torch.Tensor) -> Measures:
+def measured(x64: torch.Tensor, y: torch.Tensor) -> Measures:
     """The three measures of outputs ``y`` [N, d] of inputs ``x64`` (float64) [N, d]."""
     y64 = y.double()  # [N, d] measured in float64: the rounding shown is the norm's
     return Measures(
-        kind=kind,
         norm=readonly(l2_norm(y64)),
         ones=readonly(ones_component(y64)),
         cos_input=readonly(cosine(x64, y64)),
@@ -65,13 +63,11 @@ def measured(kind: str, x64: torch.Tensor, y: torch.Tensor) -> Measures:
 
 @dataclass(frozen=True)
 class Histograms:
-    """The three measures for the inputs and each norm, at the spec's eps and alpha."""
+    """The three measures for each norm, at the spec's eps and alpha."""
 
     d: int
     rows: int  # inputs drawn: min(spec.count, MAX_CLOUD_CELLS // d)
-    eps: float
     sqrt_d: float
-    inputs: Measures  # ||x||, <x, 1> (= d mu), cos(x, x) = 1
     layernorm: Measures
     rmsnorm: Measures
     dyt: Measures
@@ -84,31 +80,18 @@ def _histograms(x: torch.Tensor, spec: GeometrySpec) -> Histograms:
     return Histograms(
         d=spec.d,
         rows=x.shape[0],
-        eps=spec.eps,
         sqrt_d=math.sqrt(spec.d),
-        inputs=measured("input", x64, x),
-        **{kind: measured(kind, x64, y) for kind, y in outputs.items()},
+        **{kind: measured(x64, y) for kind, y in outputs.items()},
         flags=degeneracy_flags(x, spec.eps),
     )
 
 
-def histograms(spec: GeometrySpec, threads: int | None = None) -> Histograms:
-    """||y||, <y, 1>, cos(x, y) over the spec's random inputs, for any d <= 8192."""
-    with torch_threads(threads):
-        return _histograms(input_vectors(spec, bounded_rows(spec)), spec)
-
-
 @dataclass(frozen=True)
 class Spread:
-    """One norm's measures at each eps: raw values and their summary."""
+    """One norm's ||y|| and cos(x, y) at each eps, summarised over the inputs."""
 
-    kind: str
-    norm: np.ndarray  # [E, N] ||y||
-    ones: np.ndarray  # [E, N] <y, 1>
-    cos_input: np.ndarray  # [E, N] cos(x, y)
     norm_mean: np.ndarray  # [E] mean ||y|| (NaN-free rows only)
     norm_std: np.ndarray  # [E] standard deviation of ||y|| across inputs
-    ones_max_abs: np.ndarray  # [E] max |<y, 1>|
     cos_mean: np.ndarray  # [E]
     cos_std: np.ndarray  # [E]
 
@@ -117,29 +100,21 @@ class Spread:
 class EpsSpread:
     """How the histograms widen as eps grows (gamma = 1, beta = 0)."""
 
-    d: int
-    rows: int
     sqrt_d: float
     eps_values: np.ndarray  # [E], ascending
     layernorm: Spread
     rmsnorm: Spread
 
 
-def _spread(kind: str, rows: list[Measures]) -> Spread:
+def _spread(rows: list[Measures]) -> Spread:
     norm = np.stack([m.norm for m in rows])  # [E, N]
-    ones = np.stack([m.ones for m in rows])  # [E, N]
     cos = np.stack([m.cos_input for m in rows])  # [E, N]
     with warnings.catch_warnings():
         # every input degenerate at eps = 0 (all NaN): NaN summaries, not warnings
         warnings.simplefilter("ignore", RuntimeWarning)
         return Spread(
-            kind=kind,
-            norm=readonly(norm),
-            ones=readonly(ones),
-            cos_input=readonly(cos),
             norm_mean=readonly(np.nanmean(norm, axis=1)),
             norm_std=readonly(np.nanstd(norm, axis=1)),
-            ones_max_abs=readonly(np.nanmax(np.abs(ones), axis=1)),
             cos_mean=readonly(np.nanmean(cos, axis=1)),
             cos_std=readonly(np.nanstd(cos, axis=1)),
         )
@@ -159,15 +134,13 @@ def _eps_spread(
             raise Cancelled()
         for kind in ROW_KINDS:
             y = normalize(x, norm_spec(kind, spec, eps=eps)).y  # [N, d]
-            rows[kind].append(measured(kind, x64, y))
+            rows[kind].append(measured(x64, y))
         if progress is not None:
             progress((done + 1) / len(eps_values))
     return EpsSpread(
-        d=spec.d,
-        rows=x.shape[0],
         sqrt_d=math.sqrt(spec.d),
         eps_values=readonly(eps_values),
-        **{kind: _spread(kind, per_eps) for kind, per_eps in rows.items()},
+        **{kind: _spread(per_eps) for kind, per_eps in rows.items()},
     )
 
 
@@ -238,9 +211,10 @@ def high_dimension_report(
     should_stop: StopCheck | None = None,
     threads: int | None = None,
 ) -> HighDimensionReport:
-    """``histograms``, the measures of LayerNorm and RMSNorm at each of ``eps_values``
-    (``spec.eps`` is not used there) and the identity check, drawing the inputs once (at
-    d = 8192 drawing them takes about as long as everything else together)."""
+    """The histograms of the spec's random inputs (any d <= 8192), the measures of LayerNorm
+    and RMSNorm at each of ``eps_values`` (``spec.eps`` is not used there) and the identity
+    check, drawing the inputs once (at d = 8192 drawing them takes about as long as
+    everything else together)."""
     values = sorted_values(
         eps_values, MAX_EPS_VALUES, GEOMETRY_MAX_EPS, "geometry.eps_values_invalid"
     )

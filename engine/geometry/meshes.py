@@ -1,7 +1,7 @@
 """The scene's fixed shapes as arrays: the sqrt(d) sphere, the plane perpendicular to 1,
 the all-ones axis, the LayerNorm circle, and the ellipsoid gamma and beta make of the sphere.
 
-Every shape is a ``Mesh``: a grid of points ``[R, C, d]``.  With R > 1 it is a surface
+Every shape is a grid of points ``[R, C, d]`` (read-only).  With R > 1 it is a surface
 (plotly's ``go.Surface(x=points[..., 0], y=points[..., 1], z=points[..., 2])``); with R = 1
 a curve or a few points (``go.Scatter`` / ``go.Scatter3d`` of ``points[0]``).  The same
 shape changes kind with d:
@@ -42,17 +42,6 @@ from engine.norms.reference import affine
 RESOLUTION = 48  # points around a circle (and latitude rows x 2 for the sphere)
 
 
-@dataclass(frozen=True)
-class Mesh:
-    """A grid of points: a surface when it has more than one row, else a curve/points."""
-
-    points: np.ndarray  # [R, C, d]
-
-    @property
-    def is_surface(self) -> bool:
-        return self.points.shape[0] > 1
-
-
 def _plane_basis() -> torch.Tensor:
     """Two orthonormal vectors spanning the plane x + y + z = 0."""
     u = torch.tensor([1.0, -1.0, 0.0], dtype=torch.float64) / math.sqrt(2)
@@ -87,18 +76,18 @@ def _layernorm_set_points(d: int, resolution: int) -> torch.Tensor:
     return (circle @ _plane_basis())[None]  # [1, C, 3]
 
 
-def _ones_plane(d: int, half_width: float, resolution: int = 2) -> Mesh:
+def _ones_plane(d: int, half_width: float, resolution: int = 2) -> np.ndarray:
     """A patch of the plane <v, 1> = 0 reaching ``half_width`` from the origin (a square
     patch at d = 3, a segment at d = 2, the origin at d = 1)."""
     if d == 1:
-        return Mesh(readonly(torch.zeros(1, 1, 1)))
+        return readonly(torch.zeros(1, 1, 1))
     steps = torch.linspace(-half_width, half_width, resolution, dtype=torch.float64)  # [n]
     if d == 2:
         unit = torch.tensor([1.0, -1.0], dtype=torch.float64) / math.sqrt(2)
-        return Mesh(readonly((steps[:, None] * unit)[None]))  # [1, n, 2]
+        return readonly((steps[:, None] * unit)[None])  # [1, n, 2]
     s, t = torch.meshgrid(steps, steps, indexing="ij")  # [n, n] each
     basis = _plane_basis()  # [2, 3]
-    return Mesh(readonly(s[..., None] * basis[0] + t[..., None] * basis[1]))  # [n, n, 3]
+    return readonly(s[..., None] * basis[0] + t[..., None] * basis[1])  # [n, n, 3]
 
 
 @dataclass(frozen=True)
@@ -108,10 +97,10 @@ class SceneMeshes:
     d: int
     radius: float  # sqrt(d)
     extent: float  # half-size of the plane patch and the axis
-    sphere: Mesh  # radius sqrt(d): where RMSNorm (eps = 0, gamma = 1) puts every input
-    ones_plane: Mesh  # a patch of the plane <v, 1> = 0
-    ones_axis: Mesh  # the all-ones axis through the origin, from -extent to +extent
-    layernorm_set: Mesh  # the plane cuts the sphere: LayerNorm's outputs at eps = 0
+    sphere: np.ndarray  # radius sqrt(d): where RMSNorm (eps = 0, gamma = 1) puts every input
+    ones_plane: np.ndarray  # a patch of the plane <v, 1> = 0
+    ones_axis: np.ndarray  # the all-ones axis through the origin, from -extent to +extent
+    layernorm_set: np.ndarray  # the plane cuts the sphere: LayerNorm's outputs at eps = 0
 
 
 def scene_meshes(d: int, extent: float | None = None, resolution: int = RESOLUTION) -> SceneMeshes:
@@ -125,10 +114,10 @@ def scene_meshes(d: int, extent: float | None = None, resolution: int = RESOLUTI
         d=d,
         radius=radius,
         extent=reach,
-        sphere=Mesh(readonly(radius * _sphere_points(d, resolution))),
+        sphere=readonly(radius * _sphere_points(d, resolution)),
         ones_plane=_ones_plane(d, reach),
-        ones_axis=Mesh(readonly(torch.stack([-reach * unit, reach * unit])[None])),
-        layernorm_set=Mesh(readonly(radius * _layernorm_set_points(d, resolution))),
+        ones_axis=readonly(torch.stack([-reach * unit, reach * unit])[None]),
+        layernorm_set=readonly(radius * _layernorm_set_points(d, resolution)),
     )
 
 
@@ -144,10 +133,10 @@ class Ellipsoids:
     gamma: np.ndarray  # [d] the scale: the ellipsoid's semi-axes are |gamma_i| * sqrt(d)
     gemma_weight: np.ndarray  # [d] w = gamma - 1, what a Gemma checkpoint would store
     beta: np.ndarray  # [d] the ellipsoid's centre
-    standard: Mesh  # the sqrt(d) sphere through gamma * x_hat + beta
-    gemma: Mesh  # the same sphere through (1 + w) * x_hat + beta
-    layernorm_standard: Mesh  # the LayerNorm set through gamma * x_hat + beta
-    layernorm_gemma: Mesh
+    standard: np.ndarray  # the sqrt(d) sphere through gamma * x_hat + beta
+    gemma: np.ndarray  # the same sphere through (1 + w) * x_hat + beta
+    layernorm_standard: np.ndarray  # the LayerNorm set through gamma * x_hat + beta
+    layernorm_gemma: np.ndarray
     max_abs_difference: float  # max |standard - gemma| over both shapes
 
 
@@ -173,6 +162,6 @@ def ellipsoids(spec: GeometrySpec, resolution: int = RESOLUTION) -> Ellipsoids:
         gamma=readonly(gamma),
         gemma_weight=readonly(weight),
         beta=readonly(beta),
-        **{name: Mesh(readonly(points)) for name, points in shapes.items()},
+        **{name: readonly(points) for name, points in shapes.items()},
         max_abs_difference=difference,
     )

@@ -7,8 +7,8 @@ LayerNorm in three steps:
        ->  gamma * (...) + beta                       (stretched and moved: the ellipsoid)
 
 RMSNorm skips the first step.  The vector comes from the caller (the Vector Lab links a
-typed vector here), so its width is its own: ``spec.d`` and the cloud settings are not used;
-``spec.eps``, ``spec.dyt_alpha`` and (for widths <= 3) the per-axis gamma/beta are.
+typed vector here), so its width is its own: ``spec.d``, the cloud settings and gamma/beta
+are not used; ``spec.eps`` and ``spec.dyt_alpha`` are.
 
 References:
 - Ba, Kiros, Hinton 2016, "Layer Normalization", arXiv:1607.06450
@@ -49,11 +49,8 @@ class VectorPath:
     sigma: float  # |x - mu 1| / sqrt(d), the biased standard deviation
     rms: float  # |x| / sqrt(d)
     layernorm: np.ndarray  # [d] (x - mu 1) / sqrt(sigma^2 + eps): on the sphere in the plane
-    layernorm_affine: np.ndarray  # [d] gamma * layernorm + beta
     rmsnorm: np.ndarray  # [d] x / sqrt(rms^2 + eps): on the sphere, x's direction
-    rmsnorm_affine: np.ndarray  # [d]
     dyt: np.ndarray  # [d] tanh(alpha * x)
-    dyt_affine: np.ndarray  # [d] gamma * tanh(alpha * x) + beta
     sqrt_d: float
     layernorm_norm: float  # ||layernorm||, sqrt(d) * sigma / sqrt(sigma^2 + eps)
     rmsnorm_norm: float  # ||rmsnorm||, sqrt(d) * rms / sqrt(rms^2 + eps)
@@ -99,7 +96,6 @@ def vector_path(
         sigma=math.sqrt(float(layer.var[0])),
         rms=float(layer.rms[0]),
         **{kind: out.y[0] for kind, out in outputs.items()},
-        **{f"{kind}_affine": out.y_affine[0] for kind, out in outputs.items()},
         sqrt_d=math.sqrt(x.shape[-1]),
         layernorm_norm=float(ln.norm[0]),
         rmsnorm_norm=float(rms.norm[0]),

@@ -39,7 +39,6 @@ from engine.dumps.dump import open_dump
 from engine.dumps.example import EXAMPLE_DUMP
 from engine.dumps.formats import open_reader
 from engine.dumps.layout import NormPair, Piece
-from engine.dumps.weights_origin import WeightsOrigin, from_metadata
 from engine.geometry.arrays import readonly
 from engine.geometry.high_dimension import Measures, measured
 from engine.norms.dispatch import normalize
@@ -52,7 +51,6 @@ class PairMeasures:
     """One norm of a dump: its tokens' inputs and outputs, measured."""
 
     label: str  # the norm module's name, e.g. "model.layers.12.input_layernorm"
-    layer: int | None  # the block it belongs to; None for the final norm
     rows: int  # tokens measured (every token of the dump)
     d: int
     sqrt_d: float
@@ -70,8 +68,6 @@ class RealActivations:
     """Every norm pair of one dump, measured."""
 
     model: str  # the dump's "model" metadata ("" when absent)
-    weights: WeightsOrigin | None  # how the weights were obtained (None: the dump says not)
-    norm_kind: str  # the model's norm ("rmsnorm" for SmolLM2)
     storage_dtype: str  # how the dump stores activations
     tokens: int  # B * T
     pairs: tuple[PairMeasures, ...]
@@ -100,19 +96,17 @@ def _pair_measures(pair: NormPair, kind: str, eps: float) -> PairMeasures:
         weight = torch.ones(d, dtype=torch.float64)  # [d]
     x = x64.float()  # [N, d] the model computed in float32
     recomputed = {
-        name: measured(name, x64, normalize(x, NormSpec(kind=name, eps=eps)).y)
-        for name in ROW_KINDS
+        name: measured(x64, normalize(x, NormSpec(kind=name, eps=eps)).y) for name in ROW_KINDS
     }
     again = normalize(x, NormSpec(kind=kind, eps=eps), weight=weight.float()).y  # [N, d]
     return PairMeasures(
         label=pair.label,
-        layer=pair.layer,
         rows=x64.shape[0],
         d=d,
         sqrt_d=math.sqrt(d),
         eps=eps,
-        inputs=measured("input", x64, x64),
-        stored=measured("stored", x64, y64),
+        inputs=measured(x64, x64),
+        stored=measured(x64, y64),
         recomputed=recomputed,
         weight=readonly(weight),
         recomputed_max_abs_difference=float((again.double() - y64).abs().max()),
@@ -134,8 +128,6 @@ def real_activations(source: str | Path = EXAMPLE_DUMP, threads: int | None = 1)
         pairs = tuple(_pair_measures(pair, kind, eps) for pair in layout.norm_pairs)
     return RealActivations(
         model=metadata.get("model", ""),
-        weights=from_metadata(metadata),
-        norm_kind=kind,
         storage_dtype=metadata.get("storage_dtype", layout.dtype),
         tokens=layout.batch * layout.tokens,
         pairs=pairs,

@@ -1,12 +1,6 @@
-"""LayerNorm at d = 2: only two outputs, +(1, -1) and -(1, -1), shown numerically.
-
-At d = 2 the plane <v, 1> = 0 is the line spanned by (1, -1), and
-
-    x - mu * 1 = ((x1 - x2) / 2) * (1, -1),    sigma = |x1 - x2| / 2,
-
-so LayerNorm(x) = sign(x1 - x2) * (1, -1) at eps = 0 for every non-constant input, and
-beta for a constant one (0/0, NaN, at eps = 0).  It surprises: a 2-D LayerNorm throws away
-everything but one bit, which entry is larger.
+"""LayerNorm at d = 2: only two outputs, +(1, -1) and -(1, -1), shown numerically (why:
+degenerate.py).  It surprises: a 2-D LayerNorm throws away everything but one bit, which
+entry is larger.
 
 References:
 - Ba, Kiros, Hinton 2016, "Layer Normalization", arXiv:1607.06450
@@ -14,17 +8,13 @@ References:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
-import torch
 
-from engine.config import GeometrySpec
 from engine.geometry.arrays import readonly
-from engine.geometry.cloud import affine_parameters, input_vectors, norm_spec
-from engine.geometry.degenerate import degeneracy_flags
-from engine.norms.dispatch import normalize
-from engine.threads import torch_threads
+from engine.geometry.cloud import Cloud
+from engine.geometry.meshes import Ellipsoids
 
 # float32 rounding of x - mu 1 moves outputs of nearly equal entries (x1 - x2 ~ 1e-3) by
 # up to ~2e-4 off (1, -1): three decimals group them with the point they belong to.
@@ -40,40 +30,19 @@ class TwoDimensionalLayerNorm:
     same line; a constant input gives t = 0 (beta), or NaN at eps = 0.
     """
 
-    inputs: np.ndarray  # [N, 2]
-    outputs: np.ndarray  # [N, 2] LayerNorm with the spec's gamma, beta and eps
     coefficient: np.ndarray  # [N] t: outputs = beta + t * gamma * (1, -1)
     off_line: float  # max |y1 + y2| of the gamma = 1, beta = 0 outputs (rounding only)
     endpoints: np.ndarray  # [2, 2] beta + gamma * (1, -1) and beta - gamma * (1, -1)
-    centre: np.ndarray  # [2] beta: the output of a constant vector
-    distinct_outputs: np.ndarray  # [K, 2] the different outputs, rounded to DECIMALS
-    distinct_counts: np.ndarray  # [K] how many inputs gave each
-    flags: tuple[str, ...]
 
 
-def two_dimensional_layernorm(
-    spec: GeometrySpec, threads: int | None = 1
-) -> TwoDimensionalLayerNorm:
-    """The spec's cloud drawn at d = 2 (whatever ``spec.d``) through LayerNorm."""
-    flat = replace(spec, d=2)
-    with torch_threads(threads):
-        x = input_vectors(flat)  # [N, 2]
-        gamma, beta = affine_parameters(flat, 2)  # [2], [2]
-        plain = normalize(x, norm_spec("layernorm", flat)).y  # [N, 2]
-        scaled = normalize(x, norm_spec("layernorm", flat), weight=gamma, bias=beta).y
-        coefficient = (plain[:, 0].double() - plain[:, 1].double()) / 2  # [N]
-        off_line = (plain[:, 0].double() + plain[:, 1].double()).abs()  # [N]
-    direction = gamma * torch.tensor([1.0, -1.0])  # [2]
-    finite = scaled[torch.isfinite(scaled).all(dim=-1)].double().numpy()  # [M, 2]
-    distinct, counts = np.unique(np.round(finite, DECIMALS), axis=0, return_counts=True)
+def two_dimensional_layernorm(cloud: Cloud, ellipsoids: Ellipsoids) -> TwoDimensionalLayerNorm:
+    """The LayerNorm outputs of a d = 2 cloud (gamma = 1, beta = 0) as coefficients t, and
+    the two points the spec's gamma and beta make of +-(1, -1)."""
+    y = cloud.layernorm.y  # [N, 2]
+    direction = ellipsoids.gamma * np.array([1.0, -1.0])  # [2]
+    beta = ellipsoids.beta  # [2]
     return TwoDimensionalLayerNorm(
-        inputs=readonly(x),
-        outputs=readonly(scaled),
-        coefficient=readonly(coefficient),
-        off_line=float(np.nan_to_num(off_line.numpy(), nan=0.0).max(initial=0.0)),
-        endpoints=readonly(torch.stack([beta + direction, beta - direction])),
-        centre=readonly(beta),
-        distinct_outputs=readonly(distinct.reshape(-1, 2)),
-        distinct_counts=readonly(counts),
-        flags=degeneracy_flags(x, flat.eps),
+        coefficient=readonly((y[:, 0] - y[:, 1]) / 2),
+        off_line=float(np.nan_to_num(np.abs(cloud.layernorm.ones), nan=0.0).max(initial=0.0)),
+        endpoints=readonly(np.stack([beta + direction, beta - direction])),
     )

@@ -55,12 +55,10 @@ def normalize(
     ``result.backend`` names the path that actually ran.
     """
     _check_inputs(x, spec, weight, bias)
-    chosen = resolve_backend(x, backend)
-    if chosen == "triton":
-        # "auto" leaves what the kernels do not cover (other kinds, reduced-precision
-        # statistics) to the torch path; a forced "triton" raises NotImplementedError.
-        if backend == "triton" or supports(spec, x.dtype):
-            return triton_normalize(x, spec, weight, bias)
+    if _on_triton(x, spec, x.dtype, backend):
+        if spec.kind == "batchnorm":
+            return _triton_batch_norm(x, spec, weight, bias)
+        return _triton_rows(x, None, spec, weight, bias)[0]
     if native_op(spec, x.dtype) is not None:
         return _native_row_norm(x, spec, weight, bias)
     compute_dtype = spec.torch_compute_dtype(x.dtype)
@@ -144,6 +142,18 @@ def supports(spec: NormSpec, dtype: torch.dtype) -> bool:
     return True
 
 
+def _on_triton(x: torch.Tensor, spec: NormSpec, dtype: torch.dtype, backend: str) -> bool:
+    """Whether the kernels compute ``spec`` on ``x``: "auto" leaves what they do not cover
+    (other kinds, reduced-precision statistics) to the torch path; a forced "triton" raises
+    NotImplementedError there."""
+    if resolve_backend(x, backend) != "triton":
+        return False
+    if backend == "triton":
+        _check_supported(spec, dtype)
+        return True
+    return supports(spec, dtype)
+
+
 def _check_supported(spec: NormSpec, dtype: torch.dtype) -> None:
     """The kernels always take statistics in float32, so a spec whose ``compute_dtype``
     resolves to anything else (e.g. float16, to show overflow) is left to the torch path."""
@@ -193,24 +203,6 @@ def _triton_batch_norm(x, spec: NormSpec, weight, bias, mask=None) -> NormResult
     )
 
 
-def triton_normalize(
-    x: torch.Tensor,
-    spec: NormSpec,
-    weight: torch.Tensor | None = None,
-    bias: torch.Tensor | None = None,
-) -> NormResult:
-    """``normalize`` on the Triton kernels; ``result.backend == "triton"``.
-
-    LayerNorm and RMSNorm run entirely in the row kernels; BatchNorm takes its per-channel
-    statistics from the channel-stats kernel.  Other kinds, and ``compute_dtype`` other than
-    float32, raise ``NotImplementedError``.
-    """
-    _check_supported(spec, x.dtype)
-    if spec.kind == "batchnorm":
-        return _triton_batch_norm(x, spec, weight, bias)
-    return _triton_rows(x, None, spec, weight, bias)[0]
-
-
 def masked_batch_norm(
     x: torch.Tensor,
     spec: NormSpec,
@@ -237,9 +229,7 @@ def masked_batch_norm(
                 f"{tuple(mask.shape)}"
             )
         mask = mask.to(x.device)
-    chosen = resolve_backend(x, backend)
-    if chosen == "triton" and (backend == "triton" or supports(spec, x.dtype)):
-        _check_supported(spec, x.dtype)
+    if _on_triton(x, spec, x.dtype, backend):
         return _triton_batch_norm(x, spec, weight, bias, mask)
     compute_dtype = spec.torch_compute_dtype(x.dtype)
     common = dict(weight=weight, bias=bias, offset=spec.offset, compute_dtype=compute_dtype)
@@ -273,10 +263,7 @@ def fused_add_norm(
     if residual.shape != x.shape:
         raise ValueError(f"residual shape {tuple(residual.shape)} != x shape {tuple(x.shape)}")
     dtype = torch.promote_types(x.dtype, residual.dtype)
-    chosen = resolve_backend(x, backend)
-    fused = spec.kind in ROW_KINDS and (backend == "triton" or supports(spec, dtype))
-    if chosen == "triton" and fused:
-        _check_supported(spec, dtype)
+    if spec.kind in ROW_KINDS and _on_triton(x, spec, dtype, backend):
         return _triton_rows(x, residual, spec, weight, bias)
     h = x + residual  # [..., d]
     return normalize(h, spec, weight, bias, backend=backend), h

@@ -34,9 +34,7 @@ class KindAxes:
 
     pooled: tuple[str, ...]  # axes one statistic pools over; "d/G": the channels of a group
     indexed: tuple[str, ...]  # axes indexing the statistics, in the engine's stat layout
-    statistics: tuple[str, ...]  # what each statistic holds
     params: tuple[str, ...] = ("gamma", "beta")  # per-channel parameters, shape [d] each
-    scalars: tuple[str, ...] = ()  # learned scalars besides them
 
     @property
     def count_formula(self) -> str:
@@ -50,14 +48,12 @@ class KindAxes:
 
 
 KIND_AXES: dict[str, KindAxes] = {
-    "layernorm": KindAxes(pooled=("d",), indexed=("B", "T"), statistics=("mean", "var")),
-    "rmsnorm": KindAxes(
-        pooled=("d",), indexed=("B", "T"), statistics=("mean_square",), params=("gamma",)
-    ),
-    "batchnorm": KindAxes(pooled=("B", "T"), indexed=("d",), statistics=("mean", "var")),
-    "instancenorm": KindAxes(pooled=("T",), indexed=("B", "d"), statistics=("mean", "var")),
-    "groupnorm": KindAxes(pooled=("T", "d/G"), indexed=("B", "G"), statistics=("mean", "var")),
-    "dyt": KindAxes(pooled=(), indexed=(), statistics=(), scalars=("alpha",)),
+    "layernorm": KindAxes(pooled=("d",), indexed=("B", "T")),
+    "rmsnorm": KindAxes(pooled=("d",), indexed=("B", "T"), params=("gamma",)),
+    "batchnorm": KindAxes(pooled=("B", "T"), indexed=("d",)),
+    "instancenorm": KindAxes(pooled=("T",), indexed=("B", "d")),
+    "groupnorm": KindAxes(pooled=("T", "d/G"), indexed=("B", "G")),
+    "dyt": KindAxes(pooled=(), indexed=()),  # and its learned scalar alpha
 }
 
 
@@ -70,16 +66,6 @@ PER_TOKEN_KINDS = tuple(
 )
 
 
-def kind_axes(kind: str) -> KindAxes:
-    """The table row of ``kind``; ValueError for an unknown kind."""
-    try:
-        return KIND_AXES[kind]
-    except KeyError:
-        raise ValueError(
-            f"unknown norm kind {kind!r}; expected one of {tuple(KIND_AXES)}"
-        ) from None
-
-
 def axis_sizes(batch: int, tokens: int, d: int, groups: int = 1) -> dict[str, int]:
     """Sizes of the named axes for a ``[batch, tokens, d]`` tensor and ``groups`` groups."""
     return {"B": batch, "T": tokens, "d": d, "G": groups, "d/G": d // groups}
@@ -88,7 +74,7 @@ def axis_sizes(batch: int, tokens: int, d: int, groups: int = 1) -> dict[str, in
 def statistics_shape(kind: str, batch: int, tokens: int, d: int, groups: int = 1):
     """Shape of the kind's statistics array, e.g. ``(B, T)`` for LayerNorm, ``(d,)`` for BN."""
     sizes = axis_sizes(batch, tokens, d, groups)
-    return tuple(sizes[axis] for axis in kind_axes(kind).indexed)
+    return tuple(sizes[axis] for axis in KIND_AXES[kind].indexed)
 
 
 def statistics_count(kind: str, batch: int, tokens: int, d: int, groups: int = 1) -> int:
@@ -97,11 +83,9 @@ def statistics_count(kind: str, batch: int, tokens: int, d: int, groups: int = 1
     return math.prod(shape) if shape else 0
 
 
-# GroupNorm applied to each token on its own: ``nn.GroupNorm(G, d)`` on the ``[B·T, d]`` rows,
-# as the per-head GroupNorm of RetNet-style models does.  A group then pools only its d/G
-# channels, one statistic per (token, group), where ``F.group_norm`` on ``[B, d, T]`` (the
-# table's row) also pools T.  Neither is the error: the count depends on the layout.
-GROUPNORM_PER_TOKEN = KindAxes(pooled=("d/G",), indexed=("B", "T", "G"), statistics=("mean", "var"))
+# GroupNorm on each token alone (``nn.GroupNorm(G, d)`` on the ``[B·T, d]`` rows, the per-head
+# GroupNorm of RetNet-style models): neither layout is the error, the count depends on it.
+GROUPNORM_PER_TOKEN = KindAxes(pooled=("d/G",), indexed=("B", "T", "G"))
 
 
 def groupnorm_layouts(batch: int, tokens: int, d: int, groups: int) -> dict[str, tuple[str, int]]:

@@ -17,17 +17,7 @@ inputs.  For each row of each path it reports:
   ``silent_zero`` (every output 0 although the float64 outputs are not: no NaN warns),
   ``wrong`` (finite but off by more than 1 % of max(1, max |y_exact|)), or ``ok``.
 
-What each failure does (the page states these; tests pin them):
-
-- LayerNorm, Sum x overflows (4096 entries of 100: 409600 > 65504): mu = inf, x - mu = -inf,
-  and the outputs are NaN.
-- LayerNorm, the squared *deviations* overflow (|x - mu| >= 256, e.g. [-300, 300, -300, 300]):
-  var = inf, rstd = 1/sqrt(inf) = 0, and every output is silently 0.  The entry that is
-  squared is the deviation x - mu, not x.
-- RMSNorm, one square overflows (|x| >= 256) or the sum of squares does: mean square = inf,
-  rstd = 0, every output silently 0.
-- A running half sum that stalls (4096 ones stop at 2048) gives a finite but wrong mean or
-  mean square, and outputs off by ~41 % (RMSNorm of ones: 1.414 instead of 1).
+What each failure does to the outputs, input by input: ``engine/norms/precision_presets.py``.
 
 References:
 - Ba, Kiros, Hinton 2016, "Layer Normalization", arXiv:1607.06450
@@ -107,8 +97,6 @@ class PathResult:
     """One path on every row: outputs and statistics as computed, and each row's story."""
 
     path: str  # one of PATHS
-    kind: str
-    dtype: str  # storage dtype of x and y
     statistics_dtype: str  # where the sums accumulate ("float32" inside PyTorch reductions)
     code: str  # the PyTorch line this path runs
     y: np.ndarray  # [T, d] the outputs as stored (as float64 numbers)
@@ -171,29 +159,14 @@ def _stored_rows(rows, spec: PrecisionSpec) -> torch.Tensor:
         value = float(typed[row, index])
         params = {"row": row, "index": index, "value": value, "dtype": spec.dtype,
                   "max": torch.finfo(stored.dtype).max}  # fmt: skip
-        if math.isfinite(value):
-            raise EngineError(
-                "precision.input_overflow",
-                params,
-            )
-        raise EngineError(
-            "precision.nonfinite_input",
-            params,
-        )
+        key = "precision.input_overflow" if math.isfinite(value) else "precision.nonfinite_input"
+        raise EngineError(key, params)
     return stored
 
 
-@dataclass(frozen=True)
-class _Exact:
-    """Every intermediate any path forms, in float64 from the stored inputs, by name."""
-
-    row: dict  # quantity -> [T]
-    entry: dict  # quantity -> [T, d]
-    running: dict  # quantity -> [T, d] partial sums
-    denominator: dict  # quantity -> [T]
-
-
-def _exact_intermediates(x64: np.ndarray, eps: float) -> _Exact:
+def _exact_intermediates(x64: np.ndarray, eps: float) -> dict[str, dict[str, np.ndarray]]:
+    """Every intermediate any path forms, in float64 from the stored inputs: by ``Step`` layout
+    ("row" [T], "entry" [T, d], "running" [T, d] partial sums, "denominator" [T]), then name."""
     d = x64.shape[-1]
     mean = x64.sum(-1) / d  # [T]
     deviation = x64 - mean[:, None]  # [T, d]
@@ -201,7 +174,7 @@ def _exact_intermediates(x64: np.ndarray, eps: float) -> _Exact:
     square = x64 * x64  # [T, d]
     variance = squared_deviation.sum(-1) / d  # [T]
     mean_square = square.sum(-1) / d  # [T]
-    return _Exact(
+    return dict(
         row={
             "sum": x64.sum(-1),
             "mean": mean,
@@ -220,7 +193,7 @@ def _exact_intermediates(x64: np.ndarray, eps: float) -> _Exact:
     )
 
 
-def _first_event(step: Step, row: int, exact: _Exact) -> PrecisionEvent | None:
+def _first_event(step: Step, row: int, exact: dict) -> PrecisionEvent | None:
     """The first failure of ``step`` in row ``row``, or None."""
     computed = step.computed[row].double().numpy()  # [d] or scalar
     torch_dtype = step.stored_dtype or step.computed.dtype
@@ -229,11 +202,11 @@ def _first_event(step: Step, row: int, exact: _Exact) -> PrecisionEvent | None:
     if step.layout == "row":
         if math.isfinite(computed):
             return None
-        failure, value = "overflow", exact.row[step.quantity][row]
+        failure, value = "overflow", exact["row"][step.quantity][row]
     elif step.layout == "welford":
         # δ·δ·c·m₀ overflowed: NaN where a merge weight is 0; ∞ (rstd 0) where both are
         # nonzero, although the row's σ² fits in the dtype the moments are taken in
-        value = exact.row["variance"][row]
+        value = exact["row"]["variance"][row]
         fits = value <= torch.finfo(torch_dtype).max
         if not (math.isnan(computed) or (math.isinf(computed) and fits)):
             return None
@@ -241,7 +214,7 @@ def _first_event(step: Step, row: int, exact: _Exact) -> PrecisionEvent | None:
     elif step.layout == "denominator":
         if computed != 0.0:
             return None
-        failure, value, computed = "zero_variance", exact.denominator[step.quantity][row], 0.0
+        failure, value, computed = "zero_variance", exact["denominator"][step.quantity][row], 0.0
     else:  # "entry" or "running": the first entry or summation step that failed
         overflow = ~np.isfinite(computed)
         stalled = np.zeros_like(overflow)
@@ -253,7 +226,7 @@ def _first_event(step: Step, row: int, exact: _Exact) -> PrecisionEvent | None:
         if not len(bad):
             return None
         index = int(bad[0])
-        exact_values = (exact.entry if step.layout == "entry" else exact.running)[step.quantity]
+        exact_values = exact[step.layout][step.quantity]
         value, computed = exact_values[row, index], computed[index]
         failure = "overflow" if overflow[index] else "stall"
         if failure == "stall":
@@ -290,10 +263,11 @@ def _outcome(y: np.ndarray, y_exact: np.ndarray) -> tuple[str, float, int]:
     return "ok", error, 0
 
 
-def _cancelled(trace: PathTrace, row: int, exact: _Exact) -> float | None:
+def _cancelled(trace: PathTrace, row: int, exact: dict) -> float | None:
     """|rstd * mu| where the fused LayerNorm's mu and rstd match float64's (within
     WRONG_TOLERANCE), so its wrong outputs come from x*rstd - rstd*mu, not the statistics."""
-    mean, rstd = float(exact.row["mean"][row]), 1.0 / math.sqrt(exact.denominator["variance"][row])
+    mean = float(exact["row"]["mean"][row])
+    rstd = 1.0 / math.sqrt(exact["denominator"]["variance"][row])
     right_mean = float(trace.mean[row]) == float(torch.tensor(mean, dtype=trace.mean.dtype))
     if not right_mean or abs(float(trace.rstd[row]) - rstd) > WRONG_TOLERANCE * rstd:
         return None
@@ -315,8 +289,6 @@ def _path_result(name: str, trace: PathTrace, spec: PrecisionSpec, exact_y, exac
         rows.append(RowPrecision(diagnosis, outcome, error, nonfinite, cancelled, spacing_at))
     return PathResult(
         path=name,
-        kind=spec.kind,
-        dtype=spec.dtype,
         statistics_dtype=str(trace.statistics_dtype).removeprefix("torch."),
         code=PATH_CODE[name, spec.kind],
         y=y,
@@ -339,14 +311,14 @@ def precision_story(rows, spec: PrecisionSpec) -> PrecisionStory:
     formula = reference.layer_norm if spec.kind == "layernorm" else reference.rms_norm
     y_exact = formula(x64, spec.eps, compute_dtype=torch.float64).y.numpy()  # [T, d]
     exact = _exact_intermediates(x64.numpy(), spec.eps)
-    # reference's statistics are float32 (NormResult); the float64 ones come from _Exact
+    # reference's statistics are float32 (NormResult); the float64 ones are the intermediates
     statistic = "variance" if spec.kind == "layernorm" else "mean_square"
     with np.errstate(divide="ignore"):  # var + eps = 0 (eps = 0, constant row): rstd = inf
-        rstd = 1.0 / np.sqrt(exact.denominator[statistic])  # [T]
+        rstd = 1.0 / np.sqrt(exact["denominator"][statistic])  # [T]
     exact_result = ExactResult(
         y=y_exact,
-        mean=exact.row["mean"] if spec.kind == "layernorm" else None,
-        var=exact.row[statistic],
+        mean=exact["row"]["mean"] if spec.kind == "layernorm" else None,
+        var=exact["row"][statistic],
         rstd=rstd,
     )
     paths = tuple(

@@ -11,8 +11,7 @@ We state precision as ``significant_digits = log10(2^p) = p * log10(2)``: a p-bi
 distinguishes as many values per factor of ten as log10(2^p) decimal digits do.  This is the
 figure IEEE 754 tables quote (binary16 3.31, binary32 7.22, binary64 15.95); for bfloat16
 (p = 8) it is 2.41.  It equals log10(2 / eps) = -log10(eps) + 0.30, so it is not
-``-log10(eps)`` (3.01 for float16), and not ``int(-log10(eps)) + 1`` (the old page's 4, which
-claimed a resolution of 1e-4 for float16, ten times finer than the real ~1e-3).
+``-log10(eps)`` (3.01 for float16).
 
 References:
 - IEEE Std 754-2019, "IEEE Standard for Floating-Point Arithmetic", table 3.5
@@ -41,12 +40,10 @@ class Resolution:
     """How finely and how far a floating-point dtype represents numbers."""
 
     dtype: str
-    bits: int  # storage width
     significand_bits: int  # p, including the implicit leading bit
     eps: float  # 2^(1-p): spacing just above 1, the relative spacing of the format
     significant_digits: float  # log10(2^p), see the module docstring
     max: float  # largest finite number
-    smallest_normal: float  # below it numbers are subnormal (fewer significant bits)
 
 
 def resolution(dtype: str) -> Resolution:
@@ -55,12 +52,10 @@ def resolution(dtype: str) -> Resolution:
     significand_bits = 1 - round(math.log2(info.eps))
     return Resolution(
         dtype=dtype,
-        bits=info.bits,
         significand_bits=significand_bits,
         eps=info.eps,
         significant_digits=significand_bits * math.log10(2.0),
         max=info.max,
-        smallest_normal=info.smallest_normal,
     )
 
 
@@ -96,7 +91,6 @@ class RunningSumLimit:
     dtype: str
     term: float
     value: float  # the running sum that adding ``term`` no longer changes (2048 for 1.0)
-    terms_absorbed: int  # how many terms reached it (2048: the 2049th is lost)
     spacing: float  # the gap above ``value``: at least 2 * term, so the term rounds away
 
 
@@ -114,7 +108,7 @@ def running_sum_limit(term: float = 1.0, dtype: str = "float16") -> RunningSumLi
     stalled = torch.nonzero(partial == previous)
     index = int(stalled[0]) if len(stalled) else count - 1
     value = float(partial[index])
-    return RunningSumLimit(dtype, float(terms[0, 0]), value, index, spacing(value, dtype))
+    return RunningSumLimit(dtype, float(terms[0, 0]), value, spacing(value, dtype))
 
 
 @dataclass(frozen=True)
@@ -145,7 +139,6 @@ class DefaultEps:
 
     api: str  # e.g. "torch.nn.RMSNorm"
     kind: str  # norm kind id (engine.config.NORM_KINDS)
-    declared: float | None  # the default in the signature; None means "derived at run time"
     effective: float  # the value used for inputs of the table's dtype
     rule: str  # "literal", "opmath_eps" (see OPMATH) or "config_default"
 
@@ -168,19 +161,6 @@ _TORCH_APIS = (
     ("torch.nn.InstanceNorm1d", "instancenorm", torch.nn.InstanceNorm1d.__init__),
     ("torch.nn.functional.instance_norm", "instancenorm", F.instance_norm),
 )
-
-
-def torch_default_eps(dtype: str = "float32") -> tuple[DefaultEps, ...]:
-    """PyTorch's default eps per API for inputs of ``dtype``; see OPMATH for ``eps=None``."""
-    rows = []
-    for api, kind, function in _TORCH_APIS:
-        declared = inspect.signature(function).parameters["eps"].default
-        if declared is None:
-            effective = torch.finfo(DTYPES[OPMATH[dtype]]).eps
-            rows.append(DefaultEps(api, kind, None, effective, "opmath_eps"))
-        else:
-            rows.append(DefaultEps(api, kind, float(declared), float(declared), "literal"))
-    return tuple(rows)
 
 
 def _source_default(relative_path: str, owner: str, name: str) -> float:
@@ -207,22 +187,26 @@ def _source_default(relative_path: str, owner: str, name: str) -> float:
     raise LookupError(f"no default for {owner}.{name} in transformers/{relative_path}")
 
 
-def transformers_default_eps() -> tuple[DefaultEps, ...]:
-    """Hugging Face's defaults for Llama: the module's and the config's ``rms_norm_eps``.
+def default_eps_table(dtype: str = "float32") -> tuple[DefaultEps, ...]:
+    """PyTorch's default eps per API for inputs of ``dtype`` (see OPMATH for ``eps=None``),
+    then Hugging Face's defaults for Llama: the module's and the config's ``rms_norm_eps``.
 
     A checkpoint's ``config.json`` sets its own value (Llama 2 and SmolLM2 use 1e-5), which
     is what the model runs with; these are only the values used when nothing is set.
     Read from the installed transformers' source (see ``_source_default``).
     """
+    rows = []
+    for api, kind, function in _TORCH_APIS:
+        declared = inspect.signature(function).parameters["eps"].default
+        if declared is None:
+            effective = torch.finfo(DTYPES[OPMATH[dtype]]).eps
+            rows.append(DefaultEps(api, kind, effective, "opmath_eps"))
+        else:
+            rows.append(DefaultEps(api, kind, float(declared), "literal"))
     module = _source_default("models/llama/modeling_llama.py", "LlamaRMSNorm", "eps")
     config = _source_default("models/llama/configuration_llama.py", "LlamaConfig", "rms_norm_eps")
     return (
-        DefaultEps("transformers LlamaRMSNorm", "rmsnorm", module, module, "literal"),
-        DefaultEps("transformers LlamaConfig.rms_norm_eps", "rmsnorm", config, config,
-                   "config_default"),
-    )  # fmt: skip
-
-
-def default_eps_table(dtype: str = "float32") -> tuple[DefaultEps, ...]:
-    """``torch_default_eps(dtype)``, then ``transformers_default_eps()``."""
-    return torch_default_eps(dtype) + transformers_default_eps()
+        *rows,
+        DefaultEps("transformers LlamaRMSNorm", "rmsnorm", module, "literal"),
+        DefaultEps("transformers LlamaConfig.rms_norm_eps", "rmsnorm", config, "config_default"),
+    )

@@ -13,7 +13,8 @@ computes.
 - ``massive_activation``: one entry of 1000 in a row of +-1 (a massive activation, Sun et al.
   2024, arXiv:2402.17762).  1000^2 overflows wherever the square is stored in half,
   including the plain ``x.pow(2)`` RMSNorm; LayerNorm's ``x.var`` in half survives.
-- ``ones_4096``: 4096 ones.  Only a running half sum breaks: it stalls at 2048.
+- ``ones_4096``: 4096 ones.  Only a running half sum breaks: it stalls at 2048, a finite
+  but wrong mean square, and RMSNorm's outputs are 1.414, not 1 (~41 % off).
 - ``plus_minus_300``: [-300, 300, -300, 300].  Mean 0, deviations 300: squared deviations
   (and sigma^2 = 90000) overflow, var = inf, and LayerNorm's outputs are silently 0.
 - ``zero_variance``: [5, 5, 5, 5] with eps = 0: sigma^2 = 0, rstd = 1/sqrt(0) = inf,

@@ -20,10 +20,9 @@ def random_vectors(
     """``[rows, d]`` float64 values ``shift + scale * z``.
 
     ``z`` is standard normal, uniform on [-sqrt(3), sqrt(3)] (also unit variance), or zero
-    ("constant": every entry equals ``shift``, the case where every norm's variance is 0).
+    ("constant": every entry equals ``shift``, the case where every norm's variance is 0);
+    the specs that name ``distribution`` (``RandomSpec``, ``GeometrySpec``) refuse any other.
     """
-    if distribution not in DISTRIBUTIONS:
-        raise ValueError(f"unknown distribution {distribution!r}; expected one of {DISTRIBUTIONS}")
     generator = torch.Generator().manual_seed(seed)
     if distribution == "normal":
         z = torch.randn(rows, d, generator=generator, dtype=torch.float64)  # [rows, d]

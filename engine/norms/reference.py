@@ -10,11 +10,9 @@ bfloat16 tensor ``torch.sum`` (CPU, PyTorch 2.13, measured) accumulates in float
 the total once to the tensor's dtype: [60000, 60000, -60000] in float16 sums to 60000 although
 120000 is beyond float16's range, and [60000, 0.001, -60000] sums to 0, not 0.001.  So the sum
 overflows only when it is stored: a 4096-wide row of 100s has a sum of squares of 4.1e7, far
-above float16's maximum 65504, and it is stored as ``inf``.  That is neither what PyTorch's
-half ops do (``x.pow(2).mean(-1)`` stores the *mean*, 10000, not the sum) nor what a kernel
-that accumulates in half does (it rounds every partial sum: a running float16 sum of ones
-stalls at 2048); ``engine/norms/precision.py`` runs each of those paths for real.  HF's
-``LlamaRMSNorm`` computes its statistics in float32 (``compute_dtype="float32"``).
+above float16's maximum 65504, and it is stored as ``inf``.  The other ways real code computes
+in half precision are ``engine/norms/precision_paths.py``'s.  HF's ``LlamaRMSNorm`` computes
+its statistics in float32 (``compute_dtype="float32"``).
 
 Layout: ``x`` is ``[..., T, d]`` (channels last, positions second-to-last, batch before).
 

@@ -4,14 +4,10 @@
 one row, the intermediate values (mu, sigma^2, sigma, RMS, rstd), the LayerNorm vs RMSNorm
 comparison, and the precision story.
 
-Precision.  With ``compute_dtype`` float16 or bfloat16 the spec runs the reference formulas
-*sum, then divide* with the sum stored in that dtype (``torch.sum`` of a half tensor
-accumulates in float32 and rounds the total once); that is one of several ways real code
-computes a norm in half precision, and not the one PyTorch's half ops or a hand-written
-half-accumulating kernel use.  ``precision`` (a ``PrecisionStory`` from
-``engine.norms.precision``) runs every one of them for real — float32 upcast, PyTorch half
-ops, the fused ``F.layer_norm``/``F.rms_norm``, sum-then-divide in half, a running half sum —
-and says for each which quantity first overflowed or stalled.
+Precision.  A half ``compute_dtype`` runs the reference's *sum, then divide* (its
+"Precision model"), one of several ways real code computes a norm in half precision;
+``precision`` (``engine.norms.precision``) runs every one of them and says which quantity
+first overflowed or stalled.
 
 All formulas come from ``engine/norms/reference.py`` through ``engine.normalize``; this module only
 arranges their results for display.
@@ -29,7 +25,7 @@ from engine.config import DTYPES, HALF_DTYPES, PRECISION_KINDS, NormSpec, Precis
 from engine.errors import EngineError
 from engine.geometry.measures import cosine, l2_norm, ones_component
 from engine.norms.dispatch import native_op, normalize, reference, variance_from_rstd
-from engine.norms.kinds import PER_TOKEN_KINDS, ROW_KINDS
+from engine.norms.kinds import ROW_KINDS
 from engine.norms.precision import PrecisionStory, precision_story
 
 
@@ -117,8 +113,7 @@ class VectorExplanation:
     statistics_rstd: tuple[float, ...]
     row_index: int  # the row worked step by step
     row_stats: RowStatistics  # in the compute dtype
-    row_rstd: float  # the chosen norm's rstd for that row (NaN for DyT and pooled kinds)
-    steps_rstd: float  # rstd from the steps' sigma^2 (RMSNorm: RMS^2); NaN as row_rstd is
+    steps_rstd: float  # rstd from the steps' sigma^2 (RMSNorm: RMS^2); NaN but for row kinds
     comparison: NormComparison
     nonfinite_outputs: int  # count of inf/NaN in ``outputs``
     # eps = 0, as the statistics' dtype holds it, and the row's sigma^2 (RMSNorm: mean
@@ -269,24 +264,22 @@ def explain_vectors(
     weight: tuple[float, ...] | None = None,
     bias: tuple[float, ...] | None = None,
     row_index: int = 0,
-    device: str | None = None,
 ) -> VectorExplanation:
     """Normalize ``rows`` ([T, d], one sequence) stored in ``input_dtype`` and explain row
     ``row_index`` step by step."""
     x = torch.tensor(rows, dtype=torch.float64).to(DTYPES[input_dtype])  # [T, d]
     d = x.shape[-1]
-    device = device or compute_device()  # on a GPU server the kernels compute the output
+    device = compute_device()  # on a GPU server the kernels compute the output
     cpu_params = (_param(weight, d), _param(bias, d))
     params = [None if p is None else p.to(device) for p in cpu_params]
     result = normalize(x.to(device), spec, *params)
     row = x[row_index]  # [d]
-    row_rstd = float(result.rstd[row_index]) if spec.kind in PER_TOKEN_KINDS else math.nan
     statistics_dtype = spec.torch_compute_dtype(x.dtype)
     eps_computed = float(torch.tensor(spec.eps, dtype=statistics_dtype))
     centre = row.double().mean() if spec.kind == "layernorm" else 0.0
     row_zero = bool(((row.double() - centre) == 0).all())  # sigma^2 (or RMS^2) is exactly 0
     row_stats = _row_statistics(row, spec, spec.compute_dtype)
-    steps_rstd, fused = math.nan, None  # the steps' rstd: NaN as row_rstd is
+    steps_rstd, fused = math.nan, None
     if spec.kind in ROW_KINDS:
         steps = _steps(row, spec, *cpu_params)
         steps_rstd = float(steps.rstd)
@@ -301,7 +294,6 @@ def explain_vectors(
         statistics_rstd=tuple(result.rstd.reshape(-1).tolist()),
         row_index=row_index,
         row_stats=row_stats,
-        row_rstd=row_rstd,
         steps_rstd=steps_rstd,
         fused=fused,
         comparison=_compare_norms(row, spec),

@@ -75,7 +75,6 @@ def test_presets_share_the_underlying_draws():
     shifted = synthetic_tensor(2, 5, 8, preset="shifted_token", dtype="float64")
     diff = shifted.x - plain  # [B, T, d]
     b, t = sources.SHIFTED_TOKEN
-    assert shifted.shifted_token == (b, t)
     assert torch.allclose(diff[b, t], torch.full((8,), sources.TOKEN_SHIFT, dtype=torch.float64))
     diff[b, t] = 0
     assert bool((diff == 0).all())
@@ -83,9 +82,8 @@ def test_presets_share_the_underlying_draws():
 
 def test_outlier_channel_stands_out():
     t = synthetic_tensor(8, 64, 16, preset="outlier_channel", dtype="float64")
-    c = t.profile.outlier_channel
-    assert c is not None and 0 <= c < 16
     means = t.x.mean(dim=(0, 1))  # [d]
+    c = int(means.abs().argmax())
     assert abs(float(means[c]) - sources.OUTLIER_OFFSET) < 0.5
     others = torch.cat([means[:c], means[c + 1 :]])
     assert float(others.abs().max()) < 0.5

@@ -90,7 +90,7 @@ def test_spread_of_the_batch_mean_follows_one_over_sqrt_bt():
     np.testing.assert_allclose(r.spread_ratio, 1.0, atol=0.15)
     np.testing.assert_allclose(r.var_spread / r.var_spread_theory, 1.0, atol=0.15)
     assert np.all(np.diff(r.mean_spread) < 0)
-    assert r.example_means.shape == (6, 200) and r.draws == 200 and r.tokens == 16
+    assert r.example_means.shape == (6, 200)
 
 
 @pytest.mark.parametrize("draws_per_call", [5, 2])  # all at once; in calls of 2, 2 and 1
@@ -102,7 +102,7 @@ def test_batch_means_are_batchnorm1d_means_of_each_drawn_batch(monkeypatch, draw
     generator = torch.Generator().manual_seed(spec.seed)
     profile = channel_profile(spec.preset, spec.d, generator)
     channels = min(spec.d, CHANNELS)
-    profile = type(profile)(profile.offset[:channels], profile.scale[:channels], None)
+    profile = type(profile)(profile.offset[:channels], profile.scale[:channels])
     x = draw_tokens(profile, (5, 3 * 4, channels), generator, torch.float32)  # [draws, b*T, c]
     for k in range(5):
         mean, _ = batchnorm1d_statistics(x[k])

@@ -10,14 +10,13 @@ import torch
 import torch.nn.functional as F
 
 from engine.config import GeometrySpec
-from engine.geometry.cloud import normalized_cloud
+from engine.geometry.cloud import input_vectors, normalized_cloud
 from engine.geometry.degenerate import FLAGS
 from engine.geometry.dyt_sweep import dyt_sweep
 from engine.geometry.eps_curve import eps_curve
 from engine.geometry.high_dimension import high_dimension_report
 from engine.geometry.path import vector_path
 from engine.geometry.scene import build_scene
-from engine.geometry.two_dimensions import two_dimensional_layernorm
 from engine.geometry.views import plane_view
 
 BETA = dict(beta_x=0.5, beta_y=-2.0, beta_z=1.25)
@@ -28,7 +27,6 @@ def test_layernorm_of_a_constant_vector_is_beta(d):
     spec = GeometrySpec(d=d, count=20, distribution="constant", shift=3.7, eps=1e-5, **BETA)
     cloud = normalized_cloud(spec)
     beta = np.array([0.5, -2.0, 1.25])[:d]
-    assert cloud.constant_rows.all()
     np.testing.assert_array_equal(cloud.layernorm.y_affine, np.tile(beta, (20, 1)))
     assert "layernorm_constant_is_beta" in cloud.flags
     # F.layer_norm agrees: 0 / sqrt(eps) * gamma + beta
@@ -40,7 +38,6 @@ def test_layernorm_of_a_constant_vector_is_beta(d):
 def test_rmsnorm_of_the_zero_vector_is_beta(d):
     spec = GeometrySpec(d=d, count=5, distribution="constant", shift=0.0, eps=1e-6, **BETA)
     cloud = normalized_cloud(spec)
-    assert cloud.zero_rows.all()
     np.testing.assert_array_equal(cloud.rmsnorm.y, np.zeros((5, d)))
     np.testing.assert_array_equal(cloud.rmsnorm.y_affine[0], [0.5, -2.0, 1.25][:d])
     assert "rmsnorm_zero_is_beta" in cloud.flags
@@ -74,28 +71,29 @@ def test_d1_layernorm_is_beta_and_rmsnorm_is_the_sign():
 
 def test_d2_layernorm_has_only_two_outputs_at_eps_zero():
     spec = GeometrySpec(d=2, count=2000, eps=0.0, gamma_x=2.0, gamma_y=0.5, beta_x=1.0)
-    found = two_dimensional_layernorm(spec)
+    found = build_scene(spec).two_d
     expected = np.array([[1.0 + 2.0, -0.5], [1.0 - 2.0, 0.5]])  # beta +- gamma * (1, -1)
     np.testing.assert_allclose(found.endpoints, expected)
-    np.testing.assert_allclose(np.sort(found.distinct_outputs, axis=0), np.sort(expected, axis=0))
-    assert found.distinct_counts.sum() == 2000
     np.testing.assert_allclose(np.abs(found.coefficient), 1.0, atol=1e-3)
     assert found.off_line < 1e-3
-    assert "d2_layernorm_two_points" in found.flags
+    assert "d2_layernorm_two_points" in normalized_cloud(spec).flags
     # the oracle in float64 puts every input exactly on +-(1, -1)
-    x = torch.from_numpy(np.array(found.inputs))
+    x = input_vectors(spec).double()
     oracle = F.layer_norm(x, [2], eps=0.0)
     np.testing.assert_allclose(oracle.abs().numpy(), 1.0, rtol=1e-9)
     np.testing.assert_array_equal(np.sign(found.coefficient), np.sign(oracle[:, 0].numpy()))
 
 
 def test_d2_with_eps_stays_on_the_line_and_shrinks_towards_beta():
-    found = two_dimensional_layernorm(GeometrySpec(count=500, eps=0.5, spread=0.5))
+    spec = GeometrySpec(d=2, count=500, eps=0.5, spread=0.5)
+    found = build_scene(spec).two_d
     assert (np.abs(found.coefficient) < 1).all()
-    assert found.flags == ("d2_layernorm_segment",)  # not "only two outputs": that is eps = 0
+    # not "only two outputs": that is eps = 0
+    assert normalized_cloud(spec).flags == ("d2_layernorm_segment",)
     assert (np.abs(found.coefficient) < 0.5).any()  # near-equal pairs land well inside
     assert found.off_line < 1e-6
-    a = (found.inputs[:, 0] - found.inputs[:, 1]) / 2
+    inputs = input_vectors(spec).numpy()
+    a = (inputs[:, 0] - inputs[:, 1]) / 2
     np.testing.assert_allclose(
         np.abs(found.coefficient), np.abs(a) / np.sqrt(a * a + 0.5), rtol=1e-5
     )
@@ -116,7 +114,6 @@ def test_every_function_survives_degenerate_inputs(spec):
     dyt_sweep(spec)
     curve = eps_curve(spec)
     assert np.isfinite(curve.scale_grid).all()
-    two_dimensional_layernorm(spec)
     report = high_dimension_report(spec, eps_values=(0.0, 1e-3))
     assert set(report.histograms.flags) <= set(FLAGS)
     for method in ("pca", "axes", "ones"):
@@ -132,7 +129,7 @@ def test_vector_path_of_zero_and_constant_vectors_is_flagged():
     assert "rmsnorm_zero_is_beta" in zero.flags
     assert math.isnan(zero.rmsnorm_cos_input)
     constant = vector_path((4.0, 4.0), GeometrySpec(eps=1e-5, beta_x=1.0))
-    assert constant.layernorm_affine.tolist() == [1.0, 0.0]
+    assert constant.layernorm.tolist() == [0.0, 0.0]
     assert constant.flags == ("d2_layernorm_segment", "layernorm_constant_is_beta")
 
 

@@ -20,7 +20,8 @@ import torch.nn.functional as F
 
 from engine.config import GeometrySpec
 from engine.geometry.cloud import input_vectors, normalized_cloud
-from engine.geometry.high_dimension import histograms
+from engine.geometry.high_dimension import high_dimension_report
+from engine.geometry.measures import split_along_ones
 
 ULP = 2.0**-24  # float32 unit roundoff
 INPUTS = [
@@ -51,7 +52,7 @@ def test_rmsnorm_output_lies_on_the_sqrt_d_sphere_and_keeps_the_direction(
     d, distribution, shift, spread
 ):
     spec = _spec(d, distribution, shift, spread)
-    found = histograms(spec, threads=1)
+    found = high_dimension_report(spec, (0.0,), threads=1).histograms
     np.testing.assert_allclose(found.rmsnorm.norm, math.sqrt(d), rtol=4 * ULP)
     np.testing.assert_allclose(found.rmsnorm.cos_input, 1.0, atol=1e-12)
 
@@ -63,7 +64,7 @@ def test_layernorm_output_lies_on_the_sphere_inside_the_plane_perpendicular_to_o
 ):
     spec = _spec(d, distribution, shift, spread)
     kappa = _kappa(input_vectors(spec, 300))
-    found = histograms(spec, threads=1)
+    found = high_dimension_report(spec, (0.0,), threads=1).histograms
     norm_error = np.abs(found.layernorm.norm / math.sqrt(d) - 1)
     assert (norm_error <= 8 * ULP * kappa).all(), (norm_error / kappa).max()
     # <y, 1> = 0: a mean off by one ulp of |mu| moves every entry alike, so the sum by d of it
@@ -77,7 +78,7 @@ def test_layernorm_turns_x_by_the_angle_its_mean_makes(d):
     spec = _spec(d, "normal", 1.5, 1.0)
     x = input_vectors(spec, 300).double()
     expected = (x.std(dim=-1, correction=0) / x.pow(2).mean(dim=-1).sqrt()).numpy()
-    found = histograms(spec, threads=1)
+    found = high_dimension_report(spec, (0.0,), threads=1).histograms
     error = np.abs(found.layernorm.cos_input - expected)
     assert (error <= 8 * ULP * _kappa(x)).all()
     assert np.median(found.layernorm.cos_input) < 0.9  # mu = 1.5, sigma = 1: far below 1
@@ -128,13 +129,14 @@ def test_cloud_outputs_match_torch_functional_in_float64(d, eps, distribution, s
 def test_the_split_along_ones_adds_back_up_to_the_input(d):
     cloud = normalized_cloud(GeometrySpec(d=d, count=300, shift=2.0, distribution="uniform"))
     x = np.array(cloud.inputs)
-    np.testing.assert_allclose(cloud.along_ones + cloud.centered, x, atol=1e-12)
-    np.testing.assert_allclose(cloud.centered.sum(axis=1), 0.0, atol=1e-12)  # in the plane
-    np.testing.assert_allclose(cloud.along_ones, np.repeat(x.mean(axis=1, keepdims=True), d, 1))
+    mean, centered = (t.numpy() for t in split_along_ones(torch.from_numpy(x)))
+    np.testing.assert_allclose(mean[:, None] + centered, x, atol=1e-12)
+    np.testing.assert_allclose(centered.sum(axis=1), 0.0, atol=1e-12)  # in the plane
+    np.testing.assert_allclose(mean, x.mean(axis=1))
     # LayerNorm is the rescaled drop onto the plane: same direction as x - mu 1
     if d > 1:
-        cos = (cloud.layernorm.y * cloud.centered).sum(1) / (
-            np.linalg.norm(cloud.layernorm.y, axis=1) * np.linalg.norm(cloud.centered, axis=1)
+        cos = (cloud.layernorm.y * centered).sum(1) / (
+            np.linalg.norm(cloud.layernorm.y, axis=1) * np.linalg.norm(centered, axis=1)
         )
         np.testing.assert_allclose(cos, 1.0, atol=1e-6)
 
@@ -144,4 +146,4 @@ def test_results_are_read_only():
     with pytest.raises(ValueError):
         cloud.layernorm.y[0, 0] = 5.0
     with pytest.raises(ValueError):
-        cloud.constant_rows[0] = True
+        cloud.inputs[0, 0] = 1.0

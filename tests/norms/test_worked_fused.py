@@ -67,7 +67,7 @@ def test_rows_where_pytorch_agrees_with_the_steps_have_no_note(kind, row):
         else lambda r: F.rms_norm(torch.tensor([r]), (len(r),), eps=1e-5)[0]
     )(row)
     assert torch.equal(torch.tensor(ex.outputs[0]).float(), oracle)
-    assert ex.fused is None and ex.steps_rstd == ex.row_rstd
+    assert ex.fused is None and ex.steps_rstd == ex.statistics_rstd[ex.row_index]
 
 
 def test_a_constant_row_whose_rounded_mean_leaves_a_variance_is_named():

@@ -208,7 +208,7 @@ def test_histograms_count_every_finite_value_of_every_series():
 
 def test_input_lengths_spanning_decades_are_binned_in_log10():
     norms = np.array([100.0, 150.0, 200.0, 26000.0])
-    measures = Measures("input", norms, np.zeros(4), np.ones(4))
+    measures = Measures(norms, np.zeros(4), np.ones(4))
     figure = charts.histograms_figure(
         [("x", "input", measures)], ("‖x‖", "⟨x, 1⟩"), (None, None), log_first=True
     )
@@ -235,7 +235,7 @@ def test_plane_view_projects_every_kind_with_equal_scales():
 
 def test_lengths_within_a_decade_stay_on_a_linear_axis():
     norms = np.array([2.0, 2.5, 3.0, 3.9])
-    measures = Measures("input", norms, np.zeros(4), np.ones(4))
+    measures = Measures(norms, np.zeros(4), np.ones(4))
     figure = charts.histograms_figure(
         [("x", "input", measures)], ("‖x‖", "⟨x, 1⟩"), (None, None), log_first=True
     )

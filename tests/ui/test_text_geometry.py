@@ -17,7 +17,7 @@ from engine.geometry.high_dimension import high_dimension_report
 from engine.geometry.meshes import ellipsoids
 from engine.geometry.path import vector_path
 from engine.geometry.real_activations import real_activations
-from engine.geometry.two_dimensions import two_dimensional_layernorm
+from engine.geometry.scene import build_scene
 from tests.plain_text import plain
 from ui.formatting import format_number, literal
 from ui.i18n import LANGUAGES, catalog, translate
@@ -66,7 +66,7 @@ def test_ones_rounding_is_the_cosine_with_ones_and_the_magnification():
 
 @pytest.mark.parametrize("eps", [0.0, 1e-5])
 def test_two_dimensions_counts_add_up(eps):
-    two = two_dimensional_layernorm(GeometrySpec(d=2, count=400, eps=eps))
+    two = build_scene(GeometrySpec(d=2, count=400, eps=eps)).two_d
     sentence = text.two_dimensions_summary(two, "en")
     t = np.asarray(two.coefficient)
     plus, minus = int(np.sum(t >= 1 - 1e-3)), int(np.sum(t <= -(1 - 1e-3)))

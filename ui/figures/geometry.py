@@ -109,7 +109,7 @@ def scene_figure(
     figure = go.Figure(traces)
     drawn = [cloud.inputs if inputs else np.zeros((1, d)), *outputs.values()]
     if mode == "affine":
-        drawn += [scene.ellipsoids.standard.points, scene.ellipsoids.gemma.points]
+        drawn += [scene.ellipsoids.standard, scene.ellipsoids.gemma]
     reach = max(reach_of(drawn), meshes.radius * 1.25)
     lanes = {"input": names["inputs"]} if inputs else {}
     return scene_layout(figure, d, reach, {**lanes, **output_names})
@@ -121,7 +121,7 @@ def _fixed_shapes(scene: Scene, names: dict[str, str], mode: str) -> list:
         return _strip_shapes(scene, names, mode)
     if mode == "affine":
         e = scene.ellipsoids
-        gemma = e.gemma.points[::2, ::2] if d == 3 else e.gemma.points
+        gemma = e.gemma[::2, ::2] if d == 3 else e.gemma
         return [
             _shape(e.standard, d, names, "ellipsoid", 0.25, "sphere"),
             markers(
@@ -146,7 +146,7 @@ def _shape(mesh, d: int, names: dict[str, str], tag: str, opacity: float, color:
 
 
 def _ones_axis(meshes: SceneMeshes, names: dict[str, str]):
-    points = meshes.ones_axis.points.reshape(-1, meshes.d)
+    points = meshes.ones_axis.reshape(-1, meshes.d)
     return polyline(points, meshes.d, names["axis"], "ones_axis", COLORS["axis"], dash="dash")
 
 
@@ -164,9 +164,9 @@ def _plain_shapes(meshes: SceneMeshes, names: dict[str, str], sphere: float, pla
 def _strip_shapes(scene: Scene, names: dict[str, str], mode: str) -> list:
     """d = 1: the 'sphere' is the two points +-1 (gamma +- ... in the affine mode)."""
     if mode == "affine":
-        points = scene.ellipsoids.standard.points
+        points = scene.ellipsoids.standard
         return [strip_shape(points, names["ellipsoid"], "ellipsoid", COLORS["gemma"])]
-    shapes = [strip_shape(scene.meshes.sphere.points, names["sphere"], "sphere", COLORS["sphere"])]
+    shapes = [strip_shape(scene.meshes.sphere, names["sphere"], "sphere", COLORS["sphere"])]
     if mode == "dyt":
         shapes.append(
             strip_shape(np.array([-1.0, 1.0]), names["cube"], "cube", COLORS["cube"], "dot")
@@ -196,7 +196,7 @@ def path_figure(path: VectorPath, meshes: SceneMeshes, lang: str) -> go.Figure:
     x, centered = path.x, path.centered
     layer, rms = path.layernorm, path.rmsnorm
     if d == 1:
-        traces = [strip_shape(meshes.sphere.points, names["sphere"], "sphere", COLORS["sphere"])]
+        traces = [strip_shape(meshes.sphere, names["sphere"], "sphere", COLORS["sphere"])]
     else:
         traces = _plain_shapes(meshes, names, 0.15, 0.25)
     steps = (  # tag, start, end, colour, dash, the start's and the end's lane (d = 1)

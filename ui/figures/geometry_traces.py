@@ -13,7 +13,6 @@ import math
 import numpy as np
 import plotly.graph_objects as go
 
-from engine.geometry.meshes import Mesh
 from engine.norms.kinds import PER_TOKEN_KINDS
 from ui.figures.style import NORM_COLORS, legend_below
 from ui.labels import INPUT_AXES
@@ -101,11 +100,11 @@ def segments(starts: np.ndarray, ends: np.ndarray, lanes=(0.0, 0.0)) -> np.ndarr
     return np.stack([starts, ends, gaps], axis=1).reshape(-1, starts.shape[-1])
 
 
-def shape(mesh: Mesh, d: int, name: str, tag: str, color: str, opacity: float):
-    """A mesh drawn as what it is at this d: a surface, a curve, or a few points."""
-    if d == 3 and mesh.is_surface:
+def shape(mesh: np.ndarray, d: int, name: str, tag: str, color: str, opacity: float):
+    """[R, C, d] points drawn as what they are at this d: a surface (R > 1), a curve, or points."""
+    if d == 3 and mesh.shape[0] > 1:
         return go.Surface(
-            **coordinates(mesh.points),
+            **coordinates(mesh),
             colorscale=[[0, color], [1, color]],
             showscale=False,
             opacity=opacity,
@@ -114,7 +113,7 @@ def shape(mesh: Mesh, d: int, name: str, tag: str, color: str, opacity: float):
             showlegend=True,
             hoverinfo="skip",
         )
-    points = mesh.points.reshape(-1, d)
+    points = mesh.reshape(-1, d)
     if d == 1 or points.shape[0] <= 2 and tag in ("layernorm_set", "layernorm_ellipse"):
         return markers(points, d, name, tag, color, 11, symbol="diamond")
     return polyline(points, d, name, tag, color, width=3)

@@ -21,7 +21,7 @@ from engine.axes.small_batch import SmallBatchNoise
 from engine.axes.train_eval import TrainEvalGap
 from engine.config import NormSpec
 from engine.norms import kinds
-from engine.norms.kinds import kind_axes
+from engine.norms.kinds import KIND_AXES
 from ui.formatting import format_number
 from ui.i18n import translate
 from ui.labels import NORM_NAMES
@@ -39,7 +39,7 @@ def legend(stats: AxesStatistics, lang: str) -> list[str]:
     kind = spec.kind
 
     sizes = dict(B=batch, T=tokens, d=d, G=spec.groups, per_group=d // spec.groups)
-    with_beta = "beta" in kind_axes(kind).params
+    with_beta = "beta" in KIND_AXES[kind].params
     params_key = "axes.legend.params" if with_beta else "axes.legend.params_gamma"
     shape = "[" + ", ".join(str(n) for n in stats.param_shape) + "]"
     params = translate(params_key, lang, shape=shape)
@@ -92,7 +92,7 @@ def groupnorm_layouts(stats: AxesStatistics, lang: str) -> str | None:
 
 def leak_note(kind: str, lang: str) -> str | None:
     """Kinds whose statistics pool over T let a later token change earlier outputs."""
-    if not kind_axes(kind).mixes_positions:
+    if not KIND_AXES[kind].mixes_positions:
         return None
     return translate("axes.legend.leaks", lang, name=NORM_NAMES[kind])
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-from engine.norms.kinds import PER_TOKEN_KINDS, ROW_KINDS, kind_axes
+from engine.norms.kinds import KIND_AXES, PER_TOKEN_KINDS, ROW_KINDS
 from engine.norms.worked import FusedDisagreement, VectorExplanation
 from ui.formatting import format_power
 from ui.i18n import join, translate
@@ -51,7 +51,7 @@ def worked_steps(ex: VectorExplanation, lang: str) -> list[Step]:
     ]
     out = _vec(ex.outputs[ex.row_index])
     scale = r"\gamma_i" if spec.offset == 0 else rf"({_n(spec.offset)} + \gamma_i)"
-    shift = r" + \beta_i" if "beta" in kind_axes(spec.kind).params else ""  # RMSNorm has none
+    shift = r" + \beta_i" if "beta" in KIND_AXES[spec.kind].params else ""  # RMSNorm has none
     if spec.kind not in PER_TOKEN_KINDS:
         # Pooled statistics: this row's own mu and sigma^2 are not what the norm uses.
         pooled = Step(

@@ -14,7 +14,6 @@ from engine.geometry.meshes import SceneMeshes
 from engine.geometry.path import VectorPath
 from engine.geometry.real_activations import RealActivations
 from engine.geometry.scene import Scene
-from engine.geometry.two_dimensions import TwoDimensionalLayerNorm
 from engine.geometry.views import PlaneView
 from engine.norms.kinds import PER_TOKEN_KINDS, ROW_KINDS
 from ui.figures import geometry_charts as charts
@@ -45,10 +44,9 @@ def scene(
     shown: tuple[str, ...],
     inputs: bool,
     lines: bool,
-    two: TwoDimensionalLayerNorm | None = None,
 ) -> None:
     """The rotatable scene and, beside it, what it shows measured; at d = 2 first of all the
-    surprise: LayerNorm's two outputs, counted (``two``)."""
+    surprise: LayerNorm's two outputs, counted (``result.two_d``)."""
     cloud, d = result.cloud, result.cloud.inputs.shape[-1]
     left, right = st.columns([3, 2], gap="medium")
     with left:
@@ -56,8 +54,8 @@ def scene(
         plotly_frame(figure, "ge_chart_scene")
         st.caption(t(f"geometry.scene_caption_d{d}"))
     with right:
-        if two is not None:
-            summary = text.two_dimensions_summary(two, current_language())
+        if result.two_d is not None:
+            summary = text.two_dimensions_summary(result.two_d, current_language())
             st.warning(summary, icon=":material/lightbulb:")
         st.markdown(t(f"geometry.scene_intro_d{d}"))
         for line in text.cloud_summary(cloud, shown, current_language()):
