@@ -94,15 +94,15 @@ def format_vector(values, head: int = 6, tail: int = 2) -> str:
 
 def number_text(value: float | None) -> str:
     """A number as a person types it into a box or a link, read back as the same number:
-    1000.0 -> "1000", 1e-05 -> "1e-5", 0.1 -> "0.1", -2.5 -> "-2.5" (ASCII: what float()
-    and every other program read), 2**60 -> "1152921504606846976", None -> ""."""
+    1000.0 -> "1000", 1e-05 -> "1e-5", 1e+39 -> "1e39", 0.1 -> "0.1", -2.5 -> "-2.5" (ASCII:
+    what float() and every other program read), 2**60 -> "1152921504606846976", None -> ""."""
     if value is None:
         return ""
     if isinstance(value, numbers.Integral):
         return str(int(value))
     text = repr(float(value))  # the shortest text float() reads back exactly
     text = text.removesuffix(".0")
-    return text.replace("e-0", "e-").replace("e+0", "e+")
+    return text.replace("e-0", "e-").replace("e+", "e")
 
 
 def lost_to_zero(text: str, value: float) -> bool:

@@ -116,7 +116,7 @@ def check_representable(rows, dtype: str) -> None:
                 "row": row + 1,
                 "column": column + 1,
                 "dtype": dtype,
-                "limit": f"{largest:g}",
+                "limit": f"{largest:g}".replace("e+", "e"),  # 3.40282e38, as 1e39 is echoed
             },
         )
 

@@ -61,6 +61,7 @@ def test_values_beyond_the_storage_dtype_are_refused():
     with pytest.raises(VectorInputError) as caught:
         parse_vectors("1e39", "float32")
     assert caught.value.key == "beyond_dtype"  # already float32: no advice to store it so
+    assert (caught.value.params["value"], caught.value.params["limit"]) == ("1e39", "3.40282e38")
     with pytest.raises(VectorInputError) as caught:
         parse_vectors("1 123456789", "float16")
     assert caught.value.params["value"] == "123456789"  # as typed, not "1.23457e+08"
