@@ -1,9 +1,9 @@
 """How numbers are written on the pages (short when exact, 4 decimals otherwise), and the rules
 for reading them back (what a Chinese keyboard types, numbers float64 reads as 0).
 
-Two kinds of text: what people read (``format_number``, ``format_vector``, ``signed``,
-``format_cosine``, ``scientific``, ``format_power``) writes a negative number with the true
-minus sign "−" (U+2212), through ``true_minus``; what a machine or a person's next input
+Two kinds of text: what people read (``format_number``, ``format_reading``, ``format_vector``,
+``signed``, ``format_cosine``, ``scientific``, ``format_power``) writes a negative number with
+the true minus sign "−" (U+2212), through ``true_minus``; what a machine or a person's next input
 reads (``number_text``: text boxes and links) keeps the ASCII "-".  Every parser here reads
 both (``as_ascii``), and LaTeX (``ui/text/latex.py``) writes its own "-", which KaTeX sets as
 a minus."""
@@ -60,6 +60,14 @@ def format_number(value: float, decimals: int = 4) -> str:
     else:
         text = f"{value:.{decimals}f}"
     return "0" if text in ("-0", "") else true_minus(text)
+
+
+def format_reading(value: float, decimals: int = 4) -> str:
+    """``format_number`` for a sentence that also writes a cosine's gap (``format_cosine``):
+    a number it would write in e-notation gets its power of ten written out, 7.153e-07 ->
+    "7.153×10⁻⁷", so one sentence never mixes "7.153e-07" with "1 − 8.2×10⁻¹⁰"."""
+    text = format_number(value, decimals)
+    return format_power(value, decimals, "×") if "e" in text else text
 
 
 def signed(value: float, decimals: int = 2) -> str:

@@ -10,6 +10,7 @@ from ui.formatting import (
     format_cosine,
     format_number,
     format_power,
+    format_reading,
     format_vector,
     number_text,
     runs,
@@ -156,3 +157,18 @@ def test_whole_numbers_are_listed_as_runs_in_a_sentence():
     assert runs((3, 4, 5, 9, 12, 13)) == ["3–5", "9", "12–13"]
     assert runs((10, 9, 0, 1, 2, 3, 7, 3)) == ["0–3", "7", "9–10"]  # sorted, each once
     assert runs(()) == []
+
+
+@pytest.mark.parametrize(
+    "value, text",
+    [
+        (7.153e-07, "7.153×10⁻⁷"),  # format_number's "7.153e-07", as format_cosine writes a gap
+        (-3e-9, "−3×10⁻⁹"),
+        (1e6, "10⁶"),
+        (27.71274, "27.7127"),  # what format_number writes without e-notation is unchanged
+        (0.0, "0"),
+        (math.nan, "NaN"),
+    ],
+)
+def test_a_number_in_a_sentence_writes_its_power_of_ten_out(value, text):
+    assert format_reading(value) == text

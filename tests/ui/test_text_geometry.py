@@ -19,7 +19,7 @@ from engine.geometry.path import vector_path
 from engine.geometry.real_activations import real_activations
 from engine.geometry.scene import build_scene
 from tests.plain_text import plain
-from ui.formatting import format_number, literal
+from ui.formatting import format_number, format_reading, literal
 from ui.i18n import LANGUAGES, catalog, translate
 from ui.text import geometry as text
 from ui.text import geometry_high as text_high
@@ -50,7 +50,7 @@ def test_cloud_summary_reports_lengths_and_layernorms_rounding():
     joined = plain(" ".join(lines))
     assert f"√d = {format_number(math.sqrt(3))}" in joined
     largest = np.abs(cloud.layernorm.ones).max()
-    assert f"the largest measured is {format_number(largest)}" in joined
+    assert f"the largest measured is {format_reading(largest)}" in joined
     assert "DyT at α = 0.5" in joined
 
 
@@ -59,8 +59,8 @@ def test_ones_rounding_is_the_cosine_with_ones_and_the_magnification():
     norm = np.array([2.0, 2.0])
     cos_input = np.array([0.5, 0.25])
     found = text.ones_rounding(ones, norm, cos_input, d=4)
-    assert found["ones"] == format_number(3e-6)
-    assert found["cos_ones"] == format_number(3e-6 / (2.0 * 2.0))
+    assert found["ones"] == "3×10⁻⁶"  # as a cosine's gap is written, never "3e-06"
+    assert found["cos_ones"] == "7.5×10⁻⁷"  # 3e-6 / (2 · √4)
     assert found["ratio"] == "4"  # 1 / cos(x, y): rms / sigma
 
 
@@ -135,7 +135,7 @@ def test_high_dimension_lines_and_the_identity_in_both_languages():
         lines = text_high.measure_lines(report, lang)
         assert len(lines) == 4 and all("{" not in line for line in lines)
     english = plain(" ".join(text_high.identity_lines(report.identity, "en")))
-    assert format_number(report.identity.max_abs_difference) in english
+    assert format_reading(report.identity.max_abs_difference) in english
     # "a few units in the last place" is counted: the difference over float32's spacing there
     ulp = np.spacing(np.float32(report.identity.max_abs_output))
     ulps = report.identity.max_abs_difference / float(ulp)

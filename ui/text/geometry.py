@@ -17,7 +17,7 @@ from engine.geometry.eps_curve import EpsCurve, predicted_norm
 from engine.geometry.meshes import Ellipsoids
 from engine.geometry.path import VectorPath
 from engine.geometry.two_dimensions import DECIMALS, TwoDimensionalLayerNorm
-from ui.formatting import format_cosine, format_number, format_power, format_vector
+from ui.formatting import format_cosine, format_power, format_reading, format_vector
 from ui.i18n import translate
 from ui.labels import NORM_NAMES
 from ui.text.latex import Step, chain, latex_number, latex_vector
@@ -32,13 +32,13 @@ def ones_rounding(ones: np.ndarray, norm: np.ndarray, cos_input: np.ndarray, d: 
         cos_ones = np.abs(ones) / (norm * np.sqrt(d))
         magnification = 1.0 / np.abs(cos_input)
     return dict(
-        ones=format_number(largest_abs(ones)),
-        cos_ones=format_number(largest_abs(cos_ones)),
-        ratio=format_number(largest_abs(magnification), 1),
+        ones=format_reading(largest_abs(ones)),
+        cos_ones=format_reading(largest_abs(cos_ones)),
+        ratio=format_reading(largest_abs(magnification), 1),
     )
 
 
-def min_median_max(values: np.ndarray, write=format_number) -> tuple[str, str, str]:
+def min_median_max(values: np.ndarray, write=format_reading) -> tuple[str, str, str]:
     """(min, median, max) of the finite values, written with ``write``."""
     finite = values[np.isfinite(values)]
     if not finite.size:
@@ -122,7 +122,7 @@ def path_steps(path: VectorPath, eps: float, alpha: float, lang: str) -> list[St
             ),
         ),
         Step(
-            translate("geometry.path.dyt", lang, alpha=format_number(alpha)),
+            translate("geometry.path.dyt", lang, alpha=format_reading(alpha)),
             gathered(
                 rf"\tanh(\alpha x) = {v(path.dyt)}",
                 rf"\lVert\tanh(\alpha x)\rVert = {n(dyt_norm)}",
@@ -136,7 +136,7 @@ def path_steps(path: VectorPath, eps: float, alpha: float, lang: str) -> list[St
 
 def cloud_summary(cloud: Cloud, shown: tuple[str, ...], lang: str) -> list[str]:
     """What the scene shows, measured: lengths against sqrt(d), <y, 1>, the cosines."""
-    d, sqrt_d = cloud.inputs.shape[-1], format_number(cloud.sqrt_d)
+    d, sqrt_d = cloud.inputs.shape[-1], format_reading(cloud.sqrt_d)
     lines = []
     for kind in shown:
         normed = getattr(cloud, kind)
@@ -159,7 +159,7 @@ def cloud_summary(cloud: Cloud, shown: tuple[str, ...], lang: str) -> list[str]:
             lines.append(translate(f"geometry.summary.{kind}_cos", lang, low=low, high=high))
         if kind == "dyt":
             lines.append(
-                translate("geometry.summary.dyt", lang, alpha=format_number(cloud.dyt_alpha))
+                translate("geometry.summary.dyt", lang, alpha=format_reading(cloud.dyt_alpha))
             )
     return lines
 
@@ -184,16 +184,16 @@ def two_dimensions_summary(two: TwoDimensionalLayerNorm, lang: str) -> str:
         undefined=int(np.sum(~finite)),
         first=format_vector(two.endpoints[0]),
         second=format_vector(two.endpoints[1]),
-        off_line=format_number(two.off_line),
-        tolerance=format_number(tolerance),
+        off_line=format_reading(two.off_line),
+        tolerance=format_reading(tolerance),
     )
 
 
 def eps_summary(curve: EpsCurve, lang: str) -> str:
     """The formula against the measured norms, and where the knee sits."""
     params = dict(
-        error=format_number(curve.max_relative_error),
-        sqrt_d=format_number(curve.sqrt_d),
+        error=format_reading(curve.max_relative_error),
+        sqrt_d=format_reading(curve.sqrt_d),
         eps=format_power(curve.eps, 4),
     )
     if curve.eps == 0:
@@ -202,8 +202,8 @@ def eps_summary(curve: EpsCurve, lang: str) -> str:
     return translate(
         "geometry.eps_curve.summary",
         lang,
-        sqrt_eps=format_number(float(np.sqrt(curve.eps))),
-        half=format_number(half),
+        sqrt_eps=format_reading(float(np.sqrt(curve.eps))),
+        half=format_reading(half),
         **params,
     )
 
@@ -213,11 +213,11 @@ def affine_table(ellipsoids: Ellipsoids, lang: str) -> dict[str, list[str]]:
     everywhere in the section, since the standard gamma stands beside it), and beta (columns
     of a table)."""
     return {
-        "γ": [format_number(g) for g in ellipsoids.gamma],
+        "γ": [format_reading(g) for g in ellipsoids.gamma],
         translate("geometry.affine.gemma_column", lang): [
-            format_number(w) for w in ellipsoids.gemma_weight
+            format_reading(w) for w in ellipsoids.gemma_weight
         ],
-        "β": [format_number(b) for b in ellipsoids.beta],
+        "β": [format_reading(b) for b in ellipsoids.beta],
     }
 
 
@@ -228,7 +228,7 @@ def affine_summary(ellipsoids: Ellipsoids, d: int, lang: str) -> str:
         lang,
         axes=format_vector(semi_axes),
         centre=format_vector(ellipsoids.beta),
-        difference=format_number(ellipsoids.max_abs_difference),
+        difference=format_reading(ellipsoids.max_abs_difference),
     )
 
 
@@ -239,12 +239,12 @@ def dyt_summary(cloud: Cloud, lang: str) -> str:
     return translate(
         "geometry.dyt.summary",
         lang,
-        alpha=format_number(cloud.dyt_alpha),
+        alpha=format_reading(cloud.dyt_alpha),
         low=low,
         high=high,
-        sqrt_d=format_number(cloud.sqrt_d),
+        sqrt_d=format_reading(cloud.sqrt_d),
         saturated=f"{100 * saturated:.0f} %",
-        level=format_number(SATURATED),
+        level=format_reading(SATURATED),
     )
 
 

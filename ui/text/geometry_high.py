@@ -12,7 +12,7 @@ import numpy as np
 from engine.geometry.high_dimension import HighDimensionReport, IdentityCheck, Measures
 from engine.geometry.real_activations import PairMeasures, RealActivations
 from engine.norms.kinds import PER_TOKEN_KINDS
-from ui.formatting import format_cosine, format_number, format_power, literal
+from ui.formatting import format_cosine, format_power, format_reading, literal
 from ui.i18n import translate
 from ui.text.dumps import dtype_text
 from ui.text.geometry import largest_abs, min_median_max, ones_rounding
@@ -46,8 +46,8 @@ def measure_lines(report: HighDimensionReport, lang: str) -> list[str]:
                 low=low,
                 median=median,
                 high=high,
-                sqrt_d=format_number(found.sqrt_d),
-                ones=format_number(largest_abs(measures.ones)),
+                sqrt_d=format_reading(found.sqrt_d),
+                ones=format_reading(largest_abs(measures.ones)),
                 cos_low=cos_low,
                 cos_median=cos_median,
                 cos_high=cos_high,
@@ -67,16 +67,16 @@ def identity_lines(identity: IdentityCheck, lang: str) -> list[str]:
             rows=f"{identity.rows:,}",
             d=f"{identity.d:,}",
             eps=format_power(identity.eps, 4),
-            float32=format_number(identity.max_abs_difference),
-            float64=format_number(identity.max_abs_difference_float64),
-            largest=format_number(identity.max_abs_output),
-            relative=format_number(
+            float32=format_reading(identity.max_abs_difference),
+            float64=format_reading(identity.max_abs_difference_float64),
+            largest=format_reading(identity.max_abs_output),
+            relative=format_reading(
                 identity.max_abs_difference / identity.max_abs_output
                 if identity.max_abs_output > 0
                 else float("nan")
             ),
         ),
-        translate("geometry.identity.why", lang, ulps=format_number(identity.float32_ulps, 1)),
+        translate("geometry.identity.why", lang, ulps=format_reading(identity.float32_ulps, 1)),
     ]
 
 
@@ -114,7 +114,7 @@ def pair_lines(pair: PairMeasures, lang: str) -> list[str]:
         low=low,
         median=median,
         high=high,
-        ratio=format_number(ratio, 1),
+        ratio=format_reading(ratio, 1),
     )
     if ratio >= FAR_OUT_RATIO:
         inputs += " " + translate("geometry.real.far_out", lang)
@@ -125,10 +125,10 @@ def pair_lines(pair: PairMeasures, lang: str) -> list[str]:
             lang,
             low=stored[0],
             high=stored[2],
-            sqrt_d=format_number(pair.sqrt_d),
-            gamma_low=format_number(float(weight.min())),
-            gamma_mean=format_number(float(weight.mean())),
-            gamma_high=format_number(float(weight.max())),
+            sqrt_d=format_reading(pair.sqrt_d),
+            gamma_low=format_reading(float(weight.min())),
+            gamma_mean=format_reading(float(weight.mean())),
+            gamma_high=format_reading(float(weight.max())),
             cos_low=stored_cos[0],
             cos_high=stored_cos[2],
         ),
@@ -140,15 +140,15 @@ def pair_lines(pair: PairMeasures, lang: str) -> list[str]:
             rms_high=rms_norm[2],
             ln_low=layer_norm[0],
             ln_high=layer_norm[2],
-            sqrt_d=format_number(pair.sqrt_d),
+            sqrt_d=format_reading(pair.sqrt_d),
             rms_cos=min_median_max(rms.cos_input, format_cosine)[0],
-            ln_ones=format_number(largest_abs(layer.ones)),
-            rms_ones=format_number(largest_abs(rms.ones)),
+            ln_ones=format_reading(largest_abs(layer.ones)),
+            rms_ones=format_reading(largest_abs(rms.ones)),
         ),
         translate(
             "geometry.real.check",
             lang,
-            difference=format_number(pair.recomputed_max_abs_difference),
-            largest=format_number(pair.stored_max_abs),
+            difference=format_reading(pair.recomputed_max_abs_difference),
+            largest=format_reading(pair.stored_max_abs),
         ),
     ]
