@@ -68,6 +68,39 @@ def test_the_scene_holds_the_expected_traces(page, server_url, artifacts):
     address_holds(page, "ge_lines=false")
 
 
+# The plot area of a scene's graph as [width, height], the graph's height and width, and its
+# frame's height and width
+SIZES_JS = f"""(selector) => {{
+  const gd = {GRAPH}(selector);
+  const box = document.querySelector(selector + ' iframe').getBoundingClientRect();
+  const full = gd._fullLayout;
+  return [full._size.w, full._size.h, full.height, full.width, box.height, box.width];
+}}"""
+FITTED_JS = f"""(selector) => {{
+  const [w, h, height, width, frameHeight, frameWidth] = ({SIZES_JS})(selector);
+  return h <= 0.86 * w && Math.abs(width - frameWidth) <= 1;
+}}"""
+
+
+def test_a_phone_sees_the_whole_scene_and_a_wider_window_widens_it(page, server_url):
+    """plotly keeps a 3-D view's vertical field of view, so a plot area taller than wide (a
+    390 px phone's column: 358 × 449 px) cut x₃'s ticks and title at the left edge."""
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.goto(server_url + "/geometry?lang=en&ge_count=200")
+    wait_idle(page)
+    _wait_chart(page, SCENE)
+    page.wait_for_function(f"() => ({FITTED_JS})({SCENE!r})", timeout=30_000)
+    w, h, height, width, frame_height, _ = page.evaluate(SIZES_JS, SCENE)
+    assert h >= 0.8 * w  # the scene shrank only as far as it had to
+    assert frame_height == pytest.approx(height, abs=1)  # the frame follows: nothing cut below
+
+    page.set_viewport_size({"width": 1280, "height": 844})  # redrawn at its wider column
+    page.wait_for_function(
+        f"() => ({FITTED_JS})({SCENE!r}) && ({SIZES_JS})({SCENE!r})[3] > {width + 80}",
+        timeout=30_000,
+    )
+
+
 def test_a_vector_lab_row_opens_here_through_the_link(page, server_url):
     page.goto(server_url + "/?lang=en&vl_text=3%2C+1%2C+2")
     wait_idle(page)
