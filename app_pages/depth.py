@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from engine.depth.limits import check_limits, sweep_depths
+from engine.depth.limits import check_limits, check_sweep, sweep_depths
 from ui import presenting
 from ui.compute import compute
 from ui.errors import show_errors, showing_refusals
@@ -29,7 +29,9 @@ def stack(chosen: str) -> None:
             view.stack(results)
         if chosen == "sweep":
             depths = compute(sweep_depths, specs[0])
-            if view.sweep_depths_note(depths) and (found := requests.sweeps(specs, depths)):
+            if not view.sweep_depths_note(depths):  # which limit its depths are over
+                compute(check_sweep, specs[0])
+            elif found := requests.sweeps(specs, depths):
                 view.sweep(specs, found)
         if chosen == "wiring":
             view.wiring(specs)

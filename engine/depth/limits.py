@@ -140,3 +140,10 @@ def sweep_depths(spec: DepthSpec, layers=SWEEP_LAYERS, device: str = "cpu") -> t
             continue
         allowed.append(int(n))
     return tuple(allowed)
+
+
+def check_sweep(spec: DepthSpec, layers=SWEEP_LAYERS, device: str = "cpu") -> None:
+    """Raise the refusal of the shallowest of ``layers`` over the limits: the one a sweep with
+    too few depths left is stopped by, so the page names the limit, not only that one is hit."""
+    for n in layers:
+        check_limits(dataclasses.replace(spec, layers=int(n)), device)

@@ -210,6 +210,18 @@ def test_a_stack_past_the_engines_limit_is_refused_before_any_work(app):
     assert not app.get("plotly_chart")
 
 
+def test_a_sweep_with_no_depth_left_names_the_limit_its_shallowest_depth_is_over(app):
+    _open(app, "sweep")
+    app.selectbox(key="dp_sublayer").select("mlp").run()
+    app.selectbox(key="dp_d").select(2048).run()
+    app.number_input(key="dp_tokens").set_value(1024).run()
+    assert not app.exception
+    assert any("over the simulator's limits" in w.value for w in app.warning)
+    # L = 6, the sweep's shallowest depth, is over the memory budget (1.55 GiB at its peak)
+    assert any("over the budget of 1.50 GiB" in e.value for e in app.error)
+    assert not any("Run the sweep" in b.label for b in app.button)
+
+
 def test_the_sweep_sets_l_itself_so_it_has_no_l_box_and_a_links_l_refuses_nothing(app):
     """The sweep runs its own depths: an L box there changed nothing, and a link's L past the
     engine's limit refused the whole sweep.  The L is kept for the other sections."""

@@ -12,7 +12,7 @@ import torch.nn.functional as F
 
 from engine import DepthSpec, simulate_depth
 from engine.depth.coincidence import coinciding
-from engine.depth.limits import check_limits, keeps_graphs
+from engine.depth.limits import check_limits, check_sweep, keeps_graphs, sweep_depths
 from engine.depth.placements import PLACEMENTS
 from engine.depth.simulator import layer_weights, readout, stack_input
 from engine.depth.sweep import last_layer_grad_norm, sweep_last_layer_grad
@@ -24,6 +24,7 @@ from engine.depth.theory import (
     pre_ln_band,
     x0_weight_expected,
 )
+from engine.errors import EngineError
 from engine.threads import Cancelled, torch_threads
 
 
@@ -370,3 +371,12 @@ def test_coinciding_groups_runs_within_a_percent_at_every_layer_and_says_why():
     assert coinciding([peri, shorter]) == ()  # different depths never coincide
     broken = _run("olmo2", [1.0, 2.0, math.inf, math.nan])
     assert coinciding([peri, broken]) == ()
+
+
+def test_check_sweep_raises_the_refusal_of_the_first_depth_the_sweep_leaves_out():
+    spec = dataclasses.replace(DepthSpec(), sublayer="mlp", d=2048, tokens=1024)
+    assert sweep_depths(spec) == ()
+    with pytest.raises(EngineError) as refused:
+        check_sweep(spec)
+    assert refused.value.key == "depth.over_memory_budget"  # L = 6, the shallowest
+    check_sweep(DepthSpec())  # every depth of the sweep fits: nothing raised
