@@ -197,6 +197,8 @@ def test_high_dimension_histograms_and_the_identity_check():
     assert {"layernorm_1", "rmsnorm_2", "dyt_3"} <= set(histograms)
     labels = [m.label for m in at.metric]
     assert "max difference, float32" in labels and "max difference, float64" in labels
+    float32 = next(m.value for m in at.metric if m.label == "max difference, float32")
+    assert "e-" not in float32 and f"= {float32} in float32" in _text(at)  # as its sentence
     assert "is float32 rounding" in _text(at) or "That is float32 rounding" in _text(at)
     assert "ge_chart_plane_view" in " ".join(c.proto.id for c in at.get("plotly_chart"))
 

@@ -18,7 +18,7 @@ from engine.geometry.views import PlaneView
 from engine.norms.kinds import PER_TOKEN_KINDS, ROW_KINDS
 from ui.figures import geometry_charts as charts
 from ui.figures.geometry import path_figure, scene_figure
-from ui.formatting import format_number
+from ui.formatting import format_reading
 from ui.i18n import current_language, t
 from ui.labels import INPUT_AXES, NORM_NAMES
 from ui.plotly_frame import plotly_frame
@@ -145,9 +145,10 @@ def high_dimension(report: HighDimensionReport, count: int) -> None:
     st.latex(r"\mathrm{LayerNorm}(x) = \mathrm{RMSNorm}(x - \mu\mathbf{1})")
     identity = report.identity
     c1, c2, c3 = st.columns(3)
-    c1.metric(t("geometry.identity.float32"), format_number(identity.max_abs_difference))
-    c2.metric(t("geometry.identity.float64"), format_number(identity.max_abs_difference_float64))
-    c3.metric(t("geometry.identity.largest"), format_number(identity.max_abs_output))
+    # written as the sentence below writes them: 7.153×10⁻⁷, never 7.153e-07 beside it
+    c1.metric(t("geometry.identity.float32"), format_reading(identity.max_abs_difference))
+    c2.metric(t("geometry.identity.float64"), format_reading(identity.max_abs_difference_float64))
+    c3.metric(t("geometry.identity.largest"), format_reading(identity.max_abs_output))
     for line in text_high.identity_lines(identity, lang):
         st.markdown(line)
 
