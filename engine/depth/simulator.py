@@ -177,6 +177,15 @@ def _norm64(v: torch.Tensor, dim: int | None = None) -> torch.Tensor:
     return torch.linalg.vector_norm(v.detach().double(), dim=dim)
 
 
+def cosines(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """cos(a, b) along the last axis of finite float32 ``a`` and ``b``, in float64: a·b over
+    ‖a‖‖b‖, the same at any scale.  In float32 the norms overflow long before the stream does
+    (cos -> 0); ``F.cosine_similarity`` clamps each norm at 1e-8, which sends the cosine of a
+    shrinking stream to 0 once its norms pass below that.  NaN where a vector is 0."""
+    a, b = a.detach().double(), b.detach().double()
+    return torch.linalg.vecdot(a, b) / (_norm64(a, dim=-1) * _norm64(b, dim=-1))
+
+
 def causal_mean(v: torch.Tensor) -> torch.Tensor:
     """Position t averages positions 0..t: uniform causal attention.  [B, T, d] -> [B, T, d]."""
     counts = torch.arange(1, v.shape[-2] + 1, device=v.device, dtype=v.dtype)  # [T]
@@ -347,9 +356,7 @@ def _simulate(spec, progress, should_stop, device) -> DepthResult:
     for layer in range(finite_layers + 1):
         residual_ms[layer] = float(stream[layer].double().pow(2).mean())
         if layer:
-            # float64: in float32 the norms overflow long before the stream does (cos -> 0)
-            before, after = stream[layer - 1].double(), stream[layer].double()  # [B, T, d]
-            cosine[layer - 1] = float(F.cosine_similarity(before, after, dim=-1).mean())
+            cosine[layer - 1] = float(cosines(stream[layer - 1], stream[layer]).mean())
     return DepthResult(
         spec=spec,
         residual_ms=residual_ms,

@@ -14,7 +14,7 @@ from engine import DepthSpec, simulate_depth
 from engine.depth.coincidence import coinciding
 from engine.depth.limits import check_limits, check_sweep, keeps_graphs, sweep_depths
 from engine.depth.placements import PLACEMENTS
-from engine.depth.simulator import layer_weights, readout, stack_input
+from engine.depth.simulator import cosines, layer_weights, readout, stack_input
 from engine.depth.sweep import last_layer_grad_norm, sweep_last_layer_grad
 from engine.depth.theory import (
     branch_gain,
@@ -230,6 +230,21 @@ def test_statistics_of_a_stream_past_float32s_squares_match_float64():
     np.testing.assert_allclose(result.cosine, cosines, atol=1e-3)
     np.testing.assert_allclose(result.update_ratio, ratios, rtol=1e-3)
     assert np.isfinite(result.grad_norm).all()
+
+
+def test_the_cosine_of_a_shrinking_stream_is_its_cosine_at_any_scale():
+    """DyT in Post-Norm's place does not renormalise: with an MLP branch at 1/fan-in the
+    stream's mean square falls below 1e-20.  ``F.cosine_similarity`` clamps each norm at 1e-8
+    and read 0 there; the cosine is scale-free, so it is torch's own at unit scale."""
+    a, b = torch.randn(3, 5, 64), torch.randn(3, 5, 64)
+    for scale in (1.0, 1e-12, 1e-30, 1e18):
+        torch.testing.assert_close(
+            cosines(a * scale, a * scale + b * scale),
+            F.cosine_similarity(a.double(), a.double() + b.double(), dim=-1),
+        )
+    result = simulate_depth(DepthSpec(placement="post", sublayer="mlp", norm="dyt", init_std=None))
+    assert result.residual_ms[-1] < 1e-20 and result.nonfinite is None
+    assert (result.cosine > 0.8).all(), result.cosine
 
 
 def test_sweep_slope_is_flat_for_post_ln_and_minus_half_for_pre_ln():
