@@ -113,6 +113,21 @@ def test_post_norm_level_is_measured_next_to_the_theory(app):
     assert "measures 1.50 here" in notes and "Its assumptions hold for this stack" in notes
 
 
+def test_dyt_in_the_norms_place_is_not_said_to_renormalise(app):
+    """DyT holds no mean square: Post-Norm's stream shrinks, and neither the level of 1 nor a
+    norm's √(1 + g) per layer is claimed for it."""
+    _open(app)
+    for key, value in (("dp_sublayer", "mlp"), ("dp_norm", "dyt"), ("dp_init", "fan_in")):
+        app.selectbox(key=key).select(value).run()
+    assert not app.exception
+    notes = " ".join(c.value for c in app.caption)
+    assert "DyT in the norms' place does not renormalise" in notes and "×10⁻" in notes
+    assert (
+        "renormalises after every add" not in notes and "divides x + F(x) by its RMS" not in notes
+    )
+    assert not any("(1 + g)" in (name or "") for name in _chart_names(app, "dp_x0"))
+
+
 def test_lemma2_overlays_only_with_the_placements_they_describe(app):
     _open(app)
     app.multiselect(key="dp_placements").set_value(["deepnorm", "peri", "olmo2"]).run()

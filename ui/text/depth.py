@@ -18,7 +18,7 @@ from engine.depth.placements import PLACEMENTS
 from engine.depth.simulator import DepthResult
 from engine.depth.theory import POST_LN_LEVEL
 from engine.training.loop import TrainResult
-from ui.formatting import format_number
+from ui.formatting import format_number, format_reading
 from ui.i18n import join, translate
 from ui.labels import label
 
@@ -74,6 +74,14 @@ def residual_notes(results: list[DepthResult], lang: str) -> list[str]:
         notes.append(translate("depth.residual_note_pre", lang))
     for result in results:
         if PLACEMENTS[result.spec.placement].lemma2 != "post_level":
+            continue
+        if result.spec.norm == "dyt":  # no norm on the stream: Lemma 2's level does not apply
+            stream = result.residual_ms[np.isfinite(result.residual_ms)]
+            if stream.size > 1:
+                first, last = (format_reading(float(stream[i])) for i in (1, -1))
+                notes.append(
+                    translate("depth.residual_note_post_dyt", lang, first=first, last=last)
+                )
             continue
         measured = result.pre_norm_ms[np.isfinite(result.pre_norm_ms)]
         if not measured.size:

@@ -87,10 +87,11 @@ def stack(results: list[DepthResult]) -> None:
     left, right = st.columns(2)
     post_like = [(n, r) for n, r in series if PLACEMENTS[r.spec.placement].norms.on_stream]
     post = next((r for _, r in post_like if not PLACEMENTS[r.spec.placement].deepnorm), None)
-    gain = post.branch_gain if post is not None else None  # E||F||^2 / E||x||^2 at init
+    dyt = any(r.spec.norm == "dyt" for _, r in post_like)  # divides by no RMS: no √(1 + g)
+    gain = post.branch_gain if post is not None and not dyt else None  # E||F||^2/E||x||^2 at init
     if post_like:
         show_chart(built(x0_weight_figure, post_like, lang, gain), "dp_x0", left)
-        left.caption(t("depth.x0_note"))
+        left.caption(t("depth.x0_note_dyt" if dyt else "depth.x0_note"))
     show_chart(built(per_layer_figure, series, "cosine", lang), "dp_cos", right)
     seconds = sum(r.seconds for _, r in series)
     st.caption(t("depth.timing", count=len(series), seconds=format_number(seconds, 2)))
