@@ -52,7 +52,10 @@ def format_number(value: float, decimals: int = 4) -> str:
         return "NaN"
     if math.isinf(value):
         return "∞" if value > 0 else "−∞"
-    if value != 0 and (abs(value) >= 1e5 or abs(value) < 10 ** (-decimals)):
+    # with more than two places, a value below 10^(2 - decimals) would keep fewer than three
+    # significant digits (3.0238e-4 -> "0.0003"): ``decimals`` significant ones, "0.0003024"
+    small = 10 ** (2 - decimals if decimals > 2 else -decimals)
+    if value != 0 and (abs(value) >= 1e5 or abs(value) < small):
         return true_minus(f"{value:.{decimals}g}")
     rounded = round(value, decimals)
     if rounded == value:

@@ -148,7 +148,7 @@ def test_eps_curve_has_log_decades_and_the_formula_over_the_points():
     vline = [s for s in figure.layout.shapes if s.x0 == s.x1]
     assert vline and vline[0].x0 == pytest.approx(math.sqrt(1e-5))  # data units on a log axis
     # its label sits at the line: annotations on a log axis take log10 units
-    label = next(a for a in figure.layout.annotations if a.text == "√ε = 0.0032")
+    label = next(a for a in figure.layout.annotations if a.text == "√ε = 0.003162")  # 4 digits
     assert label.x == pytest.approx(math.log10(math.sqrt(1e-5))) and label.yref == "paper"
     assert figure.layout.title.text == ZH["geometry.eps_curve.title"]
     assert figure.data[-1].name == ZH["geometry.eps_curve.formula"]

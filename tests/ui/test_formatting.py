@@ -35,6 +35,10 @@ from ui.text.latex import latex_number, latex_power, latex_scientific, latex_vec
         (4.096e7, "4.096e+07"),
         (1e-5, "1e-05"),  # e-notation's own "-", as the ε sliders write it
         (-2.5e-6, "−2.5e-06"),
+        (3.0238e-4, "0.0003024"),  # four places would leave one digit, "0.0003"
+        (-0.0030238, "−0.003024"),
+        (float(np.float32(0.001)), "0.001"),  # not "0.0010"
+        (0.0123, "0.0123"),
         (math.inf, "∞"),
         (-math.inf, "−∞"),
         (math.nan, "NaN"),
