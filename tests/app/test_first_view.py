@@ -19,6 +19,10 @@ def test_opening_the_share_box_shows_the_link(app):
     app.run()
     assert not app.exception
     assert any("lang=en" in block.value for block in app.code)
+    # what the link does not carry is said where the link is (a pasted config, an upload)
+    help_text = " ".join(c.value for c in app.sidebar.caption)
+    assert "anyone who opens it sees the same configuration" in help_text
+    assert "a config you paste stay in this browser session: they are not in the link" in help_text
 
 
 def test_opening_the_formula_box_shows_the_kinds_formula(app):
