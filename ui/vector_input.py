@@ -26,6 +26,7 @@ MAX_VECTOR_CELLS = 65536
 MAX_TEXT_CHARS = 400_000
 
 _SEPARATORS = re.compile(r"[,;\s]+")
+_GAP = re.compile(r"[,;]\s*[,;]")  # two commas (or semicolons) with no number between them
 _BRACKETS = "[](){}"
 _STORAGE = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
 
@@ -72,6 +73,11 @@ def parse_vectors(text: str, dtype: str = "float32") -> Rows:
         raise VectorInputError("too_many_rows", {"rows": len(lines), "limit": MAX_ROWS})
     rows = []
     for row_number, line in enumerate(lines, start=1):
+        gap = _GAP.search(line.strip(",; \t"))  # "1,,2": a number left out, not d = 2
+        if gap is not None:
+            before = _SEPARATORS.split(line.strip(",; \t")[: gap.start()].strip())
+            column = len([tok for tok in before if tok.strip(_BRACKETS)]) + 1
+            raise VectorInputError("missing_number", {"row": row_number, "column": column})
         tokens = [tok.strip(_BRACKETS) for tok in _SEPARATORS.split(line)]
         tokens = [tok for tok in tokens if tok]
         if len(tokens) > MAX_VECTOR_WIDTH:

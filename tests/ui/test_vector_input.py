@@ -18,7 +18,15 @@ from ui.vector_input import (
 
 @pytest.mark.parametrize(
     "text",
-    ["1, 2, 3, 4", "1 2 3 4", "[1, 2, 3, 4]", "1;2;3;4", " 1,\t2 , 3 ,4 ", "1e0, 2.0, +3, 4."],
+    [
+        "1, 2, 3, 4",
+        "1 2 3 4",
+        "[1, 2, 3, 4]",
+        "[1, 2, 3, 4,]",  # a trailing comma, as Python writes a list
+        "1;2;3;4",
+        " 1,\t2 , 3 ,4 ",
+        "1e0, 2.0, +3, 4.",
+    ],
 )
 def test_accepted_spellings_of_one_vector(text):
     assert parse_vectors(text) == ((1.0, 2.0, 3.0, 4.0),)
@@ -35,6 +43,9 @@ def test_several_rows_and_blank_lines():
         ("  \n ", "empty", {}),
         ("1, two, 3", "not_a_number", {"token": "two", "row": 1, "column": 2}),
         ("1 2\n3", "ragged", {"first": 2, "row": 2, "other": 1}),
+        ("1,,2", "missing_number", {"row": 1, "column": 2}),  # not d = 2
+        ("1 2\n[3, 4 ; , 5]", "missing_number", {"row": 2, "column": 3}),
+        ("1，，2", "missing_number", {"row": 1, "column": 2}),  # full-width commas
         ("1 nan", "non_finite", {"token": "nan", "row": 1, "column": 2}),
         ("inf 1", "non_finite", {"token": "inf", "row": 1, "column": 1}),
         ("1 1e400", "beyond_float", {"token": "1e400", "row": 1, "column": 2}),
