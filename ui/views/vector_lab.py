@@ -159,8 +159,8 @@ def precision(
                 "vector_lab.rounded_note",
                 dtype=ex.input_dtype,
                 count=len(changed),
-                typed=repr(changed[0][0]),
-                stored=repr(changed[0][1]),
+                typed=number_text(changed[0][0]),  # exact, as a box reads it: 1e4 -> 10000
+                stored=number_text(changed[0][1]),
             )
         )
     if ex.zero_variance:
