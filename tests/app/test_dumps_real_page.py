@@ -119,7 +119,7 @@ def test_the_story_link_opens_the_vector_lab_on_the_tokens_stored_numbers_in_flo
     assert not lab.exception and not lab.warning  # every value accepted
     lab_text = _text(lab)
     assert "d = 576" in lab_text and "changed" not in lab_text  # the stored values, exactly
-    overflow = "x₁₅² = (981.5)² = 9.633e+05 is beyond float16's largest finite number 65504"
+    overflow = "x₁₅² = (981.5)² = 9.633×10⁵ is beyond float16's largest finite number 65504"
     assert overflow in lab.error[0].value  # the lab's precision story: the square overflows
 
 

@@ -160,7 +160,7 @@ def test_textbook_preset_overflows_only_where_the_sum_is_stored_in_half(app):
     assert _path(app, "fused PyTorch op on the half tensor")[0] == "right"
     outcome, text = _path(app, "sum, then divide, in half")
     assert outcome == "silently 0"
-    assert "Σxᵢ² is stored in float16: 4.096e+07 is beyond float16's largest finite" in text
+    assert "Σxᵢ² is stored in float16: 4.096×10⁷ is beyond float16's largest finite" in text
     assert "So RMS² = ∞ and rstd = 1/√∞ = 0: every output xᵢ · 0 is 0" in text
     outcome, text = _path(app, "naive kernel: a running half-precision sum")
     assert (
@@ -176,7 +176,7 @@ def test_layernorm_sum_overflow_gives_mu_infinite_and_nan(app):
     assert not app.exception
     outcome, text = _path(app, "sum, then divide, in half")
     assert outcome == "inf / NaN"
-    assert "Σxᵢ is stored in float16: the sum 4.096e+05 is beyond float16's largest finite" in text
+    assert "Σxᵢ is stored in float16: the sum 4.096×10⁵ is beyond float16's largest finite" in text
     assert "So μ = ∞: every xᵢ − μ is infinite, and the outputs are NaN (4096 of 4096)" in text
     outcome, text = _path(app, "naive kernel: a running half-precision sum")
     assert "The running sum Σxᵢ" in text and "at term 679: 67900 is stored as ∞" in text
@@ -207,11 +207,11 @@ def test_massive_activation_squares_the_deviation_not_the_entry(app):
     assert not app.exception
     outcome, text = _path(app, "PyTorch half ops, no upcast")
     assert outcome == "silently 0"
-    assert "x₁² = (1000)² = 1e+06 is beyond float16's largest finite number 65504" in text
+    assert "x₁² = (1000)² = 10⁶ is beyond float16's largest finite number 65504" in text
     app.selectbox(key="vl_norm").select("layernorm").run()
     assert _path(app, "PyTorch half ops, no upcast")[0] == "right"  # x.var accumulates in float32
     outcome, text = _path(app, "sum, then divide, in half")
-    assert "(x₁ − μ)² = (999.7561)² = 9.995e+05" in text and "not the entry x₁ = 1000" in text
+    assert "(x₁ − μ)² = (999.7561)² = 9.995×10⁵" in text and "not the entry x₁ = 1000" in text
 
 
 def test_running_half_sum_of_ones_stalls_at_2048(app):
@@ -252,7 +252,7 @@ def test_resolution_is_significant_decimal_digits(app, dtype, digits, eps):
 
 def test_float32_resolution_and_no_half_story(app):
     text = " ".join(m.value for m in app.markdown)
-    assert "**float32**: largest finite number 3.403e+38; 24 significand bits, about 7.2" in text
+    assert "**float32**: largest finite number 3.403×10³⁸; 24 significand bits, about 7.2" in text
     assert not app.expander or all(": right" not in e.label for e in app.expander)
 
 

@@ -65,7 +65,7 @@ def test_layernorm_sum_overflow_says_mu_is_infinite_and_outputs_nan():
     x = torch.full((4096,), 100.0, dtype=torch.float16)
     assert torch.isinf(x.sum())  # the oracle: the sum stored in half is inf
     text = _text("textbook_4096x100", "layernorm", "sum_then_divide_half")
-    assert "Σxᵢ is stored in float16: the sum 4.096e+05" in text
+    assert "Σxᵢ is stored in float16: the sum 4.096×10⁵" in text
     assert "So μ = ∞: every xᵢ − μ is infinite, and the outputs are NaN (4096 of 4096)" in text
 
 
@@ -85,7 +85,7 @@ def test_pytorch_half_ops_survive_the_textbook_and_fail_on_one_large_entry():
     spike = torch.tensor([[1000.0, -1.0, 1.0, -1.0]], dtype=torch.float16)
     assert torch.isinf(spike.pow(2)[0, 0])
     text = _text("massive_activation", "rmsnorm", "torch_half")
-    assert "x₁² = (1000)² = 1e+06 is beyond float16's largest finite number 65504" in text
+    assert "x₁² = (1000)² = 10⁶ is beyond float16's largest finite number 65504" in text
 
 
 def test_running_sum_of_ones_stalls_where_float16_spacing_is_two():

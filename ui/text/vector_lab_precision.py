@@ -24,7 +24,7 @@ import numpy as np
 from engine.norms.precision import WRONG_TOLERANCE, PathResult, PrecisionStory
 from engine.norms.precision_facts import OPMATH, DefaultEps, DtypeFacts
 from engine.norms.worked import VectorExplanation
-from ui.formatting import format_eps, format_number, format_vector, superscript
+from ui.formatting import format_eps, format_number, format_reading, format_vector, superscript
 from ui.i18n import translate
 from ui.labels import label
 from ui.text.vector_lab_steps import welford_merge
@@ -47,7 +47,9 @@ class PathMessage:
 
 
 def _n(value: float) -> str:
-    return format_number(float(value))
+    """A number in a sentence, its power of ten written out as the formulas beside it write it
+    (4.096×10⁵, never 4.096e+05)."""
+    return format_reading(float(value))
 
 
 def subscript(index: int) -> str:
