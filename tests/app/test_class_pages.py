@@ -205,6 +205,17 @@ def test_a_forged_instructor_key_is_refused_and_changes_nothing():
     assert store().room(code, key, FIRST).state == rules.LessonState()
 
 
+def test_an_instructors_address_without_its_key_says_where_the_key_is():
+    """The address bar of a presenting instructor, copied into another browser."""
+    teacher, code, key = _instructor()
+    copied = _open("classroom", {"lang": "en", "cl_code": code})
+    said = _texts(copied, "error")
+    assert f"names class **{rules.shown_code(code)}** but holds no instructor’s key" in said
+    assert "is wrong" not in said and not [
+        b for b in copied.button if b.label == "Reveal the answer"
+    ]
+
+
 def test_a_wrong_code_is_refused_once_and_the_lessons_go_on(monkeypatch):
     joins, real = [], ClassStore.join
     monkeypatch.setattr(ClassStore, "join", lambda *args: joins.append(args) or real(*args))

@@ -112,7 +112,11 @@ def lesson_choice() -> None:
 
 
 def room(klass: Class, lesson: str) -> tuple[Room | None, str | None]:
-    """The lesson's room now, or the store's refusal (forged key, expired class)."""
+    """The lesson's room now, or the store's refusal (forged key, expired class).  An address
+    with a code and no key (the instructor's address bar, copied) is told where the key is."""
+    if not klass.key:
+        code = rules.normalize_code(klass.code)
+        return None, t("classroom.no_key", code=rules.shown_code(code) if code else klass.code)
     return attempt(lambda: store().room(klass.code, klass.key, lesson))
 
 
