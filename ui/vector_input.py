@@ -73,9 +73,10 @@ def parse_vectors(text: str, dtype: str = "float32") -> Rows:
         raise VectorInputError("too_many_rows", {"rows": len(lines), "limit": MAX_ROWS})
     rows = []
     for row_number, line in enumerate(lines, start=1):
-        gap = _GAP.search(line.strip(",; \t"))  # "1,,2": a number left out, not d = 2
+        inner = line.strip(",; \t")  # a leading or trailing separator leaves nothing out
+        gap = _GAP.search(inner)  # "1,,2": a number left out, not d = 2
         if gap is not None:
-            before = _SEPARATORS.split(line.strip(",; \t")[: gap.start()].strip())
+            before = _SEPARATORS.split(inner[: gap.start()])
             column = len([tok for tok in before if tok.strip(_BRACKETS)]) + 1
             raise VectorInputError("missing_number", {"row": row_number, "column": column})
         tokens = [tok.strip(_BRACKETS) for tok in _SEPARATORS.split(line)]
