@@ -239,7 +239,7 @@ def test_zero_variance_preset_says_it_once_for_every_path(app):
 
 @pytest.mark.parametrize(
     "dtype, digits, eps",
-    [("float16", "3.3", "2⁻¹⁰ ≈ 1 + 0.000977"), ("bfloat16", "2.4", "2⁻⁷ ≈ 1 + 0.00781")],
+    [("float16", "3.3", "2⁻¹⁰ ≈ 1 + 0.0009766"), ("bfloat16", "2.4", "2⁻⁷ ≈ 1 + 0.007812")],
 )
 def test_resolution_is_significant_decimal_digits(app, dtype, digits, eps):
     app.selectbox(key="vl_dtype").select(dtype).run()
@@ -253,6 +253,8 @@ def test_resolution_is_significant_decimal_digits(app, dtype, digits, eps):
 def test_float32_resolution_and_no_half_story(app):
     text = " ".join(m.value for m in app.markdown)
     assert "**float32**: largest finite number 3.403×10³⁸; 24 significand bits, about 7.2" in text
+    # 2⁻²³ = 1.1920929e-07, written as the largest number before it is, never "1.19e-7"
+    assert "the next float32 number after 1 is 1 + 2⁻²³ ≈ 1 + 1.192×10⁻⁷." in text
     assert not app.expander or all(": right" not in e.label for e in app.expander)
 
 

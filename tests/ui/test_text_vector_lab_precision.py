@@ -127,7 +127,7 @@ def test_resolution_is_stated_in_significant_decimal_digits(dtype, digits, power
     assert f"{significand_bits * math.log10(2):.1f}" == digits  # 3.31 and 2.41 (IEEE table)
     text = plain(summary(DtypeFacts(resolution(dtype), None, None), "en"))
     assert f"{significand_bits} significand bits, about {digits} significant decimal" in text
-    assert f"1 + {power} ≈ 1 + {format_eps(info.eps)}" in text
+    assert f"1 + {power} ≈ 1 + {info.eps:.4g}" in text  # 4 digits, as the range beside it
     assert "10^" not in text
 
 
@@ -280,3 +280,17 @@ def test_the_sphere_note_follows_the_measured_norms(lang):
         )[0]
     )
     assert "LayerNorm 2.0029" in mixed and "RMSNorm" not in mixed and "bfloat16" in mixed
+
+
+def test_a_rounding_sized_dot_with_ones_is_written_as_the_cosine_gap_beside_it():
+    """⟨y, 1⟩ of LayerNorm in float32 is rounding-sized, not 0, for most rows; the note and
+    the table write it with its power of ten, as the cosine beside it writes its gap, never
+    "3.725e-08" beside "1 − 3.3×10⁻¹⁶"."""
+    row = (3.0, 1.0, 4.0, 1.5, 9.0)
+    ones = F.layer_norm(torch.tensor(row), (5,), eps=1e-5).sum().item()  # PyTorch's own
+    ex = explain_vectors((row,), NormSpec("layernorm"))
+    shown = ex.comparison.layernorm_ones  # summed in another order: another rounding
+    assert 1e-9 < abs(ones) < 1e-6 and 1e-9 < abs(shown) < 1e-6
+    for lang in ("en", "zh"):
+        note = plain(comparison_notes(ex, lang)[1])
+        assert "e-0" not in note and f"{shown:.4g}".split("e")[0] + "×10⁻⁸" in note

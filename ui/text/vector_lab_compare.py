@@ -15,7 +15,7 @@ import numpy as np
 from engine.config import HALF_DTYPES
 from engine.norms.kinds import ROW_KINDS
 from engine.norms.worked import VectorExplanation
-from ui.formatting import format_cosine, format_number, true_minus
+from ui.formatting import format_cosine, format_number, format_reading, true_minus
 from ui.i18n import join, translate
 from ui.labels import NORM_NAMES
 from ui.text.vector_lab_precision import sentence_joiner
@@ -134,7 +134,7 @@ def comparison_notes(ex: VectorExplanation, lang: str) -> list[str]:
                     lang,
                     rms_cos=format_cosine(c.rmsnorm_cos_input),
                     ln_cos=format_cosine(c.layernorm_cos_input),
-                    ln_ones=format_number(c.layernorm_ones),
+                    ln_ones=format_reading(c.layernorm_ones),
                 )
             )
         return notes
@@ -143,8 +143,8 @@ def comparison_notes(ex: VectorExplanation, lang: str) -> list[str]:
         translate(
             "vector_lab.compare_ones_note",
             lang,
-            ln_ones=format_number(c.layernorm_ones),
-            rms_ones=format_number(c.rmsnorm_ones),
+            ln_ones=format_reading(c.layernorm_ones),
+            rms_ones=format_reading(c.rmsnorm_ones),
         ),
         translate(
             "vector_lab.compare_direction_note",

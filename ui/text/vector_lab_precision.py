@@ -94,7 +94,7 @@ def summary(facts: DtypeFacts, lang: str) -> str:
         digits=format_number(r.significant_digits, 1),
         bits=r.significand_bits,
         power=f"2{superscript(1 - r.significand_bits)}",  # eps = 2^(1-p)
-        eps=format_eps(r.eps),
+        eps=_n(r.eps),  # as the largest number beside it: 1.192×10⁻⁷
     )
 
 

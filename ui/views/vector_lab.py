@@ -16,7 +16,14 @@ from engine.norms.precision import PrecisionStory
 from engine.norms.precision_facts import DefaultEps
 from engine.norms.worked import VectorExplanation
 from ui.figures.vector_lab import input_output_figure
-from ui.formatting import format_cosine, format_number, format_power, format_vector, number_text
+from ui.formatting import (
+    format_cosine,
+    format_number,
+    format_power,
+    format_reading,
+    format_vector,
+    number_text,
+)
 from ui.i18n import current_language, t
 from ui.labels import NORM_NAMES, label
 from ui.text.vector_lab_compare import comparison_notes, ratios, undefined_cell
@@ -92,7 +99,7 @@ def comparison(ex: VectorExplanation) -> None:
         columns[NORM_NAMES[kind]] = [
             format_vector(values),
             format_number(l2),
-            format_number(ones),
+            format_reading(ones),  # beside a cosine that writes its gap as ×10ⁿ
             undefined_cell(ex, kind, format_cosine(cos)),  # no direction: no cosine
             ratios(values),
         ]
