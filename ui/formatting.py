@@ -95,9 +95,11 @@ def format_cosine(value: float) -> str:
     return format_number(value)
 
 
-def format_vector(values, head: int = 6, tail: int = 2) -> str:
-    """[1, 2, 3, 4] as "[1, 2, 3, 4]"; long vectors elided in the middle."""
-    items = [format_number(v) for v in values]
+def format_vector(values, head: int = 6, tail: int = 2, number=None) -> str:
+    """[1, 2, 3, 4] as "[1, 2, 3, 4]"; long vectors elided in the middle.  Each entry as
+    ``number`` writes it: ``format_reading`` unless given (LaTeX passes ``format_number``,
+    whose e-notation it sets as a power of ten itself)."""
+    items = [(number or format_reading)(v) for v in values]
     if len(items) > head + tail + 1:
         items = items[:head] + ["…"] + items[-tail:]
     return "[" + ", ".join(items) + "]"

@@ -90,7 +90,7 @@ def test_the_page_opens_on_the_example_and_says_what_it_shows():
     assert (
         "The largest |a| in the dump is 26464 (layer 12, sequence 2, token 0, channel 507)" in text
     )
-    assert "It fits float16 (largest finite number 65,504), but its square 7.003e+08" in text
+    assert "It fits float16 (largest finite number 65,504), but its square 7.003×10⁸" in text
     at.segmented_control(key="du_section").set_value("massive").run()
     assert not at.exception and "du_section" in at.query_params
     text = _text(at)

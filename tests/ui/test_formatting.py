@@ -58,6 +58,9 @@ def test_long_vectors_are_elided():
     assert format_vector([-0.5, 2]) == "[−0.5, 2]"
     text = format_vector(list(range(100)))
     assert text.startswith("[0, 1, 2, 3, 4, 5, …") and text.endswith("98, 99]")
+    # a tiny entry with its power of ten, as a sentence writes it; LaTeX asks for e-notation
+    assert format_vector([-3.1623e-28, 0]) == "[−3.162×10⁻²⁸, 0]"
+    assert format_vector([-3.1623e-28, 0], number=format_number) == "[−3.162e-28, 0]"
 
 
 def test_literal_shows_outside_text_as_a_code_span_with_the_invisible_made_visible():

@@ -108,6 +108,22 @@ def test_the_story_of_a_stream_past_float64s_square_says_infinity(lang):
     assert any("∞" in sentence for sentence in sentences)  # 1e200² is past float64: said, no crash
 
 
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_story_writes_a_large_square_with_its_power_of_ten(lang):
+    """12,345² = 152,399,025 (by hand), past float16's 65,504: "1.524×10⁸", as the
+    formulas write it, never "1.524e+08"."""
+    import torch
+
+    from engine.dumps.story import stream_story
+    from ui.text.dumps_story import story_sentences
+
+    tensors = {f"hidden_states.{i}": torch.ones((1, 4, 8)) for i in range(3)}
+    tensors["hidden_states.2"][0, 1, 3] = 12345.0
+    rep = report(Upload("big.safetensors", save(tensors)))
+    sentences = " ".join(plain(s) for s in story_sentences(stream_story(rep), None, lang))
+    assert "1.524×10⁸" in sentences and "e+" not in sentences
+
+
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 OLD_SENTENCE = f"GGUF file {GGUF_NAME}, dequantized to float32 by transformers"
 

@@ -241,7 +241,7 @@ def test_ratios_too_small_for_two_decimals_keep_their_digits_and_sign():
     """RMSNorm of [−10⁶, 2, 3, 4]: y₂/y₁ = 2/−10⁶ = −2e-06 was rounded to "−0" (a sign on
     nothing); it keeps two significant digits. Exact zeros and larger ratios are unchanged."""
     ex = explain_vectors(((-1e6, 2.0, 3.0, 4.0),), NormSpec("rmsnorm"))
-    assert ratios(ex.comparison.rmsnorm) == "1 : −2e-06 : −3e-06 : −4e-06"
+    assert ratios(ex.comparison.rmsnorm) == "1 : −2×10⁻⁶ : −3×10⁻⁶ : −4×10⁻⁶"
     assert ratios([-1.3416, -0.4472, 0.4472, 1.3416]) == "1 : 0.33 : −0.33 : −1"
     assert ratios([2.0, -0.0, 0.0, 4.0]) == "1 : 0 : 0 : 2"
     assert ratios([1.0, math.nan, math.inf]) == "1 : NaN : ∞"

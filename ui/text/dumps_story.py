@@ -19,7 +19,7 @@ from engine.dumps.live_precision import PrecisionComparison
 from engine.dumps.norm_step import NormStep
 from engine.dumps.report import DumpReport
 from engine.dumps.story import FLOAT16_MAX, StreamStory
-from ui.formatting import format_number, literal, runs
+from ui.formatting import count, format_reading, literal, runs
 from ui.i18n import join, translate
 from ui.text.dumps import and_more, token_text
 
@@ -35,7 +35,10 @@ def _token(tokens: Sequence[str] | None, position: int) -> str:
 
 
 def _times(value: float) -> str:
-    return "×" + format_number(value, 3 if value < 10 else 0)
+    """A factor: "×3.21" below ten, whole above it ("×12", "×123,456", never "×1e+05")."""
+    if value < 10 or not math.isfinite(value):
+        return "×" + format_reading(value, 3)
+    return "×" + count(round(value))
 
 
 def story_sentences(story: StreamStory, tokens: Sequence[str] | None, lang: str) -> list[str]:
@@ -51,8 +54,8 @@ def story_sentences(story: StreamStory, tokens: Sequence[str] | None, lang: str)
                 lang,
                 batch=story.batch,
                 token=_token(tokens, 0),
-                before=format_number(story.jump_before, 3),
-                after=format_number(story.jump_after, 3),
+                before=format_reading(story.jump_before, 3),
+                after=format_reading(story.jump_after, 3),
                 previous=story.jump_point - 1,
                 layer=story.jump_point,
                 ratio=_times(story.jump_ratio),
@@ -64,8 +67,8 @@ def story_sentences(story: StreamStory, tokens: Sequence[str] | None, lang: str)
             translate(
                 "dumps.story_ordinary",
                 lang,
-                start=format_number(story.others_start, 3),
-                end=format_number(story.others_end, 3),
+                start=format_reading(story.others_start, 3),
+                end=format_reading(story.others_end, 3),
                 step=_times(story.others_max_step),
             )
         )
@@ -86,9 +89,9 @@ def story_sentences(story: StreamStory, tokens: Sequence[str] | None, lang: str)
             translate(
                 f"dumps.{verdict}",
                 lang,
-                value=format_number(story.largest, 1),
+                value=format_reading(story.largest, 1),
                 where=where,
-                square=format_number(story.largest * story.largest, 4),
+                square=format_reading(story.largest * story.largest, 4),
                 max=f"{FLOAT16_MAX:,.0f}",
             )
         )
@@ -118,7 +121,7 @@ def massive_tokens_sentence(
                 token=_token(names, token),
                 batch=batch,
                 layers=len(layers),
-                peak=format_number(peak, 1),
+                peak=format_reading(peak, 1),
             )
         )
     listed = translate("dumps.list_separator", lang).join(parts)
@@ -139,12 +142,12 @@ def norm_step_sentence(
         norm=literal(io.label),
         batch=io.batch,
         token=_token(tokens, io.token),
-        mean=format_number(step.mean, 4),
-        ms=format_number(step.mean_square, 4),
-        rms=format_number(step.rms, 4),
-        peak=format_number(step.peak, 4),
+        mean=format_reading(step.mean, 4),
+        ms=format_reading(step.mean_square, 4),
+        rms=format_reading(step.rms, 4),
+        peak=format_reading(step.peak, 4),
         channel=step.peak_channel,
-        output=format_number(float(io.y[step.peak_channel]), 4),
+        output=format_reading(float(io.y[step.peak_channel]), 4),
     )
     if step.recomputed is None:
         return statistics + " " + translate("dumps.io_unknown_kind", lang)
@@ -153,9 +156,9 @@ def norm_step_sentence(
         lang,
         kind=io.kind,
         eps=f"{io.eps:.3g}" if io.eps is not None else "—",
-        rstd=format_number(step.rstd, 6),
-        difference=format_number(step.max_difference, 3),
-        largest=format_number(float(np.abs(io.y).max()), 4),
+        rstd=format_reading(step.rstd, 6),
+        difference=format_reading(step.max_difference, 3),
+        largest=format_reading(float(np.abs(io.y).max()), 4),
         storage=storage or "—",
     )
     return statistics + " " + check
@@ -171,7 +174,7 @@ def precision_sentences(comparison: PrecisionComparison, lang: str) -> list[str]
         worst = float(np.nanmax(np.where(np.isfinite(run.relative_error), run.relative_error, 1e9)))
         params = dict(
             dtype=run.dtype,
-            worst=format_number(100 * worst, 2) if worst < 1e9 else "∞",
+            worst=format_reading(100 * worst, 2) if worst < 1e9 else "∞",
             next=literal(token_text(run.next_token)),
             reference=literal(token_text(comparison.run("float32").next_token)),
         )
@@ -188,8 +191,8 @@ def precision_sentences(comparison: PrecisionComparison, lang: str) -> list[str]
             translate(
                 "dumps.overflow_none",
                 lang,
-                largest=format_number(largest, 4),
-                square=format_number(largest * largest, 4),
+                largest=format_reading(largest, 4),
+                square=format_reading(largest * largest, 4),
             )
         )
     else:

@@ -57,7 +57,7 @@ def latex_power(value: float) -> str:
 
 def latex_vector(values) -> str:
     """A vector as LaTeX, long ones elided in the middle as format_vector does."""
-    text = _latex(format_vector(values).replace("…", r"\ldots"))
+    text = _latex(format_vector(values, number=format_number).replace("…", r"\ldots"))
     return text.replace("[", r"\left[").replace("]", r"\right]")
 
 
@@ -106,7 +106,7 @@ def wrapped_vector(values, after: str = "") -> str:
     """A vector as LaTeX (as ``latex_vector``) followed by ``after`` (",\\quad d = 4"), its
     entries over lines of at most ``LINE_WIDTH`` when one line would be wider, every line starting
     under the first entry and ``after`` ending the last."""
-    text = _latex(format_vector(values).replace("…", r"\ldots"))
+    text = _latex(format_vector(values, number=format_number).replace("…", r"\ldots"))
     # each entry braced: a line's leading minus after "&" is a sign, not a binary minus
     entries = [f"{{{entry}}}," for entry in text[1:-1].split(", ")]
     entries[-1] = entries[-1][:-1] + r"\big]" + after

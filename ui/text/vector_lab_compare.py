@@ -158,12 +158,13 @@ def comparison_notes(ex: VectorExplanation, lang: str) -> list[str]:
 
 def _ratio(value: float) -> str:
     """A ratio to 2 decimals ("0.33", "2"); one too small for them keeps 2 significant digits
-    ("−2e-06"), where rounding wrote "−0", a sign on nothing, or "0", which it is not."""
+    ("−2×10⁻⁶", as the cells above write theirs), where rounding wrote "−0", a sign on
+    nothing, or "0", which it is not."""
     if not math.isfinite(value):
         return format_number(value)  # "NaN", "∞", as every other cell writes them
     text = f"{value:.2f}".rstrip("0").rstrip(".")
     if text in ("0", "-0"):
-        return format_number(value, 2) if value != 0 else "0"
+        return format_reading(value, 2) if value != 0 else "0"
     return true_minus(text)
 
 
