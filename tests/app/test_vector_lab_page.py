@@ -1,6 +1,7 @@
 """The Vector Lab driven through AppTest, from app.py, as a user would."""
 
 import json
+import re
 
 import pytest
 
@@ -33,6 +34,17 @@ def test_rmsnorm_shows_its_output_and_the_comparison(app):
     cos = table.loc["cos(x, y)", "RMSNorm"]
     notes = " ".join(m.value for m in app.markdown)
     assert cos == "1 − 3.3×10⁻¹⁶" and f"cos(x, y) = {cos}" in notes
+
+
+def test_a_tiny_rows_comparison_writes_every_cell_with_its_power_of_ten(app):
+    """LayerNorm of [1, 2, 3]·10⁻³⁰ with ε = 10⁻⁵: (x − μ)/√(σ² + ε) ≈ ±10⁻³⁰/0.0031623
+    = ±3.162×10⁻²⁸ (by hand); each cell as the cosine beside it writes its gap."""
+    app.text_area(key="vl_text").input("1e-30, 2e-30, 3e-30").run()
+    assert not app.exception
+    table = app.table[0].value
+    assert table.loc["y", "LayerNorm"].startswith("[−3.162×10⁻²⁸, 0, 3.162×10⁻²⁸")
+    cells = table.to_numpy().ravel().tolist()
+    assert not [cell for cell in cells if re.search(r"\de[-+]?\d", cell)], cells
 
 
 def test_batchnorm_over_one_row_says_why_every_output_is_beta(app):

@@ -98,7 +98,7 @@ def comparison(ex: VectorExplanation) -> None:
     ):
         columns[NORM_NAMES[kind]] = [
             format_vector(values),
-            format_number(l2),
+            format_reading(l2),
             format_reading(ones),  # beside a cosine that writes its gap as ×10ⁿ
             undefined_cell(ex, kind, format_cosine(cos)),  # no direction: no cosine
             ratios(values),
