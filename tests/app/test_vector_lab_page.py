@@ -304,6 +304,16 @@ def test_bfloat16_storage_rounding_is_reported(app):
     assert notes and "e.g. 1000.5 → 1000." in notes[0]  # as a box writes it, not 1000.0
 
 
+def test_a_random_inputs_rounding_note_counts_with_commas_and_writes_the_true_minus(app):
+    """float32 storage changes every float64 draw of a random input: d = 4096 of them."""
+    app.segmented_control(key="vl_source").set_value("random").run()
+    app.number_input(key="vl_d").set_value(4096).run()
+    notes = [info.value for info in app.info if "of the input's numbers" in info.value]
+    assert notes and "changed 4,096 of the input's numbers" in notes[0], notes
+    example = notes[0].split("e.g. ")[1]
+    assert "-" not in example and "→" in example
+
+
 @pytest.mark.parametrize("kind", ["batchnorm", "instancenorm", "groupnorm", "dyt"])
 def test_every_norm_kind_renders(app, kind):
     app.selectbox(key="vl_menu").select("tokens").run()

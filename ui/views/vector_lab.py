@@ -17,12 +17,14 @@ from engine.norms.precision_facts import DefaultEps
 from engine.norms.worked import VectorExplanation
 from ui.figures.vector_lab import input_output_figure
 from ui.formatting import (
+    count,
     format_cosine,
     format_number,
     format_power,
     format_reading,
     format_vector,
     number_text,
+    true_minus,
 )
 from ui.i18n import current_language, t
 from ui.labels import NORM_NAMES, label
@@ -50,14 +52,14 @@ def steps(ex: VectorExplanation) -> None:
     for step in worked_steps(ex, current_language()):
         st.caption(step.caption)
         st.latex(step.latex)
-    for name, value, count in ex.parameters_lost:  # e.g. γ = 1e-320 scales by 0 in float32
+    for name, value, entries in ex.parameters_lost:  # e.g. γ = 1e-320 scales by 0 in float32
         symbol = {"weight": "γ", "bias": "β"}[name]
         st.info(
             t(
                 "vector_lab.parameter_lost",
                 name=symbol,
-                value=number_text(value),
-                count=count,
+                value=true_minus(number_text(value)),
+                count=entries,
                 dtype=ex.statistics_dtype,
             ),
             icon=":material/info:",
@@ -165,9 +167,10 @@ def precision(
             t(
                 "vector_lab.rounded_note",
                 dtype=ex.input_dtype,
-                count=len(changed),
-                typed=number_text(changed[0][0]),  # exact, as a box reads it: 1e4 -> 10000
-                stored=number_text(changed[0][1]),
+                count=count(len(changed)),
+                # exact, as a box reads it (1e4 -> 10000), with the minus a page writes
+                typed=true_minus(number_text(changed[0][0])),
+                stored=true_minus(number_text(changed[0][1])),
             )
         )
     if ex.zero_variance:
