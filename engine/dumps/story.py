@@ -48,6 +48,7 @@ class StreamStory:
     #   report lists it among the massive activations
     largest_pair: int | None = None  # the norm pair (index into layout.norm_pairs) of the
     #   block whose input holds the largest entry, when the dump has one
+    others_max_step_at: int | None = None  # the point others_max_step arrives at
 
     @property
     def jump_ratio(self) -> float:
@@ -105,7 +106,9 @@ def stream_story(rep: DumpReport, batch: int = 0) -> StreamStory:
         jump = int(np.argmax(outgrow)) + 1
         start = 1 if points > 2 else 0  # after the first block's lift of the embeddings
         steps = others_step[start:]
-        max_step = float(np.nanmax(steps)) if np.isfinite(steps).any() else nan
+        finite = np.isfinite(steps).any()
+        max_step = float(np.nanmax(steps)) if finite else nan
+        max_step_at = int(np.nanargmax(steps)) + start + 1 if finite else None
     return StreamStory(
         batch=batch,
         jump_point=jump,
@@ -118,4 +121,5 @@ def stream_story(rep: DumpReport, batch: int = 0) -> StreamStory:
         largest=largest,
         largest_at=largest_at,
         largest_pair=pair,
+        others_max_step_at=max_step_at,
     )

@@ -124,6 +124,26 @@ def test_the_story_writes_a_large_square_with_its_power_of_ten(lang):
     assert "1.524×10⁸" in sentences and "e+" not in sentences
 
 
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_sequence_that_jumps_as_a_whole_is_not_said_to_grow_gradually(lang):
+    """Every token's RMS ×40 from point 1 to point 2 (a repeated prompt does this in SmolLM2):
+    no first-token jump (its step is the others'), said with the ×10 it is measured
+    against, and the others' ×40 named as a jump at layer 2, not "gradually"."""
+    import torch
+
+    from engine.dumps.story import stream_story
+    from ui.text.dumps_story import story_sentences
+
+    scale = (1.0, 1.0, 40.0, 40.0)
+    tensors = {f"hidden_states.{i}": torch.full((1, 5, 8), s) for i, s in enumerate(scale)}
+    story = stream_story(report(Upload("whole.safetensors", save(tensors))))
+    assert story.others_max_step == pytest.approx(40.0) and story.others_max_step_at == 2
+    no_jump, others = (plain(s) for s in story_sentences(story, None, lang)[:2])
+    assert "×10" in no_jump and "×1 " not in no_jump
+    jump_words = {"en": "The other tokens jump too", "zh": "其他 token 也会跃升"}[lang]
+    assert jump_words in others and "×40" in others and "2" in others
+
+
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 OLD_SENTENCE = f"GGUF file {GGUF_NAME}, dequantized to float32 by transformers"
 

@@ -63,13 +63,15 @@ def story_sentences(story: StreamStory, tokens: Sequence[str] | None, lang: str)
                 factor=_times(JUMP_FACTOR),
             )
         )
+        steady = not story.others_max_step >= JUMP_FACTOR  # NaN: no step to call a jump
         sentences.append(
             translate(
-                "dumps.story_ordinary",
+                "dumps.story_ordinary" if steady else "dumps.story_ordinary_jump",
                 lang,
                 start=format_reading(story.others_start, 3),
                 end=format_reading(story.others_end, 3),
                 step=_times(story.others_max_step),
+                layer=story.others_max_step_at,
             )
         )
     if math.isfinite(story.largest):
