@@ -58,7 +58,7 @@ def format_number(value: float, decimals: int = 4) -> str:
     if value != 0 and (abs(value) >= 1e5 or abs(value) < small):
         return true_minus(f"{value:.{decimals}g}")
     rounded = round(value, decimals)
-    if rounded == value:
+    if rounded == value and decimals > 0:  # with no point, the zeros are the number's
         text = f"{value:.{decimals}f}".rstrip("0").rstrip(".")
     else:
         text = f"{value:.{decimals}f}"
@@ -68,9 +68,16 @@ def format_number(value: float, decimals: int = 4) -> str:
 def format_reading(value: float, decimals: int = 4) -> str:
     """``format_number`` for a sentence that also writes a cosine's gap (``format_cosine``):
     a number it would write in e-notation gets its power of ten written out, 7.153e-07 ->
-    "7.153×10⁻⁷", so one sentence never mixes "7.153e-07" with "1 − 8.2×10⁻¹⁰"."""
+    "7.153×10⁻⁷", so one sentence never mixes "7.153e-07" with "1 − 8.2×10⁻¹⁰"; one of five
+    digits is grouped, as a count beside it is ("26,464" beside "65,504")."""
     text = format_number(value, decimals)
-    return format_power(value, decimals, "×") if "e" in text else text
+    if "e" in text:
+        return format_power(value, decimals, "×")
+    if math.isfinite(value) and abs(value) >= 10_000:  # grouped as a count: "26,464"
+        sign, digits = ("−", text[1:]) if text.startswith("−") else ("", text)
+        whole, point, fraction = digits.partition(".")
+        return f"{sign}{int(whole):,}{point}{fraction}"
+    return text
 
 
 def signed(value: float, decimals: int = 2) -> str:

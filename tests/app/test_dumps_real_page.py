@@ -88,7 +88,7 @@ def test_the_page_opens_on_the_example_and_says_what_it_shows():
     assert int(jump.group(3)) == round(rms[1] / rms[0])
     assert "**Ordinary tokens grow gradually.**" in text
     assert (
-        "The largest |a| in the dump is 26464 (layer 12, sequence 2, token 0, channel 507)" in text
+        "The largest |a| in the dump is 26,464 (layer 12, sequence 2, token 0, channel 507)" in text
     )
     assert "It fits float16 (largest finite number 65,504), but its square 7.003×10⁸" in text
     at.segmented_control(key="du_section").set_value("massive").run()
@@ -119,7 +119,7 @@ def test_the_story_link_opens_the_vector_lab_on_the_tokens_stored_numbers_in_flo
     assert not lab.exception and not lab.warning  # every value accepted
     lab_text = _text(lab)
     assert "d = 576" in lab_text and "changed" not in lab_text  # the stored values, exactly
-    overflow = "x₁₅² = (981.5)² = 9.633×10⁵ is beyond float16's largest finite number 65504"
+    overflow = "x₁₅² = (981.5)² = 9.633×10⁵ is beyond float16's largest finite number 65,504"
     assert overflow in lab.error[0].value  # the lab's precision story: the square overflows
 
 

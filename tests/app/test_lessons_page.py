@@ -203,13 +203,14 @@ FACTS = {
         "y = γ·(x − μ)/√(σ² + ε) + β = β in every channel" in _texts(at)
     ),
     "precision": lambda at: (
-        "(x₁ − μ)² = (−300)² = 90000 is beyond float16's largest finite number 65504" in _texts(at)
+        "(x₁ − μ)² = (−300)² = 90,000 is beyond float16's largest finite number 65,504"
+        in _texts(at)
     ),
     "gemma_offset": lambda at: "0.3651, 0.7303, 1.0954, 1.4606" in _texts(at),
     "cost": lambda at: "5 passes" in _texts(at) and "1.25" in _texts(at),
     "real_models": lambda at: (
         "has RMS 5.481 at layer 11 and 946.678 at layer 12" in _texts(at)
-        and "The largest |a| in the dump is 26464" in _texts(at)
+        and "The largest |a| in the dump is 26,464" in _texts(at)
     ),
     "geometry": lambda at: (
         "LayerNorm: ‖y‖ from" in _texts(at)

@@ -177,7 +177,7 @@ def test_textbook_preset_overflows_only_where_the_sum_is_stored_in_half(app):
     outcome, text = _path(app, "naive kernel: a running half-precision sum")
     assert (
         outcome == "silently 0"
-        and "passes float16's largest finite number 65504 at term 7: 70000" in text
+        and "passes float16's largest finite number 65,504 at term 7: 70,000" in text
     )
     assert "x = [1, 1, 1" not in text  # the chart shows the steps' (sum-then-divide) zeros
 
@@ -191,7 +191,7 @@ def test_layernorm_sum_overflow_gives_mu_infinite_and_nan(app):
     assert "Σxᵢ is stored in float16: the sum 4.096×10⁵ is beyond float16's largest finite" in text
     assert "So μ = ∞: every xᵢ − μ is infinite, and the outputs are NaN (4096 of 4096)" in text
     outcome, text = _path(app, "naive kernel: a running half-precision sum")
-    assert "The running sum Σxᵢ" in text and "at term 679: 67900 is stored as ∞" in text
+    assert "The running sum Σxᵢ" in text and "at term 679: 67,900 is stored as ∞" in text
     names = [trace.get("name") for trace in _chart(app)["data"]]
     assert "LayerNorm: inf / NaN" in names
     # a constant row: F.layer_norm leaves a residue where the exact output is 0
@@ -204,13 +204,13 @@ def test_squared_deviations_overflow_silently_for_layernorm(app):
     assert not app.exception
     outcome, text = _path(app, "sum, then divide, in half")
     assert outcome == "silently 0"
-    assert "(x₁ − μ)² = (−300)² = 90000 is beyond float16's largest finite number 65504" in text
+    assert "(x₁ − μ)² = (−300)² = 90,000 is beyond float16's largest finite number 65,504" in text
     assert "The number squared is the deviation x₁ − μ (μ = 0), not the entry" in text
     assert "So σ² = ∞ and rstd = 1/√∞ = 0: every output (xᵢ − μ) · 0 is 0" in text
     assert "are NaN" not in text  # the old page claimed NaN for every LayerNorm overflow
     outcome, text = _path(app, "PyTorch half ops, no upcast")
     assert outcome == "silently 0"
-    assert "σ² = 90000 is summed in float32 but stored in float16" in text
+    assert "σ² = 90,000 is summed in float32 but stored in float16" in text
     assert _path(app, "fused PyTorch op on the half tensor")[0] == "right"
 
 
@@ -219,7 +219,7 @@ def test_massive_activation_squares_the_deviation_not_the_entry(app):
     assert not app.exception
     outcome, text = _path(app, "PyTorch half ops, no upcast")
     assert outcome == "silently 0"
-    assert "x₁² = (1000)² = 10⁶ is beyond float16's largest finite number 65504" in text
+    assert "x₁² = (1000)² = 10⁶ is beyond float16's largest finite number 65,504" in text
     app.selectbox(key="vl_norm").select("layernorm").run()
     assert _path(app, "PyTorch half ops, no upcast")[0] == "right"  # x.var accumulates in float32
     outcome, text = _path(app, "sum, then divide, in half")
@@ -362,7 +362,7 @@ def test_layernorm_in_float16_overflows_only_where_its_formula_does(app):
     assert len(paths) == 3 and all(label.endswith(": right") for label in paths)
     app.selectbox(key="vl_norm").select("rmsnorm").run()  # RMSNorm does square x: overflow
     outcome, text = _path(app, "sum, then divide, in half")
-    assert outcome == "silently 0" and "x₁² = (300)² = 90000 is beyond" in text
+    assert outcome == "silently 0" and "x₁² = (300)² = 90,000 is beyond" in text
 
 
 def test_zero_variance_with_eps_zero_is_explained_not_blamed_on_precision(app):

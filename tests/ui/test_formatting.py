@@ -48,6 +48,17 @@ def test_format_number(value, text):
     assert format_number(value) == text
 
 
+def test_no_decimals_keep_a_whole_numbers_zeros():
+    """10 to no places is "10", never "1" (the zeros after no point are the number's)."""
+    assert [format_number(v, 0) for v in (10.0, 100.0, 20.0, 2.5, -0.0)] == [
+        "10",
+        "100",
+        "20",
+        "2",
+        "0",
+    ]
+
+
 def test_a_slope_is_signed_with_the_true_minus():
     assert [signed(v) for v in (0.012, -0.47, -0.001, 0.0)] == ["+0.01", "−0.47", "0.00", "0.00"]
     assert signed(-0.5, 1) == "−0.5" and signed(math.nan) == "NaN"
@@ -175,6 +186,10 @@ def test_whole_numbers_are_listed_as_runs_in_a_sentence():
         (27.71274, "27.7127"),  # what format_number writes without e-notation is unchanged
         (0.0, "0"),
         (math.nan, "NaN"),
+        (26464.0, "26,464"),  # five digits grouped, as the counts beside them
+        (-12345.678, "−12,345.678"),
+        (9999.5, "9999.5"),
+        (-math.inf, "−∞"),
     ],
 )
 def test_a_number_in_a_sentence_writes_its_power_of_ten_out(value, text):

@@ -74,7 +74,7 @@ def test_squared_deviation_overflow_is_silent_and_names_the_deviation():
     xc = x - x.sum() / 4
     assert torch.isinf(xc * xc).all()  # the oracle: (x - mu)^2 stored in half
     text = _text("plus_minus_300", "layernorm", "sum_then_divide_half")
-    assert "(x₁ − μ)² = (−300)² = 90000" in text and "the deviation x₁ − μ (μ = 0)" in text
+    assert "(x₁ − μ)² = (−300)² = 90,000" in text and "the deviation x₁ − μ (μ = 0)" in text
     assert "every output (xᵢ − μ) · 0 is 0" in text and "are NaN" not in text
 
 
@@ -85,7 +85,7 @@ def test_pytorch_half_ops_survive_the_textbook_and_fail_on_one_large_entry():
     spike = torch.tensor([[1000.0, -1.0, 1.0, -1.0]], dtype=torch.float16)
     assert torch.isinf(spike.pow(2)[0, 0])
     text = _text("massive_activation", "rmsnorm", "torch_half")
-    assert "x₁² = (1000)² = 10⁶ is beyond float16's largest finite number 65504" in text
+    assert "x₁² = (1000)² = 10⁶ is beyond float16's largest finite number 65,504" in text
 
 
 def test_running_sum_of_ones_stalls_where_float16_spacing_is_two():
@@ -110,12 +110,12 @@ def test_a_stall_after_earlier_roundings_states_the_stored_and_the_exact_sum(lan
         next(m.text for m in path_messages(story, 0, lang) if m.path == "naive_running_half")
     )
     if lang == "en":
-        assert "adding term 278 (100) to the stored 32768 should give 32868" in text
-        assert "is 32768 + 256" in text
-        assert "exact partial sum, 27700 before term 278 and 27800 with it" in text
+        assert "adding term 278 (100) to the stored 32,768 should give 32,868" in text
+        assert "is 32,768 + 256" in text
+        assert "exact partial sum, 27,700 before term 278 and 27,800 with it" in text
     else:
-        assert "把第 278 项（100）加到已存的 32768 上本应得到 32868" in text
-        assert "第 278 项之前是 27700，加上该项后是 27800" in text
+        assert "把第 278 项（100）加到已存的 32,768 上本应得到 32,868" in text
+        assert "第 278 项之前是 27,700，加上该项后是 27,800" in text
 
 
 @pytest.mark.parametrize(
