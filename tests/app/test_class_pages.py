@@ -47,11 +47,12 @@ def _instructor() -> tuple[AppTest, str, str]:
     return at, at.query_params["cl_code"], at.session_state["cl_key"]
 
 
-def _learner(code: str, lang: str = "en", token: str | None = None) -> AppTest:
-    """A browser opening the join link: its page reports the learner token the browser made
-    before joining (``class_learner._browser_token``), or ``token``, the one it has."""
+def _learner(code: str, lang: str = "en", token: str | None = None, **more: str) -> AppTest:
+    """A browser opening the join link (with ``more`` parameters): its page reports the
+    learner token the browser made before joining (``class_learner._browser_token``), or
+    ``token``, the one it has."""
     at = AppTest.from_file(APP, default_timeout=60)
-    at.query_params.update({"lang": lang, "ls_class": code})
+    at.query_params.update({"lang": lang, "ls_class": code, **more})
     at.switch_page("app_pages/lessons.py")
     if rules.normalize_code(code):
         browser = {"token": token or rules.new_secret(128)}
@@ -150,6 +151,26 @@ def test_a_paced_learners_commit_counts_as_answered_and_its_verdict_waits_for_th
 
 def at_least_one_page_link(at) -> bool:
     return len(at.get("page_link")) > 0
+
+
+def test_an_answer_in_a_link_is_asked_again_not_counted_and_a_reloads_own_vote_stays():
+    """A learner's address (and so a shared link) holds their answer: a classmate who opens
+    it is asked, and nothing is counted without their click; the learner's own reload (same
+    browser token) keeps the answer it voted, counted once."""
+    teacher, code, key = _instructor()
+    answered = {"ls_answers": f"{FIRST}.{WRONG}"}
+    classmate = _learner(code, **answered)
+    assert not classmate.exception
+    assert classmate.radio(key=f"ls_pick_{FIRST}").value is None  # asked, not locked in
+    assert "Locked in" not in _texts(classmate, "info")
+    assert sum(store().room(code, key, FIRST).counts[0].values()) == 0
+    assert _counts(teacher.run()).startswith("**1** joined · **0** answered")
+    token = rules.new_secret(128)
+    _commit(_learner(code, token=token), WRONG)
+    again = _learner(code, token=token, **answered)  # the same browser reloads its address
+    assert again.radio(key=f"ls_pick_{FIRST}").value == WRONG
+    assert "Locked in and counted in the class" in _texts(again, "info")
+    assert store().room(code, key, FIRST).counts[0][WRONG] == 1
 
 
 def test_a_second_round_unlocks_the_prediction_and_counts_apart():

@@ -32,6 +32,7 @@ from ui.errors import error_text
 from ui.i18n import t
 from ui.lessons.catalog import LESSON_IDS, Lesson
 from ui.url.pages import LESSONS_PAGE as P
+from ui.widgets.lessons import committed_here
 
 POLL_S = 1.5  # a reveal or a move reaches every learner within this and one rerun
 TOKENS = "_cl_tokens"  # {code: learner token} of this session
@@ -245,6 +246,12 @@ def before_prediction(member: Member | None, item: Lesson) -> None:
     voted = st.session_state.setdefault(VOTED, {})
     committed = list(st.session_state.get("ls_answers", P["ls_answers"].default))
     mine = [a for a in committed if a.rpartition(".")[0] == item.id]
+    if mine and not committed_here(item.id) and votes[-1] != mine[0].rpartition(".")[2]:
+        # the link's answer, not this learner's vote (a classmate's shared address holds
+        # theirs): asked, never counted unclicked
+        st.session_state["ls_answers"] = committed = [a for a in committed if a not in mine]
+        st.session_state[f"ls_pick_{item.id}"] = None
+        mine = []
     fresh_round = state.round > 1 and state.voting_open and votes[-1] is None
     if mine and fresh_round and voted.get(item.id, 0) < state.round:
         # as the lessons page's "Try again" does; once per round (voted marks it)

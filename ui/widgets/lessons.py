@@ -94,10 +94,20 @@ def _others(lesson_id: str) -> list[str]:
     return [a for a in committed if a.rpartition(".")[0] != lesson_id]
 
 
+COMMITTED_HERE = "_ls_committed_here"  # lessons committed by a click in this session (a
+#   link's ``ls_answers`` may be someone else's: a class counts only these)
+
+
+def committed_here(lesson_id: str) -> bool:
+    """Whether this session's Commit button made the lesson's answer (not a link)."""
+    return lesson_id in st.session_state.get(COMMITTED_HERE, set())
+
+
 def _commit(lesson_id: str) -> None:
     option = st.session_state.get(f"ls_pick_{lesson_id}")
     if option in OPTIONS:  # a new list: publish compares it with the URL
         st.session_state["ls_answers"] = [*_others(lesson_id), f"{lesson_id}.{option}"]
+        st.session_state.setdefault(COMMITTED_HERE, set()).add(lesson_id)
 
 
 def _forget(lesson_id: str) -> None:
