@@ -173,6 +173,25 @@ def test_an_answer_in_a_link_is_asked_again_not_counted_and_a_reloads_own_vote_s
     assert store().room(code, key, FIRST).counts[0][WRONG] == 1
 
 
+def test_the_counts_csv_is_read_at_the_click_with_a_vote_the_page_never_reran_for(monkeypatch):
+    """The chart redraws every second without the rest of the instructor's page: the CSV is
+    made when the button is clicked (a deferred download), so a late vote is in it."""
+    import streamlit as st
+
+    given = {}
+    real = st.download_button
+
+    def spy(label, **kwargs):
+        given[kwargs.get("key")] = kwargs["data"]
+        return real(label, **kwargs)
+
+    monkeypatch.setattr(st, "download_button", spy)
+    teacher, code, key = _instructor()
+    _commit(_learner(code), WRONG)  # after the instructor's page last ran
+    rows = given["cl_csv"]().splitlines()
+    assert f"{FIRST},1,{WRONG},1" in rows and rows == store().export_csv(code, key).splitlines()
+
+
 def test_a_second_round_unlocks_the_prediction_and_counts_apart():
     teacher, code, key = _instructor()
     learner = _commit(_learner(code), WRONG)

@@ -187,17 +187,17 @@ def settings(klass: Class, current: Room) -> None:
     st.toggle(
         t("classroom.paced"), key="cl_paced", help=t("classroom.paced_help"), on_change=_paced
     )
-    table, error = attempt(lambda: store().export_csv(klass.code, klass.key))
-    if table is not None:
-        st.download_button(
-            t("classroom.csv"),
-            data=table,
-            file_name=f"class-{klass.code}.csv",
-            mime="text/csv",
-            icon=":material/download:",
-            on_click="ignore",
-            key="cl_csv",
-        )
+    classes = store()  # the counts are read at the click, not at this run: the chart is
+    #   redrawn every second without it, and a late vote is in the file
+    st.download_button(
+        t("classroom.csv"),
+        data=lambda: classes.export_csv(klass.code, klass.key),
+        file_name=f"class-{klass.code}.csv",
+        mime="text/csv",
+        icon=":material/download:",
+        on_click="ignore",
+        key="cl_csv",
+    )
     with st.popover(t("classroom.end"), icon=":material/delete:"):
         st.caption(t("classroom.end_help"))
         st.button(
