@@ -17,6 +17,7 @@ import io
 import secrets
 import unicodedata
 from dataclasses import dataclass
+from urllib.parse import parse_qs, urlsplit
 
 from engine.errors import EngineError
 
@@ -67,6 +68,20 @@ def normalize_code(text: object) -> str | None:
     if len(code) != CODE_LENGTH or any(c not in CODE_ALPHABET for c in code):
         return None
     return code
+
+
+LINK_CODE_KEYS = ("ls_class", "cl_code")  # where a join link and an instructor's link hold it
+
+
+def code_of_link(text: str) -> str:
+    """The class code a pasted join link (``…/lessons?ls_class=ABCDEF``) or instructor's link
+    (``…cl_code=…``) holds; any other text as it is.  Only the code is read from the link:
+    an instructor's key in it is not."""
+    if "?" not in text:
+        return text
+    query = parse_qs(urlsplit(text.strip()).query)
+    found = [query[key][-1] for key in LINK_CODE_KEYS if query.get(key)]
+    return found[0] if found else text
 
 
 def checked_code(text: object) -> str:

@@ -390,7 +390,15 @@ def test_a_typed_code_is_checked_as_typed_and_the_refusal_says_what_is_accepted(
     pasted = "https://normscope.example.org/lessons?lang=en&ls_class=ABCDEF" + "x" * 40
     at.text_input(key="cl_typed").input(pasted).run()  # the browser's box takes it whole
     assert at.text_input(key="cl_typed").value == pasted
-    assert "`https://normscope" in _texts(at, "error")  # and it is refused with the reason
+    assert "`ABCDEFxxxx" in _texts(at, "error")  # the link's code, refused with the reason
+    for link in (  # a pasted join link, or an instructor's: its code (never its key)
+        "https://normscope.example.org/lessons?lang=en&ls_class=abc-def",
+        "http://10.0.0.5:8501/classroom?cl_code=ABCDEF&cl_key=secret",
+    ):
+        at.text_input(key="cl_typed").input(link).run()
+        assert _texts(at, "error") == ""
+        (joining,) = [j for j in at.get("page_link") if j.label.startswith(go)]
+        assert joining.proto.query_string == "ls_class=ABCDEF"
     at.text_input(key="cl_typed").input(" abc-def ").run()  # as it may be typed: a code
     assert _texts(at, "error") == ""
     (link,) = [link for link in at.get("page_link") if link.label.startswith(go)]

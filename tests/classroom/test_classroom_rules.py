@@ -80,3 +80,18 @@ def test_a_learner_sees_the_answer_per_the_pacing():
     assert view(revealed, (None,), paced=True).answer_visible
     assert view(closed, ("a",), paced=False).answer_visible
     assert not view(closed, (None,), paced=False).answer_visible
+
+
+@pytest.mark.parametrize(
+    "text, code",
+    [
+        ("https://example.org/lessons?lang=zh&ls_class=ABC-DEF", "ABC-DEF"),
+        ("http://10.0.0.5:8501/classroom?cl_code=abcdef&cl_key=k", "abcdef"),
+        ("/lessons?ls_class=AAAAAA&ls_class=BBBBBB", "BBBBBB"),  # the last, as the page reads
+        ("https://example.org/lessons?lang=en", "https://example.org/lessons?lang=en"),
+        ("ABC-DEF", "ABC-DEF"),
+        ("what?", "what?"),
+    ],
+)
+def test_a_pasted_link_gives_its_code_and_other_text_stays(text, code):
+    assert rules.code_of_link(text) == code

@@ -231,4 +231,4 @@ def typed_code() -> tuple[str | None, str | None]:
     ).strip()  # fmt: skip
     if not typed:
         return None, None
-    return attempt(rules.checked_code, typed)
+    return attempt(rules.checked_code, rules.code_of_link(typed))  # a pasted link: its code
