@@ -206,6 +206,9 @@ def visible(text: str) -> str:
     return "".join(_visible(char) for char in str(text))
 
 
+MATERIAL_KEPT = ":\u2060material/"
+
+
 def literal(text: str, limit: int = SHOWN_CHARS) -> str:
     """User text as a Markdown code span: shown exactly as typed, never as a link or markup.
 
@@ -224,6 +227,9 @@ def literal(text: str, limit: int = SHOWN_CHARS) -> str:
         text = f'"{text}"'  # empty, or only spaces: quoted so there is something to see
     if cut:
         text += "…"
+    # Streamlit's Markdown turns ":material/" into ":material_" everywhere, code spans too (to
+    # draw its icons): an invisible word joiner after the colon keeps what was typed on screen
+    text = text.replace(":material/", MATERIAL_KEPT)
     longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
     fence = "`" * (longest + 1)
     pad = " " if text.startswith("`") or text.endswith("`") else ""

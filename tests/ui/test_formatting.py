@@ -194,3 +194,12 @@ def test_whole_numbers_are_listed_as_runs_in_a_sentence():
 )
 def test_a_number_in_a_sentence_writes_its_power_of_ten_out(value, text):
     assert format_reading(value) == text
+
+
+def test_a_material_shortcode_in_user_text_is_not_the_one_streamlit_rewrites():
+    """Streamlit's Markdown rewrites ":material/" to ":material_" even in a code span; the
+    literal keeps it apart by an invisible word joiner, and reads as typed without it."""
+    from ui.formatting import literal
+
+    shown = literal("1, :material/home:")
+    assert ":material/" not in shown and shown.replace("\u2060", "") == "`1, :material/home:`"
