@@ -296,6 +296,15 @@ def test_a_refusal_names_a_long_menu_by_its_pattern_and_count():
     assert "llama3" in refusal.params["accepted"]  # 18 families: listed whole
 
 
+def test_a_text_too_long_for_its_parameter_counts_as_the_typed_box_does():
+    """"The link's du_prompt is 1,999 characters long", with the separator the box's own
+    message writes, never "1999"."""
+    param = PAGES["dumps"]["du_prompt"]
+    value, refusal = parse(param, ["a" * 1999])
+    assert value is None and refusal.key == "too_long"
+    assert refusal.params["chars"] == "1,999" and refusal.params["limit"] == f"{param.max_chars:,}"
+
+
 def test_a_parameter_the_engine_needs_above_zero_refuses_zero_in_the_link():
     """``ax_momentum``: 0 would learn nothing, and the engine refuses it, so the link does too
     (it said "accepted: 0 … 1", then the page refused 0)."""

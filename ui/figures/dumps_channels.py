@@ -137,7 +137,7 @@ def dyt_figure(fit: DyTFit, lang: str) -> go.Figure:
         x=fit.x[inside],
         y=fit.y[inside],
         mode="markers",
-        name=translate("dumps.dyt_points", lang, count=fit.points),
+        name=translate("dumps.dyt_points", lang, count=f"{fit.points:,}"),
         marker=dict(color=ALL_COLOR, size=3, opacity=0.35),
     )
     if edges is not None:

@@ -187,8 +187,8 @@ def _refuse(param: Param, raw: str, why: str = "not_accepted") -> Refusal:
             "param": param.key,
             "value": raw,
             "accepted": param.accepted(),
-            "limit": param.max_chars,
-            "chars": len(raw),
+            "limit": f"{param.max_chars:,}" if param.max_chars else param.max_chars,
+            "chars": f"{len(raw):,}",  # as the typed box's message counts: "1,999"
         },
     )
 

@@ -324,7 +324,11 @@ def downloads(tables: dict[str, pd.DataFrame], summary: Callable[[], str], file_
     row = st.container(horizontal=True, wrap=True)  # buttons as wide as their labels, wrapped
     for name, frame in tables.items():
         row.download_button(
-            t("dumps.download_table", table=t(f"dumps.table.{name}"), rows=text.count(len(frame))),
+            t(
+                "dumps.download_table_one" if len(frame) == 1 else "dumps.download_table",
+                table=t(f"dumps.table.{name}"),
+                rows=text.count(len(frame)),
+            ),
             data=lambda frame=frame: frame.to_csv(index=False),
             file_name=text.download_name(file_name, name, "csv"),
             mime="text/csv",

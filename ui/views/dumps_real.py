@@ -143,7 +143,8 @@ def live_summary(capture) -> None:
     """The prompt's tokens, the next token the model predicts, and the capture's time."""
     tokens = capture.info.tokens[0]
     chips = " ".join(literal(token_text(tok)) for tok in tokens)
-    st.markdown(t("dumps.live_tokens", count=len(tokens), tokens=chips))
+    counted = "dumps.live_tokens_one" if len(tokens) == 1 else "dumps.live_tokens"
+    st.markdown(t(counted, count=len(tokens), tokens=chips))
     st.markdown(
         t(
             "dumps.live_next",
