@@ -3,7 +3,10 @@
 import json
 import re
 
+from streamlit.testing.v1 import AppTest
+
 from engine.perf.timing import NormTimings
+from tests.app.conftest import APP
 
 
 def _open(app):
@@ -152,3 +155,13 @@ def test_every_number_field_says_the_range_it_accepts(app):
         assert box.proto.has_max and box.proto.has_min
         assert f"Accepted: {low:,} to {high:,}." in box.help, (box.key, box.help)
     assert fields["kn_tokens"].max < 99999999999
+
+
+def test_a_one_token_roofline_writes_its_times_in_a_unit_that_fits():
+    """One token of d = 1 moves a few bytes, picoseconds at the H200's 4.8 TB/s: written in
+    "ps", never "2e-06 µs"."""
+    app = AppTest.from_file(APP, default_timeout=60)
+    app.query_params.update({"lang": "en", "kn_tokens": "1", "kn_d": "1"})
+    _open(app)
+    (verdict,) = [m.value for m in app.markdown if "Moving the bytes takes" in m.value]
+    assert " ps;" in verdict and "e-0" not in verdict and "µs" not in verdict

@@ -113,6 +113,7 @@ def test_bytes_text(n, expected):
 def test_seconds_text():
     assert text.seconds_text(1.024e-8) == "10.2 ns"
     assert text.seconds_text(1.98e-6) == "1.98 µs"
+    assert text.seconds_text(2.048e-12) == "2.05 ps"  # not "0.00205 ns"
     assert text.seconds_text(2.5) == "2.5 s"
 
 

@@ -297,7 +297,7 @@ def test_a_refusal_names_a_long_menu_by_its_pattern_and_count():
 
 
 def test_a_text_too_long_for_its_parameter_counts_as_the_typed_box_does():
-    """"The link's du_prompt is 1,999 characters long", with the separator the box's own
+    """ "The link's du_prompt is 1,999 characters long", with the separator the box's own
     message writes, never "1999"."""
     param = PAGES["dumps"]["du_prompt"]
     value, refusal = parse(param, ["a" * 1999])

@@ -27,6 +27,7 @@ from ui.figures.kernels import recorded_bandwidth_figure, timing_figure
 from ui.formatting import format_number
 from ui.i18n import current_language, join, t
 from ui.labels import label
+from ui.text.models import seconds_text
 from ui.views.charts import show_chart
 
 _OPS = ("row_forward", "row_backward", "fused", "channel", "other")
@@ -156,8 +157,8 @@ def roofline(ln: NormTraffic, rms: NormTraffic) -> None:
             rms_intensity=format_number(rms.intensity, 3),
             factor=f"{ln.ridge / ln.intensity:.0f}",
             ridge=f"{ln.ridge:.1f}",
-            memory_us=format_number(ln.memory_time_s * 1e6, 1),
-            compute_us=format_number(ln.compute_time_s * 1e6, 1),
+            memory=seconds_text(ln.memory_time_s),  # 4.2 µs, 2.05 ps: never "2e-06 µs"
+            compute=seconds_text(ln.compute_time_s),
         )
     )
     elements = ln.tokens * ln.d
