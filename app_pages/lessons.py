@@ -21,7 +21,8 @@ with st.container(key="noprint_lessons_view"):
 member = class_learner.membership()  # a class's join link: counted, maybe paced
 answers = widgets.answers()
 if chosen_view == "sheet":  # in a class, an answer shows only where the lesson shows it
-    class_view.class_link()
+    if member is None:  # a learner in a class is not the one to start one
+        class_view.class_link()
     hidden = class_learner.hidden_answers(member, answers)
     view.sheet(language, present, st.context.url or "", hidden)
 else:
