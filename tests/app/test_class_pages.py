@@ -163,6 +163,7 @@ def test_an_answer_in_a_link_is_asked_again_not_counted_and_a_reloads_own_vote_s
     assert not classmate.exception
     assert classmate.radio(key=f"ls_pick_{FIRST}").value is None  # asked, not locked in
     assert "Locked in" not in _texts(classmate, "info")
+    assert "· 0 answered" in classmate.get("progress")[0].proto.text  # in that same run
     assert sum(store().room(code, key, FIRST).counts[0].values()) == 0
     assert _counts(teacher.run()).startswith("**1** joined · **0** answered")
     token = rules.new_secret(128)
@@ -171,6 +172,25 @@ def test_an_answer_in_a_link_is_asked_again_not_counted_and_a_reloads_own_vote_s
     assert again.radio(key=f"ls_pick_{FIRST}").value == WRONG
     assert "Locked in and counted in the class" in _texts(again, "info")
     assert store().room(code, key, FIRST).counts[0][WRONG] == 1
+
+
+@pytest.mark.parametrize("how", ["voting closed", "practice"])
+def test_a_reload_keeps_an_answer_its_class_did_not_count(how):
+    """Committed after voting closed (not counted), or again after a self-paced answer showed
+    (practice): the learner's own address, reloaded, keeps that answer."""
+    teacher, code, _ = _instructor()
+    token = rules.new_secret(128)
+    learner = _learner(code, token=token)
+    if how == "voting closed":
+        _button(teacher.run(), "Close voting").click().run()
+        _commit(learner.run(), ANSWER)
+    else:
+        teacher.toggle(key="cl_paced").set_value(False).run()
+        _commit(learner.run(), WRONG)
+        learner.button(key=f"ls_again_{FIRST}").click().run()
+        _commit(learner, ANSWER)
+    again = _learner(code, token=token, ls_answers=f"{FIRST}.{ANSWER}")
+    assert again.radio(key=f"ls_pick_{FIRST}").value == ANSWER
 
 
 def test_the_counts_csv_is_read_at_the_click_with_a_vote_the_page_never_reran_for(monkeypatch):

@@ -198,12 +198,28 @@ def membership() -> Member | None:
         _refused(typed, error)
         return None
     st.session_state[SEEN] = _signature(view)
+    _ask_unclicked_again(view)
     with st.container(key="cl_banner", horizontal=True, vertical_alignment="center"):
         how = "paced" if view.paced else "self_paced"
         st.caption(t(f"classroom.in_class_{how}", code=rules.shown_code(code)))
         _leave_button()
     _poll(code, token)
     return Member(code, token, view)
+
+
+def _ask_unclicked_again(view: LearnerView) -> None:
+    """A learner's address holds their committed answer, so a classmate's shared link brings
+    one: an answer for the lesson shown that no click in this session made and that would be
+    counted as a new vote (voting open, the answer not yet shown with a vote, none of this
+    learner's votes) is dropped and asked for.  A reload of the learner's own address keeps
+    it (it is their vote), as it keeps one that voting closed on or practice made."""
+    committed = list(st.session_state.get("ls_answers", P["ls_answers"].default))
+    mine = [a for a in committed if a.rpartition(".")[0] == view.lesson]
+    if not mine or committed_here(view.lesson):
+        return
+    if view.state.voting_open and not view.final and mine[0].rpartition(".")[2] not in view.votes:
+        st.session_state["ls_answers"] = [a for a in committed if a not in mine]
+        st.session_state[f"ls_pick_{view.lesson}"] = None
 
 
 def answer_shown(member: Member | None) -> bool:
@@ -246,12 +262,6 @@ def before_prediction(member: Member | None, item: Lesson) -> None:
     voted = st.session_state.setdefault(VOTED, {})
     committed = list(st.session_state.get("ls_answers", P["ls_answers"].default))
     mine = [a for a in committed if a.rpartition(".")[0] == item.id]
-    if mine and not committed_here(item.id) and votes[-1] != mine[0].rpartition(".")[2]:
-        # the link's answer, not this learner's vote (a classmate's shared address holds
-        # theirs): asked, never counted unclicked
-        st.session_state["ls_answers"] = committed = [a for a in committed if a not in mine]
-        st.session_state[f"ls_pick_{item.id}"] = None
-        mine = []
     fresh_round = state.round > 1 and state.voting_open and votes[-1] is None
     if mine and fresh_round and voted.get(item.id, 0) < state.round:
         # as the lessons page's "Try again" does; once per round (voted marks it)
