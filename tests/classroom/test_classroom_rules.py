@@ -91,6 +91,8 @@ def test_a_learner_sees_the_answer_per_the_pacing():
         ("https://example.org/lessons?lang=en", "https://example.org/lessons?lang=en"),
         ("ABC-DEF", "ABC-DEF"),
         ("what?", "what?"),
+        ("http://[?ls_class=ABCDEF", "ABCDEF"),  # no valid URL, still a query
+        ("https://x/lessons?ls_class=ABCDEF#top", "ABCDEF"),
     ],
 )
 def test_a_pasted_link_gives_its_code_and_other_text_stays(text, code):
