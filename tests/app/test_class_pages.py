@@ -210,6 +210,8 @@ def test_the_counts_csv_is_read_at_the_click_with_a_vote_the_page_never_reran_fo
     _commit(_learner(code), WRONG)  # after the instructor's page last ran
     rows = given["cl_csv"]().splitlines()
     assert f"{FIRST},1,{WRONG},1" in rows and rows == store().export_csv(code, key).splitlines()
+    store().end_class(code, key)  # in the instructor's other tab: the votes are deleted
+    assert given["cl_csv"]() == "lesson,round,option,votes\n"  # the header alone, no failure
 
 
 def test_a_second_round_unlocks_the_prediction_and_counts_apart():

@@ -20,6 +20,8 @@ import streamlit as st
 
 from classroom import rules
 from classroom.rules import Room
+from classroom.store import ClassStore
+from engine.errors import EngineError
 from ui.classroom import INSTRUCTOR_COOKIE, attempt, client, store
 from ui.echoes import echoed
 from ui.i18n import t
@@ -181,6 +183,18 @@ def _paced() -> None:
         _act(store().set_paced, klass.code, klass.key, st.session_state["cl_paced"])
 
 
+def _counts_file(classes: ClassStore, klass: Class) -> str:
+    """The CSV at the click (outside the page's run: no message can be drawn).  A class ended
+    since, in another tab, has no votes left: its file is the header alone.  Another refusal
+    (a database busy past its wait) fails the download, and a second click asks again."""
+    try:
+        return classes.export_csv(klass.code, klass.key)
+    except EngineError as error:
+        if error.key != "classroom.ended":  # its votes deleted with it
+            raise
+        return rules.counts_csv(classes.options, {}, [])
+
+
 def settings(klass: Class, current: Room) -> None:
     """Paced mode, the CSV of every lesson's counts, and ending the class."""
     st.session_state["cl_paced"] = current.paced
@@ -191,7 +205,7 @@ def settings(klass: Class, current: Room) -> None:
     #   redrawn every second without it, and a late vote is in the file
     st.download_button(
         t("classroom.csv"),
-        data=lambda: classes.export_csv(klass.code, klass.key),
+        data=lambda: _counts_file(classes, klass),
         file_name=f"class-{klass.code}.csv",
         mime="text/csv",
         icon=":material/download:",
