@@ -71,12 +71,12 @@ def format_reading(value: float, decimals: int = 4) -> str:
     "7.153×10⁻⁷", so one sentence never mixes "7.153e-07" with "1 − 8.2×10⁻¹⁰"; one of five
     digits is grouped, as a count beside it is ("26,464" beside "65,504")."""
     text = format_number(value, decimals)
-    if "e" in text:
-        return format_power(value, decimals, "×")
-    if math.isfinite(value) and abs(value) >= 10_000:  # grouped as a count: "26,464"
-        sign, digits = ("−", text[1:]) if text.startswith("−") else ("", text)
-        whole, point, fraction = digits.partition(".")
-        return f"{sign}{int(whole):,}{point}{fraction}"
+    if "e" in text:  # at least four digits: 123456.7 to one place is 1.235×10⁵, never 10⁵
+        return format_power(value, max(decimals, 4), "×")
+    sign, digits = ("−", text[1:]) if text.startswith("−") else ("", text)
+    whole, point, fraction = digits.partition(".")
+    if whole.isdigit() and len(whole) >= 5:  # grouped as a count: "26,464" (as written,
+        return f"{sign}{int(whole):,}{point}{fraction}"  # so 99,999.96 -> "100,000.0")
     return text
 
 

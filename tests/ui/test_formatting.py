@@ -190,6 +190,7 @@ def test_whole_numbers_are_listed_as_runs_in_a_sentence():
         (-12345.678, "−12,345.678"),
         (9999.5, "9999.5"),
         (-math.inf, "−∞"),
+        (9999.99996, "10,000.0000"),  # grouped as written, not as the value before rounding
     ],
 )
 def test_a_number_in_a_sentence_writes_its_power_of_ten_out(value, text):
@@ -203,3 +204,10 @@ def test_a_material_shortcode_in_user_text_is_not_the_one_streamlit_rewrites():
 
     shown = literal("1, :material/home:")
     assert ":material/" not in shown and shown.replace("\u2060", "") == "`1, :material/home:`"
+
+
+def test_a_large_number_to_few_places_keeps_four_digits_with_its_power_of_ten():
+    """The dumps story writes the largest entry to one place: 123,456.7 is "1.235×10⁵",
+    never "10⁵" (which reads as exactly 100,000); 99,999.96 rounds up to "100,000.0"."""
+    assert format_reading(123456.7, 1) == "1.235×10⁵"
+    assert format_reading(99999.96, 1) == "100,000.0"

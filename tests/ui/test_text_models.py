@@ -114,6 +114,8 @@ def test_seconds_text():
     assert text.seconds_text(1.024e-8) == "10.2 ns"
     assert text.seconds_text(1.98e-6) == "1.98 µs"
     assert text.seconds_text(2.048e-12) == "2.05 ps"  # not "0.00205 ns"
+    assert text.seconds_text(9.996e-7) == "1 µs"  # the unit of the rounded value, not "1e+03 ns"
+    assert text.seconds_text(1234.5) == "1,234 s" and text.seconds_text(0.0) == "0 s"
     assert text.seconds_text(2.5) == "2.5 s"
 
 

@@ -35,10 +35,11 @@ def _token(tokens: Sequence[str] | None, position: int) -> str:
 
 
 def _times(value: float) -> str:
-    """A factor: "×3.21" below ten, whole above it ("×12", "×123,456", never "×1e+05")."""
-    if value < 10 or not math.isfinite(value):
+    """A factor: "×3.21" below ten, whole from ten ("×12", "×123,456", never "×1e+05"), its
+    power of ten from 10⁵ (×1.235×10³⁰, not thirty digits of rounding)."""
+    if not math.isfinite(value) or round(value, 3) < 10:
         return "×" + format_reading(value, 3)
-    return "×" + count(round(value))
+    return "×" + (count(round(value)) if value < 1e5 else format_reading(value))
 
 
 def story_sentences(story: StreamStory, tokens: Sequence[str] | None, lang: str) -> list[str]:

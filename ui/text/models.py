@@ -224,7 +224,12 @@ def bytes_text(n: int) -> str:
 
 def seconds_text(seconds: float) -> str:
     """A short duration: 10.2 ns, 3.41 µs, 1.2 ms, 2.5 s; a one-token norm's 2.05 ps."""
+    if not math.isfinite(seconds) or seconds <= 0:
+        return f"{seconds:g} s".replace("nan", "NaN").replace("inf", "∞")
+    if seconds >= 999.5:
+        return f"{seconds:,.0f} s"
     for unit, size in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6), ("ns", 1e-9)):
-        if seconds >= size:
-            return f"{seconds / size:.3g} {unit}"
+        shown = f"{seconds / size:.3g}"
+        if float(shown) >= 1:  # the unit of the rounded value: 9.996e-7 s is "1 µs"
+            return f"{shown} {unit}"
     return f"{seconds / 1e-12:.3g} ps"
