@@ -269,8 +269,13 @@ def test_the_example_source_is_a_slice_of_smollm2s_real_stream(app):
     assert ", ".join(str(c) for c in channels[:12]) in text
     assert f"is in column {channels.index(507)} (channel 507)" in text
     token = x[2, 0, channels].numpy()  # the clicked cell's row: sequence 2, the first token
-    metrics = _metrics(app)  # shown to 4 significant digits
-    assert float(metrics["mean square"]) == pytest.approx(float((token**2).mean()), rel=1e-3)
+    metrics = _metrics(app)  # shown to 4 significant digits, its power of ten written out
+    mantissa, _, power = metrics["mean square"].partition("×10")
+    shown = float(mantissa) * 10 ** int(
+        power.translate(str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻", "0123456789-"))
+    )
+    assert shown == pytest.approx(float((token**2).mean()), rel=1e-3)
+    assert power  # 2.213×10⁷, never "2.213e+07"
     assert metrics["cells pooled"] == "32"
     assert "**B·T = 4·24 = 96** mean squares" in text
 

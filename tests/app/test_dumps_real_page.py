@@ -95,6 +95,7 @@ def test_the_page_opens_on_the_example_and_says_what_it_shows():
     assert not at.exception and "du_section" in at.query_params
     text = _text(at)
     assert "**4 tokens carry them:**" in text and "`The` in sequence 0" in text
+    assert "the largest has magnitude 26,464" in text  # as the story above writes it
 
 
 def test_the_story_link_opens_the_vector_lab_on_the_tokens_stored_numbers_in_float16():

@@ -91,9 +91,9 @@ def residual_notes(results: list[DepthResult], lang: str) -> list[str]:
             translate(
                 "depth.residual_note_post" if measured.size > 1 else "depth.residual_note_post_one",
                 lang,
-                measured=format_number(float(measured.mean()), 2),
-                low=format_number(float(measured.min()), 2),
-                high=format_number(float(measured.max()), 2),
+                measured=format_reading(float(measured.mean()), 2),
+                low=format_reading(float(measured.min()), 2),
+                high=format_reading(float(measured.max()), 2),
                 layers=measured.size,
                 level=post_level_text(),
             )

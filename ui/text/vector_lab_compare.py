@@ -90,10 +90,10 @@ def _rms_note(ex: VectorExplanation, lang: str) -> str:
     return translate(
         "vector_lab.compare_rms_note",
         lang,
-        rms=format_number(stats.rms),
-        std=format_number(stats.std),
-        mean=format_number(stats.mean),
-        ratio=format_number(ratio, 2),
+        rms=format_reading(stats.rms),
+        std=format_reading(stats.std),
+        mean=format_reading(stats.mean),
+        ratio=format_reading(ratio, 2),
     )
 
 
@@ -115,7 +115,7 @@ def _l2_note(ex: VectorExplanation, lang: str) -> str:
         "vector_lab.compare_l2_outside_note",
         lang,
         sqrt_d=sqrt_d,
-        norms=join([f"{NORM_NAMES[kind]} {format_number(norms[kind])}" for kind in outside], lang),
+        norms=join([f"{NORM_NAMES[kind]} {format_reading(norms[kind])}" for kind in outside], lang),
         dtype=join(dict.fromkeys(dtypes or [ex.input_dtype]), lang),
     )
 

@@ -313,7 +313,7 @@ def constant_row_note(story: PrecisionStory, row: int, lang: str) -> str | None:
         "vector_lab.precision.constant_row",
         lang,
         dtype=story.spec.dtype,
-        value=format_number(float(np.max(np.abs(fused))), 6),
+        value=format_reading(float(np.max(np.abs(fused))), 6),
         tolerance=format_number(100 * WRONG_TOLERANCE),
     )
 

@@ -17,7 +17,7 @@ from ui.errors import error_text
 from ui.figures import axes_batchnorm as charts
 from ui.figures.axes import cells_figure, drawn_grid
 from ui.figures.axes_box import box_figure
-from ui.formatting import format_number
+from ui.formatting import format_reading
 from ui.i18n import current_language, t
 from ui.text import axes as text
 from ui.views.charts import built, show_chart
@@ -87,12 +87,12 @@ def selection_statistics(stats: AxesStatistics, selection: CellSelection) -> Non
     var_label = t("axes.stats.mean_square") if kind == "rmsnorm" else "σ²"
     values = (
         (t("axes.stats.count"), f"{selection.count:,}"),
-        (mean_label, "—" if kind == "rmsnorm" else format_number(selection.mean)),
-        (var_label, format_number(selection.var)),
-        ("1/√(σ²+ε)" if kind != "rmsnorm" else "1/√(ms+ε)", format_number(selection.rstd)),
+        (mean_label, "—" if kind == "rmsnorm" else format_reading(selection.mean)),
+        (var_label, format_reading(selection.var)),
+        ("1/√(σ²+ε)" if kind != "rmsnorm" else "1/√(ms+ε)", format_reading(selection.rstd)),
     )
     if kind == "dyt":
-        values = ((t("axes.stats.count"), "1"), ("x", format_number(selection.x)))
+        values = ((t("axes.stats.count"), "1"), ("x", format_reading(selection.x)))
     for column, (label, value) in zip(columns, values):
         column.metric(label, value)
     st.latex(text.cell_arithmetic(stats, selection))
@@ -140,7 +140,7 @@ def _lesson(sentence: str) -> None:
 
 def padding(result: PaddingPollution) -> None:
     lengths = ", ".join(str(n) for n in result.lengths)
-    st.caption(t("axes.padding.setup", lengths=lengths, pad=format_number(result.pad_value)))
+    st.caption(t("axes.padding.setup", lengths=lengths, pad=format_reading(result.pad_value)))
     _show_pair(built(charts.padding_figure, result, current_language()), "ax_padding")
     _lesson(text.padding_lesson(result, current_language()))
 

@@ -19,7 +19,7 @@ from ui.figures.depth import (
     x0_weight_figure,
 )
 from ui.figures.depth_wiring import legible_width, wiring_figure
-from ui.formatting import format_number, signed
+from ui.formatting import format_number, format_reading, signed
 from ui.i18n import current_language, join, t
 from ui.labels import placement_label
 from ui.presenting import for_screen
@@ -44,8 +44,8 @@ def _nonfinite_warnings(series: list[tuple[str, DepthResult]]) -> None:
                 f"depth.nonfinite_{where.quantity}",
                 name=name,
                 layer=where.layer,
-                limit=format_number(where.limit),
-                largest=format_number(where.largest),
+                limit=format_reading(where.limit),
+                largest=format_reading(where.largest),
             ),
             icon=":material/warning:",
         )

@@ -21,7 +21,7 @@ from ui import presenting
 from ui.errors import own_words
 from ui.figures import dumps as figures
 from ui.figures import dumps_channels as channel_figures
-from ui.formatting import column_format, format_number, literal, plot_text
+from ui.formatting import column_format, format_number, format_reading, literal, plot_text
 from ui.i18n import current_language, t
 from ui.landing import landmark
 from ui.text import dumps as text
@@ -157,11 +157,11 @@ def residual(
     if tokens is not None and PARTIAL_CHARACTER in tokens:
         st.caption(t("dumps.partial_tokens", mark=token_text(PARTIAL_CHARACTER)))  # as labelled
     st.markdown(text.growth_text(res.growth, lang))
-    st.markdown(f"**{t('dumps.outliers_title', ratio=format_number(rep.spec.outlier_ratio))}**")
+    st.markdown(f"**{t('dumps.outliers_title', ratio=format_reading(rep.spec.outlier_ratio))}**")
     if len(tables["outlier_tokens"]):
         _table(tables["outlier_tokens"], "dumps_outlier_tokens")
     else:
-        st.caption(t("dumps.no_outliers", ratio=format_number(rep.spec.outlier_ratio)))
+        st.caption(t("dumps.no_outliers", ratio=format_reading(rep.spec.outlier_ratio)))
 
 
 def massive(
@@ -175,8 +175,8 @@ def massive(
     st.markdown(
         t(
             "dumps.massive_intro",
-            abs=format_number(rep.spec.massive_abs),
-            ratio=format_number(rep.spec.massive_ratio),
+            abs=format_reading(rep.spec.massive_abs),
+            ratio=format_reading(rep.spec.massive_ratio),
         )
     )
     show_chart(
@@ -197,7 +197,7 @@ def massive(
             layers=len(layers),
             layer_list=int(layers[0]),
             channels=", ".join(str(int(c)) for c in channels[:8]),
-            largest=format_number(float(np.abs(mas.value).max()), 1) if mas.value.size else "—",
+            largest=format_reading(float(np.abs(mas.value).max()), 1) if mas.value.size else "—",
         )
     )
     carriers = story_text.massive_tokens_sentence(rep, tokens, current_language())
@@ -241,10 +241,10 @@ def token_detail(norms: TokenNorms, rep: DumpReport, shared: bool = False) -> No
             layer=norms.layer,
             batch=batch,
             token=token,
-            mean=format_number(float(norms.mean[0]), 4),
-            rms=format_number(float(norms.rms[0]), 4),
-            difference=format_number(float(norms.difference_rms[0]), 4),
-            cosine=format_number(float(norms.cosine[0]), 6),
+            mean=format_reading(float(norms.mean[0]), 4),
+            rms=format_reading(float(norms.rms[0]), 4),
+            difference=format_reading(float(norms.difference_rms[0]), 4),
+            cosine=format_reading(float(norms.cosine[0]), 6),
         )
     )
     figure = built(figures.token_norms_figure, norms, current_language(), shared=shared)
@@ -253,7 +253,7 @@ def token_detail(norms: TokenNorms, rep: DumpReport, shared: bool = False) -> No
 
 def channels(rep: DumpReport, shared: bool = False) -> None:
     st.subheader(t("dumps.channels_title"))
-    st.markdown(t("dumps.channels_intro", ratio=format_number(rep.spec.outlier_ratio)))
+    st.markdown(t("dumps.channels_intro", ratio=format_reading(rep.spec.outlier_ratio)))
     lang = current_language()
     heatmap = built(channel_figures.channel_heatmap, rep.channels.ratio, lang, shared=shared)
     show_chart(heatmap, "dumps_channels")
@@ -270,7 +270,7 @@ def channel_detail(
     if len(tables["outlier_channels"]):
         _table(tables["outlier_channels"], "dumps_outlier_channels")
     else:
-        st.caption(t("dumps.no_outlier_channels", ratio=format_number(rep.spec.outlier_ratio)))
+        st.caption(t("dumps.no_outlier_channels", ratio=format_reading(rep.spec.outlier_ratio)))
 
 
 def dyt_intro(rep: DumpReport) -> bool:
