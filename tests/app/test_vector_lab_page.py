@@ -312,6 +312,10 @@ def test_a_random_inputs_rounding_note_counts_with_commas_and_writes_the_true_mi
     assert notes and "changed 4,096 of the input's numbers" in notes[0], notes
     example = notes[0].split("e.g. ")[1]
     assert "-" not in example and "→" in example
+    app.segmented_control(key="vl_source").set_value("text").run()
+    app.text_area(key="vl_text").input("-0.1, 1").run()  # float32 stores −0.10000000149…
+    notes = [info.value for info in app.info if "of the input's numbers" in info.value]
+    assert notes and "e.g. −0.1 → −0.10000000149011612." in notes[0], notes
 
 
 @pytest.mark.parametrize("kind", ["batchnorm", "instancenorm", "groupnorm", "dyt"])
