@@ -20,3 +20,19 @@ def test_without_eps_the_batch_of_one_is_zero_times_infinity_not_its_inverse(lan
     assert "1/√0 = ∞" in eps_zero
     assert "0 × ∞ = NaN" in eps_zero
     assert f"{result.nan_count_eps0}" in eps_zero
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_instancenorm_legend_says_pytorchs_module_has_no_gamma_or_beta_by_default(lang):
+    """nn.InstanceNorm1d is affine=False unless asked: its γ and β are conditional."""
+    import torch
+
+    from engine.axes.sharing import axes_statistics
+    from ui.text.axes import legend
+
+    module = torch.nn.InstanceNorm1d(4)
+    assert module.affine is False and module.weight is None and module.bias is None
+    lines = " ".join(legend(axes_statistics(AxesSpec(kind="instancenorm")), lang))
+    assert "affine=False" in lines and "affine=True" in lines
+    other = " ".join(legend(axes_statistics(AxesSpec(kind="layernorm")), lang))
+    assert torch.nn.LayerNorm(4).elementwise_affine and "affine" not in other

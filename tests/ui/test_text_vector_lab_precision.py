@@ -294,3 +294,22 @@ def test_a_rounding_sized_dot_with_ones_is_written_as_the_cosine_gap_beside_it()
     for lang in ("en", "zh"):
         note = plain(comparison_notes(ex, lang)[1])
         assert "e-0" not in note and f"{shown:.4g}".split("e")[0] + "×10⁻⁸" in note
+
+
+def test_the_half_eps_and_one_row_batchnorm_notes_say_what_pytorchs_own_ops_do():
+    """ε = 1e-8 is 0 in float16 for the formula written out, but F.layer_norm keeps it (its
+    output on a constant row is 0, not NaN); torch.batch_norm at ε = 0 on one row returns β,
+    where the formula gives NaN."""
+    half = torch.full((1, 4), 3.0, dtype=torch.float16)
+    assert (torch.zeros(1, dtype=torch.float16) + 1e-8).item() == 0  # written out: lost
+    assert torch.equal(F.layer_norm(half, (4,), eps=1e-8), torch.zeros_like(half))  # kept
+    eps_note = translate("vector_lab.eps_lost", "en", eps="1e-8", dtype="float16")
+    assert "F.layer_norm and F.rms_norm take ε in float32" in eps_note
+    beta = torch.tensor([0.5, -1.0, 2.0])
+    one_row = torch.batch_norm(
+        torch.tensor([[1.0, -2.0, 3.0]]), torch.ones(3), beta, None, None, True, 0.1, 0.0, False
+    )
+    assert torch.equal(one_row[0], beta)
+    assert "torch.batch_norm returns β even then" in translate(
+        "vector_lab.one_value_per_channel", "en"
+    )

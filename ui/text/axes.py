@@ -41,6 +41,8 @@ def legend(stats: AxesStatistics, lang: str) -> list[str]:
     sizes = dict(B=batch, T=tokens, d=d, G=spec.groups, per_group=d // spec.groups)
     with_beta = "beta" in KIND_AXES[kind].params
     params_key = "axes.legend.params" if with_beta else "axes.legend.params_gamma"
+    if kind == "instancenorm":  # PyTorch's module has them only when asked (affine=True)
+        params_key = "axes.legend.params_instancenorm"
     shape = "[" + ", ".join(str(n) for n in stats.param_shape) + "]"
     params = translate(params_key, lang, shape=shape)
     if not stats.n_statistics:
