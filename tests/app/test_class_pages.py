@@ -174,6 +174,20 @@ def test_an_answer_in_a_link_is_asked_again_not_counted_and_a_reloads_own_vote_s
     assert store().room(code, key, FIRST).counts[0][WRONG] == 1
 
 
+def test_a_links_answers_for_other_lessons_are_checked_once_on_joining():
+    """The classmate's link holds an answer to lesson 2 while the page shows lesson 1: it is
+    not counted in their progress; the learner's own address, reloaded on lesson 2, keeps
+    its lesson-1 vote."""
+    teacher, code, _ = _instructor()
+    second = LESSON_IDS[1]
+    classmate = _learner(code, ls_answers=f"{second}.{lesson(second).answer}")
+    assert "· 0 answered" in classmate.get("progress")[0].proto.text
+    token = rules.new_secret(128)
+    _commit(_learner(code, token=token), WRONG)
+    again = _learner(code, token=token, ls_lesson=second, ls_answers=f"{FIRST}.{WRONG}")
+    assert "· 1 answered" in again.get("progress")[0].proto.text
+
+
 @pytest.mark.parametrize("how", ["voting closed", "practice"])
 def test_a_reload_keeps_an_answer_its_class_did_not_count(how):
     """Committed after voting closed (not counted), or again after a self-paced answer showed

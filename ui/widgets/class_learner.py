@@ -41,6 +41,7 @@ MOMENTARY = ("classroom.busy",)  # refusals not remembered: the next run asks ag
 ENDED = "classroom.ended"  # the refusal of a class its instructor ended
 SEEN = "_cl_seen"  # what the last full run drew of the class (compared by the poll)
 MOVES = "_cl_moves"  # the class's move count this learner has followed
+LINKS_CHECKED = "_cl_links_checked"  # classes whose link answers of every lesson were checked
 VOTED = "_cl_voted"  # {lesson: round} of the last vote recorded from this session
 
 
@@ -199,6 +200,12 @@ def membership() -> Member | None:
         return None
     st.session_state[SEEN] = _signature(view)
     _ask_unclicked_again(view)
+    if code not in st.session_state.setdefault(LINKS_CHECKED, set()):  # once: other lessons
+        st.session_state[LINKS_CHECKED].add(code)
+        for lesson_id in sorted({a.rpartition(".")[0] for a in _answers()} - {view.lesson}):
+            other, _ = refusal(store().learner_view, code, token, lesson_id)
+            if other is not None:
+                _ask_unclicked_again(other)
     with st.container(key="cl_banner", horizontal=True, vertical_alignment="center"):
         how = "paced" if view.paced else "self_paced"
         st.caption(t(f"classroom.in_class_{how}", code=rules.shown_code(code)))
@@ -207,13 +214,17 @@ def membership() -> Member | None:
     return Member(code, token, view)
 
 
+def _answers() -> list[str]:
+    return list(st.session_state.get("ls_answers", P["ls_answers"].default))
+
+
 def _ask_unclicked_again(view: LearnerView) -> None:
     """A learner's address holds their committed answer, so a classmate's shared link brings
     one: an answer for the lesson shown that no click in this session made and that would be
     counted as a new vote (voting open, the answer not yet shown with a vote, none of this
     learner's votes) is dropped and asked for.  A reload of the learner's own address keeps
     it (it is their vote), as it keeps one that voting closed on or practice made."""
-    committed = list(st.session_state.get("ls_answers", P["ls_answers"].default))
+    committed = _answers()
     mine = [a for a in committed if a.rpartition(".")[0] == view.lesson]
     if not mine or committed_here(view.lesson):
         return
