@@ -313,3 +313,18 @@ def test_the_half_eps_and_one_row_batchnorm_notes_say_what_pytorchs_own_ops_do()
     assert "torch.batch_norm returns β even then" in translate(
         "vector_lab.one_value_per_channel", "en"
     )
+
+
+def test_a_row_whose_squares_underflow_is_not_called_constant():
+    """[1, 2, 3]·10⁻³⁰: σ² underflows to 0 in float32 though the entries differ.  With
+    ε = 1e-5, F.layer_norm's output keeps a direction (cos(x − μ, y) = 1, its entries ≠ 0), so
+    no "every entry is equal"; with ε = 0 the NaN is said to come from the underflow."""
+    row = (1e-30, 2e-30, 3e-30)
+    y = F.layer_norm(torch.tensor(row), (3,), eps=1e-5)
+    assert (y != 0).sum() == 2  # the oracle: not the zero vector
+    ex = explain_vectors((row,), NormSpec("layernorm"))
+    assert ex.row_stats.var == 0 and broken_statistic(ex, "layernorm") is None
+    zero_eps = explain_vectors((row,), NormSpec("layernorm", eps=0.0))
+    assert broken_statistic(zero_eps, "layernorm") == "underflow"
+    note = plain(comparison_notes(zero_eps, "en")[0])
+    assert "although the entries differ" in note and "every entry is equal" not in note

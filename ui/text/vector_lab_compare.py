@@ -32,8 +32,11 @@ def broken_statistic(ex: VectorExplanation, kind: str) -> str | None:
     """Why ``kind``'s comparison output has no direction, or None when it has one.
 
     "mean" (mu = inf: the sum overflowed), "variance" / "mean_square" (inf: rstd = 0, every
-    output 0), "zero_variance" (var + eps = 0: NaN), "zero_input" (x = 0), "constant_row"
-    (LayerNorm of equal entries: 0 exactly), "nonfinite" (other).
+    output 0), "zero_variance" (var + eps = 0 of a constant row or the zero vector: NaN),
+    "underflow" (var or the mean square is 0 only because the entries' squares underflowed,
+    and eps = 0), "zero_input" (x = 0), "constant_row" (LayerNorm of equal entries: 0
+    exactly), "nonfinite" (other).  A statistic that underflowed to 0 with eps > 0 leaves
+    the output a direction (1e-30, 2e-30, 3e-30: y = ±3.162e-28): no reason.
     The statistics are those of the worked steps, computed in the chosen compute dtype, as
     the comparison's outputs are.
     """
@@ -45,11 +48,14 @@ def broken_statistic(ex: VectorExplanation, kind: str) -> str | None:
     statistic = stats.var if kind == "layernorm" else stats.mean_square
     if not math.isfinite(statistic):
         return "variance" if kind == "layernorm" else "mean_square"
+    degenerate = bool((x == x[0]).all()) if kind == "layernorm" else not x.any()
     if not np.isfinite(y).all():
-        return "zero_variance" if statistic == 0 and ex.eps_computed == 0 else "nonfinite"
+        if statistic == 0 and ex.eps_computed == 0:
+            return "zero_variance" if degenerate else "underflow"
+        return "nonfinite"
     if not x.any():
         return "zero_input"
-    if kind == "layernorm" and statistic == 0:
+    if kind == "layernorm" and statistic == 0 and degenerate:
         return "constant_row"  # x - mu = 0: the exact output is the zero vector
     return None
 
