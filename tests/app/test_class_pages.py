@@ -11,6 +11,7 @@ from classroom import rules
 from classroom.store import ClassStore
 from tests.app.conftest import APP, fragment_ids
 from ui.classroom import store
+from ui.formatting import literal
 from ui.lessons.catalog import LESSON_IDS, lesson
 from ui.widgets import class_learner
 
@@ -290,6 +291,9 @@ def test_an_instructors_address_without_its_key_says_where_the_key_is():
     assert "is wrong" not in said and not [
         b for b in copied.button if b.label == "Reveal the answer"
     ]
+    for hostile in ("**ab** :red[x]", ":material/home:"):  # not a code: shown as given
+        said = _texts(_open("classroom", {"lang": "en", "cl_code": hostile}), "error")
+        assert f"names class **{literal(hostile)}**" in said, said
 
 
 def test_a_wrong_code_is_refused_once_and_the_lessons_go_on(monkeypatch):

@@ -24,6 +24,7 @@ from classroom.store import ClassStore
 from engine.errors import EngineError
 from ui.classroom import INSTRUCTOR_COOKIE, attempt, client, store
 from ui.echoes import echoed
+from ui.formatting import literal
 from ui.i18n import t
 from ui.lessons.catalog import LESSON_IDS
 from ui.url.pages import CLASSROOM as P
@@ -118,7 +119,8 @@ def room(klass: Class, lesson: str) -> tuple[Room | None, str | None]:
     with a code and no key (the instructor's address bar, copied) is told where the key is."""
     if not klass.key:
         code = rules.normalize_code(klass.code)
-        return None, t("classroom.no_key", code=rules.shown_code(code) if code else klass.code)
+        shown = rules.shown_code(code) if code else literal(klass.code)  # the link's, as given
+        return None, t("classroom.no_key", code=shown)
     return attempt(lambda: store().room(klass.code, klass.key, lesson))
 
 
