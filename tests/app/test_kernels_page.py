@@ -165,3 +165,15 @@ def test_a_one_token_roofline_writes_its_times_in_a_unit_that_fits():
     _open(app)
     (verdict,) = [m.value for m in app.markdown if "Moving the bytes takes" in m.value]
     assert " ps;" in verdict and "e-0" not in verdict and "µs" not in verdict
+
+
+def test_the_largest_roofline_writes_terabytes_and_a_tiny_share_with_its_power_of_ten():
+    """2²⁴ tokens of d = 2¹⁸ in bfloat16 move 2·2⁴² B ≈ 17.6 TB (by hand), never
+    "17592.2 GB"; γ and β are a share of about 6×10⁻⁶ % of it, never "5.96e-06 %"."""
+    app = AppTest.from_file(APP, default_timeout=60)
+    app.query_params.update({"lang": "en", "kn_tokens": str(2**24), "kn_d": str(2**18)})
+    _open(app)
+    metrics = {m.label: m.value for m in app.metric}
+    assert metrics["Bytes moved (read x, write y)"] == "17.6 TB"
+    text = " ".join(m.value for m in app.markdown)
+    assert "e-0" not in text and "×10⁻⁶ %" in text

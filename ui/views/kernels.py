@@ -24,7 +24,7 @@ from engine.perf.timing import (
     NormTimings,
 )
 from ui.figures.kernels import recorded_bandwidth_figure, timing_figure
-from ui.formatting import format_number
+from ui.formatting import format_number, format_reading
 from ui.i18n import current_language, join, t
 from ui.labels import label
 from ui.text.models import seconds_text
@@ -129,9 +129,9 @@ def recorded() -> None:
 
 
 def _bytes(n: int) -> str:
-    for unit, size in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+    for unit, size in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
         if n >= size:
-            return f"{n / size:.1f} {unit}"
+            return f"{n / size:,.1f} {unit}"  # 17.6 TB, never "17592.2 GB"
     return f"{n} B"
 
 
@@ -167,7 +167,7 @@ def roofline(ln: NormTraffic, rms: NormTraffic) -> None:
             "kernels.memory_params_note",
             params=f"{ln.parameters:,}",
             elements=f"{elements:,}",
-            ratio=format_number(100 * ln.parameters / (2 * elements + ln.parameters), 3),
+            ratio=format_reading(100 * ln.parameters / (2 * elements + ln.parameters), 3),
         )
     )
     add_reads, add_writes = UNFUSED_ADD_NORM_PASSES["add"]
