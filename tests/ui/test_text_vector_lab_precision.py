@@ -328,3 +328,15 @@ def test_a_row_whose_squares_underflow_is_not_called_constant():
     assert broken_statistic(zero_eps, "layernorm") == "underflow"
     note = plain(comparison_notes(zero_eps, "en")[0])
     assert "although the entries differ" in note and "every entry is equal" not in note
+
+
+def test_a_row_of_mean_zero_is_not_said_to_be_turned_by_layernorm():
+    """μ = 0: F.layer_norm and F.rms_norm give the same vector (ε aside), so the note does
+    not say LayerNorm changes the direction."""
+    row = (-300.0, 300.0, -300.0, 300.0)
+    x = torch.tensor(row)
+    assert torch.allclose(F.layer_norm(x, (4,)), F.rms_norm(x, (4,), eps=1e-5))
+    notes = " ".join(
+        plain(n) for n in comparison_notes(explain_vectors((row,), NormSpec("layernorm")), "en")
+    )
+    assert "LayerNorm changes the direction" not in notes and "keeps the direction too" in notes

@@ -153,7 +153,8 @@ def comparison_notes(ex: VectorExplanation, lang: str) -> list[str]:
             rms_ones=format_reading(c.rmsnorm_ones),
         ),
         translate(
-            "vector_lab.compare_direction_note",
+            "vector_lab.compare_direction_note"
+            + ("_centred" if ex.row_stats.mean == 0 else ""),  # x − μ = x: no turn
             lang,
             rms_cos=format_cosine(c.rmsnorm_cos_input),
             ln_cos=format_cosine(c.layernorm_cos_input),
