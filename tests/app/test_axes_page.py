@@ -268,6 +268,8 @@ def test_the_example_source_is_a_slice_of_smollm2s_real_stream(app):
     text = _text(app)
     assert ", ".join(str(c) for c in channels[:12]) in text
     assert f"is in column {channels.index(507)} (channel 507)" in text
+    largest = float(x.abs().max())  # grouped as the Dumps page writes the same entry
+    assert f"The largest |x|, {round(largest):,}," in text and largest == round(largest)
     token = x[2, 0, channels].numpy()  # the clicked cell's row: sequence 2, the first token
     metrics = _metrics(app)  # shown to 4 significant digits, its power of ten written out
     mantissa, _, power = metrics["mean square"].partition("×10")

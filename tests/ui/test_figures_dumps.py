@@ -151,7 +151,7 @@ def test_a_few_far_values_of_the_bulk_are_drawn_at_the_edges_not_setting_the_sca
     assert len(points.x) + len(marked.x) == x.size  # every value drawn, once
     assert set(np.abs(marked.x)) == {reach}
     assert sorted(row[0] for row in marked.customdata) == sorted(v for v in x if abs(v) > reach)
-    assert "808" in marked.name and "10 of the 2000 drawn" in plain(marked.name)
+    assert "808" in marked.name and "10 of the 2,000 drawn" in plain(marked.name)
     assert figure.layout.height > channel_figures.DYT_HEIGHT  # room for the longer legend
     table = labelled_table(figure)  # the CSV: their own values, not where they are drawn
     far_x, far_y = table[table.trace == plain(marked.name)].iloc[:, 1:].T.values  # x, y
@@ -191,7 +191,7 @@ def test_dyt_figure_scales_to_the_bulk_and_marks_the_outliers_at_its_edges(pairs
     top = float(np.abs(fit.y).max())
     assert list(marked.x) == [high, low] and list(marked.y) == [min(4.0, top), max(-1.0, -top)]
     assert [list(row) for row in marked.customdata] == [[23_000.0, 4.0], [-900.0, -1.0]]
-    assert "23000" in marked.name and "past |x| = 50" in plain(marked.name)
+    assert "23,000" in marked.name and "past |x| = 50" in plain(marked.name)  # as sentences
     unfitted = channel_figures.dyt_figure(pairs_rep.dyt[1], "en")
     assert unfitted.layout.xaxis.range is None and len(unfitted.data) == 2
 

@@ -27,7 +27,7 @@ from ui.figures.dumps import (
     positive_or_none,
 )
 from ui.figures.style import log_axis
-from ui.formatting import finite_or_none, format_number, plot_text
+from ui.formatting import finite_or_none, format_number, format_reading, plot_text
 from ui.i18n import translate
 
 
@@ -143,20 +143,20 @@ def dyt_figure(fit: DyTFit, lang: str) -> go.Figure:
     if edges is not None:
         far_x, far_y = fit.x[~inside], fit.y[~inside]
         if far_x.size:
-            reach, largest = f"{max(-edges[0], edges[1]):.4g}", _largest(far_x)
+            reach, largest = format_reading(max(-edges[0], edges[1])), _largest(far_x)
             name = translate(
                 "dumps.dyt_far",
                 lang,
-                count=far_x.size,
-                shown=fit.x.size,
+                count=f"{far_x.size:,}",
+                shown=f"{fit.x.size:,}",
                 reach=reach,
                 largest=largest,
             )
             _at_edges(figure, far_x, far_y, edges, fit, name, dict(color=ALL_COLOR, size=6))
         if fit.outliers:  # all of them counted, the largest OUTLIER_POINTS drawn
-            limit, largest = f"{fit.bulk_limit:.4g}", _largest(fit.outlier_x)
+            limit, largest = format_reading(fit.bulk_limit), _largest(fit.outlier_x)
             name = translate(
-                "dumps.dyt_outliers", lang, count=fit.outliers, limit=limit, largest=largest
+                "dumps.dyt_outliers", lang, count=f"{fit.outliers:,}", limit=limit, largest=largest
             )
             x, y = fit.outlier_x, fit.outlier_y
             _at_edges(figure, x, y, edges, fit, name, dict(color=FIRST_COLOR, size=9))
@@ -210,7 +210,7 @@ def _dyt_edges(fit: DyTFit) -> tuple[float, float] | None:
 
 
 def _largest(x: np.ndarray) -> str:
-    return f"{float(np.abs(x).max()):.5g}"
+    return format_reading(float(np.abs(x).max()))  # "26,464", as the page's sentences
 
 
 def _at_edges(figure, x, y, edges, fit: DyTFit, name: str, marker: dict) -> None:

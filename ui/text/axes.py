@@ -22,7 +22,7 @@ from engine.axes.train_eval import TrainEvalGap
 from engine.config import NormSpec
 from engine.norms import kinds
 from engine.norms.kinds import KIND_AXES
-from ui.formatting import format_number
+from ui.formatting import format_number, format_reading
 from ui.i18n import translate
 from ui.labels import NORM_NAMES
 from ui.text.latex import chain, latex_number
@@ -278,5 +278,5 @@ def example_channels(stats: AxesStatistics, lang: str) -> str | None:
         channels=listed,
         peak_column=peak,
         peak_channel=channels[peak],
-        peak=_n(float(abs(x).max()), 1),
+        peak=format_reading(float(abs(x).max()), 1),  # "26,464", as the Dumps page
     )
