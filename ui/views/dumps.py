@@ -196,7 +196,11 @@ def massive(
             count=text.count(total),
             layers=len(layers),
             layer_list=int(layers[0]),
-            channels=", ".join(str(int(c)) for c in channels[:8]),
+            channels=t(
+                "dumps.channel_list_one" if len(channels) == 1 else "dumps.channel_list",
+                list=", ".join(str(int(c)) for c in channels[:8])
+                + (", …" if len(channels) > 8 else ""),
+            ),
             largest=format_reading(float(np.abs(mas.value).max()), 1) if mas.value.size else "—",
         )
     )
