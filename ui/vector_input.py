@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import torch
 
 from engine.config import MAX_ROWS, MAX_VECTOR_WIDTH
-from ui.formatting import FLOAT64_TINY, as_ascii, lost_to_zero, number_text
+from ui.formatting import FLOAT64_TINY, as_ascii, format_reading, lost_to_zero, number_text
 from ui.i18n import t
 
 Rows = tuple[tuple[float, ...], ...]  # vectors, one a row: [T, d]
@@ -167,12 +167,13 @@ def underflow_notes(rows, dtype: str) -> tuple[str, ...]:
     row, column = (int(i) for i in lost[0])
     storage = torch.finfo(_STORAGE[dtype])
     note = t(
-        "input.underflow",
-        count=len(lost),
+        "input.underflow_one" if len(lost) == 1 else "input.underflow",
+        count=f"{len(lost):,}",
         dtype=dtype,
         value=number_text(rows[row][column]),
         row=row + 1,
         column=column + 1,
-        tiny=f"{storage.tiny * storage.eps:.3g}",  # the smallest positive number: a subnormal
+        # the smallest positive number (a subnormal), as a number read: 5.96×10⁻⁸
+        tiny=format_reading(storage.tiny * storage.eps, 3),
     )
     return (note,)

@@ -125,10 +125,10 @@ def test_values_that_underflow_to_zero_are_reported_with_the_smallest_number():
     rows = parse_vectors("1e-320, 1, 1e-8", "float32")
     first = dict(value="1e-320", row=1, column=1)  # as typed, not "9.99989e-321"
     assert underflow_notes(rows, "float32") == (
-        translate("input.underflow", "en", count=1, dtype="float32", tiny="1.4e-45", **first),
+        translate("input.underflow_one", "en", dtype="float32", tiny="1.401×10⁻⁴⁵", **first),
     )
     assert underflow_notes(rows, "float16") == (
-        translate("input.underflow", "en", count=2, dtype="float16", tiny="5.96e-08", **first),
+        translate("input.underflow", "en", count=2, dtype="float16", tiny="5.96×10⁻⁸", **first),
     )
     assert underflow_notes(((1.0, 2.0),), "float16") == ()
 
