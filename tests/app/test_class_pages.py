@@ -434,7 +434,11 @@ def test_a_typed_code_is_checked_as_typed_and_the_refusal_says_what_is_accepted(
     for link in (  # a pasted join link, or an instructor's: its code (never its key)
         "https://normscope.example.org/lessons?lang=en&ls_class=abc-def",
         "http://10.0.0.5:8501/classroom?cl_code=ABCDEF&cl_key=secret",
+        "https://normscope.example.org/lessons?lang=en&ls_answers="  # every lesson answered
+        + "%2C".join(f"{lesson_id}.a" for lesson_id in LESSON_IDS)
+        + "&ls_class=ABCDEF",
     ):
+        assert len(link) <= at.text_input(key="cl_typed").proto.max_chars  # the browser keeps it
         at.text_input(key="cl_typed").input(link).run()
         assert _texts(at, "error") == ""
         (joining,) = [j for j in at.get("page_link") if j.label.startswith(go)]

@@ -36,3 +36,8 @@ def test_the_instancenorm_legend_says_pytorchs_module_has_no_gamma_or_beta_by_de
     assert "affine=False" in lines and "affine=True" in lines
     other = " ".join(legend(axes_statistics(AxesSpec(kind="layernorm")), lang))
     assert torch.nn.LayerNorm(4).elementwise_affine and "affine" not in other
+
+
+def test_the_batch_of_one_writes_eps_as_its_box_does():
+    facts = [plain(fact) for fact in batch_of_one_facts(batch_of_one(AxesSpec()), "en")]
+    assert any("With ε = 1e-5:" in fact for fact in facts), facts  # not "1e-05"

@@ -22,7 +22,7 @@ from engine.axes.train_eval import TrainEvalGap
 from engine.config import NormSpec
 from engine.norms import kinds
 from engine.norms.kinds import KIND_AXES
-from ui.formatting import format_number, format_reading
+from ui.formatting import format_eps, format_number, format_reading
 from ui.i18n import translate
 from ui.labels import NORM_NAMES
 from ui.text.latex import chain, latex_number
@@ -195,7 +195,10 @@ def batch_of_one_facts(result: BatchOfOne, lang: str) -> list[str]:
     facts = [
         translate("axes.one.variance", lang, var=_n(float(abs(result.variance).max()))),
         translate(
-            "axes.one.collapses", lang, eps=_n(result.eps), diff=_n(result.max_abs_y_minus_beta)
+            "axes.one.collapses",
+            lang,
+            eps=format_eps(result.eps),  # as the ε box writes it: 1e-5
+            diff=format_reading(result.max_abs_y_minus_beta),
         ),
         translate(
             "axes.one.eps_zero",

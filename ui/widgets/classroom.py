@@ -36,7 +36,7 @@ DONE = "_cl_done"  # the last action's confirmation (a class ended), shown on th
 PACED_START = "cl_paced_start"
 # The join box's length: the browser drops, without a word, a paste longer than this, so it
 # is well past a code (a pasted join link fits) and what is not a code gets a message.
-TYPED_CHARS = 200
+TYPED_CHARS = 1_000  # a learner's address holding every lesson's answer: about 500
 
 
 @dataclass(frozen=True)
