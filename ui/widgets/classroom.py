@@ -243,7 +243,7 @@ def typed_code() -> tuple[str | None, str | None]:
     typed = st.text_input(
         t("classroom.join_label"), key="cl_typed", max_chars=TYPED_CHARS,
         placeholder="ABC-DEF",
-        help=t("classroom.join_help", length=rules.CODE_LENGTH, limit=TYPED_CHARS),
+        help=t("classroom.join_help", length=rules.CODE_LENGTH, limit=f"{TYPED_CHARS:,}"),
     ).strip()  # fmt: skip
     if not typed:
         return None, None
