@@ -244,7 +244,7 @@ def test_zero_variance_preset_says_it_once_for_every_path(app):
     app.selectbox(key="vl_menu").select("zero_variance").run()
     assert not app.exception
     warnings = [w.value for w in app.warning]
-    assert any("0 · ∞ = NaN — in any precision" in w for w in warnings)
+    assert any("of the formula is 0 · ∞ = NaN — in any precision" in w for w in warnings)
     assert any("nn.LayerNorm / nn.functional.layer_norm use ε = 1e-5" in w for w in warnings)
     assert set(_expanders(app)) >= {"sum, then divide, in half: inf / NaN"}
 
