@@ -271,7 +271,7 @@ def before_prediction(member: Member | None, item: Lesson) -> None:
         return
     state, votes = member.view.state, member.view.votes
     voted = st.session_state.setdefault(VOTED, {})
-    committed = list(st.session_state.get("ls_answers", P["ls_answers"].default))
+    committed = _answers()
     mine = [a for a in committed if a.rpartition(".")[0] == item.id]
     fresh_round = state.round > 1 and state.voting_open and votes[-1] is None
     if mine and fresh_round and voted.get(item.id, 0) < state.round:
