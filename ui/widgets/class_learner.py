@@ -66,28 +66,44 @@ def _leave_button(text: str = "classroom.leave") -> None:
 # lifetime.  Before the page joins (``known`` empty) the browser reads the cookie, or makes
 # the token (128 random bits, URL-safe, as ``rules.secret_shaped`` takes) and writes it, and
 # reports it; one page at a time where the browser has Web Locks (HTTPS and localhost), else
-# within the same few microseconds of script.  Once joined, the cookie holds the page's token.
+# within the same few microseconds of script.  Under the lock the cookie is read and written
+# through the Cookie Store API where there is one (HTTPS and localhost, as Web Locks): its
+# write resolves once the browser has stored the cookie, whereas ``document.cookie``'s reaches
+# the browser's cookie store after the script goes on, so the lock's next page could read the
+# cookie before it holds the first page's token.  Once joined, the cookie holds the page's token.
 _TOKEN_JS = r"""
 export default function ({ data, setStateValue }) {
   const set = (token) =>
     (document.cookie = `${data.cookie}=${token}; path=/; max-age=${data.max_age}; SameSite=Lax`);
   const read = () => {
     const pair = document.cookie.split("; ").find((c) => c.startsWith(data.cookie + "="));
-    const token = pair ? pair.slice(data.cookie.length + 1) : "";
-    return /^[A-Za-z0-9_-]{22,64}$/.test(token) ? token : "";
+    return shaped(pair ? pair.slice(data.cookie.length + 1) : "");
   };
   const made = () => {
     const bytes = crypto.getRandomValues(new Uint8Array(16));
     const text = btoa(String.fromCharCode(...bytes));
     return text.replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
   };
-  const join = () => {
+  const shaped = (token) => (/^[A-Za-z0-9_-]{22,64}$/.test(token) ? token : "");
+  const stored = async () => {  // the cookie, read after every earlier write has landed
+    if (!window.cookieStore) return read();
+    const cookie = await cookieStore.get(data.cookie);
+    return shaped(cookie ? cookie.value : "");
+  };
+  const store = async (token) => {  // resolves once the browser holds the cookie
+    if (!window.cookieStore) return set(token);
+    await cookieStore.set({
+      name: data.cookie, value: token, path: "/", sameSite: "lax",
+      expires: Date.now() + data.max_age * 1000,
+    });
+  };
+  const join = async () => {
     let token = "";
     try {
-      token = read();
+      token = await stored();
       if (!token) {
         token = made();
-        set(token);
+        await store(token);
       }
     } catch (error) {  // no cookies here (a sandboxed frame): a learner of this page alone
       token = made();
