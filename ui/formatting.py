@@ -72,7 +72,7 @@ def format_reading(value: float, decimals: int = 4) -> str:
     digits is grouped, as a count beside it is ("26,464" beside "65,504")."""
     text = format_number(value, decimals)
     if "e" in text:  # at least four digits: 123456.7 to one place is 1.235×10⁵, never 10⁵
-        return format_power(value, max(decimals, 4), "×")
+        return format_power(value, max(decimals, 4))
     sign, digits = ("−", text[1:]) if text.startswith("−") else ("", text)
     whole, point, fraction = digits.partition(".")
     if whole.isdigit() and len(whole) >= 5:  # grouped as a count: "26,464" (as written,
@@ -97,7 +97,7 @@ def format_cosine(value: float) -> str:
     breaks inside it."""
     if math.isfinite(value) and abs(value) != 1 and round(abs(value), 4) == 1:
         sign = "−" if abs(value) < 1 else "+"
-        gap = f"1 {sign} {format_power(abs(1 - abs(value)), 2, '×')}"
+        gap = f"1 {sign} {format_power(abs(1 - abs(value)), 2)}"
         return gap if value > 0 else f"−({gap})"
     return format_number(value)
 
@@ -164,21 +164,21 @@ def superscript(value: int | str) -> str:
     return str(value).translate(_SUPERSCRIPTS)
 
 
-def scientific(mantissa: str, exponent: int, times: str = "×") -> str:
+def scientific(mantissa: str, exponent: int) -> str:
     """A mantissa times a power of ten as text: ("2.5", 6) -> "2.5×10⁶"; a mantissa of
     exactly ±1 is not written: ("1", 6) -> "10⁶", ("-1", 6) -> "−10⁶" (never "1×10⁶")."""
     power = "10" + superscript(exponent)
     sign, digits = (MINUS, mantissa[1:]) if mantissa[:1] in "-−" else ("", mantissa)
-    return sign + (power if float(digits) == 1 else f"{digits}{times}{power}")
+    return sign + (power if float(digits) == 1 else f"{digits}×{power}")
 
 
-def format_power(value: float, digits: int = 2, times: str = "·") -> str:
+def format_power(value: float, digits: int = 2) -> str:
     """A number to ``digits`` significant digits, its power of ten written out when it has
-    one: 3.4028e38 -> "3.4·10³⁸", 1e6 -> "10⁶", -25 -> "−25", inf -> "∞"."""
+    one: 3.4028e38 -> "3.4×10³⁸", 1e6 -> "10⁶", -25 -> "−25", inf -> "∞"."""
     if not math.isfinite(value):
         return format_number(value)
     mantissa, _, exponent = f"{value:.{digits}g}".partition("e")
-    return scientific(mantissa, int(exponent), times) if exponent else true_minus(mantissa)
+    return scientific(mantissa, int(exponent)) if exponent else true_minus(mantissa)
 
 
 def finite_or_none(values) -> list:

@@ -83,7 +83,7 @@ def test_a_committed_right_answer_is_confirmed_and_kept_in_the_url():
     at.button(key="ls_commit_why_normalize").click().run()
     assert not at.exception
     assert at.success[0].value.startswith("Right: (b)")
-    assert "2.5·10¹⁴" in _texts(at)  # the reveal, with the engine's number
+    assert "2.5×10¹⁴" in _texts(at)  # the reveal, with the engine's number
     assert _all(at, "ls_answers") == ["why_normalize.b"]
     assert at.radio(key="ls_pick_why_normalize").disabled
     assert _maths(at) == list(item.maths + item.answer_maths)

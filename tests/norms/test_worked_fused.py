@@ -90,7 +90,7 @@ def test_the_steps_write_the_steps_rstd_and_the_ops_beside_it(lang):
     assert r"&= 316.2278\end{aligned}" in latex  # the steps' own rstd, not the op's NaN
     assert r"&= \text{NaN} \neq 316.2278" in latex and r"&= \text{NaN} \neq 0" in latex
     note = next(step.caption for step in steps if "aten.native_layer_norm" in step.caption)
-    assert "Welford" in note and "3.4·10³⁸" in note and "1.8·10¹⁹" in note
+    assert "Welford" in note and "3.4×10³⁸" in note and "1.8×10¹⁹" in note
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
@@ -114,7 +114,7 @@ def test_the_precision_story_names_the_fused_layernorms_nan_moments_in_bfloat16(
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_the_precision_story_names_a_merge_that_overflows_to_infinity(lang):
     """Sixteen 1.9e19s and one 3.8e19 in bfloat16: both merge weights are nonzero, so the
-    one-pass σ² is ∞ and F.layer_norm returns rstd 0 and y = 0, although σ² ≈ 2·10³⁷ fits
+    one-pass σ² is ∞ and F.layer_norm returns rstd 0 and y = 0, although σ² ≈ 2×10³⁷ fits
     in float32. The paths that call the fused op say why; x.var() (two passes) is right."""
     row = (1.9e19,) * 16 + (3.8e19,)
     x = torch.tensor([row], dtype=torch.bfloat16)

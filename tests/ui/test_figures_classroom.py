@@ -10,7 +10,7 @@ from classroom.rules import LessonState, Room
 from ui.figures.classroom import answers_chart, qr_png
 from ui.views.classroom import breakable
 
-OPTIONS = {"a": "About 48", "b": "About 2.5·10¹⁴: it doubles at every layer", "c": "1", "d": "∞"}
+OPTIONS = {"a": "About 48", "b": "About 2.5×10¹⁴: it doubles at every layer", "c": "1", "d": "∞"}
 
 
 def _room(*counts: dict[str, int], revealed: bool = False) -> Room:

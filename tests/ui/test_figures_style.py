@@ -49,7 +49,7 @@ def test_a_sweep_labels_exactly_its_sampled_depths():
 def test_labels_use_one_notation_per_axis():
     assert tick_texts([0.01, 0.1, 1, 10, 1000]) == ["0.01", "0.1", "1", "10", "1,000"]
     assert tick_texts([1e-7, 1e-4, 0.1]) == ["10⁻⁷", "10⁻⁴", "10⁻¹"]
-    assert tick_text(2e-5, plain=False) == "2·10⁻⁵" and tick_text(1e6, plain=False) == "10⁶"
+    assert tick_text(2e-5, plain=False) == "2×10⁻⁵" and tick_text(1e6, plain=False) == "10⁶"
 
 
 def test_the_depth_charts_have_no_minor_digit_ticks():

@@ -243,7 +243,7 @@ def test_the_gemma_lesson_writes_the_stored_weight_as_the_vector_lab_it_opens(la
 
 @pytest.mark.parametrize("lang", LANGUAGES)
 def test_the_first_lesson_tells_the_measured_value_from_the_doubling_law(lang):
-    """2.5·10¹⁴ is the engine's seeded stack; 2⁴⁸ ≈ 2.8·10¹⁴ is what exact doubling gives."""
+    """2.5×10¹⁴ is the engine's seeded stack; 2⁴⁸ ≈ 2.8×10¹⁴ is what exact doubling gives."""
     item = next(lesson for lesson in LESSONS if lesson.id == "why_normalize")
     assert item.facts["doubling"].value == 2.0 ** item.facts["layers"].value
     reveal = translate("lessons.why_normalize.reveal", lang, **item.texts())

@@ -47,12 +47,12 @@ def _fact(lesson_id: str, name: str) -> float:
 
 
 def _shown(lesson_id: str, name: str) -> float:
-    """The number a fact's text shows ("−1.3416", "2,048", "2.5·10¹⁴" -> floats); of a
+    """The number a fact's text shows ("−1.3416", "2,048", "2.5×10¹⁴" -> floats); of a
     vector ("0.3651, 0.7303, ..."), its first entry."""
     text = lesson(lesson_id).facts[name].text.split(", ")[0]
     text = text.replace("−", "-").replace(",", "")
-    if "·10" in text:
-        mantissa, power = text.split("·10")
+    if "×10" in text:
+        mantissa, power = text.split("×10")
         digits = power.translate(str.maketrans("⁻⁰¹²³⁴⁵⁶⁷⁸⁹", "-0123456789"))
         return float(mantissa) * 10 ** int(digits)
     return float(text)

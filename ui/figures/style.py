@@ -8,7 +8,7 @@ points (the depths of a sweep, the widths timed), else powers of ten, else 1-2-5
 never more than about eight, and one more past each end the data overrun (the axis' range
 reaches it), so every value drawn lies between two labelled ticks and can be read off; in
 plain numbers ("0.01", "1,000") or, when one of them would be too small or large for that,
-all in powers ("10⁻⁶", "2·10⁻⁵").
+all in powers ("10⁻⁶", "2×10⁻⁵").
 """
 
 from __future__ import annotations
@@ -97,14 +97,14 @@ def shaded_band(figure: go.Figure, x, low, high, fillcolor: str, upper=None, **l
 
 
 def tick_text(value: float, plain: bool) -> str:
-    """A log axis' tick label: "0.02", "1,000" (``plain``), or "10⁻⁶", "2·10⁷"."""
+    """A log axis' tick label: "0.02", "1,000" (``plain``), or "10⁻⁶", "2×10⁷"."""
     if value == 0 or not math.isfinite(value):
         return f"{value:g}"
     if plain:
         return f"{value:,.6g}" if abs(value) >= 1 else f"{value:.6g}"
     exponent = math.floor(math.log10(abs(value)) + 1e-9)
     mantissa = value / 10.0**exponent
-    return scientific(f"{mantissa:.3g}", exponent, "·")
+    return scientific(f"{mantissa:.3g}", exponent)
 
 
 def tick_texts(ticks: Iterable[float]) -> list[str]:

@@ -74,8 +74,8 @@ LESSONS: tuple[Lesson, ...] = (
         answer="b",
         facts=_facts(
             layers=(48, "48"),
-            none_final=(2.5e14, "2.5·10¹⁴"),  # measured: the Depth page's seeded stack
-            doubling=(2.0**48, "2.8·10¹⁴"),  # the law: exactly 2x at each of the 48 layers
+            none_final=(2.5e14, "2.5×10¹⁴"),  # measured: the Depth page's seeded stack
+            doubling=(2.0**48, "2.8×10¹⁴"),  # the law: exactly 2x at each of the 48 layers
             pre_final=(48, "48"),
         ),
     ),

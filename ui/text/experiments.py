@@ -18,7 +18,7 @@ SHOWN_BLOCKS = 12  # blocks named in a sentence (the rest counted)
 
 def number(value: float) -> str:
     """Four significant digits (44.26, 4.006×10⁶), ∞ for an infinite perplexity."""
-    return format_power(float(value), 4, "×")
+    return format_power(float(value), 4)
 
 
 def token_label(texts, position: int) -> str:
