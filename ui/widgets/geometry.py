@@ -10,6 +10,7 @@ import streamlit as st
 from engine.config import MAX_ROWS, GeometrySpec
 from ui import presenting
 from ui.errors import input_error_text
+from ui.formatting import format_power
 from ui.i18n import t
 from ui.labels import INPUT_AXES
 from ui.url.pages import GEOMETRY as P
@@ -17,10 +18,6 @@ from ui.vector_input import VectorInputError, parse_vectors, underflow_notes
 from ui.widgets import bound
 
 SCENE_SECTIONS = ("scene", "eps", "affine", "dyt")  # the sections drawn at d = 1, 2 or 3
-
-
-def _number(value: float) -> str:
-    return f"{value:g}"
 
 
 def section() -> str:
@@ -58,7 +55,7 @@ def cloud_inputs(section: str) -> tuple[GeometrySpec | None, tuple[str, ...]]:
             P["ge_spread"],
             t("geometry.spread"),
             c1,
-            format_func=_number,
+            format_func=format_power,
             help=t("geometry.spread_help"),
         )
         shift = bound.slider(
@@ -67,12 +64,12 @@ def cloud_inputs(section: str) -> tuple[GeometrySpec | None, tuple[str, ...]]:
         if section == "dyt":  # DyT has no ε: the link's value kept, not offered
             eps = st.session_state.get(P["ge_eps"].key, P["ge_eps"].default)
         else:
-            eps = bound.select_slider(P["ge_eps"], t("geometry.eps"), c3, format_func=_number)
+            eps = bound.select_slider(P["ge_eps"], t("geometry.eps"), c3, format_func=format_power)
         if section == "affine":
             chosen = _affine_inputs()
         if section == "dyt":
             chosen["dyt_alpha"] = bound.select_slider(
-                P["ge_alpha"], t("geometry.alpha"), format_func=_number
+                P["ge_alpha"], t("geometry.alpha"), format_func=format_power
             )
     shown = dict(distribution=distribution, spread=spread, shift=shift, count=count, d=d)
     return bound.spec_from(GeometrySpec, **shown, seed=seed, eps=eps, **chosen)
@@ -98,7 +95,7 @@ def vector_inputs() -> tuple[tuple[float, ...] | None, GeometrySpec, tuple[str, 
     text = bound.text_input(
         P["ge_vector"], t("geometry.vector"), left, help=t("geometry.vector_help")
     )
-    eps = bound.select_slider(P["ge_eps"], t("geometry.eps"), right, format_func=_number)
+    eps = bound.select_slider(P["ge_eps"], t("geometry.eps"), right, format_func=format_power)
     spec = GeometrySpec(eps=eps)
     try:
         rows = parse_vectors(text, "float32")
