@@ -170,6 +170,17 @@ def test_eps_section_draws_the_formula_with_the_measured_norms():
     assert "agree with the formula" in _text(at)
 
 
+def test_the_sliders_label_their_stops_as_the_page_writes_numbers():
+    """ε = 10⁻⁵ on the slider as in the text beside it, never Python's "1e-05"."""
+    at = _open({"ge_section": "eps"})
+    eps, spread = at.select_slider(key="ge_eps"), at.select_slider(key="ge_spread")
+    assert "10⁻⁵" in eps.options and "10⁻⁸" in eps.options and "0.1" in eps.options
+    assert "0.003" in spread.options and "100" in spread.options
+    assert not [o for o in eps.options + spread.options if "e" in o]
+    at = _open({"ge_section": "dyt"})
+    assert at.select_slider(key="ge_alpha").options[:2] == ["0.05", "0.1"]
+
+
 def test_affine_section_shows_both_parameterisations_as_one_shape():
     at = _open({"ge_section": "affine", "ge_gamma_x": "2", "ge_beta_y": "0.5"})
     table = at.table[0].value

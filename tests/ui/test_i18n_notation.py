@@ -77,3 +77,14 @@ def test_a_code_span_of_any_fence_keeps_its_text_as_typed():
     typed = literal("2e-3 = `x")
     text = translate("input.eps_invalid", "en", token=typed)
     assert typed in text, text
+
+
+def test_no_text_hedges_its_plural_and_powers_of_ten_are_written_one_way():
+    """"1 token(s)" reads wrong for every count: a count's text has a form for one, or says
+    it without a plural ("Tokens in the text: 1").  A power of ten is "3.4×10³⁸" in every
+    text, as the page's own numbers write it (``ui.formatting.scientific``)."""
+    hedged = [key for key, text in catalog("en").items() if re.search(r"\w\(s\)", text)]
+    assert not hedged, f"write the count's forms in {hedged}"
+    for lang in LANGUAGES:
+        dotted = [key for key, text in catalog(lang).items() if re.search(r"·10[⁰-⁹⁻]", text)]
+        assert not dotted, f"{lang}: write ×10 in {dotted}"

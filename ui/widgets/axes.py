@@ -13,7 +13,7 @@ from engine.axes.limits import EXAMPLE_BATCH, EXAMPLE_CHANNELS, EXAMPLE_TOKENS
 from engine.config import AxesSpec
 from ui import presenting
 from ui.figures.axes import cell_at
-from ui.formatting import as_ascii, format_power, literal
+from ui.formatting import as_ascii, format_reading, literal
 from ui.i18n import t
 from ui.url.pages import AXES as P
 from ui.widgets import bound
@@ -82,7 +82,7 @@ def axes_inputs() -> tuple[AxesSpec | None, tuple[str, ...]]:
         kind = bound.segmented(P["ax_norm"], t("axes.norm"), width="stretch")
         c1, c2, c3 = st.columns([2, 1, 1], vertical_alignment="bottom")
         eps = bound.select_slider(
-            P["ax_eps"], t("axes.eps"), c1, format_func=format_power, help=t("axes.eps_help")
+            P["ax_eps"], t("axes.eps"), c1, format_func=format_reading, help=t("axes.eps_help")
         )
         if kind == "groupnorm":
             chosen["groups"] = bound.number(

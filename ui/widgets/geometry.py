@@ -10,7 +10,7 @@ import streamlit as st
 from engine.config import MAX_ROWS, GeometrySpec
 from ui import presenting
 from ui.errors import input_error_text
-from ui.formatting import format_power
+from ui.formatting import format_reading
 from ui.i18n import t
 from ui.labels import INPUT_AXES
 from ui.url.pages import GEOMETRY as P
@@ -55,7 +55,7 @@ def cloud_inputs(section: str) -> tuple[GeometrySpec | None, tuple[str, ...]]:
             P["ge_spread"],
             t("geometry.spread"),
             c1,
-            format_func=format_power,
+            format_func=format_reading,
             help=t("geometry.spread_help"),
         )
         shift = bound.slider(
@@ -64,12 +64,14 @@ def cloud_inputs(section: str) -> tuple[GeometrySpec | None, tuple[str, ...]]:
         if section == "dyt":  # DyT has no ε: the link's value kept, not offered
             eps = st.session_state.get(P["ge_eps"].key, P["ge_eps"].default)
         else:
-            eps = bound.select_slider(P["ge_eps"], t("geometry.eps"), c3, format_func=format_power)
+            eps = bound.select_slider(
+                P["ge_eps"], t("geometry.eps"), c3, format_func=format_reading
+            )
         if section == "affine":
             chosen = _affine_inputs()
         if section == "dyt":
             chosen["dyt_alpha"] = bound.select_slider(
-                P["ge_alpha"], t("geometry.alpha"), format_func=format_power
+                P["ge_alpha"], t("geometry.alpha"), format_func=format_reading
             )
     shown = dict(distribution=distribution, spread=spread, shift=shift, count=count, d=d)
     return bound.spec_from(GeometrySpec, **shown, seed=seed, eps=eps, **chosen)
@@ -95,7 +97,7 @@ def vector_inputs() -> tuple[tuple[float, ...] | None, GeometrySpec, tuple[str, 
     text = bound.text_input(
         P["ge_vector"], t("geometry.vector"), left, help=t("geometry.vector_help")
     )
-    eps = bound.select_slider(P["ge_eps"], t("geometry.eps"), right, format_func=format_power)
+    eps = bound.select_slider(P["ge_eps"], t("geometry.eps"), right, format_func=format_reading)
     spec = GeometrySpec(eps=eps)
     try:
         rows = parse_vectors(text, "float32")
