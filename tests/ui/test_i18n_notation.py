@@ -80,7 +80,7 @@ def test_a_code_span_of_any_fence_keeps_its_text_as_typed():
 
 
 def test_no_text_hedges_its_plural_and_powers_of_ten_are_written_one_way():
-    """"1 token(s)" reads wrong for every count: a count's text has a form for one, or says
+    """ "1 token(s)" reads wrong for every count: a count's text has a form for one, or says
     it without a plural ("Tokens in the text: 1").  A power of ten is "3.4×10³⁸" in every
     text, as the page's own numbers write it (``ui.formatting.scientific``)."""
     hedged = [key for key, text in catalog("en").items() if re.search(r"\w\(s\)", text)]

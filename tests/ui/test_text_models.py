@@ -104,7 +104,15 @@ def test_short_count(n, lang, expected):
 
 @pytest.mark.parametrize(
     "n, expected",
-    [(3_072, "3,072 B"), (49_152, "49.2 kB"), (9_486_336, "9.49 MB"), (2 * 10**9, "2 GB")],
+    [
+        (3_072, "3,072 B"),
+        (49_152, "49.2 kB"),
+        (999_999, "1 MB"),
+        (9_486_336, "9.49 MB"),
+        (2 * 10**9, "2 GB"),
+        (2 * 2**42, "8.8 TB"),
+        (1_234_567 * 10**9, "1,235 TB"),
+    ],
 )
 def test_bytes_text(n, expected):
     assert text.bytes_text(n) == expected

@@ -27,7 +27,7 @@ from ui.figures.kernels import recorded_bandwidth_figure, timing_figure
 from ui.formatting import format_number, format_reading
 from ui.i18n import current_language, join, t
 from ui.labels import label
-from ui.text.models import seconds_text
+from ui.text.models import bytes_text, seconds_text
 from ui.views.charts import show_chart
 
 _OPS = ("row_forward", "row_backward", "fused", "channel", "other")
@@ -128,16 +128,9 @@ def recorded() -> None:
     st.dataframe(pd.DataFrame(rows), width="stretch", hide_index=True)
 
 
-def _bytes(n: int) -> str:
-    for unit, size in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if n >= size:
-            return f"{n / size:,.1f} {unit}"  # 17.6 TB, never "17592.2 GB"
-    return f"{n} B"
-
-
 def roofline(ln: NormTraffic, rms: NormTraffic) -> None:
     c1, c2, c3, c4 = st.columns(4)
-    c1.metric(t("kernels.memory_bytes"), _bytes(ln.bytes_moved))
+    c1.metric(t("kernels.memory_bytes"), bytes_text(ln.bytes_moved))
     # one metric per norm: "1.75 / 1" under one label read like a ratio 1.75 : 1 (the unit
     # short, FLOP/B as on the Model catalog, so that four values fit their columns)
     for column, kind, traffic in ((c2, "layernorm", ln), (c3, "rmsnorm", rms)):
@@ -178,9 +171,9 @@ def roofline(ln: NormTraffic, rms: NormTraffic) -> None:
             "kernels.memory_fusion",
             unfused_passes=UNFUSED_PASSES,
             fused_passes=FUSED_PASSES,
-            unfused=_bytes(ln.unfused_add_norm_bytes),
-            fused=_bytes(ln.fused_add_norm_bytes),
-            saved=_bytes(saved),
+            unfused=bytes_text(ln.unfused_add_norm_bytes),
+            fused=bytes_text(ln.fused_add_norm_bytes),
+            saved=bytes_text(saved),
             percent=format_number(100 * saved / ln.unfused_add_norm_bytes, 1),
             add_reads=add_reads,
             add_writes=add_writes,
