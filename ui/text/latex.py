@@ -44,9 +44,16 @@ def _latex(text: str) -> str:
     return text.replace("∞", r"\infty").replace("NaN", r"\text{NaN}")
 
 
+# A whole part of five digits (format_number writes larger ones with a power of ten), grouped
+# as the sentences beside the maths group it (``format_reading``: 11,180.3399); "{,}" is a
+# comma KaTeX sets without a space after it.
+_FIVE_DIGITS = re.compile(r"(?<![\d.])(\d\d)(\d{3})(?!\d)")
+
+
 def latex_number(value: float) -> str:
-    """A number as LaTeX: 1e-05 -> 10^{-5}, 2.5e-06 -> 2.5\\times10^{-6}, inf -> \\infty."""
-    return _latex(format_number(value))
+    """A number as LaTeX: 1e-05 -> 10^{-5}, 2.5e-06 -> 2.5\\times10^{-6}, inf -> \\infty,
+    11180.34 -> 11{,}180.34."""
+    return _FIVE_DIGITS.sub(r"\1{,}\2", _latex(format_number(value)))
 
 
 def latex_power(value: float) -> str:
