@@ -153,7 +153,7 @@ ANSWER_MARKERS = {
     "pre_post": {"en": ["grows with depth"], "zh": ["随深度增长"], "maths": []},
     "peri_olmo2": {"en": ["not by how large"], "zh": ["碰巧有多大"], "maths": []},
     "deepnorm": {"en": ["only a little"], "zh": ["一点点"], "maths": []},
-    "precision": {"en": [], "zh": [], "maths": [r"\infty", r"90\,000"]},
+    "precision": {"en": [], "zh": [], "maths": [r"\infty", r"90{,}000"]},
     "cost": {"en": [], "zh": [], "maths": [r"\longrightarrow"]},
     "real_models": {"en": ["jumps"], "zh": ["跃升"], "maths": []},
 }

@@ -212,7 +212,7 @@ LESSONS: tuple[Lesson, ...] = (
         "precision",
         (r"\sigma^2 = \frac{1}{d}\sum_i (x_i - \mu)^2",),
         answer_maths=(
-            r"(-300 - 0)^2 = 90\,000 > 65\,504 = \max_{\text{float16}}",
+            r"(-300 - 0)^2 = 90{,}000 > 65{,}504 = \max_{\text{float16}}",
             r"\sigma^2 = \infty \;\Rightarrow\; \frac{1}{\sqrt{\sigma^2 + \varepsilon}} = 0"
             r"\;\Rightarrow\; y = 0",
         ),
