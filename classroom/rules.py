@@ -229,13 +229,6 @@ class LearnerView:
     revealed: frozenset[str] = frozenset()  # the class's lessons whose answer is revealed
     final: bool = False  # the answer was shown with this round's vote: a new one is refused
 
-    @property
-    def answer_visible(self) -> bool:
-        """Paced: only after the reveal.  Self-paced: once this learner has committed."""
-        if self.paced:
-            return self.state.revealed
-        return self.state.revealed or any(v is not None for v in self.votes)
-
 
 def counts_csv(options: dict, rounds: dict, counted) -> str:
     """The instructor's export: ``lesson,round,option,votes`` for every lesson with votes or a

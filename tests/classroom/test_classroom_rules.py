@@ -69,19 +69,6 @@ def test_many_addresses_are_bounded_by_the_servers_limit_plus_one_guess_each():
     assert many.chance_per_class < 1e-3
 
 
-def test_a_learner_sees_the_answer_per_the_pacing():
-    closed = rules.LessonState(round=1, voting_open=False, revealed=False)
-    revealed = rules.LessonState(round=1, voting_open=False, revealed=True)
-
-    def view(state, votes, paced):
-        return rules.LearnerView("l", state, votes, paced, None, 0)
-
-    assert not view(closed, ("a",), paced=True).answer_visible
-    assert view(revealed, (None,), paced=True).answer_visible
-    assert view(closed, ("a",), paced=False).answer_visible
-    assert not view(closed, (None,), paced=False).answer_visible
-
-
 @pytest.mark.parametrize(
     "text, code",
     [
