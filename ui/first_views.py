@@ -6,8 +6,9 @@ example's report (benchmarks/RESULTS.md, "First render and each page's first vie
 ``open_first_views()`` opens each of ``WARMED_PAGES`` once, with an empty link, in a session of
 its own that no browser holds: the page's script runs as for a first visitor, its results
 go to the process's shared caches, the messages it sends are dropped, and the session is
-closed.  ``scripts/serve.py`` calls it after the first page view has been served and the
-live model's cached load has had its turn, so it never slows a first render.
+closed.  ``scripts/serve.py`` calls it after the first page view has been served, the
+live model's cached load has had its turn and page runs have paused for a few seconds
+(``ui.live_model.wait_for_quiet``), so it never slows a first render.
 
 The session is Streamlit's own, made through the API it offers a host
 (``Runtime.connect_session``, ``handle_backmsg``, ``close_session``), which runs on the

@@ -30,6 +30,9 @@ from engine.errors import EngineError
 FIRST_PAGE_WAIT_S = 30.0  # the server's load waits this long at most for a first page view
 CACHED_WAIT_S = 5.0  # ... and this long where the model is in the cache
 _PAGE_SERVED = threading.Event()  # set once the process has served a whole page run
+QUIET_S = 3.0  # "quiet": no page run has ended for this long (``wait_for_quiet``)
+QUIET_CAP_S = 10.0  # ... waited for this long at most: a busy server warms up all the same
+_last_run_end = 0.0  # time.monotonic() when the last page run ended
 _SERVER = threading.local()  # .starting: this thread is the server's own, starting the load
 _LOGGER = get_logger(__name__)  # the server's own log
 
@@ -126,6 +129,8 @@ def model_load(path: str | None = None) -> ModelLoad:
 
 def page_served() -> None:
     """Called by ``app.py`` after each page run: the first one releases the waiting load."""
+    global _last_run_end
+    _last_run_end = time.monotonic()
     _PAGE_SERVED.set()
 
 
@@ -157,6 +162,21 @@ def cached() -> bool:
 def wait_for_first_page(timeout_s: float = FIRST_PAGE_WAIT_S) -> None:
     """Block until the process has served its first page run, or ``timeout_s``."""
     _PAGE_SERVED.wait(timeout_s)
+
+
+def wait_for_quiet(quiet_s: float = QUIET_S, cap_s: float = QUIET_CAP_S) -> None:
+    """Block until no page run has ended for ``quiet_s`` seconds, or ``cap_s`` have passed.
+
+    A page's run ends when the server has sent it; its browser then draws it, its charts
+    last, for a second or more: work started at once on the server takes cores from that
+    drawing (``scripts/serve.py``'s first views made the first render 0.7 s later,
+    benchmarks/RESULTS.md, "First render").  Returns at once before any page run."""
+    deadline = time.monotonic() + cap_s
+    while (now := time.monotonic()) < deadline:
+        left = _last_run_end + quiet_s - now
+        if left <= 0:
+            return
+        time.sleep(min(left, deadline - now))
 
 
 def forget() -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -94,6 +95,29 @@ def test_the_servers_load_waits_for_the_first_page(monkeypatch):
     assert started == [True]
     live_model.start_loading_after_first_page(0.0)  # a page already served: at once
     assert started == [True, True]
+
+
+def test_the_first_views_wait_until_no_page_run_has_ended_for_a_while(monkeypatch):
+    """``wait_for_quiet``: at once before any page run; after one, until ``quiet_s`` without
+    another (a later run starts the wait again); never past ``cap_s``."""
+    monkeypatch.setattr(live_model, "_last_run_end", 0.0)
+    start = time.monotonic()
+    live_model.wait_for_quiet(30.0, 60.0)  # no page run yet
+    assert time.monotonic() - start < 5.0
+    live_model.page_served()
+    start = time.monotonic()
+    live_model.wait_for_quiet(0.4, 60.0)
+    assert time.monotonic() - start >= 0.4
+    live_model.page_served()
+    later = threading.Timer(0.3, live_model.page_served)  # another visitor's run ends
+    start = time.monotonic()
+    later.start()
+    live_model.wait_for_quiet(0.6, 60.0)
+    assert time.monotonic() - start >= 0.9
+    live_model.page_served()
+    start = time.monotonic()
+    live_model.wait_for_quiet(30.0, 0.5)  # a busy server: the cap
+    assert 0.5 <= time.monotonic() - start < 10.0
 
 
 def test_a_cached_model_waits_for_the_first_page_only_briefly(monkeypatch):
