@@ -118,20 +118,25 @@ def test_a_revealed_answer_closes_voting_for_good(store, refused):
 
 
 def test_paced_learners_see_the_answer_only_once_it_is_revealed(store):
+    """What ui/widgets/class_learner.py's ``hidden`` reads: paced, the lesson's reveal."""
     new, (ann,) = class_with(store, 1)
     store.vote(new.code, ann, f"{FIRST}.a")
-    assert not store.learner_view(new.code, ann, FIRST).answer_visible
+    view = store.learner_view(new.code, ann, FIRST)
+    assert view.paced and not view.state.revealed and FIRST not in view.revealed
     store.reveal(new.code, new.instructor_key, FIRST)
-    assert store.learner_view(new.code, ann, FIRST).answer_visible
+    view = store.learner_view(new.code, ann, FIRST)
+    assert view.state.revealed and FIRST in view.revealed
 
 
 def test_self_paced_learners_see_the_answer_once_they_commit(store):
+    """Self-paced, the answer shows with the learner's own vote: the view holds it."""
     new, (ann,) = class_with(store, 1)
     store.set_paced(new.code, new.instructor_key, False)
-    assert not store.learner_view(new.code, ann, FIRST).answer_visible
+    view = store.learner_view(new.code, ann, FIRST)
+    assert not view.paced and view.votes == (None,) and not view.final
     store.vote(new.code, ann, f"{FIRST}.a")
     view = store.learner_view(new.code, ann, FIRST)
-    assert view.answer_visible and not view.paced
+    assert not view.paced and view.votes == ("a",) and view.final
 
 
 def test_everyone_to_lesson_n_reaches_every_learners_view_each_time(store):
