@@ -40,9 +40,10 @@ def _remember_language() -> None:
     st.session_state["language"] = st.session_state["language_select"]
 
 
+# Below the navigation, the controls first (language, presentation, the share box, which is
+# filled after the page has run), then what the app is and what computes it: at a laptop's or
+# a projector's 768 px the controls are on the first screen, not under the sidebar's fold.
 with st.sidebar:
-    st.markdown(f"### :material/functions: {t('app.title')}")
-    st.caption(t("app.tagline"))
     st.selectbox(
         t("app.language"),
         list(LANGUAGES),
@@ -54,6 +55,9 @@ with st.sidebar:
         placeholder=t("app.choose_one"),
     )
     presenting.chooser()
+    share_slot = st.container()
+    st.markdown(f"### :material/functions: {t('app.title')}")
+    st.caption(t("app.tagline"))
     backend = describe_backend()
     st.badge(
         t("app.labelled", label=t("app.backend"), value=backend.label),
@@ -114,6 +118,6 @@ presenting.exit_button()
 navigation.run()
 language, present = st.session_state["language"], presenting.mode()
 left_out = address_bar.publish(params, language, present)
-address_bar.share_box(params, language, left_out, present)
+address_bar.share_box(share_slot, params, language, left_out, present)
 live_model.page_served()  # releases the server's background load of SmolLM2 (scripts/serve.py)
 sessions.tidy()  # ends the sessions of tabs closed for good (their uploads with them)

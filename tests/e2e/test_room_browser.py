@@ -227,6 +227,11 @@ def test_nothing_in_a_room_is_cut_or_covered(room, server_url, lang):
         variant = "_present" if "present=on" in query else "_set" if query else ""
         name = f"{path or 'vector_lab'}_{lang}{variant}"
         problems = page.evaluate(TRUNCATED) if "cut" in checks else []
+        if size == "projector" and not query:  # the sidebar's controls above its fold
+            controls = page.locator("[data-testid='stSidebarUserContent'] details summary")
+            box = controls.first.bounding_box()
+            if box is None or box["y"] + box["height"] > page.viewport_size["height"]:
+                problems.append("the share box is below the sidebar's fold")
         if "room" in checks:
             problems += _room_problems(page, size, path, query)
         shot(name)

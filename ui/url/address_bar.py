@@ -306,15 +306,14 @@ def share_link(page: PageParams | None, lang: str, present: str = "off") -> str:
 
 
 def share_box(
-    page: PageParams | None, lang: str, left_out: tuple[str, ...], present: str = "off"
+    where, page: PageParams | None, lang: str, left_out: tuple[str, ...], present: str = "off"
 ) -> None:
-    """A sidebar expander with the current page's link, ready to copy."""
+    """An expander in ``where`` (the sidebar's place for it) with the current page's link,
+    ready to copy."""
     # Filled only once opened (a rerun), unless it has a note to give: its code block would
     # make a first view fetch and run the browser's syntax highlighter (1.5 MB of
     # JavaScript) for a closed box.
-    box = st.sidebar.expander(
-        t("app.share"), icon=":material/link:", key=SHARE_KEY, on_change="rerun"
-    )
+    box = where.expander(t("app.share"), icon=":material/link:", key=SHARE_KEY, on_change="rerun")
     if not box.open and not left_out:
         return
     with box:
