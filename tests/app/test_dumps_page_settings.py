@@ -72,6 +72,8 @@ def test_link_values_past_the_dump_are_said_and_thresholds_apply(app, upload):
     warning = " ".join(w.value for w in app.warning)
     assert "`du_token`" in warning and "showing 6" in warning
     assert app.number_input(key="du_token").value == 6  # the link's du_token: its section
+    eps = app.selectbox(key="du_eps")
+    assert eps.value == 0 and "10⁻⁵" in eps.options and not [o for o in eps.options if "e" in o]
     app.segmented_control(key="du_section").set_value("massive").run()
     assert "No activation passes the threshold" in page_text(app)  # 2500 < 3000
 

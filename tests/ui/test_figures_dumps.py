@@ -4,7 +4,6 @@ computed here), marks what it says it marks, and leaves gaps where a value is mi
 from __future__ import annotations
 
 import dataclasses
-import math
 
 import numpy as np
 import pytest
@@ -20,6 +19,7 @@ from tests.plain_text import plain
 from ui.figures import dumps as figures
 from ui.figures import dumps_channels as channel_figures
 from ui.figures.export import labelled_table
+from ui.figures.style import tick_texts
 from ui.i18n import catalog
 from ui.presenting import CHART_TICKS
 
@@ -45,6 +45,15 @@ def _trace(figure, name):
     return next(trace for trace in figure.data if plain(trace.name or "") == name)
 
 
+def _read_tick(text: str) -> float:
+    """A tick label's number: "1,000", "0.01", "10⁻⁶"."""
+    text = text.replace(",", "").replace("−", "-")
+    exponent = text[2:]
+    if text.startswith("10") and exponent and set(exponent) <= set("⁻⁰¹²³⁴⁵⁶⁷⁸⁹"):
+        return 10.0 ** int(exponent.translate(str.maketrans("⁻⁰¹²³⁴⁵⁶⁷⁸⁹", "-0123456789")))
+    return float(text)
+
+
 def test_heatmap_is_log10_of_each_tokens_rms_and_marks_the_first_and_outlier_tokens(rep):
     figure = figures.rms_heatmap(rep.residual.rms[:, 1], rep.labels, "zh", True, [(4, 2)])
     expected = X[:, 1].double().pow(2).mean(-1).sqrt().numpy()  # [L, T]
@@ -53,8 +62,10 @@ def test_heatmap_is_log10_of_each_tokens_rms_and_marks_the_first_and_outlier_tok
     outlier = _trace(figure, ZH["dumps.outlier_token"])
     assert list(outlier.x) == [4] and list(outlier.y) == [2]
     assert figure.layout.title.text == ZH["dumps.heatmap_title"]
-    ticks = figure.data[0].colorbar.ticktext
-    assert all(float(tick) == 10 ** round(math.log10(float(tick))) for tick in ticks)
+    ticks = figure.data[0].colorbar.ticktext  # at its powers of ten, as every log axis writes them
+    powers = [10.0**p for p in figure.data[0].colorbar.tickvals]
+    assert [_read_tick(tick) for tick in ticks] == pytest.approx(powers) and len(ticks) >= 2
+    assert tick_texts([1e-6, 1e-5]) == ["10⁻⁶", "10⁻⁵"]  # never "1e-06"
     linear = figures.rms_heatmap(rep.residual.rms[:, 1], rep.labels, "zh", log=False)
     np.testing.assert_allclose(linear.data[0].z, expected, rtol=1e-6)
 

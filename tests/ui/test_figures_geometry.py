@@ -191,6 +191,7 @@ def test_cosine_error_bars_stop_at_one_and_norm_bars_at_zero():
         assert np.all(bottom[np.isfinite(bottom)] >= -1e-12) or trace.meta.endswith("_2")
     rms_cos = next(t for t in figure.data if t.meta == "rmsnorm_2")
     assert np.nanmax(np.asarray(rms_cos.y) + spread.rmsnorm.cos_std) > 1  # it was cut
+    assert "10⁻⁵" in list(rms_cos.x) and not [e for e in rms_cos.x if "e" in e]  # as the slider
 
 
 def test_histograms_count_every_finite_value_of_every_series():

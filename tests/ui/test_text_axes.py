@@ -40,4 +40,4 @@ def test_the_instancenorm_legend_says_pytorchs_module_has_no_gamma_or_beta_by_de
 
 def test_the_batch_of_one_writes_eps_as_its_box_does():
     facts = [plain(fact) for fact in batch_of_one_facts(batch_of_one(AxesSpec()), "en")]
-    assert any("With ε = 1e-5:" in fact for fact in facts), facts  # not "1e-05"
+    assert any("With ε = 10⁻⁵:" in fact for fact in facts), facts  # as the slider, not "1e-05"

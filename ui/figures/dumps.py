@@ -27,7 +27,7 @@ from engine.dumps.diagnostics import (
 )
 from engine.dumps.norm_views import TokenNorms
 from engine.dumps.report import NormComparison
-from ui.figures.style import framed, linear_axis, log_axis, shaded_band
+from ui.figures.style import framed, linear_axis, log_axis, shaded_band, tick_texts
 from ui.formatting import finite_or_none, plot_text
 from ui.i18n import translate
 from ui.labels import label
@@ -81,7 +81,7 @@ def decade_ticks(low: float, high: float) -> tuple[list[float], list[str]]:
     if not (math.isfinite(low) and math.isfinite(high)):
         return [], []
     powers = list(range(math.floor(low), math.ceil(high) + 1))
-    return [float(p) for p in powers], [f"{10.0**p:g}" for p in powers]
+    return [float(p) for p in powers], tick_texts([10.0**p for p in powers])
 
 
 def log10_or_nan(values: np.ndarray) -> np.ndarray:

@@ -22,7 +22,7 @@ from engine.axes.train_eval import TrainEvalGap
 from engine.config import NormSpec
 from engine.norms import kinds
 from engine.norms.kinds import KIND_AXES
-from ui.formatting import format_eps, format_number, format_reading
+from ui.formatting import format_number, format_reading
 from ui.i18n import translate
 from ui.labels import NORM_NAMES
 from ui.text.latex import chain, latex_number
@@ -197,7 +197,7 @@ def batch_of_one_facts(result: BatchOfOne, lang: str) -> list[str]:
         translate(
             "axes.one.collapses",
             lang,
-            eps=format_eps(result.eps),  # as the ε box writes it: 1e-5
+            eps=format_reading(result.eps),  # as the ε slider writes it: 10⁻⁵
             diff=format_reading(result.max_abs_y_minus_beta),
         ),
         translate(

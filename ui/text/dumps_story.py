@@ -158,7 +158,7 @@ def norm_step_sentence(
         "dumps.io_check",
         lang,
         kind=io.kind,
-        eps=f"{io.eps:.3g}" if io.eps is not None else "—",
+        eps=format_reading(io.eps) if io.eps is not None else "—",
         rstd=format_reading(step.rstd, 6),
         difference=format_reading(step.max_difference, 3),
         largest=format_reading(float(np.abs(io.y).max()), 4),

@@ -35,6 +35,7 @@ from engine.dumps.sources import Upload
 from engine.errors import EngineError
 from ui.echoes import echoed
 from ui.errors import error_text
+from ui.formatting import format_reading
 from ui.i18n import t
 from ui.text.dumps import size_text
 from ui.url.codec import Param
@@ -233,7 +234,7 @@ def dump_settings() -> tuple[DumpSpec | None, tuple[str, ...], object]:
             P["du_eps"],
             t("dumps.eps"),
             c4,
-            format_func=lambda v: f"{v:g}",
+            format_func=format_reading,
             help=t("dumps.eps_help"),
         )
     spec, errors = bound.spec_from(
