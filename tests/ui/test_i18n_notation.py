@@ -86,5 +86,7 @@ def test_no_text_hedges_its_plural_and_powers_of_ten_are_written_one_way():
     hedged = [key for key, text in catalog("en").items() if re.search(r"\w\(s\)", text)]
     assert not hedged, f"write the count's forms in {hedged}"
     for lang in LANGUAGES:
-        dotted = [key for key, text in catalog(lang).items() if re.search(r"·\s*10[⁰¹²³⁴⁵⁶⁷⁸⁹⁻]", text)]
+        dotted = [
+            key for key, text in catalog(lang).items() if re.search(r"·\s*10[⁰¹²³⁴⁵⁶⁷⁸⁹⁻]", text)
+        ]
         assert not dotted, f"{lang}: write ×10 in {dotted}"
