@@ -29,6 +29,7 @@ from ui.url.pages import DEFAULT_PAGE, PAGES
 ICON = Path(__file__).parent / "ui" / "assets" / "icon.svg"
 st.set_page_config(page_title="NormScope", page_icon=str(ICON), layout="wide")
 
+live_model.page_started()  # the server's warm-up waits while pages run (scripts/serve.py)
 if "language" not in st.session_state:
     st.session_state["language"] = address_bar.initial_language()
 if presenting.STATE_KEY not in st.session_state:

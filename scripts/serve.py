@@ -23,11 +23,11 @@ skip it (the model then loads on the first visit to the live mode); where ``llm-
 is not installed it ends at once.
 
 Last, once the first page view has been served, a cached model load has ended (a first
-load is not waited for) and no page run has ended for 3 s (``live_model.wait_for_quiet``:
-a browser is still drawing what it was sent), it opens the Depth and Activation dumps pages
-once in a session no browser holds (``ui/first_views.py``), so that their seconds of
-first-view work are done before their first visitor comes.  ``NORMSCOPE_WARM_PAGES=0``
-skips that.
+load is not waited for) and page runs have paused for 3 s (``live_model.wait_for_quiet``,
+10 s at most: a browser is still drawing what it was sent), it opens the Depth and
+Activation dumps pages once in a session no browser holds (``ui/first_views.py``), so that
+their seconds of first-view work are done before their first visitor comes.
+``NORMSCOPE_WARM_PAGES=0`` skips that.
 
 Arguments go to ``streamlit run app.py``.
 """

@@ -32,7 +32,7 @@ CACHED_WAIT_S = 5.0  # ... and this long where the model is in the cache
 _PAGE_SERVED = threading.Event()  # set once the process has served a whole page run
 QUIET_S = 3.0  # "quiet": no page run has ended for this long (``wait_for_quiet``)
 QUIET_CAP_S = 10.0  # ... waited for this long at most: a busy server warms up all the same
-_last_run_end = 0.0  # time.monotonic() when the last page run ended
+_runs = {"started": None, "ended": None}  # time.monotonic() of the last page run's start, end
 _SERVER = threading.local()  # .starting: this thread is the server's own, starting the load
 _LOGGER = get_logger(__name__)  # the server's own log
 
@@ -127,10 +127,14 @@ def model_load(path: str | None = None) -> ModelLoad:
     return _model_load(path or "")
 
 
+def page_started() -> None:
+    """Called by ``app.py`` as each page run starts (``wait_for_quiet``)."""
+    _runs["started"] = time.monotonic()
+
+
 def page_served() -> None:
     """Called by ``app.py`` after each page run: the first one releases the waiting load."""
-    global _last_run_end
-    _last_run_end = time.monotonic()
+    _runs["ended"] = time.monotonic()
     _PAGE_SERVED.set()
 
 
@@ -165,18 +169,24 @@ def wait_for_first_page(timeout_s: float = FIRST_PAGE_WAIT_S) -> None:
 
 
 def wait_for_quiet(quiet_s: float = QUIET_S, cap_s: float = QUIET_CAP_S) -> None:
-    """Block until no page run has ended for ``quiet_s`` seconds, or ``cap_s`` have passed.
+    """Block until no page run has ended for ``quiet_s`` seconds and none has started since,
+    or until ``cap_s`` have passed.
 
     A page's run ends when the server has sent it; its browser then draws it, its charts
     last, for a second or more: work started at once on the server takes cores from that
     drawing (``scripts/serve.py``'s first views made the first render 0.7 s later,
-    benchmarks/RESULTS.md, "First render").  Returns at once before any page run."""
+    benchmarks/RESULTS.md, "First render").  A run that stopped early (``st.stop``, an
+    error) never says it ended: the cap ends the wait.  Returns at once before any run."""
     deadline = time.monotonic() + cap_s
     while (now := time.monotonic()) < deadline:
-        left = _last_run_end + quiet_s - now
+        started, ended = _runs["started"], _runs["ended"]
+        if started is None and ended is None:
+            return
+        running = ended is None or (started is not None and started > ended)
+        left = deadline - now if running else ended + quiet_s - now
         if left <= 0:
             return
-        time.sleep(min(left, deadline - now))
+        time.sleep(min(left, deadline - now, quiet_s))
 
 
 def forget() -> None:

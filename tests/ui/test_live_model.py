@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -97,27 +96,54 @@ def test_the_servers_load_waits_for_the_first_page(monkeypatch):
     assert started == [True, True]
 
 
-def test_the_first_views_wait_until_no_page_run_has_ended_for_a_while(monkeypatch):
+class _Clock:
+    """``time`` for ``live_model``: ``sleep`` moves ``monotonic`` on and runs what was
+    scheduled for the moment it passes (a page run's start or end in another session)."""
+
+    def __init__(self) -> None:
+        self.now, self.slept, self.scheduled = 1000.0, 0.0, []
+
+    def monotonic(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        target = self.now + seconds
+        for when, call in sorted(item for item in self.scheduled if item[0] <= target):
+            self.scheduled.remove((when, call))
+            self.now = when  # the call happens at its moment, while this thread sleeps
+            call()
+        self.now = target
+        self.slept += seconds
+
+
+def test_the_first_views_wait_until_page_runs_pause(monkeypatch):
     """``wait_for_quiet``: at once before any page run; after one, until ``quiet_s`` without
-    another (a later run starts the wait again); never past ``cap_s``."""
-    monkeypatch.setattr(live_model, "_last_run_end", 0.0)
-    start = time.monotonic()
-    live_model.wait_for_quiet(30.0, 60.0)  # no page run yet
-    assert time.monotonic() - start < 5.0
+    another ending (a later one starts the wait again) and none running; never past
+    ``cap_s``, also where a run never said it ended (``st.stop``)."""
+    clock = _Clock()
+    monkeypatch.setattr(live_model, "time", clock)
+    monkeypatch.setattr(live_model, "_runs", {"started": None, "ended": None})
+    monkeypatch.setattr(live_model, "_PAGE_SERVED", threading.Event())
+    live_model.wait_for_quiet(3.0, 10.0)
+    assert clock.slept == 0  # no page run yet
+    live_model.page_started()
     live_model.page_served()
-    start = time.monotonic()
-    live_model.wait_for_quiet(0.4, 60.0)
-    assert time.monotonic() - start >= 0.4
+    live_model.wait_for_quiet(3.0, 10.0)
+    assert clock.slept == 3.0
+    live_model.page_started()  # a run that ends one second into the wait
+    clock.scheduled.append((clock.now + 1.0, live_model.page_served))
+    clock.slept = 0.0
+    live_model.wait_for_quiet(3.0, 10.0)
+    assert clock.slept == 4.0  # its end, then 3 s of quiet
+    clock.slept = 0.0
     live_model.page_served()
-    later = threading.Timer(0.3, live_model.page_served)  # another visitor's run ends
-    start = time.monotonic()
-    later.start()
-    live_model.wait_for_quiet(0.6, 60.0)
-    assert time.monotonic() - start >= 0.9
-    live_model.page_served()
-    start = time.monotonic()
-    live_model.wait_for_quiet(30.0, 0.5)  # a busy server: the cap
-    assert 0.5 <= time.monotonic() - start < 10.0
+    clock.scheduled.append((clock.now + 2.0, live_model.page_served))  # another session's
+    live_model.wait_for_quiet(3.0, 10.0)
+    assert clock.slept == 5.0
+    live_model.page_started()  # never ends: the cap
+    clock.slept = 0.0
+    live_model.wait_for_quiet(3.0, 10.0)
+    assert clock.slept == 10.0
 
 
 def test_a_cached_model_waits_for_the_first_page_only_briefly(monkeypatch):
