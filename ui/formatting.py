@@ -243,6 +243,18 @@ def plot_text(text: str) -> str:
     return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
+def bytes_text(n: int) -> str:
+    """Bytes as people read them: 3,072 B, 49.2 kB, 9.49 MB, 17.6 TB, 1,200 TB (past a
+    thousand terabytes the count grows, never "1.2e+03 TB")."""
+    if n < 10_000:
+        return f"{n:,} B"
+    for unit, size in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n >= 0.9995 * size:  # the unit of the rounded value: 999,999 B is "1 MB"
+            value = n / size
+            return f"{value:,.0f} {unit}" if value >= 999.5 else f"{value:.3g} {unit}"
+    raise AssertionError("unreachable: n >= 10,000")
+
+
 def format_eps(value: float) -> str:
     """An epsilon as people write it: 1e-05 -> "1e-5", 1.1920929e-07 -> "1.19e-7"."""
     return re.sub(r"e([+-])0*(\d)", r"e\1\2", f"{value:.3g}").replace("e+", "e")

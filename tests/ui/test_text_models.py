@@ -12,6 +12,7 @@ from engine.models.calculator import norm_budget
 from engine.models.config_json import parse_config
 from engine.models.loader import catalog
 from tests.untranslated import problems
+from ui.formatting import bytes_text
 from ui.text import models as text
 
 LANGS = ("en", "zh")
@@ -115,7 +116,7 @@ def test_short_count(n, lang, expected):
     ],
 )
 def test_bytes_text(n, expected):
-    assert text.bytes_text(n) == expected
+    assert bytes_text(n) == expected
 
 
 def test_seconds_text():

@@ -212,18 +212,6 @@ def budget_sum(budget: NormBudget) -> str:
     return " + ".join(terms) + f" = {count(budget.norm_parameters)}"
 
 
-def bytes_text(n: int) -> str:
-    """Bytes as people read them: 3,072 B, 49.2 kB, 9.49 MB, 17.6 TB, 1,200 TB (past a
-    thousand terabytes the count grows, never "1.2e+03 TB")."""
-    if n < 10_000:
-        return f"{n:,} B"
-    for unit, size in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if n >= 0.9995 * size:  # the unit of the rounded value: 999,999 B is "1 MB"
-            value = n / size
-            return f"{value:,.0f} {unit}" if value >= 999.5 else f"{value:.3g} {unit}"
-    raise AssertionError("unreachable: n >= 10,000")
-
-
 def seconds_text(seconds: float) -> str:
     """A short duration: 10.2 ns, 3.41 µs, 1.2 ms, 2.5 s; a one-token norm's 2.05 ps."""
     if not math.isfinite(seconds) or seconds <= 0:

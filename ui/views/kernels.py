@@ -24,10 +24,10 @@ from engine.perf.timing import (
     NormTimings,
 )
 from ui.figures.kernels import recorded_bandwidth_figure, timing_figure
-from ui.formatting import format_number, format_reading
+from ui.formatting import bytes_text, format_number, format_reading
 from ui.i18n import current_language, join, t
 from ui.labels import label
-from ui.text.models import bytes_text, seconds_text
+from ui.text.models import seconds_text
 from ui.views.charts import show_chart
 
 _OPS = ("row_forward", "row_backward", "fused", "channel", "other")

@@ -15,7 +15,7 @@ import streamlit as st
 from engine.config import ModelShape
 from engine.models.calculator import NormBudget, NormCost
 from engine.models.families import Catalog, Family
-from ui.formatting import format_number
+from ui.formatting import bytes_text, format_number
 from ui.i18n import current_language, join, t
 from ui.labels import label, placement_label
 from ui.text import models as text
@@ -253,7 +253,7 @@ def cost(result: NormCost, chosen: str | None, config_dtype: str | None) -> None
     c1, c2, c3, c4 = st.columns(4)
     c1.metric(
         t("models.bytes_per_call"),
-        text.bytes_text(call.bytes_moved),
+        bytes_text(call.bytes_moved),
         help=t("models.bytes_per_call_help"),
     )
     c2.metric(t("models.flops_per_call"), text.count(call.flops))
@@ -266,7 +266,7 @@ def cost(result: NormCost, chosen: str | None, config_dtype: str | None) -> None
     )
     c4.metric(
         t("models.fused_saves"),
-        text.bytes_text(saved),
+        bytes_text(saved),
         delta=text.percent(saved / result.unfused_add_norm_bytes) if saved else None,
         delta_color="off",
         delta_arrow="off",
@@ -281,13 +281,13 @@ def cost(result: NormCost, chosen: str | None, config_dtype: str | None) -> None
             size=result.bytes_per_element,
             d=text.count(call.d),
             calls=text.count(result.calls),
-            bytes=text.bytes_text(result.bytes_moved),
+            bytes=bytes_text(result.bytes_moved),
             flops=text.count(result.flops),
             time=text.seconds_text(result.memory_time_s),
             pairs=text.count(result.add_norm_pairs),
-            unfused=text.bytes_text(result.unfused_add_norm_bytes),
-            fused=text.bytes_text(result.fused_add_norm_bytes),
-            saved=text.bytes_text(saved),
+            unfused=bytes_text(result.unfused_add_norm_bytes),
+            fused=bytes_text(result.fused_add_norm_bytes),
+            saved=bytes_text(saved),
         )
     )
     st.caption(text.cost_note(result.dtype, result.bytes_per_element, current_language()))
