@@ -19,7 +19,7 @@ import ui.compute
 from engine.dumps.example import EXAMPLE_DUMP
 from tests.app.conftest import APP
 from tests.dumps import dump_files as files
-from ui.text.dumps import size_text
+from ui.formatting import bytes_text
 
 PAGE = "app_pages/dumps.py"
 
@@ -78,9 +78,9 @@ def test_a_folder_file_is_read_with_the_numbers_torch_gives_and_named_in_the_lin
     dumps, x = folder
     at = _open({"du_source": "folder"})
     assert at.selectbox(key="du_file").value == "0/example_copy.safetensors"  # the first
-    small = size_text((dumps / "runs" / "small.safetensors").stat().st_size)
+    small = bytes_text((dumps / "runs" / "small.safetensors").stat().st_size)
     assert at.selectbox(key="du_file").options == [
-        "example_copy.safetensors · 4.5 MB",
+        "example_copy.safetensors · 4.55 MB",
         f"runs/small.safetensors · {small}",
     ]  # one folder: its number is not shown
     at.selectbox(key="du_file").set_value("0/runs/small.safetensors").run()

@@ -49,14 +49,6 @@ def test_facts_table_escapes_pipes_so_a_name_stays_in_its_cell(rep):
     assert stream_row.replace("\\|", "").count("|") == 3  # two cells, three borders
 
 
-@pytest.mark.parametrize(
-    "nbytes, expected",
-    [(512, "512 B"), (76_144, "76.1 kB"), (6_860_944, "6.9 MB"), (200 * 10**6, "200 MB")],
-)
-def test_sizes_in_the_units_of_the_upload_limit(nbytes, expected):
-    assert text.size_text(nbytes) == expected
-
-
 def test_growth_text_writes_the_fit_or_why_there_is_none():
     fits = (
         GrowthFit("all_tokens", 1.165, 4.207, 0.448),

@@ -106,7 +106,10 @@ def test_short_count(n, lang, expected):
 @pytest.mark.parametrize(
     "n, expected",
     [
+        (512, "512 B"),
         (3_072, "3,072 B"),
+        (76_144, "76.1 kB"),
+        (200 * 10**6, "200 MB"),  # powers of 1000, as the upload limit (200,000,000 bytes)
         (49_152, "49.2 kB"),
         (999_999, "1 MB"),
         (9_486_336, "9.49 MB"),

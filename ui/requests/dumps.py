@@ -28,7 +28,7 @@ from engine.dumps.tables import json_text, report_summary, report_tables
 from engine.errors import EngineError
 from ui.compute import compute, run_heavy
 from ui.errors import showing_refusals
-from ui.formatting import literal
+from ui.formatting import bytes_text, literal
 from ui.i18n import t
 from ui.requests.linked import unlisted
 from ui.text import dumps as text
@@ -115,7 +115,7 @@ def _weighed(source, dump: Dump) -> dict:
     return {
         "work": report_work,
         "default": (example, example.spec, True),
-        "button": t("dumps.reading_large", size=text.size_text(dump.nbytes)),
+        "button": t("dumps.reading_large", size=bytes_text(dump.nbytes)),
         "widget_key": "dumps_read",
     }
 

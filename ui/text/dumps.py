@@ -20,21 +20,13 @@ from engine.dumps.diagnostics import GrowthFit
 from engine.dumps.report import DumpReport
 from engine.dumps.token_names import TOKENS_KEY, dump_token_rows
 from engine.dumps.weights_origin import WeightsOrigin
-from ui.formatting import count, format_number, literal, visible
+from ui.formatting import bytes_text, count, format_number, literal, visible
 from ui.i18n import join, translate
 from ui.labels import label
 
 MAX_NAMED = 6  # names listed inline before "and N more"
 MAX_PROMPT_SHOWN = 300  # characters of a capture's prompt shown in the facts table
 _CELL_PIPE = "\\|"  # GFM reads an escaped pipe as text inside a table cell, code spans too
-
-
-def size_text(nbytes: int) -> str:
-    """Bytes as people read them: 76 kB, 6.5 MB (powers of 1000, as the upload limit)."""
-    for unit, scale in (("GB", 10**9), ("MB", 10**6), ("kB", 10**3)):
-        if nbytes >= scale:
-            return f"{format_number(nbytes / scale, 1)} {unit}"
-    return f"{nbytes} B"
 
 
 def and_more(total: int, shown: int, lang: str) -> str:
@@ -53,7 +45,7 @@ def layout_facts(rep: DumpReport, lang: str) -> list[tuple[str, str]]:
     layer order, norm pairs and skipped entries."""
     lay = rep.layout
     files = names_text([PurePath(f).name for f in rep.files], lang)
-    size = translate("dumps.size_value", lang, size=size_text(rep.nbytes), bytes=count(rep.nbytes))
+    size = translate("dumps.size_value", lang, size=bytes_text(rep.nbytes), bytes=count(rep.nbytes))
     others = [s for s in lay.streams if s != lay.stream]
     reason = translate(f"dumps.stream_reason.{lay.stream_reason}", lang)
     axes = "[" + ", ".join(lay.axes) + "]"  # "LBTd" as "[L, B, T, d]"

@@ -35,9 +35,8 @@ from engine.dumps.sources import Upload
 from engine.errors import EngineError
 from ui.echoes import echoed
 from ui.errors import error_text
-from ui.formatting import format_reading
+from ui.formatting import bytes_text, format_reading
 from ui.i18n import t
-from ui.text.dumps import size_text
 from ui.url.codec import Param
 from ui.url.pages import DUMPS as P
 from ui.widgets import bound
@@ -113,7 +112,7 @@ def folder_source(dumps: tuple[LocalDump, ...], refused: EngineError | None) -> 
         st.warning(message, icon=":material/link_off:")
     if linked_file() not in ids:
         st.session_state[key] = ids[0]
-    sizes = {dump.id: size_text(dump.size) for dump in dumps}
+    sizes = {dump.id: bytes_text(dump.size) for dump in dumps}
     one_folder = all(i.startswith("0/") for i in ids)  # its number says nothing: not shown
     chosen = st.selectbox(
         t("dumps.folder_file", count=len(dumps)),
