@@ -243,16 +243,30 @@ def plot_text(text: str) -> str:
     return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
+_BYTE_UNITS = (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3))  # powers of 1000
+
+
 def bytes_text(n: int) -> str:
     """Bytes as people read them: 3,072 B, 49.2 kB, 9.49 MB, 17.6 TB, 1,200 TB (past a
     thousand terabytes the count grows, never "1.2e+03 TB")."""
     if n < 10_000:
         return f"{n:,} B"
-    for unit, size in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+    for unit, size in _BYTE_UNITS:
         if n >= 0.9995 * size:  # the unit of the rounded value: 999,999 B is "1 MB"
             value = n / size
             return f"{value:,.0f} {unit}" if value >= 999.5 else f"{value:.3g} {unit}"
     raise AssertionError("unreachable: n >= 10,000")
+
+
+def bytes_texts(values: list[int]) -> list[str]:
+    """Byte counts that one sentence adds or subtracts, in the unit ``bytes_text`` gives the
+    largest and to one decimal each: 167.8 MB, 134.2 MB and 33.6 MB, whose difference reads
+    right (168 MB, 134 MB and 33.6 MB did not)."""
+    unit = bytes_text(max(values)).rpartition(" ")[2]
+    if unit == "B":
+        return [f"{n:,} B" for n in values]
+    size = dict(_BYTE_UNITS)[unit]
+    return [f"{n / size:,.1f} {unit}" for n in values]
 
 
 def format_eps(value: float) -> str:

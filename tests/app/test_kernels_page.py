@@ -117,7 +117,7 @@ def test_roofline_numbers_for_the_default_shape(app):
     assert "LayerNorm's 1.75 FLOP/B is 8× below the H200's ridge" in text
     assert "RMSNorm's 1 is further below" in text  # the paragraph names both metrics
     # fusion saves one read of h: 5 passes of [T, d] become 4 (bfloat16, 4096 x 4096)
-    assert "5 passes over [B, T, d], 168 MB" in text and "4 passes, 134 MB" in text
+    assert "5 passes over [B, T, d], 167.8 MB" in text and "4 passes, 134.2 MB" in text
     assert "exactly one read of h — 33.6 MB, 20 % of the traffic" in text
     assert "at most 1.25× faster" in text and "every fast Transformer" not in text
 

@@ -12,7 +12,7 @@ from engine.models.calculator import norm_budget
 from engine.models.config_json import parse_config
 from engine.models.loader import catalog
 from tests.untranslated import problems
-from ui.formatting import bytes_text
+from ui.formatting import bytes_text, bytes_texts
 from ui.text import models as text
 
 LANGS = ("en", "zh")
@@ -201,3 +201,11 @@ def test_the_chinese_glosses_quote_titles_with_chinese_quotes():
     assert not [gloss for gloss in glosses if quoted.search(gloss)]
     llama3 = text.localized(catalog().family("llama3"), "source", "zh")[0]
     assert "“The Llama 3 Herd of Models”" in llama3
+
+
+def test_bytes_added_in_one_sentence_share_a_unit_and_their_decimals():
+    """Kernels' fusion sentence: 5 passes, 4 passes and their difference, to be subtracted."""
+    unfused, fused = 5 * 2**25, 4 * 2**25  # [4096, 4096] in bfloat16: 2**25 bytes a pass
+    assert bytes_texts([unfused, fused, unfused - fused]) == ["167.8 MB", "134.2 MB", "33.6 MB"]
+    assert bytes_texts([3_072, 1_024]) == ["3,072 B", "1,024 B"]
+    assert bytes_texts([2_000 * 10**12, 10**12]) == ["2,000.0 TB", "1.0 TB"]

@@ -44,10 +44,11 @@ def _latex(text: str) -> str:
     return text.replace("∞", r"\infty").replace("NaN", r"\text{NaN}")
 
 
-# A whole part of five digits (format_number writes larger ones with a power of ten), grouped
-# as the sentences beside the maths group it (``format_reading``: 11,180.3399); "{,}" is a
-# comma KaTeX sets without a space after it.
-_FIVE_DIGITS = re.compile(r"(?<![\d.])(\d\d)(\d{3})(?!\d)")
+# A whole part of five digits (six where rounding carries: 99999.99999 to 100000.0000;
+# format_number writes larger ones with a power of ten), grouped as the sentences beside the
+# maths group it (``format_reading``: 11,180.3399); "{,}" is a comma KaTeX sets without a
+# space after it.  A vector's entries are not grouped: its commas separate entries.
+_FIVE_DIGITS = re.compile(r"(?<![\d.])(\d{2,3})(\d{3})(?!\d)")
 
 
 def latex_number(value: float) -> str:

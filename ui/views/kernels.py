@@ -24,7 +24,7 @@ from engine.perf.timing import (
     NormTimings,
 )
 from ui.figures.kernels import recorded_bandwidth_figure, timing_figure
-from ui.formatting import bytes_text, format_number, format_reading
+from ui.formatting import bytes_text, bytes_texts, format_number, format_reading
 from ui.i18n import current_language, join, t
 from ui.labels import label
 from ui.text.models import seconds_text
@@ -166,14 +166,17 @@ def roofline(ln: NormTraffic, rms: NormTraffic) -> None:
     add_reads, add_writes = UNFUSED_ADD_NORM_PASSES["add"]
     norm_reads, norm_writes = UNFUSED_ADD_NORM_PASSES["norm"]
     saved = ln.unfused_add_norm_bytes - ln.fused_add_norm_bytes
+    unfused, fused, saved_text = bytes_texts(
+        [ln.unfused_add_norm_bytes, ln.fused_add_norm_bytes, saved]
+    )
     st.markdown(
         t(
             "kernels.memory_fusion",
             unfused_passes=UNFUSED_PASSES,
             fused_passes=FUSED_PASSES,
-            unfused=bytes_text(ln.unfused_add_norm_bytes),
-            fused=bytes_text(ln.fused_add_norm_bytes),
-            saved=bytes_text(saved),
+            unfused=unfused,
+            fused=fused,
+            saved=saved_text,
             percent=format_number(100 * saved / ln.unfused_add_norm_bytes, 1),
             add_reads=add_reads,
             add_writes=add_writes,
