@@ -1,7 +1,7 @@
 """The rules of a class: codes and secrets, the limits a server enforces, and what each side sees.
 
 Join codes are ``CODE_LENGTH`` characters from ``CODE_ALPHABET`` (digits 2-9 and the letters
-without I, L, O and U, so nothing reads as another character on a projector): 30⁶ ≈ 7.3·10⁸
+without I, L, O and U, so nothing reads as another character on a projector): 30⁶ ≈ 7.3×10⁸
 codes.  What a guesser gets is bounded by ``JOIN_LIMITS``; ``brute_force`` works out what a
 search would take, and docs/architecture.md states the figures.  The instructor's key and a
 learner's token are ``secrets.token_urlsafe`` values (256 and 128 bits); the database keeps
