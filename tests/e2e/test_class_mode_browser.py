@@ -234,5 +234,41 @@ def test_a_join_link_opened_twice_at_once_in_one_browser_is_one_learner(class_se
         expect(other.get_by_text(f"Class {shown_code(code)}:")).to_be_visible()
         assert room.room(code, key, FIRST).joined == 2
         expect(counts_line(teacher)).to_contain_text("2 joined")
+        # A class served over plain http on the room's network has no Web Locks and no Cookie
+        # Store: here both pages read the cookie before the other's write reached them
+        plain = browser.new_context()
+        plain.add_init_script(_NO_LOCK_STALE_COOKIE)
+        pages = [plain.new_page() for _ in range(2)]
+        for page in pages:
+            page.goto(join, timeout=120_000, wait_until="commit")
+        for page in pages:
+            expect(page.get_by_text(f"Class {shown_code(code)}:")).to_be_visible()
+        assert room.room(code, key, FIRST).joined == 3  # the two pages settled on one token
+        plain.close()
     finally:
         context.close()
+
+
+# An insecure context (http on a LAN address): no navigator.locks, no cookieStore; and a
+# page's reads of the class cookie miss it until that page has written one (another page's
+# write not yet seen), the race the join's settling read is for.
+_NO_LOCK_STALE_COOKIE = """
+Object.defineProperty(Navigator.prototype, 'locks', {get: () => undefined, configurable: true});
+Object.defineProperty(window, 'cookieStore', {value: undefined, configurable: true});
+(() => {
+  const cookie = Object.getOwnPropertyDescriptor(Document.prototype, 'cookie');
+  let wrote = false;
+  Object.defineProperty(Document.prototype, 'cookie', {
+    configurable: true,
+    get() {
+      const all = cookie.get.call(this);
+      if (wrote) return all;
+      return all.split('; ').filter((c) => !c.startsWith('normscope_class_')).join('; ');
+    },
+    set(value) {
+      if (String(value).startsWith('normscope_class_')) wrote = true;
+      cookie.set.call(this, value);
+    },
+  });
+})();
+"""

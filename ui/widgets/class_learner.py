@@ -35,6 +35,7 @@ from ui.url.pages import LESSONS_PAGE as P
 from ui.widgets.lessons import committed_here
 
 POLL_S = 1.5  # a reveal or a move reaches every learner within this and one rerun
+SETTLE_MS = 400  # without Web Locks, a new token is read back this long after its write
 TOKENS = "_cl_tokens"  # {code: learner token} of this session
 FAILED = "_cl_failed"  # (the code as given, its refusal): not tried again
 MOMENTARY = ("classroom.busy",)  # refusals not remembered: the next run asks again
@@ -65,12 +66,15 @@ def _leave_button(text: str = "classroom.leave") -> None:
 # The browser's learner token for a class, kept in the class's cookie for the class's
 # lifetime.  Before the page joins (``known`` empty) the browser reads the cookie, or makes
 # the token (128 random bits, URL-safe, as ``rules.secret_shaped`` takes) and writes it, and
-# reports it; one page at a time where the browser has Web Locks (HTTPS and localhost), else
-# within the same few microseconds of script.  Under the lock the cookie is read and written
-# through the Cookie Store API where there is one (HTTPS and localhost, as Web Locks): its
-# write resolves once the browser has stored the cookie, whereas ``document.cookie``'s reaches
-# the browser's cookie store after the script goes on, so the lock's next page could read the
-# cookie before it holds the first page's token.  Once joined, the cookie holds the page's token.
+# reports it; one page at a time where the browser has Web Locks (HTTPS and localhost).
+# Without them (a class served over plain http on the room's network) two pages opened at
+# once can both find no cookie and both write one: each then waits ``SETTLE_MS`` and reads
+# the cookie again, which holds the later write for both.  Under the lock the cookie is read
+# and written through the Cookie Store API where there is one (HTTPS and localhost, as Web
+# Locks): its write resolves once the browser has stored the cookie, whereas
+# ``document.cookie``'s reaches the browser's cookie store after the script goes on, so the
+# lock's next page could read the cookie before it holds the first page's token.  Once
+# joined, the cookie holds the page's token.
 _TOKEN_JS = r"""
 export default function ({ data, setStateValue }) {
   const set = (token) =>
@@ -97,13 +101,17 @@ export default function ({ data, setStateValue }) {
       expires: Date.now() + data.max_age * 1000,
     });
   };
-  const join = async () => {
+  const join = async (settle) => {
     let token = "";
     try {
       token = await stored();
       if (!token) {
         token = made();
         await store(token);
+        if (settle) {  // no lock: of two pages that both wrote, the later write is both's
+          await new Promise((done) => setTimeout(done, data.settle_ms));
+          token = read() || token;
+        }
       }
     } catch (error) {  // no cookies here (a sandboxed frame): a learner of this page alone
       token = made();
@@ -113,9 +121,9 @@ export default function ({ data, setStateValue }) {
   if (data.known) {
     try { if (read() !== data.known) set(data.known); } catch (error) {}
   } else if (navigator.locks) {
-    navigator.locks.request(data.cookie, join);
+    navigator.locks.request(data.cookie, () => join(false));
   } else {
-    join();
+    join(true);
   }
 }
 """
@@ -130,7 +138,12 @@ def _browser_token(code: str, known: str | None) -> str | None:
     ``known``: the token this session joined with, which the cookie is to hold."""
     reported = _BROWSER_TOKEN(
         key=BROWSER + code,
-        data={"cookie": COOKIE_PREFIX + code, "max_age": rules.CLASS_LIFETIME_S, "known": known},
+        data={
+            "cookie": COOKIE_PREFIX + code,
+            "max_age": rules.CLASS_LIFETIME_S,
+            "known": known,
+            "settle_ms": SETTLE_MS,
+        },
         on_token_change=lambda: None,
     )
     opened_with = rules.secret_shaped(st.context.cookies.get(COOKIE_PREFIX + code))
