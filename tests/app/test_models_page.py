@@ -281,3 +281,13 @@ def test_families_listed_in_a_chinese_sentence_are_joined_with_the_enumeration_c
     said = [c.value for c in app.caption if "model_type 为 `llama`" in c.value]
     assert len(sharing) > 2 and len(said) == 1
     assert "、".join(sharing) in said[0] and ", ".join(sharing[:2]) not in said[0]
+
+
+def test_the_fusion_sentence_subtracts_and_says_what_its_bytes_leave_out(app):
+    """GPT-3 at one token: 23.6 − 18.9 = 4.7 MB in one unit (the bytes were written to three
+    digits each: 23.6, 18.9 and 4.72); its gains and biases, as many bytes as the
+    activations at one token, are said to be left out."""
+    _open(app)
+    text = " ".join(m.value for m in app.markdown)
+    assert "move 23.6 MB, fused 18.9 MB, so fusing saves 4.7 MB" in text
+    assert "MB of activations (their gains and biases not counted)" in text

@@ -15,7 +15,7 @@ import streamlit as st
 from engine.config import ModelShape
 from engine.models.calculator import NormBudget, NormCost
 from engine.models.families import Catalog, Family
-from ui.formatting import bytes_text, format_number
+from ui.formatting import bytes_text, bytes_texts, format_number
 from ui.i18n import current_language, join, t
 from ui.labels import label, placement_label
 from ui.text import models as text
@@ -272,6 +272,9 @@ def cost(result: NormCost, chosen: str | None, config_dtype: str | None) -> None
         delta_arrow="off",
         help=t("models.fused_help"),
     )
+    unfused, fused, saved_text = bytes_texts(  # to be subtracted: one unit, one decimal
+        [result.unfused_add_norm_bytes, result.fused_add_norm_bytes, saved]
+    )
     st.markdown(
         t(
             "models.cost_text",
@@ -285,9 +288,9 @@ def cost(result: NormCost, chosen: str | None, config_dtype: str | None) -> None
             flops=text.count(result.flops),
             time=text.seconds_text(result.memory_time_s),
             pairs=text.count(result.add_norm_pairs),
-            unfused=bytes_text(result.unfused_add_norm_bytes),
-            fused=bytes_text(result.fused_add_norm_bytes),
-            saved=bytes_text(saved),
+            unfused=unfused,
+            fused=fused,
+            saved=saved_text,
         )
     )
     st.caption(text.cost_note(result.dtype, result.bytes_per_element, current_language()))
