@@ -166,6 +166,18 @@ def test_all_zero_outputs_get_no_direction_claims():
     assert notes[0].startswith("LayerNorm's output on this row is all 0: σ² = ∞ in float16")
 
 
+def test_rms_over_sigma_near_one_is_written_with_the_digits_that_differ_from_one():
+    """[10⁵, −10⁵, 12000, 3]: RMS / σ = 1.0009, which "1.00×" wrote as equal beside "so the
+    two outputs differ"; a ratio away from 1 keeps its four decimals."""
+    ex = explain_vectors(((1e5, -1e5, 12000.0, 3.0),), NormSpec("layernorm"), "float32")
+    ratio = ex.row_stats.rms / ex.row_stats.std
+    assert 1 < ratio < 1.001
+    notes = plain(" ".join(comparison_notes(ex, "en")))
+    assert f"RMS is {ratio:.4f}× σ, so the two outputs differ" in notes and "1.00× σ" not in notes
+    ex = explain_vectors(((1.0, 2.0, 3.0, 4.0),), NormSpec("layernorm"), "float32")
+    assert "RMS is 2.4495× σ" in plain(" ".join(comparison_notes(ex, "en")))  # √7.5 / √1.25
+
+
 def test_sum_overflow_in_the_comparison_names_mu():
     rows = ((100.0,) * 4096,)
     ex = explain_vectors(rows, NormSpec("layernorm", compute_dtype="float16"), "float16")

@@ -99,7 +99,7 @@ def _rms_note(ex: VectorExplanation, lang: str) -> str:
         rms=format_reading(stats.rms),
         std=format_reading(stats.std),
         mean=format_reading(stats.mean),
-        ratio=format_reading(ratio, 2),
+        ratio=format_cosine(ratio),  # 1.0009, never 1.00 beside "the outputs differ"
     )
 
 
