@@ -293,6 +293,8 @@ def test_the_example_source_says_when_a_link_asks_for_more_than_it_holds(app):
     assert "B·T·d = 36,864 cells is more than this page draws cell by cell" in _text(app)
     _set(app, "ax_layer", 30)  # the last block's output
     assert "All 576 channels of the dump at layer 30" in _text(app) and not app.exception
+    _set(app, "ax_d", 1)  # one channel: the one of largest RMS, in the singular
+    assert "Column 0 is channel 507 of the dump at layer 30, the one of largest RMS" in _text(app)
 
 
 def test_the_batchnorm_experiments_say_they_are_synthetic_on_the_example(app):

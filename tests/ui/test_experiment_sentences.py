@@ -63,3 +63,31 @@ def test_a_token_is_named_as_the_dumps_page_names_it():
     texts = (" market", "\n", "\ufffd")
     assert [token_label(texts, i) for i in range(3)] == ["`␣market`", "`⏎`", "`⟨byte⟩`"]
     assert token_label(texts, 3) == "—"
+
+
+@pytest.mark.parametrize(
+    "lang, said",
+    [("en", "(where it was set), 1 massive entry: token 0"), ("zh", "有 1 个巨量数值")],
+)
+def test_one_massive_entry_is_said_in_the_singular(lang, said):
+    from ui.text.experiments import massive_sentences
+
+    effect = Run(perplexity_ratio=1.0, reference_perplexity=10.0, perplexity=10.0)
+    result = Run(
+        effect=effect,
+        token=np.array([0]),
+        channel=np.array([507]),
+        value=np.array([26670.0]),
+        replacement=np.array([25330.0]),
+        point=12,
+        spec=Run(setting="keep"),
+        window_values=np.array([]),
+    )
+    lines = massive_sentences(
+        Run(
+            result=result,
+            token_texts=("a", "."),
+        ),
+        lang,
+    )
+    assert said in lines[0] and "entries" not in lines[0]

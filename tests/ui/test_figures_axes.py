@@ -172,6 +172,15 @@ def test_box_shades_the_pooled_slab_and_the_clicked_cell():
     assert ZH["axes.box.channels"].format(n=32) in axes  # each edge named with its size
 
 
+def test_an_edge_of_one_is_named_in_the_singular():
+    stats, selection, _ = _figure(cell=(0, 0, 0), batch=1, tokens=1, d=4)
+    axes = [
+        plain(a.text)
+        for a in box_figure(stats.real, selection, "layernorm", "en").layout.annotations
+    ]
+    assert {"B = 1 sequence", "T = 1 position", "d = 4 channels"} <= set(axes)
+
+
 def test_box_shades_nothing_for_dyt():
     stats, selection, _ = _figure(kind="dyt")
     names = [trace.name for trace in box_figure(stats.real, selection, "dyt", "zh").data]

@@ -161,6 +161,11 @@ def _hidden_edges(lengths) -> list[go.Scatter]:
     ]
 
 
+def _named(axis: str, n: int, lang: str) -> str:
+    """An edge's name: "d = 32 channels", "B = 1 sequence"."""
+    return translate(f"axes.box.{axis}" + ("_one" if n == 1 else ""), lang, n=n)
+
+
 def _axis_names(shape, lengths, lang: str) -> list[dict]:
     batch, tokens, d = shape
     bottom = _project(0.5, 1, 0, lengths)
@@ -171,14 +176,14 @@ def _axis_names(shape, lengths, lang: str) -> list[dict]:
         dict(
             x=bottom[0],
             y=bottom[1],
-            text=translate("axes.box.channels", lang, n=d),
+            text=_named("channels", d, lang),
             yshift=-12,
             **style,
         ),
         dict(
             x=left[0],
             y=left[1],
-            text=translate("axes.box.tokens", lang, n=tokens),
+            text=_named("tokens", tokens, lang),
             textangle=-90,
             xshift=-12,
             **style,
@@ -186,7 +191,7 @@ def _axis_names(shape, lengths, lang: str) -> list[dict]:
         dict(
             x=depth[0],
             y=depth[1],
-            text=translate("axes.box.batch", lang, n=batch),
+            text=_named("batch", batch, lang),
             textangle=-math.degrees(_DEPTH_ANGLE),
             xshift=-10,
             yshift=8,

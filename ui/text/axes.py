@@ -272,6 +272,7 @@ def example_channels(stats: AxesStatistics, lang: str) -> str | None:
     if d > MAX_LISTED_CHANNELS:
         listed += ", …"
     key = "axes.example_all_channels" if d == EXAMPLE_CHANNELS else "axes.example_channels"
+    key += "_one" if d == 1 else ""
     return translate(
         key,
         lang,

@@ -66,7 +66,7 @@ def massive_sentences(run, lang: str) -> list[str]:
     ]
     lines = [
         translate(
-            "experiments.massive.found",
+            "experiments.massive.found" + ("_one" if len(result.token) == 1 else ""),
             lang,
             point=result.point,
             count=len(result.token),
