@@ -120,3 +120,20 @@ def test_the_sweeps_bars_rise_from_just_under_one(ratios):
     finite = [r for r in ratios if np.isfinite(r)]
     assert 0.8 * min(1.0, *finite) < 10**low < min(1.0, *finite)
     assert max(1.05, *finite) < 10**high < 1.3 * max(1.05, *finite)
+
+
+def test_a_two_token_texts_one_position_is_drawn_and_its_axis_counts_whole_positions():
+    """One next-token loss: a line through one point draws nothing, so the points are drawn;
+    the position axis ticks 0, 1, 2, never 0.5."""
+    effect = Run(nll=np.array([3.2]), kl=np.array([0.078, 0.0]))
+    run = Run(result=Run(effect=effect), tokens=2, token_texts=("a", "."), baseline_nll=[3.1])
+    figure = figures.effect_figure(run, "en")
+    assert all("markers" in trace.mode for trace in figure.data)
+    assert figure.layout.xaxis.dtick == 1 and figure.layout.xaxis2.dtick == 1
+    long = Run(
+        result=Run(effect=Run(nll=np.ones(99), kl=np.ones(100))),
+        tokens=100,
+        token_texts=("a",) * 100,
+        baseline_nll=np.ones(99),
+    )
+    assert all(trace.mode == "lines" for trace in figures.effect_figure(long, "en").data)

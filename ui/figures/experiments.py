@@ -18,6 +18,7 @@ from ui.text.dumps import token_text
 UNMODIFIED, CHANGED = "#7f7f7f", "#d62728"
 LENS_COLORS = {"own_scale": "#1f77b4", "final_scale": "#d62728", "no_norm": "#2ca02c"}
 HEIGHT = 360
+FEW_POSITIONS = 32  # up to this many positions, each one's point is drawn
 
 
 def _tr(key: str, lang: str, **params) -> str:
@@ -54,6 +55,8 @@ def effect_figure(run, lang: str) -> go.Figure:
     effect = run.result.effect
     positions = np.arange(1, run.tokens)  # the token each loss is for
     figure = _two_rows("chart.nll", "chart.kl", lang)
+    # a short text's points drawn each (a line through one point draws nothing)
+    mode = "lines+markers" if len(positions) <= FEW_POSITIONS else "lines"
     hover = [plot_text(f"{p}: {token_text(run.token_texts[p])}") for p in positions]
     for name, values, color in (
         (_tr("chart.unmodified", lang), run.baseline_nll, UNMODIFIED),
@@ -63,7 +66,7 @@ def effect_figure(run, lang: str) -> go.Figure:
             x=positions,
             y=finite_or_none(values),
             name=name,
-            mode="lines",
+            mode=mode,
             line=dict(color=color, width=1.2),
             text=hover,
             hovertemplate="%{text}<br>%{y:.3g}<extra>" + name + "</extra>",
@@ -76,7 +79,7 @@ def effect_figure(run, lang: str) -> go.Figure:
         x=positions,
         y=finite_or_none(shown),
         name="KL",
-        mode="lines",
+        mode=mode,
         line=dict(color=CHANGED, width=1),
         text=hover,
         hovertemplate="%{text}<br>%{y:.3g}<extra>KL</extra>",
@@ -85,6 +88,8 @@ def effect_figure(run, lang: str) -> go.Figure:
         col=1,
     )
     y, kl_y, x = (_tr(f"chart.{key}", lang) for key in ("nll_y", "kl_y", "position"))
+    if len(positions) <= 10:  # whole positions only, never "0.5"
+        figure.update_xaxes(tick0=0, dtick=1)
     return _finish_rows(figure, y, kl_y, x, np.isfinite(shown).any())
 
 
