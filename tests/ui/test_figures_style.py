@@ -41,6 +41,16 @@ def test_a_range_of_many_decades_keeps_at_most_eight_ticks():
     assert 2 <= len(ticks) <= 8 and all(_is_round(v) for v in ticks)
 
 
+def test_ticks_of_a_wide_range_are_evenly_spaced_and_start_at_the_data():
+    """The Depth page's no-norm stack (1 to 2.5×10¹⁴): 10⁻², 10², …, 10¹⁴ then 10¹⁶ had an
+    uneven last gap and a first tick two decades below the data."""
+    for low, high in ((1.0, 2.5e14), (0.5, 2.5e14), (1e-30, 1e30), (1e-8, 5e3)):
+        exponents = [round(math.log10(v), 9) for v in log_ticks([low, high])]
+        gaps = {b - a for a, b in zip(exponents, exponents[1:])}
+        assert len(gaps) == 1 and len(exponents) <= 8, (low, high, exponents)
+        assert exponents[0] <= math.log10(low) < exponents[0] + gaps.pop()
+
+
 def test_a_sweep_labels_exactly_its_sampled_depths():
     ticks = log_ticks([6, 200], sampled=[6, 12, 24, 48, 96, 192])
     assert ticks == [6, 12, 24, 48, 96, 192]

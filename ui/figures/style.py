@@ -114,19 +114,23 @@ def tick_texts(ticks: Iterable[float]) -> list[str]:
     return [tick_text(v, plain) for v in ticks]
 
 
+def _slack(value: float) -> float:
+    """Float noise at ``value``: each end's own (on a log axis over 10¹⁴, one slack taken
+    from the top end counted every tick below 10⁵ as inside the data)."""
+    return 1e-9 * abs(value)
+
+
 def _inside(candidates: Iterable[float], low: float, high: float) -> list[float]:
-    slack = 1e-9 * max(abs(low), abs(high))
-    return sorted({c for c in candidates if low - slack <= c <= high + slack})
+    return sorted({c for c in candidates if low - _slack(low) <= c <= high + _slack(high)})
 
 
 def _covering(ticks: list[float], low: float, high: float, grid: list[float]) -> list[float]:
     """``ticks`` and, past each end the data overrun, the nearest value of ``grid`` beyond it."""
-    slack = 1e-9 * max(abs(low), abs(high))
-    below = [g for g in grid if 0 < g <= low + slack]
-    above = [g for g in grid if g >= high - slack]
-    if ticks and ticks[0] > low + slack and below:
+    below = [g for g in grid if 0 < g <= low + _slack(low)]
+    above = [g for g in grid if g >= high - _slack(high)]
+    if ticks and ticks[0] > low + _slack(low) and below:
         ticks = [below[-1], *ticks]
-    if ticks and ticks[-1] < high - slack and above:
+    if ticks and ticks[-1] < high - _slack(high) and above:
         ticks = [*ticks, above[0]]
     return ticks
 
@@ -136,7 +140,8 @@ _EXPONENTS = (-323, 308)  # the powers of ten a float64 holds (10.0**309 overflo
 
 def _decade_ticks(low: float, high: float, mantissas: tuple[float, ...]) -> list[float]:
     first, last = math.floor(math.log10(low)), math.ceil(math.log10(high))
-    step = max(1, math.ceil((last - first) / MAX_TICKS)) if mantissas == (1,) else 1
+    # decades apart: at most MAX_TICKS - 1 inside the data, and one past an end it overruns
+    step = max(1, math.ceil((last - first) / (MAX_TICKS - 1))) if mantissas == (1,) else 1
     exponents = range(max(first - step, _EXPONENTS[0]), min(last + 2 * step, _EXPONENTS[1] + 1))
     values = [m * 10.0**e for e in exponents[::step] for m in mantissas]
     values = [v for v in values if math.isfinite(v) and v > 0]
