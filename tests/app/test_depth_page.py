@@ -139,6 +139,11 @@ def test_lemma2_overlays_only_with_the_placements_they_describe(app):
     app.multiselect(key="dp_placements").set_value(["post"]).run()
     names = _chart_names(app, "dp_residual")
     assert "3/2" in names and not any("Lemma 2" in (name or "") for name in names)  # no band
+    notes = " ".join(c.value for c in app.caption)  # the caption names what is drawn
+    assert "the 3/2 level is a reference" in notes and "band" not in notes
+    app.multiselect(key="dp_placements").set_value(["pre", "none"]).run()
+    notes = " ".join(c.value for c in app.caption)
+    assert "so the shaded band is a reference" in notes and "3/2" not in notes
 
 
 def test_only_the_chosen_section_is_drawn(app):

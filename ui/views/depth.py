@@ -70,11 +70,13 @@ def stack(results: list[DepthResult]) -> None:
     described = [r for r in results if PLACEMENTS[r.spec.placement].lemma2 is not None]
     if described:  # Lemma 2 speaks of Pre-LN and Post-LN only: how far to read its band
         broken = [key for key in described[0].lemma2_broken if key != "placement"]
+        drawn = {PLACEMENTS[r.spec.placement].lemma2 for r in described}  # the band, the level
+        only = "" if len(drawn) == 2 else "_pre" if "pre_band" in drawn else "_post"
         if broken:
             names = join((t(f"depth.violation.{key}") for key in broken), lang)
-            st.caption(t("depth.assumptions_broken", broken=names, level=post_level_text()))
+            st.caption(t(f"depth.assumptions_broken{only}", broken=names, level=post_level_text()))
         else:
-            st.caption(t("depth.assumptions_hold", level=post_level_text()))
+            st.caption(t(f"depth.assumptions_hold{only}", level=post_level_text()))
     for note in coincidence_notes(results, lang):
         st.info(note, icon=":material/layers:")
     for note in residual_notes(results, lang):
