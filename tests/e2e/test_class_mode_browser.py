@@ -250,8 +250,9 @@ def test_a_join_link_opened_twice_at_once_in_one_browser_is_one_learner(class_se
 
 
 # An insecure context (http on a LAN address): no navigator.locks, no cookieStore; and a
-# page's reads of the class cookie miss it until that page has written one (another page's
-# write not yet seen), the race the join's settling read is for.
+# class cookie another page wrote less than 150 ms ago is not yet seen by a page that has
+# written none (a write reaching another renderer late, here far later than a browser's own
+# milliseconds): the race the join's settling read (``SETTLE_MS``) is for.
 _NO_LOCK_STALE_COOKIE = """
 Object.defineProperty(Navigator.prototype, 'locks', {get: () => undefined, configurable: true});
 Object.defineProperty(window, 'cookieStore', {value: undefined, configurable: true});
@@ -262,11 +263,15 @@ Object.defineProperty(window, 'cookieStore', {value: undefined, configurable: tr
     configurable: true,
     get() {
       const all = cookie.get.call(this);
-      if (wrote) return all;
+      const last = Number(localStorage.getItem('class_cookie_written') || 0);
+      if (wrote || Date.now() - last >= 150) return all;
       return all.split('; ').filter((c) => !c.startsWith('normscope_class_')).join('; ');
     },
     set(value) {
-      if (String(value).startsWith('normscope_class_')) wrote = true;
+      if (String(value).startsWith('normscope_class_')) {
+        wrote = true;
+        localStorage.setItem('class_cookie_written', String(Date.now()));
+      }
       cookie.set.call(this, value);
     },
   });
