@@ -36,9 +36,10 @@ def test_unknown_facts_are_written_unknown_never_guessed():
     assert zh["qk_norm"] == zh["bias"] == zh["gain"] == "未知"
 
 
-def test_eps_is_written_short():
-    assert text.eps_text(1e-5, "en") == "1e-5"
-    assert text.eps_text(1e-12, "en") == "1e-12"
+def test_eps_is_written_as_the_sliders_write_it():
+    assert text.eps_text(1e-5, "en") == "10⁻⁵"
+    assert text.eps_text(1e-12, "en") == "10⁻¹²"
+    assert text.eps_text(1.5e-6, "en") == "1.5×10⁻⁶"
     assert text.eps_text(0.0, "en") == "0"
     assert text.eps_text(0.001, "en") == "0.001"
     assert text.eps_text(None, "zh") == "未知"
@@ -53,8 +54,8 @@ def test_gain_text_follows_init_and_offset():
 
 def test_released_eps_carries_the_from_memory_mark_only_where_known():
     facts = dict(text.family_facts(catalog().family("llama2"), "en"))
-    assert facts["ε, released checkpoint"] == "1e-5 †"
-    assert facts["ε, config class default"] == "1e-6"
+    assert facts["ε, released checkpoint"] == "10⁻⁵ †"
+    assert facts["ε, config class default"] == "10⁻⁶"
     facts = dict(text.family_facts(catalog().family("olmo2"), "en"))
     assert facts["ε, released checkpoint"] == "unknown"
 

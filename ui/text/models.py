@@ -15,9 +15,12 @@ import math
 from engine.models.calculator import NormBudget
 from engine.models.families import Example, Family
 from engine.perf.roofline import GPU_NAME, H200_BANDWIDTH, H200_FP32_FLOPS, norm_traffic
-from ui.formatting import count, format_number
+from ui.formatting import count, format_number, format_power
 from ui.i18n import join, translate
 from ui.labels import NORM_NAMES, label
+
+
+EPS_DIGITS = 6  # significant digits of a catalog ε: more than any released config writes
 
 
 def unknown(lang: str) -> str:
@@ -31,13 +34,11 @@ def yes_no(value: bool | None, lang: str) -> str:
 
 
 def eps_text(value: float | None, lang: str) -> str:
-    """1e-05 as "1e-5", 0.0 as "0", None as "unknown"."""
+    """1e-05 as "10⁻⁵" (as the sliders and charts write ε), 0.001 as "0.001", None as
+    "unknown"; every digit the catalog holds is kept."""
     if value is None:
         return unknown(lang)
-    if value == 0:
-        return "0"
-    mantissa, _, exponent = f"{value:g}".partition("e")
-    return mantissa if not exponent else f"{mantissa}e{int(exponent)}"
+    return format_power(value, EPS_DIGITS)
 
 
 def gain_text(family: Family, lang: str) -> str:
