@@ -210,3 +210,9 @@ def test_bytes_added_in_one_sentence_share_a_unit_and_their_decimals():
     assert bytes_texts([unfused, fused, unfused - fused]) == ["167.8 MB", "134.2 MB", "33.6 MB"]
     assert bytes_texts([3_072, 1_024]) == ["3,072 B", "1,024 B"]
     assert bytes_texts([2_000 * 10**12, 10**12]) == ["2,000.0 TB", "1.0 TB"]
+
+
+def test_the_calculators_token_count_is_singular_at_one():
+    assert text.tokens_text(1, "en") == "1 token"
+    assert text.tokens_text(4096, "en") == "4,096 tokens"
+    assert text.tokens_text(4096, "zh") == "4,096 个 token"

@@ -41,6 +41,12 @@ def eps_text(value: float | None, lang: str) -> str:
     return format_power(value, EPS_DIGITS)
 
 
+def tokens_text(tokens: int, lang: str) -> str:
+    """"1 token", "4,096 tokens": the calculator's count of positions in one pass."""
+    key = "models.tokens_counted_one" if tokens == 1 else "models.tokens_counted"
+    return translate(key, lang, n=count(tokens))
+
+
 def gain_text(family: Family, lang: str) -> str:
     """How the norm's gain is parameterised and initialised."""
     if family.weight_init is None:

@@ -278,7 +278,7 @@ def cost(result: NormCost, chosen: str | None, config_dtype: str | None) -> None
     st.markdown(
         t(
             "models.cost_text",
-            tokens=text.count(result.tokens),
+            tokens=text.tokens_text(result.tokens, current_language()),
             dtype=result.dtype,
             origin=_dtype_origin(chosen, config_dtype),
             size=result.bytes_per_element,
