@@ -158,6 +158,20 @@ OVERLAPS = """() => {
   }
   return out;
 }"""
+# Columns a narrow screen stacks, further apart than 1.5 lines of the page's type (a "large"
+# gap's 4rem left an empty band under the Vector Lab's closed Settings box).
+STACKED_GAP = """() => {
+  const rem = parseFloat(getComputedStyle(document.documentElement).fontSize);
+  const out = [];
+  for (const row of document.querySelectorAll('[data-testid=stMain] [data-testid=stHorizontalBlock]')) {
+    const boxes = [...row.children].map(c => c.getBoundingClientRect()).filter(b => b.height);
+    for (let i = 1; i < boxes.length; i++) {
+      const gap = boxes[i].top - boxes[i - 1].bottom;
+      if (gap > 1.5 * rem) out.push(`stacked columns ${Math.round(gap)} px apart`);
+    }
+  }
+  return [...new Set(out)];
+}"""
 # The cut-text probe, leaving out what a closed expander holds (presenting: the Settings box)
 OPEN_TRUNCATED = TRUNCATED.replace(
     "if (el.closest(skip) !== null",
@@ -216,7 +230,8 @@ def _room_problems(page, size: str, path: str, query: str) -> list[str]:
 @pytest.mark.parametrize("room", NARROWEST, indirect=True)
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_nothing_in_a_room_is_cut_or_covered(room, server_url, lang):
-    """Every page at a projector's and a phone's size: no control truncates its text; the
+    """Every page at a projector's and a phone's size: no control truncates its text, and
+    columns stacked one above the other are no further apart than a column's elements; the
     views a room sees cut and cover nothing; an instructor who opens Settings while
     presenting sees every control whole (a section switch's label wraps, a multiselect's
     values take a second row, a menu's value fits a phone)."""
@@ -227,6 +242,7 @@ def test_nothing_in_a_room_is_cut_or_covered(room, server_url, lang):
         variant = "_present" if "present=on" in query else "_set" if query else ""
         name = f"{path or 'vector_lab'}_{lang}{variant}"
         problems = page.evaluate(TRUNCATED) if "cut" in checks else []
+        problems += page.evaluate(STACKED_GAP)
         if size == "projector" and not query:  # the sidebar's controls above its fold
             controls = page.locator("[data-testid='stSidebarUserContent'] details summary")
             box = controls.first.bounding_box()
