@@ -17,7 +17,7 @@ chance loss or diverges; a warm-up lets it through.
 Defaults (``engine.config.TrainSpec``): reverse 8 symbols of 10, 6 layers, d = 64, 4 heads,
 Adam lr 3e-3, batch 32, 300 steps, warm-up 100 steps when on.  Trained on the CPU (torch
 2.13, one thread; a run's time is in benchmarks/RESULTS.md, "Depth simulator (CPU)"), final
-loss = mean of the last 30 steps, chance = ln 10 = 2.30:
+loss = mean of the last 30 steps (``FINAL_WINDOW``), chance = ln 10 = 2.30:
 
     lr      Pre-LN, no warm-up   Post-LN, no warm-up    Post-LN, warm-up     (seeds 0-5)
     1e-3    6/6 trained          6/6 trained            6/6 trained
@@ -52,6 +52,7 @@ from engine.threads import Cancelled, torch_threads
 from engine.training.model import TinyGPT
 
 DIVERGED_LOSS = 1e3  # a loss above this (or not finite) ends the run as diverged
+FINAL_WINDOW = 30  # a run's final loss and accuracy: their mean over its last this many steps
 
 
 @dataclass(frozen=True)
@@ -78,6 +79,21 @@ class TrainResult:
     chance_loss: float  # ln(number of possible answers): a model that learnt nothing
     outcome: str  # "trained", "stalled" or "diverged" (see ``classify_outcome``)
     seconds: float
+
+    @property
+    def final_window(self) -> int:
+        """How many of the last steps the final loss and accuracy average (fewer in a short
+        run): one step's loss on a fresh batch is noisy."""
+        return min(FINAL_WINDOW, len(self.loss))
+
+    @property
+    def final_loss(self) -> float:
+        return float(np.mean(self.loss[-self.final_window :]))
+
+    @property
+    def final_accuracy(self) -> float:
+        """In percent."""
+        return 100 * float(np.mean(self.accuracy[-self.final_window :]))
 
 
 def vocabulary(spec: TrainSpec) -> int:

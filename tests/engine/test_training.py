@@ -14,6 +14,7 @@ from engine.errors import EngineError
 from engine.threads import Cancelled, torch_threads
 from engine.training.loop import (
     PARTIAL_EVERY,
+    TrainResult,
     chance_loss,
     classify_outcome,
     iter_training,
@@ -132,3 +133,22 @@ def test_defaults_show_the_lesson_post_ln_without_warmup_fails_where_pre_ln_trai
     assert TrainSpec().placement == "post" and not TrainSpec().warmup
     assert pre.outcome == "trained", pre.loss[-10:]
     assert post.outcome in ("stalled", "diverged"), post.loss[-10:]
+
+
+def _finished(loss, accuracy) -> TrainResult:
+    steps = np.arange(1, len(loss) + 1)
+    return TrainResult(
+        TrainSpec(), steps, np.asarray(loss, float), np.asarray(accuracy, float),
+        np.ones(len(loss)), np.ones(len(loss)), 2.30, "trained", 1.0,
+    )  # fmt: skip
+
+
+def test_the_final_loss_and_accuracy_are_means_over_the_last_30_steps_or_all_of_a_short_run():
+    """A loss still falling: its last step (0.5) is not what the outcome line reports."""
+    loss = np.linspace(2.0, 0.5, 100)
+    result = _finished(loss, np.linspace(0.0, 1.0, 100))
+    assert result.final_window == 30
+    assert result.final_loss == pytest.approx(loss[70:].sum() / 30) and result.final_loss > 0.7
+    assert result.final_accuracy == pytest.approx(100 * np.linspace(0.0, 1.0, 100)[70:].mean())
+    short = _finished([3.0, 1.0], [0.0, 0.5])
+    assert (short.final_window, short.final_loss, short.final_accuracy) == (2, 2.0, 25.0)

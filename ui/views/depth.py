@@ -155,13 +155,13 @@ def training_chart(runs: list[tuple[str, TrainResult]], slot, live: bool = False
 def training_outcomes(runs: list[tuple[str, TrainResult]]) -> None:
     lang = current_language()
     for name, result in runs:
-        tail = result.loss[-30:]
         line = t(
             "depth.outcome_line",
             name=name,
             outcome=t(f"depth.outcome_{result.outcome}"),
-            loss=format_number(float(tail.mean()), 3),
-            accuracy=format_number(100 * float(result.accuracy[-30:].mean()), 1),
+            window=result.final_window,
+            loss=format_number(result.final_loss, 3),
+            accuracy=format_number(result.final_accuracy, 1),
             seconds=format_number(result.seconds, 1),
         )
         cut = warmup_cut_note(result, lang)  # a warm-up longer than the run
