@@ -19,7 +19,6 @@ from ui.formatting import count, format_number, format_power
 from ui.i18n import join, translate
 from ui.labels import NORM_NAMES, label
 
-
 EPS_DIGITS = 6  # significant digits of a catalog ε: more than any released config writes
 
 
@@ -42,7 +41,7 @@ def eps_text(value: float | None, lang: str) -> str:
 
 
 def tokens_text(tokens: int, lang: str) -> str:
-    """"1 token", "4,096 tokens": the calculator's count of positions in one pass."""
+    """The calculator's count of positions in one pass: "1 token", "4,096 tokens"."""
     key = "models.tokens_counted_one" if tokens == 1 else "models.tokens_counted"
     return translate(key, lang, n=count(tokens))
 
