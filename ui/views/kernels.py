@@ -25,8 +25,9 @@ from engine.perf.timing import (
 )
 from ui.figures.kernels import recorded_bandwidth_figure, timing_figure
 from ui.formatting import bytes_text, bytes_texts, format_number, format_reading
-from ui.i18n import current_language, join, t
+from ui.i18n import current_language, t
 from ui.labels import label
+from ui.text.kernels import busy_places
 from ui.text.models import seconds_text
 from ui.views.charts import show_chart
 
@@ -105,10 +106,9 @@ def timings(timed: NormTimings) -> None:
         format_number(r.ratio, 2) if r.verdict == "ranked" else t(f"kernels.verdict_{r.verdict}")
         for r in ratios.itertuples()
     ]
-    busy = sorted({int(r.width) for r in ratios.itertuples() if r.verdict == "busy"})
+    busy = busy_places(timed.ratios, current_language())
     if busy:
-        widths = join((f"d = {w}" for w in busy), current_language())
-        st.warning(t("kernels.busy_warning", widths=widths), icon=":material/hourglass_top:")
+        st.warning(t("kernels.busy_warning", widths=busy), icon=":material/hourglass_top:")
     table = ratios.pivot(index="width", columns="pass", values="shown")
     table.columns = [label("pass", p) for p in table.columns]
     table.index.name = t("kernels.axis_width")  # not the column id "width"

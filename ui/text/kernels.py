@@ -1,0 +1,32 @@
+"""The Kernels page's words that depend on what was measured.
+
+Pure: functions take the measured rows and the language and return strings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from ui.i18n import join, translate
+from ui.labels import label
+
+
+def busy_places(ratios: Iterable[Mapping], lang: str) -> str:
+    """Where the machine was too busy to rank the norms: "d = 256 (forward), d = 4096" — a
+    width alone where every pass measured at it was, with its passes where only some were
+    (the table beside the warning shows the others' ratios).  Empty where none was."""
+    passes: dict[int, list[str]] = {}
+    busy: dict[int, list[str]] = {}
+    for row in ratios:
+        width = int(row["width"])
+        passes.setdefault(width, []).append(row["pass"])
+        if row["verdict"] == "busy":
+            busy.setdefault(width, []).append(row["pass"])
+    places = []
+    for width in sorted(busy):
+        if len(busy[width]) < len(passes[width]):
+            named = join((label("pass", p, lang) for p in busy[width]), lang)
+            places.append(translate("kernels.busy_place", lang, width=width, passes=named))
+        else:
+            places.append(translate("kernels.busy_width", lang, width=width))
+    return join(places, lang)
