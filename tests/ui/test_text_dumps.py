@@ -55,8 +55,17 @@ def test_growth_text_writes_the_fit_or_why_there_is_none():
         GrowthFit("median_token", float("nan"), float("nan"), float("nan")),
     )
     sentence = plain(text.growth_text(fits, "en"))
-    assert "grows ×1.165 per layer (fitted RMS ≈ 4.207 · 1.165ˡ, r² = 0.45" in sentence
-    assert "Too few positive, finite layers to fit the median token's growth." in sentence
+    assert "over all tokens (not drawn) gives ×1.165 per layer (r² = 0.45)" in sentence
+    assert sentence.startswith("Too few positive, finite layers to fit the median token's")
+
+
+def test_growth_text_leads_with_the_fit_the_chart_draws():
+    """The chart's dashed line is the median token's fit (ui/figures/dumps.py): the sentence
+    names it first, with its formula; the all-token fit is said not to be drawn."""
+    fits = (GrowthFit("all_tokens", 1.188, 3.47, 0.63), GrowthFit("median_token", 1.1, 2.0, 0.9))
+    sentence = plain(text.growth_text(fits, "en"))
+    assert sentence.startswith("The median token's RMS grows ×1.1 per layer: the dashed line")
+    assert "RMS ≈ 2 · 1.1ˡ" in sentence and "(not drawn) gives ×1.188" in sentence
 
 
 def test_nonfinite_summary_counts_each_kind_over_the_layers():

@@ -150,9 +150,10 @@ def facts_table(rows: list[tuple[str, str]], header: tuple[str, str]) -> str:
 
 
 def growth_text(fits: tuple[GrowthFit, ...], lang: str) -> str:
-    """The fitted RMS_l ≈ c·g^l, over all tokens and for the median token."""
+    """The fitted RMS_l ≈ c·g^l: the median token's first (the fit the chart draws), then
+    the one over all tokens."""
     parts = []
-    for fit in fits:
+    for fit in sorted(fits, key=lambda fit: fit.basis != "median_token"):
         if not math.isfinite(fit.rate):
             parts.append(translate(f"dumps.growth_none.{fit.basis}", lang))
             continue
