@@ -314,3 +314,26 @@ def test_a_preset_link_opens_the_same_row_as_the_long_link_that_typed_it():
     for at in (old, new):
         assert not at.exception and not at.warning
     assert [m.value for m in old.metric] == [m.value for m in new.metric]
+
+
+@pytest.mark.parametrize(
+    "page, query",
+    [
+        ("vector_lab", {"vl_source": "random", "vl_scale": "0.001", "vl_shift": "0.004"}),
+        ("axes", {"ax_section": "batchnorm", "ax_momentum": "0.004"}),
+        ("depth", {"dp_norm": "dyt", "dp_alpha": "0.014"}),
+        ("geometry", {"ge_section": "affine", "ge_gamma_x": "0.123", "ge_shift": "0.004"}),
+    ],
+)
+def test_a_linked_fraction_is_shown_as_it_is_computed_not_rounded_to_two_places(page, query):
+    """Streamlit's default "%0.2f" showed a momentum of 0.004 as "0.00"; each float box and
+    slider now writes its value so that reading it back gives the value the page uses."""
+    at = _open({"lang": "en", **query}, page)
+    assert not at.exception and not at.warning
+    shown = {}
+    for widget in [*at.number_input, *at.slider]:
+        if isinstance(widget.value, float):
+            shown[widget.key] = widget.proto.format % widget.value  # printf, as the browser
+            assert float(shown[widget.key]) == widget.value, widget.key
+    linked = {key: value for key, value in query.items() if key in shown}
+    assert linked and all(shown[key] == value for key, value in linked.items())

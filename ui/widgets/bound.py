@@ -149,6 +149,11 @@ def _bound_text(value: int | float) -> str:
     return true_minus(f"{value:,}") if isinstance(value, int) else format_number(value)
 
 
+# A float widget's value as typed or linked, to 10 significant digits: Streamlit's default
+# "%0.2f" showed a momentum of 0.004 as "0.00" while the page computed with 0.004.
+FLOAT_FORMAT = "%.10g"
+
+
 def number(param: Param, text: str, target=st, high=None, **kwargs):
     """An int or float input over the parameter's range (``high`` narrows it, e.g. rows).
 
@@ -157,6 +162,8 @@ def number(param: Param, text: str, target=st, high=None, **kwargs):
     cast = int if param.kind == "int" else float
     low, top = cast(param.low), cast(param.high if high is None else min(param.high, high))
     clamp(param, top)  # a link's value past this view's end, or the range shrank under it
+    if cast is float:
+        kwargs.setdefault("format", FLOAT_FORMAT)
     accepted = t("app.number_range", low=_bound_text(low), high=_bound_text(top))
     kwargs["help"] = f"{kwargs['help']}\n\n{accepted}" if kwargs.get("help") else accepted
     return target.number_input(
@@ -188,6 +195,8 @@ def text_area(param: Param, text: str, target=st, **kwargs):
 def slider(param: Param, text: str, target=st, **kwargs):
     """A slider over the parameter's whole range."""
     cast = int if param.kind == "int" else float
+    if cast is float:
+        kwargs.setdefault("format", FLOAT_FORMAT)
     return target.slider(
         text,
         min_value=cast(param.low),

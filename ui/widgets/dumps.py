@@ -210,9 +210,7 @@ def _axes_name(axes: str) -> str:
 
 
 def _threshold(param: Param, text: str, column, step: float) -> float:
-    return bound.number(
-        param, text, column, step=step, format="%g", help=t(f"dumps.{param.key}_help")
-    )
+    return bound.number(param, text, column, step=step, help=t(f"dumps.{param.key}_help"))
 
 
 def dump_settings() -> tuple[DumpSpec | None, tuple[str, ...], object]:
