@@ -131,7 +131,7 @@ def lost_to_zero(text: str, value: float) -> bool:
     ``1e-400``.  The mirror of ``1e400``, which reads as infinity."""
     if value != 0:
         return False
-    significand = text.strip().lower().partition("e")[0]  # float() read it: digits, ".", "_"
+    significand = text.strip().lower().partition("e")[0]  # float() read it: digits and "."
     return any(char.isdecimal() and int(char) != 0 for char in significand)
 
 
@@ -154,6 +154,15 @@ def as_ascii(text: str) -> str:
     ``4。5``: an ideographic full stop between digits) reads as ``-1.5``, ``-1``, ``4.5``, and
     one copied from a page (``1e\u20115``) as ``1e-5``."""
     return _DECIMAL_STOP.sub(".", unicodedata.normalize("NFKC", text).translate(_TO_ASCII))
+
+
+def read_float(text: str) -> float:
+    """``float(text)`` without Python's digit separators: ``float("1_0")`` is 10, but nobody
+    who typed or linked "1_0" meant ten, so it is refused (ValueError) as other text that is
+    no number is."""
+    if "_" in text:
+        raise ValueError(text)
+    return float(text)
 
 
 _SUPERSCRIPTS = str.maketrans("-+0123456789", "⁻⁺⁰¹²³⁴⁵⁶⁷⁸⁹")

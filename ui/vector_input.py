@@ -18,7 +18,14 @@ from dataclasses import dataclass, field
 import torch
 
 from engine.config import MAX_ROWS, MAX_VECTOR_WIDTH
-from ui.formatting import FLOAT64_TINY, as_ascii, format_reading, lost_to_zero, number_text
+from ui.formatting import (
+    FLOAT64_TINY,
+    as_ascii,
+    format_reading,
+    lost_to_zero,
+    number_text,
+    read_float,
+)
 from ui.i18n import t
 
 Rows = tuple[tuple[float, ...], ...]  # vectors, one a row: [T, d]
@@ -47,7 +54,7 @@ def _parse_number(token: str, where: dict, prefix: str = "") -> float:
     vector's row and column, or a parameter's name and column) in its parameters."""
     where = {"token": token, **where}
     try:
-        value = float(token)
+        value = read_float(token)
     except ValueError:
         raise VectorInputError(prefix + "not_a_number", where) from None
     if math.isnan(value) or (
@@ -148,7 +155,7 @@ def parse_eps(text: str) -> float:
     """ε as typed: a finite number in [0, 1]."""
     text = as_ascii(text)
     try:
-        value = float(text.strip())
+        value = read_float(text.strip())
     except ValueError:
         raise VectorInputError("eps_invalid", {"token": text.strip()}) from None
     if not (0.0 <= value <= 1.0):

@@ -133,6 +133,8 @@ def test_kernels_passes_parse_from_ids_and_names():
         ("dp_layers", ["4.5"]),
         ("dp_layers", ["nan"]),
         ("dp_layers", ["1e400"]),
+        ("dp_layers", ["1_2"]),  # Python's float() reads 12; nobody links that meaning it
+        ("du_massive_abs", ["1_000"]),
         ("dp_sublayer", ["conv"]),
         ("dp_placements", ["sideways"]),
         ("dp_final", ["yes"]),

@@ -42,6 +42,7 @@ def test_several_rows_and_blank_lines():
         ("", "empty", {}),
         ("  \n ", "empty", {}),
         ("1, two, 3", "not_a_number", {"token": "two", "row": 1, "column": 2}),
+        ("1_0, 2, 3", "not_a_number", {"token": "1_0", "row": 1, "column": 1}),  # never 10
         ("1 2\n3", "ragged", {"first": 2, "row": 2, "other": 1}),
         ("1,,2", "missing_number", {"row": 1, "column": 2}),  # not d = 2
         ("1 2\n[3, 4 ; , 5]", "missing_number", {"row": 2, "column": 3}),
@@ -213,7 +214,7 @@ def test_eps_accepted(text, value):
     assert parse_eps(text) == value
 
 
-@pytest.mark.parametrize("text", ["-1e-5", "abc", "2", "nan", ""])
+@pytest.mark.parametrize("text", ["-1e-5", "abc", "2", "nan", "", "1_0e-6"])
 def test_eps_refused(text):
     with pytest.raises(VectorInputError):
         parse_eps(text)

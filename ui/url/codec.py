@@ -13,7 +13,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from engine.config.fields import Accepts, accepts, annotations
-from ui.formatting import as_ascii, lost_to_zero, number_text
+from ui.formatting import as_ascii, lost_to_zero, number_text, read_float
 from ui.i18n import LANGUAGES
 from ui.labels import every_label
 
@@ -140,7 +140,7 @@ def _number(raw: str) -> float | None:
     is no number here (float64 reads it as 0), so not the choice 0."""
     digits = as_ascii(raw)
     try:
-        number = float(digits)
+        number = read_float(digits)
     except ValueError:
         return None
     return number if math.isfinite(number) and not lost_to_zero(digits, number) else None
