@@ -144,7 +144,7 @@ def test_bad_settings_are_refused_with_a_message(app):
     _set(app, "ax_lengths", "16, 12, oops")
     assert "`oops` is not a whole number" in app.error[0].value
     _set(app, "ax_lengths", "16, 12")
-    assert "2 sentence lengths were given for B = 4" in app.error[0].value
+    assert "Sentence lengths given: 2, for B = 4." in app.error[0].value
     _set(app, "ax_lengths", "16, 12, 8, 40")
     assert "has length 40, but every length must be from 1 to T = 16" in app.error[0].value
 
@@ -154,7 +154,7 @@ def test_the_cell_limit_is_refused_and_large_tensors_are_summarised(app):
     assert "65,536 cells is more than this page draws cell by cell" in _text(app)
     assert "4 rows × 2 channels" in _text(app)
     _set(app, "ax_d", 256)
-    assert "cells is more than the 65536 this page computes" in app.error[0].value
+    assert "cells is more than the 65,536 this page computes" in app.error[0].value
 
 
 def _failures(app, **settings):
@@ -208,7 +208,7 @@ def test_train_eval_shift_and_momentum(app):
 
 def test_small_batch_refuses_too_many_draws(app):
     _failures(app, ax_tokens=512, ax_d=8, ax_draws=2000)
-    assert any("more than the 16777216 accepted" in e.value for e in app.error)
+    assert any("more than the 16,777,216 accepted" in e.value for e in app.error)
 
 
 @pytest.mark.parametrize("section", ["cells", "batchnorm"])

@@ -97,7 +97,7 @@ def test_a_zero_length_is_refused():
 
 
 def test_one_length_per_sequence_is_required():
-    assert_refused("lengths_count", "3 sentence lengths were given for B = 4", lengths=(5, 5, 5))
+    assert_refused("lengths_count", "Sentence lengths given: 3, for B = 4", lengths=(5, 5, 5))
 
 
 def test_groups_not_dividing_d_lists_the_divisors():
