@@ -291,9 +291,10 @@ def test_an_instructors_address_without_its_key_says_where_the_key_is():
     assert "is wrong" not in said and not [
         b for b in copied.button if b.label == "Reveal the answer"
     ]
-    for hostile in ("**ab** :red[x]", ":material/home:"):  # not a code: shown as given
+    for hostile in ("**ab** :red[x]", ":material/home:", "😀"):  # no code: said so, as given
         said = _texts(_open("classroom", {"lang": "en", "cl_code": hostile}), "error")
-        assert f"names class **{literal(hostile)}**" in said, said
+        assert f"{literal(hostile)} is not a class code. Accepted:" in said, said
+        assert "names class" not in said  # never treated as a class that exists
 
 
 def test_a_wrong_code_is_refused_once_and_the_lessons_go_on(monkeypatch):

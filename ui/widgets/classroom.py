@@ -24,7 +24,6 @@ from classroom.store import ClassStore
 from engine.errors import EngineError
 from ui.classroom import INSTRUCTOR_COOKIE, attempt, client, store
 from ui.echoes import echoed
-from ui.formatting import literal
 from ui.i18n import t
 from ui.lessons.catalog import LESSON_IDS
 from ui.url.pages import CLASSROOM as P
@@ -115,12 +114,12 @@ def lesson_choice() -> None:
 
 
 def room(klass: Class, lesson: str) -> tuple[Room | None, str | None]:
-    """The lesson's room now, or the store's refusal (forged key, expired class).  An address
-    with a code and no key (the instructor's address bar, copied) is told where the key is."""
+    """The lesson's room now, or the store's refusal (a code that is none, forged key,
+    expired class).  An address with a class code and no key (the instructor's address bar,
+    copied) is told where the key is."""
     if not klass.key:
-        code = rules.normalize_code(klass.code)
-        shown = rules.shown_code(code) if code else literal(klass.code)  # the link's, as given
-        return None, t("classroom.no_key", code=shown)
+        code, refusal = attempt(rules.checked_code, klass.code)
+        return None, refusal or t("classroom.no_key", code=rules.shown_code(code))
     return attempt(lambda: store().room(klass.code, klass.key, lesson))
 
 
