@@ -142,8 +142,18 @@ def sweep_depths(spec: DepthSpec, layers=SWEEP_LAYERS, device: str = "cpu") -> t
     return tuple(allowed)
 
 
+# Refusals whose advice names L: in a sweep, whose depths are fixed, their "_sweep" wording
+# names the depth and leaves L out of what to lower.
+DEPTH_ADVISED = ("depth.too_many_weights", "depth.stream_too_large", "depth.over_memory_budget")
+
+
 def check_sweep(spec: DepthSpec, layers=SWEEP_LAYERS, device: str = "cpu") -> None:
     """Raise the refusal of the shallowest of ``layers`` over the limits: the one a sweep with
     too few depths left is stopped by, so the page names the limit, not only that one is hit."""
     for n in layers:
-        check_limits(dataclasses.replace(spec, layers=int(n)), device)
+        try:
+            check_limits(dataclasses.replace(spec, layers=int(n)), device)
+        except EngineError as error:
+            if error.key not in DEPTH_ADVISED:
+                raise
+            raise EngineError(f"{error.key}_sweep", {**error.params, "layers": int(n)}) from None

@@ -236,9 +236,14 @@ def test_a_sweep_with_no_depth_left_names_the_limit_its_shallowest_depth_is_over
     app.selectbox(key="dp_d").select(2048).run()
     app.number_input(key="dp_tokens").set_value(1024).run()
     assert not app.exception
-    assert any("over the simulator's limits" in w.value for w in app.warning)
-    # L = 6, the sweep's shallowest depth, is over the memory budget (1.55 GiB at its peak)
-    assert any("over the budget of 1.50 GiB" in e.value for e in app.error)
+    assert any(
+        "within the simulator's limits, so there is no sweep" in w.value for w in app.warning
+    )
+    # L = 6, the sweep's shallowest depth, is over the memory budget (1.55 GiB at its peak);
+    # the advice leaves out L, which the sweep sets itself
+    refusal = " ".join(e.value for e in app.error)
+    assert "At the sweep's L = 6" in refusal and "over the budget of 1.50 GiB" in refusal
+    assert "lower d or T." in refusal and "Lower L" not in refusal
     assert not any("Run the sweep" in b.label for b in app.button)
 
 

@@ -393,5 +393,7 @@ def test_check_sweep_raises_the_refusal_of_the_first_depth_the_sweep_leaves_out(
     assert sweep_depths(spec) == ()
     with pytest.raises(EngineError) as refused:
         check_sweep(spec)
-    assert refused.value.key == "depth.over_memory_budget"  # L = 6, the shallowest
+    # L = 6, the shallowest; worded for a sweep, whose depths are fixed (no "lower L")
+    assert refused.value.key == "depth.over_memory_budget_sweep"
+    assert refused.value.params["layers"] == 6
     check_sweep(DepthSpec())  # every depth of the sweep fits: nothing raised
