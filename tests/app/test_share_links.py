@@ -337,3 +337,13 @@ def test_a_linked_fraction_is_shown_as_it_is_computed_not_rounded_to_two_places(
             assert float(shown[widget.key]) == widget.value, widget.key
     linked = {key: value for key, value in query.items() if key in shown}
     assert linked and all(shown[key] == value for key, value in linked.items())
+
+
+def test_a_linked_row_past_a_one_row_input_is_said_and_dropped_from_the_link():
+    """With one row there is no box to pick it; a link's ``vl_row`` past it was kept silently."""
+    at = _open({"lang": "en", "vl_text": "1, 2, 3, 4", "vl_row": "64"})
+    assert not at.exception
+    assert "`vl_row` = 64 is past the end of what this view holds (1): showing 1." in (
+        _warnings(at).replace("\u00a0", " ")
+    )
+    assert "vl_row" not in at.query_params

@@ -286,6 +286,8 @@ def norm_inputs(
     row_index = 0
     if len(rows) > 1:
         row_index = int(bound.number(P["vl_row"], t("vector_lab.row_shown"), high=len(rows))) - 1
+    else:  # one row: no box to pick it, but a link's row past it is said, not kept
+        bound.clamp(P["vl_row"], 1)
     if errors or not rows:
         return None, tuple(errors), ()
     spec = NormSpec(
