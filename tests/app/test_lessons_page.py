@@ -133,6 +133,17 @@ def test_a_link_resumes_where_the_learner_was_with_their_answers():
     assert _all(at, "ls_answers") == ["precision.c", "rmsnorm.a"]
 
 
+def test_two_answers_to_one_lesson_in_a_link_are_said_and_the_last_is_kept():
+    """Another setting given twice is said (share.repeated); two answers to one lesson were
+    resolved silently."""
+    at = _open({"lang": "en", "ls_answers": ["why_normalize.b", "rmsnorm.a", "why_normalize.d"]})
+    assert not at.exception
+    warning = " ".join(w.value for w in at.warning)
+    assert "holds 2 answers to lesson 1, (b), (d)" in warning and "the last one, (d)" in warning
+    assert sorted(_all(at, "ls_answers")) == ["rmsnorm.a", "why_normalize.d"]
+    assert not at.run().warning  # said once: the link now holds what the page read
+
+
 def test_hostile_progress_values_are_named_not_obeyed():
     at = _open({"lang": "en", "ls_lesson": "<script>", "ls_answers": "rmsnorm.z"})
     assert not at.exception

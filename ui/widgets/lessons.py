@@ -12,7 +12,7 @@ from __future__ import annotations
 import streamlit as st
 
 from ui.echoes import echoed
-from ui.i18n import t
+from ui.i18n import current_language, join, t
 from ui.lessons.catalog import LESSON_IDS, OPTIONS, Lesson, answers_by_lesson, lesson
 from ui.url.pages import LESSONS_PAGE as P
 from ui.widgets import bound
@@ -84,8 +84,26 @@ def lesson_choice() -> Lesson:
 
 
 def answers() -> dict[str, str]:
-    """The learner's committed predictions: ``{lesson id: option}``."""
-    return answers_by_lesson(st.session_state.get("ls_answers", P["ls_answers"].default))
+    """The learner's committed predictions: ``{lesson id: option}``.  A link that gives one
+    lesson several answers is said, and read as its last (as a setting given twice is)."""
+    committed = list(st.session_state.get("ls_answers", P["ls_answers"].default))
+    chosen = answers_by_lesson(committed)
+    for lesson_id, option in chosen.items():
+        given = [a.rpartition(".")[2] for a in committed if a.rpartition(".")[0] == lesson_id]
+        if len(given) > 1:
+            st.warning(
+                t(
+                    "share.answers_repeated",
+                    number=LESSON_IDS.index(lesson_id) + 1,
+                    count=len(given),
+                    answers=join((f"({g})" for g in given), current_language()),
+                    value=f"({option})",
+                ),
+                icon=":material/link_off:",
+            )
+    if len(committed) > len(chosen):  # the link now holds what the page read
+        st.session_state["ls_answers"] = [f"{lesson_id}.{o}" for lesson_id, o in chosen.items()]
+    return chosen
 
 
 def _others(lesson_id: str) -> list[str]:
