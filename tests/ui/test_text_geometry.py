@@ -54,6 +54,15 @@ def test_cloud_summary_reports_lengths_and_layernorms_rounding():
     assert "DyT at α = 0.5" in joined
 
 
+def test_a_range_whose_ends_read_the_same_is_said_as_one_value():
+    """With ε = 0 every output of a 3-D cloud has ‖y‖ = √3 to four places: said once, "for
+    every input", not "from 1.7321 to 1.7321"; with ε = 10⁻⁵ the lengths do vary."""
+    for eps, said in ((0.0, "‖y‖ = 1.7321 for every input"), (1e-5, "‖y‖ from 1.7")):
+        cloud = normalized_cloud(GeometrySpec(d=3, count=200, eps=eps))
+        lines = plain(" ".join(text.cloud_summary(cloud, ("layernorm", "rmsnorm"), "en")))
+        assert f"LayerNorm: {said}" in lines and f"RMSNorm: {said}" in lines
+
+
 def test_ones_rounding_is_the_cosine_with_ones_and_the_magnification():
     ones = np.array([1e-6, -3e-6])
     norm = np.array([2.0, 2.0])

@@ -134,6 +134,12 @@ def path_steps(path: VectorPath, eps: float, alpha: float, lang: str) -> list[St
 # --- the cloud ---------------------------------------------------------------------------------
 
 
+def _span(key: str, low: str, high: str) -> str:
+    """``key``, or its "_one" wording where both ends read the same ("‖y‖ = 27.7127 for every
+    input", not "from 27.7127 to 27.7127")."""
+    return f"{key}_one" if low == high else key
+
+
 def cloud_summary(cloud: Cloud, shown: tuple[str, ...], lang: str) -> list[str]:
     """What the scene shows, measured: lengths against sqrt(d), <y, 1>, the cosines."""
     d, sqrt_d = cloud.inputs.shape[-1], format_reading(cloud.sqrt_d)
@@ -143,7 +149,7 @@ def cloud_summary(cloud: Cloud, shown: tuple[str, ...], lang: str) -> list[str]:
         low, _, high = min_median_max(normed.norm)
         lines.append(
             translate(
-                "geometry.summary.norm_range",
+                _span("geometry.summary.norm_range", low, high),
                 lang,
                 norm=NORM_NAMES[kind],
                 low=low,
@@ -156,7 +162,8 @@ def cloud_summary(cloud: Cloud, shown: tuple[str, ...], lang: str) -> list[str]:
             lines.append(translate("geometry.rounding", lang, **rounding))
         if kind == "rmsnorm" or kind == "layernorm" and d > 1:
             low, _, high = min_median_max(normed.cos_input, format_cosine)
-            lines.append(translate(f"geometry.summary.{kind}_cos", lang, low=low, high=high))
+            key = _span(f"geometry.summary.{kind}_cos", low, high)
+            lines.append(translate(key, lang, low=low, high=high))
         if kind == "dyt":
             lines.append(
                 translate("geometry.summary.dyt", lang, alpha=format_reading(cloud.dyt_alpha))
