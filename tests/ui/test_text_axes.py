@@ -41,3 +41,15 @@ def test_the_instancenorm_legend_says_pytorchs_module_has_no_gamma_or_beta_by_de
 def test_the_batch_of_one_writes_eps_as_its_box_does():
     facts = [plain(fact) for fact in batch_of_one_facts(batch_of_one(AxesSpec()), "en")]
     assert any("With ε = 10⁻⁵:" in fact for fact in facts), facts  # as the slider, not "1e-05"
+
+
+def test_the_heatmap_note_names_grey_pad_rows_only_where_the_tensor_has_them():
+    from engine.axes.sharing import axes_statistics
+    from ui.text.axes import heatmap_note
+
+    synthetic = axes_statistics(AxesSpec())
+    padded = axes_statistics(AxesSpec(source="padded"))
+    assert synthetic.real.all() and not padded.real.all()
+    assert "PAD" not in heatmap_note(synthetic, "en")
+    assert heatmap_note(padded, "en").endswith(" Grey rows: PAD positions.")
+    assert heatmap_note(padded, "zh").endswith("。灰色行：PAD 位置。")

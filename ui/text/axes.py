@@ -32,6 +32,14 @@ def _n(value: float, decimals: int = 4) -> str:
     return format_number(float(value), decimals)
 
 
+def heatmap_note(stats: AxesStatistics, lang: str) -> str:
+    """How to read the heatmap; the grey rows named only where the tensor has PAD rows."""
+    note = translate("axes.heatmap.note", lang)
+    if stats.real.all():
+        return note
+    return note + ("" if lang == "zh" else " ") + translate("axes.heatmap.note_pad", lang)
+
+
 def legend(stats: AxesStatistics, lang: str) -> list[str]:
     """Markdown lines: how many statistics the kind computes, what one pools, γ and β."""
     spec = stats.spec

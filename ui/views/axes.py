@@ -51,7 +51,7 @@ def cells(stats: AxesStatistics, selection: CellSelection, on_click) -> None:
             selection_mode="points",
             config={"displayModeBar": False},
         )
-        st.caption(t("axes.heatmap.note"))
+        st.caption(text.heatmap_note(stats, lang))
     with right:
         show_chart(
             built(box_figure, stats.real, selection, stats.spec.kind, lang),
