@@ -121,9 +121,9 @@ def test_dyt_in_the_norms_place_is_not_said_to_renormalise(app):
         app.selectbox(key=key).select(value).run()
     assert not app.exception
     notes = " ".join(c.value for c in app.caption)
-    assert "DyT in the norms' place does not renormalise" in notes and "×10⁻" in notes
+    assert "DyT in the norms' place does not renormalize" in notes and "×10⁻" in notes
     assert (
-        "renormalises after every add" not in notes and "divides x + F(x) by its RMS" not in notes
+        "renormalizes after every add" not in notes and "divides x + F(x) by its RMS" not in notes
     )
     assert not any("(1 + g)" in (name or "") for name in _chart_names(app, "dp_x0"))
 

@@ -60,7 +60,7 @@ def test_table_lists_every_family_and_writes_unknown_facts_as_unknown(app):
     assert gpt3["eps_released"] == "unknown" and gpt3["eps_field"] == "unknown"
     gemma2 = table.set_index("family").loc["Gemma 2"]
     assert gemma2["placement"] == "Peri-Norm (sandwich)" and gemma2["per_layer"] == "4"
-    assert gemma2["gain"] == "(1 + γ), γ initialised to 0"
+    assert gemma2["gain"] == "(1 + γ), γ initialized to 0"
     assert table.set_index("family").loc["T5", "per_layer"] == "2 / 3"  # encoder / decoder
 
 

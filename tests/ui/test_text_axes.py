@@ -51,5 +51,5 @@ def test_the_heatmap_note_names_grey_pad_rows_only_where_the_tensor_has_them():
     padded = axes_statistics(AxesSpec(source="padded"))
     assert synthetic.real.all() and not padded.real.all()
     assert "PAD" not in heatmap_note(synthetic, "en")
-    assert heatmap_note(padded, "en").endswith(" Grey rows: PAD positions.")
+    assert heatmap_note(padded, "en").endswith(" Gray rows: PAD positions.")
     assert heatmap_note(padded, "zh").endswith("。灰色行：PAD 位置。")

@@ -47,8 +47,8 @@ def test_eps_is_written_as_the_sliders_write_it():
 
 def test_gain_text_follows_init_and_offset():
     families = {f.id: f for f in catalog().families}
-    assert text.gain_text(families["llama3"], "en") == "γ, initialised to 1"
-    assert text.gain_text(families["gemma2"], "en") == "(1 + γ), γ initialised to 0"
+    assert text.gain_text(families["llama3"], "en") == "γ, initialized to 1"
+    assert text.gain_text(families["gemma2"], "en") == "(1 + γ), γ initialized to 0"
     assert text.gain_text(families["ngpt"], "en") == "none (no learnable gain)"
 
 
