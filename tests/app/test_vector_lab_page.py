@@ -383,3 +383,18 @@ def test_pooled_norms_do_not_show_the_rows_own_statistics(app):
     latex = _latex(app)
     assert r"\mu_{c}" in latex and r"\sigma^2 = \frac{1}{d}" not in latex
     assert app.dataframe  # the per-channel statistics table
+
+
+def test_the_path_the_steps_run_is_said_once_and_never_claims_an_upcast_of_float32(app):
+    """All float32: one sentence says so ("Everything here is float32"); the steps' path is
+    named where a half precision is in play, and float32 statistics say what is upcast."""
+    captions = " ".join(c.value for c in app.caption)
+    assert (
+        "Everything here is float32" in captions and "The worked steps, the chart" not in captions
+    )
+    assert "Statistics: float32 (a half-precision input is upcast first)." in captions
+    app.selectbox(key="vl_dtype").select("float16").run()
+    captions = " ".join(c.value for c in app.caption)
+    assert (
+        "The worked steps, the chart and the comparison run float32 (a half-precision" in captions
+    )

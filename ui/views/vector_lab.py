@@ -154,8 +154,9 @@ def precision(
     lang = current_language()
     st.subheader(t("vector_lab.precision_title"))
     st.markdown(summary(facts, lang))
-    compute = label("compute", ex.spec.compute_dtype)
-    st.caption(t("vector_lab.precision.steps_path", compute=compute))
+    if ex.input_dtype in HALF_DTYPES or ex.spec.compute_dtype in HALF_DTYPES:  # else: all float32
+        compute = label("compute", ex.spec.compute_dtype)
+        st.caption(t("vector_lab.precision.steps_path", compute=compute))
     changed = [
         (a, b)
         for typed, stored in zip(typed_rows, ex.rows)
