@@ -82,6 +82,16 @@ def test_gpt3_budget_is_written_as_seed_000s_sum():
     assert text.percent(budget.share) == "0.0027 %"
 
 
+def test_the_group_note_explains_i_only_where_a_module_name_holds_it():
+    """GPT-3's module names are unknown: no "{i}" to explain; Llama 3's hold it."""
+    for family, named in (("gpt3", False), ("llama3", True)):
+        shape = parse_config(catalog().family(family).example.config_json, family=family)
+        budget = norm_budget(shape)
+        assert any("{i}" in (g.module or "") for g in budget.groups) == named
+        for lang in ("en", "zh"):
+            assert ("{i}" in text.group_note(budget, lang)) == named, (family, lang)
+
+
 @pytest.mark.parametrize(
     "fraction, expected",
     [(4_743_168 / 174_604_259_328, "0.0027 %"), (0.5, "50 %"), (0.0123, "1.2 %"), (0, "0 %")],

@@ -46,6 +46,16 @@ def tokens_text(tokens: int, lang: str) -> str:
     return translate(key, lang, n=count(tokens))
 
 
+def group_note(budget: NormBudget, lang: str) -> str:
+    """Under the norm groups' table: what each column counts, and what ``{i}`` in a module
+    name stands for where a name holds one (a family whose names are unknown has none)."""
+    bias = translate("models.with_bias" if budget.bias else "models.without_bias", lang)
+    note = translate("models.group_note", lang, bias=bias)
+    if any("{i}" in (group.module or "") for group in budget.groups):
+        note += ("" if lang == "zh" else " ") + translate("models.group_note_index", lang)
+    return note
+
+
 def gain_text(family: Family, lang: str) -> str:
     """How the norm's gain is parameterised and initialised."""
     if family.weight_init is None:

@@ -235,8 +235,7 @@ def budget(result: NormBudget, families: Catalog) -> None:
     }
     with sideways("md_groups", sum(widths.values()) + 2, t("app.chart.table_scroll_hint")):
         st.dataframe(frame, column_config=config, hide_index=True, width="stretch", key="md_groups")
-    bias = t("models.with_bias") if result.bias else t("models.without_bias")
-    st.caption(t("models.group_note", bias=bias))
+    st.caption(text.group_note(result, lang))
 
 
 def _dtype_origin(chosen: str | None, config_dtype: str | None) -> str:
