@@ -284,9 +284,10 @@ def format_eps(value: float) -> str:
 
 
 def column_format(values: np.ndarray, digits: int) -> str:
-    """A column's printf format: one number of decimals for the whole column, giving its
-    largest value ``digits`` significant digits (179.182 over 6.918, not 6.9183 and
-    6.67252), where its values span at most three decades, none where all are whole; else
+    """A column's printf format (Streamlit's sprintf, where "," groups thousands): one number
+    of decimals for the whole column, giving its largest value ``digits`` significant digits
+    (179.182 over 6.918, not 6.9183 and 6.67252), grouped as every count on the pages is
+    (12,545.9), where its values span at most three decades, none where all are whole; else
     ``digits`` significant digits each, in e-notation where they need it."""
     magnitudes = np.abs(values[np.isfinite(values) & (values != 0)])
     if magnitudes.size == 0:
@@ -294,6 +295,6 @@ def column_format(values: np.ndarray, digits: int) -> str:
     top, bottom = np.floor(np.log10([magnitudes.max(), magnitudes.min()]))
     if top - bottom > 3 or not -3 <= top < digits:
         return f"%.{digits}g"
-    if (magnitudes % 1 == 0).all():  # whole numbers stored as floats: 26464, not 26464.0
-        return "%.0f"
-    return f"%.{int(min(max(digits - 1 - top, 0), digits))}f"
+    if (magnitudes % 1 == 0).all():  # whole numbers stored as floats: 26,464, not 26464.0
+        return "%,.0f"
+    return f"%,.{int(min(max(digits - 1 - top, 0), digits))}f"  # "," groups: 12,545.9

@@ -206,5 +206,5 @@ def test_the_dyt_table_keeps_its_nine_columns_narrow(app, upload, lang, short, f
     config = json.loads(table.proto.columns)
     assert config[short]["help"] == full
     alpha = config["α"]["type_config"]["format"]  # one count of decimals, 5 digits at most
-    assert alpha in ("%.5g", *(f"%.{n}f" for n in range(6)))
+    assert alpha in ("%.5g", *(f"%,.{n}f" for n in range(6)))
     assert all(len(f"{a:{alpha[1:]}}".lstrip("-")) <= 7 for a in table.value["α"].dropna())

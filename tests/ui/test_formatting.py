@@ -161,10 +161,10 @@ def test_a_power_of_ten_with_mantissa_one_is_written_without_it_in_text_and_late
 @pytest.mark.parametrize(
     "values, expected",
     [
-        ([179.182, 6.9183, 6.67252], "%.3f"),  # one count of decimals: 179.182, 6.918, 6.673
-        ([12545.9, 11446.0], "%.1f"),
-        ([26464.0, 22528.0, np.nan], "%.0f"),  # whole numbers stored as floats
-        ([0.5, 0.25, np.nan, 0.0], "%.6f"),
+        ([179.182, 6.9183, 6.67252], "%,.3f"),  # one count of decimals: 179.182, 6.918, 6.673
+        ([12545.9, 11446.0], "%,.1f"),
+        ([26464.0, 22528.0, np.nan], "%,.0f"),  # whole numbers stored as floats
+        ([0.5, 0.25, np.nan, 0.0], "%,.6f"),
         ([2.5e-5, 100.0], "%.6g"),  # six decades: each its own digits
         ([3.0e7, 1.0e7], "%.6g"),  # past six digits before the point
         ([np.nan, np.inf], "%.6g"),  # nothing to measure

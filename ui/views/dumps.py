@@ -60,6 +60,8 @@ def _table(frame: pd.DataFrame, key: str, digits: int = 6) -> None:
             config[headers[c]] = st.column_config.NumberColumn(
                 format=column_format(frame[c].to_numpy(dtype=float), digits), help=full
             )
+        elif frame[c].dtype.kind in "iu":  # counts grouped: 16,384 points
+            config[headers[c]] = st.column_config.NumberColumn(format="%,d", help=full)
         elif full is not None:
             config[headers[c]] = st.column_config.Column(help=full)
     st.dataframe(
