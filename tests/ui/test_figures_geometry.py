@@ -192,6 +192,8 @@ def test_cosine_error_bars_stop_at_one_and_norm_bars_at_zero():
     rms_cos = next(t for t in figure.data if t.meta == "rmsnorm_2")
     assert np.nanmax(np.asarray(rms_cos.y) + spread.rmsnorm.cos_std) > 1  # it was cut
     assert "10⁻⁵" in list(rms_cos.x) and not [e for e in rms_cos.x if "e" in e]  # as the slider
+    # one notation along the axis: never 10⁻⁵ beside 0.0001
+    assert not [e for e in rms_cos.x if "." in e] and "10⁻⁴" in list(rms_cos.x)
 
 
 def test_histograms_count_every_finite_value_of_every_series():

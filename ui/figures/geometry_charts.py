@@ -17,8 +17,8 @@ from engine.geometry.high_dimension import EpsSpread, Measures
 from engine.geometry.views import PlaneView
 from engine.norms.kinds import ROW_KINDS
 from ui.figures.geometry_traces import COLORS
-from ui.figures.style import framed, shaded_band
-from ui.formatting import format_number, format_reading
+from ui.figures.style import framed, shaded_band, tick_texts
+from ui.formatting import format_number
 from ui.i18n import translate
 from ui.labels import NORM_NAMES
 
@@ -278,7 +278,7 @@ def spread_figure(spread: EpsSpread, lang: str) -> go.Figure:
     """
     titles = [translate(f"geometry.high.spread_{panel}", lang) for panel in ("norm", "cos")]
     figure = make_subplots(rows=1, cols=2, subplot_titles=titles, horizontal_spacing=0.08)
-    eps_text = [format_reading(e) for e in spread.eps_values]  # "10⁻⁵", as the slider
+    eps_text = tick_texts(spread.eps_values)  # one notation: "10⁻⁵" as the slider, "10⁻⁴"
     for index, kind in enumerate(ROW_KINDS):  # the norms with an eps
         style = SPREAD_STYLES[min(index, len(SPREAD_STYLES) - 1)]
         measured = getattr(spread, kind)
