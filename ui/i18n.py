@@ -83,6 +83,11 @@ def join(items, lang: str) -> str:
     return translate("app.list_separator", lang).join(str(item) for item in items)
 
 
+def sentence_joiner(lang: str) -> str:
+    """What goes between two sentences: a space in English, nothing after a Chinese "。"."""
+    return "" if lang == "zh" else " "
+
+
 def language_from_locale(locale: str | None) -> str:
     """Map a browser locale ("zh-CN", "en-US", None) to a supported language."""
     if locale and locale.lower().startswith("zh"):

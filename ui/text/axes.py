@@ -23,7 +23,7 @@ from engine.config import NormSpec
 from engine.norms import kinds
 from engine.norms.kinds import KIND_AXES
 from ui.formatting import format_number, format_reading
-from ui.i18n import translate
+from ui.i18n import sentence_joiner, translate
 from ui.labels import NORM_NAMES
 from ui.text.latex import chain, latex_number
 
@@ -37,7 +37,7 @@ def heatmap_note(stats: AxesStatistics, lang: str) -> str:
     note = translate("axes.heatmap.note", lang)
     if stats.real.all():
         return note
-    return note + ("" if lang == "zh" else " ") + translate("axes.heatmap.note_pad", lang)
+    return note + sentence_joiner(lang) + translate("axes.heatmap.note_pad", lang)
 
 
 def legend(stats: AxesStatistics, lang: str) -> list[str]:

@@ -19,7 +19,7 @@ from engine.depth.simulator import DepthResult
 from engine.depth.theory import POST_LN_LEVEL
 from engine.training.loop import TrainResult
 from ui.formatting import format_number, format_reading
-from ui.i18n import join, translate
+from ui.i18n import join, sentence_joiner, translate
 from ui.labels import label
 
 
@@ -63,7 +63,7 @@ def coincidence_notes(results: list[DepthResult], lang: str) -> list[str]:
             sentences.append(translate("depth.coincide_same", lang, charts=join(same, lang)))
         if apart:
             sentences.append(translate("depth.coincide_apart", lang, charts=join(apart, lang)))
-        notes.append(("" if lang == "zh" else " ").join(sentences))
+        notes.append(sentence_joiner(lang).join(sentences))
     return notes
 
 
@@ -97,7 +97,7 @@ def residual_notes(results: list[DepthResult], lang: str) -> list[str]:
                 layers=measured.size,
                 level=post_level_text(),
             )
-            + ("" if lang == "zh" else " ")
+            + sentence_joiner(lang)
             + translate(
                 "depth.residual_note_post_broken" if broken else "depth.residual_note_post_holds",
                 lang,

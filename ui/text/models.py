@@ -16,7 +16,7 @@ from engine.models.calculator import NormBudget
 from engine.models.families import Example, Family
 from engine.perf.roofline import GPU_NAME, H200_BANDWIDTH, H200_FP32_FLOPS, norm_traffic
 from ui.formatting import count, format_number, format_power
-from ui.i18n import join, translate
+from ui.i18n import join, sentence_joiner, translate
 from ui.labels import NORM_NAMES, label
 
 EPS_DIGITS = 6  # significant digits of a catalog ε: more than any released config writes
@@ -52,7 +52,7 @@ def group_note(budget: NormBudget, lang: str) -> str:
     bias = translate("models.with_bias" if budget.bias else "models.without_bias", lang)
     note = translate("models.group_note", lang, bias=bias)
     if any("{i}" in (group.module or "") for group in budget.groups):
-        note += ("" if lang == "zh" else " ") + translate("models.group_note_index", lang)
+        note += sentence_joiner(lang) + translate("models.group_note_index", lang)
     return note
 
 

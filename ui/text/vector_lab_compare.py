@@ -16,9 +16,8 @@ from engine.config import HALF_DTYPES
 from engine.norms.kinds import ROW_KINDS
 from engine.norms.worked import VectorExplanation
 from ui.formatting import format_cosine, format_number, format_reading, true_minus
-from ui.i18n import join, translate
+from ui.i18n import join, sentence_joiner, translate
 from ui.labels import NORM_NAMES
-from ui.text.vector_lab_precision import sentence_joiner
 
 OVERFLOWS = ("mean", "variance", "mean_square")  # reasons a wider compute dtype removes
 

@@ -25,7 +25,7 @@ from engine.norms.precision import WRONG_TOLERANCE, PathResult, PrecisionStory
 from engine.norms.precision_facts import OPMATH, DefaultEps, DtypeFacts
 from engine.norms.worked import VectorExplanation
 from ui.formatting import format_eps, format_number, format_reading, format_vector, superscript
-from ui.i18n import translate
+from ui.i18n import sentence_joiner, translate
 from ui.labels import label
 from ui.text.vector_lab_steps import welford_merge
 
@@ -55,11 +55,6 @@ def _n(value: float) -> str:
 def subscript(index: int) -> str:
     """0-based ``index`` as the 1-based subscript people write: 0 -> "₁"."""
     return str(index + 1).translate(_SUBSCRIPTS)
-
-
-def sentence_joiner(lang: str) -> str:
-    """What goes between two sentences: a space in English, nothing after a Chinese "。"."""
-    return "" if lang == "zh" else " "
 
 
 def steps_path(ex: VectorExplanation) -> str | None:

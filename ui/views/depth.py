@@ -20,7 +20,7 @@ from ui.figures.depth import (
 )
 from ui.figures.depth_wiring import legible_width, wiring_figure
 from ui.formatting import format_number, format_reading, signed
-from ui.i18n import current_language, join, t
+from ui.i18n import current_language, join, sentence_joiner, t
 from ui.labels import placement_label
 from ui.presenting import for_screen
 from ui.text.depth import (
@@ -165,4 +165,4 @@ def training_outcomes(runs: list[tuple[str, TrainResult]]) -> None:
             seconds=format_number(result.seconds, 1),
         )
         cut = warmup_cut_note(result, lang)  # a warm-up longer than the run
-        st.markdown("- " + line + ((("" if lang == "zh" else " ") + cut) if cut else ""))
+        st.markdown("- " + line + ((sentence_joiner(lang) + cut) if cut else ""))
