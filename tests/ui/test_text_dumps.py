@@ -66,6 +66,8 @@ def test_growth_text_leads_with_the_fit_the_chart_draws():
     sentence = plain(text.growth_text(fits, "en"))
     assert sentence.startswith("The median token's RMS grows ×1.1 per layer: the dashed line")
     assert "RMS ≈ 2 · 1.1ˡ" in sentence and "(not drawn) gives ×1.188" in sentence
+    chinese = plain(text.growth_text(fits, "zh"))
+    assert "）。对全部 token" in chinese  # no space after a Chinese full stop
 
 
 def test_nonfinite_summary_counts_each_kind_over_the_layers():

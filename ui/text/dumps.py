@@ -21,7 +21,7 @@ from engine.dumps.report import DumpReport
 from engine.dumps.token_names import TOKENS_KEY, dump_token_rows
 from engine.dumps.weights_origin import WeightsOrigin
 from ui.formatting import bytes_text, count, format_number, literal, visible
-from ui.i18n import join, translate
+from ui.i18n import join, sentence_joiner, translate
 from ui.labels import label
 
 MAX_NAMED = 6  # names listed inline before "and N more"
@@ -166,7 +166,7 @@ def growth_text(fits: tuple[GrowthFit, ...], lang: str) -> str:
                 r2=format_number(fit.r2, 2),
             )
         )
-    return " ".join(parts)
+    return sentence_joiner(lang).join(parts)
 
 
 def nonfinite_summary(nonfinite: np.ndarray, values: int, lang: str) -> tuple[bool, str]:

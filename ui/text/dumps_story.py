@@ -20,7 +20,7 @@ from engine.dumps.norm_step import NormStep
 from engine.dumps.report import DumpReport
 from engine.dumps.story import FLOAT16_MAX, StreamStory
 from ui.formatting import count, format_reading, literal, runs
-from ui.i18n import join, translate
+from ui.i18n import join, sentence_joiner, translate
 from ui.text.dumps import and_more, token_text
 
 JUMP_FACTOR = 10.0  # the first token "jumps" where its step is this many times the others'
@@ -153,7 +153,7 @@ def norm_step_sentence(
         output=format_reading(float(io.y[step.peak_channel]), 4),
     )
     if step.recomputed is None:
-        return statistics + " " + translate("dumps.io_unknown_kind", lang)
+        return statistics + sentence_joiner(lang) + translate("dumps.io_unknown_kind", lang)
     check = translate(
         "dumps.io_check",
         lang,
@@ -164,7 +164,7 @@ def norm_step_sentence(
         largest=format_reading(float(np.abs(io.y).max()), 4),
         storage=storage or "—",
     )
-    return statistics + " " + check
+    return statistics + sentence_joiner(lang) + check
 
 
 def precision_sentences(comparison: PrecisionComparison, lang: str) -> list[str]:
