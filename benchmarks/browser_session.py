@@ -16,10 +16,10 @@ from scripts.local_app import IDLE
 PAGE_TIMEOUT_MS = 90_000  # one page render or one widget change; past it: an error
 JOB_TIMEOUT_MS = 300_000  # a training; the heavy simulation gets max(this, 2x its estimate)
 TRAIN_STEPS = 50  # the smallest the training lab accepts: short runs
-# both runs' outcome lines ("Run A: ... — final loss 0.12, accuracy ...") are on the page
+# both runs' outcome lines ("Run A: ... — over its last 30 steps a mean loss of 0.12 ...")
 OUTCOMES_SHOWN_JS = """
 () => [...document.querySelectorAll('li')]
-  .filter((item) => item.textContent.includes('final loss')).length >= 2
+  .filter((item) => item.textContent.includes('a mean loss of')).length >= 2
 """
 
 
