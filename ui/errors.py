@@ -8,7 +8,6 @@ typed ``https://...`` never becomes a link, ``**`` never becomes bold.
 
 from __future__ import annotations
 
-import numbers
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -51,10 +50,7 @@ USER_ACCEPTED = frozenset({"dumps.unknown_stream"})
 def own_words(value, outside: bool = False):
     """A name as the page writes it: the engine's own words (``Phrase``, e.g. a
     keyless file's one array) in the reader's language, a ``Listing`` joined with the reader's
-    separator, a whole number grouped as every count on the pages is ("33,554,432 cells"),
-    other text literally when it comes from ``outside``, anything else as it is."""
-    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
-        return count(value)
+    separator, other text literally when it comes from ``outside``, anything else as it is."""
     if isinstance(value, Listing):
         return t(value.separator).join(own_words(item, outside) for item in value.items)
     if isinstance(value, Phrase):
@@ -80,7 +76,10 @@ def input_error_text(error, own: str = "") -> str:
     namespace whose text replaces the shared one for the keys it holds (the shared advice
     names the Vector Lab's own controls: its dtype, its random generator)."""
     key = f"{own}.{error.key}" if own and f"{own}.{error.key}" in catalog("en") else ""
-    return t(key or f"input.{error.key}", **shown(error.params))  # a typed token as typed
+    counts = {  # "10,000 numbers"; a typed token stays as typed
+        name: count(value) if type(value) is int else value for name, value in error.params.items()
+    }
+    return t(key or f"input.{error.key}", **shown(counts))
 
 
 @contextmanager

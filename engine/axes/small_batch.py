@@ -72,8 +72,8 @@ def small_batch_noise(
     if sampled > limits.MAX_SAMPLED_VALUES:
         raise limits.refusal(
             "too_many_samples",
-            values=sampled,
-            limit=limits.MAX_SAMPLED_VALUES,
+            values=f"{sampled:,}",  # counts, grouped as the pages write them
+            limit=f"{limits.MAX_SAMPLED_VALUES:,}",
         )
     with torch_threads(threads):
         generator = torch.Generator().manual_seed(spec.seed)

@@ -51,8 +51,8 @@ class AxesSpec:
         if cells > axes_limits.MAX_CELLS:
             raise axes_limits.refusal(
                 "too_many_cells",
-                cells=cells,
-                limit=axes_limits.MAX_CELLS,
+                cells=f"{cells:,}",  # counts, grouped as the pages write them
+                limit=f"{axes_limits.MAX_CELLS:,}",
                 batch=self.batch,
                 tokens=self.tokens,
                 d=self.d,
