@@ -205,6 +205,14 @@ def test_the_dyt_table_keeps_its_nine_columns_narrow(app, upload, lang, short, f
     assert short in table.value.columns and len(table.value.columns) == 9
     config = json.loads(table.proto.columns)
     assert config[short]["help"] == full
+    formats = {name: column.get("type_config", {}).get("format") for name, column in config.items()}
+    points = next(
+        name
+        for name in table.value.columns
+        if name not in (short, "α") and "%,d" == formats.get(name)
+    )
+    assert formats[short] == "%,d" and points  # counts grouped (16,384 points) ...
+    assert "%d" in formats.values()  # ... the layer, a place, as typed (layer 1415)
     alpha = config["α"]["type_config"]["format"]  # one count of decimals, 5 digits at most
     assert alpha in ("%.5g", *(f"%,.{n}f" for n in range(6)))
     assert all(len(f"{a:{alpha[1:]}}".lstrip("-")) <= 7 for a in table.value["α"].dropna())

@@ -33,6 +33,11 @@ from ui.views.dumps_real import live_summary
 TABLE_ROWS = 12  # rows visible before a table scrolls
 # Headers too long for a table of many columns at 1280 px: a short one, the full as tooltip
 SHORT_HEADERS = frozenset({"outliers", "affine_removed"})
+# Columns that name a place, written as a reader types it (channel 1415, as the sentences
+# above the tables write it); every other whole-number column counts, grouped (16,384)
+INDEX_COLUMNS = frozenset(
+    {"layer", "batch", "token", "channel", "first_layer_flagged", "layer_of_max"}
+)
 DYT_DIGITS = 5  # α, γ and r² of a least-squares fit: 5 significant digits, 9 columns in view
 
 
@@ -61,7 +66,8 @@ def _table(frame: pd.DataFrame, key: str, digits: int = 6) -> None:
                 format=column_format(frame[c].to_numpy(dtype=float), digits), help=full
             )
         elif frame[c].dtype.kind in "iu":  # counts grouped: 16,384 points
-            config[headers[c]] = st.column_config.NumberColumn(format="%,d", help=full)
+            grouped = "%d" if c in INDEX_COLUMNS else "%,d"
+            config[headers[c]] = st.column_config.NumberColumn(format=grouped, help=full)
         elif full is not None:
             config[headers[c]] = st.column_config.Column(help=full)
     st.dataframe(
