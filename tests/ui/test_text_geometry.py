@@ -226,3 +226,15 @@ def test_gemma_weight_is_gamma_with_a_gemma_subscript_wherever_the_affine_sectio
     relation = r"\gamma_{\mathrm{Gemma}} = \gamma - 1"
     assert all(relation in line for line in texts[:3])  # lead, intro and the table's column
     assert "1 + γ" in translate("lessons.gemma_offset.title", lang)
+
+
+def test_the_high_dimension_lengths_at_the_default_eps_are_said_once_not_as_a_range():
+    """At d = 768 every LayerNorm and RMSNorm output has ‖y‖ = 27.7127 to four places: "from
+    27.7127 to 27.7127 (median 27.7127)" said nothing a single value does not."""
+    report = high_dimension_report(GeometrySpec(d=768, count=300), threads=1)
+    lines = [plain(line) for line in text_high.measure_lines(report, "en")]
+    for name in ("LayerNorm", "RMSNorm"):
+        line = next(line for line in lines if line.startswith(f"**{name}**"))
+        assert f"**{name}**: ‖y‖ = 27.7127 for every input, √d = 27.7128" in line
+    dyt = next(line for line in lines if line.startswith("**DyT**"))
+    assert "‖y‖ from" in dyt and "(median" in dyt  # DyT's lengths do spread

@@ -46,6 +46,17 @@ def min_median_max(values: np.ndarray, write=format_reading) -> tuple[str, str, 
     return tuple(write(float(v)) for v in np.percentile(finite, [0, 50, 100]))
 
 
+def spread_text(values: np.ndarray, lang: str, write=format_reading, median: bool = False) -> str:
+    """Where the finite values lie: "from 27.7127 to 27.7130" (with the median when asked),
+    or "= 27.7127 for every input" where both ends read the same (never "from 27.7127 to
+    27.7127")."""
+    low, middle, high = min_median_max(values, write)
+    if low == high:
+        return translate("geometry.range.one", lang, value=low)
+    key = "geometry.range.between_median" if median else "geometry.range.between"
+    return translate(key, lang, low=low, high=high, median=middle)
+
+
 def largest_abs(values: np.ndarray) -> float:
     """The largest finite |value| (NaN when none is finite)."""
     finite = np.abs(values[np.isfinite(values)])
@@ -134,36 +145,23 @@ def path_steps(path: VectorPath, eps: float, alpha: float, lang: str) -> list[St
 # --- the cloud ---------------------------------------------------------------------------------
 
 
-def _span(key: str, low: str, high: str) -> str:
-    """``key``, or its "_one" wording where both ends read the same ("‖y‖ = 27.7127 for every
-    input", not "from 27.7127 to 27.7127")."""
-    return f"{key}_one" if low == high else key
-
-
 def cloud_summary(cloud: Cloud, shown: tuple[str, ...], lang: str) -> list[str]:
     """What the scene shows, measured: lengths against sqrt(d), <y, 1>, the cosines."""
     d, sqrt_d = cloud.inputs.shape[-1], format_reading(cloud.sqrt_d)
     lines = []
     for kind in shown:
         normed = getattr(cloud, kind)
-        low, _, high = min_median_max(normed.norm)
+        norms = spread_text(normed.norm, lang)
+        name = NORM_NAMES[kind]
         lines.append(
-            translate(
-                _span("geometry.summary.norm_range", low, high),
-                lang,
-                norm=NORM_NAMES[kind],
-                low=low,
-                high=high,
-                sqrt_d=sqrt_d,
-            )
+            translate("geometry.summary.norm_range", lang, norm=name, norms=norms, sqrt_d=sqrt_d)
         )
         if kind == "layernorm" and d > 1:
             rounding = ones_rounding(normed.ones, normed.norm, normed.cos_input, d)
             lines.append(translate("geometry.rounding", lang, **rounding))
         if kind == "rmsnorm" or kind == "layernorm" and d > 1:
-            low, _, high = min_median_max(normed.cos_input, format_cosine)
-            key = _span(f"geometry.summary.{kind}_cos", low, high)
-            lines.append(translate(key, lang, low=low, high=high))
+            cosines = spread_text(normed.cos_input, lang, format_cosine)
+            lines.append(translate(f"geometry.summary.{kind}_cos", lang, cosines=cosines))
         if kind == "dyt":
             lines.append(
                 translate("geometry.summary.dyt", lang, alpha=format_reading(cloud.dyt_alpha))

@@ -15,7 +15,7 @@ from engine.norms.kinds import PER_TOKEN_KINDS
 from ui.formatting import format_cosine, format_power, format_reading, literal
 from ui.i18n import translate
 from ui.text.dumps import dtype_text
-from ui.text.geometry import largest_abs, min_median_max, ones_rounding
+from ui.text.geometry import largest_abs, min_median_max, ones_rounding, spread_text
 
 # The longest token this many times the median one: said to be far out (Sun et al. 2024
 # report massive activations thousands of times the median; the random cloud stays below 2).
@@ -37,20 +37,15 @@ def measure_lines(report: HighDimensionReport, lang: str) -> list[str]:
     lines = []
     for kind in PER_TOKEN_KINDS:  # the norms the report measures
         measures: Measures = getattr(found, kind)
-        low, median, high = min_median_max(measures.norm)
-        cos_low, cos_median, cos_high = min_median_max(measures.cos_input, format_cosine)
         lines.append(
             translate(
                 f"geometry.high.{kind}",
                 lang,
-                low=low,
-                median=median,
-                high=high,
+                norms=spread_text(measures.norm, lang, median=True),
                 sqrt_d=format_reading(found.sqrt_d),
                 ones=format_reading(largest_abs(measures.ones)),
-                cos_low=cos_low,
-                cos_median=cos_median,
-                cos_high=cos_high,
+                # LayerNorm's cosines spread (σ/rms); the others' are 1 up to rounding
+                cosines=spread_text(measures.cos_input, lang, format_cosine, kind == "layernorm"),
             )
         )
     layer = found.layernorm
