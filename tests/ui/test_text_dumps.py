@@ -55,7 +55,7 @@ def test_growth_text_writes_the_fit_or_why_there_is_none():
         GrowthFit("median_token", float("nan"), float("nan"), float("nan")),
     )
     sentence = plain(text.growth_text(fits, "en"))
-    assert "over all tokens (not drawn) gives ×1.165 per layer (r² = 0.45)" in sentence
+    assert "over all tokens gives ×1.165 per layer (r² = 0.45); that fit is not drawn" in sentence
     assert sentence.startswith("Too few positive, finite layers to fit the median token's")
 
 
@@ -65,7 +65,10 @@ def test_growth_text_leads_with_the_fit_the_chart_draws():
     fits = (GrowthFit("all_tokens", 1.188, 3.47, 0.63), GrowthFit("median_token", 1.1, 2.0, 0.9))
     sentence = plain(text.growth_text(fits, "en"))
     assert sentence.startswith("The median token's RMS grows ×1.1 per layer: the dashed line")
-    assert "RMS ≈ 2 · 1.1ˡ" in sentence and "(not drawn) gives ×1.188" in sentence
+    assert (
+        "RMS ≈ 2 · 1.1ˡ" in sentence
+        and "gives ×1.188 per layer (r² = 0.63); that fit is not drawn" in sentence
+    )
     chinese = plain(text.growth_text(fits, "zh"))
     assert "）。对全部 token" in chinese  # no space after a Chinese full stop
 
