@@ -53,3 +53,11 @@ def test_the_heatmap_note_names_grey_pad_rows_only_where_the_tensor_has_them():
     assert "PAD" not in heatmap_note(synthetic, "en")
     assert heatmap_note(padded, "en").endswith(" Gray rows: PAD positions.")
     assert heatmap_note(padded, "zh").endswith("。灰色行：PAD 位置。")
+
+
+def test_chinese_sentences_of_the_dyt_legend_follow_each_other_without_a_space():
+    from engine.axes.sharing import axes_statistics
+    from ui.text.axes import legend
+
+    lines = legend(axes_statistics(AxesSpec(kind="dyt")), "zh")
+    assert any("。DyT" in line for line in lines) and not any("。 " in line for line in lines)

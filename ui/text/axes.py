@@ -56,7 +56,7 @@ def legend(stats: AxesStatistics, lang: str) -> list[str]:
     if not stats.n_statistics:
         return [
             translate("axes.legend.none", lang, name=NORM_NAMES[kind]),
-            params + " " + translate("axes.legend.alpha", lang),
+            params + sentence_joiner(lang) + translate("axes.legend.alpha", lang),
         ]
     expression = f"{stats.count_formula} = "
     if len(stats.stat_shape) > 1:  # "B·T = 4·16 = 64"; a single axis needs no product

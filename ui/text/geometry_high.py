@@ -13,7 +13,7 @@ from engine.geometry.high_dimension import HighDimensionReport, IdentityCheck, M
 from engine.geometry.real_activations import PairMeasures, RealActivations
 from engine.norms.kinds import PER_TOKEN_KINDS
 from ui.formatting import format_cosine, format_power, format_reading, literal
-from ui.i18n import translate
+from ui.i18n import sentence_joiner, translate
 from ui.text.dumps import dtype_text
 from ui.text.geometry import largest_abs, min_median_max, ones_rounding, spread_text
 
@@ -112,7 +112,7 @@ def pair_lines(pair: PairMeasures, lang: str) -> list[str]:
         ratio=format_reading(ratio, 1),
     )
     if ratio >= FAR_OUT_RATIO:
-        inputs += " " + translate("geometry.real.far_out", lang)
+        inputs += sentence_joiner(lang) + translate("geometry.real.far_out", lang)
     return [
         inputs,
         translate(

@@ -16,7 +16,7 @@ from engine.config import ModelShape
 from engine.models.calculator import NormBudget, NormCost
 from engine.models.families import Catalog, Family
 from ui.formatting import bytes_text, bytes_texts, format_number
-from ui.i18n import current_language, join, t
+from ui.i18n import current_language, join, sentence_joiner, t
 from ui.labels import label, placement_label
 from ui.text import models as text
 from ui.url.codec import query_string
@@ -182,7 +182,9 @@ def read_as(shape: ModelShape, family: Family, shared_with: tuple[Family, ...]) 
         eps=text.eps_text(shape.eps, current_language()),
     )
     if shape.decoder_layers:
-        facts += " " + t("models.read_decoder", layers=text.count(shape.decoder_layers))
+        facts += sentence_joiner(current_language()) + t(
+            "models.read_decoder", layers=text.count(shape.decoder_layers)
+        )
     st.caption(facts)
     if shape.read_by == "generic":
         st.caption(t("models.read_generic", family=family.name))
