@@ -139,6 +139,7 @@ def _window_stream(live: LiveModel, ref: Reference, point: int, window: int, thr
             window=window,
             windows=count,
             largest=len(ids) // 2,
+            needed=2 * window,  # tokens for two windows of this length
         )
     batch = ids[: count * window].reshape(count, window)  # [W, window]
     with live.exclusive("float32", threads) as loaded:
