@@ -282,3 +282,15 @@ def test_a_tokens_label_shows_invisible_characters_as_escapes(token, expected):
     """A chart's token axis (the RMS heatmap) labels a zero-width token with something to
     see, as the token chips above it do, and no label reorders the text after it."""
     assert text.token_text(token) == expected
+
+
+def test_the_overflow_table_quotes_each_token_and_lists_them_as_the_language_does():
+    """A "," token read as a separator unquoted; Chinese lists take the enumeration comma."""
+    from engine.dumps.live_precision import NormOverflow, PrecisionComparison
+    from ui.text.dumps_story import overflow_rows
+
+    norm = NormOverflow("model.layers.3.input_layernorm", 3, 300.0, ("ok", "wrong", "nonfinite"),
+                        "mean square", False)  # fmt: skip
+    comparison = PrecisionComparison("a, b", ("a", ",", " b"), (), (), (norm,), "rmsnorm", 1e-6)
+    assert overflow_rows(comparison, "en")[0]["tokens"] == "1 “,”, 2 “␣b”"  # a space shown
+    assert overflow_rows(comparison, "zh")[0]["tokens"] == "1 “,”、2 “␣b”"

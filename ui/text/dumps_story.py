@@ -225,7 +225,7 @@ def overflow_rows(comparison: PrecisionComparison, lang: str) -> list[dict]:
         if not norm.failing_tokens:
             continue
         shown = norm.failing_tokens[:MAX_TOKENS_LISTED]
-        named = [f"{t} {token_text(comparison.tokens[t])}" for t in shown]
+        named = [f"{t} “{token_text(comparison.tokens[t])}”" for t in shown]  # ", " is a token too
         if len(norm.failing_tokens) > MAX_TOKENS_LISTED:
             named.append(
                 translate(
@@ -237,7 +237,7 @@ def overflow_rows(comparison: PrecisionComparison, lang: str) -> list[dict]:
                 "norm": norm.label,
                 "block": str(norm.layer) if norm.layer is not None else "—",  # one type: Arrow
                 "max_abs": norm.max_abs,
-                "tokens": ", ".join(named),
+                "tokens": join(named, lang),
                 "first": quantity_text(norm.first_failure, lang),
                 "upcast": "✓" if norm.upcast_ok else "✗",
             }

@@ -22,7 +22,7 @@ from ui.errors import own_words
 from ui.figures import dumps as figures
 from ui.figures import dumps_channels as channel_figures
 from ui.formatting import column_format, format_number, format_reading, literal, plot_text
-from ui.i18n import current_language, t
+from ui.i18n import current_language, join, t
 from ui.landing import landmark
 from ui.text import dumps as text
 from ui.text import dumps_story as story_text
@@ -206,8 +206,10 @@ def massive(
             layer_list=int(layers[0]),
             channels=t(
                 "dumps.channel_list_one" if len(channels) == 1 else "dumps.channel_list",
-                list=", ".join(str(int(c)) for c in channels[:8])
-                + (", …" if len(channels) > 8 else ""),
+                list=join(
+                    [str(int(c)) for c in channels[:8]] + (["…"] if len(channels) > 8 else []),
+                    current_language(),
+                ),
             ),
             largest=format_reading(float(np.abs(mas.value).max()), 1) if mas.value.size else "—",
         )
