@@ -165,8 +165,8 @@ STACKED_GAP = """() => {
   const out = [];
   for (const row of document.querySelectorAll('[data-testid=stMain] [data-testid=stHorizontalBlock]')) {
     const boxes = [...row.children].map(c => c.getBoundingClientRect()).filter(b => b.height);
-    for (let i = 1; i < boxes.length; i++) {
-      const gap = boxes[i].top - boxes[i - 1].bottom;
+    for (let i = 1; i < boxes.length; i++) {  // from the lowest bottom of the row above
+      const gap = boxes[i].top - Math.max(...boxes.slice(0, i).map(b => b.bottom));
       if (gap > 1.5 * rem) out.push(`stacked columns ${Math.round(gap)} px apart`);
     }
   }
