@@ -148,6 +148,7 @@ OVERLAPS = """() => {
   const out = [];
   for (const plot of document.querySelectorAll('.js-plotly-plot')) {
     const title = plot.querySelector('.gtitle'), axis = plot.querySelector('.xtitle');
+
     // plotly shows its toolbar on hover; a touch screen has none, so it is always there
     const bar = plot.querySelector('.modebar-container');
     const shown = seen(bar) ? seen(bar.querySelector('.modebar')) : null;
@@ -172,6 +173,14 @@ STACKED_GAP = """() => {
   }
   return [...new Set(out)];
 }"""
+# A chart's title wider than its chart, cut at both ends (on a projector: a phone presenting
+# is no room, and its titles in the projector's type do not fit 390 px).
+TITLE_CUT = """() => [...document.querySelectorAll('.js-plotly-plot')].flatMap(plot => {
+  const title = plot.querySelector('.gtitle'), frame = plot.querySelector('.main-svg');
+  if (!title || !frame || !title.getBoundingClientRect().width) return [];
+  const t = title.getBoundingClientRect(), f = frame.getBoundingClientRect();
+  return t.left < f.left - 1 || t.right > f.right + 1 ? ['title cut: ' + title.textContent] : [];
+})"""
 # The cut-text probe, leaving out what a closed expander holds (presenting: the Settings box)
 OPEN_TRUNCATED = TRUNCATED.replace(
     "if (el.closest(skip) !== null",
@@ -194,7 +203,7 @@ ROOM_VIEWS = (  # (path, query, checks); "": the Vector Lab
         {"cut", "room"},
     ),
     ("axes", "", {"cut"}),
-    ("axes", "present=on", {"settings"}),
+    ("axes", "ax_section=batchnorm&present=on", {"room", "settings"}),  # five pairs of charts
     ("depth", "", {"cut"}),
     ("depth", "present=on", {"room", "settings"}),
     ("models", "", {"cut", "room"}),
@@ -214,6 +223,8 @@ def _room_problems(page, size: str, path: str, query: str) -> list[str]:
     chart's title, small ticks on a projector, the Vector Lab's table or toolbar."""
     page.locator("[data-testid='stMain']").evaluate("m => m.scrollTo(0, 0)")
     problems = page.evaluate(OPEN_TRUNCATED) + page.evaluate(OVERLAPS)
+    if size != "phone":
+        problems += page.evaluate(TITLE_CUT)
     if "present=on" in query:
         smallest = page.evaluate(SMALLEST_TICK)
         if smallest < 16:
