@@ -79,7 +79,8 @@ def norm_io_figure(step: NormStep, norm: str, token: str, lang: str) -> go.Figur
     figure.update_xaxes(title=translate("dumps.detail_x", lang), row=2)
     figure.update_xaxes(range=[-0.5, channels.shape[0] - 0.5])
     title = translate("dumps.io_title", lang, norm=plot_text(norm), token=plot_text(token))
-    return framed(figure, 460, 50, title=title, hovermode="closest")
+    # two lines: a module's name alone fills a projector's column
+    return framed(figure, 480, 70, title=title, hovermode="closest")
 
 
 def precision_figure(comparison: PrecisionComparison, lang: str) -> go.Figure:
