@@ -159,7 +159,7 @@ def dyt_norms_figure(sweep: DytSweep, alpha: float, lang: str) -> go.Figure:
     figure.update_yaxes(
         range=[0, 1.05],
         tickvals=[0, 0.25, 0.5, 0.75, 1.0],
-        tickformat=".0%",
+        ticktext=["0 %", "25 %", "50 %", "75 %", "100 %"],  # as the sentences write a share
         secondary_y=True,
         title=translate("geometry.dyt.saturated", lang),
         showgrid=False,  # one set of gridlines: the right axis's would not line up with them

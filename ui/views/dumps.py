@@ -306,7 +306,7 @@ def dyt(fit: DyTFit, tables: dict[str, pd.DataFrame], shared: bool = False) -> N
         t(
             "dumps.dyt_note",
             norm=literal(fit.label),
-            shown=len(fit.x),
+            shown=text.count(len(fit.x)),
             points=text.count(fit.points),
         )
     )
