@@ -173,7 +173,7 @@ def scene_layout(
                 yaxis=dict(axis, title=INPUT_AXES[1]),
                 zaxis=dict(axis, title=INPUT_AXES[2]),
                 aspectmode="cube",
-                camera=dict(eye=dict(x=1.7, y=-1.55, z=0.95)),  # far enough for x₃'s ticks
+                camera=dict(eye=dict(x=1.53, y=-1.4, z=0.86)),  # far enough for x₃'s ticks
             ),
         )
         return figure
