@@ -45,9 +45,10 @@ def runs(numbers) -> list[str]:
     return [f"{a}" if a == b else f"{a}–{b}" for a, b in found]
 
 
-def format_number(value: float, decimals: int = 4) -> str:
+def format_number(value: float, decimals: int = 4, fixed_below: float = 1e5) -> str:
     """2.5 -> "2.5", -1.3416407 -> "−1.3416", 4.096e7 -> "4.096e+07", -1e-5 -> "−1e-05",
-    inf -> "∞", for people to read (``number_text`` writes what is typed back)."""
+    inf -> "∞", for people to read (``number_text`` writes what is typed back).  From
+    ``fixed_below`` on, ``decimals`` significant digits and a power of ten."""
     if math.isnan(value):
         return "NaN"
     if math.isinf(value):
@@ -55,7 +56,7 @@ def format_number(value: float, decimals: int = 4) -> str:
     # with more than two places, a value below 10^(2 - decimals) would keep fewer than three
     # significant digits (3.0238e-4 -> "0.0003"): ``decimals`` significant ones, "0.0003024"
     small = 10 ** (2 - decimals if decimals > 2 else -decimals)
-    if value != 0 and (abs(value) >= 1e5 or abs(value) < small):
+    if value != 0 and (abs(value) >= fixed_below or abs(value) < small):
         return true_minus(f"{value:.{decimals}g}")
     rounded = round(value, decimals)
     if rounded == value and decimals > 0:  # with no point, the zeros are the number's

@@ -158,6 +158,18 @@ def test_a_power_of_ten_with_mantissa_one_is_written_without_it_in_text_and_late
     assert latex_vector([-1e6, 2.0]) == r"\left[-10^{6}, 2\right]"
 
 
+def test_a_large_number_in_the_maths_keeps_the_digits_four_significant_ones_would_round():
+    """300,001 is not 3×10⁵: from 10⁵ on, the maths writes a number out as it writes one below
+    (four decimals, grouped) up to 10⁹, and with nine significant digits past it; a number
+    four digits hold exactly keeps its power of ten."""
+    assert latex_number(300001.0) == "300{,}001" and latex_number(-149991.25) == "-149{,}991.25"
+    assert latex_number(111803.3984375) == "111{,}803.3984"
+    assert latex_number(987654321.0) == "987{,}654{,}321"
+    assert latex_number(35000147968.0) == r"3.5000148\times 10^{10}"
+    assert latex_number(1.5e5) == r"1.5\times 10^{5}" and latex_number(1e20) == "10^{20}"
+    assert latex_vector([1e5, 300001.0, 12.0]) == r"\left[10^{5}, 300001, 12\right]"
+
+
 @pytest.mark.parametrize(
     "values, expected",
     [

@@ -150,3 +150,12 @@ def test_the_rms_identity_is_approximate_where_its_three_values_were_rounded_apa
     step = next(s for s in worked_steps(exact, lang) if r"\mathrm{RMS}^2" in s.latex)
     assert "7.5 &= 1.25 + 2.5^2" in step.latex
     assert step.caption == translate("vector_lab.steps.identity", lang)
+
+
+def test_a_typed_six_digit_entry_is_worked_with_all_its_digits():
+    """`100000, 200000, 300001, 12`: the input, the mean and each deviation keep their digits
+    (before: x = [10⁵, 2×10⁵, 3×10⁵, 12], μ = 1.5×10⁵ beside x₁ − μ = −50,003.25)."""
+    latex = _latex("layernorm", row=(1e5, 2e5, 300001.0, 12.0))
+    assert r"x = \left[10^{5}, 2\times 10^{5}, 300001, 12\right]" in latex
+    assert "&= 150{,}003.25" in latex and "(-149{,}991.25)^2" in latex
+    assert r"3\times 10^{5}" not in latex

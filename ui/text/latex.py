@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 
@@ -44,17 +45,35 @@ def _latex(text: str) -> str:
     return text.replace("∞", r"\infty").replace("NaN", r"\text{NaN}")
 
 
-# A whole part of five digits (six where rounding carries: 99999.99999 to 100000.0000;
-# format_number writes larger ones with a power of ten), grouped as the sentences beside the
-# maths group it (``format_reading``: 11,180.3399); "{,}" is a comma KaTeX sets without a
-# space after it.  A vector's entries are not grouped: its commas separate entries.
-_FIVE_DIGITS = re.compile(r"(?<![\d.])(\d{2,3})(\d{3})(?!\d)")
+def _step_text(value: float) -> str:
+    """``format_number``'s text, except for a number of 10⁵ or more that its four significant
+    digits would round: as a number below 10⁵ keeps its four decimals, it keeps its digits, so
+    a reader who works the steps out meets the values the norm used (300,001 is not 3×10⁵):
+    written out below 10⁹ (150,003.25; 111,803.3984), with nine significant digits above
+    (3.500015×10¹⁰).  One that four digits hold exactly keeps its power of ten (2.5×10⁶)."""
+    text = format_number(value)
+    if not math.isfinite(value) or abs(value) < 1e5 or float(text.replace("−", "-")) == value:
+        return text
+    if abs(value) >= 1e9:
+        return format_number(value, 9, fixed_below=1e9)
+    return format_number(value, fixed_below=1e9)
+
+
+def _grouped(text: str) -> str:
+    """A number's whole part of five digits or more grouped, as the sentences beside the maths
+    group it (``format_reading``: 11,180.3399); "{,}" is a comma KaTeX sets without a space
+    after it.  Four digits stay as they are (1234.5), and so does a power of ten."""
+    sign, digits = ("-", text[1:]) if text.startswith("-") else ("", text)
+    whole, point, fraction = digits.partition(".")
+    if not whole.isdigit() or len(whole) < 5 or (fraction and not fraction.isdigit()):
+        return text
+    return sign + f"{int(whole):,}".replace(",", "{,}") + point + fraction
 
 
 def latex_number(value: float) -> str:
     """A number as LaTeX: 1e-05 -> 10^{-5}, 2.5e-06 -> 2.5\\times10^{-6}, inf -> \\infty,
-    11180.34 -> 11{,}180.34."""
-    return _FIVE_DIGITS.sub(r"\1{,}\2", _latex(format_number(value)))
+    11180.34 -> 11{,}180.34, 300001 -> 300{,}001."""
+    return _grouped(_latex(_step_text(value)))
 
 
 def latex_power(value: float) -> str:
@@ -65,7 +84,7 @@ def latex_power(value: float) -> str:
 
 def latex_vector(values) -> str:
     """A vector as LaTeX, long ones elided in the middle as format_vector does."""
-    text = _latex(format_vector(values, number=format_number).replace("…", r"\ldots"))
+    text = _latex(format_vector(values, number=_step_text).replace("…", r"\ldots"))
     return text.replace("[", r"\left[").replace("]", r"\right]")
 
 
@@ -114,7 +133,7 @@ def wrapped_vector(values, after: str = "") -> str:
     """A vector as LaTeX (as ``latex_vector``) followed by ``after`` (",\\quad d = 4"), its
     entries over lines of at most ``LINE_WIDTH`` when one line would be wider, every line starting
     under the first entry and ``after`` ending the last."""
-    text = _latex(format_vector(values, number=format_number).replace("…", r"\ldots"))
+    text = _latex(format_vector(values, number=_step_text).replace("…", r"\ldots"))
     # each entry braced: a line's leading minus after "&" is a sign, not a binary minus
     entries = [f"{{{entry}}}," for entry in text[1:-1].split(", ")]
     entries[-1] = entries[-1][:-1] + r"\big]" + after

@@ -12,7 +12,7 @@ from engine.norms.kinds import KIND_AXES, PER_TOKEN_KINDS, ROW_KINDS
 from engine.norms.worked import FusedDisagreement, VectorExplanation
 from ui.formatting import format_power
 from ui.i18n import join, translate
-from ui.text.latex import Step, chain, latex_power, wrapped_sum
+from ui.text.latex import LINE_WIDTH, Step, chain, latex_power, latex_width, wrapped_sum
 from ui.text.latex import latex_number as _n
 from ui.text.latex import wrapped_vector as _vec
 
@@ -190,6 +190,8 @@ def _identity_step(stats, compute_dtype: str, lang: str) -> Step:
     exact = stats.mean_square == stats.var + stats.mean**2
     relation = "&=" if exact else r"&\approx"
     numbers = rf"{_n(stats.mean_square)} {relation} {_n(stats.var)} + {_square(stats.mean)}"
+    if latex_width(numbers) > LINE_WIDTH:  # μ² on a line of its own, under σ²
+        numbers = numbers.replace(" + ", r" \\ &\quad {}+ ", 1)
     lines = rf"\begin{{aligned}}{identity.replace('=', '&=')} \\ {numbers}\end{{aligned}}"
     heading = "vector_lab.steps.identity" if exact else "vector_lab.steps.identity_rounded"
     return Step(translate(heading, lang, dtype=compute_dtype), lines)
