@@ -113,11 +113,13 @@ def test_the_pages_table_shows_every_top_token_and_its_sentence_names_the_lenses
     flat = types.SimpleNamespace(
         result=types.SimpleNamespace(
             variants=("final",),
-            top_ids=np.array([[[[7, 8]]]]),  # [variants, points, positions, k]
-            top_probs=np.array([[[[0.421, 3.1e-5]]]]),
-            token_texts={7: " tell", 8: "\n"},
+            top_ids=np.array([[[[9, 7, 10, 8]]]]),  # [variants, points, positions, k]
+            top_probs=np.array([[[[0.5, 0.421, 0.01, 3.1e-5]]]]),
+            token_texts={7: " tell", 8: "\n", 9: "-", 10: "$"},
         )
     )
-    assert list(lens_table(flat, "en").values())[1] == ["␣tell 0.42 · ⏎ 3.1e-05"]
+    # st.table reads a cell as Markdown: a leading "-" token was a list bullet, lost from sight
+    cell = "`-` 0.50 · `␣tell` 0.42 · `$` 0.01 · `⏎` 3.1e-05"
+    assert list(lens_table(flat, "en").values())[1] == [cell]
     early = lens_sentences(run, "en")[0]
     assert "The final norm" not in early and "the layer's own scale" in early, early

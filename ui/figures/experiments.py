@@ -11,7 +11,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from ui.figures.style import log_axis
-from ui.formatting import finite_or_none, format_number, plot_text
+from ui.formatting import finite_or_none, format_number, literal, plot_text
 from ui.i18n import translate
 from ui.text.dumps import token_text
 
@@ -186,7 +186,8 @@ def _probability(p: float) -> str:
 
 def lens_table(run, lang: str) -> dict[str, list[str]]:
     """Each point's ``top_k`` most likely next tokens at the last decoded position, with their
-    probabilities, per lens (a table)."""
+    probabilities, per lens (a table).  ``st.table`` reads its cells as Markdown: each token
+    is a code span, so a "-" token is no list bullet and two "$" are no formula."""
     r = run.result
     texts = r.token_texts  # the top ids decoded, by id
     rows: dict[str, list[str]] = {
@@ -196,7 +197,9 @@ def lens_table(run, lang: str) -> dict[str, list[str]]:
         top = r.top_ids[index, :, -1]  # [points, k]
         probs = r.top_probs[index, :, -1]
         rows[_tr(f"options.lens.{variant}", lang)] = [
-            " · ".join(f"{token_text(texts[int(i)])} {_probability(p)}" for i, p in zip(ids, ps))
+            " · ".join(
+                f"{literal(token_text(texts[int(i)]))} {_probability(p)}" for i, p in zip(ids, ps)
+            )
             for ids, ps in zip(top, probs)
         ]
     return rows
