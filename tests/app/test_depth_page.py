@@ -97,6 +97,8 @@ def test_wide_stacks_clip_the_sweep_instead_of_crashing(app):
     assert not app.exception and not app.error
     captions = " ".join(c.value for c in app.caption)
     assert "the sweep uses L = 6, 12, 24, 48" in captions
+    # the intro names the range the chart draws, not the depths the limits cut away
+    assert any("against depth L (6 to 48)" in m.value for m in app.markdown)
     assert any("Run the sweep" in b.label for b in app.button)
 
 

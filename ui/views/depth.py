@@ -101,11 +101,12 @@ def stack(results: list[DepthResult]) -> None:
 
 def sweep_depths_note(depths: tuple[int, ...]) -> bool:
     """Say which depths the sweep uses; False when too few are within the limits."""
+    shown = depths if len(depths) >= 2 else SWEEP_LAYERS  # the range the chart draws
     st.markdown(
         t(
             "depth.sweep_intro",
-            low=SWEEP_LAYERS[0],
-            high=SWEEP_LAYERS[-1],
+            low=shown[0],
+            high=shown[-1],
             pre_slope=signed(PLACEMENTS["pre"].theorem1_slope, 1),
             post_slope=signed(PLACEMENTS["post"].theorem1_slope, 1),
         )
