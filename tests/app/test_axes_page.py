@@ -171,7 +171,7 @@ def test_every_experiment_draws_its_chart_and_lesson(app):
     for number in range(1, 6):
         assert any(s.value.startswith(f"{number}. ") for s in app.subheader)
     # padding: 40 real tokens of 64 positions (lengths 16, 12, 8, 4) -> 37.5 % PAD
-    assert "With 37.5 % of the positions PAD" in text
+    assert "With 37.5\u00a0% of the positions PAD" in text
     assert "LayerNorm's outputs of the real tokens move by 0:" in text
     # small batches: b = 1 pools T = 16 values per channel
     assert "With b = 1 (n = 16 values per channel)" in text

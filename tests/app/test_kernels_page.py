@@ -43,7 +43,7 @@ def test_measure_times_both_norms_and_shows_the_ratio(app):
     verdicts = {"too busy to tell", "no measurable difference"}  # this machine may be busy
     assert all(v in verdicts or float(v) > 0 for v in ratios.to_numpy().ravel())
     text = " ".join(c.value for c in app.caption)
-    assert "from its first to its third quartile" in text and "under 20 %" in text
+    assert "from its first to its third quartile" in text and "under 20\u00a0%" in text
     # the paper's whole-model percentages are quoted, never turned into a ratio of the op
     assert "whole models" in text and "0.36" not in text and "corresponds to" not in text
 
@@ -118,7 +118,7 @@ def test_roofline_numbers_for_the_default_shape(app):
     assert "RMSNorm's 1 is further below" in text  # the paragraph names both metrics
     # fusion saves one read of h: 5 passes of [T, d] become 4 (bfloat16, 4096 x 4096)
     assert "5 passes over [B, T, d], 167.8 MB" in text and "4 passes, 134.2 MB" in text
-    assert "exactly one read of h — 33.6 MB, 20 % of the traffic" in text
+    assert "exactly one read of h — 33.6 MB, 20\u00a0% of the traffic" in text
     assert "at most 1.25× faster" in text and "every fast Transformer" not in text
 
 
@@ -137,7 +137,10 @@ def test_kernels_page_in_chinese(app):
 def test_claims_are_stated_with_where_they_hold(app):
     _open(app)
     text = " ".join(m.value for m in app.markdown)
-    assert "7–64 % less running time" in text and "0.67× the time of LayerNorm on LLaMA-7B" in text
+    assert (
+        "7–64\u00a0% less running time" in text
+        and "0.67× the time of LayerNorm on LLaMA-7B" in text
+    )
     assert "On the CPU each width is timed with both norms interleaved" in text
     assert "on a CUDA GPU each norm is timed by its own" in text
     table = app.table[0].value
@@ -176,4 +179,4 @@ def test_the_largest_roofline_writes_terabytes_and_a_tiny_share_with_its_power_o
     metrics = {m.label: m.value for m in app.metric}
     assert metrics["Bytes moved (read x, write y)"] == "17.6 TB"
     text = " ".join(m.value for m in app.markdown)
-    assert "e-0" not in text and "×10⁻⁶ %" in text
+    assert "e-0" not in text and "×10⁻⁶\u00a0%" in text

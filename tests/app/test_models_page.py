@@ -69,7 +69,7 @@ def test_default_example_is_gpt3_with_seed_000s_count_and_share(app):
     metrics = _metrics(app)
     # 2 x 2 x 12,288 x 96 + 2 x 12,288 (Brown et al. 2020, Table 2.1; seed 000)
     assert metrics["Norm parameters"] == "4,743,168"
-    assert metrics["Share of all parameters"] == "0.0027 %"
+    assert metrics["Share of all parameters"] == "0.0027\u00a0%"
     assert metrics["Norm modules"] == "193"
     assert any(
         "96 × 24,576 + 96 × 24,576 + 1 × 24,576 = 4,743,168" in m.value for m in app.markdown

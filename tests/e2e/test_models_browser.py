@@ -41,7 +41,7 @@ def test_catalog_table_and_gpt3_count(page, server_url, artifacts):
     # the catalog and the norm groups (grids load lazily: wait for them)
     expect(page.locator("[data-testid='stDataFrame']")).to_have_count(2, timeout=60_000)
     assert _metric(page, "Norm parameters") == "4,743,168"
-    assert _metric(page, "Share of all parameters") == "0.0027 %"
+    assert _metric(page, "Share of all parameters") == "0.0027\u00a0%"
     # the wiring diagram's one-row layout; its wrapped ones wait, hidden, for a narrow column
     expect(page.locator(".stPlotlyChart:visible")).to_have_count(1)
     assert page.locator("[data-testid='stException']").count() == 0

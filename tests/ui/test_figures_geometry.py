@@ -165,7 +165,7 @@ def test_dyt_norms_mark_the_chosen_alpha_and_label_decades():
     np.testing.assert_allclose(median.y, np.median(sweep.norm, axis=1))
     assert figure.layout.yaxis2.title.text == ZH["geometry.dyt.saturated"]
     assert figure.layout.yaxis2.showgrid is False  # one set of gridlines, not two misaligned
-    assert figure.layout.yaxis2.ticktext[-1] == "100 %"  # as the sentences write a share
+    assert figure.layout.yaxis2.ticktext[-1] == "100\u00a0%"  # as the sentences write a share
     chosen = next(a for a in figure.layout.annotations if a.text == ZH["geometry.dyt.chosen"])
     assert chosen.x == pytest.approx(math.log10(2.0))
 

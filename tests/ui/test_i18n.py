@@ -27,6 +27,13 @@ def test_placeholders_match_english(lang):
         assert _placeholders(text) == _placeholders(catalog("en")[key]), key
 
 
+@pytest.mark.parametrize("lang", list(LANGUAGES))
+def test_a_percent_sign_is_held_to_its_number(lang):
+    """10.9 % with a no-break space: at a projector's width "%" was alone on the next line."""
+    loose = [key for key, text in catalog(lang).items() if re.search(r"[\d}] %", text)]
+    assert not loose
+
+
 def test_chinese_strings_are_translated_not_copied():
     zh = catalog("zh")
     han = re.compile(r"[\u4e00-\u9fff]")

@@ -113,7 +113,7 @@ def test_affine_table_and_summary_write_gamma_as_gemma_stores_it():
 def test_dyt_summary_counts_saturated_entries():
     cloud = normalized_cloud(GeometrySpec(d=3, count=200, dyt_alpha=20.0))
     share = np.mean(np.abs(np.tanh(20.0 * cloud.inputs)) > 0.99)  # float64 by hand
-    assert f"{100 * share:.0f} % of the entries" in text.dyt_summary(cloud, "en")
+    assert f"{100 * share:.0f}\u00a0% of the entries" in text.dyt_summary(cloud, "en")
 
 
 @pytest.mark.parametrize("inputs", [1, 500])

@@ -79,7 +79,7 @@ def test_gpt3_budget_is_written_as_seed_000s_sum():
     d, layers = 12_288, 96
     assert budget.norm_parameters == 2 * 2 * d * layers + 2 * d == 4_743_168
     assert text.budget_sum(budget) == "96 × 24,576 + 96 × 24,576 + 1 × 24,576 = 4,743,168"
-    assert text.percent(budget.share) == "0.0027 %"
+    assert text.percent(budget.share) == "0.0027\u00a0%"
 
 
 def test_the_group_note_explains_i_only_where_a_module_name_holds_it():
@@ -94,7 +94,12 @@ def test_the_group_note_explains_i_only_where_a_module_name_holds_it():
 
 @pytest.mark.parametrize(
     "fraction, expected",
-    [(4_743_168 / 174_604_259_328, "0.0027 %"), (0.5, "50 %"), (0.0123, "1.2 %"), (0, "0 %")],
+    [
+        (4_743_168 / 174_604_259_328, "0.0027\u00a0%"),
+        (0.5, "50\u00a0%"),
+        (0.0123, "1.2\u00a0%"),
+        (0, "0\u00a0%"),
+    ],
 )
 def test_percent_keeps_two_significant_digits(fraction, expected):
     assert text.percent(fraction) == expected

@@ -159,7 +159,13 @@ def dyt_norms_figure(sweep: DytSweep, alpha: float, lang: str) -> go.Figure:
     figure.update_yaxes(
         range=[0, 1.05],
         tickvals=[0, 0.25, 0.5, 0.75, 1.0],
-        ticktext=["0 %", "25 %", "50 %", "75 %", "100 %"],  # as the sentences write a share
+        ticktext=[
+            "0\u00a0%",
+            "25\u00a0%",
+            "50\u00a0%",
+            "75\u00a0%",
+            "100\u00a0%",
+        ],  # as the sentences write a share
         secondary_y=True,
         title=translate("geometry.dyt.saturated", lang),
         showgrid=False,  # one set of gridlines: the right axis's would not line up with them
@@ -318,7 +324,7 @@ def plane_view_figure(view: PlaneView, lang: str, shown: tuple[str, ...]) -> go.
         x, y = (translate("geometry.view_axis_title", lang, axis=a) for a in view.axes)
     else:
         x, y = (
-            translate(f"geometry.view_{view.method}_{i}", lang, share=f"{100 * share:.1f} %")
+            translate(f"geometry.view_{view.method}_{i}", lang, share=f"{100 * share:.1f}\u00a0%")
             for i, share in enumerate(view.explained, 1)
         )
     title = translate("geometry.view_title", lang, rows=f"{view.rows:,}", d=f"{view.d:,}")

@@ -160,7 +160,7 @@ def padding_lesson(result: PaddingPollution, lang: str) -> str:
     return translate(
         "axes.padding.lesson",
         lang,
-        pad=f"{format_number(100 * result.pad_fraction, 1)} %",
+        pad=f"{format_number(100 * result.pad_fraction, 1)}\u00a0%",
         shift=_n(result.max_mean_shift, 3),
         low=_n(result.std_ratio_min, 3),
         high=_n(result.std_ratio_max, 3),

@@ -46,7 +46,7 @@ def coincidence_notes(results: list[DepthResult], lang: str) -> list[str]:
             why = "coincide_after"
         else:
             why = "coincide_stream" if group.all_streams_normed else "coincide_other"
-        difference = f"{format_number(100 * group.largest_difference, 2)} %"
+        difference = f"{format_number(100 * group.largest_difference, 2)}\u00a0%"
         sentences = [
             translate("depth.coincide", lang, names=names, difference=difference),
             translate(f"depth.{why}", lang),

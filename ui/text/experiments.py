@@ -123,7 +123,7 @@ def swap_sentences(run, lang: str) -> list[str]:
             from_kind=NORM_NAMES[result.from_kind],
             where=where(result.spec, lang),
         ),
-        translate("experiments.swap_result.top1", lang, share=f"{100 * changed:.1f} %"),
+        translate("experiments.swap_result.top1", lang, share=f"{100 * changed:.1f}\u00a0%"),
     ]
 
 

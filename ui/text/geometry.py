@@ -248,7 +248,7 @@ def dyt_summary(cloud: Cloud, lang: str) -> str:
         low=low,
         high=high,
         sqrt_d=format_reading(cloud.sqrt_d),
-        saturated=f"{100 * saturated:.0f} %",
+        saturated=f"{100 * saturated:.0f}\u00a0%",
         level=format_reading(SATURATED),
     )
 

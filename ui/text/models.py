@@ -202,12 +202,13 @@ def cost_note(dtype: str, bytes_per_element: int, lang: str) -> str:
 
 
 def percent(fraction: float) -> str:
-    """A share as a percentage with two significant digits: 2.7165e-5 -> "0.0027 %"."""
+    """A share as a percentage with two significant digits: 2.7165e-5 -> "0.0027 %", its
+    space a no-break one (as before every "%" on the pages: "%" never starts a line)."""
     value = 100 * fraction
     if value == 0:
-        return "0 %"
+        return "0\u00a0%"
     decimals = max(0, 1 - math.floor(math.log10(abs(value))))
-    return f"{value:.{decimals}f} %"
+    return f"{value:.{decimals}f}\u00a0%"
 
 
 def short_count(n: int, lang: str) -> str:

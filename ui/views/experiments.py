@@ -63,7 +63,7 @@ def metrics(found) -> None:
         ("changed", text.number(effect.perplexity)),
         ("ratio", f"×{text.number(effect.perplexity_ratio)}"),
         ("kl", text.number(effect.mean_kl)),
-        ("top1", f"{100 * effect.top1_agreement:.1f} %"),
+        ("top1", f"{100 * effect.top1_agreement:.1f}\u00a0%"),
     )
     # each as wide as its value, wrapping to a second row whole: in five equal columns a
     # value such as "×4.589×10⁴" broke inside at 1,280 px, its exponent read as a number
