@@ -294,3 +294,34 @@ def test_the_overflow_table_quotes_each_token_and_lists_them_as_the_language_doe
     comparison = PrecisionComparison("a, b", ("a", ",", " b"), (), (), (norm,), "rmsnorm", 1e-6)
     assert overflow_rows(comparison, "en")[0]["tokens"] == "1 “,”, 2 “␣b”"  # a space shown
     assert overflow_rows(comparison, "zh")[0]["tokens"] == "1 “,”、2 “␣b”"
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_stream_halved_at_every_layer_is_said_to_shrink(lang):
+    """Every point half the one before (an uploaded dump): the fit is ×0.5 and the median goes
+    from 0.5 to 0.125; before, both sentences said "grows" ("grows ×0.500 per layer", "from
+    0.5 … to 0.125", in Chinese "增长到")."""
+    import torch
+
+    from engine.dumps.story import stream_story
+    from ui.text.dumps_story import story_sentences
+
+    tensors = {f"layers.{i}": torch.full((1, 5, 8), 0.5**i) for i in range(4)}
+    rep = report(Upload("shrinking.safetensors", save(tensors)))
+    growth = plain(text.growth_text(rep.residual.growth, lang))
+    others = plain(story_sentences(stream_story(rep), None, lang)[1])
+    shrink, grow = {"en": ("shrinks ×0.5", "grow"), "zh": ("每层缩小 ×0.5", "增长")}[lang]
+    assert shrink in growth and grow not in growth.split("r²")[0]
+    falls = {"en": "Ordinary tokens shrink", "zh": "普通 token 逐渐变小"}[lang]
+    assert falls in others and grow not in others
+
+
+@pytest.mark.parametrize(
+    "median, drops", [((1.0, 2.0, 3.0, 0.8), True), ((1.0, 2.0, 2.2, 2.4), False)]
+)
+def test_the_hidden_states_note_says_the_last_point_drops_only_where_it_does(median, drops):
+    note = text.hidden_states_note(np.array(median), "en")
+    assert note.startswith("In Hugging Face's output_hidden_states, `hidden_states.0` is")
+    assert ("That is why the last point drops." in note) is drops
+    chinese = text.hidden_states_note(np.array(median), "zh")
+    assert ("所以最后一个点掉了下来" in chinese) is drops

@@ -149,6 +149,15 @@ def facts_table(rows: list[tuple[str, str]], header: tuple[str, str]) -> str:
     return "\n".join(lines)
 
 
+def hidden_states_note(median_rms, lang: str) -> str:
+    """What output_hidden_states' first and last entries are; "that is why the last point
+    drops" only where the median token's RMS does drop there (``median_rms``: [points])."""
+    note = translate("dumps.hidden_states_note", lang)
+    if len(median_rms) >= 2 and median_rms[-1] < median_rms[-2]:
+        note += sentence_joiner(lang) + translate("dumps.hidden_states_drop", lang)
+    return note
+
+
 def growth_text(fits: tuple[GrowthFit, ...], lang: str) -> str:
     """The fitted RMS_l ≈ c·g^l: the median token's first (the fit the chart draws), then
     the one over all tokens."""
@@ -157,9 +166,10 @@ def growth_text(fits: tuple[GrowthFit, ...], lang: str) -> str:
         if not math.isfinite(fit.rate):
             parts.append(translate(f"dumps.growth_none.{fit.basis}", lang))
             continue
+        shrinks = "_shrinks" if fit.basis == "median_token" and fit.rate < 1 else ""
         parts.append(
             translate(
-                f"dumps.growth.{fit.basis}",
+                f"dumps.growth.{fit.basis}{shrinks}",
                 lang,
                 rate=format_number(fit.rate, 3),
                 intercept=format_number(fit.intercept, 3),

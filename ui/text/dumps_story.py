@@ -65,9 +65,15 @@ def story_sentences(story: StreamStory, tokens: Sequence[str] | None, lang: str)
             )
         )
         steady = not story.others_max_step >= JUMP_FACTOR  # NaN: no step to call a jump
+        if not steady:
+            key = "dumps.story_ordinary_jump"
+        elif story.others_end < story.others_start:  # a stream that falls grows nowhere
+            key = "dumps.story_ordinary_shrink"
+        else:
+            key = "dumps.story_ordinary"
         sentences.append(
             translate(
-                "dumps.story_ordinary" if steady else "dumps.story_ordinary_jump",
+                key,
                 lang,
                 start=format_reading(story.others_start, 3),
                 end=format_reading(story.others_end, 3),

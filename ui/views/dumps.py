@@ -161,7 +161,7 @@ def residual(
     marked = [tok for tok, _ in marks]
     show_chart(built(figures.rms_lines, res, batch, lang, marked, shared=shared), "dumps_lines")
     if rep.layout.stream.startswith("hidden_states"):
-        st.caption(t("dumps.hidden_states_note"))
+        st.caption(text.hidden_states_note(res.rms_median_token, lang))
     if tokens is not None and PARTIAL_CHARACTER in tokens:
         st.caption(t("dumps.partial_tokens", mark=token_text(PARTIAL_CHARACTER)))  # as labelled
     st.markdown(text.growth_text(res.growth, lang))
