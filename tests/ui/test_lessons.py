@@ -224,9 +224,10 @@ def test_the_precision_lesson_names_the_example_as_the_vector_lab_menu_does(lang
 @pytest.mark.parametrize("lang", LANGUAGES)
 def test_the_precision_lesson_names_the_statistics_menu_by_its_label(lang):
     """Its next step asks to change a menu by name: the words the Vector Lab's menu shows."""
-    menu = plain(translate("vector_lab.computed_in", lang))
     item = next(lesson for lesson in LESSONS if lesson.id == "precision")
-    assert f"“{menu}”" in plain(translate("lessons.precision.next", lang, **item.texts()))
+    step = plain(translate("lessons.precision.next", lang, **item.texts()))
+    for label in ("vector_lab.computed_in", "vector_lab.source", "labels.source.preset"):
+        assert f"“{plain(translate(label, lang))}”" in step, label
 
 
 @pytest.mark.parametrize("lang", LANGUAGES)
