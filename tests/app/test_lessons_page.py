@@ -223,9 +223,8 @@ FACTS = {
         "has RMS 5.481 at layer 11 and 946.678 at layer 12" in _texts(at)
         and "The largest |a| in the dump is 26,464" in _texts(at)
     ),
-    "geometry": lambda at: (
-        "LayerNorm: ‖y‖ from" in _texts(at)
-        and "(√d = 1.7321)" in _texts(at)
+    "geometry": lambda at: (  # the lesson's ε = 0: "every output has length √3 ≈ 1.7321"
+        "LayerNorm: ‖y‖ = 1.7321 for every input (√d = 1.7321)" in _texts(at)
         and "⟨y, 1⟩ of LayerNorm is 0 in exact arithmetic" in _texts(at)
     ),
 }

@@ -66,7 +66,7 @@ TARGETS: dict[str, Target] = {
     "cost": Target(
         "kernels", (("kn_tokens", 4096), ("kn_d", 4096), ("kn_rdtype", "bfloat16")), at="memory"
     ),
-    "geometry": Target("geometry", (("ge_d", 3),)),
+    "geometry": Target("geometry", (("ge_d", 3), ("ge_eps", 0.0))),  # the lesson's ε = 0
     "real_models": Target("dumps", (("du_source", "example"),), at="residual"),
 }
 assert set(TARGETS) == set(LESSON_IDS), "every lesson opens a page, and only lessons do"
