@@ -235,7 +235,7 @@ LESSONS: tuple[Lesson, ...] = (
             r"\frac{7\,M d}{(1 + 1) \cdot 2\,M d} = 1.75",
         ),
         answer_maths=(
-            r"\underbrace{(2 + 1)}_{h = x + r} + \underbrace{(1 + 1)}_{y = \mathrm{norm}(h)} = 5"
+            r"\underbrace{(2 + 1)}_{h = x + F(x)} + \underbrace{(1 + 1)}_{y = \mathrm{norm}(h)} = 5"
             r" \;\longrightarrow\; 2 + 2 = 4",
         ),
         answer="b",
