@@ -32,6 +32,12 @@ def test_a_prediction_comes_before_the_run(page, server_url, artifacts):
     expect(page.get_by_role("button", name="Commit prediction")).to_be_disabled()
     _commit(page, "at most 5 %", "Commit prediction")
     expect(page.get_by_text(AFTER_COMMIT).first).to_be_visible(timeout=30_000)
+    # the locked choice stays readable in a room: full ink (Streamlit fades it to 40 %), bold
+    chosen = page.locator("[data-testid='stRadioOption'][data-selected='true'] p")
+    ink, weight = chosen.evaluate(
+        "p => [getComputedStyle(p).color, getComputedStyle(p).fontWeight]"
+    )
+    assert ink.startswith("rgb(") and int(weight) >= 600, (ink, weight)
     expect(page.locator("[data-testid='stException']")).to_have_count(0)
     page.screenshot(path=artifacts / "experiments_en.png", full_page=True)
 
