@@ -180,10 +180,28 @@ def for_projector(figure: go.Figure) -> go.Figure:
     )
     shown.update_xaxes(tickfont=dict(size=CHART_TICKS))
     shown.update_yaxes(tickfont=dict(size=CHART_TICKS))
+    _room_for_the_legend(shown)
     for axis in ("xaxis", "yaxis", "zaxis"):
         shown.update_scenes({f"{axis}_tickfont_size": CHART_TICKS})
         shown.for_each_scene(lambda scene, axis=axis: _every_other_tick(scene[axis]))
     return shown
+
+
+def _room_for_the_legend(figure: go.Figure) -> None:
+    """A legend below the plot takes its height from the figure's: in the projector's type its
+    entries wrap to a row each on a 1,024 px screen, and Depth's first chart kept a 149 px plot
+    of its 420 px.  Each entry past the second gets a row's height (CHART_FONT's line) more."""
+    legend, height = figure.layout.legend, figure.layout.height
+    if height is None or legend.yref != "container" or figure.layout.showlegend is False:
+        return
+    if any(trace.type in ("scatter3d", "mesh3d", "surface") for trace in figure.data):
+        return  # a 3-D scene is as wide as its column: a taller figure only adds empty bands
+    entries = {
+        trace.legendgroup or trace.name
+        for trace in figure.data
+        if trace.showlegend is not False and trace.name
+    }
+    figure.update_layout(height=height + max(len(entries) - 2, 0) * round(1.5 * CHART_FONT))
 
 
 def _every_other_tick(axis) -> None:

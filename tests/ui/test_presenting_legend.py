@@ -40,3 +40,18 @@ def test_a_projected_3d_scene_keeps_every_other_tick_around_zero():
     assert list(shown.layout.scene.yaxis.tickvals) == [-1.0, 0.0, 1.0]
     assert list(shown.layout.scene.zaxis.tickvals) == [-1, 0, 1]
     assert list(figure.layout.scene.xaxis.tickvals) == [-3, -2, -1, 0, 1, 2, 3]  # a copy
+
+
+def test_a_projected_figure_grows_a_row_for_each_legend_entry_past_the_second():
+    """Depth's first chart, five entries below a 420 px figure, kept a 149 px plot at 1,024 px
+    while presenting: each entry past the second now brings a row of the projector's type."""
+    from ui.figures.style import frame
+
+    figure = go.Figure([go.Scatter(x=[0, 1], y=[0, i], name=f"run {i}") for i in range(5)])
+    figure.update_layout(**frame(420))
+    figure.add_trace(go.Scatter(x=[0], y=[0], name="run 0", legendgroup="run 0"))
+    assert for_projector(figure).layout.height == 420 + 3 * round(1.5 * CHART_FONT)
+    two = go.Figure([go.Scatter(x=[0], y=[0], name=n) for n in "ab"]).update_layout(**frame(420))
+    assert for_projector(two).layout.height == 420
+    scene = go.Figure([go.Scatter3d(x=[0], y=[0], z=[0], name=n) for n in "abcde"])
+    assert for_projector(scene.update_layout(**frame(640))).layout.height == 640
