@@ -252,3 +252,19 @@ def test_a_projected_heatmap_leaves_each_token_name_the_room_of_its_larger_text(
         assert pitch >= figures.NAMED_TICK_PX * CHART_TICKS / 12  # the tick text's growth
     assert projected[0][1] > plain[0][1]
     assert projected[-1][1] <= 350  # a phone's column while presenting
+
+
+def test_the_divergence_label_sits_on_its_line_of_the_log_axis():
+    """The label "10 %: diverged" marks the dashed line at 10⁻¹: on a log axis an annotation's y is in
+    log10 units, so it is −1 (add_hline's own label took 0.1, and sat by the "1" gridline)."""
+    from types import SimpleNamespace
+
+    from engine.dumps.live_precision import HALF_DIVERGENCE
+    from ui.figures.dumps_real import precision_figure
+
+    run = SimpleNamespace(dtype="float16", relative_error=np.array([[1e-3, 2e-3], [5e-3, 1e-2]]))
+    comparison = SimpleNamespace(labels=("hidden_states.0", "hidden_states.1"), runs=(run,))
+    figure = precision_figure(comparison, "en")
+    (label,) = [a for a in figure.layout.annotations if "diverged" in a.text]
+    assert label.yref == "y" and label.y == pytest.approx(np.log10(HALF_DIVERGENCE))
+    assert figure.layout.yaxis.type == "log"

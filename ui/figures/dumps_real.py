@@ -104,11 +104,17 @@ def precision_figure(comparison: PrecisionComparison, lang: str) -> go.Figure:
             line=dict(color=DTYPE_COLORS[run.dtype]),
             marker=dict(size=4),
         )
-    figure.add_hline(
-        y=HALF_DIVERGENCE,
-        line=dict(color=MUTED, dash="dash"),
-        annotation_text=translate("dumps.precision_threshold", lang),
-        annotation_position="top left",
+    figure.add_hline(y=HALF_DIVERGENCE, line=dict(color=MUTED, dash="dash"))
+    figure.add_annotation(  # on its line: add_hline's own label takes y as log10 units on a
+        x=0,  # log axis, and sat at 10**0.1, by the "1" gridline
+        xref="paper",
+        xanchor="left",
+        y=math.log10(HALF_DIVERGENCE),
+        yref="y",
+        yanchor="bottom",
+        text=translate("dumps.precision_threshold", lang),
+        showarrow=False,
+        font=dict(color=MUTED),
     )
     framed(
         figure,
