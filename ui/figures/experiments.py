@@ -40,7 +40,10 @@ def _finish_rows(figure: go.Figure, y: str, kl: str, x: str, logged: bool) -> go
     if logged:
         log_axis(figure, "y", row=2, col=1, title_text=kl)
     figure.update_xaxes(title_text=x, row=2, col=1)
-    figure.update_layout(height=2 * HEIGHT, margin=dict(t=40, b=40), legend=dict(orientation="h"))
+    # the legend names the top panel's lines: above it, not under the bottom panel (a
+    # projector's screen held the top panel alone, with no key to its colours)
+    legend = dict(orientation="h", yref="container", y=1, yanchor="top", x=0)
+    figure.update_layout(height=2 * HEIGHT + 35, margin=dict(t=75, b=40), legend=legend)
     return figure
 
 
