@@ -137,3 +137,14 @@ def test_a_two_token_texts_one_position_is_drawn_and_its_axis_counts_whole_posit
         baseline_nll=np.ones(99),
     )
     assert all(trace.mode == "lines" for trace in figures.effect_figure(long, "en").data)
+
+
+def test_the_legend_of_the_top_panels_lines_sits_above_it():
+    """The two-panel charts' legend names the top panel's lines: it is at the figure's top,
+    where a projector's first screen shows it with that panel (it was under the bottom one)."""
+    effect = Run(nll=np.array([3.2, 1.0]), kl=np.array([0.078, 0.01, 0.0]))
+    run = Run(
+        result=Run(effect=effect), tokens=3, token_texts=("a", "b", "."), baseline_nll=[3.1, 1]
+    )
+    legend = figures.effect_figure(run, "en").layout.legend
+    assert (legend.yref, legend.y, legend.yanchor) == ("container", 1, "top")
