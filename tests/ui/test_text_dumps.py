@@ -325,3 +325,14 @@ def test_the_hidden_states_note_says_the_last_point_drops_only_where_it_does(med
     assert ("That is why the last point drops." in note) is drops
     chinese = text.hidden_states_note(np.array(median), "zh")
     assert ("所以最后一个点掉了下来" in chinese) is drops
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_vector_lab_link_says_the_kind_and_eps_it_assumes_where_the_dump_names_none(lang):
+    from ui.text.dumps_story import io_link_text
+
+    assert "ε" in io_link_text(64, None, "1e-05", lang) and "RMSNorm" not in io_link_text(
+        64, None, "1e-05", lang
+    )
+    assumed = plain(io_link_text(64, "rmsnorm", "1e-05", lang))
+    assert "RMSNorm" in assumed and "ε = 10⁻⁵" in assumed and "64" in assumed

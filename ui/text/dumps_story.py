@@ -19,8 +19,9 @@ from engine.dumps.live_precision import PrecisionComparison
 from engine.dumps.norm_step import NormStep
 from engine.dumps.report import DumpReport
 from engine.dumps.story import FLOAT16_MAX, StreamStory
-from ui.formatting import count, format_reading, literal, runs
+from ui.formatting import count, format_power, format_reading, literal, read_float, runs
 from ui.i18n import join, sentence_joiner, translate
+from ui.labels import label
 from ui.text.dumps import and_more, token_text
 
 JUMP_FACTOR = 10.0  # the first token "jumps" where its step is this many times the others'
@@ -259,3 +260,13 @@ def quantity_text(quantity: str, lang: str) -> str:
     return (
         translate(f"dumps.quantity.{quantity}", lang) if quantity in QUANTITIES else quantity or "—"
     )
+
+
+def io_link_text(d: int, assumed_kind: str | None, eps: str | None, lang: str) -> str:
+    """The Vector Lab link's words for one token of a norm; where the dump names no kind, the
+    kind the link assumes (``assumed_kind``) and the ε it opens with (as the link writes it)."""
+    if assumed_kind is None:
+        return translate("dumps.io_link", lang, d=d)
+    shown = format_power(read_float(eps), 6) if eps else "—"
+    kind = label("norm", assumed_kind, lang)
+    return translate("dumps.io_link_assumed", lang, d=d, kind=kind, eps=shown)

@@ -164,7 +164,10 @@ def norm_io(step: NormStep, tokens: Sequence[str] | None, rep: DumpReport, layer
     token = f"“{token_text(tokens[io.token])}”" if tokens is not None else str(io.token)
     show_chart(figures.norm_io_figure(step, layer_name, token, lang), "dumps_io")
     query = vector_lab_query(io.x, io.kind, io.eps, storage or "float32", "float32", io.weight)
-    _lab_link(query, t("dumps.io_link", d=io.x.shape[0]), t("dumps.io_link_help"))
+    opened = dict(query or ())  # the kind and ε the link opens with, said where assumed
+    assumed = None if io.kind in ROW_KINDS else opened.get("vl_norm")
+    words = text.io_link_text(io.x.shape[0], assumed, opened.get("vl_eps"), lang)
+    _lab_link(query, words, t("dumps.io_link_help"))
 
 
 def precision_intro() -> None:
