@@ -113,3 +113,14 @@ def test_log_ticks_at_the_ends_of_float64_stay_finite():
     assert top and all(math.isfinite(t) and t > 0 for t in top) and max(top) <= 1.7e308
     bottom = log_ticks([5e-324, 1e-300])
     assert bottom and all(math.isfinite(t) and t > 0 for t in bottom)
+
+
+def test_an_axis_plotly_labels_writes_grouped_numbers_and_powers_of_ten():
+    """A linear axis of 0 to 300,000 read "300k", and a hover on Depth's log axis "249.4497T":
+    every figure's template groups its numbers and writes 10⁶ and more as powers of ten."""
+    import plotly.graph_objects as go
+
+    import ui.figures.style  # noqa: F401  (registers the template)
+
+    axis = go.Figure(go.Bar(y=[1e5, 3e5])).layout.template.layout.yaxis
+    assert axis.separatethousands and axis.exponentformat == "power" and axis.minexponent == 6

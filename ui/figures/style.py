@@ -18,6 +18,7 @@ from collections.abc import Iterable
 
 import numpy as np
 import plotly.graph_objects as go
+import plotly.io as pio
 
 from ui.formatting import scientific
 
@@ -34,6 +35,16 @@ NORM_COLORS = {
 # A question's right answer once revealed (the class chart), in plotly's own green; the light
 # one where its round is greyed (the first of two).
 RIGHT_COLORS = ("#98df8a", "#2ca02c")
+
+# How plotly writes an axis's numbers when ``log_axis`` does not write them itself: grouped,
+# as the sentences write them ("300,000", never "300k"), and from 10⁶ on with a power of ten
+# ("2×10¹⁴" at a hover too, never "200T", whose T reads as nothing a learner knows).
+AXIS_NUMBERS = dict(separatethousands=True, exponentformat="power", minexponent=6)
+pio.templates["normscope_numbers"] = go.layout.Template(
+    layout=dict(xaxis=AXIS_NUMBERS, yaxis=AXIS_NUMBERS, coloraxis_colorbar=AXIS_NUMBERS)
+)
+if "normscope_numbers" not in str(pio.templates.default):  # Streamlit's theme, plus ours
+    pio.templates.default = f"{pio.templates.default}+normscope_numbers"
 
 MAX_SAMPLED_TICKS = 12  # more sampled points than this: decades instead
 MAX_WHOLE_TICKS = 10  # a count axis (layers, steps) spanning this few: a tick on each count
