@@ -268,3 +268,19 @@ def test_the_divergence_label_sits_on_its_line_of_the_log_axis():
     (label,) = [a for a in figure.layout.annotations if "diverged" in a.text]
     assert label.yref == "y" and label.y == pytest.approx(np.log10(HALF_DIVERGENCE))
     assert figure.layout.yaxis.type == "log"
+
+
+def test_the_token_band_s_edges_are_rms_values_tokens_have():
+    """16 tokens, two of them 100× the others: the 90th percentile interpolated halfway to
+    them (≈ 50), an RMS no token had, above the line of all tokens; each edge is now a
+    token's own RMS, so the band holds the fourteen ordinary tokens at 1."""
+    tensors = {f"layers.{i}": torch.ones((1, 16, 8)) for i in range(3)}
+    for tensor in tensors.values():
+        tensor[0, 14:] = 100.0
+    rep16 = report(Upload("two_massive.safetensors", save(tensors)))
+    band = [
+        t
+        for t in figures.rms_lines(rep16.residual, 0, "en").data
+        if t.fill or t.name == "10–90\u00a0% of tokens"
+    ]
+    assert band and all(max(t.y) == pytest.approx(1.0) for t in band)
