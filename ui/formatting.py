@@ -76,7 +76,7 @@ def format_reading(value: float, decimals: int = 4) -> str:
         return format_power(value, max(decimals, 4))
     sign, digits = ("−", text[1:]) if text.startswith("−") else ("", text)
     whole, point, fraction = digits.partition(".")
-    if whole.isdigit() and len(whole) >= 5:  # grouped as a count: "26,464" (as written,
+    if whole.isdigit() and len(whole) >= 4:  # grouped as a count: "26,464" (as written,
         return f"{sign}{int(whole):,}{point}{fraction}"  # so 99,999.96 -> "100,000.0")
     return text
 

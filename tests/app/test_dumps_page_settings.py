@@ -40,7 +40,7 @@ def test_overriding_the_axes_and_the_stream_rereads_the_dump(app, upload):
 @pytest.mark.parametrize(
     "batch, layers, sentence",
     [
-        (1, 3, "**1 massive activation**, on layer 2 in channel 3; its magnitude is 2500"),
+        (1, 3, "**1 massive activation**, on layer 2 in channel 3; its magnitude is 2,500"),
         (2, 3, "**2 massive activations**, all on layer 2, in channel 3"),
         (2, 4, "**4 massive activations** on 2 layers, in channel 3"),
     ],
@@ -61,7 +61,7 @@ def test_massive_activations_in_two_channels_are_said_in_the_plural(app, upload)
     x[2:, :, 0, 5] = 2600.0  # a second channel beside channel 3
     upload("hidden.safetensors", safetensors_bytes(files.hf_names(x)))
     open_dumps_page(app, section="massive")
-    assert "all on layer 2, in channels 3, 5; the largest has magnitude 2600" in page_text(app)
+    assert "all on layer 2, in channels 3, 5; the largest has magnitude 2,600" in page_text(app)
 
 
 def test_link_values_past_the_dump_are_said_and_thresholds_apply(app, upload):

@@ -219,7 +219,7 @@ def test_the_live_model_reports_a_given_prompt_token_by_token_and_shares_it(
     assert "loaded in" in text and "(one thread)" in text
     assert "What this stream shows" in _subheaders(at)
     at.segmented_control(key="du_section").set_value("massive").run()
-    assert "in sequence 0 (4 layers, up to 1000" in _text(at)  # the [BOS] entry, every point
+    assert "in sequence 0 (4 layers, up to 1,000" in _text(at)  # the [BOS] entry, every point
     browser_session("second")
     assert not _live({"du_prompt": prompt}).exception and len(captures) == 1  # shared
 

@@ -189,7 +189,7 @@ def test_layernorm_sum_overflow_gives_mu_infinite_and_nan(app):
     outcome, text = _path(app, "sum, then divide, in half")
     assert outcome == "inf / NaN"
     assert "Σxᵢ is stored in float16: the sum 4.096×10⁵ is beyond float16's largest finite" in text
-    assert "So μ = ∞: every xᵢ − μ is infinite, and the outputs are NaN (4096 of 4096)" in text
+    assert "So μ = ∞: every xᵢ − μ is infinite, and the outputs are NaN (4,096 of 4,096)" in text
     outcome, text = _path(app, "naive kernel: a running half-precision sum")
     assert "The running sum Σxᵢ" in text and "at term 679: 67,900 is stored as ∞" in text
     names = [trace.get("name") for trace in _chart(app)["data"]]
@@ -219,11 +219,11 @@ def test_massive_activation_squares_the_deviation_not_the_entry(app):
     assert not app.exception
     outcome, text = _path(app, "PyTorch half ops, no upcast")
     assert outcome == "silently 0"
-    assert "x₁² = (1000)² = 10⁶ is beyond float16's largest finite number 65,504" in text
+    assert "x₁² = (1,000)² = 10⁶ is beyond float16's largest finite number 65,504" in text
     app.selectbox(key="vl_norm").select("layernorm").run()
     assert _path(app, "PyTorch half ops, no upcast")[0] == "right"  # x.var accumulates in float32
     outcome, text = _path(app, "sum, then divide, in half")
-    assert "(x₁ − μ)² = (999.7561)² = 9.995×10⁵" in text and "not the entry x₁ = 1000" in text
+    assert "(x₁ − μ)² = (999.7561)² = 9.995×10⁵" in text and "not the entry x₁ = 1,000" in text
 
 
 def test_running_half_sum_of_ones_stalls_at_2048(app):
@@ -231,12 +231,12 @@ def test_running_half_sum_of_ones_stalls_at_2048(app):
     assert not app.exception
     outcome, text = _path(app, "naive kernel: a running half-precision sum")
     assert outcome == "wrong"
-    assert "stalls at 2048: adding term 2049 (1) to the stored 2048 should give 2049" in text
-    assert "the next float16 number above 2048 is 2048 + 2" in text
+    assert "stalls at 2,048: adding term 2,049 (1) to the stored 2,048 should give 2,049" in text
+    assert "the next float16 number above 2,048 is 2,048 + 2" in text
     assert "RMS² = 0.5 instead of 1" in text
     assert all(_path(app, name)[0] == "right" for name in ("sum, then divide, in half",))
     captions = " ".join(c.value for c in app.caption)
-    assert "Adding 1 again and again to a running float16 sum stops at 2048" in captions
+    assert "Adding 1 again and again to a running float16 sum stops at 2,048" in captions
     assert "magnitude 256 or more squares to ∞" in captions
 
 

@@ -203,7 +203,7 @@ def test_whole_numbers_are_listed_as_runs_in_a_sentence():
         (math.nan, "NaN"),
         (26464.0, "26,464"),  # five digits grouped, as the counts beside them
         (-12345.678, "−12,345.678"),
-        (9999.5, "9999.5"),
+        (9999.5, "9,999.5"),
         (-math.inf, "−∞"),
         (9999.99996, "10,000.0000"),  # grouped as written, not as the value before rounding
     ],

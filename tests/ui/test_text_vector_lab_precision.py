@@ -66,7 +66,7 @@ def test_layernorm_sum_overflow_says_mu_is_infinite_and_outputs_nan():
     assert torch.isinf(x.sum())  # the oracle: the sum stored in half is inf
     text = _text("textbook_4096x100", "layernorm", "sum_then_divide_half")
     assert "Σxᵢ is stored in float16: the sum 4.096×10⁵" in text
-    assert "So μ = ∞: every xᵢ − μ is infinite, and the outputs are NaN (4096 of 4096)" in text
+    assert "So μ = ∞: every xᵢ − μ is infinite, and the outputs are NaN (4,096 of 4,096)" in text
 
 
 def test_squared_deviation_overflow_is_silent_and_names_the_deviation():
@@ -85,14 +85,14 @@ def test_pytorch_half_ops_survive_the_textbook_and_fail_on_one_large_entry():
     spike = torch.tensor([[1000.0, -1.0, 1.0, -1.0]], dtype=torch.float16)
     assert torch.isinf(spike.pow(2)[0, 0])
     text = _text("massive_activation", "rmsnorm", "torch_half")
-    assert "x₁² = (1000)² = 10⁶ is beyond float16's largest finite number 65,504" in text
+    assert "x₁² = (1,000)² = 10⁶ is beyond float16's largest finite number 65,504" in text
 
 
 def test_running_sum_of_ones_stalls_where_float16_spacing_is_two():
     assert float(torch.tensor(2048.0, dtype=torch.float16) + 1) == 2048.0  # the oracle
     text = _text("ones_4096", "rmsnorm", "naive_running_half")
-    assert "stalls at 2048: adding term 2049 (1) to the stored 2048 should give 2049" in text
-    assert "is 2048 + 2" in text and "RMS² = 0.5 instead of 1" in text
+    assert "stalls at 2,048: adding term 2,049 (1) to the stored 2,048 should give 2,049" in text
+    assert "is 2,048 + 2" in text and "RMS² = 0.5 instead of 1" in text
     assert "already off" not in text  # every partial sum up to 2048 was exact
 
 

@@ -24,7 +24,14 @@ import numpy as np
 from engine.norms.precision import WRONG_TOLERANCE, PathResult, PrecisionStory
 from engine.norms.precision_facts import OPMATH, DefaultEps, DtypeFacts
 from engine.norms.worked import VectorExplanation
-from ui.formatting import format_eps, format_number, format_reading, format_vector, superscript
+from ui.formatting import (
+    count,
+    format_eps,
+    format_number,
+    format_reading,
+    format_vector,
+    superscript,
+)
 from ui.i18n import sentence_joiner, translate
 from ui.labels import label
 from ui.text.vector_lab_steps import welford_merge
@@ -142,7 +149,7 @@ def _diagnosis(story: PrecisionStory, result: PathResult, row: int, lang: str) -
         )
         return translate("vector_lab.precision.overflow.moments", lang, **common) + merge
     if event.failure == "stall":
-        stall = {"step": event.index + 1, "term": _n(event.term), **common}
+        stall = {"step": count(event.index + 1), "term": _n(event.term), **common}
         sentence = translate(
             f"vector_lab.precision.stall.{event.quantity}",
             lang,
@@ -174,7 +181,7 @@ def _diagnosis(story: PrecisionStory, result: PathResult, row: int, lang: str) -
         return translate(
             f"vector_lab.precision.overflow.{event.quantity}_running",
             lang,
-            step=event.index + 1,
+            step=count(event.index + 1),
             **common,
         )
     return translate(f"vector_lab.precision.overflow.{event.quantity}", lang, **common)
@@ -199,11 +206,14 @@ def _consequence(story: PrecisionStory, result: PathResult, row: int, lang: str)
                 "vector_lab.precision.consequence.mean_inf",
                 lang,
                 mean=_n(mean),
-                count=state.nonfinite_outputs,
-                d=d,
+                count=count(state.nonfinite_outputs),
+                d=count(d),
             )
         return translate(
-            "vector_lab.precision.consequence.nonfinite", lang, count=state.nonfinite_outputs, d=d
+            "vector_lab.precision.consequence.nonfinite",
+            lang,
+            count=count(state.nonfinite_outputs),
+            d=count(d),
         )
     if state.outcome == "silent_zero":
         if result.rstd[row] == 0:
