@@ -81,6 +81,15 @@ def format_reading(value: float, decimals: int = 4) -> str:
     return text
 
 
+def significant(value: float, digits: int = 4) -> str:
+    """``value`` to ``digits`` significant digits, as a sentence writes a number
+    (``format_reading``): 1842.03 -> "1,842", 22552.3 -> "22,550", 4.006e6 -> "4.006×10⁶",
+    0.00097656 -> "0.0009766", never "1842" or "2.255×10⁴" beside a grouped "22,552"."""
+    if not math.isfinite(value) or value == 0:
+        return format_reading(value)
+    return format_reading(float(f"{value:.{digits}g}"))
+
+
 def signed(value: float, decimals: int = 2) -> str:
     """A slope with its sign and the true minus: 0.012 -> "+0.01", -0.47 -> "−0.47"; one that
     rounds to zero has no sign (it would claim a direction): -0.001 -> "0.00"."""

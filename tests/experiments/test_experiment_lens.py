@@ -106,7 +106,7 @@ def test_the_pages_table_shows_every_top_token_and_its_sentence_names_the_lenses
     run = types.SimpleNamespace(result=logit_lens(live, ref, LensSpec(top_k=3)))
     table = lens_table(run, "en")
     # a probability: two decimals, or two significant digits under 0.005 (never "0.00")
-    probability = r" (?:\d\.\d\d|\d(?:\.\d)?e[−+-]\d\d)(?: · |$)"
+    probability = r" (?:\d\.\d\d|\d(?:\.\d)?×10[⁻⁰¹²³⁴⁵⁶⁷⁸⁹]+)(?: · |$)"
     for cells in list(table.values())[1:]:  # one column a lens, after the points
         assert all(len(re.findall(probability, cell)) == 3 for cell in cells), cells
         assert not any(" 0.00" in cell or "'" in cell for cell in cells), cells
@@ -119,7 +119,7 @@ def test_the_pages_table_shows_every_top_token_and_its_sentence_names_the_lenses
         )
     )
     # st.table reads a cell as Markdown: a leading "-" token was a list bullet, lost from sight
-    cell = "`-` 0.50 · `␣tell` 0.42 · `$` 0.01 · `⏎` 3.1e-05"
+    cell = "`-` 0.50 · `␣tell` 0.42 · `$` 0.01 · `⏎` 3.1×10⁻⁵"
     assert list(lens_table(flat, "en").values())[1] == [cell]
     early = lens_sentences(run, "en")[0]
     assert "The final norm" not in early and "the layer's own scale" in early, early

@@ -226,3 +226,16 @@ def test_a_large_number_to_few_places_keeps_four_digits_with_its_power_of_ten():
     never "10⁵" (which reads as exactly 100,000); 99,999.96 rounds up to "100,000.0"."""
     assert format_reading(123456.7, 1) == "1.235×10⁵"
     assert format_reading(99999.96, 1) == "100,000.0"
+
+
+@pytest.mark.parametrize(
+    "value, expected",
+    [(1842.03, "1,842"), (22552.3, "22,550"), (4.006e6, "4.006×10⁶"), (0.0009765625, "0.0009766"),
+     (44.257, "44.26"), (math.inf, "∞")],
+)  # fmt: skip
+def test_significant_writes_four_digits_as_a_sentence_writes_numbers(value, expected):
+    """ "|x| = 1842" and "2.255×10⁴ → 0" beside a grouped "22,552"; "0.000977" beside
+    "0.0009766": a number cut to its significant digits is written as the sentences write."""
+    from ui.formatting import significant
+
+    assert significant(value) == expected

@@ -109,7 +109,7 @@ def test_percent_keeps_two_significant_digits(fraction, expected):
     "n, lang, expected",
     [
         (174_604_259_328, "en", "174.6 billion"),
-        (174_604_259_328, "zh", "1746 亿"),
+        (174_604_259_328, "zh", "1,746 亿"),
         (124_439_808, "en", "124.4 million"),
         (38_400, "zh", "3.84 万"),
         (999, "en", "999"),

@@ -137,7 +137,7 @@ def test_constant_row_note_quotes_f_layer_norm():
     if float(y[0]) == 0.0:  # the residue is a property of this CPU's kernel
         assert note is None
     else:
-        assert f"F.layer_norm returns {float(y[0]):.6f}".rstrip("0") in note
+        assert f"F.layer_norm returns {float(y[0]):.4g} for every entry" in note  # 0.0009766
     assert constant_row_note(_story("plus_minus_300", "layernorm"), 0, "en") is None
 
 

@@ -11,7 +11,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from ui.figures.style import log_axis
-from ui.formatting import finite_or_none, format_number, literal, plot_text
+from ui.formatting import finite_or_none, format_power, literal, plot_text
 from ui.i18n import translate
 from ui.text.dumps import token_text
 
@@ -182,9 +182,9 @@ def lens_figure(run, lang: str) -> go.Figure:
 
 
 def _probability(p: float) -> str:
-    """0.42 to two decimals; one under 0.01 with two significant digits (3.1e-05), not as a
+    """0.42 to two decimals; one under 0.01 with two significant digits (3.1×10⁻⁵), not as a
     column of "0.00" where a lens's distribution is nearly flat."""
-    return f"{p:.2f}" if p >= 0.005 else format_number(float(p), 2)
+    return f"{p:.2f}" if p >= 0.005 else format_power(float(p), 2)
 
 
 def lens_table(run, lang: str) -> dict[str, list[str]]:

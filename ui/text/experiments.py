@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from engine.experiments.experiment import early_points, perplexity_band
-from ui.formatting import format_power, literal, runs
+from ui.formatting import literal, runs, significant
 from ui.i18n import join, translate
 from ui.labels import NORM_NAMES
 from ui.text.dumps import token_text
@@ -17,8 +17,8 @@ SHOWN_BLOCKS = 12  # blocks named in a sentence (the rest counted)
 
 
 def number(value: float) -> str:
-    """Four significant digits (44.26, 4.006×10⁶), ∞ for an infinite perplexity."""
-    return format_power(float(value), 4)
+    """Four significant digits (44.26, 22,550, 4.006×10⁶), ∞ for an infinite perplexity."""
+    return significant(float(value))
 
 
 def token_label(texts, position: int) -> str:

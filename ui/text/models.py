@@ -15,7 +15,7 @@ import math
 from engine.models.calculator import NormBudget
 from engine.models.families import Example, Family
 from engine.perf.roofline import GPU_NAME, H200_BANDWIDTH, H200_FP32_FLOPS, norm_traffic
-from ui.formatting import count, format_number, format_power
+from ui.formatting import count, format_number, format_power, significant
 from ui.i18n import join, sentence_joiner, translate
 from ui.labels import NORM_NAMES, label
 
@@ -212,14 +212,14 @@ def percent(fraction: float) -> str:
 
 
 def short_count(n: int, lang: str) -> str:
-    """A large count in words: 174,604,259,328 -> "174.6 billion" / "1746 亿"."""
+    """A large count in words: 174,604,259,328 -> "174.6 billion" / "1,746 亿"."""
     if lang == "zh":
         scales = ((1e8, " 亿"), (1e4, " 万"))
     else:
         scales = ((1e12, " trillion"), (1e9, " billion"), (1e6, " million"))
     for size, unit in scales:
         if n >= size:
-            return f"{n / size:.4g}{unit}"
+            return f"{significant(n / size)}{unit}"
     return count(n)
 
 

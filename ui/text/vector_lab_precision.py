@@ -30,6 +30,7 @@ from ui.formatting import (
     format_number,
     format_reading,
     format_vector,
+    significant,
     superscript,
 )
 from ui.i18n import sentence_joiner, translate
@@ -318,7 +319,7 @@ def constant_row_note(story: PrecisionStory, row: int, lang: str) -> str | None:
         "vector_lab.precision.constant_row",
         lang,
         dtype=story.spec.dtype,
-        value=format_reading(float(np.max(np.abs(fused))), 6),
+        value=significant(float(np.max(np.abs(fused)))),
         tolerance=format_number(100 * WRONG_TOLERANCE),
     )
 

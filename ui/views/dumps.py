@@ -21,7 +21,14 @@ from ui import presenting
 from ui.errors import own_words
 from ui.figures import dumps as figures
 from ui.figures import dumps_channels as channel_figures
-from ui.formatting import column_format, format_number, format_reading, literal, plot_text
+from ui.formatting import (
+    column_format,
+    format_number,
+    format_reading,
+    literal,
+    plot_text,
+    significant,
+)
 from ui.i18n import current_language, join, t
 from ui.landing import landmark
 from ui.text import dumps as text
@@ -315,7 +322,7 @@ def dyt(fit: DyTFit, tables: dict[str, pd.DataFrame], shared: bool = False) -> N
             t(
                 "dumps.dyt_note_outliers",
                 count=text.count(fit.outliers),
-                limit=f"{fit.bulk_limit:.4g}",
+                limit=significant(fit.bulk_limit),
                 r2=format_number(fit.r2, 3),
                 r2_all=format_number(fit.r2_all, 3),
             )
