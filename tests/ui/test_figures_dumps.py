@@ -268,6 +268,8 @@ def test_the_divergence_label_sits_on_its_line_of_the_log_axis():
     (label,) = [a for a in figure.layout.annotations if "diverged" in a.text]
     assert label.yref == "y" and label.y == pytest.approx(np.log10(HALF_DIVERGENCE))
     assert figure.layout.yaxis.type == "log"
+    # the house's log ticks, in one notation (plotly's own wrote "2, 5, 10⁻³, 2, 5, 10⁻²")
+    assert list(figure.layout.yaxis.ticktext) == ["0.002", "0.005", "0.01", "0.02", "0.05", "0.1"]
 
 
 def test_the_token_band_s_edges_are_rms_values_tokens_have():

@@ -21,7 +21,7 @@ from engine.config import HALF_DIVERGENCE
 from engine.dumps.live_precision import PrecisionComparison
 from engine.dumps.norm_step import NormStep
 from ui.figures.dumps import ALL_COLOR, FIRST_COLOR, MUTED, OUTLIER_COLOR
-from ui.figures.style import framed
+from ui.figures.style import framed, log_axis
 from ui.formatting import plot_text
 from ui.i18n import translate
 
@@ -125,5 +125,5 @@ def precision_figure(comparison: PrecisionComparison, lang: str) -> go.Figure:
         yaxis_title=translate("dumps.precision_chart_y", lang),
         hovermode="closest",
     )
-    figure.update_yaxes(type="log", exponentformat="power")
-    return figure
+    drawn = [y for trace in figure.data for y in trace.y if y is not None]
+    return log_axis(figure, "y", values=[*drawn, HALF_DIVERGENCE])  # one notation, decades
