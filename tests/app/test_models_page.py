@@ -290,5 +290,7 @@ def test_the_fusion_sentence_subtracts_and_says_what_its_bytes_leave_out(app):
     _open(app)
     text = " ".join(m.value for m in app.markdown)
     assert "move 23.6 MB, fused 18.9 MB, so fusing saves 4.7 MB" in text
+    metrics = {m.label: m.value for m in app.metric}  # the metric beside it, the same digits
+    assert metrics["Fused add + norm saves"] == "4.7 MB"
     assert "MB of activations (their gains and biases not counted)" in text
     assert "**One forward pass** over 1 token in bfloat16" in text  # B × T = 1, not a sequence

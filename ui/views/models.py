@@ -265,16 +265,17 @@ def cost(result: NormCost, chosen: str | None, config_dtype: str | None) -> None
         delta_color="off",
         delta_arrow="off",
     )
+    # to be subtracted in the sentence below: one unit, one decimal (the metric says the same)
+    unfused, fused, saved_text = bytes_texts(
+        [result.unfused_add_norm_bytes, result.fused_add_norm_bytes, saved]
+    )
     c4.metric(
         t("models.fused_saves"),
-        bytes_text(saved),
+        saved_text,
         delta=text.percent(saved / result.unfused_add_norm_bytes) if saved else None,
         delta_color="off",
         delta_arrow="off",
         help=t("models.fused_help"),
-    )
-    unfused, fused, saved_text = bytes_texts(  # to be subtracted: one unit, one decimal
-        [result.unfused_add_norm_bytes, result.fused_add_norm_bytes, saved]
     )
     st.markdown(
         t(
