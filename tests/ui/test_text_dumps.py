@@ -329,10 +329,13 @@ def test_the_hidden_states_note_says_the_last_point_drops_only_where_it_does(med
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_the_vector_lab_link_says_the_kind_and_eps_it_assumes_where_the_dump_names_none(lang):
+    """A dump with no metadata names neither (kind "", ε None): the link says RMSNorm with the
+    Vector Lab's ε, 10⁻⁵ (the first version read ε from the link, which leaves defaults out,
+    and wrote "ε = —"); a named kind is not called assumed."""
     from ui.text.dumps_story import io_link_text
 
-    assert "ε" in io_link_text(64, None, "1e-05", lang) and "RMSNorm" not in io_link_text(
-        64, None, "1e-05", lang
-    )
-    assumed = plain(io_link_text(64, "rmsnorm", "1e-05", lang))
-    assert "RMSNorm" in assumed and "ε = 10⁻⁵" in assumed and "64" in assumed
+    named = plain(io_link_text(64, "layernorm", 1e-6, lang))
+    assert "ε" in named and "RMSNorm" not in named and "LayerNorm" not in named
+    for eps, shown in ((None, "ε = 10⁻⁵"), (1e-6, "ε = 10⁻⁶")):
+        assumed = plain(io_link_text(64, "", eps, lang))
+        assert "RMSNorm" in assumed and shown in assumed and "64" in assumed

@@ -15,11 +15,13 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from engine.config import NormSpec
 from engine.dumps.live_precision import PrecisionComparison
 from engine.dumps.norm_step import NormStep
 from engine.dumps.report import DumpReport
 from engine.dumps.story import FLOAT16_MAX, StreamStory
-from ui.formatting import count, format_power, format_reading, literal, read_float, runs
+from engine.norms.kinds import ROW_KINDS
+from ui.formatting import count, format_power, format_reading, literal, runs
 from ui.i18n import join, sentence_joiner, translate
 from ui.labels import label
 from ui.text.dumps import and_more, token_text
@@ -262,11 +264,15 @@ def quantity_text(quantity: str, lang: str) -> str:
     )
 
 
-def io_link_text(d: int, assumed_kind: str | None, eps: str | None, lang: str) -> str:
+ASSUMED_KIND = "rmsnorm"  # what the Vector Lab link opens a norm of unnamed kind as
+
+
+def io_link_text(d: int, kind: str, eps: float | None, lang: str) -> str:
     """The Vector Lab link's words for one token of a norm; where the dump names no kind, the
-    kind the link assumes (``assumed_kind``) and the ε it opens with (as the link writes it)."""
-    if assumed_kind is None:
+    kind the link assumes and the ε it opens with (the norm's own, or the Vector Lab's
+    default, ``NormSpec``'s)."""
+    if kind in ROW_KINDS:
         return translate("dumps.io_link", lang, d=d)
-    shown = format_power(read_float(eps), 6) if eps else "—"
-    kind = label("norm", assumed_kind, lang)
-    return translate("dumps.io_link_assumed", lang, d=d, kind=kind, eps=shown)
+    shown = format_power(NormSpec.eps if eps is None else eps, 6)
+    assumed = label("norm", ASSUMED_KIND, lang)
+    return translate("dumps.io_link_assumed", lang, d=d, kind=assumed, eps=shown)

@@ -28,6 +28,7 @@ from ui.formatting import format_number, literal
 from ui.i18n import current_language, t
 from ui.text import dumps_story as text
 from ui.text.dumps import dump_norm, storage_dtype, token_text
+from ui.text.dumps_story import ASSUMED_KIND
 from ui.url.codec import MAX_URL_CHARS, query_string
 from ui.url.pages import VECTOR_LAB
 from ui.views.charts import show_chart
@@ -53,7 +54,7 @@ def vector_lab_query(
     values = {
         "vl_source": "text",
         "vl_text": numbers_text(x),
-        "vl_norm": kind if kind in ROW_KINDS else "rmsnorm",
+        "vl_norm": kind if kind in ROW_KINDS else ASSUMED_KIND,
         "vl_eps": VECTOR_LAB["vl_eps"].default if eps is None else f"{eps:g}",
         "vl_dtype": dtype if dtype in dtypes.choices else dtypes.default,
         "vl_compute": compute,
@@ -164,9 +165,7 @@ def norm_io(step: NormStep, tokens: Sequence[str] | None, rep: DumpReport, layer
     token = f"“{token_text(tokens[io.token])}”" if tokens is not None else str(io.token)
     show_chart(figures.norm_io_figure(step, layer_name, token, lang), "dumps_io")
     query = vector_lab_query(io.x, io.kind, io.eps, storage or "float32", "float32", io.weight)
-    opened = dict(query or ())  # the kind and ε the link opens with, said where assumed
-    assumed = None if io.kind in ROW_KINDS else opened.get("vl_norm")
-    words = text.io_link_text(io.x.shape[0], assumed, opened.get("vl_eps"), lang)
+    words = text.io_link_text(io.x.shape[0], io.kind, io.eps, lang)
     _lab_link(query, words, t("dumps.io_link_help"))
 
 
