@@ -339,3 +339,18 @@ def test_the_vector_lab_link_says_the_kind_and_eps_it_assumes_where_the_dump_nam
     for eps, shown in ((None, "ε = 10⁻⁵"), (1e-6, "ε = 10⁻⁶")):
         assumed = plain(io_link_text(64, "", eps, lang))
         assert "RMSNorm" in assumed and shown in assumed and "64" in assumed
+
+
+def test_a_growing_stream_whose_final_norm_brings_it_down_is_not_said_to_shrink():
+    """hidden_states: RMS 2 → 12 over the blocks, then about 1 after the final norm. The last
+    point is lower than the first, but the stream grew: it "changes", it does not "shrink"."""
+    import torch
+
+    from engine.dumps.story import stream_story
+    from ui.text.dumps_story import story_sentences
+
+    scales = (1.0, 2.0, 5.0, 12.0, 1.0)
+    tensors = {f"hidden_states.{i}": torch.full((1, 5, 8), s) for i, s in enumerate(scales)}
+    story = stream_story(report(Upload("final_norm.safetensors", save(tensors))))
+    others = plain(story_sentences(story, None, "en")[1])
+    assert "Ordinary tokens change gradually" in others and "shrink" not in others

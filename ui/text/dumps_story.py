@@ -70,8 +70,10 @@ def story_sentences(story: StreamStory, tokens: Sequence[str] | None, lang: str)
         steady = not story.others_max_step >= JUMP_FACTOR  # NaN: no step to call a jump
         if not steady:
             key = "dumps.story_ordinary_jump"
-        elif story.others_end < story.others_start:  # a stream that falls grows nowhere
+        elif story.others_max_step < 1:  # every step falls: the stream shrinks
             key = "dumps.story_ordinary_shrink"
+        elif story.others_end < story.others_start:  # up and down, lower at the end (a
+            key = "dumps.story_ordinary_change"  # hidden_states dump's final norm, say)
         else:
             key = "dumps.story_ordinary"
         sentences.append(
