@@ -84,10 +84,14 @@ def format_reading(value: float, decimals: int = 4) -> str:
 def significant(value: float, digits: int = 4) -> str:
     """``value`` to ``digits`` significant digits, as a sentence writes a number
     (``format_reading``): 1842.03 -> "1,842", 22552.3 -> "22,550", 4.006e6 -> "4.006×10⁶",
-    0.00097656 -> "0.0009766", never "1842" or "2.255×10⁴" beside a grouped "22,552"."""
+    0.00097656 -> "0.0009766", 0.012345 -> "0.01235", never "1842" or "2.255×10⁴" beside a
+    grouped "22,552"."""
     if not math.isfinite(value) or value == 0:
         return format_reading(value)
-    return format_reading(float(f"{value:.{digits}g}"))
+    rounded = float(f"{value:.{digits}g}")
+    places = digits - 1 - math.floor(math.log10(abs(rounded)))  # 0.01235: five places
+    # under 0.01 format_number keeps ``digits`` significant ones itself (7.63×10⁻⁵)
+    return format_reading(rounded, max(4, places) if abs(rounded) >= 0.01 else 4)
 
 
 def signed(value: float, decimals: int = 2) -> str:

@@ -231,7 +231,7 @@ def test_a_large_number_to_few_places_keeps_four_digits_with_its_power_of_ten():
 @pytest.mark.parametrize(
     "value, expected",
     [(1842.03, "1,842"), (22552.3, "22,550"), (4.006e6, "4.006×10⁶"), (0.0009765625, "0.0009766"),
-     (44.257, "44.26"), (math.inf, "∞")],
+     (44.257, "44.26"), (0.012345, "0.01235"), (0.05678, "0.05678"), (7.63e-5, "7.63×10⁻⁵"), (math.inf, "∞")],
 )  # fmt: skip
 def test_significant_writes_four_digits_as_a_sentence_writes_numbers(value, expected):
     """ "|x| = 1842" and "2.255×10⁴ → 0" beside a grouped "22,552"; "0.000977" beside
