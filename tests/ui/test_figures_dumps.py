@@ -286,3 +286,12 @@ def test_the_token_band_s_edges_are_rms_values_tokens_have():
         if t.fill or t.name == "10–90\u00a0% of tokens"
     ]
     assert band and all(max(t.y) == pytest.approx(1.0) for t in band)
+
+
+def test_the_token_band_of_two_tokens_runs_from_the_lower_to_the_higher():
+    tensors = {f"layers.{i}": torch.ones((1, 2, 8)) for i in range(3)}
+    for tensor in tensors.values():
+        tensor[0, 1] = 4.0
+    rep2 = report(Upload("two_tokens.safetensors", save(tensors)))
+    upper, lower = [t for t in figures.rms_lines(rep2.residual, 0, "en").data][:2]
+    assert all(low <= high for low, high in zip(lower.y, upper.y))

@@ -208,6 +208,7 @@ def rms_lines(
     with np.errstate(all="ignore"):
         low = np.nanpercentile(flat, 10, axis=1, method="higher")
         high = np.nanpercentile(flat, 90, axis=1, method="lower")
+        low, high = np.fmin(low, high), np.fmax(low, high)  # two tokens: the pair, in order
     figure = go.Figure()
     band = translate("dumps.band", lang)
     low, high = positive_or_none(low), positive_or_none(high)  # the band: 10 % up to 90 %
