@@ -196,11 +196,7 @@ def _room_for_the_legend(figure: go.Figure) -> None:
         return
     if any(trace.type in ("scatter3d", "mesh3d", "surface") for trace in figure.data):
         return  # a 3-D scene is as wide as its column: a taller figure only adds empty bands
-    entries = {
-        trace.legendgroup or trace.name
-        for trace in figure.data
-        if trace.showlegend is not False and trace.name
-    }
+    entries = [trace for trace in figure.data if trace.showlegend is not False and trace.name]
     figure.update_layout(height=height + max(len(entries) - 2, 0) * round(1.5 * CHART_FONT))
 
 
