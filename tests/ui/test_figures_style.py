@@ -123,4 +123,6 @@ def test_an_axis_plotly_labels_writes_grouped_numbers_and_powers_of_ten():
     import ui.figures.style  # noqa: F401  (registers the template)
 
     axis = go.Figure(go.Bar(y=[1e5, 3e5])).layout.template.layout.yaxis
-    assert axis.separatethousands and axis.exponentformat == "power" and axis.minexponent == 6
+    assert axis.separatethousands and axis.exponentformat == "power" and axis.minexponent == 5
+    heatmap = go.Figure(go.Heatmap(z=[[1e4, 2e4]])).layout.template.data.heatmap[0]
+    assert heatmap.colorbar.separatethousands  # a trace's own colour bar ("20k" before)

@@ -36,12 +36,15 @@ NORM_COLORS = {
 # one where its round is greyed (the first of two).
 RIGHT_COLORS = ("#98df8a", "#2ca02c")
 
-# How plotly writes an axis's numbers when ``log_axis`` does not write them itself: grouped,
-# as the sentences write them ("300,000", never "300k"), and from 10⁶ on with a power of ten
-# ("2×10¹⁴" at a hover too, never "200T", whose T reads as nothing a learner knows).
-AXIS_NUMBERS = dict(separatethousands=True, exponentformat="power", minexponent=6)
+# How plotly writes an axis's numbers when ``log_axis`` does not write them itself: grouped
+# ("300,000", never "300k"), and from 10⁶ on with a power of ten ("2×10¹⁴" at a hover too,
+# never "200T", whose T reads as nothing a learner knows); a heatmap's colour bar alike.
+# Composed onto the default template at import: Streamlit's import sets that default to its
+# own theme, so this module is imported after Streamlit (app.py, tests/conftest.py do).
+AXIS_NUMBERS = dict(separatethousands=True, exponentformat="power", minexponent=5)
 pio.templates["normscope_numbers"] = go.layout.Template(
-    layout=dict(xaxis=AXIS_NUMBERS, yaxis=AXIS_NUMBERS, coloraxis_colorbar=AXIS_NUMBERS)
+    layout=dict(xaxis=AXIS_NUMBERS, yaxis=AXIS_NUMBERS, coloraxis_colorbar=AXIS_NUMBERS),
+    data=dict(heatmap=[go.Heatmap(colorbar=AXIS_NUMBERS)]),
 )
 if "normscope_numbers" not in str(pio.templates.default):  # Streamlit's theme, plus ours
     pio.templates.default = f"{pio.templates.default}+normscope_numbers"
