@@ -69,16 +69,24 @@ def format_number(value: float, decimals: int = 4, fixed_below: float = 1e5) -> 
 def format_reading(value: float, decimals: int = 4) -> str:
     """``format_number`` for a sentence that also writes a cosine's gap (``format_cosine``):
     a number it would write in e-notation gets its power of ten written out, 7.153e-07 ->
-    "7.153×10⁻⁷", so one sentence never mixes "7.153e-07" with "1 − 8.2×10⁻¹⁰"; one of five
-    digits is grouped, as a count beside it is ("26,464" beside "65,504")."""
+    "7.153×10⁻⁷", so one sentence never mixes "7.153e-07" with "1 − 8.2×10⁻¹⁰"; one of four
+    digits or more is grouped, as a count beside it is ("2,048" beside "65,504")."""
     text = format_number(value, decimals)
     if "e" in text:  # at least four digits: 123456.7 to one place is 1.235×10⁵, never 10⁵
         return format_power(value, max(decimals, 4))
-    sign, digits = ("−", text[1:]) if text.startswith("−") else ("", text)
+    return grouped(text)
+
+
+def grouped(text: str, comma: str = ",") -> str:
+    """A number's text with its whole part of four digits or more grouped, as written (so
+    99,999.96 -> "100,000.0"): "2048" -> "2,048", "−11180.34" -> "−11,180.34"; ``comma``:
+    what separates the groups ("{,}" in LaTeX, whose comma then takes no space after it).
+    Anything else (a power of ten, "∞") is returned as it is."""
+    sign, digits = (text[0], text[1:]) if text[:1] in ("−", "-") else ("", text)
     whole, point, fraction = digits.partition(".")
-    if whole.isdigit() and len(whole) >= 4:  # grouped as a count: "26,464" (as written,
-        return f"{sign}{int(whole):,}{point}{fraction}"  # so 99,999.96 -> "100,000.0")
-    return text
+    if not whole.isdigit() or len(whole) < 4 or (fraction and not fraction.isdigit()):
+        return text
+    return sign + f"{int(whole):,}".replace(",", comma) + point + fraction
 
 
 def significant(value: float, digits: int = 4) -> str:

@@ -153,7 +153,7 @@ def test_a_power_of_ten_with_mantissa_one_is_written_without_it_in_text_and_late
     assert latex_number(-2.5e6) == r"-2.5\times 10^{6}" and latex_number(1e-5) == "10^{-5}"
     assert latex_number(-2.5e-6) == r"-2.5\times 10^{-6}" and latex_number(-0.5) == "-0.5"
     assert latex_number(11180.33988) == "11{,}180.3399" and latex_number(-90000.0) == "-90{,}000"
-    assert latex_number(1234.5) == "1234.5" and latex_number(0.000123456) == "0.0001235"
+    assert latex_number(1234.5) == "1{,}234.5" and latex_number(0.000123456) == "0.0001235"
     assert latex_number(99999.99999) == "100{,}000.0000"  # rounding carried to six digits
     assert latex_vector([-1e6, 2.0]) == r"\left[-10^{6}, 2\right]"
 

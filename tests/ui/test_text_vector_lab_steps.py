@@ -142,7 +142,7 @@ def test_the_rms_identity_is_approximate_where_its_three_values_were_rounded_apa
     row = tuple(float(i) for i in range(300))
     explanation = explain_vectors((row,), NormSpec("rmsnorm", eps=0.0))
     step = next(s for s in worked_steps(explanation, lang) if r"\mathrm{RMS}^2" in s.latex)
-    assert r"&\approx 7499.9165 + 149.5^2" in step.latex
+    assert r"&\approx 7{,}499.9165 + 149.5^2" in step.latex
     assert "float32" in step.caption and step.caption != translate(
         "vector_lab.steps.identity", lang
     )

@@ -6,7 +6,7 @@ import math
 import re
 from dataclasses import dataclass
 
-from ui.formatting import format_number, format_vector
+from ui.formatting import format_number, format_vector, grouped
 
 
 @dataclass(frozen=True)
@@ -59,21 +59,10 @@ def _step_text(value: float) -> str:
     return format_number(value, fixed_below=1e9)
 
 
-def _grouped(text: str) -> str:
-    """A number's whole part of five digits or more grouped, as the sentences beside the maths
-    group it (``format_reading``: 11,180.3399); "{,}" is a comma KaTeX sets without a space
-    after it.  Four digits stay as they are (1234.5), and so does a power of ten."""
-    sign, digits = ("-", text[1:]) if text.startswith("-") else ("", text)
-    whole, point, fraction = digits.partition(".")
-    if not whole.isdigit() or len(whole) < 5 or (fraction and not fraction.isdigit()):
-        return text
-    return sign + f"{int(whole):,}".replace(",", "{,}") + point + fraction
-
-
 def latex_number(value: float) -> str:
     """A number as LaTeX: 1e-05 -> 10^{-5}, 2.5e-06 -> 2.5\\times10^{-6}, inf -> \\infty,
     11180.34 -> 11{,}180.34, 300001 -> 300{,}001."""
-    return _grouped(_latex(_step_text(value)))
+    return grouped(_latex(_step_text(value)), "{,}")  # as the sentences group: 1{,}234.5
 
 
 def latex_power(value: float) -> str:
