@@ -119,9 +119,13 @@ def test_an_axis_plotly_labels_writes_grouped_numbers_and_powers_of_ten():
     """A linear axis of 0 to 300,000 read "300k", and a hover on Depth's log axis "249.4497T":
     every figure's template groups its numbers and writes 10⁶ and more as powers of ten."""
     import plotly.graph_objects as go
+    import plotly.io as pio
 
     import ui.figures.style  # noqa: F401  (registers the template)
 
+    # one merged template: a "streamlit+normscope_numbers" default was merged again for every
+    # figure built (9.85 ms against 0.62 ms each, measured)
+    assert pio.templates.default == "normscope"
     axis = go.Figure(go.Bar(y=[1e5, 3e5])).layout.template.layout.yaxis
     assert axis.separatethousands and axis.exponentformat == "power" and axis.minexponent == 5
     heatmap = go.Figure(go.Heatmap(z=[[1e4, 2e4]])).layout.template.data.heatmap[0]
