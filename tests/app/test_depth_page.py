@@ -36,6 +36,15 @@ def test_default_compares_post_and_pre_with_the_lemma2_band(app):
     )
 
 
+def test_the_width_menu_writes_its_widths_as_sentences_do(app):
+    """A width of four digits or more is grouped in the menu ("1,024"), and picking it still
+    simulates that width."""
+    widths = _open(app).selectbox(key="dp_d")
+    assert "1,024" in widths.options and "1024" not in widths.options
+    widths.select(1024).run()
+    assert not app.exception and app.selectbox(key="dp_d").value == 1024
+
+
 @pytest.mark.slow  # several whole-app runs
 def test_assumptions_caption_follows_the_configuration(app):
     _open(app)

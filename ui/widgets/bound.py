@@ -14,7 +14,7 @@ import streamlit as st
 from engine.errors import EngineError
 from ui import presenting
 from ui.errors import error_text
-from ui.formatting import format_number, literal, true_minus
+from ui.formatting import count, format_number, literal, true_minus
 from ui.i18n import current_language, t
 from ui.labels import label
 from ui.url.codec import Param
@@ -24,8 +24,15 @@ KEEP = "page"  # Streamlit's persist_state: kept while hidden, dropped on a page
 
 def _names(param: Param):
     if param.vocabulary is None:
-        return str
+        return _number_name
     return lambda value: label(param.vocabulary, value)
+
+
+def _number_name(value) -> str:
+    """An option that is a whole number, as the page's sentences write it: 1024 -> "1,024"."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return count(value)
+    return str(value)
 
 
 def spec_from(spec: type, /, worded: dict[str, str] | None = None, **values):
