@@ -78,3 +78,17 @@ def test_the_vector_lab_examples_menus_write_the_true_minus(lang):
     ]
     assert any("−300" in name for name in names)
     assert not [name for name in names if re.search(r"(?<![eE\w])-\d", name)]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_vector_lab_examples_menus_group_four_digits(lang):
+    """A width or an entry of four digits or more is grouped in the menus' names ("4,096
+    entries", "one 1,000"), as every sentence of the page writes it."""
+    presets = {name: preset_rows(name) for name in PRESET_NAMES}
+    names = [
+        translate(f"vector_lab.{menu}.{name}", lang, **preset_label_params(name, presets))
+        for name in PRESET_NAMES
+        for menu in ("presets", "preset_short")
+    ]
+    assert any("4,096" in name for name in names) and any("1,000" in name for name in names)
+    assert not [name for name in names if re.search(r"\d{4}", name)]

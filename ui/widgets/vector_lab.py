@@ -14,7 +14,7 @@ from engine.norms.precision_presets import PRESET_NAMES, PrecisionPreset
 from engine.norms.precision_presets import PRESETS as PRECISION_PRESETS
 from engine.norms.reference import DYT_ALPHA0, DYT_SOURCE
 from ui.errors import input_error_text
-from ui.formatting import format_number, number_text, true_minus
+from ui.formatting import count, format_number, grouped, number_text, true_minus
 from ui.i18n import current_language, t
 from ui.labels import label
 from ui.text.vector_lab_precision import default_eps_sentence
@@ -95,15 +95,17 @@ def example_states(presets: Mapping[str, Rows]) -> dict[str, dict]:
 
 
 def preset_label_params(name: str, presets: Mapping[str, Rows]) -> dict:
-    """The numbers an example's label quotes, read from the example itself; a negative one
-    with the true minus, as the page writes numbers people read ("[−300, 300, …]")."""
+    """The numbers an example's label quotes, read from the example itself, as the page writes
+    numbers people read: a negative one with the true minus ("[−300, 300, …]"), four digits
+    or more grouped ("4,096 entries", "one 1,000"); a short row keeps the typed form, whose
+    commas separate its entries."""
     if name in PRESET_NAMES:
         p, row = PRECISION_BY_NAME[name], presets[name][0]
         special = p.overrides[0][1] if p.overrides else row[0]
         return {
-            "d": p.d,
-            "value": true_minus(number_text(special)),
-            "base": number_text(abs(p.pattern[0])),
+            "d": count(p.d),
+            "value": grouped(true_minus(number_text(special))),
+            "base": grouped(number_text(abs(p.pattern[0]))),
             "row": true_minus(", ".join(map(number_text, row))) if p.d <= SHORT_ROW else "",
             "eps": number_text(p.eps),
             "dtype": p.dtype,
