@@ -6,6 +6,7 @@ import streamlit as st
 
 from ui import presenting
 from ui.i18n import current_language, t
+from ui.lessons.catalog import LESSON_IDS
 from ui.views import classroom as class_view
 from ui.views import lessons as view
 from ui.widgets import class_learner
@@ -27,10 +28,11 @@ if chosen_view == "sheet":  # in a class, an answer shows only where the lesson 
     view.sheet(language, present, st.context.url or "", hidden)
 else:
     above, body, below = st.container(), st.container(), st.container()
+    scored = class_learner.scored(member, answers)  # in a class, no verdict it hides
     with below if present != "off" else above:  # navigation: under the lesson on a projector
         with presenting.navigation("lessons"):
-            lesson = widgets.lesson_choice()
-        view.progress(lesson, answers, class_learner.scored(member, answers))
+            lesson = widgets.lesson_choice(answers)
+        view.progress(lesson, answers, scored)
     with body:
         view.setup(lesson)
         class_learner.before_prediction(member, lesson)  # may reopen it for a second round
@@ -42,3 +44,6 @@ else:
         view.commit_point(lesson, chosen, revealed, counted)
         if revealed:
             view.explanation(lesson, chosen, language, present)
+            if lesson.id == LESSON_IDS[-1]:  # the course's end: what is done, what is left
+                view.wrap_up(answers, scored)
+                widgets.to_unanswered(answers)

@@ -249,3 +249,41 @@ def test_the_first_lesson_tells_the_measured_value_from_the_doubling_law(lang):
     assert item.facts["doubling"].value == 2.0 ** item.facts["layers"].value
     reveal = translate("lessons.why_normalize.reveal", lang, **item.texts())
     assert item.texts()["none_final"] in reveal and item.texts()["doubling"] in reveal
+
+
+# --- no lesson gives away a later lesson's answer --------------------------------------------
+
+# How an earlier lesson's text could state a later lesson's answer (regexes, filled with the
+# later lesson's facts), besides that lesson's own ANSWER_MARKERS: lesson 1 said where Pre-Norm
+# and Post-Norm end (lesson 7's question), lesson 3 that LayerNorm's outputs have mean 0 and
+# length √d (lesson 5's).
+GIVEAWAYS = {
+    "geometry": {
+        "en": [r"mean 0 and length √d", r"add up to 0"],
+        "zh": [r"均值都是 0", r"之和为 0"],
+    },
+    "pre_post": {
+        "en": [r"Pre-Norm[^.]*≈\s{pre_final}", r"Post-Norm[^.]*stays at 1"],
+        "zh": [r"Pre-Norm[^。]*≈\s{pre_final}", r"Post-Norm[^。]*保持在 1"],
+    },
+}
+
+
+def _every_part(item, lang: str) -> str:
+    return "\n".join(translate(f"lessons.{item.id}.{p}", lang, **item.texts()) for p in PARTS)
+
+
+@pytest.mark.parametrize("lang", list(LANGUAGES))
+@pytest.mark.parametrize("item", LESSONS[1:], ids=LESSON_IDS[1:])
+def test_no_lesson_gives_away_a_later_lessons_answer(item, lang):
+    """Every text of the lessons before ``item`` (their explanations, too) leaves its answer
+    to be predicted; each pattern is one the lesson's own explanation matches."""
+    given = GIVEAWAYS.get(item.id, {}).get(lang, [])
+    patterns = [p.format(**item.texts()) for p in given]
+    patterns += [re.escape(m) for m in ANSWER_MARKERS.get(item.id, {}).get(lang, [])]
+    if given:
+        assert any(re.search(p, _after_commit(item, lang)) for p in patterns), item.id
+    for earlier in LESSONS[: LESSONS.index(item)]:
+        text = _every_part(earlier, lang)
+        found = [p for p in patterns if re.search(p, text)]
+        assert not found, (earlier.id, "gives away", item.id, found)

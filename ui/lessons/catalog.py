@@ -298,3 +298,8 @@ def score(answers: dict[str, str]) -> tuple[int, int]:
     """(answered, right) of a learner's answers ``{lesson id: option}``."""
     right = sum(1 for lesson_id, option in answers.items() if lesson(lesson_id).answer == option)
     return len(answers), right
+
+
+def unanswered(answers: dict[str, str]) -> tuple[str, ...]:
+    """The lessons without a committed answer in ``answers``, in teaching order."""
+    return tuple(lesson_id for lesson_id in LESSON_IDS if lesson_id not in answers)

@@ -3,7 +3,8 @@
 A lesson is shown in order: ``setup`` (title, idea, maths, question), the learner's
 prediction (a widget; ``commit_point`` says what a committed one shows), then, once it is
 committed (in a paced class, once revealed), ``explanation`` (verdict, why, maths, the link
-that opens the page already configured).  Nothing before that states the answer.
+that opens the page already configured).  Nothing before that states the answer.  Under
+the last lesson's explanation, ``wrap_up`` closes the course.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import streamlit as st
 
 from ui.formatting import literal
 from ui.i18n import t
-from ui.lessons.catalog import LESSON_IDS, LESSONS, Lesson, score
+from ui.lessons.catalog import LESSON_IDS, LESSONS, Lesson, score, unanswered
 from ui.lessons.targets import TARGETS, query_text, target_query
 from ui.url.pages import DEFAULT_PAGE, PAGES
 
@@ -58,11 +59,16 @@ def _tr(item: Lesson, part: str) -> str:
     return t(f"lessons.{item.id}.{part}", **item.texts())
 
 
-def progress(item: Lesson, answers: dict[str, str], scored: dict[str, str]) -> None:
-    """Where the learner is: every committed answer counts as answered; only those of
+def _tally(answers: dict[str, str], scored: dict[str, str]) -> tuple[int, int]:
+    """(answered, right): every committed answer counts as answered; only those of
     ``scored`` (in a class, those whose answer shows to this learner) count as right."""
+    return len(answers), score(scored)[1]
+
+
+def progress(item: Lesson, answers: dict[str, str], scored: dict[str, str]) -> None:
+    """Where the learner is, with what they answered and got right (``_tally``)."""
     number = LESSON_IDS.index(item.id) + 1
-    answered, right = len(answers), score(scored)[1]
+    answered, right = _tally(answers, scored)
     st.progress(
         number / len(LESSONS),
         text=t(
@@ -103,6 +109,23 @@ def explanation(item: Lesson, chosen: str, lang: str, present: str) -> None:
         st.latex(block)
     link(item, lang, present)
     st.markdown(f"**{t('lessons.try_next')}** {_tr(item, 'next')}")
+
+
+def wrap_up(answers: dict[str, str], scored: dict[str, str]) -> None:
+    """The course's end, under the last lesson's explanation: the progress bar's counts
+    (``_tally``: in a class, no verdict the class still hides), how many answers wait for
+    the instructor's reveal, then what is left (the buttons to it follow: a widget's) or,
+    with every lesson answered, a closing line."""
+    answered, right = _tally(answers, scored)
+    st.divider()
+    st.subheader(t("lessons.wrap_title"), anchor=False)
+    st.markdown(t("lessons.wrap_score", answered=answered, total=len(LESSONS), right=right))
+    if waiting := answered - len(scored):
+        st.caption(t("lessons.wrap_waiting", count=waiting))
+    if unanswered(answers):
+        st.markdown(t("lessons.wrap_unanswered"))
+    else:
+        st.success(t("lessons.wrap_done"), icon=":material/school:")
 
 
 def verdict(item: Lesson, chosen: str) -> None:

@@ -9,11 +9,21 @@ picker and the answer radios are widgets of their own that only write into those
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 import streamlit as st
 
+from ui import presenting
 from ui.echoes import echoed
 from ui.i18n import current_language, join, t
-from ui.lessons.catalog import LESSON_IDS, OPTIONS, Lesson, answers_by_lesson, lesson
+from ui.lessons.catalog import (
+    LESSON_IDS,
+    OPTIONS,
+    Lesson,
+    answers_by_lesson,
+    lesson,
+    unanswered,
+)
 from ui.url.pages import LESSONS_PAGE as P
 from ui.widgets import bound
 
@@ -33,14 +43,28 @@ def _go(lesson_id: str) -> None:
     st.session_state[PICKER] = lesson_id
 
 
-def lesson_picker(text: str, picker: str, lasting: str, current: str) -> None:
+def _numbered(lesson_id: str) -> str:
+    """A lesson as the course lists it: "3. The [1, 2, 3, 4] worked example"."""
+    return f"{LESSON_IDS.index(lesson_id) + 1}. {t(f'lessons.{lesson_id}.title')}"
+
+
+def lesson_picker(
+    text: str, picker: str, lasting: str, current: str, answered: Collection[str] = ()
+) -> None:
     """A select box of the lessons by title that writes into the session value ``lasting``;
-    it shows ``current`` (a fresh link, a returning learner, a move: it follows ``lasting``)."""
+    it shows ``current`` (a fresh link, a returning learner, a move: it follows ``lasting``).
+    The lessons in ``answered`` say so in words (the page's font lacks ✓), so a learner sees
+    what is left; the instructor's picker gives none."""
     st.session_state[picker] = current
-    titles = {i: f"{n}. {t(f'lessons.{i}.title')}" for n, i in enumerate(LESSON_IDS, 1)}
+    titles = {
+        i: t("lessons.picker_answered", title=_numbered(i)) if i in answered else _numbered(i)
+        for i in LESSON_IDS
+    }
 
     def picked() -> None:
-        if echoed():  # the browser's lesson of before a move: shown again, not taken
+        # the browser's lesson of before a move is shown again, not taken; so is a label
+        # this run no longer lists (a mark added since the browser drew the menu)
+        if echoed() or st.session_state[picker] not in LESSON_IDS:
             st.session_state[picker] = st.session_state[lasting]
         else:
             st.session_state[lasting] = st.session_state[picker]
@@ -55,12 +79,13 @@ def lesson_picker(text: str, picker: str, lasting: str, current: str) -> None:
     )
 
 
-def lesson_choice() -> Lesson:
-    """A table-of-contents selectbox with Previous / Next; returns the current lesson."""
+def lesson_choice(answers: dict[str, str]) -> Lesson:
+    """A table-of-contents selectbox with Previous / Next, the lessons of ``answers`` marked
+    answered; returns the current lesson."""
     current = current_lesson().id
     index = LESSON_IDS.index(current)
     # a row of its own: a long title is not cut in a narrow box
-    lesson_picker(t("lessons.choose"), PICKER, "ls_lesson", current)
+    lesson_picker(t("lessons.choose"), PICKER, "ls_lesson", current, answers)
     back, forward = st.columns(2)
     back.button(
         t("lessons.previous"),
@@ -81,6 +106,23 @@ def lesson_choice() -> Lesson:
         width="stretch",
     )
     return lesson(current)
+
+
+def to_unanswered(answers: dict[str, str]) -> None:
+    """Under the course's wrap-up, a button to each lesson not in ``answers``: it moves
+    there as Previous and Next do (navigation: shown while presenting)."""
+    left = unanswered(answers)
+    if not left:  # no empty row under the closing line
+        return
+    with presenting.navigation("lessons_unanswered"), st.container(horizontal=True):
+        for lesson_id in left:
+            st.button(
+                _numbered(lesson_id),
+                key=f"ls_goto_{lesson_id}",
+                icon=":material/arrow_back:",
+                on_click=_go,
+                args=(lesson_id,),
+            )
 
 
 def answers() -> dict[str, str]:
