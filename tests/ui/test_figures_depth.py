@@ -170,6 +170,9 @@ def test_training_figure_compares_runs_and_marks_chance():
     np.testing.assert_allclose(figure.data[0].y, [2.3 / i for i in range(1, 6)])
     assert list(figure.data[1].x) == [1, 2, 3]
     assert figure.data[2].y[0] == pytest.approx(np.log(10))
+    # a run stalled at chance hides the dashed line: the chart names it on its line too
+    (label,) = [a for a in figure.layout.annotations if a.text == ZH["depth.chance"]]
+    assert label.y == pytest.approx(np.log10(np.log(10)))  # log10(y) on a log axis
 
 
 def _texts(figure) -> str:

@@ -234,4 +234,15 @@ def training_loss_figure(runs: Sequence[tuple[str, TrainResult]], lang: str) -> 
             name=translate("depth.chance", lang),
             line=dict(color=THEORY_COLOR, dash="dash", width=1),
         )
+        # named on the chart too: a run that stalls draws its line over the dashed one
+        figure.add_annotation(
+            x=1,
+            xref="paper",
+            xanchor="right",
+            y=float(np.log10(chance)),  # a log axis places an annotation by log10(y)
+            yanchor="bottom",
+            text=translate("depth.chance", lang),
+            showarrow=False,
+            font=dict(color=THEORY_COLOR),
+        )
     return _layout(figure, "loss", lang, log_y=True, x="loss")
