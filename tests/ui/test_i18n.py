@@ -34,6 +34,14 @@ def test_a_percent_sign_is_held_to_its_number(lang):
     assert not loose
 
 
+def test_chinese_punctuation_is_held_to_the_formula_before_it():
+    """A formula is drawn as one box, and the browser may break a line after it: "、" began a
+    line of the depth sweep's note.  A word joiner (U+2060) between the two keeps them on one
+    line, as the no-break space keeps "%" with its number."""
+    loose = [key for key, text in catalog("zh").items() if re.search(r"\$[、，。；：）]", text)]
+    assert not loose
+
+
 def test_chinese_strings_are_translated_not_copied():
     zh = catalog("zh")
     han = re.compile(r"[\u4e00-\u9fff]")
