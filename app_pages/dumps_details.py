@@ -36,4 +36,4 @@ def norm_detail(source, rep, tables, tokens) -> None:
     token = widgets.io_token_choice(rep, last)
     names = None if tokens is None else tokens[batch]  # tokens: [B][T] or None
     real.norm_io(requests.token_step(source, rep, pair, batch, token), names, rep, pair.label)
-    view.dyt(requests.dyt_fit(source, rep, pair), tables, source.share)
+    view.dyt(requests.dyt_fit(source, rep, pair), tables, rep.spec, source.share)

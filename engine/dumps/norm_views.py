@@ -15,6 +15,11 @@
   The fit reads the bulk, |x| <= ``BULK_FACTOR`` × the ``BULK_QUANTILE`` quantile of |x|;
   the values past it are counted and returned apart (``outlier_x``), so a page marks them
   instead of hiding them, and ``r2_all`` says how well the bulk's curve fits every value.
+  The flat band (``FlatBand``): a norm divides each token by its own scale, so each token's
+  points lie along a line of slope 1/scale (Zhu et al. 2025, section 3); the few tokens of
+  far larger scale (in SmolLM2's middle layers, those holding a massive activation) lie
+  along nearly flat lines that no one tanh follows together with the others'.  A token's
+  slope is its least-squares one.
 
 References:
 - Zhu, Chen, He, LeCun, Liu 2025, "Transformers without Normalization", arXiv:2503.10622
@@ -40,6 +45,10 @@ _ALPHAS = np.logspace(-4, 3, 141)  # the grid α is first searched on
 BULK_QUANTILE = 0.99  # the bulk's scale: this quantile of |x| ...
 BULK_FACTOR = 10.0  # ... times this is the bulk's edge; values past it are outliers
 OUTLIER_POINTS = 200  # outliers returned for drawing (the largest |x| first)
+# A token whose output rises this many times less steeply against its input than the median
+# token's is in the flat band.  SmolLM2's example: its flat tokens are about 6 to 180 times
+# flatter, every other token under 2 times (tests/dumps/test_example_story.py).
+FLAT_FACTOR = 4.0
 
 
 @dataclass(frozen=True)
@@ -54,6 +63,21 @@ class TokenNorms:
     rms: np.ndarray  # [k]
     difference_rms: np.ndarray  # [k] sqrt(mean((LN − RMSNorm)²)) over d
     cosine: np.ndarray  # [k] cosine of the angle between the two outputs
+
+
+@dataclass(frozen=True)
+class FlatBand:
+    """The tokens read whose output against input is at least ``FLAT_FACTOR`` times flatter
+    than the median token's (a line's slope: least squares over the token's values)."""
+
+    tokens: int  # how many of them
+    read: int  # tokens read for the fit
+    factor: float  # their lines are at least this many times flatter than the median token's
+    rms: float  # the largest input RMS among them
+    median_rms: float  # the median token's input RMS
+    largest: float  # their largest |x|
+    median_abs: float  # the median |x| of every value read
+    r2_rest: float  # r² of γ·tanh(αx) fitted to the other tokens' bulk alone
 
 
 @dataclass(frozen=True)
@@ -74,6 +98,7 @@ class DyTFit:
     outlier_x: np.ndarray  # [<= OUTLIER_POINTS] their inputs, largest |x| first
     outlier_y: np.ndarray  # [<= OUTLIER_POINTS] their outputs
     r2_all: float  # the bulk's curve on every value read, outliers included
+    flat: FlatBand | None = None  # the tokens of the flat band, where there are some
 
 
 def compare_norms(dump: Dump, layer: int, rows: list[int], eps: float = 1e-5) -> TokenNorms:
@@ -151,12 +176,14 @@ def fit_dyt(pair: NormPair) -> DyTFit:
         x, y = x[:, usable], ((y - bias) / weight)[:, usable]  # [k, d']
     x_all, y_all = x.flatten().numpy(), y.flatten().numpy()  # [k·d'] every read value
     finite = np.isfinite(x_all) & np.isfinite(y_all)
+    token_of = np.repeat(np.arange(x.shape[0]), x.shape[1])[finite]  # each value's token
     x_all, y_all = x_all[finite], y_all[finite]
     limit = bulk_limit(x_all)
     bulk = np.abs(x_all) <= limit
     kept = _thin(np.flatnonzero(bulk), SAMPLE_POINTS)  # the same positions of x and y
     x_fit, y_fit = x_all[kept], y_all[kept]
     alpha, gamma, r2 = fit_tanh(x_fit, y_fit) if x_fit.size else (np.nan, np.nan, np.nan)
+    flat = flat_band(x.numpy(), y.numpy(), x_all, y_all, token_of, bulk)
     order = np.argsort(-np.abs(x_all[~bulk]))[:OUTLIER_POINTS]
     drawn = _thin(np.arange(x_fit.shape[0]), SCATTER_POINTS)
     return DyTFit(
@@ -174,6 +201,46 @@ def fit_dyt(pair: NormPair) -> DyTFit:
         outlier_x=x_all[~bulk][order],
         outlier_y=y_all[~bulk][order],
         r2_all=_r2(alpha, gamma, x_all, y_all) if x_all.size else float("nan"),
+        flat=flat,
+    )
+
+
+def _row_moments(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """([k] each token's least-squares slope of y against x, [k] its input's RMS), over the
+    values where both are finite; NaN for a token with none (a slope: whose x is constant)."""
+    ok = np.isfinite(x) & np.isfinite(y)  # [k, d]
+    x, y = np.where(ok, x, 0.0), np.where(ok, y, 0.0)
+    n = ok.sum(axis=1)  # [k]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        dx = np.where(ok, x - x.sum(axis=1, keepdims=True) / n[:, None], 0.0)
+        dy = np.where(ok, y - y.sum(axis=1, keepdims=True) / n[:, None], 0.0)
+        slope = (dx * dy).sum(axis=1) / (dx * dx).sum(axis=1)
+        return slope, np.sqrt((x * x).sum(axis=1) / n)
+
+
+def flat_band(x, y, x_all, y_all, token_of, bulk) -> FlatBand | None:
+    """The tokens of ``x``, ``y`` ([k, d]) whose slope is ``FLAT_FACTOR`` times below the
+    median token's, and the curve fitted without them; ``x_all``, ``y_all``: the finite
+    values, ``token_of`` each one's token, ``bulk`` the ones the fit reads.  None where no
+    token is that flat."""
+    slopes, rms = _row_moments(x, y)
+    slopes = np.abs(slopes)
+    known = np.isfinite(slopes)
+    median = float(np.median(slopes[known])) if known.any() else 0.0
+    flat = known & (slopes * FLAT_FACTOR < median)  # [k]
+    if not flat.any():
+        return None
+    rest = _thin(np.flatnonzero(bulk & ~flat[token_of]), SAMPLE_POINTS)
+    steepest = float(slopes[flat].max())
+    return FlatBand(
+        tokens=int(flat.sum()),
+        read=int(x.shape[0]),
+        factor=median / steepest if steepest > 0 else float("inf"),
+        rms=float(rms[flat].max()),
+        median_rms=float(np.median(rms[np.isfinite(rms)])),
+        largest=float(np.abs(x_all[flat[token_of]]).max()),
+        median_abs=float(np.median(np.abs(x_all))),
+        r2_rest=fit_tanh(x_all[rest], y_all[rest])[2] if rest.size else float("nan"),
     )
 
 

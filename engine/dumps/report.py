@@ -38,6 +38,7 @@ class NormComparison:
     token: np.ndarray  # [k]
     reasons: tuple[str, ...]  # [k] "first_token" | "largest_outlier" | "median_token"
     difference_rms: np.ndarray  # [L, k] sqrt(mean over d of (LN − RMSNorm)²)
+    output_rms: np.ndarray  # [L, k] sqrt(mean over d of RMSNorm(x)²): the scale it is read on
     cosine: np.ndarray  # [L, k]
     mu2_share: np.ndarray  # [L, k] μ²/RMS² of the token
 
@@ -122,6 +123,7 @@ def _comparison(dump: Dump, residual, centering, spec: DumpSpec) -> NormComparis
         token=index % tokens,
         reasons=tuple(reasons),
         difference_rms=np.stack([norms.difference_rms for norms in per_layer]),
+        output_rms=np.stack([np.sqrt((norms.rmsnorm**2).mean(-1)) for norms in per_layer]),
         cosine=np.stack([norms.cosine for norms in per_layer]),
         mu2_share=centering.token_share.reshape(layers, -1)[:, index],
     )

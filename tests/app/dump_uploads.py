@@ -9,8 +9,10 @@ from __future__ import annotations
 import io
 
 import numpy as np
+import pandas as pd
 import torch
 from safetensors.torch import save
+from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
 
 PAGE = "app_pages/dumps.py"
 
@@ -56,3 +58,9 @@ def npz_bytes(arrays: dict) -> bytes:
     buffer = io.BytesIO()
     np.savez_compressed(buffer, **arrays)
     return buffer.getvalue()
+
+
+def shown_cells(table) -> pd.DataFrame:
+    """A table's cells as the page writes them (its Styler's text, ``ui.views.dumps._table``);
+    ``table.value`` holds the numbers under them, which a column sorts by."""
+    return convert_arrow_bytes_to_pandas_df(table.proto.arrow_data.styler.display_values)

@@ -22,9 +22,11 @@ from tests.app.dump_uploads import (
     page_text,
     pt_bytes,
     safetensors_bytes,
+    shown_cells,
     subheaders,
 )
 from tests.dumps import dump_files as files
+from ui.i18n import translate
 
 
 def _chart(app, title: str) -> dict:
@@ -205,14 +207,41 @@ def test_the_dyt_table_keeps_its_nine_columns_narrow(app, upload, lang, short, f
     assert short in table.value.columns and len(table.value.columns) == 9
     config = json.loads(table.proto.columns)
     assert config[short]["help"] == full
-    formats = {name: column.get("type_config", {}).get("format") for name, column in config.items()}
-    points = next(
-        name
-        for name in table.value.columns
-        if name not in (short, "α") and "%,d" == formats.get(name)
-    )
-    assert formats[short] == "%,d" and points  # counts grouped (16,384 points) ...
-    assert "%d" in formats.values()  # ... the layer, a place, as typed (layer 1415)
-    alpha = config["α"]["type_config"]["format"]  # one count of decimals, 5 digits at most
-    assert alpha in ("%.5g", *(f"%,.{n}f" for n in range(6)))
-    assert all(len(f"{a:{alpha[1:]}}".lstrip("-")) <= 7 for a in table.value["α"].dropna())
+    shown = shown_cells(table)
+    header = {c: translate(f"dumps.col.{c}", lang) for c in ("layer", "points", "r2_all")}
+    assert list(shown[header["points"]]) == ["144", "144", "143", "143"]  # counts ...
+    assert list(shown[short]) == ["0", "0", "1", "1"]
+    assert list(shown[header["layer"]]) == ["0", "1", "2", "3"]  # ... and places as typed
+    assert shown[header["r2_all"]][3] == "−3,185.9"  # grouped, with the true minus
+    assert table.value[header["r2_all"]][3] < -3185  # the number under it: sorted by value
+    assert all(len(a) <= 7 for a in shown["α"])  # one count of decimals, 5 digits at most
+    assert len({len(a.partition(".")[2]) for a in shown["α"]}) == 1
+
+
+def test_a_two_axis_upload_says_it_was_read_as_one_layer_and_how_to_give_several(app, upload):
+    """A random [64, 64] array was read as one layer without a word; a stack of layers needs
+    no note."""
+    upload("random.npy", npy_bytes(np.random.default_rng(0).standard_normal((64, 64))))
+    open_dumps_page(app)
+    (note,) = [i.value for i in app.info if "One point of the stream" in i.value]
+    assert "`random` is read as [T, d], 64 tokens × 64 channels" in note
+    assert "[L, T, d] or [L, B, T, d]" in note
+    upload("stack.npy", npy_bytes(np.random.default_rng(0).standard_normal((3, 64, 64))))
+    app.run()
+    assert not [i for i in app.info if "One point of the stream" in i.value]
+
+
+def test_a_table_too_large_to_style_keeps_its_printf_formats(app, upload, monkeypatch):
+    """Past ``STYLED_CELLS`` (pandas refuses a Styler of 262,144 cells, and writes about
+    10 µs a cell) a table is drawn with Streamlit's printf formats, grouped, never refused."""
+    monkeypatch.setattr("ui.views.dumps.STYLED_CELLS", 10)
+    x = files.stream(layers=4, batch=1, tokens=9, d=16)
+    upload("hooks.safetensors", safetensors_bytes(files.module_names(x)), "hooks")
+    open_dumps_page(app, section="norms")
+    table = next(d for d in app.dataframe if "α" in d.value.columns)
+    formats = {
+        n: c.get("type_config", {}).get("format")
+        for n, c in json.loads(table.proto.columns).items()
+    }
+    assert formats["points"] == "%,d" and formats["layer"] == "%d" and formats["α"]
+    assert not table.proto.arrow_data.styler.display_values

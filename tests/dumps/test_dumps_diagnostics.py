@@ -140,6 +140,40 @@ def test_dyt_fit_through_a_dump_removes_the_weight(tmp_path):
         assert fit.x.shape == fit.y.shape and 0 < fit.x.shape[0] <= 2000
 
 
+def test_an_rmsnorms_tokens_of_far_larger_scale_are_the_flat_band(tmp_path):
+    """RMSNorm divides each token by its RMS: two tokens holding a value of 2,500 lie along
+    lines about 100 times flatter than the rest's, which no one tanh follows together; the
+    fit names them, how much flatter they are (least squares by hand), and fits the others
+    alone (there, x / RMS is one line: r² near 1)."""
+    x = files.stream(layers=3, batch=2, tokens=7, d=64).double()[2]  # [B, T, d]: token 0 massive
+    y = x / x.pow(2).mean(-1, keepdim=True).sqrt()  # RMSNorm, no weight
+    tensors = {
+        "model.layers.2.input_layernorm.input": x.float(),
+        "model.layers.2.input_layernorm.output": y.float(),
+    }
+    (fit,) = report(files.write_safetensors(tmp_path / "flat.safetensors", tensors)).dyt
+    rows = x.reshape(-1, 64).float().double()  # [B·T, d] as stored
+    out = y.reshape(-1, 64).float().double()
+    dx, dy = rows - rows.mean(-1, keepdim=True), out - out.mean(-1, keepdim=True)
+    slope = ((dx * dy).sum(-1) / (dx * dx).sum(-1)).numpy()  # [14]
+    band = fit.flat
+    assert band.tokens == 2 and band.read == 14
+    assert band.factor == pytest.approx(np.median(slope) / slope[[0, 7]].max(), rel=1e-9)
+    assert band.factor > 50 and band.largest == 2500.0
+    assert band.median_rms == pytest.approx(np.median(rows.pow(2).mean(-1).sqrt()), rel=1e-12)
+    assert fit.r2 < 0.9 and band.r2_rest > 0.99
+
+
+def test_tokens_of_one_scale_make_no_flat_band(tmp_path):
+    x = files.stream(layers=1, batch=2, tokens=7, d=64)[0] * 3  # no massive value on layer 0
+    tensors = {
+        "model.layers.0.input_layernorm.input": x,
+        "model.layers.0.input_layernorm.output": x / x.pow(2).mean(-1, keepdim=True).sqrt(),
+    }
+    (fit,) = report(files.write_safetensors(tmp_path / "plain.safetensors", tensors)).dyt
+    assert fit.flat is None and fit.r2 > 0.99
+
+
 def test_transformer_lens_norm_pairs_are_fitted(tmp_path):
     x = files.stream()
     rep = report(files.write_safetensors(tmp_path / "tl.safetensors", files.tl_names(x)))

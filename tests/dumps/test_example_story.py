@@ -156,3 +156,40 @@ def test_an_example_slice_past_the_file_is_refused(change, key):
 
 def test_the_synthetic_sources_accept_sizes_the_example_does_not():
     assert AxesSpec(batch=2, tokens=30, d=600).d == 600  # the example's limits are its own
+
+
+@pytest.mark.parametrize(
+    "label, flat",
+    [
+        ("model.layers.0.input_layernorm", 0),
+        ("model.layers.12.input_layernorm", 4),
+        ("model.layers.12.post_attention_layernorm", 4),
+        ("model.norm", 4),
+    ],
+)
+def test_the_flat_band_of_a_dyt_chart_is_the_tokens_of_far_larger_scale(label, flat):
+    """Each token's output ÷ weight against its input, a line of slope 1/RMS: the tokens the
+    fit calls flat are those whose slope, fitted here by least squares over all 96 tokens of
+    the file in float64, is far below the median token's (about 6 to 180 times, every other
+    token under 2: ``FLAT_FACTOR``'s margin), and without them tanh fits."""
+    from engine.dumps.norm_views import FLAT_FACTOR, fit_dyt
+
+    with safe_open(EXAMPLE_DUMP, framework="pt") as handle:
+        x = handle.get_tensor(f"{label}.input").double().reshape(-1, 576)  # [B·T, d]
+        y = handle.get_tensor(f"{label}.output").double().reshape(-1, 576)
+        y = y / handle.get_tensor(f"{label}.weight").double()
+    dx, dy = x - x.mean(-1, keepdim=True), y - y.mean(-1, keepdim=True)
+    slope = ((dx * dy).sum(-1) / (dx * dx).sum(-1)).numpy()  # [96]
+    ratio = np.median(slope) / slope  # how many times flatter than the median token
+    order = np.argsort(-ratio)
+    assert ratio[order[flat]] < 2 and (flat == 0 or ratio[order[flat - 1]] > 6 > FLAT_FACTOR)
+    layout = report(EXAMPLE_DUMP, fit_norms=False).layout
+    fit = fit_dyt(next(pair for pair in layout.norm_pairs if pair.label == label))
+    if not flat:
+        assert fit.flat is None and fit.r2 > 0.98
+        return
+    band, rows = fit.flat, order[:flat]  # every flat token is among the 64 the fit reads
+    assert band.tokens == flat and band.read == 64 and band.factor > 6
+    assert band.largest == float(x[rows].abs().max())
+    assert band.rms == pytest.approx(float(x[rows].pow(2).mean(-1).sqrt().max()), rel=1e-12)
+    assert fit.r2 < 0.65 < 0.95 < band.r2_rest  # tanh follows the other tokens

@@ -30,7 +30,7 @@ from engine.dumps.report import NormComparison
 from ui.figures.style import framed, linear_axis, log_axis, shaded_band, tick_texts
 from ui.formatting import finite_or_none, plot_text
 from ui.i18n import translate
-from ui.labels import label
+from ui.text.dumps import chosen_token_names
 
 FIRST_COLOR = "#d62728"  # the first token, wherever it is drawn
 OUTLIER_COLOR = "#ff7f0e"
@@ -254,20 +254,6 @@ def massive_figure(massive: MassiveDiagnostics, lang: str) -> go.Figure:
     return chart_layout(figure, "massive_chart", lang, log_y=True)
 
 
-def _token_names(comparison: NormComparison, lang: str) -> list[str]:
-    """The tokens the report chose to compare, each named with why it was chosen."""
-    return [
-        translate(
-            "dumps.token_name",
-            lang,
-            reason=label("chosen_as", reason, lang),
-            batch=int(b),
-            token=int(token),
-        )
-        for reason, b, token in zip(comparison.reasons, comparison.batch, comparison.token)
-    ]
-
-
 def _token_styles(token_names: Sequence[str], width: float) -> list[dict]:
     return [
         dict(color=TOKEN_COLORS[i % len(TOKEN_COLORS)], width=width)
@@ -282,7 +268,7 @@ def centering_figure(
     is often a fraction of a percent)."""
     all_tokens = translate("dumps.all_tokens", lang)
     lines = [(centering.mu2_share, all_tokens, dict(color=ALL_COLOR, width=3))]
-    token_names = _token_names(comparison, lang)
+    token_names = chosen_token_names(comparison, lang)
     styles = _token_styles(token_names, 1)
     lines += [(comparison.mu2_share[:, i], n, styles[i]) for i, n in enumerate(token_names)]
     return chart_layout(_layer_lines(go.Figure(), lines, log_y=True), "share", lang, log_y=True)
@@ -290,7 +276,7 @@ def centering_figure(
 
 def difference_figure(comparison: NormComparison, lang: str) -> go.Figure:
     """RMS over d of LayerNorm(x) − RMSNorm(x) per layer, for each chosen token."""
-    token_names = _token_names(comparison, lang)
+    token_names = chosen_token_names(comparison, lang)
     styles = _token_styles(token_names, 2)
     lines = [(comparison.difference_rms[:, i], n, styles[i]) for i, n in enumerate(token_names)]
     return chart_layout(_layer_lines(go.Figure(), lines, log_y=False), "difference", lang, False)

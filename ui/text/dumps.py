@@ -1,5 +1,6 @@
 """The activation-dump page's words: what was inferred about a file, the growth fit, the
-non-finite counts, download names.
+non-finite counts, the LayerNorm − RMSNorm chart's scale, how a table writes its numbers,
+download names.
 
 Pure: every function takes the language and returns strings.  Names that come from the
 file (entry names, metadata, the file's name) are shown literally (``literal``: a code span,
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from pathlib import PurePath
 
 import numpy as np
@@ -17,10 +19,22 @@ import numpy as np
 from engine.config import CAPTURE_DTYPES
 from engine.dumps.capture import CaptureInfo, capture_info
 from engine.dumps.diagnostics import GrowthFit
-from engine.dumps.report import DumpReport
+from engine.dumps.report import DumpReport, NormComparison
 from engine.dumps.token_names import TOKENS_KEY, dump_token_rows
 from engine.dumps.weights_origin import WeightsOrigin
-from ui.formatting import bytes_text, count, format_number, literal, visible
+from ui.formatting import (
+    bytes_text,
+    column_format,
+    count,
+    format_cosine,
+    format_number,
+    format_power,
+    format_reading,
+    grouped,
+    literal,
+    true_minus,
+    visible,
+)
 from ui.i18n import join, sentence_joiner, translate
 from ui.labels import label
 
@@ -149,6 +163,20 @@ def facts_table(rows: list[tuple[str, str]], header: tuple[str, str]) -> str:
     return "\n".join(lines)
 
 
+def one_layer_note(rep: DumpReport, lang: str) -> str | None:
+    """Where the stream read is one point (L = 1): how its shape was read (a 2-axis array is
+    tokens × channels) and how to give several layers; None for several."""
+    lay = rep.layout
+    if len(rep.labels) != 1:
+        return None
+    per_layer = "B" if "B" in lay.axes else "T"  # [T, d] or [B, T, d] per point
+    shape = translate(
+        f"dumps.one_layer_shape_{per_layer}", lang, batch=lay.batch, tokens=lay.tokens, d=lay.d
+    )
+    axes = "[" + ", ".join(lay.axes) + "]"
+    return translate("dumps.one_layer", lang, entry=literal(rep.labels[0]), axes=axes, shape=shape)
+
+
 def hidden_states_note(median_rms, lang: str) -> str:
     """What output_hidden_states' first and last entries are; "that is why the last point
     drops" only where the median token's RMS does drop there (``median_rms``: [points])."""
@@ -177,6 +205,75 @@ def growth_text(fits: tuple[GrowthFit, ...], lang: str) -> str:
             )
         )
     return sentence_joiner(lang).join(parts)
+
+
+def chosen_token_names(comparison: NormComparison, lang: str) -> list[str]:
+    """The tokens the report chose to compare, each named with why it was chosen."""
+    return [
+        translate(
+            "dumps.token_name",
+            lang,
+            reason=label("chosen_as", reason, lang),
+            batch=int(b),
+            token=int(token),
+        )
+        for reason, b, token in zip(comparison.reasons, comparison.batch, comparison.token)
+    ]
+
+
+def difference_scale(comparison: NormComparison, lang: str) -> str | None:
+    """The LayerNorm(x) − RMSNorm(x) chart's scale: its largest difference as a share of the
+    RMS of RMSNorm(x) at the same layer and token (without weight, x / sqrt(mean(x²) + ε),
+    Zhang & Sennrich 2019, has an RMS just under 1 over d); None where none is finite."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        share = comparison.difference_rms / comparison.output_rms  # [L, k]
+    share = np.where(np.isfinite(share), share, np.nan)
+    if np.isnan(share).all():
+        return None
+    layer, which = np.unravel_index(int(np.nanargmax(share)), share.shape)
+    return translate(
+        "dumps.difference_scale",
+        lang,
+        difference=format_reading(float(comparison.difference_rms[layer, which]), 4),
+        token=chosen_token_names(comparison, lang)[which],
+        layer=int(layer),
+        percent=format_reading(100 * float(share[layer, which]), 2),
+        size=format_cosine(float(comparison.output_rms[layer, which])),  # 1 − 4.3×10⁻⁹
+    )
+
+
+def _significant(value: float, digits: int) -> str:
+    """``value`` to ``digits`` significant digits, grouped, its power of ten written out:
+    1082.81 -> "1,082.81", -1.5e-07 -> "−1.5×10⁻⁷"."""
+    text = f"{value:.{digits}g}"
+    return format_power(value, digits) if "e" in text else grouped(true_minus(text))
+
+
+def cell_writer(values: np.ndarray, digits: int, place: bool = False) -> Callable[[float], str]:
+    """How a table writes each number of a column, as the sentences around it do: grouped
+    thousands (4,911.65), the true minus (−0.31), a power of ten written out (1.2×10⁻⁷),
+    "—" where there is none (the final norm's layer).  A place (``place``: a layer, a
+    channel) is written as typed (channel 1415), a column of integers as counts, grouped
+    (16,384); other columns as ``column_format`` chooses (one count of places for a column
+    whose values span at most three decades, else ``digits`` significant digits each)."""
+    counts = np.asarray(values).dtype.kind in "iu"
+    spec = column_format(np.asarray(values, dtype=float), digits)[1:]  # "%,.2f": ",.2f"
+
+    def write(value: float) -> str:
+        value = float(value)
+        if math.isnan(value):
+            return "—"
+        if math.isinf(value):
+            return format_number(value)
+        if place:
+            return true_minus(str(int(value)))
+        if counts:
+            return true_minus(count(int(value)))
+        if spec.endswith("f"):
+            return true_minus(format(value, spec))
+        return _significant(value, digits)
+
+    return write
 
 
 def nonfinite_summary(nonfinite: np.ndarray, values: int, lang: str) -> tuple[bool, str]:

@@ -1,11 +1,11 @@
 """The activation-dump page's sentences about real activations: what a dump's stream shows
 (the first token's jump, ordinary tokens' growth, the largest entry against float16), which
-tokens carry massive activations, one norm worked on one token, and the live model's
-float32 / bfloat16 / float16 comparison.
+tokens carry massive activations, one norm worked on one token, how to read a norm's DyT
+curve, and the live model's float32 / bfloat16 / float16 comparison.
 
 Pure: every number comes from the engine's results (``engine.dumps.story``,
-``engine.dumps.norm_step``, ``engine.dumps.live_precision``); nothing here is a literal
-about SmolLM2.  Token texts and entry names are shown with ``literal``.
+``engine.dumps.norm_step``, ``engine.dumps.norm_views``, ``engine.dumps.live_precision``);
+nothing here is a literal about SmolLM2.  Token texts and entry names are shown with ``literal``.
 """
 
 from __future__ import annotations
@@ -15,19 +15,29 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from engine.config import NormSpec
+from engine.config import DumpSpec, NormSpec
 from engine.dumps.live_precision import PrecisionComparison
 from engine.dumps.norm_step import NormStep
+from engine.dumps.norm_views import DyTFit
 from engine.dumps.report import DumpReport
 from engine.dumps.story import FLOAT16_MAX, StreamStory
 from engine.norms.kinds import ROW_KINDS
-from ui.formatting import count, format_power, format_reading, literal, runs
+from ui.formatting import (
+    count,
+    format_number,
+    format_power,
+    format_reading,
+    literal,
+    runs,
+    significant,
+)
 from ui.i18n import join, sentence_joiner, translate
 from ui.labels import label
 from ui.text.dumps import and_more, token_text
 
 JUMP_FACTOR = 10.0  # the first token "jumps" where its step is this many times the others'
 MAX_TOKENS_LISTED = 6  # tokens named in a sentence before "and N more"
+R2_CLOSE = 0.9  # a DyT fit from this r² on is said to follow the points
 
 
 def _token(tokens: Sequence[str] | None, position: int) -> str:
@@ -176,6 +186,36 @@ def norm_step_sentence(
         storage=storage or "—",
     )
     return statistics + sentence_joiner(lang) + check
+
+
+def dyt_reading(fit: DyTFit, spec: DumpSpec, lang: str) -> str | None:
+    """How to read a norm's DyT chart, from its fit: what its r² says, and where the fit
+    found a flat band (``engine.dumps.norm_views.FlatBand``), which tokens make it, how much
+    flatter their lines are and the r² without them; their largest input is called a
+    massive activation only where it passes ``spec``'s two thresholds (Sun et al. 2024), the
+    layer's median |a| taken as the median |x| read.  None where nothing was fitted."""
+    if not math.isfinite(fit.r2):
+        return None
+    close = "close" if fit.r2 >= R2_CLOSE else "far"
+    reading = translate(f"dumps.dyt_read_{close}", lang, r2=format_number(fit.r2, 3))
+    flat = fit.flat
+    if flat is None:
+        return reading
+    massive = flat.largest > max(spec.massive_abs, spec.massive_ratio * flat.median_abs)
+    reach = "massive" if massive else "reach"
+    inputs = translate(f"dumps.dyt_flat_{reach}", lang, largest=format_reading(flat.largest))
+    band = translate(
+        "dumps.dyt_flat",
+        lang,
+        count=flat.tokens,
+        read=flat.read,
+        rms=significant(flat.rms),
+        median_rms=significant(flat.median_rms),
+        inputs=inputs,
+        factor=count(math.floor(flat.factor)) if math.isfinite(flat.factor) else "∞",
+        r2_rest=format_number(flat.r2_rest, 3),
+    )
+    return reading + sentence_joiner(lang) + band
 
 
 def precision_sentences(comparison: PrecisionComparison, lang: str) -> list[str]:

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from engine.config import DumpSpec
 from engine.dumps.capture import PARTIAL_CHARACTER
 from engine.dumps.norm_views import DyTFit, TokenNorms
 from engine.dumps.report import DumpReport
@@ -46,37 +47,43 @@ INDEX_COLUMNS = frozenset(
     {"layer", "batch", "token", "channel", "first_layer_flagged", "layer_of_max"}
 )
 DYT_DIGITS = 5  # α, γ and r² of a least-squares fit: 5 significant digits, 9 columns in view
-
-
-def _whole_with_gaps(values: pd.Series) -> bool:
-    """A column of whole numbers with gaps (the final norm has no layer), stored as floats."""
-    present = values.dropna()
-    return values.dtype.kind == "f" and values.isna().any() and bool((present % 1 == 0).all())
+# A Styler writes about 10 µs a cell (8,000 rows of 6 columns: 0.3 s) and pandas refuses
+# 262,144 cells: the massive-activation table of 512 layers at the lowest thresholds holds
+# 256 rows a layer (engine.dumps.partials.LARGE_CAP)
+STYLED_CELLS = 50_000
 
 
 def _table(frame: pd.DataFrame, key: str, digits: int = 6) -> None:
     """An engine table with its headers translated (the ids stay in the downloads); a
-    column in ``SHORT_HEADERS`` shows its short header, the full one as its tooltip."""
+    column in ``SHORT_HEADERS`` shows its short header, the full one as its tooltip.
+
+    Its numbers are written as the page's sentences write them (``text.cell_writer``:
+    grouped, the true minus), through a pandas Styler: Streamlit shows a Styler's text and
+    keeps the numbers under it, so a column still sorts by value and the table's own CSV
+    download holds the numbers.  A NumberColumn's printf format cannot write "−" and
+    groups only fixed-point numbers; it is kept for a table past ``STYLED_CELLS``."""
     headers = {
         c: t(f"dumps.col_short.{c}" if c in SHORT_HEADERS else f"dumps.col.{c}")
         for c in frame.columns
     }
+    helps = {c: t(f"dumps.col.{c}") if c in SHORT_HEADERS else None for c in frame.columns}
+    config = {headers[c]: st.column_config.Column(help=helps[c]) for c in frame.columns}
+    numbers = [c for c in frame.columns if frame[c].dtype.kind in "iuf"]
     shown = frame.rename(columns=headers)
-    gaps = [c for c in frame.columns if _whole_with_gaps(frame[c])]
-    for column in gaps:  # "12" and "—", not "12.0" and "None"
-        shown[headers[column]] = ["—" if pd.isna(v) else str(int(v)) for v in frame[column]]
-    config = {}
-    for c in frame.columns:
-        full = t(f"dumps.col.{c}") if c in SHORT_HEADERS else None
-        if frame[c].dtype.kind == "f" and c not in gaps:
-            config[headers[c]] = st.column_config.NumberColumn(
-                format=column_format(frame[c].to_numpy(dtype=float), digits), help=full
-            )
-        elif frame[c].dtype.kind in "iu":  # counts grouped: 16,384 points
-            grouped = "%d" if c in INDEX_COLUMNS else "%,d"
-            config[headers[c]] = st.column_config.NumberColumn(format=grouped, help=full)
-        elif full is not None:
-            config[headers[c]] = st.column_config.Column(help=full)
+    for c in [c for c in numbers if c in INDEX_COLUMNS and frame[c].isna().any()]:
+        write = text.cell_writer(frame[c].to_numpy(), digits, place=True)  # the final norm's
+        shown[headers[c]] = [write(v) for v in frame[c]]  # "—": Streamlit draws NaN "None"
+        numbers.remove(c)
+    if frame.size > STYLED_CELLS:  # printf formats (set with a Styler, they would win)
+        for c in numbers:
+            writing = _printf(frame[c], digits, c in INDEX_COLUMNS)
+            config[headers[c]] = st.column_config.NumberColumn(format=writing, help=helps[c])
+    elif numbers:
+        writers = {
+            headers[c]: text.cell_writer(frame[c].to_numpy(), digits, c in INDEX_COLUMNS)
+            for c in numbers
+        }
+        shown = shown.style.format(writers)
     st.dataframe(
         shown,
         column_config=config,
@@ -85,6 +92,13 @@ def _table(frame: pd.DataFrame, key: str, digits: int = 6) -> None:
         height=36 + 35 * min(max(len(frame), 1), TABLE_ROWS),
         key=key,
     )
+
+
+def _printf(column: pd.Series, digits: int, place: bool) -> str:
+    """A column's printf format, for a table too large for a Styler (its minus "-")."""
+    if place:
+        return "%d"
+    return "%,d" if column.dtype.kind in "iu" else column_format(column.to_numpy(float), digits)
 
 
 def inferred(rep: DumpReport) -> None:
@@ -124,6 +138,8 @@ def read_summary(rep: DumpReport, tables: dict[str, pd.DataFrame], facts, captur
         inferred(rep)
         if (note := text.tokens_note(rep, current_language())) is not None:
             st.caption(note)
+        if (note := text.one_layer_note(rep, current_language())) is not None:
+            st.info(note, icon=":material/info:")
         if capture is not None:
             live_summary(capture)
     nonfinite(rep, tables)
@@ -251,6 +267,8 @@ def centering(rep: DumpReport, shared: bool = False) -> None:
             layer=worst,
         )
     )
+    if (scale := text.difference_scale(rep.comparison, lang)) is not None:
+        st.caption(scale)
 
 
 def token_detail(norms: TokenNorms, rep: DumpReport, shared: bool = False) -> None:
@@ -304,11 +322,15 @@ def dyt_intro(rep: DumpReport) -> bool:
     return True
 
 
-def dyt(fit: DyTFit, tables: dict[str, pd.DataFrame], shared: bool = False) -> None:
-    """The DyT curve of the chosen norm; the table of every fit when the report made them."""
+def dyt(fit: DyTFit, tables: dict[str, pd.DataFrame], spec: DumpSpec, shared: bool = False) -> None:
+    """The DyT curve of the chosen norm and how to read it (``spec``: the page's massive
+    activation thresholds); the table of every fit when the report made them."""
+    lang = current_language()
     st.markdown(f"**{t('dumps.dyt_heading', norm=literal(fit.label))}**")
-    figure = built(channel_figures.dyt_figure, fit, current_language(), shared=shared)
+    figure = built(channel_figures.dyt_figure, fit, lang, shared=shared)
     show_chart(figure, "dumps_dyt")
+    if (reading := story_text.dyt_reading(fit, spec, lang)) is not None:
+        st.markdown(reading)
     st.caption(
         t(
             "dumps.dyt_note",

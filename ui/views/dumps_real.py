@@ -27,7 +27,7 @@ from ui.figures import dumps_real as figures
 from ui.formatting import format_number, literal
 from ui.i18n import current_language, t
 from ui.text import dumps_story as text
-from ui.text.dumps import dump_norm, storage_dtype, token_text
+from ui.text.dumps import cell_writer, dump_norm, storage_dtype, token_text
 from ui.text.dumps_story import ASSUMED_KIND
 from ui.url.codec import MAX_URL_CHARS, query_string
 from ui.url.pages import VECTOR_LAB
@@ -184,14 +184,12 @@ def precision(comparison: PrecisionComparison) -> None:
         return
     st.markdown(f"**{t('dumps.overflow_table_title')}**")
     frame = pd.DataFrame(rows)
-    shown = frame.rename(columns={c: t(f"dumps.overflow_col.{c}") for c in frame.columns})
-    st.dataframe(
-        shown,
+    headers = {c: t(f"dumps.overflow_col.{c}") for c in frame.columns}
+    largest = cell_writer(frame["max_abs"].to_numpy(), 6)  # as the sentences write it ...
+    st.dataframe(  # ... sorted by value (``ui.views.dumps._table``)
+        frame.rename(columns=headers).style.format({headers["max_abs"]: largest}),
         hide_index=True,
         width="stretch",
         height=36 + 35 * min(len(frame), 12),
         key="dumps_overflow",
-        column_config={
-            t("dumps.overflow_col.max_abs"): st.column_config.NumberColumn(format="%.6g")
-        },
     )
