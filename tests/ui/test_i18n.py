@@ -34,12 +34,22 @@ def test_a_percent_sign_is_held_to_its_number(lang):
     assert not loose
 
 
-def test_chinese_punctuation_is_held_to_the_formula_before_it():
-    """A formula is drawn as one box, and the browser may break a line after it: "、" began a
-    line of the depth sweep's note.  A word joiner (U+2060) between the two keeps them on one
-    line, as the no-break space keeps "%" with its number."""
-    loose = [key for key, text in catalog("zh").items() if re.search(r"\$[、，。；：）]", text)]
-    assert not loose
+def _closing_dollars(text: str) -> list[int]:
+    """Where each inline formula of ``text`` ends: every second unescaped "$"."""
+    return [m.start() for m in re.finditer(r"(?<!\\)\$", text)][1::2]
+
+
+@pytest.mark.parametrize("lang", list(LANGUAGES))
+def test_punctuation_after_a_formula_is_written_inside_it(lang):
+    """A formula is drawn as one box and the browser may break the line after it, even before
+    "、" or "." (a word joiner did not stop Chromium): the depth sweep's note began a line
+    with "、".  Punctuation that follows a formula is written inside it (``\\text{、}``)."""
+    loose = [
+        key
+        for key, text in catalog(lang).items()
+        if any(re.match(r"[.,:;、，。；：]", text[end + 1 :]) for end in _closing_dollars(text))
+    ]
+    assert not loose and not [key for key, text in catalog(lang).items() if "$$" in text]
 
 
 def test_chinese_strings_are_translated_not_copied():
