@@ -166,3 +166,27 @@ def test_in_a_paced_class_the_wrap_up_counts_no_verdict_the_class_hides():
     assert FIRST not in _goto(learner) and "which_axis" in _goto(learner)
     options = teacher.run().selectbox(key="cl_pick").options
     assert options == [_title(i) for i in LESSON_IDS]
+
+
+def test_a_label_the_picker_no_longer_lists_keeps_the_lesson_of_a_fresh_session(monkeypatch):
+    """A mark added since the browser drew the menu: the browser may send the picker a label
+    this run does not list, in a session that never moved (no ``ls_lesson`` yet).  The
+    current lesson stays, and the page does not fail."""
+    from streamlit.proto.WidgetStates_pb2 import WidgetState
+    from streamlit.testing.v1.element_tree import Selectbox
+
+    at = _open({"lang": "en"})
+    stale = f"5. {translate('lessons.geometry.title', 'en')}{MARK['en']}"
+    drawn = Selectbox._widget_state
+
+    def sent(box):
+        if box.key != "ls_choose":
+            return drawn.fget(box)
+        state = WidgetState()
+        state.id, state.string_value = box.id, stale
+        return state
+
+    monkeypatch.setattr(Selectbox, "_widget_state", property(sent))
+    at.run()
+    assert not at.exception
+    assert at.header[0].value.startswith(f"1. {translate('lessons.why_normalize.title', 'en')}")

@@ -65,7 +65,7 @@ def lesson_picker(
         # the browser's lesson of before a move is shown again, not taken; so is a label
         # this run no longer lists (a mark added since the browser drew the menu)
         if echoed() or st.session_state[picker] not in LESSON_IDS:
-            st.session_state[picker] = st.session_state[lasting]
+            st.session_state[picker] = st.session_state.get(lasting, current)
         else:
             st.session_state[lasting] = st.session_state[picker]
 
