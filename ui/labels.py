@@ -40,6 +40,7 @@ TRANSLATED = (
     "dump_source",  # the dumps page: an upload, the built-in example, the live model
     "layer_order",  # engine.config.DumpSpec.layer_order
     "chosen_as",  # engine.dumps.report.NormComparison.reasons
+    "dyt_scale",  # engine.dumps.norm_views.FlatBand.scale: the input scale its tokens share
     "axes_source",
     "axes_preset",
 )

@@ -49,6 +49,10 @@ OUTLIER_POINTS = 200  # outliers returned for drawing (the largest |x| first)
 # token's is in the flat band.  SmolLM2's example: its flat tokens are about 6 to 180 times
 # flatter, every other token under 2 times (tests/dumps/test_example_story.py).
 FLAT_FACTOR = 4.0
+# A flat band is said to come from its tokens' larger scale where every one of them has an
+# input scale at least this many times the median token's: half the slopes' factor, since a
+# norm's output against its input has a least-squares slope near 1/scale, not exactly it.
+SCALE_FACTOR = FLAT_FACTOR / 2
 
 
 @dataclass(frozen=True)
@@ -68,13 +72,17 @@ class TokenNorms:
 @dataclass(frozen=True)
 class FlatBand:
     """The tokens read whose output against input is at least ``FLAT_FACTOR`` times flatter
-    than the median token's (a line's slope: least squares over the token's values)."""
+    than the median token's (a line's slope: least squares over the token's values), and
+    whether a larger input scale accounts for it (``scale``)."""
 
     tokens: int  # how many of them
     read: int  # tokens read for the fit
-    factor: float  # their lines are at least this many times flatter than the median token's
-    rms: float  # the largest input RMS among them
-    median_rms: float  # the median token's input RMS
+    factor: float  # their lines are at least this many times flatter (inf: a line with no slope)
+    # "rms" or "sigma": every flat token's input RMS (RMSNorm divides by it), or else its σ
+    # (LayerNorm's), is at least SCALE_FACTOR times the median token's; None: neither is
+    scale: str | None
+    largest_scale: float  # the flat tokens' largest input RMS (σ where scale is "sigma")
+    median_scale: float  # the median token's
     largest: float  # their largest |x|
     median_abs: float  # the median |x| of every value read
     r2_rest: float  # r² of γ·tanh(αx) fitted to the other tokens' bulk alone
@@ -205,9 +213,10 @@ def fit_dyt(pair: NormPair) -> DyTFit:
     )
 
 
-def _row_moments(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """([k] each token's least-squares slope of y against x, [k] its input's RMS), over the
-    values where both are finite; NaN for a token with none (a slope: whose x is constant)."""
+def _row_moments(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, ...]:
+    """([k] each token's least-squares slope of y against x, [k] its input's RMS, [k] its
+    input's σ), over the values where both are finite; NaN for a token with none (a slope:
+    whose x is constant)."""
     ok = np.isfinite(x) & np.isfinite(y)  # [k, d]
     x, y = np.where(ok, x, 0.0), np.where(ok, y, 0.0)
     n = ok.sum(axis=1)  # [k]
@@ -215,7 +224,7 @@ def _row_moments(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         dx = np.where(ok, x - x.sum(axis=1, keepdims=True) / n[:, None], 0.0)
         dy = np.where(ok, y - y.sum(axis=1, keepdims=True) / n[:, None], 0.0)
         slope = (dx * dy).sum(axis=1) / (dx * dx).sum(axis=1)
-        return slope, np.sqrt((x * x).sum(axis=1) / n)
+        return slope, np.sqrt((x * x).sum(axis=1) / n), np.sqrt((dx * dx).sum(axis=1) / n)
 
 
 def flat_band(x, y, x_all, y_all, token_of, bulk) -> FlatBand | None:
@@ -223,21 +232,30 @@ def flat_band(x, y, x_all, y_all, token_of, bulk) -> FlatBand | None:
     median token's, and the curve fitted without them; ``x_all``, ``y_all``: the finite
     values, ``token_of`` each one's token, ``bulk`` the ones the fit reads.  None where no
     token is that flat."""
-    slopes, rms = _row_moments(x, y)
+    slopes, rms, sigma = _row_moments(x, y)
     slopes = np.abs(slopes)
     known = np.isfinite(slopes)
     median = float(np.median(slopes[known])) if known.any() else 0.0
     flat = known & (slopes * FLAT_FACTOR < median)  # [k]
     if not flat.any():
         return None
+    scale, sizes = "rms", rms  # RMSNorm divides a token by its RMS, LayerNorm by its σ
+    for name, values in (("rms", rms), ("sigma", sigma)):
+        typical = float(np.nanmedian(values[known]))  # the median token's, as for slopes
+        if typical > 0 and (values[flat] >= SCALE_FACTOR * typical).all():
+            scale, sizes = name, values
+            break
+    else:
+        scale = None
     rest = _thin(np.flatnonzero(bulk & ~flat[token_of]), SAMPLE_POINTS)
     steepest = float(slopes[flat].max())
     return FlatBand(
         tokens=int(flat.sum()),
         read=int(x.shape[0]),
         factor=median / steepest if steepest > 0 else float("inf"),
-        rms=float(rms[flat].max()),
-        median_rms=float(np.median(rms[np.isfinite(rms)])),
+        scale=scale,
+        largest_scale=float(sizes[flat].max()),
+        median_scale=float(np.nanmedian(sizes[known])),
         largest=float(np.abs(x_all[flat[token_of]]).max()),
         median_abs=float(np.median(np.abs(x_all))),
         r2_rest=fit_tanh(x_all[rest], y_all[rest])[2] if rest.size else float("nan"),

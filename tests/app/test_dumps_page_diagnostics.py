@@ -224,7 +224,7 @@ def test_a_two_axis_upload_says_it_was_read_as_one_layer_and_how_to_give_several
     upload("random.npy", npy_bytes(np.random.default_rng(0).standard_normal((64, 64))))
     open_dumps_page(app)
     (note,) = [i.value for i in app.info if "One point of the stream" in i.value]
-    assert "`random` is read as [T, d], 64 tokens × 64 channels" in note
+    assert "`random` is read as [T, d], T = 64, d = 64, so nothing" in note
     assert "[L, T, d] or [L, B, T, d]" in note
     upload("stack.npy", npy_bytes(np.random.default_rng(0).standard_normal((3, 64, 64))))
     app.run()

@@ -160,8 +160,31 @@ def test_an_rmsnorms_tokens_of_far_larger_scale_are_the_flat_band(tmp_path):
     assert band.tokens == 2 and band.read == 14
     assert band.factor == pytest.approx(np.median(slope) / slope[[0, 7]].max(), rel=1e-9)
     assert band.factor > 50 and band.largest == 2500.0
-    assert band.median_rms == pytest.approx(np.median(rows.pow(2).mean(-1).sqrt()), rel=1e-12)
+    assert band.scale == "rms"
+    assert band.median_scale == pytest.approx(np.median(rows.pow(2).mean(-1).sqrt()), rel=1e-12)
     assert fit.r2 < 0.9 and band.r2_rest > 0.99
+
+
+def test_a_layernorms_flat_band_is_told_by_sigma_and_unrelated_outputs_by_no_scale(tmp_path):
+    """LayerNorm divides by σ: tokens of a common large mean and a few of far larger σ are
+    set apart by σ, not by their RMS (every token's RMS is near the mean).  An output that is
+    noise, unrelated to its input, has tokens of flat slope too, but no larger scale."""
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((14, 64)) + 100.0  # [T, d]: RMS ≈ 100 for every token
+    x[[0, 7]] = (x[[0, 7]] - 100.0) * 50 + 100.0  # two tokens of σ ≈ 50
+    y = (x - x.mean(-1, keepdims=True)) / x.std(-1, keepdims=True)  # LayerNorm, no weight
+    noise = rng.standard_normal((14, 64))
+    for name, out, scale in (("ln", y, "sigma"), ("noise", noise, None)):
+        tensors = {
+            "model.layers.0.input_layernorm.input": torch.tensor(x, dtype=torch.float32),
+            "model.layers.0.input_layernorm.output": torch.tensor(out, dtype=torch.float32),
+        }
+        (fit,) = report(files.write_safetensors(tmp_path / f"{name}.safetensors", tensors)).dyt
+        if scale is None:
+            assert fit.flat is None or fit.flat.scale is None, name
+        else:
+            assert fit.flat.tokens == 2 and fit.flat.scale == scale, name
+            assert fit.flat.largest_scale > 40 and fit.flat.median_scale < 1.5
 
 
 def test_tokens_of_one_scale_make_no_flat_band(tmp_path):

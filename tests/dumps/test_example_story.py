@@ -191,5 +191,6 @@ def test_the_flat_band_of_a_dyt_chart_is_the_tokens_of_far_larger_scale(label, f
     band, rows = fit.flat, order[:flat]  # every flat token is among the 64 the fit reads
     assert band.tokens == flat and band.read == 64 and band.factor > 6
     assert band.largest == float(x[rows].abs().max())
-    assert band.rms == pytest.approx(float(x[rows].pow(2).mean(-1).sqrt().max()), rel=1e-12)
+    assert band.scale == "rms"  # their RMS, by which RMSNorm divides, is what sets them apart
+    assert band.largest_scale == pytest.approx(float(x[rows].pow(2).mean(-1).sqrt().max()), 1e-12)
     assert fit.r2 < 0.65 < 0.95 < band.r2_rest  # tanh follows the other tokens

@@ -4,6 +4,7 @@ scale, and how a stream of one point was read (``ui.text.dumps``, ``ui.text.dump
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import math
 
@@ -55,8 +56,9 @@ def _fit(r2: float, flat: FlatBand | None) -> DyTFit:
 
 
 def _band(largest: float) -> FlatBand:
-    return FlatBand(tokens=4, read=64, factor=152.98, rms=1110.51, median_rms=6.1889,
-                    largest=largest, median_abs=2.1406, r2_rest=0.97876)  # fmt: skip
+    return FlatBand(tokens=4, read=64, factor=152.98, scale="rms", largest_scale=1110.51,
+                    median_scale=6.1889, largest=largest, median_abs=2.1406,
+                    r2_rest=0.97876)  # fmt: skip
 
 
 def test_the_dyt_reading_says_what_r2_is_and_what_the_flat_band_is():
@@ -136,18 +138,62 @@ def test_a_two_axis_array_is_said_to_be_one_layer_of_tokens_by_channels(lang):
     """A random [64, 64] array was read as one layer without a word."""
     note = _read(text.one_layer_note(report(_npy((64, 64)), fit_norms=False), lang))
     if lang == "en":
-        assert note.startswith("One point of the stream: acts is read as [T, d], 64 tokens ×")
-        assert "64 channels, so nothing on this page changes with depth" in note
+        assert note.startswith("One point of the stream: acts is read as [T, d], T = 64, d = 64,")
+        assert "d = 64, so nothing on this page changes with depth" in note
         assert "[L, T, d] or [L, B, T, d]" in note and "layer_0, layer_1" in note
     else:
-        assert "被读作 [T, d]，即 64 个 token × 64 个通道" in note
+        assert "被读作 [T, d]，即 T = 64，d = 64" in note
 
 
 def test_one_layer_of_sequences_says_so_and_several_layers_need_no_note():
     rng = np.random.default_rng(0)
     one = _npz({"layer_0": rng.standard_normal((2, 16, 32)).astype(np.float32)})
     note = _read(text.one_layer_note(report(one, fit_norms=False), "en"))
-    assert "layer_0 is read as [B, T, d], 2 sequences × 16 tokens × 32 channels" in note
+    assert "layer_0 is read as [B, T, d], B = 2, T = 16, d = 32," in note
+    wide = _read(text.one_layer_note(report(_npy((2048, 1024)), fit_norms=False), "en"))
+    assert "T = 2,048, d = 1,024" in wide  # grouped, as the page writes counts
     three = _npz({f"layer_{i}": rng.standard_normal((16, 32)).astype(np.float32) for i in range(3)})
     for upload in (_npy((3, 64, 64)), _npy((2, 3, 8, 16)), three):
         assert text.one_layer_note(report(upload, fit_norms=False), "en") is None
+
+
+def test_a_flat_band_its_scale_does_not_account_for_is_told_without_that_cause():
+    """An output unrelated to its input (a mis-paired upload) has tokens of flat slope too,
+    of no larger scale: the reading gives the facts, not "a norm divides by its scale"."""
+    plain_band = dataclasses.replace(_band(3.2), scale=None, largest_scale=1.111, factor=4.4)
+    reading = _read(dyt_reading(_fit(0.0123, plain_band), DumpSpec(), "en"))
+    assert "4 of the 64 tokens read lie along lines at least 4 times flatter" in reading
+    assert "their input scale does not account for it (RMS up to 1.111, against 6.189" in reading
+    assert "divides each token by its own scale" not in reading and "massive" not in reading
+    level = dataclasses.replace(plain_band, factor=math.inf)
+    assert "lie along lines with no slope at all" in _read(
+        dyt_reading(_fit(0.5, level), DumpSpec(), "en")
+    )
+    sigma = dataclasses.replace(_band(26464.0), scale="sigma")
+    assert "(σ up to 1,111, against 6.189 for the median token" in _read(
+        dyt_reading(_fit(0.47254, sigma), DumpSpec(), "en")
+    )
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_negative_or_tiny_r2_is_not_called_a_share_and_reads_as_a_number(lang):
+    negative = _read(dyt_reading(_fit(-0.25, None), DumpSpec(), lang))
+    assert "r² = −0.25" in negative and {"en": "share", "zh": "占比"}[lang] not in negative
+    tiny = _read(dyt_reading(_fit(5.91e-05, None), DumpSpec(), lang))
+    assert "r² = 5.91×10⁻⁵" in tiny and "e-05" not in tiny
+
+
+def test_the_difference_charts_scale_names_the_charts_largest_difference():
+    """The chart draws the difference itself: its largest (0.5), not the largest share."""
+    comparison = NormComparison(
+        batch=np.array([0, 1]),
+        token=np.array([0, 3]),
+        reasons=("first_token", "median_token"),
+        difference_rms=np.array([[0.5, 0.4]]),
+        output_rms=np.array([[1.0, 0.5]]),
+        cosine=np.ones((1, 2)),
+        mu2_share=np.zeros((1, 2)),
+    )
+    scale = _read(text.difference_scale(comparison, "en"))
+    assert "its largest difference, 0.5 at layer 0 on the first token" in scale
+    assert "is 50 % of the RMS of RMSNorm(x) there" in scale

@@ -171,7 +171,11 @@ def one_layer_note(rep: DumpReport, lang: str) -> str | None:
         return None
     per_layer = "B" if "B" in lay.axes else "T"  # [T, d] or [B, T, d] per point
     shape = translate(
-        f"dumps.one_layer_shape_{per_layer}", lang, batch=lay.batch, tokens=lay.tokens, d=lay.d
+        f"dumps.one_layer_shape_{per_layer}",
+        lang,
+        batch=count(lay.batch),
+        tokens=count(lay.tokens),
+        d=count(lay.d),
     )
     axes = "[" + ", ".join(lay.axes) + "]"
     return translate("dumps.one_layer", lang, entry=literal(rep.labels[0]), axes=axes, shape=shape)
@@ -222,23 +226,25 @@ def chosen_token_names(comparison: NormComparison, lang: str) -> list[str]:
 
 
 def difference_scale(comparison: NormComparison, lang: str) -> str | None:
-    """The LayerNorm(x) − RMSNorm(x) chart's scale: its largest difference as a share of the
-    RMS of RMSNorm(x) at the same layer and token (without weight, x / sqrt(mean(x²) + ε),
-    Zhang & Sennrich 2019, has an RMS just under 1 over d); None where none is finite."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        share = comparison.difference_rms / comparison.output_rms  # [L, k]
-    share = np.where(np.isfinite(share), share, np.nan)
-    if np.isnan(share).all():
+    """The LayerNorm(x) − RMSNorm(x) chart's scale: its largest difference, and that as a
+    share of the RMS of RMSNorm(x) at the same layer and token (without weight,
+    x / sqrt(mean(x²) + ε), Zhang & Sennrich 2019, has an RMS just under 1); None where no
+    difference is finite or its output's RMS is not."""
+    difference = np.where(np.isfinite(comparison.difference_rms), comparison.difference_rms, -1)
+    if not difference.size:
         return None
-    layer, which = np.unravel_index(int(np.nanargmax(share)), share.shape)
+    layer, which = np.unravel_index(int(np.argmax(difference)), difference.shape)  # [L, k]
+    largest, size = difference[layer, which], float(comparison.output_rms[layer, which])
+    if largest < 0 or not (math.isfinite(size) and size > 0):
+        return None
     return translate(
         "dumps.difference_scale",
         lang,
-        difference=format_reading(float(comparison.difference_rms[layer, which]), 4),
+        difference=format_reading(float(largest), 4),
         token=chosen_token_names(comparison, lang)[which],
         layer=int(layer),
-        percent=format_reading(100 * float(share[layer, which]), 2),
-        size=format_cosine(float(comparison.output_rms[layer, which])),  # 1 − 4.3×10⁻⁹
+        percent=format_reading(100 * float(largest) / size, 2),
+        size=format_cosine(size),  # 1 − 4.3×10⁻⁹
     )
 
 

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from engine.config import DumpSpec, NormSpec
+from engine.dumps.diagnostics import massive_threshold
 from engine.dumps.live_precision import PrecisionComparison
 from engine.dumps.norm_step import NormStep
 from engine.dumps.norm_views import DyTFit
@@ -24,7 +25,6 @@ from engine.dumps.story import FLOAT16_MAX, StreamStory
 from engine.norms.kinds import ROW_KINDS
 from ui.formatting import (
     count,
-    format_number,
     format_power,
     format_reading,
     literal,
@@ -191,31 +191,41 @@ def norm_step_sentence(
 def dyt_reading(fit: DyTFit, spec: DumpSpec, lang: str) -> str | None:
     """How to read a norm's DyT chart, from its fit: what its r² says, and where the fit
     found a flat band (``engine.dumps.norm_views.FlatBand``), which tokens make it, how much
-    flatter their lines are and the r² without them; their largest input is called a
-    massive activation only where it passes ``spec``'s two thresholds (Sun et al. 2024), the
-    layer's median |a| taken as the median |x| read.  None where nothing was fitted."""
+    flatter their lines are and the r² without them.  The band is said to come from its
+    tokens' larger scale only where the engine found every one of them that much larger
+    (``FlatBand.scale``); their largest input is called a massive activation only past
+    ``spec``'s threshold (Sun et al. 2024), the layer's median |a| taken as the median |x|
+    read.  None where nothing was fitted."""
     if not math.isfinite(fit.r2):
         return None
-    close = "close" if fit.r2 >= R2_CLOSE else "far"
-    reading = translate(f"dumps.dyt_read_{close}", lang, r2=format_number(fit.r2, 3))
+    fits = "close" if fit.r2 >= R2_CLOSE else "far" if fit.r2 >= 0 else "negative"
+    reading = translate(f"dumps.dyt_read_{fits}", lang, r2=format_reading(fit.r2, 3))
     flat = fit.flat
     if flat is None:
         return reading
-    massive = flat.largest > max(spec.massive_abs, spec.massive_ratio * flat.median_abs)
+    massive = flat.largest > massive_threshold(np.array([flat.median_abs]), spec)[0]
     reach = "massive" if massive else "reach"
     inputs = translate(f"dumps.dyt_flat_{reach}", lang, largest=format_reading(flat.largest))
+    flatter = (
+        translate("dumps.dyt_flatter", lang, factor=count(math.floor(flat.factor)))
+        if math.isfinite(flat.factor)
+        else translate("dumps.dyt_flatter_level", lang)
+    )
     band = translate(
-        "dumps.dyt_flat",
+        f"dumps.dyt_flat_{'scale' if flat.scale else 'plain'}",
         lang,
         count=flat.tokens,
         read=flat.read,
-        rms=significant(flat.rms),
-        median_rms=significant(flat.median_rms),
+        scale=label("dyt_scale", flat.scale or "rms", lang),
+        largest_scale=significant(flat.largest_scale),
+        median_scale=significant(flat.median_scale),
         inputs=inputs,
-        factor=count(math.floor(flat.factor)) if math.isfinite(flat.factor) else "∞",
-        r2_rest=format_number(flat.r2_rest, 3),
+        flatter=flatter,
     )
-    return reading + sentence_joiner(lang) + band
+    parts = [reading, band]
+    if math.isfinite(flat.r2_rest):
+        parts.append(translate("dumps.dyt_flat_rest", lang, r2=format_reading(flat.r2_rest, 3)))
+    return sentence_joiner(lang).join(parts)
 
 
 def precision_sentences(comparison: PrecisionComparison, lang: str) -> list[str]:

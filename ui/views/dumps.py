@@ -47,10 +47,10 @@ INDEX_COLUMNS = frozenset(
     {"layer", "batch", "token", "channel", "first_layer_flagged", "layer_of_max"}
 )
 DYT_DIGITS = 5  # α, γ and r² of a least-squares fit: 5 significant digits, 9 columns in view
-# A Styler writes about 10 µs a cell (8,000 rows of 6 columns: 0.3 s) and pandas refuses
-# 262,144 cells: the massive-activation table of 512 layers at the lowest thresholds holds
-# 256 rows a layer (engine.dumps.partials.LARGE_CAP)
-STYLED_CELLS = 50_000
+# A Styler writes about 10 µs a cell, and a table is drawn again with its section (the outlier
+# channels' with every layer picked): past this many cells (0.1 s) a table keeps printf's
+# formats.  The example's largest drawn table has 1,400 cells.
+STYLED_CELLS = 10_000
 
 
 def _table(frame: pd.DataFrame, key: str, digits: int = 6) -> None:
