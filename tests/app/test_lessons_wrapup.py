@@ -5,29 +5,17 @@ class still hides."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
-import streamlit as st
-from streamlit.testing.v1 import AppTest
 
 from tests.app.test_class_pages import ANSWER, FIRST, _commit, _instructor, _learner
+from tests.app.test_lessons_page import _open
 from ui.classroom import store
 from ui.i18n import translate
 from ui.lessons.catalog import LESSON_IDS, lesson
 
-APP = str(Path(__file__).resolve().parents[2] / "app.py")
 LAST = LESSON_IDS[-1]
 MARK = {"en": " (answered)", "zh": "（已作答）"}
 WRAP_TITLE = {"en": "End of the course", "zh": "课程结束"}
-
-
-def _open(query: dict, page: str = "lessons") -> AppTest:
-    st.cache_resource.clear()
-    at = AppTest.from_file(APP, default_timeout=180)
-    at.query_params.update(query)
-    at.switch_page(f"app_pages/{page}.py")
-    return at.run()
 
 
 def _right(lesson_id: str) -> str:
