@@ -54,10 +54,14 @@ def lesson_picker(
     """A select box of the lessons by title that writes into the session value ``lasting``;
     it shows ``current`` (a fresh link, a returning learner, a move: it follows ``lasting``).
     The lessons in ``answered`` say so in words (the page's font lacks ✓), so a learner sees
-    what is left; the instructor's picker gives none."""
+    what is left; the instructor's picker gives none.  The current lesson is not marked: the
+    box shows its name in a one-line input, where the longest title and the mark did not fit
+    a phone, and the lesson below it shows its own answer."""
     st.session_state[picker] = current
     titles = {
-        i: t("lessons.picker_answered", title=_numbered(i)) if i in answered else _numbered(i)
+        i: t("lessons.picker_answered", title=_numbered(i))
+        if i in answered and i != current
+        else _numbered(i)
         for i in LESSON_IDS
     }
 
