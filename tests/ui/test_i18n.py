@@ -387,5 +387,16 @@ def test_placements_are_named_as_the_controls_name_them(lang):
     assert not [key for key, text in catalog(lang).items() if "OLMo-2" in text]
 
 
+def test_a_vectors_entries_have_one_chinese_name():
+    """Chinese names a vector's entries 元素 on every page; 分量 is kept for a component
+    along a direction (LayerNorm removes the one along the all-ones vector)."""
+    for key, text in catalog("zh").items():
+        for found in re.finditer("分量", text):
+            before = text[max(0, found.start() - 3) : found.start()]
+            assert before in ("方向的", "向量的"), (
+                f"{key}: …{text[found.start() - 12 : found.end()]}"
+            )
+
+
 # A sub- or superscript written as code ("μ_c", "(−1, 1)^d") outside math ($...$), a code
 # span or a placeholder; a snake_case name (q_lora_rank, ln_f) is a name, not notation.
