@@ -50,6 +50,9 @@ class NormComparison:
     rmsnorm_l2: float
     sqrt_d: float
     layernorm_ones: float  # <LN(x), 1>, zero up to rounding
+    # whether layernorm_ones is what rounding the d outputs alone can give (_centred); where
+    # it is not, the mean LayerNorm subtracted was itself rounded (float16: 1001.5, not 1001.625)
+    layernorm_centred: bool
     rmsnorm_ones: float
     rmsnorm_cos_input: float  # cos(x, RMSNorm(x)) = 1: the direction is kept
     layernorm_cos_input: float
@@ -228,10 +231,21 @@ def _compare_norms(row: torch.Tensor, spec: NormSpec) -> NormComparison:
         rmsnorm_l2=float(l2_norm(rms)),
         sqrt_d=math.sqrt(row.shape[-1]),
         layernorm_ones=float(ones_component(ln)),
+        layernorm_centred=_centred(ln, row.dtype, spec.compute_dtype),
         rmsnorm_ones=float(ones_component(rms)),
         rmsnorm_cos_input=float(cosine(row, rms)),
         layernorm_cos_input=float(cosine(row, ln)),
     )
+
+
+def _centred(y: torch.Tensor, stored: torch.dtype, compute_dtype: str) -> bool:
+    """|<y, 1>| <= d * eps * max|y|, eps of the coarser of the stored and the compute dtype:
+    each output rounded once is off by at most eps/2 of itself, so a larger sum of outputs
+    that are exactly orthogonal to 1 comes from the statistics, not from the outputs."""
+    compute = stored if compute_dtype == "input" else getattr(torch, compute_dtype)
+    eps = max(torch.finfo(compute).eps, torch.finfo(y.dtype).eps)
+    bound = y.shape[-1] * eps * float(y.double().abs().max())
+    return abs(float(ones_component(y))) <= bound
 
 
 def _param(values: tuple[float, ...] | None, d: int) -> torch.Tensor | None:

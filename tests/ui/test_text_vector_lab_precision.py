@@ -352,3 +352,41 @@ def test_a_row_of_mean_zero_is_not_said_to_be_turned_by_layernorm():
         plain(n) for n in comparison_notes(explain_vectors((row,), NormSpec("layernorm")), "en")
     )
     assert "LayerNorm changes the direction" not in notes and "keeps the direction too" in notes
+
+
+ROUNDED_MEAN = (1000.0, 1001.0, 1002.0, 1003.5)  # float16's spacing at 1,000 is 0.5
+
+
+def test_a_half_path_with_a_rounded_mean_and_an_exact_variance_calls_only_the_mean_wrong():
+    """PyTorch's half ops (x.mean(), x.var()) round μ but not σ² here: the sentence calls
+    only μ wrong; the summed path, whose σ² is wrong too, names both."""
+    x = torch.tensor(ROUNDED_MEAN, dtype=torch.float16)
+    assert float(x.mean()) == 1001.5 != float(x.double().mean())  # the oracle: μ rounds
+    assert float(x.var(unbiased=False)) == float(x.double().var(unbiased=False))  # σ² does not
+    story = precision_story(list(ROUNDED_MEAN), PrecisionSpec("layernorm", 1e-5, "float16"))
+    half_ops = plain(next(m.text for m in path_messages(story, 0, "en") if m.path == "torch_half"))
+    assert "So μ = 1,001.5 instead of 1,001.625, while σ² = 1.6719 is float64's" in half_ops
+    summed = plain(
+        next(m.text for m in path_messages(story, 0, "en") if m.path == "sum_then_divide_half")
+    )
+    assert "So μ = 1,001.5 and σ² = 1.6875 instead of 1,001.625 and 1.6719" in summed  # both
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_layernorm_is_not_called_orthogonal_to_1_where_its_rounded_mean_moved_it(lang):
+    """Computed in float16, μ = 1001.5 (not 1001.625) and the outputs sum to ~0.38: the note
+    says the exact output is orthogonal and why this one is not; float32 keeps the plain note."""
+    x = torch.tensor(ROUNDED_MEAN, dtype=torch.float16)
+    mu = x.mean()  # PyTorch's own half mean
+    rstd = torch.rsqrt(x.var(unbiased=False) + 1e-5)
+    oracle = float(((x - mu) * rstd).double().sum())
+    assert 0.3 < oracle < 0.45
+    ex = explain_vectors((ROUNDED_MEAN,), NormSpec("layernorm", compute_dtype="float16"), "float16")
+    assert not ex.comparison.layernorm_centred
+    assert ex.comparison.layernorm_ones == pytest.approx(oracle, rel=0.02)
+    notes = plain(" ".join(comparison_notes(ex, lang)))
+    assert "(μ = 1,001.5)" in notes or "（μ = 1,001.5）" in notes
+    assert ("orthogonal to 1 (" not in notes) and ("与 1 正交（" not in notes)
+    plain32 = explain_vectors((ROUNDED_MEAN,), NormSpec("layernorm"))
+    assert plain32.comparison.layernorm_centred
+    assert "orthogonal to 1 (⟨y, 1⟩ = 0)" in plain(" ".join(comparison_notes(plain32, "en")))

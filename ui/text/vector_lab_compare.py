@@ -133,23 +133,26 @@ def comparison_notes(ex: VectorExplanation, lang: str) -> list[str]:
             _undefined_note(ex, kind, why, lang) for kind, why in broken.items() if why is not None
         ]
         for kind in (kind for kind, why in broken.items() if why is None):  # the healthy one
+            rounded = "_rounded" if kind == "layernorm" and not c.layernorm_centred else ""
             notes.append(
                 translate(
-                    f"vector_lab.compare_direction_{kind}_only",
+                    f"vector_lab.compare_direction_{kind}_only{rounded}",
                     lang,
                     rms_cos=format_cosine(c.rmsnorm_cos_input),
                     ln_cos=format_cosine(c.layernorm_cos_input),
                     ln_ones=format_reading(c.layernorm_ones),
+                    mean=format_reading(ex.row_stats.mean),
                 )
             )
         return notes
     return [
         _l2_note(ex, lang),
         translate(
-            "vector_lab.compare_ones_note",
+            "vector_lab.compare_ones_note" + ("" if c.layernorm_centred else "_rounded"),
             lang,
             ln_ones=format_reading(c.layernorm_ones),
             rms_ones=format_reading(c.rmsnorm_ones),
+            mean=format_reading(ex.row_stats.mean),
         ),
         translate(
             "vector_lab.compare_direction_note"

@@ -245,13 +245,18 @@ def _consequence(story: PrecisionStory, result: PathResult, row: int, lang: str)
             "vector_lab.precision.consequence.rounding", lang, dtype=story.spec.dtype, digits=digits
         )
         rounding += sentence_joiner(lang)
+    stats = {"mean": (_n(mean), _n(exact.mean[row]) if exact.mean is not None else "—")}
+    stats["var"] = (_n(result.var[row]), _n(exact.var[row]))
+    if kind != "layernorm":
+        del stats["mean"]
+    # only the statistics that read differently from float64's are called wrong
+    wrong = [name for name, (shown, right) in stats.items() if shown != right]
+    variant = "" if len(wrong) == len(stats) else f"_{wrong[0]}" if wrong else "_close"
     return rounding + translate(
-        f"vector_lab.precision.consequence.wrong_{kind}",
+        f"vector_lab.precision.consequence.wrong_{kind}{variant}",
         lang,
-        mean=_n(mean),
-        var=_n(result.var[row]),
-        mean_exact=_n(exact.mean[row]) if exact.mean is not None else "—",
-        var_exact=_n(exact.var[row]),
+        **{name: shown for name, (shown, _) in stats.items()},
+        **{f"{name}_exact": right for name, (_, right) in stats.items()},
         error=error,
         y=_n(result.y[row, 0]),
         y_exact=_n(exact.y[row, 0]),
