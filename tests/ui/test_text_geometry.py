@@ -238,3 +238,19 @@ def test_the_high_dimension_lengths_at_the_default_eps_are_said_once_not_as_a_ra
         assert f"**{name}**: ‖y‖ = 27.7127 for every input, √d = 27.7128" in line
     dyt = next(line for line in lines if line.startswith("**DyT**"))
     assert "‖y‖ from" in dyt and "(median" in dyt  # DyT's lengths do spread
+
+
+def test_two_dimensions_counts_only_constant_inputs_as_sitting_at_beta():
+    """Spread 0.001 around 5: entries that differ by ~10⁻⁶ land within 10⁻³ of β, pulled in by
+    ε, but only an input whose two entries are equal is constant."""
+    spec = GeometrySpec(d=2, spread=0.001, shift=5.0)
+    inputs = normalized_cloud(spec).inputs
+    constant = int(np.sum(inputs[:, 0] == inputs[:, 1]))
+    two = build_scene(spec).two_d
+    assert np.sum(np.abs(two.coefficient) <= 1e-3) > constant  # near β, yet not constant
+    sentence = text.two_dimensions_summary(two, "en")
+    assert f"{constant} sat at β (constant inputs)" in sentence
+    constant_cloud = build_scene(GeometrySpec(d=2, spread=0.0, shift=5.0)).two_d
+    assert f"{len(constant_cloud.coefficient)} sat at β" in text.two_dimensions_summary(
+        constant_cloud, "en"
+    )

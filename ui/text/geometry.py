@@ -176,7 +176,7 @@ def two_dimensions_summary(two: TwoDimensionalLayerNorm, lang: str) -> str:
     tolerance = 10.0**-DECIMALS
     plus = int(np.sum(finite & (t >= 1 - tolerance)))
     minus = int(np.sum(finite & (t <= -(1 - tolerance))))
-    centre = int(np.sum(finite & (np.abs(t) <= tolerance)))
+    centre = int(np.sum(finite & (t == 0)))  # a constant input's x − μ is 0 exactly: y = β
     inside = int(np.sum(finite)) - plus - minus - centre
     return translate(
         "geometry.two_d.summary",
