@@ -44,8 +44,11 @@ def _bits(x: torch.Tensor, grid: str) -> torch.Tensor:
         raw = x.contiguous().view(torch.int16)  # [n, d]
     else:
         magnitude = x.abs()  # [n, d]
-        if torch.finfo(x.dtype).max > torch.finfo(DTYPES[grid]).max:
-            magnitude.clamp_(max=torch.finfo(DTYPES[grid]).max)  # keep finite ones finite
+        largest = torch.finfo(DTYPES[grid]).max
+        if torch.finfo(x.dtype).max > largest and magnitude.max() > largest:
+            infinite = magnitude.isinf()  # [n, d]: ±inf keeps its own bin, above the finite
+            magnitude.clamp_(max=largest)  # finite ones past the grid's end stay finite
+            magnitude.masked_fill_(infinite, float("inf"))
         raw = magnitude.to(DTYPES[grid]).view(torch.int16)  # [n, d]
     return (raw & 0x7FFF).flatten()  # [n*d]
 

@@ -245,3 +245,15 @@ def test_a_table_too_large_to_style_keeps_its_printf_formats(app, upload, monkey
     }
     assert formats["points"] == "%,d" and formats["layer"] == "%d" and formats["α"]
     assert not table.proto.arrow_data.styler.display_values
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_an_infinite_value_is_no_massive_activation_and_the_section_draws(app, upload, lang):
+    """A float32 upload holding +inf: the massive section counts finite values only (the
+    page says NaN/inf are left out), so it lists none rather than failing on an empty list."""
+    x = np.random.default_rng(0).standard_normal((3, 4, 8)).astype(np.float32)
+    x[1, 2, 3] = np.inf
+    upload("one_inf.npy", npy_bytes(x))
+    app.session_state["language"] = lang  # as the sidebar's language choice sets it
+    open_dumps_page(app, section="massive")
+    assert translate("dumps.no_massive", lang) in page_text(app)

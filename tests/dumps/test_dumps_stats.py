@@ -122,6 +122,23 @@ def test_large_entries_are_counted_exactly_and_the_largest_listed(tmp_path):
         np.testing.assert_array_equal(listed, expected)
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16])
+def test_an_infinity_is_never_counted_as_a_large_finite_value(tmp_path, dtype):
+    """±inf is left out of the magnitudes (as the page says), not clamped into the largest
+    finite bin: no massive count of 1 beside an empty list, no median pulled up."""
+    x = _dirty_stream(dtype)
+    x[2, 0, :20, :] = float("inf")  # 480 of layer 2's 2,664 entries
+    path = files.write_safetensors(tmp_path / "d.safetensors", {"h": x})
+    dump = open_dump(path)
+    stats = finalize(dump.layout, reduce_stream(dump.layout, DumpSpec()))
+    values = np.abs(x.double().numpy()).reshape(4, -1)
+    finite = np.isfinite(values)
+    want = [int((row[ok] > 100).sum()) for row, ok in zip(values, finite)]
+    assert [m.count_above(100.0) for m in stats.magnitudes] == want
+    median = [np.median(row[ok]) for row, ok in zip(values, finite)]
+    np.testing.assert_allclose(stats.median_abs, median, rtol=2.0**-8)
+
+
 def test_nonfinite_tokens_are_named(tmp_path):
     x = _dirty_stream(torch.float32)
     dump = open_dump(files.write_pt(tmp_path / "d.pt", {"h": x}))

@@ -217,7 +217,7 @@ def massive(
     if total == 0:
         st.caption(t("dumps.no_massive"))
         return
-    layers = np.unique(mas.layer)
+    layers = np.flatnonzero(mas.count)  # the layers counted, as the total is
     channels = np.unique(mas.channel)
     # one activation, several on one layer, or several layers: each its own sentence
     variant = "_one" if total == 1 else "_one_layer" if len(layers) == 1 else ""
