@@ -41,10 +41,17 @@ class BatchOfOne:
     claim_holds: bool  # whether anything raised ZeroDivisionError (it does not)
     eps: float  # eps of the eps > 0 case
     x: np.ndarray  # [d] the one token
+    gamma: np.ndarray  # [d]
     beta: np.ndarray  # [d]
     variance: np.ndarray  # [d] BatchNorm's batch variance of the one token: zeros
     y: np.ndarray  # [d] engine output with eps > 0
     max_abs_y_minus_beta: float  # max |y - beta| (0: the output is beta)
+    dtype: str  # the spec's precision, which torch.batch_norm runs in below
+    # torch.batch_norm in ``dtype`` with eps > 0: max |y - beta|.  Its CPU kernel folds the
+    # statistics into one scale and shift, y = x*s + (beta - mu*s) with s = gamma/sqrt(var + eps)
+    # (aten/src/ATen/native/cpu/batch_norm_kernel.cpp), so two terms of size |x*s| round: a
+    # float32 rounding of |x|*316 at eps = 1e-5, not 0
+    native_max_abs_minus_beta: float
     y_eps0: np.ndarray  # [d] engine output with eps = 0
     nan_count_eps0: int  # NaN outputs with eps = 0 (0 * inf)
     native_eps0_max_abs_minus_beta: float  # torch.batch_norm with eps = 0: max |y - beta|
@@ -72,6 +79,10 @@ def batch_of_one(spec: AxesSpec) -> BatchOfOne:
     # the op under nn.BatchNorm1d, without the module's Python-side size check
     native = torch.batch_norm(x[0], gamma, beta, None, None, True, 0.1, 0.0, False)  # [1, d]
 
+    dtype = getattr(torch, spec.dtype)
+    native_eps = torch.batch_norm(
+        x[0].to(dtype), gamma.to(dtype), beta.to(dtype), None, None, True, 0.1, eps, False
+    )  # [1, d]
     error_type, error = _train_one_value(x[0], eps)
     bn = torch.nn.BatchNorm1d(d, eps=eps, dtype=torch.float64).eval()
     with torch.no_grad():
@@ -85,10 +96,15 @@ def batch_of_one(spec: AxesSpec) -> BatchOfOne:
         claim_holds=error_type == "ZeroDivisionError",
         eps=eps,
         x=x.reshape(d).numpy(),
+        gamma=gamma.numpy(),
         beta=beta.numpy(),
         variance=result.var.double().numpy(),
         y=y.numpy(),
         max_abs_y_minus_beta=float((y - beta).abs().max()),
+        dtype=spec.dtype,
+        native_max_abs_minus_beta=float(
+            (native_eps.reshape(d).double() - beta.to(dtype).double()).abs().max()
+        ),
         y_eps0=y_eps0.numpy(),
         nan_count_eps0=int(torch.isnan(y_eps0).sum()),
         native_eps0_max_abs_minus_beta=float((native.reshape(d) - beta).abs().max()),

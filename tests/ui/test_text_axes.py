@@ -38,6 +38,28 @@ def test_the_instancenorm_legend_says_pytorchs_module_has_no_gamma_or_beta_by_de
     assert torch.nn.LayerNorm(4).elementwise_affine and "affine" not in other
 
 
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_the_batch_of_one_quotes_what_pytorchs_batch_norm_returns_in_the_pages_precision(
+    lang, dtype
+):
+    """The formula gives β exactly; torch.batch_norm itself, in the page's precision, returns
+    β up to rounding (2×10⁻⁵ in float32 at ε = 10⁻⁵), and the page quotes that, not 0."""
+    import torch
+
+    from ui.formatting import format_reading
+
+    result = batch_of_one(AxesSpec(dtype=dtype))
+    to = getattr(torch, dtype)
+    x, gamma, beta = (torch.tensor(v).to(to) for v in (result.x, result.gamma, result.beta))
+    y = torch.batch_norm(x[None], gamma, beta, None, None, True, 0.1, 1e-5, False)[0]
+    native = (y.double() - beta.double()).abs().max().item()
+    assert native > 0 and result.max_abs_y_minus_beta == 0
+    assert result.native_max_abs_minus_beta == native
+    facts = " ".join(plain(fact) for fact in batch_of_one_facts(result, lang))
+    assert f"= {format_reading(native)}" in facts and dtype in facts
+
+
 def test_the_batch_of_one_writes_eps_as_its_box_does():
     facts = [plain(fact) for fact in batch_of_one_facts(batch_of_one(AxesSpec()), "en")]
     assert any("With ε = 10⁻⁵:" in fact for fact in facts), facts  # as the slider, not "1e-05"

@@ -207,6 +207,9 @@ def batch_of_one_facts(result: BatchOfOne, lang: str) -> list[str]:
             lang,
             eps=format_reading(result.eps),  # as the ε slider writes it: 10⁻⁵
             diff=format_reading(result.max_abs_y_minus_beta),
+            native=format_reading(result.native_max_abs_minus_beta),
+            dtype=result.dtype,
+            exact="float64",
         ),
         translate(
             "axes.one.eps_zero",
@@ -238,7 +241,13 @@ def batch_of_one_facts(result: BatchOfOne, lang: str) -> list[str]:
 
 def batch_of_one_lesson(result: BatchOfOne, lang: str) -> str:
     key = "verdict_holds" if result.claim_holds else "verdict"
-    return translate(f"axes.one.{key}", lang, diff=_n(result.max_abs_y_minus_beta))
+    return translate(
+        f"axes.one.{key}",
+        lang,
+        diff=_n(result.max_abs_y_minus_beta),
+        native=format_reading(result.native_max_abs_minus_beta),
+        dtype=result.dtype,
+    )
 
 
 def causal_lesson(result: CausalLeak, lang: str) -> str:
