@@ -49,6 +49,7 @@ class StreamStory:
     largest_pair: int | None = None  # the norm pair (index into layout.norm_pairs) of the
     #   block whose input holds the largest entry, when the dump has one
     others_max_step_at: int | None = None  # the point others_max_step arrives at
+    first_token_massive: int = 0  # massive activations the report lists on this first token
 
     @property
     def jump_ratio(self) -> float:
@@ -122,4 +123,5 @@ def stream_story(rep: DumpReport, batch: int = 0) -> StreamStory:
         largest_at=largest_at,
         largest_pair=pair,
         others_max_step_at=max_step_at,
+        first_token_massive=int(np.sum((rep.massive.batch == batch) & (rep.massive.token == 0))),
     )

@@ -151,6 +151,32 @@ def test_a_sequence_that_jumps_as_a_whole_is_not_said_to_grow_gradually(lang):
     assert jump_words in others and "×40" in others and at_layer in others
 
 
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_first_token_jump_without_a_massive_entry_is_not_called_massive_activations(lang):
+    """Token 0 ×100 from point 2 on, spread over all 8 entries (each 100 · ~1): no entry passes
+    |a| > 100 and > 1000× the median, so the massive section lists none and the story does not
+    send the reader there; a single entry of 20,000 on it is listed, and named so."""
+    import torch
+
+    from engine.dumps.story import stream_story
+    from ui.text.dumps_story import story_sentences
+
+    generator = torch.Generator().manual_seed(0)
+    x = torch.randn(4, 1, 6, 8, generator=generator)  # [L, B, T, d]
+    x[2:, 0, 0] *= 100.0
+    assert (x.abs() > 500).sum() == 0  # the oracle: each entry far below 1000× the median
+    rep = report(Upload("whole_token.safetensors", save(files.hf_names(x))))
+    assert int(rep.massive.count.sum()) == 0
+    jump = plain(story_sentences(stream_story(rep), None, lang)[0])
+    words = {"en": ("massive activations section's threshold", "the massive activations section counts them"),
+             "zh": ("超过“巨量激活”一节的阈值", "巨量激活一节会逐一计数")}[lang]  # fmt: skip
+    assert words[0] in jump and words[1] not in jump
+    x[2:, 0, 0, 3] = 20000.0
+    rep = report(Upload("massive.safetensors", save(files.hf_names(x))))
+    assert int(rep.massive.count.sum()) > 0
+    assert words[0] not in plain(story_sentences(stream_story(rep), None, lang)[0])
+
+
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 OLD_SENTENCE = f"GGUF file {GGUF_NAME}, dequantized to float32 by transformers"
 

@@ -64,7 +64,12 @@ def story_sentences(story: StreamStory, tokens: Sequence[str] | None, lang: str)
         jumped = math.isfinite(outgrow) and outgrow >= JUMP_FACTOR
         sentences.append(
             translate(
-                "dumps.story_jump" if jumped else "dumps.story_no_jump",
+                # Sun et al.'s name only where the massive section lists an entry of it
+                "dumps.story_no_jump"
+                if not jumped
+                else "dumps.story_jump"
+                if story.first_token_massive
+                else "dumps.story_jump_unlisted",
                 lang,
                 batch=story.batch,
                 token=_token(tokens, 0),
