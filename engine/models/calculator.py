@@ -19,7 +19,9 @@ counts them (a tied LM head once):
 Cost.  A norm reads its [tokens, d] input once and writes it once (``engine/perf/roofline.py``);
 where it reads a residual sum just formed (x + F(x)), fusing the add into the norm saves one
 of the five passes over [tokens, d] (read x, r; write h; read h; write y -> read x, r; write
-h, y).  Norms over head_dim or latent widths are left out of the cost: they are small.
+h, y).  A QK-norm or latent norm costs the values it reads a token: OLMo 2's q_norm over
+H·h_d, Qwen 3's over h_d on each of the H heads (the same H·h_d values), MLA's over its rank;
+their adds are not residual sums, so no fusing is counted for them.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ class NormGroup:
     width: int
     count: int  # modules
     parameters_each: int
+    per_token: int  # values each module reads a token (its width, or heads x head_dim)
 
     @property
     def parameters(self) -> int:
@@ -73,8 +76,11 @@ class NormCost:
     tokens: int
     per_call: NormTraffic  # one norm over [tokens, d]
     calls: int  # residual-width norms in one forward pass
-    bytes_moved: int  # all those calls
+    extra_calls: int  # QK-norm and latent norm modules run in one forward pass
+    extra_values: int  # the values those read a token, all together
+    bytes_moved: int  # every norm of the pass, both kinds
     flops: int
+    memory_time_s: float  # bytes_moved at the roofline's bandwidth
     add_norm_pairs: int  # norms that read a residual sum just formed
     unfused_add_norm_bytes: int  # those adds and norms as separate kernels
     fused_add_norm_bytes: int  # ... fused
@@ -82,10 +88,6 @@ class NormCost:
     @property
     def fused_bytes_saved(self) -> int:
         return self.unfused_add_norm_bytes - self.fused_add_norm_bytes
-
-    @property
-    def memory_time_s(self) -> float:
-        return self.calls * self.per_call.memory_time_s
 
 
 def _family(shape: ModelShape) -> Family:
@@ -117,8 +119,11 @@ def norm_groups(shape: ModelShape) -> tuple[NormGroup, ...]:
     placement = family.placement_entry.norms
     groups = []
 
-    def add(stack: Stack, role: str, module: str | None, width: int, count: int) -> None:
-        groups.append(NormGroup(stack.name, role, module, width, count, per_width * width))
+    def add(
+        stack: Stack, role: str, module: str | None, width: int, count: int, per_token=None
+    ) -> None:
+        values = width if per_token is None else per_token
+        groups.append(NormGroup(stack.name, role, module, width, count, per_width * width, values))
 
     if family.embedding_norm:
         add(family.stacks[0], "embedding", family.embedding_norm, shape.hidden, 1)
@@ -135,7 +140,8 @@ def norm_groups(shape: ModelShape) -> tuple[NormGroup, ...]:
             width = _width(shape, extra.width)
             if width is None:  # e.g. DeepSeek with q_lora_rank null: no q_a_layernorm
                 continue
-            add(stack, extra.role, prefix + extra.module, width, layers)
+            per_token = None if extra.per_token is None else _width(shape, extra.per_token)
+            add(stack, extra.role, prefix + extra.module, width, layers, per_token)
         if stack.final_norm:
             add(stack, "final", stack.final, shape.hidden, 1)
     return tuple(groups)
@@ -234,8 +240,13 @@ def norm_cost(shape: ModelShape, dtype: str | None = None, tokens: int = 1) -> N
         raise EngineError("models.bad_tokens", {"tokens": tokens, "limit": f"{MAX_COST_TOKENS:,}"})
     bytes_per_element = DTYPES[dtype].itemsize
     per_call = norm_traffic(tokens, shape.hidden, bytes_per_element, family.norm_kind)
-    # norms over head_dim or latent widths are left out of the cost: they are small
-    calls = sum(g.count for g in norm_groups(shape) if g.role not in EXTRA_ROLES)
+    groups = norm_groups(shape)
+    calls = sum(g.count for g in groups if g.role not in EXTRA_ROLES)
+    extra = [g for g in groups if g.role in EXTRA_ROLES]
+    values = sum(g.count * g.per_token for g in extra)  # traffic is linear in the values
+    extra_traffic = (
+        norm_traffic(tokens, values, bytes_per_element, family.norm_kind) if values else None
+    )
     pairs = _add_norm_pairs(shape, family)
     return NormCost(
         family=family.id,
@@ -244,8 +255,12 @@ def norm_cost(shape: ModelShape, dtype: str | None = None, tokens: int = 1) -> N
         tokens=tokens,
         per_call=per_call,
         calls=calls,
-        bytes_moved=calls * per_call.bytes_moved,
-        flops=calls * per_call.flops,
+        extra_calls=sum(g.count for g in extra),
+        extra_values=values,
+        bytes_moved=calls * per_call.bytes_moved + (extra_traffic.bytes_moved if values else 0),
+        flops=calls * per_call.flops + (extra_traffic.flops if values else 0),
+        memory_time_s=calls * per_call.memory_time_s
+        + (extra_traffic.memory_time_s if values else 0.0),
         add_norm_pairs=pairs,
         unfused_add_norm_bytes=pairs * per_call.unfused_add_norm_bytes,
         fused_add_norm_bytes=pairs * per_call.fused_add_norm_bytes,

@@ -43,9 +43,12 @@ class ExtraNorm:
     """A norm in every layer that the placement does not describe (QK-norm, latent norms)."""
 
     module: str  # relative to one layer
-    width: str  # one of WIDTHS
+    width: str  # one of WIDTHS: the row it normalizes (and its gains)
     role: str  # one of EXTRA_ROLES
     eps: float | None = None  # a fixed ε where the module ignores the family's eps_field
+    # one of WIDTHS: the values it reads per token, where it normalizes several rows of
+    # ``width`` a token (a q_norm over head_dim runs on every head: heads * head_dim)
+    per_token: str | None = None
 
 
 @dataclass(frozen=True)

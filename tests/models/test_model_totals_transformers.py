@@ -4,7 +4,7 @@ calculator: ``sum(p.numel())`` over the model, and over its norm modules."""
 import pytest
 import torch
 
-from engine.models.calculator import norm_budget
+from engine.models.calculator import norm_budget, norm_cost
 from engine.models.config_json import parse_config
 from tests.models.hf_tiny import norm_modules, tiny_config, transformers
 
@@ -39,3 +39,25 @@ def test_families_without_a_total_formula_give_none():
     budget = norm_budget(parse_config(config.to_dict()))
     assert budget.total_parameters is None and budget.share is None
     assert budget.norm_parameters == 2 * (2 * 64 + 32 + 24) + 64
+
+
+@pytest.mark.parametrize(
+    "config_class",
+    ["LlamaConfig", "Qwen3Config", "Gemma3TextConfig", "Olmo2Config", "DeepseekV3Config"],
+)
+def test_the_cost_counts_every_value_each_norm_reads_in_a_forward_pass(config_class):
+    """A forward pass of the HF model over 5 tokens, each norm module's input counted by a
+    hook: the calculator's bytes are 2 bytes a value read and written, every norm included
+    (Qwen 3's q_norm over head_dim reads all heads; OLMo 2's over the whole projection)."""
+    config = tiny_config(config_class)
+    torch.manual_seed(0)
+    model = transformers.AutoModelForCausalLM.from_config(config).eval()
+    read = []
+    for module in norm_modules(model).values():
+        module.register_forward_hook(lambda _m, inputs, _out: read.append(inputs[0].numel()))
+    tokens = 5
+    with torch.no_grad():
+        model(torch.arange(tokens)[None] % config.vocab_size)
+    cost = norm_cost(parse_config(config.to_dict()), "bfloat16", tokens=tokens)
+    assert cost.bytes_moved == 2 * 2 * sum(read)  # read once and written once, 2 bytes each
+    assert cost.calls + cost.extra_calls == len(read)

@@ -286,13 +286,23 @@ def cost(result: NormCost, chosen: str | None, config_dtype: str | None) -> None
             size=result.bytes_per_element,
             d=text.count(call.d),
             calls=text.count(result.calls),
+            extra=t(
+                "models.cost_extra",
+                count=text.count(result.extra_calls),
+                values=text.count(result.extra_values),
+            )
+            if result.extra_calls
+            else "",
             bytes=bytes_text(result.bytes_moved),
             flops=text.count(result.flops),
             time=text.seconds_text(result.memory_time_s),
-            pairs=text.count(result.add_norm_pairs),
-            unfused=unfused,
-            fused=fused,
-            saved=saved_text,
+            pairs=t(
+                "models.cost_pairs_one" if result.add_norm_pairs == 1 else "models.cost_pairs",
+                pairs=text.count(result.add_norm_pairs),
+                unfused=unfused,
+                fused=fused,
+                saved=saved_text,
+            ),
         )
     )
     st.caption(text.cost_note(result.dtype, result.bytes_per_element, current_language()))
