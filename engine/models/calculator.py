@@ -77,6 +77,7 @@ class NormCost:
     per_call: NormTraffic  # one norm over [tokens, d]
     calls: int  # residual-width norms in one forward pass
     extra_calls: int  # QK-norm and latent norm modules run in one forward pass
+    extra_roles: tuple[str, ...]  # which of EXTRA_ROLES those are
     extra_values: int  # the values those read a token, all together
     bytes_moved: int  # every norm of the pass, both kinds
     flops: int
@@ -256,6 +257,7 @@ def norm_cost(shape: ModelShape, dtype: str | None = None, tokens: int = 1) -> N
         per_call=per_call,
         calls=calls,
         extra_calls=sum(g.count for g in extra),
+        extra_roles=tuple(role for role in EXTRA_ROLES if any(g.role == role for g in extra)),
         extra_values=values,
         bytes_moved=calls * per_call.bytes_moved + (extra_traffic.bytes_moved if values else 0),
         flops=calls * per_call.flops + (extra_traffic.flops if values else 0),

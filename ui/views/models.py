@@ -287,7 +287,7 @@ def cost(result: NormCost, chosen: str | None, config_dtype: str | None) -> None
             d=text.count(call.d),
             calls=text.count(result.calls),
             extra=t(
-                "models.cost_extra",
+                "models.cost_extra_" + "_".join(result.extra_roles),
                 count=text.count(result.extra_calls),
                 values=text.count(result.extra_values),
             )
