@@ -255,3 +255,26 @@ def test_a_shared_model_type_is_read_as_the_family_its_fields_point_to():
     assert parse_config(llama2).family == "llama2"
     assert parse_config({**LLAMA3_8B, "model_type": "qwen2"}).read_by == "model_type"
     assert parse_config(LLAMA3_8B, family="llama1").read_by == "named"
+
+
+def test_a_gemma_3_multimodal_config_naming_only_what_differs_from_the_defaults_is_read():
+    """A saved config.json leaves out what Gemma3TextConfig fills in by default (its heads,
+    vocabulary and ε here): read with those defaults, as transformers builds the model."""
+    transformers = pytest.importorskip("transformers")
+    text_config = {
+        "model_type": "gemma3_text",
+        "hidden_size": 2560,
+        "intermediate_size": 10240,
+        "num_hidden_layers": 34,
+        "sliding_window": 1024,
+    }
+    shape = parse_config({"model_type": "gemma3", "text_config": text_config})
+    built = transformers.Gemma3TextConfig(**text_config)
+    assert (shape.hidden, shape.layers, shape.heads, shape.kv_heads, shape.head_dim) == (
+        built.hidden_size,
+        built.num_hidden_layers,
+        built.num_attention_heads,
+        built.num_key_value_heads,
+        built.head_dim,
+    )
+    assert shape.vocab == built.vocab_size and shape.eps == built.rms_norm_eps
