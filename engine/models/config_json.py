@@ -241,7 +241,13 @@ def parse_config(source: str | dict, family: str | None = None) -> ModelShape:
         raise _bad("model_type", model_type, "text")
     sharing = catalog().sharing_model_type(model_type)
     if not sharing:  # read by its standard fields, as the catalog's Pre-RMSNorm decoder
-        shape = shape_from_config(config, catalog().family(GENERIC_FAMILY))
+        try:
+            shape = shape_from_config(config, catalog().family(GENERIC_FAMILY))
+        except EngineError as error:  # say why a field of a decoder is asked for
+            if error.key != "models.missing_field":
+                raise
+            params = {**error.params, "model_type": model_type[:SHOWN_CHARS]}
+            raise EngineError("models.generic_missing_field", params) from error
         return dataclasses.replace(shape, read_by="generic")
     if len(sharing) == 1:
         return dataclasses.replace(shape_from_config(config, sharing[0]), read_by="model_type")

@@ -101,7 +101,7 @@ def test_deepseek_q_lora_rank_null_means_no_query_latent():
         ('{"model_type": "llama"\n "hidden_size": 64}', "models.bad_json", {"line": 2}),
         ("[1, 2]", "models.not_an_object", {"type": "list"}),
         ('{"hidden_size": 64}', "models.missing_field", {"field": "model_type"}),
-        ('{"model_type": "mamba"}', "models.missing_field", {"field": "hidden_size"}),
+        ('{"model_type": "mamba"}', "models.generic_missing_field", {"field": "hidden_size"}),
         ('{"model_type": 7}', "models.bad_text", {"field": "model_type"}),
         ("[" * 10_000 + "]" * 10_000, "models.too_deep", {"limit": 64}),
         (
@@ -278,3 +278,14 @@ def test_a_gemma_3_multimodal_config_naming_only_what_differs_from_the_defaults_
         built.head_dim,
     )
     assert shape.vocab == built.vocab_size and shape.eps == built.rms_norm_eps
+
+
+@pytest.mark.parametrize("model_type", ["mamba", "мамба"])
+def test_a_model_type_outside_the_catalog_missing_a_decoders_field_says_how_it_was_read(
+    model_type,
+):
+    with pytest.raises(EngineError) as refused:
+        parse_config({"model_type": model_type, "hidden_size": 768, "num_hidden_layers": 24})
+    assert refused.value.key == "models.generic_missing_field"
+    assert refused.value.params["model_type"] == model_type
+    assert "num_attention_heads" in refused.value.params["aliases"]
