@@ -81,6 +81,20 @@ def test_no_placement_asks_for_one(app):
     assert "Pick at least one placement" in app.error[0].value
 
 
+def test_one_placement_is_one_simulation_and_its_cosines_take_the_first_column(app):
+    _open(app)
+    app.multiselect(key="dp_placements").set_value(["none"]).run()
+    assert not app.exception
+    captions = [c.value for c in app.caption]
+    assert any(c.startswith("One simulation, ") for c in captions), captions
+    assert not any("1 simulations" in c for c in captions)
+    held = [[c.proto.id for c in column.get("plotly_chart")] for column in app.columns]
+    where = [i for i, ids in enumerate(held) if any("dp_cos" in i_d for i_d in ids)]
+    assert len(where) == 1 and not any("dp_x0" in i_d for ids in held for i_d in ids)
+    # the column before it is the previous row's second: the update chart's
+    assert any("dp_update" in i_d for i_d in held[where[0] - 1])
+
+
 @pytest.mark.slow  # trains two runs
 def test_training_lab_trains_two_runs_and_reports_outcomes(app):
     _open(app, "training")

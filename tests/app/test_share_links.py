@@ -343,7 +343,8 @@ def test_a_linked_row_past_a_one_row_input_is_said_and_dropped_from_the_link():
     """With one row there is no box to pick it; a link's ``vl_row`` past it was kept silently."""
     at = _open({"lang": "en", "vl_text": "1, 2, 3, 4", "vl_row": "64"})
     assert not at.exception
-    assert "`vl_row` = 64 is past the end of this view, whose last value for it is 1: showing 1." in (
-        _warnings(at).replace("\u00a0", " ")
+    assert (
+        "`vl_row` = 64 is past the end of this view, whose last value for it is 1: showing 1."
+        in (_warnings(at).replace("\u00a0", " "))
     )
     assert "vl_row" not in at.query_params

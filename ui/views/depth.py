@@ -94,9 +94,13 @@ def stack(results: list[DepthResult]) -> None:
     if post_like:
         show_chart(built(x0_weight_figure, post_like, lang, gain), "dp_x0", left)
         left.caption(t("depth.x0_note_dyt" if dyt else "depth.x0_note"))
-    show_chart(built(per_layer_figure, series, "cosine", lang), "dp_cos", right)
+    # no x₀ chart (no placement renormalises the stream): the cosines take its place
+    show_chart(
+        built(per_layer_figure, series, "cosine", lang), "dp_cos", right if post_like else left
+    )
     seconds = sum(r.seconds for _, r in series)
-    st.caption(t("depth.timing", count=len(series), seconds=format_number(seconds, 2)))
+    key = "depth.timing_one" if len(series) == 1 else "depth.timing"
+    st.caption(t(key, count=len(series), seconds=format_number(seconds, 2)))
 
 
 def sweep_depths_note(depths: tuple[int, ...]) -> bool:
