@@ -380,3 +380,24 @@ def test_a_growing_stream_whose_final_norm_brings_it_down_is_not_said_to_shrink(
     story = stream_story(report(Upload("final_norm.safetensors", save(tensors))))
     others = plain(story_sentences(story, None, "en")[1])
     assert "Ordinary tokens change gradually" in others and "shrink" not in others
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_growth_fit_and_a_square_are_written_as_the_page_writes_numbers(lang):
+    """A stream ×10³⁰ fits an intercept near 10³⁰: "×10²⁹", never "e+29"; a largest entry of
+    301.1 squares to 90,661.21 (by hand), past float16: four significant digits, "90,660"."""
+    import torch
+
+    from engine.dumps.story import stream_story
+    from ui.text.dumps_story import story_sentences
+
+    generator = torch.Generator().manual_seed(0)
+    x = torch.randn(4, 1, 6, 8, generator=generator, dtype=torch.float64) * 1e30
+    rep = report(Upload("huge.safetensors", save(files.hf_names(x))))
+    growth = plain(text.growth_text(rep.residual.growth, lang))
+    assert "e+" not in growth and "×10" in growth
+    y = torch.ones(4, 1, 6, 8)
+    y[2, 0, 3, 1] = 301.1
+    rep = report(Upload("square.safetensors", save(files.hf_names(y))))
+    said = " ".join(plain(s) for s in story_sentences(stream_story(rep), None, lang))
+    assert "90,660" in said and "90,661.2" not in said

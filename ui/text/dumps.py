@@ -203,8 +203,8 @@ def growth_text(fits: tuple[GrowthFit, ...], lang: str) -> str:
             translate(
                 f"dumps.growth.{fit.basis}{shrinks}",
                 lang,
-                rate=format_number(fit.rate, 3),
-                intercept=format_number(fit.intercept, 3),
+                rate=format_reading(fit.rate, 3),  # 9.66×10²⁹ as the page writes it, never 9.66e+29
+                intercept=format_reading(fit.intercept, 3),
                 r2=format_number(fit.r2, 2),
             )
         )

@@ -120,7 +120,7 @@ def story_sentences(story: StreamStory, tokens: Sequence[str] | None, lang: str)
                 lang,
                 value=format_reading(story.largest, 1),
                 where=where,
-                square=format_reading(story.largest * story.largest, 4),
+                square=significant(story.largest * story.largest),  # 90,660, not 90,662.5736
                 max=f"{FLOAT16_MAX:,.0f}",
             )
         )
