@@ -254,3 +254,17 @@ def test_two_dimensions_counts_only_constant_inputs_as_sitting_at_beta():
     assert f"{len(constant_cloud.coefficient)} sat at β" in text.two_dimensions_summary(
         constant_cloud, "en"
     )
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_centred_cloud_is_not_said_to_magnify_the_rounding(lang):
+    """Shift 0 at d = 768: rms/σ = 1/cos(x, y) reads 1.0, so no "magnifies it by rms/σ (up to
+    1.0)"; shifted by 30, the magnification is real and named."""
+    centred = high_dimension_report(GeometrySpec(d=768, count=100, shift=0.0), threads=1)
+    lines = plain(" ".join(text_high.measure_lines(centred, lang)))
+    ratio = float(np.nanmax(1 / np.abs(centred.histograms.layernorm.cos_input)))
+    assert round(ratio, 1) == 1.0
+    magnifies = {"en": "magnifies it by rms/σ", "zh": "又把它放大 rms/σ 倍"}[lang]
+    assert magnifies not in lines and "rms/σ" in lines
+    shifted = high_dimension_report(GeometrySpec(d=768, count=100, shift=30.0), threads=1)
+    assert magnifies in plain(" ".join(text_high.measure_lines(shifted, lang)))

@@ -38,6 +38,16 @@ def ones_rounding(ones: np.ndarray, norm: np.ndarray, cos_input: np.ndarray, d: 
     )
 
 
+def rounding_sentence(ones, norm, cos_input, d: int, lang: str) -> str:
+    """``geometry.rounding`` with ``ones_rounding``'s numbers; where rms/σ reads 1 (a centred
+    cloud), without the magnification that does not happen."""
+    rounding = ones_rounding(ones, norm, cos_input, d)
+    unmagnified = rounding["ratio"] in ("1", "1.0")
+    return translate(
+        "geometry.rounding_centred" if unmagnified else "geometry.rounding", lang, **rounding
+    )
+
+
 def min_median_max(values: np.ndarray, write=format_reading) -> tuple[str, str, str]:
     """(min, median, max) of the finite values, written with ``write``."""
     finite = values[np.isfinite(values)]
@@ -157,8 +167,7 @@ def cloud_summary(cloud: Cloud, shown: tuple[str, ...], lang: str) -> list[str]:
             translate("geometry.summary.norm_range", lang, norm=name, norms=norms, sqrt_d=sqrt_d)
         )
         if kind == "layernorm" and d > 1:
-            rounding = ones_rounding(normed.ones, normed.norm, normed.cos_input, d)
-            lines.append(translate("geometry.rounding", lang, **rounding))
+            lines.append(rounding_sentence(normed.ones, normed.norm, normed.cos_input, d, lang))
         if kind == "rmsnorm" or kind == "layernorm" and d > 1:
             cosines = spread_text(normed.cos_input, lang, format_cosine)
             lines.append(translate(f"geometry.summary.{kind}_cos", lang, cosines=cosines))

@@ -15,7 +15,7 @@ from engine.norms.kinds import PER_TOKEN_KINDS
 from ui.formatting import format_cosine, format_power, format_reading, literal
 from ui.i18n import sentence_joiner, translate
 from ui.text.dumps import dtype_text
-from ui.text.geometry import largest_abs, min_median_max, ones_rounding, spread_text
+from ui.text.geometry import largest_abs, min_median_max, rounding_sentence, spread_text
 
 # The longest token this many times the median one: said to be far out (Sun et al. 2024
 # report massive activations thousands of times the median; the random cloud stays below 2).
@@ -49,8 +49,7 @@ def measure_lines(report: HighDimensionReport, lang: str) -> list[str]:
             )
         )
     layer = found.layernorm
-    rounding = ones_rounding(layer.ones, layer.norm, layer.cos_input, found.d)
-    lines.append(translate("geometry.rounding", lang, **rounding))
+    lines.append(rounding_sentence(layer.ones, layer.norm, layer.cos_input, found.d, lang))
     return lines
 
 
