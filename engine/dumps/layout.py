@@ -353,12 +353,13 @@ def infer_layout(scans: tuple[FileScan, ...], spec: DumpSpec) -> Layout:
         examples += [_skipped_example(item) for item in skipped][: 3 - len(examples)]
         if not examples:
             raise refuse("empty", file=files)
+        entries = sum(len(es) for es in grouped.values()) + len(skipped)
         raise refuse(
-            "no_usable_entries",
+            "no_usable_entries_one" if entries == 1 else "no_usable_entries",
             file=files,
-            count=sum(len(es) for es in grouped.values()) + len(skipped),
+            count=entries,
             examples=Listing(examples, "dumps.list_separator"),
-            accepted=", ".join(ACCEPTED_DTYPES),
+            accepted=Listing(ACCEPTED_DTYPES),
         )
     if len(templates) > MAX_STREAMS:
         raise refuse("too_many_streams", file=files, count=len(templates), limit=MAX_STREAMS)
