@@ -179,6 +179,14 @@ def test_a_block_past_the_model_is_refused_as_it_is_typed(tiny, query, lang, sai
     assert not ok.error and ok.radio
 
 
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_range_written_downward_is_refused_with_it_written_upward(tiny, lang):
+    at = _open({"ex_experiment": "swap", "ex_swap_block": "5-2", **SMALL}, lang)
+    assert not at.exception
+    refusals = " ".join(e.value for e in at.error)
+    assert "`5-2`" in refusals and "`2-5`" in refusals
+
+
 def test_a_set_of_blocks_is_swapped_as_the_engine_swaps_it(tiny):
     at = _open({"ex_experiment": "swap", "ex_swap_block": "1, 0", **SMALL})
     assert at.text_input(key="ex_swap_block").value == "1, 0"

@@ -99,8 +99,16 @@ def _blocks(key: str, text: str, target) -> tuple[tuple[int, ...] | None, tuple[
     try:
         return parse_blocks(typed), ()
     except ValueError as bad:
-        why = t("experiments.blocks_refused", param=literal(key), item=literal(str(bad)))
-        return None, (why if str(bad) else t("experiments.blocks_empty", param=literal(key)),)
+        item = str(bad)
+        low, _, high = item.partition("-")
+        if low.isdigit() and high.isdigit() and int(low) > int(high):  # "5-2": runs downward
+            upward = literal(f"{int(high)}-{int(low)}")
+            why = t(
+                "experiments.blocks_downward", param=literal(key), item=literal(item), upward=upward
+            )
+        else:
+            why = t("experiments.blocks_refused", param=literal(key), item=literal(item))
+        return None, (why if item else t("experiments.blocks_empty", param=literal(key)),)
 
 
 def text_choice(target=st) -> tuple[TextSpec | None, tuple[str, ...]]:
