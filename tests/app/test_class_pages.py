@@ -165,6 +165,9 @@ def test_an_answer_in_a_link_is_asked_again_not_counted_and_a_reloads_own_vote_s
     assert classmate.radio(key=f"ls_pick_{FIRST}").value is None  # asked, not locked in
     assert "Locked in" not in _texts(classmate, "info")
     assert "· 0 answered" in classmate.get("progress")[0].proto.text  # in that same run
+    assert "The link held an answer to one lesson, which is not counted" in _texts(
+        classmate, "info"
+    )  # said, as every other dropped link value is
     assert sum(store().room(code, key, FIRST).counts[0].values()) == 0
     assert _counts(teacher.run()).startswith("**1** joined · **0** answered")
     token = rules.new_secret(128)
@@ -172,6 +175,7 @@ def test_an_answer_in_a_link_is_asked_again_not_counted_and_a_reloads_own_vote_s
     again = _learner(code, token=token, **answered)  # the same browser reloads its address
     assert again.radio(key=f"ls_pick_{FIRST}").value == WRONG
     assert "Locked in and counted in the class" in _texts(again, "info")
+    assert "The link held" not in _texts(again, "info")  # its own vote: nothing dropped
     assert store().room(code, key, FIRST).counts[0][WRONG] == 1
 
 

@@ -228,16 +228,19 @@ def membership() -> Member | None:
         _refused(typed, error)
         return None
     st.session_state[SEEN] = _signature(view)
-    _ask_unclicked_again(view)
+    dropped = _ask_unclicked_again(view)
     if code not in st.session_state.setdefault(LINKS_CHECKED, set()):  # once: other lessons
         st.session_state[LINKS_CHECKED].add(code)
         for lesson_id in sorted({a.rpartition(".")[0] for a in _answers()} - {view.lesson}):
             other, _ = refusal(store().learner_view, code, token, lesson_id)
             if other is not None:
-                _ask_unclicked_again(other)
+                dropped += _ask_unclicked_again(other)
     with st.container(key="cl_banner", horizontal=True, vertical_alignment="center"):
         how = "paced" if view.paced else "self_paced"
         st.caption(t(f"classroom.in_class_{how}", code=rules.shown_code(code)))
+    if dropped:  # as a link's dropped setting is said everywhere else
+        key = "classroom.link_answer_dropped" + ("_one" if dropped == 1 else "")
+        st.info(t(key, count=dropped), icon=":material/link_off:")
         _leave_button()
     _poll(code, token)
     return Member(code, token, view)
@@ -247,19 +250,22 @@ def _answers() -> list[str]:
     return list(st.session_state.get("ls_answers", P["ls_answers"].default))
 
 
-def _ask_unclicked_again(view: LearnerView) -> None:
+def _ask_unclicked_again(view: LearnerView) -> int:
     """A learner's address holds their committed answer, so a classmate's shared link brings
     one: an answer for the lesson shown that no click in this session made and that would be
     counted as a new vote (voting open, the answer not yet shown with a vote, none of this
     learner's votes) is dropped and asked for.  A reload of the learner's own address keeps
-    it (it is their vote), as it keeps one that voting closed on or practice made."""
+    it (it is their vote), as it keeps one that voting closed on or practice made.  Returns
+    how many answers it dropped (0 or 1)."""
     committed = _answers()
     mine = [a for a in committed if a.rpartition(".")[0] == view.lesson]
     if not mine or committed_here(view.lesson):
-        return
+        return 0
     if view.state.voting_open and not view.final and mine[0].rpartition(".")[2] not in view.votes:
         st.session_state["ls_answers"] = [a for a in committed if a not in mine]
         st.session_state[f"ls_pick_{view.lesson}"] = None
+        return 1
+    return 0
 
 
 def answer_shown(member: Member | None) -> bool:
