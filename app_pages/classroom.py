@@ -30,7 +30,7 @@ else:
         st.context.url or "", klass.code, klass.key, current_language()
     )
     widgets.keep(klass)
-    left, right = st.columns([1, 2], gap="medium")
+    left, right = st.container(key="cl_layout").columns([1, 2], gap="medium")
     with left:
         view.join_panel(join)
     with right:  # what the room looks at first: the question and its answers

@@ -188,6 +188,10 @@ def test_a_class_from_start_to_csv(class_server, tab, artifacts):
     expect(teacher.locator(".js-plotly-plot")).to_be_visible()
     teacher.wait_for_timeout(1500)
     teacher.screenshot(path=shots / "instructor_present_1024x768.png")
+    # one screen holds the QR code beside the question and its live chart, as a room sees it
+    qr = teacher.locator(".st-key-cl_join img").bounding_box()
+    chart = teacher.locator(".js-plotly-plot").first.bounding_box()
+    assert qr["x"] + qr["width"] <= chart["x"] and chart["y"] < 768 and qr["y"] < 768
     learners[2].screenshot(path=shots / "learner_zh_390.png", full_page=True)
 
     third = LESSON_IDS[2]
