@@ -138,7 +138,7 @@ def time_norms(
         torch_dtype = DTYPES[dtype]
         gen = torch.Generator(device="cpu").manual_seed(seed)
         device_name = torch.cuda.get_device_name(dev) if dev.type == "cuda" else "CPU"
-        measured_at = time.strftime("%H:%M:%S")
+        measured_at = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())
         widths = tuple(widths)
         out, done = [], 0
         for width in widths:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from engine.perf.timing import MAX_SPREAD, rms_over_ln, spread, time_norms
@@ -30,6 +32,8 @@ def test_time_norms_returns_one_plain_row_per_kind_pass_and_width_and_the_ratios
     for row in rows:
         assert set(row) == keys
         assert row["provider"] == "torch" and row["device"] == "CPU"
+        # a kept measurement is shown to later visitors: its day and its time zone say when
+        assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC", row["measured_at"])
         assert 0 < row["min_us"] <= row["q1_us"] <= row["median_us"] <= row["q3_us"]
         per_value = 2 if row["pass"] == "forward" else 5
         expected = per_value * 8 * row["width"] * 4 / (row["median_us"] * 1e-6) / 1e9
