@@ -32,6 +32,8 @@ def rep():
 def test_layout_facts_name_the_stream_shape_and_order(rep):
     rows = {k: plain(v) for k, v in text.layout_facts(rep, "en")}
     assert rows["File"].startswith("`my dump.safetensors` · ")
+    if rep.nbytes < 10_000:  # in bytes already: said once, not "1,496 B (1,496 bytes)"
+        assert rows["File"].endswith(f" · {rep.nbytes:,} B") and "bytes)" not in rows["File"]
     assert rows["Residual stream"] == "`a|b.{i}` — inferred: the only candidate"
     assert rows["Shape"] == (
         "L = 4 points of the stream, B = 2, T = 5, d = 8, float32 (320 values)"

@@ -59,7 +59,9 @@ def layout_facts(rep: DumpReport, lang: str) -> list[tuple[str, str]]:
     layer order, norm pairs and skipped entries."""
     lay = rep.layout
     files = names_text([PurePath(f).name for f in rep.files], lang)
-    size = translate("dumps.size_value", lang, size=bytes_text(rep.nbytes), bytes=count(rep.nbytes))
+    size = bytes_text(rep.nbytes)  # "7,808 B" already is the count; "49.2 kB" adds it
+    if not size.endswith(" B"):
+        size = translate("dumps.size_value", lang, size=size, bytes=count(rep.nbytes))
     others = [s for s in lay.streams if s != lay.stream]
     reason = translate(f"dumps.stream_reason.{lay.stream_reason}", lang)
     axes = "[" + ", ".join(lay.axes) + "]"  # "LBTd" as "[L, B, T, d]"
