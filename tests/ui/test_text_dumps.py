@@ -44,6 +44,14 @@ def test_layout_facts_name_the_stream_shape_and_order(rep):
     assert zh["形状"].startswith("L = 4 个残差流位置")
 
 
+def test_one_stacked_entry_is_ordered_along_its_first_axis_not_by_names():
+    """A single [L, T, d] array has no layer numbers in names: its order is its first axis."""
+    x = files.stream(layers=3, batch=1, tokens=5, d=8)[:, 0]  # [L, T, d]
+    stacked = report(Upload("stack.safetensors", save({"stack": x.clone()})))
+    rows = {k: plain(v) for k, v in text.layout_facts(stacked, "en")}
+    assert rows["Layer order"].startswith("along the entry's first axis, L:")
+
+
 def test_facts_table_escapes_pipes_so_a_name_stays_in_its_cell(rep):
     table = text.facts_table(text.layout_facts(rep, "en"), ("What", "Read as"))
     stream_row = next(line for line in table.splitlines() if line.startswith("| Residual"))

@@ -69,7 +69,8 @@ def layout_facts(rep: DumpReport, lang: str) -> list[tuple[str, str]]:
     values = count(rep.values)
     shape = {"layers": len(rep.labels), "batch": lay.batch, "tokens": lay.tokens, "d": lay.d}
     ends = {"first": literal(rep.labels[0]), "last": literal(rep.labels[-1])}
-    order = label("layer_order", lay.layer_order, lang)
+    # one stacked entry ([L, …]) is ordered by its first axis, whatever its name says
+    order = label("layer_order", "stacked" if "L" in lay.axes else lay.layer_order, lang)
     pairs = [p.label for p in lay.norm_pairs]
     rows = [
         _fact("file", f"{files} · {size}", lang),
