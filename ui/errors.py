@@ -75,11 +75,15 @@ def input_error_text(error, own: str = "") -> str:
     """The translated message for a ``ui.vector_input.VectorInputError``; ``own``: a page's
     namespace whose text replaces the shared one for the keys it holds (the shared advice
     names the Vector Lab's own controls: its dtype, its random generator)."""
-    key = f"{own}.{error.key}" if own and f"{own}.{error.key}" in catalog("en") else ""
     counts = {  # "10,000 numbers"; a typed token stays as typed
         name: count(value) if type(value) is int else value for name, value in error.params.items()
     }
-    return t(key or f"input.{error.key}", **shown(counts))
+    return t(input_key(error.key, own), **shown(counts))
+
+
+def input_key(key: str, own: str = "") -> str:
+    """``own.key`` where the page's namespace ``own`` holds that text, else ``input.key``."""
+    return f"{own}.{key}" if own and f"{own}.{key}" in catalog("en") else f"input.{key}"
 
 
 @contextmanager

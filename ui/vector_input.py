@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 import torch
 
 from engine.config import MAX_ROWS, MAX_VECTOR_WIDTH
+from ui.errors import input_key
 from ui.formatting import (
     FLOAT64_TINY,
     as_ascii,
@@ -165,8 +166,9 @@ def parse_eps(text: str) -> float:
     return value
 
 
-def underflow_notes(rows, dtype: str) -> tuple[str, ...]:
-    """A translated note when typed values are too small for ``dtype`` and are stored as 0."""
+def underflow_notes(rows, dtype: str, own: str = "") -> tuple[str, ...]:
+    """A translated note when typed values are too small for ``dtype`` and are stored as 0
+    (``own``: a page's namespace whose text replaces the shared one, as in ``input_key``)."""
     values = torch.tensor(rows, dtype=torch.float64)
     lost = ((values != 0) & (_stored(rows, dtype) == 0)).nonzero()
     if not len(lost):
@@ -174,7 +176,7 @@ def underflow_notes(rows, dtype: str) -> tuple[str, ...]:
     row, column = (int(i) for i in lost[0])
     storage = torch.finfo(_STORAGE[dtype])
     note = t(
-        "input.underflow_one" if len(lost) == 1 else "input.underflow",
+        input_key("underflow_one" if len(lost) == 1 else "underflow", own),
         count=f"{len(lost):,}",
         dtype=dtype,
         value=number_text(rows[row][column]),

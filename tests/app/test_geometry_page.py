@@ -140,6 +140,9 @@ def test_one_vector_step_by_step():
         (", ".join(["1"] * 5_000), "The input is a constant vector: x − μ·1 = 0"),
         ("1, 2, 3, 4, 5", "This vector has 5 numbers"),
         ("1, zz", "zz"),
+        # one vector: its entry's position alone, as for NaN below, never "row 1"
+        ("1e300, 2e300, 6e300", "(position 1) cannot be stored in float32"),
+        ("1e-300, 2e-300, 6e-300", "(position 1). The smallest positive float32"),
         ("1, 2\n3, 4", "Give one vector here (2 rows were typed)"),
         ("1e16, 1", "Entry 1 = `1e+16` is not accepted"),  # the typed text as a literal
         # this page has no dtype and no random generator: the advice names where they are

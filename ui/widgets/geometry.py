@@ -105,7 +105,8 @@ def vector_inputs() -> tuple[tuple[float, ...] | None, GeometrySpec, tuple[str, 
         return None, spec, (input_error_text(error, "geometry.input"),)
     if len(rows) != 1:
         return None, spec, (t("geometry.one_vector", rows=len(rows), limit=MAX_ROWS),)
-    for note in underflow_notes(rows, "float32"):  # e.g. 1e-50 is stored, and drawn, as 0
+    # e.g. 1e-50 is stored, and drawn, as 0
+    for note in underflow_notes(rows, "float32", "geometry.input"):
         st.info(note, icon=":material/info:")
     return rows[0], spec, ()
 
