@@ -37,6 +37,20 @@ def test_nonfinite_outputs_are_marked_not_dropped_silently():
     assert figure.data[1].y[1] is None
 
 
+def test_the_nonfinite_marks_sit_below_another_norms_outputs_of_zero():
+    """The float16 textbook row: LayerNorm all NaN, RMSNorm all 0; the ✕ row is drawn apart
+    from RMSNorm's zeros and inside the panel's range."""
+    d = 4096
+    figure = input_output_figure(
+        [100.0] * d,
+        [("RMSNorm", [0.0] * d, "rmsnorm"), ("LayerNorm", [math.nan] * d, "layernorm")],
+        "en",
+    )
+    (marks,) = [t for t in figure.data if t.type == "scatter" and t.mode == "markers"]
+    low, high = figure.layout.yaxis2.range
+    assert set(marks.y) == {-0.5} and low < -0.5 < 0 < high
+
+
 def test_wide_vectors_are_drawn_as_lines():
     figure = input_output_figure(list(range(100)), [("y", list(range(100)), "dyt")], "zh")
     assert {trace.type for trace in figure.data} == {"scatter"}

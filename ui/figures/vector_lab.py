@@ -52,9 +52,9 @@ PAD = 0.05  # below a negative lowest value, as plotly's autorange pads a bar's 
 def _room_for_note(values: Sequence[float]) -> tuple[float, float]:
     """The outputs panel's y range with a free band on top for a note: the note in the middle
     of the panel ran over the ✕ marks (at 0) and over other norms' bars."""
-    drawn = [v for v in values if math.isfinite(v)] + [0.0]  # a ✕ marks each other one at 0
+    drawn = [v for v in values if math.isfinite(v)] + [0.0]
     low, high = min(drawn), max(drawn)
-    if high == low:  # only zeros and ✕ marks
+    if high == low:  # only zeros and ✕ marks (their row at −0.5)
         low, high = -1.0, 1.0
     span = high - low
     return (low - PAD * span if low < 0 else low), high + NOTE_ROOM * span
@@ -68,8 +68,9 @@ def input_output_figure(
     """Two stacked panels sharing the channel axis: ``x`` on top, each output series below
     (``outputs``: name, values and norm kind, drawn in that kind's colour on every page).
 
-    Non-finite outputs cannot be drawn as bars; each is marked with a black ✕ at y = 0 whose
-    hover text says whether it is +inf, -inf or NaN.  The traces and the layout are written
+    Non-finite outputs cannot be drawn as bars; each is marked with a black ✕ in a row below
+    the finite outputs (at y = 0 a ✕ merged with another norm's outputs of 0), its hover
+    text saying whether it is +inf, -inf or NaN.  The traces and the layout are written
     as plain data and validated once (plotly's validation is most of a figure's cost).
     """
     input_name = translate("vector_lab.chart_input", lang)
@@ -91,6 +92,9 @@ def input_output_figure(
             **kind,
         )
     ]
+    finite = [v for _, values, _ in outputs for v in values if math.isfinite(v)] or [0.0]
+    low, high = min(finite), max(finite)
+    marks_at = low - (0.5 if high == low else 0.12 * (high - low))  # the ✕ row
     for name, values, norm in outputs:
         color = NORM_COLORS[norm]
         data.append(
@@ -109,7 +113,7 @@ def input_output_figure(
                 dict(
                     type="scatter",
                     x=[i for i, _ in bad],
-                    y=[0.0] * len(bad),
+                    y=[marks_at] * len(bad),
                     mode="markers",
                     name=f"{name}: {translate('vector_lab.chart_nonfinite', lang)}",
                     marker=dict(
