@@ -23,8 +23,10 @@ def test_a_width_busy_in_one_pass_names_that_pass_and_one_busy_in_all_stands_alo
         _row(4096, "forward", "busy"),
         _row(4096, "forward+backward", "busy"),
     ]
-    assert busy_places(rows, "en") == ("d = 256 (forward + backward), d = 1024 (forward), d = 4096")
-    assert busy_places(rows, "zh") == "d = 256（前向 + 反向）、d = 1024（前向）、d = 4096"
+    assert busy_places(rows, "en") == (
+        "d = 256 (forward + backward), d = 1,024 (forward), d = 4,096"
+    )
+    assert busy_places(rows, "zh") == "d = 256（前向 + 反向）、d = 1,024（前向）、d = 4,096"
 
 
 def test_a_width_measured_in_one_pass_only_is_named_alone_and_nothing_busy_is_empty():

@@ -7,12 +7,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
+from ui.formatting import count
 from ui.i18n import join, translate
 from ui.labels import label
 
 
 def busy_places(ratios: Iterable[Mapping], lang: str) -> str:
-    """Where the machine was too busy to rank the norms: "d = 256 (forward), d = 4096" — a
+    """Where the machine was too busy to rank the norms: "d = 256 (forward), d = 4,096" — a
     width alone where every pass measured at it was, with its passes where only some were
     (the table beside the warning shows the others' ratios).  Empty where none was."""
     passes: dict[int, list[str]] = {}
@@ -26,7 +27,7 @@ def busy_places(ratios: Iterable[Mapping], lang: str) -> str:
     for width in sorted(busy):
         if len(busy[width]) < len(passes[width]):
             named = join((label("pass", p, lang) for p in busy[width]), lang)
-            places.append(translate("kernels.busy_place", lang, width=width, passes=named))
+            places.append(translate("kernels.busy_place", lang, width=count(width), passes=named))
         else:
-            places.append(translate("kernels.busy_width", lang, width=width))
+            places.append(translate("kernels.busy_width", lang, width=count(width)))
     return join(places, lang)

@@ -24,7 +24,7 @@ from engine.perf.timing import (
     NormTimings,
 )
 from ui.figures.kernels import recorded_bandwidth_figure, timing_figure
-from ui.formatting import bytes_text, bytes_texts, format_number, format_reading
+from ui.formatting import bytes_text, bytes_texts, count, format_number, format_reading
 from ui.i18n import current_language, t
 from ui.labels import label
 from ui.text.kernels import busy_places
@@ -111,6 +111,7 @@ def timings(timed: NormTimings) -> None:
         st.warning(t("kernels.busy_warning", widths=busy), icon=":material/hourglass_top:")
     table = ratios.pivot(index="width", columns="pass", values="shown")
     table.columns = [label("pass", p) for p in table.columns]
+    table.index = [count(int(width)) for width in table.index]  # "4,096", as the chart writes it
     table.index.name = t("kernels.axis_width")  # not the column id "width"
     st.dataframe(table, width="stretch")
     st.caption(t("kernels.ratio_rule", max_spread=format_number(100 * MAX_SPREAD)))
