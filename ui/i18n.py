@@ -28,15 +28,19 @@ _MATHS_OR_CODE = re.compile(r"\$[^$]*\$|(?<!`)(`+)(?!`).*?(?<!`)\1(?!`)", re.DOT
 # it back as "-"; code spans (copied) keep the ASCII one.
 NON_BREAKING_HYPHEN = "\u2011"
 _EXPONENT = re.compile(r"(?<=\de)-(?=\d)")
+# A number and its unit of time or bytes stay together ("1.75 µs。" put "µs。" alone on a
+# line in a narrow Chinese column): the space between them is a no-break space.
+_UNIT = re.compile(r"(?<=\d) (?=(?:[pnµm]?s|[kMGT]?B)(?!\w))")
 
 
 def _bind(part: str) -> str:
     part = _OPERATORS.sub("\u00a0\\1\u00a0", part)
+    part = _UNIT.sub("\u00a0", part)
     return _EXPONENT.sub(NON_BREAKING_HYPHEN, part)
 
 
 def _bound(text: str) -> str:
-    if not _OPERATORS.search(text) and not _EXPONENT.search(text):
+    if not any(rule.search(text) for rule in (_OPERATORS, _EXPONENT, _UNIT)):
         return text
     parts, start = [], 0
     for kept in _MATHS_OR_CODE.finditer(text):

@@ -59,6 +59,18 @@ def test_chinese_strings_are_translated_not_copied():
     assert len(translated) > 0.8 * len(zh)
 
 
+def test_a_number_and_its_unit_of_time_or_bytes_stay_on_one_line():
+    """ "1.75 µs。" broke before "µs。" in a narrow Chinese column: a number's unit of time or
+    bytes follows it after a no-break space; a word after a number keeps its space."""
+    from ui.i18n import _bound
+
+    assert _bound("about 1.75 µs。 and 2.11 MB, 3 s, 7,808 B") == (
+        "about 1.75\u00a0µs。 and 2.11\u00a0MB, 3\u00a0s, 7,808\u00a0B"
+    )
+    assert _bound("3 steps, 4 Blocks, 2 sequences") == "3 steps, 4 Blocks, 2 sequences"
+    assert "0.60\u00a0s in all" in translate("depth.timing", "en", count=2, seconds="0.60")
+
+
 def test_translate_fills_parameters_and_falls_back():
     assert translate("input.too_many_rows", "en", rows=70, limit=64).startswith("70 rows")
     assert "70" in translate("input.too_many_rows", "zh", rows=70, limit=64)
