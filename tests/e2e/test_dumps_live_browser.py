@@ -39,7 +39,10 @@ def live_server():
 
 
 def _ready(page) -> None:
-    page.get_by_text(re.compile(r"Live model: .*loaded in \d+ s")).wait_for(timeout=LOAD_TIMEOUT_MS)
+    # "7 s": a number and its unit are joined by a no-break space (\s matches it in the browser)
+    page.get_by_text(re.compile(r"Live model: .*loaded in \d+\s+s")).wait_for(
+        timeout=LOAD_TIMEOUT_MS
+    )
     wait_idle(page)
 
 
