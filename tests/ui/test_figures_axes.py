@@ -296,3 +296,20 @@ def test_lessons_hold_no_number_of_their_own():
         for key, sentence in catalog(lang).items():
             if key.startswith("axes.") and key.endswith(("lesson", "verdict", "collapses")):
                 assert not re.search(r"\d", allowed.sub("", sentence)), (lang, key)
+
+
+def test_one_channel_and_one_value_per_channel_draw_nothing_off_their_axes():
+    """B = T = 1, d = 1: the spread chart leaves out the 0 that √(2(n−1))/n is at n = 1 (a
+    log axis drew it plunging off the bottom), and the one channel's axis ticks whole numbers."""
+    from engine.axes.padding import padding_pollution
+    from engine.axes.small_batch import small_batch_noise
+    from ui.figures.axes_batchnorm import batch_of_one_figure, padding_figure, small_batch_figure
+
+    spec = AxesSpec(batch=1, tokens=1, d=1)
+    _, spread = small_batch_figure(small_batch_noise(spec), "en")
+    for trace in spread.data:
+        assert all(y is None or y > 0 for y in trace.y), trace.name
+    one = batch_of_one_figure(batch_of_one(spec), "en")
+    assert one.layout.xaxis.dtick == 1
+    for panel in padding_figure(padding_pollution(spec), "en"):
+        assert panel.layout.xaxis.dtick == 1

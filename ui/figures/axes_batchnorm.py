@@ -75,7 +75,15 @@ def padding_figure(result: PaddingPollution, lang: str) -> Pair:
                 name=translate(f"axes.padding.{key}", lang),
             )
     pair[0].add_hline(y=result.pad_value, line=dict(color=MUTED_COLOR, dash="dot"))
+    for figure in pair:
+        _whole_channels(figure, len(channels))
     return pair
+
+
+def _whole_channels(figure: go.Figure, d: int) -> None:
+    """A channel axis ticks whole channels (at d = 1 plotly ticked −0.4 … 0.4): one tick a
+    channel up to 16; past that plotly's own steps, which are whole there."""
+    figure.update_xaxes(dtick=1 if d <= 16 else None)
 
 
 def small_batch_figure(result: SmallBatchNoise, lang: str) -> Pair:
@@ -108,14 +116,14 @@ def small_batch_figure(result: SmallBatchNoise, lang: str) -> Pair:
     ):
         spread.add_scatter(
             x=sizes,
-            y=finite_or_none(measured),
+            y=_on_log_axis(measured),
             mode="markers",
             marker=dict(color=color, size=9),
             name=translate(f"axes.small.{key}", lang),
         )
         spread.add_scatter(
             x=sizes,
-            y=finite_or_none(theory),
+            y=_on_log_axis(theory),
             mode="lines",
             line=dict(color=color, dash="dash", width=1.5),
             name=translate(f"axes.small.{key}_theory", lang),
@@ -123,6 +131,12 @@ def small_batch_figure(result: SmallBatchNoise, lang: str) -> Pair:
     log_axis(spread, "x", sampled=[int(b) for b in sizes])  # each batch size
     log_axis(spread, "y")
     return figure, spread
+
+
+def _on_log_axis(values) -> list:
+    """``values`` for a log axis: 0 (one value per channel has no spread: √(2(n−1))/n at
+    n = 1) left out, where plotly drew the line plunging off the bottom of the axis."""
+    return [v if v is not None and v > 0 else None for v in finite_or_none(values)]
 
 
 def train_eval_figure(result: TrainEvalGap, lang: str) -> Pair:
@@ -235,6 +249,7 @@ def batch_of_one_figure(result: BatchOfOne, lang: str) -> go.Figure:
         col=1,
     )
     figure.update_xaxes(title_text=translate("axes.one.chart_x", lang), row=2, col=1)
+    _whole_channels(figure, len(channels))
     figure.update_yaxes(title_text=translate("axes.one.chart_y", lang), row=1, col=1)
     return _finish(figure, 380, translate("axes.one.chart_title", lang))
 
