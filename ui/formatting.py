@@ -221,6 +221,12 @@ def finite_or_none(values) -> list:
     return [float(v) if math.isfinite(v) else None for v in array.reshape(-1)]
 
 
+def positive_or_none(values) -> list[float | None]:
+    """For log axes: non-positive and non-finite values are gaps, never drawn as 0 (nor,
+    as a 0 was, plunging off the axis's bottom)."""
+    return [v if v is not None and v > 0 else None for v in finite_or_none(values)]
+
+
 SHOWN_CHARS = 400  # the most characters of one outside text a page repeats
 
 

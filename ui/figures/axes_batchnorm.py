@@ -23,7 +23,7 @@ from engine.axes.small_batch import SmallBatchNoise
 from engine.axes.train_eval import TrainEvalGap
 from ui.figures.axes import CLICKED_COLOR
 from ui.figures.style import NORM_COLORS, framed, legend_below, log_axis
-from ui.formatting import finite_or_none
+from ui.formatting import finite_or_none, positive_or_none
 from ui.i18n import translate
 from ui.labels import NORM_NAMES
 
@@ -116,14 +116,14 @@ def small_batch_figure(result: SmallBatchNoise, lang: str) -> Pair:
     ):
         spread.add_scatter(
             x=sizes,
-            y=_on_log_axis(measured),
+            y=positive_or_none(measured),
             mode="markers",
             marker=dict(color=color, size=9),
             name=translate(f"axes.small.{key}", lang),
         )
         spread.add_scatter(
             x=sizes,
-            y=_on_log_axis(theory),
+            y=positive_or_none(theory),
             mode="lines",
             line=dict(color=color, dash="dash", width=1.5),
             name=translate(f"axes.small.{key}_theory", lang),
@@ -131,12 +131,6 @@ def small_batch_figure(result: SmallBatchNoise, lang: str) -> Pair:
     log_axis(spread, "x", sampled=[int(b) for b in sizes])  # each batch size
     log_axis(spread, "y")
     return figure, spread
-
-
-def _on_log_axis(values) -> list:
-    """``values`` for a log axis: 0 (one value per channel has no spread: √(2(n−1))/n at
-    n = 1) left out, where plotly drew the line plunging off the bottom of the axis."""
-    return [v if v is not None and v > 0 else None for v in finite_or_none(values)]
 
 
 def train_eval_figure(result: TrainEvalGap, lang: str) -> Pair:

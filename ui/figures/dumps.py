@@ -28,7 +28,7 @@ from engine.dumps.diagnostics import (
 from engine.dumps.norm_views import TokenNorms
 from engine.dumps.report import NormComparison
 from ui.figures.style import framed, linear_axis, log_axis, shaded_band, tick_texts
-from ui.formatting import finite_or_none, plot_text
+from ui.formatting import finite_or_none, plot_text, positive_or_none
 from ui.i18n import translate
 from ui.text.dumps import chosen_token_names
 
@@ -50,11 +50,6 @@ PHONE_NAMED_TICKS = 12  # names that fit a 390 px phone's column (358 px) at NAM
 # presenting (ui/presenting.py: 16 px ticks, larger titles): each name's share, the frame, and
 # the names that fit a phone's column then (350 px)
 PROJECTED_TICK_PX, PROJECTED_FRAME_PX, PROJECTED_PHONE_TICKS = 19, 210, 7
-
-
-def positive_or_none(values) -> list[float | None]:
-    """For log axes: non-positive and non-finite values are gaps, never drawn as 0."""
-    return [v if v is not None and v > 0 else None for v in finite_or_none(values)]
 
 
 def chart_layout(

@@ -24,10 +24,15 @@ from ui.figures.dumps import (
     chart_layout,
     decade_ticks,
     log10_or_nan,
-    positive_or_none,
 )
 from ui.figures.style import log_axis
-from ui.formatting import finite_or_none, format_number, format_reading, plot_text
+from ui.formatting import (
+    finite_or_none,
+    format_number,
+    format_reading,
+    plot_text,
+    positive_or_none,
+)
 from ui.i18n import translate
 
 
