@@ -287,7 +287,9 @@ def cost(result: NormCost, chosen: str | None, config_dtype: str | None) -> None
             d=text.count(call.d),
             calls=text.count(result.calls),
             extra=t(
-                "models.cost_extra_" + "_".join(result.extra_roles),
+                # one role names its kind; a family with both would get the plain words
+                "models.cost_extra"
+                + (f"_{result.extra_roles[0]}" if len(result.extra_roles) == 1 else ""),
                 count=text.count(result.extra_calls),
                 values=text.count(result.extra_values),
             )
