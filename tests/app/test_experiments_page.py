@@ -174,6 +174,7 @@ def test_a_block_past_the_model_is_refused_as_it_is_typed(tiny, query, lang, sai
     assert not at.exception and not at.radio  # no prediction, so no commit and no run
     refusals = " ".join(e.value for e in at.error)
     assert said.format(blocks=blocks) in refusals
+    assert f"`ex_{query['ex_experiment']}_block`" in refusals  # the box that named it
     assert f"0 {'to' if lang == 'en' else '到'} {blocks - 1}" in refusals
     ok = _open({**query, "ex_swap_block": "0", "ex_freeze_block": "0", **SMALL}, lang)
     assert not ok.error and ok.radio

@@ -181,7 +181,7 @@ def model_choice(models: tuple[LocalModel, ...], refused: EngineError | None) ->
     lists some.  A linked id the server does not list (``refused``: the engine's refusal of
     ``linked_model()``, ``ui/requests/experiments.py``) is refused by name."""
     if refused is not None:
-        message = t("experiments.model_refused", param="`ex_model`", why=error_text(refused))
+        message = t("experiments.param_refused", param="`ex_model`", why=error_text(refused))
         st.warning(message, icon=":material/link_off:")
         st.session_state["ex_model"] = ""
     if not models:
