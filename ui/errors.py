@@ -50,12 +50,15 @@ USER_ACCEPTED = frozenset({"dumps.unknown_stream"})
 def own_words(value, outside: bool = False):
     """A name as the page writes it: the engine's own words (``Phrase``, e.g. a
     keyless file's one array) in the reader's language, a ``Listing`` joined with the reader's
-    separator, other text literally when it comes from ``outside``, anything else as it is."""
+    separator, other text literally when it comes from ``outside``, our own whole numbers
+    grouped (a header's claimed size, a limit), anything else as it is."""
     if isinstance(value, Listing):
         return t(value.separator).join(own_words(item, outside) for item in value.items)
     if isinstance(value, Phrase):
         return t(f"errors.{value.key}", **shown(value.params))
-    return literal(value, SHOWN_IN_MESSAGE) if outside and isinstance(value, str) else value
+    if outside:  # as it came, so that it can be found and typed again
+        return literal(value, SHOWN_IN_MESSAGE) if isinstance(value, str) else value
+    return count(value) if type(value) is int else value  # a size or a limit: "4,096"
 
 
 def shown(params: dict, extra: frozenset = frozenset()) -> dict:

@@ -130,3 +130,20 @@ def test_a_folder_that_is_not_a_model_says_why_in_the_readers_language(
     for lang, words in (("en", en), ("zh", zh)):
         monkeypatch.setattr("ui.i18n.current_language", lambda lang=lang: lang)
         assert words in error_text(caught.value).replace("\u00a0", " ")
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_files_sizes_are_grouped_and_a_typed_number_stays_as_typed(tmp_path, monkeypatch, lang):
+    """A text file read as safetensors "says" a header of quintillions of bytes: the page
+    groups our own numbers; a number that came from a link is quoted as it came."""
+    monkeypatch.setattr("ui.i18n.current_language", lambda: lang)
+    path = tmp_path / "notes.safetensors"
+    path.write_bytes(b"these are just some notes, not tensors\n" * 40)
+    with pytest.raises(EngineError) as caught:
+        report(path)
+    claimed = int.from_bytes(path.read_bytes()[:8], "little")
+    message = error_text(caught.value)
+    assert f"{claimed:,}" in message and f"{path.stat().st_size:,}" in message
+    assert str(claimed) not in message
+    typed = error_text(EngineError("experiments.bad_layers", {"value": 12000, "last": 1999}))
+    assert "12000" in typed and "1,999" in typed
