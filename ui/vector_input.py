@@ -50,14 +50,35 @@ class VectorInputError(Exception):
         return f"{self.key}: {self.params}"
 
 
-def _parse_number(token: str, where: dict, prefix: str = "") -> float:
-    """``token`` as a float64, or the error ``prefix + <what is wrong>`` with ``where`` (a
-    vector's row and column, or a parameter's name and column) in its parameters."""
+_PAIRS = {"[": "]", "(": ")", "{": "}"}
+
+
+def _quoted(typed: str) -> str:
+    """``typed`` without the brackets at its ends that it does not close itself (those of
+    a row around it: ``[abc`` -> ``abc``; ``\\frac{1}{2}`` stays whole)."""
+    while typed and typed[0] in _PAIRS and typed.count(typed[0]) > typed.count(_PAIRS[typed[0]]):
+        typed = typed[1:]
+    closing = {close: open_ for open_, close in _PAIRS.items()}
+    while (
+        typed and typed[-1] in closing and typed.count(typed[-1]) > typed.count(closing[typed[-1]])
+    ):
+        typed = typed[:-1]
+    return typed
+
+
+def _parse_number(typed: str, where: dict, prefix: str = "") -> float:
+    """``typed`` (a token as typed, brackets and all) as a float64, or the
+    error ``prefix + <what is wrong>`` with ``where`` (a vector's row and column, or a
+    parameter's name and column) in its parameters.  What is not a number is quoted as
+    typed (``_quoted``)."""
+    token = typed.strip(_BRACKETS)
     where = {"token": token, **where}
     try:
         value = read_float(token)
     except ValueError:
-        raise VectorInputError(prefix + "not_a_number", where) from None
+        raise VectorInputError(
+            prefix + "not_a_number", {**where, "token": _quoted(typed)}
+        ) from None
     if math.isnan(value) or (
         math.isinf(value) and token.lower().lstrip("+-") in ("inf", "infinity")
     ):
@@ -73,22 +94,22 @@ def parse_vectors(text: str, dtype: str = "float32") -> Rows:
     """Parse ``text`` into rows of equal length, each value finite in ``dtype``."""
     if len(text) > MAX_TEXT_CHARS:
         raise VectorInputError("too_long", {"chars": len(text), "limit": MAX_TEXT_CHARS})
-    lines = [line.strip().strip(_BRACKETS).strip() for line in as_ascii(text).splitlines()]
-    lines = [line for line in lines if line]
+    typed_lines = [line.strip() for line in as_ascii(text).splitlines()]
+    typed_lines = [line for line in typed_lines if line.strip(_BRACKETS).strip()]
+    lines = [line.strip(_BRACKETS).strip() for line in typed_lines]
     if not lines:
         raise VectorInputError("empty")
     if len(lines) > MAX_ROWS:
         raise VectorInputError("too_many_rows", {"rows": len(lines), "limit": MAX_ROWS})
     rows = []
-    for row_number, line in enumerate(lines, start=1):
+    for row_number, (line, typed_line) in enumerate(zip(lines, typed_lines), start=1):
         inner = line.strip(",; \t")  # a leading or trailing separator leaves nothing out
         gap = _GAP.search(inner)  # "1,,2": a number left out, not d = 2
         if gap is not None:
             before = _SEPARATORS.split(inner[: gap.start()])
             column = len([tok for tok in before if tok.strip(_BRACKETS)]) + 1
             raise VectorInputError("missing_number", {"row": row_number, "column": column})
-        tokens = [tok.strip(_BRACKETS) for tok in _SEPARATORS.split(line)]
-        tokens = [tok for tok in tokens if tok]
+        tokens = [tok for tok in _SEPARATORS.split(typed_line) if tok.strip(_BRACKETS)]
         if len(tokens) > MAX_VECTOR_WIDTH:
             raise VectorInputError(
                 "too_wide", {"row": row_number, "d": len(tokens), "limit": MAX_VECTOR_WIDTH}
@@ -139,8 +160,7 @@ def check_representable(rows, dtype: str) -> None:
 def parse_parameter(text: str, d: int, name: str) -> tuple[float, ...]:
     """gamma/beta as typed: one number (used for every channel) or exactly ``d`` numbers."""
     text = as_ascii(text)
-    tokens = [tok.strip(_BRACKETS) for tok in _SEPARATORS.split(text.strip().strip(_BRACKETS))]
-    tokens = [tok for tok in tokens if tok]
+    tokens = [tok for tok in _SEPARATORS.split(text.strip()) if tok.strip(_BRACKETS)]
     if not tokens:
         raise VectorInputError("parameter_empty", {"name": name})
     values = tuple(

@@ -43,6 +43,9 @@ def test_several_rows_and_blank_lines():
         ("  \n ", "empty", {}),
         ("1, two, 3", "not_a_number", {"token": "two", "row": 1, "column": 2}),
         ("1_0, 2, 3", "not_a_number", {"token": "1_0", "row": 1, "column": 1}),  # never 10
+        # quoted as typed: a brace the token closes itself is its own, a row's bracket is not
+        ("3, \\frac{1}{2}", "not_a_number", {"token": "\\frac{1}{2}", "row": 1, "column": 2}),
+        ("[abc, 2]", "not_a_number", {"token": "abc", "row": 1, "column": 1}),
         ("1 2\n3", "ragged", {"first": 2, "row": 2, "other": 1}),
         ("1,,2", "missing_number", {"row": 1, "column": 2}),  # not d = 2
         ("1 2\n[3, 4 ; , 5]", "missing_number", {"row": 2, "column": 3}),
