@@ -50,6 +50,8 @@ class StreamStory:
     #   block whose input holds the largest entry, when the dump has one
     others_max_step_at: int | None = None  # the point others_max_step arrives at
     first_token_massive: int = 0  # massive activations the report lists on this first token
+    others_zero_at: tuple[int, ...] = ()  # points (from point 1) where the other tokens'
+    #   median RMS is 0: a step out of them has no ratio, and others_max_step leaves it out
 
     @property
     def jump_ratio(self) -> float:
@@ -107,6 +109,7 @@ def stream_story(rep: DumpReport, batch: int = 0) -> StreamStory:
         jump = int(np.argmax(outgrow)) + 1
         start = 1 if points > 2 else 0  # after the first block's lift of the embeddings
         steps = others_step[start:]
+        steps = np.where(np.isfinite(steps), steps, np.nan)  # out of a point of zeros: no ratio
         finite = np.isfinite(steps).any()
         max_step = float(np.nanmax(steps)) if finite else nan
         max_step_at = int(np.nanargmax(steps)) + start + 1 if finite else None
@@ -124,4 +127,5 @@ def stream_story(rep: DumpReport, batch: int = 0) -> StreamStory:
         largest_pair=pair,
         others_max_step_at=max_step_at,
         first_token_massive=int(np.sum((rep.massive.batch == batch) & (rep.massive.token == 0))),
+        others_zero_at=tuple(int(p) for p in np.flatnonzero(others == 0) if p >= start),
     )

@@ -94,6 +94,29 @@ def test_a_first_token_jump_without_a_massive_entry_is_not_called_massive_activa
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_layer_of_zeros_is_named_and_no_step_out_of_it_is_called_infinite(lang):
+    """A stream whose point 3 is all zeros, each other step ×1.1: the step out of the zeros
+    has no ratio, so the largest step is the finite ×1.1, and the zeros are named."""
+    import torch
+
+    from engine.dumps.story import stream_story
+    from ui.text.dumps_story import story_sentences
+
+    generator = torch.Generator().manual_seed(0)
+    x = torch.randn(1, 1, 6, 8, generator=generator) * 1.1 ** torch.arange(6.0).view(6, 1, 1, 1)
+    x[3] = 0.0
+    story = stream_story(report(Upload("zeros.safetensors", save(files.hf_names(x)))))
+    rms = x[:, 0, 1:].pow(2).mean(-1).sqrt().median(-1).values.double()  # the oracle
+    finite = [float(b / a) for a, b in zip(rms[1:-1], rms[2:]) if a > 0]
+    assert story.others_max_step == pytest.approx(max(finite), rel=1e-6)
+    assert story.others_zero_at == (3,)
+    said = " ".join(plain(s) for s in story_sentences(story, None, lang))
+    assert "∞" not in said
+    named = {"en": "At layer 3 at least half", "zh": "在第 3 层，其他 token 中至少一半"}[lang]
+    assert named in said
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
 def test_a_growth_fit_and_a_square_are_written_as_the_page_writes_numbers(lang):
     """A stream ×10³⁰ fits an intercept near 10³⁰: "×10²⁹", never "e+29"; a largest entry of
     301.1 squares to 90,661.21 (by hand), past float16: four significant digits, "90,660"."""

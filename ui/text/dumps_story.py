@@ -101,6 +101,10 @@ def story_sentences(story: StreamStory, tokens: Sequence[str] | None, lang: str)
                 layer=story.others_max_step_at,
             )
         )
+        if story.others_zero_at:
+            key = "story_zero_point" if len(story.others_zero_at) == 1 else "story_zero_points"
+            layers = join(runs(story.others_zero_at), lang)
+            sentences.append(translate(f"dumps.{key}", lang, layers=layers))
     if math.isfinite(story.largest):
         where = ""
         if story.largest_at is not None:
