@@ -90,8 +90,7 @@ def logit_lens(
     if bad:
         raise experiment_error("bad_positions", value=bad[0], last=tokens - 1)
     where = torch.tensor(positions)
-    p_model = ref.probs[where]  # [P, V]
-    z_model, lse_model = ref.logits[where], ref.lse[where]  # [P, V], [P]
+    z_model = ref.logits[where]  # [P, V]
     final_rstd = ref.norm_rstd[ref.final_norm, where]  # [P]
     points, k = ref.stream.shape[0], spec.top_k
     top_ids = np.zeros((3, points, len(positions), k), dtype=np.int64)
@@ -115,8 +114,7 @@ def logit_lens(
             log_q = torch.log_softmax(z, dim=-1)  # [3, P, V]
             q = log_q.exp()
             entropy[:, point] = -(q * log_q).nan_to_num(0.0).sum(-1).double().numpy()
-            lse = torch.logsumexp(z, dim=-1)  # [3, P]
-            kl[:, point] = kl_divergence(p_model, z_model, lse_model, z, lse).double().numpy()
+            kl[:, point] = kl_divergence(z_model, z).numpy()
             best = q.topk(k, dim=-1)
             top_ids[:, point] = best.indices.numpy()
             top_probs[:, point] = best.values.double().numpy()

@@ -60,8 +60,6 @@ class Reference:
     architecture: str  # its row of engine.dumps.architectures
     tokens: TextTokens
     logits: torch.Tensor  # [T, V] float32
-    probs: torch.Tensor  # [T, V] float32: softmax(logits), what every KL reads
-    lse: torch.Tensor  # [T] float32: log Σ_v exp(logits)
     stream: torch.Tensor  # [L+1, T, d] float32: each block's input, then the last block's output
     norms: tuple[str, ...]  # [N] every norm's module path, in forward order
     norm_layers: tuple[int | None, ...]  # [N] the block of each (None: the final norm)
@@ -123,26 +121,49 @@ def _nll(logits: torch.Tensor, lse: torch.Tensor, ids: tuple[int, ...]) -> np.nd
     return torch.nan_to_num(picked, nan=math.inf).numpy()
 
 
-def kl_divergence(p, z_p, lse_p, z_q, lse_q) -> torch.Tensor:
-    """[...] KL(p ‖ q) in nats of the distributions with logits z_p, z_q [..., V] (p =
-    softmax z_p given, lse = log Σ exp z of each).
+KL_SLICE_BYTES = 8 << 20  # float64 logits taken at a time by kl_divergence (rows of them)
+
+
+def _row_slices(rows: int, width: int):
+    step = max(1, KL_SLICE_BYTES // (8 * width))
+    return (slice(start, start + step) for start in range(0, rows, step))
+
+
+def kl_divergence(z_p: torch.Tensor, z_q: torch.Tensor) -> torch.Tensor:
+    """[...] float64 KL(p ‖ q) in nats of the distributions with logits z_p, z_q [..., V]
+    (broadcast against each other), p = softmax z_p.
 
     Two ways, Δ = z_p − z_q:
-    - KL = Σ_v p_v Δ_v − (lse_p − lse_q): always right, but its two terms are of the size of
-      the logits (~10), so float32 leaves ~1e-6 nats of rounding;
+    - KL = Σ_v p_v Δ_v − (lse_p − lse_q) (lse = log Σ exp z): always right, but its two
+      terms are of the size of the logits (~10), so it loses their last digits;
     - KL = Σ p Δ + log1p(Σ p (e^(−Δ) − 1)), since Σ p e^(−Δ) = e^(lse_q − lse_p): exactly 0
-      for equal logits and precise to float32's precision *of the differences*, but it only
-      sees q's mass where p is not 0 in float32 (and e^(−Δ) overflows for Δ < −88).
+      for equal logits and precise *to the differences*, but it only sees q's mass where p
+      is not 0 (and e^(−Δ) overflows for Δ < −709).
     The second is used where the two agree to the first's rounding (the distributions are
     close, which is where the precision matters), the first elsewhere.
+
+    The sums run over the whole vocabulary (49,152 tokens in SmolLM2) with terms that cancel
+    to a few hundredths: from float32 probabilities, differences and sums they were off by
+    1 % (0.04224 where float64 gives 0.04181, position 104 of a 128-token swap).  So the
+    logits, read as the exact numbers they are, are taken to float64 a few rows at a time
+    (``KL_SLICE_BYTES``: a float64 copy of the whole [..., V] would triple their memory).
     """
-    minus_delta = z_q - z_p  # [..., V]
-    mean_delta = -torch.einsum("...v,...v->...", p, minus_delta)  # [...]
-    shrink = torch.einsum("...v,...v->...", p, minus_delta.expm1_())  # [...], in place
+    shape = torch.broadcast_shapes(z_p.shape, z_q.shape)
+    z_p, z_q = (z.expand(shape).reshape(-1, shape[-1]) for z in (z_p, z_q))  # [N, V]
+    mean_delta = torch.empty(len(z_p), dtype=torch.float64)
+    shrink, plain = torch.empty_like(mean_delta), torch.empty_like(mean_delta)
+    for rows in _row_slices(*z_p.shape):
+        z_p_part, z_q_part = z_p[rows].double(), z_q[rows].double()
+        lse_p = torch.logsumexp(z_p_part, dim=-1, keepdim=True)
+        lse_q = torch.logsumexp(z_q_part, dim=-1)
+        p_part = torch.exp(z_p_part - lse_p)
+        minus_delta = z_q_part.sub_(z_p_part)  # in place: z_q's copy becomes z_q − z_p
+        mean_delta[rows] = -(p_part * minus_delta).sum(-1)
+        plain[rows] = mean_delta[rows] - (lse_p[:, 0] - lse_q)
+        shrink[rows] = (p_part * minus_delta.expm1_()).sum(-1)  # in place
     precise = mean_delta + torch.log1p(shrink)
-    plain = mean_delta - (lse_p - lse_q)
-    agree = (precise - plain).abs() <= 1e-5 + 1e-4 * plain.abs()  # False for NaN
-    return torch.where(agree, precise, plain).clamp_min(0.0)
+    agree = (precise - plain).abs() <= 1e-9 + 1e-8 * plain.abs()  # False for NaN
+    return torch.where(agree, precise, plain).clamp_min(0.0).reshape(shape[:-1])
 
 
 def measure(ref: Reference, logits: torch.Tensor) -> Effect:
@@ -150,7 +171,7 @@ def measure(ref: Reference, logits: torch.Tensor) -> Effect:
     logits = logits.float()
     lse = torch.logsumexp(logits, dim=-1)  # [T]
     finite = torch.isfinite(lse)  # [T]: a NaN or +inf logit makes the row's lse not finite
-    kl = kl_divergence(ref.probs, ref.logits, ref.lse, logits, lse).double()  # [T]
+    kl = kl_divergence(ref.logits, logits)  # [T]
     kl = torch.where(finite, torch.nan_to_num(kl, nan=math.inf), math.inf)
     top1 = (ref.logits.argmax(-1) == logits.argmax(-1)) & finite  # [T]
     return Effect(
@@ -202,19 +223,16 @@ def reference(live: LiveModel, spec: TextSpec, threads: int | None = 1) -> Refer
         [norm_maps.rstd(norm, recorded.pop(f"{norm.path}.input")[0]) for norm in norms]
     )  # [N, T]
     logits = logits_of(output)
-    lse = torch.logsumexp(logits, dim=-1)  # [T]
     return Reference(
         model=live.name,
         architecture=loaded.architecture.name,
         tokens=tokens,
         logits=logits,
-        probs=torch.softmax(logits, dim=-1),
-        lse=lse,
         stream=stream,
         norms=paths.norms,
         norm_layers=paths.norm_layers,
         norm_rstd=rstd,
-        nll=_nll(logits, lse, tokens.ids),
+        nll=_nll(logits, torch.logsumexp(logits, dim=-1), tokens.ids),
     )
 
 
