@@ -52,6 +52,24 @@ def test_one_stacked_entry_is_ordered_along_its_first_axis_not_by_names():
     assert rows["Layer order"].startswith("along the entry's first axis, L:")
 
 
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_saved_tuple_and_a_single_tensor_are_described_in_words(tmp_path, lang):
+    """A tuple of tensors (HF's hidden_states saved as it is) has keys 0, 1, …: no name
+    template "{i}" shown as if a placeholder had leaked; a file of one point has no order."""
+    x = files.stream(layers=3, batch=1, tokens=5, d=8)
+    saved = report(files.write_pt(tmp_path / "states.pt", tuple(x.unbind(0))))
+    rows = [plain(v) for _, v in text.layout_facts(saved, lang)]
+    assert not any("`{i}`" in row for row in rows)
+    by_position = {"en": "the file's tensors in their order, `0` to `2`",
+                   "zh": "文件中按顺序排列的张量，`0` 到 `2`"}[lang]  # fmt: skip
+    assert rows[1].startswith(by_position)
+    alone = report(files.write_pt(tmp_path / "alone.pt", x[0, 0]))
+    order = plain(text.layout_facts(alone, lang)[5][1])
+    assert (
+        order.count("alone") == 1 and {"en": "one point only", "zh": "只有一个位置"}[lang] in order
+    )
+
+
 def test_facts_table_escapes_pipes_so_a_name_stays_in_its_cell(rep):
     table = text.facts_table(text.layout_facts(rep, "en"), ("What", "Read as"))
     stream_row = next(line for line in table.splitlines() if line.startswith("| Residual"))

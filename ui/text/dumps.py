@@ -74,7 +74,7 @@ def layout_facts(rep: DumpReport, lang: str) -> list[tuple[str, str]]:
     pairs = [p.label for p in lay.norm_pairs]
     rows = [
         _fact("file", f"{files} · {size}", lang),
-        _fact("stream", f"{literal(lay.stream)} — {reason}", lang),
+        _fact("stream", f"{_stream_text(lay.stream, ends, lang)} — {reason}", lang),
         _fact(
             "candidates",
             names_text(others, lang) if others else translate("dumps.none", lang),
@@ -92,7 +92,7 @@ def layout_facts(rep: DumpReport, lang: str) -> list[tuple[str, str]]:
             ),  # fmt: skip
             lang,
         ),
-        _fact("order", translate("dumps.order_value", lang, order=order, **ends), lang),
+        _fact("order", _order_text(order, ends, len(rep.labels), lang), lang),
         _fact(
             "pairs",
             names_text(pairs, lang, 3) if pairs else translate("dumps.no_pairs_short", lang),
@@ -110,6 +110,20 @@ def layout_facts(rep: DumpReport, lang: str) -> list[tuple[str, str]]:
         written = [f"{literal(key)} = {literal(value[:80])}" for key, value in rep.metadata[:8]]
         rows.append(_fact("metadata", "; ".join(written), lang))
     return rows
+
+
+def _stream_text(stream: str, ends: dict, lang: str) -> str:
+    """The stream's name template; a file of bare tensors (a saved tuple, keys 0, 1, …)
+    has the template ``{i}`` alone, which is said in words, not shown as a placeholder."""
+    if stream == "{i}":
+        return translate("dumps.stream_by_position", lang, **ends)
+    return literal(stream)
+
+
+def _order_text(order: str, ends: dict, points: int, lang: str) -> str:
+    if points == 1:  # no order to speak of, and "x first, x last" of the one name
+        return translate("dumps.order_value_one", lang, first=ends["first"])
+    return translate("dumps.order_value", lang, order=order, **ends)
 
 
 def _fact(what: str, value: str, lang: str) -> tuple[str, str]:
