@@ -177,6 +177,10 @@ def test_an_answer_in_a_link_is_asked_again_not_counted_and_a_reloads_own_vote_s
     assert "Locked in and counted in the class" in _texts(again, "info")
     assert "The link held" not in _texts(again, "info")  # its own vote: nothing dropped
     assert store().room(code, key, FIRST).counts[0][WRONG] == 1
+    assert "Answer again replaces your vote" in _texts(again, "info")  # and it does:
+    again.button(key=f"ls_again_{FIRST}").click().run()
+    _commit(again, ANSWER)
+    assert store().room(code, key, FIRST).counts[0] == {**dict.fromkeys("abcd", 0), ANSWER: 1}
 
 
 def test_a_links_answers_for_other_lessons_are_checked_once_on_joining():
