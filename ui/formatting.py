@@ -102,6 +102,14 @@ def significant(value: float, digits: int = 4) -> str:
     return format_reading(rounded, max(4, places) if abs(rounded) >= 0.01 else 4)
 
 
+def times(value: float) -> str:
+    """A factor: "×3.21" below ten, whole from ten ("×12", "×123,456", never "×1e+05"), its
+    power of ten from 10⁵ (×1.235×10³⁰, not thirty digits of rounding)."""
+    if not math.isfinite(value) or round(value, 3) < 10:
+        return "×" + format_reading(value, 3)
+    return "×" + (count(round(value)) if value < 1e5 else format_reading(value))
+
+
 def signed(value: float, decimals: int = 2) -> str:
     """A slope with its sign and the true minus: 0.012 -> "+0.01", -0.47 -> "−0.47"; one that
     rounds to zero has no sign (it would claim a direction): -0.001 -> "0.00"."""

@@ -30,6 +30,7 @@ from ui.formatting import (
     literal,
     runs,
     significant,
+    times,
 )
 from ui.i18n import join, sentence_joiner, translate
 from ui.labels import label
@@ -45,14 +46,6 @@ def _token(tokens: Sequence[str] | None, position: int) -> str:
     if tokens is None or position >= len(tokens):
         return str(position)
     return f"{position} {literal(token_text(tokens[position]))}"
-
-
-def _times(value: float) -> str:
-    """A factor: "×3.21" below ten, whole from ten ("×12", "×123,456", never "×1e+05"), its
-    power of ten from 10⁵ (×1.235×10³⁰, not thirty digits of rounding)."""
-    if not math.isfinite(value) or round(value, 3) < 10:
-        return "×" + format_reading(value, 3)
-    return "×" + (count(round(value)) if value < 1e5 else format_reading(value))
 
 
 def story_sentences(story: StreamStory, tokens: Sequence[str] | None, lang: str) -> list[str]:
@@ -77,9 +70,9 @@ def story_sentences(story: StreamStory, tokens: Sequence[str] | None, lang: str)
                 after=format_reading(story.jump_after, 3),
                 previous=story.jump_point - 1,
                 layer=story.jump_point,
-                ratio=_times(story.jump_ratio),
-                others=_times(story.others_step),
-                factor=_times(JUMP_FACTOR),
+                ratio=times(story.jump_ratio),
+                others=times(story.others_step),
+                factor=times(JUMP_FACTOR),
             )
         )
         steady = not story.others_max_step >= JUMP_FACTOR  # NaN: no step to call a jump
@@ -97,7 +90,7 @@ def story_sentences(story: StreamStory, tokens: Sequence[str] | None, lang: str)
                 lang,
                 start=format_reading(story.others_start, 3),
                 end=format_reading(story.others_end, 3),
-                step=_times(story.others_max_step),
+                step=times(story.others_max_step),
                 layer=story.others_max_step_at,
             )
         )
