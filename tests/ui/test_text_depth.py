@@ -62,6 +62,25 @@ def test_a_one_layer_post_norm_stack_is_not_averaged_over_1_layers(lang):
     assert "范围" not in note and note.count(measured) == 1
 
 
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_no_norm_stack_is_said_to_grow_geometrically_by_its_measured_factor(
+    post_deepnorm_none, lang
+):
+    """The factor is the geometric mean of the stack's own growth; with the default
+    1/√fan-in init float32 overflows, and the note stops at the last finite layer."""
+    none = post_deepnorm_none[2]
+    (note,) = [n for n in residual_notes(post_deepnorm_none, lang) if "×" in n]
+    ms = none.residual_ms
+    factor = (ms[24] / ms[0]) ** (1 / 24)  # the oracle: first and last mean square
+    assert f"×{factor:.3f}" in note and ("after layer 24" in note or "第 24 层" in note)
+    with torch_threads(1):
+        wild = simulate_depth(DepthSpec(placement="none", layers=300, d=64, tokens=8))
+    last = int(np.flatnonzero(np.isfinite(wild.residual_ms))[-1])
+    assert 1 < last < 300  # float32 overflowed at layer last + 1
+    (note,) = residual_notes([wild], lang)
+    assert (f"after layer {last}." in note) or (f"第 {last} 层之后" in note)
+
+
 def _run(spec: TrainSpec):
     steps = [TrainStep(i, 2.3, 0.1, learning_rate(spec, i), 1.0) for i in range(1, spec.steps + 1)]
     return summarize(spec, steps)

@@ -18,7 +18,7 @@ from engine.depth.placements import PLACEMENTS
 from engine.depth.simulator import DepthResult
 from engine.depth.theory import POST_LN_LEVEL
 from engine.training.loop import TrainResult
-from ui.formatting import format_number, format_reading
+from ui.formatting import format_number, format_reading, times
 from ui.i18n import join, sentence_joiner, translate
 from ui.labels import label
 
@@ -73,6 +73,9 @@ def residual_notes(results: list[DepthResult], lang: str) -> list[str]:
     if any(PLACEMENTS[r.spec.placement].lemma2 == "pre_band" for r in results):
         notes.append(translate("depth.residual_note_pre", lang))
     for result in results:
+        if result.spec.placement == "none":
+            notes += _no_norm_note(result, lang)
+    for result in results:
         if PLACEMENTS[result.spec.placement].lemma2 != "post_level":
             continue
         if result.spec.norm == "dyt":  # no norm on the stream: Lemma 2's level does not apply
@@ -105,6 +108,27 @@ def residual_notes(results: list[DepthResult], lang: str) -> list[str]:
             )
         )
     return notes
+
+
+def _no_norm_note(result: DepthResult, lang: str) -> list[str]:
+    """The no-norm stack's geometric growth: the mean square's factor a layer, as measured
+    (its geometric mean, up to the last layer float32 held)."""
+    stream = result.residual_ms
+    finite = np.flatnonzero(np.isfinite(stream) & (stream > 0))
+    last = int(finite[-1]) if finite.size and finite[0] == 0 else 0
+    if last < 1:
+        return []
+    factor = float((stream[last] / stream[0]) ** (1 / last))
+    return [
+        translate(
+            "depth.residual_note_none",
+            lang,
+            factor=times(factor),
+            first=format_reading(float(stream[0])),
+            last=format_reading(float(stream[last])),
+            layer=last,
+        )
+    ]
 
 
 def update_notes(results: list[DepthResult], lang: str) -> list[str]:
