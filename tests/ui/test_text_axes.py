@@ -83,3 +83,20 @@ def test_chinese_sentences_of_the_dyt_legend_follow_each_other_without_a_space()
 
     lines = legend(axes_statistics(AxesSpec(kind="dyt")), "zh")
     assert any("。DyT" in line for line in lines) and not any("。 " in line for line in lines)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_one_value_per_channel_is_said_once_and_its_missing_variance_dot_explained(lang):
+    """At B = T = 1 a batch of b = 1 pools one value: its variance is 0 in every draw (the
+    engine's spread is exactly 0, which a log axis drops), and "1 values" is never written."""
+    from engine.axes.small_batch import small_batch_noise
+    from ui.text.axes import small_batch_lesson
+
+    lone = small_batch_noise(AxesSpec(batch=1, tokens=1, d=1))
+    assert lone.values_per_channel[0] == 1 and lone.var_spread[0] == 0
+    said = small_batch_lesson(lone, lang)
+    assert "1 values" not in said and "n = 1 个值" not in said
+    assert {"en": "that dot is missing", "zh": "那个点因此缺失"}[lang] in said
+    pooled = small_batch_noise(AxesSpec(batch=2, tokens=4, d=8))  # b·T >= 4: every dot drawn
+    assert (pooled.var_spread > 0).all()
+    assert {"en": "missing", "zh": "缺失"}[lang] not in small_batch_lesson(pooled, lang)

@@ -170,9 +170,12 @@ def padding_lesson(result: PaddingPollution, lang: str) -> str:
 
 
 def small_batch_lesson(result: SmallBatchNoise, lang: str) -> str:
+    """The mean's noise against the batch size; where one value is all a channel has (b = 1
+    at T = 1), why that batch variance has no dot: its spread is 0, off a log axis."""
     ratio = result.spread_ratio
-    return translate(
-        "axes.small.lesson",
+    lone = [int(b) for b, n in zip(result.batch_sizes, result.values_per_channel) if n == 1]
+    lesson = translate(
+        "axes.small.lesson_one" if lone else "axes.small.lesson",
         lang,
         b_small=int(result.batch_sizes[0]),
         n_small=int(result.values_per_channel[0]),
@@ -182,6 +185,10 @@ def small_batch_lesson(result: SmallBatchNoise, lang: str) -> str:
         low=_n(float(ratio.min()), 2),
         high=_n(float(ratio.max()), 2),
     )
+    if not lone:
+        return lesson
+    missing = translate("axes.small.variance_zero", lang, b=lone[0])
+    return lesson + sentence_joiner(lang) + missing
 
 
 def train_eval_lesson(result: TrainEvalGap, lang: str) -> str:
