@@ -163,6 +163,15 @@ def navigation(name: str):
     return st.container(key=f"nav_{name}")
 
 
+TABLE_ROW_PX = 35  # Streamlit's data grid: a row's (and its header's) default height
+
+
+def table_row_height() -> int:
+    """A data grid's row height: presenting, grown as present.css grows the type (20 px
+    over 16), so that its larger text fits; the page sizes the grid to its rows with it."""
+    return round(TABLE_ROW_PX * 20 / 16) if presenting() else TABLE_ROW_PX
+
+
 def for_screen(figure: go.Figure) -> go.Figure:
     """The figure as this session shows it: larger text while presenting (a copy)."""
     return for_projector(figure) if presenting() else figure

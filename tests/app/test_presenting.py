@@ -189,3 +189,14 @@ def test_presenting_enlarges_the_3d_scenes_text_as_every_other_chart():
     assert layout["scene"]["xaxis"]["tickfont"]["size"] == 16
     off = _open({"lang": "en"}, "geometry")
     assert "font" not in json.loads(_frames(off.main)[0]["spec"])["layout"]["legend"]
+
+
+@pytest.mark.parametrize("present", ["off", "on"])
+def test_a_dumps_tables_rows_grow_with_the_presenting_type(present):
+    """Presenting, the data grid's rows grow with the type (35 → 44 px), and the page sizes
+    the table by them (``ui.views.dumps._table``): at 35 px a row in the larger type, the
+    outlier tokens' last rows scrolled inside the grid."""
+    at = _open({"lang": "en", "present": present, "du_section": "stream"}, "dumps")
+    assert not at.exception
+    (table,) = [t for t in at.dataframe if "first layer flagged" in t.value.columns]
+    assert table.proto.row_height == (44 if present == "on" else 35)

@@ -84,12 +84,14 @@ def _table(frame: pd.DataFrame, key: str, digits: int = 6) -> None:
             for c in numbers
         }
         shown = shown.style.format(writers)
+    row = presenting.table_row_height()
     st.dataframe(
         shown,
         column_config=config,
         hide_index=True,
         width="stretch",
-        height=36 + 35 * min(max(len(frame), 1), TABLE_ROWS),
+        row_height=row,
+        height=1 + row * (1 + min(max(len(frame), 1), TABLE_ROWS)),  # a header, the rows
         key=key,
     )
 

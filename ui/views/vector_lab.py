@@ -15,6 +15,7 @@ from engine.norms.kinds import PER_TOKEN_KINDS
 from engine.norms.precision import PrecisionStory
 from engine.norms.precision_facts import DefaultEps
 from engine.norms.worked import VectorExplanation
+from ui import presenting
 from ui.figures.vector_lab import input_output_figure
 from ui.formatting import (
     count,
@@ -75,7 +76,9 @@ def _statistics_table(ex: VectorExplanation) -> None:
     frame = pd.DataFrame(
         {"μ": ex.statistics_mean, "σ²": ex.statistics_var, "rstd": ex.statistics_rstd}
     )
-    st.dataframe(frame.map(format_number), width="stretch", height=min(38 * (len(frame) + 1), 300))
+    row = presenting.table_row_height()  # a header and the rows, eight at most, then a scroll
+    height = 3 + row * (1 + min(len(frame), 8))
+    st.dataframe(frame.map(format_number), width="stretch", row_height=row, height=height)
 
 
 def chart(ex: VectorExplanation) -> None:
