@@ -76,7 +76,6 @@ LESSONS: tuple[Lesson, ...] = (
             layers=(48, "48"),
             none_final=(2.5e14, "2.5×10¹⁴"),  # measured: the Depth page's seeded stack
             doubling=(2.0**48, "2.8×10¹⁴"),  # the law: exactly 2x at each of the 48 layers
-            pre_final=(48, "48"),
         ),
     ),
     Lesson(

@@ -29,7 +29,8 @@ class Target:
 
 
 TARGETS: dict[str, Target] = {
-    "why_normalize": Target("depth", (("dp_placements", ("none", "pre")),), at="results"),
+    # the no-norm stack alone: beside it, Pre-Norm's line would give away lesson 7's answer
+    "why_normalize": Target("depth", (("dp_placements", ("none",)),), at="results"),
     "which_axis": Target("axes", (("ax_norm", "batchnorm"),)),
     "worked_example": Target(
         "vector_lab",
