@@ -120,7 +120,7 @@ def test_a_lesson_link_writes_every_value_even_defaults_with_language_and_mode()
         "vl_eps": ["0"],
     }
     off = target_query(TARGETS["why_normalize"], DEPTH, "en")
-    assert off == {"lang": ["en"], "dp_placements": ["none", "pre"], "at": ["results"]}
+    assert off == {"lang": ["en"], "dp_placements": ["none"], "at": ["results"]}
     assert parse_qs(query_text(off)) == off
 
 
