@@ -42,7 +42,7 @@ from engine.experiments.refusals import experiment_error
 from engine.experiments.runs import Effect
 from engine.experiments.swap import SwapResult
 
-FORMAT = 1
+FORMAT = 2  # 2: KLs summed in float64 (runs.kl_divergence); 1 held float32 sums
 INDEX = "index.json"
 MAX_INDEX_BYTES = 1 << 20  # an index of a few dozen runs is a few KB
 MAX_RUN_BYTES = 64 << 20  # a run's file: the sweep's is ~1 MB on 512 tokens

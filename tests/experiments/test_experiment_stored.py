@@ -23,7 +23,7 @@ from engine.errors import EngineError
 from engine.experiments import __main__ as command
 from engine.experiments import experiment
 from engine.experiments.experiment import OPTIONS, perplexity_band, run_experiment
-from engine.experiments.stored import INDEX, read_run, stored_run, write_run
+from engine.experiments.stored import FORMAT, INDEX, read_run, stored_run, write_run
 
 TEXT = TextSpec(max_tokens=24)
 
@@ -99,7 +99,7 @@ def _folder_with(tmp_path, planted_live, file: str):
     write_run(run, tmp_path / "swap.npz")
     entry = {"file": file, "text": json.loads(json.dumps(_plain(TEXT))), "spec": _plain(SwapSpec())}
     (tmp_path / INDEX).write_text(
-        json.dumps({"format": 1, "model": "m", "created": "now", "entries": [entry]})
+        json.dumps({"format": FORMAT, "model": "m", "created": "now", "entries": [entry]})
     )
 
 
@@ -158,3 +158,15 @@ def test_every_answer_is_one_of_the_experiments_options(planted):
     lens = run_experiment(live, TEXT, LensSpec())
     early = lens.result.mean_entropy[:, 1 : max(2, lens.result.mean_entropy.shape[1] // 3)]
     assert lens.answer == lens.result.variants[int(np.argmax(early.mean(-1)))]
+
+
+def test_a_folder_of_an_older_format_is_computed_again_not_shown(planted, tmp_path):
+    """Format 1 held KLs summed in float32 (off in their fourth digit over a real
+    vocabulary): such a folder is named and its runs computed again, never shown."""
+    live, _ = planted
+    _folder_with(tmp_path, live, "swap.npz")
+    index = json.loads((tmp_path / INDEX).read_text())
+    (tmp_path / INDEX).write_text(json.dumps({**index, "format": 1}))
+    with pytest.raises(EngineError) as refused:
+        stored_run(tmp_path, TEXT, SwapSpec())
+    assert refused.value.key == "experiments.bad_store" and "format 1" in str(refused.value)
