@@ -51,6 +51,7 @@ class VectorInputError(Exception):
 
 
 _PAIRS = {"[": "]", "(": ")", "{": "}"}
+_OPENING = {close: open_ for open_, close in _PAIRS.items()}
 
 
 def _quoted(typed: str) -> str:
@@ -58,9 +59,10 @@ def _quoted(typed: str) -> str:
     a row around it: ``[abc`` -> ``abc``; ``\\frac{1}{2}`` stays whole)."""
     while typed and typed[0] in _PAIRS and typed.count(typed[0]) > typed.count(_PAIRS[typed[0]]):
         typed = typed[1:]
-    closing = {close: open_ for open_, close in _PAIRS.items()}
     while (
-        typed and typed[-1] in closing and typed.count(typed[-1]) > typed.count(closing[typed[-1]])
+        typed
+        and typed[-1] in _OPENING
+        and typed.count(typed[-1]) > typed.count(_OPENING[typed[-1]])
     ):
         typed = typed[:-1]
     return typed
