@@ -19,7 +19,7 @@ import pandas  # noqa: F401
 import streamlit as st
 
 from engine import describe_backend
-from ui import live_model, presenting, sessions
+from ui import held_downloads, live_model, presenting, sessions
 from ui.i18n import LANGUAGES, t
 from ui.url import address_bar
 from ui.url.pages import DEFAULT_PAGE, PAGES
@@ -30,6 +30,7 @@ ICON = Path(__file__).parent / "ui" / "assets" / "icon.svg"
 st.set_page_config(page_title="NormScope", page_icon=str(ICON), layout="wide")
 
 live_model.page_started()  # the server's warm-up waits while pages run (scripts/serve.py)
+held_downloads.hold()  # a download's file, written at its click, stays until it is fetched
 if "language" not in st.session_state:
     st.session_state["language"] = address_bar.initial_language()
 if presenting.STATE_KEY not in st.session_state:
