@@ -72,6 +72,11 @@ def test_presentation_modes_enlarge_the_page_and_results_hides_the_inputs(
         controls.to_be_hidden() if mode == "results" else controls.to_be_visible()
         expect(page.get_by_role("button", name="Exit presentation")).to_be_visible()
         assert page.evaluate(ROOT_FONT) >= 20
+        # the page scrolls below the exit button, whose band holds nothing of the page
+        page.locator("[data-testid='stMain']").evaluate("m => m.scrollTo(0, 400)")
+        exit_box = page.locator(".st-key-present_exit").bounding_box()
+        main_box = page.locator("[data-testid='stMain']").bounding_box()
+        assert exit_box["y"] + exit_box["height"] <= main_box["y"] + 1
         assert [url for url in requested if not url.startswith((server_url, "data:"))] == []
         page.screenshot(path=str(artifacts / "lessons" / f"present_{mode}_vector_lab.png"))
         page.get_by_role("button", name="Exit presentation").click()
