@@ -13,6 +13,11 @@ whose chart fragment reruns every second.  The script reads the page's line of c
 50 ms: "shown after" is, per vote, from the end of the learner's Commit run (the vote is
 then stored) to the first moment the instructor's page shows a count that includes it.
 
+Meanwhile the instructor clicks "Counts as CSV" every ``--download-every`` seconds (0: never)
+and once more after the last vote: each click's file must arrive (a file written at the
+click used to be deleted before the browser fetched it on a server this busy:
+``ui/held_downloads.py``), and the last one must hold the recorded counts.
+
 ``--processes N`` (N > 1): N servers behind HAProxy (``scripts/serve_class.py``) sharing a
 PostgreSQL server started for the run (``classroom.local_postgres``, PostgreSQL's default
 durability), as a class larger than one core is served; a learner's websocket stays on the
@@ -26,9 +31,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import csv
+import io
 import os
 import random
 import re
+import secrets
 import statistics
 import sys
 import tempfile
@@ -48,6 +56,7 @@ from scripts.local_app import (  # noqa: E402
     wait_healthy,
 )
 from scripts.serve_class import start_class  # noqa: E402
+from ui.classroom import COOKIE_PREFIX  # noqa: E402
 
 LESSON = "why_normalize"
 OPTIONS = "abcd"
@@ -59,7 +68,9 @@ def _pct(values: list[float], q: float) -> float:
 
 
 async def learner(url: str, code: str, at_s: float, start: float, out: dict) -> None:
-    session = AppSession(url)
+    # the learner token a browser makes before it joins (``ui/widgets/class_learner.py``),
+    # in the class's cookie, as a browser that opened the join link before holds it
+    session = AppSession(url, cookies={COOKIE_PREFIX + code: secrets.token_urlsafe(16)})
     await session.connect()
     lock = asyncio.Lock()
     polls: list[float] = []
@@ -120,6 +131,29 @@ async def watch(page, stop: asyncio.Event, seen: list[tuple[float, int]]) -> Non
         await asyncio.sleep(0.05)
 
 
+async def download(page) -> str | Exception:
+    """Click "Counts as CSV": the file's text, or why it did not arrive."""
+    try:
+        async with page.expect_download(timeout=30_000) as started:
+            await page.get_by_role("button", name="Counts as CSV").click()
+        return Path(await (await started.value).path()).read_text()
+    except Exception as error:  # Playwright's "Download.path: canceled", a timeout
+        return error
+
+
+async def downloading(page, every_s: float, stop: asyncio.Event, files: list) -> None:
+    while every_s > 0 and not stop.is_set():
+        files.append(await download(page))
+        await asyncio.sleep(every_s)
+
+
+def _lesson_counts(csv_text: str) -> dict[str, int]:
+    """The first round's votes per option of ``LESSON`` in the class's CSV (none: left out)."""
+    rows = csv.DictReader(io.StringIO(csv_text))
+    first = (r for r in rows if r["lesson"] == LESSON and r["round"] == "1")
+    return {r["option"]: int(r["votes"]) for r in first if int(r["votes"])}
+
+
 @contextlib.contextmanager
 def _servers(processes: int):
     """(url, app pids) of one server (SQLite) or ``processes`` behind HAProxy (PostgreSQL)."""
@@ -151,7 +185,7 @@ async def main_async(args) -> None:
     from classroom.store import open_store
     from ui.lessons.catalog import ANSWER_IDS
 
-    out = {"committed": [], "commit_s": [], "polls": [], "errors": []}
+    out = {"committed": [], "commit_s": [], "polls": [], "errors": [], "files": []}
     seen: list[tuple[float, int]] = []
     with _servers(args.processes) as (url, pids):
         store = open_store(ANSWER_IDS)
@@ -164,8 +198,12 @@ async def main_async(args) -> None:
             query = f"lang=en&present=on&cl_code={new.code}&cl_key={new.instructor_key}"
             await page.goto(f"{url}/classroom?{query}", wait_until="commit", timeout=180_000)
             await page.locator(".st-key-cl_counts").first.wait_for(timeout=180_000)
+            await page.locator(".st-key-controls_classroom_settings summary").click()
             stop = asyncio.Event()
             watcher = asyncio.create_task(watch(page, stop, seen))
+            downloader = asyncio.create_task(
+                downloading(page, args.download_every, stop, out["files"])
+            )
             cpu_before = sum(process_cpu_s(pid) for pid in pids)
             start = time.perf_counter() + 5.0  # joins first
             moments = [random.uniform(0, args.seconds) for _ in range(args.learners)]
@@ -174,6 +212,8 @@ async def main_async(args) -> None:
             wall = time.perf_counter() - start + 5.0
             stop.set()
             await watcher
+            await downloader
+            last = await download(page) if args.download_every > 0 else None
             await browser.close()
         room = store.room(new.code, new.instructor_key, LESSON)
     recorded = sum(room.counts[0].values())
@@ -204,6 +244,18 @@ async def main_async(args) -> None:
             f" p95 {_pct(shown_after, 0.95):.2f} max {max(shown_after):.2f}"
             f" ({len(shown_after)} of {len(order)} seen)"
         )
+    if args.download_every > 0:
+        failed = [f for f in out["files"] if isinstance(f, Exception)]
+        print(
+            f"CSV downloads while voting {len(out['files'])}, arrived"
+            f" {len(out['files']) - len(failed)}, failed {len(failed)}"
+            f" {[str(f).splitlines()[0] for f in failed[:2]]}"
+        )
+        arrived = not isinstance(last, Exception)
+        print(
+            f"last CSV arrived {arrived}, holds the recorded counts"
+            f" {arrived and _lesson_counts(last) == {o: n for o, n in room.counts[0].items() if n}}"
+        )
     print(f"server CPU (all processes) {cpu:.1f} s over {wall:.1f} s")
 
 
@@ -211,6 +263,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--learners", type=int, default=60)
     parser.add_argument("--seconds", type=float, default=10.0)
+    parser.add_argument(
+        "--download-every", type=float, default=1.0, help="seconds between CSV clicks; 0: none"
+    )
     parser.add_argument(
         "--processes", type=int, default=1, help=">1: behind HAProxy, sharing PostgreSQL"
     )

@@ -105,9 +105,12 @@ class Run:
 class AppSession:
     """One browser tab's worth of Streamlit: a websocket, its widgets, its URL."""
 
-    def __init__(self, base_url: str, timeout_s: float = RUN_TIMEOUT_S):
+    def __init__(
+        self, base_url: str, timeout_s: float = RUN_TIMEOUT_S, cookies: dict | None = None
+    ):
         self.url = base_url.replace("http://", "ws://", 1).rstrip("/") + STREAM_PATH
         self.timeout_s = timeout_s
+        self.cookies = cookies or {}  # sent with the websocket's handshake (st.context.cookies)
         self.page = ""
         self.query_string = ""
         self.widgets: dict[str, Widget] = {}
@@ -119,8 +122,13 @@ class AppSession:
         self.fragments: dict[str, float] = {}  # auto-rerun fragments: id -> interval (s)
 
     async def connect(self) -> None:
+        cookie = "; ".join(f"{name}={value}" for name, value in self.cookies.items())
         self._socket = await websockets.connect(
-            self.url, subprotocols=["streamlit"], max_size=None, open_timeout=self.timeout_s
+            self.url,
+            subprotocols=["streamlit"],
+            max_size=None,
+            open_timeout=self.timeout_s,
+            additional_headers={"Cookie": cookie} if cookie else None,
         )
 
     async def close(self) -> None:
