@@ -13,6 +13,7 @@ import threading
 import time
 import types
 import urllib.request
+from pathlib import PurePosixPath
 
 import pytest
 import yaml
@@ -43,6 +44,22 @@ def test_compose_sets_the_address_and_one_slot_per_app_service():
     assert environment["NORMSCOPE_BIND"].endswith(":8501")
     for index, app in enumerate(apps, start=1):
         assert environment[f"NORMSCOPE_APP{index}"] == f"{app}:8501"
+
+
+def test_the_app_containers_share_one_class_database_and_one_model_cache():
+    """Each container with a folder of its own would keep its own classes: a learner sent
+    to the other container would be told that the class does not exist."""
+    compose = yaml.safe_load(COMPOSE.read_text())
+    apps = [service for name, service in compose["services"].items() if name.startswith("app")]
+    shared = set()
+    for app in apps:
+        volume_at = {target: volume for volume, target in (v.split(":") for v in app["volumes"])}
+        environment = app["environment"]
+        assert "NORMSCOPE_DATABASE_URL" not in environment  # SQLite in the shared volume
+        cache = str(PurePosixPath(environment["NORMSCOPE_MODEL_CACHE"]).parent)
+        shared.add((volume_at[environment["NORMSCOPE_DATA_DIR"]], volume_at[cache]))
+    assert len(apps) == 2 and len(shared) == 1
+    assert set(shared.pop()) <= set(compose["volumes"])
 
 
 def test_haproxy_accepts_the_config_with_composes_addresses(tmp_path):
