@@ -52,6 +52,10 @@ def preload_wanted() -> bool:
     return _wanted(PRELOAD_VARIABLE)
 
 
+def warm_pages_wanted() -> bool:
+    return _wanted(WARM_PAGES_VARIABLE)
+
+
 def _warm_up() -> None:
     if str(ROOT) not in sys.path:
         sys.path.insert(0, str(ROOT))
@@ -67,7 +71,7 @@ def _warm_up() -> None:
     from ui import live_model
 
     load = live_model.start_loading_after_first_page() if preload_wanted() else None
-    if _wanted(WARM_PAGES_VARIABLE):
+    if warm_pages_wanted():
         from ui.first_views import open_first_views
 
         if load is None:

@@ -10,8 +10,11 @@ class's port, and HAProxy (Debian's ``haproxy``) listens on the class's address:
 new tab to the process with the fewest sessions and keeps that browser there with a cookie
 (``deploy/haproxy.cfg``, the same file ``compose.yaml`` uses).  A process that stops loses
 its sessions: their browsers reconnect through HAProxy to another process, where each page
-is rebuilt from its URL.  Nothing restarts a stopped process; stop the whole class with
-Ctrl+C (or SIGTERM), which stops every process.
+is rebuilt from its URL.  Nothing restarts a stopped process; once every process has
+stopped, so does the class.  Ctrl+C, SIGTERM or SIGHUP (a closed terminal) stop every
+process, at any moment, during the start too.  A port already in use (another class still
+running) stops the start with a message, as does a count of processes outside 1 to 8.
+``NORMSCOPE_PRELOAD_MODEL=0`` and ``NORMSCOPE_WARM_PAGES=0`` apply to every process.
 
 ``start_class`` does the same for tests and benchmarks (``tests/e2e/test_class_browser.py``,
 ``benchmarks/bench_sessions.py --processes N``).
@@ -35,6 +38,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from scripts import serve  # noqa: E402
 from scripts.local_app import free_port, start_server, wait_healthy  # noqa: E402
 
 CONFIG = ROOT / "deploy" / "haproxy.cfg"
@@ -55,7 +59,7 @@ class ClassServer:
     url: str
     apps: list[subprocess.Popen]
     app_ports: list[int]
-    balancer: subprocess.Popen
+    balancer: subprocess.Popen | None  # None until the processes are up
     socket_path: Path  # HAProxy's runtime API
     folder: Path  # the temporary folder holding the socket
     _closed: bool = field(default=False, repr=False)
@@ -80,7 +84,8 @@ class ClassServer:
             return
         self._closed = True
         for process in [*self.apps, self.balancer]:
-            _stop(process, 10.0)
+            if process is not None:
+                _stop(process, 10.0)
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
@@ -114,14 +119,15 @@ def start_class(
     python: str = sys.executable,
     stdout=subprocess.DEVNULL,
     timeout_s: float = 120.0,
+    warm: bool | None = None,
 ) -> ClassServer:
     """Start ``processes`` app processes on loopback and HAProxy on ``address:port``, and
     wait until HAProxy sees every process healthy.
 
     ``port`` None: free ports for HAProxy and the processes; else the processes take the
     ports after it (or ``app_ports``).  ``preload``: each process loads the live model in
-    the background and opens Depth and the dumps page once itself, as ``scripts/serve.py``
-    does by default (tests and benchmarks leave both off)."""
+    the background and (``warm``, None: as ``preload``) opens Depth and the dumps page once
+    itself, as ``scripts/serve.py`` does by default (tests and benchmarks leave both off)."""
     binary = haproxy_binary()
     if binary is None:
         raise FileNotFoundError(f"haproxy is not installed: {HAPROXY_INSTALL}")
@@ -129,35 +135,52 @@ def start_class(
         raise ValueError(f"1 to {MAX_PROCESSES} processes (deploy/haproxy.cfg's slots)")
     if port is None:  # tests, benchmarks: any free ports
         port, app_ports = free_port(), app_ports or [free_port() for _ in range(processes)]
+    else:  # HAProxy binds a port another HAProxy holds (SO_REUSEPORT): asked here first
+        _refuse_taken([(address, port)] + [("127.0.0.1", p) for p in app_ports or []])
     app_ports = app_ports or [port + 1 + i for i in range(processes)]
+    _refuse_taken([("127.0.0.1", p) for p in app_ports])
     folder = Path(tempfile.mkdtemp(prefix="normscope-class-"))
-    socket_path = folder / "haproxy.sock"
-    apps = [start_server(p, stdout, python, preload=preload, warm=preload) for p in app_ports]
-    environment = {
-        **os.environ,
-        "NORMSCOPE_BIND": f"{address}:{port}",
-        "NORMSCOPE_HAPROXY_SOCKET": str(socket_path),
-        **{f"NORMSCOPE_APP{i + 1}": f"127.0.0.1:{p}" for i, p in enumerate(app_ports)},
-    }
-    balancer = subprocess.Popen(
-        [binary, "-db", "-f", str(CONFIG)], env=environment, stdout=stdout, stderr=stdout
-    )
     server = ClassServer(
         url=f"http://{'127.0.0.1' if address == '0.0.0.0' else address}:{port}",
-        apps=apps,
+        apps=[],
         app_ports=app_ports,
-        balancer=balancer,
-        socket_path=socket_path,
+        balancer=None,
+        socket_path=folder / "haproxy.sock",
         folder=folder,
     )
-    try:
-        for app, app_port in zip(apps, app_ports):
+    warm = preload if warm is None else warm
+    try:  # whatever stops the start (a signal, a process that fails) stops what it started
+        for app_port in app_ports:
+            server.apps.append(start_server(app_port, stdout, python, preload=preload, warm=warm))
+        for app, app_port in zip(server.apps, app_ports):
             wait_healthy(f"http://127.0.0.1:{app_port}", app, timeout_s)
+        environment = {  # HAProxy after the processes: its first checks find them up
+            **os.environ,
+            "NORMSCOPE_BIND": f"{address}:{port}",
+            "NORMSCOPE_HAPROXY_SOCKET": str(server.socket_path),
+            **{f"NORMSCOPE_APP{i + 1}": f"127.0.0.1:{p}" for i, p in enumerate(app_ports)},
+        }
+        server.balancer = subprocess.Popen(
+            [binary, "-db", "-f", str(CONFIG)], env=environment, stdout=stdout, stderr=stdout
+        )
         _wait_all_up(server, timeout_s)
     except BaseException:
         server.close()
         raise
     return server
+
+
+def _refuse_taken(places: list[tuple[str, int]]) -> None:
+    """Raise if another program listens on one of ``places`` (address, port)."""
+    for address, port in places:
+        with socket.socket() as probe:
+            try:
+                probe.bind((address, port))
+            except OSError as error:
+                raise OSError(
+                    f"port {port} is in use ({error.strerror}): another class still running,"
+                    " or another program; stop it or choose another --port"
+                ) from None
 
 
 def _wait_all_up(server: ClassServer, timeout_s: float) -> None:
@@ -177,9 +200,41 @@ def _wait_all_up(server: ClassServer, timeout_s: float) -> None:
     raise TimeoutError(f"haproxy did not see every process up within {timeout_s:.0f} s")
 
 
+def _stop_on_signal(signum, _frame) -> None:
+    raise SystemExit(128 + signum)  # unwinds through start_class or the watch: all stopped
+
+
+def _process_count(text: str) -> int:
+    count = int(text)
+    if not 1 <= count <= MAX_PROCESSES:
+        raise argparse.ArgumentTypeError(f"1 to {MAX_PROCESSES} processes, not {count}")
+    return count
+
+
+def _network_address() -> str | None:
+    """This machine's address on its network (the interface of its default route), as the
+    room's phones reach it; connecting a UDP socket sends nothing."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        try:
+            probe.connect(("10.255.255.255", 1))
+            found = probe.getsockname()[0]
+        except OSError:
+            return None
+    return None if found.startswith("127.") else found
+
+
 def main() -> int:
+    for signum in (signal.SIGTERM, signal.SIGHUP):  # before anything starts
+        if signal.getsignal(signum) is not signal.SIG_IGN:  # nohup's SIGHUP stays ignored
+            signal.signal(signum, _stop_on_signal)
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("processes", type=int, nargs="?", default=os.cpu_count() or 1)
+    parser.add_argument(
+        "processes",
+        type=_process_count,
+        nargs="?",
+        default=min(os.cpu_count() or 1, MAX_PROCESSES),
+        help=f"app processes, 1 to {MAX_PROCESSES} (default: one per core)",
+    )
     parser.add_argument("--port", type=int, default=8501, help="the class's port")
     parser.add_argument("--address", default="127.0.0.1", help="0.0.0.0: every interface")
     parser.add_argument(
@@ -188,16 +243,31 @@ def main() -> int:
         help="load the live model on first use only, and open no page in advance",
     )
     args = parser.parse_args()
-    server = start_class(
-        args.processes,
-        args.port,
-        args.address,
-        preload=not args.no_preload,
-        stdout=None,  # the processes' and HAProxy's logs go to this terminal
-        python=str(ROOT / ".venv" / "bin" / "python"),
-    )
+    preload = not args.no_preload and serve.preload_wanted()
+    try:
+        server = start_class(
+            args.processes,
+            args.port,
+            args.address,
+            preload=preload,
+            warm=preload and serve.warm_pages_wanted(),
+            stdout=None,  # the processes' and HAProxy's logs go to this terminal
+            python=str(ROOT / ".venv" / "bin" / "python"),
+        )
+    except KeyboardInterrupt:
+        print("serve_class: stopped during the start; every process is stopped", file=sys.stderr)
+        return 130
+    except (OSError, RuntimeError, TimeoutError) as error:
+        print(f"serve_class: {error}; every process is stopped", file=sys.stderr)
+        return 1
     print(f"NormScope for a class: {server.url} ({args.processes} processes)", flush=True)
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    network = _network_address() if args.address == "0.0.0.0" else None
+    if network is not None:
+        print(
+            f"From the room's network: http://{network}:{args.port} (open the Class page at"
+            " this address: its QR code and join link use the address it was opened at)",
+            flush=True,
+        )
     reported = set()
     try:
         while server.balancer.poll() is None:
@@ -205,6 +275,9 @@ def main() -> int:
                 if app.poll() is not None and index not in reported:
                     reported.add(index)
                     print(f"process app{index + 1} exited ({app.returncode})", flush=True)
+            if len(reported) == len(server.apps):
+                print("every process has exited: the class stops", flush=True)
+                return 1
             time.sleep(1.0)
         return server.balancer.returncode or 1
     except KeyboardInterrupt:

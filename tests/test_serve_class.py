@@ -1,0 +1,107 @@
+"""scripts/serve_class.py as an operator starts it: a wrong count or a port in use is a
+message, not a traceback, and a signal during the start leaves no process behind."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+
+from scripts import serve_class
+from scripts.local_app import free_port
+
+
+def _main(monkeypatch, *args: str) -> int:
+    monkeypatch.setattr(sys, "argv", ["serve_class.py", *args])
+    monkeypatch.setattr(signal, "signal", lambda *_: None)  # the test runner's own handlers
+    return serve_class.main()
+
+
+@pytest.mark.parametrize("count", ["0", "9", "abc"])
+def test_a_count_outside_one_to_eight_is_refused_by_the_parser(monkeypatch, capsys, count):
+    with pytest.raises(SystemExit) as ended:
+        _main(monkeypatch, count)
+    assert ended.value.code == 2
+    assert "processes" in capsys.readouterr().err or count == "abc"
+
+
+def test_the_default_count_is_one_per_core_up_to_eight(monkeypatch):
+    monkeypatch.setattr(os, "cpu_count", lambda: 16)
+    monkeypatch.setattr(serve_class, "start_class", _stop_here)
+    with pytest.raises(_Started) as started:
+        _main(monkeypatch)
+    assert started.value.args[0] == serve_class.MAX_PROCESSES
+
+
+class _Started(Exception):
+    pass
+
+
+def _stop_here(processes, *args, **kwargs):
+    raise _Started(processes, kwargs)
+
+
+def test_the_preload_variables_apply_to_every_process(monkeypatch):
+    monkeypatch.setenv("NORMSCOPE_PRELOAD_MODEL", "0")
+    monkeypatch.setattr(serve_class, "start_class", _stop_here)
+    with pytest.raises(_Started) as started:
+        _main(monkeypatch, "2")
+    assert started.value.args[1]["preload"] is False and started.value.args[1]["warm"] is False
+
+
+def test_a_port_in_use_stops_the_start_with_a_message(monkeypatch, capsys):
+    if serve_class.haproxy_binary() is None:
+        pytest.skip("Debian's haproxy is not installed (scripts/test.sh installs it as root)")
+    port = free_port()
+    with socket.socket() as taken:  # a class still running holds the second process's port
+        taken.bind(("127.0.0.1", port + 2))
+        taken.listen()
+        assert _main(monkeypatch, "2", "--port", str(port), "--no-preload") == 1
+    error = capsys.readouterr().err
+    assert f"port {port + 2} is in use" in error and "Traceback" not in error
+
+
+def _listening(port: int) -> bool:
+    with socket.socket() as probe:
+        return probe.connect_ex(("127.0.0.1", port)) == 0
+
+
+@pytest.mark.slow  # an app process starts (~5 s of imports)
+def test_sigterm_during_the_start_stops_every_process_it_started():
+    if serve_class.haproxy_binary() is None:
+        pytest.skip("Debian's haproxy is not installed (scripts/test.sh installs it as root)")
+    port = free_port()
+    started = subprocess.Popen(
+        [sys.executable, "scripts/serve_class.py", "1", "--port", str(port), "--no-preload"],
+        cwd=serve_class.ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    while not _listening(port + 1):  # the app process is up; HAProxy not yet, or just
+        assert time.monotonic() < deadline and started.poll() is None
+        time.sleep(0.1)
+    started.send_signal(signal.SIGTERM)
+    assert started.wait(30) == 128 + signal.SIGTERM
+    time.sleep(0.5)
+    assert not _listening(port + 1) and not _listening(port)
+    left = [
+        pid
+        for pid in os.listdir("/proc")
+        if pid.isdigit() and f"--server.port={port + 1}".encode() in _cmdline(pid)
+    ]
+    assert left == []
+
+
+def _cmdline(pid: str) -> bytes:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as file:
+            return file.read()
+    except OSError:
+        return b""
