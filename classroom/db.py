@@ -14,12 +14,14 @@ up to ``BUSY_TIMEOUT_S``) with ``synchronous=NORMAL``: a commit survives the app
 and the last commits may be lost if the machine loses power.
 
 A database that stays busy or cannot be reached is a refusal like the store's others
-(``DatabaseBusy``), never the driver's error: a pooled connection that died while idle (its
-server restarted, a firewall cut it) is closed and a new one opened in its place; a
-transaction that failed before its commit (a deadlock's victim, a connection lost midway)
-may run once more (``retried``).  No wait is unbounded: SQLite's lock wait, PostgreSQL's
-statements (``statement_timeout``) and a PostgreSQL connection cut without a word (TCP
-keepalives and ``tcp_user_timeout``, else a page would wait for TCP's own ~15 minutes).
+(``DatabaseBusy``), never the driver's error (one that cannot be opened as this server is
+set up: ``DatabaseUnavailable``; either way the cause goes to the server's log): a pooled
+connection that died while idle (its server restarted, a firewall cut it) is closed and a
+new one opened in its place; a transaction that failed before its commit (a deadlock's
+victim, a connection lost midway) may run once more (``retried``).  No wait is unbounded:
+SQLite's lock wait, PostgreSQL's statements (``statement_timeout``) and a PostgreSQL
+connection cut without a word (TCP keepalives and ``tcp_user_timeout``, else a page would
+wait for TCP's own ~15 minutes).
 A PostgreSQL server that hangs while its machine still answers TCP is bounded on this side:
 a transaction still waiting after ``deadlines.HUNG_AFTER_S`` has its socket shut down
 (``classroom/deadlines.py``) and is refused without a second try.
@@ -28,6 +30,7 @@ a transaction still waiting after ``deadlines.HUNG_AFTER_S`` has its socket shut
 from __future__ import annotations
 
 import functools
+import logging
 import sqlite3
 import sys
 import threading
@@ -82,6 +85,29 @@ class DatabaseBusy(EngineError):
         self.retry = retry
 
 
+class DatabaseUnavailable(EngineError):
+    """The class's database cannot be opened as this server is set up
+    (``classroom.unavailable``): its folder cannot be made or written, or its URL names no
+    database this app speaks.  Not the user's doing and no moment cures it: the page says
+    so, and the cause goes to the server's log for whoever runs it."""
+
+    def __init__(self):
+        super().__init__("classroom.unavailable", {})
+
+
+_LOGGER = logging.getLogger(__name__)
+LOG_EVERY_S = 10.0  # one log line per this many seconds for the same failure, at most
+_logged: dict[str, float] = {}
+
+
+def _log_failure(message: str) -> None:
+    """Tell the server's log why the database failed, not on every click of a class."""
+    now = time.monotonic()
+    if now - _logged.get(message, float("-inf")) >= LOG_EVERY_S:
+        _logged[message] = now
+        _LOGGER.error("class database: %s", message)
+
+
 def _busy(error: BaseException) -> DatabaseBusy | None:
     """The refusal standing for a driver's ``error`` that a moment may cure, else None (a
     fault in our SQL stays an exception): SQLite's lock wait ran out; any of PostgreSQL's
@@ -90,6 +116,7 @@ def _busy(error: BaseException) -> DatabaseBusy | None:
         return DatabaseBusy() if "locked" in str(error) or "busy" in str(error) else None
     psycopg = sys.modules.get("psycopg")  # imported only where a URL is configured
     if psycopg is not None and isinstance(error, psycopg.OperationalError):
+        _log_failure(str(error).strip() or type(error).__name__)  # down, or misconfigured?
         waited = isinstance(error, psycopg.errors.QueryCanceled)  # STATEMENT_TIMEOUT_S ran out
         return DatabaseBusy(retry=not waited)
     return None
@@ -123,6 +150,14 @@ def retried(cls: type) -> type:
 
 def is_database_url(target: str | Path) -> bool:
     return isinstance(target, str) and target.startswith(("postgresql://", "postgres://"))
+
+
+def _other_url(target: str | Path) -> str | None:
+    """The scheme of a URL of another database (``mysql``, a typo such as ``postgressql``),
+    which would otherwise be taken for a file's path; None for a path or a PostgreSQL URL."""
+    if isinstance(target, str) and "://" in target and not is_database_url(target):
+        return target.split("://", 1)[0]
+    return None
 
 
 def _wal(connection: sqlite3.Connection) -> None:
@@ -192,6 +227,7 @@ class Database:
     def __init__(self, target: str | Path, pool_size: int = POOL_SIZE):
         self.target = target if is_database_url(target) else Path(target)
         self.dialect = POSTGRESQL if is_database_url(target) else SQLITE
+        self._other_url = _other_url(target)  # refused at the first connection, not a file
         self._idle: list = []  # open connections nobody holds (last in, first out)
         self._lock = threading.Lock()
         self._slots = threading.BoundedSemaphore(pool_size)
@@ -209,13 +245,25 @@ class Database:
             socket = {"connect_timeout": 10, "tcp_user_timeout": int(DEAD_AFTER_S * 1000)}
             extra = {k: v for k, v in {**socket, **KEEPALIVE}.items() if k not in given}
             return psycopg.connect(self.target, autocommit=True, **extra)
-        self.target.parent.mkdir(parents=True, exist_ok=True)
-        connection = sqlite3.connect(
-            self.target, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
-        )
-        connection.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
-        _wal(connection)
-        connection.execute("PRAGMA synchronous = NORMAL")
+        if self._other_url:  # its scheme only: the rest may hold a password
+            _log_failure(f"a {self._other_url}:// URL; the database URLs read are postgresql://")
+            raise DatabaseUnavailable()
+        connection = None
+        try:
+            self.target.parent.mkdir(parents=True, exist_ok=True)
+            connection = sqlite3.connect(
+                self.target, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
+            )
+            connection.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+            _wal(connection)
+            connection.execute("PRAGMA synchronous = NORMAL")
+        except (OSError, sqlite3.OperationalError) as error:
+            if isinstance(error, sqlite3.OperationalError) and _busy(error) is not None:
+                _close(connection)
+                raise
+            _close(connection)
+            _log_failure(f"{self.target}: {error}")
+            raise DatabaseUnavailable() from error
         return connection
 
     @contextmanager

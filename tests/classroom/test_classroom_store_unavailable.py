@@ -1,0 +1,52 @@
+"""A class database this server cannot open (a data folder that cannot be made, a URL of
+another database) is the refusal ``classroom.unavailable``, with its cause in the server's
+log: never the driver's traceback on the instructor's projector, never a file named after
+a URL."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+from classroom import db
+from classroom.store import open_store
+from ui.errors import error_text
+from ui.lessons.catalog import ANSWER_IDS
+
+
+@pytest.fixture(autouse=True)
+def _every_failure_logged(monkeypatch):
+    monkeypatch.setattr(db, "_logged", {})
+
+
+def test_a_data_folder_that_cannot_be_made_is_refused_and_logged(tmp_path, caplog):
+    blocker = tmp_path / "data"
+    blocker.write_text("a file where the folder should be")
+    with caplog.at_level(logging.ERROR, logger="classroom.db"):
+        with pytest.raises(db.DatabaseUnavailable) as refused:
+            open_store(ANSWER_IDS, blocker / "classroom.sqlite3")
+    assert refused.value.key == "classroom.unavailable"
+    assert "in its log" in error_text(refused.value)
+    assert str(blocker) in caplog.text
+
+
+@pytest.mark.parametrize("url", ["mysql://user:secret@db.example/normscope", "sqlite:///x.db"])
+def test_a_url_of_another_database_is_refused_and_makes_no_file(tmp_path, monkeypatch, caplog, url):
+    monkeypatch.chdir(tmp_path)
+    with caplog.at_level(logging.ERROR, logger="classroom.db"):
+        with pytest.raises(db.DatabaseUnavailable):
+            open_store(ANSWER_IDS, url)
+    assert list(tmp_path.iterdir()) == []
+    scheme = url.split("://")[0]
+    assert f"{scheme}://" in caplog.text and "secret" not in caplog.text
+
+
+def test_a_failure_is_logged_once_in_a_while_not_at_every_click(tmp_path, caplog):
+    blocker = tmp_path / "data"
+    blocker.write_text("")
+    with caplog.at_level(logging.ERROR, logger="classroom.db"):
+        for _ in range(5):
+            with pytest.raises(db.DatabaseUnavailable):
+                open_store(ANSWER_IDS, blocker / "classroom.sqlite3")
+    assert len(caplog.records) == 1
