@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import html
 
+import pytest
 import segno
 
 from classroom.rules import LessonState, Room
 from ui.figures.classroom import answers_chart, qr_png
-from ui.views.classroom import breakable
+from ui.views.classroom import breakable, this_computer_only
 
 OPTIONS = {"a": "About 48", "b": "About 2.5×10¹⁴: it doubles at every layer", "c": "1", "d": "∞"}
 
@@ -72,3 +73,19 @@ def test_the_join_link_wraps_after_a_slash_a_question_mark_or_an_ampersand_only(
         html.unescape(shown.replace("<wbr>", ""))
         == "http://h.example:8501/lessons?lang=zh&ls_class=AB<C"
     )
+
+
+@pytest.mark.parametrize(
+    "address, host",
+    [
+        ("http://127.0.0.1:8501/lessons?ls_class=ABCDEF", "127.0.0.1"),
+        ("http://127.1.2.3:8501/lessons", "127.1.2.3"),
+        ("http://localhost:8501/lessons", "localhost"),
+        ("http://[::1]:8501/lessons", "::1"),
+        ("http://192.0.2.2:8501/lessons?ls_class=ABCDEF", None),
+        ("https://normscope.example.org/lessons", None),
+        ("lessons?ls_class=ABCDEF", None),  # no address known: nothing to warn of
+    ],
+)
+def test_a_join_link_at_this_computers_own_address_is_named_for_the_warning(address, host):
+    assert this_computer_only(address) == host

@@ -9,8 +9,10 @@ so what the projector shows is at most about a second old without anyone clickin
 from __future__ import annotations
 
 import html
+import ipaddress
 import re
 from collections.abc import Callable
+from urllib.parse import urlsplit
 
 import streamlit as st
 
@@ -48,11 +50,28 @@ def title(code: str | None) -> None:
 
 
 def join_panel(join: str) -> None:
-    """The join link's QR code and the link itself."""
+    """The join link's QR code and the link itself; a warning where the page was opened at
+    this computer's own address (``127.0.0.1``, ``localhost``), which no phone reaches."""
     with st.container(key="cl_join"):
         st.image(qr_png(join), width="stretch" if presenting.presenting() else QR_WIDTH)
         st.caption(t("classroom.join_with"))
         st.html(f'<p class="ns-join-link">{breakable(join)}</p>')
+    host = this_computer_only(join)
+    if host is not None:
+        st.warning(t("classroom.join_loopback", host=host), icon=":material/wifi_off:")
+
+
+def this_computer_only(address: str) -> str | None:
+    """The host of ``address`` if it names the computer the browser runs on, else None."""
+    host = urlsplit(address).hostname
+    if host is None:
+        return None
+    if host == "localhost" or host.endswith(".localhost"):
+        return host
+    try:
+        return host if ipaddress.ip_address(host).is_loopback else None
+    except ValueError:  # a name: the room's DNS may resolve it
+        return None
 
 
 def breakable(address: str) -> str:
