@@ -35,6 +35,7 @@ import hashlib
 import importlib
 import importlib.metadata
 import json
+import logging
 import os
 import shutil
 import tempfile
@@ -47,6 +48,8 @@ import torch
 
 from engine.dumps.empty_weights import empty_parameters
 from engine.threads import Progress
+
+_LOGGER = logging.getLogger(__name__)
 
 CACHE_VARIABLE = "NORMSCOPE_MODEL_CACHE"
 LIMIT_VARIABLE = "NORMSCOPE_MODEL_CACHE_MB"
@@ -232,7 +235,8 @@ class CacheEntry:
                 os.rename(staging, self.folder)
             finally:
                 shutil.rmtree(staging, ignore_errors=True)
-        except OSError:
+        except OSError as error:
+            _unusable(self.root, f"writing an entry: {error.strerror or error}")
             return False
         _evict(self.root, limit, keep=self.key)
         return True
@@ -247,10 +251,23 @@ def cache_entry(source: Path, dtype: str) -> CacheEntry | None:
     try:
         root.mkdir(parents=True, exist_ok=True)
         if not os.access(root, os.W_OK):
+            _unusable(root, "not writable")
             return None
-    except OSError:
+    except OSError as error:
+        _unusable(root, error.strerror or str(error))
         return None
     return CacheEntry(root=root, identity=source_identity(Path(source), dtype))
+
+
+@functools.cache
+def _unusable(root: Path, reason: str) -> None:
+    """Tell the server's log, once per process, why every start dequantizes again."""
+    _LOGGER.warning(
+        "model cache %s cannot be used (%s): the live model is dequantized at every start;"
+        " set NORMSCOPE_MODEL_CACHE to a writable folder, or to off",
+        root,
+        reason,
+    )
 
 
 def cached(source: Path, dtype: str) -> bool:

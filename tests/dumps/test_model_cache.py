@@ -207,3 +207,17 @@ def test_the_default_folder_is_under_the_users_cache(monkeypatch, tmp_path):
     monkeypatch.delenv(model_cache.CACHE_VARIABLE, raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     assert model_cache.cache_root() == tmp_path / "normscope" / "models"
+
+
+def test_a_cache_folder_that_cannot_be_made_is_named_in_the_log_once(tmp_path, monkeypatch, caplog):
+    """Every start then dequantizes again: the operator learns why from the server's log."""
+    blocker = tmp_path / "file"
+    blocker.write_text("a file where the cache folder should be")
+    monkeypatch.setenv(model_cache.CACHE_VARIABLE, str(blocker / "models"))
+    model_cache._unusable.cache_clear()
+    source = tmp_path / "model.gguf"
+    source.write_bytes(b"GGUF")
+    with caplog.at_level("WARNING", logger=model_cache.__name__):
+        assert model_cache.cache_entry(source, "float32") is None
+        assert model_cache.cache_entry(source, "float32") is None
+    assert len(caplog.records) == 1 and str(blocker / "models") in caplog.text
