@@ -8,6 +8,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
@@ -105,3 +106,42 @@ def _cmdline(pid: str) -> bytes:
             return file.read()
     except OSError:
         return b""
+
+
+def _pids_serving(port: int) -> list[int]:
+    return [
+        int(pid)
+        for pid in os.listdir("/proc")
+        if pid.isdigit() and f"--server.port={port}".encode() in _cmdline(pid)
+    ]
+
+
+@pytest.mark.slow  # an app process starts (~5 s of imports)
+def test_once_every_process_has_stopped_the_class_stops_and_says_so():
+    """Nothing restarts a stopped process; with none left, HAProxy would answer 503 forever."""
+    if serve_class.haproxy_binary() is None:
+        pytest.skip("Debian's haproxy is not installed (scripts/test.sh installs it as root)")
+    port = free_port()
+    started = subprocess.Popen(
+        [sys.executable, "scripts/serve_class.py", "1", "--port", str(port), "--no-preload"],
+        cwd=serve_class.ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    guard = threading.Timer(120, started.terminate)  # never a hung suite: it stops all
+    guard.start()
+    try:
+        lines = iter(started.stdout.readline, "")  # the processes' own log lines come first
+        assert any(line.startswith("NormScope for a class: ") for line in lines)
+        for pid in _pids_serving(port + 1):
+            os.kill(pid, signal.SIGKILL)
+        assert started.wait(30) == 1
+        assert "every process has exited" in started.stdout.read()
+        time.sleep(0.5)
+        assert not _listening(port)  # HAProxy stopped with it
+    finally:
+        guard.cancel()
+        if started.poll() is None:
+            started.terminate()
+            started.wait(30)
