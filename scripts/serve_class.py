@@ -174,6 +174,9 @@ def _refuse_taken(places: list[tuple[str, int]]) -> None:
     """Raise if another program listens on one of ``places`` (address, port)."""
     for address, port in places:
         with socket.socket() as probe:
+            # as the servers bind: a port a stopped class left in TIME_WAIT is free, one that
+            # a process listens on (HAProxy's SO_REUSEPORT included) is not
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             try:
                 probe.bind((address, port))
             except OSError as error:

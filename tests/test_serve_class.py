@@ -145,3 +145,19 @@ def test_once_every_process_has_stopped_the_class_stops_and_says_so():
         if started.poll() is None:
             started.terminate()
             started.wait(30)
+
+
+def test_a_port_left_in_time_wait_by_a_stopped_class_is_free_and_a_listener_is_not():
+    port = free_port()
+    with socket.socket() as listener:  # as HAProxy binds (the app servers: SO_REUSEADDR)
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        listener.bind(("127.0.0.1", port))
+        listener.listen()
+        with pytest.raises(OSError, match=f"port {port} is in use"):
+            serve_class._refuse_taken([("127.0.0.1", port)])
+        client = socket.create_connection(("127.0.0.1", port))
+        accepted, _ = listener.accept()
+        accepted.close()  # the server's side closes first: its port waits in TIME_WAIT
+        client.close()
+    serve_class._refuse_taken([("127.0.0.1", port)])  # a restart right away is not refused
