@@ -23,6 +23,8 @@ running) stops the start with a message, as does a count of processes outside 1 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import errno
 import os
 import shutil
 import signal
@@ -80,13 +82,37 @@ class ClassServer:
         return counts
 
     def close(self) -> None:
+        """Stop every process: all asked at once, then waited for against one deadline and
+        killed past it; a second Ctrl+C or SIGTERM meanwhile waits until this is done."""
         if self._closed:
             return
         self._closed = True
-        for process in [*self.apps, self.balancer]:
-            if process is not None:
-                _stop(process, 10.0)
-        shutil.rmtree(self.folder, ignore_errors=True)
+        with _signals_held():
+            running = [p for p in [*self.apps, self.balancer] if p is not None and p.poll() is None]
+            for process in running:
+                process.terminate()
+            deadline = time.monotonic() + 10.0
+            for process in running:
+                try:
+                    process.wait(max(0.0, deadline - time.monotonic()))
+                except subprocess.TimeoutExpired:
+                    process.kill()
+                    process.wait(10.0)
+            shutil.rmtree(self.folder, ignore_errors=True)
+
+
+STOPPING = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+@contextlib.contextmanager
+def _signals_held():
+    """Ctrl+C, SIGTERM and SIGHUP wait until the block is done (a process started and
+    recorded, or every process stopped), then act."""
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, STOPPING)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 def _stop(process: subprocess.Popen, timeout_s: float) -> None:
@@ -141,7 +167,7 @@ def start_class(
     _refuse_taken([("127.0.0.1", p) for p in app_ports])
     folder = Path(tempfile.mkdtemp(prefix="normscope-class-"))
     server = ClassServer(
-        url=f"http://{'127.0.0.1' if address == '0.0.0.0' else address}:{port}",
+        url=f"http://{_host_in_url(address)}:{port}",
         apps=[],
         app_ports=app_ports,
         balancer=None,
@@ -151,7 +177,10 @@ def start_class(
     warm = preload if warm is None else warm
     try:  # whatever stops the start (a signal, a process that fails) stops what it started
         for app_port in app_ports:
-            server.apps.append(start_server(app_port, stdout, python, preload=preload, warm=warm))
+            with _signals_held():  # a process started is a process recorded, to be stopped
+                server.apps.append(
+                    start_server(app_port, stdout, python, preload=preload, warm=warm)
+                )
         for app, app_port in zip(server.apps, app_ports):
             wait_healthy(f"http://127.0.0.1:{app_port}", app, timeout_s)
         environment = {  # HAProxy after the processes: its first checks find them up
@@ -160,9 +189,10 @@ def start_class(
             "NORMSCOPE_HAPROXY_SOCKET": str(server.socket_path),
             **{f"NORMSCOPE_APP{i + 1}": f"127.0.0.1:{p}" for i, p in enumerate(app_ports)},
         }
-        server.balancer = subprocess.Popen(
-            [binary, "-db", "-f", str(CONFIG)], env=environment, stdout=stdout, stderr=stdout
-        )
+        with _signals_held():
+            server.balancer = subprocess.Popen(
+                [binary, "-db", "-f", str(CONFIG)], env=environment, stdout=stdout, stderr=stdout
+            )
         _wait_all_up(server, timeout_s)
     except BaseException:
         server.close()
@@ -170,16 +200,37 @@ def start_class(
     return server
 
 
+def _host_in_url(address: str) -> str:
+    """Where this machine's browser reaches ``address``: every interface by the loopback, an
+    IPv6 address in brackets."""
+    if address in ("0.0.0.0", "::"):
+        return "127.0.0.1"
+    return f"[{address}]" if ":" in address else address
+
+
 def _refuse_taken(places: list[tuple[str, int]]) -> None:
-    """Raise if another program listens on one of ``places`` (address, port)."""
+    """Raise if another program listens on one of ``places`` (address, port), or if this
+    machine cannot listen there (an address it does not have)."""
     for address, port in places:
-        with socket.socket() as probe:
+        if not 0 < port < 65536:
+            raise OSError(f"cannot listen on {address} port {port}: ports are 1 to 65535")
+        try:
+            family, kind, _, _, where = socket.getaddrinfo(
+                address, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+            )[0]
+        except (socket.gaierror, OverflowError) as error:
+            raise OSError(f"cannot listen on {address} port {port}: {error}") from None
+        with socket.socket(family, kind) as probe:
             # as the servers bind: a port a stopped class left in TIME_WAIT is free, one that
             # a process listens on (HAProxy's SO_REUSEPORT included) is not
             probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             try:
-                probe.bind((address, port))
+                probe.bind(where)
             except OSError as error:
+                if error.errno != errno.EADDRINUSE:
+                    raise OSError(
+                        f"cannot listen on {address} port {port}: {error.strerror}"
+                    ) from None
                 raise OSError(
                     f"port {port} is in use ({error.strerror}): another class still running,"
                     " or another program; stop it or choose another --port"
@@ -203,8 +254,8 @@ def _wait_all_up(server: ClassServer, timeout_s: float) -> None:
     raise TimeoutError(f"haproxy did not see every process up within {timeout_s:.0f} s")
 
 
-def _stop_on_signal(signum, _frame) -> None:
-    raise SystemExit(128 + signum)  # unwinds through start_class or the watch: all stopped
+def _stop_on_signal(_signum, _frame) -> None:
+    raise SystemExit(0)  # unwinds through start_class or the watch, which stop every process
 
 
 def _process_count(text: str) -> int:
@@ -212,6 +263,13 @@ def _process_count(text: str) -> int:
     if not 1 <= count <= MAX_PROCESSES:
         raise argparse.ArgumentTypeError(f"1 to {MAX_PROCESSES} processes, not {count}")
     return count
+
+
+def _port(text: str) -> int:
+    port = int(text)
+    if not 1 <= port <= 65535 - MAX_PROCESSES:
+        raise argparse.ArgumentTypeError(f"1 to {65535 - MAX_PROCESSES}, not {port}")
+    return port
 
 
 def _network_address() -> str | None:
@@ -238,7 +296,9 @@ def main() -> int:
         default=min(os.cpu_count() or 1, MAX_PROCESSES),
         help=f"app processes, 1 to {MAX_PROCESSES} (default: one per core)",
     )
-    parser.add_argument("--port", type=int, default=8501, help="the class's port")
+    parser.add_argument(
+        "--port", type=_port, default=8501, help="the class's port (the processes: the next N)"
+    )
     parser.add_argument("--address", default="127.0.0.1", help="0.0.0.0: every interface")
     parser.add_argument(
         "--no-preload",
@@ -263,30 +323,35 @@ def main() -> int:
     except (OSError, RuntimeError, TimeoutError) as error:
         print(f"serve_class: {error}; every process is stopped", file=sys.stderr)
         return 1
-    print(f"NormScope for a class: {server.url} ({args.processes} processes)", flush=True)
-    network = _network_address() if args.address == "0.0.0.0" else None
-    if network is not None:
-        print(
-            f"From the room's network: http://{network}:{args.port} (open the Class page at"
-            " this address: its QR code and join link use the address it was opened at)",
-            flush=True,
-        )
-    reported = set()
-    try:
-        while server.balancer.poll() is None:
-            for index, app in enumerate(server.apps):
-                if app.poll() is not None and index not in reported:
-                    reported.add(index)
-                    print(f"process app{index + 1} exited ({app.returncode})", flush=True)
-            if len(reported) == len(server.apps):
-                print("every process has exited: the class stops", flush=True)
-                return 1
-            time.sleep(1.0)
-        return server.balancer.returncode or 1
+    try:  # from here on, however this ends, every process is stopped
+        print(f"NormScope for a class: {server.url} ({args.processes} processes)", flush=True)
+        network = _network_address() if args.address in ("0.0.0.0", "::") else None
+        if network is not None:
+            print(
+                f"From the room's network: http://{network}:{args.port} (open the Class page at"
+                " this address: its QR code and join link use the address it was opened at)",
+                flush=True,
+            )
+        return _watch(server)
     except KeyboardInterrupt:
         return 0
     finally:
         server.close()
+
+
+def _watch(server: ClassServer) -> int:
+    """Until HAProxy or every process has stopped: each process's exit reported."""
+    reported = set()
+    while server.balancer.poll() is None:
+        for index, app in enumerate(server.apps):
+            if app.poll() is not None and index not in reported:
+                reported.add(index)
+                print(f"process app{index + 1} exited ({app.returncode})", flush=True)
+        if len(reported) == len(server.apps):
+            print("every process has exited: the class stops", flush=True)
+            return 1
+        time.sleep(1.0)
+    return server.balancer.returncode or 1
 
 
 if __name__ == "__main__":
