@@ -97,15 +97,27 @@ class DatabaseUnavailable(EngineError):
 
 _LOGGER = logging.getLogger(__name__)
 LOG_EVERY_S = 10.0  # one log line per this many seconds for the same failure, at most
+LOGGED_KINDS = 64  # failures remembered for that; past it, the memory starts again
 _logged: dict[str, float] = {}
 
 
-def _log_failure(message: str) -> None:
-    """Tell the server's log why the database failed, not on every click of a class."""
+def _log_failure(message: str, level: int = logging.ERROR) -> None:
+    """Tell the server's log why the database failed, not on every click of a class: the
+    same first line (a PostgreSQL error's details vary) at most once in ``LOG_EVERY_S``."""
+    said = (message.strip().splitlines() or [""])[0][:200]
     now = time.monotonic()
-    if now - _logged.get(message, float("-inf")) >= LOG_EVERY_S:
-        _logged[message] = now
-        _LOGGER.error("class database: %s", message)
+    if now - _logged.get(said, float("-inf")) >= LOG_EVERY_S:
+        if len(_logged) >= LOGGED_KINDS:
+            _logged.clear()
+        _logged[said] = now
+        _LOGGER.log(level, "class database: %s", said)
+
+
+def _log_refusal(error: BaseException) -> None:
+    """A PostgreSQL failure refused to a user (busy, down, or misconfigured?), as a warning."""
+    psycopg = sys.modules.get("psycopg")
+    if psycopg is not None and isinstance(error, psycopg.Error):
+        _log_failure(str(error) or type(error).__name__, logging.WARNING)
 
 
 def _busy(error: BaseException) -> DatabaseBusy | None:
@@ -116,7 +128,6 @@ def _busy(error: BaseException) -> DatabaseBusy | None:
         return DatabaseBusy() if "locked" in str(error) or "busy" in str(error) else None
     psycopg = sys.modules.get("psycopg")  # imported only where a URL is configured
     if psycopg is not None and isinstance(error, psycopg.OperationalError):
-        _log_failure(str(error).strip() or type(error).__name__)  # down, or misconfigured?
         waited = isinstance(error, psycopg.errors.QueryCanceled)  # STATEMENT_TIMEOUT_S ran out
         return DatabaseBusy(retry=not waited)
     return None
@@ -241,7 +252,11 @@ class Database:
             # the operator's URL sets is kept (a keyword would replace it): the timeouts are
             # set in each transaction instead (_BOUNDS), which a pooler such as PgBouncer
             # passes on where it refuses a connection's ``options``.
-            given = psycopg.conninfo.conninfo_to_dict(self.target)
+            try:
+                given = psycopg.conninfo.conninfo_to_dict(self.target)
+            except psycopg.Error as error:  # its message quotes the URL, password and all
+                _log_failure(f"the database URL cannot be read ({type(error).__name__})")
+                raise DatabaseUnavailable() from None
             socket = {"connect_timeout": 10, "tcp_user_timeout": int(DEAD_AFTER_S * 1000)}
             extra = {k: v for k, v in {**socket, **KEEPALIVE}.items() if k not in given}
             return psycopg.connect(self.target, autocommit=True, **extra)
@@ -290,6 +305,7 @@ class Database:
                     connection = _close(connection)
                 busy = _busy(error)
                 if busy is not None:
+                    _log_refusal(error)
                     raise (DatabaseBusy() if deadline and deadline.fired else busy) from error
                 raise
             try:
@@ -297,6 +313,7 @@ class Database:
             except Exception as error:  # whether it committed is unknown: no retry
                 connection = _close(connection)
                 if _busy(error) is not None:
+                    _log_refusal(error)
                     raise DatabaseBusy() from error
                 raise
         finally:
@@ -336,6 +353,7 @@ class Database:
                 if busy is None:
                     raise
                 if fresh or not busy.retry or (deadline and deadline.fired):  # waited already
+                    _log_refusal(error)  # not an idle connection replaced without a word
                     raise DatabaseBusy() from error
         raise AssertionError("unreachable")
 

@@ -50,3 +50,20 @@ def test_a_failure_is_logged_once_in_a_while_not_at_every_click(tmp_path, caplog
             with pytest.raises(db.DatabaseUnavailable):
                 open_store(ANSWER_IDS, blocker / "classroom.sqlite3")
     assert len(caplog.records) == 1
+
+
+def test_a_database_url_that_cannot_be_read_is_refused_without_its_password(caplog):
+    with caplog.at_level(logging.ERROR, logger="classroom.db"):
+        with pytest.raises(db.DatabaseUnavailable):
+            open_store(ANSWER_IDS, "postgresql://user:se%ZZcret@db.example/normscope")
+    assert "cannot be read" in caplog.text and "cret" not in caplog.text
+
+
+def test_failures_are_remembered_by_their_first_line_and_within_a_bound(monkeypatch, caplog):
+    with caplog.at_level(logging.WARNING, logger="classroom.db"):
+        for process in range(3):  # a deadlock's details name other processes each time
+            db._log_failure(f"deadlock detected\nDETAIL: Process {process} waits", 30)
+        for kind in range(db.LOGGED_KINDS + 5):
+            db._log_failure(f"failure {kind}")
+    assert caplog.text.count("deadlock detected") == 1 and "DETAIL" not in caplog.text
+    assert len(db._logged) <= db.LOGGED_KINDS
