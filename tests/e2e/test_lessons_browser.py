@@ -73,7 +73,8 @@ def test_presentation_modes_enlarge_the_page_and_results_hides_the_inputs(
         expect(page.get_by_role("button", name="Exit presentation")).to_be_visible()
         assert page.evaluate(ROOT_FONT) >= 20
         # the page scrolls below the exit button, whose band holds nothing of the page
-        page.locator("[data-testid='stMain']").evaluate("m => m.scrollTo(0, 400)")
+        main = page.locator("[data-testid='stMain']")
+        assert main.evaluate("m => { m.scrollTo(0, 400); return m.scrollTop; }") > 0
         exit_box = page.locator(".st-key-present_exit").bounding_box()
         main_box = page.locator("[data-testid='stMain']").bounding_box()
         assert exit_box["y"] + exit_box["height"] <= main_box["y"] + 1

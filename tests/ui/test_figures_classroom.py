@@ -82,6 +82,9 @@ def test_the_join_link_wraps_after_a_slash_a_question_mark_or_an_ampersand_only(
         ("http://127.1.2.3:8501/lessons", "127.1.2.3"),
         ("http://localhost:8501/lessons", "localhost"),
         ("http://[::1]:8501/lessons", "::1"),
+        ("http://[::ffff:127.0.0.1]:8501/lessons", "::ffff:127.0.0.1"),
+        ("http://0.0.0.0:8501/lessons", "0.0.0.0"),
+        ("http://localhost.:8501/lessons", "localhost."),
         ("http://192.0.2.2:8501/lessons?ls_class=ABCDEF", None),
         ("https://normscope.example.org/lessons", None),
         ("lessons?ls_class=ABCDEF", None),  # no address known: nothing to warn of

@@ -66,12 +66,14 @@ def this_computer_only(address: str) -> str | None:
     host = urlsplit(address).hostname
     if host is None:
         return None
-    if host == "localhost" or host.endswith(".localhost"):
+    if host.rstrip(".") == "localhost" or host.rstrip(".").endswith(".localhost"):
         return host
     try:
-        return host if ipaddress.ip_address(host).is_loopback else None
+        ip = ipaddress.ip_address(host)
     except ValueError:  # a name: the room's DNS may resolve it
         return None
+    ip = getattr(ip, "ipv4_mapped", None) or ip  # ::ffff:127.0.0.1
+    return host if ip.is_loopback or ip.is_unspecified else None
 
 
 def breakable(address: str) -> str:
