@@ -18,13 +18,17 @@ Streamlit moves them, or if it no longer deletes an unfetched file, so the chang
 
 from __future__ import annotations
 
+import functools
+import logging
+import threading
 import time
 
 from streamlit.runtime.media_file_manager import MediaFileManager
 
 HOLD_S = 60.0  # the browser's request for the URL comes within this of the file's writing
 HOLDER = "normscope-held-downloads"  # the map's key, a "session" no real session id equals
-_MARK = "_normscope_holds"
+_MARK = "_normscope_own"  # on the class, once hold() has wrapped it: Streamlit's methods
+_DEADLINES = "_normscope_held_until"  # on a manager: {file id: time.monotonic() deadline}
 
 
 def _file_id(url: str) -> str:
@@ -38,28 +42,40 @@ def release_expired(manager: MediaFileManager, now: float) -> None:
         held = manager._files_by_session_and_coord.get(HOLDER)
         if not held:
             return
-        deadlines = manager.__dict__.setdefault(_MARK, {})
+        deadlines = manager.__dict__.setdefault(_DEADLINES, {})
         for file_id in [f for f in held if deadlines.get(f, 0.0) <= now]:
             del held[file_id]
             deadlines.pop(file_id, None)
 
 
-STREAMLIT_OWN = (MediaFileManager.execute_deferred, MediaFileManager.remove_orphaned_files)
+# Streamlit's own two methods, kept on the class by the first hold(): a module imported again
+# (a reload) finds them there rather than taking the wrappers for them.
+STREAMLIT_OWN = getattr(MediaFileManager, _MARK, None) or (
+    MediaFileManager.execute_deferred,
+    MediaFileManager.remove_orphaned_files,
+)
+_FIRST = threading.Lock()
+_LOGGER = logging.getLogger(__name__)
 
 
 def hold() -> None:
     """Wrap ``MediaFileManager``'s click handler and its sweep, once per process."""
-    if getattr(MediaFileManager, _MARK, False):
-        return
-    execute, sweep = STREAMLIT_OWN
+    with _FIRST:
+        if getattr(MediaFileManager, _MARK, None) is not None:
+            return
+        _wrap(*STREAMLIT_OWN)
 
+
+def _wrap(execute, sweep) -> None:
     def execute_deferred(self: MediaFileManager, file_id: str) -> str:
         url = execute(self, file_id)
         written = _file_id(url)
         with self._lock:
             if written in self._file_metadata:
                 self._files_by_session_and_coord[HOLDER][written] = written
-                self.__dict__.setdefault(_MARK, {})[written] = time.monotonic() + HOLD_S
+                self.__dict__.setdefault(_DEADLINES, {})[written] = time.monotonic() + HOLD_S
+                return url
+        _not_found(url)
         return url
 
     def remove_orphaned_files(self: MediaFileManager) -> None:
@@ -68,4 +84,11 @@ def hold() -> None:
 
     MediaFileManager.execute_deferred = execute_deferred
     MediaFileManager.remove_orphaned_files = remove_orphaned_files
-    setattr(MediaFileManager, _MARK, True)
+    setattr(MediaFileManager, _MARK, (execute, sweep))
+
+
+@functools.cache
+def _not_found(url: str) -> None:
+    """Say once that a written file could not be held: another storage's URLs, or two sweeps
+    that came before the hold (then this one download may fail)."""
+    _LOGGER.warning("a download written at its click is not held (%s): its file is not found", url)

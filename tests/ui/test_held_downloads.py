@@ -83,3 +83,17 @@ def test_a_session_ending_does_not_release_the_held_file(held):
     manager.remove_orphaned_files()
     manager.remove_orphaned_files()
     assert _served(storage, written)
+
+
+def test_imported_again_the_module_still_knows_streamlits_own_methods(held):
+    """A reload must not take the wrappers for Streamlit's methods (the first test would then
+    test the wrapper)."""
+    import importlib
+
+    wrapped = MediaFileManager.execute_deferred
+    assert wrapped not in held_downloads.STREAMLIT_OWN
+    importlib.reload(held_downloads)
+    assert wrapped not in held_downloads.STREAMLIT_OWN
+    assert MediaFileManager.execute_deferred is wrapped  # and hold() wraps nothing twice
+    held_downloads.hold()
+    assert MediaFileManager.execute_deferred is wrapped
