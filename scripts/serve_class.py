@@ -277,7 +277,7 @@ def _network_address() -> str | None:
     room's phones reach it; connecting a UDP socket sends nothing."""
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
         try:
-            probe.connect(("10.255.255.255", 1))
+            probe.connect(("192.0.2.1", 1))  # TEST-NET-1: routed by the default route
             found = probe.getsockname()[0]
         except OSError:
             return None

@@ -81,8 +81,7 @@ def test_sigterm_during_the_start_stops_every_process_it_started():
         [sys.executable, "scripts/serve_class.py", "1", "--port", str(port), "--no-preload"],
         cwd=serve_class.ROOT,
         stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
+        stderr=subprocess.DEVNULL,
     )
     guard = threading.Timer(120, started.terminate)  # never a hung suite
     guard.start()
