@@ -74,17 +74,8 @@ def _listening(port: int) -> bool:
 
 @pytest.mark.slow  # an app process starts (~5 s of imports)
 def test_sigterm_during_the_start_stops_every_process_it_started():
-    if serve_class.haproxy_binary() is None:
-        pytest.skip("Debian's haproxy is not installed (scripts/test.sh installs it as root)")
     port = free_port()
-    started = subprocess.Popen(
-        [sys.executable, "scripts/serve_class.py", "1", "--port", str(port), "--no-preload"],
-        cwd=serve_class.ROOT,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    guard = threading.Timer(120, started.terminate)  # never a hung suite
-    guard.start()
+    started, guard = _class_of_one(port, subprocess.DEVNULL)
     deadline = time.monotonic() + 60
     while not _listening(port + 1):  # the app process is up; HAProxy not yet, or just
         assert time.monotonic() < deadline and started.poll() is None
@@ -93,13 +84,8 @@ def test_sigterm_during_the_start_stops_every_process_it_started():
     assert started.wait(30) == 0  # a clean stop (the default action would give -15)
     time.sleep(0.5)
     assert not _listening(port + 1) and not _listening(port)
-    left = [
-        pid
-        for pid in os.listdir("/proc")
-        if pid.isdigit() and f"--server.port={port + 1}".encode() in _cmdline(pid)
-    ]
     guard.cancel()
-    assert left == []
+    assert _pids_serving(port + 1) == []
 
 
 def _cmdline(pid: str) -> bytes:
@@ -108,6 +94,23 @@ def _cmdline(pid: str) -> bytes:
             return file.read()
     except OSError:
         return b""
+
+
+def _class_of_one(port: int, stdout) -> tuple[subprocess.Popen, threading.Timer]:
+    """``serve_class.py 1`` on ``port``, and a timer that stops it (and so every process it
+    started) after 120 s, so that a failed wait never hangs the suite."""
+    if serve_class.haproxy_binary() is None:
+        pytest.skip("Debian's haproxy is not installed (scripts/test.sh installs it as root)")
+    started = subprocess.Popen(
+        [sys.executable, "scripts/serve_class.py", "1", "--port", str(port), "--no-preload"],
+        cwd=serve_class.ROOT,
+        stdout=stdout,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    guard = threading.Timer(120, started.terminate)
+    guard.start()
+    return started, guard
 
 
 def _pids_serving(port: int) -> list[int]:
@@ -121,18 +124,8 @@ def _pids_serving(port: int) -> list[int]:
 @pytest.mark.slow  # an app process starts (~5 s of imports)
 def test_once_every_process_has_stopped_the_class_stops_and_says_so():
     """Nothing restarts a stopped process; with none left, HAProxy would answer 503 forever."""
-    if serve_class.haproxy_binary() is None:
-        pytest.skip("Debian's haproxy is not installed (scripts/test.sh installs it as root)")
     port = free_port()
-    started = subprocess.Popen(
-        [sys.executable, "scripts/serve_class.py", "1", "--port", str(port), "--no-preload"],
-        cwd=serve_class.ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    )
-    guard = threading.Timer(120, started.terminate)  # never a hung suite: it stops all
-    guard.start()
+    started, guard = _class_of_one(port, subprocess.PIPE)
     try:
         lines = iter(started.stdout.readline, "")  # the processes' own log lines come first
         assert any(line.startswith("NormScope for a class: ") for line in lines)
