@@ -273,10 +273,9 @@ class Database:
             _wal(connection)
             connection.execute("PRAGMA synchronous = NORMAL")
         except (OSError, sqlite3.OperationalError) as error:
-            if isinstance(error, sqlite3.OperationalError) and _busy(error) is not None:
-                _close(connection)
-                raise
             _close(connection)
+            if isinstance(error, sqlite3.OperationalError) and _busy(error) is not None:
+                raise
             _log_failure(f"{self.target}: {error}")
             raise DatabaseUnavailable() from error
         return connection

@@ -162,7 +162,7 @@ def start_class(
     if port is None:  # tests, benchmarks: any free ports
         port, app_ports = free_port(), app_ports or [free_port() for _ in range(processes)]
     else:  # HAProxy binds a port another HAProxy holds (SO_REUSEPORT): asked here first
-        _refuse_taken([(address, port)] + [("127.0.0.1", p) for p in app_ports or []])
+        _refuse_taken([(address, port)])
     app_ports = app_ports or [port + 1 + i for i in range(processes)]
     _refuse_taken([("127.0.0.1", p) for p in app_ports])
     folder = Path(tempfile.mkdtemp(prefix="normscope-class-"))
