@@ -34,6 +34,15 @@ manifest_scanner.scan_component_manifests = functools.cache(
     manifest_scanner.scan_component_manifests
 )
 
+
+def pytest_addoption(parser):
+    parser.addoption(
+        "--screenshots",
+        action="store_true",
+        help="save what the browser tests' pages show under artifacts/e2e/ (tests/e2e/conftest.py)",
+    )
+
+
 _RAISED: list[EngineError] = []
 _build = EngineError.__init__
 

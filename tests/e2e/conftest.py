@@ -73,6 +73,18 @@ def page(shared_context):
 
 
 @pytest.fixture(scope="session")
-def artifacts() -> Path:
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    return ARTIFACTS
+def screenshot(pytestconfig):
+    """``screenshot(page, "room/name.png", **options)``: what the page shows, saved under
+    artifacts/e2e/ when the run asks for it (``--screenshots``), for a person to look at; no
+    test reads it.  Off by default: a screenshot costs Chromium 0.1-1.4 CPU s (the first after
+    a page's load the most), about a tenth of a room walk's time (benchmarks/RESULTS.md, "The
+    test suite")."""
+    wanted = pytestconfig.getoption("screenshots")
+
+    def save(page, name: str, **options) -> None:
+        if wanted:
+            path = ARTIFACTS / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(path), **options)
+
+    return save

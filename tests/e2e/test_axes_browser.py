@@ -58,7 +58,7 @@ def _lit_becomes(page, expected: set, timeout_s: float = 15.0) -> set[tuple[int,
     return lit
 
 
-def test_click_a_cell_and_the_shared_set_follows_the_norm(page, server_url, artifacts):
+def test_click_a_cell_and_the_shared_set_follows_the_norm(page, server_url, screenshot):
     _open(page, server_url + "/axes?lang=en")
     expect(page.get_by_role("heading", name="Axes", exact=True)).to_be_visible()
     b, t, c, tokens, d = 2, 7, 20, 16, 32  # the defaults: B = 4, T = 16, d = 32
@@ -90,7 +90,7 @@ def test_click_a_cell_and_the_shared_set_follows_the_norm(page, server_url, arti
     expected = {(b * tokens + p, ch) for p in range(tokens) for ch in group}
     assert _lit_becomes(page, expected) == expected
     assert page.locator("[data-testid='stException']").count() == 0
-    page.screenshot(path=str(artifacts / "axes_groupnorm_en.png"), full_page=True)
+    screenshot(page, "axes_groupnorm_en.png", full_page=True)
 
     _click_cell(page, 3, 5)  # another click under GroupNorm: sequence 0, first group
     expected = {(p, ch) for p in range(tokens) for ch in range(8)}
@@ -131,7 +131,7 @@ def test_an_800_px_window_puts_the_box_under_the_heatmap(page, server_url):
     assert places["box"][0] >= places["map"][2]
 
 
-def test_batchnorm_failures_render_in_chinese(page, server_url, artifacts):
+def test_batchnorm_failures_render_in_chinese(page, server_url, screenshot):
     page.goto(server_url + "/axes?lang=zh&ax_section=batchnorm")
     wait_idle(page)
     expect(page.get_by_role("heading", name="5. BatchNorm 泄露未来信息")).to_be_visible()
@@ -140,7 +140,7 @@ def test_batchnorm_failures_render_in_chinese(page, server_url, artifacts):
     )  # four pairs of panels and one chart (11 s alone; over 30 s under the suite's load)
     assert page.locator("[data-testid='stException']").count() == 0
     assert page.get_by_text("batch size = 1 时方差为零", exact=False).is_visible()
-    page.screenshot(path=str(artifacts / "axes_batchnorm_zh.png"), full_page=True)
+    screenshot(page, "axes_batchnorm_zh.png", full_page=True)
 
 
 def test_a_hostile_link_is_refused_with_messages(page, server_url):

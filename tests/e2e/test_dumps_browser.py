@@ -50,7 +50,7 @@ SECTIONS = (  # the switch's label, the section in the link, the charts it draws
 
 
 def test_upload_see_the_diagnostics_then_a_bad_file_and_a_second_session(
-    browser, page, server_url, artifacts, tmp_path
+    browser, page, server_url, screenshot, tmp_path
 ):
     page.goto(server_url + "/dumps?lang=en&du_source=upload")  # the page opens on the example
     wait_idle(page)
@@ -66,7 +66,7 @@ def test_upload_see_the_diagnostics_then_a_bad_file_and_a_second_session(
         assert page.locator("[data-testid='stException']").count() == 0
         if section != "stream":  # the default: left out
             address_holds(page, f"du_section={section}")
-        page.screenshot(path=str(artifacts / f"dumps_en_{section}.png"), full_page=True)
+        screenshot(page, f"dumps_en_{section}.png", full_page=True)
     page.locator(".st-key-du_section").get_by_text("Massive activations").click()
     wait_idle(page)
     expect(page.get_by_role("heading", name="Massive activations")).to_be_visible()

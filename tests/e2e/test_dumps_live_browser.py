@@ -47,7 +47,7 @@ def _ready(page) -> None:
 
 
 def test_type_a_prompt_see_its_norms_compare_precisions_open_the_lab_then_in_chinese(
-    browser, live_server, artifacts
+    browser, live_server, screenshot
 ):
     """One test, so that one server loads the model: two tests could run on two workers, each
     starting its own server and loading SmolLM2."""
@@ -74,7 +74,7 @@ def test_type_a_prompt_see_its_norms_compare_precisions_open_the_lab_then_in_chi
             timeout=120_000
         )
         wait_idle(page)
-        page.screenshot(path=str(artifacts / "dumps_live_en.png"), full_page=True)
+        screenshot(page, "dumps_live_en.png", full_page=True)
         _section(page, "A norm's input and output")
         page.get_by_role("link", name=re.compile("Work this token step by step")).click()
         wait_idle(page)
@@ -83,7 +83,7 @@ def test_type_a_prompt_see_its_norms_compare_precisions_open_the_lab_then_in_chi
         assert page.locator("[data-testid='stException']").count() == 0
     finally:
         context.close()
-    _the_live_mode_in_chinese(browser, live_server, artifacts)
+    _the_live_mode_in_chinese(browser, live_server, screenshot)
 
 
 def _section(page, label: str) -> None:
@@ -92,7 +92,7 @@ def _section(page, label: str) -> None:
     wait_idle(page)
 
 
-def _the_live_mode_in_chinese(browser, live_server, artifacts) -> None:
+def _the_live_mode_in_chinese(browser, live_server, screenshot) -> None:
     """A new visitor in Chinese finds the loaded model and its report in Chinese."""
     context = browser.new_context(viewport={"width": 1400, "height": 2400}, locale="zh-CN")
     page = context.new_page()
@@ -106,6 +106,6 @@ def _the_live_mode_in_chinese(browser, live_server, artifacts) -> None:
         expect(page.get_by_role("heading", name="这条残差流说明了什么")).to_be_visible()
         expect(page.get_by_text("模型预测的下一个 token")).to_be_visible()
         assert page.locator("[data-testid='stException']").count() == 0
-        page.screenshot(path=str(artifacts / "dumps_live_zh.png"), full_page=True)
+        screenshot(page, "dumps_live_zh.png", full_page=True)
     finally:
         context.close()

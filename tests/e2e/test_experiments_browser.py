@@ -23,7 +23,7 @@ def _commit(page, option: str, commit: str) -> None:
     wait_idle(page)
 
 
-def test_a_prediction_comes_before_the_run(page, server_url, artifacts):
+def test_a_prediction_comes_before_the_run(page, server_url, screenshot):
     page.goto(server_url + "/experiments?lang=en&ex_experiment=swap")
     wait_idle(page)
     expect(page.get_by_role("heading", name="Experiments on a real model")).to_be_visible()
@@ -39,10 +39,10 @@ def test_a_prediction_comes_before_the_run(page, server_url, artifacts):
     )
     assert ink.startswith("rgb(") and int(weight) >= 600, (ink, weight)
     expect(page.locator("[data-testid='stException']")).to_have_count(0)
-    page.screenshot(path=artifacts / "experiments_en.png", full_page=True)
+    screenshot(page, "experiments_en.png", full_page=True)
 
 
-def test_chinese_at_a_phones_width(browser, server_url, artifacts):
+def test_chinese_at_a_phones_width(browser, server_url, screenshot):
     context = browser.new_context(viewport={"width": 390, "height": 2400}, locale="zh-CN")
     page = context.new_page()
     page.goto(server_url + "/experiments?lang=zh&ex_experiment=lens")
@@ -52,5 +52,5 @@ def test_chinese_at_a_phones_width(browser, server_url, artifacts):
     expect(page.get_by_role("button", name="修改我的预测")).to_be_visible()
     overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
     assert overflow <= 0, overflow
-    page.screenshot(path=artifacts / "experiments_zh_phone.png", full_page=True)
+    screenshot(page, "experiments_zh_phone.png", full_page=True)
     context.close()

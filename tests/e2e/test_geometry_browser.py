@@ -41,7 +41,7 @@ def _wait_chart(page, selector: str) -> None:
     page.wait_for_function(f"() => ({TAGS_JS})({selector!r}) !== null", timeout=60_000)
 
 
-def test_the_scene_holds_the_expected_traces(page, server_url, artifacts):
+def test_the_scene_holds_the_expected_traces(page, server_url, screenshot):
     page.goto(server_url + "/geometry?lang=en")
     wait_idle(page)
     _wait_chart(page, SCENE)
@@ -58,7 +58,7 @@ def test_the_scene_holds_the_expected_traces(page, server_url, artifacts):
         assert abs(x + y + z) < 1e-4
         assert math.sqrt(x * x + y * y + z * z) <= math.sqrt(3) + 1e-4
     assert page.locator("[data-testid='stException']").count() == 0
-    page.screenshot(path=str(artifacts / "geometry_scene_en.png"), full_page=True)
+    screenshot(page, "geometry_scene_en.png", full_page=True)
 
     page.get_by_text("Input → output lines", exact=True).click()
     wait_idle(page)
@@ -117,7 +117,7 @@ def test_a_vector_lab_row_opens_here_through_the_link(page, server_url):
     assert page.locator("[data-testid='stException']").count() == 0
 
 
-def test_the_chinese_page_says_layernorm_has_two_outputs(page, server_url, artifacts):
+def test_the_chinese_page_says_layernorm_has_two_outputs(page, server_url, screenshot):
     page.goto(server_url + "/geometry?lang=zh&ge_d=2")
     wait_idle(page)
     _wait_chart(page, SCENE)
@@ -129,7 +129,7 @@ def test_the_chinese_page_says_layernorm_has_two_outputs(page, server_url, artif
     ).to_be_visible()
     tags = page.evaluate(TAGS_JS, SCENE)
     assert "layernorm" in tags and "rmsnorm" in tags
-    page.screenshot(path=str(artifacts / "geometry_d2_zh.png"), full_page=True)
+    screenshot(page, "geometry_d2_zh.png", full_page=True)
 
 
 # Resolves after the scene's window has drawn two animation frames

@@ -1,5 +1,5 @@
 """Workshop mode in a real browser: a walk through every lesson in both languages (screenshots
-in artifacts/e2e/lessons/), a prediction followed to its page, presentation mode, chart
+with ``--screenshots`` in artifacts/e2e/lessons/), a prediction followed to its page, presentation mode, chart
 downloads and readable log axes (a projector and a phone: tests/e2e/test_room_browser.py)."""
 
 from __future__ import annotations
@@ -16,9 +16,7 @@ pytestmark = pytest.mark.e2e
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
-def test_a_walk_through_every_lesson(page, server_url, artifacts, lang):
-    folder = artifacts / "lessons"
-    folder.mkdir(exist_ok=True)
+def test_a_walk_through_every_lesson(page, server_url, screenshot, lang):
     open_settled(page, server_url, "lessons", f"lang={lang}&ls_lesson={LESSON_IDS[0]}")
     for number, lesson_id in enumerate(LESSON_IDS, 1):
         if number > 1:  # as a learner goes on: the lesson's own button
@@ -30,10 +28,10 @@ def test_a_walk_through_every_lesson(page, server_url, artifacts, lang):
         expect(page.get_by_role("heading", name=f"{number}. {title}")).to_be_visible()
         address_holds(page, f"ls_lesson={lesson_id}")
         assert page.locator(".katex-display").count() >= 1
-        page.screenshot(path=str(folder / f"{number:02d}_{lesson_id}_{lang}.png"), full_page=True)
+        screenshot(page, f"lessons/{number:02d}_{lesson_id}_{lang}.png", full_page=True)
 
 
-def test_predict_commit_and_follow_the_link_to_the_configured_page(page, server_url, artifacts):
+def test_predict_commit_and_follow_the_link_to_the_configured_page(page, server_url, screenshot):
     open_settled(page, server_url, "lessons", "lang=en&ls_lesson=worked_example")
     page.get_by_text("(b) −1.3416").click()
     wait_idle(page)
@@ -46,7 +44,7 @@ def test_predict_commit_and_follow_the_link_to_the_configured_page(page, server_
     expect(page.get_by_role("heading", name="Vector Lab", exact=True)).to_be_visible()
     address_holds(page, "vl_eps=0")
     expect(page.locator(".katex-html").filter(has_text="1.3416").first).to_be_visible()
-    page.screenshot(path=str(artifacts / "lessons" / "followed_worked_example.png"))
+    screenshot(page, "lessons/followed_worked_example.png")
     page.locator("[data-testid='stSidebarNavLink']").filter(has_text="Lessons").click()
     wait_idle(page)
     expect(page.get_by_text("Right: (b) −1.3416")).to_be_visible()  # the learner's place kept
@@ -58,7 +56,7 @@ ROOT_FONT = "parseFloat(getComputedStyle(document.documentElement).fontSize)"
 
 @pytest.mark.parametrize("mode", ["on", "results"])
 def test_presentation_modes_enlarge_the_page_and_results_hides_the_inputs(
-    shared_context, server_url, artifacts, mode
+    shared_context, server_url, screenshot, mode
 ):
     """Our stylesheets (ui/styles/) applied: the browser drops a whole <style> it finds
     unsafe, so a sheet that failed would leave the default 16 px; and nothing they hold makes
@@ -79,7 +77,7 @@ def test_presentation_modes_enlarge_the_page_and_results_hides_the_inputs(
         main_box = page.locator("[data-testid='stMain']").bounding_box()
         assert exit_box["y"] + exit_box["height"] <= main_box["y"] + 1
         assert [url for url in requested if not url.startswith((server_url, "data:"))] == []
-        page.screenshot(path=str(artifacts / "lessons" / f"present_{mode}_vector_lab.png"))
+        screenshot(page, f"lessons/present_{mode}_vector_lab.png")
         page.get_by_role("button", name="Exit presentation").click()
         wait_idle(page)
         expect(page.locator(".st-key-controls_vl")).to_be_visible()

@@ -34,7 +34,7 @@ def _paste(page, text: str) -> None:
     wait_idle(page)
 
 
-def test_catalog_table_and_gpt3_count(page, server_url, artifacts):
+def test_catalog_table_and_gpt3_count(page, server_url, screenshot):
     page.goto(server_url + "/models?lang=en")
     settle(page)  # the run, its fonts and its chart (a loaded suite's first view took > 20 s)
     expect(page.get_by_role("heading", name="Model catalog", exact=True)).to_be_visible()
@@ -45,7 +45,7 @@ def test_catalog_table_and_gpt3_count(page, server_url, artifacts):
     # the wiring diagram's one-row layout; its wrapped ones wait, hidden, for a narrow column
     expect(page.locator(".stPlotlyChart:visible")).to_have_count(1)
     assert page.locator("[data-testid='stException']").count() == 0
-    page.screenshot(path=str(artifacts / "models_en.png"), full_page=True)
+    screenshot(page, "models_en.png", full_page=True)
 
 
 def test_pasted_config_bad_then_good(page, server_url):

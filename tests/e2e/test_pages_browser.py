@@ -12,7 +12,7 @@ pytestmark = pytest.mark.e2e
     "link, heading, chart_count",
     [("Depth", "Depth", 4), ("Kernels", "Kernels", 0)],
 )
-def test_page_renders_from_the_navigation(page, server_url, artifacts, link, heading, chart_count):
+def test_page_renders_from_the_navigation(page, server_url, screenshot, link, heading, chart_count):
     page.goto(server_url + "/?lang=en")
     wait_idle(page)
     page.locator("[data-testid='stSidebarNavLink']").filter(has_text=link).click()
@@ -21,7 +21,7 @@ def test_page_renders_from_the_navigation(page, server_url, artifacts, link, hea
     assert page.locator("[data-testid='stException']").count() == 0
     assert page.locator(".stPlotlyChart").count() >= chart_count
     address_holds(page, "lang=en")
-    page.screenshot(path=str(artifacts / f"{link.lower()}_en.png"), full_page=True)
+    screenshot(page, f"{link.lower()}_en.png", full_page=True)
 
 
 def test_deep_link_to_a_page_keeps_the_app_shell(page, server_url):

@@ -1,7 +1,7 @@
 """A lesson in a room, in a real browser at a projector's, a wide projector's and a phone's
 size: the first screen holds the lesson, results mode keeps the navigation, a lesson's link
 lands on its place and Back returns in one press, and nothing is cut or covered.
-Screenshots in artifacts/e2e/room/."""
+Screenshots (``--screenshots``) in artifacts/e2e/room/."""
 
 from __future__ import annotations
 
@@ -46,7 +46,7 @@ TRUNCATED = """() => {
 
 
 @pytest.fixture
-def room(shared_context, artifacts, request):
+def room(shared_context, screenshot, request):
     """A page at one of SIZES (a phone has a touch screen) and a screenshot helper."""
     size = request.param
     width, height = SIZES[size]
@@ -54,12 +54,10 @@ def room(shared_context, artifacts, request):
     context = shared_context(
         viewport={"width": width, "height": height}, has_touch=phone, is_mobile=phone
     )
-    folder = artifacts / "room"
-    folder.mkdir(exist_ok=True)
     with fresh_page(context) as page:
 
         def shot(name: str) -> None:
-            page.screenshot(path=str(folder / f"{name}_{size}.png"))
+            screenshot(page, f"room/{name}_{size}.png")
 
         yield page, size, shot
 

@@ -19,7 +19,7 @@ def _type_vector(page, label: str, text: str) -> None:
     wait_idle(page)
 
 
-def test_type_a_vector_switch_language_and_share(page, server_url, artifacts):
+def test_type_a_vector_switch_language_and_share(page, server_url, screenshot):
     page.goto(server_url)
     wait_idle(page)
     expect(page.get_by_role("heading", name="Vector Lab")).to_be_visible()
@@ -30,14 +30,14 @@ def test_type_a_vector_switch_language_and_share(page, server_url, artifacts):
     assert "2+4+6+8" in math and "=5σ" in math
     assert re.search(r"1\.3416", math)  # LayerNorm is scale-invariant: same output as 1..4
     assert page.locator(".stPlotlyChart").count() >= 1
-    page.screenshot(path=str(artifacts / "vector_lab_en.png"), full_page=True)
+    screenshot(page, "vector_lab_en.png", full_page=True)
 
     page.locator("[data-testid='stSidebar'] [data-testid='stSelectbox']").first.click()
     page.get_by_role("option", name="简体中文").click()
     wait_idle(page)
     expect(page.get_by_role("heading", name="向量实验室")).to_be_visible()
     address_holds(page, "lang=zh", "vl_text=")
-    page.screenshot(path=str(artifacts / "vector_lab_zh.png"), full_page=True)
+    screenshot(page, "vector_lab_zh.png", full_page=True)
 
     shared = page.context.new_page()
     shared.goto(page.url)

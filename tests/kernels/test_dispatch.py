@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import pytest
 import torch
-from torch._dynamo.backends.registry import lookup_backend
 
 import engine.norms.dispatch
 from engine import NormSpec, normalize
@@ -152,6 +151,9 @@ def test_channel_stats_op_passes_opcheck():
 
 
 def test_ops_compose_with_torch_compile_fullgraph(launches):
+    # imported here: torch._dynamo costs each worker's collection 1.4 CPU s
+    from torch._dynamo.backends.registry import lookup_backend
+
     torch._dynamo.reset()
 
     def block(x, res, w):
