@@ -2,7 +2,7 @@
 the join link (English and Chinese, laptop and phone), commit predictions, vote again in a
 second round, see the answer when it is revealed, follow "everyone to lesson N"; the
 instructor's chart follows without a click, the CSV holds both rounds, a forged key and a
-wrong code are refused.  Screenshots (``--screenshots``) in artifacts/e2e/classroom/.
+wrong code are refused.  Screenshots (``--screenshots``) in artifacts/e2e/class_mode/.
 
 The server is this module's own, on an empty class database in a temporary directory (the
 store's limits count per address, and every browser here is 127.0.0.1).
@@ -185,12 +185,12 @@ def test_a_class_from_start_to_csv(class_server, tab, screenshot):
     teacher.goto(f"{teacher.url}&present=on")
     expect(teacher.locator(".js-plotly-plot")).to_be_visible()
     teacher.wait_for_timeout(1500)
-    screenshot(teacher, "classroom/instructor_present_1024x768.png")
+    screenshot(teacher, "class_mode/instructor_present_1024x768.png")
     # one screen holds the QR code beside the question and its live chart, as a room sees it
     qr = teacher.locator(".st-key-cl_join img").bounding_box()
     chart = teacher.locator(".js-plotly-plot").first.bounding_box()
     assert qr["x"] + qr["width"] <= chart["x"] and chart["y"] < 768 and qr["y"] < 768
-    screenshot(learners[2], "classroom/learner_zh_390.png", full_page=True)
+    screenshot(learners[2], "class_mode/learner_zh_390.png", full_page=True)
 
     third = LESSON_IDS[2]
     teacher.goto(f"{class_server}/classroom?lang=en&cl_code={code}&cl_key={key}&cl_lesson={third}")
