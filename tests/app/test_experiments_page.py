@@ -147,7 +147,10 @@ def test_a_precomputed_result_is_shown_at_once_with_its_date_and_model(tiny, tmp
         ({"ex_text": "<script>"}, "ex_text"),
         ({"ex_swap_block": "1e9", "ex_experiment": "swap"}, "ex_swap_block"),
         ({"ex_freeze_block": "0-", "ex_experiment": "freeze"}, "ex_freeze_block"),
-        ({"ex_swap_block": " ", "ex_experiment": "swap"}, "ex_swap_block"),
+        (
+            {"ex_swap_block": " ", "ex_experiment": "swap", "ex_swap_final": "false"},
+            "ex_swap_block",
+        ),
         ({"ex_prompt": "x" * 9000}, "ex_prompt"),
     ],
 )
@@ -201,6 +204,27 @@ def test_a_set_of_blocks_is_swapped_as_the_engine_swaps_it(tiny):
     assert at.metric[1].value == number(run.result.effect.perplexity)
 
 
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_an_empty_block_box_changes_the_final_norm_alone_or_says_how_to(tiny, lang):
+    """The engine swaps the final norm alone (``layers=()``); the page refused an emptied
+    box even with "Also the final norm" on, and its refusal did not say how to ask for it."""
+    at = _open({"ex_experiment": "swap", "ex_swap_block": "", **SMALL}, lang)
+    assert not at.exception and not at.error and at.radio  # asks for the prediction
+    if lang == "en":  # (AppTest reruns a Chinese select box by its English name)
+        _commit(at, "same")
+        _run(at)
+        assert not at.exception and not _refusals(at), _refusals(at)
+        said = _text(at).replace("\u00a0", " ")
+        assert "1 norm computed as LayerNorm instead of RMSNorm: the final norm only" in said
+    for experiment in ("swap", "freeze"):
+        off = _open({"ex_experiment": experiment, f"ex_{experiment}_block": "",
+                     f"ex_{experiment}_final": "false", **SMALL}, lang)  # fmt: skip
+        refusals = " ".join(e.value for e in off.error)
+        assert f"`ex_{experiment}_block`" in refusals and not off.radio
+        final = off.toggle(key=f"ex_{experiment}_final").label
+        assert final in refusals, refusals
+
+
 @pytest.mark.parametrize("experiment", ["swap", "freeze"])
 def test_in_chinese_the_block_box_says_it_takes_several_numbers(tiny, experiment):
     """A free-text box: not "multiple choice" (可多选), but what to type."""
@@ -213,7 +237,7 @@ def test_in_chinese_the_question_and_answers_are_chinese(tiny):
     at = _open({"ex_experiment": "lens"}, lang="zh")
     assert not at.exception
     assert at.title[0].value == "在真实模型上做实验"
-    assert "哪种 lens" in _text(at)
+    assert "哪种解码方式（lens）" in _text(at)
     assert "完全不做归一化" in at.radio[0].options
 
 

@@ -91,3 +91,40 @@ def test_one_massive_entry_is_said_in_the_singular(lang, said):
         lang,
     )
     assert said in lines[0] and "entries" not in lines[0]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_mean_windows_give_each_entry_its_own_range(lang):
+    """SmolLM2's two massive entries (channels 247 and 507, ~1,700 and ~23,000) read "from
+    1,645 to 24,660" when their windows were pooled, beside a relative spread of 3 %."""
+    from ui.text.experiments import massive_sentences
+
+    effect = Run(perplexity_ratio=1.0, reference_perplexity=44.26, perplexity=44.2)
+    windows = np.array([[1645.0, 22552.0], [1798.0, 24662.0], [1730.0, np.nan]])
+    result = Run(
+        effect=effect, token=np.array([0, 0]), channel=np.array([247, 507]),
+        value=np.array([1645.0, 22552.0]), replacement=np.array([1726.0, 23660.0]), point=12,
+        spec=Run(setting="mean"), window_values=windows, windows=np.array([3, 2]),
+    )  # fmt: skip
+    (said,) = [line for line in massive_sentences(Run(result=result, token_texts=("a",)), lang)
+               if "3" in line and ("windows" in line or "窗口" in line)]  # fmt: skip
+    said = said.replace("\u00a0", " ")
+    for channel, low, high in ((247, "1,645", "1,798"), (507, "22,550", "24,660")):
+        assert str(channel) in said and low in said and high in said, said
+    assert "1,645 to 24,660" not in said and "1,645 与 24,660" not in said
+    spread = max(np.nanstd(windows, 0) / np.abs(np.nanmean(windows, 0)))
+    assert f"{spread:.4g}" in said, said
+
+
+@pytest.mark.parametrize("lang, swapped, frozen", [
+    ("en", "1 norm computed as LayerNorm", "1 norm frozen (the final norm only)"),
+    ("zh", "1 个归一化层改用 LayerNorm", "冻结了 1 个归一化层（仅最终归一化层）"),
+])  # fmt: skip
+def test_the_final_norm_alone_is_one_norm_in_the_singular(lang, swapped, frozen):
+    swap = Run(spec=SwapSpec(layers=(), final=True), norms=("model.norm",), to_kind="layernorm",
+               from_kind="rmsnorm", effect=Run(top1_agreement=1.0))  # fmt: skip
+    assert swapped in swap_sentences(Run(result=swap), lang)[0]
+    freeze = Run(spec=FreezeSpec(layers=(), final=True), norms=("model.norm",),
+                 variation=np.array([0.07]), exempt=())  # fmt: skip
+    said = freeze_sentences(Run(result=freeze), lang)[0]
+    assert frozen in said and "0.07" in said and "至" not in said and " to " not in said, said

@@ -47,6 +47,27 @@ def band_sentence(run, lang: str) -> str | None:
     )
 
 
+def _window_ranges(run, lang: str) -> list[str]:
+    """Each entry's lowest and highest value over the windows, one entry at a time: pooled,
+    two channels of SmolLM2 read "from 1,645 to 24,660" beside a spread of 3 %."""
+    result, ranges = run.result, []
+    for i, (token, channel) in enumerate(zip(result.token[:SHOWN_ENTRIES], result.channel)):
+        values = result.window_values[:, i]
+        values = values[np.isfinite(values)]
+        if values.size:
+            ranges.append(
+                translate(
+                    "experiments.massive.window_range",
+                    lang,
+                    token=f"{int(token)} ({token_label(run.token_texts, int(token))})",
+                    channel=int(channel),
+                    low=number(values.min()),
+                    high=number(values.max()),
+                )
+            )
+    return ranges
+
+
 def massive_sentences(run, lang: str) -> list[str]:
     result = run.result
     if result.effect is None:
@@ -74,9 +95,8 @@ def massive_sentences(run, lang: str) -> list[str]:
         )
     ]
     if result.spec.setting == "mean" and result.window_values.size:
-        values = result.window_values[np.isfinite(result.window_values)]
         reached = result.windows[result.windows > 0]
-        if values.size and reached.size:
+        if np.isfinite(result.window_values).any() and reached.size:
             spread = np.nanstd(result.window_values, 0) / np.abs(
                 np.nanmean(result.window_values, 0)
             )
@@ -85,9 +105,8 @@ def massive_sentences(run, lang: str) -> list[str]:
                     "experiments.massive.windows",
                     lang,
                     windows=int(reached.max()),
-                    low=number(values.min()),
-                    high=number(values.max()),
                     spread=number(float(np.nanmax(spread))),
+                    ranges=join(_window_ranges(run, lang), lang),
                 )
             )
     band = perplexity_band(result.effect.perplexity_ratio)
@@ -116,7 +135,7 @@ def swap_sentences(run, lang: str) -> list[str]:
     changed = 1 - result.effect.top1_agreement
     return [
         translate(
-            "experiments.swap_result.swapped",
+            "experiments.swap_result.swapped" + ("_one" if len(result.norms) == 1 else ""),
             lang,
             count=len(result.norms),
             to_kind=NORM_NAMES[result.to_kind],
@@ -131,7 +150,7 @@ def freeze_sentences(run, lang: str) -> list[str]:
     result = run.result
     lines = [
         translate(
-            "experiments.freeze_result.scales",
+            "experiments.freeze_result.scales" + ("_one" if len(result.norms) == 1 else ""),
             lang,
             count=len(result.norms),
             where=where(result.spec, lang),

@@ -94,12 +94,15 @@ def parse_blocks(text: str) -> tuple[int, ...] | None:
 
 
 def _blocks(key: str, text: str, target) -> tuple[tuple[int, ...] | None, tuple[str, ...]]:
-    """The blocks a text box names, or (None, the refusal naming the parameter)."""
+    """The blocks a text box names, or (None, the refusal naming the parameter); ``()`` for
+    an empty box (the final norm alone, where its toggle is on: ``_some_norm``)."""
     typed = bound.text_input(P[key], text, target, help=t("experiments.block_help"))
     try:
         return parse_blocks(typed), ()
     except ValueError as bad:
         item = str(bad)
+        if not item:
+            return (), ()
         low, _, high = item.partition("-")
         if low.isdigit() and high.isdigit() and int(low) > int(high):  # "5-2": runs downward
             upward = literal(f"{int(high)}-{int(low)}")
@@ -108,7 +111,14 @@ def _blocks(key: str, text: str, target) -> tuple[tuple[int, ...] | None, tuple[
             )
         else:
             why = t("experiments.blocks_refused", param=literal(key), item=literal(item))
-        return None, (why if item else t("experiments.blocks_empty", param=literal(key)),)
+        return None, (why,)
+
+
+def _some_norm(key: str, blocks, final: bool, final_text: str) -> tuple[str, ...]:
+    """The refusal of an empty block box with the final norm left out: nothing to change."""
+    if blocks == () and not final:
+        return (t("experiments.blocks_empty", param=literal(key), final=final_text),)
+    return ()
 
 
 def text_choice(target=st) -> tuple[TextSpec | None, tuple[str, ...]]:
@@ -142,14 +152,18 @@ def settings(experiment: str, target=st) -> tuple[Any, tuple[str, ...]]:
         return bound.spec_from(MassiveSpec, setting=setting, window=window)
     if experiment == "swap":
         blocks, refused = _blocks("ex_swap_block", t("experiments.swap.block"), left)
-        final = bound.toggle(P["ex_swap_final"], t("experiments.swap.final"), right)
+        final_text = t("experiments.swap.final")
+        final = bound.toggle(P["ex_swap_final"], final_text, right)
+        refused = refused or _some_norm("ex_swap_block", blocks, final, final_text)
         if refused:
             return None, refused
         return bound.spec_from(SwapSpec, layers=blocks, final=final)
     if experiment in ("freeze", "sweep"):
         if experiment == "freeze":
             blocks, refused = _blocks("ex_freeze_block", t("experiments.freeze.block"), left)
-            final = bound.toggle(P["ex_freeze_final"], t("experiments.freeze.final"), left)
+            final_text = t("experiments.freeze.final")
+            final = bound.toggle(P["ex_freeze_final"], final_text, left)
+            refused = refused or _some_norm("ex_freeze_block", blocks, final, final_text)
         exempt = bound.selectbox(
             P["ex_exempt" if experiment == "freeze" else "ex_sweep_exempt"],
             t("experiments.freeze.exempt"), right if experiment == "freeze" else left,
