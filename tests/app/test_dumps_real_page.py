@@ -388,3 +388,27 @@ def test_the_example_is_read_and_reported_once_per_process_not_once_per_visit(
         assert at.subheader  # the report was drawn
     assert len(reports) == 1
     assert len(opens) >= 1 and len(opens) <= 2  # the file's headers, then its layout
+
+
+def test_the_centering_note_says_the_pooled_share_and_a_single_tokens_own():
+    """ "Over all tokens, the share is at most 0.65 %" read as a bound that single tokens
+    passed (1.66 %): the note says what is pooled, and how far one token's share reaches.
+    Oracle: the stream entries read with safetensors alone, in float64."""
+    at = _deep_link({"du_section": "centering"})
+    assert not at.exception
+    pooled, single = [], []
+    with safe_open(EXAMPLE_DUMP, framework="pt") as handle:
+        names = [f"model.layers.{i}.input" for i in range(30)] + ["model.layers.29.output"]
+        for name in names:
+            rows = handle.get_tensor(name).double().reshape(-1, 576)
+            mu2, ms = rows.mean(-1) ** 2, rows.pow(2).mean(-1)
+            pooled.append(float(mu2.sum() / ms.sum()))
+            single.append(float((mu2 / ms).max()))
+    (note,) = [c.value for c in at.caption if "Pooled over each layer" in c.value]
+    layer, share = int(np.argmax(pooled)), 100 * max(pooled)
+    found = re.search(r"largest at layer (\d+): ([\d.]+)\u00a0%.*reaches ([\d.]+)\u00a0%", note)
+    assert found, note
+    assert int(found[1]) == layer == 30
+    assert float(found[2]) == pytest.approx(share, abs=0.006)
+    assert float(found[3]) == pytest.approx(100 * max(single), abs=0.006)
+    assert float(found[3]) > float(found[2])

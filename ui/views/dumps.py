@@ -258,15 +258,14 @@ def centering(rep: DumpReport, shared: bool = False) -> None:
     show_chart(share_figure, "dumps_share", left)
     difference = built(figures.difference_figure, rep.comparison, lang, shared=shared)
     show_chart(difference, "dumps_difference", right)
-    share = rep.centering.mu2_share
-    worst = int(np.nanargmax(share)) if np.isfinite(share).any() else 0
+    share, token_share = rep.centering.mu2_share, rep.centering.token_share
+    finite = np.isfinite(share).any() and np.isfinite(token_share).any()
     st.caption(
         t(
             "dumps.centering_note",
-            share=format_number(100 * float(np.nanmax(share)), 2)
-            if np.isfinite(share).any()
-            else "—",
-            layer=worst,
+            share=format_number(100 * float(np.nanmax(share)), 2) if finite else "—",
+            layer=int(np.nanargmax(share)) if finite else 0,
+            token_share=format_number(100 * float(np.nanmax(token_share)), 2) if finite else "—",
         )
     )
     if (scale := text.difference_scale(rep.comparison, lang)) is not None:
