@@ -161,22 +161,36 @@ def _bound_text(value: int | float) -> str:
 FLOAT_FORMAT = "%.10g"
 
 
-def number(param: Param, text: str, target=st, high=None, **kwargs):
-    """An int or float input over the parameter's range (``high`` narrows it, e.g. rows).
+def _within(param: Param, text: str, low, top) -> None:
+    """A value typed past either end of ``[low, top]`` (or linked past a view's narrower
+    end) is said in the page's language and set to that end before its box is drawn, so
+    the box shows the number the page computes with.  The box has no ``min_value`` /
+    ``max_value`` for that reason: with them the browser refused such a value itself: the
+    box turned red and went on showing it while the page computed with the last one, its
+    only word an English tooltip."""
+    value = st.session_state.get(param.key)
+    if not isinstance(value, int | float) or isinstance(value, bool) or low <= value <= top:
+        return
+    nearest = low if value < low else top
+    said = {"value": value, "low": low, "high": top, "nearest": nearest}
+    message = t("app.number_outside", name=text, **{k: _bound_text(v) for k, v in said.items()})
+    st.warning(message, icon=":material/straighten:")
+    st.session_state[param.key] = nearest
 
-    Its help ends with the range it accepts: the browser refuses a value past either end
-    (the field turns red and keeps its last value) without saying where the end is."""
+
+def number(param: Param, text: str, target=st, high=None, **kwargs):
+    """An int or float input over the parameter's range (``high`` narrows it, e.g. rows);
+    a value past either end is said and replaced by that end (``_within``).  Its help ends
+    with the range it accepts."""
     cast = int if param.kind == "int" else float
     low, top = cast(param.low), cast(param.high if high is None else min(param.high, high))
-    clamp(param, top)  # a link's value past this view's end, or the range shrank under it
+    _within(param, text, low, top)
     if cast is float:
         kwargs.setdefault("format", FLOAT_FORMAT)
     accepted = t("app.number_range", low=_bound_text(low), high=_bound_text(top))
     kwargs["help"] = f"{kwargs['help']}\n\n{accepted}" if kwargs.get("help") else accepted
     return target.number_input(
         text,
-        min_value=low,
-        max_value=top,
         value=min(cast(param.default), top),
         key=param.key,
         persist_state=KEEP,
