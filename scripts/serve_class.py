@@ -32,6 +32,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -83,11 +84,11 @@ class ClassServer:
 
     def close(self) -> None:
         """Stop every process: all asked at once, then waited for against one deadline and
-        killed past it; a second Ctrl+C or SIGTERM meanwhile waits until this is done."""
+        killed past it; a second Ctrl+C or SIGTERM meanwhile is dropped."""
         if self._closed:
             return
         self._closed = True
-        with _signals_held():
+        with _signals_held(deliver=False):
             running = [p for p in [*self.apps, self.balancer] if p is not None and p.poll() is None]
             for process in running:
                 process.terminate()
@@ -105,14 +106,28 @@ STOPPING = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 @contextlib.contextmanager
-def _signals_held():
+def _signals_held(deliver: bool = True):
     """Ctrl+C, SIGTERM and SIGHUP wait until the block is done (a process started and
-    recorded, or every process stopped), then act."""
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, STOPPING)
+    recorded, or every process stopped), then act; ``deliver=False`` (the stop itself, which
+    already stops everything) drops them.  Recorded by a handler, not blocked: a process
+    started in the block inherits a blocked mask, and the app processes then ignored their
+    own SIGTERM (each stop waited 10 s, then killed them).  Outside the main thread, where
+    Python sets no handler, nothing is held."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught: list[int] = []
+    held = {signum: signal.getsignal(signum) for signum in STOPPING}
+    for signum, handler in held.items():
+        if handler is not signal.SIG_IGN:  # nohup's SIGHUP stays ignored
+            signal.signal(signum, lambda number, _frame: caught.append(number))
     try:
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+        for signum, handler in held.items():
+            signal.signal(signum, signal.SIG_DFL if handler is None else handler)
+        if caught and deliver:
+            signal.raise_signal(caught[0])
 
 
 def _stop(process: subprocess.Popen, timeout_s: float) -> None:
@@ -317,9 +332,9 @@ def main() -> int:
             stdout=None,  # the processes' and HAProxy's logs go to this terminal
             python=str(ROOT / ".venv" / "bin" / "python"),
         )
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, SystemExit) as stopped:  # Ctrl+C; SIGTERM, SIGHUP
         print("serve_class: stopped during the start; every process is stopped", file=sys.stderr)
-        return 130
+        return 130 if isinstance(stopped, KeyboardInterrupt) else 0
     except (OSError, RuntimeError, TimeoutError) as error:
         print(f"serve_class: {error}; every process is stopped", file=sys.stderr)
         return 1

@@ -4,12 +4,14 @@ message, not a traceback, and a signal during the start leaves no process behind
 from __future__ import annotations
 
 import os
+import re
 import signal
 import socket
 import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -186,3 +188,36 @@ def test_a_port_past_the_last_processes_port_is_refused_by_the_parser(monkeypatc
     with pytest.raises(SystemExit):
         _main(monkeypatch, "2", "--port", "65535")
     assert "65527" in capsys.readouterr().err
+
+
+def test_a_stop_signal_in_a_held_block_acts_after_it_and_in_the_stop_is_dropped():
+    heard = []
+    previous = signal.signal(signal.SIGHUP, lambda number, _frame: heard.append(number))
+    try:
+        with serve_class._signals_held():
+            signal.raise_signal(signal.SIGHUP)
+            assert heard == []  # held
+        assert heard == [signal.SIGHUP]  # then acted on
+        with serve_class._signals_held(deliver=False):
+            signal.raise_signal(signal.SIGHUP)
+        assert heard == [signal.SIGHUP]  # dropped
+        assert signal.getsignal(signal.SIGHUP) is not signal.SIG_DFL  # our handler is back
+    finally:
+        signal.signal(signal.SIGHUP, previous)
+
+
+@pytest.mark.slow  # an app process starts (~5 s of imports)
+def test_the_processes_stop_on_their_own_signal_not_killed():
+    """Started while the stop signals were blocked, the app processes inherited the blocked
+    mask: every stop waited 10 s and then killed them."""
+    if serve_class.haproxy_binary() is None:
+        pytest.skip("Debian's haproxy is not installed (scripts/test.sh installs it as root)")
+    server = serve_class.start_class(1)
+    try:
+        for process in (*server.apps, server.balancer):
+            status = Path(f"/proc/{process.pid}/status").read_text()
+            blocked = int(re.search(r"SigBlk:\s*([0-9a-f]+)", status)[1], 16)
+            assert not [s for s in serve_class.STOPPING if blocked & (1 << (s - 1))], status
+    finally:
+        server.close()
+    assert [p.returncode for p in server.apps] != [-signal.SIGKILL]
