@@ -259,7 +259,11 @@ class Database:
                 raise DatabaseUnavailable() from None
             socket = {"connect_timeout": 10, "tcp_user_timeout": int(DEAD_AFTER_S * 1000)}
             extra = {k: v for k, v in {**socket, **KEEPALIVE}.items() if k not in given}
-            return psycopg.connect(self.target, autocommit=True, **extra)
+            try:
+                return psycopg.connect(self.target, autocommit=True, **extra)
+            except psycopg.ProgrammingError as error:  # an option's value it cannot take
+                _log_failure(f"the database URL's options are refused: {error}")
+                raise DatabaseUnavailable() from None
         if self._other_url:  # its scheme only: the rest may hold a password
             _log_failure(f"a {self._other_url}:// URL; the database URLs read are postgresql://")
             raise DatabaseUnavailable()
@@ -272,7 +276,7 @@ class Database:
             connection.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
             _wal(connection)
             connection.execute("PRAGMA synchronous = NORMAL")
-        except (OSError, sqlite3.OperationalError) as error:
+        except (OSError, sqlite3.DatabaseError) as error:  # "file is not a database" too
             _close(connection)
             if isinstance(error, sqlite3.OperationalError) and _busy(error) is not None:
                 raise

@@ -67,3 +67,22 @@ def test_failures_are_remembered_by_their_first_line_and_within_a_bound(monkeypa
             db._log_failure(f"failure {kind}")
     assert caplog.text.count("deadlock detected") == 1 and "DETAIL" not in caplog.text
     assert len(db._logged) <= db.LOGGED_KINDS
+
+
+def test_a_database_urls_option_it_cannot_take_is_refused_and_logged(caplog):
+    """psycopg's ProgrammingError ("bad value for connect_timeout") reached the page raw."""
+    with caplog.at_level(logging.ERROR, logger="classroom.db"):
+        with pytest.raises(db.DatabaseUnavailable):
+            open_store(ANSWER_IDS, "postgresql://u:s3cret@127.0.0.1:1/db?connect_timeout=abc")
+    assert "connect_timeout" in caplog.text and "s3cret" not in caplog.text
+
+
+def test_a_file_that_is_not_a_database_is_refused_and_logged(tmp_path, caplog):
+    """sqlite3's DatabaseError ("file is not a database") reached the page raw."""
+    garbage = tmp_path / "classroom.sqlite3"
+    garbage.write_bytes(b"not a database, " * 512)
+    with caplog.at_level(logging.ERROR, logger="classroom.db"):
+        with pytest.raises(db.DatabaseUnavailable):
+            open_store(ANSWER_IDS, garbage)
+    assert "not a database" in caplog.text and str(garbage) in caplog.text
+    assert garbage.read_bytes() == b"not a database, " * 512  # left as it was
