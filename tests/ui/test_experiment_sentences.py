@@ -128,3 +128,19 @@ def test_the_final_norm_alone_is_one_norm_in_the_singular(lang, swapped, frozen)
                  variation=np.array([0.07]), exempt=())  # fmt: skip
     said = freeze_sentences(Run(result=freeze), lang)[0]
     assert frozen in said and "0.07" in said and "至" not in said and " to " not in said, said
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_values_the_charts_cannot_draw_are_counted_under_them(lang):
+    """Freezing every block's scale gives an infinite perplexity: the changed loss line and
+    the KL chart were empty, with nothing saying why."""
+    from ui.text.experiments import left_out_sentence
+
+    nll = np.array([2.0, np.inf, np.inf, np.nan])
+    kl = np.array([0.5, np.inf, np.inf, np.inf, 0.0])  # the last position predicts nothing
+    run = Run(result=Run(effect=Run(nll=nll, kl=kl)))
+    said = left_out_sentence(run, lang)
+    assert said and "3" in said and "4" in said and "∞" in said, said
+    finite = Run(result=Run(effect=Run(nll=np.ones(4), kl=np.array([0.1, 0.2, 0.0, 0.1, np.inf]))))
+    assert left_out_sentence(finite, lang) is None  # the last KL is never drawn
+    assert left_out_sentence(Run(result=Run(effect=None)), lang) is None

@@ -332,6 +332,19 @@ SENTENCES = {
 }
 
 
+def left_out_sentence(run, lang: str) -> str | None:
+    """Under the loss and KL charts, where the changed model's values are not finite (an
+    infinite perplexity): how many points the charts leave out, which a line cannot draw."""
+    effect = getattr(run.result, "effect", None)
+    if effect is None:
+        return None
+    nll = int((~np.isfinite(effect.nll)).sum())
+    kl = int((~np.isfinite(np.asarray(effect.kl[:-1], dtype=float))).sum())
+    if not nll and not kl:
+        return None
+    return translate("experiments.chart.left_out", lang, nll=nll, kl=kl, total=len(effect.nll))
+
+
 def sentences(run, lang: str) -> list[str]:
     """Everything the page says about ``run``, each sentence conditioned on its numbers."""
     lines = [band_sentence(run, lang), *SENTENCES[run.experiment](run, lang)]

@@ -105,6 +105,8 @@ def results(found) -> None:
             show_chart(figures.half_figure(found, lang), "ex_half")
             _half_link(found)
         show_chart(figures.effect_figure(found, lang), "ex_effect")
+        if (left_out := text.left_out_sentence(found, lang)) is not None:
+            st.caption(left_out)
 
 
 def _half_link(found) -> None:
