@@ -344,6 +344,7 @@ def test_a_prompt_with_markup_is_shown_literally_everywhere(tiny):
     at = _live({"du_prompt": prompt})
     assert not at.exception and not at.error, [e.value for e in at.error]
     tokens = next(m.value for m in at.markdown if m.value.startswith("**The prompt's"))
+    tokens = tokens.replace("\u200e", "")  # the marks that keep right-to-left tokens in order
     assert "`[` `a` `]` `(` `e` `.` `x` `)` `␣` `<` `b` `>` `` ` `` `y` `` ` ``" in tokens
     import json
 
@@ -412,3 +413,13 @@ def test_the_centering_note_says_the_pooled_share_and_a_single_tokens_own():
     assert float(found[2]) == pytest.approx(share, abs=0.006)
     assert float(found[3]) == pytest.approx(100 * max(single), abs=0.006)
     assert float(found[3]) > float(found[2])
+
+
+def test_right_to_left_tokens_are_listed_in_the_prompts_order(tiny):
+    """The tokens of "مرحبا" were drawn reversed: the spaces between the tokens' chips
+    joined them into one right-to-left run; each chip is closed by a left-to-right mark."""
+    at = _live({"du_prompt": "hi مرحبا"})
+    assert not at.exception
+    (line,) = [m.value for m in at.markdown if m.value.count("`") >= 6 and "\u200e" in m.value]
+    chips = re.findall(r"`[^`]+`\u200e", line)
+    assert len(chips) >= 3 and line.count("\u200e") == len(chips)

@@ -140,10 +140,15 @@ def _loading_note(load) -> str:
     return "live_loading_gguf" if load.from_gguf else "live_loading_folder"
 
 
+LRM = "\u200e"
+
+
 def live_summary(capture) -> None:
     """The prompt's tokens, the next token the model predicts, and the capture's time."""
     tokens = capture.info.tokens[0]
-    chips = " ".join(literal(token_text(tok)) for tok in tokens)
+    # each followed by a left-to-right mark: right-to-left tokens (Arabic, Hebrew) stay in the
+    # prompt's order, where the spaces between them made one run the browser drew reversed
+    chips = " ".join(f"{literal(token_text(tok))}{LRM}" for tok in tokens)
     counted = "dumps.live_tokens_one" if len(tokens) == 1 else "dumps.live_tokens"
     st.markdown(t(counted, count=len(tokens), tokens=chips))
     st.markdown(
