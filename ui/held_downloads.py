@@ -18,7 +18,6 @@ Streamlit moves them, or if it no longer deletes an unfetched file, so the chang
 
 from __future__ import annotations
 
-import functools
 import logging
 import threading
 import time
@@ -87,8 +86,13 @@ def _wrap(execute, sweep) -> None:
     setattr(MediaFileManager, _MARK, (execute, sweep))
 
 
-@functools.cache
+_said_not_found = threading.Event()
+
+
 def _not_found(url: str) -> None:
-    """Say once that a written file could not be held: another storage's URLs, or two sweeps
-    that came before the hold (then this one download may fail)."""
-    _LOGGER.warning("a download written at its click is not held (%s): its file is not found", url)
+    """Say once per process that a written file could not be held: another storage's URLs,
+    or two sweeps that came before the hold (then this one download may fail).  Once, not
+    once per URL: every click writes a new one."""
+    if not _said_not_found.is_set():
+        _said_not_found.set()
+        _LOGGER.warning("a download written at its click is not held (%s): no such file", url)

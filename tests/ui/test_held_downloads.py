@@ -97,3 +97,16 @@ def test_imported_again_the_module_still_knows_streamlits_own_methods(held):
     assert MediaFileManager.execute_deferred is wrapped  # and hold() wraps nothing twice
     held_downloads.hold()
     assert MediaFileManager.execute_deferred is wrapped
+
+
+def test_a_file_it_cannot_hold_is_logged_once_per_process_not_once_per_click(monkeypatch, caplog):
+    """Logged once per URL, a class clicking a changing CSV logged at every click (each
+    click writes a new file) and the memory of what was said grew without end."""
+    import logging
+    import threading
+
+    monkeypatch.setattr(held_downloads, "_said_not_found", threading.Event())
+    with caplog.at_level(logging.WARNING, logger=held_downloads.__name__):
+        for click in range(5):
+            held_downloads._not_found(f"/media/{click:056x}.csv")
+    assert len(caplog.records) == 1
