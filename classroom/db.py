@@ -114,9 +114,12 @@ def _log_failure(message: str, level: int = logging.ERROR) -> None:
 
 
 def _log_refusal(error: BaseException) -> None:
-    """A PostgreSQL failure refused to a user (busy, down, or misconfigured?), as a warning."""
+    """A driver's failure refused to a user (busy, down, or misconfigured?), as a warning:
+    PostgreSQL's, or SQLite's lock wait that ran out."""
     psycopg = sys.modules.get("psycopg")
-    if psycopg is not None and isinstance(error, psycopg.Error):
+    if isinstance(error, sqlite3.Error) or (
+        psycopg is not None and isinstance(error, psycopg.Error)
+    ):
         _log_failure(str(error) or type(error).__name__, logging.WARNING)
 
 
@@ -241,7 +244,7 @@ class Database:
         self._other_url = _other_url(target)  # refused at the first connection, not a file
         self._idle: list = []  # open connections nobody holds (last in, first out)
         self._lock = threading.Lock()
-        self._slots = threading.BoundedSemaphore(pool_size)
+        self._slots, self._pool_size = threading.BoundedSemaphore(pool_size), pool_size
         self._closed = False
 
     def _connect(self):
@@ -293,6 +296,8 @@ class Database:
         failure a moment may cure is a ``DatabaseBusy``.
         """
         if not self._slots.acquire(timeout=POOL_WAIT_S):
+            waited = f"no free connection in {POOL_WAIT_S:g} s (a pool of {self._pool_size})"
+            _log_failure(waited, logging.WARNING)
             raise DatabaseBusy()
         connection = deadline = None
         try:

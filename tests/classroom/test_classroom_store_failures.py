@@ -4,6 +4,7 @@ pooled connection that died is replaced."""
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
 import sqlite3
@@ -48,7 +49,7 @@ def test_an_unreachable_postgresql_server_is_a_refusal():
     assert caught.value.key == "classroom.busy"
 
 
-def test_sqlite_busy_past_the_timeout_is_a_refusal(tmp_path, clock, monkeypatch, refused):
+def test_sqlite_busy_past_the_timeout_is_a_refusal(tmp_path, clock, monkeypatch, refused, caplog):
     """A writer waiting longer than ``BUSY_TIMEOUT_S`` for SQLite's lock (another process's
     long write) is refused with ``classroom.busy``, a message every page shows, not
     ``sqlite3.OperationalError: database is locked``."""
@@ -58,13 +59,27 @@ def test_sqlite_busy_past_the_timeout_is_a_refusal(tmp_path, clock, monkeypatch,
     new, (ann,) = class_with(store, 1)
     other = sqlite3.connect(path, isolation_level=None)
     other.execute("BEGIN IMMEDIATE")
+    monkeypatch.setattr(db, "_logged", {})
     try:
-        with refused("classroom.busy"):
+        with caplog.at_level(logging.WARNING, logger="classroom.db"), refused("classroom.busy"):
             store.vote(new.code, ann, f"{FIRST}.a")
     finally:
         other.execute("ROLLBACK")
         other.close()
         store.database.close()
+    assert "database is locked" in caplog.text  # the cause, for whoever runs the server
+
+
+def test_a_pool_with_no_free_connection_is_a_refusal_and_logged(tmp_path, monkeypatch, caplog):
+    monkeypatch.setattr(db, "POOL_WAIT_S", 0.05)
+    monkeypatch.setattr(db, "_logged", {})
+    database = Database(tmp_path / "classroom.sqlite3", pool_size=1)
+    with database.transaction():  # holds the pool's one connection
+        with caplog.at_level(logging.WARNING, logger="classroom.db"):
+            with pytest.raises(DatabaseBusy), database.transaction():
+                pass
+    assert "no free connection in 0.05 s (a pool of 1)" in caplog.text
+    database.close()
 
 
 def test_an_action_refused_before_its_commit_runs_once_more_and_no_more():
