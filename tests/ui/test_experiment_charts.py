@@ -94,6 +94,9 @@ def test_the_block_by_block_chart_keeps_its_ticks_level_and_its_height_for_the_b
     assert figure.layout.xaxis.tickangle == 0 and figure.layout.margin.t <= 30
     assert max(len(tick) for tick in figure.data[0].x) <= 5
     assert figure.data[0].customdata[-1] == _tr("sweep_result.final", lang)
+    # every other block named, and the final norm two places after the last one named
+    final = _tr("sweep_result.final_tick", lang)
+    assert list(figure.layout.xaxis.tickvals) == [*map(str, range(0, 30, 2)), final]
 
 
 def test_the_massive_entries_chart_counts_in_whole_entries():

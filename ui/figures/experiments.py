@@ -113,6 +113,9 @@ def massive_figure(run, lang: str) -> go.Figure:
     return _titled(figure, x, y, title=title)
 
 
+CROWDED_BARS = 20  # past this many bars, a projector's chart names every other block
+
+
 def sweep_figure(run, lang: str) -> go.Figure:
     """Perplexity ratio of each single freeze on a log axis; tolerated bars marked.  Ticks
     stay level (the final norm's is short; its full name in the hover): a rotated long one
@@ -149,6 +152,9 @@ def sweep_figure(run, lang: str) -> go.Figure:
     log_axis(figure, "y", values=shown, range=[low - pad, high + pad])
     x, y = _tr("sweep_result.chart_x", lang), _tr("sweep_result.chart_y", lang)
     figure.update_xaxes(tickangle=0)
+    if len(names) > CROWDED_BARS:  # every other block named: at 1,024 px "29" met "最终"
+        ticks = [n for n, layer in zip(names, sweep.layers) if layer is None or layer % 2 == 0]
+        figure.update_xaxes(tickvals=ticks, ticktext=ticks)
     return _titled(figure, x, y, xaxis_type="category", margin=dict(t=24, b=48))
 
 
