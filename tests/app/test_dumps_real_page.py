@@ -38,9 +38,10 @@ def _deep_link(query: dict, lang: str = "en") -> AppTest:
 
 
 def _text(app) -> str:
+    """The page's text, without the marks that keep right-to-left tokens in their order."""
     parts = [m.value for m in app.markdown] + [c.value for c in app.caption]
     parts += [e.value for kind in ("info", "warning", "error") for e in app.get(kind)]
-    return "\n".join(parts)
+    return "\n".join(parts).replace("\u200e", "")
 
 
 def _subheaders(app) -> list[str]:
@@ -344,7 +345,7 @@ def test_a_prompt_with_markup_is_shown_literally_everywhere(tiny):
     at = _live({"du_prompt": prompt})
     assert not at.exception and not at.error, [e.value for e in at.error]
     tokens = next(m.value for m in at.markdown if m.value.startswith("**The prompt's"))
-    tokens = tokens.replace("\u200e", "")  # the marks that keep right-to-left tokens in order
+    tokens = tokens.replace("\u200e", "")  # as _text reads it
     assert "`[` `a` `]` `(` `e` `.` `x` `)` `␣` `<` `b` `>` `` ` `` `y` `` ` ``" in tokens
     import json
 
