@@ -93,11 +93,12 @@ def results(found) -> None:
                 token=text.token_label(found.token_texts, position),
             )
         )
-        st.table(
-            pd.DataFrame(figures.lens_table(found, lang)).set_index(
-                t("experiments.lens_result.point")
+        with st.container(key="ex_lens_table"):  # its first column stays one line (CSS)
+            st.table(
+                pd.DataFrame(figures.lens_table(found, lang)).set_index(
+                    t("experiments.lens_result.point")
+                )
             )
-        )
     if experiment == "massive":
         show_chart(figures.massive_figure(found, lang), "ex_massive")
     if getattr(found.result, "effect", None) is not None:
