@@ -180,17 +180,19 @@ def start_class(
         _refuse_taken([(address, port)])
     app_ports = app_ports or [port + 1 + i for i in range(processes)]
     _refuse_taken([("127.0.0.1", p) for p in app_ports])
-    folder = Path(tempfile.mkdtemp(prefix="normscope-class-"))
-    server = ClassServer(
-        url=f"http://{_host_in_url(address)}:{port}",
-        apps=[],
-        app_ports=app_ports,
-        balancer=None,
-        socket_path=folder / "haproxy.sock",
-        folder=folder,
-    )
     warm = preload if warm is None else warm
+    server = None
     try:  # whatever stops the start (a signal, a process that fails) stops what it started
+        with _signals_held():  # a folder made is a folder recorded, to be removed
+            folder = Path(tempfile.mkdtemp(prefix="normscope-class-"))
+            server = ClassServer(
+                url=f"http://{_host_in_url(address)}:{port}",
+                apps=[],
+                app_ports=app_ports,
+                balancer=None,
+                socket_path=folder / "haproxy.sock",
+                folder=folder,
+            )
         for app_port in app_ports:
             with _signals_held():  # a process started is a process recorded, to be stopped
                 server.apps.append(
@@ -210,7 +212,8 @@ def start_class(
             )
         _wait_all_up(server, timeout_s)
     except BaseException:
-        server.close()
+        if server is not None:
+            server.close()
         raise
     return server
 
