@@ -168,15 +168,18 @@ def test_a_number_typed_past_either_end_is_said_and_the_box_shows_the_end_used(l
             f"Accepted: {low:,} to {high:,}." if lang == "en" else f"可接受：{low:,} 到 {high:,}。"
         )
         assert accepted in box.help, (box.key, box.help)
-    for key, typed, used in (("kn_tokens", 99999999999, P["kn_tokens"].high), ("kn_d", 0, 1)):
+    for key, typed, used in (("kn_tokens", 99999999999, P["kn_tokens"].high), ("kn_d", -5, 1)):
         app.number_input(key=key).set_value(typed).run()
         assert not app.exception
         said = " ".join(w.value for w in app.warning).replace("\u00a0", " ")
-        assert f"{typed:,}" in said and f"{int(used):,}" in said, said
+        assert f"{typed:,}".replace("-", "\u2212") in said and f"{int(used):,}" in said, said
         assert ("outside the accepted range" if lang == "en" else "超出了可接受的范围") in said
         assert app.number_input(key=key).value == used
         app.run()  # the next run: the box keeps the end, and the message has gone
         assert app.number_input(key=key).value == used and not app.warning
+    # the + button at the top end: one step past it, set back without a word
+    app.number_input(key="kn_d").set_value(int(P["kn_d"].high) + 1).run()
+    assert app.number_input(key="kn_d").value == P["kn_d"].high and not app.warning
 
 
 def test_a_one_token_roofline_writes_its_times_in_a_unit_that_fits():

@@ -161,20 +161,27 @@ def _bound_text(value: int | float) -> str:
 FLOAT_FORMAT = "%.10g"
 
 
-def _within(param: Param, text: str, low, top) -> None:
-    """A value typed past either end of ``[low, top]`` (or linked past a view's narrower
-    end) is said in the page's language and set to that end before its box is drawn, so
-    the box shows the number the page computes with.  The box has no ``min_value`` /
-    ``max_value`` for that reason: with them the browser refused such a value itself: the
-    box turned red and went on showing it while the page computed with the last one, its
-    only word an English tooltip."""
+def _exact_text(value: int | float) -> str:
+    """A typed number and the ends it passed, to 10 significant digits and grouped
+    (1,000,001 past 1,000,000): four digits wrote both as "1e+06"."""
+    return true_minus(f"{value:,}" if isinstance(value, int) else f"{value:,.10g}")
+
+
+def _within(param: Param, text: str, low, top, step) -> None:
+    """A value typed past either end of ``[low, top]`` is said in the page's language and
+    set to that end before its box is drawn, so the box shows the number the page computes
+    with; one step past it (the − or + button at an end) is set back without a word.  The
+    box has no ``min_value`` / ``max_value`` for that reason: with them the browser refused
+    such a value itself: the box turned red and went on showing it while the page computed
+    with the last one, its only word an English tooltip."""
     value = st.session_state.get(param.key)
     if not isinstance(value, int | float) or isinstance(value, bool) or low <= value <= top:
         return
     nearest = low if value < low else top
-    said = {"value": value, "low": low, "high": top, "nearest": nearest}
-    message = t("app.number_outside", name=text, **{k: _bound_text(v) for k, v in said.items()})
-    st.warning(message, icon=":material/straighten:")
+    if abs(value - nearest) > step * (1 + 1e-9):
+        said = {"value": value, "low": low, "high": top, "nearest": nearest}
+        words = {k: _exact_text(v) for k, v in said.items()}
+        st.warning(t("app.number_outside", name=text, **words), icon=":material/straighten:")
     st.session_state[param.key] = nearest
 
 
@@ -184,7 +191,9 @@ def number(param: Param, text: str, target=st, high=None, **kwargs):
     with the range it accepts."""
     cast = int if param.kind == "int" else float
     low, top = cast(param.low), cast(param.high if high is None else min(param.high, high))
-    _within(param, text, low, top)
+    if top < param.high:  # a link's value past this view's end, said as a link's
+        clamp(param, top)
+    _within(param, text, low, top, kwargs.get("step") or (1 if cast is int else 0.01))
     if cast is float:
         kwargs.setdefault("format", FLOAT_FORMAT)
     accepted = t("app.number_range", low=_bound_text(low), high=_bound_text(top))
