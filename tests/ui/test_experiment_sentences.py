@@ -144,3 +144,37 @@ def test_values_the_charts_cannot_draw_are_counted_under_them(lang):
     finite = Run(result=Run(effect=Run(nll=np.ones(4), kl=np.array([0.1, 0.2, 0.0, 0.1, np.inf]))))
     assert left_out_sentence(finite, lang) is None  # the last KL is never drawn
     assert left_out_sentence(Run(result=Run(effect=None)), lang) is None
+
+
+def _mean_run(windows: np.ndarray) -> Run:
+    entries = windows.shape[1]
+    effect = Run(perplexity_ratio=1.0, reference_perplexity=44.26, perplexity=44.26)
+    result = Run(
+        effect=effect, token=np.zeros(entries, int), channel=np.arange(entries),
+        value=windows[0], replacement=windows.mean(0), point=12, spec=Run(setting="mean"),
+        window_values=windows, windows=np.full(entries, len(windows)),
+    )  # fmt: skip
+    return Run(result=result, token_texts=("a",))
+
+
+def test_the_spread_covers_every_entry_and_the_unnamed_ones_are_counted():
+    """Eight entries, only the eighth varying: the largest spread is the eighth's, which the
+    sentence did not name; it now says how many it leaves unnamed."""
+    from ui.text.experiments import massive_sentences
+
+    windows = np.full((4, 8), 100.0)
+    windows[:, 7] = [10.0, 100.0, 200.0, 400.0]
+    (said,) = [s for s in massive_sentences(_mean_run(windows), "en") if "windows" in s]
+    spread = windows[:, 7].std() / windows[:, 7].mean()
+    assert f"at most {spread:.4g}" in said and "channel 5 from 100 to 100" in said
+    assert "channel 6" not in said and "2 more" in said, said
+
+
+@pytest.mark.parametrize("lang, said", [("en", "the entry's relative spread"), ("zh", "这个数值")])
+def test_one_entry_over_the_windows_is_said_in_the_singular(lang, said):
+    from ui.text.experiments import massive_sentences
+
+    windows = np.array([[100.0], [110.0], [90.0]])
+    lines = massive_sentences(_mean_run(windows), lang)
+    (line,) = [s for s in lines if "3" in s and ("windows" in s or "窗口" in s)]
+    assert said in line and "each entry" not in line and "每个数值" not in line, line

@@ -47,14 +47,19 @@ def band_sentence(run, lang: str) -> str | None:
     )
 
 
-def _window_ranges(run, lang: str) -> list[str]:
-    """Each entry's lowest and highest value over the windows, one entry at a time: pooled,
-    two channels of SmolLM2 read "from 1,645 to 24,660" beside a spread of 3 %."""
-    result, ranges = run.result, []
-    for i, (token, channel) in enumerate(zip(result.token[:SHOWN_ENTRIES], result.channel)):
+def _window_ranges(run, lang: str) -> tuple[list[str], float]:
+    """Each entry's lowest and highest value over the windows, one entry at a time (pooled,
+    two channels of SmolLM2 read "from 1,645 to 24,660" beside a spread of 3 %), the first
+    ``SHOWN_ENTRIES`` named and the rest counted; and the largest relative spread (std /
+    mean) of every entry a window reached, named or not."""
+    result, ranges, spreads = run.result, [], []
+    for i, (token, channel) in enumerate(zip(result.token, result.channel)):
         values = result.window_values[:, i]
         values = values[np.isfinite(values)]
-        if values.size:
+        if not values.size:  # no window reaches its position
+            continue
+        spreads.append(float(values.std() / abs(values.mean())))
+        if len(ranges) < SHOWN_ENTRIES:
             ranges.append(
                 translate(
                     "experiments.massive.window_range",
@@ -65,7 +70,10 @@ def _window_ranges(run, lang: str) -> list[str]:
                     high=number(values.max()),
                 )
             )
-    return ranges
+    if len(spreads) > len(ranges):
+        more = len(spreads) - len(ranges)
+        ranges.append(translate("experiments.massive.more_entries", lang, count=more))
+    return ranges, max(spreads, default=float("nan"))
 
 
 def massive_sentences(run, lang: str) -> list[str]:
@@ -96,17 +104,16 @@ def massive_sentences(run, lang: str) -> list[str]:
     ]
     if result.spec.setting == "mean" and result.window_values.size:
         reached = result.windows[result.windows > 0]
-        if np.isfinite(result.window_values).any() and reached.size:
-            spread = np.nanstd(result.window_values, 0) / np.abs(
-                np.nanmean(result.window_values, 0)
-            )
+        ranges, spread = _window_ranges(run, lang)
+        if ranges and reached.size:
+            one = len(ranges) == 1  # one entry: "its spread", not "each entry's"
             lines.append(
                 translate(
-                    "experiments.massive.windows",
+                    "experiments.massive.windows" + ("_one" if one else ""),
                     lang,
                     windows=int(reached.max()),
-                    spread=number(float(np.nanmax(spread))),
-                    ranges=join(_window_ranges(run, lang), lang),
+                    spread=number(spread),
+                    ranges=join(ranges, lang),
                 )
             )
     band = perplexity_band(result.effect.perplexity_ratio)
