@@ -97,6 +97,12 @@ def test_the_block_by_block_chart_keeps_its_ticks_level_and_its_height_for_the_b
     # every other block named, and the final norm two places after the last one named
     final = _tr("sweep_result.final_tick", lang)
     assert list(figure.layout.xaxis.tickvals) == [*map(str, range(0, 30, 2)), final]
+    odd = Run(result=Run(**{**vars(sweep.result), "layers": (*range(31), None),
+                            "perplexity_ratio": np.linspace(1, 3, 32), "tolerated": (True,) * 32}))  # fmt: skip
+    assert list(figures.sweep_figure(odd, lang).layout.xaxis.tickvals) == [
+        *map(str, range(1, 31, 2)),
+        final,
+    ]  # 31 blocks: the last named block is 29, not 30 beside the final norm
 
 
 def test_the_massive_entries_chart_counts_in_whole_entries():

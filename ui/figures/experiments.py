@@ -153,7 +153,10 @@ def sweep_figure(run, lang: str) -> go.Figure:
     x, y = _tr("sweep_result.chart_x", lang), _tr("sweep_result.chart_y", lang)
     figure.update_xaxes(tickangle=0)
     if len(names) > CROWDED_BARS:  # every other block named: at 1,024 px "29" met "最终"
-        ticks = [n for n, layer in zip(names, sweep.layers) if layer is None or layer % 2 == 0]
+        last = max(layer for layer in sweep.layers if layer is not None)  # never named:
+        ticks = [  # the final norm's tick is named beside it
+            n for n, layer in zip(names, sweep.layers) if layer is None or (last - layer) % 2
+        ]
         figure.update_xaxes(tickvals=ticks, ticktext=ticks)
     return _titled(figure, x, y, xaxis_type="category", margin=dict(t=24, b=48))
 
