@@ -398,13 +398,3 @@ def test_the_path_the_steps_run_is_said_once_and_never_claims_an_upcast_of_float
     assert (
         "The worked steps, the chart and the comparison run float32 (a half-precision" in captions
     )
-
-
-def test_a_float_typed_past_its_end_is_said_with_the_digits_that_differ(app):
-    """Four significant digits wrote both 1,000,001 and its end as "1e+06"."""
-    app.segmented_control(key="vl_source").set_value("random").run()
-    app.number_input(key="vl_scale").set_value(1000001.0).run()
-    assert not app.exception
-    said = " ".join(w.value for w in app.warning)
-    assert "1,000,001 is outside the accepted range, 0 to 1,000,000: 1,000,000 is used" in said
-    assert "e+06" not in said and app.number_input(key="vl_scale").value == 1e6

@@ -1,0 +1,51 @@
+"""Number boxes, whatever the page (``ui/widgets/bound.py``): a value typed past either end
+of a box's range is said in the page's language, with the digits that tell it from the end,
+and replaced by that end, in the box too; one step past an end is set back without a word."""
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from tests.app.conftest import APP
+from ui.url.pages import KERNELS as P
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_number_typed_past_either_end_is_said_and_the_box_shows_the_end_used(lang):
+    """Tokens B·T = 99999999999 turned the field red and kept showing it while the page
+    computed with the last value, its only word Streamlit's English tooltip: each field's help
+    names both ends of its range, and a value past one is said in the page's language and
+    replaced by that end, in the box too."""
+    app = AppTest.from_file(APP, default_timeout=60)
+    app.query_params["lang"] = lang
+    app.switch_page("app_pages/kernels.py").run()
+    assert not app.exception
+    fields = {box.key: box for box in app.number_input}
+    assert {"kn_tokens", "kn_d"} <= set(fields)
+    for key, box in fields.items():
+        low, high = int(P[key].low), int(P[key].high)
+        accepted = (
+            f"Accepted: {low:,} to {high:,}." if lang == "en" else f"可接受：{low:,} 到 {high:,}。"
+        )
+        assert accepted in box.help, (box.key, box.help)
+    for key, typed, used in (("kn_tokens", 99999999999, P["kn_tokens"].high), ("kn_d", -5, 1)):
+        app.number_input(key=key).set_value(typed).run()
+        assert not app.exception
+        said = " ".join(w.value for w in app.warning).replace("\u00a0", " ")
+        assert f"{typed:,}".replace("-", "\u2212") in said and f"{int(used):,}" in said, said
+        assert ("outside the accepted range" if lang == "en" else "超出了可接受的范围") in said
+        assert app.number_input(key=key).value == used
+        app.run()  # the next run: the box keeps the end, and the message has gone
+        assert app.number_input(key=key).value == used and not app.warning
+    # the + button at the top end: one step past it, set back without a word
+    app.number_input(key="kn_d").set_value(int(P["kn_d"].high) + 1).run()
+    assert app.number_input(key="kn_d").value == P["kn_d"].high and not app.warning
+
+
+def test_a_float_typed_past_its_end_is_said_with_the_digits_that_differ(app):
+    """Four significant digits wrote both 1,000,001 and its end as "1e+06"."""
+    app.segmented_control(key="vl_source").set_value("random").run()
+    app.number_input(key="vl_scale").set_value(1000001.0).run()
+    assert not app.exception
+    said = " ".join(w.value for w in app.warning)
+    assert "1,000,001 is outside the accepted range, 0 to 1,000,000: 1,000,000 is used" in said
+    assert "e+06" not in said and app.number_input(key="vl_scale").value == 1e6
