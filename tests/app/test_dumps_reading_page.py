@@ -13,13 +13,13 @@ from safetensors import safe_open
 
 from engine.dumps.example import EXAMPLE_DUMP, stream_entry
 from tests.app.dump_uploads import shown_cells
-from tests.app.test_dumps_real_page import _deep_link, fresh  # noqa: F401 - fresh: autouse
+from tests.app.dumps_page import deep_link
 from ui.i18n import translate
 from ui.views.dumps import INDEX_COLUMNS
 
 
 def test_the_final_norms_missing_layer_is_a_dash_not_none():
-    at = _deep_link({"du_section": "norms"})
+    at = deep_link({"du_section": "norms"})
     fits = shown_cells(next(d for d in at.dataframe if "α" in d.value.columns))
     layers = dict(zip(fits["norm"], fits["layer"]))
     assert layers["model.norm"] == "—" and layers["model.layers.12.input_layernorm"] == "12"
@@ -29,7 +29,7 @@ def test_the_dyt_chart_says_how_to_read_it_from_its_fit():
     """r² = 0.473 on block 12's first norm, and a flat band the reader was not told about:
     the 4 tokens (of the 64 the fit reads) holding SmolLM2's massive activation, without
     which tanh fits (engine.dumps.norm_views.FlatBand)."""
-    reading = next(m.value for m in _deep_link({"du_section": "norms"}).markdown
+    reading = next(m.value for m in deep_link({"du_section": "norms"}).markdown
                    if "How to read it" in m.value)  # fmt: skip
     reading = reading.replace("\u00a0", " ").replace("**", "")
     assert reading.startswith("How to read it: r² = 0.473 is the share of the output's variance")
@@ -42,7 +42,7 @@ def test_the_dyt_chart_says_how_to_read_it_from_its_fit():
 def test_the_layernorm_minus_rmsnorm_chart_is_given_its_scale():
     """Its values (~0.04) had nothing to be judged against: the largest, as a share of the
     RMS of RMSNorm(x) there, computed here from the file in float64."""
-    at = _deep_link({"du_section": "centering"})
+    at = deep_link({"du_section": "centering"})
     scale = next(c.value for c in at.caption if "Scale of the right chart" in c.value)
     found = re.search(
         r"difference, ([\d.]+) at layer (\d+) on the (.+?), is ([\d.]+)\u00a0%", scale
@@ -65,7 +65,7 @@ def test_every_tables_numbers_read_as_the_sentences_write_them(section):
     true minus, a place (layer, channel) as typed, and the numbers stay under the text, so a
     column still sorts by value and the table's own CSV holds them."""
     places = {translate(f"dumps.col.{c}", "en") for c in INDEX_COLUMNS}
-    at = _deep_link({"du_section": section})
+    at = deep_link({"du_section": section})
     tables = [d for d in at.dataframe if d.value.shape[0]]
     assert tables
     for table in tables:
