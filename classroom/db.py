@@ -174,6 +174,20 @@ def _other_url(target: str | Path) -> str | None:
     return None
 
 
+def _misread(given: dict[str, str]) -> str | None:
+    """Why libpq would misread a URL's user or password, else None.  libpq ends them at the
+    first ``@`` and the host at a ``/``, so a password holding either, not percent-encoded,
+    spills into the host, port or database name, which libpq's own messages then quote into
+    the log (``failed to resolve host "ss@db.example"``): such a URL is refused unsent."""
+    host, port = given.get("host", ""), given.get("port", "")
+    if "@" in host or not all(part.isdigit() for part in port.split(",") if part):
+        return (
+            "names a host or port that cannot be right: is an '@' or '/' in its user or "
+            "password not percent-encoded? (write '@' as %40, '/' as %2F, ':' as %3A)"
+        )
+    return None
+
+
 def _wal(connection: sqlite3.Connection) -> None:
     """Switch the file to WAL, waiting up to ``BUSY_TIMEOUT_S`` for other connections' locks.
 
@@ -260,6 +274,9 @@ class Database:
             except psycopg.Error as error:  # its message quotes the URL, password and all
                 _log_failure(f"the database URL cannot be read ({type(error).__name__})")
                 raise DatabaseUnavailable() from None
+            if misread := _misread(given):
+                _log_failure(f"the database URL {misread}")
+                raise DatabaseUnavailable()
             socket = {"connect_timeout": 10, "tcp_user_timeout": int(DEAD_AFTER_S * 1000)}
             extra = {k: v for k, v in {**socket, **KEEPALIVE}.items() if k not in given}
             try:

@@ -58,6 +58,9 @@ def test_a_failure_is_logged_once_in_a_while_not_at_every_click(tmp_path, caplog
         ("postgresql://user:se%ZZcret@db.example/normscope", "cannot be read", "cret"),
         # psycopg's ProgrammingError ("bad value for connect_timeout") reached the page raw
         ("postgresql://u:s3cret@127.0.0.1:1/db?connect_timeout=abc", "connect_timeout", "s3cret"),
+        # libpq ends a password at its first '@' (or '/') and quotes the rest as the host
+        ("postgresql://u:s3c@ret@127.0.0.1:1/db", "percent-encoded", "ret"),
+        ("postgresql://u:s3c/ret@127.0.0.1:1/db", "percent-encoded", "ret"),
     ],
 )
 def test_a_database_url_it_cannot_use_is_refused_and_logged_without_its_password(
