@@ -29,10 +29,8 @@ a transaction still waiting after ``deadlines.HUNG_AFTER_S`` has its socket shut
 
 from __future__ import annotations
 
-import functools
 import logging
 import sqlite3
-import sys
 import threading
 import time
 from collections.abc import Iterator, Sequence
@@ -40,8 +38,14 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
+from classroom.db_refusals import (
+    DatabaseBusy,
+    DatabaseUnavailable,
+    busy_refusal,
+    log_failure,
+    log_refusal,
+)
 from classroom.deadlines import Deadline
-from engine.errors import EngineError
 
 BUSY_TIMEOUT_S = 5.0  # SQLite: how long a writer waits for another's lock
 STATEMENT_TIMEOUT_S = 5.0  # PostgreSQL: how long one statement (a lock wait too) may take
@@ -72,94 +76,6 @@ POSTGRESQL = Dialect(
     "SELECT pg_advisory_xact_lock(2026112923)",
     (" FOR UPDATE", " FOR KEY SHARE"),  # KEY SHARE: taken by many at once, not by a delete
 )
-
-
-class DatabaseBusy(EngineError):
-    """The class's database is busy or unreachable (``classroom.busy``: "try again in a
-    moment").  ``retry``: nothing was committed and the database may answer at once, so the
-    whole action may run again (a deadlock's victim, a connection lost midway); False once
-    a wait already ran out (SQLite's lock, the pool) or where a commit may have happened."""
-
-    def __init__(self, retry: bool = False):
-        super().__init__("classroom.busy", {})
-        self.retry = retry
-
-
-class DatabaseUnavailable(EngineError):
-    """The class's database cannot be opened as this server is set up
-    (``classroom.unavailable``): its folder cannot be made or written, or its URL names no
-    database this app speaks.  Not the user's doing and no moment cures it: the page says
-    so, and the cause goes to the server's log for whoever runs it."""
-
-    def __init__(self):
-        super().__init__("classroom.unavailable", {})
-
-
-_LOGGER = logging.getLogger(__name__)
-LOG_EVERY_S = 10.0  # one log line per this many seconds for the same failure, at most
-LOGGED_KINDS = 64  # failures remembered for that; past it, the memory starts again
-_logged: dict[str, float] = {}
-
-
-def _log_failure(message: str, level: int = logging.ERROR) -> None:
-    """Tell the server's log why the database failed, not on every click of a class: the
-    same first line (a PostgreSQL error's details vary) at most once in ``LOG_EVERY_S``."""
-    said = (message.strip().splitlines() or [""])[0][:200]
-    now = time.monotonic()
-    if now - _logged.get(said, float("-inf")) >= LOG_EVERY_S:
-        if len(_logged) >= LOGGED_KINDS:
-            _logged.clear()
-        _logged[said] = now
-        _LOGGER.log(level, "class database: %s", said)
-
-
-def _log_refusal(error: BaseException) -> None:
-    """A driver's failure refused to a user (busy, down, or misconfigured?), as a warning:
-    PostgreSQL's, or SQLite's lock wait that ran out."""
-    psycopg = sys.modules.get("psycopg")
-    if isinstance(error, sqlite3.Error) or (
-        psycopg is not None and isinstance(error, psycopg.Error)
-    ):
-        _log_failure(str(error) or type(error).__name__, logging.WARNING)
-
-
-def _busy(error: BaseException) -> DatabaseBusy | None:
-    """The refusal standing for a driver's ``error`` that a moment may cure, else None (a
-    fault in our SQL stays an exception): SQLite's lock wait ran out; any of PostgreSQL's
-    operational errors (a connection that failed, a deadlock, a lock or query cancelled)."""
-    if isinstance(error, sqlite3.OperationalError):
-        return DatabaseBusy() if "locked" in str(error) or "busy" in str(error) else None
-    psycopg = sys.modules.get("psycopg")  # imported only where a URL is configured
-    if psycopg is not None and isinstance(error, psycopg.OperationalError):
-        waited = isinstance(error, psycopg.errors.QueryCanceled)  # STATEMENT_TIMEOUT_S ran out
-        return DatabaseBusy(retry=not waited)
-    return None
-
-
-def retried(cls: type) -> type:
-    """``cls`` with each public method run once more when it is refused with a
-    ``DatabaseBusy`` that allows it; the second refusal stands (and allows no retry by a
-    caller that is itself retried, so an action runs at most twice)."""
-
-    def once_more(method):
-        @functools.wraps(method)
-        def run(*args, **kwargs):
-            try:
-                return method(*args, **kwargs)
-            except DatabaseBusy as busy:
-                if not busy.retry:
-                    raise
-            try:
-                return method(*args, **kwargs)
-            except DatabaseBusy as busy:
-                raise DatabaseBusy() from busy
-
-        return run
-
-    for name, member in list(vars(cls).items()):
-        if callable(member) and not name.startswith("_"):
-            setattr(cls, name, once_more(member))
-    return cls
 
 
 def is_database_url(target: str | Path) -> bool:
@@ -272,20 +188,20 @@ class Database:
             try:
                 given = psycopg.conninfo.conninfo_to_dict(self.target)
             except psycopg.Error as error:  # its message quotes the URL, password and all
-                _log_failure(f"the database URL cannot be read ({type(error).__name__})")
+                log_failure(f"the database URL cannot be read ({type(error).__name__})")
                 raise DatabaseUnavailable() from None
             if misread := _misread(given):
-                _log_failure(f"the database URL {misread}")
+                log_failure(f"the database URL {misread}")
                 raise DatabaseUnavailable()
             socket = {"connect_timeout": 10, "tcp_user_timeout": int(DEAD_AFTER_S * 1000)}
             extra = {k: v for k, v in {**socket, **KEEPALIVE}.items() if k not in given}
             try:
                 return psycopg.connect(self.target, autocommit=True, **extra)
             except psycopg.ProgrammingError as error:  # an option's value it cannot take
-                _log_failure(f"the database URL's options are refused: {error}")
+                log_failure(f"the database URL's options are refused: {error}")
                 raise DatabaseUnavailable() from None
         if self._other_url:  # its scheme only: the rest may hold a password
-            _log_failure(f"a {self._other_url}:// URL; the database URLs read are postgresql://")
+            log_failure(f"a {self._other_url}:// URL; the database URLs read are postgresql://")
             raise DatabaseUnavailable()
         connection = None
         try:
@@ -298,9 +214,9 @@ class Database:
             connection.execute("PRAGMA synchronous = NORMAL")
         except (OSError, sqlite3.DatabaseError) as error:  # "file is not a database" too
             _close(connection)
-            if isinstance(error, sqlite3.OperationalError) and _busy(error) is not None:
+            if isinstance(error, sqlite3.OperationalError) and busy_refusal(error) is not None:
                 raise
-            _log_failure(f"{self.target}: {error}")
+            log_failure(f"{self.target}: {error}")
             raise DatabaseUnavailable() from error
         return connection
 
@@ -314,7 +230,7 @@ class Database:
         """
         if not self._slots.acquire(timeout=POOL_WAIT_S):
             waited = f"no free connection in {POOL_WAIT_S:g} s (a pool of {self._pool_size})"
-            _log_failure(waited, logging.WARNING)
+            log_failure(waited, logging.WARNING)
             raise DatabaseBusy()
         connection = deadline = None
         try:
@@ -328,17 +244,17 @@ class Database:
                     cursor.execute("ROLLBACK")
                 except Exception:  # the connection itself failed: not reused
                     connection = _close(connection)
-                busy = _busy(error)
+                busy = busy_refusal(error)
                 if busy is not None:
-                    _log_refusal(error)
+                    log_refusal(error)
                     raise (DatabaseBusy() if deadline and deadline.fired else busy) from error
                 raise
             try:
                 cursor.execute("COMMIT")
             except Exception as error:  # whether it committed is unknown: no retry
                 connection = _close(connection)
-                if _busy(error) is not None:
-                    _log_refusal(error)
+                if busy_refusal(error) is not None:
+                    log_refusal(error)
                     raise DatabaseBusy() from error
                 raise
         finally:
@@ -374,11 +290,11 @@ class Database:
                 return connection, cursor
             except Exception as error:
                 connection = _close(connection)
-                busy = _busy(error)
+                busy = busy_refusal(error)
                 if busy is None:
                     raise
                 if fresh or not busy.retry or (deadline and deadline.fired):  # waited already
-                    _log_refusal(error)  # not an idle connection replaced without a word
+                    log_refusal(error)  # not an idle connection replaced without a word
                     raise DatabaseBusy() from error
         raise AssertionError("unreachable")
 

@@ -21,7 +21,8 @@ from pathlib import Path
 from classroom import rows, rules
 from classroom.checks import Checks
 from classroom.checks import refuse as _refuse
-from classroom.db import Database, retried
+from classroom.db import Database
+from classroom.db_refusals import retried
 from classroom.rules import EndedClass, LearnerView, LessonState, NewClass, Room
 from classroom.schema import CLASS_TABLES, MIGRATIONS
 

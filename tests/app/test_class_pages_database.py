@@ -7,7 +7,7 @@ import sqlite3
 
 import ui.classroom
 from classroom import db, rules
-from classroom.db import DatabaseBusy
+from classroom.db_refusals import DatabaseBusy
 from classroom.store import ClassStore
 from tests.app.test_class_pages import ANSWER, FIRST, _commit, _instructor, _learner, _open, _texts
 from ui.classroom import store

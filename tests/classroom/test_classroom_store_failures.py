@@ -14,8 +14,9 @@ from urllib.parse import quote
 import psycopg
 import pytest
 
-from classroom import db, deadlines
-from classroom.db import Database, DatabaseBusy, retried
+from classroom import db, db_refusals, deadlines
+from classroom.db import Database
+from classroom.db_refusals import DatabaseBusy, retried
 from classroom.store import ClassStore
 from tests.classroom.sample_class import FIRST, class_with
 from ui.lessons.catalog import ANSWER_IDS
@@ -59,7 +60,7 @@ def test_sqlite_busy_past_the_timeout_is_a_refusal(tmp_path, clock, monkeypatch,
     new, (ann,) = class_with(store, 1)
     other = sqlite3.connect(path, isolation_level=None)
     other.execute("BEGIN IMMEDIATE")
-    monkeypatch.setattr(db, "_logged", {})
+    monkeypatch.setattr(db_refusals, "_logged", {})
     try:
         with caplog.at_level(logging.WARNING, logger="classroom.db"), refused("classroom.busy"):
             store.vote(new.code, ann, f"{FIRST}.a")
@@ -72,7 +73,7 @@ def test_sqlite_busy_past_the_timeout_is_a_refusal(tmp_path, clock, monkeypatch,
 
 def test_a_pool_with_no_free_connection_is_a_refusal_and_logged(tmp_path, monkeypatch, caplog):
     monkeypatch.setattr(db, "POOL_WAIT_S", 0.05)
-    monkeypatch.setattr(db, "_logged", {})
+    monkeypatch.setattr(db_refusals, "_logged", {})
     database = Database(tmp_path / "classroom.sqlite3", pool_size=1)
     with database.transaction():  # holds the pool's one connection
         with caplog.at_level(logging.WARNING, logger="classroom.db"):

@@ -9,7 +9,7 @@ import logging
 
 import pytest
 
-from classroom import db
+from classroom import db_refusals
 from classroom.store import open_store
 from ui.errors import error_text
 from ui.lessons.catalog import ANSWER_IDS
@@ -17,14 +17,14 @@ from ui.lessons.catalog import ANSWER_IDS
 
 @pytest.fixture(autouse=True)
 def _every_failure_logged(monkeypatch):
-    monkeypatch.setattr(db, "_logged", {})
+    monkeypatch.setattr(db_refusals, "_logged", {})
 
 
 def test_a_data_folder_that_cannot_be_made_is_refused_and_logged(tmp_path, caplog):
     blocker = tmp_path / "data"
     blocker.write_text("a file where the folder should be")
     with caplog.at_level(logging.ERROR, logger="classroom.db"):
-        with pytest.raises(db.DatabaseUnavailable) as refused:
+        with pytest.raises(db_refusals.DatabaseUnavailable) as refused:
             open_store(ANSWER_IDS, blocker / "classroom.sqlite3")
     assert refused.value.key == "classroom.unavailable"
     assert "in its log" in error_text(refused.value)
@@ -35,7 +35,7 @@ def test_a_data_folder_that_cannot_be_made_is_refused_and_logged(tmp_path, caplo
 def test_a_url_of_another_database_is_refused_and_makes_no_file(tmp_path, monkeypatch, caplog, url):
     monkeypatch.chdir(tmp_path)
     with caplog.at_level(logging.ERROR, logger="classroom.db"):
-        with pytest.raises(db.DatabaseUnavailable):
+        with pytest.raises(db_refusals.DatabaseUnavailable):
             open_store(ANSWER_IDS, url)
     assert list(tmp_path.iterdir()) == []
     scheme = url.split("://")[0]
@@ -47,7 +47,7 @@ def test_a_failure_is_logged_once_in_a_while_not_at_every_click(tmp_path, caplog
     blocker.write_text("")
     with caplog.at_level(logging.ERROR, logger="classroom.db"):
         for _ in range(5):
-            with pytest.raises(db.DatabaseUnavailable):
+            with pytest.raises(db_refusals.DatabaseUnavailable):
                 open_store(ANSWER_IDS, blocker / "classroom.sqlite3")
     assert len(caplog.records) == 1
 
@@ -67,7 +67,7 @@ def test_a_database_url_it_cannot_use_is_refused_and_logged_without_its_password
     caplog, url, said, secret
 ):
     with caplog.at_level(logging.ERROR, logger="classroom.db"):
-        with pytest.raises(db.DatabaseUnavailable):
+        with pytest.raises(db_refusals.DatabaseUnavailable):
             open_store(ANSWER_IDS, url)
     assert said in caplog.text and secret not in caplog.text
 
@@ -75,11 +75,11 @@ def test_a_database_url_it_cannot_use_is_refused_and_logged_without_its_password
 def test_failures_are_remembered_by_their_first_line_and_within_a_bound(monkeypatch, caplog):
     with caplog.at_level(logging.WARNING, logger="classroom.db"):
         for process in range(3):  # a deadlock's details name other processes each time
-            db._log_failure(f"deadlock detected\nDETAIL: Process {process} waits", 30)
-        for kind in range(db.LOGGED_KINDS + 5):
-            db._log_failure(f"failure {kind}")
+            db_refusals.log_failure(f"deadlock detected\nDETAIL: Process {process} waits", 30)
+        for kind in range(db_refusals.LOGGED_KINDS + 5):
+            db_refusals.log_failure(f"failure {kind}")
     assert caplog.text.count("deadlock detected") == 1 and "DETAIL" not in caplog.text
-    assert len(db._logged) <= db.LOGGED_KINDS
+    assert len(db_refusals._logged) <= db_refusals.LOGGED_KINDS
 
 
 def test_a_file_that_is_not_a_database_is_refused_and_logged(tmp_path, caplog):
@@ -87,7 +87,7 @@ def test_a_file_that_is_not_a_database_is_refused_and_logged(tmp_path, caplog):
     garbage = tmp_path / "classroom.sqlite3"
     garbage.write_bytes(b"not a database, " * 512)
     with caplog.at_level(logging.ERROR, logger="classroom.db"):
-        with pytest.raises(db.DatabaseUnavailable):
+        with pytest.raises(db_refusals.DatabaseUnavailable):
             open_store(ANSWER_IDS, garbage)
     assert "not a database" in caplog.text and str(garbage) in caplog.text
     assert garbage.read_bytes() == b"not a database, " * 512  # left as it was
