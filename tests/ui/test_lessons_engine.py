@@ -162,6 +162,10 @@ def test_batchnorm_of_one_token_is_beta_not_an_error():
     assert result.nan_count_eps0 > 0  # NaN only with eps = 0, not the lesson's eps > 0
     assert result.torch_train_error_type == "ValueError"  # nn.BatchNorm1d refuses, on purpose
     assert result.torch_sequence_trains and result.sequence_min_var > 0
+    # "at ε = 0 ... (PyTorch's torch.batch_norm returns β there)": one value per channel
+    x, gamma, beta = torch.randn(1, 4, dtype=torch.float64), torch.rand(4) + 0.5, torch.randn(4)
+    y = torch.batch_norm(x, gamma.double(), beta.double(), None, None, True, 0.1, 0.0, False)
+    assert torch.equal(y, beta.double()[None])
     assert lesson("batchnorm_sequences").answer == "c"
 
 
@@ -332,3 +336,12 @@ def test_real_models_the_first_token_jumps_at_block_12():
     f16_max = torch.finfo(torch.float16).max
     assert biggest < f16_max == _fact("real_models", "f16_max") < biggest**2  # fits; square doesn't
     assert lesson("real_models").answer == "c"
+    # "before γ, most of the token's length lies along channel {channel}": each token holding
+    # a massive activation, read from the file with safetensors alone, in float64
+    from safetensors import safe_open
+
+    with safe_open(EXAMPLE, "pt") as dump:
+        for layer, batch, token in zip(massive.layer, massive.batch, massive.token, strict=True):
+            x = dump.get_tensor(labels[layer])[batch, token].double()
+            share = x[int(_fact("real_models", "channel"))] ** 2 / (x**2).sum()
+            assert share > 0.5, (labels[layer], batch, token, float(share))
