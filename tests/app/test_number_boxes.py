@@ -1,6 +1,7 @@
 """Number boxes, whatever the page (``ui/widgets/bound.py``): a value typed past either end
 of a box's range is said in the page's language, with the digits that tell it from the end,
-and replaced by that end, in the box too; one step past an end is set back without a word."""
+and replaced by that end, in the box too; one step past the end the box showed (its − or +
+button there) is set back without a word."""
 
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -36,9 +37,14 @@ def test_a_number_typed_past_either_end_is_said_and_the_box_shows_the_end_used(l
         assert app.number_input(key=key).value == used
         app.run()  # the next run: the box keeps the end, and the message has gone
         assert app.number_input(key=key).value == used and not app.warning
-    # the + button at the top end: one step past it, set back without a word
-    app.number_input(key="kn_d").set_value(int(P["kn_d"].high) + 1).run()
-    assert app.number_input(key="kn_d").value == P["kn_d"].high and not app.warning
+    # one past the top typed from the bottom end is said (it was set back silently) ...
+    top = int(P["kn_d"].high)
+    app.number_input(key="kn_d").set_value(top + 1).run()
+    assert app.number_input(key="kn_d").value == top and app.warning
+    # ... while the box shows the top, the + button there is set back without a word
+    app.run()
+    app.number_input(key="kn_d").set_value(top + 1).run()
+    assert app.number_input(key="kn_d").value == top and not app.warning
 
 
 def test_a_float_typed_past_its_end_is_said_with_the_digits_that_differ(app):
@@ -49,3 +55,23 @@ def test_a_float_typed_past_its_end_is_said_with_the_digits_that_differ(app):
     said = " ".join(w.value for w in app.warning)
     assert "1,000,001 is outside the accepted range, 0 to 1,000,000: 1,000,000 is used" in said
     assert "e+06" not in said and app.number_input(key="vl_scale").value == 1e6
+
+
+def test_a_value_past_a_views_end_is_said_as_the_links_or_the_boxs():
+    """A link's cell past the tensor it shows is said with the link's key; a value typed
+    into that box past the same end, or left there by another box's change, is said with the
+    box's own label (it read "ax_cell_c = 500 is past the end of this view")."""
+    app = AppTest.from_file(APP, default_timeout=60)
+    app.query_params.update({"lang": "en", "ax_d": "16", "ax_cell_c": "20"})
+    app.switch_page("app_pages/axes.py").run()
+    said = " ".join(w.value for w in app.warning).replace("\u00a0", " ")
+    assert "ax_cell_c` = 20 is past the end of this view" in said, said
+    assert app.number_input(key="ax_cell_c").value == 15
+    app.number_input(key="ax_cell_c").set_value(500).run()
+    said = " ".join(w.value for w in app.warning).replace("\u00a0", " ")
+    assert "channel c: 500 is past this view's last value, 15: 15 is used instead." in said
+    assert "ax_cell_c" not in said and app.number_input(key="ax_cell_c").value == 15
+    app.number_input(key="ax_d").set_value(8).run()  # another box narrows the view
+    said = " ".join(w.value for w in app.warning).replace("\u00a0", " ")
+    assert "channel c: 15 is past this view's last value, 7: 7 is used instead." in said
+    assert app.number_input(key="ax_cell_c").value == 7

@@ -96,6 +96,21 @@ def _repeated(
     return Refusal("repeated", {"param": key, "count": f"{len(raw):,}", "value": value})
 
 
+# The keys whose value the link gave and whose widget has not been drawn since: a value
+# past what a view holds is said as the link's (its key) while its key is here, else as the
+# box's own (its label: typed, or left past the end by another box's change).
+LINKED = "url.linked"
+
+
+def from_link(key: str) -> bool:
+    return key in st.session_state.get(LINKED, ())
+
+
+def drawn(key: str) -> None:
+    """``key``'s widget has been drawn: its value is the box's now, not the link's."""
+    st.session_state.get(LINKED, set()).discard(key)
+
+
 def seed(page: PageParams | None) -> None:
     """Copy the URL's values for ``page`` into widget state; remember what was refused.
 
@@ -142,6 +157,7 @@ def seed(page: PageParams | None) -> None:
                 refusals.append(Refusal(refusal.key, {**refusal.params, "param": key}))
             if value is not None:  # a list's known items, even beside a refusal
                 st.session_state[param.key] = value
+                st.session_state.setdefault(LINKED, set()).add(param.key)
     own = page.prefix if page is not None else None
     unknown = [
         key

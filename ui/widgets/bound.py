@@ -17,6 +17,7 @@ from ui.errors import error_text
 from ui.formatting import count, format_number, literal, true_minus
 from ui.i18n import current_language, t
 from ui.labels import label
+from ui.url.address_bar import drawn, from_link
 from ui.url.codec import Param
 
 KEEP = "page"  # Streamlit's persist_state: kept while hidden, dropped on a page switch
@@ -47,14 +48,20 @@ def spec_from(spec: type, /, worded: dict[str, str] | None = None, **values):
         return None, (t(own) if own else error_text(error),)
 
 
-def clamp(param: Param, last, key: str = "share.clamped", **params) -> None:
-    """A value (from a link) past what this view holds is said with the message ``key``,
-    then shown as ``last``: never clamped silently.  (A select box may hold the label of an
+def clamp(param: Param, last, key: str = "share.clamped", name: str | None = None, **params):
+    """A value past what this view holds is said, then shown as ``last``: never clamped
+    silently.  A link's value with the message ``key``, which names the link's key; where
+    the box named ``name`` has been drawn since (a value typed, or left past the end by
+    another box's change), in the box's own words.  (A select box may hold the label of an
     option that is gone, when new options replace the old: the widget itself resets it.)"""
     value = st.session_state.get(param.key)
     if isinstance(value, int | float) and not isinstance(value, bool) and value > last:
-        message = t(key, param=literal(param.key), value=value, last=last, **params)
-        st.warning(message, icon=":material/link_off:")
+        if name is None or from_link(param.key):
+            message = t(key, param=literal(param.key), value=value, last=last, **params)
+            st.warning(message, icon=":material/link_off:")
+        else:
+            words = {"value": _exact_text(value), "last": _exact_text(last)}
+            st.warning(t("app.number_past_view", name=name, **words), icon=":material/straighten:")
         st.session_state[param.key] = last
 
 
@@ -170,15 +177,16 @@ def _exact_text(value: int | float) -> str:
 def _within(param: Param, text: str, low, top, step) -> None:
     """A value typed past either end of ``[low, top]`` is said in the page's language and
     set to that end before its box is drawn, so the box shows the number the page computes
-    with; one step past it (the − or + button at an end) is set back without a word.  The
-    box has no ``min_value`` / ``max_value`` for that reason: with them the browser refused
-    such a value itself: the box turned red and went on showing it while the page computed
-    with the last one, its only word an English tooltip."""
+    with; one step past the end the box already showed (its − or + button there) is set back
+    without a word.  The box has no ``min_value`` / ``max_value`` for that reason: with them
+    the browser refused such a value itself: the box turned red and went on showing it while
+    the page computed with the last one, its only word an English tooltip."""
     value = st.session_state.get(param.key)
     if not isinstance(value, int | float) or isinstance(value, bool) or low <= value <= top:
         return
     nearest = low if value < low else top
-    if abs(value - nearest) > step * (1 + 1e-9):
+    pressed = st.session_state.get(_held(param)) == nearest
+    if not (pressed and abs(value - nearest) <= step * (1 + 1e-9)):
         said = {"value": value, "low": low, "high": top, "nearest": nearest}
         words = {k: _exact_text(v) for k, v in said.items()}
         st.warning(t("app.number_outside", name=text, **words), icon=":material/straighten:")
@@ -191,20 +199,28 @@ def number(param: Param, text: str, target=st, high=None, **kwargs):
     with the range it accepts."""
     cast = int if param.kind == "int" else float
     low, top = cast(param.low), cast(param.high if high is None else min(param.high, high))
-    if top < param.high:  # a link's value past this view's end, said as a link's
-        clamp(param, top)
+    if top < param.high:  # a value past this view's end: a link's, typed, or left there
+        clamp(param, top, name=text)
     _within(param, text, low, top, kwargs.get("step") or (1 if cast is int else 0.01))
     if cast is float:
         kwargs.setdefault("format", FLOAT_FORMAT)
     accepted = t("app.number_range", low=_bound_text(low), high=_bound_text(top))
     kwargs["help"] = f"{kwargs['help']}\n\n{accepted}" if kwargs.get("help") else accepted
-    return target.number_input(
+    value = target.number_input(
         text,
         value=min(cast(param.default), top),
         key=param.key,
         persist_state=KEEP,
         **kwargs,
     )
+    st.session_state[_held(param)] = value
+    drawn(param.key)
+    return value
+
+
+def _held(param: Param) -> str:
+    """The state key of the value ``param``'s box showed when last drawn."""
+    return f"{param.key}.held"
 
 
 def toggle(param: Param, text: str, target=st, **kwargs):
