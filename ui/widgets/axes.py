@@ -56,12 +56,13 @@ def axes_inputs() -> tuple[AxesSpec | None, tuple[str, ...]]:
         # the example's sizes: at most its B, T and d (AxesSpec refuses more; the inputs
         # stop there so a switch from a larger synthetic tensor lands on the largest slice)
         size = (EXAMPLE_BATCH, EXAMPLE_TOKENS, EXAMPLE_CHANNELS) if example else (None,) * 3
+        names = (t("axes.batch"), t("axes.tokens"), t("axes.d"))
         if example:  # a size past the example dump's is said before it shows the largest
-            for key, last in zip(("ax_batch", "ax_tokens", "ax_d"), size):
-                bound.clamp(P[key], last, "axes.example_clamped")
-        batch = bound.number(P["ax_batch"], t("axes.batch"), c1, high=size[0])
-        tokens = bound.number(P["ax_tokens"], t("axes.tokens"), c2, high=size[1])
-        d = bound.number(P["ax_d"], t("axes.d"), c3, high=size[2])
+            for key, last, name in zip(("ax_batch", "ax_tokens", "ax_d"), size, names):
+                bound.clamp(P[key], last, "axes.example_clamped", name=name)
+        batch = bound.number(P["ax_batch"], names[0], c1, high=size[0])
+        tokens = bound.number(P["ax_tokens"], names[1], c2, high=size[1])
+        d = bound.number(P["ax_d"], names[2], c3, high=size[2])
         if not example:
             chosen["seed"] = bound.number(P["ax_seed"], t("axes.seed"), c4)
         dtype = bound.selectbox(P["ax_dtype"], t("axes.dtype"), c5)

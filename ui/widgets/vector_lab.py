@@ -289,7 +289,7 @@ def norm_inputs(
     if len(rows) > 1:
         row_index = int(bound.number(P["vl_row"], t("vector_lab.row_shown"), high=len(rows))) - 1
     else:  # one row: no box to pick it, but a link's row past it is said, not kept
-        bound.clamp(P["vl_row"], 1)
+        bound.clamp(P["vl_row"], 1, name=t("vector_lab.row_shown"))
     if errors or not rows:
         return None, tuple(errors), ()
     spec = NormSpec(
