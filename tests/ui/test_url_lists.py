@@ -25,6 +25,11 @@ def test_a_list_keeps_its_known_items_and_names_the_unknown_ones():
     assert refusal.key == "partly_accepted" and refusal.params["value"] == "bogus.z"
     value, refusal = parse(DEPTH["dp_placements"], ["post", "sideways"])
     assert value == ["post"] and refusal.params["value"] == "sideways"
+    # two unknown numbers read as two: "3,999" read as three thousand nine hundred ninety-nine
+    from ui.url.pages import AXES
+
+    value, refusal = parse(AXES["ax_sizes"], ["1,3,999"])
+    assert value == [1] and refusal.params["value"] == "3, 999"
     assert parse(LESSONS_PAGE["ls_lesson"], ["precision"]) == ("precision", None)
     assert parse(LESSONS_PAGE["ls_lesson"], ["<script>"])[1] is not None
 

@@ -225,7 +225,10 @@ def parse(param: Param, raw: list[str]) -> tuple[Any, Refusal | None]:
             return (values or None), Refusal(refusal.key, {**refusal.params, **counted})
         if not unknown:
             return values, None
-        refusal = _refuse(param, ",".join(unknown), "partly_accepted" if values else "not_accepted")
+        # ", ": "3,999" read as one number where the link held 3 and 999
+        refusal = _refuse(
+            param, ", ".join(unknown), "partly_accepted" if values else "not_accepted"
+        )
         return (values or None), refusal
     text = raw[-1] if raw else ""
     if param.kind == "choice":
