@@ -100,3 +100,16 @@ def test_one_value_per_channel_is_said_once_and_its_missing_variance_dot_explain
     pooled = small_batch_noise(AxesSpec(batch=2, tokens=4, d=8))  # b·T >= 4: every dot drawn
     assert (pooled.var_spread > 0).all()
     assert {"en": "missing", "zh": "缺失"}[lang] not in small_batch_lesson(pooled, lang)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_one_batch_size_is_not_compared_with_itself(lang):
+    """``ax_sizes=1`` read "with b = 1 … 0.254σ; at b = 1 still by 0.254σ … 1.02 to 1.02"."""
+    from engine.axes.small_batch import small_batch_noise
+    from ui.text.axes import small_batch_lesson
+
+    one = small_batch_noise(AxesSpec(), batch_sizes=(1,))
+    said = small_batch_lesson(one, lang).replace("\u00a0", " ")
+    assert said.count("b = 1") == 1 and {"en": "still by", "zh": "仍有"}[lang] not in said
+    assert {"en": "values per channel", "zh": "个值"}[lang] in said
+    assert {"en": "second batch size", "zh": "再选一个批大小"}[lang] in said

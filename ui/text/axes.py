@@ -174,11 +174,13 @@ def small_batch_lesson(result: SmallBatchNoise, lang: str) -> str:
     at T = 1), why that batch variance has no dot: its spread is 0, off a log axis."""
     ratio = result.spread_ratio
     lone = [int(b) for b, n in zip(result.batch_sizes, result.values_per_channel) if n == 1]
+    n_small = int(result.values_per_channel[0])
+    values = translate("axes.small.values", lang, n=n_small)
     lesson = translate(
-        "axes.small.lesson_one" if lone else "axes.small.lesson",
+        "axes.small.lesson" if len(result.batch_sizes) > 1 else "axes.small.lesson_single",
         lang,
         b_small=int(result.batch_sizes[0]),
-        n_small=int(result.values_per_channel[0]),
+        values=translate("axes.small.values_one", lang) if n_small == 1 else values,
         spread_small=_n(result.mean_spread[0], 3),
         b_large=int(result.batch_sizes[-1]),
         spread_large=_n(result.mean_spread[-1], 3),
