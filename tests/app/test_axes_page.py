@@ -133,6 +133,9 @@ def test_masked_batchnorm_pools_only_real_tokens(app):
     x, mask = make_tensor(spec).x.double().numpy(), make_tensor(spec).real.numpy()
     channel = x[:, :, 10][mask]  # default cell's channel, real positions only
     assert float(_metrics(app)["μ"]) == pytest.approx(channel.mean(), abs=1e-4)
+    # the legend counts the real positions, not "all B·T positions" (64) beside 40 cells
+    assert "every position that is not PAD (40 cells)" in _text(app).replace("\u00a0", " ")
+    assert "all B·T positions" not in _text(app)
 
 
 def test_bad_settings_are_refused_with_a_message(app):

@@ -74,7 +74,8 @@ def legend(stats: AxesStatistics, lang: str) -> list[str]:
         lang,
         n=f"{pooled_cells:,}",
     )
-    pooled = translate(f"axes.legend.pooled_{kind}", lang, cells=cells, **sizes)
+    masked = "_masked" if stats.masked else ""  # BatchNorm's PAD cells left out of its count
+    pooled = translate(f"axes.legend.pooled_{kind}{masked}", lang, cells=cells, **sizes)
     lines = [count, pooled, params]
     if stats.masked:
         lines.append(translate("axes.legend.masked", lang))
