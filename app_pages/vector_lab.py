@@ -43,7 +43,8 @@ def lab() -> None:
             facts = compute(dtype_facts, story.spec.dtype if story else dtype)
             view.steps(explanation)
             view.chart(explanation)
-            view.precision(explanation, rows, facts, default_eps)
+            typed = None if choice.random else rows  # a draw's float64 values were never shown
+            view.precision(explanation, typed, facts, default_eps)
             view.comparison(explanation)
             view.outputs_table(explanation)
             view.formula(explanation)

@@ -153,18 +153,19 @@ def precision(
     facts: DtypeFacts,
     default_eps: dict[str, tuple[DefaultEps, ...]],
 ) -> None:
-    """The precision story: storage rounding, then every real half-precision path."""
+    """The precision story: storage rounding (of ``typed_rows``, None where nobody saw the
+    values before they were stored: a random draw), then every real half-precision path."""
     lang = current_language()
     st.subheader(t("vector_lab.precision_title"))
     st.markdown(summary(facts, lang))
     if ex.input_dtype in HALF_DTYPES or ex.spec.compute_dtype in HALF_DTYPES:  # else: all float32
         compute = label("compute", ex.spec.compute_dtype)
         st.caption(t("vector_lab.precision.steps_path", compute=compute))
-    changed = [
+    changed = [  # rounded, not flushed to 0: that has its own note (``underflow_notes``)
         (a, b)
-        for typed, stored in zip(typed_rows, ex.rows)
+        for typed, stored in zip(typed_rows or (), ex.rows)
         for a, b in zip(typed, stored)
-        if a != b
+        if a != b and b != 0
     ]
     if changed:
         st.info(
