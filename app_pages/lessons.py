@@ -6,6 +6,7 @@ import streamlit as st
 
 from ui import presenting
 from ui.i18n import current_language, t
+from ui.landing import to_top
 from ui.lessons.catalog import LESSON_IDS
 from ui.views import classroom as class_view
 from ui.views import lessons as view
@@ -34,6 +35,7 @@ else:
             lesson = widgets.lesson_choice(answers)
         view.progress(lesson, answers, scored)
     with body:
+        to_top(lesson.id)  # moved to another lesson: its title, not where Next was
         view.setup(lesson)
         class_learner.before_prediction(member, lesson)  # may reopen it for a second round
         chosen = widgets.committed(lesson)

@@ -1,5 +1,6 @@
 """Where a link lands: a page marks its places (``landmark``), and a link whose ``at``
-parameter names one (``ui/url/`` LANDINGS) opens scrolled there, once, on arrival.
+parameter names one (``ui/url/`` LANDINGS) opens scrolled there, once, on arrival; a move
+within a page to a new piece of it (the next lesson) opens at its top (``to_top``).
 
 A lesson promises a part of a page ("the memory section", "experiment 4"); opening the page
 at its top left the learner to find it ~3,000 px down.  Streamlit scrolls to a heading's
@@ -38,3 +39,29 @@ def landmark(place: str) -> None:
         return
     st.session_state[LANDING] = None  # once: a rerun leaves the reader where they are
     st.html(_SCROLL.format(place=place), unsafe_allow_javascript=True)
+
+
+# The page's scroll box back to its top; ``{mark}`` names the piece moved to, so that a
+# second move in a row is a new element, whose script the browser runs again.
+_TOP = """<span class="ns-landmark" data-moved-to="{mark}"></span>
+<script>
+(() => {{
+  const go = () => document.querySelector('[data-testid="stMain"]')?.scrollTo(0, 0);
+  for (const ms of [0, 400]) setTimeout(go, ms);
+}})();
+</script>"""
+MOVED = "landing.moved"
+
+
+def moved() -> None:
+    """Call where a control moves the page to a new piece of it (a button's callback): the
+    next run opens that piece at its top, not where the control was scrolled to."""
+    st.session_state[MOVED] = True
+
+
+def to_top(mark: str) -> None:
+    """Scroll the page to its top where ``moved`` was called since the last run: on a
+    projector the lesson's navigation sits under the lesson, and after "Next" the room saw
+    the new lesson's options with its title and question above the screen's edge."""
+    if st.session_state.pop(MOVED, False):
+        st.html(_TOP.format(mark=mark), unsafe_allow_javascript=True)

@@ -31,6 +31,21 @@ def test_a_walk_through_every_lesson(page, server_url, screenshot, lang):
         screenshot(page, f"lessons/{number:02d}_{lesson_id}_{lang}.png", full_page=True)
 
 
+def test_presenting_next_opens_the_new_lesson_at_its_title(shared_context, server_url):
+    """On a projector the navigation sits under the lesson: after Next the room saw the new
+    lesson's options, its title and question 400-560 px above the screen's edge."""
+    with fresh_page(shared_context(viewport={"width": 1280, "height": 720})) as page:
+        query = f"lang=en&present=on&ls_lesson={LESSON_IDS[0]}"
+        open_settled(page, server_url, "lessons", query)
+        for number, lesson_id in enumerate(LESSON_IDS[1:3], 2):
+            forward = page.get_by_role("button", name="Next", exact=True)
+            forward.scroll_into_view_if_needed()
+            forward.click()
+            settle(page)
+            title = translate(f"lessons.{lesson_id}.title", "en")
+            expect(page.get_by_role("heading", name=f"{number}. {title}")).to_be_in_viewport()
+
+
 def test_predict_commit_and_follow_the_link_to_the_configured_page(page, server_url, screenshot):
     open_settled(page, server_url, "lessons", "lang=en&ls_lesson=worked_example")
     page.get_by_text("(b) −1.3416").click()

@@ -13,7 +13,7 @@ from collections.abc import Collection
 
 import streamlit as st
 
-from ui import presenting
+from ui import landing, presenting
 from ui.echoes import echoed
 from ui.i18n import current_language, join, t
 from ui.lessons.catalog import (
@@ -41,6 +41,7 @@ def current_lesson() -> Lesson:
 def _go(lesson_id: str) -> None:
     st.session_state["ls_lesson"] = lesson_id
     st.session_state[PICKER] = lesson_id
+    landing.moved()  # the new lesson opens at its title, wherever the button was
 
 
 def _numbered(lesson_id: str) -> str:
@@ -72,6 +73,7 @@ def lesson_picker(
             st.session_state[picker] = st.session_state.get(lasting, current)
         else:
             st.session_state[lasting] = st.session_state[picker]
+            landing.moved()
 
     st.selectbox(
         text,
