@@ -67,6 +67,7 @@ with st.sidebar:
         color="green" if backend.name == "triton" else "blue",
         help=t("app.backend_help"),
     )
+    address_bar.root_links()
 
 
 def _page(name: str, icon: str) -> st.Page:

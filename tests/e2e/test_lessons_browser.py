@@ -54,7 +54,11 @@ def test_predict_commit_and_follow_the_link_to_the_configured_page(page, server_
     wait_idle(page)
     expect(page.get_by_text("Right: (b) −1.3416")).to_be_visible()
     address_holds(page, "ls_answers=worked_example.b")
-    page.get_by_text("Open the Vector Lab with [1, 2, 3, 4] and LayerNorm").click()
+    link = page.get_by_text("Open the Vector Lab with [1, 2, 3, 4] and LayerNorm")
+    # its address opens the Vector Lab in a new tab too (Streamlit wrote "?…": /lessons?…)
+    address = link.locator("xpath=ancestor::a").evaluate("a => a.href")
+    assert address.startswith(f"{server_url}/?") and "vl_eps=0" in address, address
+    link.click()
     wait_idle(page, 120_000)
     expect(page.get_by_role("heading", name="Vector Lab", exact=True)).to_be_visible()
     address_holds(page, "vl_eps=0")

@@ -200,6 +200,33 @@ _DROPPED_LINK = """<div id="ns-dropped-link" class="ns-link-notice" hidden>{mess
 </script>"""
 
 
+# A page link to the default page, which Streamlit serves at the root, has the address
+# "?query": a click is routed by Streamlit, but "open in a new tab" or "copy link address"
+# resolved it against the page showing it (/lessons?vl_text=…: the lessons, the settings
+# dropped).  The browser writes such addresses "./?query" (the root, under any base path)
+# as they appear; once per tab.
+_ROOT_LINKS = """<span class="ns-landmark"></span>
+<script>
+(() => {
+  if (window.nsRootLinks) return;
+  window.nsRootLinks = true;
+  const fix = () => document.querySelectorAll('a[data-testid="stPageLink-NavLink"]')
+    .forEach(a => {
+      const href = a.getAttribute("href");
+      if (href !== null && href.startsWith("?")) a.setAttribute("href", "./" + href);
+    });
+  fix();
+  new MutationObserver(fix).observe(document.body, {subtree: true, childList: true,
+    attributes: true, attributeFilter: ["href"]});
+})();
+</script>"""
+
+
+def root_links() -> None:
+    """Give the page links to the default page an address that opens it wherever it is used."""
+    st.html(_ROOT_LINKS, unsafe_allow_javascript=True)
+
+
 def _dropped_link_notice() -> None:
     """The browser's notice for a link Streamlit dropped for its number of pairs."""
     slot = "\x00"  # where the browser writes the link's number of pairs
