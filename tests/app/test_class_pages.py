@@ -92,6 +92,12 @@ def test_learners_from_the_join_link_are_counted_in_both_languages():
     assert _counts(teacher.run()).startswith("**2** joined · **2** answered")
     room = store().room(code, key, FIRST)
     assert room.counts[0][ANSWER] == 1 and room.counts[0][WRONG] == 1
+    # a learner may leave at any time (the button was there only beside a link's dropped
+    # answers): the vote stays counted and the page goes on without the class
+    english.button(key="cl_leave").click().run()
+    assert rules.shown_code(code) not in _texts(english, "caption") and not english.exception
+    assert _counts(teacher.run()).startswith("**2** joined · **2** answered")
+    assert chinese.button(key="cl_leave").label == "退出课堂"
 
 
 def test_a_join_link_opened_twice_at_once_in_one_browser_is_one_learner():

@@ -238,10 +238,10 @@ def membership() -> Member | None:
     with st.container(key="cl_banner", horizontal=True, vertical_alignment="center"):
         how = "paced" if view.paced else "self_paced"
         st.caption(t(f"classroom.in_class_{how}", code=rules.shown_code(code)))
+        _leave_button()  # the votes stay counted; this browser goes on without the class
     if dropped:  # as a link's dropped setting is said everywhere else
         key = "classroom.link_answer_dropped" + ("_one" if dropped == 1 else "")
         st.info(t(key, count=dropped), icon=":material/link_off:")
-        _leave_button()
     _poll(code, token)
     return Member(code, token, view)
 
