@@ -189,6 +189,24 @@ def test_an_answer_in_a_link_is_asked_again_not_counted_and_a_reloads_own_vote_s
     assert store().room(code, key, FIRST).counts[0] == {**dict.fromkeys("abcd", 0), ANSWER: 1}
 
 
+def test_a_learner_back_through_the_join_link_sees_the_vote_the_class_counts():
+    """The same browser opening the join link again (no answers in it) showed the lesson
+    unanswered and "Commit" while its vote was counted; it now shows the vote, locked in,
+    and "Answer again" still clears it."""
+    teacher, code, key = _instructor()
+    token = rules.new_secret(128)
+    _commit(_learner(code, token=token), WRONG)
+    back = _learner(code, token=token)  # the join link alone, as a QR code gives it
+    assert back.radio(key=f"ls_pick_{FIRST}").value == WRONG
+    assert "Locked in and counted in the class" in _texts(back, "info")
+    assert "· 1 answered" in back.get("progress")[0].proto.text
+    assert _counts(teacher.run()).startswith("**1** joined · **1** answered")
+    back.button(key=f"ls_again_{FIRST}").click().run()
+    assert back.radio(key=f"ls_pick_{FIRST}").value is None  # cleared, not looked up again
+    _commit(back, ANSWER)
+    assert store().room(code, key, FIRST).counts[0] == {**dict.fromkeys("abcd", 0), ANSWER: 1}
+
+
 def test_a_links_answers_for_other_lessons_are_checked_once_on_joining():
     """The classmate's link holds an answer to lesson 2 while the page shows lesson 1: it is
     not counted in their progress; the learner's own address, reloaded on lesson 2, keeps

@@ -43,6 +43,7 @@ ENDED = "classroom.ended"  # the refusal of a class its instructor ended
 SEEN = "_cl_seen"  # what the last full run drew of the class (compared by the poll)
 MOVES = "_cl_moves"  # the class's move count this learner has followed
 LINKS_CHECKED = "_cl_links_checked"  # classes whose link answers of every lesson were checked
+VOTES_SHOWN = "_cl_votes_shown"  # (class, lesson) whose own vote this session has looked up
 VOTED = "_cl_voted"  # {lesson: round} of the last vote recorded from this session
 
 
@@ -229,6 +230,7 @@ def membership() -> Member | None:
         return None
     st.session_state[SEEN] = _signature(view)
     dropped = _ask_unclicked_again(view)
+    _show_own_vote(code, view)
     if code not in st.session_state.setdefault(LINKS_CHECKED, set()):  # once: other lessons
         st.session_state[LINKS_CHECKED].add(code)
         for lesson_id in sorted({a.rpartition(".")[0] for a in _answers()} - {view.lesson}):
@@ -266,6 +268,23 @@ def _ask_unclicked_again(view: LearnerView) -> int:
         st.session_state[f"ls_pick_{view.lesson}"] = None
         return 1
     return 0
+
+
+def _show_own_vote(code: str, view: LearnerView) -> None:
+    """A learner back through the join link (a reload, a QR code scanned again: the same
+    browser, so the same learner) saw the lesson unanswered, "Commit" offered, while the class
+    counted their vote: on a session's first view of a lesson, the vote of its current round
+    is its committed answer.  Once only, so "Answer again" still clears it."""
+    seen = st.session_state.setdefault(VOTES_SHOWN, set())
+    if (code, view.lesson) in seen:
+        return
+    seen.add((code, view.lesson))
+    vote = view.votes[-1] if view.votes else None
+    committed = _answers()
+    if vote is None or any(a.rpartition(".")[0] == view.lesson for a in committed):
+        return
+    st.session_state["ls_answers"] = [*committed, f"{view.lesson}.{vote}"]
+    st.session_state[f"ls_pick_{view.lesson}"] = vote
 
 
 def answer_shown(member: Member | None) -> bool:
