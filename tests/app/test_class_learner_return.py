@@ -1,0 +1,102 @@
+"""Class mode through AppTest: a learner's answers on the Lessons page when the join link is
+opened again or shared: a link's answer that is not this learner's vote is asked again, the
+learner's own vote is shown, locked in, and an answer the class did not count stays."""
+
+from __future__ import annotations
+
+import pytest
+
+from classroom import rules
+from tests.app.test_class_pages import (
+    ANSWER,
+    FIRST,
+    WRONG,
+    _button,
+    _commit,
+    _counts,
+    _instructor,
+    _learner,
+    _texts,
+)
+from ui.classroom import store
+from ui.lessons.catalog import LESSON_IDS, lesson
+
+
+def test_an_answer_in_a_link_is_asked_again_not_counted_and_a_reloads_own_vote_stays():
+    """A learner's address (and so a shared link) holds their answer: a classmate who opens
+    it is asked, and nothing is counted without their click; the learner's own reload (same
+    browser token) keeps the answer it voted, counted once."""
+    teacher, code, key = _instructor()
+    answered = {"ls_answers": f"{FIRST}.{WRONG}"}
+    classmate = _learner(code, **answered)
+    assert not classmate.exception
+    assert classmate.radio(key=f"ls_pick_{FIRST}").value is None  # asked, not locked in
+    assert "Locked in" not in _texts(classmate, "info")
+    assert "· 0 answered" in classmate.get("progress")[0].proto.text  # in that same run
+    assert "The link held an answer to one lesson, which is not counted" in _texts(
+        classmate, "info"
+    )  # said, as every other dropped link value is
+    assert sum(store().room(code, key, FIRST).counts[0].values()) == 0
+    assert _counts(teacher.run()).startswith("**1** joined · **0** answered")
+    token = rules.new_secret(128)
+    _commit(_learner(code, token=token), WRONG)
+    again = _learner(code, token=token, **answered)  # the same browser reloads its address
+    assert again.radio(key=f"ls_pick_{FIRST}").value == WRONG
+    assert "Locked in and counted in the class" in _texts(again, "info")
+    assert "The link held" not in _texts(again, "info")  # its own vote: nothing dropped
+    assert store().room(code, key, FIRST).counts[0][WRONG] == 1
+    assert "Answer again replaces your vote" in _texts(again, "info")  # and it does:
+    again.button(key=f"ls_again_{FIRST}").click().run()
+    _commit(again, ANSWER)
+    assert store().room(code, key, FIRST).counts[0] == {**dict.fromkeys("abcd", 0), ANSWER: 1}
+
+
+def test_a_learner_back_through_the_join_link_sees_the_vote_the_class_counts():
+    """The same browser opening the join link again (no answers in it) showed the lesson
+    unanswered and "Commit" while its vote was counted; it now shows the vote, locked in,
+    and "Answer again" still clears it."""
+    teacher, code, key = _instructor()
+    token = rules.new_secret(128)
+    _commit(_learner(code, token=token), WRONG)
+    back = _learner(code, token=token)  # the join link alone, as a QR code gives it
+    assert back.radio(key=f"ls_pick_{FIRST}").value == WRONG
+    assert "Locked in and counted in the class" in _texts(back, "info")
+    assert "· 1 answered" in back.get("progress")[0].proto.text
+    assert _counts(teacher.run()).startswith("**1** joined · **1** answered")
+    back.button(key=f"ls_again_{FIRST}").click().run()
+    assert back.radio(key=f"ls_pick_{FIRST}").value is None  # cleared, not looked up again
+    _commit(back, ANSWER)
+    assert store().room(code, key, FIRST).counts[0] == {**dict.fromkeys("abcd", 0), ANSWER: 1}
+
+
+def test_a_links_answers_for_other_lessons_are_checked_once_on_joining():
+    """The classmate's link holds an answer to lesson 2 while the page shows lesson 1: it is
+    not counted in their progress; the learner's own address, reloaded on lesson 2, keeps
+    its lesson-1 vote."""
+    teacher, code, _ = _instructor()
+    second = LESSON_IDS[1]
+    classmate = _learner(code, ls_answers=f"{second}.{lesson(second).answer}")
+    assert "· 0 answered" in classmate.get("progress")[0].proto.text
+    token = rules.new_secret(128)
+    _commit(_learner(code, token=token), WRONG)
+    again = _learner(code, token=token, ls_lesson=second, ls_answers=f"{FIRST}.{WRONG}")
+    assert "· 1 answered" in again.get("progress")[0].proto.text
+
+
+@pytest.mark.parametrize("how", ["voting closed", "practice"])
+def test_a_reload_keeps_an_answer_its_class_did_not_count(how):
+    """Committed after voting closed (not counted), or again after a self-paced answer showed
+    (practice): the learner's own address, reloaded, keeps that answer."""
+    teacher, code, _ = _instructor()
+    token = rules.new_secret(128)
+    learner = _learner(code, token=token)
+    if how == "voting closed":
+        _button(teacher.run(), "Close voting").click().run()
+        _commit(learner.run(), ANSWER)
+    else:
+        teacher.toggle(key="cl_paced").set_value(False).run()
+        _commit(learner.run(), WRONG)
+        learner.button(key=f"ls_again_{FIRST}").click().run()
+        _commit(learner, ANSWER)
+    again = _learner(code, token=token, ls_answers=f"{FIRST}.{ANSWER}")
+    assert again.radio(key=f"ls_pick_{FIRST}").value == ANSWER
