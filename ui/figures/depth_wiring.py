@@ -208,8 +208,9 @@ def wiring_figure(
         marker=dict(size=22, color="white", line=dict(color=INK, width=1.5)),
     )
     drop = -y_main  # the rows below the first
+    placement_name = label("placement", placement, lang)  # "OLMo 2": not "OLMo 2 — OLMo 2"
     figure.update_layout(
-        title=" — ".join(filter(None, (label("placement", placement, lang), modules.family))),
+        title=" — ".join(dict.fromkeys(filter(None, (placement_name, modules.family)))),
         height=HEIGHT + round(drop * ROW_PX),
         font=dict(size=LABEL_PX, color=TEXT_INK),
         margin=dict(l=10, r=10, t=45, b=10),
