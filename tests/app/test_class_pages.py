@@ -289,6 +289,10 @@ def test_ending_the_class_is_confirmed_and_its_learners_are_told_on_the_next_pol
     assert learner.query_params["ls_answers"] == f"{FIRST}.{ANSWER}"  # their answer stays,
     assert learner.success[0].value.startswith("Right: (")  # now shown as outside a class
     assert "讲师已结束课堂" in _texts(other.run(), "info")
+    # a browser that was never in the class (no cookie of it) is not told of "your" class
+    newcomer = _learner(code)
+    said = _texts(newcomer, "info")
+    assert f"Class **{rules.shown_code(code)}** has ended" in said and "Your instructor" not in said
 
 
 @pytest.mark.parametrize("present", ["off", "on"])

@@ -147,18 +147,25 @@ def _browser_token(code: str, known: str | None) -> str | None:
         },
         on_token_change=lambda: None,
     )
-    opened_with = rules.secret_shaped(st.context.cookies.get(COOKIE_PREFIX + code))
-    return opened_with or rules.secret_shaped(reported.get("token"))
+    return _opened_with(code) or rules.secret_shaped(reported.get("token"))
 
 
-def _refused(typed: str, error: EngineError) -> None:
+def _opened_with(code: str) -> str | None:
+    """The learner token in the class's cookie when the page was opened: this browser had
+    joined the class before (the cookie holds the token from its first join)."""
+    return rules.secret_shaped(st.context.cookies.get(COOKIE_PREFIX + code))
+
+
+def _refused(typed: str, error: EngineError, member: bool = True) -> None:
     """Say why this browser is not (or no longer) in the class, with a way out of it; an
-    ended class is no error of the learner's: their answers stay, the lessons go on.  The
-    refusal is remembered for the session unless it is a momentary one (a busy database)."""
+    ended class is no error of the learner's: their answers stay, the lessons go on (said to
+    a ``member``, or to a browser that never was one).  The refusal is remembered for the
+    session unless it is a momentary one (a busy database)."""
     if error.key not in MOMENTARY:
-        st.session_state[FAILED] = (typed, error)
+        st.session_state[FAILED] = (typed, error, member)
     if error.key == ENDED:
-        st.info(t("classroom.ended_learner", **error.params), icon=":material/event_busy:")
+        said = "classroom.ended_learner" if member else "classroom.ended_newcomer"
+        st.info(t(said, **error.params), icon=":material/event_busy:")
     else:
         st.error(error_text(error), icon=":material/group_off:")
     _leave_button("classroom.go_on")  # never joined, or its class is gone: nothing to leave
@@ -177,8 +184,8 @@ def _join(typed: str) -> tuple[str, str] | None:
         st.caption(t("classroom.joining"))
         st.stop()
     token, error = refusal(lambda: store().join(typed, client(), browsers))
-    if error is not None:
-        _refused(typed, error)
+    if error is not None:  # a member: its browser had the class's cookie when it opened
+        _refused(typed, error, _opened_with(code) is not None)
         return None
     st.session_state[TOKENS][code] = token
     return code, token
