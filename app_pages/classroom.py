@@ -18,7 +18,7 @@ if refused is not None:
     st.error(refused, icon=":material/error:")
 if room is None:
     st.caption(t("classroom.intro"))
-    with presenting.controls("classroom_start"):
+    with presenting.controls("classroom_start", title="classroom.controls.start"):
         widgets.start()
     st.divider()
     code, malformed = widgets.typed_code()
