@@ -89,6 +89,9 @@ def test_presentation_modes_enlarge_the_page_and_results_hides_the_inputs(
         controls.to_be_hidden() if mode == "results" else controls.to_be_visible()
         expect(page.get_by_role("button", name="Exit presentation")).to_be_visible()
         assert page.evaluate(ROOT_FONT) >= 20
+        page.set_viewport_size({"width": 1920, "height": 1080})  # a 1080p projector: the type
+        assert page.evaluate(ROOT_FONT) == pytest.approx(30, abs=0.1)  # in step, as at 720p
+        page.set_viewport_size({"width": 1280, "height": 720})
         # the page scrolls below the exit button, whose band holds nothing of the page
         main = page.locator("[data-testid='stMain']")
         assert main.evaluate("m => { m.scrollTo(0, 400); return m.scrollTop; }") > 0
