@@ -52,6 +52,8 @@ def test_several_rows_and_blank_lines():
         ("1，，2", "missing_number", {"row": 1, "column": 2}),  # full-width commas
         ("1 nan", "non_finite", {"token": "nan", "row": 1, "column": 2}),
         ("inf 1", "non_finite", {"token": "inf", "row": 1, "column": 1}),
+        ("∞, 1", "non_finite", {"token": "∞", "row": 1, "column": 1}),  # as inf, not "not a number"
+        ("1, −∞", "non_finite", {"token": "-∞", "row": 1, "column": 2}),
         ("1 1e400", "beyond_float", {"token": "1e400", "row": 1, "column": 2}),
         (
             "-1e-400 1",
