@@ -157,6 +157,15 @@ def test_typed_vectors_are_explained_or_refused(typed, expected):
     assert expected in shown
 
 
+def test_an_emptied_box_asks_for_what_the_picture_takes():
+    """It suggested the Vector Lab's "1, 2, 3, 4", which the picture cannot draw."""
+    at = _open({"ge_section": "vector"})
+    at.text_input(key="ge_vector").input("").run()
+    assert [e.value for e in at.error] == [
+        "The input is empty. Type two or three numbers for a picture, e.g. 1, 2, 6."
+    ]
+
+
 def test_a_refused_vector_is_explained_in_chinese_with_this_pages_advice():
     at = _open({"ge_section": "vector", "ge_vector": "1, inf", "lang": "zh"})
     (refusal,) = [e.value for e in at.error]
