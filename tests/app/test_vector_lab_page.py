@@ -403,3 +403,15 @@ def test_the_path_the_steps_run_is_said_once_and_never_claims_an_upcast_of_float
     assert (
         "The worked steps, the chart and the comparison run float32 (a half-precision" in captions
     )
+
+
+def test_pooled_statistics_are_counted_from_1_as_the_page_counts_channels(app):
+    """The GroupNorm table numbered its groups 0 and 1 beside "channel 1 … 8"."""
+    app.text_area(key="vl_text").input("3, -1, 4, 1, 5, 9, 2, 6").run()
+    app.selectbox(key="vl_norm").select("groupnorm").run()
+    app.number_input(key="vl_groups").set_value(2).run()
+    (table,) = [frame.value for frame in app.dataframe if "rstd" in frame.value.columns]
+    assert list(table.index) == [1, 2] and table.index.name == "group"
+    app.selectbox(key="vl_norm").select("batchnorm").run()
+    (table,) = [frame.value for frame in app.dataframe if "rstd" in frame.value.columns]
+    assert list(table.index) == list(range(1, 9)) and table.index.name == "channel"
