@@ -63,11 +63,3 @@ def test_the_identity_path_is_one_line_of_straight_runs_from_x_l_to_the_end(plac
     assert low < path[-1][1] - 0.5 and high > path[0][1] + 1.5
     # the rows below the first make the figure taller, not the text smaller
     assert figure.layout.height >= 280 + 100 * (len(streams) - 1)
-
-
-@pytest.mark.parametrize("lang", ["en", "zh"])
-def test_a_placement_named_after_its_family_is_titled_once(lang):
-    """The catalog's OLMo 2 diagram read "OLMo 2 — OLMo 2"."""
-    titles = {p: wiring_figure(p, lang).layout.title.text for p in PLACEMENT_IDS}
-    assert titles["olmo2"].count("OLMo 2") == 1, titles["olmo2"]
-    assert all(not title.endswith(" — ") for title in titles.values()), titles
