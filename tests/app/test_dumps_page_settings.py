@@ -72,6 +72,13 @@ def test_link_values_past_the_dump_are_said_and_thresholds_apply(app, upload):
     warning = " ".join(w.value for w in app.warning)
     assert "`du_token`" in warning and "showing 6" in warning
     assert app.number_input(key="du_token").value == 6  # the link's du_token: its section
+    # typed past the dump's last token: said with the box's label, not as the link's
+    app.number_input(key="du_token").set_value(50).run()
+    warning = " ".join(w.value for w in app.warning).replace("\u00a0", " ")
+    assert "50 is past this view's last value, 6" in warning and "`du_token`" not in warning
+    app.number_input(key="du_token").set_value(7).run()  # + at the last token: set back, silently
+    assert app.number_input(key="du_token").value == 6
+    assert "past this view" not in " ".join(w.value for w in app.warning)
     eps = app.selectbox(key="du_eps")
     assert eps.value == 0 and "10⁻⁵" in eps.options and not [o for o in eps.options if "e" in o]
     app.segmented_control(key="du_section").set_value("massive").run()

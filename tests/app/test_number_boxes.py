@@ -75,6 +75,8 @@ def test_a_value_past_a_views_end_is_said_as_the_links_or_the_boxs():
     said = " ".join(w.value for w in app.warning).replace("\u00a0", " ")
     assert "channel c: 15 is past this view's last value, 7: 7 is used instead." in said
     assert app.number_input(key="ax_cell_c").value == 7
+    app.number_input(key="ax_cell_c").set_value(8).run()  # + where the box shows the view's end
+    assert app.number_input(key="ax_cell_c").value == 7 and not app.warning
     app.number_input(key="ax_batch").set_value(64).run()
     app.segmented_control(key="ax_source").set_value("example").run()  # holds 4 prompts
     said = " ".join(w.value for w in app.warning).replace("\u00a0", " ")

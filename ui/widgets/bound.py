@@ -48,18 +48,22 @@ def spec_from(spec: type, /, worded: dict[str, str] | None = None, **values):
         return None, (t(own) if own else error_text(error),)
 
 
-def clamp(param: Param, last, key: str = "share.clamped", name: str | None = None, **params):
+def clamp(
+    param: Param, last, key: str = "share.clamped", name: str | None = None, step=1, **params
+):
     """A value past what this view holds is said, then shown as ``last``: never clamped
     silently.  A link's value with the message ``key``, which names the link's key; where
-    the box named ``name`` has been drawn since (a value typed, or left past the end by
-    another box's change), in the box's own words.  (A select box may hold the label of an
-    option that is gone, when new options replace the old: the widget itself resets it.)"""
+    the widget named ``name`` has been drawn since (a value typed, or left past the end by
+    another box's change), in the widget's own words, and not at all for one ``step`` past
+    the ``last`` its box showed (its + button there).  (A select box may hold the label of
+    an option that is gone, when new options replace the old: the widget itself resets it.)"""
     value = st.session_state.get(param.key)
     if isinstance(value, int | float) and not isinstance(value, bool) and value > last:
+        pressed = st.session_state.get(_held(param)) == last and value - last <= step * (1 + 1e-9)
         if name is None or from_link(param.key):
             message = t(key, param=literal(param.key), value=value, last=last, **params)
             st.warning(message, icon=":material/link_off:")
-        else:
+        elif not pressed:
             words = {"value": _exact_text(value), "last": _exact_text(last)}
             st.warning(t("app.number_past_view", name=name, **words), icon=":material/straighten:")
         st.session_state[param.key] = last
@@ -84,6 +88,7 @@ def selectbox(param: Param, text: str, target=st, options=None, **kwargs):
     options = param.choices if options is None else options
     named_in_page_language(param.key)
     kwargs.setdefault("placeholder", t("app.choose_one"))  # Streamlit's own is English
+    drawn(param.key)  # drawn in this run: a later clamp of its value is not the link's
     return target.selectbox(
         text,
         options,
@@ -199,9 +204,10 @@ def number(param: Param, text: str, target=st, high=None, **kwargs):
     with the range it accepts."""
     cast = int if param.kind == "int" else float
     low, top = cast(param.low), cast(param.high if high is None else min(param.high, high))
+    step = kwargs.get("step") or (1 if cast is int else 0.01)
     if top < param.high:  # a value past this view's end: a link's, typed, or left there
-        clamp(param, top, name=text)
-    _within(param, text, low, top, kwargs.get("step") or (1 if cast is int else 0.01))
+        clamp(param, top, name=text, step=step)
+    _within(param, text, low, top, step)
     if cast is float:
         kwargs.setdefault("format", FLOAT_FORMAT)
     accepted = t("app.number_range", low=_bound_text(low), high=_bound_text(top))

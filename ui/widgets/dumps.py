@@ -272,7 +272,8 @@ def batch_choice(rep: DumpReport, target=st) -> int:
     batch = rep.layout.batch
     if batch == 1:
         return 0
-    bound.clamp(P["du_batch"], batch - 1, "dumps.clamped", what=t("dumps.what_batch"))
+    said = {"name": t("dumps.batch"), "what": t("dumps.what_batch")}  # a link's, or typed
+    bound.clamp(P["du_batch"], batch - 1, "dumps.clamped", **said)
     return int(bound.number(P["du_batch"], t("dumps.batch"), target, high=batch - 1))
 
 
@@ -291,7 +292,8 @@ def log_colors(target=st) -> bool:
 def layer_choice(param: Param, rep: DumpReport, target=st) -> int:
     """A layer to look at in detail; the parameter's -1 means the middle one."""
     layers = len(rep.labels)
-    bound.clamp(param, layers - 1, "dumps.clamped", what=t("dumps.what_layer"))
+    said = {"name": t("dumps.layer"), "what": t("dumps.what_layer")}
+    bound.clamp(param, layers - 1, "dumps.clamped", **said)
     middle = layers // 2
     auto = t("dumps.middle_layer", layer=middle)
 
@@ -306,7 +308,8 @@ def layer_choice(param: Param, rep: DumpReport, target=st) -> int:
 
 def token_choice(rep: DumpReport, target=st) -> int:
     tokens = rep.layout.tokens
-    bound.clamp(P["du_token"], tokens - 1, "dumps.clamped", what=t("dumps.what_token"))
+    said = {"name": t("dumps.token"), "what": t("dumps.what_token")}
+    bound.clamp(P["du_token"], tokens - 1, "dumps.clamped", **said)
     return int(bound.number(P["du_token"], t("dumps.token"), target, high=tokens - 1))
 
 
@@ -314,7 +317,8 @@ def pair_choice(rep: DumpReport, auto: int, target=st) -> int:
     """The norm pair looked at (index into ``rep.layout.norm_pairs``); the parameter's -1
     means ``auto``, the norm that reads the dump's largest entry."""
     pairs = rep.layout.norm_pairs
-    bound.clamp(P["du_pair"], len(pairs) - 1, "dumps.clamped", what=t("dumps.what_pair"))
+    said = {"name": t("dumps.pair"), "what": t("dumps.what_pair")}
+    bound.clamp(P["du_pair"], len(pairs) - 1, "dumps.clamped", **said)
     auto_name = t("dumps.auto_pair", norm=pairs[auto].label)
 
     def name(index: int) -> str:
@@ -337,7 +341,8 @@ def io_token_choice(rep: DumpReport, target=st) -> int:
     A number, not a list of the tokens' texts: a select box keeps the text of the option
     chosen, which no longer names an option once a new prompt brings new tokens."""
     last = rep.layout.tokens - 1
-    bound.clamp(P["du_io_token"], last, "dumps.clamped", what=t("dumps.what_token"))
+    said = {"name": t("dumps.io_token"), "what": t("dumps.what_token")}
+    bound.clamp(P["du_io_token"], last, "dumps.clamped", **said)
     return int(bound.number(P["du_io_token"], t("dumps.io_token"), target, high=last))
 
 
