@@ -90,16 +90,19 @@ def _other_url(target: str | Path) -> str | None:
     return None
 
 
-def _misread(given: dict[str, str]) -> str | None:
-    """Why libpq would misread a URL's user or password, else None.  libpq ends them at the
-    first ``@`` and the host at a ``/``, so a password holding either, not percent-encoded,
-    spills into the host, port or database name, which libpq's own messages then quote into
-    the log (``failed to resolve host "ss@db.example"``): such a URL is refused unsent."""
-    host, port = given.get("host", ""), given.get("port", "")
-    if "@" in host or not all(part.isdigit() for part in port.split(",") if part):
+def _misread(url: str) -> str | None:
+    """Why libpq would misread a URL's user or password, else None.  libpq reads the user
+    and password up to the first ``@`` and stops looking for one at the first ``/``, so a
+    password holding either, not percent-encoded, spills into the host, port or database
+    name, which libpq's own messages then quote into the log (``failed to resolve host
+    "ss@db.example"``): such a URL is refused unsent.  Read from the URL's own text, before
+    its ``?`` options (``host=@name``, an abstract socket, is the operator's to write)."""
+    before_options = url.split("://", 1)[-1].split("?", 1)[0]
+    authority = before_options.split("/", 1)[0]
+    if authority.count("@") > 1 or ("@" not in authority and "@" in before_options):
         return (
-            "names a host or port that cannot be right: is an '@' or '/' in its user or "
-            "password not percent-encoded? (write '@' as %40, '/' as %2F, ':' as %3A)"
+            "has an '@' past its user and password: is an '@' or '/' in its user or password "
+            "not percent-encoded? (write '@' as %40, '/' as %2F, ':' as %3A, '%' as %25)"
         )
     return None
 
@@ -190,7 +193,7 @@ class Database:
             except psycopg.Error as error:  # its message quotes the URL, password and all
                 log_failure(f"the database URL cannot be read ({type(error).__name__})")
                 raise DatabaseUnavailable() from None
-            if misread := _misread(given):
+            if misread := _misread(self.target):
                 log_failure(f"the database URL {misread}")
                 raise DatabaseUnavailable()
             socket = {"connect_timeout": 10, "tcp_user_timeout": int(DEAD_AFTER_S * 1000)}

@@ -9,7 +9,7 @@ import logging
 
 import pytest
 
-from classroom import db_refusals
+from classroom import db, db_refusals
 from classroom.store import open_store
 from ui.errors import error_text
 from ui.lessons.catalog import ANSWER_IDS
@@ -61,6 +61,8 @@ def test_a_failure_is_logged_once_in_a_while_not_at_every_click(tmp_path, caplog
         # libpq ends a password at its first '@' (or '/') and quotes the rest as the host
         ("postgresql://u:s3c@ret@127.0.0.1:1/db", "percent-encoded", "ret"),
         ("postgresql://u:s3c/ret@127.0.0.1:1/db", "percent-encoded", "ret"),
+        # digits before the '/': libpq reads host "postgres", port 1234, database "abc@..."
+        ("postgresql://postgres:1234/abc@127.0.0.1:1/db", "percent-encoded", "abc"),
     ],
 )
 def test_a_database_url_it_cannot_use_is_refused_and_logged_without_its_password(
@@ -70,6 +72,20 @@ def test_a_database_url_it_cannot_use_is_refused_and_logged_without_its_password
         with pytest.raises(db_refusals.DatabaseUnavailable):
             open_store(ANSWER_IDS, url)
     assert said in caplog.text and secret not in caplog.text
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "postgresql://u:s3c%40r%2Fet@127.0.0.1:5432/db",  # '@' and '/' percent-encoded
+        "postgresql://u:pa:ss@[::1]:5432/db",  # ':' in a password, an IPv6 host
+        "postgresql:///db?host=@pgsock",  # an abstract Unix socket, named in the options
+        "postgresql://u@/db?host=/run/postgresql&port=5433",
+        "postgresql://u:p@h1:5432,h2:5433/db?target_session_attrs=read-write",
+    ],
+)
+def test_a_database_url_libpq_reads_as_written_is_not_refused(url):
+    assert db._misread(url) is None
 
 
 def test_failures_are_remembered_by_their_first_line_and_within_a_bound(monkeypatch, caplog):
