@@ -159,8 +159,10 @@ def _opened_with(code: str) -> str | None:
 def _refused(typed: str, error: EngineError, member: bool = True) -> None:
     """Say why this browser is not (or no longer) in the class, with a way out of it; an
     ended class is no error of the learner's: their answers stay, the lessons go on (said to
-    a ``member``, or to a browser that never was one).  The refusal is remembered for the
-    session unless it is a momentary one (a busy database)."""
+    a ``member``, a session that was in the class, or in words that fit anyone: a browser
+    whose join is refused may have been a member, or only have made its cookie just before).
+    The refusal is remembered for the session unless it is a momentary one (a busy
+    database)."""
     if error.key not in MOMENTARY:
         st.session_state[FAILED] = (typed, error, member)
     if error.key == ENDED:
@@ -184,8 +186,8 @@ def _join(typed: str) -> tuple[str, str] | None:
         st.caption(t("classroom.joining"))
         st.stop()
     token, error = refusal(lambda: store().join(typed, client(), browsers))
-    if error is not None:  # a member: its browser had the class's cookie when it opened
-        _refused(typed, error, _opened_with(code) is not None)
+    if error is not None:  # its cookie proves nothing: the browser writes it before joining
+        _refused(typed, error, member=False)
         return None
     st.session_state[TOKENS][code] = token
     return code, token
