@@ -166,10 +166,28 @@ def navigation(name: str):
 TABLE_ROW_PX = 35  # Streamlit's data grid: a row's (and its header's) default height
 
 
-def table_row_height() -> int:
-    """A data grid's row height: presenting, grown as present.css grows the type (20 px
-    over 16), so that its larger text fits; the page sizes the grid to its rows with it."""
-    return round(TABLE_ROW_PX * 20 / 16) if presenting() else TABLE_ROW_PX
+def table(shown, rows: int, index: bool = True, **grid) -> None:
+    """A table the page sizes to its rows, a header and at most ``rows`` of them, then a
+    scroll.  Presenting, a table that fits is written as HTML (``st.table``), whose text
+    grows with the page's type: Streamlit's data grid draws its text at 14 px whatever the
+    page's type (its sizes are counted from a fixed 16 px rem), unreadable across a room.
+    ``shown``: a DataFrame or its Styler; ``index``: whether its index is shown; ``grid``:
+    the data grid's other arguments (a column's tooltip, a key), which HTML has no use for."""
+    frame = shown.data if hasattr(shown, "data") else shown
+    if presenting() and len(frame) <= rows:
+        styler = shown if hasattr(shown, "data") else shown.style
+        marks = [c for c in frame.columns if frame[c].dtype.kind == "b"]  # else "True"
+        if marks:  # the others keep their formats (a formatter dict resets its subset's)
+            styler = styler.format(_mark, subset=marks)
+        st.table(styler, hide_index=not index)
+        return
+    height = 3 + TABLE_ROW_PX * (1 + min(max(len(frame), 1), rows))
+    st.dataframe(shown, width="stretch", height=height, hide_index=not index, **grid)
+
+
+def _mark(value: bool) -> str:
+    """A yes/no cell in any language, as the data grid draws it (a ticked box or not)."""
+    return "✓" if value else "✗"
 
 
 def for_screen(figure: go.Figure) -> go.Figure:

@@ -191,12 +191,20 @@ def test_presenting_enlarges_the_3d_scenes_text_as_every_other_chart():
     assert "font" not in json.loads(_frames(off.main)[0]["spec"])["layout"]["legend"]
 
 
-@pytest.mark.parametrize("present", ["off", "on"])
-def test_a_dumps_tables_rows_grow_with_the_presenting_type(present):
-    """Presenting, the data grid's rows grow with the type (35 → 44 px), and the page sizes
-    the table by them (``ui.views.dumps._table``): at 35 px a row in the larger type, the
-    outlier tokens' last rows scrolled inside the grid."""
-    at = _open({"lang": "en", "present": present, "du_section": "stream"}, "dumps")
-    assert not at.exception
-    (table,) = [t for t in at.dataframe if "first layer flagged" in t.value.columns]
-    assert table.proto.row_height == (44 if present == "on" else 35)
+def test_presenting_writes_a_short_table_as_html_whose_text_grows_with_the_page():
+    """The data grid draws its text at 14 px whatever the page's type; presenting, a table
+    that fits (``ui.presenting.table``) is HTML, in the page's larger type: the dumps'
+    outlier tokens (a yes/no column as marks, not "True"), the Vector Lab's statistics (with
+    their channel numbers)."""
+    for present in ("off", "on"):
+        at = _open({"lang": "en", "present": present, "du_section": "stream"}, "dumps")
+        assert not at.exception
+        grids = [t for t in at.dataframe if "first layer flagged" in t.value.columns]
+        html = [t for t in at.table if "first layer flagged" in t.value.columns]
+        assert (len(grids), len(html)) == ((0, 1) if present == "on" else (1, 0))
+    (outliers,) = html
+    shown = outliers.proto.arrow_data.styler.display_values  # Arrow bytes: the cells' texts
+    assert "✓".encode() in shown and b"True" not in shown and outliers.proto.hide_index
+    at = _open({"lang": "en", "present": "on", "vl_norm": "batchnorm"}, "vector_lab")
+    (stats,) = [t for t in at.table if "rstd" in t.value.columns]
+    assert stats.value.index.name == "channel" and list(stats.value.index) == [1, 2, 3, 4]

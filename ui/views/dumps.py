@@ -84,16 +84,7 @@ def _table(frame: pd.DataFrame, key: str, digits: int = 6) -> None:
             for c in numbers
         }
         shown = shown.style.format(writers)
-    row = presenting.table_row_height()
-    st.dataframe(
-        shown,
-        column_config=config,
-        hide_index=True,
-        width="stretch",
-        row_height=row,
-        height=1 + row * (1 + min(max(len(frame), 1), TABLE_ROWS)),  # a header, the rows
-        key=key,
-    )
+    presenting.table(shown, TABLE_ROWS, index=False, column_config=config, key=key)
 
 
 def _printf(column: pd.Series, digits: int, place: bool) -> str:

@@ -79,9 +79,7 @@ def _statistics_table(ex: VectorExplanation) -> None:
     # counted from 1, as the page counts rows and channels (the index was 0, 1, …)
     each = "group" if ex.spec.kind == "groupnorm" else "channel"
     frame.index = pd.RangeIndex(1, len(frame) + 1, name=t(f"vector_lab.stats_index_{each}"))
-    row = presenting.table_row_height()  # a header and the rows, eight at most, then a scroll
-    height = 3 + row * (1 + min(len(frame), 8))
-    st.dataframe(frame.map(format_number), width="stretch", row_height=row, height=height)
+    presenting.table(frame.map(format_number), rows=8)
 
 
 def chart(ex: VectorExplanation) -> None:
