@@ -190,9 +190,10 @@ def parse_eps(text: str) -> float:
     return value
 
 
-def underflow_notes(rows, dtype: str, own: str = "") -> tuple[str, ...]:
-    """A translated note when typed values are too small for ``dtype`` and are stored as 0
-    (``own``: a page's namespace whose text replaces the shared one, as in ``input_key``)."""
+def underflow_notes(rows, dtype: str, own: str = "", drawn: bool = False) -> tuple[str, ...]:
+    """A translated note when typed values (``drawn``: a random draw's) are too small for
+    ``dtype`` and are stored as 0 (``own``: a page's namespace whose text replaces the
+    shared one, as in ``input_key``)."""
     values = torch.tensor(rows, dtype=torch.float64)
     lost = ((values != 0) & (_stored(rows, dtype) == 0)).nonzero()
     if not len(lost):
@@ -200,7 +201,9 @@ def underflow_notes(rows, dtype: str, own: str = "") -> tuple[str, ...]:
     row, column = (int(i) for i in lost[0])
     storage = torch.finfo(_STORAGE[dtype])
     note = t(
-        input_key("underflow_one" if len(lost) == 1 else "underflow", own),
+        "input.underflow_drawn"
+        if drawn
+        else input_key("underflow_one" if len(lost) == 1 else "underflow", own),
         count=f"{len(lost):,}",
         dtype=dtype,
         value=number_text(rows[row][column]),

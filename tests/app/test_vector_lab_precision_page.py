@@ -143,7 +143,8 @@ def test_bfloat16_storage_rounding_is_reported(app):
 
 def test_the_rounding_note_counts_with_commas_writes_the_true_minus_and_skips_random_draws(app):
     """Typed values float32 changes are counted (1,024 of them) and quoted with the page's
-    minus; a random draw's float64 values, which nobody saw, are not quoted at every draw."""
+    minus; a random draw's float64 values, which nobody saw, are not quoted at every draw,
+    and when they are too small for the storage, they are said to be drawn, not typed."""
     app.text_area(key="vl_text").input(", ".join(["0.1"] * 1024)).run()
     notes = [info.value for info in app.info if "of the input's numbers" in info.value]
     assert notes and "changed 1,024 of the input's numbers" in notes[0], notes
@@ -158,6 +159,12 @@ def test_the_rounding_note_counts_with_commas_writes_the_true_minus_and_skips_ra
     app.number_input(key="vl_d").set_value(4096).run()
     assert not app.exception and not app.error
     assert not [info.value for info in app.info if "of the input's numbers" in info.value]
+    app.selectbox(key="vl_dtype").set_value("float16").run()
+    app.number_input(key="vl_scale").set_value(1e-9).run()  # drawn below float16's smallest
+    said = [i.value for i in app.info if "too small for float16" in i.value]
+    assert len(said) == 1 and said[0].startswith(
+        "Drawn values too small for float16, stored as 0: 4,096,"
+    ), said
 
 
 def test_layernorm_in_float16_overflows_only_where_its_formula_does(app):

@@ -301,4 +301,4 @@ def norm_inputs(
         compute_dtype=computed_in,
     )
     config = VectorLabConfig(rows, spec, dtype, weight, bias, min(row_index, len(rows) - 1))
-    return config, (), underflow_notes(rows, dtype)
+    return config, (), underflow_notes(rows, dtype, drawn=choice.random is not None)
