@@ -1,7 +1,7 @@
 """The Geometry page's sentences in high dimension and on real activations: pure, unit-tested.
 
 The identity LayerNorm(x) = RMSNorm(x - mu 1) is reported as measured in float32 (PyTorch's
-two fused kernels sum in different orders: a few ulps) and in float64 (0 or ~1e-16), next
+two fused kernels sum in different orders: a few ulps) and in float64 (~1e-15; 0 at d = 2), next
 to the size of the outputs, so "1e-6" reads as rounding and not as a broken identity.
 """
 
