@@ -10,6 +10,7 @@ from streamlit.testing.v1 import AppTest
 from classroom import rules
 from classroom.store import ClassStore
 from tests.app.conftest import APP, fragment_ids
+from ui import landing
 from ui.classroom import store
 from ui.formatting import literal
 from ui.lessons.catalog import LESSON_IDS, lesson
@@ -213,6 +214,7 @@ def _moved_to_the_third_lesson() -> AppTest:
     teacher, code, _ = _instructor()
     learner = _learner(code)
     teacher.selectbox(key="cl_pick").set_value(LESSON_IDS[2]).run()
+    assert landing.MOVED not in teacher.session_state  # the Class page stays where it is
     _button(teacher, "Everyone to lesson 3").click().run()
     learner.run()
     assert learner.session_state["ls_lesson"] == LESSON_IDS[2]
@@ -222,6 +224,8 @@ def _moved_to_the_third_lesson() -> AppTest:
 def test_everyone_to_lesson_n_moves_a_following_learner():
     learner = _moved_to_the_third_lesson()
     assert learner.header[0].value.startswith("3. ")
+    moved = f'data-moved-to="{LESSON_IDS[2]}"'  # opened at its title (ui.landing.to_top)
+    assert [h for h in learner.get("html") if moved in h.proto.body]
     learner.button(key="ls_previous").click().run()  # the learner may still look back
     assert learner.session_state["ls_lesson"] == LESSON_IDS[1]
 

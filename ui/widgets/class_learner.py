@@ -27,6 +27,7 @@ import streamlit as st
 from classroom import rules
 from classroom.rules import LearnerView
 from engine.errors import EngineError
+from ui import landing
 from ui.classroom import COOKIE_PREFIX, attempt, client, refusal, store
 from ui.errors import error_text
 from ui.i18n import t
@@ -230,6 +231,7 @@ def membership() -> Member | None:
         st.session_state[MOVES] = view.moves
         if view.class_lesson != lesson_id:
             st.session_state["ls_lesson"] = view.class_lesson
+            landing.moved()  # the lesson the class moved to opens at its title
             number = LESSON_IDS.index(view.class_lesson) + 1
             st.toast(t("classroom.moved", number=number), icon=":material/groups:")
             moved_to = view.class_lesson

@@ -110,7 +110,10 @@ def current_lesson() -> str:
 
 def lesson_choice() -> None:
     """The picker of ``cl_lesson``."""
-    lesson_picker(t("classroom.lesson"), "cl_pick", "cl_lesson", current_lesson())
+    # the counts stay where they are: the Lessons page's scroll to the top is not asked for
+    lesson_picker(
+        t("classroom.lesson"), "cl_pick", "cl_lesson", current_lesson(), opens_at_top=False
+    )
 
 
 def room(klass: Class, lesson: str) -> tuple[Room | None, str | None]:

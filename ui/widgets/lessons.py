@@ -50,14 +50,20 @@ def _numbered(lesson_id: str) -> str:
 
 
 def lesson_picker(
-    text: str, picker: str, lasting: str, current: str, answered: Collection[str] = ()
+    text: str,
+    picker: str,
+    lasting: str,
+    current: str,
+    answered: Collection[str] = (),
+    opens_at_top: bool = True,
 ) -> None:
     """A select box of the lessons by title that writes into the session value ``lasting``;
     it shows ``current`` (a fresh link, a returning learner, a move: it follows ``lasting``).
     The lessons in ``answered`` say so in words (the page's font lacks ✓), so a learner sees
     what is left; the instructor's picker gives none.  The current lesson is not marked: the
     box shows its name in a one-line input, where the longest title and the mark did not fit
-    a phone, and the lesson below it shows its own answer."""
+    a phone, and the lesson below it shows its own answer.  ``opens_at_top``: the page
+    shows the lesson picked, opened at its title (``landing.moved``)."""
     st.session_state[picker] = current
     titles = {
         i: t("lessons.picker_answered", title=_numbered(i))
@@ -73,7 +79,8 @@ def lesson_picker(
             st.session_state[picker] = st.session_state.get(lasting, current)
         else:
             st.session_state[lasting] = st.session_state[picker]
-            landing.moved()
+            if opens_at_top:
+                landing.moved()
 
     st.selectbox(
         text,
