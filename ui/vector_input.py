@@ -75,7 +75,8 @@ def _parse_number(typed: str, where: dict, prefix: str = "") -> float:
     typed (``_quoted``)."""
     token = typed.strip(_BRACKETS)
     where = {"token": token, **where}
-    if token.lstrip("+-\u2212") == "\u221e":  # ∞ is infinity, refused as "inf" is
+    unsigned = token[1:] if token[:1] in ("+", "-", "\u2212") else token  # one sign at most
+    if unsigned == "\u221e":  # ∞ is infinity, refused as "inf" is
         raise VectorInputError(prefix + "non_finite", where)
     try:
         value = read_float(token)

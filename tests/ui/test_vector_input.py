@@ -54,6 +54,7 @@ def test_several_rows_and_blank_lines():
         ("inf 1", "non_finite", {"token": "inf", "row": 1, "column": 1}),
         ("∞, 1", "non_finite", {"token": "∞", "row": 1, "column": 1}),  # as inf, not "not a number"
         ("1, −∞", "non_finite", {"token": "-∞", "row": 1, "column": 2}),
+        ("1, +-∞", "not_a_number", {"token": "+-∞", "row": 1, "column": 2}),  # two signs
         ("1 1e400", "beyond_float", {"token": "1e400", "row": 1, "column": 2}),
         (
             "-1e-400 1",
