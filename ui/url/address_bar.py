@@ -1,6 +1,8 @@
 """The address bar as the page's state: ``seed`` (URL -> widget state, before the widgets
-exist), ``show_notices``, ``publish`` / ``republish`` (widget state -> URL, stable ids,
-defaults omitted) and the sidebar's ``share_box``.
+exist; ``from_link`` / ``drawn``: whether a value is still the link's), ``show_notices``,
+``publish`` / ``republish`` (widget state -> URL, stable ids, defaults omitted), the
+sidebar's ``share_box``, and ``root_links`` (page links to the root page that work when
+copied or opened in a new tab).
 """
 
 from __future__ import annotations
