@@ -13,6 +13,7 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
+from tests.plain_text import plain
 from ui.lessons.catalog import LESSON_IDS, LESSONS, lesson
 from ui.lessons.targets import TARGETS
 from ui.url.pages import DEFAULT_PAGE
@@ -35,7 +36,7 @@ def _texts(at) -> str:
         for e in at.get(kind)
     ]
     parts += [e.value for e in at.latex] + [str(m.value) for m in at.metric]
-    return "\n".join(parts)
+    return plain("\n".join(parts))  # "⟨y, 1⟩" is written with a no-break space
 
 
 def _maths(at) -> list[str]:

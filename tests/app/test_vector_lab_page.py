@@ -28,7 +28,7 @@ def test_rmsnorm_shows_its_output_and_the_comparison(app):
     assert r"\left[0.3651, 0.7303, 1.0954, 1.4606\right]" in _latex(app)
     table = app.table[0].value
     assert table.loc["y", "RMSNorm"] == "[0.3651, 0.7303, 1.0954, 1.4606]"
-    assert table.loc["⟨y, 1⟩", "LayerNorm"] == "0"
+    assert table.loc["⟨y,\u00a01⟩", "LayerNorm"] == "0"
     assert "1 : 2 : 3 : 4" == table.loc["Ratios of yᵢ", "RMSNorm"]
     # the float32 outputs' cosine with x, 1 − 3.3×10⁻¹⁶, written as the note under it writes it
     cos = table.loc["cos(x, y)", "RMSNorm"]
