@@ -44,6 +44,7 @@ from classroom.db_refusals import (
     busy_refusal,
     log_failure,
     log_refusal,
+    set_up_wrong,
 )
 from classroom.deadlines import Deadline
 
@@ -203,6 +204,11 @@ class Database:
             except psycopg.ProgrammingError as error:  # an option's value it cannot take
                 log_failure(f"the database URL's options are refused: {error}")
                 raise DatabaseUnavailable() from None
+            except psycopg.OperationalError as error:  # refused as set up, or down a while
+                if set_up_wrong(error):
+                    log_failure(f"the database server refuses this URL: {error}")
+                    raise DatabaseUnavailable() from None
+                raise
         if self._other_url:  # its scheme only: the rest may hold a password
             log_failure(f"a {self._other_url}:// URL; the database URLs read are postgresql://")
             raise DatabaseUnavailable()

@@ -79,6 +79,26 @@ def busy_refusal(error: BaseException) -> DatabaseBusy | None:
     return None
 
 
+# What a PostgreSQL server answers a connection that no wait cures: the URL names a
+# database or role it lacks, or credentials it refuses.  Read in the server's words (these
+# errors carry no SQLSTATE in psycopg), English where its lc_messages is (a C or English
+# locale at initdb); a server that writes another language's is read as busy.
+_SET_UP_WRONG = (
+    "does not exist",  # database "x" / role "x" does not exist
+    "password authentication failed",
+    "no pg_hba.conf entry",
+    "authentication method",  # one the client does not offer, as scram without a password
+)
+
+
+def set_up_wrong(error: BaseException) -> bool:
+    """Whether PostgreSQL refused a connection for how this server is set up, not for a
+    moment's load: then the page says the database cannot be opened (``classroom.
+    unavailable``), not "busy, try again", which no wait would make true."""
+    said = str(error)
+    return "FATAL" in said and any(words in said for words in _SET_UP_WRONG)
+
+
 def retried(cls: type) -> type:
     """``cls`` with each public method run once more when it is refused with a
     ``DatabaseBusy`` that allows it; the second refusal stands (and allows no retry by a

@@ -107,3 +107,20 @@ def test_a_file_that_is_not_a_database_is_refused_and_logged(tmp_path, caplog):
             open_store(ANSWER_IDS, garbage)
     assert "not a database" in caplog.text and str(garbage) in caplog.text
     assert garbage.read_bytes() == b"not a database, " * 512  # left as it was
+
+
+@pytest.mark.parametrize(
+    ("given", "said"),
+    [("/postgres?", "/no_such_db?"), ("user=normscope", "user=no_such_role")],
+)
+def test_a_database_or_role_the_server_lacks_is_unavailable_not_busy(
+    postgres_server, caplog, given, said
+):
+    """The server answers, and refuses the URL for good: no moment cures it, so the page
+    says the database cannot be opened (not "busy, try again"), and the log says why."""
+    url = postgres_server.replace(given, said)
+    assert url != postgres_server
+    with caplog.at_level(logging.ERROR, logger="classroom.db"):
+        with pytest.raises(db_refusals.DatabaseUnavailable), db.Database(url).transaction():
+            pass
+    assert "refuses this URL" in caplog.text and "does not exist" in caplog.text
