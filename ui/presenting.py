@@ -197,7 +197,8 @@ def for_screen(figure: go.Figure) -> go.Figure:
 
 def for_projector(figure: go.Figure) -> go.Figure:
     """A copy of ``figure`` readable from the back of a room: larger text, tick labels and
-    legend on every axis (subplots and 3-D scenes too).  Every legend below a plot is at the
+    legend on every axis (subplots and 3-D scenes too; tick labels a figure already sets
+    larger stay so).  Every legend below a plot is at the
     figure's edge already (``ui.figures.style.legend_below``), clear of the larger text."""
     shown = go.Figure(figure)
     shown.update_layout(
@@ -205,8 +206,8 @@ def for_projector(figure: go.Figure) -> go.Figure:
         title_font=dict(size=CHART_TITLE),
         legend_font=dict(size=CHART_FONT),
     )
-    shown.update_xaxes(tickfont=dict(size=CHART_TICKS))
-    shown.update_yaxes(tickfont=dict(size=CHART_TICKS))
+    for axis in (*shown.select_xaxes(), *shown.select_yaxes()):  # a larger one is kept
+        axis.tickfont.size = max(axis.tickfont.size or 0, CHART_TICKS)
     _room_for_the_legend(shown)
     for axis in ("xaxis", "yaxis", "zaxis"):
         shown.update_scenes({f"{axis}_tickfont_size": CHART_TICKS})

@@ -8,7 +8,8 @@ import pytest
 import segno
 
 from classroom.rules import LessonState, Room
-from ui.figures.classroom import answers_chart, qr_png
+from ui.figures.classroom import PROJECTED_FONT, answers_chart, qr_png
+from ui.presenting import CHART_TICKS, for_projector
 from ui.views.classroom import breakable, this_computer_only
 
 OPTIONS = {"a": "About 48", "b": "About 2.5×10¹⁴: it doubles at every layer", "c": "1", "d": "∞"}
@@ -23,6 +24,16 @@ def test_each_round_is_a_group_of_bars_with_its_counts():
     assert [bar.name for bar in figure.data] == ["Round 1", "Round 2"]
     assert list(figure.data[0].x) == [3, 1, 0, 0] and list(figure.data[1].x) == [0, 4, 0, 0]
     assert figure.layout.barmode == "group" and figure.layout.showlegend
+
+
+def test_projected_the_answers_and_counts_are_in_the_rooms_size():
+    """Presenting, the answers are what the room reads: 24 px, kept so by ``for_projector``
+    (which raises every other axis's tick labels to 16 px, and lowers none)."""
+    room = _room({"a": 3, "b": 1})
+    shown = for_projector(answers_chart(room, OPTIONS, "b", "en", projected=True))
+    assert shown.layout.yaxis.tickfont.size == PROJECTED_FONT == shown.data[0].textfont.size
+    assert shown.layout.xaxis.tickfont.size == CHART_TICKS
+    assert shown.layout.height > answers_chart(room, OPTIONS, "b", "en").layout.height
 
 
 def test_the_answer_is_marked_only_once_revealed():

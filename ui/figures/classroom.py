@@ -16,6 +16,7 @@ from ui.i18n import translate
 
 LABEL_WIDTH = 34  # characters per line of an answer's label beside its bars
 ROUND_COLOURS = ("#9aa5b1", "#1f77b4")  # round 1 greyed once round 2 is the one voting
+PROJECTED_FONT = 24  # px: an answer's label and its count, presenting
 
 
 def _label(option: str, text: str, right: bool) -> str:
@@ -24,11 +25,14 @@ def _label(option: str, text: str, right: bool) -> str:
     return f"<b>{label} ✓</b>" if right else label
 
 
-def answers_chart(room: Room, options: dict[str, str], answer: str, lang: str) -> go.Figure:
+def answers_chart(
+    room: Room, options: dict[str, str], answer: str, lang: str, projected: bool = False
+) -> go.Figure:
     """Horizontal bars, one group per option (``options``: option -> its text), one bar per
     round; the right ``answer`` is marked only once the lesson is revealed: its label
     ticked, its bars in a colour of their own with a dark outline (seen from the back of a
-    room, and without colour)."""
+    room, and without colour).  ``projected``: the answers and counts in ``PROJECTED_FONT``,
+    dark, what the room reads (a projector's 16 px tick labels were a grey blur)."""
     right = [room.state.revealed and o == answer for o in options]
     labels = [_label(o, text, r) for (o, text), r in zip(options.items(), right, strict=True)]
     figure = go.Figure()
@@ -47,12 +51,13 @@ def answers_chart(room: Room, options: dict[str, str], answer: str, lang: str) -
             marker_line_color="#1a1a1a",
             text=votes,
             textposition="outside",
+            textfont_size=PROJECTED_FONT if projected else None,
             cliponaxis=False,
         )
     most = max((n for counts in room.counts for n in counts.values()), default=0)
     figure.update_layout(
         barmode="group",
-        height=120 + 70 * len(options),
+        height=120 + (110 if projected else 70) * len(options),
         margin=dict(l=10, r=30, t=30, b=50),
         legend=dict(orientation="h", x=0, y=1.02, yanchor="bottom", traceorder="normal"),
         showlegend=rounds > 1,
@@ -62,7 +67,11 @@ def answers_chart(room: Room, options: dict[str, str], answer: str, lang: str) -
             rangemode="tozero",
             dtick=None if most > 10 else 1,
         ),
-        yaxis=dict(autorange="reversed", automargin=True),
+        yaxis=dict(
+            autorange="reversed",
+            automargin=True,
+            tickfont=dict(size=PROJECTED_FONT, color="#31333f") if projected else None,
+        ),
     )
     return figure
 

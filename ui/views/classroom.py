@@ -127,7 +127,10 @@ def live(fetch: Callable[[], tuple[Room | None, str | None]], lang: str) -> None
         st.markdown(f"**{t(f'lessons.{item.id}.question', **texts)}**")
         with st.container(key="cl_counts"):
             st.markdown(f"{_counts(room)} · {_status(room)}")
-        figure = presenting.for_screen(answers_chart(room, options, item.answer, lang))
+        projected = presenting.presenting()
+        figure = presenting.for_screen(
+            answers_chart(room, options, item.answer, lang, projected=projected)
+        )
         st.plotly_chart(figure, key="cl_chart", config={"displayModeBar": False})
 
     chart()
