@@ -254,6 +254,25 @@ def visible(text: str) -> str:
 MATERIAL_KEPT = ":\u2060material/"
 
 
+_MARKUP = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>$~:&=^])")
+
+
+_JOINER = "\u2060"  # a word joiner: invisible, and no link or icon reads across it
+_AUTOLINKS = re.compile(r"(?i)(://|www(?=\.)|@)")  # GFM's bare URLs, "www." and e-mails
+
+
+def markdown_escaped(text) -> str:
+    """Text shown as it is where Streamlit reads Markdown (``st.table``'s cells): every ASCII
+    character Markdown, its math or its links could act on backslash-escaped, a bare URL's
+    "://", "www." and an e-mail's "@" (linked after any escape) split by a word joiner, as
+    is an icon's ":material/" (``MATERIAL_KEPT``), and invisible or reordering characters
+    written as escapes (``visible``).  Unlike ``literal`` no code span: the text keeps the
+    page's font, as the data grid drew it."""
+    text = visible(str(text)).replace(":material/", MATERIAL_KEPT)
+    text = _AUTOLINKS.sub(lambda m: m[0][0] + _JOINER + m[0][1:], text)
+    return _MARKUP.sub(r"\\\1", text)
+
+
 def literal(text: str, limit: int = SHOWN_CHARS) -> str:
     """User text as a Markdown code span: shown exactly as typed, never as a link or markup.
 

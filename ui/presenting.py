@@ -21,6 +21,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from ui.echoes import echoed
+from ui.formatting import markdown_escaped
 from ui.i18n import t
 from ui.url.codec import PRESENT
 
@@ -176,9 +177,15 @@ def table(shown, rows: int, index: bool = True, **grid) -> None:
     frame = shown.data if hasattr(shown, "data") else shown
     if presenting() and len(frame) <= rows:
         styler = shown if hasattr(shown, "data") else shown.style
-        marks = [c for c in frame.columns if frame[c].dtype.kind == "b"]  # else "True"
-        if marks:  # the others keep their formats (a formatter dict resets its subset's)
-            styler = styler.format(_mark, subset=marks)
+        # st.table reads its cells as Markdown: a dump's names ("[x](…)", "$a$") are
+        # written as they are, as the grid drew them; a yes/no as a mark, not "True"
+        texts = [c for c in frame.columns if frame[c].dtype.kind == "O"]
+        marks = [c for c in frame.columns if frame[c].dtype.kind == "b"]
+        for writer, columns in ((markdown_escaped, texts), (_mark, marks)):
+            if columns:  # the others keep their formats (a formatter resets its subset's)
+                styler = styler.format(writer, subset=columns)
+        if frame.index.dtype.kind == "O":
+            styler = styler.format_index(markdown_escaped)
         st.table(styler, hide_index=not index)
         return
     height = 3 + TABLE_ROW_PX * (1 + min(max(len(frame), 1), rows))

@@ -191,6 +191,25 @@ def test_presenting_enlarges_the_3d_scenes_text_as_every_other_chart():
     assert "font" not in json.loads(_frames(off.main)[0]["spec"])["layout"]["legend"]
 
 
+def test_a_tables_texts_are_written_as_they_are_in_html():
+    """st.table reads its cells as Markdown: a dump's names (its keys) are shown as the
+    grid drew them, never a link, an image, a formula or an icon."""
+
+    def page():
+        import pandas as pd
+        import streamlit as st
+
+        from ui import presenting
+
+        st.session_state[presenting.STATE_KEY] = "on"
+        names = ["![](http://tracker.example/x.png)", "[x](http://e.com) $a$ :material/home:"]
+        presenting.table(pd.DataFrame({"entry": names, "rms": [1.5, 2.0]}), 5, index=False)
+
+    at = AppTest.from_function(page).run()
+    shown = at.table[0].proto.arrow_data.styler.display_values
+    assert b"\\!\\[\\]\\(http\\:\xe2\x81\xa0//tracker" in shown and b"\\$a\\$" in shown
+
+
 def test_presenting_writes_a_short_table_as_html_whose_text_grows_with_the_page():
     """The data grid draws its text at 14 px whatever the page's type; presenting, a table
     that fits (``ui.presenting.table``) is HTML, in the page's larger type: the dumps'

@@ -1,4 +1,5 @@
 import math
+import re
 
 import numpy as np
 import pytest
@@ -12,6 +13,7 @@ from ui.formatting import (
     format_power,
     format_reading,
     format_vector,
+    markdown_escaped,
     number_text,
     runs,
     scientific,
@@ -239,3 +241,29 @@ def test_significant_writes_four_digits_as_a_sentence_writes_numbers(value, expe
     from ui.formatting import significant
 
     assert significant(value) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[x](http://example.com) **b** <b>h</b>",
+        "$x^2$ :material/home: _i_ # h ~s~ | a |",
+        "1. item",
+        "mail a@b.com, WWW.x.org, https://x.y/z?q=1&r=2",
+        "model.layers.3.post_attention_layernorm",
+    ],
+)
+def test_markdown_escaped_text_reads_back_as_typed_and_starts_no_markup(text):
+    """For st.table's cells (read as Markdown, seen in a browser: tests/app/test_presenting):
+    every Markdown character escaped, bare URLs, "www." and e-mails split by a word joiner
+    (Streamlit links them even escaped), and nothing else changed."""
+    written = markdown_escaped(text)
+    unescaped = re.sub(r"\\(.)", r"\1", written).replace("\u2060", "")
+    assert unescaped == text
+    assert not re.search(r"(?<!\\)[\[\]()*_$`<>#|~:]", written)  # each one escaped
+    for bare in ("://", "www.", "@b"):
+        assert bare not in written.replace("\\", "").lower()
+
+
+def test_markdown_escaped_writes_invisible_characters_as_escapes():
+    assert markdown_escaped("a\u200bb") == "a\\\\u200bb"  # shown as a\u200bb
