@@ -254,7 +254,7 @@ def test_significant_writes_four_digits_as_a_sentence_writes_numbers(value, expe
     ],
 )
 def test_markdown_escaped_text_reads_back_as_typed_and_starts_no_markup(text):
-    """For st.table's cells (read as Markdown, seen in a browser: tests/app/test_presenting):
+    """For st.table's cells (read as Markdown, seen in a browser; tests/app/test_presenting.py):
     every Markdown character escaped, bare URLs, "www." and e-mails split by a word joiner
     (Streamlit links them even escaped), and nothing else changed."""
     written = markdown_escaped(text)
