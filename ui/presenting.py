@@ -165,17 +165,19 @@ def navigation(name: str):
 
 
 TABLE_ROW_PX = 35  # Streamlit's data grid: a row's (and its header's) default height
+HTML_ROWS = 500  # presenting, a table of more rows stays a data grid (a page of HTML rows)
 
 
 def table(shown, rows: int, index: bool = True, **grid) -> None:
     """A table the page sizes to its rows, a header and at most ``rows`` of them, then a
-    scroll.  Presenting, a table that fits is written as HTML (``st.table``), whose text
-    grows with the page's type: Streamlit's data grid draws its text at 14 px whatever the
-    page's type (its sizes are counted from a fixed 16 px rem), unreadable across a room.
-    ``shown``: a DataFrame or its Styler; ``index``: whether its index is shown; ``grid``:
-    the data grid's other arguments (a column's tooltip, a key), which HTML has no use for."""
+    scroll.  Presenting, it is written as HTML (``st.table``), whose text grows with the
+    page's type: Streamlit's data grid draws its text at 14 px whatever the page's type (its
+    sizes are counted from a fixed 16 px rem), unreadable across a room; present.css gives
+    it a scroll past a screen's rows, under a header that stays.  ``shown``: a DataFrame
+    or its Styler; ``index``: whether its index is shown; ``grid``: the data grid's other
+    arguments (a column's tooltip, a key), which HTML has no use for."""
     frame = shown.data if hasattr(shown, "data") else shown
-    if presenting() and len(frame) <= rows:
+    if presenting() and len(frame) <= HTML_ROWS:
         styler = shown if hasattr(shown, "data") else shown.style
         # st.table reads its cells as Markdown: a dump's names ("[x](…)", "$a$") are
         # written as they are, as the grid drew them; a yes/no as a mark, not "True"

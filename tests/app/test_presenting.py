@@ -210,11 +210,11 @@ def test_a_tables_texts_are_written_as_they_are_in_html():
     assert b"\\!\\[\\]\\(http\\:\xe2\x81\xa0//tracker" in shown and b"\\$a\\$" in shown
 
 
-def test_presenting_writes_a_short_table_as_html_whose_text_grows_with_the_page():
+def test_presenting_writes_a_table_as_html_whose_text_grows_with_the_page():
     """The data grid draws its text at 14 px whatever the page's type; presenting, a table
-    that fits (``ui.presenting.table``) is HTML, in the page's larger type: the dumps'
-    outlier tokens (a yes/no column as marks, not "True"), the Vector Lab's statistics (with
-    their channel numbers)."""
+    (``ui.presenting.table``) is HTML, in the page's larger type: the dumps' outlier tokens
+    (a yes/no column as marks, not "True"), the Vector Lab's statistics (with their channel
+    numbers, and past a screen's rows)."""
     for present in ("off", "on"):
         at = _open({"lang": "en", "present": present, "du_section": "stream"}, "dumps")
         assert not at.exception
@@ -227,3 +227,8 @@ def test_presenting_writes_a_short_table_as_html_whose_text_grows_with_the_page(
     at = _open({"lang": "en", "present": "on", "vl_norm": "batchnorm"}, "vector_lab")
     (stats,) = [t for t in at.table if "rstd" in t.value.columns]
     assert stats.value.index.name == "channel" and list(stats.value.index) == [1, 2, 3, 4]
+    # past a screen's rows too (present.css scrolls it under its header), up to HTML_ROWS
+    query = {"vl_source": "random", "vl_d": "64", "vl_rows": "4"}
+    at = _open({"lang": "en", "present": "on", "vl_norm": "batchnorm", **query}, "vector_lab")
+    (stats,) = [t for t in at.table if "rstd" in t.value.columns]
+    assert len(stats.value) == 64 and not [g for g in at.dataframe if "rstd" in g.value.columns]
