@@ -92,18 +92,27 @@ def _other_url(target: str | Path) -> str | None:
 
 
 def _misread(url: str) -> str | None:
-    """Why libpq would misread a URL's user or password, else None.  libpq reads the user
-    and password up to the first ``@`` and stops looking for one at the first ``/``, so a
-    password holding either, not percent-encoded, spills into the host, port or database
-    name, which libpq's own messages then quote into the log (``failed to resolve host
-    "ss@db.example"``): such a URL is refused unsent.  Read from the URL's own text, before
-    its ``?`` options (``host=@name``, an abstract socket, is the operator's to write)."""
-    before_options = url.split("://", 1)[-1].split("?", 1)[0]
-    authority = before_options.split("/", 1)[0]
-    if authority.count("@") > 1 or ("@" not in authority and "@" in before_options):
+    """Why libpq would misread a URL's user or password, else None.  libpq takes the text
+    up to the first ``@`` as the user and password when no ``/`` comes before it (a ``?``
+    does not stop it), and the host list up to the next ``/`` or ``?``: a password holding
+    ``@``, ``/`` or (with no path) ``?``, not percent-encoded, spills into the host, port,
+    database name or options, which libpq's own messages then quote into the log (``failed
+    to resolve host "ss@db.example"``): such a URL is refused unsent.  Read as libpq reads
+    the URL's text; ``host=@name`` in the options (an abstract socket) is not looked at."""
+    rest = url.split("://", 1)[-1]
+    first = next((i for i, c in enumerate(rest) if c in "@/"), len(rest))
+    credentials = rest[:first] if rest[first : first + 1] == "@" else None
+    after = rest[first + 1 :] if credentials is not None else rest
+    hosts, _, path = after.partition("?")[0].partition("/")
+    if (
+        (credentials is not None and "?" in credentials)  # "host?password=se@cret"
+        or "@" in hosts  # a password's '@': "u:pa@ss@host"
+        or (credentials is None and "@" in path)  # its '/': "u:pa/ss@host", read as a path
+    ):
         return (
-            "has an '@' past its user and password: is an '@' or '/' in its user or password "
-            "not percent-encoded? (write '@' as %40, '/' as %2F, ':' as %3A, '%' as %25)"
+            "has an '@' or '?' where libpq reads no user or password: is an '@', '/' or '?' "
+            "in its user, password or database name not percent-encoded? (write '@' as %40, "
+            "'/' as %2F, '?' as %3F, ':' as %3A, '%' as %25)"
         )
     return None
 
@@ -205,8 +214,8 @@ class Database:
                 log_failure(f"the database URL's options are refused: {error}")
                 raise DatabaseUnavailable() from None
             except psycopg.OperationalError as error:  # refused as set up, or down a while
-                if set_up_wrong(error):
-                    log_failure(f"the database server refuses this URL: {error}")
+                if (refused := set_up_wrong(error)) is not None:  # its line, of several
+                    log_failure(f"the database server refuses this URL: {refused}")
                     raise DatabaseUnavailable() from None
                 raise
         if self._other_url:  # its scheme only: the rest may hold a password

@@ -79,24 +79,32 @@ def busy_refusal(error: BaseException) -> DatabaseBusy | None:
     return None
 
 
-# What a PostgreSQL server answers a connection that no wait cures: the URL names a
-# database or role it lacks, or credentials it refuses.  Read in the server's words (these
-# errors carry no SQLSTATE in psycopg), English where its lc_messages is (a C or English
-# locale at initdb); a server that writes another language's is read as busy.
+# What a failed connection's message says where no wait cures it: the URL names a database
+# or role the server lacks, or credentials it refuses (a password, or none given where one
+# is asked for), or its rules turn the user away.  Read in the words of the server and of
+# libpq (these errors carry no SQLSTATE in psycopg), English where the server's lc_messages
+# is (a C or English locale at initdb); a server that writes another language's is read as
+# busy.
 _SET_UP_WRONG = (
     "does not exist",  # database "x" / role "x" does not exist
-    "password authentication failed",
-    "no pg_hba.conf entry",
-    "authentication method",  # one the client does not offer, as scram without a password
+    "authentication failed",  # password, peer, ident ...
+    "no password supplied",  # libpq: the server asks for one, the URL has none
+    "authentication method requirement",  # libpq: require_auth refused the server's
+    "pg_hba.conf",  # no entry for the host, or one that rejects it
+    "permission denied for database",  # no CONNECT privilege
+    "not permitted to log in",  # a role without LOGIN
 )
 
 
-def set_up_wrong(error: BaseException) -> bool:
-    """Whether PostgreSQL refused a connection for how this server is set up, not for a
-    moment's load: then the page says the database cannot be opened (``classroom.
+def set_up_wrong(error: BaseException) -> str | None:
+    """The line of a failed connection's message (one a host, where the URL names several)
+    saying that PostgreSQL refused it for how this server is set up, not for a moment's
+    load, else None: then the page says the database cannot be opened (``classroom.
     unavailable``), not "busy, try again", which no wait would make true."""
-    said = str(error)
-    return "FATAL" in said and any(words in said for words in _SET_UP_WRONG)
+    for line in str(error).splitlines():
+        if any(words in line for words in _SET_UP_WRONG):
+            return line.strip()
+    return None
 
 
 def retried(cls: type) -> type:

@@ -63,6 +63,10 @@ def test_a_failure_is_logged_once_in_a_while_not_at_every_click(tmp_path, caplog
         ("postgresql://u:s3c/ret@127.0.0.1:1/db", "percent-encoded", "ret"),
         # digits before the '/': libpq reads host "postgres", port 1234, database "abc@..."
         ("postgresql://postgres:1234/abc@127.0.0.1:1/db", "percent-encoded", "abc"),
+        # libpq reads past a '?' for the user and password: host "w0rd@127.0.0.1"
+        ("postgresql://u:pa?ss@w0rd@127.0.0.1:1/db", "percent-encoded", "w0rd"),
+        # no path: the options are read as the user and password, the host as "cret"
+        ("postgresql://127.0.0.1:1?user=u&password=se@cret", "percent-encoded", "cret"),
     ],
 )
 def test_a_database_url_it_cannot_use_is_refused_and_logged_without_its_password(
@@ -82,6 +86,8 @@ def test_a_database_url_it_cannot_use_is_refused_and_logged_without_its_password
         "postgresql:///db?host=@pgsock",  # an abstract Unix socket, named in the options
         "postgresql://u@/db?host=/run/postgresql&port=5433",
         "postgresql://u:p@h1:5432,h2:5433/db?target_session_attrs=read-write",
+        "postgresql://u:p@host/my@db",  # after a user, libpq reads the path as the name
+        "postgresql://host/my%40db",
     ],
 )
 def test_a_database_url_libpq_reads_as_written_is_not_refused(url):
@@ -124,3 +130,42 @@ def test_a_database_or_role_the_server_lacks_is_unavailable_not_busy(
         with pytest.raises(db_refusals.DatabaseUnavailable), db.Database(url).transaction():
             pass
     assert "refuses this URL" in caplog.text and "does not exist" in caplog.text
+
+
+@pytest.mark.parametrize(
+    ("message", "line"),
+    [  # as psycopg wrote them from a PostgreSQL 15 server (scram, a pg_hba reject line)
+        (
+            'connection failed: connection to server at "127.0.0.1", port 5432 failed: '
+            "fe_sendauth: no password supplied",
+            0,
+        ),
+        (
+            'connection failed: connection to server at "127.0.0.1", port 5432 failed: FATAL:  '
+            'pg_hba.conf rejects connection for host "127.0.0.1", user "u", database "d"',
+            0,
+        ),
+        (
+            'connection failed: connection to server at "h1" (10.0.0.1), port 1 failed: '
+            "Connection refused\n\tIs the server running on that host and accepting TCP/IP "
+            'connections?\nconnection to server at "h2" (10.0.0.2), port 5432 failed: FATAL:  '
+            'password authentication failed for user "u"',
+            2,
+        ),
+        (
+            'connection failed: connection to server at "h", port 5432 failed: FATAL:  '
+            'role "u" is not permitted to log in',
+            0,
+        ),
+    ],
+)
+def test_the_refusing_line_of_a_connections_message_is_found(message, line):
+    """Several hosts: the line of the host that refused is logged, not the first one's."""
+    assert db_refusals.set_up_wrong(Exception(message)) == message.splitlines()[line].strip()
+
+
+def test_a_server_that_is_down_or_busy_is_not_set_up_wrong():
+    down = 'connection to server at "h", port 1 failed: Connection refused'
+    busy = 'connection to server at "h" failed: FATAL:  sorry, too many clients already'
+    assert db_refusals.set_up_wrong(Exception(down)) is None
+    assert db_refusals.set_up_wrong(Exception(busy)) is None
