@@ -254,23 +254,27 @@ def visible(text: str) -> str:
 MATERIAL_KEPT = ":\u2060material/"
 
 
-_MARKUP = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>$~:&=^])")
-
-
-_JOINER = "\u2060"  # a word joiner: invisible, and no link or icon reads across it
-_AUTOLINKS = re.compile(r"(?i)(://|www(?=\.)|@)")  # GFM's bare URLs, "www." and e-mails
+_MARKUP = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>$~&=^])")
+_JOINER = "\u2060"  # a word joiner: invisible, and no link, icon or arrow reads across it
+# Read by Streamlit after escapes are undone: bare URLs ("www."; "://" has a ':') and e-mails
+# ("@"), and "->", "--", ">=", "~=" ... made arrows and dashes ("-" "<" ">" "~" "=" paired)
+_AFTER_ESCAPES = re.compile(r"(?i)(www(?=\.)|@|[-<>~=](?=[-<>~=]))")
 
 
 def markdown_escaped(text) -> str:
-    """Text shown as it is where Streamlit reads Markdown (``st.table``'s cells): every ASCII
-    character Markdown, its math or its links could act on backslash-escaped, a bare URL's
-    "://", "www." and an e-mail's "@" (linked after any escape) split by a word joiner, as
-    is an icon's ":material/" (``MATERIAL_KEPT``), and invisible or reordering characters
-    written as escapes (``visible``).  Unlike ``literal`` no code span: the text keeps the
-    page's font, as the data grid drew it."""
-    text = visible(str(text)).replace(":material/", MATERIAL_KEPT)
-    text = _AUTOLINKS.sub(lambda m: m[0][0] + _JOINER + m[0][1:], text)
-    return _MARKUP.sub(r"\\\1", text)
+    """Text shown as it is where Streamlit reads Markdown (``st.table``'s cells, headers and
+    index): every ASCII character Markdown, its math or its links act on backslash-escaped;
+    what Streamlit reads after escapes are undone (icons and emoji ``:name:``, bare URLs,
+    e-mails, "->" and "--") split by an invisible word joiner; leading spaces kept as
+    no-break spaces (four made a code block); invisible or reordering characters written as
+    escapes (``visible``); a missing value empty, as the data grid draws it.  Unlike
+    ``literal`` no code span: the text keeps the page's font."""
+    if text is None or (isinstance(text, float) and math.isnan(text)):
+        return ""
+    text = visible(str(text)).replace(":", ":" + _JOINER)
+    text = _AFTER_ESCAPES.sub(lambda m: m[0] + _JOINER, text)
+    spaces = len(text) - len(text.lstrip(" "))
+    return "\u00a0" * spaces + _MARKUP.sub(r"\\\1", text[spaces:])
 
 
 def literal(text: str, limit: int = SHOWN_CHARS) -> str:

@@ -15,8 +15,10 @@ on every run.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from pathlib import Path
 
+import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
@@ -92,7 +94,13 @@ def page_words() -> str:
 def apply() -> None:
     """Inject this run's stylesheet: one <style> element (the browser kept only the first two
     of three separate ones), sent where it takes no space on the page."""
-    st.html(f"<style>\n{stylesheet(mode())}\n{page_words()}\n</style>")
+    dark = ":root { --ns-page-background: #0e1117; }" if _dark() else ""  # Streamlit's own
+    st.html(f"<style>\n{stylesheet(mode())}\n{page_words()}\n{dark}\n</style>")
+
+
+def _dark() -> bool:
+    """Whether the reader's browser shows Streamlit's dark theme (its settings menu)."""
+    return st.context.theme.type == "dark"
 
 
 def _set(value: str | None) -> None:
@@ -168,30 +176,45 @@ TABLE_ROW_PX = 35  # Streamlit's data grid: a row's (and its header's) default h
 HTML_ROWS = 500  # presenting, a table of more rows stays a data grid (a page of HTML rows)
 
 
-def table(shown, rows: int, index: bool = True, **grid) -> None:
+def as_html(rows: int) -> bool:
+    """Whether ``table`` writes a table of ``rows`` rows as HTML (presenting, not too long)."""
+    return presenting() and rows <= HTML_ROWS
+
+
+def table(
+    frame: pd.DataFrame,
+    rows: int,
+    index: bool = True,
+    writers: dict[str, Callable] | None = None,
+    **grid,
+) -> None:
     """A table the page sizes to its rows, a header and at most ``rows`` of them, then a
     scroll.  Presenting, it is written as HTML (``st.table``), whose text grows with the
     page's type: Streamlit's data grid draws its text at 14 px whatever the page's type (its
     sizes are counted from a fixed 16 px rem), unreadable across a room; present.css gives
-    it a scroll past a screen's rows, under a header that stays.  ``shown``: a DataFrame
-    or its Styler; ``index``: whether its index is shown; ``grid``: the data grid's other
-    arguments (a column's tooltip, a key), which HTML has no use for."""
-    frame = shown.data if hasattr(shown, "data") else shown
-    if presenting() and len(frame) <= HTML_ROWS:
-        styler = shown if hasattr(shown, "data") else shown.style
-        # st.table reads its cells as Markdown: a dump's names ("[x](…)", "$a$") are
-        # written as they are, as the grid drew them; a yes/no as a mark, not "True"
-        texts = [c for c in frame.columns if frame[c].dtype.kind == "O"]
-        marks = [c for c in frame.columns if frame[c].dtype.kind == "b"]
-        for writer, columns in ((markdown_escaped, texts), (_mark, marks)):
-            if columns:  # the others keep their formats (a formatter resets its subset's)
-                styler = styler.format(writer, subset=columns)
-        if frame.index.dtype.kind == "O":
-            styler = styler.format_index(markdown_escaped)
-        st.table(styler, hide_index=not index)
+    it a scroll past a screen's rows, under a header that stays.  ``index``: whether the
+    frame's index is shown; ``writers``: a column's cells as text (a Styler's formats: the
+    grid keeps the numbers under them); ``grid``: the data grid's other arguments (a
+    column's tooltip, a key), which HTML has no use for."""
+    if not as_html(len(frame)):
+        shown = frame.style.format(writers, subset=list(writers)) if writers else frame
+        height = 3 + TABLE_ROW_PX * (1 + min(max(len(frame), 1), rows))
+        st.dataframe(shown, width="stretch", height=height, hide_index=not index, **grid)
         return
-    height = 3 + TABLE_ROW_PX * (1 + min(max(len(frame), 1), rows))
-    st.dataframe(shown, width="stretch", height=height, hide_index=not index, **grid)
+    # st.table reads every cell, header and index label as Markdown: a dump's names ("[x](…)",
+    # "$a$") are written as they are, as the grid drew them; a yes/no as a mark, not "True"
+    writers = dict(writers or {})
+    for c in frame.columns:
+        if c not in writers and frame[c].dtype.kind in "Ob":
+            writers[c] = _mark if frame[c].dtype.kind == "b" else markdown_escaped
+    written = frame.rename(columns=markdown_escaped)
+    if frame.index.dtype.kind == "O":
+        written = written.rename(index=markdown_escaped)
+    if frame.index.name is not None:
+        written = written.rename_axis(markdown_escaped(frame.index.name))
+    named = {markdown_escaped(c): writer for c, writer in writers.items()}
+    styler = written.style.format(named, subset=list(named)) if named else written.style
+    st.table(styler, hide_index=not index)
 
 
 def _mark(value: bool) -> str:

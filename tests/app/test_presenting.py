@@ -192,8 +192,8 @@ def test_presenting_enlarges_the_3d_scenes_text_as_every_other_chart():
 
 
 def test_a_tables_texts_are_written_as_they_are_in_html():
-    """st.table reads its cells as Markdown: a dump's names (its keys) are shown as the
-    grid drew them, never a link, an image, a formula or an icon."""
+    """st.table reads its cells, headers and index as Markdown: a dump's names (its keys)
+    are shown as the grid drew them, never a link, an image, a formula or an icon."""
 
     def page():
         import pandas as pd
@@ -202,12 +202,19 @@ def test_a_tables_texts_are_written_as_they_are_in_html():
         from ui import presenting
 
         st.session_state[presenting.STATE_KEY] = "on"
-        names = ["![](http://tracker.example/x.png)", "[x](http://e.com) $a$ :material/home:"]
-        presenting.table(pd.DataFrame({"entry": names, "rms": [1.5, 2.0]}), 5, index=False)
+        names = ["![](http://tracker.example/x.png)", "[x](http://e.com) $a$ :streamlit:"]
+        frame = pd.DataFrame({"**hdr**": names, "rms": [1.5, 2.0]}, index=["$i$", "*j*"])
+        presenting.table(frame.rename_axis("_name_"), 5, writers={"rms": "{:.2f}".format})
 
     at = AppTest.from_function(page).run()
-    shown = at.table[0].proto.arrow_data.styler.display_values
-    assert b"\\!\\[\\]\\(http\\:\xe2\x81\xa0//tracker" in shown and b"\\$a\\$" in shown
+    (shown,) = at.table
+    cells = shown.proto.arrow_data.styler.display_values  # Arrow bytes: the cells' texts
+    assert b"\\!\\[\\]\\(http:\xe2\x81\xa0//tracker" in cells and b"\\$a\\$" in cells
+    assert b":\xe2\x81\xa0streamlit:\xe2\x81\xa0" in cells and b"1.50" in cells
+    # headers and index labels come from the data itself, not the Styler's texts
+    assert list(shown.value.columns) == ["\\*\\*hdr\\*\\*", "rms"]
+    assert list(shown.value.index) == ["\\$i\\$", "\\*j\\*"]
+    assert shown.value.index.name == "\\_name\\_"
 
 
 def test_presenting_writes_a_table_as_html_whose_text_grows_with_the_page():

@@ -247,22 +247,29 @@ def test_significant_writes_four_digits_as_a_sentence_writes_numbers(value, expe
     "text",
     [
         "[x](http://example.com) **b** <b>h</b>",
-        "$x^2$ :material/home: _i_ # h ~s~ | a |",
+        "$x^2$ :material/home: :material_home: :streamlit: :smile: _i_ # h ~s~ | a |",
         "1. item",
         "mail a@b.com, WWW.x.org, https://x.y/z?q=1&r=2",
+        "every axis >= 1 -> none <- a <-> b -- c ~= d",
         "model.layers.3.post_attention_layernorm",
     ],
 )
 def test_markdown_escaped_text_reads_back_as_typed_and_starts_no_markup(text):
     """For st.table's cells (read as Markdown, seen in a browser; tests/app/test_presenting.py):
-    every Markdown character escaped, bare URLs, "www." and e-mails split by a word joiner
-    (Streamlit links them even escaped), and nothing else changed."""
+    every Markdown character escaped; what Streamlit reads after the escapes (icons and emoji
+    ":name:", bare URLs, "www.", e-mails, "->", "--", ">=") split by a word joiner; nothing
+    else changed."""
     written = markdown_escaped(text)
     unescaped = re.sub(r"\\(.)", r"\1", written).replace("\u2060", "")
     assert unescaped == text
-    assert not re.search(r"(?<!\\)[\[\]()*_$`<>#|~:]", written)  # each one escaped
-    for bare in ("://", "www.", "@b"):
-        assert bare not in written.replace("\\", "").lower()
+    assert not re.search(r"(?<!\\)[\[\]()*_$`<>#|~]", written)  # each one escaped
+    bare = written.replace("\\", "").lower()
+    assert not re.search(r":\w|www\.|@\w|->|<-|--|>=|~=", bare), bare
+
+
+def test_markdown_escaped_keeps_leading_spaces_and_writes_a_missing_value_empty():
+    assert markdown_escaped("    code?") == "\u00a0" * 4 + "code?"  # not a code block
+    assert markdown_escaped(float("nan")) == "" == markdown_escaped(None)
 
 
 def test_markdown_escaped_writes_invisible_characters_as_escapes():

@@ -62,8 +62,9 @@ def _table(frame: pd.DataFrame, key: str, digits: int = 6) -> None:
     keeps the numbers under it, so a column still sorts by value and the table's own CSV
     download holds the numbers.  A NumberColumn's printf format cannot write "−" and
     groups only fixed-point numbers; it is kept for a table past ``STYLED_CELLS``."""
+    short = not presenting.as_html(len(frame))  # HTML shows no tooltip: the full header
     headers = {
-        c: t(f"dumps.col_short.{c}" if c in SHORT_HEADERS else f"dumps.col.{c}")
+        c: t(f"dumps.col_short.{c}" if short and c in SHORT_HEADERS else f"dumps.col.{c}")
         for c in frame.columns
     }
     helps = {c: t(f"dumps.col.{c}") if c in SHORT_HEADERS else None for c in frame.columns}
@@ -78,13 +79,12 @@ def _table(frame: pd.DataFrame, key: str, digits: int = 6) -> None:
         for c in numbers:
             writing = _printf(frame[c], digits, c in INDEX_COLUMNS)
             config[headers[c]] = st.column_config.NumberColumn(format=writing, help=helps[c])
-    elif numbers:
-        writers = {
-            headers[c]: text.cell_writer(frame[c].to_numpy(), digits, c in INDEX_COLUMNS)
-            for c in numbers
-        }
-        shown = shown.style.format(writers)
-    presenting.table(shown, TABLE_ROWS, index=False, column_config=config, key=key)
+        numbers = []
+    writers = {
+        headers[c]: text.cell_writer(frame[c].to_numpy(), digits, c in INDEX_COLUMNS)
+        for c in numbers
+    }
+    presenting.table(shown, TABLE_ROWS, False, writers, column_config=config, key=key)
 
 
 def _printf(column: pd.Series, digits: int, place: bool) -> str:

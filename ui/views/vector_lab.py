@@ -79,7 +79,7 @@ def _statistics_table(ex: VectorExplanation) -> None:
     # counted from 1, as the page counts rows and channels (the index was 0, 1, …)
     each = "group" if ex.spec.kind == "groupnorm" else "channel"
     frame.index = pd.RangeIndex(1, len(frame) + 1, name=t(f"vector_lab.stats_index_{each}"))
-    presenting.table(frame.map(format_number), rows=8)
+    presenting.table(frame, rows=8, writers=dict.fromkeys(frame.columns, format_number))
 
 
 def chart(ex: VectorExplanation) -> None:
