@@ -8,7 +8,14 @@ import pytest
 import segno
 
 from classroom.rules import LessonState, Room
-from ui.figures.classroom import PROJECTED_FONT, answers_chart, qr_png
+from ui.figures.classroom import (
+    PROJECTED_COLUMNS,
+    PROJECTED_FONT,
+    _columns,
+    _wrapped,
+    answers_chart,
+    qr_png,
+)
 from ui.presenting import CHART_TICKS, for_projector
 from ui.views.classroom import breakable, this_computer_only
 
@@ -34,6 +41,21 @@ def test_projected_the_answers_and_counts_are_in_the_rooms_size():
     assert shown.layout.yaxis.tickfont.size == PROJECTED_FONT == shown.data[0].textfont.size
     assert shown.layout.xaxis.tickfont.size == CHART_TICKS
     assert shown.layout.height > answers_chart(room, OPTIONS, "b", "en").layout.height
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "(b) About 2.5×10¹⁴: it roughly doubles at every layer",
+        "(c) 仍约为 1：残差连接使它保持稳定，每一层都一样",  # no spaces: wide characters
+    ],
+)
+def test_an_answers_label_is_wrapped_by_its_width_on_screen_and_kept_whole(text):
+    """A Chinese character takes two columns (34 characters a line left a 1,024 px
+    projector's bars 90 px wide); the answer is read whole, never cut with "…"."""
+    lines = _wrapped(text, PROJECTED_COLUMNS)
+    assert "".join(lines).replace(" ", "") == text.replace(" ", "")
+    assert all(_columns(line) <= PROJECTED_COLUMNS for line in lines) and len(lines) > 1
 
 
 def test_the_answer_is_marked_only_once_revealed():

@@ -4,7 +4,8 @@ the join link as a QR code."""
 from __future__ import annotations
 
 import io
-import textwrap
+import re
+import unicodedata
 
 import plotly.graph_objects as go
 import segno
@@ -14,15 +15,43 @@ from ui.figures.style import RIGHT_COLORS
 from ui.formatting import plot_text
 from ui.i18n import translate
 
-LABEL_WIDTH = 34  # characters per line of an answer's label beside its bars
+# columns per line of an answer's label beside its bars (a Chinese character takes two); fewer
+# in the projector's larger type, where 34 left a 1,024 px screen's bars 90 px
+LABEL_COLUMNS = 34
+PROJECTED_COLUMNS = 24
+LABEL_LINES = 4  # lines at most: the longest answer fits (the room reads it whole)
 ROUND_COLOURS = ("#9aa5b1", "#1f77b4")  # round 1 greyed once round 2 is the one voting
 PROJECTED_FONT = 24  # px: an answer's label and its count, presenting
+# a line breaks after a word and its spaces, or after any wide character (Chinese has no spaces)
+_PIECES = re.compile(
+    r"[\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef]\s*|[^\s\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef]+\s*"
+)
 
 
-def _label(option: str, text: str, right: bool) -> str:
-    lines = textwrap.wrap(f"({option}) {text}", LABEL_WIDTH, max_lines=2, placeholder=" …")
+def _columns(text: str) -> int:
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
+def _wrapped(text: str, columns: int, most: int = LABEL_LINES) -> list[str]:
+    """``text`` in lines of at most ``columns`` columns (a word longer than that alone on
+    its line), ``most`` of them, the last ending in " …" where some is left out."""
+    lines: list[str] = []
+    for piece in _PIECES.findall(text):
+        if lines and _columns(lines[-1] + piece.rstrip()) <= columns:
+            lines[-1] += piece
+        else:
+            lines.append(piece)
+    lines = [line.rstrip() for line in lines]
+    if len(lines) > most:
+        lines = [*lines[: most - 1], lines[most - 1] + " …"]
+    return lines
+
+
+def _label(option: str, text: str, right: bool, columns: int) -> tuple[str, int]:
+    """The label of one answer's bars, and its number of lines."""
+    lines = _wrapped(f"({option}) {text}", columns)
     label = "<br>".join(plot_text(line) for line in lines)
-    return f"<b>{label} ✓</b>" if right else label
+    return (f"<b>{label} ✓</b>" if right else label), len(lines)
 
 
 def answers_chart(
@@ -34,14 +63,18 @@ def answers_chart(
     room, and without colour).  ``projected``: the answers and counts in ``PROJECTED_FONT``,
     dark, what the room reads (a projector's 16 px tick labels were a grey blur)."""
     right = [room.state.revealed and o == answer for o in options]
-    labels = [_label(o, text, r) for (o, text), r in zip(options.items(), right, strict=True)]
+    columns = PROJECTED_COLUMNS if projected else LABEL_COLUMNS
+    pairs = zip(options.items(), right, strict=True)
+    labels, lines = zip(*(_label(o, text, r, columns) for (o, text), r in pairs), strict=True)
+    # each answer's band: its lines (of the label's type) and room for its bars around them
+    line, band = (30, 40) if projected else (16, 38)
     figure = go.Figure()
     rounds = len(room.counts)
     for index, counts in enumerate(room.counts):
         votes = [counts.get(option, 0) for option in options]
         shade = min(index, len(ROUND_COLOURS) - 1) if rounds > 1 else -1  # a 3rd: the 2nd's
         figure.add_bar(
-            y=labels,
+            y=list(labels),
             x=votes,
             orientation="h",
             name=translate("classroom.round", lang, number=index + 1),
@@ -57,7 +90,7 @@ def answers_chart(
     most = max((n for counts in room.counts for n in counts.values()), default=0)
     figure.update_layout(
         barmode="group",
-        height=120 + (110 if projected else 70) * len(options),
+        height=120 + len(lines) * (band + line * max(*lines, 2)),  # the bands are equal
         margin=dict(l=10, r=30, t=30, b=50),
         legend=dict(orientation="h", x=0, y=1.02, yanchor="bottom", traceorder="normal"),
         showlegend=rounds > 1,
