@@ -202,7 +202,7 @@ def underflow_notes(rows, dtype: str, own: str = "", drawn: bool = False) -> tup
     row, column = (int(i) for i in lost[0])
     storage = torch.finfo(_STORAGE[dtype])
     note = t(
-        "input.underflow_drawn"
+        "input.underflow_drawn" + ("_one" if len(lost) == 1 else "")
         if drawn
         else input_key("underflow_one" if len(lost) == 1 else "underflow", own),
         count=f"{len(lost):,}",
