@@ -168,3 +168,21 @@ def test_an_empty_prompt_is_refused_in_the_pages_own_words(lang):
     errors = [e.value for e in app.error]
     assert errors == [translate("dumps.prompt_empty", lang)], errors
     assert not any(e.startswith("prompt") for e in errors)
+
+
+def test_a_norm_past_a_smaller_dumps_is_said_by_the_name_shown_instead(app, upload):
+    """The norm box lists a dump's norms by name; a norm chosen in a larger dump that the
+    next one lacks is said with the name of the norm shown, not as an index ("Norm: 5 is
+    past this view's last value, 3") the reader never saw."""
+    upload("hooks.safetensors", safetensors_bytes(files.module_names(files.stream(layers=5))))
+    open_dumps_page(app, section="norms")
+    box = app.selectbox(key="du_pair")
+    last = len(box.options) - 2  # the options: the automatic one, then each norm
+    box.set_value(last).run()
+    upload("small.safetensors", safetensors_bytes(files.module_names(files.stream(layers=2))))
+    app.run()
+    shown = app.selectbox(key="du_pair")
+    said = " ".join(w.value for w in app.warning).replace("\u00a0", " ")
+    assert not app.exception and shown.value == len(shown.options) - 2 < last
+    assert f"the choice made before is not among this view's; {shown.options[-1]}" in said
+    assert "past this view's last value" not in said and "`du_pair`" not in said

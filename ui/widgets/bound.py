@@ -9,6 +9,8 @@ Each keeps its value while a page does not draw it (another section, another inp
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import streamlit as st
 
 from engine.errors import EngineError
@@ -49,20 +51,31 @@ def spec_from(spec: type, /, worded: dict[str, str] | None = None, **values):
 
 
 def clamp(
-    param: Param, last, key: str = "share.clamped", name: str | None = None, step=1, **params
+    param: Param,
+    last,
+    key: str = "share.clamped",
+    name: str | None = None,
+    step=1,
+    option: Callable[[int], str] | None = None,
+    **params,
 ):
     """A value past what this view holds is said, then shown as ``last``: never clamped
     silently.  A link's value with the message ``key``, which names the link's key; where
     the widget named ``name`` has been drawn since (a value typed, or left past the end by
     another box's change), in the widget's own words, and not at all for one ``step`` past
-    the ``last`` its box showed (its + button there).  (A select box may hold the label of
-    an option that is gone, when new options replace the old: the widget itself resets it.)"""
+    the ``last`` its box showed (its + button there).  A select box of indices names its
+    options with ``option``: its value was one of options now gone (a smaller dump), said
+    with the name of the option shown instead.  (A select box may hold the label of an
+    option that is gone, when new options replace the old: the widget itself resets it.)"""
     value = st.session_state.get(param.key)
     if isinstance(value, int | float) and not isinstance(value, bool) and value > last:
         pressed = st.session_state.get(_held(param)) == last and value - last <= step * (1 + 1e-9)
         if name is None or from_link(param.key):
             message = t(key, param=literal(param.key), value=value, last=last, **params)
             st.warning(message, icon=":material/link_off:")
+        elif option is not None:
+            said = t("app.option_past_view", name=name, last=option(last))
+            st.warning(said, icon=":material/straighten:")
         elif not pressed:
             words = {"value": _exact_text(value), "last": _exact_text(last)}
             st.warning(t("app.number_past_view", name=name, **words), icon=":material/straighten:")

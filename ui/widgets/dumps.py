@@ -318,11 +318,12 @@ def pair_choice(rep: DumpReport, auto: int, target=st) -> int:
     means ``auto``, the norm that reads the dump's largest entry."""
     pairs = rep.layout.norm_pairs
     said = {"name": t("dumps.pair"), "what": t("dumps.what_pair")}
-    bound.clamp(P["du_pair"], len(pairs) - 1, "dumps.clamped", **said)
     auto_name = t("dumps.auto_pair", norm=pairs[auto].label)
 
     def name(index: int) -> str:
         return auto_name if index == -1 else pairs[index].label
+
+    bound.clamp(P["du_pair"], len(pairs) - 1, "dumps.clamped", option=name, **said)
 
     chosen = bound.selectbox(
         P["du_pair"],
