@@ -202,7 +202,7 @@ def table(
         st.dataframe(shown, width="stretch", height=height, hide_index=not index, **grid)
         return
     # st.table reads every cell, header and index label as Markdown: a dump's names ("[x](…)",
-    # "$a$") are written as they are, as the grid drew them; a yes/no as a mark, not "True"
+    # "$a$") are written as they are, as the grid drew them; a yes/no in words, not "True"
     writers = dict(writers or {})
     for c in frame.columns:
         if c not in writers and frame[c].dtype.kind in "Ob":
@@ -218,8 +218,8 @@ def table(
 
 
 def _mark(value: bool) -> str:
-    """A yes/no cell in any language, as the data grid draws it (a ticked box or not)."""
-    return "✓" if value else "✗"
+    """A yes/no cell in the page's words (the data grid draws a ticked box or not)."""
+    return t("app.yes" if value else "app.no")
 
 
 def for_screen(figure: go.Figure) -> go.Figure:
@@ -229,8 +229,8 @@ def for_screen(figure: go.Figure) -> go.Figure:
 
 def for_projector(figure: go.Figure) -> go.Figure:
     """A copy of ``figure`` readable from the back of a room: larger text, tick labels and
-    legend on every axis (subplots and 3-D scenes too; tick labels a figure already sets
-    larger stay so).  Every legend below a plot is at the
+    legend on every axis (subplots and 3-D scenes too; a 2-D axis's tick labels that a
+    figure already sets larger stay so).  Every legend below a plot is at the
     figure's edge already (``ui.figures.style.legend_below``), clear of the larger text."""
     shown = go.Figure(figure)
     shown.update_layout(

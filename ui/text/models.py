@@ -29,7 +29,7 @@ def unknown(lang: str) -> str:
 def yes_no(value: bool | None, lang: str) -> str:
     if value is None:
         return unknown(lang)
-    return translate("models.yes" if value else "models.no", lang)
+    return translate("app.yes" if value else "app.no", lang)
 
 
 def eps_text(value: float | None, lang: str) -> str:
