@@ -16,6 +16,8 @@ from ui.figures.classroom import (
     answers_chart,
     qr_png,
 )
+from ui.i18n import translate
+from ui.lessons.catalog import LESSONS
 from ui.presenting import CHART_TICKS, for_projector
 from ui.views.classroom import breakable, this_computer_only
 
@@ -47,15 +49,29 @@ def test_projected_the_answers_and_counts_are_in_the_rooms_size():
     "text",
     [
         "(b) About 2.5×10¹⁴: it roughly doubles at every layer",
-        "(c) 仍约为 1：残差连接使它保持稳定，每一层都一样",  # no spaces: wide characters
+        "(c) 仍约为 1：残差连接使它保持稳定，每一层都一样；再往后也一样",  # no spaces
+        "(b) Post ≈\u00a01 and Pre ≈\u00a048, and both keep growing",  # no-break spaces
     ],
 )
 def test_an_answers_label_is_wrapped_by_its_width_on_screen_and_kept_whole(text):
     """A Chinese character takes two columns (34 characters a line left a 1,024 px
-    projector's bars 90 px wide); the answer is read whole, never cut with "…"."""
-    lines = _wrapped(text, PROJECTED_COLUMNS)
-    assert "".join(lines).replace(" ", "") == text.replace(" ", "")
-    assert all(_columns(line) <= PROJECTED_COLUMNS for line in lines) and len(lines) > 1
+    projector's bars 90 px wide); the answer is read whole, never cut with "…", never
+    broken at a no-break space ("Pre ≈ / 48") or before closing punctuation."""
+    lines = _wrapped(text, PROJECTED_COLUMNS[0])
+    assert "".join(lines).replace(" ", "") == text.replace(" ", "") and len(lines) > 1
+    assert all(_columns(line) <= PROJECTED_COLUMNS[0] for line in lines)
+    assert not [line for line in lines if line[0] in "，。；：、）"]
+
+
+def test_every_lessons_answers_fit_a_720_px_projector_whole():
+    for item in LESSONS:
+        for lang in ("en", "zh"):
+            options = {
+                o: translate(f"lessons.{item.id}.options.{o}", lang, **item.texts()) for o in "abcd"
+            }
+            figure = answers_chart(_room({"a": 1}), options, item.answer, lang, projected=True)
+            assert figure.layout.height <= 560, (item.id, lang)
+            assert not [label for label in figure.data[0].y if "…" in label], (item.id, lang)
 
 
 def test_the_answer_is_marked_only_once_revealed():

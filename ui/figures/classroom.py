@@ -18,14 +18,15 @@ from ui.i18n import translate
 # columns per line of an answer's label beside its bars (a Chinese character takes two); fewer
 # in the projector's larger type, where 34 left a 1,024 px screen's bars 90 px
 LABEL_COLUMNS = 34
-PROJECTED_COLUMNS = 24
+PROJECTED_COLUMNS = (24, 28, 32)  # the fewest whose longest label takes at most 3 lines
 LABEL_LINES = 4  # lines at most: the longest answer fits (the room reads it whole)
 ROUND_COLOURS = ("#9aa5b1", "#1f77b4")  # round 1 greyed once round 2 is the one voting
 PROJECTED_FONT = 24  # px: an answer's label and its count, presenting
-# a line breaks after a word and its spaces, or after any wide character (Chinese has no spaces)
-_PIECES = re.compile(
-    r"[\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef]\s*|[^\s\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef]+\s*"
-)
+# A line breaks after a word and its spaces (ASCII ones: a no-break space holds "Pre ≈ 48"
+# together), or after a wide character (Chinese has no spaces) and the closing punctuation
+# after it ("，", "；": never at a line's start).
+_WIDE = "\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef"
+_PIECES = re.compile(rf"[{_WIDE}][，。；：、！？）」』]*[ \t]*|[^ \t{_WIDE}]+[ \t]*")
 
 
 def _columns(text: str) -> int:
@@ -37,11 +38,11 @@ def _wrapped(text: str, columns: int, most: int = LABEL_LINES) -> list[str]:
     its line), ``most`` of them, the last ending in " …" where some is left out."""
     lines: list[str] = []
     for piece in _PIECES.findall(text):
-        if lines and _columns(lines[-1] + piece.rstrip()) <= columns:
+        if lines and _columns(lines[-1] + piece.rstrip(" \t")) <= columns:
             lines[-1] += piece
         else:
             lines.append(piece)
-    lines = [line.rstrip() for line in lines]
+    lines = [line.rstrip(" \t") for line in lines]
     if len(lines) > most:
         lines = [*lines[: most - 1], lines[most - 1] + " …"]
     return lines
@@ -63,11 +64,15 @@ def answers_chart(
     room, and without colour).  ``projected``: the answers and counts in ``PROJECTED_FONT``,
     dark, what the room reads (a projector's 16 px tick labels were a grey blur)."""
     right = [room.state.revealed and o == answer for o in options]
-    columns = PROJECTED_COLUMNS if projected else LABEL_COLUMNS
+    columns = LABEL_COLUMNS
+    if projected:  # narrow enough for wide bars, wide enough for a 720 px screen's height
+        texts = [f"({o}) {text}" for o, text in options.items()]
+        fits = [c for c in PROJECTED_COLUMNS if max(len(_wrapped(x, c)) for x in texts) <= 3]
+        columns = (fits or PROJECTED_COLUMNS[-1:])[0]
     pairs = zip(options.items(), right, strict=True)
     labels, lines = zip(*(_label(o, text, r, columns) for (o, text), r in pairs), strict=True)
     # each answer's band: its lines (of the label's type) and room for its bars around them
-    line, band = (30, 40) if projected else (16, 38)
+    line, band = (28, 24) if projected else (16, 38)
     figure = go.Figure()
     rounds = len(room.counts)
     for index, counts in enumerate(room.counts):
