@@ -104,15 +104,21 @@ def _misread(url: str) -> str | None:
     credentials = rest[:first] if rest[first : first + 1] == "@" else None
     after = rest[first + 1 :] if credentials is not None else rest
     hosts, _, path = after.partition("?")[0].partition("/")
+    # each host's port: after the last ':' past an IPv6 address's "]" ("[::1]:5432")
+    ports = [entry.rpartition("]")[2].partition(":")[2] for entry in hosts.split(",")]
+    no_password = credentials is None or ":" not in credentials
     if (
         (credentials is not None and "?" in credentials)  # "host?password=se@cret"
         or "@" in hosts  # a password's '@': "u:pa@ss@host"
-        or (credentials is None and "@" in path)  # its '/': "u:pa/ss@host", read as a path
+        # a password's '/': "u:pa/ss@host" read as a host, a port and a path, as is
+        # "admin@srv:pa/ss@host" after a user with an '@' of its own
+        or (no_password and "@" in path)
+        or not all(port.isdigit() for port in ports if port)
     ):
         return (
-            "has an '@' or '?' where libpq reads no user or password: is an '@', '/' or '?' "
-            "in its user, password or database name not percent-encoded? (write '@' as %40, "
-            "'/' as %2F, '?' as %3F, ':' as %3A, '%' as %25)"
+            "is one libpq would misread (its host, port or database name holding part of a "
+            "password?): is an '@', '/' or '?' in its user, password or database name not "
+            "percent-encoded? (write '@' as %40, '/' as %2F, '?' as %3F, ':' as %3A, '%' as %25)"
         )
     return None
 

@@ -97,13 +97,15 @@ _SET_UP_WRONG = (
 
 
 def set_up_wrong(error: BaseException) -> str | None:
-    """The line of a failed connection's message (one a host, where the URL names several)
-    saying that PostgreSQL refused it for how this server is set up, not for a moment's
-    load, else None: then the page says the database cannot be opened (``classroom.
-    unavailable``), not "busy, try again", which no wait would make true."""
+    """The cause, from the line of a failed connection's message (one a host, where the URL
+    names several) saying that PostgreSQL refused it for how this server is set up, not
+    for a moment's load, else None: then the page says the database cannot be opened
+    (``classroom.unavailable``), not "busy, try again", which no wait would make true."""
     for line in str(error).splitlines():
-        if any(words in line for words in _SET_UP_WRONG):
-            return line.strip()
+        found = [line.find(words) for words in _SET_UP_WRONG if words in line]
+        if found:  # the cause first: the line's host and address can take a log line's room
+            start = line.rfind("failed: ", 0, min(found))  # "... port 5432 failed: FATAL: ..."
+            return (line[start + len("failed: ") :] if start >= 0 else line[min(found) :]).strip()
     return None
 
 

@@ -67,6 +67,9 @@ def test_a_failure_is_logged_once_in_a_while_not_at_every_click(tmp_path, caplog
         ("postgresql://u:pa?ss@w0rd@127.0.0.1:1/db", "percent-encoded", "w0rd"),
         # no path: the options are read as the user and password, the host as "cret"
         ("postgresql://127.0.0.1:1?user=u&password=se@cret", "percent-encoded", "cret"),
+        # a user with an '@' of its own: libpq reads port "pa", the password's head
+        ("postgresql://admin@srv:pa/ss@127.0.0.1:1/db", "percent-encoded", "ss@"),
+        ("postgresql://admin@srv:12/ss@127.0.0.1:1/db", "percent-encoded", "ss@"),
     ],
 )
 def test_a_database_url_it_cannot_use_is_refused_and_logged_without_its_password(
@@ -133,35 +136,39 @@ def test_a_database_or_role_the_server_lacks_is_unavailable_not_busy(
 
 
 @pytest.mark.parametrize(
-    ("message", "line"),
-    [  # as psycopg wrote them from a PostgreSQL 15 server (scram, a pg_hba reject line)
+    ("message", "cause"),
+    [  # as psycopg 3.3 wrote them from a PostgreSQL 15 server (scram, a pg_hba reject line)
         (
             'connection failed: connection to server at "127.0.0.1", port 5432 failed: '
             "fe_sendauth: no password supplied",
-            0,
+            "fe_sendauth: no password supplied",
         ),
         (
             'connection failed: connection to server at "127.0.0.1", port 5432 failed: FATAL:  '
             'pg_hba.conf rejects connection for host "127.0.0.1", user "u", database "d"',
-            0,
+            'FATAL:  pg_hba.conf rejects connection for host "127.0.0.1", user "u", database "d"',
         ),
+        # several hosts: a line each, after the host, its port and its address
         (
-            'connection failed: connection to server at "h1" (10.0.0.1), port 1 failed: '
-            "Connection refused\n\tIs the server running on that host and accepting TCP/IP "
-            'connections?\nconnection to server at "h2" (10.0.0.2), port 5432 failed: FATAL:  '
-            'password authentication failed for user "u"',
-            2,
+            "- host: 'db1.internal.example.com', port: '1', hostaddr: '10.0.0.12': connection "
+            'failed: connection to server at "db1.internal.example.com" (10.0.0.12), port 1 '
+            "failed: Connection refused\n- host: 'db2.internal.example.com', port: '5432', "
+            "hostaddr: '10.0.0.13': connection failed: connection to server at "
+            '"db2.internal.example.com" (10.0.0.13), port 5432 failed: FATAL:  password '
+            'authentication failed for user "u"',
+            'FATAL:  password authentication failed for user "u"',
         ),
         (
             'connection failed: connection to server at "h", port 5432 failed: FATAL:  '
             'role "u" is not permitted to log in',
-            0,
+            'FATAL:  role "u" is not permitted to log in',
         ),
     ],
 )
-def test_the_refusing_line_of_a_connections_message_is_found(message, line):
-    """Several hosts: the line of the host that refused is logged, not the first one's."""
-    assert db_refusals.set_up_wrong(Exception(message)) == message.splitlines()[line].strip()
+def test_the_cause_of_a_refused_connection_is_found_first(message, cause):
+    """The cause is what is logged, first: behind a long host name and address it was cut
+    at the log line's 200 characters; with several hosts, the refusing host's line."""
+    assert db_refusals.set_up_wrong(Exception(message)) == cause
 
 
 def test_a_server_that_is_down_or_busy_is_not_set_up_wrong():
