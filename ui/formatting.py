@@ -268,7 +268,8 @@ def markdown_escaped(text) -> str:
     e-mails, "->" and "--") split by an invisible word joiner; leading spaces kept as
     no-break spaces (four made a code block); invisible or reordering characters written as
     escapes (``visible``); a missing value empty, as the data grid draws it.  Unlike
-    ``literal`` no code span: the text keeps the page's font."""
+    ``literal`` no code span: the text keeps the page's font (a name copied from it carries
+    the invisible joiners along)."""
     if text is None or (isinstance(text, float) and math.isnan(text)):
         return ""
     text = visible(str(text)).replace(":", ":" + _JOINER)

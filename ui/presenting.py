@@ -204,18 +204,25 @@ def table(
         return
     # st.table reads every cell, header and index label as Markdown: a dump's names ("[x](…)",
     # "$a$") are written as they are, as the grid drew them; a yes/no in words, not "True"
+    # (a caller's ``writers`` write numbers: their texts hold no Markdown)
     writers = dict(writers or {})
-    for c in frame.columns:
-        if c not in writers and frame[c].dtype.kind in "Ob":
-            writers[c] = _mark if frame[c].dtype.kind == "b" else markdown_escaped
+    for c, dtype in frame.dtypes.items():
+        if c not in writers and dtype.kind in "Ob":
+            writers[c] = _mark if dtype.kind == "b" else markdown_escaped
     written = frame.rename(columns=markdown_escaped)
     if frame.index.dtype.kind == "O":
         written = written.rename(index=markdown_escaped)
     if frame.index.name is not None:
         written = written.rename_axis(markdown_escaped(frame.index.name))
-    named = {markdown_escaped(c): writer for c, writer in writers.items()}
+    renamed = dict(zip(frame.columns, written.columns, strict=True))  # a label as written
+    named = {renamed[c]: _blank_if_missing(writer) for c, writer in writers.items()}
     styler = written.style.format(named, subset=list(named)) if named else written.style
     st.table(styler, hide_index=not index)
+
+
+def _blank_if_missing(writer: Callable) -> Callable:
+    """``writer`` for a cell that may be missing (NaN, None, NA): empty, as the grid draws it."""
+    return lambda value: "" if value is None or value is pd.NA or value != value else writer(value)
 
 
 def _mark(value: bool) -> str:

@@ -184,5 +184,5 @@ def test_a_norm_past_a_smaller_dumps_is_said_by_the_name_shown_instead(app, uplo
     shown = app.selectbox(key="du_pair")
     said = " ".join(w.value for w in app.warning).replace("\u00a0", " ")
     assert not app.exception and shown.value == len(shown.options) - 2 < last
-    assert f"the choice made before is not among this view's; {shown.options[-1]}" in said
+    assert f"the choice made before is not among this view's; `{shown.options[-1]}`" in said
     assert "past this view's last value" not in said and "`du_pair`" not in said

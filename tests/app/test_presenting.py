@@ -203,7 +203,10 @@ def test_a_tables_texts_are_written_as_they_are_in_html():
 
         st.session_state[presenting.STATE_KEY] = "on"
         names = ["![](http://tracker.example/x.png)", "[x](http://e.com) $a$ :streamlit:"]
-        frame = pd.DataFrame({"**hdr**": names, "rms": [1.5, 2.0]}, index=["$i$", "*j*"])
+        frame = pd.DataFrame(
+            {"**hdr**": names, "rms": [1.5, 2.0], "ok": pd.array([True, None], "boolean")},
+            index=["$i$", "*j*"],
+        )
         presenting.table(frame.rename_axis("_name_"), 5, writers={"rms": "{:.2f}".format})
 
     at = AppTest.from_function(page).run()
@@ -212,7 +215,8 @@ def test_a_tables_texts_are_written_as_they_are_in_html():
     assert b"\\!\\[\\]\\(http:\xe2\x81\xa0//tracker" in cells and b"\\$a\\$" in cells
     assert b":\xe2\x81\xa0streamlit:\xe2\x81\xa0" in cells and b"1.50" in cells
     # headers and index labels come from the data itself, not the Styler's texts
-    assert list(shown.value.columns) == ["\\*\\*hdr\\*\\*", "rms"]
+    assert list(shown.value.columns) == ["\\*\\*hdr\\*\\*", "rms", "ok"]
+    assert b"yes" in cells and b"<NA>" not in cells  # a missing yes/no: empty
     assert list(shown.value.index) == ["\\$i\\$", "\\*j\\*"]
     assert shown.value.index.name == "\\_name\\_"
 

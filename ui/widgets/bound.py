@@ -74,7 +74,7 @@ def clamp(
             message = t(key, param=literal(param.key), value=value, last=last, **params)
             st.warning(message, icon=":material/link_off:")
         elif option is not None:
-            said = t("app.option_past_view", name=name, last=option(last))
+            said = t("app.option_past_view", name=name, last=literal(option(last)))  # a dump's
             st.warning(said, icon=":material/straighten:")
         elif not pressed:
             words = {"value": _exact_text(value), "last": _exact_text(last)}
