@@ -9,6 +9,7 @@ import segno
 
 from classroom.rules import LessonState, Room
 from ui.figures.classroom import (
+    LABEL_COLUMNS,
     PROJECTED_COLUMNS,
     PROJECTED_FONT,
     _columns,
@@ -79,6 +80,19 @@ def test_the_answer_is_marked_only_once_revealed():
     shown = answers_chart(_room({"b": 2}, revealed=True), OPTIONS, "b", "en")
     assert not any("✓" in label for label in hidden.data[0].y)
     assert [("✓" in label) for label in shown.data[0].y] == [False, True, False, False]
+
+
+@pytest.mark.parametrize("projected", [False, True])
+def test_the_right_answers_tick_stays_within_its_labels_width(projected):
+    """The tick is wrapped with the answer, held to its last word: it ran two columns past
+    the label's width when added after the wrap."""
+    long = {**OPTIONS, "b": "About 2.5×10¹⁴: it doubles at every layer of a deep stack of them"}
+    shown = answers_chart(_room({"b": 2}, revealed=True), long, "b", "en", projected=projected)
+    lines = html.unescape(shown.data[0].y[1].removeprefix("<b>").removesuffix("</b>"))
+    lines = lines.split("<br>")
+    widest = max(_columns(line) for line in lines)
+    assert lines[-1].endswith("\u00a0✓") and len(lines) > 1
+    assert widest <= (PROJECTED_COLUMNS[-1] if projected else LABEL_COLUMNS)
 
 
 def _looks(bar) -> list[tuple]:

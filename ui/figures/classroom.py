@@ -48,11 +48,15 @@ def _wrapped(text: str, columns: int, most: int = LABEL_LINES) -> list[str]:
     return lines
 
 
+MARK = "\u00a0✓"  # the right answer's tick, held to its last word by a no-break space
+
+
 def _label(option: str, text: str, right: bool, columns: int) -> tuple[str, int]:
-    """The label of one answer's bars, and its number of lines."""
-    lines = _wrapped(f"({option}) {text}", columns)
+    """The label of one answer's bars, and its number of lines: the right answer's tick is
+    wrapped with it (it ran two columns past the width when added after the wrap)."""
+    lines = _wrapped(f"({option}) {text}{MARK if right else ''}", columns)
     label = "<br>".join(plot_text(line) for line in lines)
-    return (f"<b>{label} ✓</b>" if right else label), len(lines)
+    return (f"<b>{label}</b>" if right else label), len(lines)
 
 
 def answers_chart(
@@ -66,7 +70,8 @@ def answers_chart(
     right = [room.state.revealed and o == answer for o in options]
     columns = LABEL_COLUMNS
     if projected:  # narrow enough for wide bars, wide enough for a 720 px screen's height
-        texts = [f"({o}) {text}" for o, text in options.items()]
+        # the answer counted with its tick: the reveal changes no line's width or the height
+        texts = [f"({o}) {text}{MARK if o == answer else ''}" for o, text in options.items()]
         fits = [c for c in PROJECTED_COLUMNS if max(len(_wrapped(x, c)) for x in texts) <= 3]
         columns = (fits or PROJECTED_COLUMNS[-1:])[0]
     pairs = zip(options.items(), right, strict=True)
