@@ -113,6 +113,10 @@ def test_percent_keeps_two_significant_digits(fraction, expected):
         (124_439_808, "en", "124.4 million"),
         (38_400, "zh", "3.84 万"),
         (999, "en", "999"),
+        (2_500_000_000_000, "zh", "2.5 万亿"),
+        (9_999 * 10**12, "en", "9,999 trillion"),
+        (3_306 * 10**25, "en", "3.306×10²⁸"),  # never "3.306×10¹⁶ trillion"
+        (3_306 * 10**25, "zh", "3.306×10²⁸"),
     ],
 )
 def test_short_count(n, lang, expected):

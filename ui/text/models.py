@@ -212,11 +212,14 @@ def percent(fraction: float) -> str:
 
 
 def short_count(n: int, lang: str) -> str:
-    """A large count in words: 174,604,259,328 -> "174.6 billion" / "1,746 亿"."""
+    """A large count in words: 174,604,259,328 -> "174.6 billion" / "1,746 亿"; past ten
+    thousand of the largest word, its power of ten (1.2×10¹⁶, never "1.2×10¹⁶ trillion")."""
     if lang == "zh":
-        scales = ((1e8, " 亿"), (1e4, " 万"))
+        scales = ((1e12, " 万亿"), (1e8, " 亿"), (1e4, " 万"))
     else:
         scales = ((1e12, " trillion"), (1e9, " billion"), (1e6, " million"))
+    if n >= 1e4 * scales[0][0]:
+        return significant(n)
     for size, unit in scales:
         if n >= size:
             return f"{significant(n / size)}{unit}"
