@@ -36,6 +36,9 @@ class ModelShape(Checked):
     kv_lora_rank: int | None = param(None, low=1)  # DeepSeek MLA: compressed key-value width
     eps: float | None = param(None, low=0.0)  # the norms' ε as the config sets it
     dtype: str | None = param(None, choices=DTYPES)  # the config's torch_dtype, if one of DTYPES
+    # a torch_dtype the config names that is not one of DTYPES ("int4", "float8_e4m3fn"):
+    # its bytes are not counted, bfloat16's are assumed, and the page says which it read
+    unread_dtype: str | None = None
     # how the family was chosen: "named" (the caller named it), "model_type" (the only family
     # of the config's model_type), "fields" (of those sharing it, the one whose example the
     # config's fields match best), "generic" (a model_type the catalog lacks: read by its

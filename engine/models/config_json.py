@@ -172,6 +172,12 @@ class _Reader:
         _, value = self.raw("dtype")
         return value if isinstance(value, str) and value in DTYPES else None
 
+    def unread_dtype(self) -> str | None:
+        """A torch_dtype the config names that ``dtype`` does not read (its text, shown)."""
+        _, value = self.raw("dtype")
+        named = value not in (_ABSENT, None) and not (isinstance(value, str) and value in DTYPES)
+        return str(value) if named else None
+
 
 def shape_from_config(config: dict, family: Family) -> ModelShape:
     """The ``ModelShape`` of ``config`` (a parsed config.json) read as ``family``."""
@@ -211,7 +217,19 @@ def shape_from_config(config: dict, family: Family) -> ModelShape:
         kv_lora_rank=read.count("kv_lora_rank", required=True) if mla else None,
         eps=read.eps(),
         dtype=read.dtype(),
+        unread_dtype=read.unread_dtype(),
     )
+
+
+def _json_type(value) -> str:
+    """What JSON calls ``value``'s type (the reader pasted JSON, not Python): "array", not
+    "list"."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    kinds = ((str, "string"), (int | float, "number"), (list, "array"))
+    return next((name for kind, name in kinds if isinstance(value, kind)), "value")
 
 
 def parse_config(source: str | dict, family: str | None = None) -> ModelShape:
@@ -222,10 +240,7 @@ def parse_config(source: str | dict, family: str | None = None) -> ModelShape:
     """
     config = _decode(source) if isinstance(source, str) else source
     if not isinstance(config, dict):
-        raise EngineError(
-            "models.not_an_object",
-            {"type": type(config).__name__},
-        )
+        raise EngineError("models.not_an_object", {"type": _json_type(config)})
     text_config = config.get("text_config")
     if isinstance(text_config, dict) and _lookup(config, "hidden")[1] is _ABSENT:
         # the language model: text_config, with the top level's plain fields (model_type,

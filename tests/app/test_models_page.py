@@ -62,6 +62,10 @@ def test_table_lists_every_family_and_writes_unknown_facts_as_unknown(app):
     assert gemma2["placement"] == "Peri-Norm (sandwich)" and gemma2["per_layer"] == "4"
     assert gemma2["gain"] == "(1 + γ), γ initialized to 0"
     assert table.set_index("family").loc["T5", "per_layer"] == "2 / 3"  # encoder / decoder
+    widths = {c: v.get("width") for c, v in json.loads(app.dataframe[0].proto.columns).items()}
+    for column in ("modules", "final", "placement"):  # every name whole: Gemma 3's QK-norms
+        widest = max(models_view._text_px(cell) for cell in table[column])
+        assert widths[column] >= widest, column
 
 
 def test_default_example_is_gpt3_with_seed_000s_count_and_share(app):
@@ -124,6 +128,15 @@ def test_pasted_llama_config_is_counted_and_the_shared_model_type_said(app):
     bytes_each = 2 * 576 * 4  # read and write [1, 576] in float32, the config's torch_dtype
     assert metrics["Bytes, one norm"] == f"{bytes_each:,} B"
     assert any("float32 (the config's torch_dtype" in m.value for m in app.markdown)
+
+
+@pytest.mark.parametrize("named", ["float8_e4m3fn", "int4"])
+def test_a_torch_dtype_the_calculator_does_not_count_is_named_not_said_missing(app, named):
+    _paste(_open(app), json.dumps({**SMOLLM2, "torch_dtype": named}))
+    assert not app.error
+    said = " ".join(m.value for m in app.markdown)
+    assert f"not the config's torch_dtype `{named}`" in said and "names no torch_dtype" not in said
+    assert _metrics(app)["Bytes, one norm"] == f"{2 * 576 * 2:,} B"  # bfloat16 assumed
 
 
 def test_pasted_config_stays_out_of_the_url_and_in_its_session(app, browser_session, calls):

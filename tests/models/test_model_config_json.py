@@ -99,7 +99,11 @@ def test_deepseek_q_lora_rank_null_means_no_query_latent():
     [
         ('{"model_type": "llama", "hidden_size": 64,', "models.bad_json", {"line": 1}),
         ('{"model_type": "llama"\n "hidden_size": 64}', "models.bad_json", {"line": 2}),
-        ("[1, 2]", "models.not_an_object", {"type": "list"}),
+        ("[1, 2]", "models.not_an_object", {"type": "array"}),  # JSON's words, not Python's
+        ("null", "models.not_an_object", {"type": "null"}),
+        ('"llama"', "models.not_an_object", {"type": "string"}),
+        ("true", "models.not_an_object", {"type": "boolean"}),
+        ("4096", "models.not_an_object", {"type": "number"}),
         ('{"hidden_size": 64}', "models.missing_field", {"field": "model_type"}),
         ('{"model_type": "mamba"}', "models.generic_missing_field", {"field": "hidden_size"}),
         ('{"model_type": 7}', "models.bad_text", {"field": "model_type"}),

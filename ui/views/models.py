@@ -12,10 +12,10 @@ from urllib.parse import parse_qsl
 import pandas as pd
 import streamlit as st
 
-from engine.config import ModelShape
+from engine.config import DTYPES, ModelShape
 from engine.models.calculator import NormBudget, NormCost
 from engine.models.families import Catalog, Family
-from ui.formatting import bytes_text, bytes_texts, format_number
+from ui.formatting import bytes_text, bytes_texts, format_number, literal
 from ui.i18n import current_language, join, sentence_joiner, t
 from ui.labels import label, placement_label
 from ui.text import models as text
@@ -33,7 +33,7 @@ NARROW = set(" !'\"(),-./:;I[]fijlrt{|}·")  # 2.8 to 4.9 px
 WIDE = set("%@MWmw")  # 10 to 12 px
 CELL_PADDING = 20  # px: a cell's padding either side
 HEADER_PADDING = 28  # px: a header's padding, and its sort and help icons
-WIDEST_COLUMN = 640  # px: a longer cell (a source's URL) scrolls inside its column
+WIDEST_COLUMN = 640  # px: a longer source (prose, read in full in the family's detail) is cut
 
 
 def _text_px(text: str) -> float:
@@ -51,17 +51,25 @@ def _text_px(text: str) -> float:
     return sum(px(char) for char in text)
 
 
-def _column_width(header: str, cells) -> int:
-    """Pixels that show ``header`` and the longest of ``cells`` whole: the table cut "ε
-    field" and module names with fixed widths that fitted English at one font."""
+def _column_width(header: str, cells, most: float = float("inf")) -> int:
+    """Pixels that show ``header`` and the longest of ``cells`` whole, at ``most`` px: the
+    table cut "ε field" and module names with fixed widths that fitted English at one font,
+    and a 640 px cap on every column cut Gemma 3's QK-norms off its modules."""
     widest = max((_text_px(str(cell)) for cell in cells), default=0)
-    return min(WIDEST_COLUMN, round(max(_text_px(header) + HEADER_PADDING, widest + CELL_PADDING)))
+    return round(min(most, max(_text_px(header) + HEADER_PADDING, widest + CELL_PADDING)))
 
 
 def catalog_table(families: tuple[Family, ...]) -> None:
     lang = current_language()
     frame = pd.DataFrame([text.catalog_cells(f, lang) for f in families])
-    widths = {c: _column_width(t(f"models.col.{c}"), frame[c].astype(str)) for c in frame}
+    widths = {
+        c: _column_width(
+            t(f"models.col.{c}"),
+            frame[c].astype(str),
+            WIDEST_COLUMN if c == "source" else float("inf"),
+        )
+        for c in frame
+    }
     config = {
         column: st.column_config.TextColumn(
             t(f"models.col.{column}"),
@@ -240,15 +248,22 @@ def budget(result: NormBudget, families: Catalog) -> None:
     st.caption(text.group_note(result, lang))
 
 
-def _dtype_origin(chosen: str | None, config_dtype: str | None) -> str:
+def _dtype_origin(chosen: str | None, config_dtype: str | None, unread: str | None) -> str:
     if chosen is not None:
         return t("models.dtype_chosen")
-    return t("models.dtype_from_config") if config_dtype else t("models.dtype_assumed")
+    if config_dtype:
+        return t("models.dtype_from_config")
+    if unread is not None:
+        return t("models.dtype_unread", named=literal(unread), read=", ".join(DTYPES))
+    return t("models.dtype_assumed")
 
 
-def cost(result: NormCost, chosen: str | None, config_dtype: str | None) -> None:
+def cost(
+    result: NormCost, chosen: str | None, config_dtype: str | None, unread: str | None = None
+) -> None:
     """``chosen``: the dtype picked on the page (None: the config's); ``config_dtype``: the
-    config's torch_dtype (None: it names none)."""
+    config's torch_dtype (None: it names none, or ``unread``, one the calculator does not
+    count)."""
     call = result.per_call
     saved = result.fused_bytes_saved
     c1, c2, c3, c4 = st.columns(4)
@@ -282,7 +297,7 @@ def cost(result: NormCost, chosen: str | None, config_dtype: str | None) -> None
             "models.cost_text",
             tokens=text.tokens_text(result.tokens, current_language()),
             dtype=result.dtype,
-            origin=_dtype_origin(chosen, config_dtype),
+            origin=_dtype_origin(chosen, config_dtype, unread),
             size=result.bytes_per_element,
             d=text.count(call.d),
             calls=text.count(result.calls),
