@@ -28,6 +28,7 @@ from engine.dumps.diagnostics import quiet
 from engine.dumps.report import DumpReport
 
 FLOAT16_MAX = float(torch.finfo(torch.float16).max)  # 65504
+FLOAT32_MAX = float(torch.finfo(torch.float32).max)
 
 
 @dataclass(frozen=True)
@@ -60,6 +61,10 @@ class StreamStory:
     @property
     def fits_float16(self) -> bool:
         return self.largest <= FLOAT16_MAX
+
+    @property
+    def fits_float32(self) -> bool:
+        return self.largest <= FLOAT32_MAX
 
     @property
     def square_overflows_float16(self) -> bool:

@@ -9,6 +9,7 @@ import base64
 import json
 import os
 import shutil
+from urllib.parse import parse_qs
 
 import numpy as np
 import pytest
@@ -146,3 +147,25 @@ def test_a_dump_of_nothing_but_nan_says_so_and_draws_no_empty_chart(tmp_path, mo
         assert any(said in i.value for i in at.info)
         assert not at.get("plotly_chart")
         assert at.get("download_button")  # the counts can still be downloaded
+
+
+def test_a_story_token_past_float16_opens_the_vector_lab_stored_in_float32(folder):
+    """The largest entry does not fit float16: the story's link stores the token in float32
+    (in float16 the Vector Lab refuses it) and computes in float16, where it overflows."""
+    dumps, x = folder
+    huge = x.clone()
+    huge[3, 1, 0, 3] = 3e5  # the massive channel, past float16's 65,504
+    files.write_safetensors(dumps / "runs" / "huge.safetensors", files.hf_names(huge))
+    at = _open({"du_source": "folder", "du_file": "0/runs/huge.safetensors"})
+    assert "does not even fit float16" in " ".join(m.value for m in at.markdown)
+    links = {link.proto.label: link.proto.query_string for link in at.get("page_link")}
+    label = next(name for name in links if name.startswith("Open this token in the Vector Lab"))
+    assert label.endswith("stored in float32 and computed in float16")
+    query = {key: values[-1] for key, values in parse_qs(links[label]).items()}
+    assert (query.get("vl_dtype", "float32"), query["vl_compute"]) == ("float32", "float16")
+    lab = AppTest.from_file(APP, default_timeout=120)
+    lab.query_params.update(query)
+    lab.switch_page("app_pages/vector_lab.py").run()
+    assert not lab.exception
+    assert "cannot be stored" not in " ".join(e.value for e in lab.error)
+    assert "d = 16" in " ".join(m.value for m in [*lab.markdown, *lab.caption])

@@ -82,17 +82,21 @@ def story(
     found: StreamStory, tokens: Sequence[str] | None, row: np.ndarray | None, rep: DumpReport
 ) -> None:
     """What the stream shows, and the largest entry's token (``row``) opened in the Vector
-    Lab in float16 (where its square overflows), with the dump's norm."""
+    Lab computed in float16 (where its square overflows), with the dump's norm: stored in
+    float16, or in float32 where its largest entry does not fit float16 (the Vector Lab
+    refuses to store it there)."""
     st.subheader(t("dumps.story_title"))
     for sentence in text.story_sentences(found, tokens, current_language()):
         st.markdown(f"- {sentence}")
-    if row is None or found.largest_at is None:
+    if row is None or found.largest_at is None or not found.fits_float32:
         return
     layer, batch, token, _ = found.largest_at
-    query = vector_lab_query(row, *dump_norm(rep), "float16", "float16")
+    stored = "float16" if found.fits_float16 else "float32"
+    query = vector_lab_query(row, *dump_norm(rep), stored, "float16")
+    words = {"d": row.shape[0], "batch": batch, "token": token, "layer": layer}
     _lab_link(
         query,
-        t("dumps.story_link", d=row.shape[0], batch=batch, token=token, layer=layer),
+        t("dumps.story_link" if found.fits_float16 else "dumps.story_link_wide", **words),
         t("dumps.story_link_help"),
     )
 
