@@ -156,7 +156,7 @@ def test_a_dump_of_integers_only_is_refused_naming_the_dtype(app, upload):
     upload("ids.npz", npz_bytes({f"h.{i}": np.arange(40).reshape(5, 8) for i in range(4)}))
     open_dumps_page(app)
     assert "none of its 4 entries is a float array" in app.error[0].value
-    assert "`h.0`: not floating-point (`int64`)" in app.error[0].value  # the file's words literal
+    assert "`h.0`: dtype `int64`" in app.error[0].value  # the file's words literal
 
 
 def test_why_an_entry_was_skipped_is_said_in_chinese_on_a_chinese_page(app, upload):
@@ -164,7 +164,7 @@ def test_why_an_entry_was_skipped_is_said_in_chinese_on_a_chinese_page(app, uplo
     app.session_state["language"] = "zh"  # as the sidebar's language choice sets it
     open_dumps_page(app)
     message = app.error[0].value
-    assert "`h.0`：不是浮点数（`int64`）；`h.1`" in message and "not floating-point" not in message
+    assert "`h.0`：数据类型 `int64`；`h.1`" in message and "dtype `int64`" not in message
 
 
 def test_nothing_keeps_the_uploaded_bytes_once_the_session_is_gone(upload):
