@@ -79,7 +79,8 @@ class Layout:
     batch: int  # B, summed over shards
     tokens: int  # T
     d: int
-    dtype: str
+    dtype: str  # the stream's dtype; a stream stored in several: each, in layer order
+    #   ("float32, float16"), never only the first layer's
     norm_pairs: tuple[NormPair, ...]
     skipped: tuple[Skipped, ...]  # the entries not used, and why
 
@@ -374,7 +375,7 @@ def infer_layout(scans: tuple[FileScan, ...], spec: DumpSpec) -> Layout:
         slots.append(final)
     tokens, d = shape[-2], shape[-1]
     rows = _check_equal_rows(slots)
-    dtype = slots[0].pieces[0].entry.dtype
+    dtype = ", ".join(dict.fromkeys(p.entry.dtype for slot in slots for p in slot.pieces))
     pairs, unpaired = _usable_pairs(find_norm_pairs(grouped), rows, files)
     return Layout(
         stream=stream,

@@ -149,7 +149,7 @@ def report_bytes(layout: Layout) -> int:
     layers = len(layout.layers)
     rows = layers * layout.batch * layout.tokens
     values = rows * layout.d
-    itemsize = 8 if layout.dtype == "float64" else 4
+    itemsize = 8 if "float64" in layout.dtype.split(", ") else 4
     window = min(WINDOW_BYTES, values * itemsize)
     files = {piece.entry.file for slot in layout.layers for piece in slot.pieces}
     unpickled = sum(f.size for f in files if f.data is not None and f.suffix in (".pt", ".pth"))

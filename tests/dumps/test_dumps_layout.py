@@ -9,6 +9,7 @@ import torch
 from engine.config import DumpSpec
 from engine.dumps.dump import open_dump
 from engine.dumps.names import split_index
+from engine.dumps.report import report_bytes
 from engine.errors import EngineError
 from tests.dumps import dump_files as files
 
@@ -192,3 +193,16 @@ def test_one_numbered_entry_of_four_axes_is_a_stream_of_its_own(tmp_path):
     layout = open_dump(path).layout
     assert layout.stream == "run_3" and layout.axes == "LBTd"
     assert (len(layout.layers), layout.batch, layout.tokens, layout.d) == tuple(x.shape)
+
+
+def test_a_stream_stored_in_several_dtypes_names_each_in_layer_order(tmp_path):
+    """A dump whose layers were stored in float32, float16 and bfloat16 said "float32", the
+    first layer's, and predicted a read's memory from it."""
+    x = files.stream(layers=4)
+    dtypes = (torch.float32, torch.float16, torch.bfloat16, torch.float64)
+    named = {f"hidden_states.{i}": x[i].to(dtype) for i, dtype in enumerate(dtypes)}
+    dump = open_dump(files.write_safetensors(tmp_path / "mixed.safetensors", named))
+    assert dump.layout.dtype == "float32, float16, bfloat16, float64"
+    single = open_dump(files.write_safetensors(tmp_path / "one.safetensors", files.hf_names(x)))
+    assert single.layout.dtype == "float32"
+    assert report_bytes(dump.layout) > report_bytes(single.layout)  # float64's 8 bytes
