@@ -80,3 +80,22 @@ def test_every_tables_numbers_read_as_the_sentences_write_them(section):
         shown = shown_cells(channels)
         assert shown["mean"][0] == "1,082.81" and round(channels.value["mean"][0], 2) == 1082.81
         assert shown["mean"].str.startswith("−").any()
+
+
+@pytest.mark.parametrize(
+    "query, section",
+    [
+        ({"du_token_layer": "3"}, "centering"),  # an older link: its setting names the section
+        ({"du_section": "bogus", "du_pair": "2"}, "stream"),  # refused: the default, as said
+        ({"du_section": "bogus", "du_channel_layer": "3"}, "stream"),
+        ({"du_batch": "-1", "du_token": "1.5"}, "stream"),  # a refused setting chooses nothing
+    ],
+)
+def test_only_an_accepted_setting_chooses_the_section_a_link_does_not_name(query, section):
+    """A refused section was said to show the default while another setting chose a section,
+    and settings the link refused chose one too."""
+    at = deep_link(query)
+    assert not at.exception
+    assert at.segmented_control(key="du_section").value == section
+    if "du_section" in query:
+        assert "It shows the default instead" in " ".join(w.value for w in at.warning)

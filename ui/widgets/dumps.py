@@ -361,8 +361,14 @@ _SECTION_OF_SETTING = {
 def section() -> str:
     """The report's section (``ui/url/`` DUMP_SECTIONS); navigation, kept while presenting."""
     param = P["du_section"]
-    if param.key not in st.session_state:  # the link named none (ui.url.address_bar.seed)
-        carried = [_SECTION_OF_SETTING[k] for k in st.query_params if k in _SECTION_OF_SETTING]
+    # the link named none (ui.url.address_bar.seed): an older link's accepted settings choose
+    # it; a refused section is said to show the default, and a refused setting chooses nothing
+    if param.key not in st.session_state and param.key not in st.query_params:
+        carried = [
+            _SECTION_OF_SETTING[k]
+            for k in st.query_params
+            if k in _SECTION_OF_SETTING and k in st.session_state
+        ]
         if carried:
             st.session_state[param.key] = min(carried, key=param.choices.index)
     return bound.section(param, t("dumps.section"), "dumps.section_")
