@@ -42,6 +42,7 @@ _ABSENT = object()
 
 MAX_COUNT = 2**24  # above every real size (context lengths reach ~10M); products stay exact
 MAX_NESTING = 64  # real configs nest 2-3 levels (text_config, rope_scaling)
+MAX_CONFIG_CHARS = 200_000  # a config.json is a few kB; a multimodal one with label maps, ~100 kB
 SHOWN_CHARS = 60  # of a value repeated in a message
 
 
@@ -74,8 +75,11 @@ def _nesting(text: str) -> int:
 
 
 def _decode(text: str) -> dict:
-    """The parsed config; refused when it is not JSON, nests too deep, holds a number too
-    long to convert, or a string that is not valid Unicode (a lone surrogate escape)."""
+    """The parsed config; refused when it is longer than any config.json, is not JSON, nests
+    too deep, holds a number too long to convert, or a string that is not valid Unicode (a
+    lone surrogate escape)."""
+    if len(text) > MAX_CONFIG_CHARS:
+        raise EngineError("models.too_long", {"chars": len(text), "limit": MAX_CONFIG_CHARS})
     if _nesting(text) > MAX_NESTING:
         raise EngineError(
             "models.too_deep",

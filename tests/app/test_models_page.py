@@ -130,6 +130,14 @@ def test_pasted_llama_config_is_counted_and_the_shared_model_type_said(app):
     assert any("float32 (the config's torch_dtype" in m.value for m in app.markdown)
 
 
+def test_a_paste_longer_than_any_config_is_refused_and_the_previous_result_goes(app):
+    _paste(_open(app), json.dumps(SMOLLM2))
+    assert "Norm parameters" in _metrics(app)
+    _paste(app, json.dumps({**SMOLLM2, "pad": " " * 250_000}))
+    assert "characters long; a config.json is read up to 200,000" in app.error[0].value
+    assert "Norm parameters" not in _metrics(app)
+
+
 @pytest.mark.parametrize("named", ["float8_e4m3fn", "int4"])
 def test_a_torch_dtype_the_calculator_does_not_count_is_named_not_said_missing(app, named):
     _paste(_open(app), json.dumps({**SMOLLM2, "torch_dtype": named}))

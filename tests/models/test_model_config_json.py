@@ -293,3 +293,17 @@ def test_a_model_type_outside_the_catalog_missing_a_decoders_field_says_how_it_w
     assert refused.value.key == "models.generic_missing_field"
     assert refused.value.params["model_type"] == model_type
     assert "num_attention_heads" in refused.value.params["aliases"]
+
+
+def test_a_text_longer_than_any_config_is_refused_with_its_length_and_the_limit():
+    """The page's box had ``max_chars``: the browser dropped a longer paste without a word,
+    leaving the previous config and its results on the page."""
+    from engine.models.config_json import MAX_CONFIG_CHARS
+    from ui.errors import error_text
+
+    text = json.dumps({"model_type": "llama", "pad": " " * MAX_CONFIG_CHARS})
+    with pytest.raises(EngineError) as refused:
+        parse_config(text)
+    assert refused.value.key == "models.too_long"
+    said = error_text(refused.value)
+    assert f"{len(text):,} characters long" in said and f"{MAX_CONFIG_CHARS:,}" in said

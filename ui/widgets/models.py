@@ -18,8 +18,6 @@ from ui.text.models import localized
 from ui.url.pages import MODELS as P
 from ui.widgets import bound
 
-MAX_CONFIG_CHARS = 200_000  # a config.json is a few kB; a multimodal one with label maps, ~100 kB
-
 
 @dataclass(frozen=True)
 class CalculatorInputs:
@@ -67,8 +65,7 @@ def _config_text(families: Catalog) -> tuple[str, str | None, bool]:
         t("models.paste"),
         key=PASTE_KEY,
         persist_state=bound.KEEP,  # a paste survives a look at the example and back
-        height=200,
-        max_chars=MAX_CONFIG_CHARS,
+        height=200,  # no max_chars: the browser drops a longer paste without a word
         placeholder='{"model_type": "llama", "hidden_size": 4096, ...}',
     )
     st.caption(t("models.paste_private"))
