@@ -61,7 +61,10 @@ def test_table_lists_every_family_and_writes_unknown_facts_as_unknown(app):
     gemma2 = table.set_index("family").loc["Gemma 2"]
     assert gemma2["placement"] == "Peri-Norm (sandwich)" and gemma2["per_layer"] == "4"
     assert gemma2["gain"] == "(1 + γ), γ initialized to 0"
-    assert table.set_index("family").loc["T5", "per_layer"] == "2 / 3"  # encoder / decoder
+    t5 = table.set_index("family").loc["T5"]
+    assert t5["per_layer"] == "2 / 3"  # encoder / decoder
+    assert t5["final"] == "encoder.final_layer_norm, decoder.final_layer_norm"  # both stacks'
+    assert t5["modules"] == "layer.0.layer_norm, layer.1.layer_norm, layer.2.layer_norm"
     widths = {c: v.get("width") for c, v in json.loads(app.dataframe[0].proto.columns).items()}
     for column in ("modules", "final", "placement"):  # every name whole: Gemma 3's QK-norms
         widest = max(models_view._text_px(cell) for cell in table[column])

@@ -75,9 +75,10 @@ def norm_text(family: Family) -> str:
 
 def catalog_cells(family: Family, lang: str) -> dict[str, str]:
     """One row of the catalog table: its columns in order (headers: ``models.col.<id>``)."""
-    stack = family.stacks[0]
-    names = ", ".join(stack.norm_modules()) or unknown(lang)
-    final = stack.final or yes_no(family.final_norm, lang)
+    # every stack's (T5: the encoder's and the decoder's), each name once
+    names = ", ".join(dict.fromkeys(n for s in family.stacks for n in s.norm_modules()))
+    final = ", ".join(s.final for s in family.stacks if s.final)
+    names, final = names or unknown(lang), final or yes_no(family.final_norm, lang)
     return {
         "family": family.name,
         "norm": norm_text(family),
