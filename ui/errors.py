@@ -30,6 +30,7 @@ USER_TEXT = frozenset(
         "path",
         "param",
         "field",
+        "heads_field",
         "source",
         "stream",
         "other",

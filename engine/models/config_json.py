@@ -196,6 +196,11 @@ def shape_from_config(config: dict, family: Family) -> ModelShape:
     needs_heads = formula is not None or widths & {"head_dim", "q_projection", "kv_projection"}
     heads = read.count("heads", required=bool(needs_heads))
     kv_heads = read.count("kv_heads", required=False) or heads
+    if heads is not None and kv_heads is not None and heads % kv_heads:  # 64 of 8, 7 of 30
+        # grouped-query attention shares each key-value head among heads / kv_heads query
+        # heads; transformers' repeat_kv fails on any other pair
+        words = {"field": read.raw("kv_heads")[0], "heads_field": read.raw("heads")[0]}
+        raise EngineError("models.kv_heads", {**words, "kv_heads": kv_heads, "heads": heads})
     head_dim = read.count("head_dim", required=False)
     if head_dim is None and heads is not None:
         head_dim = hidden // heads  # what HF does when head_dim is left out

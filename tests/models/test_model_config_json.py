@@ -307,3 +307,17 @@ def test_a_text_longer_than_any_config_is_refused_with_its_length_and_the_limit(
     assert refused.value.key == "models.too_long"
     said = error_text(refused.value)
     assert f"{len(text):,} characters long" in said and f"{MAX_CONFIG_CHARS:,}" in said
+
+
+@pytest.mark.parametrize(("kv_heads", "heads"), [(64, 8), (7, 30)])
+def test_key_value_heads_that_do_not_divide_the_heads_are_refused(kv_heads, heads):
+    """Grouped-query attention shares each key-value head among heads / kv_heads query heads;
+    64 of 8 was counted as 14.25 billion parameters, a model transformers cannot build."""
+    config = {"model_type": "llama", "hidden_size": 240, "num_hidden_layers": 2}
+    config |= {"intermediate_size": 64, "vocab_size": 10, "num_attention_heads": heads}
+    with pytest.raises(EngineError) as refused:
+        parse_config({**config, "num_key_value_heads": kv_heads})
+    assert refused.value.key == "models.kv_heads"
+    assert refused.value.params["field"] == "num_key_value_heads"
+    shape = parse_config({**config, "num_key_value_heads": 2 if heads % 2 == 0 else 3})
+    assert shape.heads == heads and heads % shape.kv_heads == 0
