@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import functools
 import re
+import string
 import tomllib
 from pathlib import Path
+from unicodedata import east_asian_width
 
 LANGUAGES = {"en": "English", "zh": "简体中文"}
 DEFAULT_LANGUAGE = "en"
@@ -78,7 +80,31 @@ def translate(key: str, lang: str, **params: object) -> str:
     tests/ui/test_i18n.py checks every call against the placeholders of its text.
     """
     text = catalog(lang).get(key) or catalog(DEFAULT_LANGUAGE).get(key) or key
-    return _bound(text.format(**params))
+    return _bound(_filled(text, params) if lang == "zh" else text.format(**params))
+
+
+def _wide(text: str) -> bool:
+    """Whether ``text`` is a Chinese character or full-width punctuation ("（", "、")."""
+    return bool(text) and east_asian_width(text) in "WF"
+
+
+def _filled(text: str, params: dict) -> str:
+    """``text.format(**params)`` for Chinese text, without a template's space between a
+    value and the Chinese beside it: the space a template keeps before a Latin name
+    ("按 LLaMA 读取") is a stray one before a Chinese one ("按 通用的 Pre-RMSNorm 解码器
+    读取") or after a closing "）" ("d = 4,096（前向） 处太忙")."""
+    formatter, out, value = string.Formatter(), "", ""  # value: the last one filled in
+    for literal, field, spec, conversion in formatter.parse(text):  # "{{" ends a literal too
+        if _wide(value[-1:]) and literal.startswith(" ") and _wide(literal[1:2]):
+            literal = literal[1:]
+        value = ""
+        if field is not None:
+            value, _ = formatter.get_field(field, (), params)
+            value = formatter.format_field(formatter.convert_field(value, conversion), spec)
+            if literal.endswith(" ") and _wide((out + literal)[-2:-1]) and _wide(value[:1]):
+                literal = literal[:-1]
+        out += literal + value
+    return out
 
 
 def join(items, lang: str) -> str:

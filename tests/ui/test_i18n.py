@@ -381,3 +381,16 @@ def test_every_allowed_vague_count_is_still_there():
 
 # A sub- or superscript written as code ("μ_c", "(−1, 1)^d") outside math ($...$), a code
 # span or a placeholder; a snake_case name (q_lora_rank, ln_f) is a name, not notation.
+
+
+def test_a_chinese_value_takes_no_template_space_beside_chinese_text():
+    """A zh template keeps a space before a Latin name ("按 LLaMA 读取"); beside a Chinese
+    value, or after one ending in "）", the space was a stray one."""
+    said = translate("kernels.busy_warning", "zh", widths="d = 4,096（前向）")
+    assert "4,096（前向）处太忙" in said
+    assert "4,096 处太忙" in translate("kernels.busy_warning", "zh", widths="d = 4,096")
+    shared = translate("models.read_as_shared", "zh", family="通用的解码器", names="LLaMA")
+    assert "由通用的解码器、LLaMA 共用" in shared and "按通用的解码器读取" in shared
+    latin = translate("models.read_as_shared", "zh", family="LLaMA", names="Llama 2")
+    assert "按 LLaMA 读取" in latin
+    assert translate("models.read_as_shared", "en", family="A", names="B").startswith("Its")
