@@ -13,7 +13,7 @@ from safetensors import safe_open
 
 from engine.dumps.example import EXAMPLE_DUMP, stream_entry
 from tests.app.dump_uploads import shown_cells
-from tests.app.dumps_page import deep_link
+from tests.app.dumps_page import deep_link, page_text
 from ui.i18n import translate
 from ui.views.dumps import INDEX_COLUMNS
 
@@ -99,3 +99,12 @@ def test_only_an_accepted_setting_chooses_the_section_a_link_does_not_name(query
     assert at.segmented_control(key="du_section").value == section
     if "du_section" in query:
         assert "It shows the default instead" in " ".join(w.value for w in at.warning)
+
+
+def test_in_the_files_order_the_facts_say_the_layer_numbers_are_not_the_names():
+    """The example stores its entries in text order (0, 1, 10, 11, …): read in it, the story's
+    "layer 3" is model.layers.11; the facts say how the page numbers its layers."""
+    filed = page_text(deep_link({"du_order": "file"}))
+    assert "the page's layer numbers count in this order, not by the names: layer 2 is" in filed
+    assert "`model.layers.10.input`" in filed
+    assert "layer numbers count in this order" not in page_text(deep_link({}))

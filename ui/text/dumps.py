@@ -19,6 +19,7 @@ import numpy as np
 from engine.config import CAPTURE_DTYPES
 from engine.dumps.capture import CaptureInfo, capture_info
 from engine.dumps.diagnostics import GrowthFit
+from engine.dumps.names import split_index
 from engine.dumps.report import DumpReport, NormComparison
 from engine.dumps.token_names import TOKENS_KEY, dump_token_rows
 from engine.dumps.weights_origin import WeightsOrigin
@@ -71,6 +72,7 @@ def layout_facts(rep: DumpReport, lang: str) -> list[tuple[str, str]]:
     ends = {"first": literal(rep.labels[0]), "last": literal(rep.labels[-1])}
     # one stacked entry ([L, …]) is ordered by its first axis, whatever its name says
     order = label("layer_order", "stacked" if "L" in lay.axes else lay.layer_order, lang)
+    filed = "L" not in lay.axes and lay.layer_order == "file"
     pairs = [p.label for p in lay.norm_pairs]
     rows = [
         _fact("file", f"{files} · {size}", lang),
@@ -92,7 +94,7 @@ def layout_facts(rep: DumpReport, lang: str) -> list[tuple[str, str]]:
             ),  # fmt: skip
             lang,
         ),
-        _fact("order", _order_text(order, ends, len(rep.labels), lang), lang),
+        _fact("order", _order_text(order, ends, rep.labels, lang, filed), lang),
         _fact(
             "pairs",
             names_text(pairs, lang, 3) if pairs else translate("dumps.no_pairs_short", lang),
@@ -120,10 +122,18 @@ def _stream_text(stream: str, ends: dict, lang: str) -> str:
     return literal(stream)
 
 
-def _order_text(order: str, ends: dict, points: int, lang: str) -> str:
-    if points == 1:  # no order to speak of, and "x first, x last" of the one name
+def _order_text(order: str, ends: dict, labels, lang: str, filed: bool = False) -> str:
+    """The order, its ends, and, ``filed`` in the file's order, the first layer whose number
+    on the page is not the one in its name (its layer 3 may be ``model.layers.11.input``)."""
+    if len(labels) == 1:  # no order to speak of, and "x first, x last" of the one name
         return translate("dumps.order_value_one", lang, first=ends["first"])
-    return translate("dumps.order_value", lang, order=order, **ends)
+    text = translate("dumps.order_value", lang, order=order, **ends)
+    numbered = ((i, split_index(name)[1]) for i, name in enumerate(labels) if filed)
+    differs = next((i for i, number in numbered if number not in (None, i)), None)
+    if differs is None:
+        return text
+    shown = translate("dumps.order_numbers", lang, layer=differs, name=literal(labels[differs]))
+    return text + ("；" if lang == "zh" else "; ") + shown
 
 
 def _fact(what: str, value: str, lang: str) -> tuple[str, str]:
