@@ -169,7 +169,13 @@ FLOAT64_TINY = f"{math.ulp(0.0):.2g}"  # "4.9e-324", for the messages that refus
 
 # NFKC maps full-width forms to ASCII; these it leaves alone (NFKC makes the non-breaking
 # hyphen of a page's "1e\u20115", ui/i18n.py, the hyphen U+2010).
-_TO_ASCII = str.maketrans({MINUS: "-", "\u2010": "-", "\u3001": ","})
+# Full-width forms (U+FF01-FF5E: "１", "．", "－") by their ASCII twins, not NFKC: NFKC also
+# reads "①②" as 12 and "10²" as 102, numbers nobody typed
+_TO_ASCII = str.maketrans(
+    {code: code - 0xFEE0 for code in range(0xFF01, 0xFF5F)}
+    | {MINUS: "-", "\u2010": "-", "\u2011": "-", "\u3001": ","}
+    | dict.fromkeys(("\u3000", "\u00a0", "\u202f"), " ")  # wide and no-break spaces
+)
 
 
 # The ideographic full stop is what a Chinese keyboard types for "." ("4。5"); between two
@@ -183,7 +189,7 @@ def as_ascii(text: str) -> str:
     hyphen as ASCII: a number typed on a Chinese or Japanese keyboard (``－１．５``, ``−1``,
     ``4。5``: an ideographic full stop between digits) reads as ``-1.5``, ``-1``, ``4.5``, and
     one copied from a page (``1e\u20115``) as ``1e-5``."""
-    return _DECIMAL_STOP.sub(".", unicodedata.normalize("NFKC", text).translate(_TO_ASCII))
+    return _DECIMAL_STOP.sub(".", text.translate(_TO_ASCII))
 
 
 def read_float(text: str) -> float:

@@ -274,3 +274,16 @@ def test_markdown_escaped_keeps_leading_spaces_and_writes_a_missing_value_empty(
 
 def test_markdown_escaped_writes_invisible_characters_as_escapes():
     assert markdown_escaped("a\u200bb") == "a\\\\u200bb"  # shown as a\u200bb
+
+
+def test_a_number_typed_on_a_chinese_keyboard_reads_as_ascii_and_no_other_glyph_does():
+    """Full-width digits and signs read as typed; NFKC had also read "①②" as 12 and "10²"
+    as 102, numbers nobody typed, which a link or a box then took without a word."""
+    from ui.formatting import as_ascii
+    from ui.url.codec import parse
+    from ui.url.pages import KERNELS
+
+    assert as_ascii("－１．５、２") == "-1.5,2" and as_ascii("1e\u20115") == "1e-5"
+    assert as_ascii("①②") == "①②" and as_ascii("10²") == "10²"
+    assert parse(KERNELS["kn_d"], ["①②"])[1] is not None  # refused, with a message
+    assert parse(KERNELS["kn_d"], ["１０２４"])[0] == 1024
