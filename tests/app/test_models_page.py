@@ -281,6 +281,16 @@ def test_every_examples_module_table_fits_a_1280_px_window(lang):
         assert len(widths) == 6 and sum(widths) + 2 <= CONTENT_PX, (family.id, widths)
 
 
+def test_presenting_the_tables_columns_are_sized_for_the_grids_larger_type(app):
+    """The grid may draw 0.875 rem of the projector's 20 px root: 17.5 px, not 14."""
+    plain = json.loads(_open(app).dataframe[0].proto.columns)
+    projected = AppTest.from_file(APP, default_timeout=60)
+    projected.query_params.update({"present": "on"})
+    shown = json.loads(_open(projected).dataframe[0].proto.columns)
+    for column in ("modules", "eps_field", "placement"):
+        assert shown[column]["width"] >= 1.24 * plain[column]["width"], column
+
+
 def test_a_cells_width_is_never_under_what_chromium_draws():
     measured = {  # px in the tables' 14 px Source Sans, as Chromium measured them
         "encoder.layer.{i}.attention.output.LayerNorm": 265,

@@ -15,6 +15,7 @@ import streamlit as st
 from engine.config import DTYPES, ModelShape
 from engine.models.calculator import NormBudget, NormCost
 from engine.models.families import Catalog, Family
+from ui import presenting
 from ui.formatting import bytes_text, bytes_texts, format_number, literal
 from ui.i18n import current_language, join, sentence_joiner, t
 from ui.labels import label, placement_label
@@ -51,12 +52,20 @@ def _text_px(text: str) -> float:
     return sum(px(char) for char in text)
 
 
+# Presenting, the data grid may draw 17.5 px text: its font is 0.875 rem, read from the page's
+# root when the grid first draws, before or after the projector's 20 px root applies (seen both
+# ways in Chromium at 1,024 × 768); columns sized for 14 px cut "layer_norm_epsilo"
+PRESENTING_SCALE = 1.25
+
+
 def _column_width(header: str, cells, most: float = float("inf")) -> int:
     """Pixels that show ``header`` and the longest of ``cells`` whole, at ``most`` px: the
     table cut "ε field" and module names with fixed widths that fitted English at one font,
     and a 640 px cap on every column cut Gemma 3's QK-norms off its modules."""
     widest = max((_text_px(str(cell)) for cell in cells), default=0)
-    return round(min(most, max(_text_px(header) + HEADER_PADDING, widest + CELL_PADDING)))
+    scale = PRESENTING_SCALE if presenting.presenting() else 1
+    needed = max(_text_px(header) + HEADER_PADDING, widest + CELL_PADDING)
+    return round(min(most, scale * needed))
 
 
 def catalog_table(families: tuple[Family, ...]) -> None:
