@@ -60,6 +60,14 @@ def test_released_eps_carries_the_from_memory_mark_only_where_known():
     assert facts["ε, released checkpoint"] == "unknown"
 
 
+def test_a_family_of_two_stacks_names_both_final_norms_and_every_stacks_modules():
+    """T5's facts named only the encoder's final norm and modules."""
+    facts = dict(text.family_facts(catalog().family("t5"), "en"))
+    finals = [value for what, value in facts.items() if "final" in what.casefold()]
+    assert finals == ["`encoder.final_layer_norm`, `decoder.final_layer_norm`"]
+    assert "`layer.2.layer_norm`" in " ".join(facts.values())  # the decoder's cross-attention
+
+
 def test_extra_norms_name_the_modules_the_diagram_does_not_draw():
     deepseek = " ".join(text.extra_norms(catalog().family("deepseek_v3"), "en"))
     assert "self_attn.q_a_layernorm" in deepseek and "self_attn.kv_a_layernorm" in deepseek

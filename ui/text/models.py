@@ -73,12 +73,18 @@ def norm_text(family: Family) -> str:
     return NORM_NAMES[family.norm_kind]
 
 
+def _names(family: Family) -> tuple[list[str], list[str]]:
+    """The norm modules of one layer and the final norms, of every stack (T5: the encoder's
+    and the decoder's), each name once."""
+    modules = dict.fromkeys(n for s in family.stacks for n in s.norm_modules())
+    return list(modules), [s.final for s in family.stacks if s.final]
+
+
 def catalog_cells(family: Family, lang: str) -> dict[str, str]:
     """One row of the catalog table: its columns in order (headers: ``models.col.<id>``)."""
-    # every stack's (T5: the encoder's and the decoder's), each name once
-    names = ", ".join(dict.fromkeys(n for s in family.stacks for n in s.norm_modules()))
-    final = ", ".join(s.final for s in family.stacks if s.final)
-    names, final = names or unknown(lang), final or yes_no(family.final_norm, lang)
+    modules, finals = _names(family)
+    names = ", ".join(modules) or unknown(lang)
+    final = ", ".join(finals) or yes_no(family.final_norm, lang)
     return {
         "family": family.name,
         "norm": norm_text(family),
@@ -111,13 +117,13 @@ def family_facts(family: Family, lang: str) -> list[tuple[str, str]]:
     released = eps_text(family.eps_released, lang)
     if family.eps_released is not None:
         released += " " + translate("models.recalled_mark", lang)
-    stack = family.stacks[0]
-    modules = ", ".join(f"`{m}`" for m in stack.norm_modules()) or unknown(lang)
+    module_names, finals = _names(family)
+    modules = ", ".join(f"`{m}`" for m in module_names) or unknown(lang)
     per_layer = " / ".join(str(n) for n in family.norms_per_layer())
     if len(family.stacks) > 1:
         stacks = " / ".join(label("stack", s.name, lang) for s in family.stacks)
         per_layer += f" ({stacks})"
-    final = code(stack.final) if stack.final else yes_no(family.final_norm, lang)
+    final = ", ".join(code(f) for f in finals) or yes_no(family.final_norm, lang)
     known_classes = [c for c in (family.config_class, family.model_class) if c]
     classes = " / ".join(code(c) for c in known_classes) or unknown(lang)
     types = ", ".join(f"`{m}`" for m in family.model_types)
