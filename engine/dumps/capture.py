@@ -42,6 +42,7 @@ from engine.dumps.model_files import LoadedModel
 from engine.dumps.refusals import capture_error
 from engine.dumps.sources import DumpFile
 from engine.dumps.weights_origin import WeightsOrigin, from_metadata
+from engine.dumps.written import write_whole
 
 FORMAT = "normscope.capture/1"  # metadata["format"] of a capture
 STORE_CHOICES = ("same",) + CAPTURE_DTYPES
@@ -108,14 +109,7 @@ class Capture:
                 need_mb=round(len(data) / 10**6, 1),
                 free_mb=round(free / 10**6, 1),
             )
-        partial = path.with_name(path.name + ".partial")
-        try:
-            partial.write_bytes(data)
-            os.replace(partial, path)
-        except OSError as exc:  # ENOSPC after all, a quota, a vanished directory
-            partial.unlink(missing_ok=True)
-            detail = exc.strerror or type(exc).__name__
-            raise capture_error("out_write_failed", path=str(path), detail=detail) from None
+        write_whole(path, data)
         return path
 
 

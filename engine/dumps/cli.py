@@ -13,6 +13,7 @@ Exit status: 0 done, 2 refused (the message says why), 130 interrupted.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
@@ -140,15 +141,19 @@ def print_report(rep, rows: int = PRINTED_ROWS, out=None) -> None:
 def _run_report(args: argparse.Namespace) -> int:
     from engine.dumps.capture import check_writable
     from engine.dumps.report import report
+    from engine.dumps.sources import resolve_files
     from engine.dumps.tables import write_csv, write_json
+    from engine.dumps.written import refuse_an_input
 
     if args.dask:
         from engine.dumps.cluster import _import_distributed
 
         _import_distributed()  # refuse at once, with the install command, if missing
+    inputs = [Path(f.path) for f in resolve_files(args.source)]  # names only, nothing read
     for path, folder in ((args.json, False), (args.csv, True)):
         if path:
             check_writable(Path(path), folder)  # before the read (minutes), not after
+            refuse_an_input(Path(path), inputs)
     spec = DumpSpec(
         axes=args.axes,
         stream=args.stream,
@@ -160,11 +165,18 @@ def _run_report(args: argparse.Namespace) -> int:
     )
     bar = ProgressBar(enabled=not args.no_progress)
     rep = report(args.source, spec, progress=bar, dask=args.dask, workers=max(1, args.workers))
-    print_report(rep, rows=args.rows)
+    # the files first: a reader who pipes the text into `head` closes it early
+    wrote = []
     if args.json:
-        sys.stdout.write(f"Wrote {write_json(rep, args.json)}\n")
+        wrote.append(f"Wrote {write_json(rep, args.json)}\n")
     if args.csv:
-        sys.stdout.write(f"Wrote {len(write_csv(rep, args.csv))} CSV files to {args.csv}\n")
+        wrote.append(f"Wrote {len(write_csv(rep, args.csv))} CSV files to {args.csv}\n")
+    try:
+        print_report(rep, rows=args.rows)
+        sys.stdout.write("".join(wrote))
+        sys.stdout.flush()
+    except BrokenPipeError:  # the reader has what it wanted; Python's own flush at exit
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # would fail again
     return 0
 
 

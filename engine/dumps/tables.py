@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from engine.dumps.report import DumpReport
+from engine.dumps.written import write_whole
 
 
 def _layers(rep: DumpReport) -> pd.DataFrame:
@@ -240,19 +241,19 @@ def json_text(summary: dict, tables: dict[str, pd.DataFrame]) -> str:
 
 
 def write_json(rep: DumpReport, path: str | Path) -> Path:
+    """The summary and every table as one JSON file, written whole or not at all."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json_text(report_summary(rep), report_tables(rep)), encoding="utf-8")
+    write_whole(path, json_text(report_summary(rep), report_tables(rep)).encode("utf-8"))
     return path
 
 
 def write_csv(rep: DumpReport, directory: str | Path) -> list[Path]:
-    """One CSV per table in ``directory`` (created); the paths written."""
+    """One CSV per table in ``directory`` (created), each written whole or not at all; the
+    paths written."""
     directory = Path(directory)
-    directory.mkdir(parents=True, exist_ok=True)
     written = []
     for name, table in report_tables(rep).items():
         path = directory / f"{name}.csv"
-        table.to_csv(path, index=False)
+        write_whole(path, table.to_csv(index=False).encode("utf-8"))
         written.append(path)
     return written

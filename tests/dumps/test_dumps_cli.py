@@ -148,3 +148,44 @@ def test_symlink_loops_are_skipped_in_a_directory_and_named_as_a_source(tmp_path
     assert "loop.safetensors: no such file or directory" in capsys.readouterr().err
     (tmp_path / "sub").symlink_to(tmp_path)  # a directory that contains itself
     assert main(["report", str(tmp_path / "sub" / "sub" / "sub"), "--no-progress"]) == 0
+
+
+def test_the_dump_being_read_is_never_the_reports_output(dump_path, tmp_path, capsys):
+    """`--json` over the dump replaced it with JSON text; a shard of a folder the same."""
+    before = dump_path.read_bytes()
+    assert main(["report", str(dump_path), "--no-progress", "--json", str(dump_path)]) == 2
+    assert "is a file of the dump being read" in capsys.readouterr().err
+    assert dump_path.read_bytes() == before
+    folder = str(dump_path.parent)
+    assert main(["report", folder, "--no-progress", "--json", str(dump_path)]) == 2
+    assert dump_path.read_bytes() == before
+
+
+def test_a_failed_write_is_a_message_and_leaves_no_file_and_a_device_stays_a_device(
+    dump_path, tmp_path, capsys
+):
+    """A full disk raised OSError (exit 1, a traceback) and left a cut JSON file; a rename
+    over /dev/full made it a file."""
+    assert main(["report", str(dump_path), "--no-progress", "--json", "/dev/full"]) == 2
+    err = capsys.readouterr().err
+    assert "could not be written (No space left on device)" in err and "Traceback" not in err
+    assert Path("/dev/full").is_char_device()
+    assert not list(Path("/dev").glob("full.partial*"))
+
+
+@pytest.mark.slow  # a fresh interpreter imports torch
+def test_a_reader_closing_the_pipe_early_gets_the_files_and_no_traceback(dump_path, tmp_path):
+    """`report … --json OUT | head -2`: the text was printed before the files were written,
+    and the closed pipe ended the run with BrokenPipeError before them."""
+    out = tmp_path / "r.json"
+    command = [sys.executable, "-m", "engine.dumps", "report", str(dump_path), "--json", str(out)]
+    shell = " ".join(f"'{part}'" for part in command) + " --no-progress | head -2"
+    run = subprocess.run(
+        ["bash", "-o", "pipefail", "-c", shell],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
+    assert run.returncode == 0 and "Traceback" not in run.stderr, run.stderr
+    assert json.loads(out.read_text())["tables"]
