@@ -65,6 +65,7 @@ class _Accumulator:
         self.sumsq = np.zeros(rows)
         self.maxabs = np.zeros(rows)
         self.finite = np.full(rows, d, dtype=np.int64)
+        self.row_m2 = np.zeros(rows)
         self.count = np.zeros(d, dtype=np.int64)
         self.mean = np.zeros(d)
         self.m2 = np.zeros(d)
@@ -81,7 +82,11 @@ class _Accumulator:
     def partial(self, layer: int) -> LayerPartial:
         return LayerPartial(
             layer=layer,
-            blocks=(RowBlock(self.first_row, self.sums, self.sumsq, self.maxabs, self.finite),),
+            blocks=(
+                RowBlock(
+                    self.first_row, self.sums, self.sumsq, self.maxabs, self.finite, self.row_m2
+                ),
+            ),
             count=self.count,
             mean=self.mean,
             m2=self.m2,
@@ -111,8 +116,11 @@ def _finite_chunk(acc: _Accumulator, x, buf, scratch, at: int) -> bool:
     chunk_mean = work.sum(0) / n  # [d]
     centered = torch.sub(work, chunk_mean, out=scratch[:n])  # [n, d]
     m2 = centered.mul_(centered).sum(0)  # [d]
-    acc.sums[at : at + n] = work.sum(-1).double().numpy()
+    row_sum = work.sum(-1)  # [n]
+    acc.sums[at : at + n] = row_sum.double().numpy()
     acc.sumsq[at : at + n] = row_sumsq.double().numpy()
+    deviations = torch.sub(work, (row_sum / work.shape[1])[:, None], out=scratch[:n])  # [n, d]
+    acc.row_m2[at : at + n] = deviations.mul_(deviations).sum(-1).double().numpy()
     row_maxabs = row_maxsq.double().sqrt()  # [n]
     acc.maxabs[at : at + n] = row_maxabs.numpy()
     counts = np.full(x.shape[1], n, dtype=np.int64)
@@ -137,6 +145,9 @@ def _masked_chunk(acc: _Accumulator, x: torch.Tensor, at: int) -> None:
     row_maxabs = magnitude.amax(-1)  # [n]
     acc.maxabs[at : at + n] = row_maxabs.numpy()
     acc.finite[at : at + n] = finite.sum(-1).numpy()
+    row_mean = clean.sum(-1, keepdim=True) / finite.sum(-1, keepdim=True).clamp_min(1)  # [n, 1]
+    deviations = torch.where(finite, clean - row_mean, 0.0)  # [n, d]
+    acc.row_m2[at : at + n] = (deviations * deviations).sum(-1).numpy()
     torch.maximum(acc.channel_maxsq, magnitude.amax(0) ** 2, out=acc.channel_maxsq)
     count = finite.sum(0)  # [d]
     chunk_mean = clean.sum(0) / count.clamp_min(1)  # [d]

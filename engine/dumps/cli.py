@@ -60,7 +60,7 @@ def _add_report_arguments(parser: argparse.ArgumentParser) -> None:
         help="reduce the shards on a Dask cluster (a scheduler address, or 'local')",
     )
     parser.add_argument(
-        "--workers", type=int, default=1, help="threads reducing each window (default 1)"
+        "--workers", type=_at_least_one, default=1, help="threads reducing each window (default 1)"
     )
     parser.add_argument("--axes", default="auto", choices=DUMP_AXES)
     parser.add_argument("--stream", default="auto", help="template of the stream's entries")
@@ -154,17 +154,22 @@ def _run_report(args: argparse.Namespace) -> int:
         if path:
             check_writable(Path(path), folder)  # before the read (minutes), not after
             refuse_an_input(Path(path), inputs)
-    spec = DumpSpec(
-        axes=args.axes,
-        stream=args.stream,
-        layer_order=args.layer_order,
-        massive_abs=args.massive_abs,
-        massive_ratio=args.massive_ratio,
-        outlier_ratio=args.outlier_ratio,
-        top_k=args.top_k,
-    )
+    try:
+        spec = DumpSpec(
+            axes=args.axes,
+            stream=args.stream,
+            layer_order=args.layer_order,
+            massive_abs=args.massive_abs,
+            massive_ratio=args.massive_ratio,
+            outlier_ratio=args.outlier_ratio,
+            top_k=args.top_k,
+        )
+    except EngineError as error:  # named as typed: "--top-k = 2", not the field's "top_k"
+        if isinstance(error.params.get("name"), str):
+            error.params["name"] = "--" + error.params["name"].replace("_", "-")
+        raise
     bar = ProgressBar(enabled=not args.no_progress)
-    rep = report(args.source, spec, progress=bar, dask=args.dask, workers=max(1, args.workers))
+    rep = report(args.source, spec, progress=bar, dask=args.dask, workers=args.workers)
     # the files first: a reader who pipes the text into `head` closes it early
     wrote = []
     if args.json:

@@ -197,11 +197,10 @@ def centering(stats: StreamStats) -> CenteringDiagnostics:
             stats.row_ms.reshape(layers, -1), axis=1
         )
         token_share = mu2 / stats.row_ms
-    variance = np.clip(stats.row_ms - mu2, 0.0, None)  # σ² = RMS² − μ² ≥ 0 up to rounding
     return CenteringDiagnostics(
         mu2_share=share,
         token_share=token_share,
-        token_std=np.sqrt(variance),
+        token_std=np.sqrt(stats.row_var),
     )
 
 

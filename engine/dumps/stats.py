@@ -20,6 +20,7 @@ class StreamStats:
 
     row_mean: np.ndarray  # [L, B, T] mean over d (μ of each token)
     row_ms: np.ndarray  # [L, B, T] mean square over d (RMS² = σ² + μ²)
+    row_var: np.ndarray  # [L, B, T] σ² over d, from the row's own deviations (not RMS² − μ²)
     row_maxabs: np.ndarray  # [L, B, T] largest |a| of each token
     row_finite: np.ndarray  # [L, B, T] finite values of each token (d when clean)
     channel_mean: np.ndarray  # [L, d]
@@ -52,6 +53,7 @@ def finalize(layout: Layout, partials: dict[int, LayerPartial]) -> StreamStats:
     sums = np.stack([_rows(p, "sums", rows) for p in ordered]).reshape(shape)
     sumsq = np.stack([_rows(p, "sumsq", rows) for p in ordered]).reshape(shape)
     finite = np.stack([_rows(p, "finite", rows) for p in ordered]).reshape(shape)
+    row_m2 = np.stack([_rows(p, "m2", rows) for p in ordered]).reshape(shape)
     safe = np.maximum(finite, 1)
     top_values = np.full((len(ordered), k), np.nan)
     for layer, partial in enumerate(ordered):
@@ -61,6 +63,7 @@ def finalize(layout: Layout, partials: dict[int, LayerPartial]) -> StreamStats:
     return StreamStats(
         row_mean=np.where(finite > 0, sums / safe, np.nan),
         row_ms=np.where(finite > 0, sumsq / safe, np.nan),
+        row_var=np.where(finite > 0, row_m2 / safe, np.nan),
         row_maxabs=np.stack([_rows(p, "maxabs", rows) for p in ordered]).reshape(shape),
         row_finite=finite,
         channel_mean=np.stack([p.mean for p in ordered]),

@@ -376,3 +376,22 @@ def test_a_file_that_fails_as_a_whole_names_no_entry(tmp_path):
     message = str(refusal(path, "corrupt_file"))
     assert message.startswith("notes.npz: the file is damaged or not in npz format")
     assert "entry" not in message and "(file)" not in message
+
+
+def test_a_file_that_may_not_be_read_is_said_so_not_called_damaged(tmp_path, monkeypatch):
+    """Without read permission the report said "damaged or not in NumPy format" and quoted
+    Python's PermissionError; the bytes were never seen."""
+    import engine.dumps.formats as formats
+
+    path = files.write_npy(tmp_path / "locked.npy", np.zeros((2, 4, 8), np.float32))
+
+    def denied(file):
+        raise PermissionError(13, "Permission denied", str(path))
+
+    fmt, _, reader = formats._FORMATS[".npy"]
+    monkeypatch.setitem(formats._FORMATS, ".npy", (fmt, denied, reader))
+    with pytest.raises(EngineError) as refused:
+        open_dump(path)
+    assert refused.value.key == "dumps.unreadable"
+    said = str(refused.value)
+    assert "cannot be read (Permission denied)" in said and "damaged" not in said

@@ -190,6 +190,20 @@ def test_chan_merge_keeps_a_large_mean_accurate(tmp_path):
     np.testing.assert_allclose(stats.channel_var, want, rtol=1e-9)
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_a_tokens_spread_beside_a_large_mean_keeps_its_digits(tmp_path, dtype):
+    """Tokens 100 + 0.01·z: σ² = RMS² − μ² from float32 sums gave σ = 0.033 or 0 for 0.010;
+    each row's own deviations keep it (its NaN-holding rows too)."""
+    generator = torch.Generator().manual_seed(2)
+    x = 100 + 1e-2 * torch.randn(2, 3, 5, 256, generator=generator, dtype=torch.float64)
+    x[1, 2, 4, 7] = float("nan")  # a row reduced by the masked path
+    dump = open_dump(files.write_npy(tmp_path / "o.npy", x.to(dtype).numpy()))
+    stats = finalize(dump.layout, reduce_stream(dump.layout, DumpSpec()))
+    stored = x.to(dtype).double().numpy()
+    want = np.nanvar(stored, axis=-1)  # [L, B, T], over each token's finite values
+    np.testing.assert_allclose(stats.row_var, want, rtol=1e-4 if dtype == torch.float32 else 1e-9)
+
+
 def test_workers_split_windows_to_the_same_result(tmp_path):
     x = _dirty_stream(torch.float16)
     dump = open_dump(files.write_safetensors(tmp_path / "d.safetensors", {"h": x}))

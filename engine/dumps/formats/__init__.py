@@ -38,6 +38,8 @@ def _parsing(file: DumpFile, entry: str = ""):
         yield
     except EngineError:
         raise
+    except PermissionError as exc:  # the bytes were never seen: not "damaged"
+        raise refuse("unreadable", file=file.name, detail=exc.strerror or "") from None
     except Exception as exc:
         detail = f"{type(exc).__name__}: {first_line(exc)}"
         raise corrupt(file, entry, _FORMATS[file.suffix][0], detail) from None
