@@ -37,5 +37,6 @@ if chosen.spec is not None and chosen.text is not None:
     if committed is not None:
         found = run(chosen)
         if found is not None:
-            view.verdict(chosen.experiment, committed, found)
+            first = widgets.judged(chosen.request, committed)
+            view.verdict(chosen.experiment, committed, found, first)
             view.results(found)

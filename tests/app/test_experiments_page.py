@@ -299,3 +299,21 @@ def test_in_chinese_every_precomputed_result_reads_as_chinese(
     assert not at.exception and "已于" in _text(at)  # the precomputed run, at once
     found = {text[:80]: problems(text) for text in _shown(at) if problems(text)}
     assert not found
+
+
+def test_a_prediction_changed_after_the_result_is_not_judged_as_made_before_it(tiny):
+    """Change my prediction, pick the measured answer, commit: the page said "Your
+    prediction holds" at once, the result in view the whole time."""
+    at = _open({"ex_experiment": "swap", **SMALL})
+    assert live_model.model_load().wait(120)
+    live = live_model.model_load().live
+    truth = run_experiment(live, TextSpec(max_tokens=16), EXPERIMENT_SPECS["swap"]()).answer
+    wrong = next(option for option in OPTIONS["swap"] if option != truth)
+    _commit(at, wrong)
+    _run(at)
+    assert "the measurement says" in at.get("error")[0].value
+    next(b for b in at.button if b.key.startswith("ex_change_")).click().run()
+    _commit(at, truth)
+    shown = _text(at)
+    assert "after seeing this result" in shown and not at.success, shown
+    assert "the measurement says" in at.get("error")[0].value  # still the first one's verdict

@@ -32,8 +32,20 @@ def ran(done) -> None:
     )
 
 
-def verdict(experiment: str, committed: str, found) -> None:
+def verdict(experiment: str, committed: str, found, judged: str | None = None) -> None:
+    """Whether the prediction ``judged`` (the one made before the result was shown; by
+    default ``committed``) holds; a prediction changed since is said as such, not judged."""
     lang = current_language()
+    judged = committed if judged is None else judged
+    if judged != committed:
+        st.caption(
+            t(
+                "experiments.revised",
+                chosen=text.option_text(experiment, committed, lang),
+                first=text.option_text(experiment, judged, lang),
+            )
+        )
+    committed = judged
     truth = found.answer
     if truth is None:  # no answer fits: nothing was changed (no massive entry to set)
         reason = t("experiments.nothing_changed")

@@ -36,6 +36,7 @@ from ui.url.pages import EXPERIMENTS_PAGE as P
 from ui.widgets import bound
 
 PREDICTIONS = "ex_predictions"  # session state: {request id: committed option}
+JUDGED = "_ex_judged"  # request -> the prediction committed when its result was first shown
 
 
 @dataclass(frozen=True)
@@ -266,6 +267,12 @@ def prediction(chosen: ExperimentInputs) -> str | None:
             args=(request,),
         )
     return committed
+
+
+def judged(request: str, committed: str) -> str:
+    """The prediction a result is judged against: the one committed when the result was first
+    shown.  A prediction changed after it (the answer in view) is not judged as made before."""
+    return st.session_state.setdefault(JUDGED, {}).setdefault(request, committed)
 
 
 def _question(chosen: ExperimentInputs) -> str:
