@@ -317,3 +317,14 @@ def test_a_prediction_changed_after_the_result_is_not_judged_as_made_before_it(t
     shown = _text(at)
     assert "after seeing this result" in shown and not at.success, shown
     assert "the measurement says" in at.get("error")[0].value  # still the first one's verdict
+
+
+def test_a_typed_text_longer_than_accepted_is_refused_with_its_length(tiny):
+    """The box's browser limit dropped a 10,000-character paste without a word, and the run
+    went on with the held-out text."""
+    at = _open({"ex_experiment": "swap", **SMALL})
+    assert at.text_area(key="ex_prompt").proto.max_chars == 0
+    at.text_area(key="ex_prompt").input("word " * 2_000).run()  # 10,000 characters
+    assert not at.exception
+    refusals = " ".join(_refusals(at))
+    assert "10,000" in refusals and "8,000" in refusals, refusals

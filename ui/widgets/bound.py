@@ -253,7 +253,10 @@ def text_input(param: Param, text: str, target=st, **kwargs):
 
 
 def text_area(param: Param, text: str, target=st, **kwargs):
-    kwargs.setdefault("max_chars", param.max_chars)
+    """A text box without ``max_chars``: the browser drops a longer paste without a word (and
+    counts an emoji as two), leaving the previous text in use; the engine's own limit refuses
+    a longer text with its length and the limit (``parse_vectors``, ``TextSpec``, the live
+    prompt)."""
     return target.text_area(text, value=param.default, key=param.key, persist_state=KEEP, **kwargs)
 
 

@@ -136,13 +136,6 @@ def uploaded_source() -> ChosenDump | None:
     return uploaded
 
 
-# The browser counts a text box's length in UTF-16 code units, where an emoji or a rare
-# Chinese character takes 2, and silently drops an edit past ``max_chars``: a prompt of 501
-# emoji reverted to the previous one.  The box admits twice the characters the link
-# carries, and a longer prompt is refused here with a message.
-BROWSER_UNITS_PER_CHARACTER = 2
-
-
 def _given_prompt() -> int | None:
     """The index of the prompt being asked among the given ones (None: a typed one)."""
     current = st.session_state.get(P["du_prompt"].key, P["du_prompt"].default)
@@ -187,7 +180,6 @@ def live_prompt() -> tuple[LiveSpec | None, tuple[str, ...]]:
     text = bound.text_area(
         P["du_prompt"],
         t("dumps.prompt"),
-        max_chars=BROWSER_UNITS_PER_CHARACTER * limit,
         height=80,
         help=t("dumps.prompt_help", limit=LIVE_MAX_TOKENS),
         on_change=_prompt_typed,
