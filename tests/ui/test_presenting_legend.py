@@ -17,6 +17,15 @@ def test_a_projected_figure_enlarges_the_ticks_of_every_axis_and_leaves_the_orig
     assert figure.layout.xaxis2.tickfont.size is None  # the cached figure is not changed
 
 
+def test_a_projected_figure_enlarges_its_subplot_titles_and_no_other_note():
+    """The experiments' two panels kept make_subplots' 16 px titles on a projector."""
+    figure = make_subplots(rows=2, cols=1, subplot_titles=("Loss", "KL"))
+    figure.add_annotation(x=1, y=2, text="a point's note", font=dict(size=11))
+    shown = for_projector(figure)
+    sizes = {note.text: note.font.size for note in shown.layout.annotations}
+    assert sizes["Loss"] == sizes["KL"] == CHART_FONT + 2 and sizes["a point's note"] == 11
+
+
 def test_a_projected_3d_scene_enlarges_its_ticks():
     figure = go.Figure(go.Scatter3d(x=[0, 1], y=[0, 1], z=[0, 1]))
     shown = for_projector(figure)
