@@ -122,4 +122,5 @@ def test_the_pages_table_shows_every_top_token_and_its_sentence_names_the_lenses
     cell = "`-` 0.50 · `␣tell` 0.42 · `$` 0.01 · `⏎` 3.1×10⁻⁵"
     assert list(lens_table(flat, "en").values())[1] == [cell]
     early = lens_sentences(run, "en")[0]
-    assert "The final norm" not in early and "the layer's own scale" in early, early
+    # the answers' words, lower-cased inside a sentence
+    assert "The final norm" not in early and "the final norm computed on that layer" in early
