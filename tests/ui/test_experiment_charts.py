@@ -155,5 +155,10 @@ def test_the_legend_of_the_top_panels_lines_sits_above_it():
     run = Run(
         result=Run(effect=effect), tokens=3, token_texts=("a", "b", "."), baseline_nll=[3.1, 1]
     )
-    legend = figures.effect_figure(run, "en").layout.legend
+    figure = figures.effect_figure(run, "en")
+    legend = figure.layout.legend
     assert (legend.yref, legend.y, legend.yanchor) == ("container", 1, "top")
+    # headed by the top panel's title: as an annotation a phone's three rows covered it
+    assert legend.title.text == "Loss of each next token" and legend.title.side == "top"
+    shown = [note.text for note in figure.layout.annotations if note.visible is not False]
+    assert shown == ["KL(original ‖ changed) per position"]

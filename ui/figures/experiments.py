@@ -41,8 +41,14 @@ def _finish_rows(figure: go.Figure, y: str, kl: str, x: str, logged: bool) -> go
         log_axis(figure, "y", row=2, col=1, title_text=kl)
     figure.update_xaxes(title_text=x, row=2, col=1)
     # the legend names the top panel's lines: above it, not under the bottom panel (a
-    # projector's screen held the top panel alone, with no key to its colours)
+    # projector's screen held the top panel alone, with no key to its colours), headed by
+    # the panel's title: drawn as an annotation above the plot, a phone's legend of three
+    # rows covered it (the legend's rows push the plot down; an annotation stays in their
+    # way).  The annotation stays, hidden: the CSV names the panel by it.
+    top = figure.layout.annotations[0]
+    figure.update_annotations(visible=False, selector=dict(text=top.text))
     legend = dict(orientation="h", yref="container", y=1, yanchor="top", x=0)
+    legend["title"] = dict(text=top.text, side="top", font=dict(size=top.font.size))
     figure.update_layout(height=2 * HEIGHT + 35, margin=dict(t=75, b=40), legend=legend)
     return figure
 
