@@ -16,6 +16,7 @@ import argparse
 import os
 import sys
 import time
+import unicodedata
 from pathlib import Path
 
 import pandas as pd
@@ -97,9 +98,30 @@ def _print_table(title: str, table: pd.DataFrame, rows: int, out) -> None:
     out.write(shown.to_string(index=False, float_format=lambda v: f"{v:.4g}") + "\n")
 
 
+class _Visible:
+    """A text stream that writes control characters as escapes (``\\x1b``), line breaks and
+    tabs kept: a dump's entry names are the file's own text, and a name holding an escape
+    sequence changed what the reader's terminal showed (its colours, its title, a cleared
+    screen)."""
+
+    def __init__(self, stream):
+        self.stream = stream
+
+    def write(self, text: str) -> None:
+        self.stream.write(visible(text))
+
+
+def visible(text: str) -> str:
+    """``text`` with every control or format character but a line break and a tab escaped."""
+    return "".join(
+        c if c in "\n\t" or unicodedata.category(c) not in ("Cc", "Cf") else repr(c)[1:-1]
+        for c in text
+    )
+
+
 def print_report(rep, rows: int = PRINTED_ROWS, out=None) -> None:
     """The report as text (on ``out``, default stdout): the layout read, then the tables."""
-    out = out or sys.stdout
+    out = _Visible(out or sys.stdout)
     from engine.dumps.tables import report_tables
 
     lay = rep.layout
@@ -278,7 +300,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.run(args)
     except EngineError as error:
-        sys.stderr.write(f"\nerror: {error}\n")
+        sys.stderr.write(f"\nerror: {visible(str(error))}\n")
         return 2
     except KeyboardInterrupt:
         sys.stderr.write("\ninterrupted\n")

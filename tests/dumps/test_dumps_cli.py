@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+import torch
 
 from engine.dumps.cli import main
 from engine.dumps.report import report
@@ -195,3 +196,19 @@ def test_a_reader_closing_the_pipe_early_gets_the_files_and_no_traceback(dump_pa
     )
     assert run.returncode == 0 and "Traceback" not in run.stderr, run.stderr
     assert json.loads(out.read_text())["tables"]
+
+
+def test_an_entry_names_control_characters_reach_the_terminal_as_escapes(tmp_path, capsys):
+    """A name holding an escape sequence set the terminal's colours, title or cleared it,
+    from the report and from a refusal alike."""
+    x = files.stream(layers=3)
+    named = {f"hidden\x1b[31m_states.{i}": x[i] for i in range(3)}
+    path = files.write_safetensors(tmp_path / "c.safetensors", named)
+    assert main(["report", str(path), "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "hidden\\x1b[31m_states.{i}" in out
+    bad = {f"h\x1b]0;pwned\x07.{i}": x[i].to(torch.int64) for i in range(3)}
+    path = files.write_safetensors(tmp_path / "i.safetensors", bad)
+    assert main(["report", str(path), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert "\x1b" not in err and "\x07" not in err and "\\x1b]0;pwned\\x07" in err
