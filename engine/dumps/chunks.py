@@ -164,13 +164,23 @@ def _top_entries(window: torch.Tensor, maxabs: np.ndarray, top_k: int, first_row
     and, when equal, earlier.  So only those rows are read again.
     """
     rows = np.lexsort((np.arange(maxabs.shape[0]), -maxabs))[:top_k]
-    picked = window[torch.from_numpy(rows)].double()  # [k, d]
-    values = torch.nan_to_num(picked, nan=0.0, posinf=0.0, neginf=0.0)  # as in the row maxima
+    values = window[torch.from_numpy(rows)].double()  # [k, d], a copy
+    values.nan_to_num_(nan=0.0, posinf=0.0, neginf=0.0)  # as in the row maxima
     magnitude = values.abs().flatten()  # [k*d]
     k = min(top_k, magnitude.numel())
     kth = magnitude.topk(k).values[-1]
-    candidates = torch.nonzero(magnitude >= kth).flatten().numpy()  # ties included
-    row_of, channel = candidates // window.shape[1], candidates % window.shape[1]
+    # the entries above the k-th, then as many of its ties as fill k, by (row, channel): taken
+    # whole, a window of zeros made every entry a candidate (1.3 GB at d = 65,536)
+    candidates = [torch.nonzero(magnitude > kth).flatten().numpy()]
+    need, d = k - candidates[0].size, window.shape[1]
+    for r in np.argsort(rows) if need > 0 else ():
+        ties = torch.nonzero(magnitude[r * d : (r + 1) * d] == kth).flatten()[:need].numpy()
+        candidates.append(r * d + ties)
+        need -= ties.size
+        if need <= 0:
+            break
+    candidates = np.concatenate(candidates)
+    row_of, channel = candidates // d, candidates % d
     order = np.lexsort((channel, rows[row_of], -magnitude.numpy()[candidates]))[:k]
     picked = candidates[order]
     return Entries(

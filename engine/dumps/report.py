@@ -21,6 +21,7 @@ from engine.dumps.dump import Dump, open_dump, read_tokens
 from engine.dumps.layout import Layout
 from engine.dumps.limits import MEMORY_BUDGET_BYTES, WINDOW_BYTES
 from engine.dumps.norm_views import DyTFit, fit_dyt, token_norms
+from engine.dumps.partials import kept_entries
 from engine.dumps.reduce import reduce_stream
 from engine.dumps.refusals import refuse
 from engine.dumps.sources import DumpFile, Upload
@@ -141,11 +142,15 @@ ROW_BYTES = 700  # per token of every layer (its rows in the tables and their JS
 CHANNEL_BYTES = 500  # per channel of every layer
 LAYER_BYTES = 64 * 2**10  # per layer: a dense histogram while reducing, the kept entries
 WINDOW_COPIES = 2  # a window mapped or copied (an upload's .npz, a .pt) and its chunks
+# per value of the rows read again for a layer's largest entries (chunks._top_entries: the
+# rows as read, as float64, and their magnitudes, 4 + 8 + 8 bytes, and what sorting them takes)
+TOP_ROW_BYTES = 24  # measured: benchmarks/RESULTS.md, "A very wide dump's largest entries"
 
 
-def report_bytes(layout: Layout) -> int:
+def report_bytes(layout: Layout, top_k: int = DumpSpec.top_k) -> int:
     """Predicted peak memory of ``report`` and the page's tables on a dump with this layout,
-    above the process's own (the file's bytes not counted: an upload is held already)."""
+    above the process's own (the file's bytes not counted: an upload is held already);
+    ``top_k``: the entries kept per layer, whose rows are read again."""
     layers = len(layout.layers)
     rows = layers * layout.batch * layout.tokens
     values = rows * layout.d
@@ -159,13 +164,14 @@ def report_bytes(layout: Layout) -> int:
         + CHANNEL_BYTES * layers * layout.d
         + LAYER_BYTES * layers
         + WINDOW_COPIES * window
+        + TOP_ROW_BYTES * layout.d * min(kept_entries(top_k), layout.batch * layout.tokens)
         + unpickled  # an uploaded .pt's tensors, copied out of its bytes by torch.load
     )
 
 
-def check_memory(layout: Layout) -> None:
+def check_memory(layout: Layout, top_k: int = DumpSpec.top_k) -> None:
     """Refuse a dump whose report would take more than ``MEMORY_BUDGET_BYTES``."""
-    need = report_bytes(layout)
+    need = report_bytes(layout, top_k)
     if need > MEMORY_BUDGET_BYTES:
         files = {piece.entry.file.name for slot in layout.layers for piece in slot.pieces}
         raise refuse(
@@ -208,7 +214,7 @@ def report(
     spec = spec or DumpSpec()
     with torch_threads(threads):
         dump = open_dump(source, spec.reading)
-        check_memory(dump.layout)
+        check_memory(dump.layout, spec.top_k)
 
         def reduction_progress(fraction: float) -> None:
             if progress is not None:

@@ -248,3 +248,18 @@ def test_opening_shards_stops_between_files_when_asked(tmp_path):
     with pytest.raises(Cancelled):
         open_dump(tmp_path, should_stop=lambda: asked.append(1) or len(asked) > 1)
     assert len(asked) == 2  # the first file scanned, then stopped before the second
+
+
+def test_a_windows_largest_entries_among_ties_are_the_first_by_row_and_channel():
+    """Taken whole, a window of zeros made every one of its entries a candidate (1.3 GB at
+    d = 65,536); the ties that fill k are the first by (row, channel), as before."""
+    from engine.dumps.chunks import _top_entries
+
+    zeros = torch.zeros(6, 1000)
+    maxabs = np.zeros(6)
+    top = _top_entries(zeros, maxabs, 4, first_row=10)
+    assert list(top.rows) == [10] * 4 and list(top.channels) == [0, 1, 2, 3]
+    x = torch.tensor([[0.0, 5.0, 5.0, 1.0], [5.0, 0.0, 9.0, 5.0], [5.0, 5.0, 0.0, 0.0]])
+    top = _top_entries(x, x.abs().amax(-1).double().numpy(), 3, first_row=0)
+    # 9 first, then the 5s by (row, channel): (0, 1), (0, 2)
+    assert list(zip(top.rows, top.channels, top.values)) == [(1, 2, 9.0), (0, 1, 5.0), (0, 2, 5.0)]
