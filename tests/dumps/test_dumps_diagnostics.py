@@ -305,3 +305,14 @@ def test_dyt_fit_without_outliers_keeps_every_value(tmp_path):
     (fit,) = report(files.write_safetensors(tmp_path / "dyt.safetensors", tensors)).dyt
     assert fit.outliers == 0 and fit.outlier_x.size == 0 and fit.points == x[0].numel()
     assert fit.r2_all == pytest.approx(fit.r2)
+
+
+def test_the_massive_count_agrees_with_the_entries_listed_near_the_threshold(tmp_path):
+    """100.2 is 100 on the histogram's bfloat16 grid: the count said 0 beside a table that
+    listed three entries of the layer above |a| = 100."""
+    x = torch.zeros(2, 1, 8, 16, dtype=torch.float32) + 0.01
+    x[0, 0, 1, 3], x[0, 0, 2, 5], x[0, 0, 4, 7] = 100.2, 100.24, -100.1
+    dump = files.write_npy(tmp_path / "border.npy", x.numpy())
+    rep = report(str(dump), DumpSpec(massive_abs=100, massive_ratio=2))
+    assert list(rep.massive.count) == [3, 0]
+    assert int((rep.massive.layer == 0).sum()) == 3
