@@ -106,7 +106,7 @@ def test_a_select_box_holding_the_label_of_a_gone_option_falls_back_not_a_crash(
     """Streamlit keeps a select box's label when its options change (a new prompt brings a
     new automatic norm); the page read it as a number: TypeError, in every later run."""
     upload("hooks.safetensors", safetensors_bytes(files.module_names(files.stream(tokens=7))))
-    app.session_state[key] = "the largest entry's norm (model.layers.3.input_layernorm)"  # a label
+    app.session_state[key] = "★ model.layers.3.input_layernorm"  # a label, not an index
     open_dumps_page(app, section=section)
     assert app.selectbox(key=key).value == -1 and "Downloads" in subheaders(app)
     app.run()  # and the run after it

@@ -50,16 +50,16 @@ def test_type_a_vector_switch_language_and_share(page, server_url, screenshot):
     assert "=5σ" in wait_for_math(shared, "2+4+6+8")
 
     # an edit waiting for its key says which key in the page's language (Streamlit's says it
-    # in English), its character counter kept beside it
+    # in English); no character counter: the box has no browser limit, which dropped a
+    # longer paste without a word (the engine's limit says the length instead)
     box = shared.get_by_role("textbox", name="向量（每行一个）", exact=True)
     box.press("End")
     box.type("0")
     line = shared.locator("[data-testid='stTextArea'] [data-testid='InputInstructions'] > span")
-    expect(line).to_have_count(2)
+    expect(line).to_have_count(1)
     assert line.first.evaluate("s => getComputedStyle(s).fontSize") == "0px"
     words = line.first.evaluate("s => getComputedStyle(s, '::after').content")
     assert words == f'"{translate("app.ctrl_enter_to_apply", "zh")}"'
-    assert line.last.evaluate("s => getComputedStyle(s).fontSize") != "0px"  # the counter
 
 
 def test_bad_input_shows_a_message_in_the_browser(page, server_url):
