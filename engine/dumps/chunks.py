@@ -165,9 +165,11 @@ def _top_entries(window: torch.Tensor, maxabs: np.ndarray, top_k: int, first_row
     """
     rows = np.lexsort((np.arange(maxabs.shape[0]), -maxabs))[:top_k]
     values = window[torch.from_numpy(rows)].double()  # [k, d], a copy
-    values.nan_to_num_(nan=0.0, posinf=0.0, neginf=0.0)  # as in the row maxima
-    magnitude = values.abs().flatten()  # [k*d]
-    k = min(top_k, magnitude.numel())
+    # NaN and ±inf are no entry: below every |a| (a row of them only has maxabs -1)
+    magnitude = torch.where(values.isfinite(), values.abs(), -1.0).flatten()  # [k*d]
+    k = min(top_k, int((magnitude >= 0).sum()))
+    if k == 0:
+        return Entries.empty()
     kth = magnitude.topk(k).values[-1]
     # the entries above the k-th, then as many of its ties as fill k, by (row, channel): taken
     # whole, a window of zeros made every entry a candidate (1.3 GB at d = 65,536)
@@ -217,5 +219,6 @@ def reduce_window(
             _masked_chunk(acc, x, start)
         if between_chunks is not None:
             between_chunks(min(start + step, rows))
-    acc.top = _top_entries(window, acc.maxabs, kept_entries(top_k), first_row)
+    ranked = np.where(acc.finite > 0, acc.maxabs, -1.0)  # a row of NaN/inf holds no entry
+    acc.top = _top_entries(window, ranked, kept_entries(top_k), first_row)
     return acc.partial(layer)

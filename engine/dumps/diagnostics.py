@@ -215,7 +215,7 @@ def channels(stats: StreamStats, spec: DumpSpec) -> ChannelDiagnostics:
     std = np.sqrt(stats.channel_var)  # [L, d]
     rms = np.sqrt(stats.channel_mean**2 + stats.channel_var)  # [L, d]
     with quiet():
-        ratio = rms / np.median(rms, axis=1, keepdims=True)  # [L, d]
+        ratio = rms / np.nanmedian(rms, axis=1, keepdims=True)  # [L, d]
     return ChannelDiagnostics(
         mean=stats.channel_mean,
         std=std,

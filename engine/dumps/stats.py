@@ -21,9 +21,9 @@ class StreamStats:
     row_mean: np.ndarray  # [L, B, T] mean over d (μ of each token)
     row_ms: np.ndarray  # [L, B, T] mean square over d (RMS² = σ² + μ²)
     row_var: np.ndarray  # [L, B, T] σ² over d, from the row's own deviations (not RMS² − μ²)
-    row_maxabs: np.ndarray  # [L, B, T] largest |a| of each token
+    row_maxabs: np.ndarray  # [L, B, T] largest |a| of each token (NaN: none finite)
     row_finite: np.ndarray  # [L, B, T] finite values of each token (d when clean)
-    channel_mean: np.ndarray  # [L, d]
+    channel_mean: np.ndarray  # [L, d] (NaN where a channel has no finite value, as below)
     channel_var: np.ndarray  # [L, d] biased variance over tokens (what BatchNorm pools)
     channel_maxabs: np.ndarray  # [L, d]
     median_abs: np.ndarray  # [L] median |a| over the layer's finite values
@@ -64,11 +64,15 @@ def finalize(layout: Layout, partials: dict[int, LayerPartial]) -> StreamStats:
         row_mean=np.where(finite > 0, sums / safe, np.nan),
         row_ms=np.where(finite > 0, sumsq / safe, np.nan),
         row_var=np.where(finite > 0, row_m2 / safe, np.nan),
-        row_maxabs=np.stack([_rows(p, "maxabs", rows) for p in ordered]).reshape(shape),
+        row_maxabs=np.where(
+            finite > 0, np.stack([_rows(p, "maxabs", rows) for p in ordered]).reshape(shape), np.nan
+        ),
         row_finite=finite,
-        channel_mean=np.stack([p.mean for p in ordered]),
-        channel_var=np.stack([p.m2 for p in ordered]) / np.maximum(count, 1),
-        channel_maxabs=np.stack([p.channel_maxabs for p in ordered]),
+        channel_mean=np.where(count > 0, np.stack([p.mean for p in ordered]), np.nan),
+        channel_var=np.where(
+            count > 0, np.stack([p.m2 for p in ordered]) / np.maximum(count, 1), np.nan
+        ),
+        channel_maxabs=np.where(count > 0, np.stack([p.channel_maxabs for p in ordered]), np.nan),
         median_abs=np.array([p.magnitudes.median() for p in ordered]),
         magnitudes=tuple(p.magnitudes for p in ordered),
         top_values=top_values,

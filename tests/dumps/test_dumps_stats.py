@@ -146,6 +146,37 @@ def test_nonfinite_tokens_are_named(tmp_path):
     assert set(stats.nonfinite_rows) == {(1, 2 * 37 + 5), (1, 0 * 37 + 36), (3, 1 * 37 + 2)}
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16])
+def test_what_holds_no_finite_value_has_no_maximum_mean_or_largest_entry(tmp_path, dtype):
+    """A token, a channel and a whole layer of NaN/inf: their max |a|, mean and spread are
+    NaN (as numpy's nan-aware reductions say), never 0, and the layer of them lists no
+    largest entry (it listed zeros).  The other tokens and channels are untouched."""
+    x = _dirty_stream(torch.float64)
+    x[0, 1, 4, :] = float("inf")  # a token
+    x[2, :, :, 6] = float("nan")  # a channel
+    x[3] = float("-inf")  # a layer
+    x = x.to(dtype)
+    dump = open_dump(files.write_safetensors(tmp_path / "d.safetensors", {"h": x}))
+    stats = finalize(dump.layout, reduce_stream(dump.layout, DumpSpec()))
+    a = x.double().numpy()
+    clean = np.where(np.isfinite(a), a, np.nan)
+    with np.errstate(all="ignore"), pytest.warns(RuntimeWarning):
+        want_token = np.nanmax(np.abs(clean), axis=-1)  # [L, B, T]
+        want_channel = np.nanmax(np.abs(clean.reshape(4, -1, 24)), axis=1)  # [L, d]
+        want_mean = np.nanmean(clean.reshape(4, -1, 24), axis=1)
+        want_var = np.nanvar(clean.reshape(4, -1, 24), axis=1)
+    assert np.isnan(stats.row_maxabs[0, 1, 4]) and np.isnan(stats.row_maxabs[3]).all()
+    np.testing.assert_allclose(stats.row_maxabs, want_token, rtol=1e-6)
+    np.testing.assert_allclose(stats.channel_maxabs, want_channel, rtol=1e-6)
+    np.testing.assert_allclose(stats.channel_mean, want_mean, rtol=1e-5, atol=1e-9)
+    np.testing.assert_allclose(stats.channel_var, want_var, rtol=1e-5)
+    assert np.isnan(stats.channel_mean[2, 6]) and np.isnan(stats.channel_var[3]).all()
+    assert not (stats.large_layer == 3).any() and np.isnan(stats.top_values[3]).all()
+    listed = np.sort(np.abs(stats.large_values[stats.large_layer == 0]))[::-1]
+    expected = np.sort(np.abs(a[0][np.isfinite(a[0])]))[::-1][: listed.size]
+    np.testing.assert_array_equal(listed, expected)
+
+
 def test_merge_is_associative_and_order_free(tmp_path):
     """Partials of the same rows merged in any grouping and order give one answer."""
     x = _dirty_stream(torch.float32)
