@@ -4,6 +4,7 @@ calculator on a catalog example and on pasted configs (good, malformed, unfamili
 from __future__ import annotations
 
 import json
+import re
 from urllib.parse import parse_qs
 
 import pytest
@@ -281,14 +282,20 @@ def test_every_examples_module_table_fits_a_1280_px_window(lang):
         assert len(widths) == 6 and sum(widths) + 2 <= CONTENT_PX, (family.id, widths)
 
 
-def test_presenting_the_tables_columns_are_sized_for_the_grids_larger_type(app):
-    """The grid may draw 0.875 rem of the projector's 20 px root: 17.5 px, not 14."""
-    plain = json.loads(_open(app).dataframe[0].proto.columns)
+def test_presenting_the_catalog_is_html_with_every_family_and_column(app):
+    """Presenting, the catalog is an HTML table, whose text follows the projector's type (the
+    data grid drew 26 px text in columns sized for 17.5 px at 1,920 × 1,080): every family
+    and column of the grid, the family's column first."""
+    plain = _open(app).dataframe[0]
+    headers = [c["label"] for c in json.loads(plain.proto.columns).values() if "label" in c]
     projected = AppTest.from_file(APP, default_timeout=60)
     projected.query_params.update({"present": "on"})
-    shown = json.loads(_open(projected).dataframe[0].proto.columns)
-    for column in ("modules", "eps_field", "placement"):
-        assert shown[column]["width"] >= 1.24 * plain[column]["width"], column
+    shown = _open(projected).table[0].value
+    written = [re.sub(r"\\(.)", r"\1", h) for h in shown.columns]  # as Markdown, escaped
+    assert written == headers and len(shown) == len(catalog().families)
+    assert [re.sub(r"\\(.)", r"\1", f) for f in shown.iloc[:, 0]] == [
+        f.name for f in catalog().families
+    ]
 
 
 def test_a_cells_width_is_never_under_what_chromium_draws():

@@ -6,6 +6,7 @@ import json
 import pytest
 from playwright.sync_api import expect
 
+from engine.models.loader import catalog
 from tests.e2e.browser import address_holds, settle, wait_idle
 
 pytestmark = pytest.mark.e2e
@@ -116,3 +117,31 @@ def test_each_fact_is_one_line_and_the_table_fits_its_column_at_1280(page, serve
         cells = facts.locator("tr > td:first-child")
         assert [cells.nth(i).evaluate(LINES) for i in range(cells.count())] == [1] * 13
         assert facts.evaluate("box => box.scrollWidth <= box.clientWidth + 1"), family
+
+
+# A cell whose text runs past its box, the sources' column left out (cut by design, whole in
+# each family's detail); and the rows taller than one line of text
+CATALOG_CUT = """() => {
+  const table = document.querySelector('.st-key-md_table_html table');
+  const cut = [...table.querySelectorAll('tbody td:not(:last-child), thead th')]
+    .filter(cell => [cell, ...cell.querySelectorAll('*')].some(
+      el => el.scrollWidth > el.clientWidth + 1 && getComputedStyle(el).overflowX !== 'visible'
+        || el.getBoundingClientRect().right > cell.getBoundingClientRect().right + 1))
+    .map(cell => cell.innerText);
+  const line = parseFloat(getComputedStyle(table.querySelector('td p')).lineHeight);
+  const tall = [...table.querySelectorAll('tbody tr')]
+    .filter(row => row.getBoundingClientRect().height > 2 * line);
+  return {cut, tall: tall.length, rows: table.querySelectorAll('tbody tr').length};
+}"""
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_presenting_at_1080p_no_catalog_cell_is_cut(page, server_url, lang):
+    """A 1,920 × 1,080 projector: the data grid drew 26 px text in columns sized for 17.5 px
+    ("LayerNor", "layer_norm_ep"); the HTML table's cells hold their text on one line."""
+    page.set_viewport_size({"width": 1920, "height": 1080})
+    page.goto(server_url + f"/models?lang={lang}&present=on")
+    settle(page)
+    found = page.evaluate(CATALOG_CUT)
+    assert found["rows"] == len(catalog().families), found
+    assert found["cut"] == [] and found["tall"] == 0, found

@@ -52,25 +52,27 @@ def _text_px(text: str) -> float:
     return sum(px(char) for char in text)
 
 
-# Presenting, the data grid may draw 17.5 px text: its font is 0.875 rem, read from the page's
-# root when the grid first draws, before or after the projector's 20 px root applies (seen both
-# ways in Chromium at 1,024 × 768); columns sized for 14 px cut "layer_norm_epsilo"
-PRESENTING_SCALE = 1.25
-
-
 def _column_width(header: str, cells, most: float = float("inf")) -> int:
     """Pixels that show ``header`` and the longest of ``cells`` whole, at ``most`` px: the
     table cut "ε field" and module names with fixed widths that fitted English at one font,
     and a 640 px cap on every column cut Gemma 3's QK-norms off its modules."""
     widest = max((_text_px(str(cell)) for cell in cells), default=0)
-    scale = PRESENTING_SCALE if presenting.presenting() else 1
-    needed = max(_text_px(header) + HEADER_PADDING, widest + CELL_PADDING)
-    return round(min(most, scale * needed))
+    return round(min(most, max(_text_px(header) + HEADER_PADDING, widest + CELL_PADDING)))
 
 
 def catalog_table(families: tuple[Family, ...]) -> None:
     lang = current_language()
     frame = pd.DataFrame([text.catalog_cells(f, lang) for f in families])
+    # Presenting, HTML: the data grid reads its font from the page's root when it first draws,
+    # before or after the projector's stylesheet applies, and sizes its columns in px; at
+    # 1,920 × 1,080 its 26 px text overflowed columns sized for 17.5 px ("LayerNor")
+    if presenting.presenting():
+        with st.container(key="md_table_html"):  # wider than any screen's column
+            st.caption(t("app.chart.table_scroll_hint"))
+            headers = {c: t(f"models.col.{c}") for c in frame}
+            presenting.table(frame.rename(columns=headers), len(frame), False)
+        st.caption(t("models.table_note"))
+        return
     widths = {
         c: _column_width(
             t(f"models.col.{c}"),
