@@ -23,6 +23,7 @@ from engine.perf.timing import (
     SOURCE_CLAIM_RATIO,
     NormTimings,
 )
+from ui import presenting
 from ui.figures.kernels import recorded_bandwidth_figure, timing_figure
 from ui.formatting import bytes_text, bytes_texts, count, format_number, format_reading
 from ui.i18n import current_language, t
@@ -113,7 +114,7 @@ def timings(timed: NormTimings) -> None:
     table.columns = [label("pass", p) for p in table.columns]
     table.index = [count(int(width)) for width in table.index]  # "4,096", as the chart writes it
     table.index.name = t("kernels.axis_width")  # not the column id "width"
-    st.dataframe(table, width="stretch")
+    presenting.table(table, len(table))
     st.caption(t("kernels.ratio_rule", max_spread=format_number(100 * MAX_SPREAD)))
     st.caption(t("kernels.ratio_note", **_claims()))
 
@@ -126,7 +127,9 @@ def recorded() -> None:
         st.info(t("kernels.recorded_none"), icon=":material/info:")
         return
     show_chart(recorded_bandwidth_figure(rows, current_language()), "kn_recorded_chart")
-    st.dataframe(pd.DataFrame(rows), width="stretch", hide_index=True)
+    frame = pd.DataFrame(rows)
+    floats = {c: format_number for c in frame if frame[c].dtype.kind == "f"}
+    presenting.table(frame, len(frame), index=False, writers=floats)
 
 
 def roofline(ln: NormTraffic, rms: NormTraffic) -> None:

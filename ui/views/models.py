@@ -254,8 +254,13 @@ def budget(result: NormBudget, families: Catalog) -> None:
         else st.column_config.TextColumn(width=widths[c])
         for c in frame
     }
-    with sideways("md_groups", sum(widths.values()) + 2, t("app.chart.table_scroll_hint")):
-        st.dataframe(frame, column_config=config, hide_index=True, width="stretch", key="md_groups")
+    if presenting.as_html(len(frame)):  # as the catalog: the grid's px widths fit 14 px text
+        presenting.table(pd.DataFrame(shown), len(frame), index=False)
+    else:
+        with sideways("md_groups", sum(widths.values()) + 2, t("app.chart.table_scroll_hint")):
+            st.dataframe(
+                frame, column_config=config, hide_index=True, width="stretch", key="md_groups"
+            )
     st.caption(text.group_note(result, lang))
 
 

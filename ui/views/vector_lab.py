@@ -247,7 +247,7 @@ def outputs_table(ex: VectorExplanation) -> None:
     st.subheader(t("vector_lab.outputs_title"))
     frame = pd.DataFrame(ex.outputs, columns=[f"y{i + 1}" for i in range(len(ex.rows[0]))])
     frame.index = [f"#{i + 1}" for i in range(len(frame))]
-    st.dataframe(frame.map(format_number), width="stretch")
+    presenting.table(frame, rows=10, writers=dict.fromkeys(frame.columns, format_number))
 
 
 def formula(ex: VectorExplanation) -> None:
