@@ -152,6 +152,25 @@ def test_bad_settings_are_refused_with_a_message(app):
     assert "has length 40, but every length must be from 1 to T = 16" in app.error[0].value
 
 
+def test_64_lengths_written_with_commas_and_spaces_are_read_and_a_longer_text_is_refused(app):
+    """ "128, 127, …, 65" (283 characters) is a valid list for B = 64: the box's browser limit
+    of 256 dropped it without a word.  Past the link's limit a text is refused with its
+    length, and the staircase is used."""
+    _open(app, ax_source="padded", ax_batch=64, ax_tokens=128, ax_d=8)
+    box = next(w for w in app.text_input if w.key == "ax_lengths")
+    assert box.proto.max_chars == 0  # no browser limit
+    lengths = ", ".join(str(n) for n in range(128, 64, -1))
+    assert len(lengths) == 283
+    _set(app, "ax_lengths", lengths)
+    assert not app.error and not app.warning
+    _set(app, "ax_section", "batchnorm")
+    assert "lengths 128, 127, 126" in _text(app)  # the padding experiment's sentences
+    _set(app, "ax_section", "cells")
+    _set(app, "ax_lengths", "1, " * 200 + "1")
+    assert "Sentence lengths is 601 characters long; at most 512 are accepted." in _text(app)
+    assert not app.error  # the staircase, not the refused text
+
+
 def test_the_cell_limit_is_refused_and_large_tensors_are_summarised(app):
     _open(app, ax_batch=8, ax_tokens=64, ax_d=128)
     assert "65,536 cells is more than this page draws cell by cell" in _text(app)

@@ -145,6 +145,16 @@ def test_two_answers_to_one_lesson_in_a_link_are_said_and_the_last_is_kept():
     assert not at.run().warning  # said once: the link now holds what the page read
 
 
+def test_an_answer_repeated_in_a_link_is_read_at_its_last_place():
+    """ "a, b, a" ends on (a): the repeat was dropped at its first place, and the page said it
+    read (b), the middle one, as "the last"."""
+    answers = ["which_axis.a", "which_axis.b", "which_axis.a"]
+    at = _open({"lang": "en", "ls_lesson": "which_axis", "ls_answers": answers})
+    warning = " ".join(w.value for w in at.warning)
+    assert "(b), (a)" in warning and "the last one, (a)" in warning
+    assert _all(at, "ls_answers") == ["which_axis.a"]
+
+
 def test_hostile_progress_values_are_named_not_obeyed():
     at = _open({"lang": "en", "ls_lesson": "<script>", "ls_answers": "rmsnorm.z"})
     assert not at.exception

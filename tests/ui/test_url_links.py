@@ -57,7 +57,7 @@ def test_vector_lab_values_and_older_display_names_parse_to_ids(key, raw, expect
         ("dp_sublayer", ["类注意力混合器"], "attention"),  # made in Chinese, opened in English
         ("dp_sublayer", ["attention-like mixer"], "attention"),
         ("dp_placements", ["Post-Norm", "Peri-Norm（三明治）"], ["post", "peri"]),
-        ("dp_placements", ["post,pre,post"], ["post", "pre"]),
+        ("dp_placements", ["post,pre,post"], ["pre", "post"]),  # a repeat at its last place
         ("dp_activation", ["RELU"], "relu"),  # str.upper labels of older links
         ("dp_lr", ["0.003"], 3e-3),
         ("dp_d", ["1024"], 1024),
@@ -111,7 +111,7 @@ def test_axes_values_parse_to_ids(key, raw, expected):
         ("ax_eps", ["0.5"]),  # not one of the offered ε
         ("ax_norm", ["layer"]),
         ("ax_sizes", ["3"]),
-        ("ax_lengths", ["1," * 200]),
+        ("ax_lengths", ["1," * 300]),
         ("ax_momentum", ["1.5"]),
     ],
 )

@@ -201,10 +201,13 @@ def parse(param: Param, raw: list[str]) -> tuple[Any, Refusal | None]:
         items = [part for r in raw for part in r.split(",")]
         items = [item for item in items if item.strip()] or items  # "post," is "post"
         # A repeated item counts once, before the count: "256,256,256.0" is one width however
-        # long (spelled as _as_choice reads it: case and spaces aside, numbers by value).
+        # long (spelled as _as_choice reads it: case and spaces aside, numbers by value); at
+        # its last place, as a setting given twice is read as its last (lesson answers
+        # "a,b,a" end on a)
         distinct: dict[object, str] = {}
         for item in items:
-            distinct.setdefault(_spelling_key(param, item), item)
+            distinct.pop(_spelling_key(param, item), None)
+            distinct[_spelling_key(param, item)] = item
         items = list(distinct.values())
         names = _names(param)
         # more different items than names (numbers: values): one is unknown

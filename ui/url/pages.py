@@ -241,7 +241,8 @@ AXES = PageParams(
         from_spec("ax_d", AxesSpec, "d"),
         from_spec("ax_seed", AxesSpec, "seed"),
         # "16,12,8,4": one length per sequence ("512," each); empty = the engine's staircase
-        Param("ax_lengths", "text", "", max_chars=4 * axes_limits.MAX_BATCH),
+        # B lengths of at most T written with ", ": 64 × "512, " is 320 characters
+        Param("ax_lengths", "text", "", max_chars=8 * axes_limits.MAX_BATCH),
         from_spec("ax_pad", AxesSpec, "pad_value"),
         # the norm
         from_spec("ax_norm", AxesSpec, "kind", vocabulary="norm"),

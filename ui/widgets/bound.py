@@ -247,9 +247,17 @@ def toggle(param: Param, text: str, target=st, **kwargs):
 
 
 def text_input(param: Param, text: str, target=st, **kwargs):
-    """A text box that takes no more than its link accepts (so every typed value can be shared)."""
-    kwargs.setdefault("max_chars", param.max_chars)
-    return target.text_input(text, value=param.default, key=param.key, persist_state=KEEP, **kwargs)
+    """A one-line box without ``max_chars`` (as ``text_area``: the browser dropped a longer
+    paste without a word): a text longer than its link accepts is refused here, with its
+    length and the limit, and the parameter's default is used."""
+    typed = target.text_input(
+        text, value=param.default, key=param.key, persist_state=KEEP, **kwargs
+    )
+    if param.max_chars is None or len(typed) <= param.max_chars:
+        return typed
+    words = {"name": text, "chars": count(len(typed)), "limit": count(param.max_chars)}
+    st.warning(t("errors.config.too_long", **words), icon=":material/straighten:")
+    return param.default
 
 
 def text_area(param: Param, text: str, target=st, **kwargs):
