@@ -84,6 +84,9 @@ class AxesStatistics:
     drawn_cell_by_cell: bool  # B*T*d <= MAX_DRAWN_CELLS; else a page summarises
     backend: str  # "torch" or "triton"
     channels: tuple[int, ...] | None = None  # example source: the dump's channel of each column
+    # PyTorch's own module in training mode on this tensor: (its name, its message) where it
+    # refuses a statistic of one value (BatchNorm at B·T = 1, InstanceNorm at T = 1)
+    module_refusal: tuple[str, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -148,7 +151,32 @@ def axes_statistics(spec: AxesSpec) -> AxesStatistics:
         drawn_cell_by_cell=b * t * d <= MAX_DRAWN_CELLS,
         backend=result.backend,
         channels=tensor.channels,
+        module_refusal=_module_refusal(spec, x),
     )
+
+
+# The modules that refuse a statistic of one value in training mode, and when that is
+_ONE_VALUE = {
+    "batchnorm": (torch.nn.BatchNorm1d, lambda b, t: b * t == 1),
+    "instancenorm": (torch.nn.InstanceNorm1d, lambda b, t: t == 1),
+}
+
+
+def _module_refusal(spec: AxesSpec, x: torch.Tensor) -> tuple[str, str] | None:
+    """What ``nn.BatchNorm1d`` / ``nn.InstanceNorm1d`` in training mode raise on ``x``
+    ([B, T, d], given as the [B, d, T] they take) where each statistic holds one value: the
+    formula computes it (σ² = 0), the modules refuse it.  Run only then."""
+    module, refuses = _ONE_VALUE.get(spec.kind, (None, None))
+    if module is None or not refuses(*x.shape[:2]):
+        return None
+    try:
+        with torch.no_grad():
+            module(x.shape[2], eps=spec.eps, dtype=torch.float64).train()(
+                x.double().permute(0, 2, 1)
+            )
+    except Exception as error:  # noqa: BLE001 - whatever it raises is the fact we report
+        return f"nn.{module.__name__}", str(error)
+    return None
 
 
 def select_cell(stats: AxesStatistics, cell: tuple[int, int, int]) -> CellSelection:

@@ -177,6 +177,10 @@ def test_the_cell_limit_is_refused_and_large_tensors_are_summarised(app):
     assert "4 rows × 2 channels" in _text(app)
     _set(app, "ax_d", 256)
     assert "cells is more than the 65,536 this page computes" in app.error[0].value
+    _set(app, "ax_d", 32)
+    _set(app, "ax_batch", 64)
+    _set(app, "ax_tokens", 32)
+    assert "each brick is the mean of 8 rows × 1 channel," in _text(app)  # not "1 channels"
 
 
 def _failures(app, **settings):
@@ -258,6 +262,34 @@ def test_one_token_tensor_explains_what_needs_more(app):
     assert "T = 1: a later token needs an earlier one" in errors
     assert any("This batch has no PAD position" in s.value for s in app.success)
     assert any("The claim does not hold" in s.value for s in app.success)
+
+
+@pytest.mark.parametrize(
+    "kind, sizes, module",
+    [
+        ("batchnorm", {"ax_batch": 1, "ax_tokens": 1}, torch.nn.BatchNorm1d),
+        ("instancenorm", {"ax_tokens": 1}, torch.nn.InstanceNorm1d),
+    ],
+)
+def test_a_statistic_of_one_value_says_what_pytorchs_module_does(app, kind, sizes, module):
+    """The cells view said "Computed by PyTorch" with σ² = 0 where PyTorch's module refuses
+    the tensor in training mode, and that "a later token" changes the statistics at T = 1.
+    The message is the module's own, as it raises it on the tensor's shape."""
+    _open(app, ax_norm=kind, **sizes)
+    b, t = sizes.get("ax_batch", 4), sizes["ax_tokens"]
+    with pytest.raises(ValueError) as raised:
+        module(32).train()(torch.zeros(b, 32, t))
+    text = _text(app)
+    assert f"PyTorch's nn.{module.__name__} in training mode refuses this tensor" in text
+    assert str(raised.value) in text
+    assert "a later token changes" not in text
+    _set(app, "ax_tokens", 2)
+    assert "refuses this tensor" not in _text(app) and "a later token changes" in _text(app)
+
+
+def test_dyt_pools_no_cell(app):
+    _open(app, ax_norm="dyt")
+    assert _metrics(app)["cells pooled"] == "—"  # not 1: it pools nothing, not the cell
 
 
 def test_zero_epsilon_on_a_pad_row_shows_nan_not_a_traceback(app):

@@ -15,7 +15,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from engine.axes.sharing import CellSelection
-from ui.figures.axes import CLICKED_COLOR, bounding_box
+from ui.figures.axes import CLICKED_COLOR, OUTLINE_COLOR, bounding_box
 from ui.figures.style import NORM_COLORS
 from ui.i18n import translate
 
@@ -58,7 +58,9 @@ def _faces(box, shape, lengths) -> list[list[tuple[float, float]]]:
     return [front, top, right]
 
 
-def _polygon(points, fill: str, line: str, name: str | None = None, legend: bool = False):
+def _polygon(
+    points, fill: str, line: str, name: str | None = None, legend: bool = False, width=1.0
+):
     xs = [x for x, _ in points] + [points[0][0]]
     ys = [y for _, y in points] + [points[0][1]]
     return go.Scatter(
@@ -67,7 +69,7 @@ def _polygon(points, fill: str, line: str, name: str | None = None, legend: bool
         mode="lines",
         fill="toself",
         fillcolor=fill,
-        line=dict(color=line, width=1),
+        line=dict(color=line, width=width),
         hoverinfo="skip",
         name=name,
         showlegend=legend,
@@ -129,8 +131,10 @@ def box_figure(real: np.ndarray, selection: CellSelection, kind: str, lang: str)
             traces.append(_polygon(face, fill, color, pooled_name, pooled_legend))
             pooled_legend = False
     b, t, c = selection.cell
+    # outlined as the shared set on the heatmap: in BatchNorm's orange slab an amber cell
+    # edged in brown was lost
     for index, face in enumerate(_faces((b, b + 1, t, t + 1, c, c + 1), shape, lengths)):
-        traces.append(_polygon(face, CLICKED_COLOR, "#7a5500", clicked, index == 0))
+        traces.append(_polygon(face, CLICKED_COLOR, OUTLINE_COLOR, clicked, index == 0, 2.5))
     traces += _hidden_edges(lengths)
     layout = dict(
         annotations=_axis_names(shape, lengths, lang),

@@ -22,7 +22,7 @@ from engine.axes.train_eval import TrainEvalGap
 from engine.config import NormSpec
 from engine.norms import kinds
 from engine.norms.kinds import KIND_AXES
-from ui.formatting import format_number, format_reading
+from ui.formatting import count, format_number, format_reading
 from ui.i18n import sentence_joiner, translate
 from ui.labels import NORM_NAMES
 from ui.text.latex import chain, latex_number
@@ -101,9 +101,10 @@ def groupnorm_layouts(stats: AxesStatistics, lang: str) -> str | None:
     )
 
 
-def leak_note(kind: str, lang: str) -> str | None:
-    """Kinds whose statistics pool over T let a later token change earlier outputs."""
-    if not KIND_AXES[kind].mixes_positions:
+def leak_note(kind: str, tokens: int, lang: str) -> str | None:
+    """Kinds whose statistics pool over T let a later token change earlier outputs (at
+    T = 1 there is no later token)."""
+    if not KIND_AXES[kind].mixes_positions or tokens == 1:
         return None
     return translate("axes.legend.leaks", lang, name=NORM_NAMES[kind])
 
@@ -311,3 +312,13 @@ def example_channels(stats: AxesStatistics, lang: str) -> str | None:
         peak_channel=channels[peak],
         peak=format_reading(float(abs(x).max()), 1),  # "26,464", as the Dumps page
     )
+
+
+def block_size(rows: int, cols: int, lang: str) -> dict[str, str]:
+    """A summarised heatmap's brick, "8 rows" × "1 channel" (not "1 channels")."""
+    row_key = "axes.block_rows_one" if rows == 1 else "axes.block_rows"
+    col_key = "axes.block_cols_one" if cols == 1 else "axes.block_cols"
+    return {
+        "rows": translate(row_key, lang, n=count(rows)),
+        "cols": translate(col_key, lang, n=count(cols)),
+    }

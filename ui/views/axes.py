@@ -30,7 +30,11 @@ def summary_note(stats: AxesStatistics) -> None:
     batch, tokens, d = stats.x.shape
     rows, cols = drawn_grid(batch, tokens, d).block
     st.info(
-        t("axes.summarised", cells=f"{batch * tokens * d:,}", rows=rows, cols=cols),
+        t(
+            "axes.summarised",
+            cells=f"{batch * tokens * d:,}",
+            **text.block_size(rows, cols, current_language()),
+        ),
         icon=":material/grid_view:",
     )
 
@@ -64,7 +68,7 @@ def cells(stats: AxesStatistics, selection: CellSelection, on_click) -> None:
     layouts = text.groupnorm_layouts(stats, lang)
     if layouts:
         st.info(layouts, icon=":material/view_column:")
-    leak = text.leak_note(stats.spec.kind, lang)
+    leak = text.leak_note(stats.spec.kind, stats.x.shape[1], lang)
     if leak:
         st.caption(leak)
     nan = text.nan_note(stats, lang)
@@ -91,13 +95,16 @@ def selection_statistics(stats: AxesStatistics, selection: CellSelection) -> Non
         (var_label, format_reading(selection.var)),
         ("1/√(σ²+ε)" if kind != "rmsnorm" else "1/√(ms+ε)", format_reading(selection.rstd)),
     )
-    if kind == "dyt":
-        values = ((t("axes.stats.count"), "1"), ("x", format_reading(selection.x)))
+    if kind == "dyt":  # it pools nothing, not the cell itself
+        values = ((t("axes.stats.count"), "—"), ("x", format_reading(selection.x)))
     for column, (label, value) in zip(columns, values):
         column.metric(label, value)
     st.latex(text.cell_arithmetic(stats, selection))
     engine = "Triton" if stats.backend == "triton" else "PyTorch"
     st.caption(t("axes.stats.computed", engine=engine, dtype=stats.spec.dtype))
+    if stats.module_refusal is not None:
+        module, message = stats.module_refusal
+        st.caption(t("axes.stats.module_refuses", module=module, message=message))
 
 
 # --- BatchNorm's five failures -----------------------------------------------------------
