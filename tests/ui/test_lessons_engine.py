@@ -199,15 +199,20 @@ def test_peri_and_olmo2_fix_the_size_of_each_write_whatever_the_init():
     assert group.placements == ("peri", "olmo2") and group.all_branch_outputs_normed
 
 
-@pytest.mark.slow  # two 48-layer simulations
+@pytest.mark.slow  # four 48-layer simulations
 def test_deepnorm_updates_are_a_tenth_of_the_stream():
     post, deep = _depth("post"), _depth("deepnorm")
     assert float(np.median(post.update_ratio)) == pytest.approx(
-        _fact("deepnorm", "post_update"), abs=0.02
+        _fact("deepnorm", "post_update"), abs=0.001
     )
     assert float(np.median(deep.update_ratio)) == pytest.approx(
-        _fact("deepnorm", "deep_update"), abs=0.01
+        _fact("deepnorm", "deep_update"), abs=0.001
     )
+    for sublayer in ("mlp", "transformer"):  # a branch of two scaled matrices: smaller still
+        real = _depth("deepnorm", sublayer=sublayer)
+        assert float(np.median(real.update_ratio)) == pytest.approx(
+            _fact("deepnorm", f"{sublayer}_update"), abs=0.0002
+        )
     alpha, beta = deepnorm_constants(deepnorm_layers(deep.spec))
     assert alpha == pytest.approx(_fact("deepnorm", "alpha"), abs=5e-5)
     assert beta == pytest.approx(_fact("deepnorm", "beta"), abs=5e-5)

@@ -199,8 +199,10 @@ LESSONS: tuple[Lesson, ...] = (
         facts=_facts(
             layers=(48, "48"),
             blocks=(24, "24"),  # N: 48 single-branch layers are 24 blocks of two branches
-            post_update=(0.99, "0.99"),
+            post_update=(0.998, "1.0"),
             deep_update=(0.102, "0.10"),
+            mlp_update=(0.0145, "0.015"),  # the same stack with sublayer "mlp"
+            transformer_update=(0.0065, "0.007"),  # and "transformer"
             alpha=(2.6321, "2.6321"),
             beta=(0.2686, "0.2686"),
             alpha_layers=(3.1302, "3.1302"),  # what N = 48 would give
