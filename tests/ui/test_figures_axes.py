@@ -23,6 +23,7 @@ from ui.figures import axes_batchnorm as charts
 from ui.figures.axes import (
     DIM_MAX,
     HALF_DIM,
+    bar_ticks,
     block_mean,
     cell_at,
     cells_figure,
@@ -148,7 +149,17 @@ def test_both_colour_bars_have_ticks_on_either_side_of_zero(source):
         assert len(ticks) == 3 and ticks[1] == 0
         assert axis.cmin <= ticks[0] < 0 < ticks[2] <= axis.cmax
         assert ticks[2] >= 0.9 * axis.cmax  # the end of the bar, to 2 significant digits
-        assert axis.colorbar.ticktext[0].startswith("−")
+        assert "−" in axis.colorbar.ticktext[0]
+
+
+def test_a_colour_bar_that_values_run_past_says_so_at_its_ends():
+    """The example's input bar ended at ±170 beside a caption naming 26,464: its ends now read
+    "≤ −170" and "≥ 170" where the data run past them, and plainly where they do not."""
+    stats, _, figure = _figure(source="example")
+    cut = figure.layout.coloraxis
+    assert np.abs(stats.x).max() > cut.cmax
+    assert cut.colorbar.ticktext[0].startswith("≤ −") and cut.colorbar.ticktext[2].startswith("≥ ")
+    assert bar_ticks(178.0)["ticktext"] == ["−170", "0", "170"]  # nothing past the ends
 
 
 # --- the box -------------------------------------------------------------------------------

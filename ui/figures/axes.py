@@ -205,16 +205,26 @@ def cells_figure(stats: AxesStatistics, selection: CellSelection, lang: str) -> 
     return go.Figure(data=traces, layout=_cells_layout(stats, words, len(y_centres), shapes))
 
 
-def bar_ticks(limit: float) -> dict:
-    """A colour bar's ticks: 0 and ± the half-width rounded down to 2 significant digits.
+def bar_ticks(limit: float, clipped: bool = False) -> dict:
+    """A colour bar's ticks: 0 and ± the half-width rounded down to 2 significant digits;
+    ``clipped`` (larger values take the end colours) writes the ends "≤ −170", "≥ 170".
 
     Plotly's automatic ticks (at most 3, at multiples of 1, 2 or 5) leave only "0" on a bar
-    of ±3.6 or ±178 (the SmolLM2 example), so a reader could not tell what a colour means.
+    of ±3.6 or ±178 (the SmolLM2 example), so a reader could not tell what a colour means;
+    and a bar ending at 170 beside a caption naming 26,464 did not say it was cut there.
     """
     digits = 1 - math.floor(math.log10(limit))
     tick = math.floor(limit * 10**digits) / 10**digits
     values = [-tick, 0.0, tick]
-    return dict(tickmode="array", tickvals=values, ticktext=[format_number(v) for v in values])
+    text = [format_number(v) for v in values]
+    if clipped:
+        text = [f"≤ {text[0]}", text[1], f"≥ {text[2]}"]
+    return dict(tickmode="array", tickvals=values, ticktext=text)
+
+
+def _clipped(values: np.ndarray, limit: float) -> bool:
+    finite = np.abs(values[np.isfinite(values)])
+    return bool(finite.size) and float(finite.max()) > limit
 
 
 PANEL_GAP = 0.04  # between the input and the normalized panel, in paper units
@@ -265,13 +275,13 @@ def _cells_layout(stats: AxesStatistics, words: Words, drawn_rows: int, shapes):
             colorscale=COLORSCALE,
             cmin=-limit_x,
             cmax=limit_x,
-            colorbar={**bar, **bar_ticks(limit_x), "x": half / 2},
+            colorbar={**bar, **bar_ticks(limit_x, _clipped(stats.x, limit_x)), "x": half / 2},
         ),
         coloraxis2=dict(
             colorscale=COLORSCALE,
             cmin=-limit_y,
             cmax=limit_y,
-            colorbar={**bar, **bar_ticks(limit_y), "x": 1 - half / 2},
+            colorbar={**bar, **bar_ticks(limit_y, _clipped(stats.y, limit_y)), "x": 1 - half / 2},
         ),
         annotations=titles,
         shapes=shapes,
