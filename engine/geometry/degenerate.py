@@ -35,15 +35,26 @@ FLAGS = (
     "layernorm_constant_undefined",
     "rmsnorm_zero_is_beta",
     "rmsnorm_zero_undefined",
+    # the same four where every one of several inputs is such a vector
+    "layernorm_constant_is_beta_all",
+    "layernorm_constant_undefined_all",
+    "rmsnorm_zero_is_beta_all",
+    "rmsnorm_zero_undefined_all",
 )
 
 
 def degeneracy_flags(x: torch.Tensor, eps: float) -> tuple[str, ...]:
     """The ``FLAGS`` that apply to inputs ``x`` ([N, d]) at this eps, in their order.
-    "Constant" means every entry exactly equal, as the norm sees it."""
+    "Constant" means every entry exactly equal, as the norm sees it; "_all": every one of
+    several inputs is (a cloud of spread 0 said "some inputs" of all of them)."""
     d = x.shape[-1]
-    constant = bool((x.amax(dim=-1) == x.amin(dim=-1)).any())
-    zero = bool((x == 0).all(dim=-1).any())
+    constant_rows = x.amax(dim=-1) == x.amin(dim=-1)  # [N]
+    zero_rows = (x == 0).all(dim=-1)  # [N]
+    several = x.shape[0] > 1
+    every_constant = several and bool(constant_rows.all())
+    every_zero = several and bool(zero_rows.all())
+    constant = bool(constant_rows.any()) and not every_constant
+    zero = bool(zero_rows.any()) and not every_zero
     applies = {
         "d1_layernorm_is_beta": d == 1,
         "d1_rmsnorm_is_sign": d == 1,
@@ -54,5 +65,9 @@ def degeneracy_flags(x: torch.Tensor, eps: float) -> tuple[str, ...]:
         "layernorm_constant_undefined": constant and eps == 0,
         "rmsnorm_zero_is_beta": zero and eps > 0,
         "rmsnorm_zero_undefined": zero and eps == 0,
+        "layernorm_constant_is_beta_all": every_constant and d > 1 and eps > 0,
+        "layernorm_constant_undefined_all": every_constant and eps == 0,
+        "rmsnorm_zero_is_beta_all": every_zero and eps > 0,
+        "rmsnorm_zero_undefined_all": every_zero and eps == 0,
     }
     return tuple(key for key in FLAGS if applies[key])

@@ -25,12 +25,14 @@ def ones_component(y: torch.Tensor) -> torch.Tensor:
 
 
 def cosine(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    """cos(a, b) over the last axis, in float64 (NaN where either vector is zero)."""
+    """cos(a, b) over the last axis, in float64 (NaN where either vector is zero), within
+    [-1, 1]: the quotient's rounding gave 1 + 2.2e-16 for RMSNorm's parallel outputs, a
+    cosine no vectors have (below 1, rounding stays: 1 - 1.1e-15 is what was computed)."""
     a, b = a.double(), b.double()
     denominator = l2_norm(a) * l2_norm(b)
     # einsum runs as a batched matrix product, with no [..., d] product written first
     # (figures: benchmarks/RESULTS.md, "Geometry: the dot product behind every cosine")
-    return torch.einsum("...d,...d->...", a, b) / denominator
+    return (torch.einsum("...d,...d->...", a, b) / denominator).clamp(-1.0, 1.0)
 
 
 def split_along_ones(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:

@@ -292,3 +292,25 @@ def test_the_widest_high_dimension_link_draws_without_a_click():
     charts = " ".join(c.proto.id for c in at.get("plotly_chart"))
     assert "ge_chart_histograms" in charts and "ge_chart_plane_view" in charts
     assert not at.button
+
+
+@pytest.mark.parametrize("section", ["scene", "high"])
+def test_a_cloud_of_zero_vectors_says_every_input_is_one_and_writes_no_nan(section):
+    """Spread 0, the slider's first stop: "|cos(y, 1)| ≤ NaN. That is float32 rounding",
+    "cos(x, RMSNorm(x)) = NaN for every input: every output keeps its input's direction" and
+    "Some inputs are the zero vector", of a cloud of nothing else."""
+    at = _open({"lang": "en", "ge_section": section, "ge_spread": "0"})
+    shown = [m.value for m in at.markdown] + [i.value for i in at.info]
+    shown += [c.value for c in at.caption]
+    text = " ".join(shown)
+    assert "Every input is the zero vector" in text and "Some inputs" not in text
+    assert "NaN" not in text and "float32 rounding" not in text
+    assert "keeps its input's direction" not in text
+
+
+def test_no_cosine_is_written_above_1():
+    """RMSNorm's outputs are parallel to their inputs: "from 1 − 1.1×10⁻¹⁵ to 1 + 2.2×10⁻¹⁶"
+    claimed a cosine no two vectors have."""
+    at = _open({"lang": "en"})
+    text = " ".join(m.value for m in at.markdown)
+    assert "cos(x, RMSNorm(x))" in text and "1 + " not in text

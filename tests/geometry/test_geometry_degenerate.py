@@ -28,7 +28,7 @@ def test_layernorm_of_a_constant_vector_is_beta(d):
     cloud = normalized_cloud(spec)
     beta = np.array([0.5, -2.0, 1.25])[:d]
     np.testing.assert_array_equal(cloud.layernorm.y_affine, np.tile(beta, (20, 1)))
-    assert "layernorm_constant_is_beta" in cloud.flags
+    assert "layernorm_constant_is_beta_all" in cloud.flags  # every input, not "some"
     # F.layer_norm agrees: 0 / sqrt(eps) * gamma + beta
     oracle = F.layer_norm(torch.full((d,), 3.7), [d], bias=torch.tensor(beta).float(), eps=1e-5)
     np.testing.assert_array_equal(oracle.numpy(), beta.astype(np.float32))
@@ -40,7 +40,7 @@ def test_rmsnorm_of_the_zero_vector_is_beta(d):
     cloud = normalized_cloud(spec)
     np.testing.assert_array_equal(cloud.rmsnorm.y, np.zeros((5, d)))
     np.testing.assert_array_equal(cloud.rmsnorm.y_affine[0], [0.5, -2.0, 1.25][:d])
-    assert "rmsnorm_zero_is_beta" in cloud.flags
+    assert "rmsnorm_zero_is_beta_all" in cloud.flags
     assert np.isnan(cloud.rmsnorm.cos_input).all()  # the angle of 0 is undefined
 
 
@@ -49,7 +49,8 @@ def test_at_eps_zero_constant_and_zero_vectors_are_nan_and_flagged_not_crashing(
     scene = build_scene(spec)
     assert np.isnan(scene.cloud.layernorm.y).all()
     assert np.isnan(scene.cloud.rmsnorm.y).all()
-    assert {"layernorm_constant_undefined", "rmsnorm_zero_undefined"} <= set(scene.cloud.flags)
+    every = {"layernorm_constant_undefined_all", "rmsnorm_zero_undefined_all"}
+    assert every <= set(scene.cloud.flags)
     assert np.isfinite(scene.meshes.extent)
 
 
@@ -61,12 +62,16 @@ def test_d1_layernorm_is_beta_and_rmsnorm_is_the_sign():
     np.testing.assert_allclose(cloud.rmsnorm.y[:, 0], np.sign(x), rtol=2**-23)
     np.testing.assert_allclose(cloud.rmsnorm.y_affine[:, 0], 2.0 * np.sign(x) + 0.75, rtol=2**-22)
     assert np.isnan(cloud.layernorm.y).all()  # 0/0 at eps = 0 ...
-    assert {"d1_layernorm_is_beta", "d1_rmsnorm_is_sign", "layernorm_constant_undefined"} <= set(
-        cloud.flags
-    )
+    assert {
+        "d1_layernorm_is_beta",
+        "d1_rmsnorm_is_sign",
+        "layernorm_constant_undefined_all",
+    } <= set(cloud.flags)
     with_eps = normalized_cloud(GeometrySpec(d=1, count=200, eps=1e-5, beta_x=0.75))
     np.testing.assert_array_equal(with_eps.layernorm.y_affine, 0.75)  # ... beta with eps > 0
-    assert "layernorm_constant_is_beta" not in with_eps.flags  # d1 already says it
+    assert not {"layernorm_constant_is_beta", "layernorm_constant_is_beta_all"} & set(
+        with_eps.flags
+    )  # d1 already says it
 
 
 def test_d2_layernorm_has_only_two_outputs_at_eps_zero():
@@ -140,4 +145,7 @@ def test_every_flag_is_a_distinct_key_that_a_case_can_raise():
     seen |= set(vector_path((3.0,), GeometrySpec(eps=0.0)).flags)
     seen |= set(vector_path((1.0, 2.0), GeometrySpec(eps=0.0)).flags)
     seen |= set(vector_path((1.0, 2.0), GeometrySpec(eps=1e-5)).flags)
+    for eps in (0.0, 1e-5):  # a cloud of zero vectors only: every input is one
+        zeros = GeometrySpec(d=3, count=4, distribution="constant", shift=0.0, eps=eps)
+        seen |= set(normalized_cloud(zeros).flags)
     assert seen == set(FLAGS)

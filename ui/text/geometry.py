@@ -38,9 +38,12 @@ def ones_rounding(ones: np.ndarray, norm: np.ndarray, cos_input: np.ndarray, d: 
     )
 
 
-def rounding_sentence(ones, norm, cos_input, d: int, lang: str) -> str:
+def rounding_sentence(ones, norm, cos_input, d: int, lang: str) -> str | None:
     """``geometry.rounding`` with ``ones_rounding``'s numbers; where rms/σ reads 1 (a centred
-    cloud), without the magnification that does not happen."""
+    cloud), without the magnification that does not happen; None where no output has a
+    direction to measure (every input constant: "|cos(y, 1)| ≤ NaN" said nothing)."""
+    if not np.isfinite(cos_input).any():  # every input constant: y = β has no direction
+        return None
     rounding = ones_rounding(ones, norm, cos_input, d)
     unmagnified = rounding["ratio"] in ("1", "1.0")
     return translate(
@@ -60,6 +63,8 @@ def spread_text(values: np.ndarray, lang: str, write=format_reading, median: boo
     """Where the finite values lie: "from 27.7127 to 27.7130" (with the median when asked),
     or "= 27.7127 for every input" where both ends read the same (never "from 27.7127 to
     27.7127")."""
+    if not np.isfinite(values).any():  # every input's value 0/0: "= NaN for every input"
+        return translate("geometry.range.undefined", lang)
     low, middle, high = min_median_max(values, write)
     if low == high:
         return translate("geometry.range.one", lang, value=low)
@@ -167,8 +172,10 @@ def cloud_summary(cloud: Cloud, shown: tuple[str, ...], lang: str) -> list[str]:
             translate("geometry.summary.norm_range", lang, norm=name, norms=norms, sqrt_d=sqrt_d)
         )
         if kind == "layernorm" and d > 1:
-            lines.append(rounding_sentence(normed.ones, normed.norm, normed.cos_input, d, lang))
-        if kind == "rmsnorm" or kind == "layernorm" and d > 1:
+            rounding = rounding_sentence(normed.ones, normed.norm, normed.cos_input, d, lang)
+            lines += [rounding] if rounding else []
+        measured = np.isfinite(normed.cos_input).any()  # else the degenerate notes say why
+        if measured and (kind == "rmsnorm" or kind == "layernorm" and d > 1):
             cosines = spread_text(normed.cos_input, lang, format_cosine)
             lines.append(translate(f"geometry.summary.{kind}_cos", lang, cosines=cosines))
         if kind == "dyt":

@@ -49,14 +49,16 @@ def measure_lines(report: HighDimensionReport, lang: str) -> list[str]:
             )
         )
     layer = found.layernorm
-    lines.append(rounding_sentence(layer.ones, layer.norm, layer.cos_input, found.d, lang))
-    return lines
+    rounding = rounding_sentence(layer.ones, layer.norm, layer.cos_input, found.d, lang)
+    return lines + ([rounding] if rounding else [])
 
 
 def identity_lines(identity: IdentityCheck, lang: str) -> list[str]:
+    # every output 0 (a cloud of constant vectors): no share of it to give ("NaN of 0")
+    measured = "measured" if identity.max_abs_output > 0 else "measured_all_zero"
     return [
         translate(
-            "geometry.identity.measured",
+            f"geometry.identity.{measured}",
             lang,
             rows=f"{identity.rows:,}",
             d=f"{identity.d:,}",
@@ -67,7 +69,7 @@ def identity_lines(identity: IdentityCheck, lang: str) -> list[str]:
             relative=format_reading(
                 identity.max_abs_difference / identity.max_abs_output
                 if identity.max_abs_output > 0
-                else float("nan")
+                else 0.0
             ),
         ),
         translate("geometry.identity.why", lang, ulps=format_reading(identity.float32_ulps, 1)),
