@@ -3,7 +3,9 @@
 import json
 
 import pytest
+from streamlit.testing.v1 import AppTest
 
+from tests.app.conftest import APP
 from ui.figures.depth_wiring import STREAM_IN, STREAM_OUT
 
 
@@ -102,10 +104,20 @@ def test_training_lab_trains_two_runs_and_reports_outcomes(app):
     app.button(key="dp_train").click().run(timeout=120)
     assert not app.exception
     lines = " ".join(m.value for m in app.markdown)
-    assert "Run A: Pre-Norm:" in lines and "Run B: Post-Norm:" in lines
+    assert "Run A (Pre-Norm):" in lines and "Run B (Post-Norm):" in lines  # one colon each
     assert "over its last 30 steps a mean loss of" in lines  # not one noisy last step
     names = _chart_names(app, "dp_loss")
-    assert names[:2] == ["Run A: Pre-Norm", "Run B: Post-Norm"]
+    assert names[:2] == ["Run A (Pre-Norm)", "Run B (Post-Norm)"]
+    # kept for the next visitor, said so, and trained again on a click
+    assert "Runs are kept on this server" in " ".join(c.value for c in app.caption)
+    again = AppTest.from_file(APP, default_timeout=120)  # another visitor, the same server
+    again.query_params["lang"] = "en"
+    _open(again.run(), "training")
+    again.number_input(key="dp_steps").set_value(50).run()
+    assert "Run A (Pre-Norm):" in " ".join(m.value for m in again.markdown)  # at once
+    again.button(key="dp_train_again").click().run(timeout=120)
+    assert not again.exception
+    assert "Run A (Pre-Norm):" in " ".join(m.value for m in again.markdown)
 
 
 def test_depth_page_in_chinese(app):

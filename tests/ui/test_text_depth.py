@@ -101,5 +101,5 @@ def test_a_warm_up_longer_than_the_run_says_the_peak_was_never_reached(lang, wor
 def test_a_runs_name_takes_the_punctuation_of_its_language():
     """Chinese runs were named "运行 A: Pre-Norm", an English colon in the legend and the
     outcome lines."""
-    assert run_name("运行 B", "post", True, "zh") == "运行 B：Post-Norm + 预热"
-    assert run_name("Run A", "pre", False, "en") == "Run A: Pre-Norm"
+    assert run_name("运行 B", "post", True, "zh") == "运行 B（Post-Norm + 预热）"
+    assert run_name("Run A", "pre", False, "en") == "Run A (Pre-Norm)"

@@ -56,5 +56,8 @@ def trainings(runs: list[tuple[str, object]], on_partial: Callable[[Named], None
         widget_key="dp_train",
         always_ask=True,
         on_partial=lambda done: on_partial([*zip(names, done)]),
+        # a run kept from an earlier visit was shown at once, its button gone: an
+        # instructor could not show it live again
+        again=t("depth.train_again"),
     )
     return None if found is None else [*zip(names, found)]

@@ -154,9 +154,9 @@ def warmup_cut_note(result: TrainResult, lang: str) -> str | None:
 
 
 def run_name(run: str, placement: str, warmup: bool, lang: str) -> str:
-    """A training run as its legend and outcome line name it: "Run B: Post-Norm + warm-up"
-    (with the punctuation of ``lang``: "运行 B：Post-Norm + 预热")."""
-    name = translate(
-        "depth.run_label", lang, run=run, placement=label("placement", placement, lang)
-    )
-    return name + (translate("depth.with_warmup", lang) if warmup else "")
+    """A training run as its legend and outcome line name it: "Run B (Post-Norm + warm-up)"
+    (with the punctuation of ``lang``: "运行 B（Post-Norm + 预热）"); "Run B: Post-Norm" made
+    the outcome line "Run B: Post-Norm: trained"."""
+    setting = label("placement", placement, lang)
+    setting += translate("depth.with_warmup", lang) if warmup else ""
+    return translate("depth.run_label", lang, run=run, placement=setting)

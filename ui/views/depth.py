@@ -171,3 +171,4 @@ def training_outcomes(runs: list[tuple[str, TrainResult]]) -> None:
         )
         cut = warmup_cut_note(result, lang)  # a warm-up longer than the run
         st.markdown("- " + line + ((sentence_joiner(lang) + cut) if cut else ""))
+    st.caption(t("depth.trained_kept"))
