@@ -74,7 +74,7 @@ def test_limits_are_refused_with_the_reason(app):
     assert not app.exception
     assert "over the limit of 268,435,456" in app.error[0].value
     app.number_input(key="dp_tokens").set_value(8).run()  # stream fits; 48 * 4096^2 weights do not
-    assert "weights (L · d² · 1 per layer), over the limit" in app.error[0].value
+    assert "weights (L layers of 1·d² each), over the limit" in app.error[0].value
 
 
 def test_no_placement_asks_for_one(app):

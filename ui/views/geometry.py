@@ -18,7 +18,7 @@ from engine.geometry.views import PlaneView
 from engine.norms.kinds import PER_TOKEN_KINDS, ROW_KINDS
 from ui.figures import geometry_charts as charts
 from ui.figures.geometry import path_figure, scene_figure
-from ui.formatting import format_reading
+from ui.formatting import count, format_reading
 from ui.i18n import current_language, t
 from ui.labels import INPUT_AXES, NORM_NAMES
 from ui.plotly_frame import plotly_frame
@@ -68,7 +68,9 @@ def vector_path(path: VectorPath, meshes: SceneMeshes | None, eps: float, alpha:
     degenerate(path.flags, 1)  # one typed vector
     if meshes is None:
         limit = GEOMETRY_SCENE_MAX_D
-        st.info(t("geometry.path.too_wide", d=len(path.x), limit=limit), icon=":material/info:")
+        st.info(
+            t("geometry.path.too_wide", d=count(len(path.x)), limit=limit), icon=":material/info:"
+        )
         steps = st.container()
     else:
         with st.container(key="ge_path_layout"):  # stacked when narrow (ui/styles/base.css)
