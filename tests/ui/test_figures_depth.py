@@ -173,6 +173,8 @@ def test_training_figure_compares_runs_and_marks_chance():
     # a run stalled at chance hides the dashed line: the chart names it on its line too
     (label,) = [a for a in figure.layout.annotations if a.text == ZH["depth.chance"]]
     assert label.y == pytest.approx(np.log10(np.log(10)))  # log10(y) on a log axis
+    # the last step, a tick at the plot's right edge ("300"), keeps room for half its label
+    assert figure.layout.margin.r >= 20
 
 
 def _texts(figure) -> str:

@@ -245,4 +245,5 @@ def training_loss_figure(runs: Sequence[tuple[str, TrainResult]], lang: str) -> 
             showarrow=False,
             font=dict(color=THEORY_COLOR),
         )
-    return _layout(figure, "loss", lang, log_y=True, x="loss")
+    # the run's last step is a tick (300) at the plot's right edge: 10 px cut its label
+    return _layout(figure, "loss", lang, log_y=True, x="loss").update_layout(margin_r=24)
