@@ -7,7 +7,7 @@ import pytest
 from playwright.sync_api import expect
 
 from engine.models.loader import catalog
-from tests.e2e.browser import address_holds, settle, wait_idle
+from tests.e2e.browser import SETTLED, address_holds, settle, wait_idle
 
 pytestmark = pytest.mark.e2e
 
@@ -142,6 +142,9 @@ def test_presenting_at_1080p_no_catalog_cell_is_cut(page, server_url, lang):
     page.set_viewport_size({"width": 1920, "height": 1080})
     page.goto(server_url + f"/models?lang={lang}&present=on")
     settle(page)
+    # under the whole suite the run may not have begun when settle looks: wait for the table
+    expect(page.locator(".st-key-md_table_html table")).to_be_visible(timeout=60_000)
+    page.wait_for_function(SETTLED, timeout=60_000)
     found = page.evaluate(CATALOG_CUT)
     assert found["rows"] == len(catalog().families), found
     assert found["cut"] == [] and found["tall"] == 0, found
