@@ -206,8 +206,9 @@ def parse(param: Param, raw: list[str]) -> tuple[Any, Refusal | None]:
         # "a,b,a" end on a)
         distinct: dict[object, str] = {}
         for item in items:
-            distinct.pop(_spelling_key(param, item), None)
-            distinct[_spelling_key(param, item)] = item
+            key = _spelling_key(param, item)
+            distinct.pop(key, None)
+            distinct[key] = item
         items = list(distinct.values())
         names = _names(param)
         # more different items than names (numbers: values): one is unknown
