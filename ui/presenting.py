@@ -238,8 +238,10 @@ def for_screen(figure: go.Figure) -> go.Figure:
 def for_projector(figure: go.Figure) -> go.Figure:
     """A copy of ``figure`` readable from the back of a room: larger text, tick labels and
     legend on every axis (subplots and 3-D scenes too; a 2-D axis's tick labels that a
-    figure already sets larger stay so).  Every legend below a plot is at the
-    figure's edge already (``ui.figures.style.legend_below``), clear of the larger text."""
+    figure already sets larger stay so); an annotation with a size of its own is at least the
+    chart's text (a label of 13 px read as a footnote beside the projector's type).  Every
+    legend below a plot is at the figure's edge already (``ui.figures.style.legend_below``),
+    clear of the larger text."""
     shown = go.Figure(figure)
     shown.update_layout(
         font=dict(size=CHART_FONT),
@@ -249,8 +251,11 @@ def for_projector(figure: go.Figure) -> go.Figure:
     for axis in (*shown.select_xaxes(), *shown.select_yaxes()):  # a larger one is kept
         axis.tickfont.size = max(axis.tickfont.size or 0, CHART_TICKS)
     for note in shown.layout.annotations:  # a subplot's title: make_subplots writes 16 px
-        if _subplot_title(note):
-            note.font.size = max(note.font.size or 0, CHART_FONT + 2)
+        smallest = CHART_FONT + 2 if _subplot_title(note) else CHART_FONT
+        if note.font.size is not None:  # a size of its own (the Axes box's edges: 13 px)
+            note.font.size = max(note.font.size, smallest)
+        elif _subplot_title(note):
+            note.font.size = smallest
     _room_for_the_legend(shown)
     for axis in ("xaxis", "yaxis", "zaxis"):
         shown.update_scenes({f"{axis}_tickfont_size": CHART_TICKS})

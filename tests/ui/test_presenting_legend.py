@@ -17,13 +17,20 @@ def test_a_projected_figure_enlarges_the_ticks_of_every_axis_and_leaves_the_orig
     assert figure.layout.xaxis2.tickfont.size is None  # the cached figure is not changed
 
 
-def test_a_projected_figure_enlarges_its_subplot_titles_and_no_other_note():
-    """The experiments' two panels kept make_subplots' 16 px titles on a projector."""
+def test_a_projected_figure_enlarges_its_subplot_titles_and_its_small_notes():
+    """The experiments' two panels kept make_subplots' 16 px titles on a projector, and the
+    Axes box its 13 px edge names: a note with a size of its own is at least the chart's
+    text; one without takes the chart's (larger) font; a larger one stays."""
     figure = make_subplots(rows=2, cols=1, subplot_titles=("Loss", "KL"))
     figure.add_annotation(x=1, y=2, text="a point's note", font=dict(size=11))
+    figure.add_annotation(x=1, y=2, text="a count", font=dict(size=24))
+    figure.add_annotation(x=1, y=2, text="a label")
     shown = for_projector(figure)
     sizes = {note.text: note.font.size for note in shown.layout.annotations}
-    assert sizes["Loss"] == sizes["KL"] == CHART_FONT + 2 and sizes["a point's note"] == 11
+    assert sizes["Loss"] == sizes["KL"] == CHART_FONT + 2
+    assert sizes["a point's note"] == CHART_FONT and sizes["a count"] == 24
+    assert sizes["a label"] is None and shown.layout.font.size == CHART_FONT
+    assert figure.layout.annotations[2].font.size == 11  # the cached figure is not changed
 
 
 def test_a_projected_3d_scene_enlarges_its_ticks():

@@ -255,7 +255,7 @@ def _cells_layout(stats: AxesStatistics, words: Words, drawn_rows: int, shapes):
             (words["input"], half / 2),
             # two lines: one line does not fit half a phone's width
             (
-                f"{words['output']}<br><span style='font-size:11px'>(γ = 1, β = 0)</span>",
+                f"{words['output']}<br><span style='font-size:0.75em'>(γ = 1, β = 0)</span>",
                 1 - half / 2,
             ),
         )
