@@ -39,13 +39,15 @@ else:
         view.setup(lesson)
         class_learner.before_prediction(member, lesson)  # may reopen it for a second round
         chosen = widgets.committed(lesson)
+        # outside a class, an answer no Commit here made came with the link: maybe not theirs
+        from_link = chosen is not None and member is None and not widgets.committed_here(lesson.id)
         # in a paced class the answer waits for the instructor's reveal
         revealed = chosen is not None and class_learner.answer_shown(member)
-        widgets.prediction(lesson, revealed)
+        widgets.prediction(lesson, revealed, from_link)
         counted = class_learner.record(member, lesson, chosen)
         view.commit_point(lesson, chosen, revealed, counted)
         if revealed:
-            view.explanation(lesson, chosen, language, present)
+            view.explanation(lesson, chosen, language, present, from_link)
             if lesson.id == LESSON_IDS[-1]:  # the course's end: what is done, what is left
                 view.wrap_up(answers, scored)
                 widgets.to_unanswered(answers)

@@ -121,12 +121,32 @@ def test_a_wrong_answer_names_the_engines_answer_and_can_be_retaken():
     assert at.radio(key="ls_pick_worked_example").value is None
 
 
+def test_an_answer_from_a_link_is_called_the_links_and_an_answer_made_here_the_learners():
+    """A link's ``ls_answers`` may be a classmate's: its verdict said "You chose (a)" to
+    someone who never chose.  It is called the link's, with how to answer oneself; once the
+    learner answers again and commits, the verdict is theirs."""
+    at = _open({"lang": "en", "ls_lesson": "worked_example", "ls_answers": "worked_example.a"})
+    assert not at.exception
+    message = at.error[0].value
+    assert "The link carried (a) −1.5" in message and "You chose" not in message
+    assert "the engine says (b) −1.3416" in message
+    assert any("came with the link" in c.value for c in at.caption)
+    options = at.radio(key="ls_pick_worked_example").options
+    assert "(a) −1.5 :red-badge[:material/close: the link's answer]" in options
+    at.button(key="ls_again_worked_example").click().run()
+    at.radio(key="ls_pick_worked_example").set_value("a").run()
+    at.button(key="ls_commit_worked_example").click().run()
+    assert "You chose (a) −1.5" in at.error[0].value
+    assert not any("came with the link" in c.value for c in at.caption)
+
+
 def test_a_link_resumes_where_the_learner_was_with_their_answers():
     query = {"lang": "zh", "ls_lesson": "precision", "ls_answers": ["precision.c", "rmsnorm.a"]}
     at = _open(query)
     assert not at.exception and not at.warning
     assert at.header[0].value.startswith("10. ")
     assert at.success and "答对了" in at.success[0].value
+    assert "链接所带的答案" in at.success[0].value  # not the learner's own click
     progress = at.get("progress")[0].proto.text
     assert "第 10 课" in progress and "已作答 2 题，答对 1 题" in progress
     at.button(key="ls_next").click().run()

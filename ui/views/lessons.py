@@ -99,10 +99,11 @@ def commit_point(item: Lesson, chosen: str | None, revealed: bool, counted: bool
         st.info(t(key, option=option_label(item, chosen)), icon=":material/lock:")
 
 
-def explanation(item: Lesson, chosen: str, lang: str, present: str) -> None:
+def explanation(item: Lesson, chosen: str, lang: str, present: str, from_link: bool) -> None:
     """The last stage, after the reveal gate: the verdict on ``chosen``, why, the maths, the
-    page that shows it, and what to try there."""
-    verdict(item, chosen)
+    page that shows it, and what to try there.  ``from_link``: the answer came with the link
+    that opened the page (maybe someone else's), not from this session's Commit."""
+    verdict(item, chosen, from_link)
     st.markdown(_tr(item, "reveal"))
     st.markdown(_tr(item, "explain"))
     for block in item.answer_maths:
@@ -128,16 +129,20 @@ def wrap_up(answers: dict[str, str], scored: dict[str, str]) -> None:
         st.success(t("lessons.wrap_done"), icon=":material/school:")
 
 
-def verdict(item: Lesson, chosen: str) -> None:
-    """Whether the committed ``chosen`` option is the engine's answer."""
+def verdict(item: Lesson, chosen: str, from_link: bool = False) -> None:
+    """Whether the committed ``chosen`` option is the engine's answer; one that came with the
+    link is not called the learner's choice, and they are told how to make their own."""
     answer = option_label(item, item.answer)
+    words = "lessons.link_" if from_link else "lessons."
     if chosen == item.answer:
-        st.success(t("lessons.right", option=answer), icon=":material/check_circle:")
+        st.success(t(words + "right", option=answer), icon=":material/check_circle:")
     else:
         st.error(
-            t("lessons.wrong", chosen=option_label(item, chosen), option=answer),
+            t(words + "wrong", chosen=option_label(item, chosen), option=answer),
             icon=":material/cancel:",
         )
+    if from_link:
+        st.caption(t("lessons.link_answer"))
 
 
 def link(item: Lesson, lang: str, present: str) -> None:

@@ -200,9 +200,10 @@ def committed(item: Lesson) -> str | None:
     return answers().get(item.id)
 
 
-def prediction(item: Lesson, revealed: bool) -> None:
+def prediction(item: Lesson, revealed: bool, from_link: bool = False) -> None:
     """The options and Commit (the commit point); once committed, the choice locked and,
-    when ``revealed``, the right option marked."""
+    when ``revealed``, the right option marked, and a wrong one as the learner's or, when it
+    came with the link (``from_link``), as the link's."""
     chosen = committed(item)
     texts = item.texts()
     labels = {o: f"({o}) {t(f'lessons.{item.id}.options.{o}', **texts)}" for o in OPTIONS}
@@ -213,7 +214,8 @@ def prediction(item: Lesson, revealed: bool) -> None:
         # the icon's name
         labels[item.answer] += f" :green-badge[:material/check: {t('lessons.mark_right')}]"
         if chosen != item.answer:
-            labels[chosen] += f" :red-badge[:material/close: {t('lessons.mark_wrong')}]"
+            whose = t("lessons.mark_link" if from_link else "lessons.mark_wrong")
+            labels[chosen] += f" :red-badge[:material/close: {whose}]"
     key = f"ls_pick_{item.id}"
     shown = chosen if chosen is not None else st.session_state.get(key)
     if shown in OPTIONS:  # told to the browser every run, as its option id
