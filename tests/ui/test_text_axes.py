@@ -113,3 +113,51 @@ def test_one_batch_size_is_not_compared_with_itself(lang):
     assert said.count("b = 1") == 1 and {"en": "still by", "zh": "仍有"}[lang] not in said
     assert {"en": "values per channel", "zh": "个值"}[lang] in said
     assert {"en": "second batch size", "zh": "再选一个批大小"}[lang] in said
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_nan_outputs_at_pad_positions_are_counted_apart_and_explained(lang):
+    """RMSNorm at ε = 0 on zero padding: every PAD cell is 0/0.  The page said nothing (it
+    counted the real tokens only, none NaN); it now counts the PAD outputs apart, with why.
+    The count is torch's own: F.rms_norm on the same tensor."""
+    import torch
+
+    from engine.axes.sharing import axes_statistics
+    from ui.i18n import translate
+    from ui.text.axes import nan_note
+
+    spec = AxesSpec(source="padded", kind="rmsnorm", eps=0.0)
+    stats = axes_statistics(spec)
+    y = torch.nn.functional.rms_norm(torch.from_numpy(stats.x).float(), (spec.d,), eps=0.0)
+    nan = torch.isnan(y).numpy()
+    assert not nan[stats.real].any() and nan[~stats.real].all()  # the oracle: PAD only
+    total = f"{int((~stats.real).sum()) * spec.d:,}"
+    expected = translate("axes.legend.nan_pad_only", lang, nan=f"{int(nan.sum()):,}", total=total)
+    assert nan_note(stats, lang) == expected
+    # with a nonzero PAD value RMSNorm divides by its square: no NaN, no note
+    assert (
+        nan_note(
+            axes_statistics(AxesSpec(source="padded", kind="rmsnorm", eps=0.0, pad_value=1.0)), lang
+        )
+        is None
+    )
+
+
+def test_nan_outputs_of_real_tokens_and_pad_positions_are_said_in_one_note():
+    """Real tokens' NaN outputs first, with why; the PAD positions' after them, apart."""
+    import dataclasses
+
+    from engine.axes.sharing import axes_statistics
+    from ui.text.axes import nan_note
+
+    stats = axes_statistics(AxesSpec(source="padded", kind="rmsnorm", eps=0.0))
+    y = stats.y.copy()
+    y[0, 0, :3] = float("nan")  # three real outputs (a sequence's first token is real)
+    assert stats.real[0, 0]
+    note = nan_note(dataclasses.replace(stats, y=y), "en")
+    d, pads = stats.spec.d, int((~stats.real).sum())
+    assert note.startswith(f"3 of {int(stats.real.sum()) * d:,} outputs are NaN")
+    assert "divides 0 by 0" in note
+    assert note.endswith(
+        f"{pads * d:,} of the {pads * d:,} outputs at PAD positions (the gray rows) are NaN too."
+    )

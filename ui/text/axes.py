@@ -111,13 +111,22 @@ def leak_note(kind: str, tokens: int, lang: str) -> str | None:
 
 def nan_note(stats: AxesStatistics, lang: str) -> str | None:
     """Where outputs are NaN (left out of the heatmap), how many and why: a statistic of 0
-    (the pooled values all equal, or all 0 for RMSNorm) under ε = 0 divides 0 by 0."""
-    nan = int(np.isnan(stats.y[stats.real]).sum())
+    (the pooled values all equal, or all 0 for RMSNorm) under ε = 0 divides 0 by 0.  The
+    real tokens' outputs are counted first; those of PAD positions (the gray rows, all one
+    value: RMSNorm at ε = 0 makes each of a zero PAD row 0/0) are counted apart."""
+    d, pad = stats.y.shape[-1], ~stats.real
+    nan, pad_nan = (int(np.isnan(stats.y[cells]).sum()) for cells in (stats.real, pad))
+    cause = "" if stats.spec.eps == 0 else "_other"  # under ε > 0 a cause not known
+    counts = {"nan": f"{nan:,}", "total": f"{int(stats.real.sum()) * d:,}"}
+    pad_counts = {"nan": f"{pad_nan:,}", "total": f"{int(pad.sum()) * d:,}"}
     if nan == 0:
-        return None
-    total = int(stats.real.sum()) * stats.y.shape[-1]
-    key = "nan_outputs" if stats.spec.eps == 0 else "nan_outputs_other"  # a cause not known
-    return translate(f"axes.legend.{key}", lang, nan=f"{nan:,}", total=f"{total:,}")
+        return (
+            translate(f"axes.legend.nan_pad_only{cause}", lang, **pad_counts) if pad_nan else None
+        )
+    note = translate(f"axes.legend.nan_outputs{cause}", lang, **counts)
+    if pad_nan:
+        note += sentence_joiner(lang) + translate("axes.legend.nan_pad_too", lang, **pad_counts)
+    return note
 
 
 def _signed(value: float) -> str:
