@@ -57,6 +57,7 @@ with st.sidebar:
         placeholder=t("app.choose_one"),
     )
     presenting.chooser()
+    presenting.measure_type()  # presenting: how large the page's type is on this screen
     share_slot = st.container()
     st.markdown(f"### :material/functions: {t('app.title')}")
     st.caption(t("app.tagline"))

@@ -15,6 +15,7 @@ on every run.
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Callable
 from pathlib import Path
 
@@ -230,37 +231,125 @@ def _mark(value: bool) -> str:
     return t("app.yes" if value else "app.no")
 
 
+# The page's type while presenting grows with the screen past 1,280 × 720 (present.css: 20 px
+# there, 30 px at 1,920 × 1,080); a chart's text, set in pixels here, grows with it, as the
+# browser reports its type.  The reporter runs in the page (no frame), measures the root
+# element's font size (present.css's own result: no copy of its rule here), and reports only a
+# change from what the server knows, so a screen of 20 px type costs no second run.
+TYPE_PX = 20  # px: the presenting page's type up to a 1,280 × 720 screen (present.css)
+MAX_TYPE_SCALE = 4  # a larger report (no screen gives one) is taken as this
+_TYPE_JS = r"""
+export default function ({ data, setStateValue }) {
+  let known = data.known;
+  const report = () => {
+    const px = parseFloat(getComputedStyle(document.documentElement).fontSize);
+    if (Number.isFinite(px) && Math.abs(px - known) >= 0.5) {
+      known = px;
+      setStateValue("type_px", px);
+    }
+  };
+  let timer = null;
+  const resized = () => { clearTimeout(timer); timer = setTimeout(report, 300); };
+  requestAnimationFrame(report);  // once the stylesheet of this run holds
+  window.addEventListener("resize", resized);
+  return () => { clearTimeout(timer); window.removeEventListener("resize", resized); };
+}
+"""
+_TYPE_REPORTER = st.components.v2.component("normscope_present_type", js=_TYPE_JS)
+TYPE_KEY = "_present_type_px"  # the page's type the browser last reported (px)
+
+
+def measure_type() -> None:
+    """While presenting, keep the page's type as the browser reports it (``type_scale``);
+    drawn in the sidebar, which presenting hides: it takes no room on the page."""
+    if not presenting():
+        return
+    known = st.session_state.get(TYPE_KEY, TYPE_PX)
+    reported = _TYPE_REPORTER(
+        key="present_type", data={"known": known}, on_type_px_change=lambda: None
+    )
+    px = reported_type(reported.get("type_px"))
+    if px is not None:
+        st.session_state[TYPE_KEY] = px
+
+
+def reported_type(px) -> float | None:
+    """The browser's report of its type, which any page could forge: a finite number of
+    pixels, taken within [``TYPE_PX``, ``MAX_TYPE_SCALE`` × it]; anything else, None."""
+    if isinstance(px, bool) or not isinstance(px, int | float) or not math.isfinite(px):
+        return None
+    return min(max(float(px), TYPE_PX), MAX_TYPE_SCALE * TYPE_PX)
+
+
+def type_scale() -> float:
+    """How much larger the presenting page's type is than at 1,280 × 720 (1 until reported)."""
+    return st.session_state.get(TYPE_KEY, TYPE_PX) / TYPE_PX
+
+
 def for_screen(figure: go.Figure) -> go.Figure:
-    """The figure as this session shows it: larger text while presenting (a copy)."""
-    return for_projector(figure) if presenting() else figure
+    """The figure as this session shows it: larger text while presenting (a copy), grown
+    with the page's type on a larger screen."""
+    return for_projector(figure, type_scale()) if presenting() else figure
 
 
-def for_projector(figure: go.Figure) -> go.Figure:
+def for_projector(figure: go.Figure, scale: float = 1.0) -> go.Figure:
     """A copy of ``figure`` readable from the back of a room: larger text, tick labels and
     legend on every axis (subplots and 3-D scenes too; a 2-D axis's tick labels that a
     figure already sets larger stay so); an annotation with a size of its own is at least the
     chart's text (a label of 13 px read as a footnote beside the projector's type).  Every
     legend below a plot is at the figure's edge already (``ui.figures.style.legend_below``),
-    clear of the larger text."""
+    clear of the larger text.  ``scale``: the page's type over ``TYPE_PX`` on a screen
+    larger than 1,280 × 720; every size in pixels grows by it, as the page's text does
+    (``_zoomed``), so the chart keeps its share of the screen."""
     shown = go.Figure(figure)
+
+    def px(size: float) -> int:
+        return round(size * scale)
+
     shown.update_layout(
-        font=dict(size=CHART_FONT),
-        title_font=dict(size=CHART_TITLE),
-        legend_font=dict(size=CHART_FONT),
+        font=dict(size=px(CHART_FONT)),
+        title_font=dict(size=px(CHART_TITLE)),
+        legend_font=dict(size=px(CHART_FONT)),
     )
     for axis in (*shown.select_xaxes(), *shown.select_yaxes()):  # a larger one is kept
-        axis.tickfont.size = max(axis.tickfont.size or 0, CHART_TICKS)
+        axis.tickfont.size = px(max(axis.tickfont.size or 0, CHART_TICKS))
     for note in shown.layout.annotations:  # a subplot's title: make_subplots writes 16 px
-        smallest = CHART_FONT + 2 if _subplot_title(note) else CHART_FONT
-        if note.font.size is not None:  # a size of its own (the Axes box's edges: 13 px)
-            note.font.size = max(note.font.size, smallest)
-        elif _subplot_title(note):
-            note.font.size = smallest
+        subplot = _subplot_title(note)
+        smallest = CHART_FONT + 2 if subplot else CHART_FONT
+        if note.font.size is not None or subplot:  # a size of its own (the Axes box's: 13 px)
+            note.font.size = px(max(note.font.size or 0, smallest))
     _room_for_the_legend(shown)
     for axis in ("xaxis", "yaxis", "zaxis"):
-        shown.update_scenes({f"{axis}_tickfont_size": CHART_TICKS})
+        shown.update_scenes({f"{axis}_tickfont_size": px(CHART_TICKS)})
         shown.for_each_scene(lambda scene, axis=axis: _every_other_tick(scene[axis]))
+    if scale != 1:
+        _zoomed(shown, scale)
     return shown
+
+
+def _three_d(figure: go.Figure) -> bool:
+    return any(trace.type in ("scatter3d", "mesh3d", "surface") for trace in figure.data)
+
+
+def _zoomed(figure: go.Figure, scale: float) -> None:
+    """What a figure draws in pixels, grown by ``scale`` as its text was: its height (a 3-D
+    scene's too: its legend's rows in the larger type left the scene a third of its size),
+    the margins it sets (a title's room), an annotation's offset from its point and a
+    marker's size."""
+    layout = figure.layout
+    if layout.height is not None:
+        layout.height = round(layout.height * scale)
+    for side in "lrtb":
+        if layout.margin[side] is not None:
+            layout.margin[side] = round(layout.margin[side] * scale)
+    for note in layout.annotations:
+        for shift in ("xshift", "yshift"):
+            if note[shift]:
+                note[shift] = note[shift] * scale
+    for trace in figure.data:
+        marker = getattr(trace, "marker", None)  # a heatmap has none, a bar's has no size
+        if marker is not None and "size" in marker and isinstance(marker.size, int | float):
+            marker.size = marker.size * scale
 
 
 def _subplot_title(note) -> bool:
@@ -282,7 +371,7 @@ def _room_for_the_legend(figure: go.Figure) -> None:
     legend, height = figure.layout.legend, figure.layout.height
     if height is None or legend.yref != "container" or figure.layout.showlegend is False:
         return
-    if any(trace.type in ("scatter3d", "mesh3d", "surface") for trace in figure.data):
+    if _three_d(figure):
         return  # a 3-D scene is as wide as its column: a taller figure only adds empty bands
     entries = [trace for trace in figure.data if trace.showlegend is not False and trace.name]
     figure.update_layout(height=height + max(len(entries) - 2, 0) * round(1.5 * CHART_FONT))

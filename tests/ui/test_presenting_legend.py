@@ -71,3 +71,37 @@ def test_a_projected_figure_grows_a_row_for_each_legend_entry_past_the_second():
     assert for_projector(two).layout.height == 420
     scene = go.Figure([go.Scatter3d(x=[0], y=[0], z=[0], name=n) for n in "abcde"])
     assert for_projector(scene.update_layout(**frame(640))).layout.height == 640
+
+
+def test_on_a_larger_screen_every_pixel_size_grows_with_the_pages_type():
+    """At 1,920 × 1,080 the presenting page's type is 30 px, 1.5 times 1,280 × 720's: a
+    chart's 16 px ticks beside it read as a footnote.  Every size in pixels grows with it:
+    text, ticks, notes, the height (a 3-D scene's too), margins, offsets, markers."""
+    from ui.figures.style import frame
+
+    figure = go.Figure(go.Scatter(x=[0, 1], y=[1, 2], marker=dict(size=10), name="a"))
+    figure.update_layout(**frame(400, top=40), xaxis=dict(tickfont=dict(size=24)))
+    figure.add_annotation(x=0, y=1, text="edge", font=dict(size=13), yshift=-12)
+    shown = for_projector(figure, 1.5)
+    assert shown.layout.font.size == 27 and shown.layout.title.font.size == 36
+    assert shown.layout.yaxis.tickfont.size == 24 and shown.layout.xaxis.tickfont.size == 36
+    note = shown.layout.annotations[0]
+    assert note.font.size == 27 and note.yshift == -18
+    assert shown.layout.height == 600 and shown.layout.margin.t == 60
+    assert shown.layout.margin.l == 15 and shown.data[0].marker.size == 15
+    assert for_projector(figure).to_plotly_json() == for_projector(figure, 1.0).to_plotly_json()
+    scene = go.Figure(go.Scatter3d(x=[0], y=[0], z=[0])).update_layout(height=640)
+    shown = for_projector(scene, 1.5)
+    assert shown.layout.height == 960 and shown.layout.scene.xaxis.tickfont.size == 24
+    bars = go.Figure(go.Bar(x=[1], y=[1]), layout=dict(height=300))
+    assert for_projector(bars, 2).layout.height == 600  # a bar's marker has no size
+
+
+def test_the_browsers_report_of_its_type_is_bounded():
+    """Any page can send the reporter's state: only a finite number, within bounds, counts."""
+    from ui.presenting import MAX_TYPE_SCALE, TYPE_PX, reported_type
+
+    assert reported_type(30) == 30.0 and reported_type(12.5) == TYPE_PX
+    assert reported_type(1e9) == MAX_TYPE_SCALE * TYPE_PX
+    for hostile in (None, "30", float("nan"), float("inf"), True, [30], {"px": 30}):
+        assert reported_type(hostile) is None
