@@ -84,9 +84,11 @@ class AxesStatistics:
     drawn_cell_by_cell: bool  # B*T*d <= MAX_DRAWN_CELLS; else a page summarises
     backend: str  # "torch" or "triton"
     channels: tuple[int, ...] | None = None  # example source: the dump's channel of each column
-    # PyTorch's own module in training mode on this tensor: (its name, its message) where it
-    # refuses a statistic of one value (BatchNorm at B·T = 1, InstanceNorm at T = 1)
-    module_refusal: tuple[str, str] | None = None
+    # PyTorch's own module in training mode on this tensor: (its name, its message, whether
+    # it refuses in eval mode too) where it refuses a statistic of one value (BatchNorm at
+    # B·T = 1, InstanceNorm at T = 1; InstanceNorm, keeping no running statistics by default,
+    # refuses in eval mode as well, BatchNorm then takes its running statistics)
+    module_refusal: tuple[str, str, bool] | None = None
 
 
 @dataclass(frozen=True)
@@ -162,20 +164,30 @@ _ONE_VALUE = {
 }
 
 
-def _module_refusal(spec: AxesSpec, x: torch.Tensor) -> tuple[str, str] | None:
+def _module_refusal(spec: AxesSpec, x: torch.Tensor) -> tuple[str, str, bool] | None:
     """What ``nn.BatchNorm1d`` / ``nn.InstanceNorm1d`` in training mode raise on ``x``
     ([B, T, d], given as the [B, d, T] they take) where each statistic holds one value: the
-    formula computes it (σ² = 0), the modules refuse it.  Run only then."""
+    formula computes it (σ² = 0), the modules refuse it; and whether the module, built with
+    its defaults, refuses it in eval mode too.  Run only then."""
     module, refuses = _ONE_VALUE.get(spec.kind, (None, None))
     if module is None or not refuses(*x.shape[:2]):
         return None
+    made = module(x.shape[2], eps=spec.eps, dtype=torch.float64)
+    message = _raised(made.train(), x)
+    return (
+        None
+        if message is None
+        else (f"nn.{module.__name__}", message, _raised(made.eval(), x) is not None)
+    )
+
+
+def _raised(module: torch.nn.Module, x: torch.Tensor) -> str | None:
+    """The message ``module`` raises on ``x`` ([B, T, d] as its [B, d, T]), or None."""
     try:
         with torch.no_grad():
-            module(x.shape[2], eps=spec.eps, dtype=torch.float64).train()(
-                x.double().permute(0, 2, 1)
-            )
+            module(x.double().permute(0, 2, 1))
     except Exception as error:  # noqa: BLE001 - whatever it raises is the fact we report
-        return f"nn.{module.__name__}", str(error)
+        return str(error)
     return None
 
 

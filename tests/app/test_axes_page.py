@@ -181,6 +181,10 @@ def test_the_cell_limit_is_refused_and_large_tensors_are_summarised(app):
     _set(app, "ax_batch", 64)
     _set(app, "ax_tokens", 32)
     assert "each brick is the mean of 8 rows × 1 channel," in _text(app)  # not "1 channels"
+    _set(app, "ax_batch", 1)
+    _set(app, "ax_tokens", 64)
+    _set(app, "ax_d", 1000)  # bricks of 16 channels: the last of 1,000 holds 8
+    assert "The last column of bricks holds 8 channels." in _text(app)
 
 
 def _failures(app, **settings):
@@ -280,7 +284,8 @@ def test_a_statistic_of_one_value_says_what_pytorchs_module_does(app, kind, size
     with pytest.raises(ValueError) as raised:
         module(32).train()(torch.zeros(b, 32, t))
     text = _text(app)
-    assert f"PyTorch's nn.{module.__name__} in training mode refuses this tensor" in text
+    said = "refuses this tensor in training mode and" if kind == "instancenorm" else "in training"
+    assert f"PyTorch's nn.{module.__name__} {said}" in text  # eval: tests/axes/test_axes_sharing.py
     assert str(raised.value) in text
     assert "a later token changes" not in text
     _set(app, "ax_tokens", 2)

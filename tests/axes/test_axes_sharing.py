@@ -185,3 +185,29 @@ def test_a_cell_outside_the_tensor_is_refused(cell):
     with pytest.raises(EngineError, match="is not in a tensor of shape") as caught:
         select_cell(stats, cell)
     assert_translatable(caught.value, "cell_out_of_range")
+
+
+@pytest.mark.parametrize(
+    "kind, shape, module",
+    [
+        ("batchnorm", (1, 1), torch.nn.BatchNorm1d),
+        ("instancenorm", (4, 1), torch.nn.InstanceNorm1d),
+    ],
+)
+def test_a_statistic_of_one_value_is_refused_as_pytorchs_module_refuses_it(kind, shape, module):
+    """Both modules refuse a statistic of one value in training mode; in eval mode
+    BatchNorm takes its running statistics, InstanceNorm (no running statistics by default)
+    refuses again.  The page says which, from the module itself."""
+    batch, tokens = shape
+    found = axes_statistics(AxesSpec(kind=kind, batch=batch, tokens=tokens)).module_refusal
+    x = torch.zeros(batch, 32, tokens)
+    with pytest.raises(ValueError) as raised:
+        module(32).train()(x)
+    try:
+        module(32).eval()(x)
+        refused_in_eval = False
+    except ValueError:
+        refused_in_eval = True
+    assert found == (f"nn.{module.__name__}", str(raised.value), refused_in_eval)
+    assert refused_in_eval == (kind == "instancenorm")
+    assert axes_statistics(AxesSpec(kind=kind, batch=2, tokens=2)).module_refusal is None

@@ -71,6 +71,7 @@ def test_block_mean_matches_a_hand_computation_with_a_ragged_last_block():
     rows, cols = grid.block
     assert means[0, 0] == pytest.approx(values[:rows, :cols].mean())
     assert means[-1, -1] == pytest.approx(values[-rows:, 129:].mean())
+    assert grid.last_block == (rows, 1)  # what the page says of the last column of bricks
 
 
 def test_a_click_maps_back_to_its_cell():

@@ -156,7 +156,7 @@ def test_nan_outputs_of_real_tokens_and_pad_positions_are_said_in_one_note():
     assert stats.real[0, 0]
     note = nan_note(dataclasses.replace(stats, y=y), "en")
     d, pads = stats.spec.d, int((~stats.real).sum())
-    assert note.startswith(f"3 of {int(stats.real.sum()) * d:,} outputs are NaN")
+    assert note.startswith(f"3 of the {int(stats.real.sum()) * d:,} outputs of real tokens are NaN")
     assert "divides 0 by 0" in note
     assert note.endswith(
         f"{pads * d:,} of the {pads * d:,} outputs at PAD positions (the gray rows) are NaN too."

@@ -61,6 +61,12 @@ class DrawnGrid:
         col = int(self.col_starts[1]) if len(self.col_starts) > 1 else self.cols
         return row, col
 
+    @property
+    def last_block(self) -> tuple[int, int]:
+        """(rows, channels) of the last brick of each axis: fewer where the axis does not
+        divide into whole bricks (d = 1,000 in bricks of 16 channels ends in one of 8)."""
+        return self.rows - int(self.row_starts[-1]), self.cols - int(self.col_starts[-1])
+
     def centres(self) -> tuple[np.ndarray, np.ndarray]:
         """Brick centres in cell units: (x over channels, y over rows)."""
         x = (self.col_starts + np.append(self.col_starts[1:], self.cols) - 1) / 2  # [C]

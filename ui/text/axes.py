@@ -123,7 +123,8 @@ def nan_note(stats: AxesStatistics, lang: str) -> str | None:
         return (
             translate(f"axes.legend.nan_pad_only{cause}", lang, **pad_counts) if pad_nan else None
         )
-    note = translate(f"axes.legend.nan_outputs{cause}", lang, **counts)
+    whose = "_real" if pad.any() else ""  # beside PAD positions, the count is the real tokens'
+    note = translate(f"axes.legend.nan_outputs{cause}{whose}", lang, **counts)
     if pad_nan:
         note += sentence_joiner(lang) + translate("axes.legend.nan_pad_too", lang, **pad_counts)
     return note

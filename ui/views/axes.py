@@ -18,7 +18,7 @@ from ui.figures import axes_batchnorm as charts
 from ui.figures.axes import cells_figure, drawn_grid
 from ui.figures.axes_box import box_figure
 from ui.formatting import format_reading
-from ui.i18n import current_language, t
+from ui.i18n import current_language, sentence_joiner, t
 from ui.text import axes as text
 from ui.views.charts import built, show_chart
 
@@ -28,15 +28,21 @@ def summary_note(stats: AxesStatistics) -> None:
     if stats.drawn_cell_by_cell:
         return
     batch, tokens, d = stats.x.shape
-    rows, cols = drawn_grid(batch, tokens, d).block
-    st.info(
-        t(
-            "axes.summarised",
-            cells=f"{batch * tokens * d:,}",
-            **text.block_size(rows, cols, current_language()),
-        ),
-        icon=":material/grid_view:",
+    grid = drawn_grid(batch, tokens, d)
+    (rows, cols), (last_rows, last_cols) = grid.block, grid.last_block
+    lang = current_language()
+    note = t(
+        "axes.summarised", cells=f"{batch * tokens * d:,}", **text.block_size(rows, cols, lang)
     )
+    if last_rows != rows:  # the axis does not divide into whole bricks
+        note += sentence_joiner(lang) + t(
+            "axes.summarised_last_rows", **text.block_size(last_rows, 1, lang)
+        )
+    if last_cols != cols:
+        note += sentence_joiner(lang) + t(
+            "axes.summarised_last_cols", **text.block_size(1, last_cols, lang)
+        )
+    st.info(note, icon=":material/grid_view:")
 
 
 def cells(stats: AxesStatistics, selection: CellSelection, on_click) -> None:
@@ -103,8 +109,9 @@ def selection_statistics(stats: AxesStatistics, selection: CellSelection) -> Non
     engine = "Triton" if stats.backend == "triton" else "PyTorch"
     st.caption(t("axes.stats.computed", engine=engine, dtype=stats.spec.dtype))
     if stats.module_refusal is not None:
-        module, message = stats.module_refusal
-        st.caption(t("axes.stats.module_refuses", module=module, message=message))
+        module, message, in_eval_too = stats.module_refusal
+        key = "axes.stats.module_refuses" + ("_always" if in_eval_too else "")
+        st.caption(t(key, module=module, message=message))
 
 
 # --- BatchNorm's five failures -----------------------------------------------------------
