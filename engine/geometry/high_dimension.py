@@ -153,7 +153,7 @@ class IdentityCheck:
     eps: float
     max_abs_difference: float  # float32, as the app computes: rounding only
     max_abs_difference_float64: float  # the same ops on the inputs in float64: ~1e-15
-    max_abs_output: float  # the size of the outputs compared, for scale
+    max_abs_output: float  # the size of the outputs compared, for scale (NaN: every one NaN)
 
     @property
     def float32_ulps(self) -> float:
@@ -173,6 +173,8 @@ def _identity_difference(x: torch.Tensor, eps: float, compute_dtype: str) -> tup
     # nearly equal floats subtract exactly (Sterbenz), so the tiny differences measured here
     # are not rounded away in x's dtype; constant rows at eps = 0 are NaN on both sides
     difference = (layer.y - rms.y).abs().nan_to_num(nan=0.0)  # [N, d]
+    if layer.y.isnan().all():  # every input constant at eps = 0: no output to compare
+        return float(difference.max()), float("nan")
     return float(difference.max()), float(layer.y.abs().nan_to_num(nan=0.0).max())
 
 

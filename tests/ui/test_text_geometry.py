@@ -54,6 +54,15 @@ def test_cloud_summary_reports_lengths_and_layernorms_rounding():
     assert "DyT at α = 0.5" in joined
 
 
+def test_a_cloud_of_one_vector_repeated_is_no_spread_for_dyt():
+    """Spread 0: every input is shift·1, so DyT's outputs are one vector repeated; the page
+    said "lengths spread out" of them."""
+    cloud = normalized_cloud(GeometrySpec(d=3, count=50, spread=0.0, shift=1.0))
+    assert np.all(cloud.inputs == cloud.inputs[0])
+    lines = plain(" ".join(text.cloud_summary(cloud, ("dyt",), "en")))
+    assert "every output has the same length" in lines and "spread out" not in lines
+
+
 def test_a_range_whose_ends_read_the_same_is_said_as_one_value():
     """With ε = 0 every output of a 3-D cloud has ‖y‖ = √3 to four places: said once, "for
     every input", not "from 1.7321 to 1.7321"; with ε = 10⁻⁵ the lengths do vary."""
@@ -151,6 +160,28 @@ def test_high_dimension_lines_and_the_identity_in_both_languages():
     assert f"is {format_number(ulps, 1)} units in the last place of the largest output" in english
     note = plain(text_high.sample_note(report, 100, "en"))
     assert note == "100 random inputs of width d = 256."
+
+
+@pytest.mark.parametrize("eps", [0.0, 1e-5])
+def test_a_cloud_of_constant_vectors_in_high_dimension_measures_no_direction(eps):
+    """Spread 0, d = 64: every input is a constant vector.  The lines said "cos(x, y)
+    undefined for every input: below 1 when the inputs have a mean" and, at ε = 0,
+    "|⟨y, 1⟩| at most NaN"; the identity check said every output was 0 where each is 0/0
+    (F.layer_norm's own NaN)."""
+    import torch
+
+    report = high_dimension_report(GeometrySpec(d=64, count=50, spread=0.0, eps=eps), threads=1)
+    for lang in LANGUAGES:
+        lines = text_high.measure_lines(report, lang)
+        assert len(lines) == 3 and all("NaN" not in line and "{" not in line for line in lines)
+    english = plain(" ".join(text_high.measure_lines(report, "en")))
+    assert english.count("are not measured") == 3 and "below 1 when" not in english
+    identity = plain(" ".join(text_high.identity_lines(report.identity, "en")))
+    outputs = torch.nn.functional.layer_norm(torch.full((1, 64), 0.37), (64,), eps=eps)
+    if eps == 0:
+        assert outputs.isnan().all() and "every output is NaN" in identity
+    else:
+        assert (outputs == 0).all() and "where every output is 0" in identity
 
 
 def test_a_bounded_sample_says_how_many_were_drawn():

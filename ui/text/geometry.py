@@ -178,10 +178,10 @@ def cloud_summary(cloud: Cloud, shown: tuple[str, ...], lang: str) -> list[str]:
         if measured and (kind == "rmsnorm" or kind == "layernorm" and d > 1):
             cosines = spread_text(normed.cos_input, lang, format_cosine)
             lines.append(translate(f"geometry.summary.{kind}_cos", lang, cosines=cosines))
-        if kind == "dyt":
-            lines.append(
-                translate("geometry.summary.dyt", lang, alpha=format_reading(cloud.dyt_alpha))
-            )
+        if kind == "dyt":  # a cloud of one vector repeated (spread 0) spreads nothing out
+            same = len(cloud.inputs) > 1 and bool(np.all(cloud.inputs == cloud.inputs[0]))
+            key = "geometry.summary.dyt_one_input" if same else "geometry.summary.dyt"
+            lines.append(translate(key, lang, alpha=format_reading(cloud.dyt_alpha)))
     return lines
 
 

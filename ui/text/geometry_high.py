@@ -7,6 +7,8 @@ to the size of the outputs, so "1e-6" reads as rounding and not as a broken iden
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from engine.geometry.high_dimension import HighDimensionReport, IdentityCheck, Measures
@@ -37,6 +39,12 @@ def measure_lines(report: HighDimensionReport, lang: str) -> list[str]:
     lines = []
     for kind in PER_TOKEN_KINDS:  # the norms the report measures
         measures: Measures = getattr(found, kind)
+        if not np.isfinite(measures.cos_input).any():  # no direction: the notes below say why
+            norms = spread_text(measures.norm, lang, median=True)
+            sqrt_d = format_reading(found.sqrt_d)
+            words = dict(norms=norms, sqrt_d=sqrt_d)
+            lines.append(translate(f"geometry.high.{kind}_unmeasured", lang, **words))
+            continue
         lines.append(
             translate(
                 f"geometry.high.{kind}",
@@ -54,6 +62,9 @@ def measure_lines(report: HighDimensionReport, lang: str) -> list[str]:
 
 
 def identity_lines(identity: IdentityCheck, lang: str) -> list[str]:
+    if math.isnan(identity.max_abs_output):  # constant inputs at ε = 0: every output 0/0
+        words = dict(rows=f"{identity.rows:,}", d=f"{identity.d:,}")
+        return [translate("geometry.identity.measured_all_nan", lang, **words)]
     # every output 0 (a cloud of constant vectors): no share of it to give ("NaN of 0")
     measured = "measured" if identity.max_abs_output > 0 else "measured_all_zero"
     return [
