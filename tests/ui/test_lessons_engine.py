@@ -228,7 +228,9 @@ def test_deepnorm_states_the_n_its_constants_use_and_which_weights_beta_scales()
     alpha, beta = deepnorm_constants(_fact("deepnorm", "blocks"))
     assert (alpha, beta) == (pytest.approx(_fact("deepnorm", "alpha"), abs=5e-5),
                              pytest.approx(_fact("deepnorm", "beta"), abs=5e-5))  # fmt: skip
-    alpha48, beta48 = deepnorm_constants(spec.layers)  # a learner's N = 48
+    alpha48, beta48 = deepnorm_constants(spec.layers)  # the "transformer" sublayer's N = 48
+    transformer = dataclasses.replace(spec, sublayer="transformer")
+    assert deepnorm_layers(transformer) == spec.layers  # two branches a layer: N = L
     assert alpha48 == pytest.approx(_fact("deepnorm", "alpha_layers"), abs=5e-5)
     assert beta48 == pytest.approx(_fact("deepnorm", "beta_layers"), abs=5e-5)
     for lang in ("en", "zh"):
