@@ -179,6 +179,18 @@ def test_shared_bins_keep_a_spike_in_one_bin():
     assert charts.shared_bins([np.array([np.nan])], scale=1.0) is None
 
 
+def test_a_panel_of_cosines_stays_within_their_bounds():
+    """Cosines of 1 (RMSNorm keeps every direction) drew an axis from 0.96 to 1.04: the
+    window, as wide as before, now ends at 1, and a spike at -1 starts at -1."""
+    for value, inside in ((1.0, lambda e: e[-1] == 1.0), (-1.0, lambda e: e[0] == -1.0)):
+        edges = charts.shared_bins([np.full(50, value)], scale=1.0, bounds=(-1.0, 1.0))
+        assert inside(edges) and edges[-1] - edges[0] == pytest.approx(charts.MIN_RANGE_SHARE)
+        counts, _ = np.histogram(np.full(50, value), bins=edges)
+        assert counts.sum() == 50  # np.histogram's last bin holds its right edge
+    spread = charts.shared_bins([np.array([0.2, 0.9])], scale=1.0, bounds=(-1.0, 1.0))
+    assert (spread[0], spread[-1]) == (0.2, 0.9)  # a range inside them is left as it is
+
+
 def test_cosine_error_bars_stop_at_one_and_norm_bars_at_zero():
     """A mean cosine near 1 with a spread: ± std would draw a cosine above 1."""
     spread = high_dimension_report(GeometrySpec(d=8, count=300, shift=1.0), threads=1).spread

@@ -173,13 +173,19 @@ def dyt_norms_figure(sweep: DytSweep, alpha: float, lang: str) -> go.Figure:
     return figure
 
 
-def shared_bins(arrays: list[np.ndarray], scale: float | None, bins: int = HISTOGRAM_BINS):
+def shared_bins(
+    arrays: list[np.ndarray],
+    scale: float | None,
+    bins: int = HISTOGRAM_BINS,
+    bounds: tuple[float, float] | None = None,
+):
     """Bin edges common to every series of a panel, or None when nothing is finite.
 
     Common bins make a spike a spike: LayerNorm's lengths, equal to sqrt(d) up to float32
     jitter (~1e-6), fill one bin whose width is set by the panel, not by the jitter.  The
     range is at least ``MIN_RANGE_SHARE * scale`` wide (the quantity's natural size: sqrt(d)
-    for ||y||, d for <y, 1>, 1 for a cosine) around the values.
+    for ||y||, d for <y, 1>, 1 for a cosine) around the values, moved inside ``bounds``
+    where the quantity has them (a cosine's [-1, 1]: cosines of 1 drew an axis to 1.04).
     """
     finite = np.concatenate([a[np.isfinite(a)] for a in arrays]) if arrays else np.array([])
     if not finite.size:
@@ -190,6 +196,9 @@ def shared_bins(arrays: list[np.ndarray], scale: float | None, bins: int = HISTO
         middle = (low + high) / 2
         low, high = middle - floor / 2, middle + floor / 2
         bins += 1 - bins % 2  # odd: the values sit mid-bin, not on the middle edge
+    if bounds is not None:  # the window slides inside them, its width kept
+        shift = max(bounds[0] - low, 0.0) - max(high - bounds[1], 0.0)
+        low, high = max(low + shift, bounds[0]), min(high + shift, bounds[1])
     return np.linspace(low, high, bins + 1)
 
 
@@ -224,7 +233,8 @@ def histograms_figure(
         if logged:
             with np.errstate(divide="ignore", invalid="ignore"):
                 values = [np.where(v > 0, np.log10(v), np.nan) for v in values]
-        edges = shared_bins(values, None if logged else scales[column - 1])
+        bounds = (-1.0, 1.0) if field == "cos_input" else None
+        edges = shared_bins(values, None if logged else scales[column - 1], bounds=bounds)
         if edges is None:
             continue
         if column == 1 and not logged:
