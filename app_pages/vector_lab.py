@@ -21,14 +21,13 @@ st.caption(t("vector_lab.intro"))
 @section  # a new vector or setting reruns this, not the sidebar
 def lab() -> None:
     default_eps = {dtype: compute(default_eps_table, dtype) for dtype in STORAGE_DTYPES}
-    layout = st.container(key="vl_layout")  # stacks on narrow screens (ui/styles/base.css)
-    inputs_column, results_column = layout.columns([1, 2], gap="large")
+    inputs_column, steps_column, results_column = view.layout()
     with inputs_column, presenting.controls("vl"):
         choice = widgets.vector_choice(requests.presets())  # typed rows, or what names them
         vectors = requests.vectors(choice)  # a preset's or a random draw, stored in its dtype
         config, errors, notes = widgets.norm_inputs(choice, vectors, default_eps)
 
-    with results_column:
+    with steps_column:
         show_errors(errors)
         for note in notes:
             st.info(note, icon=":material/info:")
@@ -42,12 +41,13 @@ def lab() -> None:
             story = explanation.precision
             facts = compute(dtype_facts, story.spec.dtype if story else dtype)
             view.steps(explanation)
-            view.chart(explanation)
-            typed = None if choice.random else rows  # a draw's float64 values were never shown
-            view.precision(explanation, typed, facts, default_eps)
-            view.comparison(explanation)
-            view.outputs_table(explanation)
-            view.formula(explanation)
+            with results_column:
+                view.chart(explanation)
+                typed = None if choice.random else rows  # a draw's float64 values were never shown
+                view.precision(explanation, typed, facts, default_eps)
+                view.comparison(explanation)
+                view.outputs_table(explanation)
+                view.formula(explanation)
 
 
 lab()

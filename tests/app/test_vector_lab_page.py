@@ -256,3 +256,21 @@ def test_pooled_statistics_are_counted_from_1_as_the_page_counts_channels(app):
     app.selectbox(key="vl_norm").select("batchnorm").run()
     (table,) = [frame.value for frame in app.dataframe if "rstd" in frame.value.columns]
     assert list(table.index) == list(range(1, 9)) and table.index.name == "channel"
+
+
+def test_presenting_the_steps_run_beside_the_chart_not_under_an_empty_third():
+    """Presenting, the inputs sit closed in their box; the left third of the page held only
+    that box, and a room saw the chart three screens down.  The steps now run in one column
+    and the chart and what follows it in the next, from the top."""
+    from streamlit.testing.v1 import AppTest
+
+    from tests.app.conftest import APP
+
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params.update({"lang": "en", "present": "on"})
+    at.run()
+    assert not at.exception
+    steps, results = [c for c in at.columns if c.get("latex") or c.get("plotly_chart")]
+    assert len(steps.get("latex")) > 5 and not steps.get("plotly_chart")
+    assert results.get("plotly_chart") and results.get("table") and not results.get("latex")
+    assert [h.value for h in steps.get("subheader")] == ["Step by step"]

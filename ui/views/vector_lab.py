@@ -46,6 +46,21 @@ from ui.url.pages import GEOMETRY
 from ui.views.charts import show_chart
 
 
+def layout():
+    """The lab's places, (inputs, steps, results), in one container that stacks its columns
+    on a narrow screen (ui/styles/base.css).  On a screen, the inputs take the left third and
+    the steps and results run down the other two; presenting, the inputs sit closed in their
+    box above, and the steps run beside the results: the left third held only that box, and
+    the chart came three screens down."""
+    box = st.container(key="vl_layout")
+    if presenting.presenting():
+        inputs = box.container()
+        steps_column, results = box.columns(2, gap="large")
+        return inputs, steps_column, results
+    inputs, results = box.columns([1, 2], gap="large")
+    return inputs, results, results
+
+
 def steps(ex: VectorExplanation) -> None:
     st.subheader(t("vector_lab.steps_title"))
     engine_name = f"Triton · {ex.device}" if ex.backend == "triton" else "PyTorch"
