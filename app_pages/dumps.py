@@ -32,11 +32,15 @@ with presenting.controls("du"):
         capture = requests.captured(live, prompt)
         source = None if capture is None else widgets.live_source(capture)
 if source is not None:
-    st.subheader(t("dumps.inferred_title"))
-    facts = st.container()
+    # presenting, what was read is a closed box titled so: it took a room two screens
+    with presenting.controls("du_read", "dumps.inferred_title"):
+        if not presenting.presenting():
+            st.subheader(t("dumps.inferred_title"))
+        facts = st.container()
     settings, errors, stream_slot = widgets.dump_settings()
     show_errors(errors)
-    with showing_refusals(facts):  # a bad file, or an override that does not fit it
+    # a bad file, or an override that does not fit it (presenting, not in the closed box)
+    with showing_refusals(st if presenting.presenting() else facts):
         if settings is not None:
             dump = requests.opened(source, source.opened, settings)
             spec = widgets.stream_override(source, dump.layout, settings, stream_slot)

@@ -13,6 +13,7 @@ from streamlit.testing.v1 import AppTest
 
 from tests.app.conftest import APP
 from tests.app.dump_uploads import open_dumps_page, page_text, safetensors_bytes, subheaders
+from tests.app.dumps_page import deep_link
 from tests.dumps import dump_files as files
 from ui.i18n import translate
 
@@ -186,3 +187,18 @@ def test_a_norm_past_a_smaller_dumps_is_said_by_the_name_shown_instead(app, uplo
     assert not app.exception and shown.value == len(shown.options) - 2 < last
     assert f"the choice made before is not among this view's; `{shown.options[-1]}`" in said
     assert "past this view's last value" not in said and "`du_pair`" not in said
+
+
+def test_presenting_what_was_read_is_a_closed_box_and_a_refusal_stays_outside_it(app, upload):
+    """Presenting, the provenance ("What was read": a table, the prompts) took a room two
+    screens before the report's sections: it is a closed box titled so.  A file the engine
+    refuses is said on the page, not inside that closed box."""
+    shown = deep_link({"present": "on"})
+    (read,) = [box for box in shown.expander if box.label == "What was read"]
+    assert any("Read as" in m.value for m in read.get("markdown"))  # the facts' table
+    assert "What was read" not in subheaders(shown) and shown.get("button_group")
+    app.session_state["present"] = "on"
+    upload("acts.txt", b"1 2 3")
+    open_dumps_page(app)
+    assert len(app.error) == 1 and "is not a dump format" in app.error[0].value
+    assert not [e for box in app.expander for e in box.get("error")]
