@@ -234,12 +234,16 @@ def _mark(value: bool) -> str:
 # The page's type while presenting grows with the screen past 1,280 × 720 (present.css: 20 px
 # there, 30 px at 1,920 × 1,080); a chart's text, set in pixels here, grows with it, as the
 # browser reports its type.  The reporter runs in the page (no frame), measures the root
-# element's font size (present.css's own result: no copy of its rule here), and reports only a
+# element's font size (present.css's own result, whatever its rule), and reports only a
 # change from what the server knows, so a screen of 20 px type costs no second run.
-TYPE_PX = 20  # px: the presenting page's type up to a 1,280 × 720 screen (present.css)
-MAX_TYPE_SCALE = 4  # a larger report (no screen gives one) is taken as this
+TYPE_PX = 20  # px: the type the charts' sizes here are made for (a 1,280 × 720 projector's)
+MAX_TYPE_SCALE = 4  # a larger report (a browser zoomed far out: 90-120 px) is taken as this
 _TYPE_JS = r"""
 export default function ({ data, setStateValue }) {
+  // Streamlit calls this again whenever ``data`` changes without running the cleanup it
+  // returned before: the previous listener is removed here, or each call would leave one
+  // on the window, reporting (and rerunning the page) long after presenting ended.
+  if (window.__normscopeTypeOff) window.__normscopeTypeOff();
   let known = data.known;
   const report = () => {
     const px = parseFloat(getComputedStyle(document.documentElement).fontSize);
@@ -250,13 +254,20 @@ export default function ({ data, setStateValue }) {
   };
   let timer = null;
   const resized = () => { clearTimeout(timer); timer = setTimeout(report, 300); };
+  const off = () => {
+    clearTimeout(timer);
+    window.removeEventListener("resize", resized);
+    if (window.__normscopeTypeOff === off) window.__normscopeTypeOff = null;
+  };
+  window.__normscopeTypeOff = off;
   requestAnimationFrame(report);  // once the stylesheet of this run holds
   window.addEventListener("resize", resized);
-  return () => { clearTimeout(timer); window.removeEventListener("resize", resized); };
+  return off;
 }
 """
 _TYPE_REPORTER = st.components.v2.component("normscope_present_type", js=_TYPE_JS)
-TYPE_KEY = "_present_type_px"  # the page's type the browser last reported (px)
+TYPE_KEY = "_present_type_px"  # the page's type the browser last reported (px), bounded
+_REPORTED_KEY = "_present_type_reported"  # that report as sent: the reporter's "known"
 
 
 def measure_type() -> None:
@@ -264,13 +275,14 @@ def measure_type() -> None:
     drawn in the sidebar, which presenting hides: it takes no room on the page."""
     if not presenting():
         return
-    known = st.session_state.get(TYPE_KEY, TYPE_PX)
+    known = st.session_state.get(_REPORTED_KEY, TYPE_PX)  # unbounded: else reported again
     reported = _TYPE_REPORTER(
         key="present_type", data={"known": known}, on_type_px_change=lambda: None
     )
-    px = reported_type(reported.get("type_px"))
+    raw = reported.get("type_px")
+    px = reported_type(raw)
     if px is not None:
-        st.session_state[TYPE_KEY] = px
+        st.session_state[TYPE_KEY], st.session_state[_REPORTED_KEY] = px, float(raw)
 
 
 def reported_type(px) -> float | None:
@@ -334,8 +346,9 @@ def _three_d(figure: go.Figure) -> bool:
 def _zoomed(figure: go.Figure, scale: float) -> None:
     """What a figure draws in pixels, grown by ``scale`` as its text was: its height (a 3-D
     scene's too: its legend's rows in the larger type left the scene a third of its size),
-    the margins it sets (a title's room), an annotation's offset from its point and a
-    marker's size."""
+    the margins it sets (a title's room), an annotation's offset from its point, a legend
+    title's and a trace's own text size and a marker's size (one given for all its points;
+    lines, colour bars and arrows keep theirs)."""
     layout = figure.layout
     if layout.height is not None:
         layout.height = round(layout.height * scale)
@@ -346,10 +359,15 @@ def _zoomed(figure: go.Figure, scale: float) -> None:
         for shift in ("xshift", "yshift"):
             if note[shift]:
                 note[shift] = note[shift] * scale
+    if layout.legend.title.font.size is not None:
+        layout.legend.title.font.size = round(layout.legend.title.font.size * scale)
     for trace in figure.data:
         marker = getattr(trace, "marker", None)  # a heatmap has none, a bar's has no size
         if marker is not None and "size" in marker and isinstance(marker.size, int | float):
             marker.size = marker.size * scale
+        text = getattr(trace, "textfont", None)  # a bar's count written on it (a class's)
+        if text is not None and isinstance(text.size, int | float):
+            text.size = round(text.size * scale)
 
 
 def _subplot_title(note) -> bool:

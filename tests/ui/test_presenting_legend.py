@@ -93,8 +93,11 @@ def test_on_a_larger_screen_every_pixel_size_grows_with_the_pages_type():
     scene = go.Figure(go.Scatter3d(x=[0], y=[0], z=[0])).update_layout(height=640)
     shown = for_projector(scene, 1.5)
     assert shown.layout.height == 960 and shown.layout.scene.xaxis.tickfont.size == 24
-    bars = go.Figure(go.Bar(x=[1], y=[1]), layout=dict(height=300))
-    assert for_projector(bars, 2).layout.height == 600  # a bar's marker has no size
+    bars = go.Figure(go.Bar(x=[1], y=[1], text=["3"], textfont=dict(size=24)))
+    bars.update_layout(height=300, legend_title=dict(text="votes", font=dict(size=16)))
+    shown = for_projector(bars, 2)  # a bar's marker has no size
+    assert shown.layout.height == 600 and shown.data[0].textfont.size == 48
+    assert shown.layout.legend.title.font.size == 32
 
 
 def test_the_browsers_report_of_its_type_is_bounded():

@@ -125,16 +125,17 @@ def nonfinite(rep: DumpReport, tables: dict[str, pd.DataFrame]) -> None:
 
 
 def read_summary(rep: DumpReport, tables: dict[str, pd.DataFrame], facts, capture) -> None:
-    """What was read (in ``facts``, with the live capture's tokens), then the non-finite
-    values."""
+    """What was read (in ``facts``, with the live capture's tokens), then why a part of the
+    report is missing (a dump of one layer) and the non-finite values."""
     with facts:
         inferred(rep)
         if (note := text.tokens_note(rep, current_language())) is not None:
             st.caption(note)
-        if (note := text.one_layer_note(rep, current_language())) is not None:
-            st.info(note, icon=":material/info:")
         if capture is not None:
             live_summary(capture)
+    # why some of the report is missing: said on the page (facts are a closed box presenting)
+    if (note := text.one_layer_note(rep, current_language())) is not None:
+        st.info(note, icon=":material/info:")
     nonfinite(rep, tables)
 
 
@@ -171,7 +172,8 @@ def residual(
         shared=shared,
     )
     if len(heatmaps) > 1:  # a narrow column: the layout whose token names fit it
-        show_fitting_chart(list(heatmaps), "dumps_heatmap")
+        scale = presenting.type_scale() if projected else 1.0  # text grown with the screen's
+        show_fitting_chart([(f, round(w * scale)) for f, w in heatmaps], "dumps_heatmap")
     else:
         show_chart(heatmaps[0][0], "dumps_heatmap")
     marked = [tok for tok, _ in marks]
