@@ -54,7 +54,7 @@ def layout():
     the chart came three screens down."""
     box = st.container(key="vl_layout")
     if presenting.presenting():
-        inputs = box.container()
+        inputs = box.container(key="controls_vl_place")  # only controls: results hides it
         steps_column, results = box.columns(2, gap="large")
         return inputs, steps_column, results
     inputs, results = box.columns([1, 2], gap="large")
