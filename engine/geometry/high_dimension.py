@@ -151,8 +151,8 @@ class IdentityCheck:
     d: int
     rows: int
     eps: float
-    max_abs_difference: float  # float32, as the app computes: rounding only
-    max_abs_difference_float64: float  # the same ops on the inputs in float64: ~1e-15
+    max_abs_difference: float  # float32, as the app computes: rounding only (NaN: nothing
+    max_abs_difference_float64: float  # compared); the same ops in float64: ~1e-15
     max_abs_output: float  # the size of the outputs compared, for scale (NaN: every one NaN)
 
     @property
@@ -172,9 +172,9 @@ def _identity_difference(x: torch.Tensor, eps: float, compute_dtype: str) -> tup
     )
     # nearly equal floats subtract exactly (Sterbenz), so the tiny differences measured here
     # are not rounded away in x's dtype; constant rows at eps = 0 are NaN on both sides
-    difference = (layer.y - rms.y).abs().nan_to_num(nan=0.0)  # [N, d]
     if layer.y.isnan().all():  # every input constant at eps = 0: no output to compare
-        return float(difference.max()), float("nan")
+        return float("nan"), float("nan")
+    difference = (layer.y - rms.y).abs().nan_to_num(nan=0.0)  # [N, d]
     return float(difference.max()), float(layer.y.abs().nan_to_num(nan=0.0).max())
 
 
@@ -186,6 +186,8 @@ def _torch_identity_difference(x: torch.Tensor, eps: float) -> float:
     _, centered = split_along_ones(x)  # [N, d] float64
     layer = torch.nn.functional.layer_norm(x, (d,), eps=eps)
     rms = torch.nn.functional.rms_norm(centered.to(x.dtype), (d,), eps=eps)
+    if layer.isnan().all():  # as above: nothing compared
+        return float("nan")
     return float((layer - rms).abs().nan_to_num(nan=0.0).max())
 
 

@@ -178,8 +178,10 @@ def test_a_cloud_of_constant_vectors_in_high_dimension_measures_no_direction(eps
     assert english.count("are not measured") == 3 and "below 1 when" not in english
     identity = plain(" ".join(text_high.identity_lines(report.identity, "en")))
     outputs = torch.nn.functional.layer_norm(torch.full((1, 64), 0.37), (64,), eps=eps)
-    if eps == 0:
+    if eps == 0:  # the metrics above the sentence say nothing was compared, as it does
         assert outputs.isnan().all() and "every output is NaN" in identity
+        found = report.identity
+        assert math.isnan(found.max_abs_difference) and math.isnan(found.max_abs_difference_float64)
     else:
         assert (outputs == 0).all() and "where every output is 0" in identity
 

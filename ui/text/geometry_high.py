@@ -16,6 +16,7 @@ from engine.geometry.real_activations import PairMeasures, RealActivations
 from engine.norms.kinds import PER_TOKEN_KINDS
 from ui.formatting import format_cosine, format_power, format_reading, literal
 from ui.i18n import sentence_joiner, translate
+from ui.labels import NORM_NAMES
 from ui.text.dumps import dtype_text
 from ui.text.geometry import largest_abs, min_median_max, rounding_sentence, spread_text
 
@@ -41,9 +42,8 @@ def measure_lines(report: HighDimensionReport, lang: str) -> list[str]:
         measures: Measures = getattr(found, kind)
         if not np.isfinite(measures.cos_input).any():  # no direction: the notes below say why
             norms = spread_text(measures.norm, lang, median=True)
-            sqrt_d = format_reading(found.sqrt_d)
-            words = dict(norms=norms, sqrt_d=sqrt_d)
-            lines.append(translate(f"geometry.high.{kind}_unmeasured", lang, **words))
+            name = NORM_NAMES[kind]
+            lines.append(translate("geometry.high.unmeasured", lang, name=name, norms=norms))
             continue
         lines.append(
             translate(
