@@ -402,6 +402,7 @@ def test_nan_outputs_are_counted_and_explained_beside_the_blank_heatmap(app):
     assert f"{d} of {d} outputs are NaN" in said and "divides 0 by 0" in said
     spec = AxesSpec(kind="batchnorm", batch=1, tokens=1, eps=0.0)
     zh = nan_note(axes_statistics(spec), "zh")
-    assert zh == translate("axes.legend.nan_outputs", "zh", nan=f"{d:,}", total=f"{d:,}")
+    counted = translate("axes.legend.nan_outputs", "zh", nan=f"{d:,}", total=f"{d:,}")
+    assert zh == counted + translate("axes.legend.nan_cause", "zh")  # zh joins with no space
     _set(app, "ax_eps", 1e-5)
     assert not app.exception and "NaN" not in " ".join(w.value for w in app.warning)

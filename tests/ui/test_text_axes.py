@@ -123,7 +123,7 @@ def test_nan_outputs_at_pad_positions_are_counted_apart_and_explained(lang):
     import torch
 
     from engine.axes.sharing import axes_statistics
-    from ui.i18n import translate
+    from ui.i18n import sentence_joiner, translate
     from ui.text.axes import nan_note
 
     spec = AxesSpec(source="padded", kind="rmsnorm", eps=0.0)
@@ -132,7 +132,8 @@ def test_nan_outputs_at_pad_positions_are_counted_apart_and_explained(lang):
     nan = torch.isnan(y).numpy()
     assert not nan[stats.real].any() and nan[~stats.real].all()  # the oracle: PAD only
     total = f"{int((~stats.real).sum()) * spec.d:,}"
-    expected = translate("axes.legend.nan_pad_only", lang, nan=f"{int(nan.sum()):,}", total=total)
+    counted = translate("axes.legend.nan_pad_only", lang, nan=f"{int(nan.sum()):,}", total=total)
+    expected = sentence_joiner(lang).join((counted, translate("axes.legend.nan_cause", lang)))
     assert nan_note(stats, lang) == expected
     # with a nonzero PAD value RMSNorm divides by its square: no NaN, no note
     assert (
@@ -144,7 +145,7 @@ def test_nan_outputs_at_pad_positions_are_counted_apart_and_explained(lang):
 
 
 def test_nan_outputs_of_real_tokens_and_pad_positions_are_said_in_one_note():
-    """Real tokens' NaN outputs first, with why; the PAD positions' after them, apart."""
+    """Real tokens' NaN outputs first, the PAD positions' after them, apart; then why."""
     import dataclasses
 
     from engine.axes.sharing import axes_statistics
@@ -154,10 +155,9 @@ def test_nan_outputs_of_real_tokens_and_pad_positions_are_said_in_one_note():
     y = stats.y.copy()
     y[0, 0, :3] = float("nan")  # three real outputs (a sequence's first token is real)
     assert stats.real[0, 0]
-    note = nan_note(dataclasses.replace(stats, y=y), "en")
+    note = plain(nan_note(dataclasses.replace(stats, y=y), "en"))
     d, pads = stats.spec.d, int((~stats.real).sum())
     assert note.startswith(f"3 of the {int(stats.real.sum()) * d:,} outputs of real tokens are NaN")
-    assert "divides 0 by 0" in note
-    assert note.endswith(
-        f"{pads * d:,} of the {pads * d:,} outputs at PAD positions (the gray rows) are NaN too."
-    )
+    pad_sentence = f"{pads * d:,} of the {pads * d:,} outputs at PAD positions (the gray rows)"
+    assert f" {pad_sentence} are NaN too. Their statistic is 0" in note
+    assert note.endswith("Any ε > 0 gives 0 there instead.")

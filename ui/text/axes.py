@@ -111,23 +111,25 @@ def leak_note(kind: str, tokens: int, lang: str) -> str | None:
 
 def nan_note(stats: AxesStatistics, lang: str) -> str | None:
     """Where outputs are NaN (left out of the heatmap), how many and why: a statistic of 0
-    (the pooled values all equal, or all 0 for RMSNorm) under ε = 0 divides 0 by 0.  The
-    real tokens' outputs are counted first; those of PAD positions (the gray rows, all one
-    value: RMSNorm at ε = 0 makes each of a zero PAD row 0/0) are counted apart."""
+    (the pooled values all equal, or all 0 for RMSNorm) under ε = 0 divides 0 by 0 (under
+    ε > 0 the cause is not known: none is given).  The real tokens' outputs are counted
+    first; those of PAD positions (the gray rows, all one value: RMSNorm at ε = 0 makes
+    each of a zero PAD row 0/0) apart."""
     d, pad = stats.y.shape[-1], ~stats.real
     nan, pad_nan = (int(np.isnan(stats.y[cells]).sum()) for cells in (stats.real, pad))
-    cause = "" if stats.spec.eps == 0 else "_other"  # under ε > 0 a cause not known
     counts = {"nan": f"{nan:,}", "total": f"{int(stats.real.sum()) * d:,}"}
     pad_counts = {"nan": f"{pad_nan:,}", "total": f"{int(pad.sum()) * d:,}"}
-    if nan == 0:
-        return (
-            translate(f"axes.legend.nan_pad_only{cause}", lang, **pad_counts) if pad_nan else None
+    said = []
+    if nan:  # beside PAD positions, the count is the real tokens'
+        said.append(
+            translate("axes.legend.nan_outputs" + ("_real" if pad.any() else ""), lang, **counts)
         )
-    whose = "_real" if pad.any() else ""  # beside PAD positions, the count is the real tokens'
-    note = translate(f"axes.legend.nan_outputs{cause}{whose}", lang, **counts)
     if pad_nan:
-        note += sentence_joiner(lang) + translate("axes.legend.nan_pad_too", lang, **pad_counts)
-    return note
+        key = "axes.legend.nan_pad_too" if nan else "axes.legend.nan_pad_only"
+        said.append(translate(key, lang, **pad_counts))
+    if said and stats.spec.eps == 0:
+        said.append(translate("axes.legend.nan_cause", lang))
+    return sentence_joiner(lang).join(said) if said else None
 
 
 def _signed(value: float) -> str:
@@ -322,6 +324,19 @@ def example_channels(stats: AxesStatistics, lang: str) -> str | None:
         peak_channel=channels[peak],
         peak=format_reading(float(abs(x).max()), 1),  # "26,464", as the Dumps page
     )
+
+
+def summarised_note(cells: int, block: tuple[int, int], last: tuple[int, int], lang: str) -> str:
+    """A summarised heatmap: its ``cells``, each brick's (rows, channels), and the last
+    brick of an axis where the axis does not divide into whole bricks (``last``)."""
+    note = translate("axes.summarised", lang, cells=f"{cells:,}", **block_size(*block, lang))
+    if last[0] != block[0]:
+        rows = translate("axes.summarised_last_rows", lang, **block_size(last[0], 1, lang))
+        note += sentence_joiner(lang) + rows
+    if last[1] != block[1]:
+        cols = translate("axes.summarised_last_cols", lang, **block_size(1, last[1], lang))
+        note += sentence_joiner(lang) + cols
+    return note
 
 
 def block_size(rows: int, cols: int, lang: str) -> dict[str, str]:

@@ -18,7 +18,7 @@ from ui.figures import axes_batchnorm as charts
 from ui.figures.axes import cells_figure, drawn_grid
 from ui.figures.axes_box import box_figure
 from ui.formatting import format_reading
-from ui.i18n import current_language, sentence_joiner, t
+from ui.i18n import current_language, t
 from ui.text import axes as text
 from ui.views.charts import built, show_chart
 
@@ -27,21 +27,8 @@ def summary_note(stats: AxesStatistics) -> None:
     """Above the display limit the heatmap draws blocks of cells: say so, with the block."""
     if stats.drawn_cell_by_cell:
         return
-    batch, tokens, d = stats.x.shape
-    grid = drawn_grid(batch, tokens, d)
-    (rows, cols), (last_rows, last_cols) = grid.block, grid.last_block
-    lang = current_language()
-    note = t(
-        "axes.summarised", cells=f"{batch * tokens * d:,}", **text.block_size(rows, cols, lang)
-    )
-    if last_rows != rows:  # the axis does not divide into whole bricks
-        note += sentence_joiner(lang) + t(
-            "axes.summarised_last_rows", **text.block_size(last_rows, 1, lang)
-        )
-    if last_cols != cols:
-        note += sentence_joiner(lang) + t(
-            "axes.summarised_last_cols", **text.block_size(1, last_cols, lang)
-        )
+    grid = drawn_grid(*stats.x.shape)
+    note = text.summarised_note(stats.x.size, grid.block, grid.last_block, current_language())
     st.info(note, icon=":material/grid_view:")
 
 
