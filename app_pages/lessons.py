@@ -49,5 +49,6 @@ else:
         if revealed:
             view.explanation(lesson, chosen, language, present, from_link)
             if lesson.id == LESSON_IDS[-1]:  # the course's end: what is done, what is left
-                view.wrap_up(answers, scored)
+                linked = 0 if member else sum(not widgets.committed_here(a) for a in answers)
+                view.wrap_up(answers, scored, linked)
                 widgets.to_unanswered(answers)

@@ -205,7 +205,7 @@ LESSONS: tuple[Lesson, ...] = (
             transformer_update=(0.0065, "0.007"),  # and "transformer"
             alpha=(2.6321, "2.6321"),
             beta=(0.2686, "0.2686"),
-            alpha_layers=(3.1302, "3.1302"),  # what N = 48 would give
+            alpha_layers=(3.1302, "3.1302"),  # the "transformer" sublayer's N = 48
             beta_layers=(0.2259, "0.2259"),
         ),
     ),

@@ -112,17 +112,22 @@ def explanation(item: Lesson, chosen: str, lang: str, present: str, from_link: b
     st.markdown(f"**{t('lessons.try_next')}** {_tr(item, 'next')}")
 
 
-def wrap_up(answers: dict[str, str], scored: dict[str, str]) -> None:
+def wrap_up(answers: dict[str, str], scored: dict[str, str], from_link: int = 0) -> None:
     """The course's end, under the last lesson's explanation: the progress bar's counts
     (``_tally``: in a class, no verdict the class still hides), how many answers wait for
-    the instructor's reveal, then what is left (the buttons to it follow: a widget's) or,
-    with every lesson answered, a closing line."""
+    the instructor's reveal and how many of them came with the link (``from_link``), then
+    what is left (the buttons to it follow: a widget's) or, with every lesson answered, a
+    closing line."""
     answered, right = _tally(answers, scored)
     st.divider()
     st.subheader(t("lessons.wrap_title"), anchor=False)
     st.markdown(t("lessons.wrap_score", answered=answered, total=len(LESSONS), right=right))
     if waiting := answered - len(scored):
         st.caption(t("lessons.wrap_waiting", count=waiting))
+    if from_link:
+        st.caption(
+            t("lessons.wrap_from_link" + ("_one" if from_link == 1 else ""), count=from_link)
+        )
     if unanswered(answers):
         st.markdown(t("lessons.wrap_unanswered"))
     else:
