@@ -144,7 +144,7 @@ def wiring_chart(key: str, placement: str, final_norm: bool, **labels) -> None:
 
 
 def wiring(specs: tuple[DepthSpec, ...]) -> None:
-    st.markdown(t("depth.wiring_intro"))
+    st.markdown(t("depth.wiring_intro", placements=t("depth.placements")))  # the control's name
     for spec in specs:
         wiring_chart(f"dp_wiring_{spec.placement}", spec.placement, spec.final_norm)
 
