@@ -140,6 +140,19 @@ def test_an_answer_from_a_link_is_called_the_links_and_an_answer_made_here_the_l
     assert not any("came with the link" in c.value for c in at.caption)
 
 
+def test_the_wrap_up_counts_the_answers_that_came_with_the_link():
+    """The course's end counted a link's answers as the learner's, with no word: it says how
+    many came with the link, and none once the learner answers here."""
+    last = LESSON_IDS[-1]
+    at = _open({"lang": "en", "ls_lesson": last, "ls_answers": [f"{last}.a", "rmsnorm.c"]})
+    assert not at.exception
+    assert "2 of these answers came with the link" in _texts(at)
+    at.button(key=f"ls_again_{last}").click().run()
+    at.radio(key=f"ls_pick_{last}").set_value("a").run()
+    at.button(key=f"ls_commit_{last}").click().run()
+    assert "1 of these answers came with the link" in _texts(at)
+
+
 def test_a_link_resumes_where_the_learner_was_with_their_answers():
     query = {"lang": "zh", "ls_lesson": "precision", "ls_answers": ["precision.c", "rmsnorm.a"]}
     at = _open(query)
