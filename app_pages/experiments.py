@@ -3,8 +3,9 @@
 import streamlit as st
 
 from ui import live_model, presenting
-from ui.i18n import t
+from ui.i18n import current_language, t
 from ui.requests import experiments as requests
+from ui.text.experiments import chosen_line
 from ui.views import experiments as view
 from ui.views.dumps_real import live_status
 from ui.widgets import experiments as widgets
@@ -33,6 +34,8 @@ chosen = requests.within_model(chosen)  # a block past the model: refused before
 for message in chosen.errors:
     st.error(message, icon=":material/error:")
 if chosen.spec is not None and chosen.text is not None:
+    if presenting.presenting():  # the settings a question names are in a closed box
+        st.markdown(chosen_line(chosen.experiment, chosen.spec, current_language()))
     committed = widgets.prediction(chosen)
     if committed is not None:
         found = run(chosen)

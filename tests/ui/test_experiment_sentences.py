@@ -178,3 +178,33 @@ def test_one_entry_over_the_windows_is_said_in_the_singular(lang, said):
     lines = massive_sentences(_mean_run(windows), lang)
     (line,) = [s for s in lines if "3" in s and ("windows" in s or "窗口" in s)]
     assert said in line and "each entry" not in line and "每个数值" not in line, line
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_presenting_each_experiment_names_its_settings_in_one_line(lang):
+    """The questions say "set them as chosen", "in the chosen blocks": presenting, the box
+    holding the choice is closed (hidden in results mode), so a line above the question
+    names the experiment and each setting, by its control's own label."""
+    from engine.config import EXPERIMENT_SPECS, FoldSpec, FreezeSpec, HalfSpec, MassiveSpec
+    from ui.i18n import translate
+    from ui.text.experiments import chosen_line
+
+    chosen = {
+        "massive": MassiveSpec(setting="mean", window=32),
+        "freeze": FreezeSpec(layers=(0, 1, 2, 5), final=True, exempt="first"),
+        "fold": FoldSpec(final=False),
+        "half": HalfSpec(upcast=True),
+    }
+    for experiment, spec_class in EXPERIMENT_SPECS.items():
+        line = chosen_line(experiment, chosen.get(experiment, spec_class()), lang)
+        assert translate(f"experiments.names.{experiment}", lang) in line and "{" not in line
+    words = {key: translate(f"experiments.{key}", lang) for key in (
+        "setting.mean", "setting.window", "exempt.first", "fold.final", "half.upcast"
+    )}  # fmt: skip
+    massive = chosen_line("massive", chosen["massive"], lang)
+    assert words["setting.mean"] in massive and words["setting.window"] in massive
+    freeze = chosen_line("freeze", chosen["freeze"], lang)
+    blocks = "0–2、5" if lang == "zh" else "0–2, 5"  # the runs of blocks, in its language
+    assert blocks in freeze and words["exempt.first"] in freeze
+    assert translate("app.no", lang) in chosen_line("fold", chosen["fold"], lang)
+    assert translate("app.yes", lang) in chosen_line("half", chosen["half"], lang)

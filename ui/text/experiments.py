@@ -137,6 +137,41 @@ def where(spec, lang: str) -> str:
     return translate("experiments.where.and_final", lang, blocks=blocks) if spec.final else blocks
 
 
+def chosen_line(experiment: str, spec, lang: str) -> str:
+    """The experiment and what its closed Settings box holds, in one line above the question
+    while presenting: the questions say "set them as chosen", "in the chosen blocks", and a
+    room saw no choice.  Each value is named by its control's own label."""
+
+    def said(label: str, value: str) -> str:
+        return translate("app.labelled", lang, label=translate(label, lang), value=value)
+
+    def yes_no(flag: bool) -> str:
+        return translate("app.yes" if flag else "app.no", lang)
+
+    parts = [said("experiments.experiment", translate(f"experiments.names.{experiment}", lang))]
+    if experiment == "massive":
+        parts.append(
+            said(
+                "experiments.setting.label", translate(f"experiments.setting.{spec.setting}", lang)
+            )
+        )
+        if spec.setting == "mean":
+            parts.append(said("experiments.setting.window", f"{spec.window:,}"))
+    elif experiment in ("swap", "freeze"):
+        parts.append(where(spec, lang))
+    if experiment in ("freeze", "sweep"):
+        parts.append(
+            said("experiments.freeze.exempt", translate(f"experiments.exempt.{spec.exempt}", lang))
+        )
+    if experiment == "fold":
+        parts.append(said("experiments.fold.final", yes_no(spec.final)))
+    if experiment == "lens":
+        parts.append(said("experiments.lens.top_k", f"{spec.top_k:,}"))
+    if experiment == "half":
+        parts.append(said("experiments.half.upcast", yes_no(spec.upcast)))
+    return " · ".join(parts)
+
+
 def swap_sentences(run, lang: str) -> list[str]:
     result = run.result
     changed = 1 - result.effect.top1_agreement
