@@ -86,8 +86,9 @@ class AxesStatistics:
     channels: tuple[int, ...] | None = None  # example source: the dump's channel of each column
     # PyTorch's own module in training mode on this tensor: (its name, its message, whether
     # it refuses in eval mode too) where it refuses a statistic of one value (BatchNorm at
-    # B·T = 1, InstanceNorm at T = 1; InstanceNorm, keeping no running statistics by default,
-    # refuses in eval mode as well, BatchNorm then takes its running statistics)
+    # B·T = 1, InstanceNorm at T = 1, GroupNorm at B = T = 1 with G = d; InstanceNorm and
+    # GroupNorm, keeping no running statistics, refuse in eval mode as well, BatchNorm then
+    # takes its running statistics)
     module_refusal: tuple[str, str, bool] | None = None
 
 
@@ -157,22 +158,26 @@ def axes_statistics(spec: AxesSpec) -> AxesStatistics:
     )
 
 
-# The modules that refuse a statistic of one value in training mode, and when that is
+# The modules that refuse a statistic of one value in training mode, when that is (batch,
+# tokens, the spec) and how the module is built for d channels.  GroupNorm checks only its
+# whole input: B·(d/G)·T = 1 (at B > 1 a group of one channel and one position passes).
 _ONE_VALUE = {
-    "batchnorm": (torch.nn.BatchNorm1d, lambda b, t: b * t == 1),
-    "instancenorm": (torch.nn.InstanceNorm1d, lambda b, t: t == 1),
+    "batchnorm": (torch.nn.BatchNorm1d, lambda b, t, spec: b * t == 1),
+    "instancenorm": (torch.nn.InstanceNorm1d, lambda b, t, spec: t == 1),
+    "groupnorm": (torch.nn.GroupNorm, lambda b, t, spec: b * t == 1 and spec.groups == spec.d),
 }
 
 
 def _module_refusal(spec: AxesSpec, x: torch.Tensor) -> tuple[str, str, bool] | None:
-    """What ``nn.BatchNorm1d`` / ``nn.InstanceNorm1d`` in training mode raise on ``x``
-    ([B, T, d], given as the [B, d, T] they take) where each statistic holds one value: the
+    """What ``nn.BatchNorm1d``, ``nn.InstanceNorm1d`` or ``nn.GroupNorm`` in training mode
+    raise on ``x`` ([B, T, d], as the [B, d, T] they take) where each statistic holds one value: the
     formula computes it (σ² = 0), the modules refuse it; and whether the module, built with
     its defaults, refuses it in eval mode too.  Run only then."""
     module, refuses = _ONE_VALUE.get(spec.kind, (None, None))
-    if module is None or not refuses(*x.shape[:2]):
+    if module is None or not refuses(*x.shape[:2], spec):
         return None
-    made = module(x.shape[2], eps=spec.eps, dtype=torch.float64)
+    sizes = (spec.groups, x.shape[2]) if spec.kind == "groupnorm" else (x.shape[2],)
+    made = module(*sizes, eps=spec.eps, dtype=torch.float64)
     message = _raised(made.train(), x)
     return (
         None

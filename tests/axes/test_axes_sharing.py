@@ -190,24 +190,32 @@ def test_a_cell_outside_the_tensor_is_refused(cell):
 @pytest.mark.parametrize(
     "kind, shape, module",
     [
-        ("batchnorm", (1, 1), torch.nn.BatchNorm1d),
-        ("instancenorm", (4, 1), torch.nn.InstanceNorm1d),
+        ("batchnorm", (1, 1), torch.nn.BatchNorm1d(32)),
+        ("instancenorm", (4, 1), torch.nn.InstanceNorm1d(32)),
+        ("groupnorm", (1, 1), torch.nn.GroupNorm(32, 32)),  # G = d: a group of one channel
     ],
 )
 def test_a_statistic_of_one_value_is_refused_as_pytorchs_module_refuses_it(kind, shape, module):
-    """Both modules refuse a statistic of one value in training mode; in eval mode
-    BatchNorm takes its running statistics, InstanceNorm (no running statistics by default)
-    refuses again.  The page says which, from the module itself."""
+    """The modules refuse a statistic of one value in training mode; in eval mode BatchNorm
+    takes its running statistics, InstanceNorm and GroupNorm (none kept) refuse again.  The
+    page says which, from the module itself."""
     batch, tokens = shape
-    found = axes_statistics(AxesSpec(kind=kind, batch=batch, tokens=tokens)).module_refusal
+    spec = AxesSpec(kind=kind, batch=batch, tokens=tokens, groups=32)
     x = torch.zeros(batch, 32, tokens)
     with pytest.raises(ValueError) as raised:
-        module(32).train()(x)
+        module.train()(x)
     try:
-        module(32).eval()(x)
+        module.eval()(x)
         refused_in_eval = False
     except ValueError:
         refused_in_eval = True
-    assert found == (f"nn.{module.__name__}", str(raised.value), refused_in_eval)
-    assert refused_in_eval == (kind == "instancenorm")
+    found = axes_statistics(spec).module_refusal
+    assert found == (f"nn.{type(module).__name__}", str(raised.value), refused_in_eval)
+    assert refused_in_eval == (kind != "batchnorm")
     assert axes_statistics(AxesSpec(kind=kind, batch=2, tokens=2)).module_refusal is None
+    if kind == "groupnorm":  # a group of 4 channels, or a batch of 2: PyTorch takes them
+        assert axes_statistics(AxesSpec(kind=kind, batch=1, tokens=1)).module_refusal is None
+        assert (
+            axes_statistics(AxesSpec(kind=kind, batch=2, tokens=1, groups=32)).module_refusal
+            is None
+        )
