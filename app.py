@@ -19,7 +19,7 @@ import pandas  # noqa: F401
 import streamlit as st
 
 from engine import describe_backend
-from ui import held_downloads, live_model, presenting, sessions
+from ui import held_downloads, live_model, presenting, projected, sessions
 from ui.i18n import LANGUAGES, t
 from ui.url import address_bar
 from ui.url.pages import DEFAULT_PAGE, PAGES
@@ -57,7 +57,7 @@ with st.sidebar:
         placeholder=t("app.choose_one"),
     )
     presenting.chooser()
-    presenting.measure_type()  # presenting: how large the page's type is on this screen
+    projected.measure_type()  # presenting: how large the page's type is on this screen
     share_slot = st.container()
     st.markdown(f"### :material/functions: {t('app.title')}")
     st.caption(t("app.tagline"))

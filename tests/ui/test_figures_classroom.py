@@ -19,7 +19,7 @@ from ui.figures.classroom import (
 )
 from ui.i18n import translate
 from ui.lessons.catalog import LESSONS
-from ui.presenting import CHART_TICKS, for_projector
+from ui.projected import CHART_TICKS, for_projector
 from ui.views.classroom import breakable, this_computer_only
 
 OPTIONS = {"a": "About 48", "b": "About 2.5×10¹⁴: it doubles at every layer", "c": "1", "d": "∞"}

@@ -27,7 +27,7 @@ from ui.figures.depth import (
 from ui.figures.depth_wiring import STREAM_IN, STREAM_OUT, legible_width, wiring_figure
 from ui.i18n import catalog
 from ui.labels import label
-from ui.presenting import CHART_FONT, for_projector
+from ui.projected import CHART_FONT, for_projector
 
 ZH = catalog("zh")
 NORM = ZH["depth.wiring_norm"]

@@ -21,7 +21,7 @@ from ui.figures import dumps_channels as channel_figures
 from ui.figures.export import labelled_table
 from ui.figures.style import tick_texts
 from ui.i18n import catalog
-from ui.presenting import CHART_TICKS
+from ui.projected import CHART_TICKS
 
 ZH = catalog("zh")
 X = files.stream(layers=5, batch=2, tokens=7, d=16)  # 2500 on token 0, channel 3, layers 2+

@@ -3,7 +3,7 @@
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ui.presenting import CHART_FONT, CHART_TICKS, for_projector
+from ui.projected import CHART_FONT, CHART_TICKS, for_projector
 
 
 def test_a_projected_figure_enlarges_the_ticks_of_every_axis_and_leaves_the_original():
@@ -102,7 +102,7 @@ def test_on_a_larger_screen_every_pixel_size_grows_with_the_pages_type():
 
 def test_the_browsers_report_of_its_type_is_bounded():
     """Any page can send the reporter's state: only a finite number, within bounds, counts."""
-    from ui.presenting import MAX_TYPE_SCALE, TYPE_PX, reported_type
+    from ui.projected import MAX_TYPE_SCALE, TYPE_PX, reported_type
 
     assert reported_type(30) == 30.0 and reported_type(12.5) == TYPE_PX
     assert reported_type(1e9) == MAX_TYPE_SCALE * TYPE_PX

@@ -47,7 +47,7 @@ MAX_NAMED_TOKENS = 64  # beyond this many tokens the axis shows positions, not t
 NAMED_TICK_PX = 14  # a token name's share of the axis, written at −60°, without overlapping
 HEATMAP_FRAME_PX = 170  # the heatmap's layer axis, its title, its margins and its colour bar
 PHONE_NAMED_TICKS = 12  # names that fit a 390 px phone's column (358 px) at NAMED_TICK_PX
-# presenting (ui/presenting.py: 16 px ticks, larger titles): each name's share, the frame, and
+# presenting (ui/projected.py: 16 px ticks, larger titles): each name's share, the frame, and
 # the names that fit a phone's column then (350 px)
 PROJECTED_TICK_PX, PROJECTED_FRAME_PX, PROJECTED_PHONE_TICKS = 19, 210, 7
 

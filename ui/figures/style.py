@@ -63,7 +63,7 @@ def legend_below(**settings) -> dict:
     whatever the text size and the chart's width (a legend placed as a fraction of the plot's
     height covered them on a half-width chart and while presenting; measured in Chromium).
     Built this way, a shared figure needs no per-view copy to move its legend
-    (``ui.presenting.for_screen``)."""
+    (``ui.projected.for_screen``)."""
     return dict(orientation="h", yref="container", y=0, yanchor="bottom", **settings)
 
 

@@ -24,7 +24,7 @@ import plotly
 import plotly.graph_objects as go
 import streamlit.components.v1 as components
 
-from ui.presenting import for_screen
+from ui.projected import for_screen
 
 _PAGE = Path(__file__).with_name("index.html")
 _PLOTLY_JS = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"

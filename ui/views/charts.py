@@ -26,7 +26,7 @@ from ui.figures.export import (
     image_export_available,
 )
 from ui.i18n import t
-from ui.presenting import for_screen
+from ui.projected import for_screen
 
 FIGURES_KEPT = 96  # figures kept process-wide (a depth chart ~50 kB; a 3-D scene ~2 MB)
 PNG_SCALE = 2  # the modebar's PNG: twice the drawn size, sharp on a projector or a slide

@@ -22,6 +22,7 @@ from ui import presenting
 from ui.figures.classroom import answers_chart, qr_png
 from ui.i18n import t
 from ui.lessons.catalog import OPTIONS, lesson
+from ui.projected import for_screen
 from ui.url.codec import query_string
 from ui.url.pages import CLASSROOM, LESSONS_PAGE
 from ui.views.lessons import app_root, page_address
@@ -128,9 +129,7 @@ def live(fetch: Callable[[], tuple[Room | None, str | None]], lang: str) -> None
         with st.container(key="cl_counts"):
             st.markdown(f"{_counts(room)} · {_status(room)}")
         projected = presenting.presenting()
-        figure = presenting.for_screen(
-            answers_chart(room, options, item.answer, lang, projected=projected)
-        )
+        figure = for_screen(answers_chart(room, options, item.answer, lang, projected=projected))
         st.plotly_chart(figure, key="cl_chart", config={"displayModeBar": False})
 
     chart()

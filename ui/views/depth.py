@@ -22,7 +22,7 @@ from ui.figures.depth_wiring import legible_width, wiring_figure
 from ui.formatting import format_number, format_reading, signed
 from ui.i18n import current_language, join, sentence_joiner, t
 from ui.labels import placement_label
-from ui.presenting import for_screen
+from ui.projected import for_screen
 from ui.text.depth import (
     coincidence_notes,
     post_level_text,

@@ -32,6 +32,7 @@ from ui.formatting import (
 )
 from ui.i18n import current_language, join, t
 from ui.landing import landmark
+from ui.projected import type_scale
 from ui.text import dumps as text
 from ui.text import dumps_story as story_text
 from ui.text.dumps import token_text
@@ -172,7 +173,7 @@ def residual(
         shared=shared,
     )
     if len(heatmaps) > 1:  # a narrow column: the layout whose token names fit it
-        scale = presenting.type_scale() if projected else 1.0  # text grown with the screen's
+        scale = type_scale() if projected else 1.0  # text grown with the screen's
         show_fitting_chart([(f, round(w * scale)) for f, w in heatmaps], "dumps_heatmap")
     else:
         show_chart(heatmaps[0][0], "dumps_heatmap")
