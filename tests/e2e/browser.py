@@ -16,6 +16,10 @@ from playwright.sync_api import expect
 
 from scripts.local_app import IDLE
 
+# How long a chart or a page's first run may take to appear: under the whole suite on two
+# cores a page's charts took over 30 s to draw (an Axes heatmap, in CI)
+SLOW_MS = 60_000
+
 
 def wait_idle(page, timeout: float = 60_000) -> None:
     """Wait until Streamlit has finished the current script run."""
@@ -39,8 +43,7 @@ def settle(page) -> None:
     """Wait for the run a click or an address started, its fonts and its charts; no exception
     shown."""
     wait_idle(page, 120_000)
-    # 60 s: under the whole suite on two cores a page's charts took over 30 s to draw
-    page.wait_for_function(SETTLED, timeout=60_000)
+    page.wait_for_function(SETTLED, timeout=SLOW_MS)
     page.wait_for_timeout(300)  # the last layout pass after the charts took their height
     assert page.locator("[data-testid='stException']").count() == 0
 

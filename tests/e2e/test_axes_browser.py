@@ -6,7 +6,7 @@ import time
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.browser import address_holds, wait_idle
+from tests.e2e.browser import SLOW_MS, address_holds, wait_idle
 
 pytestmark = pytest.mark.e2e
 
@@ -33,7 +33,7 @@ LIT_CELLS_JS = """() => {
 def _open(page, url: str) -> None:
     page.goto(url)
     wait_idle(page)
-    page.locator(HEATMAP).locator(".main-svg").first.wait_for(state="visible", timeout=30_000)
+    page.locator(HEATMAP).locator(".main-svg").first.wait_for(state="visible", timeout=SLOW_MS)
     page.locator(".st-key-ax_norm [role='radio']").first.wait_for(state="visible")
 
 

@@ -13,7 +13,7 @@ from playwright.sync_api import expect
 from safetensors.torch import save_file
 
 from tests.dumps import dump_files as files
-from tests.e2e.browser import address_holds, wait_idle
+from tests.e2e.browser import SLOW_MS, address_holds, wait_idle
 from ui.i18n import translate
 
 pytestmark = pytest.mark.e2e
@@ -62,7 +62,7 @@ def test_upload_see_the_diagnostics_then_a_bad_file_and_a_second_session(
     for label, section, charts in SECTIONS:
         page.locator(".st-key-du_section").get_by_text(label, exact=True).click()
         wait_idle(page)
-        expect(page.locator(".stPlotlyChart")).to_have_count(charts, timeout=30_000)
+        expect(page.locator(".stPlotlyChart")).to_have_count(charts, timeout=SLOW_MS)
         assert page.locator("[data-testid='stException']").count() == 0
         if section != "stream":  # the default: left out
             address_holds(page, f"du_section={section}")
@@ -92,7 +92,7 @@ def test_upload_see_the_diagnostics_then_a_bad_file_and_a_second_session(
     bad.write_bytes(buffer.getvalue())
     page.locator(UPLOADER).set_input_files(str(bad))
     wait_idle(page)
-    expect(_alert(page, "refused without running it")).to_be_visible(timeout=30_000)
+    expect(_alert(page, "refused without running it")).to_be_visible(timeout=SLOW_MS)
     expect(_alert(page, "evil.pt")).to_be_visible()
     assert not marker.exists()
     expect(page.get_by_role("heading", name="Massive activations")).to_have_count(0)

@@ -13,7 +13,7 @@ from playwright.sync_api import expect
 
 from engine.dumps.model_files import smollm2_gguf
 from scripts.local_app import free_port, start_server, wait_healthy
-from tests.e2e.browser import wait_idle
+from tests.e2e.browser import SLOW_MS, wait_idle
 
 pytestmark = [
     pytest.mark.e2e,
@@ -63,7 +63,7 @@ def test_type_a_prompt_see_its_norms_compare_precisions_open_the_lab_then_in_chi
         wait_idle(page)
         expect(page.get_by_text(re.compile(r"The prompt's \d+ tokens"))).to_be_visible()
         expect(page.get_by_text("The model's most likely next token")).to_be_visible()
-        expect(page).to_have_url(re.compile("du_prompt="), timeout=30_000)  # in the link
+        expect(page).to_have_url(re.compile("du_prompt="), timeout=SLOW_MS)  # in the link
         for heading in ("What this stream shows", "Downloads"):
             expect(page.get_by_role("heading", name=heading)).to_be_visible()
         assert page.locator("[data-testid='stException']").count() == 0

@@ -7,7 +7,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.browser import wait_idle
+from tests.e2e.browser import SLOW_MS, wait_idle
 
 pytestmark = pytest.mark.e2e
 
@@ -31,7 +31,7 @@ def test_a_prediction_comes_before_the_run(page, server_url, screenshot):
     expect(page.get_by_role("button", name="Run the experiment")).to_have_count(0)
     expect(page.get_by_role("button", name="Commit prediction")).to_be_disabled()
     _commit(page, "at most 5 %", "Commit prediction")
-    expect(page.get_by_text(AFTER_COMMIT).first).to_be_visible(timeout=30_000)
+    expect(page.get_by_text(AFTER_COMMIT).first).to_be_visible(timeout=SLOW_MS)
     # the locked choice stays readable in a room: full ink (Streamlit fades it to 40 %), bold
     chosen = page.locator("[data-testid='stRadioOption'][data-selected='true'] p")
     ink, weight = chosen.evaluate(

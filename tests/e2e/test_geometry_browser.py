@@ -9,7 +9,7 @@ import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from playwright.sync_api import expect
 
-from tests.e2e.browser import address_holds, wait_idle
+from tests.e2e.browser import SLOW_MS, address_holds, wait_idle
 
 pytestmark = pytest.mark.e2e
 
@@ -63,7 +63,7 @@ def test_the_scene_holds_the_expected_traces(page, server_url, screenshot):
     page.get_by_text("Input → output lines", exact=True).click()
     wait_idle(page)
     page.wait_for_function(
-        f"() => !({TAGS_JS})({SCENE!r}).includes('lines_layernorm')", timeout=30_000
+        f"() => !({TAGS_JS})({SCENE!r}).includes('lines_layernorm')", timeout=SLOW_MS
     )
     address_holds(page, "ge_lines=false")
 
@@ -89,7 +89,7 @@ def test_a_phone_sees_the_whole_scene_and_a_wider_window_widens_it(page, server_
     page.goto(server_url + "/geometry?lang=en&ge_count=200")
     wait_idle(page)
     _wait_chart(page, SCENE)
-    page.wait_for_function(f"() => ({FITTED_JS})({SCENE!r})", timeout=30_000)
+    page.wait_for_function(f"() => ({FITTED_JS})({SCENE!r})", timeout=SLOW_MS)
     w, h, height, width, frame_height, _ = page.evaluate(SIZES_JS, SCENE)
     assert h >= 0.8 * w  # the scene shrank only as far as it had to
     assert frame_height == pytest.approx(height, abs=1)  # the frame follows: nothing cut below
@@ -97,7 +97,7 @@ def test_a_phone_sees_the_whole_scene_and_a_wider_window_widens_it(page, server_
     page.set_viewport_size({"width": 1280, "height": 844})  # redrawn at its wider column
     page.wait_for_function(
         f"() => ({FITTED_JS})({SCENE!r}) && ({SIZES_JS})({SCENE!r})[3] > {width + 80}",
-        timeout=30_000,
+        timeout=SLOW_MS,
     )
 
 
@@ -109,7 +109,7 @@ def test_a_vector_lab_row_opens_here_through_the_link(page, server_url):
     link.scroll_into_view_if_needed()
     link.click()
     wait_idle(page)
-    page.wait_for_url("**/geometry?**", timeout=30_000)
+    page.wait_for_url("**/geometry?**", timeout=SLOW_MS)
     address_holds(page, "ge_section=vector", "ge_vector=3")
     _wait_chart(page, PATH)
     x = page.evaluate(POINTS_JS, [PATH, "point_x"])
@@ -227,7 +227,7 @@ def test_a_turned_camera_stays_when_a_slider_moves(page, server_url):
     page.wait_for_function(
         f"([s, old]) => JSON.stringify(({POINTS_JS})([s, 'rmsnorm'])) !== old",
         arg=[SCENE, json.dumps(before)],
-        timeout=30_000,
+        timeout=SLOW_MS,
     )
     # the scene was updated in place (Plotly.react, layout.uirevision): the camera is kept
     assert page.evaluate(EYE_JS, SCENE) == pytest.approx(turned)

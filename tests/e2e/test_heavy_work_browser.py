@@ -9,7 +9,7 @@ import time
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.browser import wait_idle
+from tests.e2e.browser import SLOW_MS, wait_idle
 
 pytestmark = pytest.mark.e2e
 
@@ -42,17 +42,17 @@ def _start(page, server_url):
     page.goto(server_url + HEAVY)
     wait_idle(page)
     button = page.get_by_role("button", name="Simulate", exact=True)
-    expect(button).to_be_visible(timeout=30_000)
+    expect(button).to_be_visible(timeout=SLOW_MS)
     assert page.locator(".st-key-dp_residual").count() == 0  # nothing computed from a link
     button.click()
-    expect(page.get_by_test_id("stProgress")).to_be_visible(timeout=30_000)
+    expect(page.get_by_test_id("stProgress")).to_be_visible(timeout=SLOW_MS)
 
 
 def test_cancel_stops_the_work_and_offers_the_button_again(page, server_url):
     _start(page, server_url)
     page.get_by_role("button", name="Cancel").click()
     wait_idle(page)
-    expect(page.get_by_role("button", name="Simulate", exact=True)).to_be_visible(timeout=30_000)
+    expect(page.get_by_role("button", name="Simulate", exact=True)).to_be_visible(timeout=SLOW_MS)
     assert page.get_by_test_id("stProgress").count() == 0
     assert page.locator(".st-key-dp_residual").count() == 0
 

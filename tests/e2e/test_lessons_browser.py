@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.browser import address_holds, fresh_page, open_settled, settle, wait_idle
+from tests.e2e.browser import SLOW_MS, address_holds, fresh_page, open_settled, settle, wait_idle
 from ui.figures.export import image_export_available
 from ui.i18n import translate
 from ui.lessons.catalog import LESSON_IDS
@@ -98,9 +98,9 @@ def test_presentation_modes_enlarge_the_page_and_results_hides_the_inputs(
         page.set_viewport_size({"width": 1920, "height": 1080})  # a 1080p projector: the type
         assert page.evaluate(ROOT_FONT) == pytest.approx(30, abs=0.1)  # in step, as at 720p
         # the charts' text follows it (the browser reports its type, the page draws again)
-        page.wait_for_function(TICKS_ALL_PX, arg=24, timeout=30_000)  # 16 px × 30 / 20
+        page.wait_for_function(TICKS_ALL_PX, arg=24, timeout=SLOW_MS)  # 16 px × 30 / 20
         page.set_viewport_size({"width": 1280, "height": 720})
-        page.wait_for_function(TICKS_ALL_PX, arg=16, timeout=30_000)
+        page.wait_for_function(TICKS_ALL_PX, arg=16, timeout=SLOW_MS)
         # the page scrolls below the exit button, whose band holds nothing of the page
         main = page.locator("[data-testid='stMain']")
         assert main.evaluate("m => { m.scrollTo(0, 400); return m.scrollTop; }") > 0

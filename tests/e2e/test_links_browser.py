@@ -6,7 +6,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.browser import address_holds, wait_idle
+from tests.e2e.browser import SLOW_MS, address_holds, wait_idle
 
 pytestmark = pytest.mark.e2e
 
@@ -27,7 +27,7 @@ def test_a_link_of_more_than_a_thousand_pairs_says_none_of_its_settings_was_read
     wait_idle(page)
     expect(notice).to_be_visible()  # the page stays usable, the notice stays on it
     # the address follows the run a moment later (a loaded suite once read it before)
-    expect(page).to_have_url(re.compile("dp_layers=12"), timeout=30_000)
+    expect(page).to_have_url(re.compile("dp_layers=12"), timeout=SLOW_MS)
 
 
 def test_a_link_of_a_thousand_pairs_or_none_shows_no_notice(page, server_url):

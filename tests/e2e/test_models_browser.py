@@ -7,7 +7,7 @@ import pytest
 from playwright.sync_api import expect
 
 from engine.models.loader import catalog
-from tests.e2e.browser import SETTLED, address_holds, settle, wait_idle
+from tests.e2e.browser import SETTLED, SLOW_MS, address_holds, settle, wait_idle
 
 pytestmark = pytest.mark.e2e
 
@@ -86,7 +86,7 @@ def test_an_800_px_window_keeps_the_facts_identifiers_whole(page, server_url):
     """Beside a sidebar, an 800 px window broke them mid-word: rms_norm_ep|s, LlamaRMSNo|rm."""
     page.set_viewport_size({"width": 800, "height": 1400})
     page.goto(server_url + "/models?lang=zh&md_family=llama3")
-    page.locator(".st-key-md_facts td code").first.wait_for(state="attached", timeout=30_000)
+    page.locator(".st-key-md_facts td code").first.wait_for(state="attached", timeout=SLOW_MS)
     settle(page)  # its fonts and last layout pass: a loaded machine measured before them once
     lines = page.evaluate(CODE_LINES_JS)
     assert "rms_norm_eps" in [name for name, _ in lines]

@@ -3,7 +3,7 @@
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.browser import address_holds, fresh_page, open_settled, wait_idle
+from tests.e2e.browser import SLOW_MS, address_holds, fresh_page, open_settled, wait_idle
 
 pytestmark = pytest.mark.e2e
 
@@ -39,9 +39,11 @@ def test_the_default_pages_own_name_opens_it_at_the_root(page, server_url):
     page.goto(server_url + "/vector_lab?lang=zh&vl_text=3%2C+1%2C+4")
     wait_idle(page)
     # Beside three room walks the page's body came more than 5 s after the sidebar (twice)
-    expect(page.get_by_role("heading", name="向量实验室", exact=True)).to_be_visible(timeout=30_000)
+    expect(page.get_by_role("heading", name="向量实验室", exact=True)).to_be_visible(
+        timeout=SLOW_MS
+    )
     expect(page.get_by_role("textbox", name="向量（每行一个）")).to_have_value(
-        "3, 1, 4", timeout=30_000
+        "3, 1, 4", timeout=SLOW_MS
     )
     expect(page.get_by_text("Page not found")).to_have_count(0)
     address_holds(page, "lang=zh", "vl_text=3")

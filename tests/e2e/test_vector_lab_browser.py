@@ -6,7 +6,14 @@ import time
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.browser import address_holds, fresh_page, open_settled, wait_for_math, wait_idle
+from tests.e2e.browser import (
+    SLOW_MS,
+    address_holds,
+    fresh_page,
+    open_settled,
+    wait_for_math,
+    wait_idle,
+)
 from ui.i18n import translate
 
 pytestmark = pytest.mark.e2e
@@ -45,7 +52,7 @@ def test_type_a_vector_switch_language_and_share(page, server_url, screenshot):
     expect(shared.get_by_role("heading", name="向量实验室")).to_be_visible()
     # 30 s: on a loaded machine the inputs once came more than 5 s after the heading
     expect(shared.get_by_role("textbox", name="向量（每行一个）", exact=True)).to_have_value(
-        "2, 4, 6, 8", timeout=30_000
+        "2, 4, 6, 8", timeout=SLOW_MS
     )
     assert "=5σ" in wait_for_math(shared, "2+4+6+8")
 
