@@ -216,6 +216,16 @@ OPEN_SETTINGS = """() => document.querySelectorAll('[data-testid=stMain] details
   .forEach(summary => summary.click())"""
 
 
+def _stacked_gaps(page) -> list[str]:
+    """Stacked columns too far apart, measured again a second later when any are: under the
+    whole suite a phone's Vector Lab once measured 64 px while a late layout pass was due
+    (never reproduced alone); a gap the page keeps is found twice."""
+    if not page.evaluate(STACKED_GAP):
+        return []
+    page.wait_for_timeout(1_000)
+    return page.evaluate(STACKED_GAP)
+
+
 def _room_problems(page, size: str, path: str, query: str) -> list[str]:
     """What a room would see wrong in the open page: cut text, a toolbar or legend over a
     chart's title, small ticks on a projector, the Vector Lab's table or toolbar."""
@@ -251,7 +261,7 @@ def test_nothing_in_a_room_is_cut_or_covered(room, server_url, lang):
         variant = "_present" if "present=on" in query else "_set" if query else ""
         name = f"{path or 'vector_lab'}_{lang}{variant}"
         problems = page.evaluate(TRUNCATED) if "cut" in checks else []
-        problems += page.evaluate(STACKED_GAP)
+        problems += _stacked_gaps(page)
         if size == "projector" and not query:  # the sidebar's controls above its fold
             controls = page.locator("[data-testid='stSidebarUserContent'] details summary")
             box = controls.first.bounding_box()
