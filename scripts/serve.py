@@ -29,6 +29,9 @@ Activation dumps pages once in a session no browser holds (``ui/first_views.py``
 their seconds of first-view work are done before their first visitor comes.
 ``NORMSCOPE_WARM_PAGES=0`` skips that.
 
+Before the server starts, it lets a request's line and headers grow to
+``REQUEST_HEAD_BYTES`` (``_accept_long_links``).
+
 Arguments go to ``streamlit run app.py``.
 """
 
@@ -42,6 +45,11 @@ ROOT = Path(__file__).resolve().parents[1]
 PRELOAD_VARIABLE = "NORMSCOPE_PRELOAD_MODEL"
 WARM_PAGES_VARIABLE = "NORMSCOPE_WARM_PAGES"
 MODEL_TURN_S = 30.0  # the first views wait this long at most for a cached model load
+# The most a request's line and headers may take: a link of ui/url/codec.py's MAX_URL_CHARS
+# (96,000, the longest the app accepts) and its headers, with room, so that a longer link
+# still reaches the page and is refused there in words.  deploy/haproxy.cfg's tune.bufsize
+# is the same (a test keeps them equal).
+REQUEST_HEAD_BYTES = 256 * 1024
 
 
 def _wanted(variable: str) -> bool:
@@ -82,8 +90,26 @@ def _warm_up() -> None:
         open_first_views()
 
 
+def _accept_long_links() -> None:
+    """Raise the server's limit on a request's line and headers to ``REQUEST_HEAD_BYTES``.
+
+    Streamlit serves with uvicorn, whose HTTP parser (h11) answers a bare "400 Bad Request"
+    once a request's head is still incomplete past 16 KiB: a link of 17,000 characters that
+    comes over a network in packets of 1,400 bytes got one, though the app writes and reads
+    links of up to 96,000.  (On loopback a head comes in one read, so the cut fell at
+    128 KiB.)  Streamlit passes uvicorn no option for it; uvicorn reads h11's default from its
+    own module when a connection opens.  A Streamlit without uvicorn has nothing to raise."""
+    try:
+        from uvicorn.protocols.http import h11_impl
+    except ImportError:
+        return
+    h11_impl.DEFAULT_MAX_INCOMPLETE_EVENT_SIZE = REQUEST_HEAD_BYTES
+
+
 if __name__ == "__main__":
     from streamlit.web import cli  # Streamlit whole (and its plotly theme) before the thread
+
+    _accept_long_links()
 
     threading.Thread(target=_warm_up, name="warm-up", daemon=True).start()
     sys.argv = ["streamlit", "run", str(ROOT / "app.py"), *sys.argv[1:]]

@@ -152,3 +152,15 @@ def test_a_forged_forwarded_for_line_is_not_the_client_the_class_counts(monkeypa
     monkeypatch.setattr(ui.classroom, "st", types.SimpleNamespace(context=context))
     monkeypatch.delenv(ui.classroom.PROXIES_VARIABLE, raising=False)
     assert ui.classroom.client() == "127.0.0.1"
+
+
+def test_the_balancer_and_each_process_take_a_request_head_of_the_same_size():
+    """A link the app accepts passes both (HAProxy's buffer less its 1 KiB of rewrite room),
+    and a longer one reaches the page, which refuses it in words; the requests themselves:
+    tests/e2e/test_links_browser.py and test_class_browser.py."""
+    from scripts.serve import REQUEST_HEAD_BYTES
+    from ui.url.codec import MAX_URL_CHARS
+
+    (bufsize,) = re.findall(r"^\s*tune\.bufsize (\d+)$", CONFIG.read_text(), re.MULTILINE)
+    assert int(bufsize) == REQUEST_HEAD_BYTES
+    assert REQUEST_HEAD_BYTES - 1024 > 2 * MAX_URL_CHARS  # a link past the limit, and headers

@@ -16,6 +16,7 @@ from playwright.sync_api import expect
 
 from scripts.serve_class import HAPROXY_INSTALL, haproxy_binary, start_class
 from tests.e2e.browser import address_holds, wait_for_math, wait_idle
+from tests.e2e.packets import WIDE_VECTOR, status_in_packets
 
 pytestmark = pytest.mark.e2e
 
@@ -108,6 +109,9 @@ def test_sessions_spread_over_both_processes_and_each_stays_on_its_own(two_proce
     assert process_of(tab) == home
     wait_for_sessions(two_processes, {home: 1, away: 0})  # the reloaded page's new session
     assert two_processes.sessions()[away][1] == away_total, "no request reached the other"
+    # A wide vector's link, its request in a network's packets: through HAProxy's buffer too
+    answer = status_in_packets(two_processes.url, f"/?lang=en&vl_text={WIDE_VECTOR}")
+    assert answer == "HTTP/1.1 200 OK"
 
 
 def test_when_a_process_stops_its_browsers_come_back_on_the_other(two_processes, open_tab):

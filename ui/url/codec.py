@@ -32,9 +32,9 @@ LANDINGS = {
     "kernels": ("memory",),  # the memory-bound section, under the timings
     "dumps": ("residual",),  # the residual stream's RMS, under what was read
 }
-# The server answers HTTP 400 once a request's line and headers pass 128 KiB; keep links
-# well under that.  No link this app writes is longer, so a longer one is refused whole,
-# before any value is read.
+# The server (scripts/serve.py's REQUEST_HEAD_BYTES) and the class's balancer answer HTTP 400
+# once a request's line and headers pass 256 KiB; keep links well under that.  No link this
+# app writes is longer, so a longer one is refused whole, before any value is read.
 MAX_URL_CHARS = 96_000
 # Streamlit's server drops a query string of more ``key=value`` pairs than this before the
 # page runs, saying nothing: only the browser still knows, so it says so
