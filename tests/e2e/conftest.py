@@ -9,9 +9,14 @@ import os
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
 
 from scripts.local_app import CHROMIUM, CHROMIUM_ARGS
-from tests.e2e.browser import fresh_page
+from tests.e2e.browser import SLOW_MS, fresh_page
+
+# What a page shows may take a loaded machine's time to come: every ``expect`` waits up to
+# SLOW_MS (Playwright's own default is 5 s), as every locator of a shared context does.
+expect.set_options(timeout=SLOW_MS)
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts" / "e2e"
 
@@ -56,7 +61,8 @@ def shared_context(browser):
             contexts[key] = browser.new_context(**options)
             # a new tab compiles Streamlit's JavaScript before its load event: on two busy
             # cores that once took longer than Playwright's 30 s
-            contexts[key].set_default_navigation_timeout(60_000)
+            contexts[key].set_default_navigation_timeout(SLOW_MS)
+            contexts[key].set_default_timeout(SLOW_MS)  # a locator's wait (30 s by default)
         return contexts[key]
 
     yield get
