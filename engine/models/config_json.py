@@ -14,7 +14,7 @@ import dataclasses
 import json
 
 from engine.config import DTYPES, ModelShape
-from engine.errors import EngineError
+from engine.errors import EngineError, Phrase
 from engine.models.families import Family
 from engine.models.loader import catalog
 
@@ -230,15 +230,17 @@ def shape_from_config(config: dict, family: Family) -> ModelShape:
     )
 
 
-def _json_type(value) -> str:
+def _json_type(value) -> Phrase:
     """What JSON calls ``value``'s type (the reader pasted JSON, not Python): "array", not
-    "list"."""
+    "list"; in the reader's language on a page."""
     if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    kinds = ((str, "string"), (int | float, "number"), (list, "array"))
-    return next((name for kind, name in kinds if isinstance(value, kind)), "value")
+        name = "null"
+    elif isinstance(value, bool):
+        name = "boolean"
+    else:
+        kinds = ((str, "string"), (int | float, "number"), (list, "array"))
+        name = next((name for kind, name in kinds if isinstance(value, kind)), "value")
+    return Phrase(f"models.json_type.{name}")
 
 
 def parse_config(source: str | dict, family: str | None = None) -> ModelShape:

@@ -335,3 +335,17 @@ def test_the_fusion_sentence_subtracts_and_says_what_its_bytes_leave_out(app):
     assert metrics["Fused add + norm saves"] == "4.7 MB"
     assert "MB of activations (their gains and biases not counted)" in text
     assert "**One forward pass** over 1 token in bfloat16" in text  # B × T = 1, not a sequence
+
+
+@pytest.mark.parametrize(
+    "lang, said", [("en", "this text is a JSON array."), ("zh", "而这段文字是一个 JSON 数组。")]
+)
+def test_a_pasted_array_is_named_by_jsons_word_in_the_pages_language(lang, said):
+    app = AppTest.from_file(APP, default_timeout=60)  # opened in ``lang`` from its link
+    app.query_params["lang"] = lang
+    app.run()
+    # AppTest formats a control's options outside the session (in English), so a rerun of a
+    # Chinese page's controls fails: the paste is in place before the page's one run
+    app.session_state["md_input"] = "paste"
+    app.session_state["md_config_text"] = "[1, 2]"
+    assert _open(app).error[0].value.endswith(said)
