@@ -183,6 +183,21 @@ def test_a_block_past_the_model_is_refused_as_it_is_typed(tiny, query, lang, sai
     assert not ok.error and ok.radio
 
 
+@pytest.mark.parametrize(
+    ("typed", "said"),
+    [
+        ("abc", "Blocks swapped: `abc` is not a block number"),
+        ("", "Blocks swapped: no block is named"),
+        ("40", "Blocks swapped: Block 40 is not in this model"),
+    ],
+)
+def test_a_typed_block_is_refused_by_the_boxs_label_not_the_links_key(tiny, typed, said):
+    at = _open({"ex_experiment": "swap", "ex_swap_final": "false", **SMALL})
+    at.text_input(key="ex_swap_block").input(typed).run()
+    refusals = " ".join(e.value for e in at.error)
+    assert said in refusals and "ex_swap_block" not in refusals
+
+
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_a_range_written_downward_is_refused_with_it_written_upward(tiny, lang):
     at = _open({"ex_experiment": "swap", "ex_swap_block": "5-2", **SMALL}, lang)

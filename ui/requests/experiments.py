@@ -15,7 +15,6 @@ from engine.experiments.runs import check_layers
 from engine.experiments.stored import default_index, stored_run
 from ui.compute import compute, run_heavy
 from ui.errors import error_text, showing_refusals
-from ui.formatting import literal
 from ui.i18n import t
 from ui.requests.linked import unlisted
 
@@ -44,8 +43,7 @@ def within_model(chosen):
     try:
         compute(check_layers, layers, blocks)
     except EngineError as error:
-        param = literal(f"ex_{chosen.experiment}_block")  # the box that names the blocks
-        why = t("experiments.param_refused", param=param, why=error_text(error))
+        why = t("experiments.param_refused", param=chosen.blocks_named, why=error_text(error))
         return replace(chosen, spec=None, errors=(*chosen.errors, why))
     return chosen
 

@@ -32,6 +32,7 @@ from ui.errors import error_text
 from ui.formatting import as_ascii, literal
 from ui.i18n import current_language, t
 from ui.text.experiments import option_text
+from ui.url.address_bar import drawn, from_link
 from ui.url.pages import EXPERIMENTS_PAGE as P
 from ui.widgets import bound
 
@@ -46,6 +47,7 @@ class ExperimentInputs:
     spec: Any  # the experiment's spec, or None when refused
     errors: tuple[str, ...]
     model: LocalModel | None = None  # None: the built-in model
+    blocks_named: str = ""  # how a refusal names the box of blocks (``blocks_named``)
 
     @property
     def request(self) -> str:
@@ -94,10 +96,22 @@ def parse_blocks(text: str) -> tuple[int, ...] | None:
     return tuple(sorted(blocks))
 
 
-def _blocks(key: str, text: str, target) -> tuple[tuple[int, ...] | None, tuple[str, ...]]:
-    """The blocks a text box names, or (None, the refusal naming the parameter); ``()`` for
-    an empty box (the final norm alone, where its toggle is on: ``_some_norm``)."""
-    typed = bound.text_input(P[key], text, target, help=t("experiments.block_help"))
+def blocks_named(experiment: str) -> str:
+    """How a refusal names the experiment's box of blocks ("" where it has none): by the
+    link's key while the box holds the link's value, else by the box's label."""
+    if experiment not in ("swap", "freeze"):
+        return ""
+    key = f"ex_{experiment}_block"
+    return literal(key) if from_link(key) else t(f"experiments.{experiment}.block")
+
+
+def _blocks(key: str, said: str, target) -> tuple[tuple[int, ...] | None, tuple[str, ...]]:
+    """The blocks a text box names, or (None, the refusal naming the box as ``said``:
+    ``blocks_named``); ``()`` for an empty box (the final norm alone, where its toggle is on:
+    ``_some_norm``)."""
+    label = t(f"experiments.{key.split('_')[1]}.block")
+    typed = bound.text_input(P[key], label, target, help=t("experiments.block_help"))
+    drawn(key)  # from now on the box's own value
     try:
         return parse_blocks(typed), ()
     except ValueError as bad:
@@ -107,18 +121,17 @@ def _blocks(key: str, text: str, target) -> tuple[tuple[int, ...] | None, tuple[
         low, _, high = item.partition("-")
         if low.isdigit() and high.isdigit() and int(low) > int(high):  # "5-2": runs downward
             upward = literal(f"{int(high)}-{int(low)}")
-            why = t(
-                "experiments.blocks_downward", param=literal(key), item=literal(item), upward=upward
-            )
+            why = t("experiments.blocks_downward", param=said, item=literal(item), upward=upward)
         else:
-            why = t("experiments.blocks_refused", param=literal(key), item=literal(item))
+            why = t("experiments.blocks_refused", param=said, item=literal(item))
         return None, (why,)
 
 
-def _some_norm(key: str, blocks, final: bool, final_text: str) -> tuple[str, ...]:
-    """The refusal of an empty block box with the final norm left out: nothing to change."""
+def _some_norm(said: str, blocks, final: bool, final_text: str) -> tuple[str, ...]:
+    """The refusal of an empty block box (named as ``said``) with the final norm left out:
+    nothing to change."""
     if blocks == () and not final:
-        return (t("experiments.blocks_empty", param=literal(key), final=final_text),)
+        return (t("experiments.blocks_empty", param=said, final=final_text),)
     return ()
 
 
@@ -138,8 +151,9 @@ def text_choice(target=st) -> tuple[TextSpec | None, tuple[str, ...]]:
     return bound.spec_from(TextSpec, text=text, prompt=prompt, max_tokens=tokens)
 
 
-def settings(experiment: str, target=st) -> tuple[Any, tuple[str, ...]]:
-    """The experiment's spec from its widgets (or None and the refusal)."""
+def settings(experiment: str, said: str, target=st) -> tuple[Any, tuple[str, ...]]:
+    """The experiment's spec from its widgets (or None and the refusal); ``said``: how a
+    refusal names its box of blocks (``blocks_named``)."""
     left, right = target.columns(2)
     if experiment == "massive":
         setting = bound.selectbox(
@@ -152,19 +166,19 @@ def settings(experiment: str, target=st) -> tuple[Any, tuple[str, ...]]:
         )  # fmt: skip
         return bound.spec_from(MassiveSpec, setting=setting, window=window)
     if experiment == "swap":
-        blocks, refused = _blocks("ex_swap_block", t("experiments.swap.block"), left)
+        blocks, refused = _blocks("ex_swap_block", said, left)
         final_text = t("experiments.swap.final")
         final = bound.toggle(P["ex_swap_final"], final_text, right)
-        refused = refused or _some_norm("ex_swap_block", blocks, final, final_text)
+        refused = refused or _some_norm(said, blocks, final, final_text)
         if refused:
             return None, refused
         return bound.spec_from(SwapSpec, layers=blocks, final=final)
     if experiment in ("freeze", "sweep"):
         if experiment == "freeze":
-            blocks, refused = _blocks("ex_freeze_block", t("experiments.freeze.block"), left)
+            blocks, refused = _blocks("ex_freeze_block", said, left)
             final_text = t("experiments.freeze.final")
             final = bound.toggle(P["ex_freeze_final"], final_text, left)
-            refused = refused or _some_norm("ex_freeze_block", blocks, final, final_text)
+            refused = refused or _some_norm(said, blocks, final, final_text)
         exempt = bound.selectbox(
             P["ex_exempt" if experiment == "freeze" else "ex_sweep_exempt"],
             t("experiments.freeze.exempt"), right if experiment == "freeze" else left,
@@ -216,8 +230,9 @@ def inputs(models: tuple[LocalModel, ...], refused: EngineError | None) -> Exper
     experiment = experiment_choice()
     text, text_errors = text_choice()
     st.markdown(f"**{t('experiments.settings')}**")
-    spec, errors = settings(experiment)
-    return ExperimentInputs(experiment, text, spec, text_errors + errors, model)
+    named = blocks_named(experiment)
+    spec, errors = settings(experiment, named)
+    return ExperimentInputs(experiment, text, spec, text_errors + errors, model, named)
 
 
 def _commit(request: str) -> None:
