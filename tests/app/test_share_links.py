@@ -348,3 +348,18 @@ def test_a_linked_row_past_a_one_row_input_is_said_and_dropped_from_the_link():
         in (_warnings(at).replace("\u00a0", " "))
     )
     assert "vl_row" not in at.query_params
+
+
+def test_back_reads_the_entrys_settings_again_but_keeps_a_committed_prediction(monkeypatch):
+    """The browser's Back (Streamlit marks its run) reads every setting from the entry it
+    returned to, a left-out one as its default; a prediction committed since stays."""
+    at = _open({"lang": "en", "ls_lesson": "rmsnorm"}, "lessons")
+    at.session_state["ls_answers"] = ["rmsnorm.b"]  # committed since that entry
+    at.session_state["ls_view"] = "sheet"
+    monkeypatch.setattr("ui.url.address_bar._history_navigation", lambda: True)
+    at.query_params.clear()
+    at.query_params.update({"lang": "en", "ls_lesson": "geometry"})  # the entry Back shows
+    at.run()
+    assert not at.exception
+    assert at.session_state["ls_lesson"] == "geometry" and at.session_state["ls_view"] == "lesson"
+    assert at.session_state["ls_answers"] == ["rmsnorm.b"]

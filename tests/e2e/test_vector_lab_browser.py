@@ -136,3 +136,27 @@ def test_a_lessons_worked_lines_fit_a_phone(shared_context, server_url):
         page.locator(".katex-display").nth(1).wait_for(timeout=60_000)
         boxes = page.evaluate(FORMULA_EDGES)
         assert boxes and all(box["range"] == 0 for box in boxes), boxes
+
+
+def test_back_undoes_one_change_at_a_time_then_leaves_the_page(page, server_url):
+    """Each change of a setting is an entry in the browser's history; Back went to it, and the
+    page wrote its current state over it again: two presses did nothing visible."""
+    page.goto(f"{server_url}/kernels?lang=en")
+    wait_idle(page)
+    page.goto(f"{server_url}/?lang=en")
+    wait_idle(page)
+    box = page.get_by_role("textbox", name="Vectors (one per line)", exact=True)
+    for vector in ("5, 6, 9", "7, 7, 1"):
+        _type_vector(page, "Vectors (one per line)", vector)
+        address_holds(page, "vl_text=" + vector.replace(", ", "%2C+"))
+    for shown in ("5, 6, 9", "1, 2, 3, 4"):  # one change undone per press
+        page.go_back()
+        wait_idle(page)
+        expect(box).to_have_value(shown)
+    assert "=2.5σ" in wait_for_math(page, "1+2+3+4")  # the defaults' steps: μ = 2.5
+    for _ in range(2):  # the page change's own entry (the same view), then the page before
+        if "/kernels" in page.url:
+            break
+        page.go_back()
+        wait_idle(page)
+    expect(page.get_by_role("heading", name="Kernels", exact=True)).to_be_visible()

@@ -8,6 +8,7 @@ copied or opened in a new tab).
 from __future__ import annotations
 
 import html
+from copy import copy
 from dataclasses import replace
 from urllib.parse import parse_qsl, urlencode
 
@@ -36,7 +37,7 @@ from ui.url.codec import (
     query_pairs,
     serialize,
 )
-from ui.url.pages import PAGES, PREFIXES, SECRET_KEYS
+from ui.url.pages import KEPT_ON_BACK, PAGES, PREFIXES, SECRET_KEYS
 
 _NOTICES = "_url_notices"  # (page, refusals, the link read) of the page being shown
 _FIRST_RUN = "_url_first_run"  # (page, whether its link reached the page empty)
@@ -55,6 +56,13 @@ def _query_string() -> str:
     raw text; ``st.query_params`` holds it parsed)."""
     ctx = get_script_run_ctx()
     return getattr(ctx, "query_string", "") or ""
+
+
+def _history_navigation() -> bool:
+    """Whether this run is the browser's Back or Forward: Streamlit marks the run that a
+    history entry's address started (its frontend then replaces the address, never pushing)."""
+    ctx = get_script_run_ctx()
+    return bool(getattr(ctx, "is_history_navigation", False))
 
 
 def _linked(param: Param):
@@ -117,7 +125,12 @@ def seed(page: PageParams | None) -> None:
     """Copy the URL's values for ``page`` into widget state; remember what was refused.
 
     A widget that already exists in this session holds the live value, so only parameters
-    whose widget has no state yet are read (a fresh link, a page opened from a lesson).
+    whose widget has no state yet are read (a fresh link, a page opened from a lesson);
+    except on the browser's Back or Forward, where the address is the entry a settings
+    change (or a page) left in the history: every parameter is read again, and one the
+    address leaves out is its default, so one Back undoes one change (not a committed
+    prediction or a class: ``KEPT_ON_BACK``).  The page would otherwise write its current
+    state over the entry, and Back would seem to do nothing.
     A link too long is refused whole, before any value is read.
     """
     name = page.page if page is not None else ""
@@ -143,11 +156,15 @@ def seed(page: PageParams | None) -> None:
             if found is not None:
                 refusals.append(found)
     known = {LANGUAGE_PARAM, PRESENT_PARAM, AT_PARAM}
+    again = _history_navigation()
     if page is not None:
         for param in page.params:
             known.update((param.key, *param.old_keys))
             given = tuple(k for k in (param.key, *param.old_keys) if k in present)
-            if not given or param.key in st.session_state:
+            back = again and param.key not in KEPT_ON_BACK
+            if back and not given and param.key in st.session_state:
+                st.session_state[param.key] = copy(param.default)  # the entry left it out
+            if not given or (param.key in st.session_state and not back):
                 continue
             key, raw = given[0], url.get_all(given[0])
             # a list's items may come as repeated keys

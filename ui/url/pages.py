@@ -292,6 +292,9 @@ LESSONS_PAGE = PageParams(
 # left out of the address bar and out of every shared link (the session keeps it, and the
 # browser in a cookie): a room that sees the projector never reads it.
 SECRET_KEYS = ("cl_key",)
+# Not undone by the browser's Back (which undoes a setting: ``address_bar.seed``): a committed
+# prediction stays committed, and a class stays joined or held.
+KEPT_ON_BACK = frozenset({"ls_answers", "ls_class", "cl_code", "cl_key"})
 CLASSROOM = PageParams(
     "classroom",
     "cl",
