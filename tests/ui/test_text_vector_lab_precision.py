@@ -21,7 +21,7 @@ from engine.norms.precision_facts import default_eps_table, resolution
 from engine.norms.precision_presets import PRESETS, preset
 from engine.norms.worked import explain_vectors
 from tests.plain_text import plain
-from ui.formatting import format_eps
+from ui.formatting import format_eps, format_reading
 from ui.i18n import translate
 from ui.text.vector_lab_compare import broken_statistic, comparison_notes, ratios
 from ui.text.vector_lab_precision import (
@@ -176,6 +176,40 @@ def test_rms_over_sigma_near_one_is_written_with_the_digits_that_differ_from_one
     assert f"RMS is {ratio:.4f}× σ, so the two outputs differ" in notes and "1.00× σ" not in notes
     ex = explain_vectors(((1.0, 2.0, 3.0, 4.0),), NormSpec("layernorm"), "float32")
     assert "RMS is 2.4495× σ" in plain(" ".join(comparison_notes(ex, "en")))  # √7.5 / √1.25
+
+
+def test_squares_below_float32_are_said_and_no_ratio_of_zeros_is_given():
+    """1e-30, 2e-30, 3e-30: the squares (1e-60) are 0 in float32, so σ = RMS = 0 while μ =
+    2e-30, and ε alone sets the scale; the note said "RMS is ∞× σ" and "slightly inside"."""
+    x = torch.tensor([[1e-30, 2e-30, 3e-30]])
+    y = F.layer_norm(x, (3,), eps=1e-5)  # PyTorch's own: the variance it uses is 0
+    assert torch.allclose(y, (x - x.mean()) / math.sqrt(1e-5), rtol=1e-5)
+    ex = explain_vectors(((1e-30, 2e-30, 3e-30),), NormSpec("layernorm"), "float32")
+    assert ex.row_stats.mean_square == 0 and ex.row_stats.std == 0
+    notes = plain(" ".join(comparison_notes(ex, "en")))
+    assert "RMS and σ both came out 0, though μ = 2×10⁻³⁰" in notes and "∞×" not in notes
+    length = float(y.double().norm())  # in float32 the squares of 3e-28 are 0 too
+    assert math.isclose(ex.comparison.layernorm_l2, length, rel_tol=1e-4)
+    assert "slightly" not in notes and f"‖y‖₂ is LayerNorm {format_reading(length)}" in notes
+    assert "the smallest positive float32 number" in notes
+    assert "平方小于 float32 能表示的最小正数" in plain(" ".join(comparison_notes(ex, "zh")))
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_outputs_far_inside_the_sphere_get_their_norms_not_slightly(lang):
+    """1e-3, 2e-3, 4e-3 in float16: σ² = 1.6e-6 against ε = 1e-5, and ‖y‖ = √d·σ/√(σ² + ε)
+    is about a third of √d (PyTorch's ``F.layer_norm`` in float32 agrees)."""
+    row = (1e-3, 2e-3, 4e-3)
+    ex = explain_vectors((row,), NormSpec("layernorm"), "float32")
+    y = F.layer_norm(torch.tensor([row], dtype=torch.float64), (3,), eps=1e-5)
+    sigma = torch.tensor(row, dtype=torch.float64).std(unbiased=False)
+    assert math.isclose(float(y.norm()), math.sqrt(3) * sigma / math.sqrt(sigma**2 + 1e-5))
+    assert abs(ex.comparison.layernorm_l2 - float(y.norm())) < 1e-4
+    notes = plain(" ".join(comparison_notes(ex, lang)))
+    assert f"{ex.comparison.layernorm_l2:.4f}" in notes and "1e-5" in notes
+    assert ("slightly" if lang == "en" else "略微") not in notes
+    healthy = explain_vectors(((1.0, 2.0, 3.0, 4.0),), NormSpec("layernorm"), "float32")
+    assert ("slightly" if lang == "en" else "略微") in " ".join(comparison_notes(healthy, lang))
 
 
 def test_sum_overflow_in_the_comparison_names_mu():

@@ -15,11 +15,14 @@ import numpy as np
 from engine.config import HALF_DTYPES
 from engine.norms.kinds import ROW_KINDS
 from engine.norms.worked import VectorExplanation
-from ui.formatting import format_cosine, format_number, format_reading, true_minus
+from ui.formatting import format_cosine, format_eps, format_number, format_reading, true_minus
 from ui.i18n import join, sentence_joiner, translate
 from ui.labels import NORM_NAMES
 
 OVERFLOWS = ("mean", "variance", "mean_square")  # reasons a wider compute dtype removes
+# ||y|| at least this share of sqrt(d) is "slightly inside" (s^2 >= ~50·eps); below it the
+# note gives the norms and why (``_l2_note``)
+SLIGHTLY_INSIDE = 0.99
 
 
 def _outputs(ex: VectorExplanation, kind: str) -> np.ndarray:
@@ -91,6 +94,13 @@ def _rms_note(ex: VectorExplanation, lang: str) -> str:
     stats = ex.row_stats
     if stats.mean == 0:
         return translate("vector_lab.compare_equal_note", lang)
+    if stats.mean_square == 0 and stats.std == 0:  # RMS^2 >= mu^2 > 0 exactly: underflow
+        return translate(
+            "vector_lab.compare_rms_underflow_note",
+            lang,
+            mean=format_reading(stats.mean),
+            dtype=ex.spec.compute_dtype,
+        )
     ratio = stats.rms / stats.std if stats.std > 0 else math.inf
     return translate(
         "vector_lab.compare_rms_note",
@@ -113,8 +123,16 @@ def _l2_note(ex: VectorExplanation, lang: str) -> str:
     sqrt_d = format_number(c.sqrt_d)
     norms = {"layernorm": c.layernorm_l2, "rmsnorm": c.rmsnorm_l2}
     outside = [kind for kind, l2 in norms.items() if round(l2, 4) > round(c.sqrt_d, 4)]
-    if not outside:
+    if not outside and min(norms.values()) >= SLIGHTLY_INSIDE * c.sqrt_d:
         return translate("vector_lab.compare_l2_note", lang, sqrt_d=sqrt_d)
+    if not outside:  # sigma^2 or RMS^2 not large against eps: ||y|| = sqrt(d)·s/sqrt(s^2 + eps)
+        return translate(
+            "vector_lab.compare_l2_inside_note",
+            lang,
+            sqrt_d=sqrt_d,
+            norms=join([f"{NORM_NAMES[k]} {format_reading(v)}" for k, v in norms.items()], lang),
+            eps=format_eps(ex.eps_computed),
+        )
     dtypes = [d for d in (ex.spec.compute_dtype, ex.input_dtype) if d in HALF_DTYPES]
     return translate(
         "vector_lab.compare_l2_outside_note",
