@@ -46,8 +46,12 @@ class VectorPath:
     mean: float  # mu = <x, 1> / d
     along_ones: np.ndarray  # [d] mu * 1: the part LayerNorm removes
     centered: np.ndarray  # [d] x - mu * 1: the drop onto the plane <v, 1> = 0
-    sigma: float  # |x - mu 1| / sqrt(d), the biased standard deviation
-    rms: float  # |x| / sqrt(d)
+    sigma: float  # |x - mu 1| / sqrt(d), the biased standard deviation (float64)
+    rms: float  # |x| / sqrt(d) (float64)
+    # sigma^2 and rms^2 as PyTorch's float32 LayerNorm and RMSNorm computed them: 0 where the
+    # squares underflowed (entries below ~1e-23), and the norm then divided by sqrt(eps) alone
+    op_variance: float
+    op_mean_square: float
     layernorm: np.ndarray  # [d] (x - mu 1) / sqrt(sigma^2 + eps): on the sphere in the plane
     rmsnorm: np.ndarray  # [d] x / sqrt(rms^2 + eps): on the sphere, x's direction
     dyt: np.ndarray  # [d] tanh(alpha * x)
@@ -85,6 +89,7 @@ def vector_path(
     with torch_threads(threads):
         x = torch.tensor(values, dtype=torch.float32)[None, :]  # [1, d]
         layer = normalize(x, norm_spec("layernorm", spec))
+        square = normalize(x, norm_spec("rmsnorm", spec)).var  # [1]: the mean square it used
         mean, centered = split_along_ones(x)  # [1], [1, d] float64
         outputs = {kind: normed(x, kind, spec) for kind in PER_TOKEN_KINDS}  # [1, d] each
     ln, rms = outputs["layernorm"], outputs["rmsnorm"]
@@ -93,8 +98,10 @@ def vector_path(
         mean=float(mean[0]),
         along_ones=readonly(mean[:, None].expand_as(centered)[0]),
         centered=readonly(centered[0]),
-        sigma=math.sqrt(float(layer.var[0])),
-        rms=float(layer.rms[0]),
+        sigma=float(centered[0].norm()) / math.sqrt(x.shape[-1]),
+        rms=float(x[0].double().norm()) / math.sqrt(x.shape[-1]),
+        op_variance=float(layer.var[0]),
+        op_mean_square=float(square[0]),
         **{kind: out.y[0] for kind, out in outputs.items()},
         sqrt_d=math.sqrt(x.shape[-1]),
         layernorm_norm=float(ln.norm[0]),

@@ -97,3 +97,25 @@ def test_dyt_sweep_matches_tanh_and_heads_for_the_cube_corners():
     np.testing.assert_allclose(sweep.norm[-1][corners], math.sqrt(3), rtol=1e-6)
     # DyT lands on no sphere: at alpha = 0.5 the lengths spread widely
     assert sweep.norm[1].std() > 0.1
+
+
+@pytest.mark.parametrize("eps", [1e-5, 0.0])
+def test_a_vector_too_small_to_square_in_float32_keeps_its_exact_sigma(eps):
+    """1e-30, 2e-30, 3e-30: float32's squares are 0, so PyTorch's LayerNorm and RMSNorm use
+    σ² = rms² = 0; σ and rms as the page writes them (‖x − μ1‖/√d, ‖x‖/√d) are exact, so
+    σ/rms equals cos(x, LN(x)) and √d·σ/√(σ² + ε) equals ‖LN(x)‖ (the step's sentence:
+    tests/ui/test_text_geometry.py)."""
+    row = (1e-30, 2e-30, 3e-30)
+    path = vector_path(row, GeometrySpec(eps=eps))
+    exact = torch.tensor(row, dtype=torch.float32).double()
+    assert math.isclose(path.sigma, float(exact.std(unbiased=False)), rel_tol=1e-12)
+    assert math.isclose(path.rms, float(exact.square().mean().sqrt()), rel_tol=1e-12)
+    assert path.op_variance == 0 and path.op_mean_square == 0
+    torch_ln = F.layer_norm(exact.float()[None], (3,), eps=eps)[0].double()
+    torch.testing.assert_close(
+        torch.tensor(path.layernorm), torch_ln, rtol=0, atol=0, equal_nan=True
+    )
+    if eps > 0:
+        assert math.isclose(path.sigma / path.rms, path.layernorm_cos_input, rel_tol=1e-6)
+        predicted = math.sqrt(3) * path.sigma / math.sqrt(path.sigma**2 + eps)
+        assert math.isclose(predicted, path.layernorm_norm, rel_tol=1e-6)

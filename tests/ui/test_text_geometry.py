@@ -301,3 +301,15 @@ def test_a_centred_cloud_is_not_said_to_magnify_the_rounding(lang):
     assert magnifies not in lines and "rms/σ" in lines
     shifted = high_dimension_report(GeometrySpec(d=768, count=100, shift=30.0), threads=1)
     assert magnifies in plain(" ".join(text_high.measure_lines(shifted, lang)))
+
+
+@pytest.mark.parametrize(("eps", "said"), [(1e-5, "divided by √ε alone"), (0.0, "±∞")])
+def test_a_statistic_float32_could_not_square_is_said_in_its_step(eps, said):
+    path = vector_path((1e-30, 2e-30, 3e-30), GeometrySpec(eps=eps))
+    steps = [plain(step.caption) for step in text.path_steps(path, eps, 0.5, "en")]
+    assert "PyTorch's float32 LayerNorm got σ² = 0 here" in steps[2] and said in steps[2]
+    assert "PyTorch's float32 RMSNorm got rms² = 0 here" in steps[4] and said in steps[4]
+    zh = " ".join(step.caption for step in text.path_steps(path, eps, 0.5, "zh"))
+    assert "平方小于 float32 能表示的最小正数" in zh
+    healthy = vector_path((1.0, 2.0, 6.0), GeometrySpec(eps=eps))
+    assert "float32" not in " ".join(s.caption for s in text.path_steps(healthy, eps, 0.5, "en"))

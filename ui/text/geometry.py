@@ -18,7 +18,7 @@ from engine.geometry.meshes import Ellipsoids
 from engine.geometry.path import VectorPath
 from engine.geometry.two_dimensions import DECIMALS, TwoDimensionalLayerNorm
 from ui.formatting import format_cosine, format_power, format_reading, format_vector
-from ui.i18n import translate
+from ui.i18n import sentence_joiner, translate
 from ui.labels import NORM_NAMES
 from ui.text.latex import Step, chain, latex_number, latex_vector
 
@@ -86,6 +86,19 @@ def gathered(*lines: str) -> str:
     return r"\begin{gathered}" + r" \\ ".join(lines) + r"\end{gathered}"
 
 
+def _underflow(path: VectorPath, kind: str, eps: float, lang: str) -> str:
+    """Where PyTorch's float32 norm computed sigma^2 (or rms^2) as 0 though x - mu·1 (or x)
+    is not 0, the sentence saying so (its squares underflowed), after a space; else ""."""
+    exact, used = (
+        (path.sigma, path.op_variance) if kind == "layernorm" else (path.rms, path.op_mean_square)
+    )
+    if not (used == 0 and exact > 0):
+        return ""
+    key = "sigma_underflow" if eps > 0 else "sigma_underflow_nan"
+    words = {"norm": NORM_NAMES[kind], "symbol": "σ²" if kind == "layernorm" else "rms²"}
+    return sentence_joiner(lang) + translate(f"geometry.path.{key}", lang, **words)
+
+
 def path_steps(path: VectorPath, eps: float, alpha: float, lang: str) -> list[Step]:
     """x, its mean, the drop onto the plane, LayerNorm, RMSNorm, the cosines, DyT."""
     d, n, v = len(path.x), latex_number, latex_vector
@@ -109,7 +122,7 @@ def path_steps(path: VectorPath, eps: float, alpha: float, lang: str) -> list[St
             ),
         ),
         Step(
-            translate("geometry.path.layernorm", lang),
+            translate("geometry.path.layernorm", lang) + _underflow(path, "layernorm", eps, lang),
             gathered(
                 rf"\sigma = \frac{{\lVert x - \mu{one}\rVert}}{{\sqrt{{d}}}} = {n(path.sigma)}",
                 chain(
@@ -128,7 +141,7 @@ def path_steps(path: VectorPath, eps: float, alpha: float, lang: str) -> list[St
             ),
         ),
         Step(
-            translate("geometry.path.rmsnorm", lang),
+            translate("geometry.path.rmsnorm", lang) + _underflow(path, "rmsnorm", eps, lang),
             gathered(
                 rf"\mathrm{{rms}} = \frac{{\lVert x\rVert}}{{\sqrt{{d}}}} = {n(path.rms)}",
                 chain(
