@@ -81,3 +81,19 @@ def test_every_number_box_keeps_its_step_buttons(shared_context, server_url):
             for box in boxes.all():
                 expect(box.get_by_test_id("stNumberInputStepUp")).to_be_visible()
                 expect(box.get_by_test_id("stNumberInputStepDown")).to_be_visible()
+
+
+def test_the_kernels_table_of_where_ops_run_fits_a_phone(shared_context, server_url):
+    """In Chinese on a phone its unbreakable op names (native_layer_norm) ran the table 32 px
+    past its column, its last column cut with no sign that it scrolls."""
+    context = shared_context(viewport={"width": 390, "height": 844}, locale="zh-CN")
+    with fresh_page(context) as page:
+        open_settled(page, server_url, "kernels", "lang=zh")
+        widths = page.locator(".st-key-kn_where").evaluate(
+            "box => [box.getBoundingClientRect().width,"
+            " box.querySelector('table').getBoundingClientRect().width,"
+            " Math.max(...[...box.querySelectorAll('td, th')].map(c => c.scrollWidth"
+            " - c.clientWidth))]"
+        )
+    box, table, overflow = widths
+    assert table <= box and overflow <= 1, widths

@@ -60,7 +60,7 @@ def backend(info: BackendInfo) -> None:
         index=[t(f"kernels.op_{op}") for op in _OPS],
     )
     frame.index.name = t("kernels.where_op")
-    st.table(frame)
+    st.container(key="kn_where").table(frame)
 
 
 def _claims() -> dict:
