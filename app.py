@@ -35,6 +35,10 @@ if "language" not in st.session_state:
     st.session_state["language"] = address_bar.initial_language()
 if presenting.STATE_KEY not in st.session_state:
     st.session_state[presenting.STATE_KEY] = address_bar.initial_present()
+if address_bar.back_to_written():  # Back or Forward: the entry's language and presentation
+    st.session_state["language"] = address_bar.initial_language()
+    st.session_state["language_select"] = st.session_state["language"]
+    presenting.set_mode(address_bar.initial_present())
 presenting.apply()
 
 

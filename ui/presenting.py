@@ -100,7 +100,8 @@ def _dark() -> bool:
     return st.context.theme.type == "dark"
 
 
-def _set(value: str | None) -> None:
+def set_mode(value: str | None) -> None:
+    """Present as ``value`` ("off", "on" or "results"; anything else: "off")."""
     value = value if value in PRESENT.choices else PRESENT.default  # None: a deselected choice
     st.session_state[STATE_KEY] = value
     st.session_state["present_select"] = value  # the sidebar's control follows the exit button
@@ -113,14 +114,14 @@ def exit_button() -> None:
             t("app.present.exit"),
             key="present_exit",
             icon=":material/close_fullscreen:",
-            on_click=_set,
+            on_click=set_mode,
             args=(PRESENT.default,),
         )
 
 
 def _chosen() -> None:
     # a class page's timer can echo the choice of before the exit button: shown again, not taken
-    _set(mode() if echoed() else st.session_state["present_select"])
+    set_mode(mode() if echoed() else st.session_state["present_select"])
 
 
 def chooser() -> None:

@@ -363,3 +363,37 @@ def test_back_reads_the_entrys_settings_again_but_keeps_a_committed_prediction(m
     assert not at.exception
     assert at.session_state["ls_lesson"] == "geometry" and at.session_state["ls_view"] == "lesson"
     assert at.session_state["ls_answers"] == ["rmsnorm.b"]
+
+
+def _back_to(at, monkeypatch, query: dict) -> None:
+    """Run ``at`` as the browser's Back to an entry whose address is ``query``."""
+    monkeypatch.setattr("ui.url.address_bar._history_navigation", lambda: True)
+    at.query_params.clear()
+    at.query_params.update(query)
+    at.run()
+    assert not at.exception
+
+
+def test_back_keeps_a_text_the_links_leave_out_for_its_length(monkeypatch):
+    text = "\n".join(", ".join(f"{r}.{c}" for c in range(1024)) for r in range(48))  # ~290 KB
+    at = _open({"lang": "en"})
+    at.text_area(key="vl_text").input(text).run()
+    at.selectbox(key="vl_norm").select("rmsnorm").run()
+    _back_to(at, monkeypatch, {"lang": "en"})  # the entry before the norm changed
+    assert at.text_area(key="vl_text").value == text  # no entry holds it: none undoes it
+    assert at.selectbox(key="vl_norm").value == "layernorm"
+
+
+def test_back_to_an_entry_the_app_did_not_write_keeps_the_page(monkeypatch):
+    """Streamlit pushes the bare page when the page changes, before the page writes its
+    settings: that entry says nothing of them."""
+    at = _open({"lang": "en", "vl_text": "2, 4, 6"})
+    _back_to(at, monkeypatch, {})
+    assert at.text_area(key="vl_text").value == "2, 4, 6"
+
+
+def test_back_returns_to_the_entrys_language_and_presentation(monkeypatch):
+    at = _open({"lang": "zh", "present": "on"})
+    _back_to(at, monkeypatch, {"lang": "en"})
+    assert at.session_state["language"] == "en" and at.session_state["present"] == "off"
+    assert at.title[0].value == "Vector Lab"

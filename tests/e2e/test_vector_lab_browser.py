@@ -50,7 +50,7 @@ def test_type_a_vector_switch_language_and_share(page, server_url, screenshot):
     shared.goto(page.url)
     wait_idle(shared)
     expect(shared.get_by_role("heading", name="向量实验室")).to_be_visible()
-    # 30 s: on a loaded machine the inputs once came more than 5 s after the heading
+    # on a loaded machine the inputs once came more than 5 s after the heading
     expect(shared.get_by_role("textbox", name="向量（每行一个）", exact=True)).to_have_value(
         "2, 4, 6, 8", timeout=SLOW_MS
     )
@@ -154,7 +154,9 @@ def test_back_undoes_one_change_at_a_time_then_leaves_the_page(page, server_url)
         wait_idle(page)
         expect(box).to_have_value(shown)
     assert "=2.5σ" in wait_for_math(page, "1+2+3+4")  # the defaults' steps: μ = 2.5
-    for _ in range(2):  # the page change's own entry (the same view), then the page before
+    # the bare page Streamlit pushes when the page changes (the app never wrote it: the page
+    # keeps its view there), then the page before
+    for _ in range(2):
         if "/kernels" in page.url:
             break
         page.go_back()

@@ -65,6 +65,15 @@ def _history_navigation() -> bool:
     return bool(getattr(ctx, "is_history_navigation", False))
 
 
+def back_to_written() -> bool:
+    """Whether the browser's Back or Forward returned to an address this app wrote (every
+    one holds ``lang``): its settings are read again (``seed``), its language and
+    presentation mode too (app.py).  An entry the app did not write, such as the bare page
+    Streamlit pushes when the page changes, before the page writes its settings, says
+    nothing of them: the page keeps its state there."""
+    return _history_navigation() and LANGUAGE_PARAM in st.query_params
+
+
 def _linked(param: Param):
     """The link's value of the app-wide ``param`` if valid, else None."""
     raw = [] if link_refusal(_query_string()) else st.query_params.get_all(param.key)
@@ -156,12 +165,15 @@ def seed(page: PageParams | None) -> None:
             if found is not None:
                 refusals.append(found)
     known = {LANGUAGE_PARAM, PRESENT_PARAM, AT_PARAM}
-    again = _history_navigation()
+    again = back_to_written()
+    # a text the last address left out for its length: the entries lack it too, and say
+    # nothing of it
+    kept = KEPT_ON_BACK.union(st.session_state.get(_PUBLISHED, (None, ()))[1])
     if page is not None:
         for param in page.params:
             known.update((param.key, *param.old_keys))
             given = tuple(k for k in (param.key, *param.old_keys) if k in present)
-            back = again and param.key not in KEPT_ON_BACK
+            back = again and param.key not in kept
             if back and not given and param.key in st.session_state:
                 st.session_state[param.key] = copy(param.default)  # the entry left it out
             if not given or (param.key in st.session_state and not back):
@@ -176,7 +188,8 @@ def seed(page: PageParams | None) -> None:
                 refusals.append(Refusal(refusal.key, {**refusal.params, "param": key}))
             if value is not None:  # a list's known items, even beside a refusal
                 st.session_state[param.key] = value
-                st.session_state.setdefault(LINKED, set()).add(param.key)
+                if not again:  # a value the app wrote, returned to, is no link's
+                    st.session_state.setdefault(LINKED, set()).add(param.key)
     own = page.prefix if page is not None else None
     unknown = [
         key
