@@ -303,13 +303,22 @@ def test_a_centred_cloud_is_not_said_to_magnify_the_rounding(lang):
     assert magnifies in plain(" ".join(text_high.measure_lines(shifted, lang)))
 
 
-@pytest.mark.parametrize(("eps", "said"), [(1e-5, "divided by √ε alone"), (0.0, "±∞")])
+@pytest.mark.parametrize(("eps", "said"), [(1e-5, "divides by √ε, near enough"), (0.0, "±∞")])
 def test_a_statistic_float32_could_not_square_is_said_in_its_step(eps, said):
     path = vector_path((1e-30, 2e-30, 3e-30), GeometrySpec(eps=eps))
     steps = [plain(step.caption) for step in text.path_steps(path, eps, 0.5, "en")]
-    assert "PyTorch's float32 LayerNorm got σ² = 0 here" in steps[2] and said in steps[2]
-    assert "PyTorch's float32 RMSNorm got rms² = 0 here" in steps[4] and said in steps[4]
+    assert "In float32, σ² comes out 0 here" in steps[2] and said in steps[2]
+    assert "In float32, rms² comes out 0 here" in steps[4] and said in steps[4]
     zh = " ".join(step.caption for step in text.path_steps(path, eps, 0.5, "zh"))
-    assert "平方小于 float32 能表示的最小正数" in zh
+    assert "平方小于 float32" in zh
     healthy = vector_path((1.0, 2.0, 6.0), GeometrySpec(eps=eps))
     assert "float32" not in " ".join(s.caption for s in text.path_steps(healthy, eps, 0.5, "en"))
+
+
+def test_squares_a_few_subnormal_steps_from_exact_are_said_too():
+    """1e-23, 4e-23, -3e-23: σ² = 8.2×10⁻⁴⁶ exactly, 1.4×10⁻⁴⁵ in float32 (one subnormal
+    step): not 0, but no digit of it is right."""
+    path = vector_path((1e-23, 4e-23, -3e-23), GeometrySpec(eps=1e-5))
+    assert 0 < path.op_variance and abs(path.op_variance - path.sigma**2) > 0.5 * path.sigma**2
+    step = plain(text.path_steps(path, 1e-5, 0.5, "en")[2].caption)
+    assert f"σ² comes out {format_reading(path.op_variance)} here, against " in step

@@ -187,17 +187,20 @@ def test_squares_below_float32_are_said_and_no_ratio_of_zeros_is_given():
     ex = explain_vectors(((1e-30, 2e-30, 3e-30),), NormSpec("layernorm"), "float32")
     assert ex.row_stats.mean_square == 0 and ex.row_stats.std == 0
     notes = plain(" ".join(comparison_notes(ex, "en")))
-    assert "RMS and σ both came out 0, though μ = 2×10⁻³⁰" in notes and "∞×" not in notes
+    assert "Here RMS and σ say nothing" in notes and "(μ = 2×10⁻³⁰)" in notes and "∞×" not in notes
+    assert "RMS² came out 0, against 4.667×10⁻⁶⁰ exactly" in notes
     length = float(y.double().norm())  # in float32 the squares of 3e-28 are 0 too
     assert math.isclose(ex.comparison.layernorm_l2, length, rel_tol=1e-4)
     assert "slightly" not in notes and f"‖y‖₂ is LayerNorm {format_reading(length)}" in notes
-    assert "the smallest positive float32 number" in notes
-    assert "平方小于 float32 能表示的最小正数" in plain(" ".join(comparison_notes(ex, "zh")))
+    assert "the smallest normal float32 number" in notes
+    assert "平方小于 float32 的最小正规数" in plain(" ".join(comparison_notes(ex, "zh")))
+    subnormal = explain_vectors(((1e-23, 4e-23, -3e-23),), NormSpec("layernorm"), "float32")
+    assert "RMS and σ say nothing" in plain(" ".join(comparison_notes(subnormal, "en")))
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_outputs_far_inside_the_sphere_get_their_norms_not_slightly(lang):
-    """1e-3, 2e-3, 4e-3 in float16: σ² = 1.6e-6 against ε = 1e-5, and ‖y‖ = √d·σ/√(σ² + ε)
+    """1e-3, 2e-3, 4e-3: σ² = 1.6e-6 against ε = 1e-5, and ‖y‖ = √d·σ/√(σ² + ε)
     is about a third of √d (PyTorch's ``F.layer_norm`` in float32 agrees)."""
     row = (1e-3, 2e-3, 4e-3)
     ex = explain_vectors((row,), NormSpec("layernorm"), "float32")

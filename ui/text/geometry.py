@@ -21,6 +21,7 @@ from ui.formatting import format_cosine, format_power, format_reading, format_ve
 from ui.i18n import sentence_joiner, translate
 from ui.labels import NORM_NAMES
 from ui.text.latex import Step, chain, latex_number, latex_vector
+from ui.text.vector_lab_compare import UNDERFLOWED
 
 
 def ones_rounding(ones: np.ndarray, norm: np.ndarray, cos_input: np.ndarray, d: int) -> dict:
@@ -87,15 +88,23 @@ def gathered(*lines: str) -> str:
 
 
 def _underflow(path: VectorPath, kind: str, eps: float, lang: str) -> str:
-    """Where PyTorch's float32 norm computed sigma^2 (or rms^2) as 0 though x - mu·1 (or x)
-    is not 0, the sentence saying so (its squares underflowed), after a space; else ""."""
+    """Where PyTorch's float32 norm computed sigma^2 (or rms^2) far from its exact value (its
+    squares underflowed: 0, or a few subnormal steps), the sentence saying so, after a space;
+    else ""."""
     exact, used = (
         (path.sigma, path.op_variance) if kind == "layernorm" else (path.rms, path.op_mean_square)
     )
-    if not (used == 0 and exact > 0):
+    if not abs(used - exact**2) > UNDERFLOWED * exact**2:
         return ""
-    key = "sigma_underflow" if eps > 0 else "sigma_underflow_nan"
-    words = {"norm": NORM_NAMES[kind], "symbol": "σ²" if kind == "layernorm" else "rms²"}
+    key = "sigma_underflow"
+    if eps == 0:
+        key += "_nan" if used == 0 else "_off"
+    words = {
+        "norm": NORM_NAMES[kind],
+        "symbol": "σ²" if kind == "layernorm" else "rms²",
+        "used": format_reading(used),
+        "exact": format_reading(exact**2),
+    }
     return sentence_joiner(lang) + translate(f"geometry.path.{key}", lang, **words)
 
 

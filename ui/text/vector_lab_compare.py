@@ -23,6 +23,9 @@ OVERFLOWS = ("mean", "variance", "mean_square")  # reasons a wider compute dtype
 # ||y|| at least this share of sqrt(d) is "slightly inside" (s^2 >= ~50·eps); below it the
 # note gives the norms and why (``_l2_note``)
 SLIGHTLY_INSIDE = 0.99
+# A mean square this far from its float64 value, relatively, has lost its digits to the
+# squares' underflow (the compute dtype's rounding is far smaller: 2^-8 for bfloat16)
+UNDERFLOWED = 0.5
 
 
 def _outputs(ex: VectorExplanation, kind: str) -> np.ndarray:
@@ -94,12 +97,16 @@ def _rms_note(ex: VectorExplanation, lang: str) -> str:
     stats = ex.row_stats
     if stats.mean == 0:
         return translate("vector_lab.compare_equal_note", lang)
-    if stats.mean_square == 0 and stats.std == 0:  # RMS^2 >= mu^2 > 0 exactly: underflow
+    x = np.asarray(ex.rows[ex.row_index], dtype=np.float64)
+    exact = float(np.mean(x * x))
+    if abs(stats.mean_square - exact) > UNDERFLOWED * exact:  # squares below the normal range
         return translate(
             "vector_lab.compare_rms_underflow_note",
             lang,
             mean=format_reading(stats.mean),
             dtype=ex.spec.compute_dtype,
+            computed=format_reading(stats.mean_square),
+            exact=format_reading(exact),
         )
     ratio = stats.rms / stats.std if stats.std > 0 else math.inf
     return translate(
