@@ -98,11 +98,12 @@ def parse_blocks(text: str) -> tuple[int, ...] | None:
 
 def blocks_named(experiment: str) -> str:
     """How a refusal names the experiment's box of blocks ("" where it has none): by the
-    link's key while the box holds the link's value, else by the box's label."""
+    link's key for a value the link gave, until the box is first drawn; else by the box's
+    name (its label without the hint the Chinese label carries)."""
     if experiment not in ("swap", "freeze"):
         return ""
     key = f"ex_{experiment}_block"
-    return literal(key) if from_link(key) else t(f"experiments.{experiment}.block")
+    return literal(key) if from_link(key) else t(f"experiments.{experiment}.block_name")
 
 
 def _blocks(key: str, said: str, target) -> tuple[tuple[int, ...] | None, tuple[str, ...]]:
