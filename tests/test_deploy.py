@@ -164,3 +164,11 @@ def test_the_balancer_and_each_process_take_a_request_head_of_the_same_size():
     (bufsize,) = re.findall(r"^\s*tune\.bufsize (\d+)$", CONFIG.read_text(), re.MULTILINE)
     assert int(bufsize) == REQUEST_HEAD_BYTES
     assert REQUEST_HEAD_BYTES - 1024 > 2 * MAX_URL_CHARS  # a link past the limit, and headers
+
+
+def test_the_server_parses_http_with_h11_whose_limit_serve_py_raises():
+    """uvicorn prefers httptools where it is installed (its "auto"), and scripts/serve.py
+    raises h11's limit on a request's head only: with httptools the 256 KiB would not hold."""
+    import importlib.util
+
+    assert importlib.util.find_spec("httptools") is None

@@ -70,7 +70,7 @@ def test_upload_see_the_diagnostics_then_a_bad_file_and_a_second_session(
     page.locator(".st-key-du_section").get_by_text("Massive activations").click()
     wait_idle(page)
     expect(page.get_by_role("heading", name="Massive activations")).to_be_visible()
-    expect(page.get_by_text("4 massive activations", exact=False)).to_be_visible(timeout=20_000)
+    expect(page.get_by_text("4 massive activations", exact=False)).to_be_visible()
     assert "tiny_dump" not in page.url  # the file is not in the link
     # the downloads are written when clicked: the JSON summary and one table as CSV
     with page.expect_download() as download:
