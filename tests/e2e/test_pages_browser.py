@@ -89,6 +89,7 @@ def test_the_kernels_table_of_where_ops_run_fits_a_phone(shared_context, server_
     context = shared_context(viewport={"width": 390, "height": 844}, locale="zh-CN")
     with fresh_page(context) as page:
         open_settled(page, server_url, "kernels", "lang=zh")
+        page.locator(".st-key-kn_where table").wait_for()  # drawn after the run, at times
         widths = page.locator(".st-key-kn_where").evaluate(
             "box => [box.getBoundingClientRect().width,"
             " box.querySelector('table').getBoundingClientRect().width,"
