@@ -39,7 +39,7 @@ def test_two_second_rounds_at_once_open_round_two_once(store, monkeypatch):
     is refused (``no_more_rounds``); never a round past ``rules.ROUNDS``."""
     new = store.create_class(INSTRUCTOR)
     store.set_voting(new.code, new.instructor_key, FIRST, True)  # the lesson has its row
-    both_read = threading.Barrier(2, timeout=2)
+    both_read = threading.Barrier(2, timeout=1)  # broken: one waits alone
     real = rows.lesson_state
 
     def lesson_state(tx, code, lesson):
@@ -61,14 +61,14 @@ def test_two_second_rounds_at_once_open_round_two_once(store, monkeypatch):
 
 def _paused(monkeypatch, thread_name: str, before_sql: str):
     """In the thread ``thread_name``, stop before the statement starting ``before_sql`` until
-    ``go`` is set (at most 1.5 s); ``reached`` is set when it gets there."""
+    ``go`` is set (at most 1 s); ``reached`` is set when it gets there."""
     reached, go = threading.Event(), threading.Event()
     real = db.Transaction.run
 
     def run(self, sql, params=()):
         if threading.current_thread().name == thread_name and sql.startswith(before_sql):
             reached.set()
-            go.wait(1.5)
+            go.wait(1.0)
         return real(self, sql, params)
 
     monkeypatch.setattr(db.Transaction, "run", run)
@@ -119,7 +119,7 @@ def test_a_vote_racing_the_end_of_the_class_leaves_no_vote_row(store, clock, mon
         target=lambda: store.end_class(new.code, new.instructor_key), daemon=True
     )
     ending.start()
-    time.sleep(1.0)  # the end has started, and waits for the vote
+    time.sleep(0.5)  # the end has started, and waits for the vote
     go.set()
     voting.join(10)
     ending.join(10)

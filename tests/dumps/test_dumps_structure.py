@@ -159,6 +159,7 @@ def _npy_bytes(array: np.ndarray) -> bytes:
     return buffer.getvalue()
 
 
+@pytest.mark.slow  # writes a 50,000-member file
 def test_an_npz_of_50000_members_is_refused_from_its_zip_directory(probe, tmp_path):
     tiny = _npy_bytes(np.zeros(1, np.float32))
     path = _npz_of(tmp_path / "many.npz", {f"m{i}.npy": tiny for i in range(50000)})
