@@ -20,8 +20,10 @@ import streamlit as st
 
 from engine import describe_backend
 from ui import held_downloads, live_model, presenting, projected, sessions
+from ui.formatting import literal
 from ui.i18n import LANGUAGES, t
 from ui.url import address_bar
+from ui.url.missing_page import missing_page
 from ui.url.pages import DEFAULT_PAGE, PAGES
 
 # The tab's icon from our own file: a ":material/…:" icon there is fetched from Google's
@@ -93,32 +95,48 @@ def _to_default_page() -> None:
     st.switch_page(f"app_pages/{DEFAULT_PAGE}.py", query_params=query)
 
 
-navigation = st.navigation(
-    {
-        t("app.nav.learn"): [
-            _page("lessons", ":material/school:"),
-            _page("classroom", ":material/groups:"),
-            _page("vector_lab", ":material/calculate:"),
-            _page("axes", ":material/view_in_ar:"),
-            _page("geometry", ":material/public:"),
-            _page("depth", ":material/stacked_line_chart:"),
-        ],
-        t("app.nav.real_models"): [
-            _page("models", ":material/table_view:"),
-            _page("dumps", ":material/upload_file:"),
-            _page("experiments", ":material/science:"),
-        ],
-        t("app.nav.engine"): [
-            _page("kernels", ":material/memory:"),
-            st.Page(
-                _to_default_page,
-                title=t(f"app.nav.{DEFAULT_PAGE}"),
-                url_path=DEFAULT_PAGE,
-                visibility="hidden",
-            ),
-        ],
-    }
-)
+def _no_such_page(name: str, listed: list[st.Page]) -> st.Page:
+    """A hidden page at the address's unknown ``name``: it says so, and links every page."""
+
+    def draw() -> None:
+        st.header(t("app.no_page.title"))
+        st.warning(t("app.no_page.message", name=literal(name)), icon=":material/explore_off:")
+        for page in listed:
+            st.page_link(page)
+
+    return st.Page(draw, title=t("app.no_page.title"), url_path=name, visibility="hidden")
+
+
+sections = {
+    t("app.nav.learn"): [
+        _page("lessons", ":material/school:"),
+        _page("classroom", ":material/groups:"),
+        _page("vector_lab", ":material/calculate:"),
+        _page("axes", ":material/view_in_ar:"),
+        _page("geometry", ":material/public:"),
+        _page("depth", ":material/stacked_line_chart:"),
+    ],
+    t("app.nav.real_models"): [
+        _page("models", ":material/table_view:"),
+        _page("dumps", ":material/upload_file:"),
+        _page("experiments", ":material/science:"),
+    ],
+    t("app.nav.engine"): [_page("kernels", ":material/memory:")],
+}
+listed = [page for pages in sections.values() for page in pages]
+hidden = [
+    st.Page(
+        _to_default_page,
+        title=t(f"app.nav.{DEFAULT_PAGE}"),
+        url_path=DEFAULT_PAGE,
+        visibility="hidden",
+    )
+]
+missing = missing_page({page.url_path for page in listed + hidden})
+if missing is not None:
+    hidden.append(_no_such_page(missing, listed))
+sections[t("app.nav.engine")] += hidden
+navigation = st.navigation(sections)
 params = PAGES.get(navigation.url_path or DEFAULT_PAGE)
 address_bar.seed(params)
 address_bar.show_notices()

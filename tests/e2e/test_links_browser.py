@@ -72,3 +72,24 @@ def test_a_link_past_the_limit_is_refused_by_the_page_in_words(page, server_url)
         )
     ).to_be_visible()
     expect(page.get_by_role("spinbutton", name="Layers L")).to_have_value("48")  # none read
+
+
+def test_an_unknown_page_says_so_in_the_pages_language_and_links_the_pages(page, server_url):
+    """``/nopage``: a page saying there is none, in the link's language, not Streamlit's
+    English "Page not found" dialog; it keeps saying so across the language switch (a rerun
+    that names the page by its hash), and its links lead to the pages."""
+    page.goto(f"{server_url}/nopage?lang=zh")
+    wait_idle(page)
+    expect(page.get_by_role("heading", name="没有这个页面")).to_be_visible()
+    expect(page.get_by_text("NormScope 没有 nopage 这个页面")).to_be_visible()
+    expect(page.get_by_role("dialog")).to_have_count(0)
+    page.locator("[data-testid='stSidebar'] [data-testid='stSelectbox']").first.click()
+    page.get_by_role("option", name="English").click()
+    wait_idle(page)
+    expect(page.get_by_role("heading", name="No such page")).to_be_visible()
+    address_holds(page, "lang=en")
+    assert "/nopage" in page.url
+    page.locator("[data-testid='stMain']").get_by_role("link", name="Axes").click()
+    wait_idle(page)
+    expect(page.get_by_role("heading", name="Axes", exact=True)).to_be_visible()
+    expect(page.get_by_role("dialog")).to_have_count(0)
