@@ -1,0 +1,65 @@
+"""Which page names in an address are served by the "no such page" page (ui/url/missing_page.py):
+its rules, on the two ways Streamlit names the page a run is for (by the address's path on a
+first run, by the page's hash on later runs).  The page itself: tests/e2e/test_links_browser.py."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+import streamlit as st
+from streamlit.util import calc_hash
+
+from ui.url import missing_page as module
+
+KNOWN = {"", "lessons", "axes", "vector_lab"}
+
+
+@pytest.fixture
+def run(monkeypatch):
+    """``run(name=..., by_hash=...)``: missing_page() for a run that asks for that page."""
+    monkeypatch.setattr(st, "session_state", {})
+
+    def asked(name: str = "", by_hash: str = "") -> str | None:
+        pages = SimpleNamespace(intended_page_name=name, intended_page_script_hash=by_hash)
+        monkeypatch.setattr(
+            module, "get_script_run_ctx", lambda: SimpleNamespace(pages_manager=pages)
+        )
+        return module.missing_page(KNOWN)
+
+    return asked
+
+
+@pytest.mark.parametrize(
+    "name", ["nopage", "Lessons", "vector-lab", "中文", "a" * module.NAME_CHARS]
+)
+def test_a_name_no_page_has_is_served(run, name):
+    assert run(name=name) == name
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "",
+        "lessons",
+        "axes",
+        "a/b",
+        " nopage",
+        "nopage ",
+        "no\u200bpage",
+        "a" * (module.NAME_CHARS + 1),
+    ],
+)
+def test_a_pages_name_or_one_that_cannot_be_a_path_is_not(run, name):
+    assert run(name=name) is None
+
+
+def test_later_runs_on_that_page_name_it_by_its_hash(run):
+    assert run(name="nopage") == "nopage"
+    assert run(by_hash=calc_hash("nopage")) == "nopage"  # the language switched, say
+    assert run(by_hash=calc_hash("lessons")) is None  # a click in the navigation
+
+
+def test_no_run_context_serves_nothing(monkeypatch):
+    monkeypatch.setattr(module, "get_script_run_ctx", lambda: None)
+    assert module.missing_page(KNOWN) is None
