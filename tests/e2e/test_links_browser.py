@@ -77,7 +77,7 @@ def test_a_link_past_the_limit_is_refused_by_the_page_in_words(page, server_url)
 def test_an_unknown_page_says_so_in_the_pages_language_and_links_the_pages(page, server_url):
     """``/nopage``: a page saying there is none, in the link's language, not Streamlit's
     English "Page not found" dialog; it keeps saying so across the language switch (a rerun
-    that names the page by its hash), and its links lead to the pages."""
+    that names the page by its hash), its links lead to the pages, and Back returns to it."""
     page.goto(f"{server_url}/nopage?lang=zh")
     wait_idle(page)
     expect(page.get_by_role("heading", name="没有这个页面")).to_be_visible()
@@ -93,3 +93,10 @@ def test_an_unknown_page_says_so_in_the_pages_language_and_links_the_pages(page,
     wait_idle(page)
     expect(page.get_by_role("heading", name="Axes", exact=True)).to_be_visible()
     expect(page.get_by_role("dialog")).to_have_count(0)
+    for _ in range(2):  # a page change leaves its address twice in the history (Streamlit)
+        page.go_back()
+        wait_idle(page)
+        if "/nopage" in page.url:
+            break
+    expect(page.get_by_role("heading", name="No such page")).to_be_visible()
+    assert "/nopage" in page.url

@@ -54,10 +54,15 @@ def test_a_pages_name_or_one_that_cannot_be_a_path_is_not(run, name):
     assert run(name=name) is None
 
 
-def test_later_runs_on_that_page_name_it_by_its_hash(run):
+def test_the_name_stays_for_the_session_so_later_runs_and_back_find_its_page(run):
+    """Later runs name a page by its hash; Back to the address finds the page only if the
+    navigation still holds it: once asked, the hidden page stays."""
     assert run(name="nopage") == "nopage"
     assert run(by_hash=calc_hash("nopage")) == "nopage"  # the language switched, say
-    assert run(by_hash=calc_hash("lessons")) is None  # a click in the navigation
+    assert run(by_hash=calc_hash("lessons")) == "nopage"  # a click in the navigation
+    assert run(name="lessons") == "nopage"  # a page's address
+    assert run(name="a/b") == "nopage"
+    assert run(name="other") == "other"  # another unknown name: its page in place
 
 
 def test_no_run_context_serves_nothing(monkeypatch):
