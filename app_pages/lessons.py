@@ -45,7 +45,7 @@ else:
         revealed = chosen is not None and class_learner.answer_shown(member)
         widgets.prediction(lesson, revealed, from_link)
         counted = class_learner.record(member, lesson, chosen)
-        view.commit_point(lesson, chosen, revealed, counted)
+        view.commit_point(lesson, chosen, revealed, counted, class_learner.voting_open(member))
         if revealed:
             view.explanation(lesson, chosen, language, present, from_link)
             if lesson.id == LESSON_IDS[-1]:  # the course's end: what is done, what is left

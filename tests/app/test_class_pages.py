@@ -205,8 +205,27 @@ def test_closed_voting_counts_nothing_and_says_so():
     learner = _learner(code)
     _button(teacher.run(), "Close voting").click().run()
     _commit(learner.run(), ANSWER)
-    assert "not counted" in _texts(learner, "caption")
+    assert "not counted in the class unless your instructor opens voting again" in _texts(
+        learner, "caption"
+    )
     assert store().room(code, key, FIRST).answered == (0,)
+    _button(teacher.run(), "Reopen voting").click().run()
+    learner.run()  # as the caption said: counted once voting is open again
+    assert store().room(code, key, FIRST).counts[0][ANSWER] == 1
+
+
+def test_a_counted_vote_under_closed_voting_is_not_said_to_be_replaceable():
+    """A learner's counted vote, then the instructor closes voting: the locked-in notice no
+    longer says "Answer again" replaces it (an answer now is not counted)."""
+    teacher, code, key = _instructor()
+    learner = _commit(_learner(code), WRONG)
+    assert "Answer again replaces your vote" in _texts(learner, "info")
+    _button(teacher.run(), "Close voting").click().run()
+    said = _texts(learner.run(), "info")
+    assert (
+        "Locked in and counted in the class" in said and "Voting on this question is closed" in said
+    )
+    assert "Answer again replaces" not in said
 
 
 def _moved_to_the_third_lesson() -> AppTest:

@@ -90,12 +90,17 @@ def setup(item: Lesson) -> None:
     st.caption(t("lessons.predict_help"))
 
 
-def commit_point(item: Lesson, chosen: str | None, revealed: bool, counted: bool) -> None:
+def commit_point(
+    item: Lesson, chosen: str | None, revealed: bool, counted: bool, replaceable: bool = True
+) -> None:
     """What a committed prediction shows while its answer is not revealed: that it is
     locked in (after the commit point, before the reveal) and, when ``counted``, counted in
-    the class."""
+    the class, where "Answer again" replaces the vote only while ``replaceable`` (voting
+    is open)."""
     if chosen is not None and not revealed:
-        key = "lessons.locked_counted" if counted else "lessons.locked"
+        key = "lessons.locked"
+        if counted:
+            key = "lessons.locked_counted" if replaceable else "lessons.locked_counted_closed"
         st.info(t(key, option=option_label(item, chosen)), icon=":material/lock:")
 
 

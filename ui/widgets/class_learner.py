@@ -304,6 +304,12 @@ def answer_shown(member: Member | None) -> bool:
     return member is None or not member.view.paced or member.view.state.revealed
 
 
+def voting_open(member: Member | None) -> bool:
+    """Whether a new commit replaces this learner's vote on the lesson shown: in a class,
+    only while its voting is open."""
+    return member is not None and member.view.state.voting_open
+
+
 def hidden(member: Member | None, lesson_id: str, answers: dict[str, str]) -> str | None:
     """Why ``lesson_id``'s answer is hidden from this learner (the line that says so), or
     None where it may show: outside a class, once the instructor revealed it, and in a
