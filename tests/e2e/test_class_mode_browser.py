@@ -190,6 +190,15 @@ def test_a_class_from_start_to_csv(class_server, tab, screenshot):
     qr = teacher.locator(".st-key-cl_join img").bounding_box()
     chart = teacher.locator(".js-plotly-plot").first.bounding_box()
     assert qr["x"] + qr["width"] <= chart["x"] and chart["y"] < 768 and qr["y"] < 768
+    # the instructor's four buttons wrap in their column (English ran past the screen's edge)
+    actions = teacher.locator(".st-key-cl_actions")
+    if not actions.is_visible():
+        teacher.get_by_text("Settings: voting and the answer").click()
+    expect(actions.get_by_role("button")).to_have_count(4)
+    right = actions.bounding_box()["x"] + actions.bounding_box()["width"]
+    for button in actions.get_by_role("button").all():
+        edge = button.bounding_box()["x"] + button.bounding_box()["width"]
+        assert edge <= right + 1, (button.inner_text(), edge, right)
     screenshot(learners[2], "class_mode/learner_zh_390.png", full_page=True)
 
     third = LESSON_IDS[2]
