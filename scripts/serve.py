@@ -30,7 +30,8 @@ their seconds of first-view work are done before their first visitor comes.
 ``NORMSCOPE_WARM_PAGES=0`` skips that.
 
 Before the server starts, it lets a request's line and headers grow to
-``REQUEST_HEAD_BYTES`` (``_accept_long_links``).
+``REQUEST_HEAD_BYTES`` (``_accept_long_links``), and sends an address such as ``/a/b`` to
+``/a`` (``_nested_addresses_to_their_page``: Streamlit's own answer left the browser blank).
 
 Arguments go to ``streamlit run app.py``.
 """
@@ -106,10 +107,55 @@ def _accept_long_links() -> None:
     h11_impl.DEFAULT_MAX_INCOMPLETE_EVENT_SIZE = REQUEST_HEAD_BYTES
 
 
+def _nested_addresses_to_their_page() -> None:
+    """Send an address of two path segments or more that names no file (``/a/b?lang=zh``) to
+    its first segment (``/a?lang=zh``): a page, or the app's "No such page" (app.py).
+
+    Streamlit answers any unknown path with its page, whose scripts it names relative to the
+    address (``./static/…``): from ``/a/b`` the browser asked for ``/a/static/…``, got the page
+    again in place of each script, and stayed blank, without a word.  A page's own name never
+    holds a "/".  Streamlit's other routes (``/_stcore``, ``/media``, ``/component``) come
+    before its static files, so only what would have fallen back to the page is sent on.  Left
+    to Streamlit: a path that starts "//" (refused) and one through ``_stcore`` (a 404, so that
+    a client that appends an API route to a page's address does not read the page as success)."""
+    try:
+        from starlette.responses import RedirectResponse
+        from streamlit.web.server.starlette import starlette_static_routes as routes
+    except ImportError:  # a Streamlit that serves otherwise: its own answer stands
+        return
+    made = routes.create_streamlit_static_handler
+
+    def create(directory, base_url):
+        handler = made(directory=directory, base_url=base_url)
+
+        async def first_segment(scope, receive, send):
+            path, root = scope.get("path", ""), scope.get("root_path", "")
+            inner = path[len(root) :] if path.startswith(root) else path
+            if (
+                scope["type"] == "http"
+                and scope["method"] in ("GET", "HEAD")
+                and not path.startswith("//")
+                and "/_stcore/" not in f"/{inner.strip('/')}/"  # Streamlit's 404s stand
+                and "/" in inner.strip("/")
+                and not os.path.isfile(os.path.join(directory, inner.strip("/")))
+            ):
+                query = scope.get("query_string", b"").decode("latin-1")
+                page = f"{root}/{inner.strip('/').split('/', 1)[0]}"
+                response = RedirectResponse(page + (f"?{query}" if query else ""), 302)
+                await response(scope, receive, send)
+                return
+            await handler(scope, receive, send)
+
+        return first_segment
+
+    routes.create_streamlit_static_handler = create
+
+
 if __name__ == "__main__":
     from streamlit.web import cli  # Streamlit whole (and its plotly theme) before the thread
 
     _accept_long_links()
+    _nested_addresses_to_their_page()
 
     threading.Thread(target=_warm_up, name="warm-up", daemon=True).start()
     sys.argv = ["streamlit", "run", str(ROOT / "app.py"), *sys.argv[1:]]

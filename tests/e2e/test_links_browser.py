@@ -3,6 +3,8 @@
 comes over a network in pieces; a link past the limit is refused by the page, in words."""
 
 import re
+import urllib.error
+import urllib.request
 
 import pytest
 from playwright.sync_api import expect
@@ -100,3 +102,31 @@ def test_an_unknown_page_says_so_in_the_pages_language_and_links_the_pages(page,
             break
     expect(page.get_by_role("heading", name="No such page")).to_be_visible()
     assert "/nopage" in page.url
+
+
+def test_an_address_of_two_segments_goes_to_its_first_not_to_a_blank_page(page, server_url):
+    """``/a/b``: Streamlit answered with its page, whose scripts then came from ``/a/static/…``
+    (the page again, each time): a blank tab.  It is sent to ``/a`` (a page, or "No such
+    page"); the files and Streamlit's own 404s under a page's address stay as they were."""
+
+    def answer(path: str) -> tuple[int, str]:
+        class Stay(urllib.request.HTTPRedirectHandler):
+            def redirect_request(self, *args, **kwargs):
+                return None  # the redirect itself is the answer
+
+        try:
+            with urllib.request.build_opener(Stay).open(server_url + path, timeout=30) as r:
+                return r.status, r.headers.get("Content-Type", "")
+        except urllib.error.HTTPError as error:
+            return error.code, error.headers.get("Location", "")
+
+    assert answer("/axes/more/x?lang=en&ax_b=3") == (302, "/axes?lang=en&ax_b=3")
+    assert answer("/a/_stcore/health")[0] == 404
+    index = urllib.request.urlopen(server_url + "/", timeout=30).read().decode()
+    script = re.search(r'src="\./(static/js/[^"]+\.js)"', index)[1]
+    assert answer("/" + script) == (200, "application/javascript")
+    page.goto(f"{server_url}/a/b?lang=zh")
+    wait_idle(page)
+    expect(page.get_by_role("heading", name="没有这个页面")).to_be_visible()
+    expect(page.get_by_text("NormScope 没有 a 这个页面")).to_be_visible()
+    address_holds(page, "/a?", "lang=zh")
