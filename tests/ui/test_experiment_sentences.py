@@ -208,3 +208,28 @@ def test_presenting_each_experiment_names_its_settings_in_one_line(lang):
     assert blocks in freeze and words["exempt.first"] in freeze
     assert translate("app.no", lang) in chosen_line("fold", chosen["fold"], lang)
     assert translate("app.yes", lang) in chosen_line("half", chosen["half"], lang)
+
+
+def _ran_caption(tokens: int, text_tokens: int) -> None:
+    from types import SimpleNamespace
+
+    from ui.views.experiments import ran
+
+    ran(SimpleNamespace(tokens=tokens, text_tokens=text_tokens, seconds=2.04))
+
+
+@pytest.mark.parametrize(
+    ("tokens", "lang", "said"),
+    [
+        (512, "en", "Measured on 512 of the text's 973 tokens in 2.0\u00a0s."),
+        (973, "en", "Measured on all 973 tokens of the text in 2.0\u00a0s."),
+        (512, "zh", "在文本全部 973 个 token 中的前 512 个上测量，用时 2.0 秒。"),
+        (973, "zh", "在文本全部 973 个 token 上测量，用时 2.0 秒。"),  # not "the first 973 of 973"
+    ],
+)
+def test_a_run_says_how_much_of_the_text_it_measured(tokens, lang, said):
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_function(_ran_caption, args=(tokens, 973), default_timeout=30)
+    at.session_state["language"] = lang
+    assert [c.value for c in at.run().caption] == [said]

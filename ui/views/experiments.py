@@ -21,10 +21,12 @@ def precomputed(stored) -> None:
 
 
 def ran(done) -> None:
-    """What a run just computed took: its tokens and its time."""
+    """What a run just computed took: its tokens (the whole text's, or its first ones) and
+    its time."""
+    whole = done.tokens >= done.text_tokens
     st.caption(
         t(
-            "experiments.ran",
+            "experiments.ran_whole" if whole else "experiments.ran",
             tokens=done.tokens,
             text_tokens=done.text_tokens,
             seconds=format_number(done.seconds, 1),
