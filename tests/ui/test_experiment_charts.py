@@ -162,3 +162,29 @@ def test_the_legend_of_the_top_panels_lines_sits_above_it():
     assert legend.title.text == "Loss of each next token" and legend.title.side == "top"
     shown = [note.text for note in figure.layout.annotations if note.visible is not False]
     assert shown == ["KL(original ‖ changed) per position"]
+
+
+@pytest.mark.parametrize(
+    ("kl", "said"),
+    [
+        (np.full(4, np.inf), "KL is not finite at any position"),
+        (np.zeros(4), "KL is 0 at every position"),
+        (np.array([0.0, np.inf, np.nan, 0.0]), "KL is 0 or not finite at every position"),
+    ],
+)
+def test_a_kl_panel_with_no_point_says_why_on_no_impossible_axis(kl, said):
+    """Every KL infinite (a model broken on the text), or 0: the panel held no point on an axis
+    from −1 to 4 (autoscaled over nothing; KL is never negative).  It now says why, in the
+    panel, and its CSV is as before."""
+    effect = Run(nll=np.full(3, np.inf), kl=kl)
+    run = Run(
+        result=Run(effect=effect), tokens=4, token_texts=tuple("abcd"), baseline_nll=[1, 2, 3]
+    )
+    figure = figures.effect_figure(run, "en")
+    notes = [n.text for n in figure.layout.annotations if n.visible is not False]
+    assert any(note.startswith(said) for note in notes), notes
+    assert tuple(figure.layout.yaxis2.range) == (0, 1) and figure.layout.yaxis2.type != "log"
+    assert list(_csv(figure).columns)[-1] == _tr("chart.kl_y", "en")
+    drawn = Run(result=Run(effect=Run(nll=np.ones(3), kl=np.array([0.1, 0.0, np.inf, 0.0]))),
+                tokens=4, token_texts=tuple("abcd"), baseline_nll=[1, 2, 3])  # fmt: skip
+    assert figures.effect_figure(drawn, "en").layout.yaxis2.type == "log"

@@ -33,12 +33,34 @@ def _two_rows(top: str, bottom: str, lang: str) -> go.Figure:
     )
 
 
-def _finish_rows(figure: go.Figure, y: str, kl: str, x: str, logged: bool) -> go.Figure:
-    """Axis titles; the bottom panel's KL on a log axis when any of it is drawn (``logged``)."""
+def _kl_drawn(kl: np.ndarray) -> np.ndarray:
+    """The KL a log axis can draw: finite and above 0; the rest NaN (no point)."""
+    return np.where(np.isfinite(kl) & (kl > 0), kl, np.nan)
+
+
+def _nothing_drawn(kl: np.ndarray, lang: str) -> str | None:
+    """Why the KL panel holds no point (0 everywhere, ∞ everywhere, or each of the two), or
+    None when some point is drawn: said in the panel, whose axis would otherwise run from an
+    impossible −1 to 4."""
+    if np.isfinite(_kl_drawn(kl)).any():
+        return None
+    if (kl == 0).all():
+        return _tr("chart.kl_all_zero", lang)
+    return _tr("chart.kl_none_finite" if not np.isfinite(kl).any() else "chart.kl_none", lang)
+
+
+def _finish_rows(figure: go.Figure, y: str, kl: str, x: str, empty: str | None = None) -> go.Figure:
+    """Axis titles; the bottom panel's KL on a log axis, or, where none of it is drawn, a
+    line in the panel saying why (``empty``)."""
     figure.update_yaxes(title_text=y, row=1, col=1)
     figure.update_yaxes(title_text=kl, row=2, col=1)  # drawn or not: the CSV's column name
-    if logged:
+    if empty is None:
         log_axis(figure, "y", row=2, col=1, title_text=kl)
+    else:
+        figure.update_yaxes(range=[0, 1], showticklabels=False, showgrid=False, row=2, col=1)
+        figure.add_annotation(
+            text=empty, x=0.5, y=0.5, xref="x2 domain", yref="y2 domain", showarrow=False
+        )
     figure.update_xaxes(title_text=x, row=2, col=1)
     # the legend names the top panel's lines: above it, not under the bottom panel (a
     # projector's screen held the top panel alone, with no key to its colours), headed by
@@ -83,7 +105,7 @@ def effect_figure(run, lang: str) -> go.Figure:
             col=1,
         )
     kl = np.asarray(effect.kl[:-1], dtype=float)  # position t predicts token t+1
-    shown = np.where(np.isfinite(kl) & (kl > 0), kl, np.nan)
+    shown = _kl_drawn(kl)
     figure.add_scatter(
         x=positions,
         y=finite_or_none(shown),
@@ -99,7 +121,7 @@ def effect_figure(run, lang: str) -> go.Figure:
     y, kl_y, x = (_tr(f"chart.{key}", lang) for key in ("nll_y", "kl_y", "position"))
     if len(positions) <= 10:  # whole positions only, never "0.5"
         figure.update_xaxes(tick0=0, dtick=1)
-    return _finish_rows(figure, y, kl_y, x, np.isfinite(shown).any())
+    return _finish_rows(figure, y, kl_y, x, _nothing_drawn(kl, lang))
 
 
 def massive_figure(run, lang: str) -> go.Figure:
@@ -181,7 +203,7 @@ def lens_figure(run, lang: str) -> go.Figure:
             row=1,
             col=1,
         )
-        values = np.where(kl[index] > 0, kl[index], np.nan)
+        values = _kl_drawn(kl[index])
         figure.add_scatter(
             x=points,
             y=finite_or_none(values),
@@ -193,7 +215,7 @@ def lens_figure(run, lang: str) -> go.Figure:
         )
     y, kl_y = _tr("lens_result.chart_y", lang), _tr("chart.kl_y", lang)
     x = _tr("lens_result.chart_x", lang)
-    return _finish_rows(figure, y, kl_y, x, np.isfinite(np.where(kl > 0, kl, np.nan)).any())
+    return _finish_rows(figure, y, kl_y, x, _nothing_drawn(kl, lang))
 
 
 def _probability(p: float) -> str:
