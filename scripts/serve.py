@@ -41,6 +41,7 @@ import os
 import sys
 import threading
 from pathlib import Path
+from urllib.parse import quote
 
 ROOT = Path(__file__).resolve().parents[1]
 PRELOAD_VARIABLE = "NORMSCOPE_PRELOAD_MODEL"
@@ -107,6 +108,28 @@ def _accept_long_links() -> None:
     h11_impl.DEFAULT_MAX_INCOMPLETE_EVENT_SIZE = REQUEST_HEAD_BYTES
 
 
+def first_segment_target(path: str, root: str, query: str, directory: str) -> str | None:
+    """Where ``_nested_addresses_to_their_page`` sends a GET of ``path`` (decoded, as the
+    server reads it, under the app's ``root``), or None to leave it to Streamlit.
+
+    The target is relative (``../a?lang=zh`` from ``/a/b``), as Streamlit's own redirects are,
+    so that it stays inside the app behind a proxy that strips a prefix from the path; the
+    segment is quoted again, so that a "?", "#" or "%" it held stays in the name.  Left to
+    Streamlit: a path that starts "//" (refused) and one through ``_stcore`` (a 404, so that a
+    client that appends an API route to a page's address does not read the page as success),
+    one segment, and a file."""
+    inner = (path[len(root) :] if path.startswith(root) else path).lstrip("/")
+    if (
+        path.startswith("//")
+        or "/" not in inner.rstrip("/")
+        or "/_stcore/" in f"/{inner}/"
+        or os.path.isfile(os.path.join(directory, inner))
+    ):
+        return None
+    first = quote(inner.split("/", 1)[0], safe="")
+    return "../" * inner.count("/") + first + (f"?{query}" if query else "")
+
+
 def _nested_addresses_to_their_page() -> None:
     """Send an address of two path segments or more that names no file (``/a/b?lang=zh``) to
     its first segment (``/a?lang=zh``): a page, or the app's "No such page" (app.py).
@@ -115,9 +138,8 @@ def _nested_addresses_to_their_page() -> None:
     address (``./static/…``): from ``/a/b`` the browser asked for ``/a/static/…``, got the page
     again in place of each script, and stayed blank, without a word.  A page's own name never
     holds a "/".  Streamlit's other routes (``/_stcore``, ``/media``, ``/component``) come
-    before its static files, so only what would have fallen back to the page is sent on.  Left
-    to Streamlit: a path that starts "//" (refused) and one through ``_stcore`` (a 404, so that
-    a client that appends an API route to a page's address does not read the page as success)."""
+    before its static files, so only what would have fallen back to the page is sent on
+    (``first_segment_target``)."""
     try:
         from starlette.responses import RedirectResponse
         from streamlit.web.server.starlette import starlette_static_routes as routes
@@ -129,21 +151,14 @@ def _nested_addresses_to_their_page() -> None:
         handler = made(directory=directory, base_url=base_url)
 
         async def first_segment(scope, receive, send):
-            path, root = scope.get("path", ""), scope.get("root_path", "")
-            inner = path[len(root) :] if path.startswith(root) else path
-            if (
-                scope["type"] == "http"
-                and scope["method"] in ("GET", "HEAD")
-                and not path.startswith("//")
-                and "/_stcore/" not in f"/{inner.strip('/')}/"  # Streamlit's 404s stand
-                and "/" in inner.strip("/")
-                and not os.path.isfile(os.path.join(directory, inner.strip("/")))
-            ):
+            if scope["type"] == "http" and scope["method"] in ("GET", "HEAD"):
                 query = scope.get("query_string", b"").decode("latin-1")
-                page = f"{root}/{inner.strip('/').split('/', 1)[0]}"
-                response = RedirectResponse(page + (f"?{query}" if query else ""), 302)
-                await response(scope, receive, send)
-                return
+                target = first_segment_target(
+                    scope.get("path", ""), scope.get("root_path", ""), query, directory
+                )
+                if target is not None:
+                    await RedirectResponse(target, 302)(scope, receive, send)
+                    return
             await handler(scope, receive, send)
 
         return first_segment

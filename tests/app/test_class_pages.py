@@ -214,6 +214,19 @@ def test_closed_voting_counts_nothing_and_says_so():
     assert store().room(code, key, FIRST).counts[0][ANSWER] == 1
 
 
+def test_a_prediction_after_the_reveal_is_not_said_to_count_if_voting_reopens():
+    """A revealed lesson's voting never opens again: a commit after the reveal is not
+    counted, and the caption does not promise otherwise."""
+    teacher, code, key = _instructor()
+    learner = _learner(code)
+    _button(teacher.run(), "Reveal the answer").click().run()
+    _commit(learner.run(), ANSWER)
+    said = _texts(learner, "caption")
+    assert "The answer has been revealed: this prediction is not counted" in said
+    assert "unless your instructor opens voting again" not in said
+    assert store().room(code, key, FIRST).answered == (0,)
+
+
 def test_a_counted_vote_under_closed_voting_is_not_said_to_be_replaceable():
     """A learner's counted vote, then the instructor closes voting: the locked-in notice no
     longer says "Answer again" replaces it (an answer now is not counted)."""

@@ -119,7 +119,7 @@ def test_a_vote_racing_the_end_of_the_class_leaves_no_vote_row(store, clock, mon
         target=lambda: store.end_class(new.code, new.instructor_key), daemon=True
     )
     ending.start()
-    time.sleep(0.5)  # the end has started, and waits for the vote
+    time.sleep(1.0)  # the end has started, and waits for the vote
     go.set()
     voting.join(10)
     ending.join(10)

@@ -167,9 +167,9 @@ def test_the_legend_of_the_top_panels_lines_sits_above_it():
 @pytest.mark.parametrize(
     ("kl", "said"),
     [
-        (np.full(4, np.inf), "KL is not finite at any position"),
-        (np.zeros(4), "KL is 0 at every position"),
-        (np.array([0.0, np.inf, np.nan, 0.0]), "KL is 0 or not finite at every position"),
+        (np.full(4, np.inf), "KL is not finite anywhere"),
+        (np.zeros(4), "KL is 0 everywhere"),
+        (np.array([0.0, np.inf, np.nan, 0.0]), "KL is 0 or not finite everywhere"),
     ],
 )
 def test_a_kl_panel_with_no_point_says_why_on_no_impossible_axis(kl, said):

@@ -65,6 +65,15 @@ def test_the_name_stays_for_the_session_so_later_runs_and_back_find_its_page(run
     assert run(name="other") == "other"  # another unknown name: its page in place
 
 
+def test_streamlit_still_names_the_page_a_run_asks_for_as_read_here():
+    """missing_page reads these through getattr (a run without a page manager serves
+    nothing): a Streamlit that renamed them would turn the page off without a word."""
+    from streamlit.runtime.pages_manager import PagesManager
+
+    for name in ("intended_page_name", "intended_page_script_hash"):
+        assert isinstance(getattr(PagesManager, name, None), property), name
+
+
 def test_no_run_context_serves_nothing(monkeypatch):
     monkeypatch.setattr(module, "get_script_run_ctx", lambda: None)
     assert module.missing_page(KNOWN) is None

@@ -368,8 +368,11 @@ def record(member: Member | None, item: Lesson, chosen: str | None) -> bool:
         return False
     view = member.view
     if view.votes[-1] != chosen:
-        if not view.state.voting_open:
-            st.caption(t("classroom.not_counted"))
+        if not view.state.voting_open:  # a revealed answer's voting never opens again
+            said = (
+                "classroom.not_counted_revealed" if view.state.revealed else "classroom.not_counted"
+            )
+            st.caption(t(said))
             return False
         if view.final:
             st.caption(t("classroom.practice"))

@@ -152,7 +152,7 @@ def actions(klass: Class, current: Room) -> None:
         st.warning(stale, icon=":material/sync_problem:")
     s = store()
     args = (klass.code, klass.key, lesson)
-    with st.container(key="cl_actions", horizontal=True, wrap=True):  # four labels may not fit
+    with st.container(key="cl_actions", horizontal=True):
         if state.voting_open:
             st.button(
                 t("classroom.close"), key="cl_close", icon=":material/lock:",
