@@ -36,16 +36,18 @@ else:
         view.progress(lesson, answers, scored)
     with body:
         to_top(lesson.id)  # moved to another lesson: its title, not where Next was
-        view.setup(lesson)
-        class_learner.before_prediction(member, lesson)  # may reopen it for a second round
-        chosen = widgets.committed(lesson)
-        # outside a class, an answer no Commit here made came with the link: maybe not theirs
-        from_link = chosen is not None and member is None and not widgets.committed_here(lesson.id)
-        # in a paced class the answer waits for the instructor's reveal
-        revealed = chosen is not None and class_learner.answer_shown(member)
-        widgets.prediction(lesson, revealed, from_link)
-        counted = class_learner.record(member, lesson, chosen)
-        view.commit_point(lesson, chosen, revealed, counted, class_learner.voting_open(member))
+        with view.setup(lesson, present):  # the prediction under the question
+            class_learner.before_prediction(member, lesson)  # may reopen it for a second round
+            chosen = widgets.committed(lesson)
+            # outside a class, an answer no Commit here made came with the link: maybe not theirs
+            from_link = chosen is not None and member is None
+            from_link = from_link and not widgets.committed_here(lesson.id)
+            # in a paced class the answer waits for the instructor's reveal
+            revealed = chosen is not None and class_learner.answer_shown(member)
+            widgets.prediction(lesson, revealed, from_link)
+            counted = class_learner.record(member, lesson, chosen)
+            open_vote = class_learner.voting_open(member)
+            view.commit_point(lesson, chosen, revealed, counted, open_vote)
         if revealed:
             view.explanation(lesson, chosen, language, present, from_link)
             if lesson.id == LESSON_IDS[-1]:  # the course's end: what is done, what is left

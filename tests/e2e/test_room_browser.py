@@ -1,6 +1,7 @@
 """A lesson in a room, in a real browser at a projector's, a wide projector's and a phone's
-size: the first screen holds the lesson, results mode keeps the navigation, a lesson's link
-lands on its place and Back returns in one press, and nothing is cut or covered.
+size: the first screen holds the lesson (on a wide projector its Commit too), no formula is
+cut, results mode keeps the navigation, a lesson's link lands on its place and Back returns
+in one press, and nothing is cut or covered.
 Screenshots (``--screenshots``) in artifacts/e2e/room/."""
 
 from __future__ import annotations
@@ -8,7 +9,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.browser import address_holds, fresh_page, open_settled, wait_idle
+from tests.e2e.browser import address_holds, fresh_page, open_settled, settle, wait_idle
 from ui.i18n import translate
 from ui.lessons.catalog import LESSON_IDS
 
@@ -95,6 +96,30 @@ def test_a_presented_lesson_opens_on_its_title_and_question_not_its_answer(room,
     page.get_by_role("button", name=translate("lessons.commit", lang)).click()
     wait_idle(page)
     expect(page.get_by_text(explain)).to_be_visible()
+
+
+# A display formula wider than its box, which KaTeX scrolls sideways (TRUNCATED skips them)
+MATHS_CUT = """() => [...document.querySelectorAll('[data-testid=stMain] .katex-display')]
+  .filter(e => e.scrollWidth > e.clientWidth + 1).map(e => e.textContent.slice(0, 40))"""
+
+
+@pytest.mark.parametrize("room", ["projector", "wide_projector"], indirect=True)
+def test_every_presented_lesson_fits_its_maths_and_on_a_wide_projector_its_commit(room, server_url):
+    """Presenting, a lesson's idea and maths sit beside its question: no formula is cut in
+    its column (a 4:3 projector's columns are the narrowest), and at 1280 × 720 every
+    lesson's Commit is on the first screen (stacked, it was in none)."""
+    page, size, shot = room
+    open_settled(page, server_url, "lessons", "lang=en&present=on")
+    for number, lesson_id in enumerate(LESSON_IDS, 1):
+        if number > 1:
+            page.get_by_role("button", name="Next").click()
+            settle(page)
+        assert _on_screen(page, page.get_by_role("heading", name=_title(lesson_id, "en")))
+        assert page.evaluate(MATHS_CUT) == [], lesson_id
+        if size == "wide_projector":
+            box = page.get_by_role("button", name="Commit").bounding_box()
+            assert box["y"] + box["height"] <= page.viewport_size["height"], lesson_id
+    shot("lesson_last_presented")
 
 
 @pytest.mark.parametrize("room", NARROWEST, indirect=True)

@@ -98,8 +98,8 @@ LESSONS: tuple[Lesson, ...] = (
         "worked_example",
         (
             r"\begin{aligned} \mu &= \tfrac{1}{4}(1 + 2 + 3 + 4) = 2.5 \\"
-            r" \sigma^2 &= \tfrac{1}{4}\left[(-1.5)^2 + (-0.5)^2 + 0.5^2 + 1.5^2\right]"
-            r" = 1.25 \end{aligned}",
+            r" \sigma^2 &= \tfrac{1}{4}\left[(-1.5)^2 + (-0.5)^2 + 0.5^2 + 1.5^2\right] \\"
+            r" &= 1.25 \end{aligned}",
             r"y_i = \gamma_i\,\frac{x_i - \mu}{\sqrt{\sigma^2 + \varepsilon}} + \beta_i",
         ),
         answer="b",
@@ -134,7 +134,7 @@ LESSONS: tuple[Lesson, ...] = (
     ),
     Lesson(
         "geometry",
-        (r"\|\mathrm{RMSNorm}(x)\| = \sqrt{d} \qquad (\gamma = 1,\ \varepsilon = 0)",),
+        (r"\|\mathrm{RMSNorm}(x)\| = \sqrt{d} \quad (\gamma = 1,\ \varepsilon = 0)",),
         answer_maths=(
             r"\mathrm{LayerNorm}(x) = \mathrm{RMSNorm}(x - \mu\mathbf{1}), \qquad"
             r"\langle \mathrm{LayerNorm}(x), \mathbf{1} \rangle = 0",
@@ -146,8 +146,8 @@ LESSONS: tuple[Lesson, ...] = (
     Lesson(
         "batchnorm_sequences",
         (
-            r"\mu_c = \frac{1}{B\,T}\sum_{b,t} x_{b,t,c}, \qquad"
-            r" y_{b,t,c} = \gamma_c\,\frac{x_{b,t,c} - \mu_c}"
+            r"\mu_c = \frac{1}{B\,T}\sum_{b,t} x_{b,t,c}",
+            r"y_{b,t,c} = \gamma_c\,\frac{x_{b,t,c} - \mu_c}"
             r"{\sqrt{\sigma_c^2 + \varepsilon}} + \beta_c",
         ),
         answer_maths=(
@@ -178,9 +178,10 @@ LESSONS: tuple[Lesson, ...] = (
     Lesson(
         "peri_olmo2",
         (
-            r"\text{Peri-Norm (Gemma 2): } x_{l+1} = x_l + "
-            r"\mathrm{LN}\Big(F_l\big(\mathrm{LN}(x_l)\big)\Big)",
-            r"\text{OLMo 2: } x_{l+1} = x_l + \mathrm{LN}\big(F_l(x_l)\big)",
+            r"\begin{gathered} \text{Peri-Norm (Gemma 2)} \\"
+            r" x_{l+1} = x_l + \mathrm{LN}\Big(F_l\big(\mathrm{LN}(x_l)\big)\Big) \end{gathered}",
+            r"\begin{gathered} \text{OLMo 2} \\"
+            r" x_{l+1} = x_l + \mathrm{LN}\big(F_l(x_l)\big) \end{gathered}",
         ),
         answer="b",
         facts=_facts(
@@ -191,9 +192,9 @@ LESSONS: tuple[Lesson, ...] = (
         "deepnorm",
         (
             r"x_{l+1} = \mathrm{LN}\big(\alpha\, x_l + G_l(x_l)\big)",
-            r"\alpha = (2N)^{1/4}, \qquad W_{\text{init}} \leftarrow \beta\, W_{\text{init}},"
-            r"\ \ \beta = (8N)^{-1/4}",
-            r"W \in \{W_{\text{FFN}},\ W_V,\ W_O\}, \qquad W_Q,\ W_K \text{: } \beta = 1",
+            r"\alpha = (2N)^{1/4}, \qquad \beta = (8N)^{-1/4}",
+            r"W_{\text{init}} \leftarrow \beta\, W_{\text{init}},"
+            r"\ \ W \in \{W_{\text{FFN}},\ W_V,\ W_O\}",  # W_Q, W_K as they are (the idea)
         ),
         answer="b",
         facts=_facts(

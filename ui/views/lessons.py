@@ -12,6 +12,7 @@ from __future__ import annotations
 from urllib.parse import urlsplit, urlunsplit
 
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from ui.formatting import literal
 from ui.i18n import t
@@ -77,17 +78,28 @@ def progress(item: Lesson, answers: dict[str, str], scored: dict[str, str]) -> N
     )
 
 
-def setup(item: Lesson) -> None:
+def setup(item: Lesson, present: str) -> DeltaGenerator:
     """The first stage: the lesson's title, the idea and maths that set up the question, and
-    the question.  Nothing here states the answer."""
+    the question; returns where the prediction goes, under the question.  Nothing here
+    states the answer.
+
+    While presenting, the idea and maths sit beside the question rather than above it: on a
+    16:9 projector (whose type grows with the screen, present.css) the options and Commit
+    then fit the first screen with the maths, where stacked they fell a screen below it.
+    A narrow screen stacks the two columns in the same order as without them."""
     number = LESSON_IDS.index(item.id) + 1
     st.header(f"{number}. {_tr(item, 'title')}", anchor=False)
-    st.markdown(_tr(item, "idea"))
-    for block in item.maths:
-        st.latex(block)
-    st.subheader(t("lessons.predict"), anchor=False)
-    st.markdown(f"**{_tr(item, 'question')}**")
-    st.caption(t("lessons.predict_help"))
+    idea, question = st.columns(2, gap="large") if present != "off" else (st.container(),) * 2
+    with idea, st.container(key="ls_idea"):  # its maths fit the column (present.css)
+        st.markdown(_tr(item, "idea"))
+        for block in item.maths:
+            st.latex(block)
+    with question:
+        st.subheader(t("lessons.predict"), anchor=False)
+        st.markdown(f"**{_tr(item, 'question')}**")
+        if present == "off":  # how the page works, for the one at the keyboard, not the room
+            st.caption(t("lessons.predict_help"))
+    return question
 
 
 def commit_point(
