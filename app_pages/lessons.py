@@ -14,13 +14,17 @@ from ui.widgets import class_learner
 from ui.widgets import lessons as widgets
 
 language, present = current_language(), presenting.mode()
-if present == "off":  # presenting, the lesson's own title is the first thing on the screen
-    st.title(t("lessons.title"))
-    st.caption(t("lessons.intro"))
+heading = st.container()
 with st.container(key="noprint_lessons_view"):
     chosen_view = widgets.view_choice()
-
 member = class_learner.membership()  # a class's join link: counted, maybe paced
+# presenting, the lesson's own title is the first thing on the screen; in a class, the
+# class's banner and then the lesson (a phone put the question two screens down)
+lesson_first = present != "off" or member is not None
+if not lesson_first:
+    with heading:
+        st.title(t("lessons.title"))
+        st.caption(t("lessons.intro"))
 answers = widgets.answers()
 if chosen_view == "sheet":  # in a class, an answer shows only where the lesson shows it
     if member is None:  # a learner in a class is not the one to start one
@@ -30,7 +34,7 @@ if chosen_view == "sheet":  # in a class, an answer shows only where the lesson 
 else:
     above, body, below = st.container(), st.container(), st.container()
     scored = class_learner.scored(member, answers)  # in a class, no verdict it hides
-    with below if present != "off" else above:  # navigation: under the lesson on a projector
+    with below if lesson_first else above:  # navigation: under the lesson (above)
         with presenting.navigation("lessons"):
             lesson = widgets.lesson_choice(answers)
         view.progress(lesson, answers, scored)

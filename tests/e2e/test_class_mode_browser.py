@@ -65,7 +65,7 @@ def class_server(tmp_path_factory):
 def tab(browser):
     contexts = []
 
-    def open_(url: str, locale: str = "en-US", size=(1024, 768), ready: str = "h1"):
+    def open_(url: str, locale: str = "en-US", size=(1024, 768), ready: str = "h1, h2"):
         context = browser.new_context(
             viewport={"width": size[0], "height": size[1]}, locale=locale, accept_downloads=True
         )
