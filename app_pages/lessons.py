@@ -51,9 +51,9 @@ else:
             widgets.prediction(lesson, revealed, from_link)
             counted = class_learner.record(member, lesson, chosen)
             open_vote = class_learner.voting_open(member)
-            view.commit_point(lesson, chosen, revealed, counted, open_vote)
+            view.commit_point(lesson, chosen, revealed, counted, open_vote, from_link)
         if revealed:
-            view.explanation(lesson, chosen, language, present, from_link)
+            view.explanation(lesson, language, present)
             if lesson.id == LESSON_IDS[-1]:  # the course's end: what is done, what is left
                 linked = 0 if member else sum(not widgets.committed_here(a) for a in answers)
                 view.wrap_up(answers, scored, linked)

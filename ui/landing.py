@@ -1,6 +1,7 @@
 """Where a link lands: a page marks its places (``landmark``), and a link whose ``at``
 parameter names one (``ui/url/`` LANDINGS) opens scrolled there, once, on arrival; a move
-within a page to a new piece of it (the next lesson) opens at its top (``to_top``).
+within a page to a new piece of it (the next lesson) opens at its top (``to_top``); a piece a
+click made appear is scrolled into view (``to_show``, ``shown``).
 
 A lesson promises a part of a page ("the memory section", "experiment 4"); opening the page
 at its top left the learner to find it ~3,000 px down.  Streamlit scrolls to a heading's
@@ -65,3 +66,33 @@ def to_top(mark: str) -> None:
     the new lesson's options with its title and question above the screen's edge."""
     if st.session_state.pop(MOVED, False):
         st.html(_TOP.format(mark=mark), unsafe_allow_javascript=True)
+
+
+# What was drawn just before the mark, scrolled into view by as little as shows it whole.
+_NEAREST = """<span class="ns-landmark" data-shown="{place}"></span>
+<script>
+(() => {{
+  const go = () => {{
+    const mark = document.querySelector('[data-shown="{place}"]');
+    const box = mark && mark.closest('[data-testid="stElementContainer"]');
+    box?.previousElementSibling?.scrollIntoView({{block: "nearest"}});
+  }};
+  for (const ms of [0, 400]) setTimeout(go, ms);
+}})();
+</script>"""
+SHOW = "landing.show"
+
+
+def to_show(place: str) -> None:
+    """Call where a control makes ``place`` appear (a button's callback): the run that draws
+    it next scrolls it into view (``shown``)."""
+    st.session_state[SHOW] = place
+
+
+def shown(place: str) -> None:
+    """Right after drawing ``place``: scroll it into view if a control asked for it
+    (``to_show``).  A lesson's verdict: on a projector it came under the screen's edge, and
+    the room saw no change after Commit but two small marks on the options."""
+    if st.session_state.get(SHOW) == place:
+        del st.session_state[SHOW]
+        st.html(_NEAREST.format(place=place), unsafe_allow_javascript=True)

@@ -6,6 +6,8 @@ Screenshots (``--screenshots``) in artifacts/e2e/room/."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from playwright.sync_api import expect
 
@@ -96,6 +98,14 @@ def test_a_presented_lesson_opens_on_its_title_and_question_not_its_answer(room,
     page.get_by_role("button", name=translate("lessons.commit", lang)).click()
     wait_idle(page)
     expect(page.get_by_text(explain)).to_be_visible()
+    said = [
+        translate(f"lessons.{key}", lang, option="", chosen="")[:5] for key in ("right", "wrong")
+    ]
+    verdict = page.locator("[data-testid='stAlert']").filter(has_text=re.compile("|".join(said)))
+    page.wait_for_timeout(600)  # the page scrolls the verdict into view (ui/landing.py)
+    box, height = verdict.bounding_box(), page.viewport_size["height"]
+    assert 0 <= box["y"] and box["y"] + box["height"] <= height  # the whole verdict shows
+    assert _on_screen(page, page.get_by_role("button", name=translate("lessons.try_again", lang)))
 
 
 # A display formula wider than its box, which KaTeX scrolls sideways (TRUNCATED skips them)

@@ -1,10 +1,10 @@
 """Lessons page sections (Streamlit): a lesson in its stages, and the instructor's sheet.
 
 A lesson is shown in order: ``setup`` (title, idea, maths, question), the learner's
-prediction (a widget; ``commit_point`` says what a committed one shows), then, once it is
-committed (in a paced class, once revealed), ``explanation`` (verdict, why, maths, the link
-that opens the page already configured).  Nothing before that states the answer.  Under
-the last lesson's explanation, ``wrap_up`` closes the course.
+prediction (a widget; ``commit_point`` says what a committed one shows: locked in, then the
+verdict), then, once it is committed (in a paced class, once revealed), ``explanation`` (why,
+maths, the link that opens the page already configured).  Nothing before that states the
+answer.  Under the last lesson's explanation, ``wrap_up`` closes the course.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from urllib.parse import urlsplit, urlunsplit
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
+from ui import landing
 from ui.formatting import literal
 from ui.i18n import t
 from ui.lessons.catalog import LESSON_IDS, LESSONS, Lesson, score, unanswered
@@ -94,7 +95,7 @@ def setup(item: Lesson, present: str) -> DeltaGenerator:
         st.markdown(_tr(item, "idea"))
         for block in item.maths:
             st.latex(block)
-    with question:
+    with question, st.container(key="ls_question"):  # its heading level with the idea's text
         st.subheader(t("lessons.predict"), anchor=False)
         st.markdown(f"**{_tr(item, 'question')}**")
         if present == "off":  # how the page works, for the one at the keyboard, not the room
@@ -103,24 +104,31 @@ def setup(item: Lesson, present: str) -> DeltaGenerator:
 
 
 def commit_point(
-    item: Lesson, chosen: str | None, revealed: bool, counted: bool, replaceable: bool = True
+    item: Lesson,
+    chosen: str | None,
+    revealed: bool,
+    counted: bool,
+    replaceable: bool = True,
+    from_link: bool = False,
 ) -> None:
-    """What a committed prediction shows while its answer is not revealed: that it is
-    locked in (after the commit point, before the reveal) and, when ``counted``, counted in
-    the class, where "Answer again" replaces the vote only while ``replaceable`` (voting
-    is open)."""
-    if chosen is not None and not revealed:
+    """What a committed prediction shows under the options: once revealed, the verdict
+    (``verdict``; beside the question on a projector, on the first screen, where the
+    explanation under both columns was not); before that, that it is locked in and, when
+    ``counted``, counted in the class, where "Answer again" replaces the vote only while
+    ``replaceable`` (voting is open)."""
+    if chosen is not None and revealed:
+        verdict(item, chosen, from_link)
+        landing.shown(f"verdict_{item.id}")
+    elif chosen is not None:
         key = "lessons.locked"
         if counted:
             key = "lessons.locked_counted" if replaceable else "lessons.locked_counted_closed"
         st.info(t(key, option=option_label(item, chosen)), icon=":material/lock:")
 
 
-def explanation(item: Lesson, chosen: str, lang: str, present: str, from_link: bool) -> None:
-    """The last stage, after the reveal gate: the verdict on ``chosen``, why, the maths, the
-    page that shows it, and what to try there.  ``from_link``: the answer came with the link
-    that opened the page (maybe someone else's), not from this session's Commit."""
-    verdict(item, chosen, from_link)
+def explanation(item: Lesson, lang: str, present: str) -> None:
+    """The last stage, after the reveal gate and its verdict (``commit_point``): why, the
+    maths, the page that shows it, and what to try there."""
     st.markdown(_tr(item, "reveal"))
     st.markdown(_tr(item, "explain"))
     for block in item.answer_maths:

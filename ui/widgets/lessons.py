@@ -181,6 +181,7 @@ def _commit(lesson_id: str) -> None:
     if option in OPTIONS:  # a new list: publish compares it with the URL
         st.session_state["ls_answers"] = [*_others(lesson_id), f"{lesson_id}.{option}"]
         st.session_state.setdefault(COMMITTED_HERE, set()).add(lesson_id)
+        landing.to_show(f"verdict_{lesson_id}")  # now, or at a paced class's reveal
 
 
 def _forget(lesson_id: str) -> None:
