@@ -15,9 +15,9 @@ from ui.widgets import lessons as widgets
 
 language, present = current_language(), presenting.mode()
 heading = st.container()
+member = class_learner.membership()  # a class's join link: counted, maybe paced
 with st.container(key="noprint_lessons_view"):
     chosen_view = widgets.view_choice()
-member = class_learner.membership()  # a class's join link: counted, maybe paced
 # presenting, the lesson's own title is the first thing on the screen; in a class, the
 # class's banner and then the lesson (a phone put the question two screens down)
 lesson_first = present != "off" or member is not None
