@@ -20,7 +20,7 @@ with st.container(key="noprint_lessons_view"):
     chosen_view = widgets.view_choice()
 # presenting, the lesson's own title is the first thing on the screen; in a class, the
 # class's banner and then the lesson (a phone put the question two screens down)
-lesson_first = present != "off" or member is not None
+lesson_first = present != "off" or class_learner.linked()
 if not lesson_first:
     with heading:
         st.title(t("lessons.title"))
@@ -34,7 +34,7 @@ if chosen_view == "sheet":  # in a class, an answer shows only where the lesson 
 else:
     above, body, below = st.container(), st.container(), st.container()
     scored = class_learner.scored(member, answers)  # in a class, no verdict it hides
-    with below if lesson_first else above:  # navigation: under the lesson (above)
+    with below if lesson_first else above:  # navigation: under the lesson there
         with presenting.navigation("lessons"):
             lesson = widgets.lesson_choice(answers)
         view.progress(lesson, answers, scored)

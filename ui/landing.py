@@ -52,12 +52,15 @@ _TOP = """<span class="ns-landmark" data-moved-to="{mark}"></span>
 }})();
 </script>"""
 MOVED = "landing.moved"
+SHOW = "landing.show"  # a place a control made appear, to scroll into view once drawn
 
 
 def moved() -> None:
     """Call where a control moves the page to a new piece of it (a button's callback): the
-    next run opens that piece at its top, not where the control was scrolled to."""
+    next run opens that piece at its top, not where the control was scrolled to (a
+    verdict waiting to be shown, ``to_show``, is no longer asked for: the move wins)."""
     st.session_state[MOVED] = True
+    st.session_state.pop(SHOW, None)
 
 
 def to_top(mark: str) -> None:
@@ -80,13 +83,19 @@ _NEAREST = """<span class="ns-landmark" data-shown="{place}"></span>
   for (const ms of [0, 400]) setTimeout(go, ms);
 }})();
 </script>"""
-SHOW = "landing.show"
 
 
 def to_show(place: str) -> None:
     """Call where a control makes ``place`` appear (a button's callback): the run that draws
-    it next scrolls it into view (``shown``)."""
+    it next scrolls it into view (``shown``), unless a move (``moved``) or ``forget`` came
+    first."""
     st.session_state[SHOW] = place
+
+
+def forget(place: str) -> None:
+    """``place`` will not appear after all (the answer taken back): no scroll to it later."""
+    if st.session_state.get(SHOW) == place:
+        del st.session_state[SHOW]
 
 
 def shown(place: str) -> None:

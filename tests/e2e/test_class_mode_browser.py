@@ -135,6 +135,9 @@ def test_a_class_from_start_to_csv(class_server, tab, screenshot):
     join = f"{class_server}/lessons?ls_class={code}"
     learners = [tab(join, locale, size) for locale, size, *_ in LEARNERS]
     expect(learners[2].get_by_text(f"课堂 {shown_code(code)}")).to_be_visible()
+    # a phone in a class: the question on the first screen (it was two screens down)
+    question = translate(f"lessons.{FIRST}.question", "zh", **lesson(FIRST).texts())
+    assert learners[2].get_by_text(question[:20]).bounding_box()["y"] < LEARNERS[2][1][1]
     expect(counts_line(teacher)).to_contain_text("4 joined")
 
     for page, (*_, first, _second) in zip(learners, LEARNERS, strict=True):

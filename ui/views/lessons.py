@@ -3,8 +3,8 @@
 A lesson is shown in order: ``setup`` (title, idea, maths, question), the learner's
 prediction (a widget; ``commit_point`` says what a committed one shows: locked in, then the
 verdict), then, once it is committed (in a paced class, once revealed), ``explanation`` (why,
-maths, the link that opens the page already configured).  Nothing before that states the
-answer.  Under the last lesson's explanation, ``wrap_up`` closes the course.
+maths, the link that opens the page already configured).  Nothing before the reveal states
+the answer.  Under the last lesson's explanation, ``wrap_up`` closes the course.
 """
 
 from __future__ import annotations
@@ -118,7 +118,6 @@ def commit_point(
     ``replaceable`` (voting is open)."""
     if chosen is not None and revealed:
         verdict(item, chosen, from_link)
-        landing.shown(f"verdict_{item.id}")
     elif chosen is not None:
         key = "lessons.locked"
         if counted:
@@ -171,6 +170,7 @@ def verdict(item: Lesson, chosen: str, from_link: bool = False) -> None:
             t(words + "wrong", chosen=option_label(item, chosen), option=answer),
             icon=":material/cancel:",
         )
+    landing.shown(f"verdict_{item.id}")  # after a Commit here, scrolled into view
     if from_link:
         st.caption(t("lessons.link_answer"))
 

@@ -208,6 +208,13 @@ def _poll(code: str, token: str) -> None:
         st.rerun()
 
 
+def linked() -> bool:
+    """Whether this session came with a class's join link (``ls_class``), joined or not: its
+    page keeps a class's layout while a join is refused for a moment, or after the class
+    ended."""
+    return bool(st.session_state.get("ls_class"))
+
+
 def membership() -> Member | None:
     """This browser's class (joined on the first run with ``ls_class``), or None.
 

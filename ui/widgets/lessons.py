@@ -186,6 +186,7 @@ def _commit(lesson_id: str) -> None:
 
 def _forget(lesson_id: str) -> None:
     st.session_state["ls_answers"] = _others(lesson_id)
+    landing.forget(f"verdict_{lesson_id}")  # a paced class's reveal would scroll to nothing
     st.session_state[f"ls_pick_{lesson_id}"] = None  # not popped: the browser would keep its tick
 
 
