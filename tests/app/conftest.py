@@ -111,6 +111,11 @@ def upload(monkeypatch):
     return put
 
 
+def scrolls_to(at: AppTest, place: str) -> bool:
+    """Whether the run asked the browser to scroll ``place`` into view (``ui.landing.shown``)."""
+    return any(f'data-shown="{place}"' in h.proto.body for h in at.get("html"))
+
+
 def fragment_ids(at: AppTest) -> list[str]:
     """The fragments ``at``'s page has registered (Streamlit keeps no public list)."""
     return list(at._fragment_storage._fragments)

@@ -9,7 +9,7 @@ from streamlit.testing.v1 import AppTest
 
 from classroom import rules
 from classroom.store import ClassStore
-from tests.app.conftest import APP, fragment_ids
+from tests.app.conftest import APP, fragment_ids, scrolls_to
 from ui import landing
 from ui.classroom import store
 from ui.formatting import literal
@@ -142,31 +142,14 @@ def test_a_paced_class_shows_the_answer_only_once_revealed():
         "right answer" in label for label in learner.radio(key=f"ls_pick_{FIRST}").options
     )
     assert not at_least_one_page_link(learner)
-    assert not _scrolls_to_verdict(learner)  # nothing shown yet: the scroll waits
+    assert not scrolls_to(learner, f"verdict_{FIRST}")  # nothing shown yet: the scroll waits
     _button(teacher.run(), "Reveal the answer").click().run()
     learner.run()
     assert "Not quite" in _texts(learner, "error")
     assert "revealed the answer" in _texts(learner, "info")
     assert at_least_one_page_link(learner)
-    assert _scrolls_to_verdict(learner)  # the reveal brings the verdict into view, once
-    assert not _scrolls_to_verdict(learner.run())
-
-
-def _scrolls_to_verdict(at) -> bool:
-    shown = f'data-shown="verdict_{FIRST}"'  # ui.landing.shown
-    return any(shown in h.proto.body for h in at.get("html"))
-
-
-def test_a_learner_in_a_class_sees_the_banner_then_the_lesson_then_the_lessons_menu():
-    """A phone put the question two screens down, under the page's title, its intro and
-    the lessons' menu; the layout stays while the class is gone (its refusal first)."""
-    _, code, _ = _instructor()
-    learner = _learner(code)
-    assert not learner.title  # the class's banner, then the lesson's own heading
-    order = [e.type for e in learner.main if e.type in ("header", "subheader", "selectbox")]
-    assert order[:2] == ["header", "subheader"] and order[-1] == "selectbox"
-    gone = _learner("ABCDEF")
-    assert not gone.exception and not gone.title and gone.error
+    assert scrolls_to(learner, f"verdict_{FIRST}")  # the reveal brings the verdict into view, once
+    assert not scrolls_to(learner.run(), f"verdict_{FIRST}")
 
 
 def test_a_paced_learners_commit_counts_as_answered_and_its_verdict_waits_for_the_reveal():

@@ -13,6 +13,7 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
+from tests.app.conftest import scrolls_to
 from tests.plain_text import plain
 from ui.lessons.catalog import LESSON_IDS, LESSONS, lesson
 from ui.lessons.targets import TARGETS
@@ -121,19 +122,14 @@ def test_a_wrong_answer_names_the_engines_answer_and_can_be_retaken():
     assert at.radio(key="ls_pick_worked_example").value is None
 
 
-def _scrolls_to_verdict(at, lesson_id: str) -> bool:
-    shown = f'data-shown="verdict_{lesson_id}"'  # ui.landing.shown
-    return any(shown in h.proto.body for h in at.get("html"))
-
-
 def test_a_commit_scrolls_its_verdict_into_view_once_and_a_links_answer_never():
     at = _open({"lang": "en", "ls_lesson": "precision", "present": "on"})
     at.radio(key="ls_pick_precision").set_value("b").run()
     at.button(key="ls_commit_precision").click().run()
-    assert _scrolls_to_verdict(at, "precision") and "Not quite" in at.error[0].value
-    assert not _scrolls_to_verdict(at.run(), "precision")  # once: a rerun leaves it be
+    assert scrolls_to(at, "verdict_precision") and "Not quite" in at.error[0].value
+    assert not scrolls_to(at.run(), "verdict_precision")  # once: a rerun leaves it be
     linked = _open({"lang": "en", "ls_lesson": "precision", "ls_answers": "precision.b"})
-    assert linked.error and not _scrolls_to_verdict(linked, "precision")
+    assert linked.error and not scrolls_to(linked, "verdict_precision")
 
 
 def test_an_answer_from_a_link_is_called_the_links_and_an_answer_made_here_the_learners():
