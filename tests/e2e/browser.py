@@ -21,6 +21,17 @@ from scripts.local_app import IDLE
 SLOW_MS = 60_000
 
 
+def new_context(browser, **options):
+    """A browser context (``Browser.new_context``'s options) whose waits last ``SLOW_MS``: a
+    new tab compiles Streamlit's JavaScript before its load event, and a process's first run
+    of a page imports the engine; on two busy cores either took longer than Playwright's
+    30 s (a locator's fill timed out in CI)."""
+    context = browser.new_context(**options)
+    context.set_default_navigation_timeout(SLOW_MS)
+    context.set_default_timeout(SLOW_MS)
+    return context
+
+
 def wait_idle(page, timeout: float = 60_000) -> None:
     """Wait until Streamlit has finished the current script run."""
     page.wait_for_timeout(300)

@@ -12,7 +12,7 @@ import pytest
 from playwright.sync_api import expect
 
 from scripts.local_app import CHROMIUM, CHROMIUM_ARGS
-from tests.e2e.browser import SLOW_MS, fresh_page
+from tests.e2e.browser import SLOW_MS, fresh_page, new_context
 
 # What a page shows may take a loaded machine's time to come: every ``expect`` waits up to
 # SLOW_MS (Playwright's own default is 5 s), as every locator of a shared context does.
@@ -58,11 +58,7 @@ def shared_context(browser):
     def get(**options):
         key = repr(sorted(options.items()))
         if key not in contexts:
-            contexts[key] = browser.new_context(**options)
-            # a new tab compiles Streamlit's JavaScript before its load event: on two busy
-            # cores that once took longer than Playwright's 30 s
-            contexts[key].set_default_navigation_timeout(SLOW_MS)
-            contexts[key].set_default_timeout(SLOW_MS)  # a locator's wait (30 s by default)
+            contexts[key] = new_context(browser, **options)
         return contexts[key]
 
     yield get

@@ -15,7 +15,7 @@ import pytest
 from playwright.sync_api import expect
 
 from scripts.serve_class import HAPROXY_INSTALL, haproxy_binary, start_class
-from tests.e2e.browser import address_holds, wait_for_math, wait_idle
+from tests.e2e.browser import address_holds, new_context, wait_for_math, wait_idle
 from tests.e2e.packets import WIDE_VECTOR, status_in_packets
 
 pytestmark = pytest.mark.e2e
@@ -41,7 +41,7 @@ def open_tab(browser):
     contexts = []
 
     def open_(url: str):
-        context = browser.new_context(viewport={"width": 1400, "height": 1600}, locale="en-US")
+        context = new_context(browser, viewport={"width": 1400, "height": 1600}, locale="en-US")
         contexts.append(context)
         page = context.new_page()
         page.goto(url)

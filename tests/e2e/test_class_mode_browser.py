@@ -20,7 +20,7 @@ from playwright.sync_api import expect
 
 from classroom.rules import shown_code
 from scripts.local_app import free_port, start_server, wait_healthy
-from tests.e2e.browser import SLOW_MS
+from tests.e2e.browser import SLOW_MS, new_context
 from ui.i18n import translate
 from ui.lessons.catalog import LESSON_IDS, lesson
 
@@ -66,12 +66,14 @@ def tab(browser):
     contexts = []
 
     def open_(url: str, locale: str = "en-US", size=(1024, 768), ready: str = "h1, h2"):
-        context = browser.new_context(
-            viewport={"width": size[0], "height": size[1]}, locale=locale, accept_downloads=True
+        context = new_context(
+            browser,
+            viewport={"width": size[0], "height": size[1]},
+            locale=locale,
+            accept_downloads=True,
         )
         contexts.append(context)
         page = context.new_page()
-        page.set_default_timeout(WAIT_MS)
         page.goto(url, timeout=120_000, wait_until="commit")
         page.locator(ready).first.wait_for()  # not wait_idle: a class page polls all along
         return page
@@ -235,7 +237,7 @@ def test_a_join_link_opened_twice_at_once_in_one_browser_is_one_learner(class_se
     teacher.get_by_role("button", name="Start a class").click()
     code, key = instructor_link(teacher)
     join = f"{class_server}/lessons?lang=en&ls_class={code}"
-    context = browser.new_context()
+    context = new_context(browser)
     try:
         pages = [context.new_page() for _ in range(2)]
         for page in pages:
@@ -250,7 +252,7 @@ def test_a_join_link_opened_twice_at_once_in_one_browser_is_one_learner(class_se
         expect(counts_line(teacher)).to_contain_text("2 joined")
         # A class served over plain http on the room's network has no Web Locks and no Cookie
         # Store: here both pages read the cookie before the other's write reached them
-        plain = browser.new_context()
+        plain = new_context(browser)
         plain.add_init_script(_NO_LOCK_STALE_COOKIE)
         pages = [plain.new_page() for _ in range(2)]
         for page in pages:

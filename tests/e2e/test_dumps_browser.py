@@ -13,7 +13,7 @@ from playwright.sync_api import expect
 from safetensors.torch import save_file
 
 from tests.dumps import dump_files as files
-from tests.e2e.browser import SLOW_MS, address_holds, wait_idle
+from tests.e2e.browser import SLOW_MS, address_holds, new_context, wait_idle
 from ui.i18n import translate
 
 pytestmark = pytest.mark.e2e
@@ -99,7 +99,7 @@ def test_upload_see_the_diagnostics_then_a_bad_file_and_a_second_session(
 
     # another browser session, even from the same link (in Chinese), sees an empty uploader,
     # its button in the page's language and no English limit line under it
-    other_context = browser.new_context(viewport={"width": 1400, "height": 2400}, locale="zh-CN")
+    other_context = new_context(browser, viewport={"width": 1400, "height": 2400}, locale="zh-CN")
     try:
         other = other_context.new_page()
         assert "lang=en" in page.url

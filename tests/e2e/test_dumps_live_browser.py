@@ -13,7 +13,7 @@ from playwright.sync_api import expect
 
 from engine.dumps.model_files import smollm2_gguf
 from scripts.local_app import free_port, start_server, wait_healthy
-from tests.e2e.browser import SLOW_MS, wait_idle
+from tests.e2e.browser import SLOW_MS, new_context, wait_idle
 
 pytestmark = [
     pytest.mark.e2e,
@@ -51,7 +51,7 @@ def test_type_a_prompt_see_its_norms_compare_precisions_open_the_lab_then_in_chi
 ):
     """One test, so that one server loads the model: two tests could run on two workers, each
     starting its own server and loading SmolLM2."""
-    context = browser.new_context(viewport={"width": 1400, "height": 2400}, locale="en-US")
+    context = new_context(browser, viewport={"width": 1400, "height": 2400}, locale="en-US")
     page = context.new_page()
     try:
         page.goto(live_server + "/dumps?lang=en&du_source=live")
@@ -94,7 +94,7 @@ def _section(page, label: str) -> None:
 
 def _the_live_mode_in_chinese(browser, live_server, screenshot) -> None:
     """A new visitor in Chinese finds the loaded model and its report in Chinese."""
-    context = browser.new_context(viewport={"width": 1400, "height": 2400}, locale="zh-CN")
+    context = new_context(browser, viewport={"width": 1400, "height": 2400}, locale="zh-CN")
     page = context.new_page()
     try:
         page.goto(live_server + "/dumps?lang=zh&du_source=live")

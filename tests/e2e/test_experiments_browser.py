@@ -7,7 +7,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.browser import SLOW_MS, wait_idle
+from tests.e2e.browser import SLOW_MS, new_context, wait_idle
 
 pytestmark = pytest.mark.e2e
 
@@ -43,7 +43,7 @@ def test_a_prediction_comes_before_the_run(page, server_url, screenshot):
 
 
 def test_chinese_at_a_phones_width(browser, server_url, screenshot):
-    context = browser.new_context(viewport={"width": 390, "height": 2400}, locale="zh-CN")
+    context = new_context(browser, viewport={"width": 390, "height": 2400}, locale="zh-CN")
     page = context.new_page()
     page.goto(server_url + "/experiments?lang=zh&ex_experiment=lens")
     wait_idle(page)

@@ -9,7 +9,7 @@ import time
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.browser import SLOW_MS, wait_idle
+from tests.e2e.browser import SLOW_MS, new_context, wait_idle
 
 pytestmark = pytest.mark.e2e
 
@@ -59,7 +59,7 @@ def test_cancel_stops_the_work_and_offers_the_button_again(page, server_url):
 
 def test_closing_the_tab_stops_the_work_within_seconds(browser, server):
     url, process = server
-    context = browser.new_context(viewport={"width": 1400, "height": 1200}, locale="en-US")
+    context = new_context(browser, viewport={"width": 1400, "height": 1200}, locale="en-US")
     page = context.new_page()
     _start(page, url)
     page.wait_for_timeout(1000)

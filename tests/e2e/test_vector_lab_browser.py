@@ -10,6 +10,7 @@ from tests.e2e.browser import (
     SLOW_MS,
     address_holds,
     fresh_page,
+    new_context,
     open_settled,
     wait_for_math,
     wait_idle,
@@ -79,7 +80,7 @@ def test_bad_input_shows_a_message_in_the_browser(page, server_url):
 
 
 def test_language_defaults_to_the_browser_locale(browser, server_url):
-    context = browser.new_context(viewport={"width": 1400, "height": 1200}, locale="zh-CN")
+    context = new_context(browser, viewport={"width": 1400, "height": 1200}, locale="zh-CN")
     try:
         page = context.new_page()
         page.goto(server_url)
