@@ -12,7 +12,11 @@ from ui.widgets import classroom as widgets
 
 klass = widgets.current_class()
 room, refused = (None, None) if klass is None else widgets.room(klass, widgets.current_lesson())
-view.title(None if room is None else klass.code)
+with st.container(key="cl_top", horizontal=True, vertical_alignment="bottom", gap="medium"):
+    view.title(None if room is None else klass.code)
+    if room is not None:  # what the instructor presses next, on the first screen presenting
+        with st.container(key="cl_actions_box"):  # a refusal above the buttons
+            widgets.actions(klass, room)
 widgets.notice()
 if refused is not None:
     st.error(refused, icon=":material/error:")
@@ -36,8 +40,7 @@ else:
     with right:  # what the room looks at first: the question and its answers
         view.live(lambda: widgets.room(klass, room.lesson), current_language())
         widgets.lesson_choice()
-        with presenting.controls("classroom", title="classroom.controls.actions"):
-            widgets.actions(klass, room)
+        widgets.move(klass, room)  # to the lesson just picked
     with presenting.controls("classroom_settings", title="classroom.controls.settings"):
         widgets.settings(klass, room)
     view.private_link(instructor)

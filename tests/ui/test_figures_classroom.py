@@ -37,13 +37,19 @@ def test_each_round_is_a_group_of_bars_with_its_counts():
 
 
 def test_projected_the_answers_and_counts_are_in_the_rooms_size():
-    """Presenting, the answers are what the room reads: 24 px, kept so by ``for_projector``
-    (which raises every other axis's tick labels to 16 px, and lowers none)."""
+    """Presenting, the answers and their counts are what the room reads: the page's type
+    (20 px), kept so by ``for_projector`` (which raises tick labels to 16 px, lowers none)."""
     room = _room({"a": 3, "b": 1})
     shown = for_projector(answers_chart(room, OPTIONS, "b", "en", projected=True))
     assert shown.layout.yaxis.tickfont.size == PROJECTED_FONT == shown.data[0].textfont.size
-    assert shown.layout.xaxis.tickfont.size == CHART_TICKS
-    assert shown.layout.height > answers_chart(room, OPTIONS, "b", "en").layout.height
+    assert PROJECTED_FONT >= CHART_TICKS
+
+
+def test_each_bar_says_its_count_so_the_chart_has_no_count_axis():
+    figure = answers_chart(_room({"a": 3, "b": 1}), OPTIONS, "b", "en")
+    assert figure.layout.xaxis.visible is False
+    assert list(figure.data[0].text) == ["3", "1", "0", "0"]
+    assert figure.data[0].textposition == "outside"
 
 
 @pytest.mark.parametrize(
@@ -52,26 +58,34 @@ def test_projected_the_answers_and_counts_are_in_the_rooms_size():
         "(b) About 2.5×10¹⁴: it roughly doubles at every layer",
         "(c) 仍约为 1：残差连接使它保持稳定，每一层都一样；再往后也一样",  # no spaces
         "(b) Post ≈\u00a01 and Pre ≈\u00a048, and both keep growing",  # no-break spaces
+        "(a) Nothing: the output is [−1, 1, −1, 1] in the end",  # a list
     ],
 )
 def test_an_answers_label_is_wrapped_by_its_width_on_screen_and_kept_whole(text):
     """A Chinese character takes two columns (34 characters a line left a 1,024 px
     projector's bars 90 px wide); the answer is read whole, never cut with "…", never
-    broken at a no-break space ("Pre ≈ / 48") or before closing punctuation."""
+    broken at a no-break space ("Pre ≈ / 48"), before closing punctuation or inside a
+    bracketed list ("[−1, 1, −1, / 1]")."""
     lines = _wrapped(text, PROJECTED_COLUMNS[0])
     assert "".join(lines).replace(" ", "") == text.replace(" ", "") and len(lines) > 1
     assert all(_columns(line) <= PROJECTED_COLUMNS[0] for line in lines)
     assert not [line for line in lines if line[0] in "，。；：、）"]
+    assert all(line.count("[") == line.count("]") for line in lines)
 
 
 def test_every_lessons_answers_fit_a_720_px_projector_whole():
+    """Each answer in two lines at most, whole: the chart of two rounds (its legend on top)
+    is at most 338 px high, which leaves the page's title, the question and its counts above
+    it on a 1,280 × 720 screen (tests/e2e/test_class_mode_browser.py measures the page)."""
     for item in LESSONS:
         for lang in ("en", "zh"):
             options = {
                 o: translate(f"lessons.{item.id}.options.{o}", lang, **item.texts()) for o in "abcd"
             }
-            figure = answers_chart(_room({"a": 1}), options, item.answer, lang, projected=True)
-            assert figure.layout.height <= 560, (item.id, lang)
+            room = _room({"a": 1}, {"a": 1})
+            figure = answers_chart(room, options, item.answer, lang, projected=True)
+            assert figure.layout.height <= 338, (item.id, lang)
+            assert all(label.count("<br>") <= 1 for label in figure.data[0].y), (item.id, lang)
             assert not [label for label in figure.data[0].y if "…" in label], (item.id, lang)
 
 

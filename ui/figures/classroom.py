@@ -15,18 +15,22 @@ from ui.figures.style import RIGHT_COLORS
 from ui.formatting import plot_text
 from ui.i18n import translate
 
-# columns per line of an answer's label beside its bars (a Chinese character takes two); fewer
-# in the projector's larger type, where 34 left a 1,024 px screen's bars 90 px
+# columns per line of an answer's label beside its bars (a Chinese character takes two)
 LABEL_COLUMNS = 34
-PROJECTED_COLUMNS = (24, 28, 32)  # the fewest whose longest label takes at most 3 lines
+# presenting: the fewest whose longest label takes at most 2 lines, so that the chart and the
+# question above it fit a 1,280 × 720 screen (3 lines of 24 columns in 24 px type ran the
+# last answer 170 px below it); 44 columns of the page's type leave the bars 280 px there
+PROJECTED_COLUMNS = (32, 36, 40, 44)
 LABEL_LINES = 4  # lines at most: the longest answer fits (the room reads it whole)
 ROUND_COLOURS = ("#9aa5b1", "#1f77b4")  # round 1 greyed once round 2 is the one voting
-PROJECTED_FONT = 24  # px: an answer's label and its count, presenting
+PROJECTED_FONT = 20  # px: an answer's label and its count, presenting (the page's own type)
 # A line breaks after a word and its spaces (ASCII ones: a no-break space holds "Pre ≈ 48"
 # together), or after a wide character (Chinese has no spaces) and the closing punctuation
-# after it ("，", "；": never at a line's start).
+# after it ("，", "；": never at a line's start); never inside a bracketed list ("[−1, 1]").
 _WIDE = "\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef"
-_PIECES = re.compile(rf"[{_WIDE}][，。；：、！？）」』]*[ \t]*|[^ \t{_WIDE}]+[ \t]*")
+_PIECES = re.compile(
+    rf"\[[^\]]*\][^ \t{_WIDE}]*[ \t]*|[{_WIDE}][，。；：、！？）」』]*[ \t]*|[^ \t{_WIDE}]+[ \t]*"
+)
 
 
 def _columns(text: str) -> int:
@@ -65,19 +69,20 @@ def answers_chart(
     """Horizontal bars, one group per option (``options``: option -> its text), one bar per
     round; the right ``answer`` is marked only once the lesson is revealed: its label
     ticked, its bars in a colour of their own with a dark outline (seen from the back of a
-    room, and without colour).  ``projected``: the answers and counts in ``PROJECTED_FONT``,
-    dark, what the room reads (a projector's 16 px tick labels were a grey blur)."""
+    room, and without colour).  Each bar's count is written beside it, so the chart has no
+    count axis.  ``projected``: the answers and counts in ``PROJECTED_FONT``, dark, what the
+    room reads (a projector's 16 px tick labels were a grey blur)."""
     right = [room.state.revealed and o == answer for o in options]
     columns = LABEL_COLUMNS
     if projected:  # narrow enough for wide bars, wide enough for a 720 px screen's height
         # the answer counted with its tick: the reveal changes no line's width or the height
         texts = [f"({o}) {text}{MARK if o == answer else ''}" for o, text in options.items()]
-        fits = [c for c in PROJECTED_COLUMNS if max(len(_wrapped(x, c)) for x in texts) <= 3]
+        fits = [c for c in PROJECTED_COLUMNS if max(len(_wrapped(x, c)) for x in texts) <= 2]
         columns = (fits or PROJECTED_COLUMNS[-1:])[0]
     pairs = zip(options.items(), right, strict=True)
     labels, lines = zip(*(_label(o, text, r, columns) for (o, text), r in pairs), strict=True)
     # each answer's band: its lines (of the label's type) and room for its bars around them
-    line, band = (28, 24) if projected else (16, 38)
+    line, band = (24, 16) if projected else (16, 38)
     figure = go.Figure()
     rounds = len(room.counts)
     for index, counts in enumerate(room.counts):
@@ -94,22 +99,18 @@ def answers_chart(
             marker_line_color="#1a1a1a",
             text=votes,
             textposition="outside",
-            textfont_size=PROJECTED_FONT if projected else None,
+            textfont=dict(size=PROJECTED_FONT, color="#31333f") if projected else None,
             cliponaxis=False,
         )
     most = max((n for counts in room.counts for n in counts.values()), default=0)
+    top = 40 if rounds > 1 else 10  # the rounds' legend above the bars
     figure.update_layout(
         barmode="group",
-        height=120 + len(lines) * (band + line * max(*lines, 2)),  # the bands are equal
-        margin=dict(l=10, r=30, t=30, b=50),
-        legend=dict(orientation="h", x=0, y=1.02, yanchor="bottom", traceorder="normal"),
+        height=top + 4 + len(lines) * (band + line * max(*lines, 2)),  # the bands are equal
+        margin=dict(l=10, r=40, t=top, b=4),
+        legend=dict(orientation="h", x=0, y=1.0, yanchor="bottom", traceorder="normal"),
         showlegend=rounds > 1,
-        xaxis=dict(
-            title=translate("classroom.learners_axis", lang),
-            range=[0, max(most, 4) * 1.15],
-            rangemode="tozero",
-            dtick=None if most > 10 else 1,
-        ),
+        xaxis=dict(visible=False, range=[0, max(most, 4) * 1.15]),
         yaxis=dict(
             autorange="reversed",
             automargin=True,

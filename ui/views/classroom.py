@@ -46,8 +46,9 @@ def title(code: str | None) -> None:
     """The page's title; with a class, its code, large enough to read from the back."""
     if code is None:
         st.title(t("classroom.title"), anchor=False)
-    else:
-        st.title(t("classroom.title_code", code=rules.shown_code(code)), anchor=False)
+    else:  # as wide as its text: the instructor's buttons take the rest of its row
+        text = t("classroom.title_code", code=rules.shown_code(code))
+        st.title(text, anchor=False, width="content")
 
 
 def join_panel(join: str) -> None:

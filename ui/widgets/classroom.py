@@ -145,14 +145,16 @@ def _on_lesson(action, code: str, key: str, lesson: str, *args) -> None:
 
 
 def actions(klass: Class, current: Room) -> None:
-    """The buttons on the lesson's question, each enabled when the store would accept it."""
+    """The buttons on the lesson's question (close voting, second round, reveal), each
+    enabled when the store would accept it; a click refused as the lesson changed is said
+    above them."""
     state, lesson = current.state, current.lesson
     stale = st.session_state.pop(STALE, None)
-    if stale is not None:
-        st.warning(stale, icon=":material/sync_problem:")
     s = store()
     args = (klass.code, klass.key, lesson)
-    with st.container(key="cl_actions", horizontal=True):
+    if stale is not None:
+        st.warning(stale, icon=":material/sync_problem:")
+    with st.container(key="cl_actions", horizontal=True, horizontal_alignment="right"):
         if state.voting_open:
             st.button(
                 t("classroom.close"), key="cl_close", icon=":material/lock:",
@@ -172,11 +174,15 @@ def actions(klass: Class, current: Room) -> None:
             t("classroom.reveal"), key="cl_reveal", icon=":material/visibility:", type="primary",
             disabled=state.revealed, on_click=_on_lesson, args=(s.reveal, *args),
         )  # fmt: skip
-        number = LESSON_IDS.index(lesson) + 1
-        st.button(
-            t("classroom.move", number=number), key="cl_move", icon=":material/group_work:",
-            on_click=_on_lesson, args=(s.move_everyone, *args),
-        )  # fmt: skip
+
+
+def move(klass: Class, current: Room) -> None:
+    """Every learner to the lesson the picker shows."""
+    number = LESSON_IDS.index(current.lesson) + 1
+    st.button(
+        t("classroom.move", number=number), key="cl_move", icon=":material/group_work:",
+        on_click=_on_lesson, args=(store().move_everyone, klass.code, klass.key, current.lesson),
+    )  # fmt: skip
 
 
 def _paced() -> None:
