@@ -78,6 +78,8 @@ def test_a_committed_right_answer_is_confirmed_and_kept_in_the_url():
     assert at.title[0].value == "Lessons" and at.header[0].value == "1. Why normalize at all"
     assert not at.success and not at.error  # nothing revealed before committing
     assert not at.get("page_link")  # nor the page that shows the answer
+    how = "Commit to an answer first"
+    assert [c.value for c in at.caption if c.value.startswith(how)]  # how the page works
     item = lesson("why_normalize")
     assert _maths(at) == list(item.maths)  # the set-up's maths only
     assert at.button(key="ls_commit_why_normalize").disabled  # nothing picked yet
@@ -91,6 +93,7 @@ def test_a_committed_right_answer_is_confirmed_and_kept_in_the_url():
     assert _maths(at) == list(item.maths + item.answer_maths)
     assert "doubles at every layer" in _texts(at)  # the explanation, after the commit
     assert len(at.get("page_link")) == 1
+    assert not [c.value for c in at.caption if c.value.startswith(how)]  # done: not said again
 
 
 @pytest.mark.parametrize("present", ["on", "results"])

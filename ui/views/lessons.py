@@ -14,7 +14,7 @@ from urllib.parse import urlsplit, urlunsplit
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-from ui import landing
+from ui import landing, presenting
 from ui.formatting import literal
 from ui.i18n import t
 from ui.lessons.catalog import LESSON_IDS, LESSONS, Lesson, score, unanswered
@@ -98,8 +98,6 @@ def setup(item: Lesson, present: str) -> DeltaGenerator:
     with question, st.container(key="ls_question"):  # its heading level with the idea's text
         st.subheader(t("lessons.predict"), anchor=False)
         st.markdown(f"**{_tr(item, 'question')}**")
-        if present == "off":  # how the page works, for the one at the keyboard, not the room
-            st.caption(t("lessons.predict_help"))
     return question
 
 
@@ -115,8 +113,11 @@ def commit_point(
     (``verdict``; beside the question on a projector, on the first screen, where the
     explanation under both columns was not); before that, that it is locked in and, when
     ``counted``, counted in the class, where "Answer again" replaces the vote only while
-    ``replaceable`` (voting is open)."""
-    if chosen is not None and revealed:
+    ``replaceable`` (voting is open).  Before a commit, how the page works, for the one at
+    the keyboard (not while presenting: not for the room)."""
+    if chosen is None and not presenting.presenting():
+        st.caption(t("lessons.predict_help"))
+    elif chosen is not None and revealed:
         verdict(item, chosen, from_link)
     elif chosen is not None:
         key = "lessons.locked"
