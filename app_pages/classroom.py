@@ -15,7 +15,7 @@ room, refused = (None, None) if klass is None else widgets.room(klass, widgets.c
 with st.container(key="cl_top", horizontal=True, vertical_alignment="bottom", gap="medium"):
     view.title(None if room is None else klass.code)
     if room is not None:  # what the instructor presses next, on the first screen presenting
-        with st.container(key="cl_actions_box"):  # a refusal above the buttons
+        with presenting.navigation("classroom_actions"):  # a refusal above the buttons
             widgets.actions(klass, room)
 widgets.notice()
 if refused is not None:
@@ -39,8 +39,9 @@ else:
         view.join_panel(join)
     with right:  # what the room looks at first: the question and its answers
         view.live(lambda: widgets.room(klass, room.lesson), current_language())
-        widgets.lesson_choice()
-        widgets.move(klass, room)  # to the lesson just picked
+        with presenting.navigation("classroom_lesson"):
+            widgets.lesson_choice()
+            widgets.move(klass, room)  # to the lesson just picked
     with presenting.controls("classroom_settings", title="classroom.controls.settings"):
         widgets.settings(klass, room)
     view.private_link(instructor)

@@ -5,7 +5,8 @@ for the back of a room, larger chart fonts (``ui/projected.py``), no sidebar, to
 download menus; a small "Exit" button top right); "results" (also the page's inputs hidden,
 so a projected page shows only what is being taught).  Pages mark their inputs with
 ``controls(name)``; navigation (a page's section switch, the lesson picker with Previous /
-Next) is never inside one, so an instructor changes section or lesson without leaving
+Next, a class's buttons that move it through a question and to a lesson) is never inside
+one, so an instructor changes section or lesson, or reveals an answer, without leaving
 presentation.
 
 The styles are our own static CSS files in ``ui/styles/`` (never user text), and a rule that

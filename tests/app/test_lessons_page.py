@@ -105,6 +105,7 @@ def test_presenting_a_lesson_puts_its_title_and_question_before_the_navigation(p
     assert order[:2] == ["header", "subheader"] and order[-1] == "selectbox"
     assert at.selectbox(key="ls_choose").value == "precision"  # navigation kept, not hidden
     assert not at.button(key="ls_next").disabled
+    assert not [c for c in at.caption if c.value.startswith("Commit to")]  # not for the room
 
 
 def test_a_wrong_answer_names_the_engines_answer_and_can_be_retaken():

@@ -28,7 +28,6 @@ pytestmark = pytest.mark.e2e
 
 # Without a click: the page updates on its own (how fast is measured in benchmarks/, not here:
 # this machine is shared); every ``expect`` waits as long (tests/e2e/conftest.py).
-WAIT_MS = SLOW_MS
 FIRST = LESSON_IDS[0]
 ANSWER = lesson(FIRST).answer
 LEARNERS = (  # (locale, viewport, round-1 option, round-2 option)
@@ -165,7 +164,7 @@ def test_a_class_from_start_to_csv(class_server, tab, screenshot):
         verdict = page.locator("[data-testid='stAlert']").filter(
             has_text=re.compile("|".join(verdicts))
         )
-        expect(verdict.first).to_be_visible(timeout=WAIT_MS)
+        expect(verdict.first).to_be_visible(timeout=SLOW_MS)
     expect(
         learners[0].locator("[data-testid='stAlert']").filter(has_text=_verdict("right", "en"))
     ).to_be_visible()
@@ -202,9 +201,13 @@ def test_a_class_from_start_to_csv(class_server, tab, screenshot):
         assert chart["y"] + chart["height"] <= height, (width, chart)
         actions = teacher.locator(".st-key-cl_actions")
         expect(actions.get_by_role("button")).to_have_count(3)
+        title = teacher.get_by_role("heading", name=f"Class {shown_code(code)}").bounding_box()
         for button in actions.get_by_role("button").all():  # within the screen, whole
             box = button.bounding_box()
             assert box["x"] + box["width"] <= width and box["y"] + box["height"] <= height
+        # beside the code: the buttons' row (one or two lines) ends level with its heading
+        row = actions.bounding_box()
+        assert row["x"] >= title["x"] + title["width"] and row["y"] < title["y"] + title["height"]
     screenshot(learners[2], "class_mode/learner_zh_390.png", full_page=True)
 
     third = LESSON_IDS[2]
@@ -212,7 +215,7 @@ def test_a_class_from_start_to_csv(class_server, tab, screenshot):
     teacher.get_by_role("button", name="Everyone to lesson 3").click()
     for page in learners:
         expect(page.get_by_role("heading", name=re.compile(r"^3\. "))).to_be_visible(
-            timeout=WAIT_MS
+            timeout=SLOW_MS
         )
 
 

@@ -26,10 +26,13 @@ ROUND_COLOURS = ("#9aa5b1", "#1f77b4")  # round 1 greyed once round 2 is the one
 PROJECTED_FONT = 20  # px: an answer's label and its count, presenting (the page's own type)
 # A line breaks after a word and its spaces (ASCII ones: a no-break space holds "Pre ≈ 48"
 # together), or after a wide character (Chinese has no spaces) and the closing punctuation
-# after it ("，", "；": never at a line's start); never inside a bracketed list ("[−1, 1]").
+# after it ("，", "；": never at a line's start, after a word either); never inside a short
+# bracketed list ("[−1, 1]", with the word it follows: "x=[1, 2]").
 _WIDE = "\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef"
+_CLOSING = "，。；：、！？）」』"
 _PIECES = re.compile(
-    rf"\[[^\]]*\][^ \t{_WIDE}]*[ \t]*|[{_WIDE}][，。；：、！？）」』]*[ \t]*|[^ \t{_WIDE}]+[ \t]*"
+    rf"[^ \t{_WIDE}\[]*\[[^\]]{{0,24}}\][^ \t{_WIDE}]*[{_CLOSING}]*[ \t]*"
+    rf"|[{_WIDE}][{_CLOSING}]*[ \t]*|[^ \t{_WIDE}]+[{_CLOSING}]*[ \t]*"
 )
 
 
