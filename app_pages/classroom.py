@@ -15,7 +15,7 @@ room, refused = (None, None) if klass is None else widgets.room(klass, widgets.c
 with st.container(key="cl_top", horizontal=True, vertical_alignment="bottom", gap="medium"):
     view.title(None if room is None else klass.code)
     if room is not None:  # what the instructor presses next, on the first screen presenting
-        with presenting.navigation("classroom_actions"):  # a refusal above the buttons
+        with presenting.navigation("classroom_actions"):
             widgets.actions(klass, room)
 widgets.notice()
 if refused is not None:

@@ -51,7 +51,7 @@ else:
             widgets.prediction(lesson, revealed, from_link)
             counted = class_learner.record(member, lesson, chosen)
             open_vote = class_learner.voting_open(member)
-            view.commit_point(lesson, chosen, revealed, counted, open_vote, from_link)
+            view.commit_point(lesson, chosen, revealed, counted, open_vote, from_link, not member)
         if revealed:
             view.explanation(lesson, language, present)
             if lesson.id == LESSON_IDS[-1]:  # the course's end: what is done, what is left

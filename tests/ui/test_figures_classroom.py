@@ -102,11 +102,16 @@ def test_every_lessons_answers_fit_a_720_px_projector_whole():
             options = {
                 o: translate(f"lessons.{item.id}.options.{o}", lang, **item.texts()) for o in "abcd"
             }
-            room = _room({"a": 1}, {"a": 1})
+            room = _room({"a": 1}, {"a": 1}, revealed=True)
             figure = answers_chart(room, options, item.answer, lang, projected=True)
             assert figure.layout.height <= 338, (item.id, lang)
             assert all(label.count("<br>") <= 1 for label in figure.data[0].y), (item.id, lang)
             assert not [label for label in figure.data[0].y if "…" in label], (item.id, lang)
+            # balanced: no word, character or tick left alone on a line ("…保持稳 / 定")
+            for label in figure.data[0].y:
+                lines = html.unescape(label.removeprefix("<b>").removesuffix("</b>"))
+                assert min(_columns(line) for line in lines.split("<br>")) >= 8, label
+                assert "= 0<br>" not in label and "+<br>" not in label, label  # a formula whole
 
 
 def test_the_answer_is_marked_only_once_revealed():

@@ -4,6 +4,7 @@ the join link as a QR code."""
 from __future__ import annotations
 
 import io
+import math
 import re
 import unicodedata
 
@@ -27,12 +28,13 @@ PROJECTED_FONT = 20  # px: an answer's label and its count, presenting (the page
 # A line breaks after a word and its spaces (ASCII ones: a no-break space holds "Pre ≈ 48"
 # together), or after a wide character (Chinese has no spaces) and the closing punctuation
 # after it ("，", "；": never at a line's start, after a word either); never inside a short
-# bracketed list ("[−1, 1]", with the word it follows: "x=[1, 2]").
+# bracketed list ("[−1, 1]", with the word it follows: "x=[1, 2]"), nor at a no-break space
+# (the tick after the last Chinese character, "翻一倍 ✓", was left alone on a line).
 _WIDE = "\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef"
 _CLOSING = "，。；：、！？）」』"
 _PIECES = re.compile(
-    rf"[^ \t{_WIDE}\[]*\[[^\]]{{0,24}}\][^ \t{_WIDE}]*[{_CLOSING}]*[ \t]*"
-    rf"|[{_WIDE}][{_CLOSING}]*[ \t]*|[^ \t{_WIDE}]+[{_CLOSING}]*[ \t]*"
+    rf"[^ \t{_WIDE}\[]*\[[^\]]{{0,30}}\][^ \t{_WIDE}]*[{_CLOSING}]*[ \t]*"
+    rf"|[{_WIDE}][{_CLOSING}]*(?:\u00a0[^ \t{_WIDE}]*)?[ \t]*|[^ \t{_WIDE}]+[{_CLOSING}]*[ \t]*"
 )
 
 
@@ -55,13 +57,35 @@ def _wrapped(text: str, columns: int, most: int = LABEL_LINES) -> list[str]:
     return lines
 
 
+# the spaces around an operator ("x + y + z = 0", "σ² = ∞"): a formula is not broken there
+_OPERATOR_SPACE = re.compile(r" (?=[+−=≈×<>≤≥] )|(?<= [+−=≈×<>≤≥]) ")
+
+
+def _balanced(text: str, columns: int) -> list[str]:
+    """``_wrapped`` into as few lines as at ``columns``, each as long as the others: the
+    narrowest width that needs no more lines (a Chinese answer at full width left its last
+    character alone on the second line, "…保持稳 / 定"); a formula's operators stay with
+    their operands."""
+    text = _OPERATOR_SPACE.sub("\u00a0", text)
+    lines = _wrapped(text, columns, most=len(text))
+    shortest = math.ceil(_columns(text) / len(lines))
+    for width in range(shortest, columns):
+        narrower = _wrapped(text, width, most=len(text))
+        if len(narrower) == len(lines):
+            return narrower
+    return lines
+
+
 MARK = "\u00a0✓"  # the right answer's tick, held to its last word by a no-break space
 
 
 def _label(option: str, text: str, right: bool, columns: int) -> tuple[str, int]:
-    """The label of one answer's bars, and its number of lines: the right answer's tick is
-    wrapped with it (it ran two columns past the width when added after the wrap)."""
-    lines = _wrapped(f"({option}) {text}{MARK if right else ''}", columns)
+    """The label of one answer's bars, and its number of lines, balanced (``_balanced``):
+    the right answer's tick is wrapped with it (it ran two columns past the width when added
+    after the wrap)."""
+    lines = _balanced(f"({option}) {text}{MARK if right else ''}", columns)
+    if len(lines) > LABEL_LINES:
+        lines = [*lines[: LABEL_LINES - 1], lines[LABEL_LINES - 1] + " …"]
     label = "<br>".join(plot_text(line) for line in lines)
     return (f"<b>{label}</b>" if right else label), len(lines)
 
@@ -80,7 +104,7 @@ def answers_chart(
     if projected:  # narrow enough for wide bars, wide enough for a 720 px screen's height
         # the answer counted with its tick: the reveal changes no line's width or the height
         texts = [f"({o}) {text}{MARK if o == answer else ''}" for o, text in options.items()]
-        fits = [c for c in PROJECTED_COLUMNS if max(len(_wrapped(x, c)) for x in texts) <= 2]
+        fits = [c for c in PROJECTED_COLUMNS if max(len(_balanced(x, c)) for x in texts) <= 2]
         columns = (fits or PROJECTED_COLUMNS[-1:])[0]
     pairs = zip(options.items(), right, strict=True)
     labels, lines = zip(*(_label(o, text, r, columns) for (o, text), r in pairs), strict=True)

@@ -108,14 +108,16 @@ def commit_point(
     counted: bool,
     replaceable: bool = True,
     from_link: bool = False,
+    alone: bool = True,
 ) -> None:
     """What a committed prediction shows under the options: once revealed, the verdict
     (``verdict``; beside the question on a projector, on the first screen, where the
     explanation under both columns was not); before that, that it is locked in and, when
     ``counted``, counted in the class, where "Answer again" replaces the vote only while
-    ``replaceable`` (voting is open).  Before a commit, how the page works, for the one at
-    the keyboard (not while presenting: not for the room)."""
-    if chosen is None and not presenting.presenting():
+    ``replaceable`` (voting is open).  Before a commit, how the page works, for one learner
+    ``alone`` at the keyboard (not while presenting: not for the room; not in a class, whose
+    banner says when the answer shows)."""
+    if chosen is None and alone and not presenting.presenting():
         st.caption(t("lessons.predict_help"))
     elif chosen is not None and revealed:
         verdict(item, chosen, from_link)

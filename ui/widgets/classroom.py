@@ -30,7 +30,6 @@ from ui.url.pages import CLASSROOM as P
 from ui.widgets.lessons import lesson_picker
 
 NOTICE = "_cl_notice"  # the last action's refusal, shown on the next run
-STALE = "_cl_stale"  # (where, text): an action refused as the lesson changed, said by its button
 DONE = "_cl_done"  # the last action's confirmation (a class ended), shown on the next run
 PACED_START = "cl_paced_start"
 # The join box's length: the browser drops, without a word, a paste longer than this, so it
@@ -130,34 +129,28 @@ def _act(action, *args) -> None:
     _say(attempt(action, *args)[1])
 
 
-def _on_lesson(action, code: str, key: str, lesson: str, *args, where: str = "actions") -> None:
+def _on_lesson(action, code: str, key: str, lesson: str, *args) -> None:
     """``action`` on ``lesson``, the lesson its button was drawn with, only while the picker
     still shows it.  A click sent while the page is being redrawn after another pick comes
     with the picker's new lesson and the callback of the buttons drawn before it (Streamlit
     keeps the last one registered): it would act on a lesson the page no longer shows, so it
-    is refused, and said by the button clicked (``where``: "actions" or "move")."""
+    is refused, and said in a toast: a message on the page moved the room's chart down by
+    its height, past a 720 px screen's edge."""
     shown = st.session_state.get("cl_pick", lesson)
     if shown in LESSON_IDS and shown != lesson:
         was, now = LESSON_IDS.index(lesson) + 1, LESSON_IDS.index(shown) + 1
-        st.session_state[STALE] = (where, t("classroom.lesson_changed", was=was, now=now))
+        said = t("classroom.lesson_changed", was=was, now=now)
+        st.toast(said, icon=":material/sync_problem:", duration="long")
         return
     _act(action, code, key, lesson, *args)
 
 
-def _stale(where: str) -> None:
-    """The refusal of a click on the buttons at ``where``, once (``_on_lesson``)."""
-    if st.session_state.get(STALE, ("",))[0] == where:
-        st.warning(st.session_state.pop(STALE)[1], icon=":material/sync_problem:")
-
-
 def actions(klass: Class, current: Room) -> None:
     """The buttons on the lesson's question (close voting, second round, reveal), each
-    enabled when the store would accept it; a click refused as the lesson changed is said
-    above them."""
+    enabled when the store would accept it."""
     state, lesson = current.state, current.lesson
     s = store()
     args = (klass.code, klass.key, lesson)
-    _stale("actions")
     with st.container(key="cl_actions", horizontal=True, horizontal_alignment="right"):
         if state.voting_open:
             st.button(
@@ -181,14 +174,11 @@ def actions(klass: Class, current: Room) -> None:
 
 
 def move(klass: Class, current: Room) -> None:
-    """Every learner to the lesson the picker shows; a click refused as the lesson changed
-    is said above it."""
+    """Every learner to the lesson the picker shows."""
     number = LESSON_IDS.index(current.lesson) + 1
-    _stale("move")
     st.button(
         t("classroom.move", number=number), key="cl_move", icon=":material/group_work:",
         on_click=_on_lesson, args=(store().move_everyone, klass.code, klass.key, current.lesson),
-        kwargs={"where": "move"},
     )  # fmt: skip
 
 
