@@ -57,3 +57,24 @@ def test_an_action_after_the_pick_has_drawn_acts_on_the_picked_lesson():
     assert not store().room(code, key, THIRD).state.voting_open
     assert store().room(code, key, FIRST).state.voting_open
     assert not _texts(teacher, "warning", "toast")
+
+
+def test_after_the_reveal_the_one_action_is_everyone_to_the_next_lesson():
+    """Revealed, a lesson's Close voting, Second round and Reveal can do nothing: in their
+    place, the next step takes the class and the page to the next lesson; the last lesson
+    has no next."""
+    teacher, code, key = _instructor()
+    _button(teacher, "Reveal the answer").click().run()
+    shown = [b.label for b in teacher.button if b.key and b.key.startswith("cl_")]
+    assert "Next: everyone to lesson 2" in shown
+    assert not {"Close voting", "Second round", "Reveal the answer"} & set(shown)
+    teacher.button(key="cl_next").click().run()
+    assert _class_lesson(code) == (LESSON_IDS[1], 1)
+    assert teacher.session_state["cl_lesson"] == LESSON_IDS[1]
+    assert store().room(code, key, LESSON_IDS[1]).state == rules.LessonState()
+    assert _button(teacher, "Reveal the answer")  # the new lesson's own question
+    last = LESSON_IDS[-1]
+    teacher.selectbox(key="cl_pick").set_value(last).run()
+    _button(teacher, "Reveal the answer").click().run()
+    assert not [b for b in teacher.button if b.key in ("cl_next", "cl_reveal")]
+    assert not teacher.exception

@@ -147,11 +147,22 @@ def _on_lesson(action, code: str, key: str, lesson: str, *args) -> None:
 
 def actions(klass: Class, current: Room) -> None:
     """The buttons on the lesson's question (close voting, second round, reveal), each
-    enabled when the store would accept it."""
+    enabled when the store would accept it; once the answer is revealed, none of them can
+    act, and in their place is the instructor's next step: everyone to the next lesson (at
+    1,280 x 720 presenting, the picker's own button was 20 px below the first screen)."""
     state, lesson = current.state, current.lesson
     s = store()
     args = (klass.code, klass.key, lesson)
     with st.container(key="cl_actions", horizontal=True, horizontal_alignment="right"):
+        if state.revealed:
+            if lesson != LESSON_IDS[-1]:
+                following = LESSON_IDS[LESSON_IDS.index(lesson) + 1]
+                st.button(
+                    t("classroom.next", number=LESSON_IDS.index(following) + 1), key="cl_next",
+                    icon=":material/arrow_forward:", type="primary",
+                    on_click=_on_lesson, args=(_everyone_to, *args, following),
+                )  # fmt: skip
+            return
         if state.voting_open:
             st.button(
                 t("classroom.close"), key="cl_close", icon=":material/lock:",
@@ -160,17 +171,23 @@ def actions(klass: Class, current: Room) -> None:
         else:
             st.button(
                 t("classroom.reopen"), key="cl_reopen", icon=":material/lock_open:",
-                disabled=state.revealed, on_click=_on_lesson, args=(s.set_voting, *args, True),
+                on_click=_on_lesson, args=(s.set_voting, *args, True),
             )  # fmt: skip
         st.button(
             t("classroom.second_round"), key="cl_round", icon=":material/forum:",
-            disabled=state.round >= rules.ROUNDS or state.revealed,
+            disabled=state.round >= rules.ROUNDS,
             on_click=_on_lesson, args=(s.second_round, *args),
         )  # fmt: skip
         st.button(
             t("classroom.reveal"), key="cl_reveal", icon=":material/visibility:", type="primary",
-            disabled=state.revealed, on_click=_on_lesson, args=(s.reveal, *args),
+            on_click=_on_lesson, args=(s.reveal, *args),
         )  # fmt: skip
+
+
+def _everyone_to(code: str, key: str, lesson: str, following: str) -> None:
+    """Every learner to ``following``, and this page with them (``lesson``: the one left)."""
+    store().move_everyone(code, key, following)
+    st.session_state["cl_lesson"] = following
 
 
 def move(klass: Class, current: Room) -> None:
