@@ -352,10 +352,12 @@ def before_prediction(member: Member | None, item: Lesson) -> None:
     committed = _answers()
     mine = [a for a in committed if a.rpartition(".")[0] == item.id]
     fresh_round = state.round > 1 and state.voting_open and votes[-1] is None
-    if mine and fresh_round and voted.get(item.id, 0) < state.round:
-        # as the lessons page's "Try again" does; once per round (voted marks it)
-        st.session_state["ls_answers"] = [a for a in committed if a not in mine]
-        st.session_state[f"ls_pick_{item.id}"] = None  # not popped: the browser would keep its tick
+    if fresh_round and voted.get(item.id, 0) < state.round:
+        if mine:  # as the lessons page's "Try again" does
+            st.session_state["ls_answers"] = [a for a in committed if a not in mine]
+            st.session_state[f"ls_pick_{item.id}"] = None  # not popped: the browser keeps a tick
+        # once per round, also with nothing to unlock: a learner who joined (or first answers)
+        # in the second round had their commit taken back here, before it was counted
         voted[item.id] = state.round
     if state.revealed:  # the answer shows with a commit: one unlocked or never made is asked
         said = "classroom.state_revealed" if mine else "classroom.state_revealed_commit"
