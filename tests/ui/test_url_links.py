@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from ui.i18n import translate
 from ui.url.address_bar import describes
 from ui.url.codec import PRESENT, parse, query_string, serialize, serialize_one
 from ui.url.pages import AXES, DEPTH, DUMPS, GEOMETRY, KERNELS, MODELS, PAGES, VECTOR_LAB
@@ -305,6 +306,14 @@ def test_a_text_too_long_for_its_parameter_counts_as_the_typed_box_does():
     value, refusal = parse(param, ["a" * 1999])
     assert value is None and refusal.key == "too_long"
     assert refusal.params["chars"] == "1,999" and refusal.params["limit"] == f"{param.max_chars:,}"
+
+
+def test_a_text_too_long_whose_default_is_empty_is_said_not_read_not_defaulted():
+    """A class code 40 characters long: no default class is shown instead; the link's value
+    was not read (the page is in no class)."""
+    value, refusal = parse(PAGES["lessons"]["ls_class"], ["A" * 40])
+    assert value is None and refusal.key == "too_long_unread"
+    assert "default" not in translate(f"share.{refusal.key}", "en", **refusal.params)
 
 
 def test_a_parameter_the_engine_needs_above_zero_refuses_zero_in_the_link():

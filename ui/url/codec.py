@@ -243,8 +243,8 @@ def parse(param: Param, raw: list[str]) -> tuple[Any, Refusal | None]:
             return text.strip().lower() == "true", None
         return None, _refuse(param, text)
     if param.kind == "text":
-        if len(text) > param.max_chars:
-            return None, _refuse(param, text, "too_long")
+        if len(text) > param.max_chars:  # an empty default (no class, no file): left out
+            return None, _refuse(param, text, "too_long" if param.default else "too_long_unread")
         return text, None
     number = _number(text)
     if number is None or not (param.low <= number <= param.high):
