@@ -95,19 +95,35 @@ def test_outside_a_class_the_sheet_lists_every_answer():
 
 
 def test_revealed_without_a_committed_prediction_the_learner_is_told_how_to_see_it():
-    """A second round unlocks a learner's first-round prediction; one who has not committed
-    again when the answer is revealed sees no answer (it shows with a commit): the line says
-    so, rather than only that the answer was revealed."""
+    """A learner with no counted vote when the answer is revealed (joined then) sees no
+    answer (it shows with a commit): the line says so, rather than only that the answer was
+    revealed."""
     teacher, code, key = _instructor()
-    learner = _commit(_learner(code), ANSWER)
-    store().second_round(code, key, FIRST)
-    learner.run()
-    assert learner.radio(key=f"ls_pick_{FIRST}").value is None  # unlocked, not committed
     store().reveal(code, key, FIRST)
-    said = _texts(learner.run(), "info")
-    assert "commit a prediction to see it" in said
+    learner = _learner(code)
+    assert "commit a prediction to see it" in _texts(learner, "info")
     assert "Right" not in _texts(learner, "success")  # the answer is not on the page
     _commit(learner, ANSWER)
     said = _texts(learner, "info")
     assert "revealed the answer" in said and "commit a prediction" not in said
     assert "Right" in _texts(learner, "success")
+
+
+def test_revealed_in_a_second_round_they_did_not_vote_in_the_counted_vote_shows():
+    """A second round unlocks each learner's first-round vote; revealed before they commit
+    again, each sees the verdict on the vote the class counted, whether their page ran in
+    the second round (it had unlocked it: they were told to commit a prediction to see an
+    answer their vote had already counted) or not (its caption said "not counted")."""
+    teacher, code, key = _instructor()
+    ran, idle = _commit(_learner(code), ANSWER), _commit(_learner(code), WRONG)
+    store().second_round(code, key, FIRST)
+    assert ran.run().radio(key=f"ls_pick_{FIRST}").value is None  # unlocked
+    store().reveal(code, key, FIRST)
+    for learner, verdict in ((ran.run(), "success"), (idle.run(), "error")):
+        assert "revealed the answer" in _texts(learner, "info")
+        assert "commit a prediction" not in _texts(learner, "info")
+        assert _texts(learner, verdict)  # right, or not quite
+        assert "not counted" not in _texts(learner, "caption")
+        assert "is counted in the class" in _texts(learner, "caption")
+    ran.button(key=f"ls_again_{FIRST}").click().run()  # practice: not given back again
+    assert ran.radio(key=f"ls_pick_{FIRST}").value is None

@@ -203,22 +203,6 @@ def test_a_second_round_unlocks_the_prediction_and_counts_apart():
     assert learner.radio(key=f"ls_pick_{FIRST}").value == ANSWER
 
 
-def test_a_learner_without_a_first_round_vote_is_counted_in_the_second():
-    """One joins once the second round is open, one was there and did not answer: each
-    commit counts in round 2 (the unlock for a second round took it back before it was
-    counted, and the learner saw their answer cleared)."""
-    teacher, code, key = _instructor()
-    present = _learner(code)
-    _commit(_learner(code), WRONG)
-    _button(teacher.run(), "Second round").click().run()
-    late = _learner(code)
-    _commit(late, ANSWER)
-    _commit(present.run(), ANSWER)
-    assert store().room(code, key, FIRST).counts[1][ANSWER] == 2
-    assert late.radio(key=f"ls_pick_{FIRST}").value == ANSWER  # kept, not asked again
-    assert late.session_state["ls_answers"] == [f"{FIRST}.{ANSWER}"]
-
-
 def test_closed_voting_counts_nothing_and_says_so():
     teacher, code, key = _instructor()
     learner = _learner(code)

@@ -45,7 +45,9 @@ SEEN = "_cl_seen"  # what the last full run drew of the class (compared by the p
 MOVES = "_cl_moves"  # the class's move count this learner has followed
 LINKS_CHECKED = "_cl_links_checked"  # classes whose link answers of every lesson were checked
 VOTES_SHOWN = "_cl_votes_shown"  # (class, lesson) whose own vote this session has looked up
-VOTED = "_cl_voted"  # {lesson: round} of the last vote recorded from this session
+ORIGINS = "_cl_origins"  # {(class, lesson): (the page's answer, the round it dates from)}
+UNLOCKED = "_cl_unlocked"  # (class, lesson, round) whose earlier answer was unlocked
+REVEALS_SEEN = "_cl_reveals_seen"  # (class, lesson) whose reveal this session has drawn
 
 
 @dataclass(frozen=True)
@@ -344,28 +346,61 @@ def scored(member: Member | None, answers: dict[str, str]) -> dict[str, str]:
 
 def before_prediction(member: Member | None, item: Lesson) -> None:
     """Say where the question stands in the class; when a second round opens, unlock this
-    learner's first-round answer once, so they commit again."""
+    learner's answer of an earlier round once, so they commit again; once the answer is
+    revealed, show the learner's counted vote if their page holds none."""
     if member is None:
         return
     state, votes = member.view.state, member.view.votes
-    voted = st.session_state.setdefault(VOTED, {})
-    committed = _answers()
-    mine = [a for a in committed if a.rpartition(".")[0] == item.id]
-    fresh_round = state.round > 1 and state.voting_open and votes[-1] is None
-    if fresh_round and voted.get(item.id, 0) < state.round:
-        if mine:  # as the lessons page's "Try again" does
-            st.session_state["ls_answers"] = [a for a in committed if a not in mine]
-            st.session_state[f"ls_pick_{item.id}"] = None  # not popped: the browser keeps a tick
-        # once per round, also with nothing to unlock: a learner who joined (or first answers)
-        # in the second round had their commit taken back here, before it was counted
-        voted[item.id] = state.round
-    if state.revealed:  # the answer shows with a commit: one unlocked or never made is asked
+    key = (member.code, item.id)
+    mine = _round_of_answer(member, item.id)
+    if mine is not None and mine[1] < state.round and votes[-1] is None and not state.revealed:
+        # as the lessons page's "Try again" does, also while this round's voting is closed
+        _drop_answer(item.id)
+        st.session_state[ORIGINS].pop(key)
+        st.session_state.setdefault(UNLOCKED, set()).add((*key, state.round))
+        mine = None
+    if state.revealed and key not in st.session_state.setdefault(REVEALS_SEEN, set()):
+        st.session_state[REVEALS_SEEN].add(key)  # once: "Answer again" then clears it
+        counted = [(vote, r) for r, vote in enumerate(votes, 1) if vote is not None]
+        if mine is None and counted:  # unlocked for a round they did not vote in: the last
+            mine = counted[-1]  # counted vote is theirs, and its verdict shows
+            st.session_state["ls_answers"] = [*_answers(), f"{item.id}.{mine[0]}"]
+            st.session_state[f"ls_pick_{item.id}"] = mine[0]
+            st.session_state[ORIGINS][key] = mine
+    if state.revealed:  # the answer shows with a commit: one never made is asked
         said = "classroom.state_revealed" if mine else "classroom.state_revealed_commit"
         st.info(t(said), icon=":material/visibility:")
     elif not state.voting_open:
         st.info(t("classroom.state_closed"), icon=":material/lock:")
     elif state.round > 1:
         st.info(t("classroom.state_round_two"), icon=":material/forum:")
+
+
+def _round_of_answer(member: Member, lesson_id: str) -> tuple[str, int] | None:
+    """The page's committed answer to ``lesson_id`` and the round it dates from: the round
+    this session first saw it in, or, for an answer the page came with (a reload), the
+    latest earlier round that counted it, unless this round already unlocked it once (then
+    it was committed again).  Whether to unlock it follows from this round, not from which
+    run first saw a new round: a commit clicked as the second round opened, or made while its
+    voting was closed, was taken back."""
+    origins = st.session_state.setdefault(ORIGINS, {})
+    key = (member.code, lesson_id)
+    option = next((a.rpartition(".")[2] for a in _answers() if a.startswith(f"{lesson_id}.")), None)
+    if option is None:
+        origins.pop(key, None)
+        return None
+    if origins.get(key, (None,))[0] != option:
+        votes, now = member.view.votes, member.view.state.round
+        earlier = [r for r, vote in enumerate(votes[:-1], 1) if vote == option]
+        unlocked = (*key, now) in st.session_state.setdefault(UNLOCKED, set())
+        origins[key] = (option, earlier[-1] if earlier and not unlocked else now)
+    return origins[key]
+
+
+def _drop_answer(lesson_id: str) -> None:
+    committed = _answers()
+    st.session_state["ls_answers"] = [a for a in committed if not a.startswith(f"{lesson_id}.")]
+    st.session_state[f"ls_pick_{lesson_id}"] = None  # not popped: the browser keeps a tick
 
 
 def record(member: Member | None, item: Lesson, chosen: str | None) -> bool:
@@ -376,7 +411,13 @@ def record(member: Member | None, item: Lesson, chosen: str | None) -> bool:
     if member is None or chosen is None:
         return False
     view = member.view
-    if view.votes[-1] != chosen:
+    origin = st.session_state.get(ORIGINS, {}).get((member.code, item.id))
+    counted_before = (  # a round before this one counted it (this one has no vote of theirs)
+        origin is not None
+        and origin[1] < view.state.round
+        and view.votes[origin[1] - 1] == chosen == origin[0]
+    )
+    if view.votes[-1] != chosen and not counted_before:
         if not view.state.voting_open:  # a revealed answer's voting never opens again
             said = (
                 "classroom.not_counted_revealed" if view.state.revealed else "classroom.not_counted"
@@ -390,7 +431,6 @@ def record(member: Member | None, item: Lesson, chosen: str | None) -> bool:
         if error is not None:
             st.warning(error, icon=":material/how_to_vote:")
             return False
-        st.session_state.setdefault(VOTED, {})[item.id] = view.state.round
     if answer_shown(member):
         st.caption(t("classroom.counted"))
     return True

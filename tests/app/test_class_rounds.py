@@ -1,0 +1,67 @@
+"""A second round, whenever the learner's page sees it: an answer is asked again only if an
+earlier round counted it, whichever run first sees the new round (the page polls every
+1.5 s, and a click can come first), and whether or not that round's voting is open."""
+
+from __future__ import annotations
+
+from tests.app.test_class_pages import (
+    ANSWER,
+    FIRST,
+    WRONG,
+    _button,
+    _commit,
+    _instructor,
+    _learner,
+    _texts,
+)
+from ui.classroom import store
+
+
+def test_a_learner_without_a_first_round_vote_is_counted_in_the_second():
+    """One joins once the second round is open, one was there and did not answer: each
+    commit counts in round 2 (the unlock for a second round took it back before it was
+    counted, and the learner saw their answer cleared)."""
+    teacher, code, key = _instructor()
+    present = _learner(code)
+    _commit(_learner(code), WRONG)
+    _button(teacher.run(), "Second round").click().run()
+    late = _learner(code)
+    _commit(late, ANSWER)
+    _commit(present.run(), ANSWER)
+    assert store().room(code, key, FIRST).counts[1][ANSWER] == 2
+    assert late.radio(key=f"ls_pick_{FIRST}").value == ANSWER  # kept, not asked again
+    assert late.session_state["ls_answers"] == [f"{FIRST}.{ANSWER}"]
+
+
+def test_a_commit_clicked_as_the_second_round_opens_is_counted_in_it():
+    """Picked in round 1, committed in the run that first sees round 2 (before the poll's)."""
+    teacher, code, key = _instructor()
+    learner = _learner(code)
+    learner.radio(key=f"ls_pick_{FIRST}").set_value(ANSWER).run()
+    _button(teacher.run(), "Second round").click().run()
+    learner.button(key=f"ls_commit_{FIRST}").click().run()
+    assert learner.session_state["ls_answers"] == [f"{FIRST}.{ANSWER}"]
+    assert store().room(code, key, FIRST).counts[1][ANSWER] == 1
+
+
+def test_a_second_round_closed_before_the_page_saw_it_still_asks_again():
+    """Round 2 opened and closed between two runs of the learner's page: their counted
+    round-1 vote is not called "not counted unless voting opens again"; it is asked again,
+    and a commit made while voting is closed counts when it reopens."""
+    teacher, code, key = _instructor()
+    learner = _commit(_learner(code), WRONG)
+    _button(teacher.run(), "Second round").click().run()
+    _button(teacher.run(), "Close voting").click().run()
+    learner.run()
+    assert learner.radio(key=f"ls_pick_{FIRST}").value is None
+    assert "not counted" not in _texts(learner, "caption")
+    assert "Voting on this question is closed" in _texts(learner, "info")
+    _commit(learner, ANSWER)  # while closed: said not counted until voting reopens
+    assert "unless your instructor opens voting again" in _texts(learner, "caption")
+    _button(teacher.run(), "Reopen voting").click().run()
+    learner.run()
+    assert learner.radio(key=f"ls_pick_{FIRST}").value == ANSWER  # kept, not asked again
+    assert store().room(code, key, FIRST).counts == (
+        {**dict.fromkeys("abcd", 0), WRONG: 1},
+        {**dict.fromkeys("abcd", 0), ANSWER: 1},
+    )
