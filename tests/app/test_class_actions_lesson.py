@@ -59,10 +59,13 @@ def test_an_action_after_the_pick_has_drawn_acts_on_the_picked_lesson():
     assert not _texts(teacher, "warning", "toast")
 
 
-def test_after_the_reveal_the_one_action_is_everyone_to_the_next_lesson():
+def test_after_the_reveal_the_one_action_is_everyone_to_the_next_lesson(monkeypatch):
     """Revealed, a lesson's Close voting, Second round and Reveal can do nothing: in their
     place, the next step takes the class and the page to the next lesson; the last lesson
     has no next."""
+    from ui.widgets import classroom as widgets
+
+    monkeypatch.setattr(widgets, "SETTLE_S", 0.0)  # each press below a second apart (next test)
     teacher, code, key = _instructor()
     _button(teacher, "Reveal the answer").click().run()
     shown = [b.label for b in teacher.button if b.key and b.key.startswith("cl_")]
@@ -78,3 +81,20 @@ def test_after_the_reveal_the_one_action_is_everyone_to_the_next_lesson():
     _button(teacher, "Reveal the answer").click().run()
     assert not [b for b in teacher.button if b.key in ("cl_next", "cl_reveal")]
     assert not teacher.exception
+
+
+def test_a_press_right_after_next_is_not_taken_for_the_next_lessons_reveal(monkeypatch):
+    """ "Next" stands where the next lesson's Reveal then stands: a double click's second
+    press (or one within a second) is refused, not taken as that lesson's reveal."""
+    from ui.widgets import classroom as widgets
+
+    teacher, code, key = _instructor()
+    _button(teacher, "Reveal the answer").click().run()
+    teacher.button(key="cl_next").click().run()
+    _button(teacher, "Reveal the answer").click().run()  # at once
+    assert not store().room(code, key, LESSON_IDS[1]).state.revealed
+    said = _texts(teacher, "toast")
+    assert "Nothing was done" in said and "lesson 1" in said and "lesson 2" in said
+    monkeypatch.setattr(widgets, "SETTLE_S", 0.0)  # a second later
+    _button(teacher, "Reveal the answer").click().run()
+    assert store().room(code, key, LESSON_IDS[1]).state.revealed

@@ -14,6 +14,7 @@ checks the key; a refusal (a forged key, an expired class) is shown and nothing 
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import dataclass
 
 import streamlit as st
@@ -32,6 +33,10 @@ from ui.widgets.lessons import lesson_picker
 NOTICE = "_cl_notice"  # the last action's refusal, shown on the next run
 DONE = "_cl_done"  # the last action's confirmation (a class ended), shown on the next run
 PACED_START = "cl_paced_start"
+MOVED = "_cl_moved"  # (when, from which lesson) this page last took the class to the next
+# "Next" is drawn where the next lesson's Reveal then is: a double click's second press, or a
+# click right after, would reveal the lesson the class has just reached
+SETTLE_S = 1.0
 # The join box's length: the browser drops, without a word, a paste longer than this, so it
 # is well past a code (a pasted join link fits) and what is not a code gets a message.
 TYPED_CHARS = 1_000  # a learner's address holding every lesson's answer: about 500
@@ -135,8 +140,12 @@ def _on_lesson(action, code: str, key: str, lesson: str, *args) -> None:
     with the picker's new lesson and the callback of the buttons drawn before it (Streamlit
     keeps the last one registered): it would act on a lesson the page no longer shows, so it
     is refused, and said in a toast: a message on the page moved the room's chart down by
-    its height, past a 720 px screen's edge."""
+    its height, past a 720 px screen's edge.  So is a press within ``SETTLE_S`` of "Next",
+    meant for the lesson just left."""
     shown = st.session_state.get("cl_pick", lesson)
+    moved_at, left = st.session_state.get(MOVED, (float("-inf"), None))
+    if action is not _everyone_to and time.monotonic() - moved_at < SETTLE_S:
+        shown, lesson = lesson, left
     if shown in LESSON_IDS and shown != lesson:
         was, now = LESSON_IDS.index(lesson) + 1, LESSON_IDS.index(shown) + 1
         said = t("classroom.lesson_changed", was=was, now=now)
@@ -188,6 +197,7 @@ def _everyone_to(code: str, key: str, lesson: str, following: str) -> None:
     """Every learner to ``following``, and this page with them (``lesson``: the one left)."""
     store().move_everyone(code, key, following)
     st.session_state["cl_lesson"] = following
+    st.session_state[MOVED] = (time.monotonic(), lesson)
 
 
 def move(klass: Class, current: Room) -> None:
