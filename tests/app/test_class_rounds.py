@@ -65,3 +65,20 @@ def test_a_second_round_closed_before_the_page_saw_it_still_asks_again():
         {**dict.fromkeys("abcd", 0), WRONG: 1},
         {**dict.fromkeys("abcd", 0), ANSWER: 1},
     )
+
+
+def test_an_answer_seen_while_voting_is_closed_makes_later_predictions_practice():
+    """Self-paced, voting closed: a commit shows the answer and is not counted; "Answer
+    again" with the answer in mind, then voting reopens: that prediction is practice, not
+    counted (it was, and the caption had promised a count)."""
+    teacher, code, key = _instructor()
+    teacher.toggle(key="cl_paced").set_value(False).run()
+    _button(teacher, "Close voting").click().run()
+    learner = _commit(_learner(code), WRONG)
+    said = _texts(learner, "caption")
+    assert "practice" in said and "unless your instructor opens voting again" not in said
+    learner.button(key=f"ls_again_{FIRST}").click().run()
+    _commit(learner, ANSWER)
+    _button(teacher.run(), "Reopen voting").click().run()
+    assert "Practice only" in _texts(learner.run(), "caption")
+    assert store().room(code, key, FIRST).answered == (0,)

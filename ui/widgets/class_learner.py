@@ -48,6 +48,9 @@ VOTES_SHOWN = "_cl_votes_shown"  # (class, lesson) whose own vote this session h
 ORIGINS = "_cl_origins"  # {(class, lesson): (the page's answer, the round it dates from)}
 UNLOCKED = "_cl_unlocked"  # (class, lesson, round) whose earlier answer was unlocked
 REVEALS_SEEN = "_cl_reveals_seen"  # (class, lesson) whose reveal this session has drawn
+# (class, lesson, round) whose answer this session showed while voting was closed, no vote
+# of theirs counted: a prediction made after it, once voting reopens, would be counted
+SEEN_UNCOUNTED = "_cl_seen_uncounted"
 
 
 @dataclass(frozen=True)
@@ -418,13 +421,18 @@ def record(member: Member | None, item: Lesson, chosen: str | None) -> bool:
         and view.votes[origin[1] - 1] == chosen == origin[0]
     )
     if view.votes[-1] != chosen and not counted_before:
+        seen = (member.code, item.id, view.state.round)  # the answer shown with no vote counted
         if not view.state.voting_open:  # a revealed answer's voting never opens again
-            said = (
-                "classroom.not_counted_revealed" if view.state.revealed else "classroom.not_counted"
-            )
+            if view.state.revealed:
+                said = "classroom.not_counted_revealed"
+            elif answer_shown(member):  # self-paced, or paced turned off: it shows now
+                st.session_state.setdefault(SEEN_UNCOUNTED, set()).add(seen)
+                said = "classroom.seen_while_closed"
+            else:
+                said = "classroom.not_counted"
             st.caption(t(said))
             return False
-        if view.final:
+        if view.final or seen in st.session_state.get(SEEN_UNCOUNTED, ()):
             st.caption(t("classroom.practice"))
             return False
         _, error = attempt(lambda: store().vote(member.code, member.token, f"{item.id}.{chosen}"))
