@@ -20,6 +20,7 @@ from tests.app.test_class_pages import (
 )
 from ui.classroom import store
 from ui.lessons.catalog import LESSON_IDS, lesson
+from ui.widgets import class_learner
 
 
 def test_an_answer_in_a_link_is_asked_again_not_counted_and_a_reloads_own_vote_stays():
@@ -100,3 +101,20 @@ def test_a_reload_keeps_an_answer_its_class_did_not_count(how):
         _commit(learner, ANSWER)
     again = _learner(code, token=token, ls_answers=f"{FIRST}.{ANSWER}")
     assert again.radio(key=f"ls_pick_{FIRST}").value == ANSWER
+
+
+def test_a_second_class_in_the_same_tab_takes_the_learner_to_its_lesson():
+    """A learner leaves one class and joins another in the same tab: the second class's
+    "everyone to lesson N" is followed, though its move count equals the first's."""
+    first, first_code, _ = _instructor()
+    learner = _learner(first_code)
+    first.selectbox(key="cl_pick").set_value(LESSON_IDS[2]).run()
+    _button(first, "Everyone to lesson 3").click().run()
+    assert learner.run().session_state["ls_lesson"] == LESSON_IDS[2]
+    learner.button(key="cl_leave").click().run()
+    second, code, _ = _instructor()
+    second.selectbox(key="cl_pick").set_value(LESSON_IDS[4]).run()
+    _button(second, "Everyone to lesson 5").click().run()
+    learner.session_state[class_learner.BROWSER + code] = {"token": rules.new_secret(128)}
+    learner.session_state["ls_class"] = code  # the Class page's join box, in the same tab
+    assert learner.run().session_state["ls_lesson"] == LESSON_IDS[4]

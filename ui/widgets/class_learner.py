@@ -42,7 +42,7 @@ FAILED = "_cl_failed"  # (the code as given, its refusal): not tried again
 MOMENTARY = ("classroom.busy",)  # refusals not remembered: the next run asks again
 ENDED = "classroom.ended"  # the refusal of a class its instructor ended
 SEEN = "_cl_seen"  # what the last full run drew of the class (compared by the poll)
-MOVES = "_cl_moves"  # the class's move count this learner has followed
+MOVES = "_cl_moves"  # {class: its move count this learner has followed}
 LINKS_CHECKED = "_cl_links_checked"  # classes whose link answers of every lesson were checked
 VOTES_SHOWN = "_cl_votes_shown"  # (class, lesson) whose own vote this session has looked up
 ORIGINS = "_cl_origins"  # {(class, lesson): (the page's answer, the round it dates from)}
@@ -239,8 +239,9 @@ def membership() -> Member | None:
     code, token = joined
     lesson_id = st.session_state.get("ls_lesson", P["ls_lesson"].default)
     view, error = refusal(lambda: store().learner_view(code, token, lesson_id))
-    if view is not None and view.class_lesson and view.moves != st.session_state.get(MOVES):
-        st.session_state[MOVES] = view.moves
+    followed = st.session_state.setdefault(MOVES, {})  # per class: a second one counts anew
+    if view is not None and view.class_lesson and view.moves != followed.get(code):
+        followed[code] = view.moves
         if view.class_lesson != lesson_id:
             st.session_state["ls_lesson"] = view.class_lesson
             landing.moved()  # the lesson the class moved to opens at its title
