@@ -34,8 +34,9 @@ def test_an_answer_in_a_link_is_asked_again_not_counted_and_a_reloads_own_vote_s
     assert classmate.radio(key=f"ls_pick_{FIRST}").value is None  # asked, not locked in
     assert "Locked in" not in _texts(classmate, "info")
     assert "· 0 answered" in classmate.get("progress")[0].proto.text  # in that same run
-    assert "The link held an answer to one lesson, which is not counted" in _texts(
-        classmate, "info"
+    assert (
+        "This page held an answer to one lesson from before you joined, which is not counted"
+        in _texts(classmate, "info")
     )  # said, as every other dropped link value is
     assert sum(store().room(code, key, FIRST).counts[0].values()) == 0
     assert _counts(teacher.run()).startswith("**1** joined · **0** answered")
@@ -44,7 +45,7 @@ def test_an_answer_in_a_link_is_asked_again_not_counted_and_a_reloads_own_vote_s
     again = _learner(code, token=token, **answered)  # the same browser reloads its address
     assert again.radio(key=f"ls_pick_{FIRST}").value == WRONG
     assert "Locked in and counted in the class" in _texts(again, "info")
-    assert "The link held" not in _texts(again, "info")  # its own vote: nothing dropped
+    assert "This page held" not in _texts(again, "info")  # its own vote: nothing dropped
     assert store().room(code, key, FIRST).counts[0][WRONG] == 1
     assert "Answer again replaces your vote" in _texts(again, "info")  # and it does:
     again.button(key=f"ls_again_{FIRST}").click().run()
@@ -118,3 +119,21 @@ def test_a_second_class_in_the_same_tab_takes_the_learner_to_its_lesson():
     learner.session_state[class_learner.BROWSER + code] = {"token": rules.new_secret(128)}
     learner.session_state["ls_class"] = code  # the Class page's join box, in the same tab
     assert learner.run().session_state["ls_lesson"] == LESSON_IDS[4]
+
+
+def test_answers_committed_before_joining_in_the_same_tab_are_asked_again():
+    """A learner tries lesson 1 alone (the answer shows; they try again and pick the right
+    one), then joins a class in the same tab: that answer is not counted, and is asked."""
+    teacher, code, key = _instructor()
+    alone = _learner("")  # the Lessons page outside any class
+    _commit(alone, WRONG)
+    alone.button(key=f"ls_again_{FIRST}").click().run()
+    _commit(alone, ANSWER)
+    alone.session_state[class_learner.BROWSER + code] = {"token": rules.new_secret(128)}
+    alone.session_state["ls_class"] = code  # the Class page's join box, in the same tab
+    alone.run()
+    assert store().room(code, key, FIRST).answered == (0,)
+    assert "from before you joined" in _texts(alone, "info")
+    assert alone.radio(key=f"ls_pick_{FIRST}").value is None
+    _commit(alone, ANSWER)  # now, in the class
+    assert store().room(code, key, FIRST).answered == (1,)

@@ -33,7 +33,7 @@ from ui.errors import error_text
 from ui.i18n import t
 from ui.lessons.catalog import LESSON_IDS, Lesson
 from ui.url.pages import LESSONS_PAGE as P
-from ui.widgets.lessons import committed_here
+from ui.widgets.lessons import COMMITTED_HERE, committed_here
 
 POLL_S = 1.5  # a reveal or a move reaches every learner within this and one rerun
 SETTLE_MS = 400  # without Web Locks, a new token is read back this long after its write
@@ -196,6 +196,9 @@ def _join(typed: str) -> tuple[str, str] | None:
         _refused(typed, error, member=False)
         return None
     st.session_state[TOKENS][code] = token
+    # answers committed before joining (alone, or in a class left since) are not this class's
+    # predictions, some made with the answer shown: asked again, as a link's are
+    st.session_state.pop(COMMITTED_HERE, None)
     return code, token
 
 
