@@ -98,3 +98,16 @@ def test_a_press_right_after_next_is_not_taken_for_the_next_lessons_reveal(monke
     monkeypatch.setattr(widgets, "SETTLE_S", 0.0)  # a second later
     _button(teacher, "Reveal the answer").click().run()
     assert store().room(code, key, LESSON_IDS[1]).state.revealed
+
+
+def test_a_double_click_on_next_moves_the_class_one_lesson():
+    """Lesson 2 already revealed: its own Next stands where lesson 1's was, and a double
+    click's second press is refused (it took the class on to lesson 3)."""
+    teacher, code, key = _instructor()
+    store().reveal(code, key, LESSON_IDS[1])
+    _button(teacher.run(), "Reveal the answer").click().run()
+    _button(teacher, "Next: everyone to lesson 2").click().run()
+    _button(teacher, "Next: everyone to lesson 3").click().run()  # at once
+    assert teacher.session_state["cl_lesson"] == LESSON_IDS[1]
+    assert _class_lesson(code) == (LESSON_IDS[1], 1)
+    assert "Nothing was done" in _texts(teacher, "toast")

@@ -144,8 +144,8 @@ def _on_lesson(action, code: str, key: str, lesson: str, *args) -> None:
     meant for the lesson just left."""
     shown = st.session_state.get("cl_pick", lesson)
     moved_at, left = st.session_state.get(MOVED, (float("-inf"), None))
-    if action is not _everyone_to and time.monotonic() - moved_at < SETTLE_S:
-        shown, lesson = lesson, left
+    if time.monotonic() - moved_at < SETTLE_S:  # a press meant for the lesson just left
+        lesson = left
     if shown in LESSON_IDS and shown != lesson:
         was, now = LESSON_IDS.index(lesson) + 1, LESSON_IDS.index(shown) + 1
         said = t("classroom.lesson_changed", was=was, now=now)
