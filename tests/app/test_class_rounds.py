@@ -1,5 +1,5 @@
-"""A second round, whenever the learner's page sees it: an answer is asked again only if an
-earlier round counted it, whichever run first sees the new round (the page polls every
+"""A second round, whenever the learner's page sees it: an answer is asked again only if it
+dates from an earlier round, whichever run first sees the new round (the page polls every
 1.5 s, and a click can come first), and whether or not that round's voting is open."""
 
 from __future__ import annotations
@@ -82,3 +82,15 @@ def test_an_answer_seen_while_voting_is_closed_makes_later_predictions_practice(
     _button(teacher.run(), "Reopen voting").click().run()
     assert "Practice only" in _texts(learner.run(), "caption")
     assert store().room(code, key, FIRST).answered == (0,)
+
+
+def test_the_first_rounds_option_committed_again_in_the_second_is_counted_there():
+    """The page held no answer as round 2 opened ("Answer again" in round 1, or a reload):
+    a commit of the round-1 option is this round's (it was dated to round 1 and taken back)."""
+    teacher, code, key = _instructor()
+    learner = _commit(_learner(code), WRONG)
+    learner.button(key=f"ls_again_{FIRST}").click().run()
+    _button(teacher.run(), "Second round").click().run()
+    _commit(learner.run(), WRONG)
+    assert learner.session_state["ls_answers"] == [f"{FIRST}.{WRONG}"]
+    assert store().room(code, key, FIRST).counts[1][WRONG] == 1

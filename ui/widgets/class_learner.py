@@ -33,7 +33,7 @@ from ui.errors import error_text
 from ui.i18n import t
 from ui.lessons.catalog import LESSON_IDS, Lesson
 from ui.url.pages import LESSONS_PAGE as P
-from ui.widgets.lessons import COMMITTED_HERE, committed_here
+from ui.widgets.lessons import COMMITTED_HERE, JUST_COMMITTED, committed_here
 
 POLL_S = 1.5  # a reveal or a move reaches every learner within this and one rerun
 SETTLE_MS = 400  # without Web Locks, a new token is read back this long after its write
@@ -46,7 +46,6 @@ MOVES = "_cl_moves"  # {class: its move count this learner has followed}
 LINKS_CHECKED = "_cl_links_checked"  # classes whose link answers of every lesson were checked
 VOTES_SHOWN = "_cl_votes_shown"  # (class, lesson) whose own vote this session has looked up
 ORIGINS = "_cl_origins"  # {(class, lesson): (the page's answer, the round it dates from)}
-UNLOCKED = "_cl_unlocked"  # (class, lesson, round) whose earlier answer was unlocked
 REVEALS_SEEN = "_cl_reveals_seen"  # (class, lesson) whose reveal this session has drawn
 # (class, lesson, round) whose answer this session showed while voting was closed, no vote
 # of theirs counted: a prediction made after it, once voting reopens, would be counted
@@ -63,6 +62,11 @@ class Member:
 
 
 def _leave() -> None:
+    """Out of the class; joining it again in this tab is a join like the first (answers
+    made meanwhile, alone, are asked again, and every lesson's are checked)."""
+    code = rules.normalize_code(st.session_state.get("ls_class", "")) or ""
+    st.session_state.get(TOKENS, {}).pop(code, None)
+    st.session_state.get(LINKS_CHECKED, set()).discard(code)
     st.session_state["ls_class"] = ""
 
 
@@ -199,6 +203,7 @@ def _join(typed: str) -> tuple[str, str] | None:
     # answers committed before joining (alone, or in a class left since) are not this class's
     # predictions, some made with the answer shown: asked again, as a link's are
     st.session_state.pop(COMMITTED_HERE, None)
+    st.session_state.pop(JUST_COMMITTED, None)
     return code, token
 
 
@@ -364,7 +369,6 @@ def before_prediction(member: Member | None, item: Lesson) -> None:
         # as the lessons page's "Try again" does, also while this round's voting is closed
         _drop_answer(item.id)
         st.session_state[ORIGINS].pop(key)
-        st.session_state.setdefault(UNLOCKED, set()).add((*key, state.round))
         mine = None
     if state.revealed and key not in st.session_state.setdefault(REVEALS_SEEN, set()):
         st.session_state[REVEALS_SEEN].add(key)  # once: "Answer again" then clears it
@@ -374,6 +378,7 @@ def before_prediction(member: Member | None, item: Lesson) -> None:
             st.session_state["ls_answers"] = [*_answers(), f"{item.id}.{mine[0]}"]
             st.session_state[f"ls_pick_{item.id}"] = mine[0]
             st.session_state[ORIGINS][key] = mine
+            st.rerun()  # the page above (its progress bar) counted the answers without it
     if state.revealed:  # the answer shows with a commit: one never made is asked
         said = "classroom.state_revealed" if mine else "classroom.state_revealed_commit"
         st.info(t(said), icon=":material/visibility:")
@@ -384,23 +389,23 @@ def before_prediction(member: Member | None, item: Lesson) -> None:
 
 
 def _round_of_answer(member: Member, lesson_id: str) -> tuple[str, int] | None:
-    """The page's committed answer to ``lesson_id`` and the round it dates from: the round
-    this session first saw it in, or, for an answer the page came with (a reload), the
-    latest earlier round that counted it, unless this round already unlocked it once (then
-    it was committed again).  Whether to unlock it follows from this round, not from which
-    run first saw a new round: a commit clicked as the second round opened, or made while its
-    voting was closed, was taken back."""
+    """The page's committed answer to ``lesson_id`` and the round it dates from: this round
+    for one just committed by a click, else the round this session first saw it in, or, for
+    an answer the page came with (a reload), the latest earlier round that counted it.
+    Whether to unlock it follows from that, not from which run first saw a new round: a
+    commit clicked as the second round opened, or made while its voting was closed, or of
+    the first round's option after the page had held none, was taken back."""
     origins = st.session_state.setdefault(ORIGINS, {})
     key = (member.code, lesson_id)
     option = next((a.rpartition(".")[2] for a in _answers() if a.startswith(f"{lesson_id}.")), None)
     if option is None:
         origins.pop(key, None)
         return None
-    if origins.get(key, (None,))[0] != option:
+    fresh = st.session_state.pop(JUST_COMMITTED, None) == (lesson_id, option)
+    if fresh or origins.get(key, (None,))[0] != option:
         votes, now = member.view.votes, member.view.state.round
         earlier = [r for r, vote in enumerate(votes[:-1], 1) if vote == option]
-        unlocked = (*key, now) in st.session_state.setdefault(UNLOCKED, set())
-        origins[key] = (option, earlier[-1] if earlier and not unlocked else now)
+        origins[key] = (option, earlier[-1] if earlier and not fresh else now)
     return origins[key]
 
 

@@ -169,6 +169,8 @@ def _others(lesson_id: str) -> list[str]:
 
 COMMITTED_HERE = "_ls_committed_here"  # lessons committed by a click in this session (a
 #   link's ``ls_answers`` may be someone else's: a class counts only these)
+JUST_COMMITTED = "_ls_just_committed"  # (lesson, option) of the click this run follows (a
+#   class dates the answer to its current round: ``class_learner``)
 
 
 def committed_here(lesson_id: str) -> bool:
@@ -181,6 +183,7 @@ def _commit(lesson_id: str) -> None:
     if option in OPTIONS:  # a new list: publish compares it with the URL
         st.session_state["ls_answers"] = [*_others(lesson_id), f"{lesson_id}.{option}"]
         st.session_state.setdefault(COMMITTED_HERE, set()).add(lesson_id)
+        st.session_state[JUST_COMMITTED] = (lesson_id, option)
         landing.to_show(f"verdict_{lesson_id}")  # now, or at a paced class's reveal
 
 
