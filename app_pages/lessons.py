@@ -43,9 +43,9 @@ else:
         with view.setup(lesson, present):  # the prediction under the question
             class_learner.before_prediction(member, lesson)  # may reopen it for a second round
             chosen = widgets.committed(lesson)
-            # outside a class, an answer no Commit here made came with the link: maybe not theirs
-            from_link = chosen is not None and member is None
-            from_link = from_link and not widgets.committed_here(lesson.id)
+            # an answer no Commit here made came with the link: maybe not theirs (nor their vote)
+            from_link = chosen is not None and not widgets.committed_here(lesson.id)
+            from_link = from_link and not class_learner.their_vote(member, lesson.id, chosen)
             # in a paced class the answer waits for the instructor's reveal
             revealed = chosen is not None and class_learner.answer_shown(member)
             widgets.prediction(lesson, revealed, from_link)

@@ -144,3 +144,18 @@ def test_answers_committed_before_joining_in_the_same_tab_are_asked_again():
     alone.run()
     assert store().room(code, key, FIRST).counts[0][ANSWER] == 1  # the class's vote, not this
     assert alone.radio(key=f"ls_pick_{FIRST}").value is None
+
+
+def test_a_classmates_link_after_the_reveal_is_called_the_links_answer():
+    """Opened after the reveal, a link holding a classmate's answer shows its verdict as the
+    link's ("The link carried …"), not as the learner's own choice; a learner's own vote,
+    reloaded, is still theirs."""
+    teacher, code, key = _instructor()
+    token = rules.new_secret(128)
+    _commit(_learner(code, token=token), WRONG)
+    store().reveal(code, key, FIRST)
+    shared = _learner(code, ls_answers=f"{FIRST}.{WRONG}")
+    said = _texts(shared, "error")
+    assert "The link carried" in said and "You chose" not in said
+    own = _learner(code, token=token, ls_answers=f"{FIRST}.{WRONG}")
+    assert "You chose" in _texts(own, "error")

@@ -319,6 +319,13 @@ def _show_own_vote(code: str, view: LearnerView) -> None:
     st.session_state[f"ls_pick_{view.lesson}"] = vote
 
 
+def their_vote(member: Member | None, lesson_id: str, option: str | None) -> bool:
+    """Whether ``option`` is a vote the class counted from this learner on ``lesson_id`` (the
+    lesson shown): such an answer is theirs wherever the page got it (a reload, the reveal)."""
+    view = None if member is None else member.view
+    return view is not None and view.lesson == lesson_id and option in view.votes
+
+
 def answer_shown(member: Member | None) -> bool:
     """Whether this learner may see answers now: outside a class or self-paced, once they
     commit; in a paced class only once the instructor reveals the lesson."""
