@@ -159,3 +159,20 @@ def test_a_classmates_link_after_the_reveal_is_called_the_links_answer():
     assert "The link carried" in said and "You chose" not in said
     own = _learner(code, token=token, ls_answers=f"{FIRST}.{WRONG}")
     assert "You chose" in _texts(own, "error")
+
+
+def test_two_tabs_of_one_learner_do_not_take_the_vote_back_from_each_other():
+    """One browser, two tabs (the QR code scanned twice): the later commit is the vote; the
+    other tab's rerun does not send its own again, and says where the vote now is; "Answer
+    again" there and a commit make it the vote."""
+    teacher, code, key = _instructor()
+    token = rules.new_secret(128)
+    first, second = _learner(code, token=token), _learner(code, token=token)
+    _commit(first, WRONG)
+    _commit(second, ANSWER)
+    first.run()  # the older tab reruns (a poll after a change of the class)
+    assert store().room(code, key, FIRST).counts[0] == {**dict.fromkeys("abcd", 0), ANSWER: 1}
+    assert f"is now ({ANSWER}), committed in another tab" in _texts(first, "caption")
+    first.button(key=f"ls_again_{FIRST}").click().run()
+    _commit(first, WRONG)
+    assert store().room(code, key, FIRST).counts[0] == {**dict.fromkeys("abcd", 0), WRONG: 1}

@@ -50,6 +50,7 @@ REVEALS_SEEN = "_cl_reveals_seen"  # (class, lesson) whose reveal this session h
 # (class, lesson, round) whose answer this session showed while voting was closed, no vote
 # of theirs counted: a prediction made after it, once voting reopens, would be counted
 SEEN_UNCOUNTED = "_cl_seen_uncounted"
+SENT = "_cl_sent"  # {(class, lesson, round): the option this tab's vote holds}
 
 
 @dataclass(frozen=True)
@@ -427,9 +428,14 @@ def record(member: Member | None, item: Lesson, chosen: str | None) -> bool:
     the vote until the answer was shown with it, then it is practice); whether it is
     counted.  While its answer waits for the reveal, the locked-in notice
     (``ui.views.lessons.commit_point``) says so; once it shows, a caption here does."""
-    if member is None or chosen is None:
+    if member is None:
         return False
     view = member.view
+    round_key = (member.code, item.id, view.state.round)
+    sent = st.session_state.setdefault(SENT, {})
+    if chosen is None:  # none, or "Answer again": the next commit is a new choice
+        sent.pop(round_key, None)
+        return False
     origin = st.session_state.get(ORIGINS, {}).get((member.code, item.id))
     counted_before = (  # a round before this one counted it (this one has no vote of theirs)
         origin is not None
@@ -437,7 +443,12 @@ def record(member: Member | None, item: Lesson, chosen: str | None) -> bool:
         and view.votes[origin[1] - 1] == chosen == origin[0]
     )
     if view.votes[-1] != chosen and not counted_before:
-        seen = (member.code, item.id, view.state.round)  # the answer shown with no vote counted
+        if view.votes[-1] is not None and sent.get(round_key) == chosen:
+            # sent from this tab, replaced since from another tab of this browser (the same
+            # learner): the later vote stands; each tab's rerun took the vote back for itself
+            st.caption(t("classroom.voted_elsewhere", option=view.votes[-1]))
+            return False
+        seen = round_key  # the answer shown with no vote counted
         if not view.state.voting_open:  # a revealed answer's voting never opens again
             if view.state.revealed:
                 said = "classroom.not_counted_revealed"
@@ -455,6 +466,7 @@ def record(member: Member | None, item: Lesson, chosen: str | None) -> bool:
         if error is not None:
             st.warning(error, icon=":material/how_to_vote:")
             return False
+    sent[round_key] = chosen
     if answer_shown(member):
         st.caption(t("classroom.counted"))
     return True
