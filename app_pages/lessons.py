@@ -10,7 +10,7 @@ from ui.landing import to_top
 from ui.lessons.catalog import LESSON_IDS
 from ui.views import classroom as class_view
 from ui.views import lessons as view
-from ui.widgets import class_learner
+from ui.widgets import class_learner, class_vote
 from ui.widgets import lessons as widgets
 
 language, present = current_language(), presenting.mode()
@@ -29,11 +29,11 @@ answers = widgets.answers()
 if chosen_view == "sheet":  # in a class, an answer shows only where the lesson shows it
     if member is None:  # a learner in a class is not the one to start one
         class_view.class_link()
-    hidden = class_learner.hidden_answers(member, answers)
+    hidden = class_vote.hidden_answers(member, answers)
     view.sheet(language, present, st.context.url or "", hidden)
 else:
     above, body, below = st.container(), st.container(), st.container()
-    scored = class_learner.scored(member, answers)  # in a class, no verdict it hides
+    scored = class_vote.scored(member, answers)  # in a class, no verdict it hides
     with below if lesson_first else above:  # navigation: under the lesson there
         with presenting.navigation("lessons"):
             lesson = widgets.lesson_choice(answers)
@@ -41,16 +41,16 @@ else:
     with body:
         to_top(lesson.id)  # moved to another lesson: its title, not where Next was
         with view.setup(lesson, present):  # the prediction under the question
-            class_learner.before_prediction(member, lesson)  # may reopen it for a second round
+            class_vote.before_prediction(member, lesson)  # may reopen it for a second round
             chosen = widgets.committed(lesson)
             # an answer no Commit here made came with the link: maybe not theirs (nor their vote)
             from_link = chosen is not None and not widgets.committed_here(lesson.id)
-            from_link = from_link and not class_learner.their_vote(member, lesson.id, chosen)
+            from_link = from_link and not class_vote.their_vote(member, lesson.id, chosen)
             # in a paced class the answer waits for the instructor's reveal
-            revealed = chosen is not None and class_learner.answer_shown(member)
+            revealed = chosen is not None and class_vote.answer_shown(member)
             widgets.prediction(lesson, revealed, from_link)
-            counted = class_learner.record(member, lesson, chosen)
-            open_vote = class_learner.voting_open(member)
+            counted = class_vote.record(member, lesson, chosen)
+            open_vote = class_vote.voting_open(member)
             view.commit_point(lesson, chosen, revealed, counted, open_vote, from_link, not member)
         if revealed:
             view.explanation(lesson, language, present)

@@ -118,7 +118,7 @@ def test_a_revealed_answer_closes_voting_for_good(store, refused):
 
 
 def test_paced_learners_see_the_answer_only_once_it_is_revealed(store):
-    """What ui/widgets/class_learner.py's ``hidden`` reads: paced, the lesson's reveal."""
+    """What ui/widgets/class_vote.py's ``hidden`` reads: paced, the lesson's reveal."""
     new, (ann,) = class_with(store, 1)
     store.vote(new.code, ann, f"{FIRST}.a")
     view = store.learner_view(new.code, ann, FIRST)

@@ -1,0 +1,176 @@
+"""A learner's prediction in a class, the Lessons page's three hooks: before it (where the
+question stands; a second round asks again for an answer of an earlier round; the reveal
+shows the counted vote), at its commit (whether the class counts it, once per round), and
+whether its answer shows (paced: the reveal; self-paced: the learner's commit).  Joining and
+following the class: ``class_learner``."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from ui.classroom import attempt, store
+from ui.i18n import t
+from ui.lessons.catalog import LESSON_IDS, Lesson
+from ui.widgets.class_learner import Member, committed_answers
+from ui.widgets.lessons import JUST_COMMITTED
+
+ORIGINS = "_cl_origins"  # {(class, lesson): (the page's answer, the round it dates from)}
+REVEALS_SEEN = "_cl_reveals_seen"  # (class, lesson) whose reveal this session has drawn
+# (class, lesson, round) whose answer this session showed while voting was closed, no vote
+# of theirs counted: a prediction made after it, once voting reopens, would be counted
+SEEN_UNCOUNTED = "_cl_seen_uncounted"
+SENT = "_cl_sent"  # {(class, lesson, round): the option this tab's vote holds}
+
+
+def their_vote(member: Member | None, lesson_id: str, option: str | None) -> bool:
+    """Whether ``option`` is a vote the class counted from this learner on ``lesson_id`` (the
+    lesson shown): such an answer is theirs wherever the page got it (a reload, the reveal)."""
+    view = None if member is None else member.view
+    return view is not None and view.lesson == lesson_id and option in view.votes
+
+
+def answer_shown(member: Member | None) -> bool:
+    """Whether this learner may see answers now: outside a class or self-paced, once they
+    commit; in a paced class only once the instructor reveals the lesson."""
+    return member is None or not member.view.paced or member.view.state.revealed
+
+
+def voting_open(member: Member | None) -> bool:
+    """Whether a new commit replaces this learner's vote on the lesson shown: in a class,
+    only while its voting is open."""
+    return member is not None and member.view.state.voting_open
+
+
+def hidden(member: Member | None, lesson_id: str, answers: dict[str, str]) -> str | None:
+    """Why ``lesson_id``'s answer is hidden from this learner (the line that says so), or
+    None where it may show: outside a class, once the instructor revealed it, and in a
+    self-paced class once the learner committed a prediction (``answers``)."""
+    if member is None or lesson_id in member.view.revealed:
+        return None
+    if member.view.paced:
+        return "classroom.hidden_until_reveal"
+    return None if lesson_id in answers else "classroom.hidden_until_commit"
+
+
+def hidden_answers(member: Member | None, answers: dict[str, str]) -> dict[str, str]:
+    """Every lesson whose answer is hidden from this learner, with why (``hidden``)."""
+    found = {lesson: hidden(member, lesson, answers) for lesson in LESSON_IDS}
+    return {lesson: why for lesson, why in found.items() if why is not None}
+
+
+def scored(member: Member | None, answers: dict[str, str]) -> dict[str, str]:
+    """The committed answers whose verdict the progress bar counts: only those whose answer
+    shows (a paced class's "right" count would otherwise give it away, on any lesson)."""
+    return {
+        lesson: option for lesson, option in answers.items() if not hidden(member, lesson, answers)
+    }
+
+
+def before_prediction(member: Member | None, item: Lesson) -> None:
+    """Say where the question stands in the class; when a second round opens, unlock this
+    learner's answer of an earlier round once, so they commit again; once the answer is
+    revealed, show the learner's counted vote if their page holds none."""
+    if member is None:
+        return
+    state, votes = member.view.state, member.view.votes
+    key = (member.code, item.id)
+    mine = _round_of_answer(member, item.id)
+    if mine is not None and mine[1] < state.round and votes[-1] is None and not state.revealed:
+        # as the lessons page's "Try again" does, also while this round's voting is closed
+        _drop_answer(item.id)
+        st.session_state[ORIGINS].pop(key)
+        mine = None
+    if state.revealed and key not in st.session_state.setdefault(REVEALS_SEEN, set()):
+        st.session_state[REVEALS_SEEN].add(key)  # once: "Answer again" then clears it
+        counted = [(vote, r) for r, vote in enumerate(votes, 1) if vote is not None]
+        if mine is None and counted:  # unlocked for a round they did not vote in: the last
+            mine = counted[-1]  # counted vote is theirs, and its verdict shows
+            st.session_state["ls_answers"] = [*committed_answers(), f"{item.id}.{mine[0]}"]
+            st.session_state[f"ls_pick_{item.id}"] = mine[0]
+            st.session_state[ORIGINS][key] = mine
+            st.rerun()  # the page above (its progress bar) counted the answers without it
+    if state.revealed:  # the answer shows with a commit: one never made is asked
+        said = "classroom.state_revealed" if mine else "classroom.state_revealed_commit"
+        st.info(t(said), icon=":material/visibility:")
+    elif not state.voting_open:
+        st.info(t("classroom.state_closed"), icon=":material/lock:")
+    elif state.round > 1:
+        st.info(t("classroom.state_round_two"), icon=":material/forum:")
+
+
+def _round_of_answer(member: Member, lesson_id: str) -> tuple[str, int] | None:
+    """The page's committed answer to ``lesson_id`` and the round it dates from: this round
+    for one just committed by a click, else the round this session first saw it in, or, for
+    an answer the page came with (a reload), the latest earlier round that counted it.
+    Whether to unlock it follows from that, not from which run first saw a new round: a
+    commit clicked as the second round opened, or made while its voting was closed, or of
+    the first round's option after the page had held none, was taken back."""
+    origins = st.session_state.setdefault(ORIGINS, {})
+    key = (member.code, lesson_id)
+    option = next(
+        (a.rpartition(".")[2] for a in committed_answers() if a.startswith(f"{lesson_id}.")), None
+    )
+    if option is None:
+        origins.pop(key, None)
+        return None
+    fresh = st.session_state.pop(JUST_COMMITTED, None) == (lesson_id, option)
+    if fresh or origins.get(key, (None,))[0] != option:
+        votes, now = member.view.votes, member.view.state.round
+        earlier = [r for r, vote in enumerate(votes[:-1], 1) if vote == option]
+        origins[key] = (option, earlier[-1] if earlier and not fresh else now)
+    return origins[key]
+
+
+def _drop_answer(lesson_id: str) -> None:
+    committed = committed_answers()
+    st.session_state["ls_answers"] = [a for a in committed if not a.startswith(f"{lesson_id}.")]
+    st.session_state[f"ls_pick_{lesson_id}"] = None  # not popped: the browser keeps a tick
+
+
+def record(member: Member | None, item: Lesson, chosen: str | None) -> bool:
+    """Count the committed ``chosen`` in the class (once per round; a new choice replaces
+    the vote until the answer was shown with it, then it is practice); whether it is
+    counted.  While its answer waits for the reveal, the locked-in notice
+    (``ui.views.lessons.commit_point``) says so; once it shows, a caption here does."""
+    if member is None:
+        return False
+    view = member.view
+    round_key = (member.code, item.id, view.state.round)
+    sent = st.session_state.setdefault(SENT, {})
+    if chosen is None:  # none, or "Answer again": the next commit is a new choice
+        sent.pop(round_key, None)
+        return False
+    origin = st.session_state.get(ORIGINS, {}).get((member.code, item.id))
+    counted_before = (  # a round before this one counted it (this one has no vote of theirs)
+        origin is not None
+        and origin[1] < view.state.round
+        and view.votes[origin[1] - 1] == chosen == origin[0]
+    )
+    if view.votes[-1] != chosen and not counted_before:
+        if view.votes[-1] is not None and sent.get(round_key) == chosen:
+            # sent from this tab, replaced since from another tab of this browser (the same
+            # learner): the later vote stands; each tab's rerun took the vote back for itself
+            st.caption(t("classroom.voted_elsewhere", option=view.votes[-1]))
+            return False
+        seen = round_key  # the answer shown with no vote counted
+        if not view.state.voting_open:  # a revealed answer's voting never opens again
+            if view.state.revealed:
+                said = "classroom.not_counted_revealed"
+            elif answer_shown(member):  # self-paced, or paced turned off: it shows now
+                st.session_state.setdefault(SEEN_UNCOUNTED, set()).add(seen)
+                said = "classroom.seen_while_closed"
+            else:
+                said = "classroom.not_counted"
+            st.caption(t(said))
+            return False
+        if view.final or seen in st.session_state.get(SEEN_UNCOUNTED, ()):
+            st.caption(t("classroom.practice"))
+            return False
+        _, error = attempt(lambda: store().vote(member.code, member.token, f"{item.id}.{chosen}"))
+        if error is not None:
+            st.warning(error, icon=":material/how_to_vote:")
+            return False
+    sent[round_key] = chosen
+    if answer_shown(member):
+        st.caption(t("classroom.counted"))
+    return True
