@@ -17,7 +17,7 @@ with st.container(key="cl_top", horizontal=True, vertical_alignment="bottom", ga
     if room is not None:  # what the instructor presses next, on the first screen presenting
         with presenting.navigation("classroom_actions"):
             widgets.actions(klass, room)
-widgets.notice()
+widgets.notice(refused)
 if refused is not None:
     st.error(refused, icon=":material/error:")
 if room is None:

@@ -209,6 +209,7 @@ class Room:
     joined: int  # learners in the class
     counts: tuple[dict[str, int], ...]  # per round so far (index 0 = round 1): option -> votes
     paced: bool
+    class_lesson: str | None = None  # where "everyone to lesson N" last sent the class
 
     @property
     def answered(self) -> tuple[int, ...]:

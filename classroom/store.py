@@ -107,7 +107,7 @@ class ClassStore(Checks):
         self._tidy()
         with self.database.transaction() as tx:
             found = tx.one(
-                "SELECT c.instructor_digest, c.paced, l.round, l.closed, l.revealed,"
+                "SELECT c.instructor_digest, c.paced, c.lesson, l.round, l.closed, l.revealed,"
                 " (SELECT COUNT(*) FROM learners WHERE code = c.code)"
                 " FROM classes c LEFT JOIN lessons l ON l.code = c.code AND l.lesson = ?"
                 " WHERE c.code = ? AND c.expires_at > ?",
@@ -119,12 +119,12 @@ class ClassStore(Checks):
                 " GROUP BY round, option",
                 (self._code(code), lesson),
             )
-        _, paced, *state, joined = found
+        _, paced, class_lesson, *state, joined = found
         state = rows.state(*state)
         counts = tuple({option: 0 for option in self.options[lesson]} for _ in range(state.round))
         for round_, option, votes in counted:
             counts[round_ - 1][option] = votes
-        return Room(lesson, state, joined, counts, bool(paced))
+        return Room(lesson, state, joined, counts, bool(paced), class_lesson)
 
     def set_voting(self, code: str, key: str, lesson: str, open_: bool) -> LessonState:
         """Close voting on ``lesson`` (or open it again, unless the answer is revealed)."""

@@ -37,8 +37,9 @@ def answer_shown(member: Member | None) -> bool:
 
 def voting_open(member: Member | None) -> bool:
     """Whether a new commit replaces this learner's vote on the lesson shown: in a class,
-    only while its voting is open."""
-    return member is not None and member.view.state.voting_open
+    only while its voting is open and the answer was not shown with the vote (paced off,
+    then on again: "Answer again replaces your vote" was said, and the store refused it)."""
+    return member is not None and member.view.state.voting_open and not member.view.final
 
 
 def hidden(member: Member | None, lesson_id: str, answers: dict[str, str]) -> str | None:

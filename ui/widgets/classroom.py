@@ -55,10 +55,11 @@ def _say(error: str | None) -> None:
         st.session_state[NOTICE] = error
 
 
-def notice() -> None:
-    """The last action's refusal or confirmation, once."""
+def notice(refused: str | None = None) -> None:
+    """The last action's refusal or confirmation, once; not a refusal the page shows anyway
+    (``refused``: a class ended in another tab refused the action and now the page)."""
     error = st.session_state.pop(NOTICE, None)
-    if error is not None:
+    if error is not None and error != refused:
         st.error(error, icon=":material/error:")
     done = st.session_state.pop(DONE, None)
     if done is not None:
@@ -90,7 +91,7 @@ def current_class() -> Class | None:
         kept = st.context.cookies.get(INSTRUCTOR_COOKIE + (rules.normalize_code(code) or ""))
         if rules.secret_shaped(kept):
             key = st.session_state["cl_key"] = kept
-    return Class(code, key)
+    return Class(rules.normalize_code(code) or code, key)  # "abc-def": its title says ABCDEF
 
 
 def keep(klass: Class) -> None:
@@ -134,14 +135,16 @@ def _act(action, *args) -> None:
     _say(attempt(action, *args)[1])
 
 
-def _on_lesson(action, code: str, key: str, lesson: str, *args) -> None:
+def _on_lesson(action, code: str, key: str, lesson: str, *args, drawn=None) -> None:
     """``action`` on ``lesson``, the lesson its button was drawn with, only while the picker
     still shows it.  A click sent while the page is being redrawn after another pick comes
     with the picker's new lesson and the callback of the buttons drawn before it (Streamlit
     keeps the last one registered): it would act on a lesson the page no longer shows, so it
     is refused, and said in a toast: a message on the page moved the room's chart down by
     its height, past a 720 px screen's edge.  So is a press within ``SETTLE_S`` of "Next",
-    meant for the lesson just left."""
+    meant for the lesson just left, and one on a lesson whose state is no longer the state
+    ``drawn`` with the button (another tab of the instructor's opened a second round: this
+    tab's Close voting or Reveal would act on that round, unseen)."""
     shown = st.session_state.get("cl_pick", lesson)
     moved_at, left = st.session_state.get(MOVED, (float("-inf"), None))
     if time.monotonic() - moved_at < SETTLE_S:  # a press meant for the lesson just left
@@ -151,6 +154,12 @@ def _on_lesson(action, code: str, key: str, lesson: str, *args) -> None:
         said = t("classroom.lesson_changed", was=was, now=now)
         st.toast(said, icon=":material/sync_problem:", duration="long")
         return
+    if drawn is not None:
+        now, _ = attempt(lambda: store().room(code, key, lesson))  # a refusal: the action's own
+        if now is not None and now.state != drawn:
+            said = t("classroom.state_changed", number=LESSON_IDS.index(lesson) + 1)
+            st.toast(said, icon=":material/sync_problem:", duration="long")
+            return
     _act(action, code, key, lesson, *args)
 
 
@@ -163,8 +172,8 @@ def actions(klass: Class, current: Room) -> None:
     s = store()
     args = (klass.code, klass.key, lesson)
     with st.container(key="cl_actions", horizontal=True, horizontal_alignment="right"):
-        if state.revealed:
-            if lesson != LESSON_IDS[-1]:
+        if state.revealed:  # Next where the class is: elsewhere it moved everyone back
+            if lesson != LESSON_IDS[-1] and current.class_lesson in (None, lesson):
                 following = LESSON_IDS[LESSON_IDS.index(lesson) + 1]
                 st.button(
                     t("classroom.next", number=LESSON_IDS.index(following) + 1), key="cl_next",
@@ -175,21 +184,21 @@ def actions(klass: Class, current: Room) -> None:
         if state.voting_open:
             st.button(
                 t("classroom.close"), key="cl_close", icon=":material/lock:",
-                on_click=_on_lesson, args=(s.set_voting, *args, False),
+                on_click=_on_lesson, args=(s.set_voting, *args, False), kwargs={"drawn": state},
             )  # fmt: skip
         else:
             st.button(
                 t("classroom.reopen"), key="cl_reopen", icon=":material/lock_open:",
-                on_click=_on_lesson, args=(s.set_voting, *args, True),
+                on_click=_on_lesson, args=(s.set_voting, *args, True), kwargs={"drawn": state},
             )  # fmt: skip
         st.button(
             t("classroom.second_round"), key="cl_round", icon=":material/forum:",
             disabled=state.round >= rules.ROUNDS,
-            on_click=_on_lesson, args=(s.second_round, *args),
+            on_click=_on_lesson, args=(s.second_round, *args), kwargs={"drawn": state},
         )  # fmt: skip
         st.button(
             t("classroom.reveal"), key="cl_reveal", icon=":material/visibility:", type="primary",
-            on_click=_on_lesson, args=(s.reveal, *args),
+            on_click=_on_lesson, args=(s.reveal, *args), kwargs={"drawn": state},
         )  # fmt: skip
 
 
