@@ -12,7 +12,7 @@ import torch
 
 from engine.config import FreezeSpec, FreezeSweepSpec
 from engine.dumps.architectures import module_paths
-from engine.experiments.freeze import freeze_scale, freeze_sweep
+from engine.experiments.freeze import FreezeSweep, freeze_scale, freeze_sweep
 from engine.threads import Cancelled
 from tests.experiments.conftest import CAUSAL, PLANTED, nll_of, plain_logits
 
@@ -129,8 +129,18 @@ def test_the_sweep_is_each_block_frozen_alone(tiny, tiny_reference):
     for layer, result in zip(sweep.layers, sweep.results):
         alone = FreezeSpec(() if layer is None else (layer,), final=layer is None)
         np.testing.assert_array_equal(result.effect.nll, freeze_scale(live, ref, alone).effect.nll)
-    np.testing.assert_array_equal(sweep.tolerated, sweep.perplexity_ratio <= 1.01)
+    np.testing.assert_array_equal(sweep.tolerated, np.abs(sweep.perplexity_ratio - 1) <= 0.01)
     assert sweep.mean_kl.shape == sweep.top1_agreement.shape == (4,)
+
+
+def test_a_freeze_that_lowers_perplexity_past_the_tolerance_is_not_within_it():
+    """ "Within 5 %" both ways: ×0.89 (a short text's block 0) is a change, as ×1.11 is."""
+    from types import SimpleNamespace
+
+    ratios = (0.89, 0.96, 1.0, 1.04, 1.11, float("inf"), float("nan"))
+    runs = tuple(SimpleNamespace(effect=SimpleNamespace(perplexity_ratio=r)) for r in ratios)
+    sweep = FreezeSweep(FreezeSweepSpec(tolerance=0.05), tuple(range(len(ratios))), runs, 0.0)
+    assert sweep.tolerated.tolist() == [False, True, True, True, False, False, False]
 
 
 def test_the_sweep_stops_when_asked_and_leaves_the_model_as_it_was(tiny, tiny_reference):

@@ -233,3 +233,20 @@ def test_a_run_says_how_much_of_the_text_it_measured(tokens, lang, said):
     at = AppTest.from_function(_ran_caption, args=(tokens, 973), default_timeout=30)
     at.session_state["language"] = lang
     assert [c.value for c in at.run().caption] == [said]
+
+
+def test_the_mildest_single_freeze_is_the_least_change_up_or_down():
+    """None within 5 %: ×0.50 halved the perplexity, ×1.20 raised it by a fifth; the mildest
+    is the second (the least change), not the lowest ratio."""
+    from ui.text.experiments import sweep_sentences
+
+    runs = tuple(Run(effect=Run(perplexity_ratio=r)) for r in (0.5, 1.2))
+    sweep = Run(
+        perplexity_ratio=np.array([0.5, 1.2]),
+        tolerated=np.array([False, False]),
+        layers=(0, 1),
+        spec=Run(tolerance=0.05),
+        results=runs,
+    )
+    first = sweep_sentences(Run(result=sweep), "en")[0]
+    assert "the mildest is block 1 (×1.2)" in first, first

@@ -234,7 +234,7 @@ def sweep_sentences(run, lang: str) -> list[str]:
             )
         )
     else:
-        mildest = int(np.argmin(finite))
+        mildest = int(np.argmin(np.abs(finite - 1)))  # the least change, up or down
         lines.append(
             translate(
                 "experiments.sweep_result.none",
