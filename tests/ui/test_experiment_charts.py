@@ -188,3 +188,20 @@ def test_a_kl_panel_with_no_point_says_why_on_no_impossible_axis(kl, said):
     drawn = Run(result=Run(effect=Run(nll=np.ones(3), kl=np.array([0.1, 0.0, np.inf, 0.0]))),
                 tokens=4, token_texts=tuple("abcd"), baseline_nll=[1, 2, 3])  # fmt: skip
     assert figures.effect_figure(drawn, "en").layout.yaxis2.type == "log"
+
+
+def test_the_kl_csv_holds_the_zeros_and_infinities_the_log_axis_leaves_out():
+    """KL 0 (a position the change did not reach) and ∞ have no point on a log axis; the
+    CSV held empty cells there, as if nothing had been measured."""
+    kl = np.array([0.0, 0.25, np.inf, 0.0])  # positions 0-2 predict tokens 1-3; 3: past the text
+    effect = Run(nll=np.array([1.0, 2.0, np.inf]), kl=kl)
+    run = Run(result=Run(effect=effect), tokens=4, token_texts=tuple("abcd"), baseline_nll=[1] * 3)
+    table = _csv(figures.effect_figure(run, "en"))
+    column = _tr("chart.kl_y", "en")
+    assert table[table.trace == "KL"][column].astype(float).tolist() == [0.0, 0.25, np.inf]
+    variants = ("own_scale", "final_scale", "no_norm")
+    lens = Run(variants=variants, entropy=np.ones((3, 2, 1)), mean_entropy=np.ones((3, 2)),
+               kl_to_model=np.zeros((3, 2, 1)))  # fmt: skip
+    table = _csv(figures.lens_figure(Run(result=lens), "en"))
+    kl_cells = table[table.panel == _tr("lens_result.chart_kl", "en")][column]
+    assert kl_cells.astype(float).tolist() == [0.0] * 6

@@ -115,6 +115,7 @@ def effect_figure(run, lang: str) -> go.Figure:
         text=hover,
         hovertemplate="%{text}<br>%{y:.3g}<extra>KL</extra>",
         showlegend=False,
+        meta={"values": {"y": kl}},  # the CSV: 0 and ∞ too, which a log axis cannot draw
         row=2,
         col=1,
     )
@@ -210,6 +211,7 @@ def lens_figure(run, lang: str) -> go.Figure:
             name=name,
             showlegend=False,
             line=dict(color=color),
+            meta={"values": {"y": kl[index]}},  # the CSV: 0 and ∞ too (the chart: no point)
             row=2,
             col=1,
         )
