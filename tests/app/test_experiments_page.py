@@ -343,3 +343,13 @@ def test_a_typed_text_longer_than_accepted_is_refused_with_its_length(tiny):
     assert not at.exception
     refusals = " ".join(_refusals(at))
     assert "10,000" in refusals and "8,000" in refusals, refusals
+
+
+def test_a_block_list_too_long_for_its_box_says_the_page_uses_every_block(tiny):
+    """Past 200 characters the box's text is not used: the warning says what is (every
+    block ran, unsaid, beside a warning that gave only the length)."""
+    at = _open({"ex_experiment": "swap", **SMALL})
+    box = next(w for w in at.text_input if w.key == "ex_swap_block")
+    box.set_value("0, " * 80 + "0").run()
+    said = [w.value for w in at.warning]
+    assert any("at most 200 are accepted, so the page uses `all` instead" in w for w in said), said

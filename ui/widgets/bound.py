@@ -249,14 +249,19 @@ def toggle(param: Param, text: str, target=st, **kwargs):
 def text_input(param: Param, text: str, target=st, **kwargs):
     """A one-line box without ``max_chars`` (as ``text_area``: the browser dropped a longer
     paste without a word): a text longer than its link accepts is refused here, with its
-    length and the limit, and the parameter's default is used."""
+    length and the limit, and the parameter's default is used, as the message says (the box
+    keeps the text: a block list past 200 characters ran on every block, unsaid)."""
     typed = target.text_input(
         text, value=param.default, key=param.key, persist_state=KEEP, **kwargs
     )
     if param.max_chars is None or len(typed) <= param.max_chars:
         return typed
     words = {"name": text, "chars": count(len(typed)), "limit": count(param.max_chars)}
-    st.warning(t("errors.config.too_long", **words), icon=":material/straighten:")
+    if param.default:
+        said = t("errors.config.too_long_default", **words, default=literal(param.default))
+    else:
+        said = t("errors.config.too_long_unused", **words)
+    st.warning(said, icon=":material/straighten:")
     return param.default
 
 
