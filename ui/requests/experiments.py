@@ -15,6 +15,7 @@ from engine.experiments.runs import check_layers
 from engine.experiments.stored import default_index, stored_run
 from ui.compute import compute, run_heavy
 from ui.errors import error_text, showing_refusals
+from ui.formatting import count
 from ui.i18n import t
 from ui.requests.linked import unlisted
 
@@ -72,7 +73,7 @@ def run(chosen, live):
         label = t(
             "experiments.running",
             experiment=t(f"experiments.names.{chosen.experiment}"),
-            tokens=chosen.text.max_tokens,
+            tokens=count(chosen.text.max_tokens),  # at most: a shorter text has fewer
             model=live.name,
         )
         found = run_heavy(
