@@ -16,7 +16,7 @@ from ui.widgets import lessons as widgets
 language, present = current_language(), presenting.mode()
 heading = st.container()
 member = class_learner.membership()  # a class's join link: counted, maybe paced
-with st.container(key="noprint_lessons_view"):
+with st.container(key="noprint_lessons_view"):  # presenting: no click from every answer
     chosen_view = widgets.view_choice()
 # presenting, the lesson's own title is the first thing on the screen; in a class, the
 # class's banner and then the lesson (a phone put the question two screens down)
