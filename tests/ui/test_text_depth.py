@@ -7,6 +7,7 @@ from engine import DepthSpec, simulate_depth
 from engine.config import TrainSpec
 from engine.threads import torch_threads
 from engine.training.loop import TrainStep, learning_rate, summarize
+from ui.formatting import format_reading
 from ui.text.depth import coincidence_notes, residual_notes, run_name, update_notes, warmup_cut_note
 
 
@@ -49,6 +50,27 @@ def test_pre_norms_update_note_shows_only_with_a_pre_norm_run(post_deepnorm_none
         pre = simulate_depth(DepthSpec(placement="pre", layers=24, d=64, tokens=8))
     (note,) = update_notes([*post_deepnorm_none, pre], "zh")
     assert "Pre-Norm" in note and "1/√l" in note
+
+
+def test_pre_norms_notes_say_what_its_numbers_show():
+    """Branches as large as the stream: ‖F_l‖/‖x_l‖ falls like 1/√l, and the note says by how
+    much. Small branches (std 0.02, residual scaling): it stays flat and the stream barely
+    grows; the notes said "falls like 1/√l" and "grows about linearly" all the same."""
+    with torch_threads(1):
+        wide = simulate_depth(DepthSpec(placement="pre", layers=24, d=64, tokens=8))
+        small = simulate_depth(
+            DepthSpec(placement="pre", layers=24, d=64, tokens=8, init_std=0.02,
+                      residual_scaling=True, sublayer="mlp", norm="rmsnorm")
+        )  # fmt: skip
+    (note,) = update_notes([wide], "en")
+    assert "falls like 1/√l" in note and "at layer 24" in note
+    (note,) = update_notes([small], "en")
+    assert "falls like" not in note and "not the 1/√l fall" in note
+    assert 0.8 < small.update_ratio[0] / small.update_ratio[-1] < 1.25  # flat, as it says
+    (note,) = residual_notes([small], "en")
+    first, last = small.residual_ms[0], small.residual_ms[-1]
+    said = f"from {format_reading(first, 3)} at the input to {format_reading(last, 3)} after"
+    assert said in note and "Under Lemma 2's assumptions" in note and last / first < 1.1
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
