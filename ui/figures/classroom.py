@@ -25,6 +25,8 @@ PROJECTED_COLUMNS = (32, 36, 40, 44)
 LABEL_LINES = 4  # lines at most: the longest answer fits (the room reads it whole)
 ROUND_COLOURS = ("#9aa5b1", "#1f77b4")  # round 1 greyed once round 2 is the one voting
 PROJECTED_FONT = 20  # px: an answer's label and its count, presenting (the page's own type)
+FONT = 14  # px, not presenting: plotly's own 12 px grey labels were hard to read on a phone
+TEXT = "#31333f"  # the page's text colour
 # A line breaks after a word and its spaces (ASCII ones: a no-break space holds "Pre ≈ 48"
 # together), or after a wide character (Chinese has no spaces) and the closing punctuation
 # after it ("，", "；": never at a line's start, after a word either); never inside a short
@@ -97,8 +99,8 @@ def answers_chart(
     round; the right ``answer`` is marked only once the lesson is revealed: its label
     ticked, its bars in a colour of their own with a dark outline (seen from the back of a
     room, and without colour).  Each bar's count is written beside it, so the chart has no
-    count axis.  ``projected``: the answers and counts in ``PROJECTED_FONT``, dark, what the
-    room reads (a projector's 16 px tick labels were a grey blur)."""
+    count axis.  ``projected``: the answers and counts in ``PROJECTED_FONT``, what the room
+    reads (a projector's 16 px tick labels were a grey blur); else in ``FONT``; dark."""
     right = [room.state.revealed and o == answer for o in options]
     columns = LABEL_COLUMNS
     if projected:  # narrow enough for wide bars, wide enough for a 720 px screen's height
@@ -109,7 +111,8 @@ def answers_chart(
     pairs = zip(options.items(), right, strict=True)
     labels, lines = zip(*(_label(o, text, r, columns) for (o, text), r in pairs), strict=True)
     # each answer's band: its lines (of the label's type) and room for its bars around them
-    line, band = (24, 16) if projected else (16, 38)
+    line, band = (24, 16) if projected else (18, 38)
+    font = dict(size=PROJECTED_FONT if projected else FONT, color=TEXT)
     figure = go.Figure()
     rounds = len(room.counts)
     for index, counts in enumerate(room.counts):
@@ -126,7 +129,7 @@ def answers_chart(
             marker_line_color="#1a1a1a",
             text=votes,
             textposition="outside",
-            textfont=dict(size=PROJECTED_FONT, color="#31333f") if projected else None,
+            textfont=font,
             cliponaxis=False,
         )
     most = max((n for counts in room.counts for n in counts.values()), default=0)
@@ -135,13 +138,13 @@ def answers_chart(
         barmode="group",
         height=top + 4 + len(lines) * (band + line * max(*lines, 2)),  # the bands are equal
         margin=dict(l=10, r=40, t=top, b=4),
-        legend=dict(orientation="h", x=0, y=1.0, yanchor="bottom", traceorder="normal"),
+        legend=dict(orientation="h", x=0, y=1.0, yanchor="bottom", traceorder="normal", font=font),
         showlegend=rounds > 1,
         xaxis=dict(visible=False, range=[0, max(most, 4) * 1.15]),
         yaxis=dict(
             autorange="reversed",
             automargin=True,
-            tickfont=dict(size=PROJECTED_FONT, color="#31333f") if projected else None,
+            tickfont=font,
         ),
     )
     return figure
