@@ -161,3 +161,26 @@ def test_nan_outputs_of_real_tokens_and_pad_positions_are_said_in_one_note():
     pad_sentence = f"{pads * d:,} of the {pads * d:,} outputs at PAD positions (the gray rows)"
     assert f" {pad_sentence} are NaN too. Their statistic is 0" in note
     assert note.endswith("Any ε > 0 gives 0 there instead.")
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_leak_across_sequences_is_said_only_where_batchnorm_moved_another(lang):
+    """B = 1 has no other sequence: "BatchNorm even leaks across sequences" was said of a
+    measured 0; with B = 4 it is said with how far the others moved."""
+    from engine.axes.causal_leak import causal_leak
+    from ui.text.axes import causal_lesson
+
+    across = "leaks across sequences" if lang == "en" else "跨序列泄露"
+    alone = causal_leak(AxesSpec(batch=1, tokens=8))
+    assert across not in plain(causal_lesson(alone, lang))
+    several = causal_leak(AxesSpec(batch=4, tokens=8))
+    other = float(several.other_samples[several.kinds.index("batchnorm")].max())
+    assert other > 0 and across in plain(causal_lesson(several, lang))
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_one_token_sentence_is_not_set_against_the_batch_of_one(lang):
+    """At T = 1 the sentence is itself a batch of one: no "1 tokens … 1 values …, yet"."""
+    facts = " ".join(plain(f) for f in batch_of_one_facts(batch_of_one(AxesSpec(tokens=1)), lang))
+    assert "1 tokens" not in facts and "1 values" not in facts and "yet" not in facts
+    assert ("T = 1" in facts) and ("refuses" in facts or "拒绝" in facts)

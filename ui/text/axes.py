@@ -258,6 +258,8 @@ def batch_of_one_facts(result: BatchOfOne, lang: str) -> list[str]:
     trains = "trains" if result.torch_sequence_trains else "refused"
     var = _n(result.sequence_min_var, 3)
     tokens = result.sequence_tokens
+    if tokens == 1 and not result.torch_sequence_trains:  # no contrast: the same batch of one
+        trains = "one_token"
     facts.append(translate(f"axes.one.sequence_{trains}", lang, tokens=tokens, var=var))
     return facts
 
@@ -287,7 +289,7 @@ def causal_lesson(result: CausalLeak, lang: str) -> str:
     moved = separator.join(f"{name(k)} {_n(earlier[k], 3)}" for k in leaking)
     same = separator.join(name(k) for k in sealed)
     zero = max((earlier[k] for k in sealed), default=math.nan)
-    return translate(
+    lesson = translate(
         "axes.causal.lesson",
         lang,
         position=result.position,
@@ -295,6 +297,12 @@ def causal_lesson(result: CausalLeak, lang: str) -> str:
         sealed=same or "—",
         zero=_n(zero),
     )
+    # across sequences only where there are others and BatchNorm moved them (B = 1: none)
+    other = float(result.other_samples[result.kinds.index("batchnorm")].max(initial=0.0))
+    if other > 0:
+        across = translate("axes.causal.across", lang, other=_n(other, 3))
+        lesson = sentence_joiner(lang).join([lesson, across])
+    return lesson
 
 
 MAX_LISTED_CHANNELS = 12  # the example slice's channels listed before "…"
