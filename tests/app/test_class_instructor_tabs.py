@@ -5,49 +5,41 @@ once, Next only where the class is."""
 from __future__ import annotations
 
 from classroom import rules
-from tests.app.test_class_pages import (
-    ANSWER,
-    FIRST,
-    WRONG,
-    _commit,
-    _instructor,
-    _learner,
-    _open,
-    _texts,
-)
+from tests.app import test_class_pages as pages
+from tests.app.test_class_pages import ANSWER, FIRST, WRONG
 from ui.classroom import store
 from ui.lessons.catalog import LESSON_IDS
 from ui.widgets import classroom as widgets
 
 
 def _tab(code: str, key: str):
-    return _open("classroom", {"lang": "en", "cl_code": code, "cl_key": key})
+    return pages._open("classroom", {"lang": "en", "cl_code": code, "cl_key": key})
 
 
 def test_a_code_written_another_way_is_titled_and_linked_as_the_class_writes_it():
     """``abc-def`` in lower case, as a person may type it: accepted, and the title, the
     join link and the private link carry the class's own code (the title read "Class x5x--wqz")."""
-    _, code, key = _instructor()
+    _, code, key = pages._instructor()
     at = _tab(f"{code[:3]}-{code[3:]}".lower(), key)
     assert at.title[0].value == f"Class {rules.shown_code(code)}"
-    assert f"cl_code={code}&" in _texts(at, "code")  # the private link (and the join link's)
+    assert f"cl_code={code}&" in pages._texts(at, "code")  # the private link (and the join link's)
 
 
 def test_an_action_on_a_state_another_tab_changed_is_refused():
     """Tab A opens a second round; tab B, drawn in round 1, presses Close voting: it would
     close round 2 unseen; refused, said in a toast, and the page shows round 2."""
-    a, code, key = _instructor()
+    a, code, key = pages._instructor()
     b = _tab(code, key)
     a.button(key="cl_round").click().run()
     b.button(key="cl_close").click().run()
     assert store().room(code, key, FIRST).state == rules.LessonState(2, True, False)
-    assert "changed in another tab" in _texts(b, "toast")
+    assert "changed in another tab" in pages._texts(b, "toast")
     b.button(key="cl_close").click().run()  # now drawn with round 2: taken
     assert not store().room(code, key, FIRST).state.voting_open
 
 
 def test_a_refusal_that_the_page_shows_is_not_said_twice():
-    a, code, key = _instructor()
+    a, code, key = pages._instructor()
     b = _tab(code, key)
     a.button(key="cl_end").click().run()
     b.button(key="cl_reveal").click().run()
@@ -58,7 +50,7 @@ def test_next_shows_only_on_the_lesson_the_class_is_on(monkeypatch):
     """Revealed lesson 1, then lesson 2, Next each time: the class is on lesson 3. Lesson 1,
     picked again to look at, offers no Next (it sent the class back to lesson 2)."""
     monkeypatch.setattr(widgets, "SETTLE_S", 0.0)
-    teacher, code, key = _instructor()
+    teacher, code, key = pages._instructor()
     for _ in range(2):
         teacher.button(key="cl_reveal").click().run()
         teacher.button(key="cl_next").click().run()
@@ -70,12 +62,12 @@ def test_next_shows_only_on_the_lesson_the_class_is_on(monkeypatch):
 def test_paced_off_then_on_promises_no_replacement_the_class_refuses():
     """A vote, paced off (the answer shows), paced on again: the page does not say "Answer
     again replaces your vote" (the class keeps the vote made before the answer showed)."""
-    teacher, code, key = _instructor()
-    learner = _commit(_learner(code), WRONG)
+    teacher, code, key = pages._instructor()
+    learner = pages._commit(pages._learner(code), WRONG)
     teacher.run().toggle(key="cl_paced").set_value(False).run()
     learner.run()
     teacher.toggle(key="cl_paced").set_value(True).run()
-    assert "Answer again replaces your vote" not in _texts(learner.run(), "info")
+    assert "Answer again replaces your vote" not in pages._texts(learner.run(), "info")
     learner.button(key=f"ls_again_{FIRST}").click().run()
-    _commit(learner, ANSWER)
+    pages._commit(learner, ANSWER)
     assert store().room(code, key, FIRST).counts[0][WRONG] == 1

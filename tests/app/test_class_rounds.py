@@ -4,16 +4,8 @@ dates from an earlier round, whichever run first sees the new round (the page po
 
 from __future__ import annotations
 
-from tests.app.test_class_pages import (
-    ANSWER,
-    FIRST,
-    WRONG,
-    _button,
-    _commit,
-    _instructor,
-    _learner,
-    _texts,
-)
+from tests.app import test_class_pages as pages
+from tests.app.test_class_pages import ANSWER, FIRST, WRONG
 from ui.classroom import store
 
 
@@ -21,13 +13,13 @@ def test_a_learner_without_a_first_round_vote_is_counted_in_the_second():
     """One joins once the second round is open, one was there and did not answer: each
     commit counts in round 2 (the unlock for a second round took it back before it was
     counted, and the learner saw their answer cleared)."""
-    teacher, code, key = _instructor()
-    present = _learner(code)
-    _commit(_learner(code), WRONG)
-    _button(teacher.run(), "Second round").click().run()
-    late = _learner(code)
-    _commit(late, ANSWER)
-    _commit(present.run(), ANSWER)
+    teacher, code, key = pages._instructor()
+    present = pages._learner(code)
+    pages._commit(pages._learner(code), WRONG)
+    pages._button(teacher.run(), "Second round").click().run()
+    late = pages._learner(code)
+    pages._commit(late, ANSWER)
+    pages._commit(present.run(), ANSWER)
     assert store().room(code, key, FIRST).counts[1][ANSWER] == 2
     assert late.radio(key=f"ls_pick_{FIRST}").value == ANSWER  # kept, not asked again
     assert late.session_state["ls_answers"] == [f"{FIRST}.{ANSWER}"]
@@ -35,10 +27,10 @@ def test_a_learner_without_a_first_round_vote_is_counted_in_the_second():
 
 def test_a_commit_clicked_as_the_second_round_opens_is_counted_in_it():
     """Picked in round 1, committed in the run that first sees round 2 (before the poll's)."""
-    teacher, code, key = _instructor()
-    learner = _learner(code)
+    teacher, code, key = pages._instructor()
+    learner = pages._learner(code)
     learner.radio(key=f"ls_pick_{FIRST}").set_value(ANSWER).run()
-    _button(teacher.run(), "Second round").click().run()
+    pages._button(teacher.run(), "Second round").click().run()
     learner.button(key=f"ls_commit_{FIRST}").click().run()
     assert learner.session_state["ls_answers"] == [f"{FIRST}.{ANSWER}"]
     assert store().room(code, key, FIRST).counts[1][ANSWER] == 1
@@ -48,17 +40,17 @@ def test_a_second_round_closed_before_the_page_saw_it_still_asks_again():
     """Round 2 opened and closed between two runs of the learner's page: their counted
     round-1 vote is not called "not counted unless voting opens again"; it is asked again,
     and a commit made while voting is closed counts when it reopens."""
-    teacher, code, key = _instructor()
-    learner = _commit(_learner(code), WRONG)
-    _button(teacher.run(), "Second round").click().run()
-    _button(teacher.run(), "Close voting").click().run()
+    teacher, code, key = pages._instructor()
+    learner = pages._commit(pages._learner(code), WRONG)
+    pages._button(teacher.run(), "Second round").click().run()
+    pages._button(teacher.run(), "Close voting").click().run()
     learner.run()
     assert learner.radio(key=f"ls_pick_{FIRST}").value is None
-    assert "not counted" not in _texts(learner, "caption")
-    assert "Voting on this question is closed" in _texts(learner, "info")
-    _commit(learner, ANSWER)  # while closed: said not counted until voting reopens
-    assert "unless your instructor opens voting again" in _texts(learner, "caption")
-    _button(teacher.run(), "Reopen voting").click().run()
+    assert "not counted" not in pages._texts(learner, "caption")
+    assert "Voting on this question is closed" in pages._texts(learner, "info")
+    pages._commit(learner, ANSWER)  # while closed: said not counted until voting reopens
+    assert "unless your instructor opens voting again" in pages._texts(learner, "caption")
+    pages._button(teacher.run(), "Reopen voting").click().run()
     learner.run()
     assert learner.radio(key=f"ls_pick_{FIRST}").value == ANSWER  # kept, not asked again
     assert store().room(code, key, FIRST).counts == (
@@ -71,26 +63,26 @@ def test_an_answer_seen_while_voting_is_closed_makes_later_predictions_practice(
     """Self-paced, voting closed: a commit shows the answer and is not counted; "Answer
     again" with the answer in mind, then voting reopens: that prediction is practice, not
     counted (it was, and the caption had promised a count)."""
-    teacher, code, key = _instructor()
+    teacher, code, key = pages._instructor()
     teacher.toggle(key="cl_paced").set_value(False).run()
-    _button(teacher, "Close voting").click().run()
-    learner = _commit(_learner(code), WRONG)
-    said = _texts(learner, "caption")
+    pages._button(teacher, "Close voting").click().run()
+    learner = pages._commit(pages._learner(code), WRONG)
+    said = pages._texts(learner, "caption")
     assert "practice" in said and "unless your instructor opens voting again" not in said
     learner.button(key=f"ls_again_{FIRST}").click().run()
-    _commit(learner, ANSWER)
-    _button(teacher.run(), "Reopen voting").click().run()
-    assert "Practice only" in _texts(learner.run(), "caption")
+    pages._commit(learner, ANSWER)
+    pages._button(teacher.run(), "Reopen voting").click().run()
+    assert "Practice only" in pages._texts(learner.run(), "caption")
     assert store().room(code, key, FIRST).answered == (0,)
 
 
 def test_the_first_rounds_option_committed_again_in_the_second_is_counted_there():
     """The page held no answer as round 2 opened ("Answer again" in round 1, or a reload):
     a commit of the round-1 option is this round's (it was dated to round 1 and taken back)."""
-    teacher, code, key = _instructor()
-    learner = _commit(_learner(code), WRONG)
+    teacher, code, key = pages._instructor()
+    learner = pages._commit(pages._learner(code), WRONG)
     learner.button(key=f"ls_again_{FIRST}").click().run()
-    _button(teacher.run(), "Second round").click().run()
-    _commit(learner.run(), WRONG)
+    pages._button(teacher.run(), "Second round").click().run()
+    pages._commit(learner.run(), WRONG)
     assert learner.session_state["ls_answers"] == [f"{FIRST}.{WRONG}"]
     assert store().room(code, key, FIRST).counts[1][WRONG] == 1
