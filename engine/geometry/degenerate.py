@@ -56,7 +56,7 @@ def degeneracy_flags(x: torch.Tensor, eps: float) -> tuple[str, ...]:
     constant = bool(constant_rows.any()) and not every_constant
     zero = bool(zero_rows.any()) and not every_zero
     applies = {
-        "d1_layernorm_is_beta": d == 1,
+        "d1_layernorm_is_beta": d == 1 and eps > 0,  # at 0: 0/0, said by *_undefined_all
         "d1_rmsnorm_is_sign": d == 1,
         "d2_layernorm_two_points": d == 2 and eps == 0,
         "d2_layernorm_segment": d == 2 and eps > 0,

@@ -235,7 +235,7 @@ def test_real_activations_from_the_shipped_dump():
     at = _open({"ge_section": "real", "ge_pair": "1"})
     text = _text(at)
     assert "SmolLM2-135M-Instruct.Q4_1.gguf" in text and "dequantized" in text
-    assert "massive activations" in text  # block 12: one token far out
+    assert "4 tokens far out" in text  # block 12: the four prompts' first tokens
     traces = _traces(at, "ge_chart_real_outputs")
     assert {"stored_1", "rmsnorm_1", "layernorm_2"} <= set(traces)
 

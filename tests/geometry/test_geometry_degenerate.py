@@ -62,13 +62,11 @@ def test_d1_layernorm_is_beta_and_rmsnorm_is_the_sign():
     np.testing.assert_allclose(cloud.rmsnorm.y[:, 0], np.sign(x), rtol=2**-23)
     np.testing.assert_allclose(cloud.rmsnorm.y_affine[:, 0], 2.0 * np.sign(x) + 0.75, rtol=2**-22)
     assert np.isnan(cloud.layernorm.y).all()  # 0/0 at eps = 0 ...
-    assert {
-        "d1_layernorm_is_beta",
-        "d1_rmsnorm_is_sign",
-        "layernorm_constant_undefined_all",
-    } <= set(cloud.flags)
+    assert {"d1_rmsnorm_is_sign", "layernorm_constant_undefined_all"} <= set(cloud.flags)
+    assert "d1_layernorm_is_beta" not in cloud.flags  # said beside the NaN it contradicted
     with_eps = normalized_cloud(GeometrySpec(d=1, count=200, eps=1e-5, beta_x=0.75))
     np.testing.assert_array_equal(with_eps.layernorm.y_affine, 0.75)  # ... beta with eps > 0
+    assert "d1_layernorm_is_beta" in with_eps.flags
     assert not {"layernorm_constant_is_beta", "layernorm_constant_is_beta_all"} & set(
         with_eps.flags
     )  # d1 already says it
@@ -143,6 +141,7 @@ def test_every_flag_is_a_distinct_key_that_a_case_can_raise():
     seen = set(vector_path((0.0, 0.0, 0.0), GeometrySpec(eps=0.0)).flags)
     seen |= set(vector_path((0.0, 0.0, 0.0), GeometrySpec(eps=1e-5)).flags)
     seen |= set(vector_path((3.0,), GeometrySpec(eps=0.0)).flags)
+    seen |= set(vector_path((3.0,), GeometrySpec(eps=1e-5)).flags)
     seen |= set(vector_path((1.0, 2.0), GeometrySpec(eps=0.0)).flags)
     seen |= set(vector_path((1.0, 2.0), GeometrySpec(eps=1e-5)).flags)
     for eps in (0.0, 1e-5):  # a cloud of zero vectors only: every input is one

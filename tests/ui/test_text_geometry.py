@@ -184,6 +184,7 @@ def test_a_cloud_of_constant_vectors_in_high_dimension_measures_no_direction(eps
         assert math.isnan(found.max_abs_difference) and math.isnan(found.max_abs_difference_float64)
     else:
         assert (outputs == 0).all() and "where every output is 0" in identity
+        assert "agree exactly" in identity and "so they round differently" not in identity
 
 
 def test_a_bounded_sample_says_how_many_were_drawn():
@@ -197,6 +198,10 @@ def test_real_activation_lines_say_far_out_only_where_a_token_is():
     block0, block12 = real.pairs[0], real.pairs[1]
     assert block12.label == "model.layers.12.input_layernorm"
     assert "massive activations" in text_high.pair_lines(block12, "en")[0]
+    # the first token of each of the four prompts ("one token far out" was said of them)
+    norms = block12.inputs.norm
+    far = int((norms >= 10 * np.median(norms)).sum())
+    assert far == 4 and f"{far} tokens far out" in text_high.pair_lines(block12, "en")[0]
     assert "massive activations" not in text_high.pair_lines(block0, "en")[0]
     intro = text_high.real_intro(real, "zh")
     assert "SmolLM2-135M-Instruct.Q4_1.gguf" in intro and "反量化" in intro

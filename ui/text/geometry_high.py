@@ -83,7 +83,13 @@ def identity_lines(identity: IdentityCheck, lang: str) -> list[str]:
                 else 0.0
             ),
         ),
-        translate("geometry.identity.why", lang, ulps=format_reading(identity.float32_ulps, 1)),
+        translate(  # exactly equal (a constant input): nothing was rounded differently
+            "geometry.identity.why"
+            if identity.max_abs_difference
+            else "geometry.identity.why_exact",
+            lang,
+            ulps=format_reading(identity.float32_ulps, 1),
+        ),
     ]
 
 
@@ -123,8 +129,11 @@ def pair_lines(pair: PairMeasures, lang: str) -> list[str]:
         high=high,
         ratio=format_reading(ratio, 1),
     )
-    if ratio >= FAR_OUT_RATIO:
-        inputs += sentence_joiner(lang) + translate("geometry.real.far_out", lang)
+    far = int((norms >= FAR_OUT_RATIO * np.median(norms)).sum()) if ratio >= FAR_OUT_RATIO else 0
+    if far:  # four prompts, four first tokens: "one token far out" was said of them
+        key = "geometry.real.far_out_one" if far == 1 else "geometry.real.far_out"
+        said = translate(key, lang, count=far, ratio=format_reading(FAR_OUT_RATIO, 0))
+        inputs += sentence_joiner(lang) + said
     return [
         inputs,
         translate(
