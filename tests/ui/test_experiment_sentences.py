@@ -250,3 +250,16 @@ def test_the_mildest_single_freeze_is_the_least_change_up_or_down():
     )
     first = sweep_sentences(Run(result=sweep), "en")[0]
     assert "the mildest is block 1 (×1.2)" in first, first
+
+
+def test_a_sweep_where_every_freeze_is_alike_names_no_worst_block():
+    from ui.text.experiments import sweep_sentences
+
+    sweep = Run(
+        perplexity_ratio=np.array([1.0, 1.0, 1.0]),
+        tolerated=np.array([True, True, True]),
+        layers=(0, 1, None),
+        spec=Run(tolerance=0.05),
+    )
+    said = " ".join(sweep_sentences(Run(result=sweep), "en"))
+    assert "The worst is" not in said and "3 of 3" in said

@@ -245,15 +245,17 @@ def sweep_sentences(run, lang: str) -> list[str]:
                 ratio=number(ratios[mildest]),
             )
         )
-    worst = int(np.argmax(np.where(np.isnan(ratios), np.inf, ratios)))
-    lines.append(
-        translate(
-            "experiments.sweep_result.worst",
-            lang,
-            block=block_name(sweep.layers[worst], lang),
-            ratio=number(ratios[worst]),
+    ranked = np.where(np.isnan(ratios), np.inf, ratios)
+    worst = int(np.argmax(ranked))
+    if ranked[worst] > ranked.min():  # every freeze alike (×1 each): none is the worst
+        lines.append(
+            translate(
+                "experiments.sweep_result.worst",
+                lang,
+                block=block_name(sweep.layers[worst], lang),
+                ratio=number(ratios[worst]),
+            )
         )
-    )
     return lines
 
 
