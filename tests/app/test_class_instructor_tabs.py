@@ -71,3 +71,12 @@ def test_paced_off_then_on_promises_no_replacement_the_class_refuses():
     learner.button(key=f"ls_again_{FIRST}").click().run()
     pages._commit(learner, ANSWER)
     assert store().room(code, key, FIRST).counts[0][WRONG] == 1
+
+
+def test_a_class_started_after_one_ended_opens_at_lesson_one(monkeypatch):
+    """The ended class's lesson stayed in the page: the next class opened there."""
+    monkeypatch.setattr(widgets, "SETTLE_S", 0.0)
+    teacher, code, key = pages._instructor()
+    teacher.selectbox(key="cl_pick").set_value(LESSON_IDS[4]).run()
+    teacher.button(key="cl_end").click().run()
+    assert teacher.session_state["cl_lesson"] == LESSON_IDS[0]

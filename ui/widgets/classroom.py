@@ -268,6 +268,7 @@ def _end(klass: Class) -> None:
     _say(error)
     if ended is not None:
         st.session_state["cl_code"] = st.session_state["cl_key"] = ""
+        st.session_state["cl_lesson"] = P["cl_lesson"].default  # a next class starts at 1
         st.session_state[DONE] = t(
             "classroom.ended",
             code=rules.shown_code(rules.normalize_code(klass.code) or klass.code),
