@@ -205,3 +205,14 @@ def test_the_kl_csv_holds_the_zeros_and_infinities_the_log_axis_leaves_out():
     table = _csv(figures.lens_figure(Run(result=lens), "en"))
     kl_cells = table[table.panel == _tr("lens_result.chart_kl", "en")][column]
     assert kl_cells.astype(float).tolist() == [0.0] * 6
+
+
+def test_a_chinese_pages_csv_names_its_trace_and_panel_columns_in_chinese():
+    from ui.figures.export import figure_csv
+
+    variants = ("own_scale", "final_scale", "no_norm")
+    lens = Run(variants=variants, entropy=np.ones((3, 2, 1)), mean_entropy=np.ones((3, 2)),
+               kl_to_model=np.ones((3, 2, 1)))  # fmt: skip
+    headers = {name: translate(f"app.chart.{name}", "zh") for name in ("trace", "panel")}
+    text = figure_csv(figures.lens_figure(Run(result=lens), "zh"), headers)
+    assert text.splitlines()[0].startswith("曲线,面板,")

@@ -183,9 +183,10 @@ def labelled_table(figure: go.Figure) -> pd.DataFrame:
     return table[["trace", "panel", *[c for c in table.columns if c not in ("trace", "panel")]]]
 
 
-def figure_csv(figure: go.Figure) -> str:
-    """``labelled_table`` as CSV text (full precision, no index)."""
-    return labelled_table(figure).to_csv(index=False)
+def figure_csv(figure: go.Figure, headers: dict[str, str] | None = None) -> str:
+    """``labelled_table`` as CSV text (full precision, no index); ``headers``: the "trace"
+    and "panel" columns' names in the page's language (a Chinese page's CSV said "trace")."""
+    return labelled_table(figure).rename(columns=headers or {}).to_csv(index=False)
 
 
 @functools.cache

@@ -89,9 +89,10 @@ def _downloads(figure: go.Figure, key: str, target, table: bool) -> None:
             else:
                 st.caption(t("app.chart.no_images"))
             if table:
+                headers = {name: t(f"app.chart.{name}") for name in ("trace", "panel")}
                 st.download_button(
                     t("app.chart.csv"),
-                    data=lambda: figure_csv(figure),
+                    data=lambda: figure_csv(figure, headers),
                     file_name=f"{key}.csv",
                     mime="text/csv",
                     on_click="ignore",
