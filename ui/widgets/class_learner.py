@@ -294,10 +294,16 @@ def _ask_unclicked_again(view: LearnerView) -> int:
     if not mine or committed_here(view.lesson):
         return 0
     if view.state.voting_open and not view.final and mine[0].rpartition(".")[2] not in view.votes:
-        st.session_state["ls_answers"] = [a for a in committed if a not in mine]
-        st.session_state[f"ls_pick_{view.lesson}"] = None
+        drop_answer(view.lesson)
         return 1
     return 0
+
+
+def drop_answer(lesson_id: str) -> None:
+    """Take the page's committed answer to ``lesson_id`` back, so it is asked again."""
+    kept = [a for a in committed_answers() if a.rpartition(".")[0] != lesson_id]
+    st.session_state["ls_answers"] = kept
+    st.session_state[f"ls_pick_{lesson_id}"] = None  # not popped: the browser keeps a tick
 
 
 def _show_own_vote(code: str, view: LearnerView) -> None:

@@ -11,7 +11,7 @@ import streamlit as st
 from ui.classroom import attempt, store
 from ui.i18n import t
 from ui.lessons.catalog import LESSON_IDS, Lesson
-from ui.widgets.class_learner import Member, committed_answers
+from ui.widgets.class_learner import Member, committed_answers, drop_answer
 from ui.widgets.lessons import JUST_COMMITTED
 
 ORIGINS = "_cl_origins"  # {(class, lesson): (the page's answer, the round it dates from)}
@@ -78,7 +78,7 @@ def before_prediction(member: Member | None, item: Lesson) -> None:
     mine = _round_of_answer(member, item.id)
     if mine is not None and mine[1] < state.round and votes[-1] is None and not state.revealed:
         # as the lessons page's "Try again" does, also while this round's voting is closed
-        _drop_answer(item.id)
+        drop_answer(item.id)
         st.session_state[ORIGINS].pop(key)
         mine = None
     if state.revealed and key not in st.session_state.setdefault(REVEALS_SEEN, set()):
@@ -120,12 +120,6 @@ def _round_of_answer(member: Member, lesson_id: str) -> tuple[str, int] | None:
         earlier = [r for r, vote in enumerate(votes[:-1], 1) if vote == option]
         origins[key] = (option, earlier[-1] if earlier and not fresh else now)
     return origins[key]
-
-
-def _drop_answer(lesson_id: str) -> None:
-    committed = committed_answers()
-    st.session_state["ls_answers"] = [a for a in committed if not a.startswith(f"{lesson_id}.")]
-    st.session_state[f"ls_pick_{lesson_id}"] = None  # not popped: the browser keeps a tick
 
 
 def record(member: Member | None, item: Lesson, chosen: str | None) -> bool:
