@@ -214,13 +214,18 @@ def test_a_link_longer_than_the_app_writes_opens_at_the_defaults_and_says_why():
     assert not at.exception and not at.error
     assert len(at.warning) == 1  # one notice, not one per key
     warning = _warnings(at)
-    assert "153,468 characters long" in warning and "at most 96,000 characters" in warning
-    assert at.number_input(key="ge_count").value == 500  # not the link's 7: nothing was read
-    # not even lang=zh: the page speaks the browser's language, and the link it writes is its own
-    assert "zz0000" not in str(at.query_params) and at.query_params.get("lang") == "en"
+    # said in the link's language, the one value read: its other settings are not
+    assert "153,468 个字符" in warning and "96,000 个字符" in warning
+    assert at.number_input(key="ge_count").value == 500  # not the link's 7
+    assert "zz0000" not in str(at.query_params) and at.query_params.get("lang") == "zh"
     assert at.get("component_instance")  # the scene at its defaults, drawn
-    at.number_input(key="ge_count").set_value(9).run()  # and usable; the notice stays
-    assert at.query_params["ge_count"] == "9" and "characters long" in _warnings(at)
+
+
+def test_a_page_opened_by_a_link_too_long_is_usable_and_keeps_saying_why():
+    at = _open({"lang": "en", "ge_count": "7", **_unknown_keys("zz", 990, 145)}, "geometry")
+    assert "153,468 characters long" in _warnings(at)
+    at.number_input(key="ge_count").set_value(9).run()  # usable; the notice stays
+    assert at.query_params["ge_count"] == "9" and "153,468 characters long" in _warnings(at)
 
 
 def test_many_unknown_parameters_are_named_in_one_notice():

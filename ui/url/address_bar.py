@@ -74,15 +74,18 @@ def back_to_written() -> bool:
     return _history_navigation() and LANGUAGE_PARAM in st.query_params
 
 
-def _linked(param: Param):
-    """The link's value of the app-wide ``param`` if valid, else None."""
-    raw = [] if link_refusal(_query_string()) else st.query_params.get_all(param.key)
+def _linked(param: Param, *, even_refused: bool = False):
+    """The link's value of the app-wide ``param`` if valid, else None: None in a link
+    refused whole for its length, unless ``even_refused``."""
+    refused = not even_refused and link_refusal(_query_string())
+    raw = [] if refused else st.query_params.get_all(param.key)
     return parse(param, raw)[0] if raw else None
 
 
 def initial_language() -> str:
-    """The URL's ``lang`` if valid, else the browser's locale, else English."""
-    return _linked(LANGUAGE) or language_from_locale(st.context.locale)
+    """The URL's ``lang`` if valid, else the browser's locale, else English.  A link
+    refused whole for its length still gives its language: the refusal is said in it."""
+    return _linked(LANGUAGE, even_refused=True) or language_from_locale(st.context.locale)
 
 
 def initial_present() -> str:
