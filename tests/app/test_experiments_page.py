@@ -136,6 +136,15 @@ def test_a_precomputed_result_is_shown_at_once_with_its_date_and_model(tiny, tmp
     assert "Precomputed on" in _text(at) and live.live.name in _text(at)
     assert not [b for b in at.button if b.key == "ex_run"] and not runs
     assert at.metric[1].value == number(fresh.result.effect.perplexity)
+    # settings with no effect on the run find it too: every block written out, and the
+    # window of a setting other than "mean" (greyed out)
+    for query in (
+        {"ex_experiment": "swap", "ex_swap_block": "0-2"},  # the tiny model's three blocks
+        {"ex_experiment": "massive", "ex_window": "7"},
+    ):
+        at = _commit(_open(query), "same")
+        assert not at.exception and "Precomputed on" in _text(at), query
+    assert not runs
 
 
 @pytest.mark.parametrize(

@@ -34,7 +34,8 @@ def within_model(chosen):
     """``chosen``, or refused (no spec, the engine's refusal added to its errors) where it
     names a block the chosen model lacks: known from the model's config before it loads,
     so a block past the model is refused as it is typed, not after a commit and a run
-    (which refuses it too)."""
+    (which refuses it too).  Every block written out ("0-29") is the run of "all": the same
+    request, its prediction and precomputed result."""
     layers = getattr(chosen.spec, "layers", None)
     if layers is None:
         return chosen
@@ -46,6 +47,8 @@ def within_model(chosen):
     except EngineError as error:
         why = t("experiments.param_refused", param=chosen.blocks_named, why=error_text(error))
         return replace(chosen, spec=None, errors=(*chosen.errors, why))
+    if set(layers) == set(range(blocks)):
+        return replace(chosen, spec=replace(chosen.spec, layers=None))
     return chosen
 
 

@@ -165,7 +165,9 @@ def settings(experiment: str, said: str, target=st) -> tuple[Any, tuple[str, ...
             P["ex_window"], t("experiments.setting.window"), right,
             help=t("experiments.setting.window_help"), disabled=setting != "mean",
         )  # fmt: skip
-        return bound.spec_from(MassiveSpec, setting=setting, window=window)
+        # a window matters to "mean" alone: another setting's run is the same whatever it says
+        windowed = {"window": window} if setting == "mean" else {}
+        return bound.spec_from(MassiveSpec, setting=setting, **windowed)
     if experiment == "swap":
         blocks, refused = _blocks("ex_swap_block", said, left)
         final_text = t("experiments.swap.final")
