@@ -102,6 +102,15 @@ def significant(value: float, digits: int = 4) -> str:
     return format_reading(rounded, max(4, places) if abs(rounded) >= 0.01 else 4)
 
 
+def upper_bound(value: float, digits: int = 4) -> str:
+    """``value`` rounded up to ``digits`` significant digits (``significant``): a bound that
+    "stays below" never understates, 1.46603×10⁻⁵ -> "1.467×10⁻⁵" (not "1.466×10⁻⁵")."""
+    if not math.isfinite(value) or value <= 0:
+        return format_reading(value)
+    step = 10.0 ** (math.floor(math.log10(value)) - digits + 1)
+    return significant(math.ceil(value / step) * step, digits)
+
+
 def times(value: float) -> str:
     """A factor: "×3.21" below ten, whole from ten ("×12", "×123,456", never "×1e+05"), its
     power of ten from 10⁵ (×1.235×10³⁰, not thirty digits of rounding)."""

@@ -19,6 +19,7 @@ from ui.formatting import (
     scientific,
     signed,
     superscript,
+    upper_bound,
 )
 from ui.text.experiments import number
 from ui.text.latex import latex_number, latex_power, latex_scientific, latex_vector
@@ -287,3 +288,20 @@ def test_a_number_typed_on_a_chinese_keyboard_reads_as_ascii_and_no_other_glyph_
     assert as_ascii("①②") == "①②" and as_ascii("10²") == "10²"
     assert parse(KERNELS["kn_d"], ["①②"])[1] is not None  # refused, with a message
     assert parse(KERNELS["kn_d"], ["１０２４"])[0] == 1024
+
+
+@pytest.mark.parametrize(
+    ("value", "said"),
+    [
+        (1.46603e-5, "1.467×10⁻⁵"),  # four digits would round it down to 1.466×10⁻⁵
+        (8.0911e-6, "8.092×10⁻⁶"),
+        (1.4e-5, "1.4×10⁻⁵"),  # already four digits: itself
+        (0.012301, "0.01231"),
+        (12.3401, "12.35"),
+        (0.0, "0"),
+    ],
+)
+def test_an_upper_bound_is_rounded_up_never_below_the_value(value, said):
+    assert upper_bound(value) == said
+    if value:
+        assert float(said.replace("×10⁻⁵", "e-5").replace("×10⁻⁶", "e-6")) >= value

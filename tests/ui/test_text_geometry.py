@@ -207,6 +207,28 @@ def test_real_activation_lines_say_far_out_only_where_a_token_is():
     assert "SmolLM2-135M-Instruct.Q4_1.gguf" in intro and "反量化" in intro
 
 
+def test_real_activation_lines_never_understate_or_repeat_a_range():
+    real = real_activations()
+    block0, final = real.pairs[0], real.pairs[-1]
+    stored, recomputed = (
+        line.replace("\xa0", " ") for line in text_high.pair_lines(final, "en")[1:3]
+    )
+    # every recomputed ‖y‖ of the final norm reads 24.0000: said once, not "from 24.0000 to 24.0000"
+    assert "= 24.0000 for every input" in recomputed and "24.0000 to 24.0000" not in recomputed
+    # its γ has two negative entries: they reverse their axes (cos(x, y) down to 0.2105)
+    assert int((final.weight < 0).sum()) == 2 and "negative on 2 of the 576 axes" in stored
+    assert "negative" not in text_high.pair_lines(real.pairs[1], "en")[1]  # γ > 0 throughout
+    # "stays below" a bound rounded up: the largest |⟨LayerNorm(x), 1⟩| is under it
+    for pair in real.pairs:
+        said = text_high.pair_lines(pair, "en")[2].rsplit("stays below ", 1)[1].rstrip(".")
+        mantissa, power = said.split("×10")
+        bound = float(mantissa) * 10 ** -int(
+            power.translate(str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻", "0123456789 "))
+        )
+        assert bound >= text_high.largest_abs(pair.recomputed["layernorm"].ones), said
+    assert "γ 有 271 个为负" in text_high.pair_lines(block0, "zh")[1]
+
+
 @pytest.mark.parametrize("lang", LANGUAGES)
 def test_the_real_intro_shows_a_dumps_model_and_dtype_literally_never_as_markdown(lang):
     """The model and storage dtype are the file's metadata: a link or markup in them is shown

@@ -14,7 +14,7 @@ import numpy as np
 from engine.geometry.high_dimension import HighDimensionReport, IdentityCheck, Measures
 from engine.geometry.real_activations import PairMeasures, RealActivations
 from engine.norms.kinds import PER_TOKEN_KINDS
-from ui.formatting import format_cosine, format_power, format_reading, literal
+from ui.formatting import format_cosine, format_power, format_reading, literal, upper_bound
 from ui.i18n import sentence_joiner, translate
 from ui.labels import NORM_NAMES
 from ui.text.dumps import dtype_text
@@ -114,10 +114,7 @@ def pair_lines(pair: PairMeasures, lang: str) -> list[str]:
     low, median, high = min_median_max(pair.inputs.norm)
     norms = pair.inputs.norm[np.isfinite(pair.inputs.norm)]
     ratio = float(norms.max() / np.median(norms)) if norms.size and np.median(norms) > 0 else 0.0
-    stored = min_median_max(pair.stored.norm)
-    stored_cos = min_median_max(pair.stored.cos_input, format_cosine)
     rms, layer = pair.recomputed["rmsnorm"], pair.recomputed["layernorm"]
-    rms_norm, layer_norm = min_median_max(rms.norm), min_median_max(layer.norm)
     weight = pair.weight
     inputs = translate(
         "geometry.real.inputs",
@@ -134,31 +131,32 @@ def pair_lines(pair: PairMeasures, lang: str) -> list[str]:
         key = "geometry.real.far_out_one" if far == 1 else "geometry.real.far_out"
         said = translate(key, lang, count=far, ratio=format_reading(FAR_OUT_RATIO, 0))
         inputs += sentence_joiner(lang) + said
+    stored = translate(
+        "geometry.real.stored",
+        lang,
+        norms=spread_text(pair.stored.norm, lang),
+        sqrt_d=format_reading(pair.sqrt_d),
+        gamma_low=format_reading(float(weight.min())),
+        gamma_mean=format_reading(float(weight.mean())),
+        gamma_high=format_reading(float(weight.max())),
+        cosines=spread_text(pair.stored.cos_input, lang, format_cosine),
+    )
+    flipped = int((weight < 0).sum())
+    if flipped:  # a negative γ reverses its axis: more than a stretch
+        said = translate("geometry.real.stored_flips", lang, count=flipped, d=pair.d)
+        stored += sentence_joiner(lang) + said
     return [
         inputs,
-        translate(
-            "geometry.real.stored",
-            lang,
-            low=stored[0],
-            high=stored[2],
-            sqrt_d=format_reading(pair.sqrt_d),
-            gamma_low=format_reading(float(weight.min())),
-            gamma_mean=format_reading(float(weight.mean())),
-            gamma_high=format_reading(float(weight.max())),
-            cos_low=stored_cos[0],
-            cos_high=stored_cos[2],
-        ),
+        stored,
         translate(
             "geometry.real.recomputed",
             lang,
             eps=format_power(pair.eps, 4),
-            rms_low=rms_norm[0],
-            rms_high=rms_norm[2],
-            ln_low=layer_norm[0],
-            ln_high=layer_norm[2],
+            rms_norms=spread_text(rms.norm, lang),
+            ln_norms=spread_text(layer.norm, lang),
             sqrt_d=format_reading(pair.sqrt_d),
             rms_cos=min_median_max(rms.cos_input, format_cosine)[0],
-            ln_ones=format_reading(largest_abs(layer.ones)),
+            ln_ones=upper_bound(largest_abs(layer.ones)),
             rms_ones=format_reading(largest_abs(rms.ones)),
         ),
         translate(
