@@ -70,8 +70,8 @@ def test_changing_a_setting_writes_its_id_and_a_default_leaves_the_url():
     "key, value, accepted",
     [
         ("dp_layers", "100000", "1 … 1000"),
-        ("dp_sublayer", "conv", "linear, mlp, attention, transformer"),
-        ("dp_final", "maybe", "true, false"),
+        ("dp_sublayer", "conv", "`linear`, `mlp`, `attention`, `transformer`"),
+        ("dp_final", "maybe", "`true`, `false`"),
     ],
 )
 def test_a_refused_depth_value_is_named_with_what_is_accepted(key, value, accepted):

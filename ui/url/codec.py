@@ -71,8 +71,8 @@ class Param:
 
     def accepted(self) -> str:
         """What this parameter accepts, for messages."""
-        if self.kind in ("choice", "choices"):
-            shown = [serialize_one(self, c) for c in self.choices]
+        if self.kind in ("choice", "choices"):  # the link's own words, as code: in any language
+            shown = [f"`{serialize_one(self, c)}`" for c in self.choices]
             if len(shown) > MAX_LISTED_CHOICES:  # ls_answers: 52 ids; the pattern, the count
                 shown = [*shown[:3], "…", f"{shown[-1]} ({len(shown)})"]
             return ", ".join(shown)
@@ -81,7 +81,7 @@ class Param:
         if self.kind in ("int", "float"):
             return f"{number_text(self.low)} … {number_text(self.high)}"
         if self.kind == "bool":
-            return "true, false"
+            return "`true`, `false`"
         return f"≤ {self.max_chars:,}"  # a text's length; messages say "characters" themselves
 
 
