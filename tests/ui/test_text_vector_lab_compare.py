@@ -27,7 +27,7 @@ def test_all_zero_outputs_get_no_direction_claims():
     assert broken_statistic(ex, "rmsnorm") == "mean_square"
     for lang in ("en", "zh"):
         notes = plain(" ".join(comparison_notes(ex, lang)))
-        assert "NaN" not in notes.replace("零或 NaN", "").replace("zeros or NaN", "")
+        assert "NaN" not in notes.replace("含 NaN 或 ∞", "").replace("zeros, NaN or ∞", "")
         assert "∞ = ∞" not in notes
     notes = [plain(note) for note in comparison_notes(ex, "en")]
     assert notes[0].startswith("LayerNorm's output on this row is all 0: σ² = ∞ in float16")
@@ -205,3 +205,28 @@ def test_a_row_of_mean_zero_is_not_said_to_be_turned_by_layernorm():
         plain(n) for n in comparison_notes(explain_vectors((row,), NormSpec("layernorm")), "en")
     )
     assert "LayerNorm changes the direction" not in notes and "keeps the direction too" in notes
+
+
+def test_outputs_are_called_what_torch_returns_infinite_nan_or_partly_nan():
+    """ε = 0: [1, −2, 3]·10⁻³⁰ has RMS² = 0 in float32 (squares underflow), so F.rms_norm
+    gives ±∞, never NaN (the note said NaN); [0, 0, 0] gives NaN from RMS² = 0 itself, which
+    only the zero vector has (the note said "a constant row"); in float16, [60000, −60000,
+    30000, 1] gives 0s from rstd = 0 and one NaN, from a deviation that overflowed itself."""
+    tiny = (1e-30, -2e-30, 3e-30)
+    assert torch.isinf(F.rms_norm(torch.tensor(tiny), (3,), eps=0.0)).all()
+    ex = explain_vectors((tiny,), NormSpec("rmsnorm", eps=0.0))
+    notes = [plain(note) for note in comparison_notes(ex, "en")]
+    assert "RMSNorm's output on this row is infinite (±∞)" in " ".join(notes)
+    assert "is NaN" not in " ".join(notes)
+    zero = explain_vectors(((0.0, 0.0, 0.0),), NormSpec("rmsnorm", eps=0.0))
+    note = plain(" ".join(comparison_notes(zero, "en")))
+    assert "RMS² + ε = 0 (every entry 0 and ε = 0)" in note
+    assert "常数行" not in plain(" ".join(comparison_notes(zero, "zh"))).split("RMSNorm")[-1]
+    row = (60000.0, -60000.0, 30000.0, 1.0)
+    half = torch.tensor(row, dtype=torch.float16)
+    torch_y = (half - half.mean()) * torch.rsqrt(((half - half.mean()) ** 2).mean() + 1e-5)
+    assert torch_y.isnan().sum() == 1 and (torch_y == 0).sum() == 3  # the formula in float16
+    ex = explain_vectors((row,), NormSpec("layernorm", compute_dtype="float16"), "float16")
+    note = plain(comparison_notes(ex, "en")[0])
+    assert note.startswith("LayerNorm's output on this row is NaN in places")
+    assert "a deviation xᵢ − μ that overflowed itself gives ∞ · 0 = NaN" in note

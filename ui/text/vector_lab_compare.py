@@ -70,10 +70,26 @@ def undefined_cell(ex: VectorExplanation, kind: str, text: str) -> str:
     return "—" if broken_statistic(ex, kind) is not None else text
 
 
+def _status(y: np.ndarray) -> str:
+    """What the outputs are: "zero" (finite: all 0), "nan" or "inf" (every one), "some_nan"
+    or "some_inf" (beside finite ones), "mixed" (NaN and ±∞)."""
+    nan, inf = np.isnan(y), np.isinf(y)
+    if not (nan.any() or inf.any()):
+        return "zero"
+    if nan.any() and inf.any():
+        return "mixed"
+    which = "nan" if nan.any() else "inf"
+    return which if (nan | inf).all() else f"some_{which}"
+
+
 def _undefined_note(ex: VectorExplanation, kind: str, why: str, lang: str) -> str:
     y = _outputs(ex, kind)
-    status = "nan" if not np.isfinite(y).all() else "zero"
+    status = _status(y)
     symbol = "σ²" if kind == "layernorm" else "RMS²"
+    if why == "zero_variance" and kind == "rmsnorm":  # RMS² = 0: the zero vector, not any
+        why = "zero_mean_square"  # constant row
+    elif why in ("variance", "mean_square") and np.isnan(y).any():  # rstd = 0 makes 0s: the
+        why += "_nan"  # NaN is a term that overflowed itself, times 0
     note = translate(
         "vector_lab.compare_undefined",
         lang,

@@ -210,8 +210,9 @@ def _consequence(story: PrecisionStory, result: PathResult, row: int, lang: str)
                 count=count(state.nonfinite_outputs),
                 d=count(d),
             )
+        one = "_one" if state.nonfinite_outputs == 1 else ""
         return translate(
-            "vector_lab.precision.consequence.nonfinite",
+            f"vector_lab.precision.consequence.nonfinite{one}",
             lang,
             count=count(state.nonfinite_outputs),
             d=count(d),

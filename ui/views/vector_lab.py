@@ -206,7 +206,8 @@ def precision(
             icon=":material/warning:",
         )
     if ex.nonfinite_outputs and not ex.zero_variance:  # the steps' y, γ and β included
-        st.warning(t("vector_lab.nonfinite_outputs", count=ex.nonfinite_outputs))
+        one = "_one" if ex.nonfinite_outputs == 1 else ""
+        st.warning(t(f"vector_lab.nonfinite_outputs{one}", count=ex.nonfinite_outputs))
     if ex.precision is None:
         _no_story(ex)
     else:
