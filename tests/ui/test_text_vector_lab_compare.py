@@ -230,3 +230,21 @@ def test_outputs_are_called_what_torch_returns_infinite_nan_or_partly_nan():
     note = plain(comparison_notes(ex, "en")[0])
     assert note.startswith("LayerNorm's output on this row is NaN in places")
     assert "a deviation xᵢ − μ that overflowed itself gives ∞ · 0 = NaN" in note
+
+
+def test_rms_over_sigma_is_taken_from_mu_and_sigma_not_two_rounded_roots():
+    """[−2, −1, 1, 2.0000002]: σ and RMS rounded apart made RMS/σ "1 − 3.6×10⁻⁸" right after
+    "RMS ≥ σ"; from the steps' own μ and σ², √(1 + μ²/σ²) − 1 = 7.1×10⁻¹⁶ (float64 on the
+    stored row agrees), below float32's precision, and is said so."""
+    row = torch.tensor([-2.0, -1.0, 1.0, 2.0000002])  # stored in float32
+    exact = row.double()
+    assert abs(float(exact.pow(2).mean().sqrt() / exact.std(correction=0)) - 1) < 1e-15
+    ex = explain_vectors((tuple(row.tolist()),), NormSpec("layernorm"), "float32")
+    notes = plain(" ".join(comparison_notes(ex, "en")))
+    assert "1 − 3.6" not in notes and "so the two outputs differ" not in notes
+    assert "RMS/σ = √(1 + μ²/σ²) = 1 + 7.105×10⁻¹⁶, closer to 1 than float32 can tell" in notes
+    ex = explain_vectors(((-2.0, -1.0, 1.0, 2.01),), NormSpec("layernorm"), "float32")
+    stored = torch.tensor([-2.0, -1.0, 1.0, 2.01]).double()
+    ratio = float(stored.pow(2).mean().sqrt() / stored.std(correction=0))
+    assert f"{(ratio - 1) * 1e6:.1f}" == "1.2"  # float64's 1 + 1.245×10⁻⁶: "1.3" was said
+    assert "RMS is (1 + 1.2×10⁻⁶)× σ" in plain(" ".join(comparison_notes(ex, "en")))

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import torch
 
 from engine.config import HALF_DTYPES
 from engine.norms.kinds import ROW_KINDS
@@ -124,14 +125,30 @@ def _rms_note(ex: VectorExplanation, lang: str) -> str:
             computed=format_reading(stats.mean_square),
             exact=format_reading(exact),
         )
-    ratio = stats.rms / stats.std if stats.std > 0 else math.inf
+    if not stats.var > 0:
+        ratio = "∞"
+    else:
+        # RMS/σ = √(1 + μ²/σ²) from the steps' μ and σ²: the RMS and σ each rounded on their
+        # own would put their rounding in the ratio's last digits (1 − 3.6×10⁻⁸, below "≥")
+        share = stats.mean**2 / stats.var
+        gap = share / (1 + math.sqrt(1 + share))  # RMS/σ − 1, without cancellation
+        if gap < torch.finfo(getattr(torch, ex.statistics_dtype)).eps / 2:
+            return translate(
+                "vector_lab.compare_rms_close_note",
+                lang,
+                mean=format_reading(stats.mean),
+                std=format_reading(stats.std),
+                gap=format_reading(gap),
+                dtype=ex.statistics_dtype,
+            )
+        ratio = format_cosine(1 + gap)  # 1.0009, never 1.00 beside "the outputs differ"
     return translate(
         "vector_lab.compare_rms_note",
         lang,
         rms=format_reading(stats.rms),
         std=format_reading(stats.std),
         mean=format_reading(stats.mean),
-        ratio=format_cosine(ratio),  # 1.0009, never 1.00 beside "the outputs differ"
+        ratio=f"({ratio})" if " " in ratio else ratio,  # (1 + 1.2×10⁻⁶)× σ
     )
 
 
