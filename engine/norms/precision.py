@@ -218,15 +218,17 @@ def _first_event(step: Step, row: int, exact: dict) -> PrecisionEvent | None:
     else:  # "entry" or "running": the first entry or summation step that failed
         overflow = ~np.isfinite(computed)
         stalled = np.zeros_like(overflow)
+        exact_values = exact[step.layout][step.quantity]
         if step.layout == "running":
             terms = step.terms[row].double().numpy()  # [d]
             previous = np.concatenate([[0.0], computed[:-1]])  # [d]
-            stalled = (terms != 0) & (computed == previous)
+            exact_previous = np.concatenate([[0.0], exact_values[row, :-1]])  # [d]
+            # a term lost that the exact sum keeps (3e38 + 1 is 3e38 in float64 too: no stall)
+            stalled = (terms != 0) & (computed == previous) & (exact_values[row] != exact_previous)
         bad = np.flatnonzero(overflow | stalled)
         if not len(bad):
             return None
         index = int(bad[0])
-        exact_values = exact[step.layout][step.quantity]
         value, computed = exact_values[row, index], computed[index]
         failure = "overflow" if overflow[index] else "stall"
         if failure == "stall":
@@ -278,9 +280,12 @@ def _path_result(name: str, trace: PathTrace, spec: PrecisionSpec, exact_y, exac
     y = trace.y.double().numpy()  # [T, d]
     rows = []
     for row in range(y.shape[0]):
-        events = (_first_event(step, row, exact) for step in trace.steps)
-        diagnosis = next((event for event in events if event is not None), None)
+        events = [e for e in (_first_event(step, row, exact) for step in trace.steps) if e]
         outcome, error, nonfinite = _outcome(y[row], exact_y[row])
+        # inf, NaN or a silent 0 come from an overflow, not from a stall that came first
+        broken = outcome in ("nonfinite", "silent_zero")
+        overflows = [e for e in events if e.failure != "stall"] if broken else []
+        diagnosis = (overflows or events or [None])[0]
         cancelled = None
         fused = name in ("upcast", "fused_half") and spec.kind == "layernorm"
         if fused and outcome == "wrong" and diagnosis is None:

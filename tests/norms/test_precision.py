@@ -359,3 +359,26 @@ def test_a_gamma_or_beta_the_statistics_dtype_rounds_to_zero_is_named_and_acts_a
     assert half.outputs[0][0] == 0 and half.outputs[0][2] == 0
     kept = explain_vectors(row, NormSpec("layernorm"), weight=(1e-30,), bias=(0.0,))
     assert kept.parameters_lost == ()  # float32 holds 1e-30, and a typed 0 is no loss
+
+
+def test_a_running_sum_that_loses_what_float64_loses_too_is_no_stall():
+    """[3e38, 1] in bfloat16: 3e38 + 1 is 3e38 in float64 as well, so the naive kernel's
+    running sum lost nothing; its zeros come from (x₁ − μ)² overflowing, as the other paths
+    say (the stall was named as the cause, "should give 3.004×10³⁸")."""
+    assert float(torch.tensor(3e38, dtype=torch.bfloat16).double() + 1) == float(
+        torch.tensor(3e38, dtype=torch.bfloat16).double()
+    )
+    story = precision_story([[3e38, 1.0]], PrecisionSpec("layernorm", EPS, "bfloat16"))
+    event = story.path("naive_running_half").rows[0].diagnosis
+    assert (event.failure, event.quantity) == ("overflow", "squared_deviation")
+
+
+def test_outputs_that_overflow_are_explained_by_the_overflow_not_an_earlier_stall():
+    """[60000, −60000, 30000, 1] in float16: the running sum stalls at 30,000 (μ 7,500 for
+    7,500.25, harmless), then x₂ − μ = −67,500 is −∞ and the output NaN: the overflow is named."""
+    h = torch.tensor([60000.0, -60000.0, 30000.0, 1.0], dtype=torch.float16)
+    assert torch.isinf(h - h.mean()).sum() == 1  # the deviation itself, in float16
+    story = precision_story([h.tolist()], PrecisionSpec("layernorm", EPS, "float16"))
+    row = story.path("naive_running_half").rows[0]
+    assert row.outcome == "nonfinite" and row.diagnosis.failure == "overflow"
+    assert row.diagnosis.quantity != "sum"
