@@ -1,9 +1,12 @@
+import math
 import re
 
 import pytest
+import torch
 
 from engine import NormSpec
 from engine.norms.worked import explain_vectors
+from tests.plain_text import plain
 from ui.i18n import translate
 from ui.text.latex import LINE_WIDTH, latex_width, wrapped_sum, wrapped_vector
 from ui.text.vector_lab_steps import worked_steps
@@ -159,3 +162,28 @@ def test_a_typed_six_digit_entry_is_worked_with_all_its_digits():
     assert r"x = \left[10^{5}, 2\times 10^{5}, 300001, 12\right]" in latex
     assert "&= 150{,}003.25" in latex and "(-149{,}991.25)^2" in latex
     assert r"3\times 10^{5}" not in latex
+
+
+def test_the_steps_write_what_the_compute_dtype_holds_and_say_where_mu_rounded():
+    """float16 [60000, −60000, 30000, 1]: μ is 7,500 (exactly 7,500.25) and the deviations
+    52,512, −∞, 22,496, −7,500 — what x − x.mean() holds in float16, the −∞ the NaN comes
+    from — not float64's 52,500, −67,500, 22,500, −7,499.75; float32 [10⁸, 1, −10⁸]: μ = 0
+    (the 1 is absorbed), while the exact mean is 1/3."""
+    h = torch.tensor([60000.0, -60000.0, 30000.0, 1.0], dtype=torch.float16)
+    assert (h - h.mean()).tolist() == [52512.0, -math.inf, 22496.0, -7500.0]
+    ex = explain_vectors(
+        (tuple(h.tolist()),), NormSpec("layernorm", compute_dtype="float16"), "float16"
+    )
+    mean, variance = worked_steps(ex, "en")[1:3]
+    assert "7{,}500.25 \\xrightarrow{\\text{float16}} 7{,}500" in mean.latex
+    assert "7,500.25 exactly, but float16" in plain(mean.caption)
+    assert "52{,}512^2 + (-\\infty)^2 + 22{,}496^2 + (-7{,}500)^2" in variance.latex
+    x = torch.tensor([1e8, 1.0, -1e8])
+    assert float(x.mean()) == 0.0  # float32's own
+    mean = worked_steps(explain_vectors((tuple(x.tolist()),), NormSpec("layernorm")), "zh")[1]
+    assert (
+        "0.3333 \\xrightarrow{\\text{float32}} 0" in mean.latex
+        and "精确值是 0.3333" in mean.caption
+    )
+    plain_row = worked_steps(explain_vectors(((1.0, 2.0, 3.0, 4.0),), NormSpec("layernorm")), "en")
+    assert plain_row[1].caption == "Mean" and "xrightarrow" not in plain_row[1].latex

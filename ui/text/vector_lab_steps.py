@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import math
 
+import torch
+
 from engine.norms.kinds import KIND_AXES, PER_TOKEN_KINDS, ROW_KINDS
 from engine.norms.worked import FusedDisagreement, VectorExplanation
-from ui.formatting import format_power
+from ui.formatting import format_power, format_reading
 from ui.i18n import join, translate
 from ui.text.latex import LINE_WIDTH, Step, chain, latex_power, latex_width, wrapped_sum
 from ui.text.latex import latex_number as _n
@@ -62,18 +64,32 @@ def worked_steps(ex: VectorExplanation, lang: str) -> list[Step]:
 
     total = stats.mean * d
     sum_text = _signed_sum(row) if short else _n(total)
+    exact = math.fsum(row) / d  # the stored row's mean, to float64's last digit
+    if math.isfinite(exact) and _n(exact) != _n(stats.mean):  # (10⁸ + 1 − 10⁸)/3 is not 0
+        dtype = ex.statistics_dtype
+        mean_caption = translate(
+            "vector_lab.steps.mean_rounded", lang, exact=format_reading(exact), dtype=dtype,
+            computed=format_reading(stats.mean),
+        )  # fmt: skip
+        mean_value = rf"{_n(exact)} \xrightarrow{{\text{{{dtype}}}}} {_n(stats.mean)}"
+    else:
+        mean_caption, mean_value = translate("vector_lab.steps.mean", lang), _n(stats.mean)
     steps.append(
         Step(
-            translate("vector_lab.steps.mean", lang),
+            mean_caption,
             chain(
                 r"\mu",
                 r"\frac{1}{d}\sum_{i=1}^{d} x_i",
                 *([rf"\frac{{{sum_text}}}{{{d}}}"] if short else []),
-                _n(stats.mean),
+                mean_value,
             ),
         )
     )
-    deviations = _sum_terms(row, lambda v: _square(v - stats.mean))
+    # xᵢ − μ as the compute dtype holds it: in float16, 60000 − 7500 is 52,512 and
+    # −60000 − 7500 is −∞ (the NaN below comes from it), not float64's 52,500 and −67,500
+    dtype = getattr(torch, ex.statistics_dtype)
+    held = (torch.tensor(row, dtype=dtype) - torch.tensor(stats.mean, dtype=dtype)).tolist()
+    deviations = _sum_terms(held, _square)
     var_middle = [rf"\frac{{{deviations}}}{{{d}}}"] if short else []
     steps.append(
         Step(
