@@ -187,3 +187,18 @@ def test_the_steps_write_what_the_compute_dtype_holds_and_say_where_mu_rounded()
     )
     plain_row = worked_steps(explain_vectors(((1.0, 2.0, 3.0, 4.0),), NormSpec("layernorm")), "en")
     assert plain_row[1].caption == "Mean" and "xrightarrow" not in plain_row[1].latex
+
+
+def test_the_rstd_step_adds_eps_as_the_compute_dtype_holds_it():
+    """ε = 10⁻⁸ is 0 in float16 (its smallest subnormal is 6×10⁻⁸): the step adds 0, as the
+    formula on float16 tensors does; in float32 it stays 10⁻⁸."""
+    assert float(torch.tensor(1e-8, dtype=torch.float16)) == 0.0
+    half = NormSpec("layernorm", eps=1e-8, compute_dtype="float16")
+    rstd = next(
+        s
+        for s in worked_steps(explain_vectors(((1.0, 2.0, 3.0, 4.0),), half, "float16"), "en")
+        if "rstd" in s.latex and "sqrt" in s.latex
+    )
+    assert r"\sqrt{1.25 + 0}" in rstd.latex and "10^{-8}" not in rstd.latex
+    full = explain_vectors(((1.0, 2.0, 3.0, 4.0),), NormSpec("layernorm", eps=1e-8))
+    assert any(r"\sqrt{1.25 + 10^{-8}}" in s.latex for s in worked_steps(full, "en"))

@@ -129,7 +129,8 @@ def worked_steps(ex: VectorExplanation, lang: str) -> list[Step]:
                 chain(
                     r"\mathrm{rstd}",
                     rf"\frac{{1}}{{\sqrt{{{symbol}+\varepsilon}}}}",
-                    rf"\frac{{1}}{{\sqrt{{{_n(value)} + {_n(spec.eps)}}}}}",
+                    # ε as the statistics' dtype holds it (10⁻⁸ is 0 in float16)
+                    rf"\frac{{1}}{{\sqrt{{{_n(value)} + {_n(ex.eps_computed)}}}}}",
                     _n(ex.steps_rstd),
                 ),
             )
