@@ -44,6 +44,10 @@ def test_a_refusal_that_the_page_shows_is_not_said_twice():
     a.button(key="cl_end").click().run()
     b.button(key="cl_reveal").click().run()
     assert len(b.error) == 1
+    # said to the instructor, whose other tab ended it: not the learners' "The instructor ended"
+    said = b.error[0].value
+    assert "has been ended, from another tab or browser of yours" in said
+    assert "instructor ended" not in said
 
 
 def test_next_shows_only_on_the_lesson_the_class_is_on(monkeypatch):

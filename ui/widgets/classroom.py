@@ -23,8 +23,9 @@ from classroom import rules
 from classroom.rules import Room
 from classroom.store import ClassStore
 from engine.errors import EngineError
-from ui.classroom import INSTRUCTOR_COOKIE, attempt, client, store
+from ui.classroom import INSTRUCTOR_COOKIE, attempt, client, refusal, store
 from ui.echoes import echoed
+from ui.errors import error_text, shown
 from ui.i18n import t
 from ui.lessons.catalog import LESSON_IDS
 from ui.url.pages import CLASSROOM as P
@@ -128,11 +129,20 @@ def room(klass: Class, lesson: str) -> tuple[Room | None, str | None]:
     if not klass.key:
         code, refusal = attempt(rules.checked_code, klass.code)
         return None, refusal or t("classroom.no_key", code=rules.shown_code(code))
-    return attempt(lambda: store().room(klass.code, klass.key, lesson))
+    return _attempt(lambda: store().room(klass.code, klass.key, lesson))
 
 
 def _act(action, *args) -> None:
-    _say(attempt(action, *args)[1])
+    _say(_attempt(action, *args)[1])
+
+
+def _attempt(action, *args):
+    """``attempt`` on the instructor's page: a class ended is said to its instructor (the
+    store's words, "The instructor ended class …", are the learners')."""
+    result, error = refusal(action, *args)
+    if error is not None and error.key == "classroom.ended":
+        return None, t("classroom.ended_elsewhere", **shown(error.params))
+    return result, None if error is None else error_text(error)
 
 
 def _on_lesson(action, code: str, key: str, lesson: str, *args, drawn=None) -> None:
@@ -155,7 +165,7 @@ def _on_lesson(action, code: str, key: str, lesson: str, *args, drawn=None) -> N
         st.toast(said, icon=":material/sync_problem:", duration="long")
         return
     if drawn is not None:
-        now, _ = attempt(lambda: store().room(code, key, lesson))  # a refusal: the action's own
+        now, _ = _attempt(lambda: store().room(code, key, lesson))  # a refusal: the action's own
         if now is not None and now.state != drawn:
             said = t("classroom.state_changed", number=LESSON_IDS.index(lesson) + 1)
             st.toast(said, icon=":material/sync_problem:", duration="long")
@@ -264,7 +274,7 @@ def settings(klass: Class, current: Room) -> None:
 
 
 def _end(klass: Class) -> None:
-    ended, error = attempt(lambda: store().end_class(klass.code, klass.key))
+    ended, error = _attempt(lambda: store().end_class(klass.code, klass.key))
     _say(error)
     if ended is not None:
         st.session_state["cl_code"] = st.session_state["cl_key"] = ""
