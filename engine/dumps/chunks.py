@@ -38,6 +38,13 @@ def grid_of(dtypes) -> str:
     return "float16" if set(dtypes) == {"float16"} else "bfloat16"
 
 
+def median_exact(dtypes) -> bool:
+    """Whether a stream stored in ``dtypes`` (names) is histogrammed on its own bits (float16
+    alone, or bfloat16 alone): its median |a| exact; otherwise read to within 0.4 %."""
+    dtypes = set(dtypes)
+    return dtypes == {grid_of(dtypes)}
+
+
 def _bits(x: torch.Tensor, grid: str) -> torch.Tensor:
     """15-bit magnitude patterns of ``x`` on ``grid`` ([n, d] → [n*d] int16, >= 0)."""
     if x.dtype == DTYPES[grid]:

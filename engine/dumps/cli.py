@@ -22,6 +22,7 @@ from pathlib import Path
 import pandas as pd
 
 from engine.config import DUMP_AXES, DUMP_LAYER_ORDERS, DumpSpec
+from engine.dumps.chunks import median_exact
 from engine.dumps.refusals import capture_error
 from engine.dumps.weights_origin import WeightsOrigin
 from engine.errors import EngineError
@@ -140,6 +141,11 @@ def print_report(rep, rows: int = PRINTED_ROWS, out=None) -> None:
         out.write(
             f"Not finite: {nan} NaN, {posinf} +inf, {neginf} -inf "
             "(left out of every mean; listed below)\n"
+        )
+    if not median_exact(rep.layout.dtype.split(", ")):
+        out.write(
+            "Median |a| read on bfloat16's grid (8 significant bits): median_abs,"
+            " top1_over_median, massive_threshold and abs_over_median are within 0.4 %\n"
         )
     tables = report_tables(rep)
     titles = {

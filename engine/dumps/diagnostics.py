@@ -60,6 +60,16 @@ class ResidualDiagnostics:
 
 
 @dataclass(frozen=True)
+class MassiveCarriers:
+    """The tokens holding a massive activation on some layer, by their largest one first."""
+
+    batch: np.ndarray  # [m]
+    token: np.ndarray  # [m]
+    layers: np.ndarray  # [m] on how many layers the token holds one
+    peak: np.ndarray  # [m] its largest |a| among them
+
+
+@dataclass(frozen=True)
 class MassiveDiagnostics:
     median_abs: np.ndarray  # [L] median |a| of the layer
     threshold: np.ndarray  # [L] max(massive_abs, massive_ratio · median)
@@ -71,6 +81,10 @@ class MassiveDiagnostics:
     token: np.ndarray  # [m]
     channel: np.ndarray  # [m]
     value: np.ndarray  # [m] signed
+    # every channel and token holding a massive activation on some layer (``massive_channels``,
+    # ``massive_carriers``): counted from the reduction, not from the entries listed
+    channels: np.ndarray  # [c] ascending
+    carriers: MassiveCarriers
 
 
 @dataclass(frozen=True)
@@ -162,6 +176,31 @@ def massive_threshold(median_abs: np.ndarray, spec: DumpSpec) -> np.ndarray:
     return np.maximum(spec.massive_abs, spec.massive_ratio * np.nan_to_num(median_abs))
 
 
+def massive_channels(channel_maxabs: np.ndarray, threshold: np.ndarray) -> np.ndarray:
+    """The channels holding a massive activation on some layer, ascending: those whose
+    largest |a| on a layer ([L, d], from the reduction, every value seen) is above that
+    layer's threshold [L].  Not read from the listed entries (``LARGE_CAP`` per layer),
+    which miss a channel whose massive activations are smaller than the listed ones."""
+    above = np.nan_to_num(channel_maxabs, nan=-1.0) > threshold[:, None]  # [L, d]
+    return np.flatnonzero(above.any(axis=0))
+
+
+def massive_carriers(row_maxabs: np.ndarray, threshold: np.ndarray) -> MassiveCarriers:
+    """Every token whose largest |a| ([L, B, T], from the reduction) is above its layer's
+    threshold [L] on some layer: all of them, not only those of the listed entries."""
+    largest = np.nan_to_num(row_maxabs, nan=-1.0)  # [L, B, T]
+    above = largest > threshold[:, None, None]  # [L, B, T]
+    batch, token = np.nonzero(above.any(axis=0))
+    peak = np.where(above, largest, -1.0).max(axis=0)[batch, token]  # [m]
+    order = np.lexsort((token, batch, -peak))
+    return MassiveCarriers(
+        batch=batch[order],
+        token=token[order],
+        layers=above.sum(axis=0)[batch, token][order],
+        peak=peak[order],
+    )
+
+
 def massive(stats: StreamStats, spec: DumpSpec) -> MassiveDiagnostics:
     median = stats.median_abs  # [L]
     threshold = massive_threshold(median, spec)
@@ -193,6 +232,8 @@ def massive(stats: StreamStats, spec: DumpSpec) -> MassiveDiagnostics:
         token=rows % tokens,
         channel=stats.large_channels[keep],
         value=stats.large_values[keep],
+        channels=massive_channels(stats.channel_maxabs, threshold),
+        carriers=massive_carriers(stats.row_maxabs, threshold),
     )
 
 

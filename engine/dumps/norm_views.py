@@ -63,10 +63,13 @@ class TokenNorms:
     rows: np.ndarray  # [k] b*T + t
     layernorm: np.ndarray  # [k, d]
     rmsnorm: np.ndarray  # [k, d]
-    mean: np.ndarray  # [k] μ
-    rms: np.ndarray  # [k]
+    mean: np.ndarray  # [k] μ over the token's finite values (as the report's tables)
+    rms: np.ndarray  # [k] over its finite values
     difference_rms: np.ndarray  # [k] sqrt(mean((LN − RMSNorm)²)) over d
-    cosine: np.ndarray  # [k] cosine of the angle between the two outputs
+    # [k] cosine of the angle between the two outputs; NaN where one is the zero vector (a
+    # token of equal entries: LayerNorm(x) = 0) or not finite, since no angle is defined
+    cosine: np.ndarray
+    finite: np.ndarray  # [k] finite values of each token (d unless NaN/inf: outputs undefined)
 
 
 @dataclass(frozen=True)
@@ -115,21 +118,36 @@ def compare_norms(dump: Dump, layer: int, rows: list[int], eps: float = 1e-5) ->
 
 
 def token_norms(x: torch.Tensor, layer: int, rows: list[int], eps: float) -> TokenNorms:
-    """LayerNorm vs RMSNorm of the tokens ``x`` ([k, d]), computed in float64."""
+    """LayerNorm vs RMSNorm of the tokens ``x`` ([k, d]), computed in float64.
+
+    A token holding NaN or ±inf has no defined output (NaN propagates through both norms);
+    its μ and RMS are still given over its finite values, as the report's tables give them
+    (``StreamStats``)."""
     x = x.double()  # [k, d]
     ln = normalize(x, NormSpec(kind="layernorm", eps=eps, compute_dtype="float64"))
     rms = normalize(x, NormSpec(kind="rmsnorm", eps=eps, compute_dtype="float64"))
     gap = ln.y - rms.y  # [k, d]
-    cosine = torch.nn.functional.cosine_similarity(ln.y, rms.y, dim=-1)  # [k]
+    finite = torch.isfinite(x)  # [k, d]
+    count = finite.sum(-1)  # [k]
+    clean = torch.where(finite, x, 0.0)  # [k, d]
+    safe = count.clamp_min(1).double()  # [k]
+    defined = count > 0
+    nan = torch.tensor(float("nan"), dtype=torch.float64)
+    mean = torch.where(defined, clean.sum(-1) / safe, nan)  # [k]
+    root = torch.where(defined, (clean * clean).sum(-1).div(safe).sqrt(), nan)  # [k]
+    norms = ln.y.norm(dim=-1) * rms.y.norm(dim=-1)  # [k]
+    cosine = (ln.y * rms.y).sum(-1) / norms  # [k]
+    cosine = torch.where((norms > 0) & torch.isfinite(norms), cosine.clamp(-1.0, 1.0), nan)
     return TokenNorms(
         layer=layer,
         rows=np.asarray(rows, dtype=np.int64),
         layernorm=ln.y.numpy(),
         rmsnorm=rms.y.numpy(),
-        mean=ln.mean.double().numpy(),
-        rms=ln.rms.double().numpy(),
+        mean=mean.numpy(),
+        rms=root.numpy(),
         difference_rms=gap.pow(2).mean(-1).sqrt().numpy(),
         cosine=cosine.numpy(),
+        finite=count.numpy().astype(np.int64),
     )
 
 

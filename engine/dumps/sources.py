@@ -15,6 +15,7 @@ from pathlib import Path
 
 from engine.dumps.limits import ACCEPTED_SUFFIXES, MAX_FILES, MB, UPLOAD_LIMIT_MB
 from engine.dumps.refusals import refuse
+from engine.errors import Listing
 
 
 @dataclass(frozen=True)
@@ -69,7 +70,7 @@ def _check_suffix(path: str) -> None:
             "unsupported_suffix",
             file=Path(path).name,
             suffix=suffix or "(none)",
-            accepted=", ".join(ACCEPTED_SUFFIXES),
+            accepted=Listing(ACCEPTED_SUFFIXES),
         )
 
 
@@ -112,7 +113,7 @@ def resolve_files(source: str | os.PathLike | Upload | DumpFile) -> tuple[DumpFi
     else:
         raise refuse("not_found", file=text)
     if not paths:
-        raise refuse("no_files", source=text, accepted=", ".join(ACCEPTED_SUFFIXES))
+        raise refuse("no_files", source=text, accepted=Listing(ACCEPTED_SUFFIXES))
     if len(paths) > MAX_FILES:
         raise refuse("too_many_files", source=text, count=len(paths), limit=MAX_FILES)
     return tuple(DumpFile(path=p) for p in paths)

@@ -6,8 +6,9 @@ token's jump, the ordinary tokens' gradual growth, and the largest entry against
   median of the other tokens; the jump is the point where the first token outgrows the
   others most.  Measured against the others, the first block's lift of the tiny
   embeddings (every token ×20 in SmolLM2) is not mistaken for it.
-- *Ordinary tokens*: the median RMS of the other tokens, from the first block's output to
-  the last point, and its largest step between neighbouring points.
+- *Ordinary tokens*: the median RMS of the other tokens, from the first block's output
+  (point 1; point 0 where the stream has only two points) to the last point, and its
+  largest step between neighbouring points.
 - *The largest entry*: the largest |a| of the stream, where it is, and whether it and its
   square fit float16 (largest finite 65,504): a value above 256 fits, its square does not,
   which is why RMSNorm computes its mean square in float32 (Micikevicius et al. 2018).
@@ -41,9 +42,10 @@ class StreamStory:
     jump_before: float  # the first token's RMS at jump_point - 1
     jump_after: float  # ... and at jump_point
     others_step: float  # the other tokens' median RMS step at jump_point
-    others_start: float  # the other tokens' median RMS at point 1 (after the first block)
+    others_start: float  # the other tokens' median RMS at point ``others_start_at``
     others_end: float  # ... at the last point
-    others_max_step: float  # their largest step between neighbouring points (from point 1)
+    others_max_step: float  # their largest step between neighbouring points (from
+    #   ``others_start_at``)
     largest: float  # the largest |a| of the whole stream (every sequence)
     largest_at: tuple[int, int, int, int] | None  # (point, batch, token, channel), when the
     #   report lists it among the massive activations
@@ -51,8 +53,12 @@ class StreamStory:
     #   block whose input holds the largest entry, when the dump has one
     others_max_step_at: int | None = None  # the point others_max_step arrives at
     first_token_massive: int = 0  # massive activations the report lists on this first token
-    others_zero_at: tuple[int, ...] = ()  # points (from point 1) where the other tokens'
-    #   median RMS is 0: a step out of them has no ratio, and others_max_step leaves it out
+    others_zero_at: tuple[int, ...] = ()  # points (from others_start_at) where the other
+    #   tokens' median RMS is 0: a step out of them has no ratio, and others_max_step leaves
+    #   it out
+    # where others_start is read: point 1 (the first block's output, its lift of the
+    #   embeddings left out) when there are more than two points, else point 0
+    others_start_at: int = 1
 
     @property
     def jump_ratio(self) -> float:
@@ -133,4 +139,5 @@ def stream_story(rep: DumpReport, batch: int = 0) -> StreamStory:
         others_max_step_at=max_step_at,
         first_token_massive=int(np.sum((rep.massive.batch == batch) & (rep.massive.token == 0))),
         others_zero_at=tuple(int(p) for p in np.flatnonzero(others == 0) if p >= start),
+        others_start_at=start,
     )

@@ -89,6 +89,7 @@ def story_sentences(story: StreamStory, tokens: Sequence[str] | None, lang: str)
                 key,
                 lang,
                 start=format_reading(story.others_start, 3),
+                first=story.others_start_at,  # the point read: layer 1, or 0 of two points
                 end=format_reading(story.others_end, 3),
                 step=times(story.others_max_step),
                 layer=story.others_max_step_at,
@@ -115,7 +116,7 @@ def story_sentences(story: StreamStory, tokens: Sequence[str] | None, lang: str)
             translate(
                 f"dumps.{verdict}",
                 lang,
-                value=format_reading(story.largest, 1),
+                value=significant(story.largest, 6),  # the digits its square is taken from
                 where=where,
                 square=significant(story.largest * story.largest),  # 90,660, not 90,662.5736
                 max=f"{FLOAT16_MAX:,.0f}",
@@ -127,33 +128,34 @@ def story_sentences(story: StreamStory, tokens: Sequence[str] | None, lang: str)
 def massive_tokens_sentence(
     rep: DumpReport, tokens: Sequence[Sequence[str]] | None, lang: str
 ) -> str | None:
-    """Which tokens carry the listed massive activations (None when there are none)."""
-    mas = rep.massive
-    if not mas.value.size:
+    """Which tokens carry massive activations (None when there are none): every token whose
+    largest |a| passes its layer's threshold (``MassiveDiagnostics.carriers``),
+    not only those among the entries listed."""
+    if not rep.massive.count.sum():
         return None
-    carriers: dict[tuple[int, int], tuple[set, float]] = {}
-    for layer, batch, token, value in zip(mas.layer, mas.batch, mas.token, mas.value):
-        layers, peak = carriers.get((int(batch), int(token)), (set(), 0.0))
-        layers.add(int(layer))
-        carriers[(int(batch), int(token))] = (layers, max(peak, abs(float(value))))
-    ranked = sorted(carriers.items(), key=lambda item: -item[1][1])
+    found = rep.massive.carriers
+    if not found.peak.size:
+        return None
     parts = []
-    for (batch, token), (layers, peak) in ranked[:MAX_TOKENS_LISTED]:
+    for batch, token, layers, peak in list(zip(found.batch, found.token, found.layers, found.peak))[
+        :MAX_TOKENS_LISTED
+    ]:
+        batch, token, layers = int(batch), int(token), int(layers)
         names = tokens[batch] if tokens is not None and batch < len(tokens) else None
         parts.append(
             translate(
-                "dumps.carrier",
+                "dumps.carrier_one" if layers == 1 else "dumps.carrier",
                 lang,
                 token=_token(names, token),
                 batch=batch,
-                layers=len(layers),
-                peak=format_reading(peak, 1),
+                layers=layers,
+                peak=format_reading(float(peak), 1),
             )
         )
     listed = translate("dumps.list_separator", lang).join(parts)
-    listed += and_more(len(ranked), MAX_TOKENS_LISTED, lang)
-    key = "carriers" if len(ranked) > 1 else "carrier_alone"
-    return translate(f"dumps.{key}", lang, count=len(ranked), tokens=listed)
+    listed += and_more(found.peak.size, MAX_TOKENS_LISTED, lang)
+    key = "carriers" if found.peak.size > 1 else "carrier_alone"
+    return translate(f"dumps.{key}", lang, count=count(int(found.peak.size)), tokens=listed)
 
 
 def norm_step_sentence(

@@ -30,10 +30,11 @@ from ui.formatting import (
     plot_text,
     significant,
 )
-from ui.i18n import current_language, join, t
+from ui.i18n import current_language, join, sentence_joiner, t
 from ui.landing import landmark
 from ui.projected import type_scale
 from ui.text import dumps as text
+from ui.text import dumps_notes as notes
 from ui.text import dumps_story as story_text
 from ui.text.dumps import token_text
 from ui.views.charts import built, show_chart, show_fitting_chart
@@ -54,7 +55,9 @@ DYT_DIGITS = 5  # α, γ and r² of a least-squares fit: 5 significant digits, 9
 STYLED_CELLS = 10_000
 
 
-def _table(frame: pd.DataFrame, key: str, digits: int = 6) -> None:
+def _table(
+    frame: pd.DataFrame, key: str, digits: int = 6, approximate: frozenset = frozenset()
+) -> None:
     """An engine table with its headers translated (the ids stay in the downloads); a
     column in ``SHORT_HEADERS`` shows its short header, the full one as its tooltip.
 
@@ -62,27 +65,38 @@ def _table(frame: pd.DataFrame, key: str, digits: int = 6) -> None:
     grouped, the true minus), through a pandas Styler: Streamlit shows a Styler's text and
     keeps the numbers under it, so a column still sorts by value and the table's own CSV
     download holds the numbers.  A NumberColumn's printf format cannot write "−" and
-    groups only fixed-point numbers; it is kept for a table past ``STYLED_CELLS``."""
+    groups only fixed-point numbers; it is kept for a table past ``STYLED_CELLS``.
+
+    A column in ``approximate`` (read off bfloat16's grid: ``notes.median_approximate``) is
+    written to 3 significant digits, marked "≈" (past ``STYLED_CELLS``: in its header)."""
     short = not presenting.as_html(len(frame))  # HTML shows no tooltip: the full header
     headers = {
         c: t(f"dumps.col_short.{c}" if short and c in SHORT_HEADERS else f"dumps.col.{c}")
         for c in frame.columns
     }
+    styled = frame.size <= STYLED_CELLS
+    for c in approximate & set(frame.columns) if not styled else ():
+        headers[c] = t("dumps.approximate_header", header=headers[c])
     helps = {c: t(f"dumps.col.{c}") if c in SHORT_HEADERS else None for c in frame.columns}
     config = {headers[c]: st.column_config.Column(help=helps[c]) for c in frame.columns}
     numbers = [c for c in frame.columns if frame[c].dtype.kind in "iuf"]
     shown = frame.rename(columns=headers)
+    for c in [c for c in frame.columns if frame[c].dtype.kind == "b"]:  # not True / False
+        shown[headers[c]] = [t("dumps.yes") if v else t("dumps.no") for v in frame[c]]
     for c in [c for c in numbers if c in INDEX_COLUMNS and frame[c].isna().any()]:
         write = text.cell_writer(frame[c].to_numpy(), digits, place=True)  # the final norm's
         shown[headers[c]] = [write(v) for v in frame[c]]  # "—": Streamlit draws NaN "None"
         numbers.remove(c)
-    if frame.size > STYLED_CELLS:  # printf formats (set with a Styler, they would win)
+    if not styled:  # printf formats (set with a Styler, they would win)
         for c in numbers:
-            writing = _printf(frame[c], digits, c in INDEX_COLUMNS)
+            shown_digits = notes.APPROXIMATE_DIGITS if c in approximate else digits
+            writing = _printf(frame[c], shown_digits, c in INDEX_COLUMNS)
             config[headers[c]] = st.column_config.NumberColumn(format=writing, help=helps[c])
         numbers = []
     writers = {
-        headers[c]: text.cell_writer(frame[c].to_numpy(), digits, c in INDEX_COLUMNS)
+        headers[c]: notes.approximate
+        if c in approximate
+        else text.cell_writer(frame[c].to_numpy(), digits, c in INDEX_COLUMNS)
         for c in numbers
     }
     presenting.table(shown, TABLE_ROWS, False, writers, column_config=config, key=key)
@@ -199,13 +213,17 @@ def massive(
 ) -> None:
     mas = rep.massive
     st.subheader(t("dumps.massive_title"))
-    st.markdown(
-        t(
-            "dumps.massive_intro",
-            abs=format_reading(rep.spec.massive_abs),
-            ratio=format_reading(rep.spec.massive_ratio),
-        )
+    intro = t(
+        "dumps.massive_intro",
+        abs=format_reading(rep.spec.massive_abs),
+        ratio=format_reading(rep.spec.massive_ratio),
     )
+    approximate = notes.median_approximate(rep)
+    if approximate:  # not float16 data: the median is read on bfloat16's grid
+        intro += sentence_joiner(current_language()) + t(
+            "dumps.median_on_grid", dtype=rep.layout.dtype
+        )
+    st.markdown(intro)
     show_chart(
         built(figures.massive_figure, mas, current_language(), shared=shared), "dumps_massive"
     )
@@ -214,7 +232,7 @@ def massive(
         st.caption(t("dumps.no_massive"))
         return
     layers = np.flatnonzero(mas.count)  # the layers counted, as the total is
-    channels = np.unique(mas.channel)
+    channels = mas.channels  # every one, not only the listed entries' (256 a layer)
     # one activation, several on one layer, or several layers: each its own sentence
     variant = "_one" if total == 1 else "_one_layer" if len(layers) == 1 else ""
     st.markdown(
@@ -236,7 +254,8 @@ def massive(
     carriers = story_text.massive_tokens_sentence(rep, tokens, current_language())
     if carriers is not None:
         st.markdown(carriers)
-    _table(tables["massive_activations"], "dumps_massive_table")
+    columns = frozenset({"abs_over_median"} if approximate else ())
+    _table(tables["massive_activations"], "dumps_massive_table", approximate=columns)
     if total > len(mas.value):
         st.caption(t("dumps.massive_listed", listed=len(mas.value), total=text.count(total)))
 
@@ -269,18 +288,7 @@ def centering(rep: DumpReport, shared: bool = False) -> None:
 def token_detail(norms: TokenNorms, rep: DumpReport, shared: bool = False) -> None:
     """One token's LayerNorm and RMSNorm outputs (``engine.dumps.norm_views.compare_norms``)."""
     batch, token = divmod(int(norms.rows[0]), rep.layout.tokens)
-    st.markdown(
-        t(
-            "dumps.token_detail",
-            layer=norms.layer,
-            batch=batch,
-            token=token,
-            mean=format_reading(float(norms.mean[0]), 4),
-            rms=format_reading(float(norms.rms[0]), 4),
-            difference=format_reading(float(norms.difference_rms[0]), 4),
-            cosine=format_reading(float(norms.cosine[0]), 6),
-        )
-    )
+    st.markdown(notes.token_detail_text(norms, batch, token, rep.layout.d, current_language()))
     figure = built(figures.token_norms_figure, norms, current_language(), shared=shared)
     show_chart(figure, "dumps_token")
 

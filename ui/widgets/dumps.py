@@ -36,7 +36,7 @@ from engine.errors import EngineError
 from ui.echoes import echoed
 from ui.errors import error_text
 from ui.formatting import bytes_text, format_reading
-from ui.i18n import t
+from ui.i18n import current_language, join, t
 from ui.url.codec import Param
 from ui.url.pages import DUMPS as P
 from ui.widgets import bound
@@ -64,7 +64,7 @@ def upload_source(file_id: str, upload: Upload) -> ChosenDump:
 
 def uploaded_dump() -> ChosenDump | None:
     """The file in the uploader, or None: the one place uploaded bytes enter the page."""
-    suffixes = ", ".join(ACCEPTED_SUFFIXES)
+    suffixes = join(ACCEPTED_SUFFIXES, current_language())  # 、 between them in Chinese
     file = st.file_uploader(
         t("dumps.upload", suffixes=suffixes, limit=UPLOAD_LIMIT_MB),
         key="dumps_upload",
