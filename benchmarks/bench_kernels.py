@@ -13,8 +13,10 @@ The GPU's copy bandwidth (a device-to-device clone) is measured too, as the prac
 The shapes, providers, byte counts and datasheet peaks live in ``kernel_cases.py``.
 
 Targets on an H200 (4.8 TB/s): forward >= 85 % of peak for N >= 4096 and >= 1.3x torch
-eager; backward >= 70 % of peak; fused add+norm >= 1.5x the unfused pair.  The script prints
-each target as met or missed; it does not invent figures it could not measure.
+eager; backward >= 70 % of peak; fused add+norm >= 1.2x the unfused pair (fusion saves one of
+five passes over [M, N]: a memory-bound pair can gain at most 5/4 = 1.25x, engine/perf/
+roofline.py; a target of 1.5x could only be met where launches, not bytes, set the time).  The
+script prints each target as met or missed; it does not invent figures it could not measure.
 
 Without CUDA it says so, times PyTorch's CPU ops at a small shape, and runs an interpreter
 correctness smoke of every kernel (TRITON_INTERPRET=1) against engine/norms/reference.py.
@@ -34,6 +36,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+FUSED_TARGET = 1.2  # fused add+norm over the unfused pair (the memory-bound ceiling: 1.25)
 sys.path.insert(0, str(ROOT))
 
 if "--dry-run" in sys.argv:  # before the first import of triton (see engine/kernels/_launch.py)
@@ -102,6 +105,8 @@ def run_gpu(args, device: str = "cuda") -> int:
             "% of peak": round(100 * gbps / peak, 1) if gbps and peak else None,
             "rel err vs torch": f"{err:.1e}" if err is not None else None,
             "note": note,
+            "device": name,  # which GPU, and when: the Kernels page says both
+            "measured_at": stamp,
         }
         rows.append(row)
         if args.out:  # row by row, so a run cut short by a timeout keeps what it measured
@@ -237,7 +242,7 @@ def check_targets(rows, peak) -> list[str]:
             speedup = unfused / r["us"]
             lines.append(
                 f"{r['op']} {r['dtype']} {r['M']}x{r['N']}: fused {speedup:.2f}x the unfused pair "
-                f"({'met' if speedup >= 1.5 else 'MISSED'} >= 1.5x)"
+                f"({'met' if speedup >= FUSED_TARGET else 'MISSED'} >= {FUSED_TARGET}x)"
             )
     return lines
 

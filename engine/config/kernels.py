@@ -12,6 +12,11 @@ TIMING_DTYPES = ("float32", "bfloat16", "float16")
 TIMING_ROWS = (256, 1024, 4096)  # the page's menus; time_norms takes any shape
 TIMING_WIDTHS = (256, 512, 1024, 2048, 4096, 8192)
 TIMING_PASSES = ("forward", "forward+backward")
+# the widest row the Triton kernels hold in registers (engine/kernels/row_norm_forward.py):
+# a wider one is streamed in chunks, read twice (statistics, then the normalization)
+MAX_FUSED_N = 65536
+WIDE_ROW_PASSES = 3  # ... its passes over [B, T, d]: x read twice, y written
+WIDE_ROW_FUSED_PASSES = 5  # with a residual: x and r read, h written and read back, y written
 
 
 @dataclass(frozen=True)

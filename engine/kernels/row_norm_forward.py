@@ -14,14 +14,17 @@ any strides).  For each row, in float32 whatever the input dtype::
 kept for the backward pass (``row_norm_backward.py``), which recomputes x_hat from them.
 The residual sum is rounded to h's dtype *before* the statistics are taken, so the result is
 exactly ``normalize(x + residual)``: the fused pair computes what the unfused pair does and
-saves one full read and write of ``[B, T, d]`` (norms are memory-bound: ~7 FLOPs per value).
+saves the norm's read of h back from memory, one of five passes over ``[B, T, d]`` (norms are
+memory-bound: ~7 FLOPs per value; ``engine/perf/roofline.py``).
 
 Layouts.  Rows of up to ``MAX_FUSED_N`` (64 K) values are held in registers: one read of x,
 the two-pass statistics in registers, one write of y.  Narrow rows are packed several to a
 program (a ``[BLOCK_M, BLOCK_N]`` tile) so a program still moves a few thousand values.
 Wider rows loop over ``BLOCK_N`` chunks twice: a statistics pass with *shifted* sums (the
 shift K is the first chunk's mean, so sum (h-K)^2 / N - (sum (h-K) / N)^2 suffers no
-catastrophic cancellation when |mu| >> sigma), then a normalize pass.
+catastrophic cancellation when |mu| >> sigma), then a normalize pass, which reads the row
+again (h, written by the first pass, where there is a residual): 3 passes over the row, 5
+with a residual, where a row held in registers takes 2 and 4.
 
 References:
 - Ba, Kiros, Hinton 2016, "Layer Normalization", arXiv:1607.06450
@@ -35,6 +38,7 @@ import torch
 import triton
 import triton.language as tl
 
+from engine.config.kernels import MAX_FUSED_N
 from engine.kernels._launch import (
     as_rows,
     block_size,
@@ -44,7 +48,6 @@ from engine.kernels._launch import (
     warps_for,
 )
 
-MAX_FUSED_N = 65536  # widest row held in registers; wider rows take the chunked loop
 CHUNK_N = 4096  # chunk width of the looped path
 
 

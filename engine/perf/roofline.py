@@ -49,6 +49,18 @@ class NormTraffic:
     compute_time_s: float  # flops / peak
     unfused_add_norm_bytes: int  # h = x + r (read 2, write 1), then y = norm(h) (read 1, write 1)
     fused_add_norm_bytes: int  # read x and r once, write h and y
+    bandwidth: float  # bytes / s the times are taken at
+    parameter_bytes: int  # gamma (+ beta), stored as the activations are
+
+    @property
+    def parameter_share(self) -> float:
+        """The parameters' share of the numbers the norm moves (activations in and out)."""
+        return self.parameter_bytes / (self.bytes_moved + self.parameter_bytes)
+
+    @property
+    def memory_time_with_parameters_s(self) -> float:
+        """The time to move the activations and the parameters."""
+        return (self.bytes_moved + self.parameter_bytes) / self.bandwidth
 
     @property
     def fusion_saving(self) -> float:
@@ -84,4 +96,6 @@ def norm_traffic(
         compute_time_s=flops / peak_flops,
         unfused_add_norm_bytes=UNFUSED_PASSES * elements * bytes_per_element,
         fused_add_norm_bytes=FUSED_PASSES * elements * bytes_per_element,
+        bandwidth=bandwidth,
+        parameter_bytes=(d if kind == "rmsnorm" else 2 * d) * bytes_per_element,
     )

@@ -121,7 +121,7 @@ def time_norms(
     Its rows are one dict per (width, pass, kind): ``kind, pass, rows, width, dtype, device,
     provider, median_us, q1_us, q3_us, min_us, gbps, measured_at`` (q1 and q3: the quartiles
     of the samples, or of ``do_bench``'s runs on CUDA; GB/s by the byte counts in the module
-    docstring; the local time the timing started, HH:MM:SS).  ``should_stop`` is polled and
+    docstring; when the timing started, "YYYY-MM-DD HH:MM:SS UTC").  ``should_stop`` is polled and
     ``progress`` told between (width, pass) pairs; ``threads``: torch's intra-op threads.
     """
     with torch_threads(threads):

@@ -3,6 +3,7 @@
 import json
 import re
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from engine.perf.timing import NormTimings
@@ -21,7 +22,8 @@ def test_backend_and_what_runs_where(app):
     metrics = {m.label: m.value for m in app.metric}
     assert metrics["Engine"] == "PyTorch" and metrics["Device"] == "CPU"
     table = app.table[0].value
-    assert "Triton `row_norm_forward` kernel" in table.iloc[0].tolist()
+    gpu = "Triton `row_norm_forward` kernel (float32 statistics; the reference formulas otherwise)"
+    assert gpu in table.iloc[0].tolist()  # on a GPU too, other statistics take the formulas
 
 
 def test_measure_times_both_norms_and_shows_the_ratio(app):
@@ -99,10 +101,43 @@ def test_recorded_gpu_figures_are_drawn_from_the_benchmarks_csv(app, monkeypatch
     monkeypatch.setattr("ui.views.kernels.RECORDED", recorded)
     _open(app)
     chart = json.loads(app.get("plotly_chart")[-1].proto.spec)
-    assert [trace["name"] for trace in chart["data"]] == ["ours", "torch"]
+    assert [trace["name"] for trace in chart["data"]] == ["this project's kernel", "torch"]
     assert chart["data"][0]["x"] == ["rmsnorm · forward · bfloat16 · 4096×4096"]
     table = app.dataframe[-1].value
     assert table["GB/s"].tolist() == [3120.4, 1673.1]
+    assert "implementation" in table.columns and "relative error vs torch" in table.columns
+    # the file names no GPU: % of peak is said to be against the GPU that ran the benchmark
+    assert any("does not say which GPU" in c.value for c in app.caption)
+
+
+def test_recorded_results_in_chinese_name_their_gpu_and_speak_chinese(app, monkeypatch, tmp_path):
+    recorded = tmp_path / "bench_kernels.csv"
+    recorded.write_text(
+        "op,pass,dtype,M,N,provider,us,GB/s,% of peak,rel err vs torch,note,device,measured_at\n"
+        "rmsnorm,forward,bfloat16,4096,4096,ours,21.5,3120.4,65.0,1.2e-03,,NVIDIA H200,"
+        "2026-12-01 10:00 UTC\n"
+        "rmsnorm,backward,bfloat16,4096,4096,torch,,,,,budget,NVIDIA H200,2026-12-01 10:00 UTC\n"
+    )
+    monkeypatch.setattr("ui.views.kernels.RECORDED", recorded)
+    _open(app)
+    app.selectbox(key="language_select").select("zh").run()
+    table = app.dataframe[-1].value
+    assert {"实现", "阶段", "峰值百分比", "备注"} <= set(table.columns)
+    assert (
+        table["阶段"].tolist() == ["前向", "反向"]
+        and "未计时（时间预算已用完）" in table["备注"].tolist()
+    )
+    assert any("NVIDIA H200" in c.value and "2026-12-01 10:00 UTC" in c.value for c in app.caption)
+
+
+@pytest.mark.parametrize("content", ["", 'op,pass\n"unclosed,forward\n'])
+def test_a_damaged_recorded_file_is_said_not_a_crash(app, monkeypatch, tmp_path, content):
+    recorded = tmp_path / "bench_kernels.csv"
+    recorded.write_text(content)
+    monkeypatch.setattr("ui.views.kernels.RECORDED", recorded)
+    _open(app)
+    assert not app.exception
+    assert any("could not be read" in w.value for w in app.warning)
 
 
 def test_roofline_numbers_for_the_default_shape(app):
@@ -167,3 +202,22 @@ def test_the_largest_roofline_writes_terabytes_and_a_tiny_share_with_its_power_o
     assert metrics["Bytes moved (read x, write y)"] == "17.6 TB"
     text = " ".join(m.value for m in app.markdown)
     assert "e-0" not in text and "×10⁻⁶\u00a0%" in text
+
+
+def test_a_row_past_the_kernels_registers_and_parameters_half_the_traffic_are_said():
+    """One token of d = 2¹⁸ in bfloat16: x and y are 2·2¹⁸·2 B = 1.05 MB, LayerNorm's γ and β
+    as much again, 2.1 MB in all, 437 ns at 4.8 TB/s (by hand: 2,097,152 / 4.8×10¹² s), where
+    "Moving the bytes takes 218 ns" counted the activations only; past 65,536 values a row is
+    read twice by this project's kernel."""
+    app = AppTest.from_file(APP, default_timeout=60)
+    app.query_params.update({"lang": "en", "kn_tokens": "1", "kn_d": str(2**18)})
+    _open(app)
+    text = " ".join(m.value for m in app.markdown).replace("\xa0", " ")
+    assert "with LayerNorm's parameters it moves 2.1 MB, 437 ns" in text
+    captions = " ".join(c.value for c in app.caption)
+    assert "wider than 65,536 values" in captions and "3 passes instead of 2" in captions
+    app = AppTest.from_file(APP, default_timeout=60)
+    app.query_params.update({"lang": "en", "kn_tokens": "4096", "kn_d": "4096"})
+    _open(app)
+    assert "with LayerNorm's parameters" not in " ".join(m.value for m in app.markdown)
+    assert "wider than 65,536" not in " ".join(c.value for c in app.caption)

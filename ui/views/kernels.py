@@ -8,6 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from engine.backend import BackendInfo
+from engine.config.kernels import MAX_FUSED_N, WIDE_ROW_FUSED_PASSES, WIDE_ROW_PASSES
 from engine.perf.roofline import (
     FLOPS_PER_ELEMENT,
     FUSED_PASSES,
@@ -26,7 +27,7 @@ from engine.perf.timing import (
 from ui import presenting
 from ui.figures.kernels import recorded_bandwidth_figure, timing_figure
 from ui.formatting import bytes_text, bytes_texts, count, format_number, format_reading
-from ui.i18n import current_language, t
+from ui.i18n import catalog, current_language, join, t
 from ui.labels import label
 from ui.text.kernels import busy_places
 from ui.text.models import seconds_text
@@ -34,6 +35,8 @@ from ui.views.charts import show_chart
 
 _OPS = ("row_forward", "row_backward", "fused", "channel", "other")
 # what ``benchmarks/bench_kernels.py --out benchmarks/results`` writes on a GPU machine
+# a parameter share from which the activations' bytes and times are said to leave them out
+PARAMETERS_SAID = 0.01
 RECORDED = Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "bench_kernels.csv"
 
 
@@ -119,17 +122,47 @@ def timings(timed: NormTimings) -> None:
     st.caption(t("kernels.ratio_note", **_claims()))
 
 
+def _recorded_words(value):
+    """A recorded cell in the reader's words where the file writes one of ours ("forward",
+    "budget", "ours"); anything else (numbers, dtypes, a provider's name) as written."""
+    key = f"kernels.recorded_value.{value}"
+    return t(key) if isinstance(value, str) and key in catalog(current_language()) else value
+
+
 def recorded() -> None:
     """The GPU figures ``benchmarks/bench_kernels.py`` recorded, when a GPU run left them."""
     st.subheader(t("kernels.recorded_title"))
-    rows = pd.read_csv(RECORDED).to_dict("records") if RECORDED.is_file() else []
-    if not rows:
+    try:
+        frame = pd.read_csv(RECORDED) if RECORDED.is_file() else pd.DataFrame()
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as error:
+        why = type(error).__name__  # a file cut short or damaged: an operator's to rewrite
+        shown = f"`benchmarks/results/{RECORDED.name}`"
+        st.warning(t("kernels.recorded_unreadable", file=shown, why=why), icon=":material/error:")
+        return
+    if frame.empty:
         st.info(t("kernels.recorded_none"), icon=":material/info:")
         return
-    show_chart(recorded_bandwidth_figure(rows, current_language()), "kn_recorded_chart")
-    frame = pd.DataFrame(rows)
+    frame = frame.map(_recorded_words)
+    if {"device", "measured_at"} <= set(frame.columns):
+        devices, dates = (
+            join(frame[c].dropna().astype(str).unique(), current_language())
+            for c in ("device", "measured_at")
+        )
+        st.caption(t("kernels.recorded_source", devices=devices, dates=dates))
+    else:
+        st.caption(t("kernels.recorded_unsourced"))
+    show_chart(
+        recorded_bandwidth_figure(frame.to_dict("records"), current_language()), "kn_recorded_chart"
+    )
     floats = {c: format_number for c in frame if frame[c].dtype.kind == "f"}
-    presenting.table(frame, len(frame), index=False, writers=floats)
+    words = catalog(current_language())
+    headers = {
+        c: words[f"kernels.recorded_column.{c}"]
+        for c in frame
+        if f"kernels.recorded_column.{c}" in words
+    }
+    writers = {headers.get(c, c): write for c, write in floats.items()}
+    presenting.table(frame.rename(columns=headers), len(frame), index=False, writers=writers)
 
 
 def roofline(ln: NormTraffic, rms: NormTraffic) -> None:
@@ -164,9 +197,17 @@ def roofline(ln: NormTraffic, rms: NormTraffic) -> None:
             "kernels.memory_params_note",
             params=f"{ln.parameters:,}",
             elements=f"{elements:,}",
-            ratio=format_reading(100 * ln.parameters / (2 * elements + ln.parameters), 3),
+            ratio=format_reading(100 * ln.parameter_share, 3),
         )
     )
+    if ln.parameter_share >= PARAMETERS_SAID:  # a few tokens: the times above leave out much
+        moved = bytes_text(ln.bytes_moved + ln.parameter_bytes)
+        time = seconds_text(ln.memory_time_with_parameters_s)
+        st.markdown(t("kernels.memory_params_time", bytes=moved, time=time))
+    if ln.d > MAX_FUSED_N:  # this project's kernel streams such a row twice
+        passes = {"passes": WIDE_ROW_PASSES, "fused": WIDE_ROW_FUSED_PASSES}
+        ideal = {"ideal": sum(UNFUSED_ADD_NORM_PASSES["norm"]), "ideal_fused": FUSED_PASSES}
+        st.caption(t("kernels.memory_wide_rows", limit=count(MAX_FUSED_N), **passes, **ideal))
     add_reads, add_writes = UNFUSED_ADD_NORM_PASSES["add"]
     norm_reads, norm_writes = UNFUSED_ADD_NORM_PASSES["norm"]
     saved = ln.unfused_add_norm_bytes - ln.fused_add_norm_bytes
