@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from engine.config import DumpSpec
 from engine.dumps import names
-from engine.dumps.formats.entries import EntryInfo, FileScan, Skipped, entry_name
+from engine.dumps.formats.entries import WHOLE_FILE, EntryInfo, FileScan, Skipped, entry_name
 from engine.dumps.limits import (
     ACCEPTED_DTYPES,
     ACCEPTED_RANKS,
@@ -340,6 +340,8 @@ def _final_point(template: str, grouped: dict) -> LayerSlot | None:
 def _skipped_example(item: Skipped) -> Phrase:
     """A skipped entry and why, in our words (a page writes them in the reader's language)."""
     why = Phrase(item.message_key, {"detail": item.detail})
+    if getattr(item.key, "key", None) == WHOLE_FILE.key:  # a keyless file: not "((file): …)"
+        return Phrase("dumps.skipped_whole", {"why": why})
     return Phrase("dumps.skipped_example", {"entry": item.key, "why": why})
 
 

@@ -155,7 +155,7 @@ def test_a_session_keeps_only_its_last_few_uploads(app, upload, calls):
 def test_a_dump_of_integers_only_is_refused_naming_the_dtype(app, upload):
     upload("ids.npz", npz_bytes({f"h.{i}": np.arange(40).reshape(5, 8) for i in range(4)}))
     open_dumps_page(app)
-    assert "none of its 4 entries is a float array" in app.error[0].value
+    assert "none of its 4 entries can be read as a stream" in app.error[0].value
     assert "`h.0`: dtype `int64`" in app.error[0].value  # the file's words literal
 
 

@@ -78,8 +78,8 @@ def test_a_listing_is_english_text_for_the_cli_and_survives_a_cache(tmp_path):
 @pytest.mark.parametrize(
     ("lang", "examples"),
     [
-        ("en", "(`ids`: dtype `int64`; `s`: a scalar (shape []))"),
-        ("zh", "（`ids`：数据类型 `int64`；`s`：标量（形状 []））"),
+        ("en", "(`ids`: dtype `int64`; `s`: a scalar, shape [])"),
+        ("zh", "（`ids`：数据类型 `int64`；`s`：标量，形状 []）"),
     ],
 )
 def test_skipped_examples_are_written_in_the_readers_language(
@@ -93,7 +93,7 @@ def test_skipped_examples_are_written_in_the_readers_language(
     monkeypatch.setattr("ui.i18n.current_language", lambda: lang)
     assert examples in error_text(caught.value)
     copied = pickle.loads(pickle.dumps(caught.value.params["examples"]))
-    assert copied == "ids: dtype int64; s: a scalar (shape [])"  # the CLI's
+    assert copied == "ids: dtype int64; s: a scalar, shape []"  # the CLI's
 
 
 def test_a_skipped_keyless_array_is_named_in_the_readers_language(tmp_path, monkeypatch):
@@ -101,7 +101,9 @@ def test_a_skipped_keyless_array_is_named_in_the_readers_language(tmp_path, monk
     with pytest.raises(EngineError) as caught:
         report(path)
     monkeypatch.setattr("ui.i18n.current_language", lambda: "zh")
-    assert "（（整个文件）：标量（形状 []））" in error_text(caught.value)
+    assert "（文件本身：标量，形状 []）" in error_text(caught.value)  # once in parentheses
+    monkeypatch.setattr("ui.i18n.current_language", lambda: "en")
+    assert "(the file itself: a scalar, shape [])" in error_text(caught.value)
 
 
 @pytest.mark.parametrize(
