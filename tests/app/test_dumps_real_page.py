@@ -172,3 +172,19 @@ def test_the_centering_note_says_the_pooled_share_and_a_single_tokens_own():
     assert float(found[2]) == pytest.approx(share, abs=0.006)
     assert float(found[3]) == pytest.approx(100 * max(single), abs=0.006)
     assert float(found[3]) > float(found[2])
+
+
+def test_an_outlier_table_cut_to_its_most_extreme_rows_says_how_many_there_are():
+    """The example flags 261 (layer, channel) pairs (counted from the file: each channel's
+    RMS over its layer's tokens against the layer's median channel); 200 are listed."""
+    with safe_open(EXAMPLE_DUMP, framework="pt") as handle:
+        # the stream: each block's input, and the last block's output
+        names = [f"model.layers.{i}.input" for i in range(30)] + ["model.layers.29.output"]
+        stream = [handle.get_tensor(n).double().numpy() for n in names]
+    flagged = 0
+    for layer in stream:
+        rms = np.sqrt((layer.reshape(-1, layer.shape[-1]) ** 2).mean(0))  # [d]
+        flagged += int((rms > 5 * np.median(rms)).sum())
+    at = deep_link({"du_section": "channels"})
+    assert not at.exception
+    assert f"The table lists the 200 most extreme; {flagged} are flagged in all." in page_text(at)

@@ -325,3 +325,25 @@ def test_the_massive_count_agrees_with_the_entries_listed_near_the_threshold(tmp
     rep = report(str(dump), DumpSpec(massive_abs=100, massive_ratio=2))
     assert list(rep.massive.count) == [3, 0]
     assert int((rep.massive.layer == 0).sum()) == 3
+
+
+def test_outlier_tables_cut_to_the_most_extreme_keep_their_total_and_say_it(tmp_path):
+    """The bundled example flags 261 (layer, channel) pairs above 5x their layer's median
+    channel RMS (numpy on its stream); the table lists the 200 most extreme, and the CLI's
+    title said "(first 20 of 200)" as if 200 were all."""
+    import io
+
+    from engine.dumps.cli import print_report
+    from engine.dumps.diagnostics import MAX_LISTED, outlier_channels
+    from engine.dumps.example import EXAMPLE_DUMP
+
+    ratio = np.ones((3, 400))
+    ratio[1, :300] = 9.0  # 300 pairs flagged
+    found = outlier_channels(ratio, 5.0)
+    assert found["outlier_total"] == 300 and len(found["outlier_channel"]) == MAX_LISTED
+    rep = report(EXAMPLE_DUMP)
+    flagged = int((np.nan_to_num(rep.channels.ratio) > rep.spec.outlier_ratio).sum())
+    assert rep.channels.outlier_total == flagged > MAX_LISTED == len(rep.channels.outlier_channel)
+    printed = io.StringIO()
+    print_report(rep, out=printed)
+    assert f"the {MAX_LISTED} most extreme of {flagged:,}" in printed.getvalue()

@@ -201,8 +201,15 @@ def residual(
     st.markdown(f"**{t('dumps.outliers_title', ratio=format_reading(rep.spec.outlier_ratio))}**")
     if len(tables["outlier_tokens"]):
         _table(tables["outlier_tokens"], "dumps_outlier_tokens")
+        _listed(len(tables["outlier_tokens"]), res.outlier_total)
     else:
         st.caption(t("dumps.no_outliers", ratio=format_reading(rep.spec.outlier_ratio)))
+
+
+def _listed(listed: int, total: int) -> None:
+    """Under a table cut to its most extreme rows: how many there are in all."""
+    if total > listed:
+        st.caption(t("dumps.outliers_listed", listed=listed, total=text.count(total)))
 
 
 def massive(
@@ -311,6 +318,7 @@ def channel_detail(
     st.markdown(f"**{t('dumps.outlier_channels_title')}**")
     if len(tables["outlier_channels"]):
         _table(tables["outlier_channels"], "dumps_outlier_channels")
+        _listed(len(tables["outlier_channels"]), rep.channels.outlier_total)
     else:
         st.caption(t("dumps.no_outlier_channels", ratio=format_reading(rep.spec.outlier_ratio)))
 
