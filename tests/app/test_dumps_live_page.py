@@ -134,9 +134,9 @@ def test_a_typed_prompt_stays_in_its_session_and_the_comparison_runs_on_request(
     assert not at.exception
     text = page_text(at)
     assert "**bfloat16 stays close:**" in text and "**float16 stays close:**" in text
-    assert "would overflow in float16 without upcasting**, in blocks 0–2, on tokens 0 `[BOS]`" in (
-        text
-    )
+    # 3 blocks of 2 norms, and the final norm: 7 (the final norm was left out of "blocks 0–2")
+    said = "**7 of 7 norms would overflow in float16 without upcasting**, in blocks 0–2 and the"
+    assert said + " final norm, on tokens 0 `[BOS]`" in text
     assert "Computing the statistics in float32 (upcasting) gets every one of them right." in text
     table = next(d.value for d in at.dataframe if "first to overflow" in d.value.columns)
     assert set(table["first to overflow"]) == {"an entry's square x²"}

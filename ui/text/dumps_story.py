@@ -269,13 +269,17 @@ def precision_sentences(comparison: PrecisionComparison, lang: str) -> list[str]
         listed = join((_token(comparison.tokens, t) for t in tokens[:MAX_TOKENS_LISTED]), lang)
         listed += and_more(len(tokens), MAX_TOKENS_LISTED, lang)
         upcast = "ok" if all(n.upcast_ok for n in failing) else "not_ok"
+        final = any(norm.layer is None for norm in failing)  # the norm after the last block
+        where = "blocks_final" if layers and final else "blocks" if layers else "final"
         sentences.append(
             translate(
                 "dumps.overflow_found",
                 lang,
                 norms=len(failing),
                 total=len(comparison.norms),
-                layers=join(runs(layers), lang) if layers else "—",
+                where=translate(
+                    f"dumps.overflow_where.{where}", lang, layers=join(runs(layers), lang)
+                ),
                 tokens=listed,
                 upcast=translate(f"dumps.upcast_{upcast}", lang),
             )
