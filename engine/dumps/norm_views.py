@@ -208,7 +208,9 @@ def fit_dyt(pair: NormPair) -> DyTFit:
     bulk = np.abs(x_all) <= limit
     kept = _thin(np.flatnonzero(bulk), SAMPLE_POINTS)  # the same positions of x and y
     x_fit, y_fit = x_all[kept], y_all[kept]
-    alpha, gamma, r2 = fit_tanh(x_fit, y_fit) if x_fit.size else (np.nan, np.nan, np.nan)
+    alpha, gamma, _ = fit_tanh(x_fit, y_fit) if x_fit.size else (np.nan, np.nan, np.nan)
+    # r² on every value of the bulk, not only the sample the curve was fitted on
+    r2 = _r2(alpha, gamma, x_all[bulk], y_all[bulk]) if x_fit.size else float("nan")
     flat = flat_band(x.numpy(), y.numpy(), x_all, y_all, token_of, bulk)
     order = np.argsort(-np.abs(x_all[~bulk]))[:OUTLIER_POINTS]
     drawn = _thin(np.arange(x_fit.shape[0]), SCATTER_POINTS)

@@ -347,3 +347,21 @@ def test_outlier_tables_cut_to_the_most_extreme_keep_their_total_and_say_it(tmp_
     printed = io.StringIO()
     print_report(rep, out=printed)
     assert f"the {MAX_LISTED} most extreme of {flagged:,}" in printed.getvalue()
+
+
+def test_dyt_r2_is_taken_on_every_bulk_value_not_the_sample_fitted(tmp_path):
+    """64 tokens × 576 values, noisy around 2·tanh(0.5x): the curve is fitted on a sample of
+    SAMPLE_POINTS values, its r² said of "the rest" — every value of the bulk (numpy here)."""
+    x = files.stream(layers=1, batch=1, tokens=64, d=576)[0] * 3  # [1, 64, 576]
+    noise = torch.randn(x.shape, generator=torch.Generator().manual_seed(1))
+    y = 2.0 * torch.tanh(0.5 * x) + 0.5 * noise
+    tensors = {
+        "model.layers.0.input_layernorm.input": x,
+        "model.layers.0.input_layernorm.output": y,
+    }
+    (fit,) = report(files.write_safetensors(tmp_path / "noisy.safetensors", tensors)).dyt
+    assert fit.outliers == 0 and fit.points == SAMPLE_POINTS < x.numel()
+    xs, ys = x.double().flatten().numpy(), y.double().flatten().numpy()
+    residual = ys - fit.gamma * np.tanh(fit.alpha * xs)
+    every = 1 - (residual**2).sum() / ((ys - ys.mean()) ** 2).sum()
+    assert fit.r2 == pytest.approx(every, abs=1e-12)
