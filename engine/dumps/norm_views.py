@@ -28,6 +28,7 @@ References:
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -45,6 +46,7 @@ _ALPHAS = np.logspace(-4, 3, 141)  # the grid α is first searched on
 BULK_QUANTILE = 0.99  # the bulk's scale: this quantile of |x| ...
 BULK_FACTOR = 10.0  # ... times this is the bulk's edge; values past it are outliers
 OUTLIER_POINTS = 200  # outliers returned for drawing (the largest |x| first)
+STRAIGHT = 0.99  # tanh(z)/z from which a fitted curve is read as a line (z ≤ 0.17: 1 %)
 # A token whose output rises this many times less steeply against its input than the median
 # token's is in the flat band.  SmolLM2's example: its flat tokens are about 6 to 180 times
 # flatter, every other token under 2 times (tests/dumps/test_example_story.py).
@@ -110,6 +112,14 @@ class DyTFit:
     outlier_y: np.ndarray  # [<= OUTLIER_POINTS] their outputs
     r2_all: float  # the bulk's curve on every value read, outliers included
     flat: FlatBand | None = None  # the tokens of the flat band, where there are some
+    reach: float = math.nan  # the largest |x| fitted: tanh(α·reach)/(α·reach) near 1 is a line
+
+    @property
+    def straight(self) -> bool:
+        """The fitted curve bends less than 1 % over the values it was fitted to: γ·tanh(αx)
+        is the line γαx there (a single token, one scale), no S-curve."""
+        z = self.alpha * self.reach
+        return math.isfinite(z) and (z == 0 or math.tanh(z) / z >= STRAIGHT)
 
 
 def compare_norms(dump: Dump, layer: int, rows: list[int], eps: float = 1e-5) -> TokenNorms:
@@ -230,6 +240,7 @@ def fit_dyt(pair: NormPair) -> DyTFit:
         outlier_y=y_all[~bulk][order],
         r2_all=_r2(alpha, gamma, x_all, y_all) if x_all.size else float("nan"),
         flat=flat,
+        reach=float(np.abs(x_fit).max()) if x_fit.size else math.nan,
     )
 
 

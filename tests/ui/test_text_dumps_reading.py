@@ -197,3 +197,25 @@ def test_the_difference_charts_scale_names_the_charts_largest_difference():
     scale = _read(text.difference_scale(comparison, "en"))
     assert "its largest difference, 0.5 at layer 0 on the first token" in scale
     assert "is 50 % of the RMS of RMSNorm(x) there" in scale
+
+
+def test_a_one_token_fit_is_read_as_a_line_not_an_s_curve(tmp_path):
+    """One token: RMSNorm divides every value by the same RMS, so output against input is the
+    line y = x / RMS(x); a tanh fitted to it stays in its linear part (α·max|x| ≪ 1) with
+    r² = 1, which said "along one S-curve, as DyT assumes"."""
+    import torch
+    from safetensors.torch import save
+
+    x = torch.randn(1, 1, 64, generator=torch.Generator().manual_seed(0))  # [B, T, d]
+    y = torch.nn.functional.rms_norm(x, (64,), eps=1e-6)
+    tensors = {
+        "model.layers.0.input_layernorm.input": x,
+        "model.layers.0.input_layernorm.output": y,
+    }
+    (fit,) = report(Upload("one.safetensors", save(tensors))).dyt
+    assert fit.r2 > 0.999 and fit.straight  # tanh(α·reach)/(α·reach) ≥ 0.99
+    said = plain(dyt_reading(fit, DumpSpec(), "en"))
+    assert "lie on a straight line" in said and "S-curve, as DyT assumes" not in said
+    assert "直线" in dyt_reading(fit, DumpSpec(), "zh")
+    curved = dataclasses.replace(fit, reach=10.0 / fit.alpha)  # tanh(10): deep in its bend
+    assert "as DyT assumes" in plain(dyt_reading(curved, DumpSpec(), "en"))

@@ -203,6 +203,8 @@ def dyt_reading(fit: DyTFit, spec: DumpSpec, lang: str) -> str | None:
     if not math.isfinite(fit.r2):
         return None
     fits = "close" if fit.r2 >= R2_CLOSE else "far" if fit.r2 >= 0 else "negative"
+    if fits == "close" and fit.straight:  # tanh in its linear part: one slope, no S
+        fits = "line"
     reading = translate(f"dumps.dyt_read_{fits}", lang, r2=format_reading(fit.r2, 3))
     flat = fit.flat
     if flat is None:
