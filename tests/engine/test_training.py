@@ -113,6 +113,13 @@ def test_outcomes_are_classified():
     assert classify_outcome(np.array([2.3, 1.0, 0.1]), chance, False) == "trained"
     assert classify_outcome(np.array([2.3, 2.3, 2.29]), chance, False) == "stalled"
     assert classify_outcome(np.array([2.3, np.nan]), chance, True) == "diverged"
+    # a run at 1.2 against a chance loss of 2.30 is "stalled" by the rule (above half of it),
+    # and its label says that rule, not "near chance"
+    assert classify_outcome(np.array([2.3, 1.2, 1.2]), chance, False) == "stalled"
+    from ui.i18n import translate
+
+    assert "near" not in translate("depth.outcome_stalled", "en")
+    assert "half the chance level" in translate("depth.outcome_stalled", "en")
 
 
 def test_sizes_over_the_lab_limits_are_refused():
