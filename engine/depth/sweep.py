@@ -28,7 +28,7 @@ from engine.depth.simulator import (
     readout,
     stack_input,
 )
-from engine.depth.theory import fit_loglog_slope
+from engine.depth.theory import fit_loglog_slope, lemma2_violations
 from engine.threads import Cancelled, Progress, StopCheck, torch_threads
 
 
@@ -42,6 +42,12 @@ class SweepResult:
     slope: float  # d log(grad) / d log(L): about 0 for Post-LN, about -1/2 for Pre-LN
     intercept: float  # natural-log intercept of the fit
     seconds: float
+
+    @property
+    def theorem1_broken(self) -> tuple[str, ...]:
+        """The assumptions of Xiong et al.'s Theorem 1 (those of Lemma 2) the template
+        breaks, placement aside: where any is, its slopes are a reference, not a prediction."""
+        return tuple(key for key in lemma2_violations(self.spec) if key != "placement")
 
 
 def sweep_last_layer_grad(

@@ -397,3 +397,16 @@ def test_check_sweep_raises_the_refusal_of_the_first_depth_the_sweep_leaves_out(
     assert refused.value.key == "depth.over_memory_budget_sweep"
     assert refused.value.params["layers"] == 6
     check_sweep(DepthSpec())  # every depth of the sweep fits: nothing raised
+
+
+def test_a_sweep_says_which_of_theorem_1s_assumptions_its_stack_leaves():
+    """Theorem 1 (Xiong et al.) is stated under Lemma 2's setting: the default stack, a linear
+    sublayer, leaves it, so its slopes are a reference; the Lemma 2 stack keeps it."""
+    from engine.depth.sweep import SweepResult
+
+    def result(spec):
+        return SweepResult(spec, np.array([6, 12]), np.ones(2), 0.0, 0.0, 0.0)
+
+    assert "sublayer" in result(DepthSpec(placement="pre")).theorem1_broken
+    assert result(DepthSpec(placement="pre", **XIONG)).theorem1_broken == ()
+    assert "placement" not in result(DepthSpec(placement="peri", **XIONG)).theorem1_broken

@@ -129,6 +129,10 @@ def sweep(specs: tuple[DepthSpec, ...], sweeps: list[SweepResult]) -> None:
     figure = sweep_figure(named, current_language(), theory=specs[0].final_norm)
     show_chart(figure, "dp_sweep")
     st.caption(t("depth.sweep_gradient_note"))
+    broken = sweeps[0].theorem1_broken if sweeps else ()
+    if broken:  # the default stack (a linear sublayer) among them
+        names = join((t(f"depth.violation.{key}") for key in broken), current_language())
+        st.caption(t("depth.sweep_assumptions_broken", broken=names))
 
 
 def wiring_chart(key: str, placement: str, final_norm: bool, **labels) -> None:
