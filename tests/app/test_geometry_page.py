@@ -78,7 +78,9 @@ def test_the_scene_holds_the_sphere_the_plane_the_axis_and_both_norms():
     expected = math.sqrt(3) * sigma / np.sqrt(sigma**2 + 1e-5)
     np.testing.assert_allclose(np.linalg.norm(layer, axis=1), expected, rtol=1e-5)
     np.testing.assert_allclose(rms, x / np.sqrt(root**2 + 1e-5)[:, None], rtol=1e-5, atol=1e-6)
-    assert "cover the sphere" in _text(at) and "on the circle" in _text(at)
+    assert "lie **on the sphere**, wherever the inputs' directions point" in _text(
+        at
+    ) and "on the circle" in _text(at)
 
 
 def test_the_lines_and_the_outputs_shown_follow_the_toggles():

@@ -349,3 +349,18 @@ def test_squares_a_few_subnormal_steps_from_exact_are_said_too():
     assert 0 < path.op_variance and abs(path.op_variance - path.sigma**2) > 0.5 * path.sigma**2
     step = plain(text.path_steps(path, 1e-5, 0.5, "en")[2].caption)
     assert f"σ² comes out {format_reading(path.op_variance)} here, against " in step
+
+
+def test_the_rmsnorm_step_gives_the_length_eps_leaves_not_only_the_sphere():
+    """x = (1, 2, 3, 4, 5) at ε = 0.1: F.rms_norm's output has length 2.2260, not √5 = 2.2361;
+    the step says √d·rms/√(rms² + ε) and writes that value beside √d."""
+    import torch
+    import torch.nn.functional as F
+
+    x = (1.0, 2.0, 3.0, 4.0, 5.0)
+    length = float(F.rms_norm(torch.tensor(x, dtype=torch.float64), (5,), eps=0.1).norm())
+    assert f"{length:.4f}" == "2.2260"  # √5·√11/√11.1, by hand
+    steps = text.path_steps(vector_path(x, GeometrySpec(eps=0.1)), 0.1, 0.5, "en")
+    (rms,) = [s for s in steps if s.caption.startswith("RMSNorm skips the drop")]
+    assert "√d·rms/√(rms² + ε)" in rms.caption
+    assert r"\sqrt{\mathrm{rms}^2+\varepsilon}} = 2.2260" in rms.latex and "2.2361" in rms.latex

@@ -115,6 +115,7 @@ def path_steps(path: VectorPath, eps: float, alpha: float, lang: str) -> list[St
     dyt_norm = float(np.linalg.norm(path.dyt))
     sigma_over_rms = path.sigma / path.rms if path.rms > 0 else float("nan")
     predicted = float(predicted_norm(path.sigma, eps, d))
+    predicted_rms = float(predicted_norm(path.rms, eps, d))  # √d·rms/√(rms² + ε)
     return [
         Step(
             translate("geometry.path.input", lang, d=d),
@@ -159,6 +160,8 @@ def path_steps(path: VectorPath, eps: float, alpha: float, lang: str) -> list[St
                     v(path.rmsnorm),
                 ),
                 rf"\lVert\mathrm{{RMSNorm}}(x)\rVert = {n(path.rmsnorm_norm)}",
+                rf"\sqrt{{d}}\,\frac{{\mathrm{{rms}}}}{{\sqrt{{\mathrm{{rms}}^2+\varepsilon}}}}"
+                rf" = {n(predicted_rms)},\quad \sqrt{{d}} = {n(path.sqrt_d)}",
             ),
         ),
         Step(
