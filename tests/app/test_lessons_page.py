@@ -368,7 +368,7 @@ def test_a_place_on_another_page_is_refused_by_name():
     dropped without a word, while ``at=nowhere`` got one), and Kernels takes it."""
     axes = _open({"lang": "en", "at": "memory"}, "axes")
     notices = [w.value for w in axes.warning if "`at` = `memory`" in w.value]
-    assert len(notices) == 1 and "top, batch_of_one" in notices[0]
+    assert len(notices) == 1 and "`top`, `batch_of_one`" in notices[0]
     kernels = _open({"lang": "en", "at": "memory"}, "kernels")
     assert not [w for w in kernels.warning if "`at`" in w.value]
 

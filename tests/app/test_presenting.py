@@ -55,7 +55,7 @@ def test_an_unknown_mode_is_named_with_what_is_accepted():
     at = _open({"lang": "en", "present": "loud"})
     assert not at.exception
     warning = " ".join(w.value for w in at.warning)
-    assert "present" in warning and "loud" in warning and "off, on, results" in warning
+    assert "present" in warning and "loud" in warning and "`off`, `on`, `results`" in warning
     assert "present" not in at.query_params
 
 
