@@ -324,6 +324,7 @@ def test_real_models_the_first_token_jumps_at_block_12():
     assert first[after] == pytest.approx(_fact("real_models", "after_jump"), abs=0.5)
     assert first[after] / first[before] > 100  # (c): over a hundred times
     others = np.median(rms[:, 0, 1:], axis=1)  # ordinary tokens of the same prompt
+    assert others[0] == pytest.approx(_fact("real_models", "typical_embed"), abs=0.005)
     assert others[1] == pytest.approx(_fact("real_models", "typical_first"), abs=0.05)
     assert others[-1] == pytest.approx(_fact("real_models", "typical_last"), abs=0.5)
     biggest = float(np.nanmax(np.abs(rep.massive.top3)))

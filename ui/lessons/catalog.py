@@ -266,8 +266,9 @@ LESSONS: tuple[Lesson, ...] = (
             before_jump=(5.48, "5.5"),
             twice=(11, "11"),
             after_jump=(946.7, "947"),
-            typical_first=(1.67, "1.7"),
-            typical_last=(30.3, "30"),
+            typical_embed=(0.113, "0.11"),  # the embeddings: block 0's input
+            typical_first=(1.67, "1.7"),  # block 1's input
+            typical_last=(30.3, "30"),  # the last block's output
             max_entry=(26464, "26,464"),
             f16_max=(65504, "65,504"),
         ),
