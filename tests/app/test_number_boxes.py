@@ -81,3 +81,16 @@ def test_a_value_past_a_views_end_is_said_as_the_links_or_the_boxs():
     app.segmented_control(key="ax_source").set_value("example").run()  # holds 4 prompts
     said = " ".join(w.value for w in app.warning).replace("\u00a0", " ")
     assert "B (sequences): 64 is past this view's last value, 4: 4 is used instead." in said
+
+
+@pytest.mark.parametrize(
+    ("lang", "said"), [("en", "Accepted: above 0, up to 1."), ("zh", "可接受：大于 0，最大 1。")]
+)
+def test_a_box_that_refuses_its_low_end_says_above_it(lang, said):
+    """BatchNorm's momentum: 0 is refused (a running average that never moves), so its help
+    said "Accepted: 0 to 1." of a value the page then refused."""
+    app = AppTest.from_file(APP, default_timeout=60)
+    app.query_params.update({"lang": lang, "ax_section": "batchnorm"})
+    app.switch_page("app_pages/axes.py").run()
+    assert not app.exception
+    assert said in app.number_input(key="ax_momentum").help

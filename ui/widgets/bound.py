@@ -16,7 +16,7 @@ import streamlit as st
 from engine.errors import EngineError
 from ui import presenting
 from ui.errors import error_text
-from ui.formatting import count, format_number, literal, true_minus
+from ui.formatting import count, format_reading, literal, true_minus
 from ui.i18n import current_language, t
 from ui.labels import label
 from ui.url.address_bar import drawn, from_link
@@ -177,8 +177,8 @@ def select_slider(param: Param, text: str, target=st, **kwargs):
 
 
 def _bound_text(value: int | float) -> str:
-    """A range's end as the help writes it: 1,048,576 (whole), −1000, 0.5."""
-    return true_minus(f"{value:,}") if isinstance(value, int) else format_number(value)
+    """A range's end as the help writes it: 1,048,576 (whole), −10,000, 0.5."""
+    return true_minus(f"{value:,}") if isinstance(value, int) else format_reading(value)
 
 
 # A float widget's value as typed or linked, to 10 significant digits: Streamlit's default
@@ -223,7 +223,8 @@ def number(param: Param, text: str, target=st, high=None, **kwargs):
     _within(param, text, low, top, step)
     if cast is float:
         kwargs.setdefault("format", FLOAT_FORMAT)
-    accepted = t("app.number_range", low=_bound_text(low), high=_bound_text(top))
+    key = "app.number_range_above" if param.positive else "app.number_range"  # 0 refused
+    accepted = t(key, low=_bound_text(low), high=_bound_text(top))
     kwargs["help"] = f"{kwargs['help']}\n\n{accepted}" if kwargs.get("help") else accepted
     value = target.number_input(
         text,
