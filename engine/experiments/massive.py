@@ -35,7 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from engine.config import DumpSpec, MassiveSpec
+from engine.config import DumpSpec, MassiveSpec, TextSpec
 from engine.dumps.architectures import module_paths
 from engine.dumps.diagnostics import massive_threshold
 from engine.dumps.hooks import first_tensor, output_tensor
@@ -125,6 +125,20 @@ class _Reached(Exception):
 
     def __init__(self, hidden: torch.Tensor):
         self.hidden = hidden
+
+
+def check_windows_read(spec: MassiveSpec, text: TextSpec) -> None:
+    """Refuse a mean over windows that the tokens read cannot fill twice: known from the
+    settings alone (at most ``text.max_tokens`` are read), before a prediction is asked for a
+    run that cannot happen.  A shorter text is refused when it runs (``_window_stream``)."""
+    if spec.setting == "mean" and text.max_tokens < 2 * spec.window:
+        raise experiment_error(
+            "too_few_windows_read",
+            window=spec.window,
+            tokens=text.max_tokens,
+            largest=text.max_tokens // 2,
+            needed=2 * spec.window,
+        )
 
 
 def _window_stream(live: LiveModel, ref: Reference, point: int, window: int, threads):

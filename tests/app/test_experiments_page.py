@@ -362,3 +362,16 @@ def test_a_block_list_too_long_for_its_box_says_the_page_uses_every_block(tiny):
     box.set_value("0, " * 80 + "0").run()
     said = [w.value for w in at.warning]
     assert any("at most 200 are accepted, so the page uses `all` instead" in w for w in said), said
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_windows_the_tokens_read_cannot_fill_twice_are_refused_before_the_prediction(tiny, lang):
+    """ex_window=512 with ex_tokens=2: a mean over windows cannot be taken from 2 tokens,
+    which is known from the settings: refused before the page asks for a prediction (it
+    asked, and the run then refused)."""
+    query = {"ex_experiment": "massive", "ex_setting": "mean", "ex_window": "512", "ex_tokens": "2"}
+    at = _open(query, lang)
+    assert not at.exception
+    said = " ".join(_refusals(at))
+    assert ("at most 2 tokens of the text are read" if lang == "en" else "最多只读取 2 个") in said
+    assert not [b for b in at.button if b.key.startswith("ex_commit_")]  # no prediction asked

@@ -7,10 +7,12 @@ from __future__ import annotations
 import os
 from dataclasses import replace
 
+from engine.config import MassiveSpec
 from engine.dumps.live import live_model_blocks
 from engine.dumps.local_files import MODEL_DIRS_VARIABLE, LocalModel, find_model, list_models
 from engine.errors import EngineError
 from engine.experiments.experiment import run_experiment
+from engine.experiments.massive import check_windows_read
 from engine.experiments.runs import check_layers
 from engine.experiments.stored import default_index, stored_run
 from ui.compute import compute, run_heavy
@@ -34,8 +36,14 @@ def within_model(chosen):
     """``chosen``, or refused (no spec, the engine's refusal added to its errors) where it
     names a block the chosen model lacks: known from the model's config before it loads,
     so a block past the model is refused as it is typed, not after a commit and a run
-    (which refuses it too).  Every block written out ("0-29") is the run of "all": the same
-    request, its prediction and precomputed result."""
+    (which refuses it too); so are windows of a mean the tokens read cannot fill twice.
+    Every block written out ("0-29") is the run of "all": the same request, its prediction
+    and precomputed result."""
+    if isinstance(chosen.spec, MassiveSpec) and chosen.text is not None:
+        try:
+            compute(check_windows_read, chosen.spec, chosen.text)
+        except EngineError as error:
+            return replace(chosen, spec=None, errors=(*chosen.errors, error_text(error)))
     layers = getattr(chosen.spec, "layers", None)
     if layers is None:
         return chosen
