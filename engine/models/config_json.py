@@ -267,6 +267,7 @@ def parse_config(source: str | dict, family: str | None = None) -> ModelShape:
         raise _bad("model_type", model_type, "text")
     sharing = catalog().sharing_model_type(model_type)
     if not sharing:  # read by its standard fields, as the catalog's Pre-RMSNorm decoder
+        _refuse_unlike_generic(config, model_type)
         try:
             shape = shape_from_config(config, catalog().family(GENERIC_FAMILY))
         except EngineError as error:  # say why a field of a decoder is asked for
@@ -279,6 +280,26 @@ def parse_config(source: str | dict, family: str | None = None) -> ModelShape:
         return dataclasses.replace(shape_from_config(config, sharing[0]), read_by="model_type")
     chosen = best_match(config, sharing)
     return dataclasses.replace(shape_from_config(config, chosen), read_by="fields")
+
+
+def _refuse_unlike_generic(config: dict, model_type: str) -> None:
+    """Refuse a config the generic reading would count wrong, by what its fields say: a
+    LayerNorm's ε (Phi-2's and GPT-NeoX's ``layer_norm_eps``: LayerNorms with a bias, twice
+    the parameters), or experts (Mixtral's ``num_local_experts``: MLP weights the Llama
+    reading leaves out)."""
+    shown = model_type[:SHOWN_CHARS]
+    eps_field = next((name for name in FIELD_ALIASES["eps"] if name in config), None)
+    if eps_field is not None and eps_field != "rms_norm_eps":
+        raise EngineError("models.generic_layernorm", {"model_type": shown, "field": eps_field})
+    experts = [
+        name
+        for name, value in config.items()
+        if "expert" in name and isinstance(value, int) and not isinstance(value, bool) and value > 1
+    ]
+    if experts:  # named by the experts' count (num_local_experts), not those per token
+        name = min(experts, key=lambda name: "per_tok" in name)
+        params = {"model_type": shown, "field": name[:SHOWN_CHARS], "count": config[name]}
+        raise EngineError("models.generic_experts", params)
 
 
 # A config whose model_type the catalog lacks (Phi-3's "phi3") is read by its standard fields

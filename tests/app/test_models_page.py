@@ -109,7 +109,7 @@ def test_an_unfamiliar_model_type_is_read_as_a_generic_pre_rmsnorm_decoder(app):
     assert not app.error
     captions = " ".join(c.value for c in app.caption)
     assert "Read as **a generic Pre-RMSNorm decoder**" in captions
-    assert "Its model_type is not in the catalog" in captions
+    assert "Its model_type is not in the catalog" in app.warning[0].value  # not small print
     assert _metrics(app)["Norm parameters"] == f"{(2 * 32 + 1) * 3072:,}"
     _paste(app, json.dumps({"model_type": "mamba", "hidden_size": 8}))
     assert "num_hidden_layers" in app.error[0].value  # what a generic read needs, named
@@ -349,3 +349,19 @@ def test_a_pasted_array_is_named_by_jsons_word_in_the_pages_language(lang, said)
     app.session_state["md_input"] = "paste"
     app.session_state["md_config_text"] = "[1, 2]"
     assert _open(app).error[0].value.endswith(said)
+
+
+def test_a_layernorm_or_mixture_of_experts_config_the_catalog_lacks_gets_no_counts(app):
+    """Phi-2 (LayerNorms with a bias: 2,048 norm parameters a layer, counted 1,792 as RMSNorm)
+    and Mixtral (experts left out of 'All parameters': 39.46 M for 53.6 M) were read as Llama
+    (the refusals in Chinese: tests/models/test_model_config_json.py)."""
+    import transformers
+
+    for config, field in (
+        (transformers.PhiConfig(), "layer_norm_eps"),
+        (transformers.MixtralConfig(), "num_local_experts"),
+    ):
+        _paste(_open(app), config.to_json_string())
+        assert not app.exception and len(app.error) == 1
+        assert f"`{config.model_type}`" in app.error[0].value and field in app.error[0].value
+        assert "Norm parameters" not in _metrics(app)

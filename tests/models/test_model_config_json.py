@@ -321,3 +321,34 @@ def test_key_value_heads_that_do_not_divide_the_heads_are_refused(kv_heads, head
     assert refused.value.params["field"] == "num_key_value_heads"
     shape = parse_config({**config, "num_key_value_heads": 2 if heads % 2 == 0 else 3})
     assert shape.heads == heads and heads % shape.kv_heads == 0
+
+
+@pytest.mark.parametrize(
+    ("name", "key", "field"),
+    [
+        ("PhiConfig", "models.generic_layernorm", "layer_norm_eps"),
+        ("GPTNeoXConfig", "models.generic_layernorm", "layer_norm_eps"),
+        ("MixtralConfig", "models.generic_experts", "num_local_experts"),
+        ("Qwen3MoeConfig", "models.generic_experts", "num_local_experts"),
+    ],
+)
+def test_a_config_the_generic_reading_would_count_wrong_is_refused(name, key, field, monkeypatch):
+    """The model the config builds (transformers, on the meta device) has LayerNorms with a
+    bias or expert MLPs, which the generic Pre-RMSNorm decoder reading would not count."""
+    import torch
+    import transformers
+
+    from ui.errors import error_text
+
+    config = getattr(transformers, name)()
+    with torch.device("meta"):
+        model = transformers.AutoModelForCausalLM.from_config(config)
+    kinds = {type(m).__name__ for m in model.modules()}
+    experts = any("Expert" in kind or "Moe" in kind or "MoE" in kind for kind in kinds)
+    assert "LayerNorm" in kinds or experts  # the oracle: what the generic reading misses
+    with pytest.raises(EngineError) as refused:
+        parse_config(config.to_json_string())
+    assert refused.value.key == key and refused.value.params["field"] == field
+    monkeypatch.setattr("ui.i18n.current_language", lambda: "zh")
+    said = error_text(refused.value)
+    assert "目录中没有" in said and field in said

@@ -205,8 +205,8 @@ def read_as(shape: ModelShape, family: Family, shared_with: tuple[Family, ...]) 
             "models.read_decoder", layers=text.count(shape.decoder_layers)
         )
     st.caption(facts)
-    if shape.read_by == "generic":
-        st.caption(t("models.read_generic", family=family.name))
+    if shape.read_by == "generic":  # counted by another family's rules: said, not small
+        st.warning(t("models.read_generic", family=family.name), icon=":material/help:")
     elif shared_with:
         names = join((f.name for f in shared_with), current_language())
         st.caption(t("models.read_as_shared", family=family.name, names=names))
