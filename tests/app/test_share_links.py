@@ -402,3 +402,8 @@ def test_back_returns_to_the_entrys_language_and_presentation(monkeypatch):
     _back_to(at, monkeypatch, {"lang": "en"})
     assert at.session_state["language"] == "en" and at.session_state["present"] == "off"
     assert at.title[0].value == "Vector Lab"
+
+
+def test_in_chinese_the_accepted_values_are_listed_with_chinese_commas():
+    at = _open({"lang": "zh", "dp_sublayer": "conv"}, "depth")
+    assert "`linear`、`mlp`、`attention`、`transformer`" in _warnings(at)

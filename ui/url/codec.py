@@ -13,6 +13,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from engine.config.fields import Accepts, accepts, annotations
+from engine.errors import Listing
 from ui.formatting import as_ascii, lost_to_zero, number_text, read_float
 from ui.i18n import LANGUAGES
 from ui.labels import every_label
@@ -75,13 +76,13 @@ class Param:
             shown = [f"`{serialize_one(self, c)}`" for c in self.choices]
             if len(shown) > MAX_LISTED_CHOICES:  # ls_answers: 52 ids; the pattern, the count
                 shown = [*shown[:3], "…", f"{shown[-1]} ({len(shown)})"]
-            return ", ".join(shown)
+            return Listing(shown)  # joined with "、" on a Chinese page
         if self.kind in ("int", "float") and self.positive:
             return f"({number_text(self.low)}, {number_text(self.high)}]"
         if self.kind in ("int", "float"):
             return f"{number_text(self.low)} … {number_text(self.high)}"
         if self.kind == "bool":
-            return "`true`, `false`"
+            return Listing(("`true`", "`false`"))
         return f"≤ {self.max_chars:,}"  # a text's length; messages say "characters" themselves
 
 
