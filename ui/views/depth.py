@@ -116,10 +116,10 @@ def sweep_depths_note(depths: tuple[int, ...]) -> bool:
         )
     )
     if len(depths) < 2:
-        st.warning(t("depth.sweep_too_big", depths=", ".join(map(str, SWEEP_LAYERS))))
+        st.warning(t("depth.sweep_too_big", depths=join(SWEEP_LAYERS, current_language())))
         return False
     if depths != SWEEP_LAYERS:
-        st.caption(t("depth.sweep_clipped", depths=", ".join(map(str, depths))))
+        st.caption(t("depth.sweep_clipped", depths=join(depths, current_language())))
     return True
 
 
