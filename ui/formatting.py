@@ -138,7 +138,7 @@ def format_cosine(value: float) -> str:
         sign = "−" if abs(value) < 1 else "+"
         gap = f"1 {sign} {format_power(abs(1 - abs(value)), 2)}"
         return gap if value > 0 else f"−({gap})"
-    return format_number(value)
+    return format_reading(value)  # 5.243×10⁻⁶, never "5.243e-06" beside "1 − 8.2×10⁻¹⁰"
 
 
 def format_vector(values, head: int = 6, tail: int = 2, number=None) -> str:

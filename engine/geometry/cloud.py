@@ -117,6 +117,15 @@ class Cloud:
     dyt_alpha: float
     flags: tuple[str, ...]  # engine.geometry.degenerate.FLAGS
 
+    @property
+    def sigma_over_rms(self) -> np.ndarray:
+        """[N] each input's σ/rms in float64: cos(x, LayerNorm(x)) exactly (γ = 1, β = 0,
+        any ε), which the float32 outputs' cosines show only to their rounding of x − μ."""
+        x = self.inputs.astype(np.float64)  # [N, d]
+        centred = x - x.mean(axis=-1, keepdims=True)  # [N, d]
+        with np.errstate(invalid="ignore", divide="ignore"):  # a zero input: 0/0
+            return np.sqrt((centred**2).mean(axis=-1) / (x**2).mean(axis=-1))
+
 
 def normed(x: torch.Tensor, kind: str, spec: GeometrySpec) -> NormedCloud:
     """``x`` ([N, d]) through one norm, with and without the spec's gamma and beta."""

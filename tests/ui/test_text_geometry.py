@@ -364,3 +364,20 @@ def test_the_rmsnorm_step_gives_the_length_eps_leaves_not_only_the_sphere():
     (rms,) = [s for s in steps if s.caption.startswith("RMSNorm skips the drop")]
     assert "√d·rms/√(rms² + ε)" in rms.caption
     assert r"\sqrt{\mathrm{rms}^2+\varepsilon}} = 2.2260" in rms.latex and "2.2361" in rms.latex
+
+
+def test_layernorm_cosines_rounded_away_from_sigma_over_rms_say_both():
+    """Shift 5, spread 0.001, ε = 0: σ/rms runs from 5.2×10⁻⁶ to 4.0×10⁻⁴ (float64, never
+    negative), while the float32 outputs' measured cosines run from −0.006 to 0.003: the
+    sentence said "from −0.006057 to 0.003463: it is σ/rms"."""
+    cloud = normalized_cloud(GeometrySpec(eps=0.0, shift=5.0, spread=0.001))
+    x = cloud.inputs.astype(np.float64)
+    exact = x.std(axis=-1) / np.sqrt((x**2).mean(axis=-1))  # σ/rms, numpy's own std
+    assert exact.min() > 0 and cloud.layernorm.cos_input.min() < 0
+    np.testing.assert_allclose(cloud.sigma_over_rms, exact, rtol=1e-12)
+    (said,) = [s for s in text.cloud_summary(cloud, ("layernorm",), "en") if "LayerNorm(x))" in s]
+    assert "as measured on the float32 outputs, while exactly it is σ/rms" in said
+    assert format_reading(float(exact.max())) in said and "e-0" not in said
+    default = normalized_cloud(GeometrySpec())  # the measured cosines read σ/rms: one sentence
+    (said,) = [s for s in text.cloud_summary(default, ("layernorm",), "en") if "LayerNorm(x))" in s]
+    assert said.replace("\xa0", " ").endswith("it is σ/rms, 1 only when μ = 0.")

@@ -202,7 +202,11 @@ def cloud_summary(cloud: Cloud, shown: tuple[str, ...], lang: str) -> list[str]:
         measured = np.isfinite(normed.cos_input).any()  # else the degenerate notes say why
         if measured and (kind == "rmsnorm" or kind == "layernorm" and d > 1):
             cosines = spread_text(normed.cos_input, lang, format_cosine)
-            lines.append(translate(f"geometry.summary.{kind}_cos", lang, cosines=cosines))
+            key = f"geometry.summary.{kind}_cos"
+            exact = spread_text(cloud.sigma_over_rms, lang, format_cosine)
+            if kind == "layernorm" and exact != cosines:  # float32's rounding of x − μ shows
+                key += "_rounded"
+            lines.append(translate(key, lang, cosines=cosines, exact=exact))
         if kind == "dyt":  # a cloud of one vector repeated (spread 0) spreads nothing out
             same = len(cloud.inputs) > 1 and bool(np.all(cloud.inputs == cloud.inputs[0]))
             key = "geometry.summary.dyt_one_input" if same else "geometry.summary.dyt"
