@@ -284,14 +284,12 @@ def affine_summary(ellipsoids: Ellipsoids, d: int, lang: str) -> str:
 
 def dyt_summary(cloud: Cloud, lang: str) -> str:
     """DyT at the chosen alpha: the spread of lengths against sqrt(d), the saturated share."""
-    low, _, high = min_median_max(cloud.dyt.norm)
     saturated = float(np.mean(np.abs(cloud.dyt.y) > SATURATED))
     return translate(
         "geometry.dyt.summary",
         lang,
         alpha=format_reading(cloud.dyt_alpha),
-        low=low,
-        high=high,
+        norms=spread_text(cloud.dyt.norm, lang),  # "= 1.3191 for every input" at spread 0
         sqrt_d=format_reading(cloud.sqrt_d),
         saturated=f"{100 * saturated:.0f}\u00a0%",
         level=format_reading(SATURATED),
