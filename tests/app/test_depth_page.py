@@ -331,3 +331,14 @@ def test_placements_offer_select_all_only_where_streamlit_says_it_in_the_pages_l
         app.selectbox(key="language_select").select("zh").run()
     _open(app, "wiring")  # no simulation needed
     assert bool(app.multiselect(key="dp_placements").proto.select_all) is offered
+
+
+def test_a_sweep_without_the_final_norm_says_why_it_draws_no_theorem_1_slopes(app):
+    app.session_state["dp_final"] = False
+    _open(app, "sweep")
+    run = [b for b in app.button if "Run the sweep" in b.label]
+    if run:
+        run[0].click().run()
+    captions = " ".join(c.value for c in app.caption)
+    assert "Without the final norm the stack is not Theorem 1's Pre-LN" in captions
+    assert "its slopes are a reference here" not in captions  # none drawn to refer to

@@ -129,8 +129,10 @@ def sweep(specs: tuple[DepthSpec, ...], sweeps: list[SweepResult]) -> None:
     figure = sweep_figure(named, current_language(), theory=specs[0].final_norm)
     show_chart(figure, "dp_sweep")
     st.caption(t("depth.sweep_gradient_note"))
+    if not specs[0].final_norm:  # the theory lines are left out: said why
+        st.caption(t("depth.sweep_no_final_norm"))
     broken = sweeps[0].theorem1_broken if sweeps else ()
-    if broken:  # the default stack (a linear sublayer) among them
+    if broken and specs[0].final_norm:  # the default stack (a linear sublayer) among them
         names = join((t(f"depth.violation.{key}") for key in broken), current_language())
         st.caption(t("depth.sweep_assumptions_broken", broken=names))
 
