@@ -135,6 +135,15 @@ def test_one_vector_step_by_step():
     np.testing.assert_allclose(rms, x / np.sqrt(np.mean(x**2) + 1e-5), rtol=1e-6)
 
 
+def test_the_one_vector_dyt_step_takes_the_links_alpha():
+    """ge_alpha=2 was dropped on this section: its DyT step said and computed α = 0.5."""
+    at = _open({"ge_section": "vector", "ge_alpha": "2"})
+    assert "DyT with α = 2, for comparison" in _text(at).replace("\u00a0", " ")
+    latex = " ".join(block.value for block in at.get("latex"))
+    y = np.tanh(2.0 * np.array([1.0, 2.0, 6.0]))  # the typed default (1, 2, 6)
+    assert rf"\lVert\tanh(\alpha x)\rVert = {np.linalg.norm(y):.4f}" in latex
+
+
 @pytest.mark.parametrize(
     "typed, expected",
     [

@@ -98,7 +98,9 @@ def vector_inputs() -> tuple[tuple[float, ...] | None, GeometrySpec, tuple[str, 
         P["ge_vector"], t("geometry.vector"), left, help=t("geometry.vector_help")
     )
     eps = bound.select_slider(P["ge_eps"], t("geometry.eps"), right, format_func=format_reading)
-    spec = GeometrySpec(eps=eps)
+    # the DyT step's α: the link's (or the DyT section's) value, not offered here
+    alpha = st.session_state.get(P["ge_alpha"].key, P["ge_alpha"].default)
+    spec = GeometrySpec(eps=eps, dyt_alpha=alpha)
     try:
         rows = parse_vectors(text, "float32")
     except VectorInputError as error:
