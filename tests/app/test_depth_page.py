@@ -340,5 +340,5 @@ def test_a_sweep_without_the_final_norm_says_why_it_draws_no_theorem_1_slopes(ap
     if run:
         run[0].click().run()
     captions = " ".join(c.value for c in app.caption)
-    assert "Without the final norm the stack is not Theorem 1's Pre-LN" in captions
+    assert "Without the final norm the stack is not Theorem 1's Pre-Norm (Pre-LN)" in captions
     assert "its slopes are a reference here" not in captions  # none drawn to refer to

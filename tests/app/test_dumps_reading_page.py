@@ -26,13 +26,13 @@ def test_the_final_norms_missing_layer_is_a_dash_not_none():
 
 
 def test_the_dyt_chart_says_how_to_read_it_from_its_fit():
-    """r² = 0.473 on block 12's first norm, and a flat band the reader was not told about:
-    the 4 tokens (of the 64 the fit reads) holding SmolLM2's massive activation, without
-    which tanh fits (engine.dumps.norm_views.FlatBand)."""
+    """r² = 0.484 (on every value of the bulk) on block 12's first norm, and a flat band the
+    reader was not told about: the 4 tokens (of the 64 the fit reads) holding SmolLM2's
+    massive activation, without which tanh fits (engine.dumps.norm_views.FlatBand)."""
     reading = next(m.value for m in deep_link({"du_section": "norms"}).markdown
                    if "How to read it" in m.value)  # fmt: skip
     reading = reading.replace("\u00a0", " ").replace("**", "")
-    assert reading.startswith("How to read it: r² = 0.473 is the share of the output's variance")
+    assert reading.startswith("How to read it: r² = 0.484 is the share of the output's variance")
     assert "The flat band near y = 0 is 4 of the 64 tokens read:" in reading
     assert "inputs up to |x| = 26,464: massive activations), so their points lie" in reading
     assert "at least 152 times flatter" in reading
