@@ -38,7 +38,7 @@ def calculator() -> None:
             # private: the shape may come from a config.json someone pasted, which is theirs
             view.budget(compute(norm_budget, shape, private=True), compute(catalog))
             result = compute(norm_cost, shape, inputs.dtype, inputs.tokens, private=True)
-            view.cost(result, inputs.dtype, shape.dtype, shape.unread_dtype)
+            view.cost(result, inputs.dtype, shape)
 
 
 st.title(t("models.title"))

@@ -39,6 +39,7 @@ class ModelShape(Checked):
     # a torch_dtype the config names that is not one of DTYPES ("int4", "float8_e4m3fn"):
     # its bytes are not counted, bfloat16's are assumed, and the page says which it read
     unread_dtype: str | None = None
+    dtype_field: str = "torch_dtype"  # the field the config names it by (transformers 5: dtype)
     # how the family was chosen: "named" (the caller named it), "model_type" (the only family
     # of the config's model_type), "fields" (of those sharing it, the one whose example the
     # config's fields match best), "generic" (a model_type the catalog lacks: read by its

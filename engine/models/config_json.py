@@ -86,7 +86,7 @@ def _decode(text: str) -> dict:
             {"limit": MAX_NESTING},
         )
     try:
-        config = json.loads(text)
+        config = json.loads(text.removeprefix("\ufeff"))  # a byte-order mark some editors write
     except json.JSONDecodeError as error:
         raise EngineError(
             "models.bad_json",
@@ -177,10 +177,13 @@ class _Reader:
         return value if isinstance(value, str) and value in DTYPES else None
 
     def unread_dtype(self) -> str | None:
-        """A torch_dtype the config names that ``dtype`` does not read (its text, shown)."""
+        """A dtype the config names that ``dtype`` does not read: a text as written, anything
+        else as JSON ({"a": 1}, not Python's {'a': 1})."""
         _, value = self.raw("dtype")
         named = value not in (_ABSENT, None) and not (isinstance(value, str) and value in DTYPES)
-        return str(value) if named else None
+        if not named:
+            return None
+        return value[:SHOWN_CHARS] if isinstance(value, str) else _shown(value)
 
 
 def shape_from_config(config: dict, family: Family) -> ModelShape:
@@ -204,6 +207,9 @@ def shape_from_config(config: dict, family: Family) -> ModelShape:
     head_dim = read.count("head_dim", required=False)
     if head_dim is None and heads is not None:
         head_dim = hidden // heads  # what HF does when head_dim is left out
+        if head_dim < 1:  # fewer dimensions than heads: name the fields the reader wrote
+            words = {"field": read.raw("hidden")[0], "heads_field": read.raw("heads")[0]}
+            raise EngineError("models.no_head_dim", {**words, "hidden": hidden, "heads": heads})
     mla = "kv_lora_rank" in widths  # DeepSeek's latent attention
     intermediate = read.count("intermediate", required=formula == "llama")
     if intermediate is None and formula == "gpt2":
@@ -227,6 +233,7 @@ def shape_from_config(config: dict, family: Family) -> ModelShape:
         eps=read.eps(),
         dtype=read.dtype(),
         unread_dtype=read.unread_dtype(),
+        dtype_field=read.raw("dtype")[0],
     )
 
 
@@ -253,6 +260,8 @@ def parse_config(source: str | dict, family: str | None = None) -> ModelShape:
     if not isinstance(config, dict):
         raise EngineError("models.not_an_object", {"type": _json_type(config)})
     text_config = config.get("text_config")
+    if text_config is not None and not isinstance(text_config, dict):  # transformers refuses it
+        raise _bad("text_config", text_config, "object")
     if isinstance(text_config, dict) and _lookup(config, "hidden")[1] is _ABSENT:
         # the language model: text_config, with the top level's plain fields (model_type,
         # tie_word_embeddings) where text_config does not set them

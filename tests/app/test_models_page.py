@@ -365,3 +365,23 @@ def test_a_layernorm_or_mixture_of_experts_config_the_catalog_lacks_gets_no_coun
         assert not app.exception and len(app.error) == 1
         assert f"`{config.model_type}`" in app.error[0].value and field in app.error[0].value
         assert "Norm parameters" not in _metrics(app)
+
+
+def test_deepseeks_latent_norms_are_said_to_keep_their_own_eps(app):
+    """DeepseekV3Attention builds kv_a_layernorm (and q_a_layernorm with a q_lora_rank) with
+    eps=1e-6 whatever rms_norm_eps says; the calculator stated the config's ε alone."""
+    import torch
+    import transformers
+
+    config = transformers.DeepseekV3Config(
+        hidden_size=512, num_hidden_layers=3, q_lora_rank=None, rms_norm_eps=1e-5
+    )
+    with torch.device("meta"):
+        model = transformers.AutoModelForCausalLM.from_config(config)
+    latent = {name.rsplit(".", 1)[-1]: m.variance_epsilon for name, m in model.named_modules()
+              if name.endswith("a_layernorm")}  # fmt: skip
+    assert latent == {"kv_a_layernorm": 1e-6}  # the oracle: no q_a_layernorm without the rank
+    _paste(_open(app), config.to_json_string())
+    captions = " ".join(c.value for c in app.caption).replace("\u00a0", " ")
+    assert "Its `self_attn.kv_a_layernorm` take ε = 10⁻⁶ whatever the config says" in captions
+    assert "q_a_layernorm" not in captions

@@ -352,3 +352,29 @@ def test_a_config_the_generic_reading_would_count_wrong_is_refused(name, key, fi
     monkeypatch.setattr("ui.i18n.current_language", lambda: "zh")
     said = error_text(refused.value)
     assert "目录中没有" in said and field in said
+
+
+def test_fewer_dimensions_than_heads_names_the_fields_written_not_head_dim():
+    """hidden_size 4 for 8 heads and no head_dim: "head_dim = 0 is too small" named a field
+    the config did not hold."""
+    config = {**LLAMA3_8B, "hidden_size": 4, "num_attention_heads": 8}
+    config.pop("head_dim", None)
+    with pytest.raises(EngineError) as refused:
+        parse_config(json.dumps(config))
+    assert refused.value.key == "models.no_head_dim"
+    assert refused.value.params["field"] == "hidden_size"
+    assert refused.value.params["heads_field"] == "num_attention_heads"
+
+
+def test_a_text_config_that_is_not_an_object_is_refused_as_transformers_refuses_it():
+    """{"model_type": "gemma3", "text_config": [1, 2]} was read at Gemma 3's class defaults."""
+    with pytest.raises(EngineError) as refused:
+        parse_config('{"model_type": "gemma3", "text_config": [1, 2]}')
+    assert refused.value.key == "models.bad_object" and refused.value.params["value"] == "[1, 2]"
+
+
+def test_a_byte_order_mark_is_read_past_and_an_unread_dtype_is_named_as_written():
+    config = {**LLAMA3_8B, "dtype": {"a": 1}}
+    config.pop("torch_dtype", None)
+    shape = parse_config("\ufeff" + json.dumps(config))
+    assert shape.unread_dtype == '{"a": 1}' and shape.dtype_field == "dtype"  # as written

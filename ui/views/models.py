@@ -204,6 +204,18 @@ def read_as(shape: ModelShape, family: Family, shared_with: tuple[Family, ...]) 
         facts += sentence_joiner(current_language()) + t(
             "models.read_decoder", layers=text.count(shape.decoder_layers)
         )
+    fixed = [  # those this config has (q_a_layernorm: only with a q_lora_rank)
+        extra
+        for stack in family.stacks
+        for extra in stack.extra
+        if extra.eps is not None and getattr(shape, extra.width, True) is not None
+    ]
+    if fixed:  # DeepSeek-V3's latent norms: an ε of their own, whatever the config says
+        modules = join(dict.fromkeys(f"`{extra.module}`" for extra in fixed), current_language())
+        eps = text.eps_text(fixed[0].eps, current_language())
+        facts += sentence_joiner(current_language()) + t(
+            "models.read_fixed_eps", modules=modules, eps=eps
+        )
     st.caption(facts)
     if shape.read_by == "generic":  # counted by another family's rules: said, not small
         st.warning(t("models.read_generic", family=family.name), icon=":material/help:")
@@ -264,22 +276,20 @@ def budget(result: NormBudget, families: Catalog) -> None:
     st.caption(text.group_note(result, lang))
 
 
-def _dtype_origin(chosen: str | None, config_dtype: str | None, unread: str | None) -> str:
+def _dtype_origin(chosen: str | None, shape: ModelShape) -> str:
     if chosen is not None:
         return t("models.dtype_chosen")
-    if config_dtype:
+    if shape.dtype:
         return t("models.dtype_from_config")
-    if unread is not None:
-        return t("models.dtype_unread", named=literal(unread), read=", ".join(DTYPES))
+    if shape.unread_dtype is not None:  # named by the field the config writes it in
+        named = f"{shape.dtype_field} {literal(shape.unread_dtype)}"
+        return t("models.dtype_unread", named=named, read=", ".join(DTYPES))
     return t("models.dtype_assumed")
 
 
-def cost(
-    result: NormCost, chosen: str | None, config_dtype: str | None, unread: str | None = None
-) -> None:
-    """``chosen``: the dtype picked on the page (None: the config's); ``config_dtype``: the
-    config's torch_dtype (None: it names none, or ``unread``, one the calculator does not
-    count)."""
+def cost(result: NormCost, chosen: str | None, shape: ModelShape) -> None:
+    """``chosen``: the dtype picked on the page (None: the config's, ``shape.dtype``; where
+    it names none, or one the calculator does not count, ``shape.unread_dtype``)."""
     call = result.per_call
     saved = result.fused_bytes_saved
     c1, c2, c3, c4 = st.columns(4)
@@ -313,7 +323,7 @@ def cost(
             "models.cost_text",
             tokens=text.tokens_text(result.tokens, current_language()),
             dtype=result.dtype,
-            origin=_dtype_origin(chosen, config_dtype, unread),
+            origin=_dtype_origin(chosen, shape),
             size=result.bytes_per_element,
             d=text.count(call.d),
             calls=text.count(result.calls),
