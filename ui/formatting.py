@@ -128,12 +128,16 @@ def signed(value: float, decimals: int = 2) -> str:
     return text[1:] if float(text) == 0 else true_minus(text)
 
 
-def format_cosine(value: float) -> str:
+def format_cosine(value: float, gap: float | None = None) -> str:
     """A cosine to 4 decimals, except one that rounds to ±1 without being it: 0.99999994 is
     written "1 − 6×10⁻⁸", never "1.0000" (which, after "≥", would claim more than 1), and
     one a rounding above 1 is written "1 + 2.2×10⁻¹⁶", never "1 − -2.2e-16".  The gap's
     power of ten is written out: a table cell holds no ASCII "-", and a sentence never
-    breaks inside it."""
+    breaks inside it.  ``gap``: 1 − the cosine, where it is known to more digits than the
+    cosine holds near 1 (``engine.geometry.measures.cosine_gap``): written in its place."""
+    near_one = math.isfinite(value) and value > 0 and round(value, 4) == 1
+    if gap is not None and near_one and math.isfinite(gap):
+        return "1" if gap <= 0 else f"1 − {format_power(gap, 2)}"
     if math.isfinite(value) and abs(value) != 1 and round(abs(value), 4) == 1:
         sign = "−" if abs(value) < 1 else "+"
         gap = f"1 {sign} {format_power(abs(1 - abs(value)), 2)}"

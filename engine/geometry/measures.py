@@ -35,6 +35,16 @@ def cosine(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     return (torch.einsum("...d,...d->...", a, b) / denominator).clamp(-1.0, 1.0)
 
 
+def cosine_gap(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """1 − cos(a, b) over the last axis, in float64, to its own digits: ½‖a/‖a‖ − b/‖b‖‖²,
+    a small difference of unit vectors squared.  ``1 - cosine(a, b)`` holds only float64's
+    spacing near 1 (steps of 1.1e-16): for RMSNorm's [1, 2, 3, 4] it gave 3.3e-16, where the
+    gap is 3.1e-16.  NaN where either vector is zero."""
+    a, b = a.double(), b.double()
+    units = a / l2_norm(a)[..., None] - b / l2_norm(b)[..., None]  # [..., d]
+    return 0.5 * (units * units).sum(dim=-1)
+
+
 def split_along_ones(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """(mu, x - mu * 1) over the last axis, in float64.
 

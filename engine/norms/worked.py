@@ -23,7 +23,7 @@ import torch
 from engine.backend import compute_device
 from engine.config import DTYPES, HALF_DTYPES, PRECISION_KINDS, NormSpec, PrecisionSpec
 from engine.errors import EngineError
-from engine.geometry.measures import cosine, l2_norm, ones_component
+from engine.geometry.measures import cosine, cosine_gap, l2_norm, ones_component
 from engine.norms.dispatch import native_op, normalize, reference, variance_from_rstd
 from engine.norms.kinds import ROW_KINDS
 from engine.norms.precision import PrecisionStory, precision_story
@@ -56,6 +56,9 @@ class NormComparison:
     rmsnorm_ones: float
     rmsnorm_cos_input: float  # cos(x, RMSNorm(x)) = 1: the direction is kept
     layernorm_cos_input: float
+    # 1 − each cosine to its own digits (``cosine_gap``): what a cosine near 1 is written with
+    rmsnorm_cos_gap: float = math.nan
+    layernorm_cos_gap: float = math.nan
 
 
 # Why a fused op's statistics for a row differ from the steps' (``FusedDisagreement.cause``):
@@ -235,6 +238,8 @@ def _compare_norms(row: torch.Tensor, spec: NormSpec) -> NormComparison:
         rmsnorm_ones=float(ones_component(rms)),
         rmsnorm_cos_input=float(cosine(row, rms)),
         layernorm_cos_input=float(cosine(row, ln)),
+        rmsnorm_cos_gap=float(cosine_gap(row, rms)),
+        layernorm_cos_gap=float(cosine_gap(row, ln)),
     )
 
 

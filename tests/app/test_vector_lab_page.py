@@ -30,10 +30,21 @@ def test_rmsnorm_shows_its_output_and_the_comparison(app):
     assert table.loc["y", "RMSNorm"] == "[0.3651, 0.7303, 1.0954, 1.4606]"
     assert table.loc["⟨y,\u00a01⟩", "LayerNorm"] == "0"
     assert "1 : 2 : 3 : 4" == table.loc["Ratios of yᵢ", "RMSNorm"]
-    # the float32 outputs' cosine with x, 1 − 3.3×10⁻¹⁶, written as the note under it writes it
+    # the float32 outputs' cosine with x, written as the note under it writes it: its gap to 1
+    # to 50 digits (mpmath) is 3.1×10⁻¹⁶; float64's cosine itself held 1 − 3.3×10⁻¹⁶
+    import mpmath
+    import torch
+
+    out = torch.nn.functional.rms_norm(torch.tensor([1.0, 2.0, 3.0, 4.0]), (4,), eps=1e-5)
+    y = [mpmath.mpf(float(v)) for v in out]  # PyTorch's own float32 outputs
+    x = [mpmath.mpf(v) for v in (1, 2, 3, 4)]
+    with mpmath.workdps(50):
+        dot = mpmath.fsum(a * b for a, b in zip(x, y))
+        gap = 1 - dot / (mpmath.sqrt(mpmath.fsum(a * a for a in x)) * mpmath.norm(y))
+    assert mpmath.nstr(gap, 2) == "3.1e-16"
     cos = table.loc["cos(x, y)", "RMSNorm"]
     notes = " ".join(m.value for m in app.markdown)
-    assert cos == "1 − 3.3×10⁻¹⁶" and f"cos(x, y) = {cos}" in notes
+    assert cos == "1 − 3.1×10⁻¹⁶" and f"cos(x, y) = {cos}" in notes
 
 
 def test_a_tiny_rows_comparison_writes_every_cell_with_its_power_of_ten(app):

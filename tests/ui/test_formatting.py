@@ -305,3 +305,18 @@ def test_an_upper_bound_is_rounded_up_never_below_the_value(value, said):
     assert upper_bound(value) == said
     if value:
         assert float(said.replace("×10⁻⁵", "e-5").replace("×10⁻⁶", "e-6")) >= value
+
+
+def test_a_cosine_near_one_is_written_by_its_gap_where_the_gap_is_known():
+    """float64 holds a cosine near 1 in steps of 1.1×10⁻¹⁶ (1 − 3.3×10⁻¹⁶ for a gap of
+    3.1×10⁻¹⁶): a gap computed on its own (cosine_gap) is written instead."""
+    import torch
+
+    from engine.geometry.measures import cosine, cosine_gap
+
+    x = torch.tensor([1.0, 2.0, 3.0, 4.0])
+    y = torch.nn.functional.rms_norm(x, (4,), eps=1e-5)
+    cos, gap = float(cosine(x, y)), float(cosine_gap(x, y))
+    assert format_cosine(cos) == "1 − 3.3×10⁻¹⁶" and format_cosine(cos, gap) == "1 − 3.1×10⁻¹⁶"
+    assert format_cosine(0.4082, 0.5918) == "0.4082" and format_cosine(1.0, 0.0) == "1"
+    assert format_cosine(-0.99999994, 2 - 6e-8) == "−(1 − 6×10⁻⁸)"  # near −1: the cosine's own

@@ -196,8 +196,8 @@ def comparison_notes(ex: VectorExplanation, lang: str) -> list[str]:
                 translate(
                     f"vector_lab.compare_direction_{kind}_only{rounded}",
                     lang,
-                    rms_cos=format_cosine(c.rmsnorm_cos_input),
-                    ln_cos=format_cosine(c.layernorm_cos_input),
+                    rms_cos=format_cosine(c.rmsnorm_cos_input, c.rmsnorm_cos_gap),
+                    ln_cos=format_cosine(c.layernorm_cos_input, c.layernorm_cos_gap),
                     ln_ones=format_reading(c.layernorm_ones),
                     mean=format_reading(ex.row_stats.mean),
                 )
@@ -216,8 +216,8 @@ def comparison_notes(ex: VectorExplanation, lang: str) -> list[str]:
             "vector_lab.compare_direction_note"
             + ("_centred" if ex.row_stats.mean == 0 else ""),  # x − μ = x: no turn
             lang,
-            rms_cos=format_cosine(c.rmsnorm_cos_input),
-            ln_cos=format_cosine(c.layernorm_cos_input),
+            rms_cos=format_cosine(c.rmsnorm_cos_input, c.rmsnorm_cos_gap),
+            ln_cos=format_cosine(c.layernorm_cos_input, c.layernorm_cos_gap),
         ),
         _rms_note(ex, lang),
     ]

@@ -117,11 +117,12 @@ def comparison(ex: VectorExplanation) -> None:
         ("layernorm", c.layernorm, c.layernorm_l2, c.layernorm_ones, c.layernorm_cos_input),
         ("rmsnorm", c.rmsnorm, c.rmsnorm_l2, c.rmsnorm_ones, c.rmsnorm_cos_input),
     ):
+        gap = c.layernorm_cos_gap if kind == "layernorm" else c.rmsnorm_cos_gap
         columns[NORM_NAMES[kind]] = [
             format_vector(values),
             format_reading(l2),
             format_reading(ones),  # beside a cosine that writes its gap as ×10ⁿ
-            undefined_cell(ex, kind, format_cosine(cos)),  # no direction: no cosine
+            undefined_cell(ex, kind, format_cosine(cos, gap)),  # no direction: no cosine
             ratios(values),
         ]
     frame = pd.DataFrame(
