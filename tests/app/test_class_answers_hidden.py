@@ -52,6 +52,8 @@ def test_paced_the_sheet_view_says_each_answer_is_hidden_until_its_reveal():
     assert _answer_line(FIRST) not in shown and _answer_line(SECOND) not in shown
     assert shown.count("Answer hidden until your instructor reveals it.") == len(LESSON_IDS)
     assert not learner.exception
+    intro = _texts(learner, "caption")  # not "Every lesson's link … with its question and answer"
+    assert "each answer and its link show here once your class may see it" in intro
     # a learner in a class is not offered to start one (the sheet's link for instructors)
     assert not [link for link in learner.get("page_link") if "Start a class" in link.label]
     store().reveal(code, key, FIRST)

@@ -242,6 +242,7 @@ def test_a_counted_vote_under_closed_voting_is_not_said_to_be_replaceable():
         "Locked in and counted in the class" in said and "Voting on this question is closed" in said
     )
     assert "Answer again replaces" not in said
+    assert said.count("Voting on this question is closed") == 1  # said once, in the notice
 
 
 def _moved_to_the_third_lesson() -> AppTest:
@@ -284,7 +285,7 @@ def test_an_instructors_address_without_its_key_says_where_the_key_is():
     ]
     for hostile in ("**ab** :red[x]", ":material/home:", "😀"):  # no code: said so, as given
         said = _texts(_open("classroom", {"lang": "en", "cl_code": hostile}), "error")
-        assert f"{literal(hostile)} is not a class code. Accepted:" in said, said
+        assert f"`cl_code` is {literal(hostile)}, which is not a class code" in said, said
         assert "names class" not in said  # never treated as a class that exists
 
 
@@ -388,3 +389,25 @@ def test_a_typed_code_is_checked_as_typed_and_the_refusal_says_what_is_accepted(
     (link,) = [link for link in at.get("page_link") if link.label.startswith(go)]
     assert link.proto.query_string == "ls_class=ABCDEF"
     assert not at.exception
+
+
+def test_a_learner_whose_class_ran_out_of_time_is_told_so_not_to_check_the_code(monkeypatch):
+    """A class ends 24 hours after it starts: a learner who had joined was told "No open class
+    has the code …: check the code with your instructor", though their code was right."""
+    _, code, _ = _instructor()
+    learner = _learner(code)
+    assert not learner.error
+    later = store().clock() + rules.CLASS_LIFETIME_S + 60
+    monkeypatch.setattr(store(), "clock", lambda: later)
+    learner.run()
+    said = _texts(learner, "info")
+    assert f"Class **{rules.shown_code(code)}** is over: a class ends 24 hours" in said
+    assert "Check the code" not in _texts(learner, "error")
+
+
+@pytest.mark.parametrize(("value", "said"), [("zz", "`cl_code` is"), ("  ", "`cl_code` holds no")])
+def test_an_instructor_link_with_a_bad_code_is_answered_in_the_instructors_words(value, said):
+    at = _open("classroom", {"lang": "en", "cl_code": value, "cl_key": rules.new_secret(128)})
+    assert not at.exception
+    refused = _texts(at, "error")
+    assert said in refused and "your instructor" not in refused

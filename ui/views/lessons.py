@@ -196,7 +196,8 @@ def sheet(lang: str, present: str, page_url: str, hidden: dict[str, str] | None 
     root = app_root(page_url, "lessons")
     with st.container(key="ls_sheet"):
         st.header(t("lessons.sheet_title"), anchor=False)
-        st.caption(t("lessons.sheet_intro"))
+        # a learner in a class: the answers it keeps back are said up front, not promised
+        st.caption(t("lessons.sheet_intro_class" if hidden else "lessons.sheet_intro"))
         if present != "off":
             st.caption(t("lessons.sheet_present", mode=t(f"app.present.{present}")))
         for number, item in enumerate(LESSONS, 1):

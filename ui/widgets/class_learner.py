@@ -29,7 +29,7 @@ from classroom.rules import LearnerView
 from engine.errors import EngineError
 from ui import landing
 from ui.classroom import COOKIE_PREFIX, client, refusal, store
-from ui.errors import error_text
+from ui.errors import error_text, shown
 from ui.i18n import t
 from ui.lessons.catalog import LESSON_IDS
 from ui.url.pages import LESSONS_PAGE as P
@@ -173,9 +173,17 @@ def _refused(typed: str, error: EngineError, member: bool = True) -> None:
     if error.key == ENDED:
         said = "classroom.ended_learner" if member else "classroom.ended_newcomer"
         st.info(t(said, **error.params), icon=":material/event_busy:")
+    elif error.key == "classroom.no_class" and member and _was_member(typed):
+        # its time ran out and it is gone: not "check the code with your instructor"
+        st.info(t("classroom.expired_learner", **shown(error.params)), icon=":material/event_busy:")
     else:
         st.error(error_text(error), icon=":material/group_off:")
     _leave_button("classroom.go_on")  # never joined, or its class is gone: nothing to leave
+
+
+def _was_member(typed: str) -> bool:
+    """Whether this session joined the class ``typed`` names."""
+    return (rules.normalize_code(typed) or "") in st.session_state.get(TOKENS, {})
 
 
 def _join(typed: str) -> tuple[str, str] | None:

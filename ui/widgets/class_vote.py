@@ -93,7 +93,7 @@ def before_prediction(member: Member | None, item: Lesson) -> None:
     if state.revealed:  # the answer shows with a commit: one never made is asked
         said = "classroom.state_revealed" if mine else "classroom.state_revealed_commit"
         st.info(t(said), icon=":material/visibility:")
-    elif not state.voting_open:
+    elif not state.voting_open and votes[-1] is None:  # a counted vote's notice says it
         st.info(t("classroom.state_closed"), icon=":material/lock:")
     elif state.round > 1:
         st.info(t("classroom.state_round_two"), icon=":material/forum:")

@@ -127,7 +127,7 @@ def room(klass: Class, lesson: str) -> tuple[Room | None, str | None]:
     expired class).  An address with a class code and no key (the instructor's address bar,
     copied) is told where the key is."""
     if not klass.key:
-        code, refusal = attempt(rules.checked_code, klass.code)
+        code, refusal = _attempt(rules.checked_code, klass.code)
         return None, refusal or t("classroom.no_key", code=rules.shown_code(code))
     return _attempt(lambda: store().room(klass.code, klass.key, lesson))
 
@@ -137,12 +137,21 @@ def _act(action, *args) -> None:
 
 
 def _attempt(action, *args):
-    """``attempt`` on the instructor's page: a class ended is said to its instructor (the
-    store's words, "The instructor ended class …", are the learners')."""
+    """``attempt`` on the instructor's page: a refusal worded for learners ("The instructor
+    ended class …", "the code your instructor shows") is said to the instructor."""
     result, error = refusal(action, *args)
-    if error is not None and error.key == "classroom.ended":
-        return None, t("classroom.ended_elsewhere", **shown(error.params))
+    if error is not None and error.key in FOR_INSTRUCTOR:
+        return None, t(FOR_INSTRUCTOR[error.key], **shown(error.params))
     return result, None if error is None else error_text(error)
+
+
+# the store's refusals in the learners' words, said on the instructor's page in its own: a
+# class ended elsewhere, and a link's code (not "the code your instructor shows")
+FOR_INSTRUCTOR = {
+    "classroom.ended": "classroom.ended_elsewhere",
+    "classroom.malformed_code": "classroom.instructor_malformed_code",
+    "classroom.no_code": "classroom.instructor_no_code",
+}
 
 
 def _on_lesson(action, code: str, key: str, lesson: str, *args, drawn=None) -> None:
