@@ -47,8 +47,8 @@ class StreamStory:
     others_max_step: float  # their largest step between neighbouring points (from
     #   ``others_start_at``)
     largest: float  # the largest |a| of the whole stream (every sequence)
-    largest_at: tuple[int, int, int, int] | None  # (point, batch, token, channel), when the
-    #   report lists it among the massive activations
+    largest_at: tuple[int, int, int, int] | None  # (point, batch, token, channel) (None: a
+    #   stream with no finite value)
     largest_pair: int | None = None  # the norm pair (index into layout.norm_pairs) of the
     #   block whose input holds the largest entry, when the dump has one
     others_max_step_at: int | None = None  # the point others_max_step arrives at
@@ -78,17 +78,21 @@ class StreamStory:
 
 
 def _largest(rep: DumpReport) -> tuple[float, tuple[int, int, int, int] | None]:
+    """The largest |a| and where it is, from each layer's largest entries the reduction
+    keeps whatever the thresholds (not from the massive ones: a threshold above it left the
+    entry unplaced, and the norm reading it fell back to the first pair)."""
     top = rep.massive.top3[:, 0]  # [L]
     if not np.isfinite(top).any():
         return float("nan"), None
     point = int(np.nanargmax(top))
     largest = float(top[point])
-    mas = rep.massive
-    listed = np.nonzero((mas.layer == point) & (np.abs(mas.value) == largest))[0]
-    if not listed.size:
+    stats = rep.stats
+    kept = np.nonzero((stats.large_layer == point) & (np.abs(stats.large_values) == largest))[0]
+    if not kept.size:
         return largest, None
-    i = int(listed[0])
-    return largest, (point, int(mas.batch[i]), int(mas.token[i]), int(mas.channel[i]))
+    i = int(kept[0])
+    batch, token = divmod(int(stats.large_rows[i]), max(1, rep.layout.tokens))
+    return largest, (point, batch, token, int(stats.large_channels[i]))
 
 
 def _reading_pair(rep: DumpReport, largest_at) -> int | None:

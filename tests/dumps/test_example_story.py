@@ -194,3 +194,18 @@ def test_the_flat_band_of_a_dyt_chart_is_the_tokens_of_far_larger_scale(label, f
     assert band.scale == "rms"  # their RMS, by which RMSNorm divides, is what sets them apart
     assert band.largest_scale == pytest.approx(float(x[rows].pow(2).mean(-1).sqrt().max()), 1e-12)
     assert fit.r2 < 0.65 < 0.95 < band.r2_rest  # tanh follows the other tokens
+
+
+def test_the_norm_reading_the_largest_entry_is_found_whatever_the_threshold():
+    """At a massive threshold above the largest entry (30,000 > 26,464) its place was looked
+    for among the massive activations, found nowhere, and the ★ norm fell back to block 0's."""
+    from engine.config import DumpSpec
+    from engine.dumps.example import EXAMPLE_DUMP
+    from engine.dumps.report import report
+    from engine.dumps.story import stream_story
+
+    for spec in (DumpSpec(), DumpSpec(massive_abs=30000.0)):
+        story = stream_story(report(EXAMPLE_DUMP, spec, fit_norms=False))
+        assert story.largest == 26464 and story.largest_at == (12, 2, 0, 507)
+        pairs = report(EXAMPLE_DUMP, spec, fit_norms=False).layout.norm_pairs
+        assert pairs[story.largest_pair].label == "model.layers.12.input_layernorm"

@@ -17,6 +17,7 @@ import streamlit as st
 from engine.config import DumpSpec
 from engine.dumps.capture import PARTIAL_CHARACTER
 from engine.dumps.norm_views import DyTFit, TokenNorms
+from engine.dumps.partials import LARGE_CAP
 from engine.dumps.report import DumpReport
 from ui import presenting
 from ui.errors import own_words
@@ -264,7 +265,8 @@ def massive(
     columns = frozenset({"abs_over_median"} if approximate else ())
     _table(tables["massive_activations"], "dumps_massive_table", approximate=columns)
     if total > len(mas.value):
-        st.caption(t("dumps.massive_listed", listed=len(mas.value), total=text.count(total)))
+        listed = {"cap": text.count(LARGE_CAP), "listed": text.count(len(mas.value))}
+        st.caption(t("dumps.massive_listed", **listed, total=text.count(total)))
 
 
 def centering(rep: DumpReport, shared: bool = False) -> None:
