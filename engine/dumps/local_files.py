@@ -156,6 +156,21 @@ def find_model(model_id: str, models: tuple[LocalModel, ...]) -> LocalModel:
     return _listed(model_id, models, lambda **why: capture_error("unknown_model", **why))
 
 
+def unchanged_path(dump: LocalDump) -> str:
+    """``dump``'s path, refused (``dumps.dump_changed``) unless it is still the file that was
+    listed: no link now (the listing is kept for seconds; a file swapped for a link leading
+    out in that time was followed), the same size and modification time."""
+    path = Path(dump.path)
+    try:
+        found = path.lstat()  # the entry itself, not what a link names
+    except OSError:
+        found = None
+    same = found is not None and not path.is_symlink() and path.resolve() == path
+    if not (same and found.st_size == dump.size and found.st_mtime_ns == dump.modified_ns):
+        raise refuse("dump_changed", value=dump.id[:200])
+    return dump.path
+
+
 def find_dump(dump_id: str, dumps: tuple[LocalDump, ...]) -> LocalDump:
     """The listed dump file ``dump_id`` (``dumps.unknown_dump`` for any other id)."""
     return _listed(dump_id, dumps, lambda **why: refuse("unknown_dump", **why))

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from engine.dumps.limits import ACCEPTED_SUFFIXES, MAX_FILES, MB, UPLOAD_LIMIT_MB
+from engine.dumps.local_files import LocalDump, unchanged_path
 from engine.dumps.refusals import refuse
 from engine.errors import Listing
 
@@ -83,7 +84,9 @@ def upload_file(upload: Upload) -> DumpFile:
     return DumpFile(path=upload.name, data=bytes(upload.data))
 
 
-def resolve_files(source: str | os.PathLike | Upload | DumpFile) -> tuple[DumpFile, ...]:
+def resolve_files(
+    source: str | os.PathLike | Upload | DumpFile | LocalDump,
+) -> tuple[DumpFile, ...]:
     """The files of a dump: a file, every dump file in a directory, or a glob's matches.
 
     Shards are returned in sorted name order, which is the order their rows are joined in
@@ -91,6 +94,8 @@ def resolve_files(source: str | os.PathLike | Upload | DumpFile) -> tuple[DumpFi
     """
     if isinstance(source, DumpFile):
         return (source,)
+    if isinstance(source, LocalDump):  # a listed folder file: still the one listed
+        return (DumpFile(path=unchanged_path(source)),)
     if isinstance(source, Upload):
         return (upload_file(source),)
     text = os.fspath(source)

@@ -18,6 +18,7 @@ from streamlit.testing.v1 import AppTest
 
 import ui.compute
 from engine.dumps.example import EXAMPLE_DUMP
+from engine.errors import EngineError
 from tests.app.conftest import APP
 from tests.dumps import dump_files as files
 from ui.formatting import bytes_text
@@ -169,3 +170,26 @@ def test_a_story_token_past_float16_opens_the_vector_lab_stored_in_float32(folde
     assert not lab.exception
     assert "cannot be stored" not in " ".join(e.value for e in lab.error)
     assert "d = 16" in " ".join(m.value for m in [*lab.markdown, *lab.caption])
+
+
+def test_a_listed_file_swapped_for_a_link_leading_out_is_not_read(folder, tmp_path):
+    """The listing is kept for seconds: a listed file replaced in that time by a link to a
+    file outside the folder was followed (its numbers shown); it is refused as changed."""
+    dumps, x = folder
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    files.write_safetensors(outside / "secret.safetensors", files.hf_names(x * 1000))
+    from engine.dumps.local_files import list_dumps, named_folders, unchanged_path
+
+    (listed,) = [d for d in list_dumps(named_folders("NORMSCOPE_DUMP_DIRS")) if "small" in d.id]
+    assert unchanged_path(listed) == listed.path  # as listed: read
+    small = dumps / "runs" / "small.safetensors"
+    small.unlink()
+    small.symlink_to(outside / "secret.safetensors")
+    with pytest.raises(EngineError) as refused:
+        unchanged_path(listed)
+    assert refused.value.key == "dumps.dump_changed"
+    at = _open({"du_source": "folder", "du_file": listed.id})  # within the listing's seconds
+    said = " ".join(e.value for e in at.error) + _warnings(at)
+    assert "has changed since this server listed it" in said or "is not one of" in said
+    assert not any("2.5×10⁶" in m.value for m in at.markdown)

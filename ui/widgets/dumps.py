@@ -127,7 +127,7 @@ def folder_source(dumps: tuple[LocalDump, ...], refused: EngineError | None) -> 
     st.caption(t("dumps.folder_note"))
     key = ("folder", dump.id, dump.size, dump.modified_ns)  # a rewritten file is read again
     name = os.path.basename(dump.path)
-    return ChosenDump("folder", dump.id, key, name, dump.path, share=True)
+    return ChosenDump("folder", dump.id, key, name, dump, share=True)  # checked as opened
 
 
 def uploaded_source() -> ChosenDump | None:
