@@ -30,6 +30,7 @@ from pathlib import Path
 
 from engine.dumps.limits import ACCEPTED_SUFFIXES
 from engine.dumps.refusals import capture_error, refuse
+from engine.errors import Listing
 
 MODEL_DIRS_VARIABLE = "NORMSCOPE_MODEL_DIRS"
 DUMP_DIRS_VARIABLE = "NORMSCOPE_DUMP_DIRS"
@@ -145,7 +146,8 @@ def _listed(wanted: str, items: tuple, refusal: Callable[..., Exception]):
     for item in items:
         if item.id == wanted:
             return item
-    raise refusal(value=wanted[:200], listed=", ".join(i.id for i in items[:10]) or "—")
+    listed = Listing(i.id for i in items[:10]) if items else "—"  # 、 between them in Chinese
+    raise refusal(value=wanted[:200], listed=listed)
 
 
 def find_model(model_id: str, models: tuple[LocalModel, ...]) -> LocalModel:

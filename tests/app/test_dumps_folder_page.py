@@ -193,3 +193,20 @@ def test_a_listed_file_swapped_for_a_link_leading_out_is_not_read(folder, tmp_pa
     said = " ".join(e.value for e in at.error) + _warnings(at)
     assert "has changed since this server listed it" in said or "is not one of" in said
     assert not any("2.5×10⁶" in m.value for m in at.markdown)
+
+
+def test_a_listing_cut_at_its_cap_says_it_lists_the_first_ones(tmp_path, monkeypatch):
+    """250 files: the label said "200 in this server's folders" of a listing cut at 200."""
+    from engine.dumps.local_files import MAX_LISTED
+
+    many = tmp_path / "many"
+    many.mkdir()
+    for i in range(MAX_LISTED + 50):
+        (many / f"f{i:03d}.npy").write_bytes(b"")
+    monkeypatch.setenv("NORMSCOPE_DUMP_DIRS", str(many))
+    at = _open({"du_source": "folder"})
+    (box,) = [s for s in at.selectbox if s.key == "du_file"]
+    assert (
+        box.label
+        == f"Dump file (the first {MAX_LISTED} in this server's folders: it lists at most {MAX_LISTED})"
+    )

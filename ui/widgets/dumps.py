@@ -29,7 +29,7 @@ from engine.dumps.example import EXAMPLE_DUMP
 from engine.dumps.layout import Layout
 from engine.dumps.limits import ACCEPTED_SUFFIXES, UPLOAD_LIMIT_MB
 from engine.dumps.live import LIVE_MAX_TOKENS
-from engine.dumps.local_files import LocalDump
+from engine.dumps.local_files import MAX_LISTED, LocalDump
 from engine.dumps.report import DumpReport
 from engine.dumps.sources import Upload
 from engine.errors import EngineError
@@ -115,7 +115,11 @@ def folder_source(dumps: tuple[LocalDump, ...], refused: EngineError | None) -> 
     sizes = {dump.id: bytes_text(dump.size) for dump in dumps}
     one_folder = all(i.startswith("0/") for i in ids)  # its number says nothing: not shown
     chosen = st.selectbox(
-        t("dumps.folder_file", count=len(dumps)),
+        # a listing cut at its cap says so: the folders may hold more
+        t(
+            "dumps.folder_file_first" if len(dumps) >= MAX_LISTED else "dumps.folder_file",
+            count=len(dumps),
+        ),
         ids,
         key=key,
         format_func=lambda i: f"{i[2:] if one_folder else i} · {sizes[i]}",
