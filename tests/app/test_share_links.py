@@ -69,7 +69,7 @@ def test_changing_a_setting_writes_its_id_and_a_default_leaves_the_url():
 @pytest.mark.parametrize(
     "key, value, accepted",
     [
-        ("dp_layers", "100000", "1 … 1000"),
+        ("dp_layers", "100000", "1 … 1,000"),
         ("dp_sublayer", "conv", "`linear`, `mlp`, `attention`, `transformer`"),
         ("dp_final", "maybe", "`true`, `false`"),
     ],

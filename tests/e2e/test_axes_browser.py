@@ -147,6 +147,6 @@ def test_a_hostile_link_is_refused_with_messages(page, server_url):
     page.goto(server_url + "/axes?lang=en&ax_d=0&ax_groups=5&ax_norm=groupnorm&ax_lengths=x")
     wait_idle(page)
     alerts = " ".join(page.locator("[data-testid='stAlert']").all_inner_texts())
-    assert "ax_d" in alerts and "1 … 1024" in alerts  # d = 0 refused, the default shown
+    assert "ax_d" in alerts and "1 … 1,024" in alerts  # d = 0 refused, the default shown
     assert "5 does not divide 32" in alerts  # the engine's refusal, translated
     assert page.locator("[data-testid='stException']").count() == 0

@@ -171,7 +171,7 @@ def test_words_in_a_link_are_read_whatever_their_case_and_surrounding_spaces():
 
 
 def test_refusals_say_what_is_accepted_in_words():
-    assert DEPTH["dp_layers"].accepted() == "1 … 1000"
+    assert DEPTH["dp_layers"].accepted() == "1 … 1,000"
     assert DEPTH["dp_sublayer"].accepted() == "`linear`, `mlp`, `attention`, `transformer`"
     assert DEPTH["dp_final"].accepted() == "`true`, `false`"
 

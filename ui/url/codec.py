@@ -14,7 +14,7 @@ from urllib.parse import urlencode
 
 from engine.config.fields import Accepts, accepts, annotations
 from engine.errors import Listing
-from ui.formatting import as_ascii, lost_to_zero, number_text, read_float
+from ui.formatting import as_ascii, grouped, lost_to_zero, number_text, read_float
 from ui.i18n import LANGUAGES
 from ui.labels import every_label
 
@@ -77,10 +77,11 @@ class Param:
             if len(shown) > MAX_LISTED_CHOICES:  # ls_answers: 52 ids; the pattern, the count
                 shown = [*shown[:3], "…", f"{shown[-1]} ({len(shown)})"]
             return Listing(shown)  # joined with "、" on a Chinese page
+        low, high = (grouped(number_text(end)) for end in (self.low, self.high))  # 16,777,216
         if self.kind in ("int", "float") and self.positive:
-            return f"({number_text(self.low)}, {number_text(self.high)}]"
+            return f"({low}, {high}]"
         if self.kind in ("int", "float"):
-            return f"{number_text(self.low)} … {number_text(self.high)}"
+            return f"{low} … {high}"
         if self.kind == "bool":
             return Listing(("`true`", "`false`"))
         return f"≤ {self.max_chars:,}"  # a text's length; messages say "characters" themselves
