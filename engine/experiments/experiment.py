@@ -165,7 +165,7 @@ def perplexity_band(ratio: float) -> str:
         return "broken"
     if ratio > 1 + SAME:
         return "worse"
-    if ratio >= 1 / (1 + SAME):
+    if ratio >= 1 - SAME:  # within ±5 %, as the sweep's tolerance and the options say
         return "same"
     return "better"
 

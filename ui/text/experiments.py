@@ -313,7 +313,10 @@ def lens_sentences(run, lang: str) -> list[str]:
     kl = r.kl_to_model[:, -1].mean(-1)  # [3] at the last point
     return [
         translate(
-            "experiments.lens_result.early",
+            # one point (a model of under 6 blocks): not "points 1 to 1"
+            "experiments.lens_result.early"
+            if points.stop > 2
+            else "experiments.lens_result.early_one",
             lang,
             last=points.stop - 1,
             values=values,

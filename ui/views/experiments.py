@@ -7,7 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from ui.figures import experiments as figures
-from ui.formatting import format_number, literal
+from ui.formatting import count, format_number, literal
 from ui.i18n import current_language, t
 from ui.text import experiments as text
 from ui.views.charts import show_chart
@@ -27,8 +27,8 @@ def ran(done) -> None:
     st.caption(
         t(
             "experiments.ran_whole" if whole else "experiments.ran",
-            tokens=done.tokens,
-            text_tokens=done.text_tokens,
+            tokens=count(done.tokens),
+            text_tokens=count(done.text_tokens),  # 2,982, as every count on the page
             seconds=format_number(done.seconds, 1),
         )
     )
@@ -99,10 +99,11 @@ def results(found) -> None:
     elif experiment == "lens":
         show_chart(figures.lens_figure(found, lang), "ex_lens")
         position = found.result.positions[-1]
+        k = found.result.spec.top_k
         st.markdown(
             t(
-                "experiments.lens_result.top",
-                k=found.result.spec.top_k,
+                "experiments.lens_result.top_one" if k == 1 else "experiments.lens_result.top",
+                k=count(k),
                 position=position,
                 token=text.token_label(found.token_texts, position),
             )
