@@ -263,3 +263,22 @@ def test_a_sweep_where_every_freeze_is_alike_names_no_worst_block():
     )
     said = " ".join(sweep_sentences(Run(result=sweep), "en"))
     assert "The worst is" not in said and "3 of 3" in said
+
+
+def test_lists_cut_at_six_say_how_many_more():
+    """Nine massive entries and nine exempt tokens: the sentences named six and stopped."""
+    from engine.config.experiments import MassiveSpec
+    from ui.text.experiments import massive_sentences
+
+    nine = np.arange(9)
+    effect = Run(perplexity_ratio=1.0, reference_perplexity=10.0, perplexity=10.0)
+    result = Run(spec=MassiveSpec(), point=3, token=nine, channel=nine, value=nine * 100.0,
+                 replacement=np.zeros(9), effect=effect, window_values=np.zeros((0, 9)),
+                 windows=np.zeros(9, dtype=int))  # fmt: skip
+    run = Run(result=result, token_texts=tuple(f"t{i}" for i in range(9)))
+    assert "and 3 more" in massive_sentences(run, "en")[0]
+    frozen = Run(spec=FreezeSpec(), norms=("n",) * 8, variation=np.array([0.1, 0.2]),
+                 exempt=tuple(range(9)))  # fmt: skip
+    assert "and 3 more" in " ".join(
+        freeze_sentences(Run(result=frozen, token_texts=run.token_texts), "en")
+    )

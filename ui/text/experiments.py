@@ -10,7 +10,7 @@ from engine.experiments.experiment import early_points, perplexity_band
 from ui.formatting import literal, runs, significant
 from ui.i18n import join, translate
 from ui.labels import NORM_NAMES
-from ui.text.dumps import token_text
+from ui.text.dumps import and_more, token_text
 
 SHOWN_ENTRIES = 6  # massive entries named in a sentence
 SHOWN_BLOCKS = 12  # blocks named in a sentence (the rest counted)
@@ -99,7 +99,7 @@ def massive_sentences(run, lang: str) -> list[str]:
             lang,
             point=result.point,
             count=len(result.token),
-            entries=join(entries, lang),
+            entries=join(entries, lang) + and_more(len(result.token), SHOWN_ENTRIES, lang),
         )
     ]
     if result.spec.setting == "mean" and result.window_values.size:
@@ -202,7 +202,8 @@ def freeze_sentences(run, lang: str) -> list[str]:
     ]
     if result.exempt:
         shown = [f"{t} ({token_label(run.token_texts, t)})" for t in result.exempt[:SHOWN_ENTRIES]]
-        lines.append(translate("experiments.freeze_result.exempt", lang, tokens=join(shown, lang)))
+        named = join(shown, lang) + and_more(len(result.exempt), SHOWN_ENTRIES, lang)
+        lines.append(translate("experiments.freeze_result.exempt", lang, tokens=named))
     return lines
 
 
