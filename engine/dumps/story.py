@@ -26,6 +26,7 @@ import numpy as np
 import torch
 
 from engine.dumps.diagnostics import quiet
+from engine.dumps.names import split_index
 from engine.dumps.report import DumpReport
 
 FLOAT16_MAX = float(torch.finfo(torch.float16).max)  # 65504
@@ -96,13 +97,20 @@ def _largest(rep: DumpReport) -> tuple[float, tuple[int, int, int, int] | None]:
 
 
 def _reading_pair(rep: DumpReport, largest_at) -> int | None:
-    """The norm that reads stream point ``p`` is a norm of block ``p`` (point p is block p's
-    input, in a capture's and in output_hidden_states' numbering); of several (the
-    attention's and the MLP's), the first by name: Llama's input_layernorm."""
+    """The norm that reads the stream point ``largest_at[0]``: a norm of the block whose
+    input it is, by the number in the point's name (block i's input, or block i − 1's output;
+    in output_hidden_states' numbering, hidden_states.i is block i's input), not by its place
+    in the stream, which the file's order may set; of several norms (the attention's and the
+    MLP's), the first by name: Llama's input_layernorm."""
     if largest_at is None:
         return None
+    template, block = split_index(rep.labels[largest_at[0]])
+    if block is None:  # a name without a number: its place in the stream
+        block = largest_at[0]
+    elif template.endswith("output"):  # block i's output is block i + 1's input
+        block += 1
     pairs = rep.layout.norm_pairs
-    candidates = [i for i, pair in enumerate(pairs) if pair.layer == largest_at[0]]
+    candidates = [i for i, pair in enumerate(pairs) if pair.layer == block]
     return min(candidates, key=lambda i: pairs[i].label) if candidates else None
 
 

@@ -204,8 +204,10 @@ def test_the_norm_reading_the_largest_entry_is_found_whatever_the_threshold():
     from engine.dumps.report import report
     from engine.dumps.story import stream_story
 
-    for spec in (DumpSpec(), DumpSpec(massive_abs=30000.0)):
+    for spec in (DumpSpec(), DumpSpec(massive_abs=30000.0), DumpSpec(layer_order="file")):
         story = stream_story(report(EXAMPLE_DUMP, spec, fit_norms=False))
-        assert story.largest == 26464 and story.largest_at == (12, 2, 0, 507)
+        assert story.largest == 26464 and story.largest_at[1:] == (2, 0, 507)
+        labels = report(EXAMPLE_DUMP, spec, fit_norms=False).labels
+        assert labels[story.largest_at[0]] == "model.layers.12.input"  # in the file's order too
         pairs = report(EXAMPLE_DUMP, spec, fit_norms=False).layout.norm_pairs
         assert pairs[story.largest_pair].label == "model.layers.12.input_layernorm"
