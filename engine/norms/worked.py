@@ -127,6 +127,8 @@ class VectorExplanation:
     zero_variance: bool
     # BatchNorm over a single row: one value per channel, so every variance is 0 (PyTorch's
     # nn.BatchNorm1d refuses such a batch in training mode)
+    # each statistic pools one value (BatchNorm or InstanceNorm over one row, GroupNorm with
+    # groups of one channel over one row): variance 0, every output β, PyTorch's module refuses
     one_value_per_channel: bool
     # eps as the statistics' dtype holds it: 0 where eps > 0 is closer to 0 than to its
     # smallest positive number (5e-324 in float32, 1e-8 in float16), as PyTorch's ops round it
@@ -142,6 +144,13 @@ class VectorExplanation:
     precision: PrecisionStory | None = None
     # the fused op's statistics for the worked row, where they are not the steps'
     fused: FusedDisagreement | None = None
+
+
+def _one_value_each(spec: NormSpec, rows: int, d: int) -> bool:
+    """Whether each of the kind's statistics pools a single value of ``rows`` rows of ``d``."""
+    if spec.kind in ("batchnorm", "instancenorm"):
+        return rows == 1
+    return spec.kind == "groupnorm" and rows * (d // spec.groups) == 1
 
 
 def _row_statistics(row: torch.Tensor, spec: NormSpec, compute_dtype: str) -> RowStatistics:
@@ -320,7 +329,7 @@ def explain_vectors(
         eps_computed=eps_computed,
         statistics_dtype=str(statistics_dtype).removeprefix("torch."),
         parameters_lost=_lost_parameters(weight, bias, statistics_dtype),
-        one_value_per_channel=spec.kind == "batchnorm" and x.shape[0] == 1,
+        one_value_per_channel=_one_value_each(spec, x.shape[0], x.shape[-1]),
         nonfinite_outputs=int((~torch.isfinite(result.y)).sum()),
         backend=result.backend,
         device=torch.cuda.get_device_name(device) if torch.device(device).type == "cuda" else "CPU",

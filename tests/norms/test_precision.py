@@ -382,3 +382,20 @@ def test_outputs_that_overflow_are_explained_by_the_overflow_not_an_earlier_stal
     row = story.path("naive_running_half").rows[0]
     assert row.outcome == "nonfinite" and row.diagnosis.failure == "overflow"
     assert row.diagnosis.quantity != "sum"
+
+
+def test_instancenorm_and_groupnorm_over_one_value_each_are_flagged_as_pytorch_refuses_them():
+    """One row: InstanceNorm's channel statistics and GroupNorm's with as many groups as
+    channels pool one value each; F.instance_norm and F.group_norm refuse such an input, and
+    the page said nothing beside its outputs of β."""
+    x = torch.tensor([[1.0, 2.0, 3.0, 4.0]])  # [T = 1, d = 4]
+    with pytest.raises(ValueError, match="more than 1 spatial element"):
+        F.instance_norm(x.T.unsqueeze(0))
+    with pytest.raises(ValueError, match="more than 1 value per channel"):
+        F.group_norm(x.T.unsqueeze(0), 4)
+    rows = ((1.0, 2.0, 3.0, 4.0),)
+    assert explain_vectors(rows, NormSpec("instancenorm")).one_value_per_channel
+    assert explain_vectors(rows, NormSpec("groupnorm", groups=4)).one_value_per_channel
+    assert not explain_vectors(rows, NormSpec("groupnorm", groups=2)).one_value_per_channel
+    two = ((1.0, 2.0, 3.0, 4.0), (2.0, 1.0, 0.0, 5.0))
+    assert not explain_vectors(two, NormSpec("instancenorm")).one_value_per_channel

@@ -82,8 +82,10 @@ def steps(ex: VectorExplanation) -> None:
         )
     if ex.spec.kind not in PER_TOKEN_KINDS:  # pooled statistics: a table of them
         _statistics_table(ex)
-    if ex.one_value_per_channel:
-        st.info(t("vector_lab.one_value_per_channel"), icon=":material/info:")
+    if ex.one_value_per_channel:  # BatchNorm's, InstanceNorm's or GroupNorm's own words
+        key = {"instancenorm": "one_value_instancenorm", "groupnorm": "one_value_groupnorm"}
+        said = key.get(ex.spec.kind, "one_value_per_channel")
+        st.info(t(f"vector_lab.{said}", groups=ex.spec.groups), icon=":material/info:")
 
 
 def _statistics_table(ex: VectorExplanation) -> None:
