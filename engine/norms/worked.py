@@ -16,7 +16,7 @@ arranges their results for display.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import torch
 
@@ -125,8 +125,6 @@ class VectorExplanation:
     # eps = 0, as the statistics' dtype holds it, and the row's sigma^2 (RMSNorm: mean
     # square) is 0: 0/0
     zero_variance: bool
-    # BatchNorm over a single row: one value per channel, so every variance is 0 (PyTorch's
-    # nn.BatchNorm1d refuses such a batch in training mode)
     # each statistic pools one value (BatchNorm or InstanceNorm over one row, GroupNorm with
     # groups of one channel over one row): variance 0, every output β, PyTorch's module refuses
     one_value_per_channel: bool
@@ -144,6 +142,9 @@ class VectorExplanation:
     precision: PrecisionStory | None = None
     # the fused op's statistics for the worked row, where they are not the steps'
     fused: FusedDisagreement | None = None
+    # a kind the precision story does not cover, in a half dtype: the largest difference of
+    # its outputs from the same norm in float64 on the stored rows (NaN: not computed)
+    float64_error: float = math.nan
 
 
 def _one_value_each(spec: NormSpec, rows: int, d: int) -> bool:
@@ -308,6 +309,14 @@ def explain_vectors(
     row_zero = bool(((row.double() - centre) == 0).all())  # sigma^2 (or RMS^2) is exactly 0
     row_stats = _row_statistics(row, spec, spec.compute_dtype)
     steps_rstd, fused = math.nan, None
+    float64_error = math.nan
+    half = input_dtype in HALF_DTYPES or spec.compute_dtype in HALF_DTYPES
+    if half and spec.kind not in PRECISION_KINDS:  # its rounding, measured
+        wide = replace(spec, compute_dtype="float64")
+        exact = normalize(
+            x.double(), wide, *(None if p is None else p.double() for p in cpu_params)
+        )
+        float64_error = float((result.y.cpu().double() - exact.y).abs().max())
     if spec.kind in ROW_KINDS:
         steps = _steps(row, spec, *cpu_params)
         steps_rstd = float(steps.rstd)
@@ -334,4 +343,5 @@ def explain_vectors(
         backend=result.backend,
         device=torch.cuda.get_device_name(device) if torch.device(device).type == "cuda" else "CPU",
         precision=_precision(x.double().tolist(), spec, input_dtype),
+        float64_error=float64_error,
     )

@@ -399,3 +399,17 @@ def test_instancenorm_and_groupnorm_over_one_value_each_are_flagged_as_pytorch_r
     assert not explain_vectors(rows, NormSpec("groupnorm", groups=2)).one_value_per_channel
     two = ((1.0, 2.0, 3.0, 4.0), (2.0, 1.0, 0.0, 5.0))
     assert not explain_vectors(two, NormSpec("instancenorm")).one_value_per_channel
+
+
+def test_a_pooled_kind_in_half_precision_says_how_far_its_outputs_are_from_float64():
+    """BatchNorm of two float16 rows with float16 statistics: μ = 1000 for 999.75, and an
+    output of 0.6323 where nn.BatchNorm1d in float64 on the stored numbers gives 1.0; the page
+    said only "computed as the steps show"."""
+    rows = ((1000.0, 1000.5, 1001.0, 1001.5), (1002.0, 999.0, 1000.0, 1003.0))
+    stored = torch.tensor(rows, dtype=torch.float16).double()
+    with torch.no_grad():  # training mode: batch statistics
+        exact = torch.nn.BatchNorm1d(4, eps=EPS).double()(stored)
+    ex = explain_vectors(rows, NormSpec("batchnorm", compute_dtype="float16"), "float16")
+    error = float((torch.tensor(ex.outputs) - exact).abs().max())
+    assert ex.float64_error == pytest.approx(error, rel=1e-6) and error > 0.3
+    assert math.isnan(explain_vectors(rows, NormSpec("batchnorm")).float64_error)  # float32

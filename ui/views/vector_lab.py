@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import math
 from urllib.parse import parse_qsl
 
 import numpy as np
@@ -27,7 +28,7 @@ from ui.formatting import (
     number_text,
     true_minus,
 )
-from ui.i18n import current_language, t
+from ui.i18n import current_language, sentence_joiner, t
 from ui.labels import NORM_NAMES, label
 from ui.text.vector_lab_compare import comparison_notes, ratios, undefined_cell
 from ui.text.vector_lab_precision import (
@@ -220,7 +221,15 @@ def precision(
 def _no_story(ex: VectorExplanation) -> None:
     half = ex.input_dtype in HALF_DTYPES or ex.spec.compute_dtype in HALF_DTYPES
     if half and ex.spec.kind not in PRECISION_KINDS:
-        st.caption(t("vector_lab.precision.not_covered", norm=NORM_NAMES[ex.spec.kind]))
+        said = t("vector_lab.precision.not_covered", norm=NORM_NAMES[ex.spec.kind])
+        if math.isfinite(ex.float64_error):  # its rounding, measured against float64
+            said += sentence_joiner(current_language()) + t(
+                "vector_lab.precision.float64_error",
+                norm=NORM_NAMES[ex.spec.kind],
+                dtype=ex.statistics_dtype,
+                error=format_reading(ex.float64_error),
+            )
+        st.caption(said)
     elif not half and ex.spec.kind in PRECISION_KINDS:
         st.caption(t("vector_lab.precision.float32_only", norm=NORM_NAMES[ex.spec.kind]))
 
