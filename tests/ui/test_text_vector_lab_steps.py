@@ -202,3 +202,18 @@ def test_the_rstd_step_adds_eps_as_the_compute_dtype_holds_it():
     assert r"\sqrt{1.25 + 0}" in rstd.latex and "10^{-8}" not in rstd.latex
     full = explain_vectors(((1.0, 2.0, 3.0, 4.0),), NormSpec("layernorm", eps=1e-8))
     assert any(r"\sqrt{1.25 + 10^{-8}}" in s.latex for s in worked_steps(full, "en"))
+
+
+def test_dyt_is_worked_without_statistics_it_never_computes():
+    """DyT(x) = γ·tanh(αx) + β: the steps showed μ, σ², σ and RMS (in float16 "σ² = ∞" beside
+    DyT's correct outputs) before "Normalize, then scale and shift"."""
+    x = torch.tensor([60000.0, -60000.0, 30000.0, 1.0], dtype=torch.float16)
+    ex = explain_vectors((tuple(x.tolist()),), NormSpec("dyt", compute_dtype="float16"), "float16")
+    steps = worked_steps(ex, "en")
+    assert [s.caption for s in steps][1:] == [
+        "DyT: no statistic; each entry is squashed on its own, then scaled and shifted",
+        "Output",
+    ]
+    assert not any(r"\sigma" in s.latex or r"\mu" in s.latex for s in steps)
+    y = torch.tanh(0.5 * x.float())
+    assert [round(v, 4) for v in ex.outputs[0]] == [round(float(v), 4) for v in y.half()]

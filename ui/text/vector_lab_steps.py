@@ -61,6 +61,13 @@ def worked_steps(ex: VectorExplanation, lang: str) -> list[Step]:
             _pooled_formula(spec.kind, scale),
         )
         return [*steps, pooled, Step(translate("vector_lab.steps.output", lang), rf"y = {out}")]
+    if spec.kind == "dyt":  # no statistic at all: each entry squashed on its own
+        formula = rf"y_i = {scale}\,\tanh(\alpha x_i){shift},\quad \alpha = {_n(spec.alpha)}"
+        return [
+            *steps,
+            Step(translate("vector_lab.steps.dyt", lang), formula),
+            Step(translate("vector_lab.steps.output", lang), rf"y = {out}"),
+        ]
 
     total = stats.mean * d
     sum_text = _signed_sum(row) if short else _n(total)
@@ -139,8 +146,6 @@ def worked_steps(ex: VectorExplanation, lang: str) -> list[Step]:
             steps.append(_fused_step(ex.fused, symbol, ex.statistics_dtype, lang))
         x = r"(x_i - \mu)" if centred else "x_i"
         formula = rf"y_i = {x}\cdot\mathrm{{rstd}}\cdot {scale}{shift}"
-    else:  # DyT
-        formula = rf"y_i = {scale}\,\tanh(\alpha x_i){shift},\quad \alpha = {_n(spec.alpha)}"
     steps.append(
         Step(
             translate(

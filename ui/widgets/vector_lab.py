@@ -257,9 +257,12 @@ def norm_inputs(
     st.divider()
     kind = bound.selectbox(P["vl_norm"], t("vector_lab.norm"))
     eps_default = default_eps_sentence(default_eps[dtype], kind, dtype, current_language())
-    eps_text = bound.text_input(
-        P["vl_eps"], "ε", help=t("vector_lab.eps_help", default=eps_default)
-    )
+    if kind == "dyt":  # DyT has no ε: its value kept for the next norm, not offered
+        eps_text = st.session_state.get(P["vl_eps"].key, P["vl_eps"].default)
+    else:
+        eps_text = bound.text_input(
+            P["vl_eps"], "ε", help=t("vector_lab.eps_help", default=eps_default)
+        )
     c1, c2 = st.columns(2)
     gamma_text = bound.text_input(P["vl_gamma"], "γ", c1, help=t("vector_lab.gamma_help"))
     beta_text = None  # RMSNorm has no β: no field, no "+ βᵢ"
