@@ -125,3 +125,21 @@ def test_a_runs_name_takes_the_punctuation_of_its_language():
     outcome lines."""
     assert run_name("运行 B", "post", True, "zh") == "运行 B（Post-Norm + 预热）"
     assert run_name("Run A", "pre", False, "en") == "Run A (Pre-Norm)"
+
+
+def test_the_x0_note_says_what_the_runs_measured_and_names_a_line_only_where_drawn():
+    """Post-Norm with small branches (d = 64, an MLP, init 0.02) kept x₀'s weight near 1 under
+    "the identity path … is washed out"; DeepNorm alone was told of "each Post-Norm layer" and of
+    "the line", none drawn."""
+    from ui.text.depth import x0_note
+
+    small = simulate_depth(DepthSpec(placement="post", d=64, sublayer="mlp", init_std=0.02))
+    big = simulate_depth(DepthSpec(placement="post"))
+    assert small.x0_weight[-1] > 0.9 and big.x0_weight[-1] < 1e-3
+    kept = x0_note([small], small.branch_gain, False, "en")
+    assert "is still" in kept and "washed out" not in kept
+    washed = x0_note([big], big.branch_gain, False, "en")
+    assert f"falls to {format_reading(float(big.x0_weight[-1]))} by layer 48" in washed
+    deep = simulate_depth(DepthSpec(placement="deepnorm"))
+    alone = x0_note([deep], None, False, "en")
+    assert "Each Post-Norm layer" not in alone and "The line is first order" not in alone

@@ -199,3 +199,29 @@ def run_name(run: str, placement: str, warmup: bool, lang: str) -> str:
     setting = label("placement", placement, lang)
     setting += translate("depth.with_warmup", lang) if warmup else ""
     return translate("depth.run_label", lang, run=run, placement=setting)
+
+
+WASHED_OUT = 0.1  # x₀'s weight below this at the last layer: its identity path is washed out
+
+
+def x0_note(post_like: list[DepthResult], gain: float | None, dyt: bool, lang: str) -> str:
+    """Under the x₀-weight chart: how a norm on the stream scales x₀ (Post-Norm's √(1 + g) a
+    layer, where a Post-Norm run is drawn), what the runs measured (washed out, or kept where
+    the branches are small), and what the dashed line is, where one is drawn."""
+    if dyt:
+        return translate("depth.x0_note_dyt", lang)
+    parts = []
+    if any(not PLACEMENTS[r.spec.placement].deepnorm for r in post_like):
+        parts.append(translate("depth.x0_note", lang))
+    lowest = min(post_like, key=lambda r: float(r.x0_weight[_last_finite(r.x0_weight)]))
+    layer = _last_finite(lowest.x0_weight)
+    weight = float(lowest.x0_weight[layer])
+    measured = "x0_note_washed" if weight < WASHED_OUT else "x0_note_kept"
+    name = label("placement", lowest.spec.placement, lang)
+    said = translate(
+        f"depth.{measured}", lang, weight=format_reading(weight), layer=layer, name=name
+    )
+    parts.append(said)
+    if gain is not None:  # the first-order line is drawn
+        parts.append(translate("depth.x0_note_line", lang))
+    return sentence_joiner(lang).join(parts)

@@ -29,6 +29,7 @@ from ui.text.depth import (
     residual_notes,
     update_notes,
     warmup_cut_note,
+    x0_note,
 )
 from ui.views.charts import built, show_chart, show_fitting_chart
 
@@ -93,7 +94,7 @@ def stack(results: list[DepthResult]) -> None:
     gain = post.branch_gain if post is not None and not dyt else None  # E||F||^2/E||x||^2 at init
     if post_like:
         show_chart(built(x0_weight_figure, post_like, lang, gain), "dp_x0", left)
-        left.caption(t("depth.x0_note_dyt" if dyt else "depth.x0_note"))
+        left.caption(x0_note([r for _, r in post_like], gain, dyt, lang))
     # no x₀ chart (no placement renormalises the stream): the cosines take its place
     show_chart(
         built(per_layer_figure, series, "cosine", lang), "dp_cos", right if post_like else left
