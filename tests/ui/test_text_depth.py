@@ -143,3 +143,14 @@ def test_the_x0_note_says_what_the_runs_measured_and_names_a_line_only_where_dra
     deep = simulate_depth(DepthSpec(placement="deepnorm"))
     alone = x0_note([deep], None, False, "en")
     assert "Each Post-Norm layer" not in alone and "The line is first order" not in alone
+
+
+def test_two_pre_norm_layers_are_not_said_to_barely_change_the_stream():
+    """L = 2: the relative update goes from 0.99 to 0.71, a 1/√l fall, yet the note said
+    "Deep Pre-Norm layers barely change the stream"."""
+    shallow = simulate_depth(DepthSpec(placement="pre", layers=2))
+    assert shallow.update_ratio[-1] > 0.25
+    (said,) = update_notes([shallow], "en")
+    assert "barely change" not in said and "sizeable share" in said
+    deep = simulate_depth(DepthSpec(placement="pre"))
+    assert "barely change the stream" in update_notes([deep], "en")[0]

@@ -152,6 +152,10 @@ def _last_finite(values: np.ndarray) -> int:
 SQRT_L_BAND = (0.75, 4 / 3)  # a measured fall within this factor of √L "falls like 1/√l"
 
 
+# a relative update above this at the last layer is not "barely changing the stream"
+BARELY = 0.25
+
+
 def update_notes(results: list[DepthResult], lang: str) -> list[str]:
     """The relative-update chart's note on Pre-Norm's ‖F_l‖/‖x_l‖, as measured: "falls like
     1/√l" only where its fall from layer 1 to the last is within ``SQRT_L_BAND`` of √L (with
@@ -167,6 +171,8 @@ def update_notes(results: list[DepthResult], lang: str) -> list[str]:
     fall, expected = float(ratio[0] / ratio[last]), math.sqrt(last + 1)
     low, high = SQRT_L_BAND
     key = "depth.update_note" if low <= fall / expected <= high else "depth.update_note_other"
+    if key == "depth.update_note" and ratio[last] > BARELY:  # 1/√l, but a sizeable share yet
+        key = "depth.update_note_shallow"
     words = {
         "first": format_reading(float(ratio[0]), 3),
         "last": format_reading(float(ratio[last]), 3),
