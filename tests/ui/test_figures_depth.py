@@ -159,6 +159,10 @@ def test_sweep_figure_prints_fitted_slopes_in_the_legend():
     assert any(t.name == "Pre-Norm：定理 1 斜率 −0.5" for t in figure.data)
     untheorised = sweep_figure([("Pre-Norm", pre)], "zh", theory=False)
     assert len(untheorised.data) == 2  # the points and their fit
+    # without a final norm Post-Norm's slope 0 is still Theorem 1's: its Post-LN has none
+    both = sweep_figure([("Pre-Norm", pre), ("Post-Norm", post)], "zh", theory=False)
+    theory = [t.name for t in both.data if "定理 1" in (t.name or "")]
+    assert theory == ["Post-Norm：定理 1 斜率 0.0"]
 
 
 def test_training_figure_compares_runs_and_marks_chance():

@@ -167,8 +167,8 @@ def sweep_figure(
 
     Each sweep's legend entry reads "<name>: fitted slope −0.48", so the slopes are on the
     chart and wrap with the legend (a subtitle listing them was cut at the chart's edge).
-    ``theory`` adds Theorem 1's slopes (0 for post, -1/2 for pre) as dashed lines through
-    each sweep's first point.
+    Theorem 1's slopes (0 for post, -1/2 for pre) are dashed lines through each sweep's first
+    point; pre's only with ``theory`` (a final norm, which its Pre-LN has).
     """
     figure = go.Figure()
     for name, sweep in sweeps:
@@ -194,7 +194,8 @@ def sweep_figure(
             line=dict(color=color),
         )
         slope = PLACEMENTS[sweep.spec.placement].theorem1_slope
-        if theory and slope is not None:
+        # Theorem 1's Pre-LN ends in a final norm; its Post-LN has none: drawn either way
+        if slope is not None and (theory or sweep.spec.placement == "post"):
             y0 = float(sweep.last_grad_norm[0])
             figure.add_scatter(
                 x=x,
