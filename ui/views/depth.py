@@ -131,7 +131,8 @@ def sweep(specs: tuple[DepthSpec, ...], sweeps: list[SweepResult]) -> None:
     show_chart(figure, "dp_sweep")
     st.caption(t("depth.sweep_gradient_note"))
     if not specs[0].final_norm:  # the theory lines are left out: said why
-        st.caption(t("depth.sweep_no_final_norm"))
+        slopes = {f"{p}_slope": signed(PLACEMENTS[p].theorem1_slope, 1) for p in ("pre", "post")}
+        st.caption(t("depth.sweep_no_final_norm", **slopes))
     broken = sweeps[0].theorem1_broken if sweeps else ()
     if broken and specs[0].final_norm:  # the default stack (a linear sublayer) among them
         names = join((t(f"depth.violation.{key}") for key in broken), current_language())
