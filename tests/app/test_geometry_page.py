@@ -291,8 +291,22 @@ def test_the_vector_lab_links_a_row_of_three_numbers_here():
     links = at.get("page_link")
     assert len(links) == 1 and links[0].proto.page == "geometry"
     assert links[0].proto.query_string == "lang=en&ge_section=vector&ge_vector=3%2C+1%2C+2"
+    assert "is not among Geometry's" not in links[0].proto.help
     at.text_area(key="vl_text").input("1, 2, 3, 4").run()
     assert not at.get("page_link")  # four numbers: no picture to open
+
+
+def test_the_geometry_link_says_what_it_cannot_carry():
+    """ε = 0.3 is not on Geometry's menu (it opened at 10⁻⁵ without a word), and a bfloat16
+    row is recomputed there in float32."""
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.query_params.update(
+        {"lang": "en", "vl_text": "3, 1, 2", "vl_eps": "0.3", "vl_dtype": "bfloat16"}
+    )
+    at.run()
+    (link,) = at.get("page_link")
+    assert "ε = 0.3 is not among Geometry's" in link.proto.help.replace("\u00a0", " ")
+    assert "the bfloat16 rounding of this page's results is not" in link.proto.help
 
 
 @pytest.mark.slow  # the widest cloud

@@ -158,11 +158,17 @@ def _geometry_link(ex: VectorExplanation) -> None:
     eps = ex.spec.eps if ex.spec.eps in GEOMETRY["ge_eps"].choices else GEOMETRY["ge_eps"].default
     values["ge_eps"] = eps
     query = query_string(GEOMETRY, values, current_language())
+    said = [t("vector_lab.geometry_link_help", eps=format_power(eps, 4))]
+    if eps != ex.spec.eps:  # not on Geometry's menu: said, not changed silently
+        said.append(t("vector_lab.geometry_link_eps", own=format_power(ex.spec.eps, 4)))
+    half = next((d for d in (ex.input_dtype, ex.statistics_dtype) if d in HALF_DTYPES), None)
+    if half is not None:  # the row itself is carried; its outputs' half rounding is not
+        said.append(t("vector_lab.geometry_link_float32", dtype=half))
     st.page_link(
         "app_pages/geometry.py",
         label=t("vector_lab.geometry_link"),
         icon=":material/public:",
-        help=t("vector_lab.geometry_link_help", eps=format_power(eps, 4)),
+        help=sentence_joiner(current_language()).join(said),
         query_params=parse_qsl(query),
     )
 
