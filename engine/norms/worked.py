@@ -135,6 +135,8 @@ class VectorExplanation:
     # γ ("weight") and β ("bias") values typed nonzero that are 0 in the statistics' dtype,
     # where they scale and shift: (name, first such value, how many) per parameter
     parameters_lost: tuple[tuple[str, float, int], ...]
+    # ... and those past its largest finite number: ±∞ in their place (the outputs ±∞ or NaN)
+    parameters_overflowed: tuple[tuple[str, float, int], ...]
     backend: str  # the path that computed ``outputs``: "torch" or "triton"
     device: str  # where: "CPU" or the GPU's name
     # every real half-precision path on these rows (float16/bfloat16 input or statistics,
@@ -286,6 +288,19 @@ def _lost_parameters(weight, bias, dtype: torch.dtype) -> tuple[tuple[str, float
     return tuple(lost)
 
 
+def _overflowed_parameters(weight, bias, dtype: torch.dtype) -> tuple[tuple[str, float, int], ...]:
+    """Each parameter's finite values that ``dtype`` holds as ±∞ (β = 70,000 in float16)."""
+    over = []
+    for name, values in (("weight", weight), ("bias", bias)):
+        if values is None:
+            continue
+        typed = torch.tensor(values, dtype=torch.float64)
+        infinite = torch.isfinite(typed) & torch.isinf(typed.to(dtype))
+        if infinite.any():
+            over.append((name, float(typed[infinite][0]), int(infinite.sum())))
+    return tuple(over)
+
+
 def explain_vectors(
     rows: tuple[tuple[float, ...], ...],
     spec: NormSpec,
@@ -338,6 +353,7 @@ def explain_vectors(
         eps_computed=eps_computed,
         statistics_dtype=str(statistics_dtype).removeprefix("torch."),
         parameters_lost=_lost_parameters(weight, bias, statistics_dtype),
+        parameters_overflowed=_overflowed_parameters(weight, bias, statistics_dtype),
         one_value_per_channel=_one_value_each(spec, x.shape[0], x.shape[-1]),
         nonfinite_outputs=int((~torch.isfinite(result.y)).sum()),
         backend=result.backend,

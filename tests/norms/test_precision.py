@@ -413,3 +413,17 @@ def test_a_pooled_kind_in_half_precision_says_how_far_its_outputs_are_from_float
     error = float((torch.tensor(ex.outputs) - exact).abs().max())
     assert ex.float64_error == pytest.approx(error, rel=1e-6) and error > 0.3
     assert math.isnan(explain_vectors(rows, NormSpec("batchnorm")).float64_error)  # float32
+
+
+def test_a_gamma_or_beta_past_the_statistics_dtype_is_named_as_infinite():
+    """β = 70,000 in float16 is +∞ (largest finite 65,504): the outputs it shifts are +∞, and
+    the page gave only the generic "outputs are inf or NaN"."""
+    assert math.isinf(float(torch.tensor(70000.0, dtype=torch.float16)))
+    spec = NormSpec("layernorm", compute_dtype="float16")
+    ex = explain_vectors(((1.0, 2.0, 3.0, 4.0),), spec, "float16", bias=(70000.0, 0, 0, 0))
+    assert ex.parameters_overflowed == (("bias", 70000.0, 1),) and ex.parameters_lost == ()
+    assert math.isinf(ex.outputs[0][0])
+    assert (
+        explain_vectors(((1.0, 2.0),), NormSpec("layernorm"), bias=(7e4, 0)).parameters_overflowed
+        == ()
+    )

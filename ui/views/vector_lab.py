@@ -69,11 +69,24 @@ def steps(ex: VectorExplanation) -> None:
     for step in worked_steps(ex, current_language()):
         st.caption(step.caption)
         st.latex(step.latex)
-    for name, value, entries in ex.parameters_lost:  # e.g. γ = 1e-320 scales by 0 in float32
+    # γ = 1e-320 scales by 0 in float32; β = 70,000 shifts by ∞ in float16
+    for said, found in (("lost", ex.parameters_lost), ("overflow", ex.parameters_overflowed)):
+        _parameter_notes(ex, said, found)
+    if ex.spec.kind not in PER_TOKEN_KINDS:  # pooled statistics: a table of them
+        _statistics_table(ex)
+    if ex.one_value_per_channel:  # BatchNorm's, InstanceNorm's or GroupNorm's own words
+        key = {"instancenorm": "one_value_instancenorm", "groupnorm": "one_value_groupnorm"}
+        said = key.get(ex.spec.kind, "one_value_per_channel")
+        st.info(t(f"vector_lab.{said}", groups=ex.spec.groups), icon=":material/info:")
+
+
+def _parameter_notes(ex: VectorExplanation, said: str, found) -> None:
+    """γ or β values the statistics' dtype turns into 0 ("lost") or ±∞ ("overflow")."""
+    for name, value, entries in found:
         symbol = {"weight": "γ", "bias": "β"}[name]
         st.info(
             t(
-                "vector_lab.parameter_lost",
+                f"vector_lab.parameter_{said}",
                 name=symbol,
                 value=true_minus(number_text(value)),
                 count=entries,
@@ -81,12 +94,6 @@ def steps(ex: VectorExplanation) -> None:
             ),
             icon=":material/info:",
         )
-    if ex.spec.kind not in PER_TOKEN_KINDS:  # pooled statistics: a table of them
-        _statistics_table(ex)
-    if ex.one_value_per_channel:  # BatchNorm's, InstanceNorm's or GroupNorm's own words
-        key = {"instancenorm": "one_value_instancenorm", "groupnorm": "one_value_groupnorm"}
-        said = key.get(ex.spec.kind, "one_value_per_channel")
-        st.info(t(f"vector_lab.{said}", groups=ex.spec.groups), icon=":material/info:")
 
 
 def _statistics_table(ex: VectorExplanation) -> None:
