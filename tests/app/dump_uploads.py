@@ -61,6 +61,6 @@ def npz_bytes(arrays: dict) -> bytes:
 
 
 def shown_cells(table) -> pd.DataFrame:
-    """A table's cells as the page writes them (its Styler's text, ``ui.views.dumps._table``);
+    """A table's cells as the page writes them (its Styler's text, ``ui.views.dumps_tables.engine_table``);
     ``table.value`` holds the numbers under them, which a column sorts by."""
     return convert_arrow_bytes_to_pandas_df(table.proto.arrow_data.styler.display_values)

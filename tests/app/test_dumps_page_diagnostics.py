@@ -239,7 +239,7 @@ def test_a_two_axis_upload_says_it_was_read_as_one_layer_and_how_to_give_several
 def test_a_table_too_large_to_style_keeps_its_printf_formats(app, upload, monkeypatch):
     """Past ``STYLED_CELLS`` (pandas refuses a Styler of 262,144 cells, and writes about
     10 µs a cell) a table is drawn with Streamlit's printf formats, grouped, never refused."""
-    monkeypatch.setattr("ui.views.dumps.STYLED_CELLS", 10)
+    monkeypatch.setattr("ui.views.dumps_tables.STYLED_CELLS", 10)
     x = files.stream(layers=4, batch=1, tokens=9, d=16)
     upload("hooks.safetensors", safetensors_bytes(files.module_names(x)), "hooks")
     open_dumps_page(app, section="norms")

@@ -15,7 +15,7 @@ from engine.dumps.example import EXAMPLE_DUMP, stream_entry
 from tests.app.dump_uploads import shown_cells
 from tests.app.dumps_page import deep_link, page_text
 from ui.i18n import translate
-from ui.views.dumps import INDEX_COLUMNS
+from ui.views.dumps_tables import INDEX_COLUMNS
 
 
 def test_the_final_norms_missing_layer_is_a_dash_not_none():

@@ -24,7 +24,6 @@ from ui.errors import own_words
 from ui.figures import dumps as figures
 from ui.figures import dumps_channels as channel_figures
 from ui.formatting import (
-    column_format,
     format_number,
     format_reading,
     literal,
@@ -40,74 +39,9 @@ from ui.text import dumps_story as story_text
 from ui.text.dumps import token_text
 from ui.views.charts import built, show_chart, show_fitting_chart
 from ui.views.dumps_real import live_summary
+from ui.views.dumps_tables import engine_table
 
-TABLE_ROWS = 12  # rows visible before a table scrolls
-# Headers too long for a table of many columns at 1280 px: a short one, the full as tooltip
-SHORT_HEADERS = frozenset({"outliers", "affine_removed"})
-# Columns that name a place, written as a reader types it (channel 1415, as the sentences
-# above the tables write it); every other whole-number column counts, grouped (16,384)
-INDEX_COLUMNS = frozenset(
-    {"layer", "batch", "token", "channel", "first_layer_flagged", "layer_of_max"}
-)
 DYT_DIGITS = 5  # α, γ and r² of a least-squares fit: 5 significant digits, 9 columns in view
-# A Styler writes about 10 µs a cell, and a table is drawn again with its section (the outlier
-# channels' with every layer picked): past this many cells (0.1 s) a table keeps printf's
-# formats.  The example's largest drawn table has 1,400 cells.
-STYLED_CELLS = 10_000
-
-
-def _table(
-    frame: pd.DataFrame, key: str, digits: int = 6, approximate: frozenset = frozenset()
-) -> None:
-    """An engine table with its headers translated (the ids stay in the downloads); a
-    column in ``SHORT_HEADERS`` shows its short header, the full one as its tooltip.
-
-    Its numbers are written as the page's sentences write them (``text.cell_writer``:
-    grouped, the true minus), through a pandas Styler: Streamlit shows a Styler's text and
-    keeps the numbers under it, so a column still sorts by value and the table's own CSV
-    download holds the numbers.  A NumberColumn's printf format cannot write "−" and
-    groups only fixed-point numbers; it is kept for a table past ``STYLED_CELLS``.
-
-    A column in ``approximate`` (read off bfloat16's grid: ``notes.median_approximate``) is
-    written to 3 significant digits, marked "≈" (past ``STYLED_CELLS``: in its header)."""
-    short = not presenting.as_html(len(frame))  # HTML shows no tooltip: the full header
-    headers = {
-        c: t(f"dumps.col_short.{c}" if short and c in SHORT_HEADERS else f"dumps.col.{c}")
-        for c in frame.columns
-    }
-    styled = frame.size <= STYLED_CELLS
-    for c in approximate & set(frame.columns) if not styled else ():
-        headers[c] = t("dumps.approximate_header", header=headers[c])
-    helps = {c: t(f"dumps.col.{c}") if c in SHORT_HEADERS else None for c in frame.columns}
-    config = {headers[c]: st.column_config.Column(help=helps[c]) for c in frame.columns}
-    numbers = [c for c in frame.columns if frame[c].dtype.kind in "iuf"]
-    shown = frame.rename(columns=headers)
-    for c in [c for c in frame.columns if frame[c].dtype.kind == "b"]:  # not True / False
-        shown[headers[c]] = [t("dumps.yes") if v else t("dumps.no") for v in frame[c]]
-    for c in [c for c in numbers if c in INDEX_COLUMNS and frame[c].isna().any()]:
-        write = text.cell_writer(frame[c].to_numpy(), digits, place=True)  # the final norm's
-        shown[headers[c]] = [write(v) for v in frame[c]]  # "—": Streamlit draws NaN "None"
-        numbers.remove(c)
-    if not styled:  # printf formats (set with a Styler, they would win)
-        for c in numbers:
-            shown_digits = notes.APPROXIMATE_DIGITS if c in approximate else digits
-            writing = _printf(frame[c], shown_digits, c in INDEX_COLUMNS)
-            config[headers[c]] = st.column_config.NumberColumn(format=writing, help=helps[c])
-        numbers = []
-    writers = {
-        headers[c]: notes.approximate
-        if c in approximate
-        else text.cell_writer(frame[c].to_numpy(), digits, c in INDEX_COLUMNS)
-        for c in numbers
-    }
-    presenting.table(shown, TABLE_ROWS, False, writers, column_config=config, key=key)
-
-
-def _printf(column: pd.Series, digits: int, place: bool) -> str:
-    """A column's printf format, for a table too large for a Styler (its minus "-")."""
-    if place:
-        return "%d"
-    return "%,d" if column.dtype.kind in "iu" else column_format(column.to_numpy(float), digits)
 
 
 def inferred(rep: DumpReport) -> None:
@@ -126,7 +60,7 @@ def inferred(rep: DumpReport) -> None:
                 (own_words(s.key), t(f"errors.{s.message_key}", detail=s.detail)) for s in skipped
             ]
             frame = pd.DataFrame(listed, columns=[t("dumps.skipped_entry"), t("dumps.skipped_why")])
-            _table(frame, "dumps_skipped")
+            engine_table(frame, "dumps_skipped")
 
 
 def nonfinite(rep: DumpReport, tables: dict[str, pd.DataFrame]) -> None:
@@ -137,7 +71,7 @@ def nonfinite(rep: DumpReport, tables: dict[str, pd.DataFrame]) -> None:
     st.warning(sentence, icon=":material/warning:")
     per_layer = tables["layers"][["layer", "entry", "nan", "posinf", "neginf"]]
     per_layer = per_layer[(per_layer[["nan", "posinf", "neginf"]] > 0).any(axis=1)]
-    _table(per_layer, "dumps_nonfinite")
+    engine_table(per_layer, "dumps_nonfinite")
 
 
 def read_summary(rep: DumpReport, tables: dict[str, pd.DataFrame], facts, capture) -> None:
@@ -201,7 +135,7 @@ def residual(
     st.markdown(text.growth_text(res.growth, lang))
     st.markdown(f"**{t('dumps.outliers_title', ratio=format_reading(rep.spec.outlier_ratio))}**")
     if len(tables["outlier_tokens"]):
-        _table(tables["outlier_tokens"], "dumps_outlier_tokens")
+        engine_table(tables["outlier_tokens"], "dumps_outlier_tokens")
         _listed(len(tables["outlier_tokens"]), res.outlier_total)
     else:
         st.caption(t("dumps.no_outliers", ratio=format_reading(rep.spec.outlier_ratio)))
@@ -263,7 +197,7 @@ def massive(
     if carriers is not None:
         st.markdown(carriers)
     columns = frozenset({"abs_over_median"} if approximate else ())
-    _table(tables["massive_activations"], "dumps_massive_table", approximate=columns)
+    engine_table(tables["massive_activations"], "dumps_massive_table", approximate=columns)
     if total > len(mas.value):
         listed = {"cap": text.count(LARGE_CAP), "listed": text.count(len(mas.value))}
         st.caption(t("dumps.massive_listed", **listed, total=text.count(total)))
@@ -319,7 +253,7 @@ def channel_detail(
     show_chart(figure, "dumps_channel_detail")
     st.markdown(f"**{t('dumps.outlier_channels_title')}**")
     if len(tables["outlier_channels"]):
-        _table(tables["outlier_channels"], "dumps_outlier_channels")
+        engine_table(tables["outlier_channels"], "dumps_outlier_channels")
         _listed(len(tables["outlier_channels"]), rep.channels.outlier_total)
     else:
         st.caption(t("dumps.no_outlier_channels", ratio=format_reading(rep.spec.outlier_ratio)))
@@ -363,7 +297,7 @@ def dyt(fit: DyTFit, tables: dict[str, pd.DataFrame], spec: DumpSpec, shared: bo
             )
         )
     if len(tables["dyt_fits"]):
-        _table(tables["dyt_fits"], "dumps_dyt_table", DYT_DIGITS)
+        engine_table(tables["dyt_fits"], "dumps_dyt_table", DYT_DIGITS)
     else:
         st.caption(t("dumps.dyt_one_at_a_time"))
 

@@ -195,7 +195,7 @@ def precision(comparison: PrecisionComparison) -> None:
     frame = pd.DataFrame(rows)
     headers = {c: t(f"dumps.overflow_col.{c}") for c in frame.columns}
     largest = cell_writer(frame["max_abs"].to_numpy(), 6)  # as the sentences write it ...
-    st.dataframe(  # ... sorted by value (``ui.views.dumps._table``)
+    st.dataframe(  # ... sorted by value (``ui.views.dumps_tables.engine_table``)
         frame.rename(columns=headers).style.format({headers["max_abs"]: largest}),
         hide_index=True,
         width="stretch",
