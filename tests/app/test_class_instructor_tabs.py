@@ -4,6 +4,8 @@ once, Next only where the class is."""
 
 from __future__ import annotations
 
+import pytest
+
 from classroom import rules
 from tests.app import test_class_pages as pages
 from tests.app.test_class_pages import ANSWER, FIRST, WRONG
@@ -84,3 +86,11 @@ def test_a_class_started_after_one_ended_opens_at_lesson_one(monkeypatch):
     teacher.selectbox(key="cl_pick").set_value(LESSON_IDS[4]).run()
     teacher.button(key="cl_end").click().run()
     assert teacher.session_state["cl_lesson"] == LESSON_IDS[0]
+
+
+@pytest.mark.parametrize(("value", "said"), [("zz", "`cl_code` is"), ("  ", "`cl_code` holds no")])
+def test_an_instructor_link_with_a_bad_code_is_answered_in_the_instructors_words(value, said):
+    at = pages._open("classroom", {"lang": "en", "cl_code": value, "cl_key": rules.new_secret(128)})
+    assert not at.exception
+    refused = pages._texts(at, "error")
+    assert said in refused and "your instructor" not in refused

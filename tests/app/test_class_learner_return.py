@@ -176,3 +176,17 @@ def test_two_tabs_of_one_learner_do_not_take_the_vote_back_from_each_other():
     first.button(key=f"ls_again_{FIRST}").click().run()
     _commit(first, WRONG)
     assert store().room(code, key, FIRST).counts[0] == {**dict.fromkeys("abcd", 0), WRONG: 1}
+
+
+def test_a_learner_whose_class_ran_out_of_time_is_told_so_not_to_check_the_code(monkeypatch):
+    """A class ends 24 hours after it starts: a learner who had joined was told "No open class
+    has the code …: check the code with your instructor", though their code was right."""
+    _, code, _ = _instructor()
+    learner = _learner(code)
+    assert not learner.error
+    later = store().clock() + rules.CLASS_LIFETIME_S + 60
+    monkeypatch.setattr(store(), "clock", lambda: later)
+    learner.run()
+    said = _texts(learner, "info")
+    assert f"Class **{rules.shown_code(code)}** is over: a class ends 24 hours" in said
+    assert "Check the code" not in _texts(learner, "error")

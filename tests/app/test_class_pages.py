@@ -389,25 +389,3 @@ def test_a_typed_code_is_checked_as_typed_and_the_refusal_says_what_is_accepted(
     (link,) = [link for link in at.get("page_link") if link.label.startswith(go)]
     assert link.proto.query_string == "ls_class=ABCDEF"
     assert not at.exception
-
-
-def test_a_learner_whose_class_ran_out_of_time_is_told_so_not_to_check_the_code(monkeypatch):
-    """A class ends 24 hours after it starts: a learner who had joined was told "No open class
-    has the code …: check the code with your instructor", though their code was right."""
-    _, code, _ = _instructor()
-    learner = _learner(code)
-    assert not learner.error
-    later = store().clock() + rules.CLASS_LIFETIME_S + 60
-    monkeypatch.setattr(store(), "clock", lambda: later)
-    learner.run()
-    said = _texts(learner, "info")
-    assert f"Class **{rules.shown_code(code)}** is over: a class ends 24 hours" in said
-    assert "Check the code" not in _texts(learner, "error")
-
-
-@pytest.mark.parametrize(("value", "said"), [("zz", "`cl_code` is"), ("  ", "`cl_code` holds no")])
-def test_an_instructor_link_with_a_bad_code_is_answered_in_the_instructors_words(value, said):
-    at = _open("classroom", {"lang": "en", "cl_code": value, "cl_key": rules.new_secret(128)})
-    assert not at.exception
-    refused = _texts(at, "error")
-    assert said in refused and "your instructor" not in refused
