@@ -12,6 +12,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from playwright.sync_api import expect
 
 from scripts.local_app import IDLE
@@ -47,6 +48,48 @@ SETTLED = """() => document.fonts.status === 'loaded' && [...document.querySelec
 def open_settled(page, server_url: str, path: str, query: str) -> None:
     """Open ``path?query``, wait for the run, its fonts and its charts; no exception shown."""
     page.goto(f"{server_url}/{path}?{query}")
+    settle(page)
+
+
+# How many runs this tab's app has begun: a counter the page keeps from its first call (an
+# observer of Streamlit's run state, held by the window, watching the whole body in case the
+# app's element is replaced), so a run that begins and ends between two polls still counts.
+_RUNS_BEGUN = """() => {
+  const state = () => document.querySelector('[data-testid=stApp]')?.dataset.testScriptState;
+  if (window.__runsBegun === undefined) {
+    window.__runsBegun = 0;
+    let was = state();
+    window.__runWatch = new MutationObserver(() => {
+      const now = state();
+      if (now !== was && now !== 'notRunning') window.__runsBegun += 1;
+      was = now;
+    });
+    window.__runWatch.observe(document.body, {subtree: true, childList: true, attributes: true,
+      attributeFilter: ['data-test-script-state']});
+  }
+  return window.__runsBegun;
+}"""
+# A history entry, then ``popstate``: what the browser's Back and Forward do; Streamlit's
+# frontend answers it with a run of that address's page and query (history navigation).
+_HISTORY_GO = """address => { history.pushState(null, '', address);
+  dispatchEvent(new PopStateEvent('popstate')); }"""
+
+
+def open_in_tab(page, server_url: str, path: str, query: str) -> None:
+    """Open ``path?query`` in the app the tab already runs, as Back and Forward do, and wait
+    as ``open_settled`` does.  The page is drawn from the address as a fresh link draws it
+    (``seed`` in ``ui/url/address_bar.py`` reads every setting again on such a run) at about
+    two thirds of Chromium's CPU: Streamlit's frontend is not started again
+    (benchmarks/RESULTS.md, "The test suite").  Where no run has begun 10 s later (rare, and
+    seen only after a view whose Settings box was opened), the address is opened afresh, so
+    that a test never reads the view before."""
+    begun = page.evaluate(_RUNS_BEGUN)
+    page.evaluate(_HISTORY_GO, f"/{path}?{query}")
+    try:
+        page.wait_for_function("n => window.__runsBegun > n", arg=begun, timeout=10_000)
+    except PlaywrightTimeout:
+        open_settled(page, server_url, path, query)
+        return
     settle(page)
 
 

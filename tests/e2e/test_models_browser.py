@@ -7,7 +7,15 @@ import pytest
 from playwright.sync_api import expect
 
 from engine.models.loader import catalog
-from tests.e2e.browser import SETTLED, SLOW_MS, address_holds, settle, wait_idle
+from tests.e2e.browser import (
+    SETTLED,
+    SLOW_MS,
+    address_holds,
+    open_in_tab,
+    open_settled,
+    settle,
+    wait_idle,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -109,9 +117,9 @@ def test_each_fact_is_one_line_and_the_table_fits_its_column_at_1280(page, serve
     column squeezed by the values' unbreakable names; DeepNet's update, one code, ran the
     table past its column."""
     page.set_viewport_size({"width": 1280, "height": 1600})
-    for family in ("llama3", "gemma3", "deepnet"):
-        page.goto(server_url + f"/models?lang={lang}&md_family={family}")
-        wait_idle(page)
+    for number, family in enumerate(("llama3", "gemma3", "deepnet")):
+        go = open_settled if number == 0 else open_in_tab
+        go(page, server_url, "models", f"lang={lang}&md_family={family}")
         facts = page.locator(".st-key-md_facts [data-testid='stMarkdownContainer']")
         expect(facts.locator("td").first).to_be_visible()
         cells = facts.locator("tr > td:first-child")

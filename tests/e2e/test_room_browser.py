@@ -11,7 +11,14 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.browser import address_holds, fresh_page, open_settled, settle, wait_idle
+from tests.e2e.browser import (
+    address_holds,
+    fresh_page,
+    open_in_tab,
+    open_settled,
+    settle,
+    wait_idle,
+)
 from ui.i18n import translate
 from ui.lessons.catalog import LESSON_IDS
 
@@ -141,7 +148,7 @@ def test_results_mode_hides_inputs_and_keeps_the_navigation(room, server_url):
     wait_idle(page)
     expect(page.get_by_role("heading", name=_title("real_models", "en"))).to_be_visible()
     for path, section in (("depth", "dp_section"), ("geometry", "ge_section")):
-        open_settled(page, server_url, path, "lang=en&present=results")
+        open_in_tab(page, server_url, path, "lang=en&present=results")
         expect(page.locator(f".st-key-nav_{section}")).to_be_visible()
         visible_inputs = page.locator(
             "[data-testid='stMain'] :is([data-testid='stNumberInput'], [data-testid='stSlider'],"
@@ -291,8 +298,9 @@ def test_nothing_in_a_room_is_cut_or_covered(room, server_url, lang):
     values take a second row, a menu's value fits a phone)."""
     page, size, shot = room
     found = {}
-    for path, query, checks in ROOM_VIEWS:
-        open_settled(page, server_url, path, f"lang={lang}&{query}")
+    for number, (path, query, checks) in enumerate(ROOM_VIEWS):
+        go = open_settled if number == 0 else open_in_tab  # each view's layout, not a tab's start
+        go(page, server_url, path, f"lang={lang}&{query}")
         variant = "_present" if "present=on" in query else "_set" if query else ""
         name = f"{path or 'vector_lab'}_{lang}{variant}"
         problems = page.evaluate(TRUNCATED) if "cut" in checks else []
