@@ -188,6 +188,19 @@ def test_dyt_alpha_help_says_whose_default_it_is(app):
     assert "tunes α₀ per model width" in help_text and "arXiv:2503.10622" in help_text
 
 
+def test_dyt_is_not_said_to_take_statistics_in_the_dtype_it_computes_in(app):
+    """The caption under the dtypes said "Statistics: float16 (sum, then divide, …)" of DyT,
+    which takes none (engine/norms/reference.py, ``dyt``: tanh(α·x) in the compute dtype)."""
+    app.selectbox(key="vl_compute").select("float16")
+    app.selectbox(key="vl_norm").select("dyt").run()
+    captions = " ".join(c.value for c in app.caption)
+    assert "DyT takes no statistics: tanh(α·x), γ and β are computed in float16." in captions
+    assert "Statistics: float16" not in captions
+    app.selectbox(key="vl_norm").select("rmsnorm").run()
+    captions = " ".join(c.value for c in app.caption)
+    assert "Statistics: float16 (sum, then divide" in captions and "DyT" not in captions
+
+
 @pytest.mark.parametrize("kind", ["batchnorm", "instancenorm", "groupnorm", "dyt"])
 def test_every_norm_kind_renders(app, kind):
     app.selectbox(key="vl_menu").select("tokens").run()

@@ -235,7 +235,12 @@ def vector_choice(presets: Mapping[str, Rows]) -> VectorChoice:
     computed_in = bound.selectbox(
         P["vl_compute"], t("vector_lab.computed_in"), c2, help=t("vector_lab.computed_in_help")
     )
-    st.caption(t("vector_lab.computed_in_caption", compute=label("compute", computed_in)))
+    # The norm is chosen further down; its value is already in the state (a link's or the
+    # last run's): DyT takes no statistic, so "Statistics: … sum, then divide" is not said of it
+    if st.session_state.get(P["vl_norm"].key, P["vl_norm"].default) == "dyt":
+        st.caption(t("vector_lab.computed_in_caption_dyt", dtype=computed_in))
+    else:
+        st.caption(t("vector_lab.computed_in_caption", compute=label("compute", computed_in)))
     errors: list[str] = []
     named = _read(errors, _vectors, source, dtype, presets, refused={})
     return VectorChoice(dtype, computed_in, errors=tuple(errors), **named)
