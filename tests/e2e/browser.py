@@ -78,11 +78,11 @@ _HISTORY_GO = """address => { history.pushState(null, '', address);
 def open_in_tab(page, server_url: str, path: str, query: str) -> None:
     """Open ``path?query`` in the app the tab already runs, as Back and Forward do, and wait
     as ``open_settled`` does.  The page is drawn from the address as a fresh link draws it
-    (``seed`` in ``ui/url/address_bar.py`` reads every setting again on such a run) at about
-    two thirds of Chromium's CPU: Streamlit's frontend is not started again
-    (benchmarks/RESULTS.md, "The test suite").  Where no run is seen 10 s later (a short run of
-    the same page can come and go without its state ever drawn as running), the address is
-    opened afresh, so that a test never reads the view before."""
+    (``seed`` in ``ui/url/address_bar.py`` reads every setting again on such a run) for about
+    two thirds of the machine's CPU (browser and server): Streamlit's frontend is not started
+    again (benchmarks/RESULTS.md, "The test suite").  Where no run is seen 10 s later (a short
+    run of the same page can come and go without its state ever drawn as running), the
+    address is opened afresh, so that a test never reads the view before."""
     begun = page.evaluate(_RUNS_BEGUN)
     page.evaluate(_HISTORY_GO, f"/{path}?{query}")
     try:
