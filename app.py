@@ -23,7 +23,7 @@ from ui import held_downloads, live_model, presenting, projected, sessions
 from ui.formatting import literal
 from ui.i18n import LANGUAGES, t
 from ui.url import address_bar
-from ui.url.missing_page import missing_page
+from ui.url.missing_page import missing_page, page_at
 from ui.url.pages import DEFAULT_PAGE, PAGES
 
 # The tab's icon from our own file: a ":material/…:" icon there is fetched from Google's
@@ -104,7 +104,7 @@ def _no_such_page(name: str, listed: list[st.Page]) -> st.Page:
         for page in listed:
             st.page_link(page)
 
-    return st.Page(draw, title=t("app.no_page.title"), url_path=name, visibility="hidden")
+    return page_at(name, draw, t("app.no_page.title"))
 
 
 sections = {

@@ -305,14 +305,15 @@ def literal(text: str, limit: int = SHOWN_CHARS) -> str:
     fence longer than any run of backticks in the text keeps it closed.  Characters that
     cannot be seen or that reorder a line (zero-width spaces, bidi overrides, tabs, line
     breaks) are written as escapes such as ``\\u200b``, so the culprit in "`1\\u200b` is
-    not a number" is visible; an empty text is written ``""``; past ``limit`` characters
+    not a number" is visible; an empty text, or one with spaces at an end, is written in
+    quotes (``""``, ``"nopage "``); past ``limit`` characters
     the text is cut and "…" says so.
     """
     text = str(text)
     cut = len(text) > limit
     text = visible(text[:limit])
-    if not text.strip():
-        text = f'"{text}"'  # empty, or only spaces: quoted so there is something to see
+    if text != text.strip() or not text:
+        text = f'"{text}"'  # empty, or spaces at an end: quoted so that they can be seen
     if cut:
         text += "…"
     # Streamlit's Markdown turns ":material/" into ":material_" everywhere, code spans too (to

@@ -104,6 +104,17 @@ def test_an_unknown_page_says_so_in_the_pages_language_and_links_the_pages(page,
     assert "/nopage" in page.url
 
 
+def test_an_unknown_page_with_a_space_at_its_end_is_named_not_left_to_streamlit(page, server_url):
+    """``/nopage%20``: ``st.Page`` strips a path's spaces, so this name matched no page and
+    Streamlit's English dialog came up over the default page; the hidden page is at the exact
+    name, and the message shows the space."""
+    page.goto(f"{server_url}/nopage%20?lang=zh")
+    wait_idle(page)
+    expect(page.get_by_role("heading", name="没有这个页面")).to_be_visible()
+    expect(page.get_by_text('NormScope 没有 "nopage " 这个页面')).to_be_visible()
+    expect(page.get_by_role("dialog")).to_have_count(0)
+
+
 def test_an_address_of_two_segments_goes_to_its_first_not_to_a_blank_page(page, server_url):
     """``/a/b``: Streamlit answered with its page, whose scripts then came from ``/a/static/…``
     (the page again, each time): a blank tab.  It is sent to ``/a`` (a page, or "No such

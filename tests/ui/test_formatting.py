@@ -85,6 +85,7 @@ def test_literal_shows_outside_text_as_a_code_span_with_the_invisible_made_visib
     assert literal("1\u200b") == "`1\\u200b`"  # the zero-width space that made "1" no number
     assert literal("a\u202eb") == "`a\\u202eb`"  # a bidi override cannot reorder the line
     assert literal("") == '`""`' and literal("  ") == '`"  "`'
+    assert literal("nopage ") == '`"nopage "`' and literal(" 1") == '`" 1"`'  # spaces shown
     assert literal("x" * 500, limit=10) == "`xxxxxxxxxx…`"
     assert literal("中文 é") == "`中文 é`"
 

@@ -31,27 +31,35 @@ def run(monkeypatch):
 
 
 @pytest.mark.parametrize(
-    "name", ["nopage", "Lessons", "vector-lab", "中文", "a" * module.NAME_CHARS]
+    "name",
+    [
+        "nopage",
+        "Lessons",
+        "vector-lab",
+        "中文",
+        " nopage",
+        "nopage ",
+        "no\u200bpage",
+        "a" * module.NAME_CHARS,
+    ],
 )
 def test_a_name_no_page_has_is_served(run, name):
     assert run(name=name) == name
 
 
-@pytest.mark.parametrize(
-    "name",
-    [
-        "",
-        "lessons",
-        "axes",
-        "a/b",
-        " nopage",
-        "nopage ",
-        "no\u200bpage",
-        "a" * (module.NAME_CHARS + 1),
-    ],
-)
-def test_a_pages_name_or_one_that_cannot_be_a_path_is_not(run, name):
+@pytest.mark.parametrize("name", ["", "lessons", "axes", "a/b", "a" * (module.NAME_CHARS + 1)])
+def test_a_pages_name_a_nested_one_or_a_very_long_one_is_not(run, name):
     assert run(name=name) is None
+
+
+@pytest.mark.parametrize("name", ["nopage", "nopage ", " nopage", "  ", "no\u200bpage"])
+def test_the_hidden_page_is_at_exactly_the_asked_name(name):
+    """Streamlit matches the address's name against each page's ``url_path`` as is and takes
+    the page's hash from it; ``st.Page`` strips the ends of a path it is given, so
+    ``page_at`` sets the exact one where Streamlit keeps it."""
+    page = module.page_at(name, lambda: None, "No such page")
+    assert page.url_path == name
+    assert page._script_hash == calc_hash(name)
 
 
 def test_the_name_stays_for_the_session_so_later_runs_and_back_find_its_page(run):
