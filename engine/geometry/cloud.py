@@ -23,7 +23,7 @@ from engine.config import GEOMETRY_SCENE_MAX_D, GeometrySpec, NormSpec
 from engine.errors import EngineError
 from engine.geometry.arrays import readonly
 from engine.geometry.degenerate import degeneracy_flags
-from engine.geometry.measures import cosine, l2_norm, ones_component
+from engine.geometry.measures import cosine, cosine_gap, l2_norm, ones_component
 from engine.norms.dispatch import normalize
 from engine.norms.random_inputs import random_vectors
 from engine.threads import torch_threads
@@ -103,6 +103,7 @@ class NormedCloud:
     norm: np.ndarray  # [N] ||y||
     ones: np.ndarray  # [N] <y, 1>
     cos_input: np.ndarray  # [N] cos(x, y); NaN where x or y is the zero vector
+    cos_gap: np.ndarray  # [N] 1 − cos(x, y) to its own digits (measures.cosine_gap)
 
 
 @dataclass(frozen=True)
@@ -126,6 +127,16 @@ class Cloud:
         with np.errstate(invalid="ignore", divide="ignore"):  # a zero input: 0/0
             return np.sqrt((centred**2).mean(axis=-1) / (x**2).mean(axis=-1))
 
+    @property
+    def sigma_over_rms_gap(self) -> np.ndarray:
+        """[N] 1 − σ/rms to its own digits: with u = μ²/rms² (and σ²/rms² = 1 − u), it is
+        1 − √(1 − u) = u / (1 + √(1 − u)); ``1 - sigma_over_rms`` keeps only float64's
+        steps of 1.1e-16 near 1."""
+        x = self.inputs.astype(np.float64)  # [N, d]
+        with np.errstate(invalid="ignore", divide="ignore"):  # a zero input: 0/0
+            share = x.mean(axis=-1) ** 2 / (x**2).mean(axis=-1)  # [N] u
+            return share / (1 + self.sigma_over_rms)
+
 
 def normed(x: torch.Tensor, kind: str, spec: GeometrySpec) -> NormedCloud:
     """``x`` ([N, d]) through one norm, with and without the spec's gamma and beta."""
@@ -138,6 +149,7 @@ def normed(x: torch.Tensor, kind: str, spec: GeometrySpec) -> NormedCloud:
         norm=readonly(l2_norm(plain)),
         ones=readonly(ones_component(plain)),
         cos_input=readonly(cosine(x, plain)),
+        cos_gap=readonly(cosine_gap(x, plain)),
     )
 
 

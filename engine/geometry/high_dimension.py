@@ -32,7 +32,13 @@ from engine.config import GEOMETRY_MAX_EPS, GeometrySpec, NormSpec
 from engine.geometry.arrays import readonly
 from engine.geometry.cloud import bounded_rows, input_vectors, norm_spec, sorted_values
 from engine.geometry.degenerate import degeneracy_flags
-from engine.geometry.measures import cosine, l2_norm, ones_component, split_along_ones
+from engine.geometry.measures import (
+    cosine,
+    cosine_gap,
+    l2_norm,
+    ones_component,
+    split_along_ones,
+)
 from engine.norms.dispatch import normalize
 from engine.norms.kinds import PER_TOKEN_KINDS, ROW_KINDS
 from engine.threads import Cancelled, Progress, StopCheck, torch_threads
@@ -49,15 +55,20 @@ class Measures:
     norm: np.ndarray  # [N] ||y||
     ones: np.ndarray  # [N] <y, 1>
     cos_input: np.ndarray  # [N] cos(x, y); NaN for a zero vector
+    # [N] 1 − cos(x, y) to its own digits (measures.cosine_gap); None in the ε sweep, whose
+    # rows are summarised by their mean and spread
+    cos_gap: np.ndarray | None = None
 
 
-def measured(x64: torch.Tensor, y: torch.Tensor) -> Measures:
-    """The three measures of outputs ``y`` [N, d] of inputs ``x64`` (float64) [N, d]."""
+def measured(x64: torch.Tensor, y: torch.Tensor, gap: bool = True) -> Measures:
+    """The measures of outputs ``y`` [N, d] of inputs ``x64`` (float64) [N, d]; the
+    cosines' gaps from 1 when ``gap``."""
     y64 = y.double()  # [N, d] measured in float64: the rounding shown is the norm's
     return Measures(
         norm=readonly(l2_norm(y64)),
         ones=readonly(ones_component(y64)),
         cos_input=readonly(cosine(x64, y64)),
+        cos_gap=readonly(cosine_gap(x64, y64)) if gap else None,
     )
 
 
@@ -134,7 +145,7 @@ def _eps_spread(
             raise Cancelled()
         for kind in ROW_KINDS:
             y = normalize(x, norm_spec(kind, spec, eps=eps)).y  # [N, d]
-            rows[kind].append(measured(x64, y))
+            rows[kind].append(measured(x64, y, gap=False))
         if progress is not None:
             progress((done + 1) / len(eps_values))
     return EpsSpread(

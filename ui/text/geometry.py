@@ -60,13 +60,38 @@ def min_median_max(values: np.ndarray, write=format_reading) -> tuple[str, str, 
     return tuple(write(float(v)) for v in np.percentile(finite, [0, 50, 100]))
 
 
+def cosine_ends(cosines: np.ndarray, gaps: np.ndarray) -> tuple[str, str, str]:
+    """(min, median, max) of the finite cosines, each near 1 written from its gap 1 − cos
+    (``engine.geometry.measures.cosine_gap``; ``format_cosine``): float64's cosine holds steps
+    of 1.1×10⁻¹⁶ there, and RMSNorm's cloud read "from 1 − 7.8×10⁻¹⁶ to 1" where its gaps
+    run from 7.3×10⁻¹⁶ to 2.5×10⁻²³.  The largest gap belongs to the smallest cosine."""
+    finite = np.isfinite(cosines) & np.isfinite(gaps)
+    if not finite.any():
+        return "NaN", "NaN", "NaN"
+    ends = zip(
+        np.percentile(cosines[finite], [0, 50, 100]), np.percentile(gaps[finite], [100, 50, 0])
+    )
+    return tuple(format_cosine(float(cosine), float(gap)) for cosine, gap in ends)
+
+
 def spread_text(values: np.ndarray, lang: str, write=format_reading, median: bool = False) -> str:
     """Where the finite values lie: "from 27.7127 to 27.7130" (with the median when asked),
     or "= 27.7127 for every input" where both ends read the same (never "from 27.7127 to
     27.7127")."""
     if not np.isfinite(values).any():  # every input's value 0/0: "= NaN for every input"
         return translate("geometry.range.undefined", lang)
-    low, middle, high = min_median_max(values, write)
+    return _spread(min_median_max(values, write), lang, median)
+
+
+def cosine_spread(cosines: np.ndarray, gaps: np.ndarray, lang: str, median: bool = False) -> str:
+    """``spread_text`` of cosines, written from their gaps (``cosine_ends``)."""
+    if not np.isfinite(cosines).any():
+        return translate("geometry.range.undefined", lang)
+    return _spread(cosine_ends(cosines, gaps), lang, median)
+
+
+def _spread(ends: tuple[str, str, str], lang: str, median: bool) -> str:
+    low, middle, high = ends
     if low == high:
         return translate("geometry.range.one", lang, value=low)
     key = "geometry.range.between_median" if median else "geometry.range.between"
@@ -201,9 +226,9 @@ def cloud_summary(cloud: Cloud, shown: tuple[str, ...], lang: str) -> list[str]:
             lines += [rounding] if rounding else []
         measured = np.isfinite(normed.cos_input).any()  # else the degenerate notes say why
         if measured and (kind == "rmsnorm" or kind == "layernorm" and d > 1):
-            cosines = spread_text(normed.cos_input, lang, format_cosine)
+            cosines = cosine_spread(normed.cos_input, normed.cos_gap, lang)
             key = f"geometry.summary.{kind}_cos"
-            exact = spread_text(cloud.sigma_over_rms, lang, format_cosine)
+            exact = cosine_spread(cloud.sigma_over_rms, cloud.sigma_over_rms_gap, lang)
             if kind == "layernorm" and exact != cosines:  # float32's rounding of x − μ shows
                 key += "_rounded"
             lines.append(translate(key, lang, cosines=cosines, exact=exact))

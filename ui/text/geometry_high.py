@@ -14,11 +14,18 @@ import numpy as np
 from engine.geometry.high_dimension import HighDimensionReport, IdentityCheck, Measures
 from engine.geometry.real_activations import PairMeasures, RealActivations
 from engine.norms.kinds import PER_TOKEN_KINDS
-from ui.formatting import format_cosine, format_power, format_reading, literal, upper_bound
+from ui.formatting import format_power, format_reading, literal, upper_bound
 from ui.i18n import sentence_joiner, translate
 from ui.labels import NORM_NAMES
 from ui.text.dumps import dtype_text
-from ui.text.geometry import largest_abs, min_median_max, rounding_sentence, spread_text
+from ui.text.geometry import (
+    cosine_ends,
+    cosine_spread,
+    largest_abs,
+    min_median_max,
+    rounding_sentence,
+    spread_text,
+)
 
 # The longest token this many times the median one: said to be far out (Sun et al. 2024
 # report massive activations thousands of times the median; the random cloud stays below 2).
@@ -53,7 +60,9 @@ def measure_lines(report: HighDimensionReport, lang: str) -> list[str]:
                 sqrt_d=format_reading(found.sqrt_d),
                 ones=format_reading(largest_abs(measures.ones)),
                 # LayerNorm's cosines spread (σ/rms); the others' are 1 up to rounding
-                cosines=spread_text(measures.cos_input, lang, format_cosine, kind == "layernorm"),
+                cosines=cosine_spread(
+                    measures.cos_input, measures.cos_gap, lang, median=kind == "layernorm"
+                ),
             )
         )
     layer = found.layernorm
@@ -139,7 +148,7 @@ def pair_lines(pair: PairMeasures, lang: str) -> list[str]:
         gamma_low=format_reading(float(weight.min())),
         gamma_mean=format_reading(float(weight.mean())),
         gamma_high=format_reading(float(weight.max())),
-        cosines=spread_text(pair.stored.cos_input, lang, format_cosine),
+        cosines=cosine_spread(pair.stored.cos_input, pair.stored.cos_gap, lang),
     )
     flipped = int((weight < 0).sum())
     if flipped:  # a negative γ reverses its axis: more than a stretch
@@ -155,7 +164,7 @@ def pair_lines(pair: PairMeasures, lang: str) -> list[str]:
             rms_norms=spread_text(rms.norm, lang),
             ln_norms=spread_text(layer.norm, lang),
             sqrt_d=format_reading(pair.sqrt_d),
-            rms_cos=min_median_max(rms.cos_input, format_cosine)[0],
+            rms_cos=cosine_ends(rms.cos_input, rms.cos_gap)[0],
             ln_ones=upper_bound(largest_abs(layer.ones)),
             rms_ones=format_reading(largest_abs(rms.ones)),
         ),
