@@ -21,6 +21,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+import weakref
 
 import streamlit as st
 from streamlit.logger import get_logger
@@ -115,9 +116,15 @@ class ModelLoad:
 MODELS_KEPT = 3
 
 
+# The loads started, by path, as long as the cache above keeps them (or a page holds one):
+# what ``loaded`` reads without starting a load.
+_STARTED: weakref.WeakValueDictionary[str, ModelLoad] = weakref.WeakValueDictionary()
+
+
 @st.cache_resource(show_spinner=False, max_entries=MODELS_KEPT)
 def _model_load(path: str) -> ModelLoad:
-    return ModelLoad(path or None)
+    load = _STARTED[path] = ModelLoad(path or None)
+    return load
 
 
 def model_load(path: str | None = None) -> ModelLoad:
@@ -125,6 +132,14 @@ def model_load(path: str | None = None) -> ModelLoad:
     on the first call.  (Streamlit keys a cached call by its arguments as written, so
     ``f()`` and ``f(None)`` would be two loads: the key is always the path, "" built-in.)"""
     return _model_load(path or "")
+
+
+def loaded(path: str | None = None):
+    """The model at ``path`` (None: the built-in SmolLM2) where a load of it has ended with
+    one, else None; it starts no load.  (The Experiments page checks a typed text's tokens
+    with its tokenizer, when it is there, before asking for a prediction.)"""
+    load = _STARTED.get(path or "")
+    return load.live if load is not None and load.state == "ready" else None
 
 
 def page_started() -> None:

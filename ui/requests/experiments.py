@@ -15,6 +15,8 @@ from engine.experiments.experiment import run_experiment
 from engine.experiments.massive import check_windows_read
 from engine.experiments.runs import check_layers
 from engine.experiments.stored import default_index, stored_run
+from engine.experiments.text import tokenize_text
+from ui import live_model
 from ui.compute import compute, run_heavy
 from ui.errors import error_text, showing_refusals
 from ui.formatting import count
@@ -36,12 +38,23 @@ def within_model(chosen):
     """``chosen``, or refused (no spec, the engine's refusal added to its errors) where it
     names a block the chosen model lacks: known from the model's config before it loads,
     so a block past the model is refused as it is typed, not after a commit and a run
-    (which refuses it too); so are windows of a mean the tokens read cannot fill twice.
-    Every block written out ("0-29") is the run of "all": the same request, its prediction
-    and precomputed result."""
+    (which refuses it too); so are windows of a mean the tokens read cannot fill twice, and
+    a typed text of fewer than 2 tokens where the model is loaded already (its tokenizer
+    counts them; before that, the run refuses it).  Every block written out ("0-29") is the
+    run of "all": the same request, its prediction and precomputed result."""
     if isinstance(chosen.spec, MassiveSpec) and chosen.text is not None:
         try:
             compute(check_windows_read, chosen.spec, chosen.text)
+        except EngineError as error:
+            return replace(chosen, spec=None, errors=(*chosen.errors, error_text(error)))
+    typed = chosen.text is not None and chosen.text.prompt.strip()
+    live = live_model.loaded(model_path(chosen)) if typed else None
+    if live is not None:
+        try:
+            loaded, key = live.loaded, (model_path(chosen), live.name, chosen.text)
+            compute(
+                tokenize_text, loaded.tokenizer, chosen.text, loaded.context, key=key, private=True
+            )
         except EngineError as error:
             return replace(chosen, spec=None, errors=(*chosen.errors, error_text(error)))
     layers = getattr(chosen.spec, "layers", None)
