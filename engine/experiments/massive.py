@@ -130,7 +130,8 @@ class _Reached(Exception):
 def check_windows_read(spec: MassiveSpec, text: TextSpec) -> None:
     """Refuse a mean over windows that the tokens read cannot fill twice: known from the
     settings alone (at most ``text.max_tokens`` are read), before a prediction is asked for a
-    run that cannot happen.  A shorter text is refused when it runs (``_window_stream``)."""
+    run that cannot happen.  A shorter text is refused by ``check_windows`` once its tokens
+    are counted."""
     if spec.setting == "mean" and text.max_tokens < 2 * spec.window:
         raise experiment_error(
             "too_few_windows_read",
@@ -141,20 +142,26 @@ def check_windows_read(spec: MassiveSpec, text: TextSpec) -> None:
         )
 
 
+def check_windows(tokens: int, window: int) -> None:
+    """Refuse a mean over windows of ``window`` tokens that a text of ``tokens`` tokens cannot
+    fill twice (by the run, and by a page as soon as the model's tokenizer has counted them)."""
+    if tokens // window < 2:
+        raise experiment_error(
+            "too_few_windows",
+            tokens=tokens,
+            window=window,
+            windows=tokens // window,
+            largest=tokens // 2,
+            needed=2 * window,  # tokens for two windows of this length
+        )
+
+
 def _window_stream(live: LiveModel, ref: Reference, point: int, window: int, threads):
     """[W, window, d] the stream at ``point`` with the text cut into W windows, each its own
     sequence; the pass stops once that point is reached."""
     ids = torch.tensor(ref.tokens.ids)
+    check_windows(len(ids), window)
     count = len(ids) // window
-    if count < 2:
-        raise experiment_error(
-            "too_few_windows",
-            tokens=len(ids),
-            window=window,
-            windows=count,
-            largest=len(ids) // 2,
-            needed=2 * window,  # tokens for two windows of this length
-        )
     batch = ids[: count * window].reshape(count, window)  # [W, window]
     with live.exclusive("float32", threads) as loaded:
         paths = module_paths(loaded.model, loaded.architecture)

@@ -143,6 +143,21 @@ def test_a_typed_text_of_one_token_is_refused_before_a_prediction_is_asked(tiny,
     assert not _refusals(at) and [b for b in at.button if b.key.startswith("ex_commit_")]
 
 
+def test_a_text_too_short_for_two_windows_of_a_mean_is_refused_before_a_prediction(tiny):
+    """16 tokens to read fill two windows of 4, but "abcdef" is 7 tokens ([BOS] and six
+    letters): one window.  Once the model is loaded, that is said before the prediction,
+    as the run would say it."""
+    assert live_model.model_load().wait(120)
+    query = {"ex_experiment": "massive", "ex_setting": "mean", **SMALL}
+    at = _open({**query, "ex_prompt": "abcdef"})
+    assert not at.exception
+    said = " ".join(_refusals(at))
+    assert "Windows of 4 tokens: the text's 7 tokens fill 1 of them" in said, said
+    assert not [b for b in at.button if b.key.startswith("ex_commit_")]
+    at = _open({**query, "ex_prompt": "abcdefg"})  # 8 tokens: two windows
+    assert not _refusals(at) and [b for b in at.button if b.key.startswith("ex_commit_")]
+
+
 def test_a_precomputed_result_is_shown_at_once_with_its_date_and_model(tiny, tmp_path, calls):
     live = live_model.model_load()
     assert live.wait(120)

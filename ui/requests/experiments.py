@@ -12,7 +12,7 @@ from engine.dumps.live import live_model_blocks
 from engine.dumps.local_files import MODEL_DIRS_VARIABLE, LocalModel, find_model, list_models
 from engine.errors import EngineError
 from engine.experiments.experiment import run_experiment
-from engine.experiments.massive import check_windows_read
+from engine.experiments.massive import check_windows, check_windows_read
 from engine.experiments.runs import check_layers
 from engine.experiments.stored import default_index, stored_run
 from engine.experiments.text import tokenize_text
@@ -39,24 +39,16 @@ def within_model(chosen):
     names a block the chosen model lacks: known from the model's config before it loads,
     so a block past the model is refused as it is typed, not after a commit and a run
     (which refuses it too); so are windows of a mean the tokens read cannot fill twice, and
-    a typed text of fewer than 2 tokens where the model is loaded already (its tokenizer
-    counts them; before that, the run refuses it).  Every block written out ("0-29") is the
+    a text too short to run (``_counted_refusal``).  Every block written out ("0-29") is the
     run of "all": the same request, its prediction and precomputed result."""
     if isinstance(chosen.spec, MassiveSpec) and chosen.text is not None:
         try:
             compute(check_windows_read, chosen.spec, chosen.text)
         except EngineError as error:
             return replace(chosen, spec=None, errors=(*chosen.errors, error_text(error)))
-    typed = chosen.text is not None and chosen.text.prompt.strip()
-    live = live_model.loaded(model_path(chosen)) if typed else None
-    if live is not None:
-        try:
-            loaded, key = live.loaded, (model_path(chosen), live.name, chosen.text)
-            compute(
-                tokenize_text, loaded.tokenizer, chosen.text, loaded.context, key=key, private=True
-            )
-        except EngineError as error:
-            return replace(chosen, spec=None, errors=(*chosen.errors, error_text(error)))
+    refused = _counted_refusal(chosen)
+    if refused is not None:
+        return replace(chosen, spec=None, errors=(*chosen.errors, refused))
     layers = getattr(chosen.spec, "layers", None)
     if layers is None:
         return chosen
@@ -71,6 +63,26 @@ def within_model(chosen):
     if set(layers) == set(range(blocks)):
         return replace(chosen, spec=replace(chosen.spec, layers=None))
     return chosen
+
+
+def _counted_refusal(chosen) -> str | None:
+    """Why the chosen text is too short to run (fewer than 2 tokens; too few for two windows
+    of a mean), where the model is loaded already and its tokenizer counts them as the text
+    is typed; None otherwise (before the load, the run refuses it)."""
+    live = live_model.loaded(model_path(chosen)) if chosen.text is not None else None
+    if live is None:
+        return None
+    private = bool(chosen.text.prompt.strip())  # a typed text stays in its session
+    loaded, key = live.loaded, (model_path(chosen), live.name, chosen.text)
+    try:
+        tokens = compute(
+            tokenize_text, loaded.tokenizer, chosen.text, loaded.context, key=key, private=private
+        )
+        if isinstance(chosen.spec, MassiveSpec) and chosen.spec.setting == "mean":
+            compute(check_windows, len(tokens.ids), chosen.spec.window)
+    except EngineError as error:
+        return error_text(error)
+    return None
 
 
 def precomputed(chosen):
