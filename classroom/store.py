@@ -138,12 +138,22 @@ class ClassStore(Checks):
         return LessonState(state.round, open_, state.revealed)
 
     def second_round(self, code: str, key: str, lesson: str) -> LessonState:
-        """Open round 2 of ``lesson``: everyone votes again; round 1's votes are kept."""
+        """Open round 2 of ``lesson``: everyone votes again; round 1's votes are kept.  Not in
+        a self-paced class, nor where a learner saw the answer with a vote of this round (the
+        class was self-paced when they committed): round 2 would count answers given after it."""
         with self._lesson_for_instructor(code, key, lesson) as (tx, state):
             if state.round >= rules.ROUNDS or state.revealed:
-                raise _refuse(
-                    "no_more_rounds",
-                )
+                raise _refuse("no_more_rounds")
+            (paced,) = tx.one("SELECT paced FROM classes WHERE code = ?", (self._code(code),))
+            if not paced:
+                raise _refuse("second_round_self_paced")
+            (seen,) = tx.one(
+                "SELECT COUNT(*) FROM votes"
+                " WHERE code = ? AND lesson = ? AND round = ? AND seen = 1",
+                (self._code(code), lesson, state.round),
+            )
+            if seen:
+                raise _refuse("second_round_seen", count=seen)
             tx.run(
                 "UPDATE lessons SET round = round + 1, closed = 0 WHERE code = ? AND lesson = ?",
                 (self._code(code), lesson),

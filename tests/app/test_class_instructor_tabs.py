@@ -79,6 +79,22 @@ def test_paced_off_then_on_promises_no_replacement_the_class_refuses():
     assert store().room(code, key, FIRST).counts[0][WRONG] == 1
 
 
+def test_an_answer_seen_while_self_paced_stays_shown_when_paced_again_and_no_round_two():
+    """Paced off, a learner's committed vote showed the answer; paced on again, the page hid
+    it ("Answer hidden until your instructor reveals it") beside a verdict, and a second round
+    would have counted a vote given after the answer."""
+    teacher, code, key = pages._instructor()
+    learner = pages._commit(pages._learner(code), WRONG)
+    teacher.run().toggle(key="cl_paced").set_value(False).run()
+    learner.run()
+    teacher.toggle(key="cl_paced").set_value(True).run()
+    shown = pages._texts(learner.run(), "info", "caption", "markdown", "error", "success")
+    assert "Answer hidden until your instructor reveals it" not in shown
+    teacher.button(key="cl_round").click().run()
+    assert "saw this question's answer with their vote" in pages._texts(teacher, "error", "warning")
+    assert store().room(code, key, FIRST).state.round == 1
+
+
 def test_a_class_started_after_one_ended_opens_at_lesson_one(monkeypatch):
     """The ended class's lesson stayed in the page: the next class opened there."""
     monkeypatch.setattr(widgets, "SETTLE_S", 0.0)

@@ -46,17 +46,6 @@ def test_votes_shown_their_answer_by_a_switch_to_self_paced_stay_final(store, re
         store.vote(new.code, ann, f"{FIRST}.{ANSWER}")
 
 
-def test_a_second_round_takes_a_new_vote_after_a_final_first_one(store):
-    new, (ann,) = class_with(store, 1)
-    store.set_paced(new.code, new.instructor_key, False)
-    store.vote(new.code, ann, f"{FIRST}.{WRONG}")
-    store.second_round(new.code, new.instructor_key, FIRST)
-    assert not store.learner_view(new.code, ann, FIRST).final
-    store.vote(new.code, ann, f"{FIRST}.{ANSWER}")
-    counts = store.room(new.code, new.instructor_key, FIRST).counts
-    assert counts[0][WRONG] == 1 and counts[1][ANSWER] == 1
-
-
 def test_a_learners_view_lists_the_lessons_whose_answer_is_revealed(store):
     new, (ann,) = class_with(store, 1)
     assert store.learner_view(new.code, ann, SECOND).revealed == frozenset()

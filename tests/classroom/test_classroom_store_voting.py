@@ -139,6 +139,23 @@ def test_self_paced_learners_see_the_answer_once_they_commit(store):
     assert not view.paced and view.votes == ("a",) and view.final
 
 
+def test_a_self_paced_class_has_no_second_round(store, refused, snapshot):
+    """Self-paced, each learner who committed has seen the answer: a second round would
+    count answers given after it.  Paced again, a question whose answer a learner saw has
+    none either; another one has."""
+    new, (ann,) = class_with(store, 1)
+    store.vote(new.code, ann, f"{FIRST}.a")
+    store.set_paced(new.code, new.instructor_key, False)
+    before = snapshot()
+    with refused("classroom.second_round_self_paced"):
+        store.second_round(new.code, new.instructor_key, FIRST)
+    assert snapshot()["lessons"] == before["lessons"]
+    store.set_paced(new.code, new.instructor_key, True)  # ann saw the answer: still none
+    with refused("classroom.second_round_seen"):
+        store.second_round(new.code, new.instructor_key, FIRST)
+    assert store.second_round(new.code, new.instructor_key, SECOND).round == 2  # nobody saw it
+
+
 def test_everyone_to_lesson_n_reaches_every_learners_view_each_time(store):
     new, (ann, bob) = class_with(store, 2)
     assert store.learner_view(new.code, ann, FIRST).class_lesson is None

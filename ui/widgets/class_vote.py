@@ -44,12 +44,15 @@ def voting_open(member: Member | None) -> bool:
 
 def hidden(member: Member | None, lesson_id: str, answers: dict[str, str]) -> str | None:
     """Why ``lesson_id``'s answer is hidden from this learner (the line that says so), or
-    None where it may show: outside a class, once the instructor revealed it, and in a
-    self-paced class once the learner committed a prediction (``answers``)."""
+    None where it may show: outside a class, once the instructor revealed it, in a
+    self-paced class once the learner committed a prediction (``answers``), and in a paced
+    one where the class showed it with their vote (self-paced when they committed: paced
+    again, it stayed seen)."""
     if member is None or lesson_id in member.view.revealed:
         return None
     if member.view.paced:
-        return "classroom.hidden_until_reveal"
+        seen = lesson_id == member.view.lesson and member.view.final
+        return None if seen else "classroom.hidden_until_reveal"
     return None if lesson_id in answers else "classroom.hidden_until_commit"
 
 

@@ -212,7 +212,8 @@ def actions(klass: Class, current: Room) -> None:
             )  # fmt: skip
         st.button(
             t("classroom.second_round"), key="cl_round", icon=":material/forum:",
-            disabled=state.round >= rules.ROUNDS,
+            disabled=state.round >= rules.ROUNDS or not current.paced,
+            help=None if current.paced else t("errors.classroom.second_round_self_paced"),
             on_click=_on_lesson, args=(s.second_round, *args), kwargs={"drawn": state},
         )  # fmt: skip
         st.button(
