@@ -306,14 +306,16 @@ def literal(text: str, limit: int = SHOWN_CHARS) -> str:
     cannot be seen or that reorder a line (zero-width spaces, bidi overrides, tabs, line
     breaks) are written as escapes such as ``\\u200b``, so the culprit in "`1\\u200b` is
     not a number" is visible; an empty text, or one with spaces at an end, is written in
-    quotes (``""``, ``"nopage "``); past ``limit`` characters
-    the text is cut and "…" says so.
+    quotes (``""``, ``"nopage "``); past ``limit`` characters the text is cut and "…" says
+    so (a cut that ends in a space is no end of the text: not quoted for it).
     """
     text = str(text)
     cut = len(text) > limit
+    # empty, or spaces at an end of the text (not of the part shown): quoted, to be seen
+    quoted = not text or visible(text[:1]).isspace() or (not cut and visible(text[-1:]).isspace())
     text = visible(text[:limit])
-    if text != text.strip() or not text:
-        text = f'"{text}"'  # empty, or spaces at an end: quoted so that they can be seen
+    if quoted:
+        text = f'"{text}"'
     if cut:
         text += "…"
     # Streamlit's Markdown turns ":material/" into ":material_" everywhere, code spans too (to

@@ -86,6 +86,8 @@ def test_literal_shows_outside_text_as_a_code_span_with_the_invisible_made_visib
     assert literal("a\u202eb") == "`a\\u202eb`"  # a bidi override cannot reorder the line
     assert literal("") == '`""`' and literal("  ") == '`"  "`'
     assert literal("nopage ") == '`"nopage "`' and literal(" 1") == '`" 1"`'  # spaces shown
+    assert literal("hello world and more", limit=6) == "`hello …`"  # a cut's end is no end
+    assert literal("a\t") == "`a\\u0009`"  # a tab is written out: nothing to quote
     assert literal("x" * 500, limit=10) == "`xxxxxxxxxx…`"
     assert literal("中文 é") == "`中文 é`"
 

@@ -33,12 +33,12 @@ def missing_page(known: Collection[str]) -> str | None:
         return None
     name = getattr(pages, "intended_page_name", None) or ""
     by_hash = getattr(pages, "intended_page_script_hash", None)
-    if not by_hash and name and _could_be_a_path(name) and name not in known:
+    if not by_hash and name and _servable(name) and name not in known:
         st.session_state[_ASKED] = name
     return st.session_state.get(_ASKED)
 
 
-def _could_be_a_path(name: str) -> bool:
+def _servable(name: str) -> bool:
     return len(name) <= NAME_CHARS and "/" not in name
 
 
