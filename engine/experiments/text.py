@@ -42,12 +42,20 @@ class TextTokens:
     text_tokens: int  # tokens of the whole text; T = min(this, max_tokens, the context)
 
 
-def tokenize_text(tokenizer, spec: TextSpec, context: int | None) -> TextTokens:
-    """``spec``'s text through ``tokenizer``, cut to ``spec.max_tokens`` (and ``context``);
-    refuses a text of fewer than 2 tokens."""
-    ids = list(tokenizer(spec_text(spec), add_special_tokens=True)["input_ids"])
+def token_ids(tokenizer, spec: TextSpec, context: int | None) -> tuple[tuple[int, ...], int]:
+    """(the ids read: ``spec``'s text through ``tokenizer``, cut to ``spec.max_tokens`` and
+    ``context``; the whole text's token count).  Refuses a text of fewer than 2 tokens:
+    what a page asks before a prediction, with no token decoded."""
+    ids = tuple(tokenizer(spec_text(spec), add_special_tokens=True)["input_ids"])
     limit = spec.max_tokens if context is None else min(spec.max_tokens, int(context))
     kept = ids[:limit]
     if len(kept) < 2:
         raise experiment_error("too_few_tokens", tokens=len(kept))
-    return TextTokens(tuple(kept), token_texts(tokenizer, kept), len(ids))
+    return kept, len(ids)
+
+
+def tokenize_text(tokenizer, spec: TextSpec, context: int | None) -> TextTokens:
+    """``spec``'s text through ``tokenizer``, cut to ``spec.max_tokens`` (and ``context``);
+    refuses a text of fewer than 2 tokens."""
+    kept, whole = token_ids(tokenizer, spec, context)
+    return TextTokens(kept, token_texts(tokenizer, list(kept)), whole)

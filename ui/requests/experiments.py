@@ -15,7 +15,7 @@ from engine.experiments.experiment import run_experiment
 from engine.experiments.massive import check_windows, check_windows_read
 from engine.experiments.runs import check_layers
 from engine.experiments.stored import default_index, stored_run
-from engine.experiments.text import tokenize_text
+from engine.experiments.text import token_ids
 from ui import live_model
 from ui.compute import compute, run_heavy
 from ui.errors import error_text, showing_refusals
@@ -75,11 +75,11 @@ def _counted_refusal(chosen) -> str | None:
     private = bool(chosen.text.prompt.strip())  # a typed text stays in its session
     loaded, key = live.loaded, (model_path(chosen), live.name, chosen.text)
     try:
-        tokens = compute(
-            tokenize_text, loaded.tokenizer, chosen.text, loaded.context, key=key, private=private
+        ids, _ = compute(
+            token_ids, loaded.tokenizer, chosen.text, loaded.context, key=key, private=private
         )
         if isinstance(chosen.spec, MassiveSpec) and chosen.spec.setting == "mean":
-            compute(check_windows, len(tokens.ids), chosen.spec.window)
+            compute(check_windows, len(ids), chosen.spec.window)
     except EngineError as error:
         return error_text(error)
     return None
