@@ -69,6 +69,16 @@ def revealed(tx: Transaction, code: str) -> frozenset[str]:
     return frozenset(lesson for (lesson,) in found)
 
 
+def seen(tx: Transaction, code: str, learner: str) -> frozenset[str]:
+    """The lessons whose answer the class showed ``learner`` with a vote of theirs (the class
+    was self-paced when they voted, or was made so after)."""
+    found = tx.rows(
+        "SELECT DISTINCT lesson FROM votes WHERE code = ? AND learner = ? AND seen = 1",
+        (code, learner),
+    )
+    return frozenset(lesson for (lesson,) in found)
+
+
 def count_event(tx: Transaction, subject: str, now: float, limit: rules.Limit) -> int:
     """Count one more event of ``subject`` in its window; the count, this one included.
 

@@ -229,6 +229,7 @@ class LearnerView:
     moves: int  # how many times it did: a follower follows when this changes
     revealed: frozenset[str] = frozenset()  # the class's lessons whose answer is revealed
     final: bool = False  # the answer was shown with this round's vote: a new one is refused
+    seen: frozenset[str] = frozenset()  # lessons whose answer was shown with a vote of theirs
 
 
 def counts_csv(options: dict, rounds: dict, counted) -> str:

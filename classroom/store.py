@@ -139,8 +139,8 @@ class ClassStore(Checks):
 
     def second_round(self, code: str, key: str, lesson: str) -> LessonState:
         """Open round 2 of ``lesson``: everyone votes again; round 1's votes are kept.  Not in
-        a self-paced class, nor where a learner saw the answer with a vote of this round (the
-        class was self-paced when they committed): round 2 would count answers given after it."""
+        a self-paced class, nor where a learner has seen the answer since their vote (the class
+        was self-paced then or later): round 2 would count answers given after seeing it."""
         with self._lesson_for_instructor(code, key, lesson) as (tx, state):
             if state.round >= rules.ROUNDS or state.revealed:
                 raise _refuse("no_more_rounds")
@@ -333,9 +333,12 @@ class ClassStore(Checks):
             state = rows.lesson_state(tx, self._code(code), lesson)
             mine = rows.votes_of(tx, self._code(code), lesson, learner)
             revealed = rows.revealed(tx, self._code(code))
+            seen = rows.seen(tx, self._code(code), learner)
         votes = tuple(mine.get(r, (None,))[0] for r in range(1, state.round + 1))
         final = mine.get(state.round, (None, False))[1]
-        return LearnerView(lesson, state, votes, bool(paced), class_lesson, moves, revealed, final)
+        return LearnerView(
+            lesson, state, votes, bool(paced), class_lesson, moves, revealed, final, seen
+        )
 
     # --- housekeeping ----------------------------------------------------------------------
 

@@ -61,6 +61,28 @@ def test_paced_the_sheet_view_says_each_answer_is_hidden_until_its_reveal():
     assert _answer_line(FIRST) in shown and _answer_line(SECOND) not in shown
 
 
+def test_an_answer_seen_while_self_paced_stays_shown_when_paced_again_on_every_lesson():
+    """A right answer locked in while paced, then Paced off (the class shows it with the
+    vote) and on again: the verdict, the progress bar's "right" and the sheet's answer line
+    stay, on the lesson and on the next one (paced again, the page hid them on the sheet and
+    on other lessons, though the learner had seen them)."""
+    teacher, code, _ = _instructor()
+    learner = _commit(_learner(code), ANSWER)
+    assert "· 1 answered, 0 right" in _progress(learner)  # paced: the verdict waits
+    teacher.run().toggle(key="cl_paced").set_value(False).run()
+    assert "· 1 answered, 1 right" in _progress(learner.run())
+    teacher.toggle(key="cl_paced").set_value(True).run()
+    assert "· 1 answered, 1 right" in _progress(learner.run())
+    assert "Right:" in _texts(learner, "success", "info", "markdown")  # the verdict stays
+    learner.button(key="ls_next").click().run()
+    assert learner.session_state["ls_lesson"] == SECOND
+    assert "· 1 answered, 1 right" in _progress(learner), _progress(learner)
+    learner.button_group(key="ls_view").set_value("sheet").run()
+    shown = _texts(learner, "markdown")
+    assert _answer_line(FIRST) in shown and _answer_line(SECOND) not in shown
+    assert shown.count("Answer hidden until your instructor reveals it.") == len(LESSON_IDS) - 1
+
+
 def test_self_paced_the_sheet_view_shows_an_answer_once_its_prediction_is_committed():
     teacher, code, _ = _instructor()
     teacher.toggle(key="cl_paced").set_value(False).run()

@@ -196,7 +196,10 @@ def test_a_self_paced_class_offers_no_second_round_and_says_why(lang):
     code, key = teacher.query_params["cl_code"], teacher.session_state["cl_key"]
     (button,) = [b for b in teacher.button if b.key == "cl_round"]
     assert button.disabled
-    why = {"en": "needs a paced class", "zh": "需要由讲师控制进度"}[lang]
+    why = {
+        "en": "No second round in a self-paced class",
+        "zh": "未打开“由讲师控制进度”时没有第二轮",
+    }[lang]
     assert why in button.help and not teacher.exception
     store().set_paced(code, key, True)
     (button,) = [b for b in teacher.run().button if b.key == "cl_round"]

@@ -31,8 +31,10 @@ def their_vote(member: Member | None, lesson_id: str, option: str | None) -> boo
 
 def answer_shown(member: Member | None) -> bool:
     """Whether this learner may see answers now: outside a class or self-paced, once they
-    commit; in a paced class only once the instructor reveals the lesson."""
-    return member is None or not member.view.paced or member.view.state.revealed
+    commit; in a paced class once the instructor reveals the lesson, or where the class
+    already showed it with their vote (``hidden``)."""
+    view = None if member is None else member.view
+    return view is None or not view.paced or view.state.revealed or view.lesson in view.seen
 
 
 def voting_open(member: Member | None) -> bool:
@@ -44,15 +46,13 @@ def voting_open(member: Member | None) -> bool:
 
 def hidden(member: Member | None, lesson_id: str, answers: dict[str, str]) -> str | None:
     """Why ``lesson_id``'s answer is hidden from this learner (the line that says so), or
-    None where it may show: outside a class, once the instructor revealed it, in a
-    self-paced class once the learner committed a prediction (``answers``), and in a paced
-    one where the class showed it with their vote (self-paced when they committed: paced
-    again, it stayed seen)."""
-    if member is None or lesson_id in member.view.revealed:
+    None where it may show: outside a class, once the instructor revealed it, where the class
+    showed it with their vote (self-paced then or since: paced again, it stays seen), and in
+    a self-paced class once the learner committed a prediction (``answers``)."""
+    if member is None or lesson_id in member.view.revealed or lesson_id in member.view.seen:
         return None
     if member.view.paced:
-        seen = lesson_id == member.view.lesson and member.view.final
-        return None if seen else "classroom.hidden_until_reveal"
+        return "classroom.hidden_until_reveal"
     return None if lesson_id in answers else "classroom.hidden_until_commit"
 
 
