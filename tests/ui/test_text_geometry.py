@@ -76,6 +76,22 @@ def test_the_cosines_near_1_are_written_to_their_last_digit(d):
     assert f"cos(x, RMSNorm(x)) from {ends[0]} to {ends[1]}:" in lines
 
 
+def test_sigma_over_rms_gap_is_1_minus_sigma_over_rms_to_its_last_digits():
+    """1 − σ/rms of a cloud whose inputs have almost no mean (σ/rms within 10⁻¹² of 1),
+    against 50 digits (mpmath) on the same float32 inputs."""
+    import mpmath
+
+    cloud = normalized_cloud(GeometrySpec(d=3, count=50, shift=1e-6))
+    for x, gap in zip(cloud.inputs, cloud.sigma_over_rms_gap):
+        with mpmath.workdps(50):
+            x = [mpmath.mpf(float(v)) for v in x]
+            mean = mpmath.fsum(x) / len(x)
+            sigma = mpmath.sqrt(mpmath.fsum((v - mean) ** 2 for v in x) / len(x))
+            rms = mpmath.sqrt(mpmath.fsum(v * v for v in x) / len(x))
+            exact = float(1 - sigma / rms)
+        assert gap == pytest.approx(exact, rel=1e-12)
+
+
 def test_a_cloud_of_one_vector_repeated_is_no_spread_for_dyt():
     """Spread 0: every input is shift·1, so DyT's outputs are one vector repeated; the page
     said "lengths spread out" of them."""

@@ -83,8 +83,13 @@ def spread_text(values: np.ndarray, lang: str, write=format_reading, median: boo
     return _spread(min_median_max(values, write), lang, median)
 
 
-def cosine_spread(cosines: np.ndarray, gaps: np.ndarray, lang: str, median: bool = False) -> str:
-    """``spread_text`` of cosines, written from their gaps (``cosine_ends``)."""
+def cosine_spread(
+    cosines: np.ndarray, gaps: np.ndarray | None, lang: str, median: bool = False
+) -> str:
+    """``spread_text`` of cosines, written from their gaps (``cosine_ends``; without them,
+    from the cosines alone)."""
+    if gaps is None:
+        return spread_text(cosines, lang, format_cosine, median)
     if not np.isfinite(cosines).any():
         return translate("geometry.range.undefined", lang)
     return _spread(cosine_ends(cosines, gaps), lang, median)
