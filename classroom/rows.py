@@ -70,13 +70,40 @@ def revealed(tx: Transaction, code: str) -> frozenset[str]:
 
 
 def seen(tx: Transaction, code: str, learner: str) -> frozenset[str]:
-    """The lessons whose answer the class showed ``learner`` with a vote of theirs (the class
-    was self-paced when they voted, or was made so after)."""
+    """The lessons whose answer the class showed ``learner``: with a vote of theirs (the class
+    was self-paced when they voted, or was made so after), or with none counted (voting was
+    closed: ``seen_answers``)."""
     found = tx.rows(
-        "SELECT DISTINCT lesson FROM votes WHERE code = ? AND learner = ? AND seen = 1",
-        (code, learner),
+        "SELECT lesson FROM votes WHERE code = ? AND learner = ? AND seen = 1"
+        " UNION SELECT lesson FROM seen_answers WHERE code = ? AND learner = ?",
+        (code, learner, code, learner),
     )
     return frozenset(lesson for (lesson,) in found)
+
+
+def saw_unvoted(tx: Transaction, code: str, lesson: str, round_: int, learner: str) -> bool:
+    """Whether ``learner`` was shown ``lesson``'s answer in round ``round_`` with no vote."""
+    return (
+        tx.one(
+            "SELECT 1 FROM seen_answers"
+            " WHERE code = ? AND lesson = ? AND round = ? AND learner = ?",
+            (code, lesson, round_, learner),
+        )
+        is not None
+    )
+
+
+def seen_count(tx: Transaction, code: str, lesson: str, round_: int) -> int:
+    """How many learners were shown ``lesson``'s answer in round ``round_`` (with their vote or
+    with none counted)."""
+    (count,) = tx.one(
+        "SELECT COUNT(*) FROM (SELECT learner FROM votes"
+        " WHERE code = ? AND lesson = ? AND round = ? AND seen = 1"
+        " UNION SELECT learner FROM seen_answers WHERE code = ? AND lesson = ? AND round = ?)"
+        " AS seen_learners",
+        (code, lesson, round_, code, lesson, round_),
+    )
+    return count
 
 
 def count_event(tx: Transaction, subject: str, now: float, limit: rules.Limit) -> int:

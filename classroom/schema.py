@@ -51,5 +51,15 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     (  # the answer was shown with this vote (self-paced): a new one is refused
         "ALTER TABLE votes ADD COLUMN seen INTEGER NOT NULL DEFAULT 0",
     ),
+    (  # the answer was shown to a learner with no vote of theirs counted (voting was closed):
+        # a vote of theirs in that round would be an answer read, and is refused
+        """CREATE TABLE seen_answers (
+            code TEXT NOT NULL,
+            lesson TEXT NOT NULL,
+            round INTEGER NOT NULL,
+            learner TEXT NOT NULL,
+            PRIMARY KEY (code, lesson, round, learner))""",
+    ),
 )
-CLASS_TABLES = ("votes", "learners", "lessons", "classes")  # deleted in this order
+# deleted in this order
+CLASS_TABLES = ("seen_answers", "votes", "learners", "lessons", "classes")

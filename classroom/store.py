@@ -147,11 +147,7 @@ class ClassStore(Checks):
             (paced,) = tx.one("SELECT paced FROM classes WHERE code = ?", (self._code(code),))
             if not paced:
                 raise _refuse("second_round_self_paced")
-            (seen,) = tx.one(
-                "SELECT COUNT(*) FROM votes"
-                " WHERE code = ? AND lesson = ? AND round = ? AND seen = 1",
-                (self._code(code), lesson, state.round),
-            )
+            seen = rows.seen_count(tx, self._code(code), lesson, state.round)
             if seen:
                 raise _refuse("second_round_seen", count=seen)
             tx.run(
@@ -299,6 +295,8 @@ class ClassStore(Checks):
             mine = rows.votes_of(tx, self._code(code), lesson, learner)
             if mine.get(state.round, (None, False))[1]:
                 raise _refuse("answer_seen")
+            if rows.saw_unvoted(tx, self._code(code), lesson, state.round, learner):
+                raise _refuse("answer_seen_unvoted")
             limit = rules.VOTE_LIMIT
             (recent,) = tx.one(
                 "UPDATE learners SET"
@@ -321,6 +319,25 @@ class ClassStore(Checks):
                 (self._code(code), lesson, state.round, learner, option, now, int(not paced)),
             )
 
+    def saw_answer(self, code: str, token: str, lesson: str) -> None:
+        """The class showed this learner ``lesson``'s answer (self-paced) while voting was
+        closed, with no vote of theirs counted: kept, so that a prediction they make after it
+        in this round is not counted, whichever page or browser tab makes it (a page's own
+        memory of it ended with a reload).  Nothing is kept where the class is paced: its
+        answer shows only once revealed."""
+        self._check_lesson(lesson)
+        with self.database.transaction(write=True) as tx:
+            learner = self._learner_key(tx, code, token)
+            (paced,) = tx.one("SELECT paced FROM classes WHERE code = ?", (self._code(code),))
+            if paced:
+                return
+            state = rows.lesson_state(tx, self._code(code), lesson)
+            tx.run(
+                "INSERT INTO seen_answers (code, lesson, round, learner) VALUES (?, ?, ?, ?)"
+                " ON CONFLICT (code, lesson, round, learner) DO NOTHING",
+                (self._code(code), lesson, state.round, learner),
+            )
+
     def learner_view(self, code: str, token: str, lesson: str) -> LearnerView:
         """What this learner sees of ``lesson`` in the class: its state and their own votes."""
         self._check_lesson(lesson)
@@ -334,8 +351,9 @@ class ClassStore(Checks):
             mine = rows.votes_of(tx, self._code(code), lesson, learner)
             revealed = rows.revealed(tx, self._code(code))
             seen = rows.seen(tx, self._code(code), learner)
+            unvoted = rows.saw_unvoted(tx, self._code(code), lesson, state.round, learner)
         votes = tuple(mine.get(r, (None,))[0] for r in range(1, state.round + 1))
-        final = mine.get(state.round, (None, False))[1]
+        final = mine.get(state.round, (None, False))[1] or unvoted
         return LearnerView(
             lesson, state, votes, bool(paced), class_lesson, moves, revealed, final, seen
         )

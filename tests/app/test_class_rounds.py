@@ -4,6 +4,7 @@ dates from an earlier round, whichever run first sees the new round (the page po
 
 from __future__ import annotations
 
+from classroom import rules
 from tests.app import test_class_pages as pages
 from tests.app.test_class_pages import ANSWER, FIRST, WRONG
 from ui.classroom import store
@@ -73,6 +74,21 @@ def test_an_answer_seen_while_voting_is_closed_makes_later_predictions_practice(
     pages._commit(learner, ANSWER)
     pages._button(teacher.run(), "Reopen voting").click().run()
     assert "Practice only" in pages._texts(learner.run(), "caption")
+    assert store().room(code, key, FIRST).answered == (0,)
+
+
+def test_an_answer_seen_while_voting_is_closed_stays_seen_after_a_reload():
+    """Self-paced, voting closed: a commit shows the answer, not counted.  The page forgot
+    that at a reload (the mark lived in its session), and a prediction made after voting
+    reopened was counted; the class keeps it now (``store.saw_answer``)."""
+    teacher, code, key = pages._instructor()
+    teacher.toggle(key="cl_paced").set_value(False).run()
+    pages._button(teacher, "Close voting").click().run()
+    token = rules.new_secret(128)
+    pages._commit(pages._learner(code, token=token), WRONG)
+    pages._button(teacher.run(), "Reopen voting").click().run()
+    reloaded = pages._commit(pages._learner(code, token=token), ANSWER)  # a new session
+    assert "Practice only" in pages._texts(reloaded, "caption")
     assert store().room(code, key, FIRST).answered == (0,)
 
 

@@ -97,6 +97,7 @@ TABLES = (
     "lessons",
     "learners",
     "votes",
+    "seen_answers",
     "rate_limits",
     "ended_classes",
     "meta",

@@ -156,6 +156,34 @@ def test_a_self_paced_class_has_no_second_round(store, refused, snapshot):
     assert store.second_round(new.code, new.instructor_key, SECOND).round == 2  # nobody saw it
 
 
+def test_an_answer_seen_with_no_vote_is_kept_its_rounds_votes_refused(store, refused, snapshot):
+    """Self-paced, voting closed: ann commits, the page shows her the answer, no vote counted
+    (``saw_answer``).  Her view says so (final, the lesson seen); once voting reopens a vote
+    of hers in that round is refused, and a second round is too (paced again).  A paced
+    class keeps nothing: its answer shows only once revealed."""
+    new, (ann, bob) = class_with(store, 2)
+    store.saw_answer(new.code, ann, FIRST)  # paced: nothing kept
+    assert not store.learner_view(new.code, ann, FIRST).final
+    store.set_paced(new.code, new.instructor_key, False)
+    store.set_voting(new.code, new.instructor_key, FIRST, False)
+    store.saw_answer(new.code, ann, FIRST)
+    store.saw_answer(new.code, ann, FIRST)  # twice: kept once
+    view = store.learner_view(new.code, ann, FIRST)
+    assert view.final and view.seen == {FIRST} and view.votes == (None,)
+    assert not store.learner_view(new.code, bob, FIRST).final
+    store.set_voting(new.code, new.instructor_key, FIRST, True)
+    before = snapshot()
+    with refused("classroom.answer_seen_unvoted"):
+        store.vote(new.code, ann, f"{FIRST}.a")
+    assert snapshot()["votes"] == before["votes"]
+    store.vote(new.code, bob, f"{FIRST}.a")
+    store.set_paced(new.code, new.instructor_key, True)
+    with refused("classroom.second_round_seen"):
+        store.second_round(new.code, new.instructor_key, FIRST)
+    store.end_class(new.code, new.instructor_key)
+    assert snapshot()["seen_answers"] == []
+
+
 def test_everyone_to_lesson_n_reaches_every_learners_view_each_time(store):
     new, (ann, bob) = class_with(store, 2)
     assert store.learner_view(new.code, ann, FIRST).class_lesson is None

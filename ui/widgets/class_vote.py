@@ -16,9 +16,6 @@ from ui.widgets.lessons import JUST_COMMITTED
 
 ORIGINS = "_cl_origins"  # {(class, lesson): (the page's answer, the round it dates from)}
 REVEALS_SEEN = "_cl_reveals_seen"  # (class, lesson) whose reveal this session has drawn
-# (class, lesson, round) whose answer this session showed while voting was closed, no vote
-# of theirs counted: a prediction made after it, once voting reopens, would be counted
-SEEN_UNCOUNTED = "_cl_seen_uncounted"
 SENT = "_cl_sent"  # {(class, lesson, round): the option this tab's vote holds}
 
 
@@ -150,18 +147,19 @@ def record(member: Member | None, item: Lesson, chosen: str | None) -> bool:
             # learner): the later vote stands; each tab's rerun took the vote back for itself
             st.caption(t("classroom.voted_elsewhere", option=view.votes[-1]))
             return False
-        seen = round_key  # the answer shown with no vote counted
         if not view.state.voting_open:  # a revealed answer's voting never opens again
             if view.state.revealed:
                 said = "classroom.not_counted_revealed"
             elif answer_shown(member):  # self-paced, or paced turned off: it shows now
-                st.session_state.setdefault(SEEN_UNCOUNTED, set()).add(seen)
+                # kept by the class, so that a prediction after it in this round is not
+                # counted once voting reopens, even after a reload (``store.saw_answer``)
+                attempt(lambda: store().saw_answer(member.code, member.token, item.id))
                 said = "classroom.seen_while_closed"
             else:
                 said = "classroom.not_counted"
             st.caption(t(said))
             return False
-        if view.final or seen in st.session_state.get(SEEN_UNCOUNTED, ()):
+        if view.final:  # the answer shown with their vote, or with none while voting was closed
             st.caption(t("classroom.practice"))
             return False
         _, error = attempt(lambda: store().vote(member.code, member.token, f"{item.id}.{chosen}"))
