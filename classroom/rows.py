@@ -70,9 +70,9 @@ def revealed(tx: Transaction, code: str) -> frozenset[str]:
 
 
 def seen(tx: Transaction, code: str, learner: str) -> frozenset[str]:
-    """The lessons whose answer the class showed ``learner``: with a vote of theirs (the class
-    was self-paced when they voted, or was made so after), or with none counted (voting was
-    closed: ``seen_answers``)."""
+    """The lessons whose answer the class has shown ``learner``, in any round: with a vote of
+    theirs (the class was self-paced when they voted, or was made so after), or with none
+    counted (``seen_answers``)."""
     found = tx.rows(
         "SELECT lesson FROM votes WHERE code = ? AND learner = ? AND seen = 1"
         " UNION SELECT lesson FROM seen_answers WHERE code = ? AND learner = ?",
@@ -81,21 +81,20 @@ def seen(tx: Transaction, code: str, learner: str) -> frozenset[str]:
     return frozenset(lesson for (lesson,) in found)
 
 
-def saw_unvoted(tx: Transaction, code: str, lesson: str, round_: int, learner: str) -> bool:
-    """Whether ``learner`` was shown ``lesson``'s answer in round ``round_`` with no vote."""
+def saw_unvoted(tx: Transaction, code: str, lesson: str, learner: str) -> bool:
+    """Whether ``learner`` was shown ``lesson``'s answer with no vote of theirs counted."""
     return (
         tx.one(
-            "SELECT 1 FROM seen_answers"
-            " WHERE code = ? AND lesson = ? AND round = ? AND learner = ?",
-            (code, lesson, round_, learner),
+            "SELECT 1 FROM seen_answers WHERE code = ? AND lesson = ? AND learner = ?",
+            (code, lesson, learner),
         )
         is not None
     )
 
 
 def seen_count(tx: Transaction, code: str, lesson: str, round_: int) -> int:
-    """How many learners were shown ``lesson``'s answer in round ``round_`` (with their vote or
-    with none counted)."""
+    """How many learners were shown ``lesson``'s answer in round ``round_`` (with a vote of
+    theirs or with none counted)."""
     (count,) = tx.one(
         "SELECT COUNT(*) FROM (SELECT learner FROM votes"
         " WHERE code = ? AND lesson = ? AND round = ? AND seen = 1"

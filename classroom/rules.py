@@ -228,8 +228,8 @@ class LearnerView:
     class_lesson: str | None  # where "everyone to lesson N" last sent the room
     moves: int  # how many times it did: a follower follows when this changes
     revealed: frozenset[str] = frozenset()  # the class's lessons whose answer is revealed
-    final: bool = False  # the answer was shown with this round's vote: a new one is refused
-    seen: frozenset[str] = frozenset()  # lessons whose answer was shown with a vote of theirs
+    final: bool = False  # this lesson's answer was shown to them: a new vote is refused
+    seen: frozenset[str] = frozenset()  # the lessons whose answer was shown to them
 
 
 def counts_csv(options: dict, rounds: dict, counted) -> str:

@@ -59,6 +59,8 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             round INTEGER NOT NULL,
             learner TEXT NOT NULL,
             PRIMARY KEY (code, lesson, round, learner))""",
+        # the lessons whose answer a learner was shown, read at each of their page's polls
+        "CREATE INDEX votes_seen_by_learner ON votes (code, learner) WHERE seen = 1",
     ),
 )
 # deleted in this order

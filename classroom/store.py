@@ -139,8 +139,8 @@ class ClassStore(Checks):
 
     def second_round(self, code: str, key: str, lesson: str) -> LessonState:
         """Open round 2 of ``lesson``: everyone votes again; round 1's votes are kept.  Not in
-        a self-paced class, nor where a learner has seen the answer since their vote (the class
-        was self-paced then or later): round 2 would count answers given after seeing it."""
+        a self-paced class, nor where a learner has been shown the answer (the class was
+        self-paced then or later): round 2 would count answers given after seeing it."""
         with self._lesson_for_instructor(code, key, lesson) as (tx, state):
             if state.round >= rules.ROUNDS or state.revealed:
                 raise _refuse("no_more_rounds")
@@ -275,8 +275,9 @@ class ClassStore(Checks):
 
     def vote(self, code: str, token: str, answer_id: str) -> None:
         """Record ``answer_id`` (``"<lesson>.<option>"``) as this learner's vote in the lesson's
-        current round, replacing their earlier vote in that round unless the answer was shown
-        to them with it (self-paced): the class counts predictions, not answers read."""
+        current round, replacing their earlier vote in that round, unless the lesson's answer
+        has been shown to them (with a vote of theirs, self-paced, or with none:
+        ``saw_answer``), in any round: the class counts predictions, not answers read."""
         lesson, _, option = str(answer_id).rpartition(".")
         self._check_lesson(lesson)
         if option not in self.options[lesson]:
@@ -293,9 +294,9 @@ class ClassStore(Checks):
                 raise _refuse("voting_closed")
             (paced,) = tx.one("SELECT paced FROM classes WHERE code = ?", (self._code(code),))
             mine = rows.votes_of(tx, self._code(code), lesson, learner)
-            if mine.get(state.round, (None, False))[1]:
+            if any(seen for _, seen in mine.values()):  # in any round: the answer is known
                 raise _refuse("answer_seen")
-            if rows.saw_unvoted(tx, self._code(code), lesson, state.round, learner):
+            if rows.saw_unvoted(tx, self._code(code), lesson, learner):
                 raise _refuse("answer_seen_unvoted")
             limit = rules.VOTE_LIMIT
             (recent,) = tx.one(
@@ -320,11 +321,11 @@ class ClassStore(Checks):
             )
 
     def saw_answer(self, code: str, token: str, lesson: str) -> None:
-        """The class showed this learner ``lesson``'s answer (self-paced) while voting was
-        closed, with no vote of theirs counted: kept, so that a prediction they make after it
-        in this round is not counted, whichever page or browser tab makes it (a page's own
-        memory of it ended with a reload).  Nothing is kept where the class is paced: its
-        answer shows only once revealed."""
+        """The class showed this learner ``lesson``'s answer (self-paced) with no vote of
+        theirs counted (voting was closed, or the vote was refused): kept, so that no
+        prediction they make after it is counted, whichever page or browser tab makes it (a
+        page's own memory of it ended with a reload).  Nothing is kept where the class is
+        paced: its answer shows only once revealed."""
         self._check_lesson(lesson)
         with self.database.transaction(write=True) as tx:
             learner = self._learner_key(tx, code, token)
@@ -351,9 +352,8 @@ class ClassStore(Checks):
             mine = rows.votes_of(tx, self._code(code), lesson, learner)
             revealed = rows.revealed(tx, self._code(code))
             seen = rows.seen(tx, self._code(code), learner)
-            unvoted = rows.saw_unvoted(tx, self._code(code), lesson, state.round, learner)
         votes = tuple(mine.get(r, (None,))[0] for r in range(1, state.round + 1))
-        final = mine.get(state.round, (None, False))[1] or unvoted
+        final = lesson in seen  # shown in any round: no later vote of theirs is counted
         return LearnerView(
             lesson, state, votes, bool(paced), class_lesson, moves, revealed, final, seen
         )

@@ -83,6 +83,31 @@ def test_an_answer_seen_while_self_paced_stays_shown_when_paced_again_on_every_l
     assert shown.count("Answer hidden until your instructor reveals it.") == len(LESSON_IDS) - 1
 
 
+def test_a_committed_answer_shows_on_the_sheet_only_once_the_class_keeps_that_it_showed():
+    """Paced, voting closed: a commit is not counted and its answer hidden.  Paced off, the
+    sheet showed that answer, though the class had not kept that it showed it (only the
+    lesson on screen records that), and a right answer committed after it was counted.  The
+    sheet now shows it once the lesson has shown it, and then nothing after it counts."""
+    teacher, code, key = _instructor()
+    teacher.run().button(key="cl_close").click().run()
+    learner = _commit(_learner(code), WRONG)
+    learner.button(key="ls_next").click().run()
+    teacher.toggle(key="cl_paced").set_value(False).run()
+    learner.button_group(key="ls_view").set_value("sheet").run()
+    assert _answer_line(FIRST) not in _texts(learner, "markdown")  # not shown yet
+    learner.button_group(key="ls_view").set_value("lesson").run()
+    learner.session_state["ls_lesson"] = FIRST
+    learner.run()  # the lesson shows the answer: the class keeps that it did
+    learner.button_group(key="ls_view").set_value("sheet").run()
+    assert _answer_line(FIRST) in _texts(learner, "markdown")
+    teacher.toggle(key="cl_paced").set_value(True).run()
+    teacher.button(key="cl_reopen").click().run()
+    learner.button_group(key="ls_view").set_value("lesson").run()
+    learner.button(key=f"ls_again_{FIRST}").click().run()
+    _commit(learner, ANSWER)
+    assert store().room(code, key, FIRST).answered == (0,)
+
+
 def test_self_paced_the_sheet_view_shows_an_answer_once_its_prediction_is_committed():
     teacher, code, _ = _instructor()
     teacher.toggle(key="cl_paced").set_value(False).run()

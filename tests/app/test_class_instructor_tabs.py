@@ -88,7 +88,7 @@ def test_no_second_round_where_a_learner_saw_the_answer_while_self_paced():
     teacher.toggle(key="cl_paced").set_value(True).run()
     teacher.button(key="cl_round").click().run()
     said = pages._texts(teacher, "error", "warning")
-    assert "Learners who have seen this question's answer since they voted" in said, said
+    assert "Learners who have been shown this question's answer" in said, said
     assert store().room(code, key, FIRST).state.round == 1
 
 

@@ -184,6 +184,32 @@ def test_an_answer_seen_with_no_vote_is_kept_its_rounds_votes_refused(store, ref
     assert snapshot()["seen_answers"] == []
 
 
+def test_a_learner_shown_the_answer_with_no_vote_blocks_a_second_round(store, refused):
+    """The second-round check counts ``seen_answers`` too: here no vote is marked seen."""
+    new, (ann,) = class_with(store, 1)
+    store.set_paced(new.code, new.instructor_key, False)
+    store.saw_answer(new.code, ann, FIRST)
+    store.set_paced(new.code, new.instructor_key, True)
+    with refused("classroom.second_round_seen"):
+        store.second_round(new.code, new.instructor_key, FIRST)
+
+
+def test_an_answer_shown_in_round_one_makes_every_later_vote_final(store, refused):
+    """Paced, a vote, round 2 opens, Paced off (every vote is marked seen) and on again: the
+    page shows the answer (the lesson is seen), so a round-2 vote is refused, as a change of
+    the round-1 vote would be; it was counted in round 2."""
+    new, (ann,) = class_with(store, 1)
+    store.vote(new.code, ann, f"{FIRST}.a")
+    store.second_round(new.code, new.instructor_key, FIRST)
+    store.set_paced(new.code, new.instructor_key, False)
+    store.set_paced(new.code, new.instructor_key, True)
+    view = store.learner_view(new.code, ann, FIRST)
+    assert view.final and FIRST in view.seen and view.votes == ("a", None)
+    with refused("classroom.answer_seen"):
+        store.vote(new.code, ann, f"{FIRST}.b")
+    assert store.room(new.code, new.instructor_key, FIRST).answered == (1, 0)
+
+
 def test_everyone_to_lesson_n_reaches_every_learners_view_each_time(store):
     new, (ann, bob) = class_with(store, 2)
     assert store.learner_view(new.code, ann, FIRST).class_lesson is None

@@ -44,13 +44,15 @@ def voting_open(member: Member | None) -> bool:
 def hidden(member: Member | None, lesson_id: str, answers: dict[str, str]) -> str | None:
     """Why ``lesson_id``'s answer is hidden from this learner (the line that says so), or
     None where it may show: outside a class, once the instructor revealed it, where the class
-    showed it with their vote (self-paced then or since: paced again, it stays seen), and in
-    a self-paced class once the learner committed a prediction (``answers``)."""
+    has shown it to them (``view.seen``: paced again, it stays shown), and in a self-paced
+    class on the lesson on screen once they committed a prediction (``answers``), where
+    ``record`` has the class keep that it showed."""
     if member is None or lesson_id in member.view.revealed or lesson_id in member.view.seen:
         return None
     if member.view.paced:
         return "classroom.hidden_until_reveal"
-    return None if lesson_id in answers else "classroom.hidden_until_commit"
+    shown = lesson_id in answers and lesson_id == member.view.lesson
+    return None if shown else "classroom.hidden_until_commit"
 
 
 def hidden_answers(member: Member | None, answers: dict[str, str]) -> dict[str, str]:
@@ -151,16 +153,18 @@ def record(member: Member | None, item: Lesson, chosen: str | None) -> bool:
             if view.state.revealed:
                 said = "classroom.not_counted_revealed"
             elif answer_shown(member):  # self-paced, or paced turned off: it shows now
-                # kept by the class, so that a prediction after it in this round is not
-                # counted once voting reopens, even after a reload (``store.saw_answer``)
-                attempt(lambda: store().saw_answer(member.code, member.token, item.id))
+                # kept by the class, so that no prediction after it is counted once voting
+                # reopens, even after a reload (``store.saw_answer``), once
+                if item.id not in view.seen:
+                    attempt(lambda: store().saw_answer(member.code, member.token, item.id))
                 said = "classroom.seen_while_closed"
             else:
                 said = "classroom.not_counted"
             st.caption(t(said))
             return False
-        if view.final:  # the answer shown with their vote, or with none while voting was closed
-            st.caption(t("classroom.practice"))
+        if view.final:  # the answer was shown to them: with their vote, or with none counted
+            kept = any(vote is not None for vote in view.votes)
+            st.caption(t("classroom.practice" if kept else "classroom.practice_unvoted"))
             return False
         _, error = attempt(lambda: store().vote(member.code, member.token, f"{item.id}.{chosen}"))
         if error is not None:
