@@ -33,10 +33,10 @@ if chosen_view == "sheet":  # in a class, an answer shows only where the lesson 
     view.sheet(language, present, st.context.url or "", hidden)
 else:
     above, body, below = st.container(), st.container(), st.container()
-    scored = class_vote.scored(member, answers)  # in a class, no verdict it hides
     with below if lesson_first else above:  # navigation: under the lesson there
         with presenting.navigation("lessons"):
             lesson = widgets.lesson_choice(answers)
+        scored = class_vote.scored(member, answers, lesson.id)  # in a class, none it hides
         view.progress(lesson, answers, scored)
     with body:
         to_top(lesson.id)  # moved to another lesson: its title, not where Next was
@@ -56,5 +56,5 @@ else:
             view.explanation(lesson, language, present)
             if lesson.id == LESSON_IDS[-1]:  # the course's end: what is done, what is left
                 linked = 0 if member else sum(not widgets.committed_here(a) for a in answers)
-                view.wrap_up(answers, scored, linked)
+                view.wrap_up(answers, scored, linked, class_vote.waiting_words(member))
                 widgets.to_unanswered(answers)

@@ -51,8 +51,8 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     (  # the answer was shown with this vote (self-paced): a new one is refused
         "ALTER TABLE votes ADD COLUMN seen INTEGER NOT NULL DEFAULT 0",
     ),
-    (  # the answer was shown to a learner with no vote of theirs counted (voting was closed):
-        # a vote of theirs in that round would be an answer read, and is refused
+    (  # the answer was shown to a learner with no vote of theirs counted (voting was closed,
+        # or the vote refused): any vote of theirs on the lesson after it is refused
         """CREATE TABLE seen_answers (
             code TEXT NOT NULL,
             lesson TEXT NOT NULL,

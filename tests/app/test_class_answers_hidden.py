@@ -108,6 +108,43 @@ def test_a_committed_answer_shows_on_the_sheet_only_once_the_class_keeps_that_it
     assert store().room(code, key, FIRST).answered == (0,)
 
 
+def test_the_sheet_shows_no_answer_the_class_has_not_kept_it_showed_even_on_its_lesson():
+    """The sheet is opened from the lesson where an uncounted prediction was committed
+    (paced, voting closed), then Paced is turned off: the sheet showed that answer, though
+    no lesson had shown it (the class kept nothing); it says where to see it instead."""
+    teacher, code, key = _instructor()
+    teacher.run().button(key="cl_close").click().run()
+    learner = _commit(_learner(code), WRONG)
+    learner.button_group(key="ls_view").set_value("sheet").run()
+    teacher.toggle(key="cl_paced").set_value(False).run()
+    shown = _texts(learner.run(), "markdown")
+    assert _answer_line(FIRST) not in shown
+    assert "You committed a prediction here: open the lesson to see its answer." in shown
+    teacher.toggle(key="cl_paced").set_value(True).run()
+    teacher.button(key="cl_reopen").click().run()
+    learner.button_group(key="ls_view").set_value("lesson").run()
+    learner.button(key=f"ls_again_{FIRST}").click().run()
+    _commit(learner, ANSWER)  # never shown the answer: counted
+    assert store().room(code, key, FIRST).counts[0][ANSWER] == 1
+
+
+def test_an_answer_shown_with_a_refused_vote_is_kept_as_shown(monkeypatch):
+    """Self-paced, a vote refused (the learner's votes a minute past the limit): the answer
+    shows all the same, so the class keeps that it showed, and nothing after it counts."""
+    from classroom import rules
+
+    teacher, code, key = _instructor()
+    teacher.toggle(key="cl_paced").set_value(False).run()
+    monkeypatch.setattr(rules, "VOTE_LIMIT", rules.Limit(0, 60.0))
+    learner = _commit(_learner(code), WRONG)
+    assert "More than 0 votes" in _texts(learner, "warning")
+    monkeypatch.undo()
+    learner.button(key=f"ls_again_{FIRST}").click().run()
+    _commit(learner, ANSWER)
+    assert "Practice only" in _texts(learner, "caption")
+    assert store().room(code, key, FIRST).answered == (0,)
+
+
 def test_self_paced_the_sheet_view_shows_an_answer_once_its_prediction_is_committed():
     teacher, code, _ = _instructor()
     teacher.toggle(key="cl_paced").set_value(False).run()

@@ -92,6 +92,23 @@ def test_an_answer_seen_while_voting_is_closed_stays_seen_after_a_reload():
     assert store().room(code, key, FIRST).answered == (0,)
 
 
+def test_a_second_round_does_not_ask_again_a_learner_who_has_been_shown_the_answer():
+    """Round 2 opens, then Paced off and on again (the learner's round-1 vote is marked
+    seen): the page asked "commit your prediction again" for a prediction that could not
+    count; it keeps the round-1 answer instead, and a new commit is practice."""
+    teacher, code, key = pages._instructor()
+    learner = pages._commit(pages._learner(code), WRONG)
+    pages._button(teacher.run(), "Second round").click().run()
+    teacher.toggle(key="cl_paced").set_value(False).run()
+    teacher.toggle(key="cl_paced").set_value(True).run()
+    learner.run()
+    assert learner.radio(key=f"ls_pick_{FIRST}").value == WRONG  # not asked again
+    learner.button(key=f"ls_again_{FIRST}").click().run()
+    pages._commit(learner, ANSWER)
+    assert "Practice only" in pages._texts(learner, "caption")
+    assert store().room(code, key, FIRST).answered == (1, 0)
+
+
 def test_the_first_rounds_option_committed_again_in_the_second_is_counted_there():
     """The page held no answer as round 2 opened ("Answer again" in round 1, or a reload):
     a commit of the round-1 option is this round's (it was dated to round 1 and taken back)."""

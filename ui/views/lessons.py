@@ -139,7 +139,12 @@ def explanation(item: Lesson, lang: str, present: str) -> None:
     st.markdown(f"**{t('lessons.try_next')}** {_tr(item, 'next')}")
 
 
-def wrap_up(answers: dict[str, str], scored: dict[str, str], from_link: int = 0) -> None:
+def wrap_up(
+    answers: dict[str, str],
+    scored: dict[str, str],
+    from_link: int = 0,
+    waiting: str = "lessons.wrap_waiting",
+) -> None:
     """The course's end, under the last lesson's explanation: the progress bar's counts
     (``_tally``: in a class, no verdict the class still hides), how many answers wait for
     the instructor's reveal and how many of them came with the link (``from_link``), then
@@ -149,8 +154,8 @@ def wrap_up(answers: dict[str, str], scored: dict[str, str], from_link: int = 0)
     st.divider()
     st.subheader(t("lessons.wrap_title"), anchor=False)
     st.markdown(t("lessons.wrap_score", answered=answered, total=len(LESSONS), right=right))
-    if waiting := answered - len(scored):
-        st.caption(t("lessons.wrap_waiting", count=waiting))
+    if unscored := answered - len(scored):  # ``waiting``: the words for them
+        st.caption(t(waiting, count=unscored))
     if from_link:
         st.caption(
             t("lessons.wrap_from_link" + ("_one" if from_link == 1 else ""), count=from_link)

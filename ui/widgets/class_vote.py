@@ -29,44 +29,57 @@ def their_vote(member: Member | None, lesson_id: str, option: str | None) -> boo
 def answer_shown(member: Member | None) -> bool:
     """Whether this learner may see answers now: outside a class or self-paced, once they
     commit; in a paced class once the instructor reveals the lesson, or where the class
-    already showed it with their vote (``hidden``)."""
+    has already shown it to them (``hidden``)."""
     view = None if member is None else member.view
     return view is None or not view.paced or view.state.revealed or view.lesson in view.seen
 
 
 def voting_open(member: Member | None) -> bool:
     """Whether a new commit replaces this learner's vote on the lesson shown: in a class,
-    only while its voting is open and the answer was not shown with the vote (paced off,
-    then on again: "Answer again replaces your vote" was said, and the store refused it)."""
+    only while its voting is open and its answer has not been shown to them (paced off, then
+    on again: "Answer again replaces your vote" was said, and the store refused it)."""
     return member is not None and member.view.state.voting_open and not member.view.final
 
 
-def hidden(member: Member | None, lesson_id: str, answers: dict[str, str]) -> str | None:
+def hidden(
+    member: Member | None, lesson_id: str, answers: dict[str, str], on_screen: str | None = None
+) -> str | None:
     """Why ``lesson_id``'s answer is hidden from this learner (the line that says so), or
     None where it may show: outside a class, once the instructor revealed it, where the class
     has shown it to them (``view.seen``: paced again, it stays shown), and in a self-paced
-    class on the lesson on screen once they committed a prediction (``answers``), where
-    ``record`` has the class keep that it showed."""
+    class on the lesson ``on_screen`` (None: the sheet) once they committed a prediction
+    (``answers``), where ``record`` has the class keep that it showed."""
     if member is None or lesson_id in member.view.revealed or lesson_id in member.view.seen:
         return None
     if member.view.paced:
         return "classroom.hidden_until_reveal"
-    shown = lesson_id in answers and lesson_id == member.view.lesson
-    return None if shown else "classroom.hidden_until_commit"
+    if lesson_id not in answers:
+        return "classroom.hidden_until_commit"
+    return None if lesson_id == on_screen else "classroom.hidden_until_opened"
 
 
 def hidden_answers(member: Member | None, answers: dict[str, str]) -> dict[str, str]:
-    """Every lesson whose answer is hidden from this learner, with why (``hidden``)."""
+    """Every lesson whose answer the sheet hides from this learner, with why (``hidden``)."""
     found = {lesson: hidden(member, lesson, answers) for lesson in LESSON_IDS}
     return {lesson: why for lesson, why in found.items() if why is not None}
 
 
-def scored(member: Member | None, answers: dict[str, str]) -> dict[str, str]:
-    """The committed answers whose verdict the progress bar counts: only those whose answer
-    shows (a paced class's "right" count would otherwise give it away, on any lesson)."""
+def scored(member: Member | None, answers: dict[str, str], on_screen: str) -> dict[str, str]:
+    """The committed answers whose verdict the progress bar counts, the lesson ``on_screen``
+    shown: only those whose answer shows (a paced class's "right" count would otherwise give
+    it away, on any lesson)."""
     return {
-        lesson: option for lesson, option in answers.items() if not hidden(member, lesson, answers)
+        lesson: option
+        for lesson, option in answers.items()
+        if not hidden(member, lesson, answers, on_screen)
     }
+
+
+def waiting_words(member: Member | None) -> str:
+    """What the course's end says of answers whose verdict is not shown yet: a paced class
+    waits for the reveal; a self-paced one shows each answer in its lesson."""
+    paced = member is not None and member.view.paced
+    return "lessons.wrap_waiting" if paced else "lessons.wrap_unopened"
 
 
 def before_prediction(member: Member | None, item: Lesson) -> None:
@@ -78,7 +91,8 @@ def before_prediction(member: Member | None, item: Lesson) -> None:
     state, votes = member.view.state, member.view.votes
     key = (member.code, item.id)
     mine = _round_of_answer(member, item.id)
-    if mine is not None and mine[1] < state.round and votes[-1] is None and not state.revealed:
+    again = mine is not None and mine[1] < state.round and votes[-1] is None
+    if again and not state.revealed and not member.view.final:  # shown: nothing to ask again
         # as the lessons page's "Try again" does, also while this round's voting is closed
         drop_answer(item.id)
         st.session_state[ORIGINS].pop(key)
@@ -126,8 +140,8 @@ def _round_of_answer(member: Member, lesson_id: str) -> tuple[str, int] | None:
 
 def record(member: Member | None, item: Lesson, chosen: str | None) -> bool:
     """Count the committed ``chosen`` in the class (once per round; a new choice replaces
-    the vote until the answer was shown with it, then it is practice); whether it is
-    counted.  While its answer waits for the reveal, the locked-in notice
+    the vote until the lesson's answer has been shown to them, then it is practice); whether
+    it is counted.  While its answer waits for the reveal, the locked-in notice
     (``ui.views.lessons.commit_point``) says so; once it shows, a caption here does."""
     if member is None:
         return False
@@ -168,6 +182,8 @@ def record(member: Member | None, item: Lesson, chosen: str | None) -> bool:
             return False
         _, error = attempt(lambda: store().vote(member.code, member.token, f"{item.id}.{chosen}"))
         if error is not None:
+            if answer_shown(member) and item.id not in view.seen:  # shown all the same
+                attempt(lambda: store().saw_answer(member.code, member.token, item.id))
             st.warning(error, icon=":material/how_to_vote:")
             return False
     sent[round_key] = chosen
