@@ -7,6 +7,7 @@ way ``scripts/run.sh`` does (through ``scripts/serve.py``) and drive the same br
 from __future__ import annotations
 
 import os
+import random
 import socket
 import subprocess
 import sys
@@ -31,7 +32,30 @@ CHROMIUM_ARGS = [
 IDLE = "[data-testid='stApp'][data-test-script-state='notRunning']"
 
 
+PORT_SPAN = 10_000  # free_port's ports: this many below the outgoing connections' range
+
+
 def free_port() -> int:
+    """A loopback port nothing listens on, for a server about to start there.
+
+    Drawn below the kernel's range for outgoing connections' own ports
+    (``/proc/sys/net/ipv4/ip_local_port_range``, 32768-60999 here).  A port the kernel picks
+    itself (bind to 0) comes from that range, where a connection another test's Chromium or
+    client opens may take it in the seconds before the server binds it: a server then exits
+    at once ("port in use"), as a class test's process once did in a full run."""
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as lines:
+            first = int(lines.read().split()[0])
+    except (OSError, ValueError, IndexError):  # not Linux: the kernel's pick
+        first = 0
+    for _ in range(100) if first > PORT_SPAN else ():
+        port = random.randrange(first - PORT_SPAN, first)
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
