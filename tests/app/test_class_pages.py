@@ -13,7 +13,6 @@ from tests.app.conftest import APP, fragment_ids, scrolls_to
 from ui import landing
 from ui.classroom import store
 from ui.formatting import literal
-from ui.i18n import translate
 from ui.lessons.catalog import LESSON_IDS, lesson
 from ui.widgets import class_learner
 
@@ -184,26 +183,6 @@ def test_the_counts_csv_is_read_at_the_click_with_a_vote_the_page_never_reran_fo
     assert f"{FIRST},1,{WRONG},1" in rows and rows == store().export_csv(code, key).splitlines()
     store().end_class(code, key)  # in the instructor's other tab: the votes are deleted
     assert given["cl_csv"]() == "lesson,round,option,votes\n"  # the header alone, no failure
-
-
-@pytest.mark.parametrize("lang", ["en", "zh"])
-def test_a_self_paced_class_offers_no_second_round_and_says_why(lang):
-    """Self-paced, every learner who committed has seen the answer: Second round is greyed
-    out, its help says why and how to get one (Paced on), in the page's language."""
-    teacher = _open("classroom", {"lang": lang})
-    teacher.toggle(key="cl_paced_start").set_value(False).run()  # started self-paced
-    _button(teacher, translate("classroom.start", lang)).click().run()
-    code, key = teacher.query_params["cl_code"], teacher.session_state["cl_key"]
-    (button,) = [b for b in teacher.button if b.key == "cl_round"]
-    assert button.disabled
-    why = {
-        "en": "No second round in a self-paced class",
-        "zh": "未打开“由讲师控制进度”时没有第二轮",
-    }[lang]
-    assert why in button.help and not teacher.exception
-    store().set_paced(code, key, True)
-    (button,) = [b for b in teacher.run().button if b.key == "cl_round"]
-    assert not button.disabled and not button.help
 
 
 def test_a_second_round_unlocks_the_prediction_and_counts_apart():

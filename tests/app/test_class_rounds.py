@@ -4,10 +4,13 @@ dates from an earlier round, whichever run first sees the new round (the page po
 
 from __future__ import annotations
 
+import pytest
+
 from classroom import rules
 from tests.app import test_class_pages as pages
 from tests.app.test_class_pages import ANSWER, FIRST, WRONG
 from ui.classroom import store
+from ui.i18n import translate
 
 
 def test_a_learner_without_a_first_round_vote_is_counted_in_the_second():
@@ -119,3 +122,23 @@ def test_the_first_rounds_option_committed_again_in_the_second_is_counted_there(
     pages._commit(learner.run(), WRONG)
     assert learner.session_state["ls_answers"] == [f"{FIRST}.{WRONG}"]
     assert store().room(code, key, FIRST).counts[1][WRONG] == 1
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_self_paced_class_offers_no_second_round_and_says_why(lang):
+    """Self-paced, every learner who committed has seen the answer: Second round is greyed
+    out, its help says why and how to get one (Paced on), in the page's language."""
+    teacher = pages._open("classroom", {"lang": lang})
+    teacher.toggle(key="cl_paced_start").set_value(False).run()  # started self-paced
+    pages._button(teacher, translate("classroom.start", lang)).click().run()
+    code, key = teacher.query_params["cl_code"], teacher.session_state["cl_key"]
+    (button,) = [b for b in teacher.button if b.key == "cl_round"]
+    assert button.disabled
+    why = {
+        "en": "No second round in a self-paced class",
+        "zh": "未打开“由讲师控制进度”时没有第二轮",
+    }[lang]
+    assert why in button.help and not teacher.exception
+    store().set_paced(code, key, True)
+    (button,) = [b for b in teacher.run().button if b.key == "cl_round"]
+    assert not button.disabled and not button.help

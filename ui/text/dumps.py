@@ -109,9 +109,7 @@ def layout_facts(rep: DumpReport, lang: str) -> list[tuple[str, str]]:
     if info is not None:
         rows += capture_facts(info, lang)
     elif rep.metadata:
-        written = [
-            f"{literal(key)} = {literal(value, limit=80)}" for key, value in rep.metadata[:8]
-        ]
+        written = [f"{literal(k)} = {literal(v, limit=80)}" for k, v in rep.metadata[:8]]
         rows.append(_fact("metadata", "; ".join(written), lang))
     return rows
 
@@ -165,9 +163,7 @@ def prompt_list(rep: DumpReport, lang: str) -> str | None:
         return None
     lines = [f"**{translate('dumps.fact_prompts', lang, count=len(info.prompts))}**", ""]
     shown = info.prompts[:MAX_NAMED]
-    lines += [
-        f"{i}. {literal(prompt, limit=MAX_PROMPT_SHOWN)}" for i, prompt in enumerate(shown, 1)
-    ]
+    lines += [f"{i}. {literal(p, limit=MAX_PROMPT_SHOWN)}" for i, p in enumerate(shown, 1)]
     more = and_more(len(info.prompts), MAX_NAMED, lang).strip()
     return "\n".join(lines + (["", more] if more else []))
 
