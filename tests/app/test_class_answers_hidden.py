@@ -128,6 +128,22 @@ def test_the_sheet_shows_no_answer_the_class_has_not_kept_it_showed_even_on_its_
     assert store().room(code, key, FIRST).counts[0][ANSWER] == 1
 
 
+def test_the_course_end_of_a_self_paced_class_says_where_an_unshown_answer_is():
+    """An answer committed while paced and voting was closed, then Paced off: no lesson has
+    shown it yet.  The course's end said "Waiting for your instructor's reveal" of it, in a
+    class that reveals nothing; it says to open its lesson."""
+    teacher, code, _ = _instructor()
+    teacher.run().button(key="cl_close").click().run()
+    learner = _commit(_learner(code), WRONG)
+    teacher.toggle(key="cl_paced").set_value(False).run()
+    last = LESSON_IDS[-1]
+    learner.session_state["ls_lesson"] = last
+    _commit(learner.run(), lesson(last).answer, last)
+    said = _texts(learner, "caption")
+    assert "Not shown yet: 1 of your answers; open their lessons to see them." in said, said
+    assert "Waiting for your instructor's reveal" not in said
+
+
 def test_an_answer_shown_with_a_refused_vote_is_kept_as_shown(monkeypatch):
     """Self-paced, a vote refused (the learner's votes a minute past the limit): the answer
     shows all the same, so the class keeps that it showed, and nothing after it counts."""
