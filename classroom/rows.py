@@ -69,6 +69,12 @@ def revealed(tx: Transaction, code: str) -> frozenset[str]:
     return frozenset(lesson for (lesson,) in found)
 
 
+def paced(tx: Transaction, code: str) -> bool:
+    """Whether the class ``code`` is paced (answers show only once revealed)."""
+    (found,) = tx.one("SELECT paced FROM classes WHERE code = ?", (code,))
+    return bool(found)
+
+
 def seen(tx: Transaction, code: str, learner: str) -> frozenset[str]:
     """The lessons whose answer the class has shown ``learner``, in any round: with a vote of
     theirs (the class was self-paced when they voted, or was made so after), or with none

@@ -144,8 +144,7 @@ class ClassStore(Checks):
         with self._lesson_for_instructor(code, key, lesson) as (tx, state):
             if state.round >= rules.ROUNDS or state.revealed:
                 raise _refuse("no_more_rounds")
-            (paced,) = tx.one("SELECT paced FROM classes WHERE code = ?", (self._code(code),))
-            if not paced:
+            if not rows.paced(tx, self._code(code)):
                 raise _refuse("second_round_self_paced")
             seen = rows.seen_count(tx, self._code(code), lesson, state.round)
             if seen:
@@ -292,7 +291,7 @@ class ClassStore(Checks):
             state = rows.lesson_state(tx, self._code(code), lesson)
             if not state.voting_open:
                 raise _refuse("voting_closed")
-            (paced,) = tx.one("SELECT paced FROM classes WHERE code = ?", (self._code(code),))
+            paced = rows.paced(tx, self._code(code))
             mine = rows.votes_of(tx, self._code(code), lesson, learner)
             if any(seen for _, seen in mine.values()):  # in any round: the answer is known
                 raise _refuse("answer_seen")
@@ -329,8 +328,7 @@ class ClassStore(Checks):
         self._check_lesson(lesson)
         with self.database.transaction(write=True) as tx:
             learner = self._learner_key(tx, code, token)
-            (paced,) = tx.one("SELECT paced FROM classes WHERE code = ?", (self._code(code),))
-            if paced:
+            if rows.paced(tx, self._code(code)):
                 return
             state = rows.lesson_state(tx, self._code(code), lesson)
             tx.run(
