@@ -7,6 +7,8 @@ from __future__ import annotations
 import pytest
 
 from classroom import rules
+from classroom.db_refusals import DatabaseBusy
+from classroom.store import ClassStore
 from tests.app import test_class_pages as pages
 from tests.app.test_class_pages import ANSWER, FIRST, WRONG
 from ui.classroom import store
@@ -142,3 +144,30 @@ def test_a_self_paced_class_offers_no_second_round_and_says_why(lang):
     store().set_paced(code, key, True)
     (button,) = [b for b in teacher.run().button if b.key == "cl_round"]
     assert not button.disabled and not button.help
+
+
+@pytest.mark.parametrize("cured", [True, False])
+def test_an_answer_shown_while_the_store_was_busy_is_kept_before_any_later_vote(monkeypatch, cured):
+    """Self-paced, voting closed: a commit shows the answer, and the class's database is
+    busy as the page asks it to keep that (``store.saw_answer``).  That was dropped without
+    a word, and once voting reopened the prediction made after the answer was counted.  Now
+    the page says so and asks again on its next runs; no vote is sent until the class has
+    kept it (``cured``: the database answers again by then)."""
+    teacher, code, key = pages._instructor()
+    teacher.toggle(key="cl_paced").set_value(False).run()
+    pages._button(teacher, "Close voting").click().run()
+    keep = ClassStore.saw_answer
+    monkeypatch.setattr(
+        ClassStore, "saw_answer", lambda *args: (_ for _ in ()).throw(DatabaseBusy())
+    )
+    learner = pages._commit(pages._learner(code), WRONG)
+    assert "The class database is busy" in pages._texts(learner, "warning")
+    if cured:
+        monkeypatch.setattr(ClassStore, "saw_answer", keep)
+    pages._button(teacher.run(), "Reopen voting").click().run()
+    learner.button(key=f"ls_again_{FIRST}").click().run()
+    pages._commit(learner, ANSWER)
+    said = pages._texts(learner, "caption", "warning")
+    assert ("Practice only" in said) if cured else ("The class database is busy" in said)
+    assert "counted in the class" not in said
+    assert store().room(code, key, FIRST).answered == (0,)

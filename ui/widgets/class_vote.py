@@ -17,6 +17,7 @@ from ui.widgets.lessons import JUST_COMMITTED
 ORIGINS = "_cl_origins"  # {(class, lesson): (the page's answer, the round it dates from)}
 REVEALS_SEEN = "_cl_reveals_seen"  # (class, lesson) whose reveal this session has drawn
 SENT = "_cl_sent"  # {(class, lesson, round): the option this tab's vote holds}
+UNKEPT_SEEN = "_cl_unkept_seen"  # (class, lesson) shown here whose showing the class refused
 
 
 def their_vote(member: Member | None, lesson_id: str, option: str | None) -> bool:
@@ -145,6 +146,9 @@ def record(member: Member | None, item: Lesson, chosen: str | None) -> bool:
     (``ui.views.lessons.commit_point``) says so; once it shows, a caption here does."""
     if member is None:
         return False
+    unkept = (member.code, item.id) in st.session_state.get(UNKEPT_SEEN, ())
+    if unkept and not _kept_seen(member, item.id):
+        return False  # nothing of theirs on it is sent until the class keeps that it showed
     view = member.view
     round_key = (member.code, item.id, view.state.round)
     sent = st.session_state.setdefault(SENT, {})
@@ -169,24 +173,42 @@ def record(member: Member | None, item: Lesson, chosen: str | None) -> bool:
             elif answer_shown(member):  # self-paced, or paced turned off: it shows now
                 # kept by the class, so that no prediction after it is counted once voting
                 # reopens, even after a reload (``store.saw_answer``), once
-                if item.id not in view.seen:
-                    attempt(lambda: store().saw_answer(member.code, member.token, item.id))
+                if item.id not in view.seen and not unkept:
+                    _kept_seen(member, item.id)
                 said = "classroom.seen_while_closed"
             else:
                 said = "classroom.not_counted"
             st.caption(t(said))
             return False
-        if view.final:  # the answer was shown to them: with their vote, or with none counted
+        if view.final or unkept:  # the answer was shown to them: with or without a vote
             kept = any(vote is not None for vote in view.votes)
             st.caption(t("classroom.practice" if kept else "classroom.practice_unvoted"))
             return False
         _, error = attempt(lambda: store().vote(member.code, member.token, f"{item.id}.{chosen}"))
         if error is not None:
-            if answer_shown(member) and item.id not in view.seen:  # shown all the same
-                attempt(lambda: store().saw_answer(member.code, member.token, item.id))
             st.warning(error, icon=":material/how_to_vote:")
+            if answer_shown(member) and item.id not in view.seen:  # shown all the same
+                _kept_seen(member, item.id, say=False)  # if refused too: said on the next run's try
             return False
     sent[round_key] = chosen
     if answer_shown(member):
         st.caption(t("classroom.counted"))
     return True
+
+
+def _kept_seen(member: Member, lesson_id: str, say: bool = True) -> bool:
+    """Have the class keep that it showed this learner ``lesson_id``'s answer with no vote of
+    theirs counted (``store.saw_answer``); whether it did.  Where the store refuses (busy),
+    the answer shows all the same: the refusal is said (``say``) and the page tries again on
+    each later run (a class page polls every 1.5 s), sending no vote of theirs on the lesson
+    meanwhile; a vote sent before it was kept would have counted a prediction made after the
+    answer."""
+    unkept = st.session_state.setdefault(UNKEPT_SEEN, set())
+    _, error = attempt(lambda: store().saw_answer(member.code, member.token, lesson_id))
+    if error is None:
+        unkept.discard((member.code, lesson_id))
+        return True
+    unkept.add((member.code, lesson_id))
+    if say:
+        st.warning(error, icon=":material/how_to_vote:")
+    return False
