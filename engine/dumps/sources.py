@@ -25,11 +25,37 @@ class DumpFile:
 
     ``data`` is excluded from equality and hashing (comparing hundreds of megabytes to
     look up a cache entry would cost more than the lookup saves); an upload is keyed by
-    its session in the UI, never shared.
+    its session in the UI, never shared.  A file on disk is opened again by every read of a
+    report (a header, then rows, chunk by chunk): ``stamp``, its size and modification time
+    when the dump was opened, is checked at each (``on_disk``), so that a file rewritten
+    while it is read is refused rather than read half old, half new.
     """
 
     path: str  # the path on disk, or the uploaded file's name
     data: bytes | None = field(default=None, repr=False, compare=False)
+    stamp: tuple[int, int] | None = None  # on disk: (bytes, st_mtime_ns) when opened
+
+    @classmethod
+    def opened(cls, path: str) -> DumpFile:
+        """The file at ``path`` as it is now (its stamp taken)."""
+        try:
+            found = os.stat(path)
+        except OSError:  # gone since it was listed
+            raise refuse("not_found", file=path) from None
+        return cls(path=path, stamp=(found.st_size, found.st_mtime_ns))
+
+    def on_disk(self) -> str:
+        """The path to open, refused (``dumps.dump_rewritten``) where the file is no longer
+        the one the dump opened: another size or modification time, or gone."""
+        if self.stamp is not None:
+            try:
+                found = os.stat(self.path)
+                now = (found.st_size, found.st_mtime_ns)
+            except OSError:
+                now = None
+            if now != self.stamp:
+                raise refuse("dump_rewritten", file=self.name)
+        return self.path
 
     @property
     def name(self) -> str:
@@ -45,13 +71,15 @@ class DumpFile:
 
     @property
     def size(self) -> int:
-        return len(self.data) if self.data is not None else os.path.getsize(self.path)
+        if self.data is not None:
+            return len(self.data)
+        return self.stamp[0] if self.stamp is not None else os.path.getsize(self.path)
 
     def read(self, offset: int, count: int) -> bytes:
         """Up to ``count`` bytes from ``offset`` (fewer at the end of the file)."""
         if self.data is not None:
             return bytes(self.data[offset : offset + count])
-        with open(self.path, "rb") as handle:
+        with open(self.on_disk(), "rb") as handle:
             handle.seek(offset)
             return handle.read(count)
 
@@ -95,7 +123,7 @@ def resolve_files(
     if isinstance(source, DumpFile):
         return (source,)
     if isinstance(source, LocalDump):  # a listed folder file: still the one listed
-        return (DumpFile(path=unchanged_path(source)),)
+        return (DumpFile(path=unchanged_path(source), stamp=(source.size, source.modified_ns)),)
     if isinstance(source, Upload):
         return (upload_file(source),)
     text = os.fspath(source)
@@ -110,7 +138,7 @@ def resolve_files(
         paths = [p for p in paths if os.path.isfile(p)]  # a link that loops is no file
     elif os.path.isfile(text):
         _check_suffix(text)
-        return (DumpFile(path=text),)
+        return (DumpFile.opened(text),)
     elif glob.has_magic(text):
         paths = sorted(p for p in glob.glob(text) if os.path.isfile(p))
         for path in paths:
@@ -121,4 +149,4 @@ def resolve_files(
         raise refuse("no_files", source=text, accepted=Listing(ACCEPTED_SUFFIXES))
     if len(paths) > MAX_FILES:
         raise refuse("too_many_files", source=text, count=len(paths), limit=MAX_FILES)
-    return tuple(DumpFile(path=p) for p in paths)
+    return tuple(DumpFile.opened(p) for p in paths)

@@ -345,7 +345,7 @@ def test_a_pt_file_rewritten_between_opening_and_reading_is_refused(tmp_path):
     files.write_pt(path, files.hf_names(files.stream(tokens=5)))
     with pytest.raises(EngineError) as caught:
         read_tokens(dump, [0], [0])
-    assert caught.value.key == "dumps.changed" and caught.value.params["file"] == "hs.pt"
+    assert caught.value.key == "dumps.dump_rewritten" and caught.value.params["file"] == "hs.pt"
 
 
 def test_a_folder_of_more_shards_than_accepted_is_refused_by_their_names(tmp_path, monkeypatch):

@@ -166,7 +166,7 @@ def _entry(file: DumpFile, key: str, shape: tuple, dtype: np.dtype) -> EntryInfo
 
 
 def scan_npy(file: DumpFile) -> FileScan:
-    stream = io.BytesIO(file.data) if file.data is not None else open(file.path, "rb")
+    stream = io.BytesIO(file.data) if file.data is not None else open(file.on_disk(), "rb")
     with stream:
         shape, dtype, start = _read_header(file, "", stream, "npy")
     if not _is_float(dtype):
@@ -178,8 +178,8 @@ def scan_npy(file: DumpFile) -> FileScan:
 
 
 def _open_zip(file: DumpFile) -> zipfile.ZipFile:
+    source = io.BytesIO(file.data) if file.data is not None else file.on_disk()
     try:
-        source = io.BytesIO(file.data) if file.data is not None else file.path
         return zipfile.ZipFile(source)
     except Exception as exc:  # BadZipFile, OSError, ValueError, ...
         raise corrupt(file, "", "npz", first_line(exc)) from None
@@ -280,7 +280,7 @@ class NpyReader:
             count = math.prod(entry.shape)
             whole = np.frombuffer(self.file.data, dtype=dtype, count=count, offset=offset)
             return _to_torch(whole.reshape(-1, entry.d)[start:stop])  # [n, d]
-        whole = np.load(self.file.path, mmap_mode="r", allow_pickle=False)
+        whole = np.load(self.file.on_disk(), mmap_mode="r", allow_pickle=False)
         return _to_torch(whole.reshape(-1, entry.d)[start:stop])  # [n, d], the mapped pages
 
 

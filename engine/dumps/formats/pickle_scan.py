@@ -188,7 +188,7 @@ def first_call(file: DumpFile) -> str | None:
     consistent, call = _scan_head(file)
     if not consistent or call is not None:
         return call
-    stream = io.BytesIO(file.data) if file.data is not None else open(file.path, "rb")  # noqa: SIM115
+    stream = io.BytesIO(file.data) if file.data is not None else open(file.on_disk(), "rb")  # noqa: SIM115
     with stream:
         return _walk(stream, file.size)
 

@@ -76,7 +76,7 @@ def _described(file: DumpFile, start: int) -> tuple[dict, list[tuple[str, str, l
         metadata = header.pop("__metadata__", None) or {}
         keys = _checked_keys(file, sorted(header, key=lambda k: header[k]["data_offsets"][0]))
         return metadata, [(key, header[key]["dtype"], header[key]["shape"]) for key in keys]
-    with safetensors.safe_open(file.path, framework="pt") as handle:
+    with safetensors.safe_open(file.on_disk(), framework="pt") as handle:
         keys = _checked_keys(file, handle.offset_keys())
         slices = [(key, handle.get_slice(key)) for key in keys]
         return handle.metadata() or {}, [(k, s.get_dtype(), s.get_shape()) for k, s in slices]
@@ -183,7 +183,7 @@ class Reader:
     def rows(self, entry: EntryInfo, start: int, stop: int) -> torch.Tensor:
         """Rows ``start:stop`` of ``entry`` as a ``[n, d]`` tensor of its own dtype."""
         if self.file.data is None:
-            with safetensors.safe_open(self.file.path, framework="pt") as handle:
+            with safetensors.safe_open(self.file.on_disk(), framework="pt") as handle:
                 whole = handle.get_tensor(entry.key)  # [*, d], a view of the mapped file
             return whole.reshape(-1, entry.d)[start:stop]
         dtype = DTYPES[entry.dtype]
