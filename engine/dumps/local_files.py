@@ -38,6 +38,10 @@ MAX_DEPTH = 3  # levels below a named folder that are looked at
 MAX_LISTED = 200  # models (or dumps) listed at most (the first ones in sorted order)
 MAX_SCANNED = 20_000  # directory entries one listing looks at, over all its folders
 WEIGHT_SUFFIXES = (".safetensors", ".bin")
+# The longest id a listing makes, what a link must carry: a folder's number, "/", and a path
+# inside it, which Linux keeps under 4,096 bytes (PATH_MAX; a link inside the folder may lead
+# deeper than MAX_DEPTH); a longer one is not listed.
+MAX_ID_CHARS = 4_200
 
 
 @dataclass(frozen=True)
@@ -117,6 +121,7 @@ def _walk(
         visit(number, folder, folder, 0)
     ids = {f"{n}/{path.relative_to(folder).as_posix()}": (path, kind)
            for n, folder, path, kind in found}  # fmt: skip
+    ids = {i: listed for i, listed in ids.items() if len(i) <= MAX_ID_CHARS}
     return [(i, path, kind) for i, (path, kind) in sorted(ids.items())][:MAX_LISTED]
 
 

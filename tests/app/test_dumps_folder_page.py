@@ -210,3 +210,19 @@ def test_a_listing_cut_at_its_cap_says_it_lists_the_first_ones(tmp_path, monkeyp
         box.label
         == f"Dump file (the first {MAX_LISTED} in this server's folders: it lists at most {MAX_LISTED})"
     )
+
+
+def test_a_file_deep_in_the_folder_is_named_in_the_link_and_opened_from_it(folder):
+    """An id of 405 characters (three folders of 100 characters, a file of 100): a link made for it
+    was refused as too long (300), and the page opened the first file instead."""
+    dumps, x = folder
+    deep = dumps.joinpath(*("d" * 100 for _ in range(3)))
+    deep.mkdir(parents=True)
+    files.write_safetensors(deep / ("f" * 88 + ".safetensors"), files.hf_names(x))
+    wanted = "0/" + "/".join(["d" * 100] * 3) + "/" + "f" * 88 + ".safetensors"
+    assert len(wanted) == 405
+    at = _open({"du_source": "folder", "du_file": wanted})
+    assert at.selectbox(key="du_file").value == wanted and not _warnings(at)
+    assert at.query_params["du_file"] == wanted  # the share link carries it
+    expected = x[:, 0].double().pow(2).mean(-1).sqrt().numpy()  # [L, T]
+    np.testing.assert_allclose(_heatmap_rms(at), expected, rtol=1e-6)

@@ -46,6 +46,7 @@ from engine.config import (
 )
 from engine.config.depth import COMPARED_PLACEMENTS, INIT_STDS, MAX_DEPTH_TOKENS, MAX_LAYERS
 from engine.config.fields import Accepts
+from engine.dumps.local_files import MAX_ID_CHARS
 from engine.models.calculator import COST_DTYPES, MAX_COST_TOKENS
 from engine.models.loader import catalog
 from engine.norms.kinds import PER_TOKEN_KINDS, ROW_KINDS
@@ -197,7 +198,7 @@ DUMPS = PageParams(
     "du",
     (
         Param("du_source", "choice", "example", DUMP_SOURCES, vocabulary="dump_source"),
-        Param("du_file", "text", "", max_chars=300),  # engine.dumps.local_files' id; "": first
+        Param("du_file", "text", "", max_chars=MAX_ID_CHARS),  # local_files' id; "": the first
         from_spec("du_axes", DumpSpec, "axes"),
         from_spec("du_order", DumpSpec, "layer_order", vocabulary="layer_order"),
         from_spec("du_massive_abs", DumpSpec, "massive_abs"),
@@ -356,7 +357,7 @@ EXPERIMENTS_PAGE = PageParams(
     (
         Param("ex_experiment", "choice", EXPERIMENTS[0], EXPERIMENTS),
         # a model the operator's folders hold (engine.dumps.local_files' id); "": the built-in
-        Param("ex_model", "text", "", max_chars=300),
+        Param("ex_model", "text", "", max_chars=MAX_ID_CHARS),
         from_spec("ex_text", TextSpec, "text"),
         from_spec("ex_prompt", TextSpec, "prompt"),
         from_spec("ex_tokens", TextSpec, "max_tokens"),
