@@ -26,6 +26,7 @@ from tests.app.dump_uploads import (
     subheaders,
 )
 from tests.dumps import dump_files as files
+from ui import i18n
 from ui.i18n import translate
 
 
@@ -262,3 +263,23 @@ def test_an_infinite_value_is_no_massive_activation_and_the_section_draws(app, u
     app.session_state["language"] = lang  # as the sidebar's language choice sets it
     open_dumps_page(app, section="massive")
     assert translate("dumps.no_massive", lang) in page_text(app)
+
+
+@pytest.mark.parametrize(
+    "lang, headers", [("en", ["entry", "why not used"]), ("zh", ["条目", "未使用的原因"])]
+)
+def test_the_entries_a_stream_leaves_out_are_listed_under_headers_in_the_pages_language(
+    app, lang, headers, monkeypatch
+):
+    """The example read as the final norm's input: the table of entries not used had its
+    headers translated twice ("dumps.col.why it is not used"; in Chinese both)."""
+    # AppTest names a select box's value outside the app's session, in the default language
+    monkeypatch.setattr(i18n, "DEFAULT_LANGUAGE", lang)
+    app.query_params["lang"] = lang
+    app.session_state["language"] = lang
+    open_dumps_page(app, source="example")
+    app.session_state["dumps_stream_example"] = "model.norm.input"
+    app.run()
+    assert not app.exception
+    tables = [df.value for df in app.dataframe if len(df.value.columns) == 2]
+    assert [list(frame.columns) for frame in tables] == [headers]

@@ -59,7 +59,7 @@ def inferred(rep: DumpReport) -> None:
             listed = [
                 (own_words(s.key), t(f"errors.{s.message_key}", detail=s.detail)) for s in skipped
             ]
-            frame = pd.DataFrame(listed, columns=[t("dumps.skipped_entry"), t("dumps.skipped_why")])
+            frame = pd.DataFrame(listed, columns=["entry", "why"])  # ids: engine_table names them
             engine_table(frame, "dumps_skipped")
 
 
