@@ -167,8 +167,8 @@ def capture_info(metadata: Mapping[str, str] | Iterable[tuple[str, str]]) -> Cap
             tokens=tuple(tuple(row) for row in json.loads(meta["tokens"])),
             lengths=tuple(int(n) for n in json.loads(meta["lengths"])),
         )
-    except (KeyError, TypeError, ValueError):
-        return None
+    except (KeyError, TypeError, ValueError, OverflowError, RecursionError):
+        return None  # damaged: a missing key, "[1e400]", JSON nested past the parser's depth
 
 
 def token_texts(tokenizer, ids: Sequence[int]) -> tuple[str, ...]:

@@ -34,7 +34,10 @@ in the refusal that enforces it.
   and torch parse whole on opening: ``MAX_ENTRIES`` records with the longest names fit.
 - ``MAX_PICKLE_BYTES`` and ``MAX_PICKLE_OPCODES``: a ``.pt`` file's pickle (its structure;
   tensors' data are separate records).  torch.save writes ~32 opcodes per tensor; each
-  opcode makes at most one object when unpickled, so this bounds the unpickler's memory.
+  opcode makes at most one object when unpickled, so this bounds the unpickler's memory
+  (with its memo's slots numbered as torch.save numbers them: ``torch_records.walk_pickle``).
+- ``MAX_PICKLE_PARTS``: what one object of that pickle unfolds into, each shared reference
+  counted again (a dict's key is hashed through all of them): four per opcode.
 - ``MAX_FILES``: a directory or glob of shards.
 - ``MEMORY_BUDGET_BYTES``: what one read may add to the process at its peak (the report's
   arrays, its tables and a window of data), predicted from the layout before any data is
@@ -62,6 +65,7 @@ MAX_SAFETENSORS_HEADER_BYTES = 8 * MB
 MAX_ZIP_DIRECTORY_BYTES = 8 * MB
 MAX_PICKLE_BYTES = 8 * MB
 MAX_PICKLE_OPCODES = 64 * MAX_ENTRIES
+MAX_PICKLE_PARTS = 4 * MAX_PICKLE_OPCODES
 MAX_NPY_HEADER_BYTES = 10_000  # numpy's own default guard in np.load (read_array_header)
 MAX_FILES = 4096
 MEMORY_BUDGET_BYTES = 3 * 2**29  # 1.5 GiB

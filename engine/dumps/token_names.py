@@ -10,6 +10,7 @@ reads it back and keeps it only when its shape is the stream's.
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Mapping
 
 import numpy as np
@@ -27,6 +28,10 @@ def token_rows(value: object) -> tuple[tuple[str, ...], ...] | None:
     if isinstance(value, np.ndarray):
         if value.dtype.kind != "U" or value.ndim not in (1, 2):
             return None
+        order = value.dtype.byteorder if value.dtype.byteorder in "<>" else "="
+        codes = np.ascontiguousarray(value).view(f"{order}u4")  # each character's code
+        if value.size and codes.max() > sys.maxunicode:
+            return None  # no character: numpy would make strings no str operation survives
         value = value.tolist()
     if not isinstance(value, (list, tuple)) or not value:
         return None
@@ -55,7 +60,7 @@ def dump_token_rows(
     else:
         try:
             rows = token_rows(json.loads(metadata.get(TOKENS_KEY, "")))
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, RecursionError):  # RecursionError: nested past its depth
             return None
         origin = "file"
     if rows is None or len(rows) != batch or any(len(row) != tokens for row in rows):

@@ -199,11 +199,16 @@ def _check_expanded(file: DumpFile, members: list[zipfile.ZipInfo]) -> None:
         )
 
 
-def _token_strings(file: DumpFile, archive: zipfile.ZipFile, info: zipfile.ZipInfo):
-    """The ``tokens`` member's strings ([T] or [B][T]), read whole (it is small)."""
+def _token_strings(file: DumpFile, archive: zipfile.ZipFile, info: zipfile.ZipInfo, size: int):
+    """The ``tokens`` member's strings ([T] or [B][T]), read whole: its ``size`` bytes (its
+    header and the data the header claims, at most ``MAX_TOKENS_BYTES``), None for a member
+    that inflates to more (a 1 MB member held 990 MB of zeros after its 4 strings)."""
     try:
         with archive.open(info) as member:
-            return token_rows(np.load(io.BytesIO(member.read()), allow_pickle=False))
+            held = member.read(size + 1)
+        if len(held) > size:
+            return None
+        return token_rows(np.load(io.BytesIO(held), allow_pickle=False))
     except (ValueError, OSError, zipfile.BadZipFile):
         return None
 
@@ -245,7 +250,7 @@ def scan_npz(file: DumpFile) -> FileScan:
             claimed = math.prod(shape) * dtype.itemsize
             check_claimed_bytes(file, key, claimed, info.file_size - start)
             if key == TOKENS_KEY and dtype.kind == "U" and claimed <= MAX_TOKENS_BYTES:
-                rows = _token_strings(file, archive, info)
+                rows = _token_strings(file, archive, info, start + claimed)
                 if rows is not None:
                     metadata.append((TOKENS_KEY, tokens_json(rows)))
                     continue

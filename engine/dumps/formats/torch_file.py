@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import io
 import pickle
-import pickletools
 import re
 import warnings
 import zipfile
@@ -47,12 +46,11 @@ from engine.dumps.formats.entries import (
     first_line,
 )
 from engine.dumps.formats.pickle_scan import first_call
-from engine.dumps.formats.torch_records import check_records, storage_sizes
+from engine.dumps.formats.torch_records import check_records, storage_sizes, walk_pickle
 from engine.dumps.limits import (
     MAX_ENTRIES,
     MAX_NAME_CHARS,
     MAX_PICKLE_BYTES,
-    MAX_PICKLE_OPCODES,
     MAX_REFERENCES,
     WINDOW_BYTES,
 )
@@ -68,7 +66,6 @@ _UNSUPPORTED = re.compile(r"unsupported (?:global: )?GLOBAL ([^\s]+)", re.IGNORE
 # Records a torch.save zip may list: one per storage, and data.pkl, version, byteorder, ...
 # Loose: the pickle's own count of storages (``_check_pickle``) is the exact bound.
 _MOST_RECORDS = 2 * MAX_ENTRIES
-_PERSISTENT_IDS = {"PERSID", "BINPERSID"}  # one per storage the pickle refers to
 
 
 def _unsafe(file: DumpFile, exc: BaseException):
@@ -115,18 +112,7 @@ def _check_pickle(file: DumpFile, source) -> None:
                 entries=MAX_ENTRIES,
             )
         data = archive.read(pickles[0])
-        storages, count = 0, 0
-        try:
-            for count, (opcode, _, _) in enumerate(pickletools.genops(data), start=1):
-                if count > MAX_PICKLE_OPCODES:
-                    break
-                storages += opcode.name in _PERSISTENT_IDS
-        except ValueError as exc:  # not a pickle: an unknown opcode, a truncated argument
-            raise corrupt(file, "data.pkl", "torch", first_line(exc)) from None
-        if count > MAX_PICKLE_OPCODES:
-            raise refuse(
-                "pickle_too_complex", file=file.name, limit=MAX_PICKLE_OPCODES, entries=MAX_ENTRIES
-            )
+        storages = walk_pickle(file, data)
         check_entry_count(file, storages)
         check_records(file, archive, storage_sizes(data), prefix + "data/")
 
@@ -248,10 +234,38 @@ def scan(file: DumpFile) -> FileScan:
             skipped.append(Skipped(name, "dtype", str(tensor.dtype).removeprefix("torch.")))
         elif tensor.dim() == 0:
             skipped.append(Skipped(name, "scalar"))
+        elif _overlapping(tensor):
+            shape, strides = list(tensor.shape), list(tensor.stride())
+            skipped.append(Skipped(name, "overlapping", f"shape {shape}, strides {strides}"))
         else:
             dtype = DTYPE_NAMES[tensor.dtype]
             entries.append(EntryInfo(file=file, key=key, shape=tuple(tensor.shape), dtype=dtype))
     return FileScan(file, tuple(entries), tuple(skipped), metadata)
+
+
+def _overlapping(tensor: torch.Tensor) -> bool:
+    """Whether two of the tensor's elements are one value of its storage (``expand``, a
+    stride of 0): its values are not what the file holds, and a 1.5 KB file could hold 10¹¹
+    of them for the report to read.  Its dimensions longer than 1, by stride, must each step
+    past all the ones before."""
+    reach = 1  # the storage's elements the dimensions so far span
+    for stride, size in sorted(zip(tensor.stride(), tensor.shape)):
+        if size > 1:
+            if stride < reach:
+                return True
+            reach += stride * (size - 1)
+    return False
+
+
+def _rows(tensor: torch.Tensor, d: int, start: int, stop: int) -> torch.Tensor:
+    """Rows ``start:stop`` of ``tensor`` seen as ``[n, d]``: a view where its strides allow
+    one, else those rows alone, gathered (``reshape`` would copy the whole tensor for every
+    window of rows read)."""
+    try:
+        return tensor.view(-1, d)[start:stop]
+    except RuntimeError:  # strides no view of [n, d] can follow (a transposed stream)
+        stop = max(start, min(stop, tensor.numel() // d))
+        return tensor[torch.unravel_index(torch.arange(start, stop), tensor.shape[:-1])]
 
 
 class Reader:
@@ -276,6 +290,6 @@ class Reader:
         tensor = self._held.get(entry.key)
         if tensor is None or tuple(tensor.shape) != entry.shape:
             raise refuse("dump_rewritten", file=self.file.name)  # on disk: seen by on_disk first
-        rows = tensor.reshape(-1, entry.d)[start:stop]  # [n, d]
+        rows = _rows(tensor, entry.d, start, stop)  # [n, d]
         self._served += rows.numel() * rows.element_size()
         return rows

@@ -12,13 +12,17 @@ from __future__ import annotations
 import bisect
 import io
 import pickle
+import pickletools
 import struct
 import zipfile
 
 import torch
 
+from engine.dumps.formats.entries import corrupt, first_line
+from engine.dumps.limits import MAX_ENTRIES, MAX_PICKLE_OPCODES, MAX_PICKLE_PARTS
 from engine.dumps.refusals import refuse
 from engine.dumps.sources import DumpFile
+from engine.errors import EngineError
 
 
 class _Inert:
@@ -88,6 +92,73 @@ _STORAGE_DTYPES = {
         "ComplexFloat": torch.complex64,
     }.items()
 }
+
+
+_MEMO_PUTS = {"PUT", "BINPUT", "LONG_BINPUT"}  # store the top of the stack at a numbered slot
+_MEMO_GETS = {"GET", "BINGET", "LONG_BINGET"}
+_MARK = object()  # a MARK on the walked stack
+
+
+def walk_pickle(file: DumpFile, data: bytes) -> int:
+    """The storages a torch.save pickle names, once its opcodes are walked (listed by
+    ``pickletools``, never run) and found bounded in what unpickling them would cost:
+    - at most ``MAX_PICKLE_OPCODES`` opcodes (``dumps.pickle_too_complex``);
+    - a memo slot no higher than the opcodes before it (``dumps.pickle_memo``): the
+      unpickler reserves memory for every slot below the one named, 16 bytes each (a slot
+      of 2²⁸ took 4.3 GB), and torch.save numbers its slots from 0, one by one;
+    - no object that unfolds into more than ``MAX_PICKLE_PARTS`` parts
+      (``dumps.pickle_unfolds``):
+      a tuple holding the same tuple twice, 80 times over, is 2⁸⁰ parts for the unpickler to
+      hash as a dict's key, which never ends.  Each item of the walked stack is the number
+      of parts its object unfolds into: what an opcode builds is one more than what it took.
+    A byte that is no opcode is ``corrupt``; what the walk cannot follow (a memo slot never
+    stored, a pop of an empty stack) is left to torch, which refuses it."""
+    stack: list = []
+    memo: dict[int, int] = {}
+    count = storages = 0
+    try:
+        for count, (opcode, arg, _) in enumerate(pickletools.genops(data), start=1):
+            if count > MAX_PICKLE_OPCODES:
+                raise refuse(
+                    "pickle_too_complex",
+                    file=file.name,
+                    limit=MAX_PICKLE_OPCODES,
+                    entries=MAX_ENTRIES,
+                )
+            name, before = opcode.name, opcode.stack_before
+            storages += name in ("PERSID", "BINPERSID")
+            if name in _MEMO_PUTS and isinstance(arg, int) and arg > count:
+                raise refuse("pickle_memo", file=file.name, slot=arg, count=count)
+            taken = 0
+            if pickletools.markobject in before:  # to the MARK, then what lies below it
+                while stack and stack[-1] is not _MARK:
+                    taken += stack.pop()
+                if stack:
+                    stack.pop()
+                below = before.index(pickletools.markobject)
+            else:
+                below = len(before)
+            for _ in range(below):
+                if stack and stack[-1] is not _MARK:
+                    taken += stack.pop()
+            if name in _MEMO_PUTS or name == "MEMOIZE":
+                if stack and stack[-1] is not _MARK:
+                    memo[arg if name != "MEMOIZE" else len(memo)] = stack[-1]
+            elif name in _MEMO_GETS:
+                stack.append(memo.get(arg, 1))
+            elif name == "DUP":
+                stack += [taken, taken]
+            elif name == "MARK":
+                stack.append(_MARK)
+            elif opcode.stack_after:
+                stack.append(1 + taken)
+                if stack[-1] > MAX_PICKLE_PARTS:
+                    raise refuse("pickle_unfolds", file=file.name, limit=MAX_PICKLE_PARTS)
+    except EngineError:  # a ValueError too: the refusals above, as they are
+        raise
+    except ValueError as exc:  # not a pickle: an unknown opcode, a truncated argument
+        raise corrupt(file, "data.pkl", "torch", first_line(exc)) from None
+    return storages
 
 
 def storage_sizes(data: bytes) -> dict[str, int]:
