@@ -5,6 +5,7 @@ Oracles: the refusal's key, the arrays written, and torch's own reshape of them.
 from __future__ import annotations
 
 import io
+import pickle
 import struct
 import zipfile
 
@@ -15,9 +16,10 @@ from safetensors.torch import save
 
 from engine.dumps.capture import FORMAT
 from engine.dumps.dump import open_dump, read_tokens
+from engine.dumps.formats.torch_records import walk_pickle
 from engine.dumps.limits import MAX_ENTRIES
 from engine.dumps.report import report
-from engine.dumps.sources import Upload
+from engine.dumps.sources import DumpFile, Upload
 from engine.errors import EngineError
 from tests.app.dump_uploads import pt_bytes
 from tests.dumps import dump_files as files
@@ -39,12 +41,53 @@ def _pt_around(pickle_bytes: bytes) -> bytes:
     return held.getvalue()
 
 
+def _memoized(levels: int) -> bytes:  # protocol 4: (t, t) from two BINGETs, MEMOIZE'd
+    steps = b"".join(b"h%ch%c\x86\x940" % (i - 1, i - 1) for i in range(1, levels + 1))
+    return b"\x80\x04}N\x940" + steps + b"h%cNs." % levels
+
+
+def _marked(levels: int) -> bytes:  # protocol 2: ( t ( POP t TUPLE is (t, t), a MARK popped
+    steps = b"".join(b"(h%c(0h%ctq%c0" % (i - 1, i - 1, i) for i in range(1, levels + 1))
+    return b"\x80\x02}Nq\x000" + steps + b"h%cNs." % levels
+
+
 @pytest.mark.timeout(60, method="thread")  # unpickled, it never returns to Python's signals
-def test_a_pickle_whose_key_unfolds_without_end_is_refused_before_it_is_unpickled():
-    """A tuple holding one tuple twice, 80 times over (DUP, TUPLE2), as a dict's key: the
-    unpickler hashed 2⁸⁰ parts and never returned."""
-    bomb = _pt_around(b"\x80\x02}N" + b"2\x86" * 80 + b"Ns.")
-    assert _refused("bomb.pt", bomb).key == "dumps.pickle_unfolds"
+@pytest.mark.parametrize(
+    "pickled",
+    [
+        pytest.param(lambda n: b"\x80\x02}N" + b"2\x86" * n + b"Ns.", id="DUP"),
+        pytest.param(_memoized, id="MEMOIZE"),
+        pytest.param(_marked, id="POP-of-a-MARK"),
+    ],
+)
+def test_a_pickle_whose_key_unfolds_without_end_is_refused_before_it_is_unpickled(pickled):
+    """A tuple holding one tuple twice, 80 times over, as a dict's key: the unpickler hashed
+    2⁸⁰ parts and never returned; built through a memo or around a popped MARK, the first
+    walk of the pickle let it through."""
+    (key,) = pickle.loads(pickled(3))  # 3 levels: a dict whose key is such a tuple
+    assert key[0] is key[1] and key[0][0] is key[0][1]
+    assert _refused("bomb.pt", _pt_around(pickled(80))).key == "dumps.pickle_unfolds"
+
+
+def test_many_small_objects_each_holding_one_large_key_are_refused_together():
+    """One key of 2¹⁹ parts (a tuple of itself, memoized) in many small dicts: each object
+    stayed under the bound, and their hashing took 112 s."""
+    key = b"".join(b"h%ch%c\x86\x940" % (i - 1, i - 1) for i in range(1, 20))
+    dicts = b"}h\x13Ns0" * 60_000  # {key: None}, dropped, again
+    pickled = b"\x80\x04N\x940" + key + dicts + b"N."
+    assert _refused("many.pt", _pt_around(pickled)).key == "dumps.pickle_unfolds"
+
+
+def test_legitimate_pickles_of_every_protocol_pass_the_walk():
+    """torch.save's pickles of 4,096 tensors (MAX_ENTRIES) in each protocol: every storage
+    counted, no bound reached (torch's own weights-only loader reads protocols 2 and 3)."""
+    x = {f"model.layers.{i}.x": torch.randn(2, 3) for i in range(MAX_ENTRIES)}
+    for protocol in (2, 3, 4, 5):
+        held = io.BytesIO()
+        torch.save(x, held, pickle_protocol=protocol)
+        with zipfile.ZipFile(held) as archive:
+            pickled = archive.read(next(n for n in archive.namelist() if n.endswith("data.pkl")))
+        assert walk_pickle(DumpFile("ok.pt"), pickled) == MAX_ENTRIES
 
 
 def test_a_pickle_storing_at_a_far_memo_slot_is_refused_before_it_is_unpickled():

@@ -158,22 +158,36 @@ def check_not_encrypted(file: DumpFile, info, fmt: str) -> None:
         raise refuse("encrypted_member", file=file.name, entry=info.filename, writer=WRITERS[fmt])
 
 
+# the zip64 end record's locator and the record (APPNOTE.TXT 4.3.14-15)
+_LOCATOR = struct.Struct("<4sLQL")  # signature, disk, offset of the zip64 record, disks
+_ZIP64_END = struct.Struct("<4sQ2H2L4Q")  # signature, size, versions, disks, members, size, offset
+
+
 def check_zip_directory(file: DumpFile, most_members: int = MAX_ENTRIES) -> None:
     """Refuse a zip whose directory lists more than ``most_members`` members or takes more
     than ``MAX_ZIP_DIRECTORY_BYTES``, before it is parsed: zipfile and torch read the whole
-    directory on opening.  Both numbers are read from the end record as zipfile finds it
-    (its own ``_EndRecData``: the file's last 64 KiB and the zip64 record beside them),
-    because zipfile then reads the directory that record names: a finder of our own read
-    another record than zipfile's in a file that holds two, and let 3.9 million members
-    through (2 GB).  A file without one is left to zipfile and torch, which refuse it."""
+    directory on opening.  The numbers are read from the end record as zipfile finds it (its
+    own ``_EndRecData``: the file's last 64 KiB, and the zip64 record just before the
+    locator) and from the zip64 record at the offset the locator names, which torch's
+    reader (miniz) takes: a file may hold two, and the one not checked let 3.9 million
+    members through (2 GB).  A file without one is left to zipfile and torch, which refuse
+    it themselves."""
     with io.BytesIO(file.data) if file.data is not None else open(file.on_disk(), "rb") as tail:
         try:
             end = zipfile._EndRecData(tail)  # noqa: SLF001 - what ZipFile itself calls
         except (OSError, struct.error, zipfile.BadZipFile):
             end = None
-    if end is None:
-        return
-    members, size = end[zipfile._ECD_ENTRIES_TOTAL], end[zipfile._ECD_SIZE]  # noqa: SLF001
+        if end is None:
+            return
+        members, size = end[zipfile._ECD_ENTRIES_TOTAL], end[zipfile._ECD_SIZE]  # noqa: SLF001
+        tail.seek(max(end[zipfile._ECD_LOCATION] - _LOCATOR.size, 0))  # noqa: SLF001
+        locator = tail.read(_LOCATOR.size)
+        if len(locator) == _LOCATOR.size and locator[:4] == b"PK\x06\x07":
+            tail.seek(_LOCATOR.unpack(locator)[2])
+            record = tail.read(_ZIP64_END.size)
+            if len(record) == _ZIP64_END.size and record[:4] == b"PK\x06\x06":
+                named = _ZIP64_END.unpack(record)
+                members, size = max(members, named[7]), max(size, named[8])
     if members > most_members:
         raise refuse("too_many_entries", file=file.name, count=members, limit=MAX_ENTRIES)
     if size > MAX_ZIP_DIRECTORY_BYTES:

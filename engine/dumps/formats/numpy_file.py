@@ -308,6 +308,8 @@ class NpzReader:
     def rows(self, entry: EntryInfo, start: int, stop: int) -> torch.Tensor:
         with self._lock:
             try:
+                if self.file.data is None:  # the open member's file, rewritten since: refused
+                    self.file.on_disk()
                 member, dtype = self._member_at(entry, start)
                 row_bytes = entry.d * dtype.itemsize
                 member.seek((start - self._next_row) * row_bytes, io.SEEK_CUR)  # forward

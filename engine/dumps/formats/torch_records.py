@@ -97,6 +97,8 @@ _STORAGE_DTYPES = {
 _MEMO_PUTS = {"PUT", "BINPUT", "LONG_BINPUT"}  # store the top of the stack at a numbered slot
 _MEMO_GETS = {"GET", "BINGET", "LONG_BINGET"}
 _MARK = object()  # a MARK on the walked stack
+# opcodes that add to the object below what they take (a list, dict, set, or BUILD's object)
+_INTO_FIRST = {"APPEND", "APPENDS", "SETITEM", "SETITEMS", "ADDITEMS", "BUILD"}
 
 
 def walk_pickle(file: DumpFile, data: bytes) -> int:
@@ -106,16 +108,22 @@ def walk_pickle(file: DumpFile, data: bytes) -> int:
     - a memo slot no higher than the opcodes before it (``dumps.pickle_memo``): the
       unpickler reserves memory for every slot below the one named, 16 bytes each (a slot
       of 2²⁸ took 4.3 GB), and torch.save numbers its slots from 0, one by one;
-    - no object that unfolds into more than ``MAX_PICKLE_PARTS`` parts
-      (``dumps.pickle_unfolds``):
-      a tuple holding the same tuple twice, 80 times over, is 2⁸⁰ parts for the unpickler to
-      hash as a dict's key, which never ends.  Each item of the walked stack is the number
-      of parts its object unfolds into: what an opcode builds is one more than what it took.
+    - at most ``MAX_PICKLE_PARTS`` parts built in all (``dumps.pickle_unfolds``), each
+      object counted as what it unfolds into, shared references again each time: a tuple
+      holding the same tuple twice, 80 times over, is 2⁸⁰ parts for the unpickler to hash as
+      a dict's key, which never ends, and one key of 2¹⁹ parts in 52,416 small dicts took
+      112 s.  An item of the walked stack is the parts of its object; what an opcode builds
+      is one more than what it took; a memo slot keeps the parts of what it holds.
+    The stack is walked as the unpicklers keep it (a POP takes a MARK as it takes any item).
     A byte that is no opcode is ``corrupt``; what the walk cannot follow (a memo slot never
     stored, a pop of an empty stack) is left to torch, which refuses it."""
     stack: list = []
     memo: dict[int, int] = {}
-    count = storages = 0
+    count = storages = built = 0
+
+    def take(items: int) -> list[int]:  # the parts of the top ``items`` items, taken off
+        return [stack.pop() for _ in range(items) if stack and stack[-1] is not _MARK]
+
     try:
         for count, (opcode, arg, _) in enumerate(pickletools.genops(data), start=1):
             if count > MAX_PICKLE_OPCODES:
@@ -127,33 +135,41 @@ def walk_pickle(file: DumpFile, data: bytes) -> int:
                 )
             name, before = opcode.name, opcode.stack_before
             storages += name in ("PERSID", "BINPERSID")
-            if name in _MEMO_PUTS and isinstance(arg, int) and arg > count:
-                raise refuse("pickle_memo", file=file.name, slot=arg, count=count)
-            taken = 0
-            if pickletools.markobject in before:  # to the MARK, then what lies below it
-                while stack and stack[-1] is not _MARK:
-                    taken += stack.pop()
-                if stack:
-                    stack.pop()
-                below = before.index(pickletools.markobject)
-            else:
-                below = len(before)
-            for _ in range(below):
+            if name in _MEMO_PUTS or name == "MEMOIZE":  # the top, kept in a slot
+                slot = len(memo) if name == "MEMOIZE" else arg
+                if isinstance(slot, int) and slot > count:
+                    raise refuse("pickle_memo", file=file.name, slot=slot, count=count)
                 if stack and stack[-1] is not _MARK:
-                    taken += stack.pop()
-            if name in _MEMO_PUTS or name == "MEMOIZE":
-                if stack and stack[-1] is not _MARK:
-                    memo[arg if name != "MEMOIZE" else len(memo)] = stack[-1]
+                    memo[slot] = stack[-1]
             elif name in _MEMO_GETS:
                 stack.append(memo.get(arg, 1))
             elif name == "DUP":
-                stack += [taken, taken]
+                stack.append(stack[-1] if stack else 1)
             elif name == "MARK":
                 stack.append(_MARK)
-            elif opcode.stack_after:
-                stack.append(1 + taken)
-                if stack[-1] > MAX_PICKLE_PARTS:
-                    raise refuse("pickle_unfolds", file=file.name, limit=MAX_PICKLE_PARTS)
+            elif name == "POP":
+                if stack:
+                    stack.pop()
+            else:  # builds one object (or none: STOP, POP_MARK) from what it takes
+                if pickletools.markobject in before:  # to the MARK, then what lies below it
+                    items = []
+                    while stack and stack[-1] is not _MARK:
+                        items.append(stack.pop())
+                    if stack:
+                        stack.pop()
+                    container = take(before.index(pickletools.markobject))
+                else:
+                    items, container = take(len(before)), []
+                    if name in _INTO_FIRST:  # the deepest of them is what is added to
+                        items, container = items[:-1], items[-1:]
+                if opcode.stack_after:
+                    parts = 1 + sum(items) + sum(container)
+                    stack.append(parts)
+                    # what an object added to takes in, else the new object: each hashed or
+                    # kept once (a list grown 1,000 items at a time is not counted anew)
+                    built += sum(items) if name in _INTO_FIRST else parts
+                    if built > MAX_PICKLE_PARTS:
+                        raise refuse("pickle_unfolds", file=file.name, limit=MAX_PICKLE_PARTS)
     except EngineError:  # a ValueError too: the refusals above, as they are
         raise
     except ValueError as exc:  # not a pickle: an unknown opcode, a truncated argument
