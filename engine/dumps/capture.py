@@ -157,7 +157,7 @@ def capture_info(metadata: Mapping[str, str] | Iterable[tuple[str, str]]) -> Cap
     if meta.get("format") != FORMAT or weights is None:
         return None
     try:
-        return CaptureInfo(
+        info = CaptureInfo(
             model=meta["model"],
             weights=weights,
             architecture=meta["architecture"],
@@ -169,6 +169,18 @@ def capture_info(metadata: Mapping[str, str] | Iterable[tuple[str, str]]) -> Cap
         )
     except (KeyError, TypeError, ValueError, OverflowError, RecursionError):
         return None  # damaged: a missing key, "[1e400]", JSON nested past the parser's depth
+    texts = [*info.prompts, *(text for row in info.tokens for text in row)]
+    return info if all(isinstance(t, str) and encodable(t) for t in texts) else None
+
+
+def encodable(text: str) -> bool:
+    """Whether UTF-8 holds ``text`` (not a lone surrogate, U+D800-DFFF, which JSON's
+    "\\ud800" makes): the page's downloads are UTF-8."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def token_texts(tokenizer, ids: Sequence[int]) -> tuple[str, ...]:

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from engine.dumps.capture import capture_info
+from engine.dumps.capture import capture_info, encodable
 
 TOKENS_KEY = "tokens"
 MAX_TOKEN_STRINGS = 1 << 16  # strings a tokens entry may hold
@@ -40,6 +40,8 @@ def token_rows(value: object) -> tuple[tuple[str, ...], ...] | None:
         return None
     if not all(isinstance(v, str) and len(v) <= MAX_TOKEN_CHARS for row in rows for v in row):
         return None
+    if not all(encodable(v) for row in rows for v in row):
+        return None  # a lone surrogate (U+D800-DFFF): no UTF-8 holds it, the JSON download raised
     if sum(len(row) for row in rows) > MAX_TOKEN_STRINGS:
         return None
     return tuple(tuple(row) for row in rows)

@@ -20,6 +20,7 @@ from engine.dumps.formats.torch_records import walk_pickle
 from engine.dumps.limits import MAX_ENTRIES
 from engine.dumps.report import report
 from engine.dumps.sources import DumpFile, Upload
+from engine.dumps.tables import json_text, report_summary, report_tables
 from engine.errors import EngineError
 from tests.app.dump_uploads import pt_bytes
 from tests.dumps import dump_files as files
@@ -184,6 +185,9 @@ NAMED = (tuple("abcd"),)  # the tokens entry beside a capture's damaged metadata
         ("tokens.safetensors", lambda: _capture(tokens="[" * 100_000), None),
         ("lengths.safetensors", lambda: _capture(lengths="[1e400]"), NAMED),
         ("codes.npz", lambda: _npz_with_bad_codes(), None),
+        ("surrogates.npz", lambda: _npz_with_bad_codes(b"\x00\xd8\x00\x00"), None),
+        ("prompt.safetensors", lambda: _capture(prompts='["\\ud800"]'), NAMED),
+        ("token.safetensors", lambda: _capture(tokens='[["\\ud800", "b", "c", "d"]]'), None),
     ],
 )
 def test_damaged_token_metadata_is_not_read_and_the_page_stays_whole(name, data, tokens):
@@ -193,6 +197,7 @@ def test_damaged_token_metadata_is_not_read_and_the_page_stays_whole(name, data,
     beside it still names the tokens."""
     rep = report(Upload(name, data()))
     assert dump_tokens(rep) == tokens
+    assert json_text(report_summary(rep), report_tables(rep)).encode("utf-8")  # the download
     for lang in ("en", "zh"):
         assert layout_facts(rep, lang)
 
@@ -202,13 +207,14 @@ def safetensors_bytes_with(meta: dict) -> bytes:
     return save({f"hidden_states.{i}": x[i].contiguous() for i in range(3)}, metadata=meta)
 
 
-def _npz_with_bad_codes() -> bytes:
-    """A tokens member of 4 strings of dtype <U2 whose characters are 0x7F800000."""
+def _npz_with_bad_codes(code: bytes = b"\x00\x00\x80\x7f") -> bytes:
+    """A tokens member of 4 strings of dtype <U2 whose characters are ``code`` (0x7F800000:
+    no character; 0xD800: a lone surrogate)."""
     tokens, stream = io.BytesIO(), io.BytesIO()
     np.save(tokens, np.zeros(4, "<U2"))
     np.save(stream, files.stream(layers=3, batch=1, tokens=4, d=8)[:, 0].numpy())
     held = io.BytesIO()
     with zipfile.ZipFile(held, "w") as archive:
         archive.writestr("hidden.npy", stream.getvalue())
-        archive.writestr("tokens.npy", tokens.getvalue()[:-32] + b"\x00\x00\x80\x7f" * 8)
+        archive.writestr("tokens.npy", tokens.getvalue()[:-32] + code * 8)
     return held.getvalue()
