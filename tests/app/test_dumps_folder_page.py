@@ -74,9 +74,6 @@ def test_without_the_setting_no_folder_is_offered_and_a_folder_link_opens_the_ex
     assert "本服务器没有列出任何文件夹" in _warnings(at)
     assert "读到了什么" in [s.value for s in at.subheader]
     assert "du_file" not in at.query_params and "du_source" not in at.query_params
-    at = _open({"du_file": "0/x.safetensors"})  # a folder's file, no source: the same words
-    assert "but this server lists none" in _warnings(at) and "du_file" not in at.query_params
-    assert not _warnings(_open({"du_source": "example"}))
 
 
 def test_a_folder_file_is_read_with_the_numbers_torch_gives_and_named_in_the_link(folder):

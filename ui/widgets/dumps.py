@@ -85,14 +85,10 @@ def example_dump() -> ChosenDump:
 def source_choice(folder: bool) -> str:
     """Where the activations come from: "example" (the default), "upload", "live", or, where
     the server lists dump files (``folder``), "folder"; a link's "folder" on a server that
-    lists none opens the example, saying why (so does a link naming a folder's file, without
-    a source: it opens the example)."""
+    lists none opens the example, saying why."""
     param = P["du_source"]
     choices = tuple(c for c in param.choices if folder or c != "folder")
-    source, linked = st.session_state.get(param.key), st.session_state.get(P["du_file"].key)
-    if source not in (*choices, None) or (
-        not folder and linked and source in (None, param.default)
-    ):
+    if st.session_state.get(param.key) not in (*choices, None):
         st.warning(t("dumps.no_folder"), icon=":material/link_off:")
         st.session_state[param.key] = param.default
     if not folder:  # a linked file means nothing here: it leaves the address with its source
