@@ -323,13 +323,12 @@ class ClassStore(Checks):
         """The class showed this learner ``lesson``'s answer (self-paced) with no vote of
         theirs counted (voting was closed, or the vote was refused): kept, so that no
         prediction they make after it is counted, whichever page or browser tab makes it (a
-        page's own memory of it ended with a reload).  Nothing is kept where the class is
-        paced: its answer shows only once revealed."""
+        page's own memory of it ended with a reload).  Kept even where the class is paced
+        now: a page that drew the answer while it was self-paced may say so a run later (its
+        database was busy), and a paced class shows no answer before its reveal."""
         self._check_lesson(lesson)
         with self.database.transaction(write=True) as tx:
             learner = self._learner_key(tx, code, token)
-            if rows.paced(tx, self._code(code)):
-                return
             state = rows.lesson_state(tx, self._code(code), lesson)
             tx.run(
                 "INSERT INTO seen_answers (code, lesson, round, learner) VALUES (?, ?, ?, ?)"

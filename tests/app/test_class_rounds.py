@@ -171,3 +171,56 @@ def test_an_answer_shown_while_the_store_was_busy_is_kept_before_any_later_vote(
     assert ("Practice only" in said) if cured else ("The class database is busy" in said)
     assert "counted in the class" not in said
     assert store().room(code, key, FIRST).answered == (0,)
+
+
+def _busy_once(monkeypatch, *methods: str) -> None:
+    """Each of ClassStore's ``methods`` refused once (``classroom.busy``), then as before."""
+    for name in methods:
+        kept, calls = getattr(ClassStore, name), []
+
+        def once(self, *args, kept=kept, calls=calls):
+            calls.append(args)
+            if len(calls) == 1:
+                raise DatabaseBusy()
+            return kept(self, *args)
+
+        monkeypatch.setattr(ClassStore, name, once)
+
+
+@pytest.mark.parametrize("again", [False, True])
+def test_a_vote_refused_by_a_busy_database_as_its_answer_showed_is_sent_again(monkeypatch, again):
+    """Self-paced, voting open: the commit's vote and the answer's keeping both meet a busy
+    database.  The prediction was made before the answer: the next run sends it and it
+    counts (it was taken for practice).  Answered again after the answer instead
+    (``again``): nothing counts, and the class keeps that the answer was shown."""
+    teacher, code, key = pages._instructor()
+    teacher.toggle(key="cl_paced").set_value(False).run()
+    _busy_once(monkeypatch, "vote", "saw_answer")
+    learner = pages._commit(pages._learner(code), WRONG)
+    assert "The class database is busy" in pages._texts(learner, "warning")
+    if again:
+        learner.button(key=f"ls_again_{FIRST}").click().run()
+        pages._commit(learner, ANSWER)
+        assert "Practice only" in pages._texts(learner, "caption")
+        assert store().room(code, key, FIRST).answered == (0,)
+    else:
+        learner.run()
+        assert "counted in the class" in pages._texts(learner, "caption")
+        assert store().room(code, key, FIRST).counts[0][WRONG] == 1
+
+
+def test_an_answer_shown_while_busy_stays_shown_once_the_class_is_paced_again(monkeypatch):
+    """Self-paced, voting closed, the database busy as the answer showed; it recovers, the
+    instructor paces the class again and reopens voting: the page's next run keeps the
+    answer as shown (the store ignored it, paced) and the prediction after it is practice."""
+    teacher, code, key = pages._instructor()
+    teacher.toggle(key="cl_paced").set_value(False).run()
+    pages._button(teacher, "Close voting").click().run()
+    _busy_once(monkeypatch, "saw_answer")
+    learner = pages._commit(pages._learner(code), WRONG)
+    teacher.run().toggle(key="cl_paced").set_value(True).run()
+    pages._button(teacher, "Reopen voting").click().run()
+    learner.button(key=f"ls_again_{FIRST}").click().run()
+    pages._commit(learner, ANSWER)
+    assert "counted in the class" not in pages._texts(learner, "caption")
+    assert store().room(code, key, FIRST).answered == (0,)

@@ -159,11 +159,8 @@ def test_a_self_paced_class_has_no_second_round(store, refused, snapshot):
 def test_an_answer_seen_with_no_vote_is_kept_its_rounds_votes_refused(store, refused, snapshot):
     """Self-paced, voting closed: ann commits, the page shows her the answer, no vote counted
     (``saw_answer``).  Her view says so (final, the lesson seen); once voting reopens a vote
-    of hers in that round is refused, and a second round is too (paced again).  A paced
-    class keeps nothing: its answer shows only once revealed."""
+    of hers in that round is refused, and a second round is too (paced again)."""
     new, (ann, bob) = class_with(store, 2)
-    store.saw_answer(new.code, ann, FIRST)  # paced: nothing kept
-    assert not store.learner_view(new.code, ann, FIRST).final
     store.set_paced(new.code, new.instructor_key, False)
     store.set_voting(new.code, new.instructor_key, FIRST, False)
     store.saw_answer(new.code, ann, FIRST)
@@ -182,6 +179,21 @@ def test_an_answer_seen_with_no_vote_is_kept_its_rounds_votes_refused(store, ref
         store.second_round(new.code, new.instructor_key, FIRST)
     store.end_class(new.code, new.instructor_key)
     assert snapshot()["seen_answers"] == []
+
+
+def test_an_answer_shown_while_self_paced_is_kept_when_said_after_pacing_again(store, refused):
+    """The page drew the answer while the class was self-paced; its database was busy, and
+    it says so a run later, once the instructor has paced the class again and reopened
+    voting: kept (it was ignored, and a prediction made after the answer counted)."""
+    new, (ann,) = class_with(store, 1)
+    store.set_paced(new.code, new.instructor_key, False)
+    store.set_voting(new.code, new.instructor_key, FIRST, False)
+    store.set_paced(new.code, new.instructor_key, True)
+    store.set_voting(new.code, new.instructor_key, FIRST, True)
+    store.saw_answer(new.code, ann, FIRST)
+    assert store.learner_view(new.code, ann, FIRST).final
+    with refused("classroom.answer_seen_unvoted"):
+        store.vote(new.code, ann, f"{FIRST}.a")
 
 
 def test_a_learner_shown_the_answer_with_no_vote_blocks_a_second_round(store, refused):

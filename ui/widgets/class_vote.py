@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui.classroom import attempt, store
+from ui.classroom import attempt, refusal, store
+from ui.errors import error_text
 from ui.i18n import t
 from ui.lessons.catalog import LESSON_IDS, Lesson
 from ui.widgets.class_learner import Member, committed_answers, drop_answer
@@ -18,6 +19,7 @@ ORIGINS = "_cl_origins"  # {(class, lesson): (the page's answer, the round it da
 REVEALS_SEEN = "_cl_reveals_seen"  # (class, lesson) whose reveal this session has drawn
 SENT = "_cl_sent"  # {(class, lesson, round): the option this tab's vote holds}
 UNKEPT_SEEN = "_cl_unkept_seen"  # (class, lesson) shown here whose showing the class refused
+UNSENT = "_cl_unsent"  # {(class, lesson): a commit made before its answer showed, vote refused}
 
 
 def their_vote(member: Member | None, lesson_id: str, option: str | None) -> bool:
@@ -146,7 +148,11 @@ def record(member: Member | None, item: Lesson, chosen: str | None) -> bool:
     (``ui.views.lessons.commit_point``) says so; once it shows, a caption here does."""
     if member is None:
         return False
-    unkept = (member.code, item.id) in st.session_state.get(UNKEPT_SEEN, ())
+    lesson_key, unsent = (member.code, item.id), st.session_state.setdefault(UNSENT, {})
+    if lesson_key in unsent and unsent[lesson_key] != chosen:  # answered again since the
+        del unsent[lesson_key]  # answer showed: that prediction is not sent, the answer kept
+        st.session_state.setdefault(UNKEPT_SEEN, set()).add(lesson_key)
+    unkept = lesson_key in st.session_state.get(UNKEPT_SEEN, ())
     if unkept and not _kept_seen(member, item.id):
         return False  # nothing of theirs on it is sent until the class keeps that it showed
     view = member.view
@@ -184,12 +190,16 @@ def record(member: Member | None, item: Lesson, chosen: str | None) -> bool:
             kept = any(vote is not None for vote in view.votes)
             st.caption(t("classroom.practice" if kept else "classroom.practice_unvoted"))
             return False
-        _, error = attempt(lambda: store().vote(member.code, member.token, f"{item.id}.{chosen}"))
+        _, error = refusal(lambda: store().vote(member.code, member.token, f"{item.id}.{chosen}"))
         if error is not None:
-            st.warning(error, icon=":material/how_to_vote:")
+            st.warning(error_text(error), icon=":material/how_to_vote:")
             if answer_shown(member) and item.id not in view.seen:  # shown all the same
-                _kept_seen(member, item.id, say=False)  # if refused too: said on the next run's try
+                if error.key == "classroom.busy":  # committed before the answer: sent again
+                    unsent[lesson_key] = chosen  # on the next run, unless answered again
+                else:
+                    _kept_seen(member, item.id, say=False)  # if refused: said on the next run
             return False
+        unsent.pop(lesson_key, None)
     sent[round_key] = chosen
     if answer_shown(member):
         st.caption(t("classroom.counted"))
