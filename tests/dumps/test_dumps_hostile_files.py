@@ -218,3 +218,15 @@ def _npz_with_bad_codes(code: bytes = b"\x00\x00\x80\x7f") -> bytes:
         archive.writestr("hidden.npy", stream.getvalue())
         archive.writestr("tokens.npy", tokens.getvalue()[:-32] + code * 8)
     return held.getvalue()
+
+
+@pytest.mark.filterwarnings("ignore:Detected pickle protocol")  # torch's own, on the oracle
+@pytest.mark.parametrize("protocol", [4, 5])
+def test_a_pt_of_pickle_protocol_4_or_5_is_refused_as_unread_not_as_code(protocol):
+    """torch's weights-only loader cannot read a FRAME: the refusal said the file "would run
+    code"; it names the protocol and the protocols read (torch's own load, the oracle)."""
+    held = io.BytesIO()
+    torch.save({"hidden_states.0": torch.randn(2, 4)}, held, pickle_protocol=protocol)
+    with pytest.raises(pickle.UnpicklingError, match="Unsupported operand 149"):
+        torch.load(io.BytesIO(held.getvalue()), weights_only=True)
+    assert _refused("p.pt", held.getvalue()).key == "dumps.pickle_frames_unread"

@@ -68,11 +68,20 @@ _UNSUPPORTED = re.compile(r"unsupported (?:global: )?GLOBAL ([^\s]+)", re.IGNORE
 _MOST_RECORDS = 2 * MAX_ENTRIES
 
 
+# torch's weights-only unpickler names an opcode it has no rule for so; FRAME (149), which
+# every pickle of protocol 4 or 5 holds, marks a file it cannot read, not one that calls
+_UNREAD_OPCODE = re.compile(r"Unsupported operand (\d+)")
+
+
 def _unsafe(file: DumpFile, exc: BaseException):
     """The refusal naming what the pickle would have called (e.g. ``builtins.exec``), where
     torch's refusal says it."""
-    found = _UNSUPPORTED.search(ANSI.sub("", str(exc)))
+    said = ANSI.sub("", str(exc))
+    found = _UNSUPPORTED.search(said)
     if found is None:
+        opcode = _UNREAD_OPCODE.search(said)
+        if opcode is not None and int(opcode.group(1)) == pickle.FRAME[0]:
+            return refuse("pickle_frames_unread", file=file.name)
         return refuse("unsafe_pickle_unnamed", file=file.name)
     return refuse("unsafe_pickle", file=file.name, call=found.group(1))
 
