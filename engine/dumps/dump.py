@@ -106,9 +106,10 @@ def read_tokens(dump: Dump, layers: list[int], rows: list[int]) -> torch.Tensor:
     return read_piece_rows(located).reshape(len(layers), len(rows), layout.d)
 
 
-def read_piece_rows(located: list[tuple[Piece, int]]) -> torch.Tensor:
-    """Entry row ``at`` of each ``(piece, at)``, as float32 [k, d] (one reader per file)."""
-    readers: dict[DumpFile, object] = {}
+def read_piece_rows(located: list[tuple[Piece, int]], readers: dict | None = None) -> torch.Tensor:
+    """Entry row ``at`` of each ``(piece, at)``, as float32 [k, d] (one reader per file, in
+    ``readers`` where the caller keeps them for several reads)."""
+    readers = {} if readers is None else readers
     out = []
     for piece, at in located:
         file = piece.entry.file
@@ -118,6 +119,6 @@ def read_piece_rows(located: list[tuple[Piece, int]]) -> torch.Tensor:
     return torch.cat(out) if out else torch.empty(0, 0)  # [k, d]
 
 
-def read_param(entry: EntryInfo) -> torch.Tensor:
+def read_param(entry: EntryInfo, readers: dict | None = None) -> torch.Tensor:
     """A norm's weight or bias (a [d] entry) as float64 [d]."""
-    return read_piece_rows([(Piece(entry, 0, 1), 0)])[0].double()
+    return read_piece_rows([(Piece(entry, 0, 1), 0)], readers)[0].double()

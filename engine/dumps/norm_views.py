@@ -198,16 +198,20 @@ def fit_tanh(x: np.ndarray, y: np.ndarray) -> tuple[float, float, float]:
     return alpha, gamma, _r2(alpha, gamma, x, y)
 
 
-def fit_dyt(pair: NormPair) -> DyTFit:
-    """Read a sample of the pair's tokens and fit γ·tanh(α·x) to output vs input."""
+def fit_dyt(pair: NormPair, readers: dict | None = None) -> DyTFit:
+    """Read a sample of the pair's tokens and fit γ·tanh(α·x) to output vs input.
+    ``readers``: the files' readers, shared by the fits of a report's pairs (a .pt file is
+    loaded once for all of them, not four times a pair: 256 layers of a TransformerLens
+    cache took over 100 s)."""
+    readers = {} if readers is None else readers
     located_in = _sample_rows(pair.inputs, SAMPLE_ROWS)
     located_out = _sample_rows(pair.outputs, SAMPLE_ROWS)
-    x = read_piece_rows(located_in).double()  # [k, d]
-    y = read_piece_rows(located_out).double()  # [k, d]
+    x = read_piece_rows(located_in, readers).double()  # [k, d]
+    y = read_piece_rows(located_out, readers).double()  # [k, d]
     removed = pair.weight is not None
     if removed:
-        bias = read_param(pair.bias) if pair.bias is not None else 0.0  # [d]
-        weight = read_param(pair.weight)  # [d]
+        bias = read_param(pair.bias, readers) if pair.bias is not None else 0.0  # [d]
+        weight = read_param(pair.weight, readers)  # [d]
         usable = weight.abs() > 1e-6  # [d] a zero weight erases its channel
         x, y = x[:, usable], ((y - bias) / weight)[:, usable]  # [k, d']
     x_all, y_all = x.flatten().numpy(), y.flatten().numpy()  # [k·d'] every read value

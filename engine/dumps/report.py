@@ -230,11 +230,11 @@ def report(
         residual = diagnostics.residual(stats, dump.spec)
         centering = diagnostics.centering(stats)
         comparison = _comparison(dump, residual, centering, spec)
-        fits = []
+        fits, readers = [], {}
         for done, pair in enumerate(dump.layout.norm_pairs if fit_norms else ()):
             if should_stop is not None and should_stop():
                 raise Cancelled()
-            fits.append(fit_dyt(pair))
+            fits.append(fit_dyt(pair, readers))
             if progress is not None:
                 share = (done + 1) / len(dump.layout.norm_pairs)
                 progress(_REDUCTION_SHARE + (1 - _REDUCTION_SHARE) * share)

@@ -16,6 +16,7 @@ from safetensors.torch import save
 
 from engine.dumps.capture import FORMAT
 from engine.dumps.dump import open_dump, read_tokens
+from engine.dumps.formats import torch_file
 from engine.dumps.formats.torch_records import walk_pickle
 from engine.dumps.limits import MAX_ENTRIES
 from engine.dumps.report import report
@@ -230,3 +231,16 @@ def test_a_pt_of_pickle_protocol_4_or_5_is_refused_as_unread_not_as_code(protoco
     with pytest.raises(pickle.UnpicklingError, match="Unsupported operand 149"):
         torch.load(io.BytesIO(held.getvalue()), weights_only=True)
     assert _refused("p.pt", held.getvalue()).key == "dumps.pickle_frames_unread"
+
+
+def test_a_cache_of_many_norms_is_loaded_a_few_times_not_four_times_a_norm(monkeypatch):
+    """A TransformerLens-style cache (8 hooks a block, both norms' outputs): every DyT fit
+    loaded the whole .pt again, four times a pair (258 loads at 64 blocks; over 100 s at
+    256).  The fits share one reader per file."""
+    loads, load = [], torch_file._load
+    monkeypatch.setattr(torch_file, "_load", lambda file: loads.append(file) or load(file))
+    hooks = ["hook_resid_pre", "ln1.hook_normalized", "hook_attn_out", "hook_resid_mid"]
+    hooks += ["ln2.hook_normalized", "hook_mlp_out", "hook_resid_post", "attn.hook_z"]
+    cache = {f"blocks.{b}.{h}": torch.randn(2, 4) for b in range(32) for h in hooks}
+    fitted = report(Upload("cache.pt", pt_bytes(cache)))
+    assert len(fitted.dyt) == 64 and len(loads) <= 4
