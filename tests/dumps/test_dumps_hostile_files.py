@@ -116,6 +116,16 @@ def test_a_tensor_whose_elements_share_storage_is_left_out_with_its_shape_and_st
     assert dump.layout.tokens == 5 and len(dump.layout.layers) == 3  # the stream is read
 
 
+def test_views_whose_elements_are_apart_are_read_however_their_strides_nest():
+    """Rows 8 apart, sequences 12 apart: no stride steps past all before it, yet no two
+    elements meet (it was left out as overlapping)."""
+    x = torch.randn(64)
+    apart = x.as_strided((3, 2, 4), (8, 12, 1))
+    dump = open_dump(Upload("apart.pt", pt_bytes({"hidden_states": apart})))
+    assert not dump.layout.skipped
+    assert torch.equal(read_tokens(dump, [0, 1, 2], [0, 1]), apart.reshape(3, 2, 4))
+
+
 def test_a_transposed_stream_reads_the_rows_torch_reshapes_it_into():
     x = files.stream(layers=3, batch=2, tokens=5, d=8)  # [L, B, T, d]
     stored = x.transpose(1, 2).contiguous().transpose(1, 2)  # the same values, no view of rows

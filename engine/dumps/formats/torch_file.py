@@ -255,15 +255,26 @@ def scan(file: DumpFile) -> FileScan:
 def _overlapping(tensor: torch.Tensor) -> bool:
     """Whether two of the tensor's elements are one value of its storage (``expand``, a
     stride of 0): its values are not what the file holds, and a 1.5 KB file could hold 10¹¹
-    of them for the report to read.  Its dimensions longer than 1, by stride, must each step
-    past all the ones before."""
+    of them for the report to read.  Where its dimensions longer than 1, by stride, each
+    step past all the ones before, none is; else its elements' offsets are counted, up to
+    ``_COUNTED_OFFSETS`` of them (a larger such tensor is taken to overlap)."""
     reach = 1  # the storage's elements the dimensions so far span
     for stride, size in sorted(zip(tensor.stride(), tensor.shape)):
         if size > 1:
             if stride < reach:
-                return True
+                break
             reach += stride * (size - 1)
-    return False
+    else:
+        return False
+    if tensor.numel() > _COUNTED_OFFSETS:
+        return True
+    offsets = torch.zeros((), dtype=torch.int64)
+    for stride, size in zip(tensor.stride(), tensor.shape):
+        offsets = offsets.unsqueeze(-1) + torch.arange(size) * stride
+    return offsets.unique().numel() < tensor.numel()
+
+
+_COUNTED_OFFSETS = 1 << 22  # 32 MB of int64 offsets
 
 
 def _rows(tensor: torch.Tensor, d: int, start: int, stop: int) -> torch.Tensor:
