@@ -39,6 +39,9 @@ in the refusal that enforces it.
 - ``MAX_PICKLE_PARTS``: the parts that pickle's objects unfold into, all together, a shared
   object counted again at each use (a dict's key is hashed through all of its parts):
   sixteen per opcode; torch.save's pickle of ``MAX_ENTRIES`` tensors in a dict has 0.39-0.48 M.
+- ``MAX_PICKLE_KEYS``: keys that pickle puts into its dicts and sets, all together: each
+  leads to an object the walk after loading counts, so ``MAX_REFERENCES`` (keys of one hash,
+  the worst, then cost torch's loader ~3 s).
 - ``MAX_FILES``: a directory or glob of shards.
 - ``MEMORY_BUDGET_BYTES``: what one read may add to the process at its peak (the report's
   arrays, its tables and a window of data), predicted from the layout before any data is
@@ -67,6 +70,7 @@ MAX_ZIP_DIRECTORY_BYTES = 8 * MB
 MAX_PICKLE_BYTES = 8 * MB
 MAX_PICKLE_OPCODES = 64 * MAX_ENTRIES
 MAX_PICKLE_PARTS = 16 * MAX_PICKLE_OPCODES
+MAX_PICKLE_KEYS = MAX_REFERENCES
 MAX_NPY_HEADER_BYTES = 10_000  # numpy's own default guard in np.load (read_array_header)
 MAX_FILES = 4096
 MEMORY_BUDGET_BYTES = 3 * 2**29  # 1.5 GiB

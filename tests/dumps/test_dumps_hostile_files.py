@@ -18,7 +18,7 @@ from engine.dumps.capture import FORMAT
 from engine.dumps.dump import open_dump, read_tokens
 from engine.dumps.formats import torch_file
 from engine.dumps.formats.torch_records import walk_pickle
-from engine.dumps.limits import MAX_ENTRIES
+from engine.dumps.limits import MAX_ENTRIES, MAX_PICKLE_KEYS
 from engine.dumps.report import report
 from engine.dumps.sources import DumpFile, Upload
 from engine.dumps.tables import json_text, report_summary, report_tables
@@ -254,3 +254,14 @@ def test_a_cache_of_many_norms_is_loaded_a_few_times_not_four_times_a_norm(monke
     cache = {f"blocks.{b}.{h}": torch.randn(2, 4) for b in range(32) for h in hooks}
     fitted = report(Upload("cache.pt", pt_bytes(cache)))
     assert len(fitted.dyt) == 64 and len(loads) <= 4
+
+
+def test_a_dict_of_more_keys_than_any_accepted_file_has_is_refused_before_loading():
+    """Int keys 2⁶¹ − 1 apart share one hash: each insertion compared with all before it,
+    one counted part each; 120,000 of them (1.4 MB) kept torch's loader busy for minutes."""
+    step = 2**61 - 1
+    keys = [1 + i * step for i in range(MAX_PICKLE_KEYS + 1)]
+    assert len({hash(k) for k in keys[:100]}) == 1
+    body = b"".join(b"\x8a\x0c" + k.to_bytes(12, "little") + b"N" for k in keys)  # LONG1 k
+    error = _refused("keys.pt", _pt_around(b"\x80\x02}(" + body + b"u."))
+    assert error.key == "dumps.pickle_too_many_keys" and error.params["limit"] == MAX_PICKLE_KEYS

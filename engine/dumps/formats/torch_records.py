@@ -19,7 +19,12 @@ import zipfile
 import torch
 
 from engine.dumps.formats.entries import corrupt, first_line
-from engine.dumps.limits import MAX_ENTRIES, MAX_PICKLE_OPCODES, MAX_PICKLE_PARTS
+from engine.dumps.limits import (
+    MAX_ENTRIES,
+    MAX_PICKLE_KEYS,
+    MAX_PICKLE_OPCODES,
+    MAX_PICKLE_PARTS,
+)
 from engine.dumps.refusals import refuse
 from engine.dumps.sources import DumpFile
 from engine.errors import EngineError
@@ -99,6 +104,8 @@ _MEMO_GETS = {"GET", "BINGET", "LONG_BINGET"}
 _MARK = object()  # a MARK on the walked stack
 # opcodes that add to the object below what they take (a list, dict, set, or BUILD's object)
 _INTO_FIRST = {"APPEND", "APPENDS", "SETITEM", "SETITEMS", "ADDITEMS", "BUILD"}
+_PAIRS = {"SETITEM", "SETITEMS", "DICT"}  # take keys and values, in pairs
+_KEYED = {"ADDITEMS", "FROZENSET"}  # take a set's items, each hashed
 
 
 def walk_pickle(file: DumpFile, data: bytes) -> int:
@@ -108,6 +115,9 @@ def walk_pickle(file: DumpFile, data: bytes) -> int:
     - a memo slot no higher than the opcodes before it (``dumps.pickle_memo``): the
       unpickler reserves memory for every slot below the one named, 16 bytes each (a slot
       of 2²⁸ took 4.3 GB), and torch.save numbers its slots from 0, one by one;
+    - at most ``MAX_PICKLE_KEYS`` keys put into dicts and sets (``dumps.pickle_too_many_keys``):
+      keys of one hash (ints 2⁶¹ − 1 apart) make each insertion compare with all before it,
+      and 120,000 of them in 1.4 MB kept torch's loader busy for minutes;
     - at most ``MAX_PICKLE_PARTS`` parts built in all (``dumps.pickle_unfolds``), each
       object counted as what it unfolds into, shared references again each time: a tuple
       holding the same tuple twice, 80 times over, is 2⁸⁰ parts for the unpickler to hash as
@@ -119,7 +129,7 @@ def walk_pickle(file: DumpFile, data: bytes) -> int:
     stored, a pop of an empty stack) is left to torch, which refuses it."""
     stack: list = []
     memo: dict[int, int] = {}
-    count = storages = built = 0
+    count = storages = built = keys = 0
 
     def take(items: int) -> list[int]:  # the parts of the top ``items`` items, taken off
         return [stack.pop() for _ in range(items) if stack and stack[-1] is not _MARK]
@@ -162,6 +172,14 @@ def walk_pickle(file: DumpFile, data: bytes) -> int:
                     items, container = take(len(before)), []
                     if name in _INTO_FIRST:  # the deepest of them is what is added to
                         items, container = items[:-1], items[-1:]
+                keys += len(items) // 2 if name in _PAIRS else len(items) * (name in _KEYED)
+                if keys > MAX_PICKLE_KEYS:
+                    raise refuse(
+                        "pickle_too_many_keys",
+                        file=file.name,
+                        limit=MAX_PICKLE_KEYS,
+                        entries=MAX_ENTRIES,
+                    )
                 if opcode.stack_after:
                     parts = 1 + sum(items) + sum(container)
                     stack.append(parts)
