@@ -31,17 +31,21 @@ their seconds of first-view work are done before their first visitor comes.
 
 Before the server starts, it lets a request's line and headers grow to
 ``REQUEST_HEAD_BYTES`` (``_accept_long_links``), and sends an address such as ``/a/b`` to
-``/a`` (``_nested_addresses_to_their_page``: Streamlit's own answer left the browser blank).
+``/a`` (``_nested_addresses_to_their_page``: Streamlit's own answer left the browser blank),
+and answers an address that Streamlit refuses for its form with a page that says why
+(``_refusals_in_words``: Streamlit's own answer was a bare "Bad Request").
 
 Arguments go to ``streamlit run app.py``.
 """
 
+import copy
 import gc
+import html
 import os
 import sys
 import threading
 from pathlib import Path
-from urllib.parse import quote
+from urllib.parse import parse_qs, quote
 
 ROOT = Path(__file__).resolve().parents[1]
 PRELOAD_VARIABLE = "NORMSCOPE_PRELOAD_MODEL"
@@ -166,11 +170,87 @@ def _nested_addresses_to_their_page() -> None:
     routes.create_streamlit_static_handler = create
 
 
+def refused_page(scope) -> tuple[str, str]:
+    """The page that answers an address Streamlit refused for its form, and its language:
+    the address's ``lang``, else the browser's (Accept-Language), as the app chooses.  It
+    names what an address may not hold and links the start page in that language, relatively
+    (so that it stays inside the app behind a proxy that strips a prefix); it echoes nothing
+    of the address."""
+    from ui.i18n import LANGUAGES, language_from_locale, translate
+
+    asked = parse_qs(scope.get("query_string", b"").decode("latin-1")).get("lang", [""])[-1]
+    headers = dict(scope.get("headers") or ())
+    browser = headers.get(b"accept-language", b"").decode("latin-1")
+    lang = asked if asked in LANGUAGES else language_from_locale(browser)
+    raw = scope.get("raw_path") or scope.get("path", "/").encode()
+    start = ("../" * max(raw.count(b"/") - 1, 0) or "./") + f"?lang={lang}"
+    title, why, link = (
+        html.escape(translate(f"app.no_page.{key}", lang)) for key in ("title", "refused", "start")
+    )
+    body = (
+        f'<!doctype html><html lang="{lang}"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{title} · NormScope</title></head>"
+        '<body style="font-family: sans-serif; max-width: 40rem; margin: 3rem auto; '
+        f'padding: 0 1rem; line-height: 1.5"><h1>{title}</h1><p>{why}</p>'
+        f'<p><a href="{start}">{link}</a></p></body></html>'
+    )
+    return body, lang
+
+
+def refusals_in_words(guard):
+    """Streamlit's path check (``guard``: its ``PathSecurityMiddleware.__call__``) answering
+    an address it refuses (a NUL, a ".." segment, a drive name such as "C:", two slashes
+    first) with ``refused_page`` in place of its bare "Bad Request", status 400 still.
+
+    Streamlit decides, as before: the check runs on a copy of the middleware whose next app
+    records that it was reached; only a GET or HEAD that it never passed on is answered here.
+    """
+    from starlette.responses import HTMLResponse
+
+    async def call(self, scope, receive, send):
+        if scope["type"] != "http" or scope.get("method") not in ("GET", "HEAD"):
+            await guard(self, scope, receive, send)
+            return
+        passed = []
+
+        async def onward(scope, receive, send):
+            passed.append(True)
+            await self.app(scope, receive, send)
+
+        async def held(message):  # Streamlit's own refusal is not sent
+            if passed:
+                await send(message)
+
+        probe = copy.copy(self)
+        probe.app = onward
+        await guard(probe, scope, receive, held)
+        if not passed:
+            body, lang = refused_page(scope)
+            answer = HTMLResponse(body, status_code=400, headers={"Content-Language": lang})
+            await answer(scope, receive, send)
+
+    return call
+
+
+def _refusals_in_words() -> None:
+    """Have Streamlit's path check answer the addresses it refuses in words
+    (``refusals_in_words``)."""
+    try:
+        from streamlit.web.server.starlette import starlette_path_security_middleware as paths
+    except ImportError:  # a Streamlit that serves otherwise: its own answer stands
+        return
+    paths.PathSecurityMiddleware.__call__ = refusals_in_words(paths.PathSecurityMiddleware.__call__)
+
+
 if __name__ == "__main__":
     from streamlit.web import cli  # Streamlit whole (and its plotly theme) before the thread
 
     _accept_long_links()
     _nested_addresses_to_their_page()
+    _refusals_in_words()
+    if str(ROOT) not in sys.path:  # the refusal page's text (ui.i18n)
+        sys.path.insert(0, str(ROOT))
 
     threading.Thread(target=_warm_up, name="warm-up", daemon=True).start()
     sys.argv = ["streamlit", "run", str(ROOT / "app.py"), *sys.argv[1:]]
