@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import html
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from urllib.parse import quote
 
@@ -74,7 +75,8 @@ def _answer(path: str, query: str = "", method: str = "GET", language: str = "")
         "query_string": query.encode(), "root_path": "",
         "headers": [(b"accept-language", language.encode())] if language else [],
     }  # fmt: skip
-    asyncio.run(_InWords(_page)(scope, receive, send))
+    with ThreadPoolExecutor(1) as thread:  # Playwright may hold this thread's event loop
+        thread.submit(asyncio.run, _InWords(_page)(scope, receive, send)).result()
     body = b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
     return sent[0]["status"], body.decode(), dict(sent[0]["headers"])
 
