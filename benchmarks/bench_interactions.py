@@ -117,6 +117,13 @@ PAGES: dict[str, tuple[Step, ...]] = {  # page address → its interactions, in 
         Step("ls_choose", (Pick(1), Pick(2), Pick(0)), "open a lesson"),
         Step("ls_pick_", (Pick(1), Pick(2)), "pick an answer"),
     ),
+    "experiments": (  # before a commit runs the model: a run is bench_experiments.py's
+        Step("ex_experiment", (Pick(1), Pick(0)), "pick an experiment"),
+        Step("ex_text", (Pick(1), Pick(0)), "pick a text"),
+        Step("ex_tokens", (256.0, 512.0), "move the tokens"),
+        Step("ex_setting", (Pick(1), Pick(0)), "pick a setting"),
+        Step("ex_pick_", (Pick(1), Pick(2)), "pick a prediction"),
+    ),
 }
 NAMES = {"": "vector_lab"}
 
@@ -238,7 +245,11 @@ def main() -> int:
     parser.add_argument("--before", type=Path, help="an older checkout to compare with")
     parser.add_argument("--rounds", type=int, default=8)
     parser.add_argument("--settle", type=float, default=0.15, help="seconds after a run")
+    parser.add_argument("--pages", nargs="+", choices=[NAMES.get(p, p) for p in PAGES])
     args = parser.parse_args()
+    if args.pages:
+        for page in [p for p in PAGES if NAMES.get(p, p) not in args.pages]:
+            del PAGES[page]
     servers = [Server("after", ROOT)]
     if args.before is not None:
         servers.insert(0, Server("before", args.before.resolve()))
