@@ -42,6 +42,7 @@ import copy
 import gc
 import html
 import os
+import re
 import sys
 import threading
 from pathlib import Path
@@ -56,6 +57,7 @@ MODEL_TURN_S = 30.0  # the first views wait this long at most for a cached model
 # still reaches the page and is refused there in words.  deploy/haproxy.cfg's tune.bufsize
 # is the same (a test keeps them equal).
 REQUEST_HEAD_BYTES = 256 * 1024
+CONTROL = re.compile("[\x00-\x1f\x7f]")  # in a path: refused in words (``refusals_in_words``)
 
 
 def _wanted(variable: str) -> bool:
@@ -205,7 +207,9 @@ def refusals_in_words(guard):
 
     Streamlit decides, as before: the check runs on a copy of the middleware whose next app
     records that it was reached; only a GET or HEAD that it never passed on is answered here.
-    """
+    One refusal is added: a path holding another control character (``CONTROL``), which no
+    page name holds; a line break inside one matched none of Streamlit's routes (a bare
+    "Not Found")."""
     from starlette.responses import HTMLResponse
 
     async def call(self, scope, receive, send):
@@ -213,6 +217,8 @@ def refusals_in_words(guard):
             await guard(self, scope, receive, send)
             return
         passed = []
+        if CONTROL.search(scope.get("path", "")):
+            passed = None  # refused here, before Streamlit's check
 
         async def onward(scope, receive, send):
             passed.append(True)
@@ -222,9 +228,10 @@ def refusals_in_words(guard):
             if passed:
                 await send(message)
 
-        probe = copy.copy(self)
-        probe.app = onward
-        await guard(probe, scope, receive, held)
+        if passed is not None:
+            probe = copy.copy(self)
+            probe.app = onward
+            await guard(probe, scope, receive, held)
         if not passed:
             body, lang = refused_page(scope)
             answer = HTMLResponse(body, status_code=400, headers={"Content-Language": lang})

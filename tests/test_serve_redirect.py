@@ -81,7 +81,10 @@ def _answer(path: str, query: str = "", method: str = "GET", language: str = "")
     return sent[0]["status"], body.decode(), dict(sent[0]["headers"])
 
 
-@pytest.mark.parametrize("path", ["/axes\x00", "/C:x", "/../x", "/static/../x", "//x", "/\\\\x"])
+@pytest.mark.parametrize(
+    "path",
+    ["/axes\x00", "/C:x", "/../x", "/static/../x", "//x", "/\\\\x", "/a\nb", "/\r", "/a\x7f"],
+)
 def test_an_address_streamlit_refuses_is_answered_in_words_still_400(path):
     status, body, headers = _answer(path)
     assert status == 400 and "Bad Request" not in body
@@ -108,3 +111,4 @@ def test_accepted_addresses_and_other_methods_are_streamlits_as_before():
     assert _answer("/axes") == (200, "the page", {})
     assert _answer("/_stcore/health")[:2] == (200, "the page")
     assert _answer("/axes\x00", method="POST")[:2] == (400, "Bad Request")
+    assert _answer("/a\nb", method="POST")[:2] == (200, "the page")  # only a GET is answered
