@@ -8,6 +8,8 @@ not go through ``ui/compute.py``: each call is one or two indexed queries.
 
 from __future__ import annotations
 
+import csv
+import io
 import ipaddress
 import os
 from collections.abc import Callable
@@ -18,7 +20,8 @@ import streamlit as st
 from classroom.store import ClassStore, open_store
 from engine.errors import EngineError
 from ui.errors import error_text
-from ui.lessons.catalog import ANSWER_IDS
+from ui.i18n import translate
+from ui.lessons.catalog import ANSWER_IDS, lesson
 
 R = TypeVar("R")
 COOKIE_PREFIX = "normscope_class_"  # + the class code: this browser's learner token in it
@@ -84,3 +87,20 @@ def attempt(action: Callable[..., R], *args) -> tuple[R | None, str | None]:
     """``action(*args)`` on the store: (its result, None), or (None, the refusal's message)."""
     result, error = refusal(action, *args)
     return result, None if error is None else error_text(error)
+
+
+def counts_for_people(counts: str, lang: str) -> str:
+    """The store's counts CSV (``lesson,round,option,votes``, ids) with two columns after
+    them for whoever opens the file: the lesson's title in ``lang`` and whether the option is
+    the lesson's right answer (``yes``/``no``).  The ids and their order stay as they are, so
+    a script that reads the file by id or by column keeps working."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    for number, row in enumerate(csv.reader(io.StringIO(counts))):
+        if number == 0:
+            writer.writerow([*row, "title", "right"])
+            continue
+        item = lesson(row[0])
+        title = translate(f"lessons.{item.id}.title", lang)
+        writer.writerow([*row, title, "yes" if row[2] == item.answer else "no"])
+    return out.getvalue()

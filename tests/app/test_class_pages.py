@@ -11,8 +11,9 @@ from classroom import rules
 from classroom.store import ClassStore
 from tests.app.conftest import APP, fragment_ids, scrolls_to
 from ui import landing
-from ui.classroom import store
+from ui.classroom import counts_for_people, store
 from ui.formatting import literal
+from ui.i18n import translate
 from ui.lessons.catalog import LESSON_IDS, lesson
 from ui.widgets import class_learner
 
@@ -180,9 +181,11 @@ def test_the_counts_csv_is_read_at_the_click_with_a_vote_the_page_never_reran_fo
     teacher, code, key = _instructor()
     _commit(_learner(code), WRONG)  # after the instructor's page last ran
     rows = given["cl_csv"]().splitlines()
-    assert f"{FIRST},1,{WRONG},1" in rows and rows == store().export_csv(code, key).splitlines()
+    title = translate(f"lessons.{FIRST}.title", "en")
+    assert f"{FIRST},1,{WRONG},1,{title},no" in rows
+    assert rows == counts_for_people(store().export_csv(code, key), "en").splitlines()
     store().end_class(code, key)  # in the instructor's other tab: the votes are deleted
-    assert given["cl_csv"]() == "lesson,round,option,votes\n"  # the header alone, no failure
+    assert given["cl_csv"]() == "lesson,round,option,votes,title,right\n"  # the header alone
 
 
 def test_a_second_round_unlocks_the_prediction_and_counts_apart():

@@ -23,10 +23,17 @@ from classroom import rules
 from classroom.rules import Room
 from classroom.store import ClassStore
 from engine.errors import EngineError
-from ui.classroom import INSTRUCTOR_COOKIE, attempt, client, refusal, store
+from ui.classroom import (
+    INSTRUCTOR_COOKIE,
+    attempt,
+    client,
+    counts_for_people,
+    refusal,
+    store,
+)
 from ui.echoes import echoed
 from ui.errors import error_text, shown
-from ui.i18n import t
+from ui.i18n import current_language, t
 from ui.lessons.catalog import LESSON_IDS
 from ui.url.pages import CLASSROOM as P
 from ui.widgets.lessons import lesson_picker
@@ -246,16 +253,18 @@ def _paced() -> None:
         _act(store().set_paced, klass.code, klass.key, st.session_state["cl_paced"])
 
 
-def _counts_file(classes: ClassStore, klass: Class) -> str:
-    """The CSV at the click (outside the page's run: no message can be drawn).  A class ended
+def _counts_file(classes: ClassStore, klass: Class, lang: str) -> str:
+    """The CSV at the click (outside the page's run: no message can be drawn), each lesson's
+    title in the page's language ``lang`` beside its id (``counts_for_people``).  A class ended
     since, in another tab, has no votes left: its file is the header alone.  Another refusal
     (a database busy past its wait) fails the download, and a second click asks again."""
     try:
-        return classes.export_csv(klass.code, klass.key)
+        counts = classes.export_csv(klass.code, klass.key)
     except EngineError as error:
         if error.key != "classroom.ended":  # its votes deleted with it
             raise
-        return rules.counts_csv(classes.options, {}, [])
+        counts = rules.counts_csv(classes.options, {}, [])
+    return counts_for_people(counts, lang)
 
 
 def settings(klass: Class, current: Room) -> None:
@@ -266,9 +275,10 @@ def settings(klass: Class, current: Room) -> None:
     )
     classes = store()  # the counts are read at the click, not at this run: the chart is
     #   redrawn every second without it, and a late vote is in the file
+    lang = current_language()
     st.download_button(
         t("classroom.csv"),
-        data=lambda: _counts_file(classes, klass),
+        data=lambda: _counts_file(classes, klass, lang),
         file_name=f"class-{klass.code}.csv",
         mime="text/csv",
         icon=":material/download:",
