@@ -184,6 +184,9 @@ def test_a_class_from_start_to_csv(class_server, tab, screenshot):
         for option in "abcd":
             expected = sum(1 for learner in LEARNERS if learner[index] == option)
             assert counts[(round_, option)] == expected, (round_, option)
+    title, answer = translate(f"lessons.{FIRST}.title", "en"), lesson(FIRST).answer
+    ours = [(r["title"], r["right"], r["option"]) for r in rows if r["lesson"] == FIRST]
+    assert ours and all(t == title and (r == "yes") == (o == answer) for t, r, o in ours)
 
     presented = f"{teacher.url}&present=on"
     for width, height in ((1024, 768), (1280, 720)):
