@@ -46,7 +46,7 @@ import re
 import sys
 import threading
 from pathlib import Path
-from urllib.parse import parse_qs, quote
+from urllib.parse import parse_qs, quote, unquote_to_bytes, urlsplit
 
 ROOT = Path(__file__).resolve().parents[1]
 PRELOAD_VARIABLE = "NORMSCOPE_PRELOAD_MODEL"
@@ -58,6 +58,7 @@ MODEL_TURN_S = 30.0  # the first views wait this long at most for a cached model
 # is the same (a test keeps them equal).
 REQUEST_HEAD_BYTES = 256 * 1024
 CONTROL = re.compile("[\x00-\x1f\x7f]")  # in a path: refused in words (``refusals_in_words``)
+_LONE_PERCENT = re.compile(rb"%(?![0-9A-Fa-f]{2})")
 
 
 def _wanted(variable: str) -> bool:
@@ -120,14 +121,16 @@ def first_segment_target(path: str, root: str, query: str, directory: str) -> st
 
     The target is relative (``../a?lang=zh`` from ``/a/b``), as Streamlit's own redirects are,
     so that it stays inside the app behind a proxy that strips a prefix from the path; the
-    segment is quoted again, so that a "?", "#" or "%" it held stays in the name.  Left to
-    Streamlit: a path that starts "//" (refused) and one through ``_stcore`` (a 404, so that a
-    client that appends an API route to a page's address does not read the page as success),
-    one segment, and a file."""
+    segment is quoted again, so that a "?", "#" or "%" it held stays in the name.  One segment
+    with slashes after it (``/a/``) is sent the same way: Streamlit's own redirect wrote the
+    name decoded (``/%3Fx/`` became ``/?x``, a parameter; ``/%25/`` became ``/%``, a blank
+    tab).  Left to Streamlit: a path that starts "//" (refused) and one through ``_stcore`` (a
+    404, so that a client that appends an API route to a page's address does not read the page
+    as success), one segment, and a file."""
     inner = (path[len(root) :] if path.startswith(root) else path).lstrip("/")
     if (
         path.startswith("//")
-        or "/" not in inner.rstrip("/")
+        or "/" not in inner
         or "/_stcore/" in f"/{inner}/"
         or os.path.isfile(os.path.join(directory, inner))
     ):
@@ -145,9 +148,12 @@ def _nested_addresses_to_their_page() -> None:
     again in place of each script, and stayed blank, without a word.  A page's own name never
     holds a "/".  Streamlit's other routes (``/_stcore``, ``/media``, ``/component``) come
     before its static files, so only what would have fallen back to the page is sent on
-    (``first_segment_target``)."""
+    (``first_segment_target``).  A GET through a ``_stcore`` segment that no route took is
+    answered "Not Found" here: Streamlit's own check cut the path at a decoded "?", so
+    ``/%3Fx/_stcore/health`` got the page (200), and the frontend, which tries its address's
+    segments as the app's base, took ``/%3Fx`` for it and never connected (a blank tab)."""
     try:
-        from starlette.responses import RedirectResponse
+        from starlette.responses import PlainTextResponse, RedirectResponse
         from streamlit.web.server.starlette import starlette_static_routes as routes
     except ImportError:  # a Streamlit that serves otherwise: its own answer stands
         return
@@ -158,6 +164,9 @@ def _nested_addresses_to_their_page() -> None:
 
         async def first_segment(scope, receive, send):
             if scope["type"] == "http" and scope["method"] in ("GET", "HEAD"):
+                if "/_stcore/" in scope.get("path", "") + "/":  # no route took it: see below
+                    await PlainTextResponse("Not Found", 404)(scope, receive, send)
+                    return
                 query = scope.get("query_string", b"").decode("latin-1")
                 target = first_segment_target(
                     scope.get("path", ""), scope.get("root_path", ""), query, directory
@@ -185,6 +194,8 @@ def refused_page(scope) -> tuple[str, str]:
     browser = headers.get(b"accept-language", b"").decode("latin-1")
     lang = asked if asked in LANGUAGES else language_from_locale(browser)
     raw = scope.get("raw_path") or scope.get("path", "/").encode()
+    if not raw.startswith(b"/"):  # an absolute-form target, "http://host/a": its path
+        raw = urlsplit(raw).path or b"/"
     start = ("../" * max(raw.count(b"/") - 1, 0) or "./") + f"?lang={lang}"
     title, why, link = (
         html.escape(translate(f"app.no_page.{key}", lang)) for key in ("title", "refused", "start")
@@ -200,6 +211,21 @@ def refused_page(scope) -> tuple[str, str]:
     return body, lang
 
 
+def refused_here(scope) -> bool:
+    """Whether a request's path holds a control character (``CONTROL``), or percent-encoding
+    that does not decode to UTF-8 ("%FF", "%C0%AE", a lone "%"): Streamlit served the latter
+    its page with status 200, whose script stopped on the address ("URI malformed") and left
+    the tab blank."""
+    raw = scope.get("raw_path") or b""
+    if CONTROL.search(scope.get("path", "")) or _LONE_PERCENT.search(raw):
+        return True
+    try:
+        unquote_to_bytes(raw).decode("utf-8")
+    except UnicodeDecodeError:
+        return True
+    return False
+
+
 def refusals_in_words(guard):
     """Streamlit's path check (``guard``: its ``PathSecurityMiddleware.__call__``) answering
     an address it refuses (a NUL, a ".." segment, a drive name such as "C:", two slashes
@@ -207,9 +233,9 @@ def refusals_in_words(guard):
 
     Streamlit decides, as before: the check runs on a copy of the middleware whose next app
     records that it was reached; only a GET or HEAD that it never passed on is answered here.
-    One refusal is added: a path holding another control character (``CONTROL``), which no
-    page name holds; a line break inside one matched none of Streamlit's routes (a bare
-    "Not Found")."""
+    Two refusals are added (``refused_here``): a path holding another control character,
+    which no page name holds (a line break inside one matched none of Streamlit's routes: a
+    bare "Not Found"), and one whose percent-encoding does not decode."""
     from starlette.responses import HTMLResponse
 
     async def call(self, scope, receive, send):
@@ -217,7 +243,7 @@ def refusals_in_words(guard):
             await guard(self, scope, receive, send)
             return
         passed = []
-        if CONTROL.search(scope.get("path", "")):
+        if refused_here(scope):
             passed = None  # refused here, before Streamlit's check
 
         async def onward(scope, receive, send):
