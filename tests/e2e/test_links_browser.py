@@ -11,6 +11,7 @@ from playwright.sync_api import expect
 
 from tests.e2e.browser import SLOW_MS, address_holds, wait_idle
 from tests.e2e.packets import WIDE_VECTOR, status_in_packets
+from ui.i18n import translate
 
 pytestmark = pytest.mark.e2e
 
@@ -141,3 +142,22 @@ def test_an_address_of_two_segments_goes_to_its_first_not_to_a_blank_page(page, 
     expect(page.get_by_role("heading", name="没有这个页面")).to_be_visible()
     expect(page.get_by_text("NormScope 没有 a 这个页面")).to_be_visible()
     address_holds(page, "/a?", "lang=zh")
+
+
+def test_a_name_holding_an_encoded_question_mark_or_bad_encoding_is_not_a_blank_tab(
+    page, server_url
+):
+    """``/%3Fx/``: Streamlit's redirect decoded it to ``/?x``, and ``/%3Fx`` itself stayed
+    blank (the frontend took it for the app's base); ``/%FF``: the frontend stopped on the
+    address ("URI malformed").  The first is named as no page, the second refused in words."""
+    page.goto(f"{server_url}/%3Fx/?lang=zh")
+    wait_idle(page)
+    expect(page.get_by_text("NormScope 没有 ?x 这个页面")).to_be_visible()
+    address_holds(page, "/%3Fx?", "lang=zh")
+    answer = page.goto(f"{server_url}/%FF?lang=zh")
+    assert answer.status == 400
+    expect(page.get_by_role("heading", name="没有这个页面")).to_be_visible()
+    page.get_by_role("link", name=translate("app.no_page.start", "zh")).click()
+    wait_idle(page)
+    address_holds(page, "lang=zh")
+    expect(page.get_by_role("heading", name=translate("vector_lab.title", "zh"))).to_be_visible()
