@@ -64,28 +64,36 @@ async def _page(scope, receive, send):  # the app behind the check: what an acce
     await send({"type": "http.response.body", "body": b"the page"})
 
 
-def _answer(path: str, query="", method="GET", language="", raw: bytes | None = None) -> tuple:
-    """(status, body, headers) that the wrapped check answers ``path`` with (``raw``: the
-    request's path as sent, where it is not ``path`` quoted; ``path`` decoded from it as
-    uvicorn decodes it)."""
+def _get(app, path: str, raw: bytes | None = None, **scope) -> tuple[int, dict, bytes]:
+    """(status, headers, body) that the ASGI ``app`` answers a GET of ``path`` (decoded, as
+    uvicorn decodes ``raw``, the path as sent; by default ``path`` quoted) with; ``scope``:
+    more of the request's scope (a method, a query, headers)."""
     sent = []
 
     async def send(message):
         sent.append(message)
 
-    async def receive():
-        return {"type": "http.request", "body": b""}
+    async def receive():  # the client stays: a file's answer listens for it to leave
+        await asyncio.Event().wait()
 
     scope = {
-        "type": "http", "method": method, "path": path,
-        "raw_path": quote(path).encode() if raw is None else raw,
-        "query_string": query.encode(), "root_path": "",
-        "headers": [(b"accept-language", language.encode())] if language else [],
+        "type": "http", "method": "GET", "path": path, "root_path": "", "query_string": b"",
+        "raw_path": quote(path).encode() if raw is None else raw, "headers": [],
+        "scheme": "http", "server": ("127.0.0.1", 80), **scope,
     }  # fmt: skip
     with ThreadPoolExecutor(1) as thread:  # Playwright may hold this thread's event loop
-        thread.submit(asyncio.run, _InWords(_page)(scope, receive, send)).result()
+        thread.submit(asyncio.run, app(scope, receive, send)).result()
     body = b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
-    return sent[0]["status"], body.decode(), dict(sent[0]["headers"])
+    return sent[0]["status"], dict(sent[0]["headers"]), body
+
+
+def _answer(path: str, query="", method="GET", language="", raw: bytes | None = None) -> tuple:
+    """(status, body, headers) that the wrapped check answers ``path`` with."""
+    status, headers, body = _get(
+        _InWords(_page), path, raw, method=method, query_string=query.encode(),
+        headers=[(b"accept-language", language.encode())] if language else [],
+    )  # fmt: skip
+    return status, body.decode(), headers
 
 
 @pytest.mark.parametrize(
@@ -149,24 +157,8 @@ def _static(monkeypatch, path: str) -> tuple:
     )
     serve._nested_addresses_to_their_page()  # undone by monkeypatch after the test
     handler = routes.create_streamlit_static_handler(directory=STATIC, base_url="")
-    sent = []
-
-    async def send(message):
-        sent.append(message)
-
-    async def receive():  # the client stays: a file's answer listens for it to leave
-        await asyncio.Event().wait()
-
-    scope = {
-        "type": "http", "method": "GET", "path": path, "raw_path": quote(path).encode(),
-        "query_string": b"", "root_path": "", "headers": [], "scheme": "http",
-        "server": ("127.0.0.1", 80),
-    }  # fmt: skip
-    with ThreadPoolExecutor(1) as thread:
-        thread.submit(asyncio.run, handler(scope, receive, send)).result()
-    headers = dict(sent[0]["headers"])
-    body = b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
-    return sent[0]["status"], headers.get(b"location", body[:15]).decode()
+    status, headers, body = _get(handler, path)
+    return status, headers.get(b"location", body[:15]).decode()
 
 
 def test_a_get_through_stcore_that_no_route_took_is_not_found_even_after_a_question_mark(
