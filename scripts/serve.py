@@ -139,6 +139,17 @@ def first_segment_target(path: str, root: str, query: str, directory: str) -> st
     return "../" * inner.count("/") + first + (f"?{query}" if query else "")
 
 
+def under_a_page(path: str, root: str) -> bool:
+    """Whether ``path`` (decoded, under the app's ``root``) reaches a ``_stcore`` route below a
+    first segment (``/a/_stcore/health``), which no route serves: the frontend asks for its
+    address's segments in turn to find the app's base, and such a path must not be the page.
+    Streamlit's own check cut the path at a decoded "?", so ``/%3Fx/_stcore/health`` got the
+    page (200), the frontend took ``/%3Fx`` for the app's base and never connected (a blank
+    tab).  The app's own ``/_stcore/…`` stays Streamlit's (a trailing slash redirected)."""
+    inner = (path[len(root) :] if path.startswith(root) else path).lstrip("/")
+    return "/_stcore/" in f"/{inner}/" and not inner.startswith("_stcore/") and inner != "_stcore"
+
+
 def _nested_addresses_to_their_page() -> None:
     """Send an address of two path segments or more that names no file (``/a/b?lang=zh``) to
     its first segment (``/a?lang=zh``): a page, or the app's "No such page" (app.py).
@@ -148,10 +159,8 @@ def _nested_addresses_to_their_page() -> None:
     again in place of each script, and stayed blank, without a word.  A page's own name never
     holds a "/".  Streamlit's other routes (``/_stcore``, ``/media``, ``/component``) come
     before its static files, so only what would have fallen back to the page is sent on
-    (``first_segment_target``).  A GET through a ``_stcore`` segment that no route took is
-    answered "Not Found" here: Streamlit's own check cut the path at a decoded "?", so
-    ``/%3Fx/_stcore/health`` got the page (200), and the frontend, which tries its address's
-    segments as the app's base, took ``/%3Fx`` for it and never connected (a blank tab)."""
+    (``first_segment_target``).  A GET of a ``_stcore`` route under a page's name is answered
+    "Not Found" here (``under_a_page``)."""
     try:
         from starlette.responses import PlainTextResponse, RedirectResponse
         from streamlit.web.server.starlette import starlette_static_routes as routes
@@ -164,7 +173,7 @@ def _nested_addresses_to_their_page() -> None:
 
         async def first_segment(scope, receive, send):
             if scope["type"] == "http" and scope["method"] in ("GET", "HEAD"):
-                if "/_stcore/" in scope.get("path", "") + "/":  # no route took it: see below
+                if under_a_page(scope.get("path", ""), scope.get("root_path", "")):
                     await PlainTextResponse("Not Found", 404)(scope, receive, send)
                     return
                 query = scope.get("query_string", b"").decode("latin-1")

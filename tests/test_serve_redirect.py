@@ -170,4 +170,5 @@ def test_a_get_through_stcore_that_no_route_took_is_not_found_even_after_a_quest
     assert _static(monkeypatch, "/a/_stcore/health") == (404, "Not Found")
     assert _static(monkeypatch, "/?x/") == (302, "../%3Fx")
     assert _static(monkeypatch, "/a/b") == (302, "../a")
+    assert _static(monkeypatch, "/_stcore/health/")[0] == 301  # the app's own: Streamlit's
     assert _static(monkeypatch, "/axes")[1].startswith("<!")  # the page, as before
