@@ -115,6 +115,11 @@ def _accept_long_links() -> None:
     h11_impl.DEFAULT_MAX_INCOMPLETE_EVENT_SIZE = REQUEST_HEAD_BYTES
 
 
+def _under_root(path: str, root: str) -> str:
+    """``path`` below the app's ``root`` (a proxy's prefix), without its leading slashes."""
+    return (path[len(root) :] if path.startswith(root) else path).lstrip("/")
+
+
 def first_segment_target(path: str, root: str, query: str, directory: str) -> str | None:
     """Where ``_nested_addresses_to_their_page`` sends a GET of ``path`` (decoded, as the
     server reads it, under the app's ``root``), or None to leave it to Streamlit.
@@ -127,7 +132,7 @@ def first_segment_target(path: str, root: str, query: str, directory: str) -> st
     tab).  Left to Streamlit: a path that starts "//" (refused) and one through ``_stcore`` (a
     404, so that a client that appends an API route to a page's address does not read the page
     as success), one segment, and a file."""
-    inner = (path[len(root) :] if path.startswith(root) else path).lstrip("/")
+    inner = _under_root(path, root)
     if (
         path.startswith("//")
         or "/" not in inner
@@ -146,7 +151,7 @@ def under_a_page(path: str, root: str) -> bool:
     Streamlit's own check cut the path at a decoded "?", so ``/%3Fx/_stcore/health`` got the
     page (200), the frontend took ``/%3Fx`` for the app's base and never connected (a blank
     tab).  The app's own ``/_stcore/…`` stays Streamlit's (a trailing slash redirected)."""
-    inner = (path[len(root) :] if path.startswith(root) else path).lstrip("/")
+    inner = _under_root(path, root)
     return "/_stcore/" in f"/{inner}/" and not inner.startswith("_stcore/") and inner != "_stcore"
 
 
@@ -252,8 +257,6 @@ def refusals_in_words(guard):
             await guard(self, scope, receive, send)
             return
         passed = []
-        if refused_here(scope):
-            passed = None  # refused here, before Streamlit's check
 
         async def onward(scope, receive, send):
             passed.append(True)
@@ -263,7 +266,7 @@ def refusals_in_words(guard):
             if passed:
                 await send(message)
 
-        if passed is not None:
+        if not refused_here(scope):
             probe = copy.copy(self)
             probe.app = onward
             await guard(probe, scope, receive, held)
