@@ -100,7 +100,8 @@ def parse_vectors(text: str, dtype: str = "float32") -> Rows:
     if len(text) > MAX_TEXT_CHARS:
         raise VectorInputError("too_long", {"chars": len(text), "limit": MAX_TEXT_CHARS})
     typed_lines = [line.strip() for line in as_ascii(text).splitlines()]
-    typed_lines = [line for line in typed_lines if line.strip(_BRACKETS).strip()]
+    # a line of only brackets and separators ("[]", ",,,") holds no number: a blank line
+    typed_lines = [line for line in typed_lines if _SEPARATORS.sub("", line).strip(_BRACKETS)]
     lines = [line.strip(_BRACKETS).strip() for line in typed_lines]
     if not lines:
         raise VectorInputError("empty")

@@ -32,6 +32,8 @@ NASTY_TEXT = st.sampled_from(
         "nan",
         "inf",
         "-0",
+        ",,,",
+        "[;]",
         "9" * 50,
         "0x10",
         "１２",
@@ -148,7 +150,7 @@ def test_the_vector_parser_accepts_or_refuses_with_a_named_message(text):
         except VectorInputError as error:
             assert error.key  # a message key the page translates
         else:
-            assert rows and all(len(row) == len(rows[0]) for row in rows)
+            assert rows and rows[0] and all(len(row) == len(rows[0]) for row in rows)
     for parse_one in (parse_eps, lambda t: parse_parameter(t, 4, "γ")):
         try:
             parse_one(text)

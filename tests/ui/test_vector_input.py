@@ -34,6 +34,7 @@ def test_accepted_spellings_of_one_vector(text):
 
 def test_several_rows_and_blank_lines():
     assert parse_vectors("1 2\n\n3 4\n") == ((1.0, 2.0), (3.0, 4.0))
+    assert parse_vectors("1 2\n,,\n[]\n3 4") == ((1.0, 2.0), (3.0, 4.0))  # no number: blank
 
 
 @pytest.mark.parametrize(
@@ -41,6 +42,8 @@ def test_several_rows_and_blank_lines():
     [
         ("", "empty", {}),
         ("  \n ", "empty", {}),
+        (",,,", "empty", {}),  # separators alone are no vector (once a row of width 0)
+        ("[ , ]\n;", "empty", {}),
         ("1, two, 3", "not_a_number", {"token": "two", "row": 1, "column": 2}),
         ("1_0, 2, 3", "not_a_number", {"token": "1_0", "row": 1, "column": 1}),  # never 10
         # quoted as typed: a brace the token closes itself is its own, a row's bracket is not
