@@ -43,7 +43,7 @@ def test_the_layernorm_minus_rmsnorm_chart_is_given_its_scale():
     """Its values (~0.04) had nothing to be judged against: the largest, as a share of the
     RMS of RMSNorm(x) there, computed here from the file in float64."""
     at = deep_link({"du_section": "centering"})
-    scale = next(c.value for c in at.caption if "Scale of the right chart" in c.value)
+    scale = next(c.value for c in at.caption if "Scale of the difference chart" in c.value)
     found = re.search(
         r"difference, ([\d.]+) at layer (\d+) on the (.+?), is ([\d.]+)\u00a0%", scale
     )

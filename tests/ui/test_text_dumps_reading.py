@@ -112,7 +112,7 @@ def test_the_difference_charts_scale_is_its_largest_difference_over_the_output()
     )
     scale = _read(text.difference_scale(comparison, "en"))
     assert scale == (
-        "Scale of the right chart: its largest difference, 0.0412 at layer 0 on the median "
+        "Scale of the difference chart: its largest difference, 0.0412 at layer 0 on the median "
         "token (sequence 1, token 3), is 4.12 % of the RMS of RMSNorm(x) there, 1 − 10⁻⁵ "
         "(without a weight, a norm's output has an RMS of at most 1, exactly 1 at ε = 0)."
     )
