@@ -12,12 +12,14 @@ import numpy as np
 import pytest
 
 from engine.config import DumpSpec
+from engine.dumps.live import NormIO
+from engine.dumps.norm_step import norm_step
 from engine.dumps.norm_views import DyTFit, FlatBand
 from engine.dumps.report import NormComparison, report
 from engine.dumps.sources import Upload
 from tests.plain_text import plain
 from ui.text import dumps as text
-from ui.text.dumps_story import dyt_reading
+from ui.text.dumps_story import dyt_reading, norm_step_sentence
 
 
 def _read(markdown: str) -> str:
@@ -219,3 +221,18 @@ def test_a_one_token_fit_is_read_as_a_line_not_an_s_curve(tmp_path):
     assert "直线" in dyt_reading(fit, DumpSpec(), "zh")
     curved = dataclasses.replace(fit, reach=10.0 / fit.alpha)  # tanh(10): deep in its bend
     assert "as DyT assumes" in plain(dyt_reading(curved, DumpSpec(), "en"))
+
+
+@pytest.mark.parametrize(
+    "kind, lang, name", [("rmsnorm", "en", "RMSNorm"), ("layernorm", "zh", "LayerNorm")]
+)
+def test_the_reference_check_of_one_token_names_its_norm_as_people_write_it(kind, lang, name):
+    """Not the dump's id ("rmsnorm"), which the Chinese page showed inside its sentence."""
+    x = np.array([1.0, -2.0, 3.0, 0.5])
+    y = (x - (x.mean() if kind == "layernorm" else 0.0)) / np.sqrt(
+        (x.var() if kind == "layernorm" else (x * x).mean()) + 1e-5
+    )
+    step = norm_step(NormIO("model.norm", 3, 0, 1, x, y, None, None, kind, 1e-5))
+    sentence = _read(norm_step_sentence(step, None, "float32", lang))
+    assert f"{name}, ε = " in sentence or f"{name}，ε = " in sentence, sentence
+    assert kind not in sentence

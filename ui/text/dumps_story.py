@@ -182,7 +182,7 @@ def norm_step_sentence(
     check = translate(
         "dumps.io_check",
         lang,
-        kind=io.kind,
+        kind=label("norm", io.kind, lang),
         eps=format_reading(io.eps) if io.eps is not None else "—",
         rstd=format_reading(step.rstd, 6),
         difference=format_reading(step.max_difference, 3),
