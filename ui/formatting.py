@@ -341,11 +341,11 @@ def bytes_text(n: int) -> str:
     """Bytes as people read them: 3,072 B, 49.2 kB, 9.49 MB, 17.6 TB, 1,200 TB (past a
     thousand terabytes the count grows, never "1.2e+03 TB")."""
     if n < 10_000:
-        return f"{n:,} B"
-    for unit, size in _BYTE_UNITS:
+        return f"{n:,}\u00a0B"
+    for unit, size in _BYTE_UNITS:  # the number and its unit on one line: a no-break space
         if n >= 0.9995 * size:  # the unit of the rounded value: 999,999 B is "1 MB"
             value = n / size
-            return f"{value:,.0f} {unit}" if value >= 999.5 else f"{value:.3g} {unit}"
+            return f"{value:,.0f}\u00a0{unit}" if value >= 999.5 else f"{value:.3g}\u00a0{unit}"
     raise AssertionError("unreachable: n >= 10,000")
 
 
@@ -353,11 +353,11 @@ def bytes_texts(values: list[int]) -> list[str]:
     """Byte counts that one sentence adds or subtracts, in the unit ``bytes_text`` gives the
     largest and to one decimal each: 167.8 MB, 134.2 MB and 33.6 MB, whose difference reads
     right (168 MB, 134 MB and 33.6 MB did not)."""
-    unit = bytes_text(max(values)).rpartition(" ")[2]
+    unit = bytes_text(max(values)).rpartition("\u00a0")[2]
     if unit == "B":
-        return [f"{n:,} B" for n in values]
+        return [f"{n:,}\u00a0B" for n in values]
     size = dict(_BYTE_UNITS)[unit]
-    return [f"{n / size:,.1f} {unit}" for n in values]
+    return [f"{n / size:,.1f}\u00a0{unit}" for n in values]
 
 
 def format_eps(value: float) -> str:

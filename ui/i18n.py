@@ -30,9 +30,10 @@ _MATHS_OR_CODE = re.compile(r"\$[^$]*\$|(?<!`)(`+)(?!`).*?(?<!`)\1(?!`)", re.DOT
 # it back as "-"; code spans (copied) keep the ASCII one.
 NON_BREAKING_HYPHEN = "\u2011"
 _EXPONENT = re.compile(r"(?<=\de)-(?=\d)")
-# A number and its unit of time or bytes stay together ("1.75 µs。" put "µs。" alone on a
-# line in a narrow Chinese column): the space between them is a no-break space.
-_UNIT = re.compile(r"(?<=\d) (?=(?:[pnµm]?s|[kMGT]?B)(?!\w))")
+# A number and its unit of time, bytes or intensity stay together ("1.75 µs。" put "µs。"
+# alone on a line in a narrow Chinese column, a phone's metric "1.75" above "FLOP/B"): the
+# space between them is a no-break space.
+_UNIT = re.compile(r"(?<=\d) (?=(?:[pnµm]?s|[kMGT]?B|FLOP/B)(?!\w))")
 
 
 def _bind(part: str) -> str:

@@ -82,7 +82,7 @@ def test_a_folder_file_is_read_with_the_numbers_torch_gives_and_named_in_the_lin
     assert at.selectbox(key="du_file").value == "0/example_copy.safetensors"  # the first
     small = bytes_text((dumps / "runs" / "small.safetensors").stat().st_size)
     assert at.selectbox(key="du_file").options == [
-        "example_copy.safetensors · 4.55 MB",
+        "example_copy.safetensors · 4.55\u00a0MB",  # a no-break space: one line
         f"runs/small.safetensors · {small}",
     ]  # one folder: its number is not shown
     at.selectbox(key="du_file").set_value("0/runs/small.safetensors").run()

@@ -68,6 +68,8 @@ def test_a_number_and_its_unit_of_time_or_bytes_stay_on_one_line():
         "about 1.75\u00a0µs。 and 2.11\u00a0MB, 3\u00a0s, 7,808\u00a0B"
     )
     assert _bound("3 steps, 4 Blocks, 2 sequences") == "3 steps, 4 Blocks, 2 sequences"
+    # a phone's Kernels metric showed "1.75" above "FLOP/B"
+    assert translate("kernels.intensity_value", "zh", value="1.75") == "1.75\u00a0FLOP/B"
     assert "0.60\u00a0s in all" in translate("depth.timing", "en", count=2, seconds="0.60")
 
 

@@ -61,7 +61,7 @@ def layout_facts(rep: DumpReport, lang: str) -> list[tuple[str, str]]:
     lay = rep.layout
     files = names_text([PurePath(f).name for f in rep.files], lang)
     size = bytes_text(rep.nbytes)  # "7,808 B" already is the count; "49.2 kB" adds it
-    if not size.endswith(" B"):
+    if not size.endswith("\u00a0B"):
         size = translate("dumps.size_value", lang, size=size, bytes=count(rep.nbytes))
     others = [s for s in lay.streams if s != lay.stream]
     reason = translate(f"dumps.stream_reason.{lay.stream_reason}", lang)

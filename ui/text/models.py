@@ -222,9 +222,9 @@ def short_count(n: int, lang: str) -> str:
     """A large count in words: 174,604,259,328 -> "174.6 billion" / "1,746 亿"; past ten
     thousand of the largest word, its power of ten (1.2×10¹⁶, never "1.2×10¹⁶ trillion")."""
     if lang == "zh":
-        scales = ((1e12, " 万亿"), (1e8, " 亿"), (1e4, " 万"))
-    else:
-        scales = ((1e12, " trillion"), (1e9, " billion"), (1e6, " million"))
+        scales = ((1e12, "\u00a0万亿"), (1e8, "\u00a0亿"), (1e4, "\u00a0万"))
+    else:  # the number and its word on one line (no-break space): a phone's metric broke it
+        scales = ((1e12, "\u00a0trillion"), (1e9, "\u00a0billion"), (1e6, "\u00a0million"))
     if n >= 1e4 * scales[0][0]:
         return significant(n)
     for size, unit in scales:

@@ -301,7 +301,7 @@ def cost(result: NormCost, chosen: str | None, shape: ModelShape) -> None:
     c2.metric(t("models.flops_per_call"), text.count(call.flops))
     c3.metric(
         t("models.intensity"),
-        f"{format_number(call.intensity, 2)} FLOP/B",
+        f"{format_number(call.intensity, 2)}\u00a0FLOP/B",  # one line in a narrow column
         delta=t("models.ridge", ridge=f"{call.ridge:.1f}"),
         delta_color="off",
         delta_arrow="off",
