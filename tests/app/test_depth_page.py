@@ -50,7 +50,7 @@ def test_the_width_menu_writes_its_widths_as_sentences_do(app):
 @pytest.mark.slow  # several whole-app runs
 def test_assumptions_caption_follows_the_configuration(app):
     _open(app)
-    assert any("leaves Lemma 2's assumptions" in c.value for c in app.caption)
+    assert any("is outside Lemma 2's assumptions" in c.value for c in app.caption)
     app.selectbox(key="dp_sublayer").select("transformer").run()
     app.selectbox(key="dp_activation").select("relu").run()
     assert any("Lemma 2's assumptions hold" in c.value for c in app.caption)
