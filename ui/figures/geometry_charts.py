@@ -224,7 +224,11 @@ def histograms_figure(
     activations) and labels its decades only.
     """
     columns = len(titles)
-    figure = make_subplots(rows=1, cols=columns, subplot_titles=titles, horizontal_spacing=0.06)
+    # one count axis (every panel counts the same vectors), its ticks on the first panel
+    # alone: a phone's narrow gaps put each panel's ticks over its neighbour's bars
+    figure = make_subplots(
+        rows=1, cols=columns, subplot_titles=titles, horizontal_spacing=0.06, shared_yaxes=True
+    )
     first_edges = None  # the ||y|| panel's bins, when linear
     for column in range(1, columns + 1):
         field = ("norm", "ones", "cos_input")[column - 1]
@@ -293,7 +297,8 @@ def spread_figure(spread: EpsSpread, lang: str) -> go.Figure:
     eps is a category axis ("0" cannot sit on a log axis).
     """
     titles = [translate(f"geometry.high.spread_{panel}", lang) for panel in ("norm", "cos")]
-    figure = make_subplots(rows=1, cols=2, subplot_titles=titles, horizontal_spacing=0.08)
+    # two quantities, two y axes: the gap holds the second's ticks ("0.9985") on a phone
+    figure = make_subplots(rows=1, cols=2, subplot_titles=titles, horizontal_spacing=0.16)
     eps_text = tick_texts(spread.eps_values)  # one notation: "10⁻⁵" as the slider, "10⁻⁴"
     for index, kind in enumerate(ROW_KINDS):  # the norms with an eps
         style = SPREAD_STYLES[min(index, len(SPREAD_STYLES) - 1)]
