@@ -109,6 +109,7 @@ def channel_detail(
     chart_layout(figure, "detail", lang, log_y=False, height=520, title=title)
     figure.update_layout(
         hovermode="closest",
+        margin_t=70,  # two lines: the layer's name alone fills a phone's width
         xaxis_title=None,
         xaxis2_title=translate("dumps.detail_x", lang),
         yaxis_title=names["mean"],
