@@ -213,8 +213,8 @@ STACKED_GAP = """() => {
   }
   return [...new Set(out)];
 }"""
-# A chart's title wider than its chart, cut at both ends (on a projector: a phone presenting
-# is no room, and its titles in the projector's type do not fit 390 px).
+# A chart's title wider than its chart, cut at both ends (not on a phone presenting: that is
+# no room, and its titles in the projector's type do not fit 390 px).
 TITLE_CUT = """() => [...document.querySelectorAll('.js-plotly-plot')].flatMap(plot => {
   const title = plot.querySelector('.gtitle'), frame = plot.querySelector('.main-svg');
   if (!title || !frame || !title.getBoundingClientRect().width) return [];
@@ -273,7 +273,7 @@ def _room_problems(page, size: str, path: str, query: str) -> list[str]:
     chart's title, small ticks on a projector, the Vector Lab's table or toolbar."""
     page.locator("[data-testid='stMain']").evaluate("m => m.scrollTo(0, 0)")
     problems = page.evaluate(OPEN_TRUNCATED) + page.evaluate(OVERLAPS)
-    if size != "phone":
+    if size != "phone" or "present=on" not in query:
         problems += page.evaluate(TITLE_CUT)
     if "present=on" in query:
         smallest = page.evaluate(SMALLEST_TICK)
