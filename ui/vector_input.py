@@ -56,16 +56,17 @@ _OPENING = {close: open_ for open_, close in _PAIRS.items()}
 
 def _quoted(typed: str) -> str:
     """``typed`` without the brackets at its ends that it does not close itself (those of
-    a row around it: ``[abc`` -> ``abc``; ``\\frac{1}{2}`` stays whole)."""
-    while typed and typed[0] in _PAIRS and typed.count(typed[0]) > typed.count(_PAIRS[typed[0]]):
-        typed = typed[1:]
-    while (
-        typed
-        and typed[-1] in _OPENING
-        and typed.count(typed[-1]) > typed.count(_OPENING[typed[-1]])
-    ):
-        typed = typed[:-1]
-    return typed
+    a row around it: ``[abc`` -> ``abc``; ``\\frac{1}{2}`` stays whole).  One pass each way,
+    the counts kept as it cuts (counting again at each cut took 56 s for 400,000 "[")."""
+    counts = {bracket: typed.count(bracket) for bracket in _BRACKETS}
+    start, end = 0, len(typed)
+    while start < end and (o := typed[start]) in _PAIRS and counts[o] > counts[_PAIRS[o]]:
+        counts[o] -= 1
+        start += 1
+    while end > start and (c := typed[end - 1]) in _OPENING and counts[c] > counts[_OPENING[c]]:
+        counts[c] -= 1
+        end -= 1
+    return typed[start:end]
 
 
 def _parse_number(typed: str, where: dict, prefix: str = "") -> float:

@@ -8,6 +8,7 @@ from engine.config import MAX_ROWS, MAX_VECTOR_WIDTH
 from ui.errors import input_error_text
 from ui.i18n import catalog, translate
 from ui.vector_input import (
+    MAX_TEXT_CHARS,
     VectorInputError,
     parse_eps,
     parse_parameter,
@@ -71,6 +72,16 @@ def test_bad_input_names_the_problem(text, key, params):
         parse_vectors(text)
     assert caught.value.key == key
     assert caught.value.params == params
+
+
+@pytest.mark.timeout(30)  # a guard against the hang, not a speed target: 0.1 s here
+def test_a_token_of_unclosed_brackets_is_quoted_in_one_pass():
+    """Each cut counted the brackets again: 400,000 "[" before a letter, inside the text's
+    limit, held the page 56 s on every rerun."""
+    for text in ("[" * (MAX_TEXT_CHARS - 1) + "x", "x" + ")" * (MAX_TEXT_CHARS - 1)):
+        with pytest.raises(VectorInputError) as caught:
+            parse_vectors(text)
+        assert caught.value.params["token"] == "x"
 
 
 def test_values_beyond_the_storage_dtype_are_refused():
