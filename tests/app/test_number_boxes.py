@@ -94,3 +94,24 @@ def test_a_box_that_refuses_its_low_end_says_above_it(lang, said):
     app.switch_page("app_pages/axes.py").run()
     assert not app.exception
     assert said in app.number_input(key="ax_momentum").help
+
+
+def test_a_box_whose_low_end_is_refused_keeps_its_value_rather_than_clamp_to_that_end():
+    """Momentum accepts (0, 1]: a typed −0.05 was set to 0 with a warning, which the engine
+    then refused ("Momentum 0 is not accepted").  It keeps the value the box held, and says
+    the range as the box's help does."""
+    app = AppTest.from_file(APP, default_timeout=60)
+    app.query_params.update({"lang": "en", "ax_section": "batchnorm"})
+    app.switch_page("app_pages/axes.py").run()
+    box = app.number_input(key="ax_momentum")
+    assert box.value == 0.1 and "Accepted: above 0, up to 1." in box.help
+    for typed in (-0.05, 0.0):
+        app.number_input(key="ax_momentum").set_value(typed).run()
+        assert not app.exception and not app.error, [e.value for e in app.error]
+        said = " ".join(w.value for w in app.warning).replace("\u00a0", " ")
+        assert "outside the accepted range, above 0 and up to 1: 0.1 is used" in said, said
+        assert app.number_input(key="ax_momentum").value == 0.1
+    app.number_input(key="ax_momentum").set_value(0.05).run()
+    app.number_input(key="ax_momentum").set_value(0.0).run()  # its − button at 0.05
+    assert app.number_input(key="ax_momentum").value == 0.05 and not app.warning
+    assert not app.error

@@ -198,16 +198,25 @@ def _within(param: Param, text: str, low, top, step) -> None:
     with; one step past the end the box already showed (its − or + button there) is set back
     without a word.  The box has no ``min_value`` / ``max_value`` for that reason: with them
     the browser refused such a value itself: the box turned red and went on showing it while
-    the page computed with the last one, its only word an English tooltip."""
+    the page computed with the last one, its only word an English tooltip.  Where the low end
+    is refused itself (``param.positive``: a momentum of 0), a value at or below it is set to
+    the value the box held before, or else the default: the end was clamped to, then refused."""
     value = st.session_state.get(param.key)
-    if not isinstance(value, int | float) or isinstance(value, bool) or low <= value <= top:
+    if not isinstance(value, int | float) or isinstance(value, bool):
         return
-    nearest = low if value < low else top
-    pressed = st.session_state.get(_held(param)) == nearest
-    if not (pressed and abs(value - nearest) <= step * (1 + 1e-9)):
+    below = value < low or (param.positive and value <= low)
+    if not below and value <= top:
+        return
+    held = st.session_state.get(_held(param))
+    nearest = top if not below else low
+    if below and param.positive:
+        kept = isinstance(held, int | float) and low < held <= top
+        nearest = held if kept else type(low)(param.default)
+    if not (held == nearest and abs(value - nearest) <= step * (1 + 1e-9)):
         said = {"value": value, "low": low, "high": top, "nearest": nearest}
         words = {k: _exact_text(v) for k, v in said.items()}
-        st.warning(t("app.number_outside", name=text, **words), icon=":material/straighten:")
+        key = "app.number_outside_above" if param.positive else "app.number_outside"
+        st.warning(t(key, name=text, **words), icon=":material/straighten:")
     st.session_state[param.key] = nearest
 
 
