@@ -17,6 +17,6 @@ def high(spec: GeometrySpec) -> None:
     if report is not None:
         view.high_dimension(report, spec.count)
     st.subheader(t("geometry.view_heading"))
-    plane = requests.wide_view(spec, *widgets.view_inputs())
+    plane = requests.wide_view(spec, *widgets.view_inputs(spec.d))
     if plane is not None:
         view.plane_view(plane)

@@ -237,9 +237,16 @@ def test_high_dimension_histograms_and_the_identity_check():
     assert "ge_chart_plane_view" in " ".join(c.proto.id for c in at.get("plotly_chart"))
 
 
-def test_an_axis_beyond_d_is_refused_by_the_engine_with_a_message():
+def test_an_axis_beyond_d_is_said_and_the_boxes_offer_the_clouds_axes_only():
+    """The boxes accepted 0 to 8,191 whatever d, and the view then refused what they took."""
     at = _open({"ge_section": "high", "ge_wide_d": "4", "ge_view": "axes", "ge_axis_b": "9"})
-    assert "give two axes from 0 to 3" in " ".join(e.value for e in at.error)
+    warned = " ".join(w.value for w in at.warning).replace("\u00a0", " ")
+    assert "`ge_axis_b` = 9 is past the end of this view, whose last value for it is 3" in warned
+    assert at.number_input(key="ge_axis_b").value == 3 and not at.error
+    assert "Accepted: 0 to 3." in at.number_input(key="ge_axis_a").help
+    at.number_input(key="ge_axis_a").set_value(3).run()  # the same axis twice: the engine's
+    refused = " ".join(e.value for e in at.error).replace("\u00a0", " ")
+    assert "Both axes are 3" in refused and "two different axes from 0 to 3" in refused
 
 
 def test_real_activations_from_the_shipped_dump():

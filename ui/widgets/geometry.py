@@ -114,16 +114,17 @@ def vector_inputs() -> tuple[tuple[float, ...] | None, GeometrySpec, tuple[str, 
 
 
 @presenting.among_controls(title="geometry.controls.view")
-def view_inputs() -> tuple[str, tuple[int, int]]:
-    """The flat view's method ("pca", "axes" or "ones") and, for "axes", its two axes."""
+def view_inputs(d: int) -> tuple[str, tuple[int, int]]:
+    """The flat view's method ("pca", "axes" or "ones") and, for "axes", its two axes, each
+    from 0 to ``d`` − 1 (the boxes offer no axis the cloud lacks)."""
     method = bound.segmented(
         P["ge_view"], t("geometry.view"), format_func=lambda key: t(f"geometry.view_{key}")
     )
     axes = (P["ge_axis_a"].default, P["ge_axis_b"].default)
     if method == "axes":
         c1, c2, _ = st.columns([1, 1, 2])
-        first = bound.number(P["ge_axis_a"], t("geometry.axis_a"), c1)
-        second = bound.number(P["ge_axis_b"], t("geometry.axis_b"), c2)
+        first = bound.number(P["ge_axis_a"], t("geometry.axis_a"), c1, high=d - 1)
+        second = bound.number(P["ge_axis_b"], t("geometry.axis_b"), c2, high=d - 1)
         axes = (int(first), int(second))
     return method, axes
 
