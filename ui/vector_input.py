@@ -26,6 +26,7 @@ from ui.formatting import (
     lost_to_zero,
     number_text,
     read_float,
+    true_minus,
 )
 from ui.i18n import t
 
@@ -145,17 +146,25 @@ def _stored(rows, dtype: str) -> torch.Tensor:
     return torch.tensor(rows, dtype=torch.float64).to(_STORAGE[dtype])
 
 
-def check_representable(rows, dtype: str) -> None:
-    """Refuse values that overflow to inf when stored in ``dtype`` (say which and where)."""
+def _drawn_text(value: float) -> str:
+    """A drawn value past a dtype's range, to the unit: "1,000,002" (to four digits both
+    1,000,002 and the shift 1,000,000 read "10⁶"); a power of ten from a billion on."""
+    return true_minus(f"{value:,.0f}") if abs(value) < 1e9 else format_reading(value)
+
+
+def check_representable(rows, dtype: str, drawn: bool = False) -> None:
+    """Refuse values that overflow to inf when stored in ``dtype`` (say which and where; a
+    ``drawn`` value, which was never shown, to a few digits, with what makes draws smaller)."""
     stored = _stored(rows, dtype)
     overflow = torch.isinf(stored).nonzero()
     if len(overflow):
         row, column = (int(i) for i in overflow[0])
         largest = torch.finfo(_STORAGE[dtype]).max
+        value = rows[row][column]
         raise VectorInputError(
-            "beyond_dtype" if dtype == "float32" else "beyond_half",
+            "beyond_drawn" if drawn else "beyond_dtype" if dtype == "float32" else "beyond_half",
             {
-                "value": number_text(rows[row][column]),
+                "value": _drawn_text(value) if drawn else number_text(value),
                 "row": row + 1,
                 "column": column + 1,
                 "dtype": dtype,

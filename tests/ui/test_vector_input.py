@@ -10,6 +10,7 @@ from ui.i18n import catalog, translate
 from ui.vector_input import (
     MAX_TEXT_CHARS,
     VectorInputError,
+    check_representable,
     parse_eps,
     parse_parameter,
     parse_vectors,
@@ -238,3 +239,13 @@ def test_eps_accepted(text, value):
 def test_eps_refused(text):
     with pytest.raises(VectorInputError):
         parse_eps(text)
+
+
+def test_a_drawn_value_past_the_storage_dtype_is_said_as_a_draw():
+    """A random draw with a mean shift of 10⁶ was told to "use smaller numbers" it never
+    typed, quoting 1000001.5409961082, a value it had never seen."""
+    with pytest.raises(VectorInputError) as caught:
+        check_representable(((1_000_001.5409961082, 2.0),), "float16", drawn=True)
+    message = input_error_text(caught.value)
+    assert message.startswith("A drawn value, `1,000,002` (row 1, position 1), cannot be stored")
+    assert "A smaller scale or mean shift" in message and "Use smaller numbers" not in message
