@@ -54,17 +54,25 @@ def new_code() -> str:
     return "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
 
 
+_DASHES = "\u2212"  # the minus sign, a dash to a reader (Unicode's other dashes: category Pd)
+
+
 def normalize_code(text: object) -> str | None:
-    """The code a person typed, upper-cased without spaces and dashes, full-width letters and
-    digits read as ASCII; None if it cannot be one.
+    """The code a person typed, upper-cased without spaces and dashes (any: a phone's
+    keyboard or a slide writes "‐", "–" or "−" for "-"), full-width letters and digits read as
+    ASCII; None if it cannot be one.
 
     Nothing with a wrong length or a character outside the alphabet reaches the database, so
-    a malformed code is refused without counting as a guess.
+    a malformed code is refused without counting as a guess.  Letters are upper-cased as
+    ASCII only: "ß" is no code's letter, though Python upper-cases it to "SS".
     """
     if not isinstance(text, str) or len(text) > 4 * CODE_LENGTH:
         return None
     text = unicodedata.normalize("NFKC", text)  # ＡＢＣ－１２３ from a Chinese keyboard
-    code = "".join(text.split()).replace("-", "").upper()
+    kept = [c for c in text if not (c.isspace() or c in _DASHES or unicodedata.category(c) == "Pd")]
+    if not all(c.isascii() for c in kept):
+        return None
+    code = "".join(kept).upper()
     if len(code) != CODE_LENGTH or any(c not in CODE_ALPHABET for c in code):
         return None
     return code

@@ -21,7 +21,14 @@ def test_new_codes_use_only_the_unambiguous_alphabet():
         ("ABCDEF", "ABCDEF"),
         ("abc-def", "ABCDEF"),
         (" ab cd ef\n", "ABCDEF"),
-        ("ABC—DEF", None),  # an em dash is not a dash we strip
+        # any dash: the page says dashes do not matter (a slide or a phone writes these)
+        ("ABC—DEF", "ABCDEF"),
+        ("ABC–DEF", "ABCDEF"),
+        ("ABC\u2010DEF", "ABCDEF"),
+        ("ABC\u2011DEF", "ABCDEF"),
+        ("ABC−DEF", "ABCDEF"),  # the minus sign
+        ("ABC_DEF", None),
+        ("ß2345", None),  # Python upper-cases it to "SS": no code's letter
         ("ABCDE", None),
         ("ABCDEFG", None),
         ("ABCDE1", None),
