@@ -125,6 +125,11 @@ class VectorExplanation:
     # eps = 0, as the statistics' dtype holds it, and the row's sigma^2 (RMSNorm: mean
     # square) is 0: 0/0
     zero_variance: bool
+    # eps = 0 as above, the row not constant, yet its sigma^2 (RMSNorm: mean square) is 0 in the
+    # statistics' dtype: every deviation's square (RMSNorm: entry's) rounds to 0 there, so
+    # rstd = 1/sqrt(0) = inf and the outputs are +-inf or NaN: (the largest |deviation|, that
+    # dtype's smallest positive number) where so, else None
+    underflowed: tuple[float, float] | None
     # each statistic pools one value (BatchNorm or InstanceNorm over one row, GroupNorm with
     # groups of one channel over one row): variance 0, every output β, PyTorch's module refuses
     one_value_per_channel: bool
@@ -301,6 +306,19 @@ def _overflowed_parameters(weight, bias, dtype: torch.dtype) -> tuple[tuple[str,
     return tuple(over)
 
 
+def _underflowed(row, centre, spec: NormSpec, eps: float, result, row_index: int):
+    """(the largest |x - centre|, the smallest positive number of the statistics' dtype) of a
+    row that is not constant but whose every deviation squares to below half that number (so
+    to 0), where eps is 0 and the row's rstd came out infinite; else None."""
+    rstd = float(result.rstd.reshape(-1)[row_index]) if spec.kind in ROW_KINDS else 0.0
+    if eps != 0 or not math.isinf(rstd):
+        return None
+    largest = float((row.double() - centre).abs().max())
+    info = torch.finfo(spec.torch_compute_dtype(row.dtype))
+    smallest = info.smallest_normal * info.eps  # the smallest subnormal: 2**-149 in float32
+    return (largest, smallest) if 0 < largest and largest**2 < smallest / 2 else None
+
+
 def explain_vectors(
     rows: tuple[tuple[float, ...], ...],
     spec: NormSpec,
@@ -350,6 +368,7 @@ def explain_vectors(
         fused=fused,
         comparison=_compare_norms(row, spec),
         zero_variance=eps_computed == 0 and spec.kind in ROW_KINDS and row_zero,
+        underflowed=_underflowed(row, centre, spec, eps_computed, result, row_index),
         eps_computed=eps_computed,
         statistics_dtype=str(statistics_dtype).removeprefix("torch."),
         parameters_lost=_lost_parameters(weight, bias, statistics_dtype),

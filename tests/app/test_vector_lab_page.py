@@ -299,3 +299,14 @@ def test_presenting_the_steps_run_beside_the_chart_not_under_an_empty_third():
     assert len(steps.get("latex")) > 5 and not steps.get("plotly_chart")
     assert results.get("plotly_chart") and results.get("table") and not results.get("latex")
     assert [h.value for h in steps.get("subheader")] == ["Step by step"]
+
+
+def test_entries_whose_squares_round_to_zero_with_eps_zero_are_explained(app):
+    """1e-30, 2e-30, 4e-30 with ε = 0: σ² is 0 in float32 and the outputs ±∞, with a warning
+    that says why (their squares) and what ε is for, not only "3 outputs are inf or NaN"."""
+    app.text_input(key="vl_eps").input("0").run()
+    app.text_area(key="vl_text").input("1e-30, 2e-30, 4e-30").run()
+    assert not app.exception
+    said = " ".join(w.value for w in app.warning).replace("\u00a0", " ")
+    assert "σ² = 0 in float32 though the entries differ" in said, said
+    assert "1.401×10⁻⁴⁵" in said and "outputs are inf or NaN" not in said

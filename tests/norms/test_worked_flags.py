@@ -92,3 +92,27 @@ def test_a_gamma_or_beta_past_the_statistics_dtype_is_named_as_infinite():
         explain_vectors(((1.0, 2.0),), NormSpec("layernorm"), bias=(7e4, 0)).parameters_overflowed
         == ()
     )
+
+
+@pytest.mark.parametrize("kind, op", [("layernorm", F.layer_norm), ("rmsnorm", F.rms_norm)])
+def test_a_statistic_whose_squares_all_round_to_zero_is_flagged_with_pytorchs_outputs(kind, op):
+    """ε = 0 and entries of about 1e-30, not all equal: every square is below float32's
+    smallest positive number, σ² (RMS²) is 0, and PyTorch's own op gives ±∞; the page
+    showed them with no word beyond "3 outputs are inf or NaN"."""
+    row = (1e-30, 2e-30, 4e-30)
+    ex = explain_vectors((row,), NormSpec(kind=kind, eps=0.0))
+    expected = op(torch.tensor([row]), (3,), eps=0.0)
+    assert ex.outputs == tuple(tuple(r) for r in expected.double().tolist())
+    assert not ex.zero_variance and ex.nonfinite_outputs == 3
+    largest = max(abs(v - (sum(row) / 3 if kind == "layernorm" else 0.0)) for v in row)
+    deviation, smallest = ex.underflowed
+    assert deviation == pytest.approx(largest, rel=1e-6) and smallest == 2.0**-149
+    for fine in (((1e-30, 2e-30, 4e-30),), ((1.0, 2.0, 3.0),)):  # ε > 0, or squares that hold
+        assert (
+            explain_vectors(
+                fine, NormSpec(kind=kind, eps=1e-5 if fine[0][0] < 1 else 0.0)
+            ).underflowed
+            is None
+        )
+    constant = explain_vectors(((5.0, 5.0, 5.0),), NormSpec(kind="layernorm", eps=0.0))
+    assert constant.zero_variance and constant.underflowed is None  # said as 0/0, not this

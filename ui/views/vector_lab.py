@@ -222,7 +222,22 @@ def precision(
             lost + t(f"vector_lab.zero_variance_{kind}", default=default),
             icon=":material/warning:",
         )
-    if ex.nonfinite_outputs and not ex.zero_variance:  # the steps' y, γ and β included
+    elif ex.underflowed is not None:  # not constant, yet its statistic is 0
+        dtype = ex.input_dtype
+        kind = "rmsnorm" if ex.spec.kind == "rmsnorm" else "layernorm"
+        default = default_eps_sentence(default_eps[dtype], ex.spec.kind, dtype, lang)
+        deviation, smallest = (format_reading(v) for v in ex.underflowed)
+        st.warning(
+            t(
+                f"vector_lab.underflow_{kind}",
+                dtype=ex.statistics_dtype,
+                deviation=deviation,
+                smallest=smallest,
+                default=default,
+            ),
+            icon=":material/warning:",
+        )
+    if ex.nonfinite_outputs and not ex.zero_variance and ex.underflowed is None:
         one = "_one" if ex.nonfinite_outputs == 1 else ""
         st.warning(t(f"vector_lab.nonfinite_outputs{one}", count=ex.nonfinite_outputs))
     if ex.precision is None:
