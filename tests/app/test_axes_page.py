@@ -233,8 +233,9 @@ def test_train_eval_shift_and_momentum(app):
     _failures(app, ax_shift=0.0)
     lesson = next(s.value for s in app.success if s.value.startswith("After 100 steps"))
     assert "shifted by 0σ" in lesson
-    _set(app, "ax_momentum", 0.0)
-    assert any("Momentum 0 is not accepted" in e.value for e in app.error)
+    _set(app, "ax_momentum", 0.0)  # refused by the box (above 0), never the engine's refusal
+    assert not app.error and app.number_input(key="ax_momentum").value == 0.1
+    assert any("above 0 and up to 1" in w.value for w in app.warning)
 
 
 def test_small_batch_refuses_too_many_draws(app):

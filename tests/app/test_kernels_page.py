@@ -8,6 +8,7 @@ from streamlit.testing.v1 import AppTest
 
 from engine.perf.timing import NormTimings
 from tests.app.conftest import APP
+from tests.plain_text import plain
 
 
 def _open(app):
@@ -19,7 +20,7 @@ def _open(app):
 def test_backend_and_what_runs_where(app):
     _open(app)
     assert app.title[0].value == "Kernels"
-    metrics = {m.label: m.value for m in app.metric}
+    metrics = {m.label: plain(m.value) for m in app.metric}  # a no-break space: as typed
     assert metrics["Engine"] == "PyTorch" and metrics["Device"] == "CPU"
     table = app.table[0].value
     gpu = "Triton `row_norm_forward` kernel (float32 statistics; the reference formulas otherwise)"
@@ -142,18 +143,18 @@ def test_a_damaged_recorded_file_is_said_not_a_crash(app, monkeypatch, tmp_path,
 
 def test_roofline_numbers_for_the_default_shape(app):
     _open(app)
-    metrics = {m.label: m.value for m in app.metric}
+    metrics = {m.label: plain(m.value) for m in app.metric}  # a no-break space: as typed
     assert metrics["Bytes moved (read x, write y)"] == "67.1 MB"
     assert metrics["H200 ridge point"] == "14.0 FLOP/B"
     # one metric per norm, each with its unit: "1.75 / 1" read like a ratio 1.75 : 1
     assert metrics["Arithmetic intensity, LayerNorm"] == "1.75 FLOP/B"
     assert metrics["Arithmetic intensity, RMSNorm"] == "1 FLOP/B"
-    text = " ".join(m.value for m in app.markdown)
+    text = plain(" ".join(m.value for m in app.markdown))
     assert "LayerNorm's 1.75 FLOP/B is 8× below the H200's ridge" in text
     assert "RMSNorm's 1 is further below" in text  # the paragraph names both metrics
     # fusion saves one read of h: 5 passes of [T, d] become 4 (bfloat16, 4096 x 4096)
     assert "5 passes over [B, T, d], 167.8 MB" in text and "4 passes, 134.2 MB" in text
-    assert "exactly one read of h — 33.6 MB, 20\u00a0% of the traffic" in text
+    assert "exactly one read of h — 33.6 MB, 20 % of the traffic" in text
     assert "at most 1.25× faster" in text and "every fast Transformer" not in text
 
 
@@ -161,7 +162,7 @@ def test_kernels_page_in_chinese(app):
     app.selectbox(key="language_select").select("zh").run()
     _open(app)
     assert app.title[0].value == "内核"
-    metrics = {m.label: m.value for m in app.metric}
+    metrics = {m.label: plain(m.value) for m in app.metric}  # a no-break space: as typed
     assert metrics["RMSNorm 的算术强度"] == "1 FLOP/B"
     text = " ".join(m.value for m in app.markdown)
     # "低 N 倍" / "少 N 倍" read both ways in Chinese: ratios are written as fractions
@@ -198,7 +199,7 @@ def test_the_largest_roofline_writes_terabytes_and_a_tiny_share_with_its_power_o
     app = AppTest.from_file(APP, default_timeout=60)
     app.query_params.update({"lang": "en", "kn_tokens": str(2**24), "kn_d": str(2**18)})
     _open(app)
-    metrics = {m.label: m.value for m in app.metric}
+    metrics = {m.label: plain(m.value) for m in app.metric}  # a no-break space: as typed
     assert metrics["Bytes moved (read x, write y)"] == "17.6 TB"
     text = " ".join(m.value for m in app.markdown)
     assert "e-0" not in text and "×10⁻⁶\u00a0%" in text

@@ -12,6 +12,7 @@ from streamlit.testing.v1 import AppTest
 
 from engine.models.loader import catalog
 from tests.app.conftest import APP
+from tests.plain_text import plain
 from ui.views import models as models_view
 
 SMOLLM2 = {  # HuggingFaceTB/SmolLM2-135M's shape, as in the catalog's example
@@ -35,7 +36,8 @@ def _open(app):
 
 
 def _metrics(app) -> dict[str, str]:
-    return {m.label: m.value for m in app.metric}
+    """Each metric's value as a test writes it (a number and its unit: a no-break space)."""
+    return {m.label: plain(m.value) for m in app.metric}
 
 
 def _paste(app, text: str):
@@ -77,7 +79,7 @@ def test_default_example_is_gpt3_with_seed_000s_count_and_share(app):
     metrics = _metrics(app)
     # 2 x 2 x 12,288 x 96 + 2 x 12,288 (Brown et al. 2020, Table 2.1; seed 000)
     assert metrics["Norm parameters"] == "4,743,168"
-    assert metrics["Share of all parameters"] == "0.0027\u00a0%"
+    assert metrics["Share of all parameters"] == "0.0027 %"
     assert metrics["Norm modules"] == "193"
     assert any(
         "96 × 24,576 + 96 × 24,576 + 1 × 24,576 = 4,743,168" in m.value for m in app.markdown
@@ -329,9 +331,9 @@ def test_the_fusion_sentence_subtracts_and_says_what_its_bytes_leave_out(app):
     digits each: 23.6, 18.9 and 4.72); its gains and biases, as many bytes as the
     activations at one token, are said to be left out."""
     _open(app)
-    text = " ".join(m.value for m in app.markdown)
+    text = plain(" ".join(m.value for m in app.markdown))
     assert "move 23.6 MB, fused 18.9 MB, so fusing saves 4.7 MB" in text
-    metrics = {m.label: m.value for m in app.metric}  # the metric beside it, the same digits
+    metrics = _metrics(app)  # the metric beside it, the same digits
     assert metrics["Fused add + norm saves"] == "4.7 MB"
     assert "MB of activations (their gains and biases not counted)" in text
     assert "**One forward pass** over 1 token in bfloat16" in text  # B × T = 1, not a sequence
