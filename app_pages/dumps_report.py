@@ -4,6 +4,7 @@
 import streamlit as st
 
 from app_pages.dumps_details import channel_detail, norm_detail, token_detail
+from ui import presenting
 from ui.i18n import t
 from ui.requests import dumps as requests
 from ui.sections import section
@@ -19,11 +20,12 @@ def report(source, dump, rep, tables, tokens, live, capture) -> None:
         return view.downloads(tables, requests.json_writer(source, rep, tables), source.name)
     chosen = widgets.section()  # navigation: shown in every presentation mode
     if chosen == "stream":
-        left, right = st.columns(2)
-        batch = widgets.batch_choice(rep, right)
+        with presenting.controls("du_stream", "dumps.controls.stream"):
+            left, right = st.columns(2)
+            batch, log_colors = widgets.batch_choice(rep, right), widgets.log_colors(left)
         names = None if tokens is None else tokens[batch]  # tokens: [B][T] or None
         view.residual_intro()
-        view.residual(rep, tables, batch, widgets.log_colors(left), names, source.share)
+        view.residual(rep, tables, batch, log_colors, names, source.share)
         found = requests.story(source, rep, batch)
         real.story(found, names, requests.largest_row(source, dump, found), rep)
     elif chosen == "massive":

@@ -147,16 +147,21 @@ def test_results_mode_hides_inputs_and_keeps_the_navigation(room, server_url):
     page.get_by_role("button", name="Next").click()
     wait_idle(page)
     expect(page.get_by_role("heading", name=_title("real_models", "en"))).to_be_visible()
-    for path, section in (("depth", "dp_section"), ("geometry", "ge_section")):
-        open_in_tab(page, server_url, path, "lang=en&present=results")
+    shown = (("depth", "dp_section", ""), ("geometry", "ge_section", ""))
+    # the dumps page: its reading's settings box, the stream's sequence and colour toggle, a
+    # norm's pickers (they stayed on a projected results page)
+    shown += (("dumps", "du_section", ""), ("dumps", "du_section", "&du_section=norms"))
+    for path, section, query in shown:
+        open_in_tab(page, server_url, path, f"lang=en&present=results{query}")
         expect(page.locator(f".st-key-nav_{section}")).to_be_visible()
         visible_inputs = page.locator(
             "[data-testid='stMain'] :is([data-testid='stNumberInput'], [data-testid='stSlider'],"
             " [data-testid='stSelectbox'], [data-testid='stMultiSelect'],"
-            " [data-testid='stTextArea'], [data-testid='stTextInput'])"
+            " [data-testid='stTextArea'], [data-testid='stTextInput'],"
+            " [data-testid='stCheckbox'], [data-testid='stExpander'])"
         )
-        assert not [i for i in visible_inputs.all() if i.is_visible()], path
-        shot(f"results_{path}")
+        assert not [i for i in visible_inputs.all() if i.is_visible()], path + query
+        shot(f"results_{path}{query.replace('&du_section=', '_')}")
 
 
 @pytest.mark.parametrize("room", NARROWEST, indirect=True)

@@ -213,7 +213,11 @@ def dump_settings() -> tuple[DumpSpec | None, tuple[str, ...], object]:
     """How the dump is read and judged (inferred unless overridden): one DumpSpec (None when
     a value is refused), the refusals, and where ``stream_override`` draws its choice once
     the streams are known."""
-    with st.expander(t("dumps.overrides"), icon=":material/tune:"):
+    # a box of its own while presenting; hidden with the other inputs (present=results)
+    with (
+        st.container(key="controls_du_settings"),
+        st.expander(t("dumps.overrides"), icon=":material/tune:"),
+    ):
         st.caption(t("dumps.overrides_help"))
         stream_column = st.container()  # its options are entry names: the full width
         axes_column, order_column = st.columns(2)
