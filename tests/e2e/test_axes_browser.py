@@ -139,7 +139,7 @@ def test_batchnorm_failures_render_in_chinese(page, server_url, screenshot):
         9, timeout=90_000
     )  # four pairs of panels and one chart (11 s alone; over 30 s under the suite's load)
     assert page.locator("[data-testid='stException']").count() == 0
-    assert page.get_by_text("batch size = 1 时方差为零", exact=False).is_visible()
+    assert page.get_by_text("批大小为 1 时方差为零", exact=False).is_visible()
     screenshot(page, "axes_batchnorm_zh.png", full_page=True)
 
 
