@@ -54,7 +54,7 @@ def new_code() -> str:
     return "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
 
 
-_DASHES = "\u2212"  # the minus sign, a dash to a reader (Unicode's other dashes: category Pd)
+MINUS = "\u2212"  # a dash to a reader, though Unicode files it as a maths sign, not "Pd"
 
 
 def normalize_code(text: object) -> str | None:
@@ -69,7 +69,7 @@ def normalize_code(text: object) -> str | None:
     if not isinstance(text, str) or len(text) > 4 * CODE_LENGTH:
         return None
     text = unicodedata.normalize("NFKC", text)  # ＡＢＣ－１２３ from a Chinese keyboard
-    kept = [c for c in text if not (c.isspace() or c in _DASHES or unicodedata.category(c) == "Pd")]
+    kept = [c for c in text if not (c.isspace() or c == MINUS or unicodedata.category(c) == "Pd")]
     if not all(c.isascii() for c in kept):
         return None
     code = "".join(kept).upper()

@@ -211,33 +211,28 @@ def precision(
                 stored=true_minus(number_text(changed[0][1])),
             )
         )
-    if ex.zero_variance:
+    if ex.zero_variance or ex.underflowed is not None:  # rstd = 1/√0: why, and what ε is for
         dtype = ex.input_dtype
         default = default_eps_sentence(default_eps[dtype], ex.spec.kind, dtype, lang)
         kind = "rmsnorm" if ex.spec.kind == "rmsnorm" else "layernorm"
-        lost = ""  # ε > 0 typed, 0 in the statistics' dtype
-        if ex.spec.eps != 0:
-            lost = t("vector_lab.eps_lost", eps=number_text(ex.spec.eps), dtype=ex.statistics_dtype)
-        st.warning(
-            lost + t(f"vector_lab.zero_variance_{kind}", default=default),
-            icon=":material/warning:",
-        )
-    elif ex.underflowed is not None:  # not constant, yet its statistic is 0
-        dtype = ex.input_dtype
-        kind = "rmsnorm" if ex.spec.kind == "rmsnorm" else "layernorm"
-        default = default_eps_sentence(default_eps[dtype], ex.spec.kind, dtype, lang)
-        deviation, smallest = (format_reading(v) for v in ex.underflowed)
-        st.warning(
-            t(
+        if ex.zero_variance:
+            lost = ""  # ε > 0 typed, 0 in the statistics' dtype
+            if ex.spec.eps != 0:
+                lost = t(
+                    "vector_lab.eps_lost", eps=number_text(ex.spec.eps), dtype=ex.statistics_dtype
+                )
+            said = lost + t(f"vector_lab.zero_variance_{kind}", default=default)
+        else:  # not constant, yet its statistic is 0
+            deviation, smallest = (format_reading(v) for v in ex.underflowed)
+            said = t(
                 f"vector_lab.underflow_{kind}",
                 dtype=ex.statistics_dtype,
                 deviation=deviation,
                 smallest=smallest,
                 default=default,
-            ),
-            icon=":material/warning:",
-        )
-    if ex.nonfinite_outputs and not ex.zero_variance and ex.underflowed is None:
+            )
+        st.warning(said, icon=":material/warning:")
+    elif ex.nonfinite_outputs:  # the steps' y, γ and β included
         one = "_one" if ex.nonfinite_outputs == 1 else ""
         st.warning(t(f"vector_lab.nonfinite_outputs{one}", count=ex.nonfinite_outputs))
     if ex.precision is None:
